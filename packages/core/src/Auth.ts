@@ -1,0 +1,120 @@
+/**
+ * Authentication: rules 1 to 9 of the spec's Authentication section, in the order a request meets them.
+ *
+ * 1. No `x-api-key`: 401 API_KEY_MISSING (counted in the per-IP bucket for unauthenticated traffic).
+ * 2. A key of the wrong shape, of the other environment, unknown or revoked: 401 API_KEY_INVALID (counted in
+ *    the per-IP bucket for invalid keys; once that is empty the answer is 429 RATE_LIMITED).
+ * 3. The organization suspended: 403 ORGANIZATION_ACCESS_SUSPENDED.
+ * 4. `/live` for an organization that is not active: 403 PRODUCTION_ACCESS_REQUIRED.
+ * 5. `/sandbox` for an organization whose sandbox is not provisioned: 409 SANDBOX_NOT_PROVISIONED.
+ * 6. A caller address outside the key's allowlist: 403 API_KEY_IP_NOT_ALLOWED.
+ * 7. A read-only key on a method other than GET, HEAD, OPTIONS: 403 API_KEY_READ_ONLY.
+ */
+import { sha256 } from "@noble/hashes/sha2.js"
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
+import { Effect } from "effect"
+import ipaddr from "ipaddr.js"
+import { ApiError, apiError } from "./Problem.ts"
+import { Buckets, RateLimiter } from "./RateLimit.ts"
+import { Store } from "./Store.ts"
+import { type ApiKey, ApiKeys, type Environment, keyPattern, type Organization, Organizations } from "./Tenancy.ts"
+
+/** Lower-case hex SHA-256 of a text. */
+export const sha256Hex = (text: string): string => bytesToHex(sha256(utf8ToBytes(text)))
+
+/** Who is calling: the accepted key and its organization, in the environment of the base address. */
+export interface Caller {
+  readonly organization: Organization
+  readonly key: ApiKey
+  readonly environment: Environment
+}
+
+export interface Credentials {
+  readonly method: string
+  readonly environment: Environment
+  readonly apiKey: string | undefined
+  readonly clientIp: string
+}
+
+const readMethods = new Set(["GET", "HEAD", "OPTIONS"])
+
+/** True when `ip` lies in one of the CIDR ranges (v4 or v6; IPv4-mapped v6 addresses count as v4). */
+export const ipAllowed = (ip: string, cidrs: ReadonlyArray<string>): boolean => {
+  if (cidrs.length === 0) return true
+  let address: ipaddr.IPv4 | ipaddr.IPv6
+  try {
+    address = ipaddr.process(ip)
+  } catch {
+    return false
+  }
+  return cidrs.some((cidr) => {
+    try {
+      const range = ipaddr.parseCIDR(cidr)
+      return address.kind() === range[0].kind() && address.match(range)
+    } catch {
+      return false
+    }
+  })
+}
+
+/** True for a valid CIDR range, v4 or v6. */
+export const isCidr = (cidr: string): boolean => {
+  try {
+    ipaddr.parseCIDR(cidr)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const limited = (what: string, retryAfterSeconds: number | undefined) =>
+  new ApiError({ code: "RATE_LIMITED", detail: `Too many ${what} from this address.`, retryAfterSeconds: retryAfterSeconds ?? 1 })
+
+export const authenticate = (credentials: Credentials): Effect.Effect<Caller, ApiError, Store | RateLimiter> =>
+  Effect.gen(function*() {
+    const limiter = yield* RateLimiter
+    const store = yield* Store
+    const { apiKey, clientIp, environment, method } = credentials
+    if (apiKey === undefined || apiKey === "") {
+      const decision = yield* limiter.take(`ip-unauth:${clientIp}`, Buckets.unauthenticatedPerIp)
+      if (!decision.allowed) return yield* limited("unauthenticated requests", decision.retryAfterSeconds)
+      return yield* apiError("API_KEY_MISSING", "The x-api-key header is missing.")
+    }
+    const key = keyPattern.test(apiKey) ? yield* store.get(ApiKeys, sha256Hex(apiKey)) : undefined
+    if (key === undefined || key.revokedAt !== undefined || key.environment !== environment || !apiKey.startsWith(`ck_${environment}_`)) {
+      const decision = yield* limiter.take(`ip-invalid:${clientIp}`, Buckets.invalidKeyPerIp)
+      if (!decision.allowed) return yield* limited("requests with an invalid API key", decision.retryAfterSeconds)
+      return yield* apiError("API_KEY_INVALID", `The API key is not an active key of the ${environment} environment.`)
+    }
+    const organization = yield* store.get(Organizations, key.organizationId)
+    if (organization === undefined) return yield* apiError("API_KEY_INVALID", `The API key is not an active key of the ${environment} environment.`)
+    if (organization.status === "suspended") {
+      return yield* apiError("ORGANIZATION_ACCESS_SUSPENDED", "Access for this organization is suspended.")
+    }
+    if (environment === "live" && organization.status !== "active") {
+      return yield* apiError("PRODUCTION_ACCESS_REQUIRED", "Production opens once the organization is approved and active.")
+    }
+    if (environment === "sandbox" && !organization.sandboxProvisioned) {
+      return yield* apiError("SANDBOX_NOT_PROVISIONED", "The organization's sandbox is not provisioned yet.")
+    }
+    if (!ipAllowed(clientIp, key.ipAllowlist)) {
+      return yield* apiError("API_KEY_IP_NOT_ALLOWED", "The caller's address is not in this key's IP allowlist.")
+    }
+    if (key.access === "read_only" && !readMethods.has(method)) {
+      return yield* apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only.")
+    }
+    return { organization, key, environment }
+  })
+
+/** Which bucket a request of `caller` counts against: the dedicated one when named, else the general one. */
+export const rateLimitFor = (caller: Caller, dedicated: string | undefined) => {
+  const scope = `${caller.organization.id}/${caller.environment}`
+  if (dedicated !== undefined) return { key: `${scope}/${dedicated}`, spec: Buckets.dedicated }
+  const override = caller.organization.rateLimit
+  const spec = override !== undefined
+    ? { perSecond: override.sustainedPerSecond, burst: override.burst }
+    : caller.environment === "live"
+    ? Buckets.generalLive
+    : Buckets.generalSandbox
+  return { key: `${scope}/general`, spec }
+}

@@ -1,0 +1,188 @@
+/**
+ * The memory store: the store port in one process's memory, for tests and embedding.
+ *
+ * Transactions are serialised by one lock (so `getForUpdate` needs no extra lock) and keep an undo log that is
+ * replayed backwards when the transaction does not succeed. Orders are sorted arrays per partition, searched by
+ * bisection, so a keyset page is O(log n + limit).
+ */
+import { Context, Effect, Exit, Layer, Semaphore } from "effect"
+import { type PageQuery, type Position, type SortValue, Store, type StoreService, type Table, UniqueViolation } from "./Store.ts"
+
+interface Entry extends Position {}
+
+const compareSort = (a: SortValue, b: SortValue): number =>
+  typeof a === "number" && typeof b === "number" ? a - b : String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0
+
+const compare = (a: Position, b: Position): number => compareSort(a.sort, b.sort) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+
+/** Index of the first entry not less than `p`. */
+const lowerBound = (entries: ReadonlyArray<Entry>, p: Position): number => {
+  let lo = 0
+  let hi = entries.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (compare(entries[mid]!, p) < 0) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+class TableState {
+  readonly rows = new Map<string, unknown>()
+  readonly uniques = new Map<string, Map<string, string>>()
+  readonly orders = new Map<string, Map<string, Array<Entry>>>()
+}
+
+/** The transaction the current fiber runs in: its undo log. */
+const CurrentTx = Context.Reference<Array<() => void> | undefined>("fos/MemoryStore/CurrentTx", {
+  defaultValue: () => undefined
+})
+
+export const makeMemoryStore = (): StoreService => {
+  const tables = new Map<string, TableState>()
+  const lock = Semaphore.makeUnsafe(1)
+
+  const state = (t: Table<any>): TableState => {
+    let s = tables.get(t.name)
+    if (s === undefined) {
+      s = new TableState()
+      for (const name of Object.keys(t.unique)) s.uniques.set(name, new Map())
+      for (const name of Object.keys(t.orders)) s.orders.set(name, new Map())
+      tables.set(t.name, s)
+    }
+    return s
+  }
+
+  const indexAdd = (t: Table<any>, s: TableState, row: unknown, key: string) => {
+    for (const [name, u] of Object.entries(t.unique)) {
+      const v = u(row)
+      if (v !== undefined) s.uniques.get(name)!.set(v, key)
+    }
+    for (const [name, o] of Object.entries(t.orders)) {
+      const byPartition = s.orders.get(name)!
+      const partition = o.partition(row)
+      let entries = byPartition.get(partition)
+      if (entries === undefined) byPartition.set(partition, (entries = []))
+      const entry = { sort: o.sort(row), key }
+      entries.splice(lowerBound(entries, entry), 0, entry)
+    }
+  }
+
+  const indexRemove = (t: Table<any>, s: TableState, row: unknown, key: string) => {
+    for (const [name, u] of Object.entries(t.unique)) {
+      const v = u(row)
+      if (v !== undefined && s.uniques.get(name)!.get(v) === key) s.uniques.get(name)!.delete(v)
+    }
+    for (const [name, o] of Object.entries(t.orders)) {
+      const entries = s.orders.get(name)!.get(o.partition(row))
+      if (entries === undefined) continue
+      const entry = { sort: o.sort(row), key }
+      const i = lowerBound(entries, entry)
+      if (i < entries.length && compare(entries[i]!, entry) === 0) entries.splice(i, 1)
+    }
+  }
+
+  /** Writes `row` (or removes the row at `key` when `row` is undefined), recording the undo step. */
+  const write = (t: Table<any>, key: string, row: unknown | undefined, undo: Array<() => void> | undefined) => {
+    const s = state(t)
+    const before = s.rows.get(key)
+    if (before !== undefined) indexRemove(t, s, before, key)
+    if (row === undefined) s.rows.delete(key)
+    else {
+      s.rows.set(key, row)
+      indexAdd(t, s, row, key)
+    }
+    undo?.push(() => write(t, key, before, undefined))
+  }
+
+  const uniqueTaken = (t: Table<any>, row: unknown, key: string): string | undefined => {
+    const s = state(t)
+    for (const [name, u] of Object.entries(t.unique)) {
+      const v = u(row)
+      if (v === undefined) continue
+      const holder = s.uniques.get(name)!.get(v)
+      if (holder !== undefined && holder !== key) return name
+    }
+    return undefined
+  }
+
+  /** Runs a single write as its own transaction when the caller is not in one. */
+  const writeOp = <A, E>(f: (undo: Array<() => void>) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    Effect.flatMap(CurrentTx, (undo) => (undo !== undefined ? f(undo) : transaction(Effect.flatMap(CurrentTx, (u) => f(u!)))))
+
+  const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.flatMap(CurrentTx, (current) => {
+      if (current !== undefined) return effect
+      return lock.withPermits(1)(
+        Effect.suspend(() => {
+          const undo: Array<() => void> = []
+          return effect.pipe(
+            Effect.provideService(CurrentTx, undo),
+            Effect.onExit((exit) =>
+              Effect.sync(() => {
+                if (Exit.isFailure(exit)) for (let i = undo.length - 1; i >= 0; i--) undo[i]!()
+              })
+            )
+          )
+        })
+      )
+    })
+
+  const get = <Row>(t: Table<Row>, key: string) => Effect.sync(() => state(t).rows.get(key) as Row | undefined)
+
+  const page = <Row>(t: Table<Row>, q: PageQuery) =>
+    Effect.sync((): ReadonlyArray<Row> => {
+      const s = state(t)
+      const entries = s.orders.get(q.order)?.get(q.partition) ?? []
+      // Walking "towards the end" of the order means ascending index for an ascending order.
+      const ascendingIndex = q.descending === q.backward
+      const out: Array<Row> = []
+      let i: number
+      if (ascendingIndex) {
+        i = q.from === undefined ? 0 : lowerBound(entries, q.from)
+        if (q.from !== undefined && i < entries.length && compare(entries[i]!, q.from) === 0) i++
+        for (; i < entries.length && out.length < q.limit; i++) out.push(s.rows.get(entries[i]!.key) as Row)
+      } else {
+        i = q.from === undefined ? entries.length - 1 : lowerBound(entries, q.from) - 1
+        for (; i >= 0 && out.length < q.limit; i--) out.push(s.rows.get(entries[i]!.key) as Row)
+      }
+      return q.backward ? out.reverse() : out
+    })
+
+  return {
+    transaction,
+    get,
+    getForUpdate: get,
+    findUnique: <Row>(t: Table<Row>, unique: string, value: string) =>
+      Effect.sync(() => {
+        const s = state(t)
+        const key = s.uniques.get(unique)?.get(value)
+        return key === undefined ? undefined : (s.rows.get(key) as Row | undefined)
+      }),
+    insert: <Row>(t: Table<Row>, row: Row) =>
+      writeOp((undo) => {
+        const key = t.key(row)
+        if (state(t).rows.has(key)) return Effect.fail(new UniqueViolation({ table: t.name, unique: "primary" }))
+        const taken = uniqueTaken(t, row, key)
+        if (taken !== undefined) return Effect.fail(new UniqueViolation({ table: t.name, unique: taken }))
+        write(t, key, row, undo)
+        return Effect.void
+      }),
+    update: <Row>(t: Table<Row>, row: Row) =>
+      writeOp((undo) => {
+        const key = t.key(row)
+        const taken = uniqueTaken(t, row, key)
+        if (taken !== undefined) return Effect.fail(new UniqueViolation({ table: t.name, unique: taken }))
+        write(t, key, row, undo)
+        return Effect.void
+      }),
+    remove: <Row>(t: Table<Row>, key: string) =>
+      writeOp((undo) => Effect.sync(() => write(t, key, undefined, undo))),
+    page,
+    count: <Row>(t: Table<Row>, order: string, partition: string) =>
+      Effect.sync(() => state(t).orders.get(order)?.get(partition)?.length ?? 0)
+  }
+}
+
+/** The memory store as a layer; each build is a fresh, empty store. */
+export const layerMemoryStore: Layer.Layer<Store> = Layer.sync(Store, makeMemoryStore)

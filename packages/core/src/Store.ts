@@ -1,0 +1,72 @@
+/**
+ * The store port: declared tables of immutable rows, with the operations SQL implements directly.
+ *
+ * - `transaction` runs an effect atomically: every write in it commits, or none does (a failure, defect or
+ *   interruption rolls back). A transaction inside a transaction joins the outer one.
+ * - `get` / `getForUpdate`: a row by primary key; the second also locks it until the transaction ends.
+ * - `insert` / `update` / `remove`: writes; a unique key taken by another row fails with `UniqueViolation`.
+ * - `findUnique`: a row by one of its table's unique keys.
+ * - `page` / `count`: keyset scans over a declared order within one partition, so a page costs the same at
+ *   row 10 as at row 1,000,000.
+ *
+ * A table maps to a SQL table with the key as primary key, a unique index per unique key and a
+ * (partition, sort, key) index per order. Rows are plain JSON-able data and are never mutated in place.
+ */
+import { Context, Data, type Effect } from "effect"
+
+/** A sort value of a declared order. */
+export type SortValue = string | number
+
+/** A declared table: how to key its rows, its unique keys and its keyset orders. */
+export interface Table<Row> {
+  readonly name: string
+  readonly key: (row: Row) => string
+  /** Unique keys; a row whose value is `undefined` does not take part in that key. */
+  readonly unique: Readonly<Record<string, (row: Row) => string | undefined>>
+  /** Keyset orders: rows are grouped by partition and sorted by (sort, key). */
+  readonly orders: Readonly<Record<string, { readonly partition: (row: Row) => string; readonly sort: (row: Row) => SortValue }>>
+}
+
+export const table = <Row>(def: {
+  readonly name: string
+  readonly key: (row: Row) => string
+  readonly unique?: Readonly<Record<string, (row: Row) => string | undefined>>
+  readonly orders?: Readonly<Record<string, { readonly partition: (row: Row) => string; readonly sort: (row: Row) => SortValue }>>
+}): Table<Row> => ({ unique: {}, orders: {}, ...def })
+
+/** A position in a keyset order. */
+export interface Position {
+  readonly sort: SortValue
+  readonly key: string
+}
+
+/** One keyset page request: rows strictly after (or before) `from`, in `order` direction. */
+export interface PageQuery {
+  readonly order: string
+  readonly partition: string
+  readonly descending: boolean
+  /** Walk towards the start of the order instead of its end, from `from`. */
+  readonly backward: boolean
+  readonly from: Position | undefined
+  readonly limit: number
+}
+
+export class UniqueViolation extends Data.TaggedError("UniqueViolation")<{
+  readonly table: string
+  readonly unique: string
+}> {}
+
+export interface StoreService {
+  readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly get: <Row>(table: Table<Row>, key: string) => Effect.Effect<Row | undefined>
+  readonly getForUpdate: <Row>(table: Table<Row>, key: string) => Effect.Effect<Row | undefined>
+  readonly findUnique: <Row>(table: Table<Row>, unique: string, value: string) => Effect.Effect<Row | undefined>
+  readonly insert: <Row>(table: Table<Row>, row: Row) => Effect.Effect<void, UniqueViolation>
+  readonly update: <Row>(table: Table<Row>, row: Row) => Effect.Effect<void, UniqueViolation>
+  readonly remove: <Row>(table: Table<Row>, key: string) => Effect.Effect<void>
+  /** Rows of one page, in the order's direction (even when walking backward). */
+  readonly page: <Row>(table: Table<Row>, query: PageQuery) => Effect.Effect<ReadonlyArray<Row>>
+  readonly count: <Row>(table: Table<Row>, order: string, partition: string) => Effect.Effect<number>
+}
+
+export class Store extends Context.Service<Store, StoreService>()("fos/Store") {}
