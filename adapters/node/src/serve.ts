@@ -1,0 +1,137 @@
+/**
+ * `fos serve`: the engine's HTTP application on Node's HTTP server.
+ *
+ * One process serves both environments, sandbox at `<origin>/sandbox` and production at `<origin>/live`, and
+ * prints one line per environment once it listens. SIGTERM or SIGINT stops accepting connections, lets the
+ * requests in flight finish, then exits.
+ */
+import { createServer } from "node:http"
+import { readFileSync } from "node:fs"
+import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { ensureDemoOrganization, parseIso, parseSeed, type SeedFile } from "@fos/core"
+import { createEngine, layerRoutes } from "@fos/http"
+import { Effect, Layer } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+
+export interface ServeOptions {
+  readonly port: number
+  readonly host: string
+  readonly store: string
+  readonly clock: "system" | "virtual"
+  readonly clockStartMs: number | undefined
+  readonly seed: SeedFile | undefined
+  readonly insecureWebhooks: boolean
+  readonly idempotencyRetentionMs: number | undefined
+}
+
+/** A bad flag or seed: the message names the problem; the process exits non-zero having written nothing. */
+export class UsageError extends Error {}
+
+const flagValue = (args: ReadonlyArray<string>, i: number, name: string): string => {
+  const value = args[i + 1]
+  if (value === undefined || value.startsWith("--")) throw new UsageError(`${name} needs a value`)
+  return value
+}
+
+/** Parses `fos serve` flags (DESIGN.md §2). */
+export const parseServeArgs = (args: ReadonlyArray<string>, env: Record<string, string | undefined>): ServeOptions => {
+  let port = env.PORT === undefined ? 4000 : Number(env.PORT)
+  let host = "127.0.0.1"
+  let store = "memory"
+  let clock: "system" | "virtual" = "system"
+  let clockStart: string | undefined
+  let seedPath: string | undefined
+  let insecureWebhooks = false
+  let retention: string | undefined
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    const [name, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined]
+    const value = () => {
+      if (inline !== undefined) return inline
+      const v = flagValue(args, i, name)
+      i++
+      return v
+    }
+    switch (name) {
+      case "--port": port = Number(value()); break
+      case "--host": host = value(); break
+      case "--store": store = value(); break
+      case "--clock": {
+        const v = value()
+        if (v !== "system" && v !== "virtual") throw new UsageError(`--clock is system or virtual, not ${JSON.stringify(v)}`)
+        clock = v
+        break
+      }
+      case "--clock-start": clockStart = value(); break
+      case "--seed": seedPath = value(); break
+      case "--insecure-webhooks": insecureWebhooks = true; break
+      case "--idempotency-retention-seconds": retention = value(); break
+      default: throw new UsageError(`unknown flag ${JSON.stringify(arg)}`)
+    }
+  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port (or PORT) is a whole number from 0 to 65535")
+  if (store !== "memory") {
+    throw new UsageError(`--store ${JSON.stringify(store)}: only the memory store exists in this version; durable stores (a directory for PGlite, a postgres:// URL) are not built yet`)
+  }
+  let clockStartMs: number | undefined
+  if (clockStart !== undefined) {
+    if (clock !== "virtual") throw new UsageError("--clock-start goes with --clock virtual")
+    clockStartMs = parseIso(clockStart)
+    if (clockStartMs === undefined) throw new UsageError("--clock-start is an ISO 8601 timestamp with a time zone, such as 2026-01-01T00:00:00Z")
+  }
+  let idempotencyRetentionMs: number | undefined
+  if (retention !== undefined) {
+    const seconds = Number(retention)
+    if (!Number.isInteger(seconds) || seconds < 1) throw new UsageError("--idempotency-retention-seconds is a whole number of seconds, at least 1")
+    idempotencyRetentionMs = seconds * 1000
+  }
+  let seed: SeedFile | undefined
+  if (seedPath !== undefined) {
+    let text: string
+    try {
+      text = readFileSync(seedPath, "utf8")
+    } catch (e) {
+      throw new UsageError(`--seed ${seedPath}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? "error"})`)
+    }
+    const parsed = Effect.runSync(Effect.result(parseSeed(text)))
+    if (parsed._tag === "Failure") throw new UsageError(`--seed ${seedPath}: ${parsed.failure.detail}`)
+    seed = parsed.success
+  }
+  return { port, host, store, clock, clockStartMs, seed, insecureWebhooks, idempotencyRetentionMs }
+}
+
+/** Starts the server and runs until SIGTERM or SIGINT. */
+export const serve = async (options: ServeOptions, out: (line: string) => void): Promise<void> => {
+  const engine = await createEngine({
+    clock: options.clock === "virtual"
+      ? (options.clockStartMs === undefined ? { mode: "virtual" } : { mode: "virtual", startMs: options.clockStartMs })
+      : { mode: "system" },
+    ...(options.idempotencyRetentionMs === undefined ? {} : { idempotencyRetentionMs: options.idempotencyRetentionMs }),
+    ...(options.seed === undefined ? {} : { seed: options.seed })
+  }).catch((e: unknown) => {
+    const detail = typeof e === "object" && e !== null && "detail" in e ? String((e as { detail: unknown }).detail) : String(e)
+    throw new UsageError(detail)
+  })
+  if (options.seed === undefined) {
+    const demo = await engine.run(ensureDemoOrganization)
+    if (demo !== undefined) {
+      out(`demo organization ${demo.organizationId} created; its keys are shown once:`)
+      out(`  sandbox key: ${demo.sandboxKey}`)
+      out(`  live key:    ${demo.liveKey}`)
+    }
+  }
+  const app = HttpRouter.serve(layerRoutes(Layer.succeedContext(engine.context)), { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host, gracefulShutdownTimeout: "20 seconds" }))
+  )
+  const main = Effect.gen(function*() {
+    const server = yield* HttpServer.HttpServer
+    const address = server.address
+    const port = "port" in address ? address.port : options.port
+    const origin = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`
+    out(`sandbox: ${origin}/sandbox`)
+    out(`live: ${origin}/live`)
+    yield* Effect.addFinalizer(() => Effect.promise(() => engine.close()))
+    return yield* Effect.never
+  }).pipe(Effect.scoped, Effect.provide(app))
+  NodeRuntime.runMain(main as Effect.Effect<never, unknown>, { disableErrorReporting: false })
+}

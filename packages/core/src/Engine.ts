@@ -1,0 +1,54 @@
+/**
+ * The engine's services as one layer: the store, the rate limiter, time (system or virtual), the timer
+ * handlers and the scheduler. Every runtime (the servers, embedding, tests) builds the engine through this.
+ */
+import { Clock, Effect, Layer } from "effect"
+import { expireRecord, expireTimerKind, IdempotencyRetention } from "./Idempotency.ts"
+import { layerMemoryStore } from "./MemoryStore.ts"
+import { layerRateLimiter, RateLimiter } from "./RateLimit.ts"
+import { Store } from "./Store.ts"
+import {
+  layerTimerHandlers,
+  makeVirtualClock,
+  makeVirtualTimeControl,
+  runScheduler,
+  systemTimeControl,
+  TimeControl,
+  TimerHandlers
+} from "./Timers.ts"
+
+export interface EngineOptions {
+  /** The store; the memory store when omitted. */
+  readonly store?: Layer.Layer<Store, unknown>
+  /** `system` (the default), or `virtual` starting at `startMs` (the Clock's time when omitted). */
+  readonly clock?: { readonly mode: "system" } | { readonly mode: "virtual"; readonly startMs?: number }
+  /** How long idempotent responses are replayed (30 days by default). */
+  readonly idempotencyRetentionMs?: number
+}
+
+export type EngineServices = Store | RateLimiter | TimeControl | TimerHandlers
+
+/** Every timer kind of the engine and what it does. */
+const timerHandlers = layerTimerHandlers({
+  [expireTimerKind]: expireRecord
+})
+
+export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServices, unknown> => {
+  const store = options.store ?? layerMemoryStore
+  const retention = options.idempotencyRetentionMs === undefined
+    ? Layer.empty
+    : Layer.succeed(IdempotencyRetention, options.idempotencyRetentionMs)
+  const base = Layer.mergeAll(store, layerRateLimiter, timerHandlers, retention)
+  const clockMode = options.clock ?? { mode: "system" }
+  if (clockMode.mode === "virtual") {
+    const time = Layer.unwrap(Effect.gen(function*() {
+      const startMs = clockMode.startMs ?? (yield* Clock.currentTimeMillis)
+      const clock = makeVirtualClock(startMs)
+      return Layer.mergeAll(Layer.succeed(Clock.Clock, clock), Layer.succeed(TimeControl, makeVirtualTimeControl(clock)))
+    }))
+    return Layer.provideMerge(time, base)
+  }
+  // The system clock: one background fiber fires due timers for the life of the engine.
+  const scheduler = Layer.effectDiscard(Effect.forkScoped(runScheduler)).pipe(Layer.provide(base))
+  return Layer.mergeAll(base, Layer.succeed(TimeControl, systemTimeControl), scheduler)
+}

@@ -1,0 +1,166 @@
+/**
+ * The HttpApi definition: every endpoint with its path, inputs, success and problem responses, plus what the
+ * pipeline needs to know of it (its idempotency policy and its dedicated rate bucket). The server, the OpenAPI
+ * document and the typed client all come from this one value.
+ *
+ * Paths are relative to a base address (`/sandbox` or `/live`); the edge strips the base before routing.
+ */
+import { ApiError, type Caller, CustomerId, type DedicatedBucket, type IdempotencyPolicy } from "@fos/core"
+import { Context, Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema } from "effect/http-api"
+
+/** Whether an endpoint requires, accepts or refuses the Idempotency-Key header. */
+export class Idempotency extends Context.Reference<IdempotencyPolicy | undefined>("fos/http/Idempotency", {
+  defaultValue: () => undefined
+}) {}
+
+/** The dedicated rate bucket an endpoint counts against, instead of the general one. */
+export class RateBucket extends Context.Reference<DedicatedBucket | undefined>("fos/http/RateBucket", {
+  defaultValue: () => undefined
+}) {}
+
+/** An RFC 9457 problem, as documented on every endpoint. */
+export const ProblemEntry = Schema.Struct({
+  pointer: Schema.String,
+  detail: Schema.String,
+  category: Schema.optionalKey(Schema.Literals(["field", "document", "individual"]))
+})
+
+export const Problem = Schema.Struct({
+  type: Schema.String,
+  title: Schema.String,
+  status: Schema.Number,
+  detail: Schema.String,
+  resolution: Schema.String,
+  docs: Schema.String,
+  instance: Schema.String,
+  correlationId: Schema.String,
+  timestamp: Schema.String,
+  errors: Schema.optionalKey(Schema.Array(ProblemEntry)),
+  retryAfterSeconds: Schema.optionalKey(Schema.Number),
+  field: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "Problem" })
+
+const problem = (status: number) => Problem.pipe(HttpApiSchema.status(status))
+/** The problems every authenticated endpoint can answer with. */
+const common = [problem(400), problem(401), problem(403), problem(404), problem(409), problem(429), problem(500)]
+
+/** The authenticated caller, for handlers; the gate provides it. */
+export class CurrentCaller extends Context.Service<CurrentCaller, Caller>()("fos/http/CurrentCaller") {}
+
+/**
+ * Runs authentication, rate limits, idempotency and the problem encoder around every endpoint. Handlers fail
+ * with `ApiError`; the gate renders it, so it never reaches HttpApi's own error encoding.
+ */
+export class Gate extends HttpApiMiddleware.Service<Gate, { provides: CurrentCaller }>()("fos/http/Gate", {
+  error: Schema.instanceOf(ApiError)
+}) {}
+
+export const ListMeta = Schema.Struct({
+  mode: Schema.Literals(["cursor", "offset"]),
+  nextCursor: Schema.NullOr(Schema.String),
+  previousCursor: Schema.NullOr(Schema.String),
+  total: Schema.Number
+})
+
+export const listOf = <S extends Schema.Top>(item: S) => Schema.Struct({ data: Schema.Array(item), meta: ListMeta })
+
+const PageSize = Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }, {
+  fosDetail: "must be an integer from 1 to 100"
+}))
+
+/** The paging query every list takes; `sortBy` values are per list. */
+export const listQuery = <const Sorts extends ReadonlyArray<string>>(sorts: Sorts) =>
+  Schema.Struct({
+    cursor: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(1024, { fosDetail: "must be at most 1024 characters" }))),
+    limit: Schema.optionalKey(PageSize),
+    direction: Schema.optionalKey(Schema.Literals(["forward", "backward"])),
+    sortBy: Schema.optionalKey(Schema.Literals(sorts as unknown as [Sorts[number], ...Array<Sorts[number]>])),
+    sortOrder: Schema.optionalKey(Schema.Literals(["asc", "desc"]))
+  })
+
+// --- portal -------------------------------------------------------------------------------------------------
+
+export const Me = Schema.Struct({
+  user: Schema.Struct({
+    id: Schema.String,
+    email: Schema.String,
+    role: Schema.Literals(["admin", "developer"]),
+    emailVerified: Schema.Boolean,
+    createdAt: Schema.String
+  }),
+  organization: Schema.Struct({
+    id: Schema.String,
+    name: Schema.String,
+    status: Schema.Literals(["onboarding", "active", "suspended"]),
+    features: Schema.Array(Schema.String),
+    createdAt: Schema.String
+  }),
+  apiKey: Schema.Struct({
+    access: Schema.Literals(["read_only", "read_write"]),
+    environment: Schema.Literals(["sandbox", "live"]),
+    last4: Schema.String
+  })
+}).annotate({ identifier: "Me" })
+
+export const Portal = HttpApiGroup.make("portal").add(
+  HttpApiEndpoint.get("me", "/v2/portal/users/me", { success: Me, error: common })
+)
+
+// --- customers ----------------------------------------------------------------------------------------------
+
+export const Customer = Schema.Struct({
+  id: Schema.String,
+  type: Schema.Literals(["business", "individual"]),
+  status: Schema.Literals(["active", "restricted"]),
+  name: Schema.String,
+  country: Schema.String,
+  clientReferenceId: Schema.optionalKey(Schema.String),
+  createdAt: Schema.String,
+  updatedAt: Schema.String
+}).annotate({ identifier: "Customer" })
+
+export const CustomerSortBy = ["createdAt", "updatedAt"] as const
+
+export const Customers = HttpApiGroup.make("customers")
+  .add(HttpApiEndpoint.get("list", "/v2/customers", {
+    query: listQuery(CustomerSortBy),
+    success: listOf(Customer),
+    error: common
+  }))
+  .add(HttpApiEndpoint.get("get", "/v2/customers/:customerId", {
+    params: { customerId: CustomerId },
+    success: Customer,
+    error: common
+  }))
+
+// --- simulate (sandbox only) --------------------------------------------------------------------------------
+
+export const ClockNow = Schema.Struct({ now: Schema.String }).annotate({ identifier: "ClockNow" })
+
+/** Advance by whole seconds, or to an instant; one of the two. */
+export const ClockAdvance = Schema.Union([
+  Schema.Struct({
+    seconds: Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: 10 * 365 * 24 * 3600 }, {
+      fosDetail: "must be a whole number of seconds from 0 to ten years"
+    }))
+  }),
+  Schema.Struct({ to: Schema.String })
+]).annotate({ identifier: "ClockAdvance" })
+
+export const Simulate = HttpApiGroup.make("simulate")
+  .add(HttpApiEndpoint.get("clock", "/v2/simulate/clock", { success: ClockNow, error: common }))
+  .add(
+    HttpApiEndpoint.post("advanceClock", "/v2/simulate/clock/advance", {
+      payload: ClockAdvance,
+      success: ClockNow,
+      error: [...common, problem(413), problem(415)]
+    }).annotate(Idempotency, "accepted")
+  )
+
+export const Api = HttpApi.make("fos")
+  .add(Portal)
+  .add(Customers)
+  .add(Simulate)
+  .middleware(Gate)
+  .annotate(HttpApi.AdditionalSchemas, [])

@@ -1,0 +1,88 @@
+/**
+ * The endpoint handlers: thin, each reads the caller and calls the engine.
+ */
+import {
+  apiError,
+  customerToWire,
+  CustomerSorts,
+  defaultPageSize,
+  getCustomer,
+  listCustomers,
+  parseIso,
+  Store,
+  TimeControl,
+  toIso,
+  Users
+} from "@fos/core"
+import { Effect, Layer } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { Api, CurrentCaller } from "./Api.ts"
+
+const PortalLive = HttpApiBuilder.group(Api, "portal", (handlers) =>
+  handlers.handle("me", () =>
+    Effect.gen(function*() {
+      const caller = yield* CurrentCaller
+      const store = yield* Store
+      const user = yield* store.get(Users, caller.key.createdBy)
+      if (user === undefined) return yield* Effect.die(new Error(`key creator ${caller.key.createdBy} missing`))
+      const org = caller.organization
+      return {
+        user: { id: user.id, email: user.email, role: user.role, emailVerified: user.emailVerified, createdAt: user.createdAt },
+        organization: { id: org.id, name: org.name, status: org.status, features: [...org.features], createdAt: org.createdAt },
+        apiKey: { access: caller.key.access, environment: caller.environment, last4: caller.key.last4 }
+      }
+    })))
+
+const CustomersLive = HttpApiBuilder.group(Api, "customers", (handlers) =>
+  handlers
+    .handle("list", ({ query }) =>
+      Effect.gen(function*() {
+        const caller = yield* CurrentCaller
+        const page = yield* listCustomers(caller, {
+          cursor: query.cursor,
+          limit: query.limit ?? defaultPageSize,
+          direction: query.direction ?? "forward",
+          sortBy: query.sortBy ?? CustomerSorts[0],
+          sortOrder: query.sortOrder ?? "desc"
+        })
+        return { data: [...page.data], meta: page.meta }
+      }))
+    .handle("get", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => Effect.map(getCustomer(caller, params.customerId), customerToWire))))
+
+const notVirtual = () =>
+  Effect.fail(apiError("CONFLICT", "The server runs on the system clock; start it with --clock virtual to control time."))
+
+const SimulateLive = HttpApiBuilder.group(Api, "simulate", (handlers) =>
+  handlers
+    .handle("clock", () =>
+      Effect.gen(function*() {
+        const time = yield* TimeControl
+        if (time.mode !== "virtual") return yield* notVirtual()
+        return { now: toIso(yield* time.now) }
+      }))
+    .handle("advanceClock", ({ payload }) =>
+      Effect.gen(function*() {
+        const time = yield* TimeControl
+        if (time.mode !== "virtual") return yield* notVirtual()
+        const now = yield* time.now
+        let target: number
+        if ("seconds" in payload) target = now + payload.seconds * 1000
+        else {
+          const to = parseIso(payload.to)
+          if (to === undefined) {
+            return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+              errors: [{ pointer: "/to", detail: "must be an ISO 8601 timestamp with a time zone" }]
+            })
+          }
+          if (to < now) {
+            return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+              errors: [{ pointer: "/to", detail: "must not be before the clock's current time" }]
+            })
+          }
+          target = to
+        }
+        yield* time.advanceTo(target)
+        return { now: toIso(yield* time.now) }
+      })))
+
+export const layerHandlers = Layer.mergeAll(PortalLive, CustomersLive, SimulateLive)

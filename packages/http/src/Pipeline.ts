@@ -1,0 +1,281 @@
+/**
+ * The request pipeline. Two layers of middleware, in the order a request meets them:
+ *
+ * - The edge (global, around routing): correlation ids, the base address (`/sandbox` or `/live`, stripped
+ *   before routing), `/healthz`, the unknown-route 404 (after authentication, so routes cannot be probed
+ *   without a key), the 500 for anything unexpected, and the response headers every answer carries.
+ * - The gate (around each endpoint): authentication, the rate limit, the body checks (media type, size, JSON),
+ *   idempotency, and the mapping of schema failures and `ApiError`s to problems.
+ *
+ * Every problem body is rendered by `renderProblem` and sent as JSON, never with a stack trace.
+ */
+import {
+  type ApiError,
+  apiError,
+  authenticate,
+  decodeFailure,
+  type Decision,
+  type EngineServices,
+  type Environment,
+  isValidIdempotencyKey,
+  randomHex,
+  RateLimiter,
+  rateLimitFor,
+  renderProblem,
+  runIdempotent,
+  sha256Hex,
+  type StoredResponse,
+  toIso
+} from "@fos/core"
+import { Cause, Clock, Context, Effect, Layer, Option } from "effect"
+import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiError } from "effect/http-api"
+import { CurrentCaller, Gate, Idempotency, RateBucket } from "./Api.ts"
+
+/** What the pipeline knows of one request; filled in as the request moves through it. */
+export interface RequestInfo {
+  readonly correlationId: string
+  readonly clientCorrelationId: string | undefined
+  readonly environment: Environment
+  /** The resolved path, base included, query stripped: the problem's `instance`. */
+  readonly instance: string
+  readonly clientIp: string
+  rate: Decision | undefined
+}
+
+export class CurrentRequest extends Context.Reference<RequestInfo | undefined>("fos/http/CurrentRequest", {
+  defaultValue: () => undefined
+}) {}
+
+
+/** The largest JSON body accepted, in bytes (docs/decisions.md). */
+export const maxJsonBodyBytes = 1024 * 1024
+
+const jsonType = "application/json"
+
+export const problemResponse = (error: ApiError, info: RequestInfo, nowMs: number): HttpServerResponse.HttpServerResponse => {
+  const body = renderProblem(error, { instance: info.instance, correlationId: info.correlationId, timestamp: toIso(nowMs) })
+  const response = HttpServerResponse.text(JSON.stringify(body), { status: error.status, contentType: jsonType })
+  return error.retryAfterSeconds === undefined ? response : HttpServerResponse.setHeader(response, "retry-after", String(error.retryAfterSeconds))
+}
+
+const renderError = (error: ApiError) =>
+  Effect.flatMap(CurrentRequest, (info) => Effect.map(Clock.currentTimeMillis, (now) => problemResponse(error, info!, now)))
+
+/** Maps HttpApi's decoding failures to the spec's problems. */
+const fromSchemaError = (error: HttpApiError.HttpApiSchemaError): ApiError => {
+  const failure = decodeFailure(error.cause.issue)
+  if (error.kind === "Payload") {
+    return apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: failure.errors })
+  }
+  if (failure.code === "INVALID_OID_FORMAT") {
+    const first = failure.errors.find((e) => e.detail.includes(" id ")) ?? failure.errors[0]!
+    return apiError("INVALID_OID_FORMAT", `${first.pointer.slice(1) || "The identifier"} ${first.detail}.`)
+  }
+  const where = error.kind === "Query" ? "query" : error.kind === "Params" ? "path" : "headers"
+  return apiError("VALIDATION_ERROR", `The request ${where} failed validation; see errors[].`, { errors: failure.errors })
+}
+
+const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/** Reads and checks a JSON body: media type, size and syntax. Returns the raw text. */
+const readJsonBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string, ApiError> =>
+  Effect.gen(function*() {
+    const contentType = request.headers["content-type"]
+    if (contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() !== jsonType) {
+      return yield* apiError("UNSUPPORTED_MEDIA_TYPE", "This endpoint takes Content-Type: application/json.")
+    }
+    const tooLarge = apiError("PAYLOAD_TOO_LARGE", `The request body is larger than ${maxJsonBodyBytes} bytes.`)
+    const declared = Number(request.headers["content-length"])
+    if (Number.isFinite(declared) && declared > maxJsonBodyBytes) return yield* tooLarge
+    const text = yield* request.text.pipe(
+      Effect.provideService(HttpIncomingMessage.MaxBodySize, BigInt(maxJsonBodyBytes) as never),
+      Effect.mapError(() => tooLarge)
+    )
+    if (text.length > 0) {
+      try {
+        JSON.parse(text)
+      } catch {
+        return yield* apiError("MALFORMED_JSON", "The request body is not valid JSON.")
+      }
+    }
+    return text
+  })
+
+const toStored = (response: HttpServerResponse.HttpServerResponse): StoredResponse => {
+  const body = response.body
+  const text = body._tag === "Uint8Array" ? new TextDecoder().decode(body.body) : body._tag === "Empty" ? "" : String((body as { body?: unknown }).body ?? "")
+  return { status: response.status, contentType: response.headers["content-type"] ?? jsonType, body: text }
+}
+
+const fromStored = (stored: StoredResponse) =>
+  stored.body === "" && stored.status === 204
+    ? HttpServerResponse.empty({ status: stored.status })
+    : HttpServerResponse.text(stored.body, { status: stored.status, contentType: stored.contentType })
+
+/** Authenticates the request and takes its rate-limit token; records the decision for the response headers. */
+export const admit = (info: RequestInfo, method: string, apiKey: string | undefined, dedicated: string | undefined) =>
+  Effect.gen(function*() {
+    const caller = yield* authenticate({ method, environment: info.environment, apiKey, clientIp: info.clientIp })
+    const limit = rateLimitFor(caller, dedicated)
+    const decision = yield* (yield* RateLimiter).take(limit.key, limit.spec)
+    info.rate = decision
+    if (!decision.allowed) {
+      return yield* apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! })
+    }
+    return caller
+  })
+
+/** The gate: the per-endpoint half of the pipeline. */
+export const layerGate: Layer.Layer<Gate, never, EngineServices> = Layer.effect(
+  Gate,
+  Effect.gen(function*() {
+    const services = yield* Effect.context<EngineServices>()
+    return (httpEffect, { endpoint, group }) =>
+      Effect.gen(function*() {
+        const info = (yield* CurrentRequest)!
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const headerKey = request.headers["x-api-key"]
+        const caller = yield* admit(info, request.method, headerKey, Context.get(endpoint.annotations, RateBucket))
+        if (group.identifier === "simulate" && info.environment !== "sandbox") {
+          return yield* apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox.")
+        }
+        const run = httpEffect.pipe(
+          Effect.provideService(CurrentCaller, caller),
+          Effect.catchIf(HttpApiError.HttpApiSchemaError.is, (e) => Effect.fail(fromSchemaError(e as unknown as HttpApiError.HttpApiSchemaError)))
+        ) as Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
+        if (!bodyMethods.has(request.method)) return yield* run
+
+        const body = yield* readJsonBody(request)
+        const policy = Context.get(endpoint.annotations, Idempotency) ?? "accepted"
+        const key = request.headers["idempotency-key"]
+        if (key === undefined) {
+          if (policy === "required") return yield* apiError("IDEMPOTENCY_KEY_REQUIRED", "This endpoint requires an Idempotency-Key header.")
+          return yield* run
+        }
+        if (policy === "refused") {
+          return yield* apiError("VALIDATION_ERROR", "This endpoint does not take an Idempotency-Key header.", {
+            errors: [{ pointer: "/headers/idempotency-key", detail: "is not accepted on this endpoint" }]
+          })
+        }
+        if (!isValidIdempotencyKey(key)) {
+          return yield* apiError("VALIDATION_ERROR", "The Idempotency-Key header is not valid.", {
+            errors: [{ pointer: "/headers/idempotency-key", detail: "must be 1 to 255 visible ASCII characters" }]
+          })
+        }
+        const path = info.instance
+        const result = yield* runIdempotent(
+          {
+            scope: `${caller.organization.id}/${caller.environment}`,
+            key,
+            fingerprint: sha256Hex(`${request.method} ${path}\n${body}`)
+          },
+          Effect.map(run, toStored)
+        )
+        const response = fromStored(result.response)
+        return result.replayed ? HttpServerResponse.setHeader(response, "idempotency-replayed", "true") : response
+      }).pipe(
+        Effect.catchTag("ApiError", renderError),
+        Effect.provideContext(services)
+      ) as any
+  })
+)
+
+// --- the edge ------------------------------------------------------------------------------------------------
+
+/** Correlation ids: a per-engine random prefix and a counter, unique and cheap. */
+export interface CorrelationIds {
+  readonly next: () => string
+}
+
+export class Correlation extends Context.Service<Correlation, CorrelationIds>()("fos/http/Correlation") {}
+
+export const layerCorrelation: Layer.Layer<Correlation> = Layer.effect(
+  Correlation,
+  Effect.gen(function*() {
+    const prefix = yield* randomHex(16)
+    let counter = 0
+    return { next: () => prefix + (counter++).toString(16).padStart(16, "0") }
+  })
+)
+
+const visible = /^[\x21-\x7e]{1,128}$/
+
+const environmentOf = (path: string): { environment: Environment; rest: string } | undefined => {
+  if (path.startsWith("/sandbox/") || path === "/sandbox") return { environment: "sandbox", rest: path.slice(8) || "/" }
+  if (path.startsWith("/live/") || path === "/live") return { environment: "live", rest: path.slice(5) || "/" }
+  return undefined
+}
+
+const finish = (info: RequestInfo | undefined, correlationId: string, clientCorrelationId: string | undefined) =>
+(response: HttpServerResponse.HttpServerResponse) => {
+  const headers: Record<string, string> = { "x-correlation-id": correlationId }
+  if (clientCorrelationId !== undefined) headers["x-client-correlation-id"] = clientCorrelationId
+  const rate = info?.rate
+  if (rate !== undefined) {
+    headers["x-ratelimit-limit"] = String(rate.limit)
+    headers["x-ratelimit-remaining"] = String(rate.remaining)
+    headers["x-ratelimit-reset"] = String(rate.resetSeconds)
+  }
+  return HttpServerResponse.setHeaders(response, headers)
+}
+
+const isRouteNotFound = (e: unknown): boolean =>
+  typeof e === "object" && e !== null && (e as { reason?: { _tag?: string } }).reason?._tag === "RouteNotFound"
+
+/** The edge: the global half of the pipeline. */
+export const layerEdge = HttpRouter.middleware<{ provides: never }>()(
+  Effect.gen(function*() {
+    const services = yield* Effect.context<EngineServices | Correlation>()
+    const correlation = Context.get(services, Correlation)
+    return (httpEffect) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const url = request.url
+        const q = url.indexOf("?")
+        const path = q < 0 ? url : url.slice(0, q)
+        const correlationId = correlation.next()
+        const clientHeader = request.headers["x-client-correlation-id"]
+        const clientCorrelationId = clientHeader !== undefined && visible.test(clientHeader) ? clientHeader : undefined
+        const base = environmentOf(path)
+        const info: RequestInfo | undefined = base === undefined ? undefined : {
+          correlationId,
+          clientCorrelationId,
+          environment: base.environment,
+          instance: path,
+          clientIp: Option.getOrElse(request.remoteAddress, () => "127.0.0.1"),
+          rate: undefined
+        }
+        const done = finish(info, correlationId, clientCorrelationId)
+        if (path === "/healthz") return done(HttpServerResponse.jsonUnsafe({ status: "ok" }))
+        if (info === undefined) {
+          const now = yield* Clock.currentTimeMillis
+          const outside: RequestInfo = { correlationId, clientCorrelationId, environment: "sandbox", instance: path, clientIp: "", rate: undefined }
+          return done(problemResponse(apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live."), outside, now))
+        }
+        const routed = httpEffect.pipe(
+          Effect.provideService(HttpServerRequest.HttpServerRequest, request.modify({ url: base!.rest + (q < 0 ? "" : url.slice(q)) })),
+          Effect.provideService(CurrentRequest, info)
+        )
+        const response = yield* routed.pipe(
+          Effect.catchCause((cause) => {
+            const failure = Cause.findErrorOption(cause)
+            if (failure._tag === "Some" && isRouteNotFound(failure.value)) {
+              return admit(info, request.method, request.headers["x-api-key"], undefined).pipe(
+                Effect.andThen(Effect.fail(apiError("NOT_FOUND", "No such route."))),
+                Effect.catchTag("ApiError", renderError),
+                Effect.provideService(CurrentRequest, info)
+              )
+            }
+            return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              Effect.as(
+                Effect.logError("Unexpected failure", { correlationId, cause: Cause.pretty(cause) }),
+                problemResponse(apiError("INTERNAL_ERROR", "An unexpected error occurred. Give the correlationId to support."), info, now)
+              ))
+          })
+        )
+        return done(response)
+      }).pipe(Effect.provideContext(services)) as any
+  }),
+  { global: true }
+)
