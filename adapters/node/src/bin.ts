@@ -1,17 +1,25 @@
 #!/usr/bin/env node
 /**
- * The `fos` command line. `fos serve` runs the server (what `npm start` runs).
+ * The `fos` command line: `fos serve` runs the server (what `npm start` runs); `fos orgs|users|keys` are the
+ * operator commands, which call a running server's operator surface.
  */
+import { OperatorRefused, operatorUsage, runOperator } from "./operator.ts"
 import { parseServeArgs, serve, UsageError } from "./serve.ts"
 
 const usage = `usage: fos serve [--port N] [--host H] [--store memory] [--clock system|virtual] [--clock-start ISO]
-                 [--seed FILE] [--insecure-webhooks] [--idempotency-retention-seconds N]`
+                 [--seed FILE] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]
+${operatorUsage}`
 
 const main = async (argv: ReadonlyArray<string>) => {
   const [command, ...args] = argv
   switch (command) {
     case "serve":
       return serve(parseServeArgs(args, process.env), (line) => console.log(line))
+    case "orgs":
+    case "users":
+    case "keys":
+      console.log(JSON.stringify(await runOperator(command, args, process.env), null, 2))
+      return
     case undefined:
     case "help":
     case "--help":
@@ -26,6 +34,10 @@ main(process.argv.slice(2)).catch((e: unknown) => {
   if (e instanceof UsageError) {
     console.error(`fos: ${e.message}`)
     process.exit(2)
+  }
+  if (e instanceof OperatorRefused) {
+    console.error(`fos: ${e.message}`)
+    process.exit(1)
   }
   console.error(e)
   process.exit(1)

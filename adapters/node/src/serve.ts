@@ -6,6 +6,7 @@
  * requests in flight finish, then exits.
  */
 import { createServer } from "node:http"
+import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { ensureDemoOrganization, parseIso, parseSeed, type SeedFile } from "@fos/core"
@@ -22,6 +23,8 @@ export interface ServeOptions {
   readonly seed: SeedFile | undefined
   readonly insecureWebhooks: boolean
   readonly idempotencyRetentionMs: number | undefined
+  /** The operator surface's bearer token; one is minted and printed when none is given. */
+  readonly operatorToken: string | undefined
 }
 
 /** A bad flag or seed: the message names the problem; the process exits non-zero having written nothing. */
@@ -43,6 +46,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Record<string, 
   let seedPath: string | undefined
   let insecureWebhooks = false
   let retention: string | undefined
+  let operatorToken = env.FOS_OPERATOR_TOKEN
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
     const [name, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined]
@@ -66,6 +70,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Record<string, 
       case "--seed": seedPath = value(); break
       case "--insecure-webhooks": insecureWebhooks = true; break
       case "--idempotency-retention-seconds": retention = value(); break
+      case "--operator-token": operatorToken = value(); break
       default: throw new UsageError(`unknown flag ${JSON.stringify(arg)}`)
     }
   }
@@ -97,12 +102,15 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Record<string, 
     if (parsed._tag === "Failure") throw new UsageError(`--seed ${seedPath}: ${parsed.failure.detail}`)
     seed = parsed.success
   }
-  return { port, host, store, clock, clockStartMs, seed, insecureWebhooks, idempotencyRetentionMs }
+  if (operatorToken !== undefined && operatorToken.length < 16) throw new UsageError("--operator-token (or FOS_OPERATOR_TOKEN) needs at least 16 characters")
+  return { port, host, store, clock, clockStartMs, seed, insecureWebhooks, idempotencyRetentionMs, operatorToken }
 }
 
 /** Starts the server and runs until SIGTERM or SIGINT. */
 export const serve = async (options: ServeOptions, out: (line: string) => void): Promise<void> => {
+  const operatorToken = options.operatorToken ?? randomBytes(32).toString("hex")
   const engine = await createEngine({
+    operatorToken,
     clock: options.clock === "virtual"
       ? (options.clockStartMs === undefined ? { mode: "virtual" } : { mode: "virtual", startMs: options.clockStartMs })
       : { mode: "system" },
@@ -120,7 +128,8 @@ export const serve = async (options: ServeOptions, out: (line: string) => void):
       out(`  live key:    ${demo.liveKey}`)
     }
   }
-  const app = HttpRouter.serve(layerRoutes(Layer.succeedContext(engine.context)), { disableLogger: true, disableListenLog: true }).pipe(
+  if (options.operatorToken === undefined) out(`operator token (for fos keys/orgs/users; set FOS_OPERATOR_TOKEN to choose it): ${operatorToken}`)
+  const app = HttpRouter.serve(layerRoutes(Layer.succeedContext(engine.context), { operatorToken }), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host, gracefulShutdownTimeout: "20 seconds" }))
   )
   const main = Effect.gen(function*() {

@@ -9,14 +9,25 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "./Api.ts"
 import { layerHandlers } from "./Handlers.ts"
+import { layerOperatorRoutes, OperatorToken } from "./Operator.ts"
 import { layerCorrelation, layerEdge, layerGate } from "./Pipeline.ts"
 
+export interface RoutesOptions {
+  /** Turns the operator surface on, guarded by this bearer token. */
+  readonly operatorToken?: string | undefined
+}
+
 /** The routes and the pipeline over the engine services `engine` provides. */
-export const layerRoutes = <E>(engine: Layer.Layer<EngineServices, E>) =>
+export const layerRoutes = <E>(engine: Layer.Layer<EngineServices, E>, options: RoutesOptions = {}) =>
   Layer.mergeAll(
     HttpApiBuilder.layer(Api, { openapiPath: "/v2/openapi.json" }).pipe(Layer.provide(layerHandlers), Layer.provide(layerGate)),
+    layerOperatorRoutes,
     layerEdge
-  ).pipe(Layer.provide(layerCorrelation), Layer.provideMerge(engine))
+  ).pipe(
+    Layer.provide(layerCorrelation),
+    Layer.provideMerge(engine),
+    Layer.provide(Layer.succeed(OperatorToken, options.operatorToken))
+  )
 
 /** The application for an engine built from `options`. */
 export const layerApp = (options: EngineOptions = {}) => layerRoutes(layerEngine(options))

@@ -17,6 +17,7 @@ export interface Engine {
   readonly run: <A, E>(effect: Effect.Effect<A, E, EngineServices>) => Promise<A>
   /** The engine services, for a server adapter to serve. */
   readonly context: Context.Context<EngineServices>
+  readonly operatorToken: string | undefined
   readonly clock: {
     /** The clock's time in epoch milliseconds. */
     readonly now: () => Promise<number>
@@ -28,6 +29,8 @@ export interface Engine {
 
 export interface CreateEngineOptions extends EngineOptions {
   readonly seed?: SeedFile
+  /** Turns the operator surface (`/operator/...`) on, guarded by this bearer token. */
+  readonly operatorToken?: string
 }
 
 export const createEngine = async (options: CreateEngineOptions = {}): Promise<Engine> => {
@@ -35,7 +38,7 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
   const context = await runtime.context()
   if (options.seed !== undefined) await runtime.runPromise(applySeed(options.seed))
   const web = HttpRouter.toWebHandler(
-    layerRoutes(Layer.succeedContext(context)).pipe(Layer.provide(HttpServer.layerServices)),
+    layerRoutes(Layer.succeedContext(context), { operatorToken: options.operatorToken }).pipe(Layer.provide(HttpServer.layerServices)),
     { disableLogger: true }
   )
   const time = Context.get(context, TimeControl)
@@ -43,6 +46,7 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
     fetch: (request) => (web.handler as (request: Request) => Promise<Response>)(request),
     run: (effect) => runtime.runPromise(effect),
     context,
+    operatorToken: options.operatorToken,
     clock: {
       now: () => runtime.runPromise(time.now),
       advance: (ms) => runtime.runPromise(Effect.flatMap(time.now, (now) => time.advanceTo(now + ms)))

@@ -36,7 +36,8 @@ import { CurrentCaller, Gate, Idempotency, RateBucket } from "./Api.ts"
 export interface RequestInfo {
   readonly correlationId: string
   readonly clientCorrelationId: string | undefined
-  readonly environment: Environment
+  /** The base address's environment; undefined on the operator surface, which has none. */
+  readonly environment: Environment | undefined
   /** The resolved path, base included, query stripped: the problem's `instance`. */
   readonly instance: string
   readonly clientIp: string
@@ -59,7 +60,7 @@ export const problemResponse = (error: ApiError, info: RequestInfo, nowMs: numbe
   return error.retryAfterSeconds === undefined ? response : HttpServerResponse.setHeader(response, "retry-after", String(error.retryAfterSeconds))
 }
 
-const renderError = (error: ApiError) =>
+export const renderError = (error: ApiError) =>
   Effect.flatMap(CurrentRequest, (info) => Effect.map(Clock.currentTimeMillis, (now) => problemResponse(error, info!, now)))
 
 /** Maps HttpApi's decoding failures to the spec's problems. */
@@ -79,7 +80,7 @@ const fromSchemaError = (error: HttpApiError.HttpApiSchemaError): ApiError => {
 const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
 /** Reads and checks a JSON body: media type, size and syntax. Returns the raw text. */
-const readJsonBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string, ApiError> =>
+export const readJsonBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string, ApiError> =>
   Effect.gen(function*() {
     const contentType = request.headers["content-type"]
     if (contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() !== jsonType) {
@@ -116,6 +117,7 @@ const fromStored = (stored: StoredResponse) =>
 /** Authenticates the request and takes its rate-limit token; records the decision for the response headers. */
 export const admit = (info: RequestInfo, method: string, apiKey: string | undefined, dedicated: string | undefined) =>
   Effect.gen(function*() {
+    if (info.environment === undefined) return yield* Effect.die(new Error("admit outside a base address"))
     const caller = yield* authenticate({ method, environment: info.environment, apiKey, clientIp: info.clientIp })
     const limit = rateLimitFor(caller, dedicated)
     const decision = yield* (yield* RateLimiter).take(limit.key, limit.spec)
@@ -201,9 +203,11 @@ export const layerCorrelation: Layer.Layer<Correlation> = Layer.effect(
 
 const visible = /^[\x21-\x7e]{1,128}$/
 
-const environmentOf = (path: string): { environment: Environment; rest: string } | undefined => {
+/** The base address of a path: an environment (stripped before routing) or the operator surface (kept). */
+const baseOf = (path: string): { environment: Environment | undefined; rest: string } | undefined => {
   if (path.startsWith("/sandbox/") || path === "/sandbox") return { environment: "sandbox", rest: path.slice(8) || "/" }
   if (path.startsWith("/live/") || path === "/live") return { environment: "live", rest: path.slice(5) || "/" }
+  if (path.startsWith("/operator/")) return { environment: undefined, rest: path }
   return undefined
 }
 
@@ -237,7 +241,7 @@ export const layerEdge = HttpRouter.middleware<{ provides: never }>()(
         const correlationId = correlation.next()
         const clientHeader = request.headers["x-client-correlation-id"]
         const clientCorrelationId = clientHeader !== undefined && visible.test(clientHeader) ? clientHeader : undefined
-        const base = environmentOf(path)
+        const base = baseOf(path)
         const info: RequestInfo | undefined = base === undefined ? undefined : {
           correlationId,
           clientCorrelationId,
@@ -250,7 +254,7 @@ export const layerEdge = HttpRouter.middleware<{ provides: never }>()(
         if (path === "/healthz") return done(HttpServerResponse.jsonUnsafe({ status: "ok" }))
         if (info === undefined) {
           const now = yield* Clock.currentTimeMillis
-          const outside: RequestInfo = { correlationId, clientCorrelationId, environment: "sandbox", instance: path, clientIp: "", rate: undefined }
+          const outside: RequestInfo = { correlationId, clientCorrelationId, environment: undefined, instance: path, clientIp: "", rate: undefined }
           return done(problemResponse(apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live."), outside, now))
         }
         const routed = httpEffect.pipe(
@@ -261,6 +265,9 @@ export const layerEdge = HttpRouter.middleware<{ provides: never }>()(
           Effect.catchCause((cause) => {
             const failure = Cause.findErrorOption(cause)
             if (failure._tag === "Some" && isRouteNotFound(failure.value)) {
+              if (info.environment === undefined) {
+                return renderError(apiError("NOT_FOUND", "No such operator route.")).pipe(Effect.provideService(CurrentRequest, info))
+              }
               return admit(info, request.method, request.headers["x-api-key"], undefined).pipe(
                 Effect.andThen(Effect.fail(apiError("NOT_FOUND", "No such route."))),
                 Effect.catchTag("ApiError", renderError),

@@ -1,0 +1,176 @@
+/**
+ * `fos orgs|users|keys ...`: the operator commands. They call a running server's operator surface
+ * (`/operator/...`) with its operator token, so they act on the store that server serves.
+ *
+ * The server is `--server URL` or FOS_SERVER (default http://127.0.0.1:4000); the token is `--token T` or
+ * FOS_OPERATOR_TOKEN. A refusal prints the problem's type and detail and exits 1; bad usage exits 2.
+ */
+import { UsageError } from "./serve.ts"
+
+interface Parsed {
+  readonly positional: ReadonlyArray<string>
+  readonly flags: ReadonlyMap<string, ReadonlyArray<string>>
+}
+
+const parse = (args: ReadonlyArray<string>, known: ReadonlyArray<string>): Parsed => {
+  const positional: Array<string> = []
+  const flags = new Map<string, Array<string>>()
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (!arg.startsWith("--")) {
+      positional.push(arg)
+      continue
+    }
+    const eq = arg.indexOf("=")
+    const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq)
+    if (!known.includes(name)) throw new UsageError(`unknown flag --${name}`)
+    let value: string
+    if (eq >= 0) value = arg.slice(eq + 1)
+    else {
+      const next = args[i + 1]
+      if (next === undefined || next.startsWith("--")) throw new UsageError(`--${name} needs a value`)
+      value = next
+      i++
+    }
+    flags.set(name, [...(flags.get(name) ?? []), value])
+  }
+  return { positional, flags }
+}
+
+const one = (p: Parsed, name: string): string | undefined => p.flags.get(name)?.at(-1)
+const required = (p: Parsed, name: string): string => {
+  const v = one(p, name)
+  if (v === undefined) throw new UsageError(`--${name} is required`)
+  return v
+}
+
+export class OperatorRefused extends Error {}
+
+const connection = ["server", "token"]
+
+const call = async (p: Parsed, env: Record<string, string | undefined>, method: string, path: string, body?: unknown): Promise<unknown> => {
+  const server = (one(p, "server") ?? env.FOS_SERVER ?? "http://127.0.0.1:4000").replace(/\/+$/, "")
+  const token = one(p, "token") ?? env.FOS_OPERATOR_TOKEN
+  if (token === undefined) throw new UsageError("the operator token is needed: --token or FOS_OPERATOR_TOKEN (fos serve prints it at start)")
+  let response: Response
+  try {
+    response = await fetch(server + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+  } catch {
+    throw new OperatorRefused(`cannot reach the server at ${server}`)
+  }
+  const json = (await response.json()) as Record<string, unknown>
+  if (!response.ok) {
+    const errors = Array.isArray(json.errors) ? json.errors.map((e: { pointer: string; detail: string }) => `\n  ${e.pointer} ${e.detail}`).join("") : ""
+    throw new OperatorRefused(`${String(json.type)}: ${String(json.detail)}${errors}`)
+  }
+  return json
+}
+
+const usage = `operator commands (they call a running server; --server URL or FOS_SERVER, --token T or FOS_OPERATOR_TOKEN):
+  fos orgs list
+  fos orgs create --name NAME [--id org_...] [--status onboarding|active|suspended]
+  fos orgs activate|suspend|provision-sandbox ORG_ID
+  fos orgs set --features a,b | --key-creation on|off | --rate-limit PER_SECOND:BURST | --rate-limit default  ORG_ID
+  fos users create --org ORG_ID --email EMAIL --role admin|developer [--id usr_...]
+  fos users remove USER_ID                  (revokes every key the user created)
+  fos keys create --org ORG_ID --user USER_ID --env sandbox|live [--access read_only|read_write] [--ip CIDR]...
+  fos keys list --org ORG_ID
+  fos keys revoke KEY_OR_HASH`
+
+export const operatorUsage = usage
+
+/** Runs one operator command; returns what to print. */
+export const runOperator = async (
+  group: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string | undefined>
+): Promise<unknown> => {
+  const [action, ...rest] = args
+  const known = (...names: Array<string>) => parse(rest, [...connection, ...names])
+  switch (`${group} ${action}`) {
+    case "orgs list":
+      return call(known(), env, "GET", "/operator/organizations")
+    case "orgs create": {
+      const p = known("name", "id", "status")
+      return call(p, env, "POST", "/operator/organizations", {
+        name: required(p, "name"),
+        ...(one(p, "id") === undefined ? {} : { id: one(p, "id") }),
+        ...(one(p, "status") === undefined ? {} : { status: one(p, "status") })
+      })
+    }
+    case "orgs activate":
+    case "orgs suspend":
+    case "orgs provision-sandbox": {
+      const p = known()
+      const id = p.positional[0]
+      if (id === undefined) throw new UsageError(`fos orgs ${action} needs an organization id`)
+      const change = action === "activate" ? { status: "active" } : action === "suspend" ? { status: "suspended" } : { sandboxProvisioned: true }
+      return call(p, env, "PATCH", `/operator/organizations/${encodeURIComponent(id)}`, change)
+    }
+    case "orgs set": {
+      const p = known("features", "key-creation", "rate-limit")
+      const id = p.positional[0]
+      if (id === undefined) throw new UsageError("fos orgs set needs an organization id")
+      const change: Record<string, unknown> = {}
+      const features = one(p, "features")
+      if (features !== undefined) change.features = features === "" ? [] : features.split(",").map((f) => f.trim())
+      const keyCreation = one(p, "key-creation")
+      if (keyCreation !== undefined) {
+        if (keyCreation !== "on" && keyCreation !== "off") throw new UsageError("--key-creation is on or off")
+        change.apiKeyCreationEnabled = keyCreation === "on"
+      }
+      const rate = one(p, "rate-limit")
+      if (rate !== undefined) {
+        if (rate === "default") change.rateLimit = null
+        else {
+          const m = /^(\d+(?:\.\d+)?):(\d+)$/.exec(rate)
+          if (m === null) throw new UsageError("--rate-limit is PER_SECOND:BURST (for example 500:1000) or default")
+          change.rateLimit = { sustainedPerSecond: Number(m[1]), burst: Number(m[2]) }
+        }
+      }
+      if (Object.keys(change).length === 0) throw new UsageError("fos orgs set needs --features, --key-creation or --rate-limit")
+      return call(p, env, "PATCH", `/operator/organizations/${encodeURIComponent(id)}`, change)
+    }
+    case "users create": {
+      const p = known("org", "email", "role", "id")
+      return call(p, env, "POST", "/operator/users", {
+        organizationId: required(p, "org"),
+        email: required(p, "email"),
+        role: required(p, "role"),
+        ...(one(p, "id") === undefined ? {} : { id: one(p, "id") })
+      })
+    }
+    case "users remove": {
+      const p = known()
+      const id = p.positional[0]
+      if (id === undefined) throw new UsageError("fos users remove needs a user id")
+      return call(p, env, "DELETE", `/operator/users/${encodeURIComponent(id)}`)
+    }
+    case "keys create": {
+      const p = known("org", "user", "env", "access", "ip")
+      return call(p, env, "POST", "/operator/api-keys", {
+        organizationId: required(p, "org"),
+        createdBy: required(p, "user"),
+        environment: required(p, "env"),
+        ...(one(p, "access") === undefined ? {} : { access: one(p, "access") }),
+        ipAllowlist: p.flags.get("ip") ?? []
+      })
+    }
+    case "keys list": {
+      const p = known("org")
+      return call(p, env, "GET", `/operator/organizations/${encodeURIComponent(required(p, "org"))}/api-keys`)
+    }
+    case "keys revoke": {
+      const p = known()
+      const key = p.positional[0]
+      if (key === undefined) throw new UsageError("fos keys revoke needs the key (or its SHA-256 hash)")
+      return call(p, env, "POST", "/operator/api-keys/revoke", { key })
+    }
+    default:
+      throw new UsageError(usage)
+  }
+}

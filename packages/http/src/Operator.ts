@@ -1,0 +1,158 @@
+/**
+ * The operator surface over HTTP, under `/operator/`: what support and the dashboard do (DESIGN.md §2). It is
+ * not part of the spec's API and not in its OpenAPI document. Every call needs `Authorization: Bearer <token>`
+ * with the server's operator token; without a configured token the surface does not exist (404).
+ *
+ * The same operations are library calls in @fos/core (Operator.ts) and `fos` CLI commands, which call these.
+ */
+import {
+  apiError,
+  type ApiError,
+  createApiKey,
+  createOrganization,
+  createUser,
+  decodeFailure,
+  type EngineServices,
+  KeyAccess,
+  listApiKeys,
+  listOrganizations,
+  OrganizationStatus,
+  removeUser,
+  revokeApiKey,
+  sha256Hex,
+  updateOrganization,
+  UserRole
+} from "@fos/core"
+import { Context, Effect, Layer, Schema } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { readJsonBody, renderError } from "./Pipeline.ts"
+
+/** The operator token; undefined turns the operator surface off. */
+export class OperatorToken extends Context.Reference<string | undefined>("fos/http/OperatorToken", {
+  defaultValue: () => undefined
+}) {}
+
+/** Constant-time comparison of two strings' SHA-256 digests. */
+const sameSecret = (a: string, b: string): boolean => {
+  const x = sha256Hex(a)
+  const y = sha256Hex(b)
+  let diff = 0
+  for (let i = 0; i < x.length; i++) diff |= x.charCodeAt(i) ^ y.charCodeAt(i)
+  return diff === 0
+}
+
+const RateLimitBody = Schema.Struct({
+  sustainedPerSecond: Schema.Number.check(Schema.isGreaterThan(0, { fosDetail: "must be greater than 0" })),
+  burst: Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1, { fosDetail: "must be an integer of at least 1" }))
+})
+
+const NewOrganizationBody = Schema.Struct({
+  id: Schema.optionalKey(Schema.String),
+  name: Schema.String,
+  status: Schema.optionalKey(OrganizationStatus),
+  sandboxProvisioned: Schema.optionalKey(Schema.Boolean),
+  apiKeyCreationEnabled: Schema.optionalKey(Schema.Boolean),
+  features: Schema.optionalKey(Schema.Array(Schema.String)),
+  rateLimit: Schema.optionalKey(RateLimitBody)
+})
+
+const OrganizationChangeBody = Schema.Struct({
+  name: Schema.optionalKey(Schema.String),
+  status: Schema.optionalKey(OrganizationStatus),
+  sandboxProvisioned: Schema.optionalKey(Schema.Boolean),
+  apiKeyCreationEnabled: Schema.optionalKey(Schema.Boolean),
+  features: Schema.optionalKey(Schema.Array(Schema.String)),
+  rateLimit: Schema.optionalKey(Schema.NullOr(RateLimitBody))
+})
+
+const NewUserBody = Schema.Struct({
+  id: Schema.optionalKey(Schema.String),
+  organizationId: Schema.String,
+  email: Schema.String,
+  role: UserRole
+})
+
+const NewKeyBody = Schema.Struct({
+  organizationId: Schema.String,
+  environment: Schema.Literals(["sandbox", "live"]),
+  access: Schema.optionalKey(KeyAccess),
+  createdBy: Schema.String,
+  ipAllowlist: Schema.optionalKey(Schema.Array(Schema.String))
+})
+
+const RevokeKeyBody = Schema.Struct({ key: Schema.String })
+
+const body = <S extends Schema.Decoder<unknown>>(schema: S) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const text = yield* readJsonBody(request)
+    const json = text === "" ? undefined : JSON.parse(text)
+    return yield* Schema.decodeUnknownEffect(schema)(json).pipe(
+      Effect.mapError((e) => apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: decodeFailure(e.issue).errors }))
+    )
+  })
+
+const json = (value: unknown, status = 200) => HttpServerResponse.jsonUnsafe(value, { status })
+
+const keyView = (k: { hash: string; organizationId: string; environment: string; access: string; createdBy: string; ipAllowlist: ReadonlyArray<string>; last4: string; createdAt: string; revokedAt: string | undefined }) => ({
+  hash: k.hash,
+  organizationId: k.organizationId,
+  environment: k.environment,
+  access: k.access,
+  createdBy: k.createdBy,
+  ipAllowlist: k.ipAllowlist,
+  last4: k.last4,
+  createdAt: k.createdAt,
+  revokedAt: k.revokedAt ?? null
+})
+
+/** Wraps an operator handler: token check, then the handler, with `ApiError` rendered as a problem. */
+const guarded = <R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R>) =>
+  Effect.gen(function*() {
+    const token = yield* OperatorToken
+    if (token === undefined) return yield* apiError("NOT_FOUND", "The operator surface is off on this server.")
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const header = request.headers.authorization ?? ""
+    const given = header.startsWith("Bearer ") ? header.slice(7) : ""
+    if (!sameSecret(given, token)) return yield* apiError("UNAUTHORIZED", "The operator token is missing or wrong.")
+    return yield* handler
+  }).pipe(Effect.catchTag("ApiError", renderError))
+
+const param = (name: string) => Effect.map(HttpRouter.params, (p) => p[name] ?? "")
+
+export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter | EngineServices> = HttpRouter.addAll([
+  HttpRouter.route("GET", "/operator/organizations", guarded(Effect.map(listOrganizations, (orgs) => json({ data: orgs })))),
+  HttpRouter.route("POST", "/operator/organizations", guarded(Effect.gen(function*() {
+    const input = yield* body(NewOrganizationBody)
+    return json(yield* createOrganization(input), 201)
+  }))),
+  HttpRouter.route("PATCH", "/operator/organizations/:id", guarded(Effect.gen(function*() {
+    const change = yield* body(OrganizationChangeBody)
+    const { rateLimit, ...rest } = change
+    const next = yield* updateOrganization(yield* param("id"), {
+      ...rest,
+      ...(rateLimit === undefined ? {} : { rateLimit: rateLimit ?? undefined })
+    })
+    return json(next)
+  }))),
+  HttpRouter.route("POST", "/operator/users", guarded(Effect.gen(function*() {
+    const input = yield* body(NewUserBody)
+    return json(yield* createUser(input), 201)
+  }))),
+  HttpRouter.route("DELETE", "/operator/users/:id", guarded(Effect.gen(function*() {
+    return json(yield* removeUser(yield* param("id")))
+  }))),
+  HttpRouter.route("GET", "/operator/organizations/:id/api-keys", guarded(Effect.gen(function*() {
+    const keys = yield* listApiKeys(yield* param("id"))
+    return json({ data: keys.map(keyView) })
+  }))),
+  HttpRouter.route("POST", "/operator/api-keys", guarded(Effect.gen(function*() {
+    const input = yield* body(NewKeyBody)
+    const created = yield* createApiKey(input)
+    return json({ key: created.key, ...keyView(created.record) }, 201)
+  }))),
+  HttpRouter.route("POST", "/operator/api-keys/revoke", guarded(Effect.gen(function*() {
+    const { key } = yield* body(RevokeKeyBody)
+    return json(keyView(yield* revokeApiKey(key)))
+  })))
+]) as any
