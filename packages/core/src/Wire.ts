@@ -60,7 +60,8 @@ const describe = (ast: SchemaAST.AST): string => {
     case "Union": {
       const literals = ast.types.filter(SchemaAST.isLiteral)
       if (literals.length === ast.types.length) return `must be one of: ${literals.map((l) => String(l.literal)).join(", ")}`
-      return "has an unexpected type"
+      const described = new Set(ast.types.map(describe))
+      return described.size === 1 ? [...described][0]! : "has an unexpected type"
     }
     default:
       return "has an unexpected type"

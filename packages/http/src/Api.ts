@@ -7,7 +7,7 @@
  */
 import { ApiError, type Caller, CustomerId, type DedicatedBucket, type IdempotencyPolicy } from "@fos/core"
 import { Context, Schema } from "effect"
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema } from "effect/http-api"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "effect/http-api"
 
 /** Whether an endpoint requires, accepts or refuses the Idempotency-Key header. */
 export class Idempotency extends Context.Reference<IdempotencyPolicy | undefined>("fos/http/Idempotency", {
@@ -138,15 +138,15 @@ export const Customers = HttpApiGroup.make("customers")
 
 export const ClockNow = Schema.Struct({ now: Schema.String }).annotate({ identifier: "ClockNow" })
 
-/** Advance by whole seconds, or to an instant; one of the two. */
-export const ClockAdvance = Schema.Union([
-  Schema.Struct({
-    seconds: Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: 10 * 365 * 24 * 3600 }, {
-      fosDetail: "must be a whole number of seconds from 0 to ten years"
-    }))
-  }),
-  Schema.Struct({ to: Schema.String })
-]).annotate({ identifier: "ClockAdvance" })
+/** Advance by whole seconds, or to an instant: exactly one of the two. */
+export const ClockAdvance = Schema.Struct({
+  seconds: Schema.optionalKey(Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: 10 * 365 * 24 * 3600 }, {
+    fosDetail: "must be a whole number of seconds from 0 to ten years"
+  }))),
+  to: Schema.optionalKey(Schema.String)
+}).check(Schema.makeFilter((a) => (a.seconds === undefined) !== (a.to === undefined), {
+  fosDetail: "must have exactly one of seconds or to"
+})).annotate({ identifier: "ClockAdvance" })
 
 export const Simulate = HttpApiGroup.make("simulate")
   .add(HttpApiEndpoint.get("clock", "/v2/simulate/clock", { success: ClockNow, error: common }))
@@ -163,4 +163,6 @@ export const Api = HttpApi.make("fos")
   .add(Customers)
   .add(Simulate)
   .middleware(Gate)
-  .annotate(HttpApi.AdditionalSchemas, [])
+  .annotate(OpenApi.Title, "Financial Operations Service API (fos)")
+  .annotate(OpenApi.Version, "2")
+  .annotate(OpenApi.Description, "The reference implementation of the Financial Operations Service API v2. Paths are relative to a base address: <origin>/sandbox or <origin>/live.")

@@ -66,9 +66,9 @@ const SimulateLive = HttpApiBuilder.group(Api, "simulate", (handlers) =>
         if (time.mode !== "virtual") return yield* notVirtual()
         const now = yield* time.now
         let target: number
-        if ("seconds" in payload) target = now + payload.seconds * 1000
+        if (payload.seconds !== undefined) target = now + payload.seconds * 1000
         else {
-          const to = parseIso(payload.to)
+          const to = parseIso(payload.to ?? "")
           if (to === undefined) {
             return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
               errors: [{ pointer: "/to", detail: "must be an ISO 8601 timestamp with a time zone" }]

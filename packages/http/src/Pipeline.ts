@@ -224,6 +224,15 @@ const finish = (info: RequestInfo | undefined, correlationId: string, clientCorr
   return HttpServerResponse.setHeaders(response, headers)
 }
 
+const decodable = (path: string): boolean => {
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
 const isRouteNotFound = (e: unknown): boolean =>
   typeof e === "object" && e !== null && (e as { reason?: { _tag?: string } }).reason?._tag === "RouteNotFound"
 
@@ -256,6 +265,10 @@ export const layerEdge = HttpRouter.middleware<{ provides: never }>()(
           const now = yield* Clock.currentTimeMillis
           const outside: RequestInfo = { correlationId, clientCorrelationId, environment: undefined, instance: path, clientIp: "", rate: undefined }
           return done(problemResponse(apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live."), outside, now))
+        }
+        if (path.includes("%") && !decodable(path)) {
+          const now = yield* Clock.currentTimeMillis
+          return done(problemResponse(apiError("BAD_REQUEST", "The request path is not valid percent-encoding."), info, now))
         }
         const routed = httpEffect.pipe(
           Effect.provideService(HttpServerRequest.HttpServerRequest, request.modify({ url: base!.rest + (q < 0 ? "" : url.slice(q)) })),

@@ -1,0 +1,230 @@
+import { describe, expect, it } from "@effect/vitest"
+import { existsSync, readFileSync } from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { anchorOf, errorsDocPath, renderErrorsDoc } from "../../../scripts/errors-doc.ts"
+import { docsUrl, ErrorCatalog, type ErrorCode, isErrorCode } from "../src/ErrorCatalog.ts"
+import { ApiError, apiError, pointerToken, renderProblem, toPointer } from "../src/Problem.ts"
+
+const specRelative = path.join("shared", "spec", "financial-operations-api-v2.md")
+
+/** The spec lives beside the repository (../shared/spec from the repo root); walk up from here until it is found. */
+const findSpec = (): string => {
+  const override = process.env.FOS_SPEC
+  if (override !== undefined && override !== "") return override
+  let dir = path.dirname(fileURLToPath(import.meta.url))
+  for (;;) {
+    const candidate = path.join(dir, specRelative)
+    if (existsSync(candidate)) return candidate
+    const parent = path.dirname(dir)
+    if (parent === dir) throw new Error(`cannot find ${specRelative} above ${fileURLToPath(import.meta.url)}`)
+    dir = parent
+  }
+}
+
+/** The lines of one `### heading` section, up to the next heading of level 3 or above. */
+const section = (markdown: string, heading: string): Array<string> => {
+  const lines = markdown.split(/\r?\n/)
+  const start = lines.findIndex((l) => l.trim() === heading)
+  if (start < 0) throw new Error(`section ${heading} not found in the spec`)
+  const rest = lines.slice(start + 1)
+  const end = rest.findIndex((l) => /^#{1,3} /.test(l))
+  return end < 0 ? rest : rest.slice(0, end)
+}
+
+interface SpecCodes {
+  /** Code -> status from the table. */
+  readonly table: ReadonlyMap<string, number>
+  /** Codes named only in the prose below the table (their status is not shown by the spec). */
+  readonly prose: ReadonlyArray<string>
+}
+
+const parseSynchronousCodes = (markdown: string): SpecCodes => {
+  const lines = section(markdown, "### Synchronous codes")
+  const table = new Map<string, number>()
+  const rows = lines.filter((l) => l.trim().startsWith("|"))
+  // Header row, separator row, then data rows.
+  expect(rows[0]?.split("|").map((c) => c.trim())).toEqual(["", "HTTP", "Code", "Condition", ""])
+  expect(rows[1]).toMatch(/^\|(\s*-+\s*\|)+$/)
+  for (const row of rows.slice(2)) {
+    const cells = row.split("|").map((c) => c.trim())
+    const status = Number(cells[1])
+    expect(Number.isInteger(status), `status of row ${row}`).toBe(true)
+    for (const code of (cells[2] ?? "").split(",").map((c) => c.trim())) {
+      expect(code, `code in row ${row}`).toMatch(/^[A-Z][A-Z0-9_]*$/)
+      expect(table.has(code), `${code} listed twice`).toBe(false)
+      table.set(code, status)
+    }
+  }
+  const sentence = lines.map((l) => /^HTTP status of (.+?): not shown/.exec(l.trim())).find((m) => m !== null)
+  if (sentence == null) throw new Error("the sentence naming codes without a shown status was not found")
+  const prose = sentence[1]!.split(/,|\band\b/).map((c) => c.trim()).filter((c) => c !== "")
+  return { table, prose }
+}
+
+const spec = parseSynchronousCodes(readFileSync(findSpec(), "utf8"))
+const codes = Object.keys(ErrorCatalog) as Array<ErrorCode>
+
+describe("ErrorCatalog against the spec", () => {
+  it("parses a plausible table", () => {
+    expect(spec.table.size).toBeGreaterThan(90)
+    expect(spec.prose).toEqual(["FILE_TOO_LARGE", "IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS"])
+    for (const code of spec.prose) expect(spec.table.has(code)).toBe(false)
+  })
+
+  it("has exactly the codes of the spec's table and its prose", () => {
+    const expected = [...spec.table.keys(), ...spec.prose].sort()
+    expect([...codes].sort()).toEqual(expected)
+  })
+
+  it("gives every tabled code the table's HTTP status", () => {
+    for (const [code, status] of spec.table) {
+      expect(isErrorCode(code), code).toBe(true)
+      expect(ErrorCatalog[code as ErrorCode].status, code).toBe(status)
+    }
+  })
+
+  it("fixes the statuses the spec leaves open (docs/decisions.md)", () => {
+    // FILE_TOO_LARGE replaces PAYLOAD_TOO_LARGE for uploads, so it keeps 413.
+    expect(ErrorCatalog.FILE_TOO_LARGE.status).toBe(spec.table.get("PAYLOAD_TOO_LARGE"))
+    expect(ErrorCatalog.FILE_TOO_LARGE.status).toBe(413)
+    expect(ErrorCatalog.IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS.status).toBe(409)
+  })
+
+  it("has a title, a resolution and an error status for every entry", () => {
+    for (const code of codes) {
+      const entry = ErrorCatalog[code]
+      expect(entry.title.trim(), code).not.toBe("")
+      expect(entry.title, code).toBe(entry.title.trim())
+      expect(entry.resolution.trim(), code).not.toBe("")
+      expect(Number.isInteger(entry.status) && entry.status >= 400 && entry.status <= 599, code).toBe(true)
+    }
+  })
+})
+
+describe("docsUrl and isErrorCode", () => {
+  it("gives an https URL whose fragment is the lower-case code", () => {
+    for (const code of codes) {
+      const url = new URL(docsUrl(code))
+      expect(url.protocol, code).toBe("https:")
+      expect(url.hash, code).toBe(`#${code.toLowerCase()}`)
+      expect(anchorOf(code)).toBe(code.toLowerCase())
+    }
+  })
+
+  it("gives every code its own URL", () => {
+    expect(new Set(codes.map(docsUrl)).size).toBe(codes.length)
+  })
+
+  it("recognises catalog codes only", () => {
+    for (const code of codes) expect(isErrorCode(code)).toBe(true)
+    for (const s of ["", "validation_error", "toString", "__proto__", "constructor", "hasOwnProperty", "NOPE"]) {
+      expect(isErrorCode(s), s).toBe(false)
+    }
+  })
+})
+
+describe("renderProblem", () => {
+  const request = { instance: "/v2/customers/cus_1", correlationId: "corr-1", timestamp: "2026-11-21T10:00:00.000Z" }
+  const baseOrder = ["type", "title", "status", "detail", "resolution", "docs", "instance", "correlationId", "timestamp"]
+
+  it("renders the members in the spec's order", () => {
+    const body = renderProblem(apiError("CUSTOMER_NOT_FOUND", "No customer with this id."), request)
+    expect(Object.keys(body)).toEqual(baseOrder)
+    expect(body).toEqual({
+      type: "CUSTOMER_NOT_FOUND",
+      title: ErrorCatalog.CUSTOMER_NOT_FOUND.title,
+      status: 404,
+      detail: "No customer with this id.",
+      resolution: ErrorCatalog.CUSTOMER_NOT_FOUND.resolution,
+      docs: docsUrl("CUSTOMER_NOT_FOUND"),
+      instance: "/v2/customers/cus_1",
+      correlationId: "corr-1",
+      timestamp: "2026-11-21T10:00:00.000Z"
+    })
+    expect(JSON.stringify(body)).toBe(
+      `{"type":"CUSTOMER_NOT_FOUND","title":${JSON.stringify(ErrorCatalog.CUSTOMER_NOT_FOUND.title)},"status":404,` +
+        `"detail":"No customer with this id.","resolution":${JSON.stringify(ErrorCatalog.CUSTOMER_NOT_FOUND.resolution)},` +
+        `"docs":"https://fos.dev/docs/errors#customer_not_found","instance":"/v2/customers/cus_1","correlationId":"corr-1",` +
+        `"timestamp":"2026-11-21T10:00:00.000Z"}`
+    )
+  })
+
+  it("omits errors, retryAfterSeconds and field when absent (never null)", () => {
+    for (const code of codes) {
+      const body = renderProblem(new ApiError({ code, detail: "d" }), request)
+      expect(Object.keys(body), code).toEqual(baseOrder)
+      expect("errors" in body).toBe(false)
+      expect("retryAfterSeconds" in body).toBe(false)
+      expect("field" in body).toBe(false)
+      expect(body.status).toBe(ErrorCatalog[code].status)
+      expect(body.title).toBe(ErrorCatalog[code].title)
+      expect(body.resolution).toBe(ErrorCatalog[code].resolution)
+      expect(body.docs).toBe(docsUrl(code))
+    }
+    const json = JSON.stringify(renderProblem(apiError("RATE_LIMITED", "slow down"), request))
+    expect(json).not.toContain("null")
+    expect(Object.keys(JSON.parse(json))).toEqual(baseOrder)
+  })
+
+  it("adds errors, retryAfterSeconds and field after the base members when given", () => {
+    const errors = [{ pointer: "/name", detail: "is required" }, { pointer: "/docs/0", detail: "is missing", category: "document" as const }]
+    const validation = renderProblem(apiError("VALIDATION_ERROR", "Invalid body.", { errors, field: "file" }), request)
+    expect(Object.keys(validation)).toEqual([...baseOrder, "errors", "field"])
+    expect(validation.errors).toEqual(errors)
+    expect(validation.field).toBe("file")
+
+    const limited = renderProblem(apiError("RATE_LIMITED", "Too many requests.", { retryAfterSeconds: 30 }), request)
+    expect(Object.keys(limited)).toEqual([...baseOrder, "retryAfterSeconds"])
+    expect(limited.retryAfterSeconds).toBe(30)
+
+    const all = renderProblem(apiError("VALIDATION_ERROR", "x", { errors: [], retryAfterSeconds: 0, field: "" }), request)
+    expect(Object.keys(all)).toEqual([...baseOrder, "errors", "retryAfterSeconds", "field"])
+    // Falsy values are still values: an empty errors[] stays [], 0 stays 0.
+    expect(all.errors).toEqual([])
+    expect(all.retryAfterSeconds).toBe(0)
+    expect(all.field).toBe("")
+  })
+
+  it("takes the status from the catalog", () => {
+    expect(apiError("INSUFFICIENT_FUNDS", "x").status).toBe(422)
+    expect(new ApiError({ code: "PAYLOAD_TOO_LARGE", detail: "x" }).status).toBe(413)
+    expect(apiError("NOT_FOUND", "x")._tag).toBe("ApiError")
+  })
+})
+
+describe("JSON pointers", () => {
+  it("escapes ~ and / per RFC 6901", () => {
+    expect(pointerToken("a/b")).toBe("a~1b")
+    expect(pointerToken("m~n")).toBe("m~0n")
+    expect(pointerToken("~1")).toBe("~01")
+    expect(pointerToken(3)).toBe("3")
+    expect(toPointer([])).toBe("")
+    expect(toPointer(["a", "b", 0])).toBe("/a/b/0")
+    expect(toPointer(["a/b", "m~n", ""])).toBe("/a~1b/m~0n/")
+  })
+})
+
+describe("docs/errors.md", () => {
+  it("is up to date with scripts/errors-doc.ts (run `npx tsx scripts/errors-doc.ts`)", () => {
+    expect(existsSync(errorsDocPath)).toBe(true)
+    expect(readFileSync(errorsDocPath, "utf8")).toBe(renderErrorsDoc())
+  })
+
+  it("has an entry per code under the docs URL's anchor, with status, title and resolution", () => {
+    const doc = renderErrorsDoc()
+    for (const code of codes) {
+      const anchor = `<a id="${new URL(docsUrl(code)).hash.slice(1)}"></a>`
+      const start = doc.indexOf(anchor)
+      expect(start, code).toBeGreaterThanOrEqual(0)
+      expect(doc.indexOf(anchor, start + 1), `${code} anchor repeated`).toBe(-1)
+      const next = doc.indexOf("<a id=", start + anchor.length)
+      const entry = doc.slice(start, next < 0 ? undefined : next)
+      const { resolution, status, title } = ErrorCatalog[code]
+      expect(entry).toContain(`## ${code}\n`)
+      expect(entry).toContain(`**HTTP status:** ${status}`)
+      expect(entry).toContain(`**Title:** ${title}`)
+      expect(entry).toContain(`**Resolution:** ${resolution}`)
+    }
+  })
+})

@@ -1,0 +1,4 @@
+import { layerMemoryStore } from "../src/MemoryStore.ts"
+import { storeContract } from "./storeContract.ts"
+
+storeContract("memory", () => layerMemoryStore)

@@ -1,0 +1,101 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { layerMemoryStore } from "../src/MemoryStore.ts"
+import { Store } from "../src/Store.ts"
+import {
+  fireDue,
+  layerTimerHandlers,
+  makeVirtualClock,
+  makeVirtualTimeControl,
+  runScheduler,
+  schedule,
+  Timers
+} from "../src/Timers.ts"
+
+const t0 = Date.parse("2026-01-01T00:00:00.000Z")
+
+/** A store and handlers that record (kind payload, clock time) in firing order. */
+const harness = () => {
+  const fired: Array<string> = []
+  const handlers = layerTimerHandlers({
+    record: (payload: { name: string }) => Effect.sync(() => void fired.push(payload.name)),
+    // A timer that schedules another one 30 s later, as webhook retries will.
+    chain: (payload: { name: string; left: number; atMs: number }) =>
+      Effect.gen(function*() {
+        fired.push(payload.name)
+        if (payload.left > 0) {
+          yield* schedule("chain", payload.atMs + 30_000, { name: `${payload.name}+`, left: payload.left - 1, atMs: payload.atMs + 30_000 })
+        }
+      })
+  })
+  return { fired, layer: Layer.mergeAll(layerMemoryStore, handlers) }
+}
+
+describe("durable timers", () => {
+  it.effect("fire in due order, each once, and only when due", () => {
+    const { fired, layer } = harness()
+    return Effect.gen(function*() {
+      yield* schedule("record", t0 + 3000, { name: "c" })
+      yield* schedule("record", t0 + 1000, { name: "a" })
+      yield* schedule("record", t0 + 2000, { name: "b" })
+      expect(yield* fireDue(t0 + 999)).toBe(0)
+      expect(yield* fireDue(t0 + 2000)).toBe(2)
+      expect(fired).toEqual(["a", "b"])
+      expect(yield* fireDue(t0 + 2000)).toBe(0)
+      expect(yield* fireDue(t0 + 5000)).toBe(1)
+      expect(fired).toEqual(["a", "b", "c"])
+      const store = yield* Store
+      expect(yield* store.count(Timers, "due", "")).toBe(0)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a timer scheduled inside a rolled-back transaction never fires", () => {
+    const { fired, layer } = harness()
+    return Effect.gen(function*() {
+      const store = yield* Store
+      yield* store.transaction(Effect.andThen(schedule("record", t0, { name: "ghost" }), Effect.fail("boom"))).pipe(Effect.ignore)
+      expect(yield* fireDue(t0 + 1)).toBe(0)
+      expect(fired).toEqual([])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("the system-clock scheduler fires on the Clock: at +30 s, not at +29 s", () => {
+    const { fired, layer } = harness()
+    return Effect.gen(function*() {
+      yield* schedule("record", 30_000, { name: "retry" })
+      const fiber = yield* Effect.forkChild(runScheduler)
+      yield* TestClock.adjust("29 seconds")
+      expect(fired).toEqual([])
+      yield* TestClock.adjust("1 second")
+      expect(fired).toEqual(["retry"])
+      yield* Fiber.interrupt(fiber)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a virtual advance fires every due timer in order, including timers created on the way", () => {
+    const { fired, layer } = harness()
+    return Effect.gen(function*() {
+      const clock = makeVirtualClock(t0)
+      const time = makeVirtualTimeControl(clock)
+      yield* schedule("chain", t0 + 10_000, { name: "x", left: 3, atMs: t0 + 10_000 })
+      yield* schedule("record", t0 + 45_000, { name: "y" })
+      yield* schedule("record", t0 + 500_000, { name: "late" })
+      // x at +10 s makes x+ at +40 s, x++ at +70 s, x+++ at +100 s; y is at +45 s.
+      yield* time.advanceTo(t0 + 100_000)
+      expect(fired).toEqual(["x", "x+", "y", "x++", "x+++"])
+      expect(clock.currentTimeMillisUnsafe()).toBe(t0 + 100_000)
+      yield* time.advanceTo(t0 + 499_999)
+      expect(fired).not.toContain("late")
+      yield* time.advanceTo(t0 + 500_000)
+      expect(fired.at(-1)).toBe("late")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("the virtual clock never moves backwards", () =>
+    Effect.sync(() => {
+      const clock = makeVirtualClock(t0)
+      clock.set(t0 - 1000)
+      expect(clock.currentTimeMillisUnsafe()).toBe(t0)
+    }))
+})

@@ -1,0 +1,656 @@
+/**
+ * The behaviour every implementation of the store port must show, as a reusable suite:
+ * `storeContract("memory", () => layerMemoryStore)`. A SQL store calls it with its own layer; each test builds a
+ * fresh layer, so the store starts empty.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Deferred, Effect, Exit, Fiber, type Layer } from "effect"
+import * as fc from "fast-check"
+import { type Position, type SortValue, Store, type StoreService, table, UniqueViolation } from "../src/Store.ts"
+
+interface Person {
+  readonly id: string
+  readonly org: string
+  readonly name: string
+  readonly rank: number
+  readonly email?: string
+  readonly handle?: string
+}
+
+const People = table<Person>({
+  name: "contract_people",
+  key: (p) => p.id,
+  unique: { email: (p) => p.email, handle: (p) => p.handle },
+  orders: {
+    byRank: { partition: (p) => p.org, sort: (p) => p.rank },
+    byName: { partition: (p) => p.org, sort: (p) => p.name }
+  }
+})
+
+interface Note {
+  readonly id: string
+  readonly text: string
+}
+
+const Notes = table<Note>({ name: "contract_notes", key: (n) => n.id })
+
+interface Counter {
+  readonly id: string
+  readonly value: number
+}
+
+const Counters = table<Counter>({ name: "contract_counters", key: (c) => c.id })
+
+const person = (id: string, extra: Partial<Person> = {}): Person => ({ id, org: "o1", name: id, rank: 0, ...extra })
+
+const compareSort = (a: SortValue, b: SortValue): number =>
+  typeof a === "number" && typeof b === "number" ? a - b : String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0
+
+/** The reference order of a keyset order: (sort, key). */
+const byPosition = (a: Position, b: Position): number => compareSort(a.sort, b.sort) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+
+const ids = (rows: ReadonlyArray<{ readonly id: string }>): Array<string> => rows.map((r) => r.id)
+
+class Boom {
+  readonly _tag = "Boom"
+}
+
+export const storeContract = <E>(name: string, makeLayer: () => Layer.Layer<Store, E>): void => {
+  /** Runs a test program against a fresh, empty store. */
+  const run = <A, E2>(program: (store: StoreService) => Effect.Effect<A, E2, Store>): Effect.Effect<A, E | E2> =>
+    Effect.gen(function*() {
+      const store = yield* Store
+      return yield* program(store)
+    }).pipe(Effect.provide(makeLayer()))
+
+  /** A snapshot of everything observable about People and Notes, to compare before and after a rolled-back write. */
+  const snapshot = (store: StoreService, keys: ReadonlyArray<string>) =>
+    Effect.gen(function*() {
+      const rows: Record<string, Person | undefined> = {}
+      for (const k of keys) rows[k] = yield* store.get(People, k)
+      const emails: Record<string, string | undefined> = {}
+      for (const e of ["a@x", "b@x", "c@x", "new@x", "other@x"]) emails[e] = (yield* store.findUnique(People, "email", e))?.id
+      const all = (order: string, partition: string, descending: boolean) =>
+        store.page(People, { order, partition, descending, backward: false, from: undefined, limit: 1000 }).pipe(Effect.map(ids))
+      return {
+        rows,
+        emails,
+        byRank: yield* all("byRank", "o1", false),
+        byRankDesc: yield* all("byRank", "o1", true),
+        byName: yield* all("byName", "o1", false),
+        byRankO2: yield* all("byRank", "o2", false),
+        countO1: yield* store.count(People, "byRank", "o1"),
+        countO2: yield* store.count(People, "byRank", "o2"),
+        note: yield* store.get(Notes, "n1")
+      }
+    })
+
+  /** a, b, c in partition o1 and d in o2, plus one note. */
+  const seed = (store: StoreService) =>
+    Effect.gen(function*() {
+      yield* store.insert(People, person("a", { rank: 1, email: "a@x", handle: "ha" }))
+      yield* store.insert(People, person("b", { rank: 2, email: "b@x" }))
+      yield* store.insert(People, person("c", { rank: 3, email: "c@x" }))
+      yield* store.insert(People, person("d", { org: "o2", rank: 1 }))
+      yield* store.insert(Notes, { id: "n1", text: "hello" })
+    })
+
+  const seededKeys = ["a", "b", "c", "d", "e", "x"]
+
+  /** Writes of every kind, to be rolled back: insert, update (moves sort, partition and unique), remove, other table. */
+  const writeEverything = (store: StoreService) =>
+    Effect.gen(function*() {
+      yield* store.insert(People, person("x", { rank: 0, email: "new@x" }))
+      yield* store.update(People, person("a", { rank: 9, org: "o2", email: "other@x", name: "zz" }))
+      yield* store.remove(People, "b")
+      yield* store.update(Notes, { id: "n1", text: "changed" })
+      yield* store.insert(Notes, { id: "n2", text: "new" })
+    })
+
+  describe(`Store contract: ${name}`, () => {
+    describe("rows", () => {
+      it.effect("inserts, reads, updates and removes", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            expect(yield* store.get(People, "a")).toBeUndefined()
+            const a = person("a", { email: "a@x", rank: 4 })
+            yield* store.insert(People, a)
+            expect(yield* store.get(People, "a")).toEqual(a)
+            expect(yield* store.getForUpdate(People, "a")).toEqual(a)
+            expect(yield* store.findUnique(People, "email", "a@x")).toEqual(a)
+            expect(yield* store.findUnique(People, "email", "b@x")).toBeUndefined()
+            expect(yield* store.findUnique(People, "handle", "a@x")).toBeUndefined()
+
+            const a2 = { ...a, email: "a2@x", rank: 5 }
+            yield* store.update(People, a2)
+            expect(yield* store.get(People, "a")).toEqual(a2)
+            expect(yield* store.findUnique(People, "email", "a@x")).toBeUndefined()
+            expect(yield* store.findUnique(People, "email", "a2@x")).toEqual(a2)
+
+            yield* store.remove(People, "a")
+            expect(yield* store.get(People, "a")).toBeUndefined()
+            expect(yield* store.findUnique(People, "email", "a2@x")).toBeUndefined()
+            expect(yield* store.count(People, "byRank", "o1")).toBe(0)
+            // Removing a missing row is not an error.
+            yield* store.remove(People, "a")
+          })
+        ))
+
+      it.effect("keeps tables apart", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* store.insert(People, person("same"))
+            yield* store.insert(Notes, { id: "same", text: "note" })
+            expect((yield* store.get(People, "same"))?.name).toBe("same")
+            expect((yield* store.get(Notes, "same"))?.text).toBe("note")
+          })
+        ))
+
+      it.effect("leaves rows without a unique value out of that key", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* store.insert(People, person("a"))
+            yield* store.insert(People, person("b"))
+            expect(yield* store.count(People, "byRank", "o1")).toBe(2)
+            yield* store.update(People, person("a", { email: "a@x" }))
+            yield* store.update(People, person("a"))
+            expect(yield* store.findUnique(People, "email", "a@x")).toBeUndefined()
+            yield* store.insert(People, person("c", { email: "a@x" }))
+            expect((yield* store.findUnique(People, "email", "a@x"))?.id).toBe("c")
+          })
+        ))
+    })
+
+    describe("transactions", () => {
+      it.effect("commit every write", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* seed(store)
+            const result = yield* store.transaction(Effect.as(writeEverything(store), "done"))
+            expect(result).toBe("done")
+            const s = yield* snapshot(store, seededKeys)
+            expect(s.rows.x?.email).toBe("new@x")
+            expect(s.rows.a).toEqual(person("a", { rank: 9, org: "o2", email: "other@x", name: "zz" }))
+            expect(s.rows.b).toBeUndefined()
+            expect(s.emails).toEqual({ "a@x": undefined, "b@x": undefined, "c@x": "c", "new@x": "x", "other@x": "a" })
+            expect(s.byRank).toEqual(["x", "c"])
+            expect(s.byRankO2).toEqual(["d", "a"])
+            expect(s.countO1).toBe(2)
+            expect(s.countO2).toBe(2)
+            expect(s.note).toEqual({ id: "n1", text: "changed" })
+            expect(yield* store.get(Notes, "n2")).toEqual({ id: "n2", text: "new" })
+          })
+        ))
+
+      it.effect("roll back every write, index changes included, on a failure", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* seed(store)
+            const before = yield* snapshot(store, seededKeys)
+            const error = yield* Effect.flip(store.transaction(Effect.andThen(writeEverything(store), Effect.fail(new Boom()))))
+            expect(error).toBeInstanceOf(Boom)
+            expect(yield* snapshot(store, seededKeys)).toEqual(before)
+            expect(yield* store.get(Notes, "n2")).toBeUndefined()
+            // The store still works after the rollback, and the rolled-back keys are free.
+            yield* store.insert(People, person("x", { email: "new@x" }))
+            yield* store.insert(Notes, { id: "n2", text: "again" })
+          })
+        ))
+
+      it.effect("roll back every write on a defect", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* seed(store)
+            const before = yield* snapshot(store, seededKeys)
+            const exit = yield* Effect.exit(
+              store.transaction(
+                Effect.andThen(
+                  writeEverything(store),
+                  Effect.sync(() => {
+                    throw new Error("bug")
+                  })
+                )
+              )
+            )
+            expect(Exit.isFailure(exit) && Cause.hasDies(exit.cause)).toBe(true)
+            expect(yield* snapshot(store, seededKeys)).toEqual(before)
+          })
+        ))
+
+      it.effect("roll back every write on interruption", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* seed(store)
+            const before = yield* snapshot(store, seededKeys)
+            const written = yield* Deferred.make<void>()
+            const fiber = yield* Effect.forkChild(
+              store.transaction(
+                Effect.gen(function*() {
+                  yield* writeEverything(store)
+                  yield* Deferred.succeed(written, undefined)
+                  return yield* Effect.never
+                })
+              )
+            )
+            yield* Deferred.await(written)
+            yield* Fiber.interrupt(fiber)
+            expect(yield* snapshot(store, seededKeys)).toEqual(before)
+          })
+        ))
+
+      it.effect("see their own writes", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* store.transaction(
+              Effect.gen(function*() {
+                yield* store.insert(People, person("a", { email: "a@x", rank: 2 }))
+                yield* store.insert(People, person("b", { rank: 1 }))
+                expect((yield* store.get(People, "a"))?.id).toBe("a")
+                expect((yield* store.getForUpdate(People, "b"))?.id).toBe("b")
+                expect((yield* store.findUnique(People, "email", "a@x"))?.id).toBe("a")
+                expect(yield* store.count(People, "byRank", "o1")).toBe(2)
+                const page = yield* store.page(People, { order: "byRank", partition: "o1", descending: false, backward: false, from: undefined, limit: 10 })
+                expect(ids(page)).toEqual(["b", "a"])
+              })
+            )
+          })
+        ))
+
+      it.effect("a nested transaction joins the outer one", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            // The inner transaction sees the outer's writes, and its own writes are undone with the outer's.
+            const error = yield* Effect.flip(
+              store.transaction(
+                Effect.gen(function*() {
+                  yield* store.insert(People, person("outer"))
+                  yield* store.transaction(
+                    Effect.gen(function*() {
+                      expect((yield* store.get(People, "outer"))?.id).toBe("outer")
+                      yield* store.insert(People, person("inner", { email: "inner@x" }))
+                    })
+                  )
+                  expect((yield* store.get(People, "inner"))?.id).toBe("inner")
+                  return yield* Effect.fail(new Boom())
+                })
+              )
+            )
+            expect(error).toBeInstanceOf(Boom)
+            expect(yield* store.get(People, "outer")).toBeUndefined()
+            expect(yield* store.get(People, "inner")).toBeUndefined()
+            expect(yield* store.findUnique(People, "email", "inner@x")).toBeUndefined()
+            expect(yield* store.count(People, "byRank", "o1")).toBe(0)
+
+            // And when the outer one succeeds, both commit.
+            yield* store.transaction(
+              Effect.gen(function*() {
+                yield* store.insert(People, person("outer"))
+                yield* store.transaction(store.insert(People, person("inner")))
+              })
+            )
+            expect(yield* store.count(People, "byRank", "o1")).toBe(2)
+          })
+        ))
+
+      it.effect("do not let another transaction see uncommitted writes", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            const written = yield* Deferred.make<void>()
+            const release = yield* Deferred.make<void>()
+            const writer = yield* Effect.forkChild(
+              Effect.exit(
+                store.transaction(
+                  Effect.gen(function*() {
+                    yield* store.insert(People, person("dirty"))
+                    yield* Deferred.succeed(written, undefined)
+                    yield* Deferred.await(release)
+                    return yield* Effect.fail(new Boom())
+                  })
+                )
+              )
+            )
+            yield* Deferred.await(written)
+            const reader = yield* Effect.forkChild(store.transaction(store.get(People, "dirty")))
+            yield* Deferred.succeed(release, undefined)
+            const exit = yield* Fiber.join(writer)
+            expect(Exit.isFailure(exit)).toBe(true)
+            expect(yield* Fiber.join(reader)).toBeUndefined()
+            expect(yield* store.get(People, "dirty")).toBeUndefined()
+          })
+        ))
+
+      it.effect("serialise read-modify-write through getForUpdate", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* store.insert(Counters, { id: "c", value: 0 })
+            const increment = store.transaction(
+              Effect.gen(function*() {
+                const current = yield* store.getForUpdate(Counters, "c")
+                yield* Effect.yieldNow
+                yield* store.update(Counters, { id: "c", value: current!.value + 1 })
+              })
+            )
+            yield* Effect.all(Array.from({ length: 25 }, () => increment), { concurrency: "unbounded" })
+            expect((yield* store.get(Counters, "c"))?.value).toBe(25)
+          })
+        ))
+    })
+
+    describe("unique keys", () => {
+      it.effect("refuse a taken primary key and write nothing", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* seed(store)
+            const before = yield* snapshot(store, seededKeys)
+            const error = yield* Effect.flip(store.insert(People, person("a", { rank: 7, email: "new@x", handle: "hx" })))
+            expect(error).toBeInstanceOf(UniqueViolation)
+            expect(error).toMatchObject({ _tag: "UniqueViolation", table: "contract_people", unique: "primary" })
+            expect(yield* snapshot(store, seededKeys)).toEqual(before)
+            expect(yield* store.findUnique(People, "handle", "hx")).toBeUndefined()
+          })
+        ))
+
+      it.effect("refuse a taken declared unique key on insert and write nothing", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* seed(store)
+            const before = yield* snapshot(store, seededKeys)
+            const error = yield* Effect.flip(store.insert(People, person("e", { rank: 0, email: "b@x", handle: "he" })))
+            expect(error).toMatchObject({ _tag: "UniqueViolation", table: "contract_people", unique: "email" })
+            const handleTaken = yield* Effect.flip(store.insert(People, person("e", { handle: "ha" })))
+            expect(handleTaken).toMatchObject({ _tag: "UniqueViolation", unique: "handle" })
+            expect(yield* snapshot(store, seededKeys)).toEqual(before)
+            expect(yield* store.get(People, "e")).toBeUndefined()
+            expect(yield* store.findUnique(People, "handle", "he")).toBeUndefined()
+            expect((yield* store.findUnique(People, "email", "b@x"))?.id).toBe("b")
+            // Nothing was reserved by the failed insert.
+            yield* store.insert(People, person("f", { handle: "he" }))
+          })
+        ))
+
+      it.effect("refuse a taken unique key on update and keep the row", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* seed(store)
+            const before = yield* snapshot(store, seededKeys)
+            const error = yield* Effect.flip(store.update(People, person("a", { rank: 8, email: "c@x", handle: "ha" })))
+            expect(error).toMatchObject({ _tag: "UniqueViolation", table: "contract_people", unique: "email" })
+            expect(yield* snapshot(store, seededKeys)).toEqual(before)
+            // A row keeps its own unique values on update.
+            yield* store.update(People, person("a", { rank: 8, email: "a@x", handle: "ha" }))
+            expect((yield* store.get(People, "a"))?.rank).toBe(8)
+          })
+        ))
+
+      it.effect("roll back the whole transaction when a violation escapes it", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* seed(store)
+            const before = yield* snapshot(store, seededKeys)
+            const error = yield* Effect.flip(
+              store.transaction(
+                Effect.gen(function*() {
+                  yield* writeEverything(store)
+                  yield* store.insert(People, person("e", { email: "c@x" }))
+                })
+              )
+            )
+            expect(error).toMatchObject({ _tag: "UniqueViolation", unique: "email" })
+            expect(yield* snapshot(store, seededKeys)).toEqual(before)
+          })
+        ))
+
+      it.effect("let a transaction recover from a violation it catches", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* seed(store)
+            yield* store.transaction(
+              Effect.gen(function*() {
+                yield* store.insert(People, person("e", { rank: 5 }))
+                const error = yield* Effect.flip(store.insert(People, person("x", { email: "a@x", rank: 6 })))
+                expect(error).toBeInstanceOf(UniqueViolation)
+                yield* store.insert(Notes, { id: "n2", text: "after" })
+              })
+            )
+            expect((yield* store.get(People, "e"))?.rank).toBe(5)
+            expect(yield* store.get(People, "x")).toBeUndefined()
+            expect((yield* store.findUnique(People, "email", "a@x"))?.id).toBe("a")
+            expect(yield* store.get(Notes, "n2")).toEqual({ id: "n2", text: "after" })
+            expect(yield* store.count(People, "byRank", "o1")).toBe(4)
+          })
+        ))
+
+      it.effect("free a unique value when its row is removed or changed", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* seed(store)
+            yield* store.remove(People, "a")
+            yield* store.insert(People, person("e", { email: "a@x", handle: "ha" }))
+            yield* store.update(People, person("b", { email: "b2@x" }))
+            yield* store.insert(People, person("f", { email: "b@x" }))
+            expect((yield* store.findUnique(People, "email", "a@x"))?.id).toBe("e")
+            expect((yield* store.findUnique(People, "handle", "ha"))?.id).toBe("e")
+            expect((yield* store.findUnique(People, "email", "b@x"))?.id).toBe("f")
+            expect((yield* store.findUnique(People, "email", "b2@x"))?.id).toBe("b")
+          })
+        ))
+    })
+
+    describe("keyset pages", () => {
+      // o1 by rank: (1,a) (2,b) (3,c1) (3,c2) (3,c3) (5,e) (8,f); o2 holds one row.
+      const rows = [
+        person("f", { rank: 8, name: "Fay" }),
+        person("c2", { rank: 3, name: "Cy" }),
+        person("a", { rank: 1, name: "Al" }),
+        person("e", { rank: 5, name: "Ed" }),
+        person("c3", { rank: 3, name: "Cyd" }),
+        person("b", { rank: 2, name: "Bo" }),
+        person("c1", { rank: 3, name: "Cat" }),
+        person("z", { org: "o2", rank: 4, name: "Zed" })
+      ]
+      const ascending = ["a", "b", "c1", "c2", "c3", "e", "f"]
+      const descending = [...ascending].reverse()
+      const positionOf = (id: string): Position => {
+        const r = rows.find((p) => p.id === id)!
+        return { sort: r.rank, key: r.id }
+      }
+      const withRows = <A, E2>(f: (store: StoreService) => Effect.Effect<A, E2, Store>) =>
+        run((store) =>
+          Effect.gen(function*() {
+            for (const r of rows) yield* store.insert(People, r)
+            return yield* f(store)
+          })
+        )
+      const pageIds = (
+        store: StoreService,
+        q: { descending: boolean; backward: boolean; from?: Position; limit: number; order?: string; partition?: string }
+      ) =>
+        store.page(People, {
+          order: q.order ?? "byRank",
+          partition: q.partition ?? "o1",
+          descending: q.descending,
+          backward: q.backward,
+          from: q.from,
+          limit: q.limit
+        }).pipe(Effect.map(ids))
+
+      it.effect("walk an ascending order forward", () =>
+        withRows((store) =>
+          Effect.gen(function*() {
+            expect(yield* pageIds(store, { descending: false, backward: false, limit: 100 })).toEqual(ascending)
+            expect(yield* pageIds(store, { descending: false, backward: false, limit: 3 })).toEqual(["a", "b", "c1"])
+            // Strictly after the position, ties broken by key.
+            expect(yield* pageIds(store, { descending: false, backward: false, from: positionOf("c1"), limit: 3 })).toEqual(["c2", "c3", "e"])
+            expect(yield* pageIds(store, { descending: false, backward: false, from: positionOf("e"), limit: 3 })).toEqual(["f"])
+            expect(yield* pageIds(store, { descending: false, backward: false, from: positionOf("f"), limit: 3 })).toEqual([])
+            // A position need not be a row's.
+            expect(yield* pageIds(store, { descending: false, backward: false, from: { sort: 3, key: "c15" }, limit: 2 })).toEqual(["c2", "c3"])
+            expect(yield* pageIds(store, { descending: false, backward: false, from: { sort: 4, key: "" }, limit: 5 })).toEqual(["e", "f"])
+          })
+        ))
+
+      it.effect("walk an ascending order backward, returning rows in the order's direction", () =>
+        withRows((store) =>
+          Effect.gen(function*() {
+            expect(yield* pageIds(store, { descending: false, backward: true, limit: 2 })).toEqual(["e", "f"])
+            expect(yield* pageIds(store, { descending: false, backward: true, from: positionOf("e"), limit: 2 })).toEqual(["c2", "c3"])
+            expect(yield* pageIds(store, { descending: false, backward: true, from: positionOf("c2"), limit: 5 })).toEqual(["a", "b", "c1"])
+            expect(yield* pageIds(store, { descending: false, backward: true, from: positionOf("a"), limit: 5 })).toEqual([])
+            expect(yield* pageIds(store, { descending: false, backward: true, from: { sort: 3, key: "c15" }, limit: 2 })).toEqual(["b", "c1"])
+          })
+        ))
+
+      it.effect("walk a descending order forward and backward", () =>
+        withRows((store) =>
+          Effect.gen(function*() {
+            expect(yield* pageIds(store, { descending: true, backward: false, limit: 100 })).toEqual(descending)
+            expect(yield* pageIds(store, { descending: true, backward: false, limit: 2 })).toEqual(["f", "e"])
+            expect(yield* pageIds(store, { descending: true, backward: false, from: positionOf("c3"), limit: 2 })).toEqual(["c2", "c1"])
+            expect(yield* pageIds(store, { descending: true, backward: false, from: positionOf("a"), limit: 2 })).toEqual([])
+            expect(yield* pageIds(store, { descending: true, backward: true, limit: 2 })).toEqual(["b", "a"])
+            expect(yield* pageIds(store, { descending: true, backward: true, from: positionOf("c1"), limit: 2 })).toEqual(["c3", "c2"])
+            expect(yield* pageIds(store, { descending: true, backward: true, from: positionOf("e"), limit: 5 })).toEqual(["f"])
+            expect(yield* pageIds(store, { descending: true, backward: true, from: positionOf("f"), limit: 5 })).toEqual([])
+          })
+        ))
+
+      it.effect("sort text values and keep partitions apart", () =>
+        withRows((store) =>
+          Effect.gen(function*() {
+            expect(yield* pageIds(store, { order: "byName", descending: false, backward: false, limit: 100 })).toEqual([
+              "a", "b", "c1", "c2", "c3", "e", "f"
+            ])
+            expect(yield* pageIds(store, { order: "byName", descending: false, backward: false, from: { sort: "Cy", key: "c2" }, limit: 100 })).toEqual([
+              "c3", "e", "f"
+            ])
+            expect(yield* pageIds(store, { partition: "o2", descending: false, backward: false, limit: 100 })).toEqual(["z"])
+            expect(yield* pageIds(store, { partition: "nope", descending: false, backward: false, limit: 100 })).toEqual([])
+            expect(yield* pageIds(store, { partition: "nope", descending: true, backward: true, limit: 100 })).toEqual([])
+          })
+        ))
+
+      it.effect("follow updates that move a row", () =>
+        withRows((store) =>
+          Effect.gen(function*() {
+            yield* store.update(People, person("a", { rank: 4, name: "Al" }))
+            expect(yield* pageIds(store, { descending: false, backward: false, limit: 100 })).toEqual(["b", "c1", "c2", "c3", "a", "e", "f"])
+            yield* store.update(People, person("a", { org: "o2", rank: 4, name: "Al" }))
+            expect(yield* pageIds(store, { descending: false, backward: false, limit: 100 })).toEqual(["b", "c1", "c2", "c3", "e", "f"])
+            expect(yield* pageIds(store, { partition: "o2", descending: false, backward: false, limit: 100 })).toEqual(["a", "z"])
+          })
+        ))
+
+      it.effect("continue from a position even when rows are added before it", () =>
+        withRows((store) =>
+          Effect.gen(function*() {
+            const first = yield* pageIds(store, { descending: false, backward: false, limit: 3 })
+            expect(first).toEqual(["a", "b", "c1"])
+            yield* store.insert(People, person("a0", { rank: 0 }))
+            yield* store.insert(People, person("c0", { rank: 3 }))
+            yield* store.remove(People, "c1")
+            expect(yield* pageIds(store, { descending: false, backward: false, from: positionOf("c1"), limit: 10 })).toEqual(["c2", "c3", "e", "f"])
+          })
+        ))
+
+      it.effect("count the rows of one partition", () =>
+        withRows((store) =>
+          Effect.gen(function*() {
+            expect(yield* store.count(People, "byRank", "o1")).toBe(7)
+            expect(yield* store.count(People, "byName", "o1")).toBe(7)
+            expect(yield* store.count(People, "byRank", "o2")).toBe(1)
+            expect(yield* store.count(People, "byRank", "nope")).toBe(0)
+            yield* store.remove(People, "f")
+            yield* store.update(People, person("e", { org: "o2", rank: 5 }))
+            expect(yield* store.count(People, "byRank", "o1")).toBe(5)
+            expect(yield* store.count(People, "byRank", "o2")).toBe(2)
+            yield* Effect.exit(store.transaction(Effect.andThen(store.insert(People, person("g")), Effect.fail(new Boom()))))
+            expect(yield* store.count(People, "byRank", "o1")).toBe(5)
+          })
+        ))
+
+      it.effect("return nothing for limit 0", () =>
+        withRows((store) =>
+          Effect.gen(function*() {
+            expect(yield* pageIds(store, { descending: false, backward: false, limit: 0 })).toEqual([])
+            expect(yield* pageIds(store, { descending: true, backward: true, limit: 0 })).toEqual([])
+          })
+        ))
+
+      it("page through 1000 rows with ties in every direction without duplicates or gaps (property)", async () => {
+        const hex = fc.constantFrom(..."0123456789abcdef")
+        const scenario = fc.record({
+          keys: fc.uniqueArray(fc.string({ unit: hex, minLength: 1, maxLength: 6 }), { minLength: 1000, maxLength: 1000 }),
+          ranks: fc.array(fc.integer({ min: -5, max: 20 }), { minLength: 1000, maxLength: 1000 }),
+          names: fc.array(fc.string({ unit: fc.constantFrom("a", "b", "c"), minLength: 1, maxLength: 2 }), { minLength: 1000, maxLength: 1000 }),
+          partitions: fc.array(fc.constantFrom("p0", "p1"), { minLength: 1000, maxLength: 1000 }),
+          limits: fc.array(fc.integer({ min: 1, max: 120 }), { minLength: 8, maxLength: 8 })
+        })
+        await fc.assert(
+          fc.asyncProperty(scenario, async ({ keys, limits, names, partitions, ranks }) => {
+            const all = keys.map((id, i): Person => ({ id, org: partitions[i]!, rank: ranks[i]!, name: names[i]! }))
+            await Effect.runPromise(
+              run((store) =>
+                Effect.gen(function*() {
+                  yield* store.transaction(Effect.forEach(all, (p) => store.insert(People, p), { discard: true }))
+                  let li = 0
+                  for (const order of ["byRank", "byName"] as const) {
+                    const sortOf = (p: Person): SortValue => (order === "byRank" ? p.rank : p.name)
+                    for (const partition of ["p0", "p1"]) {
+                      const expected = all
+                        .filter((p) => p.org === partition)
+                        .map((p) => ({ sort: sortOf(p), key: p.id }))
+                        .sort(byPosition)
+                        .map((p) => p.key)
+                      expect(yield* store.count(People, order, partition)).toBe(expected.length)
+                      for (const descending of [false, true]) {
+                        const inOrder = descending ? [...expected].reverse() : expected
+                        const limit = limits[li++ % limits.length]!
+                        const byId = new Map(all.map((p) => [p.id, p]))
+                        const pos = (id: string): Position => ({ sort: sortOf(byId.get(id)!), key: id })
+
+                        // Forward from the start.
+                        const forward: Array<string> = []
+                        let from: Position | undefined = undefined
+                        for (;;) {
+                          const page = ids(yield* store.page(People, { order, partition, descending, backward: false, from, limit }))
+                          expect(page.length).toBe(Math.min(limit, inOrder.length - forward.length))
+                          forward.push(...page)
+                          if (page.length < limit) break
+                          from = pos(page[page.length - 1]!)
+                        }
+                        expect(forward).toEqual(inOrder)
+
+                        // Backward from the end.
+                        const backward: Array<string> = []
+                        from = undefined
+                        for (;;) {
+                          const page = ids(yield* store.page(People, { order, partition, descending, backward: true, from, limit }))
+                          expect(page.length).toBe(Math.min(limit, inOrder.length - backward.length))
+                          backward.unshift(...page)
+                          if (page.length < limit) break
+                          from = pos(page[0]!)
+                        }
+                        expect(backward).toEqual(inOrder)
+
+                        // From a position in the middle, both ways.
+                        if (inOrder.length > 0) {
+                          const mid = Math.floor(inOrder.length / 2)
+                          const at = pos(inOrder[mid]!)
+                          const after = ids(yield* store.page(People, { order, partition, descending, backward: false, from: at, limit }))
+                          expect(after).toEqual(inOrder.slice(mid + 1, mid + 1 + limit))
+                          const before = ids(yield* store.page(People, { order, partition, descending, backward: true, from: at, limit }))
+                          expect(before).toEqual(inOrder.slice(Math.max(0, mid - limit), mid))
+                        }
+                      }
+                    }
+                  }
+                })
+              )
+            )
+          }),
+          { numRuns: 8 }
+        )
+      }, 120_000)
+    })
+  })
+}
