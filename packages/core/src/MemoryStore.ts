@@ -33,14 +33,24 @@ class TableState {
   readonly orders = new Map<string, Map<string, Array<Entry>>>()
 }
 
-/** The transaction the current fiber runs in: its undo log. */
-const CurrentTx = Context.Reference<Array<() => void> | undefined>("fos/MemoryStore/CurrentTx", {
-  defaultValue: () => undefined
-})
+let instances = 0
 
 export const makeMemoryStore = (): StoreService => {
   const tables = new Map<string, TableState>()
   const lock = Semaphore.makeUnsafe(1)
+  /** The transaction of this store the current fiber runs in: its undo log. One key per store instance. */
+  const CurrentTx = Context.Reference<Array<() => void> | undefined>(`fos/MemoryStore/CurrentTx/${instances++}`, {
+    defaultValue: () => undefined
+  })
+  /** True while a transaction with uncommitted writes is open. */
+  let dirty = false
+
+  /**
+   * A read outside any transaction sees committed data only: while a transaction holds uncommitted writes it
+   * waits for that transaction to end. Reads inside a transaction see its own writes.
+   */
+  const read = <A>(f: () => A): Effect.Effect<A> =>
+    Effect.flatMap(CurrentTx, (undo) => (undo !== undefined || !dirty ? Effect.sync(f) : lock.withPermits(1)(Effect.sync(f))))
 
   const state = (t: Table<any>): TableState => {
     let s = tables.get(t.name)
@@ -92,7 +102,10 @@ export const makeMemoryStore = (): StoreService => {
       s.rows.set(key, row)
       indexAdd(t, s, row, key)
     }
-    undo?.push(() => write(t, key, before, undefined))
+    if (undo !== undefined) {
+      undo.push(() => write(t, key, before, undefined))
+      dirty = true
+    }
   }
 
   const uniqueTaken = (t: Table<any>, row: unknown, key: string): string | undefined => {
@@ -121,6 +134,7 @@ export const makeMemoryStore = (): StoreService => {
             Effect.onExit((exit) =>
               Effect.sync(() => {
                 if (Exit.isFailure(exit)) for (let i = undo.length - 1; i >= 0; i--) undo[i]!()
+                dirty = false
               })
             )
           )
@@ -128,10 +142,10 @@ export const makeMemoryStore = (): StoreService => {
       )
     })
 
-  const get = <Row>(t: Table<Row>, key: string) => Effect.sync(() => state(t).rows.get(key) as Row | undefined)
+  const get = <Row>(t: Table<Row>, key: string) => read(() => state(t).rows.get(key) as Row | undefined)
 
   const page = <Row>(t: Table<Row>, q: PageQuery) =>
-    Effect.sync((): ReadonlyArray<Row> => {
+    read((): ReadonlyArray<Row> => {
       const s = state(t)
       const entries = s.orders.get(q.order)?.get(q.partition) ?? []
       // Walking "towards the end" of the order means ascending index for an ascending order.
@@ -154,7 +168,7 @@ export const makeMemoryStore = (): StoreService => {
     get,
     getForUpdate: get,
     findUnique: <Row>(t: Table<Row>, unique: string, value: string) =>
-      Effect.sync(() => {
+      read(() => {
         const s = state(t)
         const key = s.uniques.get(unique)?.get(value)
         return key === undefined ? undefined : (s.rows.get(key) as Row | undefined)
@@ -180,7 +194,7 @@ export const makeMemoryStore = (): StoreService => {
       writeOp((undo) => Effect.sync(() => write(t, key, undefined, undo))),
     page,
     count: <Row>(t: Table<Row>, order: string, partition: string) =>
-      Effect.sync(() => state(t).orders.get(order)?.get(partition)?.length ?? 0)
+      read(() => state(t).orders.get(order)?.get(partition)?.length ?? 0)
   }
 }
 

@@ -319,6 +319,42 @@ export const storeContract = <E>(name: string, makeLayer: () => Layer.Layer<Stor
           })
         ))
 
+      it.effect("do not let a read outside any transaction see uncommitted writes", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            const written = yield* Deferred.make<void>()
+            const release = yield* Deferred.make<void>()
+            const writer = yield* Effect.forkChild(
+              Effect.exit(
+                store.transaction(
+                  Effect.gen(function*() {
+                    yield* store.insert(People, person("dirty", { email: "d@x" }))
+                    yield* Deferred.succeed(written, undefined)
+                    yield* Deferred.await(release)
+                    return yield* Effect.fail(new Boom())
+                  })
+                )
+              )
+            )
+            yield* Deferred.await(written)
+            const readers = yield* Effect.forkChild(Effect.all([
+              store.get(People, "dirty"),
+              store.findUnique(People, "email", "d@x"),
+              store.count(People, "byRank", "o1"),
+              store.page(People, { order: "byRank", partition: "o1", descending: false, backward: false, from: undefined, limit: 10 })
+            ]))
+            // Let the readers run (or block) while the write is still uncommitted.
+            for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+            yield* Deferred.succeed(release, undefined)
+            yield* Fiber.join(writer)
+            const [row, unique, count, page] = yield* Fiber.join(readers)
+            expect(row).toBeUndefined()
+            expect(unique).toBeUndefined()
+            expect(count).toBe(0)
+            expect(page).toEqual([])
+          })
+        ))
+
       it.effect("serialise read-modify-write through getForUpdate", () =>
         run((store) =>
           Effect.gen(function*() {
