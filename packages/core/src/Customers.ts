@@ -9,6 +9,7 @@ import { apiError, type ApiError } from "./Problem.ts"
 import { Store, table } from "./Store.ts"
 import { type Caller } from "./Auth.ts"
 import { scopeOf } from "./Tenancy.ts"
+import { toWire } from "./Wire.ts"
 
 export interface Customer {
   readonly id: CustomerId
@@ -49,16 +50,18 @@ export interface CustomerWire {
   readonly updatedAt: string
 }
 
-export const customerToWire = (c: Customer): CustomerWire => ({
-  id: c.id,
-  type: c.type,
-  status: c.status,
-  name: c.name,
-  country: c.country,
-  ...(c.clientReferenceId === undefined ? {} : { clientReferenceId: c.clientReferenceId }),
-  createdAt: c.createdAt,
-  updatedAt: c.updatedAt
-})
+/** A customer on the wire: through `toWire`, so an absent clientReferenceId is omitted, never null. */
+export const customerToWire = (c: Customer): CustomerWire =>
+  toWire({
+    id: c.id,
+    type: c.type,
+    status: c.status,
+    name: c.name,
+    country: c.country,
+    clientReferenceId: c.clientReferenceId,
+    createdAt: c.createdAt,
+    updatedAt: c.updatedAt
+  }) as CustomerWire
 
 /** A customer of the caller's organization and environment; another's is "not found". */
 export const getCustomer = (caller: Caller, id: CustomerId): Effect.Effect<Customer, ApiError, Store> =>
