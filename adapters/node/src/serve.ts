@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { ensureDemoOrganization, parseIso, parseSeed, type SeedFile } from "@fos/core"
 import { createEngine, layerRoutes } from "@fos/http"
-import { Effect, Layer } from "effect"
+import { Cause, Effect, Exit, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 
 export interface ServeOptions {
@@ -142,5 +142,8 @@ export const serve = async (options: ServeOptions, out: (line: string) => void):
     yield* Effect.addFinalizer(() => Effect.promise(() => engine.close()))
     return yield* Effect.never
   }).pipe(Effect.scoped, Effect.provide(app))
-  NodeRuntime.runMain(main as Effect.Effect<never, unknown>, { disableErrorReporting: false })
+  // A stop by SIGTERM or SIGINT is the normal end of a server: exit 0 once the requests in flight are done.
+  NodeRuntime.runMain(main as Effect.Effect<never, unknown>, {
+    teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
+  })
 }
