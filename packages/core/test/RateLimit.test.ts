@@ -1,0 +1,87 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import { type Caller, rateLimitFor } from "../src/Auth.ts"
+import { Buckets, makeRateLimiter, take } from "../src/RateLimit.ts"
+import type { Organization } from "../src/Tenancy.ts"
+
+const organization = (rateLimit?: Organization["rateLimit"]): Organization => ({
+  id: "org_a" as Organization["id"],
+  name: "A",
+  status: "active",
+  sandboxProvisioned: true,
+  apiKeyCreationEnabled: true,
+  features: [],
+  rateLimit,
+  createdAt: "2026-01-01T00:00:00.000Z"
+})
+
+const caller = (environment: "sandbox" | "live", rateLimit?: Organization["rateLimit"]): Caller => ({
+  organization: organization(rateLimit),
+  environment,
+  key: {} as Caller["key"]
+})
+
+describe("buckets", () => {
+  it("are the spec's: 200/s burst 400 sandbox, 50/s burst 100 live, 5/s burst 10 dedicated", () => {
+    expect(rateLimitFor(caller("sandbox"), undefined).spec).toEqual({ perSecond: 200, burst: 400 })
+    expect(rateLimitFor(caller("live"), undefined).spec).toEqual({ perSecond: 50, burst: 100 })
+    for (const env of ["sandbox", "live"] as const) {
+      expect(rateLimitFor(caller(env), "order_execute").spec).toEqual({ perSecond: 5, burst: 10 })
+    }
+  })
+
+  it("count each dedicated bucket apart from the general one and from each other, per organization and environment", () => {
+    const keys = new Set([
+      rateLimitFor(caller("sandbox"), undefined).key,
+      rateLimitFor(caller("sandbox"), "order_execute").key,
+      rateLimitFor(caller("sandbox"), "documents").key,
+      rateLimitFor(caller("sandbox"), "application_submit").key,
+      rateLimitFor(caller("live"), undefined).key,
+      rateLimitFor(caller("live"), "order_execute").key
+    ])
+    expect(keys.size).toBe(6)
+  })
+
+  it("take a support override for the general bucket only", () => {
+    const override = { sustainedPerSecond: 1000, burst: 5000 }
+    expect(rateLimitFor(caller("live", override), undefined).spec).toEqual({ perSecond: 1000, burst: 5000 })
+    expect(rateLimitFor(caller("live", override), "documents").spec).toEqual(Buckets.dedicated)
+  })
+})
+
+describe("token bucket", () => {
+  it("starts full, refuses the request past the burst, and says when to retry", () => {
+    const spec = { perSecond: 5, burst: 10 }
+    let state
+    const decisions = []
+    for (let i = 0; i < 11; i++) {
+      const [d, next] = take(spec, state, 0)
+      decisions.push(d)
+      state = next
+    }
+    expect(decisions.slice(0, 10).every((d) => d.allowed)).toBe(true)
+    expect(decisions[9]!.remaining).toBe(0)
+    expect(decisions[0]).toMatchObject({ limit: 10, remaining: 9, resetSeconds: 1 })
+    expect(decisions[10]).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 1, resetSeconds: 2 })
+    // One token comes back after 200 ms at 5/s.
+    expect(take(spec, state, 199)[0].allowed).toBe(false)
+    expect(take(spec, state, 200)[0].allowed).toBe(true)
+  })
+
+  it.effect("refills on the Clock", () =>
+    Effect.gen(function*() {
+      const limiter = makeRateLimiter()
+      const spec = { perSecond: 1, burst: 2 }
+      expect((yield* limiter.take("k", spec)).allowed).toBe(true)
+      expect((yield* limiter.take("k", spec)).allowed).toBe(true)
+      const refused = yield* limiter.take("k", spec)
+      expect(refused).toMatchObject({ allowed: false, retryAfterSeconds: 1 })
+      yield* TestClock.adjust("999 millis")
+      expect((yield* limiter.take("k", spec)).allowed).toBe(false)
+      yield* TestClock.adjust("1 millis")
+      expect((yield* limiter.take("k", spec)).allowed).toBe(true)
+      // Another key has its own bucket.
+      expect((yield* limiter.take("other", spec)).allowed).toBe(true)
+    }))
+})
