@@ -73,6 +73,19 @@ export const runIdempotent = <R>(
     const id = `${request.scope}/${request.key}`
     const conflict = () =>
       apiError("IDEMPOTENCY_KEY_CONFLICT", "This Idempotency-Key was already used with a different request body.")
+    // A plain read first: a duplicate of a running request, a replay and a conflict are answered from committed
+    // state without waiting for any transaction. The claim below checks again under the row lock.
+    const seen = yield* store.get(IdempotencyRecords, id)
+    if (seen !== undefined) {
+      const now = yield* Clock.currentTimeMillis
+      if (seen.state === "completed") {
+        if (seen.fingerprint !== request.fingerprint) return yield* conflict()
+        return { response: seen.response!, replayed: true }
+      }
+      if (seen.state === "in_progress" && seen.leaseUntilMs > now) {
+        return yield* apiError("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS", "A request with this Idempotency-Key is still running.")
+      }
+    }
     const claimed = yield* store.transaction(
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis

@@ -42,15 +42,19 @@ export const makeMemoryStore = (): StoreService => {
   const CurrentTx = Context.Reference<Array<() => void> | undefined>(`fos/MemoryStore/CurrentTx/${instances++}`, {
     defaultValue: () => undefined
   })
-  /** True while a transaction with uncommitted writes is open. */
-  let dirty = false
+  /** What the open transaction has written and not yet committed: rows, and the tables they are in. */
+  const touchedRows = new Set<string>()
+  const touchedTables = new Set<string>()
+  const rowId = (t: Table<any>, key: string) => `${t.name}\u0000${key}`
 
   /**
-   * A read outside any transaction sees committed data only: while a transaction holds uncommitted writes it
-   * waits for that transaction to end. Reads inside a transaction see its own writes.
+   * A read outside any transaction sees committed data only: when it would look at what the open transaction
+   * has written (that row for `get`, that table for scans), it waits for the transaction to end. Everything else
+   * is read at once, so a long transaction does not stall unrelated reads. Reads inside a transaction see its
+   * own writes.
    */
-  const read = <A>(f: () => A): Effect.Effect<A> =>
-    Effect.flatMap(CurrentTx, (undo) => (undo !== undefined || !dirty ? Effect.sync(f) : lock.withPermits(1)(Effect.sync(f))))
+  const read = <A>(dirty: () => boolean, f: () => A): Effect.Effect<A> =>
+    Effect.flatMap(CurrentTx, (undo) => (undo !== undefined || !dirty() ? Effect.sync(f) : lock.withPermits(1)(Effect.sync(f))))
 
   const state = (t: Table<any>): TableState => {
     let s = tables.get(t.name)
@@ -104,7 +108,8 @@ export const makeMemoryStore = (): StoreService => {
     }
     if (undo !== undefined) {
       undo.push(() => write(t, key, before, undefined))
-      dirty = true
+      touchedRows.add(rowId(t, key))
+      touchedTables.add(t.name)
     }
   }
 
@@ -134,7 +139,8 @@ export const makeMemoryStore = (): StoreService => {
             Effect.onExit((exit) =>
               Effect.sync(() => {
                 if (Exit.isFailure(exit)) for (let i = undo.length - 1; i >= 0; i--) undo[i]!()
-                dirty = false
+                touchedRows.clear()
+                touchedTables.clear()
               })
             )
           )
@@ -142,10 +148,12 @@ export const makeMemoryStore = (): StoreService => {
       )
     })
 
-  const get = <Row>(t: Table<Row>, key: string) => read(() => state(t).rows.get(key) as Row | undefined)
+  const get = <Row>(t: Table<Row>, key: string) =>
+    read(() => touchedRows.has(rowId(t, key)), () => state(t).rows.get(key) as Row | undefined)
+  const tableDirty = (t: Table<any>) => () => touchedTables.has(t.name)
 
   const page = <Row>(t: Table<Row>, q: PageQuery) =>
-    read((): ReadonlyArray<Row> => {
+    read(tableDirty(t), (): ReadonlyArray<Row> => {
       const s = state(t)
       const entries = s.orders.get(q.order)?.get(q.partition) ?? []
       // Walking "towards the end" of the order means ascending index for an ascending order.
@@ -168,7 +176,7 @@ export const makeMemoryStore = (): StoreService => {
     get,
     getForUpdate: get,
     findUnique: <Row>(t: Table<Row>, unique: string, value: string) =>
-      read(() => {
+      read(tableDirty(t), () => {
         const s = state(t)
         const key = s.uniques.get(unique)?.get(value)
         return key === undefined ? undefined : (s.rows.get(key) as Row | undefined)
@@ -194,7 +202,7 @@ export const makeMemoryStore = (): StoreService => {
       writeOp((undo) => Effect.sync(() => write(t, key, undefined, undo))),
     page,
     count: <Row>(t: Table<Row>, order: string, partition: string) =>
-      read(() => state(t).orders.get(order)?.get(partition)?.length ?? 0)
+      read(tableDirty(t), () => state(t).orders.get(order)?.get(partition)?.length ?? 0)
   }
 }
 

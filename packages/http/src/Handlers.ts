@@ -49,6 +49,9 @@ const CustomersLive = HttpApiBuilder.group(Api, "customers", (handlers) =>
       }))
     .handle("get", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => Effect.map(getCustomer(caller, params.customerId), customerToWire))))
 
+/** The last instant a wire timestamp (four-digit year) can show. */
+const maxWireInstantMs = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+
 const notVirtual = () =>
   Effect.fail(apiError("CONFLICT", "The server runs on the system clock; start it with --clock virtual to control time."))
 
@@ -80,6 +83,11 @@ const SimulateLive = HttpApiBuilder.group(Api, "simulate", (handlers) =>
             })
           }
           target = to
+        }
+        if (target > maxWireInstantMs) {
+          return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+            errors: [{ pointer: payload.seconds !== undefined ? "/seconds" : "/to", detail: "would move the clock past 9999-12-31T23:59:59.999Z" }]
+          })
         }
         yield* time.advanceTo(target)
         return { now: toIso(yield* time.now) }
