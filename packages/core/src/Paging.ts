@@ -46,8 +46,12 @@ export const encodeCursor = (sortBy: string, sortOrder: "asc" | "desc", position
   base64urlnopad.encode(utf8.decode(JSON.stringify({ s: sortBy, o: sortOrder, v: position.sort, k: position.key })))
 
 /** The position a cursor names, or INVALID_CURSOR when it is malformed or from another sort. */
+/** Longer than any cursor fos issues; such a text is refused before it is decoded. */
+const maxCursorLength = 2048
+
 export const decodeCursor = (cursor: string, sortBy: string, sortOrder: "asc" | "desc"): Effect.Effect<Position, ApiError> =>
   Effect.suspend(() => {
+    if (cursor.length > maxCursorLength) return Effect.fail(apiError("INVALID_CURSOR", "The cursor is malformed."))
     let parsed: unknown
     try {
       parsed = JSON.parse(utf8.encode(base64urlnopad.decode(cursor)))

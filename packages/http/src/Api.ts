@@ -72,7 +72,8 @@ const PageSize = Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween(
 /** The paging query every list takes; `sortBy` values are per list. */
 export const listQuery = <const Sorts extends ReadonlyArray<string>>(sorts: Sorts) =>
   Schema.Struct({
-    cursor: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(1024, { fosDetail: "must be at most 1024 characters" }))),
+    // Any text: a cursor that is not one of ours is INVALID_CURSOR, decided when it is read.
+    cursor: Schema.optionalKey(Schema.String),
     limit: Schema.optionalKey(PageSize),
     direction: Schema.optionalKey(Schema.Literals(["forward", "backward"])),
     sortBy: Schema.optionalKey(Schema.Literals(sorts as unknown as [Sorts[number], ...Array<Sorts[number]>])),
