@@ -1,0 +1,618 @@
+/**
+ * `npm run bench`: throughput, latency and memory of `fos serve` against a bare `node:http` baseline.
+ *
+ * Method (docs/performance.md explains it at length):
+ *   1. Writes a seed (one organization whose rate limit is raised out of the way, one user, one sandbox key)
+ *      into a temporary directory and starts `fos serve --port 0 --seed <file>` as a child process.
+ *   2. Reads the child's idle RSS, fetches `GET /sandbox/v2/portal/users/me` once, and starts
+ *      bench/raw-server.ts as another child process that answers with the same status, headers and body.
+ *   3. Sends 100,000 requests to fos (checking every body) and reads its RSS again.
+ *   4. For each target, raw first, then fos: a warm-up run, then a timed run, with the same autocannon settings.
+ *   5. Prints a markdown table, writes bench/results/latest.json, and rewrites the section of
+ *      docs/performance.md between `<!-- bench:foundation:start -->` and `<!-- bench:foundation:end -->`.
+ *
+ * Settings can be changed through the environment: BENCH_CONNECTIONS (32), BENCH_DURATION (seconds, 10),
+ * BENCH_WARMUP (seconds, 3), BENCH_AMOUNT (100000). BENCH_NO_DOCS=1 leaves docs/performance.md alone.
+ *
+ * The goals (throughput at least 0.5× raw, p99 at most 2× raw) are reported, never enforced: timing depends on
+ * the machine. The exit code is non-zero only when something is wrong: a server fails to start, or a run saw
+ * errors, timeouts, non-2xx responses or unexpected bodies.
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { availableParallelism, cpus, release, tmpdir, totalmem } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { performance } from "node:perf_hooks"
+import { fileURLToPath } from "node:url"
+
+// ---------------------------------------------------------------------------------------------------------------
+// autocannon has no type declarations; this is the part of its programmatic API the bench uses.
+
+interface AutocannonOptions {
+  readonly url: string
+  readonly connections: number
+  readonly duration?: number
+  readonly amount?: number
+  readonly headers?: Record<string, string>
+  readonly timeout?: number
+  readonly expectBody?: string
+}
+
+interface AutocannonStats {
+  readonly average: number
+  readonly mean: number
+  readonly stddev: number
+  readonly min: number
+  readonly max: number
+  readonly total: number
+  readonly p50: number
+  readonly p90: number
+  readonly p99: number
+}
+
+interface AutocannonResult {
+  readonly duration: number
+  readonly errors: number
+  readonly timeouts: number
+  readonly mismatches: number
+  readonly non2xx: number
+  readonly resets: number
+  readonly "2xx": number
+  readonly statusCodeStats: Record<string, { readonly count: number }>
+  readonly latency: AutocannonStats
+  readonly requests: AutocannonStats & { readonly sent: number }
+  readonly throughput: AutocannonStats
+}
+
+interface AutocannonInstance extends PromiseLike<AutocannonResult> {
+  on(
+    event: "response",
+    listener: (client: unknown, statusCode: number | string, resBytes: number, responseTimeMs: number) => void
+  ): AutocannonInstance
+  stop(): void
+}
+
+const autocannon = createRequire(import.meta.url)("autocannon") as (options: AutocannonOptions) => AutocannonInstance
+
+// ---------------------------------------------------------------------------------------------------------------
+// Settings
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
+const path = "/v2/portal/users/me"
+
+const intFromEnv = (name: string, fallback: number, min: number): number => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === "") return fallback
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number, at least ${min}; got ${JSON.stringify(raw)}`)
+  return n
+}
+
+const settings = {
+  connections: intFromEnv("BENCH_CONNECTIONS", 32, 1),
+  durationSeconds: intFromEnv("BENCH_DURATION", 10, 1),
+  warmupSeconds: intFromEnv("BENCH_WARMUP", 3, 0),
+  amount: intFromEnv("BENCH_AMOUNT", 100_000, 1),
+  pipelining: 1,
+  timeoutSeconds: 10
+}
+
+const startTimeoutMs = 60_000
+const stopTimeoutMs = 25_000
+
+// ---------------------------------------------------------------------------------------------------------------
+// Child processes
+
+interface Child {
+  readonly name: string
+  readonly proc: ChildProcess
+  readonly pid: number
+  /** Everything the child wrote to stdout and stderr, most recent 64 KiB. */
+  log: string
+  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
+  readonly exited: Promise<void>
+}
+
+/** Spawns `node <args>` in the repository root and resolves once a stdout line starts with `prefix`. */
+const startChild = (
+  name: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string>,
+  prefix: string
+): Promise<{ child: Child; value: string }> => {
+  const proc = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+  if (proc.pid === undefined) return Promise.reject(new Error(`${name}: could not spawn ${process.execPath}`))
+  let resolveExited!: () => void
+  const child: Child = {
+    name,
+    proc,
+    pid: proc.pid,
+    log: "",
+    exit: undefined,
+    exited: new Promise<void>((r) => { resolveExited = r })
+  }
+  const append = (chunk: Buffer) => {
+    child.log = (child.log + chunk.toString("utf8")).slice(-65_536)
+  }
+  return new Promise((resolvePromise, reject) => {
+    let settled = false
+    let pending = ""
+    const timer = setTimeout(() => {
+      if (settled) return
+      settled = true
+      proc.kill("SIGKILL")
+      reject(new Error(`${name} did not print "${prefix}..." within ${startTimeoutMs / 1000} s. Its output:\n${child.log}`))
+    }, startTimeoutMs)
+    proc.stdout!.on("data", (chunk: Buffer) => {
+      append(chunk)
+      if (settled) return
+      pending += chunk.toString("utf8")
+      const lines = pending.split("\n")
+      pending = lines.pop() ?? ""
+      for (const line of lines) {
+        if (line.startsWith(prefix)) {
+          settled = true
+          clearTimeout(timer)
+          resolvePromise({ child, value: line.slice(prefix.length).trim() })
+          return
+        }
+      }
+    })
+    proc.stderr!.on("data", append)
+    proc.on("error", (e) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      reject(new Error(`${name}: ${e.message}`))
+    })
+    proc.on("exit", (code, signal) => {
+      child.exit = { code, signal }
+      resolveExited()
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      reject(new Error(`${name} exited (code ${code}, signal ${signal}) before printing "${prefix}...". Its output:\n${child.log}`))
+    })
+  })
+}
+
+/** SIGTERM, then SIGKILL if the child has not exited within `stopTimeoutMs`. */
+const stopChild = async (child: Child): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number; killed: boolean }> => {
+  const t0 = performance.now()
+  if (child.exit === undefined) child.proc.kill("SIGTERM")
+  let killed = false
+  const timer = setTimeout(() => {
+    killed = true
+    child.proc.kill("SIGKILL")
+  }, stopTimeoutMs)
+  await child.exited
+  clearTimeout(timer)
+  return { code: child.exit?.code ?? null, signal: child.exit?.signal ?? null, ms: Math.round(performance.now() - t0), killed }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// /proc readings (Linux)
+
+interface Memory {
+  /** Resident set size now, KiB. */
+  readonly rssKiB: number | undefined
+  /** Peak resident set size since the process started, KiB. */
+  readonly peakKiB: number | undefined
+}
+
+const readMemory = (pid: number): Memory => {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8")
+    const field = (name: string) => {
+      const m = new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)
+      return m === null ? undefined : Number(m[1])
+    }
+    return { rssKiB: field("VmRSS"), peakKiB: field("VmHWM") }
+  } catch {
+    return { rssKiB: undefined, peakKiB: undefined }
+  }
+}
+
+/** Nanoseconds the process has spent on a CPU (all threads), from /proc/<pid>/schedstat. */
+const readCpuNs = (pid: number): number | undefined => {
+  try {
+    const first = readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[0]
+    return first === undefined ? undefined : Number(first)
+  } catch {
+    return undefined
+  }
+}
+
+/** Milliseconds all CPUs of the machine have spent busy, from /proc/stat (USER_HZ is 100 on Linux). */
+const readMachineBusyMs = (): number | undefined => {
+  try {
+    const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number)
+    // user nice system idle iowait irq softirq steal
+    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields
+    return (user + nice + system + irq + softirq + steal) * 10
+  } catch {
+    return undefined
+  }
+}
+
+const machine = () => {
+  let model: string | undefined
+  try {
+    model = /^model name\s*:\s*(.+)$/m.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1]?.trim()
+  } catch {
+    // not Linux
+  }
+  return {
+    cores: availableParallelism(),
+    model: model ?? cpus()[0]?.model ?? "unknown",
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    os: `${process.platform} ${release()} ${process.arch}`
+  }
+}
+
+const commit = (): string | undefined => {
+  try {
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim()
+  } catch {
+    return undefined
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Load
+
+/** Every 2xx response time of a run, in milliseconds, at full precision (autocannon's histogram keeps whole ms). */
+class LatencyRecorder {
+  private values = new Float64Array(1 << 16)
+  private n = 0
+  push(ms: number) {
+    if (this.n === this.values.length) {
+      const bigger = new Float64Array(this.values.length * 2)
+      bigger.set(this.values)
+      this.values = bigger
+    }
+    this.values[this.n++] = ms
+  }
+  summary() {
+    const sorted = this.values.slice(0, this.n).sort()
+    const at = (p: number) => (this.n === 0 ? 0 : sorted[Math.min(this.n - 1, Math.max(0, Math.ceil((p / 100) * this.n) - 1))]!)
+    let sum = 0
+    for (let i = 0; i < this.n; i++) sum += sorted[i]!
+    return {
+      count: this.n,
+      mean: this.n === 0 ? 0 : sum / this.n,
+      p50: at(50),
+      p90: at(90),
+      p99: at(99),
+      p999: at(99.9),
+      max: this.n === 0 ? 0 : sorted[this.n - 1]!
+    }
+  }
+}
+
+interface Run {
+  readonly target: string
+  readonly url: string
+  readonly connections: number
+  readonly durationSeconds: number
+  readonly requestsPerSecond: { readonly mean: number; readonly stddev: number; readonly overall: number }
+  readonly completed2xx: number
+  readonly latencyMs: ReturnType<LatencyRecorder["summary"]>
+  /** autocannon's own histogram, whole milliseconds. */
+  readonly autocannonLatencyMs: { readonly mean: number; readonly p50: number; readonly p99: number; readonly max: number }
+  readonly errors: number
+  readonly timeouts: number
+  readonly non2xx: number
+  readonly mismatches: number
+  readonly resets: number
+  readonly statusCodes: Record<string, number>
+  /** CPU time of the server process over the run, as a percentage of one core. */
+  readonly serverCpuPercent: number | undefined
+  /**
+   * CPU time of the server process per 2xx response, microseconds. Less sensitive than throughput to a machine
+   * shared with other work, since it counts the server's own time only.
+   */
+  readonly serverCpuPerRequestUs: number | undefined
+  /** CPU time of this process (the load generator) over the run, as a percentage of one core. */
+  readonly loadGeneratorCpuPercent: number
+  /**
+   * CPU time of everything else on the machine over the run, as a percentage of one core: the busy time of all
+   * CPUs minus the server and the load generator. Well above a few percent means the numbers are disturbed.
+   */
+  readonly otherCpuPercent: number | undefined
+}
+
+const load = async (
+  target: string,
+  url: string,
+  pid: number,
+  limit: { readonly duration: number } | { readonly amount: number },
+  headers: Record<string, string>,
+  expectBody?: string
+): Promise<Run> => {
+  const latencies = new LatencyRecorder()
+  const cpu0 = readCpuNs(pid)
+  const busy0 = readMachineBusyMs()
+  const self0 = process.cpuUsage()
+  const t0 = performance.now()
+  const instance = autocannon({
+    url,
+    connections: settings.connections,
+    timeout: settings.timeoutSeconds,
+    headers,
+    ...limit,
+    ...(expectBody === undefined ? {} : { expectBody })
+  })
+  instance.on("response", (_client, statusCode, _bytes, ms) => {
+    const status = Number(statusCode)
+    if (status >= 200 && status < 300) latencies.push(ms)
+  })
+  const result = await instance
+  const wallMs = performance.now() - t0
+  const cpu1 = readCpuNs(pid)
+  const busy1 = readMachineBusyMs()
+  const self = process.cpuUsage(self0)
+  const serverCpuMs = cpu0 === undefined || cpu1 === undefined ? undefined : (cpu1 - cpu0) / 1e6
+  const selfCpuMs = (self.user + self.system) / 1000
+  const statusCodes: Record<string, number> = {}
+  for (const [code, { count }] of Object.entries(result.statusCodeStats)) statusCodes[code] = count
+  return {
+    target,
+    url,
+    connections: settings.connections,
+    durationSeconds: result.duration,
+    requestsPerSecond: {
+      mean: result.requests.average,
+      stddev: result.requests.stddev,
+      overall: result["2xx"] / (wallMs / 1000)
+    },
+    completed2xx: result["2xx"],
+    latencyMs: latencies.summary(),
+    autocannonLatencyMs: { mean: result.latency.average, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
+    errors: result.errors,
+    timeouts: result.timeouts,
+    non2xx: result.non2xx,
+    mismatches: result.mismatches,
+    resets: result.resets,
+    statusCodes,
+    serverCpuPercent: serverCpuMs === undefined ? undefined : (serverCpuMs / wallMs) * 100,
+    serverCpuPerRequestUs: serverCpuMs === undefined || result["2xx"] === 0 ? undefined : (serverCpuMs * 1000) / result["2xx"],
+    loadGeneratorCpuPercent: (selfCpuMs / wallMs) * 100,
+    otherCpuPercent: busy0 === undefined || busy1 === undefined || serverCpuMs === undefined
+      ? undefined
+      : Math.max(0, ((busy1 - busy0 - serverCpuMs - selfCpuMs) / wallMs) * 100)
+  }
+}
+
+/** A warm-up run (discarded), then the timed run. */
+const measure = async (target: string, url: string, pid: number, headers: Record<string, string>): Promise<Run> => {
+  if (settings.warmupSeconds > 0) {
+    log(`${target}: warm-up, ${settings.warmupSeconds} s`)
+    await load(target, url, pid, { duration: settings.warmupSeconds }, headers)
+  }
+  log(`${target}: measuring, ${settings.durationSeconds} s with ${settings.connections} connections`)
+  return load(target, url, pid, { duration: settings.durationSeconds }, headers)
+}
+
+const problems = (run: Run): number => run.errors + run.timeouts + run.non2xx + run.mismatches
+
+// ---------------------------------------------------------------------------------------------------------------
+// Output
+
+const log = (line: string) => console.error(`[bench] ${line}`)
+
+const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US")
+const fmtMs = (n: number) => n.toFixed(2)
+const fmtRatio = (n: number) => `${n.toFixed(2)}×`
+const fmtMiB = (kib: number | undefined) => (kib === undefined ? "n/a" : `${(kib / 1024).toFixed(1)} MiB`)
+const fmtUs = (n: number | undefined) => (n === undefined ? "n/a" : n.toFixed(1))
+const fmtPct = (n: number | undefined) => (n === undefined ? "n/a" : `${Math.round(n)} %`)
+
+interface Results {
+  readonly date: string
+  readonly node: string
+  readonly machine: ReturnType<typeof machine>
+  readonly commit: string | undefined
+  readonly settings: typeof settings & { readonly path: string }
+  readonly raw: Run
+  readonly fos: Run
+  readonly ratios: { readonly throughput: number; readonly p50: number; readonly p99: number; readonly cpuPerRequest: number | undefined }
+  readonly goals: {
+    readonly throughput: { readonly atLeast: number; readonly met: boolean }
+    readonly p99: { readonly atMost: number; readonly met: boolean }
+  }
+  readonly memory: {
+    readonly fosIdleRssKiB: number | undefined
+    readonly fosRssAfterAmountKiB: number | undefined
+    readonly fosRssAtEndKiB: number | undefined
+    readonly fosPeakRssKiB: number | undefined
+    readonly rawIdleRssKiB: number | undefined
+    readonly rawRssAtEndKiB: number | undefined
+    readonly amountRun: Run
+  }
+  readonly shutdown: { readonly fos: Awaited<ReturnType<typeof stopChild>>; readonly raw: Awaited<ReturnType<typeof stopChild>> }
+}
+
+const markdown = (r: Results): string => {
+  const mark = (met: boolean) => (met ? "met" : "**missed**")
+  const lines = [
+    `Measured ${r.date.slice(0, 10)} on ${r.machine.cores} × ${r.machine.model} (${r.machine.memoryGiB} GiB, ${r.machine.os}), ` +
+      `Node ${r.node}${r.commit === undefined ? "" : `, commit ${r.commit}`}. ` +
+      `\`GET /sandbox${r.settings.path}\`, ${r.settings.connections} connections, no pipelining, ` +
+      `${r.settings.warmupSeconds} s warm-up then ${r.settings.durationSeconds} s per target; load generator and servers on the same machine.`,
+    "",
+    "| | raw `node:http` | fos | fos / raw | goal |",
+    "|---|---:|---:|---:|---|",
+    `| throughput, req/s (mean of 1 s samples) | ${fmtInt(r.raw.requestsPerSecond.mean)} | ${fmtInt(r.fos.requestsPerSecond.mean)} | ${fmtRatio(r.ratios.throughput)} | ≥ ${r.goals.throughput.atLeast}×: ${mark(r.goals.throughput.met)} |`,
+    `| latency p50, ms | ${fmtMs(r.raw.latencyMs.p50)} | ${fmtMs(r.fos.latencyMs.p50)} | ${fmtRatio(r.ratios.p50)} | |`,
+    `| latency p99, ms | ${fmtMs(r.raw.latencyMs.p99)} | ${fmtMs(r.fos.latencyMs.p99)} | ${fmtRatio(r.ratios.p99)} | ≤ ${r.goals.p99.atMost}×: ${mark(r.goals.p99.met)} |`,
+    `| latency max, ms | ${fmtMs(r.raw.latencyMs.max)} | ${fmtMs(r.fos.latencyMs.max)} | | |`,
+    `| requests answered 2xx | ${fmtInt(r.raw.completed2xx)} | ${fmtInt(r.fos.completed2xx)} | | |`,
+    `| errors + timeouts | ${r.raw.errors + r.raw.timeouts} | ${r.fos.errors + r.fos.timeouts} | | 0 |`,
+    `| non-2xx responses | ${r.raw.non2xx} | ${r.fos.non2xx} | | 0 |`,
+    `| server CPU, % of one core | ${fmtPct(r.raw.serverCpuPercent)} | ${fmtPct(r.fos.serverCpuPercent)} | | |`,
+    `| server CPU per request, µs | ${fmtUs(r.raw.serverCpuPerRequestUs)} | ${fmtUs(r.fos.serverCpuPerRequestUs)} | ${r.ratios.cpuPerRequest === undefined ? "" : fmtRatio(r.ratios.cpuPerRequest)} | |`,
+    `| load generator CPU, % of one core | ${fmtPct(r.raw.loadGeneratorCpuPercent)} | ${fmtPct(r.fos.loadGeneratorCpuPercent)} | | |`,
+    `| other processes' CPU, % of one core | ${fmtPct(r.raw.otherCpuPercent)} | ${fmtPct(r.fos.otherCpuPercent)} | | ≈ 0 |`,
+    "",
+    "| fos process memory | RSS |",
+    "|---|---:|",
+    `| idle, after start | ${fmtMiB(r.memory.fosIdleRssKiB)} |`,
+    `| after ${fmtInt(r.settings.amount)} requests (${fmtInt(r.memory.amountRun.requestsPerSecond.overall)} req/s, ${r.memory.amountRun.non2xx + r.memory.amountRun.errors + r.memory.amountRun.timeouts + r.memory.amountRun.mismatches} bad responses) | ${fmtMiB(r.memory.fosRssAfterAmountKiB)} |`,
+    `| at the end of the bench (${fmtInt(r.settings.amount + r.fos.completed2xx)}+ requests) | ${fmtMiB(r.memory.fosRssAtEndKiB)} |`,
+    `| peak (VmHWM) | ${fmtMiB(r.memory.fosPeakRssKiB)} |`,
+    `| for comparison: raw \`node:http\` server, idle | ${fmtMiB(r.memory.rawIdleRssKiB)} |`,
+    `| for comparison: raw \`node:http\` server, after its ${fmtInt(r.raw.completed2xx)}+ requests | ${fmtMiB(r.memory.rawRssAtEndKiB)} |`
+  ]
+  return lines.join("\n")
+}
+
+const startMarker = "<!-- bench:foundation:start -->"
+const endMarker = "<!-- bench:foundation:end -->"
+
+const updateDocs = (section: string) => {
+  const file = join(root, "docs", "performance.md")
+  const block = `${startMarker}\n${section}\n${endMarker}`
+  if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true })
+    writeFileSync(file, `# Performance\n\nWritten by \`npm run bench\`.\n\n${block}\n`)
+    return
+  }
+  // The markers count only on a line of their own, so prose may mention them.
+  const text = readFileSync(file, "utf8")
+  const existing = /^<!-- bench:foundation:start -->$[\s\S]*?^<!-- bench:foundation:end -->$/m
+  writeFileSync(file, existing.test(text) ? text.replace(existing, () => block) : `${text.replace(/\n*$/, "")}\n\n${block}\n`)
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+
+const main = async () => {
+  const tmp = mkdtempSync(join(tmpdir(), "fos-bench-"))
+  const children: Array<Child> = []
+  try {
+    const key = `ck_sandbox_${randomBytes(32).toString("hex")}`
+    const seedPath = join(tmp, "seed.json")
+    writeFileSync(seedPath, JSON.stringify({
+      organizations: [{
+        id: "org_bench",
+        name: "Bench",
+        status: "active",
+        rateLimit: { sustainedPerSecond: 1_000_000, burst: 1_000_000 },
+        users: [{ id: "usr_bench", email: "bench@example.com", role: "admin" }],
+        apiKeys: [{ key, access: "read_write", createdBy: "usr_bench" }]
+      }]
+    }))
+
+    log("starting fos serve")
+    const fosStart = await startChild(
+      "fos serve",
+      ["--import", "tsx", "adapters/node/src/bin.ts", "serve", "--port", "0", "--host", "127.0.0.1", "--seed", seedPath],
+      {},
+      "sandbox: "
+    )
+    const fos = fosStart.child
+    children.push(fos)
+    const fosUrl = `${fosStart.value}${path}`
+    log(`fos listening, pid ${fos.pid}: ${fosUrl}`)
+    await sleep(2000)
+    const fosIdle = readMemory(fos.pid)
+
+    const headers = { "x-api-key": key }
+    const probe = await fetch(fosUrl, { headers })
+    const body = await probe.text()
+    if (probe.status !== 200) {
+      throw new Error(`fos answered ${probe.status} to GET ${fosUrl}:\n${[...probe.headers].map(([k, v]) => `${k}: ${v}`).join("\n")}\n\n${body}\n\nserver output:\n${fos.log}`)
+    }
+    const skip = new Set(["date", "connection", "keep-alive", "transfer-encoding"])
+    const payloadPath = join(tmp, "payload.json")
+    writeFileSync(payloadPath, JSON.stringify({ status: probe.status, headers: [...probe.headers].filter(([k]) => !skip.has(k)), body }))
+
+    log("starting raw node:http server")
+    const rawStart = await startChild("raw server", ["--import", "tsx", "bench/raw-server.ts"], { BENCH_PAYLOAD: payloadPath }, "raw: ")
+    const raw = rawStart.child
+    children.push(raw)
+    const rawUrl = `${rawStart.value}/sandbox${path}`
+    const rawProbe = await fetch(rawUrl)
+    const rawBody = await rawProbe.text()
+    if (rawProbe.status !== probe.status || rawBody !== body) throw new Error("the raw server does not answer what fos answered")
+    await sleep(500)
+    const rawIdle = readMemory(raw.pid)
+
+    log(`fos: ${fmtInt(settings.amount)} requests for memory, checking every body`)
+    const amountRun = await load("fos", fosUrl, fos.pid, { amount: settings.amount }, headers, body)
+    const fosAfterAmount = readMemory(fos.pid)
+
+    const rawRun = await measure("raw", rawUrl, raw.pid, {})
+    const fosRun = await measure("fos", fosUrl, fos.pid, headers)
+    const fosEnd = readMemory(fos.pid)
+    const rawEnd = readMemory(raw.pid)
+
+    log("stopping servers")
+    const [fosStop, rawStop] = await Promise.all([stopChild(fos), stopChild(raw)])
+
+    const ratios = {
+      throughput: fosRun.requestsPerSecond.mean / rawRun.requestsPerSecond.mean,
+      p50: fosRun.latencyMs.p50 / rawRun.latencyMs.p50,
+      p99: fosRun.latencyMs.p99 / rawRun.latencyMs.p99,
+      cpuPerRequest: fosRun.serverCpuPerRequestUs === undefined || rawRun.serverCpuPerRequestUs === undefined
+        ? undefined
+        : fosRun.serverCpuPerRequestUs / rawRun.serverCpuPerRequestUs
+    }
+    const results: Results = {
+      date: new Date().toISOString(),
+      node: process.version,
+      machine: machine(),
+      commit: commit(),
+      settings: { ...settings, path },
+      raw: rawRun,
+      fos: fosRun,
+      ratios,
+      goals: {
+        throughput: { atLeast: 0.5, met: ratios.throughput >= 0.5 },
+        p99: { atMost: 2, met: ratios.p99 <= 2 }
+      },
+      memory: {
+        fosIdleRssKiB: fosIdle.rssKiB,
+        fosRssAfterAmountKiB: fosAfterAmount.rssKiB,
+        fosRssAtEndKiB: fosEnd.rssKiB,
+        fosPeakRssKiB: fosEnd.peakKiB,
+        rawIdleRssKiB: rawIdle.rssKiB,
+        rawRssAtEndKiB: rawEnd.rssKiB,
+        amountRun
+      },
+      shutdown: { fos: fosStop, raw: rawStop }
+    }
+
+    const table = markdown(results)
+    console.log(table)
+    const resultsDir = join(root, "bench", "results")
+    mkdirSync(resultsDir, { recursive: true })
+    writeFileSync(join(resultsDir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`)
+    log("wrote bench/results/latest.json")
+    if (process.env.BENCH_NO_DOCS !== "1") {
+      updateDocs(table)
+      log("updated docs/performance.md")
+    }
+
+    const bad = [amountRun, rawRun, fosRun].filter((run) => problems(run) > 0)
+    for (const run of bad) {
+      log(`${run.target} (${run.url}): ${run.errors} errors, ${run.timeouts} timeouts, ${run.non2xx} non-2xx, ${run.mismatches} unexpected bodies; status codes ${JSON.stringify(run.statusCodes)}`)
+    }
+    if (fosStop.killed) log(`fos did not exit within ${stopTimeoutMs / 1000} s of SIGTERM and was killed. Its output:\n${fos.log}`)
+    const busy = [rawRun, fosRun].filter((run) => (run.otherCpuPercent ?? 0) > 20)
+    if (busy.length > 0) log(`other processes used CPU during the ${busy.map((run) => run.target).join(" and ")} run(s); the numbers are disturbed, run again on a quiet machine`)
+    if (bad.length > 0 || fosStop.killed) process.exitCode = 1
+  } finally {
+    for (const child of children) if (child.exit === undefined) child.proc.kill("SIGKILL")
+    rmSync(tmp, { recursive: true, force: true })
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(`[bench] failed: ${e instanceof Error ? e.message : String(e)}`)
+  process.exitCode = 1
+})
