@@ -97,7 +97,8 @@ const seed: Seed = seedOf(
       { key: sandboxKey("srv/loopback"), access: "read_only", ipAllowlist: ["127.0.0.0/8", "::1/128"] },
       { key: sandboxKey("srv/ten"), access: "read_only", ipAllowlist: ["10.0.0.0/8"] }
     ]
-  })
+  }),
+  orgSeed("srvslow", { rateLimit: { sustainedPerSecond: 1, burst: 2 }, keys: [{ key: sandboxKey("srvslow"), access: "read_only" }] })
 )
 const startIso = new Date(START_MS).toISOString()
 
@@ -204,6 +205,25 @@ describe("fos serve over HTTP", () => {
     expect(second.text).toBe(first.text)
     expect(second.headers.get("idempotency-replayed")).toBe("true")
     expect(await clock()).toBe(new Date(before + 90_000).toISOString())
+  })
+
+  it("rate limits and problem timestamps run on the server's virtual clock", async () => {
+    const clock = async () => (await httpCall(server.origin, "/sandbox/v2/simulate/clock", { key: S.sandbox })).json.now as string
+    const slow = sandboxKey("srvslow")
+    const statuses: Array<number> = []
+    for (let i = 0; i < 3; i++) statuses.push((await httpCall(server.origin, "/sandbox/v2/customers", { key: slow })).status)
+    expect(statuses).toEqual([200, 200, 429])
+    const advanced = await httpCall(server.origin, "/sandbox/v2/simulate/clock/advance", { method: "POST", key: S.sandbox, body: { seconds: 3600 } })
+    expect(advanced.status).toBe(200)
+    const now = await clock()
+    // A problem rendered by the edge (unknown route) and one by the gate both carry the virtual time.
+    const edge = await httpCall(server.origin, "/nowhere")
+    expect(edge.json.timestamp).toBe(now)
+    const refill = await httpCall(server.origin, "/sandbox/v2/customers", { key: slow })
+    expect(refill.status).toBe(200)
+    expect(refill.headers.get("x-ratelimit-remaining")).toBe("1")
+    const gate = await httpCall(server.origin, "/sandbox/v2/customers/cus_missing", { key: slow })
+    expect(gate.json.timestamp).toBe(now)
   })
 })
 

@@ -15,12 +15,29 @@ import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { Effect } from "effect"
 import ipaddr from "ipaddr.js"
 import { ApiError, apiError } from "./Problem.ts"
-import { Buckets, RateLimiter } from "./RateLimit.ts"
-import { Store } from "./Store.ts"
-import { type ApiKey, ApiKeys, type Environment, keyPattern, type Organization, Organizations } from "./Tenancy.ts"
+import { type BucketSpec, Buckets, RateLimiter, type RateLimiterService } from "./RateLimit.ts"
+import { Store, type StoreService } from "./Store.ts"
+import { type ApiKey, ApiKeys, type Environment, keyPattern, keyPrefix, type Organization, Organizations } from "./Tenancy.ts"
 
 /** Lower-case hex SHA-256 of a text. */
 export const sha256Hex = (text: string): string => bytesToHex(sha256(utf8ToBytes(text)))
+
+/**
+ * The hash of a presented key, remembered for the keys seen lately: hashing is the largest single cost of
+ * authenticating a request. The cache lives only in this process's memory, holds no more than keys in flight do,
+ * and is never stored; keys are still stored only as hashes.
+ */
+const keyHashes = new Map<string, string>()
+const maxKeyHashes = 4096
+const keyHash = (key: string): string => {
+  let hash = keyHashes.get(key)
+  if (hash === undefined) {
+    if (keyHashes.size >= maxKeyHashes) keyHashes.clear()
+    hash = sha256Hex(key)
+    keyHashes.set(key, hash)
+  }
+  return hash
+}
 
 /** Who is calling: the accepted key and its organization, in the environment of the base address. */
 export interface Caller {
@@ -70,41 +87,59 @@ export const isCidr = (cidr: string): boolean => {
 const limited = (what: string, retryAfterSeconds: number | undefined) =>
   new ApiError({ code: "RATE_LIMITED", detail: `Too many ${what} from this address.`, retryAfterSeconds: retryAfterSeconds ?? 1 })
 
-export const authenticate = (credentials: Credentials): Effect.Effect<Caller, ApiError, Store | RateLimiter> =>
-  Effect.gen(function*() {
-    const limiter = yield* RateLimiter
-    const store = yield* Store
-    const { apiKey, clientIp, environment, method } = credentials
+/** Rules 3 to 7, which need nothing but the key and its organization. */
+const admitKey = (credentials: Credentials, key: ApiKey, organization: Organization): Caller | ApiError => {
+  if (organization.status === "suspended") return apiError("ORGANIZATION_ACCESS_SUSPENDED", "Access for this organization is suspended.")
+  if (credentials.environment === "live" && organization.status !== "active") {
+    return apiError("PRODUCTION_ACCESS_REQUIRED", "Production opens once the organization is approved and active.")
+  }
+  if (credentials.environment === "sandbox" && !organization.sandboxProvisioned) {
+    return apiError("SANDBOX_NOT_PROVISIONED", "The organization's sandbox is not provisioned yet.")
+  }
+  if (!ipAllowed(credentials.clientIp, key.ipAllowlist)) {
+    return apiError("API_KEY_IP_NOT_ALLOWED", "The caller's address is not in this key's IP allowlist.")
+  }
+  if (key.access === "read_only" && !readMethods.has(credentials.method)) {
+    return apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only.")
+  }
+  return { organization, key, environment: credentials.environment }
+}
+
+/**
+ * Authentication over given services. It runs on every request, so it is written as a short chain of effects
+ * (two store reads, and a bucket only when refusing) rather than a generator.
+ */
+export const makeAuthenticate = (store: StoreService, limiter: RateLimiterService) => {
+  const refuse = (bucket: string, spec: BucketSpec, what: string, error: ApiError) =>
+    Effect.flatMap(limiter.take(bucket, spec), (decision) =>
+      Effect.fail(decision.allowed ? error : limited(what, decision.retryAfterSeconds)))
+  const invalid = (credentials: Credentials) =>
+    refuse(
+      `ip-invalid:${credentials.clientIp}`,
+      Buckets.invalidKeyPerIp,
+      "requests with an invalid API key",
+      apiError("API_KEY_INVALID", `The API key is not an active key of the ${credentials.environment} environment.`)
+    )
+  return (credentials: Credentials): Effect.Effect<Caller, ApiError> => {
+    const { apiKey, environment } = credentials
     if (apiKey === undefined || apiKey === "") {
-      const decision = yield* limiter.take(`ip-unauth:${clientIp}`, Buckets.unauthenticatedPerIp)
-      if (!decision.allowed) return yield* limited("unauthenticated requests", decision.retryAfterSeconds)
-      return yield* apiError("API_KEY_MISSING", "The x-api-key header is missing.")
+      return refuse(`ip-unauth:${credentials.clientIp}`, Buckets.unauthenticatedPerIp, "unauthenticated requests", apiError("API_KEY_MISSING", "The x-api-key header is missing."))
     }
-    const key = keyPattern.test(apiKey) ? yield* store.get(ApiKeys, sha256Hex(apiKey)) : undefined
-    if (key === undefined || key.revokedAt !== undefined || key.environment !== environment || !apiKey.startsWith(`ck_${environment}_`)) {
-      const decision = yield* limiter.take(`ip-invalid:${clientIp}`, Buckets.invalidKeyPerIp)
-      if (!decision.allowed) return yield* limited("requests with an invalid API key", decision.retryAfterSeconds)
-      return yield* apiError("API_KEY_INVALID", `The API key is not an active key of the ${environment} environment.`)
-    }
-    const organization = yield* store.get(Organizations, key.organizationId)
-    if (organization === undefined) return yield* apiError("API_KEY_INVALID", `The API key is not an active key of the ${environment} environment.`)
-    if (organization.status === "suspended") {
-      return yield* apiError("ORGANIZATION_ACCESS_SUSPENDED", "Access for this organization is suspended.")
-    }
-    if (environment === "live" && organization.status !== "active") {
-      return yield* apiError("PRODUCTION_ACCESS_REQUIRED", "Production opens once the organization is approved and active.")
-    }
-    if (environment === "sandbox" && !organization.sandboxProvisioned) {
-      return yield* apiError("SANDBOX_NOT_PROVISIONED", "The organization's sandbox is not provisioned yet.")
-    }
-    if (!ipAllowed(clientIp, key.ipAllowlist)) {
-      return yield* apiError("API_KEY_IP_NOT_ALLOWED", "The caller's address is not in this key's IP allowlist.")
-    }
-    if (key.access === "read_only" && !readMethods.has(method)) {
-      return yield* apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only.")
-    }
-    return { organization, key, environment }
-  })
+    if (!keyPattern.test(apiKey) || !apiKey.startsWith(keyPrefix(environment))) return invalid(credentials)
+    return Effect.flatMap(store.get(ApiKeys, keyHash(apiKey)), (key) => {
+      if (key === undefined || key.revokedAt !== undefined || key.environment !== environment) return invalid(credentials)
+      return Effect.flatMap(store.get(Organizations, key.organizationId), (organization) => {
+        if (organization === undefined) return invalid(credentials)
+        const admitted = admitKey(credentials, key, organization)
+        return admitted instanceof ApiError ? Effect.fail(admitted) : Effect.succeed(admitted)
+      })
+    })
+  }
+}
+
+/** Authentication with the store and the limiter of the context. */
+export const authenticate = (credentials: Credentials): Effect.Effect<Caller, ApiError, Store | RateLimiter> =>
+  Effect.flatMap(Effect.all([Store, RateLimiter]), ([store, limiter]) => makeAuthenticate(store, limiter)(credentials))
 
 /** Which bucket a request of `caller` counts against: the dedicated one when named, else the general one. */
 export const rateLimitFor = (caller: Caller, dedicated: string | undefined) => {

@@ -38,7 +38,6 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
   const retention = options.idempotencyRetentionMs === undefined
     ? Layer.empty
     : Layer.succeed(IdempotencyRetention, options.idempotencyRetentionMs)
-  const base = Layer.mergeAll(store, layerRateLimiter, timerHandlers, retention)
   const clockMode = options.clock ?? { mode: "system" }
   if (clockMode.mode === "virtual") {
     const time = Layer.unwrap(Effect.gen(function*() {
@@ -46,8 +45,10 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
       const clock = makeVirtualClock(startMs)
       return Layer.mergeAll(Layer.succeed(Clock.Clock, clock), Layer.succeed(TimeControl, makeVirtualTimeControl(clock)))
     }))
-    return Layer.provideMerge(time, base)
+    // The services that read time are built on the virtual clock.
+    return Layer.mergeAll(store, layerRateLimiter, timerHandlers, retention).pipe(Layer.provideMerge(time))
   }
+  const base = Layer.mergeAll(store, layerRateLimiter, timerHandlers, retention)
   // The system clock: one background fiber fires due timers for the life of the engine.
   const scheduler = Layer.effectDiscard(Effect.forkScoped(runScheduler)).pipe(Layer.provide(base))
   return Layer.mergeAll(base, Layer.succeed(TimeControl, systemTimeControl), scheduler)

@@ -54,7 +54,9 @@ export const makeMemoryStore = (): StoreService => {
    * own writes.
    */
   const read = <A>(dirty: () => boolean, f: () => A): Effect.Effect<A> =>
-    Effect.flatMap(CurrentTx, (undo) => (undo !== undefined || !dirty() ? Effect.sync(f) : lock.withPermits(1)(Effect.sync(f))))
+    Effect.withFiber((fiber) =>
+      fiber.getRef(CurrentTx) !== undefined || !dirty() ? Effect.succeed(f()) : lock.withPermits(1)(Effect.sync(f))
+    )
 
   const state = (t: Table<any>): TableState => {
     let s = tables.get(t.name)

@@ -70,11 +70,13 @@ export class RateLimiter extends Context.Service<RateLimiter, RateLimiterService
 /** Bounds the bucket map: idle full buckets are forgotten once it grows past this many keys. */
 const maxBuckets = 100_000
 
-export const makeRateLimiter = (): RateLimiterService => {
+/** A limiter on `clock`: the engine's clock, virtual or not, fixed when the engine is built. */
+export const makeRateLimiter = (clock: Clock.Clock): RateLimiterService => {
   const buckets = new Map<string, BucketState>()
   return {
     take: (key, spec) =>
-      Effect.map(Clock.currentTimeMillis, (nowMs) => {
+      Effect.suspend(() => {
+        const nowMs = clock.currentTimeMillisUnsafe()
         const [decision, next] = take(spec, buckets.get(key), nowMs)
         if (buckets.size >= maxBuckets && !buckets.has(key)) {
           for (const [k, s] of buckets) {
@@ -82,9 +84,10 @@ export const makeRateLimiter = (): RateLimiterService => {
           }
         }
         buckets.set(key, next)
-        return decision
+        return Effect.succeed(decision)
       })
   }
 }
 
-export const layerRateLimiter: Layer.Layer<RateLimiter> = Layer.sync(RateLimiter, makeRateLimiter)
+/** The limiter on the Clock of the layer's context. */
+export const layerRateLimiter: Layer.Layer<RateLimiter> = Layer.effect(RateLimiter, Effect.map(Clock.Clock, makeRateLimiter))

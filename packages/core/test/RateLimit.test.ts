@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { type Caller, rateLimitFor } from "../src/Auth.ts"
 import { Buckets, makeRateLimiter, take } from "../src/RateLimit.ts"
@@ -71,7 +71,7 @@ describe("token bucket", () => {
 
   it.effect("refills on the Clock", () =>
     Effect.gen(function*() {
-      const limiter = makeRateLimiter()
+      const limiter = makeRateLimiter(yield* Clock.Clock)
       const spec = { perSecond: 1, burst: 2 }
       expect((yield* limiter.take("k", spec)).allowed).toBe(true)
       expect((yield* limiter.take("k", spec)).allowed).toBe(true)

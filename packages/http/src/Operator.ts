@@ -107,26 +107,30 @@ const keyView = (k: { hash: string; organizationId: string; environment: string;
 })
 
 /** Wraps an operator handler: token check, then the handler, with `ApiError` rendered as a problem. */
-const guarded = <R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R>) =>
+const guarded = (token: string | undefined, services: Context.Context<EngineServices>) =>
+<R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R>) =>
   Effect.gen(function*() {
-    const token = yield* OperatorToken
     if (token === undefined) return yield* apiError("NOT_FOUND", "The operator surface is off on this server.")
     const request = yield* HttpServerRequest.HttpServerRequest
     const header = request.headers.authorization ?? ""
     const given = header.startsWith("Bearer ") ? header.slice(7) : ""
     if (!sameSecret(given, token)) return yield* apiError("UNAUTHORIZED", "The operator token is missing or wrong.")
     return yield* handler
-  }).pipe(Effect.catchTag("ApiError", renderError))
+  }).pipe(Effect.catchTag("ApiError", renderError), Effect.provideContext(services))
 
 const param = (name: string) => Effect.map(HttpRouter.params, (p) => p[name] ?? "")
 
-export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter | EngineServices> = HttpRouter.addAll([
-  HttpRouter.route("GET", "/operator/organizations", guarded(Effect.map(listOrganizations, (orgs) => json({ data: orgs })))),
-  HttpRouter.route("POST", "/operator/organizations", guarded(Effect.gen(function*() {
+/** The operator routes, guarded by the token configured when the routes are built. */
+export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter | EngineServices> = Layer.unwrap(Effect.gen(function*() {
+  // The engine's services, taken once: a server may run requests in a context of its own.
+  const guard = guarded(yield* OperatorToken, yield* Effect.context<EngineServices>())
+  return HttpRouter.addAll([
+  HttpRouter.route("GET", "/operator/organizations", guard(Effect.map(listOrganizations, (orgs) => json({ data: orgs })))),
+  HttpRouter.route("POST", "/operator/organizations", guard(Effect.gen(function*() {
     const input = yield* body(NewOrganizationBody)
     return json(yield* createOrganization(input), 201)
   }))),
-  HttpRouter.route("PATCH", "/operator/organizations/:id", guarded(Effect.gen(function*() {
+  HttpRouter.route("PATCH", "/operator/organizations/:id", guard(Effect.gen(function*() {
     const change = yield* body(OrganizationChangeBody)
     const { rateLimit, ...rest } = change
     const next = yield* updateOrganization(yield* param("id"), {
@@ -135,24 +139,25 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
     })
     return json(next)
   }))),
-  HttpRouter.route("POST", "/operator/users", guarded(Effect.gen(function*() {
+  HttpRouter.route("POST", "/operator/users", guard(Effect.gen(function*() {
     const input = yield* body(NewUserBody)
     return json(yield* createUser(input), 201)
   }))),
-  HttpRouter.route("DELETE", "/operator/users/:id", guarded(Effect.gen(function*() {
+  HttpRouter.route("DELETE", "/operator/users/:id", guard(Effect.gen(function*() {
     return json(yield* removeUser(yield* param("id")))
   }))),
-  HttpRouter.route("GET", "/operator/organizations/:id/api-keys", guarded(Effect.gen(function*() {
+  HttpRouter.route("GET", "/operator/organizations/:id/api-keys", guard(Effect.gen(function*() {
     const keys = yield* listApiKeys(yield* param("id"))
     return json({ data: keys.map(keyView) })
   }))),
-  HttpRouter.route("POST", "/operator/api-keys", guarded(Effect.gen(function*() {
+  HttpRouter.route("POST", "/operator/api-keys", guard(Effect.gen(function*() {
     const input = yield* body(NewKeyBody)
     const created = yield* createApiKey(input)
     return json({ key: created.key, ...keyView(created.record) }, 201)
   }))),
-  HttpRouter.route("POST", "/operator/api-keys/revoke", guarded(Effect.gen(function*() {
+  HttpRouter.route("POST", "/operator/api-keys/revoke", guard(Effect.gen(function*() {
     const { key } = yield* body(RevokeKeyBody)
     return json(keyView(yield* revokeApiKey(key)))
   })))
-]) as any
+  ])
+})) as any

@@ -14,7 +14,13 @@ import {
   apiError,
   authenticate,
   decodeFailure,
+  type Caller,
   type Decision,
+  type IdempotencyPolicy,
+  makeAuthenticate,
+  type RateLimiterService,
+  Store,
+  type StoreService,
   type EngineServices,
   type Environment,
   isValidIdempotencyKey,
@@ -114,72 +120,91 @@ const fromStored = (stored: StoredResponse) =>
     ? HttpServerResponse.empty({ status: stored.status })
     : HttpServerResponse.text(stored.body, { status: stored.status, contentType: stored.contentType })
 
-/** Authenticates the request and takes its rate-limit token; records the decision for the response headers. */
-export const admit = (info: RequestInfo, method: string, apiKey: string | undefined, dedicated: string | undefined) =>
+/**
+ * Authentication and the rate limit over the engine's services: the caller, with the bucket's decision recorded
+ * on the request for the response headers. Written as a short chain of effects: it runs on every request.
+ */
+export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
+  const authenticate = makeAuthenticate(store, limiter)
+  return (info: RequestInfo, method: string, apiKey: string | undefined, dedicated: string | undefined): Effect.Effect<Caller, ApiError> => {
+    if (info.environment === undefined) return Effect.die(new Error("admit outside a base address"))
+    return Effect.flatMap(authenticate({ method, environment: info.environment, apiKey, clientIp: info.clientIp }), (caller) => {
+      const limit = rateLimitFor(caller, dedicated)
+      return Effect.flatMap(limiter.take(limit.key, limit.spec), (decision) => {
+        info.rate = decision
+        return decision.allowed
+          ? Effect.succeed(caller)
+          : Effect.fail(apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! }))
+      })
+    })
+  }
+}
+
+const schemaFailure = (e: unknown) => Effect.fail(fromSchemaError(e as HttpApiError.HttpApiSchemaError))
+
+/** A keyed or unkeyed write: the body checks, then idempotency as the endpoint declares it. */
+const write = (
+  run: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>,
+  request: HttpServerRequest.HttpServerRequest,
+  info: RequestInfo,
+  caller: Caller,
+  policy: IdempotencyPolicy
+) =>
   Effect.gen(function*() {
-    if (info.environment === undefined) return yield* Effect.die(new Error("admit outside a base address"))
-    const caller = yield* authenticate({ method, environment: info.environment, apiKey, clientIp: info.clientIp })
-    const limit = rateLimitFor(caller, dedicated)
-    const decision = yield* (yield* RateLimiter).take(limit.key, limit.spec)
-    info.rate = decision
-    if (!decision.allowed) {
-      return yield* apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! })
+    const body = yield* readJsonBody(request)
+    const key = request.headers["idempotency-key"]
+    if (key === undefined) {
+      if (policy === "required") return yield* apiError("IDEMPOTENCY_KEY_REQUIRED", "This endpoint requires an Idempotency-Key header.")
+      return yield* run
     }
-    return caller
+    if (policy === "refused") {
+      return yield* apiError("VALIDATION_ERROR", "This endpoint does not take an Idempotency-Key header.", {
+        errors: [{ pointer: "/headers/idempotency-key", detail: "is not accepted on this endpoint" }]
+      })
+    }
+    if (!isValidIdempotencyKey(key)) {
+      return yield* apiError("VALIDATION_ERROR", "The Idempotency-Key header is not valid.", {
+        errors: [{ pointer: "/headers/idempotency-key", detail: "must be 1 to 255 visible ASCII characters" }]
+      })
+    }
+    const result = yield* runIdempotent(
+      {
+        scope: `${caller.organization.id}/${caller.environment}`,
+        key,
+        fingerprint: sha256Hex(`${request.method} ${info.instance}\n${body}`)
+      },
+      Effect.map(run, toStored)
+    )
+    const response = fromStored(result.response)
+    return result.replayed ? HttpServerResponse.setHeader(response, "idempotency-replayed", "true") : response
   })
 
-/** The gate: the per-endpoint half of the pipeline. */
+/** The gate: the per-endpoint half of the pipeline. What depends only on the endpoint is settled once, here. */
 export const layerGate: Layer.Layer<Gate, never, EngineServices> = Layer.effect(
   Gate,
   Effect.gen(function*() {
-    const services = yield* Effect.context<EngineServices>()
-    return (httpEffect, { endpoint, group }) =>
-      Effect.gen(function*() {
-        const info = (yield* CurrentRequest)!
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const headerKey = request.headers["x-api-key"]
-        const caller = yield* admit(info, request.method, headerKey, Context.get(endpoint.annotations, RateBucket))
-        if (group.identifier === "simulate" && info.environment !== "sandbox") {
-          return yield* apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox.")
-        }
-        const run = httpEffect.pipe(
-          Effect.provideService(CurrentCaller, caller),
-          Effect.catchIf(HttpApiError.HttpApiSchemaError.is, (e) => Effect.fail(fromSchemaError(e as unknown as HttpApiError.HttpApiSchemaError)))
-        ) as Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
-        if (!bodyMethods.has(request.method)) return yield* run
-
-        const body = yield* readJsonBody(request)
-        const policy = Context.get(endpoint.annotations, Idempotency) ?? "accepted"
-        const key = request.headers["idempotency-key"]
-        if (key === undefined) {
-          if (policy === "required") return yield* apiError("IDEMPOTENCY_KEY_REQUIRED", "This endpoint requires an Idempotency-Key header.")
-          return yield* run
-        }
-        if (policy === "refused") {
-          return yield* apiError("VALIDATION_ERROR", "This endpoint does not take an Idempotency-Key header.", {
-            errors: [{ pointer: "/headers/idempotency-key", detail: "is not accepted on this endpoint" }]
-          })
-        }
-        if (!isValidIdempotencyKey(key)) {
-          return yield* apiError("VALIDATION_ERROR", "The Idempotency-Key header is not valid.", {
-            errors: [{ pointer: "/headers/idempotency-key", detail: "must be 1 to 255 visible ASCII characters" }]
-          })
-        }
-        const path = info.instance
-        const result = yield* runIdempotent(
-          {
-            scope: `${caller.organization.id}/${caller.environment}`,
-            key,
-            fingerprint: sha256Hex(`${request.method} ${path}\n${body}`)
-          },
-          Effect.map(run, toStored)
-        )
-        const response = fromStored(result.response)
-        return result.replayed ? HttpServerResponse.setHeader(response, "idempotency-replayed", "true") : response
-      }).pipe(
-        Effect.catchTag("ApiError", renderError),
-        Effect.provideContext(services)
-      ) as any
+    const admit = makeAdmit(yield* Store, yield* RateLimiter)
+    return (httpEffect, { endpoint, group }) => {
+      const bucket = Context.get(endpoint.annotations, RateBucket)
+      const policy = Context.get(endpoint.annotations, Idempotency) ?? "accepted"
+      const sandboxOnly = group.identifier === "simulate"
+      const handler = Effect.catchIf(httpEffect, HttpApiError.HttpApiSchemaError.is, schemaFailure) as Effect.Effect<
+        HttpServerResponse.HttpServerResponse,
+        ApiError,
+        CurrentCaller
+      >
+      return Effect.withFiber((fiber) => {
+        const info = fiber.getRef(CurrentRequest)!
+        const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+        return Effect.flatMap(admit(info, request.method, request.headers["x-api-key"], bucket), (caller) => {
+          if (sandboxOnly && info.environment !== "sandbox") {
+            return Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
+          }
+          const run = Effect.provideService(handler, CurrentCaller, caller)
+          return bodyMethods.has(request.method) ? write(run, request, info, caller, policy) : run
+        })
+      }).pipe(Effect.catchTag("ApiError", renderError)) as any
+    }
   })
 )
 
@@ -236,14 +261,19 @@ const decodable = (path: string): boolean => {
 const isRouteNotFound = (e: unknown): boolean =>
   typeof e === "object" && e !== null && (e as { reason?: { _tag?: string } }).reason?._tag === "RouteNotFound"
 
-/** The edge: the global half of the pipeline. */
+const internalError = apiError("INTERNAL_ERROR", "An unexpected error occurred. Give the correlationId to support.")
+
+/** The edge: the global half of the pipeline, around routing. */
 export const layerEdge = HttpRouter.middleware<{ provides: never }>()(
   Effect.gen(function*() {
-    const services = yield* Effect.context<EngineServices | Correlation>()
-    const correlation = Context.get(services, Correlation)
+    const correlation = yield* Correlation
+    const admit = makeAdmit(yield* Store, yield* RateLimiter)
+    // The engine's clock, taken once: a server may run requests in a context of its own.
+    const clock = yield* Clock.Clock
+    const nowMs = () => clock.currentTimeMillisUnsafe()
     return (httpEffect) =>
-      Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
+      Effect.withFiber((fiber) => {
+        const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
         const url = request.url
         const q = url.indexOf("?")
         const path = q < 0 ? url : url.slice(0, q)
@@ -251,51 +281,46 @@ export const layerEdge = HttpRouter.middleware<{ provides: never }>()(
         const clientHeader = request.headers["x-client-correlation-id"]
         const clientCorrelationId = clientHeader !== undefined && visible.test(clientHeader) ? clientHeader : undefined
         const base = baseOf(path)
-        const info: RequestInfo | undefined = base === undefined ? undefined : {
+        const info: RequestInfo = {
           correlationId,
           clientCorrelationId,
-          environment: base.environment,
+          environment: base?.environment,
           instance: path,
           clientIp: Option.getOrElse(request.remoteAddress, () => "127.0.0.1"),
           rate: undefined
         }
         const done = finish(info, correlationId, clientCorrelationId)
-        if (path === "/healthz") return done(HttpServerResponse.jsonUnsafe({ status: "ok" }))
-        if (info === undefined) {
-          const now = yield* Clock.currentTimeMillis
-          const outside: RequestInfo = { correlationId, clientCorrelationId, environment: undefined, instance: path, clientIp: "", rate: undefined }
-          return done(problemResponse(apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live."), outside, now))
+        if (path === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
+        if (base === undefined) {
+          const problem = apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live.")
+          return Effect.succeed(done(problemResponse(problem, info, nowMs())))
         }
         if (path.includes("%") && !decodable(path)) {
-          const now = yield* Clock.currentTimeMillis
-          return done(problemResponse(apiError("BAD_REQUEST", "The request path is not valid percent-encoding."), info, now))
+          const problem = apiError("BAD_REQUEST", "The request path is not valid percent-encoding.")
+          return Effect.succeed(done(problemResponse(problem, info, nowMs())))
         }
         const routed = httpEffect.pipe(
-          Effect.provideService(HttpServerRequest.HttpServerRequest, request.modify({ url: base!.rest + (q < 0 ? "" : url.slice(q)) })),
+          Effect.provideService(HttpServerRequest.HttpServerRequest, request.modify({ url: base.rest + (q < 0 ? "" : url.slice(q)) })),
           Effect.provideService(CurrentRequest, info)
         )
-        const response = yield* routed.pipe(
+        return routed.pipe(
           Effect.catchCause((cause) => {
             const failure = Cause.findErrorOption(cause)
             if (failure._tag === "Some" && isRouteNotFound(failure.value)) {
-              if (info.environment === undefined) {
-                return renderError(apiError("NOT_FOUND", "No such operator route.")).pipe(Effect.provideService(CurrentRequest, info))
-              }
-              return admit(info, request.method, request.headers["x-api-key"], undefined).pipe(
-                Effect.andThen(Effect.fail(apiError("NOT_FOUND", "No such route."))),
-                Effect.catchTag("ApiError", renderError),
-                Effect.provideService(CurrentRequest, info)
-              )
+              // Unknown routes answer after authentication, so the route table cannot be probed without a key.
+              const refusal = info.environment === undefined
+                ? Effect.fail(apiError("NOT_FOUND", "No such operator route."))
+                : Effect.andThen(admit(info, request.method, request.headers["x-api-key"], undefined), Effect.fail(apiError("NOT_FOUND", "No such route.")))
+              return Effect.catch(refusal, (error) => Effect.succeed(problemResponse(error, info, nowMs())))
             }
-            return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-              Effect.as(
-                Effect.logError("Unexpected failure", { correlationId, cause: Cause.pretty(cause) }),
-                problemResponse(apiError("INTERNAL_ERROR", "An unexpected error occurred. Give the correlationId to support."), info, now)
-              ))
-          })
+            return Effect.as(
+              Effect.logError("Unexpected failure", { correlationId, cause: Cause.pretty(cause) }),
+              problemResponse(internalError, info, nowMs())
+            )
+          }),
+          Effect.map(done)
         )
-        return done(response)
-      }).pipe(Effect.provideContext(services)) as any
+      }) as any
   }),
   { global: true }
 )
