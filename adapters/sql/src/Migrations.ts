@@ -1,0 +1,82 @@
+/**
+ * Versioned, forward-only migrations. They run when a store opens, under a transaction-scoped advisory lock, so
+ * two processes starting at once apply each migration once. A database migrated by a newer fos (a version this
+ * code does not know) is refused with a clear message instead of being used.
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+
+export interface Migration {
+  readonly version: number
+  readonly name: string
+  readonly statements: ReadonlyArray<string>
+}
+
+export const migrations: ReadonlyArray<Migration> = [
+  {
+    version: 1,
+    name: "generic tables for rows, unique keys, keyset orders and counts",
+    statements: [
+      `CREATE TABLE fos_rows (
+         tbl text COLLATE "C" NOT NULL,
+         key text COLLATE "C" NOT NULL,
+         data jsonb NOT NULL,
+         PRIMARY KEY (tbl, key))`,
+      `CREATE TABLE fos_uniques (
+         tbl text COLLATE "C" NOT NULL,
+         name text COLLATE "C" NOT NULL,
+         value text COLLATE "C" NOT NULL,
+         key text COLLATE "C" NOT NULL,
+         PRIMARY KEY (tbl, name, value))`,
+      `CREATE INDEX fos_uniques_by_key ON fos_uniques (tbl, key)`,
+      `CREATE TABLE fos_orders (
+         tbl text COLLATE "C" NOT NULL,
+         ord text COLLATE "C" NOT NULL,
+         part text COLLATE "C" NOT NULL,
+         sort text COLLATE "C" NOT NULL,
+         key text COLLATE "C" NOT NULL,
+         PRIMARY KEY (tbl, ord, part, sort, key))`,
+      `CREATE TABLE fos_counts (
+         tbl text COLLATE "C" NOT NULL,
+         ord text COLLATE "C" NOT NULL,
+         part text COLLATE "C" NOT NULL,
+         n bigint NOT NULL,
+         PRIMARY KEY (tbl, ord, part))`
+    ]
+  }
+]
+
+export const latestVersion = migrations[migrations.length - 1]!.version
+
+/** The database was migrated by a newer fos. */
+export class DatabaseTooNew extends Error {
+  override readonly name = "DatabaseTooNew"
+  constructor(readonly databaseVersion: number) {
+    super(
+      `the database is at schema version ${databaseVersion}, newer than this fos knows (${latestVersion}); ` +
+        `upgrade fos, or point it at another database`
+    )
+  }
+}
+
+/** A lock id all fos processes share for migrations ("fos!" in ASCII). */
+const migrationLock = 0x666f7321
+
+export const migrate = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.withTransaction(Effect.gen(function*() {
+    yield* sql`SELECT pg_advisory_xact_lock(${migrationLock})`
+    yield* sql`CREATE TABLE IF NOT EXISTS fos_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now())`
+    const rows = yield* sql<{ version: number | null }>`SELECT max(version) AS version FROM fos_migrations`
+    const current = Number(rows[0]?.version ?? 0)
+    if (current > latestVersion) return yield* Effect.die(new DatabaseTooNew(current))
+    for (const migration of migrations) {
+      if (migration.version <= current) continue
+      for (const statement of migration.statements) yield* sql.unsafe(statement)
+      yield* sql`INSERT INTO fos_migrations (version, name) VALUES (${migration.version}, ${migration.name})`
+    }
+  }))
+})

@@ -1,0 +1,171 @@
+/**
+ * The store port on SQL (Effect's `effect/sql`), one implementation for PostgreSQL and for PGlite.
+ *
+ * Every declared table lives in four generic tables, so a new resource needs no migration:
+ * - `fos_rows`: one row per stored row, its JSON in `data`;
+ * - `fos_uniques`: one row per (unique key, value), whose primary key enforces uniqueness;
+ * - `fos_orders`: one row per (order, partition, sort value, key), the index keyset pages walk;
+ * - `fos_counts`: the row count per (order, partition), kept in the same transaction, so `total` costs the same
+ *   at any size.
+ *
+ * Text columns use the "C" collation, so strings sort by code point as in the memory store. Numeric sort values
+ * must be safe integers; they are stored offset by 2^53 and zero-padded, so text order is numeric order.
+ *
+ * Each write runs in its own savepoint (or its own transaction outside one), so a unique violation fails that
+ * write alone and the caller's transaction can go on, as with the memory store. Infrastructure failures are
+ * defects: domain code only ever sees `UniqueViolation`.
+ */
+import { UniqueViolation, type PageQuery, type Position, type SortValue, type StoreService, type Table } from "@fos/core"
+import { Effect, Option } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+
+const offset = 2n ** 53n
+
+const encodeSort = (value: SortValue): string => {
+  if (typeof value === "string") return value
+  if (!Number.isSafeInteger(value)) throw new Error(`numeric sort values must be safe integers, got ${value}`)
+  return (BigInt(value) + offset).toString().padStart(17, "0")
+}
+
+interface IndexEntry {
+  readonly ord: string
+  readonly part: string
+  readonly sort: string
+}
+
+const entriesOf = (t: Table<any>, row: unknown): ReadonlyArray<IndexEntry> =>
+  Object.entries(t.orders).map(([ord, o]) => ({ ord, part: o.partition(row), sort: encodeSort(o.sort(row)) }))
+
+const uniquesOf = (t: Table<any>, row: unknown): ReadonlyArray<readonly [string, string]> =>
+  Object.entries(t.unique).flatMap(([name, f]) => {
+    const v = f(row)
+    return v === undefined ? [] : [[name, v] as const]
+  })
+
+const isUniqueViolation = (e: SqlError.SqlError): boolean => (e as { reason?: { _tag?: string } }).reason?._tag === "UniqueViolation"
+
+export const makeSqlStore = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const inTransaction = Effect.map(Effect.serviceOption(sql.transactionService), Option.isSome)
+
+  /** Runs one write atomically on its own: a savepoint inside a transaction, a transaction outside one. */
+  const atomically = <A, E>(effect: Effect.Effect<A, E | SqlError.SqlError>): Effect.Effect<A, E> =>
+    sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (e) => Effect.die(e))) as Effect.Effect<A, E>
+
+  const dieOnSql = <A>(effect: Effect.Effect<A, SqlError.SqlError>): Effect.Effect<A> => Effect.orDie(effect)
+
+  const readRow = (tbl: string, key: string, lock: boolean) =>
+    dieOnSql(
+      (lock
+        ? sql<{ data: unknown }>`SELECT data FROM fos_rows WHERE tbl = ${tbl} AND key = ${key} FOR UPDATE`
+        : sql<{ data: unknown }>`SELECT data FROM fos_rows WHERE tbl = ${tbl} AND key = ${key}`).pipe(
+          Effect.map((rows) => (rows.length === 0 ? undefined : parse(rows[0]!.data)))
+        )
+    )
+
+  const parse = (data: unknown): any => (typeof data === "string" ? JSON.parse(data) : data)
+
+  const addIndexes = (t: Table<any>, row: unknown, key: string) =>
+    Effect.forEach(entriesOf(t, row), (e) =>
+      Effect.andThen(
+        sql`INSERT INTO fos_orders (tbl, ord, part, sort, key) VALUES (${t.name}, ${e.ord}, ${e.part}, ${e.sort}, ${key})`,
+        sql`INSERT INTO fos_counts (tbl, ord, part, n) VALUES (${t.name}, ${e.ord}, ${e.part}, 1)
+            ON CONFLICT (tbl, ord, part) DO UPDATE SET n = fos_counts.n + 1`
+      ), { discard: true })
+
+  const removeIndexes = (t: Table<any>, row: unknown, key: string) =>
+    Effect.andThen(
+      Effect.forEach(entriesOf(t, row), (e) =>
+        Effect.andThen(
+          sql`DELETE FROM fos_orders WHERE tbl = ${t.name} AND ord = ${e.ord} AND part = ${e.part} AND sort = ${e.sort} AND key = ${key}`,
+          sql`UPDATE fos_counts SET n = n - 1 WHERE tbl = ${t.name} AND ord = ${e.ord} AND part = ${e.part}`
+        ), { discard: true }),
+      sql`DELETE FROM fos_uniques WHERE tbl = ${t.name} AND key = ${key}`
+    )
+
+  /** Takes the row's unique values; a value held by another row is a `UniqueViolation` naming the key. */
+  const addUniques = (t: Table<any>, row: unknown, key: string) =>
+    Effect.forEach(uniquesOf(t, row), ([name, value]) =>
+      sql`INSERT INTO fos_uniques (tbl, name, value, key) VALUES (${t.name}, ${name}, ${value}, ${key})`.pipe(
+        Effect.catchIf(isUniqueViolation, () => Effect.fail(new UniqueViolation({ table: t.name, unique: name })))
+      ), { discard: true })
+
+  const insert = <Row>(t: Table<Row>, row: Row): Effect.Effect<void, UniqueViolation> =>
+    atomically(Effect.gen(function*() {
+      const key = t.key(row)
+      yield* sql`INSERT INTO fos_rows (tbl, key, data) VALUES (${t.name}, ${key}, ${JSON.stringify(row)}::jsonb)`.pipe(
+        Effect.catchIf(isUniqueViolation, () => Effect.fail(new UniqueViolation({ table: t.name, unique: "primary" })))
+      )
+      yield* addUniques(t, row, key)
+      yield* addIndexes(t, row, key)
+    }))
+
+  const update = <Row>(t: Table<Row>, row: Row): Effect.Effect<void, UniqueViolation> =>
+    atomically(Effect.gen(function*() {
+      const key = t.key(row)
+      const before = yield* readRow(t.name, key, true)
+      if (before !== undefined) yield* removeIndexes(t, before, key)
+      yield* sql`INSERT INTO fos_rows (tbl, key, data) VALUES (${t.name}, ${key}, ${JSON.stringify(row)}::jsonb)
+                 ON CONFLICT (tbl, key) DO UPDATE SET data = EXCLUDED.data`
+      yield* addUniques(t, row, key)
+      yield* addIndexes(t, row, key)
+    }))
+
+  const remove = <Row>(t: Table<Row>, key: string): Effect.Effect<void> =>
+    atomically<void, never>(Effect.gen(function*() {
+      const before = yield* readRow(t.name, key, true)
+      if (before === undefined) return
+      yield* removeIndexes(t, before, key)
+      yield* sql`DELETE FROM fos_rows WHERE tbl = ${t.name} AND key = ${key}`
+    }))
+
+  const page = <Row>(t: Table<Row>, q: PageQuery): Effect.Effect<ReadonlyArray<Row>> => {
+    const ascending = q.descending === q.backward
+    const from = q.from === undefined ? undefined : { sort: encodeSort(q.from.sort), key: q.from.key }
+    const where = sql`o.tbl = ${t.name} AND o.ord = ${q.order} AND o.part = ${q.partition}`
+    const query = from === undefined
+      ? ascending
+        ? sql<{ data: unknown }>`SELECT r.data FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.key
+            WHERE ${where} ORDER BY o.sort ASC, o.key ASC LIMIT ${q.limit}`
+        : sql<{ data: unknown }>`SELECT r.data FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.key
+            WHERE ${where} ORDER BY o.sort DESC, o.key DESC LIMIT ${q.limit}`
+      : ascending
+      ? sql<{ data: unknown }>`SELECT r.data FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.key
+          WHERE ${where} AND (o.sort, o.key) > (${from.sort}, ${from.key}) ORDER BY o.sort ASC, o.key ASC LIMIT ${q.limit}`
+      : sql<{ data: unknown }>`SELECT r.data FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.key
+          WHERE ${where} AND (o.sort, o.key) < (${from.sort}, ${from.key}) ORDER BY o.sort DESC, o.key DESC LIMIT ${q.limit}`
+    return dieOnSql(Effect.map(query, (rows) => {
+      const out = rows.map((r) => parse(r.data) as Row)
+      return q.backward ? out.reverse() : out
+    }))
+  }
+
+  const store: StoreService = {
+    transaction: (effect) =>
+      Effect.flatMap(inTransaction, (inside) =>
+        inside ? effect : (sql.withTransaction(effect).pipe(Effect.catchIf((e): e is SqlError.SqlError => (e as { _tag?: string })?._tag === "SqlError", (e) => Effect.die(e))) as typeof effect)),
+    get: (t, key) => readRow(t.name, key, false),
+    getForUpdate: (t, key) => readRow(t.name, key, true),
+    findUnique: (t, unique, value) =>
+      dieOnSql(
+        sql<{ data: unknown }>`SELECT r.data FROM fos_uniques u JOIN fos_rows r ON r.tbl = u.tbl AND r.key = u.key
+          WHERE u.tbl = ${t.name} AND u.name = ${unique} AND u.value = ${value}`.pipe(
+          Effect.map((rows) => (rows.length === 0 ? undefined : parse(rows[0]!.data)))
+        )
+      ),
+    insert,
+    update,
+    remove,
+    page,
+    count: (t, order, partition) =>
+      dieOnSql(
+        sql<{ n: string | number }>`SELECT n FROM fos_counts WHERE tbl = ${t.name} AND ord = ${order} AND part = ${partition}`.pipe(
+          Effect.map((rows) => (rows.length === 0 ? 0 : Number(rows[0]!.n)))
+        )
+      )
+  }
+  return store
+})
+
+export type { Position }

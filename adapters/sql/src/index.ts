@@ -1,0 +1,3 @@
+export * from "./Migrations.ts"
+export * from "./SqlStore.ts"
+export * from "./Stores.ts"
