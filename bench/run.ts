@@ -510,7 +510,7 @@ const main = async () => {
     log("starting fos serve")
     const fosStart = await startChild(
       "fos serve",
-      ["--import", "tsx", "adapters/node/src/bin.ts", "serve", "--port", "0", "--host", "127.0.0.1", "--seed", seedPath],
+      ["--import", "tsx", "adapters/node/src/bin.ts", "serve", "--store", "memory", "--port", "0", "--host", "127.0.0.1", "--seed", seedPath],
       {},
       "sandbox: "
     )

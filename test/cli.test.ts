@@ -12,7 +12,7 @@ const root = resolve(import.meta.dirname, "..")
 const token = "cli-test-operator-token"
 
 const startServer = async (args: ReadonlyArray<string> = []) => {
-  const child = spawn(process.execPath, ["--import", "tsx", "adapters/node/src/bin.ts", "serve", "--port", "0", ...args], {
+  const child = spawn(process.execPath, ["--import", "tsx", "adapters/node/src/bin.ts", "serve", "--store", "memory", "--port", "0", ...args], {
     cwd: root,
     env: { ...process.env, FOS_OPERATOR_TOKEN: token },
     stdio: ["ignore", "pipe", "pipe"]

@@ -38,7 +38,7 @@ interface Running {
 /** Spawns `fos serve` with `args` and resolves once it prints its base addresses. */
 const startServer = (args: ReadonlyArray<string>): Promise<Running> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...bin, "serve", ...args], { cwd: repoRoot, env: env(), stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [...bin, "serve", "--store", "memory", ...args], { cwd: repoRoot, env: env(), stdio: ["ignore", "pipe", "pipe"] })
     children.add(child)
     let out = ""
     let err = ""
@@ -229,34 +229,34 @@ describe("fos serve over HTTP", () => {
 
 describe("fos serve refuses bad input", () => {
   it("an unknown flag: non-zero exit naming the flag", async () => {
-    const r = await runCli(["serve", "--bogus-flag"])
+    const r = await runCli(["serve", "--store", "memory", "--bogus-flag"])
     expect(r.code).not.toBe(0)
     expect(r.stderr).toContain("--bogus-flag")
     expect(r.stdout).not.toMatch(/sandbox: http/)
   })
 
   it("a bad --clock value: non-zero exit naming --clock", async () => {
-    const r = await runCli(["serve", "--port", "0", "--clock", "sometimes"])
+    const r = await runCli(["serve", "--store", "memory", "--port", "0", "--clock", "sometimes"])
     expect(r.code).not.toBe(0)
     expect(r.stderr).toContain("--clock")
   })
 
   it("a bad --port: non-zero exit naming --port", async () => {
-    const r = await runCli(["serve", "--port", "seventy"])
+    const r = await runCli(["serve", "--store", "memory", "--port", "seventy"])
     expect(r.code).not.toBe(0)
     expect(r.stderr).toContain("--port")
   })
 
   it("a seed file that does not exist: non-zero exit naming the file", async () => {
     const missing = path.join(tmp, "no-such-seed.json")
-    const r = await runCli(["serve", "--port", "0", "--seed", missing])
+    const r = await runCli(["serve", "--store", "memory", "--port", "0", "--seed", missing])
     expect(r.code).not.toBe(0)
     expect(r.stderr).toContain(missing)
   })
 
   it("a seed file that is not JSON: non-zero exit naming the file and the problem", async () => {
     const file = writeSeed("broken.json", "{ organizations: [")
-    const r = await runCli(["serve", "--port", "0", "--seed", file])
+    const r = await runCli(["serve", "--store", "memory", "--port", "0", "--seed", file])
     expect(r.code).not.toBe(0)
     expect(r.stderr).toContain(file)
     expect(r.stderr).toMatch(/JSON/)
@@ -267,14 +267,14 @@ describe("fos serve refuses bad input", () => {
     const bad = seedOf(orgSeed("x"))
     ;(bad.organizations[0] as unknown as Record<string, unknown>).status = "dormant"
     const file = writeSeed("wrong-shape.json", bad)
-    const r = await runCli(["serve", "--port", "0", "--seed", file])
+    const r = await runCli(["serve", "--store", "memory", "--port", "0", "--seed", file])
     expect(r.code).not.toBe(0)
     expect(r.stderr).toContain("/organizations/0/status")
   })
 
   it("a seed file with a malformed API key: non-zero exit naming the key's place", async () => {
     const file = writeSeed("bad-key.json", seedOf(orgSeed("y", { keys: [{ key: "ck_sandbox_not-hex", access: "read_write" }] })))
-    const r = await runCli(["serve", "--port", "0", "--seed", file])
+    const r = await runCli(["serve", "--store", "memory", "--port", "0", "--seed", file])
     expect(r.code).not.toBe(0)
     expect(r.stderr).toContain("/organizations/0/apiKeys/0")
     expect(r.stdout).not.toMatch(/sandbox: http/)
@@ -282,7 +282,7 @@ describe("fos serve refuses bad input", () => {
 
   it("a seed file whose key names an unknown creator: non-zero exit", async () => {
     const file = writeSeed("bad-creator.json", seedOf(orgSeed("z", { keys: [{ key: sandboxKey("z"), createdBy: "usr_ghost" }] })))
-    const r = await runCli(["serve", "--port", "0", "--seed", file])
+    const r = await runCli(["serve", "--store", "memory", "--port", "0", "--seed", file])
     expect(r.code).not.toBe(0)
     expect(r.stderr).toMatch(/usr_ghost|apiKeys\/0/)
   })

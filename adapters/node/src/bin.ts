@@ -4,9 +4,9 @@
  * operator commands, which call a running server's operator surface.
  */
 import { OperatorRefused, operatorUsage, runOperator } from "./operator.ts"
-import { parseServeArgs, serve, UsageError } from "./serve.ts"
+import { parseServeArgs, serve, StoreError, UsageError } from "./serve.ts"
 
-const usage = `usage: fos serve [--port N] [--host H] [--store memory] [--clock system|virtual] [--clock-start ISO]
+const usage = `usage: fos serve [--port N] [--host H] [--store memory|DIR|postgres://URL] [--clock system|virtual] [--clock-start ISO]
                  [--seed FILE] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]
 ${operatorUsage}`
 
@@ -35,7 +35,7 @@ main(process.argv.slice(2)).catch((e: unknown) => {
     console.error(`fos: ${e.message}`)
     process.exit(2)
   }
-  if (e instanceof OperatorRefused) {
+  if (e instanceof OperatorRefused || e instanceof StoreError) {
     console.error(`fos: ${e.message}`)
     process.exit(1)
   }

@@ -8,8 +8,10 @@
 import { createServer } from "node:http"
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
+import { resolve } from "node:path"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { ensureDemoOrganization, parseIso, parseSeed, type SeedFile } from "@fos/core"
+import { ensureDemoOrganization, layerMemoryStore, parseIso, parseSeed, type SeedFile, type Store } from "@fos/core"
+import { describeStoreFailure, layerPgliteStore, layerPostgresStore, redactUrl } from "@fos/sql"
 import { createEngine, layerRoutes } from "@fos/http"
 import { Cause, Effect, Exit, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
@@ -40,7 +42,7 @@ const flagValue = (args: ReadonlyArray<string>, i: number, name: string): string
 export const parseServeArgs = (args: ReadonlyArray<string>, env: Record<string, string | undefined>): ServeOptions => {
   let port = env.PORT === undefined ? 4000 : Number(env.PORT)
   let host = "127.0.0.1"
-  let store = "memory"
+  let store = "./.fos"
   let clock: "system" | "virtual" = "system"
   let clockStart: string | undefined
   let seedPath: string | undefined
@@ -75,9 +77,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Record<string, 
     }
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port (or PORT) is a whole number from 0 to 65535")
-  if (store !== "memory") {
-    throw new UsageError(`--store ${JSON.stringify(store)}: only the memory store exists in this version; durable stores (a directory for PGlite, a postgres:// URL) are not built yet`)
-  }
+  if (store === "") throw new UsageError("--store is memory, a directory (PGlite) or a postgres:// URL")
   let clockStartMs: number | undefined
   if (clockStart !== undefined) {
     if (clock !== "virtual") throw new UsageError("--clock-start goes with --clock virtual")
@@ -107,9 +107,22 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Record<string, 
 }
 
 /** Starts the server and runs until SIGTERM or SIGINT. */
+/** The store a `--store` value names: memory, PostgreSQL by URL, or PGlite in a directory. */
+export const storeLayer = (store: string): { readonly layer: Layer.Layer<Store, unknown>; readonly where: string } => {
+  if (store === "memory") return { layer: layerMemoryStore, where: "memory store" }
+  if (/^postgres(ql)?:\/\//.test(store)) return { layer: layerPostgresStore(store), where: `PostgreSQL ${redactUrl(store)}` }
+  const dir = resolve(store)
+  return { layer: layerPgliteStore(dir), where: `PGlite directory ${dir}` }
+}
+
+/** A store that cannot be opened: the message says which and why; the data is left as it was. */
+export class StoreError extends Error {}
+
 export const serve = async (options: ServeOptions, out: (line: string) => void): Promise<void> => {
   const operatorToken = options.operatorToken ?? randomBytes(32).toString("hex")
+  const store = storeLayer(options.store)
   const engine = await createEngine({
+    store: store.layer,
     operatorToken,
     clock: options.clock === "virtual"
       ? (options.clockStartMs === undefined ? { mode: "virtual" } : { mode: "virtual", startMs: options.clockStartMs })
@@ -117,8 +130,8 @@ export const serve = async (options: ServeOptions, out: (line: string) => void):
     ...(options.idempotencyRetentionMs === undefined ? {} : { idempotencyRetentionMs: options.idempotencyRetentionMs }),
     ...(options.seed === undefined ? {} : { seed: options.seed })
   }).catch((e: unknown) => {
-    const detail = typeof e === "object" && e !== null && "detail" in e ? String((e as { detail: unknown }).detail) : String(e)
-    throw new UsageError(detail)
+    if (typeof e === "object" && e !== null && "detail" in e) throw new UsageError(String((e as { detail: unknown }).detail))
+    throw new StoreError(describeStoreFailure(store.where, e))
   })
   if (options.seed === undefined) {
     const demo = await engine.run(ensureDemoOrganization)

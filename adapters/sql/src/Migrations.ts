@@ -51,11 +51,13 @@ export const latestVersion = migrations[migrations.length - 1]!.version
 /** The database was migrated by a newer fos. */
 export class DatabaseTooNew extends Error {
   override readonly name = "DatabaseTooNew"
-  constructor(readonly databaseVersion: number) {
+  readonly databaseVersion: number
+  constructor(databaseVersion: number) {
     super(
       `the database is at schema version ${databaseVersion}, newer than this fos knows (${latestVersion}); ` +
         `upgrade fos, or point it at another database`
     )
+    this.databaseVersion = databaseVersion
   }
 }
 

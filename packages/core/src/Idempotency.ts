@@ -108,7 +108,14 @@ export const runIdempotent = <R>(
           leaseUntilMs: now + leaseMs,
           expiresAtMs: now + leaseMs
         }
-        yield* Effect.orDie(existing === undefined ? store.insert(IdempotencyRecords, record) : store.update(IdempotencyRecords, record))
+        if (existing === undefined) {
+          // Two first requests at once on a store with real concurrency: the row lock cannot cover a row that does
+          // not exist yet, so the loser of the insert learns here that the other one is running.
+          yield* store.insert(IdempotencyRecords, record).pipe(
+            Effect.catchTag("UniqueViolation", () =>
+              Effect.fail(apiError("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS", "A request with this Idempotency-Key is still running.")))
+          )
+        } else yield* Effect.orDie(store.update(IdempotencyRecords, record))
         return undefined
       })
     )

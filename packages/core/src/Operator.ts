@@ -78,7 +78,8 @@ export const updateOrganization = (
 ): Effect.Effect<Organization, ApiError, Store> =>
   Effect.flatMap(Store, (store) =>
     store.transaction(Effect.gen(function*() {
-      const current = yield* getOrganization(id)
+      const current = yield* store.getForUpdate(Organizations, id)
+      if (current === undefined) return yield* apiError("NOT_FOUND", `No organization ${id}.`)
       const next: Organization = { ...current, ...change }
       yield* Effect.orDie(store.update(Organizations, next))
       return next
@@ -133,7 +134,9 @@ export const getUser = (id: string): Effect.Effect<User, ApiError, Store> =>
 export const removeUser = (id: string): Effect.Effect<{ readonly revokedKeys: number }, ApiError, Store> =>
   Effect.flatMap(Store, (store) =>
     store.transaction(Effect.gen(function*() {
-      const user = yield* getUser(id)
+      const locked = yield* store.getForUpdate(Users, id)
+      if (locked === undefined || locked.removedAt !== undefined) return yield* apiError("USER_NOT_FOUND", `No user ${id}.`)
+      const user = locked
       if (user.role === "admin") {
         const colleagues = yield* store.page(Users, { order: "byOrganization", partition: user.organizationId, descending: false, backward: false, from: undefined, limit: 10_000 })
         if (!colleagues.some((u) => u.id !== user.id && u.role === "admin" && u.removedAt === undefined)) {
@@ -213,7 +216,7 @@ export const revokeApiKey = (keyOrHash: string): Effect.Effect<ApiKey, ApiError,
   Effect.flatMap(Store, (store) =>
     store.transaction(Effect.gen(function*() {
       const hash = keyPattern.test(keyOrHash) ? sha256Hex(keyOrHash) : keyOrHash.toLowerCase()
-      const key = yield* store.get(ApiKeys, hash)
+      const key = yield* store.getForUpdate(ApiKeys, hash)
       if (key === undefined) return yield* apiError("NOT_FOUND", "No such API key.")
       if (key.revokedAt !== undefined) return key
       const revoked = { ...key, revokedAt: yield* nowIso }
