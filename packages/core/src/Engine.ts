@@ -14,6 +14,7 @@ import {
   runScheduler,
   systemTimeControl,
   TimeControl,
+  type TimerHandler,
   TimerHandlers
 } from "./Timers.ts"
 
@@ -24,17 +25,20 @@ export interface EngineOptions {
   readonly clock?: { readonly mode: "system" } | { readonly mode: "virtual"; readonly startMs?: number }
   /** How long idempotent responses are replayed (30 days by default). */
   readonly idempotencyRetentionMs?: number
+  /** More timer kinds, beside the engine's own (tests and hosts that schedule their own deadlines). */
+  readonly timerHandlers?: Record<string, TimerHandler>
 }
 
 export type EngineServices = Store | RateLimiter | TimeControl | TimerHandlers
 
 /** Every timer kind of the engine and what it does. */
-const timerHandlers = layerTimerHandlers({
+const engineTimerHandlers: Record<string, TimerHandler> = {
   [expireTimerKind]: expireRecord
-})
+}
 
 export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServices, unknown> => {
   const store = options.store ?? layerMemoryStore
+  const timerHandlers = layerTimerHandlers({ ...options.timerHandlers, ...engineTimerHandlers })
   const retention = options.idempotencyRetentionMs === undefined
     ? Layer.empty
     : Layer.succeed(IdempotencyRetention, options.idempotencyRetentionMs)

@@ -9,7 +9,7 @@
  * nothing moves until `advanceTo`, which steps the clock to each due time in order, fires what is due, and
  * lands on the target: an advance fires every due timer, including the timers those timers create.
  */
-import { Clock, Context, Deferred, Duration, Effect, Layer, Semaphore } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Layer, Semaphore } from "effect"
 import { newId } from "./Ids.ts"
 import { Store, table } from "./Store.ts"
 
@@ -41,6 +41,23 @@ export const schedule = (kind: string, dueAtMs: number, payload: unknown): Effec
     return id
   })
 
+/** How long a timer whose handler failed waits before it is tried again. */
+const retryAfterFailureMs = 60_000
+
+/**
+ * A handler that fails rolls its transaction back, so the timer is still there. It is moved a minute later and
+ * logged, so one bad timer neither stops the scheduler nor keeps it spinning.
+ */
+const retryLater = (timer: Timer, nowMs: number, cause: Cause.Cause<unknown>) =>
+  Effect.gen(function*() {
+    yield* Effect.logError("Timer handler failed; retrying later", { timer: timer.id, kind: timer.kind, cause: Cause.pretty(cause) })
+    const store = yield* Store
+    yield* store.transaction(Effect.gen(function*() {
+      const current = yield* store.getForUpdate(Timers, timer.id)
+      if (current !== undefined) yield* Effect.orDie(store.update(Timers, { ...current, dueAtMs: nowMs + retryAfterFailureMs }))
+    }))
+  }).pipe(Effect.catchCause(() => Effect.void))
+
 /** How many timers one sweep takes at most before looking again. */
 const sweepBatch = 100
 
@@ -61,13 +78,14 @@ export const fireDue = (nowMs: number): Effect.Effect<number, never, Store | Tim
       for (const timer of due) {
         yield* store.transaction(
           Effect.gen(function*() {
+            // The row lock makes a timer fire once: another process waiting on it finds it gone.
             const current = yield* store.getForUpdate(Timers, timer.id)
             if (current === undefined) return
             yield* store.remove(Timers, timer.id)
             const handler = handlers.get(timer.kind)
             if (handler !== undefined) yield* handler(timer.payload)
           })
-        )
+        ).pipe(Effect.catchCause((cause) => retryLater(timer, nowMs, cause)))
         fired++
       }
     }

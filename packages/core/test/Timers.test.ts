@@ -92,6 +92,24 @@ describe("durable timers", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.effect("a failing handler neither stops the sweep nor spins: its timer moves a minute later", () => {
+    const fired: Array<string> = []
+    const layer = Layer.mergeAll(layerMemoryStore, layerTimerHandlers({
+      boom: () => Effect.die(new Error("handler bug")),
+      record: (payload: { name: string }) => Effect.sync(() => void fired.push(payload.name))
+    }))
+    return Effect.gen(function*() {
+      yield* schedule("boom", t0 + 1000, {})
+      yield* schedule("record", t0 + 2000, { name: "after" })
+      expect(yield* fireDue(t0 + 5000)).toBe(2)
+      expect(fired).toEqual(["after"])
+      const store = yield* Store
+      const left = yield* store.page(Timers, { order: "due", partition: "", descending: false, backward: false, from: undefined, limit: 10 })
+      expect(left.map((t) => [t.kind, t.dueAtMs])).toEqual([["boom", t0 + 5000 + 60_000]])
+      expect(yield* fireDue(t0 + 5000)).toBe(0)
+    }).pipe(Effect.provide(layer))
+  })
+
   it.effect("the virtual clock never moves backwards", () =>
     Effect.sync(() => {
       const clock = makeVirtualClock(t0)
