@@ -3,7 +3,7 @@
  * rate limiter and scheduler. Every timer must fire exactly once, and an idempotency key used at the same moment
  * against two engines must run its effect once. Runs when DATABASE_URL is set (CI sets it).
  */
-import { describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import {
@@ -16,8 +16,16 @@ import {
   Timers
 } from "@fos/core"
 import { layerPostgresClient, layerSqlStore } from "../src/index.ts"
+import { adminUrl, freshDatabase } from "./databases.ts"
 
-const url = process.env.DATABASE_URL
+let url: string | undefined
+let database: Awaited<ReturnType<typeof freshDatabase>> | undefined
+beforeAll(async () => {
+  if (adminUrl === undefined || adminUrl === "") return
+  database = await freshDatabase("multi")
+  url = database.url
+}, 60_000)
+afterAll(async () => database?.drop())
 
 interface Firing {
   readonly id: string
@@ -41,7 +49,7 @@ const engineOn = (name: string) => {
   return ManagedRuntime.make(layerEngine({ store, timerHandlers: { record } }) as Layer.Layer<Store>)
 }
 
-describe.skipIf(url === undefined || url === "")("several engines on one PostgreSQL", () => {
+describe.skipIf(adminUrl === undefined || adminUrl === "")("several engines on one PostgreSQL", () => {
   it("fire every timer exactly once between them", async () => {
     const setup = ManagedRuntime.make(layerSqlStore.pipe(Layer.provide(layerPostgresClient(url!))))
     await setup.runPromise(Effect.gen(function*() {

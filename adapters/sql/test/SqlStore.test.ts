@@ -11,6 +11,7 @@ import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll } from "vitest"
 import { storeContract } from "../../../packages/core/test/storeContract.ts"
 import { layerPgliteClient, layerPostgresClient, makeSqlStore, migrate } from "../src/index.ts"
+import { adminUrl, freshDatabase } from "./databases.ts"
 
 /** The store on an already open client, emptied first. */
 const freshStore = (client: () => Context.Context<SqlClient.SqlClient>) =>
@@ -39,13 +40,18 @@ afterAll(async () => {
 })
 storeContract("PGlite", () => freshStore(() => pgliteContext), sqlScale)
 
-const url = process.env.DATABASE_URL
-if (url !== undefined && url !== "") {
-  const postgres = ManagedRuntime.make(layerPostgresClient(url))
+if (adminUrl !== undefined && adminUrl !== "") {
+  let database: Awaited<ReturnType<typeof freshDatabase>>
+  let postgres: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>
   let postgresContext: Context.Context<SqlClient.SqlClient>
   beforeAll(async () => {
+    database = await freshDatabase("contract")
+    postgres = ManagedRuntime.make(layerPostgresClient(database.url))
     postgresContext = await postgres.context()
   }, 60_000)
-  afterAll(() => postgres.dispose())
+  afterAll(async () => {
+    await postgres.dispose()
+    await database.drop()
+  })
   storeContract("PostgreSQL", () => freshStore(() => postgresContext), sqlScale)
 }
