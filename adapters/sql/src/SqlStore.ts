@@ -31,10 +31,11 @@ interface IndexEntry {
   readonly ord: string
   readonly part: string
   readonly sort: string
+  readonly counted: boolean
 }
 
 const entriesOf = (t: Table<any>, row: unknown): ReadonlyArray<IndexEntry> =>
-  Object.entries(t.orders).map(([ord, o]) => ({ ord, part: o.partition(row), sort: encodeSort(o.sort(row)) }))
+  Object.entries(t.orders).map(([ord, o]) => ({ ord, part: o.partition(row), sort: encodeSort(o.sort(row)), counted: o.counted !== false }))
 
 const uniquesOf = (t: Table<any>, row: unknown): ReadonlyArray<readonly [string, string]> =>
   Object.entries(t.unique).flatMap(([name, f]) => {
@@ -67,20 +68,22 @@ export const makeSqlStore = Effect.gen(function*() {
   const parse = (data: unknown): any => (typeof data === "string" ? JSON.parse(data) : data)
 
   const addIndexes = (t: Table<any>, row: unknown, key: string) =>
-    Effect.forEach(entriesOf(t, row), (e) =>
-      Effect.andThen(
-        sql`INSERT INTO fos_orders (tbl, ord, part, sort, key) VALUES (${t.name}, ${e.ord}, ${e.part}, ${e.sort}, ${key})`,
-        sql`INSERT INTO fos_counts (tbl, ord, part, n) VALUES (${t.name}, ${e.ord}, ${e.part}, 1)
-            ON CONFLICT (tbl, ord, part) DO UPDATE SET n = fos_counts.n + 1`
-      ), { discard: true })
+    Effect.forEach(entriesOf(t, row), (e) => {
+      const index = sql`INSERT INTO fos_orders (tbl, ord, part, sort, key) VALUES (${t.name}, ${e.ord}, ${e.part}, ${e.sort}, ${key})`
+      return e.counted
+        ? Effect.andThen(index, sql`INSERT INTO fos_counts (tbl, ord, part, n) VALUES (${t.name}, ${e.ord}, ${e.part}, 1)
+            ON CONFLICT (tbl, ord, part) DO UPDATE SET n = fos_counts.n + 1`)
+        : index
+    }, { discard: true })
 
   const removeIndexes = (t: Table<any>, row: unknown, key: string) =>
     Effect.andThen(
-      Effect.forEach(entriesOf(t, row), (e) =>
-        Effect.andThen(
-          sql`DELETE FROM fos_orders WHERE tbl = ${t.name} AND ord = ${e.ord} AND part = ${e.part} AND sort = ${e.sort} AND key = ${key}`,
-          sql`UPDATE fos_counts SET n = n - 1 WHERE tbl = ${t.name} AND ord = ${e.ord} AND part = ${e.part}`
-        ), { discard: true }),
+      Effect.forEach(entriesOf(t, row), (e) => {
+        const index = sql`DELETE FROM fos_orders WHERE tbl = ${t.name} AND ord = ${e.ord} AND part = ${e.part} AND sort = ${e.sort} AND key = ${key}`
+        return e.counted
+          ? Effect.andThen(index, sql`UPDATE fos_counts SET n = n - 1 WHERE tbl = ${t.name} AND ord = ${e.ord} AND part = ${e.part}`)
+          : index
+      }, { discard: true }),
       sql`DELETE FROM fos_uniques WHERE tbl = ${t.name} AND key = ${key}`
     )
 
@@ -160,7 +163,9 @@ export const makeSqlStore = Effect.gen(function*() {
     page,
     count: (t, order, partition) =>
       dieOnSql(
-        sql<{ n: string | number }>`SELECT n FROM fos_counts WHERE tbl = ${t.name} AND ord = ${order} AND part = ${partition}`.pipe(
+        (t.orders[order]?.counted === false
+          ? sql<{ n: string | number }>`SELECT count(*) AS n FROM fos_orders WHERE tbl = ${t.name} AND ord = ${order} AND part = ${partition}`
+          : sql<{ n: string | number }>`SELECT n FROM fos_counts WHERE tbl = ${t.name} AND ord = ${order} AND part = ${partition}`).pipe(
           Effect.map((rows) => (rows.length === 0 ? 0 : Number(rows[0]!.n)))
         )
       )

@@ -24,14 +24,26 @@ export interface Table<Row> {
   /** Unique keys; a row whose value is `undefined` does not take part in that key. */
   readonly unique: Readonly<Record<string, (row: Row) => string | undefined>>
   /** Keyset orders: rows are grouped by partition and sorted by (sort, key). */
-  readonly orders: Readonly<Record<string, { readonly partition: (row: Row) => string; readonly sort: (row: Row) => SortValue }>>
+  readonly orders: Readonly<Record<string, Order<Row>>>
+}
+
+/** One keyset order of a table. */
+export interface Order<Row> {
+  readonly partition: (row: Row) => string
+  readonly sort: (row: Row) => SortValue
+  /**
+   * Whether the store keeps this order's row count per partition (default true), which makes `count` cost the
+   * same at any size. Keeping it touches one row per partition on every write, so an order whose total is never
+   * read, and whose partition every writer shares (the timers), turns it off.
+   */
+  readonly counted?: boolean
 }
 
 export const table = <Row>(def: {
   readonly name: string
   readonly key: (row: Row) => string
   readonly unique?: Readonly<Record<string, (row: Row) => string | undefined>>
-  readonly orders?: Readonly<Record<string, { readonly partition: (row: Row) => string; readonly sort: (row: Row) => SortValue }>>
+  readonly orders?: Readonly<Record<string, Order<Row>>>
 }): Table<Row> => ({ unique: {}, orders: {}, ...def })
 
 /** A position in a keyset order. */
