@@ -11,9 +11,10 @@
  * Text columns use the "C" collation, so strings sort by code point as in the memory store. Numeric sort values
  * must be safe integers; they are stored offset by 2^53 and zero-padded, so text order is numeric order.
  *
- * Each write runs in its own savepoint (or its own transaction outside one), so a unique violation fails that
- * write alone and the caller's transaction can go on, as with the memory store. Infrastructure failures are
- * defects: domain code only ever sees `UniqueViolation`.
+ * A unique violation fails that write alone and the caller's transaction can go on, as with the memory store:
+ * inserts detect conflicts with ON CONFLICT DO NOTHING and take back their own writes, and updates of tables with
+ * unique keys run in a savepoint. Outside a transaction each write is a transaction of its own. Infrastructure
+ * failures are defects: domain code only ever sees `UniqueViolation`.
  */
 import { UniqueViolation, type PageQuery, type Position, type SortValue, type StoreService, type Table } from "@fos/core"
 import { Effect, Option } from "effect"
@@ -67,25 +68,62 @@ export const makeSqlStore = Effect.gen(function*() {
 
   const parse = (data: unknown): any => (typeof data === "string" ? JSON.parse(data) : data)
 
-  const addIndexes = (t: Table<any>, row: unknown, key: string) =>
-    Effect.forEach(entriesOf(t, row), (e) => {
-      const index = sql`INSERT INTO fos_orders (tbl, ord, part, sort, key) VALUES (${t.name}, ${e.ord}, ${e.part}, ${e.sort}, ${key})`
-      return e.counted
-        ? Effect.andThen(index, sql`INSERT INTO fos_counts (tbl, ord, part, n) VALUES (${t.name}, ${e.ord}, ${e.part}, 1)
-            ON CONFLICT (tbl, ord, part) DO UPDATE SET n = fos_counts.n + 1`)
-        : index
-    }, { discard: true })
+  /** Runs a write in the caller's transaction, or in a transaction of its own outside one. */
+  const ownTransaction = <A, E>(effect: Effect.Effect<A, E | SqlError.SqlError>): Effect.Effect<A, E> =>
+    Effect.flatMap(inTransaction, (inside) =>
+      inside ? Effect.catchTag(effect, "SqlError", (e) => Effect.die(e)) as Effect.Effect<A, E> : atomically(effect))
 
-  const removeIndexes = (t: Table<any>, row: unknown, key: string) =>
-    Effect.andThen(
-      Effect.forEach(entriesOf(t, row), (e) => {
-        const index = sql`DELETE FROM fos_orders WHERE tbl = ${t.name} AND ord = ${e.ord} AND part = ${e.part} AND sort = ${e.sort} AND key = ${key}`
-        return e.counted
-          ? Effect.andThen(index, sql`UPDATE fos_counts SET n = n - 1 WHERE tbl = ${t.name} AND ord = ${e.ord} AND part = ${e.part}`)
-          : index
-      }, { discard: true }),
-      sql`DELETE FROM fos_uniques WHERE tbl = ${t.name} AND key = ${key}`
+  const sameEntry = (a: IndexEntry, b: IndexEntry) => a.ord === b.ord && a.part === b.part && a.sort === b.sort
+
+  const addIndex = (t: Table<any>, e: IndexEntry, key: string) => {
+    const index = sql`INSERT INTO fos_orders (tbl, ord, part, sort, key) VALUES (${t.name}, ${e.ord}, ${e.part}, ${e.sort}, ${key})`
+    return e.counted
+      ? Effect.andThen(index, sql`INSERT INTO fos_counts (tbl, ord, part, n) VALUES (${t.name}, ${e.ord}, ${e.part}, 1)
+          ON CONFLICT (tbl, ord, part) DO UPDATE SET n = fos_counts.n + 1`)
+      : index
+  }
+
+  const removeIndex = (t: Table<any>, e: IndexEntry, key: string) => {
+    const index = sql`DELETE FROM fos_orders WHERE tbl = ${t.name} AND ord = ${e.ord} AND part = ${e.part} AND sort = ${e.sort} AND key = ${key}`
+    return e.counted
+      ? Effect.andThen(index, sql`UPDATE fos_counts SET n = n - 1 WHERE tbl = ${t.name} AND ord = ${e.ord} AND part = ${e.part}`)
+      : index
+  }
+
+  /** Moves a row's index entries from `before` to `after`, touching only the entries that changed. */
+  const reindex = (t: Table<any>, before: unknown | undefined, after: unknown | undefined, key: string) => {
+    const old = before === undefined ? [] : entriesOf(t, before)
+    const next = after === undefined ? [] : entriesOf(t, after)
+    return Effect.andThen(
+      Effect.forEach(old.filter((e) => !next.some((n) => sameEntry(n, e))), (e) => removeIndex(t, e, key), { discard: true }),
+      Effect.forEach(next.filter((e) => !old.some((o) => sameEntry(o, e))), (e) => addIndex(t, e, key), { discard: true })
     )
+  }
+
+  const hasUniques = (t: Table<any>) => Object.keys(t.unique).length > 0
+
+  /**
+   * Insert without a savepoint: conflicts are found with ON CONFLICT DO NOTHING (which never aborts the
+   * transaction), and what this insert wrote before the conflict is taken back by hand. The primary key is checked
+   * first, as in the memory store.
+   */
+  const insert = <Row>(t: Table<Row>, row: Row): Effect.Effect<void, UniqueViolation> =>
+    ownTransaction(Effect.gen(function*() {
+      const key = t.key(row)
+      const inserted = yield* sql`INSERT INTO fos_rows (tbl, key, data) VALUES (${t.name}, ${key}, ${JSON.stringify(row)}::jsonb)
+        ON CONFLICT DO NOTHING RETURNING 1 AS ok`
+      if (inserted.length === 0) return yield* Effect.fail(new UniqueViolation({ table: t.name, unique: "primary" }))
+      for (const [name, value] of uniquesOf(t, row)) {
+        const taken = yield* sql`INSERT INTO fos_uniques (tbl, name, value, key) VALUES (${t.name}, ${name}, ${value}, ${key})
+          ON CONFLICT DO NOTHING RETURNING 1 AS ok`
+        if (taken.length === 0) {
+          yield* sql`DELETE FROM fos_uniques WHERE tbl = ${t.name} AND key = ${key}`
+          yield* sql`DELETE FROM fos_rows WHERE tbl = ${t.name} AND key = ${key}`
+          return yield* Effect.fail(new UniqueViolation({ table: t.name, unique: name }))
+        }
+      }
+      yield* reindex(t, undefined, row, key)
+    }))
 
   /** Takes the row's unique values; a value held by another row is a `UniqueViolation` naming the key. */
   const addUniques = (t: Table<any>, row: unknown, key: string) =>
@@ -94,32 +132,31 @@ export const makeSqlStore = Effect.gen(function*() {
         Effect.catchIf(isUniqueViolation, () => Effect.fail(new UniqueViolation({ table: t.name, unique: name })))
       ), { discard: true })
 
-  const insert = <Row>(t: Table<Row>, row: Row): Effect.Effect<void, UniqueViolation> =>
-    atomically(Effect.gen(function*() {
-      const key = t.key(row)
-      yield* sql`INSERT INTO fos_rows (tbl, key, data) VALUES (${t.name}, ${key}, ${JSON.stringify(row)}::jsonb)`.pipe(
-        Effect.catchIf(isUniqueViolation, () => Effect.fail(new UniqueViolation({ table: t.name, unique: "primary" })))
-      )
-      yield* addUniques(t, row, key)
-      yield* addIndexes(t, row, key)
-    }))
-
-  const update = <Row>(t: Table<Row>, row: Row): Effect.Effect<void, UniqueViolation> =>
-    atomically(Effect.gen(function*() {
+  /**
+   * An update of a table with unique keys runs in a savepoint, since a taken value must undo the whole update;
+   * without unique keys an update cannot fail and needs none.
+   */
+  const update = <Row>(t: Table<Row>, row: Row): Effect.Effect<void, UniqueViolation> => {
+    const write = Effect.gen(function*() {
       const key = t.key(row)
       const before = yield* readRow(t.name, key, true)
-      if (before !== undefined) yield* removeIndexes(t, before, key)
       yield* sql`INSERT INTO fos_rows (tbl, key, data) VALUES (${t.name}, ${key}, ${JSON.stringify(row)}::jsonb)
                  ON CONFLICT (tbl, key) DO UPDATE SET data = EXCLUDED.data`
-      yield* addUniques(t, row, key)
-      yield* addIndexes(t, row, key)
-    }))
+      if (hasUniques(t)) {
+        yield* sql`DELETE FROM fos_uniques WHERE tbl = ${t.name} AND key = ${key}`
+        yield* addUniques(t, row, key)
+      }
+      yield* reindex(t, before, row, key)
+    })
+    return hasUniques(t) ? atomically(write) : ownTransaction(write)
+  }
 
   const remove = <Row>(t: Table<Row>, key: string): Effect.Effect<void> =>
-    atomically<void, never>(Effect.gen(function*() {
+    ownTransaction<void, never>(Effect.gen(function*() {
       const before = yield* readRow(t.name, key, true)
       if (before === undefined) return
-      yield* removeIndexes(t, before, key)
+      if (hasUniques(t)) yield* sql`DELETE FROM fos_uniques WHERE tbl = ${t.name} AND key = ${key}`
+      yield* reindex(t, before, undefined, key)
       yield* sql`DELETE FROM fos_rows WHERE tbl = ${t.name} AND key = ${key}`
     }))
 

@@ -42,7 +42,7 @@ export const describeStoreFailure = (where: string, e: unknown): string => {
 export const layerPostgresClient = (url: string, options: { readonly maxConnections?: number } = {}) =>
   PgClient.layer({
     url: Redacted.make(url),
-    maxConnections: options.maxConnections ?? 10,
+    maxConnections: options.maxConnections ?? 20,
     connectTimeout: "5 seconds",
     applicationName: "fos"
   })

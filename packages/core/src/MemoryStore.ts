@@ -2,35 +2,17 @@
  * The memory store: the store port in one process's memory, for tests and embedding.
  *
  * Transactions are serialised by one lock (so `getForUpdate` needs no extra lock) and keep an undo log that is
- * replayed backwards when the transaction does not succeed. Orders are sorted arrays per partition, searched by
- * bisection, so a keyset page is O(log n + limit).
+ * replayed backwards when the transaction does not succeed. Orders are sorted indexes per partition
+ * (SortedIndex.ts), so a keyset page is O(log n + limit) and a write O(log n) plus one small chunk.
  */
 import { Context, Effect, Exit, Layer, Semaphore } from "effect"
-import { type PageQuery, type Position, type SortValue, Store, type StoreService, type Table, UniqueViolation } from "./Store.ts"
-
-interface Entry extends Position {}
-
-const compareSort = (a: SortValue, b: SortValue): number =>
-  typeof a === "number" && typeof b === "number" ? a - b : String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0
-
-const compare = (a: Position, b: Position): number => compareSort(a.sort, b.sort) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
-
-/** Index of the first entry not less than `p`. */
-const lowerBound = (entries: ReadonlyArray<Entry>, p: Position): number => {
-  let lo = 0
-  let hi = entries.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (compare(entries[mid]!, p) < 0) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
+import { SortedIndex } from "./SortedIndex.ts"
+import { type PageQuery, Store, type StoreService, type Table, UniqueViolation } from "./Store.ts"
 
 class TableState {
   readonly rows = new Map<string, unknown>()
   readonly uniques = new Map<string, Map<string, string>>()
-  readonly orders = new Map<string, Map<string, Array<Entry>>>()
+  readonly orders = new Map<string, Map<string, SortedIndex>>()
 }
 
 let instances = 0
@@ -77,10 +59,9 @@ export const makeMemoryStore = (): StoreService => {
     for (const [name, o] of Object.entries(t.orders)) {
       const byPartition = s.orders.get(name)!
       const partition = o.partition(row)
-      let entries = byPartition.get(partition)
-      if (entries === undefined) byPartition.set(partition, (entries = []))
-      const entry = { sort: o.sort(row), key }
-      entries.splice(lowerBound(entries, entry), 0, entry)
+      let index = byPartition.get(partition)
+      if (index === undefined) byPartition.set(partition, (index = new SortedIndex()))
+      index.insert({ sort: o.sort(row), key })
     }
   }
 
@@ -90,11 +71,7 @@ export const makeMemoryStore = (): StoreService => {
       if (v !== undefined && s.uniques.get(name)!.get(v) === key) s.uniques.get(name)!.delete(v)
     }
     for (const [name, o] of Object.entries(t.orders)) {
-      const entries = s.orders.get(name)!.get(o.partition(row))
-      if (entries === undefined) continue
-      const entry = { sort: o.sort(row), key }
-      const i = lowerBound(entries, entry)
-      if (i < entries.length && compare(entries[i]!, entry) === 0) entries.splice(i, 1)
+      s.orders.get(name)!.get(o.partition(row))?.remove({ sort: o.sort(row), key })
     }
   }
 
@@ -157,20 +134,12 @@ export const makeMemoryStore = (): StoreService => {
   const page = <Row>(t: Table<Row>, q: PageQuery) =>
     read(tableDirty(t), (): ReadonlyArray<Row> => {
       const s = state(t)
-      const entries = s.orders.get(q.order)?.get(q.partition) ?? []
-      // Walking "towards the end" of the order means ascending index for an ascending order.
-      const ascendingIndex = q.descending === q.backward
-      const out: Array<Row> = []
-      let i: number
-      if (ascendingIndex) {
-        i = q.from === undefined ? 0 : lowerBound(entries, q.from)
-        if (q.from !== undefined && i < entries.length && compare(entries[i]!, q.from) === 0) i++
-        for (; i < entries.length && out.length < q.limit; i++) out.push(s.rows.get(entries[i]!.key) as Row)
-      } else {
-        i = q.from === undefined ? entries.length - 1 : lowerBound(entries, q.from) - 1
-        for (; i >= 0 && out.length < q.limit; i--) out.push(s.rows.get(entries[i]!.key) as Row)
-      }
-      return q.backward ? out.reverse() : out
+      const index = s.orders.get(q.order)?.get(q.partition)
+      if (index === undefined) return []
+      // Walking "towards the end" of the order means ascending positions for an ascending order.
+      const ascending = q.descending === q.backward
+      const rows = index.take(q.from, ascending, q.limit).map((p) => s.rows.get(p.key) as Row)
+      return q.backward ? rows.reverse() : rows
     })
 
   return {
@@ -204,7 +173,7 @@ export const makeMemoryStore = (): StoreService => {
       writeOp((undo) => Effect.sync(() => write(t, key, undefined, undo))),
     page,
     count: <Row>(t: Table<Row>, order: string, partition: string) =>
-      read(tableDirty(t), () => state(t).orders.get(order)?.get(partition)?.length ?? 0)
+      read(tableDirty(t), () => state(t).orders.get(order)?.get(partition)?.size ?? 0)
   }
 }
 

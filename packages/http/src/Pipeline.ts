@@ -92,12 +92,13 @@ export const readJsonBody = (request: HttpServerRequest.HttpServerRequest): Effe
     if (contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() !== jsonType) {
       return yield* apiError("UNSUPPORTED_MEDIA_TYPE", "This endpoint takes Content-Type: application/json.")
     }
-    const tooLarge = apiError("PAYLOAD_TOO_LARGE", `The request body is larger than ${maxJsonBodyBytes} bytes.`)
+    // Built only when needed: an error captures a stack trace, and this runs on every write.
+    const tooLarge = () => apiError("PAYLOAD_TOO_LARGE", `The request body is larger than ${maxJsonBodyBytes} bytes.`)
     const declared = Number(request.headers["content-length"])
-    if (Number.isFinite(declared) && declared > maxJsonBodyBytes) return yield* tooLarge
+    if (Number.isFinite(declared) && declared > maxJsonBodyBytes) return yield* tooLarge()
     const text = yield* request.text.pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, BigInt(maxJsonBodyBytes) as never),
-      Effect.mapError(() => tooLarge)
+      Effect.mapError(tooLarge)
     )
     if (text.length > 0) {
       try {

@@ -1,0 +1,25 @@
+-- The SQL fos sends for one idempotent POST with a fresh key (bench/store.ts runs it with pgbench on a database
+-- migrated by fos). The statements and transactions are the ones the SQL store issues; the values are shaped like
+-- fos's own.
+\set k random(1, 2000000000)
+-- Idempotency: a plain read of the key's record, then the claim.
+SELECT data FROM fos_rows WHERE tbl = 'idempotency' AND key = 'org_storebench/sandbox/b-' || :k;
+BEGIN;
+SELECT data FROM fos_rows WHERE tbl = 'idempotency' AND key = 'org_storebench/sandbox/b-' || :k FOR UPDATE;
+INSERT INTO fos_rows (tbl, key, data) VALUES ('idempotency', 'org_storebench/sandbox/b-' || :k,
+  '{"id":"org_storebench/sandbox/b","fingerprint":"0e1d2c3b4a5968778695a4b3c2d1e0f00e1d2c3b4a5968778695a4b3c2d1e0f0","state":"in_progress","leaseUntilMs":1790000060000,"expiresAtMs":1790000060000}'::jsonb)
+  ON CONFLICT DO NOTHING RETURNING 1 AS ok;
+COMMIT;
+-- The request: the clock advance looks for a due timer; then the kept response and its retention timer.
+BEGIN;
+SELECT r.data FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.key
+  WHERE o.tbl = 'timers' AND o.ord = 'due' AND o.part = '' ORDER BY o.sort ASC, o.key ASC LIMIT 1;
+SELECT data FROM fos_rows WHERE tbl = 'idempotency' AND key = 'org_storebench/sandbox/b-' || :k FOR UPDATE;
+INSERT INTO fos_rows (tbl, key, data) VALUES ('idempotency', 'org_storebench/sandbox/b-' || :k,
+  '{"id":"org_storebench/sandbox/b","fingerprint":"0e1d2c3b4a5968778695a4b3c2d1e0f00e1d2c3b4a5968778695a4b3c2d1e0f0","state":"completed","response":{"status":200,"contentType":"application/json","body":"{\"now\":\"2026-11-21T20:40:00.000Z\"}"},"leaseUntilMs":1790000000000,"expiresAtMs":1792592000000}'::jsonb)
+  ON CONFLICT (tbl, key) DO UPDATE SET data = EXCLUDED.data;
+INSERT INTO fos_rows (tbl, key, data) VALUES ('timers', 'tmr_' || :k,
+  '{"id":"tmr_00ldpq1s0g7k2m4n6p8r9t1v3x5z7b","kind":"idempotency.expire","dueAtMs":1792592000000,"payload":{"id":"org_storebench/sandbox/b"}}'::jsonb)
+  ON CONFLICT DO NOTHING RETURNING 1 AS ok;
+INSERT INTO fos_orders (tbl, ord, part, sort, key) VALUES ('timers', 'due', '', '09799846666665472', 'tmr_' || :k);
+COMMIT;

@@ -1,0 +1,198 @@
+/**
+ * `npm run bench:store`: write throughput of an idempotent POST on each store, against pgbench running the same SQL.
+ *
+ * The write is `POST /sandbox/v2/simulate/clock/advance` with `{"seconds":0}` and a fresh Idempotency-Key per
+ * request: a claim transaction (the key's record) and a transaction that runs the request and writes its kept
+ * response and its retention timer. It is run through `fos serve` (virtual clock, rate limit raised) on memory, on
+ * PGlite in a temporary directory, and on PostgreSQL in a fresh database of DATABASE_URL (default
+ * postgres://postgres@127.0.0.1:5432/test), with autocannon.
+ *
+ * pgbench runs `bench/store-transaction.sql`, the same statements fos sends for one such request, on another fresh
+ * database migrated by fos, with the same number of clients, for the same time: the ceiling of this SQL on this
+ * machine. The goals are at least 0.5x of pgbench on PostgreSQL, and PGlite within 3x of PostgreSQL.
+ *
+ * Results go to stdout and to the section of docs/performance.md between `<!-- bench:store:start -->` and
+ * `<!-- bench:store:end -->` (BENCH_NO_DOCS=1 leaves the docs alone). Nothing here asserts a time.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { Effect, ManagedRuntime } from "effect"
+import { SqlClient } from "effect/sql"
+import { layerPostgresClient, migrate } from "@fos/sql"
+
+const root = resolve(import.meta.dirname, "..")
+const require = createRequire(import.meta.url)
+const autocannon = require("autocannon") as (options: object) => Promise<{ requests: { mean: number }; non2xx: number; errors: number; timeouts: number; latency: { p50: number; p99: number } }>
+
+const adminUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test"
+const connections = Number(process.env.BENCH_STORE_CONNECTIONS ?? 16)
+const seconds = Number(process.env.BENCH_STORE_DURATION ?? 10)
+const key = `ck_sandbox_${"cd".repeat(32)}`
+const log = (line: string) => console.error(`[bench:store] ${line}`)
+
+const seed = {
+  organizations: [{
+    id: "org_storebench",
+    name: "Store bench",
+    status: "active",
+    rateLimit: { sustainedPerSecond: 1e9, burst: 1e9 },
+    users: [{ id: "usr_storebench", email: "store@bench.test", role: "admin" }],
+    apiKeys: [{ key, access: "read_write", createdBy: "usr_storebench" }]
+  }]
+}
+
+const freshDatabase = async (label: string) => {
+  const name = `fos_bench_${label}_${Date.now().toString(36)}`
+  const admin = ManagedRuntime.make(layerPostgresClient(adminUrl, { maxConnections: 1 }))
+  await admin.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE DATABASE ${name}`)))
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await admin.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))).catch(() => undefined)
+      await admin.dispose()
+    }
+  }
+}
+
+const start = async (store: string, seedPath: string): Promise<{ child: ChildProcess; origin: string }> => {
+  const child = spawn(process.execPath, ["adapters/node/src/bin.ts", "serve", "--store", store, "--port", "0", "--clock", "virtual", "--seed", seedPath], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let out = ""
+  let err = ""
+  child.stderr!.on("data", (c: Buffer) => (err += c.toString()))
+  const origin = await new Promise<string>((ok, fail) => {
+    child.stdout!.on("data", (c: Buffer) => {
+      out += c.toString()
+      const m = /^sandbox: (http:\/\/\S+)\/sandbox$/m.exec(out)
+      if (m) ok(m[1]!)
+    })
+    child.once("exit", (code) => fail(new Error(`fos serve exited (${code}): ${err}`)))
+  })
+  return { child, origin }
+}
+
+const stop = (child: ChildProcess) =>
+  new Promise<void>((ok) => {
+    child.once("exit", () => ok())
+    child.kill("SIGTERM")
+  })
+
+/** Idempotent POSTs per second against a running server, each with its own key. */
+const writes = async (origin: string) => {
+  let n = 0
+  const run = (duration: number) =>
+    autocannon({
+      url: `${origin}/sandbox/v2/simulate/clock/advance`,
+      connections,
+      duration,
+      requests: [{
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: "{\"seconds\":0}",
+        setupRequest: (request: { headers: Record<string, string> }) => {
+          request.headers = { ...request.headers, "idempotency-key": `bench-${process.pid}-${n++}` }
+          return request
+        }
+      }]
+    })
+  await run(2)
+  const result = await run(seconds)
+  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
+    throw new Error(`${origin}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`)
+  }
+  return { perSecond: result.requests.mean, p50: result.latency.p50, p99: result.latency.p99 }
+}
+
+const pgbench = (url: string): number | undefined => {
+  try {
+    const out = execFileSync("pgbench", [
+      "--no-vacuum", "-n", "-M", "prepared", "-c", String(connections), "-j", "2", "-T", String(seconds),
+      "-f", join(root, "bench", "store-transaction.sql"), url
+    ], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+    const m = /tps = ([\d.]+)/.exec(out)
+    return m === null ? undefined : Number(m[1])
+  } catch (e) {
+    log(`pgbench did not run: ${(e as Error).message.split("\n")[0]}`)
+    return undefined
+  }
+}
+
+const main = async () => {
+  const tmp = mkdtempSync(join(tmpdir(), "fos-bench-store-"))
+  const seedPath = join(tmp, "seed.json")
+  writeFileSync(seedPath, JSON.stringify(seed))
+  const rows: Array<{ name: string; perSecond: number; p50?: number; p99?: number }> = []
+  try {
+    for (const [name, store] of [["memory", "memory"], ["PGlite", join(tmp, "pglite")]] as const) {
+      log(`${name}: starting`)
+      const server = await start(store, seedPath)
+      try {
+        rows.push({ name: `fos, ${name}`, ...(await writes(server.origin)) })
+      } finally {
+        await stop(server.child)
+      }
+    }
+    const database = await freshDatabase("fos")
+    try {
+      log("PostgreSQL: starting")
+      const server = await start(database.url, seedPath)
+      try {
+        rows.push({ name: "fos, PostgreSQL", ...(await writes(server.origin)) })
+      } finally {
+        await stop(server.child)
+      }
+    } finally {
+      await database.drop()
+    }
+    const raw = await freshDatabase("pgbench")
+    try {
+      const client = ManagedRuntime.make(layerPostgresClient(raw.url, { maxConnections: 1 }))
+      await client.runPromise(migrate)
+      await client.dispose()
+      log("pgbench: running the same SQL")
+      const tps = pgbench(raw.url)
+      if (tps !== undefined) rows.push({ name: "pgbench, the same SQL transaction, PostgreSQL", perSecond: tps })
+    } finally {
+      await raw.drop()
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true })
+  }
+
+  const perSecond = (name: string) => rows.find((r) => r.name === name)?.perSecond
+  const pg = perSecond("fos, PostgreSQL")
+  const lite = perSecond("fos, PGlite")
+  const bench = perSecond("pgbench, the same SQL transaction, PostgreSQL")
+  const date = new Date().toISOString().slice(0, 10)
+  const table = [
+    `Measured ${date}, Node ${process.version}; ${connections} connections (pgbench: ${connections} clients), ${seconds} s after a 2 s warm-up; an idempotent \`POST /sandbox/v2/simulate/clock/advance\` with a fresh key each time.`,
+    "",
+    "| | writes/s | p50 ms | p99 ms |",
+    "|---|---:|---:|---:|",
+    ...rows.map((r) => `| ${r.name} | ${Math.round(r.perSecond).toLocaleString("en")} | ${r.p50 ?? ""} | ${r.p99 ?? ""} |`),
+    "",
+    `PostgreSQL against pgbench: ${pg !== undefined && bench !== undefined ? `${(pg / bench).toFixed(2)}×` : "n/a"} (goal ≥ 0.5×). ` +
+    `PGlite against PostgreSQL: ${pg !== undefined && lite !== undefined ? `${(pg / lite).toFixed(2)}× slower` : "n/a"} (goal within 3×).`
+  ].join("\n")
+  console.log(table)
+  if (process.env.BENCH_NO_DOCS !== "1") {
+    const file = resolve(root, "docs", "performance.md")
+    const text = readFileSync(file, "utf8")
+    const block = `<!-- bench:store:start -->\n${table}\n<!-- bench:store:end -->`
+    const existing = /^<!-- bench:store:start -->$[\s\S]*?^<!-- bench:store:end -->$/m
+    writeFileSync(file, existing.test(text) ? text.replace(existing, () => block) : `${text.replace(/\n*$/, "")}\n\n${block}\n`)
+    log("updated docs/performance.md")
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(`[bench:store] failed: ${e instanceof Error ? e.message : String(e)}`)
+  process.exitCode = 1
+})
