@@ -43,6 +43,11 @@ export const migrations: ReadonlyArray<Migration> = [
          n bigint NOT NULL,
          PRIMARY KEY (tbl, ord, part))`
     ]
+  },
+  {
+    version: 2,
+    name: "the store-wide sequence that orders the outbox",
+    statements: [`CREATE SEQUENCE fos_sequence AS bigint`]
   }
 ]
 

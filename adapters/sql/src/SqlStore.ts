@@ -198,6 +198,7 @@ export const makeSqlStore = Effect.gen(function*() {
     update,
     remove,
     page,
+    nextSequence: dieOnSql(Effect.map(sql<{ n: string | number }>`SELECT nextval('fos_sequence') AS n`, (rows) => Number(rows[0]!.n))),
     count: (t, order, partition) =>
       dieOnSql(
         (t.orders[order]?.counted === false

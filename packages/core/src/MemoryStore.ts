@@ -20,6 +20,7 @@ let instances = 0
 export const makeMemoryStore = (): StoreService => {
   const tables = new Map<string, TableState>()
   const lock = Semaphore.makeUnsafe(1)
+  let sequence = 0
   /** The transaction of this store the current fiber runs in: its undo log. One key per store instance. */
   const CurrentTx = Context.Reference<Array<() => void> | undefined>(`fos/MemoryStore/CurrentTx/${instances++}`, {
     defaultValue: () => undefined
@@ -172,6 +173,7 @@ export const makeMemoryStore = (): StoreService => {
     remove: <Row>(t: Table<Row>, key: string) =>
       writeOp((undo) => Effect.sync(() => write(t, key, undefined, undo))),
     page,
+    nextSequence: Effect.sync(() => ++sequence),
     count: <Row>(t: Table<Row>, order: string, partition: string) =>
       read(tableDirty(t), () => state(t).orders.get(order)?.get(partition)?.size ?? 0)
   }

@@ -8,6 +8,7 @@
  * - `findUnique`: a row by one of its table's unique keys.
  * - `page` / `count`: keyset scans over a declared order within one partition, so a page costs the same at
  *   row 10 as at row 1,000,000.
+ * - `nextSequence`: a store-wide increasing number (the outbox's order).
  *
  * A table maps to a SQL table with the key as primary key, a unique index per unique key and a
  * (partition, sort, key) index per order. Rows are plain JSON-able data and are never mutated in place.
@@ -79,6 +80,11 @@ export interface StoreService {
   /** Rows of one page, in the order's direction (even when walking backward). */
   readonly page: <Row>(table: Table<Row>, query: PageQuery) => Effect.Effect<ReadonlyArray<Row>>
   readonly count: <Row>(table: Table<Row>, order: string, partition: string) => Effect.Effect<number>
+  /**
+   * The next number of one store-wide sequence: increasing in the order numbers are handed out, unique, never
+   * reused, not rolled back with a transaction (so it may have gaps). It orders the outbox.
+   */
+  readonly nextSequence: Effect.Effect<number>
 }
 
 export class Store extends Context.Service<Store, StoreService>()("fos/Store") {}

@@ -4,9 +4,11 @@
  * fresh layer, so the store starts empty.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Fiber, type Layer } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import * as fc from "fast-check"
+import { appendEvent, readEvents } from "../src/Outbox.ts"
 import { type Position, type SortValue, Store, type StoreService, table, UniqueViolation } from "../src/Store.ts"
+import { fireDue, nextTimer, schedule, TimerHandlers } from "../src/Timers.ts"
 
 interface Person {
   readonly id: string
@@ -715,6 +717,56 @@ export const storeContract = <E>(
           { numRuns: scale.propertyRuns }
         )
       }, 120_000)
+    })
+
+    describe("sequence and outbox", () => {
+      it.effect("hand out increasing numbers that a rollback does not take back", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            const a = yield* store.nextSequence
+            yield* Effect.exit(store.transaction(Effect.andThen(store.nextSequence, Effect.fail(new Boom()))))
+            const b = yield* store.nextSequence
+            expect(b).toBeGreaterThan(a + 1)
+          })
+        ))
+
+      it.effect("read events in the order they were written, with a rolled-back change's events gone", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            const emit = (type: string) => appendEvent({ type, organizationId: "org_x", environment: "sandbox", data: { type } })
+            yield* store.transaction(Effect.andThen(emit("a.one"), emit("a.two")))
+            yield* Effect.exit(store.transaction(Effect.andThen(emit("ghost"), Effect.fail(new Boom()))))
+            const third = yield* emit("b.three")
+            const all = yield* readEvents(undefined, 10)
+            expect(all.map((e) => e.type)).toEqual(["a.one", "a.two", "b.three"])
+            expect(all.map((e) => e.sequence)).toEqual([...all.map((e) => e.sequence)].sort((x, y) => x - y))
+            expect((yield* readEvents(all[1]!.sequence, 10)).map((e) => e.id)).toEqual([third.id])
+            expect(all[0]!.data).toEqual({ type: "a.one" })
+          })
+        ))
+    })
+
+    describe("timers", () => {
+      it.effect("fire in due order, each once, only when due, and not when their transaction rolled back", () => {
+        const fired: Array<string> = []
+        const handlers = Layer.succeed(TimerHandlers, new Map([["note", (p: { name: string }) => Effect.sync(() => void fired.push(p.name))]]))
+        return run(() =>
+          Effect.gen(function*() {
+            const store = yield* Store
+            yield* schedule("note", 3_000, { name: "c" })
+            yield* store.transaction(Effect.andThen(schedule("note", 1_000, { name: "a" }), schedule("note", 2_000, { name: "b" })))
+            yield* Effect.exit(store.transaction(Effect.andThen(schedule("note", 500, { name: "ghost" }), Effect.fail(new Boom()))))
+            expect(yield* fireDue(999)).toBe(0)
+            yield* fireDue(2_000)
+            expect(fired).toEqual(["a", "b"])
+            yield* fireDue(2_000)
+            expect(fired).toEqual(["a", "b"])
+            yield* fireDue(10_000)
+            expect(fired).toEqual(["a", "b", "c"])
+            expect(yield* nextTimer).toBeUndefined()
+          }).pipe(Effect.provide(handlers))
+        )
+      })
     })
   })
 }
