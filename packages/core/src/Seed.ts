@@ -10,7 +10,7 @@ import { decodeFailure } from "./Wire.ts"
 import { createApiKey, createOrganization, createUser, listOrganizations } from "./Operator.ts"
 import { apiError, type ApiError } from "./Problem.ts"
 import { Store } from "./Store.ts"
-import { KeyAccess, OrganizationStatus, UserRole } from "./Tenancy.ts"
+import { KeyAccess, Organizations, OrganizationStatus, UserRole } from "./Tenancy.ts"
 
 const SeedUser = Schema.Struct({
   id: Schema.String,
@@ -59,10 +59,20 @@ export const parseSeed = (text: string): Effect.Effect<SeedFile, ApiError> =>
     )
   })
 
-/** Applies a seed in one transaction; any error leaves the store as it was. */
-export const applySeed = (seed: SeedFile): Effect.Effect<void, ApiError, Store> =>
+/**
+ * Applies a seed in one transaction; any error leaves the store as it was. Several processes of one deployment
+ * start with the same seed, so a seed whose organizations all exist already is skipped; one that only some of
+ * them exist for is refused, since it cannot be applied whole.
+ */
+export const applySeed = (seed: SeedFile): Effect.Effect<"applied" | "already applied", ApiError, Store> =>
   Effect.flatMap(Store, (store) =>
     store.transaction(Effect.gen(function*() {
+      const existing: Array<string> = []
+      for (const org of seed.organizations) if ((yield* store.get(Organizations, org.id)) !== undefined) existing.push(org.id)
+      if (existing.length > 0 && existing.length === seed.organizations.length) return "already applied" as const
+      if (existing.length > 0) {
+        return yield* apiError("CONFLICT", `Seed file: organization ${existing[0]} already exists but others of the seed do not; the seed cannot be applied whole.`)
+      }
       for (const [i, org] of seed.organizations.entries()) {
         const at = (detail: string) => Effect.mapError((e: ApiError) => apiError(e.code, `Seed file: /organizations/${i}${detail}: ${e.detail}`))
         yield* createOrganization({
@@ -89,6 +99,7 @@ export const applySeed = (seed: SeedFile): Effect.Effect<void, ApiError, Store> 
           }).pipe(at(`/apiKeys/${j}`))
         }
       }
+      return "applied" as const
     })))
 
 export interface DemoOrganization {

@@ -1,0 +1,109 @@
+/**
+ * Two `fos serve` processes on one PostgreSQL (DATABASE_URL), as a team that outgrows one process runs them: the same
+ * seed on both, the same data through either, and an idempotency key raced against both running its effect once.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { once } from "node:events"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
+
+const root = resolve(import.meta.dirname, "..")
+const token = "multiserver-operator-token"
+const key = `ck_sandbox_${"ef".repeat(32)}`
+const children: Array<ChildProcess> = []
+
+const start = async (store: string, seedPath: string) => {
+  const child = spawn(process.execPath, ["adapters/node/src/bin.ts", "serve", "--store", store, "--port", "0", "--clock", "virtual", "--seed", seedPath], {
+    cwd: root,
+    env: { ...process.env, FOS_OPERATOR_TOKEN: token },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  children.push(child)
+  let out = ""
+  let err = ""
+  child.stderr!.on("data", (c: Buffer) => (err += c.toString()))
+  return new Promise<string>((ok, fail) => {
+    child.stdout!.on("data", (c: Buffer) => {
+      out += c.toString()
+      const m = /^sandbox: (http:\/\/\S+)\/sandbox$/m.exec(out)
+      if (m) ok(m[1]!)
+    })
+    child.once("exit", (code) => fail(new Error(`fos serve exited (${code}): ${err}`)))
+  })
+}
+
+describe.skipIf(adminUrl === undefined || adminUrl === "")("two fos serve processes on one PostgreSQL", () => {
+  let database: Awaited<ReturnType<typeof freshDatabase>>
+  let tmp: string
+  let a: string
+  let b: string
+
+  beforeAll(async () => {
+    database = await freshDatabase("multiserver")
+    tmp = mkdtempSync(join(tmpdir(), "fos-multiserver-"))
+    const seedPath = join(tmp, "seed.json")
+    writeFileSync(seedPath, JSON.stringify({
+      organizations: [{
+        id: "org_shared",
+        name: "Shared",
+        status: "active",
+        users: [{ id: "usr_shared", email: "shared@multi.test", role: "admin" }],
+        apiKeys: [{ key, access: "read_write", createdBy: "usr_shared" }]
+      }]
+    }))
+    // Both processes start with the same seed: the first applies it, the second finds it applied.
+    a = await start(database.url, seedPath)
+    b = await start(database.url, seedPath)
+  }, 60_000)
+
+  afterAll(async () => {
+    for (const child of children) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGTERM")
+        await once(child, "exit")
+      }
+    }
+    await database?.drop()
+    rmSync(tmp, { recursive: true, force: true })
+  })
+
+  it("serve the same data: written through one, read through the other", async () => {
+    const created = await fetch(`${a}/operator/organizations`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ id: "org_viaa", name: "Via A" })
+    })
+    expect(created.status).toBe(201)
+    const listed = (await (await fetch(`${b}/operator/organizations`, { headers: { authorization: `Bearer ${token}` } })).json()) as { data: Array<{ id: string }> }
+    expect(listed.data.map((o) => o.id)).toEqual(expect.arrayContaining(["org_shared", "org_viaa"]))
+    for (const origin of [a, b]) {
+      const me = await fetch(`${origin}/sandbox/v2/portal/users/me`, { headers: { "x-api-key": key } })
+      expect(me.status).toBe(200)
+    }
+  })
+
+  it("run an idempotency key raced against both processes once", async () => {
+    const send = (origin: string) =>
+      fetch(`${origin}/sandbox/v2/simulate/clock/advance`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json", "idempotency-key": "raced-key" },
+        body: JSON.stringify({ seconds: 60 })
+      }).then(async (r) => ({ status: r.status, replayed: r.headers.get("idempotency-replayed"), body: await r.text() }))
+    const replies = await Promise.all([send(a), send(b), send(a), send(b), send(a), send(b)])
+    const ran = replies.filter((r) => r.status === 200 && r.replayed === null)
+    expect(ran).toHaveLength(1)
+    for (const r of replies) {
+      if (r.status === 200) expect(r.body).toBe(ran[0]!.body)
+      else expect(JSON.parse(r.body).type).toBe("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS")
+    }
+    // Afterwards both processes replay the one response.
+    for (const r of await Promise.all([send(a), send(b)])) {
+      expect(r.status).toBe(200)
+      expect(r.replayed).toBe("true")
+      expect(r.body).toBe(ran[0]!.body)
+    }
+  })
+})
