@@ -123,6 +123,7 @@ export const serve = async (options: ServeOptions, out: (line: string) => void):
   const store = storeLayer(options.store)
   const engine = await createEngine({
     store: store.layer,
+    insecureWebhooks: options.insecureWebhooks,
     operatorToken,
     clock: options.clock === "virtual"
       ? (options.clockStartMs === undefined ? { mode: "virtual" } : { mode: "virtual", startMs: options.clockStartMs })

@@ -7,6 +7,7 @@ import { expireRecord, expireTimerKind, IdempotencyRetention } from "./Idempoten
 import { layerMemoryStore } from "./MemoryStore.ts"
 import { layerRateLimiter, RateLimiter } from "./RateLimit.ts"
 import { Store } from "./Store.ts"
+import { TransportError, webhookTimerHandlers, WebhookSettings, type WebhookTransportService } from "./Webhooks.ts"
 import {
   layerTimerHandlers,
   makeVirtualClock,
@@ -27,6 +28,14 @@ export interface EngineOptions {
   readonly idempotencyRetentionMs?: number
   /** More timer kinds, beside the engine's own (tests and hosts that schedule their own deadlines). */
   readonly timerHandlers?: Record<string, TimerHandler>
+  /** How webhook deliveries leave the engine; deliveries fail with "no transport" when none is given. */
+  readonly webhookTransport?: WebhookTransportService
+  /** Allows http:// webhook URLs on loopback hosts (`--insecure-webhooks`). */
+  readonly insecureWebhooks?: boolean
+}
+
+const noTransport: WebhookTransportService = {
+  send: () => Effect.fail(new TransportError({ message: "this engine has no webhook transport" }))
 }
 
 export type EngineServices = Store | RateLimiter | TimeControl | TimerHandlers
@@ -38,7 +47,15 @@ const engineTimerHandlers: Record<string, TimerHandler> = {
 
 export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServices, unknown> => {
   const store = options.store ?? layerMemoryStore
-  const timerHandlers = layerTimerHandlers({ ...options.timerHandlers, ...engineTimerHandlers })
+  const webhookSettings = { insecureWebhooks: options.insecureWebhooks ?? false }
+  const timerHandlers = Layer.merge(
+    layerTimerHandlers({
+      ...options.timerHandlers,
+      ...engineTimerHandlers,
+      ...webhookTimerHandlers(options.webhookTransport ?? noTransport, webhookSettings)
+    }),
+    Layer.succeed(WebhookSettings, webhookSettings)
+  )
   const retention = options.idempotencyRetentionMs === undefined
     ? Layer.empty
     : Layer.succeed(IdempotencyRetention, options.idempotencyRetentionMs)

@@ -27,8 +27,18 @@ export const Timers = table<Timer>({
   orders: { due: { partition: () => "", sort: (t) => t.dueAtMs, counted: false } }
 })
 
-/** What a timer does when it fires; runs inside the firing transaction. */
-export type TimerHandler = (payload: any) => Effect.Effect<void, never, Store>
+/**
+ * What a timer does when it fires; runs inside the firing transaction. It may return work to do after that
+ * transaction commits (I/O such as a webhook send, which must not hold a transaction open); the scheduler runs it
+ * once the batch has committed, several at a time, and waits for it.
+ */
+export type TimerHandler = (payload: any) => Effect.Effect<void | AfterCommit, never, Store>
+
+/** Work a timer hands back to run after its transaction commits. */
+export type AfterCommit = Effect.Effect<void, never, Store>
+
+/** How many after-commit effects run at once. */
+const afterCommitConcurrency = 64
 
 /** Timer kinds and their handlers, registered once when the engine is built. */
 export class TimerHandlers extends Context.Service<TimerHandlers, ReadonlyMap<string, TimerHandler>>()("fos/TimerHandlers") {}
@@ -76,19 +86,26 @@ export const fireDue = (nowMs: number): Effect.Effect<number, never, Store | Tim
       const batch = yield* store.page(Timers, { order: "due", partition: "", descending: false, backward: false, from: undefined, limit: sweepBatch })
       const due = batch.filter((t) => t.dueAtMs <= nowMs)
       if (due.length === 0) return fired
+      const afterCommit: Array<AfterCommit> = []
       for (const timer of due) {
-        yield* store.transaction(
+        const after = yield* store.transaction(
           Effect.gen(function*() {
             // The row lock makes a timer fire once: another process waiting on it finds it gone.
             const current = yield* store.getForUpdate(Timers, timer.id)
-            if (current === undefined) return
+            if (current === undefined) return undefined
             yield* store.remove(Timers, timer.id)
             const handler = handlers.get(timer.kind)
-            if (handler !== undefined) yield* handler(timer.payload)
+            return handler === undefined ? undefined : yield* handler(timer.payload)
           })
-        ).pipe(Effect.catchCause((cause) => retryLater(timer, nowMs, cause)))
+        ).pipe(Effect.catchCause((cause) => Effect.as(retryLater(timer, nowMs, cause), undefined)))
+        if (after !== undefined) afterCommit.push(after)
         fired++
       }
+      yield* Effect.forEach(afterCommit, (work) => Effect.catchCause(work, (cause) =>
+        Effect.logError("After-commit work of a timer failed", { cause: Cause.pretty(cause) })), {
+        concurrency: afterCommitConcurrency,
+        discard: true
+      })
     }
   })
 
@@ -166,7 +183,7 @@ export const systemTimeControl: TimeControlService = {
 }
 
 /** How long the system-clock scheduler sleeps at most, so timers written by other processes are seen. */
-const pollMs = 1_000
+const pollMs = 250
 
 /** The system-clock scheduler loop: fire what is due, sleep until the next due time (or the poll bound). */
 export const runScheduler: Effect.Effect<never, never, Store | TimerHandlers> = Effect.gen(function*() {

@@ -5,7 +5,17 @@
  *
  * Paths are relative to a base address (`/sandbox` or `/live`); the edge strips the base before routing.
  */
-import { ApiError, type Caller, CustomerId, type DedicatedBucket, type IdempotencyPolicy } from "@fos/core"
+import {
+  ApiError,
+  type Caller,
+  CustomerId,
+  type DedicatedBucket,
+  EventType,
+  type IdempotencyPolicy,
+  NonBlankString,
+  WebhookDeliveryId,
+  WebhookEndpointId
+} from "@fos/core"
 import { Context, Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "effect/http-api"
 
@@ -149,7 +159,21 @@ export const ClockAdvance = Schema.Struct({
   fosDetail: "must have exactly one of seconds or to"
 })).annotate({ identifier: "ClockAdvance" })
 
+export const EmittedEvent = Schema.Struct({
+  id: Schema.String,
+  type: Schema.String,
+  createdAt: Schema.String,
+  apiVersion: Schema.Literal("2"),
+  mode: Schema.Literals(["live", "sandbox"]),
+  data: Schema.Unknown
+}).annotate({ identifier: "Event" })
+
 export const Simulate = HttpApiGroup.make("simulate")
+  .add(HttpApiEndpoint.post("emitEvent", "/v2/simulate/events", {
+    payload: Schema.Struct({ type: EventType }),
+    success: EmittedEvent.pipe(HttpApiSchema.status(201)),
+    error: [...common, problem(413), problem(415)]
+  }))
   .add(HttpApiEndpoint.get("clock", "/v2/simulate/clock", { success: ClockNow, error: common }))
   .add(
     HttpApiEndpoint.post("advanceClock", "/v2/simulate/clock/advance", {
@@ -159,9 +183,124 @@ export const Simulate = HttpApiGroup.make("simulate")
     }).annotate(Idempotency, "accepted")
   )
 
+// --- webhooks -------------------------------------------------------------------------------------------------
+
+export const Subscription = Schema.Union([
+  Schema.Struct({ mode: Schema.Literal("all") }),
+  Schema.Struct({
+    mode: Schema.Literal("selected"),
+    eventTypes: Schema.Array(EventType).check(Schema.isMinLength(1, { fosDetail: "must list at least one event type" }))
+  })
+]).annotate({ identifier: "Subscription" })
+
+export const SignatureScheme = Schema.Struct({
+  algorithm: Schema.Literal("HMAC-SHA256"),
+  header: Schema.Literal("X-Service-Signature"),
+  format: Schema.String,
+  signedPayload: Schema.String,
+  key: Schema.String,
+  encoding: Schema.String,
+  toleranceSeconds: Schema.Number,
+  rotationGraceHours: Schema.Number
+}).annotate({ identifier: "SignatureScheme" })
+
+export const WebhookEndpoint = Schema.Struct({
+  id: Schema.String,
+  url: Schema.String,
+  subscription: Subscription,
+  status: Schema.Literals(["active", "disabled"]),
+  createdAt: Schema.String,
+  updatedAt: Schema.String,
+  secret: Schema.optionalKey(Schema.String),
+  signature: Schema.optionalKey(SignatureScheme)
+}).annotate({ identifier: "WebhookEndpoint" })
+
+export const WebhookDelivery = Schema.Struct({
+  id: Schema.String,
+  endpointId: Schema.String,
+  eventId: Schema.String,
+  eventType: Schema.String,
+  status: Schema.Literals(["pending", "processing", "succeeded", "failed"]),
+  attempts: Schema.Number,
+  run: Schema.Number,
+  nextAttemptAt: Schema.NullOr(Schema.String),
+  lastAttemptAt: Schema.NullOr(Schema.String),
+  createdAt: Schema.String,
+  updatedAt: Schema.String
+}).annotate({ identifier: "WebhookDelivery" })
+
+export const WebhookAttempt = Schema.Struct({
+  id: Schema.String,
+  run: Schema.Number,
+  number: Schema.Number,
+  startedAt: Schema.String,
+  responseStatus: Schema.NullOr(Schema.Number),
+  latencyMs: Schema.Number,
+  error: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "WebhookAttempt" })
+
+export const WebhookDeliveryDetail = Schema.Struct({
+  ...WebhookDelivery.fields,
+  attemptList: Schema.Array(WebhookAttempt)
+}).annotate({ identifier: "WebhookDeliveryDetail" })
+
+export const EventTypeInfo = Schema.Struct({
+  type: Schema.String,
+  deprecated: Schema.Boolean,
+  example: Schema.Unknown
+}).annotate({ identifier: "EventTypeInfo" })
+
+const endpointParams = { id: WebhookEndpointId }
+const deliveryParams = { id: WebhookDeliveryId }
+
+export const Webhooks = HttpApiGroup.make("webhooks")
+  .add(HttpApiEndpoint.post("createEndpoint", "/v2/webhooks/endpoints", {
+    payload: Schema.Struct({ url: NonBlankString, subscription: Schema.optionalKey(Subscription) }),
+    success: WebhookEndpoint.pipe(HttpApiSchema.status(201)),
+    error: [...common, problem(413), problem(415)]
+  }))
+  .add(HttpApiEndpoint.get("listEndpoints", "/v2/webhooks/endpoints", {
+    query: listQuery(["createdAt"] as const),
+    success: listOf(WebhookEndpoint),
+    error: common
+  }))
+  .add(HttpApiEndpoint.get("getEndpoint", "/v2/webhooks/endpoints/:id", { params: endpointParams, success: WebhookEndpoint, error: common }))
+  .add(HttpApiEndpoint.patch("updateEndpoint", "/v2/webhooks/endpoints/:id", {
+    params: endpointParams,
+    payload: Schema.Struct({ subscription: Schema.optionalKey(Subscription), status: Schema.optionalKey(Schema.Literals(["active", "disabled"])) }),
+    success: WebhookEndpoint,
+    error: [...common, problem(413), problem(415)]
+  }))
+  .add(HttpApiEndpoint.delete("deleteEndpoint", "/v2/webhooks/endpoints/:id", { params: endpointParams, error: common }))
+  .add(
+    HttpApiEndpoint.post("rotateSecret", "/v2/webhooks/endpoints/:id/rotate", {
+      params: endpointParams,
+      success: WebhookEndpoint,
+      error: [...common, problem(413), problem(415)]
+    }).annotate(Idempotency, "required")
+  )
+  .add(HttpApiEndpoint.get("listDeliveries", "/v2/webhooks/deliveries", {
+    query: Schema.Struct({
+      ...listQuery(["createdAt"] as const).fields,
+      endpointId: Schema.optionalKey(WebhookEndpointId),
+      status: Schema.optionalKey(Schema.String),
+      eventType: Schema.optionalKey(Schema.String)
+    }),
+    success: listOf(WebhookDelivery),
+    error: common
+  }))
+  .add(HttpApiEndpoint.get("getDelivery", "/v2/webhooks/deliveries/:id", { params: deliveryParams, success: WebhookDeliveryDetail, error: common }))
+  .add(HttpApiEndpoint.post("retryDelivery", "/v2/webhooks/deliveries/:id/retry", {
+    params: deliveryParams,
+    success: WebhookDelivery.pipe(HttpApiSchema.status(202)),
+    error: [...common, problem(422)]
+  }))
+  .add(HttpApiEndpoint.get("eventTypes", "/v2/webhooks/event-types", { success: listOf(EventTypeInfo), error: common }))
+
 export const Api = HttpApi.make("fos")
   .add(Portal)
   .add(Customers)
+  .add(Webhooks)
   .add(Simulate)
   .middleware(Gate)
   .annotate(OpenApi.Title, "Financial Operations Service API (fos)")

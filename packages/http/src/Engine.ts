@@ -9,6 +9,7 @@ import { applySeed, type EngineOptions, type EngineServices, layerEngine, type S
 import { Context, Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { layerRoutes } from "./App.ts"
+import { httpTransport } from "./Transport.ts"
 
 export interface Engine {
   /** The HTTP API as `Request -> Response`. */
@@ -34,7 +35,8 @@ export interface CreateEngineOptions extends EngineOptions {
 }
 
 export const createEngine = async (options: CreateEngineOptions = {}): Promise<Engine> => {
-  const runtime = ManagedRuntime.make(layerEngine(options) as Layer.Layer<EngineServices>)
+  // Deliveries go out over HTTP unless the host gives another transport.
+  const runtime = ManagedRuntime.make(layerEngine({ webhookTransport: httpTransport, ...options }) as Layer.Layer<EngineServices>)
   const context = await runtime.context()
   if (options.seed !== undefined) await runtime.runPromise(applySeed(options.seed))
   const web = HttpRouter.toWebHandler(

@@ -3,6 +3,22 @@
  */
 import {
   apiError,
+  createEndpoint,
+  deleteEndpoint,
+  type DeliveryStatus,
+  DeliveryStatuses,
+  DeprecatedEventTypes,
+  emitEvent,
+  envelopeOf,
+  EventExamples,
+  EventTypes,
+  getDelivery,
+  getEndpoint,
+  listDeliveries,
+  listEndpoints,
+  retryDelivery,
+  rotateSecret,
+  updateEndpoint,
   customerToWire,
   CustomerSorts,
   defaultPageSize,
@@ -57,6 +73,18 @@ const notVirtual = () =>
 
 const SimulateLive = HttpApiBuilder.group(Api, "simulate", (handlers) =>
   handlers
+    .handle("emitEvent", ({ payload }) =>
+      Effect.gen(function*() {
+        const caller = yield* CurrentCaller
+        const store = yield* Store
+        const event = yield* store.transaction(emitEvent({
+          type: payload.type,
+          organizationId: caller.organization.id,
+          environment: caller.environment,
+          data: EventExamples[payload.type]
+        }))
+        return { ...envelopeOf(event), data: event.data }
+      }))
     .handle("clock", () =>
       Effect.gen(function*() {
         const time = yield* TimeControl
@@ -93,4 +121,59 @@ const SimulateLive = HttpApiBuilder.group(Api, "simulate", (handlers) =>
         return { now: toIso(yield* time.now) }
       })))
 
-export const layerHandlers = Layer.mergeAll(PortalLive, CustomersLive, SimulateLive)
+const listQueryOf = (query: {
+  readonly cursor?: string
+  readonly limit?: number
+  readonly direction?: "forward" | "backward"
+  readonly sortBy?: string
+  readonly sortOrder?: "asc" | "desc"
+}) => ({
+  cursor: query.cursor,
+  limit: query.limit ?? defaultPageSize,
+  direction: query.direction ?? "forward",
+  sortBy: query.sortBy ?? "createdAt",
+  sortOrder: query.sortOrder ?? "desc"
+})
+
+const mutable = <A>(value: A) => value as { -readonly [K in keyof A]: A[K] }
+
+const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
+  handlers
+    .handle("createEndpoint", ({ payload }) =>
+      Effect.flatMap(CurrentCaller, (caller) => createEndpoint(caller, payload)).pipe(Effect.map(mutable)))
+    .handle("listEndpoints", ({ query }) =>
+      Effect.flatMap(CurrentCaller, (caller) => listEndpoints(caller, listQueryOf(query))).pipe(Effect.map((p) => ({ data: [...p.data], meta: p.meta }))))
+    .handle("getEndpoint", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => getEndpoint(caller, params.id)))
+    .handle("updateEndpoint", ({ params, payload }) => Effect.flatMap(CurrentCaller, (caller) => updateEndpoint(caller, params.id, payload)))
+    .handle("deleteEndpoint", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => deleteEndpoint(caller, params.id)))
+    .handle("rotateSecret", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => rotateSecret(caller, params.id)))
+    .handle("listDeliveries", ({ query }) =>
+      Effect.gen(function*() {
+        const caller = yield* CurrentCaller
+        const status = query.status?.toLowerCase()
+        if (status !== undefined && !(DeliveryStatuses as ReadonlyArray<string>).includes(status)) {
+          return yield* apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
+            errors: [{ pointer: "/status", detail: `must be one of: ${DeliveryStatuses.join(", ")}` }]
+          })
+        }
+        const page = yield* listDeliveries(caller, {
+          endpointId: query.endpointId,
+          status: status as DeliveryStatus | undefined,
+          eventType: query.eventType
+        }, listQueryOf(query))
+        return { data: [...page.data], meta: page.meta }
+      }))
+    .handle("getDelivery", ({ params }) =>
+      Effect.flatMap(CurrentCaller, (caller) => getDelivery(caller, params.id)).pipe(Effect.map((d) => ({ ...d, attemptList: [...d.attemptList] }))))
+    .handle("retryDelivery", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => retryDelivery(caller, params.id)))
+    .handle("eventTypes", () =>
+      Effect.succeed({
+        data: EventTypes.map((type) => ({
+          type,
+          deprecated: DeprecatedEventTypes.has(type),
+          example: { id: "evt_example", type, createdAt: "2026-01-01T00:00:00.000Z", apiVersion: "2", mode: "sandbox", data: EventExamples[type] }
+        })),
+        meta: { mode: "cursor" as const, nextCursor: null, previousCursor: null, total: EventTypes.length }
+      })))
+
+export const layerHandlers = Layer.mergeAll(PortalLive, CustomersLive, WebhooksLive, SimulateLive)

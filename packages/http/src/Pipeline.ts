@@ -21,6 +21,8 @@ import {
   type RateLimiterService,
   Store,
   type StoreService,
+  TimeControl,
+  TimerHandlers,
   type EngineServices,
   type Environment,
   isValidIdempotencyKey,
@@ -185,6 +187,12 @@ export const layerGate: Layer.Layer<Gate, never, EngineServices> = Layer.effect(
   Gate,
   Effect.gen(function*() {
     const admit = makeAdmit(yield* Store, yield* RateLimiter)
+    const time = yield* TimeControl
+    const timerContext = yield* Effect.context<Store | TimerHandlers>()
+    // Under the virtual clock, what a write makes due at once (a fan-out, a first attempt) runs before the answer.
+    const settle = time.mode === "virtual"
+      ? Effect.flatMap(time.now, (now) => time.advanceTo(now)).pipe(Effect.provideContext(timerContext))
+      : Effect.void
     return (httpEffect, { endpoint, group }) => {
       const bucket = Context.get(endpoint.annotations, RateBucket)
       const policy = Context.get(endpoint.annotations, Idempotency) ?? "accepted"
@@ -202,7 +210,7 @@ export const layerGate: Layer.Layer<Gate, never, EngineServices> = Layer.effect(
             return Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
           }
           const run = Effect.provideService(handler, CurrentCaller, caller)
-          return bodyMethods.has(request.method) ? write(run, request, info, caller, policy) : run
+          return bodyMethods.has(request.method) ? Effect.tap(write(run, request, info, caller, policy), () => settle) : run
         })
       }).pipe(Effect.catchTag("ApiError", renderError)) as any
     }

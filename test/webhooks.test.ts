@@ -1,0 +1,276 @@
+/**
+ * Webhooks through the whole pipeline (engine.fetch), with deliveries received in process and the virtual clock
+ * driven by the tests. Signatures are checked with node:crypto from the raw bytes received, not with fos's code.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto"
+import { callbackTransport, type DeliveryRequest, EventTypes } from "@fos/core"
+import { createEngine, type Engine } from "@fos/http"
+import { afterEach, describe, expect, it } from "vitest"
+import { expectProblem, orgSeed, sandboxKey, seedOf, START_MS } from "./support.ts"
+
+const key = sandboxKey("hooks")
+const seed = seedOf(orgSeed("hooks", { keys: [{ key, access: "read_write" }] }))
+
+let engine: Engine
+afterEach(async () => engine?.close())
+
+interface Received extends DeliveryRequest {
+  readonly atMs: number
+}
+
+/** An engine whose receiver answers with `answer(n)` for the n-th delivery it gets (1-based). */
+const start = async (answer: (n: number) => number = () => 200, options: { insecureWebhooks?: boolean } = {}) => {
+  const received: Array<Received> = []
+  engine = await createEngine({
+    seed,
+    clock: { mode: "virtual", startMs: START_MS },
+    ...options,
+    webhookTransport: callbackTransport(async (request) => {
+      received.push({ ...request, atMs: await engine.clock.now() })
+      return { status: answer(received.length) }
+    })
+  })
+  return received
+}
+
+const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+  const response = await engine.fetch(new Request(`http://fos/sandbox${path}`, {
+    method,
+    headers: { "x-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  }))
+  const text = await response.text()
+  return { status: response.status, headers: response.headers, text, json: text === "" ? undefined : JSON.parse(text) }
+}
+
+const createEndpoint = async (body: unknown = { url: "https://hooks.example.com/fos" }) => {
+  const r = await call("POST", "/v2/webhooks/endpoints", body)
+  expect(r.status).toBe(201)
+  return r.json as { id: string; secret: string }
+}
+
+const emit = (type = "customer.created") => call("POST", "/v2/simulate/events", { type })
+
+/** Verifies a received delivery as a receiver would, with node:crypto: every v1 that matches one of `secrets`. */
+const verify = (request: DeliveryRequest, secrets: ReadonlyArray<string>) => {
+  const header = request.headers["x-service-signature"]!
+  const parts = header.split(",").map((p) => p.split("=") as [string, string])
+  const t = parts.find(([k]) => k === "t")![1]
+  const v1s = parts.filter(([k]) => k === "v1").map(([, v]) => v)
+  const matches = secrets.map((secret) => {
+    const expected = createHmac("sha256", secret).update(`${t}.${request.body}`).digest()
+    return v1s.some((v) => v.length === 64 && timingSafeEqual(Buffer.from(v, "hex"), expected))
+  })
+  return { t: Number(t), v1s, matches }
+}
+
+describe("webhook endpoints", () => {
+  it("create returns the secret and the signature scheme once; reads never show them", async () => {
+    await start()
+    const created = await createEndpoint({ url: "https://hooks.example.com/a", subscription: { mode: "selected", eventTypes: ["order.created"] } })
+    expect(created.secret).toMatch(/^whsec_[0-9a-f]{64}$/)
+    expect((created as any).signature).toMatchObject({ algorithm: "HMAC-SHA256", header: "X-Service-Signature", toleranceSeconds: 300 })
+    expect((created as any).subscription).toEqual({ mode: "selected", eventTypes: ["order.created"] })
+    const read = await call("GET", `/v2/webhooks/endpoints/${created.id}`)
+    expect(read.status).toBe(200)
+    expect(read.json.secret).toBeUndefined()
+    expect(read.json.signature).toBeUndefined()
+    const list = await call("GET", "/v2/webhooks/endpoints")
+    expect(list.json.data.map((e: { id: string }) => e.id)).toEqual([created.id])
+    expect(JSON.stringify(list.json)).not.toContain(created.secret)
+    // The default subscription is all.
+    expect(((await createEndpoint()) as any).subscription).toEqual({ mode: "all" })
+  })
+
+  it("refuses plain http, private, loopback and link-local addresses, credentials and unknown event types", async () => {
+    await start()
+    for (const url of [
+      "http://hooks.example.com/x",
+      "https://127.0.0.1/x",
+      "https://localhost/x",
+      "https://10.1.2.3/x",
+      "https://192.168.0.10/x",
+      "https://169.254.169.254/latest/meta-data",
+      "https://[::1]/x",
+      "https://[fe80::1]/x",
+      "https://user:pass@hooks.example.com/x",
+      "not a url"
+    ]) {
+      const r = await call("POST", "/v2/webhooks/endpoints", { url })
+      expectProblem(r, { type: "VALIDATION_ERROR", status: 400, instance: "/sandbox/v2/webhooks/endpoints", nowMs: START_MS })
+      expect(r.json.errors[0].pointer).toBe("/url")
+      expect(r.json.errors[0].detail).not.toContain(url)
+    }
+    const unknown = await call("POST", "/v2/webhooks/endpoints", { url: "https://h.example.com", subscription: { mode: "selected", eventTypes: ["no.such"] } })
+    expect(unknown.status).toBe(400)
+    expect(unknown.json.errors[0].pointer).toBe("/subscription/eventTypes/0")
+    const empty = await call("POST", "/v2/webhooks/endpoints", { url: "https://h.example.com", subscription: { mode: "selected", eventTypes: [] } })
+    expect(empty.status).toBe(400)
+  })
+
+  it("--insecure-webhooks allows http on loopback only", async () => {
+    await start(() => 200, { insecureWebhooks: true })
+    expect((await call("POST", "/v2/webhooks/endpoints", { url: "http://127.0.0.1:9999/hook" })).status).toBe(201)
+    expect((await call("POST", "/v2/webhooks/endpoints", { url: "http://localhost:9999/hook" })).status).toBe(201)
+    expect((await call("POST", "/v2/webhooks/endpoints", { url: "http://hooks.example.com/hook" })).status).toBe(400)
+    expect((await call("POST", "/v2/webhooks/endpoints", { url: "https://10.0.0.1/hook" })).status).toBe(400)
+  })
+
+  it("DELETE is 204 twice; an id that never existed is 404 WEBHOOK_ENDPOINT_NOT_FOUND", async () => {
+    await start()
+    const { id } = await createEndpoint()
+    expect((await call("DELETE", `/v2/webhooks/endpoints/${id}`)).status).toBe(204)
+    expect((await call("DELETE", `/v2/webhooks/endpoints/${id}`)).status).toBe(204)
+    expectProblem(await call("GET", `/v2/webhooks/endpoints/${id}`), { type: "WEBHOOK_ENDPOINT_NOT_FOUND", status: 404, instance: `/sandbox/v2/webhooks/endpoints/${id}`, nowMs: START_MS })
+    const never = "wep_neverexisted"
+    expectProblem(await call("DELETE", `/v2/webhooks/endpoints/${never}`), { type: "WEBHOOK_ENDPOINT_NOT_FOUND", status: 404, instance: `/sandbox/v2/webhooks/endpoints/${never}`, nowMs: START_MS })
+    expect((await call("GET", "/v2/webhooks/endpoints/not_an_id")).json.type).toBe("INVALID_OID_FORMAT")
+  })
+
+  it("rotate requires an Idempotency-Key and returns a new secret once", async () => {
+    await start()
+    const { id, secret } = await createEndpoint()
+    expectProblem(await call("POST", `/v2/webhooks/endpoints/${id}/rotate`), { type: "IDEMPOTENCY_KEY_REQUIRED", status: 400, instance: `/sandbox/v2/webhooks/endpoints/${id}/rotate`, nowMs: START_MS })
+    const rotated = await call("POST", `/v2/webhooks/endpoints/${id}/rotate`, undefined, { "idempotency-key": "rot-1" })
+    expect(rotated.status).toBe(200)
+    expect(rotated.json.secret).toMatch(/^whsec_[0-9a-f]{64}$/)
+    expect(rotated.json.secret).not.toBe(secret)
+    const replay = await call("POST", `/v2/webhooks/endpoints/${id}/rotate`, undefined, { "idempotency-key": "rot-1" })
+    expect(replay.text).toBe(rotated.text)
+  })
+
+  it("PATCH changes the subscription and the status", async () => {
+    await start()
+    const { id } = await createEndpoint()
+    const r = await call("PATCH", `/v2/webhooks/endpoints/${id}`, { status: "disabled", subscription: { mode: "selected", eventTypes: ["order.failed"] } })
+    expect(r.status).toBe(200)
+    expect(r.json).toMatchObject({ status: "disabled", subscription: { mode: "selected", eventTypes: ["order.failed"] } })
+  })
+
+  it("lists the 48 event types, each with an example envelope, awaiting_user_signature deprecated", async () => {
+    await start()
+    const r = await call("GET", "/v2/webhooks/event-types")
+    expect(r.json.data).toHaveLength(48)
+    expect(r.json.data.map((t: { type: string }) => t.type)).toEqual([...EventTypes])
+    const deprecated = r.json.data.filter((t: { deprecated: boolean }) => t.deprecated).map((t: { type: string }) => t.type)
+    expect(deprecated).toEqual(["transaction.awaiting_user_signature"])
+    for (const t of r.json.data) expect(t.example).toMatchObject({ type: t.type, apiVersion: "2" })
+  })
+})
+
+describe("webhook delivery", () => {
+  it("signs the raw bytes, sends the headers, and a receiver can verify with node:crypto", async () => {
+    const received = await start()
+    const { id, secret } = await createEndpoint()
+    const emitted = await emit("order.created")
+    expect(emitted.status).toBe(201)
+    expect(received).toHaveLength(1)
+    const delivery = received[0]!
+    expect(delivery.headers["x-service-event"]).toBe("order.created")
+    expect(delivery.headers["x-service-delivery-id"]).toMatch(/^wdl_/)
+    expect(delivery.headers["content-type"]).toBe("application/json")
+    const check = verify(delivery, [secret])
+    expect(check.matches).toEqual([true])
+    expect(check.v1s).toHaveLength(1)
+    expect(check.t).toBe(Math.floor(START_MS / 1000))
+    const body = JSON.parse(delivery.body)
+    expect(body).toMatchObject({ id: emitted.json.id, type: "order.created", apiVersion: "2", mode: "sandbox" })
+    expect(body.createdAt).toBe(new Date(START_MS).toISOString())
+    const list = await call("GET", `/v2/webhooks/deliveries?endpointId=${id}`)
+    expect(list.json.data).toHaveLength(1)
+    expect(list.json.data[0]).toMatchObject({ status: "succeeded", attempts: 1, eventType: "order.created" })
+  })
+
+  it("retries on the exact timetable: +30 s (not +29 s), +2 min, +15 min, +1 h, then failed at 77.5 minutes", async () => {
+    const received = await start(() => 500)
+    await createEndpoint()
+    await emit()
+    expect(received.map((r) => r.atMs - START_MS)).toEqual([0])
+    await engine.clock.advance(29_000)
+    expect(received).toHaveLength(1)
+    await engine.clock.advance(1_000)
+    expect(received.map((r) => r.atMs - START_MS)).toEqual([0, 30_000])
+    await engine.clock.advance(2 * 60 * 60 * 1000)
+    const offsets = received.map((r) => (r.atMs - START_MS) / 1000)
+    expect(offsets).toEqual([0, 30, 150, 1050, 4650])
+    // Every attempt sent the same event, byte for byte.
+    expect(new Set(received.map((r) => r.body)).size).toBe(1)
+    const deliveries = await call("GET", "/v2/webhooks/deliveries?status=FAILED")
+    expect(deliveries.json.data).toHaveLength(1)
+    const detail = await call("GET", `/v2/webhooks/deliveries/${deliveries.json.data[0].id}`)
+    expect(detail.json.status).toBe("failed")
+    expect(detail.json.attemptList.map((a: { number: number; responseStatus: number; error: string }) => [a.number, a.responseStatus, a.error])).toEqual(
+      [1, 2, 3, 4, 5].map((n) => [n, 500, "answered 500"])
+    )
+    expect(detail.json.attemptList[4].startedAt).toBe(new Date(START_MS + 4_650_000).toISOString())
+  })
+
+  it("a manual retry works only on a failed delivery and starts a new run of 5 attempts", async () => {
+    let healthy = false
+    const received = await start(() => (healthy ? 200 : 503))
+    await createEndpoint()
+    await emit()
+    const id = (await call("GET", "/v2/webhooks/deliveries")).json.data[0].id
+    const early = await call("POST", `/v2/webhooks/deliveries/${id}/retry`)
+    expectProblem(early, { type: "WEBHOOK_DELIVERY_NOT_RETRYABLE", status: 422, instance: `/sandbox/v2/webhooks/deliveries/${id}/retry`, nowMs: START_MS })
+    await engine.clock.advance(2 * 60 * 60 * 1000)
+    expect(received).toHaveLength(5)
+    healthy = true
+    const retried = await call("POST", `/v2/webhooks/deliveries/${id}/retry`)
+    expect(retried.status).toBe(202)
+    expect(received).toHaveLength(6)
+    const detail = await call("GET", `/v2/webhooks/deliveries/${id}`)
+    expect(detail.json).toMatchObject({ status: "succeeded", run: 2, attempts: 1 })
+    expectProblem(await call("POST", `/v2/webhooks/deliveries/${id}/retry`), { type: "WEBHOOK_DELIVERY_NOT_RETRYABLE", status: 422, instance: `/sandbox/v2/webhooks/deliveries/${id}/retry` })
+  })
+
+  it("signs with both secrets for 48 hours after a rotation, then with the new one only", async () => {
+    const received = await start()
+    const { id, secret: old } = await createEndpoint()
+    const rotated = (await call("POST", `/v2/webhooks/endpoints/${id}/rotate`, undefined, { "idempotency-key": "r" })).json.secret as string
+    await emit()
+    const during = verify(received[0]!, [rotated, old])
+    expect(during.v1s).toHaveLength(2)
+    expect(during.matches).toEqual([true, true])
+    await engine.clock.advance(48 * 60 * 60 * 1000 + 1000)
+    await emit()
+    const after = verify(received[1]!, [rotated, old])
+    expect(after.v1s).toHaveLength(1)
+    expect(after.matches).toEqual([true, false])
+  })
+
+  it("fans out to every active subscribed endpoint; a disabled endpoint gets nothing new but its queue keeps retrying", async () => {
+    const received = await start(() => 500)
+    const all = await createEndpoint({ url: "https://a.example.com/h" })
+    const orders = await createEndpoint({ url: "https://b.example.com/h", subscription: { mode: "selected", eventTypes: ["order.created"] } })
+    await emit("customer.created")
+    expect(received.map((r) => r.url)).toEqual(["https://a.example.com/h"])
+    await emit("order.created")
+    expect(received.slice(1).map((r) => r.url).sort()).toEqual(["https://a.example.com/h", "https://b.example.com/h"])
+    await call("PATCH", `/v2/webhooks/endpoints/${all.id}`, { status: "disabled" })
+    await emit("order.created")
+    expect(received.slice(3).map((r) => r.url)).toEqual(["https://b.example.com/h"])
+    // The two deliveries queued for the now disabled endpoint still get their second attempt.
+    await engine.clock.advance(30_000)
+    expect(received.slice(4).filter((r) => r.url === "https://a.example.com/h")).toHaveLength(2)
+    expect(orders.id).toMatch(/^wep_/)
+  })
+
+  it("deliveries list: status is case-insensitive; unknown or repeated status is 400; eventType is exact; filters combine", async () => {
+    await start((n) => (n === 1 ? 200 : 500))
+    const a = await createEndpoint({ url: "https://a.example.com/h" })
+    await emit("customer.created")
+    await createEndpoint({ url: "https://b.example.com/h" })
+    await emit("order.created")
+    const path = "/v2/webhooks/deliveries"
+    expect((await call("GET", `${path}?status=Succeeded`)).json.data).toHaveLength(1)
+    expect((await call("GET", `${path}?status=pending`)).json.data).toHaveLength(2)
+    expectProblem(await call("GET", `${path}?status=done`), { type: "VALIDATION_ERROR", status: 400, instance: `/sandbox${path}` })
+    expect((await call("GET", `${path}?status=pending&status=failed`)).status).toBe(400)
+    expect((await call("GET", `${path}?eventType=order.created`)).json.data).toHaveLength(2)
+    expect((await call("GET", `${path}?eventType=ORDER.CREATED`)).json.data).toEqual([])
+    expect((await call("GET", `${path}?eventType=no.such.type`)).json.data).toEqual([])
+    expect((await call("GET", `${path}?eventType=order.created&endpointId=${a.id}&status=pending`)).json.data).toHaveLength(1)
+    expect((await call("GET", `${path}?endpointId=bad`)).json.type).toBe("INVALID_OID_FORMAT")
+  })
+})
