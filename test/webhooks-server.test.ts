@@ -1,0 +1,149 @@
+/**
+ * Webhooks through the real server: a receiver on loopback, the server's virtual clock advanced over HTTP, and a
+ * crash between sending and recording, after which the same event is sent again.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { createHmac, timingSafeEqual } from "node:crypto"
+import { once } from "node:events"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+
+const root = resolve(import.meta.dirname, "..")
+const key = `ck_sandbox_${"9a".repeat(32)}`
+const tmp = mkdtempSync(join(tmpdir(), "fos-hooks-server-"))
+const seedPath = join(tmp, "seed.json")
+writeFileSync(seedPath, JSON.stringify({
+  organizations: [{
+    id: "org_hooks",
+    name: "Hooks",
+    status: "active",
+    users: [{ id: "usr_hooks", email: "hooks@server.test", role: "admin" }],
+    apiKeys: [{ key, access: "read_write", createdBy: "usr_hooks" }]
+  }]
+}))
+const children: Array<ChildProcess> = []
+const servers: Array<Server> = []
+
+afterAll(() => {
+  for (const child of children) child.kill("SIGKILL")
+  for (const server of servers) server.close()
+  rmSync(tmp, { recursive: true, force: true })
+})
+
+const startFos = async (store: string) => {
+  const child = spawn(process.execPath, ["adapters/node/src/bin.ts", "serve", "--store", store, "--port", "0", "--clock", "virtual", "--insecure-webhooks", "--seed", seedPath], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  children.push(child)
+  let out = ""
+  const origin = await new Promise<string>((ok, fail) => {
+    child.stdout!.on("data", (c: Buffer) => {
+      out += c.toString()
+      const m = /^sandbox: (http:\/\/\S+)\/sandbox$/m.exec(out)
+      if (m) ok(m[1]!)
+    })
+    child.once("exit", (code) => fail(new Error(`fos serve exited (${code})`)))
+  })
+  return { child, origin }
+}
+
+interface Hit {
+  readonly headers: IncomingMessage["headers"]
+  readonly raw: Buffer
+  readonly respond: (status: number) => void
+}
+
+/** A receiver on loopback; `onHit` decides when and how to answer. */
+const startReceiver = async (onHit: (hit: Hit) => void) => {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => onHit({ headers: req.headers, raw: Buffer.concat(chunks), respond: (status) => res.writeHead(status).end() }))
+  })
+  servers.push(server)
+  server.listen(0, "127.0.0.1")
+  await once(server, "listening")
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`
+}
+
+const api = async (origin: string, method: string, path: string, body?: unknown) => {
+  const response = await fetch(`${origin}/sandbox${path}`, {
+    method,
+    headers: { "x-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  return { status: response.status, json: (await response.json().catch(() => undefined)) as any }
+}
+
+/** The signature check a receiver does, with node:crypto over the raw bytes. */
+const signedBy = (hit: Hit, secret: string): boolean => {
+  const parts = String(hit.headers["x-service-signature"]).split(",").map((p) => p.split("=") as [string, string])
+  const t = parts.find(([k]) => k === "t")![1]
+  const expected = createHmac("sha256", secret).update(Buffer.concat([Buffer.from(`${t}.`), hit.raw])).digest()
+  return parts.filter(([k]) => k === "v1").some(([, v]) => timingSafeEqual(Buffer.from(v, "hex"), expected))
+}
+
+describe("webhooks through fos serve", () => {
+  it("delivers to a loopback receiver, signed, and retries when the clock is advanced over HTTP", async () => {
+    const hits: Array<Hit> = []
+    const url = await startReceiver((hit) => {
+      hits.push(hit)
+      hit.respond(hits.length === 1 ? 500 : 204)
+    })
+    const { origin } = await startFos("memory")
+    const endpoint = await api(origin, "POST", "/v2/webhooks/endpoints", { url })
+    expect(endpoint.status).toBe(201)
+    const event = await api(origin, "POST", "/v2/simulate/events", { type: "transaction.completed" })
+    expect(event.status).toBe(201)
+    expect(hits).toHaveLength(1)
+    expect(signedBy(hits[0]!, endpoint.json.secret)).toBe(true)
+    expect(JSON.parse(hits[0]!.raw.toString()).id).toBe(event.json.id)
+    expect(hits[0]!.headers["x-service-event"]).toBe("transaction.completed")
+
+    expect((await api(origin, "POST", "/v2/simulate/clock/advance", { seconds: 29 })).status).toBe(200)
+    expect(hits).toHaveLength(1)
+    expect((await api(origin, "POST", "/v2/simulate/clock/advance", { seconds: 1 })).status).toBe(200)
+    expect(hits).toHaveLength(2)
+    expect(hits[1]!.raw.equals(hits[0]!.raw)).toBe(true)
+    const deliveries = await api(origin, "GET", "/v2/webhooks/deliveries")
+    expect(deliveries.json.data[0]).toMatchObject({ status: "succeeded", attempts: 2 })
+  }, 60_000)
+
+  it("after a crash between sending and recording, sends the same event again once restarted on a durable store", async () => {
+    const hits: Array<Hit> = []
+    let sent!: () => void
+    const firstSent = new Promise<void>((ok) => (sent = ok))
+    const url = await startReceiver((hit) => {
+      hits.push(hit)
+      if (hits.length === 1) sent() // hold the first request: the server dies before it hears back
+      else hit.respond(200)
+    })
+    const store = join(tmp, "pglite")
+    const first = await startFos(store)
+    const endpoint = await api(first.origin, "POST", "/v2/webhooks/endpoints", { url })
+    expect(endpoint.status).toBe(201)
+    // The emit answers only once its first attempt is done, which the receiver holds: do not wait for it.
+    const emitting = api(first.origin, "POST", "/v2/simulate/events", { type: "order.succeeded" }).catch(() => undefined)
+    await firstSent
+    first.child.kill("SIGKILL")
+    await once(first.child, "exit")
+    await emitting
+
+    const second = await startFos(store)
+    // The claimed attempt's recovery lease is due 60 s after the claim.
+    expect((await api(second.origin, "POST", "/v2/simulate/clock/advance", { seconds: 61 })).status).toBe(200)
+    expect(hits).toHaveLength(2)
+    const [a, b] = hits.map((h) => JSON.parse(h.raw.toString()))
+    expect(b.id).toBe(a.id)
+    expect(hits[1]!.headers["x-service-delivery-id"]).toBe(hits[0]!.headers["x-service-delivery-id"])
+    expect(signedBy(hits[1]!, endpoint.json.secret)).toBe(true)
+    const deliveries = await api(second.origin, "GET", "/v2/webhooks/deliveries")
+    expect(deliveries.json.data).toHaveLength(1)
+    expect(deliveries.json.data[0]).toMatchObject({ status: "succeeded", attempts: 1 })
+  }, 90_000)
+})
