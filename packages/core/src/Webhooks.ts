@@ -123,19 +123,29 @@ const maxUrlLength = 2048
 const invalid = (pointer: string, detail: string) =>
   apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] })
 
-const isLoopbackHost = (host: string): boolean => {
-  const h = host.replace(/^\[|\]$/g, "").toLowerCase()
-  if (h === "localhost" || h.endsWith(".localhost")) return true
-  return ipaddr.isValid(h) && ipaddr.process(h).range() === "loopback"
+/**
+ * The address range of a URL host that is an IP literal, or undefined for a name. The WHATWG URL parser already
+ * turns every IPv4 spelling (hex, octal, a single number) into dotted decimal and brackets IPv6, so only those two
+ * shapes need parsing.
+ */
+const literalRange = (host: string): string | undefined => {
+  const h = host.startsWith("[") ? host.slice(1, -1) : host
+  if (!(host.startsWith("[") || /^\d{1,3}(\.\d{1,3}){3}$/.test(h))) return undefined
+  return ipaddr.isValid(h) ? ipaddr.process(h).range() : undefined
 }
+
+const isLocalName = (host: string): boolean => {
+  const h = host.toLowerCase()
+  return h === "localhost" || h.endsWith(".localhost")
+}
+
+const isLoopbackHost = (host: string): boolean => isLocalName(host) || literalRange(host) === "loopback"
 
 /** True for a host that is an address no webhook may reach (private, loopback, link-local and the like). */
 export const isForbiddenAddress = (host: string): boolean => {
-  const h = host.replace(/^\[|\]$/g, "").toLowerCase()
-  if (h === "localhost" || h.endsWith(".localhost")) return true
-  if (!ipaddr.isValid(h)) return false
-  const range = ipaddr.process(h).range()
-  return range !== "unicast"
+  if (isLocalName(host)) return true
+  const range = literalRange(host)
+  return range !== undefined && range !== "unicast"
 }
 
 /** Checks a webhook URL: HTTPS; with `--insecure-webhooks` also http on loopback; never a private address. */

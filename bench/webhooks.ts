@@ -1,0 +1,174 @@
+/**
+ * `npm run bench:webhooks` (also part of `npm run bench`): webhook delivery speed.
+ *
+ * 1. Deliveries per second to a local receiver: `fos serve` (memory store, virtual clock, --insecure-webhooks)
+ *    with 20 endpoints pointing at a bare node:http receiver on loopback that answers 204; events are emitted
+ *    through `POST /sandbox/v2/simulate/events` by 8 concurrent clients for 10 seconds. Under the virtual clock each
+ *    emit answers once its deliveries are made, so the receiver's count over the wall time is the delivery rate.
+ *    Goal: at least 500 per second.
+ * 2. 10,000 endpoints that always fail, in process (`createEngine`, memory store, a transport that answers 500):
+ *    one event fans out to all of them and makes their first attempts; then one 2-hour clock advance takes every
+ *    delivery through attempts 2 to 5. Goal: the advance under 10 seconds.
+ *
+ * Results go to stdout and to the section of docs/performance.md between `<!-- bench:webhooks:start -->` and
+ * `<!-- bench:webhooks:end -->` (BENCH_NO_DOCS=1 leaves the docs alone). Nothing here asserts a time.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { once } from "node:events"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { callbackTransport, Store, WebhookDeliveries, WebhookEndpoints } from "@fos/core"
+import { createEngine } from "@fos/http"
+import { Effect } from "effect"
+
+const root = resolve(import.meta.dirname, "..")
+const key = `ck_sandbox_${"be".repeat(32)}`
+const seconds = Number(process.env.BENCH_WEBHOOK_DURATION ?? 10)
+const failingEndpoints = Number(process.env.BENCH_WEBHOOK_ENDPOINTS ?? 10_000)
+const log = (line: string) => console.error(`[bench:webhooks] ${line}`)
+
+const seed = {
+  organizations: [{
+    id: "org_hookbench",
+    name: "Hook bench",
+    status: "active" as const,
+    rateLimit: { sustainedPerSecond: 1e9, burst: 1e9 },
+    users: [{ id: "usr_hookbench", email: "hooks@bench.test", role: "admin" as const }],
+    apiKeys: [{ key, access: "read_write" as const, createdBy: "usr_hookbench" }]
+  }]
+}
+
+const deliveryRate = async () => {
+  let received = 0
+  const receiver = createServer((req, res) => {
+    req.resume()
+    req.on("end", () => {
+      received++
+      res.writeHead(204).end()
+    })
+  })
+  receiver.listen(0, "127.0.0.1")
+  await once(receiver, "listening")
+  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+
+  const tmp = mkdtempSync(join(tmpdir(), "fos-bench-hooks-"))
+  const seedPath = join(tmp, "seed.json")
+  writeFileSync(seedPath, JSON.stringify(seed))
+  const child: ChildProcess = spawn(process.execPath, ["adapters/node/src/bin.ts", "serve", "--store", "memory", "--port", "0", "--clock", "virtual", "--insecure-webhooks", "--seed", seedPath], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  try {
+    let out = ""
+    const origin = await new Promise<string>((ok, fail) => {
+      child.stdout!.on("data", (c: Buffer) => {
+        out += c.toString()
+        const m = /^sandbox: (http:\/\/\S+)\/sandbox$/m.exec(out)
+        if (m) ok(m[1]!)
+      })
+      child.once("exit", (code) => fail(new Error(`fos serve exited (${code})`)))
+    })
+    const call = (path: string, body: unknown) =>
+      fetch(`${origin}/sandbox${path}`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) })
+    const endpoints = 20
+    for (let i = 0; i < endpoints; i++) {
+      const r = await call("/v2/webhooks/endpoints", { url })
+      if (r.status !== 201) throw new Error(`endpoint: ${r.status} ${await r.text()}`)
+    }
+    const emitFor = async (ms: number) => {
+      const until = performance.now() + ms
+      await Promise.all(Array.from({ length: 8 }, async () => {
+        while (performance.now() < until) {
+          const r = await call("/v2/simulate/events", { type: "customer.created" })
+          if (r.status !== 201) throw new Error(`emit: ${r.status} ${await r.text()}`)
+        }
+      }))
+    }
+    log("deliveries to a local receiver: warming up")
+    await emitFor(2_000)
+    const before = received
+    const start = performance.now()
+    log(`deliveries to a local receiver: ${seconds} s`)
+    await emitFor(seconds * 1000)
+    const elapsed = (performance.now() - start) / 1000
+    return { perSecond: (received - before) / elapsed, endpoints }
+  } finally {
+    child.kill("SIGTERM")
+    await once(child, "exit").catch(() => undefined)
+    receiver.close()
+    rmSync(tmp, { recursive: true, force: true })
+  }
+}
+
+const failingTimetable = async () => {
+  let attempts = 0
+  const engine = await createEngine({
+    seed,
+    clock: { mode: "virtual" },
+    webhookTransport: callbackTransport(() => {
+      attempts++
+      return { status: 500 }
+    })
+  })
+  try {
+    const post = (path: string, body: unknown) =>
+      engine.fetch(new Request(`http://fos/sandbox${path}`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) }))
+    log(`${failingEndpoints} failing endpoints: creating`)
+    for (let i = 0; i < failingEndpoints; i++) {
+      const r = await post("/v2/webhooks/endpoints", { url: `https://failing-${i}.example.com/hook` })
+      if (r.status !== 201) throw new Error(`endpoint: ${r.status}`)
+      await r.text()
+    }
+    const fanoutStart = performance.now()
+    const emitted = await post("/v2/simulate/events", { type: "order.failed" })
+    if (emitted.status !== 201) throw new Error(`emit: ${emitted.status}`)
+    const fanoutSeconds = (performance.now() - fanoutStart) / 1000
+    const firstAttempts = attempts
+    log(`${failingEndpoints} failing endpoints: one 2-hour advance`)
+    const start = performance.now()
+    await engine.clock.advance(2 * 60 * 60 * 1000)
+    const advanceSeconds = (performance.now() - start) / 1000
+    const failed = await engine.run(Effect.flatMap(Store, (store) =>
+      store.count(WebhookDeliveries, "byStatus", "org_hookbench/sandbox/failed")))
+    const endpoints = await engine.run(Effect.flatMap(Store, (store) => store.count(WebhookEndpoints, "byScope", "org_hookbench/sandbox")))
+    return { endpoints, fanoutSeconds, firstAttempts, attempts, advanceSeconds, failed }
+  } finally {
+    await engine.close()
+  }
+}
+
+const main = async () => {
+  const rate = await deliveryRate()
+  const failing = await failingTimetable()
+  const date = new Date().toISOString().slice(0, 10)
+  const table = [
+    `Measured ${date}, Node ${process.version}.`,
+    "",
+    "| | result | goal |",
+    "|---|---:|---|",
+    `| deliveries per second to a local receiver (fos serve, ${rate.endpoints} endpoints, 8 emitting clients) | ${Math.round(rate.perSecond).toLocaleString("en")} | ≥ 500: ${rate.perSecond >= 500 ? "met" : "**missed**"} |`,
+    `| ${failing.endpoints.toLocaleString("en")} failing endpoints: fan-out and first attempts (in process) | ${failing.fanoutSeconds.toFixed(2)} s, ${failing.firstAttempts.toLocaleString("en")} attempts | |`,
+    `| the same, one 2-hour advance through attempts 2 to 5 | ${failing.advanceSeconds.toFixed(2)} s, ${(failing.attempts - failing.firstAttempts).toLocaleString("en")} attempts, ${failing.failed.toLocaleString("en")} deliveries failed | < 10 s: ${failing.advanceSeconds < 10 ? "met" : "**missed**"} |`
+  ].join("\n")
+  console.log(table)
+  if (failing.attempts !== failing.endpoints * 5 || failing.failed !== failing.endpoints) {
+    console.error(`[bench:webhooks] expected ${failing.endpoints * 5} attempts and ${failing.endpoints} failed deliveries`)
+    process.exitCode = 1
+  }
+  if (process.env.BENCH_NO_DOCS !== "1") {
+    const file = resolve(root, "docs", "performance.md")
+    const text = readFileSync(file, "utf8")
+    const block = `<!-- bench:webhooks:start -->\n${table}\n<!-- bench:webhooks:end -->`
+    const existing = /^<!-- bench:webhooks:start -->$[\s\S]*?^<!-- bench:webhooks:end -->$/m
+    writeFileSync(file, existing.test(text) ? text.replace(existing, () => block) : `${text.replace(/\n*$/, "")}\n\n${block}\n`)
+    log("updated docs/performance.md")
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(`[bench:webhooks] failed: ${e instanceof Error ? e.message : String(e)}`)
+  process.exitCode = 1
+})
