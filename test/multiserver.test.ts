@@ -5,6 +5,8 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -15,8 +17,8 @@ const token = "multiserver-operator-token"
 const key = `ck_sandbox_${"ef".repeat(32)}`
 const children: Array<ChildProcess> = []
 
-const start = async (store: string, seedPath: string) => {
-  const child = spawn(process.execPath, ["adapters/node/src/bin.ts", "serve", "--store", store, "--port", "0", "--clock", "virtual", "--seed", seedPath], {
+const start = async (store: string, seedPath: string, clock: "virtual" | "system" = "virtual") => {
+  const child = spawn(process.execPath, ["adapters/node/src/bin.ts", "serve", "--store", store, "--port", "0", "--clock", clock, "--insecure-webhooks", "--seed", seedPath], {
     cwd: root,
     env: { ...process.env, FOS_OPERATOR_TOKEN: token },
     stdio: ["ignore", "pipe", "pipe"]
@@ -40,6 +42,7 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("two fos serve proces
   let tmp: string
   let a: string
   let b: string
+  let seedFile: string
 
   beforeAll(async () => {
     database = await freshDatabase("multiserver")
@@ -55,6 +58,7 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("two fos serve proces
       }]
     }))
     // Both processes start with the same seed: the first applies it, the second finds it applied.
+    seedFile = seedPath
     a = await start(database.url, seedPath)
     b = await start(database.url, seedPath)
   }, 60_000)
@@ -84,6 +88,37 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("two fos serve proces
       expect(me.status).toBe(200)
     }
   })
+
+  it("deliver every webhook exactly once between two processes whose schedulers both run", async () => {
+    const seen = new Map<string, number>()
+    const receiver = createServer((req, res) => {
+      req.resume()
+      req.on("end", () => {
+        const id = String(req.headers["x-service-delivery-id"])
+        seen.set(id, (seen.get(id) ?? 0) + 1)
+        res.writeHead(204).end()
+      })
+    })
+    receiver.listen(0, "127.0.0.1")
+    await once(receiver, "listening")
+    try {
+      // Two more processes on the system clock: each runs its scheduler, and both sweep the same timers.
+      const c = await start(database.url, seedFile, "system")
+      const d = await start(database.url, seedFile, "system")
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+      const post = (origin: string, path: string, body: unknown) =>
+        fetch(`${origin}/sandbox${path}`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) })
+      expect((await post(c, "/v2/webhooks/endpoints", { url })).status).toBe(201)
+      const events = 40
+      await Promise.all(Array.from({ length: events }, (_, i) => post(i % 2 === 0 ? c : d, "/v2/simulate/events", { type: "customer.created" }).then((r) => r.status)))
+      for (let i = 0; i < 100 && seen.size < events; i++) await new Promise((r) => setTimeout(r, 200))
+      await new Promise((r) => setTimeout(r, 1500)) // room for a duplicate to show up
+      expect(seen.size).toBe(events)
+      expect([...seen.values()].every((n) => n === 1)).toBe(true)
+    } finally {
+      receiver.close()
+    }
+  }, 60_000)
 
   it("run an idempotency key raced against both processes once", async () => {
     const send = (origin: string) =>
