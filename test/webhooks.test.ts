@@ -4,6 +4,7 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { callbackTransport, type DeliveryRequest, EventTypes } from "@fos/core"
+import { Effect } from "effect"
 import { createEngine, type Engine } from "@fos/http"
 import { afterEach, describe, expect, it } from "vitest"
 import { expectProblem, orgSeed, sandboxKey, seedOf, START_MS } from "./support.ts"
@@ -106,6 +107,37 @@ describe("webhook endpoints", () => {
     expect(unknown.json.errors[0].pointer).toBe("/subscription/eventTypes/0")
     const empty = await call("POST", "/v2/webhooks/endpoints", { url: "https://h.example.com", subscription: { mode: "selected", eventTypes: [] } })
     expect(empty.status).toBe(400)
+  })
+
+  it("refuses a name that resolves to a private address, and checks again before each send", async () => {
+    const dns = new Map<string, Array<string>>([
+      ["internal.example.com", ["10.0.0.5"]],
+      ["mixed.example.com", ["93.184.216.34", "fd00::1"]],
+      ["public.example.com", ["93.184.216.34"]]
+    ])
+    const sent: Array<string> = []
+    engine = await createEngine({
+      seed,
+      clock: { mode: "virtual", startMs: START_MS },
+      resolveHost: (host) => Effect.succeed(dns.get(host) ?? []),
+      webhookTransport: callbackTransport((request) => {
+        sent.push(request.url)
+        return { status: 200 }
+      })
+    })
+    for (const host of ["internal.example.com", "mixed.example.com"]) {
+      const r = await call("POST", "/v2/webhooks/endpoints", { url: `https://${host}/h` })
+      expect(r.status).toBe(400)
+      expect(r.json.errors).toEqual([{ pointer: "/url", detail: "must not resolve to a private, loopback or link-local address" }])
+    }
+    expect((await call("POST", "/v2/webhooks/endpoints", { url: "https://public.example.com/h" })).status).toBe(201)
+    // The name now leads somewhere private (DNS rebinding): the attempt is refused before anything is sent.
+    dns.set("public.example.com", ["127.0.0.1"])
+    await emit()
+    expect(sent).toEqual([])
+    const delivery = (await call("GET", "/v2/webhooks/deliveries")).json.data[0]
+    const detail = await call("GET", `/v2/webhooks/deliveries/${delivery.id}`)
+    expect(detail.json.attemptList[0]).toMatchObject({ responseStatus: null, error: "the endpoint's address is not allowed" })
   })
 
   it("--insecure-webhooks allows http on loopback only", async () => {

@@ -7,10 +7,11 @@
  */
 import { createServer } from "node:http"
 import { randomBytes } from "node:crypto"
+import { lookup } from "node:dns/promises"
 import { readFileSync } from "node:fs"
 import { resolve } from "node:path"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { ensureDemoOrganization, layerMemoryStore, parseIso, parseSeed, type SeedFile, type Store } from "@fos/core"
+import { ensureDemoOrganization, layerMemoryStore, parseIso, parseSeed, type SeedFile, type Store, TransportError } from "@fos/core"
 import { describeStoreFailure, layerPgliteStore, layerPostgresStore, redactUrl } from "@fos/sql"
 import { createEngine, layerRoutes } from "@fos/http"
 import { Cause, Effect, Exit, Layer } from "effect"
@@ -124,6 +125,11 @@ export const serve = async (options: ServeOptions, out: (line: string) => void):
   const engine = await createEngine({
     store: store.layer,
     insecureWebhooks: options.insecureWebhooks,
+    resolveHost: (host: string) =>
+      Effect.tryPromise({
+        try: async () => (await lookup(host, { all: true })).map((a) => a.address),
+        catch: (e) => new TransportError({ message: `cannot resolve ${host}: ${(e as NodeJS.ErrnoException).code ?? "error"}` })
+      }),
     operatorToken,
     clock: options.clock === "virtual"
       ? (options.clockStartMs === undefined ? { mode: "virtual" } : { mode: "virtual", startMs: options.clockStartMs })

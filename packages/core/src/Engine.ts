@@ -7,7 +7,7 @@ import { expireRecord, expireTimerKind, IdempotencyRetention } from "./Idempoten
 import { layerMemoryStore } from "./MemoryStore.ts"
 import { layerRateLimiter, RateLimiter } from "./RateLimit.ts"
 import { Store } from "./Store.ts"
-import { TransportError, webhookTimerHandlers, WebhookSettings, type WebhookTransportService } from "./Webhooks.ts"
+import { type ResolveHost, TransportError, webhookTimerHandlers, WebhookSettings, type WebhookTransportService } from "./Webhooks.ts"
 import {
   layerTimerHandlers,
   makeVirtualClock,
@@ -32,6 +32,8 @@ export interface EngineOptions {
   readonly webhookTransport?: WebhookTransportService
   /** Allows http:// webhook URLs on loopback hosts (`--insecure-webhooks`). */
   readonly insecureWebhooks?: boolean
+  /** Resolves webhook hosts, so names that lead to private addresses are refused too (the servers use DNS). */
+  readonly resolveHost?: ResolveHost
 }
 
 const noTransport: WebhookTransportService = {
@@ -47,7 +49,7 @@ const engineTimerHandlers: Record<string, TimerHandler> = {
 
 export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServices, unknown> => {
   const store = options.store ?? layerMemoryStore
-  const webhookSettings = { insecureWebhooks: options.insecureWebhooks ?? false }
+  const webhookSettings = { insecureWebhooks: options.insecureWebhooks ?? false, resolveHost: options.resolveHost }
   const timerHandlers = Layer.merge(
     layerTimerHandlers({
       ...options.timerHandlers,

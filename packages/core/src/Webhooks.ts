@@ -54,8 +54,16 @@ export const callbackTransport = (
     })
 })
 
-/** Engine settings for webhooks. */
-export class WebhookSettings extends Context.Reference<{ readonly insecureWebhooks: boolean }>("fos/WebhookSettings", {
+/** Resolves a host name to its addresses (the runtime's DNS); fails when it cannot. */
+export type ResolveHost = (host: string) => Effect.Effect<ReadonlyArray<string>, TransportError>
+
+/** Engine settings for webhooks. Without `resolveHost`, only addresses written in the URL itself are checked. */
+export interface WebhookSettingsValue {
+  readonly insecureWebhooks: boolean
+  readonly resolveHost?: ResolveHost | undefined
+}
+
+export class WebhookSettings extends Context.Reference<WebhookSettingsValue>("fos/WebhookSettings", {
   defaultValue: () => ({ insecureWebhooks: false })
 }) {}
 
@@ -148,8 +156,29 @@ export const isForbiddenAddress = (host: string): boolean => {
   return range !== undefined && range !== "unicast"
 }
 
-/** Checks a webhook URL: HTTPS; with `--insecure-webhooks` also http on loopback; never a private address. */
-export const checkWebhookUrl = (raw: string, insecure: boolean): Effect.Effect<string, ApiError> =>
+/**
+ * Checks a webhook URL: HTTPS; with `--insecure-webhooks` also http on loopback; never a private address, whether
+ * written in the URL or, with a resolver, found by resolving its host. A name that does not resolve is let through
+ * here (the send will fail); one that resolves to a forbidden address is refused.
+ */
+export const checkWebhookUrl = (raw: string, settings: WebhookSettingsValue): Effect.Effect<string, ApiError> =>
+  Effect.flatMap(checkWebhookUrlText(raw, settings.insecureWebhooks), (url) => {
+    const resolve = settings.resolveHost
+    const host = new URL(url).hostname
+    if (resolve === undefined || literalRange(host) !== undefined || isLocalName(host)) return Effect.succeed(url)
+    return resolve(host).pipe(
+      Effect.catch(() => Effect.succeed([] as ReadonlyArray<string>)),
+      Effect.flatMap((addresses) => {
+        const forbidden = addresses.filter((a) => isForbiddenAddress(a.includes(":") ? `[${a}]` : a))
+        const allowedLoopback = settings.insecureWebhooks && forbidden.every((a) => isLoopbackHost(a.includes(":") ? `[${a}]` : a))
+        return forbidden.length > 0 && !allowedLoopback
+          ? Effect.fail(invalid("/url", "must not resolve to a private, loopback or link-local address"))
+          : Effect.succeed(url)
+      })
+    )
+  })
+
+const checkWebhookUrlText = (raw: string, insecure: boolean): Effect.Effect<string, ApiError> =>
   Effect.suspend(() => {
     if (raw.length > maxUrlLength) return Effect.fail(invalid("/url", `must be at most ${maxUrlLength} characters`))
     let url: URL
@@ -191,7 +220,7 @@ export const createEndpoint = (caller: Caller, input: { readonly url: string; re
   Effect.gen(function*() {
     const store = yield* Store
     const settings = yield* WebhookSettings
-    const url = yield* checkWebhookUrl(input.url, settings.insecureWebhooks)
+    const url = yield* checkWebhookUrl(input.url, settings)
     const now = yield* nowIso
     const endpoint: WebhookEndpoint = {
       id: yield* newId("wep"),
@@ -453,7 +482,8 @@ const sendAndRecord = (delivery: WebhookDelivery, lease: string, request: Delive
     // The receiver's time limit is real time, whatever clock the engine runs on.
     const realClock = Clock.Clock.defaultValue()
     const realStart = realClock.currentTimeMillisUnsafe()
-    const recheck = yield* Effect.result(checkWebhookUrl(request.url, settings.insecureWebhooks))
+    // Checked again before each send: a name can come to resolve somewhere else.
+    const recheck = yield* Effect.result(checkWebhookUrl(request.url, settings))
     const outcome = recheck._tag === "Failure"
       ? { status: null, error: "the endpoint's address is not allowed" }
       : yield* transport.send(request).pipe(
@@ -500,7 +530,7 @@ const sendAndRecord = (delivery: WebhookDelivery, lease: string, request: Delive
   }) as AfterCommit
 
 /** The engine's webhook timers, over the transport they deliver with. */
-export const webhookTimerHandlers = (transport: WebhookTransportService, settings: { readonly insecureWebhooks: boolean }): Record<string, TimerHandler> => {
+export const webhookTimerHandlers = (transport: WebhookTransportService, settings: WebhookSettingsValue): Record<string, TimerHandler> => {
   const provide = <A>(effect: Effect.Effect<A, never, Store | WebhookTransport>) =>
     effect.pipe(Effect.provideService(WebhookTransport, transport), Effect.provideService(WebhookSettings, settings))
   return {
