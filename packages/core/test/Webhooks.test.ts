@@ -1,0 +1,83 @@
+/**
+ * Webhook delivery on the system-clock scheduler, driven by Effect's TestClock: the exact retry timetable, and the
+ * receiver's 5-second limit.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, type Layer } from "effect"
+import { TestClock } from "effect/testing"
+import type { Caller } from "../src/Auth.ts"
+import { layerEngine } from "../src/Engine.ts"
+import { Store } from "../src/Store.ts"
+import type { Organization } from "../src/Tenancy.ts"
+import {
+  callbackTransport,
+  createEndpoint,
+  type DeliveryRequest,
+  emitEvent,
+  WebhookAttempts,
+  WebhookDeliveries
+} from "../src/Webhooks.ts"
+
+const caller: Caller = {
+  organization: { id: "org_t", name: "T", status: "active", sandboxProvisioned: true, apiKeyCreationEnabled: true, features: [], rateLimit: undefined, createdAt: "" } as unknown as Organization,
+  environment: "sandbox",
+  key: {} as Caller["key"]
+}
+
+/** An engine on the system clock (TestClock under it.effect), with its scheduler running, and this receiver. */
+const engineWith = (answer: (request: DeliveryRequest) => Promise<{ status: number }> | { status: number }) =>
+  layerEngine({ webhookTransport: callbackTransport(answer) }) as Layer.Layer<Store>
+
+describe("webhook delivery on TestClock", () => {
+  it.effect("attempts at 0, +30 s (not +29 s), +2 min 30 s, +17 min 30 s and +77 min 30 s, then failed", () => {
+    let sent = 0
+    const layer = engineWith(() => {
+      sent++
+      return { status: 500 }
+    })
+    return Effect.gen(function*() {
+      const store = yield* Store
+      yield* createEndpoint(caller, { url: "https://receiver.example.com/h" })
+      yield* store.transaction(emitEvent({ type: "customer.created", organizationId: "org_t", environment: "sandbox", data: {} }))
+      // The layer's scheduler fiber sleeps on the TestClock; each adjust runs what came due.
+      const steps: Array<[number, number]> = []
+      const advanceTo = function*(seconds: number) {
+        yield* TestClock.setTime(seconds * 1000)
+        const deliveries = yield* store.page(WebhookDeliveries, { order: "byScope", partition: "org_t/sandbox", descending: false, backward: false, from: undefined, limit: 10 })
+        const attempts = deliveries.length === 0 ? 0 : yield* store.count(WebhookAttempts, "byDelivery", deliveries[0]!.id)
+        steps.push([seconds, attempts])
+      }
+      for (const s of [0, 29, 30, 149, 150, 1049, 1050, 4649, 4650]) yield* advanceTo(s)
+      expect(steps).toEqual([[0, 1], [29, 1], [30, 2], [149, 2], [150, 3], [1049, 3], [1050, 4], [4649, 4], [4650, 5]])
+      const [delivery] = yield* store.page(WebhookDeliveries, { order: "byScope", partition: "org_t/sandbox", descending: false, backward: false, from: undefined, limit: 10 })
+      expect(delivery!.status).toBe("failed")
+      const attempts = yield* store.page(WebhookAttempts, { order: "byDelivery", partition: delivery!.id, descending: false, backward: false, from: undefined, limit: 10 })
+      expect(attempts.map((a) => a.startedAt)).toEqual([0, 30, 150, 1050, 4650].map((s) => new Date(s * 1000).toISOString()))
+      expect(sent).toBe(5)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it("gives a receiver 5 seconds of real time, then records the attempt as failed", async () => {
+    const layer = engineWith(() => new Promise(() => {})) // never answers
+    const program = Effect.gen(function*() {
+      const store = yield* Store
+      yield* createEndpoint(caller, { url: "https://slow.example.com/h" })
+      yield* store.transaction(emitEvent({ type: "customer.created", organizationId: "org_t", environment: "sandbox", data: {} }))
+      const deliveries = () => store.page(WebhookDeliveries, { order: "byScope", partition: "org_t/sandbox", descending: false, backward: false, from: undefined, limit: 10 })
+      // The real scheduler runs on the real clock here; wait for the first attempt to be recorded.
+      for (let i = 0; i < 100; i++) {
+        const [d] = yield* deliveries()
+        if (d !== undefined && d.attemptsInRun === 1) break
+        yield* Effect.sleep("100 millis")
+      }
+      const [delivery] = yield* deliveries()
+      const attempts = yield* store.page(WebhookAttempts, { order: "byDelivery", partition: delivery!.id, descending: false, backward: false, from: undefined, limit: 10 })
+      return { delivery: delivery!, attempts }
+    })
+    const { attempts, delivery } = await Effect.runPromise(Effect.scoped(Effect.provide(program, layer)))
+    expect(delivery.status).toBe("pending")
+    expect(attempts).toHaveLength(1)
+    expect(attempts[0]).toMatchObject({ responseStatus: null, error: "no answer within 5 seconds" })
+    expect(attempts[0]!.latencyMs).toBeGreaterThanOrEqual(4_900)
+  }, 20_000)
+})
