@@ -14,19 +14,21 @@
  * Results go to stdout and to the section of docs/performance.md between `<!-- bench:store:start -->` and
  * `<!-- bench:store:end -->` (BENCH_NO_DOCS=1 leaves the docs alone). Nothing here asserts a time.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { Effect, ManagedRuntime } from "effect"
-import { SqlClient } from "effect/sql"
+import { ManagedRuntime } from "effect"
 import { layerPostgresClient, migrate } from "@fos/sql"
+import { freshDatabase } from "../adapters/sql/test/databases.ts"
+import { startFos } from "../test/fosProcess.ts"
 
 const root = resolve(import.meta.dirname, "..")
 const require = createRequire(import.meta.url)
 const autocannon = require("autocannon") as (options: object) => Promise<{ requests: { mean: number }; non2xx: number; errors: number; timeouts: number; latency: { p50: number; p99: number } }>
 
+/** The PostgreSQL the bench creates its databases in. */
 const adminUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test"
 const connections = Number(process.env.BENCH_STORE_CONNECTIONS ?? 16)
 const seconds = Number(process.env.BENCH_STORE_DURATION ?? 10)
@@ -44,45 +46,8 @@ const seed = {
   }]
 }
 
-const freshDatabase = async (label: string) => {
-  const name = `fos_bench_${label}_${Date.now().toString(36)}`
-  const admin = ManagedRuntime.make(layerPostgresClient(adminUrl, { maxConnections: 1 }))
-  await admin.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE DATABASE ${name}`)))
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return {
-    url: url.toString(),
-    drop: async () => {
-      await admin.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))).catch(() => undefined)
-      await admin.dispose()
-    }
-  }
-}
-
-const start = async (store: string, seedPath: string): Promise<{ child: ChildProcess; origin: string }> => {
-  const child = spawn(process.execPath, ["adapters/node/src/bin.ts", "serve", "--store", store, "--port", "0", "--clock", "virtual", "--seed", seedPath], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let out = ""
-  let err = ""
-  child.stderr!.on("data", (c: Buffer) => (err += c.toString()))
-  const origin = await new Promise<string>((ok, fail) => {
-    child.stdout!.on("data", (c: Buffer) => {
-      out += c.toString()
-      const m = /^sandbox: (http:\/\/\S+)\/sandbox$/m.exec(out)
-      if (m) ok(m[1]!)
-    })
-    child.once("exit", (code) => fail(new Error(`fos serve exited (${code}): ${err}`)))
-  })
-  return { child, origin }
-}
-
-const stop = (child: ChildProcess) =>
-  new Promise<void>((ok) => {
-    child.once("exit", () => ok())
-    child.kill("SIGTERM")
-  })
+const start = (store: string, seedPath: string) =>
+  startFos(["--store", store, "--port", "0", "--clock", "virtual", "--seed", seedPath])
 
 /** Idempotent POSTs per second against a running server, each with its own key. */
 const writes = async (origin: string) => {
@@ -136,22 +101,22 @@ const main = async () => {
       try {
         rows.push({ name: `fos, ${name}`, ...(await writes(server.origin)) })
       } finally {
-        await stop(server.child)
+        await server.stop()
       }
     }
-    const database = await freshDatabase("fos")
+    const database = await freshDatabase("fos", adminUrl)
     try {
       log("PostgreSQL: starting")
       const server = await start(database.url, seedPath)
       try {
         rows.push({ name: "fos, PostgreSQL", ...(await writes(server.origin)) })
       } finally {
-        await stop(server.child)
+        await server.stop()
       }
     } finally {
       await database.drop()
     }
-    const raw = await freshDatabase("pgbench")
+    const raw = await freshDatabase("pgbench", adminUrl)
     try {
       const client = ManagedRuntime.make(layerPostgresClient(raw.url, { maxConnections: 1 }))
       await client.runPromise(migrate)

@@ -13,7 +13,6 @@
  * Results go to stdout and to the section of docs/performance.md between `<!-- bench:webhooks:start -->` and
  * `<!-- bench:webhooks:end -->` (BENCH_NO_DOCS=1 leaves the docs alone). Nothing here asserts a time.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
@@ -23,6 +22,7 @@ import { join, resolve } from "node:path"
 import { callbackTransport, Store, WebhookDeliveries, WebhookEndpoints } from "@fos/core"
 import { createEngine } from "@fos/http"
 import { Effect } from "effect"
+import { startFos } from "../test/fosProcess.ts"
 
 const root = resolve(import.meta.dirname, "..")
 const key = `ck_sandbox_${"be".repeat(32)}`
@@ -57,20 +57,9 @@ const deliveryRate = async () => {
   const tmp = mkdtempSync(join(tmpdir(), "fos-bench-hooks-"))
   const seedPath = join(tmp, "seed.json")
   writeFileSync(seedPath, JSON.stringify(seed))
-  const child: ChildProcess = spawn(process.execPath, ["adapters/node/src/bin.ts", "serve", "--store", "memory", "--port", "0", "--clock", "virtual", "--insecure-webhooks", "--seed", seedPath], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "pipe"]
-  })
+  const server = await startFos(["--store", "memory", "--port", "0", "--clock", "virtual", "--insecure-webhooks", "--seed", seedPath])
   try {
-    let out = ""
-    const origin = await new Promise<string>((ok, fail) => {
-      child.stdout!.on("data", (c: Buffer) => {
-        out += c.toString()
-        const m = /^sandbox: (http:\/\/\S+)\/sandbox$/m.exec(out)
-        if (m) ok(m[1]!)
-      })
-      child.once("exit", (code) => fail(new Error(`fos serve exited (${code})`)))
-    })
+    const origin = server.origin
     const call = (path: string, body: unknown) =>
       fetch(`${origin}/sandbox${path}`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) })
     const endpoints = 20
@@ -96,8 +85,7 @@ const deliveryRate = async () => {
     const elapsed = (performance.now() - start) / 1000
     return { perSecond: (received - before) / elapsed, endpoints }
   } finally {
-    child.kill("SIGTERM")
-    await once(child, "exit").catch(() => undefined)
+    await server.stop()
     receiver.close()
     rmSync(tmp, { recursive: true, force: true })
   }

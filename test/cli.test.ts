@@ -2,35 +2,21 @@
  * The `fos` command line against a real server process: the operator commands act on the store the server
  * serves, refusals and bad usage exit non-zero, and SIGTERM lets a request in flight finish before exiting.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { type ChildProcess, spawnSync } from "node:child_process"
 import { request } from "node:http"
 import { once } from "node:events"
 import { resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startFos } from "./fosProcess.ts"
 
 const root = resolve(import.meta.dirname, "..")
 const token = "cli-test-operator-token"
 
-const startServer = async (args: ReadonlyArray<string> = []) => {
-  const child = spawn(process.execPath, ["--import", "tsx", "adapters/node/src/bin.ts", "serve", "--store", "memory", "--port", "0", ...args], {
-    cwd: root,
-    env: { ...process.env, FOS_OPERATOR_TOKEN: token },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let out = ""
-  const base = await new Promise<string>((ok, fail) => {
-    child.stdout!.on("data", (chunk: Buffer) => {
-      out += chunk.toString()
-      const m = /^sandbox: (http:\/\/\S+)\/sandbox$/m.exec(out)
-      if (m) ok(m[1]!)
-    })
-    child.once("exit", (code) => fail(new Error(`server exited early (${code}): ${out}`)))
-  })
-  return { child, origin: base, output: () => out }
-}
+const startServer = (args: ReadonlyArray<string> = []) =>
+  startFos(["--store", "memory", "--port", "0", ...args], { FOS_OPERATOR_TOKEN: token })
 
 const fos = (origin: string, ...args: Array<string>) => {
-  const result = spawnSync(process.execPath, ["--import", "tsx", "adapters/node/src/bin.ts", ...args], {
+  const result = spawnSync(process.execPath, ["adapters/node/src/bin.ts", ...args], {
     cwd: root,
     env: { ...process.env, FOS_SERVER: origin, FOS_OPERATOR_TOKEN: token },
     encoding: "utf8"
@@ -75,7 +61,7 @@ describe("fos operator commands", () => {
     const bad = fos(server.origin, "keys", "create", "--org", "org_clitest")
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain("--user is required")
-    const wrong = spawnSync(process.execPath, ["--import", "tsx", "adapters/node/src/bin.ts", "orgs", "list"], {
+    const wrong = spawnSync(process.execPath, ["adapters/node/src/bin.ts", "orgs", "list"], {
       cwd: root,
       env: { ...process.env, FOS_SERVER: server.origin, FOS_OPERATOR_TOKEN: "not-the-token" },
       encoding: "utf8"

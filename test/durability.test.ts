@@ -4,52 +4,22 @@
  * - under concurrent writes, `kill -9` at random moments, 20 times over, loses no write that got a 2xx;
  * - a timer written before a crash fires after the restart (here: idempotency retention).
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
+import { killAllFos, type RunningFos, startFos } from "./fosProcess.ts"
 
-const root = resolve(import.meta.dirname, "..")
 const token = "durability-operator-token"
-const children = new Set<ChildProcess>()
 
-interface Server {
-  readonly child: ChildProcess
-  readonly origin: string
-  readonly stdout: () => string
-}
+type Server = RunningFos
 
-const start = async (store: string, extra: ReadonlyArray<string> = []): Promise<Server> => {
-  const child = spawn(process.execPath, ["adapters/node/src/bin.ts", "serve", "--store", store, "--port", "0", ...extra], {
-    cwd: root,
-    env: { ...process.env, FOS_OPERATOR_TOKEN: token },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  children.add(child)
-  child.once("exit", () => children.delete(child))
-  let out = ""
-  let err = ""
-  child.stderr!.on("data", (c: Buffer) => (err += c.toString()))
-  const origin = await new Promise<string>((ok, fail) => {
-    child.stdout!.on("data", (c: Buffer) => {
-      out += c.toString()
-      const m = /^sandbox: (http:\/\/\S+)\/sandbox$/m.exec(out)
-      if (m) ok(m[1]!)
-    })
-    child.once("exit", (code) => fail(new Error(`fos serve exited (${code}): ${err}`)))
-  })
-  return { child, origin, stdout: () => out }
-}
+const start = (store: string, extra: ReadonlyArray<string> = []) =>
+  startFos(["--store", store, "--port", "0", ...extra], { FOS_OPERATOR_TOKEN: token })
 
-const stop = async (server: Server, signal: NodeJS.Signals) => {
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return
-  const exited = once(server.child, "exit")
-  server.child.kill(signal)
-  await exited
-}
+const stop = (server: Server, signal: NodeJS.Signals) => server.stop(signal)
 
 const operator = (origin: string, method: string, path: string, body?: unknown) =>
   fetch(`${origin}/operator${path}`, {
@@ -66,9 +36,7 @@ const organizationIds = async (origin: string): Promise<Set<string>> => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-afterAll(() => {
-  for (const child of children) child.kill("SIGKILL")
-})
+afterAll(killAllFos)
 
 const suite = (name: string, makeStore: () => Promise<{ readonly store: string; readonly cleanup: () => Promise<void> }>) =>
   describe(`durability on ${name}`, () => {

@@ -2,40 +2,21 @@
  * Two `fos serve` processes on one PostgreSQL (DATABASE_URL), as a team that outgrows one process runs them: the same
  * seed on both, the same data through either, and an idempotency key raced against both running its effect once.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
+import { killAllFos, startFos } from "./fosProcess.ts"
 
-const root = resolve(import.meta.dirname, "..")
 const token = "multiserver-operator-token"
 const key = `ck_sandbox_${"ef".repeat(32)}`
-const children: Array<ChildProcess> = []
 
-const start = async (store: string, seedPath: string, clock: "virtual" | "system" = "virtual") => {
-  const child = spawn(process.execPath, ["adapters/node/src/bin.ts", "serve", "--store", store, "--port", "0", "--clock", clock, "--insecure-webhooks", "--seed", seedPath], {
-    cwd: root,
-    env: { ...process.env, FOS_OPERATOR_TOKEN: token },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  children.push(child)
-  let out = ""
-  let err = ""
-  child.stderr!.on("data", (c: Buffer) => (err += c.toString()))
-  return new Promise<string>((ok, fail) => {
-    child.stdout!.on("data", (c: Buffer) => {
-      out += c.toString()
-      const m = /^sandbox: (http:\/\/\S+)\/sandbox$/m.exec(out)
-      if (m) ok(m[1]!)
-    })
-    child.once("exit", (code) => fail(new Error(`fos serve exited (${code}): ${err}`)))
-  })
-}
+const start = async (store: string, seedPath: string, clock: "virtual" | "system" = "virtual") =>
+  (await startFos(["--store", store, "--port", "0", "--clock", clock, "--insecure-webhooks", "--seed", seedPath], { FOS_OPERATOR_TOKEN: token })).origin
 
 describe.skipIf(adminUrl === undefined || adminUrl === "")("two fos serve processes on one PostgreSQL", () => {
   let database: Awaited<ReturnType<typeof freshDatabase>>
@@ -64,12 +45,7 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("two fos serve proces
   }, 60_000)
 
   afterAll(async () => {
-    for (const child of children) {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGTERM")
-        await once(child, "exit")
-      }
-    }
+    killAllFos()
     await database?.drop()
     rmSync(tmp, { recursive: true, force: true })
   })

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { killAllFos, type RunningFos, startFos } from "./fosProcess.ts"
 import { expectProblem, httpCall, keysOf, noRateHeaders, orgSeed, rateHeaders, sandboxKey, type Seed, seedOf, START_MS } from "./support.ts"
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -27,43 +28,10 @@ const env = () => {
   return e
 }
 
-interface Running {
-  readonly child: ChildProcess
-  readonly origin: string
-  readonly stdout: () => string
-  readonly stderr: () => string
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-}
+type Running = RunningFos
 
-/** Spawns `fos serve` with `args` and resolves once it prints its base addresses. */
-const startServer = (args: ReadonlyArray<string>): Promise<Running> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...bin, "serve", "--store", "memory", ...args], { cwd: repoRoot, env: env(), stdio: ["ignore", "pipe", "pipe"] })
-    children.add(child)
-    let out = ""
-    let err = ""
-    let started = false
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
-      child.on("exit", (code, signal) => {
-        children.delete(child)
-        done({ code, signal })
-        if (!started) reject(new Error(`fos serve exited (${code ?? signal}) before listening\nstdout: ${out}\nstderr: ${err}`))
-      })
-    })
-    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
-      err += chunk
-    })
-    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-      out += chunk
-      const m = /^sandbox: (http:\/\/\S+)\/sandbox\s*$/m.exec(out)
-      // Both base addresses are printed; wait for the second line too.
-      if (m !== null && /^live: /m.test(out) && !started) {
-        started = true
-        resolve({ child, origin: m[1]!, stdout: () => out, stderr: () => err, exited })
-      }
-    })
-    child.on("error", reject)
-  })
+/** Spawns `fos serve` on the memory store with `args`; resolves once it prints its base addresses. */
+const startServer = (args: ReadonlyArray<string>): Promise<Running> => startFos(["--store", "memory", ...args])
 
 /** Runs the CLI to its exit. */
 const runCli = (args: ReadonlyArray<string>): Promise<{ code: number | null; stdout: string; stderr: string }> =>
@@ -83,6 +51,7 @@ const runCli = (args: ReadonlyArray<string>): Promise<{ code: number | null; std
 
 afterAll(() => {
   for (const child of children) child.kill("SIGKILL")
+  killAllFos()
   rmSync(tmp, { recursive: true, force: true })
 })
 

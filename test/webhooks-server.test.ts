@@ -2,17 +2,16 @@
  * Webhooks through the real server: a receiver on loopback, the server's virtual clock advanced over HTTP, and a
  * crash between sending and recording, after which the same event is sent again.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { once } from "node:events"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { killAllFos, startFos } from "./fosProcess.ts"
 
-const root = resolve(import.meta.dirname, "..")
 const key = `ck_sandbox_${"9a".repeat(32)}`
 const tmp = mkdtempSync(join(tmpdir(), "fos-hooks-server-"))
 const seedPath = join(tmp, "seed.json")
@@ -25,32 +24,16 @@ writeFileSync(seedPath, JSON.stringify({
     apiKeys: [{ key, access: "read_write", createdBy: "usr_hooks" }]
   }]
 }))
-const children: Array<ChildProcess> = []
 const servers: Array<Server> = []
 
 afterAll(() => {
-  for (const child of children) child.kill("SIGKILL")
+  killAllFos()
   for (const server of servers) server.close()
   rmSync(tmp, { recursive: true, force: true })
 })
 
-const startFos = async (store: string) => {
-  const child = spawn(process.execPath, ["adapters/node/src/bin.ts", "serve", "--store", store, "--port", "0", "--clock", "virtual", "--insecure-webhooks", "--seed", seedPath], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  children.push(child)
-  let out = ""
-  const origin = await new Promise<string>((ok, fail) => {
-    child.stdout!.on("data", (c: Buffer) => {
-      out += c.toString()
-      const m = /^sandbox: (http:\/\/\S+)\/sandbox$/m.exec(out)
-      if (m) ok(m[1]!)
-    })
-    child.once("exit", (code) => fail(new Error(`fos serve exited (${code})`)))
-  })
-  return { child, origin }
-}
+const serve = (store: string) =>
+  startFos(["--store", store, "--port", "0", "--clock", "virtual", "--insecure-webhooks", "--seed", seedPath])
 
 interface Hit {
   readonly headers: IncomingMessage["headers"]
@@ -95,7 +78,7 @@ describe("webhooks through fos serve", () => {
       hits.push(hit)
       hit.respond(hits.length === 1 ? 500 : 204)
     })
-    const { origin } = await startFos("memory")
+    const { origin } = await serve("memory")
     const endpoint = await api(origin, "POST", "/v2/webhooks/endpoints", { url })
     expect(endpoint.status).toBe(201)
     const event = await api(origin, "POST", "/v2/simulate/events", { type: "transaction.completed" })
@@ -124,7 +107,7 @@ describe("webhooks through fos serve", () => {
       else hit.respond(200)
     })
     const store = join(tmp, "pglite")
-    const first = await startFos(store)
+    const first = await serve(store)
     const endpoint = await api(first.origin, "POST", "/v2/webhooks/endpoints", { url })
     expect(endpoint.status).toBe(201)
     // The emit answers only once its first attempt is done, which the receiver holds: do not wait for it.
@@ -134,7 +117,7 @@ describe("webhooks through fos serve", () => {
     await once(first.child, "exit")
     await emitting
 
-    const second = await startFos(store)
+    const second = await serve(store)
     // The claimed attempt's recovery lease is due 60 s after the claim.
     expect((await api(second.origin, "POST", "/v2/simulate/clock/advance", { seconds: 61 })).status).toBe(200)
     expect(hits).toHaveLength(2)

@@ -8,12 +8,16 @@ import { layerPostgresClient } from "../src/index.ts"
 
 export const adminUrl = process.env.DATABASE_URL
 
-/** Creates an empty database and returns its URL and a function that drops it. */
-export const freshDatabase = async (label: string): Promise<{ readonly url: string; readonly drop: () => Promise<void> }> => {
+/** Creates an empty database on the server of `server` (DATABASE_URL by default); returns its URL and a drop. */
+export const freshDatabase = async (
+  label: string,
+  server: string | undefined = adminUrl
+): Promise<{ readonly url: string; readonly drop: () => Promise<void> }> => {
+  if (server === undefined || server === "") throw new Error("freshDatabase needs DATABASE_URL")
   const name = `fos_${label}_${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`
-  const admin = ManagedRuntime.make(layerPostgresClient(adminUrl!, { maxConnections: 1 }))
+  const admin = ManagedRuntime.make(layerPostgresClient(server, { maxConnections: 1 }))
   await admin.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE DATABASE ${name}`)))
-  const url = new URL(adminUrl!)
+  const url = new URL(server)
   url.pathname = `/${name}`
   return {
     url: url.toString(),

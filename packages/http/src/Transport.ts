@@ -1,6 +1,6 @@
 /**
  * The default webhook transport: HTTP through Effect's HttpClient (`effect/http`) over the runtime's fetch, so it
- * is the same on Node, Bun and Deno. Redirects are not followed: a receiver answers for itself, and a redirect
+ * is the same on Node, Bun and Deno alike; redirects are not followed: a receiver answers for itself, and a redirect
  * could lead to an address the endpoint rules forbid.
  */
 import { TransportError, type WebhookTransportService } from "@fos/core"

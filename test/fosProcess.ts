@@ -1,0 +1,75 @@
+/**
+ * `fos serve` as a child process, for the tests and benches that need the real server: spawned with this Node
+ * (type stripping, no loader), resolved once it prints both base addresses, and tracked so a test file can stop
+ * every server it started.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { resolve } from "node:path"
+
+export const repoRoot = resolve(import.meta.dirname, "..")
+
+export interface RunningFos {
+  readonly child: ChildProcess
+  /** `http://host:port`, without a base address. */
+  readonly origin: string
+  readonly stdout: () => string
+  readonly stderr: () => string
+  readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
+  /** Sends `signal` (SIGTERM by default) and waits for the exit. */
+  readonly stop: (signal?: NodeJS.Signals) => Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
+}
+
+const running = new Set<ChildProcess>()
+
+/** The environment a server gets: this one without PORT (so --port decides), plus `extra`. */
+const envWith = (extra: Readonly<Record<string, string>>) => {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra }
+  if (!("PORT" in extra)) delete env.PORT
+  return env
+}
+
+/** Starts `fos serve <args>`; rejects with its output if it exits before listening. */
+export const startFos = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}): Promise<RunningFos> =>
+  new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, ["adapters/node/src/bin.ts", "serve", ...args], {
+      cwd: repoRoot,
+      env: envWith(env),
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    running.add(child)
+    let out = ""
+    let err = ""
+    let started = false
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
+      child.on("exit", (code, signal) => {
+        running.delete(child)
+        done({ code, signal })
+        if (!started) reject(new Error(`fos serve exited (${code ?? signal}) before listening\nstdout: ${out}\nstderr: ${err}`))
+      })
+    })
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (err += chunk))
+    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+      out += chunk
+      const m = /^sandbox: (http:\/\/\S+)\/sandbox\s*$/m.exec(out)
+      if (m !== null && /^live: /m.test(out) && !started) {
+        started = true
+        resolvePromise({
+          child,
+          origin: m[1]!,
+          stdout: () => out,
+          stderr: () => err,
+          exited,
+          stop: (signal = "SIGTERM") => {
+            if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+            return exited
+          }
+        })
+      }
+    })
+    child.on("error", reject)
+  })
+
+/** Kills every server this process started and has not seen exit (for afterAll). */
+export const killAllFos = (): void => {
+  for (const child of running) child.kill("SIGKILL")
+}
