@@ -64,9 +64,15 @@ export interface IdempotentResult {
   readonly replayed: boolean
 }
 
+/**
+ * Runs `run` once per key. By default `run` and the kept response commit in one transaction. An effect that must
+ * not run inside a transaction (the virtual clock's advance, which fires timers and sends webhooks in transactions
+ * of their own) passes `transactional: false`: its response is kept in a transaction right after it.
+ */
 export const runIdempotent = <R>(
   request: { readonly scope: string; readonly key: string; readonly fingerprint: string },
-  run: Effect.Effect<StoredResponse, ApiError, R>
+  run: Effect.Effect<StoredResponse, ApiError, R>,
+  options: { readonly transactional?: boolean } = {}
 ): Effect.Effect<IdempotentResult, ApiError, R | Store> =>
   Effect.gen(function*() {
     const store = yield* Store
@@ -121,9 +127,8 @@ export const runIdempotent = <R>(
     )
     if (claimed !== undefined) return { response: claimed, replayed: true }
 
-    const exit = yield* Effect.exit(store.transaction(
+    const keep = (response: StoredResponse) =>
       Effect.gen(function*() {
-        const response = yield* run
         const now = yield* Clock.currentTimeMillis
         const expiresAtMs = now + (yield* IdempotencyRetention)
         yield* Effect.orDie(store.update(IdempotencyRecords, {
@@ -137,7 +142,11 @@ export const runIdempotent = <R>(
         yield* schedule(expireTimerKind, expiresAtMs, { id })
         return response
       })
-    ))
+    const exit = yield* Effect.exit(
+      options.transactional === false
+        ? Effect.flatMap(run, (response) => store.transaction(keep(response)))
+        : store.transaction(Effect.flatMap(run, keep))
+    )
     if (Exit.isSuccess(exit)) return { response: exit.value, replayed: false }
 
     // The effect did not commit. A 4xx frees the key; anything else binds it to this body.

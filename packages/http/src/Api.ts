@@ -24,6 +24,14 @@ export class Idempotency extends Context.Reference<IdempotencyPolicy | undefined
   defaultValue: () => undefined
 }) {}
 
+/**
+ * False for an endpoint whose effect must not run inside a store transaction (the virtual clock's advance fires
+ * timers and sends webhooks in transactions of their own); its idempotency record is then kept right after it.
+ */
+export class Transactional extends Context.Reference<boolean>("fos/http/Transactional", {
+  defaultValue: () => true
+}) {}
+
 /** The dedicated rate bucket an endpoint counts against, instead of the general one. */
 export class RateBucket extends Context.Reference<DedicatedBucket | undefined>("fos/http/RateBucket", {
   defaultValue: () => undefined
@@ -180,7 +188,7 @@ export const Simulate = HttpApiGroup.make("simulate")
       payload: ClockAdvance,
       success: ClockNow,
       error: [...common, problem(413), problem(415)]
-    }).annotate(Idempotency, "accepted")
+    }).annotate(Idempotency, "accepted").annotate(Transactional, false)
   )
 
 // --- webhooks -------------------------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ import {
 import { Cause, Clock, Context, Effect, Layer, Option } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
-import { CurrentCaller, Gate, Idempotency, RateBucket } from "./Api.ts"
+import { CurrentCaller, Gate, Idempotency, RateBucket, Transactional } from "./Api.ts"
 
 /** What the pipeline knows of one request; filled in as the request moves through it. */
 export interface RequestInfo {
@@ -151,7 +151,8 @@ const write = (
   request: HttpServerRequest.HttpServerRequest,
   info: RequestInfo,
   caller: Caller,
-  policy: IdempotencyPolicy
+  policy: IdempotencyPolicy,
+  transactional: boolean
 ) =>
   Effect.gen(function*() {
     const body = yield* readJsonBody(request)
@@ -176,7 +177,8 @@ const write = (
         key,
         fingerprint: sha256Hex(`${request.method} ${info.instance}\n${body}`)
       },
-      Effect.map(run, toStored)
+      Effect.map(run, toStored),
+      { transactional }
     )
     const response = fromStored(result.response)
     return result.replayed ? HttpServerResponse.setHeader(response, "idempotency-replayed", "true") : response
@@ -196,6 +198,7 @@ export const layerGate: Layer.Layer<Gate, never, EngineServices> = Layer.effect(
     return (httpEffect, { endpoint, group }) => {
       const bucket = Context.get(endpoint.annotations, RateBucket)
       const policy = Context.get(endpoint.annotations, Idempotency) ?? "accepted"
+      const transactional = Context.get(endpoint.annotations, Transactional)
       const sandboxOnly = group.identifier === "simulate"
       const handler = Effect.catchIf(httpEffect, HttpApiError.HttpApiSchemaError.is, schemaFailure) as Effect.Effect<
         HttpServerResponse.HttpServerResponse,
@@ -210,7 +213,7 @@ export const layerGate: Layer.Layer<Gate, never, EngineServices> = Layer.effect(
             return Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
           }
           const run = Effect.provideService(handler, CurrentCaller, caller)
-          return bodyMethods.has(request.method) ? Effect.tap(write(run, request, info, caller, policy), () => settle) : run
+          return bodyMethods.has(request.method) ? Effect.tap(write(run, request, info, caller, policy, transactional), () => settle) : run
         })
       }).pipe(Effect.catchTag("ApiError", renderError)) as any
     }

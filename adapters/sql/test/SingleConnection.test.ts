@@ -1,0 +1,55 @@
+/**
+ * PGlite has one connection: concurrent requests must queue for it, never wait on each other in a cycle. Keyed
+ * clock advances (which fire timers outside the request's transaction) and writes whose fan-out runs right after
+ * them, all at once, must all finish.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { callbackTransport } from "@fos/core"
+import { createEngine } from "@fos/http"
+import { expect, it } from "vitest"
+import { layerPgliteStore } from "../src/index.ts"
+
+const key = `ck_sandbox_${"5c".repeat(32)}`
+
+it("concurrent keyed advances and webhook emits on PGlite all complete", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fos-single-conn-"))
+  let delivered = 0
+  const engine = await createEngine({
+    store: layerPgliteStore(dir),
+    clock: { mode: "virtual" },
+    webhookTransport: callbackTransport(() => {
+      delivered++
+      return { status: 200 }
+    }),
+    seed: {
+      organizations: [{
+        id: "org_single",
+        name: "Single",
+        status: "active",
+        rateLimit: { sustainedPerSecond: 1e6, burst: 1e6 },
+        users: [{ id: "usr_single", email: "s@single.test", role: "admin" }],
+        apiKeys: [{ key, access: "read_write", createdBy: "usr_single" }]
+      }]
+    }
+  })
+  try {
+    const post = (path: string, body: unknown, idempotencyKey?: string) =>
+      engine.fetch(new Request(`http://fos/sandbox${path}`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json", ...(idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey }) },
+        body: JSON.stringify(body)
+      })).then((r) => r.status)
+    expect(await post("/v2/webhooks/endpoints", { url: "https://receiver.example.com/h" })).toBe(201)
+    const statuses = await Promise.all([
+      ...Array.from({ length: 12 }, (_, i) => post("/v2/simulate/clock/advance", { seconds: 1 }, `adv-${i}`)),
+      ...Array.from({ length: 6 }, () => post("/v2/simulate/events", { type: "customer.created" }))
+    ])
+    expect(statuses).toEqual([...Array(12).fill(200), ...Array(6).fill(201)])
+    expect(delivered).toBe(6)
+  } finally {
+    await engine.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}, 60_000)
