@@ -1,7 +1,10 @@
--- The SQL fos sends for one idempotent POST with a fresh key (bench/store.ts runs it with pgbench on a database
--- migrated by fos). The statements and transactions are the ones the SQL store issues; the values are shaped like
--- fos's own.
+-- The SQL fos sends for one idempotent POST /sandbox/v2/simulate/clock/advance with a fresh key, statement for
+-- statement, as PostgreSQL's statement log shows it (bench/store.ts runs it with pgbench on a database migrated by
+-- fos). The values are shaped like fos's own.
 \set k random(1, 2000000000)
+-- Authentication: the key, then its organization.
+SELECT data FROM fos_rows WHERE tbl = 'api_keys' AND key = '7a0f3c1d5e9b2a4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c';
+SELECT data FROM fos_rows WHERE tbl = 'organizations' AND key = 'org_storebench';
 -- Idempotency: a plain read of the key's record, then the claim.
 SELECT data FROM fos_rows WHERE tbl = 'idempotency' AND key = 'org_storebench/sandbox/b-' || :k;
 BEGIN;
@@ -10,10 +13,11 @@ INSERT INTO fos_rows (tbl, key, data) VALUES ('idempotency', 'org_storebench/san
   '{"id":"org_storebench/sandbox/b","fingerprint":"0e1d2c3b4a5968778695a4b3c2d1e0f00e1d2c3b4a5968778695a4b3c2d1e0f0","state":"in_progress","leaseUntilMs":1790000060000,"expiresAtMs":1790000060000}'::jsonb)
   ON CONFLICT DO NOTHING RETURNING 1 AS ok;
 COMMIT;
--- The request: the clock advance looks for a due timer; then the kept response and its retention timer.
-BEGIN;
+-- The advance looks for a due timer (outside any transaction).
 SELECT r.data FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.key
   WHERE o.tbl = 'timers' AND o.ord = 'due' AND o.part = '' ORDER BY o.sort ASC, o.key ASC LIMIT 1;
+-- The kept response and its retention timer.
+BEGIN;
 SELECT data FROM fos_rows WHERE tbl = 'idempotency' AND key = 'org_storebench/sandbox/b-' || :k FOR UPDATE;
 INSERT INTO fos_rows (tbl, key, data) VALUES ('idempotency', 'org_storebench/sandbox/b-' || :k,
   '{"id":"org_storebench/sandbox/b","fingerprint":"0e1d2c3b4a5968778695a4b3c2d1e0f00e1d2c3b4a5968778695a4b3c2d1e0f0","state":"completed","response":{"status":200,"contentType":"application/json","body":"{\"now\":\"2026-11-21T20:40:00.000Z\"}"},"leaseUntilMs":1790000000000,"expiresAtMs":1792592000000}'::jsonb)
@@ -23,3 +27,6 @@ INSERT INTO fos_rows (tbl, key, data) VALUES ('timers', 'tmr_' || :k,
   ON CONFLICT DO NOTHING RETURNING 1 AS ok;
 INSERT INTO fos_orders (tbl, ord, part, sort, key) VALUES ('timers', 'due', '', '09799846666665472', 'tmr_' || :k);
 COMMIT;
+-- After the write, the virtual clock runs what came due at once (nothing, here).
+SELECT r.data FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.key
+  WHERE o.tbl = 'timers' AND o.ord = 'due' AND o.part = '' ORDER BY o.sort ASC, o.key ASC LIMIT 1;

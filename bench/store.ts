@@ -26,7 +26,7 @@ import { startFos } from "../test/fosProcess.ts"
 
 const root = resolve(import.meta.dirname, "..")
 const require = createRequire(import.meta.url)
-const autocannon = require("autocannon") as (options: object) => Promise<{ requests: { mean: number }; non2xx: number; errors: number; timeouts: number; latency: { p50: number; p99: number } }>
+const autocannon = require("autocannon") as (options: object) => Promise<{ requests: { mean: number }; non2xx: number; errors: number; timeouts: number; latency: { p50: number; p99: number }; statusCodeStats: Record<string, { count: number }> }>
 
 /** The PostgreSQL the bench creates its databases in. */
 const adminUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test"
@@ -70,7 +70,7 @@ const writes = async (origin: string) => {
   await run(2)
   const result = await run(seconds)
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
-    throw new Error(`${origin}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`)
+    throw new Error(`${origin}: ${result.non2xx} non-2xx (${JSON.stringify(result.statusCodeStats)}), ${result.errors} errors, ${result.timeouts} timeouts`)
   }
   return { perSecond: result.requests.mean, p50: result.latency.p50, p99: result.latency.p99 }
 }
