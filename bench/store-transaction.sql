@@ -1,18 +1,15 @@
 -- The SQL fos sends for one idempotent POST /sandbox/v2/simulate/clock/advance with a fresh key, statement for
--- statement, as PostgreSQL's statement log shows it (bench/store.ts runs it with pgbench on a database migrated by
+-- statement (12 of them), as PostgreSQL's statement log shows it (bench/store.ts runs it with pgbench on a database migrated by
 -- fos). The values are shaped like fos's own.
 \set k random(1, 2000000000)
 -- Authentication: the key, then its organization.
 SELECT data FROM fos_rows WHERE tbl = 'api_keys' AND key = '7a0f3c1d5e9b2a4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c';
 SELECT data FROM fos_rows WHERE tbl = 'organizations' AND key = 'org_storebench';
--- Idempotency: a plain read of the key's record, then the claim.
+-- Idempotency: a plain read of the key's record, then the claim of a new key, one statement.
 SELECT data FROM fos_rows WHERE tbl = 'idempotency' AND key = 'org_storebench/sandbox/b-' || :k;
-BEGIN;
-SELECT data FROM fos_rows WHERE tbl = 'idempotency' AND key = 'org_storebench/sandbox/b-' || :k FOR UPDATE;
 INSERT INTO fos_rows (tbl, key, data) VALUES ('idempotency', 'org_storebench/sandbox/b-' || :k,
   '{"id":"org_storebench/sandbox/b","fingerprint":"0e1d2c3b4a5968778695a4b3c2d1e0f00e1d2c3b4a5968778695a4b3c2d1e0f0","state":"in_progress","leaseUntilMs":1790000060000,"expiresAtMs":1790000060000}'::jsonb)
   ON CONFLICT DO NOTHING RETURNING 1 AS ok;
-COMMIT;
 -- The advance looks for a due timer (outside any transaction).
 SELECT r.data FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.key
   WHERE o.tbl = 'timers' AND o.ord = 'due' AND o.part = '' ORDER BY o.sort ASC, o.key ASC LIMIT 1;

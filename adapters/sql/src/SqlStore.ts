@@ -73,6 +73,10 @@ export const makeSqlStore = Effect.gen(function*() {
     Effect.flatMap(inTransaction, (inside) =>
       inside ? Effect.catchTag(effect, "SqlError", (e) => Effect.die(e)) as Effect.Effect<A, E> : atomically(effect))
 
+  /** A write of exactly one statement: atomic on its own, so outside a transaction it runs without one. */
+  const statementOnly = <A, E>(effect: Effect.Effect<A, E | SqlError.SqlError>): Effect.Effect<A, E> =>
+    Effect.catchTag(effect, "SqlError", (e) => Effect.die(e)) as Effect.Effect<A, E>
+
   const sameEntry = (a: IndexEntry, b: IndexEntry) => a.ord === b.ord && a.part === b.part && a.sort === b.sort
 
   const addIndex = (t: Table<any>, e: IndexEntry, key: string) => {
@@ -108,7 +112,8 @@ export const makeSqlStore = Effect.gen(function*() {
    * first, as in the memory store.
    */
   const insert = <Row>(t: Table<Row>, row: Row): Effect.Effect<void, UniqueViolation> =>
-    ownTransaction(Effect.gen(function*() {
+    // A table with no unique keys and no orders takes one statement: outside a transaction it needs none.
+    (hasUniques(t) || Object.keys(t.orders).length > 0 ? ownTransaction : statementOnly)(Effect.gen(function*() {
       const key = t.key(row)
       const inserted = yield* sql`INSERT INTO fos_rows (tbl, key, data) VALUES (${t.name}, ${key}, ${JSON.stringify(row)}::jsonb)
         ON CONFLICT DO NOTHING RETURNING 1 AS ok`

@@ -79,6 +79,21 @@ export const runIdempotent = <R>(
     const id = `${request.scope}/${request.key}`
     const conflict = () =>
       apiError("IDEMPOTENCY_KEY_CONFLICT", "This Idempotency-Key was already used with a different request body.")
+    const inProgress = () => apiError("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS", "A request with this Idempotency-Key is still running.")
+    // A key seen for the first time is claimed by one insert; another request inserting it at the same moment
+    // makes this one a duplicate of a running request.
+    const firstClaim = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      yield* store.insert(IdempotencyRecords, {
+        id,
+        fingerprint: request.fingerprint,
+        state: "in_progress",
+        response: undefined,
+        leaseUntilMs: now + leaseMs,
+        expiresAtMs: now + leaseMs
+      }).pipe(Effect.catchTag("UniqueViolation", () => Effect.fail(inProgress())))
+      return undefined
+    })
     // A plain read first: a duplicate of a running request, a replay and a conflict are answered from committed
     // state without waiting for any transaction. The claim below checks again under the row lock.
     const seen = yield* store.get(IdempotencyRecords, id)
@@ -92,7 +107,9 @@ export const runIdempotent = <R>(
         return yield* apiError("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS", "A request with this Idempotency-Key is still running.")
       }
     }
-    const claimed = yield* store.transaction(
+    const claimed = seen === undefined
+      ? yield* firstClaim
+      : yield* store.transaction(
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const existing = yield* store.getForUpdate(IdempotencyRecords, id)
