@@ -1,36 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { existsSync, readFileSync } from "node:fs"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { anchorOf, errorsDocPath, renderErrorsDoc } from "../../../scripts/errors-doc.ts"
 import { docsUrl, ErrorCatalog, type ErrorCode, isErrorCode } from "../src/ErrorCatalog.ts"
 import { ApiError, apiError, pointerToken, renderProblem, toPointer } from "../src/Problem.ts"
-
-const specRelative = path.join("shared", "spec", "financial-operations-api-v2.md")
-
-/** The spec lives beside the repository (../shared/spec from the repo root); walk up from here until it is found. */
-const findSpec = (): string => {
-  const override = process.env.FOS_SPEC
-  if (override !== undefined && override !== "") return override
-  let dir = path.dirname(fileURLToPath(import.meta.url))
-  for (;;) {
-    const candidate = path.join(dir, specRelative)
-    if (existsSync(candidate)) return candidate
-    const parent = path.dirname(dir)
-    if (parent === dir) throw new Error(`cannot find ${specRelative} above ${fileURLToPath(import.meta.url)}`)
-    dir = parent
-  }
-}
-
-/** The lines of one `### heading` section, up to the next heading of level 3 or above. */
-const section = (markdown: string, heading: string): Array<string> => {
-  const lines = markdown.split(/\r?\n/)
-  const start = lines.findIndex((l) => l.trim() === heading)
-  if (start < 0) throw new Error(`section ${heading} not found in the spec`)
-  const rest = lines.slice(start + 1)
-  const end = rest.findIndex((l) => /^#{1,3} /.test(l))
-  return end < 0 ? rest : rest.slice(0, end)
-}
+import { section, specText } from "./spec.ts"
 
 interface SpecCodes {
   /** Code -> status from the table. */
@@ -40,7 +13,7 @@ interface SpecCodes {
 }
 
 const parseSynchronousCodes = (markdown: string): SpecCodes => {
-  const lines = section(markdown, "### Synchronous codes")
+  const lines = section("### Synchronous codes", markdown)
   const table = new Map<string, number>()
   const rows = lines.filter((l) => l.trim().startsWith("|"))
   // Header row, separator row, then data rows.
@@ -62,7 +35,7 @@ const parseSynchronousCodes = (markdown: string): SpecCodes => {
   return { table, prose }
 }
 
-const spec = parseSynchronousCodes(readFileSync(findSpec(), "utf8"))
+const spec = parseSynchronousCodes(specText)
 const codes = Object.keys(ErrorCatalog) as Array<ErrorCode>
 
 describe("ErrorCatalog against the spec", () => {

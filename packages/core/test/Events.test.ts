@@ -1,8 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Schema, SchemaAST } from "effect"
-import { existsSync, readFileSync } from "node:fs"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import {
   ApplicationFailureCodes,
   ApplicationTypes,
@@ -32,36 +29,9 @@ import {
   UtcTimestamp
 } from "../src/Events.ts"
 import { toWire } from "../src/Wire.ts"
+import { section } from "./spec.ts"
 
 // --- the spec ----------------------------------------------------------------------------------------------------
-
-const specRelative = path.join("shared", "spec", "financial-operations-api-v2.md")
-
-/** The spec lives beside the repository (../shared/spec from the repo root); walk up from here until it is found. */
-const findSpec = (): string => {
-  const override = process.env.FOS_SPEC
-  if (override !== undefined && override !== "") return override
-  let dir = path.dirname(fileURLToPath(import.meta.url))
-  for (;;) {
-    const candidate = path.join(dir, specRelative)
-    if (existsSync(candidate)) return candidate
-    const parent = path.dirname(dir)
-    if (parent === dir) throw new Error(`cannot find ${specRelative} above ${fileURLToPath(import.meta.url)}`)
-    dir = parent
-  }
-}
-
-const markdown = readFileSync(findSpec(), "utf8")
-
-/** The lines of one `### heading` section, up to the next heading of level 3 or above. */
-const section = (heading: string): Array<string> => {
-  const lines = markdown.split(/\r?\n/)
-  const start = lines.findIndex((l) => l.trim() === heading)
-  if (start < 0) throw new Error(`section ${heading} not found in the spec`)
-  const rest = lines.slice(start + 1)
-  const end = rest.findIndex((l) => /^#{1,3} /.test(l))
-  return end < 0 ? rest : rest.slice(0, end)
-}
 
 /** The first capture of `re` in `text`; fails the test when there is none. */
 const capture = (text: string, re: RegExp): string => {

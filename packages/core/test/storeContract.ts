@@ -70,6 +70,33 @@ export interface ContractScale {
   readonly propertyRuns: number
 }
 
+/**
+ * A transaction that inserts `row`, then holds its uncommitted write until `release`, then rolls back. Resolves
+ * once the write is made.
+ */
+const holdUncommitted = (store: StoreService, row: Person) =>
+  Effect.gen(function*() {
+    const written = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const writer = yield* Effect.forkChild(
+      Effect.exit(
+        store.transaction(
+          Effect.gen(function*() {
+            yield* store.insert(People, row)
+            yield* Deferred.succeed(written, undefined)
+            yield* Deferred.await(release)
+            return yield* Effect.fail(new Boom())
+          })
+        )
+      )
+    )
+    yield* Deferred.await(written)
+    return {
+      /** Lets the writer roll back; its exit. */
+      release: Effect.andThen(Deferred.succeed(release, undefined), Fiber.join(writer))
+    }
+  })
+
 export const storeContract = <E>(
   name: string,
   makeLayer: () => Layer.Layer<Store, E>,
@@ -314,24 +341,9 @@ export const storeContract = <E>(
       it.effect("do not let another transaction see uncommitted writes", () =>
         run((store) =>
           Effect.gen(function*() {
-            const written = yield* Deferred.make<void>()
-            const release = yield* Deferred.make<void>()
-            const writer = yield* Effect.forkChild(
-              Effect.exit(
-                store.transaction(
-                  Effect.gen(function*() {
-                    yield* store.insert(People, person("dirty"))
-                    yield* Deferred.succeed(written, undefined)
-                    yield* Deferred.await(release)
-                    return yield* Effect.fail(new Boom())
-                  })
-                )
-              )
-            )
-            yield* Deferred.await(written)
+            const writer = yield* holdUncommitted(store, person("dirty"))
             const reader = yield* Effect.forkChild(store.transaction(store.get(People, "dirty")))
-            yield* Deferred.succeed(release, undefined)
-            const exit = yield* Fiber.join(writer)
+            const exit = yield* writer.release
             expect(Exit.isFailure(exit)).toBe(true)
             expect(yield* Fiber.join(reader)).toBeUndefined()
             expect(yield* store.get(People, "dirty")).toBeUndefined()
@@ -341,21 +353,7 @@ export const storeContract = <E>(
       it.effect("do not let a read outside any transaction see uncommitted writes", () =>
         run((store) =>
           Effect.gen(function*() {
-            const written = yield* Deferred.make<void>()
-            const release = yield* Deferred.make<void>()
-            const writer = yield* Effect.forkChild(
-              Effect.exit(
-                store.transaction(
-                  Effect.gen(function*() {
-                    yield* store.insert(People, person("dirty", { email: "d@x" }))
-                    yield* Deferred.succeed(written, undefined)
-                    yield* Deferred.await(release)
-                    return yield* Effect.fail(new Boom())
-                  })
-                )
-              )
-            )
-            yield* Deferred.await(written)
+            const writer = yield* holdUncommitted(store, person("dirty", { email: "d@x" }))
             const readers = yield* Effect.forkChild(Effect.all([
               store.get(People, "dirty"),
               store.findUnique(People, "email", "d@x"),
@@ -364,8 +362,7 @@ export const storeContract = <E>(
             ]))
             // Let the readers run (or block) while the write is still uncommitted.
             for (let i = 0; i < 10; i++) yield* Effect.yieldNow
-            yield* Deferred.succeed(release, undefined)
-            yield* Fiber.join(writer)
+            yield* writer.release
             const [row, unique, count, page] = yield* Fiber.join(readers)
             expect(row).toBeUndefined()
             expect(unique).toBeUndefined()
