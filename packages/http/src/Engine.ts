@@ -2,57 +2,388 @@
  * A running engine with its HTTP application: what the servers serve and what a host embeds.
  *
  * `createEngine` builds the engine services once (store, clock, limiter, scheduler), applies a seed, and
- * exposes the same HTTP semantics as a fetch-style function with no port. Many engines can run side by side in
- * one process; they share nothing.
+ * exposes the same HTTP semantics as a fetch-style function with no port, the virtual clock's controls, and the
+ * webhook deliveries it sent. `layerEmbedded` is the same engine as a Layer, for hosts written with Effect. Many
+ * engines can run side by side in one process; they share nothing.
  */
-import { applySeed, type EngineOptions, type EngineServices, layerEngine, type SeedFile, TimeControl } from "@fos/core"
-import { Context, Effect, Layer, ManagedRuntime } from "effect"
+import {
+  applySeed,
+  type DeliveryRequest,
+  type EngineOptions,
+  type EngineServices,
+  type envelopeOf,
+  layerEngine,
+  layerMemoryStore,
+  nextTimer,
+  parseIso,
+  type SeedFile,
+  type Store,
+  Store as StoreKey,
+  type StoreService,
+  TimeControl,
+  type TimeControlService,
+  toIso,
+  TransportError,
+  WebhookDeliveries,
+  type WebhookTransportService
+} from "@fos/core"
+import { Context, Duration, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { layerRoutes } from "./App.ts"
 import { httpTransport } from "./Transport.ts"
 
-export interface Engine {
-  /** The HTTP API as `Request -> Response`. */
-  readonly fetch: (request: Request) => Promise<Response>
-  /** Runs an engine operation (operator calls, reads) against this engine's services. */
-  readonly run: <A, E>(effect: Effect.Effect<A, E, EngineServices>) => Promise<A>
-  /** The engine services, for a server adapter to serve. */
-  readonly context: Context.Context<EngineServices>
-  readonly operatorToken: string | undefined
-  readonly clock: {
-    /** The clock's time in epoch milliseconds. */
-    readonly now: () => Promise<number>
-    /** Virtual clock only: moves time forward, firing every timer due on the way. */
-    readonly advance: (ms: number) => Promise<void>
-  }
-  readonly close: () => Promise<void>
-}
+// --- options -----------------------------------------------------------------------------------------------------
 
-export interface CreateEngineOptions extends EngineOptions {
+/**
+ * The engine's time: `"system"` (the default), or `"virtual"`, which stands still until told to move and starts at
+ * the real time, or at `start` (an ISO 8601 instant with its zone, a Date, or epoch milliseconds; `startMs` is the
+ * older spelling of the last).
+ */
+export type ClockOption =
+  | "system"
+  | "virtual"
+  | { readonly mode: "system" }
+  | { readonly mode: "virtual"; readonly start?: string | number | Date; readonly startMs?: number }
+
+/**
+ * How webhook deliveries leave the engine: `"http"` (the default: POSTs to the endpoints' URLs), `"memory"` (an
+ * in-process receiver that records every delivery in `engine.deliveries` and answers 200, or what
+ * `engine.deliveries.answerWith` says), or any transport (`callbackTransport(...)` from `@fos/core`).
+ */
+export type WebhookTransportOption = "http" | "memory" | WebhookTransportService
+
+export interface CreateEngineOptions extends Omit<EngineOptions, "store" | "clock" | "webhookTransport"> {
+  /** `"memory"` (the default) or a store Layer (`layerPgliteStore(dir)`, `layerPostgresStore(url)` from `@fos/sql`). */
+  readonly store?: "memory" | Layer.Layer<Store, unknown>
+  readonly clock?: ClockOption
+  readonly webhookTransport?: WebhookTransportOption
+  /**
+   * Records what any transport sent in `engine.deliveries` (always on with the `"memory"` transport). The record
+   * grows with every attempt and lives in memory, so long-running servers leave it off.
+   */
+  readonly recordDeliveries?: boolean
+  /** Organizations, users and keys to create first (the same shape as `fos serve --seed`). */
   readonly seed?: SeedFile
   /** Turns the operator surface (`/operator/...`) on, guarded by this bearer token. */
   readonly operatorToken?: string
 }
 
+/** The last instant a wire timestamp (four-digit year) can show; the clock never goes past it. */
+const maxInstantMs = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+
+/** Epoch milliseconds of an instant given as ISO 8601 text with a zone, a Date, or epoch milliseconds. */
+const instantMs = (instant: string | number | Date, what: string): number => {
+  const ms = typeof instant === "string" ? parseIso(instant) : typeof instant === "number" ? instant : instant.getTime()
+  if (ms === undefined || !Number.isInteger(ms) || ms < 0 || ms > maxInstantMs) {
+    throw new RangeError(`${what}: ${String(instant)} is not an instant from 1970 to 9999 (ISO 8601 with a zone, a Date, or whole epoch milliseconds)`)
+  }
+  return ms
+}
+
+/** A length of time as Effect's `Duration` takes it ("15 minutes", "30 seconds", a number of ms, ...). */
+const durationMs = (input: Duration.Input, what: string): number => {
+  const ms = Option.map(Duration.fromInput(input), Duration.toMillis)
+  if (Option.isNone(ms) || !Number.isInteger(ms.value) || ms.value < 0) {
+    throw new RangeError(`${what}: ${JSON.stringify(input)} is not a whole, finite, non-negative number of milliseconds ("15 minutes", "30 seconds", "1 hour", 900000)`)
+  }
+  return ms.value
+}
+
+const clockOf = (clock: ClockOption | undefined): NonNullable<EngineOptions["clock"]> => {
+  if (clock === undefined || clock === "system") return { mode: "system" }
+  if (clock === "virtual") return { mode: "virtual" }
+  if (clock.mode === "system") return clock
+  if (clock.start !== undefined && clock.startMs !== undefined) throw new TypeError("clock: give start or startMs, not both")
+  const start = clock.start ?? clock.startMs
+  return start === undefined ? { mode: "virtual" } : { mode: "virtual", startMs: instantMs(start, "clock.start") }
+}
+
+// --- the deliveries the engine sent ----------------------------------------------------------------------------
+
+/** What receivers get: the event envelope. */
+export type WebhookEnvelope = ReturnType<typeof envelopeOf>
+
+/** One delivery attempt as the engine sent it. */
+export interface DeliveryAttempt {
+  readonly deliveryId: string
+  readonly endpointId: string
+  readonly url: string
+  /** The envelope, parsed from `body`. */
+  readonly event: WebhookEnvelope
+  /** The exact bytes sent, as text: what a receiver verifies the signature over. */
+  readonly body: string
+  /** As sent, lower-case names: `x-service-signature`, `x-service-delivery-id`, `x-service-event`, ... */
+  readonly headers: Readonly<Record<string, string>>
+  /** The run of 5 attempts (1, then one more per manual retry) and the attempt's number in it (1 to 5). */
+  readonly run: number
+  readonly attempt: number
+  /** The engine's clock when it was sent (virtual time on a virtual clock). */
+  readonly sentAt: string
+}
+
+export interface SentDelivery extends DeliveryAttempt {
+  /** The receiver's status, or null when none came (no answer in time, refused, the transport failed). */
+  readonly status: number | null
+  /** Why the attempt failed without a status; null otherwise. */
+  readonly error: string | null
+}
+
+/** How the memory receiver answers an attempt: a status, or a thrown error for "no answer" (a network failure). */
+export type Answer = number | ((attempt: DeliveryAttempt) => number)
+
+export interface DeliveriesService {
+  /** Every attempt sent so far, in the order sent (answered attempts only: a send in flight shows once it ends). */
+  readonly list: () => ReadonlyArray<SentDelivery>
+  /** Memory transport: how the receiver answers from now on (200 until told otherwise). */
+  readonly answerWith: (answer: Answer) => void
+  /** Forgets what was recorded so far. */
+  readonly clear: () => void
+}
+
+/** The deliveries an engine sent, for tests and hosts; see `CreateEngineOptions.recordDeliveries`. */
+export class Deliveries extends Context.Service<Deliveries, DeliveriesService>()("fos/http/Deliveries") {}
+
+interface Recorder {
+  readonly transport: WebhookTransportService
+  readonly attach: (store: StoreService, time: TimeControlService) => DeliveriesService
+}
+
+/**
+ * A transport that records what it sends, over `inner` or, when `inner` is undefined, over the memory receiver.
+ * The attempt's run and number come from the delivery row (the engine's truth), read when the send starts.
+ */
+const makeRecorder = (inner: WebhookTransportService | undefined, recording: boolean): Recorder => {
+  let services: { readonly store: StoreService; readonly time: TimeControlService } | undefined
+  let answer: Answer = 200
+  let sends = 0
+  let sent: Array<{ readonly order: number; readonly delivery: SentDelivery }> = []
+
+  const attemptOf = (request: DeliveryRequest) =>
+    Effect.gen(function*() {
+      if (services === undefined) return yield* Effect.die(new Error("the delivery recorder was used before its engine was built"))
+      const id = request.headers["x-service-delivery-id"] ?? ""
+      const row = yield* services.store.get(WebhookDeliveries, id)
+      const attempt: DeliveryAttempt = {
+        deliveryId: id,
+        endpointId: row?.endpointId ?? "",
+        url: request.url,
+        event: JSON.parse(request.body) as WebhookEnvelope,
+        body: request.body,
+        headers: request.headers,
+        run: row?.run ?? 1,
+        attempt: (row?.attemptsInRun ?? 0) + 1,
+        sentAt: toIso(yield* services.time.now)
+      }
+      return attempt
+    })
+
+  const receive = (attempt: DeliveryAttempt): Effect.Effect<{ readonly status: number }, TransportError> =>
+    Effect.try({
+      try: () => ({ status: typeof answer === "number" ? answer : answer(attempt) }),
+      catch: (e) => new TransportError({ message: e instanceof Error ? e.message : String(e) })
+    })
+
+  const transport: WebhookTransportService = {
+    send: (request) =>
+      Effect.gen(function*() {
+        const order = sends++
+        const attempt = yield* attemptOf(request)
+        const send = inner === undefined ? receive(attempt) : inner.send(request)
+        return yield* send.pipe(Effect.onExit((exit) =>
+          Effect.sync(() => {
+            const status = Exit.isSuccess(exit) ? exit.value.status : null
+            const error = Exit.isSuccess(exit)
+              ? null
+              : Exit.findErrorOption(exit).pipe(Option.map((e) => e.message), Option.getOrElse(() => "the send was interrupted"))
+            sent.push({ order, delivery: { ...attempt, status, error } })
+          })
+        ))
+      })
+  }
+
+  const notRecording = () => {
+    throw new Error("this engine does not record deliveries: create it with webhookTransport: \"memory\" or recordDeliveries: true")
+  }
+  return {
+    transport: recording ? transport : (inner ?? transport),
+    attach: (store, time) => {
+      services = { store, time }
+      return {
+        list: () => recording ? [...sent].sort((a, b) => a.order - b.order).map((s) => s.delivery) : notRecording(),
+        answerWith: (next) => {
+          if (inner !== undefined) throw new Error("answerWith needs the memory transport (webhookTransport: \"memory\")")
+          answer = next
+        },
+        clear: () => {
+          sent = []
+        }
+      }
+    }
+  }
+}
+
+// --- driving time --------------------------------------------------------------------------------------------
+
+const virtualOnly = (time: TimeControlService) =>
+  time.mode === "virtual"
+    ? Effect.void
+    : Effect.die(new Error("this engine runs on the system clock; create it with clock: \"virtual\" to move time"))
+
+/** Virtual clock: moves time forward by `by` ("15 minutes", "30 seconds", "1 hour", or ms), firing every timer due on the way. */
+export const advanceBy = (by: Duration.Input): Effect.Effect<void, never, EngineServices> =>
+  Effect.gen(function*() {
+    const time = yield* TimeControl
+    yield* virtualOnly(time)
+    const target = (yield* time.now) + durationMs(by, "advance")
+    if (target > maxInstantMs) return yield* Effect.die(new RangeError(`advance: would move the clock past ${toIso(maxInstantMs)}`))
+    yield* time.advanceTo(target)
+  })
+
+/** Virtual clock: moves time forward to `instant` (not before now), firing every timer due on the way. */
+export const advanceTo = (instant: string | number | Date): Effect.Effect<void, never, EngineServices> =>
+  Effect.gen(function*() {
+    const time = yield* TimeControl
+    yield* virtualOnly(time)
+    const target = instantMs(instant, "advanceTo")
+    const now = yield* time.now
+    if (target < now) return yield* Effect.die(new RangeError(`advanceTo: ${toIso(target)} is before the clock's time ${toIso(now)}; the clock only moves forward`))
+    yield* time.advanceTo(target)
+  })
+
+export interface RunUntilIdleOptions {
+  /**
+   * How far past the clock's time at the call it may go ("1 day" when omitted). Timers due later stay pending:
+   * idempotency retention (30 days) and anything periodic are not jumped over.
+   */
+  readonly within?: Duration.Input
+  /** The most due times it steps to (10,000 when omitted), a bound for timers that keep making new ones. */
+  readonly maxSteps?: number
+}
+
+export interface IdleReport {
+  /** The clock's time at the end: the due time of the last timer fired, or the time at the call if none was. */
+  readonly now: number
+  /** How many due times it stepped to. */
+  readonly steps: number
+  /** `idle`: no timer is left; `horizon`: the next one is due after `within`; `maxSteps`: the bound was hit. */
+  readonly stoppedBy: "idle" | "horizon" | "maxSteps"
+  /** When the next pending timer is due, if one is left. */
+  readonly nextDueMs: number | undefined
+}
+
+/**
+ * Virtual clock: fires what is due now and everything it leads to, stepping the clock to each next pending timer
+ * in due order (so a webhook's retries at 30 s, 2 min, 15 min and 1 h all run), until no timer is left within
+ * `within` or `maxSteps` due times were stepped to. The clock stops at the last timer fired, not at the horizon.
+ */
+export const runUntilIdle = (options: RunUntilIdleOptions = {}): Effect.Effect<IdleReport, never, EngineServices> =>
+  Effect.gen(function*() {
+    const time = yield* TimeControl
+    yield* virtualOnly(time)
+    const start = yield* time.now
+    const horizon = start + durationMs(options.within ?? "1 day", "runUntilIdle within")
+    const maxSteps = options.maxSteps ?? 10_000
+    let steps = 0
+    while (true) {
+      const next = yield* nextTimer
+      const report = (stoppedBy: IdleReport["stoppedBy"]) =>
+        Effect.map(time.now, (now): IdleReport => ({ now, steps, stoppedBy, nextDueMs: next?.dueAtMs }))
+      if (next === undefined) return yield* report("idle")
+      if (next.dueAtMs > horizon) return yield* report("horizon")
+      if (steps >= maxSteps) return yield* report("maxSteps")
+      // A timer already overdue (one whose handler failed is moved a minute on) fires at the current time.
+      yield* time.advanceTo(Math.max(next.dueAtMs, yield* time.now))
+      steps++
+    }
+  })
+
+// --- the engine as a Layer ---------------------------------------------------------------------------------------
+
+/** What `layerEmbedded` provides: the engine services and the record of deliveries. */
+export type EmbeddedServices = EngineServices | Deliveries
+
+/**
+ * The engine for hosts written with Effect, from the same options as `createEngine` (the operator token aside: it
+ * belongs to the routes). Serve it with `layerRoutes(layerEmbedded(options))`, which adds the HTTP application,
+ * or turn that into a fetch-style handler with `HttpRouter.toWebHandler`; drive time with `advanceBy`,
+ * `advanceTo` and `runUntilIdle`, and read `Deliveries`.
+ */
+export const layerEmbedded = (options: CreateEngineOptions = {}): Layer.Layer<EmbeddedServices, unknown> =>
+  Layer.unwrap(Effect.sync(() => {
+    const { store, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, ...rest } = options
+    const inner = webhookTransport === undefined || webhookTransport === "http"
+      ? httpTransport
+      : webhookTransport === "memory"
+      ? undefined
+      : webhookTransport
+    const recorder = makeRecorder(inner, inner === undefined || recordDeliveries === true)
+    const engine = layerEngine({
+      ...rest,
+      store: store === undefined || store === "memory" ? layerMemoryStore : store,
+      clock: clockOf(clock),
+      webhookTransport: recorder.transport
+    })
+    const deliveries = Layer.effect(
+      Deliveries,
+      Effect.gen(function*() {
+        return recorder.attach(yield* StoreKey, yield* TimeControl)
+      })
+    )
+    const seeded = seed === undefined ? Layer.empty : Layer.effectDiscard(applySeed(seed))
+    return Layer.mergeAll(deliveries, seeded).pipe(Layer.provideMerge(engine))
+  }))
+
+// --- the engine for hosts that do not use Effect -------------------------------------------------------------------
+
+export interface EngineClock {
+  readonly mode: "system" | "virtual"
+  /** The clock's time in epoch milliseconds. */
+  readonly now: () => Promise<number>
+  /** Virtual clock: moves time forward ("15 minutes", "30 seconds", "1 hour", or ms), firing every timer due on the way. */
+  readonly advance: (by: Duration.Input) => Promise<void>
+  /** Virtual clock: moves time forward to an instant (ISO 8601 with a zone, a Date, or epoch ms). */
+  readonly advanceTo: (instant: string | number | Date) => Promise<void>
+  /** Virtual clock: fires everything due and everything it leads to; see `runUntilIdle`. */
+  readonly runUntilIdle: (options?: RunUntilIdleOptions) => Promise<IdleReport>
+}
+
+export interface Engine {
+  /** The HTTP API with no port: `fetch`'s signature, so it can stand in for `fetch` in any HTTP client. */
+  readonly fetch: (input: Request | string | URL, init?: RequestInit) => Promise<Response>
+  /** Runs an engine operation (operator calls, reads) against this engine's services. */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, EmbeddedServices>) => Promise<A>
+  /** The engine services, for a server adapter to serve. */
+  readonly context: Context.Context<EmbeddedServices>
+  readonly operatorToken: string | undefined
+  readonly clock: EngineClock
+  /** The webhook deliveries this engine sent; see `CreateEngineOptions.recordDeliveries`. */
+  readonly deliveries: DeliveriesService
+  /** Stops the engine and releases its store; the engine answers nothing afterwards. */
+  readonly close: () => Promise<void>
+}
+
 export const createEngine = async (options: CreateEngineOptions = {}): Promise<Engine> => {
-  // Deliveries go out over HTTP unless the host gives another transport.
-  const runtime = ManagedRuntime.make(layerEngine({ webhookTransport: httpTransport, ...options }) as Layer.Layer<EngineServices>)
+  const runtime = ManagedRuntime.make(layerEmbedded(options) as Layer.Layer<EmbeddedServices>)
   const context = await runtime.context()
-  if (options.seed !== undefined) await runtime.runPromise(applySeed(options.seed))
   const web = HttpRouter.toWebHandler(
     layerRoutes(Layer.succeedContext(context), { operatorToken: options.operatorToken }).pipe(Layer.provide(HttpServer.layerServices)),
     { disableLogger: true }
   )
-  const time = Context.get(context, TimeControl)
+  const handler = web.handler as (request: Request) => Promise<Response>
+  const run = <A, E>(effect: Effect.Effect<A, E, EmbeddedServices>) => runtime.runPromise(effect)
   return {
-    fetch: (request) => (web.handler as (request: Request) => Promise<Response>)(request),
-    run: (effect) => runtime.runPromise(effect),
+    fetch: (input, init) => handler(input instanceof Request && init === undefined ? input : new Request(input, init)),
+    run,
     context,
     operatorToken: options.operatorToken,
     clock: {
-      now: () => runtime.runPromise(time.now),
-      advance: (ms) => runtime.runPromise(Effect.flatMap(time.now, (now) => time.advanceTo(now + ms)))
+      mode: Context.get(context, TimeControl).mode,
+      now: () => run(Context.get(context, TimeControl).now),
+      advance: (by) => run(advanceBy(by)),
+      advanceTo: (instant) => run(advanceTo(instant)),
+      runUntilIdle: (runOptions) => run(runUntilIdle(runOptions))
     },
+    deliveries: Context.get(context, Deliveries),
     close: async () => {
       await web.dispose()
       await runtime.dispose()
