@@ -93,6 +93,10 @@ const main = async () => {
         name: `Customer ${i}`,
         country: "USA",
         clientReferenceId: undefined,
+        houseAccount: false,
+        applicationId: "app_bench",
+        state: undefined,
+        silentRestrictions: 0,
         createdAt: at,
         updatedAt: at
       }))

@@ -242,7 +242,7 @@ export interface CustomerRow {
   readonly updatedAt?: string
 }
 
-/** Inserts customers straight into the engine's store (no HTTP endpoint creates them yet). */
+/** Inserts customers straight into the engine's store, skipping onboarding (for list and paging tests at scale). */
 export const insertCustomers = (engine: Engine, rows: ReadonlyArray<CustomerRow>): Promise<void> =>
   engine.run(Effect.flatMap(Store, (store) =>
     Effect.forEach(rows, (r) =>
@@ -255,6 +255,10 @@ export const insertCustomers = (engine: Engine, rows: ReadonlyArray<CustomerRow>
         name: r.name ?? `Customer ${r.id}`,
         country: r.country ?? "USA",
         clientReferenceId: r.clientReferenceId,
+        houseAccount: false,
+        applicationId: "app_seeded",
+        state: undefined,
+        silentRestrictions: 0,
         createdAt: r.createdAt,
         updatedAt: r.updatedAt ?? r.createdAt
       }), { discard: true }).pipe(Effect.orDie)))

@@ -73,7 +73,7 @@ const call = async (p: Parsed, env: Record<string, string | undefined>, method: 
 const usage = `operator commands (they call a running server; --server URL or FOS_SERVER, --token T or FOS_OPERATOR_TOKEN):
   fos orgs list
   fos orgs create --name NAME [--id org_...] [--status onboarding|active|suspended]
-  fos orgs activate|suspend|provision-sandbox ORG_ID
+  fos orgs activate|suspend|provision-sandbox|restrict ORG_ID
   fos orgs set --features a,b | --key-creation on|off | --rate-limit PER_SECOND:BURST | --rate-limit default  ORG_ID
   fos users create --org ORG_ID --email EMAIL --role admin|developer [--id usr_...]
   fos users remove USER_ID                  (revokes every key the user created)
@@ -101,6 +101,11 @@ export const runOperator = async (
         ...(one(p, "id") === undefined ? {} : { id: one(p, "id") }),
         ...(one(p, "status") === undefined ? {} : { status: one(p, "status") })
       })
+    }
+    case "orgs restrict": {
+      const id = known().positional[0]
+      if (id === undefined) throw new UsageError("fos orgs restrict needs an organization id")
+      return call(known(), env, "POST", `/operator/organizations/${encodeURIComponent(id)}/restrict`)
     }
     case "orgs activate":
     case "orgs suspend":

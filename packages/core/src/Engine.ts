@@ -3,10 +3,13 @@
  * handlers and the scheduler. Every runtime (the servers, embedding, tests) builds the engine through this.
  */
 import { Clock, Effect, Layer } from "effect"
+import { applicationTimerHandlers } from "./Applications.ts"
 import { expireRecord, expireTimerKind, IdempotencyRetention } from "./Idempotency.ts"
 import { layerMemoryStore } from "./MemoryStore.ts"
 import { layerRateLimiter, RateLimiter } from "./RateLimit.ts"
+import { defaultReviewSettings, ReviewSettings, type ReviewSettingsValue } from "./ReviewSettings.ts"
 import { Store } from "./Store.ts"
+import { virtualAccountTimerHandlers } from "./VirtualAccounts.ts"
 import { type ResolveHost, TransportError, webhookTimerHandlers, WebhookSettings, type WebhookTransportService } from "./Webhooks.ts"
 import {
   layerTimerHandlers,
@@ -34,6 +37,8 @@ export interface EngineOptions {
   readonly insecureWebhooks?: boolean
   /** Resolves webhook hosts, so names that lead to private addresses are refused too (the servers use DNS). */
   readonly resolveHost?: ResolveHost
+  /** How applications are reviewed and accounts activated without simulate calls (docs/onboarding.md). */
+  readonly review?: Partial<ReviewSettingsValue>
 }
 
 const noTransport: WebhookTransportService = {
@@ -50,13 +55,17 @@ const engineTimerHandlers: Record<string, TimerHandler> = {
 export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServices, unknown> => {
   const store = options.store ?? layerMemoryStore
   const webhookSettings = { insecureWebhooks: options.insecureWebhooks ?? false, resolveHost: options.resolveHost }
-  const timerHandlers = Layer.merge(
+  const review: ReviewSettingsValue = { ...defaultReviewSettings, ...options.review }
+  const timerHandlers = Layer.mergeAll(
     layerTimerHandlers({
       ...options.timerHandlers,
       ...engineTimerHandlers,
+      ...applicationTimerHandlers(review),
+      ...virtualAccountTimerHandlers,
       ...webhookTimerHandlers(options.webhookTransport ?? noTransport, webhookSettings)
     }),
-    Layer.succeed(WebhookSettings, webhookSettings)
+    Layer.succeed(WebhookSettings, webhookSettings),
+    Layer.succeed(ReviewSettings, review)
   )
   const retention = options.idempotencyRetentionMs === undefined
     ? Layer.empty

@@ -12,6 +12,7 @@ import { isCidr, sha256Hex } from "./Auth.ts"
 import { newId, randomHex, type OrganizationId, type UserId, isId } from "./Ids.ts"
 import { apiError, type ApiError } from "./Problem.ts"
 import { Store } from "./Store.ts"
+import { emitEvent } from "./Webhooks.ts"
 import {
   type ApiKey,
   ApiKeys,
@@ -82,6 +83,10 @@ export const updateOrganization = (
       if (current === undefined) return yield* apiError("NOT_FOUND", `No organization ${id}.`)
       const next: Organization = { ...current, ...change }
       yield* Effect.orDie(store.update(Organizations, next))
+      // Production opens: the same event an approved organization_onboarding application emits.
+      if (current.status === "onboarding" && next.status === "active") {
+        yield* emitEvent({ type: "organization.activated", organizationId: id, environment: "sandbox", data: { organizationId: id, occurredAt: yield* nowIso } })
+      }
       return next
     })))
 

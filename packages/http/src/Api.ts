@@ -7,16 +7,35 @@
  */
 import {
   ApiError,
+  AssetCode,
+  Chain,
+  Country,
+  ApplicationId,
+  ApplicationSorts,
+  ApplicationTypes,
+  CustomerUpdateSubmission,
+  FeatureTypes,
+  OnboardingSubmission,
+  OrganizationSubmission,
+  RejectionCategories,
+  SensitivePersonFields,
+  VirtualAccountId,
   type Caller,
   CustomerId,
   type DedicatedBucket,
+  DocumentContentTypes,
+  DocumentId,
+  DocumentTypes,
+  type FormPart,
+  maxDocumentBytes,
   EventType,
   type IdempotencyPolicy,
   NonBlankString,
   WebhookDeliveryId,
   WebhookEndpointId
 } from "@fos/core"
-import { Context, Schema } from "effect"
+import { Context, Schema, SchemaGetter } from "effect"
+import { Multipart } from "effect/http"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "effect/http-api"
 
 /** Whether an endpoint requires, accepts or refuses the Idempotency-Key header. */
@@ -34,6 +53,25 @@ export class Transactional extends Context.Reference<boolean>("fos/http/Transact
 
 /** The dedicated rate bucket an endpoint counts against, instead of the general one. */
 export class RateBucket extends Context.Reference<DedicatedBucket | undefined>("fos/http/RateBucket", {
+  defaultValue: () => undefined
+}) {}
+
+/** A file upload endpoint's form: the field that carries the file, and the largest file it takes in bytes. */
+export interface UploadPolicy {
+  readonly fileField: string
+  readonly maxFileBytes: number
+}
+
+/**
+ * Marks a file upload endpoint: the gate then takes only multipart/form-data, reads and parses the form itself
+ * (FILE_TOO_LARGE past the limit) and hands the parts to the handler as `CurrentUpload`.
+ */
+export class Upload extends Context.Reference<UploadPolicy | undefined>("fos/http/Upload", {
+  defaultValue: () => undefined
+}) {}
+
+/** The parsed form of an upload endpoint's request, set by the gate; undefined on every other endpoint. */
+export class CurrentUpload extends Context.Reference<ReadonlyArray<FormPart> | undefined>("fos/http/CurrentUpload", {
   defaultValue: () => undefined
 }) {}
 
@@ -67,11 +105,22 @@ const common = [problem(400), problem(401), problem(403), problem(404), problem(
 export class CurrentCaller extends Context.Service<CurrentCaller, Caller>()("fos/http/CurrentCaller") {}
 
 /**
+ * The gate's error, declared so that handlers may fail with `ApiError`. The gate renders an `ApiError` as a Problem
+ * under its own status, which each endpoint documents, so this declares no body of its own: HttpApi then merges it
+ * into the endpoint's 500 Problem (same description) instead of documenting an opaque `{}` beside it. It is never
+ * encoded (the gate renders it) nor decoded (a client reads the endpoint's Problem).
+ */
+const GateError = Schema.Void.pipe(Schema.decodeTo(Schema.instanceOf(ApiError), {
+  decode: SchemaGetter.forbidden(() => "an ApiError is sent as a Problem; the endpoint's Problem schema reads it"),
+  encode: SchemaGetter.forbidden(() => "the gate renders an ApiError as a Problem itself")
+})).annotate({ description: "Problem" })
+
+/**
  * Runs authentication, rate limits, idempotency and the problem encoder around every endpoint. Handlers fail
  * with `ApiError`; the gate renders it, so it never reaches HttpApi's own error encoding.
  */
 export class Gate extends HttpApiMiddleware.Service<Gate, { provides: CurrentCaller }>()("fos/http/Gate", {
-  error: Schema.instanceOf(ApiError)
+  error: GateError
 }) {}
 
 export const ListMeta = Schema.Struct({
@@ -126,6 +175,114 @@ export const Portal = HttpApiGroup.make("portal").add(
   HttpApiEndpoint.get("me", "/v2/portal/users/me", { success: Me, error: common })
 )
 
+// --- onboarding and applications ------------------------------------------------------------------------------
+
+const FieldRequirement = Schema.Struct({
+  pointer: Schema.String,
+  description: Schema.String,
+  format: Schema.optionalKey(Schema.Struct({ pattern: Schema.String, example: Schema.String }))
+})
+
+const PersonDocumentSlot = Schema.Struct({
+  slot: Schema.Literals(["identity", "address"]),
+  acceptedTypes: Schema.Array(Schema.String),
+  description: Schema.String
+})
+
+export const OnboardingRequirements = Schema.Struct({
+  country: Schema.String,
+  legalStructures: Schema.Array(Schema.Struct({ value: Schema.String, label: Schema.String })),
+  classifications: Schema.Struct({ primaryIndustry: Schema.Array(Schema.Struct({ key: Schema.String, label: Schema.String })) }),
+  business: Schema.Struct({
+    fields: Schema.Array(FieldRequirement),
+    documents: Schema.Array(Schema.Struct({ type: Schema.String, description: Schema.String }))
+  }),
+  persons: Schema.Struct({
+    ownerThresholdPercent: Schema.Number,
+    minimumControllers: Schema.Number,
+    fields: Schema.Array(FieldRequirement),
+    documents: Schema.Array(PersonDocumentSlot)
+  }),
+  individual: Schema.Struct({ fields: Schema.Array(FieldRequirement), documents: Schema.Array(PersonDocumentSlot) })
+}).annotate({ identifier: "OnboardingRequirements" })
+
+export const ApplicationPerson = Schema.Struct({
+  referenceId: Schema.String,
+  roles: Schema.Array(Schema.Literals(["owner", "controller", "individual"])),
+  firstName: Schema.optionalKey(Schema.String),
+  lastName: Schema.optionalKey(Schema.String),
+  email: Schema.optionalKey(Schema.String),
+  ownershipPercent: Schema.optionalKey(Schema.Number),
+  verificationStatus: Schema.Literals(["in_progress", "completed", "failed", "cancelled"])
+}).annotate({ identifier: "ApplicationPerson" })
+
+const AssetRefWire = Schema.Struct({ code: Schema.String, chain: Schema.optionalKey(Schema.String) })
+
+export const Application = Schema.Struct({
+  applicationId: Schema.String,
+  applicationType: Schema.Literals(ApplicationTypes),
+  status: Schema.Literals(["draft", "open", "approved", "rejected", "cancelled"]),
+  customerId: Schema.optionalKey(Schema.String),
+  customerType: Schema.optionalKey(Schema.Literals(["business", "individual"])),
+  country: Schema.optionalKey(Schema.String),
+  clientReferenceId: Schema.optionalKey(Schema.String),
+  houseAccount: Schema.optionalKey(Schema.Boolean),
+  asset: Schema.optionalKey(AssetRefWire),
+  persons: Schema.Array(ApplicationPerson),
+  failureCode: Schema.NullOr(Schema.Literals(["rejected_by_ops", "compliance_denied"])),
+  failureMessage: Schema.NullOr(Schema.String),
+  resubmittable: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
+  cancelRequestedAt: Schema.NullOr(Schema.String),
+  decidedAt: Schema.NullOr(Schema.String),
+  createdAt: Schema.String,
+  updatedAt: Schema.String
+}).annotate({ identifier: "Application" })
+
+export const IdvLink = Schema.Struct({
+  applicationId: Schema.String,
+  referenceId: Schema.String,
+  url: Schema.String,
+  shortUrl: Schema.String,
+  expiresAt: Schema.String
+}).annotate({ identifier: "IdvLink" })
+
+export const PersonField = Schema.Struct({
+  referenceId: Schema.String,
+  field: Schema.Literals(SensitivePersonFields),
+  value: Schema.String
+}).annotate({ identifier: "PersonField" })
+
+export const FeatureRequirements = Schema.Struct({
+  type: Schema.Literals(FeatureTypes),
+  requirements: Schema.Array(Schema.Struct({
+    pointer: Schema.String,
+    required: Schema.Boolean,
+    description: Schema.String,
+    allowedValues: Schema.optionalKey(Schema.Array(Schema.String))
+  }))
+}).annotate({ identifier: "FeatureRequirements" })
+
+export const FeatureSubmission = Schema.Struct({
+  type: Schema.Literals(FeatureTypes),
+  asset: Schema.Struct({ code: AssetCode, chain: Schema.optionalKey(Chain) }),
+  clientReferenceId: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(128, { fosDetail: "must be at most 128 characters" })))
+}).annotate({ identifier: "FeatureSubmission" })
+
+export const VirtualAccount = Schema.Struct({
+  id: Schema.String,
+  customerId: Schema.String,
+  applicationId: Schema.String,
+  asset: Schema.Struct({ code: Schema.String }),
+  status: Schema.Literals(["pending", "active"]),
+  depositInstructions: Schema.Array(Schema.Record(Schema.String, Schema.String)),
+  activatedAt: Schema.NullOr(Schema.String),
+  createdAt: Schema.String,
+  updatedAt: Schema.String
+}).annotate({ identifier: "VirtualAccount" })
+
+const applicationParams = { id: ApplicationId }
+const personParams = { id: ApplicationId, referenceId: Schema.String }
+
 // --- customers ----------------------------------------------------------------------------------------------
 
 export const Customer = Schema.Struct({
@@ -135,6 +292,7 @@ export const Customer = Schema.Struct({
   name: Schema.String,
   country: Schema.String,
   clientReferenceId: Schema.optionalKey(Schema.String),
+  houseAccount: Schema.Boolean,
   createdAt: Schema.String,
   updatedAt: Schema.String
 }).annotate({ identifier: "Customer" })
@@ -150,6 +308,86 @@ export const Customers = HttpApiGroup.make("customers")
   .add(HttpApiEndpoint.get("get", "/v2/customers/:customerId", {
     params: { customerId: CustomerId },
     success: Customer,
+    error: [...common, problem(422)]
+  }))
+  .add(
+    HttpApiEndpoint.post("submitUpdate", "/v2/customers/:customerId/updates", {
+      params: { customerId: CustomerId },
+      payload: CustomerUpdateSubmission,
+      success: Application.pipe(HttpApiSchema.status(201)),
+      error: [...common, problem(413), problem(415), problem(422)]
+    }).annotate(Idempotency, "required").annotate(RateBucket, "application_submit")
+  )
+  .add(HttpApiEndpoint.get("featureRequirements", "/v2/customers/:customerId/features/requirements", {
+    params: { customerId: CustomerId },
+    // VIRTUAL_ACCOUNT as the spec writes it, or virtual_account as applications name the type.
+    query: Schema.Struct({ type: Schema.String }),
+    success: FeatureRequirements,
+    error: [...common, problem(422)]
+  }))
+  .add(
+    HttpApiEndpoint.post("submitFeature", "/v2/customers/:customerId/features", {
+      params: { customerId: CustomerId },
+      payload: FeatureSubmission,
+      success: Application.pipe(HttpApiSchema.status(201)),
+      error: [...common, problem(413), problem(415), problem(422)]
+    }).annotate(Idempotency, "required")
+  )
+  .add(HttpApiEndpoint.get("listVirtualAccounts", "/v2/customers/:customerId/virtual-accounts", {
+    params: { customerId: CustomerId },
+    query: listQuery(["createdAt"] as const),
+    success: listOf(VirtualAccount),
+    error: [...common, problem(422)]
+  }))
+  .add(HttpApiEndpoint.get("getVirtualAccount", "/v2/virtual-accounts/:id", {
+    params: { id: VirtualAccountId },
+    success: VirtualAccount,
+    error: common
+  }))
+
+export const Onboarding = HttpApiGroup.make("onboarding")
+  .add(HttpApiEndpoint.get("requirements", "/v2/onboarding/requirements", {
+    query: Schema.Struct({ country: Country }),
+    success: OnboardingRequirements,
+    error: common
+  }))
+  .add(
+    HttpApiEndpoint.post("submit", "/v2/onboarding", {
+      payload: OnboardingSubmission,
+      success: Application.pipe(HttpApiSchema.status(201)),
+      error: [...common, problem(413), problem(415), problem(422)]
+    }).annotate(Idempotency, "required").annotate(RateBucket, "application_submit")
+  )
+  .add(
+    HttpApiEndpoint.post("submitOrganization", "/v2/organization/onboarding", {
+      payload: OrganizationSubmission,
+      success: Application.pipe(HttpApiSchema.status(201)),
+      error: [...common, problem(413), problem(415), problem(422)]
+    }).annotate(Idempotency, "required").annotate(RateBucket, "application_submit")
+  )
+
+export const Applications = HttpApiGroup.make("applications")
+  .add(HttpApiEndpoint.get("list", "/v2/applications", {
+    query: Schema.Struct({ ...listQuery(ApplicationSorts).fields, applicationType: Schema.optionalKey(Schema.Literals(ApplicationTypes)) }),
+    success: listOf(Application),
+    error: common
+  }))
+  .add(HttpApiEndpoint.get("get", "/v2/applications/:id", { params: applicationParams, success: Application, error: common }))
+  .add(
+    HttpApiEndpoint.post("cancel", "/v2/applications/:id/cancel", {
+      params: applicationParams,
+      success: Application.pipe(HttpApiSchema.status(202)),
+      error: common
+    }).annotate(Idempotency, "required")
+  )
+  .add(HttpApiEndpoint.post("idvLink", "/v2/applications/:id/persons/:referenceId/idv-link", {
+    params: personParams,
+    success: IdvLink.pipe(HttpApiSchema.status(201)),
+    error: common
+  }))
+  .add(HttpApiEndpoint.get("personField", "/v2/applications/:id/persons/:referenceId/fields/:field", {
+    params: { ...personParams, field: Schema.Literals(SensitivePersonFields) },
+    success: PersonField,
     error: common
   }))
 
@@ -183,6 +421,36 @@ export const Simulate = HttpApiGroup.make("simulate")
     error: [...common, problem(413), problem(415)]
   }))
   .add(HttpApiEndpoint.get("clock", "/v2/simulate/clock", { success: ClockNow, error: common }))
+  .add(HttpApiEndpoint.post("decideApplication", "/v2/simulate/applications/:id/decision", {
+    params: applicationParams,
+    payload: Schema.Struct({
+      outcome: Schema.Literals(["approved", "rejected"]),
+      category: Schema.optionalKey(Schema.Literals(Object.keys(RejectionCategories) as [keyof typeof RejectionCategories])),
+      reason: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(500, { fosDetail: "must be at most 500 characters" })))
+    }),
+    success: Application,
+    error: [...common, problem(413), problem(415), problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("complianceResult", "/v2/simulate/applications/:id/compliance-result", {
+    params: applicationParams,
+    payload: Schema.Struct({
+      failureCode: Schema.optionalKey(Schema.Literals(["rejected_by_ops", "compliance_denied"])),
+      failureMessage: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(500, { fosDetail: "must be at most 500 characters" }))),
+      resubmittable: Schema.optionalKey(Schema.Boolean)
+    }),
+    success: Application,
+    error: [...common, problem(413), problem(415), problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("restrictCustomer", "/v2/simulate/customers/:customerId/restrict", {
+    params: { customerId: CustomerId },
+    payload: Schema.Struct({ type: Schema.optionalKey(Schema.Literals(["account", "monitoring"])) }),
+    success: Customer,
+    error: [...common, problem(413), problem(415), problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("restrictOrganization", "/v2/simulate/organization/restrict", {
+    success: Schema.Struct({ organizationId: Schema.String, restricted: Schema.Boolean }),
+    error: [...common, problem(413), problem(415)]
+  }))
   .add(
     HttpApiEndpoint.post("advanceClock", "/v2/simulate/clock/advance", {
       payload: ClockAdvance,
@@ -305,12 +573,70 @@ export const Webhooks = HttpApiGroup.make("webhooks")
   }))
   .add(HttpApiEndpoint.get("eventTypes", "/v2/webhooks/event-types", { success: listOf(EventTypeInfo), error: common }))
 
+// --- documents ----------------------------------------------------------------------------------------------
+
+export const Document = Schema.Struct({
+  id: Schema.String,
+  type: Schema.Literals(DocumentTypes),
+  fileName: Schema.String,
+  contentType: Schema.Literals(Object.keys(DocumentContentTypes) as Array<keyof typeof DocumentContentTypes>),
+  size: Schema.Number,
+  sha256: Schema.String,
+  customerId: Schema.optionalKey(Schema.String),
+  createdAt: Schema.String
+}).annotate({ identifier: "Document" })
+
+/**
+ * The upload form, for the OpenAPI document and the typed client. The gate reads and checks the form itself
+ * (it needs the parts before the handler runs, for the idempotency fingerprint), so the handler never pulls this
+ * stream.
+ */
+export const DocumentForm = Schema.Struct({
+  file: Multipart.SingleFileSchema,
+  type: Schema.Literals(DocumentTypes),
+  customerId: Schema.optionalKey(CustomerId)
+}).pipe(HttpApiSchema.asMultipartStream())
+
+export const Documents = HttpApiGroup.make("documents")
+  .add(
+    HttpApiEndpoint.post("upload", "/v2/documents", {
+      payload: DocumentForm,
+      success: Document.pipe(HttpApiSchema.status(201)),
+      error: [...common, problem(413), problem(415), problem(422)]
+    })
+      .annotate(Upload, { fileField: "file", maxFileBytes: maxDocumentBytes })
+      .annotate(RateBucket, "documents")
+      .annotate(Idempotency, "accepted")
+  )
+  .add(HttpApiEndpoint.get("get", "/v2/documents/:id", { params: { id: DocumentId }, success: Document, error: common }))
+
+/**
+ * Every endpoint takes the environment's API key in `x-api-key`. The gate checks it, so HttpApi does not know of
+ * it and documents `security: []`; this says so in the document (and gives the reference page its Authorize).
+ */
+function documentApiKey(spec: Record<string, any>): Record<string, any> {
+  spec.components = {
+    ...spec.components,
+    securitySchemes: { apiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "An API key of this environment: ck_sandbox_… on /sandbox, ck_live_… on /live." } }
+  }
+  for (const item of Object.values(spec.paths as Record<string, Record<string, { security?: unknown }>>)) {
+    for (const operation of Object.values(item)) operation.security = [{ apiKey: [] }]
+  }
+  return spec
+}
+
 export const Api = HttpApi.make("fos")
   .add(Portal)
   .add(Customers)
   .add(Webhooks)
   .add(Simulate)
+  .add(Documents)
+  .add(Onboarding)
+  .add(Applications)
   .middleware(Gate)
   .annotate(OpenApi.Title, "Financial Operations Service API (fos)")
   .annotate(OpenApi.Version, "2")
   .annotate(OpenApi.Description, "The reference implementation of the Financial Operations Service API v2. Paths are relative to a base address: <origin>/sandbox or <origin>/live.")
+  // Relative to the document's own address (<base>/v2/openapi.json), so each environment's document names its base.
+  .annotate(OpenApi.Servers, [{ url: "..", description: "This environment (the base address this document is served from)" }])
+  .annotate(OpenApi.Transform, documentApiKey)

@@ -19,8 +19,29 @@ import {
   retryDelivery,
   rotateSecret,
   updateEndpoint,
+  createIdvLink,
+  CountryRequirementSets,
+  getApplication,
+  applicationToWire,
+  listApplications,
+  readPersonField,
+  requestCancel,
+  selectableIndustries,
+  submitOnboarding,
+  submitOrganizationOnboarding,
   customerToWire,
   CustomerSorts,
+  featureRequirements,
+  FeatureTypes,
+  getVirtualAccount,
+  listVirtualAccounts,
+  restrictCustomer,
+  restrictOrganization,
+  simulateDecision,
+  simulateLateCompliance,
+  submitCustomerUpdate,
+  submitFeatureApplication,
+  virtualAccountToWire,
   defaultPageSize,
   getCustomer,
   listCustomers,
@@ -30,9 +51,10 @@ import {
   toIso,
   Users
 } from "@fos/core"
+import { documentToWire, getDocument, uploadDocument } from "@fos/core"
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api, CurrentCaller } from "./Api.ts"
+import { Api, CurrentCaller, CurrentUpload } from "./Api.ts"
 
 const PortalLive = HttpApiBuilder.group(Api, "portal", (handlers) =>
   handlers.handle("me", () =>
@@ -63,7 +85,32 @@ const CustomersLive = HttpApiBuilder.group(Api, "customers", (handlers) =>
         })
         return { data: [...page.data], meta: page.meta }
       }))
-    .handle("get", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => Effect.map(getCustomer(caller, params.customerId), customerToWire))))
+    .handle("get", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => Effect.map(getCustomer(caller, params.customerId), customerToWire)))
+    .handle("submitUpdate", ({ params, payload }) =>
+      Effect.flatMap(CurrentCaller, (caller) => submitCustomerUpdate(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
+    .handle("featureRequirements", ({ params, query }) =>
+      Effect.gen(function*() {
+        const caller = yield* CurrentCaller
+        const type = FeatureTypes.find((t) => t === query.type.toLowerCase())
+        if (type === undefined) {
+          return yield* apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
+            errors: [{ pointer: "/type", detail: `must be one of ${FeatureTypes.map((t) => t.toUpperCase()).join(", ")}` }]
+          })
+        }
+        const customer = yield* getCustomer(caller, params.customerId)
+        return { type, requirements: featureRequirements(type, customer.country).map(mutable) }
+      }))
+    .handle("submitFeature", ({ params, payload }) =>
+      Effect.flatMap(CurrentCaller, (caller) => submitFeatureApplication(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
+    .handle("listVirtualAccounts", ({ params, query }) =>
+      Effect.gen(function*() {
+        const caller = yield* CurrentCaller
+        yield* getCustomer(caller, params.customerId)
+        const page = yield* listVirtualAccounts(caller, params.customerId, listQueryOf(query))
+        return { data: page.data.map(mutable), meta: page.meta }
+      }))
+    .handle("getVirtualAccount", ({ params }) =>
+      Effect.flatMap(CurrentCaller, (caller) => getVirtualAccount(caller, params.id)).pipe(Effect.map((v) => mutable(virtualAccountToWire(v))))))
 
 /** The last instant a wire timestamp (four-digit year) can show. */
 const maxWireInstantMs = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
@@ -85,6 +132,16 @@ const SimulateLive = HttpApiBuilder.group(Api, "simulate", (handlers) =>
         }))
         return { ...envelopeOf(event), data: event.data }
       }))
+    .handle("decideApplication", ({ params, payload }) =>
+      Effect.flatMap(CurrentCaller, (caller) => simulateDecision(caller, params.id, payload)).pipe(Effect.map(mutable)))
+    .handle("complianceResult", ({ params, payload }) =>
+      Effect.flatMap(CurrentCaller, (caller) => simulateLateCompliance(caller, params.id, payload)).pipe(Effect.map(mutable)))
+    .handle("restrictCustomer", ({ params, payload }) =>
+      Effect.flatMap(CurrentCaller, (caller) => restrictCustomer(caller, params.customerId, payload.type ?? "account")).pipe(Effect.map(customerToWire)))
+    .handle("restrictOrganization", () =>
+      Effect.flatMap(CurrentCaller, (caller) => restrictOrganization(caller.organization.id)).pipe(
+        Effect.map((o) => ({ organizationId: o.id, restricted: true }))
+      ))
     .handle("clock", () =>
       Effect.gen(function*() {
         const time = yield* TimeControl
@@ -176,4 +233,61 @@ const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
         meta: { mode: "cursor" as const, nextCursor: null, previousCursor: null, total: EventTypes.length }
       })))
 
-export const layerHandlers = Layer.mergeAll(PortalLive, CustomersLive, WebhooksLive, SimulateLive)
+const DocumentsLive = HttpApiBuilder.group(Api, "documents", (handlers) =>
+  handlers
+    // The gate has read and parsed the form (CurrentUpload); the declared payload stream is never pulled.
+    .handle("upload", () =>
+      Effect.gen(function*() {
+        const caller = yield* CurrentCaller
+        const form = yield* CurrentUpload
+        if (form === undefined) return yield* Effect.die(new Error("upload endpoint without a parsed form"))
+        return yield* uploadDocument(caller, form)
+      }))
+    .handle("get", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => Effect.map(getDocument(caller, params.id), documentToWire))))
+
+
+const OnboardingLive = HttpApiBuilder.group(Api, "onboarding", (handlers) =>
+  handlers
+    .handle("requirements", ({ query }) =>
+      Effect.gen(function*() {
+        const requirements = CountryRequirementSets[query.country]
+        if (requirements === undefined) {
+          return yield* apiError(
+            "APPLICATION_COUNTRY_NOT_SUPPORTED",
+            `Onboarding is not offered in ${query.country}; it is offered in ${Object.keys(CountryRequirementSets).join(", ")}.`
+          )
+        }
+        return {
+          country: requirements.country,
+          legalStructures: requirements.legalStructures.map(mutable),
+          classifications: { primaryIndustry: selectableIndustries.map((k) => ({ key: k.key, label: k.label })) },
+          business: { fields: requirements.business.map(mutable), documents: requirements.documents.map(mutable) },
+          persons: {
+            ownerThresholdPercent: requirements.persons.ownerThresholdPercent,
+            minimumControllers: requirements.persons.minimumControllers,
+            fields: requirements.persons.fields.map(mutable),
+            documents: requirements.persons.documents.map((d) => ({ ...d, acceptedTypes: [...d.acceptedTypes] }))
+          },
+          individual: {
+            fields: requirements.individual.fields.map(mutable),
+            documents: requirements.individual.documents.map((d) => ({ ...d, acceptedTypes: [...d.acceptedTypes] }))
+          }
+        }
+      }))
+    .handle("submit", ({ payload }) => Effect.flatMap(CurrentCaller, (caller) => submitOnboarding(caller, payload)).pipe(Effect.map(mutable)))
+    .handle("submitOrganization", ({ payload }) =>
+      Effect.flatMap(CurrentCaller, (caller) => submitOrganizationOnboarding(caller, payload)).pipe(Effect.map(mutable))))
+
+const ApplicationsLive = HttpApiBuilder.group(Api, "applications", (handlers) =>
+  handlers
+    .handle("list", ({ query }) =>
+      Effect.flatMap(CurrentCaller, (caller) => listApplications(caller, listQueryOf(query), query.applicationType)).pipe(
+        Effect.map((p) => ({ data: p.data.map(mutable), meta: p.meta }))
+      ))
+    .handle("get", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => getApplication(caller, params.id)).pipe(Effect.map((a) => mutable(applicationToWire(a)))))
+    .handle("cancel", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => requestCancel(caller, params.id)).pipe(Effect.map(mutable)))
+    .handle("idvLink", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => createIdvLink(caller, params.id, params.referenceId)))
+    .handle("personField", ({ params }) =>
+      Effect.flatMap(CurrentCaller, (caller) => readPersonField(caller, params.id, params.referenceId, params.field))))
+
+export const layerHandlers = Layer.mergeAll(PortalLive, CustomersLive, WebhooksLive, SimulateLive, DocumentsLive, OnboardingLive, ApplicationsLive)

@@ -18,8 +18,10 @@ import {
   listOrganizations,
   OrganizationStatus,
   removeUser,
+  restrictOrganization,
   revokeApiKey,
   sha256Hex,
+  Store,
   updateOrganization,
   UserRole
 } from "@fos/core"
@@ -138,6 +140,11 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
       ...(rateLimit === undefined ? {} : { rateLimit: rateLimit ?? undefined })
     })
     return json(next)
+  }))),
+  HttpRouter.route("POST", "/operator/organizations/:id/restrict", guard(Effect.gen(function*() {
+    const store = yield* Store
+    const organization = yield* store.transaction(restrictOrganization(yield* param("id")))
+    return json({ organizationId: organization.id, restricted: true })
   }))),
   HttpRouter.route("POST", "/operator/users", guard(Effect.gen(function*() {
     const input = yield* body(NewUserBody)

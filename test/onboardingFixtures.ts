@@ -1,0 +1,110 @@
+/**
+ * Onboarding fixtures shared by the in-process tests and the black-box journey: a client over any fetch (an
+ * engine's, or the real server's), document uploads, and complete submissions per country.
+ */
+import { expect } from "vitest"
+import { type Reply, toReply } from "./support.ts"
+
+export type Fetch = (request: Request) => Promise<Response>
+
+export interface Client {
+  readonly call: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<Reply>
+  readonly upload: (type: string, options?: { customerId?: string }) => Promise<string>
+}
+
+/** Requests under `<origin>/<environment>` with `key`. */
+export const clientOf = (fetch: Fetch, origin: string, key: string, environment: "sandbox" | "live" = "sandbox"): Client => {
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    toReply(await fetch(new Request(`${origin}/${environment}${path}`, {
+      method,
+      headers: { "x-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })))
+  const upload = async (type: string, options: { customerId?: string } = {}) => {
+    const form = new FormData()
+    form.set("type", type)
+    if (options.customerId !== undefined) form.set("customerId", options.customerId)
+    form.set("file", new Blob([new TextEncoder().encode(`%PDF-1.7\n% ${type}\n`)], { type: "application/pdf" }), `${type}.pdf`)
+    const reply = await toReply(await fetch(new Request(`${origin}/${environment}/v2/documents`, {
+      method: "POST",
+      headers: { "x-api-key": key },
+      body: form
+    })))
+    expect(reply.status, reply.text).toBe(201)
+    return reply.json.id as string
+  }
+  return { call, upload }
+}
+
+let keyCounter = 0
+/** A fresh Idempotency-Key header. */
+export const idem = (label = "k"): Record<string, string> => ({ "idempotency-key": `${label}-${++keyCounter}` })
+
+export const germanAddress = { line1: "Unter den Linden 1", city: "Berlin", postalCode: "10117", country: "DEU" }
+
+/** A complete DEU submission: two company documents, one owner-controller with a passport. */
+export const deuSubmission = (
+  docs: { readonly register: string; readonly articles: string; readonly passport: string },
+  overrides: Record<string, unknown> = {}
+) => ({
+  country: "DEU",
+  businessInfo: {
+    legalName: "Acme GmbH",
+    taxId: "DE123456789",
+    registrationNumber: "HRB 123456",
+    incorporationDate: "2019-04-01",
+    registeredAddress: germanAddress
+  },
+  documentIds: [docs.register, docs.articles],
+  ownership: {
+    persons: [{
+      referenceId: "ubo-1",
+      roles: ["owner", "controller"],
+      ownershipPercent: 60,
+      firstName: "Erika",
+      lastName: "Mustermann",
+      dateOfBirth: "1980-02-29",
+      nationality: "DEU",
+      email: "erika@acme.example",
+      address: germanAddress,
+      taxId: "12345678901",
+      documentIds: [docs.passport]
+    }]
+  },
+  companyClassification: { legalStructure: "gmbh", primaryIndustry: "software" },
+  clientReferenceId: "acme-gmbh",
+  ...overrides
+})
+
+/** Uploads the three documents `deuSubmission` needs. */
+export const deuDocuments = async (client: Client) => ({
+  register: await client.upload("certificate_of_incorporation"),
+  articles: await client.upload("articles_of_association"),
+  passport: await client.upload("passport")
+})
+
+/** A complete USA submission (New York by default), with its two documents. */
+export const usaSubmission = async (client: Client, clientReferenceId: string, state = "NY") => {
+  const address = { line1: "1 Wall St", city: "New York", state, postalCode: "10005", country: "USA" }
+  return {
+    country: "USA",
+    businessInfo: { legalName: "Gotham LLC", taxId: "12-3456789", incorporationDate: "2020-01-15", registeredAddress: address },
+    documentIds: [await client.upload("certificate_of_incorporation")],
+    ownership: {
+      persons: [{
+        referenceId: "ceo",
+        roles: ["owner", "controller"],
+        ownershipPercent: 100,
+        firstName: "Bruce",
+        lastName: "Wayne",
+        dateOfBirth: "1972-02-19",
+        nationality: "USA",
+        address,
+        taxId: "123-45-6789",
+        documentIds: [await client.upload("drivers_license")]
+      }]
+    },
+    companyClassification: { legalStructure: "llc", primaryIndustry: "payments" },
+    clientReferenceId
+  }
+}
