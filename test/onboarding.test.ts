@@ -4,8 +4,8 @@
  * applications and virtual accounts, the organization's own onboarding, simulate, and the world model's review.
  * Events are read from the outbox, where they are written in the same transaction as the change behind them.
  */
-import { type ApplicationStatus, type OutboxEvent, readEvents, restrictOrganization, Store, transition, updateOrganization } from "@fos/core"
-import { Effect } from "effect"
+import { type ApplicationStatus, EventData, type EventType, type OutboxEvent, readEvents, restrictOrganization, Store, transition, updateOrganization } from "@fos/core"
+import { Effect, Schema } from "effect"
 import type { Engine } from "@fos/http"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { type Client, clientOf, deuDocuments, deuSubmission, germanAddress, idem, usaSubmission } from "./onboardingFixtures.ts"
@@ -22,7 +22,14 @@ beforeEach(async () => {
   acmeLive = clientOf(engine.fetch, "http://fos", keysOf("acme").live, "live")
   rival = clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox)
 })
-afterEach(async () => engine?.close())
+afterEach(async () => {
+  // Every event a test made is one the event catalog accepts: its data decodes with its type's schema.
+  for (const event of await events()) {
+    const decoded = Schema.decodeUnknownExit(EventData[event.type as EventType] as Schema.Top as Schema.Codec<unknown, unknown>)(event.data)
+    expect(decoded._tag, `${event.type} ${JSON.stringify(event.data)}`).toBe("Success")
+  }
+  await engine?.close()
+})
 
 const events = async (type?: string): Promise<Array<OutboxEvent & { data: any }>> => {
   const all = await engine.run(readEvents(undefined, 10_000)) as Array<OutboxEvent & { data: any }>
