@@ -8,6 +8,7 @@ import { Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "./Api.ts"
+import { type DocsAssets, DocsFiles } from "./Docs.ts"
 import { layerHandlers } from "./Handlers.ts"
 import { layerOperatorRoutes, OperatorToken } from "./Operator.ts"
 import { layerCorrelation, layerEdge, layerGate } from "./Pipeline.ts"
@@ -15,6 +16,8 @@ import { layerCorrelation, layerEdge, layerGate } from "./Pipeline.ts"
 export interface RoutesOptions {
   /** Turns the operator surface on, guarded by this bearer token. */
   readonly operatorToken?: string | undefined
+  /** Serves the reference page at `/docs` with these files (`readDocsAssets`); without them there is no `/docs`. */
+  readonly docs?: DocsAssets | undefined
 }
 
 /** The routes and the pipeline over the engine services `engine` provides. */
@@ -26,7 +29,8 @@ export const layerRoutes = <E>(engine: Layer.Layer<EngineServices, E>, options: 
   ).pipe(
     Layer.provide(layerCorrelation),
     Layer.provideMerge(engine),
-    Layer.provide(Layer.succeed(OperatorToken, options.operatorToken))
+    Layer.provide(Layer.succeed(OperatorToken, options.operatorToken)),
+    Layer.provide(Layer.succeed(DocsFiles, options.docs))
   )
 
 /** The application for an engine built from `options`. */

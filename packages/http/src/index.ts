@@ -1,5 +1,6 @@
 export * from "./Api.ts"
 export * from "./App.ts"
+export * from "./Docs.ts"
 export * from "./Pipeline.ts"
 export * from "./Engine.ts"
 export * from "./Operator.ts"

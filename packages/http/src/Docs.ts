@@ -1,0 +1,136 @@
+/**
+ * The API reference at `/docs`: Swagger UI (the `swagger-ui-dist` npm package) over the generated OpenAPI
+ * documents, served by fos itself so the page works with no network (docs/decisions.md).
+ *
+ * The page and its initializer are written here. Swagger UI's own files are read by the adapter and handed in
+ * (`readDocsAssets` with the runtime's file reader), since reading files is runtime-specific and this package
+ * imports no `node:*`. An engine given no files (an embedded one, say) serves no `/docs`.
+ */
+import { Context } from "effect"
+import { HttpServerResponse } from "effect/http"
+
+/** The files of `swagger-ui-dist` the page loads, by their name in the package. */
+export const docsAssetNames = [
+  "swagger-ui.css",
+  "index.css",
+  "swagger-ui-bundle.js",
+  "swagger-ui-standalone-preset.js",
+  "favicon-32x32.png",
+  "favicon-16x16.png"
+] as const
+
+export type DocsAssetName = (typeof docsAssetNames)[number]
+
+/** The contents of each of `docsAssetNames`, as the adapter read them from `swagger-ui-dist`. */
+export type DocsAssets = { readonly [Name in DocsAssetName]: Uint8Array }
+
+/**
+ * Reads `docsAssetNames` from the installed swagger-ui-dist with `read`, the runtime's file reader (on Node, Bun
+ * and Deno alike: `(url) => readFileSync(url)` from `node:fs`). The package is found by module resolution
+ * (`import.meta.resolve`, the same on the three runtimes), so this works wherever npm installed it.
+ */
+export const readDocsAssets = (read: (file: URL) => Uint8Array): DocsAssets => {
+  const root = import.meta.resolve("swagger-ui-dist/package.json")
+  return Object.fromEntries(docsAssetNames.map((name) => [name, read(new URL(name, root))])) as unknown as DocsAssets
+}
+
+/** The reference page's files; none (the default) means no `/docs`. */
+export class DocsFiles extends Context.Reference<DocsAssets | undefined>("fos/http/DocsFiles", {
+  defaultValue: () => undefined
+}) {}
+
+/** The environments the page offers, first the one it opens on; each serves its own document. */
+const documents = [
+  { url: "/sandbox/v2/openapi.json", name: "sandbox" },
+  { url: "/live/v2/openapi.json", name: "live (production)" }
+]
+
+const page = `<!DOCTYPE html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <title>fos API reference</title>
+    <link rel="stylesheet" href="/docs/swagger-ui.css">
+    <link rel="stylesheet" href="/docs/index.css">
+    <link rel="icon" type="image/png" href="/docs/favicon-32x32.png" sizes="32x32">
+    <link rel="icon" type="image/png" href="/docs/favicon-16x16.png" sizes="16x16">
+  </head>
+  <body>
+    <div id="swagger-ui"></div>
+    <script src="/docs/swagger-ui-bundle.js"></script>
+    <script src="/docs/swagger-ui-standalone-preset.js"></script>
+    <script src="/docs/swagger-initializer.js"></script>
+  </body>
+</html>
+`
+
+// validatorUrl: null, because Swagger UI's default sends the document's address to validator.swagger.io.
+const initializer = `window.onload = function () {
+  window.ui = SwaggerUIBundle({
+    urls: ${JSON.stringify(documents)},
+    "urls.primaryName": ${JSON.stringify(documents[0]!.name)},
+    dom_id: "#swagger-ui",
+    deepLinking: true,
+    validatorUrl: null,
+    presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+    plugins: [SwaggerUIBundle.plugins.DownloadUrl],
+    layout: "StandaloneLayout"
+  })
+}
+`
+
+/**
+ * The browser may load nothing from anywhere but this origin. Swagger UI sets inline styles and shows images as
+ * data: URLs; it needs no inline script and no eval.
+ */
+const contentSecurityPolicy = [
+  "default-src 'self'",
+  "img-src 'self' data:",
+  "style-src 'self' 'unsafe-inline'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'self'"
+].join("; ")
+
+const contentTypes: Record<string, string> = {
+  css: "text/css; charset=utf-8",
+  js: "text/javascript; charset=utf-8",
+  png: "image/png"
+}
+
+const contentTypeOf = (name: string): string => contentTypes[name.slice(name.lastIndexOf(".") + 1)]!
+
+/**
+ * Swagger UI's files change only with the swagger-ui-dist version, so a browser keeps them for a day; the page
+ * and the initializer, which name the documents, are checked on every load.
+ */
+const assetCache = "public, max-age=86400"
+const pageCache = "no-cache"
+
+const utf8 = new TextEncoder()
+
+/** The `/docs` responses, built once: `path` (query stripped) to its response, or undefined when not a page of it. */
+export const makeDocsPages = (assets: DocsAssets): (path: string) => HttpServerResponse.HttpServerResponse | undefined => {
+  const common = { "x-content-type-options": "nosniff" }
+  const pages = new Map<string, HttpServerResponse.HttpServerResponse>()
+  const html = HttpServerResponse.uint8Array(utf8.encode(page), {
+    contentType: "text/html; charset=utf-8",
+    headers: { ...common, "cache-control": pageCache, "content-security-policy": contentSecurityPolicy }
+  })
+  pages.set("/docs", html)
+  pages.set("/docs/", html)
+  pages.set(
+    "/docs/swagger-initializer.js",
+    HttpServerResponse.uint8Array(utf8.encode(initializer), {
+      contentType: contentTypes.js!,
+      headers: { ...common, "cache-control": pageCache }
+    })
+  )
+  for (const name of docsAssetNames) {
+    pages.set(
+      `/docs/${name}`,
+      HttpServerResponse.uint8Array(assets[name], { contentType: contentTypeOf(name), headers: { ...common, "cache-control": assetCache } })
+    )
+  }
+  return (path) => pages.get(path)
+}

@@ -1,0 +1,245 @@
+/**
+ * The API reference at `/docs`, through the real server: the page and Swagger UI's files are served by fos with
+ * their content types and cache headers and no key, they name no other host, and headless Chromium, with every
+ * other host unreachable, renders the page listing every operation of the OpenAPI document. Also the document
+ * itself: every problem response is the Problem schema, never an empty `{}`.
+ *
+ * Chromium is Debian's `chromium`; without it the browser test is skipped, unless FOS_REQUIRE_CHROMIUM=1 (as CI
+ * sets), when it fails.
+ */
+import { execFile } from "node:child_process"
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { delimiter, join } from "node:path"
+import { createEngine } from "@fos/http"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { killAllFos, repoRoot, type RunningFos, startFos } from "./fosProcess.ts"
+
+let server: RunningFos
+let origin: string
+
+beforeAll(async () => {
+  server = await startFos(["--store", "memory", "--port", "0"])
+  origin = server.origin
+})
+
+afterAll(async () => {
+  await server?.stop()
+  killAllFos()
+})
+
+const swaggerUiDist = join(repoRoot, "node_modules", "swagger-ui-dist")
+
+/** Every http(s) URL in `text` whose origin is not the server's. */
+const foreignUrls = (text: string): Array<string> =>
+  [...text.matchAll(/https?:\/\/[^\s"'`<>)]+/g)].map((m) => m[0]).filter((url) => new URL(url).origin !== origin)
+
+/** The local files the page loads: its `src` and `href` attributes. */
+const referencedFiles = (html: string): Array<string> => [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!)
+
+describe("/docs", () => {
+  it("serves the page with no key, naming only its own files, under a policy that loads nothing from elsewhere", async () => {
+    const response = await fetch(`${origin}/docs`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get("content-type")).toBe("text/html; charset=utf-8")
+    expect(response.headers.get("cache-control")).toBe("no-cache")
+    expect(response.headers.get("content-security-policy")).toContain("default-src 'self'")
+    expect(response.headers.get("x-correlation-id")).toMatch(/^[0-9a-f]{32}$/)
+    const html = await response.text()
+    expect(foreignUrls(html)).toEqual([])
+    expect(referencedFiles(html).sort()).toEqual([
+      "/docs/favicon-16x16.png",
+      "/docs/favicon-32x32.png",
+      "/docs/index.css",
+      "/docs/swagger-initializer.js",
+      "/docs/swagger-ui-bundle.js",
+      "/docs/swagger-ui-standalone-preset.js",
+      "/docs/swagger-ui.css"
+    ])
+    // With or without the trailing slash: the page names its files by absolute path.
+    const slash = await fetch(`${origin}/docs/`)
+    expect(slash.status).toBe(200)
+    expect(await slash.text()).toBe(html)
+  })
+
+  it("serves Swagger UI's files from the installed swagger-ui-dist, with content types and a cache header", async () => {
+    const expected: Record<string, string> = {
+      "swagger-ui.css": "text/css; charset=utf-8",
+      "index.css": "text/css; charset=utf-8",
+      "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
+      "swagger-ui-standalone-preset.js": "text/javascript; charset=utf-8",
+      "favicon-32x32.png": "image/png",
+      "favicon-16x16.png": "image/png"
+    }
+    for (const [name, contentType] of Object.entries(expected)) {
+      const response = await fetch(`${origin}/docs/${name}`)
+      expect(response.status, name).toBe(200)
+      expect(response.headers.get("content-type"), name).toBe(contentType)
+      expect(response.headers.get("cache-control"), name).toBe("public, max-age=86400")
+      expect(response.headers.get("x-content-type-options"), name).toBe("nosniff")
+      expect(Buffer.from(await response.arrayBuffer()).equals(readFileSync(join(swaggerUiDist, name))), name).toBe(true)
+    }
+    // The stylesheets load nothing from elsewhere either: every url(...) in them is inline data (their SVGs name
+    // the SVG namespace, http://www.w3.org/2000/svg, which is an identifier, not a load).
+    for (const name of ["swagger-ui.css", "index.css"]) {
+      const urls = [...readFileSync(join(swaggerUiDist, name), "utf8").matchAll(/url\(\s*["']?([^"')]*)/g)].map((m) => m[1]!)
+      expect(urls.filter((url) => !url.startsWith("data:")), name).toEqual([])
+    }
+  })
+
+  it("has an initializer of its own that opens each environment's document from this origin", async () => {
+    const response = await fetch(`${origin}/docs/swagger-initializer.js`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get("content-type")).toBe("text/javascript; charset=utf-8")
+    expect(response.headers.get("cache-control")).toBe("no-cache")
+    const script = await response.text()
+    expect(foreignUrls(script)).toEqual([])
+    // swagger-ui-dist's own initializer points at petstore.swagger.io; this one is not that file.
+    expect(script).not.toBe(readFileSync(join(swaggerUiDist, "swagger-initializer.js"), "utf8"))
+    expect(script).toContain(`"/sandbox/v2/openapi.json"`)
+    expect(script).toContain(`"/live/v2/openapi.json"`)
+    // Swagger UI's default would send the document's address to validator.swagger.io.
+    expect(script).toContain("validatorUrl: null")
+    for (const base of ["/sandbox", "/live"]) {
+      const document = await fetch(`${origin}${base}/v2/openapi.json`)
+      expect(document.status, base).toBe(200)
+      expect((await document.json()).openapi).toMatch(/^3\./)
+    }
+  })
+
+  it("serves only its own files", async () => {
+    for (const path of ["/docs/index.html", "/docs/swagger-initializer", "/docs/swagger-ui-bundle.js.map", "/docs/..%2Fpackage.json", "/docsx"]) {
+      const response = await fetch(`${origin}${path}`)
+      expect(response.status, path).toBe(404)
+      expect((await response.json()).type, path).toBe("NOT_FOUND")
+    }
+    const post = await fetch(`${origin}/docs`, { method: "POST" })
+    expect(post.status).toBe(404)
+  })
+
+  it("is not served by an engine given no files (an embedded one)", async () => {
+    const engine = await createEngine()
+    try {
+      const response = await engine.fetch(new Request("http://fos.test/docs"))
+      expect(response.status).toBe(404)
+      expect((await response.json()).type).toBe("NOT_FOUND")
+    } finally {
+      await engine.close()
+    }
+  })
+})
+
+describe("the OpenAPI document", () => {
+  const operations = (document: any): Array<[string, string, any]> =>
+    Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, operation]): [string, string, any] => [method, path, operation])
+    )
+
+  /** Where under `schema` (not following $ref) an empty schema `{}` is. */
+  const emptySchemas = (schema: unknown, at: string): Array<string> => {
+    if (typeof schema !== "object" || schema === null) return []
+    if (!Array.isArray(schema) && Object.keys(schema).length === 0) return [at]
+    return Object.entries(schema).flatMap(([key, value]) => emptySchemas(value, `${at}/${key}`))
+  }
+
+  it("documents every problem response as the Problem schema, and no response as an empty {}", async () => {
+    const document = await (await fetch(`${origin}/sandbox/v2/openapi.json`)).json()
+    const all = operations(document)
+    expect(all.length).toBeGreaterThan(10)
+    for (const [method, path, operation] of all) {
+      for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
+        const where = `${method} ${path} ${status}`
+        for (const [type, media] of Object.entries((response.content ?? {}) as Record<string, any>)) {
+          expect(emptySchemas(media.schema, `${where} ${type}`)).toEqual([])
+        }
+        if (Number(status) >= 400) {
+          expect(response.content, where).toEqual({ "application/json": { schema: { $ref: "#/components/schemas/Problem" } } })
+        }
+      }
+      expect(Object.keys(operation.responses), `${method} ${path}`).toEqual(expect.arrayContaining(["401", "429", "500"]))
+    }
+  })
+
+  it("says every operation takes the environment's key in x-api-key, and that paths are under the document's base", async () => {
+    const document = await (await fetch(`${origin}/live/v2/openapi.json`)).json()
+    expect(document.components.securitySchemes).toEqual({ apiKey: expect.objectContaining({ type: "apiKey", in: "header", name: "x-api-key" }) })
+    for (const [method, path, operation] of operations(document)) expect(operation.security, `${method} ${path}`).toEqual([{ apiKey: [] }])
+    // A server URL is relative to the document's own address: `..` of <base>/v2/openapi.json is the base.
+    expect(document.servers.map((s: { url: string }) => new URL(s.url, `${origin}/live/v2/openapi.json`).href)).toEqual([`${origin}/live/`])
+  })
+})
+
+// --- in headless Chromium --------------------------------------------------------------------------------------
+
+const findChromium = (): string | undefined => {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    const candidate = join(dir, "chromium")
+    try {
+      accessSync(candidate, constants.X_OK)
+      return candidate
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined
+}
+
+const chromium = findChromium()
+const chromiumRequired = process.env.FOS_REQUIRE_CHROMIUM === "1"
+
+/** Loads `url` in headless Chromium and returns the DOM once the page has settled, and Chromium's log. */
+const renderInChromium = (binary: string, url: string): Promise<{ dom: string; log: string }> => {
+  const profile = mkdtempSync(join(tmpdir(), "fos-chromium-"))
+  const args = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    `--user-data-dir=${profile}`,
+    // Every host but this one fails to resolve: the page must render with nothing from the network.
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    // The page's console goes to stderr, so a refused or failed load shows.
+    "--enable-logging=stderr",
+    "--v=0",
+    // Virtual time runs ahead while the page is idle; it waits for the document's fetch.
+    "--virtual-time-budget=15000",
+    "--dump-dom",
+    url
+  ]
+  return new Promise((resolve, reject) => {
+    execFile(binary, args, { timeout: 30_000, killSignal: "SIGKILL", maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      rmSync(profile, { recursive: true, force: true })
+      if (error !== null) reject(new Error(`chromium failed: ${error.message}\n${stderr}`))
+      else resolve({ dom: stdout, log: stderr })
+    })
+  })
+}
+
+describe("/docs in headless Chromium", () => {
+  it("renders the reference, listing every operation of the document, with nothing loaded from elsewhere", async (context) => {
+    if (chromium === undefined) {
+      if (chromiumRequired) throw new Error("FOS_REQUIRE_CHROMIUM=1 but there is no chromium on the PATH (apt-get install chromium)")
+      context.skip("chromium is not on the PATH (apt-get install chromium); FOS_REQUIRE_CHROMIUM=1 makes this a failure")
+      return
+    }
+    const { dom, log } = await renderInChromium(chromium, `${origin}/docs`)
+    const rendered = new Set([...dom.matchAll(/opblock-summary-method">([A-Z]+)<\/span>.*?data-path="([^"]+)"/g)].map((m) => `${m[1]} ${m[2]}`))
+    expect(rendered).toContain("GET /v2/customers")
+    expect(rendered).toContain("POST /v2/webhooks/endpoints")
+    expect(rendered).toContain("GET /v2/webhooks/endpoints/{id}")
+    const document = await (await fetch(`${origin}/sandbox/v2/openapi.json`)).json()
+    const documented = Object.entries(document.paths as Record<string, object>).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`)
+    )
+    expect([...rendered].sort()).toEqual(documented.sort())
+    // The environment picker offers both documents.
+    expect(dom).toContain(`<option value="/sandbox/v2/openapi.json">sandbox</option>`)
+    expect(dom).toContain(`<option value="/live/v2/openapi.json">live (production)</option>`)
+    // No console message: no load refused by the page's policy, none failed, no script error.
+    expect(log.split("\n").filter((line) => line.includes(":CONSOLE"))).toEqual([])
+  })
+})
