@@ -72,6 +72,44 @@ describe("GET /v2/onboarding/requirements", () => {
     expect(set.individual.fields.length).toBeGreaterThan(0)
   })
 
+  it.each(["USA", "GBR", "DEU", "SGP", "BRA"])("a submission built only from the %s requirement set is accepted", async (country) => {
+    const set = (await acme.call("GET", `/v2/onboarding/requirements?country=${country}`)).json
+    const address = { line1: "1 Main Street", city: "Capital", state: "CA", postalCode: "12345", country }
+    // Fills every field the set names: its format's example where it has one, else a value of the field's kind.
+    const fill = (target: Record<string, any>, fields: ReadonlyArray<any>) => {
+      for (const f of fields) {
+        const path = f.pointer.split("/").slice(1)
+        const leaf = path.pop()
+        let at = target
+        for (const p of path) at = at[p] ??= {}
+        at[leaf] = f.format?.example ?? (leaf === "registeredAddress" || leaf === "address"
+          ? address
+          : /Date|dateOfBirth/.test(leaf) ? "1985-05-05" : leaf === "nationality" ? country : `Some ${leaf}`)
+      }
+      return target
+    }
+    const upload = async (type: string) => {
+      await advance(1)
+      return acme.upload(type)
+    }
+    const person: Record<string, any> = fill({ referenceId: "p1", roles: ["owner", "controller"], ownershipPercent: 100 }, set.persons.fields)
+    person.documentIds = []
+    for (const slot of set.persons.documents) person.documentIds.push(await upload(slot.acceptedTypes[0]))
+    const body: Record<string, any> = fill({ country }, set.business.fields)
+    body.documentIds = []
+    for (const d of set.business.documents) body.documentIds.push(await upload(d.type))
+    body.ownership = { persons: [person] }
+    body.companyClassification = { legalStructure: set.legalStructures[0].value, primaryIndustry: set.classifications.primaryIndustry[0].key }
+    const r = await acme.call("POST", "/v2/onboarding", body, idem())
+    expect(r.status, r.text).toBe(201)
+    // And the same without any one business document is not ready, naming it.
+    for (const [i, d] of set.business.documents.entries()) {
+      const missing = { ...body, clientReferenceId: `missing-${i}`, documentIds: body.documentIds.filter((_: string, j: number) => j !== i) }
+      const q = expectProblem(await acme.call("POST", "/v2/onboarding", missing, idem()), { type: "ONBOARDING_NOT_READY", status: 422, instance: "/sandbox/v2/onboarding" })
+      expect(q.errors).toEqual([expect.objectContaining({ pointer: "/documentIds", category: "document", detail: expect.stringContaining(d.type) })])
+    }
+  })
+
   it("answers APPLICATION_COUNTRY_NOT_SUPPORTED for a real country that is not offered", async () => {
     const r = await acme.call("GET", "/v2/onboarding/requirements?country=FRA")
     expectProblem(r, { type: "APPLICATION_COUNTRY_NOT_SUPPORTED", status: 409, instance: "/sandbox/v2/onboarding/requirements" })
