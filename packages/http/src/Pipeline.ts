@@ -2,10 +2,12 @@
  * The request pipeline. Two layers of middleware, in the order a request meets them:
  *
  * - The edge (global, around routing): correlation ids, the base address (`/sandbox` or `/live`, stripped
- *   before routing), `/healthz`, the unknown-route 404 (after authentication, so routes cannot be probed
- *   without a key), the 500 for anything unexpected, and the response headers every answer carries.
- * - The gate (around each endpoint): authentication, the rate limit, the body checks (media type, size, JSON),
- *   idempotency, and the mapping of schema failures and `ApiError`s to problems.
+ *   before routing), `/healthz`, the `/docs` reference page, the unknown-route 404 (after authentication, so
+ *   routes cannot be probed without a key), the 500 for anything unexpected, and the response headers every
+ *   answer carries.
+ * - The gate (around each endpoint): authentication, the rate limit, the body checks (media type, size, JSON; or
+ *   on an endpoint marked `Upload`, the multipart form), idempotency, and the mapping of schema failures and
+ *   `ApiError`s to problems.
  *
  * Every problem body is rendered by `renderProblem` and sent as JSON, never with a stack trace.
  */
@@ -25,6 +27,7 @@ import {
   TimerHandlers,
   type EngineServices,
   type Environment,
+  type FormPart,
   isValidIdempotencyKey,
   randomHex,
   RateLimiter,
@@ -32,13 +35,15 @@ import {
   renderProblem,
   runIdempotent,
   sha256Hex,
+  sha256HexOfBytes,
   type StoredResponse,
   toIso
 } from "@fos/core"
-import { Cause, Clock, Context, Effect, Layer, Option } from "effect"
-import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, Stream } from "effect"
+import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import { HttpApiError } from "effect/http-api"
-import { CurrentCaller, Gate, Idempotency, RateBucket, Transactional } from "./Api.ts"
+import { DocsFiles, makeDocsPages } from "./Docs.ts"
+import { CurrentCaller, CurrentUpload, Gate, Idempotency, RateBucket, Transactional, Upload, type UploadPolicy } from "./Api.ts"
 
 /** What the pipeline knows of one request; filled in as the request moves through it. */
 export interface RequestInfo {
@@ -112,6 +117,94 @@ export const readJsonBody = (request: HttpServerRequest.HttpServerRequest): Effe
     return text
   })
 
+/**
+ * What an upload's body may carry beyond its file: the boundaries, the part headers and the small text fields. The
+ * whole body is limited to the file limit plus this.
+ */
+export const multipartOverheadBytes = 64 * 1024
+
+/** The most parts an upload form may have. */
+export const maxUploadParts = 16
+
+const multipartType = "multipart/form-data"
+
+/** The parts of an upload form, and a digest of them that names the same form whatever its boundary. */
+export interface UploadForm {
+  readonly parts: ReadonlyArray<FormPart>
+  readonly digest: string
+}
+
+/**
+ * Reads and parses an upload endpoint's body with Effect's multipart parser (pure, so the same on Node, Bun and
+ * Deno): only multipart/form-data (else 415); the whole body at most the file limit plus
+ * `multipartOverheadBytes`, and each file at most the file limit (else 413 FILE_TOO_LARGE naming the field); a body
+ * that is not well-formed multipart is 400 BAD_REQUEST. The form's own fields are checked by the endpoint.
+ */
+export const readUpload = (request: HttpServerRequest.HttpServerRequest, policy: UploadPolicy): Effect.Effect<UploadForm, ApiError> =>
+  Effect.gen(function*() {
+    const contentType = request.headers["content-type"]
+    if (contentType === undefined || contentType.split(";")[0]!.trim().toLowerCase() !== multipartType) {
+      return yield* apiError("UNSUPPORTED_MEDIA_TYPE", "This endpoint takes a file upload: Content-Type: multipart/form-data.")
+    }
+    const maxBodyBytes = policy.maxFileBytes + multipartOverheadBytes
+    const tooLarge = (field: string) =>
+      apiError(
+        "FILE_TOO_LARGE",
+        `Files may be at most ${policy.maxFileBytes} bytes (${policy.maxFileBytes / (1024 * 1024)} MiB), and the whole form at most ${maxBodyBytes} bytes.`,
+        { field }
+      )
+    const declared = Number(request.headers["content-length"])
+    if (Number.isFinite(declared) && declared > maxBodyBytes) return yield* tooLarge(policy.fileField)
+    const body = yield* request.arrayBuffer.pipe(
+      Effect.provideService(HttpIncomingMessage.MaxBodySize, BigInt(maxBodyBytes) as never),
+      Effect.mapError((e) =>
+        (e.reason as { reason?: string }).reason === "BodyTooLarge"
+          ? tooLarge(policy.fileField)
+          : apiError("BAD_REQUEST", "The request body could not be read.")
+      )
+    )
+    const malformed = () => apiError("BAD_REQUEST", "The request body is not well-formed multipart/form-data.")
+    const parts = yield* Stream.make(new Uint8Array(body)).pipe(
+      Stream.pipeThroughChannel(Multipart.makeChannel(request.headers)),
+      Stream.mapEffect((part): Effect.Effect<FormPart, Multipart.MultipartError> =>
+        part._tag === "Field"
+          ? Effect.succeed({ _tag: "Field", name: part.key, value: part.value })
+          : Effect.map(part.contentEffect, (bytes) => ({
+            _tag: "File",
+            name: part.key,
+            fileName: part.name,
+            contentType: part.contentType.split(";")[0]!.trim().toLowerCase(),
+            bytes,
+            sha256: sha256HexOfBytes(bytes)
+          }))
+      ),
+      Stream.runCollect,
+      // The body is already bounded; parts are counted so a form of thousands of empty parts is refused early.
+      Effect.provideService(Multipart.MaxParts, maxUploadParts),
+      Effect.provideService(Multipart.MaxFieldSize, ByteSize.bytes(BigInt(maxBodyBytes))),
+      Effect.mapError((e) =>
+        e.reason._tag === "TooManyParts"
+          ? apiError("VALIDATION_ERROR", "The upload form failed validation; see errors[].", {
+            errors: [{ pointer: "", detail: `must have at most ${maxUploadParts} parts` }]
+          })
+          : malformed()
+      ),
+      // effect 4.1.0's parser throws (a TypeError, so a defect) on a part whose headers do not end before the next
+      // boundary; that is a malformed body too. Only this pure parse is covered, over bytes already in memory.
+      Effect.catchDefect(() => Effect.fail(malformed()))
+    )
+    const oversized = parts.find((p) => p._tag === "File" && p.bytes.length > policy.maxFileBytes)
+    if (oversized !== undefined) return yield* tooLarge(oversized.name)
+    // A retry of the same form may come with another boundary, so the digest is of the parts, not the bytes: each
+    // part's name, kind, and value or file name, type and SHA-256, in field-name order.
+    const digest = JSON.stringify(
+      [...parts]
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+        .map((p) => (p._tag === "Field" ? [p.name, "field", p.value] : [p.name, "file", p.fileName, p.contentType, p.sha256]))
+    )
+    return { parts, digest }
+  })
+
 const toStored = (response: HttpServerResponse.HttpServerResponse): StoredResponse => {
   const body = response.body
   const text = body._tag === "Uint8Array" ? new TextDecoder().decode(body.body) : body._tag === "Empty" ? "" : String((body as { body?: unknown }).body ?? "")
@@ -145,17 +238,28 @@ export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
 
 const schemaFailure = (e: unknown) => Effect.fail(fromSchemaError(e as HttpApiError.HttpApiSchemaError))
 
-/** A keyed or unkeyed write: the body checks, then idempotency as the endpoint declares it. */
+/**
+ * A keyed or unkeyed write: the body checks (JSON, or an upload's form, which the handler then reads as
+ * `CurrentUpload`), then idempotency as the endpoint declares it.
+ */
 const write = (
-  run: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>,
+  endpointRun: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>,
   request: HttpServerRequest.HttpServerRequest,
   info: RequestInfo,
   caller: Caller,
   policy: IdempotencyPolicy,
-  transactional: boolean
+  transactional: boolean,
+  upload: UploadPolicy | undefined
 ) =>
   Effect.gen(function*() {
-    const body = yield* readJsonBody(request)
+    let run = endpointRun
+    let body: string
+    if (upload === undefined) body = yield* readJsonBody(request)
+    else {
+      const form = yield* readUpload(request, upload)
+      run = Effect.provideService(endpointRun, CurrentUpload, form.parts)
+      body = form.digest
+    }
     const key = request.headers["idempotency-key"]
     if (key === undefined) {
       if (policy === "required") return yield* apiError("IDEMPOTENCY_KEY_REQUIRED", "This endpoint requires an Idempotency-Key header.")
@@ -199,6 +303,7 @@ export const layerGate: Layer.Layer<Gate, never, EngineServices> = Layer.effect(
       const bucket = Context.get(endpoint.annotations, RateBucket)
       const policy = Context.get(endpoint.annotations, Idempotency) ?? "accepted"
       const transactional = Context.get(endpoint.annotations, Transactional)
+      const upload = Context.get(endpoint.annotations, Upload)
       const sandboxOnly = group.identifier === "simulate"
       const handler = Effect.catchIf(httpEffect, HttpApiError.HttpApiSchemaError.is, schemaFailure) as Effect.Effect<
         HttpServerResponse.HttpServerResponse,
@@ -213,7 +318,7 @@ export const layerGate: Layer.Layer<Gate, never, EngineServices> = Layer.effect(
             return Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
           }
           const run = Effect.provideService(handler, CurrentCaller, caller)
-          return bodyMethods.has(request.method) ? Effect.tap(write(run, request, info, caller, policy, transactional), () => settle) : run
+          return bodyMethods.has(request.method) ? Effect.tap(write(run, request, info, caller, policy, transactional, upload), () => settle) : run
         })
       }).pipe(Effect.catchTag("ApiError", renderError)) as any
     }
@@ -282,6 +387,8 @@ export const layerEdge = HttpRouter.middleware<{ provides: never }>()(
     const admit = makeAdmit(yield* Store, yield* RateLimiter)
     // The engine's clock, taken once: a server may run requests in a context of its own.
     const clock = yield* Clock.Clock
+    const docsFiles = yield* DocsFiles
+    const docs = docsFiles === undefined ? undefined : makeDocsPages(docsFiles)
     const nowMs = () => clock.currentTimeMillisUnsafe()
     return (httpEffect) =>
       Effect.withFiber((fiber) => {
@@ -303,6 +410,9 @@ export const layerEdge = HttpRouter.middleware<{ provides: never }>()(
         }
         const done = finish(info, correlationId, clientCorrelationId)
         if (path === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
+        // The reference page is public documentation, like the OpenAPI documents it shows: no key.
+        const page = docs !== undefined && (request.method === "GET" || request.method === "HEAD") ? docs(path) : undefined
+        if (page !== undefined) return Effect.succeed(done(page))
         if (base === undefined) {
           const problem = apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live.")
           return Effect.succeed(done(problemResponse(problem, info, nowMs())))
