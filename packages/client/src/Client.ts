@@ -18,10 +18,7 @@ export type FosClient = HttpApiClient.ForApi<typeof Api>
 export type Problem = typeof ProblemSchema.Type
 
 export interface ClientOptions {
-  /**
-   * The base address: `<origin>/sandbox` or `<origin>/live` (the spec's `{sandbox_base_url}`), or the path alone
-   * (`/sandbox`) when the `HttpClient` adds the origin itself.
-   */
+  /** The base address: `<origin>/sandbox` or `<origin>/live` (the spec's `{sandbox_base_url}`). */
   readonly baseUrl: string | URL
   /** Sent as `x-api-key` with every request. */
   readonly apiKey: string
@@ -30,8 +27,8 @@ export interface ClientOptions {
 /** The base address without a trailing slash; it must name an environment. */
 const baseUrlOf = (baseUrl: string | URL): string => {
   const text = String(baseUrl).replace(/\/+$/, "")
-  if (!/(^|\/)(sandbox|live)$/.test(text)) {
-    throw new TypeError(`baseUrl must end with /sandbox or /live (the base address of an environment), not ${text}`)
+  if (!URL.canParse(text) || !/^https?:\/\/[^/]+(\/.*)?\/(sandbox|live)$/.test(text)) {
+    throw new TypeError(`baseUrl must be an http(s) address ending with /sandbox or /live (the base address of an environment), not ${text}`)
   }
   return text
 }
