@@ -1,0 +1,62 @@
+/**
+ * The `serve` command on a runtime with a web-standard server (Bun, Deno): the adapter gives its server, its
+ * signals and its exit; everything else is what `fos serve` does on Node.
+ *
+ * Exit status: 2 for bad usage (a bad flag or seed, nothing written), 1 for a store that cannot be opened or a
+ * server that cannot listen, 0 after SIGTERM or SIGINT once the requests in flight are answered.
+ */
+import { Cause, Exit, Layer, Runtime } from "effect"
+import { HttpServer } from "effect/http"
+import { parseServeArgs, serveUsage, StoreError, UsageError } from "./Options.ts"
+import { openEngine, resolveHost, serveEngine } from "./Serve.ts"
+import { type Listen, makeWebServer } from "./WebServer.ts"
+
+export interface WebRuntime {
+  /** How the usage line starts, e.g. `bun adapters/bun/src/main.ts`. */
+  readonly command: string
+  readonly listen: Listen
+  /** Calls `stop` on SIGTERM and SIGINT; the function returned removes the listeners. */
+  readonly onStopSignal: (stop: () => void) => () => void
+  readonly exit: (code: number) => void
+}
+
+/** Runs `effect` as the process's main fiber: a stop signal interrupts it; its end exits the process. */
+const runMain = (runtime: WebRuntime) =>
+  Runtime.makeRunMain(({ fiber, teardown }) => {
+    const removeListeners = runtime.onStopSignal(() => fiber.interruptUnsafe(fiber.id))
+    fiber.addObserver((exit) => {
+      removeListeners()
+      teardown(exit, runtime.exit)
+    })
+  })
+
+/** `<command> serve [flags]`, with `argv` the arguments after the script and `env` the environment. */
+export const runServeCommand = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>>, runtime: WebRuntime): void => {
+  const out = (line: string) => console.log(line)
+  const usage = `usage: ${runtime.command} ${serveUsage}`
+  const start = async () => {
+    const [command, ...args] = argv
+    if (command === undefined || command === "help" || command === "--help") return out(usage)
+    if (command !== "serve") throw new UsageError(`unknown command ${JSON.stringify(command)}\n${usage}`)
+    const options = parseServeArgs(args, env)
+    // Bun and Deno take an address to listen on; Node's server resolves a name itself, to its first address.
+    const hostname = await resolveHost(options.host).then(
+      (addresses) => addresses[0],
+      () => undefined
+    )
+    if (hostname === undefined) throw new UsageError(`--host ${options.host}: cannot resolve the name`)
+    const engine = await openEngine(options, out)
+    const server = Layer.merge(
+      Layer.effect(HttpServer.HttpServer, makeWebServer(runtime.listen, { hostname, port: options.port })),
+      HttpServer.layerServices
+    )
+    runMain(runtime)(serveEngine(engine, options, server, out), {
+      // A stop by SIGTERM or SIGINT is the normal end of a server.
+      teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
+    })
+  }
+  start().catch((e: unknown) => {
+    console.error(e instanceof UsageError || e instanceof StoreError ? `fos: ${e.message}` : e)
+    runtime.exit(e instanceof UsageError ? 2 : 1)
+  })
+}

@@ -1,0 +1,115 @@
+/**
+ * The flags of `fos serve` (DESIGN.md §2) and the store a `--store` value names: the same on Node, Bun and Deno.
+ *
+ * Only `node:fs` and `node:path` are used here, which Bun and Deno implement too.
+ */
+import { readFileSync } from "node:fs"
+import { resolve } from "node:path"
+import { layerMemoryStore, parseIso, parseSeed, type SeedFile, type Store } from "@fos/core"
+import { layerPgliteStore, layerPostgresStore, redactUrl } from "@fos/sql"
+import { Effect, type Layer } from "effect"
+
+export interface ServeOptions {
+  readonly port: number
+  readonly host: string
+  readonly store: string
+  readonly clock: "system" | "virtual"
+  readonly clockStartMs: number | undefined
+  readonly seed: SeedFile | undefined
+  readonly insecureWebhooks: boolean
+  readonly idempotencyRetentionMs: number | undefined
+  /** The operator surface's bearer token; one is minted and printed when none is given. */
+  readonly operatorToken: string | undefined
+}
+
+/** The flags, for usage messages. */
+export const serveUsage = `serve [--port N] [--host H] [--store memory|DIR|postgres://URL] [--clock system|virtual] [--clock-start ISO]
+      [--seed FILE] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]`
+
+/** A bad flag or seed: the message names the problem; the process exits with status 2 having written nothing. */
+export class UsageError extends Error {}
+
+/** A store that cannot be opened: the message says which and why; the data is left as it was. */
+export class StoreError extends Error {}
+
+const flagValue = (args: ReadonlyArray<string>, i: number, name: string): string => {
+  const value = args[i + 1]
+  if (value === undefined || value.startsWith("--")) throw new UsageError(`${name} needs a value`)
+  return value
+}
+
+/** Parses `fos serve` flags; `env` gives PORT and FOS_OPERATOR_TOKEN. */
+export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>>): ServeOptions => {
+  let port = env.PORT === undefined ? 4000 : Number(env.PORT)
+  let host = "127.0.0.1"
+  let store = "./.fos"
+  let clock: "system" | "virtual" = "system"
+  let clockStart: string | undefined
+  let seedPath: string | undefined
+  let insecureWebhooks = false
+  let retention: string | undefined
+  let operatorToken = env.FOS_OPERATOR_TOKEN
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    const [name, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined]
+    const value = () => {
+      if (inline !== undefined) return inline
+      const v = flagValue(args, i, name)
+      i++
+      return v
+    }
+    switch (name) {
+      case "--port": port = Number(value()); break
+      case "--host": host = value(); break
+      case "--store": store = value(); break
+      case "--clock": {
+        const v = value()
+        if (v !== "system" && v !== "virtual") throw new UsageError(`--clock is system or virtual, not ${JSON.stringify(v)}`)
+        clock = v
+        break
+      }
+      case "--clock-start": clockStart = value(); break
+      case "--seed": seedPath = value(); break
+      case "--insecure-webhooks": insecureWebhooks = true; break
+      case "--idempotency-retention-seconds": retention = value(); break
+      case "--operator-token": operatorToken = value(); break
+      default: throw new UsageError(`unknown flag ${JSON.stringify(arg)}`)
+    }
+  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port (or PORT) is a whole number from 0 to 65535")
+  if (store === "") throw new UsageError("--store is memory, a directory (PGlite) or a postgres:// URL")
+  let clockStartMs: number | undefined
+  if (clockStart !== undefined) {
+    if (clock !== "virtual") throw new UsageError("--clock-start goes with --clock virtual")
+    clockStartMs = parseIso(clockStart)
+    if (clockStartMs === undefined) throw new UsageError("--clock-start is an ISO 8601 timestamp with a time zone, such as 2026-01-01T00:00:00Z")
+  }
+  let idempotencyRetentionMs: number | undefined
+  if (retention !== undefined) {
+    const seconds = Number(retention)
+    if (!Number.isInteger(seconds) || seconds < 1) throw new UsageError("--idempotency-retention-seconds is a whole number of seconds, at least 1")
+    idempotencyRetentionMs = seconds * 1000
+  }
+  let seed: SeedFile | undefined
+  if (seedPath !== undefined) {
+    let text: string
+    try {
+      text = readFileSync(seedPath, "utf8")
+    } catch (e) {
+      throw new UsageError(`--seed ${seedPath}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? "error"})`)
+    }
+    const parsed = Effect.runSync(Effect.result(parseSeed(text)))
+    if (parsed._tag === "Failure") throw new UsageError(`--seed ${seedPath}: ${parsed.failure.detail}`)
+    seed = parsed.success
+  }
+  if (operatorToken !== undefined && operatorToken.length < 16) throw new UsageError("--operator-token (or FOS_OPERATOR_TOKEN) needs at least 16 characters")
+  return { port, host, store, clock, clockStartMs, seed, insecureWebhooks, idempotencyRetentionMs, operatorToken }
+}
+
+/** The store a `--store` value names: memory, PostgreSQL by URL, or PGlite in a directory. */
+export const storeLayer = (store: string): { readonly layer: Layer.Layer<Store, unknown>; readonly where: string } => {
+  if (store === "memory") return { layer: layerMemoryStore, where: "memory store" }
+  if (/^postgres(ql)?:\/\//.test(store)) return { layer: layerPostgresStore(store), where: `PostgreSQL ${redactUrl(store)}` }
+  const dir = resolve(store)
+  return { layer: layerPgliteStore(dir), where: `PGlite directory ${dir}` }
+}

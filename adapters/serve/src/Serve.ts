@@ -1,0 +1,93 @@
+/**
+ * `fos serve` on any runtime: the engine on its store with the seed or the demo organization, the operator token,
+ * and the application on the runtime's HTTP server, with the start lines once it listens.
+ *
+ * One process serves both environments, sandbox at `<origin>/sandbox` and production at `<origin>/live`, and
+ * prints one line per environment once it listens. Interrupting the served effect (SIGTERM or SIGINT, by the
+ * runtime's adapter) stops accepting connections, lets the requests in flight finish, then closes the engine.
+ *
+ * Only `node:dns` and `node:fs` are used here, which Bun and Deno implement too.
+ */
+import { lookup } from "node:dns/promises"
+import { readFileSync } from "node:fs"
+import { ensureDemoOrganization, TransportError } from "@fos/core"
+import { createEngine, type Engine, layerRoutes, readDocsAssets } from "@fos/http"
+import { describeStoreFailure } from "@fos/sql"
+import { Effect, Layer } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import { type ServeOptions, StoreError, storeLayer, UsageError } from "./Options.ts"
+
+/** Every address `host` resolves to, by the system's resolver (so /etc/hosts counts, as it would for curl). */
+export const resolveHost = (host: string): Promise<ReadonlyArray<string>> =>
+  lookup(host, { all: true }).then((addresses) => addresses.map((a) => a.address))
+
+const mintToken = (): string =>
+  Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")
+
+/**
+ * Opens the store and builds the engine; on a first start without a seed, creates the demo organization and
+ * prints its keys. Throws `UsageError` for a seed the store refuses and `StoreError` for a store that cannot be
+ * opened.
+ */
+export const openEngine = async (options: ServeOptions, out: (line: string) => void): Promise<Engine & { readonly operatorToken: string }> => {
+  const operatorToken = options.operatorToken ?? mintToken()
+  const store = storeLayer(options.store)
+  const engine = await createEngine({
+    store: store.layer,
+    insecureWebhooks: options.insecureWebhooks,
+    resolveHost: (host: string) =>
+      Effect.tryPromise({
+        try: () => resolveHost(host),
+        catch: (e) => new TransportError({ message: `cannot resolve ${host}: ${(e as NodeJS.ErrnoException).code ?? "error"}` })
+      }),
+    operatorToken,
+    clock: options.clock === "virtual"
+      ? (options.clockStartMs === undefined ? { mode: "virtual" } : { mode: "virtual", startMs: options.clockStartMs })
+      : { mode: "system" },
+    ...(options.idempotencyRetentionMs === undefined ? {} : { idempotencyRetentionMs: options.idempotencyRetentionMs }),
+    ...(options.seed === undefined ? {} : { seed: options.seed })
+  }).catch((e: unknown) => {
+    if (typeof e === "object" && e !== null && "detail" in e) throw new UsageError(String((e as { detail: unknown }).detail))
+    throw new StoreError(describeStoreFailure(store.where, e))
+  })
+  if (options.seed === undefined) {
+    const demo = await engine.run(ensureDemoOrganization)
+    if (demo !== undefined) {
+      out(`demo organization ${demo.organizationId} created; its keys are shown once:`)
+      out(`  sandbox key: ${demo.sandboxKey}`)
+      out(`  live key:    ${demo.liveKey}`)
+    }
+  }
+  if (options.operatorToken === undefined) out(`operator token (for fos keys/orgs/users; set FOS_OPERATOR_TOKEN to choose it): ${operatorToken}`)
+  return { ...engine, operatorToken }
+}
+
+/**
+ * Serves `engine` on `server` until interrupted. Prints the start lines once the server listens; on interruption
+ * the server stops first (waiting for the requests in flight), then the engine closes.
+ */
+export const serveEngine = <E>(
+  engine: Engine & { readonly operatorToken: string },
+  options: ServeOptions,
+  server: Layer.Layer<HttpServer.HttpServer, E>,
+  out: (line: string) => void
+): Effect.Effect<never, E> => {
+  // HttpRouter.serve infers `unknown` requirements from the HttpApi layer's request markers; the engine's context
+  // provides every service the routes use, as it does for createEngine's web handler.
+  const app = HttpRouter.serve(layerRoutes(Layer.succeedContext(engine.context), {
+    operatorToken: engine.operatorToken,
+    // The reference page at /docs, with Swagger UI's files from the installed swagger-ui-dist.
+    docs: readDocsAssets((file) => readFileSync(file))
+  }), {
+    disableLogger: true,
+    disableListenLog: true
+  }).pipe(Layer.provideMerge(server)) as Layer.Layer<HttpServer.HttpServer, E>
+  return Effect.gen(function*() {
+    const address = (yield* HttpServer.HttpServer).address
+    const port = "port" in address ? address.port : options.port
+    const origin = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`
+    out(`sandbox: ${origin}/sandbox`)
+    out(`live: ${origin}/live`)
+    return yield* Effect.never
+  }).pipe(Effect.provide(app), Effect.ensuring(Effect.promise(() => engine.close())))
+}

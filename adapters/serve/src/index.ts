@@ -1,0 +1,4 @@
+export * from "./Options.ts"
+export * from "./Serve.ts"
+export * from "./WebServer.ts"
+export * from "./Command.ts"
