@@ -1,7 +1,7 @@
 /**
- * `fos serve` as a child process, for the tests and benches that need the real server: spawned with this Node
- * (type stripping, no loader), resolved once it prints both base addresses, and tracked so a test file can stop
- * every server it started.
+ * `fos serve` as a child process, for the tests and benches that need the real server: on Node (this Node, type
+ * stripping, no loader), or on Bun or Deno (their npm-installed binaries, with their own HTTP servers); resolved
+ * once it prints both base addresses, and tracked so a test file can stop every server it started.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { resolve } from "node:path"
@@ -28,10 +28,26 @@ const envWith = (extra: Readonly<Record<string, string>>) => {
   return env
 }
 
-/** Starts `fos serve <args>`; rejects with its output if it exits before listening. */
-export const startFos = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}): Promise<RunningFos> =>
+export type FosRuntime = "node" | "bun" | "deno"
+
+/** The command that runs `fos serve` on `runtime`, from the repository root (README gives the same for users). */
+export const serveCommand = (runtime: FosRuntime): { readonly file: string; readonly args: ReadonlyArray<string> } => {
+  switch (runtime) {
+    case "node": return { file: process.execPath, args: ["adapters/node/src/bin.ts", "serve"] }
+    case "bun": return { file: resolve(repoRoot, "node_modules/.bin/bun"), args: ["adapters/bun/src/main.ts", "serve"] }
+    case "deno": return { file: resolve(repoRoot, "node_modules/.bin/deno"), args: ["run", "-A", "adapters/deno/src/main.ts", "serve"] }
+  }
+}
+
+/** Starts `fos serve <args>` (on Node unless `runtime` says otherwise); rejects with its output if it exits before listening. */
+export const startFos = (
+  args: ReadonlyArray<string>,
+  env: Readonly<Record<string, string>> = {},
+  runtime: FosRuntime = "node"
+): Promise<RunningFos> =>
   new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ["adapters/node/src/bin.ts", "serve", ...args], {
+    const command = serveCommand(runtime)
+    const child = spawn(command.file, [...command.args, ...args], {
       cwd: repoRoot,
       env: envWith(env),
       stdio: ["ignore", "pipe", "pipe"]
