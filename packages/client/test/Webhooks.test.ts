@@ -2,7 +2,10 @@
  * The receiver's verifier, rule by rule (spec "Signature"), against headers signed here with node:crypto, then
  * against real deliveries from an engine, including the two v1 sent after a rotation.
  */
+import { execFile } from "node:child_process"
 import { createHmac } from "node:crypto"
+import { join } from "node:path"
+import { promisify } from "node:util"
 import { createEngine } from "@fos/http"
 import { describe, expect, it } from "vitest"
 import { verifyWebhook, verifyWebhookRequest, WebhookVerificationError } from "../src/Webhooks.ts"
@@ -172,4 +175,22 @@ describe("verifying what an engine sends", () => {
       await engine.close()
     }
   })
+})
+
+describe("on every runtime", () => {
+  const root = join(import.meta.dirname, "../../..")
+  const fixture = join(import.meta.dirname, "fixtures/verify.ts")
+  const runtimes: Array<[string, string, Array<string>]> = [
+    ["Node", process.execPath, [fixture]],
+    ["Bun", join(root, "node_modules/.bin/bun"), [fixture]],
+    ["Deno", join(root, "node_modules/.bin/deno"), ["run", "--quiet", fixture]]
+  ]
+  for (const [name, bin, args] of runtimes) {
+    it(`verifies with Web Crypto alone on ${name}`, async () => {
+      const verify = async (payload: string) =>
+        JSON.parse((await promisify(execFile)(bin, [...args, payload, header(nowS, v1(nowS, body)), secret, String(nowMs)], { timeout: 60_000 })).stdout)
+      expect(await verify(body)).toEqual({ id: "evt_0123456789abcdefghijklmn" })
+      expect(await verify(body.replace("cus_1", "cus_2"))).toEqual({ reason: "signature_mismatch" })
+    }, 60_000)
+  }
 })
