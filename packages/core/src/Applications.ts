@@ -409,6 +409,40 @@ const scheduleReview = (application: Application) =>
     yield* schedule(reviewTimerKind, now + settings.reviewDelayMs[application.type], { applicationId: application.id })
   })
 
+const blankApplication = (caller: Caller, type: ApplicationType, now: string): Omit<Application, "id"> => ({
+  organizationId: caller.organization.id,
+  environment: caller.environment,
+  type,
+  status: "open",
+  customerId: undefined,
+  customerType: undefined,
+  country: undefined,
+  clientReferenceId: undefined,
+  houseAccount: false,
+  asset: undefined,
+  persons: [],
+  submission: undefined,
+  failureCode: undefined,
+  failureMessage: undefined,
+  resubmittable: undefined,
+  cancelRequestedAt: undefined,
+  decidedAt: undefined,
+  ordinal: 0,
+  createdAt: now,
+  updatedAt: now
+})
+
+/** Every document list of a submission with its pointer: company documents, the individual's, each person's. */
+const documentLists = (body: {
+  readonly documentIds?: ReadonlyArray<string>
+  readonly individual?: { readonly documentIds?: ReadonlyArray<string> }
+  readonly ownership?: { readonly persons: ReadonlyArray<PersonInput> }
+}) => [
+  { pointer: "/documentIds", ids: body.documentIds },
+  { pointer: "/individual/documentIds", ids: body.individual?.documentIds },
+  ...(body.ownership?.persons ?? []).map((p, i) => ({ pointer: `/ownership/persons/${i}/documentIds`, ids: p.documentIds }))
+]
+
 /** `POST /v2/onboarding`: a customer_onboarding application, open, with the customer id it reserves. */
 export const submitOnboarding = (caller: Caller, body: OnboardingSubmission): Effect.Effect<ApplicationWire, ApiError, Store> =>
   Effect.gen(function*() {
@@ -425,11 +459,7 @@ export const submitOnboarding = (caller: Caller, body: OnboardingSubmission): Ef
     if (duplicates.length > 0) return yield* validationError(duplicates)
     const requirements = yield* countryRequirements(body.country)
     yield* classificationChecks(body.companyClassification, body.country)
-    const documentTypes = yield* resolveDocuments(caller, [
-      { pointer: "/documentIds", ids: body.documentIds },
-      { pointer: "/individual/documentIds", ids: body.individual?.documentIds },
-      ...(body.ownership?.persons ?? []).map((p, i) => ({ pointer: `/ownership/persons/${i}/documentIds`, ids: p.documentIds }))
-    ], undefined)
+    const documentTypes = yield* resolveDocuments(caller, documentLists(body), undefined)
     if (body.houseAccount === true && customerType !== "business") {
       return yield* apiError("HOUSE_ACCOUNT_BUSINESS_ONLY", "Only a business customer can be marked as the house account.")
     }
@@ -455,27 +485,15 @@ export const submitOnboarding = (caller: Caller, body: OnboardingSubmission): Ef
       ? (body.ownership?.persons ?? []).map(personOf)
       : [personOf({ ...body.individual!, referenceId: individualReferenceId, roles: ["owner"] })].map((p) => ({ ...p, roles: ["individual" as const] }))
     const application: Application = {
+      ...blankApplication(caller, "customer_onboarding", now),
       id: yield* newId("app"),
-      organizationId: caller.organization.id,
-      environment: caller.environment,
-      type: "customer_onboarding",
-      status: "open",
       customerId,
       customerType,
       country: body.country,
       clientReferenceId: body.clientReferenceId,
       houseAccount: body.houseAccount ?? false,
-      asset: undefined,
       persons,
-      submission: body,
-      failureCode: undefined,
-      failureMessage: undefined,
-      resubmittable: undefined,
-      cancelRequestedAt: undefined,
-      decidedAt: undefined,
-      ordinal: 0,
-      createdAt: now,
-      updatedAt: now
+      submission: body
     }
     yield* insertApplication(application)
     yield* Effect.orDie(store.insert(ReservedCustomers, { customerId, scope: scope(application), applicationId: application.id }))
@@ -498,11 +516,7 @@ export const submitCustomerUpdate = (
     }
     const duplicates = duplicateReferences(body.ownership?.persons ?? [])
     if (duplicates.length > 0) return yield* validationError(duplicates)
-    yield* resolveDocuments(caller, [
-      { pointer: "/documentIds", ids: body.documentIds },
-      { pointer: "/individual/documentIds", ids: body.individual?.documentIds },
-      ...(body.ownership?.persons ?? []).map((p, i) => ({ pointer: `/ownership/persons/${i}/documentIds`, ids: p.documentIds }))
-    ], customer.id)
+    yield* resolveDocuments(caller, documentLists(body), customer.id)
     const now = toIso(yield* Clock.currentTimeMillis)
     const application: Application = {
       ...blankApplication(caller, "customer_update", now),
@@ -517,29 +531,6 @@ export const submitCustomerUpdate = (
     yield* insertApplication(application)
     return applicationToWire(application)
   })
-
-const blankApplication = (caller: Caller, type: ApplicationType, now: string): Omit<Application, "id"> => ({
-  organizationId: caller.organization.id,
-  environment: caller.environment,
-  type,
-  status: "open",
-  customerId: undefined,
-  customerType: undefined,
-  country: undefined,
-  clientReferenceId: undefined,
-  houseAccount: false,
-  asset: undefined,
-  persons: [],
-  submission: undefined,
-  failureCode: undefined,
-  failureMessage: undefined,
-  resubmittable: undefined,
-  cancelRequestedAt: undefined,
-  decidedAt: undefined,
-  ordinal: 0,
-  createdAt: now,
-  updatedAt: now
-})
 
 export interface FeatureSubmission {
   readonly type: FeatureType
@@ -639,10 +630,7 @@ export const submitOrganizationOnboarding = (caller: Caller, body: OrganizationS
     const requirements = yield* countryRequirements(body.country)
     yield* classificationChecks(body.companyClassification, body.country)
     const sandboxCaller: Caller = { ...caller, environment: "sandbox" }
-    const documentTypes = yield* resolveDocuments(sandboxCaller, [
-      { pointer: "/documentIds", ids: body.documentIds },
-      ...(body.ownership?.persons ?? []).map((p, i) => ({ pointer: `/ownership/persons/${i}/documentIds`, ids: p.documentIds }))
-    ], undefined)
+    const documentTypes = yield* resolveDocuments(sandboxCaller, documentLists(body), undefined)
     const gaps = kybGaps(body, requirements, (id) => documentTypes.get(id))
     if (gaps.length > 0) return yield* notReady(gaps)
     const now = toIso(yield* Clock.currentTimeMillis)
