@@ -1,11 +1,9 @@
 /**
- * The application: the HttpApi with its handlers and the pipeline, over one engine. `layerApp` is what a
- * server adapter serves; `makeWebHandler` is the same application as a fetch-style `Request -> Response`
- * function for Bun, Deno, embedding and tests.
+ * The application: the HttpApi with its handlers and the pipeline, over the services of one engine. The servers
+ * serve it, and `createEngine` (Engine.ts) turns it into a fetch-style handler for embedding and tests.
  */
-import { type EngineOptions, type EngineServices, layerEngine } from "@fos/core"
+import type { EngineServices } from "@fos/core"
 import { Layer } from "effect"
-import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "./Api.ts"
 import { type DocsAssets, DocsFiles } from "./Docs.ts"
@@ -32,10 +30,3 @@ export const layerRoutes = <E>(engine: Layer.Layer<EngineServices, E>, options: 
     Layer.provide(Layer.succeed(OperatorToken, options.operatorToken)),
     Layer.provide(Layer.succeed(DocsFiles, options.docs))
   )
-
-/** The application for an engine built from `options`. */
-export const layerApp = (options: EngineOptions = {}) => layerRoutes(layerEngine(options))
-
-/** The application as a fetch-style handler, with no port. */
-export const makeWebHandler = (options: EngineOptions = {}) =>
-  HttpRouter.toWebHandler(layerApp(options).pipe(Layer.provide(HttpServer.layerServices)), { disableLogger: true })
