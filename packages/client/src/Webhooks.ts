@@ -6,9 +6,12 @@
  * raw bytes it received before it parses or trusts anything in them, accepts a match on any v1 (two are sent for
  * 48 hours after a rotation), compares in constant time, and refuses a `t` outside its tolerance (300 seconds).
  *
- * Only Web Crypto (`crypto.subtle`) is used, so this module runs unchanged on Node, Bun, Deno, workers and
- * browsers; it imports nothing else, so a receiver can take it alone (`@fos/client/webhooks`).
+ * Only Web Crypto (`crypto.subtle`) and Effect's Clock are used, so this module runs unchanged on Node, Bun, Deno,
+ * workers and browsers, and a receiver can take it alone (`@fos/client/webhooks`). The receiver's time is Effect's
+ * Clock: `verifyWebhookEffect` reads it from its context (so a TestClock governs it), the Promise form from the
+ * default Clock, and either takes an explicit `now`.
  */
+import { Clock, Effect } from "effect"
 
 /** The header that carries the signature (header names are case-insensitive). */
 export const signatureHeaderName = "X-Service-Signature"
@@ -57,7 +60,7 @@ export interface VerifyOptions {
   /** How far `t` may be from `now`, in the past or the future (300 when omitted). */
   readonly toleranceSeconds?: number
   /**
-   * The receiver's time: epoch milliseconds or a Date; the real time when omitted. A test against a virtual clock
+   * The receiver's time: epoch milliseconds or a Date; Effect's Clock when omitted. A test against a virtual clock
    * passes the engine's time (`await engine.clock.now()`), since `t` is the engine's clock.
    */
   readonly now?: number | Date
@@ -141,7 +144,11 @@ export const verifyWebhook = async <Data = unknown>(
   if (!matched) fail("signature_mismatch", "no v1 matches the body signed with the secret")
   // The time is checked once the signature proves `t` is the sender's: an older delivery is a replay.
   const tolerance = options.toleranceSeconds ?? defaultToleranceSeconds
-  const nowMs = options.now === undefined ? Date.now() : typeof options.now === "number" ? options.now : options.now.getTime()
+  const nowMs = options.now === undefined
+    ? Effect.runSync(Clock.currentTimeMillis)
+    : typeof options.now === "number"
+    ? options.now
+    : options.now.getTime()
   const ageSeconds = Math.floor(nowMs / 1000) - t
   if (ageSeconds > tolerance) fail("timestamp_too_old", `t is ${ageSeconds} seconds old; at most ${tolerance} are accepted`)
   // A t ahead of the receiver's clock is the two clocks' difference at most; beyond the tolerance it is refused.
@@ -155,6 +162,18 @@ export const verifyWebhook = async <Data = unknown>(
   if (!isEnvelope(event)) fail("malformed_body", "the body is not an event envelope (id, type, createdAt, apiVersion, mode, data)")
   return event as WebhookEvent<Data>
 }
+
+/** `verifyWebhook` as an Effect: without `now`, the receiver's time is the Clock of its context. */
+export const verifyWebhookEffect = <Data = unknown>(
+  body: string | Uint8Array,
+  signature: string | null | undefined,
+  options: VerifyOptions
+): Effect.Effect<WebhookEvent<Data>, WebhookVerificationError> =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.tryPromise({
+      try: () => verifyWebhook<Data>(body, signature, { ...options, now: options.now ?? now }),
+      catch: (e) => e instanceof WebhookVerificationError ? e : new WebhookVerificationError("malformed_body", String(e))
+    }))
 
 /** `verifyWebhook` for a fetch-style `Request` (Bun, Deno, Node's web handlers, workers): reads its raw body once. */
 export const verifyWebhookRequest = async <Data = unknown>(request: Request, options: VerifyOptions): Promise<WebhookEvent<Data>> =>

@@ -7,8 +7,11 @@ import { createHmac } from "node:crypto"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { createEngine } from "@fos/http"
+import { it as effectIt } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
-import { verifyWebhook, verifyWebhookRequest, WebhookVerificationError } from "../src/Webhooks.ts"
+import { verifyWebhook, verifyWebhookEffect, verifyWebhookRequest, WebhookVerificationError } from "../src/Webhooks.ts"
 
 const secret = `whsec_${"5e".repeat(32)}`
 const otherSecret = `whsec_${"0f".repeat(32)}`
@@ -193,4 +196,18 @@ describe("on every runtime", () => {
       expect(await verify(body.replace("cus_1", "cus_2"))).toEqual({ reason: "signature_mismatch" })
     }, 60_000)
   }
+})
+
+describe("verifyWebhookEffect", () => {
+  effectIt.effect("takes the receiver's time from the Clock, so a TestClock governs the tolerance", () =>
+    Effect.gen(function*() {
+      const signature = header(nowS, v1(nowS, body))
+      // The TestClock starts at epoch 0: a delivery signed in 2026 is far in its future.
+      const early = yield* Effect.flip(verifyWebhookEffect(body, signature, { secret }))
+      expect(early.reason).toBe("timestamp_in_future")
+      yield* TestClock.setTime(nowMs + 300_000)
+      expect((yield* verifyWebhookEffect(body, signature, { secret })).id).toBe(JSON.parse(body).id)
+      yield* TestClock.adjust(1000)
+      expect((yield* Effect.flip(verifyWebhookEffect(body, signature, { secret }))).reason).toBe("timestamp_too_old")
+    }))
 })
