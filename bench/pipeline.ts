@@ -13,15 +13,13 @@
  * Results go to stdout and to the section of docs/performance.md between `<!-- bench:pipeline:start -->` and
  * `<!-- bench:pipeline:end -->` (BENCH_NO_DOCS=1 leaves the docs alone). Nothing here asserts a time.
  */
-import { readFileSync, writeFileSync } from "node:fs"
-import { resolve } from "node:path"
 import { type CustomerId, Customers, Store } from "@fos/core"
 import { createEngine } from "@fos/http"
 import { Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { recordSection } from "./record.ts"
 
-const root = resolve(import.meta.dirname, "..")
 const key = `ck_sandbox_${"ab".repeat(32)}`
 const rounds = Number(process.env.BENCH_PIPELINE_ROUNDS ?? 5)
 const perRound = Number(process.env.BENCH_PIPELINE_REQUESTS ?? 20_000)
@@ -128,11 +126,7 @@ const main = async () => {
   ].join("\n")
   console.log(table)
   if (process.env.BENCH_NO_DOCS !== "1") {
-    const file = resolve(root, "docs", "performance.md")
-    const text = readFileSync(file, "utf8")
-    const block = `<!-- bench:pipeline:start -->\n${table}\n<!-- bench:pipeline:end -->`
-    const existing = /^<!-- bench:pipeline:start -->$[\s\S]*?^<!-- bench:pipeline:end -->$/m
-    writeFileSync(file, existing.test(text) ? text.replace(existing, () => block) : `${text.replace(/\n*$/, "")}\n\n${block}\n`)
+    recordSection("pipeline", table)
     log("updated docs/performance.md")
   }
 }

@@ -20,12 +20,13 @@
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { availableParallelism, cpus, release, tmpdir, totalmem } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
+import { recordSection, writeBenchSeed } from "./record.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
 // autocannon has no type declarations; this is the part of its programmatic API the bench uses.
@@ -469,22 +470,6 @@ const markdown = (r: Results): string => {
   return lines.join("\n")
 }
 
-const startMarker = "<!-- bench:foundation:start -->"
-const endMarker = "<!-- bench:foundation:end -->"
-
-const updateDocs = (section: string) => {
-  const file = join(root, "docs", "performance.md")
-  const block = `${startMarker}\n${section}\n${endMarker}`
-  if (!existsSync(file)) {
-    mkdirSync(dirname(file), { recursive: true })
-    writeFileSync(file, `# Performance\n\nWritten by \`npm run bench\`.\n\n${block}\n`)
-    return
-  }
-  // The markers count only on a line of their own, so prose may mention them.
-  const text = readFileSync(file, "utf8")
-  const existing = /^<!-- bench:foundation:start -->$[\s\S]*?^<!-- bench:foundation:end -->$/m
-  writeFileSync(file, existing.test(text) ? text.replace(existing, () => block) : `${text.replace(/\n*$/, "")}\n\n${block}\n`)
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -495,17 +480,7 @@ const main = async () => {
   const children: Array<Child> = []
   try {
     const key = `ck_sandbox_${randomBytes(32).toString("hex")}`
-    const seedPath = join(tmp, "seed.json")
-    writeFileSync(seedPath, JSON.stringify({
-      organizations: [{
-        id: "org_bench",
-        name: "Bench",
-        status: "active",
-        rateLimit: { sustainedPerSecond: 1_000_000, burst: 1_000_000 },
-        users: [{ id: "usr_bench", email: "bench@example.com", role: "admin" }],
-        apiKeys: [{ key, access: "read_write", createdBy: "usr_bench" }]
-      }]
-    }))
+    const seedPath = writeBenchSeed(tmp, key)
 
     log("starting fos serve")
     const fosStart = await startChild(
@@ -594,7 +569,7 @@ const main = async () => {
     writeFileSync(join(resultsDir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`)
     log("wrote bench/results/latest.json")
     if (process.env.BENCH_NO_DOCS !== "1") {
-      updateDocs(table)
+      recordSection("foundation", table)
       log("updated docs/performance.md")
     }
 

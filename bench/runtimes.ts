@@ -23,6 +23,7 @@ import { createRequire } from "node:module"
 import { availableParallelism, release, tmpdir, totalmem } from "node:os"
 import { join, resolve } from "node:path"
 import { performance } from "node:perf_hooks"
+import { recordSection, writeBenchSeed } from "./record.ts"
 import { type FosRuntime, serveCommand, startFos } from "../test/fosProcess.ts"
 
 interface AutocannonResult {
@@ -248,35 +249,18 @@ const markdown = (results: ReadonlyArray<RuntimeResult>): string => {
   ].join("\n")
 }
 
-const updateDocs = (section: string) => {
-  const file = join(root, "docs", "performance.md")
-  const text = readFileSync(file, "utf8")
-  const block = `<!-- bench:runtimes:start -->\n${section}\n<!-- bench:runtimes:end -->`
-  const existing = /^<!-- bench:runtimes:start -->$[\s\S]*?^<!-- bench:runtimes:end -->$/m
-  writeFileSync(file, existing.test(text) ? text.replace(existing, () => block) : `${text.replace(/\n*$/, "")}\n\n${block}\n`)
-}
 
 const main = async () => {
   const tmp = mkdtempSync(join(tmpdir(), "fos-bench-runtimes-"))
   try {
     const key = `ck_sandbox_${randomBytes(32).toString("hex")}`
-    const seedPath = join(tmp, "seed.json")
-    writeFileSync(seedPath, JSON.stringify({
-      organizations: [{
-        id: "org_bench",
-        name: "Bench",
-        status: "active",
-        rateLimit: { sustainedPerSecond: 1_000_000, burst: 1_000_000 },
-        users: [{ id: "usr_bench", email: "bench@example.com", role: "admin" }],
-        apiKeys: [{ key, access: "read_write", createdBy: "usr_bench" }]
-      }]
-    }))
+    const seedPath = writeBenchSeed(tmp, key)
     const results: Array<RuntimeResult> = []
     for (const runtime of ["node", "bun", "deno"] as const) results.push(await benchRuntime(runtime, seedPath, key, tmp))
     const table = markdown(results)
     console.log(table)
     if (process.env.BENCH_NO_DOCS !== "1") {
-      updateDocs(table)
+      recordSection("runtimes", table)
       log("updated docs/performance.md")
     }
     const failed = results.filter((r) => r.fos.bad + r.raw.bad > 0 || r.stopCode !== 0)

@@ -15,7 +15,7 @@
  * `<!-- bench:store:end -->` (BENCH_NO_DOCS=1 leaves the docs alone). Nothing here asserts a time.
  */
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -23,6 +23,7 @@ import { ManagedRuntime } from "effect"
 import { layerPostgresClient, migrate } from "@fos/sql"
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
 import { startFos } from "../test/fosProcess.ts"
+import { recordSection } from "./record.ts"
 
 const root = resolve(import.meta.dirname, "..")
 const require = createRequire(import.meta.url)
@@ -148,11 +149,7 @@ const main = async () => {
   ].join("\n")
   console.log(table)
   if (process.env.BENCH_NO_DOCS !== "1") {
-    const file = resolve(root, "docs", "performance.md")
-    const text = readFileSync(file, "utf8")
-    const block = `<!-- bench:store:start -->\n${table}\n<!-- bench:store:end -->`
-    const existing = /^<!-- bench:store:start -->$[\s\S]*?^<!-- bench:store:end -->$/m
-    writeFileSync(file, existing.test(text) ? text.replace(existing, () => block) : `${text.replace(/\n*$/, "")}\n\n${block}\n`)
+    recordSection("store", table)
     log("updated docs/performance.md")
   }
 }

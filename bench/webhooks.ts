@@ -14,17 +14,17 @@
  * `<!-- bench:webhooks:end -->` (BENCH_NO_DOCS=1 leaves the docs alone). Nothing here asserts a time.
  */
 import { once } from "node:events"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import { callbackTransport, Store, WebhookDeliveries, WebhookEndpoints } from "@fos/core"
 import { createEngine } from "@fos/http"
 import { Effect } from "effect"
 import { startFos } from "../test/fosProcess.ts"
+import { recordSection } from "./record.ts"
 
-const root = resolve(import.meta.dirname, "..")
 const key = `ck_sandbox_${"be".repeat(32)}`
 const seconds = Number(process.env.BENCH_WEBHOOK_DURATION ?? 10)
 const failingEndpoints = Number(process.env.BENCH_WEBHOOK_ENDPOINTS ?? 10_000)
@@ -147,11 +147,7 @@ const main = async () => {
     process.exitCode = 1
   }
   if (process.env.BENCH_NO_DOCS !== "1") {
-    const file = resolve(root, "docs", "performance.md")
-    const text = readFileSync(file, "utf8")
-    const block = `<!-- bench:webhooks:start -->\n${table}\n<!-- bench:webhooks:end -->`
-    const existing = /^<!-- bench:webhooks:start -->$[\s\S]*?^<!-- bench:webhooks:end -->$/m
-    writeFileSync(file, existing.test(text) ? text.replace(existing, () => block) : `${text.replace(/\n*$/, "")}\n\n${block}\n`)
+    recordSection("webhooks", table)
     log("updated docs/performance.md")
   }
 }
