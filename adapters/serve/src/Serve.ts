@@ -81,7 +81,11 @@ export const serveEngine = <E>(
   }), {
     disableLogger: true,
     disableListenLog: true
-  }).pipe(Layer.provideMerge(server)) as Layer.Layer<HttpServer.HttpServer, E>
+  }).pipe(
+    // Requests then run in a context that holds the engine's services, so the pipeline adds only the caller to it.
+    Layer.provide(Layer.succeedContext(engine.context)),
+    Layer.provideMerge(server)
+  ) as Layer.Layer<HttpServer.HttpServer, E>
   return Effect.gen(function*() {
     const address = (yield* HttpServer.HttpServer).address
     const port = "port" in address ? address.port : options.port

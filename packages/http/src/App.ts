@@ -4,12 +4,11 @@
  */
 import type { EngineServices } from "@fos/core"
 import { Layer } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
-import { Api } from "./Api.ts"
 import { type DocsAssets, DocsFiles } from "./Docs.ts"
 import { layerHandlers } from "./Handlers.ts"
 import { layerOperatorRoutes, OperatorToken } from "./Operator.ts"
-import { layerCorrelation, layerEdge, layerGate } from "./Pipeline.ts"
+import { layerCorrelation, layerEdge, layerGateDeclaration, layerUnrouted } from "./Pipeline.ts"
+import { layerApiRoutes } from "./Router.ts"
 
 export interface RoutesOptions {
   /** Turns the operator surface on, guarded by this bearer token. */
@@ -21,12 +20,12 @@ export interface RoutesOptions {
 /** The routes and the pipeline over the engine services `engine` provides. */
 export const layerRoutes = <E>(engine: Layer.Layer<EngineServices, E>, options: RoutesOptions = {}) =>
   Layer.mergeAll(
-    HttpApiBuilder.layer(Api, { openapiPath: "/v2/openapi.json" }).pipe(Layer.provide(layerHandlers), Layer.provide(layerGate)),
+    layerApiRoutes().pipe(Layer.provide(layerHandlers), Layer.provide(layerGateDeclaration)),
     layerOperatorRoutes,
-    layerEdge
+    layerUnrouted
   ).pipe(
+    Layer.provide(layerEdge.pipe(Layer.provide(Layer.succeed(DocsFiles, options.docs)))),
     Layer.provide(layerCorrelation),
     Layer.provideMerge(engine),
-    Layer.provide(Layer.succeed(OperatorToken, options.operatorToken)),
-    Layer.provide(Layer.succeed(DocsFiles, options.docs))
+    Layer.provide(Layer.succeed(OperatorToken, options.operatorToken))
   )

@@ -27,7 +27,7 @@ import {
 } from "@fos/core"
 import { Context, Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { readJsonBody, renderError } from "./Pipeline.ts"
+import { Edge, readJsonBody } from "./Pipeline.ts"
 
 /** The operator token; undefined turns the operator surface off. */
 export class OperatorToken extends Context.Reference<string | undefined>("fos/http/OperatorToken", {
@@ -108,24 +108,23 @@ const keyView = (k: { hash: string; organizationId: string; environment: string;
   revokedAt: k.revokedAt ?? null
 })
 
-/** Wraps an operator handler: token check, then the handler, with `ApiError` rendered as a problem. */
-const guarded = (token: string | undefined, services: Context.Context<EngineServices>) =>
+/** Wraps an operator handler in the edge: token check, then the handler, with `ApiError` rendered as a problem. */
+const guarded = (edge: Edge["Service"], token: string | undefined, services: Context.Context<EngineServices>) =>
 <R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R>) =>
-  Effect.gen(function*() {
-    if (token === undefined) return yield* apiError("NOT_FOUND", "The operator surface is off on this server.")
-    const request = yield* HttpServerRequest.HttpServerRequest
+  edge.serve(undefined, (request) => {
+    if (token === undefined) return Effect.fail(apiError("NOT_FOUND", "The operator surface is off on this server."))
     const header = request.headers.authorization ?? ""
     const given = header.startsWith("Bearer ") ? header.slice(7) : ""
-    if (!sameSecret(given, token)) return yield* apiError("UNAUTHORIZED", "The operator token is missing or wrong.")
-    return yield* handler
-  }).pipe(Effect.catchTag("ApiError", renderError), Effect.provideContext(services))
+    if (!sameSecret(given, token)) return Effect.fail(apiError("UNAUTHORIZED", "The operator token is missing or wrong."))
+    return Effect.provideContext(handler, services as Context.Context<never>) as Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
+  })
 
 const param = (name: string) => Effect.map(HttpRouter.params, (p) => p[name] ?? "")
 
 /** The operator routes, guarded by the token configured when the routes are built. */
-export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter | EngineServices> = Layer.unwrap(Effect.gen(function*() {
+export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter | EngineServices | Edge> = Layer.unwrap(Effect.gen(function*() {
   // The engine's services, taken once: a server may run requests in a context of its own.
-  const guard = guarded(yield* OperatorToken, yield* Effect.context<EngineServices>())
+  const guard = guarded(yield* Edge, yield* OperatorToken, yield* Effect.context<EngineServices>())
   return HttpRouter.addAll([
   HttpRouter.route("GET", "/operator/organizations", guard(Effect.map(listOrganizations, (orgs) => json({ data: orgs })))),
   HttpRouter.route("POST", "/operator/organizations", guard(Effect.gen(function*() {

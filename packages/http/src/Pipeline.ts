@@ -1,13 +1,14 @@
 /**
- * The request pipeline. Two layers of middleware, in the order a request meets them:
+ * The request pipeline, in the order a request meets it:
  *
- * - The edge (global, around routing): correlation ids, the base address (`/sandbox` or `/live`, stripped
- *   before routing), `/healthz`, the `/docs` reference page, the unknown-route 404 (after authentication, so
- *   routes cannot be probed without a key), the 500 for anything unexpected, and the response headers every
- *   answer carries.
- * - The gate (around each endpoint): authentication, the rate limit, the body checks (media type, size, JSON; or
- *   on an endpoint marked `Upload`, the multipart form), idempotency, and the mapping of schema failures and
- *   `ApiError`s to problems.
+ * - The edge, around every route (`Edge.serve`, applied to each route when the server is built): correlation ids,
+ *   the request's base address (`/sandbox` or `/live`, which each route knows as its own), the 500 for anything
+ *   unexpected, and the response headers every answer carries. What no route matches goes to `Edge.unrouted`
+ *   (a global middleware): `/healthz`, the `/docs` reference page, bad percent-encoding, and the unknown-route
+ *   404 (after authentication, so routes cannot be probed without a key).
+ * - The gate, around each endpoint (`Edge.gate`, settled per endpoint when the server is built): authentication,
+ *   the rate limit, the body checks (media type, size, JSON; or on an endpoint marked `Upload`, the multipart form),
+ *   idempotency, and the endpoint's run (Router.ts) with the caller provided.
  *
  * Every problem body is rendered by `renderProblem` and sent as JSON, never with a stack trace.
  */
@@ -39,9 +40,9 @@ import {
   type StoredResponse,
   toIso
 } from "@fos/core"
-import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, Stream } from "effect"
+import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, type Schema, Stream } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
-import { HttpApiError } from "effect/http-api"
+import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, makeDocsPages } from "./Docs.ts"
 import { CurrentCaller, CurrentUpload, Gate, Idempotency, RateBucket, Transactional, Upload, type UploadPolicy } from "./Api.ts"
 
@@ -57,10 +58,6 @@ export interface RequestInfo {
   rate: Decision | undefined
 }
 
-export class CurrentRequest extends Context.Reference<RequestInfo | undefined>("fos/http/CurrentRequest", {
-  defaultValue: () => undefined
-}) {}
-
 
 /** The largest JSON body accepted, in bytes (docs/decisions.md). */
 export const maxJsonBodyBytes = 1024 * 1024
@@ -73,20 +70,20 @@ export const problemResponse = (error: ApiError, info: RequestInfo, nowMs: numbe
   return error.retryAfterSeconds === undefined ? response : HttpServerResponse.setHeader(response, "retry-after", String(error.retryAfterSeconds))
 }
 
-export const renderError = (error: ApiError) =>
-  Effect.flatMap(CurrentRequest, (info) => Effect.map(Clock.currentTimeMillis, (now) => problemResponse(error, info!, now)))
+/** Which part of a request failed to decode. */
+export type SchemaFailureKind = "Params" | "Query" | "Headers" | "Payload"
 
-/** Maps HttpApi's decoding failures to the spec's problems. */
-const fromSchemaError = (error: HttpApiError.HttpApiSchemaError): ApiError => {
-  const failure = decodeFailure(error.cause.issue)
-  if (error.kind === "Payload") {
+/** Maps a decoding failure of a request's part to the spec's problem. */
+export const fromSchemaError = (kind: SchemaFailureKind, error: Schema.SchemaError): ApiError => {
+  const failure = decodeFailure(error.issue)
+  if (kind === "Payload") {
     return apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: failure.errors })
   }
   if (failure.code === "INVALID_OID_FORMAT") {
     const first = failure.errors.find((e) => e.detail.includes(" id ")) ?? failure.errors[0]!
     return apiError("INVALID_OID_FORMAT", `${first.pointer.slice(1) || "The identifier"} ${first.detail}.`)
   }
-  const where = error.kind === "Query" ? "query" : error.kind === "Params" ? "path" : "headers"
+  const where = kind === "Query" ? "query" : kind === "Params" ? "path" : "headers"
   return apiError("VALIDATION_ERROR", `The request ${where} failed validation; see errors[].`, { errors: failure.errors })
 }
 
@@ -236,14 +233,24 @@ export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
   }
 }
 
-const schemaFailure = (e: unknown) => Effect.fail(fromSchemaError(e as HttpApiError.HttpApiSchemaError))
+/**
+ * An endpoint's run (Router.ts compiles one per endpoint): decoding, the handler and its response, over the request
+ * and its body text as the gate read and checked it (undefined on reads and uploads).
+ */
+export type EndpointRun = (
+  request: HttpServerRequest.HttpServerRequest,
+  body: string | undefined
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, unknown>
+
+/** A route's work under the edge: the request and what the edge knows of it, to a response or a problem. */
+export type RouteRun = (request: HttpServerRequest.HttpServerRequest, info: RequestInfo) => Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
 
 /**
  * A keyed or unkeyed write: the body checks (JSON, or an upload's form, which the handler then reads as
  * `CurrentUpload`), then idempotency as the endpoint declares it.
  */
 const write = (
-  endpointRun: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>,
+  endpointRun: (body: string | undefined) => Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>,
   request: HttpServerRequest.HttpServerRequest,
   info: RequestInfo,
   caller: Caller,
@@ -252,12 +259,14 @@ const write = (
   upload: UploadPolicy | undefined
 ) =>
   Effect.gen(function*() {
-    let run = endpointRun
+    let run: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
     let body: string
-    if (upload === undefined) body = yield* readJsonBody(request)
-    else {
+    if (upload === undefined) {
+      body = yield* readJsonBody(request)
+      run = endpointRun(body)
+    } else {
       const form = yield* readUpload(request, upload)
-      run = Effect.provideService(endpointRun, CurrentUpload, form.parts)
+      run = Effect.provideService(endpointRun(undefined), CurrentUpload, form.parts)
       body = form.digest
     }
     const key = request.headers["idempotency-key"]
@@ -288,42 +297,12 @@ const write = (
     return result.replayed ? HttpServerResponse.setHeader(response, "idempotency-replayed", "true") : response
   })
 
-/** The gate: the per-endpoint half of the pipeline. What depends only on the endpoint is settled once, here. */
-export const layerGate: Layer.Layer<Gate, never, EngineServices> = Layer.effect(
-  Gate,
-  Effect.gen(function*() {
-    const admit = makeAdmit(yield* Store, yield* RateLimiter)
-    const time = yield* TimeControl
-    const timerContext = yield* Effect.context<Store | TimerHandlers>()
-    // Under the virtual clock, what a write makes due at once (a fan-out, a first attempt) runs before the answer.
-    const settle = time.mode === "virtual"
-      ? Effect.flatMap(time.now, (now) => time.advanceTo(now)).pipe(Effect.provideContext(timerContext))
-      : Effect.void
-    return (httpEffect, { endpoint, group }) => {
-      const bucket = Context.get(endpoint.annotations, RateBucket)
-      const policy = Context.get(endpoint.annotations, Idempotency) ?? "accepted"
-      const transactional = Context.get(endpoint.annotations, Transactional)
-      const upload = Context.get(endpoint.annotations, Upload)
-      const sandboxOnly = group.identifier === "simulate"
-      const handler = Effect.catchIf(httpEffect, HttpApiError.HttpApiSchemaError.is, schemaFailure) as Effect.Effect<
-        HttpServerResponse.HttpServerResponse,
-        ApiError,
-        CurrentCaller
-      >
-      return Effect.withFiber((fiber) => {
-        const info = fiber.getRef(CurrentRequest)!
-        const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
-        return Effect.flatMap(admit(info, request.method, request.headers["x-api-key"], bucket), (caller) => {
-          if (sandboxOnly && info.environment !== "sandbox") {
-            return Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
-          }
-          const run = Effect.provideService(handler, CurrentCaller, caller)
-          return bodyMethods.has(request.method) ? Effect.tap(write(run, request, info, caller, policy, transactional, upload), () => settle) : run
-        })
-      }).pipe(Effect.catchTag("ApiError", renderError)) as any
-    }
-  })
-)
+/**
+ * The Api declares the gate (`Api.ts`) so that handlers get `CurrentCaller` and every endpoint documents its
+ * problems; `Edge.gate` runs it, on the routes Router.ts builds. `HttpApiBuilder.group` also wraps each handler in
+ * the declared middleware for routes of its own, which fos does not serve, so the service it finds is the identity.
+ */
+export const layerGateDeclaration: Layer.Layer<Gate> = Layer.succeed(Gate, (httpEffect) => httpEffect as never)
 
 // --- the edge ------------------------------------------------------------------------------------------------
 
@@ -345,19 +324,19 @@ export const layerCorrelation: Layer.Layer<Correlation> = Layer.effect(
 
 const visible = /^[\x21-\x7e]{1,128}$/
 
-/** The base address of a path: an environment (stripped before routing) or the operator surface (kept). */
-const baseOf = (path: string): { environment: Environment | undefined; rest: string } | undefined => {
-  if (path.startsWith("/sandbox/") || path === "/sandbox") return { environment: "sandbox", rest: path.slice(8) || "/" }
-  if (path.startsWith("/live/") || path === "/live") return { environment: "live", rest: path.slice(5) || "/" }
-  if (path.startsWith("/operator/")) return { environment: undefined, rest: path }
+/** The base address of a path: an environment or the operator surface. */
+const baseOf = (path: string): { environment: Environment | undefined } | undefined => {
+  if (path.startsWith("/sandbox/") || path === "/sandbox") return { environment: "sandbox" }
+  if (path.startsWith("/live/") || path === "/live") return { environment: "live" }
+  if (path.startsWith("/operator/")) return { environment: undefined }
   return undefined
 }
 
-const finish = (info: RequestInfo | undefined, correlationId: string, clientCorrelationId: string | undefined) =>
-(response: HttpServerResponse.HttpServerResponse) => {
-  const headers: Record<string, string> = { "x-correlation-id": correlationId }
-  if (clientCorrelationId !== undefined) headers["x-client-correlation-id"] = clientCorrelationId
-  const rate = info?.rate
+/** The headers every answer carries: correlation ids, and the rate limit once a key was accepted. */
+const finish = (info: RequestInfo) => (response: HttpServerResponse.HttpServerResponse) => {
+  const headers: Record<string, string> = { "x-correlation-id": info.correlationId }
+  if (info.clientCorrelationId !== undefined) headers["x-client-correlation-id"] = info.clientCorrelationId
+  const rate = info.rate
   if (rate !== undefined) {
     headers["x-ratelimit-limit"] = String(rate.limit)
     headers["x-ratelimit-remaining"] = String(rate.remaining)
@@ -380,69 +359,136 @@ const isRouteNotFound = (e: unknown): boolean =>
 
 const internalError = apiError("INTERNAL_ERROR", "An unexpected error occurred. Give the correlationId to support.")
 
-/** The edge: the global half of the pipeline, around routing. */
-export const layerEdge = HttpRouter.middleware<{ provides: never }>()(
+export interface EdgeService {
+  /** A route under the edge, for `environment` (undefined on the operator surface). */
+  readonly serve: (environment: Environment | undefined, run: RouteRun) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /**
+   * An endpoint's gate: what depends only on the endpoint is settled here, once. `services` are what the handlers
+   * need; the caller is added to them per request.
+   */
+  readonly gate: (
+    endpoint: HttpApiEndpoint.Top,
+    group: HttpApiGroup.Top,
+    run: EndpointRun,
+    services: Context.Context<never>
+  ) => RouteRun
+  /** The global middleware for what no route matched. */
+  readonly unrouted: (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) => Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
+}
+
+export class Edge extends Context.Service<Edge, EdgeService>()("fos/http/Edge") {}
+
+export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> = Layer.effect(
+  Edge,
   Effect.gen(function*() {
     const correlation = yield* Correlation
-    const admit = makeAdmit(yield* Store, yield* RateLimiter)
+    const store = yield* Store
+    const admit = makeAdmit(store, yield* RateLimiter)
     // The engine's clock, taken once: a server may run requests in a context of its own.
     const clock = yield* Clock.Clock
+    const nowMs = () => clock.currentTimeMillisUnsafe()
     const docsFiles = yield* DocsFiles
     const docs = docsFiles === undefined ? undefined : makeDocsPages(docsFiles)
-    const nowMs = () => clock.currentTimeMillisUnsafe()
-    return (httpEffect) =>
+    const time = yield* TimeControl
+    const timerContext = yield* Effect.context<Store | TimerHandlers>()
+    // Under the virtual clock, what a write makes due at once (a fan-out, a first attempt) runs before the answer.
+    const settle = time.mode === "virtual"
+      ? Effect.flatMap(time.now, (now) => time.advanceTo(now)).pipe(Effect.provideContext(timerContext))
+      : Effect.void
+
+    const begin = (request: HttpServerRequest.HttpServerRequest, environment: Environment | undefined): RequestInfo => {
+      const url = request.url
+      const q = url.indexOf("?")
+      const clientHeader = request.headers["x-client-correlation-id"]
+      return {
+        correlationId: correlation.next(),
+        clientCorrelationId: clientHeader !== undefined && visible.test(clientHeader) ? clientHeader : undefined,
+        environment,
+        instance: q < 0 ? url : url.slice(0, q),
+        clientIp: Option.getOrElse(request.remoteAddress, () => "127.0.0.1"),
+        rate: undefined
+      }
+    }
+
+    /** An ApiError becomes its problem; anything else but an interruption (a client gone) is logged and a 500. */
+    const recover = (info: RequestInfo) => (cause: Cause.Cause<ApiError>) => {
+      const failure = Cause.findErrorOption(cause)
+      if (failure._tag === "Some") return Effect.succeed(problemResponse(failure.value, info, nowMs()))
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      return Effect.as(
+        Effect.logError("Unexpected failure", { correlationId: info.correlationId, cause: Cause.pretty(cause) }),
+        problemResponse(internalError, info, nowMs())
+      )
+    }
+
+    const serve: EdgeService["serve"] = (environment, run) =>
       Effect.withFiber((fiber) => {
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
-        const url = request.url
-        const q = url.indexOf("?")
-        const path = q < 0 ? url : url.slice(0, q)
-        const correlationId = correlation.next()
-        const clientHeader = request.headers["x-client-correlation-id"]
-        const clientCorrelationId = clientHeader !== undefined && visible.test(clientHeader) ? clientHeader : undefined
+        const info = begin(request, environment)
+        return Effect.matchCauseEffect(run(request, info), {
+          onSuccess: (response) => Effect.succeed(finish(info)(response)),
+          onFailure: (cause) => Effect.map(recover(info)(cause), finish(info))
+        })
+      })
+
+    const gate: EdgeService["gate"] = (endpoint, group, run, services) => {
+      const bucket = Context.get(endpoint.annotations, RateBucket)
+      const policy = Context.get(endpoint.annotations, Idempotency) ?? "accepted"
+      const transactional = Context.get(endpoint.annotations, Transactional)
+      const upload = Context.get(endpoint.annotations, Upload)
+      const sandboxOnly = group.identifier === "simulate"
+      return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError> =>
+        Effect.flatMap(admit(info, request.method, request.headers["x-api-key"], bucket), (caller) => {
+          if (sandboxOnly && info.environment !== "sandbox") {
+            return Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
+          }
+          const runWith = (body: string | undefined) =>
+            Effect.withFiber((fiber) =>
+              // The servers run requests in a context that holds this engine's services already (`serveEngine`, the
+              // web handler), so only the caller is added; merging whole contexts per request is the dearer path,
+              // kept for hosts that serve the routes in a context of their own.
+              Context.getOrUndefined(fiber.context, Store) === store
+                ? Effect.provideService(run(request, body), CurrentCaller, caller)
+                : Effect.provideContext(run(request, body), Context.add(services, CurrentCaller, caller))
+            ) as Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
+          return bodyMethods.has(request.method)
+            ? Effect.tap(write(runWith, request, info, caller, policy, transactional, upload), () => settle) as Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
+            : runWith(undefined)
+        })
+    }
+
+    const unrouted: EdgeService["unrouted"] = (httpEffect) =>
+      Effect.catchCause(httpEffect, (cause) => {
+        const failure = Cause.findErrorOption(cause)
+        if (failure._tag === "None" || !isRouteNotFound(failure.value)) return Effect.failCause(cause)
+        const request = (failure.value as { reason: { request: HttpServerRequest.HttpServerRequest } }).reason.request
+        const path = begin(request, undefined).instance
         const base = baseOf(path)
-        const info: RequestInfo = {
-          correlationId,
-          clientCorrelationId,
-          environment: base?.environment,
-          instance: path,
-          clientIp: Option.getOrElse(request.remoteAddress, () => "127.0.0.1"),
-          rate: undefined
-        }
-        const done = finish(info, correlationId, clientCorrelationId)
+        const info = begin(request, base?.environment)
+        const done = finish(info)
         if (path === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
         // The reference page is public documentation, like the OpenAPI documents it shows: no key.
         const page = docs !== undefined && (request.method === "GET" || request.method === "HEAD") ? docs(path) : undefined
         if (page !== undefined) return Effect.succeed(done(page))
-        if (base === undefined) {
-          const problem = apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live.")
-          return Effect.succeed(done(problemResponse(problem, info, nowMs())))
-        }
-        if (path.includes("%") && !decodable(path)) {
-          const problem = apiError("BAD_REQUEST", "The request path is not valid percent-encoding.")
-          return Effect.succeed(done(problemResponse(problem, info, nowMs())))
-        }
-        const routed = httpEffect.pipe(
-          Effect.provideService(HttpServerRequest.HttpServerRequest, request.modify({ url: base.rest + (q < 0 ? "" : url.slice(q)) })),
-          Effect.provideService(CurrentRequest, info)
-        )
-        return routed.pipe(
-          Effect.catchCause((cause) => {
-            const failure = Cause.findErrorOption(cause)
-            if (failure._tag === "Some" && isRouteNotFound(failure.value)) {
-              // Unknown routes answer after authentication, so the route table cannot be probed without a key.
-              const refusal = info.environment === undefined
-                ? Effect.fail(apiError("NOT_FOUND", "No such operator route."))
-                : Effect.andThen(admit(info, request.method, request.headers["x-api-key"], undefined), Effect.fail(apiError("NOT_FOUND", "No such route.")))
-              return Effect.catch(refusal, (error) => Effect.succeed(problemResponse(error, info, nowMs())))
-            }
-            return Effect.as(
-              Effect.logError("Unexpected failure", { correlationId, cause: Cause.pretty(cause) }),
-              problemResponse(internalError, info, nowMs())
-            )
-          }),
-          Effect.map(done)
-        )
-      }) as any
+        const problem = (error: ApiError) => Effect.succeed(done(problemResponse(error, info, nowMs())))
+        if (base === undefined) return problem(apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live."))
+        if (path.includes("%") && !decodable(path)) return problem(apiError("BAD_REQUEST", "The request path is not valid percent-encoding."))
+        if (info.environment === undefined) return problem(apiError("NOT_FOUND", "No such operator route."))
+        // Unknown routes answer after authentication, so the route table cannot be probed without a key.
+        return Effect.matchEffect(admit(info, request.method, request.headers["x-api-key"], undefined), {
+          onSuccess: () => problem(apiError("NOT_FOUND", "No such route.")),
+          onFailure: problem
+        })
+      })
+
+    return { serve, gate, unrouted }
+  })
+)
+
+/** `Edge.unrouted` as the router's global middleware. */
+export const layerUnrouted = HttpRouter.middleware<{ provides: never }>()(
+  Effect.gen(function*() {
+    return (yield* Edge).unrouted as never
   }),
   { global: true }
 )

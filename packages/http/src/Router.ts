@@ -1,0 +1,154 @@
+/**
+ * Serves the HttpApi's endpoints as plain HttpRouter routes, one per endpoint under each base address
+ * (`/sandbox/...` and `/live/...`), with the pipeline folded into each route when the server is built.
+ *
+ * Why not `HttpApiBuilder.layer`: its per-request path re-merges the handler's whole context, runs a generator and
+ * the Schema interpreter's effect form for every decode and encode, and cannot know the base address, so fos had to
+ * rewrite every request's URL before routing. Measured on the foundation bench, a bare HttpApi route cost about
+ * 12 µs of CPU more than a bare HttpRouter route answering the same bytes (29 against 17 µs), and HttpRouter alone
+ * was within a few per cent of raw `node:http` (docs/performance.md). Here the same definitions are used (the
+ * endpoints' schemas, the handlers registered with `HttpApiBuilder.group`, the OpenAPI document from
+ * `OpenApi.fromApi`); only the per-request work is compiled once: decoders and encoders are the Schema's
+ * synchronous forms, the status comes from the endpoint's success schema, and the environment is the route's own.
+ *
+ * What the endpoint run does, in the order HttpApi did it: decode the path parameters, then the query, then the
+ * JSON body, call the handler, and encode its value with the success schema under its status (204 with no body
+ * when the endpoint declares none). A decoding failure is the problem `fromSchemaError` maps it to; an encoding
+ * failure is a defect (a 500), as it is in HttpApi.
+ */
+import { type ApiError, type EngineServices, type Environment } from "@fos/core"
+import { Cause, Context, Effect, Exit, Layer, Schema, SchemaAST } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { Api, Upload } from "./Api.ts"
+import { Edge, type EndpointRun, fromSchemaError, type SchemaFailureKind } from "./Pipeline.ts"
+
+/** What `HttpApiBuilder.group` keeps for each handler in the group's service. */
+interface HandlerItem {
+  readonly endpoint: HttpApiEndpoint.Top
+  readonly handler: (request: Record<string, unknown>) => Effect.Effect<unknown, ApiError, unknown>
+}
+
+interface GroupService {
+  readonly handlers: ReadonlyMap<string, HandlerItem>
+}
+
+/** The status of a success schema: its `HttpApiSchema.status` annotation (on the schema, a check, or its key), else 200. */
+export const statusOf = (ast: SchemaAST.AST): number => {
+  for (const check of [...(ast.checks ?? [])].reverse()) {
+    const status = check.annotations?.httpApiStatus
+    if (typeof status === "number") return status
+  }
+  const own = ast.annotations?.httpApiStatus ?? ast.context?.annotations?.httpApiStatus
+  return typeof own === "number" ? own : 200
+}
+
+/** A decoder that answers at once: a Schema's synchronous form, failing with the problem HttpApi's failure maps to. */
+const decoder = (schema: Schema.Top | undefined, kind: SchemaFailureKind) => {
+  if (schema === undefined) return undefined
+  const decode = Schema.decodeUnknownExit(schema as Schema.Codec<unknown, unknown>)
+  return (input: unknown): Exit.Exit<unknown, ApiError> => {
+    const exit = decode(input)
+    return Exit.isSuccess(exit) ? exit as Exit.Exit<unknown> : Exit.fail(fromSchemaError(kind, Cause.squash(exit.cause) as Schema.SchemaError))
+  }
+}
+
+/** A decoder's failure as the endpoint run's. */
+const failed = (exit: Exit.Failure<unknown, ApiError>) => exit as unknown as Effect.Effect<never, ApiError>
+
+/** The JSON body's schema of an endpoint, or undefined when it takes none (or takes an upload, which the gate reads). */
+const jsonPayloadOf = (endpoint: HttpApiEndpoint.Top): Schema.Top | undefined => {
+  if (Context.get(endpoint.annotations, Upload) !== undefined) return undefined
+  const json = endpoint.payload.get("application/json")
+  if (json === undefined) return undefined
+  return json.schemas.length === 1 ? json.schemas[0] : Schema.Union(json.schemas)
+}
+
+/**
+ * An endpoint's run: decoding, the handler and the response, as one effect over the request's body text (read and
+ * checked by the gate). It needs the handler's services and `CurrentCaller`, which the gate provides.
+ */
+export const compileEndpoint = (
+  endpoint: HttpApiEndpoint.Top,
+  group: HttpApiGroup.Top,
+  handler: HandlerItem["handler"]
+): EndpointRun => {
+  const decodeParams = decoder(endpoint.params, "Params")
+  const decodeQuery = endpoint.query === undefined ? undefined : decoder(Schema.toCodecArrayFromSingle(endpoint.query), "Query")
+  const decodeHeaders = decoder(endpoint.headers, "Headers")
+  const payload = jsonPayloadOf(endpoint)
+  const decodePayload = decoder(payload, "Payload")
+  const nullOnEmpty = payload !== undefined && SchemaAST.isNull(SchemaAST.toEncoded(payload.ast))
+  const successes = [...endpoint.success] as ReadonlyArray<Schema.Top>
+  if (successes.length > 1) throw new Error(`${group.identifier}.${endpoint.identifier}: the router takes one success schema per endpoint`)
+  const success = successes[0]
+  const respond: (value: unknown) => Effect.Effect<HttpServerResponse.HttpServerResponse> =
+    success === undefined || HttpApiSchema.isNoContent(success.ast)
+      ? (() => {
+        const status = success === undefined ? 204 : statusOf(success.ast)
+        return () => Effect.succeed(HttpServerResponse.empty({ status }))
+      })()
+      : (() => {
+        const status = statusOf(success.ast)
+        const encode = Schema.encodeUnknownExit(success as Schema.Codec<unknown, unknown>)
+        return (value) => {
+          const exit = encode(value)
+          if (Exit.isFailure(exit)) return Effect.die(new Error(`${group.identifier}.${endpoint.identifier}: the handler's value does not encode`, { cause: exit.cause }))
+          return Effect.succeed(HttpServerResponse.text(JSON.stringify(exit.value), { status, contentType: "application/json" }))
+        }
+      })()
+  return (request, body) =>
+    Effect.withFiber((fiber): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, unknown> => {
+      const input: Record<string, unknown> = { request, endpoint, group }
+      if (decodeParams !== undefined) {
+        const params = decodeParams(Context.getUnsafe(fiber.context, HttpRouter.RouteContext).params)
+        if (Exit.isFailure(params)) return failed(params)
+        input.params = params.value
+      }
+      if (decodeHeaders !== undefined) {
+        const headers = decodeHeaders(request.headers)
+        if (Exit.isFailure(headers)) return failed(headers)
+        input.headers = headers.value
+      }
+      if (decodeQuery !== undefined) {
+        const query = decodeQuery(Context.getUnsafe(fiber.context, HttpServerRequest.ParsedSearchParams))
+        if (Exit.isFailure(query)) return failed(query)
+        input.query = query.value
+      }
+      if (decodePayload !== undefined) {
+        const decoded = decodePayload(body === undefined || body === "" ? (nullOnEmpty ? null : undefined) : JSON.parse(body))
+        if (Exit.isFailure(decoded)) return failed(decoded)
+        input.payload = decoded.value
+      }
+      return Effect.flatMap(handler(input), respond) as Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, unknown>
+    })
+}
+
+const bases: ReadonlyArray<Environment> = ["sandbox", "live"]
+
+/**
+ * The API's routes under both base addresses, and its OpenAPI document at `<base>/v2/openapi.json` (public, like the
+ * reference page). Needs the groups' handlers (`HttpApiBuilder.group`) and the edge.
+ */
+export const layerApiRoutes = (api: HttpApi.Top = Api as unknown as HttpApi.Top) =>
+  HttpRouter.use(Effect.fnUntraced(function*(router) {
+    const services = yield* Effect.context<never>()
+    const edge = Context.get(services as Context.Context<Edge>, Edge)
+    const routes: Array<HttpRouter.Route<never, never>> = []
+    for (const group of Object.values(api.groups) as ReadonlyArray<HttpApiGroup.Top>) {
+      const service = services.mapUnsafe.get(group.key) as GroupService | undefined
+      if (service === undefined) return yield* Effect.die(new Error(`no handlers for the HttpApi group "${group.identifier}"`))
+      for (const { endpoint, handler } of service.handlers.values()) {
+        const run = compileEndpoint(endpoint, group, handler)
+        const gated = edge.gate(endpoint, group, run, services)
+        for (const environment of bases) {
+          routes.push(HttpRouter.route(endpoint.method, `/${environment}${endpoint.path}`, edge.serve(environment, gated)))
+        }
+      }
+    }
+    const openapi = HttpServerResponse.jsonUnsafe(OpenApi.fromApi(api))
+    for (const environment of bases) {
+      routes.push(HttpRouter.route("GET", `/${environment}/v2/openapi.json`, edge.serve(environment, () => Effect.succeed(openapi))))
+    }
+    yield* router.addAll(routes)
+  })) as Layer.Layer<never, never, HttpRouter.HttpRouter | Edge | EngineServices>
