@@ -485,7 +485,7 @@ const main = async () => {
     log("starting fos serve")
     const fosStart = await startChild(
       "fos serve",
-      ["--import", "tsx", "adapters/node/src/bin.ts", "serve", "--store", "memory", "--port", "0", "--host", "127.0.0.1", "--seed", seedPath],
+      ["adapters/node/src/bin.ts", "serve", "--store", "memory", "--port", "0", "--host", "127.0.0.1", "--seed", seedPath],
       {},
       "sandbox: "
     )
@@ -507,7 +507,7 @@ const main = async () => {
     writeFileSync(payloadPath, JSON.stringify({ status: probe.status, headers: [...probe.headers].filter(([k]) => !skip.has(k)), body }))
 
     log("starting raw node:http server")
-    const rawStart = await startChild("raw server", ["--import", "tsx", "bench/raw-server.ts"], { BENCH_PAYLOAD: payloadPath }, "raw: ")
+    const rawStart = await startChild("raw server", ["bench/raw-server.ts"], { BENCH_PAYLOAD: payloadPath }, "raw: ")
     const raw = rawStart.child
     children.push(raw)
     const rawUrl = `${rawStart.value}/sandbox${path}`

@@ -12,7 +12,7 @@ import { killAllFos, type RunningFos, startFos } from "./fosProcess.ts"
 import { expectProblem, httpCall, keysOf, noRateHeaders, orgSeed, rateHeaders, sandboxKey, type Seed, seedOf, START_MS } from "./support.ts"
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const bin = ["--import", "tsx", "adapters/node/src/bin.ts"]
+const bin = ["adapters/node/src/bin.ts"]
 const tmp = mkdtempSync(path.join(tmpdir(), "fos-server-test-"))
 const children = new Set<ChildProcess>()
 
