@@ -3,7 +3,7 @@
  * pipeline needs to know of it (its idempotency policy and its dedicated rate bucket). The server, the OpenAPI
  * document and the typed client all come from this one value.
  *
- * Paths are relative to a base address (`/sandbox` or `/live`); the edge strips the base before routing.
+ * Paths are relative to a base address (`/sandbox` or `/live`); Router.ts serves each endpoint under both.
  */
 import {
   ApiError,
