@@ -462,7 +462,8 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         const failure = Cause.findErrorOption(cause)
         if (failure._tag === "None" || !isRouteNotFound(failure.value)) return Effect.failCause(cause)
         const request = (failure.value as { reason: { request: HttpServerRequest.HttpServerRequest } }).reason.request
-        const path = begin(request, undefined).instance
+        const q = request.url.indexOf("?")
+        const path = q < 0 ? request.url : request.url.slice(0, q)
         const base = baseOf(path)
         const info = begin(request, base?.environment)
         const done = finish(info)
