@@ -3,7 +3,8 @@
  *
  * Method (docs/performance.md explains it at length):
  *   1. Writes a seed (one organization whose rate limit is raised out of the way, one user, one sandbox key)
- *      into a temporary directory and starts `fos serve --port 0 --seed <file>` as a child process.
+ *      into a temporary directory and starts `fos serve --port 0 --seed <file>` as a child process, with the node
+ *      flags of `npm start` (package.json).
  *   2. Reads the child's idle RSS, fetches `GET /sandbox/v2/portal/users/me` once, and starts
  *      bench/raw-server.ts as another child process that answers with the same status, headers and body.
  *   3. Sends 100,000 requests to fos (checking every body) and reads its RSS again.
@@ -99,6 +100,17 @@ const settings = {
   pipelining: 1,
   timeoutSeconds: 10
 }
+
+/**
+ * What `npm start` runs after `node` (its V8 flags, the entry point and `serve`), read from package.json so that
+ * the bench measures the server as it is started.
+ */
+const startArgs: ReadonlyArray<string> = (() => {
+  const script = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start
+  const [command, ...args] = script.trim().split(/\s+/)
+  if (command !== "node" || !args.includes("serve")) throw new Error(`package.json's start script is not "node ... serve": ${script}`)
+  return args
+})()
 
 const startTimeoutMs = 60_000
 const stopTimeoutMs = 25_000
@@ -482,10 +494,10 @@ const main = async () => {
     const key = `ck_sandbox_${randomBytes(32).toString("hex")}`
     const seedPath = writeBenchSeed(tmp, key)
 
-    log("starting fos serve")
+    log(`starting fos serve as npm start runs it: node ${startArgs.join(" ")}`)
     const fosStart = await startChild(
       "fos serve",
-      ["adapters/node/src/bin.ts", "serve", "--store", "memory", "--port", "0", "--host", "127.0.0.1", "--seed", seedPath],
+      [...startArgs, "--store", "memory", "--port", "0", "--host", "127.0.0.1", "--seed", seedPath],
       {},
       "sandbox: "
     )
