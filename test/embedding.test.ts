@@ -6,8 +6,8 @@
 import { createHmac } from "node:crypto"
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
-import { makeClient } from "@fos/client"
-import { callbackTransport, layerMemoryStore, schedule, type TimerHandler } from "@fos/core"
+import { makeClient, withIdempotencyKey } from "@fos/client"
+import { callbackTransport, layerMemoryStore, schedule, type TimerHandler, WebhookEndpointId } from "@fos/core"
 import { advanceBy, createEngine, Deliveries, type EmbeddedServices, type Engine, layerEmbedded, layerRoutes } from "@fos/http"
 import { it as effectIt } from "@effect/vitest"
 import { Clock, Effect, Layer } from "effect"
@@ -333,7 +333,12 @@ describe("an Effect host", () => {
       if (!("port" in address)) return expect.unreachable("a TCP server")
       const client = yield* makeClient({ baseUrl: `http://127.0.0.1:${address.port}/sandbox`, apiKey: keys.sandbox })
       expect((yield* client.portal.me()).organization.id).toBe("org_embed")
-      yield* client.webhooks.createEndpoint({ payload: { url: "https://receiver.example.com/effect" } })
+      const created = yield* client.webhooks.createEndpoint({ payload: { url: "https://receiver.example.com/effect" } })
+      // A keyed write keeps its record in the engine's store and runs in its transaction, though the host's own
+      // context holds neither: the same key replays the same answer.
+      const rotate = client.webhooks.rotateSecret({ params: { id: WebhookEndpointId.make(created.id) } }).pipe(withIdempotencyKey("host-rotate"))
+      const rotated = yield* rotate
+      expect(yield* rotate).toEqual(rotated)
       const event = yield* client.simulate.emitEvent({ payload: { type: "customer.created" } })
       yield* advanceBy("1 hour")
       // The routes serve the engine the host's own code moved.

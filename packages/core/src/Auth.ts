@@ -15,7 +15,7 @@ import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { Effect } from "effect"
 import ipaddr from "ipaddr.js"
 import { ApiError, apiError } from "./Problem.ts"
-import { type BucketSpec, Buckets, RateLimiter, type RateLimiterService } from "./RateLimit.ts"
+import { type BucketSpec, Buckets, type DedicatedBucket, RateLimiter, type RateLimiterService } from "./RateLimit.ts"
 import { Store, type StoreService } from "./Store.ts"
 import { type ApiKey, ApiKeys, type Environment, keyPattern, keyPrefix, type Organization, Organizations } from "./Tenancy.ts"
 
@@ -23,15 +23,17 @@ import { type ApiKey, ApiKeys, type Environment, keyPattern, keyPrefix, type Org
 export const sha256Hex = (text: string): string => bytesToHex(sha256(utf8ToBytes(text)))
 
 /**
- * The hash of a presented key, remembered for the keys seen lately: hashing is the largest single cost of
- * authenticating a request. The cache lives only in this process's memory, holds no more than keys in flight do,
- * and is never stored; keys are still stored only as hashes.
+ * The hash of a presented key of the right shape (undefined for any other text), remembered for the keys seen
+ * lately: hashing is the largest single cost of authenticating a request, and a remembered key needs no second
+ * look at its shape. The cache lives only in this process's memory, holds no more than keys in flight do, and is
+ * never stored; keys are still stored only as hashes.
  */
 const keyHashes = new Map<string, string>()
 const maxKeyHashes = 4096
-const keyHash = (key: string): string => {
+const keyHash = (key: string): string | undefined => {
   let hash = keyHashes.get(key)
   if (hash === undefined) {
+    if (!keyPattern.test(key)) return undefined
     if (keyHashes.size >= maxKeyHashes) keyHashes.clear()
     hash = sha256Hex(key)
     keyHashes.set(key, hash)
@@ -52,6 +54,8 @@ export interface Credentials {
   readonly apiKey: string | undefined
   readonly clientIp: string
 }
+
+const keyPrefixes = { sandbox: keyPrefix("sandbox"), live: keyPrefix("live") } as const satisfies Record<Environment, string>
 
 const readMethods = new Set(["GET", "HEAD", "OPTIONS"])
 
@@ -110,12 +114,16 @@ const admitKey = (credentials: Credentials, key: ApiKey, organization: Organizat
  * (two store reads, and a bucket only when refusing) rather than a generator.
  */
 export const makeAuthenticate = (store: StoreService, limiter: RateLimiterService) => {
-  const refuse = (bucket: string, spec: BucketSpec, what: string, error: ApiError) =>
-    Effect.flatMap(limiter.take(bucket, spec), (decision) =>
-      Effect.fail(decision.allowed ? error : limited(what, decision.retryAfterSeconds)))
+  // Per-address buckets: the scope names the kind, the bucket the address.
+  const refuse = (kind: string, clientIp: string, spec: BucketSpec, what: string, error: ApiError) =>
+    Effect.suspend(() => {
+      const decision = limiter.take(kind, clientIp, spec)
+      return Effect.fail(decision.allowed ? error : limited(what, decision.retryAfterSeconds))
+    })
   const invalid = (credentials: Credentials) =>
     refuse(
-      `ip-invalid:${credentials.clientIp}`,
+      "ip-invalid",
+      credentials.clientIp,
       Buckets.invalidKeyPerIp,
       "requests with an invalid API key",
       apiError("API_KEY_INVALID", `The API key is not an active key of the ${credentials.environment} environment.`)
@@ -123,10 +131,11 @@ export const makeAuthenticate = (store: StoreService, limiter: RateLimiterServic
   return (credentials: Credentials): Effect.Effect<Caller, ApiError> => {
     const { apiKey, environment } = credentials
     if (apiKey === undefined || apiKey === "") {
-      return refuse(`ip-unauth:${credentials.clientIp}`, Buckets.unauthenticatedPerIp, "unauthenticated requests", apiError("API_KEY_MISSING", "The x-api-key header is missing."))
+      return refuse("ip-unauth", credentials.clientIp, Buckets.unauthenticatedPerIp, "unauthenticated requests", apiError("API_KEY_MISSING", "The x-api-key header is missing."))
     }
-    if (!keyPattern.test(apiKey) || !apiKey.startsWith(keyPrefix(environment))) return invalid(credentials)
-    return Effect.flatMap(store.get(ApiKeys, keyHash(apiKey)), (key) => {
+    const hash = keyHash(apiKey)
+    if (hash === undefined || !apiKey.startsWith(keyPrefixes[environment])) return invalid(credentials)
+    return Effect.flatMap(store.get(ApiKeys, hash), (key) => {
       if (key === undefined || key.revokedAt !== undefined || key.environment !== environment) return invalid(credentials)
       return Effect.flatMap(store.get(Organizations, key.organizationId), (organization) => {
         if (organization === undefined) return invalid(credentials)
@@ -141,15 +150,24 @@ export const makeAuthenticate = (store: StoreService, limiter: RateLimiterServic
 export const authenticate = (credentials: Credentials): Effect.Effect<Caller, ApiError, Store | RateLimiter> =>
   Effect.flatMap(Effect.all([Store, RateLimiter]), ([store, limiter]) => makeAuthenticate(store, limiter)(credentials))
 
-/** Which bucket a request of `caller` counts against: the dedicated one when named, else the general one. */
-export const rateLimitFor = (caller: Caller, dedicated: string | undefined) => {
-  const scope = `${caller.organization.id}/${caller.environment}`
-  if (dedicated !== undefined) return { key: `${scope}/${dedicated}`, spec: Buckets.dedicated }
+/** The names of an organization's buckets, one per environment and kind: the same strings on every request. */
+const bucketNames = {
+  sandbox: { general: "sandbox/general", order_execute: "sandbox/order_execute", documents: "sandbox/documents", application_submit: "sandbox/application_submit" },
+  live: { general: "live/general", order_execute: "live/order_execute", documents: "live/documents", application_submit: "live/application_submit" }
+} as const satisfies Record<Environment, Record<DedicatedBucket | "general", string>>
+
+/**
+ * Which bucket a request of `caller` counts against: the dedicated one when named, else the general one. Buckets
+ * are per organization and environment.
+ */
+export const rateLimitFor = (caller: Caller, dedicated: DedicatedBucket | undefined) => {
+  const scope = caller.organization.id
+  if (dedicated !== undefined) return { scope, name: bucketNames[caller.environment][dedicated], spec: Buckets.dedicated }
   const override = caller.organization.rateLimit
   const spec = override !== undefined
     ? { perSecond: override.sustainedPerSecond, burst: override.burst }
     : caller.environment === "live"
     ? Buckets.generalLive
     : Buckets.generalSandbox
-  return { key: `${scope}/general`, spec }
+  return { scope, name: bucketNames[caller.environment].general, spec }
 }

@@ -128,8 +128,14 @@ export const makeMemoryStore = (): StoreService => {
       )
     })
 
-  const get = <Row>(t: Table<Row>, key: string) =>
-    read(() => touchedRows.has(rowId(t, key)), () => state(t).rows.get(key) as Row | undefined)
+  // `read` specialised for the commonest call (every request authenticates with two of these): no closures, and
+  // no row id built unless a transaction has written something.
+  const get = <Row>(t: Table<Row>, key: string): Effect.Effect<Row | undefined> =>
+    Effect.withFiber((fiber) =>
+      touchedRows.size === 0 || fiber.getRef(CurrentTx) !== undefined || !touchedRows.has(rowId(t, key))
+        ? Effect.succeed(state(t).rows.get(key) as Row | undefined)
+        : lock.withPermits(1)(Effect.sync(() => state(t).rows.get(key) as Row | undefined))
+    )
   const tableDirty = (t: Table<any>) => () => touchedTables.has(t.name)
 
   const page = <Row>(t: Table<Row>, q: PageQuery) =>

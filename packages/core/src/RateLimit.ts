@@ -61,31 +61,54 @@ export const Buckets = {
 export type DedicatedBucket = "order_execute" | "documents" | "application_submit"
 
 export interface RateLimiterService {
-  /** Takes a token from the bucket named `key`, created with `spec` on first use. */
-  readonly take: (key: string, spec: BucketSpec) => Effect.Effect<Decision>
+  /**
+   * Takes a token from the bucket `name` of `scope`, created with `spec` on first use, at the Clock's present. A
+   * scope is an organization (its buckets are named per environment) or a kind of per-address bucket (named by
+   * the address). Two parts rather than one key so that a request builds no new string to look its bucket up.
+   *
+   * Synchronous, since the buckets live in this process's memory: every request takes a token, and an effect
+   * around it would cost each request steps of the fiber for nothing. Call it from within an effect.
+   */
+  readonly take: (scope: string, name: string, spec: BucketSpec) => Decision
 }
 
 export class RateLimiter extends Context.Service<RateLimiter, RateLimiterService>()("fos/RateLimiter") {}
 
-/** Bounds the bucket map: idle full buckets are forgotten once it grows past this many keys. */
+/** Bounds the buckets kept: idle full buckets are forgotten once there are this many. */
 const maxBuckets = 100_000
 
 /** A limiter on `clock`: the engine's clock, virtual or not, fixed when the engine is built. */
 export const makeRateLimiter = (clock: Clock.Clock): RateLimiterService => {
-  const buckets = new Map<string, BucketState>()
-  return {
-    take: (key, spec) =>
-      Effect.suspend(() => {
-        const nowMs = clock.currentTimeMillisUnsafe()
-        const [decision, next] = take(spec, buckets.get(key), nowMs)
-        if (buckets.size >= maxBuckets && !buckets.has(key)) {
-          for (const [k, s] of buckets) {
-            if (take(spec, s, nowMs)[1].tokens >= spec.burst - 1) buckets.delete(k)
-          }
+  const scopes = new Map<string, Map<string, BucketState>>()
+  let count = 0
+  const forgetFull = (spec: BucketSpec, nowMs: number) => {
+    for (const [scope, buckets] of scopes) {
+      for (const [name, state] of buckets) {
+        if (take(spec, state, nowMs)[1].tokens >= spec.burst - 1) {
+          buckets.delete(name)
+          count--
         }
-        buckets.set(key, next)
-        return Effect.succeed(decision)
-      })
+      }
+      if (buckets.size === 0) scopes.delete(scope)
+    }
+  }
+  return {
+    take: (scope, name, spec) => {
+      const nowMs = clock.currentTimeMillisUnsafe()
+      let buckets = scopes.get(scope)
+      const state = buckets?.get(name)
+      const [decision, next] = take(spec, state, nowMs)
+      if (state === undefined) {
+        if (count >= maxBuckets) {
+          forgetFull(spec, nowMs)
+          buckets = scopes.get(scope)
+        }
+        if (buckets === undefined) scopes.set(scope, (buckets = new Map()))
+        count++
+      }
+      buckets!.set(name, next)
+      return decision
+    }
   }
 }
 

@@ -22,6 +22,8 @@ const caller = (environment: "sandbox" | "live", rateLimit?: Organization["rateL
   key: {} as Caller["key"]
 })
 
+const key = (limit: ReturnType<typeof rateLimitFor>) => `${limit.scope} ${limit.name}`
+
 describe("buckets", () => {
   it("are the spec's: 200/s burst 400 sandbox, 50/s burst 100 live, 5/s burst 10 dedicated", () => {
     expect(rateLimitFor(caller("sandbox"), undefined).spec).toEqual({ perSecond: 200, burst: 400 })
@@ -33,12 +35,12 @@ describe("buckets", () => {
 
   it("count each dedicated bucket apart from the general one and from each other, per organization and environment", () => {
     const keys = new Set([
-      rateLimitFor(caller("sandbox"), undefined).key,
-      rateLimitFor(caller("sandbox"), "order_execute").key,
-      rateLimitFor(caller("sandbox"), "documents").key,
-      rateLimitFor(caller("sandbox"), "application_submit").key,
-      rateLimitFor(caller("live"), undefined).key,
-      rateLimitFor(caller("live"), "order_execute").key
+      key(rateLimitFor(caller("sandbox"), undefined)),
+      key(rateLimitFor(caller("sandbox"), "order_execute")),
+      key(rateLimitFor(caller("sandbox"), "documents")),
+      key(rateLimitFor(caller("sandbox"), "application_submit")),
+      key(rateLimitFor(caller("live"), undefined)),
+      key(rateLimitFor(caller("live"), "order_execute"))
     ])
     expect(keys.size).toBe(6)
   })
@@ -73,15 +75,16 @@ describe("token bucket", () => {
     Effect.gen(function*() {
       const limiter = makeRateLimiter(yield* Clock.Clock)
       const spec = { perSecond: 1, burst: 2 }
-      expect((yield* limiter.take("k", spec)).allowed).toBe(true)
-      expect((yield* limiter.take("k", spec)).allowed).toBe(true)
-      const refused = yield* limiter.take("k", spec)
+      expect(limiter.take("org_a", "k", spec).allowed).toBe(true)
+      expect(limiter.take("org_a", "k", spec).allowed).toBe(true)
+      const refused = limiter.take("org_a", "k", spec)
       expect(refused).toMatchObject({ allowed: false, retryAfterSeconds: 1 })
       yield* TestClock.adjust("999 millis")
-      expect((yield* limiter.take("k", spec)).allowed).toBe(false)
+      expect(limiter.take("org_a", "k", spec).allowed).toBe(false)
       yield* TestClock.adjust("1 millis")
-      expect((yield* limiter.take("k", spec)).allowed).toBe(true)
-      // Another key has its own bucket.
-      expect((yield* limiter.take("other", spec)).allowed).toBe(true)
+      expect(limiter.take("org_a", "k", spec).allowed).toBe(true)
+      // Another bucket of the scope, and the same bucket of another scope, are buckets of their own.
+      expect(limiter.take("org_a", "other", spec).allowed).toBe(true)
+      expect(limiter.take("org_b", "k", spec).allowed).toBe(true)
     }))
 })

@@ -57,18 +57,20 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Api, CurrentCaller, CurrentUpload } from "./Api.ts"
 
 const PortalLive = HttpApiBuilder.group(Api, "portal", (handlers) =>
-  // The cheapest authenticated route, so the one a client polls: a short chain of effects rather than a generator.
-  handlers.handle("me", () =>
-    Effect.flatMap(Effect.all([CurrentCaller, Store]), ([caller, store]) =>
-      Effect.flatMap(store.get(Users, caller.key.createdBy), (user) => {
-        if (user === undefined) return Effect.die(new Error(`key creator ${caller.key.createdBy} missing`))
-        const org = caller.organization
-        return Effect.succeed({
-          user: { id: user.id, email: user.email, role: user.role, emailVerified: user.emailVerified, createdAt: user.createdAt },
-          organization: { id: org.id, name: org.name, status: org.status, features: [...org.features], createdAt: org.createdAt },
-          apiKey: { access: caller.key.access, environment: caller.environment, last4: caller.key.last4 }
-        })
-      }))))
+  // The cheapest authenticated route, so the one a client polls: a short chain of effects rather than a generator,
+  // over the engine's store taken once.
+  Effect.map(Store, (store) =>
+    handlers.handle("me", () =>
+      Effect.flatMap(CurrentCaller, (caller) =>
+        Effect.flatMap(store.get(Users, caller.key.createdBy), (user) => {
+          if (user === undefined) return Effect.die(new Error(`key creator ${caller.key.createdBy} missing`))
+          const org = caller.organization
+          return Effect.succeed({
+            user: { id: user.id, email: user.email, role: user.role, emailVerified: user.emailVerified, createdAt: user.createdAt },
+            organization: { id: org.id, name: org.name, status: org.status, features: [...org.features], createdAt: org.createdAt },
+            apiKey: { access: caller.key.access, environment: caller.environment, last4: caller.key.last4 }
+          })
+        })))))
 
 const CustomersLive = HttpApiBuilder.group(Api, "customers", (handlers) =>
   handlers

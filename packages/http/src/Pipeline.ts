@@ -2,13 +2,14 @@
  * The request pipeline, in the order a request meets it:
  *
  * - The edge, around every route (`Edge.serve`, applied to each route when the server is built): correlation ids,
- *   the request's base address (`/sandbox` or `/live`, which each route knows as its own), the 500 for anything
- *   unexpected, and the response headers every answer carries. What no route matches goes to `Edge.unrouted`
+ *   the request's base address (`/sandbox` or `/live`, which each route knows as its own), the engine's services
+ *   when the server's context lacks them, the 500 for anything unexpected, and the response headers every answer
+ *   carries. What no route matches goes to `Edge.unrouted`
  *   (a global middleware): `/healthz`, the `/docs` reference page, bad percent-encoding, and the unknown-route
  *   404 (after authentication, so routes cannot be probed without a key).
  * - The gate, around each endpoint (`Edge.gate`, settled per endpoint when the server is built): authentication,
  *   the rate limit, the body checks (media type, size, JSON; or on an endpoint marked `Upload`, the multipart form),
- *   idempotency, and the endpoint's run (Router.ts) with the caller provided.
+ *   idempotency, and the endpoint's run (Router.ts), given the admitted caller.
  *
  * Every problem body is rendered by `renderProblem` and sent as JSON, never with a stack trace.
  */
@@ -19,6 +20,7 @@ import {
   decodeFailure,
   type Caller,
   type Decision,
+  type DedicatedBucket,
   type IdempotencyPolicy,
   makeAuthenticate,
   type RateLimiterService,
@@ -44,7 +46,7 @@ import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, type Schema, St
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, makeDocsPages } from "./Docs.ts"
-import { CurrentCaller, CurrentUpload, Gate, Idempotency, RateBucket, Transactional, Upload, type UploadPolicy } from "./Api.ts"
+import { CurrentUpload, Gate, Idempotency, RateBucket, Transactional, Upload, type UploadPolicy } from "./Api.ts"
 
 /** What the pipeline knows of one request; filled in as the request moves through it. */
 export interface RequestInfo {
@@ -219,31 +221,37 @@ const fromStored = (stored: StoredResponse) =>
  */
 export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
   const authenticate = makeAuthenticate(store, limiter)
-  return (info: RequestInfo, method: string, apiKey: string | undefined, dedicated: string | undefined): Effect.Effect<Caller, ApiError> => {
+  return (info: RequestInfo, method: string, apiKey: string | undefined, dedicated: DedicatedBucket | undefined): Effect.Effect<Caller, ApiError> => {
     if (info.environment === undefined) return Effect.die(new Error("admit outside a base address"))
     return Effect.flatMap(authenticate({ method, environment: info.environment, apiKey, clientIp: info.clientIp }), (caller) => {
       const limit = rateLimitFor(caller, dedicated)
-      return Effect.flatMap(limiter.take(limit.key, limit.spec), (decision) => {
-        info.rate = decision
-        return decision.allowed
-          ? Effect.succeed(caller)
-          : Effect.fail(apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! }))
-      })
+      const decision = limiter.take(limit.scope, limit.name, limit.spec)
+      info.rate = decision
+      return decision.allowed
+        ? Effect.succeed(caller)
+        : Effect.fail(apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! }))
     })
   }
 }
 
 /**
- * An endpoint's run (Router.ts compiles one per endpoint): decoding, the handler and its response, over the request
- * and its body text as the gate read and checked it (undefined on reads and uploads).
+ * An endpoint's run (Router.ts compiles one per endpoint): decoding, the handler and its response, over the request,
+ * its body text as the gate read and checked it (undefined on reads and uploads), and the caller the gate admitted.
  */
 export type EndpointRun = (
   request: HttpServerRequest.HttpServerRequest,
-  body: string | undefined
-) => Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, unknown>
+  body: string | undefined,
+  caller: Caller
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
 
-/** A route's work under the edge: the request and what the edge knows of it, to a response or a problem. */
-export type RouteRun = (request: HttpServerRequest.HttpServerRequest, info: RequestInfo) => Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
+/**
+ * A route's work under the edge: the request and what the edge knows of it, to a response or a problem. The edge
+ * runs it in a context that holds the engine's services.
+ */
+export type RouteRun = (
+  request: HttpServerRequest.HttpServerRequest,
+  info: RequestInfo
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, EngineServices>
 
 /**
  * A keyed or unkeyed write: the body checks (JSON, or an upload's form, which the handler then reads as
@@ -333,7 +341,7 @@ const baseOf = (path: string): { environment: Environment | undefined } | undefi
 }
 
 /** The headers every answer carries: correlation ids, and the rate limit once a key was accepted. */
-const finish = (info: RequestInfo) => (response: HttpServerResponse.HttpServerResponse) => {
+const finish = (info: RequestInfo, response: HttpServerResponse.HttpServerResponse) => {
   const headers: Record<string, string> = { "x-correlation-id": info.correlationId }
   if (info.clientCorrelationId !== undefined) headers["x-client-correlation-id"] = info.clientCorrelationId
   const rate = info.rate
@@ -362,16 +370,8 @@ const internalError = apiError("INTERNAL_ERROR", "An unexpected error occurred. 
 export interface EdgeService {
   /** A route under the edge, for `environment` (undefined on the operator surface). */
   readonly serve: (environment: Environment | undefined, run: RouteRun) => Effect.Effect<HttpServerResponse.HttpServerResponse>
-  /**
-   * An endpoint's gate: what depends only on the endpoint is settled here, once. `services` are what the handlers
-   * need; the caller is added to them per request.
-   */
-  readonly gate: (
-    endpoint: HttpApiEndpoint.Top,
-    group: HttpApiGroup.Top,
-    run: EndpointRun,
-    services: Context.Context<never>
-  ) => RouteRun
+  /** An endpoint's gate: what depends only on the endpoint is settled here, once. */
+  readonly gate: (endpoint: HttpApiEndpoint.Top, group: HttpApiGroup.Top, run: EndpointRun) => RouteRun
   /** The global middleware for what no route matched. */
   readonly unrouted: (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) => Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
 }
@@ -391,6 +391,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
     const docs = docsFiles === undefined ? undefined : makeDocsPages(docsFiles)
     const time = yield* TimeControl
     const timerContext = yield* Effect.context<Store | TimerHandlers>()
+    const engineContext = yield* Effect.context<EngineServices>()
     // Under the virtual clock, what a write makes due at once (a fan-out, a first attempt) runs before the answer.
     const settle = time.mode === "virtual"
       ? Effect.flatMap(time.now, (now) => time.advanceTo(now)).pipe(Effect.provideContext(timerContext))
@@ -411,7 +412,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
     }
 
     /** An ApiError becomes its problem; anything else but an interruption (a client gone) is logged and a 500. */
-    const recover = (info: RequestInfo) => (cause: Cause.Cause<ApiError>) => {
+    const recover = (info: RequestInfo, cause: Cause.Cause<ApiError>) => {
       const failure = Cause.findErrorOption(cause)
       if (failure._tag === "Some") return Effect.succeed(problemResponse(failure.value, info, nowMs()))
       if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
@@ -425,35 +426,33 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
       Effect.withFiber((fiber) => {
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
         const info = begin(request, environment)
-        return Effect.matchCauseEffect(run(request, info), {
-          onSuccess: (response) => Effect.succeed(finish(info)(response)),
-          onFailure: (cause) => Effect.map(recover(info)(cause), finish(info))
+        const answered = Effect.matchCauseEffect(run(request, info), {
+          onSuccess: (response) => Effect.succeed(finish(info, response)),
+          onFailure: (cause) => Effect.map(recover(info, cause), (response) => finish(info, response))
         })
+        // The servers run requests in a context that holds this engine's services already (`serveEngine`, the web
+        // handler). A host that serves the routes in a context of its own gets them added here, once, for all the
+        // request does: the engine's services win over the host's, and what the request adds (its route, a
+        // transaction) is kept.
+        return Context.getOrUndefined(fiber.context, Store) === store
+          ? answered as Effect.Effect<HttpServerResponse.HttpServerResponse>
+          : Effect.provideContext(answered, Context.merge(fiber.context, engineContext))
       })
 
-    const gate: EdgeService["gate"] = (endpoint, group, run, services) => {
+    const gate: EdgeService["gate"] = (endpoint, group, run) => {
       const bucket = Context.get(endpoint.annotations, RateBucket)
       const policy = Context.get(endpoint.annotations, Idempotency) ?? "accepted"
       const transactional = Context.get(endpoint.annotations, Transactional)
       const upload = Context.get(endpoint.annotations, Upload)
       const sandboxOnly = group.identifier === "simulate"
-      return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError> =>
+      return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, EngineServices> =>
         Effect.flatMap(admit(info, request.method, request.headers["x-api-key"], bucket), (caller) => {
           if (sandboxOnly && info.environment !== "sandbox") {
             return Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
           }
-          const runWith = (body: string | undefined) =>
-            Effect.withFiber((fiber) =>
-              // The servers run requests in a context that holds this engine's services already (`serveEngine`, the
-              // web handler), so only the caller is added; merging whole contexts per request is the dearer path,
-              // kept for hosts that serve the routes in a context of their own.
-              Context.getOrUndefined(fiber.context, Store) === store
-                ? Effect.provideService(run(request, body), CurrentCaller, caller)
-                : Effect.provideContext(run(request, body), Context.add(services, CurrentCaller, caller))
-            ) as Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
           return bodyMethods.has(request.method)
-            ? Effect.tap(write(runWith, request, info, caller, policy, transactional, upload), () => settle) as Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
-            : runWith(undefined)
+            ? Effect.tap(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload), () => settle)
+            : run(request, undefined, caller)
         })
     }
 
@@ -466,7 +465,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         const path = q < 0 ? request.url : request.url.slice(0, q)
         const base = baseOf(path)
         const info = begin(request, base?.environment)
-        const done = finish(info)
+        const done = (response: HttpServerResponse.HttpServerResponse) => finish(info, response)
         if (path === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
         // The reference page is public documentation, like the OpenAPI documents it shows: no key.
         const page = docs !== undefined && (request.method === "GET" || request.method === "HEAD") ? docs(path) : undefined

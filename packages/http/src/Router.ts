@@ -13,14 +13,16 @@
  *
  * What the endpoint run does, in the order HttpApi did it: decode the path parameters, then the query, then the
  * JSON body, call the handler, and encode its value with the success schema under its status (204 with no body
- * when the endpoint declares none). A decoding failure is the problem `fromSchemaError` maps it to; an encoding
- * failure is a defect (a 500), as it is in HttpApi.
+ * when the endpoint declares none). A plain success schema is written by its compiled JSON writer (JsonWriter.ts),
+ * which gives the same text as encoding then `JSON.stringify`. A decoding failure is the problem `fromSchemaError`
+ * maps it to; an encoding failure is a defect (a 500), as it is in HttpApi.
  */
 import { type ApiError, type EngineServices, type Environment } from "@fos/core"
 import { Cause, Context, Effect, Exit, Layer, Schema, SchemaAST } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Api, Upload } from "./Api.ts"
+import { Api, CurrentCaller, Upload } from "./Api.ts"
+import { compileJsonWriter } from "./JsonWriter.ts"
 import { Edge, type EndpointRun, fromSchemaError, type SchemaFailureKind } from "./Pipeline.ts"
 
 /** What `HttpApiBuilder.group` keeps for each handler in the group's service. */
@@ -65,8 +67,8 @@ const jsonPayloadOf = (endpoint: HttpApiEndpoint.Top): Schema.Top | undefined =>
 }
 
 /**
- * An endpoint's run: decoding, the handler and the response, as one effect over the request's body text (read and
- * checked by the gate). It needs the handler's services and `CurrentCaller`, which the gate provides.
+ * An endpoint's run: decoding, the handler with the caller, and the response, as one effect over the request's
+ * body text (read and checked by the gate). The edge runs it in a context that holds the engine's services.
  */
 export const compileEndpoint = (
   endpoint: HttpApiEndpoint.Top,
@@ -82,23 +84,28 @@ export const compileEndpoint = (
   const successes = [...endpoint.success] as ReadonlyArray<Schema.Top>
   if (successes.length > 1) throw new Error(`${group.identifier}.${endpoint.identifier}: the router takes one success schema per endpoint`)
   const success = successes[0]
-  const respond: (value: unknown) => Effect.Effect<HttpServerResponse.HttpServerResponse> =
+  // The handler's value to its response; a value that does not encode is a defect (thrown, so a 500).
+  const respond: (value: unknown) => HttpServerResponse.HttpServerResponse =
     success === undefined || HttpApiSchema.isNoContent(success.ast)
       ? (() => {
-        const status = success === undefined ? 204 : statusOf(success.ast)
-        return () => Effect.succeed(HttpServerResponse.empty({ status }))
+        const response = HttpServerResponse.empty({ status: success === undefined ? 204 : statusOf(success.ast) })
+        return () => response
       })()
       : (() => {
         const status = statusOf(success.ast)
+        const write = compileJsonWriter(success.ast)
         const encode = Schema.encodeUnknownExit(success as Schema.Codec<unknown, unknown>)
-        return (value) => {
+        const json = (value: unknown): string => {
           const exit = encode(value)
-          if (Exit.isFailure(exit)) return Effect.die(new Error(`${group.identifier}.${endpoint.identifier}: the handler's value does not encode`, { cause: exit.cause }))
-          return Effect.succeed(HttpServerResponse.text(JSON.stringify(exit.value), { status, contentType: "application/json" }))
+          if (Exit.isFailure(exit)) throw new Error(`${group.identifier}.${endpoint.identifier}: the handler's value does not encode`, { cause: exit.cause })
+          return JSON.stringify(exit.value)
         }
+        // The compiled writer when the schema has one and the value fits; else Effect's encoder, which also words
+        // the failure when the value does not fit.
+        return (value) => HttpServerResponse.text((write === undefined ? undefined : write(value)) ?? json(value), { status, contentType: "application/json" })
       })()
-  return (request, body) =>
-    Effect.withFiber((fiber): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, unknown> => {
+  return (request, body, caller) =>
+    Effect.withFiber((fiber): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError> => {
       const input: Record<string, unknown> = { request, endpoint, group }
       if (decodeParams !== undefined) {
         const params = decodeParams(Context.getUnsafe(fiber.context, HttpRouter.RouteContext).params)
@@ -120,7 +127,7 @@ export const compileEndpoint = (
         if (Exit.isFailure(decoded)) return failed(decoded)
         input.payload = decoded.value
       }
-      return Effect.flatMap(handler(input), respond) as Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, unknown>
+      return Effect.provideService(Effect.map(handler(input), respond), CurrentCaller, caller) as Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
     })
 }
 
@@ -139,8 +146,7 @@ export const layerApiRoutes = (api: HttpApi.Top = Api as unknown as HttpApi.Top)
       const service = services.mapUnsafe.get(group.key) as GroupService | undefined
       if (service === undefined) return yield* Effect.die(new Error(`no handlers for the HttpApi group "${group.identifier}"`))
       for (const { endpoint, handler } of service.handlers.values()) {
-        const run = compileEndpoint(endpoint, group, handler)
-        const gated = edge.gate(endpoint, group, run, services)
+        const gated = edge.gate(endpoint, group, compileEndpoint(endpoint, group, handler))
         for (const environment of bases) {
           routes.push(HttpRouter.route(endpoint.method, `/${environment}${endpoint.path}`, edge.serve(environment, gated)))
         }

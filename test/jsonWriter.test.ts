@@ -1,0 +1,107 @@
+/**
+ * The compiled JSON writers (packages/http/src/JsonWriter.ts) are a faster way to what Effect's encoder and
+ * `JSON.stringify` give, never a different one. Checked on every response schema of the API that gets a writer:
+ * on values generated from the schema, and on the same values spoiled (extra fields, wrong types, missing fields).
+ */
+import { Api } from "@fos/http"
+import { Arbitrary, Effect, Exit, Schema } from "effect"
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { compileJsonWriter } from "../packages/http/src/JsonWriter.ts"
+
+const responseSchemas = Object.values(Api.groups).flatMap((group) =>
+  Object.values(group.endpoints).flatMap((endpoint) =>
+    ([...endpoint.success] as ReadonlyArray<Schema.Top>).map((schema) => ({ name: `${group.identifier}.${endpoint.identifier}`, schema }))
+  )
+)
+const written = responseSchemas.flatMap(({ name, schema }) => {
+  const write = compileJsonWriter(schema.ast)
+  return write === undefined ? [] : [{ name, schema, write, encode: Schema.encodeUnknownExit(schema as Schema.Codec<unknown, unknown>) }]
+})
+
+/** What a response carries without the writer: the encoder's value as JSON, or undefined when it does not encode. */
+const viaEncoder = (encode: (value: unknown) => Exit.Exit<unknown, unknown>, value: unknown): string | undefined => {
+  const exit = encode(value)
+  return Exit.isSuccess(exit) ? JSON.stringify(exit.value) : undefined
+}
+
+/** A copy of `value` with one spot changed by `change`, chosen by `pick` among its objects and arrays' entries. */
+const spoil = (value: unknown, pick: number, change: (old: unknown) => unknown): unknown => {
+  const spots: Array<{ readonly parent: Record<string | number, unknown>; readonly key: string | number }> = []
+  const copy = structuredClone(value)
+  const walk = (node: unknown) => {
+    if (typeof node !== "object" || node === null) return
+    for (const key of Object.keys(node)) {
+      spots.push({ parent: node as Record<string, unknown>, key: Array.isArray(node) ? Number(key) : key })
+      walk((node as Record<string, unknown>)[key])
+    }
+  }
+  walk(copy)
+  if (spots.length === 0) return change(copy)
+  const { parent, key } = spots[pick % spots.length]!
+  const next = change(parent[key])
+  if (next === undefined) delete parent[key]
+  else parent[key] = next
+  return copy
+}
+
+describe("compiled JSON writers", () => {
+  it("cover the cheapest endpoint, users/me, and only schemas whose encoding is plain JSON", () => {
+    expect(written.map((w) => w.name)).toContain("portal.me")
+    expect(compileJsonWriter(Schema.Struct({ at: Schema.Date }).ast)).toBeUndefined()
+    expect(compileJsonWriter(Schema.Struct({ n: Schema.NumberFromString }).ast)).toBeUndefined()
+    expect(compileJsonWriter(Schema.Struct({ s: Schema.String.check(Schema.isMinLength(1)) }).ast)).toBeUndefined()
+    expect(compileJsonWriter(Schema.Record(Schema.String, Schema.String).ast)).toBeUndefined()
+    expect(compileJsonWriter(Schema.Union([Schema.Struct({ a: Schema.String }), Schema.Null]).ast)).toBeUndefined()
+  })
+
+  it("write what the encoder and JSON.stringify write, for values of each schema", async () => {
+    for (const { name, schema, write, encode } of written) {
+      const values = await Effect.runPromise(Arbitrary.sampleEffect(Arbitrary.schema(schema as Schema.Codec<unknown, unknown>), { count: 200, seed: name }))
+      for (const value of values) {
+        const expected = viaEncoder(encode, value)
+        expect(expected, name).toBeDefined()
+        expect(write(value), name).toBe(expected)
+      }
+    }
+  })
+
+  it("on a spoiled value either write the encoder's text or leave it to the encoder", async () => {
+    const changes: ReadonlyArray<(old: unknown) => unknown> = [
+      () => undefined,
+      () => null,
+      () => 42,
+      () => "text",
+      () => true,
+      () => [],
+      () => ({}),
+      (old) => (typeof old === "object" && old !== null ? { ...old, extra: "not declared" } : old)
+    ]
+    for (const { name, schema, write, encode } of written) {
+      const values = await Effect.runPromise(Arbitrary.sampleEffect(Arbitrary.schema(schema as Schema.Codec<unknown, unknown>), { count: 20, seed: name }))
+      fc.assert(
+        fc.property(fc.constantFrom(...values), fc.nat(), fc.constantFrom(...changes), (value, pick, change) => {
+          const spoiled = spoil(value, pick, change)
+          const text = write(spoiled)
+          if (text !== undefined) expect(text, name).toBe(viaEncoder(encode, spoiled))
+        }),
+        { numRuns: 300 }
+      )
+    }
+  })
+
+  it("escape strings as JSON.stringify does", () => {
+    const write = compileJsonWriter(Schema.Struct({ s: Schema.String }).ast)!
+    for (const text of ["", "plain", `quote "`, `back\\slash`, "tab\tnew\nline\u0000nul\u001f", "emoji 😀", "lone \ud800 surrogate", "é ü ß ✓", "</script>"]) {
+      expect(write({ s: text })).toBe(JSON.stringify({ s: text }))
+    }
+  })
+
+  it("leave out fields the schema does not declare, as the encoder does", () => {
+    const write = compileJsonWriter(Schema.Struct({ id: Schema.String, note: Schema.optionalKey(Schema.NullOr(Schema.String)) }).ast)!
+    expect(write({ id: "a", secret: "internal" })).toBe(`{"id":"a"}`)
+    expect(write({ id: "a", note: null })).toBe(`{"id":"a","note":null}`)
+    expect(write({ id: "a", note: undefined })).toBeUndefined()
+    expect(write({ note: "n" })).toBeUndefined()
+  })
+})
