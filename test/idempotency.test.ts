@@ -3,7 +3,7 @@
  * one keyed endpoint so far, whose effect, moving the clock, is easy to count), and at the engine level with
  * `runIdempotent` for what HTTP cannot stage: a concurrent duplicate, 5xx binding, environment scoping.
  */
-import { type ApiError, apiError, runIdempotent, type StoredResponse } from "@fos/core"
+import { type ApiError, apiError, IdempotencyRecords, runIdempotent, Store, type StoredResponse, TimeControl } from "@fos/core"
 import type { Engine } from "@fos/http"
 import { Deferred, Effect, Fiber, Result } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -264,6 +264,75 @@ describe("runIdempotent (engine level)", () => {
     if (Result.isFailure(outcome.secondResult)) expect(outcome.secondResult.failure.status).toBe(409)
     expect(outcome.retry).toEqual({ response: response('{"first":true}'), replayed: true })
     expect(outcome.runs).toBe(1)
+  })
+
+  it("a duplicate while the first is still running is IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS even when the first moved the clock past its lease", async () => {
+    // POST /simulate/clock/advance under a key does exactly this: the run itself advances the virtual clock.
+    const outcome = await engine.run(Effect.gen(function*() {
+      const time = yield* TimeControl
+      const started = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const request = { scope: "org_a/sandbox", key: "moves-clock", fingerprint: "body-1" }
+      let runs = 0
+      const advancing = Effect.gen(function*() {
+        runs++
+        yield* time.advanceTo((yield* time.now) + 10 * 60_000)
+        yield* Deferred.succeed(started, undefined)
+        yield* Deferred.await(release)
+        return response('{"first":true}')
+      })
+      const first = yield* Effect.forkChild(runIdempotent(request, advancing, { transactional: false }))
+      yield* Deferred.await(started)
+      const duplicate = yield* Effect.result(runIdempotent(request, Effect.sync(() => {
+        runs++
+        return response('{"second":true}')
+      })))
+      yield* Deferred.succeed(release, undefined)
+      const firstResult = yield* Fiber.join(first)
+      return { duplicate, firstResult, runs }
+    }))
+    expect(codeOf(outcome.duplicate)).toBe("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS")
+    expect(outcome.firstResult).toEqual({ response: response('{"first":true}'), replayed: false })
+    expect(outcome.runs).toBe(1)
+  })
+
+  it("a claim left by a request that never finished holds until its lease is over, then the same body runs", async () => {
+    const outcome = await engine.run(Effect.gen(function*() {
+      const store = yield* Store
+      const time = yield* TimeControl
+      const now = yield* time.now
+      // What a process that crashed mid-request leaves behind: an in-progress claim that no running request holds.
+      yield* store.transaction(store.insert(IdempotencyRecords, {
+        id: "org_a/sandbox/crashed",
+        fingerprint: "body-1",
+        state: "in_progress",
+        response: undefined,
+        leaseUntilMs: now + 60_000,
+        expiresAtMs: now + 60_000
+      }))
+      const request = { scope: "org_a/sandbox", key: "crashed", fingerprint: "body-1" }
+      const run = Effect.sync(() => response('{"ran":true}'))
+      const whileLeased = yield* Effect.result(runIdempotent(request, run))
+      yield* time.advanceTo(now + 60_000)
+      const otherBody = yield* Effect.result(runIdempotent({ ...request, fingerprint: "body-2" }, run))
+      const afterLease = yield* runIdempotent(request, run)
+      return { whileLeased, otherBody, afterLease }
+    }))
+    expect(codeOf(outcome.whileLeased)).toBe("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS")
+    expect(codeOf(outcome.otherBody)).toBe("IDEMPOTENCY_KEY_CONFLICT")
+    expect(outcome.afterLease).toEqual({ response: response('{"ran":true}'), replayed: false })
+  })
+
+  it("a request interrupted mid-run (its client gone) leaves nothing committed, and its retry runs at once", async () => {
+    const outcome = await engine.run(Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const request = { scope: "org_a/sandbox", key: "gone", fingerprint: "body-1" }
+      const first = yield* Effect.forkChild(runIdempotent(request, Effect.andThen(Deferred.succeed(started, undefined), Effect.never)))
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(first)
+      return yield* runIdempotent(request, Effect.sync(() => response('{"retry":true}')))
+    }))
+    expect(outcome).toEqual({ response: response('{"retry":true}'), replayed: false })
   })
 
   it("after a 5xx the same body runs again and another body is IDEMPOTENCY_KEY_CONFLICT", async () => {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import {
+  type EngineServices,
   layerEngine,
   runIdempotent,
   schedule,
@@ -46,7 +47,7 @@ const engineOn = (name: string) => {
     })
   const store = layerSqlStore.pipe(Layer.provide(layerPostgresClient(url!, { maxConnections: 4 })))
   // The system clock runs each engine's own scheduler, as in a server process.
-  return ManagedRuntime.make(layerEngine({ store, timerHandlers: { record } }) as Layer.Layer<Store>)
+  return ManagedRuntime.make(layerEngine({ store, timerHandlers: { record } }) as Layer.Layer<EngineServices>)
 }
 
 describe.skipIf(adminUrl === undefined || adminUrl === "")("several engines on one PostgreSQL", () => {

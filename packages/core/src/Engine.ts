@@ -4,7 +4,7 @@
  */
 import { Clock, Effect, Layer } from "effect"
 import { applicationTimerHandlers } from "./Applications.ts"
-import { expireRecord, expireTimerKind, IdempotencyRetention } from "./Idempotency.ts"
+import { expireRecord, expireTimerKind, IdempotencyRetention, layerRunningClaims, type RunningClaims } from "./Idempotency.ts"
 import { layerMemoryStore } from "./MemoryStore.ts"
 import { layerRateLimiter, RateLimiter } from "./RateLimit.ts"
 import { defaultReviewSettings, ReviewSettings, type ReviewSettingsValue } from "./ReviewSettings.ts"
@@ -45,7 +45,7 @@ const noTransport: WebhookTransportService = {
   send: () => Effect.fail(new TransportError({ message: "this engine has no webhook transport" }))
 }
 
-export type EngineServices = Store | RateLimiter | TimeControl | TimerHandlers
+export type EngineServices = Store | RateLimiter | RunningClaims | TimeControl | TimerHandlers
 
 /** Every timer kind of the engine and what it does. */
 const engineTimerHandlers: Record<string, TimerHandler> = {
@@ -78,9 +78,9 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
       return Layer.mergeAll(Layer.succeed(Clock.Clock, clock), Layer.succeed(TimeControl, makeVirtualTimeControl(clock)))
     }))
     // The services that read time are built on the virtual clock.
-    return Layer.mergeAll(store, layerRateLimiter, timerHandlers, retention).pipe(Layer.provideMerge(time))
+    return Layer.mergeAll(store, layerRateLimiter, layerRunningClaims, timerHandlers, retention).pipe(Layer.provideMerge(time))
   }
-  const base = Layer.mergeAll(store, layerRateLimiter, timerHandlers, retention)
+  const base = Layer.mergeAll(store, layerRateLimiter, layerRunningClaims, timerHandlers, retention)
   // The system clock: one background fiber fires due timers for the life of the engine.
   const scheduler = Layer.effectDiscard(Effect.forkScoped(runScheduler)).pipe(Layer.provide(base))
   return Layer.mergeAll(base, Layer.succeed(TimeControl, systemTimeControl), scheduler)
