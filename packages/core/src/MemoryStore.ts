@@ -5,7 +5,7 @@
  * replayed backwards when the transaction does not succeed. Orders are sorted indexes per partition
  * (SortedIndex.ts), so a keyset page is O(log n + limit) and a write O(log n) plus one small chunk.
  */
-import { Context, Effect, Exit, Layer, Semaphore } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Semaphore } from "effect"
 import { SortedIndex } from "./SortedIndex.ts"
 import { type PageQuery, Store, type StoreService, type Table, UniqueViolation } from "./Store.ts"
 
@@ -25,16 +25,19 @@ export const makeMemoryStore = (): StoreService => {
   const CurrentTx = Context.Reference<Array<() => void> | undefined>(`fos/MemoryStore/CurrentTx/${instances++}`, {
     defaultValue: () => undefined
   })
-  /** What the open transaction has written and not yet committed: rows, and the tables they are in. */
-  const touchedRows = new Set<string>()
+  /**
+   * What the open transaction has written and not yet committed: the rows, each with its committed value (undefined
+   * when the transaction created it), and the tables they are in.
+   */
+  const committedRows = new Map<string, unknown>()
   const touchedTables = new Set<string>()
   const rowId = (t: Table<any>, key: string) => `${t.name}\u0000${key}`
 
   /**
-   * A read outside any transaction sees committed data only: when it would look at what the open transaction
-   * has written (that row for `get`, that table for scans), it waits for the transaction to end. Everything else
-   * is read at once, so a long transaction does not stall unrelated reads. Reads inside a transaction see its
-   * own writes.
+   * A read outside any transaction sees committed data only: `get` reads a row the open transaction has written as
+   * it was committed, and a scan of a table that transaction has written waits for it to end. Everything else is
+   * read at once, so a long transaction does not stall unrelated reads. Reads inside a transaction see its own
+   * writes.
    */
   const read = <A>(dirty: () => boolean, f: () => A): Effect.Effect<A> =>
     Effect.withFiber((fiber) =>
@@ -88,7 +91,8 @@ export const makeMemoryStore = (): StoreService => {
     }
     if (undo !== undefined) {
       undo.push(() => write(t, key, before, undefined))
-      touchedRows.add(rowId(t, key))
+      const id = rowId(t, key)
+      if (!committedRows.has(id)) committedRows.set(id, before)
       touchedTables.add(t.name)
     }
   }
@@ -119,7 +123,7 @@ export const makeMemoryStore = (): StoreService => {
             Effect.onExit((exit) =>
               Effect.sync(() => {
                 if (Exit.isFailure(exit)) for (let i = undo.length - 1; i >= 0; i--) undo[i]!()
-                touchedRows.clear()
+                committedRows.clear()
                 touchedTables.clear()
               })
             )
@@ -128,14 +132,16 @@ export const makeMemoryStore = (): StoreService => {
       )
     })
 
-  // `read` specialised for the commonest call (every request authenticates with two of these): no closures, and
-  // no row id built unless a transaction has written something.
+  // The commonest call (every request authenticates with two of these), so one step that never waits: outside the
+  // transaction, a row it has written is read as committed. No row id is built unless a transaction has written.
   const get = <Row>(t: Table<Row>, key: string): Effect.Effect<Row | undefined> =>
-    Effect.withFiber((fiber) =>
-      touchedRows.size === 0 || fiber.getRef(CurrentTx) !== undefined || !touchedRows.has(rowId(t, key))
-        ? Effect.succeed(state(t).rows.get(key) as Row | undefined)
-        : lock.withPermits(1)(Effect.sync(() => state(t).rows.get(key) as Row | undefined))
-    )
+    Effect.sync(() => {
+      const current = state(t).rows.get(key) as Row | undefined
+      if (committedRows.size === 0) return current
+      const id = rowId(t, key)
+      if (!committedRows.has(id) || Fiber.getCurrent()?.getRef(CurrentTx) !== undefined) return current
+      return committedRows.get(id) as Row | undefined
+    })
   const tableDirty = (t: Table<any>) => () => touchedTables.has(t.name)
 
   const page = <Row>(t: Table<Row>, q: PageQuery) =>

@@ -71,10 +71,10 @@ export interface ContractScale {
 }
 
 /**
- * A transaction that inserts `row`, then holds its uncommitted write until `release`, then rolls back. Resolves
- * once the write is made.
+ * A transaction that inserts `row` (or, with `update`, writes it over the committed row), then holds its uncommitted
+ * write until `release`, then rolls back. Resolves once the write is made.
  */
-const holdUncommitted = (store: StoreService, row: Person) =>
+const holdUncommitted = (store: StoreService, row: Person, options: { readonly update?: boolean } = {}) =>
   Effect.gen(function*() {
     const written = yield* Deferred.make<void>()
     const release = yield* Deferred.make<void>()
@@ -82,7 +82,7 @@ const holdUncommitted = (store: StoreService, row: Person) =>
       Effect.exit(
         store.transaction(
           Effect.gen(function*() {
-            yield* store.insert(People, row)
+            yield* (options.update === true ? Effect.orDie(store.update(People, row)) : store.insert(People, row))
             yield* Deferred.succeed(written, undefined)
             yield* Deferred.await(release)
             return yield* Effect.fail(new Boom())
@@ -368,6 +368,19 @@ export const storeContract = <E>(
             expect(unique).toBeUndefined()
             expect(count).toBe(0)
             expect(page).toEqual([])
+          })
+        ))
+
+      it.effect("let a read outside any transaction see a row another has changed as it was committed", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* store.insert(People, person("kept", { name: "committed" }))
+            const writer = yield* holdUncommitted(store, person("kept", { name: "uncommitted" }), { update: true })
+            const reader = yield* Effect.forkChild(store.get(People, "kept"))
+            for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+            yield* writer.release
+            expect((yield* Fiber.join(reader))?.name).toBe("committed")
+            expect((yield* store.get(People, "kept"))?.name).toBe("committed")
           })
         ))
 
