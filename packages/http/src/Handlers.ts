@@ -62,14 +62,15 @@ const PortalLive = HttpApiBuilder.group(Api, "portal", (handlers) =>
   Effect.map(Store, (store) =>
     handlers.handle("me", () =>
       Effect.flatMap(CurrentCaller, (caller) =>
-        Effect.flatMap(store.get(Users, caller.key.createdBy), (user) => {
-          if (user === undefined) return Effect.die(new Error(`key creator ${caller.key.createdBy} missing`))
+        Effect.map(store.get(Users, caller.key.createdBy), (user) => {
+          // A key's creator is never removed; if it were, this throw is a defect (a 500).
+          if (user === undefined) throw new Error(`key creator ${caller.key.createdBy} missing`)
           const org = caller.organization
-          return Effect.succeed({
+          return {
             user: { id: user.id, email: user.email, role: user.role, emailVerified: user.emailVerified, createdAt: user.createdAt },
             organization: { id: org.id, name: org.name, status: org.status, features: [...org.features], createdAt: org.createdAt },
             apiKey: { access: caller.key.access, environment: caller.environment, last4: caller.key.last4 }
-          })
+          }
         })))))
 
 const CustomersLive = HttpApiBuilder.group(Api, "customers", (handlers) =>

@@ -221,14 +221,21 @@ const fromStored = (stored: StoredResponse) =>
  */
 export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
   const authenticate = makeAuthenticate(store, limiter)
-  return (info: RequestInfo, method: string, apiKey: string | undefined, dedicated: DedicatedBucket | undefined): Effect.Effect<Caller, ApiError> => {
+  // The admitted caller goes straight on to `then`: every step of the per-request chain costs (docs/performance.md).
+  return <A, E, R>(
+    info: RequestInfo,
+    method: string,
+    apiKey: string | undefined,
+    dedicated: DedicatedBucket | undefined,
+    then: (caller: Caller) => Effect.Effect<A, E, R>
+  ): Effect.Effect<A, ApiError | E, R> => {
     if (info.environment === undefined) return Effect.die(new Error("admit outside a base address"))
-    return Effect.flatMap(authenticate({ method, environment: info.environment, apiKey, clientIp: info.clientIp }), (caller) => {
+    return Effect.flatMap(authenticate({ method, environment: info.environment, apiKey, clientIp: info.clientIp }), (caller): Effect.Effect<A, ApiError | E, R> => {
       const limit = rateLimitFor(caller, dedicated)
       const decision = limiter.take(limit.scope, limit.name, limit.spec)
       info.rate = decision
       return decision.allowed
-        ? Effect.succeed(caller)
+        ? then(caller)
         : Effect.fail(apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! }))
     })
   }
@@ -446,7 +453,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
       const upload = Context.get(endpoint.annotations, Upload)
       const sandboxOnly = group.identifier === "simulate"
       return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, EngineServices> =>
-        Effect.flatMap(admit(info, request.method, request.headers["x-api-key"], bucket), (caller) => {
+        admit(info, request.method, request.headers["x-api-key"], bucket, (caller) => {
           if (sandboxOnly && info.environment !== "sandbox") {
             return Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
           }
@@ -475,10 +482,10 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         if (path.includes("%") && !decodable(path)) return problem(apiError("BAD_REQUEST", "The request path is not valid percent-encoding."))
         if (info.environment === undefined) return problem(apiError("NOT_FOUND", "No such operator route."))
         // Unknown routes answer after authentication, so the route table cannot be probed without a key.
-        return Effect.matchEffect(admit(info, request.method, request.headers["x-api-key"], undefined), {
-          onSuccess: () => problem(apiError("NOT_FOUND", "No such route.")),
-          onFailure: problem
-        })
+        return Effect.catch(
+          admit(info, request.method, request.headers["x-api-key"], undefined, () => Effect.fail(apiError("NOT_FOUND", "No such route."))),
+          problem
+        )
       })
 
     return { serve, gate, unrouted }

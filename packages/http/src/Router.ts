@@ -17,7 +17,7 @@
  * which gives the same text as encoding then `JSON.stringify`. A decoding failure is the problem `fromSchemaError`
  * maps it to; an encoding failure is a defect (a 500), as it is in HttpApi.
  */
-import { type ApiError, type EngineServices, type Environment } from "@fos/core"
+import { type ApiError, type Caller, type EngineServices, type Environment } from "@fos/core"
 import { Cause, Context, Effect, Exit, Layer, Schema, SchemaAST } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
@@ -104,31 +104,40 @@ export const compileEndpoint = (
         // the failure when the value does not fit.
         return (value) => HttpServerResponse.text((write === undefined ? undefined : write(value)) ?? json(value), { status, contentType: "application/json" })
       })()
-  return (request, body, caller) =>
-    Effect.withFiber((fiber): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError> => {
-      const input: Record<string, unknown> = { request, endpoint, group }
-      if (decodeParams !== undefined) {
-        const params = decodeParams(Context.getUnsafe(fiber.context, HttpRouter.RouteContext).params)
-        if (Exit.isFailure(params)) return failed(params)
-        input.params = params.value
-      }
-      if (decodeHeaders !== undefined) {
-        const headers = decodeHeaders(request.headers)
-        if (Exit.isFailure(headers)) return failed(headers)
-        input.headers = headers.value
-      }
-      if (decodeQuery !== undefined) {
-        const query = decodeQuery(Context.getUnsafe(fiber.context, HttpServerRequest.ParsedSearchParams))
-        if (Exit.isFailure(query)) return failed(query)
-        input.query = query.value
-      }
-      if (decodePayload !== undefined) {
-        const decoded = decodePayload(body === undefined || body === "" ? (nullOnEmpty ? null : undefined) : JSON.parse(body))
-        if (Exit.isFailure(decoded)) return failed(decoded)
-        input.payload = decoded.value
-      }
-      return Effect.provideService(Effect.map(handler(input), respond), CurrentCaller, caller) as Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
-    })
+  const run = (
+    request: HttpServerRequest.HttpServerRequest,
+    body: string | undefined,
+    caller: Caller,
+    context: Context.Context<never> | undefined
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError> => {
+    const input: Record<string, unknown> = { request, endpoint, group }
+    if (decodeParams !== undefined) {
+      const params = decodeParams(Context.getUnsafe(context!, HttpRouter.RouteContext).params)
+      if (Exit.isFailure(params)) return failed(params)
+      input.params = params.value
+    }
+    if (decodeHeaders !== undefined) {
+      const headers = decodeHeaders(request.headers)
+      if (Exit.isFailure(headers)) return failed(headers)
+      input.headers = headers.value
+    }
+    if (decodeQuery !== undefined) {
+      const query = decodeQuery(Context.getUnsafe(context!, HttpServerRequest.ParsedSearchParams))
+      if (Exit.isFailure(query)) return failed(query)
+      input.query = query.value
+    }
+    if (decodePayload !== undefined) {
+      const decoded = decodePayload(body === undefined || body === "" ? (nullOnEmpty ? null : undefined) : JSON.parse(body))
+      if (Exit.isFailure(decoded)) return failed(decoded)
+      input.payload = decoded.value
+    }
+    return Effect.provideService(Effect.map(handler(input), respond), CurrentCaller, caller) as Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
+  }
+  // The path parameters and the query are read from the fiber's context; an endpoint with neither skips that step,
+  // since every step of the per-request chain costs (docs/performance.md).
+  return decodeParams === undefined && decodeQuery === undefined
+    ? (request, body, caller) => run(request, body, caller, undefined)
+    : (request, body, caller) => Effect.withFiber((fiber) => run(request, body, caller, fiber.context))
 }
 
 const bases: ReadonlyArray<Environment> = ["sandbox", "live"]
