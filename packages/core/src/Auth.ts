@@ -15,8 +15,8 @@ import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { Effect } from "effect"
 import ipaddr from "ipaddr.js"
 import { ApiError, apiError } from "./Problem.ts"
-import { type BucketSpec, Buckets, type DedicatedBucket, RateLimiter, type RateLimiterService } from "./RateLimit.ts"
-import { Store, type StoreService } from "./Store.ts"
+import { type BucketSpec, Buckets, type DedicatedBucket, type RateLimiterService } from "./RateLimit.ts"
+import type { StoreService } from "./Store.ts"
 import { type ApiKey, ApiKeys, type Environment, keyPattern, keyPrefix, type Organization, Organizations } from "./Tenancy.ts"
 
 /** Lower-case hex SHA-256 of a text. */
@@ -110,8 +110,10 @@ const admitKey = (credentials: Credentials, key: ApiKey, organization: Organizat
 }
 
 /**
- * Authentication over given services. It runs on every request, so it is written as a short chain of effects
- * (two store reads, and a bucket only when refusing) rather than a generator.
+ * Authentication over given services: the caller goes straight on to `then`, in the step that read its
+ * organization. It runs on every request, so it is written as a short chain of effects (two store reads, and a
+ * bucket only when refusing) rather than a generator; each step of a request's chain costs
+ * (docs/performance.md).
  */
 export const makeAuthenticate = (store: StoreService, limiter: RateLimiterService) => {
   // Per-address buckets: the scope names the kind, the bucket the address.
@@ -128,27 +130,23 @@ export const makeAuthenticate = (store: StoreService, limiter: RateLimiterServic
       "requests with an invalid API key",
       apiError("API_KEY_INVALID", `The API key is not an active key of the ${credentials.environment} environment.`)
     )
-  return (credentials: Credentials): Effect.Effect<Caller, ApiError> => {
+  return <A, E, R>(credentials: Credentials, then: (caller: Caller) => Effect.Effect<A, E, R>): Effect.Effect<A, ApiError | E, R> => {
     const { apiKey, environment } = credentials
     if (apiKey === undefined || apiKey === "") {
       return refuse("ip-unauth", credentials.clientIp, Buckets.unauthenticatedPerIp, "unauthenticated requests", apiError("API_KEY_MISSING", "The x-api-key header is missing."))
     }
     const hash = keyHash(apiKey)
     if (hash === undefined || !apiKey.startsWith(keyPrefixes[environment])) return invalid(credentials)
-    return Effect.flatMap(store.get(ApiKeys, hash), (key) => {
+    return Effect.flatMap(store.get(ApiKeys, hash), (key): Effect.Effect<A, ApiError | E, R> => {
       if (key === undefined || key.revokedAt !== undefined || key.environment !== environment) return invalid(credentials)
-      return Effect.flatMap(store.get(Organizations, key.organizationId), (organization) => {
+      return Effect.flatMap(store.get(Organizations, key.organizationId), (organization): Effect.Effect<A, ApiError | E, R> => {
         if (organization === undefined) return invalid(credentials)
         const admitted = admitKey(credentials, key, organization)
-        return admitted instanceof ApiError ? Effect.fail(admitted) : Effect.succeed(admitted)
+        return admitted instanceof ApiError ? Effect.fail(admitted) : then(admitted)
       })
     })
   }
 }
-
-/** Authentication with the store and the limiter of the context. */
-export const authenticate = (credentials: Credentials): Effect.Effect<Caller, ApiError, Store | RateLimiter> =>
-  Effect.flatMap(Effect.all([Store, RateLimiter]), ([store, limiter]) => makeAuthenticate(store, limiter)(credentials))
 
 /** The names of an organization's buckets, one per environment and kind: the same strings on every request. */
 const bucketNames = {

@@ -61,7 +61,7 @@ const PortalLive = HttpApiBuilder.group(Api, "portal", (handlers) =>
   // over the engine's store taken once.
   Effect.map(Store, (store) =>
     handlers.handle("me", () =>
-      Effect.flatMap(CurrentCaller, (caller) =>
+      CurrentCaller.use((caller) =>
         Effect.map(store.get(Users, caller.key.createdBy), (user) => {
           // A key's creator is never removed; if it were, this throw is a defect (a 500).
           if (user === undefined) throw new Error(`key creator ${caller.key.createdBy} missing`)
@@ -87,9 +87,9 @@ const CustomersLive = HttpApiBuilder.group(Api, "customers", (handlers) =>
         })
         return { data: [...page.data], meta: page.meta }
       }))
-    .handle("get", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => Effect.map(getCustomer(caller, params.customerId), customerToWire)))
+    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(getCustomer(caller, params.customerId), customerToWire)))
     .handle("submitUpdate", ({ params, payload }) =>
-      Effect.flatMap(CurrentCaller, (caller) => submitCustomerUpdate(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => submitCustomerUpdate(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
     .handle("featureRequirements", ({ params, query }) =>
       Effect.gen(function*() {
         const caller = yield* CurrentCaller
@@ -103,7 +103,7 @@ const CustomersLive = HttpApiBuilder.group(Api, "customers", (handlers) =>
         return { type, requirements: featureRequirements(type, customer.country).map(mutable) }
       }))
     .handle("submitFeature", ({ params, payload }) =>
-      Effect.flatMap(CurrentCaller, (caller) => submitFeatureApplication(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => submitFeatureApplication(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
     .handle("listVirtualAccounts", ({ params, query }) =>
       Effect.gen(function*() {
         const caller = yield* CurrentCaller
@@ -112,7 +112,7 @@ const CustomersLive = HttpApiBuilder.group(Api, "customers", (handlers) =>
         return { data: page.data.map(mutable), meta: page.meta }
       }))
     .handle("getVirtualAccount", ({ params }) =>
-      Effect.flatMap(CurrentCaller, (caller) => getVirtualAccount(caller, params.id)).pipe(Effect.map((v) => mutable(virtualAccountToWire(v))))))
+      CurrentCaller.use((caller) => getVirtualAccount(caller, params.id)).pipe(Effect.map((v) => mutable(virtualAccountToWire(v))))))
 
 /** The last instant a wire timestamp (four-digit year) can show. */
 const maxWireInstantMs = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
@@ -135,13 +135,13 @@ const SimulateLive = HttpApiBuilder.group(Api, "simulate", (handlers) =>
         return { ...envelopeOf(event), data: event.data }
       }))
     .handle("decideApplication", ({ params, payload }) =>
-      Effect.flatMap(CurrentCaller, (caller) => simulateDecision(caller, params.id, payload)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => simulateDecision(caller, params.id, payload)).pipe(Effect.map(mutable)))
     .handle("complianceResult", ({ params, payload }) =>
-      Effect.flatMap(CurrentCaller, (caller) => simulateLateCompliance(caller, params.id, payload)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => simulateLateCompliance(caller, params.id, payload)).pipe(Effect.map(mutable)))
     .handle("restrictCustomer", ({ params, payload }) =>
-      Effect.flatMap(CurrentCaller, (caller) => restrictCustomer(caller, params.customerId, payload.type ?? "account")).pipe(Effect.map(customerToWire)))
+      CurrentCaller.use((caller) => restrictCustomer(caller, params.customerId, payload.type ?? "account")).pipe(Effect.map(customerToWire)))
     .handle("restrictOrganization", () =>
-      Effect.flatMap(CurrentCaller, (caller) => restrictOrganization(caller.organization.id)).pipe(
+      CurrentCaller.use((caller) => restrictOrganization(caller.organization.id)).pipe(
         Effect.map((o) => ({ organizationId: o.id, restricted: true }))
       ))
     .handle("clock", () =>
@@ -199,13 +199,13 @@ const mutable = <A>(value: A) => value as { -readonly [K in keyof A]: A[K] }
 const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
   handlers
     .handle("createEndpoint", ({ payload }) =>
-      Effect.flatMap(CurrentCaller, (caller) => createEndpoint(caller, payload)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => createEndpoint(caller, payload)).pipe(Effect.map(mutable)))
     .handle("listEndpoints", ({ query }) =>
-      Effect.flatMap(CurrentCaller, (caller) => listEndpoints(caller, listQueryOf(query))).pipe(Effect.map((p) => ({ data: [...p.data], meta: p.meta }))))
-    .handle("getEndpoint", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => getEndpoint(caller, params.id)))
-    .handle("updateEndpoint", ({ params, payload }) => Effect.flatMap(CurrentCaller, (caller) => updateEndpoint(caller, params.id, payload)))
-    .handle("deleteEndpoint", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => deleteEndpoint(caller, params.id)))
-    .handle("rotateSecret", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => rotateSecret(caller, params.id)))
+      CurrentCaller.use((caller) => listEndpoints(caller, listQueryOf(query))).pipe(Effect.map((p) => ({ data: [...p.data], meta: p.meta }))))
+    .handle("getEndpoint", ({ params }) => CurrentCaller.use((caller) => getEndpoint(caller, params.id)))
+    .handle("updateEndpoint", ({ params, payload }) => CurrentCaller.use((caller) => updateEndpoint(caller, params.id, payload)))
+    .handle("deleteEndpoint", ({ params }) => CurrentCaller.use((caller) => deleteEndpoint(caller, params.id)))
+    .handle("rotateSecret", ({ params }) => CurrentCaller.use((caller) => rotateSecret(caller, params.id)))
     .handle("listDeliveries", ({ query }) =>
       Effect.gen(function*() {
         const caller = yield* CurrentCaller
@@ -223,8 +223,8 @@ const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
         return { data: [...page.data], meta: page.meta }
       }))
     .handle("getDelivery", ({ params }) =>
-      Effect.flatMap(CurrentCaller, (caller) => getDelivery(caller, params.id)).pipe(Effect.map((d) => ({ ...d, attemptList: [...d.attemptList] }))))
-    .handle("retryDelivery", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => retryDelivery(caller, params.id)))
+      CurrentCaller.use((caller) => getDelivery(caller, params.id)).pipe(Effect.map((d) => ({ ...d, attemptList: [...d.attemptList] }))))
+    .handle("retryDelivery", ({ params }) => CurrentCaller.use((caller) => retryDelivery(caller, params.id)))
     .handle("eventTypes", () =>
       Effect.succeed({
         data: EventTypes.map((type) => ({
@@ -245,7 +245,7 @@ const DocumentsLive = HttpApiBuilder.group(Api, "documents", (handlers) =>
         if (form === undefined) return yield* Effect.die(new Error("upload endpoint without a parsed form"))
         return yield* uploadDocument(caller, form)
       }))
-    .handle("get", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => Effect.map(getDocument(caller, params.id), documentToWire))))
+    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(getDocument(caller, params.id), documentToWire))))
 
 
 const OnboardingLive = HttpApiBuilder.group(Api, "onboarding", (handlers) =>
@@ -276,20 +276,20 @@ const OnboardingLive = HttpApiBuilder.group(Api, "onboarding", (handlers) =>
           }
         }
       }))
-    .handle("submit", ({ payload }) => Effect.flatMap(CurrentCaller, (caller) => submitOnboarding(caller, payload)).pipe(Effect.map(mutable)))
+    .handle("submit", ({ payload }) => CurrentCaller.use((caller) => submitOnboarding(caller, payload)).pipe(Effect.map(mutable)))
     .handle("submitOrganization", ({ payload }) =>
-      Effect.flatMap(CurrentCaller, (caller) => submitOrganizationOnboarding(caller, payload)).pipe(Effect.map(mutable))))
+      CurrentCaller.use((caller) => submitOrganizationOnboarding(caller, payload)).pipe(Effect.map(mutable))))
 
 const ApplicationsLive = HttpApiBuilder.group(Api, "applications", (handlers) =>
   handlers
     .handle("list", ({ query }) =>
-      Effect.flatMap(CurrentCaller, (caller) => listApplications(caller, listQueryOf(query), query.applicationType)).pipe(
+      CurrentCaller.use((caller) => listApplications(caller, listQueryOf(query), query.applicationType)).pipe(
         Effect.map((p) => ({ data: p.data.map(mutable), meta: p.meta }))
       ))
-    .handle("get", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => getApplication(caller, params.id)).pipe(Effect.map((a) => mutable(applicationToWire(a)))))
-    .handle("cancel", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => requestCancel(caller, params.id)).pipe(Effect.map(mutable)))
-    .handle("idvLink", ({ params }) => Effect.flatMap(CurrentCaller, (caller) => createIdvLink(caller, params.id, params.referenceId)))
+    .handle("get", ({ params }) => CurrentCaller.use((caller) => getApplication(caller, params.id)).pipe(Effect.map((a) => mutable(applicationToWire(a)))))
+    .handle("cancel", ({ params }) => CurrentCaller.use((caller) => requestCancel(caller, params.id)).pipe(Effect.map(mutable)))
+    .handle("idvLink", ({ params }) => CurrentCaller.use((caller) => createIdvLink(caller, params.id, params.referenceId)))
     .handle("personField", ({ params }) =>
-      Effect.flatMap(CurrentCaller, (caller) => readPersonField(caller, params.id, params.referenceId, params.field))))
+      CurrentCaller.use((caller) => readPersonField(caller, params.id, params.referenceId, params.field))))
 
 export const layerHandlers = Layer.mergeAll(PortalLive, CustomersLive, WebhooksLive, SimulateLive, DocumentsLive, OnboardingLive, ApplicationsLive)

@@ -16,7 +16,6 @@
 import {
   type ApiError,
   apiError,
-  authenticate,
   decodeFailure,
   type Caller,
   type Decision,
@@ -230,7 +229,7 @@ export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
     then: (caller: Caller) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, ApiError | E, R> => {
     if (info.environment === undefined) return Effect.die(new Error("admit outside a base address"))
-    return Effect.flatMap(authenticate({ method, environment: info.environment, apiKey, clientIp: info.clientIp }), (caller): Effect.Effect<A, ApiError | E, R> => {
+    return authenticate({ method, environment: info.environment, apiKey, clientIp: info.clientIp }, (caller): Effect.Effect<A, ApiError | E, R> => {
       const limit = rateLimitFor(caller, dedicated)
       const decision = limiter.take(limit.scope, limit.name, limit.spec)
       info.rate = decision
