@@ -75,7 +75,9 @@ describe("compiled JSON writers", () => {
       () => true,
       () => [],
       () => ({}),
-      (old) => (typeof old === "object" && old !== null ? { ...old, extra: "not declared" } : old)
+      (old) => (typeof old === "object" && old !== null ? { ...old, extra: "not declared" } : old),
+      // The same fields in another order: the text is still in the schema's order.
+      (old) => (typeof old === "object" && old !== null && !Array.isArray(old) ? Object.fromEntries(Object.entries(old).reverse()) : old)
     ]
     for (const { name, schema, write, encode } of written) {
       const values = await Effect.runPromise(Arbitrary.sampleEffect(Arbitrary.schema(schema as Schema.Codec<unknown, unknown>), { count: 20, seed: name }))
@@ -94,6 +96,25 @@ describe("compiled JSON writers", () => {
     const write = compileJsonWriter(Schema.Struct({ s: Schema.String }).ast)!
     for (const text of ["", "plain", `quote "`, `back\\slash`, "tab\tnew\nline\u0000nul\u001f", "emoji 😀", "lone \ud800 surrogate", "é ü ß ✓", "</script>"]) {
       expect(write({ s: text })).toBe(JSON.stringify({ s: text }))
+    }
+  })
+
+  it("write a value in the schema's own shape as JSON.stringify does, and any other in the schema's order", () => {
+    const schema = Schema.Struct({ id: Schema.String, note: Schema.optionalKey(Schema.String), n: Schema.Number })
+    const write = compileJsonWriter(schema.ast)!
+    const encode = Schema.encodeUnknownExit(schema as Schema.Codec<unknown, unknown>)
+    const cases: ReadonlyArray<readonly [unknown, string]> = [
+      [{ id: "a", n: 1 }, `{"id":"a","n":1}`],
+      [{ n: 1, id: "a" }, `{"id":"a","n":1}`],
+      [{ n: 1, note: "x", id: "a" }, `{"id":"a","note":"x","n":1}`],
+      // Not a plain object: a field on the prototype counts for the encoder, so it is written.
+      [Object.assign(Object.create({ note: "inherited" }), { id: "a", n: 1 }), `{"id":"a","note":"inherited","n":1}`],
+      // A field that is there but not enumerable counts for the encoder too.
+      [Object.defineProperty({ id: "a", n: 1 }, "note", { value: "hidden", enumerable: false }), `{"id":"a","note":"hidden","n":1}`]
+    ]
+    for (const [value, text] of cases) {
+      expect(write(value)).toBe(text)
+      expect(viaEncoder(encode, value)).toBe(text)
     }
   })
 
