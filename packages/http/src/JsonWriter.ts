@@ -157,7 +157,10 @@ const compileNode = (ast: SchemaAST.AST): Node | undefined => {
         members.push(node)
       }
       return {
-        exact: (value) => members.some((member) => member.exact(value)),
+        exact: (value) => {
+          for (const member of members) if (member.exact(value)) return true
+          return false
+        },
         write: (value) => {
           for (const member of members) {
             const text = member.write(value)
