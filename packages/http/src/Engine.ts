@@ -365,11 +365,16 @@ export interface Engine {
 export const createEngine = async (options: CreateEngineOptions = {}): Promise<Engine> => {
   const runtime = ManagedRuntime.make(layerEmbedded(options) as Layer.Layer<EmbeddedServices>)
   const context = await runtime.context()
-  const web = HttpRouter.toWebHandler(
-    layerRoutes(Layer.succeedContext(context), { operatorToken: options.operatorToken }).pipe(Layer.provide(HttpServer.layerServices)),
-    { disableLogger: true }
-  )
-  const handler = web.handler as (request: Request) => Promise<Response>
+  // Built on the first `fetch`: a server adapter serves `context` and never calls it, and a live web handler costs
+  // a server's requests (docs/performance.md).
+  let web: ReturnType<typeof HttpRouter.toWebHandler> | undefined
+  const handler = (request: Request): Promise<Response> => {
+    web ??= HttpRouter.toWebHandler(
+      layerRoutes(Layer.succeedContext(context), { operatorToken: options.operatorToken }).pipe(Layer.provide(HttpServer.layerServices)),
+      { disableLogger: true }
+    )
+    return (web.handler as (request: Request) => Promise<Response>)(request)
+  }
   const run = <A, E>(effect: Effect.Effect<A, E, EmbeddedServices>) => runtime.runPromise(effect)
   return {
     fetch: (input, init) => handler(input instanceof Request && init === undefined ? input : new Request(input, init)),
@@ -385,7 +390,7 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
     },
     deliveries: Context.get(context, Deliveries),
     close: async () => {
-      await web.dispose()
+      await web?.dispose()
       await runtime.dispose()
     }
   }
