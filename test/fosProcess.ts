@@ -4,9 +4,18 @@
  * once it prints both base addresses, and tracked so a test file can stop every server it started.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { resolve } from "node:path"
 
 export const repoRoot = resolve(import.meta.dirname, "..")
+
+/**
+ * The V8 flags `npm start` gives Node (package.json; docs/decisions.md, "Node's young generation"), so that tests and
+ * benches run the server as it is started. Deno runs V8 too and gets the same flags (deno.json's serve task).
+ */
+export const v8StartFlags: ReadonlyArray<string> = (
+  JSON.parse(readFileSync(resolve(repoRoot, "package.json"), "utf8")) as { scripts: { start: string } }
+).scripts.start.trim().split(/\s+/).filter((arg) => arg.startsWith("--"))
 
 export interface RunningFos {
   readonly child: ChildProcess
@@ -33,9 +42,13 @@ export type FosRuntime = "node" | "bun" | "deno"
 /** The command that runs `fos serve` on `runtime`, from the repository root (README gives the same for users). */
 export const serveCommand = (runtime: FosRuntime): { readonly file: string; readonly args: ReadonlyArray<string> } => {
   switch (runtime) {
-    case "node": return { file: process.execPath, args: ["adapters/node/src/bin.ts", "serve"] }
+    case "node": return { file: process.execPath, args: [...v8StartFlags, "adapters/node/src/bin.ts", "serve"] }
     case "bun": return { file: resolve(repoRoot, "node_modules/.bin/bun"), args: ["adapters/bun/src/main.ts", "serve"] }
-    case "deno": return { file: resolve(repoRoot, "node_modules/.bin/deno"), args: ["run", "-A", "adapters/deno/src/main.ts", "serve"] }
+    case "deno":
+      return {
+        file: resolve(repoRoot, "node_modules/.bin/deno"),
+        args: ["run", "-A", `--v8-flags=${v8StartFlags.join(",")}`, "adapters/deno/src/main.ts", "serve"]
+      }
   }
 }
 

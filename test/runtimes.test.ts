@@ -18,7 +18,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
-import { type FosRuntime, killAllFos, repoRoot, type RunningFos, startFos } from "./fosProcess.ts"
+import { type FosRuntime, killAllFos, repoRoot, type RunningFos, serveCommand, startFos, v8StartFlags } from "./fosProcess.ts"
 import { expectProblem, httpCall, keysOf, orgSeed, type Reply, sandboxKey, seedOf, START_MS } from "./support.ts"
 
 const tmp = mkdtempSync(join(tmpdir(), "fos-runtimes-"))
@@ -229,6 +229,14 @@ describe("the engine runs on any runtime", () => {
       const specifiers = [...code(file).matchAll(/(?:from|import)\s*\(?\s*["']([^"']+)["']/g)].map((m) => m[1]!)
       expect(specifiers.filter((s) => s.startsWith("node:") || isBuiltin(s)), file).toEqual([])
     }
+  })
+
+  it("starts Deno's V8 with the flags npm start gives Node's (deno task serve, and the servers these tests start)", () => {
+    expect(v8StartFlags).toContain("--no-allocation-site-pretenuring")
+    const task = /"command":\s*"([^"]*)"/.exec(readFileSync(join(repoRoot, "deno.json"), "utf8"))?.[1]
+    expect(task).toContain(`--v8-flags=${v8StartFlags.join(",")} `)
+    expect(serveCommand("deno").args).toContain(`--v8-flags=${v8StartFlags.join(",")}`)
+    expect(serveCommand("node").args.slice(0, v8StartFlags.length)).toEqual(v8StartFlags)
   })
 
   it("packages/core uses none of Node's, Bun's or Deno's globals", () => {
