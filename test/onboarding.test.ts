@@ -234,6 +234,9 @@ describe("POST /v2/onboarding", () => {
     expect(await pointerOf({ ...good, ownership: { persons: [{ ...good.ownership.persons[0], ownershipPercent: 101 }] } }))
       .toBe("/ownership/persons/0/ownershipPercent")
     expect(await pointerOf({ ...good, customerType: "partnership" })).toBe("/customerType")
+    // Every problem of one body at once, a pointer each.
+    const all = expectProblem(await acme.call("POST", "/v2/onboarding", body, idem()), { type: "VALIDATION_ERROR", status: 400, instance: "/sandbox/v2/onboarding" })
+    expect(all.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(["/businessInfo/incorporationDate", "/businessInfo/legalName", "/documentIds/0"])
     expect(await events()).toEqual([])
     const noCountry = await acme.call("POST", "/v2/onboarding", { ...body, country: undefined }, idem())
     expect(noCountry.status).toBe(400)

@@ -48,7 +48,8 @@ export const statusOf = (ast: SchemaAST.AST): number => {
 /** A decoder that answers at once: a Schema's synchronous form, failing with the problem HttpApi's failure maps to. */
 const decoder = (schema: Schema.Top | undefined, kind: SchemaFailureKind) => {
   if (schema === undefined) return undefined
-  const decode = Schema.decodeUnknownExit(schema as Schema.Codec<unknown, unknown>)
+  // Every problem, not the first: errors[] carries a pointer per problem, so a client fixes them in one go.
+  const decode = Schema.decodeUnknownExit(schema as Schema.Codec<unknown, unknown>, { errors: "all" })
   return (input: unknown): Exit.Exit<unknown, ApiError> => {
     const exit = decode(input)
     return Exit.isSuccess(exit) ? exit as Exit.Exit<unknown> : Exit.fail(fromSchemaError(kind, Cause.squash(exit.cause) as Schema.SchemaError))
