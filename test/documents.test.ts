@@ -556,6 +556,11 @@ describe("requireDocuments", () => {
     expect(error?.errors?.map((e) => e.pointer)).toEqual(["/documentIds/1", "/documentIds/2", "/documentIds/3", "/documentIds/4"])
     const rendered = JSON.stringify({ detail: error?.detail, errors: error?.errors })
     for (const id of ids) expect(rendered).not.toContain(id)
+    // Thousands of unusable ids: the first hundred are listed, and the detail says there were more.
+    const many = (await check(caller, Array.from({ length: 3000 }, (_, i) => `doc_missing${i}`))).error
+    expect(many?.errors).toHaveLength(100)
+    expect(many?.errors?.[99]?.pointer).toBe("/documentIds/99")
+    expect(many?.detail).toContain("More than 100")
     // No ids at all is no problem; the same id twice is returned twice, in order.
     expect((await check(caller, [])).documents).toEqual([])
     expect((await check(caller, [mine, mine])).documents).toEqual([mine, mine])

@@ -237,6 +237,13 @@ describe("POST /v2/onboarding", () => {
     // Every problem of one body at once, a pointer each.
     const all = expectProblem(await acme.call("POST", "/v2/onboarding", body, idem()), { type: "VALIDATION_ERROR", status: 400, instance: "/sandbox/v2/onboarding" })
     expect(all.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(["/businessInfo/incorporationDate", "/businessInfo/legalName", "/documentIds/0"])
+    // A body with thousands of problems gets the first hundred: the answer stays small.
+    const many = expectProblem(
+      await acme.call("POST", "/v2/onboarding", { ...good, documentIds: Array.from({ length: 5000 }, (_, i) => `bad-${i}`) }, idem()),
+      { type: "VALIDATION_ERROR", status: 400, instance: "/sandbox/v2/onboarding" }
+    )
+    expect(many.errors).toHaveLength(100)
+    expect(many.errors[0].pointer).toBe("/documentIds/0")
     expect(await events()).toEqual([])
     const noCountry = await acme.call("POST", "/v2/onboarding", { ...body, country: undefined }, idem())
     expect(noCountry.status).toBe(400)

@@ -24,7 +24,7 @@ import { apiError, type ApiError, type ErrorEntry } from "./Problem.ts"
 import { Store, table } from "./Store.ts"
 import { type Environment, scopeOf } from "./Tenancy.ts"
 import { nowIso } from "./Time.ts"
-import { toWire } from "./Wire.ts"
+import { maxErrorEntries, toWire } from "./Wire.ts"
 
 /** What a document proves; the `type` form field. Requirement sets name documents by these values. */
 export const DocumentTypes = [
@@ -275,7 +275,8 @@ export const readDocumentContent = (caller: Caller, id: DocumentId): Effect.Effe
  * The documents a submission references, in the order given (one per id). Each must exist in the caller's
  * organization and environment and be usable for `customerId`: a document attached to a customer is usable only
  * for that customer; an organization-level one for any submission. Otherwise 400 DOCUMENT_IDS_NOT_FOUND with one
- * `errors[]` entry per unusable id at `<pointer>/<index>`, whose detail never repeats the id.
+ * `errors[]` entry per unusable id at `<pointer>/<index>` (the first `maxErrorEntries` of them), whose detail never
+ * repeats the id.
  */
 export const requireDocuments = (
   caller: Caller,
@@ -294,13 +295,18 @@ export const requireDocuments = (
       const usable = ofCaller(caller, document) && (document.customerId === undefined || document.customerId === options.customerId)
       if (usable) found.push(document)
       else errors.push({ pointer: `${options.pointer}/${index}`, detail })
+      // Counted in the detail, listed up to the cap (a body of a megabyte holds tens of thousands of ids).
+      if (errors.length > maxErrorEntries) break
     }
     if (errors.length > 0) {
       const n = errors.length
+      const where = options.customerId === undefined ? "organization" : "customer"
       return yield* apiError(
         "DOCUMENT_IDS_NOT_FOUND",
-        `${n} referenced document${n === 1 ? " was" : "s were"} not found for this ${options.customerId === undefined ? "organization" : "customer"}; see errors[].`,
-        { errors }
+        n > maxErrorEntries
+          ? `More than ${maxErrorEntries} referenced documents were not found for this ${where}; errors[] lists the first ${maxErrorEntries}.`
+          : `${n} referenced document${n === 1 ? " was" : "s were"} not found for this ${where}; see errors[].`,
+        { errors: errors.slice(0, maxErrorEntries) }
       )
     }
     return found

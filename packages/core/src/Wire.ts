@@ -69,15 +69,22 @@ const describe = (ast: SchemaAST.AST): string => {
 }
 
 /**
- * Flattens a schema issue tree into `errors[]` entries with JSON Pointers. Details come from fos's own
- * annotations or the expected type, never from the rejected input. A check annotated with `fosCode` makes
- * that the problem's code (INVALID_OID_FORMAT for ids).
+ * The most `errors[]` entries a problem lists. Decoding reports every problem, and a body of a megabyte could
+ * hold hundreds of thousands; the first hundred are enough to fix, and the answer stays small.
+ */
+export const maxErrorEntries = 100
+
+/**
+ * Flattens a schema issue tree into `errors[]` entries with JSON Pointers, at most `maxErrorEntries`. Details come
+ * from fos's own annotations or the expected type, never from the rejected input. A check annotated with `fosCode`
+ * makes that the problem's code (INVALID_OID_FORMAT for ids).
  */
 export const decodeFailure = (issue: SchemaIssue.Issue, basePath: ReadonlyArray<PropertyKey> = []): DecodeFailure => {
   const errors: Array<ErrorEntry> = []
   let code: ErrorCode = "VALIDATION_ERROR"
   const seen = new Set<string>()
   const push = (path: ReadonlyArray<PropertyKey>, detail: string) => {
+    if (errors.length >= maxErrorEntries) return
     const pointer = toPointer(path)
     const key = pointer + "\u0000" + detail
     if (seen.has(key)) return
