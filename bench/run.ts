@@ -27,6 +27,7 @@ import { availableParallelism, cpus, release, tmpdir, totalmem } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
+import { nodeStartArgs as startArgs } from "../test/fosProcess.ts"
 import { recordSection, writeBenchSeed } from "./record.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -100,17 +101,6 @@ const settings = {
   pipelining: 1,
   timeoutSeconds: 10
 }
-
-/**
- * What `npm start` runs after `node` (its V8 flags, the entry point and `serve`), read from package.json so that
- * the bench measures the server as it is started.
- */
-const startArgs: ReadonlyArray<string> = (() => {
-  const script = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start
-  const [command, ...args] = script.trim().split(/\s+/)
-  if (command !== "node" || !args.includes("serve")) throw new Error(`package.json's start script is not "node ... serve": ${script}`)
-  return args
-})()
 
 const startTimeoutMs = 60_000
 const stopTimeoutMs = 25_000

@@ -10,12 +10,21 @@ import { resolve } from "node:path"
 export const repoRoot = resolve(import.meta.dirname, "..")
 
 /**
- * The V8 flags `npm start` gives Node (package.json; docs/decisions.md, "Node's young generation"), so that tests and
- * benches run the server as it is started. Deno runs V8 too and gets the same flags (deno.json's serve task).
+ * What `npm start` runs after `node` (its V8 flags, the entry point and `serve`), read from package.json so that
+ * the tests and the benches run the server as it is started.
  */
-export const v8StartFlags: ReadonlyArray<string> = (
-  JSON.parse(readFileSync(resolve(repoRoot, "package.json"), "utf8")) as { scripts: { start: string } }
-).scripts.start.trim().split(/\s+/).filter((arg) => arg.startsWith("--"))
+export const nodeStartArgs: ReadonlyArray<string> = (() => {
+  const script = (JSON.parse(readFileSync(resolve(repoRoot, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start
+  const [command, ...args] = script.trim().split(/\s+/)
+  if (command !== "node" || args.at(-1) !== "serve") throw new Error(`package.json's start script is not "node ... serve": ${script}`)
+  return args
+})()
+
+/**
+ * The V8 flags of `npm start` (docs/decisions.md, "Node's young generation"). Deno runs V8 too and gets the same
+ * (deno.json's serve task).
+ */
+export const v8StartFlags: ReadonlyArray<string> = nodeStartArgs.filter((arg) => arg.startsWith("--"))
 
 export interface RunningFos {
   readonly child: ChildProcess
@@ -42,7 +51,7 @@ export type FosRuntime = "node" | "bun" | "deno"
 /** The command that runs `fos serve` on `runtime`, from the repository root (README gives the same for users). */
 export const serveCommand = (runtime: FosRuntime): { readonly file: string; readonly args: ReadonlyArray<string> } => {
   switch (runtime) {
-    case "node": return { file: process.execPath, args: [...v8StartFlags, "adapters/node/src/bin.ts", "serve"] }
+    case "node": return { file: process.execPath, args: nodeStartArgs }
     case "bun": return { file: resolve(repoRoot, "node_modules/.bin/bun"), args: ["adapters/bun/src/main.ts", "serve"] }
     case "deno":
       return {

@@ -365,8 +365,8 @@ export interface Engine {
 export const createEngine = async (options: CreateEngineOptions = {}): Promise<Engine> => {
   const runtime = ManagedRuntime.make(layerEmbedded(options) as Layer.Layer<EmbeddedServices>)
   const context = await runtime.context()
-  // Built on the first `fetch`: a server adapter serves `context` and never calls it, and a live web handler costs
-  // a server's requests (docs/performance.md).
+  // Built on the first `fetch`: a server adapter serves `context` and never calls it, so it need not build and hold
+  // a second copy of the routes.
   let web: ReturnType<typeof HttpRouter.toWebHandler> | undefined
   const handler = (request: Request): Promise<Response> => {
     web ??= HttpRouter.toWebHandler(
