@@ -13,7 +13,8 @@
  * Results go to stdout and to the section of docs/performance.md between `<!-- bench:pipeline:start -->` and
  * `<!-- bench:pipeline:end -->` (BENCH_NO_DOCS=1 leaves the docs alone). Nothing here asserts a time.
  */
-import { type CustomerId, Customers, Store } from "@fos/core"
+import { type CustomerId } from "@fos/contract"
+import { Customers, Store } from "@fos/core"
 import { createEngine } from "@fos/http"
 import { Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"

@@ -6,7 +6,7 @@
  */
 import { realpathSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { docsUrl, ErrorCatalog, type ErrorCode } from "../packages/core/src/ErrorCatalog.ts"
+import { docsUrl, ErrorCatalog, type ErrorCode } from "../packages/contract/src/kernel/Errors.ts"
 
 /** Where the generated file lives. */
 export const errorsDocPath: string = fileURLToPath(new URL("../docs/errors.md", import.meta.url))

@@ -12,15 +12,14 @@ import {
   type ApiError,
   ApiKeys,
   type Caller,
-  type CustomerId,
   DocumentContents,
   Documents,
-  maxDocumentBytes,
   Organizations,
   requireDocuments,
   sha256Hex,
   Store
 } from "@fos/core"
+import { type CustomerId, maxDocumentBytes } from "@fos/contract"
 import { createEngine, type Engine } from "@fos/http"
 import * as fc from "fast-check"
 import { layerPgliteStore } from "@fos/sql"

@@ -3,7 +3,7 @@
  * `JSON.stringify` give, never a different one. Checked on every response schema of the API that gets a writer:
  * on values generated from the schema, and on the same values spoiled (extra fields, wrong types, missing fields).
  */
-import { Api } from "@fos/http"
+import { Api } from "@fos/contract"
 import { Arbitrary, Effect, Exit, Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"

@@ -4,7 +4,8 @@
  * applications and virtual accounts, the organization's own onboarding, simulate, and the world model's review.
  * Events are read from the outbox, where they are written in the same transaction as the change behind them.
  */
-import { type ApplicationStatus, EventData, type EventType, type OutboxEvent, readEvents, restrictOrganization, Store, transition, updateOrganization } from "@fos/core"
+import { type ApplicationStatus, EventData, type EventType } from "@fos/contract"
+import { type OutboxEvent, readEvents, restrictOrganization, Store, transition, updateOrganization } from "@fos/core"
 import { Effect, Schema } from "effect"
 import type { Engine } from "@fos/http"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"

@@ -3,7 +3,8 @@
  * burst + rate × time; an idempotent replay is byte-identical; and no request, however malformed, gets a 5xx
  * or an answer without a correlation id. Seeds are fixed so a failure reproduces.
  */
-import { type BucketSpec, type BucketState, isErrorCode, take } from "@fos/core"
+import { type BucketSpec, type BucketState, take } from "@fos/core"
+import { isErrorCode } from "@fos/contract"
 import type { Engine } from "@fos/http"
 import * as fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

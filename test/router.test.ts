@@ -2,7 +2,7 @@
  * Router.ts serves the HttpApi's endpoints itself; these check that it reads each endpoint the way HttpApi does,
  * against what HttpApi's own OpenAPI generator documents for the same endpoint.
  */
-import { Api } from "@fos/http"
+import { Api } from "@fos/contract"
 import { statusOf } from "../packages/http/src/Router.ts"
 import { describe, expect, it } from "vitest"
 import { OpenApi } from "effect/http-api"

@@ -3,7 +3,8 @@
  * engine's fetch handler (or a real server's origin), and the one assertion of the spec's problem shape.
  */
 import { createHash } from "node:crypto"
-import { type CustomerId, Customers, Store } from "@fos/core"
+import { type CustomerId } from "@fos/contract"
+import { Customers, Store } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { Effect } from "effect"
 import { expect } from "vitest"

@@ -3,7 +3,8 @@
  * driven by the tests. Signatures are checked with node:crypto from the raw bytes received, not with fos's code.
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
-import { callbackTransport, type DeliveryRequest, EventTypes } from "@fos/core"
+import { callbackTransport, type DeliveryRequest } from "@fos/core"
+import { EventTypes } from "@fos/contract"
 import { Effect } from "effect"
 import { createEngine, type Engine } from "@fos/http"
 import { afterEach, describe, expect, it } from "vitest"

@@ -5,7 +5,8 @@
  */
 import { readFileSync } from "node:fs"
 import { resolve } from "node:path"
-import { layerMemoryStore, parseIso, parseSeed, type SeedFile, type Store } from "@fos/core"
+import { layerMemoryStore, parseSeed, type SeedFile, type Store } from "@fos/core"
+import { parseIso } from "@fos/contract"
 import { layerPgliteStore, layerPostgresStore, redactUrl } from "@fos/sql"
 import { Effect, type Layer } from "effect"
 

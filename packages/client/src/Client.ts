@@ -1,12 +1,12 @@
 /**
  * The typed client, derived with Effect's `HttpApiClient` from the HttpApi definition the server is built from
- * (`Api` in `@fos/http`): a call of the wrong shape (an unknown endpoint, a missing parameter, a payload field of
+ * (`Api` in `@fos/contract`): a call of the wrong shape (an unknown endpoint, a missing parameter, a payload field of
  * the wrong type) fails to compile, and responses are decoded with the endpoints' own schemas.
  *
  * Two ways to use it: `makeClient` for Effect programs (needs an `HttpClient`), and `createClient`, the same
  * endpoints as plain async functions over `fetch` (or an engine's `engine.fetch`, with no port).
  */
-import { Api, Problem as ProblemSchema } from "@fos/http"
+import { Api, Problem as ProblemSchema } from "@fos/contract"
 import { Brand, Cause, Context, Effect, Exit, Layer, Schema } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { type HttpApi, HttpApiClient, type HttpApiEndpoint, type HttpApiGroup } from "effect/http-api"

@@ -2,7 +2,7 @@
  * The typed client against a running engine, through `engine.fetch` (no port): the Promise client and the Effect
  * client, the base address and the x-api-key header, idempotency keys, and problems as typed errors.
  */
-import { CustomerId as CustomerIdSchema, WebhookEndpointId } from "@fos/core"
+import { CustomerId as CustomerIdSchema, WebhookEndpointId } from "@fos/contract"
 import { createEngine, type Engine } from "@fos/http"
 import { Effect, Layer } from "effect"
 import { FetchHttpClient, type HttpClient } from "effect/http"

@@ -3,7 +3,7 @@
  * of the wrong shape does not compile. Each `@ts-expect-error` line must be an error, or tsc reports the directive
  * as unused and the type check fails.
  */
-import { CustomerId } from "@fos/core"
+import { CustomerId } from "@fos/contract"
 import { Effect } from "effect"
 import { createClient, makeClient } from "../src/Client.ts"
 

@@ -3,14 +3,26 @@
  * handlers and the scheduler. Every runtime (the servers, embedding, tests) builds the engine through this.
  */
 import { Clock, Effect, Layer } from "effect"
-import { applicationTimerHandlers } from "./Applications.ts"
-import { expireRecord, expireTimerKind, IdempotencyRetention, layerRunningClaims, type RunningClaims } from "./Idempotency.ts"
-import { layerMemoryStore } from "./MemoryStore.ts"
-import { layerRateLimiter, RateLimiter } from "./RateLimit.ts"
-import { defaultReviewSettings, ReviewSettings, type ReviewSettingsValue } from "./ReviewSettings.ts"
-import { Store } from "./Store.ts"
-import { virtualAccountTimerHandlers } from "./VirtualAccounts.ts"
-import { type ResolveHost, TransportError, webhookTimerHandlers, WebhookSettings, type WebhookTransportService } from "./Webhooks.ts"
+import { applicationTimerHandlers } from "./onboarding/Applications.ts"
+import {
+  expireRecord,
+  expireTimerKind,
+  IdempotencyRetention,
+  layerRunningClaims,
+  type RunningClaims
+} from "./kernel/Idempotency.ts"
+import { layerMemoryStore } from "./kernel/MemoryStore.ts"
+import { layerRateLimiter, RateLimiter } from "./kernel/RateLimit.ts"
+import { defaultReviewSettings, ReviewSettings, type ReviewSettingsValue } from "./onboarding/ReviewSettings.ts"
+import { Store } from "./kernel/Store.ts"
+import { virtualAccountTimerHandlers } from "./money/VirtualAccounts.ts"
+import {
+  type ResolveHost,
+  TransportError,
+  WebhookSettings,
+  webhookTimerHandlers,
+  type WebhookTransportService
+} from "./webhooks/Webhooks.ts"
 import {
   layerTimerHandlers,
   makeVirtualClock,
@@ -20,7 +32,7 @@ import {
   TimeControl,
   type TimerHandler,
   TimerHandlers
-} from "./Timers.ts"
+} from "./kernel/Timers.ts"
 
 export interface EngineOptions {
   /** The store; the memory store when omitted. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { existsSync, readFileSync } from "node:fs"
 import { anchorOf, errorsDocPath, renderErrorsDoc } from "../../../scripts/errors-doc.ts"
-import { docsUrl, ErrorCatalog, type ErrorCode, isErrorCode } from "../src/ErrorCatalog.ts"
-import { ApiError, apiError, pointerToken, renderProblem, toPointer } from "../src/Problem.ts"
+import { docsUrl, ErrorCatalog, type ErrorCode, isErrorCode } from "@fos/contract"
+import { apiError, ApiError, pointerToken, renderProblem, toPointer } from "../src/kernel/Problem.ts"
 import { section, specText } from "./spec.ts"
 
 interface SpecCodes {

@@ -12,8 +12,8 @@ import {
   EventData,
   EventEnvelope,
   EventExamples,
-  EventType,
   type EventPayload,
+  EventType,
   EventTypes,
   OrderFailureMessages,
   OrderFailureReasonCodes,
@@ -27,8 +27,8 @@ import {
   TransactionStatusEventTypes,
   TransactionTypes,
   UtcTimestamp
-} from "../src/Events.ts"
-import { toWire } from "../src/Wire.ts"
+} from "@fos/contract"
+import { toWire } from "../src/kernel/Wire.ts"
 import { section } from "./spec.ts"
 
 // --- the spec ----------------------------------------------------------------------------------------------------

@@ -5,20 +5,9 @@ import * as fc from "fast-check"
 import { existsSync, readFileSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { Address, Country, isCountry } from "../src/Geo.ts"
-import {
-  CustomerId,
-  type IdPrefix,
-  IdPrefixes,
-  IdSchemas,
-  isId,
-  newId,
-  OrderId,
-  randomHex,
-  randomString
-} from "../src/Ids.ts"
 import {
   addAmounts,
+  Address,
   type Amount,
   type AssetCode,
   AssetCode as AssetCodeSchema,
@@ -26,14 +15,27 @@ import {
   AssetPrecision,
   Chain,
   Chains,
+  Country,
   CryptoAssets,
+  CustomerId,
   formatAmount,
+  type IdPrefix,
+  IdPrefixes,
+  IdSchemas,
+  isCountry,
   isFiat,
+  isId,
+  IsoTimestamp,
+  NonBlankString,
+  nowIso,
+  OrderId,
   parseAmount,
-  subtractAmounts
-} from "../src/Money.ts"
-import { IsoTimestamp, nowIso, parseIso, toIso } from "../src/Time.ts"
-import { type DecodeFailure, decodeFailure, NonBlankString, toWire } from "../src/Wire.ts"
+  parseIso,
+  subtractAmounts,
+  toIso
+} from "@fos/contract"
+import { newId, randomHex, randomString } from "../src/kernel/IdGenerator.ts"
+import { type DecodeFailure, decodeFailure, toWire } from "../src/kernel/Wire.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Helpers

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { type Caller, rateLimitFor } from "../src/Auth.ts"
-import { Buckets, makeRateLimiter, take } from "../src/RateLimit.ts"
-import type { Organization } from "../src/Tenancy.ts"
+import { type Caller, rateLimitFor } from "../src/tenancy/Auth.ts"
+import { Buckets, makeRateLimiter, take } from "../src/kernel/RateLimit.ts"
+import type { Organization } from "../src/tenancy/Tenancy.ts"
 
 const organization = (rateLimit?: Organization["rateLimit"]): Organization => ({
   id: "org_a" as Organization["id"],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import * as fc from "fast-check"
-import { comparePositions, SortedIndex } from "../src/SortedIndex.ts"
-import type { Position } from "../src/Store.ts"
+import { comparePositions, SortedIndex } from "../src/kernel/SortedIndex.ts"
+import type { Position } from "../src/kernel/Store.ts"
 
 const position = fc.record({ sort: fc.integer({ min: 0, max: 50 }), key: fc.string({ unit: fc.constantFrom(..."abcdef"), minLength: 1, maxLength: 3 }) })
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { layerMemoryStore } from "../src/MemoryStore.ts"
-import { Store } from "../src/Store.ts"
+import { layerMemoryStore } from "../src/kernel/MemoryStore.ts"
+import { Store } from "../src/kernel/Store.ts"
 import {
   fireDue,
   layerTimerHandlers,
@@ -11,7 +11,7 @@ import {
   runScheduler,
   schedule,
   Timers
-} from "../src/Timers.ts"
+} from "../src/kernel/Timers.ts"
 
 const t0 = Date.parse("2026-01-01T00:00:00.000Z")
 

@@ -5,10 +5,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
 import { TestClock } from "effect/testing"
-import type { Caller } from "../src/Auth.ts"
+import type { Caller } from "../src/tenancy/Auth.ts"
 import { layerEngine } from "../src/Engine.ts"
-import { Store } from "../src/Store.ts"
-import type { Organization } from "../src/Tenancy.ts"
+import { Store } from "../src/kernel/Store.ts"
+import type { Organization } from "../src/tenancy/Tenancy.ts"
 import {
   callbackTransport,
   createEndpoint,
@@ -16,7 +16,7 @@ import {
   emitEvent,
   WebhookAttempts,
   WebhookDeliveries
-} from "../src/Webhooks.ts"
+} from "../src/webhooks/Webhooks.ts"
 
 const caller: Caller = {
   organization: { id: "org_t", name: "T", status: "active", sandboxProvisioned: true, apiKeyCreationEnabled: true, features: [], rateLimit: undefined, createdAt: "" } as unknown as Organization,

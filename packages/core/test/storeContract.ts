@@ -6,9 +6,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import * as fc from "fast-check"
-import { appendEvent, readEvents } from "../src/Outbox.ts"
-import { type Position, type SortValue, Store, type StoreService, table, UniqueViolation } from "../src/Store.ts"
-import { fireDue, nextTimer, schedule, TimerHandlers } from "../src/Timers.ts"
+import { appendEvent, readEvents } from "../src/kernel/Outbox.ts"
+import { type Position, type SortValue, Store, type StoreService, table, UniqueViolation } from "../src/kernel/Store.ts"
+import { fireDue, nextTimer, schedule, TimerHandlers } from "../src/kernel/Timers.ts"
 
 interface Person {
   readonly id: string

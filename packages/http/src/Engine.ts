@@ -15,18 +15,17 @@ import {
   layerEngine,
   layerMemoryStore,
   nextTimer,
-  parseIso,
   type SeedFile,
-  type Store,
   Store as StoreKey,
+  type Store,
   type StoreService,
   TimeControl,
   type TimeControlService,
-  toIso,
   TransportError,
   WebhookDeliveries,
   type WebhookTransportService
 } from "@fos/core"
+import { parseIso, toIso } from "@fos/contract"
 import { Context, Duration, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { layerRoutes } from "./App.ts"

@@ -3,60 +3,62 @@
  */
 import {
   apiError,
+  applicationToWire,
+  CountryRequirementSets,
   createEndpoint,
+  createIdvLink,
+  customerToWire,
   deleteEndpoint,
+  emitEvent,
+  envelopeOf,
+  featureRequirements,
+  getApplication,
+  getCustomer,
+  getDelivery,
+  getEndpoint,
+  getVirtualAccount,
+  listApplications,
+  listCustomers,
+  listDeliveries,
+  listEndpoints,
+  listVirtualAccounts,
+  readPersonField,
+  requestCancel,
+  restrictCustomer,
+  restrictOrganization,
+  retryDelivery,
+  rotateSecret,
+  selectableIndustries,
+  simulateDecision,
+  simulateLateCompliance,
+  Store,
+  submitCustomerUpdate,
+  submitFeatureApplication,
+  submitOnboarding,
+  submitOrganizationOnboarding,
+  TimeControl,
+  updateEndpoint,
+  Users,
+  virtualAccountToWire
+} from "@fos/core"
+import {
+  CustomerSorts,
+  defaultPageSize,
   type DeliveryStatus,
   DeliveryStatuses,
   DeprecatedEventTypes,
-  emitEvent,
-  envelopeOf,
   EventExamples,
   EventTypes,
-  getDelivery,
-  getEndpoint,
-  listDeliveries,
-  listEndpoints,
-  retryDelivery,
-  rotateSecret,
-  updateEndpoint,
-  createIdvLink,
-  CountryRequirementSets,
-  getApplication,
-  applicationToWire,
-  listApplications,
-  readPersonField,
-  requestCancel,
-  selectableIndustries,
-  submitOnboarding,
-  submitOrganizationOnboarding,
-  customerToWire,
-  CustomerSorts,
-  featureRequirements,
   FeatureTypes,
-  getVirtualAccount,
-  listVirtualAccounts,
-  restrictCustomer,
-  restrictOrganization,
-  simulateDecision,
-  simulateLateCompliance,
-  submitCustomerUpdate,
-  submitFeatureApplication,
-  virtualAccountToWire,
-  defaultPageSize,
-  getCustomer,
-  listCustomers,
   parseIso,
-  Store,
-  TimeControl,
-  toIso,
-  Users
-} from "@fos/core"
+  toIso
+} from "@fos/contract"
 import { documentToWire, getDocument, uploadDocument } from "@fos/core"
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api, CurrentCaller, CurrentUpload } from "./Api.ts"
+import { CurrentCaller, CurrentUpload, ServerApi } from "./ServerApi.ts"
 
-const PortalLive = HttpApiBuilder.group(Api, "portal", (handlers) =>
+const PortalLive = HttpApiBuilder.group(ServerApi, "portal", (handlers) =>
   // The cheapest authenticated route, so the one a client polls: a short chain of effects rather than a generator,
   // over the engine's store taken once.
   Effect.map(Store, (store) =>
@@ -73,7 +75,7 @@ const PortalLive = HttpApiBuilder.group(Api, "portal", (handlers) =>
           }
         })))))
 
-const CustomersLive = HttpApiBuilder.group(Api, "customers", (handlers) =>
+const CustomersLive = HttpApiBuilder.group(ServerApi, "customers", (handlers) =>
   handlers
     .handle("list", ({ query }) =>
       Effect.gen(function*() {
@@ -120,7 +122,7 @@ const maxWireInstantMs = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
 const notVirtual = () =>
   Effect.fail(apiError("CONFLICT", "The server runs on the system clock; start it with --clock virtual to control time."))
 
-const SimulateLive = HttpApiBuilder.group(Api, "simulate", (handlers) =>
+const SimulateLive = HttpApiBuilder.group(ServerApi, "simulate", (handlers) =>
   handlers
     .handle("emitEvent", ({ payload }) =>
       Effect.gen(function*() {
@@ -196,7 +198,7 @@ const listQueryOf = (query: {
 
 const mutable = <A>(value: A) => value as { -readonly [K in keyof A]: A[K] }
 
-const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
+const WebhooksLive = HttpApiBuilder.group(ServerApi, "webhooks", (handlers) =>
   handlers
     .handle("createEndpoint", ({ payload }) =>
       CurrentCaller.use((caller) => createEndpoint(caller, payload)).pipe(Effect.map(mutable)))
@@ -235,7 +237,7 @@ const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
         meta: { mode: "cursor" as const, nextCursor: null, previousCursor: null, total: EventTypes.length }
       })))
 
-const DocumentsLive = HttpApiBuilder.group(Api, "documents", (handlers) =>
+const DocumentsLive = HttpApiBuilder.group(ServerApi, "documents", (handlers) =>
   handlers
     // The gate has read and parsed the form (CurrentUpload); the declared payload stream is never pulled.
     .handle("upload", () =>
@@ -248,7 +250,7 @@ const DocumentsLive = HttpApiBuilder.group(Api, "documents", (handlers) =>
     .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(getDocument(caller, params.id), documentToWire))))
 
 
-const OnboardingLive = HttpApiBuilder.group(Api, "onboarding", (handlers) =>
+const OnboardingLive = HttpApiBuilder.group(ServerApi, "onboarding", (handlers) =>
   handlers
     .handle("requirements", ({ query }) =>
       Effect.gen(function*() {
@@ -280,7 +282,7 @@ const OnboardingLive = HttpApiBuilder.group(Api, "onboarding", (handlers) =>
     .handle("submitOrganization", ({ payload }) =>
       CurrentCaller.use((caller) => submitOrganizationOnboarding(caller, payload)).pipe(Effect.map(mutable))))
 
-const ApplicationsLive = HttpApiBuilder.group(Api, "applications", (handlers) =>
+const ApplicationsLive = HttpApiBuilder.group(ServerApi, "applications", (handlers) =>
   handlers
     .handle("list", ({ query }) =>
       CurrentCaller.use((caller) => listApplications(caller, listQueryOf(query), query.applicationType)).pipe(

@@ -13,18 +13,16 @@ import {
   createUser,
   decodeFailure,
   type EngineServices,
-  KeyAccess,
   listApiKeys,
   listOrganizations,
-  OrganizationStatus,
   removeUser,
   restrictOrganization,
   revokeApiKey,
   sha256Hex,
   Store,
-  updateOrganization,
-  UserRole
+  updateOrganization
 } from "@fos/core"
+import { KeyAccess, OrganizationStatus, UserRole } from "@fos/contract"
 import { Context, Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Edge, readJsonBody } from "./Pipeline.ts"

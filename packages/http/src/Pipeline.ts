@@ -14,38 +14,44 @@
  * Every problem body is rendered by `renderProblem` and sent as JSON, never with a stack trace.
  */
 import {
-  type ApiError,
   apiError,
-  decodeFailure,
+  type ApiError,
   type Caller,
   type Decision,
-  type DedicatedBucket,
-  type IdempotencyPolicy,
-  makeAuthenticate,
-  type RateLimiterService,
-  Store,
-  type StoreService,
-  TimeControl,
-  TimerHandlers,
+  decodeFailure,
   type EngineServices,
-  type Environment,
   type FormPart,
   isValidIdempotencyKey,
+  makeAuthenticate,
   randomHex,
   RateLimiter,
+  type RateLimiterService,
   rateLimitFor,
   renderProblem,
   runIdempotent,
   sha256Hex,
   sha256HexOfBytes,
+  Store,
   type StoredResponse,
-  toIso
+  type StoreService,
+  TimeControl,
+  TimerHandlers
 } from "@fos/core"
+import {
+  type DedicatedBucket,
+  type Environment,
+  Idempotency,
+  type IdempotencyPolicy,
+  RateBucket,
+  toIso,
+  Upload,
+  type UploadPolicy
+} from "@fos/contract"
 import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, type Schema, Stream } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, makeDocsPages } from "./Docs.ts"
-import { CurrentUpload, Gate, Idempotency, RateBucket, Transactional, Upload, type UploadPolicy } from "./Api.ts"
+import { CurrentUpload, Gate, nonTransactional } from "./ServerApi.ts"
 
 /** What the pipeline knows of one request; filled in as the request moves through it. */
 export interface RequestInfo {
@@ -312,7 +318,7 @@ const write = (
   })
 
 /**
- * The Api declares the gate (`Api.ts`) so that handlers get `CurrentCaller` and every endpoint documents its
+ * The server's Api declares the gate (`ServerApi.ts`) so that handlers get `CurrentCaller` and every endpoint documents its
  * problems; `Edge.gate` runs it, on the routes Router.ts builds. `HttpApiBuilder.group` also wraps each handler in
  * the declared middleware for routes of its own, which fos does not serve, so the service it finds is the identity.
  */
@@ -448,7 +454,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
     const gate: EdgeService["gate"] = (endpoint, group, run) => {
       const bucket = Context.get(endpoint.annotations, RateBucket)
       const policy = Context.get(endpoint.annotations, Idempotency) ?? "accepted"
-      const transactional = Context.get(endpoint.annotations, Transactional)
+      const transactional = !nonTransactional.has(`${group.identifier}.${endpoint.name}`)
       const upload = Context.get(endpoint.annotations, Upload)
       const sandboxOnly = group.identifier === "simulate"
       return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, EngineServices> =>

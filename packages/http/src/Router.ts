@@ -17,11 +17,12 @@
  * which gives the same text as encoding then `JSON.stringify`. A decoding failure is the problem `fromSchemaError`
  * maps it to; an encoding failure is a defect (a 500), as it is in HttpApi.
  */
-import { type ApiError, type Caller, type EngineServices, type Environment } from "@fos/core"
+import { type ApiError, type Caller, type EngineServices } from "@fos/core"
+import { type Environment, Upload } from "@fos/contract"
 import { Cause, Context, Effect, Exit, Fiber, Layer, Schema, SchemaAST } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Api, CurrentCaller, Upload } from "./Api.ts"
+import { CurrentCaller, ServerApi } from "./ServerApi.ts"
 import { compileJsonWriter } from "./JsonWriter.ts"
 import { Edge, type EndpointRun, fromSchemaError, type SchemaFailureKind } from "./Pipeline.ts"
 
@@ -151,7 +152,7 @@ const bases: ReadonlyArray<Environment> = ["sandbox", "live"]
  * The API's routes under both base addresses, and its OpenAPI document at `<base>/v2/openapi.json` (public, like the
  * reference page). Needs the groups' handlers (`HttpApiBuilder.group`) and the edge.
  */
-export const layerApiRoutes = (api: HttpApi.Top = Api as unknown as HttpApi.Top) =>
+export const layerApiRoutes = (api: HttpApi.Top = ServerApi as unknown as HttpApi.Top) =>
   HttpRouter.use(Effect.fnUntraced(function*(router) {
     const services = yield* Effect.context<never>()
     const edge = Context.get(services as Context.Context<Edge>, Edge)

@@ -1,4 +1,4 @@
-export * from "./Api.ts"
+export * from "./ServerApi.ts"
 export * from "./App.ts"
 export * from "./Docs.ts"
 export * from "./Pipeline.ts"

@@ -1,0 +1,7 @@
+import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { Me } from "../tenancy/Tenancy.ts"
+import { common } from "./Policies.ts"
+
+export const Portal = HttpApiGroup.make("portal").add(
+  HttpApiEndpoint.get("me", "/v2/portal/users/me", { success: Me, error: common })
+)

@@ -1,0 +1,55 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { EventType } from "../events/Events.ts"
+import { CustomerId } from "../kernel/Ids.ts"
+import { Application } from "../onboarding/Applications.ts"
+import { Customer } from "../onboarding/Customers.ts"
+import {
+  ApplicationDecision,
+  ClockAdvance,
+  ClockNow,
+  CustomerRestriction,
+  LateComplianceResult,
+  OrganizationRestriction
+} from "../simulate/Simulate.ts"
+import { Event } from "../webhooks/Webhooks.ts"
+import { applicationParams } from "./Applications.ts"
+import { common, Idempotency, problem, withBody } from "./Policies.ts"
+
+/** The sandbox's simulate endpoints (served under /sandbox only). */
+export const Simulate = HttpApiGroup.make("simulate")
+  .add(HttpApiEndpoint.post("emitEvent", "/v2/simulate/events", {
+    payload: Schema.Struct({ type: EventType }),
+    success: Event.pipe(HttpApiSchema.status(201)),
+    error: withBody
+  }))
+  .add(HttpApiEndpoint.get("clock", "/v2/simulate/clock", { success: ClockNow, error: common }))
+  .add(HttpApiEndpoint.post("decideApplication", "/v2/simulate/applications/:id/decision", {
+    params: applicationParams,
+    payload: ApplicationDecision,
+    success: Application,
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("complianceResult", "/v2/simulate/applications/:id/compliance-result", {
+    params: applicationParams,
+    payload: LateComplianceResult,
+    success: Application,
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("restrictCustomer", "/v2/simulate/customers/:customerId/restrict", {
+    params: { customerId: CustomerId },
+    payload: CustomerRestriction,
+    success: Customer,
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("restrictOrganization", "/v2/simulate/organization/restrict", {
+    success: OrganizationRestriction,
+    error: withBody
+  }))
+  .add(
+    HttpApiEndpoint.post("advanceClock", "/v2/simulate/clock/advance", {
+      payload: ClockAdvance,
+      success: ClockNow,
+      error: withBody
+    }).annotate(Idempotency, "accepted")
+  )

@@ -1,0 +1,41 @@
+/**
+ * The id generator: the opaque part of ids fos mints is 24 characters of lowercase base32 from Effect's `Random`,
+ * so a seeded `Random` gives the same ids run after run.
+ */
+import type { IdPrefix, IdSchemas } from "@fos/contract"
+import { Effect, Random } from "effect"
+
+const base32 = "0123456789abcdefghjkmnpqrstvwxyz"
+const hex = "0123456789abcdef"
+
+/** `n` characters drawn from `alphabet` with Effect's `Random`. */
+export const randomString = (alphabet: string, n: number): Effect.Effect<string> =>
+  Effect.gen(function*() {
+    let out = ""
+    for (let i = 0; i < n; i++) out += alphabet[yield* Random.nextIntBetween(0, alphabet.length - 1)]
+    return out
+  })
+
+/**
+ * `n` base32 characters: six characters from each 30-bit draw, so an id costs four draws of `Random` instead of
+ * twenty-four (ids are minted on every write).
+ */
+const randomBase32 = (n: number): Effect.Effect<string> =>
+  Effect.gen(function*() {
+    let out = ""
+    while (out.length < n) {
+      let bits = yield* Random.nextIntBetween(0, 2 ** 30 - 1)
+      for (let j = 0; j < 6 && out.length < n; j++) {
+        out += base32[bits & 31]
+        bits >>>= 5
+      }
+    }
+    return out
+  })
+
+/** Mints a new id of `prefix`. */
+export const newId = <P extends IdPrefix>(prefix: P): Effect.Effect<typeof IdSchemas[P]["Type"]> =>
+  Effect.map(randomBase32(24), (opaque) => `${prefix}_${opaque}` as typeof IdSchemas[P]["Type"])
+
+/** `n` lowercase hex characters, for secrets and trace ids. */
+export const randomHex = (n: number): Effect.Effect<string> => randomString(hex, n)

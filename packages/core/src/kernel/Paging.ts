@@ -1,0 +1,94 @@
+/**
+ * Lists: the envelope (`data`, `meta`), and keyset paging with opaque cursors.
+ *
+ * A cursor names a position (sort value and key) and the sort it was issued under (sortBy and sortOrder);
+ * used under another sort it is INVALID_CURSOR. `direction=forward` (the default) reads the rows after the
+ * cursor, `direction=backward` the rows before it: `nextCursor` is for forward, `previousCursor` for backward.
+ * Pages are keyset scans, so a page costs the same deep in a list as at its start.
+ */
+import { type ListMeta } from "@fos/contract"
+import { base64urlnopad, utf8 } from "@scure/base"
+import { Effect, Schema } from "effect"
+import { apiError, type ApiError } from "./Problem.ts"
+import { type Position, Store, type Table } from "./Store.ts"
+
+export interface ListQuery {
+  readonly cursor: string | undefined
+  readonly limit: number
+  readonly direction: "forward" | "backward"
+  readonly sortBy: string
+  readonly sortOrder: "asc" | "desc"
+}
+
+export interface ListEnvelope<A> {
+  readonly data: ReadonlyArray<A>
+  readonly meta: ListMeta
+}
+
+const CursorPayload = Schema.Struct({
+  s: Schema.String,
+  o: Schema.Literals(["asc", "desc"]),
+  v: Schema.Union([Schema.String, Schema.Number]),
+  k: Schema.String
+})
+const decodeCursorPayload = Schema.decodeUnknownOption(CursorPayload)
+
+export const encodeCursor = (sortBy: string, sortOrder: "asc" | "desc", position: Position): string =>
+  base64urlnopad.encode(utf8.decode(JSON.stringify({ s: sortBy, o: sortOrder, v: position.sort, k: position.key })))
+
+/** The position a cursor names, or INVALID_CURSOR when it is malformed or from another sort. */
+/** Longer than any cursor fos issues; such a text is refused before it is decoded. */
+const maxCursorLength = 2048
+
+export const decodeCursor = (cursor: string, sortBy: string, sortOrder: "asc" | "desc"): Effect.Effect<Position, ApiError> =>
+  Effect.suspend(() => {
+    if (cursor.length > maxCursorLength) return Effect.fail(apiError("INVALID_CURSOR", "The cursor is malformed."))
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(utf8.encode(base64urlnopad.decode(cursor)))
+    } catch {
+      parsed = undefined
+    }
+    const payload = decodeCursorPayload(parsed)
+    if (payload._tag === "None") return Effect.fail(apiError("INVALID_CURSOR", "The cursor is malformed."))
+    if (payload.value.s !== sortBy || payload.value.o !== sortOrder) {
+      return Effect.fail(apiError("INVALID_CURSOR", "The cursor was issued under a different sort; start again without a cursor."))
+    }
+    return Effect.succeed({ sort: payload.value.v, key: payload.value.k })
+  })
+
+/**
+ * Reads one page of `table` along `order` within `partition`. `sortBy` names the order in cursors; `toWire`
+ * renders each row.
+ */
+export const listPage = <Row, A>(
+  table: Table<Row>,
+  options: { readonly order: string; readonly partition: string; readonly query: ListQuery; readonly toWire: (row: Row) => A }
+): Effect.Effect<ListEnvelope<A>, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const { query } = options
+    const from = query.cursor === undefined ? undefined : yield* decodeCursor(query.cursor, query.sortBy, query.sortOrder)
+    const backward = query.direction === "backward"
+    const rows = yield* store.page(table, {
+      order: options.order,
+      partition: options.partition,
+      descending: query.sortOrder === "desc",
+      backward,
+      from,
+      limit: query.limit + 1
+    })
+    const more = rows.length > query.limit
+    const data = backward ? rows.slice(rows.length - Math.min(rows.length, query.limit)) : rows.slice(0, query.limit)
+    const sortOf = table.orders[options.order]!.sort
+    const cursorAt = (row: Row | undefined, fallback: Position | undefined): string | null => {
+      const position = row !== undefined ? { sort: sortOf(row), key: table.key(row) } : fallback
+      return position === undefined ? null : encodeCursor(query.sortBy, query.sortOrder, position)
+    }
+    const first = data[0]
+    const last = data[data.length - 1]
+    const nextCursor = backward ? (from === undefined ? null : cursorAt(last, from)) : more ? cursorAt(last, undefined) : null
+    const previousCursor = backward ? (more ? cursorAt(first, undefined) : null) : from === undefined ? null : cursorAt(first, from)
+    const total = yield* store.count(table, options.order, options.partition)
+    return { data: data.map(options.toWire), meta: { mode: "cursor", nextCursor, previousCursor, total } }
+  })

@@ -1,0 +1,60 @@
+/**
+ * The one error every engine operation fails with, and the one encoder that renders it as RFC 9457.
+ *
+ * Domain code fails with `ApiError` (a catalog code plus this occurrence's detail); the HTTP pipeline renders it
+ * with the request's `instance`, `correlationId` and `timestamp`. Nothing else renders errors.
+ */
+import { docsUrl, ErrorCatalog, type ErrorCode, type ErrorEntry, type Problem } from "@fos/contract"
+import { Data } from "effect"
+
+export class ApiError extends Data.TaggedError("ApiError")<{
+  readonly code: ErrorCode
+  readonly detail: string
+  readonly errors?: ReadonlyArray<ErrorEntry>
+  readonly retryAfterSeconds?: number
+  /** Multipart rejections name the offending form field. */
+  readonly field?: string
+}> {
+  get status(): number {
+    return ErrorCatalog[this.code].status
+  }
+}
+
+/** Shorthand: `fail("NOT_FOUND", "No customer with this id.")`. */
+export const apiError = (
+  code: ErrorCode,
+  detail: string,
+  extra?: { errors?: ReadonlyArray<ErrorEntry>; retryAfterSeconds?: number; field?: string }
+): ApiError => new ApiError({ code, detail, ...extra })
+
+/** A problem as fos renders it: the contract's `Problem`, its `type` a code of the catalog. */
+export type ProblemBody = Omit<Problem, "type"> & { readonly type: ErrorCode }
+
+/** Renders an `ApiError` for one request. `instance` is the resolved path with the query stripped. */
+export const renderProblem = (
+  error: ApiError,
+  request: { readonly instance: string; readonly correlationId: string; readonly timestamp: string }
+): ProblemBody => {
+  const spec = ErrorCatalog[error.code]
+  const body: Record<string, unknown> = {
+    type: error.code,
+    title: spec.title,
+    status: spec.status,
+    detail: error.detail,
+    resolution: spec.resolution,
+    docs: docsUrl(error.code),
+    instance: request.instance,
+    correlationId: request.correlationId,
+    timestamp: request.timestamp
+  }
+  if (error.errors !== undefined) body.errors = error.errors
+  if (error.retryAfterSeconds !== undefined) body.retryAfterSeconds = error.retryAfterSeconds
+  if (error.field !== undefined) body.field = error.field
+  return body as unknown as ProblemBody
+}
+
+/** Escapes one JSON Pointer reference token (RFC 6901). */
+export const pointerToken = (key: PropertyKey): string => String(key).replaceAll("~", "~0").replaceAll("/", "~1")
+
+/** Builds a JSON Pointer from a path. */
+export const toPointer = (path: ReadonlyArray<PropertyKey>): string => path.map((k) => "/" + pointerToken(k)).join("")

@@ -1,0 +1,120 @@
+/**
+ * The representation rules as code: the one encoder every response body goes through, the schema helpers
+ * requests are decoded with, and the mapping of schema issues to `errors[]` entries.
+ *
+ * - An optional field with no value is omitted (`undefined` keys are dropped, never sent as null).
+ * - A nullable field is present as null (null is kept).
+ * - Empty collections are `[]`.
+ * - A required text made only of spaces counts as missing.
+ */
+import type { ErrorCode, ErrorEntry } from "@fos/contract"
+import { SchemaAST, type SchemaIssue } from "effect"
+import { toPointer } from "./Problem.ts"
+
+/**
+ * Normalises a value for the wire: drops `undefined` members, keeps `null`, and keeps arrays as arrays.
+ * Values are plain data (records, arrays, strings, numbers, booleans, null) by construction of the domain.
+ */
+export const toWire = (value: unknown): unknown => {
+  if (value === null || typeof value !== "object") return value
+  if (Array.isArray(value)) return value.map(toWire)
+  const out: Record<string, unknown> = {}
+  for (const key in value) {
+    const member = (value as Record<string, unknown>)[key]
+    if (member !== undefined) out[key] = toWire(member)
+  }
+  return out
+}
+
+/** The outcome of mapping a schema failure: the problem code and one entry per issue. */
+export interface DecodeFailure {
+  readonly code: ErrorCode
+  readonly errors: ReadonlyArray<ErrorEntry>
+}
+
+const describe = (ast: SchemaAST.AST): string => {
+  switch (ast._tag) {
+    case "String":
+    case "TemplateLiteral":
+      return "must be a string"
+    case "Number":
+      return "must be a number"
+    case "Boolean":
+      return "must be a boolean"
+    case "BigInt":
+      return "must be an integer"
+    case "Objects":
+      return SchemaAST.isArrays(ast) ? "must be an array" : "must be an object"
+    case "Arrays":
+      return "must be an array"
+    case "Literal":
+      return `must be ${JSON.stringify(ast.literal)}`
+    case "Null":
+      return "must be null"
+    case "Union": {
+      const literals = ast.types.filter(SchemaAST.isLiteral)
+      if (literals.length === ast.types.length) return `must be one of: ${literals.map((l) => String(l.literal)).join(", ")}`
+      const described = new Set(ast.types.map(describe))
+      return described.size === 1 ? [...described][0]! : "has an unexpected type"
+    }
+    default:
+      return "has an unexpected type"
+  }
+}
+
+/**
+ * The most `errors[]` entries a problem lists. Decoding reports every problem, and a body of a megabyte could
+ * hold hundreds of thousands; the first hundred are enough to fix, and the answer stays small.
+ */
+export const maxErrorEntries = 100
+
+/**
+ * Flattens a schema issue tree into `errors[]` entries with JSON Pointers, at most `maxErrorEntries`. Details come
+ * from fos's own annotations or the expected type, never from the rejected input. A check annotated with `fosCode`
+ * makes that the problem's code (INVALID_OID_FORMAT for ids).
+ */
+export const decodeFailure = (issue: SchemaIssue.Issue, basePath: ReadonlyArray<PropertyKey> = []): DecodeFailure => {
+  const errors: Array<ErrorEntry> = []
+  let code: ErrorCode = "VALIDATION_ERROR"
+  const seen = new Set<string>()
+  const push = (path: ReadonlyArray<PropertyKey>, detail: string) => {
+    if (errors.length >= maxErrorEntries) return
+    const pointer = toPointer(path)
+    const key = pointer + "\u0000" + detail
+    if (seen.has(key)) return
+    seen.add(key)
+    errors.push({ pointer, detail })
+  }
+  const walk = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>, detailHint: string | undefined): void => {
+    switch (issue._tag) {
+      case "Pointer":
+        return walk(issue.issue, [...path, ...issue.path], detailHint)
+      case "Composite":
+      case "AnyOf":
+        if (issue._tag === "AnyOf" && issue.issues.length === 0) return push(path, describe(issue.ast))
+        for (const inner of issue.issues) walk(inner, path, detailHint)
+        return
+      case "Filter": {
+        const annotations = issue.filter.annotations
+        if (annotations?.fosCode !== undefined) code = annotations.fosCode
+        return walk(issue.issue, path, annotations?.fosDetail ?? detailHint)
+      }
+      case "Encoding":
+        return walk(issue.issue, path, detailHint)
+      case "MissingKey":
+        return push(path, "is required")
+      case "UnexpectedKey":
+        return push(path, "is not allowed")
+      case "InvalidType":
+        return push(path, describe(issue.ast))
+      case "OneOf":
+        return push(path, "matches more than one accepted shape")
+      case "InvalidValue":
+      case "Forbidden":
+        return push(path, issue.annotations?.message ?? detailHint ?? "is invalid")
+    }
+  }
+  walk(issue, basePath, undefined)
+  if (errors.length === 0) errors.push({ pointer: toPointer(basePath), detail: "is invalid" })
+  return { code, errors }
+}

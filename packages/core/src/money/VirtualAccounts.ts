@@ -1,0 +1,190 @@
+/**
+ * Virtual accounts: fiat accounts in a customer's name. An approved virtual_account application creates one in
+ * `pending`; it activates asynchronously on the clock and emits virtual_account.activated with its deposit
+ * instructions, one block per rail family, each in its own currency.
+ *
+ * Account numbers are derived from the account id, so the same seed and clock give the same numbers, and they are
+ * well-formed (IBAN check digits, ABA routing checksum) so an integration's validators accept them.
+ */
+import { Clock, Effect } from "effect"
+import { type Caller, sha256Hex } from "../tenancy/Auth.ts"
+import { Customers } from "../onboarding/Customers.ts"
+import {
+  type AssetCode,
+  DepositBlock as DepositBlockSchema,
+  type Environment,
+  toIso,
+  type VirtualAccount as VirtualAccountWire,
+  type VirtualAccountId
+} from "@fos/contract"
+import { newId } from "../kernel/IdGenerator.ts"
+import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
+import { apiError, type ApiError } from "../kernel/Problem.ts"
+import { Store, table } from "../kernel/Store.ts"
+import { scopeOf } from "../tenancy/Tenancy.ts"
+import { schedule, type TimerHandler } from "../kernel/Timers.ts"
+import { emitEvent } from "../webhooks/Webhooks.ts"
+import { toWire } from "../kernel/Wire.ts"
+import { ReviewSettings } from "../onboarding/ReviewSettings.ts"
+
+/** A deposit block as virtual_account.activated carries it. */
+type DepositBlock = typeof DepositBlockSchema.Type
+
+export interface VirtualAccount {
+  readonly id: VirtualAccountId
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly customerId: string
+  readonly applicationId: string
+  readonly asset: { readonly code: AssetCode }
+  readonly status: "pending" | "active"
+  readonly depositInstructions: ReadonlyArray<DepositBlock>
+  readonly activatedAt: string | undefined
+  readonly createdAt: string
+  readonly updatedAt: string
+}
+
+const scope = (v: VirtualAccount) => scopeOf(v.organizationId, v.environment)
+
+export const VirtualAccounts = table<VirtualAccount>({
+  name: "virtual_accounts",
+  key: (v) => v.id,
+  orders: { byCustomer: { partition: (v) => `${scope(v)}/${v.customerId}`, sort: (v) => v.createdAt } }
+})
+
+export const activateTimerKind = "virtual_account.activate"
+
+const bankName = "fos Sandbox Bank"
+
+/** `n` decimal digits drawn from the account id (deterministic). */
+const digitsOf = (seed: string, n: number): string => {
+  let out = ""
+  let round = 0
+  while (out.length < n) out += BigInt("0x" + sha256Hex(`${seed}/${round++}`)).toString().slice(1)
+  return out.slice(0, n)
+}
+
+/** An ABA routing number: eight digits and the checksum digit (3, 7, 1 weights, mod 10). */
+const routingNumber = (seed: string): string => {
+  const d = [...digitsOf(`${seed}/aba`, 8)].map(Number)
+  const partial = 3 * (d[0]! + d[3]! + d[6]!) + 7 * (d[1]! + d[4]! + d[7]!) + d[2]! + d[5]!
+  return d.join("") + String((10 - (partial % 10)) % 10)
+}
+
+/** A German IBAN: DE, ISO 13616 mod-97 check digits, an 8-digit bank code and a 10-digit account number. */
+const germanIban = (seed: string): string => {
+  const bban = "10010010" + digitsOf(`${seed}/iban`, 10)
+  // Letters become numbers (D=13, E=14); the check digits are 98 minus the remainder of BBAN + "DE00".
+  const check = 98n - (BigInt(bban + "131400") % 97n)
+  return `DE${check.toString().padStart(2, "0")}${bban}`
+}
+
+/** The deposit blocks of an account collecting `currency`: its domestic rail, and SWIFT, each in its own currency. */
+export const depositBlocks = (id: string, currency: AssetCode, holder: string): ReadonlyArray<DepositBlock> => {
+  const head = { bankName, accountHolderName: holder }
+  const swift = (bic: string): DepositBlock => ({ railFamily: "swift", currency, ...head, accountNumber: digitsOf(`${id}/swift`, 12), bic })
+  switch (currency) {
+    case "USD":
+      return [
+        { railFamily: "us_domestic", currency: "USD", ...head, accountNumber: digitsOf(`${id}/ach`, 12), routingNumber: routingNumber(id) },
+        swift("FOSBUS33")
+      ]
+    case "EUR":
+      return [{ railFamily: "sepa", currency: "EUR", ...head, iban: germanIban(id), bic: "FOSBDEFFXXX" }, swift("FOSBDEFF")]
+    case "GBP":
+      return [
+        { railFamily: "uk_domestic", currency: "GBP", ...head, accountNumber: digitsOf(`${id}/fps`, 8), sortCode: "04" + digitsOf(`${id}/sort`, 4) },
+        swift("FOSBGB2L")
+      ]
+    default:
+      return [swift("FOSBUS33")]
+  }
+}
+
+/** Creates the account of an approved virtual_account application; it activates on the clock. */
+export const createVirtualAccount = (
+  application: { readonly id: string; readonly organizationId: string; readonly environment: Environment; readonly customerId: string | undefined; readonly asset: { readonly code: AssetCode } | undefined },
+  now: string
+): Effect.Effect<VirtualAccount, never, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const account: VirtualAccount = {
+      id: yield* newId("vac"),
+      organizationId: application.organizationId,
+      environment: application.environment,
+      customerId: application.customerId!,
+      applicationId: application.id,
+      asset: { code: application.asset!.code },
+      status: "pending",
+      depositInstructions: [],
+      activatedAt: undefined,
+      createdAt: now,
+      updatedAt: now
+    }
+    yield* Effect.orDie(store.insert(VirtualAccounts, account))
+    const delay = (yield* ReviewSettings).virtualAccountActivationMs
+    yield* schedule(activateTimerKind, (yield* Clock.currentTimeMillis) + delay, { virtualAccountId: account.id })
+    return account
+  })
+
+const activate: TimerHandler = (payload: { readonly virtualAccountId: string }) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const account = yield* store.getForUpdate(VirtualAccounts, payload.virtualAccountId)
+    if (account === undefined || account.status !== "pending") return
+    const customer = yield* store.get(Customers, account.customerId)
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const active: VirtualAccount = {
+      ...account,
+      status: "active",
+      depositInstructions: depositBlocks(account.id, account.asset.code, customer?.name || "Account holder"),
+      activatedAt: now,
+      updatedAt: now
+    }
+    yield* Effect.orDie(store.update(VirtualAccounts, active))
+    yield* emitEvent({
+      type: "virtual_account.activated",
+      organizationId: account.organizationId,
+      environment: account.environment,
+      data: {
+        virtualAccountId: account.id,
+        customerId: account.customerId,
+        applicationId: account.applicationId,
+        asset: active.asset,
+        depositInstructions: active.depositInstructions,
+        occurredAt: now
+      }
+    })
+  })
+
+export const virtualAccountTimerHandlers: Record<string, TimerHandler> = { [activateTimerKind]: activate }
+
+export const virtualAccountToWire = (v: VirtualAccount) =>
+  toWire({
+    id: v.id,
+    customerId: v.customerId,
+    applicationId: v.applicationId,
+    asset: v.asset,
+    status: v.status,
+    depositInstructions: v.depositInstructions,
+    activatedAt: v.activatedAt ?? null,
+    createdAt: v.createdAt,
+    updatedAt: v.updatedAt
+  }) as VirtualAccountWire
+
+export const getVirtualAccount = (caller: Caller, id: VirtualAccountId): Effect.Effect<VirtualAccount, ApiError, Store> =>
+  Effect.gen(function*() {
+    const account = yield* (yield* Store).get(VirtualAccounts, id)
+    if (account === undefined || scope(account) !== scopeOf(caller.organization.id, caller.environment)) {
+      return yield* apiError("VIRTUAL_ACCOUNT_NOT_FOUND", "No virtual account with this id exists in this organization and environment.")
+    }
+    return account
+  })
+
+export const listVirtualAccounts = (caller: Caller, customerId: string, query: ListQuery): Effect.Effect<ListEnvelope<VirtualAccountWire>, ApiError, Store> =>
+  listPage(VirtualAccounts, {
+    order: "byCustomer",
+    partition: `${scopeOf(caller.organization.id, caller.environment)}/${customerId}`,
+    query,
+    toWire: virtualAccountToWire
+  })

@@ -1,0 +1,172 @@
+/**
+ * Authentication: rules 1 to 9 of the spec's Authentication section, in the order a request meets them.
+ *
+ * 1. No `x-api-key`: 401 API_KEY_MISSING (counted in the per-IP bucket for unauthenticated traffic).
+ * 2. A key of the wrong shape, of the other environment, unknown or revoked: 401 API_KEY_INVALID (counted in
+ *    the per-IP bucket for invalid keys; once that is empty the answer is 429 RATE_LIMITED).
+ * 3. The organization suspended: 403 ORGANIZATION_ACCESS_SUSPENDED.
+ * 4. `/live` for an organization that is not active: 403 PRODUCTION_ACCESS_REQUIRED.
+ * 5. `/sandbox` for an organization whose sandbox is not provisioned: 409 SANDBOX_NOT_PROVISIONED.
+ * 6. A caller address outside the key's allowlist: 403 API_KEY_IP_NOT_ALLOWED.
+ * 7. A read-only key on a method other than GET, HEAD, OPTIONS: 403 API_KEY_READ_ONLY.
+ */
+import { sha256 } from "@noble/hashes/sha2.js"
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
+import { Effect } from "effect"
+import ipaddr from "ipaddr.js"
+import { ApiError, apiError } from "../kernel/Problem.ts"
+import { Buckets, type BucketSpec, type RateLimiterService } from "../kernel/RateLimit.ts"
+import type { DedicatedBucket, Environment } from "@fos/contract"
+import type { StoreService } from "../kernel/Store.ts"
+import { type ApiKey, ApiKeys, keyPattern, keyPrefix, type Organization, Organizations } from "./Tenancy.ts"
+
+/** Lower-case hex SHA-256 of a text. */
+export const sha256Hex = (text: string): string => bytesToHex(sha256(utf8ToBytes(text)))
+
+/**
+ * The hash of a presented key of the right shape (undefined for any other text), remembered for the keys seen
+ * lately: hashing is the largest single cost of authenticating a request, and a remembered key needs no second
+ * look at its shape. The cache lives only in this process's memory, holds no more than keys in flight do, and is
+ * never stored; keys are still stored only as hashes.
+ */
+const keyHashes = new Map<string, string>()
+const maxKeyHashes = 4096
+const keyHash = (key: string): string | undefined => {
+  let hash = keyHashes.get(key)
+  if (hash === undefined) {
+    if (!keyPattern.test(key)) return undefined
+    if (keyHashes.size >= maxKeyHashes) keyHashes.clear()
+    hash = sha256Hex(key)
+    keyHashes.set(key, hash)
+  }
+  return hash
+}
+
+/** Who is calling: the accepted key and its organization, in the environment of the base address. */
+export interface Caller {
+  readonly organization: Organization
+  readonly key: ApiKey
+  readonly environment: Environment
+}
+
+export interface Credentials {
+  readonly method: string
+  readonly environment: Environment
+  readonly apiKey: string | undefined
+  readonly clientIp: string
+}
+
+const keyPrefixes = { sandbox: keyPrefix("sandbox"), live: keyPrefix("live") } as const satisfies Record<Environment, string>
+
+const readMethods = new Set(["GET", "HEAD", "OPTIONS"])
+
+/** True when `ip` lies in one of the CIDR ranges (v4 or v6; IPv4-mapped v6 addresses count as v4). */
+export const ipAllowed = (ip: string, cidrs: ReadonlyArray<string>): boolean => {
+  if (cidrs.length === 0) return true
+  let address: ipaddr.IPv4 | ipaddr.IPv6
+  try {
+    address = ipaddr.process(ip)
+  } catch {
+    return false
+  }
+  return cidrs.some((cidr) => {
+    try {
+      const range = ipaddr.parseCIDR(cidr)
+      return address.kind() === range[0].kind() && address.match(range)
+    } catch {
+      return false
+    }
+  })
+}
+
+/** True for a valid CIDR range, v4 or v6. */
+export const isCidr = (cidr: string): boolean => {
+  try {
+    ipaddr.parseCIDR(cidr)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const limited = (what: string, retryAfterSeconds: number | undefined) =>
+  new ApiError({ code: "RATE_LIMITED", detail: `Too many ${what} from this address.`, retryAfterSeconds: retryAfterSeconds ?? 1 })
+
+/** Rules 3 to 7, which need nothing but the key and its organization. */
+const admitKey = (credentials: Credentials, key: ApiKey, organization: Organization): Caller | ApiError => {
+  if (organization.status === "suspended") return apiError("ORGANIZATION_ACCESS_SUSPENDED", "Access for this organization is suspended.")
+  if (credentials.environment === "live" && organization.status !== "active") {
+    return apiError("PRODUCTION_ACCESS_REQUIRED", "Production opens once the organization is approved and active.")
+  }
+  if (credentials.environment === "sandbox" && !organization.sandboxProvisioned) {
+    return apiError("SANDBOX_NOT_PROVISIONED", "The organization's sandbox is not provisioned yet.")
+  }
+  if (!ipAllowed(credentials.clientIp, key.ipAllowlist)) {
+    return apiError("API_KEY_IP_NOT_ALLOWED", "The caller's address is not in this key's IP allowlist.")
+  }
+  if (key.access === "read_only" && !readMethods.has(credentials.method)) {
+    return apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only.")
+  }
+  return { organization, key, environment: credentials.environment }
+}
+
+/**
+ * Authentication over given services: the caller goes straight on to `then`, in the step that read its
+ * organization. It runs on every request, so it is written as a short chain of effects (two store reads, and a
+ * bucket only when refusing) rather than a generator; each step of a request's chain costs
+ * (docs/performance.md).
+ */
+export const makeAuthenticate = (store: StoreService, limiter: RateLimiterService) => {
+  // Per-address buckets: the scope names the kind, the bucket the address.
+  const refuse = (kind: string, clientIp: string, spec: BucketSpec, what: string, error: ApiError) =>
+    Effect.suspend(() => {
+      const decision = limiter.take(kind, clientIp, spec)
+      return Effect.fail(decision.allowed ? error : limited(what, decision.retryAfterSeconds))
+    })
+  const invalid = (credentials: Credentials) =>
+    refuse(
+      "ip-invalid",
+      credentials.clientIp,
+      Buckets.invalidKeyPerIp,
+      "requests with an invalid API key",
+      apiError("API_KEY_INVALID", `The API key is not an active key of the ${credentials.environment} environment.`)
+    )
+  return <A, E, R>(credentials: Credentials, then: (caller: Caller) => Effect.Effect<A, E, R>): Effect.Effect<A, ApiError | E, R> => {
+    const { apiKey, environment } = credentials
+    if (apiKey === undefined || apiKey === "") {
+      return refuse("ip-unauth", credentials.clientIp, Buckets.unauthenticatedPerIp, "unauthenticated requests", apiError("API_KEY_MISSING", "The x-api-key header is missing."))
+    }
+    const hash = keyHash(apiKey)
+    if (hash === undefined || !apiKey.startsWith(keyPrefixes[environment])) return invalid(credentials)
+    return Effect.flatMap(store.get(ApiKeys, hash), (key): Effect.Effect<A, ApiError | E, R> => {
+      if (key === undefined || key.revokedAt !== undefined || key.environment !== environment) return invalid(credentials)
+      return Effect.flatMap(store.get(Organizations, key.organizationId), (organization): Effect.Effect<A, ApiError | E, R> => {
+        if (organization === undefined) return invalid(credentials)
+        const admitted = admitKey(credentials, key, organization)
+        return admitted instanceof ApiError ? Effect.fail(admitted) : then(admitted)
+      })
+    })
+  }
+}
+
+/** The names of an organization's buckets, one per environment and kind: the same strings on every request. */
+const bucketNames = {
+  sandbox: { general: "sandbox/general", order_execute: "sandbox/order_execute", documents: "sandbox/documents", application_submit: "sandbox/application_submit" },
+  live: { general: "live/general", order_execute: "live/order_execute", documents: "live/documents", application_submit: "live/application_submit" }
+} as const satisfies Record<Environment, Record<DedicatedBucket | "general", string>>
+
+/**
+ * Which bucket a request of `caller` counts against: the dedicated one when named, else the general one. Buckets
+ * are per organization and environment.
+ */
+export const rateLimitFor = (caller: Caller, dedicated: DedicatedBucket | undefined) => {
+  const scope = caller.organization.id
+  if (dedicated !== undefined) return { scope, name: bucketNames[caller.environment][dedicated], spec: Buckets.dedicated }
+  const override = caller.organization.rateLimit
+  const spec = override !== undefined
+    ? { perSecond: override.sustainedPerSecond, burst: override.burst }
+    : caller.environment === "live"
+    ? Buckets.generalLive
+    : Buckets.generalSandbox
+  return { scope, name: bucketNames[caller.environment].general, spec }
+}

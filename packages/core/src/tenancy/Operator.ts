@@ -1,0 +1,239 @@
+/**
+ * The operator surface: what the spec puts in "the dashboard". Organizations (create, activate, suspend,
+ * sandbox provisioning, features, key creation), users (admin or developer; removal revokes their keys) and
+ * API keys (read-only or read-write, IP allowlist, revoke). The CLI and the seed file call these.
+ *
+ * The spec's rules hold here too: a read-write key needs an admin creator (API_KEY_WRITE_REQUIRES_ADMIN), key
+ * creation can be disabled per organization (API_KEY_CREATION_DISABLED), new keys are read-only by default,
+ * and a key is returned once and stored only as its SHA-256 hash.
+ */
+import { Clock, Effect } from "effect"
+import { isCidr, sha256Hex } from "./Auth.ts"
+import { newId, randomHex } from "../kernel/IdGenerator.ts"
+import {
+  type Environment,
+  isId,
+  type KeyAccess,
+  type OrganizationId,
+  type OrganizationStatus,
+  toIso,
+  type UserId,
+  type UserRole
+} from "@fos/contract"
+import { apiError, type ApiError } from "../kernel/Problem.ts"
+import { Store } from "../kernel/Store.ts"
+import { emitEvent } from "../webhooks/Webhooks.ts"
+import {
+  type ApiKey,
+  ApiKeys,
+  keyPattern,
+  keyPrefix,
+  type Organization,
+  Organizations,
+  type RateLimitOverride,
+  type User,
+  Users
+} from "./Tenancy.ts"
+
+const nowIso = Effect.map(Clock.currentTimeMillis, toIso)
+
+export interface NewOrganization {
+  readonly id?: string
+  readonly name: string
+  readonly status?: OrganizationStatus
+  readonly sandboxProvisioned?: boolean
+  readonly apiKeyCreationEnabled?: boolean
+  readonly features?: ReadonlyArray<string>
+  readonly rateLimit?: RateLimitOverride
+}
+
+export const createOrganization = (input: NewOrganization): Effect.Effect<Organization, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    if (input.id !== undefined && !isId("org", input.id)) {
+      return yield* apiError("INVALID_OID_FORMAT", "An organization id is org_ followed by 1 to 64 letters or digits.")
+    }
+    if (input.rateLimit !== undefined && !(input.rateLimit.sustainedPerSecond > 0 && input.rateLimit.burst >= 1)) {
+      return yield* apiError("VALIDATION_ERROR", "rateLimit needs sustainedPerSecond > 0 and burst >= 1.")
+    }
+    const organization: Organization = {
+      id: (input.id ?? (yield* newId("org"))) as OrganizationId,
+      name: input.name,
+      status: input.status ?? "onboarding",
+      sandboxProvisioned: input.sandboxProvisioned ?? true,
+      apiKeyCreationEnabled: input.apiKeyCreationEnabled ?? true,
+      features: input.features ?? [],
+      rateLimit: input.rateLimit,
+      createdAt: yield* nowIso
+    }
+    yield* store.insert(Organizations, organization).pipe(
+      Effect.catchTag("UniqueViolation", () => Effect.fail(apiError("CONFLICT", `Organization ${organization.id} already exists.`)))
+    )
+    return organization
+  })
+
+export const getOrganization = (id: string): Effect.Effect<Organization, ApiError, Store> =>
+  Effect.flatMap(Store, (store) =>
+    Effect.flatMap(store.get(Organizations, id), (o) =>
+      o === undefined ? Effect.fail(apiError("NOT_FOUND", `No organization ${id}.`)) : Effect.succeed(o)))
+
+/** Changes an organization; the change is one transaction. */
+export const updateOrganization = (
+  id: string,
+  change: Partial<Pick<Organization, "status" | "sandboxProvisioned" | "apiKeyCreationEnabled" | "features" | "rateLimit" | "name">>
+): Effect.Effect<Organization, ApiError, Store> =>
+  Effect.flatMap(Store, (store) =>
+    store.transaction(Effect.gen(function*() {
+      const current = yield* store.getForUpdate(Organizations, id)
+      if (current === undefined) return yield* apiError("NOT_FOUND", `No organization ${id}.`)
+      const next: Organization = { ...current, ...change }
+      yield* Effect.orDie(store.update(Organizations, next))
+      // Production opens: the same event an approved organization_onboarding application emits.
+      if (current.status === "onboarding" && next.status === "active") {
+        yield* emitEvent({ type: "organization.activated", organizationId: id, environment: "sandbox", data: { organizationId: id, occurredAt: yield* nowIso } })
+      }
+      return next
+    })))
+
+export const listOrganizations: Effect.Effect<ReadonlyArray<Organization>, never, Store> = Effect.flatMap(Store, (store) =>
+  store.page(Organizations, { order: "all", partition: "", descending: false, backward: false, from: undefined, limit: 10_000 }))
+
+export interface NewUser {
+  readonly id?: string
+  readonly organizationId: string
+  readonly email: string
+  readonly role: UserRole
+  readonly emailVerified?: boolean
+}
+
+const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+export const createUser = (input: NewUser): Effect.Effect<User, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    yield* getOrganization(input.organizationId)
+    if (input.id !== undefined && !isId("usr", input.id)) {
+      return yield* apiError("INVALID_OID_FORMAT", "A user id is usr_ followed by 1 to 64 letters or digits.")
+    }
+    if (!emailPattern.test(input.email)) return yield* apiError("VALIDATION_ERROR", "The email address is not valid.")
+    const user: User = {
+      id: (input.id ?? (yield* newId("usr"))) as UserId,
+      organizationId: input.organizationId as OrganizationId,
+      email: input.email,
+      role: input.role,
+      emailVerified: input.emailVerified ?? true,
+      createdAt: yield* nowIso,
+      removedAt: undefined
+    }
+    yield* store.insert(Users, user).pipe(
+      Effect.catchTag("UniqueViolation", (e) =>
+        Effect.fail(apiError(
+          e.unique === "email" ? "USER_ALREADY_BELONGS_TO_ORG" : "USER_ALREADY_EXISTS",
+          e.unique === "email" ? "A user with this email already belongs to an organization." : `User ${user.id} already exists.`
+        )))
+    )
+    return user
+  })
+
+export const getUser = (id: string): Effect.Effect<User, ApiError, Store> =>
+  Effect.flatMap(Store, (store) =>
+    Effect.flatMap(store.get(Users, id), (u) =>
+      u === undefined || u.removedAt !== undefined ? Effect.fail(apiError("USER_NOT_FOUND", `No user ${id}.`)) : Effect.succeed(u)))
+
+/** Removes a user and revokes every key the user created, in one transaction. The last admin stays. */
+export const removeUser = (id: string): Effect.Effect<{ readonly revokedKeys: number }, ApiError, Store> =>
+  Effect.flatMap(Store, (store) =>
+    store.transaction(Effect.gen(function*() {
+      const locked = yield* store.getForUpdate(Users, id)
+      if (locked === undefined || locked.removedAt !== undefined) return yield* apiError("USER_NOT_FOUND", `No user ${id}.`)
+      const user = locked
+      if (user.role === "admin") {
+        const colleagues = yield* store.page(Users, { order: "byOrganization", partition: user.organizationId, descending: false, backward: false, from: undefined, limit: 10_000 })
+        if (!colleagues.some((u) => u.id !== user.id && u.role === "admin" && u.removedAt === undefined)) {
+          return yield* apiError("LAST_ORG_ADMIN", "The organization's last admin cannot be removed.")
+        }
+      }
+      const now = yield* nowIso
+      yield* Effect.orDie(store.update(Users, { ...user, removedAt: now }))
+      const keys = yield* store.page(ApiKeys, { order: "byCreator", partition: user.id, descending: false, backward: false, from: undefined, limit: 10_000 })
+      let revokedKeys = 0
+      for (const key of keys) {
+        if (key.revokedAt !== undefined) continue
+        yield* Effect.orDie(store.update(ApiKeys, { ...key, revokedAt: now }))
+        revokedKeys++
+      }
+      return { revokedKeys }
+    })))
+
+export interface NewApiKey {
+  readonly organizationId: string
+  readonly environment: Environment
+  /** Defaults to read_only, as the spec says. */
+  readonly access?: KeyAccess
+  readonly createdBy: string
+  readonly ipAllowlist?: ReadonlyArray<string>
+  /** A given key (seed file); otherwise one is minted. */
+  readonly key?: string
+}
+
+export interface CreatedApiKey {
+  /** The key in plain text: shown this once, never stored. */
+  readonly key: string
+  readonly record: ApiKey
+}
+
+export const createApiKey = (input: NewApiKey): Effect.Effect<CreatedApiKey, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const organization = yield* getOrganization(input.organizationId)
+    const creator = yield* getUser(input.createdBy)
+    if (creator.organizationId !== organization.id) {
+      return yield* apiError("USER_NOT_FOUND", `No user ${input.createdBy} in organization ${organization.id}.`)
+    }
+    if (!organization.apiKeyCreationEnabled) {
+      return yield* apiError("API_KEY_CREATION_DISABLED", "API key creation is not enabled for this organization.")
+    }
+    const access = input.access ?? "read_only"
+    if (access === "read_write" && creator.role !== "admin") {
+      return yield* apiError("API_KEY_WRITE_REQUIRES_ADMIN", "Only an organization admin can create a read-write key.")
+    }
+    const ipAllowlist = input.ipAllowlist ?? []
+    const badCidr = ipAllowlist.find((c) => !isCidr(c))
+    if (badCidr !== undefined) return yield* apiError("VALIDATION_ERROR", "An IP allowlist entry is not a CIDR range (for example 203.0.113.0/24 or 2001:db8::/32).")
+    const key = input.key ?? keyPrefix(input.environment) + (yield* randomHex(64))
+    if (!keyPattern.test(key) || !key.startsWith(keyPrefix(input.environment))) {
+      return yield* apiError("VALIDATION_ERROR", `A ${input.environment} key is ${keyPrefix(input.environment)} followed by 64 lower-case hex characters.`)
+    }
+    const record: ApiKey = {
+      hash: sha256Hex(key),
+      organizationId: organization.id,
+      environment: input.environment,
+      access,
+      createdBy: creator.id,
+      ipAllowlist,
+      last4: key.slice(-4),
+      createdAt: yield* nowIso,
+      revokedAt: undefined
+    }
+    yield* store.insert(ApiKeys, record).pipe(
+      Effect.catchTag("UniqueViolation", () => Effect.fail(apiError("CONFLICT", "This API key already exists.")))
+    )
+    return { key, record }
+  })
+
+/** Revokes a key given in plain text or as its SHA-256 hash. Revoking a revoked key changes nothing. */
+export const revokeApiKey = (keyOrHash: string): Effect.Effect<ApiKey, ApiError, Store> =>
+  Effect.flatMap(Store, (store) =>
+    store.transaction(Effect.gen(function*() {
+      const hash = keyPattern.test(keyOrHash) ? sha256Hex(keyOrHash) : keyOrHash.toLowerCase()
+      const key = yield* store.getForUpdate(ApiKeys, hash)
+      if (key === undefined) return yield* apiError("NOT_FOUND", "No such API key.")
+      if (key.revokedAt !== undefined) return key
+      const revoked = { ...key, revokedAt: yield* nowIso }
+      yield* Effect.orDie(store.update(ApiKeys, revoked))
+      return revoked
+    })))
+
+export const listApiKeys = (organizationId: string): Effect.Effect<ReadonlyArray<ApiKey>, never, Store> =>
+  Effect.flatMap(Store, (store) =>
+    store.page(ApiKeys, { order: "byOrganization", partition: organizationId, descending: false, backward: false, from: undefined, limit: 10_000 }))

@@ -1,0 +1,121 @@
+/**
+ * The seed file (DESIGN.md §2) and the first-start demo organization.
+ *
+ * A seed is validated whole and applied in one transaction: a bad seed writes nothing. Keys are given in plain
+ * text and stored only as hashes. Without a seed, a first start on an empty store creates one demo organization
+ * and returns its new sandbox and live read-write keys, to be printed once.
+ */
+import { Effect, Schema } from "effect"
+import { decodeFailure } from "../kernel/Wire.ts"
+import { createApiKey, createOrganization, createUser, listOrganizations } from "./Operator.ts"
+import { apiError, type ApiError } from "../kernel/Problem.ts"
+import { Store } from "../kernel/Store.ts"
+import { KeyAccess, OrganizationStatus, UserRole } from "@fos/contract"
+import { Organizations } from "./Tenancy.ts"
+
+const SeedUser = Schema.Struct({
+  id: Schema.String,
+  email: Schema.String,
+  role: UserRole,
+  emailVerified: Schema.optionalKey(Schema.Boolean)
+})
+
+const SeedKey = Schema.Struct({
+  key: Schema.String,
+  access: Schema.optionalKey(KeyAccess),
+  createdBy: Schema.String,
+  ipAllowlist: Schema.optionalKey(Schema.Array(Schema.String))
+})
+
+const SeedOrganization = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  status: Schema.optionalKey(OrganizationStatus),
+  sandboxProvisioned: Schema.optionalKey(Schema.Boolean),
+  apiKeyCreationEnabled: Schema.optionalKey(Schema.Boolean),
+  features: Schema.optionalKey(Schema.Array(Schema.String)),
+  rateLimit: Schema.optionalKey(Schema.Struct({ sustainedPerSecond: Schema.Number, burst: Schema.Number })),
+  users: Schema.optionalKey(Schema.Array(SeedUser)),
+  apiKeys: Schema.optionalKey(Schema.Array(SeedKey))
+})
+
+export const SeedFile = Schema.Struct({ organizations: Schema.Array(SeedOrganization) })
+export type SeedFile = typeof SeedFile.Type
+
+/** Parses and validates seed text; the error names the first problem with its JSON Pointer. */
+export const parseSeed = (text: string): Effect.Effect<SeedFile, ApiError> =>
+  Effect.suspend(() => {
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch {
+      return Effect.fail(apiError("MALFORMED_JSON", "The seed file is not valid JSON."))
+    }
+    return Schema.decodeUnknownEffect(SeedFile)(json).pipe(
+      Effect.mapError((e) => {
+        const failure = decodeFailure(e.issue)
+        const first = failure.errors[0]!
+        return apiError("VALIDATION_ERROR", `Seed file: ${first.pointer || "/"} ${first.detail}.`, { errors: failure.errors })
+      })
+    )
+  })
+
+/**
+ * Applies a seed in one transaction; any error leaves the store as it was. Several processes of one deployment
+ * start with the same seed, so a seed whose organizations all exist already is skipped; one that only some of
+ * them exist for is refused, since it cannot be applied whole.
+ */
+export const applySeed = (seed: SeedFile): Effect.Effect<"applied" | "already applied", ApiError, Store> =>
+  Effect.flatMap(Store, (store) =>
+    store.transaction(Effect.gen(function*() {
+      const existing: Array<string> = []
+      for (const org of seed.organizations) if ((yield* store.get(Organizations, org.id)) !== undefined) existing.push(org.id)
+      if (existing.length > 0 && existing.length === seed.organizations.length) return "already applied" as const
+      if (existing.length > 0) {
+        return yield* apiError("CONFLICT", `Seed file: organization ${existing[0]} already exists but others of the seed do not; the seed cannot be applied whole.`)
+      }
+      for (const [i, org] of seed.organizations.entries()) {
+        const at = (detail: string) => Effect.mapError((e: ApiError) => apiError(e.code, `Seed file: /organizations/${i}${detail}: ${e.detail}`))
+        yield* createOrganization({
+          id: org.id,
+          name: org.name,
+          ...(org.status === undefined ? {} : { status: org.status }),
+          ...(org.sandboxProvisioned === undefined ? {} : { sandboxProvisioned: org.sandboxProvisioned }),
+          ...(org.apiKeyCreationEnabled === undefined ? {} : { apiKeyCreationEnabled: org.apiKeyCreationEnabled }),
+          ...(org.features === undefined ? {} : { features: org.features }),
+          ...(org.rateLimit === undefined ? {} : { rateLimit: org.rateLimit })
+        }).pipe(at(""))
+        for (const [j, user] of (org.users ?? []).entries()) {
+          yield* createUser({ ...user, organizationId: org.id }).pipe(at(`/users/${j}`))
+        }
+        for (const [j, key] of (org.apiKeys ?? []).entries()) {
+          const environment = key.key.startsWith("ck_live_") ? "live" : "sandbox"
+          yield* createApiKey({
+            organizationId: org.id,
+            environment,
+            access: key.access ?? "read_only",
+            createdBy: key.createdBy,
+            ipAllowlist: key.ipAllowlist ?? [],
+            key: key.key
+          }).pipe(at(`/apiKeys/${j}`))
+        }
+      }
+      return "applied" as const
+    })))
+
+export interface DemoOrganization {
+  readonly organizationId: string
+  readonly sandboxKey: string
+  readonly liveKey: string
+}
+
+/** On an empty store, creates the demo organization and returns its keys; otherwise does nothing. */
+export const ensureDemoOrganization: Effect.Effect<DemoOrganization | undefined, never, Store> = Effect.flatMap(Store, (store) =>
+  store.transaction(Effect.gen(function*() {
+    if ((yield* listOrganizations).length > 0) return undefined
+    const org = yield* createOrganization({ name: "Demo organization", status: "active", sandboxProvisioned: true })
+    const admin = yield* createUser({ organizationId: org.id, email: "admin@demo.fos.test", role: "admin" })
+    const sandbox = yield* createApiKey({ organizationId: org.id, environment: "sandbox", access: "read_write", createdBy: admin.id })
+    const live = yield* createApiKey({ organizationId: org.id, environment: "live", access: "read_write", createdBy: admin.id })
+    return { organizationId: org.id, sandboxKey: sandbox.key, liveKey: live.key }
+  }).pipe(Effect.orDie)))

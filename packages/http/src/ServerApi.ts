@@ -1,0 +1,46 @@
+/**
+ * The contract's HttpApi as the server serves it: every endpoint behind the gate, which authenticates the caller,
+ * counts it against its rate bucket, checks the body and applies the endpoint's idempotency policy. The contract
+ * knows nothing of this; the server adds it here so that handlers may read `CurrentCaller` and fail with the
+ * engine's `ApiError`.
+ */
+import { Api } from "@fos/contract"
+import { ApiError, type Caller, type FormPart } from "@fos/core"
+import { Context, Schema, SchemaGetter } from "effect"
+import { HttpApiMiddleware } from "effect/http-api"
+
+/** The authenticated caller, for handlers; the gate provides it. */
+export class CurrentCaller extends Context.Service<CurrentCaller, Caller>()("fos/http/CurrentCaller") {}
+
+/** The parsed form of an upload endpoint's request, set by the gate; undefined on every other endpoint. */
+export class CurrentUpload extends Context.Reference<ReadonlyArray<FormPart> | undefined>("fos/http/CurrentUpload", {
+  defaultValue: () => undefined
+}) {}
+
+/**
+ * The gate's error, declared so that handlers may fail with `ApiError`. The gate renders an `ApiError` as a Problem
+ * under its own status, which each endpoint documents, so this declares no body of its own: HttpApi then merges it
+ * into the endpoint's 500 Problem (same description) instead of documenting an opaque `{}` beside it. It is never
+ * encoded (the gate renders it) nor decoded (a client reads the endpoint's Problem).
+ */
+const GateError = Schema.Void.pipe(Schema.decodeTo(Schema.instanceOf(ApiError), {
+  decode: SchemaGetter.forbidden(() => "an ApiError is sent as a Problem; the endpoint's Problem schema reads it"),
+  encode: SchemaGetter.forbidden(() => "the gate renders an ApiError as a Problem itself")
+})).annotate({ description: "Problem" })
+
+/**
+ * Runs authentication, rate limits, idempotency and the problem encoder around every endpoint. Handlers fail
+ * with `ApiError`; the gate renders it, so it never reaches HttpApi's own error encoding.
+ */
+export class Gate extends HttpApiMiddleware.Service<Gate, { provides: CurrentCaller }>()("fos/http/Gate", {
+  error: GateError
+}) {}
+
+/** The API the server implements: the contract's, every endpoint behind the gate. */
+export const ServerApi = Api.middleware(Gate)
+
+/**
+ * Endpoints whose effect must not run inside a store transaction: the virtual clock's advance fires timers and
+ * sends webhooks in transactions of their own; its idempotency record is kept right after it.
+ */
+export const nonTransactional: ReadonlySet<string> = new Set(["simulate.advanceClock"])
