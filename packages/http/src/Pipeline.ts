@@ -454,7 +454,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
     const gate: EdgeService["gate"] = (endpoint, group, run) => {
       const bucket = Context.get(endpoint.annotations, RateBucket)
       const policy = Context.get(endpoint.annotations, Idempotency) ?? "accepted"
-      const transactional = !nonTransactional.has(`${group.identifier}.${endpoint.name}`)
+      const transactional = !nonTransactional.has(`${group.identifier}.${endpoint.identifier}`)
       const upload = Context.get(endpoint.annotations, Upload)
       const sandboxOnly = group.identifier === "simulate"
       return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, EngineServices> =>
