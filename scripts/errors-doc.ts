@@ -2,7 +2,7 @@
  * Generates docs/errors.md, the reference entry of every synchronous error code, from the ErrorCatalog.
  *
  * Each code gets an anchor equal to the fragment of its `docs` URL (the lower-case code), so the link in a problem
- * body lands on its entry. Run with `npx tsx scripts/errors-doc.ts`; a test checks the file is up to date.
+ * body lands on its entry. Run with `node scripts/errors-doc.ts`; a test checks the file is up to date.
  */
 import { realpathSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"

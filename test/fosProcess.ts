@@ -21,10 +21,16 @@ export const nodeStartArgs: ReadonlyArray<string> = (() => {
 })()
 
 /**
+ * The flag that makes a runtime read the workspace packages' TypeScript sources instead of a build (the
+ * "@fos/source" export condition), as `npm start` gives it to Node; Bun and Deno take the same flag.
+ */
+export const sourceConditionFlag = "--conditions=@fos/source"
+
+/**
  * The V8 flags of `npm start` (docs/decisions.md, "Node's young generation"). Deno runs V8 too and gets the same
  * (deno.json's serve task).
  */
-export const v8StartFlags: ReadonlyArray<string> = nodeStartArgs.filter((arg) => arg.startsWith("--"))
+export const v8StartFlags: ReadonlyArray<string> = nodeStartArgs.filter((arg) => arg.startsWith("--") && arg !== sourceConditionFlag)
 
 export interface RunningFos {
   readonly child: ChildProcess
@@ -52,11 +58,11 @@ export type FosRuntime = "node" | "bun" | "deno"
 export const serveCommand = (runtime: FosRuntime): { readonly file: string; readonly args: ReadonlyArray<string> } => {
   switch (runtime) {
     case "node": return { file: process.execPath, args: nodeStartArgs }
-    case "bun": return { file: resolve(repoRoot, "node_modules/.bin/bun"), args: ["adapters/bun/src/main.ts", "serve"] }
+    case "bun": return { file: resolve(repoRoot, "node_modules/.bin/bun"), args: [sourceConditionFlag, "adapters/bun/src/main.ts", "serve"] }
     case "deno":
       return {
         file: resolve(repoRoot, "node_modules/.bin/deno"),
-        args: ["run", "-A", `--v8-flags=${v8StartFlags.join(",")}`, "adapters/deno/src/main.ts", "serve"]
+        args: ["run", "-A", sourceConditionFlag, `--v8-flags=${v8StartFlags.join(",")}`, "adapters/deno/src/main.ts", "serve"]
       }
   }
 }

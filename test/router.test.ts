@@ -3,6 +3,7 @@
  * against what HttpApi's own OpenAPI generator documents for the same endpoint.
  */
 import { Api } from "@fos/contract"
+import { nonTransactional } from "@fos/http"
 import { statusOf } from "../packages/http/src/Router.ts"
 import { describe, expect, it } from "vitest"
 import { OpenApi } from "effect/http-api"
@@ -24,5 +25,13 @@ describe("the router's reading of the API", () => {
       const documented = Object.keys(document.paths[path]![endpoint.method.toLowerCase()]!.responses).map(Number).filter((s) => s < 300)
       expect(documented, `${endpoint.method} ${endpoint.path}`).toEqual([status])
     }
+  })
+
+  it("names only endpoints of the API among those that run outside a store transaction", () => {
+    const names = new Set(Object.values(Api.groups).flatMap((group) =>
+      Object.values(group.endpoints).map((endpoint) => `${group.identifier}.${endpoint.identifier}`)
+    ))
+    expect(nonTransactional.size).toBeGreaterThan(0)
+    for (const name of nonTransactional) expect(names.has(name), name).toBe(true)
   })
 })

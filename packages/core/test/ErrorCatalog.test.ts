@@ -179,7 +179,7 @@ describe("JSON pointers", () => {
 })
 
 describe("docs/errors.md", () => {
-  it("is up to date with scripts/errors-doc.ts (run `npx tsx scripts/errors-doc.ts`)", () => {
+  it("is up to date with scripts/errors-doc.ts (run `node scripts/errors-doc.ts`)", () => {
     expect(existsSync(errorsDocPath)).toBe(true)
     expect(readFileSync(errorsDocPath, "utf8")).toBe(renderErrorsDoc())
   })

@@ -5,9 +5,11 @@ import * as fc from "fast-check"
 import { existsSync, readFileSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import countries from "i18n-iso-countries"
 import {
   addAmounts,
   Address,
+  CountryCodes,
   type Amount,
   type AssetCode,
   AssetCode as AssetCodeSchema,
@@ -408,6 +410,10 @@ describe("Money", () => {
 // Geo
 
 describe("Geo", () => {
+  it("knows exactly the alpha-3 codes of i18n-iso-countries (the contract carries them as data)", () => {
+    expect([...CountryCodes].sort()).toEqual(Object.keys(countries.getAlpha3Codes()).sort())
+  })
+
   it("accepts upper-case ISO 3166-1 alpha-3 codes only", () => {
     for (const c of ["USA", "DEU", "GBR", "FRA", "JPN", "BRA", "CHE"]) {
       expect(isCountry(c), c).toBe(true)
