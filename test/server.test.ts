@@ -3,7 +3,8 @@
  * flags and bad seed files, the demo organization, and shutdown on SIGTERM.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createServer as createNetServer, type AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -254,6 +255,55 @@ describe("fos serve refuses bad input", () => {
     const r = await runCli(["serve", "--store", "memory", "--port", "0", "--seed", file])
     expect(r.code).not.toBe(0)
     expect(r.stderr).toMatch(/usr_ghost|apiKeys\/0/)
+  })
+})
+
+describe("fos serve's manners", () => {
+  const version = (JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string }).version
+
+  it("a port that is taken: one line naming the port, exit 1, and the store is not touched", async () => {
+    const taken = createNetServer()
+    await new Promise<void>((ok) => taken.listen(0, "127.0.0.1", ok))
+    const port = (taken.address() as AddressInfo).port
+    try {
+      const store = path.join(tmp, "taken-port-store")
+      const r = await runCli(["serve", "--port", String(port), "--store", store])
+      expect(r.code).toBe(1)
+      expect(r.stderr.trim().split("\n"), r.stderr).toHaveLength(1)
+      expect(r.stderr).toContain(String(port))
+      expect(r.stdout).not.toContain("demo organization")
+      expect(r.stdout).not.toContain("key")
+      expect(existsSync(store)).toBe(false)
+    } finally {
+      await new Promise((ok) => taken.close(ok))
+    }
+  })
+
+  it("--store with a URL scheme other than postgres: exit 2 naming the scheme, nothing written", async () => {
+    const before = readdirSync(repoRoot)
+    for (const url of ["mysql://localhost/db", "sqlite:///tmp/x.db", "http://127.0.0.1:5432/db"]) {
+      const r = await runCli(["serve", "--port", "0", "--store", url])
+      expect(r.code, url).toBe(2)
+      expect(r.stderr).toContain("--store")
+      expect(r.stderr).toContain(url.slice(0, url.indexOf(":")))
+      expect(r.stdout).toBe("")
+    }
+    expect(readdirSync(repoRoot)).toEqual(before)
+  })
+
+  it("--help prints the usage and --version the package's version, each exiting 0, for fos and fos serve", async () => {
+    for (const args of [["--help"], ["serve", "--help"], ["serve", "--store", "memory", "--help"]]) {
+      const r = await runCli(args)
+      expect(r.code, args.join(" ")).toBe(0)
+      expect(r.stdout).toContain("usage: fos serve")
+      expect(r.stdout).toContain("--store")
+      expect(r.stderr).toBe("")
+    }
+    for (const args of [["--version"], ["serve", "--version"]]) {
+      const r = await runCli(args)
+      expect(r.code, args.join(" ")).toBe(0)
+      expect(r.stdout.trim()).toBe(`fos ${version}`)
+    }
   })
 })
 

@@ -9,7 +9,7 @@ import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { openEngine, type ServeOptions, serveEngine } from "@fos/serve"
 import { Cause, Exit } from "effect"
 
-export { parseServeArgs, type ServeOptions, StoreError, storeLayer, UsageError } from "@fos/serve"
+export { infoRequested, ListenError, parseServeArgs, type ServeOptions, StoreError, storeLayer, UsageError } from "@fos/serve"
 
 /** Starts the server and runs until SIGTERM or SIGINT. */
 export const serve = async (options: ServeOptions, out: (line: string) => void): Promise<void> => {
