@@ -2,7 +2,7 @@
  * The real Node server (`fos serve`) over real HTTP: a subset of the contract checks, the CLI's refusals of bad
  * flags and bad seed files, the demo organization, and shutdown on SIGTERM.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer as createNetServer, type AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -321,6 +321,44 @@ describe("fos serve lifecycle", () => {
       expect((await httpCall(server.origin, "/live/v2/portal/users/me", { key: live![1]! })).status).toBe(200)
     } finally {
       server.child.kill("SIGKILL")
+    }
+  })
+
+  it("SIGTERM sent to npm start's own process stops the server and releases its store", async () => {
+    const store = mkdtempSync(path.join(tmp, "npm-start-"))
+    // As the README starts it, with the flags after npm's `--`.
+    const npm = spawn("npm", ["start", "--", "--port", "0", "--store", store], { cwd: repoRoot, env: env(), stdio: ["ignore", "pipe", "pipe"] })
+    children.add(npm)
+    const leftovers = () => {
+      try {
+        return execFileSync("pgrep", ["-f", "--", `--store ${store}`], { encoding: "utf8" }).trim().split("\n").filter((pid) => pid !== "").map(Number)
+      } catch {
+        return []
+      }
+    }
+    try {
+      let out = ""
+      const origin = await new Promise<string>((ok, fail) => {
+        npm.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+          out += chunk
+          const m = /^sandbox: (http:\/\/\S+)\/sandbox\s*$/m.exec(out)
+          if (m !== null) ok(m[1]!)
+        })
+        npm.on("exit", (code) => fail(new Error(`npm start exited (${code}) before listening: ${out}`)))
+      })
+      expect((await httpCall(origin, "/healthz")).status).toBe(200)
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) => npm.on("exit", (code, signal) => ok({ code, signal })))
+      npm.kill("SIGTERM")
+      const exit = await exited
+      expect(exit.code).toBe(0)
+      // npm waited for the server, so nothing of it is left: no process, no listener, and the store opens again.
+      expect(leftovers()).toEqual([])
+      await expect(fetch(`${origin}/healthz`)).rejects.toThrow()
+      const again = await startFos(["--port", "0", "--store", store])
+      expect((await httpCall(again.origin, "/healthz")).status).toBe(200)
+      expect((await again.stop()).code).toBe(0)
+    } finally {
+      for (const pid of leftovers()) process.kill(pid, "SIGKILL")
     }
   })
 
