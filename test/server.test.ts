@@ -4,13 +4,13 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createServer as createNetServer, type AddressInfo } from "node:net"
+import { type AddressInfo, connect, createServer as createNetServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { killAllFos, type RunningFos, startFos } from "./fosProcess.ts"
-import { expectProblem, httpCall, keysOf, noRateHeaders, orgSeed, rateHeaders, sandboxKey, type Seed, seedOf, START_MS } from "./support.ts"
+import { expectProblem, httpCall, type Reply, keysOf, noRateHeaders, orgSeed, rateHeaders, sandboxKey, type Seed, seedOf, START_MS } from "./support.ts"
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const bin = ["adapters/node/src/bin.ts"]
@@ -194,6 +194,141 @@ describe("fos serve over HTTP", () => {
     expect(refill.headers.get("x-ratelimit-remaining")).toBe("1")
     const gate = await httpCall(server.origin, "/sandbox/v2/customers/cus_missing", { key: slow })
     expect(gate.json.timestamp).toBe(now)
+  })
+})
+
+/** The answers read from one raw connection, parsed as HTTP/1.1 (Content-Length or chunked bodies). */
+const parseAnswers = (bytes: Buffer): Array<Reply & { readonly raw: string }> => {
+  const answers: Array<Reply & { readonly raw: string }> = []
+  let rest = bytes
+  while (rest.length > 0) {
+    const end = rest.indexOf("\r\n\r\n")
+    if (end < 0) break
+    const head = rest.subarray(0, end).toString("latin1").split("\r\n")
+    const status = Number(head[0]!.split(" ")[1])
+    const headers = new Headers()
+    for (const line of head.slice(1)) headers.append(line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 1).trim())
+    let body = rest.subarray(end + 4)
+    let text: string
+    if (headers.get("transfer-encoding") === "chunked") {
+      const chunks: Array<Buffer> = []
+      for (;;) {
+        const lineEnd = body.indexOf("\r\n")
+        const size = parseInt(body.subarray(0, lineEnd).toString("latin1"), 16)
+        if (size === 0) {
+          body = body.subarray(lineEnd + 4)
+          break
+        }
+        chunks.push(body.subarray(lineEnd + 2, lineEnd + 2 + size))
+        body = body.subarray(lineEnd + 2 + size + 2)
+      }
+      text = Buffer.concat(chunks).toString("utf8")
+      rest = body
+    } else {
+      const length = Number(headers.get("content-length") ?? 0)
+      text = body.subarray(0, length).toString("utf8")
+      rest = body.subarray(length)
+    }
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch {
+      json = undefined
+    }
+    answers.push({ status, headers, text, json, raw: head.join("\n") + "\n\n" + text })
+  }
+  return answers
+}
+
+/** Opens a raw connection to `origin`. */
+const rawSocket = (origin: string): Promise<Socket> =>
+  new Promise((ok, fail) => {
+    const url = new URL(origin)
+    const socket = connect(Number(url.port), url.hostname, () => ok(socket))
+    socket.once("error", fail)
+  })
+
+/** Sends `data` on a new connection and reads until the server closes it. */
+const rawExchange = async (origin: string, data: string | Buffer): Promise<Buffer> => {
+  const socket = await rawSocket(origin)
+  return new Promise((ok) => {
+    const chunks: Array<Buffer> = []
+    socket.on("data", (c: Buffer) => chunks.push(c))
+    // A reset after the answer (the server closes while the client still writes) still leaves the answer read.
+    socket.on("error", () => {})
+    socket.on("close", () => ok(Buffer.concat(chunks)))
+    socket.write(data)
+  })
+}
+
+describe("answers below the application (Node's HTTP parser) are problems", () => {
+  let server: Running
+  beforeAll(async () => {
+    server = await startServer(["--port", "0", "--seed", writeSeed("raw.json", seed)])
+  })
+  afterAll(() => {
+    server?.child.kill("SIGKILL")
+  })
+
+  const cases: ReadonlyArray<readonly [string, string | Buffer]> = [
+    ["an unknown method", "FROB /healthz HTTP/1.1\r\nHost: x\r\n\r\n"],
+    ["raw non-ASCII bytes in the path", Buffer.concat([Buffer.from("GET /sandbox/v2/caf"), Buffer.from([0xc3, 0xa9]), Buffer.from(" HTTP/1.1\r\nHost: x\r\n\r\n")])],
+    ["a malformed header", "GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n"],
+    ["both Content-Length and Transfer-Encoding", "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"],
+    ["a 70 KB request line", `GET /${"a".repeat(70 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`],
+    ["headers larger than Node's limit", `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${"b".repeat(20 * 1024)}\r\n\r\n`],
+    ["an Expect other than 100-continue", "GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n"],
+    ["CONNECT", "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"],
+    ["not HTTP at all", "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n"]
+  ]
+
+  for (const [what, data] of cases) {
+    it(`${what}: a BAD_REQUEST problem with a correlation id, and the connection closed`, async () => {
+      const answers = parseAnswers(await rawExchange(server.origin, data))
+      expect(answers, "one answer").toHaveLength(1)
+      const answer = answers[0]!
+      expectProblem(answer, { type: "BAD_REQUEST", status: 400, instance: answer.json?.instance ?? "?" })
+      expect(answer.json.instance).toMatch(/^\//)
+      expect(answer.headers.get("connection")).toBe("close")
+      expect(answer.json.detail, answer.raw).not.toMatch(/HPE_|Parse Error/)
+    })
+  }
+
+  it("a request line with a readable path names it as the instance", async () => {
+    const [answer] = parseAnswers(await rawExchange(server.origin, "GET /sandbox/v2/customers?x=1 HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n"))
+    expectProblem(answer!, { type: "BAD_REQUEST", status: 400, instance: "/sandbox/v2/customers" })
+  })
+
+  it("a 413 on a chunked body over a keep-alive connection says Connection: close, then closes it", async () => {
+    const p = "/sandbox/v2/simulate/clock/advance"
+    const socket = await rawSocket(server.origin)
+    const chunks: Array<Buffer> = []
+    socket.on("data", (c: Buffer) => chunks.push(c))
+    socket.on("error", () => {})
+    const closed = new Promise((ok) => socket.on("close", ok))
+    socket.write(`POST ${p} HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nx-api-key: ${S.sandbox}\r\nTransfer-Encoding: chunked\r\n\r\n`)
+    const piece = "x".repeat(64 * 1024)
+    const chunk = `${piece.length.toString(16)}\r\n${piece}\r\n`
+    // More than the 1 MiB limit, sent as long as the server reads; then the body's end.
+    for (let i = 0; i < 20 && !socket.destroyed; i++) await new Promise<void>((ok) => socket.write(chunk, () => ok()))
+    if (!socket.destroyed) socket.write("0\r\n\r\n")
+    await closed
+    const answers = parseAnswers(Buffer.concat(chunks))
+    expect(answers).toHaveLength(1)
+    expectProblem(answers[0]!, { type: "PAYLOAD_TOO_LARGE", status: 413, instance: p })
+    // A client that pools the connection is told it will not be reused.
+    expect(answers[0]!.headers.get("connection")).toBe("close")
+  })
+
+  it("a 413 on a declared Content-Length says Connection: close too", async () => {
+    const p = "/sandbox/v2/simulate/clock/advance"
+    const answers = parseAnswers(await rawExchange(
+      server.origin,
+      `POST ${p} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nx-api-key: ${S.sandbox}\r\nContent-Length: ${2 * 1024 * 1024}\r\n\r\n{`
+    ))
+    expect(answers).toHaveLength(1)
+    expectProblem(answers[0]!, { type: "PAYLOAD_TOO_LARGE", status: 413, instance: p })
+    expect(answers[0]!.headers.get("connection")).toBe("close")
   })
 })
 
