@@ -25,7 +25,7 @@ cat > "$tmp/seed.json" <<SEED
 "users":[{"id":"usr_bench","email":"bench@example.com","role":"admin"}],"apiKeys":[{"key":"$key","access":"read_write","createdBy":"usr_bench"}]}]}
 SEED
 # The node flags of `npm start`, as bench/run.ts uses them.
-read -r -a start <<<"$(node_modules/.bin/node -p 'require("./package.json").scripts.start.replace(/^node /, "")')"
+read -r -a start <<<"$(node_modules/.bin/node -p 'require("./package.json").scripts.start.replace(/^(exec )?node /, "")')"
 valgrind --tool=callgrind --instr-atstart=no --smc-check=all-non-file --callgrind-out-file="$tmp/cg.out" \
   node_modules/.bin/node "${start[@]}" --store memory --port 0 --host 127.0.0.1 --seed "$tmp/seed.json" > "$tmp/log" 2>&1 &
 pid=$!

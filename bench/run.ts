@@ -484,7 +484,7 @@ const main = async () => {
     const key = `ck_sandbox_${randomBytes(32).toString("hex")}`
     const seedPath = writeBenchSeed(tmp, key)
 
-    log(`starting fos serve as npm start runs it: node ${startArgs.join(" ")}`)
+    log(`starting fos serve as npm start runs it: exec node ${startArgs.join(" ")}`)
     const fosStart = await startChild(
       "fos serve",
       [...startArgs, "--store", "memory", "--port", "0", "--host", "127.0.0.1", "--seed", seedPath],

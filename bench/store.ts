@@ -83,9 +83,19 @@ const pgbench = (url: string): number | undefined => {
       "-f", join(root, "bench", "store-transaction.sql"), url
     ], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
     const m = /tps = ([\d.]+)/.exec(out)
+    if (m === null) log(`pgbench printed no tps line:\n${out.trim()}`)
     return m === null ? undefined : Number(m[1])
   } catch (e) {
-    log(`pgbench did not run: ${(e as Error).message.split("\n")[0]}`)
+    // pgbench's own words: its stderr (a refused login, a failed statement, a missing file), else the exit or the
+    // system's error (ENOENT: pgbench is not installed).
+    const failure = e as NodeJS.ErrnoException & { stderr?: string; stdout?: string; status?: number | null }
+    const said = [failure.stderr, failure.stdout].map((text) => text?.trim() ?? "").filter((text) => text !== "").join("\n")
+    const why = failure.code === "ENOENT"
+      ? "pgbench is not installed (it comes with PostgreSQL's client programs)"
+      : said !== ""
+      ? `pgbench exited with status ${failure.status ?? "?"}:\n${said}`
+      : failure.message
+    log(`pgbench did not run: ${why}`)
     return undefined
   }
 }

@@ -2,13 +2,15 @@
  * The README's examples run as written. Every fenced block marked `ts` is written to a file in a directory inside
  * the repository (so `@fos/http`, `@fos/client` and `effect` resolve as they do for a reader working in it),
  * type-checked with the project's compiler settings, then run: a block that imports vitest as a test file under
- * vitest, any other as a script on the Node that runs this test. Other blocks (`sh`, `json`, plain) are not run.
+ * vitest, any other as a script on the Node that runs this test. Other blocks (`sh`, `json`, plain) are not run,
+ * except the operator commands' block, whose commands run as written, in order, against a running server.
  */
-import { execFile } from "node:child_process"
+import { execFile, spawnSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join, relative } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { killAllFos, startFos } from "./fosProcess.ts"
 
 const run = promisify(execFile)
 const root = join(import.meta.dirname, "..")
@@ -84,4 +86,51 @@ describe("README examples", () => {
       expect(json.numPassedTests).toBe(json.numTotalTests)
     }, 120_000)
   }
+})
+
+describe("README operator commands", () => {
+  const section = readme.slice(readme.indexOf("### Operator commands"))
+  const block = /^```sh\n([\s\S]*?)^```$/m.exec(section)![1]!
+  const lines = block.split("\n").map((line) => line.replace(/\s+#.*$/, "").trim()).filter((line) => line !== "")
+
+  afterAll(() => killAllFos())
+
+  it("run as written, in order, against a running server, each exiting 0", async () => {
+    expect(lines[0]).toMatch(/^export FOS_OPERATOR_TOKEN=…$/)
+    expect(lines.length).toBeGreaterThan(5)
+    const server = await startFos(["--store", "memory", "--port", "0"])
+    try {
+      // The token fos serve printed, as the README's first line says.
+      const token = /^operator token .*: (\S+)$/m.exec(server.stdout())![1]!
+      let lastKey: string | undefined
+      for (const line of lines.slice(1)) {
+        expect(line, line).toMatch(/^npm run fos -- /)
+        // The one placeholder besides the token: the key that `keys create` printed.
+        const command = line.replace(/ck_sandbox_…/, () => {
+          expect(lastKey, "a key was created before it is revoked").toBeDefined()
+          return lastKey!
+        })
+        const result = spawnSync("sh", ["-c", command], {
+          cwd: root,
+          env: { ...process.env, FOS_SERVER: server.origin, FOS_OPERATOR_TOKEN: token },
+          encoding: "utf8"
+        })
+        expect(result.status, `${line}\n${result.stdout}\n${result.stderr}`).toBe(0)
+        const key = /"key": "(ck_sandbox_[0-9a-f]{64})"/.exec(result.stdout)?.[1]
+        if (key !== undefined) lastKey = key
+      }
+      // What the sequence did, seen through the server: the revoked key and the suspended organization refuse.
+      const me = await fetch(`${server.origin}/sandbox/v2/portal/users/me`, { headers: { "x-api-key": lastKey! } })
+      expect(me.status).toBe(401)
+      const orgs = spawnSync(process.execPath, ["adapters/node/src/bin.ts", "orgs", "list"], {
+        cwd: root,
+        env: { ...process.env, FOS_SERVER: server.origin, FOS_OPERATOR_TOKEN: token },
+        encoding: "utf8"
+      })
+      expect(orgs.stdout).toContain("org_acme")
+      expect(orgs.stdout).toMatch(/"status": "suspended"/)
+    } finally {
+      await server.stop()
+    }
+  }, 120_000)
 })

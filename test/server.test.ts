@@ -2,14 +2,15 @@
  * The real Node server (`fos serve`) over real HTTP: a subset of the contract checks, the CLI's refusals of bad
  * flags and bad seed files, the demo organization, and shutdown on SIGTERM.
  */
-import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { type AddressInfo, connect, createServer as createNetServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { killAllFos, type RunningFos, startFos } from "./fosProcess.ts"
-import { expectProblem, httpCall, keysOf, noRateHeaders, orgSeed, rateHeaders, sandboxKey, type Seed, seedOf, START_MS } from "./support.ts"
+import { expectProblem, httpCall, type Reply, keysOf, noRateHeaders, orgSeed, rateHeaders, sandboxKey, type Seed, seedOf, START_MS } from "./support.ts"
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const bin = ["adapters/node/src/bin.ts"]
@@ -196,6 +197,141 @@ describe("fos serve over HTTP", () => {
   })
 })
 
+/** The answers read from one raw connection, parsed as HTTP/1.1 (Content-Length or chunked bodies). */
+const parseAnswers = (bytes: Buffer): Array<Reply & { readonly raw: string }> => {
+  const answers: Array<Reply & { readonly raw: string }> = []
+  let rest = bytes
+  while (rest.length > 0) {
+    const end = rest.indexOf("\r\n\r\n")
+    if (end < 0) break
+    const head = rest.subarray(0, end).toString("latin1").split("\r\n")
+    const status = Number(head[0]!.split(" ")[1])
+    const headers = new Headers()
+    for (const line of head.slice(1)) headers.append(line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 1).trim())
+    let body = rest.subarray(end + 4)
+    let text: string
+    if (headers.get("transfer-encoding") === "chunked") {
+      const chunks: Array<Buffer> = []
+      for (;;) {
+        const lineEnd = body.indexOf("\r\n")
+        const size = parseInt(body.subarray(0, lineEnd).toString("latin1"), 16)
+        if (size === 0) {
+          body = body.subarray(lineEnd + 4)
+          break
+        }
+        chunks.push(body.subarray(lineEnd + 2, lineEnd + 2 + size))
+        body = body.subarray(lineEnd + 2 + size + 2)
+      }
+      text = Buffer.concat(chunks).toString("utf8")
+      rest = body
+    } else {
+      const length = Number(headers.get("content-length") ?? 0)
+      text = body.subarray(0, length).toString("utf8")
+      rest = body.subarray(length)
+    }
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch {
+      json = undefined
+    }
+    answers.push({ status, headers, text, json, raw: head.join("\n") + "\n\n" + text })
+  }
+  return answers
+}
+
+/** Opens a raw connection to `origin`. */
+const rawSocket = (origin: string): Promise<Socket> =>
+  new Promise((ok, fail) => {
+    const url = new URL(origin)
+    const socket = connect(Number(url.port), url.hostname, () => ok(socket))
+    socket.once("error", fail)
+  })
+
+/** Sends `data` on a new connection and reads until the server closes it. */
+const rawExchange = async (origin: string, data: string | Buffer): Promise<Buffer> => {
+  const socket = await rawSocket(origin)
+  return new Promise((ok) => {
+    const chunks: Array<Buffer> = []
+    socket.on("data", (c: Buffer) => chunks.push(c))
+    // A reset after the answer (the server closes while the client still writes) still leaves the answer read.
+    socket.on("error", () => {})
+    socket.on("close", () => ok(Buffer.concat(chunks)))
+    socket.write(data)
+  })
+}
+
+describe("answers below the application (Node's HTTP parser) are problems", () => {
+  let server: Running
+  beforeAll(async () => {
+    server = await startServer(["--port", "0", "--seed", writeSeed("raw.json", seed)])
+  })
+  afterAll(() => {
+    server?.child.kill("SIGKILL")
+  })
+
+  const cases: ReadonlyArray<readonly [string, string | Buffer]> = [
+    ["an unknown method", "FROB /healthz HTTP/1.1\r\nHost: x\r\n\r\n"],
+    ["raw non-ASCII bytes in the path", Buffer.concat([Buffer.from("GET /sandbox/v2/caf"), Buffer.from([0xc3, 0xa9]), Buffer.from(" HTTP/1.1\r\nHost: x\r\n\r\n")])],
+    ["a malformed header", "GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n"],
+    ["both Content-Length and Transfer-Encoding", "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"],
+    ["a 70 KB request line", `GET /${"a".repeat(70 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`],
+    ["headers larger than Node's limit", `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${"b".repeat(20 * 1024)}\r\n\r\n`],
+    ["an Expect other than 100-continue", "GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n"],
+    ["CONNECT", "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"],
+    ["not HTTP at all", "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n"]
+  ]
+
+  for (const [what, data] of cases) {
+    it(`${what}: a BAD_REQUEST problem with a correlation id, and the connection closed`, async () => {
+      const answers = parseAnswers(await rawExchange(server.origin, data))
+      expect(answers, "one answer").toHaveLength(1)
+      const answer = answers[0]!
+      expectProblem(answer, { type: "BAD_REQUEST", status: 400, instance: answer.json?.instance ?? "?" })
+      expect(answer.json.instance).toMatch(/^\//)
+      expect(answer.headers.get("connection")).toBe("close")
+      expect(answer.json.detail, answer.raw).not.toMatch(/HPE_|Parse Error/)
+    })
+  }
+
+  it("a request line with a readable path names it as the instance", async () => {
+    const [answer] = parseAnswers(await rawExchange(server.origin, "GET /sandbox/v2/customers?x=1 HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n"))
+    expectProblem(answer!, { type: "BAD_REQUEST", status: 400, instance: "/sandbox/v2/customers" })
+  })
+
+  it("a 413 on a chunked body over a keep-alive connection says Connection: close, then closes it", async () => {
+    const p = "/sandbox/v2/simulate/clock/advance"
+    const socket = await rawSocket(server.origin)
+    const chunks: Array<Buffer> = []
+    socket.on("data", (c: Buffer) => chunks.push(c))
+    socket.on("error", () => {})
+    const closed = new Promise((ok) => socket.on("close", ok))
+    socket.write(`POST ${p} HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nx-api-key: ${S.sandbox}\r\nTransfer-Encoding: chunked\r\n\r\n`)
+    const piece = "x".repeat(64 * 1024)
+    const chunk = `${piece.length.toString(16)}\r\n${piece}\r\n`
+    // More than the 1 MiB limit, sent as long as the server reads; then the body's end.
+    for (let i = 0; i < 20 && !socket.destroyed; i++) await new Promise<void>((ok) => socket.write(chunk, () => ok()))
+    if (!socket.destroyed) socket.write("0\r\n\r\n")
+    await closed
+    const answers = parseAnswers(Buffer.concat(chunks))
+    expect(answers).toHaveLength(1)
+    expectProblem(answers[0]!, { type: "PAYLOAD_TOO_LARGE", status: 413, instance: p })
+    // A client that pools the connection is told it will not be reused.
+    expect(answers[0]!.headers.get("connection")).toBe("close")
+  })
+
+  it("a 413 on a declared Content-Length says Connection: close too", async () => {
+    const p = "/sandbox/v2/simulate/clock/advance"
+    const answers = parseAnswers(await rawExchange(
+      server.origin,
+      `POST ${p} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nx-api-key: ${S.sandbox}\r\nContent-Length: ${2 * 1024 * 1024}\r\n\r\n{`
+    ))
+    expect(answers).toHaveLength(1)
+    expectProblem(answers[0]!, { type: "PAYLOAD_TOO_LARGE", status: 413, instance: p })
+    expect(answers[0]!.headers.get("connection")).toBe("close")
+  })
+})
+
 describe("fos serve refuses bad input", () => {
   it("an unknown flag: non-zero exit naming the flag", async () => {
     const r = await runCli(["serve", "--store", "memory", "--bogus-flag"])
@@ -257,6 +393,55 @@ describe("fos serve refuses bad input", () => {
   })
 })
 
+describe("fos serve's manners", () => {
+  const version = (JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string }).version
+
+  it("a port that is taken: one line naming the port, exit 1, and the store is not touched", async () => {
+    const taken = createNetServer()
+    await new Promise<void>((ok) => taken.listen(0, "127.0.0.1", ok))
+    const port = (taken.address() as AddressInfo).port
+    try {
+      const store = path.join(tmp, "taken-port-store")
+      const r = await runCli(["serve", "--port", String(port), "--store", store])
+      expect(r.code).toBe(1)
+      expect(r.stderr.trim().split("\n"), r.stderr).toHaveLength(1)
+      expect(r.stderr).toContain(String(port))
+      expect(r.stdout).not.toContain("demo organization")
+      expect(r.stdout).not.toContain("key")
+      expect(existsSync(store)).toBe(false)
+    } finally {
+      await new Promise((ok) => taken.close(ok))
+    }
+  })
+
+  it("--store with a URL scheme other than postgres: exit 2 naming the scheme, nothing written", async () => {
+    const before = readdirSync(repoRoot)
+    for (const url of ["mysql://localhost/db", "sqlite:///tmp/x.db", "http://127.0.0.1:5432/db"]) {
+      const r = await runCli(["serve", "--port", "0", "--store", url])
+      expect(r.code, url).toBe(2)
+      expect(r.stderr).toContain("--store")
+      expect(r.stderr).toContain(url.slice(0, url.indexOf(":")))
+      expect(r.stdout).toBe("")
+    }
+    expect(readdirSync(repoRoot)).toEqual(before)
+  })
+
+  it("--help prints the usage and --version the package's version, each exiting 0, for fos and fos serve", async () => {
+    for (const args of [["--help"], ["serve", "--help"], ["serve", "--store", "memory", "--help"]]) {
+      const r = await runCli(args)
+      expect(r.code, args.join(" ")).toBe(0)
+      expect(r.stdout).toContain("usage: fos serve")
+      expect(r.stdout).toContain("--store")
+      expect(r.stderr).toBe("")
+    }
+    for (const args of [["--version"], ["serve", "--version"]]) {
+      const r = await runCli(args)
+      expect(r.code, args.join(" ")).toBe(0)
+      expect(r.stdout.trim()).toBe(`fos ${version}`)
+    }
+  })
+})
+
 describe("fos serve lifecycle", () => {
   it("without --seed, a first start creates a demo organization and prints working keys once", async () => {
     const server = await startServer(["--port", "0", "--clock", "virtual"])
@@ -271,6 +456,44 @@ describe("fos serve lifecycle", () => {
       expect((await httpCall(server.origin, "/live/v2/portal/users/me", { key: live![1]! })).status).toBe(200)
     } finally {
       server.child.kill("SIGKILL")
+    }
+  })
+
+  it("SIGTERM sent to npm start's own process stops the server and releases its store", async () => {
+    const store = mkdtempSync(path.join(tmp, "npm-start-"))
+    // As the README starts it, with the flags after npm's `--`.
+    const npm = spawn("npm", ["start", "--", "--port", "0", "--store", store], { cwd: repoRoot, env: env(), stdio: ["ignore", "pipe", "pipe"] })
+    children.add(npm)
+    const leftovers = () => {
+      try {
+        return execFileSync("pgrep", ["-f", "--", `--store ${store}`], { encoding: "utf8" }).trim().split("\n").filter((pid) => pid !== "").map(Number)
+      } catch {
+        return []
+      }
+    }
+    try {
+      let out = ""
+      const origin = await new Promise<string>((ok, fail) => {
+        npm.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+          out += chunk
+          const m = /^sandbox: (http:\/\/\S+)\/sandbox\s*$/m.exec(out)
+          if (m !== null) ok(m[1]!)
+        })
+        npm.on("exit", (code) => fail(new Error(`npm start exited (${code}) before listening: ${out}`)))
+      })
+      expect((await httpCall(origin, "/healthz")).status).toBe(200)
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) => npm.on("exit", (code, signal) => ok({ code, signal })))
+      npm.kill("SIGTERM")
+      const exit = await exited
+      expect(exit.code).toBe(0)
+      // npm waited for the server, so nothing of it is left: no process, no listener, and the store opens again.
+      expect(leftovers()).toEqual([])
+      await expect(fetch(`${origin}/healthz`)).rejects.toThrow()
+      const again = await startFos(["--port", "0", "--store", store])
+      expect((await httpCall(again.origin, "/healthz")).status).toBe(200)
+      expect((await again.stop()).code).toBe(0)
+    } finally {
+      for (const pid of leftovers()) process.kill(pid, "SIGKILL")
     }
   })
 

@@ -4,7 +4,7 @@
  * operator commands, which call a running server's operator surface.
  */
 import { OperatorRefused, operatorUsage, runOperator } from "./operator.ts"
-import { parseServeArgs, serve, StoreError, UsageError } from "./serve.ts"
+import { infoRequested, ListenError, parseServeArgs, serve, StoreError, UsageError } from "./serve.ts"
 
 const usage = `usage: fos serve [--port N] [--host H] [--store memory|DIR|postgres://URL] [--clock system|virtual] [--clock-start ISO]
                  [--seed FILE] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]
@@ -12,6 +12,9 @@ ${operatorUsage}`
 
 const main = async (argv: ReadonlyArray<string>) => {
   const [command, ...args] = argv
+  // `fos --help`, `fos --version`, and either among `fos serve`'s flags.
+  const info = command === undefined || command === "serve" || command.startsWith("-") ? infoRequested(argv, usage) : undefined
+  if (info !== undefined) return console.log(info)
   switch (command) {
     case "serve":
       return serve(parseServeArgs(args, process.env), (line) => console.log(line))
@@ -35,7 +38,7 @@ main(process.argv.slice(2)).catch((e: unknown) => {
     console.error(`fos: ${e.message}`)
     process.exit(2)
   }
-  if (e instanceof OperatorRefused || e instanceof StoreError) {
+  if (e instanceof OperatorRefused || e instanceof StoreError || e instanceof ListenError) {
     console.error(`fos: ${e.message}`)
     process.exit(1)
   }

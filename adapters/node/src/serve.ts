@@ -3,18 +3,50 @@
  * organization, the start lines, the order of shutdown) is in @fos/serve; this file is the Node part.
  *
  * SIGTERM or SIGINT stops accepting connections, lets the requests in flight finish, then exits 0.
+ *
+ * What Node's HTTP parser refuses before the application sees it (`clientError`), an `Expect` it does not meet
+ * (`checkExpectation`) and CONNECT (`connect`) are answered with a BAD_REQUEST problem (@fos/serve's
+ * BareProblem.ts) instead of Node's bare status or a closed connection.
  */
-import { createServer } from "node:http"
+import { createServer, type Server } from "node:http"
+import type { Duplex } from "node:stream"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { openEngine, type ServeOptions, serveEngine } from "@fos/serve"
+import type { Engine } from "@fos/http"
+import { bareDetail, bareInstance, bareProblem, openEngine, rawAnswer, requestTargetOf, type ServeOptions, serveEngine } from "@fos/serve"
 import { Cause, Exit } from "effect"
 
-export { parseServeArgs, type ServeOptions, StoreError, storeLayer, UsageError } from "@fos/serve"
+/** Answers on `socket` with the problem for `code`, then closes it; a socket that cannot be written is destroyed. */
+const refuse = (engine: Engine, socket: Duplex, code: string | undefined, requestTarget: string | undefined): void => {
+  // A response already begun on this connection (the parser failed in a body the application reads) cannot be
+  // followed by another: the connection is dropped, as Node does.
+  const inProgress = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage
+  if (!socket.writable || inProgress?.headersSent === true || code === "ECONNRESET") {
+    socket.destroy()
+    return
+  }
+  socket.end(rawAnswer(bareProblem(engine, bareDetail(code), bareInstance(requestTarget))))
+}
+
+/** Node's HTTP server, with problems for what its parser refuses. */
+const makeServer = (engine: Engine): Server => {
+  const server = createServer()
+  server.on("clientError", (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) =>
+    refuse(engine, socket, error.code, requestTargetOf(error.rawPacket?.toString("latin1"))))
+  server.on("checkExpectation", (request, response) => {
+    const problem = bareProblem(engine, bareDetail("EXPECTATION"), bareInstance(request.url))
+    response.shouldKeepAlive = false
+    response.writeHead(problem.status, problem.headers).end(problem.body)
+  })
+  server.on("connect", (request, socket: Duplex) => refuse(engine, socket, "CONNECT", request.url))
+  return server
+}
+
+export { infoRequested, ListenError, parseServeArgs, type ServeOptions, StoreError, storeLayer, UsageError } from "@fos/serve"
 
 /** Starts the server and runs until SIGTERM or SIGINT. */
 export const serve = async (options: ServeOptions, out: (line: string) => void): Promise<void> => {
   const engine = await openEngine(options, out)
-  const server = NodeHttpServer.layer(createServer, { port: options.port, host: options.host, gracefulShutdownTimeout: "20 seconds" })
+  const server = NodeHttpServer.layer(() => makeServer(engine), { port: options.port, host: options.host, gracefulShutdownTimeout: "20 seconds" })
   NodeRuntime.runMain(serveEngine(engine, options, server, out), {
     // A stop by SIGTERM or SIGINT is the normal end of a server.
     teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)

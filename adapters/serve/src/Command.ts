@@ -2,12 +2,12 @@
  * The `serve` command on a runtime with a web-standard server (Bun, Deno): the adapter gives its server, its
  * signals and its exit; everything else is what `fos serve` does on Node.
  *
- * Exit status: 2 for bad usage (a bad flag or seed, nothing written), 1 for a store that cannot be opened or a
- * server that cannot listen, 0 after SIGTERM or SIGINT once the requests in flight are answered.
+ * Exit status: 0 for --help and --version; 2 for bad usage (a bad flag or seed, nothing written), 1 for a store
+ * that cannot be opened or a server that cannot listen (checked before the store is opened), 0 after SIGTERM or SIGINT once the requests in flight are answered.
  */
 import { Cause, Exit, Layer, Runtime } from "effect"
 import { HttpServer } from "effect/http"
-import { parseServeArgs, serveUsage, StoreError, UsageError } from "./Options.ts"
+import { infoRequested, ListenError, parseServeArgs, serveUsage, StoreError, UsageError } from "./Options.ts"
 import { openEngine, resolveHost, serveEngine } from "./Serve.ts"
 import { type Listen, makeWebServer } from "./WebServer.ts"
 
@@ -36,7 +36,9 @@ export const runServeCommand = (argv: ReadonlyArray<string>, env: Readonly<Recor
   const usage = `usage: ${runtime.command} ${serveUsage}`
   const start = async () => {
     const [command, ...args] = argv
-    if (command === undefined || command === "help" || command === "--help") return out(usage)
+    if (command === undefined || command === "help") return out(usage)
+    const info = command === "serve" || command.startsWith("-") ? infoRequested(argv, usage) : undefined
+    if (info !== undefined) return out(info)
     if (command !== "serve") throw new UsageError(`unknown command ${JSON.stringify(command)}\n${usage}`)
     const options = parseServeArgs(args, env)
     // Bun and Deno take an address to listen on; Node's server resolves a name itself, to its first address.
@@ -56,7 +58,7 @@ export const runServeCommand = (argv: ReadonlyArray<string>, env: Readonly<Recor
     })
   }
   start().catch((e: unknown) => {
-    console.error(e instanceof UsageError || e instanceof StoreError ? `fos: ${e.message}` : e)
+    console.error(e instanceof UsageError || e instanceof StoreError || e instanceof ListenError ? `fos: ${e.message}` : e)
     runtime.exit(e instanceof UsageError ? 2 : 1)
   })
 }

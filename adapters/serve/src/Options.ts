@@ -30,8 +30,19 @@ export const serveUsage = `serve [--port N] [--host H] [--store memory|DIR|postg
 /** A bad flag or seed: the message names the problem; the process exits with status 2 having written nothing. */
 export class UsageError extends Error {}
 
+/** fos's version, from the repository's package.json. */
+export const fosVersion = (): string =>
+  (JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }).version
+
+/** What `--help` and `--version` print, when `args` asks for either (whatever else it holds); else undefined. */
+export const infoRequested = (args: ReadonlyArray<string>, usage: string): string | undefined =>
+  args.includes("--help") || args.includes("-h") ? usage : args.includes("--version") ? `fos ${fosVersion()}` : undefined
+
 /** A store that cannot be opened: the message says which and why; the data is left as it was. */
 export class StoreError extends Error {}
+
+/** An address the server cannot listen on (a port in use, a port it may not take): one line, status 1. */
+export class ListenError extends Error {}
 
 const flagValue = (args: ReadonlyArray<string>, i: number, name: string): string => {
   const value = args[i + 1]
@@ -79,6 +90,11 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port (or PORT) is a whole number from 0 to 65535")
   if (store === "") throw new UsageError("--store is memory, a directory (PGlite) or a postgres:// URL")
+  // A URL of another database is not a directory name: refused before anything is created.
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(store)?.[1]
+  if (scheme !== undefined && !/^postgres(ql)?$/i.test(scheme)) {
+    throw new UsageError(`--store ${scheme}://...: fos stores in memory, in a directory (PGlite) or in PostgreSQL (postgres:// or postgresql://), not ${scheme}`)
+  }
   let clockStartMs: number | undefined
   if (clockStart !== undefined) {
     if (clock !== "virtual") throw new UsageError("--clock-start goes with --clock virtual")
@@ -110,7 +126,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
 /** The store a `--store` value names: memory, PostgreSQL by URL, or PGlite in a directory. */
 export const storeLayer = (store: string): { readonly layer: Layer.Layer<Store, unknown>; readonly where: string } => {
   if (store === "memory") return { layer: layerMemoryStore, where: "memory store" }
-  if (/^postgres(ql)?:\/\//.test(store)) return { layer: layerPostgresStore(store), where: `PostgreSQL ${redactUrl(store)}` }
+  if (/^postgres(ql)?:\/\//i.test(store)) return { layer: layerPostgresStore(store), where: `PostgreSQL ${redactUrl(store)}` }
   const dir = resolve(store)
   return { layer: layerPgliteStore(dir), where: `PGlite directory ${dir}` }
 }

@@ -6,30 +6,53 @@
  * prints one line per environment once it listens. Interrupting the served effect (SIGTERM or SIGINT, by the
  * runtime's adapter) stops accepting connections, lets the requests in flight finish, then closes the engine.
  *
- * Only `node:dns` and `node:fs` are used here, which Bun and Deno implement too.
+ * Only `node:dns`, `node:fs` and `node:net` are used here, which Bun and Deno implement too.
  */
 import { lookup } from "node:dns/promises"
 import { readFileSync } from "node:fs"
+import { createServer } from "node:net"
 import { ensureDemoOrganization, TransportError } from "@fos/core"
 import { createEngine, type Engine, layerRoutes, readDocsAssets } from "@fos/http"
 import { describeStoreFailure } from "@fos/sql"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import { type ServeOptions, StoreError, storeLayer, UsageError } from "./Options.ts"
+import { ListenError, type ServeOptions, StoreError, storeLayer, UsageError } from "./Options.ts"
 
 /** Every address `host` resolves to, by the system's resolver (so /etc/hosts counts, as it would for curl). */
 export const resolveHost = (host: string): Promise<ReadonlyArray<string>> =>
   lookup(host, { all: true }).then((addresses) => addresses.map((a) => a.address))
+
+/**
+ * Refuses with `ListenError` when the server could not listen on `host`:`port` (in use, or not permitted), by
+ * listening there for a moment. Called before the store is opened, so a port in use leaves the store as it was and
+ * creates no demo organization whose keys would be printed and lost. Port 0 always succeeds.
+ */
+export const checkListen = (host: string, port: number): Promise<void> =>
+  port === 0
+    ? Promise.resolve()
+    : new Promise((ok, fail) => {
+      const probe = createServer()
+      probe.once("error", (e: NodeJS.ErrnoException) => {
+        const why = e.code === "EADDRINUSE"
+          ? "is in use (another server listens there); stop it or choose another with --port"
+          : e.code === "EACCES"
+          ? "may not be taken by this user; choose another with --port"
+          : `cannot be listened on (${e.code ?? e.message})`
+        fail(new ListenError(`port ${port} on ${host} ${why}`))
+      })
+      probe.listen({ host, port, exclusive: true }, () => probe.close(() => ok()))
+    })
 
 const mintToken = (): string =>
   Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")
 
 /**
  * Opens the store and builds the engine; on a first start without a seed, creates the demo organization and
- * prints its keys. Throws `UsageError` for a seed the store refuses and `StoreError` for a store that cannot be
- * opened.
+ * prints its keys. Throws `ListenError` first when the server could not listen (nothing is written then),
+ * `UsageError` for a seed the store refuses and `StoreError` for a store that cannot be opened.
  */
 export const openEngine = async (options: ServeOptions, out: (line: string) => void): Promise<Engine & { readonly operatorToken: string }> => {
+  await checkListen(options.host, options.port)
   const operatorToken = options.operatorToken ?? mintToken()
   const store = storeLayer(options.store)
   const engine = await createEngine({

@@ -6,8 +6,9 @@
  * client (`@effect/sql-pg`) and one implementation (docs/storage.md says why this route was chosen). PGlite is a
  * single session, so on it transactions run one at a time.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs"
-import { join } from "node:path"
+import { mkdirSync, rmSync } from "node:fs"
+import { connect, createServer, type Server } from "node:net"
+import { join, relative } from "node:path"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
@@ -62,38 +63,81 @@ export const redactUrl = (url: string): string => {
   }
 }
 
-const pidAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM"
-  }
+/** The lock's socket path: `<dir>/fos.lock`, or relative to the working directory when that is shorter. */
+const lockPathOf = (dir: string): string => {
+  const absolute = join(dir, "fos.lock")
+  // A Unix socket's path is at most 104 bytes on macOS, 108 on Linux.
+  const fits = (path: string) => new TextEncoder().encode(path).length < 100
+  if (fits(absolute)) return absolute
+  const near = relative(process.cwd(), absolute)
+  if (fits(near)) return near
+  throw new StoreOpenError(`PGlite directory ${dir}: its path is too long for its lock (a Unix socket path, at most 100 bytes); use a shorter one`)
 }
 
+/** Listens on the Unix socket `path`; every connection is told this process's pid. */
+const listenOn = (path: string): Promise<Server> =>
+  new Promise((ok, fail) => {
+    const server = createServer((socket) => {
+      socket.unref()
+      socket.end(String(process.pid))
+    })
+    server.once("error", fail)
+    server.listen({ path, exclusive: true }, () => {
+      server.off("error", fail)
+      // The lock never keeps the process alive by itself.
+      server.unref()
+      ok(server)
+    })
+  })
+
 /**
- * Takes `<dir>/fos.lock` for this process. A lock whose process is gone (after a crash) is taken over; a live one
- * is refused, because two processes on one PGlite directory would corrupt it.
+ * Who listens on `path`: `{ pid }` of a live holder (the pid it says, when it says it within a second), or
+ * undefined when nothing does: no socket, or a socket whose process is gone (the system refuses the connection).
  */
-const lockDirectory = (dir: string): (() => void) => {
+const holderOf = (path: string): Promise<{ readonly pid: string | undefined } | undefined> =>
+  new Promise((ok) => {
+    const socket = connect({ path })
+    let connected = false
+    let said = ""
+    const done = () => {
+      socket.destroy()
+      ok(connected ? { pid: /^\d+$/.test(said) ? said : undefined } : undefined)
+    }
+    socket.on("connect", () => {
+      connected = true
+      socket.setTimeout(1000, done)
+    })
+    socket.on("data", (chunk: Buffer) => (said += chunk.toString("latin1")))
+    socket.on("end", done)
+    socket.on("error", done)
+  })
+
+/**
+ * Takes `<dir>/fos.lock` for this process: a Unix socket it listens on. The operating system closes the socket when
+ * the process ends, however it ends, so a crash never leaves a lock that blocks a start: a connection to a socket
+ * nobody listens on is refused, and such a leftover (or an older fos's pid file) is removed and taken. A socket
+ * that answers is another live fos, and is refused, because two processes on one PGlite directory would corrupt it
+ * (docs/storage.md says why not a pid). Resolves to the release.
+ */
+const lockDirectory = async (dir: string): Promise<() => Promise<void>> => {
   try {
     mkdirSync(dir, { recursive: true })
   } catch (e) {
     throw new StoreOpenError(`PGlite directory ${dir}: cannot create it (${(e as NodeJS.ErrnoException).code})`)
   }
-  const lockPath = join(dir, "fos.lock")
-  for (let attempt = 0; attempt < 2; attempt++) {
+  const lockPath = lockPathOf(dir)
+  for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      const fd = openSync(lockPath, "wx")
-      writeSync(fd, String(process.pid))
-      closeSync(fd)
-      return () => rmSync(lockPath, { force: true })
+      const server = await listenOn(lockPath)
+      return () => new Promise<void>((done) => server.close(() => done()))
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code
-      if (code !== "EEXIST") throw new StoreOpenError(`PGlite directory ${dir}: cannot write to it (${code})`)
-      const holder = Number(readFileSync(lockPath, "utf8").trim())
-      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && pidAlive(holder)) {
-        throw new StoreOpenError(`PGlite directory ${dir} is in use by another fos process (pid ${holder}); stop it or use another directory`)
+      if (code !== "EADDRINUSE") throw new StoreOpenError(`PGlite directory ${dir}: cannot write to it (${code})`)
+      const holder = await holderOf(lockPath)
+      if (holder !== undefined) {
+        throw new StoreOpenError(
+          `PGlite directory ${dir} is in use by another fos process${holder.pid === undefined ? "" : ` (pid ${holder.pid})`}; stop it or use another directory`
+        )
       }
       rmSync(lockPath, { force: true })
     }
@@ -107,8 +151,8 @@ export const layerPgliteStore = (dir: string) => layerSqlStore.pipe(Layer.provid
 /** A SQL client for PGlite in `dir`, which it locks for this process. */
 export const layerPgliteClient = (dir: string) =>
   Layer.unwrap(Effect.gen(function*() {
-    const release = yield* Effect.try({ try: () => lockDirectory(dir), catch: (e) => e as StoreOpenError })
-    yield* Effect.addFinalizer(() => Effect.sync(release))
+    const release = yield* Effect.tryPromise({ try: () => lockDirectory(dir), catch: (e) => e as StoreOpenError })
+    yield* Effect.addFinalizer(() => Effect.promise(release))
     const db = yield* Effect.tryPromise({
       try: () => PGlite.create(dir),
       catch: (e) => new StoreOpenError(`PGlite directory ${dir}: cannot open the database (${(e as Error).message})`)

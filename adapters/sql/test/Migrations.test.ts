@@ -2,13 +2,14 @@
  * Migrations: applied once when several processes open one database at the same moment, and a database newer than
  * the code is refused with a message that says so. On PostgreSQL (DATABASE_URL) and PGlite.
  */
-import { spawnSync } from "node:child_process"
+import { execFile, spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { Effect, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
-import { describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
+import { killAllFos, startFos } from "../../../test/fosProcess.ts"
 import { latestVersion, layerPgliteClient, layerPostgresClient, migrate } from "../src/index.ts"
 import { adminUrl, freshDatabase } from "./databases.ts"
 
@@ -89,15 +90,22 @@ describe("stores an operator gets wrong", () => {
     }
   }, 60_000)
 
-  it("a PGlite directory another process holds: a message naming the holder, and the directory untouched", async () => {
+})
+
+describe("the PGlite directory lock", () => {
+  afterAll(() => killAllFos())
+
+  it("a directory another process holds: a message naming the holder, and the directory untouched", async () => {
     const dir = mkdtempSync(join(tmpdir(), "fos-heldstore-"))
+    // The holder is this test's process; fos serve is another one.
     const holder = ManagedRuntime.make(layerPgliteClient(dir))
     try {
       await holder.runPromise(migrate)
-      // Pretend the holder is another live process: this test's own pid is alive.
-      writeFileSync(join(dir, "fos.lock"), String(process.pid))
-      const run = serve(dir)
-      expect(run.status).not.toBe(0)
+      // Run without blocking this process, whose event loop answers the lock's connections.
+      const run = await new Promise<{ status: number | null; stderr: string }>((ok) =>
+        execFile(process.execPath, ["adapters/node/src/bin.ts", "serve", "--store", dir, "--port", "0"], { cwd: root, timeout: 60_000 }, (error, _out, stderr) =>
+          ok({ status: error === null ? 0 : (error.code as number | null), stderr })))
+      expect(run.status).toBe(1)
       expect(run.stderr).toContain(`in use by another fos process (pid ${process.pid})`)
       const rows = await holder.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
         sql<{ n: number }>`SELECT count(*)::int AS n FROM fos_migrations`))
@@ -107,4 +115,25 @@ describe("stores an operator gets wrong", () => {
       rmSync(dir, { recursive: true, force: true })
     }
   }, 60_000)
+
+  it("a crash never leaves a lock that blocks a start: not after SIGKILL, nor when an old lock names a live pid", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fos-crashlock-"))
+    try {
+      const first = await startFos(["--store", dir, "--port", "0"])
+      expect((await first.stop("SIGKILL")).signal).toBe("SIGKILL")
+      // The killed process's lock is still on disk, and nobody listens on it.
+      const second = await startFos(["--store", dir, "--port", "0"])
+      expect((await fetch(`${second.origin}/healthz`)).status).toBe(200)
+      expect((await second.stop("SIGKILL")).signal).toBe("SIGKILL")
+      // A lock of an older fos, a pid file, naming a pid that is alive (as after a container restart, where pids
+      // start again from 1 and the crashed server's pid is now another process's).
+      rmSync(join(dir, "fos.lock"), { force: true })
+      writeFileSync(join(dir, "fos.lock"), String(process.pid))
+      const third = await startFos(["--store", dir, "--port", "0"])
+      expect((await fetch(`${third.origin}/healthz`)).status).toBe(200)
+      expect((await third.stop()).code).toBe(0)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
 })

@@ -73,7 +73,13 @@ const jsonType = "application/json"
 
 export const problemResponse = (error: ApiError, info: RequestInfo, nowMs: number): HttpServerResponse.HttpServerResponse => {
   const body = renderProblem(error, { instance: info.instance, correlationId: info.correlationId, timestamp: toIso(nowMs) })
-  const response = HttpServerResponse.text(JSON.stringify(body), { status: error.status, contentType: jsonType })
+  const response = HttpServerResponse.text(JSON.stringify(body), {
+    status: error.status,
+    contentType: jsonType,
+    // A 413 leaves the body unread, and the server closes the connection rather than read the rest: it says so, so
+    // that a client does not send its next request on a connection about to close (docs/decisions.md).
+    ...(error.status === 413 ? { headers: { connection: "close" } } : {})
+  })
   return error.retryAfterSeconds === undefined ? response : HttpServerResponse.setHeader(response, "retry-after", String(error.retryAfterSeconds))
 }
 
