@@ -192,6 +192,16 @@ describe("a project outside this repository", () => {
     })
   }
 
+  it("tells npx fos --version and fos serve --help", async () => {
+    const version = await run("npx", ["fos", "--version"], full)
+    expect(version.code, version.stderr).toBe(0)
+    const manifest = JSON.parse(readFileSync(join(full, "node_modules/@fos/node/package.json"), "utf8")) as { version: string }
+    expect(version.stdout.trim()).toBe(`fos ${manifest.version}`)
+    const help = await run("npx", ["fos", "serve", "--help"], full)
+    expect(help.code, help.stderr).toBe(0)
+    expect(help.stdout).toContain("--store")
+  })
+
   it("starts npx fos serve --port 0 --store memory, answers a request, and stops cleanly on SIGTERM", async () => {
     // In a process group of its own, signalled as a terminal or a supervisor signals it: npx, the shell it starts
     // and the server all get the signal.

@@ -30,9 +30,9 @@ export const serveUsage = `serve [--port N] [--host H] [--store memory|DIR|postg
 /** A bad flag or seed: the message names the problem; the process exits with status 2 having written nothing. */
 export class UsageError extends Error {}
 
-/** fos's version, from the repository's package.json. */
+/** fos's version: this package's own (src/ and an installed dist/ both sit one folder below its package.json). */
 export const fosVersion = (): string =>
-  (JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }).version
+  (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version
 
 /** What `--help` and `--version` print, when `args` asks for either (whatever else it holds); else undefined. */
 export const infoRequested = (args: ReadonlyArray<string>, usage: string): string | undefined =>
