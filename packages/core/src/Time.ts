@@ -1,11 +1,20 @@
 /**
  * Timestamps on the wire: ISO 8601, UTC, millisecond precision, `Z` suffix. All time is read from Effect's
- * `Clock`, never from the host.
+ * `Clock`, never from the host, or from the real-time port below.
  */
-import { Clock, Effect, Schema } from "effect"
+import { Clock, Context, Effect, Schema } from "effect"
 
 /** Renders epoch milliseconds as `2026-11-21T10:00:00.000Z`. */
 export const toIso = (epochMs: number): string => new Date(epochMs).toISOString()
+
+/**
+ * Real time, whatever clock the engine runs on: the engine's Clock may be virtual, standing still until an advance,
+ * while rate-limit buckets refill as real time passes and a webhook signature's `t` may have to match a receiver's
+ * own clock. The engine reads real time only through this port: `layerEngine` provides the clock of the context it
+ * is built in (the runtime's, for `createEngine` and the servers) unless given another, and tests give one they
+ * move themselves (a `makeVirtualClock`, or a TestClock).
+ */
+export class RealClock extends Context.Service<RealClock, Clock.Clock>()("fos/RealClock") {}
 
 /** The Clock's time as a wire timestamp. */
 export const nowIso: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, toIso)

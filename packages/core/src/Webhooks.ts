@@ -61,6 +61,8 @@ export type ResolveHost = (host: string) => Effect.Effect<ReadonlyArray<string>,
 export interface WebhookSettingsValue {
   readonly insecureWebhooks: boolean
   readonly resolveHost?: ResolveHost | undefined
+  /** The clock whose time a signature's `t` carries; the engine's Clock when undefined (EngineOptions.signatureClock). */
+  readonly signatureClock?: Clock.Clock | undefined
 }
 
 export class WebhookSettings extends Context.Reference<WebhookSettingsValue>("fos/WebhookSettings", {
@@ -459,12 +461,14 @@ const attempt: TimerHandler = (payload: { readonly deliveryId: string }) =>
     const secrets = endpoint.previousSecret !== undefined && nowMs < endpoint.previousSecret.untilMs
       ? [endpoint.secret, endpoint.previousSecret.secret]
       : [endpoint.secret]
+    // `t` guards the transport: the engine's time by default, real time when the receivers check their own clock.
+    const signedMs = (yield* WebhookSettings).signatureClock?.currentTimeMillisUnsafe() ?? nowMs
     const request: DeliveryRequest = {
       url: endpoint.url,
       body: delivery.body,
       headers: {
         "content-type": "application/json",
-        "x-service-signature": signatureHeader(Math.floor(nowMs / 1000), delivery.body, secrets),
+        "x-service-signature": signatureHeader(Math.floor(signedMs / 1000), delivery.body, secrets),
         "x-service-delivery-id": delivery.id,
         "x-service-event": delivery.eventType,
         "user-agent": "fos-webhooks/2"
