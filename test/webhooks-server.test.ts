@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { verifyWebhook } from "@fos/client/webhooks"
 import { afterAll, describe, expect, it } from "vitest"
 import { killAllFos, startFos } from "./fosProcess.ts"
 
@@ -95,6 +96,30 @@ describe("webhooks through fos serve", () => {
     expect(hits[1]!.raw.equals(hits[0]!.raw)).toBe(true)
     const deliveries = await api(origin, "GET", "/v2/webhooks/deliveries")
     expect(deliveries.json.data[0]).toMatchObject({ status: "succeeded", attempts: 2 })
+  }, 60_000)
+
+  it("signs with real time under a virtual clock: a delivery after a 49-hour advance verifies against the receiver's own clock", async () => {
+    const hits: Array<Hit> = []
+    const url = await startReceiver((hit) => {
+      hits.push(hit)
+      hit.respond(204)
+    })
+    const { origin } = await serve("memory")
+    const endpoint = await api(origin, "POST", "/v2/webhooks/endpoints", { url })
+    expect(endpoint.status).toBe(201)
+    expect((await api(origin, "POST", "/v2/simulate/clock/advance", { seconds: 49 * 3600 })).status).toBe(200)
+    const now = (await api(origin, "GET", "/v2/simulate/clock")).json.now as string
+    const event = await api(origin, "POST", "/v2/simulate/events", { type: "customer.created" })
+    expect(event.status).toBe(201)
+    expect(hits).toHaveLength(1)
+    // The client's verifier, on this process's real clock (no `now` given), with the spec's 300 seconds.
+    const verified = await verifyWebhook(hits[0]!.raw, String(hits[0]!.headers["x-service-signature"]), {
+      secret: endpoint.json.secret,
+      toleranceSeconds: 300
+    })
+    expect(verified.id).toBe(event.json.id)
+    // The event itself is business time: it follows the virtual clock.
+    expect(verified.createdAt).toBe(now)
   }, 60_000)
 
   it("after a crash between sending and recording, sends the same event again once restarted on a durable store", async () => {

@@ -3,7 +3,8 @@
  * driven by the tests. Signatures are checked with node:crypto from the raw bytes received, not with fos's code.
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
-import { callbackTransport, type DeliveryRequest, EventTypes } from "@fos/core"
+import { verifyWebhook } from "@fos/client/webhooks"
+import { callbackTransport, type DeliveryRequest, EventTypes, makeVirtualClock } from "@fos/core"
 import { Effect } from "effect"
 import { createEngine, type Engine } from "@fos/http"
 import { afterEach, describe, expect, it } from "vitest"
@@ -20,7 +21,10 @@ interface Received extends DeliveryRequest {
 }
 
 /** An engine whose receiver answers with `answer(n)` for the n-th delivery it gets (1-based). */
-const start = async (answer: (n: number) => number = () => 200, options: { insecureWebhooks?: boolean } = {}) => {
+const start = async (
+  answer: (n: number) => number = () => 200,
+  options: Pick<Parameters<typeof createEngine>[0] & {}, "insecureWebhooks" | "signatureClock" | "realClock"> = {}
+) => {
   const received: Array<Received> = []
   engine = await createEngine({
     seed,
@@ -269,6 +273,32 @@ describe("webhook delivery", () => {
     const after = verify(received[1]!, [rotated, old])
     expect(after.v1s).toHaveLength(1)
     expect(after.matches).toEqual([true, false])
+  })
+
+  it("signatureClock: t is the engine's clock by default, the real clock with \"real\"; createdAt follows the engine's clock either way", async () => {
+    const advance = 49 * 3600 * 1000
+    const received = await start()
+    const { secret } = await createEndpoint()
+    await engine.clock.advance(advance)
+    await emit()
+    // An embedder's receiver on the engine's (virtual) clock verifies against engine.clock.now(), as README says.
+    const onEngine = await verifyWebhook(received[0]!.body, received[0]!.headers["x-service-signature"], { secret, now: await engine.clock.now() })
+    expect(verify(received[0]!, [secret]).t).toBe((START_MS + advance) / 1000)
+    expect(onEngine.createdAt).toBe(new Date(START_MS + advance).toISOString())
+    await engine.close()
+
+    const realMs = Date.parse("2030-06-01T08:00:00.000Z")
+    const real = makeVirtualClock(realMs)
+    const onReal = await start(() => 200, { signatureClock: "real", realClock: real })
+    const second = await createEndpoint()
+    await engine.clock.advance(advance)
+    real.set(realMs + 2000)
+    await emit()
+    expect(verify(onReal[0]!, [second.secret]).t).toBe(realMs / 1000 + 2)
+    const event = await verifyWebhook(onReal[0]!.body, onReal[0]!.headers["x-service-signature"], { secret: second.secret, now: realMs + 2000 })
+    expect(event.createdAt).toBe(new Date(START_MS + advance).toISOString())
+    await expect(verifyWebhook(onReal[0]!.body, onReal[0]!.headers["x-service-signature"], { secret: second.secret, now: await engine.clock.now() }))
+      .rejects.toMatchObject({ reason: "timestamp_in_future" })
   })
 
   it("fans out to every active subscribed endpoint; a disabled endpoint gets nothing new but its queue keeps retrying", async () => {

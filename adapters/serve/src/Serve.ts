@@ -35,6 +35,8 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
   const engine = await createEngine({
     store: store.layer,
     insecureWebhooks: options.insecureWebhooks,
+    // Receivers of a server run on their own machines' clocks, which is what they check a signature's `t` against.
+    signatureClock: "real",
     resolveHost: (host: string) =>
       Effect.tryPromise({
         try: () => resolveHost(host),
