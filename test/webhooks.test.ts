@@ -203,7 +203,7 @@ describe("webhook delivery", () => {
     expect(received).toHaveLength(1)
     const delivery = received[0]!
     expect(delivery.headers["x-service-event"]).toBe("order.created")
-    expect(delivery.headers["x-service-delivery-id"]).toMatch(/^wdl_/)
+    expect(delivery.headers["x-service-delivery-id"]).toMatch(/^wda_/)
     expect(delivery.headers["content-type"]).toBe("application/json")
     const check = verify(delivery, [secret])
     expect(check.matches).toEqual([true])
@@ -239,6 +239,11 @@ describe("webhook delivery", () => {
       [1, 2, 3, 4, 5].map((n) => [n, 500, "answered 500"])
     )
     expect(detail.json.attemptList[4].startedAt).toBe(new Date(START_MS + 4_650_000).toISOString())
+    // X-Service-Delivery-Id is the attempt's own id (wda_), one per attempt, the ids the attempt list shows.
+    const sentIds = received.map((r) => r.headers["x-service-delivery-id"])
+    expect(new Set(sentIds).size).toBe(5)
+    for (const id of sentIds) expect(id).toMatch(/^wda_[0-9a-z]+$/)
+    expect(detail.json.attemptList.map((a: { id: string }) => a.id)).toEqual(sentIds)
   })
 
   it("a manual retry works only on a failed delivery and starts a new run of 5 attempts", async () => {

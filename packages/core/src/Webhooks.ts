@@ -28,6 +28,9 @@ import { type AfterCommit, schedule, type TimerHandler, Timers } from "./Timers.
 // --- the transport port ----------------------------------------------------------------------------------------
 
 export interface DeliveryRequest {
+  /** The delivery (wdl_) and this attempt of it (wda_, sent as X-Service-Delivery-Id). */
+  readonly deliveryId: string
+  readonly attemptId: string
   readonly url: string
   readonly headers: Readonly<Record<string, string>>
   /** The exact bytes to send, as text (UTF-8). */
@@ -343,6 +346,11 @@ export interface WebhookDelivery {
   readonly body: string
   /** The timer that will act next on this delivery (an attempt or a recovery lease). */
   readonly timerId: string | undefined
+  /**
+   * The attempt claimed and not yet recorded (while processing): a recovery lease sends it again under this id, since
+   * it is the same attempt, and the attempt is recorded under it.
+   */
+  readonly attemptId?: string | undefined
   readonly nextAttemptAt: string | null
   readonly lastAttemptAt: string | null
   readonly createdAt: string
@@ -450,13 +458,16 @@ const attempt: TimerHandler = (payload: { readonly deliveryId: string }) =>
         ...delivery,
         status: "failed",
         timerId: undefined,
+        attemptId: undefined,
         nextAttemptAt: null,
         updatedAt: toIso(nowMs)
       }))
       return undefined
     }
     const lease = yield* schedule(attemptKind, nowMs + leaseMs, { deliveryId: delivery.id })
-    const claimed: WebhookDelivery = { ...delivery, status: "processing", timerId: lease, updatedAt: toIso(nowMs) }
+    // Each attempt has its own id; a lease that finds its attempt claimed but never recorded sends it again as is.
+    const attemptId = delivery.status === "processing" && delivery.attemptId !== undefined ? delivery.attemptId : yield* newId("wda")
+    const claimed: WebhookDelivery = { ...delivery, status: "processing", timerId: lease, attemptId, updatedAt: toIso(nowMs) }
     yield* Effect.orDie(store.update(WebhookDeliveries, claimed))
     const secrets = endpoint.previousSecret !== undefined && nowMs < endpoint.previousSecret.untilMs
       ? [endpoint.secret, endpoint.previousSecret.secret]
@@ -464,12 +475,14 @@ const attempt: TimerHandler = (payload: { readonly deliveryId: string }) =>
     // `t` guards the transport: the engine's time by default, real time when the receivers check their own clock.
     const signedMs = (yield* WebhookSettings).signatureClock?.currentTimeMillisUnsafe() ?? nowMs
     const request: DeliveryRequest = {
+      deliveryId: delivery.id,
+      attemptId,
       url: endpoint.url,
       body: delivery.body,
       headers: {
         "content-type": "application/json",
         "x-service-signature": signatureHeader(Math.floor(signedMs / 1000), delivery.body, secrets),
-        "x-service-delivery-id": delivery.id,
+        "x-service-delivery-id": attemptId,
         "x-service-event": delivery.eventType,
         "user-agent": "fos-webhooks/2"
       }
@@ -510,7 +523,7 @@ const sendAndRecord = (delivery: WebhookDelivery, lease: string, request: Delive
       yield* store.remove(Timers, lease)
       const number = current.attemptsInRun + 1
       yield* Effect.orDie(store.insert(WebhookAttempts, {
-        id: yield* newId("wda"),
+        id: request.attemptId,
         deliveryId: current.id,
         run: current.run,
         number,
@@ -520,7 +533,7 @@ const sendAndRecord = (delivery: WebhookDelivery, lease: string, request: Delive
         error: outcome.error
       }))
       const nowMs = yield* Clock.currentTimeMillis
-      const base = { ...current, attemptsInRun: number, lastAttemptAt: toIso(startedMs), updatedAt: toIso(nowMs) }
+      const base = { ...current, attemptsInRun: number, attemptId: undefined, lastAttemptAt: toIso(startedMs), updatedAt: toIso(nowMs) }
       if (outcome.error === null) {
         return yield* Effect.orDie(store.update(WebhookDeliveries, { ...base, status: "succeeded", timerId: undefined, nextAttemptAt: null }))
       }
