@@ -98,6 +98,23 @@ describe("webhook endpoints", () => {
       "https://169.254.169.254/latest/meta-data",
       "https://[::1]/x",
       "https://[fe80::1]/x",
+      // A trailing dot is the same name to DNS.
+      "https://localhost./x",
+      "https://LOCALHOST./x",
+      "https://api.localhost./x",
+      "https://localhost../x",
+      // IPv6 forms that carry an IPv4 address: IPv4-compatible (deprecated), IPv4-mapped, NAT64, 6to4.
+      "https://[::127.0.0.1]/x",
+      "https://[::10.0.0.1]/x",
+      "https://[::93.184.216.34]/x",
+      "https://[::ffff:127.0.0.1]/x",
+      "https://[::ffff:10.0.0.1]/x",
+      "https://[64:ff9b::127.0.0.1]/x",
+      "https://[64:ff9b::10.0.0.1]/x",
+      "https://[64:ff9b:1::a00:1]/x",
+      "https://[2002:7f00:1::1]/x",
+      "https://[2002:a00:1::1]/x",
+      "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/x",
       "https://user:pass@hooks.example.com/x",
       "not a url"
     ]) {
@@ -142,6 +159,32 @@ describe("webhook endpoints", () => {
     const delivery = (await call("GET", "/v2/webhooks/deliveries")).json.data[0]
     const detail = await call("GET", `/v2/webhooks/deliveries/${delivery.id}`)
     expect(detail.json.attemptList[0]).toMatchObject({ responseStatus: null, error: "the endpoint's address is not allowed" })
+  })
+
+  it("judges IPv6 forms that carry an IPv4 address by that address, whether written in the URL or resolved", async () => {
+    const dns = new Map<string, Array<string>>([
+      ["mapped.example.com", ["::ffff:10.0.0.5"]],
+      ["compat.example.com", ["::7f00:1"]],
+      ["nat64.example.com", ["64:ff9b::a9fe:a9fe"]],
+      ["sixtofour.example.com", ["2002:c0a8:1::1"]],
+      ["dns64.example.com", ["64:ff9b::5db8:d822"]]
+    ])
+    engine = await createEngine({
+      seed,
+      clock: { mode: "virtual", startMs: START_MS },
+      resolveHost: (host) => Effect.succeed(dns.get(host) ?? []),
+      webhookTransport: callbackTransport(() => ({ status: 200 }))
+    })
+    for (const host of ["mapped.example.com", "compat.example.com", "nat64.example.com", "sixtofour.example.com"]) {
+      const r = await call("POST", "/v2/webhooks/endpoints", { url: `https://${host}/h` })
+      expect(r.status, host).toBe(400)
+      expect(r.json.errors).toEqual([{ pointer: "/url", detail: "must not resolve to a private, loopback or link-local address" }])
+    }
+    // A public IPv4 address behind the NAT64 prefix (what DNS64 answers on an IPv6-only network), 6to4 or mapped.
+    expect((await call("POST", "/v2/webhooks/endpoints", { url: "https://dns64.example.com/h" })).status).toBe(201)
+    for (const literal of ["[64:ff9b::93.184.216.34]", "[2002:5db8:d822::1]", "[::ffff:93.184.216.34]"]) {
+      expect((await call("POST", "/v2/webhooks/endpoints", { url: `https://${literal}/h` })).status, literal).toBe(201)
+    }
   })
 
   it("--insecure-webhooks allows http on loopback only", async () => {

@@ -136,6 +136,34 @@ const maxUrlLength = 2048
 const invalid = (pointer: string, detail: string) =>
   apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] })
 
+const nat64 = ipaddr.parseCIDR("64:ff9b::/96")
+const ipv4Compatible = ipaddr.parseCIDR("::/96")
+
+/** The IPv4 address of two 16-bit groups. */
+const ipv4Of = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff])
+
+/**
+ * An address's range by ipaddr.js's names, where an IPv6 form that carries an IPv4 address is judged by that address,
+ * since that is where a packet to it ends up: IPv4-mapped (`::ffff:a.b.c.d`, which `ipaddr.process` turns into the
+ * IPv4 address), the NAT64 well-known prefix (`64:ff9b::/96`, what DNS64 answers on an IPv6-only network) and 6to4
+ * (`2002:AABB:CCDD::/48`). IPv4-compatible addresses (`::a.b.c.d`, deprecated since 2006, which ipaddr.js counts as
+ * unicast) are `ipv4Compatible`, refused whatever they carry: no receiver lives at one, and some stacks route them
+ * to the IPv4 address. Other translation ranges (NAT64 local-use `64:ff9b:1::/48`, Teredo, RFC 6145) keep their own
+ * names, which are not unicast. Undefined for text that is not an address.
+ */
+export const addressRange = (text: string): string | undefined => {
+  if (!ipaddr.isValid(text)) return undefined
+  const address = ipaddr.process(text)
+  if (address.kind() === "ipv4") return address.range()
+  const v6 = address as ipaddr.IPv6
+  const range = v6.range()
+  const parts = v6.parts
+  if (range === "rfc6052" && v6.match(nat64)) return ipv4Of(parts[6]!, parts[7]!).range()
+  if (range === "6to4") return ipv4Of(parts[1]!, parts[2]!).range()
+  if (range === "unicast" && v6.match(ipv4Compatible)) return "ipv4Compatible"
+  return range
+}
+
 /**
  * The address range of a URL host that is an IP literal, or undefined for a name. The WHATWG URL parser already
  * turns every IPv4 spelling (hex, octal, a single number) into dotted decimal and brackets IPv6, so only those two
@@ -144,11 +172,12 @@ const invalid = (pointer: string, detail: string) =>
 const literalRange = (host: string): string | undefined => {
   const h = host.startsWith("[") ? host.slice(1, -1) : host
   if (!(host.startsWith("[") || /^\d{1,3}(\.\d{1,3}){3}$/.test(h))) return undefined
-  return ipaddr.isValid(h) ? ipaddr.process(h).range() : undefined
+  return addressRange(h)
 }
 
+/** `localhost` and its subdomains, with or without the trailing dot of a fully qualified name (`localhost.`). */
 const isLocalName = (host: string): boolean => {
-  const h = host.toLowerCase()
+  const h = host.toLowerCase().replace(/\.+$/, "")
   return h === "localhost" || h.endsWith(".localhost")
 }
 
