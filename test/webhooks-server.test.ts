@@ -122,6 +122,38 @@ describe("webhooks through fos serve", () => {
     expect(verified.createdAt).toBe(now)
   }, 60_000)
 
+  it("a delivery carries the spec's headers and HTTP's own, nothing of the engine's tracing or of fetch", async () => {
+    const hits: Array<Hit> = []
+    const url = await startReceiver((hit) => {
+      hits.push(hit)
+      hit.respond(204)
+    })
+    const { origin } = await serve("memory")
+    const endpoint = await api(origin, "POST", "/v2/webhooks/endpoints", { url })
+    expect(endpoint.status).toBe(201)
+    expect((await api(origin, "POST", "/v2/simulate/events", { type: "order.created" })).status).toBe(201)
+    expect(hits).toHaveLength(1)
+    const headers = hits[0]!.headers
+    expect(Object.keys(headers).sort()).toEqual([
+      "connection",
+      "content-length",
+      "content-type",
+      "host",
+      "user-agent",
+      "x-service-delivery-id",
+      "x-service-event",
+      "x-service-signature"
+    ])
+    expect(headers).toMatchObject({
+      host: new URL(url).host,
+      "content-type": "application/json",
+      "content-length": String(hits[0]!.raw.byteLength),
+      "user-agent": "fos-webhooks/2",
+      "x-service-event": "order.created"
+    })
+    expect(signedBy(hits[0]!, endpoint.json.secret)).toBe(true)
+  }, 60_000)
+
   it("after a crash between sending and recording, sends the same event again once restarted on a durable store", async () => {
     const hits: Array<Hit> = []
     let sent!: () => void

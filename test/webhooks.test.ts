@@ -159,6 +159,17 @@ describe("webhook endpoints", () => {
     const delivery = (await call("GET", "/v2/webhooks/deliveries")).json.data[0]
     const detail = await call("GET", `/v2/webhooks/deliveries/${delivery.id}`)
     expect(detail.json.attemptList[0]).toMatchObject({ responseStatus: null, error: "the endpoint's address is not allowed" })
+    // The same at send time for the IPv6 forms of a private IPv4 address, and a name that stops resolving fails the attempt.
+    for (const answer of [["::ffff:10.0.0.5"], ["64:ff9b::7f00:1"], ["2002:a00:1::1"], ["::a00:1"], []]) {
+      dns.set("public.example.com", answer)
+      await emit()
+    }
+    expect(sent).toEqual([])
+    const errors = []
+    for (const d of (await call("GET", "/v2/webhooks/deliveries")).json.data) {
+      errors.push((await call("GET", `/v2/webhooks/deliveries/${d.id}`)).json.attemptList[0].error)
+    }
+    expect(errors.sort()).toEqual(["public.example.com resolves to no address", ...Array(5).fill("the endpoint's address is not allowed")])
   })
 
   it("judges IPv6 forms that carry an IPv4 address by that address, whether written in the URL or resolved", async () => {

@@ -32,6 +32,13 @@ export interface DeliveryRequest {
   readonly deliveryId: string
   readonly attemptId: string
   readonly url: string
+  /**
+   * The addresses the engine checked before this send, from resolving the URL's host (or the address written in the
+   * URL): the transport connects to one of them, sending the URL's host as Host and as the TLS server name, so a name
+   * that answers differently the next time (DNS rebinding) cannot move the delivery. Absent when the engine has no
+   * `resolveHost`: the transport then resolves the name itself.
+   */
+  readonly addresses?: ReadonlyArray<string>
   readonly headers: Readonly<Record<string, string>>
   /** The exact bytes to send, as text (UTF-8). */
   readonly body: string
@@ -202,15 +209,51 @@ export const checkWebhookUrl = (raw: string, settings: WebhookSettingsValue): Ef
     if (resolve === undefined || literalRange(host) !== undefined || isLocalName(host)) return Effect.succeed(url)
     return resolve(host).pipe(
       Effect.catch(() => Effect.succeed([] as ReadonlyArray<string>)),
-      Effect.flatMap((addresses) => {
-        const forbidden = addresses.filter((a) => isForbiddenAddress(a.includes(":") ? `[${a}]` : a))
-        const allowedLoopback = settings.insecureWebhooks && forbidden.every((a) => isLoopbackHost(a.includes(":") ? `[${a}]` : a))
-        return forbidden.length > 0 && !allowedLoopback
+      Effect.flatMap((addresses) =>
+        answerForbidden(addresses, settings.insecureWebhooks)
           ? Effect.fail(invalid("/url", "must not resolve to a private, loopback or link-local address"))
           : Effect.succeed(url)
-      })
+      )
     )
   })
+
+const hostOf = (address: string) => (address.includes(":") ? `[${address}]` : address)
+
+/** True when a resolver's answer holds an address no webhook may reach (loopback ones aside with `--insecure-webhooks`). */
+const answerForbidden = (addresses: ReadonlyArray<string>, insecure: boolean): boolean => {
+  const forbidden = addresses.filter((a) => isForbiddenAddress(hostOf(a)))
+  return forbidden.length > 0 && !(insecure && forbidden.every((a) => isLoopbackHost(hostOf(a))))
+}
+
+/** Why the check before a send refused it: the text is the attempt's recorded error. */
+const refusedAddress = "the endpoint's address is not allowed"
+
+/**
+ * The check before each send: the URL again, and its host resolved once, every address it answers checked. Gives the
+ * addresses the transport may connect to (those the name answered, or the one written in the URL), or undefined
+ * without a resolver (the transport resolves the name itself). Fails with the attempt's error: an address refused,
+ * or the name not resolving.
+ */
+export const deliveryAddresses = (rawUrl: string, settings: WebhookSettingsValue): Effect.Effect<ReadonlyArray<string> | undefined, string> =>
+  checkWebhookUrlText(rawUrl, settings.insecureWebhooks).pipe(
+    Effect.mapError(() => refusedAddress),
+    Effect.flatMap((url): Effect.Effect<ReadonlyArray<string> | undefined, string> => {
+      const host = new URL(url).hostname
+      if (literalRange(host) !== undefined) return Effect.succeed([host.startsWith("[") ? host.slice(1, -1) : host])
+      const resolve = settings.resolveHost
+      if (resolve === undefined) return Effect.succeed(undefined)
+      return resolve(host.replace(/\.+$/, "")).pipe(
+        Effect.mapError((e) => e.message),
+        Effect.flatMap((addresses) => {
+          if (addresses.length === 0) return Effect.fail(`${host} resolves to no address`)
+          if (answerForbidden(addresses, settings.insecureWebhooks)) return Effect.fail(refusedAddress)
+          // A localhost name is let through only with --insecure-webhooks, and then only to loopback addresses.
+          if (isLocalName(host) && !addresses.every((a) => isLoopbackHost(hostOf(a)))) return Effect.fail(refusedAddress)
+          return Effect.succeed(addresses)
+        })
+      )
+    })
+  )
 
 const checkWebhookUrlText = (raw: string, insecure: boolean): Effect.Effect<string, ApiError> =>
   Effect.suspend(() => {
@@ -528,11 +571,12 @@ const sendAndRecord = (delivery: WebhookDelivery, lease: string, request: Delive
     // The receiver's time limit is real time, whatever clock the engine runs on.
     const realClock = Clock.Clock.defaultValue()
     const realStart = realClock.currentTimeMillisUnsafe()
-    // Checked again before each send: a name can come to resolve somewhere else.
-    const recheck = yield* Effect.result(checkWebhookUrl(request.url, settings))
-    const outcome = recheck._tag === "Failure"
-      ? { status: null, error: "the endpoint's address is not allowed" }
-      : yield* transport.send(request).pipe(
+    // Checked again before each send, since a name can come to resolve somewhere else, and sent to the address that
+    // was checked, so that the name cannot answer differently in between (DNS rebinding).
+    const target = yield* Effect.result(deliveryAddresses(request.url, settings))
+    const outcome = target._tag === "Failure"
+      ? { status: null, error: target.failure }
+      : yield* transport.send(target.success === undefined ? request : { ...request, addresses: target.success }).pipe(
         Effect.timeoutOrElse({
           duration: Duration.millis(receiverTimeoutMs),
           orElse: () => Effect.fail(new TransportError({ message: `no answer within ${receiverTimeoutMs / 1000} seconds` }))
