@@ -230,7 +230,9 @@ describe("engine.deliveries", () => {
         expect(d.url).toBe(endpoint === a ? "https://a.example.com/hooks" : "https://b.example.com/hooks")
         expect(JSON.parse(d.body)).toEqual(d.event)
         expect(d.headers["x-service-event"]).toBe(d.event.type)
-        expect(d.headers["x-service-delivery-id"]).toBe(d.deliveryId)
+        expect(d.deliveryId).toMatch(/^wdl_/)
+        expect(d.headers["x-service-delivery-id"]).toBe(d.attemptId)
+        expect(d.attemptId).toMatch(/^wda_/)
         const signature = signedBy(d.body, d.headers["x-service-signature"]!, endpoint.secret)
         expect(signature).toEqual({ t: START_MS / 1000, valid: true })
       }

@@ -2,7 +2,7 @@
  * The request pipeline, black-box through the engine's fetch handler: authentication rules, correlation ids,
  * routing, identifiers, body checks, rate limits, representation rules and the virtual-clock endpoints.
  */
-import { createApiKey, removeUser, revokeApiKey, updateOrganization } from "@fos/core"
+import { createApiKey, makeVirtualClock, removeUser, revokeApiKey, updateOrganization } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import {
@@ -582,6 +582,33 @@ describe("rate limits", () => {
 
     await engine.clock.advance(p.retryAfterSeconds * 1000)
     expectProblem(await get(me, sandboxKey("invalid-after")), { type: "API_KEY_INVALID", status: 401, instance: me })
+  })
+
+  it("buckets refill as real time passes under a virtual clock, and a clock advance refills them too (a real clock of the test's own)", async () => {
+    const real = makeVirtualClock(START_MS)
+    const own = await createEngine({ clock: { mode: "virtual", startMs: START_MS }, realClock: real, seed: seed as never })
+    try {
+      const status = async (key?: string) => (await call(own, me, key === undefined ? {} : { key })).status
+      const burst = async (key: string | undefined, n: number) => {
+        const statuses: Array<number> = []
+        for (let i = 0; i < n; i++) statuses.push(await status(key))
+        return statuses
+      }
+      // A keyed client spends its burst of 3 (1 per second), a keyless one its 20, an invalid key its 10.
+      expect(await burst(keys.slow.sandbox, 4)).toEqual([200, 200, 200, 429])
+      expect((await burst(undefined, 21)).at(-1)).toBe(429)
+      expect((await burst(sandboxKey("invalid-real"), 11)).at(-1)).toBe(429)
+      // The virtual clock stands still; one second of real time gives a token back to each.
+      real.set(START_MS + 1000)
+      expect(await burst(keys.slow.sandbox, 2)).toEqual([200, 429])
+      expect(await status()).toBe(401)
+      expect(await burst(sandboxKey("invalid-real"), 2)).toEqual([401, 429])
+      // Real time still; an advance of the virtual clock is time passing for the buckets as well.
+      await own.clock.advance("1 second")
+      expect(await burst(keys.slow.sandbox, 2)).toEqual([200, 429])
+    } finally {
+      await own.close()
+    }
   })
 
   it("repeated requests without a key from one address: 401 until the per-IP bucket is empty, then 429", async () => {

@@ -195,6 +195,21 @@ describe("fos serve over HTTP", () => {
     const gate = await httpCall(server.origin, "/sandbox/v2/customers/cus_missing", { key: slow })
     expect(gate.json.timestamp).toBe(now)
   })
+
+  it("under --clock virtual, a client that spent its burst is served again after a second of real time", async () => {
+    const slow = sandboxKey("srvslow")
+    const status = async (key?: string) => (await httpCall(server.origin, "/sandbox/v2/customers", key === undefined ? {} : { key })).status
+    const statuses: Array<number> = []
+    for (let i = 0; i < 100 && statuses.at(-1) !== 429; i++) statuses.push(await status(slow))
+    expect(statuses.at(-1)).toBe(429)
+    const keyless: Array<number> = []
+    for (let i = 0; i < 100 && keyless.at(-1) !== 429; i++) keyless.push(await status())
+    expect(keyless.at(-1)).toBe(429)
+    // Nobody advances the virtual clock: real time alone refills the buckets.
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    expect(await status(slow)).toBe(200)
+    expect(await status()).toBe(401)
+  })
 })
 
 /** The answers read from one raw connection, parsed as HTTP/1.1 (Content-Length or chunked bodies). */

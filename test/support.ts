@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto"
 import { type CustomerId } from "@fos/contract"
-import { Customers, Store } from "@fos/core"
+import { Customers, makeVirtualClock, Store } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { Effect } from "effect"
 import { expect } from "vitest"
@@ -92,6 +92,9 @@ export const seedOf = (...organizations: Array<SeedOrg>): Seed => ({ organizatio
 export const makeEngine = (seed: Seed, options: { idempotencyRetentionMs?: number; startMs?: number } = {}): Promise<Engine> =>
   createEngine({
     clock: { mode: "virtual", startMs: options.startMs ?? START_MS },
+    // Real time stands still in these engines, so their buckets refill only on clock advances and a slow machine
+    // cannot give a test a token it did not expect.
+    realClock: makeVirtualClock(options.startMs ?? START_MS),
     seed: seed as never,
     ...(options.idempotencyRetentionMs === undefined ? {} : { idempotencyRetentionMs: options.idempotencyRetentionMs })
   })

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { verifyWebhook } from "@fos/client/webhooks"
 import { afterAll, describe, expect, it } from "vitest"
 import { killAllFos, startFos } from "./fosProcess.ts"
 
@@ -97,6 +98,62 @@ describe("webhooks through fos serve", () => {
     expect(deliveries.json.data[0]).toMatchObject({ status: "succeeded", attempts: 2 })
   }, 60_000)
 
+  it("signs with real time under a virtual clock: a delivery after a 49-hour advance verifies against the receiver's own clock", async () => {
+    const hits: Array<Hit> = []
+    const url = await startReceiver((hit) => {
+      hits.push(hit)
+      hit.respond(204)
+    })
+    const { origin } = await serve("memory")
+    const endpoint = await api(origin, "POST", "/v2/webhooks/endpoints", { url })
+    expect(endpoint.status).toBe(201)
+    expect((await api(origin, "POST", "/v2/simulate/clock/advance", { seconds: 49 * 3600 })).status).toBe(200)
+    const now = (await api(origin, "GET", "/v2/simulate/clock")).json.now as string
+    const event = await api(origin, "POST", "/v2/simulate/events", { type: "customer.created" })
+    expect(event.status).toBe(201)
+    expect(hits).toHaveLength(1)
+    // The client's verifier, on this process's real clock (no `now` given), with the spec's 300 seconds.
+    const verified = await verifyWebhook(hits[0]!.raw, String(hits[0]!.headers["x-service-signature"]), {
+      secret: endpoint.json.secret,
+      toleranceSeconds: 300
+    })
+    expect(verified.id).toBe(event.json.id)
+    // The event itself is business time: it follows the virtual clock.
+    expect(verified.createdAt).toBe(now)
+  }, 60_000)
+
+  it("a delivery carries the spec's headers and HTTP's own, nothing of the engine's tracing or of fetch", async () => {
+    const hits: Array<Hit> = []
+    const url = await startReceiver((hit) => {
+      hits.push(hit)
+      hit.respond(204)
+    })
+    const { origin } = await serve("memory")
+    const endpoint = await api(origin, "POST", "/v2/webhooks/endpoints", { url })
+    expect(endpoint.status).toBe(201)
+    expect((await api(origin, "POST", "/v2/simulate/events", { type: "order.created" })).status).toBe(201)
+    expect(hits).toHaveLength(1)
+    const headers = hits[0]!.headers
+    expect(Object.keys(headers).sort()).toEqual([
+      "connection",
+      "content-length",
+      "content-type",
+      "host",
+      "user-agent",
+      "x-service-delivery-id",
+      "x-service-event",
+      "x-service-signature"
+    ])
+    expect(headers).toMatchObject({
+      host: new URL(url).host,
+      "content-type": "application/json",
+      "content-length": String(hits[0]!.raw.byteLength),
+      "user-agent": "fos-webhooks/2",
+      "x-service-event": "order.created"
+    })
+    expect(signedBy(hits[0]!, endpoint.json.secret)).toBe(true)
+  }, 60_000)
+
   it("after a crash between sending and recording, sends the same event again once restarted on a durable store", async () => {
     const hits: Array<Hit> = []
     let sent!: () => void
@@ -123,10 +180,14 @@ describe("webhooks through fos serve", () => {
     expect(hits).toHaveLength(2)
     const [a, b] = hits.map((h) => JSON.parse(h.raw.toString()))
     expect(b.id).toBe(a.id)
+    // The same attempt, never recorded, sent again: the same attempt id, the one its record then shows.
+    expect(hits[0]!.headers["x-service-delivery-id"]).toMatch(/^wda_/)
     expect(hits[1]!.headers["x-service-delivery-id"]).toBe(hits[0]!.headers["x-service-delivery-id"])
     expect(signedBy(hits[1]!, endpoint.json.secret)).toBe(true)
     const deliveries = await api(second.origin, "GET", "/v2/webhooks/deliveries")
     expect(deliveries.json.data).toHaveLength(1)
     expect(deliveries.json.data[0]).toMatchObject({ status: "succeeded", attempts: 1 })
+    const detail = await api(second.origin, "GET", `/v2/webhooks/deliveries/${deliveries.json.data[0].id}`)
+    expect(detail.json.attemptList.map((a: { id: string }) => a.id)).toEqual([hits[0]!.headers["x-service-delivery-id"]])
   }, 90_000)
 })

@@ -3,8 +3,9 @@
  * driven by the tests. Signatures are checked with node:crypto from the raw bytes received, not with fos's code.
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
-import { callbackTransport, type DeliveryRequest } from "@fos/core"
+import { verifyWebhook } from "@fos/client/webhooks"
 import { EventTypes } from "@fos/contract"
+import { callbackTransport, type DeliveryRequest, makeVirtualClock } from "@fos/core"
 import { Effect } from "effect"
 import { createEngine, type Engine } from "@fos/http"
 import { afterEach, describe, expect, it } from "vitest"
@@ -21,7 +22,10 @@ interface Received extends DeliveryRequest {
 }
 
 /** An engine whose receiver answers with `answer(n)` for the n-th delivery it gets (1-based). */
-const start = async (answer: (n: number) => number = () => 200, options: { insecureWebhooks?: boolean } = {}) => {
+const start = async (
+  answer: (n: number) => number = () => 200,
+  options: Pick<Parameters<typeof createEngine>[0] & {}, "insecureWebhooks" | "signatureClock" | "realClock"> = {}
+) => {
   const received: Array<Received> = []
   engine = await createEngine({
     seed,
@@ -95,6 +99,23 @@ describe("webhook endpoints", () => {
       "https://169.254.169.254/latest/meta-data",
       "https://[::1]/x",
       "https://[fe80::1]/x",
+      // A trailing dot is the same name to DNS.
+      "https://localhost./x",
+      "https://LOCALHOST./x",
+      "https://api.localhost./x",
+      "https://localhost../x",
+      // IPv6 forms that carry an IPv4 address: IPv4-compatible (deprecated), IPv4-mapped, NAT64, 6to4.
+      "https://[::127.0.0.1]/x",
+      "https://[::10.0.0.1]/x",
+      "https://[::93.184.216.34]/x",
+      "https://[::ffff:127.0.0.1]/x",
+      "https://[::ffff:10.0.0.1]/x",
+      "https://[64:ff9b::127.0.0.1]/x",
+      "https://[64:ff9b::10.0.0.1]/x",
+      "https://[64:ff9b:1::a00:1]/x",
+      "https://[2002:7f00:1::1]/x",
+      "https://[2002:a00:1::1]/x",
+      "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/x",
       "https://user:pass@hooks.example.com/x",
       "not a url"
     ]) {
@@ -139,6 +160,43 @@ describe("webhook endpoints", () => {
     const delivery = (await call("GET", "/v2/webhooks/deliveries")).json.data[0]
     const detail = await call("GET", `/v2/webhooks/deliveries/${delivery.id}`)
     expect(detail.json.attemptList[0]).toMatchObject({ responseStatus: null, error: "the endpoint's address is not allowed" })
+    // The same at send time for the IPv6 forms of a private IPv4 address, and a name that stops resolving fails the attempt.
+    for (const answer of [["::ffff:10.0.0.5"], ["64:ff9b::7f00:1"], ["2002:a00:1::1"], ["::a00:1"], []]) {
+      dns.set("public.example.com", answer)
+      await emit()
+    }
+    expect(sent).toEqual([])
+    const errors = []
+    for (const d of (await call("GET", "/v2/webhooks/deliveries")).json.data) {
+      errors.push((await call("GET", `/v2/webhooks/deliveries/${d.id}`)).json.attemptList[0].error)
+    }
+    expect(errors.sort()).toEqual(["public.example.com resolves to no address", ...Array(5).fill("the endpoint's address is not allowed")])
+  })
+
+  it("judges IPv6 forms that carry an IPv4 address by that address, whether written in the URL or resolved", async () => {
+    const dns = new Map<string, Array<string>>([
+      ["mapped.example.com", ["::ffff:10.0.0.5"]],
+      ["compat.example.com", ["::7f00:1"]],
+      ["nat64.example.com", ["64:ff9b::a9fe:a9fe"]],
+      ["sixtofour.example.com", ["2002:c0a8:1::1"]],
+      ["dns64.example.com", ["64:ff9b::5db8:d822"]]
+    ])
+    engine = await createEngine({
+      seed,
+      clock: { mode: "virtual", startMs: START_MS },
+      resolveHost: (host) => Effect.succeed(dns.get(host) ?? []),
+      webhookTransport: callbackTransport(() => ({ status: 200 }))
+    })
+    for (const host of ["mapped.example.com", "compat.example.com", "nat64.example.com", "sixtofour.example.com"]) {
+      const r = await call("POST", "/v2/webhooks/endpoints", { url: `https://${host}/h` })
+      expect(r.status, host).toBe(400)
+      expect(r.json.errors).toEqual([{ pointer: "/url", detail: "must not resolve to a private, loopback or link-local address" }])
+    }
+    // A public IPv4 address behind the NAT64 prefix (what DNS64 answers on an IPv6-only network), 6to4 or mapped.
+    expect((await call("POST", "/v2/webhooks/endpoints", { url: "https://dns64.example.com/h" })).status).toBe(201)
+    for (const literal of ["[64:ff9b::93.184.216.34]", "[2002:5db8:d822::1]", "[::ffff:93.184.216.34]"]) {
+      expect((await call("POST", "/v2/webhooks/endpoints", { url: `https://${literal}/h` })).status, literal).toBe(201)
+    }
   })
 
   it("--insecure-webhooks allows http on loopback only", async () => {
@@ -200,7 +258,7 @@ describe("webhook delivery", () => {
     expect(received).toHaveLength(1)
     const delivery = received[0]!
     expect(delivery.headers["x-service-event"]).toBe("order.created")
-    expect(delivery.headers["x-service-delivery-id"]).toMatch(/^wdl_/)
+    expect(delivery.headers["x-service-delivery-id"]).toMatch(/^wda_/)
     expect(delivery.headers["content-type"]).toBe("application/json")
     const check = verify(delivery, [secret])
     expect(check.matches).toEqual([true])
@@ -236,6 +294,11 @@ describe("webhook delivery", () => {
       [1, 2, 3, 4, 5].map((n) => [n, 500, "answered 500"])
     )
     expect(detail.json.attemptList[4].startedAt).toBe(new Date(START_MS + 4_650_000).toISOString())
+    // X-Service-Delivery-Id is the attempt's own id (wda_), one per attempt, the ids the attempt list shows.
+    const sentIds = received.map((r) => r.headers["x-service-delivery-id"])
+    expect(new Set(sentIds).size).toBe(5)
+    for (const id of sentIds) expect(id).toMatch(/^wda_[0-9a-z]+$/)
+    expect(detail.json.attemptList.map((a: { id: string }) => a.id)).toEqual(sentIds)
   })
 
   it("a manual retry works only on a failed delivery and starts a new run of 5 attempts", async () => {
@@ -270,6 +333,32 @@ describe("webhook delivery", () => {
     const after = verify(received[1]!, [rotated, old])
     expect(after.v1s).toHaveLength(1)
     expect(after.matches).toEqual([true, false])
+  })
+
+  it("signatureClock: t is the engine's clock by default, the real clock with \"real\"; createdAt follows the engine's clock either way", async () => {
+    const advance = 49 * 3600 * 1000
+    const received = await start()
+    const { secret } = await createEndpoint()
+    await engine.clock.advance(advance)
+    await emit()
+    // An embedder's receiver on the engine's (virtual) clock verifies against engine.clock.now(), as README says.
+    const onEngine = await verifyWebhook(received[0]!.body, received[0]!.headers["x-service-signature"], { secret, now: await engine.clock.now() })
+    expect(verify(received[0]!, [secret]).t).toBe((START_MS + advance) / 1000)
+    expect(onEngine.createdAt).toBe(new Date(START_MS + advance).toISOString())
+    await engine.close()
+
+    const realMs = Date.parse("2030-06-01T08:00:00.000Z")
+    const real = makeVirtualClock(realMs)
+    const onReal = await start(() => 200, { signatureClock: "real", realClock: real })
+    const second = await createEndpoint()
+    await engine.clock.advance(advance)
+    real.set(realMs + 2000)
+    await emit()
+    expect(verify(onReal[0]!, [second.secret]).t).toBe(realMs / 1000 + 2)
+    const event = await verifyWebhook(onReal[0]!.body, onReal[0]!.headers["x-service-signature"], { secret: second.secret, now: realMs + 2000 })
+    expect(event.createdAt).toBe(new Date(START_MS + advance).toISOString())
+    await expect(verifyWebhook(onReal[0]!.body, onReal[0]!.headers["x-service-signature"], { secret: second.secret, now: await engine.clock.now() }))
+      .rejects.toMatchObject({ reason: "timestamp_in_future" })
   })
 
   it("fans out to every active subscribed endpoint; a disabled endpoint gets nothing new but its queue keeps retrying", async () => {

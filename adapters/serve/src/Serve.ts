@@ -6,7 +6,8 @@
  * prints one line per environment once it listens. Interrupting the served effect (SIGTERM or SIGINT, by the
  * runtime's adapter) stops accepting connections, lets the requests in flight finish, then closes the engine.
  *
- * Only `node:dns`, `node:fs` and `node:net` are used here, which Bun and Deno implement too.
+ * Only `node:dns`, `node:fs` and `node:net` are used here (and `node:http`, `node:https` by the webhook transport),
+ * which Bun and Deno implement too.
  */
 import { lookup } from "node:dns/promises"
 import { readFileSync } from "node:fs"
@@ -17,6 +18,7 @@ import { describeStoreFailure } from "@fos/sql"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { ListenError, type ServeOptions, StoreError, storeLayer, UsageError } from "./Options.ts"
+import { nodeWebhookTransport } from "./Transport.ts"
 
 /** Every address `host` resolves to, by the system's resolver (so /etc/hosts counts, as it would for curl). */
 export const resolveHost = (host: string): Promise<ReadonlyArray<string>> =>
@@ -58,6 +60,10 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
   const engine = await createEngine({
     store: store.layer,
     insecureWebhooks: options.insecureWebhooks,
+    // Receivers of a server run on their own machines' clocks, which is what they check a signature's `t` against.
+    signatureClock: "real",
+    // Deliveries go to the addresses checked before each send, with the delivery's headers only.
+    webhookTransport: nodeWebhookTransport,
     resolveHost: (host: string) =>
       Effect.tryPromise({
         try: () => resolveHost(host),

@@ -12,7 +12,8 @@ import {
   type RunningClaims
 } from "./kernel/Idempotency.ts"
 import { layerMemoryStore } from "./kernel/MemoryStore.ts"
-import { layerRateLimiter, RateLimiter } from "./kernel/RateLimit.ts"
+import { makeRateLimiter, RateLimiter } from "./kernel/RateLimit.ts"
+import { RealClock } from "./kernel/RealClock.ts"
 import { defaultReviewSettings, ReviewSettings, type ReviewSettingsValue } from "./onboarding/ReviewSettings.ts"
 import { Store } from "./kernel/Store.ts"
 import { virtualAccountTimerHandlers } from "./money/VirtualAccounts.ts"
@@ -51,49 +52,73 @@ export interface EngineOptions {
   readonly resolveHost?: ResolveHost
   /** How applications are reviewed and accounts activated without simulate calls (docs/onboarding.md). */
   readonly review?: Partial<ReviewSettingsValue>
+  /**
+   * Real time, for what must follow it whatever the engine's clock: rate-limit buckets refill on it (and on clock
+   * advances), and `signatureClock: "real"` signs with it. The Clock of the context the engine is built in when
+   * omitted (the runtime's, under `createEngine`); tests give a clock they move themselves.
+   */
+  readonly realClock?: Clock.Clock
+  /**
+   * The time a webhook signature's `t` carries. `"engine"` (the default): the engine's clock, virtual or not, so a
+   * receiver in the same process verifies against `engine.clock.now()` (or the TestClock it shares) and a virtual
+   * run signs the same bytes every time. `"real"`: real time (`realClock`), what a receiver on its own machine
+   * checks `t` against; `fos serve` uses it. The event's `createdAt` is the engine's clock either way.
+   */
+  readonly signatureClock?: "engine" | "real"
 }
 
 const noTransport: WebhookTransportService = {
   send: () => Effect.fail(new TransportError({ message: "this engine has no webhook transport" }))
 }
 
-export type EngineServices = Store | RateLimiter | RunningClaims | TimeControl | TimerHandlers
+export type EngineServices = Store | RateLimiter | RunningClaims | TimeControl | TimerHandlers | RealClock
 
 /** Every timer kind of the engine and what it does. */
 const engineTimerHandlers: Record<string, TimerHandler> = {
   [expireTimerKind]: expireRecord
 }
 
-export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServices, unknown> => {
-  const store = options.store ?? layerMemoryStore
-  const webhookSettings = { insecureWebhooks: options.insecureWebhooks ?? false, resolveHost: options.resolveHost }
-  const review: ReviewSettingsValue = { ...defaultReviewSettings, ...options.review }
-  const timerHandlers = Layer.mergeAll(
-    layerTimerHandlers({
-      ...options.timerHandlers,
-      ...engineTimerHandlers,
-      ...applicationTimerHandlers(review),
-      ...virtualAccountTimerHandlers,
-      ...webhookTimerHandlers(options.webhookTransport ?? noTransport, webhookSettings)
-    }),
-    Layer.succeed(WebhookSettings, webhookSettings),
-    Layer.succeed(ReviewSettings, review)
-  )
-  const retention = options.idempotencyRetentionMs === undefined
-    ? Layer.empty
-    : Layer.succeed(IdempotencyRetention, options.idempotencyRetentionMs)
-  const clockMode = options.clock ?? { mode: "system" }
-  if (clockMode.mode === "virtual") {
-    const time = Layer.unwrap(Effect.gen(function*() {
+export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServices, unknown> =>
+  Layer.unwrap(Effect.gen(function*() {
+    // Real time: the clock the engine is built in, unless the host gives its own.
+    const realClock = options.realClock ?? (yield* Clock.Clock)
+    const store = options.store ?? layerMemoryStore
+    const webhookSettings = {
+      insecureWebhooks: options.insecureWebhooks ?? false,
+      resolveHost: options.resolveHost,
+      signatureClock: options.signatureClock === "real" ? realClock : undefined
+    }
+    const review: ReviewSettingsValue = { ...defaultReviewSettings, ...options.review }
+    const timerHandlers = Layer.mergeAll(
+      Layer.succeed(RealClock, realClock),
+      layerTimerHandlers({
+        ...options.timerHandlers,
+        ...engineTimerHandlers,
+        ...applicationTimerHandlers(review),
+        ...virtualAccountTimerHandlers,
+        ...webhookTimerHandlers(options.webhookTransport ?? noTransport, webhookSettings)
+      }),
+      Layer.succeed(WebhookSettings, webhookSettings),
+      Layer.succeed(ReviewSettings, review)
+    )
+    const retention = options.idempotencyRetentionMs === undefined
+      ? Layer.empty
+      : Layer.succeed(IdempotencyRetention, options.idempotencyRetentionMs)
+    const realNow = () => realClock.currentTimeMillisUnsafe()
+    const clockMode = options.clock ?? { mode: "system" }
+    if (clockMode.mode === "virtual") {
       const startMs = clockMode.startMs ?? (yield* Clock.currentTimeMillis)
       const clock = makeVirtualClock(startMs)
-      return Layer.mergeAll(Layer.succeed(Clock.Clock, clock), Layer.succeed(TimeControl, makeVirtualTimeControl(clock)))
-    }))
-    // The services that read time are built on the virtual clock.
-    return Layer.mergeAll(store, layerRateLimiter, layerRunningClaims, timerHandlers, retention).pipe(Layer.provideMerge(time))
-  }
-  const base = Layer.mergeAll(store, layerRateLimiter, layerRunningClaims, timerHandlers, retention)
-  // The system clock: one background fiber fires due timers for the life of the engine.
-  const scheduler = Layer.effectDiscard(Effect.forkScoped(runScheduler)).pipe(Layer.provide(base))
-  return Layer.mergeAll(base, Layer.succeed(TimeControl, systemTimeControl), scheduler)
-}
+      const time = Layer.mergeAll(Layer.succeed(Clock.Clock, clock), Layer.succeed(TimeControl, makeVirtualTimeControl(clock)))
+      // The buckets refill as real time passes and as the virtual clock is advanced: each is time passing for the
+      // client (docs/decisions.md, "Rate limits").
+      const limiter = Layer.succeed(RateLimiter, makeRateLimiter(() => realNow() + (clock.currentTimeMillisUnsafe() - startMs)))
+      // The services that read time are built on the virtual clock.
+      return Layer.mergeAll(store, limiter, layerRunningClaims, timerHandlers, retention).pipe(Layer.provideMerge(time))
+    }
+    const limiter = Layer.succeed(RateLimiter, makeRateLimiter(realNow))
+    const base = Layer.mergeAll(store, limiter, layerRunningClaims, timerHandlers, retention)
+    // The system clock: one background fiber fires due timers for the life of the engine.
+    const scheduler = Layer.effectDiscard(Effect.forkScoped(runScheduler)).pipe(Layer.provide(base))
+    return Layer.mergeAll(base, Layer.succeed(TimeControl, systemTimeControl), scheduler)
+  }))

@@ -5,6 +5,7 @@
  */
 export * from "./kernel/Problem.ts"
 export * from "./kernel/IdGenerator.ts"
+export * from "./kernel/RealClock.ts"
 export * from "./kernel/Wire.ts"
 export * from "./kernel/Store.ts"
 export * from "./kernel/MemoryStore.ts"

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Effect } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { type Caller, rateLimitFor } from "../src/tenancy/Auth.ts"
-import { Buckets, makeRateLimiter, take } from "../src/kernel/RateLimit.ts"
+import { layerEngine } from "../src/Engine.ts"
+import { Buckets, makeRateLimiter, RateLimiter, take } from "../src/kernel/RateLimit.ts"
+import { TimeControl } from "../src/kernel/Timers.ts"
 import type { Organization } from "../src/tenancy/Tenancy.ts"
 
 const organization = (rateLimit?: Organization["rateLimit"]): Organization => ({
@@ -71,9 +73,10 @@ describe("token bucket", () => {
     expect(take(spec, state, 200)[0].allowed).toBe(true)
   })
 
-  it.effect("refills on the Clock", () =>
+  it.effect("refills on its time source (a TestClock here)", () =>
     Effect.gen(function*() {
-      const limiter = makeRateLimiter(yield* Clock.Clock)
+      const clock = yield* Clock.Clock
+      const limiter = makeRateLimiter(() => clock.currentTimeMillisUnsafe())
       const spec = { perSecond: 1, burst: 2 }
       expect(limiter.take("org_a", "k", spec).allowed).toBe(true)
       expect(limiter.take("org_a", "k", spec).allowed).toBe(true)
@@ -87,4 +90,20 @@ describe("token bucket", () => {
       expect(limiter.take("org_a", "other", spec).allowed).toBe(true)
       expect(limiter.take("org_b", "k", spec).allowed).toBe(true)
     }))
+
+  it.effect("an engine on a virtual clock refills its buckets on real time (the Clock it is built in) and on advances", () =>
+    Effect.gen(function*() {
+      const engine = yield* Layer.build(layerEngine({ clock: { mode: "virtual", startMs: 0 } }))
+      const limiter = Context.get(engine, RateLimiter)
+      const spec = { perSecond: 1, burst: 1 }
+      expect(limiter.take("org_a", "k", spec).allowed).toBe(true)
+      expect(limiter.take("org_a", "k", spec).allowed).toBe(false)
+      // The TestClock is the real time here; the engine's virtual clock stands still.
+      yield* TestClock.adjust("1 second")
+      expect(yield* Context.get(engine, TimeControl).now).toBe(0)
+      expect(limiter.take("org_a", "k", spec).allowed).toBe(true)
+      expect(limiter.take("org_a", "k", spec).allowed).toBe(false)
+      yield* Context.get(engine, TimeControl).advanceTo(1000).pipe(Effect.provideContext(engine))
+      expect(limiter.take("org_a", "k", spec).allowed).toBe(true)
+    }).pipe(Effect.scoped))
 })

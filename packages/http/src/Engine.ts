@@ -105,6 +105,8 @@ export type WebhookEnvelope = ReturnType<typeof envelopeOf>
 /** One delivery attempt as the engine sent it. */
 export interface DeliveryAttempt {
   readonly deliveryId: string
+  /** The attempt's own id (wda_), sent as `x-service-delivery-id` and listed in the delivery's `attemptList`. */
+  readonly attemptId: string
   readonly endpointId: string
   readonly url: string
   /** The envelope, parsed from `body`. */
@@ -160,10 +162,10 @@ const makeRecorder = (inner: WebhookTransportService | undefined, recording: boo
   const attemptOf = (request: DeliveryRequest) =>
     Effect.gen(function*() {
       if (services === undefined) return yield* Effect.die(new Error("the delivery recorder was used before its engine was built"))
-      const id = request.headers["x-service-delivery-id"] ?? ""
-      const row = yield* services.store.get(WebhookDeliveries, id)
+      const row = yield* services.store.get(WebhookDeliveries, request.deliveryId)
       const attempt: DeliveryAttempt = {
-        deliveryId: id,
+        deliveryId: request.deliveryId,
+        attemptId: request.attemptId,
         endpointId: row?.endpointId ?? "",
         url: request.url,
         event: JSON.parse(request.body) as WebhookEnvelope,

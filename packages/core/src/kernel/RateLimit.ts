@@ -1,14 +1,19 @@
 /**
- * Token buckets on the Clock, and the limiter that keeps them.
+ * Token buckets, and the limiter that keeps them.
  *
  * A bucket holds at most `burst` tokens and refills at `perSecond`; a request takes one token. Over any window
  * of `t` seconds a bucket grants at most `burst + perSecond × t` requests.
+ *
+ * The limiter reads its own time source, not the engine's Clock: buckets refill as real time passes even when the
+ * engine's clock is virtual and stands still, and on a virtual clock an advance counts as time passing too
+ * (`layerEngine` builds that source; docs/decisions.md, "Rate limits", gives the reason).
  *
  * Buckets live in the engine's memory: one process enforces its own buckets exactly. Several processes on one
  * database each keep their own (README, "Running several processes").
  */
 import { type DedicatedBucket } from "@fos/contract"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
+import { RealClock } from "./RealClock.ts"
 
 export interface BucketSpec {
   readonly perSecond: number
@@ -61,7 +66,7 @@ export const Buckets = {
 
 export interface RateLimiterService {
   /**
-   * Takes a token from the bucket `name` of `scope`, created with `spec` on first use, at the Clock's present. A
+   * Takes a token from the bucket `name` of `scope`, created with `spec` on first use, at the limiter's present. A
    * scope is an organization (its buckets are named per environment) or a kind of per-address bucket (named by
    * the address). Two parts rather than one key so that a request builds no new string to look its bucket up.
    *
@@ -76,8 +81,11 @@ export class RateLimiter extends Context.Service<RateLimiter, RateLimiterService
 /** Bounds the buckets kept: idle full buckets are forgotten once there are this many. */
 const maxBuckets = 100_000
 
-/** A limiter on `clock`: the engine's clock, virtual or not, fixed when the engine is built. */
-export const makeRateLimiter = (clock: Clock.Clock): RateLimiterService => {
+/**
+ * A limiter on the time source `nowMs`: milliseconds that move at least as real time does (only their differences
+ * count), fixed when the engine is built.
+ */
+export const makeRateLimiter = (nowMs: () => number): RateLimiterService => {
   const scopes = new Map<string, Map<string, BucketState>>()
   let count = 0
   const forgetFull = (spec: BucketSpec, nowMs: number) => {
@@ -93,13 +101,13 @@ export const makeRateLimiter = (clock: Clock.Clock): RateLimiterService => {
   }
   return {
     take: (scope, name, spec) => {
-      const nowMs = clock.currentTimeMillisUnsafe()
+      const now = nowMs()
       let buckets = scopes.get(scope)
       const state = buckets?.get(name)
-      const [decision, next] = take(spec, state, nowMs)
+      const [decision, next] = take(spec, state, now)
       if (state === undefined) {
         if (count >= maxBuckets) {
-          forgetFull(spec, nowMs)
+          forgetFull(spec, now)
           buckets = scopes.get(scope)
         }
         if (buckets === undefined) scopes.set(scope, (buckets = new Map()))
@@ -111,5 +119,8 @@ export const makeRateLimiter = (clock: Clock.Clock): RateLimiterService => {
   }
 }
 
-/** The limiter on the Clock of the layer's context. */
-export const layerRateLimiter: Layer.Layer<RateLimiter> = Layer.effect(RateLimiter, Effect.map(Clock.Clock, makeRateLimiter))
+/** The limiter on real time alone (the RealClock of the layer's context). */
+export const layerRateLimiter: Layer.Layer<RateLimiter, never, RealClock> = Layer.effect(
+  RateLimiter,
+  Effect.map(RealClock, (clock) => makeRateLimiter(() => clock.currentTimeMillisUnsafe()))
+)

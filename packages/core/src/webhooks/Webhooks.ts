@@ -38,7 +38,17 @@ import { type AfterCommit, schedule, type TimerHandler, Timers } from "../kernel
 // --- the transport port ----------------------------------------------------------------------------------------
 
 export interface DeliveryRequest {
+  /** The delivery (wdl_) and this attempt of it (wda_, sent as X-Service-Delivery-Id). */
+  readonly deliveryId: string
+  readonly attemptId: string
   readonly url: string
+  /**
+   * The addresses the engine checked before this send, from resolving the URL's host (or the address written in the
+   * URL): the transport connects to one of them, sending the URL's host as Host and as the TLS server name, so a name
+   * that answers differently the next time (DNS rebinding) cannot move the delivery. Absent when the engine has no
+   * `resolveHost`: the transport then resolves the name itself.
+   */
+  readonly addresses?: ReadonlyArray<string>
   readonly headers: Readonly<Record<string, string>>
   /** The exact bytes to send, as text (UTF-8). */
   readonly body: string
@@ -71,6 +81,8 @@ export type ResolveHost = (host: string) => Effect.Effect<ReadonlyArray<string>,
 export interface WebhookSettingsValue {
   readonly insecureWebhooks: boolean
   readonly resolveHost?: ResolveHost | undefined
+  /** The clock whose time a signature's `t` carries; the engine's Clock when undefined (EngineOptions.signatureClock). */
+  readonly signatureClock?: Clock.Clock | undefined
 }
 
 export class WebhookSettings extends Context.Reference<WebhookSettingsValue>("fos/WebhookSettings", {
@@ -116,6 +128,34 @@ const maxUrlLength = 2048
 const invalid = (pointer: string, detail: string) =>
   apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] })
 
+const nat64 = ipaddr.parseCIDR("64:ff9b::/96")
+const ipv4Compatible = ipaddr.parseCIDR("::/96")
+
+/** The IPv4 address of two 16-bit groups. */
+const ipv4Of = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff])
+
+/**
+ * An address's range by ipaddr.js's names, where an IPv6 form that carries an IPv4 address is judged by that address,
+ * since that is where a packet to it ends up: IPv4-mapped (`::ffff:a.b.c.d`, which `ipaddr.process` turns into the
+ * IPv4 address), the NAT64 well-known prefix (`64:ff9b::/96`, what DNS64 answers on an IPv6-only network) and 6to4
+ * (`2002:AABB:CCDD::/48`). IPv4-compatible addresses (`::a.b.c.d`, deprecated since 2006, which ipaddr.js counts as
+ * unicast) are `ipv4Compatible`, refused whatever they carry: no receiver lives at one, and some stacks route them
+ * to the IPv4 address. Other translation ranges (NAT64 local-use `64:ff9b:1::/48`, Teredo, RFC 6145) keep their own
+ * names, which are not unicast. Undefined for text that is not an address.
+ */
+export const addressRange = (text: string): string | undefined => {
+  if (!ipaddr.isValid(text)) return undefined
+  const address = ipaddr.process(text)
+  if (address.kind() === "ipv4") return address.range()
+  const v6 = address as ipaddr.IPv6
+  const range = v6.range()
+  const parts = v6.parts
+  if (range === "rfc6052" && v6.match(nat64)) return ipv4Of(parts[6]!, parts[7]!).range()
+  if (range === "6to4") return ipv4Of(parts[1]!, parts[2]!).range()
+  if (range === "unicast" && v6.match(ipv4Compatible)) return "ipv4Compatible"
+  return range
+}
+
 /**
  * The address range of a URL host that is an IP literal, or undefined for a name. The WHATWG URL parser already
  * turns every IPv4 spelling (hex, octal, a single number) into dotted decimal and brackets IPv6, so only those two
@@ -124,11 +164,12 @@ const invalid = (pointer: string, detail: string) =>
 const literalRange = (host: string): string | undefined => {
   const h = host.startsWith("[") ? host.slice(1, -1) : host
   if (!(host.startsWith("[") || /^\d{1,3}(\.\d{1,3}){3}$/.test(h))) return undefined
-  return ipaddr.isValid(h) ? ipaddr.process(h).range() : undefined
+  return addressRange(h)
 }
 
+/** `localhost` and its subdomains, with or without the trailing dot of a fully qualified name (`localhost.`). */
 const isLocalName = (host: string): boolean => {
-  const h = host.toLowerCase()
+  const h = host.toLowerCase().replace(/\.+$/, "")
   return h === "localhost" || h.endsWith(".localhost")
 }
 
@@ -153,15 +194,51 @@ export const checkWebhookUrl = (raw: string, settings: WebhookSettingsValue): Ef
     if (resolve === undefined || literalRange(host) !== undefined || isLocalName(host)) return Effect.succeed(url)
     return resolve(host).pipe(
       Effect.catch(() => Effect.succeed([] as ReadonlyArray<string>)),
-      Effect.flatMap((addresses) => {
-        const forbidden = addresses.filter((a) => isForbiddenAddress(a.includes(":") ? `[${a}]` : a))
-        const allowedLoopback = settings.insecureWebhooks && forbidden.every((a) => isLoopbackHost(a.includes(":") ? `[${a}]` : a))
-        return forbidden.length > 0 && !allowedLoopback
+      Effect.flatMap((addresses) =>
+        answerForbidden(addresses, settings.insecureWebhooks)
           ? Effect.fail(invalid("/url", "must not resolve to a private, loopback or link-local address"))
           : Effect.succeed(url)
-      })
+      )
     )
   })
+
+const hostOf = (address: string) => (address.includes(":") ? `[${address}]` : address)
+
+/** True when a resolver's answer holds an address no webhook may reach (loopback ones aside with `--insecure-webhooks`). */
+const answerForbidden = (addresses: ReadonlyArray<string>, insecure: boolean): boolean => {
+  const forbidden = addresses.filter((a) => isForbiddenAddress(hostOf(a)))
+  return forbidden.length > 0 && !(insecure && forbidden.every((a) => isLoopbackHost(hostOf(a))))
+}
+
+/** Why the check before a send refused it: the text is the attempt's recorded error. */
+const refusedAddress = "the endpoint's address is not allowed"
+
+/**
+ * The check before each send: the URL again, and its host resolved once, every address it answers checked. Gives the
+ * addresses the transport may connect to (those the name answered, or the one written in the URL), or undefined
+ * without a resolver (the transport resolves the name itself). Fails with the attempt's error: an address refused,
+ * or the name not resolving.
+ */
+export const deliveryAddresses = (rawUrl: string, settings: WebhookSettingsValue): Effect.Effect<ReadonlyArray<string> | undefined, string> =>
+  checkWebhookUrlText(rawUrl, settings.insecureWebhooks).pipe(
+    Effect.mapError(() => refusedAddress),
+    Effect.flatMap((url): Effect.Effect<ReadonlyArray<string> | undefined, string> => {
+      const host = new URL(url).hostname
+      if (literalRange(host) !== undefined) return Effect.succeed([host.startsWith("[") ? host.slice(1, -1) : host])
+      const resolve = settings.resolveHost
+      if (resolve === undefined) return Effect.succeed(undefined)
+      return resolve(host.replace(/\.+$/, "")).pipe(
+        Effect.mapError((e) => e.message),
+        Effect.flatMap((addresses) => {
+          if (addresses.length === 0) return Effect.fail(`${host} resolves to no address`)
+          if (answerForbidden(addresses, settings.insecureWebhooks)) return Effect.fail(refusedAddress)
+          // A localhost name is let through only with --insecure-webhooks, and then only to loopback addresses.
+          if (isLocalName(host) && !addresses.every((a) => isLoopbackHost(hostOf(a)))) return Effect.fail(refusedAddress)
+          return Effect.succeed(addresses)
+        })
+      )
+    })
+  )
 
 const checkWebhookUrlText = (raw: string, insecure: boolean): Effect.Effect<string, ApiError> =>
   Effect.suspend(() => {
@@ -324,6 +401,11 @@ export interface WebhookDelivery {
   readonly body: string
   /** The timer that will act next on this delivery (an attempt or a recovery lease). */
   readonly timerId: string | undefined
+  /**
+   * The attempt claimed and not yet recorded (while processing): a recovery lease sends it again under this id, since
+   * it is the same attempt, and the attempt is recorded under it.
+   */
+  readonly attemptId?: string | undefined
   readonly nextAttemptAt: string | null
   readonly lastAttemptAt: string | null
   readonly createdAt: string
@@ -431,24 +513,31 @@ const attempt: TimerHandler = (payload: { readonly deliveryId: string }) =>
         ...delivery,
         status: "failed",
         timerId: undefined,
+        attemptId: undefined,
         nextAttemptAt: null,
         updatedAt: toIso(nowMs)
       }))
       return undefined
     }
     const lease = yield* schedule(attemptKind, nowMs + leaseMs, { deliveryId: delivery.id })
-    const claimed: WebhookDelivery = { ...delivery, status: "processing", timerId: lease, updatedAt: toIso(nowMs) }
+    // Each attempt has its own id; a lease that finds its attempt claimed but never recorded sends it again as is.
+    const attemptId = delivery.status === "processing" && delivery.attemptId !== undefined ? delivery.attemptId : yield* newId("wda")
+    const claimed: WebhookDelivery = { ...delivery, status: "processing", timerId: lease, attemptId, updatedAt: toIso(nowMs) }
     yield* Effect.orDie(store.update(WebhookDeliveries, claimed))
     const secrets = endpoint.previousSecret !== undefined && nowMs < endpoint.previousSecret.untilMs
       ? [endpoint.secret, endpoint.previousSecret.secret]
       : [endpoint.secret]
+    // `t` guards the transport: the engine's time by default, real time when the receivers check their own clock.
+    const signedMs = (yield* WebhookSettings).signatureClock?.currentTimeMillisUnsafe() ?? nowMs
     const request: DeliveryRequest = {
+      deliveryId: delivery.id,
+      attemptId,
       url: endpoint.url,
       body: delivery.body,
       headers: {
         "content-type": "application/json",
-        "x-service-signature": signatureHeader(Math.floor(nowMs / 1000), delivery.body, secrets),
-        "x-service-delivery-id": delivery.id,
+        "x-service-signature": signatureHeader(Math.floor(signedMs / 1000), delivery.body, secrets),
+        "x-service-delivery-id": attemptId,
         "x-service-event": delivery.eventType,
         "user-agent": "fos-webhooks/2"
       }
@@ -465,11 +554,12 @@ const sendAndRecord = (delivery: WebhookDelivery, lease: string, request: Delive
     // The receiver's time limit is real time, whatever clock the engine runs on.
     const realClock = Clock.Clock.defaultValue()
     const realStart = realClock.currentTimeMillisUnsafe()
-    // Checked again before each send: a name can come to resolve somewhere else.
-    const recheck = yield* Effect.result(checkWebhookUrl(request.url, settings))
-    const outcome = recheck._tag === "Failure"
-      ? { status: null, error: "the endpoint's address is not allowed" }
-      : yield* transport.send(request).pipe(
+    // Checked again before each send, since a name can come to resolve somewhere else, and sent to the address that
+    // was checked, so that the name cannot answer differently in between (DNS rebinding).
+    const target = yield* Effect.result(deliveryAddresses(request.url, settings))
+    const outcome = target._tag === "Failure"
+      ? { status: null, error: target.failure }
+      : yield* transport.send(target.success === undefined ? request : { ...request, addresses: target.success }).pipe(
         Effect.timeoutOrElse({
           duration: Duration.millis(receiverTimeoutMs),
           orElse: () => Effect.fail(new TransportError({ message: `no answer within ${receiverTimeoutMs / 1000} seconds` }))
@@ -489,7 +579,7 @@ const sendAndRecord = (delivery: WebhookDelivery, lease: string, request: Delive
       yield* store.remove(Timers, lease)
       const number = current.attemptsInRun + 1
       yield* Effect.orDie(store.insert(WebhookAttempts, {
-        id: yield* newId("wda"),
+        id: request.attemptId,
         deliveryId: current.id,
         run: current.run,
         number,
@@ -499,7 +589,7 @@ const sendAndRecord = (delivery: WebhookDelivery, lease: string, request: Delive
         error: outcome.error
       }))
       const nowMs = yield* Clock.currentTimeMillis
-      const base = { ...current, attemptsInRun: number, lastAttemptAt: toIso(startedMs), updatedAt: toIso(nowMs) }
+      const base = { ...current, attemptsInRun: number, attemptId: undefined, lastAttemptAt: toIso(startedMs), updatedAt: toIso(nowMs) }
       if (outcome.error === null) {
         return yield* Effect.orDie(store.update(WebhookDeliveries, { ...base, status: "succeeded", timerId: undefined, nextAttemptAt: null }))
       }
