@@ -9,6 +9,7 @@ import * as fc from "fast-check"
 import { appendEvent, readEvents } from "../src/kernel/Outbox.ts"
 import { type Position, type SortValue, Store, type StoreService, table, UniqueViolation } from "../src/kernel/Store.ts"
 import { fireDue, nextTimer, schedule, TimerHandlers } from "../src/kernel/Timers.ts"
+import { balanceIn, type Holder, LedgerRefusal, transfer, type TransferRequest } from "../src/money/Ledger.ts"
 
 interface Person {
   readonly id: string
@@ -752,6 +753,49 @@ export const storeContract = <E>(
             expect(all.map((e) => e.sequence)).toEqual([...all.map((e) => e.sequence)].sort((x, y) => x - y))
             expect((yield* readEvents(all[1]!.sequence, 10)).map((e) => e.id)).toEqual([third.id])
             expect(all[0]!.data).toEqual({ type: "a.one" })
+          })
+        ))
+    })
+
+    describe("the ledger", () => {
+      const scope = "org_contract/sandbox"
+      const wallet: Holder = { scope, type: "wallet", id: "wlt_race" }
+      const world: Holder = { scope, type: "world", id: "chain:base" }
+      const usdc = { code: "USDC", chain: "base" } as const
+      const payout = (id: string, kind: "posted" | "pending"): TransferRequest =>
+        ({ kind, id, debit: wallet, credit: world, asset: usdc, amount: 60n, code: "payout" })
+
+      // Live: the racing transactions really sleep while they hold their locks.
+      it.live("lets only one of two racing payouts spend the same balance, reserved or posted", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* transfer([{ kind: "posted", id: "deposit", debit: world, credit: wallet, asset: usdc, amount: 100n, code: "deposit" }])
+            for (const kind of ["pending", "posted"] as const) {
+              // Each payout in a transaction of its own that holds on a little after booking, so both are in flight.
+              const racing = (id: string) =>
+                Effect.exit(store.transaction(Effect.andThen(transfer([payout(`${kind}-${id}`, kind)]), Effect.sleep("20 millis"))))
+              const [a, b] = yield* Effect.all([racing("a"), racing("b")], { concurrency: 2 })
+              expect([a, b].filter(Exit.isSuccess)).toHaveLength(kind === "pending" ? 1 : 0)
+              const refused = [a, b].filter(Exit.isFailure).map((e) => Cause.findErrorOption(e.cause))
+              for (const r of refused) expect(r._tag === "Some" && r.value instanceof LedgerRefusal && r.value.reason).toBe("insufficient_funds")
+            }
+            // 60 reserved by the pending payout that won; nothing else could be spent.
+            expect(yield* balanceIn(wallet, usdc)).toMatchObject({ available: 40n, pending: 60n, posted: 100n })
+            expect(yield* balanceIn(world, usdc)).toMatchObject({ posted: -100n })
+          })
+        ))
+
+      it.effect("takes a whole linked batch back when one of its transfers is refused", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* transfer([{ kind: "posted", id: "deposit", debit: world, credit: wallet, asset: usdc, amount: 100n, code: "deposit" }])
+            const exit = yield* Effect.exit(transfer([payout("first", "posted"), payout("second", "posted")]))
+            expect(Exit.isFailure(exit)).toBe(true)
+            expect(yield* balanceIn(wallet, usdc)).toMatchObject({ available: 100n, pending: 0n })
+            // The refused batch left nothing behind: the same ids book once the money is there.
+            yield* transfer([{ kind: "posted", id: "more", debit: world, credit: wallet, asset: usdc, amount: 20n, code: "deposit" }])
+            yield* transfer([payout("first", "posted"), payout("second", "posted")])
+            expect(yield* balanceIn(wallet, usdc)).toMatchObject({ available: 0n })
           })
         ))
     })
