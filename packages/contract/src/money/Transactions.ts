@@ -5,9 +5,9 @@
  */
 import { Schema } from "effect"
 import "../kernel/Annotations.ts"
-import { VirtualAccountId, WalletId } from "../kernel/Ids.ts"
+import { CustomerId, OrderId, TransactionId, VirtualAccountId, WalletId } from "../kernel/Ids.ts"
 import { AssetCode, AssetPrecision, Chain, isFiat, parseAmount } from "../kernel/Money.ts"
-import { DecimalString, NonBlankString } from "../kernel/Primitives.ts"
+import { DecimalString, NonBlankString, UtcTimestamp } from "../kernel/Primitives.ts"
 
 /** The chain rule of the spec's enumerations: on-chain assets carry their chain, fiat assets omit it. */
 const chainRule = (asset: { readonly code: AssetCode; readonly chain?: Chain }) => {
@@ -55,6 +55,7 @@ export const TransactionTypes = [
   "deposit_return"
 ] as const
 export const TransactionType = Schema.Literals(TransactionTypes)
+export type TransactionType = typeof TransactionTypes[number]
 
 /**
  * The stage values the spec names. The full vocabulary is not shown; fos sends only these, and null on
@@ -62,6 +63,12 @@ export const TransactionType = Schema.Literals(TransactionTypes)
  */
 export const TransactionStages = ["under_review", "awaiting_customer_action"] as const
 export const TransactionStage = Schema.Literals(TransactionStages)
+export type TransactionStage = typeof TransactionStages[number]
+
+/** The status values the spec names. A rejected transaction is failed (failureCode compliance_rejected). */
+export const TransactionStatuses = ["pending", "processing", "completed", "failed", "cancelled"] as const
+export const TransactionStatus = Schema.Literals(TransactionStatuses)
+export type TransactionStatus = typeof TransactionStatuses[number]
 
 /** Every terminal failure code of the spec (Errors, "Terminal failure codes"). Terminal state of all: failed. */
 export const TransactionFailureCodes = [
@@ -177,3 +184,38 @@ export const Fee = Schema.Struct({
   assetAmount: AssetAmount,
   invoiced: Schema.Boolean
 })
+
+export type TransactionSide = typeof TransactionSide.Type
+export type AssetAmount = typeof AssetAmount.Type
+export type Fee = typeof Fee.Type
+
+export const TransactionSorts = ["createdAt", "updatedAt"] as const
+
+/**
+ * The transaction resource (`GET /v2/transactions/{id}`): the same sides, amounts and fees its events carry. The
+ * failure fields, the return fields and queuePosition are null until they apply; `clientReferenceId`,
+ * `linkedOrderId` and `payout` (fiat payouts) are omitted when they do not.
+ */
+export const Transaction = Schema.Struct({
+  id: TransactionId,
+  type: TransactionType,
+  status: TransactionStatus,
+  stage: Schema.NullOr(TransactionStage),
+  customerId: CustomerId,
+  clientReferenceId: Schema.optionalKey(NonBlankString),
+  linkedOrderId: Schema.optionalKey(OrderId),
+  source: TransactionSide,
+  destination: TransactionSide,
+  fees: Schema.Array(Fee),
+  failureCode: Schema.NullOr(TransactionFailureCode),
+  failureMessage: Schema.NullOr(NonBlankString),
+  returnedAt: Schema.NullOr(UtcTimestamp),
+  returnReason: Schema.NullOr(NonBlankString),
+  returnCode: Schema.NullOr(NonBlankString),
+  queuePosition: Schema.NullOr(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
+  hasRfi: Schema.Boolean,
+  payout: Schema.optionalKey(Schema.Struct({ rail: Schema.NullOr(PayoutRail) })),
+  createdAt: UtcTimestamp,
+  updatedAt: UtcTimestamp
+}).annotate({ identifier: "Transaction" })
+export type Transaction = typeof Transaction.Type

@@ -1,0 +1,91 @@
+import { describe, expect, it } from "vitest"
+import { initialState, type MachineState, type Move, transition } from "../src/money/TransactionMachine.ts"
+
+const moves: ReadonlyArray<Move["type"]> = ["start", "enter_review", "request_information", "clear_review", "send", "settle", "fail", "reject", "cancel"]
+
+/** Applies moves in order, collecting the events; fails the test on a refusal. */
+const walk = (state: MachineState, ...path: ReadonlyArray<Move["type"]>) => {
+  const events: Array<string> = []
+  for (const type of path) {
+    const outcome = transition(state, { type })
+    if ("refused" in outcome) throw new Error(`${type} refused with ${outcome.refused}`)
+    events.push(...outcome.events)
+    state = outcome.next
+  }
+  return { state, events }
+}
+
+describe("the transaction state table", () => {
+  it("starts a new transaction pending, and moves it to processing once", () => {
+    const { state, events } = walk(initialState(), "start")
+    expect(state.status).toBe("processing")
+    expect(events).toEqual(["transaction.processing"])
+    expect(transition(state, { type: "start" })).toEqual({ refused: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY" })
+  })
+
+  it("ends a non-terminal transaction completed, failed, rejected or cancelled, with its event, and clears its stage", () => {
+    for (const from of [walk(initialState()).state, walk(initialState(), "start").state, walk(initialState(), "enter_review").state]) {
+      expect(walk(from, "settle")).toMatchObject({ state: { status: "completed", stage: null }, events: ["transaction.completed"] })
+      expect(walk(from, "fail")).toMatchObject({ state: { status: "failed", stage: null }, events: ["transaction.failed"] })
+      expect(walk(from, "reject")).toMatchObject({ state: { status: "failed", stage: null }, events: ["transaction.rejected"] })
+      expect(walk(from, "cancel")).toMatchObject({ state: { status: "cancelled", stage: null }, events: ["transaction.cancelled"] })
+    }
+  })
+
+  it("refuses every move on a terminal transaction with RESOURCE_TERMINAL", () => {
+    for (const end of ["settle", "fail", "reject", "cancel"] as const) {
+      const { state } = walk(initialState(), end)
+      for (const type of moves) expect(transition(state, { type }), `${end} then ${type}`).toEqual({ refused: "RESOURCE_TERMINAL" })
+    }
+  })
+
+  it("fires transaction.under_review once per review period", () => {
+    // The first review opens a period; leaving and re-entering review does not open another.
+    expect(walk(initialState(), "enter_review").events).toEqual(["transaction.under_review"])
+    expect(walk(initialState(), "enter_review", "clear_review", "enter_review").events).toEqual(["transaction.under_review"])
+    // Asking the caller for something, then reviewing again, is a new period.
+    expect(walk(initialState(), "enter_review", "request_information", "enter_review").events)
+      .toEqual(["transaction.under_review", "transaction.under_review"])
+    expect(walk(initialState(), "enter_review", "request_information", "clear_review", "enter_review").events)
+      .toEqual(["transaction.under_review"])
+    // So is a review after the transaction was sent to the bank.
+    expect(walk(initialState(), "enter_review", "clear_review", "send", "enter_review").events)
+      .toEqual(["transaction.under_review", "transaction.under_review"])
+    // A transaction created in review starts its first period only when it enters one.
+    expect(walk(initialState("under_review"), "clear_review", "enter_review").events).toEqual(["transaction.under_review"])
+  })
+
+  it("refuses moves the phase does not allow", () => {
+    const notReady = { refused: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY" }
+    expect(transition(walk(initialState(), "enter_review").state, { type: "enter_review" })).toEqual(notReady)
+    expect(transition(walk(initialState(), "request_information").state, { type: "request_information" })).toEqual(notReady)
+    expect(transition(initialState(), { type: "clear_review" })).toEqual(notReady)
+    const sent = walk(initialState(), "start", "send").state
+    expect(transition(sent, { type: "send" })).toEqual(notReady)
+    // Once sent, a payout can no longer be rejected or cancelled; it can still settle or fail.
+    expect(transition(sent, { type: "reject" })).toEqual(notReady)
+    expect(transition(sent, { type: "cancel" })).toEqual(notReady)
+    expect(walk(sent, "fail").events).toEqual(["transaction.failed"])
+  })
+
+  it("answers every move from every reachable state (no move is left undecided)", () => {
+    const seen = new Map<string, MachineState>()
+    const queue = [initialState(), initialState("under_review"), initialState("awaiting_customer_action")]
+    while (queue.length > 0) {
+      const state = queue.pop()!
+      const key = JSON.stringify(state)
+      if (seen.has(key)) continue
+      seen.set(key, state)
+      for (const type of moves) {
+        const outcome = transition(state, { type })
+        expect("refused" in outcome || "next" in outcome).toBe(true)
+        if ("next" in outcome) {
+          // Every status event is emitted by a move that changed the status or entered review.
+          for (const event of outcome.events) expect(event.startsWith("transaction.")).toBe(true)
+          queue.push(outcome.next)
+        }
+      }
+    }
+    expect(seen.size).toBeGreaterThan(10)
+  })
+})
