@@ -35,7 +35,10 @@ beforeAll(() => {
   dir = mkdtempSync(join(root, ".readme-examples-"))
   for (const example of examples) writeFileSync(fileOf(example), example.code)
   writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ extends: "../tsconfig.json", include: ["*.ts"] }))
-  writeFileSync(join(dir, "vitest.config.ts"), "export default { test: { include: [\"*.test.ts\"], testTimeout: 30000 } }\n")
+  // The repository's packages as its own tests read them: their sources, through the "@fos/source" condition.
+  writeFileSync(join(dir, "vitest.config.ts"), `const conditions = ["@fos/source", "module", "node", "development|production"]
+export default { resolve: { conditions }, ssr: { resolve: { conditions } }, test: { include: ["*.test.ts"], testTimeout: 30000 } }
+`)
 })
 afterAll(() => {
   if (dir !== "") rmSync(dir, { recursive: true, force: true })

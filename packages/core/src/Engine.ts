@@ -16,7 +16,9 @@ import { makeRateLimiter, RateLimiter } from "./kernel/RateLimit.ts"
 import { RealClock } from "./kernel/RealClock.ts"
 import { defaultReviewSettings, ReviewSettings, type ReviewSettingsValue } from "./onboarding/ReviewSettings.ts"
 import { Store } from "./kernel/Store.ts"
+import { depositTimerHandlers } from "./money/Deposits.ts"
 import { virtualAccountTimerHandlers } from "./money/VirtualAccounts.ts"
+import { WorldModel, type WorldModelOptions, worldModelOf } from "./money/WorldModel.ts"
 import {
   type ResolveHost,
   TransportError,
@@ -52,6 +54,8 @@ export interface EngineOptions {
   readonly resolveHost?: ResolveHost
   /** How applications are reviewed and accounts activated without simulate calls (docs/onboarding.md). */
   readonly review?: Partial<ReviewSettingsValue>
+  /** How the outside world settles money without simulate calls, and what inbound transfers cost (docs/money.md). */
+  readonly worldModel?: WorldModelOptions
   /**
    * Real time, for what must follow it whatever the engine's clock: rate-limit buckets refill on it (and on clock
    * advances), and `signatureClock: "real"` signs with it. The Clock of the context the engine is built in when
@@ -89,6 +93,7 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
       signatureClock: options.signatureClock === "real" ? realClock : undefined
     }
     const review: ReviewSettingsValue = { ...defaultReviewSettings, ...options.review }
+    const worldModel = worldModelOf(options.worldModel)
     const timerHandlers = Layer.mergeAll(
       Layer.succeed(RealClock, realClock),
       layerTimerHandlers({
@@ -96,10 +101,12 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
         ...engineTimerHandlers,
         ...applicationTimerHandlers(review),
         ...virtualAccountTimerHandlers,
+        ...depositTimerHandlers,
         ...webhookTimerHandlers(options.webhookTransport ?? noTransport, webhookSettings)
       }),
       Layer.succeed(WebhookSettings, webhookSettings),
-      Layer.succeed(ReviewSettings, review)
+      Layer.succeed(ReviewSettings, review),
+      Layer.succeed(WorldModel, worldModel)
     )
     const retention = options.idempotencyRetentionMs === undefined
       ? Layer.empty

@@ -53,7 +53,17 @@ import {
   parseIso,
   toIso
 } from "@fos/contract"
-import { documentToWire, getDocument, uploadDocument } from "@fos/core"
+import {
+  documentToWire,
+  getDocument,
+  getTransaction,
+  listTransactions,
+  simulateDeposit,
+  simulateReview,
+  simulateTransactionStep,
+  transactionToWire,
+  uploadDocument
+} from "@fos/core"
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCaller, CurrentUpload, ServerApi } from "./ServerApi.ts"
@@ -114,7 +124,7 @@ const CustomersLive = HttpApiBuilder.group(ServerApi, "customers", (handlers) =>
         return { data: page.data.map(mutable), meta: page.meta }
       }))
     .handle("getVirtualAccount", ({ params }) =>
-      CurrentCaller.use((caller) => getVirtualAccount(caller, params.id)).pipe(Effect.map((v) => mutable(virtualAccountToWire(v))))))
+      CurrentCaller.use((caller) => Effect.flatMap(getVirtualAccount(caller, params.id), virtualAccountToWire)).pipe(Effect.map(mutable))))
 
 /** The last instant a wire timestamp (four-digit year) can show. */
 const maxWireInstantMs = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
@@ -180,7 +190,28 @@ const SimulateLive = HttpApiBuilder.group(ServerApi, "simulate", (handlers) =>
         }
         yield* time.advanceTo(target)
         return { now: toIso(yield* time.now) }
-      })))
+      }))
+    .handle("deposit", ({ payload }) =>
+      CurrentCaller.use((caller) => Effect.map(simulateDeposit(caller, payload), transactionToWire)).pipe(Effect.map(mutable)))
+    .handle("confirmTransaction", ({ params }) =>
+      CurrentCaller.use((caller) => Effect.map(simulateTransactionStep(caller, params.id, { type: "confirm" }), transactionToWire)).pipe(Effect.map(mutable)))
+    .handle("settleTransaction", ({ params }) =>
+      CurrentCaller.use((caller) => Effect.map(simulateTransactionStep(caller, params.id, { type: "settle" }), transactionToWire)).pipe(Effect.map(mutable)))
+    .handle("endTransaction", ({ params, payload }) =>
+      CurrentCaller.use((caller) =>
+        Effect.map(simulateTransactionStep(caller, params.id, { type: "terminal", terminal: payload }), transactionToWire)
+      ).pipe(Effect.map(mutable)))
+    .handle("reviewTransaction", ({ params, payload }) =>
+      CurrentCaller.use((caller) => Effect.map(simulateReview(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable))))
+
+const TransactionsLive = HttpApiBuilder.group(ServerApi, "transactions", (handlers) =>
+  handlers
+    .handle("list", ({ query }) =>
+      CurrentCaller.use((caller) =>
+        listTransactions(caller, { type: query.type, status: query.status, customerId: query.customerId }, listQueryOf(query))
+      ).pipe(Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))))
+    .handle("get", ({ params }) =>
+      CurrentCaller.use((caller) => Effect.map(getTransaction(caller, params.id), transactionToWire)).pipe(Effect.map(mutable))))
 
 const listQueryOf = (query: {
   readonly cursor?: string
@@ -294,4 +325,13 @@ const ApplicationsLive = HttpApiBuilder.group(ServerApi, "applications", (handle
     .handle("personField", ({ params }) =>
       CurrentCaller.use((caller) => readPersonField(caller, params.id, params.referenceId, params.field))))
 
-export const layerHandlers = Layer.mergeAll(PortalLive, CustomersLive, WebhooksLive, SimulateLive, DocumentsLive, OnboardingLive, ApplicationsLive)
+export const layerHandlers = Layer.mergeAll(
+  PortalLive,
+  CustomersLive,
+  WebhooksLive,
+  SimulateLive,
+  DocumentsLive,
+  OnboardingLive,
+  ApplicationsLive,
+  TransactionsLive
+)

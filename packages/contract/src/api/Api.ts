@@ -12,6 +12,7 @@ import { Documents } from "./Documents.ts"
 import { Onboarding } from "./Onboarding.ts"
 import { Portal } from "./Portal.ts"
 import { Simulate } from "./Simulate.ts"
+import { Transactions } from "./Transactions.ts"
 import { Webhooks } from "./Webhooks.ts"
 
 /**
@@ -38,6 +39,7 @@ export const Api = HttpApi.make("fos")
   .add(Documents)
   .add(Onboarding)
   .add(Applications)
+  .add(Transactions)
   .annotate(OpenApi.Title, "Financial Operations Service API (fos)")
   .annotate(OpenApi.Version, "2")
   .annotate(OpenApi.Description, "The reference implementation of the Financial Operations Service API v2. Paths are relative to a base address: <origin>/sandbox or <origin>/live.")

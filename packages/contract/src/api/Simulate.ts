@@ -1,7 +1,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { EventType } from "../events/Events.ts"
-import { CustomerId } from "../kernel/Ids.ts"
+import { CustomerId, TransactionId } from "../kernel/Ids.ts"
+import { Transaction } from "../money/Transactions.ts"
 import { Application } from "../onboarding/Applications.ts"
 import { Customer } from "../onboarding/Customers.ts"
 import {
@@ -10,11 +11,16 @@ import {
   ClockNow,
   CustomerRestriction,
   LateComplianceResult,
-  OrganizationRestriction
+  OrganizationRestriction,
+  SimulatedDeposit,
+  TransactionReview,
+  TransactionTerminal
 } from "../simulate/Simulate.ts"
 import { Event } from "../webhooks/Webhooks.ts"
 import { applicationParams } from "./Applications.ts"
 import { common, Idempotency, problem, withBody } from "./Policies.ts"
+
+const transactionParams = { id: TransactionId }
 
 /** The sandbox's simulate endpoints (served under /sandbox only). */
 export const Simulate = HttpApiGroup.make("simulate")
@@ -45,6 +51,33 @@ export const Simulate = HttpApiGroup.make("simulate")
   .add(HttpApiEndpoint.post("restrictOrganization", "/v2/simulate/organization/restrict", {
     success: OrganizationRestriction,
     error: withBody
+  }))
+  .add(HttpApiEndpoint.post("deposit", "/v2/simulate/deposits", {
+    payload: SimulatedDeposit,
+    success: Transaction.pipe(HttpApiSchema.status(201)),
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("confirmTransaction", "/v2/simulate/transactions/:id/confirm", {
+    params: transactionParams,
+    success: Transaction,
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("settleTransaction", "/v2/simulate/transactions/:id/settle", {
+    params: transactionParams,
+    success: Transaction,
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("endTransaction", "/v2/simulate/transactions/:id/terminal", {
+    params: transactionParams,
+    payload: TransactionTerminal,
+    success: Transaction,
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("reviewTransaction", "/v2/simulate/transactions/:id/review", {
+    params: transactionParams,
+    payload: TransactionReview,
+    success: Transaction,
+    error: [...withBody, problem(422)]
   }))
   .add(
     HttpApiEndpoint.post("advanceClock", "/v2/simulate/clock/advance", {

@@ -145,6 +145,7 @@ export const TransactionCancellationMessages: { readonly [R in CancellationReaso
  */
 export const PayoutRails = ["ach", "fedwire", "rtp", "fednow", "swift", "international_wire", "sepa", "faster_payments"] as const
 export const PayoutRail = Schema.Literals(PayoutRails)
+export type PayoutRail = typeof PayoutRails[number]
 
 /** References a bank network assigns, each present only when the network exposes it (on-us transfers carry none). */
 const bankNetworkReferences = {
@@ -219,3 +220,16 @@ export const Transaction = Schema.Struct({
   updatedAt: UtcTimestamp
 }).annotate({ identifier: "Transaction" })
 export type Transaction = typeof Transaction.Type
+
+/**
+ * A holder's balance in one asset, read from the ledger: `available` is what may be spent now, `pending` what is
+ * reserved for transfers not yet settled (a payout on its way). Both are decimal text at the asset's precision;
+ * what the holder owns is their sum.
+ */
+export const Balance = Schema.Struct({
+  code: AssetCode,
+  chain: Schema.optionalKey(Chain),
+  available: DecimalString,
+  pending: DecimalString
+}).annotate({ identifier: "Balance" })
+export type Balance = typeof Balance.Type

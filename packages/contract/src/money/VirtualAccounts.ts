@@ -6,7 +6,7 @@ import { Schema } from "effect"
 import "../kernel/Annotations.ts"
 import { AssetCode, isFiat } from "../kernel/Money.ts"
 import { NonBlankString } from "../kernel/Primitives.ts"
-import { AssetRef } from "./Transactions.ts"
+import { AssetRef, Balance } from "./Transactions.ts"
 
 /** A fiat asset code (virtual accounts and bank deposit blocks are fiat). */
 const FiatCode = AssetCode.check(Schema.makeFilter((code: AssetCode) => isFiat(code), { fosDetail: "must be a fiat currency" }))
@@ -55,6 +55,8 @@ export const VirtualAccount = Schema.Struct({
   asset: Schema.Struct({ code: AssetCode }),
   status: Schema.Literals(VirtualAccountStatuses),
   depositInstructions: Schema.Array(DepositBlock),
+  /** What the account holds, from the ledger: one entry, in the currency it collects. */
+  balances: Schema.Array(Balance),
   activatedAt: Schema.NullOr(Schema.String),
   createdAt: Schema.String,
   updatedAt: Schema.String

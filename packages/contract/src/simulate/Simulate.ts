@@ -4,7 +4,9 @@
  */
 import { Schema } from "effect"
 import "../kernel/Annotations.ts"
+import { VirtualAccountId } from "../kernel/Ids.ts"
 import { NonBlankString } from "../kernel/Primitives.ts"
+import { AssetAmount, PayoutRail, TransactionFailureCode } from "../money/Transactions.ts"
 import { ApplicationFailureCodes, RejectionCategories } from "../onboarding/Applications.ts"
 
 export const ClockNow = Schema.Struct({ now: Schema.String }).annotate({ identifier: "ClockNow" })
@@ -44,3 +46,38 @@ export type LateComplianceResult = typeof LateComplianceResult.Type
 
 export const CustomerRestriction = Schema.Struct({ type: Schema.optionalKey(Schema.Literals(["account", "monitoring"])) })
 export const OrganizationRestriction = Schema.Struct({ organizationId: Schema.String, restricted: Schema.Boolean })
+
+/**
+ * `POST /simulate/deposits`: the outside sender sends `assetAmount` to a destination of the caller's, over `rail`
+ * for a bank transfer (by default the first rail the account's deposit instructions offer in that currency).
+ */
+export const SimulatedDeposit = Schema.Struct({
+  destination: Schema.Union([Schema.Struct({ type: Schema.Literal("virtual_account"), virtualAccountId: VirtualAccountId })]),
+  assetAmount: AssetAmount,
+  rail: Schema.optionalKey(PayoutRail)
+}).check(Schema.makeFilter((d) =>
+  /^0(\.0+)?$/.test(d.assetAmount.amount) ? { path: ["assetAmount", "amount"], issue: "must be greater than zero" } : undefined
+)).annotate({ identifier: "SimulatedDeposit" })
+export type SimulatedDeposit = typeof SimulatedDeposit.Type
+
+/** `POST /simulate/transactions/{id}/terminal`: how the outside world ended the transaction. */
+export const TransactionTerminal = Schema.Struct({
+  outcome: Schema.Literals(["completed", "failed", "cancelled"]),
+  /** With outcome failed; provider_rejected when omitted. */
+  failureCode: Schema.optionalKey(TransactionFailureCode),
+  /** Kept for the sandbox's own record; never the failureMessage, which is always the catalog text. */
+  reason: Schema.optionalKey(Reason)
+}).check(Schema.makeFilter((t) =>
+  t.failureCode !== undefined && t.outcome !== "failed" ? { path: ["failureCode"], issue: "is sent only with outcome failed" } : undefined
+)).annotate({ identifier: "TransactionTerminal" })
+export type TransactionTerminal = typeof TransactionTerminal.Type
+
+/** `POST /simulate/transactions/{id}/review`: what the service's reviewers do. */
+export const TransactionReview = Schema.Struct({
+  action: Schema.Literals(["enter", "request_information", "clear", "reject"]),
+  /** With action reject: the document types the reviewer would accept (transaction.rejected). */
+  acceptedDocumentTypes: Schema.optionalKey(Schema.Array(NonBlankString).check(Schema.isMaxLength(20)))
+}).check(Schema.makeFilter((r) =>
+  r.acceptedDocumentTypes !== undefined && r.action !== "reject" ? { path: ["acceptedDocumentTypes"], issue: "is sent only with action reject" } : undefined
+)).annotate({ identifier: "TransactionReview" })
+export type TransactionReview = typeof TransactionReview.Type

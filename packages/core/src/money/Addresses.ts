@@ -216,13 +216,10 @@ export const checkAddress = (chain: Chain, address: string): AddressCheck => {
 
 /** The ApiError for a refused address: the catalog code, and one errors[] entry at `pointer`. */
 export const addressError = (chain: Chain, rejected: Extract<AddressCheck, { ok: false }>, pointer: string): ApiError =>
-  apiError(
-    rejected.code,
-    rejected.code === "INVALID_ADDRESS_FORMAT"
-      ? "The EVM address is neither all-lowercase nor correctly EIP-55 checksummed; see errors[]."
-      : `The ${chain} address failed validation; see errors[].`,
-    { errors: [{ pointer, detail: rejected.detail }] }
-  )
+  // The spec allows errors[] on VALIDATION_ERROR only; INVALID_ADDRESS_FORMAT names the field in its detail.
+  rejected.code === "INVALID_ADDRESS_FORMAT"
+    ? apiError(rejected.code, `The EVM address at ${pointer} is neither all-lowercase nor correctly EIP-55 checksummed.`)
+    : apiError(rejected.code, `The ${chain} address failed validation; see errors[].`, { errors: [{ pointer, detail: rejected.detail }] })
 
 /** For handlers and engine operations: the normalized address, or the ApiError naming `pointer`. */
 export const validAddress = (chain: Chain, address: string, pointer: string): Effect.Effect<string, ApiError> => {

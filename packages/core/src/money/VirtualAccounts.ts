@@ -26,6 +26,7 @@ import { schedule, type TimerHandler } from "../kernel/Timers.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
 import { toWire } from "../kernel/Wire.ts"
 import { ReviewSettings } from "../onboarding/ReviewSettings.ts"
+import { balanceIn, balanceToWire, type Holder } from "./Ledger.ts"
 
 /** A deposit block as virtual_account.activated carries it. */
 type DepositBlock = typeof DepositBlockSchema.Type
@@ -159,18 +160,24 @@ const activate: TimerHandler = (payload: { readonly virtualAccountId: string }) 
 
 export const virtualAccountTimerHandlers: Record<string, TimerHandler> = { [activateTimerKind]: activate }
 
-export const virtualAccountToWire = (v: VirtualAccount) =>
-  toWire({
-    id: v.id,
-    customerId: v.customerId,
-    applicationId: v.applicationId,
-    asset: v.asset,
-    status: v.status,
-    depositInstructions: v.depositInstructions,
-    activatedAt: v.activatedAt ?? null,
-    createdAt: v.createdAt,
-    updatedAt: v.updatedAt
-  }) as VirtualAccountWire
+/** The ledger holder of a virtual account's money. */
+export const virtualAccountHolder = (v: VirtualAccount): Holder => ({ scope: scope(v), type: "virtual_account", id: v.id })
+
+/** A virtual account on the wire, with its balance in the currency it collects (read from the ledger). */
+export const virtualAccountToWire = (v: VirtualAccount): Effect.Effect<VirtualAccountWire, never, Store> =>
+  Effect.map(balanceIn(virtualAccountHolder(v), { code: v.asset.code }), (balance) =>
+    toWire({
+      id: v.id,
+      customerId: v.customerId,
+      applicationId: v.applicationId,
+      asset: v.asset,
+      status: v.status,
+      depositInstructions: v.depositInstructions,
+      balances: [balanceToWire(balance)],
+      activatedAt: v.activatedAt ?? null,
+      createdAt: v.createdAt,
+      updatedAt: v.updatedAt
+    }) as VirtualAccountWire)
 
 export const getVirtualAccount = (caller: Caller, id: VirtualAccountId): Effect.Effect<VirtualAccount, ApiError, Store> =>
   Effect.gen(function*() {
@@ -182,9 +189,12 @@ export const getVirtualAccount = (caller: Caller, id: VirtualAccountId): Effect.
   })
 
 export const listVirtualAccounts = (caller: Caller, customerId: string, query: ListQuery): Effect.Effect<ListEnvelope<VirtualAccountWire>, ApiError, Store> =>
-  listPage(VirtualAccounts, {
-    order: "byCustomer",
-    partition: `${scopeOf(caller.organization.id, caller.environment)}/${customerId}`,
-    query,
-    toWire: virtualAccountToWire
-  })
+  Effect.flatMap(
+    listPage(VirtualAccounts, {
+      order: "byCustomer",
+      partition: `${scopeOf(caller.organization.id, caller.environment)}/${customerId}`,
+      query,
+      toWire: (v) => v
+    }),
+    (page) => Effect.map(Effect.forEach(page.data, virtualAccountToWire), (data) => ({ ...page, data }))
+  )

@@ -1,0 +1,19 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { CustomerId, TransactionId } from "../kernel/Ids.ts"
+import { listOf, listQuery } from "../kernel/Lists.ts"
+import { Transaction, TransactionSorts, TransactionStatus, TransactionType } from "../money/Transactions.ts"
+import { common } from "./Policies.ts"
+
+export const Transactions = HttpApiGroup.make("transactions")
+  .add(HttpApiEndpoint.get("list", "/v2/transactions", {
+    query: Schema.Struct({
+      ...listQuery(TransactionSorts).fields,
+      type: Schema.optionalKey(TransactionType),
+      status: Schema.optionalKey(TransactionStatus),
+      customerId: Schema.optionalKey(CustomerId)
+    }),
+    success: listOf(Transaction),
+    error: common
+  }))
+  .add(HttpApiEndpoint.get("get", "/v2/transactions/:id", { params: { id: TransactionId }, success: Transaction, error: common }))

@@ -1,0 +1,183 @@
+/**
+ * Deposits: money arriving from outside. `POST /sandbox/v2/simulate/deposits` plays the outside sender; the world
+ * model (WorldModel.ts) confirms and settles what it sent on the clock, and the simulate transaction calls can
+ * confirm, settle, fail or review it sooner.
+ *
+ * A deposit into a virtual account is a `deposit` transaction from `external_bank_inbound` (what the sender sent)
+ * to the `virtual_account` (what was credited); the difference is the rail's inbound fee, listed in `fees`. While it
+ * is open the credit and the fee are pending ledger transfers from the outside world's account of the rail; when it
+ * completes they are posted, so the balance is credited in the same store transaction as transaction.completed.
+ */
+import {
+  type AssetAmount,
+  type DepositBlock,
+  formatAmount,
+  parseAmount,
+  type PayoutRail,
+  type TransactionFailureCode,
+  type TransactionId,
+  type VirtualAccountId
+} from "@fos/contract"
+import { Clock, Effect } from "effect"
+import { apiError, type ApiError } from "../kernel/Problem.ts"
+import { Store } from "../kernel/Store.ts"
+import { schedule, type TimerHandler } from "../kernel/Timers.ts"
+import type { Caller } from "../tenancy/Auth.ts"
+import { scopeOf } from "../tenancy/Tenancy.ts"
+import type { Holder } from "./Ledger.ts"
+import { getTransaction, moveTransaction, openTransaction, type StoredTransaction, Transactions } from "./Transactions.ts"
+import { getVirtualAccount } from "./VirtualAccounts.ts"
+import { terminalStatuses } from "./TransactionMachine.ts"
+import { settlesAt, WorldModel } from "./WorldModel.ts"
+
+/** The rails each deposit block's family takes payments on; the first is the one a sender uses by default. */
+const railsOfFamily: Readonly<Record<DepositBlock["railFamily"], ReadonlyArray<PayoutRail>>> = {
+  us_domestic: ["ach", "fedwire", "rtp", "fednow"],
+  sepa: ["sepa"],
+  uk_domestic: ["faster_payments"],
+  swift: ["swift", "international_wire"]
+}
+
+export interface SimulatedDeposit {
+  readonly destination: { readonly type: "virtual_account"; readonly virtualAccountId: VirtualAccountId }
+  readonly assetAmount: AssetAmount
+  /** The rail the sender used; by default the first rail of the account's first deposit block in that currency. */
+  readonly rail?: PayoutRail | undefined
+}
+
+export const depositConfirmKind = "deposit.confirm"
+export const depositSettleKind = "deposit.settle"
+
+const world = (scope: string, rail: PayoutRail): Holder => ({ scope, type: "world", id: `rail:${rail}` })
+const fees = (scope: string): Holder => ({ scope, type: "fees", id: "service" })
+
+/** `POST /sandbox/v2/simulate/deposits`: the outside sender sends money; answers the open deposit transaction. */
+export const simulateDeposit = (caller: Caller, body: SimulatedDeposit): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.gen(function*() {
+    const account = yield* getVirtualAccount(caller, body.destination.virtualAccountId)
+    // 422s carry no errors[] (the spec keeps it for VALIDATION_ERROR and two others): the detail says what is wrong.
+    if (account.status !== "active") {
+      return yield* apiError("VIRTUAL_ACCOUNT_NOT_ACTIVE", "The virtual account is not active yet; deposits arrive once it is.")
+    }
+    const currency = body.assetAmount.code
+    if (currency !== account.asset.code) {
+      return yield* apiError("VIRTUAL_ACCOUNT_ASSET_MISMATCH", `The virtual account collects ${account.asset.code}; assetAmount.code must be that currency.`)
+    }
+    const families = account.depositInstructions.filter((block) => block.currency === currency).map((block) => block.railFamily)
+    const offered = families.flatMap((family) => railsOfFamily[family])
+    const rail = body.rail ?? offered[0]!
+    if (!offered.includes(rail)) {
+      return yield* apiError("UNPROCESSABLE_ENTITY", `The virtual account does not take payments on this rail; its deposit instructions offer ${offered.join(", ")}.`)
+    }
+    const sent = parseAmount(currency, body.assetAmount.amount)!
+    const model = yield* WorldModel
+    const fee = parseAmount(currency, model.inboundFee[rail] ?? "0")?.units ?? 0n
+    if (sent.units <= fee) {
+      return yield* apiError("AMOUNT_OUT_OF_RANGE", `The amount must be more than the rail's inbound fee of ${formatAmount({ asset: currency, units: fee })} ${currency}.`)
+    }
+    const credited = sent.units - fee
+    const scope = scopeOf(caller.organization.id, caller.environment)
+    const accountHolder: Holder = { scope, type: "virtual_account", id: account.id }
+    const amountOf = (units: bigint) => ({ code: currency, amount: formatAmount({ asset: currency, units }) })
+    const transaction = yield* Effect.orDie(openTransaction({
+      organizationId: caller.organization.id,
+      environment: caller.environment,
+      customerId: account.customerId as StoredTransaction["customerId"],
+      type: "deposit",
+      source: { type: "external_bank_inbound", assetAmount: amountOf(sent.units) },
+      destination: { type: "virtual_account", virtualAccountId: account.id, assetAmount: amountOf(credited) },
+      fees: fee > 0n ? [{ owner: "service", assetAmount: amountOf(fee), invoiced: false }] : [],
+      holds: (id) => [
+        { kind: "pending", id: `${id}/credit`, debit: world(scope, rail), credit: accountHolder, asset: { code: currency }, amount: credited, code: "deposit", transactionId: id },
+        ...(fee > 0n
+          ? [{ kind: "pending", id: `${id}/fee`, debit: world(scope, rail), credit: fees(scope), asset: { code: currency }, amount: fee, code: "deposit.fee", transactionId: id } as const]
+          : [])
+      ]
+    }))
+    const now = yield* Clock.currentTimeMillis
+    yield* schedule(depositConfirmKind, now + model.confirmationMs, { transactionId: transaction.id })
+    yield* schedule(depositSettleKind, settlesAt(now, model.railSettlement[rail]), { transactionId: transaction.id })
+    return transaction
+  })
+
+/**
+ * The world model moving a deposit on: it confirms (processing), later it settles (completed). A deposit a simulate
+ * call has already moved past that point is left as it is.
+ */
+const onTimer = (step: "start" | "settle"): TimerHandler => (payload: { readonly transactionId: TransactionId }) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const transaction = yield* store.get(Transactions, payload.transactionId)
+    if (transaction === undefined) return
+    if (step === "start" && transaction.status !== "pending") return
+    if (step === "settle" && transaction.status !== "pending" && transaction.status !== "processing") return
+    yield* Effect.ignore(moveTransaction(payload.transactionId, { type: step }))
+  })
+
+export const depositTimerHandlers: Record<string, TimerHandler> = {
+  [depositConfirmKind]: onTimer("start"),
+  [depositSettleKind]: onTimer("settle")
+}
+
+// --- the sandbox's outside actors on any transaction ------------------------------------------------------------------
+
+/** Types a client can cancel (a payout, a conversion before its source transfer is sent). */
+const cancellable: ReadonlySet<StoredTransaction["type"]> = new Set(["withdrawal", "offramp", "onramp", "conversion", "fiat_conversion"])
+/** Types whose supporting document a reviewer can reject (a payout). */
+const rejectable: ReadonlySet<StoredTransaction["type"]> = new Set(["withdrawal", "offramp"])
+
+const notViable = (detail: string) => apiError("SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", detail)
+
+export type TerminalOutcome =
+  | { readonly outcome: "completed" }
+  | { readonly outcome: "failed"; readonly failureCode?: TransactionFailureCode | undefined }
+  | { readonly outcome: "cancelled" }
+
+/** `simulate/transactions/{id}/confirm`, `/settle` and `/terminal`: what the chain, the bank or the provider decided. */
+export const simulateTransactionStep = (
+  caller: Caller,
+  id: TransactionId,
+  step: { readonly type: "confirm" } | { readonly type: "settle" } | { readonly type: "terminal"; readonly terminal: TerminalOutcome }
+): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.gen(function*() {
+    const transaction = yield* getTransaction(caller, id, true)
+    if (step.type === "confirm") return yield* moveTransaction(id, { type: "start" })
+    if (step.type === "settle") return yield* moveTransaction(id, { type: "settle" })
+    const terminal = step.terminal
+    switch (terminal.outcome) {
+      case "completed":
+        return yield* moveTransaction(id, { type: "settle" })
+      case "failed":
+        return yield* moveTransaction(id, { type: "fail" }, { failureCode: terminal.failureCode ?? "provider_rejected" })
+      case "cancelled":
+        if (!terminalStatuses.has(transaction.status) && !cancellable.has(transaction.type)) {
+          return yield* notViable(`A ${transaction.type} transaction cannot be cancelled; only payouts and conversions can.`)
+        }
+        return yield* moveTransaction(id, { type: "cancel" }, { cancellationReason: "client_cancelled" })
+    }
+  })
+
+export type ReviewAction =
+  | { readonly action: "enter" }
+  | { readonly action: "request_information" }
+  | { readonly action: "clear" }
+  | { readonly action: "reject"; readonly acceptedDocumentTypes?: ReadonlyArray<string> | undefined }
+
+/** `simulate/transactions/{id}/review`: compliance review, as the service's reviewers drive it. */
+export const simulateReview = (caller: Caller, id: TransactionId, review: ReviewAction): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.gen(function*() {
+    const transaction = yield* getTransaction(caller, id, true)
+    switch (review.action) {
+      case "enter":
+        return yield* moveTransaction(id, { type: "enter_review" })
+      case "request_information":
+        return yield* moveTransaction(id, { type: "request_information" })
+      case "clear":
+        return yield* moveTransaction(id, { type: "clear_review" })
+      case "reject":
+        if (!terminalStatuses.has(transaction.status) && !rejectable.has(transaction.type)) {
+          return yield* notViable(`Only a payout's supporting document can be rejected, not a ${transaction.type}'s.`)
+        }
+        return yield* moveTransaction(id, { type: "reject" }, { acceptedDocumentTypes: review.acceptedDocumentTypes ?? [] })
+    }
+  })

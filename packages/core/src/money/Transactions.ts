@@ -1,0 +1,329 @@
+/**
+ * Transactions: the record of every movement of money (deposits now; conversions, payouts and orders' legs as they
+ * arrive), driven through the spec's state table (TransactionMachine.ts).
+ *
+ * A transaction holds its money in the ledger as pending transfers (`holds`) while it is open: a deposit's credit,
+ * a payout's reservation. Its ledger legs always match its status: open, the holds are pending; completed, every
+ * hold is posted; failed or cancelled, every hold is voided. The state change, the ledger legs, the status events
+ * (with their `sequence`) and any timer commit in one store transaction.
+ *
+ * `failureMessage` is always the catalog text of `failureCode` (TransactionFailureMessages); a simulate call's
+ * reason never reaches it, as the spec requires.
+ */
+import {
+  type CancellationReason,
+  type CustomerId,
+  type Environment,
+  type Fee,
+  type OrderId,
+  type PayoutRail,
+  type Transaction as TransactionWire,
+  TransactionCancellationMessages,
+  type TransactionFailureCode,
+  TransactionFailureMessages,
+  type TransactionId,
+  type TransactionSide,
+  TransactionSorts,
+  type TransactionStage,
+  type TransactionStatus,
+  TransactionStatuses,
+  type TransactionType,
+  TransactionTypes,
+  toIso
+} from "@fos/contract"
+import { Clock, Effect } from "effect"
+import { newId } from "../kernel/IdGenerator.ts"
+import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
+import { apiError, type ApiError } from "../kernel/Problem.ts"
+import { Store, table } from "../kernel/Store.ts"
+import { toWire } from "../kernel/Wire.ts"
+import type { Caller } from "../tenancy/Auth.ts"
+import { scopeOf } from "../tenancy/Tenancy.ts"
+import { emitEvent } from "../webhooks/Webhooks.ts"
+import { type LedgerRefusal, transfer, type TransferRequest } from "./Ledger.ts"
+import { initialState, type MachineState, type Move, type StatusEvent, transition } from "./TransactionMachine.ts"
+
+export interface StoredTransaction extends MachineState {
+  readonly id: TransactionId
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly customerId: CustomerId
+  readonly type: TransactionType
+  readonly source: TransactionSide
+  readonly destination: TransactionSide
+  readonly fees: ReadonlyArray<Fee>
+  readonly clientReferenceId: string | undefined
+  readonly linkedOrderId: OrderId | undefined
+  /** Fiat payouts only: the rail (null while not known). */
+  readonly payoutRail: PayoutRail | null | undefined
+  readonly failureCode: TransactionFailureCode | null
+  readonly returnedAt: string | null
+  readonly returnReason: string | null
+  readonly returnCode: string | null
+  readonly queuePosition: number | null
+  readonly hasRfi: boolean
+  /** The pending ledger transfers the transaction holds while it is open. */
+  readonly holds: ReadonlyArray<string>
+  /** The sequence of its last status event (1 after transaction.created). */
+  readonly sequence: number
+  readonly createdAt: string
+  readonly updatedAt: string
+}
+
+// --- lists ---------------------------------------------------------------------------------------------------------
+
+/** The filters of `GET /v2/transactions`; any combination pages over a keyset order of its own. */
+export interface TransactionFilter {
+  readonly type?: TransactionType | undefined
+  readonly status?: TransactionStatus | undefined
+  readonly customerId?: string | undefined
+}
+
+const filterKeys = ["type", "status", "customerId"] as const
+type FilterKey = typeof filterKeys[number]
+
+/** Every subset of the filters, as the names in an order's name: "", "type", "type+status", ... */
+const filterSets: ReadonlyArray<ReadonlyArray<FilterKey>> = Array.from({ length: 1 << filterKeys.length }, (_, bits) =>
+  filterKeys.filter((_, i) => (bits & (1 << i)) !== 0))
+
+const filterValue = (t: StoredTransaction, key: FilterKey): string => (key === "customerId" ? t.customerId : t[key])
+
+const partitionOf = (scope: string, keys: ReadonlyArray<FilterKey>, value: (key: FilterKey) => string) =>
+  [scope, ...keys.map((k) => `${k}=${value(k)}`)].join("|")
+
+const orderName = (sortBy: string, keys: ReadonlyArray<FilterKey>) => `${sortBy}:${keys.join("+")}`
+
+export const Transactions = table<StoredTransaction>({
+  name: "transactions",
+  key: (t) => t.id,
+  orders: Object.fromEntries(filterSets.flatMap((keys) =>
+    TransactionSorts.map((sortBy) => [orderName(sortBy, keys), {
+      partition: (t: StoredTransaction) => partitionOf(scopeOf(t.organizationId, t.environment), keys, (k) => filterValue(t, k)),
+      sort: (t: StoredTransaction) => t[sortBy]
+    }])
+  ))
+})
+
+export const transactionToWire = (t: StoredTransaction): TransactionWire =>
+  toWire({
+    id: t.id,
+    type: t.type,
+    status: t.status,
+    stage: t.stage,
+    customerId: t.customerId,
+    clientReferenceId: t.clientReferenceId,
+    linkedOrderId: t.linkedOrderId,
+    source: t.source,
+    destination: t.destination,
+    fees: t.fees,
+    failureCode: t.failureCode,
+    failureMessage: t.failureCode === null ? null : TransactionFailureMessages[t.failureCode],
+    returnedAt: t.returnedAt,
+    returnReason: t.returnReason,
+    returnCode: t.returnCode,
+    queuePosition: t.queuePosition,
+    hasRfi: t.hasRfi,
+    payout: t.payoutRail === undefined ? undefined : { rail: t.payoutRail },
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt
+  }) as TransactionWire
+
+const notFound = () => apiError("NOT_FOUND", "No transaction with this id exists in this organization and environment.")
+
+export const getTransaction = (caller: Caller, id: TransactionId, forUpdate = false): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const found = yield* (forUpdate ? store.getForUpdate(Transactions, id) : store.get(Transactions, id))
+    if (found === undefined || found.organizationId !== caller.organization.id || found.environment !== caller.environment) {
+      return yield* notFound()
+    }
+    return found
+  })
+
+export const listTransactions = (
+  caller: Caller,
+  filter: TransactionFilter,
+  query: ListQuery
+): Effect.Effect<ListEnvelope<TransactionWire>, ApiError, Store> => {
+  const keys = filterKeys.filter((k) => filter[k] !== undefined)
+  return listPage(Transactions, {
+    order: orderName(query.sortBy, keys),
+    partition: partitionOf(scopeOf(caller.organization.id, caller.environment), keys, (k) => filter[k]!),
+    query,
+    toWire: transactionToWire
+  })
+}
+
+export const isTransactionType = (s: string): s is TransactionType => (TransactionTypes as ReadonlyArray<string>).includes(s)
+export const isTransactionStatus = (s: string): s is TransactionStatus => (TransactionStatuses as ReadonlyArray<string>).includes(s)
+
+// --- events --------------------------------------------------------------------------------------------------------
+
+/** What every transaction.* event carries (spec, Ordering of transaction status events, 4). */
+const head = (t: StoredTransaction) => ({
+  transactionId: t.id,
+  customerId: t.customerId,
+  clientReferenceId: t.clientReferenceId,
+  type: t.type,
+  source: t.source,
+  destination: t.destination,
+  linkedOrderId: t.linkedOrderId
+})
+
+/** Why a transaction ended, for the payloads of its terminal events. */
+export interface Ending {
+  readonly failureCode?: TransactionFailureCode | undefined
+  readonly cancellationReason?: CancellationReason | undefined
+  /** transaction.rejected: the document types the reviewer would accept. */
+  readonly acceptedDocumentTypes?: ReadonlyArray<string> | undefined
+}
+
+const statusEventData = (event: StatusEvent, t: StoredTransaction, sequence: number, occurredAt: string, ending: Ending) => {
+  const base = { ...head(t), sequence, occurredAt }
+  switch (event) {
+    case "transaction.processing":
+    case "transaction.under_review":
+      return base
+    case "transaction.completed":
+      return { ...base, fees: t.fees, payout: t.payoutRail === undefined ? undefined : { rail: t.payoutRail }, completedAt: occurredAt }
+    case "transaction.failed": {
+      const code = t.failureCode!
+      const message = TransactionFailureMessages[code]
+      const returned = code === "returned_by_sender"
+        ? { returnedAt: t.returnedAt ?? undefined, returnReason: t.returnReason ?? undefined, returnCode: t.returnCode ?? undefined }
+        : {}
+      return { ...base, status: "failed", reasonCode: code, reasonMessage: message, failureCode: code, failureMessage: message, ...returned }
+    }
+    case "transaction.rejected": {
+      const message = TransactionFailureMessages.compliance_rejected
+      return {
+        ...base,
+        status: "failed",
+        reasonCode: "compliance_rejected",
+        reasonMessage: message,
+        failureCode: "compliance_rejected",
+        failureMessage: message,
+        acceptedDocumentTypes: ending.acceptedDocumentTypes ?? []
+      }
+    }
+    case "transaction.cancelled": {
+      const reason = ending.cancellationReason ?? "client_cancelled"
+      return { ...base, status: "cancelled", reasonCode: reason, reasonMessage: TransactionCancellationMessages[reason], cancellationReason: reason }
+    }
+  }
+}
+
+// --- opening and moving ----------------------------------------------------------------------------------------------
+
+export interface NewTransaction {
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly customerId: CustomerId
+  readonly type: TransactionType
+  readonly source: TransactionSide
+  readonly destination: TransactionSide
+  readonly fees: ReadonlyArray<Fee>
+  readonly clientReferenceId?: string | undefined
+  readonly linkedOrderId?: OrderId | undefined
+  readonly payoutRail?: PayoutRail | null | undefined
+  readonly stage?: TransactionStage | null | undefined
+  /** The pending ledger transfers it holds, given its id (transfer ids derive from it). */
+  readonly holds: (id: TransactionId) => ReadonlyArray<TransferRequest>
+}
+
+/** Opens a transaction: books its holds, stores it pending, and emits transaction.created (sequence 1). */
+export const openTransaction = (input: NewTransaction): Effect.Effect<StoredTransaction, LedgerRefusal, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const id = yield* newId("txn")
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const holds = input.holds(id)
+    for (const hold of holds) if (hold.kind !== "pending") return yield* Effect.die(new Error("a transaction's holds are pending transfers"))
+    const booked = yield* transfer(holds)
+    const stored: StoredTransaction = {
+      ...initialState(input.stage ?? null),
+      id,
+      organizationId: input.organizationId,
+      environment: input.environment,
+      customerId: input.customerId,
+      type: input.type,
+      source: input.source,
+      destination: input.destination,
+      fees: input.fees,
+      clientReferenceId: input.clientReferenceId,
+      linkedOrderId: input.linkedOrderId,
+      payoutRail: input.payoutRail,
+      failureCode: null,
+      returnedAt: null,
+      returnReason: null,
+      returnCode: null,
+      queuePosition: null,
+      hasRfi: false,
+      holds: booked.map((t) => t.id),
+      sequence: 1,
+      createdAt: now,
+      updatedAt: now
+    }
+    yield* Effect.orDie(store.insert(Transactions, stored))
+    yield* emitEvent({
+      type: "transaction.created",
+      organizationId: stored.organizationId,
+      environment: stored.environment,
+      data: toWire({ ...head(stored), sequence: 1, stage: stored.stage, occurredAt: now })
+    })
+    return stored
+  })
+
+const refusalDetail = {
+  RESOURCE_TERMINAL: "The transaction has already ended",
+  SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY: "This outcome is not possible in the transaction's current phase"
+} as const
+
+/**
+ * Applies `move` to the transaction `id` (locked): the table's next state, the ledger legs its end calls for, and
+ * its status events, each with the next sequence number. A refused move is the table's code, and changes nothing.
+ */
+export const moveTransaction = (
+  id: TransactionId,
+  move: Move,
+  ending: Ending = {}
+): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const current = yield* store.getForUpdate(Transactions, id)
+    if (current === undefined) return yield* notFound()
+    const outcome = transition(current, move)
+    if ("refused" in outcome) {
+      return yield* apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${current.status}).`)
+    }
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const { next, events } = outcome
+    const failureCode = next.status === "failed" ? (move.type === "reject" ? "compliance_rejected" : ending.failureCode ?? "provider_rejected") : null
+    // The money follows the status: a completed transaction posts what it held, a failed or cancelled one releases it.
+    if (next.status !== current.status && (next.status === "completed" || next.status === "failed" || next.status === "cancelled")) {
+      yield* Effect.orDie(transfer(current.holds.map((hold, i): TransferRequest =>
+        next.status === "completed"
+          ? { kind: "post", id: `${id}/post/${i}`, pendingId: hold, code: `${current.type}.settle`, transactionId: id }
+          : { kind: "void", id: `${id}/void/${i}`, pendingId: hold, code: `${current.type}.${next.status}`, transactionId: id }
+      )))
+    }
+    const moved: StoredTransaction = {
+      ...current,
+      ...next,
+      failureCode,
+      sequence: current.sequence + events.length,
+      updatedAt: now
+    }
+    yield* Effect.orDie(store.update(Transactions, moved))
+    let sequence = current.sequence
+    for (const event of events) {
+      sequence += 1
+      yield* emitEvent({
+        type: event,
+        organizationId: moved.organizationId,
+        environment: moved.environment,
+        data: toWire(statusEventData(event, moved, sequence, now, ending))
+      })
+    }
+    return moved
+  })

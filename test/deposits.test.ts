@@ -1,0 +1,347 @@
+/**
+ * Deposits into virtual accounts and the transaction resource, through the whole pipeline (engine.fetch) on a
+ * virtual clock: the simulated sender, the world model's confirmation and settlement on the clock, the ledger's
+ * balance on the account, the simulate calls that end or review a transaction, the transaction reads and lists,
+ * and every error the spec names for them. Every event a test makes must decode with its type's schema.
+ */
+import { EventData, type EventType } from "@fos/contract"
+import { type OutboxEvent, readEvents } from "@fos/core"
+import type { Engine } from "@fos/http"
+import { Schema } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
+import { expectProblem, isoMs, keysOf, makeEngine, orgSeed, seedOf, START_MS } from "./support.ts"
+
+let engine: Engine
+let acme: Client
+let rival: Client
+
+beforeEach(async () => {
+  engine = await makeEngine(seedOf(orgSeed("acme"), orgSeed("rival")))
+  acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
+  rival = clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox)
+})
+afterEach(async () => {
+  for (const event of await events()) {
+    const decoded = Schema.decodeUnknownExit(EventData[event.type as EventType] as Schema.Top as Schema.Codec<unknown, unknown>)(event.data)
+    expect(decoded._tag, `${event.type} ${JSON.stringify(event.data)}`).toBe("Success")
+  }
+  await engine?.close()
+})
+
+const events = async (type?: string): Promise<Array<OutboxEvent & { data: any }>> => {
+  const all = await engine.run(readEvents(undefined, 10_000)) as Array<OutboxEvent & { data: any }>
+  return type === undefined ? all : all.filter((e) => e.type === type)
+}
+const transactionEvents = async (id: string) =>
+  (await events()).filter((e) => e.type.startsWith("transaction.") && e.data.transactionId === id)
+
+const advance = (ms: number) => engine.clock.advance(ms)
+const iso = (ms: number) => new Date(ms).toISOString()
+
+/** An approved DEU business customer of `client`. */
+let customers = 0
+const onboardedCustomer = async (client: Client = acme): Promise<string> => {
+  const docs = await deuDocuments(client)
+  const submitted = await client.call("POST", "/v2/onboarding", deuSubmission(docs, { clientReferenceId: `customer-${++customers}` }), idem())
+  expect(submitted.status, submitted.text).toBe(201)
+  const decided = await client.call("POST", `/v2/simulate/applications/${submitted.json.applicationId}/decision`, { outcome: "approved" })
+  expect(decided.status, decided.text).toBe(200)
+  return decided.json.customerId
+}
+
+/** An active virtual account of a new customer, collecting `currency`. */
+const activeAccount = async (currency: "EUR" | "USD" | "GBP", client: Client = acme) => {
+  const customerId = await onboardedCustomer(client)
+  const applied = await client.call("POST", `/v2/customers/${customerId}/features`, { type: "virtual_account", asset: { code: currency } }, idem())
+  expect(applied.status, applied.text).toBe(201)
+  await client.call("POST", `/v2/simulate/applications/${applied.json.applicationId}/decision`, { outcome: "approved" })
+  await advance(30_000)
+  const accounts = await client.call("GET", `/v2/customers/${customerId}/virtual-accounts`)
+  const account = accounts.json.data[0]
+  expect(account.status).toBe("active")
+  return { customerId, accountId: account.id as string }
+}
+
+const deposit = (client: Client, accountId: string, amount: string, code = "EUR", extra: Record<string, unknown> = {}) =>
+  client.call("POST", "/v2/simulate/deposits", { destination: { type: "virtual_account", virtualAccountId: accountId }, assetAmount: { code, amount }, ...extra })
+
+/** Where a simulate call on a transaction answers from. */
+const simulated = (id: string, step: string) => `/sandbox/v2/simulate/transactions/${id}/${step}`
+
+const balanceOf = async (accountId: string) => (await acme.call("GET", `/v2/virtual-accounts/${accountId}`)).json.balances
+
+describe("a deposit into a virtual account", () => {
+  it("is a pending deposit transaction that the world model confirms, then settles on the next business day, crediting the balance with transaction.completed", async () => {
+    const { customerId, accountId } = await activeAccount("EUR")
+    expect(await balanceOf(accountId)).toEqual([{ code: "EUR", available: "0.00", pending: "0.00" }])
+    const createdAt = START_MS + 30_000
+    const r = await deposit(acme, accountId, "1250.50")
+    expect(r.status, r.text).toBe(201)
+    const transaction = r.json
+    expect(transaction).toEqual({
+      id: expect.stringMatching(/^txn_[0-9a-z]{24}$/),
+      type: "deposit",
+      status: "pending",
+      stage: null,
+      customerId,
+      source: { type: "external_bank_inbound", assetAmount: { code: "EUR", amount: "1250.50" } },
+      destination: { type: "virtual_account", virtualAccountId: accountId, assetAmount: { code: "EUR", amount: "1250.50" } },
+      fees: [],
+      failureCode: null,
+      failureMessage: null,
+      returnedAt: null,
+      returnReason: null,
+      returnCode: null,
+      queuePosition: null,
+      hasRfi: false,
+      createdAt: iso(createdAt),
+      updatedAt: iso(createdAt)
+    })
+    expect((await acme.call("GET", `/v2/transactions/${transaction.id}`)).json).toEqual(transaction)
+    // Not the customer's money until it settles.
+    expect(await balanceOf(accountId)).toEqual([{ code: "EUR", available: "0.00", pending: "0.00" }])
+
+    await advance(2_000)
+    expect((await acme.call("GET", `/v2/transactions/${transaction.id}`)).json).toMatchObject({ status: "processing", updatedAt: iso(createdAt + 2_000) })
+    // START_MS is a Sunday: SEPA settles on Monday at 10:00 UTC.
+    const monday = Date.parse("2026-03-02T10:00:00.000Z")
+    await advance(monday - (createdAt + 2_000) - 1)
+    expect((await acme.call("GET", `/v2/transactions/${transaction.id}`)).json.status).toBe("processing")
+    await advance(1)
+    expect((await acme.call("GET", `/v2/transactions/${transaction.id}`)).json).toMatchObject({ status: "completed", updatedAt: iso(monday) })
+    expect(await balanceOf(accountId)).toEqual([{ code: "EUR", available: "1250.50", pending: "0.00" }])
+
+    const sent = await transactionEvents(transaction.id)
+    expect(sent.map((e) => [e.type, e.data.sequence, e.data.occurredAt])).toEqual([
+      ["transaction.created", 1, iso(createdAt)],
+      ["transaction.processing", 2, iso(createdAt + 2_000)],
+      ["transaction.completed", 3, iso(monday)]
+    ])
+    expect(sent[0]!.data).toEqual({
+      transactionId: transaction.id,
+      customerId,
+      type: "deposit",
+      source: transaction.source,
+      destination: transaction.destination,
+      sequence: 1,
+      stage: null,
+      occurredAt: iso(createdAt)
+    })
+    expect(sent[2]!.data).toMatchObject({ fees: [], completedAt: iso(monday) })
+    expect(sent[2]!.data).not.toHaveProperty("stage")
+  })
+
+  it("lists the rail's inbound fee: what the sender sent is the source, what was credited the destination", async () => {
+    const { accountId } = await activeAccount("USD")
+    const r = await deposit(acme, accountId, "500.00", "USD", { rail: "fedwire" })
+    expect(r.status, r.text).toBe(201)
+    expect(r.json).toMatchObject({
+      source: { type: "external_bank_inbound", assetAmount: { code: "USD", amount: "500.00" } },
+      destination: { type: "virtual_account", assetAmount: { code: "USD", amount: "490.00" } },
+      fees: [{ owner: "service", assetAmount: { code: "USD", amount: "10.00" }, invoiced: false }]
+    })
+    // Fedwire settles within hours.
+    await advance(2 * 3600_000)
+    expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json.status).toBe("completed")
+    expect(await balanceOf(accountId)).toEqual([{ code: "USD", available: "490.00", pending: "0.00" }])
+    // Instant rails settle in seconds; ACH is the default rail of a USD account.
+    const instant = await deposit(acme, accountId, "1.00", "USD", { rail: "rtp" })
+    await advance(5_000)
+    expect((await acme.call("GET", `/v2/transactions/${instant.json.id}`)).json.status).toBe("completed")
+    const ach = await deposit(acme, accountId, "2.00", "USD")
+    expect(ach.status).toBe(201)
+    await advance(3600_000)
+    expect((await acme.call("GET", `/v2/transactions/${ach.json.id}`)).json.status).toBe("processing")
+  })
+
+  it("refuses what the account cannot take, with the spec's codes, and changes nothing", async () => {
+    const { accountId } = await activeAccount("EUR")
+    const at = "/sandbox/v2/simulate/deposits"
+    const mismatch = await deposit(acme, accountId, "10.00", "USD")
+    expectProblem(mismatch, { type: "VIRTUAL_ACCOUNT_ASSET_MISMATCH", status: 422, instance: at })
+    expectProblem(await deposit(acme, accountId, "10.00", "EUR", { rail: "ach" }), { type: "UNPROCESSABLE_ENTITY", status: 422, instance: at })
+    expectProblem(await deposit(acme, "vac_doesnotexist", "10.00"), { type: "VIRTUAL_ACCOUNT_NOT_FOUND", status: 404, instance: at })
+    expectProblem(await deposit(rival, accountId, "10.00"), { type: "VIRTUAL_ACCOUNT_NOT_FOUND", status: 404, instance: at })
+    // An id in a body is a field like any other (docs/decisions.md, "Identifiers").
+    const malformed = expectProblem(await deposit(acme, "acc_wrongprefix", "10.00"), { type: "VALIDATION_ERROR", status: 400, instance: at })
+    expect(malformed.errors).toEqual([{ pointer: "/destination/virtualAccountId", detail: expect.stringContaining("virtual account id") }])
+    for (const [amount, pointer] of [["0", "/assetAmount/amount"], ["0.00", "/assetAmount/amount"], ["1.001", "/assetAmount/amount"], ["-5", "/assetAmount/amount"], ["1e3", "/assetAmount/amount"]]) {
+      const problem = expectProblem(await deposit(acme, accountId, amount!), { type: "VALIDATION_ERROR", status: 400, instance: at })
+      expect(problem.errors.map((e: any) => e.pointer), amount).toContain(pointer)
+    }
+    const chain = expectProblem(await acme.call("POST", "/v2/simulate/deposits", {
+      destination: { type: "virtual_account", virtualAccountId: accountId },
+      assetAmount: { code: "EUR", amount: "1.00", chain: "base" }
+    }), { type: "VALIDATION_ERROR", status: 400, instance: at })
+    expect(chain.errors).toContainEqual({ pointer: "/assetAmount/chain", detail: expect.any(String) })
+    // A pending account takes nothing yet.
+    const customerId = await onboardedCustomer()
+    const applied = await acme.call("POST", `/v2/customers/${customerId}/features`, { type: "virtual_account", asset: { code: "EUR" } }, idem())
+    await acme.call("POST", `/v2/simulate/applications/${applied.json.applicationId}/decision`, { outcome: "approved" })
+    const pending = (await acme.call("GET", `/v2/customers/${customerId}/virtual-accounts`)).json.data[0]
+    expectProblem(await deposit(acme, pending.id, "10.00"), { type: "VIRTUAL_ACCOUNT_NOT_ACTIVE", status: 422, instance: at })
+    // Less than a wire's inbound fee.
+    const usd = await activeAccount("USD")
+    expectProblem(await deposit(acme, usd.accountId, "10.00", "USD", { rail: "fedwire" }), { type: "AMOUNT_OUT_OF_RANGE", status: 422, instance: at })
+    // Simulate endpoints exist only in the sandbox.
+    const live = clientOf(engine.fetch, "http://fos", keysOf("acme").live, "live")
+    expect((await live.call("POST", "/v2/simulate/deposits", { destination: { type: "virtual_account", virtualAccountId: accountId }, assetAmount: { code: "EUR", amount: "1.00" } })).status).toBe(404)
+    expect((await acme.call("GET", "/v2/transactions")).json).toEqual({ data: [], meta: { mode: "cursor", nextCursor: null, previousCursor: null, total: 0 } })
+    expect(await events("transaction.created")).toEqual([])
+  })
+})
+
+describe("the sandbox's outside actors on a transaction", () => {
+  it("fails a deposit with a failure code: the catalog's failureMessage, the credit released, transaction.failed", async () => {
+    const { accountId } = await activeAccount("EUR")
+    const { json: transaction } = await deposit(acme, accountId, "80.00")
+    const r = await acme.call("POST", `/v2/simulate/transactions/${transaction.id}/terminal`, { outcome: "failed", failureCode: "returned_by_sender", reason: "the sender's bank recalled it" })
+    expect(r.status, r.text).toBe(200)
+    expect(r.json).toMatchObject({
+      status: "failed",
+      failureCode: "returned_by_sender",
+      failureMessage: "The bank returned the transfer.",
+      stage: null
+    })
+    expect(await balanceOf(accountId)).toEqual([{ code: "EUR", available: "0.00", pending: "0.00" }])
+    const [failed] = await events("transaction.failed")
+    expect(failed!.data).toMatchObject({
+      sequence: 2,
+      status: "failed",
+      reasonCode: "returned_by_sender",
+      reasonMessage: "The bank returned the transfer.",
+      failureCode: "returned_by_sender",
+      failureMessage: "The bank returned the transfer."
+    })
+    // The clock's settlement finds it ended and leaves it so.
+    await advance(7 * 24 * 3600_000)
+    expect((await acme.call("GET", `/v2/transactions/${transaction.id}`)).json.status).toBe("failed")
+    expect(await balanceOf(accountId)).toEqual([{ code: "EUR", available: "0.00", pending: "0.00" }])
+    for (const path of ["confirm", "settle"]) {
+      expectProblem(await acme.call("POST", `/v2/simulate/transactions/${transaction.id}/${path}`), {
+        type: "RESOURCE_TERMINAL",
+        status: 409,
+        instance: `/sandbox/v2/simulate/transactions/${transaction.id}/${path}`
+      })
+    }
+    expectProblem(await acme.call("POST", `/v2/simulate/transactions/${transaction.id}/terminal`, { outcome: "completed" }), {
+      type: "RESOURCE_TERMINAL",
+      status: 409,
+      instance: simulated(transaction.id, "terminal")
+    })
+    expectProblem(await acme.call("POST", `/v2/simulate/transactions/${transaction.id}/review`, { action: "enter" }), {
+      type: "RESOURCE_TERMINAL",
+      status: 409,
+      instance: simulated(transaction.id, "review")
+    })
+  })
+
+  it("confirms and settles a deposit on demand, each step once", async () => {
+    const { accountId } = await activeAccount("EUR")
+    const { json: transaction } = await deposit(acme, accountId, "5.00")
+    const confirmed = await acme.call("POST", `/v2/simulate/transactions/${transaction.id}/confirm`)
+    expect(confirmed.json.status).toBe("processing")
+    expectProblem(await acme.call("POST", `/v2/simulate/transactions/${transaction.id}/confirm`), {
+      type: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY",
+      status: 422,
+      instance: simulated(transaction.id, "confirm")
+    })
+    const settled = await acme.call("POST", `/v2/simulate/transactions/${transaction.id}/settle`)
+    expect(settled.json.status).toBe("completed")
+    expect(await balanceOf(accountId)).toEqual([{ code: "EUR", available: "5.00", pending: "0.00" }])
+    // The world model's own timers find nothing left to do.
+    await advance(7 * 24 * 3600_000)
+    expect((await transactionEvents(transaction.id)).map((e) => e.type)).toEqual(["transaction.created", "transaction.processing", "transaction.completed"])
+  })
+
+  it("reviews a transaction: transaction.under_review once per review period, the stage on the read, no event when review closes", async () => {
+    const { accountId } = await activeAccount("EUR")
+    const { json: transaction } = await deposit(acme, accountId, "5.00")
+    const review = (action: string) => acme.call("POST", `/v2/simulate/transactions/${transaction.id}/review`, { action })
+    expect((await review("enter")).json.stage).toBe("under_review")
+    expectProblem(await review("enter"), { type: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", status: 422, instance: simulated(transaction.id, "review") })
+    expect((await review("clear")).json.stage).toBe(null)
+    await review("enter")
+    expect((await review("request_information")).json.stage).toBe("awaiting_customer_action")
+    await review("enter")
+    expect((await events("transaction.under_review")).map((e) => e.data.sequence)).toEqual([2, 3])
+    // Only a payout's supporting document can be rejected, and a deposit is not cancelled by its receiver.
+    expectProblem(await acme.call("POST", `/v2/simulate/transactions/${transaction.id}/review`, { action: "reject" }), {
+      type: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY",
+      status: 422,
+      instance: simulated(transaction.id, "review")
+    })
+    expectProblem(await acme.call("POST", `/v2/simulate/transactions/${transaction.id}/terminal`, { outcome: "cancelled" }), {
+      type: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY",
+      status: 422,
+      instance: simulated(transaction.id, "terminal")
+    })
+    expectProblem(await acme.call("POST", `/v2/simulate/transactions/${transaction.id}/terminal`, { outcome: "completed", failureCode: "rail_unavailable" }), {
+      type: "VALIDATION_ERROR",
+      status: 400,
+      instance: simulated(transaction.id, "terminal")
+    })
+    expectProblem(await acme.call("POST", `/v2/simulate/transactions/${transaction.id}/review`, { action: "dance" }), {
+      type: "VALIDATION_ERROR",
+      status: 400,
+      instance: simulated(transaction.id, "review")
+    })
+    // Settling closes the review: the stage goes with it.
+    const settled = await acme.call("POST", `/v2/simulate/transactions/${transaction.id}/terminal`, { outcome: "completed" })
+    expect(settled.json).toMatchObject({ status: "completed", stage: null })
+    expect((await transactionEvents(transaction.id)).map((e) => e.data.sequence)).toEqual([1, 2, 3, 4])
+  })
+
+  it("answers 404 for another organization's transaction and 400 for a malformed id", async () => {
+    const { accountId } = await activeAccount("EUR")
+    const { json: transaction } = await deposit(acme, accountId, "5.00")
+    expectProblem(await rival.call("GET", `/v2/transactions/${transaction.id}`), { type: "NOT_FOUND", status: 404, instance: `/sandbox/v2/transactions/${transaction.id}` })
+    expectProblem(await rival.call("POST", `/v2/simulate/transactions/${transaction.id}/settle`), { type: "NOT_FOUND", status: 404, instance: simulated(transaction.id, "settle") })
+    expectProblem(await acme.call("GET", "/v2/transactions/wlt_notatransaction"), { type: "INVALID_OID_FORMAT", status: 400, instance: "/sandbox/v2/transactions/wlt_notatransaction" })
+    expect((await acme.call("GET", `/v2/transactions/${transaction.id}`)).json.updatedAt).toMatch(isoMs)
+  })
+})
+
+describe("GET /v2/transactions", () => {
+  it("pages exactly under every combination of type, status and customerId, with a true total", async () => {
+    const a = await activeAccount("EUR")
+    const b = await activeAccount("EUR")
+    const ids: Record<string, Array<string>> = { a: [], b: [] }
+    for (let i = 0; i < 7; i++) {
+      for (const [name, account] of [["a", a], ["b", b]] as const) {
+        const r = await deposit(acme, account.accountId, `${i + 1}.00`)
+        ids[name]!.push(r.json.id)
+        if (i % 3 === 0) await acme.call("POST", `/v2/simulate/transactions/${r.json.id}/settle`)
+      }
+    }
+    const walk = async (query: string) => {
+      const seen: Array<any> = []
+      let cursor: string | null = null
+      let total = -1
+      do {
+        const page: any = (await acme.call("GET", `/v2/transactions?limit=2&${query}${cursor === null ? "" : `&cursor=${cursor}`}`)).json
+        expect(page.data.length === 2 || page.meta.nextCursor === null, query).toBe(true)
+        seen.push(...page.data)
+        total = page.meta.total
+        cursor = page.meta.nextCursor
+      } while (cursor !== null)
+      expect(seen.length, query).toBe(total)
+      return seen
+    }
+    // Everything, newest first; all were made at one instant, so the id breaks the tie.
+    expect((await walk("")).map((t) => t.id)).toEqual([...ids.a!, ...ids.b!].sort().reverse())
+    expect(await walk("type=deposit")).toHaveLength(14)
+    expect(await walk("type=withdrawal")).toHaveLength(0)
+    expect(await walk("status=completed")).toHaveLength(6)
+    expect(await walk(`customerId=${a.customerId}`)).toHaveLength(7)
+    const combined = await walk(`customerId=${a.customerId}&status=completed&type=deposit`)
+    expect(combined.map((t) => t.id).sort()).toEqual([ids.a![0], ids.a![3], ids.a![6]].sort())
+    const pendingB = await walk(`customerId=${b.customerId}&status=pending&sortBy=updatedAt&sortOrder=asc`)
+    expect(pendingB.map((t) => t.id)).toEqual(ids.b!.filter((_, i) => i % 3 !== 0).sort())
+    expectProblem(await acme.call("GET", "/v2/transactions?type=payout"), { type: "VALIDATION_ERROR", status: 400, instance: "/sandbox/v2/transactions" })
+    expectProblem(await acme.call("GET", "/v2/transactions?status=done"), { type: "VALIDATION_ERROR", status: 400, instance: "/sandbox/v2/transactions" })
+    expectProblem(await acme.call("GET", "/v2/transactions?customerId=vac_x"), { type: "INVALID_OID_FORMAT", status: 400, instance: "/sandbox/v2/transactions" })
+    expect((await rival.call("GET", "/v2/transactions")).json.meta.total).toBe(0)
+  })
+})
