@@ -380,6 +380,45 @@ const decodable = (path: string): boolean => {
   }
 }
 
+/** A parameter's segment as sent, decoded; undefined when it is not valid percent-encoding. */
+const decodedSegment = (segment: string): string | undefined => {
+  if (!segment.includes("%")) return segment
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Whether `path` (as sent, query stripped) is exactly a path of the route `pattern` (`/sandbox/v2/customers/:id`):
+ * every fixed segment equal to the pattern's, character for character (so case-sensitive, and never
+ * percent-encoded); as many segments as the pattern (no trailing or doubled slash); and each parameter's segment
+ * not empty, without `;` (a matrix parameter, which the router would cut off), and not `/`, `.` or `..` once
+ * decoded (an encoded slash, a dot segment). The router is lenient on all of these; a proxy's path filter in
+ * front of fos is not, so fos refuses them rather than answer a path the filter did not see
+ * (docs/decisions.md, "What one path is").
+ */
+export const isExactPath = (pattern: string, path: string): boolean => {
+  if (pattern === path) return true
+  if (!pattern.includes("/:")) return false
+  const want = pattern.split("/")
+  const got = path.split("/")
+  if (want.length !== got.length) return false
+  for (let i = 0; i < want.length; i++) {
+    const fixed = want[i]!
+    const sent = got[i]!
+    if (!fixed.startsWith(":")) {
+      if (sent !== fixed) return false
+      continue
+    }
+    if (sent === "" || sent.includes(";")) return false
+    const value = decodedSegment(sent)
+    if (value === undefined || value === "." || value === ".." || value.includes("/")) return false
+  }
+  return true
+}
+
 const isRouteNotFound = (e: unknown): boolean =>
   typeof e === "object" && e !== null && (e as { reason?: { _tag?: string } }).reason?._tag === "RouteNotFound"
 
@@ -440,14 +479,39 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
       )
     }
 
+    /**
+     * What answers a path that is no route (or only the router's lenient reading of one): `/healthz` and `/docs`
+     * are handled before; outside the base addresses it is 404 at once, and under one it is 404 after
+     * authentication, so the route table cannot be probed without a key.
+     */
+    const unknownRoute = (request: HttpServerRequest.HttpServerRequest, path: string, info: RequestInfo) => {
+      const problem = (error: ApiError) => Effect.succeed(finish(info, problemResponse(error, info, nowMs())))
+      if (baseOf(path) === undefined) return problem(apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live."))
+      if (path.includes("%") && !decodable(path)) return problem(apiError("BAD_REQUEST", "The request path is not valid percent-encoding."))
+      if (info.environment === undefined) return problem(apiError("NOT_FOUND", "No such operator route."))
+      return Effect.catch(
+        admit(info, request.method, request.headers["x-api-key"], undefined, () => Effect.fail(apiError("NOT_FOUND", "No such route."))),
+        problem
+      )
+    }
+
     const serve: EdgeService["serve"] = (environment, run) =>
       Effect.withFiber((fiber) => {
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
-        const info = begin(request, environment)
-        const answered = Effect.matchCauseEffect(run(request, info), {
-          onSuccess: (response) => Effect.succeed(finish(info, response)),
-          onFailure: (cause) => Effect.map(recover(info, cause), (response) => finish(info, response))
-        })
+        const url = request.url
+        const q = url.indexOf("?")
+        const path = q < 0 ? url : url.slice(0, q)
+        const route = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext)?.route
+        let answered: Effect.Effect<HttpServerResponse.HttpServerResponse, never, EngineServices>
+        if (route !== undefined && !isExactPath(route.path, path)) {
+          answered = unknownRoute(request, path, begin(request, baseOf(path)?.environment))
+        } else {
+          const info = begin(request, environment)
+          answered = Effect.matchCauseEffect(run(request, info), {
+            onSuccess: (response) => Effect.succeed(finish(info, response)),
+            onFailure: (cause) => Effect.map(recover(info, cause), (response) => finish(info, response))
+          })
+        }
         // The servers run requests in a context that holds this engine's services already (`serveEngine`, the web
         // handler). A host that serves the routes in a context of its own gets them added here, once, for all the
         // request does: the engine's services win over the host's, and what the request adds (its route, a
@@ -488,15 +552,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         // The reference page is public documentation, like the OpenAPI documents it shows: no key.
         const page = docs !== undefined && (request.method === "GET" || request.method === "HEAD") ? docs(path) : undefined
         if (page !== undefined) return Effect.succeed(done(page))
-        const problem = (error: ApiError) => Effect.succeed(done(problemResponse(error, info, nowMs())))
-        if (base === undefined) return problem(apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live."))
-        if (path.includes("%") && !decodable(path)) return problem(apiError("BAD_REQUEST", "The request path is not valid percent-encoding."))
-        if (info.environment === undefined) return problem(apiError("NOT_FOUND", "No such operator route."))
-        // Unknown routes answer after authentication, so the route table cannot be probed without a key.
-        return Effect.catch(
-          admit(info, request.method, request.headers["x-api-key"], undefined, () => Effect.fail(apiError("NOT_FOUND", "No such route."))),
-          problem
-        )
+        return unknownRoute(request, path, info)
       })
 
     return { serve, gate, unrouted }
