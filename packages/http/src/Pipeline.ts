@@ -5,7 +5,7 @@
  *   the request's base address (`/sandbox` or `/live`, which each route knows as its own), the engine's services
  *   when the server's context lacks them, the 500 for anything unexpected, and the response headers every answer
  *   carries. What no route matches goes to `Edge.unrouted`
- *   (a global middleware): `/healthz`, the `/docs` reference page, bad percent-encoding, and the unknown-route
+ *   (a global middleware): `/healthz`, the `/docs` reference pages, bad percent-encoding, and the unknown-route
  *   404 (after authentication, so routes cannot be probed without a key).
  * - The gate, around each endpoint (`Edge.gate`, settled per endpoint when the server is built): authentication,
  *   the rate limit, the body checks (media type, size, JSON; or on an endpoint marked `Upload`, the multipart form),
@@ -50,7 +50,7 @@ import {
 import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, type Schema, Stream } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { DocsFiles, makeDocsPages } from "./Docs.ts"
+import { DocsFiles, errorReferencePage, makeDocsPages } from "./Docs.ts"
 import { CurrentUpload, Gate, nonTransactional } from "./ServerApi.ts"
 
 /** What the pipeline knows of one request; filled in as the request moves through it. */
@@ -380,6 +380,19 @@ const decodable = (path: string): boolean => {
   }
 }
 
+/**
+ * The path of a request target: up to its query, or its fragment. A request over HTTP never carries a fragment,
+ * but a `Request` handed to the web handler may (`engine.fetch(new URL(problem.docs, base))`), and it is not part
+ * of the path.
+ */
+export const pathOf = (url: string): string => {
+  for (let i = 0; i < url.length; i++) {
+    const c = url.charCodeAt(i)
+    if (c === 63 || c === 35) return url.slice(0, i) // ? or #
+  }
+  return url
+}
+
 /** A parameter's segment as sent, decoded; undefined when it is not valid percent-encoding. */
 const decodedSegment = (segment: string): string | undefined => {
   if (!segment.includes("%")) return segment
@@ -455,14 +468,12 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
       : Effect.void
 
     const begin = (request: HttpServerRequest.HttpServerRequest, environment: Environment | undefined): RequestInfo => {
-      const url = request.url
-      const q = url.indexOf("?")
       const clientHeader = request.headers["x-client-correlation-id"]
       return {
         correlationId: correlation.next(),
         clientCorrelationId: clientHeader !== undefined && visible.test(clientHeader) ? clientHeader : undefined,
         environment,
-        instance: q < 0 ? url : url.slice(0, q),
+        instance: pathOf(request.url),
         clientIp: Option.getOrElse(request.remoteAddress, () => "127.0.0.1"),
         rate: undefined
       }
@@ -498,9 +509,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
     const serve: EdgeService["serve"] = (environment, run) =>
       Effect.withFiber((fiber) => {
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
-        const url = request.url
-        const q = url.indexOf("?")
-        const path = q < 0 ? url : url.slice(0, q)
+        const path = pathOf(request.url)
         const route = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext)?.route
         let answered: Effect.Effect<HttpServerResponse.HttpServerResponse, never, EngineServices>
         if (route !== undefined && !isExactPath(route.path, path)) {
@@ -543,14 +552,15 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         const failure = Cause.findErrorOption(cause)
         if (failure._tag === "None" || !isRouteNotFound(failure.value)) return Effect.failCause(cause)
         const request = (failure.value as { reason: { request: HttpServerRequest.HttpServerRequest } }).reason.request
-        const q = request.url.indexOf("?")
-        const path = q < 0 ? request.url : request.url.slice(0, q)
+        const path = pathOf(request.url)
         const base = baseOf(path)
         const info = begin(request, base?.environment)
         const done = (response: HttpServerResponse.HttpServerResponse) => finish(info, response)
         if (path === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
-        // The reference page is public documentation, like the OpenAPI documents it shows: no key.
-        const page = docs !== undefined && (request.method === "GET" || request.method === "HEAD") ? docs(path) : undefined
+        // The reference pages are public documentation, like the OpenAPI documents they show: no key. The error
+        // reference needs no files, so every engine serves it.
+        const readable = request.method === "GET" || request.method === "HEAD"
+        const page = readable ? errorReferencePage(path) ?? docs?.(path) : undefined
         if (page !== undefined) return Effect.succeed(done(page))
         return unknownRoute(request, path, info)
       })
