@@ -11,6 +11,7 @@ import { execFile } from "node:child_process"
 import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
+import { ErrorCatalog, type ErrorCode } from "@fos/contract"
 import { createEngine } from "@fos/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { killAllFos, repoRoot, type RunningFos, startFos } from "./fosProcess.ts"
@@ -108,7 +109,7 @@ describe("/docs", () => {
   })
 
   it("serves only its own files", async () => {
-    for (const path of ["/docs/index.html", "/docs/swagger-initializer", "/docs/swagger-ui-bundle.js.map", "/docs/..%2Fpackage.json", "/docsx"]) {
+    for (const path of ["/docs/index.html", "/docs/errors/", "/docs/errors.html", "/docs/swagger-initializer", "/docs/swagger-ui-bundle.js.map", "/docs/..%2Fpackage.json", "/docsx"]) {
       const response = await fetch(`${origin}${path}`)
       expect(response.status, path).toBe(404)
       expect((await response.json()).type, path).toBe("NOT_FOUND")
@@ -123,6 +124,54 @@ describe("/docs", () => {
       const response = await engine.fetch(new Request("http://fos.test/docs"))
       expect(response.status).toBe(404)
       expect((await response.json()).type).toBe("NOT_FOUND")
+    } finally {
+      await engine.close()
+    }
+  })
+})
+
+describe("/docs/errors", () => {
+  const codes = Object.keys(ErrorCatalog) as Array<ErrorCode>
+  const idsOf = (html: string) => new Set([...html.matchAll(/ id="([^"]+)"/g)].map((m) => m[1]!))
+
+  it("serves the error reference with no key: one anchor per code of the catalog, nothing loaded from elsewhere", async () => {
+    const response = await fetch(`${origin}/docs/errors`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get("content-type")).toBe("text/html; charset=utf-8")
+    expect(response.headers.get("content-security-policy")).toContain("default-src 'none'")
+    expect(response.headers.get("x-correlation-id")).toMatch(/^[0-9a-f]{32}$/)
+    const html = await response.text()
+    expect(foreignUrls(html)).toEqual([])
+    const ids = idsOf(html)
+    for (const code of codes) expect(ids.has(code.toLowerCase()), code).toBe(true)
+    expect(ids.size).toBe(codes.length)
+    expect((await fetch(`${origin}/docs/errors`, { method: "HEAD" })).status).toBe(200)
+  })
+
+  it("is where a problem's docs leads: resolved against the request's URL, through the running server", async () => {
+    const seen = new Set<string>()
+    for (const path of ["/sandbox/v2/portal/users/me", "/sandbox/v2/customers/org_x", "/nowhere", "/live/v2/webhooks/endpoints"]) {
+      const request = `${origin}${path}`
+      const problem = await (await fetch(request)).json()
+      const docs = new URL(problem.docs, request)
+      expect(docs.origin + docs.pathname, path).toBe(`${origin}/docs/errors`)
+      expect(docs.hash, path).toBe(`#${problem.type.toLowerCase()}`)
+      const page = await fetch(docs)
+      expect(page.status).toBe(200)
+      expect(idsOf(await page.text()).has(docs.hash.slice(1)), `${problem.type}'s anchor`).toBe(true)
+      seen.add(problem.type)
+    }
+    expect(seen.size).toBeGreaterThan(1)
+  })
+
+  it("is served by an engine given no files (an embedded one), where its problems' docs resolve too", async () => {
+    const engine = await createEngine()
+    try {
+      const problem = await (await engine.fetch(new Request("http://fos.test/sandbox/v2/customers"))).json()
+      const docs = new URL(problem.docs, "http://fos.test/sandbox/v2/customers")
+      const page = await engine.fetch(new Request(docs))
+      expect(page.status).toBe(200)
+      expect(idsOf(await page.text()).has(docs.hash.slice(1))).toBe(true)
     } finally {
       await engine.close()
     }

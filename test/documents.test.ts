@@ -313,6 +313,13 @@ describe("POST /v2/documents refusals (nothing is ever kept)", () => {
     expect(unknown.text).not.toContain("selfie-zq-secret")
   })
 
+  it("a part the form does not take: 400 VALIDATION_ERROR naming it, as an unknown member of a JSON body is", async () => {
+    const r = await upload([filePart(pdf()), { name: "type", value: "passport" }, { name: "customerID", value: "cus_x" }, { name: "a/b", value: "1" }])
+    const p = expectFormError(r, "customerID")
+    expect(p.errors).toEqual([{ pointer: "/customerID", detail: "is not allowed" }, { pointer: "/a~1b", detail: "is not allowed" }])
+    expect(await documentCount()).toBe(0)
+  })
+
   it("both fields wrong: one errors[] entry each, field names the first", async () => {
     const p = expectFormError(await upload([]), "file")
     expect(p.errors).toEqual([{ pointer: "/file", detail: "is required" }, { pointer: "/type", detail: "is required" }])

@@ -150,4 +150,12 @@ describe("operator surface", () => {
     const dupe = await op("POST", "/operator/users", { organizationId: "org_acme", email: "A@acme.test", role: "developer" })
     expect(dupe.body.type).toBe("USER_ALREADY_BELONGS_TO_ORG")
   })
+
+  it("refuses members its bodies do not name, as the API does", async () => {
+    await start()
+    await organization()
+    const typo = await newKey({ createdBy: "usr_admin", acess: "read_write" })
+    expect(typo.status).toBe(400)
+    expect(typo.body.errors).toEqual([{ pointer: "/acess", detail: "is not allowed" }])
+  })
 })

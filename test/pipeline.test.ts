@@ -352,6 +352,44 @@ describe("correlation ids and routing", () => {
     }
   )
 
+  // One path is the route's exact text: case-sensitive, no matrix parameters, no trailing or doubled slash, no
+  // encoded slash, no percent-encoded character in a fixed segment (docs/decisions.md, "What one path is").
+  it.each([
+    `${me};jsessionid=1`,
+    "/sandbox/v2/portal;x=1/users/me",
+    "/sandbox/V2/PORTAL/USERS/ME",
+    "/sandbox/v2/portal/users/ME",
+    `${me}/`,
+    "/sandbox/v2//portal/users/me",
+    "/sandbox/v2/portal/users%2Fme",
+    "/sandbox/v2/%70ortal/users/me",
+    "/sandbox/v2/customers/cus_x;jsessionid=1",
+    "/sandbox/v2/customers/cus_x%2Fy",
+    "/sandbox/v2/customers/cus_x%2fy",
+    "/sandbox/v2/customers/",
+    "/sandbox/v2/OPENAPI.json"
+  ])("%s is not a path: 404 NOT_FOUND with a key, 401 without, as an unknown route", async (path) => {
+    const r = await get(path, A.sandbox)
+    expectProblem(r, { type: "NOT_FOUND", status: 404, instance: path, nowMs: START_MS })
+    rateHeaders(r)
+    expectProblem(await get(path), { type: "API_KEY_MISSING", status: 401, instance: path, nowMs: START_MS })
+  })
+
+  it.each(["/SANDBOX/v2/portal/users/me", "/Sandbox/v2/customers", "/HEALTHZ", "/healthz/", "/healthz;x=1", "//sandbox/v2/portal/users/me"])(
+    "%s is outside the base addresses: 404 NOT_FOUND, key or not",
+    async (path) => {
+      expectProblem(await get(path, A.sandbox), { type: "NOT_FOUND", status: 404, instance: path, nowMs: START_MS })
+      expectProblem(await get(path), { type: "NOT_FOUND", status: 404, instance: path, nowMs: START_MS })
+    }
+  )
+
+  it("a parameter may be percent-encoded (it is decoded, then checked), and the exact path still answers", async () => {
+    expect((await get(me, A.sandbox)).status).toBe(200)
+    expect((await get(`${me}?`, A.sandbox)).status).toBe(200)
+    const encoded = "/sandbox/v2/customers/cus%5Fdoesnotexist"
+    expectProblem(await get(encoded, A.sandbox), { type: "CUSTOMER_NOT_FOUND", status: 404, instance: encoded, nowMs: START_MS })
+  })
+
   it("the instance is the path without its query string", async () => {
     const r = await get("/sandbox/v2/customers/not_an_id?expand=all&x=%2F", A.sandbox)
     expectProblem(r, { type: "INVALID_OID_FORMAT", status: 400, instance: "/sandbox/v2/customers/not_an_id", nowMs: START_MS })

@@ -134,6 +134,22 @@ describe("fos serve over HTTP", () => {
     expectProblem(await httpCall(server.origin, "/v2/customers", { key: S.sandbox }), { type: "NOT_FOUND", status: 404, instance: "/v2/customers" })
   })
 
+  it("one path is the route's exact text: matrix parameters, other case, extra slashes and encoded slashes are 404", async () => {
+    for (const path of [`${me};jsessionid=1`, "/sandbox/V2/PORTAL/USERS/ME", `${me}/`, "/sandbox/v2//portal/users/me", "/sandbox/v2/customers/cus_x%2Fy", "/sandbox/v2/%70ortal/users/me"]) {
+      const r = await httpCall(server.origin, path, { key: S.sandbox })
+      expectProblem(r, { type: "NOT_FOUND", status: 404, instance: path })
+      rateHeaders(r)
+    }
+    expectProblem(await httpCall(server.origin, "/SANDBOX/v2/portal/users/me"), { type: "NOT_FOUND", status: 404, instance: "/SANDBOX/v2/portal/users/me" })
+    // Dot segments, which fetch would resolve before sending, over a raw connection.
+    for (const path of ["/sandbox/v2/portal/users/../users/me", "/sandbox/v2/portal/./users/me", "/sandbox/v2/customers/..", "/sandbox/v2/customers/%2e%2e"]) {
+      const answers = parseAnswers(await rawExchange(server.origin, `GET ${path} HTTP/1.1\r\nHost: x\r\nx-api-key: ${S.sandbox}\r\nConnection: close\r\n\r\n`))
+      expect(answers, path).toHaveLength(1)
+      expectProblem(answers[0]!, { type: "NOT_FOUND", status: 404, instance: path })
+    }
+    expect((await httpCall(server.origin, me, { key: S.sandbox })).status).toBe(200)
+  })
+
   it("the caller's socket address is checked against the key's allowlist", async () => {
     expect((await httpCall(server.origin, me, { key: sandboxKey("srv/loopback") })).status).toBe(200)
     expectProblem(await httpCall(server.origin, me, { key: sandboxKey("srv/ten") }), { type: "API_KEY_IP_NOT_ALLOWED", status: 403, instance: me })

@@ -238,6 +238,54 @@ describe("webhook endpoints", () => {
     expect(r.json).toMatchObject({ status: "disabled", subscription: { mode: "selected", eventTypes: ["order.failed"] } })
   })
 
+  it("refuses unknown members, nested ones included, with one errors[] pointer each, and changes nothing", async () => {
+    await start()
+    const { id } = await createEndpoint({ url: "https://hooks.example.com/a" })
+    const path = `/v2/webhooks/endpoints/${id}`
+    // The spec's PATCH takes subscription and status only: a url there was a silent no-op before.
+    const url = await call("PATCH", path, { url: "https://hooks.example.com/b" })
+    const problem = expectProblem(url, { type: "VALIDATION_ERROR", status: 400, instance: `/sandbox${path}`, nowMs: START_MS })
+    expect(problem.errors).toEqual([{ pointer: "/url", detail: "is not allowed" }])
+    const nested = await call("PATCH", path, {
+      status: "disabled",
+      statsu: "active",
+      subscription: { mode: "selected", eventTypes: ["order.failed"], evenTypes: ["order.created"] },
+      "a/b": 1
+    })
+    expectProblem(nested, { type: "VALIDATION_ERROR", status: 400, instance: `/sandbox${path}`, nowMs: START_MS })
+    expect(nested.json.errors).toEqual(expect.arrayContaining([
+      { pointer: "/statsu", detail: "is not allowed" },
+      { pointer: "/subscription/evenTypes", detail: "is not allowed" },
+      { pointer: "/a~1b", detail: "is not allowed" }
+    ]))
+    expect(nested.json.errors).toHaveLength(3)
+    // A member of the other shape of the subscription union is unknown in this one.
+    const other = await call("PATCH", path, { subscription: { mode: "all", eventTypes: ["order.failed"] } })
+    expect(other.json.errors).toEqual([{ pointer: "/subscription/eventTypes", detail: "is not allowed" }])
+    const read = await call("GET", path)
+    expect(read.json).toMatchObject({ url: "https://hooks.example.com/a", status: "active", subscription: { mode: "all" } })
+    // On create too, and nothing is created.
+    const created = await call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.example.com/c", secret: "whsec_mine" })
+    expect(created.json.errors).toEqual([{ pointer: "/secret", detail: "is not allowed" }])
+    expect((await call("GET", "/v2/webhooks/endpoints")).json.meta.total).toBe(1)
+  })
+
+  it("refuses unknown query parameters, on lists and on endpoints that take no query", async () => {
+    await start()
+    const { id } = await createEndpoint()
+    const list = await call("GET", "/v2/webhooks/endpoints?limit=5&limt=5")
+    expectProblem(list, { type: "VALIDATION_ERROR", status: 400, instance: "/sandbox/v2/webhooks/endpoints", nowMs: START_MS })
+    expect(list.json.errors).toEqual([{ pointer: "/limt", detail: "is not allowed" }])
+    const deliveries = await call("GET", "/v2/webhooks/deliveries?statuss=failed&eventType=order.created")
+    expect(deliveries.json.errors).toEqual([{ pointer: "/statuss", detail: "is not allowed" }])
+    const one = await call("GET", `/v2/webhooks/endpoints/${id}?expand=deliveries`)
+    expectProblem(one, { type: "VALIDATION_ERROR", status: 400, instance: `/sandbox/v2/webhooks/endpoints/${id}`, nowMs: START_MS })
+    expect(one.json.errors).toEqual([{ pointer: "/expand", detail: "is not allowed" }])
+    // An empty query string, or a bare `?`, names no parameter.
+    expect((await call("GET", `/v2/webhooks/endpoints/${id}?`)).status).toBe(200)
+    expect((await call("GET", "/v2/webhooks/endpoints?limit=5")).status).toBe(200)
+  })
+
   it("lists the 48 event types, each with an example envelope, awaiting_user_signature deprecated", async () => {
     await start()
     const r = await call("GET", "/v2/webhooks/event-types")

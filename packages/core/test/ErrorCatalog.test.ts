@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { existsSync, readFileSync } from "node:fs"
 import { anchorOf, errorsDocPath, renderErrorsDoc } from "../../../scripts/errors-doc.ts"
-import { docsUrl, ErrorCatalog, type ErrorCode, isErrorCode } from "@fos/contract"
+import { docsUrl, ErrorCatalog, type ErrorCode, isErrorCode, renderErrorsHtml } from "@fos/contract"
 import { apiError, ApiError, pointerToken, renderProblem, toPointer } from "../src/kernel/Problem.ts"
 import { section, specText } from "./spec.ts"
 
@@ -76,11 +76,12 @@ describe("ErrorCatalog against the spec", () => {
 })
 
 describe("docsUrl and isErrorCode", () => {
-  it("gives an https URL whose fragment is the lower-case code", () => {
+  it("gives the served reference's address, /docs/errors, with the lower-case code as its fragment", () => {
     for (const code of codes) {
-      const url = new URL(docsUrl(code))
-      expect(url.protocol, code).toBe("https:")
-      expect(url.hash, code).toBe(`#${code.toLowerCase()}`)
+      expect(docsUrl(code), code).toBe(`/docs/errors#${code.toLowerCase()}`)
+      // A URI reference: it resolves against the request's URL, on whatever origin the client used.
+      const url = new URL(docsUrl(code), "https://fos.example:8443/sandbox/v2/customers")
+      expect(url.href, code).toBe(`https://fos.example:8443/docs/errors#${code.toLowerCase()}`)
       expect(anchorOf(code)).toBe(code.toLowerCase())
     }
   })
@@ -118,7 +119,7 @@ describe("renderProblem", () => {
     expect(JSON.stringify(body)).toBe(
       `{"type":"CUSTOMER_NOT_FOUND","title":${JSON.stringify(ErrorCatalog.CUSTOMER_NOT_FOUND.title)},"status":404,` +
         `"detail":"No customer with this id.","resolution":${JSON.stringify(ErrorCatalog.CUSTOMER_NOT_FOUND.resolution)},` +
-        `"docs":"https://fos.dev/docs/errors#customer_not_found","instance":"/v2/customers/cus_1","correlationId":"corr-1",` +
+        `"docs":"/docs/errors#customer_not_found","instance":"/v2/customers/cus_1","correlationId":"corr-1",` +
         `"timestamp":"2026-11-21T10:00:00.000Z"}`
     )
   })
@@ -178,6 +179,24 @@ describe("JSON pointers", () => {
   })
 })
 
+describe("the served error reference", () => {
+  it("has one element per code whose id is the code's anchor, with its status, title and resolution", () => {
+    const html = renderErrorsHtml()
+    const ids = [...html.matchAll(/ id="([^"]+)"/g)].map((m) => m[1])
+    expect(ids).toEqual(codes.map(anchorOf))
+    for (const code of codes) {
+      const start = html.indexOf(`<section id="${anchorOf(code)}">`)
+      const entry = html.slice(start, html.indexOf("</section>", start))
+      expect(entry, code).toContain(`<code>${code}</code>`)
+      expect(entry, code).toContain(`<dd>${ErrorCatalog[code].status}</dd>`)
+    }
+    // The catalog's text is escaped: INVALID_OID_FORMAT's resolution names <prefix>_<opaque>.
+    expect(html).toContain("&lt;prefix&gt;_&lt;opaque&gt;")
+    expect(html).not.toContain("<prefix>")
+    expect(html).not.toMatch(/<script|https?:\/\//)
+  })
+})
+
 describe("docs/errors.md", () => {
   it("is up to date with scripts/errors-doc.ts (run `node scripts/errors-doc.ts`)", () => {
     expect(existsSync(errorsDocPath)).toBe(true)
@@ -187,7 +206,7 @@ describe("docs/errors.md", () => {
   it("has an entry per code under the docs URL's anchor, with status, title and resolution", () => {
     const doc = renderErrorsDoc()
     for (const code of codes) {
-      const anchor = `<a id="${new URL(docsUrl(code)).hash.slice(1)}"></a>`
+      const anchor = `<a id="${new URL(docsUrl(code), "http://fos").hash.slice(1)}"></a>`
       const start = doc.indexOf(anchor)
       expect(start, code).toBeGreaterThanOrEqual(0)
       expect(doc.indexOf(anchor, start + 1), `${code} anchor repeated`).toBe(-1)

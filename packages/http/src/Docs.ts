@@ -5,7 +5,11 @@
  * The page and its initializer are written here. Swagger UI's own files are read by the adapter and handed in
  * (`readDocsAssets` with the runtime's file reader), since reading files is runtime-specific and this package
  * imports no `node:*`. An engine given no files (an embedded one, say) serves no `/docs`.
+ *
+ * The error reference at `/docs/errors`, where every problem's `docs` points, needs no file: it is rendered from the
+ * catalog (`renderErrorsHtml`), so every engine serves it, embedded ones included.
  */
+import { errorReferencePath, renderErrorsHtml } from "@fos/contract"
 import { Context } from "effect"
 import { HttpServerResponse } from "effect/http"
 
@@ -134,3 +138,22 @@ export const makeDocsPages = (assets: DocsAssets): (path: string) => HttpServerR
   }
   return (path) => pages.get(path)
 }
+
+/** The error reference needs no script, no stylesheet and no image: the browser may load nothing at all. */
+const errorsPolicy = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+
+/**
+ * The error reference page, or undefined when `path` (query stripped) is not its address. The page changes only
+ * with fos's version, and it is revalidated on every load like the reference page.
+ */
+export const errorReferencePage: (path: string) => HttpServerResponse.HttpServerResponse | undefined = (() => {
+  let page: HttpServerResponse.HttpServerResponse | undefined
+  return (path) => {
+    if (path !== errorReferencePath) return undefined
+    page ??= HttpServerResponse.uint8Array(utf8.encode(renderErrorsHtml()), {
+      contentType: "text/html; charset=utf-8",
+      headers: { "x-content-type-options": "nosniff", "cache-control": pageCache, "content-security-policy": errorsPolicy }
+    })
+    return page
+  }
+})()

@@ -87,7 +87,8 @@ const body = <S extends Schema.Decoder<unknown>>(schema: S) =>
     const request = yield* HttpServerRequest.HttpServerRequest
     const text = yield* readJsonBody(request)
     const json = text === "" ? undefined : JSON.parse(text)
-    return yield* Schema.decodeUnknownEffect(schema)(json).pipe(
+    // Members the schema does not name are refused, as on the API (docs/decisions.md, "Unknown members").
+    return yield* Schema.decodeUnknownEffect(schema)(json, { errors: "all", onExcessProperty: "error" }).pipe(
       Effect.mapError((e) => apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: decodeFailure(e.issue).errors }))
     )
   })

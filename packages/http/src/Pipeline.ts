@@ -5,7 +5,7 @@
  *   the request's base address (`/sandbox` or `/live`, which each route knows as its own), the engine's services
  *   when the server's context lacks them, the 500 for anything unexpected, and the response headers every answer
  *   carries. What no route matches goes to `Edge.unrouted`
- *   (a global middleware): `/healthz`, the `/docs` reference page, bad percent-encoding, and the unknown-route
+ *   (a global middleware): `/healthz`, the `/docs` reference pages, bad percent-encoding, and the unknown-route
  *   404 (after authentication, so routes cannot be probed without a key).
  * - The gate, around each endpoint (`Edge.gate`, settled per endpoint when the server is built): authentication,
  *   the rate limit, the body checks (media type, size, JSON; or on an endpoint marked `Upload`, the multipart form),
@@ -50,7 +50,7 @@ import {
 import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, type Schema, Stream } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { DocsFiles, makeDocsPages } from "./Docs.ts"
+import { DocsFiles, errorReferencePage, makeDocsPages } from "./Docs.ts"
 import { CurrentUpload, Gate, nonTransactional } from "./ServerApi.ts"
 
 /** What the pipeline knows of one request; filled in as the request moves through it. */
@@ -380,6 +380,58 @@ const decodable = (path: string): boolean => {
   }
 }
 
+/**
+ * The path of a request target: up to its query, or its fragment. A request over HTTP never carries a fragment,
+ * but a `Request` handed to the web handler may (`engine.fetch(new URL(problem.docs, base))`), and it is not part
+ * of the path.
+ */
+export const pathOf = (url: string): string => {
+  for (let i = 0; i < url.length; i++) {
+    const c = url.charCodeAt(i)
+    if (c === 63 || c === 35) return url.slice(0, i) // ? or #
+  }
+  return url
+}
+
+/** A parameter's segment as sent, decoded; undefined when it is not valid percent-encoding. */
+const decodedSegment = (segment: string): string | undefined => {
+  if (!segment.includes("%")) return segment
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Whether `path` (as sent, query stripped) is exactly a path of the route `pattern` (`/sandbox/v2/customers/:id`):
+ * every fixed segment equal to the pattern's, character for character (so case-sensitive, and never
+ * percent-encoded); as many segments as the pattern (no trailing or doubled slash); and each parameter's segment
+ * not empty, without `;` (a matrix parameter, which the router would cut off), and not `/`, `.` or `..` once
+ * decoded (an encoded slash, a dot segment). The router is lenient on all of these; a proxy's path filter in
+ * front of fos is not, so fos refuses them rather than answer a path the filter did not see
+ * (docs/decisions.md, "What one path is").
+ */
+export const isExactPath = (pattern: string, path: string): boolean => {
+  if (pattern === path) return true
+  if (!pattern.includes("/:")) return false
+  const want = pattern.split("/")
+  const got = path.split("/")
+  if (want.length !== got.length) return false
+  for (let i = 0; i < want.length; i++) {
+    const fixed = want[i]!
+    const sent = got[i]!
+    if (!fixed.startsWith(":")) {
+      if (sent !== fixed) return false
+      continue
+    }
+    if (sent === "" || sent.includes(";")) return false
+    const value = decodedSegment(sent)
+    if (value === undefined || value === "." || value === ".." || value.includes("/")) return false
+  }
+  return true
+}
+
 const isRouteNotFound = (e: unknown): boolean =>
   typeof e === "object" && e !== null && (e as { reason?: { _tag?: string } }).reason?._tag === "RouteNotFound"
 
@@ -416,14 +468,12 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
       : Effect.void
 
     const begin = (request: HttpServerRequest.HttpServerRequest, environment: Environment | undefined): RequestInfo => {
-      const url = request.url
-      const q = url.indexOf("?")
       const clientHeader = request.headers["x-client-correlation-id"]
       return {
         correlationId: correlation.next(),
         clientCorrelationId: clientHeader !== undefined && visible.test(clientHeader) ? clientHeader : undefined,
         environment,
-        instance: q < 0 ? url : url.slice(0, q),
+        instance: pathOf(request.url),
         clientIp: Option.getOrElse(request.remoteAddress, () => "127.0.0.1"),
         rate: undefined
       }
@@ -440,14 +490,37 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
       )
     }
 
+    /**
+     * What answers a path that is no route (or only the router's lenient reading of one): `/healthz` and `/docs`
+     * are handled before; outside the base addresses it is 404 at once, and under one it is 404 after
+     * authentication, so the route table cannot be probed without a key.
+     */
+    const unknownRoute = (request: HttpServerRequest.HttpServerRequest, path: string, info: RequestInfo) => {
+      const problem = (error: ApiError) => Effect.succeed(finish(info, problemResponse(error, info, nowMs())))
+      if (baseOf(path) === undefined) return problem(apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live."))
+      if (path.includes("%") && !decodable(path)) return problem(apiError("BAD_REQUEST", "The request path is not valid percent-encoding."))
+      if (info.environment === undefined) return problem(apiError("NOT_FOUND", "No such operator route."))
+      return Effect.catch(
+        admit(info, request.method, request.headers["x-api-key"], undefined, () => Effect.fail(apiError("NOT_FOUND", "No such route."))),
+        problem
+      )
+    }
+
     const serve: EdgeService["serve"] = (environment, run) =>
       Effect.withFiber((fiber) => {
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
-        const info = begin(request, environment)
-        const answered = Effect.matchCauseEffect(run(request, info), {
-          onSuccess: (response) => Effect.succeed(finish(info, response)),
-          onFailure: (cause) => Effect.map(recover(info, cause), (response) => finish(info, response))
-        })
+        const path = pathOf(request.url)
+        const route = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext)?.route
+        let answered: Effect.Effect<HttpServerResponse.HttpServerResponse, never, EngineServices>
+        if (route !== undefined && !isExactPath(route.path, path)) {
+          answered = unknownRoute(request, path, begin(request, baseOf(path)?.environment))
+        } else {
+          const info = begin(request, environment)
+          answered = Effect.matchCauseEffect(run(request, info), {
+            onSuccess: (response) => Effect.succeed(finish(info, response)),
+            onFailure: (cause) => Effect.map(recover(info, cause), (response) => finish(info, response))
+          })
+        }
         // The servers run requests in a context that holds this engine's services already (`serveEngine`, the web
         // handler). A host that serves the routes in a context of its own gets them added here, once, for all the
         // request does: the engine's services win over the host's, and what the request adds (its route, a
@@ -479,24 +552,17 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         const failure = Cause.findErrorOption(cause)
         if (failure._tag === "None" || !isRouteNotFound(failure.value)) return Effect.failCause(cause)
         const request = (failure.value as { reason: { request: HttpServerRequest.HttpServerRequest } }).reason.request
-        const q = request.url.indexOf("?")
-        const path = q < 0 ? request.url : request.url.slice(0, q)
+        const path = pathOf(request.url)
         const base = baseOf(path)
         const info = begin(request, base?.environment)
         const done = (response: HttpServerResponse.HttpServerResponse) => finish(info, response)
         if (path === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
-        // The reference page is public documentation, like the OpenAPI documents it shows: no key.
-        const page = docs !== undefined && (request.method === "GET" || request.method === "HEAD") ? docs(path) : undefined
+        // The reference pages are public documentation, like the OpenAPI documents they show: no key. The error
+        // reference needs no files, so every engine serves it.
+        const readable = request.method === "GET" || request.method === "HEAD"
+        const page = readable ? errorReferencePage(path) ?? docs?.(path) : undefined
         if (page !== undefined) return Effect.succeed(done(page))
-        const problem = (error: ApiError) => Effect.succeed(done(problemResponse(error, info, nowMs())))
-        if (base === undefined) return problem(apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live."))
-        if (path.includes("%") && !decodable(path)) return problem(apiError("BAD_REQUEST", "The request path is not valid percent-encoding."))
-        if (info.environment === undefined) return problem(apiError("NOT_FOUND", "No such operator route."))
-        // Unknown routes answer after authentication, so the route table cannot be probed without a key.
-        return Effect.catch(
-          admit(info, request.method, request.headers["x-api-key"], undefined, () => Effect.fail(apiError("NOT_FOUND", "No such route."))),
-          problem
-        )
+        return unknownRoute(request, path, info)
       })
 
     return { serve, gate, unrouted }

@@ -17,7 +17,7 @@
  * which gives the same text as encoding then `JSON.stringify`. A decoding failure is the problem `fromSchemaError`
  * maps it to; an encoding failure is a defect (a 500), as it is in HttpApi.
  */
-import { type ApiError, type Caller, type EngineServices } from "@fos/core"
+import { apiError, type ApiError, type Caller, type EngineServices, maxErrorEntries, toPointer } from "@fos/core"
 import { type Environment, Upload } from "@fos/contract"
 import { Cause, Context, Effect, Exit, Fiber, Layer, Schema, SchemaAST } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -46,15 +46,40 @@ export const statusOf = (ast: SchemaAST.AST): number => {
   return typeof own === "number" ? own : 200
 }
 
-/** A decoder that answers at once: a Schema's synchronous form, failing with the problem HttpApi's failure maps to. */
+/**
+ * A decoder that answers at once: a Schema's synchronous form, failing with the problem HttpApi's failure maps to.
+ * The body and the query refuse members their schema does not name (`onExcessProperty: "error"`), at every depth,
+ * as the OpenAPI document's `additionalProperties: false` says (docs/decisions.md, "Unknown members").
+ */
 const decoder = (schema: Schema.Top | undefined, kind: SchemaFailureKind) => {
   if (schema === undefined) return undefined
   // Every problem, not the first: errors[] carries a pointer per problem, so a client fixes them in one go.
-  const decode = Schema.decodeUnknownExit(schema as Schema.Codec<unknown, unknown>, { errors: "all" })
+  const decode = Schema.decodeUnknownExit(schema as Schema.Codec<unknown, unknown>, {
+    errors: "all",
+    ...(kind === "Payload" || kind === "Query" ? { onExcessProperty: "error" } : {})
+  })
   return (input: unknown): Exit.Exit<unknown, ApiError> => {
     const exit = decode(input)
     return Exit.isSuccess(exit) ? exit as Exit.Exit<unknown> : Exit.fail(fromSchemaError(kind, Cause.squash(exit.cause) as Schema.SchemaError))
   }
+}
+
+/**
+ * The query decoder of an endpoint that declares none: every parameter is unknown. (Effect's `Struct({})` is any
+ * object, so it cannot say this.)
+ */
+const refuseQuery = (query: unknown): Exit.Exit<unknown, ApiError> => {
+  const names = Object.keys(query as object)
+  if (names.length === 0) return Exit.succeed(query)
+  return Exit.fail(apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
+    errors: names.slice(0, maxErrorEntries).map((name) => ({ pointer: toPointer([name]), detail: "is not allowed" }))
+  }))
+}
+
+/** Whether a request target carries a query with anything in it (a bare `?` names no parameter). */
+const hasQuery = (url: string): boolean => {
+  const q = url.indexOf("?")
+  return q >= 0 && q < url.length - 1
 }
 
 /** A decoder's failure as the endpoint run's. */
@@ -78,7 +103,9 @@ export const compileEndpoint = (
   handler: HandlerItem["handler"]
 ): EndpointRun => {
   const decodeParams = decoder(endpoint.params, "Params")
-  const decodeQuery = endpoint.query === undefined ? undefined : decoder(Schema.toCodecArrayFromSingle(endpoint.query), "Query")
+  // An endpoint that declares no query takes none: any parameter it is sent is refused like an unknown one.
+  const takesQuery = endpoint.query !== undefined
+  const decodeQuery = takesQuery ? decoder(Schema.toCodecArrayFromSingle(endpoint.query!), "Query")! : refuseQuery
   const decodeHeaders = decoder(endpoint.headers, "Headers")
   const payload = jsonPayloadOf(endpoint)
   const decodePayload = decoder(payload, "Payload")
@@ -123,10 +150,13 @@ export const compileEndpoint = (
       if (Exit.isFailure(headers)) return failed(headers)
       input.headers = headers.value
     }
-    if (decodeQuery !== undefined) {
+    if (takesQuery) {
       const query = decodeQuery(Context.getUnsafe(context!, HttpServerRequest.ParsedSearchParams))
       if (Exit.isFailure(query)) return failed(query)
       input.query = query.value
+    } else if (context !== undefined && hasQuery(request.url)) {
+      const query = decodeQuery(Context.getUnsafe(context, HttpServerRequest.ParsedSearchParams))
+      if (Exit.isFailure(query)) return failed(query)
     }
     if (decodePayload !== undefined) {
       const decoded = decodePayload(body === undefined || body === "" ? (nullOnEmpty ? null : undefined) : JSON.parse(body))
@@ -139,11 +169,12 @@ export const compileEndpoint = (
     fiber.setContext(Context.add(fiber.context, CurrentCaller, caller))
     return Effect.map(handler(input), respond) as Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
   }
-  // The path parameters and the query are read from the fiber's context; an endpoint with neither skips that step,
-  // since every step of the per-request chain costs (docs/performance.md).
-  return decodeParams === undefined && decodeQuery === undefined
-    ? (request, body, caller) => run(request, body, caller, undefined)
-    : (request, body, caller) => Effect.withFiber((fiber) => run(request, body, caller, fiber.context))
+  // The path parameters and the query are read from the fiber's context; an endpoint with neither skips that step
+  // unless it was sent a query to refuse, since every step of the per-request chain costs (docs/performance.md).
+  const withContext: EndpointRun = (request, body, caller) => Effect.withFiber((fiber) => run(request, body, caller, fiber.context))
+  return decodeParams === undefined && !takesQuery
+    ? (request, body, caller) => hasQuery(request.url) ? withContext(request, body, caller) : run(request, body, caller, undefined)
+    : withContext
 }
 
 const bases: ReadonlyArray<Environment> = ["sandbox", "live"]

@@ -143,8 +143,16 @@ export const ErrorCatalog = {
 /** A stable error `type` code. */
 export type ErrorCode = keyof typeof ErrorCatalog
 
-/** Where each code's reference entry lives: docs/errors.md, generated from this catalog. */
-export const docsUrl = (code: ErrorCode): string => `https://fos.dev/docs/errors#${code.toLowerCase()}`
+/** Where the server serves the error reference (ErrorReference.ts, generated from this catalog). */
+export const errorReferencePath = "/docs/errors"
+
+/**
+ * A problem's `docs`: the code's entry on the error reference the server itself serves, as the URI reference
+ * `/docs/errors#<code in lower case>`, which a client resolves against the URL it sent the request to (RFC 3986,
+ * section 5). fos cannot know the origin its clients reach it by (a proxy, a port mapping, an embedding host), and
+ * an absolute URL built from the Host header would let a client choose it (docs/decisions.md, "Problems").
+ */
+export const docsUrl = (code: ErrorCode): string => `${errorReferencePath}#${code.toLowerCase()}`
 
 export const isErrorCode = (s: string): s is ErrorCode => Object.hasOwn(ErrorCatalog, s)
 

@@ -34,7 +34,7 @@ import {
   nowIso
 } from "@fos/contract"
 import { newId } from "../kernel/IdGenerator.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
+import { apiError, type ApiError, toPointer } from "../kernel/Problem.ts"
 import { Store, table } from "../kernel/Store.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { maxErrorEntries, toWire } from "../kernel/Wire.ts"
@@ -147,7 +147,8 @@ const formFields = ["file", "type", "customerId"] as const
 
 /**
  * Checks the form's parts: every problem becomes one `errors[]` entry (pointer `/<field>`), and `field` names the
- * first offending field. Parts with other names are ignored, as unknown members of a JSON body are.
+ * first offending field. A part of any other name is refused (`is not allowed`), as an unknown member of a JSON body
+ * is (docs/decisions.md, "Unknown members").
  */
 export const checkUploadForm = (parts: ReadonlyArray<FormPart>): Effect.Effect<DocumentUpload, ApiError> =>
   Effect.suspend(() => {
@@ -189,6 +190,9 @@ export const checkUploadForm = (parts: ReadonlyArray<FormPart>): Effect.Effect<D
       else if (!isId("cus", customerPart.value)) fail("customerId", "must be a customer id (cus_ followed by 1 to 64 letters or digits)")
       else customerId = customerPart.value as CustomerId
     }
+
+    const unknown = new Set(parts.map((p) => p.name).filter((name) => !(formFields as ReadonlyArray<string>).includes(name)))
+    for (const name of unknown) errors.push({ pointer: toPointer([name]), detail: "is not allowed", field: name })
 
     if (errors.length > 0 || file === undefined || type === undefined) {
       return Effect.fail(apiError("VALIDATION_ERROR", "The upload form failed validation; see errors[].", {

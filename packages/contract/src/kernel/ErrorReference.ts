@@ -1,0 +1,104 @@
+/**
+ * The error reference: one entry per code of the catalog (its anchor, HTTP status, title and resolution), rendered
+ * two ways from the same entries: as markdown for the repository (docs/errors.md, written by scripts/errors-doc.ts)
+ * and as the HTML page the server serves at `errorReferencePath`, where every problem's `docs` points.
+ */
+import { docsUrl, ErrorCatalog, type ErrorCode, errorReferencePath } from "./Errors.ts"
+
+/** One entry of the reference. */
+export interface ErrorReferenceEntry {
+  readonly code: ErrorCode
+  /** The entry's anchor: the fragment of the code's `docs` URL (the lower-case code). */
+  readonly anchor: string
+  readonly status: number
+  readonly title: string
+  readonly resolution: string
+}
+
+/** The anchor of a code's entry: the fragment of its `docs` URL. */
+export const anchorOf = (code: ErrorCode): string => {
+  const url = docsUrl(code)
+  return url.slice(url.indexOf("#") + 1)
+}
+
+/** Every code of the catalog, in the catalog's order (by status). */
+export const errorReference = (): ReadonlyArray<ErrorReferenceEntry> =>
+  (Object.keys(ErrorCatalog) as Array<ErrorCode>).map((code) => ({ code, anchor: anchorOf(code), ...ErrorCatalog[code] }))
+
+const intro = "Every error is an RFC 9457 problem object. Clients match on `type`, the stable code below; the title may change."
+
+/** The text of docs/errors.md. */
+export const renderErrorsMarkdown = (): string => {
+  const entries = errorReference()
+  const lines: Array<string> = [
+    "# Error codes",
+    "",
+    "<!-- Generated from packages/contract/src/kernel/Errors.ts by scripts/errors-doc.ts. Do not edit by hand. -->",
+    "",
+    intro,
+    `The server serves this reference at \`${errorReferencePath}\`, where each problem's \`docs\` points.`,
+    "",
+    "| Code | HTTP status | Title |",
+    "|---|---|---|",
+    ...entries.map((e) => `| [${e.code}](#${e.anchor}) | ${e.status} | ${e.title} |`),
+    ""
+  ]
+  for (const e of entries) {
+    lines.push(
+      `<a id="${e.anchor}"></a>`,
+      "",
+      `## ${e.code}`,
+      "",
+      `- **HTTP status:** ${e.status}`,
+      `- **Title:** ${e.title}`,
+      `- **Resolution:** ${e.resolution}`,
+      ""
+    )
+  }
+  return lines.join("\n")
+}
+
+const escapeHtml = (text: string): string =>
+  text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll("\"", "&quot;")
+
+/** Inline code spans (`x`) of the catalog's text as HTML, the rest escaped. */
+const inlineHtml = (text: string): string =>
+  text.split("`").map((part, i) => (i % 2 === 1 ? `<code>${escapeHtml(part)}</code>` : escapeHtml(part))).join("")
+
+/** The page served at `errorReferencePath`: self-contained HTML (no script, no other file), one `id` per code. */
+export const renderErrorsHtml = (): string => {
+  const entries = errorReference()
+  return `<!DOCTYPE html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>fos error reference</title>
+    <style>
+      body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5; }
+      table { border-collapse: collapse; } td, th { text-align: left; padding: 0.2rem 0.8rem 0.2rem 0; }
+      section { border-top: 1px solid #ddd; padding-top: 0.5rem; } section:target { background: #fff8d6; }
+      code { font-family: ui-monospace, monospace; }
+    </style>
+  </head>
+  <body>
+    <h1>Error codes</h1>
+    <p>${inlineHtml(intro)} <a href="/docs">The API reference</a>.</p>
+    <table>
+      <thead><tr><th>Code</th><th>HTTP status</th><th>Title</th></tr></thead>
+      <tbody>
+${entries.map((e) => `        <tr><td><a href="#${e.anchor}"><code>${e.code}</code></a></td><td>${e.status}</td><td>${escapeHtml(e.title)}</td></tr>`).join("\n")}
+      </tbody>
+    </table>
+${entries.map((e) => `    <section id="${e.anchor}">
+      <h2><code>${e.code}</code></h2>
+      <dl>
+        <dt>HTTP status</dt><dd>${e.status}</dd>
+        <dt>Title</dt><dd>${escapeHtml(e.title)}</dd>
+        <dt>Resolution</dt><dd>${inlineHtml(e.resolution)}</dd>
+      </dl>
+    </section>`).join("\n")}
+  </body>
+</html>
+`
+}
