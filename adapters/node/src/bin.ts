@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `fos` command line: `fos serve` runs the server (what `npm start` runs); `fos orgs|users|keys` are the
+ * The `fos` command line: `fos serve` runs the server (what `npm start` runs); `fos orgs|users|keys|reset` are the
  * operator commands, which call a running server's operator surface.
  */
 import { OperatorRefused, operatorUsage, runOperator } from "./operator.ts"
@@ -21,6 +21,7 @@ const main = async (argv: ReadonlyArray<string>) => {
     case "orgs":
     case "users":
     case "keys":
+    case "reset":
       console.log(JSON.stringify(await runOperator(command, args, process.env), null, 2))
       return
     case undefined:

@@ -24,6 +24,7 @@ import {
   listVirtualAccounts,
   readPersonField,
   requestCancel,
+  resetSandbox,
   restrictCustomer,
   restrictOrganization,
   retryDelivery,
@@ -146,6 +147,7 @@ const SimulateLive = HttpApiBuilder.group(ServerApi, "simulate", (handlers) =>
       CurrentCaller.use((caller) => restrictOrganization(caller.organization.id)).pipe(
         Effect.map((o) => ({ organizationId: o.id, restricted: true }))
       ))
+    .handle("reset", () => CurrentCaller.use((caller) => resetSandbox(caller.organization.id)).pipe(Effect.map(mutable)))
     .handle("clock", () =>
       Effect.gen(function*() {
         const time = yield* TimeControl

@@ -10,7 +10,8 @@ import {
   ClockNow,
   CustomerRestriction,
   LateComplianceResult,
-  OrganizationRestriction
+  OrganizationRestriction,
+  SandboxReset
 } from "../simulate/Simulate.ts"
 import { Event } from "../webhooks/Webhooks.ts"
 import { applicationParams } from "./Applications.ts"
@@ -44,6 +45,10 @@ export const Simulate = HttpApiGroup.make("simulate")
   }))
   .add(HttpApiEndpoint.post("restrictOrganization", "/v2/simulate/organization/restrict", {
     success: OrganizationRestriction,
+    error: withBody
+  }))
+  .add(HttpApiEndpoint.post("reset", "/v2/simulate/reset", {
+    success: SandboxReset,
     error: withBody
   }))
   .add(

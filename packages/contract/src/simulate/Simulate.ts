@@ -44,3 +44,24 @@ export type LateComplianceResult = typeof LateComplianceResult.Type
 
 export const CustomerRestriction = Schema.Struct({ type: Schema.optionalKey(Schema.Literals(["account", "monitoring"])) })
 export const OrganizationRestriction = Schema.Struct({ organizationId: Schema.String, restricted: Schema.Boolean })
+
+/**
+ * What `POST /v2/simulate/reset` removed from the caller's sandbox: how many rows of each kind. The organization,
+ * its users and its keys stay.
+ */
+export const SandboxReset = Schema.Struct({
+  organizationId: Schema.String,
+  environment: Schema.Literal("sandbox"),
+  removed: Schema.Struct({
+    customers: Schema.Number,
+    applications: Schema.Number,
+    documents: Schema.Number,
+    virtualAccounts: Schema.Number,
+    webhookEndpoints: Schema.Number,
+    webhookDeliveries: Schema.Number,
+    events: Schema.Number,
+    timers: Schema.Number,
+    idempotencyRecords: Schema.Number
+  })
+}).annotate({ identifier: "SandboxReset" })
+export type SandboxReset = typeof SandboxReset.Type

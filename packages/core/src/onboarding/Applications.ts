@@ -384,7 +384,7 @@ const scheduleReview = (application: Application) =>
     const settings = yield* ReviewSettings
     if (!settings.automatic) return
     const now = yield* Clock.currentTimeMillis
-    yield* schedule(reviewTimerKind, now + settings.reviewDelayMs[application.type], { applicationId: application.id })
+    yield* schedule(reviewTimerKind, now + settings.reviewDelayMs[application.type], { applicationId: application.id }, scope(application))
   })
 
 const blankApplication = (caller: Caller, type: ApplicationType, now: string): Omit<Application, "id"> => ({
@@ -831,7 +831,7 @@ export const requestCancel = (caller: Caller, id: ApplicationId): Effect.Effect<
     const nowMs = yield* Clock.currentTimeMillis
     const cancelling: Application = { ...application, cancelRequestedAt: toIso(nowMs), updatedAt: toIso(nowMs) }
     yield* Effect.orDie(store.update(Applications, cancelling))
-    yield* schedule(cancelTimerKind, nowMs + (yield* ReviewSettings).cancelDelayMs, { applicationId: id })
+    yield* schedule(cancelTimerKind, nowMs + (yield* ReviewSettings).cancelDelayMs, { applicationId: id }, scope(application))
     return applicationToWire(cancelling)
   })
 
@@ -958,7 +958,7 @@ const review: TimerHandler = (payload: { readonly applicationId: string }) =>
     const settings = yield* ReviewSettings
     if (text.includes("fos:late-reject")) {
       yield* decide(application, { outcome: "rejected", failureCode: "rejected_by_ops", bySimulate: false })
-      yield* schedule(lateComplianceTimerKind, (yield* Clock.currentTimeMillis) + settings.lateComplianceDelayMs, { applicationId: application.id })
+      yield* schedule(lateComplianceTimerKind, (yield* Clock.currentTimeMillis) + settings.lateComplianceDelayMs, { applicationId: application.id }, scope(application))
       return
     }
     if (text.includes("fos:reject")) {
