@@ -21,6 +21,7 @@ import {
   decodeFailure,
   type EngineServices,
   type FormPart,
+  isRestrictedIn,
   isValidIdempotencyKey,
   makeAuthenticate,
   randomHex,
@@ -42,6 +43,7 @@ import {
   type Environment,
   Idempotency,
   type IdempotencyPolicy,
+  OpenWhenRestricted,
   RateBucket,
   toIso,
   Upload,
@@ -227,8 +229,11 @@ const fromStored = (stored: StoredResponse) =>
     : HttpServerResponse.text(stored.body, { status: stored.status, contentType: stored.contentType })
 
 /**
- * Authentication and the rate limit over the engine's services: the caller, with the bucket's decision recorded
- * on the request for the response headers. Written as a short chain of effects: it runs on every request.
+ * Authentication, the organization's restriction and the rate limit over the engine's services: the caller, with
+ * the bucket's decision recorded on the request for the response headers. `restrictable` says the request is one a
+ * restricted organization is refused (a write its endpoint does not keep open); the refusal, a 403 like the other
+ * refusals of the organization, comes before the bucket and carries no rate headers. Written as a short chain of
+ * effects: it runs on every request.
  */
 export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
   const authenticate = makeAuthenticate(store, limiter)
@@ -238,10 +243,14 @@ export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
     method: string,
     apiKey: string | undefined,
     dedicated: DedicatedBucket | undefined,
+    restrictable: boolean,
     then: (caller: Caller) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, ApiError | E, R> => {
     if (info.environment === undefined) return Effect.die(new Error("admit outside a base address"))
     return authenticate({ method, environment: info.environment, apiKey, clientIp: info.clientIp }, (caller): Effect.Effect<A, ApiError | E, R> => {
+      if (restrictable && caller.organization.restrictedIn !== undefined && isRestrictedIn(caller.organization, caller.environment)) {
+        return Effect.fail(apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business."))
+      }
       const limit = rateLimitFor(caller, dedicated)
       const decision = limiter.take(limit.scope, limit.name, limit.spec)
       info.rate = decision
@@ -463,8 +472,9 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
       const transactional = !nonTransactional.has(`${group.identifier}.${endpoint.identifier}`)
       const upload = Context.get(endpoint.annotations, Upload)
       const sandboxOnly = group.identifier === "simulate"
+      const open = Context.get(endpoint.annotations, OpenWhenRestricted) || Context.get(group.annotations, OpenWhenRestricted)
       return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, EngineServices> =>
-        admit(info, request.method, request.headers["x-api-key"], bucket, (caller) => {
+        admit(info, request.method, request.headers["x-api-key"], bucket, !open && bodyMethods.has(request.method), (caller) => {
           if (sandboxOnly && info.environment !== "sandbox") {
             return Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
           }
@@ -494,7 +504,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         if (info.environment === undefined) return problem(apiError("NOT_FOUND", "No such operator route."))
         // Unknown routes answer after authentication, so the route table cannot be probed without a key.
         return Effect.catch(
-          admit(info, request.method, request.headers["x-api-key"], undefined, () => Effect.fail(apiError("NOT_FOUND", "No such route."))),
+          admit(info, request.method, request.headers["x-api-key"], undefined, false, () => Effect.fail(apiError("NOT_FOUND", "No such route."))),
           problem
         )
       })

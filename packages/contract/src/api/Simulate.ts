@@ -15,7 +15,7 @@ import {
 } from "../simulate/Simulate.ts"
 import { Event } from "../webhooks/Webhooks.ts"
 import { applicationParams } from "./Applications.ts"
-import { common, Idempotency, problem, withBody } from "./Policies.ts"
+import { common, Idempotency, OpenWhenRestricted, problem, withBody } from "./Policies.ts"
 
 /** The sandbox's simulate endpoints (served under /sandbox only). */
 export const Simulate = HttpApiGroup.make("simulate")
@@ -47,6 +47,10 @@ export const Simulate = HttpApiGroup.make("simulate")
     success: OrganizationRestriction,
     error: withBody
   }))
+  .add(HttpApiEndpoint.post("unrestrictOrganization", "/v2/simulate/organization/unrestrict", {
+    success: OrganizationRestriction,
+    error: withBody
+  }))
   .add(HttpApiEndpoint.post("reset", "/v2/simulate/reset", {
     success: SandboxReset,
     error: withBody
@@ -58,3 +62,5 @@ export const Simulate = HttpApiGroup.make("simulate")
       error: withBody
     }).annotate(Idempotency, "accepted")
   )
+  // The sandbox's outside actors and clock act on a restricted organization too (lifting the restriction among them).
+  .annotate(OpenWhenRestricted, true)
