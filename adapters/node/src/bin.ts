@@ -8,6 +8,7 @@ import { infoRequested, ListenError, parseServeArgs, serve, StoreError, UsageErr
 
 const usage = `usage: fos serve [--port N] [--host H] [--store memory|DIR|postgres://URL] [--clock system|virtual] [--clock-start ISO]
                  [--seed FILE] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]
+                 [--log-format pretty|json] [--quiet]
 ${operatorUsage}`
 
 const main = async (argv: ReadonlyArray<string>) => {

@@ -27,6 +27,7 @@ import {
   randomHex,
   RateLimiter,
   type RateLimiterService,
+  RealClock,
   rateLimitFor,
   renderProblem,
   runIdempotent,
@@ -53,6 +54,7 @@ import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, type Schema, St
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, makeDocsPages } from "./Docs.ts"
+import { RequestLog } from "./RequestLog.ts"
 import { CurrentUpload, Gate, nonTransactional } from "./ServerApi.ts"
 
 /** What the pipeline knows of one request; filled in as the request moves through it. */
@@ -65,6 +67,10 @@ export interface RequestInfo {
   readonly instance: string
   readonly clientIp: string
   rate: Decision | undefined
+  /** The caller's organization, once its key is accepted (for the request log). */
+  organizationId: string | undefined
+  /** When the request reached the edge, in real-time nanoseconds; 0 when nothing logs it. */
+  readonly startedNs: bigint
 }
 
 
@@ -248,6 +254,7 @@ export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
   ): Effect.Effect<A, ApiError | E, R> => {
     if (info.environment === undefined) return Effect.die(new Error("admit outside a base address"))
     return authenticate({ method, environment: info.environment, apiKey, clientIp: info.clientIp }, (caller): Effect.Effect<A, ApiError | E, R> => {
+      info.organizationId = caller.organization.id
       if (restrictable && caller.organization.restrictedIn !== undefined && isRestrictedIn(caller.organization, caller.environment)) {
         return Effect.fail(apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business."))
       }
@@ -414,6 +421,9 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
     // The engine's clock, taken once: a server may run requests in a context of its own.
     const clock = yield* Clock.Clock
     const nowMs = () => clock.currentTimeMillisUnsafe()
+    // The request log, when one is configured, reads real time at each end of a request (RequestLog.ts).
+    const requestLog = yield* RequestLog
+    const realClock = yield* RealClock
     const docsFiles = yield* DocsFiles
     const docs = docsFiles === undefined ? undefined : makeDocsPages(docsFiles)
     const time = yield* TimeControl
@@ -434,9 +444,29 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         environment,
         instance: q < 0 ? url : url.slice(0, q),
         clientIp: Option.getOrElse(request.remoteAddress, () => "127.0.0.1"),
-        rate: undefined
+        rate: undefined,
+        organizationId: undefined,
+        startedNs: requestLog === undefined ? 0n : realClock.currentTimeNanosUnsafe()
       }
     }
+
+    /** Sends the request's entry to the log, if any; the response goes on unchanged. */
+    const logged = requestLog === undefined
+      ? (_request: HttpServerRequest.HttpServerRequest, _info: RequestInfo, response: HttpServerResponse.HttpServerResponse) => response
+      : (request: HttpServerRequest.HttpServerRequest, info: RequestInfo, response: HttpServerResponse.HttpServerResponse) => {
+        const endNs = realClock.currentTimeNanosUnsafe()
+        requestLog({
+          time: toIso(realClock.currentTimeMillisUnsafe()),
+          method: request.method,
+          path: info.instance,
+          status: response.status,
+          durationMs: Number(endNs - info.startedNs) / 1e6,
+          correlationId: info.correlationId,
+          organizationId: info.organizationId,
+          environment: info.environment
+        })
+        return response
+      }
 
     /** An ApiError becomes its problem; anything else but an interruption (a client gone) is logged and a 500. */
     const recover = (info: RequestInfo, cause: Cause.Cause<ApiError>) => {
@@ -454,8 +484,8 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
         const info = begin(request, environment)
         const answered = Effect.matchCauseEffect(run(request, info), {
-          onSuccess: (response) => Effect.succeed(finish(info, response)),
-          onFailure: (cause) => Effect.map(recover(info, cause), (response) => finish(info, response))
+          onSuccess: (response) => Effect.succeed(logged(request, info, finish(info, response))),
+          onFailure: (cause) => Effect.map(recover(info, cause), (response) => logged(request, info, finish(info, response)))
         })
         // The servers run requests in a context that holds this engine's services already (`serveEngine`, the web
         // handler). A host that serves the routes in a context of its own gets them added here, once, for all the
@@ -493,7 +523,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         const path = q < 0 ? request.url : request.url.slice(0, q)
         const base = baseOf(path)
         const info = begin(request, base?.environment)
-        const done = (response: HttpServerResponse.HttpServerResponse) => finish(info, response)
+        const done = (response: HttpServerResponse.HttpServerResponse) => logged(request, info, finish(info, response))
         if (path === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
         // The reference page is public documentation, like the OpenAPI documents it shows: no key.
         const page = docs !== undefined && (request.method === "GET" || request.method === "HEAD") ? docs(path) : undefined
