@@ -487,7 +487,7 @@ const main = async () => {
     log(`starting fos serve as npm start runs it: exec node ${startArgs.join(" ")}`)
     const fosStart = await startChild(
       "fos serve",
-      [...startArgs, "--store", "memory", "--port", "0", "--host", "127.0.0.1", "--seed", seedPath],
+      [...startArgs, "--store", "memory", "--port", "0", "--host", "127.0.0.1", "--seed", seedPath, "--quiet"],
       {},
       "sandbox: "
     )

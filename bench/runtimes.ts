@@ -174,7 +174,7 @@ interface RuntimeResult {
 
 const benchRuntime = async (runtime: FosRuntime, seedPath: string, key: string, tmp: string): Promise<RuntimeResult> => {
   log(`${runtime}: starting fos serve`)
-  const fos = await startFos(["--store", "memory", "--port", "0", "--seed", seedPath], {}, runtime)
+  const fos = await startFos(["--store", "memory", "--port", "0", "--seed", seedPath, "--quiet"], {}, runtime)
   const pid = fos.child.pid!
   try {
     await sleep(2000)

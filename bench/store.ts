@@ -48,7 +48,7 @@ const seed = {
 }
 
 const start = (store: string, seedPath: string) =>
-  startFos(["--store", store, "--port", "0", "--clock", "virtual", "--seed", seedPath])
+  startFos(["--store", store, "--port", "0", "--clock", "virtual", "--seed", seedPath, "--quiet"])
 
 /** Idempotent POSTs per second against a running server, each with its own key. */
 const writes = async (origin: string) => {

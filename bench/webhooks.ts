@@ -57,7 +57,7 @@ const deliveryRate = async () => {
   const tmp = mkdtempSync(join(tmpdir(), "fos-bench-hooks-"))
   const seedPath = join(tmp, "seed.json")
   writeFileSync(seedPath, JSON.stringify(seed))
-  const server = await startFos(["--store", "memory", "--port", "0", "--clock", "virtual", "--insecure-webhooks", "--seed", seedPath])
+  const server = await startFos(["--store", "memory", "--port", "0", "--clock", "virtual", "--insecure-webhooks", "--seed", seedPath, "--quiet"])
   try {
     const origin = server.origin
     const call = (path: string, body: unknown) =>

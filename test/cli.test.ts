@@ -49,6 +49,27 @@ describe("fos operator commands", () => {
     expect(((await after.json()) as { type: string }).type).toBe("API_KEY_INVALID")
   })
 
+  it("fos reset empties an organization's sandbox and keeps its keys; an unknown organization is refused", async () => {
+    fos(server.origin, "orgs", "create", "--name", "Reset", "--id", "org_clireset", "--status", "active")
+    fos(server.origin, "users", "create", "--org", "org_clireset", "--email", "ada@reset.test", "--role", "admin", "--id", "usr_clireset")
+    const key = JSON.parse(fos(server.origin, "keys", "create", "--org", "org_clireset", "--user", "usr_clireset", "--env", "sandbox", "--access", "read_write").stdout).key as string
+    const headers = { "x-api-key": key, "content-type": "application/json" }
+    const created = await fetch(`${server.origin}/sandbox/v2/webhooks/endpoints`, { method: "POST", headers, body: JSON.stringify({ url: "https://hooks.reset.test/fos" }) })
+    expect(created.status).toBe(201)
+
+    const reset = fos(server.origin, "reset", "org_clireset")
+    expect(reset.code, reset.stderr).toBe(0)
+    expect(JSON.parse(reset.stdout)).toMatchObject({ organizationId: "org_clireset", environment: "sandbox", removed: { webhookEndpoints: 1 } })
+    const list = await fetch(`${server.origin}/sandbox/v2/webhooks/endpoints`, { headers })
+    expect(list.status).toBe(200)
+    expect(((await list.json()) as { data: Array<unknown> }).data).toEqual([])
+
+    const unknown = fos(server.origin, "reset", "org_nobody")
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toContain("NOT_FOUND")
+    expect(fos(server.origin, "reset").code).toBe(2)
+  })
+
   it("print the problem and exit 1 when the server refuses", () => {
     fos(server.origin, "orgs", "create", "--name", "Beta", "--id", "org_clibeta")
     fos(server.origin, "users", "create", "--org", "org_clibeta", "--email", "dev@cli.test", "--role", "developer", "--id", "usr_clidev")

@@ -965,13 +965,12 @@ describe("organization onboarding", () => {
     expect((await events("organization.restricted")).map((e) => e.environment)).toEqual(["sandbox", "live"])
   })
 
-  it("organization.restricted carries no reason or type", async () => {
+  it("organization.restricted carries no reason or type; the simulate call restricts the sandbox alone", async () => {
     const r = await acme.call("POST", "/v2/simulate/organization/restrict")
     expect(r.status, r.text).toBe(200)
     const restricted = await events("organization.restricted")
     expect(restricted.map((e) => [e.environment, e.data])).toEqual([
-      ["sandbox", { organizationId: "org_acme", occurredAt: new Date(START_MS).toISOString() }],
-      ["live", { organizationId: "org_acme", occurredAt: new Date(START_MS).toISOString() }]
+      ["sandbox", { organizationId: "org_acme", occurredAt: new Date(START_MS).toISOString() }]
     ])
   })
 })

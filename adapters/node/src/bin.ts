@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `fos` command line: `fos serve` runs the server (what `npm start` runs); `fos orgs|users|keys` are the
+ * The `fos` command line: `fos serve` runs the server (what `npm start` runs); `fos orgs|users|keys|reset` are the
  * operator commands, which call a running server's operator surface.
  */
 import { OperatorRefused, operatorUsage, runOperator } from "./operator.ts"
@@ -8,6 +8,7 @@ import { infoRequested, ListenError, parseServeArgs, serve, StoreError, UsageErr
 
 const usage = `usage: fos serve [--port N] [--host H] [--store memory|DIR|postgres://URL] [--clock system|virtual] [--clock-start ISO]
                  [--seed FILE] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]
+                 [--log-format pretty|json] [--quiet]
 ${operatorUsage}`
 
 const main = async (argv: ReadonlyArray<string>) => {
@@ -21,6 +22,7 @@ const main = async (argv: ReadonlyArray<string>) => {
     case "orgs":
     case "users":
     case "keys":
+    case "reset":
       console.log(JSON.stringify(await runOperator(command, args, process.env), null, 2))
       return
     case undefined:

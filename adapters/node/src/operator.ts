@@ -73,13 +73,14 @@ const call = async (p: Parsed, env: Record<string, string | undefined>, method: 
 const usage = `operator commands (they call a running server; --server URL or FOS_SERVER, --token T or FOS_OPERATOR_TOKEN):
   fos orgs list
   fos orgs create --name NAME [--id org_...] [--status onboarding|active|suspended]
-  fos orgs activate|suspend|provision-sandbox|restrict ORG_ID
+  fos orgs activate|suspend|provision-sandbox|restrict|unrestrict ORG_ID
   fos orgs set --features a,b | --key-creation on|off | --rate-limit PER_SECOND:BURST | --rate-limit default  ORG_ID
   fos users create --org ORG_ID --email EMAIL --role admin|developer [--id usr_...]
   fos users remove USER_ID                  (revokes every key the user created)
   fos keys create --org ORG_ID --user USER_ID --env sandbox|live [--access read_only|read_write] [--ip CIDR]...
   fos keys list --org ORG_ID
-  fos keys revoke KEY_OR_HASH`
+  fos keys revoke KEY_OR_HASH
+  fos reset ORG_ID                          (empties the organization's sandbox; keeps it, its users and keys)`
 
 export const operatorUsage = usage
 
@@ -89,6 +90,12 @@ export const runOperator = async (
   args: ReadonlyArray<string>,
   env: Record<string, string | undefined>
 ): Promise<unknown> => {
+  if (group === "reset") {
+    const p = parse(args, connection)
+    const id = p.positional[0]
+    if (id === undefined || p.positional.length > 1) throw new UsageError("fos reset needs one organization id")
+    return call(p, env, "POST", `/operator/organizations/${encodeURIComponent(id)}/reset`)
+  }
   const [action, ...rest] = args
   const known = (...names: Array<string>) => parse(rest, [...connection, ...names])
   switch (`${group} ${action}`) {
@@ -102,10 +109,11 @@ export const runOperator = async (
         ...(one(p, "status") === undefined ? {} : { status: one(p, "status") })
       })
     }
-    case "orgs restrict": {
+    case "orgs restrict":
+    case "orgs unrestrict": {
       const id = known().positional[0]
-      if (id === undefined) throw new UsageError("fos orgs restrict needs an organization id")
-      return call(known(), env, "POST", `/operator/organizations/${encodeURIComponent(id)}/restrict`)
+      if (id === undefined) throw new UsageError(`fos orgs ${action} needs an organization id`)
+      return call(known(), env, "POST", `/operator/organizations/${encodeURIComponent(id)}/${action}`)
     }
     case "orgs activate":
     case "orgs suspend":

@@ -21,11 +21,16 @@ export interface ServeOptions {
   readonly idempotencyRetentionMs: number | undefined
   /** The operator surface's bearer token; one is minted and printed when none is given. */
   readonly operatorToken: string | undefined
+  /** How the request log prints: a line for people (`pretty`, the default) or one JSON object per line. */
+  readonly logFormat: "pretty" | "json"
+  /** No request log (the start lines are still printed). */
+  readonly quiet: boolean
 }
 
 /** The flags, for usage messages. */
 export const serveUsage = `serve [--port N] [--host H] [--store memory|DIR|postgres://URL] [--clock system|virtual] [--clock-start ISO]
-      [--seed FILE] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]`
+      [--seed FILE] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]
+      [--log-format pretty|json] [--quiet]`
 
 /** A bad flag or seed: the message names the problem; the process exits with status 2 having written nothing. */
 export class UsageError extends Error {}
@@ -61,6 +66,8 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
   let insecureWebhooks = false
   let retention: string | undefined
   let operatorToken = env.FOS_OPERATOR_TOKEN
+  let logFormat: "pretty" | "json" = "pretty"
+  let quiet = false
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
     const [name, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined]
@@ -85,6 +92,13 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
       case "--insecure-webhooks": insecureWebhooks = true; break
       case "--idempotency-retention-seconds": retention = value(); break
       case "--operator-token": operatorToken = value(); break
+      case "--log-format": {
+        const v = value()
+        if (v !== "pretty" && v !== "json") throw new UsageError(`--log-format is pretty or json, not ${JSON.stringify(v)}`)
+        logFormat = v
+        break
+      }
+      case "--quiet": quiet = true; break
       default: throw new UsageError(`unknown flag ${JSON.stringify(arg)}`)
     }
   }
@@ -120,7 +134,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
     seed = parsed.success
   }
   if (operatorToken !== undefined && operatorToken.length < 16) throw new UsageError("--operator-token (or FOS_OPERATOR_TOKEN) needs at least 16 characters")
-  return { port, host, store, clock, clockStartMs, seed, insecureWebhooks, idempotencyRetentionMs, operatorToken }
+  return { port, host, store, clock, clockStartMs, seed, insecureWebhooks, idempotencyRetentionMs, operatorToken, logFormat, quiet }
 }
 
 /** The store a `--store` value names: memory, PostgreSQL by URL, or PGlite in a directory. */

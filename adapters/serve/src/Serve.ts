@@ -13,7 +13,7 @@ import { lookup } from "node:dns/promises"
 import { readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { ensureDemoOrganization, TransportError } from "@fos/core"
-import { createEngine, type Engine, layerRoutes, readDocsAssets } from "@fos/http"
+import { createEngine, type Engine, formatRequestLog, layerRoutes, readDocsAssets } from "@fos/http"
 import { describeStoreFailure } from "@fos/sql"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
@@ -44,6 +44,12 @@ export const checkListen = (host: string, port: number): Promise<void> =>
       })
       probe.listen({ host, port, exclusive: true }, () => probe.close(() => ok()))
     })
+
+/** Whether the output is a terminal that takes colour (NO_COLOR, https://no-color.org, turns it off). */
+const colorAllowed = (): boolean => {
+  const proc = (globalThis as { process?: { stdout?: { isTTY?: boolean }; env?: Record<string, string | undefined> } }).process
+  return proc?.stdout?.isTTY === true && (proc.env?.NO_COLOR ?? "") === ""
+}
 
 const mintToken = (): string =>
   Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")
@@ -106,7 +112,9 @@ export const serveEngine = <E>(
   const app = HttpRouter.serve(layerRoutes(Layer.succeedContext(engine.context), {
     operatorToken: engine.operatorToken,
     // The reference page at /docs, with Swagger UI's files from the installed swagger-ui-dist.
-    docs: readDocsAssets((file) => readFileSync(file))
+    docs: readDocsAssets((file) => readFileSync(file)),
+    // One line per request on the same output as the start lines; coloured only in a terminal that allows it.
+    requestLog: options.quiet ? undefined : (entry) => out(formatRequestLog(entry, options.logFormat, { color: colorAllowed() }))
   }), {
     disableLogger: true,
     disableListenLog: true

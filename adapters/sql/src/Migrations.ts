@@ -48,6 +48,30 @@ export const migrations: ReadonlyArray<Migration> = [
     version: 2,
     name: "the store-wide sequence that orders the outbox",
     statements: [`CREATE SEQUENCE fos_sequence AS bigint`]
+  },
+  {
+    // Rows written before these orders existed get their index entries, so a sandbox reset finds them too. Only
+    // what the rows carry can be indexed: a timer written before timers had a scope stays out of every scope, and
+    // its handler finds nothing when it fires after a reset.
+    version: 3,
+    name: "the scope orders a sandbox reset removes by (outbox, idempotency, reserved customers, timers)",
+    statements: [
+      `INSERT INTO fos_orders (tbl, ord, part, sort, key)
+         SELECT o.tbl, 'byScope', (r.data->>'organizationId') || '/' || (r.data->>'environment'), o.sort, o.key
+         FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.key
+         WHERE o.tbl = 'outbox' AND o.ord = 'bySequence'
+         ON CONFLICT DO NOTHING`,
+      `INSERT INTO fos_orders (tbl, ord, part, sort, key)
+         SELECT tbl, 'byScope', split_part(key, '/', 1) || '/' || split_part(key, '/', 2), key, key
+         FROM fos_rows WHERE tbl = 'idempotency'
+         ON CONFLICT DO NOTHING`,
+      `INSERT INTO fos_orders (tbl, ord, part, sort, key)
+         SELECT tbl, 'byScope', data->>'scope', key, key FROM fos_rows WHERE tbl = 'reserved_customers'
+         ON CONFLICT DO NOTHING`,
+      `INSERT INTO fos_orders (tbl, ord, part, sort, key)
+         SELECT tbl, 'byScope', '', sort, key FROM fos_orders WHERE tbl = 'timers' AND ord = 'due'
+         ON CONFLICT DO NOTHING`
+    ]
   }
 ]
 

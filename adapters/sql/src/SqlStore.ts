@@ -165,6 +165,29 @@ export const makeSqlStore = Effect.gen(function*() {
       yield* sql`DELETE FROM fos_rows WHERE tbl = ${t.name} AND key = ${key}`
     }))
 
+  /**
+   * Set-based, so a reset costs a handful of statements whatever the partition holds: the counts of the counted
+   * orders go down by the rows leaving each of their partitions, then the unique values, the rows and every index
+   * entry of those rows go. Each statement finds the rows through the partition's index entries, which go last.
+   */
+  const removePartition = <Row>(t: Table<Row>, order: string, partition: string): Effect.Effect<number> =>
+    ownTransaction<number, never>(Effect.gen(function*() {
+      const doomed = sql`SELECT key FROM fos_orders WHERE tbl = ${t.name} AND ord = ${order} AND part = ${partition}`
+      const counted = Object.entries(t.orders).filter(([, o]) => o.counted !== false).map(([name]) => name)
+      if (counted.length > 0) {
+        yield* sql`UPDATE fos_counts c SET n = c.n - d.k
+          FROM (SELECT ord, part, count(*) AS k FROM fos_orders
+                WHERE tbl = ${t.name} AND ord IN ${sql.in(counted)} AND key IN (${doomed}) GROUP BY ord, part) d
+          WHERE c.tbl = ${t.name} AND c.ord = d.ord AND c.part = d.part`
+      }
+      if (hasUniques(t)) yield* sql`DELETE FROM fos_uniques WHERE tbl = ${t.name} AND key IN (${doomed})`
+      const removed = yield* sql<{ n: string | number }>`WITH gone AS (
+          DELETE FROM fos_rows WHERE tbl = ${t.name} AND key IN (${doomed}) RETURNING 1)
+        SELECT count(*) AS n FROM gone`
+      yield* sql`DELETE FROM fos_orders WHERE tbl = ${t.name} AND key IN (${doomed})`
+      return Number(removed[0]!.n)
+    }))
+
   const page = <Row>(t: Table<Row>, q: PageQuery): Effect.Effect<ReadonlyArray<Row>> => {
     const ascending = q.descending === q.backward
     const from = q.from === undefined ? undefined : { sort: encodeSort(q.from.sort), key: q.from.key }
@@ -202,6 +225,7 @@ export const makeSqlStore = Effect.gen(function*() {
     insert,
     update,
     remove,
+    removePartition,
     page,
     nextSequence: dieOnSql(Effect.map(sql<{ n: string | number }>`SELECT nextval('fos_sequence') AS n`, (rows) => Number(rows[0]!.n))),
     count: (t, order, partition) =>

@@ -44,6 +44,25 @@ const Events = table<Note>({
   orders: { byText: { partition: () => "", sort: (n) => n.text, counted: false } }
 })
 
+/** Rows in two orders with different partitions: removing one order's partition must clean the other order too. */
+interface Item {
+  readonly id: string
+  readonly owner: string
+  readonly tag: string
+  readonly code?: string
+}
+
+const Items = table<Item>({
+  name: "contract_items",
+  key: (i) => i.id,
+  unique: { code: (i) => i.code },
+  orders: {
+    byOwner: { partition: (i) => i.owner, sort: (i) => i.id },
+    byTag: { partition: (i) => i.tag, sort: (i) => i.id },
+    byOwnerUncounted: { partition: (i) => i.owner, sort: (i) => i.id, counted: false }
+  }
+})
+
 interface Counter {
   readonly id: string
   readonly value: number
@@ -728,6 +747,100 @@ export const storeContract = <E>(
           { numRuns: scale.propertyRuns }
         )
       }, 120_000)
+    })
+
+    describe("removing a partition", () => {
+      const items = (store: StoreService) =>
+        Effect.gen(function*() {
+          yield* store.insert(Items, { id: "i1", owner: "alice", tag: "red", code: "c1" })
+          yield* store.insert(Items, { id: "i2", owner: "alice", tag: "blue", code: "c2" })
+          yield* store.insert(Items, { id: "i3", owner: "alice", tag: "red" })
+          yield* store.insert(Items, { id: "i4", owner: "bob", tag: "red", code: "c4" })
+          yield* store.insert(Items, { id: "i5", owner: "alicea", tag: "blue" })
+          yield* store.insert(Notes, { id: "i1", text: "same key, other table" })
+        })
+      const inOrder = (store: StoreService, order: string, partition: string) =>
+        store.page(Items, { order, partition, descending: false, backward: false, from: undefined, limit: 100 }).pipe(Effect.map(ids))
+
+      it.effect("removes every row of the partition, with its unique values and its entries in every order", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* items(store)
+            expect(yield* store.removePartition(Items, "byOwner", "alice")).toBe(3)
+            for (const id of ["i1", "i2", "i3"]) expect(yield* store.get(Items, id)).toBeUndefined()
+            expect(yield* inOrder(store, "byOwner", "alice")).toEqual([])
+            expect(yield* inOrder(store, "byOwnerUncounted", "alice")).toEqual([])
+            expect(yield* inOrder(store, "byTag", "red")).toEqual(["i4"])
+            expect(yield* inOrder(store, "byTag", "blue")).toEqual(["i5"])
+            expect(yield* store.count(Items, "byOwner", "alice")).toBe(0)
+            expect(yield* store.count(Items, "byOwnerUncounted", "alice")).toBe(0)
+            expect(yield* store.count(Items, "byTag", "red")).toBe(1)
+            expect(yield* store.count(Items, "byTag", "blue")).toBe(1)
+            expect(yield* store.findUnique(Items, "code", "c1")).toBeUndefined()
+            // The unique value is free again.
+            yield* store.insert(Items, { id: "i6", owner: "carol", tag: "red", code: "c1" })
+            expect(yield* store.count(Items, "byTag", "red")).toBe(2)
+          })
+        ))
+
+      it.effect("leaves other partitions, a partition whose name extends it, and other tables alone", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* items(store)
+            yield* store.removePartition(Items, "byOwner", "alice")
+            expect(yield* store.get(Items, "i4")).toEqual({ id: "i4", owner: "bob", tag: "red", code: "c4" })
+            expect(yield* store.findUnique(Items, "code", "c4")).toBeDefined()
+            expect(yield* inOrder(store, "byOwner", "alicea")).toEqual(["i5"])
+            expect(yield* store.count(Items, "byOwner", "bob")).toBe(1)
+            expect((yield* store.get(Notes, "i1"))?.text).toBe("same key, other table")
+            // An empty or unknown partition removes nothing.
+            expect(yield* store.removePartition(Items, "byOwner", "nobody")).toBe(0)
+            expect(yield* store.removePartition(Items, "byOwner", "alice")).toBe(0)
+          })
+        ))
+
+      it.effect("removes by an order whose count is not kept", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* items(store)
+            expect(yield* store.removePartition(Items, "byOwnerUncounted", "bob")).toBe(1)
+            expect(yield* store.get(Items, "i4")).toBeUndefined()
+            expect(yield* store.count(Items, "byTag", "red")).toBe(2)
+            expect(yield* store.count(Items, "byOwner", "bob")).toBe(0)
+          })
+        ))
+
+      it.effect("is rolled back with its transaction, and seen by the rest of its transaction", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* items(store)
+            const exit = yield* Effect.exit(store.transaction(Effect.gen(function*() {
+              yield* store.removePartition(Items, "byOwner", "alice")
+              expect(yield* store.get(Items, "i1")).toBeUndefined()
+              expect(yield* store.count(Items, "byTag", "red")).toBe(1)
+              return yield* Effect.fail(new Boom())
+            })))
+            expect(Exit.isFailure(exit)).toBe(true)
+            expect(yield* inOrder(store, "byOwner", "alice")).toEqual(["i1", "i2", "i3"])
+            expect(yield* inOrder(store, "byTag", "red")).toEqual(["i1", "i3", "i4"])
+            expect(yield* store.count(Items, "byTag", "red")).toBe(3)
+            expect(yield* store.count(Items, "byOwner", "alice")).toBe(3)
+            expect((yield* store.findUnique(Items, "code", "c2"))?.id).toBe("i2")
+          })
+        ))
+
+      it.effect("removes rows written earlier in the same transaction", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            const removed = yield* store.transaction(Effect.gen(function*() {
+              yield* items(store)
+              return yield* store.removePartition(Items, "byTag", "red")
+            }))
+            expect(removed).toBe(3)
+            expect(yield* inOrder(store, "byOwner", "alice")).toEqual(["i2"])
+            expect(yield* store.count(Items, "byOwner", "alice")).toBe(1)
+          })
+        ))
     })
 
     describe("sequence and outbox", () => {

@@ -8,6 +8,7 @@ import { type DocsAssets, DocsFiles } from "./Docs.ts"
 import { layerHandlers } from "./Handlers.ts"
 import { layerOperatorRoutes, OperatorToken } from "./Operator.ts"
 import { layerCorrelation, layerEdge, layerGateDeclaration, layerUnrouted } from "./Pipeline.ts"
+import { RequestLog, type RequestLogger } from "./RequestLog.ts"
 import { layerApiRoutes } from "./Router.ts"
 
 export interface RoutesOptions {
@@ -15,6 +16,8 @@ export interface RoutesOptions {
   readonly operatorToken?: string | undefined
   /** Serves the reference page at `/docs` with these files (`readDocsAssets`); without them there is no `/docs`. */
   readonly docs?: DocsAssets | undefined
+  /** Receives one entry per answered request (`formatRequestLog` makes the server's lines); nothing is logged without it. */
+  readonly requestLog?: RequestLogger | undefined
 }
 
 /** The routes and the pipeline over the engine services `engine` provides. */
@@ -24,7 +27,10 @@ export const layerRoutes = <E>(engine: Layer.Layer<EngineServices, E>, options: 
     layerOperatorRoutes,
     layerUnrouted
   ).pipe(
-    Layer.provide(layerEdge.pipe(Layer.provide(Layer.succeed(DocsFiles, options.docs)))),
+    Layer.provide(layerEdge.pipe(
+      Layer.provide(Layer.succeed(DocsFiles, options.docs)),
+      Layer.provide(Layer.succeed(RequestLog, options.requestLog))
+    )),
     Layer.provide(layerCorrelation),
     Layer.provideMerge(engine),
     Layer.provide(Layer.succeed(OperatorToken, options.operatorToken))

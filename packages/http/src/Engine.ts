@@ -29,6 +29,7 @@ import { parseIso, toIso } from "@fos/contract"
 import { Context, Duration, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { layerRoutes } from "./App.ts"
+import type { RequestLogger } from "./RequestLog.ts"
 import { httpTransport } from "./Transport.ts"
 
 // --- options -----------------------------------------------------------------------------------------------------
@@ -65,6 +66,11 @@ export interface CreateEngineOptions extends Omit<EngineOptions, "store" | "cloc
   readonly seed?: SeedFile
   /** Turns the operator surface (`/operator/...`) on, guarded by this bearer token. */
   readonly operatorToken?: string
+  /**
+   * Receives one entry per request `engine.fetch` answers (off by default: a test suite's output stays its own).
+   * `(entry) => console.log(formatRequestLog(entry, "pretty"))` prints what `fos serve` prints.
+   */
+  readonly requestLog?: RequestLogger
 }
 
 /** The last instant a wire timestamp (four-digit year) can show; the clock never goes past it. */
@@ -311,7 +317,7 @@ export type EmbeddedServices = EngineServices | Deliveries
  */
 export const layerEmbedded = (options: CreateEngineOptions = {}): Layer.Layer<EmbeddedServices, unknown> =>
   Layer.unwrap(Effect.sync(() => {
-    const { store, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, ...rest } = options
+    const { store, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, requestLog: __, ...rest } = options
     const inner = webhookTransport === undefined || webhookTransport === "http"
       ? httpTransport
       : webhookTransport === "memory"
@@ -371,7 +377,7 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
   let web: ReturnType<typeof HttpRouter.toWebHandler> | undefined
   const handler = (request: Request): Promise<Response> => {
     web ??= HttpRouter.toWebHandler(
-      layerRoutes(Layer.succeedContext(context), { operatorToken: options.operatorToken }).pipe(Layer.provide(HttpServer.layerServices)),
+      layerRoutes(Layer.succeedContext(context), { operatorToken: options.operatorToken, requestLog: options.requestLog }).pipe(Layer.provide(HttpServer.layerServices)),
       { disableLogger: true }
     )
     return (web.handler as (request: Request) => Promise<Response>)(request)

@@ -24,8 +24,10 @@ import {
   listVirtualAccounts,
   readPersonField,
   requestCancel,
+  resetSandbox,
   restrictCustomer,
   restrictOrganization,
+  liftOrganizationRestriction,
   retryDelivery,
   rotateSecret,
   selectableIndustries,
@@ -152,10 +154,16 @@ const SimulateLive = HttpApiBuilder.group(ServerApi, "simulate", (handlers) =>
       CurrentCaller.use((caller) => simulateLateCompliance(caller, params.id, payload)).pipe(Effect.map(mutable)))
     .handle("restrictCustomer", ({ params, payload }) =>
       CurrentCaller.use((caller) => restrictCustomer(caller, params.customerId, payload.type ?? "account")).pipe(Effect.map(customerToWire)))
+    // The sandbox's restriction: the simulate call restricts the sandbox alone, never live (docs/decisions.md).
     .handle("restrictOrganization", () =>
-      CurrentCaller.use((caller) => restrictOrganization(caller.organization.id)).pipe(
+      CurrentCaller.use((caller) => restrictOrganization(caller.organization.id, ["sandbox"])).pipe(
         Effect.map((o) => ({ organizationId: o.id, restricted: true }))
       ))
+    .handle("unrestrictOrganization", () =>
+      CurrentCaller.use((caller) => liftOrganizationRestriction(caller.organization.id, ["sandbox"])).pipe(
+        Effect.map((o) => ({ organizationId: o.id, restricted: false }))
+      ))
+    .handle("reset", () => CurrentCaller.use((caller) => resetSandbox(caller.organization.id)).pipe(Effect.map(mutable)))
     .handle("clock", () =>
       Effect.gen(function*() {
         const time = yield* TimeControl

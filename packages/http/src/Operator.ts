@@ -15,8 +15,11 @@ import {
   type EngineServices,
   listApiKeys,
   listOrganizations,
+  getOrganization,
   removeUser,
+  resetSandbox,
   restrictOrganization,
+  liftOrganizationRestriction,
   revokeApiKey,
   sha256Hex,
   Store,
@@ -143,6 +146,16 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
     const store = yield* Store
     const organization = yield* store.transaction(restrictOrganization(yield* param("id")))
     return json({ organizationId: organization.id, restricted: true })
+  }))),
+  HttpRouter.route("POST", "/operator/organizations/:id/unrestrict", guard(Effect.gen(function*() {
+    const store = yield* Store
+    const organization = yield* store.transaction(liftOrganizationRestriction(yield* param("id")))
+    return json({ organizationId: organization.id, restricted: false })
+  }))),
+  // The organization's sandbox emptied (`fos reset`); its live data is never touched (Reset.ts).
+  HttpRouter.route("POST", "/operator/organizations/:id/reset", guard(Effect.gen(function*() {
+    const organization = yield* getOrganization(yield* param("id"))
+    return json(yield* resetSandbox(organization.id))
   }))),
   HttpRouter.route("POST", "/operator/users", guard(Effect.gen(function*() {
     const input = yield* body(NewUserBody)

@@ -21,11 +21,13 @@ import {
   decodeFailure,
   type EngineServices,
   type FormPart,
+  isRestrictedIn,
   isValidIdempotencyKey,
   makeAuthenticate,
   randomHex,
   RateLimiter,
   type RateLimiterService,
+  RealClock,
   rateLimitFor,
   renderProblem,
   runIdempotent,
@@ -42,6 +44,7 @@ import {
   type Environment,
   Idempotency,
   type IdempotencyPolicy,
+  OpenWhenRestricted,
   RateBucket,
   toIso,
   Upload,
@@ -51,6 +54,7 @@ import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, type Schema, St
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, errorReferencePage, makeDocsPages } from "./Docs.ts"
+import { RequestLog } from "./RequestLog.ts"
 import { CurrentUpload, Gate, nonTransactional } from "./ServerApi.ts"
 
 /** What the pipeline knows of one request; filled in as the request moves through it. */
@@ -63,6 +67,10 @@ export interface RequestInfo {
   readonly instance: string
   readonly clientIp: string
   rate: Decision | undefined
+  /** The caller's organization, once its key is accepted (for the request log). */
+  organizationId: string | undefined
+  /** When the request reached the edge, in real-time nanoseconds; 0 when nothing logs it. */
+  readonly startedNs: bigint
 }
 
 
@@ -227,8 +235,11 @@ const fromStored = (stored: StoredResponse) =>
     : HttpServerResponse.text(stored.body, { status: stored.status, contentType: stored.contentType })
 
 /**
- * Authentication and the rate limit over the engine's services: the caller, with the bucket's decision recorded
- * on the request for the response headers. Written as a short chain of effects: it runs on every request.
+ * Authentication, the organization's restriction and the rate limit over the engine's services: the caller, with
+ * the bucket's decision recorded on the request for the response headers. `restrictable` says the request is one a
+ * restricted organization is refused (a write its endpoint does not keep open); the refusal, a 403 like the other
+ * refusals of the organization, comes before the bucket and carries no rate headers. Written as a short chain of
+ * effects: it runs on every request.
  */
 export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
   const authenticate = makeAuthenticate(store, limiter)
@@ -238,10 +249,15 @@ export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
     method: string,
     apiKey: string | undefined,
     dedicated: DedicatedBucket | undefined,
+    restrictable: boolean,
     then: (caller: Caller) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, ApiError | E, R> => {
     if (info.environment === undefined) return Effect.die(new Error("admit outside a base address"))
     return authenticate({ method, environment: info.environment, apiKey, clientIp: info.clientIp }, (caller): Effect.Effect<A, ApiError | E, R> => {
+      info.organizationId = caller.organization.id
+      if (restrictable && caller.organization.restrictedIn !== undefined && isRestrictedIn(caller.organization, caller.environment)) {
+        return Effect.fail(apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business."))
+      }
       const limit = rateLimitFor(caller, dedicated)
       const decision = limiter.take(limit.scope, limit.name, limit.spec)
       info.rate = decision
@@ -457,6 +473,9 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
     // The engine's clock, taken once: a server may run requests in a context of its own.
     const clock = yield* Clock.Clock
     const nowMs = () => clock.currentTimeMillisUnsafe()
+    // The request log, when one is configured, reads real time at each end of a request (RequestLog.ts).
+    const requestLog = yield* RequestLog
+    const realClock = yield* RealClock
     const docsFiles = yield* DocsFiles
     const docs = docsFiles === undefined ? undefined : makeDocsPages(docsFiles)
     const time = yield* TimeControl
@@ -475,9 +494,29 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         environment,
         instance: pathOf(request.url),
         clientIp: Option.getOrElse(request.remoteAddress, () => "127.0.0.1"),
-        rate: undefined
+        rate: undefined,
+        organizationId: undefined,
+        startedNs: requestLog === undefined ? 0n : realClock.currentTimeNanosUnsafe()
       }
     }
+
+    /** Sends the request's entry to the log, if any; the response goes on unchanged. */
+    const logged = requestLog === undefined
+      ? (_request: HttpServerRequest.HttpServerRequest, _info: RequestInfo, response: HttpServerResponse.HttpServerResponse) => response
+      : (request: HttpServerRequest.HttpServerRequest, info: RequestInfo, response: HttpServerResponse.HttpServerResponse) => {
+        const endNs = realClock.currentTimeNanosUnsafe()
+        requestLog({
+          time: toIso(realClock.currentTimeMillisUnsafe()),
+          method: request.method,
+          path: info.instance,
+          status: response.status,
+          durationMs: Number(endNs - info.startedNs) / 1e6,
+          correlationId: info.correlationId,
+          organizationId: info.organizationId,
+          environment: info.environment
+        })
+        return response
+      }
 
     /** An ApiError becomes its problem; anything else but an interruption (a client gone) is logged and a 500. */
     const recover = (info: RequestInfo, cause: Cause.Cause<ApiError>) => {
@@ -496,12 +535,12 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
      * authentication, so the route table cannot be probed without a key.
      */
     const unknownRoute = (request: HttpServerRequest.HttpServerRequest, path: string, info: RequestInfo) => {
-      const problem = (error: ApiError) => Effect.succeed(finish(info, problemResponse(error, info, nowMs())))
+      const problem = (error: ApiError) => Effect.succeed(logged(request, info, finish(info, problemResponse(error, info, nowMs()))))
       if (baseOf(path) === undefined) return problem(apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live."))
       if (path.includes("%") && !decodable(path)) return problem(apiError("BAD_REQUEST", "The request path is not valid percent-encoding."))
       if (info.environment === undefined) return problem(apiError("NOT_FOUND", "No such operator route."))
       return Effect.catch(
-        admit(info, request.method, request.headers["x-api-key"], undefined, () => Effect.fail(apiError("NOT_FOUND", "No such route."))),
+        admit(info, request.method, request.headers["x-api-key"], undefined, false, () => Effect.fail(apiError("NOT_FOUND", "No such route."))),
         problem
       )
     }
@@ -517,8 +556,8 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         } else {
           const info = begin(request, environment)
           answered = Effect.matchCauseEffect(run(request, info), {
-            onSuccess: (response) => Effect.succeed(finish(info, response)),
-            onFailure: (cause) => Effect.map(recover(info, cause), (response) => finish(info, response))
+            onSuccess: (response) => Effect.succeed(logged(request, info, finish(info, response))),
+            onFailure: (cause) => Effect.map(recover(info, cause), (response) => logged(request, info, finish(info, response)))
           })
         }
         // The servers run requests in a context that holds this engine's services already (`serveEngine`, the web
@@ -536,8 +575,9 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
       const transactional = !nonTransactional.has(`${group.identifier}.${endpoint.identifier}`)
       const upload = Context.get(endpoint.annotations, Upload)
       const sandboxOnly = group.identifier === "simulate"
+      const open = Context.get(endpoint.annotations, OpenWhenRestricted) || Context.get(group.annotations, OpenWhenRestricted)
       return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, EngineServices> =>
-        admit(info, request.method, request.headers["x-api-key"], bucket, (caller) => {
+        admit(info, request.method, request.headers["x-api-key"], bucket, !open && bodyMethods.has(request.method), (caller) => {
           if (sandboxOnly && info.environment !== "sandbox") {
             return Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
           }
@@ -555,7 +595,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         const path = pathOf(request.url)
         const base = baseOf(path)
         const info = begin(request, base?.environment)
-        const done = (response: HttpServerResponse.HttpServerResponse) => finish(info, response)
+        const done = (response: HttpServerResponse.HttpServerResponse) => logged(request, info, finish(info, response))
         if (path === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
         // The reference pages are public documentation, like the OpenAPI documents they show: no key. The error
         // reference needs no files, so every engine serves it.

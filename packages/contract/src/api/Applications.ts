@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { ApplicationId } from "../kernel/Ids.ts"
 import { listOf, listQuery } from "../kernel/Lists.ts"
 import { Application, ApplicationSorts, ApplicationTypes, IdvLink, PersonField, SensitivePersonFields } from "../onboarding/Applications.ts"
-import { common, Idempotency } from "./Policies.ts"
+import { common, Idempotency, OpenWhenRestricted } from "./Policies.ts"
 
 export const applicationParams = { id: ApplicationId }
 const personParams = { id: ApplicationId, referenceId: Schema.String }
@@ -20,13 +20,13 @@ export const Applications = HttpApiGroup.make("applications")
       params: applicationParams,
       success: Application.pipe(HttpApiSchema.status(202)),
       error: common
-    }).annotate(Idempotency, "required")
+    }).annotate(Idempotency, "required").annotate(OpenWhenRestricted, true)
   )
   .add(HttpApiEndpoint.post("idvLink", "/v2/applications/:id/persons/:referenceId/idv-link", {
     params: personParams,
     success: IdvLink.pipe(HttpApiSchema.status(201)),
     error: common
-  }))
+  }).annotate(OpenWhenRestricted, true))
   .add(HttpApiEndpoint.get("personField", "/v2/applications/:id/persons/:referenceId/fields/:field", {
     params: { ...personParams, field: Schema.Literals(SensitivePersonFields) },
     success: PersonField,

@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { DocumentId } from "../kernel/Ids.ts"
 import { Document, DocumentForm, maxDocumentBytes } from "../onboarding/Documents.ts"
-import { common, Idempotency, problem, RateBucket, Upload, withBody } from "./Policies.ts"
+import { common, Idempotency, OpenWhenRestricted, problem, RateBucket, Upload, withBody } from "./Policies.ts"
 
 export const Documents = HttpApiGroup.make("documents")
   .add(
@@ -13,5 +13,7 @@ export const Documents = HttpApiGroup.make("documents")
       .annotate(Upload, { fileField: "file", maxFileBytes: maxDocumentBytes })
       .annotate(RateBucket, "documents")
       .annotate(Idempotency, "accepted")
+      // Paperwork moves nothing and onboards no one; the submission that would is refused.
+      .annotate(OpenWhenRestricted, true)
   )
   .add(HttpApiEndpoint.get("get", "/v2/documents/:id", { params: { id: DocumentId }, success: Document, error: common }))

@@ -4,7 +4,7 @@ import { Country } from "../kernel/Geo.ts"
 import { Application } from "../onboarding/Applications.ts"
 import { OnboardingRequirements } from "../onboarding/Requirements.ts"
 import { OnboardingSubmission, OrganizationSubmission } from "../onboarding/Submissions.ts"
-import { common, Idempotency, problem, RateBucket, withBody } from "./Policies.ts"
+import { common, Idempotency, OpenWhenRestricted, problem, RateBucket, withBody } from "./Policies.ts"
 
 export const Onboarding = HttpApiGroup.make("onboarding")
   .add(HttpApiEndpoint.get("requirements", "/v2/onboarding/requirements", {
@@ -24,5 +24,5 @@ export const Onboarding = HttpApiGroup.make("onboarding")
       payload: OrganizationSubmission,
       success: Application.pipe(HttpApiSchema.status(201)),
       error: [...withBody, problem(422)]
-    }).annotate(Idempotency, "required").annotate(RateBucket, "application_submit")
+    }).annotate(Idempotency, "required").annotate(RateBucket, "application_submit").annotate(OpenWhenRestricted, true)
   )

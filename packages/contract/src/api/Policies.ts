@@ -1,6 +1,7 @@
 /**
  * What each endpoint declares beyond its shapes, as annotations the server reads: whether it requires, accepts or
- * refuses an Idempotency-Key, the dedicated rate bucket it counts against, and the form of an upload. Also the
+ * refuses an Idempotency-Key, the dedicated rate bucket it counts against, the form of an upload, and whether an
+ * organization under restriction may still call it. Also the
  * problem responses endpoints document.
  */
 import { Context } from "effect"
@@ -32,6 +33,16 @@ export interface UploadPolicy {
 /** Marks a file upload endpoint: it takes only multipart/form-data, with one file of at most `maxFileBytes`. */
 export class Upload extends Context.Reference<UploadPolicy | undefined>("fos/contract/Upload", {
   defaultValue: () => undefined
+}) {}
+
+/**
+ * Marks a writing endpoint (or a whole group) that an organization restricted by ops may still call: managing its
+ * webhooks, its own onboarding and documents, withdrawing applications, the sandbox's simulate endpoints. Every
+ * other endpoint that is not a read (GET, HEAD, OPTIONS) answers a restricted organization 403
+ * ORGANIZATION_ACCESS_SUSPENDED (docs/decisions.md, "Organizations").
+ */
+export class OpenWhenRestricted extends Context.Reference<boolean>("fos/contract/OpenWhenRestricted", {
+  defaultValue: () => false
 }) {}
 
 /** The problem response of `status`. */

@@ -14,11 +14,12 @@ import {
   OrganizationRestriction,
   SimulatedDeposit,
   TransactionReview,
-  TransactionTerminal
+  TransactionTerminal,
+  SandboxReset
 } from "../simulate/Simulate.ts"
 import { Event } from "../webhooks/Webhooks.ts"
 import { applicationParams } from "./Applications.ts"
-import { common, Idempotency, problem, withBody } from "./Policies.ts"
+import { common, Idempotency, OpenWhenRestricted, problem, withBody } from "./Policies.ts"
 
 const transactionParams = { id: TransactionId }
 
@@ -79,6 +80,14 @@ export const Simulate = HttpApiGroup.make("simulate")
     success: Transaction,
     error: [...withBody, problem(422)]
   }))
+  .add(HttpApiEndpoint.post("unrestrictOrganization", "/v2/simulate/organization/unrestrict", {
+    success: OrganizationRestriction,
+    error: withBody
+  }))
+  .add(HttpApiEndpoint.post("reset", "/v2/simulate/reset", {
+    success: SandboxReset,
+    error: withBody
+  }))
   .add(
     HttpApiEndpoint.post("advanceClock", "/v2/simulate/clock/advance", {
       payload: ClockAdvance,
@@ -86,3 +95,5 @@ export const Simulate = HttpApiGroup.make("simulate")
       error: withBody
     }).annotate(Idempotency, "accepted")
   )
+  // The sandbox's outside actors and clock act on a restricted organization too (lifting the restriction among them).
+  .annotate(OpenWhenRestricted, true)

@@ -10,7 +10,7 @@ import {
   WebhookDeliveryDetail,
   WebhookEndpoint
 } from "../webhooks/Webhooks.ts"
-import { common, Idempotency, problem, withBody } from "./Policies.ts"
+import { common, Idempotency, OpenWhenRestricted, problem, withBody } from "./Policies.ts"
 
 const endpointParams = { id: WebhookEndpointId }
 const deliveryParams = { id: WebhookDeliveryId }
@@ -58,3 +58,5 @@ export const Webhooks = HttpApiGroup.make("webhooks")
     error: [...common, problem(422)]
   }))
   .add(HttpApiEndpoint.get("eventTypes", "/v2/webhooks/event-types", { success: listOf(EventTypeInfo), error: common }))
+  // A restricted organization keeps hearing about itself.
+  .annotate(OpenWhenRestricted, true)

@@ -81,3 +81,26 @@ export const TransactionReview = Schema.Struct({
   r.acceptedDocumentTypes !== undefined && r.action !== "reject" ? { path: ["acceptedDocumentTypes"], issue: "is sent only with action reject" } : undefined
 )).annotate({ identifier: "TransactionReview" })
 export type TransactionReview = typeof TransactionReview.Type
+
+/**
+ * What `POST /v2/simulate/reset` removed from the caller's sandbox: how many rows of each kind. The organization,
+ * its users and its keys stay.
+ */
+export const SandboxReset = Schema.Struct({
+  organizationId: Schema.String,
+  environment: Schema.Literal("sandbox"),
+  removed: Schema.Struct({
+    customers: Schema.Number,
+    applications: Schema.Number,
+    documents: Schema.Number,
+    virtualAccounts: Schema.Number,
+    webhookEndpoints: Schema.Number,
+    webhookDeliveries: Schema.Number,
+    events: Schema.Number,
+    timers: Schema.Number,
+    idempotencyRecords: Schema.Number,
+    transactions: Schema.Number,
+    ledgerTransfers: Schema.Number
+  })
+}).annotate({ identifier: "SandboxReset" })
+export type SandboxReset = typeof SandboxReset.Type

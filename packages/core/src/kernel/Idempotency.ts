@@ -43,7 +43,14 @@ export interface IdempotencyRecord {
   readonly expiresAtMs: number
 }
 
-export const IdempotencyRecords = table<IdempotencyRecord>({ name: "idempotency", key: (r) => r.id })
+/** The scope of a record (`<organization>/<environment>`): its id up to the second slash (keys may hold slashes). */
+const recordScope = (r: IdempotencyRecord): string => r.id.split("/", 2).join("/")
+
+export const IdempotencyRecords = table<IdempotencyRecord>({
+  name: "idempotency",
+  key: (r) => r.id,
+  orders: { byScope: { partition: recordScope, sort: (r) => r.id, counted: false } }
+})
 
 /**
  * How long a kept response is replayed. The spec states both 30 days and 300 seconds; fos keeps 30 days by
@@ -189,7 +196,7 @@ const runClaimed = <R>(
           leaseUntilMs: now,
           expiresAtMs
         }))
-        yield* schedule(expireTimerKind, expiresAtMs, { id })
+        yield* schedule(expireTimerKind, expiresAtMs, { id }, request.scope)
         return response
       })
     const exit = yield* Effect.exit(
@@ -214,7 +221,7 @@ const runClaimed = <R>(
         leaseUntilMs: now,
         expiresAtMs
       }))
-      yield* schedule(expireTimerKind, expiresAtMs, { id })
+      yield* schedule(expireTimerKind, expiresAtMs, { id }, request.scope)
     }))
     return yield* Effect.failCause(exit.cause)
   })

@@ -184,6 +184,17 @@ export const makeMemoryStore = (): StoreService => {
       }),
     remove: <Row>(t: Table<Row>, key: string) =>
       writeOp((undo) => Effect.sync(() => write(t, key, undefined, undo))),
+    removePartition: <Row>(t: Table<Row>, order: string, partition: string) =>
+      writeOp((undo) =>
+        Effect.sync(() => {
+          const index = state(t).orders.get(order)?.get(partition)
+          if (index === undefined) return 0
+          // The keys first: each removal changes the index being read.
+          const keys = index.take(undefined, true, index.size).map((p) => p.key)
+          for (const key of keys) write(t, key, undefined, undo)
+          return keys.length
+        })
+      ),
     page,
     nextSequence: Effect.sync(() => ++sequence),
     count: <Row>(t: Table<Row>, order: string, partition: string) =>

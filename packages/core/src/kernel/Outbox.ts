@@ -22,7 +22,11 @@ export interface OutboxEvent {
 export const OutboxEvents = table<OutboxEvent>({
   name: "outbox",
   key: (e) => e.id,
-  orders: { bySequence: { partition: () => "", sort: (e) => e.sequence, counted: false } }
+  orders: {
+    bySequence: { partition: () => "", sort: (e) => e.sequence, counted: false },
+    // One organization's events in one environment, for a sandbox reset.
+    byScope: { partition: (e) => `${e.organizationId}/${e.environment}`, sort: (e) => e.sequence, counted: false }
+  }
 })
 
 /** Writes an event; call it inside the transaction of the change it reports. */

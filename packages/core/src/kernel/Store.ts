@@ -6,6 +6,7 @@
  * - `get` / `getForUpdate`: a row by primary key; the second also locks it until the transaction ends.
  * - `insert` / `update` / `remove`: writes; a unique key taken by another row fails with `UniqueViolation`.
  * - `findUnique`: a row by one of its table's unique keys.
+ * - `removePartition`: every row of one partition of an order, at once (a sandbox reset).
  * - `page` / `count`: keyset scans over a declared order within one partition, so a page costs the same at
  *   row 10 as at row 1,000,000.
  * - `nextSequence`: a store-wide increasing number (the outbox's order).
@@ -77,6 +78,12 @@ export interface StoreService {
   readonly insert: <Row>(table: Table<Row>, row: Row) => Effect.Effect<void, UniqueViolation>
   readonly update: <Row>(table: Table<Row>, row: Row) => Effect.Effect<void, UniqueViolation>
   readonly remove: <Row>(table: Table<Row>, key: string) => Effect.Effect<void>
+  /**
+   * Removes every row of one partition of `order`, with its unique values and its entries in the table's other
+   * orders, as one write (atomic outside a transaction, part of it inside one). Answers how many rows went. The
+   * partition is matched exactly: removing `o1` leaves `o1x` alone.
+   */
+  readonly removePartition: <Row>(table: Table<Row>, order: string, partition: string) => Effect.Effect<number>
   /** Rows of one page, in the order's direction (even when walking backward). */
   readonly page: <Row>(table: Table<Row>, query: PageQuery) => Effect.Effect<ReadonlyArray<Row>>
   readonly count: <Row>(table: Table<Row>, order: string, partition: string) => Effect.Effect<number>

@@ -18,13 +18,18 @@ export interface Timer {
   readonly kind: string
   readonly dueAtMs: number
   readonly payload: unknown
+  /** The organization and environment (`scopeOf`) whose state the deadline belongs to, so a reset finds it. */
+  readonly scope?: string
 }
 
 export const Timers = table<Timer>({
   name: "timers",
   key: (t) => t.id,
   // Every timer shares one partition and nothing reads their total, so no count is kept.
-  orders: { due: { partition: () => "", sort: (t) => t.dueAtMs, counted: false } }
+  orders: {
+    due: { partition: () => "", sort: (t) => t.dueAtMs, counted: false },
+    byScope: { partition: (t) => t.scope ?? "", sort: (t) => t.dueAtMs, counted: false }
+  }
 })
 
 /**
@@ -43,12 +48,15 @@ const afterCommitConcurrency = 64
 /** Timer kinds and their handlers, registered once when the engine is built. */
 export class TimerHandlers extends Context.Service<TimerHandlers, ReadonlyMap<string, TimerHandler>>()("fos/TimerHandlers") {}
 
-/** Schedules a timer; call it inside the transaction of the state the deadline belongs to. */
-export const schedule = (kind: string, dueAtMs: number, payload: unknown): Effect.Effect<string, never, Store> =>
+/**
+ * Schedules a timer; call it inside the transaction of the state the deadline belongs to, with that state's scope
+ * (organization and environment) when it has one.
+ */
+export const schedule = (kind: string, dueAtMs: number, payload: unknown, scope?: string): Effect.Effect<string, never, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
     const id = `tmr_${dueAtMs.toString(36).padStart(10, "0")}${(yield* newId("evt")).slice(4)}`
-    yield* Effect.orDie(store.insert(Timers, { id, kind, dueAtMs, payload }))
+    yield* Effect.orDie(store.insert(Timers, scope === undefined ? { id, kind, dueAtMs, payload } : { id, kind, dueAtMs, payload, scope }))
     return id
   })
 

@@ -95,8 +95,8 @@ export const simulateDeposit = (caller: Caller, body: SimulatedDeposit): Effect.
       ]
     }))
     const now = yield* Clock.currentTimeMillis
-    yield* schedule(depositConfirmKind, now + model.confirmationMs, { transactionId: transaction.id })
-    yield* schedule(depositSettleKind, settlesAt(now, model.railSettlement[rail]), { transactionId: transaction.id })
+    yield* schedule(depositConfirmKind, now + model.confirmationMs, { transactionId: transaction.id }, scope)
+    yield* schedule(depositSettleKind, settlesAt(now, model.railSettlement[rail]), { transactionId: transaction.id }, scope)
     return transaction
   })
 

@@ -105,7 +105,9 @@ export const LedgerTransfers = table<LedgerTransfer>({
   orders: {
     byDebit: { partition: (t) => t.debitAccountId, sort: (t) => t.sequence, counted: false },
     byCredit: { partition: (t) => t.creditAccountId, sort: (t) => t.sequence, counted: false },
-    byTransaction: { partition: (t) => t.transactionId ?? "", sort: (t) => t.sequence, counted: false }
+    byTransaction: { partition: (t) => t.transactionId ?? "", sort: (t) => t.sequence, counted: false },
+    // Every transfer of an organization's environment: for audits and reset.
+    byScope: { partition: (t) => t.scope, sort: (t) => t.sequence, counted: false }
   }
 })
 

@@ -104,6 +104,9 @@ export const Transactions = table<StoredTransaction>({
   ))
 })
 
+/** The order of every transaction of a scope (no filter), whose partition is the scope itself. */
+export const transactionsOfScope = orderName("createdAt", [])
+
 export const transactionToWire = (t: StoredTransaction): TransactionWire =>
   toWire({
     id: t.id,

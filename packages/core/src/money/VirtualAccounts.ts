@@ -124,7 +124,7 @@ export const createVirtualAccount = (
     }
     yield* Effect.orDie(store.insert(VirtualAccounts, account))
     const delay = (yield* ReviewSettings).virtualAccountActivationMs
-    yield* schedule(activateTimerKind, (yield* Clock.currentTimeMillis) + delay, { virtualAccountId: account.id })
+    yield* schedule(activateTimerKind, (yield* Clock.currentTimeMillis) + delay, { virtualAccountId: account.id }, scope(account))
     return account
   })
 

@@ -60,7 +60,7 @@ import {
   virtualAccountCurrencies
 } from "./Requirements.ts"
 import { Store, table, type UniqueViolation } from "../kernel/Store.ts"
-import { Organizations, scopeOf } from "../tenancy/Tenancy.ts"
+import { isRestrictedIn, type Organization, Organizations, scopeOf } from "../tenancy/Tenancy.ts"
 import { schedule, type TimerHandler } from "../kernel/Timers.ts"
 import { ReviewSettings, type ReviewSettingsValue } from "./ReviewSettings.ts"
 import { createVirtualAccount } from "../money/VirtualAccounts.ts"
@@ -384,7 +384,7 @@ const scheduleReview = (application: Application) =>
     const settings = yield* ReviewSettings
     if (!settings.automatic) return
     const now = yield* Clock.currentTimeMillis
-    yield* schedule(reviewTimerKind, now + settings.reviewDelayMs[application.type], { applicationId: application.id })
+    yield* schedule(reviewTimerKind, now + settings.reviewDelayMs[application.type], { applicationId: application.id }, scope(application))
   })
 
 const blankApplication = (caller: Caller, type: ApplicationType, now: string): Omit<Application, "id"> => ({
@@ -831,7 +831,7 @@ export const requestCancel = (caller: Caller, id: ApplicationId): Effect.Effect<
     const nowMs = yield* Clock.currentTimeMillis
     const cancelling: Application = { ...application, cancelRequestedAt: toIso(nowMs), updatedAt: toIso(nowMs) }
     yield* Effect.orDie(store.update(Applications, cancelling))
-    yield* schedule(cancelTimerKind, nowMs + (yield* ReviewSettings).cancelDelayMs, { applicationId: id })
+    yield* schedule(cancelTimerKind, nowMs + (yield* ReviewSettings).cancelDelayMs, { applicationId: id }, scope(application))
     return applicationToWire(cancelling)
   })
 
@@ -958,7 +958,7 @@ const review: TimerHandler = (payload: { readonly applicationId: string }) =>
     const settings = yield* ReviewSettings
     if (text.includes("fos:late-reject")) {
       yield* decide(application, { outcome: "rejected", failureCode: "rejected_by_ops", bySimulate: false })
-      yield* schedule(lateComplianceTimerKind, (yield* Clock.currentTimeMillis) + settings.lateComplianceDelayMs, { applicationId: application.id })
+      yield* schedule(lateComplianceTimerKind, (yield* Clock.currentTimeMillis) + settings.lateComplianceDelayMs, { applicationId: application.id }, scope(application))
       return
     }
     if (text.includes("fos:reject")) {
@@ -1006,18 +1006,39 @@ export const applicationTimerHandlers = (settings: ReviewSettingsValue): Record<
 
 // --- organization restrictions (ops) --------------------------------------------------------------------------------
 
-/** Ops restricts the organization: organization.restricted in every environment it can use (reason never sent). */
-export const restrictOrganization = (organizationId: string) =>
+/**
+ * Ops restricts the organization in `environments` (both by default, as an operator does; the sandbox's simulate
+ * call restricts the sandbox alone). organization.restricted goes out in each environment newly restricted that
+ * the organization can use (live only once active), reason never sent; restricting again changes nothing.
+ */
+export const restrictOrganization = (organizationId: string, environments: ReadonlyArray<Environment> = ["sandbox", "live"]) =>
   Effect.gen(function*() {
     const store = yield* Store
     const organization = yield* store.getForUpdate(Organizations, organizationId)
     if (organization === undefined) return yield* apiError("NOT_FOUND", `No organization ${organizationId}.`)
     const now = toIso(yield* Clock.currentTimeMillis)
-    const environments: ReadonlyArray<Environment> = organization.status === "active" ? ["sandbox", "live"] : ["sandbox"]
-    for (const environment of environments) {
+    const added = environments.filter((e) => !isRestrictedIn(organization, e))
+    if (added.length === 0) return organization
+    const next: Organization = { ...organization, restrictedIn: [...(organization.restrictedIn ?? []), ...added] }
+    yield* Effect.orDie(store.update(Organizations, next))
+    for (const environment of added) {
+      if (environment === "live" && organization.status !== "active") continue
       yield* emitEvent({ type: "organization.restricted", organizationId, environment, data: { organizationId, occurredAt: now } })
     }
-    return organization
+    return next
+  })
+
+/** Ops lifts the organization's restriction in `environments` (both by default). No event: the spec has none. */
+export const liftOrganizationRestriction = (organizationId: string, environments: ReadonlyArray<Environment> = ["sandbox", "live"]) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const organization = yield* store.getForUpdate(Organizations, organizationId)
+    if (organization === undefined) return yield* apiError("NOT_FOUND", `No organization ${organizationId}.`)
+    const remaining = (organization.restrictedIn ?? []).filter((e) => !environments.includes(e))
+    if (remaining.length === (organization.restrictedIn ?? []).length) return organization
+    const next: Organization = { ...organization, restrictedIn: remaining }
+    yield* Effect.orDie(store.update(Organizations, next))
+    return next
   })
 
 // --- customer restrictions (ops) -------------------------------------------------------------------------------------

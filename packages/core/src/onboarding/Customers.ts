@@ -79,7 +79,11 @@ export interface ReservedCustomer {
   readonly applicationId: string
 }
 
-export const ReservedCustomers = table<ReservedCustomer>({ name: "reserved_customers", key: (r) => r.customerId })
+export const ReservedCustomers = table<ReservedCustomer>({
+  name: "reserved_customers",
+  key: (r) => r.customerId,
+  orders: { byScope: { partition: (r) => r.scope, sort: (r) => r.customerId, counted: false } }
+})
 
 /**
  * A customer of the caller's organization and environment. Another organization's is "not found"; one whose

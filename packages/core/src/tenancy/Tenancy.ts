@@ -22,7 +22,16 @@ export interface Organization {
   readonly features: ReadonlyArray<string>
   readonly rateLimit: RateLimitOverride | undefined
   readonly createdAt: string
+  /**
+   * The environments where ops restricted the organization (organization.restricted): there it keeps reading and
+   * managing what it has, and new business is refused (docs/decisions.md, "Organizations"). Absent means none.
+   */
+  readonly restrictedIn?: ReadonlyArray<Environment>
 }
+
+/** Whether the organization is restricted in `environment`. */
+export const isRestrictedIn = (organization: Organization, environment: Environment): boolean =>
+  organization.restrictedIn?.includes(environment) === true
 
 export interface User {
   readonly id: UserId

@@ -371,7 +371,7 @@ export const emitEvent = (event: {
 }): Effect.Effect<OutboxEvent, never, Store> =>
   Effect.gen(function*() {
     const written = yield* appendEvent(event)
-    yield* schedule(fanoutKind, yield* Clock.currentTimeMillis, { eventId: written.id })
+    yield* schedule(fanoutKind, yield* Clock.currentTimeMillis, { eventId: written.id }, scopeOf(event.organizationId, event.environment))
     return written
   })
 
@@ -465,7 +465,7 @@ const fanout: TimerHandler = (payload: { readonly eventId: string }) =>
     for (const endpoint of endpoints) {
       if (endpoint.status !== "active" || endpoint.deletedAt !== undefined || !subscribed(endpoint, event.type)) continue
       const id = yield* newId("wdl")
-      const timerId = yield* schedule(attemptKind, nowMs, { deliveryId: id })
+      const timerId = yield* schedule(attemptKind, nowMs, { deliveryId: id }, scopeOf(event.organizationId, event.environment))
       yield* Effect.orDie(store.insert(WebhookDeliveries, {
         id,
         organizationId: event.organizationId,
@@ -519,7 +519,7 @@ const attempt: TimerHandler = (payload: { readonly deliveryId: string }) =>
       }))
       return undefined
     }
-    const lease = yield* schedule(attemptKind, nowMs + leaseMs, { deliveryId: delivery.id })
+    const lease = yield* schedule(attemptKind, nowMs + leaseMs, { deliveryId: delivery.id }, deliveryScope(delivery))
     // Each attempt has its own id; a lease that finds its attempt claimed but never recorded sends it again as is.
     const attemptId = delivery.status === "processing" && delivery.attemptId !== undefined ? delivery.attemptId : yield* newId("wda")
     const claimed: WebhookDelivery = { ...delivery, status: "processing", timerId: lease, attemptId, updatedAt: toIso(nowMs) }
@@ -597,7 +597,7 @@ const sendAndRecord = (delivery: WebhookDelivery, lease: string, request: Delive
         return yield* Effect.orDie(store.update(WebhookDeliveries, { ...base, status: "failed", timerId: undefined, nextAttemptAt: null }))
       }
       const dueMs = nowMs + retryDelaysSeconds[number - 1]! * 1000
-      const timerId = yield* schedule(attemptKind, dueMs, { deliveryId: current.id })
+      const timerId = yield* schedule(attemptKind, dueMs, { deliveryId: current.id }, deliveryScope(current))
       yield* Effect.orDie(store.update(WebhookDeliveries, { ...base, status: "pending", timerId, nextAttemptAt: toIso(dueMs) }))
     }))
   }) as AfterCommit
@@ -690,7 +690,7 @@ export const retryDelivery = (caller: Caller, id: string) =>
         return yield* apiError("WEBHOOK_DELIVERY_NOT_RETRYABLE", `The delivery is ${delivery.status}; only a failed delivery can be retried.`)
       }
       const nowMs = yield* Clock.currentTimeMillis
-      const timerId = yield* schedule(attemptKind, nowMs, { deliveryId: id })
+      const timerId = yield* schedule(attemptKind, nowMs, { deliveryId: id }, deliveryScope(delivery))
       const next: WebhookDelivery = {
         ...delivery,
         status: "pending",

@@ -1,0 +1,63 @@
+/**
+ * The request log: one entry per answered request (method, path, status, duration, correlation id, organization),
+ * what `fos serve` prints a line of, pretty or as JSON, unless `--quiet`. An embedded engine logs nothing unless
+ * given a `requestLog` function (docs/decisions.md, "Request logs").
+ *
+ * An entry never holds a header, a query string or a body, so no API key, webhook secret or operator token can
+ * reach a log. Its time and duration are real time (the engine's `RealClock`), whatever the engine's clock says: a
+ * log is read against the wall clock, and a virtual clock that stands still would give every request 0 ms.
+ */
+import type { Environment } from "@fos/contract"
+import { Context } from "effect"
+
+export interface RequestLogEntry {
+  /** When the answer was ready, in real time: ISO 8601, UTC, milliseconds. */
+  readonly time: string
+  readonly method: string
+  /** The path as requested, base address included, without the query string. */
+  readonly path: string
+  readonly status: number
+  /** From the request reaching the pipeline to its answer, in real time. */
+  readonly durationMs: number
+  readonly correlationId: string
+  /** The caller's organization, once its key was accepted. */
+  readonly organizationId: string | undefined
+  /** The base address's environment; undefined outside `/sandbox` and `/live`. */
+  readonly environment: Environment | undefined
+}
+
+export type RequestLogger = (entry: RequestLogEntry) => void
+
+/** Where the edge sends each request's entry; nothing is logged (and no clock read for it) when undefined. */
+export class RequestLog extends Context.Reference<RequestLogger | undefined>("fos/http/RequestLog", {
+  defaultValue: () => undefined
+}) {}
+
+export type RequestLogFormat = "pretty" | "json"
+
+const statusColor = (status: number): string => (status >= 500 ? "31" : status >= 400 ? "33" : status >= 300 ? "36" : "32")
+
+/**
+ * One line of the log. `json`: one object per line, every member always present (`organizationId` and
+ * `environment` null when there is none). `pretty`: `time method path status duration organization correlation-id`,
+ * the status coloured by class when `color` (a terminal).
+ */
+export const formatRequestLog = (entry: RequestLogEntry, format: RequestLogFormat, options: { readonly color?: boolean } = {}): string => {
+  const durationMs = Math.round(entry.durationMs * 1000) / 1000
+  if (format === "json") {
+    return JSON.stringify({
+      time: entry.time,
+      method: entry.method,
+      path: entry.path,
+      status: entry.status,
+      durationMs,
+      correlationId: entry.correlationId,
+      organizationId: entry.organizationId ?? null,
+      environment: entry.environment ?? null
+    })
+  }
+  const status = options.color === true ? `\u001b[${statusColor(entry.status)}m${entry.status}\u001b[0m` : String(entry.status)
+  const duration = `${durationMs < 10 ? durationMs.toFixed(1) : Math.round(durationMs)}ms`
+  const dim = (text: string) => (options.color === true ? `\u001b[2m${text}\u001b[0m` : text)
+  return `${dim(entry.time)} ${entry.method.padEnd(6)} ${entry.path} ${status} ${duration.padStart(6)} ${entry.organizationId ?? "-"} ${dim(entry.correlationId)}`
+}

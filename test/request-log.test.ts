@@ -1,0 +1,102 @@
+/**
+ * The request log of the real server: one line per request after the start lines (method, path, status,
+ * duration, organization, correlation id), pretty by default, JSON with `--log-format json`, none with `--quiet`,
+ * and never a key, a webhook secret, the operator token, a query string or a body.
+ */
+import { afterAll, describe, expect, it } from "vitest"
+import { killAllFos, type RunningFos, startFos } from "./fosProcess.ts"
+
+const token = "request-log-test-operator-token"
+
+afterAll(killAllFos)
+
+/** Starts a server, sends the same requests to it, stops it, and answers its log lines and what it learnt. */
+const session = async (flags: ReadonlyArray<string>) => {
+  const server: RunningFos = await startFos(["--store", "memory", "--port", "0", "--clock", "virtual", ...flags], { FOS_OPERATOR_TOKEN: token })
+  const key = /sandbox key: (ck_sandbox_[0-9a-f]{64})/.exec(server.stdout())![1]!
+  const me = await fetch(`${server.origin}/sandbox/v2/portal/users/me`, { headers: { "x-api-key": key } })
+  const meBody = (await me.json()) as { organization: { id: string } }
+  const created = await fetch(`${server.origin}/sandbox/v2/webhooks/endpoints?probe=query-text`, {
+    method: "POST",
+    headers: { "x-api-key": key, "content-type": "application/json" },
+    body: JSON.stringify({ url: "https://hooks.body-text.test/fos" })
+  })
+  const secret = ((await created.json()) as { secret: string }).secret
+  const keyless = await fetch(`${server.origin}/sandbox/v2/customers`)
+  const operator = await fetch(`${server.origin}/operator/organizations`, { headers: { authorization: `Bearer ${token}` } })
+  await fetch(`${server.origin}/healthz`)
+  expect([me.status, created.status, keyless.status, operator.status]).toEqual([200, 201, 401, 200])
+  const exit = await server.stop()
+  expect(exit.code).toBe(0)
+  const out = server.stdout()
+  const logLines = out.slice(out.indexOf("\nlive: ") + 1).split("\n").slice(1).filter((l) => l !== "")
+  return {
+    logLines,
+    key,
+    secret,
+    organizationId: meBody.organization.id,
+    correlationIds: [me, created, keyless, operator].map((r) => r.headers.get("x-correlation-id"))
+  }
+}
+
+/** Nothing secret, no query and no body in any line. */
+const expectClean = (lines: ReadonlyArray<string>, s: { key: string; secret: string }) => {
+  for (const line of lines) {
+    for (const hidden of [s.key, s.secret, token, "query-text", "body-text", "?"]) expect(line).not.toContain(hidden)
+  }
+}
+
+describe("the request log of fos serve", () => {
+  it("prints one pretty line per request by default", async () => {
+    const s = await session([])
+    expect(s.logLines).toHaveLength(5)
+    const pattern = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) (\S+) +(\S+) (\d{3}) +(\d+(?:\.\d)?)ms (\S+) ([0-9a-f]{32})$/
+    const parsed = s.logLines.map((line) => {
+      const m = pattern.exec(line)
+      expect(m, line).not.toBeNull()
+      return { method: m![2], path: m![3], status: Number(m![4]), organization: m![6], correlationId: m![7] }
+    })
+    expect(parsed.map((p) => [p.method, p.path, p.status, p.organization])).toEqual([
+      ["GET", "/sandbox/v2/portal/users/me", 200, s.organizationId],
+      ["POST", "/sandbox/v2/webhooks/endpoints", 201, s.organizationId],
+      ["GET", "/sandbox/v2/customers", 401, "-"],
+      ["GET", "/operator/organizations", 200, "-"],
+      ["GET", "/healthz", 200, "-"]
+    ])
+    expect(parsed.slice(0, 4).map((p) => p.correlationId)).toEqual(s.correlationIds)
+    // Piped, not a terminal: no colour codes.
+    for (const line of s.logLines) expect(line).not.toContain("\u001b[")
+    expectClean(s.logLines, s)
+  }, 60_000)
+
+  it("prints one JSON object per request with --log-format json", async () => {
+    const s = await session(["--log-format", "json"])
+    const entries = s.logLines.map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(entries.map((e) => Object.keys(e))).toEqual(
+      entries.map(() => ["time", "method", "path", "status", "durationMs", "correlationId", "organizationId", "environment"])
+    )
+    expect(entries.map((e) => [e.method, e.path, e.status, e.organizationId, e.environment])).toEqual([
+      ["GET", "/sandbox/v2/portal/users/me", 200, s.organizationId, "sandbox"],
+      ["POST", "/sandbox/v2/webhooks/endpoints", 201, s.organizationId, "sandbox"],
+      ["GET", "/sandbox/v2/customers", 401, null, "sandbox"],
+      ["GET", "/operator/organizations", 200, null, null],
+      ["GET", "/healthz", 200, null, null]
+    ])
+    expect(entries.slice(0, 4).map((e) => e.correlationId)).toEqual(s.correlationIds)
+    for (const e of entries) {
+      expect(typeof e.durationMs).toBe("number")
+      expect(e.durationMs as number).toBeGreaterThanOrEqual(0)
+      expect(e.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    }
+    expectClean(s.logLines, s)
+  }, 60_000)
+
+  it("prints no request lines with --quiet", async () => {
+    const s = await session(["--quiet"])
+    expect(s.logLines).toEqual([])
+  }, 60_000)
+
+  it("refuses an unknown --log-format", async () => {
+    await expect(startFos(["--store", "memory", "--port", "0", "--log-format", "xml"])).rejects.toThrow(/--log-format is pretty or json/)
+  })
+})

@@ -1,0 +1,167 @@
+/**
+ * `POST /sandbox/v2/simulate/reset` through the whole pipeline, on the memory store and on PGlite: the caller's
+ * sandbox is emptied (customers, applications, documents, virtual accounts, webhook endpoints and deliveries,
+ * events, timers, idempotency records), its organization, users and keys stay, and neither its live data nor
+ * another organization's sandbox is touched.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type OutboxEvent, readEvents, scopeOf, Timers, Store, makeVirtualClock } from "@fos/core"
+import { createEngine, type Engine } from "@fos/http"
+import { layerPgliteStore } from "@fos/sql"
+import { Effect } from "effect"
+import { afterEach, describe, expect, it } from "vitest"
+import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
+import { expectProblem, keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
+
+const stores = {
+  memory: () => ({ store: "memory" as const, cleanup: () => {} }),
+  PGlite: () => {
+    const dir = mkdtempSync(join(tmpdir(), "fos-reset-"))
+    return { store: layerPgliteStore(dir), cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+  }
+}
+
+describe.each(Object.keys(stores) as Array<keyof typeof stores>)("sandbox reset on %s", (storeName) => {
+  let engine: Engine
+  let cleanup = () => {}
+  afterEach(async () => {
+    await engine?.close()
+    cleanup()
+  })
+
+  const start = async () => {
+    const made = stores[storeName]()
+    cleanup = made.cleanup
+    engine = await createEngine({
+      store: made.store,
+      clock: { mode: "virtual", startMs: START_MS },
+      realClock: makeVirtualClock(START_MS),
+      webhookTransport: "memory",
+      seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never
+    })
+    return {
+      acme: clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox),
+      acmeLive: clientOf(engine.fetch, "http://fos", keysOf("acme").live, "live"),
+      rival: clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox)
+    }
+  }
+
+  /** Everything a sandbox can hold today: a customer with a virtual account, an open application, documents, a
+   * webhook endpoint with a delivery, events, pending timers and an idempotency record. */
+  const populate = async (client: Client, webhookHost: string) => {
+    const endpoint = await client.call("POST", "/v2/webhooks/endpoints", { url: `https://${webhookHost}/fos` })
+    expect(endpoint.status, endpoint.text).toBe(201)
+    const docs = await deuDocuments(client)
+    const submitted = await client.call("POST", "/v2/onboarding", deuSubmission(docs), { "idempotency-key": "populate-onboarding" })
+    expect(submitted.status, submitted.text).toBe(201)
+    const decided = await client.call("POST", `/v2/simulate/applications/${submitted.json.applicationId}/decision`, { outcome: "approved" })
+    expect(decided.status, decided.text).toBe(200)
+    const customerId = decided.json.customerId as string
+    const feature = await client.call("POST", `/v2/customers/${customerId}/features`, { type: "virtual_account", asset: { code: "EUR" } }, idem())
+    await client.call("POST", `/v2/simulate/applications/${feature.json.applicationId}/decision`, { outcome: "approved" })
+    const accounts = await client.call("GET", `/v2/customers/${customerId}/virtual-accounts`)
+    expect(accounts.json.data).toHaveLength(1)
+    // Money: the account activates, takes one settled deposit and one still open (its settlement timer pending).
+    await engine.clock.advance("30 seconds")
+    const accountId = accounts.json.data[0].id as string
+    const deposit = (amount: string) =>
+      client.call("POST", "/v2/simulate/deposits", { destination: { type: "virtual_account", virtualAccountId: accountId }, assetAmount: { code: "EUR", amount } })
+    const settled = await deposit("100.00")
+    expect(settled.status, settled.text).toBe(201)
+    await client.call("POST", `/v2/simulate/transactions/${settled.json.id}/settle`)
+    expect((await deposit("5.00")).status).toBe(201)
+    // A second onboarding left open: its review timer is pending.
+    const open = await client.call("POST", "/v2/onboarding", deuSubmission(await deuDocuments(client), { clientReferenceId: "second" }), idem())
+    expect(open.status, open.text).toBe(201)
+    return { customerId, documentId: docs.register, accountId, endpointId: endpoint.json.id as string, transactionId: settled.json.id as string }
+  }
+
+  const eventsOf = async (organizationId: string, environment: "sandbox" | "live") =>
+    ((await engine.run(readEvents(undefined, 10_000))) as ReadonlyArray<OutboxEvent>).filter((e) =>
+      e.organizationId === organizationId && e.environment === environment)
+
+  const timersOf = (scope: string) =>
+    engine.run(Effect.flatMap(Store, (store) =>
+      store.page(Timers, { order: "byScope", partition: scope, descending: false, backward: false, from: undefined, limit: 10_000 })))
+
+  it("empties the caller's sandbox and keeps its organization, users and keys", async () => {
+    const { acme } = await start()
+    const made = await populate(acme, "hooks.acme.test")
+    expect((await eventsOf("org_acme", "sandbox")).length).toBeGreaterThan(0)
+    expect((await timersOf(scopeOf("org_acme", "sandbox"))).length).toBeGreaterThan(0)
+
+    const reset = await acme.call("POST", "/v2/simulate/reset")
+    expect(reset.status, reset.text).toBe(200)
+    expect(reset.json.organizationId).toBe("org_acme")
+    expect(reset.json.environment).toBe("sandbox")
+    expect(reset.json.removed).toMatchObject({ customers: 1, applications: 3, documents: 6, virtualAccounts: 1, webhookEndpoints: 1 })
+    for (const n of ["webhookDeliveries", "events", "timers", "idempotencyRecords"]) expect(reset.json.removed[n], n).toBeGreaterThan(0)
+    // Two deposits, and the ledger transfers behind them: two pending credits and the post of the settled one.
+    expect(reset.json.removed).toMatchObject({ transactions: 2, ledgerTransfers: 3 })
+
+    for (const path of ["/v2/customers", "/v2/applications", "/v2/webhooks/endpoints", "/v2/webhooks/deliveries", "/v2/transactions"]) {
+      const list = await acme.call("GET", path)
+      expect(list.status, path).toBe(200)
+      expect(list.json.data, path).toEqual([])
+      expect(list.json.meta.total, path).toBe(0)
+    }
+    expectProblem(await acme.call("GET", `/v2/customers/${made.customerId}`), {
+      type: "CUSTOMER_NOT_FOUND",
+      status: 404,
+      instance: `/sandbox/v2/customers/${made.customerId}`
+    })
+    expect((await acme.call("GET", `/v2/documents/${made.documentId}`)).status).toBe(404)
+    expect((await acme.call("GET", `/v2/virtual-accounts/${made.accountId}`)).status).toBe(404)
+    expect((await acme.call("GET", `/v2/webhooks/endpoints/${made.endpointId}`)).status).toBe(404)
+    expect((await acme.call("GET", `/v2/transactions/${made.transactionId}`)).status).toBe(404)
+    expect(await eventsOf("org_acme", "sandbox")).toEqual([])
+    expect(await timersOf(scopeOf("org_acme", "sandbox"))).toEqual([])
+
+    // The key still works, and nothing is left to fire: the pending review and activation went with the reset.
+    const me = await acme.call("GET", "/v2/portal/users/me")
+    expect(me.status).toBe(200)
+    expect(me.json.organization.id).toBe("org_acme")
+    const idle = await engine.clock.runUntilIdle()
+    expect(idle.steps).toBe(0)
+    expect(idle.stoppedBy).toBe("idle")
+
+    // Names and keys the old data held are free: the same clientReferenceId and the same Idempotency-Key with
+    // another body run anew instead of conflicting or replaying.
+    const again = await acme.call("POST", "/v2/onboarding", deuSubmission(await deuDocuments(acme), { clientReferenceId: "acme-gmbh" }), {
+      "idempotency-key": "populate-onboarding"
+    })
+    expect(again.status, again.text).toBe(201)
+    expect(again.headers.get("idempotency-replayed")).toBeNull()
+  })
+
+  it("touches neither the organization's live data nor another organization's sandbox", async () => {
+    const { acme, acmeLive, rival } = await start()
+    await populate(rival, "hooks.rival.test")
+    const liveEndpoint = await acmeLive.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.acme.test/live" })
+    expect(liveEndpoint.status, liveEndpoint.text).toBe(201)
+    await acmeLive.call("POST", `/v2/webhooks/endpoints/${liveEndpoint.json.id}/rotate`, undefined, idem())
+    const rivalBefore = await Promise.all(["/v2/customers", "/v2/applications", "/v2/webhooks/endpoints", "/v2/webhooks/deliveries"].map((p) => rival.call("GET", p)))
+    const rivalEvents = await eventsOf("org_rival", "sandbox")
+    const rivalTimers = await timersOf(scopeOf("org_rival", "sandbox"))
+    const liveEvents = await eventsOf("org_acme", "live")
+
+    const reset = await acme.call("POST", "/v2/simulate/reset")
+    expect(reset.status, reset.text).toBe(200)
+
+    const rivalAfter = await Promise.all(["/v2/customers", "/v2/applications", "/v2/webhooks/endpoints", "/v2/webhooks/deliveries"].map((p) => rival.call("GET", p)))
+    expect(rivalAfter.map((r) => r.json)).toEqual(rivalBefore.map((r) => r.json))
+    expect(rivalBefore[0]!.json.data).toHaveLength(1)
+    expect(await eventsOf("org_rival", "sandbox")).toEqual(rivalEvents)
+    expect(await timersOf(scopeOf("org_rival", "sandbox"))).toEqual(rivalTimers)
+    expect((await acmeLive.call("GET", "/v2/webhooks/endpoints")).json.data.map((e: any) => e.id)).toEqual([liveEndpoint.json.id])
+    expect(await eventsOf("org_acme", "live")).toEqual(liveEvents)
+  })
+
+  it("is a simulate endpoint: not served under /live", async () => {
+    await start()
+    const live = await clientOf(engine.fetch, "http://fos", keysOf("acme").live, "live").call("POST", "/v2/simulate/reset")
+    expectProblem(live, { type: "NOT_FOUND", status: 404, instance: "/live/v2/simulate/reset" })
+  })
+})
