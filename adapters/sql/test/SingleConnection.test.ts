@@ -53,3 +53,32 @@ it("concurrent keyed advances and webhook emits on PGlite all complete", async (
     rmSync(dir, { recursive: true, force: true })
   }
 }, 60_000)
+
+it("keeps serving after a virtual clock jumps hours and days: the store's connections live on real time", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fos-virtual-jump-"))
+  const engine = await createEngine({
+    store: layerPgliteStore(dir),
+    clock: { mode: "virtual", start: "2026-01-01T00:00:00.000Z" },
+    seed: {
+      organizations: [{
+        id: "org_jump",
+        name: "Jump",
+        status: "active",
+        users: [{ id: "usr_jump", email: "j@jump.test", role: "admin" }],
+        apiKeys: [{ key, access: "read_write", createdBy: "usr_jump" }]
+      }]
+    }
+  })
+  try {
+    const me = () => engine.fetch(new Request("http://fos/sandbox/v2/portal/users/me", { headers: { "x-api-key": key } })).then((r) => r.status)
+    expect(await me()).toBe(200)
+    // Before the fix, the pool aged its connections by the advance and closed them: this answered 500.
+    await engine.clock.advance("1 hour")
+    expect(await me()).toBe(200)
+    await engine.clock.advance("2 days")
+    expect(await me()).toBe(200)
+  } finally {
+    await engine.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}, 60_000)

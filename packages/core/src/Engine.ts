@@ -86,7 +86,10 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
   Layer.unwrap(Effect.gen(function*() {
     // Real time: the clock the engine is built in, unless the host gives its own.
     const realClock = options.realClock ?? (yield* Clock.Clock)
-    const store = options.store ?? layerMemoryStore
+    // The store is infrastructure: its connection pool's timeouts and lifetimes run on real time. Built on a virtual
+    // clock, an advance of an hour aged every pooled connection by an hour, and the pool closed them under the
+    // requests using them.
+    const store = (options.store ?? layerMemoryStore).pipe(Layer.provide(Layer.succeed(Clock.Clock, realClock)))
     const webhookSettings = {
       insecureWebhooks: options.insecureWebhooks ?? false,
       resolveHost: options.resolveHost,
