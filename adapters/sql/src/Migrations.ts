@@ -72,6 +72,20 @@ export const migrations: ReadonlyArray<Migration> = [
          SELECT tbl, 'byScope', '', sort, key FROM fos_orders WHERE tbl = 'timers' AND ord = 'due'
          ON CONFLICT DO NOTHING`
     ]
+  },
+  {
+    // Applications gained an order by customer and type (a wallet is created for a customer whose crypto_wallet
+    // application was approved): entries for the applications stored before it.
+    version: 4,
+    name: "applications by customer and type",
+    statements: [
+      `INSERT INTO fos_orders (tbl, ord, part, sort, key)
+         SELECT tbl, 'byCustomer',
+           (data->>'organizationId') || '/' || (data->>'environment') || '/' || coalesce(data->>'customerId', '') || '/' || (data->>'type'),
+           data->>'createdAt', key
+         FROM fos_rows WHERE tbl = 'applications'
+         ON CONFLICT DO NOTHING`
+    ]
   }
 ]
 

@@ -64,7 +64,12 @@ import {
   simulateReview,
   simulateTransactionStep,
   transactionToWire,
-  uploadDocument
+  uploadDocument,
+  createWallet,
+  getWallet,
+  listWallets,
+  rotateWallet,
+  walletToWire
 } from "@fos/core"
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
@@ -212,6 +217,16 @@ const SimulateLive = HttpApiBuilder.group(ServerApi, "simulate", (handlers) =>
     .handle("reviewTransaction", ({ params, payload }) =>
       CurrentCaller.use((caller) => Effect.map(simulateReview(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable))))
 
+const WalletsLive = HttpApiBuilder.group(ServerApi, "wallets", (handlers) =>
+  handlers
+    .handle("create", ({ params, payload }) => CurrentCaller.use((caller) => createWallet(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
+    .handle("list", ({ params, query }) =>
+      CurrentCaller.use((caller) => listWallets(caller, params.customerId, listQueryOf(query))).pipe(
+        Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))
+      ))
+    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.flatMap(getWallet(caller, params.walletId), walletToWire)).pipe(Effect.map(mutable)))
+    .handle("rotate", ({ params }) => CurrentCaller.use((caller) => rotateWallet(caller, params.walletId)).pipe(Effect.map(mutable))))
+
 const TransactionsLive = HttpApiBuilder.group(ServerApi, "transactions", (handlers) =>
   handlers
     .handle("list", ({ query }) =>
@@ -341,5 +356,6 @@ export const layerHandlers = Layer.mergeAll(
   DocumentsLive,
   OnboardingLive,
   ApplicationsLive,
-  TransactionsLive
+  TransactionsLive,
+  WalletsLive
 )

@@ -13,6 +13,7 @@ import { Onboarding } from "./Onboarding.ts"
 import { Portal } from "./Portal.ts"
 import { Simulate } from "./Simulate.ts"
 import { Transactions } from "./Transactions.ts"
+import { Wallets } from "./Wallets.ts"
 import { Webhooks } from "./Webhooks.ts"
 
 /**
@@ -40,6 +41,7 @@ export const Api = HttpApi.make("fos")
   .add(Onboarding)
   .add(Applications)
   .add(Transactions)
+  .add(Wallets)
   .annotate(OpenApi.Title, "Financial Operations Service API (fos)")
   .annotate(OpenApi.Version, "2")
   .annotate(OpenApi.Description, "The reference implementation of the Financial Operations Service API v2. Paths are relative to a base address: <origin>/sandbox or <origin>/live.")

@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import "../kernel/Annotations.ts"
-import { VirtualAccountId } from "../kernel/Ids.ts"
+import { VirtualAccountId, WalletId } from "../kernel/Ids.ts"
 import { NonBlankString } from "../kernel/Primitives.ts"
 import { AssetAmount, PayoutRail, TransactionFailureCode } from "../money/Transactions.ts"
 import { ApplicationFailureCodes, RejectionCategories } from "../onboarding/Applications.ts"
@@ -48,13 +48,22 @@ export const CustomerRestriction = Schema.Struct({ type: Schema.optionalKey(Sche
 export const OrganizationRestriction = Schema.Struct({ organizationId: Schema.String, restricted: Schema.Boolean })
 
 /**
- * `POST /simulate/deposits`: the outside sender sends `assetAmount` to a destination of the caller's, over `rail`
- * for a bank transfer (by default the first rail the account's deposit instructions offer in that currency).
+ * `POST /simulate/deposits`: the outside sender sends `assetAmount` to a destination of the caller's: a virtual
+ * account over `rail` (by default the first rail its deposit instructions offer in that currency), or a wallet, by
+ * its id or its deposit address, from `sender.address` on the wallet's chain.
  */
 export const SimulatedDeposit = Schema.Struct({
-  destination: Schema.Union([Schema.Struct({ type: Schema.Literal("virtual_account"), virtualAccountId: VirtualAccountId })]),
+  destination: Schema.Union([
+    Schema.Struct({ type: Schema.Literal("virtual_account"), virtualAccountId: VirtualAccountId }),
+    Schema.Struct({ type: Schema.Literal("wallet"), walletId: WalletId }),
+    // A wallet's deposit address, as a sender outside knows it.
+    Schema.Struct({ type: Schema.Literal("deposit_address"), address: NonBlankString.check(Schema.isMaxLength(128)) })
+  ]),
   assetAmount: AssetAmount,
-  rail: Schema.optionalKey(PayoutRail)
+  /** For a bank transfer into a virtual account. */
+  rail: Schema.optionalKey(PayoutRail),
+  /** For an on-chain deposit: the address it came from (a fresh outside address when omitted). */
+  sender: Schema.optionalKey(Schema.Struct({ address: NonBlankString.check(Schema.isMaxLength(128)) }))
 }).check(Schema.makeFilter((d) =>
   /^0(\.0+)?$/.test(d.assetAmount.amount) ? { path: ["assetAmount", "amount"], issue: "must be greater than zero" } : undefined
 )).annotate({ identifier: "SimulatedDeposit" })

@@ -252,3 +252,14 @@ export const depositAddress = (chain: Chain, seed: string): string => {
       return strKey(stellarAccountVersion, sha256(input))
   }
 }
+
+/**
+ * A transaction hash in `chain`'s own format for a sandbox transfer, derived from `seed` (the transaction's id):
+ * `0x` and 64 hex digits on EVM chains, 64 hex digits on Bitcoin, Tron and Stellar, a base58 64-byte signature on
+ * Solana. Like the addresses, nothing on any chain has it.
+ */
+export const sandboxTxHash = (chain: Chain, seed: string): string => {
+  const digest = sha256(utf8ToBytes(`fos/tx-hash/${chain}/${seed}`))
+  if (isEvmChain(chain)) return `0x${bytesToHex(digest)}`
+  return chain === "solana" ? base58.encode(concatBytes(digest, sha256(digest))) : bytesToHex(digest)
+}

@@ -9,11 +9,11 @@
  * completes they are posted, so the balance is credited in the same store transaction as transaction.completed.
  */
 import {
-  type AssetAmount,
   type DepositBlock,
   formatAmount,
   parseAmount,
   type PayoutRail,
+  type SimulatedDeposit as SimulatedDepositBody,
   type TransactionFailureCode,
   type TransactionId,
   type VirtualAccountId
@@ -24,9 +24,11 @@ import { Store } from "../kernel/Store.ts"
 import { schedule, type TimerHandler } from "../kernel/Timers.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
+import { depositAddress, sandboxTxHash, validAddress } from "./Addresses.ts"
 import type { Holder } from "./Ledger.ts"
 import { getTransaction, moveTransaction, openTransaction, type StoredTransaction, Transactions } from "./Transactions.ts"
 import { getVirtualAccount } from "./VirtualAccounts.ts"
+import { getWallet, type StoredWallet, walletAt, walletHolder } from "./Wallets.ts"
 import { terminalStatuses } from "./TransactionMachine.ts"
 import { settlesAt, WorldModel } from "./WorldModel.ts"
 
@@ -38,12 +40,8 @@ const railsOfFamily: Readonly<Record<DepositBlock["railFamily"], ReadonlyArray<P
   swift: ["swift", "international_wire"]
 }
 
-export interface SimulatedDeposit {
-  readonly destination: { readonly type: "virtual_account"; readonly virtualAccountId: VirtualAccountId }
-  readonly assetAmount: AssetAmount
-  /** The rail the sender used; by default the first rail of the account's first deposit block in that currency. */
-  readonly rail?: PayoutRail | undefined
-}
+/** What `POST /simulate/deposits` takes (the contract's `SimulatedDeposit`). */
+export type SimulatedDeposit = SimulatedDepositBody
 
 export const depositConfirmKind = "deposit.confirm"
 export const depositSettleKind = "deposit.settle"
@@ -52,9 +50,33 @@ const world = (scope: string, rail: PayoutRail): Holder => ({ scope, type: "worl
 const fees = (scope: string): Holder => ({ scope, type: "fees", id: "service" })
 
 /** `POST /sandbox/v2/simulate/deposits`: the outside sender sends money; answers the open deposit transaction. */
-export const simulateDeposit = (caller: Caller, body: SimulatedDeposit): Effect.Effect<StoredTransaction, ApiError, Store> =>
+export const simulateDeposit = (caller: Caller, body: SimulatedDeposit): Effect.Effect<StoredTransaction, ApiError, Store> => {
+  const destination = body.destination
+  switch (destination.type) {
+    case "virtual_account":
+      return bankDeposit(caller, destination.virtualAccountId, body)
+    case "wallet":
+      return Effect.flatMap(getWallet(caller, destination.walletId), (wallet) => chainDeposit(caller, wallet, body))
+    case "deposit_address":
+      return Effect.flatMap(
+        body.assetAmount.chain === undefined ? Effect.succeed(undefined) : walletAt(caller, body.assetAmount.chain, destination.address),
+        (wallet) =>
+          wallet === undefined
+            ? Effect.fail(apiError("WALLET_NOT_FOUND", "No wallet of this organization and environment has this deposit address on the asset's chain."))
+            : chainDeposit(caller, wallet, body)
+      )
+  }
+}
+
+/** A bank transfer into a virtual account. */
+const bankDeposit = (caller: Caller, virtualAccountId: VirtualAccountId, body: SimulatedDeposit): Effect.Effect<StoredTransaction, ApiError, Store> =>
   Effect.gen(function*() {
-    const account = yield* getVirtualAccount(caller, body.destination.virtualAccountId)
+    const account = yield* getVirtualAccount(caller, virtualAccountId)
+    if (body.sender !== undefined) {
+      return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+        errors: [{ pointer: "/sender", detail: "is sent only for an on-chain deposit into a wallet" }]
+      })
+    }
     // 422s carry no errors[] (the spec keeps it for VALIDATION_ERROR and two others): the detail says what is wrong.
     if (account.status !== "active") {
       return yield* apiError("VIRTUAL_ACCOUNT_NOT_ACTIVE", "The virtual account is not active yet; deposits arrive once it is.")
@@ -97,6 +119,56 @@ export const simulateDeposit = (caller: Caller, body: SimulatedDeposit): Effect.
     const now = yield* Clock.currentTimeMillis
     yield* schedule(depositConfirmKind, now + model.confirmationMs, { transactionId: transaction.id }, scope)
     yield* schedule(depositSettleKind, settlesAt(now, model.railSettlement[rail]), { transactionId: transaction.id }, scope)
+    return transaction
+  })
+
+/**
+ * An on-chain transfer into a wallet: from `sender.address` (checked by the chain's validator) or a fresh outside
+ * address, with a transaction hash in the chain's format, settled after the chain's confirmation time.
+ */
+const chainDeposit = (caller: Caller, wallet: StoredWallet, body: SimulatedDeposit): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.gen(function*() {
+    if (wallet.status !== "active") return yield* apiError("WALLET_NOT_ACTIVE", "The wallet is retired; send to its successor (replacedByWalletId).")
+    const { code, chain } = body.assetAmount
+    if (chain !== wallet.chain) {
+      return yield* apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${wallet.chain}; assetAmount must be an asset on that chain.`)
+    }
+    if (body.rail !== undefined) {
+      return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+        errors: [{ pointer: "/rail", detail: "is sent only for a bank transfer into a virtual account" }]
+      })
+    }
+    const sender = body.sender?.address === undefined ? undefined : yield* validAddress(chain, body.sender.address, "/sender/address")
+    const amount = parseAmount(code, body.assetAmount.amount)!
+    const scope = scopeOf(caller.organization.id, caller.environment)
+    const model = yield* WorldModel
+    const transaction = yield* Effect.orDie(openTransaction({
+      organizationId: caller.organization.id,
+      environment: caller.environment,
+      customerId: wallet.customerId,
+      type: "deposit",
+      source: (id) => ({
+        type: "external_crypto",
+        address: sender ?? depositAddress(chain, `sender/${id}`),
+        txHash: sandboxTxHash(chain, id),
+        assetAmount: body.assetAmount
+      }),
+      destination: { type: "wallet", walletId: wallet.id, assetAmount: body.assetAmount },
+      fees: [],
+      holds: (id) => [{
+        kind: "pending",
+        id: `${id}/credit`,
+        debit: { scope, type: "world", id: `chain:${chain}` },
+        credit: walletHolder(wallet),
+        asset: { code, chain },
+        amount: amount.units,
+        code: "deposit",
+        transactionId: id
+      }]
+    }))
+    const now = yield* Clock.currentTimeMillis
+    yield* schedule(depositConfirmKind, now + model.confirmationMs, { transactionId: transaction.id }, scope)
+    yield* schedule(depositSettleKind, now + model.chainSettlementMs[chain], { transactionId: transaction.id }, scope)
     return transaction
   })
 

@@ -223,7 +223,8 @@ export interface NewTransaction {
   readonly environment: Environment
   readonly customerId: CustomerId
   readonly type: TransactionType
-  readonly source: TransactionSide
+  /** The source, or how to make it from the transaction's id (a sandbox transfer's hash derives from it). */
+  readonly source: TransactionSide | ((id: TransactionId) => TransactionSide)
   readonly destination: TransactionSide
   readonly fees: ReadonlyArray<Fee>
   readonly clientReferenceId?: string | undefined
@@ -250,7 +251,7 @@ export const openTransaction = (input: NewTransaction): Effect.Effect<StoredTran
       environment: input.environment,
       customerId: input.customerId,
       type: input.type,
-      source: input.source,
+      source: typeof input.source === "function" ? input.source(id) : input.source,
       destination: input.destination,
       fees: input.fees,
       clientReferenceId: input.clientReferenceId,

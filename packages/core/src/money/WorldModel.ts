@@ -11,7 +11,7 @@
  * Every deposit first confirms (`processing`: the chain saw it, the bank accepted it) and later settles
  * (`completed`, the balance is credited).
  */
-import type { Chain, PayoutRail } from "@fos/contract"
+import type { AssetCode, Chain, PayoutRail } from "@fos/contract"
 import { Context } from "effect"
 
 /** How a rail settles: after a fixed delay, or on the next business day at an hour of the day (UTC). */
@@ -26,6 +26,8 @@ export interface WorldModelValue {
   readonly confirmationMs: number
   /** What the service charges for an inbound transfer, per rail, in units of the currency's major unit (decimal text). */
   readonly inboundFee: Readonly<Partial<Record<PayoutRail, string>>>
+  /** The most of an asset a wallet may hold and still rotate (decimal text); none means nothing at all. */
+  readonly dustFloor: Readonly<Partial<Record<AssetCode, string>>>
 }
 
 const minute = 60_000
@@ -56,7 +58,8 @@ export const defaultWorldModel: WorldModelValue = {
     faster_payments: { afterMs: 10_000 }
   },
   confirmationMs: 2_000,
-  inboundFee: { fedwire: "10", swift: "15", international_wire: "15" }
+  inboundFee: { fedwire: "10", swift: "15", international_wire: "15" },
+  dustFloor: { USDC: "0.01", USDT: "0.01", DAI: "0.01", EURC: "0.01", PYUSD: "0.01", ETH: "0.00001", BTC: "0.00001", SOL: "0.0001", TRX: "1" }
 }
 
 /** What an engine's options may change: any rule, per chain or rail; the rest keeps its default. */
@@ -65,13 +68,15 @@ export interface WorldModelOptions {
   readonly railSettlement?: Partial<Record<PayoutRail, Settlement>>
   readonly confirmationMs?: number
   readonly inboundFee?: Partial<Record<PayoutRail, string>>
+  readonly dustFloor?: Partial<Record<AssetCode, string>>
 }
 
 export const worldModelOf = (options: WorldModelOptions = {}): WorldModelValue => ({
   chainSettlementMs: { ...defaultWorldModel.chainSettlementMs, ...options.chainSettlementMs } as WorldModelValue["chainSettlementMs"],
   railSettlement: { ...defaultWorldModel.railSettlement, ...options.railSettlement } as WorldModelValue["railSettlement"],
   confirmationMs: options.confirmationMs ?? defaultWorldModel.confirmationMs,
-  inboundFee: { ...defaultWorldModel.inboundFee, ...options.inboundFee }
+  inboundFee: { ...defaultWorldModel.inboundFee, ...options.inboundFee },
+  dustFloor: { ...defaultWorldModel.dustFloor, ...options.dustFloor }
 })
 
 export class WorldModel extends Context.Reference<WorldModelValue>("fos/WorldModel", {

@@ -109,6 +109,9 @@ export interface Application {
 }
 
 const scope = (a: Application) => scopeOf(a.organizationId, a.environment)
+
+/** The partition of `byCustomer` that holds a customer's applications of one type. */
+export const customerApplications = (scope: string, customerId: string, type: ApplicationType) => `${scope}/${customerId}/${type}`
 /** A rejected or cancelled application frees its client reference and its house-account claim. */
 const holdsClaims = (a: Application) => a.status !== "rejected" && a.status !== "cancelled"
 
@@ -124,7 +127,9 @@ export const Applications = table<Application>({
     createdAt: { partition: scope, sort: (a) => a.createdAt },
     updatedAt: { partition: scope, sort: (a) => a.updatedAt },
     // The ordinal breaks ties within one millisecond, so "the organization's current application" is well defined.
-    byType: { partition: (a) => `${scope(a)}/${a.type}`, sort: (a) => `${a.createdAt}#${String(a.ordinal).padStart(6, "0")}` }
+    byType: { partition: (a) => `${scope(a)}/${a.type}`, sort: (a) => `${a.createdAt}#${String(a.ordinal).padStart(6, "0")}` },
+    // A customer's applications of one type (a wallet needs its customer's approved crypto_wallet application).
+    byCustomer: { partition: (a) => customerApplications(scope(a), a.customerId ?? "", a.type), sort: (a) => a.createdAt, counted: false }
   }
 })
 

@@ -1,0 +1,219 @@
+/**
+ * Custodial wallets: a customer's account on one chain, with a deposit address derived from the wallet's id
+ * (Addresses.ts) and balances read from the ledger.
+ *
+ * - Creating one needs a customer that is onboarded (an id still reserved by an open onboarding application is 422
+ *   CUSTOMER_NOT_ONBOARDED) and an approved crypto_wallet application of that customer for the chain. Without one
+ *   the answer is 422 UNPROCESSABLE_ENTITY (docs/money.md says why that code). It emits wallet.created.
+ * - Rotation retires an active wallet and creates its successor on the same chain, which the retired one names in
+ *   `replacedByWalletId`. The spec's rule: only an active wallet with no balance above the dust floor and no
+ *   unsupported-coin return pending can rotate. A retired wallet is WALLET_NOT_ROTATABLE; a balance above the
+ *   floor (or money reserved or on its way in) is WALLET_ROTATION_BLOCKED_BALANCE.
+ */
+import {
+  type Chain,
+  type CustomerId,
+  type Environment,
+  parseAmount,
+  toIso,
+  type Wallet as WalletWire,
+  type WalletCreate,
+  type WalletId,
+  type WalletStatus
+} from "@fos/contract"
+import { Clock, Effect } from "effect"
+import { newId } from "../kernel/IdGenerator.ts"
+import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
+import { apiError, type ApiError } from "../kernel/Problem.ts"
+import { Store, table } from "../kernel/Store.ts"
+import { toWire } from "../kernel/Wire.ts"
+import { Applications, customerApplications } from "../onboarding/Applications.ts"
+import { getCustomer, ReservedCustomers } from "../onboarding/Customers.ts"
+import type { Caller } from "../tenancy/Auth.ts"
+import { scopeOf } from "../tenancy/Tenancy.ts"
+import { emitEvent } from "../webhooks/Webhooks.ts"
+import { depositAddress } from "./Addresses.ts"
+import { balancesOf, balanceToWire, type Holder, LedgerAccounts } from "./Ledger.ts"
+import { WorldModel } from "./WorldModel.ts"
+
+export interface StoredWallet {
+  readonly id: WalletId
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly customerId: CustomerId
+  readonly chain: Chain
+  readonly custody: "custodial"
+  readonly status: WalletStatus
+  readonly address: string
+  readonly clientReferenceId: string | undefined
+  readonly replacedByWalletId: WalletId | undefined
+  readonly createdAt: string
+  readonly updatedAt: string
+}
+
+const scope = (w: StoredWallet) => scopeOf(w.organizationId, w.environment)
+
+export const Wallets = table<StoredWallet>({
+  name: "wallets",
+  key: (w) => w.id,
+  unique: {
+    // Deposits sent to an address find their wallet.
+    address: (w) => `${w.chain}:${w.address}`,
+    clientReferenceId: (w) => (w.clientReferenceId === undefined ? undefined : `${scope(w)}/${w.clientReferenceId}`)
+  },
+  orders: { byCustomer: { partition: (w) => `${scope(w)}/${w.customerId}`, sort: (w) => w.createdAt } }
+})
+
+/** The ledger holder of a wallet's money. */
+export const walletHolder = (w: StoredWallet): Holder => ({ scope: scope(w), type: "wallet", id: w.id })
+
+/** A wallet on the wire, with its balances from the ledger. */
+export const walletToWire = (w: StoredWallet): Effect.Effect<WalletWire, never, Store> =>
+  Effect.map(balancesOf(walletHolder(w)), (balances) =>
+    toWire({
+      id: w.id,
+      customerId: w.customerId,
+      chain: w.chain,
+      custody: w.custody,
+      status: w.status,
+      address: w.address,
+      balances: balances.map(balanceToWire),
+      clientReferenceId: w.clientReferenceId,
+      replacedByWalletId: w.replacedByWalletId,
+      createdAt: w.createdAt,
+      updatedAt: w.updatedAt
+    }) as WalletWire)
+
+const notFound = () => apiError("WALLET_NOT_FOUND", "No wallet with this id exists in this organization and environment.")
+
+export const getWallet = (caller: Caller, id: WalletId, forUpdate = false): Effect.Effect<StoredWallet, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const wallet = yield* (forUpdate ? store.getForUpdate(Wallets, id) : store.get(Wallets, id))
+    if (wallet === undefined || scope(wallet) !== scopeOf(caller.organization.id, caller.environment)) return yield* notFound()
+    return wallet
+  })
+
+/** The caller's wallet whose deposit address on `chain` is `address`; undefined when there is none. */
+export const walletAt = (caller: Caller, chain: Chain, address: string): Effect.Effect<StoredWallet | undefined, never, Store> =>
+  Effect.map(Effect.flatMap(Store, (store) => store.findUnique(Wallets, "address", `${chain}:${address}`)), (wallet) =>
+    wallet !== undefined && scope(wallet) === scopeOf(caller.organization.id, caller.environment) ? wallet : undefined)
+
+export const listWallets = (caller: Caller, customerId: CustomerId, query: ListQuery): Effect.Effect<ListEnvelope<WalletWire>, ApiError, Store> =>
+  Effect.gen(function*() {
+    yield* onboardedCustomer(caller, customerId)
+    const page = yield* listPage(Wallets, {
+      order: "byCustomer",
+      partition: `${scopeOf(caller.organization.id, caller.environment)}/${customerId}`,
+      query,
+      toWire: (w) => w
+    })
+    return { ...page, data: yield* Effect.forEach(page.data, walletToWire) }
+  })
+
+/** The customer, or CUSTOMER_NOT_ONBOARDED while its onboarding application is still open. */
+const onboardedCustomer = (caller: Caller, customerId: CustomerId) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const reserved = yield* store.get(ReservedCustomers, customerId)
+    const scoped = scopeOf(caller.organization.id, caller.environment)
+    const customer = yield* Effect.option(getCustomer(caller, customerId))
+    if (customer._tag === "Some") return customer.value
+    if (reserved !== undefined && reserved.scope === scoped) {
+      return yield* apiError("CUSTOMER_NOT_ONBOARDED", "The customer's onboarding application has not been approved yet.")
+    }
+    return yield* getCustomer(caller, customerId)
+  })
+
+/** Whether the customer holds an approved crypto_wallet application for `chain`. */
+const cryptoWalletApproved = (caller: Caller, customerId: CustomerId, chain: Chain) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const applications = yield* store.page(Applications, {
+      order: "byCustomer",
+      partition: customerApplications(scopeOf(caller.organization.id, caller.environment), customerId, "crypto_wallet"),
+      descending: true,
+      backward: false,
+      from: undefined,
+      // A customer applies for a wallet on a chain a handful of times at most.
+      limit: 100
+    })
+    return applications.some((a) => a.status === "approved" && a.asset?.chain === chain)
+  })
+
+const openWallet = (caller: Caller, customerId: CustomerId, chain: Chain, clientReferenceId: string | undefined) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const id = yield* newId("wlt")
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const wallet: StoredWallet = {
+      id,
+      organizationId: caller.organization.id,
+      environment: caller.environment,
+      customerId,
+      chain,
+      custody: "custodial",
+      status: "active",
+      address: depositAddress(chain, id),
+      clientReferenceId,
+      replacedByWalletId: undefined,
+      createdAt: now,
+      updatedAt: now
+    }
+    const inserted = yield* Effect.exit(store.insert(Wallets, wallet))
+    if (inserted._tag === "Failure") {
+      return yield* apiError("DUPLICATE_CLIENT_REFERENCE_ID", "This clientReferenceId is already used by another wallet.")
+    }
+    yield* emitEvent({
+      type: "wallet.created",
+      organizationId: wallet.organizationId,
+      environment: wallet.environment,
+      data: { walletId: id, customerId, chain, custody: "custodial", address: wallet.address, occurredAt: now }
+    })
+    return wallet
+  })
+
+/** `POST /v2/customers/{customerId}/wallets`. */
+export const createWallet = (caller: Caller, customerId: CustomerId, body: WalletCreate): Effect.Effect<WalletWire, ApiError, Store> =>
+  Effect.gen(function*() {
+    yield* onboardedCustomer(caller, customerId)
+    if (!(yield* cryptoWalletApproved(caller, customerId, body.chain))) {
+      return yield* apiError(
+        "UNPROCESSABLE_ENTITY",
+        `The customer has no approved crypto_wallet application for ${body.chain}; apply with POST /v2/customers/{customerId}/features first.`
+      )
+    }
+    return yield* walletToWire(yield* openWallet(caller, customerId, body.chain, body.clientReferenceId))
+  })
+
+/** `POST /v2/wallets/{walletId}/rotate`: retires the wallet and answers its successor. */
+export const rotateWallet = (caller: Caller, id: WalletId): Effect.Effect<WalletWire, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const wallet = yield* getWallet(caller, id, true)
+    if (wallet.status !== "active") return yield* apiError("WALLET_NOT_ROTATABLE", "The wallet is retired; only an active wallet can rotate.")
+    const floors = (yield* WorldModel).dustFloor
+    const accounts = yield* store.page(LedgerAccounts, {
+      order: "byHolder",
+      partition: `${scope(wallet)}/wallet/${wallet.id}`,
+      descending: false,
+      backward: false,
+      from: undefined,
+      limit: 100
+    })
+    for (const account of accounts) {
+      const posted = BigInt(account.creditsPosted) - BigInt(account.debitsPosted)
+      const moving = BigInt(account.debitsPending) + BigInt(account.creditsPending)
+      const floor = parseAmount(account.asset, floors[account.asset] ?? "0")?.units ?? 0n
+      if (posted > floor || moving > 0n) {
+        return yield* apiError(
+          "WALLET_ROTATION_BLOCKED_BALANCE",
+          `The wallet holds ${account.asset} above the dust floor or has money on its way; move it out before rotating.`
+        )
+      }
+    }
+    const successor = yield* openWallet(caller, wallet.customerId, wallet.chain, undefined)
+    const now = toIso(yield* Clock.currentTimeMillis)
+    yield* Effect.orDie(store.update(Wallets, { ...wallet, status: "retired", replacedByWalletId: successor.id, updatedAt: now }))
+    return yield* walletToWire(successor)
+  })

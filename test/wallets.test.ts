@@ -1,0 +1,228 @@
+/**
+ * Custodial wallets and on-chain deposits through the whole pipeline (engine.fetch) on a virtual clock: creation
+ * with its preconditions, the deposit address, reads and lists, deposits by wallet id and by address settled after
+ * the chain's confirmation time, and rotation with its blockers; every error the spec names for them.
+ */
+import { EventData, type EventType } from "@fos/contract"
+import { checkAddress, type OutboxEvent, readEvents } from "@fos/core"
+import type { Engine } from "@fos/http"
+import { Schema } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
+import { expectProblem, keysOf, makeEngine, orgSeed, seedOf, START_MS } from "./support.ts"
+
+let engine: Engine
+let acme: Client
+let rival: Client
+
+beforeEach(async () => {
+  engine = await makeEngine(seedOf(orgSeed("acme"), orgSeed("rival")))
+  acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
+  rival = clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox)
+})
+afterEach(async () => {
+  for (const event of await events()) {
+    const decoded = Schema.decodeUnknownExit(EventData[event.type as EventType] as Schema.Top as Schema.Codec<unknown, unknown>)(event.data)
+    expect(decoded._tag, `${event.type} ${JSON.stringify(event.data)}`).toBe("Success")
+  }
+  await engine?.close()
+})
+
+const events = async (type?: string): Promise<Array<OutboxEvent & { data: any }>> => {
+  const all = await engine.run(readEvents(undefined, 10_000)) as Array<OutboxEvent & { data: any }>
+  return type === undefined ? all : all.filter((e) => e.type === type)
+}
+const iso = (ms: number) => new Date(ms).toISOString()
+
+let customers = 0
+/** A customer whose onboarding application is submitted; approved unless `approve` is false. */
+const customer = async (approve = true) => {
+  const docs = await deuDocuments(acme)
+  const submitted = await acme.call("POST", "/v2/onboarding", deuSubmission(docs, { clientReferenceId: `wallet-customer-${++customers}` }), idem())
+  expect(submitted.status, submitted.text).toBe(201)
+  if (!approve) return submitted.json.customerId as string
+  const decided = await acme.call("POST", `/v2/simulate/applications/${submitted.json.applicationId}/decision`, { outcome: "approved" })
+  return decided.json.customerId as string
+}
+
+/** An approved crypto_wallet application of `customerId` for USDC on `chain`. */
+const cryptoWallet = async (customerId: string, chain = "base", code = "USDC") => {
+  const applied = await acme.call("POST", `/v2/customers/${customerId}/features`, { type: "crypto_wallet", asset: { code, chain } }, idem())
+  expect(applied.status, applied.text).toBe(201)
+  await acme.call("POST", `/v2/simulate/applications/${applied.json.applicationId}/decision`, { outcome: "approved" })
+}
+
+const createWallet = (customerId: string, body: Record<string, unknown> = { chain: "base" }, headers = idem()) =>
+  acme.call("POST", `/v2/customers/${customerId}/wallets`, body, headers)
+
+const deposit = (destination: Record<string, unknown>, assetAmount: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+  acme.call("POST", "/v2/simulate/deposits", { destination, assetAmount, ...extra })
+
+describe("custodial wallets", () => {
+  it("creates a wallet with a checksummed deposit address once the customer holds an approved crypto_wallet application, and emits wallet.created", async () => {
+    const customerId = await customer()
+    await cryptoWallet(customerId)
+    const created = await createWallet(customerId, { chain: "base", clientReferenceId: "treasury" })
+    expect(created.status, created.text).toBe(201)
+    const wallet = created.json
+    expect(wallet).toEqual({
+      id: expect.stringMatching(/^wlt_[0-9a-z]{24}$/),
+      customerId,
+      chain: "base",
+      custody: "custodial",
+      status: "active",
+      address: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/),
+      balances: [],
+      clientReferenceId: "treasury",
+      createdAt: iso(START_MS),
+      updatedAt: iso(START_MS)
+    })
+    expect(checkAddress("base", wallet.address)).toEqual({ ok: true, normalized: wallet.address })
+    expect((await acme.call("GET", `/v2/wallets/${wallet.id}`)).json).toEqual(wallet)
+    const list = await acme.call("GET", `/v2/customers/${customerId}/wallets`)
+    expect(list.json).toEqual({ data: [wallet], meta: { mode: "cursor", nextCursor: null, previousCursor: null, total: 1 } })
+    const [event] = await events("wallet.created")
+    expect(event!.data).toEqual({ walletId: wallet.id, customerId, chain: "base", custody: "custodial", address: wallet.address, occurredAt: iso(START_MS) })
+  })
+
+  it("refuses what it cannot create, with the spec's codes, and creates nothing", async () => {
+    const customerId = await customer()
+    const at = `/sandbox/v2/customers/${customerId}/wallets`
+    // No approved crypto_wallet application for the chain.
+    expectProblem(await createWallet(customerId), { type: "UNPROCESSABLE_ENTITY", status: 422, instance: at })
+    await cryptoWallet(customerId, "solana", "SOL")
+    expectProblem(await createWallet(customerId, { chain: "base" }), { type: "UNPROCESSABLE_ENTITY", status: 422, instance: at })
+    expect((await createWallet(customerId, { chain: "solana", clientReferenceId: "sol" })).status).toBe(201)
+    expectProblem(await createWallet(customerId, { chain: "solana", clientReferenceId: "sol" }), { type: "DUPLICATE_CLIENT_REFERENCE_ID", status: 409, instance: at })
+    expectProblem(await createWallet(customerId, { chain: "solana" }, {}), { type: "IDEMPOTENCY_KEY_REQUIRED", status: 400, instance: at })
+    expectProblem(await createWallet(customerId, { chain: "dogecoin" }), { type: "VALIDATION_ERROR", status: 400, instance: at })
+    expectProblem(await createWallet(customerId, { chain: "solana", colour: "blue" }), { type: "VALIDATION_ERROR", status: 400, instance: at })
+    // A customer whose onboarding is still under review, and one that does not exist.
+    const pending = await customer(false)
+    expectProblem(await createWallet(pending), { type: "CUSTOMER_NOT_ONBOARDED", status: 422, instance: `/sandbox/v2/customers/${pending}/wallets` })
+    expectProblem(await createWallet("cus_nobody"), { type: "CUSTOMER_NOT_FOUND", status: 404, instance: "/sandbox/v2/customers/cus_nobody/wallets" })
+    expectProblem(await rival.call("POST", `/v2/customers/${customerId}/wallets`, { chain: "solana" }, idem()), {
+      type: "CUSTOMER_NOT_FOUND",
+      status: 404,
+      instance: at
+    })
+    expect((await acme.call("GET", `/v2/customers/${customerId}/wallets`)).json.meta.total).toBe(1)
+    expect(await events("wallet.created")).toHaveLength(1)
+  })
+
+  it("answers 404 WALLET_NOT_FOUND for another organization's wallet and 400 for a malformed id", async () => {
+    const customerId = await customer()
+    await cryptoWallet(customerId)
+    const wallet = (await createWallet(customerId)).json
+    expectProblem(await rival.call("GET", `/v2/wallets/${wallet.id}`), { type: "WALLET_NOT_FOUND", status: 404, instance: `/sandbox/v2/wallets/${wallet.id}` })
+    expectProblem(await acme.call("GET", "/v2/wallets/cus_notawallet"), { type: "INVALID_OID_FORMAT", status: 400, instance: "/sandbox/v2/wallets/cus_notawallet" })
+  })
+})
+
+describe("on-chain deposits", () => {
+  it("credits a wallet after the chain's confirmation time, by wallet id or by its address, with the sender and a transaction hash", async () => {
+    const customerId = await customer()
+    await cryptoWallet(customerId)
+    const wallet = (await createWallet(customerId)).json
+    const sender = "0x52908400098527886e0f7030069857d2e4169ee7"
+    const r = await deposit({ type: "wallet", walletId: wallet.id }, { code: "USDC", amount: "250.5", chain: "base" }, { sender: { address: sender } })
+    expect(r.status, r.text).toBe(201)
+    expect(r.json).toMatchObject({
+      type: "deposit",
+      status: "pending",
+      customerId,
+      // Kept in its EIP-55 form (this one of EIP-55's vectors is all capitals).
+      source: { type: "external_crypto", address: "0x52908400098527886E0F7030069857D2E4169EE7", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), assetAmount: { code: "USDC", amount: "250.5", chain: "base" } },
+      destination: { type: "wallet", walletId: wallet.id, assetAmount: { code: "USDC", amount: "250.5", chain: "base" } },
+      fees: []
+    })
+    const byAddress = await deposit({ type: "deposit_address", address: wallet.address }, { code: "ETH", amount: "0.25", chain: "base" })
+    expect(byAddress.status, byAddress.text).toBe(201)
+    expect(checkAddress("base", byAddress.json.source.address).ok).toBe(true)
+    // Nothing to spend until the chain confirms: money on its way in is neither available nor reserved.
+    expect((await acme.call("GET", `/v2/wallets/${wallet.id}`)).json.balances).toEqual([
+      { code: "ETH", chain: "base", available: "0.000000000000000000", pending: "0.000000000000000000" },
+      { code: "USDC", chain: "base", available: "0.000000", pending: "0.000000" }
+    ])
+    // Base confirms in a minute.
+    await engine.clock.advance("59 seconds")
+    expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json.status).toBe("processing")
+    await engine.clock.advance("1 second")
+    expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json.status).toBe("completed")
+    expect((await acme.call("GET", `/v2/wallets/${wallet.id}`)).json.balances).toEqual([
+      { code: "ETH", chain: "base", available: "0.250000000000000000", pending: "0.000000000000000000" },
+      { code: "USDC", chain: "base", available: "250.500000", pending: "0.000000" }
+    ])
+    const sent = (await events()).filter((e) => e.data.transactionId === r.json.id)
+    expect(sent.map((e) => [e.type, e.data.sequence])).toEqual([["transaction.created", 1], ["transaction.processing", 2], ["transaction.completed", 3]])
+  })
+
+  it("refuses deposits a wallet cannot take", async () => {
+    const customerId = await customer()
+    await cryptoWallet(customerId)
+    const wallet = (await createWallet(customerId)).json
+    const at = "/sandbox/v2/simulate/deposits"
+    expectProblem(await deposit({ type: "wallet", walletId: wallet.id }, { code: "USDC", amount: "1", chain: "ethereum" }), { type: "UNPROCESSABLE_ENTITY", status: 422, instance: at })
+    expectProblem(await deposit({ type: "wallet", walletId: wallet.id }, { code: "USDC", amount: "1" }), { type: "VALIDATION_ERROR", status: 400, instance: at })
+    // A sender address in mixed case that is not its EIP-55 form.
+    expectProblem(await deposit({ type: "wallet", walletId: wallet.id }, { code: "USDC", amount: "1", chain: "base" }, { sender: { address: "0x52908400098527886e0F7030069857D2E4169EE7" } }), {
+      type: "INVALID_ADDRESS_FORMAT",
+      status: 400,
+      instance: at
+    })
+    const malformed = expectProblem(await deposit({ type: "wallet", walletId: wallet.id }, { code: "USDC", amount: "1", chain: "base" }, { sender: { address: "0x1234" } }), {
+      type: "VALIDATION_ERROR",
+      status: 400,
+      instance: at
+    })
+    expect(malformed.errors).toEqual([{ pointer: "/sender/address", detail: expect.any(String) }])
+    expectProblem(await deposit({ type: "deposit_address", address: "0x0000000000000000000000000000000000000001" }, { code: "USDC", amount: "1", chain: "base" }), {
+      type: "WALLET_NOT_FOUND",
+      status: 404,
+      instance: at
+    })
+    expectProblem(await rival.call("POST", "/v2/simulate/deposits", { destination: { type: "wallet", walletId: wallet.id }, assetAmount: { code: "USDC", amount: "1", chain: "base" } }), {
+      type: "WALLET_NOT_FOUND",
+      status: 404,
+      instance: at
+    })
+    expect((await acme.call("GET", "/v2/transactions")).json.meta.total).toBe(0)
+  })
+})
+
+describe("rotation", () => {
+  it("retires an empty wallet and answers its successor; a wallet holding more than dust, or already retired, cannot rotate", async () => {
+    const customerId = await customer()
+    await cryptoWallet(customerId)
+    const wallet = (await createWallet(customerId)).json
+    await deposit({ type: "wallet", walletId: wallet.id }, { code: "USDC", amount: "0.02", chain: "base" })
+    const at = `/sandbox/v2/wallets/${wallet.id}/rotate`
+    // Money on its way in blocks it too.
+    expectProblem(await acme.call("POST", `/v2/wallets/${wallet.id}/rotate`, undefined, idem()), { type: "WALLET_ROTATION_BLOCKED_BALANCE", status: 422, instance: at })
+    await engine.clock.advance("1 minute")
+    expectProblem(await acme.call("POST", `/v2/wallets/${wallet.id}/rotate`, undefined, idem()), { type: "WALLET_ROTATION_BLOCKED_BALANCE", status: 422, instance: at })
+    expectProblem(await acme.call("POST", `/v2/wallets/${wallet.id}/rotate`), { type: "IDEMPOTENCY_KEY_REQUIRED", status: 400, instance: at })
+
+    const dusty = (await createWallet(customerId)).json
+    await deposit({ type: "wallet", walletId: dusty.id }, { code: "USDC", amount: "0.01", chain: "base" })
+    await engine.clock.advance("1 minute")
+    const rotated = await acme.call("POST", `/v2/wallets/${dusty.id}/rotate`, undefined, idem())
+    expect(rotated.status, rotated.text).toBe(201)
+    expect(rotated.json).toMatchObject({ customerId, chain: "base", status: "active", balances: [] })
+    expect(rotated.json.id).not.toBe(dusty.id)
+    expect(rotated.json.address).not.toBe(dusty.address)
+    const retired = (await acme.call("GET", `/v2/wallets/${dusty.id}`)).json
+    expect(retired).toMatchObject({ status: "retired", replacedByWalletId: rotated.json.id })
+    expectProblem(await acme.call("POST", `/v2/wallets/${dusty.id}/rotate`, undefined, idem()), {
+      type: "WALLET_NOT_ROTATABLE",
+      status: 409,
+      instance: `/sandbox/v2/wallets/${dusty.id}/rotate`
+    })
+    expectProblem(await deposit({ type: "wallet", walletId: dusty.id }, { code: "USDC", amount: "1", chain: "base" }), {
+      type: "WALLET_NOT_ACTIVE",
+      status: 422,
+      instance: "/sandbox/v2/simulate/deposits"
+    })
+    expect((await events("wallet.created")).map((e) => e.data.walletId)).toEqual([wallet.id, dusty.id, rotated.json.id])
+  })
+})
