@@ -192,6 +192,62 @@ describe("a deposit into a virtual account", () => {
   })
 })
 
+describe("a deposit that arrives without its sender's details", () => {
+  const supply = (id: string, body: unknown, headers = idem()) => acme.call("POST", `/v2/transactions/${id}/sender-information`, body, headers)
+  const sender = { name: "Erika Mustermann", country: "DEU" }
+
+  it("parks in awaiting_sender_information until the caller names the sender, then confirms and settles from then", async () => {
+    const { accountId } = await activeAccount("EUR")
+    const arrivedAt = START_MS + 30_000
+    const r = await deposit(acme, accountId, "40.00", "EUR", { senderInformationMissing: true })
+    expect(r.status, r.text).toBe(201)
+    expect(r.json).toMatchObject({ status: "pending", stage: "awaiting_customer_action" })
+    const [parked] = await events("transaction.awaiting_sender_information")
+    expect(parked!.data).toMatchObject({
+      transactionId: r.json.id,
+      sourceAddress: null,
+      assetAmount: { code: "EUR", amount: "40.00" },
+      expiresAt: iso(arrivedAt + 72 * 3600_000),
+      occurredAt: iso(arrivedAt)
+    })
+    expect(parked!.data).not.toHaveProperty("sequence")
+    // Nothing moves while it waits.
+    await advance(60_000)
+    expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json.status).toBe("pending")
+    const at = `/sandbox/v2/transactions/${r.json.id}/sender-information`
+    expectProblem(await supply(r.json.id, sender, {}), { type: "IDEMPOTENCY_KEY_REQUIRED", status: 400, instance: at })
+    expectProblem(await supply(r.json.id, { name: "  ", country: "Germany" }), { type: "VALIDATION_ERROR", status: 400, instance: at })
+    const supplied = await supply(r.json.id, { ...sender, address: { line1: "Hauptstr. 1", city: "Köln", country: "DEU" } })
+    expect(supplied.status, supplied.text).toBe(200)
+    expect(supplied.json).toMatchObject({ status: "pending", stage: null })
+    expectProblem(await supply(r.json.id, sender), { type: "CONFLICT", status: 409, instance: at })
+    await advance(2_000)
+    expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json.status).toBe("processing")
+    await advance(3 * 24 * 3600_000)
+    expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json.status).toBe("completed")
+    expect(await balanceOf(accountId)).toEqual([{ code: "EUR", available: "40.00", pending: "0.00" }])
+  })
+
+  it("goes back to the sender when the window ends: failed with travel_rule_rejected, nothing credited", async () => {
+    const { accountId } = await activeAccount("EUR")
+    const r = await deposit(acme, accountId, "40.00", "EUR", { senderInformationMissing: true })
+    await advance(72 * 3600_000 - 1)
+    expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json.status).toBe("pending")
+    await advance(1)
+    expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json).toMatchObject({
+      status: "failed",
+      stage: null,
+      failureCode: "travel_rule_rejected",
+      failureMessage: "The travel-rule check failed or the counterparty rejected the transfer."
+    })
+    expect(await balanceOf(accountId)).toEqual([{ code: "EUR", available: "0.00", pending: "0.00" }])
+    expectProblem(await supply(r.json.id, sender), { type: "CONFLICT", status: 409, instance: `/sandbox/v2/transactions/${r.json.id}/sender-information` })
+    // A deposit that never waited has nothing to supply.
+    const plain = await deposit(acme, accountId, "1.00")
+    expectProblem(await supply(plain.json.id, sender), { type: "CONFLICT", status: 409, instance: `/sandbox/v2/transactions/${plain.json.id}/sender-information` })
+  })
+})
+
 describe("the sandbox's outside actors on a transaction", () => {
   it("fails a deposit with a failure code: the catalog's failureMessage, the credit released, transaction.failed", async () => {
     const { accountId } = await activeAccount("EUR")

@@ -69,6 +69,7 @@ import {
   getWallet,
   listWallets,
   rotateWallet,
+  supplySenderInformation,
   walletToWire
 } from "@fos/core"
 import { Effect, Layer } from "effect"
@@ -234,7 +235,9 @@ const TransactionsLive = HttpApiBuilder.group(ServerApi, "transactions", (handle
         listTransactions(caller, { type: query.type, status: query.status, customerId: query.customerId }, listQueryOf(query))
       ).pipe(Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))))
     .handle("get", ({ params }) =>
-      CurrentCaller.use((caller) => Effect.map(getTransaction(caller, params.id), transactionToWire)).pipe(Effect.map(mutable))))
+      CurrentCaller.use((caller) => Effect.map(getTransaction(caller, params.id), transactionToWire)).pipe(Effect.map(mutable)))
+    .handle("senderInformation", ({ params, payload }) =>
+      CurrentCaller.use((caller) => Effect.map(supplySenderInformation(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable))))
 
 const listQueryOf = (query: {
   readonly cursor?: string

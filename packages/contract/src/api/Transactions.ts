@@ -2,8 +2,8 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { CustomerId, TransactionId } from "../kernel/Ids.ts"
 import { listOf, listQuery } from "../kernel/Lists.ts"
-import { Transaction, TransactionSorts, TransactionStatus, TransactionType } from "../money/Transactions.ts"
-import { common } from "./Policies.ts"
+import { SenderInformation, Transaction, TransactionSorts, TransactionStatus, TransactionType } from "../money/Transactions.ts"
+import { common, Idempotency, problem, withBody } from "./Policies.ts"
 
 export const Transactions = HttpApiGroup.make("transactions")
   .add(HttpApiEndpoint.get("list", "/v2/transactions", {
@@ -17,3 +17,11 @@ export const Transactions = HttpApiGroup.make("transactions")
     error: common
   }))
   .add(HttpApiEndpoint.get("get", "/v2/transactions/:id", { params: { id: TransactionId }, success: Transaction, error: common }))
+  .add(
+    HttpApiEndpoint.post("senderInformation", "/v2/transactions/:id/sender-information", {
+      params: { id: TransactionId },
+      payload: SenderInformation,
+      success: Transaction,
+      error: [...withBody, problem(422)]
+    }).annotate(Idempotency, "required")
+  )

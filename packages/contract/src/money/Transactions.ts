@@ -6,6 +6,7 @@
 import { Schema } from "effect"
 import "../kernel/Annotations.ts"
 import { CustomerId, OrderId, TransactionId, VirtualAccountId, WalletId } from "../kernel/Ids.ts"
+import { Address, Country } from "../kernel/Geo.ts"
 import { AssetCode, AssetPrecision, Chain, isFiat, parseAmount } from "../kernel/Money.ts"
 import { DecimalString, NonBlankString, UtcTimestamp } from "../kernel/Primitives.ts"
 
@@ -233,3 +234,15 @@ export const Balance = Schema.Struct({
   pending: DecimalString
 }).annotate({ identifier: "Balance" })
 export type Balance = typeof Balance.Type
+
+/**
+ * `POST /v2/transactions/{id}/sender-information`: who sent a deposit that arrived without it (the travel rule asks
+ * the originator's name and country; an address and account make the match surer).
+ */
+export const SenderInformation = Schema.Struct({
+  name: NonBlankString.check(Schema.isMaxLength(200, { fosDetail: "must be at most 200 characters" })),
+  country: Country,
+  address: Schema.optionalKey(Address),
+  accountNumber: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(64, { fosDetail: "must be at most 64 characters" })))
+}).annotate({ identifier: "SenderInformation" })
+export type SenderInformation = typeof SenderInformation.Type

@@ -63,7 +63,12 @@ export const SimulatedDeposit = Schema.Struct({
   /** For a bank transfer into a virtual account. */
   rail: Schema.optionalKey(PayoutRail),
   /** For an on-chain deposit: the address it came from (a fresh outside address when omitted). */
-  sender: Schema.optionalKey(Schema.Struct({ address: NonBlankString.check(Schema.isMaxLength(128)) }))
+  sender: Schema.optionalKey(Schema.Struct({ address: NonBlankString.check(Schema.isMaxLength(128)) })),
+  /**
+   * The sender's details did not come with the transfer: the deposit parks in awaiting_sender_information until the
+   * caller supplies them (`POST /v2/transactions/{id}/sender-information`) or the window ends.
+   */
+  senderInformationMissing: Schema.optionalKey(Schema.Boolean)
 }).check(Schema.makeFilter((d) =>
   /^0(\.0+)?$/.test(d.assetAmount.amount) ? { path: ["assetAmount", "amount"], issue: "must be greater than zero" } : undefined
 )).annotate({ identifier: "SimulatedDeposit" })

@@ -12,8 +12,11 @@ import {
   type DepositBlock,
   formatAmount,
   parseAmount,
+  type Chain,
   type PayoutRail,
+  type SenderInformation,
   type SimulatedDeposit as SimulatedDepositBody,
+  toIso,
   type TransactionFailureCode,
   type TransactionId,
   type VirtualAccountId
@@ -23,7 +26,9 @@ import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store } from "../kernel/Store.ts"
 import { schedule, type TimerHandler } from "../kernel/Timers.ts"
 import type { Caller } from "../tenancy/Auth.ts"
+import { toWire } from "../kernel/Wire.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
+import { emitEvent } from "../webhooks/Webhooks.ts"
 import { depositAddress, sandboxTxHash, validAddress } from "./Addresses.ts"
 import type { Holder } from "./Ledger.ts"
 import { getTransaction, moveTransaction, openTransaction, type StoredTransaction, Transactions } from "./Transactions.ts"
@@ -45,6 +50,7 @@ export type SimulatedDeposit = SimulatedDepositBody
 
 export const depositConfirmKind = "deposit.confirm"
 export const depositSettleKind = "deposit.settle"
+export const senderInformationExpiryKind = "deposit.sender_information_expiry"
 
 const world = (scope: string, rail: PayoutRail): Holder => ({ scope, type: "world", id: `rail:${rail}` })
 const fees = (scope: string): Holder => ({ scope, type: "fees", id: "service" })
@@ -116,10 +122,7 @@ const bankDeposit = (caller: Caller, virtualAccountId: VirtualAccountId, body: S
           : [])
       ]
     }))
-    const now = yield* Clock.currentTimeMillis
-    yield* schedule(depositConfirmKind, now + model.confirmationMs, { transactionId: transaction.id }, scope)
-    yield* schedule(depositSettleKind, settlesAt(now, model.railSettlement[rail]), { transactionId: transaction.id }, scope)
-    return transaction
+    return yield* arrived(transaction, { rail }, body.senderInformationMissing === true, null)
   })
 
 /**
@@ -166,10 +169,93 @@ const chainDeposit = (caller: Caller, wallet: StoredWallet, body: SimulatedDepos
         transactionId: id
       }]
     }))
+    const source = transaction.source as { readonly address: string }
+    return yield* arrived(transaction, { chain }, body.senderInformationMissing === true, source.address)
+  })
+
+/** Where a deposit settles from: a bank rail or a chain. */
+type Route = { readonly rail: PayoutRail } | { readonly chain: Chain }
+
+const settlementTimeFrom = (nowMs: number, route: Route) =>
+  Effect.map(WorldModel, (model) => ("rail" in route ? settlesAt(nowMs, model.railSettlement[route.rail]) : nowMs + model.chainSettlementMs[route.chain]))
+
+/** The world model takes a deposit in: it confirms and settles on the clock, unless it waits for its sender first. */
+const arrived = (transaction: StoredTransaction, route: Route, senderInformationMissing: boolean, sourceAddress: string | null) =>
+  Effect.gen(function*() {
+    const scope = scopeOf(transaction.organizationId, transaction.environment)
     const now = yield* Clock.currentTimeMillis
+    if (!senderInformationMissing) {
+      yield* scheduleSettlement(transaction, route, now)
+      return transaction
+    }
+    const store = yield* Store
+    const model = yield* WorldModel
+    const expiresAt = toIso(now + model.senderInformationWindowMs)
+    const waiting = yield* Effect.orDie(moveTransaction(transaction.id, { type: "request_information" }))
+    const parked: StoredTransaction = { ...waiting, senderInformationExpiresAt: expiresAt, route }
+    yield* Effect.orDie(store.update(Transactions, parked))
+    yield* emitEvent({
+      type: "transaction.awaiting_sender_information",
+      organizationId: parked.organizationId,
+      environment: parked.environment,
+      data: toWire({
+        transactionId: parked.id,
+        customerId: parked.customerId,
+        clientReferenceId: parked.clientReferenceId,
+        type: parked.type,
+        source: parked.source,
+        destination: parked.destination,
+        sourceAddress,
+        assetAmount: parked.source.assetAmount,
+        expiresAt,
+        occurredAt: toIso(now)
+      })
+    })
+    yield* schedule(senderInformationExpiryKind, now + model.senderInformationWindowMs, { transactionId: parked.id }, scope)
+    return parked
+  })
+
+const scheduleSettlement = (transaction: StoredTransaction, route: Route, now: number) =>
+  Effect.gen(function*() {
+    const scope = scopeOf(transaction.organizationId, transaction.environment)
+    const model = yield* WorldModel
     yield* schedule(depositConfirmKind, now + model.confirmationMs, { transactionId: transaction.id }, scope)
-    yield* schedule(depositSettleKind, now + model.chainSettlementMs[chain], { transactionId: transaction.id }, scope)
-    return transaction
+    yield* schedule(depositSettleKind, yield* settlementTimeFrom(now, route), { transactionId: transaction.id }, scope)
+  })
+
+/**
+ * `POST /v2/transactions/{id}/sender-information`: the caller names who sent a deposit that arrived without its
+ * sender's details; the deposit leaves review and the world model confirms and settles it from now.
+ */
+export const supplySenderInformation = (
+  caller: Caller,
+  id: TransactionId,
+  information: SenderInformation
+): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const transaction = yield* getTransaction(caller, id, true)
+    if (transaction.senderInformationExpiresAt === undefined || transaction.stage !== "awaiting_customer_action" || terminalStatuses.has(transaction.status)) {
+      return yield* apiError("CONFLICT", "The transaction is not waiting for sender information.")
+    }
+    const cleared = yield* moveTransaction(id, { type: "clear_review" })
+    const supplied: StoredTransaction = { ...cleared, senderInformation: information, senderInformationExpiresAt: undefined }
+    yield* Effect.orDie(store.update(Transactions, supplied))
+    yield* scheduleSettlement(supplied, transaction.route!, yield* Clock.currentTimeMillis)
+    return supplied
+  })
+
+/**
+ * The sender information window ended with nothing supplied: the funds go back to the sender. The transaction fails
+ * with travel_rule_rejected (the originator's details the travel rule asks for never came), and its credit is
+ * released; sender_info_timeout is the spec's legacy code and is not set on new transactions.
+ */
+const senderInformationExpired: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const transaction = yield* store.get(Transactions, payload.transactionId)
+    if (transaction?.senderInformationExpiresAt === undefined || terminalStatuses.has(transaction.status)) return
+    yield* Effect.ignore(moveTransaction(payload.transactionId, { type: "fail" }, { failureCode: "travel_rule_rejected" }))
   })
 
 /**
@@ -188,7 +274,8 @@ const onTimer = (step: "start" | "settle"): TimerHandler => (payload: { readonly
 
 export const depositTimerHandlers: Record<string, TimerHandler> = {
   [depositConfirmKind]: onTimer("start"),
-  [depositSettleKind]: onTimer("settle")
+  [depositSettleKind]: onTimer("settle"),
+  [senderInformationExpiryKind]: senderInformationExpired
 }
 
 // --- the sandbox's outside actors on any transaction ------------------------------------------------------------------

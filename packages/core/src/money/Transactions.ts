@@ -12,11 +12,13 @@
  */
 import {
   type CancellationReason,
+  type Chain,
   type CustomerId,
   type Environment,
   type Fee,
   type OrderId,
   type PayoutRail,
+  type SenderInformation,
   type Transaction as TransactionWire,
   TransactionCancellationMessages,
   type TransactionFailureCode,
@@ -62,6 +64,12 @@ export interface StoredTransaction extends MachineState {
   readonly returnCode: string | null
   readonly queuePosition: number | null
   readonly hasRfi: boolean
+  /** While a deposit waits for its sender's details: when the window ends. */
+  readonly senderInformationExpiresAt?: string | undefined
+  /** The sender's details, as the caller supplied them. */
+  readonly senderInformation?: SenderInformation | undefined
+  /** A deposit's way in (its bank rail or chain), which decides when it settles. */
+  readonly route?: { readonly rail: PayoutRail } | { readonly chain: Chain } | undefined
   /** The pending ledger transfers the transaction holds while it is open. */
   readonly holds: ReadonlyArray<string>
   /** The sequence of its last status event (1 after transaction.created). */

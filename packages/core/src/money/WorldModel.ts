@@ -26,6 +26,8 @@ export interface WorldModelValue {
   readonly confirmationMs: number
   /** What the service charges for an inbound transfer, per rail, in units of the currency's major unit (decimal text). */
   readonly inboundFee: Readonly<Partial<Record<PayoutRail, string>>>
+  /** How long a deposit that arrived without its sender's details waits for them. */
+  readonly senderInformationWindowMs: number
   /** The most of an asset a wallet may hold and still rotate (decimal text); none means nothing at all. */
   readonly dustFloor: Readonly<Partial<Record<AssetCode, string>>>
 }
@@ -59,6 +61,7 @@ export const defaultWorldModel: WorldModelValue = {
   },
   confirmationMs: 2_000,
   inboundFee: { fedwire: "10", swift: "15", international_wire: "15" },
+  senderInformationWindowMs: 72 * hour,
   dustFloor: { USDC: "0.01", USDT: "0.01", DAI: "0.01", EURC: "0.01", PYUSD: "0.01", ETH: "0.00001", BTC: "0.00001", SOL: "0.0001", TRX: "1" }
 }
 
@@ -69,6 +72,7 @@ export interface WorldModelOptions {
   readonly confirmationMs?: number
   readonly inboundFee?: Partial<Record<PayoutRail, string>>
   readonly dustFloor?: Partial<Record<AssetCode, string>>
+  readonly senderInformationWindowMs?: number
 }
 
 export const worldModelOf = (options: WorldModelOptions = {}): WorldModelValue => ({
@@ -76,7 +80,8 @@ export const worldModelOf = (options: WorldModelOptions = {}): WorldModelValue =
   railSettlement: { ...defaultWorldModel.railSettlement, ...options.railSettlement } as WorldModelValue["railSettlement"],
   confirmationMs: options.confirmationMs ?? defaultWorldModel.confirmationMs,
   inboundFee: { ...defaultWorldModel.inboundFee, ...options.inboundFee },
-  dustFloor: { ...defaultWorldModel.dustFloor, ...options.dustFloor }
+  dustFloor: { ...defaultWorldModel.dustFloor, ...options.dustFloor },
+  senderInformationWindowMs: options.senderInformationWindowMs ?? defaultWorldModel.senderInformationWindowMs
 })
 
 export class WorldModel extends Context.Reference<WorldModelValue>("fos/WorldModel", {
