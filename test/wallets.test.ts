@@ -181,12 +181,26 @@ describe("on-chain deposits", () => {
       status: 404,
       instance: at
     })
+    // A deposit address is checked by its chain's validator before it is looked up.
+    expectProblem(await deposit({ type: "deposit_address", address: wallet.address.toLowerCase().replace("0x", "0X") }, { code: "USDC", amount: "1", chain: "base" }), {
+      type: "VALIDATION_ERROR",
+      status: 400,
+      instance: at
+    })
+    expectProblem(await deposit({ type: "deposit_address", address: "0x52908400098527886e0F7030069857D2E4169EE7" }, { code: "USDC", amount: "1", chain: "base" }), {
+      type: "INVALID_ADDRESS_FORMAT",
+      status: 400,
+      instance: at
+    })
+    // Its all-lowercase form is the same address.
+    expect((await deposit({ type: "deposit_address", address: wallet.address.toLowerCase() }, { code: "USDC", amount: "1", chain: "base" })).status).toBe(201)
+    expectProblem(await deposit({ type: "deposit_address", address: wallet.address }, { code: "EUR", amount: "1" }), { type: "VALIDATION_ERROR", status: 400, instance: at })
     expectProblem(await rival.call("POST", "/v2/simulate/deposits", { destination: { type: "wallet", walletId: wallet.id }, assetAmount: { code: "USDC", amount: "1", chain: "base" } }), {
       type: "WALLET_NOT_FOUND",
       status: 404,
       instance: at
     })
-    expect((await acme.call("GET", "/v2/transactions")).json.meta.total).toBe(0)
+    expect((await acme.call("GET", "/v2/transactions")).json.meta.total).toBe(1)
   })
 })
 

@@ -63,14 +63,23 @@ export const simulateDeposit = (caller: Caller, body: SimulatedDeposit): Effect.
       return bankDeposit(caller, destination.virtualAccountId, body)
     case "wallet":
       return Effect.flatMap(getWallet(caller, destination.walletId), (wallet) => chainDeposit(caller, wallet, body))
-    case "deposit_address":
-      return Effect.flatMap(
-        body.assetAmount.chain === undefined ? Effect.succeed(undefined) : walletAt(caller, body.assetAmount.chain, destination.address),
-        (wallet) =>
+    case "deposit_address": {
+      const chain = body.assetAmount.chain
+      if (chain === undefined) {
+        return Effect.fail(apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+          errors: [{ pointer: "/assetAmount/chain", detail: "is required: a deposit address takes on-chain assets" }]
+        }))
+      }
+      // The address is checked by its chain's validator first, as every address the API takes is.
+      return validAddress(chain, destination.address, "/destination/address").pipe(
+        Effect.flatMap((address) => walletAt(caller, chain, address)),
+        Effect.flatMap((wallet) =>
           wallet === undefined
             ? Effect.fail(apiError("WALLET_NOT_FOUND", "No wallet of this organization and environment has this deposit address on the asset's chain."))
             : chainDeposit(caller, wallet, body)
+        )
       )
+    }
   }
 }
 
