@@ -3,10 +3,10 @@
  * engine's fetch handler (or a real server's origin), and the one assertion of the spec's problem shape.
  */
 import { createHash } from "node:crypto"
-import { type CustomerId } from "@fos/contract"
-import { Customers, makeVirtualClock, Store } from "@fos/core"
+import { type CustomerId, EventData, type EventType } from "@fos/contract"
+import { Customers, makeVirtualClock, type OutboxEvent, readEvents, Store } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { expect } from "vitest"
 
 // --- time ------------------------------------------------------------------------------------------------------
@@ -98,6 +98,22 @@ export const makeEngine = (seed: Seed, options: { idempotencyRetentionMs?: numbe
     seed: seed as never,
     ...(options.idempotencyRetentionMs === undefined ? {} : { idempotencyRetentionMs: options.idempotencyRetentionMs })
   })
+
+// --- events ----------------------------------------------------------------------------------------------------
+
+/** The events `engine` wrote to its outbox, oldest first (of one type when given), their data as any JSON. */
+export const outboxEvents = async (engine: Engine, type?: string): Promise<Array<OutboxEvent & { data: any }>> => {
+  const all = await engine.run(readEvents(undefined, 10_000)) as Array<OutboxEvent & { data: any }>
+  return type === undefined ? all : all.filter((e) => e.type === type)
+}
+
+/** Every event `engine` wrote is one the event catalog accepts: its data decodes with its type's schema. */
+export const expectCatalogEvents = async (engine: Engine): Promise<void> => {
+  for (const event of await outboxEvents(engine)) {
+    const decoded = Schema.decodeUnknownExit(EventData[event.type as EventType] as Schema.Top as Schema.Codec<unknown, unknown>)(event.data)
+    expect(decoded._tag, `${event.type} ${JSON.stringify(event.data)}`).toBe("Success")
+  }
+}
 
 // --- requests --------------------------------------------------------------------------------------------------
 
