@@ -388,7 +388,10 @@ const insertDeliveries = (rows: ReadonlyArray<DeliveryRow>) =>
       }), { discard: true }).pipe(Effect.orDie)))
 
 /** The ids a filter should list, in the list's order (createdAt, then id). */
-const expectedDeliveries = (filter: { endpointId?: string; status?: string; eventType?: string }, sortOrder: SortOrder) => {
+const expectedDeliveries = (
+  filter: { endpointId?: string | undefined; status?: string | undefined; eventType?: string | undefined },
+  sortOrder: SortOrder
+) => {
   const ids = deliveryRows
     .filter((d) =>
       (filter.endpointId === undefined || d.endpointId === filter.endpointId) &&

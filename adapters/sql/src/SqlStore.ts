@@ -35,8 +35,12 @@ interface IndexEntry {
   readonly counted: boolean
 }
 
+/** A row's entries in its table's orders; an order whose partition is undefined for the row has none. */
 const entriesOf = (t: Table<any>, row: unknown): ReadonlyArray<IndexEntry> =>
-  Object.entries(t.orders).map(([ord, o]) => ({ ord, part: o.partition(row), sort: encodeSort(o.sort(row)), counted: o.counted !== false }))
+  Object.entries(t.orders).flatMap(([ord, o]) => {
+    const part = o.partition(row)
+    return part === undefined ? [] : [{ ord, part, sort: encodeSort(o.sort(row)), counted: o.counted !== false }]
+  })
 
 const uniquesOf = (t: Table<any>, row: unknown): ReadonlyArray<readonly [string, string]> =>
   Object.entries(t.unique).flatMap(([name, f]) => {

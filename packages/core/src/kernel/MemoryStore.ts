@@ -63,6 +63,7 @@ export const makeMemoryStore = (): StoreService => {
     for (const [name, o] of Object.entries(t.orders)) {
       const byPartition = s.orders.get(name)!
       const partition = o.partition(row)
+      if (partition === undefined) continue
       let index = byPartition.get(partition)
       if (index === undefined) byPartition.set(partition, (index = new SortedIndex()))
       index.insert({ sort: o.sort(row), key })
@@ -75,7 +76,8 @@ export const makeMemoryStore = (): StoreService => {
       if (v !== undefined && s.uniques.get(name)!.get(v) === key) s.uniques.get(name)!.delete(v)
     }
     for (const [name, o] of Object.entries(t.orders)) {
-      s.orders.get(name)!.get(o.partition(row))?.remove({ sort: o.sort(row), key })
+      const partition = o.partition(row)
+      if (partition !== undefined) s.orders.get(name)!.get(partition)?.remove({ sort: o.sort(row), key })
     }
   }
 
