@@ -12,6 +12,22 @@ export interface Migration {
   readonly statements: ReadonlyArray<string>
 }
 
+/** A stored row's scope (`scopeOf`): its organization and environment. */
+const scopeSql = `(data->>'organizationId') || '/' || (data->>'environment')`
+
+/**
+ * Statements that index the stored rows of `tbl` in a newly declared order `ord` (text sort values only) and count
+ * its partitions, as the store does for rows written after the declaration. `where` picks the rows in the order.
+ */
+const indexStatements = (tbl: string, ord: string, part: string, sort: string, where = "true"): ReadonlyArray<string> => [
+  `INSERT INTO fos_orders (tbl, ord, part, sort, key)
+     SELECT tbl, '${ord}', ${part}, ${sort}, key FROM fos_rows WHERE tbl = '${tbl}' AND (${where})
+     ON CONFLICT DO NOTHING`,
+  `INSERT INTO fos_counts (tbl, ord, part, n)
+     SELECT tbl, ord, part, count(*) FROM fos_orders WHERE tbl = '${tbl}' AND ord = '${ord}' GROUP BY tbl, ord, part
+     ON CONFLICT (tbl, ord, part) DO UPDATE SET n = EXCLUDED.n`
+]
+
 export const migrations: ReadonlyArray<Migration> = [
   {
     version: 1,
@@ -85,6 +101,30 @@ export const migrations: ReadonlyArray<Migration> = [
            data->>'createdAt', key
          FROM fos_rows WHERE tbl = 'applications'
          ON CONFLICT DO NOTHING`
+    ]
+  },
+  {
+    // The index entries the store would have written for rows already stored, had these orders been declared then;
+    // each expression is the order's partition and sort in packages/core (Webhooks.ts, Applications.ts), and
+    // adapters/sql/test/Migrations.test.ts checks that the two agree.
+    version: 5,
+    name: "orders for every delivery filter combination, live webhook endpoints and applications by type and update",
+    statements: [
+      ...indexStatements("webhook_endpoints", "live", scopeSql, "data->>'createdAt'", "data->>'deletedAt' IS NULL"),
+      ...[
+        ["byEndpointStatus", ["endpointId", "status"]],
+        ["byEndpointEventType", ["endpointId", "eventType"]],
+        ["byStatusEventType", ["status", "eventType"]],
+        ["byEndpointStatusEventType", ["endpointId", "status", "eventType"]]
+      ].flatMap(([order, fields]) =>
+        indexStatements(
+          "webhook_deliveries",
+          order as string,
+          [scopeSql, ...(fields as Array<string>).map((f) => `(data->>'${f}')`)].join(" || '/' || "),
+          "data->>'createdAt'"
+        )
+      ),
+      ...indexStatements("applications", "byTypeUpdatedAt", `${scopeSql} || '/' || (data->>'type')`, "data->>'updatedAt'")
     ]
   }
 ]

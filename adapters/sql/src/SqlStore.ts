@@ -35,8 +35,12 @@ interface IndexEntry {
   readonly counted: boolean
 }
 
+/** A row's entries in its table's orders; an order whose partition is undefined for the row has none. */
 const entriesOf = (t: Table<any>, row: unknown): ReadonlyArray<IndexEntry> =>
-  Object.entries(t.orders).map(([ord, o]) => ({ ord, part: o.partition(row), sort: encodeSort(o.sort(row)), counted: o.counted !== false }))
+  Object.entries(t.orders).flatMap(([ord, o]) => {
+    const part = o.partition(row)
+    return part === undefined ? [] : [{ ord, part, sort: encodeSort(o.sort(row)), counted: o.counted !== false }]
+  })
 
 const uniquesOf = (t: Table<any>, row: unknown): ReadonlyArray<readonly [string, string]> =>
   Object.entries(t.unique).flatMap(([name, f]) => {
@@ -79,29 +83,45 @@ export const makeSqlStore = Effect.gen(function*() {
 
   const sameEntry = (a: IndexEntry, b: IndexEntry) => a.ord === b.ord && a.part === b.part && a.sort === b.sort
 
-  const addIndex = (t: Table<any>, e: IndexEntry, key: string) => {
-    const index = sql`INSERT INTO fos_orders (tbl, ord, part, sort, key) VALUES (${t.name}, ${e.ord}, ${e.part}, ${e.sort}, ${key})`
-    return e.counted
-      ? Effect.andThen(index, sql`INSERT INTO fos_counts (tbl, ord, part, n) VALUES (${t.name}, ${e.ord}, ${e.part}, 1)
-          ON CONFLICT (tbl, ord, part) DO UPDATE SET n = fos_counts.n + 1`)
-      : index
-  }
-
-  const removeIndex = (t: Table<any>, e: IndexEntry, key: string) => {
-    const index = sql`DELETE FROM fos_orders WHERE tbl = ${t.name} AND ord = ${e.ord} AND part = ${e.part} AND sort = ${e.sort} AND key = ${key}`
-    return e.counted
-      ? Effect.andThen(index, sql`UPDATE fos_counts SET n = n - 1 WHERE tbl = ${t.name} AND ord = ${e.ord} AND part = ${e.part}`)
-      : index
-  }
-
-  /** Moves a row's index entries from `before` to `after`, touching only the entries that changed. */
+  /**
+   * Moves a row's index entries from `before` to `after`, touching only the entries that changed, in at most three
+   * statements whatever the number of orders: one delete, one insert, and one upsert of the counts that changed. A
+   * row that moves within one partition changes no count. The counts are written in (order, partition) order, so
+   * two transactions that move rows between the same partitions in opposite directions (a delivery going pending to
+   * processing while another goes processing to pending) take their locks in one order and cannot deadlock.
+   */
   const reindex = (t: Table<any>, before: unknown | undefined, after: unknown | undefined, key: string) => {
     const old = before === undefined ? [] : entriesOf(t, before)
     const next = after === undefined ? [] : entriesOf(t, after)
-    return Effect.andThen(
-      Effect.forEach(old.filter((e) => !next.some((n) => sameEntry(n, e))), (e) => removeIndex(t, e, key), { discard: true }),
-      Effect.forEach(next.filter((e) => !old.some((o) => sameEntry(o, e))), (e) => addIndex(t, e, key), { discard: true })
-    )
+    const removed = old.filter((e) => !next.some((n) => sameEntry(n, e)))
+    const added = next.filter((e) => !old.some((o) => sameEntry(o, e)))
+    const deltas = new Map<string, { ord: string; part: string; n: number }>()
+    for (const [entries, n] of [[removed, -1], [added, 1]] as const) {
+      for (const e of entries) {
+        if (!e.counted) continue
+        const id = JSON.stringify([e.ord, e.part])
+        const delta = deltas.get(id) ?? { ord: e.ord, part: e.part, n: 0 }
+        deltas.set(id, { ...delta, n: delta.n + n })
+      }
+    }
+    const counts = [...deltas.values()]
+      .filter((d) => d.n !== 0)
+      .sort((a, b) => (a.ord < b.ord ? -1 : a.ord > b.ord ? 1 : a.part < b.part ? -1 : a.part > b.part ? 1 : 0))
+    const statements: Array<Effect.Effect<unknown, SqlError.SqlError>> = []
+    if (removed.length > 0) {
+      statements.push(sql`DELETE FROM fos_orders o USING (VALUES ${sql.csv(removed.map((e) => sql`(${e.ord}, ${e.part}, ${e.sort})`))}) AS v (ord, part, sort)
+        WHERE o.tbl = ${t.name} AND o.ord = v.ord AND o.part = v.part AND o.sort = v.sort AND o.key = ${key}`)
+    }
+    if (added.length > 0) {
+      statements.push(sql`INSERT INTO fos_orders (tbl, ord, part, sort, key)
+        VALUES ${sql.csv(added.map((e) => sql`(${t.name}, ${e.ord}, ${e.part}, ${e.sort}, ${key})`))}`)
+    }
+    if (counts.length > 0) {
+      statements.push(sql`INSERT INTO fos_counts (tbl, ord, part, n)
+        VALUES ${sql.csv(counts.map((d) => sql`(${t.name}, ${d.ord}, ${d.part}, ${d.n}::bigint)`))}
+        ON CONFLICT (tbl, ord, part) DO UPDATE SET n = fos_counts.n + EXCLUDED.n`)
+    }
+    return Effect.forEach(statements, (statement) => statement, { discard: true })
   }
 
   const hasUniques = (t: Table<any>) => Object.keys(t.unique).length > 0

@@ -10,7 +10,8 @@ import { Effect, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, describe, expect, it } from "vitest"
 import { killAllFos, startFos } from "../../../test/fosProcess.ts"
-import { latestVersion, layerPgliteClient, layerPostgresClient, migrate } from "../src/index.ts"
+import { type Application, Applications, type WebhookDelivery, WebhookDeliveries, type WebhookEndpoint, WebhookEndpoints } from "@fos/core"
+import { latestVersion, layerPgliteClient, layerPostgresClient, makeSqlStore, migrate, migrations } from "../src/index.ts"
 import { adminUrl, freshDatabase } from "./databases.ts"
 
 const root = resolve(import.meta.dirname, "../../..")
@@ -136,4 +137,122 @@ describe("the PGlite directory lock", () => {
       rmSync(dir, { recursive: true, force: true })
     }
   }, 120_000)
+})
+
+/** The orders migration 3 declared, each with its table. */
+/** The orders migrations 4 and 5 added, with the index entries they write for rows already stored. */
+const backfilledOrders: ReadonlyArray<readonly [string, string]> = [
+  ["applications", "byCustomer"],
+  ["webhook_endpoints", "live"],
+  ["webhook_deliveries", "byEndpointStatus"],
+  ["webhook_deliveries", "byEndpointEventType"],
+  ["webhook_deliveries", "byStatusEventType"],
+  ["webhook_deliveries", "byEndpointStatusEventType"],
+  ["applications", "byTypeUpdatedAt"]
+]
+
+/**
+ * Writes rows through the store (which indexes them in every declared order), forgets the orders migrations 4 and
+ * 5 added, as a database written before it holds them, runs the migration's statements, and expects the index and
+ * the counts the store wrote: the SQL of the migration computes the partitions and sorts the engine declares.
+ */
+const backfillMatchesTheStore = (client: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>) =>
+  client.runPromise(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* migrate
+    const store = yield* makeSqlStore
+    const endpoint = (id: string, org: string, deletedAt?: string): WebhookEndpoint => ({
+      id,
+      organizationId: org,
+      environment: "sandbox",
+      url: "https://hooks.example.com/",
+      subscription: { mode: "all" },
+      status: deletedAt === undefined ? "active" : "disabled",
+      secret: "whsec_x",
+      previousSecret: undefined,
+      createdAt: `2026-01-0${id.length % 9}T00:00:00.000Z`,
+      updatedAt: "2026-02-01T00:00:00.000Z",
+      deletedAt
+    })
+    for (const e of [endpoint("wep_1", "org_a"), endpoint("wep_22", "org_a", "2026-03-01T00:00:00.000Z"), endpoint("wep_333", "org_b")]) {
+      yield* store.insert(WebhookEndpoints, e)
+    }
+    const statuses = ["pending", "processing", "succeeded", "failed"] as const
+    for (let i = 0; i < 12; i++) {
+      const delivery: WebhookDelivery = {
+        id: `wdl_${i}`,
+        organizationId: i % 5 === 0 ? "org_b" : "org_a",
+        environment: i % 4 === 0 ? "live" : "sandbox",
+        endpointId: `wep_${i % 3}`,
+        eventId: `evt_${i}`,
+        eventType: ["customer.created", "order.created"][i % 2]!,
+        status: "pending",
+        run: 1,
+        attemptsInRun: 0,
+        body: "{}",
+        timerId: undefined,
+        nextAttemptAt: null,
+        lastAttemptAt: null,
+        createdAt: `2026-01-01T00:00:${String(i % 7).padStart(2, "0")}.000Z`,
+        updatedAt: "2026-01-01T00:00:00.000Z"
+      }
+      yield* store.insert(WebhookDeliveries, delivery)
+      yield* store.update(WebhookDeliveries, { ...delivery, status: statuses[i % 4]! })
+    }
+    for (let i = 0; i < 4; i++) {
+      yield* store.insert(Applications, {
+        id: `app_${i}`,
+        organizationId: "org_a",
+        customerId: i === 0 ? undefined : `cus_${i % 2}`,
+        environment: i === 3 ? "live" : "sandbox",
+        type: i % 2 === 0 ? "customer_onboarding" : "virtual_account",
+        ordinal: 0,
+        houseAccount: false,
+        clientReferenceId: undefined,
+        createdAt: "2026-01-01T00:00:00.000Z",
+        updatedAt: `2026-01-0${i + 1}T00:00:00.000Z`
+      } as unknown as Application)
+    }
+    const snapshot = Effect.gen(function*() {
+      const index = yield* sql<{ tbl: string; ord: string; part: string; sort: string; key: string }>`
+        SELECT tbl, ord, part, sort, key FROM fos_orders ORDER BY tbl, ord, part, sort, key`
+      const counts = yield* sql<{ tbl: string; ord: string; part: string; n: string }>`
+        SELECT tbl, ord, part, n::text AS n FROM fos_counts WHERE n <> 0 ORDER BY tbl, ord, part`
+      const declared = (r: { tbl: string; ord: string }) => backfilledOrders.some(([t, o]) => t === r.tbl && o === r.ord)
+      return { index: index.filter(declared), counts: counts.filter(declared) }
+    })
+    const written = yield* snapshot
+    expect(written.index.length).toBeGreaterThan(40)
+    expect(written.index.some((r) => r.tbl === "webhook_endpoints" && r.key === "wep_22")).toBe(false)
+    for (const [tbl, ord] of backfilledOrders) {
+      yield* sql`DELETE FROM fos_orders WHERE tbl = ${tbl} AND ord = ${ord}`
+      yield* sql`DELETE FROM fos_counts WHERE tbl = ${tbl} AND ord = ${ord}`
+    }
+    const backfills = migrations.filter((m) => m.version === 4 || m.version === 5).flatMap((m) => m.statements)
+    yield* sql.withTransaction(Effect.forEach(backfills, (s) => sql.unsafe(s), { discard: true }))
+    expect(yield* snapshot).toEqual(written)
+  }))
+
+describe("migrations 4 and 5 index the rows already stored as the store indexes new ones", () => {
+  it("on PGlite", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fos-backfill-"))
+    const client = ManagedRuntime.make(layerPgliteClient(dir))
+    try {
+      await backfillMatchesTheStore(client)
+    } finally {
+      await client.dispose()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+
+  it.skipIf(adminUrl === undefined || adminUrl === "")("on PostgreSQL", async () => {
+    const database = await freshDatabase("backfill")
+    const client = ManagedRuntime.make(layerPostgresClient(database.url, { maxConnections: 1 }))
+    try {
+      await backfillMatchesTheStore(client)
+    } finally {
+      await client.dispose()
+      await database.drop()
+    }
+  }, 60_000)
 })

@@ -63,6 +63,23 @@ const Items = table<Item>({
   }
 })
 
+/** An order that leaves some rows out: only unarchived people are listed, per org. */
+interface Filed {
+  readonly id: string
+  readonly org: string
+  readonly rank: number
+  readonly archived: boolean
+}
+
+const Files = table<Filed>({
+  name: "contract_files",
+  key: (f) => f.id,
+  orders: {
+    live: { partition: (f) => (f.archived ? undefined : f.org), sort: (f) => f.rank },
+    all: { partition: (f) => f.org, sort: (f) => f.rank }
+  }
+})
+
 interface Counter {
   readonly id: string
   readonly value: number
@@ -661,6 +678,40 @@ export const storeContract = <E>(
             expect(yield* store.count(Events, "byText", "")).toBe(2)
             const page = yield* store.page(Events, { order: "byText", partition: "", descending: false, backward: false, from: undefined, limit: 10 })
             expect(page.map((n) => n.text)).toEqual(["a", "b"])
+          })
+        ))
+
+      it.effect("leave a row out of an order whose partition is undefined for it, and follow it in and out", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            const file = (id: string, rank: number, archived: boolean, org = "o1"): Filed => ({ id, org, rank, archived })
+            const live = (org = "o1") =>
+              store.page(Files, { order: "live", partition: org, descending: false, backward: false, from: undefined, limit: 100 }).pipe(Effect.map(ids))
+            yield* store.insert(Files, file("a", 1, false))
+            yield* store.insert(Files, file("b", 2, true))
+            yield* store.insert(Files, file("c", 3, false))
+            yield* store.insert(Files, file("d", 4, true))
+            expect(yield* live()).toEqual(["a", "c"])
+            expect(yield* store.count(Files, "live", "o1")).toBe(2)
+            expect(yield* store.count(Files, "all", "o1")).toBe(4)
+            // Out by an update, in by another, and moved to another partition.
+            yield* store.update(Files, file("a", 1, true))
+            yield* store.update(Files, file("b", 2, false))
+            yield* store.update(Files, file("d", 4, false, "o2"))
+            expect(yield* live()).toEqual(["b", "c"])
+            expect(yield* store.count(Files, "live", "o1")).toBe(2)
+            expect(yield* live("o2")).toEqual(["d"])
+            expect(yield* store.count(Files, "live", "o2")).toBe(1)
+            // Removing a row that is out of the order, and one that is in it.
+            yield* store.remove(Files, "a")
+            yield* store.remove(Files, "c")
+            expect(yield* live()).toEqual(["b"])
+            expect(yield* store.count(Files, "live", "o1")).toBe(1)
+            expect(yield* store.count(Files, "all", "o1")).toBe(1)
+            // A rolled-back move out leaves the row in.
+            yield* Effect.exit(store.transaction(Effect.andThen(store.update(Files, file("b", 2, true)), Effect.fail(new Boom()))))
+            expect(yield* live()).toEqual(["b"])
+            expect(yield* store.count(Files, "live", "o1")).toBe(1)
           })
         ))
 

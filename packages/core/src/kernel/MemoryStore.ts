@@ -55,27 +55,36 @@ export const makeMemoryStore = (): StoreService => {
     return s
   }
 
-  const indexAdd = (t: Table<any>, s: TableState, row: unknown, key: string) => {
+  /**
+   * Moves a row's unique values and order entries from `before` to `after` (either undefined for none). An order
+   * entry whose partition and sort did not change stays where it is, so an update costs only the orders it moves
+   * (a delivery's status change moves four of its eight).
+   */
+  const reindex = (t: Table<any>, s: TableState, before: unknown, after: unknown, key: string) => {
     for (const [name, u] of Object.entries(t.unique)) {
-      const v = u(row)
-      if (v !== undefined) s.uniques.get(name)!.set(v, key)
+      const uniques = s.uniques.get(name)!
+      if (before !== undefined) {
+        const v = u(before)
+        if (v !== undefined && uniques.get(v) === key) uniques.delete(v)
+      }
+      if (after !== undefined) {
+        const v = u(after)
+        if (v !== undefined) uniques.set(v, key)
+      }
     }
     for (const [name, o] of Object.entries(t.orders)) {
       const byPartition = s.orders.get(name)!
-      const partition = o.partition(row)
-      let index = byPartition.get(partition)
-      if (index === undefined) byPartition.set(partition, (index = new SortedIndex()))
-      index.insert({ sort: o.sort(row), key })
-    }
-  }
-
-  const indexRemove = (t: Table<any>, s: TableState, row: unknown, key: string) => {
-    for (const [name, u] of Object.entries(t.unique)) {
-      const v = u(row)
-      if (v !== undefined && s.uniques.get(name)!.get(v) === key) s.uniques.get(name)!.delete(v)
-    }
-    for (const [name, o] of Object.entries(t.orders)) {
-      s.orders.get(name)!.get(o.partition(row))?.remove({ sort: o.sort(row), key })
+      const oldPartition = before === undefined ? undefined : o.partition(before)
+      const oldSort = oldPartition === undefined ? undefined : o.sort(before)
+      const newPartition = after === undefined ? undefined : o.partition(after)
+      const newSort = newPartition === undefined ? undefined : o.sort(after)
+      if (oldPartition === newPartition && oldSort === newSort) continue
+      if (oldPartition !== undefined) byPartition.get(oldPartition)?.remove({ sort: oldSort!, key })
+      if (newPartition !== undefined) {
+        let index = byPartition.get(newPartition)
+        if (index === undefined) byPartition.set(newPartition, (index = new SortedIndex()))
+        index.insert({ sort: newSort!, key })
+      }
     }
   }
 
@@ -83,12 +92,9 @@ export const makeMemoryStore = (): StoreService => {
   const write = (t: Table<any>, key: string, row: unknown | undefined, undo: Array<() => void> | undefined) => {
     const s = state(t)
     const before = s.rows.get(key)
-    if (before !== undefined) indexRemove(t, s, before, key)
+    reindex(t, s, before, row, key)
     if (row === undefined) s.rows.delete(key)
-    else {
-      s.rows.set(key, row)
-      indexAdd(t, s, row, key)
-    }
+    else s.rows.set(key, row)
     if (undo !== undefined) {
       undo.push(() => write(t, key, before, undefined))
       const id = rowId(t, key)

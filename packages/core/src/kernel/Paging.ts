@@ -1,12 +1,17 @@
 /**
  * Lists: the envelope (`data`, `meta`), and keyset paging with opaque cursors.
  *
- * A cursor names a position (sort value and key) and the sort it was issued under (sortBy and sortOrder);
- * used under another sort it is INVALID_CURSOR. `direction=forward` (the default) reads the rows after the
- * cursor, `direction=backward` the rows before it: `nextCursor` is for forward, `previousCursor` for backward.
- * Pages are keyset scans, so a page costs the same deep in a list as at its start.
+ * A cursor names a position (sort value and key), the sort it was issued under (sortBy and sortOrder) and the list
+ * it belongs to: a digest of the table, the order and the partition walked. Every filter of a list is part of the
+ * partition it walks (each filter combination has an order of its own), as are the organization and environment,
+ * so a cursor used on another list, with other filters, in another organization or environment, or under another
+ * sort is INVALID_CURSOR. `direction=forward` (the default) reads the rows after the cursor, `direction=backward`
+ * the rows before it: `nextCursor` is for forward, `previousCursor` for backward. Pages are keyset scans of exactly
+ * the rows listed, so a page costs the same deep in a list as at its start, and the same however many rows a filter
+ * leaves out.
  */
 import { type ListMeta } from "@fos/contract"
+import { sha256 } from "@noble/hashes/sha2.js"
 import { base64urlnopad, utf8 } from "@scure/base"
 import { Effect, Schema } from "effect"
 import { apiError, type ApiError } from "./Problem.ts"
@@ -26,6 +31,8 @@ export interface ListEnvelope<A> {
 }
 
 const CursorPayload = Schema.Struct({
+  /** The list: `listBinding` of the table, order and partition. */
+  l: Schema.String,
   s: Schema.String,
   o: Schema.Literals(["asc", "desc"]),
   v: Schema.Union([Schema.String, Schema.Number]),
@@ -33,14 +40,22 @@ const CursorPayload = Schema.Struct({
 })
 const decodeCursorPayload = Schema.decodeUnknownOption(CursorPayload)
 
-export const encodeCursor = (sortBy: string, sortOrder: "asc" | "desc", position: Position): string =>
-  base64urlnopad.encode(utf8.decode(JSON.stringify({ s: sortBy, o: sortOrder, v: position.sort, k: position.key })))
+/**
+ * What binds a cursor to its list: the first 12 bytes of SHA-256 over the table, the order and the partition. The
+ * partition holds the organization, the environment and every filter's value (which can be long, and should not be
+ * readable in a cursor), so the digest, and not the values, goes into the cursor.
+ */
+export const listBinding = (table: string, order: string, partition: string): string =>
+  base64urlnopad.encode(sha256(utf8.decode(JSON.stringify([table, order, partition]))).subarray(0, 12))
 
-/** The position a cursor names, or INVALID_CURSOR when it is malformed or from another sort. */
+export const encodeCursor = (list: string, sortBy: string, sortOrder: "asc" | "desc", position: Position): string =>
+  base64urlnopad.encode(utf8.decode(JSON.stringify({ l: list, s: sortBy, o: sortOrder, v: position.sort, k: position.key })))
+
 /** Longer than any cursor fos issues; such a text is refused before it is decoded. */
 const maxCursorLength = 2048
 
-export const decodeCursor = (cursor: string, sortBy: string, sortOrder: "asc" | "desc"): Effect.Effect<Position, ApiError> =>
+/** The position a cursor names, or INVALID_CURSOR when it is malformed, from another list or from another sort. */
+export const decodeCursor = (cursor: string, list: string, sortBy: string, sortOrder: "asc" | "desc"): Effect.Effect<Position, ApiError> =>
   Effect.suspend(() => {
     if (cursor.length > maxCursorLength) return Effect.fail(apiError("INVALID_CURSOR", "The cursor is malformed."))
     let parsed: unknown
@@ -51,6 +66,9 @@ export const decodeCursor = (cursor: string, sortBy: string, sortOrder: "asc" | 
     }
     const payload = decodeCursorPayload(parsed)
     if (payload._tag === "None") return Effect.fail(apiError("INVALID_CURSOR", "The cursor is malformed."))
+    if (payload.value.l !== list) {
+      return Effect.fail(apiError("INVALID_CURSOR", "The cursor belongs to another list or to other filters; start again without a cursor."))
+    }
     if (payload.value.s !== sortBy || payload.value.o !== sortOrder) {
       return Effect.fail(apiError("INVALID_CURSOR", "The cursor was issued under a different sort; start again without a cursor."))
     }
@@ -58,8 +76,9 @@ export const decodeCursor = (cursor: string, sortBy: string, sortOrder: "asc" | 
   })
 
 /**
- * Reads one page of `table` along `order` within `partition`. `sortBy` names the order in cursors; `toWire`
- * renders each row.
+ * Reads one page of `table` along `order` within `partition`: the partition must hold exactly the rows the list
+ * shows, with every filter in it, since nothing is filtered after the page is cut. `sortBy` names the order in
+ * cursors; `toWire` renders each row.
  */
 export const listPage = <Row, A>(
   table: Table<Row>,
@@ -68,7 +87,8 @@ export const listPage = <Row, A>(
   Effect.gen(function*() {
     const store = yield* Store
     const { query } = options
-    const from = query.cursor === undefined ? undefined : yield* decodeCursor(query.cursor, query.sortBy, query.sortOrder)
+    const list = listBinding(table.name, options.order, options.partition)
+    const from = query.cursor === undefined ? undefined : yield* decodeCursor(query.cursor, list, query.sortBy, query.sortOrder)
     const backward = query.direction === "backward"
     const rows = yield* store.page(table, {
       order: options.order,
@@ -83,7 +103,7 @@ export const listPage = <Row, A>(
     const sortOf = table.orders[options.order]!.sort
     const cursorAt = (row: Row | undefined, fallback: Position | undefined): string | null => {
       const position = row !== undefined ? { sort: sortOf(row), key: table.key(row) } : fallback
-      return position === undefined ? null : encodeCursor(query.sortBy, query.sortOrder, position)
+      return position === undefined ? null : encodeCursor(list, query.sortBy, query.sortOrder, position)
     }
     const first = data[0]
     const last = data[data.length - 1]

@@ -31,7 +31,11 @@ export interface Table<Row> {
 
 /** One keyset order of a table. */
 export interface Order<Row> {
-  readonly partition: (row: Row) => string
+  /**
+   * The partition a row is listed in; `undefined` leaves the row out of this order (and its count), as `undefined`
+   * leaves a row out of a unique key. A write that changes a row's partition, or moves it in or out, moves its entry.
+   */
+  readonly partition: (row: Row) => string | undefined
   readonly sort: (row: Row) => SortValue
   /**
    * Whether the store keeps this order's row count per partition (default true), which makes `count` cost the

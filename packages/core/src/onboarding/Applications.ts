@@ -129,7 +129,9 @@ export const Applications = table<Application>({
     // The ordinal breaks ties within one millisecond, so "the organization's current application" is well defined.
     byType: { partition: (a) => `${scope(a)}/${a.type}`, sort: (a) => `${a.createdAt}#${String(a.ordinal).padStart(6, "0")}` },
     // A customer's applications of one type (a wallet needs its customer's approved crypto_wallet application).
-    byCustomer: { partition: (a) => customerApplications(scope(a), a.customerId ?? "", a.type), sort: (a) => a.createdAt, counted: false }
+    byCustomer: { partition: (a) => customerApplications(scope(a), a.customerId ?? "", a.type), sort: (a) => a.createdAt, counted: false },
+    /** The list filtered by type under sortBy=updatedAt. */
+    byTypeUpdatedAt: { partition: (a) => `${scope(a)}/${a.type}`, sort: (a) => a.updatedAt }
   }
 })
 
@@ -244,8 +246,14 @@ export const listApplications = (
 ): Effect.Effect<ListEnvelope<ApplicationWire>, ApiError, Store> =>
   type === undefined
     ? listPage(Applications, { order: query.sortBy, partition: callerScope(caller), query, toWire: applicationToWire })
-    // A type filter walks the type's own order, so its pages cost the same as the unfiltered list's.
-    : listPage(Applications, { order: "byType", partition: `${callerScope(caller)}/${type}`, query, toWire: applicationToWire })
+    // A type filter walks the type's own order under the sort asked for, so its pages are full and cost the same as
+    // the unfiltered list's.
+    : listPage(Applications, {
+      order: query.sortBy === "updatedAt" ? "byTypeUpdatedAt" : "byType",
+      partition: `${callerScope(caller)}/${type}`,
+      query,
+      toWire: applicationToWire
+    })
 
 // --- events -------------------------------------------------------------------------------------------------------
 

@@ -109,7 +109,12 @@ export interface WebhookEndpoint {
 export const WebhookEndpoints = table<WebhookEndpoint>({
   name: "webhook_endpoints",
   key: (e) => e.id,
-  orders: { byScope: { partition: (e) => scopeOf(e.organizationId, e.environment), sort: (e) => e.createdAt } }
+  orders: {
+    /** Every endpoint of an organization and environment, deleted ones included. */
+    byScope: { partition: (e) => scopeOf(e.organizationId, e.environment), sort: (e) => e.createdAt },
+    /** The endpoints not deleted: what the list shows and what fan-out reads. A deletion takes the endpoint out. */
+    live: { partition: (e) => (e.deletedAt === undefined ? scopeOf(e.organizationId, e.environment) : undefined), sort: (e) => e.createdAt }
+  }
 })
 
 export const endpointToWire = (e: WebhookEndpoint, reveal = false): WebhookEndpointWire => ({
@@ -305,16 +310,13 @@ export const getEndpoint = (caller: Caller, id: string) =>
   Effect.flatMap(findEndpoint(caller, id), (e) => (e.deletedAt !== undefined ? Effect.fail(notFound()) : Effect.succeed(endpointToWire(e))))
 
 export const listEndpoints = (caller: Caller, query: ListQuery): Effect.Effect<ListEnvelope<WebhookEndpointWire>, ApiError, Store> =>
-  Effect.map(
-    listPage(WebhookEndpoints, {
-      order: "byScope",
-      partition: scopeOf(caller.organization.id, caller.environment),
-      query,
-      toWire: (e) => e
-    }),
-    // Deleted endpoints keep their row (so a second DELETE is 204) but are not listed.
-    (page) => ({ ...page, data: page.data.filter((e) => e.deletedAt === undefined).map((e) => endpointToWire(e)) })
-  )
+  // Deleted endpoints keep their row (so a second DELETE is 204) but are not listed: the `live` order leaves them out.
+  listPage(WebhookEndpoints, {
+    order: "live",
+    partition: scopeOf(caller.organization.id, caller.environment),
+    query,
+    toWire: (e) => endpointToWire(e)
+  })
 
 export const updateEndpoint = (
   caller: Caller,
@@ -412,17 +414,41 @@ export interface WebhookDelivery {
   readonly updatedAt: string
 }
 
+/** The filters of `GET /webhooks/deliveries`, which combine freely. */
+const deliveryFilterNames = ["endpointId", "status", "eventType"] as const
+type DeliveryFilterName = (typeof deliveryFilterNames)[number]
+
+/**
+ * One keyset order per combination of the delivery filters, so that every filtered list walks exactly the
+ * deliveries it shows: full pages, a true total, and a page that costs the same however many deliveries the filters
+ * leave out. The partition is the scope and the filters' values, in this order, joined by "/"; only the last can be
+ * free text (an event type), so no two combinations of values give one partition. A status change moves the
+ * delivery in the four orders that hold the status (the store keeps orders on update).
+ */
+const deliveryOrders: Readonly<Record<string, ReadonlyArray<DeliveryFilterName>>> = {
+  byScope: [],
+  byEndpoint: ["endpointId"],
+  byStatus: ["status"],
+  byEventType: ["eventType"],
+  byEndpointStatus: ["endpointId", "status"],
+  byEndpointEventType: ["endpointId", "eventType"],
+  byStatusEventType: ["status", "eventType"],
+  byEndpointStatusEventType: ["endpointId", "status", "eventType"]
+}
+
+/** The organization's environment a delivery belongs to (its timers carry it, so a reset finds them). */
 const deliveryScope = (d: WebhookDelivery) => scopeOf(d.organizationId, d.environment)
+
+const deliveryPartition = (scope: string, names: ReadonlyArray<DeliveryFilterName>, values: DeliveryFilter): string =>
+  [scope, ...names.map((name) => values[name])].join("/")
 
 export const WebhookDeliveries = table<WebhookDelivery>({
   name: "webhook_deliveries",
   key: (d) => d.id,
-  orders: {
-    byScope: { partition: deliveryScope, sort: (d) => d.createdAt },
-    byEndpoint: { partition: (d) => `${deliveryScope(d)}/${d.endpointId}`, sort: (d) => d.createdAt },
-    byStatus: { partition: (d) => `${deliveryScope(d)}/${d.status}`, sort: (d) => d.createdAt },
-    byEventType: { partition: (d) => `${deliveryScope(d)}/${d.eventType}`, sort: (d) => d.createdAt }
-  }
+  orders: Object.fromEntries(Object.entries(deliveryOrders).map(([order, names]) => [order, {
+    partition: (d: WebhookDelivery) => deliveryPartition(deliveryScope(d), names, d),
+    sort: (d: WebhookDelivery) => d.createdAt
+  }]))
 })
 
 export interface WebhookAttempt {
@@ -452,7 +478,7 @@ const fanout: TimerHandler = (payload: { readonly eventId: string }) =>
     const event = yield* store.get(OutboxEvents, payload.eventId)
     if (event === undefined) return
     const endpoints = yield* store.page(WebhookEndpoints, {
-      order: "byScope",
+      order: "live",
       partition: scopeOf(event.organizationId, event.environment),
       descending: false,
       backward: false,
@@ -636,24 +662,13 @@ export interface DeliveryFilter {
   readonly eventType: string | undefined
 }
 
-/** Lists deliveries; filters combine freely. The most selective index is walked, the other filters applied. */
+/** Lists deliveries; filters combine freely, and each combination walks its own order (`deliveryOrders`). */
 export const listDeliveries = (caller: Caller, filter: DeliveryFilter, query: ListQuery) => {
-  const scope = scopeOf(caller.organization.id, caller.environment)
-  const keep = (d: WebhookDelivery) =>
-    (filter.endpointId === undefined || d.endpointId === filter.endpointId) &&
-    (filter.status === undefined || d.status === filter.status) &&
-    (filter.eventType === undefined || d.eventType === filter.eventType)
-  const [order, partition] = filter.endpointId !== undefined
-    ? ["byEndpoint", `${scope}/${filter.endpointId}`]
-    : filter.eventType !== undefined
-    ? ["byEventType", `${scope}/${filter.eventType}`]
-    : filter.status !== undefined
-    ? ["byStatus", `${scope}/${filter.status}`]
-    : ["byScope", scope]
-  return Effect.map(listPage(WebhookDeliveries, { order, partition, query, toWire: (d) => d }), (page) => ({
-    ...page,
-    data: page.data.filter(keep).map(deliveryToWire)
-  }))
+  const given = deliveryFilterNames.filter((name) => filter[name] !== undefined)
+  const [order, names] = Object.entries(deliveryOrders).find(([, names]) =>
+    names.length === given.length && names.every((name) => given.includes(name)))!
+  const partition = deliveryPartition(scopeOf(caller.organization.id, caller.environment), names, filter)
+  return listPage(WebhookDeliveries, { order, partition, query, toWire: deliveryToWire })
 }
 
 export const getDelivery = (caller: Caller, id: string) =>
