@@ -16,7 +16,6 @@
  */
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { ManagedRuntime } from "effect"
@@ -24,10 +23,9 @@ import { layerPostgresClient, migrate } from "@fos/sql"
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
 import { startFos } from "../test/fosProcess.ts"
 import { recordSection } from "./record.ts"
+import { idempotentWrites } from "./writes.ts"
 
 const root = resolve(import.meta.dirname, "..")
-const require = createRequire(import.meta.url)
-const autocannon = require("autocannon") as (options: object) => Promise<{ requests: { mean: number }; non2xx: number; errors: number; timeouts: number; latency: { p50: number; p99: number }; statusCodeStats: Record<string, { count: number }> }>
 
 /** The PostgreSQL the bench creates its databases in. */
 const adminUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test"
@@ -50,31 +48,7 @@ const seed = {
 const start = (store: string, seedPath: string) =>
   startFos(["--store", store, "--port", "0", "--clock", "virtual", "--seed", seedPath, "--quiet"])
 
-/** Idempotent POSTs per second against a running server, each with its own key. */
-const writes = async (origin: string) => {
-  let n = 0
-  const run = (duration: number) =>
-    autocannon({
-      url: `${origin}/sandbox/v2/simulate/clock/advance`,
-      connections,
-      duration,
-      requests: [{
-        method: "POST",
-        headers: { "x-api-key": key, "content-type": "application/json" },
-        body: "{\"seconds\":0}",
-        setupRequest: (request: { headers: Record<string, string> }) => {
-          request.headers = { ...request.headers, "idempotency-key": `bench-${process.pid}-${n++}` }
-          return request
-        }
-      }]
-    })
-  await run(2)
-  const result = await run(seconds)
-  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
-    throw new Error(`${origin}: ${result.non2xx} non-2xx (${JSON.stringify(result.statusCodeStats)}), ${result.errors} errors, ${result.timeouts} timeouts`)
-  }
-  return { perSecond: result.requests.mean, p50: result.latency.p50, p99: result.latency.p99 }
-}
+const writes = (origin: string) => idempotentWrites(origin, { key, connections, seconds })
 
 const pgbench = (url: string): number | undefined => {
   try {
