@@ -4,7 +4,9 @@
  * balance on the account, the simulate calls that end or review a transaction, the transaction reads and lists,
  * and every error the spec names for them. Every event a test makes must decode with its type's schema.
  */
+import { parseSeed } from "@fos/core"
 import type { Engine } from "@fos/http"
+import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
 import { expectCatalogEvents, expectProblem, isoMs, keysOf, makeEngine, orgSeed, outboxEvents, seedOf, START_MS } from "./support.ts"
@@ -181,6 +183,27 @@ describe("a deposit into a virtual account", () => {
     expect((await live.call("POST", "/v2/simulate/deposits", { destination: { type: "virtual_account", virtualAccountId: accountId }, assetAmount: { code: "EUR", amount: "1.00" } })).status).toBe(404)
     expect((await acme.call("GET", "/v2/transactions")).json).toEqual({ data: [], meta: { mode: "cursor", nextCursor: null, previousCursor: null, total: 0 } })
     expect(await events("transaction.created")).toEqual([])
+  })
+})
+
+describe("the world model's settlement rules", () => {
+  it("follow a seed's worldModel section, and a bad one is refused before anything is written", async () => {
+    await engine.close()
+    const seed = { ...seedOf(orgSeed("acme")), worldModel: { confirmationMs: 500, railSettlement: { sepa: { afterMs: 1_000 } }, inboundFee: { sepa: "0.50" } } }
+    engine = await makeEngine(seed as never)
+    acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
+    const { accountId } = await activeAccount("EUR")
+    const r = await deposit(acme, accountId, "10.00")
+    expect(r.json.fees).toEqual([{ owner: "service", assetAmount: { code: "EUR", amount: "0.50" }, invoiced: false }])
+    await advance(500)
+    expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json.status).toBe("processing")
+    await advance(500)
+    expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json.status).toBe("completed")
+    expect(await balanceOf(accountId)).toEqual([{ code: "EUR", available: "9.50", pending: "0.00" }])
+    const refused = await Effect.runPromiseExit(parseSeed(JSON.stringify({ organizations: [], worldModel: { railSettlement: { sepa: { afterMs: -1 } } } })))
+    expect(refused._tag).toBe("Failure")
+    const unknownChain = await Effect.runPromiseExit(parseSeed(JSON.stringify({ organizations: [], worldModel: { chainSettlementMs: { dogecoin: 1 } } })))
+    expect(unknownChain._tag).toBe("Failure")
   })
 })
 

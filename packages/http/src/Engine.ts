@@ -23,7 +23,8 @@ import {
   type TimeControlService,
   TransportError,
   WebhookDeliveries,
-  type WebhookTransportService
+  type WebhookTransportService,
+  type WorldModelOptions
 } from "@fos/core"
 import { parseIso, toIso } from "@fos/contract"
 import { Context, Duration, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
@@ -326,6 +327,8 @@ export const layerEmbedded = (options: CreateEngineOptions = {}): Layer.Layer<Em
     const recorder = makeRecorder(inner, inner === undefined || recordDeliveries === true)
     const engine = layerEngine({
       ...rest,
+      // A seed may change the world model's money rules too; the embedding option wins over it.
+      worldModel: { ...seed?.worldModel, ...rest.worldModel } as WorldModelOptions,
       store: store === undefined || store === "memory" ? layerMemoryStore : store,
       clock: clockOf(clock),
       webhookTransport: recorder.transport

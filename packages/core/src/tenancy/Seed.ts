@@ -10,7 +10,7 @@ import { decodeFailure } from "../kernel/Wire.ts"
 import { createApiKey, createOrganization, createUser, listOrganizations } from "./Operator.ts"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store } from "../kernel/Store.ts"
-import { KeyAccess, OrganizationStatus, UserRole } from "@fos/contract"
+import { AssetCodes, Chains, KeyAccess, OrganizationStatus, PayoutRails, UserRole } from "@fos/contract"
 import { Organizations } from "./Tenancy.ts"
 
 const SeedUser = Schema.Struct({
@@ -39,7 +39,26 @@ const SeedOrganization = Schema.Struct({
   apiKeys: Schema.optionalKey(Schema.Array(SeedKey))
 })
 
-export const SeedFile = Schema.Struct({ organizations: Schema.Array(SeedOrganization) })
+const Milliseconds = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 365 * 24 * 3600_000 }, { fosDetail: "must be a whole number of milliseconds up to a year" }))
+const Decimal = Schema.String.check(Schema.isPattern(/^(0|[1-9]\d*)(\.\d+)?$/, { fosDetail: "must be a non-negative decimal string such as 10.50" }))
+const partialOf = <K extends string, S extends Schema.Top>(keys: ReadonlyArray<K>, value: S) =>
+  Schema.Struct(Object.fromEntries(keys.map((key) => [key, Schema.optionalKey(value)])) as { readonly [P in K]: Schema.optionalKey<S> })
+const SeedSettlement = Schema.Union([
+  Schema.Struct({ afterMs: Milliseconds }),
+  Schema.Struct({ nextBusinessDayAtHourUtc: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 23 }, { fosDetail: "must be an hour from 0 to 23" })) })
+])
+
+/** The world model's money rules a seed may change (docs/money.md has the defaults); the rest keeps its default. */
+const SeedWorldModel = Schema.Struct({
+  chainSettlementMs: Schema.optionalKey(partialOf(Chains, Milliseconds)),
+  railSettlement: Schema.optionalKey(partialOf(PayoutRails, SeedSettlement)),
+  confirmationMs: Schema.optionalKey(Milliseconds),
+  inboundFee: Schema.optionalKey(partialOf(PayoutRails, Decimal)),
+  dustFloor: Schema.optionalKey(partialOf(AssetCodes, Decimal)),
+  senderInformationWindowMs: Schema.optionalKey(Milliseconds)
+})
+
+export const SeedFile = Schema.Struct({ organizations: Schema.Array(SeedOrganization), worldModel: Schema.optionalKey(SeedWorldModel) })
 export type SeedFile = typeof SeedFile.Type
 
 /** Parses and validates seed text; the error names the first problem with its JSON Pointer. */
@@ -51,7 +70,7 @@ export const parseSeed = (text: string): Effect.Effect<SeedFile, ApiError> =>
     } catch {
       return Effect.fail(apiError("MALFORMED_JSON", "The seed file is not valid JSON."))
     }
-    return Schema.decodeUnknownEffect(SeedFile)(json).pipe(
+    return Schema.decodeUnknownEffect(SeedFile)(json, { onExcessProperty: "error" }).pipe(
       Effect.mapError((e) => {
         const failure = decodeFailure(e.issue)
         const first = failure.errors[0]!
