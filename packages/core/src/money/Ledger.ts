@@ -16,6 +16,12 @@
  * - **Linked transfers** (`transfer` with several requests) commit all or none, in the caller's store transaction,
  *   so a conversion's legs, the transaction's state change, its events and its timers commit together.
  *
+ * - **System accounts are spread over shards.** Every deposit of an organization comes out of its rail's or chain's
+ *   world account; kept as one row, that row's lock serialized them all (the money bench measured sixteen
+ *   connections settling fewer deposits than one). A system holder's balance in an asset is kept on `systemShards`
+ *   rows, a transfer touching the shard its id hashes to; its balance is their sum. A customer account is one row,
+ *   whose lock is what keeps it from going below zero.
+ *
  * Amounts are integers of the asset's smallest unit (Money.ts of @fos/contract), kept as decimal text in the
  * rows, which are JSON. A balance seen from the holder is credits minus debits: `available` is what may be spent
  * (posted credits minus posted and pending debits), `pending` what is reserved (pending debits).
@@ -52,6 +58,8 @@ export interface LedgerAccount {
   readonly holderId: string
   readonly asset: AssetCode
   readonly chain?: Chain | undefined
+  /** Which of a system holder's rows this is (customer accounts have one row and no shard). */
+  readonly shard?: number | undefined
   readonly debitsPending: string
   readonly debitsPosted: string
   readonly creditsPending: string
@@ -91,7 +99,11 @@ export const LedgerAccounts = table<LedgerAccount>({
   key: (a) => a.id,
   orders: {
     // A holder's accounts, one per asset: what a wallet or virtual account read shows.
-    byHolder: { partition: holderOfAccount, sort: (a) => assetKey(a.asset, a.chain), counted: false },
+    byHolder: {
+      partition: holderOfAccount,
+      sort: (a) => a.shard === undefined ? assetKey(a.asset, a.chain) : `${assetKey(a.asset, a.chain)}#${String(a.shard).padStart(2, "0")}`,
+      counted: false
+    },
     // Every account of an organization's environment: for audits (all balances sum to zero per asset) and reset.
     byScope: { partition: (a) => a.scope, sort: (a) => a.id, counted: false }
   }
@@ -113,9 +125,25 @@ export const LedgerTransfers = table<LedgerTransfer>({
 
 const assetKey = (code: AssetCode, chain: Chain | undefined) => (chain === undefined ? code : `${code}@${chain}`)
 
-/** The id of the account `holder` keeps `asset` in. */
-export const accountId = (holder: Holder, asset: LedgerAsset): string =>
-  `${holder.scope}/${holder.type}/${holder.id}/${assetKey(asset.code, asset.chain)}`
+/** The id of the account `holder` keeps `asset` in (for a system holder, on `shard`). */
+export const accountId = (holder: Holder, asset: LedgerAsset, shard?: number): string =>
+  `${holder.scope}/${holder.type}/${holder.id}/${assetKey(asset.code, asset.chain)}${shard === undefined ? "" : `#${shard}`}`
+
+/** How many rows a system holder's balance in one asset is spread over. */
+export const systemShards = 16
+
+/** The shard a transfer books a system holder's side on: a hash of the transfer's id (FNV-1a), so it is stable. */
+const shardOf = (transferId: string): number => {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < transferId.length; i++) hash = Math.imul(hash ^ transferId.charCodeAt(i), 0x01000193)
+  return (hash >>> 0) % systemShards
+}
+
+/** The account a transfer books `holder`'s side on. */
+const bookedAccount = (holder: Holder, asset: LedgerAsset, transferId: string) =>
+  customerHolders.has(holder.type)
+    ? { id: accountId(holder, asset), shard: undefined }
+    : { id: accountId(holder, asset, shardOf(transferId)), shard: shardOf(transferId) }
 
 /** What a caller asks the ledger to book. */
 export type TransferRequest =
@@ -192,11 +220,13 @@ export const transfer = (requests: ReadonlyArray<TransferRequest>): Effect.Effec
 
       // The pending transfers the batch resolves, and the accounts every request touches.
       const pendings = new Map<string, LedgerTransfer>()
-      const wanted = new Map<string, { holder: Holder; asset: LedgerAsset }>()
+      const wanted = new Map<string, { holder: Holder; asset: LedgerAsset; shard: number | undefined }>()
       for (const request of requests) {
         if (!resolving(request)) {
-          wanted.set(accountId(request.debit, request.asset), { holder: request.debit, asset: request.asset })
-          wanted.set(accountId(request.credit, request.asset), { holder: request.credit, asset: request.asset })
+          for (const holder of [request.debit, request.credit]) {
+            const booked = bookedAccount(holder, request.asset, request.id)
+            wanted.set(booked.id, { holder, asset: request.asset, shard: booked.shard })
+          }
           continue
         }
         const pendingId = request.pendingId
@@ -213,7 +243,7 @@ export const transfer = (requests: ReadonlyArray<TransferRequest>): Effect.Effec
       const ids = [...new Set([...wanted.keys(), ...[...pendings.values()].flatMap((p) => [p.debitAccountId, p.creditAccountId])])].sort()
       for (const id of ids) {
         const want = wanted.get(id)
-        const account = yield* (want === undefined ? lockExisting(id) : lockOrOpen(id, want.holder, want.asset, now))
+        const account = yield* (want === undefined ? lockExisting(id) : lockOrOpen(id, want.holder, want.asset, want.shard, now))
         accounts.set(id, account)
         totals.set(id, totalsOf(account))
       }
@@ -224,8 +254,8 @@ export const transfer = (requests: ReadonlyArray<TransferRequest>): Effect.Effec
         const sequence = yield* store.nextSequence
         const base = { id: request.id, code: request.code, transactionId: request.transactionId, sequence, createdAt: now }
         if (!resolving(request)) {
-          const debitId = accountId(request.debit, request.asset)
-          const creditId = accountId(request.credit, request.asset)
+          const debitId = bookedAccount(request.debit, request.asset, request.id).id
+          const creditId = bookedAccount(request.credit, request.asset, request.id).id
           if (request.amount <= 0n) return yield* new LedgerRefusal({ reason: "not_positive", transferId: request.id })
           if (debitId === creditId) return yield* new LedgerRefusal({ reason: "same_account", transferId: request.id })
           const debit = totals.get(debitId)!
@@ -314,7 +344,7 @@ const lockExisting = (id: string) =>
   )
 
 /** The account, locked; created empty when it does not exist yet (a racing creator's row is locked instead). */
-const lockOrOpen = (id: string, holder: Holder, asset: LedgerAsset, now: number): Effect.Effect<LedgerAccount, never, Store> =>
+const lockOrOpen = (id: string, holder: Holder, asset: LedgerAsset, shard: number | undefined, now: number): Effect.Effect<LedgerAccount, never, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
     const existing = yield* store.getForUpdate(LedgerAccounts, id)
@@ -326,6 +356,7 @@ const lockOrOpen = (id: string, holder: Holder, asset: LedgerAsset, now: number)
       holderId: holder.id,
       asset: asset.code,
       chain: asset.chain,
+      shard,
       debitsPending: "0",
       debitsPosted: "0",
       creditsPending: "0",
@@ -363,7 +394,7 @@ export const balanceOf = (account: LedgerAccount): Balance => {
 /** The most assets one holder keeps; a wallet holds a handful. */
 const maxAssetsPerHolder = 100
 
-/** A holder's balances, one per asset it has ever held, in asset order. */
+/** A holder's balances, one per asset it has ever held, in asset order (a system holder's shards summed). */
 export const balancesOf = (holder: Holder): Effect.Effect<ReadonlyArray<Balance>, never, Store> =>
   Effect.flatMap(Store, (store) =>
     store.page(LedgerAccounts, {
@@ -372,16 +403,33 @@ export const balancesOf = (holder: Holder): Effect.Effect<ReadonlyArray<Balance>
       descending: false,
       backward: false,
       from: undefined,
-      limit: maxAssetsPerHolder
-    })).pipe(Effect.map((accounts) => accounts.map(balanceOf)))
+      limit: maxAssetsPerHolder * (customerHolders.has(holder.type) ? 1 : systemShards)
+    })).pipe(Effect.map((accounts) => {
+      const byAsset = new Map<string, Balance>()
+      for (const account of accounts) {
+        const key = assetKey(account.asset, account.chain)
+        const balance = balanceOf(account)
+        const sum = byAsset.get(key)
+        byAsset.set(key, sum === undefined ? balance : {
+          ...sum,
+          available: sum.available + balance.available,
+          pending: sum.pending + balance.pending,
+          posted: sum.posted + balance.posted
+        })
+      }
+      return [...byAsset.values()]
+    }))
 
 /** The balance of one holder in one asset (zero when it never held it). */
 export const balanceIn = (holder: Holder, asset: LedgerAsset): Effect.Effect<Balance, never, Store> =>
-  Effect.flatMap(Store, (store) => store.get(LedgerAccounts, accountId(holder, asset))).pipe(
-    Effect.map((account) =>
-      account === undefined ? { asset: asset.code, chain: asset.chain, available: 0n, pending: 0n, posted: 0n } : balanceOf(account)
+  customerHolders.has(holder.type)
+    ? Effect.flatMap(Store, (store) => store.get(LedgerAccounts, accountId(holder, asset))).pipe(
+      Effect.map((account) => account === undefined ? emptyBalance(asset) : balanceOf(account))
     )
-  )
+    : Effect.map(balancesOf(holder), (balances) =>
+      balances.find((b) => b.asset === asset.code && b.chain === asset.chain) ?? emptyBalance(asset))
+
+const emptyBalance = (asset: LedgerAsset): Balance => ({ asset: asset.code, chain: asset.chain, available: 0n, pending: 0n, posted: 0n })
 
 /** A balance on the wire: decimal text at the asset's precision. */
 export const balanceToWire = (b: Balance) => ({
