@@ -19,8 +19,9 @@
  * - It runs on the memory store and PGlite (embedded engines), and on PostgreSQL with two `fos serve` processes
  *   sharing one database when DATABASE_URL is set. It asserts nothing about timing.
  *
- * The random choices come from a seeded generator (FOS_BANK_SEED overrides the seed); the interleaving is still the
- * scheduler's, so a failure prints the seed and every mismatch it found rather than stopping at the first.
+ * The random choices come from a seeded generator (FOS_BANK_SEED overrides the seed; FOS_BANK_VERBOSE=1 prints it
+ * and how the deposits ended); the interleaving is still the scheduler's, so a failure prints the seed and every
+ * mismatch it found rather than stopping at the first.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
