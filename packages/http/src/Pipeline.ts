@@ -314,7 +314,9 @@ const write = (
     const key = request.headers["idempotency-key"]
     if (key === undefined) {
       if (policy === "required") return yield* apiError("IDEMPOTENCY_KEY_REQUIRED", "This endpoint requires an Idempotency-Key header.")
-      return yield* run
+      // A write without a key commits all or nothing too, as a keyed one does: its row locks must hold until it
+      // ends, or a racing request or timer moves the same row between its read and its write.
+      return yield* (transactional ? (yield* Store).transaction(run) : run)
     }
     if (policy === "refused") {
       return yield* apiError("VALIDATION_ERROR", "This endpoint does not take an Idempotency-Key header.", {

@@ -1,0 +1,732 @@
+/**
+ * The bank-style check (issue 14, "Checked by"): many clients move money through HTTP at once, the sandbox's outside
+ * actors end some of it, the virtual clock runs the world model, and afterwards the books must balance.
+ *
+ * - **Actors** (`actors`): one function per thing a client does. deposit sends money into a wallet or a virtual
+ *   account (`POST /simulate/deposits`); confirm, settle, fail, return, cancel and review drive transactions through
+ *   the simulate transaction calls; advance moves the virtual clock so the world model confirms and settles the
+ *   rest. `crowd` says how many concurrent loops run each actor and for how many steps. Orders and payouts come as
+ *   new actors, new rows of `crowd` and new cases of `holdingsEffect`.
+ * - **Invariants** (`checkBooks`): through the API, every deposit the clients were answered 201 for is listed, once;
+ *   every balance is what the completed transactions credited to its holder, and their sum per asset is the sum of
+ *   the completed deposits' credited amounts; nothing is negative. Through the store (the engine's, or the database
+ *   the server processes share): every transaction's ledger legs match its status (`LedgerTransfers` by
+ *   `byTransaction`: open holds pending, a completed one's holds posted, a failed one's voided); per asset all the
+ *   scope's accounts (`LedgerAccounts` by `byScope`) sum to zero; every account's totals are the sum of its
+ *   transfers; every transaction's status events are numbered 1, 2, 3, ... and end with the event of its status.
+ *   What the clients were answered must agree with where each transaction ended (a fail answered 200 ended failed,
+ *   and no move was accepted after a transaction was seen ended).
+ * - It runs on the memory store and PGlite (embedded engines), and on PostgreSQL with two `fos serve` processes
+ *   sharing one database when DATABASE_URL is set. It asserts nothing about timing.
+ *
+ * The random choices come from a seeded generator (FOS_BANK_SEED overrides the seed; FOS_BANK_VERBOSE=1 prints it
+ * and how the deposits ended); the interleaving is still the scheduler's, so a failure prints the seed and every
+ * mismatch it found rather than stopping at the first.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type AssetCode, type Chain, formatAmount, parseAmount } from "@fos/contract"
+import {
+  accountId,
+  type HolderType,
+  type LedgerAccount,
+  LedgerAccounts,
+  type LedgerTransfer,
+  LedgerTransfers,
+  makeVirtualClock,
+  type OutboxEvent,
+  OutboxEvents,
+  type Position,
+  scopeOf,
+  Store,
+  type StoredTransaction,
+  type Table,
+  Transactions,
+  transactionsOfScope
+} from "@fos/core"
+import { createEngine } from "@fos/http"
+import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
+import { Effect, ManagedRuntime } from "effect"
+import { afterAll, describe, expect, it } from "vitest"
+import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
+import { killAllFos, startFos } from "./fosProcess.ts"
+import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
+import { keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
+
+// --- where the bank runs -------------------------------------------------------------------------------------------
+
+/** One organization, with a general rate limit no burst of the crowd reaches (the check is about money, not 429s). */
+const seed = seedOf(orgSeed("bank", { rateLimit: { sustainedPerSecond: 1_000_000, burst: 1_000_000 } }))
+const key = keysOf("bank").sandbox
+const scope = scopeOf("org_bank", "sandbox")
+
+interface Bank {
+  /** One API client per server process (one for an embedded engine). */
+  readonly clients: ReadonlyArray<Client>
+  /** Reads the store directly: the engine's own, or the database the server processes share. */
+  readonly read: <A>(effect: Effect.Effect<A, never, Store>) => Promise<A>
+  readonly close: () => Promise<void>
+}
+
+const embedded = async (store: "memory" | "pglite"): Promise<Bank> => {
+  const dir = store === "pglite" ? mkdtempSync(join(tmpdir(), "fos-bank-")) : undefined
+  const engine = await createEngine({
+    ...(dir === undefined ? {} : { store: layerPgliteStore(dir) }),
+    clock: { mode: "virtual", start: START_MS },
+    realClock: makeVirtualClock(START_MS),
+    seed: seed as never
+  })
+  return {
+    clients: [clientOf(engine.fetch, "http://fos", key)],
+    read: (effect) => engine.run(effect),
+    close: async () => {
+      await engine.close()
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+/** Two `fos serve` processes on one fresh PostgreSQL database, with the same seed and the same virtual start. */
+const twoServers = async (): Promise<Bank> => {
+  const database = await freshDatabase("bank")
+  const tmp = mkdtempSync(join(tmpdir(), "fos-bank-"))
+  const seedPath = join(tmp, "seed.json")
+  writeFileSync(seedPath, JSON.stringify(seed))
+  const args = ["--store", database.url, "--port", "0", "--clock", "virtual", "--clock-start", new Date(START_MS).toISOString(), "--seed", seedPath, "--quiet"]
+  // One after the other: the first applies the seed and the migrations, the second finds them applied.
+  const a = await startFos(args)
+  const b = await startFos(args)
+  const reader = ManagedRuntime.make(layerPostgresStore(database.url, { maxConnections: 2 }))
+  return {
+    clients: [a, b].map((server) => clientOf((request) => fetch(request), server.origin, key)),
+    read: (effect) => reader.runPromise(effect),
+    close: async () => {
+      await reader.dispose()
+      await Promise.all([a.stop(), b.stop()])
+      await database.drop()
+      rmSync(tmp, { recursive: true, force: true })
+    }
+  }
+}
+
+// --- what the clients know -----------------------------------------------------------------------------------------
+
+/** A wallet or virtual account money can be sent to, and what it takes. */
+interface Holder {
+  readonly type: Extract<HolderType, "wallet" | "virtual_account">
+  readonly id: string
+  readonly customerId: string
+  /** A wallet's chain and deposit address. */
+  readonly chain?: Chain
+  readonly address?: string
+  readonly assets: ReadonlyArray<AssetCode>
+  /** A virtual account's rails (`undefined`: the account's default). */
+  readonly rails?: ReadonlyArray<string | undefined>
+}
+
+/** What a client was answered for one simulate call on a transaction, in the order of a shared logical clock. */
+interface Answer {
+  readonly actor: ActorName
+  readonly sentAt: number
+  readonly answeredAt: number
+  readonly status: number
+  /** 200: the transaction's status and failure code in the answer; else the problem type. */
+  readonly result: { readonly status?: string | undefined; readonly failureCode?: string | null | undefined; readonly problem?: string | undefined }
+  /** What a 200 must have answered. */
+  readonly expected: { readonly status?: string; readonly failureCode?: string | null }
+}
+
+/** A deposit a client was answered 201 for. */
+interface Known {
+  readonly id: string
+  readonly holder: Holder
+  readonly asset: { readonly code: AssetCode; readonly chain?: Chain | undefined }
+  /** Units of the asset: what the sender sent, what the holder is credited on completion, the service's fee. */
+  readonly sent: bigint
+  readonly credited: bigint
+  readonly fee: bigint
+  readonly answers: Array<Answer>
+}
+
+interface World {
+  readonly bank: Bank
+  readonly random: () => number
+  readonly holders: ReadonlyArray<Holder>
+  readonly known: Map<string, Known>
+  /** Every answer no rule allows, in words; the check fails listing them. */
+  readonly problems: Array<string>
+  /** A logical clock: ticks on every send and every answer, so answers can be ordered against sends. */
+  tick: number
+}
+
+const pick = <A>(w: World, items: ReadonlyArray<A>): A => items[Math.floor(w.random() * items.length)]!
+const client = (w: World): Client => pick(w, w.bank.clients)
+
+/** mulberry32: a small seeded generator, so a run's choices can be replayed. */
+const seeded = (seed: number) => () => {
+  seed = (seed + 0x6d2b79f5) | 0
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+}
+
+const assetKey = (code: string, chain?: string | null) => (chain === undefined || chain === null ? code : `${code}@${chain}`)
+const units = (code: AssetCode, amount: string): bigint => {
+  const parsed = parseAmount(code, amount)
+  if (parsed === undefined) throw new Error(`not an amount of ${code}: ${amount}`)
+  return parsed.units
+}
+const add = (sums: Map<string, bigint>, k: string, v: bigint) => sums.set(k, (sums.get(k) ?? 0n) + v)
+
+const terminal = new Set(["completed", "failed", "cancelled"])
+
+// --- the actors ----------------------------------------------------------------------------------------------------
+
+/** One step of a client. `false`: nothing to act on yet (no deposit known), so the step is not counted. */
+type Actor = (w: World) => Promise<boolean | void>
+
+/** Everything a client of the bank does; orders and payouts add theirs. */
+type ActorName = "deposit" | "confirm" | "settle" | "fail" | "return" | "cancel" | "review" | "advance"
+
+/** The inbound fee of each rail the crowd uses (docs/money.md, the world model's defaults), in units. */
+const inboundFee: Readonly<Record<string, bigint>> = { fedwire: 1000n }
+
+/** A random amount of `code`: a few whole units and a fraction at the asset's precision, never below `floor`. */
+const randomAmount = (w: World, code: AssetCode, floor = 0n): bigint => {
+  const precision = BigInt(parseAmount(code, "1")!.units.toString().length - 1)
+  const whole = BigInt(1 + Math.floor(w.random() * 500))
+  const fraction = BigInt(Math.floor(w.random() * 1_000_000)) * 10n ** precision / 1_000_000n
+  return floor + whole * 10n ** precision + fraction
+}
+
+/** A simulate call on a transaction the clients know: mostly one they have not seen end (often a new one), sometimes any. */
+const simulate = async (
+  w: World,
+  actor: ActorName,
+  step: string,
+  body: unknown,
+  expected: Answer["expected"]
+): Promise<boolean | void> => {
+  const all = [...w.known.values()]
+  if (all.length === 0) return false
+  // The newest are the likeliest still open: the world model has had the least time to settle them.
+  const open = all.filter((t) => !t.answers.some((a) => a.status === 200 && terminal.has(a.result.status ?? "")))
+  const choice = w.random()
+  const t = open.length === 0 || choice >= 0.85 ? pick(w, all) : choice < 0.5 ? pick(w, open.slice(-4)) : pick(w, open)
+  const sentAt = ++w.tick
+  const r = await client(w).call("POST", `/v2/simulate/transactions/${t.id}/${step}`, body)
+  const answeredAt = ++w.tick
+  const result = r.status === 200
+    ? { status: r.json?.status, failureCode: r.json?.failureCode }
+    : { problem: r.json?.type as string | undefined }
+  t.answers.push({ actor, sentAt, answeredAt, status: r.status, result, expected })
+  if (r.status === 200) {
+    if (r.json?.id !== t.id) w.problems.push(`${actor} ${t.id}: answered another transaction: ${r.text}`)
+    if (expected.status !== undefined && result.status !== expected.status) {
+      w.problems.push(`${actor} ${t.id}: answered status ${result.status}, expected ${expected.status}`)
+    }
+    if (expected.failureCode !== undefined && result.failureCode !== expected.failureCode) {
+      w.problems.push(`${actor} ${t.id}: answered failureCode ${result.failureCode}, expected ${expected.failureCode}`)
+    }
+    return
+  }
+  // The two refusals a race can give: it ended already, or it is past the phase the move needs.
+  if (r.status === 409 && result.problem === "RESOURCE_TERMINAL") return
+  if (r.status === 422 && result.problem === "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY") return
+  w.problems.push(`${actor} ${t.id}: ${r.status} ${r.text}`)
+}
+
+const failureCodes = ["provider_rejected", "rail_unavailable", "compliance_rejected", "travel_rule_rejected", undefined] as const
+
+const actors: Record<ActorName, Actor> = {
+  /** The outside sender: money into a wallet (by id or by its address) or a virtual account (on one of its rails). */
+  deposit: async (w) => {
+    const holder = pick(w, w.holders)
+    const code = pick(w, holder.assets)
+    let body: Record<string, unknown>
+    let asset: Known["asset"]
+    if (holder.type === "virtual_account") {
+      const rail = pick(w, holder.rails ?? [undefined])
+      const amount = randomAmount(w, code, inboundFee[rail ?? ""] ?? 0n)
+      asset = { code }
+      body = {
+        destination: { type: "virtual_account", virtualAccountId: holder.id },
+        assetAmount: { code, amount: formatAmount({ asset: code, units: amount }) },
+        ...(rail === undefined ? {} : { rail })
+      }
+    } else {
+      const amount = randomAmount(w, code)
+      asset = { code, chain: holder.chain }
+      body = {
+        destination: w.random() < 0.5 ? { type: "wallet", walletId: holder.id } : { type: "deposit_address", address: holder.address },
+        assetAmount: { code, amount: formatAmount({ asset: code, units: amount }), chain: holder.chain }
+      }
+    }
+    const r = await client(w).call("POST", "/v2/simulate/deposits", body)
+    if (r.status !== 201) {
+      w.problems.push(`deposit ${JSON.stringify(body)}: ${r.status} ${r.text}`)
+      return
+    }
+    const t = r.json
+    const sent = units(code, t.source.assetAmount.amount)
+    const credited = units(code, t.destination.assetAmount.amount)
+    const fee = (t.fees as Array<{ assetAmount: { amount: string } }>).reduce((sum, f) => sum + units(code, f.assetAmount.amount), 0n)
+    if (t.status !== "pending") w.problems.push(`deposit ${t.id}: answered status ${t.status}, expected pending`)
+    if (sent !== credited + fee) w.problems.push(`deposit ${t.id}: sent ${sent} is not credited ${credited} plus fees ${fee}`)
+    const wantedHolder = holder.type === "wallet" ? t.destination.walletId : t.destination.virtualAccountId
+    if (wantedHolder !== holder.id) w.problems.push(`deposit ${t.id}: credited ${wantedHolder}, sent to ${holder.id}`)
+    w.known.set(t.id, { id: t.id, holder, asset, sent, credited, fee, answers: [] })
+  },
+  /** The chain or the bank confirming: pending to processing. */
+  confirm: (w) => simulate(w, "confirm", "confirm", undefined, { status: "processing" }),
+  /** The chain or the bank settling, by either call. */
+  settle: (w) =>
+    w.random() < 0.5
+      ? simulate(w, "settle", "settle", undefined, { status: "completed", failureCode: null })
+      : simulate(w, "settle", "terminal", { outcome: "completed" }, { status: "completed", failureCode: null }),
+  /** The provider failing it, with a code or without (provider_rejected). */
+  fail: (w) => {
+    const failureCode = pick(w, failureCodes)
+    return simulate(w, "fail", "terminal", { outcome: "failed", ...(failureCode === undefined ? {} : { failureCode }) }, {
+      status: "failed",
+      failureCode: failureCode ?? "provider_rejected"
+    })
+  },
+  /** The sender's bank recalling it. */
+  return: (w) =>
+    simulate(w, "return", "terminal", { outcome: "failed", failureCode: "returned_by_sender", reason: "recalled by the sender's bank" }, {
+      status: "failed",
+      failureCode: "returned_by_sender"
+    }),
+  /** A client cancelling: a deposit is never cancelled, so only the refusals may come back (payouts will differ). */
+  cancel: (w) => simulate(w, "cancel", "terminal", { outcome: "cancelled" }, { status: "cancelled" }),
+  /** Compliance: into review, asking for information, clearing. Review never holds the money back. */
+  review: (w) => simulate(w, "review", "review", { action: pick(w, ["enter", "request_information", "clear"]) }, {}),
+  /** Time passing: seconds to an hour at a time, on every process's clock, so the world model moves. */
+  advance: async (w) => {
+    const seconds = pick(w, [1, 2, 5, 10, 30, 60, 90, 180, 600, 3600])
+    await advanceAll(w, seconds)
+  }
+}
+
+const advanceAll = async (w: World, seconds: number) => {
+  // Each process has its own virtual clock over the shared timers: all move by the same amount, at once.
+  await Promise.all(w.bank.clients.map(async (c) => {
+    const r = await c.call("POST", "/v2/simulate/clock/advance", { seconds })
+    if (r.status !== 200) w.problems.push(`advance ${seconds}s: ${r.status} ${r.text}`)
+  }))
+}
+
+/** How many concurrent loops run each actor, and how many steps each loop takes per phase. */
+const crowd: ReadonlyArray<{ readonly actor: ActorName; readonly loops: number; readonly steps: number }> = [
+  { actor: "deposit", loops: 5, steps: 10 },
+  { actor: "confirm", loops: 1, steps: 8 },
+  { actor: "settle", loops: 1, steps: 16 },
+  { actor: "fail", loops: 1, steps: 8 },
+  { actor: "return", loops: 1, steps: 8 },
+  { actor: "cancel", loops: 1, steps: 3 },
+  { actor: "review", loops: 1, steps: 12 },
+  { actor: "advance", loops: 1, steps: 8 }
+]
+
+/** Runs the crowd once: every loop at once, each its steps one after another. */
+const runCrowd = (w: World, scale: number) =>
+  Promise.all(crowd.flatMap(({ actor, loops, steps }) =>
+    Array.from({ length: loops }, async () => {
+      // A step with nothing to act on yields to the others and is taken again, a bounded number of times.
+      for (let done = 0, idle = 0; done < steps * scale && idle < 10_000;) {
+        if ((await actors[actor](w)) === false) {
+          idle++
+          await new Promise((resolve) => setImmediate(resolve))
+        } else done++
+      }
+    })
+  ))
+
+/** Longer than any settlement the world model schedules (ACH over a weekend), with room for timers retried late. */
+const settleEverything = 7 * 24 * 3600
+
+// --- setting the bank up -------------------------------------------------------------------------------------------
+
+/** Customers, each with wallets on two chains and virtual accounts in three currencies, all active. */
+const openAccounts = async (w: World, customers: number): Promise<Array<Holder>> => {
+  const ok = (what: string, r: { status: number; text: string }, status: number) => expect(r.status, `${what}: ${r.text}`).toBe(status)
+  const ids: Array<string> = []
+  for (let i = 0; i < customers; i++) {
+    const c = w.bank.clients[i % w.bank.clients.length]!
+    const submitted = await c.call("POST", "/v2/onboarding", deuSubmission(await deuDocuments(c), { clientReferenceId: `bank-${i}` }), idem("bank"))
+    ok("onboarding", submitted, 201)
+    const decided = await c.call("POST", `/v2/simulate/applications/${submitted.json.applicationId}/decision`, { outcome: "approved" })
+    ok("decision", decided, 200)
+    const customerId = decided.json.customerId as string
+    for (
+      const feature of [
+        { type: "crypto_wallet", asset: { code: "USDC", chain: "base" } },
+        { type: "crypto_wallet", asset: { code: "SOL", chain: "solana" } },
+        { type: "virtual_account", asset: { code: "EUR" } },
+        { type: "virtual_account", asset: { code: "USD" } },
+        { type: "virtual_account", asset: { code: "GBP" } }
+      ]
+    ) {
+      const applied = await c.call("POST", `/v2/customers/${customerId}/features`, feature, idem("bank"))
+      ok("feature", applied, 201)
+      ok("feature decision", await c.call("POST", `/v2/simulate/applications/${applied.json.applicationId}/decision`, { outcome: "approved" }), 200)
+    }
+    ids.push(customerId)
+    // Virtual accounts open on the clock; the dedicated upload bucket refills with it.
+    await advanceAll(w, 30)
+  }
+  const holders: Array<Holder> = []
+  const rails: Record<string, ReadonlyArray<string | undefined>> = {
+    EUR: [undefined, "sepa"],
+    USD: [undefined, "fedwire", "rtp", "fednow"],
+    GBP: [undefined, "faster_payments"]
+  }
+  const walletAssets: Partial<Record<Chain, ReadonlyArray<AssetCode>>> = { base: ["USDC", "ETH"], solana: ["SOL", "USDC"] }
+  for (const [i, customerId] of ids.entries()) {
+    const c = w.bank.clients[(i + 1) % w.bank.clients.length]!
+    const accounts = await c.call("GET", `/v2/customers/${customerId}/virtual-accounts`)
+    ok("virtual accounts", accounts, 200)
+    expect(accounts.json.data).toHaveLength(3)
+    for (const account of accounts.json.data) {
+      expect(account.status).toBe("active")
+      holders.push({ type: "virtual_account", id: account.id, customerId, assets: [account.asset.code], rails: rails[account.asset.code]! })
+    }
+    for (const chain of ["base", "solana"] as const) {
+      const wallet = await c.call("POST", `/v2/customers/${customerId}/wallets`, { chain }, idem("bank"))
+      ok("wallet", wallet, 201)
+      holders.push({ type: "wallet", id: wallet.json.id, customerId, chain, address: wallet.json.address, assets: walletAssets[chain]! })
+    }
+  }
+  return holders
+}
+
+// --- the invariants ------------------------------------------------------------------------------------------------
+
+/** Every row of one partition of a keyset order, walking it a page at a time. */
+const scan = <Row>(table: Table<Row>, order: string, partition: string) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const rows: Array<Row> = []
+    let from: Position | undefined
+    while (true) {
+      const page = yield* store.page(table, { order, partition, descending: false, backward: false, from, limit: 500 })
+      rows.push(...page)
+      if (page.length < 500) return rows
+      const last = page.at(-1)!
+      from = { sort: table.orders[order]!.sort(last), key: table.key(last) }
+    }
+  })
+
+/**
+ * What a transaction does to its customers' holdings once completed, per asset key and holder: the one place the
+ * next issues add their types (a payout takes from its source, an order's legs move between a customer's holders).
+ */
+const holdingsEffect = (t: any): ReadonlyArray<{ readonly holder: string; readonly asset: string; readonly units: bigint }> => {
+  switch (t.type) {
+    case "deposit": {
+      const d = t.destination
+      return [{ holder: d.walletId ?? d.virtualAccountId, asset: assetKey(d.assetAmount.code, d.assetAmount.chain), units: units(d.assetAmount.code, d.assetAmount.amount) }]
+    }
+    default:
+      throw new Error(`the bank check does not know what a ${t.type} transaction does to balances yet`)
+  }
+}
+
+/** The holds a transaction's ledger legs show, and how each was resolved. */
+const legsOf = (transfers: ReadonlyArray<LedgerTransfer>) => {
+  const holds = transfers.filter((x) => x.kind === "pending")
+  const resolutions = transfers.filter((x) => x.kind === "post" || x.kind === "void")
+  const other = transfers.filter((x) => x.kind === "posted")
+  return { holds, resolutions, other }
+}
+
+/**
+ * The books, checked through the API and the store. `final`: after everything open was given time to settle, so
+ * nothing may be open any more. Returns the problems found, in words.
+ */
+const checkBooks = async (w: World, final: boolean): Promise<Array<string>> => {
+  const problems: Array<string> = []
+  const bad = (message: string) => problems.push(message)
+
+  // 1. Every deposit the clients were answered 201 for is listed, once, the same by every process.
+  const listings = await Promise.all(w.bank.clients.map(async (c) => {
+    const listed: Array<any> = []
+    let cursor: string | null = null
+    do {
+      const page: any = await c.call("GET", `/v2/transactions?limit=100${cursor === null ? "" : `&cursor=${cursor}`}`)
+      if (page.status !== 200) {
+        bad(`GET /v2/transactions: ${page.status} ${page.text}`)
+        break
+      }
+      listed.push(...page.json.data)
+      cursor = page.json.meta.nextCursor
+    } while (cursor !== null)
+    return listed
+  }))
+  const listed = listings[0]!
+  for (const [i, other] of listings.entries()) {
+    if (JSON.stringify(other) !== JSON.stringify(listed)) bad(`process ${i} lists the transactions differently from process 0`)
+  }
+  const byId = new Map(listed.map((t) => [t.id as string, t]))
+  if (byId.size !== listed.length) bad(`the list repeats transactions: ${listed.length} rows, ${byId.size} ids`)
+  for (const id of w.known.keys()) if (!byId.has(id)) bad(`${id}: answered 201, not listed`)
+  for (const id of byId.keys()) if (!w.known.has(id)) bad(`${id}: listed, never answered 201`)
+
+  // 2. From the store: the transactions, their ledger legs, every account and transfer of the scope, the events.
+  const stored = await w.bank.read(Effect.gen(function*() {
+    const transactions = yield* scan(Transactions, transactionsOfScope, scope)
+    const legs = new Map<string, ReadonlyArray<LedgerTransfer>>()
+    for (const t of transactions) legs.set(t.id, yield* scan(LedgerTransfers, "byTransaction", t.id))
+    return {
+      transactions,
+      legs,
+      accounts: yield* scan(LedgerAccounts, "byScope", scope),
+      transfers: yield* scan(LedgerTransfers, "byScope", scope),
+      events: yield* scan(OutboxEvents, "byScope", scope)
+    }
+  }))
+  const storedById = new Map<string, StoredTransaction>(stored.transactions.map((t) => [t.id, t]))
+  if (storedById.size !== byId.size) bad(`the store holds ${storedById.size} transactions, the API lists ${byId.size}`)
+
+  // 3. Every transaction's legs match its status: open, its holds pending; completed, posted; failed, voided.
+  const completedHoldings = new Map<string, bigint>()
+  const completedByAsset = new Map<string, bigint>()
+  const completedFees = new Map<string, bigint>()
+  for (const t of listed) {
+    const row = storedById.get(t.id)
+    if (row === undefined) {
+      bad(`${t.id}: listed, not in the store`)
+      continue
+    }
+    if (row.status !== t.status) bad(`${t.id}: the API says ${t.status}, the store ${row.status}`)
+    if (final && !terminal.has(t.status)) bad(`${t.id}: still ${t.status} after every settlement time passed`)
+    const known = w.known.get(t.id)
+    const { holds, resolutions, other } = legsOf(stored.legs.get(t.id) ?? [])
+    const heldIds = holds.map((h) => h.id).sort()
+    if (JSON.stringify(heldIds) !== JSON.stringify([...row.holds].sort())) bad(`${t.id}: holds ${row.holds.join(",")}, the ledger has ${heldIds.join(",")}`)
+    if (other.length > 0) bad(`${t.id}: posted transfers outside its holds: ${other.map((x) => x.id).join(",")}`)
+    if (holds.length === 0) bad(`${t.id}: no hold in the ledger`)
+    if (known !== undefined) {
+      const holder = accountId({ scope, type: known.holder.type, id: known.holder.id }, known.asset)
+      const credit = holds.filter((h) => h.creditAccountId === holder)
+      if (credit.length !== 1 || BigInt(credit[0]!.amount) !== known.credited) {
+        bad(`${t.id}: expected one hold of ${known.credited} into ${holder}, found ${credit.map((h) => h.amount).join(",") || "none"}`)
+      }
+      const held = holds.reduce((sum, h) => sum + BigInt(h.amount), 0n)
+      if (held !== known.sent) bad(`${t.id}: holds ${held} in all, the sender sent ${known.sent}`)
+    }
+    for (const hold of holds) {
+      const of = resolutions.filter((x) => x.resolves === hold.id)
+      const wanted = t.status === "completed" ? "post" : t.status === "failed" || t.status === "cancelled" ? "void" : undefined
+      if (wanted === undefined ? of.length !== 0 : of.length !== 1 || of[0]!.kind !== wanted || of[0]!.amount !== hold.amount) {
+        bad(`${t.id} (${t.status}): hold ${hold.id} resolved by ${of.map((x) => `${x.kind} ${x.amount}`).join(",") || "nothing"}`)
+      }
+    }
+    for (const x of resolutions) if (!holds.some((h) => h.id === x.resolves)) bad(`${t.id}: ${x.id} resolves ${x.resolves}, not one of its holds`)
+    if (t.status === "completed") {
+      for (const e of holdingsEffect(t)) {
+        add(completedHoldings, `${e.holder}/${e.asset}`, e.units)
+        add(completedByAsset, e.asset, e.units)
+      }
+      for (const f of t.fees as Array<any>) add(completedFees, assetKey(f.assetAmount.code, f.assetAmount.chain), units(f.assetAmount.code, f.assetAmount.amount))
+    }
+  }
+
+  // 4. Per asset all accounts sum to zero; every account's totals are the sum of its transfers; no customer account
+  //    is below zero counting reservations; after the end nothing is pending anywhere.
+  const sums = new Map<string, { posted: bigint; pending: bigint }>()
+  const recomputed = new Map<string, { dp: bigint; dP: bigint; cp: bigint; cP: bigint }>()
+  const transferById = new Map(stored.transfers.map((x) => [x.id, x]))
+  const totals = (id: string) => recomputed.get(id) ?? recomputed.set(id, { dp: 0n, dP: 0n, cp: 0n, cP: 0n }).get(id)!
+  for (const x of stored.transfers) {
+    const amount = BigInt(x.amount)
+    const d = totals(x.debitAccountId)
+    const c = totals(x.creditAccountId)
+    if (x.kind === "posted") (d.dP += amount, c.cP += amount)
+    else if (x.kind === "pending") (d.dp += amount, c.cp += amount)
+    else {
+      const reserved = BigInt(transferById.get(x.resolves ?? "")?.amount ?? "0")
+      d.dp -= reserved
+      c.cp -= reserved
+      if (x.kind === "post") (d.dP += amount, c.cP += amount)
+    }
+    if (x.transactionId !== undefined && !byId.has(x.transactionId)) bad(`transfer ${x.id} names ${x.transactionId}, which is not listed`)
+  }
+  const inLegs = [...stored.legs.values()].reduce((n, l) => n + l.length, 0)
+  if (inLegs !== stored.transfers.filter((x) => x.transactionId !== undefined).length) {
+    bad(`byTransaction finds ${inLegs} transfers, byScope ${stored.transfers.length} with a transaction`)
+  }
+  const accountById = new Map<string, LedgerAccount>(stored.accounts.map((a) => [a.id, a]))
+  for (const id of recomputed.keys()) if (!accountById.has(id)) bad(`transfers touch account ${id}, which byScope does not list`)
+  for (const a of stored.accounts) {
+    const t = { dp: BigInt(a.debitsPending), dP: BigInt(a.debitsPosted), cp: BigInt(a.creditsPending), cP: BigInt(a.creditsPosted) }
+    const r = recomputed.get(a.id) ?? { dp: 0n, dP: 0n, cp: 0n, cP: 0n }
+    if (t.dp !== r.dp || t.dP !== r.dP || t.cp !== r.cp || t.cP !== r.cP) {
+      bad(`account ${a.id}: totals ${JSON.stringify(a)} are not the sum of its transfers ${JSON.stringify(r, (_, v) => (typeof v === "bigint" ? v.toString() : v))}`)
+    }
+    const k = assetKey(a.asset, a.chain)
+    const s = sums.get(k) ?? sums.set(k, { posted: 0n, pending: 0n }).get(k)!
+    s.posted += t.cP - t.dP
+    s.pending += t.cp - t.dp
+    if ((a.holderType === "wallet" || a.holderType === "virtual_account") && t.cP - t.dP - t.dp < 0n) bad(`account ${a.id} is below zero`)
+    if (final && (t.dp !== 0n || t.cp !== 0n)) bad(`account ${a.id}: still pending after the end (${t.dp} debits, ${t.cp} credits)`)
+    if (a.holderType === "fees" && t.cP - t.dP !== (completedFees.get(k) ?? 0n)) {
+      bad(`fees account ${a.id} holds ${t.cP - t.dP}, the completed deposits list ${completedFees.get(k) ?? 0n} in fees`)
+    }
+  }
+  for (const [k, s] of sums) if (s.posted !== 0n || s.pending !== 0n) bad(`${k}: the scope's accounts sum to ${s.posted} posted, ${s.pending} pending`)
+
+  // 5. Through the API: every balance is what the completed transactions credited its holder, nothing negative,
+  //    nothing reserved (no payouts yet), and the sum per asset is the sum of the completed deposits.
+  const balances = new Map<string, bigint>()
+  for (const [i, h] of w.holders.entries()) {
+    const c = w.bank.clients[i % w.bank.clients.length]!
+    const r = await c.call("GET", h.type === "wallet" ? `/v2/wallets/${h.id}` : `/v2/virtual-accounts/${h.id}`)
+    if (r.status !== 200) {
+      bad(`GET ${h.id}: ${r.status} ${r.text}`)
+      continue
+    }
+    const seen = new Set<string>()
+    for (const b of r.json.balances as Array<{ code: AssetCode; chain?: Chain; available: string; pending: string }>) {
+      const k = assetKey(b.code, b.chain)
+      seen.add(k)
+      const available = b.available.startsWith("-") ? -units(b.code, b.available.slice(1)) : units(b.code, b.available)
+      const pending = b.pending.startsWith("-") ? -units(b.code, b.pending.slice(1)) : units(b.code, b.pending)
+      if (available < 0n || pending < 0n) bad(`${h.id}: negative balance ${JSON.stringify(b)}`)
+      if (pending !== 0n) bad(`${h.id}: ${b.pending} ${k} reserved, with no payout to reserve it`)
+      const expected = completedHoldings.get(`${h.id}/${k}`) ?? 0n
+      if (available + pending !== expected) bad(`${h.id}: ${b.available} ${k} available, the completed deposits credited ${formatAmount({ asset: b.code, units: expected })}`)
+      const account = accountById.get(accountId({ scope, type: h.type, id: h.id }, { code: b.code, chain: b.chain }))
+      if (account !== undefined && BigInt(account.creditsPosted) - BigInt(account.debitsPosted) - BigInt(account.debitsPending) !== available) {
+        bad(`${h.id}: the API shows ${b.available} ${k}, the ledger account another balance`)
+      }
+      add(balances, k, available + pending)
+    }
+    for (const [hk, v] of completedHoldings) {
+      const [holder, k] = [hk.slice(0, hk.indexOf("/")), hk.slice(hk.indexOf("/") + 1)]
+      if (holder === h.id && v !== 0n && !seen.has(k)) bad(`${h.id}: credited ${v} ${k}, which its balances do not show`)
+    }
+  }
+  for (const k of new Set([...balances.keys(), ...completedByAsset.keys()])) {
+    if ((balances.get(k) ?? 0n) !== (completedByAsset.get(k) ?? 0n)) {
+      bad(`${k}: balances sum to ${balances.get(k) ?? 0n}, the completed deposits to ${completedByAsset.get(k) ?? 0n}`)
+    }
+  }
+
+  // 6. Status events: numbered 1, 2, 3, ... per transaction, created first, one terminal event, last, of its status.
+  const eventsOf = new Map<string, Array<OutboxEvent & { data: any }>>()
+  for (const e of stored.events as Array<OutboxEvent & { data: any }>) {
+    if (!e.type.startsWith("transaction.")) continue
+    const list = eventsOf.get(e.data.transactionId) ?? eventsOf.set(e.data.transactionId, []).get(e.data.transactionId)!
+    list.push(e)
+  }
+  const endEvent: Record<string, string> = { completed: "transaction.completed", failed: "transaction.failed", cancelled: "transaction.cancelled" }
+  for (const t of listed) {
+    const events = (eventsOf.get(t.id) ?? []).sort((a, b) => a.sequence - b.sequence)
+    const types = events.map((e) => e.type)
+    const numbers = events.map((e) => e.data.sequence)
+    if (JSON.stringify(numbers) !== JSON.stringify(events.map((_, i) => i + 1))) bad(`${t.id}: event sequence ${numbers.join(",")} (${types.join(",")})`)
+    if (types[0] !== "transaction.created") bad(`${t.id}: first event ${types[0]}`)
+    const ends = types.filter((type) => Object.values(endEvent).includes(type) || type === "transaction.rejected")
+    if (terminal.has(t.status) ? ends.length !== 1 || types.at(-1) !== endEvent[t.status] : ends.length !== 0) {
+      bad(`${t.id} (${t.status}): events ${types.join(",")}`)
+    }
+    if (types.filter((type) => type === "transaction.processing").length > 1) bad(`${t.id}: processing twice: ${types.join(",")}`)
+  }
+
+  // 7. What the clients were answered agrees with where each transaction ended.
+  for (const known of w.known.values()) {
+    const t = byId.get(known.id)
+    if (t === undefined) continue
+    const ended = known.answers.filter((a) => a.status === 200 && terminal.has(a.result.status ?? ""))
+    if (ended.length > 1) bad(`${known.id}: ended ${ended.length} times: ${ended.map((a) => `${a.actor} ${a.result.status}`).join(", ")}`)
+    for (const a of ended) {
+      if (a.result.status !== t.status || a.result.failureCode !== t.failureCode) {
+        bad(`${known.id}: ${a.actor} was answered ${a.result.status} ${a.result.failureCode ?? ""}, it ended ${t.status} ${t.failureCode ?? ""}`)
+      }
+    }
+    // Only the sandbox's fail and return calls fail a deposit; the world model only settles.
+    if (t.status === "failed" && ended.length === 0 && final) bad(`${known.id}: failed ${t.failureCode}, though no fail call was answered 200`)
+    if (known.answers.some((a) => a.actor === "cancel" && a.status === 200)) bad(`${known.id}: a deposit was cancelled`)
+    // Once a client saw it ended (a 200 that ended it, or a 409), no move sent later may be accepted.
+    const seenEnded = Math.min(
+      ...known.answers.filter((a) => (a.status === 200 && terminal.has(a.result.status ?? "")) || a.result.problem === "RESOURCE_TERMINAL").map((a) => a.answeredAt)
+    )
+    for (const a of known.answers) {
+      if (a.status === 200 && a.sentAt > seenEnded) bad(`${known.id}: ${a.actor} sent after it was seen ended was answered 200 (${a.result.status})`)
+    }
+  }
+  return problems
+}
+
+// --- the check -----------------------------------------------------------------------------------------------------
+
+const check = async (bank: Bank, scale: number) => {
+  const seedValue = Number(process.env.FOS_BANK_SEED ?? Math.floor(Math.random() * 2 ** 31))
+  const w: World = { bank, random: seeded(seedValue), holders: [], known: new Map(), problems: [], tick: 0 }
+  const failWith = (stage: string, problems: ReadonlyArray<string>) =>
+    expect(problems, `${stage} (FOS_BANK_SEED=${seedValue}, ${w.known.size} deposits)`).toEqual([])
+  ;(w as { holders: ReadonlyArray<Holder> }).holders = await openAccounts(w, 3)
+
+  // Two rounds of the crowd; between them, with money still moving, the books must already balance.
+  await runCrowd(w, scale)
+  failWith("answers of the first round", w.problems)
+  failWith("books between rounds", await checkBooks(w, false))
+  await runCrowd(w, scale)
+  failWith("answers of the second round", w.problems)
+
+  // Everything open settles once the longest settlement time has passed.
+  await advanceAll(w, settleEverything)
+  failWith("the final advance", w.problems)
+  const statuses = new Map<string, number>()
+  failWith("books at the end", await checkBooks(w, true))
+  for (const t of w.known.values()) {
+    const ended = t.answers.find((a) => a.status === 200 && terminal.has(a.result.status ?? ""))
+    const k = ended === undefined ? "settled by the clock" : `${ended.actor}`
+    statuses.set(k, (statuses.get(k) ?? 0) + 1)
+  }
+  if (process.env.FOS_BANK_VERBOSE !== undefined) console.log(`FOS_BANK_SEED=${seedValue}: ${w.known.size} deposits, ended by ${JSON.stringify(Object.fromEntries(statuses))}`)
+  // The crowd must have exercised every ending, or the check proved less than it says.
+  expect(w.known.size).toBeGreaterThan(0)
+  // (Per kind of call, a run can be unlucky: the calls race the clock and each other for the same new deposits.)
+  const endedBy = (...kinds: Array<string>) => kinds.reduce((n, k) => n + (statuses.get(k) ?? 0), 0)
+  const endings = JSON.stringify(Object.fromEntries(statuses))
+  expect(endedBy("settled by the clock"), endings).toBeGreaterThan(0)
+  expect(endedBy("settle"), endings).toBeGreaterThan(0)
+  expect(endedBy("fail", "return"), endings).toBeGreaterThan(0)
+}
+
+describe("the bank-style check", () => {
+  it("balances on the memory store", async () => {
+    const bank = await embedded("memory")
+    try {
+      await check(bank, 3)
+    } finally {
+      await bank.close()
+    }
+  }, 60_000)
+
+  it("balances on PGlite", async () => {
+    const bank = await embedded("pglite")
+    try {
+      await check(bank, 1)
+    } finally {
+      await bank.close()
+    }
+  }, 60_000)
+})
+
+describe.skipIf(adminUrl === undefined || adminUrl === "")("the bank-style check on PostgreSQL", () => {
+  afterAll(() => killAllFos())
+
+  it("balances with two server processes sharing one database", async () => {
+    const bank = await twoServers()
+    try {
+      await check(bank, 1)
+    } finally {
+      await bank.close()
+    }
+  }, 90_000)
+})
