@@ -82,7 +82,17 @@ export const decodeCursor = (cursor: string, list: string, sortBy: string, sortO
  */
 export const listPage = <Row, A>(
   table: Table<Row>,
-  options: { readonly order: string; readonly partition: string; readonly query: ListQuery; readonly toWire: (row: Row) => A }
+  options: {
+    readonly order: string
+    readonly partition: string
+    readonly query: ListQuery
+    readonly toWire: (row: Row) => A
+    /**
+     * The order whose count of the same partition gives `total`, when `order` keeps none: two orders of one
+     * partition under different sorts hold the same rows, so only one of them needs to count them.
+     */
+    readonly countOrder?: string | undefined
+  }
 ): Effect.Effect<ListEnvelope<A>, ApiError, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
@@ -109,6 +119,6 @@ export const listPage = <Row, A>(
     const last = data[data.length - 1]
     const nextCursor = backward ? (from === undefined ? null : cursorAt(last, from)) : more ? cursorAt(last, undefined) : null
     const previousCursor = backward ? (more ? cursorAt(first, undefined) : null) : from === undefined ? null : cursorAt(first, from)
-    const total = yield* store.count(table, options.order, options.partition)
+    const total = yield* store.count(table, options.countOrder ?? options.order, options.partition)
     return { data: data.map(options.toWire), meta: { mode: "cursor", nextCursor, previousCursor, total } }
   })
