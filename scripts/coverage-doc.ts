@@ -13,13 +13,14 @@
  *
  * Run with `node scripts/coverage-doc.ts`; a test regenerates it and compares, so the table cannot fall behind.
  */
-import { readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs"
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Api } from "../packages/contract/src/api/Api.ts"
 import { EventTypes } from "../packages/contract/src/events/Events.ts"
 import { ErrorCatalog, type ErrorCode } from "../packages/contract/src/kernel/Errors.ts"
 import { section, specText } from "../packages/core/test/spec.ts"
+import { isMain } from "./isMain.ts"
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url))
 
@@ -158,17 +159,7 @@ export const renderCoverageDoc = (spec: string = specText): string => {
   return lines.join("\n")
 }
 
-const isMain = (): boolean => {
-  const entry = process.argv[1]
-  if (entry === undefined) return false
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url))
-  } catch {
-    return false
-  }
-}
-
-if (isMain()) {
+if (isMain(import.meta.url)) {
   writeFileSync(coverageDocPath, renderCoverageDoc())
   console.log(`wrote ${relative(process.cwd(), coverageDocPath)}`)
 }

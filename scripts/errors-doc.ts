@@ -4,9 +4,10 @@
  * packages/contract/src/kernel/ErrorReference.ts; each code's anchor is the fragment of its `docs` URL, so the link
  * in a problem body lands on its entry. Run with `node scripts/errors-doc.ts`; a test checks the file is up to date.
  */
-import { realpathSync, writeFileSync } from "node:fs"
+import { writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { renderErrorsMarkdown } from "../packages/contract/src/kernel/ErrorReference.ts"
+import { isMain } from "./isMain.ts"
 
 export { anchorOf } from "../packages/contract/src/kernel/ErrorReference.ts"
 
@@ -16,17 +17,7 @@ export const errorsDocPath: string = fileURLToPath(new URL("../docs/errors.md", 
 /** The full text of docs/errors.md. */
 export const renderErrorsDoc = (): string => renderErrorsMarkdown()
 
-const isMain = (): boolean => {
-  const entry = process.argv[1]
-  if (entry === undefined) return false
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url))
-  } catch {
-    return false
-  }
-}
-
-if (isMain()) {
+if (isMain(import.meta.url)) {
   writeFileSync(errorsDocPath, renderErrorsDoc())
   console.log(`wrote ${errorsDocPath}`)
 }
