@@ -153,7 +153,6 @@ const chainDeposit = (caller: Caller, wallet: StoredWallet, body: SimulatedDepos
     const sender = body.sender?.address === undefined ? undefined : yield* validAddress(chain, body.sender.address, "/sender/address")
     const amount = parseAmount(code, body.assetAmount.amount)!
     const scope = scopeOf(caller.organization.id, caller.environment)
-    const model = yield* WorldModel
     const transaction = yield* Effect.orDie(openTransaction({
       organizationId: caller.organization.id,
       environment: caller.environment,
