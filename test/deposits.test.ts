@@ -200,6 +200,16 @@ describe("the world model's settlement rules", () => {
     await advance(500)
     expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json.status).toBe("completed")
     expect(await balanceOf(accountId)).toEqual([{ code: "EUR", available: "9.50", pending: "0.00" }])
+    // A rail that settles sooner than the world confirms: the deposit confirms as it settles, in that order.
+    await engine.close()
+    engine = await makeEngine({ ...seedOf(orgSeed("acme")), worldModel: { confirmationMs: 60_000, railSettlement: { sepa: { afterMs: 1_000 } } } } as never)
+    acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
+    const fast = await deposit(acme, (await activeAccount("EUR")).accountId, "10.00")
+    await advance(999)
+    expect((await acme.call("GET", `/v2/transactions/${fast.json.id}`)).json.status).toBe("pending")
+    await advance(1)
+    expect((await acme.call("GET", `/v2/transactions/${fast.json.id}`)).json.status).toBe("completed")
+    expect((await transactionEvents(fast.json.id)).map((e) => e.type)).toEqual(["transaction.created", "transaction.processing", "transaction.completed"])
     const refused = await Effect.runPromiseExit(parseSeed(JSON.stringify({ organizations: [], worldModel: { railSettlement: { sepa: { afterMs: -1 } } } })))
     expect(refused._tag).toBe("Failure")
     const unknownChain = await Effect.runPromiseExit(parseSeed(JSON.stringify({ organizations: [], worldModel: { chainSettlementMs: { dogecoin: 1 } } })))
@@ -323,6 +333,17 @@ describe("the sandbox's outside actors on a transaction", () => {
     expect(await balanceOf(accountId)).toEqual([{ code: "EUR", available: "5.00", pending: "0.00" }])
     // The world model's own timers find nothing left to do.
     await advance(7 * 24 * 3600_000)
+    expect((await transactionEvents(transaction.id)).map((e) => e.type)).toEqual(["transaction.created", "transaction.processing", "transaction.completed"])
+  })
+
+  it("a deposit confirmed on demand still settles on its rail's time, not before", async () => {
+    const { accountId } = await activeAccount("USD")
+    const { json: transaction } = await deposit(acme, accountId, "3.00", "USD", { rail: "rtp" })
+    expect((await acme.call("POST", `/v2/simulate/transactions/${transaction.id}/confirm`)).json.status).toBe("processing")
+    await advance(4_000)
+    expect((await acme.call("GET", `/v2/transactions/${transaction.id}`)).json.status).toBe("processing")
+    await advance(1_000)
+    expect((await acme.call("GET", `/v2/transactions/${transaction.id}`)).json.status).toBe("completed")
     expect((await transactionEvents(transaction.id)).map((e) => e.type)).toEqual(["transaction.created", "transaction.processing", "transaction.completed"])
   })
 

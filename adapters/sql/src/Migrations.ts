@@ -126,6 +126,22 @@ export const migrations: ReadonlyArray<Migration> = [
       ),
       ...indexStatements("applications", "byTypeUpdatedAt", `${scopeSql} || '/' || (data->>'type')`, "data->>'updatedAt'")
     ]
+  },
+  {
+    // Every transaction of an organization adds to the same few counts (by status, by type), and a count row is
+    // locked from the write to the commit, so the organization's writers queued on them. From here on writes add
+    // to one of 32 rows per count, chosen by connection; fos_counts keeps what migrations computed (SqlStore.ts).
+    version: 6,
+    name: "counts spread over shards, so writers of one organization do not queue on one count row",
+    statements: [
+      `CREATE TABLE fos_count_shards (
+         tbl text COLLATE "C" NOT NULL,
+         ord text COLLATE "C" NOT NULL,
+         part text COLLATE "C" NOT NULL,
+         shard smallint NOT NULL,
+         n bigint NOT NULL,
+         PRIMARY KEY (tbl, ord, part, shard))`
+    ]
   }
 ]
 

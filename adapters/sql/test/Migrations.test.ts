@@ -217,7 +217,9 @@ const backfillMatchesTheStore = (client: ManagedRuntime.ManagedRuntime<SqlClient
       const index = yield* sql<{ tbl: string; ord: string; part: string; sort: string; key: string }>`
         SELECT tbl, ord, part, sort, key FROM fos_orders ORDER BY tbl, ord, part, sort, key`
       const counts = yield* sql<{ tbl: string; ord: string; part: string; n: string }>`
-        SELECT tbl, ord, part, n::text AS n FROM fos_counts WHERE n <> 0 ORDER BY tbl, ord, part`
+        SELECT tbl, ord, part, sum(n)::text AS n FROM (
+          SELECT tbl, ord, part, n FROM fos_counts UNION ALL SELECT tbl, ord, part, n FROM fos_count_shards) c
+        GROUP BY tbl, ord, part HAVING sum(n) <> 0 ORDER BY tbl, ord, part`
       const declared = (r: { tbl: string; ord: string }) => backfilledOrders.some(([t, o]) => t === r.tbl && o === r.ord)
       return { index: index.filter(declared), counts: counts.filter(declared) }
     })
@@ -227,6 +229,7 @@ const backfillMatchesTheStore = (client: ManagedRuntime.ManagedRuntime<SqlClient
     for (const [tbl, ord] of backfilledOrders) {
       yield* sql`DELETE FROM fos_orders WHERE tbl = ${tbl} AND ord = ${ord}`
       yield* sql`DELETE FROM fos_counts WHERE tbl = ${tbl} AND ord = ${ord}`
+      yield* sql`DELETE FROM fos_count_shards WHERE tbl = ${tbl} AND ord = ${ord}`
     }
     const backfills = migrations.filter((m) => m.version === 4 || m.version === 5).flatMap((m) => m.statements)
     yield* sql.withTransaction(Effect.forEach(backfills, (s) => sql.unsafe(s), { discard: true }))

@@ -58,6 +58,7 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("several engines on o
       yield* sql`DELETE FROM fos_rows WHERE tbl IN ('timers', 'test_firings')`
       yield* sql`DELETE FROM fos_orders WHERE tbl IN ('timers', 'test_firings')`
       yield* sql`DELETE FROM fos_counts WHERE tbl IN ('timers', 'test_firings')`
+      yield* sql`DELETE FROM fos_count_shards WHERE tbl IN ('timers', 'test_firings')`
     }).pipe(Effect.provide(layerPostgresClient(url!))))
     const timers = 200
     await setup.runPromise(Effect.gen(function*() {

@@ -522,6 +522,55 @@ export const storeContract = <E>(
           })
         ))
 
+      it.effect("after a refused update in a transaction, read, page and update the row as it was before it", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* seed(store)
+            yield* store.transaction(
+              Effect.gen(function*() {
+                const b = (yield* store.getForUpdate(People, "b"))!
+                yield* store.update(People, { ...b, rank: 50 })
+                const error = yield* Effect.flip(store.update(People, { ...b, rank: 60, email: "a@x" }))
+                expect(error).toMatchObject({ _tag: "UniqueViolation", unique: "email" })
+                expect((yield* store.get(People, "b"))?.rank).toBe(50)
+                expect((yield* store.getForUpdate(People, "b"))?.email).toBe(b.email)
+                // The update after the refused one moves the row's entries from where the store has them.
+                yield* store.update(People, { ...b, rank: 70 })
+              })
+            )
+            expect((yield* store.get(People, "b"))?.rank).toBe(70)
+            const ranks = yield* store.page(People, { order: "byRank", partition: "o1", descending: true, backward: false, from: undefined, limit: 10 })
+            expect(ranks.filter((p) => p.id === "b").length).toBe(1)
+            expect(ranks[0]?.id).toBe("b")
+            expect(yield* store.count(People, "byRank", "o1")).toBe(3)
+          })
+        ))
+
+      it.effect("in one transaction, update a row several times and remove one it wrote, keeping pages and counts", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* seed(store)
+            yield* store.transaction(
+              Effect.gen(function*() {
+                yield* store.insert(People, person("e", { rank: 5 }))
+                yield* store.update(People, person("e", { rank: 6, org: "o2" }))
+                yield* store.update(People, person("e", { rank: 7, org: "o2" }))
+                expect((yield* store.get(People, "e"))?.rank).toBe(7)
+                yield* store.remove(People, "e")
+                expect(yield* store.get(People, "e")).toBeUndefined()
+                yield* store.insert(People, person("f", { rank: 8 }))
+                yield* store.update(People, person("f", { rank: 9 }))
+              })
+            )
+            expect(yield* store.get(People, "e")).toBeUndefined()
+            expect(yield* store.count(People, "byRank", "o2")).toBe(1)
+            expect(yield* store.count(People, "byRank", "o1")).toBe(4)
+            const ranks = yield* store.page(People, { order: "byRank", partition: "o1", descending: true, backward: false, from: undefined, limit: 10 })
+            expect(ranks.map((p) => [p.id, p.rank])[0]).toEqual(["f", 9])
+            expect(ranks.length).toBe(4)
+          })
+        ))
+
       it.effect("free a unique value when its row is removed or changed", () =>
         run((store) =>
           Effect.gen(function*() {

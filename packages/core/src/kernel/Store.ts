@@ -92,8 +92,10 @@ export interface StoreService {
   readonly page: <Row>(table: Table<Row>, query: PageQuery) => Effect.Effect<ReadonlyArray<Row>>
   readonly count: <Row>(table: Table<Row>, order: string, partition: string) => Effect.Effect<number>
   /**
-   * The next number of one store-wide sequence: increasing in the order numbers are handed out, unique, never
-   * reused, not rolled back with a transaction (so it may have gaps). It orders the outbox.
+   * The next number of one store-wide sequence: unique, never reused, not rolled back with a transaction (so it may
+   * have gaps), and increasing within a transaction. A store may hand a transaction a small block of numbers at
+   * its first call (one round trip for a transfer and an event), so concurrent transactions' numbers may
+   * interleave, as their commits may anyway. It orders the outbox and the ledger's transfers.
    */
   readonly nextSequence: Effect.Effect<number>
 }

@@ -223,13 +223,25 @@ const arrived = (transaction: StoredTransaction, route: Route, senderInformation
     return parked
   })
 
+/**
+ * One timer per deposit: the confirmation, which carries when the deposit settles (reckoned from its arrival) and
+ * schedules the settlement when it fires, unless the deposit has ended by then. (Scheduling both at arrival wrote a
+ * second timer on every deposit, which a deposit the sandbox settles at once never needs.)
+ */
 const scheduleSettlement = (transaction: StoredTransaction, route: Route, now: number) =>
   Effect.gen(function*() {
     const scope = scopeOf(transaction.organizationId, transaction.environment)
     const model = yield* WorldModel
-    yield* schedule(depositConfirmKind, now + model.confirmationMs, { transactionId: transaction.id }, scope)
-    yield* schedule(depositSettleKind, yield* settlementTimeFrom(now, route), { transactionId: transaction.id }, scope)
+    const payload: ConfirmPayload = { transactionId: transaction.id, settleAtMs: yield* settlementTimeFrom(now, route) }
+    // A world model may settle a rail sooner than it confirms: then the deposit confirms as it settles.
+    yield* schedule(depositConfirmKind, Math.min(now + model.confirmationMs, payload.settleAtMs!), payload, scope)
   })
+
+interface ConfirmPayload {
+  readonly transactionId: TransactionId
+  /** When the deposit settles; absent from confirm timers written before this, which came with a settle timer. */
+  readonly settleAtMs?: number
+}
 
 /**
  * `POST /v2/transactions/{id}/sender-information`: the caller names who sent a deposit that arrived without its
@@ -267,22 +279,32 @@ const senderInformationExpired: TimerHandler = (payload: { readonly transactionI
   })
 
 /**
- * The world model moving a deposit on: it confirms (processing), later it settles (completed). A deposit a simulate
- * call has already moved past that point is left as it is.
+ * The world model moving a deposit on: it confirms (processing), then settles (completed) at the time its confirm
+ * timer carries. A deposit a simulate call has already moved past a point is left as it is there; one a simulate
+ * call confirmed still settles on time.
  */
-const onTimer = (step: "start" | "settle"): TimerHandler => (payload: { readonly transactionId: TransactionId }) =>
+const onConfirm: TimerHandler = (payload: ConfirmPayload) =>
   Effect.gen(function*() {
     const store = yield* Store
     const transaction = yield* store.get(Transactions, payload.transactionId)
-    if (transaction === undefined) return
-    if (step === "start" && transaction.status !== "pending") return
-    if (step === "settle" && transaction.status !== "pending" && transaction.status !== "processing") return
-    yield* Effect.ignore(moveTransaction(payload.transactionId, { type: step }))
+    if (transaction === undefined || (transaction.status !== "pending" && transaction.status !== "processing")) return
+    if (transaction.status === "pending") yield* Effect.ignore(moveTransaction(payload.transactionId, { type: "start" }))
+    if (payload.settleAtMs === undefined) return
+    const scope = scopeOf(transaction.organizationId, transaction.environment)
+    yield* schedule(depositSettleKind, Math.max(payload.settleAtMs, yield* Clock.currentTimeMillis), { transactionId: transaction.id }, scope)
+  })
+
+const onSettle: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const transaction = yield* store.get(Transactions, payload.transactionId)
+    if (transaction === undefined || (transaction.status !== "pending" && transaction.status !== "processing")) return
+    yield* Effect.ignore(moveTransaction(payload.transactionId, { type: "settle" }))
   })
 
 export const depositTimerHandlers: Record<string, TimerHandler> = {
-  [depositConfirmKind]: onTimer("start"),
-  [depositSettleKind]: onTimer("settle"),
+  [depositConfirmKind]: onConfirm,
+  [depositSettleKind]: onSettle,
   [senderInformationExpiryKind]: senderInformationExpired
 }
 

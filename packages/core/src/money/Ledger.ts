@@ -130,7 +130,7 @@ export const accountId = (holder: Holder, asset: LedgerAsset, shard?: number): s
   `${holder.scope}/${holder.type}/${holder.id}/${assetKey(asset.code, asset.chain)}${shard === undefined ? "" : `#${shard}`}`
 
 /** How many rows a system holder's balance in one asset is spread over. */
-export const systemShards = 16
+export const systemShards = 64
 
 /** The shard a transfer books a system holder's side on: a hash of the transfer's id (FNV-1a), so it is stable. */
 const shardOf = (transferId: string): number => {
