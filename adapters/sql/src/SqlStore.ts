@@ -177,7 +177,9 @@ export const makeSqlStore = Effect.gen(function*() {
     before: unknown | undefined,
     after: unknown | undefined,
     key: string,
-    guard: Statement.Fragment = sql`true`
+    guard: Statement.Fragment = sql`true`,
+    /** Tells apart the parts of several rows written by one statement. */
+    suffix = ""
   ): Array<Statement.Fragment> => {
     const old = before === undefined ? [] : entriesOf(t, before)
     const next = after === undefined ? [] : entriesOf(t, after)
@@ -197,18 +199,18 @@ export const makeSqlStore = Effect.gen(function*() {
       .sort((a, b) => (a.ord < b.ord ? -1 : a.ord > b.ord ? 1 : a.part < b.part ? -1 : a.part > b.part ? 1 : 0))
     const parts: Array<Statement.Fragment> = []
     if (removed.length > 0) {
-      parts.push(sql`removed AS (DELETE FROM fos_orders o
+      parts.push(sql`${sql.literal(`removed${suffix}`)} AS (DELETE FROM fos_orders o
         USING (VALUES ${sql.csv(removed.map((e) => sql`(${e.ord}, ${e.part}, ${e.sort})`))}) AS v (ord, part, sort)
         WHERE o.tbl = ${t.name} AND o.ord = v.ord AND o.part = v.part AND o.sort = v.sort AND o.key = ${key})`)
     }
     if (added.length > 0) {
-      parts.push(sql`added AS (INSERT INTO fos_orders (tbl, ord, part, sort, key)
+      parts.push(sql`${sql.literal(`added${suffix}`)} AS (INSERT INTO fos_orders (tbl, ord, part, sort, key)
         SELECT ${t.name}, v.ord, v.part, v.sort, ${key}
         FROM (VALUES ${sql.csv(added.map((e) => sql`(${e.ord}, ${e.part}, ${e.sort})`))}) AS v (ord, part, sort)
         WHERE ${guard})`)
     }
     if (counts.length > 0) {
-      parts.push(sql`counted AS (INSERT INTO fos_count_shards (tbl, ord, part, shard, n)
+      parts.push(sql`${sql.literal(`counted${suffix}`)} AS (INSERT INTO fos_count_shards (tbl, ord, part, shard, n)
         SELECT ${t.name}, v.ord, v.part, pg_backend_pid() % ${countShards}, v.n
         FROM (VALUES ${sql.csv(counts.map((d) => sql`(${d.ord}, ${d.part}, ${d.n}::bigint)`))}) AS v (ord, part, n)
         WHERE ${guard}
@@ -297,6 +299,50 @@ export const makeSqlStore = Effect.gen(function*() {
       : ownTransaction(write)
   }
 
+  /**
+   * Several rows of a table without unique keys in one statement: the rows this transaction does not hold yet are
+   * read (and locked) first, in key order, as `getManyForUpdate` does.
+   */
+  const updateMany = <Row>(t: Table<Row>, rows: ReadonlyArray<Row>): Effect.Effect<void> => {
+    if (rows.length === 0) return Effect.void
+    if (hasUniques(t)) return Effect.die(new Error(`updateMany: ${t.name} declares unique keys`))
+    return ownTransaction<void, never>(Effect.gen(function*() {
+      const keys = rows.map((row) => t.key(row))
+      if (new Set(keys).size !== keys.length) return yield* Effect.die(new Error(`updateMany: a key twice in ${t.name}`))
+      const state = yield* CurrentTransaction
+      const unknown = keys.filter((key) => state?.rows.get(knownKey(t.name, key)) === undefined)
+      if (unknown.length > 0) yield* getManyForUpdate(t, unknown)
+      const written = rows.map((row) => ({ row, key: t.key(row), json: JSON.stringify(row) }))
+      const parts: Array<Statement.Fragment> = []
+      for (const [i, w] of written.entries()) {
+        const before = yield* readRow(t.name, w.key, true)
+        parts.push(...indexParts(t, before, w.row, w.key, sql`true`, `_${i}`))
+      }
+      yield* withParts(parts, sql`INSERT INTO fos_rows (tbl, key, data)
+        VALUES ${sql.csv(written.map((w) => sql`(${t.name}, ${w.key}, ${w.json}::jsonb)`))}
+        ON CONFLICT (tbl, key) DO UPDATE SET data = EXCLUDED.data`)
+      for (const w of written) yield* wrote(t.name, w.key, w.json)
+    }))
+  }
+
+  /** Locks the rows of `keys` that exist, in key order, in one statement; remembers them for this transaction. */
+  const getManyForUpdate = <Row>(t: Table<Row>, keys: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Row>> =>
+    Effect.gen(function*() {
+      const sorted = [...new Set(keys)].sort()
+      if (sorted.length === 0) return []
+      const state = yield* CurrentTransaction
+      const rows = yield* dieOnSql(sql<{ key: string; data: unknown }>`SELECT key, data FROM fos_rows
+        WHERE tbl = ${t.name} AND key IN ${sql.in(sorted)} ORDER BY key FOR UPDATE`)
+      return rows.map((r) => {
+        const known = state?.rows.get(knownKey(t.name, r.key))
+        // A row this transaction wrote is as it wrote it (the database answers the same; this skips the parse).
+        if (known !== undefined) return valueOf(known) as Row
+        const value = parse(r.data)
+        state?.rows.set(knownKey(t.name, r.key), { value })
+        return value as Row
+      })
+    })
+
   const remove = <Row>(t: Table<Row>, key: string): Effect.Effect<void> =>
     ownTransaction<void, never>(Effect.gen(function*() {
       const before = yield* readRow(t.name, key, true)
@@ -359,6 +405,7 @@ export const makeSqlStore = Effect.gen(function*() {
         inside ? effect : (sql.withTransaction(Effect.suspend(() => Effect.provideService(effect, CurrentTransaction, { rows: new Map(), sequences: [] }))).pipe(Effect.catchIf((e): e is SqlError.SqlError => (e as { _tag?: string })?._tag === "SqlError", (e) => Effect.die(e))) as typeof effect)),
     get: (t, key) => readRow(t.name, key, false),
     getForUpdate: (t, key) => readRow(t.name, key, true),
+    getManyForUpdate,
     findUnique: (t, unique, value) =>
       dieOnSql(
         sql<{ data: unknown }>`SELECT r.data FROM fos_uniques u JOIN fos_rows r ON r.tbl = u.tbl AND r.key = u.key
@@ -368,6 +415,7 @@ export const makeSqlStore = Effect.gen(function*() {
       ),
     insert,
     update,
+    updateMany,
     remove,
     removePartition,
     page,

@@ -571,6 +571,37 @@ export const storeContract = <E>(
           })
         ))
 
+      it.effect("lock several rows at once, in key order, and update several at once, all or none", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            const file = (id: string, org: string, archived = false): Filed => ({ id, org, rank: Number(id.slice(1)), archived })
+            yield* store.insert(Files, file("f3", "alice"))
+            yield* store.insert(Files, file("f1", "bob"))
+            yield* store.insert(Files, file("f2", "alice"))
+            yield* store.transaction(Effect.gen(function*() {
+              const locked = yield* store.getManyForUpdate(Files, ["f3", "nope", "f1", "f3"])
+              expect(locked.map((f) => f.id)).toEqual(["f1", "f3"])
+              yield* store.updateMany(Files, [{ ...locked[0]!, org: "carol" }, { ...locked[1]!, archived: true }])
+              // A row this transaction has not locked yet is locked by the update itself.
+              yield* store.updateMany(Files, [{ ...(yield* store.get(Files, "f2"))!, org: "carol" }])
+            }))
+            expect((yield* store.get(Files, "f1"))?.org).toBe("carol")
+            expect((yield* store.get(Files, "f3"))?.archived).toBe(true)
+            expect(yield* store.count(Files, "all", "carol")).toBe(2)
+            expect(yield* store.count(Files, "all", "alice")).toBe(1)
+            expect(yield* store.count(Files, "live", "alice")).toBe(0)
+            const live = yield* store.page(Files, { order: "live", partition: "carol", descending: false, backward: false, from: undefined, limit: 10 })
+            expect(live.map((f) => f.id)).toEqual(["f1", "f2"])
+            const exit = yield* Effect.exit(store.transaction(Effect.andThen(
+              store.updateMany(Files, [file("f1", "dave"), file("f2", "dave")]),
+              Effect.fail(new Boom())
+            )))
+            expect(exit._tag).toBe("Failure")
+            expect((yield* store.get(Files, "f1"))?.org).toBe("carol")
+            expect(yield* store.count(Files, "all", "dave")).toBe(0)
+          })
+        ))
+
       it.effect("free a unique value when its row is removed or changed", () =>
         run((store) =>
           Effect.gen(function*() {

@@ -165,6 +165,8 @@ export const makeMemoryStore = (): StoreService => {
     transaction,
     get,
     getForUpdate: get,
+    getManyForUpdate: <Row>(t: Table<Row>, keys: ReadonlyArray<string>) =>
+      Effect.map(Effect.forEach([...new Set(keys)].sort(), (key) => get(t, key)), (rows) => rows.filter((r): r is Row => r !== undefined)),
     findUnique: <Row>(t: Table<Row>, unique: string, value: string) =>
       read(tableDirty(t), () => {
         const s = state(t)
@@ -188,6 +190,13 @@ export const makeMemoryStore = (): StoreService => {
         write(t, key, row, undo)
         return Effect.void
       }),
+    updateMany: <Row>(t: Table<Row>, rows: ReadonlyArray<Row>) =>
+      writeOp((undo) =>
+        Effect.sync(() => {
+          if (Object.keys(t.unique).length > 0) throw new Error(`updateMany: ${t.name} declares unique keys`)
+          for (const row of rows) write(t, t.key(row), row, undo)
+        })
+      ),
     remove: <Row>(t: Table<Row>, key: string) =>
       writeOp((undo) => Effect.sync(() => write(t, key, undefined, undo))),
     removePartition: <Row>(t: Table<Row>, order: string, partition: string) =>

@@ -4,7 +4,9 @@
  * - `transaction` runs an effect atomically: every write in it commits, or none does (a failure, defect or
  *   interruption rolls back). A transaction inside a transaction joins the outer one.
  * - `get` / `getForUpdate`: a row by primary key; the second also locks it until the transaction ends.
+ *   `getManyForUpdate` locks several in key order at once (a ledger batch's accounts).
  * - `insert` / `update` / `remove`: writes; a unique key taken by another row fails with `UniqueViolation`.
+ *   `updateMany` updates several rows of a table without unique keys, all or none.
  * - `findUnique`: a row by one of its table's unique keys.
  * - `removePartition`: every row of one partition of an order, at once (a sandbox reset).
  * - `page` / `count`: keyset scans over a declared order within one partition, so a page costs the same at
@@ -78,9 +80,16 @@ export interface StoreService {
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   readonly get: <Row>(table: Table<Row>, key: string) => Effect.Effect<Row | undefined>
   readonly getForUpdate: <Row>(table: Table<Row>, key: string) => Effect.Effect<Row | undefined>
+  /**
+   * The rows of `keys` that exist, locked in key order (so two callers locking overlapping sets cannot deadlock),
+   * returned in key order.
+   */
+  readonly getManyForUpdate: <Row>(table: Table<Row>, keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Row>>
   readonly findUnique: <Row>(table: Table<Row>, unique: string, value: string) => Effect.Effect<Row | undefined>
   readonly insert: <Row>(table: Table<Row>, row: Row) => Effect.Effect<void, UniqueViolation>
   readonly update: <Row>(table: Table<Row>, row: Row) => Effect.Effect<void, UniqueViolation>
+  /** Updates every row, all or none; the table must declare no unique keys (nothing can then refuse a row). */
+  readonly updateMany: <Row>(table: Table<Row>, rows: ReadonlyArray<Row>) => Effect.Effect<void>
   readonly remove: <Row>(table: Table<Row>, key: string) => Effect.Effect<void>
   /**
    * Removes every row of one partition of `order`, with its unique values and its entries in the table's other

@@ -241,12 +241,16 @@ export const transfer = (requests: ReadonlyArray<TransferRequest>): Effect.Effec
       const accounts = new Map<string, LedgerAccount>()
       const totals = new Map<string, Totals>()
       const ids = [...new Set([...wanted.keys(), ...[...pendings.values()].flatMap((p) => [p.debitAccountId, p.creditAccountId])])].sort()
+      // Every account that exists, locked in id order in one statement; then the ones to open, in id order. Two
+      // batches sharing an existing account queue at the first step, before either opens anything, and batches
+      // opening the same accounts open them in one order, so no two batches wait on each other in a cycle.
+      for (const account of yield* store.getManyForUpdate(LedgerAccounts, ids)) accounts.set(account.id, account)
       for (const id of ids) {
+        if (accounts.has(id)) continue
         const want = wanted.get(id)
-        const account = yield* (want === undefined ? lockExisting(id) : lockOrOpen(id, want.holder, want.asset, want.shard, now))
-        accounts.set(id, account)
-        totals.set(id, totalsOf(account))
+        accounts.set(id, yield* (want === undefined ? lockExisting(id) : lockOrOpen(id, want.holder, want.asset, want.shard, now)))
       }
+      for (const id of ids) totals.set(id, totalsOf(accounts.get(id)!))
 
       const booked: Array<LedgerTransfer> = []
       const resolvedInBatch = new Set<string>()
@@ -314,6 +318,7 @@ export const transfer = (requests: ReadonlyArray<TransferRequest>): Effect.Effec
             transferId: t.id
           })))
       }
+      const changed: Array<LedgerAccount> = []
       for (const [id, t] of totals) {
         const before = accounts.get(id)!
         const next: LedgerAccount = {
@@ -323,8 +328,9 @@ export const transfer = (requests: ReadonlyArray<TransferRequest>): Effect.Effec
           creditsPending: t.creditsPending.toString(),
           creditsPosted: t.creditsPosted.toString()
         }
-        if (!sameTotals(before, next)) yield* Effect.orDie(store.update(LedgerAccounts, next))
+        if (!sameTotals(before, next)) changed.push(next)
       }
+      yield* store.updateMany(LedgerAccounts, changed)
       return booked
     })))
 
