@@ -22,6 +22,7 @@ import { Timers } from "./kernel/Timers.ts"
 import { LedgerAccounts, LedgerTransfers } from "./money/Ledger.ts"
 import { transactionsOfScope, Transactions } from "./money/Transactions.ts"
 import { VirtualAccounts } from "./money/VirtualAccounts.ts"
+import { Claims, WalletCeremonies, WalletSigners } from "./signing/Roster.ts"
 import { Applications } from "./onboarding/Applications.ts"
 import { Customers, ReservedCustomers } from "./onboarding/Customers.ts"
 import { DocumentContents, Documents } from "./onboarding/Documents.ts"
@@ -76,6 +77,10 @@ export const resetSandbox = (organizationId: OrganizationId): Effect.Effect<Sand
       const transactions = yield* store.removePartition(Transactions, transactionsOfScope, scope)
       const ledgerTransfers = yield* store.removePartition(LedgerTransfers, "byScope", scope)
       yield* store.removePartition(LedgerAccounts, "byScope", scope)
+      // Non-custodial claims, their rosters and ceremonies (not counted in the answer).
+      yield* store.removePartition(Claims, "byScope", scope)
+      yield* store.removePartition(WalletSigners, "byScope", scope)
+      yield* store.removePartition(WalletCeremonies, "byScope", scope)
       return {
         organizationId,
         environment: "sandbox" as const,

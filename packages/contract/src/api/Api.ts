@@ -11,6 +11,7 @@ import { Customers } from "./Customers.ts"
 import { Documents } from "./Documents.ts"
 import { Onboarding } from "./Onboarding.ts"
 import { Portal } from "./Portal.ts"
+import { Signers } from "./Signers.ts"
 import { Simulate } from "./Simulate.ts"
 import { Transactions } from "./Transactions.ts"
 import { Wallets } from "./Wallets.ts"
@@ -42,6 +43,7 @@ export const Api = HttpApi.make("fos")
   .add(Applications)
   .add(Transactions)
   .add(Wallets)
+  .add(Signers)
   .annotate(OpenApi.Title, "Financial Operations Service API (fos)")
   .annotate(OpenApi.Version, "2")
   .annotate(OpenApi.Description, "The reference implementation of the Financial Operations Service API v2. Paths are relative to a base address: <origin>/sandbox or <origin>/live.")

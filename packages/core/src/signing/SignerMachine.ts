@@ -109,8 +109,7 @@ const refuse = (refused: Refusal, reason: string): Outcome => ({ refused, reason
 /** Whether the signer holds a credential and so can act (sign, co-stamp, log in). */
 export const isActive = (status: SignerStatus): boolean => status === "enrolled" || status === "approved"
 
-const open = (ceremony: CeremonyState | undefined): ceremony is CeremonyState =>
-  ceremony !== undefined && ceremony.status === "awaiting_admin_approval"
+const open = (ceremony: CeremonyState | undefined): boolean => ceremony !== undefined && ceremony.status === "awaiting_admin_approval"
 
 export const transition = (state: RosterState, move: Move): Outcome => {
   const { signer, ceremony } = state
@@ -192,14 +191,14 @@ export const transition = (state: RosterState, move: Move): Outcome => {
       return stay(["wallet_ceremony.failed"], {}, { ...ceremony, status: move.type === "decline_ceremony" ? "cancelled" : "failed" })
     }
     case "reissue_approval":
-      if (!open(ceremony) || ceremony.type !== "passkey_addition") {
+      if (!open(ceremony) || ceremony!.type !== "passkey_addition") {
         return refuse("CONFLICT", "The signer has no additional passkey waiting for an admin's approval.")
       }
       return stay(["wallet_signer.awaiting_admin_approval"])
     case "ops_remove": {
       const cancelled = open(ceremony)
       return {
-        next: { signer: { ...signer, status: "removed" }, ceremony: cancelled ? { ...ceremony, status: "cancelled" } : ceremony },
+        next: { signer: { ...signer, status: "removed" }, ceremony: cancelled ? { ...ceremony!, status: "cancelled" } : ceremony },
         events: cancelled ? ["wallet_ceremony.failed", "wallet_signer.removed"] : ["wallet_signer.removed"],
         removalReason: "ops_removed"
       }

@@ -1,0 +1,16 @@
+/**
+ * The durations of non-custodial wallets that the spec leaves "not shown", in one place (docs/signing.md lists
+ * them). Every one is a durable timer or a check on the engine's clock, so the virtual clock jumps over them.
+ */
+export const signingSettings = {
+  /** How long the wallet provider takes to provision a claim's wallets when no simulate call answers first. */
+  provisioningMs: 30_000,
+  /** How long a signer's invitation (its `verificationUrl`) can be used to enroll. */
+  invitationTtlMs: 7 * 24 * 3600_000,
+  /** How long a ceremony (or an additional passkey) waits for an admin's co-stamp before it fails. */
+  ceremonyTtlMs: 24 * 3600_000,
+  /** How long a signer session token is accepted after the signer logs in. */
+  sessionTtlMs: 15 * 60_000,
+  /** Where the signer-facing links point. */
+  signingOrigin: "https://sign.fos.dev"
+} as const
