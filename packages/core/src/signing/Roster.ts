@@ -44,6 +44,7 @@ import { schedule, type TimerHandler } from "../kernel/Timers.ts"
 import { toWire } from "../kernel/Wire.ts"
 import { cryptoWalletApproved, onboardedCustomer, openWallet } from "../money/Wallets.ts"
 import { cryptoEligible } from "../onboarding/Applications.ts"
+import { Customers } from "../onboarding/Customers.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
@@ -282,6 +283,8 @@ export const claimNonCustodial = (caller: Caller, customerId: CustomerId, body: 
         )
       }
     }
+    // The customer's row lock serialises its claims, so two at once cannot both pass the check below.
+    yield* store.getForUpdate(Customers, customerId)
     const earlier = yield* store.page(Claims, {
       order: "byCustomer",
       partition: `${scopeOf(caller.organization.id, caller.environment)}/${customerId}`,

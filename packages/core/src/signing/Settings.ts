@@ -11,6 +11,13 @@ export const signingSettings = {
   ceremonyTtlMs: 24 * 3600_000,
   /** How long a signer session token is accepted after the signer logs in. */
   sessionTtlMs: 15 * 60_000,
+  /**
+   * Until when the deprecated transaction.awaiting_user_signature is sent beside each transaction.awaiting_signature
+   * (spec, Versioning 5: "delivered during a compatibility window"); `SigningMachine.withDeprecatedEvents` reads it.
+   */
+  awaitingUserSignatureUntilMs: Date.UTC(2027, 6, 1),
+  /** How many signing windows a transfer gets before it fails user_signature_expired. */
+  signingAttempts: 3,
   /** Where the signer-facing links point. */
   signingOrigin: "https://sign.fos.dev"
 } as const
