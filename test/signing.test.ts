@@ -78,8 +78,13 @@ describe("claims", () => {
     const customerId = await customer()
     await cryptoWallet(customerId)
     await cryptoWallet(customerId, "solana", "SOL")
-    const accepted = await claim(customerId, { chains: ["base", "solana"], roster, threshold: 2, clientReferenceId: "vault" })
+    const key = idem()
+    const body = { chains: ["base", "solana"], roster, threshold: 2, clientReferenceId: "vault" }
+    const accepted = await claim(customerId, body, key)
     expect(accepted.status, accepted.text).toBe(202)
+    // A retry with the same key and body is the same claim, replayed.
+    const replayed = await claim(customerId, body, key)
+    expect([replayed.status, replayed.headers.get("idempotency-replayed"), replayed.json]).toEqual([202, "true", accepted.json])
     const signer = (role: string, credentialType: string, extra: Record<string, string>) => ({
       id: expect.stringMatching(/^wsg_[0-9a-z]{24}$/),
       customerId,
@@ -158,6 +163,11 @@ describe("claims", () => {
     expect(deposit.status, deposit.text).toBe(201)
     await engine.clock.advance("1 minute")
     expect((await acme.call("GET", `/v2/wallets/${base.id}`)).json).toMatchObject({ custody: "non_custodial", balances: [{ code: "USDC", available: "12.500000" }] })
+    // Rotation keeps the wallet's custody: the successor is signed for by the same roster.
+    const solana = wallets.find((w: { chain: string }) => w.chain === "solana")
+    const rotated = await acme.call("POST", `/v2/wallets/${solana.id}/rotate`, undefined, idem())
+    expect(rotated.status, rotated.text).toBe(201)
+    expect(rotated.json).toMatchObject({ chain: "solana", custody: "non_custodial", status: "active" })
     // Provisioned and resolved: nothing more to simulate, and no second claim.
     expectProblem(await acme.call("POST", `/v2/simulate/claims/${accepted.json.claimId}/provisioning`, { outcome: "failed" }), {
       type: "RESOURCE_TERMINAL",
@@ -232,6 +242,9 @@ describe("claims", () => {
     })
     expectProblem(await rival.call("POST", path, { outcome: "failed" }), { type: "NOT_FOUND", status: 404, instance: `/sandbox${path}` })
     await engine.clock.advance("10 seconds")
+    const [alice, bob] = accepted.signers.map((s: { id: string }) => s.id)
+    expect((await enroll(bob)).status).toBe(200)
+    const bobToken = await login(bob)
     const failed = await acme.call("POST", path, { outcome: "failed" })
     expect(failed.status, failed.text).toBe(200)
     expect(failed.json).toEqual({ claimId: accepted.claimId, customerId, status: "failed", provisioned: false, walletIds: [] })
@@ -243,8 +256,14 @@ describe("claims", () => {
       occurredAt: iso(START_MS + 10_000)
     }])
     expectProblem(await acme.call("POST", path, { outcome: "succeeded" }), { type: "RESOURCE_TERMINAL", status: 409, instance: `/sandbox${path}` })
-    const alice = accepted.signers[0].id
     expectProblem(await enroll(alice), { type: "RESOURCE_TERMINAL", status: 409, instance: `/sandbox/v2/simulate/wallet-signers/${alice}/enroll` })
+    // A signer that enrolled before the failure can no longer log in, and its session ends.
+    expectProblem(await acme.call("GET", "/v2/signer/session", undefined, bearer(bobToken)), { type: "SIGNER_SESSION_INVALID", status: 401, instance: "/sandbox/v2/signer/session" })
+    expectProblem(await acme.call("POST", `/v2/simulate/wallet-signers/${bob}/sessions`, {}), {
+      type: "SIGNER_AUTH_FAILED",
+      status: 401,
+      instance: `/sandbox/v2/simulate/wallet-signers/${bob}/sessions`
+    })
     await engine.clock.advance("1 minute")
     expect(await events("claim.completed")).toEqual([])
     expect((await claim(customerId, { chains: ["base"], roster, threshold: 1 })).status).toBe(202)

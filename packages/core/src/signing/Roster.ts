@@ -537,6 +537,7 @@ export const startCeremony = (
     if (admin.role !== "admin") return yield* apiError("INSUFFICIENT_ROLE", "Only an admin of the roster starts a roster ceremony.")
     const subject = yield* getSigner(caller, subjectId)
     if (subject.claimId !== admin.claimId) return yield* apiError("NOT_FOUND", "The session's roster has no wallet signer with this id.")
+    yield* liveClaim(subject)
     yield* move(subject, { type: "start_ceremony", ceremony: type })
     const ceremony = yield* openCeremony(subject, type)
     yield* emit(ceremony, "wallet_ceremony.awaiting_admin_approval", {
@@ -648,6 +649,8 @@ export const signerForLogin = (caller: Caller, id: WalletSignerId, authenticatio
   Effect.gen(function*() {
     const signer = yield* getSigner(caller, id)
     if (authentication === "failed") return yield* apiError("SIGNER_AUTH_FAILED", "The signer's passkey authentication failed.")
+    const claim = yield* getClaimForUpdate(signer.claimId)
+    if (claim === undefined || claim.status === "failed") return yield* apiError("SIGNER_AUTH_FAILED", "The signer's claim failed; its roster no longer signs.")
     if (!isActive(signer.status)) {
       return yield* apiError("SIGNER_AUTH_FAILED", signer.status === "removed" ? "The signer was removed from the roster." : "The signer has not enrolled a credential yet.")
     }

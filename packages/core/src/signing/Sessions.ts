@@ -13,7 +13,7 @@
  *   store, made on first use, so every process over one store checks the same tokens and a restart keeps them.
  * - It expires `sessionTtlMs` after issue on the engine's clock (so an advance of the virtual clock expires it), and
  *   it is accepted only in its organization and environment, and only while its signer can still act: a removed
- *   signer's sessions end with it.
+ *   signer's sessions end with it, and so do those of a roster whose claim failed.
  */
 import { type CustomerId, type Environment, toIso, type WalletSignerId } from "@fos/contract"
 import { hmac } from "@noble/hashes/hmac.js"
@@ -26,7 +26,7 @@ import { Store, table } from "../kernel/Store.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { isActive } from "./SignerMachine.ts"
 import { signingSettings } from "./Settings.ts"
-import { type StoredSigner, WalletSigners } from "./Roster.ts"
+import { Claims, type StoredSigner, WalletSigners } from "./Roster.ts"
 
 interface SessionKey {
   readonly id: string
@@ -105,7 +105,11 @@ export const signerOfSession = (
     if (parts[2] !== caller.organization.id || environment !== caller.environment) {
       return yield* invalid("The signer session belongs to another organization or environment.")
     }
-    const signer = yield* Effect.flatMap(Store, (store) => store.get(WalletSigners, parts[1]!))
-    if (signer === undefined || !isActive(signer.status)) return yield* invalid("The signer of this session can no longer act.")
+    const store = yield* Store
+    const signer = yield* store.get(WalletSigners, parts[1]!)
+    const claim = signer === undefined ? undefined : yield* store.get(Claims, signer.claimId)
+    if (signer === undefined || !isActive(signer.status) || claim === undefined || claim.status === "failed") {
+      return yield* invalid("The signer of this session can no longer act.")
+    }
     return { signer, expiresAt: toIso(expiresAtMs) }
   })
