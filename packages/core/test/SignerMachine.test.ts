@@ -1,5 +1,6 @@
+import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { type Move, type Outcome, type RosterState, transition } from "../src/signing/SignerMachine.ts"
+import { isActive, type Move, type Outcome, type RosterState, transition } from "../src/signing/SignerMachine.ts"
 
 const allMoves: ReadonlyArray<Move> = [
   { type: "invite", role: "signer", credentialType: "passkey" },
@@ -152,5 +153,50 @@ describe("the signer table", () => {
     // With no ceremony at all, there is nothing to decide.
     const enrolled = walk(empty, invite(), enroll(1)).state
     for (const move of [approve, { type: "decline_ceremony" } as Move, { type: "expire_ceremony" } as Move]) expect(refusal(transition(enrolled, move))).toBe("CONFLICT")
+  })
+})
+
+describe("the signer table's invariants, over random move sequences", () => {
+  const moveArb: fc.Arbitrary<Move> = fc.oneof(
+    fc.record({ type: fc.constant("invite" as const), role: fc.constantFrom("signer" as const, "admin" as const), credentialType: fc.constantFrom("passkey" as const, "api_key" as const) }),
+    fc.record({ type: fc.constant("enroll" as const), passkeyCount: fc.integer({ min: -1, max: 12 }) }),
+    fc.constantFrom<Move>(
+      { type: "add_passkey" },
+      { type: "start_ceremony", ceremony: "signer_promotion" },
+      { type: "start_ceremony", ceremony: "signer_demotion" },
+      { type: "start_ceremony", ceremony: "signer_removal" },
+      { type: "approve_ceremony" },
+      { type: "decline_ceremony" },
+      { type: "expire_ceremony" },
+      { type: "reissue_approval" },
+      { type: "ops_remove" }
+    )
+  )
+
+  it("keeps a passkey admin at 2 passkeys or more, a machine signer at none, passkeys only growing, and removal final", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(moveArb, fc.integer({ min: 0, max: 2 })), { maxLength: 40 }), (path) => {
+        let state: RosterState = empty
+        for (const [move, otherAdmins] of path) {
+          const before = state
+          const outcome = transition({ ...state, otherAdmins }, move)
+          if ("refused" in outcome) {
+            expect(["CONFLICT", "UNPROCESSABLE_ENTITY", "RESOURCE_TERMINAL"]).toContain(outcome.refused)
+            continue
+          }
+          expect(outcome.events.length).toBeGreaterThan(0)
+          state = { ...state, ...outcome.next, otherAdmins }
+          const s = state.signer!
+          if (s.credentialType === "api_key") expect(s.passkeyCount).toBe(0)
+          if (s.credentialType === "passkey" && s.role === "admin" && isActive(s.status)) expect(s.passkeyCount).toBeGreaterThanOrEqual(2)
+          if (before.signer !== undefined) {
+            expect(s.passkeyCount).toBeGreaterThanOrEqual(before.signer.passkeyCount)
+            if (before.signer.status === "removed") throw new Error("a removed signer moved")
+          }
+          // Every removal names its reason, and only a removal does.
+          expect(outcome.removalReason !== undefined).toBe(s.status === "removed")
+        }
+      })
+    )
   })
 })

@@ -1,3 +1,4 @@
+import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import {
   initialSigning,
@@ -127,5 +128,42 @@ describe("the signing table", () => {
     const events = ["transaction.awaiting_signature", "transaction.signature_collected"] as const
     expect(withDeprecatedEvents(events, 99, 100)).toEqual(["transaction.awaiting_signature", "transaction.awaiting_user_signature", "transaction.signature_collected"])
     expect(withDeprecatedEvents(events, 100, 100)).toEqual(events)
+  })
+})
+
+describe("the signing table's invariants, over random move sequences", () => {
+  const signer = fc.constantFrom("wsg_a", "wsg_b", "wsg_c")
+  const moveArb: fc.Arbitrary<SigningMove> = fc.oneof(
+    fc.record({ type: fc.constant("start" as const), seatFree: fc.boolean(), queuePosition: fc.integer({ min: 0, max: 4 }) }),
+    fc.record({ type: fc.constant("queue_advance" as const), queuePosition: fc.integer({ min: 0, max: 4 }) }),
+    fc.constantFrom<SigningMove>({ type: "seat" }, { type: "queue_timeout" }, { type: "window_expired" }),
+    fc.record({ type: fc.constant("stamp" as const), signerId: signer, inPool: fc.boolean() }),
+    fc.record({ type: fc.constant("decline" as const), signerId: signer, inPool: fc.boolean() }),
+    fc.record({ type: fc.constant("roster_changed" as const), signerId: signer, poolSize: fc.integer({ min: 0, max: 3 }) })
+  )
+
+  it("never collects a quorum it does not report, never passes its last attempt, and fails with a code", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 4 }), fc.array(moveArb, { maxLength: 40 }), (required, maxAttempts, path) => {
+        let state = initialSigning(required, maxAttempts)
+        let quorumEvents = 0
+        for (const move of path) {
+          const outcome = signingTransition(state, move)
+          if ("refused" in outcome) continue
+          const previous = state
+          state = outcome.next
+          quorumEvents += outcome.events.filter((e) => e === "transaction.quorum_met").length
+          expect(state.attempt).toBeLessThanOrEqual(maxAttempts)
+          expect(new Set(state.collected).size).toBe(state.collected.length)
+          expect(state.phase === "quorum_met").toBe(state.collected.length >= required)
+          expect(state.failureCode !== null).toBe(state.phase === "failed")
+          expect(state.queuePosition !== null).toBe(state.phase === "queued")
+          if (previous.phase === "queued" && state.phase === "queued") expect(state.queuePosition!).toBeLessThan(previous.queuePosition!)
+          // A new attempt starts empty.
+          if (state.attempt > previous.attempt) expect(state.collected).toEqual([])
+        }
+        expect(quorumEvents).toBe(state.phase === "quorum_met" ? 1 : 0)
+      })
+    )
   })
 })
