@@ -6,8 +6,8 @@
  * virtual accounts, webhook endpoints, deliveries and their attempts, events, timers and idempotency records, each
  * of the organization's sandbox only. What stays: the organization (its status, features and restriction), its
  * users and its keys, every other organization, and the organization's live data, which no reset touches.
- * Money goes too: transactions and the ledger's accounts and transfers (wallets, orders and payouts join as they
- * arrive).
+ * Money goes too: transactions and the ledger's accounts and transfers, and non-custodial claims with their
+ * signers and ceremonies (wallets, orders and payouts join as they arrive).
  *
  * It is one transaction, so a request meanwhile sees the sandbox as it was or empty, never half of it. Rows are
  * removed by partition (`removePartition`); what is partitioned per parent (attempts by delivery, accounts by
