@@ -291,6 +291,25 @@ describe("claims", () => {
   })
 })
 
+describe("sandbox reset", () => {
+  it("removes the sandbox's claims, signers and ceremonies, so a customer claims again from scratch", async () => {
+    const { customerId, bob } = await claimed()
+    const pending = (await acme.call("POST", `/v2/simulate/wallet-signers/${bob}/passkeys`)).json
+    expect((await acme.call("POST", "/v2/simulate/reset")).status).toBe(200)
+    expectProblem(await enroll(bob), { type: "NOT_FOUND", status: 404, instance: `/sandbox/v2/simulate/wallet-signers/${bob}/enroll` })
+    expectProblem(await acme.call("POST", `/v2/simulate/wallet-ceremonies/${pending.ceremonyId}/decision`, { outcome: "approved" }, bearer("x")), {
+      type: "SIGNER_SESSION_INVALID",
+      status: 401,
+      instance: `/sandbox/v2/simulate/wallet-ceremonies/${pending.ceremonyId}/decision`
+    })
+    // The customer went with the reset too.
+    expectProblem(await claim(customerId), { type: "CUSTOMER_NOT_FOUND", status: 404, instance: `/sandbox/v2/customers/${customerId}/wallets/claim-non-custodial` })
+    // Nothing of the old roster acts a day later, when its ceremony would have expired.
+    await engine.clock.advance("25 hours")
+    expect(await events("wallet_ceremony.failed")).toEqual([])
+  })
+})
+
 describe("signers and ceremonies", () => {
   it("waits for an admin on an extra passkey, reissues its link, and approves it on the admin's co-stamp", async () => {
     const { customerId, alice, bob } = await claimed()

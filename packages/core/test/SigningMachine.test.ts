@@ -43,7 +43,7 @@ const allMoves: ReadonlyArray<SigningMove> = [
 describe("the signing table", () => {
   it("reaches quorum on a 2-of-3 roster: awaiting_signature, a signature_collected per stamp, then quorum_met", () => {
     const { state, events } = walk(twoOfThree, start, stamp("wsg_a"), stamp("wsg_b"))
-    expect(events).toEqual(["transaction.awaiting_signature", "transaction.signature_collected", "transaction.signature_collected", "transaction.quorum_met"])
+    expect(events).toEqual(["awaiting_signature", "signature_collected", "signature_collected", "quorum_met"])
     expect(state).toMatchObject({ phase: "quorum_met", attempt: 1, collected: ["wsg_a", "wsg_b"], failureCode: null })
   })
 
@@ -57,19 +57,19 @@ describe("the signing table", () => {
   it("opens a new attempt when a window expires with attempts left, voiding its stamps; the final attempt's expiry fails it user_signature_expired", () => {
     const second = walk(twoOfThree, start, stamp("wsg_a"), expire)
     expect(second.state).toMatchObject({ phase: "awaiting_signature", attempt: 2, collected: [] })
-    expect(second.events.at(-1)).toBe("transaction.awaiting_signature")
+    expect(second.events.at(-1)).toBe("awaiting_signature")
     // The stamp of attempt 1 does not count in attempt 2: the same signer stamps again.
     expect(walk(second.state, stamp("wsg_a")).state.collected).toEqual(["wsg_a"])
     const last = walk(second.state, expire)
     expect(last.state.attempt).toBe(3)
     const failed = walk(last.state, expire)
-    expect(failed).toMatchObject({ state: { phase: "failed", failureCode: "user_signature_expired", collected: [] }, events: ["transaction.failed"] })
+    expect(failed).toMatchObject({ state: { phase: "failed", failureCode: "user_signature_expired", collected: [] }, events: ["failed"] })
   })
 
   it("fails on a decline (user_signature_declined)", () => {
     expect(walk(twoOfThree, start, stamp("wsg_a"), { type: "decline", signerId: "wsg_b", inPool: true })).toMatchObject({
       state: { phase: "failed", failureCode: "user_signature_declined", collected: [] },
-      events: ["transaction.awaiting_signature", "transaction.signature_collected", "transaction.failed"]
+      events: ["awaiting_signature", "signature_collected", "failed"]
     })
   })
 
@@ -77,7 +77,7 @@ describe("the signing table", () => {
     const stamped = walk(twoOfThree, start, stamp("wsg_a")).state
     expect(walk(stamped, { type: "roster_changed", signerId: "wsg_a", poolSize: 2 })).toMatchObject({
       state: { phase: "failed", failureCode: "roster_changed", collected: [] },
-      events: ["transaction.failed"]
+      events: ["failed"]
     })
     expect(walk(stamped, { type: "roster_changed", signerId: "wsg_c", poolSize: 1 }).state.failureCode).toBe("roster_changed")
     expect(walk(stamped, { type: "roster_changed", signerId: "wsg_c", poolSize: 2 })).toEqual({ state: stamped, events: [] })
@@ -85,17 +85,17 @@ describe("the signing table", () => {
 
   it("queues a transfer that finds the seat taken: queue_position_changed on entry and each move forward, none on taking the seat", () => {
     const { state, events } = walk(twoOfThree, { type: "start", seatFree: false, queuePosition: 2 }, { type: "queue_advance", queuePosition: 1 }, { type: "seat" })
-    expect(events).toEqual(["transaction.queue_position_changed", "transaction.queue_position_changed", "transaction.awaiting_signature"])
+    expect(events).toEqual(["queue_position_changed", "queue_position_changed", "awaiting_signature"])
     expect(state).toMatchObject({ phase: "awaiting_signature", queuePosition: null, attempt: 1 })
     // A transfer that gets the seat at once never hears of the queue.
-    expect(walk(twoOfThree, start).events).toEqual(["transaction.awaiting_signature"])
+    expect(walk(twoOfThree, start).events).toEqual(["awaiting_signature"])
     const queued = walk(twoOfThree, { type: "start", seatFree: false, queuePosition: 2 }).state
     expect(queued.queuePosition).toBe(2)
     expect(refusal(signingTransition(queued, { type: "queue_advance", queuePosition: 2 }))).toBe("CONFLICT")
     expect(refusal(signingTransition(queued, { type: "queue_advance", queuePosition: 3 }))).toBe("CONFLICT")
     expect(refusal(signingTransition(queued, { type: "queue_advance", queuePosition: 0 }))).toBe("CONFLICT")
     expect(refusal(signingTransition(twoOfThree, { type: "start", seatFree: false }))).toBe("CONFLICT")
-    expect(walk(queued, { type: "queue_timeout" })).toMatchObject({ state: { phase: "failed", failureCode: "user_signature_timeout", queuePosition: null }, events: ["transaction.failed"] })
+    expect(walk(queued, { type: "queue_timeout" })).toMatchObject({ state: { phase: "failed", failureCode: "user_signature_timeout", queuePosition: null }, events: ["failed"] })
   })
 
   it("refuses what each phase does not allow", () => {
@@ -125,8 +125,8 @@ describe("the signing table", () => {
     expect(signingModeOf({ passkeySigners: 3, machineSigners: 0 })).toBe("passkey_required")
     expect(signingModeOf({ passkeySigners: 2, machineSigners: 1 })).toBe("programmatic")
     expect(signingModeOf({ passkeySigners: 0, machineSigners: 2 })).toBe("programmatic_unattended")
-    const events = ["transaction.awaiting_signature", "transaction.signature_collected"] as const
-    expect(withDeprecatedEvents(events, 99, 100)).toEqual(["transaction.awaiting_signature", "transaction.awaiting_user_signature", "transaction.signature_collected"])
+    const events = ["awaiting_signature", "signature_collected"] as const
+    expect(withDeprecatedEvents(events, 99, 100)).toEqual(["awaiting_signature", "awaiting_user_signature", "signature_collected"])
     expect(withDeprecatedEvents(events, 100, 100)).toEqual(events)
   })
 })
@@ -152,7 +152,7 @@ describe("the signing table's invariants, over random move sequences", () => {
           if ("refused" in outcome) continue
           const previous = state
           state = outcome.next
-          quorumEvents += outcome.events.filter((e) => e === "transaction.quorum_met").length
+          quorumEvents += outcome.events.filter((e) => e === "quorum_met").length
           expect(state.attempt).toBeLessThanOrEqual(maxAttempts)
           expect(new Set(state.collected).size).toBe(state.collected.length)
           expect(state.phase === "quorum_met").toBe(state.collected.length >= required)

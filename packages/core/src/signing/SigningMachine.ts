@@ -60,12 +60,16 @@ export type SigningMove =
   | { readonly type: "decline"; readonly signerId: string; readonly inPool: boolean }
   | { readonly type: "roster_changed"; readonly signerId: string; readonly poolSize: number }
 
+/**
+ * The table's events by their name under `transaction.` (awaiting_signature is transaction.awaiting_signature): the
+ * transfer that runs the table sends them with its transaction's payload.
+ */
 export type SigningEvent =
-  | "transaction.awaiting_signature"
-  | "transaction.queue_position_changed"
-  | "transaction.signature_collected"
-  | "transaction.quorum_met"
-  | "transaction.failed"
+  | "awaiting_signature"
+  | "queue_position_changed"
+  | "signature_collected"
+  | "quorum_met"
+  | "failed"
 
 export type SigningRefusal = "CONFLICT" | "RESOURCE_TERMINAL"
 
@@ -88,12 +92,12 @@ const refuse = (refused: SigningRefusal, reason: string): SigningOutcome => ({ r
 
 const fail = (state: SigningState, failureCode: SigningFailureCode): SigningOutcome => ({
   next: { ...state, phase: "failed", queuePosition: null, collected: [], failureCode },
-  events: ["transaction.failed"]
+  events: ["failed"]
 })
 
 const firstAttempt = (state: SigningState): SigningOutcome => ({
   next: { ...state, phase: "awaiting_signature", queuePosition: null, attempt: 1, collected: [] },
-  events: ["transaction.awaiting_signature"]
+  events: ["awaiting_signature"]
 })
 
 export const signingTransition = (state: SigningState, move: SigningMove): SigningOutcome => {
@@ -103,11 +107,11 @@ export const signingTransition = (state: SigningState, move: SigningMove): Signi
       if (state.phase !== "not_started") return refuse("CONFLICT", "Signing has already started.")
       if (move.seatFree) return firstAttempt(state)
       if (move.queuePosition === undefined || move.queuePosition < 1) return refuse("CONFLICT", "A queued transfer needs its position (1 is next).")
-      return { next: { ...state, phase: "queued", queuePosition: move.queuePosition }, events: ["transaction.queue_position_changed"] }
+      return { next: { ...state, phase: "queued", queuePosition: move.queuePosition }, events: ["queue_position_changed"] }
     case "queue_advance":
       if (state.phase !== "queued") return refuse("CONFLICT", "The transfer is not in the queue.")
       if (move.queuePosition < 1 || move.queuePosition >= state.queuePosition!) return refuse("CONFLICT", "A queued transfer only moves forward.")
-      return { next: { ...state, queuePosition: move.queuePosition }, events: ["transaction.queue_position_changed"] }
+      return { next: { ...state, queuePosition: move.queuePosition }, events: ["queue_position_changed"] }
     case "seat":
       // Leaving the queue fires no queue_position_changed.
       if (state.phase !== "queued") return refuse("CONFLICT", "The transfer is not in the queue.")
@@ -121,14 +125,14 @@ export const signingTransition = (state: SigningState, move: SigningMove): Signi
       if (state.collected.includes(move.signerId)) return refuse("CONFLICT", "The signer already stamped this attempt.")
       const collected = [...state.collected, move.signerId]
       if (collected.length >= state.required) {
-        return { next: { ...state, phase: "quorum_met", collected }, events: ["transaction.signature_collected", "transaction.quorum_met"] }
+        return { next: { ...state, phase: "quorum_met", collected }, events: ["signature_collected", "quorum_met"] }
       }
-      return { next: { ...state, collected }, events: ["transaction.signature_collected"] }
+      return { next: { ...state, collected }, events: ["signature_collected"] }
     }
     case "window_expired":
       if (state.phase !== "awaiting_signature") return refuse("CONFLICT", "The transfer is not awaiting signatures.")
       if (state.attempt >= state.maxAttempts) return fail(state, "user_signature_expired")
-      return { next: { ...state, attempt: state.attempt + 1, collected: [] }, events: ["transaction.awaiting_signature"] }
+      return { next: { ...state, attempt: state.attempt + 1, collected: [] }, events: ["awaiting_signature"] }
     case "decline":
       if (state.phase !== "awaiting_signature") return refuse("CONFLICT", "The transfer is not awaiting signatures.")
       if (!move.inPool) return refuse("CONFLICT", "The signer is not in the wallet's signing pool.")
@@ -149,14 +153,14 @@ export const signingModeOf = (pool: { readonly passkeySigners: number; readonly 
   pool.machineSigners === 0 ? "passkey_required" : pool.passkeySigners === 0 ? "programmatic_unattended" : "programmatic"
 
 /**
- * The events to send for `events` at `nowMs`: each transaction.awaiting_signature is followed by the deprecated
- * transaction.awaiting_user_signature while its compatibility window (ending at `compatibilityEndsMs`) lasts.
+ * The events to send for `events` at `nowMs`: each awaiting_signature is followed by the deprecated
+ * awaiting_user_signature while its compatibility window (ending at `compatibilityEndsMs`) lasts.
  */
 export const withDeprecatedEvents = (
   events: ReadonlyArray<SigningEvent>,
   nowMs: number,
   compatibilityEndsMs: number
-): ReadonlyArray<SigningEvent | "transaction.awaiting_user_signature"> =>
+): ReadonlyArray<SigningEvent | "awaiting_user_signature"> =>
   nowMs < compatibilityEndsMs
-    ? events.flatMap((e) => (e === "transaction.awaiting_signature" ? [e, "transaction.awaiting_user_signature" as const] : [e]))
+    ? events.flatMap((e) => (e === "awaiting_signature" ? [e, "awaiting_user_signature" as const] : [e]))
     : events
