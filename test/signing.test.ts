@@ -358,6 +358,32 @@ describe("signers and ceremonies", () => {
     expect(session.signer).toMatchObject({ id: bob, status: "approved", passkeyCount: 2, role: "signer" })
   })
 
+  it("fails a waiting additional passkey when its link expires (wallet_ceremony.failed), after which its link cannot be reissued", async () => {
+    const { customerId, bob } = await claimed()
+    const added = (await acme.call("POST", `/v2/simulate/wallet-signers/${bob}/passkeys`)).json
+    await engine.clock.advance("24 hours")
+    expect((await events("wallet_ceremony.failed")).map((e) => e.data)).toEqual([
+      { ceremonyId: added.ceremonyId, customerId, walletSignerId: bob, type: "passkey_addition", status: "failed", occurredAt: added.expiresAt }
+    ])
+    const reissuePath = `/v2/customers/${customerId}/wallet-signers/${bob}/reissue-admin-approval`
+    expectProblem(await acme.call("POST", reissuePath), { type: "CONFLICT", status: 409, instance: `/sandbox${reissuePath}` })
+    // Another customer's path does not reach the signer.
+    const other = await customer()
+    expectProblem(await acme.call("POST", `/v2/customers/${other}/wallet-signers/${bob}/reissue-admin-approval`), {
+      type: "NOT_FOUND",
+      status: 404,
+      instance: `/sandbox/v2/customers/${other}/wallet-signers/${bob}/reissue-admin-approval`
+    })
+    expectProblem(await acme.call("POST", `/v2/customers/${customerId}/wallet-signers/cus_x/reissue-admin-approval`), {
+      type: "INVALID_OID_FORMAT",
+      status: 400,
+      instance: `/sandbox/v2/customers/${customerId}/wallet-signers/cus_x/reissue-admin-approval`
+    })
+    // The signer keeps its one passkey and may try again.
+    expect((await acme.call("GET", "/v2/signer/session", undefined, bearer(await login(bob)))).json.signer).toMatchObject({ status: "enrolled", passkeyCount: 1 })
+    expect((await acme.call("POST", `/v2/simulate/wallet-signers/${bob}/passkeys`)).status).toBe(201)
+  })
+
   it("promotes, demotes and removes signers by ceremonies an admin starts and another co-stamps; a ceremony expires on the clock or is declined", async () => {
     const { customerId, alice, bob, bot } = await claimed()
     const start = (token: string, type: string, walletSignerId: string) => acme.call("POST", "/v2/signer/ceremonies", { type, walletSignerId }, bearer(token))
