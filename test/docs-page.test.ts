@@ -209,10 +209,18 @@ describe("the OpenAPI document", () => {
     }
   })
 
-  it("says every operation takes the environment's key in x-api-key, and that paths are under the document's base", async () => {
+  it("says every operation takes the environment's key in x-api-key, signer endpoints a bearer session beside it, and that paths are under the document's base", async () => {
     const document = await (await fetch(`${origin}/live/v2/openapi.json`)).json()
-    expect(document.components.securitySchemes).toEqual({ apiKey: expect.objectContaining({ type: "apiKey", in: "header", name: "x-api-key" }) })
-    for (const [method, path, operation] of operations(document)) expect(operation.security, `${method} ${path}`).toEqual([{ apiKey: [] }])
+    expect(document.components.securitySchemes).toEqual({
+      apiKey: expect.objectContaining({ type: "apiKey", in: "header", name: "x-api-key" }),
+      signerSession: expect.objectContaining({ type: "http", scheme: "bearer" })
+    })
+    const signerEndpoints = ["GET /v2/signer/session", "POST /v2/signer/ceremonies", "POST /v2/simulate/wallet-ceremonies/{ceremonyId}/decision"]
+    for (const [method, path, operation] of operations(document)) {
+      const signer = signerEndpoints.includes(`${method.toUpperCase()} ${path}`)
+      expect(operation.security, `${method} ${path}`).toEqual(signer ? [{ apiKey: [], signerSession: [] }] : [{ apiKey: [] }])
+    }
+    expect(operations(document).filter(([, , o]) => o.security[0].signerSession !== undefined)).toHaveLength(signerEndpoints.length)
     // A server URL is relative to the document's own address: `..` of <base>/v2/openapi.json is the base.
     expect(document.servers.map((s: { url: string }) => new URL(s.url, `${origin}/live/v2/openapi.json`).href)).toEqual([`${origin}/live/`])
   })

@@ -18,6 +18,7 @@ import { defaultReviewSettings, ReviewSettings, type ReviewSettingsValue } from 
 import { Store } from "./kernel/Store.ts"
 import { depositTimerHandlers } from "./money/Deposits.ts"
 import { virtualAccountTimerHandlers } from "./money/VirtualAccounts.ts"
+import { signingTimerHandlers } from "./signing/Roster.ts"
 import { WorldModel, type WorldModelOptions, worldModelOf } from "./money/WorldModel.ts"
 import {
   type ResolveHost,
@@ -105,6 +106,7 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
         ...applicationTimerHandlers(review),
         ...virtualAccountTimerHandlers,
         ...depositTimerHandlers,
+        ...signingTimerHandlers,
         ...webhookTimerHandlers(options.webhookTransport ?? noTransport, webhookSettings)
       }),
       Layer.succeed(WebhookSettings, webhookSettings),

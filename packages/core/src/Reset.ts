@@ -6,8 +6,8 @@
  * virtual accounts, webhook endpoints, deliveries and their attempts, events, timers and idempotency records, each
  * of the organization's sandbox only. What stays: the organization (its status, features and restriction), its
  * users and its keys, every other organization, and the organization's live data, which no reset touches.
- * Money goes too: transactions and the ledger's accounts and transfers (wallets, orders and payouts join as they
- * arrive).
+ * Money goes too: transactions and the ledger's accounts and transfers, and non-custodial claims with their
+ * signers and ceremonies (wallets, orders and payouts join as they arrive).
  *
  * It is one transaction, so a request meanwhile sees the sandbox as it was or empty, never half of it. Rows are
  * removed by partition (`removePartition`); what is partitioned per parent (attempts by delivery, accounts by
@@ -22,6 +22,7 @@ import { Timers } from "./kernel/Timers.ts"
 import { LedgerAccounts, LedgerTransfers } from "./money/Ledger.ts"
 import { transactionsOfScope, Transactions } from "./money/Transactions.ts"
 import { VirtualAccounts } from "./money/VirtualAccounts.ts"
+import { Claims, WalletCeremonies, WalletSigners } from "./signing/Roster.ts"
 import { Applications } from "./onboarding/Applications.ts"
 import { Customers, ReservedCustomers } from "./onboarding/Customers.ts"
 import { DocumentContents, Documents } from "./onboarding/Documents.ts"
@@ -76,6 +77,10 @@ export const resetSandbox = (organizationId: OrganizationId): Effect.Effect<Sand
       const transactions = yield* store.removePartition(Transactions, transactionsOfScope, scope)
       const ledgerTransfers = yield* store.removePartition(LedgerTransfers, "byScope", scope)
       yield* store.removePartition(LedgerAccounts, "byScope", scope)
+      // Non-custodial claims, their rosters and ceremonies (not counted in the answer).
+      yield* store.removePartition(Claims, "byScope", scope)
+      yield* store.removePartition(WalletSigners, "byScope", scope)
+      yield* store.removePartition(WalletCeremonies, "byScope", scope)
       return {
         organizationId,
         environment: "sandbox" as const,

@@ -70,7 +70,19 @@ import {
   listWallets,
   rotateWallet,
   supplySenderInformation,
-  walletToWire
+  walletToWire,
+  claimNonCustodial,
+  decideCeremony,
+  issueSession,
+  reissueAdminApproval,
+  signerForLogin,
+  signerOfSession,
+  signerToWire,
+  simulateEnrollment,
+  simulateOpsRemoval,
+  simulatePasskeyAddition,
+  simulateProvisioning,
+  startCeremony
 } from "@fos/core"
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
@@ -216,7 +228,33 @@ const SimulateLive = HttpApiBuilder.group(ServerApi, "simulate", (handlers) =>
         Effect.map(simulateTransactionStep(caller, params.id, { type: "terminal", terminal: payload }), transactionToWire)
       ).pipe(Effect.map(mutable)))
     .handle("reviewTransaction", ({ params, payload }) =>
-      CurrentCaller.use((caller) => Effect.map(simulateReview(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable))))
+      CurrentCaller.use((caller) => Effect.map(simulateReview(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable)))
+    .handle("provisionClaim", ({ params, payload }) =>
+      CurrentCaller.use((caller) => simulateProvisioning(caller, params.claimId, payload.outcome)).pipe(Effect.map(mutable)))
+    .handle("enrollSigner", ({ params, payload }) =>
+      CurrentCaller.use((caller) => simulateEnrollment(caller, params.signerId, payload.passkeyCount)).pipe(Effect.map(mutable)))
+    .handle("addPasskey", ({ params }) => CurrentCaller.use((caller) => simulatePasskeyAddition(caller, params.signerId)))
+    .handle("signerLogin", ({ params, payload }) =>
+      CurrentCaller.use((caller) => Effect.flatMap(signerForLogin(caller, params.signerId, payload.authentication ?? "succeeded"), issueSession)))
+    .handle("removeSigner", ({ params }) => CurrentCaller.use((caller) => simulateOpsRemoval(caller, params.signerId)).pipe(Effect.map(mutable)))
+    .handle("decideCeremony", ({ params, headers, payload }) =>
+      CurrentCaller.use((caller) =>
+        Effect.flatMap(signerOfSession(caller, headers.authorization), ({ signer }) => decideCeremony(caller, signer, params.ceremonyId, payload.outcome))
+      ).pipe(Effect.map(mutable))))
+
+const SignersLive = HttpApiBuilder.group(ServerApi, "signers", (handlers) =>
+  handlers
+    .handle("claim", ({ params, payload }) => CurrentCaller.use((caller) => claimNonCustodial(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
+    .handle("reissueAdminApproval", ({ params }) => CurrentCaller.use((caller) => reissueAdminApproval(caller, params.customerId, params.signerId)))
+    .handle("session", ({ headers }) =>
+      CurrentCaller.use((caller) =>
+        Effect.map(signerOfSession(caller, headers.authorization), ({ signer, expiresAt }) => ({ signer: mutable(signerToWire(signer)), expiresAt }))
+      ))
+    .handle("startCeremony", ({ headers, payload }) =>
+      CurrentCaller.use((caller) =>
+        Effect.flatMap(signerOfSession(caller, headers.authorization), ({ signer }) =>
+          startCeremony(caller, signer, payload.type, payload.walletSignerId as never))
+      ).pipe(Effect.map(mutable))))
 
 const WalletsLive = HttpApiBuilder.group(ServerApi, "wallets", (handlers) =>
   handlers
@@ -360,5 +398,6 @@ export const layerHandlers = Layer.mergeAll(
   OnboardingLive,
   ApplicationsLive,
   TransactionsLive,
-  WalletsLive
+  WalletsLive,
+  SignersLive
 )

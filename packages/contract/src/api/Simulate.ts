@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { EventType } from "../events/Events.ts"
-import { CustomerId, TransactionId } from "../kernel/Ids.ts"
+import { CustomerId, TransactionId, WalletSignerId } from "../kernel/Ids.ts"
 import { Transaction } from "../money/Transactions.ts"
 import { Application } from "../onboarding/Applications.ts"
 import { Customer } from "../onboarding/Customers.ts"
@@ -18,6 +18,20 @@ import {
   SandboxReset
 } from "../simulate/Simulate.ts"
 import { Event } from "../webhooks/Webhooks.ts"
+import {
+  AdminApproval,
+  CeremonyId,
+  ClaimId,
+  ClaimState,
+  SignerHeaders,
+  SignerSession,
+  SimulatedCeremonyDecision,
+  SimulatedEnrollment,
+  SimulatedProvisioning,
+  SimulatedSignerLogin,
+  WalletCeremony,
+  WalletSigner
+} from "../signing/Signers.ts"
 import { applicationParams } from "./Applications.ts"
 import { common, Idempotency, OpenWhenRestricted, problem, withBody } from "./Policies.ts"
 
@@ -95,5 +109,41 @@ export const Simulate = HttpApiGroup.make("simulate")
       error: withBody
     }).annotate(Idempotency, "accepted")
   )
+  // Non-custodial wallets' outside actors: the wallet provider, the end user, the roster's admins, ops.
+  .add(HttpApiEndpoint.post("provisionClaim", "/v2/simulate/claims/:claimId/provisioning", {
+    params: { claimId: ClaimId },
+    payload: SimulatedProvisioning,
+    success: ClaimState,
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("enrollSigner", "/v2/simulate/wallet-signers/:signerId/enroll", {
+    params: { signerId: WalletSignerId },
+    payload: SimulatedEnrollment,
+    success: WalletSigner,
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("addPasskey", "/v2/simulate/wallet-signers/:signerId/passkeys", {
+    params: { signerId: WalletSignerId },
+    success: AdminApproval.pipe(HttpApiSchema.status(201)),
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("signerLogin", "/v2/simulate/wallet-signers/:signerId/sessions", {
+    params: { signerId: WalletSignerId },
+    payload: SimulatedSignerLogin,
+    success: SignerSession.pipe(HttpApiSchema.status(201)),
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("removeSigner", "/v2/simulate/wallet-signers/:signerId/remove", {
+    params: { signerId: WalletSignerId },
+    success: WalletSigner,
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("decideCeremony", "/v2/simulate/wallet-ceremonies/:ceremonyId/decision", {
+    params: { ceremonyId: CeremonyId },
+    headers: SignerHeaders,
+    payload: SimulatedCeremonyDecision,
+    success: WalletCeremony,
+    error: [...withBody, problem(422)]
+  }))
   // The sandbox's outside actors and clock act on a restricted organization too (lifting the restriction among them).
   .annotate(OpenWhenRestricted, true)

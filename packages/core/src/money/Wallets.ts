@@ -1,5 +1,5 @@
 /**
- * Custodial wallets: a customer's account on one chain, with a deposit address derived from the wallet's id
+ * Wallets: a customer's account on one chain, with a deposit address derived from the wallet's id
  * (Addresses.ts) and balances read from the ledger.
  *
  * - Creating one needs a customer that is onboarded (an id still reserved by an open onboarding application is 422
@@ -19,6 +19,7 @@ import {
   type Wallet as WalletWire,
   type WalletCreate,
   type WalletId,
+  type WalletCustody,
   type WalletStatus
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
@@ -42,7 +43,8 @@ export interface StoredWallet {
   readonly environment: Environment
   readonly customerId: CustomerId
   readonly chain: Chain
-  readonly custody: "custodial"
+  /** Custodial wallets are the service's to sign for; non-custodial ones (signing/Claims.ts) need the roster's quorum. */
+  readonly custody: WalletCustody
   readonly status: WalletStatus
   readonly address: string
   readonly clientReferenceId: string | undefined
@@ -112,7 +114,7 @@ export const listWallets = (caller: Caller, customerId: CustomerId, query: ListQ
   })
 
 /** The customer, or CUSTOMER_NOT_ONBOARDED while its onboarding application is still open. */
-const onboardedCustomer = (caller: Caller, customerId: CustomerId) =>
+export const onboardedCustomer = (caller: Caller, customerId: CustomerId) =>
   Effect.gen(function*() {
     const store = yield* Store
     const reserved = yield* store.get(ReservedCustomers, customerId)
@@ -126,7 +128,7 @@ const onboardedCustomer = (caller: Caller, customerId: CustomerId) =>
   })
 
 /** Whether the customer holds an approved crypto_wallet application for `chain`. */
-const cryptoWalletApproved = (caller: Caller, customerId: CustomerId, chain: Chain) =>
+export const cryptoWalletApproved = (caller: Caller, customerId: CustomerId, chain: Chain) =>
   Effect.gen(function*() {
     const store = yield* Store
     const applications = yield* store.page(Applications, {
@@ -141,18 +143,34 @@ const cryptoWalletApproved = (caller: Caller, customerId: CustomerId, chain: Cha
     return applications.some((a) => a.status === "approved" && a.asset?.chain === chain)
   })
 
-const openWallet = (caller: Caller, customerId: CustomerId, chain: Chain, clientReferenceId: string | undefined) =>
+/** The organization and environment a wallet is opened in. */
+export interface WalletOwner {
+  readonly organizationId: string
+  readonly environment: Environment
+}
+
+/**
+ * Opens an active wallet of `custody` on `chain` with its deposit address, and emits wallet.created; a custodial one
+ * on the caller's request, a non-custodial one when its claim resolves.
+ */
+export const openWallet = (
+  owner: WalletOwner,
+  customerId: CustomerId,
+  chain: Chain,
+  clientReferenceId: string | undefined,
+  custody: WalletCustody = "custodial"
+): Effect.Effect<StoredWallet, ApiError, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
     const id = yield* newId("wlt")
     const now = toIso(yield* Clock.currentTimeMillis)
     const wallet: StoredWallet = {
       id,
-      organizationId: caller.organization.id,
-      environment: caller.environment,
+      organizationId: owner.organizationId,
+      environment: owner.environment,
       customerId,
       chain,
-      custody: "custodial",
+      custody,
       status: "active",
       address: depositAddress(chain, id),
       clientReferenceId,
@@ -168,10 +186,12 @@ const openWallet = (caller: Caller, customerId: CustomerId, chain: Chain, client
       type: "wallet.created",
       organizationId: wallet.organizationId,
       environment: wallet.environment,
-      data: { walletId: id, customerId, chain, custody: "custodial", address: wallet.address, occurredAt: now }
+      data: { walletId: id, customerId, chain, custody, address: wallet.address, occurredAt: now }
     })
     return wallet
   })
+
+const ownerOf = (caller: Caller): WalletOwner => ({ organizationId: caller.organization.id, environment: caller.environment })
 
 /** `POST /v2/customers/{customerId}/wallets`. */
 export const createWallet = (caller: Caller, customerId: CustomerId, body: WalletCreate): Effect.Effect<WalletWire, ApiError, Store> =>
@@ -183,7 +203,7 @@ export const createWallet = (caller: Caller, customerId: CustomerId, body: Walle
         `The customer has no approved crypto_wallet application for ${body.chain}; apply with POST /v2/customers/{customerId}/features first.`
       )
     }
-    return yield* walletToWire(yield* openWallet(caller, customerId, body.chain, body.clientReferenceId))
+    return yield* walletToWire(yield* openWallet(ownerOf(caller), customerId, body.chain, body.clientReferenceId))
   })
 
 /** `POST /v2/wallets/{walletId}/rotate`: retires the wallet and answers its successor. */
@@ -212,7 +232,7 @@ export const rotateWallet = (caller: Caller, id: WalletId): Effect.Effect<Wallet
         )
       }
     }
-    const successor = yield* openWallet(caller, wallet.customerId, wallet.chain, undefined)
+    const successor = yield* openWallet(ownerOf(caller), wallet.customerId, wallet.chain, undefined, wallet.custody)
     const now = toIso(yield* Clock.currentTimeMillis)
     yield* Effect.orDie(store.update(Wallets, { ...wallet, status: "retired", replacedByWalletId: successor.id, updatedAt: now }))
     return yield* walletToWire(successor)

@@ -523,8 +523,8 @@ export const submitCustomerUpdate = (
     return applicationToWire(application)
   })
 
-/** Whether a crypto wallet may be offered to this customer. */
-const cryptoEligible = (customer: Customer): boolean =>
+/** Whether a crypto wallet may be offered to this customer (its jurisdiction). */
+export const cryptoEligible = (customer: Customer): boolean =>
   !cryptoIneligible.countries.includes(customer.country) &&
   !(customer.country === "USA" && customer.state !== undefined && cryptoIneligible.usStates.includes(customer.state.toUpperCase()))
 

@@ -1,0 +1,44 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { CustomerId, WalletSignerId } from "../kernel/Ids.ts"
+import {
+  AdminApproval,
+  CeremonyStart,
+  ClaimAccepted,
+  ClaimNonCustodial,
+  SignerHeaders,
+  SignerSessionInfo,
+  WalletCeremony
+} from "../signing/Signers.ts"
+import { common, Idempotency, problem, withBody } from "./Policies.ts"
+
+/**
+ * Non-custodial wallets: the claim and the admin-approval link (the spec's rows), and the signer's own endpoints,
+ * which take the signer's session in `Authorization: Bearer` beside the organization's key (Authentication rule 10).
+ */
+export const Signers = HttpApiGroup.make("signers")
+  .add(
+    HttpApiEndpoint.post("claim", "/v2/customers/:customerId/wallets/claim-non-custodial", {
+      params: { customerId: CustomerId },
+      payload: ClaimNonCustodial,
+      success: ClaimAccepted.pipe(HttpApiSchema.status(202)),
+      error: [...withBody, problem(422)]
+    }).annotate(Idempotency, "required")
+  )
+  .add(
+    HttpApiEndpoint.post("reissueAdminApproval", "/v2/customers/:customerId/wallet-signers/:signerId/reissue-admin-approval", {
+      params: { customerId: CustomerId, signerId: WalletSignerId },
+      success: AdminApproval,
+      error: [...withBody, problem(422)]
+    })
+  )
+  .add(HttpApiEndpoint.get("session", "/v2/signer/session", {
+    headers: SignerHeaders,
+    success: SignerSessionInfo,
+    error: common
+  }))
+  .add(HttpApiEndpoint.post("startCeremony", "/v2/signer/ceremonies", {
+    headers: SignerHeaders,
+    payload: CeremonyStart,
+    success: WalletCeremony.pipe(HttpApiSchema.status(201)),
+    error: [...withBody, problem(422)]
+  }))

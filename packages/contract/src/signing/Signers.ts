@@ -1,0 +1,174 @@
+/**
+ * Non-custodial wallets' wire shapes: the claim that starts them (a roster of signers and a threshold), the roster's
+ * signers, their ceremonies, and the signer session a signer's own endpoints take as `Authorization: Bearer`.
+ * Fields the spec does not show are fos's (docs/signing.md).
+ */
+import { Schema } from "effect"
+import "../kernel/Annotations.ts"
+import { Chain } from "../kernel/Money.ts"
+import { NonBlankString, UtcTimestamp } from "../kernel/Primitives.ts"
+
+/**
+ * An id of a resource the spec's identifier table has no prefix for (claims `clm_`, ceremonies `cer_`): fos mints
+ * them with a prefix of its own, and a path parameter of another shape is 400 INVALID_OID_FORMAT like any id.
+ */
+const plainOid = (prefix: string, name: string) =>
+  Schema.String.check(
+    Schema.isPattern(new RegExp(`^${prefix}_[0-9A-Za-z]{1,64}$`), {
+      fosCode: "INVALID_OID_FORMAT",
+      fosDetail: `must be a ${name} id (${prefix}_ followed by 1 to 64 letters or digits)`
+    })
+  )
+
+export const ClaimId = plainOid("clm", "claim").pipe(Schema.brand("ClaimId"))
+export type ClaimId = typeof ClaimId.Type
+export const CeremonyId = plainOid("cer", "wallet ceremony").pipe(Schema.brand("CeremonyId"))
+export type CeremonyId = typeof CeremonyId.Type
+
+export const SignerRoles = ["signer", "admin"] as const
+export type SignerRole = typeof SignerRoles[number]
+/** A person signs with passkeys; a machine signer with an API key of its own (spec: "a machine (api_key) admin"). */
+export const CredentialTypes = ["passkey", "api_key"] as const
+export type CredentialType = typeof CredentialTypes[number]
+
+/** The most signers a roster holds. */
+export const maxRosterSize = 10
+
+/** One roster entry: a person (passkey) named by email, or a machine signer (api_key) named by a label. */
+export const RosterEntry = Schema.Struct({
+  credentialType: Schema.Literals(CredentialTypes),
+  role: Schema.Literals(SignerRoles),
+  /** A person's email, where the invitation is sent; required for passkey signers, refused for api_key ones. */
+  email: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { fosDetail: "must be an email address" }))),
+  /** A machine signer's label; required for api_key signers, optional for persons. */
+  name: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(128, { fosDetail: "must be at most 128 characters" })))
+}).annotate({ identifier: "RosterEntry" })
+export type RosterEntry = typeof RosterEntry.Type
+
+/** `POST /v2/customers/{customerId}/wallets/claim-non-custodial`. */
+export const ClaimNonCustodial = Schema.Struct({
+  /** The chains to open a non-custodial wallet on; each needs the customer's approved crypto_wallet application. */
+  chains: Schema.Array(Chain).check(Schema.isMinLength(1, { fosDetail: "must name at least one chain" })),
+  roster: Schema.Array(RosterEntry).check(Schema.isMinLength(1, { fosDetail: "must name at least one signer" })),
+  /** How many signers' stamps a transfer needs: 1 to the roster's size. */
+  threshold: Schema.Number.check(Schema.isInt()),
+  clientReferenceId: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(128, { fosDetail: "must be at most 128 characters" })))
+}).annotate({ identifier: "ClaimNonCustodial" })
+export type ClaimNonCustodial = typeof ClaimNonCustodial.Type
+
+export const WalletSignerStatuses = ["pending_activation", "enrolled", "approved", "removed"] as const
+
+/** A roster signer as fos shows it. */
+export const WalletSigner = Schema.Struct({
+  id: Schema.String,
+  customerId: Schema.String,
+  claimId: Schema.String,
+  role: Schema.Literals(SignerRoles),
+  credentialType: Schema.Literals(CredentialTypes),
+  status: Schema.Literals(WalletSignerStatuses),
+  passkeyCount: Schema.Number,
+  email: Schema.optionalKey(Schema.String),
+  name: Schema.optionalKey(Schema.String),
+  createdAt: UtcTimestamp,
+  updatedAt: UtcTimestamp
+}).annotate({ identifier: "WalletSigner" })
+export type WalletSigner = typeof WalletSigner.Type
+
+/** The 202 of a claim: its id, and the roster it invited. */
+export const ClaimAccepted = Schema.Struct({
+  claimId: Schema.String,
+  customerId: Schema.String,
+  status: Schema.Literal("pending"),
+  chains: Schema.Array(Chain),
+  threshold: Schema.Number,
+  signers: Schema.Array(WalletSigner),
+  clientReferenceId: Schema.optionalKey(Schema.String),
+  createdAt: UtcTimestamp
+}).annotate({ identifier: "ClaimAccepted" })
+export type ClaimAccepted = typeof ClaimAccepted.Type
+
+/** An admin approval link, as reissued. */
+export const AdminApproval = Schema.Struct({
+  walletSignerId: Schema.String,
+  ceremonyId: Schema.String,
+  adminVerificationUrl: Schema.String,
+  expiresAt: UtcTimestamp
+}).annotate({ identifier: "AdminApproval" })
+export type AdminApproval = typeof AdminApproval.Type
+
+export const WalletCeremonyStatuses = ["awaiting_admin_approval", "completed", "failed", "cancelled"] as const
+
+/** A roster ceremony. */
+export const WalletCeremony = Schema.Struct({
+  id: Schema.String,
+  customerId: Schema.String,
+  walletSignerId: Schema.String,
+  type: Schema.Literals(["passkey_addition", "signer_promotion", "signer_demotion", "signer_removal"]),
+  status: Schema.Literals(WalletCeremonyStatuses),
+  adminVerificationUrl: Schema.String,
+  expiresAt: UtcTimestamp,
+  createdAt: UtcTimestamp,
+  updatedAt: UtcTimestamp
+}).annotate({ identifier: "WalletCeremony" })
+export type WalletCeremony = typeof WalletCeremony.Type
+
+/** `POST /v2/signer/ceremonies`: an admin starts a roster change that another admin's co-stamp completes. */
+export const CeremonyStart = Schema.Struct({
+  type: Schema.Literals(["signer_promotion", "signer_demotion", "signer_removal"]),
+  walletSignerId: Schema.String.check(Schema.isPattern(/^wsg_[0-9A-Za-z]{1,64}$/, { fosDetail: "must be a wallet signer id (wsg_...)" }))
+}).annotate({ identifier: "CeremonyStart" })
+export type CeremonyStart = typeof CeremonyStart.Type
+
+/** A signer session: the token a signer's endpoints take as `Authorization: Bearer`, and when it expires. */
+export const SignerSession = Schema.Struct({
+  token: Schema.String,
+  walletSignerId: Schema.String,
+  customerId: Schema.String,
+  expiresAt: UtcTimestamp
+}).annotate({ identifier: "SignerSession" })
+export type SignerSession = typeof SignerSession.Type
+
+/** The signer a session belongs to, as `GET /v2/signer/session` shows it. */
+export const SignerSessionInfo = Schema.Struct({
+  signer: WalletSigner,
+  expiresAt: UtcTimestamp
+}).annotate({ identifier: "SignerSessionInfo" })
+
+/** The headers of a signer endpoint: the session token. A missing or malformed one is 401, never 400. */
+export const SignerHeaders = Schema.Struct({ authorization: Schema.optionalKey(Schema.String) })
+
+// --- the outside actors (simulate) -----------------------------------------------------------------------------
+
+/** The end user (or the machine) enrolls its credential from the invitation: passkeys for a person, none for a machine. */
+export const SimulatedEnrollment = Schema.Struct({
+  passkeyCount: Schema.optionalKey(Schema.Number.check(Schema.isInt()))
+}).annotate({ identifier: "SimulatedEnrollment" })
+export type SimulatedEnrollment = typeof SimulatedEnrollment.Type
+
+/** The signer logs in: its passkey (or key) authentication succeeds, or fails (401 SIGNER_AUTH_FAILED). */
+export const SimulatedSignerLogin = Schema.Struct({
+  authentication: Schema.optionalKey(Schema.Literals(["succeeded", "failed"]))
+}).annotate({ identifier: "SimulatedSignerLogin" })
+export type SimulatedSignerLogin = typeof SimulatedSignerLogin.Type
+
+/** An admin's co-stamp on a waiting ceremony (the admin's session in `Authorization: Bearer`). */
+export const SimulatedCeremonyDecision = Schema.Struct({
+  outcome: Schema.Literals(["approved", "declined"])
+}).annotate({ identifier: "SimulatedCeremonyDecision" })
+export type SimulatedCeremonyDecision = typeof SimulatedCeremonyDecision.Type
+
+/** The wallet provider's answer to a claim's provisioning. */
+export const SimulatedProvisioning = Schema.Struct({
+  outcome: Schema.Literals(["succeeded", "failed"])
+}).annotate({ identifier: "SimulatedProvisioning" })
+export type SimulatedProvisioning = typeof SimulatedProvisioning.Type
+
+/** A claim as the provisioning simulate answers it. */
+export const ClaimState = Schema.Struct({
+  claimId: Schema.String,
+  customerId: Schema.String,
+  status: Schema.Literals(["pending", "completed", "failed"]),
+  provisioned: Schema.Boolean,
+  walletIds: Schema.Array(Schema.String)
+}).annotate({ identifier: "ClaimState" })
+export type ClaimState = typeof ClaimState.Type
