@@ -70,7 +70,16 @@ import {
   listWallets,
   rotateWallet,
   supplySenderInformation,
-  walletToWire
+  walletToWire,
+  cancelOrder,
+  createOrder,
+  createQuote,
+  executeOrder,
+  getOrder,
+  listOrders,
+  orderToWire,
+  setRate,
+  simulateOrderFailure
 } from "@fos/core"
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
@@ -216,7 +225,25 @@ const SimulateLive = HttpApiBuilder.group(ServerApi, "simulate", (handlers) =>
         Effect.map(simulateTransactionStep(caller, params.id, { type: "terminal", terminal: payload }), transactionToWire)
       ).pipe(Effect.map(mutable)))
     .handle("reviewTransaction", ({ params, payload }) =>
-      CurrentCaller.use((caller) => Effect.map(simulateReview(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable))))
+      CurrentCaller.use((caller) => Effect.map(simulateReview(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable)))
+    .handle("setRate", ({ payload }) => CurrentCaller.use((caller) => setRate(caller, payload)))
+    .handle("failOrder", ({ params, payload }) =>
+      CurrentCaller.use((caller) => simulateOrderFailure(caller, params.orderId, payload.reasonCode)).pipe(Effect.map(mutable))))
+
+const QuotesLive = HttpApiBuilder.group(ServerApi, "quotes", (handlers) =>
+  handlers.handle("create", ({ payload }) =>
+    CurrentCaller.use((caller) => createQuote(caller, payload)).pipe(Effect.map((q) => ({ ...q, options: q.options.map(mutable) })))))
+
+const OrdersLive = HttpApiBuilder.group(ServerApi, "orders", (handlers) =>
+  handlers
+    .handle("create", ({ payload }) => CurrentCaller.use((caller) => createOrder(caller, payload)).pipe(Effect.map(mutable)))
+    .handle("list", ({ query }) =>
+      CurrentCaller.use((caller) =>
+        listOrders(caller, { status: query.status, customerId: query.customerId }, listQueryOf(query))
+      ).pipe(Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))))
+    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(getOrder(caller, params.orderId), orderToWire)).pipe(Effect.map(mutable)))
+    .handle("execute", ({ params }) => CurrentCaller.use((caller) => executeOrder(caller, params.orderId)).pipe(Effect.map(mutable)))
+    .handle("cancel", ({ params }) => CurrentCaller.use((caller) => cancelOrder(caller, params.orderId)).pipe(Effect.map(mutable))))
 
 const WalletsLive = HttpApiBuilder.group(ServerApi, "wallets", (handlers) =>
   handlers
@@ -360,5 +387,7 @@ export const layerHandlers = Layer.mergeAll(
   OnboardingLive,
   ApplicationsLive,
   TransactionsLive,
-  WalletsLive
+  WalletsLive,
+  QuotesLive,
+  OrdersLive
 )

@@ -33,7 +33,7 @@ import {
   TransactionTypes,
   toIso
 } from "@fos/contract"
-import { Clock, Effect } from "effect"
+import { Clock, Context, Effect } from "effect"
 import { newId } from "../kernel/IdGenerator.ts"
 import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
@@ -341,5 +341,15 @@ export const moveTransaction = (
         data: toWire(statusEventData(event, moved, sequence, now, ending))
       })
     }
+    // Money landed on a customer's account: what waits for it (an autoExecute order) runs in this transaction.
+    if (moved.status === "completed" && current.status !== "completed") yield* (yield* FundsArrived)(moved)
     return moved
   })
+
+/**
+ * What runs when a transaction completes and so credits its destination: the orders module registers the check
+ * that executes autoExecute orders the new balance now covers (Engine.ts). Nothing by default.
+ */
+export class FundsArrived extends Context.Reference<(transaction: StoredTransaction) => Effect.Effect<void, never, Store>>("fos/FundsArrived", {
+  defaultValue: () => () => Effect.void
+}) {}
