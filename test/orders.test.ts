@@ -1,0 +1,430 @@
+/**
+ * Pricing, quotes and orders through the whole pipeline (engine.fetch) on a virtual clock: the world model's market
+ * and its simulate call, quotes and their redemption, the four order directions from quote to settled balances
+ * (the ledger summing to zero per asset, the customer's balances moving by exactly the order's amounts, fees and
+ * markup in their accounts), execution and its refusals, cancellation, the lock expiry sweep, autoExecute, the
+ * failures the sandbox forces, and every synchronous code the orders answer with. Every event a test makes must
+ * decode with its type's schema.
+ */
+import { formatAmount, parseAmount, type AssetCode } from "@fos/contract"
+import { LedgerAccounts, makeVirtualClock, scopeOf, Store, type WorldModelOptions } from "@fos/core"
+import { createEngine, type Engine } from "@fos/http"
+import { Effect } from "effect"
+import { afterEach, describe, expect, it } from "vitest"
+import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
+import { expectCatalogEvents, expectProblem, keysOf, orgSeed, outboxEvents, seedOf } from "./support.ts"
+
+/** Monday 09:00 UTC: the foreign-exchange market is open. */
+const MONDAY = Date.parse("2026-03-02T09:00:00.000Z")
+/** Saturday 12:00 UTC: it is closed. */
+const SATURDAY = Date.parse("2026-03-07T12:00:00.000Z")
+
+let engine: Engine
+let acme: Client
+let rival: Client
+
+const start = async (options: { startMs?: number; worldModel?: WorldModelOptions; markup?: boolean } = {}) => {
+  const startMs = options.startMs ?? MONDAY
+  engine = await createEngine({
+    clock: { mode: "virtual", startMs },
+    realClock: makeVirtualClock(startMs),
+    seed: seedOf(orgSeed("acme", options.markup === true ? { features: ["client_markup"] } : {}), orgSeed("rival")) as never,
+    // Fast bank rails, so funding a virtual account takes seconds whatever the day.
+    worldModel: { railSettlement: { sepa: { afterMs: 5_000 } }, ...options.worldModel }
+  })
+  acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
+  rival = clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox)
+}
+
+afterEach(async () => {
+  if (engine !== undefined) await expectCatalogEvents(engine)
+  await engine?.close()
+})
+
+const advance = (ms: number) => engine.clock.advance(ms)
+const now = () => engine.clock.now()
+const iso = (ms: number) => new Date(ms).toISOString()
+const events = (type?: string) => outboxEvents(engine, type)
+
+// --- fixtures ----------------------------------------------------------------------------------------------------
+
+let customers = 0
+const onboardedCustomer = async (client: Client = acme): Promise<string> => {
+  const docs = await deuDocuments(client)
+  const submitted = await client.call("POST", "/v2/onboarding", deuSubmission(docs, { clientReferenceId: `order-customer-${++customers}` }), idem())
+  expect(submitted.status, submitted.text).toBe(201)
+  const decided = await client.call("POST", `/v2/simulate/applications/${submitted.json.applicationId}/decision`, { outcome: "approved" })
+  expect(decided.status, decided.text).toBe(200)
+  return decided.json.customerId
+}
+
+const virtualAccount = async (customerId: string, currency: "USD" | "EUR", client: Client = acme): Promise<string> => {
+  const applied = await client.call("POST", `/v2/customers/${customerId}/features`, { type: "virtual_account", asset: { code: currency } }, idem())
+  expect(applied.status, applied.text).toBe(201)
+  await client.call("POST", `/v2/simulate/applications/${applied.json.applicationId}/decision`, { outcome: "approved" })
+  await advance(30_000)
+  const accounts = await client.call("GET", `/v2/customers/${customerId}/virtual-accounts`)
+  const account = accounts.json.data.find((a: any) => a.asset?.code === currency || a.balances?.[0]?.code === currency) ?? accounts.json.data[0]
+  expect(account.status).toBe("active")
+  return account.id
+}
+
+const wallet = async (customerId: string, chain: string, client: Client = acme): Promise<string> => {
+  const applied = await client.call("POST", `/v2/customers/${customerId}/features`, { type: "crypto_wallet", asset: { code: "USDC", chain } }, idem())
+  expect(applied.status, applied.text).toBe(201)
+  await client.call("POST", `/v2/simulate/applications/${applied.json.applicationId}/decision`, { outcome: "approved" })
+  const created = await client.call("POST", `/v2/customers/${customerId}/wallets`, { chain }, idem())
+  expect(created.status, created.text).toBe(201)
+  return created.json.id
+}
+
+/** A customer with a USD and a EUR virtual account and wallets on base and ethereum. */
+const customerWithAccounts = async (client: Client = acme) => {
+  const customerId = await onboardedCustomer(client)
+  const usd = await virtualAccount(customerId, "USD", client)
+  const eur = await virtualAccount(customerId, "EUR", client)
+  const base = await wallet(customerId, "base", client)
+  const ethereum = await wallet(customerId, "ethereum", client)
+  return { customerId, usd, eur, base, ethereum }
+}
+
+/** Sends money in and lets it settle. */
+const fund = async (destination: Record<string, unknown>, assetAmount: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
+  const r = await acme.call("POST", "/v2/simulate/deposits", { destination, assetAmount, ...extra })
+  expect(r.status, r.text).toBe(201)
+  await advance(3_600_000)
+  expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json.status).toBe("completed")
+}
+const fundUsd = (accountId: string, amount: string) => fund({ type: "virtual_account", virtualAccountId: accountId }, { code: "USD", amount }, { rail: "rtp" })
+
+const balances = async (kind: "wallet" | "virtual_account", id: string) =>
+  (await acme.call("GET", kind === "wallet" ? `/v2/wallets/${id}` : `/v2/virtual-accounts/${id}`)).json.balances as Array<any>
+const available = async (kind: "wallet" | "virtual_account", id: string, code: string) =>
+  (await balances(kind, id)).find((b) => b.code === code)?.available ?? "0"
+
+const va = (virtualAccountId: string) => ({ type: "virtual_account", virtualAccountId })
+const wl = (walletId: string, asset: string) => ({ type: "wallet", walletId, asset })
+
+const createOrder = (body: Record<string, unknown>, headers = idem("order"), client: Client = acme) => client.call("POST", "/v2/orders", body, headers)
+const execute = (id: string, headers = idem("execute")) => acme.call("POST", `/v2/orders/${id}/execute`, undefined, headers)
+const cancel = (id: string, headers = idem("cancel")) => acme.call("POST", `/v2/orders/${id}/cancel`, undefined, headers)
+const readOrder = async (id: string) => (await acme.call("GET", `/v2/orders/${id}`)).json
+const quote = (body: Record<string, unknown>, headers: Record<string, string> = {}) => acme.call("POST", "/v2/quotes", body, headers)
+
+/** Per asset (and chain), what every account of acme's sandbox holds: posted and pending sums. */
+const ledger = () =>
+  engine.run(Effect.gen(function*() {
+    const store = yield* Store
+    const accounts = yield* store.page(LedgerAccounts, {
+      order: "byScope",
+      partition: scopeOf("org_acme", "sandbox"),
+      descending: false,
+      backward: false,
+      from: undefined,
+      limit: 10_000
+    })
+    return accounts
+  }))
+
+/** Every asset's accounts sum to zero, posted and pending; answers what each fees holder holds per asset. */
+const expectBalancedLedger = async () => {
+  const sums = new Map<string, { posted: bigint; pending: bigint }>()
+  const fees = new Map<string, bigint>()
+  for (const a of await ledger()) {
+    const key = a.chain === undefined ? a.asset : `${a.asset}@${a.chain}`
+    const s = sums.get(key) ?? sums.set(key, { posted: 0n, pending: 0n }).get(key)!
+    s.posted += BigInt(a.creditsPosted) - BigInt(a.debitsPosted)
+    s.pending += BigInt(a.creditsPending) - BigInt(a.debitsPending)
+    if (a.holderType === "wallet" || a.holderType === "virtual_account") {
+      expect(BigInt(a.creditsPosted) - BigInt(a.debitsPosted) - BigInt(a.debitsPending), `${a.id} below zero`).toBeGreaterThanOrEqual(0n)
+    }
+    if (a.holderType === "fees") {
+      const k = `${a.holderId}:${key}`
+      fees.set(k, (fees.get(k) ?? 0n) + BigInt(a.creditsPosted) - BigInt(a.debitsPosted))
+    }
+  }
+  for (const [key, s] of sums) expect({ key, ...s }).toEqual({ key, posted: 0n, pending: 0n })
+  return fees
+}
+
+const units = (code: AssetCode, amount: string) => parseAmount(code, amount)!.units
+const minus = (code: AssetCode, a: string, b: string) => formatAmount({ asset: code, units: units(code, a) - units(code, b) })
+
+// --- pricing ------------------------------------------------------------------------------------------------------
+
+describe("the market", () => {
+  it("prices a pair from its rule: mid rate less the service's spread, the fee in basis points, one option per recipient type, expiring on the clock", async () => {
+    await start()
+    const r = await quote({ source: { asset: "USD" }, target: { asset: "USDC", chain: "base" }, amount: "100", lockSide: "source", rail: "ach" })
+    expect(r.status, r.text).toBe(201)
+    expect(r.json.createdAt).toBe(iso(MONDAY))
+    expect(r.json.options.map((o: any) => o.recipientType)).toEqual(["wallet", "external_crypto"])
+    const option = r.json.options[0]
+    expect(option).toEqual({
+      id: expect.stringMatching(/^qop_[0-9a-z]{24}$/),
+      expiresAt: iso(MONDAY + 60_000),
+      recipientType: "wallet",
+      sourceAssetRef: { code: "USD" },
+      destinationAssetRef: { code: "USDC", chain: "base" },
+      lockSide: "source",
+      // USD/USDC: mid 1, spread 50 basis points.
+      rate: "0.995",
+      sourceAmount: { code: "USD", amount: "100.00" },
+      destinationAmount: { code: "USDC", amount: "99.500000", chain: "base" },
+      // onramp fee: 25 basis points of the principal.
+      fees: [{ owner: "service", assetAmount: { code: "USD", amount: "0.25" }, invoiced: false }],
+      totalDebit: { code: "USD", amount: "100.25" }
+    })
+    // A fixed destination amount: what it costs is rounded up, in the service's favour.
+    const fixed = await quote({ source: { asset: "EUR" }, target: { asset: "USD" }, amount: "100", lockSide: "destination" })
+    expect(fixed.status, fixed.text).toBe(201)
+    // EUR/USD mid 1.08, spread 30 basis points: 1.07676 USD per EUR; 100 / 1.07676 = 92.8712... EUR, rounded up.
+    expect(fixed.json.options[0]).toMatchObject({
+      rate: "1.07676",
+      sourceAmount: { code: "EUR", amount: "92.88" },
+      destinationAmount: { code: "USD", amount: "100.00" }
+    })
+  })
+
+  it("moves a pair's mid rate from then on with simulate/rates, and makes it unavailable (503 RATE_UNAVAILABLE) until it is available again", async () => {
+    await start()
+    const moved = await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "USDC", destinationAsset: "ETH", mid: "0.0004" })
+    expect(moved.status, moved.text).toBe(200)
+    expect(moved.json).toEqual({ sourceAsset: "USDC", destinationAsset: "ETH", mid: "0.0004", spreadBps: 100, available: true })
+    const r = await quote({ source: { asset: "USDC", chain: "base" }, target: { asset: "ETH", chain: "base" }, amount: "1000", lockSide: "source" })
+    expect(r.json.options[0]).toMatchObject({ rate: "0.000396", destinationAmount: { code: "ETH", amount: "0.396000000000000000", chain: "base" } })
+    // Another organization's market did not move.
+    const theirs = await rival.call("POST", "/v2/quotes", { source: { asset: "USDC", chain: "base" }, target: { asset: "ETH", chain: "base" }, amount: "1000", lockSide: "source" })
+    expect(theirs.json.options[0].rate).not.toBe("0.000396")
+
+    expect((await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "USDC", destinationAsset: "ETH", available: false })).json.available).toBe(false)
+    expectProblem(await quote({ source: { asset: "USDC", chain: "base" }, target: { asset: "ETH", chain: "base" }, amount: "1", lockSide: "source" }), {
+      type: "RATE_UNAVAILABLE",
+      status: 503,
+      instance: "/sandbox/v2/quotes"
+    })
+    await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "USDC", destinationAsset: "ETH", available: true })
+    expect((await quote({ source: { asset: "USDC", chain: "base" }, target: { asset: "ETH", chain: "base" }, amount: "1", lockSide: "source" })).status).toBe(201)
+  })
+
+  it("answers 422 UNSUPPORTED_PAIR with the pair for what it does not convert, 404 NO_PRICING_CONFIGURED for a pair without a rule, 422 INVALID_ORDER_COMBO for no conversion", async () => {
+    await start({ worldModel: { pricing: { "USD/EURC": null, "USDC/USDT": { mid: "0.9998", spreadBps: 5 } } } })
+    const unsupported = expectProblem(
+      await quote({ source: { asset: "BTC", chain: "base" }, target: { asset: "USD" }, amount: "1", lockSide: "source" }),
+      { type: "UNSUPPORTED_PAIR", status: 422, instance: "/sandbox/v2/quotes" }
+    )
+    expect(unsupported).toMatchObject({ sourceAsset: "BTC", destinationAsset: "USD", sourceChain: "base", destinationChain: null })
+    expectProblem(await quote({ source: { asset: "USD" }, target: { asset: "EURC", chain: "base" }, amount: "1", lockSide: "source" }), {
+      type: "NO_PRICING_CONFIGURED",
+      status: 404,
+      instance: "/sandbox/v2/quotes"
+    })
+    expectProblem(await quote({ source: { asset: "USDC", chain: "base" }, target: { asset: "USDC", chain: "base" }, amount: "1", lockSide: "source" }), {
+      type: "INVALID_ORDER_COMBO",
+      status: 422,
+      instance: "/sandbox/v2/quotes"
+    })
+    // A seeded rule replaces the default: USDC/USDT at 0.9998 less 5 basis points.
+    const seeded = await quote({ source: { asset: "USDC", chain: "ethereum" }, target: { asset: "USDT", chain: "ethereum" }, amount: "10", lockSide: "source" })
+    expect(seeded.json.options[0].rate).toBe("0.9993001")
+  })
+
+  it("follows the foreign-exchange market's hours: closed with no prior rate is 503 RATE_UNAVAILABLE_AFTER_HOURS; crypto trades all week; a prior rate is used", async () => {
+    await start({ startMs: SATURDAY })
+    const fiat = { source: { asset: "USD" }, target: { asset: "USDC", chain: "base" }, amount: "10", lockSide: "source" }
+    expectProblem(await quote(fiat), { type: "RATE_UNAVAILABLE_AFTER_HOURS", status: 503, instance: "/sandbox/v2/quotes", nowMs: SATURDAY })
+    expect((await quote({ source: { asset: "USDC", chain: "base" }, target: { asset: "ETH", chain: "base" }, amount: "10", lockSide: "source" })).status).toBe(201)
+    // Sunday 22:00 UTC the market opens; the rate seen then is the prior rate of the next weekend.
+    await advance(Date.parse("2026-03-08T22:00:00.000Z") - SATURDAY)
+    expect((await quote(fiat)).status).toBe(201)
+    await advance(6 * 24 * 3_600_000)
+    expect(new Date(await now()).getUTCDay()).toBe(6)
+    expect((await quote(fiat)).status).toBe(201)
+    // A rate set through the simulate call is a prior rate too.
+    expectProblem(await quote({ ...fiat, source: { asset: "GBP" } }), { type: "RATE_UNAVAILABLE_AFTER_HOURS", status: 503, instance: "/sandbox/v2/quotes" })
+    await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "GBP", destinationAsset: "USDC", mid: "1.25" })
+    expect((await quote({ ...fiat, source: { asset: "GBP" } })).json.options[0].rate).toBe("1.24375")
+  })
+
+  it("refuses an Idempotency-Key on POST /v2/quotes with 400 VALIDATION_ERROR", async () => {
+    await start()
+    expectProblem(await quote({ source: { asset: "USD" }, target: { asset: "EUR" }, amount: "10", lockSide: "source" }, idem()), {
+      type: "VALIDATION_ERROR",
+      status: 400,
+      instance: "/sandbox/v2/quotes"
+    })
+  })
+
+  it("refuses markup without the client_markup feature (403), and a markup that with the spread leaves no rate (422)", async () => {
+    await start()
+    const body = { source: { asset: "USD" }, target: { asset: "EUR" }, amount: "10", lockSide: "source" }
+    expectProblem(await quote({ ...body, markupBps: 10 }), { type: "CLIENT_MARKUP_NOT_ENABLED", status: 403, instance: "/sandbox/v2/quotes" })
+    expectProblem(await quote({ ...body, markupAmount: "1" }), { type: "CLIENT_MARKUP_NOT_ENABLED", status: 403, instance: "/sandbox/v2/quotes" })
+    await engine.close()
+    await start({ markup: true })
+    expectProblem(await quote({ ...body, markupBps: 9_970 }), { type: "CLIENT_MARKUP_SPREAD_EXCEEDED", status: 422, instance: "/sandbox/v2/quotes" })
+    const r = await quote({ ...body, markupBps: 20, markupAmount: "0.50" })
+    expect(r.status, r.text).toBe(201)
+    // USD/EUR: 1 / 1.08 = 0.9259259259, less 30 + 20 basis points.
+    expect(r.json.options[0]).toMatchObject({
+      rate: "0.9212962962705",
+      markupBps: 20,
+      markupAmount: { code: "USD", amount: "0.50" },
+      fees: [
+        { owner: "service", assetAmount: { code: "USD", amount: "0.02" }, invoiced: false },
+        { owner: "organization", assetAmount: { code: "USD", amount: "0.50" }, invoiced: false },
+        // 10 USD at the rate less the spread alone (9.23 EUR) less what the customer receives (9.21 EUR).
+        { owner: "organization", assetAmount: { code: "EUR", amount: "0.02" }, invoiced: false }
+      ],
+      totalDebit: { code: "USD", amount: "10.52" }
+    })
+  })
+})
+
+// --- the four directions ---------------------------------------------------------------------------------------------
+
+describe("an order, from quote to settled balances", () => {
+  const directions = [
+    {
+      direction: "onramp",
+      fundWith: (a: Awaited<ReturnType<typeof customerWithAccounts>>) => fundUsd(a.usd, "1000.00"),
+      source: (a: any) => ({ account: va(a.usd), kind: "virtual_account" as const, id: a.usd, code: "USD" as AssetCode }),
+      destination: (a: any) => ({ account: wl(a.base, "USDC"), kind: "wallet" as const, id: a.base, code: "USDC" as AssetCode }),
+      quote: { source: { asset: "USD" }, target: { asset: "USDC", chain: "base" }, amount: "250", lockSide: "source" },
+      funded: "1000.00",
+      chain: "base"
+    },
+    {
+      direction: "offramp",
+      fundWith: (a: any) => fund({ type: "wallet", walletId: a.base }, { code: "USDC", amount: "500", chain: "base" }),
+      source: (a: any) => ({ account: wl(a.base, "USDC"), kind: "wallet" as const, id: a.base, code: "USDC" as AssetCode }),
+      destination: (a: any) => ({ account: va(a.eur), kind: "virtual_account" as const, id: a.eur, code: "EUR" as AssetCode }),
+      quote: { source: { asset: "USDC", chain: "base" }, target: { asset: "EUR" }, amount: "100", lockSide: "destination" },
+      funded: "500.000000",
+      chain: "base"
+    },
+    {
+      direction: "conversion",
+      fundWith: (a: any) => fund({ type: "wallet", walletId: a.base }, { code: "USDC", amount: "500", chain: "base" }),
+      source: (a: any) => ({ account: wl(a.base, "USDC"), kind: "wallet" as const, id: a.base, code: "USDC" as AssetCode }),
+      destination: (a: any) => ({ account: wl(a.ethereum, "USDC"), kind: "wallet" as const, id: a.ethereum, code: "USDC" as AssetCode }),
+      quote: { source: { asset: "USDC", chain: "base" }, target: { asset: "USDC", chain: "ethereum" }, amount: "123.456789", lockSide: "source" },
+      funded: "500.000000",
+      chain: "ethereum"
+    },
+    {
+      direction: "fiat_conversion",
+      fundWith: (a: any) => fundUsd(a.usd, "1000.00"),
+      source: (a: any) => ({ account: va(a.usd), kind: "virtual_account" as const, id: a.usd, code: "USD" as AssetCode }),
+      destination: (a: any) => ({ account: va(a.eur), kind: "virtual_account" as const, id: a.eur, code: "EUR" as AssetCode }),
+      quote: { source: { asset: "USD" }, target: { asset: "EUR" }, amount: "333.33", lockSide: "source" },
+      funded: "1000.00",
+      chain: undefined
+    }
+  ] as const
+
+  for (const d of directions) {
+    it(`${d.direction}: books principal, fee and spread as one linked batch, settles on the clock, and moves the balances by exactly the order's amounts`, async () => {
+      await start()
+      const accounts = await customerWithAccounts()
+      await d.fundWith(accounts)
+      const source = d.source(accounts)
+      const destination = d.destination(accounts)
+      const q = await quote(d.quote)
+      expect(q.status, q.text).toBe(201)
+      const option = q.json.options[0]
+      const created = await createOrder({ source: source.account, destination: destination.account, quoteOptionId: option.id, clientReferenceId: `o-${d.direction}` })
+      expect(created.status, created.text).toBe(201)
+      const order = created.json
+      const createdAt = await now()
+      expect(order).toEqual({
+        id: expect.stringMatching(/^ord_[0-9a-z]{24}$/),
+        customerId: accounts.customerId,
+        status: "pending",
+        direction: d.direction,
+        source: { ...source.account, asset: undefined, assetAmount: option.sourceAmount, ...(source.kind === "wallet" ? {} : {}) },
+        destination: { ...destination.account, asset: undefined, assetAmount: option.destinationAmount },
+        lockSide: d.quote.lockSide,
+        rate: option.rate,
+        fees: option.fees,
+        totalDebit: option.totalDebit,
+        lockExpiresAt: iso(createdAt + 15 * 60_000),
+        autoExecute: false,
+        quoteOptionId: option.id,
+        clientReferenceId: `o-${d.direction}`,
+        transactionId: null,
+        reasonCode: null,
+        failureMessage: null,
+        cancellationReason: null,
+        createdAt: iso(createdAt),
+        updatedAt: iso(createdAt)
+      })
+      // No reservation at creation.
+      expect(await available(source.kind, source.id, source.code)).toBe(d.funded)
+
+      const executed = await execute(order.id)
+      expect(executed.status, executed.text).toBe(200)
+      const transactionId = executed.json.transactionId
+      expect(transactionId).toMatch(/^txn_/)
+      // The whole debit is held at once; the destination is credited only when the conversion settles.
+      expect(await available(source.kind, source.id, source.code)).toBe(minus(source.code, d.funded, option.totalDebit.amount))
+      const transaction = (await acme.call("GET", `/v2/transactions/${transactionId}`)).json
+      expect(transaction).toMatchObject({
+        type: d.direction,
+        status: "pending",
+        linkedOrderId: order.id,
+        clientReferenceId: `o-${d.direction}`,
+        source: { type: source.kind, assetAmount: option.totalDebit },
+        destination: { type: destination.kind, assetAmount: option.destinationAmount },
+        fees: option.fees
+      })
+      await advance(2_000)
+      expect((await acme.call("GET", `/v2/transactions/${transactionId}`)).json.status).toBe("processing")
+      await advance(60_000)
+      const completed = (await acme.call("GET", `/v2/transactions/${transactionId}`)).json
+      expect(completed.status).toBe("completed")
+      // A conversion settles in 30 seconds, the other directions in a minute (the world model's defaults).
+      expect(completed.updatedAt).toBe(iso(createdAt + 2_000 + (d.direction === "conversion" ? 30_000 : 60_000)))
+      const done = await readOrder(order.id)
+      expect(done).toMatchObject({ status: "succeeded", transactionId })
+
+      // Balances: exactly the order's amounts.
+      expect(await available(source.kind, source.id, source.code)).toBe(minus(source.code, d.funded, option.totalDebit.amount))
+      expect(await available(destination.kind, destination.id, destination.code)).toBe(option.destinationAmount.amount)
+      // The ledger sums to zero per asset; the service's fee and its spread sit in its fee account.
+      const fees = await expectBalancedLedger()
+      const fee = option.fees.find((f: any) => f.owner === "service")
+      const keyOf = (a: { code: string; chain?: string }) => `service:${a.code}${a.chain === undefined ? "" : `@${a.chain}`}`
+      const sourceKey = keyOf(option.sourceAmount)
+      expect(fees.get(sourceKey) ?? 0n).toBe(units(source.code, fee?.assetAmount.amount ?? "0"))
+      const destinationKey = keyOf(option.destinationAmount)
+      expect(fees.get(destinationKey) ?? 0n).toBeGreaterThan(0n)
+
+      const orderEvents = (await events()).filter((e) => e.type.startsWith("order."))
+      expect(orderEvents.map((e) => e.type)).toEqual(["order.created", "order.succeeded"])
+      expect(orderEvents[0]!.data).toEqual({
+        orderId: order.id,
+        customerId: accounts.customerId,
+        clientReferenceId: `o-${d.direction}`,
+        lockExpiresAt: order.lockExpiresAt,
+        quoteOptionId: option.id,
+        occurredAt: iso(createdAt)
+      })
+      expect(orderEvents[1]!.data).toEqual({
+        orderId: order.id,
+        customerId: accounts.customerId,
+        clientReferenceId: `o-${d.direction}`,
+        transactionId,
+        ...(d.chain === undefined ? {} : { txHash: expect.any(String) }),
+        succeededAt: completed.updatedAt,
+        occurredAt: completed.updatedAt
+      })
+      const statuses = (await events()).filter((e) => e.type.startsWith("transaction.") && e.data.transactionId === transactionId)
+      expect(statuses.map((e) => [e.type, e.data.sequence, e.data.linkedOrderId])).toEqual([
+        ["transaction.created", 1, order.id],
+        ["transaction.processing", 2, order.id],
+        ["transaction.completed", 3, order.id]
+      ])
+    })
+  }
+})
