@@ -88,11 +88,11 @@ const customerWithAccounts = async (client: Client = acme) => {
   return { customerId, usd, eur, base, ethereum }
 }
 
-/** Sends money in and lets it settle. */
+/** Sends money in and lets it settle (RTP in seconds, Base in a minute): well within an order's 15-minute lock. */
 const fund = async (destination: Record<string, unknown>, assetAmount: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
   const r = await acme.call("POST", "/v2/simulate/deposits", { destination, assetAmount, ...extra })
   expect(r.status, r.text).toBe(201)
-  await advance(3_600_000)
+  await advance(90_000)
   expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json.status).toBe("completed")
 }
 const fundUsd = (accountId: string, amount: string) => fund({ type: "virtual_account", virtualAccountId: accountId }, { code: "USD", amount }, { rail: "rtp" })
@@ -427,4 +427,253 @@ describe("an order, from quote to settled balances", () => {
       ])
     })
   }
+})
+
+// --- quote redemption ----------------------------------------------------------------------------------------------------
+
+describe("redeeming a quote option", () => {
+  it("is single-use until its expiry: QUOTE_EXPIRED, QUOTE_ALREADY_USED, QUOTE_NOT_FOUND, QUOTE_ASSET_MISMATCH, QUOTE_RECIPIENT_TYPE_UNPRICED", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    const body = { source: { asset: "USD" }, target: { asset: "USDC", chain: "base" }, amount: "10", lockSide: "source" }
+    const order = (quoteOptionId: string, destination: unknown = wl(a.base, "USDC")) => createOrder({ source: va(a.usd), destination, quoteOptionId })
+
+    const expiring = (await quote(body)).json.options[0].id
+    await advance(60_000)
+    expectProblem(await order(expiring), { type: "QUOTE_EXPIRED", status: 409, instance: "/sandbox/v2/orders" })
+
+    const [forWallet, forPayout] = (await quote(body)).json.options
+    expectProblem(await order(forPayout.id), { type: "QUOTE_RECIPIENT_TYPE_UNPRICED", status: 422, instance: "/sandbox/v2/orders" })
+    expectProblem(await order(forWallet.id, wl(a.ethereum, "USDC")), { type: "QUOTE_ASSET_MISMATCH", status: 422, instance: "/sandbox/v2/orders" })
+    // A refused redemption used nothing: the option still redeems, once.
+    expect((await order(forWallet.id)).status).toBe(201)
+    expectProblem(await order(forWallet.id), { type: "QUOTE_ALREADY_USED", status: 409, instance: "/sandbox/v2/orders" })
+    expectProblem(await order("qop_unknown"), { type: "QUOTE_NOT_FOUND", status: 404, instance: "/sandbox/v2/orders" })
+    // Another organization's option is unknown here.
+    const theirs = (await rival.call("POST", "/v2/quotes", body)).json.options[0].id
+    expectProblem(await order(theirs), { type: "QUOTE_NOT_FOUND", status: 404, instance: "/sandbox/v2/orders" })
+  })
+
+  it("keeps the quoted rate when the market moves between the quote and the execution", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    await fundUsd(a.usd, "100.00")
+    const option = (await quote({ source: { asset: "USD" }, target: { asset: "USDC", chain: "base" }, amount: "50", lockSide: "source" })).json.options[0]
+    await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "USD", destinationAsset: "USDC", mid: "0.5" })
+    const created = await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), quoteOptionId: option.id })
+    expect(created.json).toMatchObject({ rate: "0.995", destination: { assetAmount: { amount: "49.750000" } } })
+    // An order priced now takes the moved market.
+    const fresh = await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "50", lockSide: "source" })
+    expect(fresh.json).toMatchObject({ rate: "0.4975", destination: { assetAmount: { amount: "24.875000" } } })
+    expect((await execute(created.json.id)).status).toBe(200)
+    await advance(62_000)
+    expect(await available("wallet", a.base, "USDC")).toBe("49.750000")
+  })
+})
+
+// --- the order's life ------------------------------------------------------------------------------------------------------
+
+describe("an order's life", () => {
+  it("answers 422 INSUFFICIENT_FUNDS while the available balance does not cover totalDebit, and the same key works once it does", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    await fundUsd(a.usd, "50.00")
+    const order = (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "100", lockSide: "source" })).json
+    expect(order.totalDebit).toEqual({ code: "USD", amount: "100.25" })
+    const key = idem("execute")
+    const refused = expectProblem(await execute(order.id, key), { type: "INSUFFICIENT_FUNDS", status: 422, instance: `/sandbox/v2/orders/${order.id}/execute` })
+    expect(refused.detail).toContain("100.25")
+    // Nothing moved, nothing was reserved, and no transaction exists.
+    expect(await available("virtual_account", a.usd, "USD")).toBe("50.00")
+    expect(await readOrder(order.id)).toMatchObject({ status: "pending", transactionId: null })
+    expect((await acme.call("GET", "/v2/transactions?type=onramp")).json.data).toEqual([])
+    await fundUsd(a.usd, "50.25")
+    const executed = await execute(order.id, key)
+    expect(executed.status, executed.text).toBe(200)
+    expect(await available("virtual_account", a.usd, "USD")).toBe("0.00")
+    // A replay of the success is the original answer.
+    const replay = await execute(order.id, key)
+    expect(replay.headers.get("idempotency-replayed")).toBe("true")
+    expect(replay.json).toEqual(executed.json)
+    // The execute endpoint counts against its own bucket of 10.
+    expect(executed.headers.get("x-ratelimit-limit")).toBe("10")
+  })
+
+  it("autoExecute: runs at once when the balance covers it, else when the funds arrive", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    const waiting = (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "100", lockSide: "source", autoExecute: true })).json
+    expect(waiting).toMatchObject({ status: "pending", autoExecute: true, transactionId: null })
+    // Not enough yet: it keeps waiting.
+    await fundUsd(a.usd, "100.00")
+    expect((await readOrder(waiting.id)).transactionId).toBeNull()
+    await fundUsd(a.usd, "0.25")
+    const running = await readOrder(waiting.id)
+    expect(running.transactionId).toMatch(/^txn_/)
+    await advance(62_000)
+    expect(await readOrder(waiting.id)).toMatchObject({ status: "succeeded" })
+    expect(await available("virtual_account", a.usd, "USD")).toBe("0.00")
+    expect(await available("wallet", a.base, "USDC")).toBe("99.500000")
+
+    // Funded already: executes at creation.
+    await fundUsd(a.usd, "10.03")
+    const immediate = (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source", autoExecute: true })).json
+    expect(immediate.transactionId).toMatch(/^txn_/)
+    await expectBalancedLedger()
+  })
+
+  it("the lock expiry sweep cancels a pending order whose lock passed (reason expired); later funding does not revive it, and executing it is ORDER_EXPIRED", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    const order = (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source", autoExecute: true })).json
+    const lockExpiresAt = Date.parse(order.lockExpiresAt)
+    await advance(lockExpiresAt - (await now()) - 1)
+    expect((await readOrder(order.id)).status).toBe("pending")
+    await advance(1)
+    expect(await readOrder(order.id)).toMatchObject({ status: "cancelled", cancellationReason: "expired", updatedAt: order.lockExpiresAt })
+    const [cancelled] = await events("order.cancelled")
+    expect(cancelled!.data).toEqual({ orderId: order.id, customerId: a.customerId, reason: "expired", occurredAt: order.lockExpiresAt })
+    await fundUsd(a.usd, "20.00")
+    expect(await readOrder(order.id)).toMatchObject({ status: "cancelled", transactionId: null })
+    expectProblem(await execute(order.id), { type: "ORDER_EXPIRED", status: 409, instance: `/sandbox/v2/orders/${order.id}/execute` })
+    // Cancelling it again answers the cancelled order.
+    expect((await cancel(order.id)).json).toMatchObject({ status: "cancelled", cancellationReason: "expired" })
+  })
+
+  it("cancels a pending order (client_cancelled), and again with 200; an executing one before its source transfer is sent, with its transaction; refuses the rest", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    await fundUsd(a.usd, "100.00")
+    const make = async () => (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source" })).json
+
+    const first = await make()
+    const cancelled = await cancel(first.id)
+    expect(cancelled.status, cancelled.text).toBe(200)
+    expect(cancelled.json).toMatchObject({ status: "cancelled", cancellationReason: "client_cancelled" })
+    const again = await cancel(first.id)
+    expect(again.status).toBe(200)
+    expect(again.json).toEqual(cancelled.json)
+    expect((await events("order.cancelled")).map((e) => e.data.reason)).toEqual(["client_cancelled"])
+    expectProblem(await execute(first.id), { type: "ORDER_NOT_EXECUTABLE", status: 409, instance: `/sandbox/v2/orders/${first.id}/execute` })
+
+    const second = await make()
+    const executed = (await execute(second.id)).json
+    expectProblem(await execute(second.id), { type: "ORDER_NOT_EXECUTABLE", status: 409, instance: `/sandbox/v2/orders/${second.id}/execute` })
+    expect(await available("virtual_account", a.usd, "USD")).toBe("89.97")
+    expect((await cancel(second.id)).json).toMatchObject({ status: "cancelled", cancellationReason: "client_cancelled" })
+    expect((await acme.call("GET", `/v2/transactions/${executed.transactionId}`)).json.status).toBe("cancelled")
+    // The holds are released.
+    expect(await available("virtual_account", a.usd, "USD")).toBe("100.00")
+
+    const third = await make()
+    await execute(third.id)
+    await advance(2_000)
+    expectProblem(await cancel(third.id), { type: "ORDER_CANCEL_IN_PROGRESS", status: 409, instance: `/sandbox/v2/orders/${third.id}/cancel` })
+    await advance(60_000)
+    expect((await readOrder(third.id)).status).toBe("succeeded")
+    expectProblem(await cancel(third.id), { type: "ORDER_NOT_CANCELLABLE", status: 409, instance: `/sandbox/v2/orders/${third.id}/cancel` })
+    expectProblem(await execute(third.id), { type: "ORDER_NOT_EXECUTABLE", status: 409, instance: `/sandbox/v2/orders/${third.id}/execute` })
+    await expectBalancedLedger()
+  })
+
+  it("fails when the sandbox makes the provider fail it: order.failed with the reasonCode and its catalog text, the holds released", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    await fundUsd(a.usd, "100.00")
+    const running = (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source" })).json
+    const { transactionId } = (await execute(running.id)).json
+    await advance(2_000)
+    const failed = await acme.call("POST", `/v2/simulate/orders/${running.id}/fail`, { reasonCode: "provider_rejected" })
+    expect(failed.status, failed.text).toBe(200)
+    expect(failed.json).toMatchObject({
+      status: "failed",
+      reasonCode: "provider_rejected",
+      failureMessage: "The provider refused the conversion. A retry will not help."
+    })
+    expect((await acme.call("GET", `/v2/transactions/${transactionId}`)).json).toMatchObject({ status: "failed", failureCode: "provider_rejected" })
+    expect(await available("virtual_account", a.usd, "USD")).toBe("100.00")
+    const [event] = await events("order.failed")
+    expect(event!.data).toMatchObject({ orderId: running.id, reasonCode: "provider_rejected", failureMessage: failed.json.failureMessage })
+    expectProblem(await acme.call("POST", `/v2/simulate/orders/${running.id}/fail`, { reasonCode: "internal_error" }), {
+      type: "RESOURCE_TERMINAL",
+      status: 409,
+      instance: `/sandbox/v2/simulate/orders/${running.id}/fail`
+    })
+
+    // Armed before execution: the provider is unavailable when it would settle; a new order may then succeed.
+    const armed = (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source" })).json
+    expect((await acme.call("POST", `/v2/simulate/orders/${armed.id}/fail`, { reasonCode: "provider_unavailable" })).json.status).toBe("pending")
+    await execute(armed.id)
+    await advance(62_000)
+    expect(await readOrder(armed.id)).toMatchObject({ status: "failed", reasonCode: "provider_unavailable" })
+    const retry = (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source" })).json
+    await execute(retry.id)
+    await advance(62_000)
+    expect((await readOrder(retry.id)).status).toBe("succeeded")
+    await expectBalancedLedger()
+  })
+})
+
+// --- synchronous refusals and reads -------------------------------------------------------------------------------------------
+
+describe("creating an order", () => {
+  it("refuses what cannot be an order, each with its code, and writes nothing", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    const other = await customerWithAccounts()
+    const at = { instance: "/sandbox/v2/orders" }
+    const refused = async (body: Record<string, unknown>, type: string, status = 422) => expectProblem(await createOrder(body), { type, status, ...at })
+
+    await refused({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10" }, "MISSING_REQUIRED_FIELDS")
+    await refused({ source: va(a.usd), destination: wl(a.base, "USDC"), lockSide: "source" }, "MISSING_REQUIRED_FIELDS")
+    await refused({ source: wl(a.base, "USDC"), destination: wl(a.base, "USDT"), amount: "10", lockSide: "source" }, "INVALID_TRANSFER_PAIR")
+    await refused({ source: wl(a.base, "USDC"), destination: wl(other.base, "USDC"), amount: "10", lockSide: "source" }, "INVALID_TRANSFER_PAIR")
+    await refused({ source: wl(a.base, "USDC"), destination: wl(a.ethereum, "ETH"), amount: "10", lockSide: "source" }, "INVALID_TRANSFER_PAIR")
+    await refused({ source: va(a.usd), destination: va(other.eur), amount: "10", lockSide: "source" }, "INVALID_ORDER_COMBO")
+    await refused({ source: va(a.usd), destination: va(a.usd), amount: "10", lockSide: "source" }, "INVALID_ORDER_COMBO")
+    await refused({ source: wl(a.base, "USD"), destination: va(a.eur), amount: "10", lockSide: "source" }, "INVALID_ORDER_COMBO")
+    // Below and above the bounds of the source asset, and an amount that rounds to zero at the rate.
+    await refused({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "0.99", lockSide: "source" }, "AMOUNT_OUT_OF_RANGE")
+    await refused({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "1000000.01", lockSide: "source" }, "AMOUNT_OUT_OF_RANGE")
+    await refused({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "0.001", lockSide: "source" }, "AMOUNT_OUT_OF_RANGE")
+    await refused({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source", markupBps: 5 }, "CLIENT_MARKUP_NOT_ENABLED", 403)
+    await refused({ source: wl(a.base, "BTC"), destination: va(a.usd), amount: "1", lockSide: "source" }, "UNSUPPORTED_PAIR")
+    await refused({ destination: wl(a.base, "USDC"), amount: "10", lockSide: "source" }, "UNPROCESSABLE_ENTITY")
+    expectProblem(await createOrder({ source: va(a.usd), destination: wl("wlt_unknown", "USDC"), amount: "10", lockSide: "source" }), {
+      type: "WALLET_NOT_FOUND",
+      status: 404,
+      ...at
+    })
+    expectProblem(await acme.call("POST", "/v2/orders", { source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source" }), {
+      type: "IDEMPOTENCY_KEY_REQUIRED",
+      status: 400,
+      ...at
+    })
+    expect((await acme.call("GET", "/v2/orders")).json.data).toEqual([])
+    expect(await events("order.created")).toEqual([])
+
+    expect((await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source", clientReferenceId: "once" })).status).toBe(201)
+    await refused({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source", clientReferenceId: "once" }, "DUPLICATE_CLIENT_REFERENCE_ID", 409)
+  })
+
+  it("reads an order back, lists orders with filters, and answers ORDER_NOT_FOUND for another organization's", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    await fundUsd(a.usd, "100.00")
+    const one = (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source" })).json
+    await advance(1_000)
+    const two = (await createOrder({ source: va(a.usd), destination: va(a.eur), amount: "10", lockSide: "source" })).json
+    await cancel(two.id)
+    expect(await readOrder(one.id)).toEqual(one)
+    const all = (await acme.call("GET", "/v2/orders")).json
+    expect(all.data.map((o: any) => o.id)).toEqual([two.id, one.id])
+    expect(all.meta).toEqual({ mode: "cursor", nextCursor: null, previousCursor: null, total: 2 })
+    expect((await acme.call("GET", "/v2/orders?status=cancelled")).json.data.map((o: any) => o.id)).toEqual([two.id])
+    expect((await acme.call("GET", `/v2/orders?customerId=${a.customerId}&status=pending`)).json.data.map((o: any) => o.id)).toEqual([one.id])
+    const paged = (await acme.call("GET", "/v2/orders?limit=1&sortOrder=asc")).json
+    expect(paged.data.map((o: any) => o.id)).toEqual([one.id])
+    expect((await acme.call("GET", `/v2/orders?limit=1&sortOrder=asc&cursor=${paged.meta.nextCursor}`)).json.data.map((o: any) => o.id)).toEqual([two.id])
+    expectProblem(await rival.call("GET", `/v2/orders/${one.id}`), { type: "ORDER_NOT_FOUND", status: 404, instance: `/sandbox/v2/orders/${one.id}` })
+    expectProblem(await acme.call("GET", "/v2/orders/not-an-order"), { type: "INVALID_OID_FORMAT", status: 400, instance: "/sandbox/v2/orders/not-an-order" })
+  })
 })
