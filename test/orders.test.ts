@@ -10,6 +10,7 @@ import { formatAmount, parseAmount, type AssetCode } from "@fos/contract"
 import { LedgerAccounts, makeVirtualClock, scopeOf, Store, type WorldModelOptions } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { Effect } from "effect"
+import * as fc from "fast-check"
 import { afterEach, describe, expect, it } from "vitest"
 import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
 import { expectCatalogEvents, expectProblem, keysOf, orgSeed, outboxEvents, seedOf } from "./support.ts"
@@ -89,10 +90,10 @@ const customerWithAccounts = async (client: Client = acme) => {
 }
 
 /** Sends money in and lets it settle (RTP in seconds, Base in a minute): well within an order's 15-minute lock. */
-const fund = async (destination: Record<string, unknown>, assetAmount: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
+const fund = async (destination: Record<string, unknown>, assetAmount: Record<string, unknown>, extra: Record<string, unknown> = {}, settleMs = 90_000) => {
   const r = await acme.call("POST", "/v2/simulate/deposits", { destination, assetAmount, ...extra })
   expect(r.status, r.text).toBe(201)
-  await advance(90_000)
+  await advance(settleMs)
   expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json.status).toBe("completed")
 }
 const fundUsd = (accountId: string, amount: string) => fund({ type: "virtual_account", virtualAccountId: accountId }, { code: "USD", amount }, { rail: "rtp" })
@@ -676,4 +677,86 @@ describe("creating an order", () => {
     expectProblem(await rival.call("GET", `/v2/orders/${one.id}`), { type: "ORDER_NOT_FOUND", status: 404, instance: `/sandbox/v2/orders/${one.id}` })
     expectProblem(await acme.call("GET", "/v2/orders/not-an-order"), { type: "INVALID_OID_FORMAT", status: 400, instance: "/sandbox/v2/orders/not-an-order" })
   })
+})
+
+// --- the books under random orders ---------------------------------------------------------------------------------------------
+
+describe("the books under random orders, rate changes and clock moves (fast-check)", () => {
+  it("per asset the ledger sums to zero, and no customer balance goes below zero", async () => {
+    await start({ markup: true })
+    const a = await customerWithAccounts()
+    await fundUsd(a.usd, "5000.00")
+    await fund({ type: "virtual_account", virtualAccountId: a.eur }, { code: "EUR", amount: "3000.00" })
+    await fund({ type: "wallet", walletId: a.base }, { code: "USDC", amount: "4000", chain: "base" })
+    await fund({ type: "wallet", walletId: a.ethereum }, { code: "ETH", amount: "2", chain: "ethereum" }, {}, 200_000)
+    const accounts = [va(a.usd), va(a.eur), wl(a.base, "USDC"), wl(a.base, "ETH"), wl(a.ethereum, "USDC"), wl(a.ethereum, "ETH")]
+    const pairs = [["USD", "USDC"], ["USDC", "EUR"], ["USDC", "ETH"], ["EUR", "USD"], ["ETH", "USDC"]] as const
+    const orders: Array<string> = []
+    const step = fc.oneof(
+      fc.record({
+        kind: fc.constant("order" as const),
+        from: fc.integer({ min: 0, max: accounts.length - 1 }),
+        to: fc.integer({ min: 0, max: accounts.length - 1 }),
+        amount: fc.constantFrom("1", "2.5", "17.123456", "250", "999.99", "0.0005", "3000"),
+        lockSide: fc.constantFrom("source", "destination"),
+        autoExecute: fc.boolean(),
+        markupBps: fc.option(fc.integer({ min: 0, max: 300 }), { nil: undefined })
+      }),
+      fc.record({ kind: fc.constant("execute" as const), pick: fc.nat() }),
+      fc.record({ kind: fc.constant("cancel" as const), pick: fc.nat() }),
+      fc.record({ kind: fc.constant("fail" as const), pick: fc.nat(), reasonCode: fc.constantFrom("provider_rejected", "provider_unavailable", "cancelled") }),
+      fc.record({ kind: fc.constant("rate" as const), pair: fc.integer({ min: 0, max: pairs.length - 1 }), mid: fc.constantFrom("0.5", "0.93", "1", "1.1", "0.0003", "2900") }),
+      fc.record({ kind: fc.constant("advance" as const), ms: fc.constantFrom(500, 2_000, 30_000, 61_000, 16 * 60_000) })
+    )
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 12 }), async (steps) => {
+        for (const s of steps) {
+          // Mostly one of the last few orders, which are likelier still pending.
+          const pick = (n: number) => orders[n % 4 === 0 ? n % Math.max(orders.length, 1) : Math.max(orders.length - 1 - (n % 3), 0)]
+          switch (s.kind) {
+            case "order": {
+              const r = await createOrder({
+                source: accounts[s.from],
+                destination: accounts[s.to],
+                amount: s.amount,
+                lockSide: s.lockSide,
+                autoExecute: s.autoExecute,
+                ...(s.markupBps === undefined ? {} : { markupBps: s.markupBps })
+              })
+              // Refused combinations and amounts are 4xx, never a 5xx.
+              expect(r.status, r.text).toBeLessThan(500)
+              if (r.status === 201) orders.push(r.json.id)
+              break
+            }
+            case "execute":
+            case "cancel": {
+              const id = pick(s.pick)
+              if (id !== undefined) expect((await (s.kind === "execute" ? execute(id) : cancel(id))).status).toBeLessThan(500)
+              break
+            }
+            case "fail": {
+              const id = pick(s.pick)
+              if (id !== undefined) expect((await acme.call("POST", `/v2/simulate/orders/${id}/fail`, { reasonCode: s.reasonCode })).status).toBeLessThan(500)
+              break
+            }
+            case "rate":
+              expect((await acme.call("POST", "/v2/simulate/rates", { sourceAsset: pairs[s.pair]![0], destinationAsset: pairs[s.pair]![1], mid: s.mid })).status).toBe(200)
+              break
+            case "advance":
+              await advance(s.ms)
+              break
+          }
+        }
+        await expectBalancedLedger()
+      }),
+      { seed: 15, numRuns: Number(process.env.FOS_FC_RUNS ?? 40) }
+    )
+    // Let everything in flight end: nothing stays pending, and the books still balance.
+    await advance(3_600_000)
+    const all = (await acme.call("GET", "/v2/orders?limit=100")).json.data
+    expect(all.filter((o: any) => o.status === "pending")).toEqual([])
+    // The runs reached every end an order can have.
+    expect(new Set(all.map((o: any) => o.status))).toEqual(new Set(["succeeded", "failed", "cancelled"]))
+    await expectBalancedLedger()
+  }, 120_000)
 })
