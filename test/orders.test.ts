@@ -639,7 +639,6 @@ describe("creating an order", () => {
     await refused({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "0.001", lockSide: "source" }, "AMOUNT_OUT_OF_RANGE")
     await refused({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source", markupBps: 5 }, "CLIENT_MARKUP_NOT_ENABLED", 403)
     await refused({ source: wl(a.base, "BTC"), destination: va(a.usd), amount: "1", lockSide: "source" }, "UNSUPPORTED_PAIR")
-    await refused({ destination: wl(a.base, "USDC"), amount: "10", lockSide: "source" }, "UNPROCESSABLE_ENTITY")
     expectProblem(await createOrder({ source: va(a.usd), destination: wl("wlt_unknown", "USDC"), amount: "10", lockSide: "source" }), {
       type: "WALLET_NOT_FOUND",
       status: 404,
@@ -759,4 +758,104 @@ describe("the books under random orders, rate changes and clock moves (fast-chec
     expect(new Set(all.map((o: any) => o.status))).toEqual(new Set(["succeeded", "failed", "cancelled"]))
     await expectBalancedLedger()
   }, 120_000)
+})
+
+// --- deposit-funded orders ---------------------------------------------------------------------------------------------------
+
+describe("an order funded by a deposit", () => {
+  const sendTo = (address: string, amount: string, sender?: string) =>
+    acme.call("POST", "/v2/simulate/deposits", {
+      destination: { type: "deposit_address", address },
+      assetAmount: { code: "USDC", amount, chain: "base" },
+      ...(sender === undefined ? {} : { sender: { address: sender } })
+    })
+  const sender = "0x00000000000000000000000000000000000000aa"
+
+  it("gets depositInstructions with a service-managed funding address, and executes once its deposit lands", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    const created = await createOrder({ sourceAsset: { asset: "USDC", chain: "base" }, destination: va(a.eur), amount: "100", lockSide: "source" })
+    expect(created.status, created.text).toBe(201)
+    const order = created.json
+    expect(order).not.toHaveProperty("source")
+    expect(order).not.toHaveProperty("quoteOptionId")
+    expect(order).toMatchObject({ direction: "offramp", autoExecute: true, totalDebit: { code: "USDC", amount: "100.250000", chain: "base" } })
+    expect(order.depositInstructions).toEqual({ address: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/), assetAmount: order.totalDebit })
+    const [createdEvent] = await events("order.created")
+    expect(createdEvent!.data.depositInstructions).toEqual(order.depositInstructions)
+    // The funding address is not the customer's wallet: no wallet.created, not in the customer's wallets.
+    expect((await events("wallet.created")).map((e) => e.data.address)).not.toContain(order.depositInstructions.address)
+    expect((await acme.call("GET", `/v2/customers/${a.customerId}/wallets`)).json.data.map((w: any) => w.address)).not.toContain(order.depositInstructions.address)
+
+    const deposit = await sendTo(order.depositInstructions.address, "100.25", sender)
+    expect(deposit.status, deposit.text).toBe(201)
+    await advance(60_000 + 2_000)
+    const running = await readOrder(order.id)
+    expect(running.transactionId).toMatch(/^txn_/)
+    await advance(62_000)
+    expect((await readOrder(order.id)).status).toBe("succeeded")
+    expect(await available("virtual_account", a.eur, "EUR")).toBe(order.destination.assetAmount.amount)
+    // Nothing was left at the address, so nothing goes back.
+    expect((await acme.call("GET", "/v2/transactions?type=deposit_return")).json.data).toEqual([])
+    await expectBalancedLedger()
+  })
+
+  it("waits at its funding deadline while a deposit is still being checked, then executes it", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    const order = (await createOrder({ sourceAsset: { asset: "USDC", chain: "base" }, destination: va(a.eur), amount: "10", lockSide: "source" })).json
+    const deadline = Date.parse(order.lockExpiresAt)
+    await advance(deadline - (await now()) - 30_000)
+    await sendTo(order.depositInstructions.address, "10.025", sender)
+    // Base confirms in a minute: the deposit is still being checked at the deadline.
+    await advance(30_000)
+    expect((await readOrder(order.id)).status).toBe("pending")
+    await advance(60_000)
+    const executed = await readOrder(order.id)
+    expect(executed.transactionId).toMatch(/^txn_/)
+    await advance(62_000)
+    expect((await readOrder(order.id)).status).toBe("succeeded")
+  })
+
+  it("sends funds that arrive after the order ended back as a deposit_return, failed with no failureCode and the catalog's fixed failureMessage", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    const order = (await createOrder({ sourceAsset: { asset: "USDC", chain: "base" }, destination: va(a.eur), amount: "10", lockSide: "source" })).json
+    await advance(Date.parse(order.lockExpiresAt) - (await now()))
+    expect(await readOrder(order.id)).toMatchObject({ status: "cancelled", cancellationReason: "expired" })
+    await sendTo(order.depositInstructions.address, "10.025", sender)
+    await advance(62_000)
+    expect((await readOrder(order.id)).status).toBe("cancelled")
+    const returns = (await acme.call("GET", "/v2/transactions?type=deposit_return")).json.data
+    expect(returns).toHaveLength(1)
+    expect(returns[0]).toMatchObject({
+      type: "deposit_return",
+      status: "pending",
+      linkedOrderId: order.id,
+      source: { type: "deposit_address", address: order.depositInstructions.address, assetAmount: { code: "USDC", amount: "10.025000", chain: "base" } },
+      // Back to the sender, its address as the chain's validator normalised it (EIP-55).
+      destination: { type: "external_crypto", address: expect.stringMatching(new RegExp(`^${sender}$`, "i")), assetAmount: { code: "USDC", amount: "10.025000", chain: "base" } }
+    })
+    await advance(60_000)
+    const ended = (await acme.call("GET", `/v2/transactions/${returns[0].id}`)).json
+    expect(ended).toMatchObject({
+      status: "failed",
+      failureCode: null,
+      failureMessage: "The funds were sent back to the address they came from. See GET /v2/transactions?type=deposit_return."
+    })
+    const [failed] = (await events("transaction.failed")).filter((e) => e.data.transactionId === returns[0].id)
+    expect(failed!.data).toMatchObject({ reasonCode: null, failureMessage: ended.failureMessage, linkedOrderId: order.id })
+    expect(failed!.data).not.toHaveProperty("failureCode")
+    await expectBalancedLedger()
+  })
+
+  it("refuses a deposit-funded order without sourceAsset, on a fiat asset, or redeeming a quote option", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    const at = { instance: "/sandbox/v2/orders" }
+    expectProblem(await createOrder({ destination: va(a.eur), amount: "10", lockSide: "source" }), { type: "MISSING_REQUIRED_FIELDS", status: 422, ...at })
+    expectProblem(await createOrder({ sourceAsset: { asset: "USD" }, destination: va(a.eur), amount: "10", lockSide: "source" }), { type: "INVALID_ORDER_COMBO", status: 422, ...at })
+    const option = (await quote({ source: { asset: "USDC", chain: "base" }, target: { asset: "EUR" }, amount: "10", lockSide: "source" })).json.options[0]
+    expectProblem(await createOrder({ sourceAsset: { asset: "USDC", chain: "base" }, destination: va(a.eur), quoteOptionId: option.id }), { type: "INVALID_ORDER_COMBO", status: 422, ...at })
+  })
 })

@@ -23,7 +23,7 @@ const moves: ReadonlyArray<OrderMove> = [
 
 describe("the order state table", () => {
   it("starts pending, not executing, with its lock", () => {
-    expect(pending).toEqual({ status: "pending", executing: false, sent: false, lockExpiresAtMs: lock, cancellationReason: null })
+    expect(pending).toEqual({ status: "pending", executing: false, sent: false, lockExpiresAtMs: lock, cancellationReason: null, depositFunded: false })
   })
 
   it("claims execution of a pending order before its lock passes, with no event", () => {
@@ -36,6 +36,11 @@ describe("the order state table", () => {
     for (const state of [executing, sent, succeeded, failed, cancelled]) {
       expect(orderTransition(state, { type: "execute", nowMs: before })).toEqual({ refused: "ORDER_NOT_EXECUTABLE" })
     }
+  })
+
+  it("executes a deposit-funded order whose funding arrived in time past its funding deadline: the sweep, not the clock, ends it", () => {
+    const funded = initialOrderState(lock, true)
+    expect(orderTransition(funded, { type: "execute", nowMs: lock + 60_000 })).toEqual({ next: { ...funded, executing: true }, event: undefined })
   })
 
   it("cancels a pending order, executing or not, while its source transfer is not sent (reason client_cancelled)", () => {

@@ -102,8 +102,10 @@ export type OrderAccount = typeof OrderAccount.Type
 
 /** `POST /v2/orders`. */
 export const OrderCreate = Schema.Struct({
-  /** The account the order debits; omitted for a deposit-funded order (not built yet: MISSING_REQUIRED_FIELDS). */
+  /** The account the order debits; omitted for a deposit-funded order, which names `sourceAsset` instead. */
   source: Schema.optionalKey(OrderAccount),
+  /** A deposit-funded order's asset and chain: what its funding address takes. */
+  sourceAsset: Schema.optionalKey(QuoteAsset),
   destination: OrderAccount,
   /** In the asset of the side `lockSide` fixes; with a quote option both come from the option. */
   amount: Schema.optionalKey(PositiveDecimal),
@@ -134,7 +136,8 @@ export const Order = Schema.Struct({
   customerId: CustomerId,
   status: OrderStatus,
   direction: OrderDirection,
-  source: OrderSide,
+  /** Omitted for a deposit-funded order: it is funded at `depositInstructions.address`. */
+  source: Schema.optionalKey(OrderSide),
   destination: OrderSide,
   lockSide: LockSide,
   rate: DecimalString,
@@ -143,6 +146,8 @@ export const Order = Schema.Struct({
   lockExpiresAt: UtcTimestamp,
   autoExecute: Schema.Boolean,
   quoteOptionId: Schema.optionalKey(NonBlankString),
+  /** A deposit-funded order's funding address and the amount to send there (its totalDebit). */
+  depositInstructions: Schema.optionalKey(Schema.Struct({ address: NonBlankString, assetAmount: AssetAmount })),
   markupBps: Schema.optionalKey(MarkupBps),
   markupAmount: Schema.optionalKey(AssetAmount),
   clientReferenceId: Schema.optionalKey(NonBlankString),

@@ -31,6 +31,12 @@ export interface OrderState {
   readonly sent: boolean
   readonly lockExpiresAtMs: number
   readonly cancellationReason: OrderCancellationReason | null
+  /**
+   * Funded by a deposit to its funding address: its lockExpiresAt is a funding deadline that the sweep enforces
+   * (waiting while a deposit is still being checked), so a deposit that arrived in time executes it even when it
+   * settles after the deadline.
+   */
+  readonly depositFunded: boolean
 }
 
 export type OrderMove =
@@ -50,12 +56,13 @@ export type OrderOutcome =
   | { readonly refused: OrderRefusal }
   | { readonly unchanged: true }
 
-export const initialOrderState = (lockExpiresAtMs: number): OrderState => ({
+export const initialOrderState = (lockExpiresAtMs: number, depositFunded = false): OrderState => ({
   status: "pending",
   executing: false,
   sent: false,
   lockExpiresAtMs,
-  cancellationReason: null
+  cancellationReason: null,
+  depositFunded
 })
 
 const unchanged = { unchanged: true } as const
@@ -66,7 +73,7 @@ export const orderTransition = (state: OrderState, move: OrderMove): OrderOutcom
     case "execute":
       if (state.status === "cancelled" && state.cancellationReason === "expired") return { refused: "ORDER_EXPIRED" }
       if (!pending || state.executing) return { refused: "ORDER_NOT_EXECUTABLE" }
-      if (move.nowMs >= state.lockExpiresAtMs) return { refused: "ORDER_EXPIRED" }
+      if (move.nowMs >= state.lockExpiresAtMs && !state.depositFunded) return { refused: "ORDER_EXPIRED" }
       return { next: { ...state, executing: true }, event: undefined }
     case "cancel":
       if (state.status === "cancelled") return unchanged

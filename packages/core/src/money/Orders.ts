@@ -18,8 +18,15 @@
  * - A failure the sandbox forces (`simulate/orders/{id}/fail`) fails the transaction, releases the holds and fails
  *   the order with order.failed (reasonCode, catalog failureMessage).
  *
- * Deposit-funded orders (no source) and autoPayout are not built yet: an order without a source is refused (422
- * UNPROCESSABLE_ENTITY), and autoPayout is not accepted by the request schema.
+ * - A deposit-funded order (no `source`, a `sourceAsset` on chain instead) gets `depositInstructions`: a
+ *   service-managed funding address (a wallet no read shows and no wallet.created announces) and the amount to send.
+ *   It executes by itself once a deposit there settles and covers totalDebit; its lockExpiresAt is the funding
+ *   deadline, which the sweep enforces only once no deposit to the address is still being checked. Whatever sits at
+ *   the address once the order has ended (a late deposit, a surplus, funds of an order that expired underfunded) goes
+ *   back to the address it came from as a `deposit_return` transaction, which ends failed with no failureCode and the
+ *   catalog's fixed failureMessage once the chain confirms it.
+ *
+ * autoPayout is not built yet: the request schema does not accept it.
  */
 import {
   CryptoAssets,
@@ -53,13 +60,13 @@ import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
 import { sandboxTxHash } from "./Addresses.ts"
-import { accountId, balanceIn, type Holder, type LedgerAsset, type TransferRequest } from "./Ledger.ts"
+import { accountId, balanceIn, type Holder, LedgerAccounts, type LedgerAsset, type TransferRequest } from "./Ledger.ts"
 import { initialOrderState, type OrderMove, orderTransition, type OrderState } from "./OrderMachine.ts"
 import { type PairSide, priceOf } from "./Pricing.ts"
 import { amountOf, checkMarkupAllowed, feesOf, QuoteOptions, redeemableOption, type Terms, termsOf, type TermsInput } from "./Quotes.ts"
 import { moveTransaction, openTransaction, type StoredTransaction, Transactions } from "./Transactions.ts"
 import { getVirtualAccount } from "./VirtualAccounts.ts"
-import { getWallet, walletHolder } from "./Wallets.ts"
+import { getWallet, openFundingWallet, Wallets, walletHolder } from "./Wallets.ts"
 import { WorldModel } from "./WorldModel.ts"
 
 /** One of the customer's accounts an order names, with the asset it converts and its ledger holder. */
@@ -99,6 +106,9 @@ export interface StoredOrder extends OrderState {
   readonly reasonCode: OrderFailureReasonCode | null
   /** A failure the sandbox armed for the order's execution. */
   readonly forcedFailure: OrderFailureReasonCode | undefined
+  /** A deposit-funded order: its funding address (the source wallet's), and who last sent funds there. */
+  readonly fundingAddress?: string | undefined
+  readonly fundingSender?: string | undefined
   readonly createdAt: string
   readonly updatedAt: string
 }
@@ -176,7 +186,7 @@ export const orderToWire = (o: StoredOrder): OrderWire =>
     customerId: o.customerId,
     status: o.status,
     direction: o.direction,
-    source: sideToWire(o.source, BigInt(o.principal)),
+    source: o.depositFunded ? undefined : sideToWire(o.source, BigInt(o.principal)),
     destination: sideToWire(o.destination, BigInt(o.destinationAmount)),
     lockSide: o.lockSide,
     rate: o.rate,
@@ -185,6 +195,7 @@ export const orderToWire = (o: StoredOrder): OrderWire =>
     lockExpiresAt: toIso(o.lockExpiresAtMs),
     autoExecute: o.autoExecute,
     quoteOptionId: o.quoteOptionId,
+    depositInstructions: depositInstructionsOf(o),
     markupBps: o.markupBps,
     markupAmount: BigInt(o.markupAmount) > 0n ? amountOf(o.source.side, BigInt(o.markupAmount)) : undefined,
     clientReferenceId: o.clientReferenceId,
@@ -195,6 +206,10 @@ export const orderToWire = (o: StoredOrder): OrderWire =>
     createdAt: o.createdAt,
     updatedAt: o.updatedAt
   }) as OrderWire
+
+/** Where and what to send to fund a deposit-funded order: its totalDebit, at its funding address. */
+const depositInstructionsOf = (o: StoredOrder) =>
+  o.fundingAddress === undefined ? undefined : { address: o.fundingAddress, assetAmount: amountOf(o.source.side, BigInt(o.totalDebit)) }
 
 const notFound = () => apiError("ORDER_NOT_FOUND", "No order with this id exists in this organization and environment.")
 
@@ -241,16 +256,36 @@ const resolveAccount = (caller: Caller, account: NonNullable<OrderCreate["source
     }
   })
 
+/** A deposit-funded order's source: a new funding address on the source asset's chain. */
+const fundingAccount = (caller: Caller, body: OrderCreate, customerId: CustomerId, orderId: OrderId) =>
+  Effect.gen(function*() {
+    const asset = body.sourceAsset
+    if (asset === undefined) return yield* apiError("MISSING_REQUIRED_FIELDS", "An order without a source needs sourceAsset: the asset and chain its deposit arrives in.")
+    if (asset.chain === undefined) {
+      return yield* apiError("INVALID_ORDER_COMBO", "An order without a source is funded on chain; a fiat source needs its virtual account as the source.")
+    }
+    if (body.quoteOptionId !== undefined) {
+      return yield* apiError("INVALID_ORDER_COMBO", "An order funded by a deposit cannot redeem a quote option (depositInstructions and quoteOptionId never go together).")
+    }
+    const wallet = yield* openFundingWallet({ organizationId: caller.organization.id, environment: caller.environment, customerId }, asset.chain, orderId)
+    return {
+      customerId,
+      address: wallet.address,
+      account: { type: "wallet", id: wallet.id, side: { asset: asset.asset, chain: asset.chain }, holder: walletHolder(wallet) } as OrderAccountOf
+    }
+  })
+
 /** `POST /v2/orders`. */
 export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<OrderWire, ApiError, Store> =>
   Effect.gen(function*() {
     yield* checkMarkupAllowed(caller, body)
-    if (body.source === undefined) {
-      return yield* apiError("UNPROCESSABLE_ENTITY", "Orders funded by a deposit (without a source) are not available yet; name the source account.")
-    }
-    const source = yield* resolveAccount(caller, body.source, "source")
+    const orderId = yield* newId("ord")
     const destination = yield* resolveAccount(caller, body.destination, "destination")
-    if (source.account.type === "wallet" && destination.account.type === "wallet") {
+    const source = body.source === undefined ? yield* fundingAccount(caller, body, destination.customerId, orderId) : yield* resolveAccount(caller, body.source, "source")
+    const depositFunded = body.source === undefined
+    if (depositFunded) {
+      // The funding address is the order's own: nothing to check between it and the destination.
+    } else if (source.account.type === "wallet" && destination.account.type === "wallet") {
       const s = source.account.side
       const d = destination.account.side
       if (source.account.id === destination.account.id || source.customerId !== destination.customerId || (s.chain !== d.chain && s.asset !== d.asset)) {
@@ -300,8 +335,8 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
     const nowMs = yield* Clock.currentTimeMillis
     const now = toIso(nowMs)
     const order: StoredOrder = {
-      ...initialOrderState(nowMs + model.orderLockMs),
-      id: yield* newId("ord"),
+      ...initialOrderState(nowMs + model.orderLockMs, depositFunded),
+      id: orderId,
       organizationId: caller.organization.id,
       environment: caller.environment,
       customerId: source.customerId,
@@ -321,12 +356,15 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
       spreadAmount: terms.spreadAmount.toString(),
       markupBpsAmount: terms.markupBpsAmount.toString(),
       fees: feesOf(terms),
-      autoExecute: body.autoExecute ?? false,
+      // A deposit-funded order executes when its deposit lands, whatever autoExecute says.
+      autoExecute: depositFunded || (body.autoExecute ?? false),
       quoteOptionId,
       clientReferenceId: body.clientReferenceId,
       transactionId: null,
       reasonCode: null,
       forcedFailure: undefined,
+      fundingAddress: "address" in source ? source.address as string : undefined,
+      fundingSender: undefined,
       createdAt: now,
       updatedAt: now
     }
@@ -345,6 +383,7 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
         customerId: order.customerId,
         clientReferenceId: order.clientReferenceId,
         lockExpiresAt: toIso(order.lockExpiresAtMs),
+        depositInstructions: depositInstructionsOf(order),
         quoteOptionId: order.quoteOptionId,
         occurredAt: now
       })
@@ -388,7 +427,56 @@ const moveOrder = (
         : { ...head, transactionId: moved.transactionId, ...eventData, succeededAt: now, occurredAt: now }
       yield* emitEvent({ type: outcome.event, organizationId: moved.organizationId, environment: moved.environment, data: toWire(data) })
     }
+    if (moved.depositFunded && moved.status !== "pending") yield* returnLeftover(moved)
     return moved
+  })
+
+export const depositReturnKind = "order.deposit_return"
+
+/**
+ * What sits at an ended deposit-funded order's funding address goes back to the address it came from: a
+ * deposit_return transaction, holding the funds until the chain confirms the transfer back.
+ */
+const returnLeftover = (order: StoredOrder): Effect.Effect<void, never, Store> =>
+  Effect.gen(function*() {
+    if (order.fundingSender === undefined || order.fundingAddress === undefined) return
+    const asset = ledgerAsset(order.source.side)
+    const balance = yield* balanceIn(order.source.holder, asset)
+    if (balance.available <= 0n) return
+    const chain = order.source.side.chain!
+    const scoped = scope(order)
+    const assetAmount = amountOf(order.source.side, balance.available)
+    const transaction = yield* Effect.orDie(openTransaction({
+      organizationId: order.organizationId,
+      environment: order.environment,
+      customerId: order.customerId,
+      type: "deposit_return",
+      source: { type: "deposit_address", address: order.fundingAddress, assetAmount },
+      destination: { type: "external_crypto", address: order.fundingSender, txHash: null, assetAmount },
+      fees: [],
+      linkedOrderId: order.id,
+      holds: (id) => [{
+        kind: "pending",
+        id: `${id}/return`,
+        debit: order.source.holder,
+        credit: { scope: scoped, type: "world", id: `chain:${chain}` },
+        asset,
+        amount: balance.available,
+        code: "deposit_return",
+        transactionId: id
+      }]
+    }))
+    const model = yield* WorldModel
+    yield* schedule(depositReturnKind, (yield* Clock.currentTimeMillis) + model.chainSettlementMs[chain], { transactionId: transaction.id }, scoped)
+  })
+
+/** The chain confirmed the transfer back: the deposit_return ends failed, with no failureCode, its funds gone out. */
+const depositReturned: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const transaction = yield* store.get(Transactions, payload.transactionId)
+    if (transaction === undefined || transaction.status === "completed" || transaction.status === "failed" || transaction.status === "cancelled") return
+    yield* Effect.orDie(moveTransaction(payload.transactionId, { type: "fail" }, { failureCode: null, postHolds: true }))
   })
 
 /** The order's transaction side of one of its accounts. */
@@ -523,8 +611,21 @@ const lockExpired: TimerHandler = (payload: { readonly orderId: OrderId }) =>
   Effect.gen(function*() {
     const order = yield* lockedOrder(payload.orderId)
     if (order === undefined) return
-    yield* Effect.orDie(moveOrder(order, { type: "expire", nowMs: yield* Clock.currentTimeMillis }))
+    const nowMs = yield* Clock.currentTimeMillis
+    if (order.depositFunded && order.status === "pending" && !order.executing) {
+      // A transfer to the funding address is still being checked: the deadline waits for it.
+      const store = yield* Store
+      const account = yield* store.get(LedgerAccounts, sourceAccountOf(order))
+      if (account !== undefined && BigInt(account.creditsPending) > 0n) {
+        yield* schedule(lockExpiryKind, nowMs + fundingRecheckMs, { orderId: order.id }, scope(order))
+        return
+      }
+    }
+    yield* Effect.orDie(moveOrder(order, { type: "expire", nowMs }))
   })
+
+/** How often the sweep looks again at a deposit-funded order whose funding is still being checked at its deadline. */
+const fundingRecheckMs = 60_000
 
 /** The world model sends the order's source transfer: its transaction starts (processing), and settles later. */
 const started: TimerHandler = (payload: { readonly orderId: OrderId }) =>
@@ -570,6 +671,20 @@ export const executeFundedOrders = (transaction: StoredTransaction): Effect.Effe
       ? { code: destination.assetAmount.code }
       : { code: destination.assetAmount.code, chain: destination.assetAmount.chain }
     const store = yield* Store
+    if (destination.type === "wallet") {
+      const wallet = yield* store.get(Wallets, destination.walletId)
+      if (wallet?.fundingOrderId !== undefined) {
+        const funded = yield* store.getForUpdate(Orders, wallet.fundingOrderId as OrderId)
+        if (funded !== undefined) {
+          // Who sent it: where anything left over goes back to.
+          const sender = transaction.source.type === "external_crypto" ? transaction.source.address : funded.fundingSender
+          const recorded: StoredOrder = { ...funded, fundingSender: sender }
+          yield* Effect.orDie(store.update(Orders, recorded))
+          // Funds that arrive after the order ended go back.
+          if (recorded.status !== "pending") yield* returnLeftover(recorded)
+        }
+      }
+    }
     const waiting = yield* store.page(Orders, {
       order: "awaitingFunds",
       partition: accountId(holder, asset),
@@ -588,7 +703,8 @@ export const executeFundedOrders = (transaction: StoredTransaction): Effect.Effe
 export const orderTimerHandlers: Record<string, TimerHandler> = {
   [lockExpiryKind]: lockExpired,
   [orderStartKind]: started,
-  [orderSettleKind]: settled
+  [orderSettleKind]: settled,
+  [depositReturnKind]: depositReturned
 }
 
 /** The rows of an order's transaction (for tests and reads). */
