@@ -859,3 +859,96 @@ describe("an order funded by a deposit", () => {
     expectProblem(await createOrder({ sourceAsset: { asset: "USDC", chain: "base" }, destination: va(a.eur), quoteOptionId: option.id }), { type: "INVALID_ORDER_COMBO", status: 422, ...at })
   })
 })
+
+// --- autoPayout ------------------------------------------------------------------------------------------------------------------
+
+describe("autoPayout", () => {
+  const cryptoRecipient = { chain: "base", address: "0x00000000000000000000000000000000000000aa", attestation: true }
+  const bankRecipient = { name: "Erika Mustermann", country: "DEU", iban: "DE89370400440532013000" }
+
+  it("chains a withdrawal after an onramp and after an offramp, with linkedOrderId, less the payout's margin, settled on the clock", async () => {
+    await start({ markup: true })
+    const a = await customerWithAccounts()
+    await fundUsd(a.usd, "200.00")
+    const option = (await quote({ source: { asset: "USD" }, target: { asset: "USDC", chain: "base" }, amount: "100", lockSide: "source" })).json.options[1]
+    expect(option.recipientType).toBe("external_crypto")
+    const onramp = await createOrder({
+      source: va(a.usd),
+      destination: wl(a.base, "USDC"),
+      quoteOptionId: option.id,
+      autoPayout: { purpose: "supplier payment", recipient: cryptoRecipient, markupAmount: "1.5" }
+    })
+    expect(onramp.status, onramp.text).toBe(201)
+    expect(onramp.json.autoPayout).toEqual({ purpose: "supplier payment", recipient: cryptoRecipient, markupAmount: "1.5" })
+    await execute(onramp.json.id)
+    await advance(62_000)
+    const done = await readOrder(onramp.json.id)
+    expect(done.status).toBe("succeeded")
+    const payout = (await acme.call("GET", `/v2/transactions/${done.payoutTransactionId}`)).json
+    expect(payout).toMatchObject({
+      type: "withdrawal",
+      status: "pending",
+      linkedOrderId: onramp.json.id,
+      source: { type: "wallet", walletId: a.base, assetAmount: { code: "USDC", amount: "99.500000", chain: "base" } },
+      destination: { type: "external_crypto", address: cryptoRecipient.address, assetAmount: { code: "USDC", amount: "98.000000", chain: "base" } },
+      fees: [{ owner: "organization", assetAmount: { code: "USDC", amount: "1.500000", chain: "base" }, invoiced: false }]
+    })
+    expect(await available("wallet", a.base, "USDC")).toBe("0.000000")
+    await advance(60_000)
+    expect((await acme.call("GET", `/v2/transactions/${done.payoutTransactionId}`)).json.status).toBe("completed")
+    const fees = await expectBalancedLedger()
+    expect(fees.get("organization:USDC@base")).toBe(1_500_000n)
+
+    await fund({ type: "wallet", walletId: a.base }, { code: "USDC", amount: "50", chain: "base" })
+    const offramp = await createOrder({
+      source: wl(a.base, "USDC"),
+      destination: va(a.eur),
+      amount: "40",
+      lockSide: "source",
+      autoExecute: true,
+      autoPayout: { rail: "sepa", purpose: "rent", recipient: bankRecipient }
+    })
+    expect(offramp.status, offramp.text).toBe(201)
+    await advance(62_000)
+    const paid = await readOrder(offramp.json.id)
+    expect(paid.status).toBe("succeeded")
+    const bank = (await acme.call("GET", `/v2/transactions/${paid.payoutTransactionId}`)).json
+    expect(bank).toMatchObject({
+      type: "withdrawal",
+      linkedOrderId: offramp.json.id,
+      destination: { type: "external_bank", assetAmount: paid.destination.assetAmount },
+      fees: [],
+      payout: { rail: "sepa" }
+    })
+    await advance(5_000)
+    expect((await acme.call("GET", `/v2/transactions/${paid.payoutTransactionId}`)).json.status).toBe("completed")
+    expect(await available("virtual_account", a.eur, "EUR")).toBe("0.00")
+    await expectBalancedLedger()
+  })
+
+  it("refuses a payout that does not fit the order: INVALID_ORDER_COMBO, MISSING_REQUIRED_FIELDS, RECIPIENT_VALIDATION_FAILED, CLIENT_MARKUP_EXCEEDS_PAYOUT", async () => {
+    await start({ markup: true })
+    const a = await customerWithAccounts()
+    const at = { instance: "/sandbox/v2/orders" }
+    const onramp = (autoPayout: Record<string, unknown>) => createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source", autoPayout })
+    const offramp = (autoPayout: Record<string, unknown>) => createOrder({ source: wl(a.base, "USDC"), destination: va(a.eur), amount: "10", lockSide: "source", autoPayout })
+    expectProblem(await createOrder({ source: va(a.usd), destination: va(a.eur), amount: "10", lockSide: "source", autoPayout: { purpose: "x", recipient: bankRecipient, rail: "sepa" } }), {
+      type: "INVALID_ORDER_COMBO",
+      status: 422,
+      ...at
+    })
+    expectProblem(await onramp({ recipient: cryptoRecipient }), { type: "MISSING_REQUIRED_FIELDS", status: 422, ...at })
+    expectProblem(await offramp({ purpose: "rent", recipient: bankRecipient }), { type: "MISSING_REQUIRED_FIELDS", status: 422, ...at })
+    expectProblem(await onramp({ purpose: "x", recipient: { ...cryptoRecipient, chain: "ethereum" } }), { type: "RECIPIENT_VALIDATION_FAILED", status: 422, ...at })
+    expectProblem(await onramp({ purpose: "x", recipient: { ...cryptoRecipient, address: "0x1234" } }), { type: "RECIPIENT_VALIDATION_FAILED", status: 422, ...at })
+    expectProblem(await onramp({ purpose: "x", recipient: { ...cryptoRecipient, attestation: false } }), { type: "RECIPIENT_VALIDATION_FAILED", status: 422, ...at })
+    expectProblem(await offramp({ rail: "sepa", purpose: "rent", recipient: { ...bankRecipient, iban: "DE89370400440532013001" } }), {
+      type: "RECIPIENT_VALIDATION_FAILED",
+      status: 422,
+      ...at
+    })
+    // 10 USD converts to 9.95 USDC: a margin of that much leaves nothing to pay out.
+    expectProblem(await onramp({ purpose: "x", recipient: cryptoRecipient, markupAmount: "9.95" }), { type: "CLIENT_MARKUP_EXCEEDS_PAYOUT", status: 422, ...at })
+    expect((await onramp({ purpose: "x", recipient: cryptoRecipient, markupAmount: "9.94" })).status).toBe(201)
+  })
+})

@@ -9,7 +9,7 @@
  */
 import { Schema } from "effect"
 import "../kernel/Annotations.ts"
-import { CustomerId, OrderId, TransactionId, VirtualAccountId, WalletId } from "../kernel/Ids.ts"
+import { CustomerId, DocumentId, OrderId, TransactionId, VirtualAccountId, WalletId } from "../kernel/Ids.ts"
 import { AssetCode, Chain, isFiat } from "../kernel/Money.ts"
 import { DecimalString, NonBlankString, UtcTimestamp } from "../kernel/Primitives.ts"
 import { Country } from "../kernel/Geo.ts"
@@ -100,6 +100,34 @@ export const OrderAccount = Schema.Union([
 ])
 export type OrderAccount = typeof OrderAccount.Type
 
+/**
+ * The payout an order chains after its conversion (spec: for an OFFRAMP order rail, purpose, documents, recipient;
+ * for an ONRAMP order purpose, documents and a recipient with chain, address and attestation). Which fields a
+ * direction needs is checked against the order (422 MISSING_REQUIRED_FIELDS, RECIPIENT_VALIDATION_FAILED), so the
+ * recipient names every field either kind may carry. The margin fields are the client's, in the destination asset.
+ */
+export const AutoPayout = Schema.Struct({
+  rail: Schema.optionalKey(PayoutRail),
+  purpose: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(200, { fosDetail: "must be at most 200 characters" }))),
+  documents: Schema.optionalKey(Schema.Array(DocumentId).check(Schema.isMaxLength(10, { fosDetail: "must list at most 10 documents" }))),
+  recipient: Schema.optionalKey(Schema.Struct({
+    // An on-chain recipient (onramp).
+    chain: Schema.optionalKey(Chain),
+    address: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(128))),
+    /** The caller attests that the address is the recipient's own. */
+    attestation: Schema.optionalKey(Schema.Boolean),
+    // A bank recipient (offramp).
+    name: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(200))),
+    country: Schema.optionalKey(Country),
+    iban: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(34))),
+    accountNumber: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(34))),
+    routingNumber: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(9)))
+  })),
+  markupBps: Schema.optionalKey(MarkupBps),
+  markupAmount: Schema.optionalKey(PositiveDecimal)
+}).annotate({ identifier: "AutoPayout" })
+export type AutoPayout = typeof AutoPayout.Type
+
 /** `POST /v2/orders`. */
 export const OrderCreate = Schema.Struct({
   /** The account the order debits; omitted for a deposit-funded order, which names `sourceAsset` instead. */
@@ -111,6 +139,7 @@ export const OrderCreate = Schema.Struct({
   amount: Schema.optionalKey(PositiveDecimal),
   lockSide: Schema.optionalKey(LockSide),
   autoExecute: Schema.optionalKey(Schema.Boolean),
+  autoPayout: Schema.optionalKey(AutoPayout),
   markupBps: Schema.optionalKey(MarkupBps),
   markupAmount: Schema.optionalKey(PositiveDecimal),
   quoteOptionId: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(64))),
@@ -145,6 +174,10 @@ export const Order = Schema.Struct({
   totalDebit: AssetAmount,
   lockExpiresAt: UtcTimestamp,
   autoExecute: Schema.Boolean,
+  /** The payout chained after the conversion, as requested; its amounts follow from the order's. */
+  autoPayout: Schema.optionalKey(AutoPayout),
+  /** The payout's withdrawal transaction, once the conversion settled. */
+  payoutTransactionId: Schema.optionalKey(TransactionId),
   quoteOptionId: Schema.optionalKey(NonBlankString),
   /** A deposit-funded order's funding address and the amount to send there (its totalDebit). */
   depositInstructions: Schema.optionalKey(Schema.Struct({ address: NonBlankString, assetAmount: AssetAmount })),

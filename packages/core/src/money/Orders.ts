@@ -26,10 +26,16 @@
  *   back to the address it came from as a `deposit_return` transaction, which ends failed with no failureCode and the
  *   catalog's fixed failureMessage once the chain confirms it.
  *
- * autoPayout is not built yet: the request schema does not accept it.
+ * - autoPayout (onramp: to an address on the destination wallet's chain; offramp: to a bank account over a rail)
+ *   chains a withdrawal after the conversion settles, in the same store transaction, with `linkedOrderId`: the
+ *   converted amount less the payout's client margin goes out of the destination account to the outside world, and
+ *   settles on the chain's or rail's time. This is the minimal payout the payouts work ("Money III") replaces: no
+ *   compliance review, no signing, no payout requirements.
  */
 import {
+  type AutoPayout,
   CryptoAssets,
+  parseAmount,
   type CustomerId,
   type Environment,
   type Fee,
@@ -59,7 +65,7 @@ import { toWire } from "../kernel/Wire.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
-import { sandboxTxHash } from "./Addresses.ts"
+import { checkAddress, sandboxTxHash } from "./Addresses.ts"
 import { accountId, balanceIn, type Holder, LedgerAccounts, type LedgerAsset, type TransferRequest } from "./Ledger.ts"
 import { initialOrderState, type OrderMove, orderTransition, type OrderState } from "./OrderMachine.ts"
 import { type PairSide, priceOf } from "./Pricing.ts"
@@ -67,7 +73,8 @@ import { amountOf, checkMarkupAllowed, feesOf, QuoteOptions, redeemableOption, t
 import { moveTransaction, openTransaction, type StoredTransaction, Transactions } from "./Transactions.ts"
 import { getVirtualAccount } from "./VirtualAccounts.ts"
 import { getWallet, openFundingWallet, Wallets, walletHolder } from "./Wallets.ts"
-import { WorldModel } from "./WorldModel.ts"
+import { bpsOf } from "./Rates.ts"
+import { settlesAt, WorldModel } from "./WorldModel.ts"
 
 /** One of the customer's accounts an order names, with the asset it converts and its ledger holder. */
 export interface OrderAccountOf {
@@ -106,6 +113,10 @@ export interface StoredOrder extends OrderState {
   readonly reasonCode: OrderFailureReasonCode | null
   /** A failure the sandbox armed for the order's execution. */
   readonly forcedFailure: OrderFailureReasonCode | undefined
+  /** The payout chained after the conversion, as requested, and the client's margin on it (destination units). */
+  readonly autoPayout?: AutoPayout | undefined
+  readonly payoutMarkup?: string | undefined
+  readonly payoutTransactionId?: TransactionId | undefined
   /** A deposit-funded order: its funding address (the source wallet's), and who last sent funds there. */
   readonly fundingAddress?: string | undefined
   readonly fundingSender?: string | undefined
@@ -194,6 +205,8 @@ export const orderToWire = (o: StoredOrder): OrderWire =>
     totalDebit: amountOf(o.source.side, BigInt(o.totalDebit)),
     lockExpiresAt: toIso(o.lockExpiresAtMs),
     autoExecute: o.autoExecute,
+    autoPayout: o.autoPayout,
+    payoutTransactionId: o.payoutTransactionId,
     quoteOptionId: o.quoteOptionId,
     depositInstructions: depositInstructionsOf(o),
     markupBps: o.markupBps,
@@ -256,6 +269,75 @@ const resolveAccount = (caller: Caller, account: NonNullable<OrderCreate["source
     }
   })
 
+/** An IBAN's ISO 13616 check: letters as numbers, the first four characters moved to the end, mod 97 is 1. */
+const validIban = (iban: string): boolean => {
+  const compact = iban.replaceAll(" ", "").toUpperCase()
+  if (!/^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$/.test(compact)) return false
+  const digits = [...compact.slice(4) + compact.slice(0, 4)].map((c) => (/\d/.test(c) ? c : String(c.charCodeAt(0) - 55))).join("")
+  return BigInt(digits) % 97n === 1n
+}
+
+/** An ABA routing number's checksum (3, 7, 1 weights, mod 10). */
+const validRoutingNumber = (routing: string): boolean => {
+  if (!/^\d{9}$/.test(routing)) return false
+  const d = [...routing].map(Number)
+  return (3 * (d[0]! + d[3]! + d[6]!) + 7 * (d[1]! + d[4]! + d[7]!) + d[2]! + d[5]! + d[8]!) % 10 === 0
+}
+
+/**
+ * Checks an order's autoPayout against its direction and destination, and answers the client's margin on it in the
+ * destination asset: INVALID_ORDER_COMBO for a direction with no payout, MISSING_REQUIRED_FIELDS,
+ * RECIPIENT_VALIDATION_FAILED, CLIENT_MARKUP_NOT_ENABLED, CLIENT_MARKUP_EXCEEDS_PAYOUT.
+ */
+const checkAutoPayout = (caller: Caller, payout: AutoPayout, terms: Terms, destination: OrderAccountOf) =>
+  Effect.gen(function*() {
+    if (terms.direction !== "onramp" && terms.direction !== "offramp") {
+      return yield* apiError("INVALID_ORDER_COMBO", `autoPayout chains a payout after an onramp or an offramp, not after a ${terms.direction}.`)
+    }
+    yield* checkMarkupAllowed(caller, payout)
+    const recipient = payout.recipient
+    const missing = (fields: ReadonlyArray<string>) => apiError("MISSING_REQUIRED_FIELDS", `autoPayout needs ${fields.join(", ")} for this order.`)
+    const invalid = (detail: string) => apiError("RECIPIENT_VALIDATION_FAILED", detail)
+    if (terms.direction === "onramp") {
+      const absent = [
+        payout.purpose === undefined ? "purpose" : undefined,
+        recipient?.chain === undefined ? "recipient.chain" : undefined,
+        recipient?.address === undefined ? "recipient.address" : undefined,
+        recipient?.attestation === undefined ? "recipient.attestation" : undefined
+      ].filter((f) => f !== undefined)
+      if (absent.length > 0) return yield* missing(absent)
+      if (recipient!.chain !== destination.side.chain) {
+        return yield* invalid(`recipient.chain must be the destination wallet's chain (${destination.side.chain}).`)
+      }
+      if (!checkAddress(recipient!.chain!, recipient!.address!).ok) return yield* invalid(`recipient.address is not an address on ${recipient!.chain}.`)
+      if (recipient!.attestation !== true) return yield* invalid("recipient.attestation must confirm that the address is the recipient's own.")
+    } else {
+      const absent = [
+        payout.rail === undefined ? "rail" : undefined,
+        payout.purpose === undefined ? "purpose" : undefined,
+        recipient?.name === undefined ? "recipient.name" : undefined,
+        recipient?.country === undefined ? "recipient.country" : undefined,
+        recipient?.iban === undefined && recipient?.accountNumber === undefined ? "recipient.iban or recipient.accountNumber" : undefined
+      ].filter((f) => f !== undefined)
+      if (absent.length > 0) return yield* missing(absent)
+      if (recipient!.iban !== undefined && !validIban(recipient!.iban)) return yield* invalid("recipient.iban fails its check digits.")
+      if (recipient!.routingNumber !== undefined && !validRoutingNumber(recipient!.routingNumber)) {
+        return yield* invalid("recipient.routingNumber fails its ABA checksum.")
+      }
+      if (recipient!.chain !== undefined || recipient!.address !== undefined) return yield* invalid("A bank recipient has no chain or address.")
+    }
+    const converted = terms.destinationAmount
+    const margin = (payout.markupBps === undefined ? 0n : bpsOf({ asset: destination.side.asset, units: converted }, payout.markupBps).units) +
+      (payout.markupAmount === undefined ? 0n : parseAmount(destination.side.asset, payout.markupAmount)?.units ?? converted)
+    if (margin >= converted) {
+      return yield* apiError(
+        "CLIENT_MARKUP_EXCEEDS_PAYOUT",
+        `The payout's margin of ${amountOf(destination.side, margin).amount} ${destination.side.asset} reaches the converted amount of ${amountOf(destination.side, converted).amount}.`
+      )
+    }
+    return margin
+  })
+
 /** A deposit-funded order's source: a new funding address on the source asset's chain. */
 const fundingAccount = (caller: Caller, body: OrderCreate, customerId: CustomerId, orderId: OrderId) =>
   Effect.gen(function*() {
@@ -300,7 +382,12 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
       return yield* apiError("INVALID_ORDER_COMBO", "The source and the destination are the same virtual account.")
     }
     const scoped = scopeOf(caller.organization.id, caller.environment)
-    const recipientType: RecipientType = destination.account.type
+    const payout = body.autoPayout
+    const recipientType: RecipientType = payout === undefined
+      ? destination.account.type
+      : destination.account.side.chain === undefined
+      ? "external_bank"
+      : "external_crypto"
     let terms: Terms
     let quoteOptionId: string | undefined
     if (body.quoteOptionId !== undefined) {
@@ -330,11 +417,14 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
       }
       terms = yield* termsOf(price, input)
     }
+    const payoutMarkup = payout === undefined ? 0n : yield* checkAutoPayout(caller, payout, terms, destination.account)
     const store = yield* Store
     const model = yield* WorldModel
     const nowMs = yield* Clock.currentTimeMillis
     const now = toIso(nowMs)
     const order: StoredOrder = {
+      autoPayout: payout,
+      payoutMarkup: payout === undefined ? undefined : payoutMarkup.toString(),
       ...initialOrderState(nowMs + model.orderLockMs, depositFunded),
       id: orderId,
       organizationId: caller.organization.id,
@@ -652,7 +742,58 @@ const settled: TimerHandler = (payload: { readonly orderId: OrderId }) =>
     const store = yield* Store
     // The settle may have run an autoExecute order on the destination; read this one again before moving it.
     const current = (yield* store.get(Orders, order.id))!
-    yield* Effect.orDie(moveOrder(current, { type: "succeed" }, {}, chain === undefined ? {} : { txHash: sandboxTxHash(chain, transaction.id) }))
+    const payoutTransactionId = current.autoPayout === undefined ? undefined : yield* openPayout(current)
+    yield* Effect.orDie(moveOrder(current, { type: "succeed" }, { payoutTransactionId }, chain === undefined ? {} : { txHash: sandboxTxHash(chain, transaction.id) }))
+  })
+
+export const payoutSettleKind = "order.payout_settle"
+
+/** The withdrawal an autoPayout chains after the conversion: out of the destination account, to the recipient. */
+const openPayout = (order: StoredOrder): Effect.Effect<TransactionId, never, Store> =>
+  Effect.gen(function*() {
+    const payout = order.autoPayout!
+    const recipient = payout.recipient!
+    const scoped = scope(order)
+    const side = order.destination.side
+    const margin = BigInt(order.payoutMarkup ?? "0")
+    const sent = BigInt(order.destinationAmount) - margin
+    const asset = ledgerAsset(side)
+    const world: Holder = { scope: scoped, type: "world", id: side.chain === undefined ? `rail:${payout.rail}` : `chain:${side.chain}` }
+    const transaction = yield* Effect.orDie(openTransaction({
+      organizationId: order.organizationId,
+      environment: order.environment,
+      customerId: order.customerId,
+      type: "withdrawal",
+      source: transactionSide(order.destination, BigInt(order.destinationAmount)),
+      destination: side.chain === undefined
+        ? { type: "external_bank", assetAmount: amountOf(side, sent) }
+        : { type: "external_crypto", address: recipient.address!, txHash: sandboxTxHash(side.chain, `${order.id}/payout`), assetAmount: amountOf(side, sent) },
+      fees: margin > 0n ? [{ owner: "organization", assetAmount: amountOf(side, margin), invoiced: false }] : [],
+      clientReferenceId: order.clientReferenceId,
+      linkedOrderId: order.id,
+      payoutRail: side.chain === undefined ? payout.rail ?? null : undefined,
+      holds: (id) => [
+        { kind: "pending", id: `${id}/payout`, debit: order.destination.holder, credit: world, asset, amount: sent, code: "withdrawal", transactionId: id },
+        ...(margin > 0n
+          ? [{ kind: "pending", id: `${id}/markup`, debit: order.destination.holder, credit: { scope: scoped, type: "fees", id: "organization" }, asset, amount: margin, code: "withdrawal.markup", transactionId: id } as const]
+          : [])
+      ]
+    }))
+    const model = yield* WorldModel
+    const nowMs = yield* Clock.currentTimeMillis
+    const settlesAtMs = side.chain === undefined ? settlesAt(nowMs, model.railSettlement[payout.rail!]) : nowMs + model.chainSettlementMs[side.chain]
+    yield* schedule(payoutSettleKind, settlesAtMs, { transactionId: transaction.id }, scoped)
+    return transaction.id
+  })
+
+/** The payout reached its recipient: its withdrawal is sent (processing) and settles (completed). */
+const payoutSettled: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const transaction = yield* store.get(Transactions, payload.transactionId)
+    if (transaction === undefined || transaction.status !== "pending") return
+    yield* Effect.orDie(moveTransaction(payload.transactionId, { type: "start" }))
+    yield* Effect.orDie(moveTransaction(payload.transactionId, { type: "settle" }))
   })
 
 /**
@@ -704,7 +845,8 @@ export const orderTimerHandlers: Record<string, TimerHandler> = {
   [lockExpiryKind]: lockExpired,
   [orderStartKind]: started,
   [orderSettleKind]: settled,
-  [depositReturnKind]: depositReturned
+  [depositReturnKind]: depositReturned,
+  [payoutSettleKind]: payoutSettled
 }
 
 /** The rows of an order's transaction (for tests and reads). */
