@@ -615,6 +615,45 @@ describe("an order's life", () => {
   })
 })
 
+describe("execution refused by the provider (sandbox)", () => {
+  it("answers 422 PROVIDER_REJECTED and 422 CANCELLED from then on, and 503 PROVIDER_UNAVAILABLE with retryAfterSeconds until the outage passes; nothing moves", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    await fundUsd(a.usd, "100.00")
+    const make = async () => (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source" })).json
+    const arm = (id: string, reasonCode: string) => acme.call("POST", `/v2/simulate/orders/${id}/fail`, { reasonCode, at: "execution" })
+
+    const rejected = await make()
+    expect((await arm(rejected.id, "provider_rejected")).status).toBe(200)
+    expectProblem(await execute(rejected.id), { type: "PROVIDER_REJECTED", status: 422, instance: `/sandbox/v2/orders/${rejected.id}/execute` })
+    const cancelled = await make()
+    await arm(cancelled.id, "cancelled")
+    expectProblem(await execute(cancelled.id), { type: "CANCELLED", status: 422, instance: `/sandbox/v2/orders/${cancelled.id}/execute` })
+    expect(await available("virtual_account", a.usd, "USD")).toBe("100.00")
+
+    const outage = await make()
+    await arm(outage.id, "provider_unavailable")
+    const key = idem("execute")
+    const unavailable = expectProblem(await execute(outage.id, key), { type: "PROVIDER_UNAVAILABLE", status: 503, instance: `/sandbox/v2/orders/${outage.id}/execute` })
+    expect(unavailable.retryAfterSeconds).toBe(30)
+    await advance(30_000)
+    // After a 5xx the same body runs again under the same key, and succeeds now.
+    const retried = await execute(outage.id, key)
+    expect(retried.status, retried.text).toBe(200)
+    expect(retried.json.transactionId).toMatch(/^txn_/)
+    expectProblem(await acme.call("POST", `/v2/simulate/orders/${outage.id}/fail`, { reasonCode: "internal_error", at: "execution" }), {
+      type: "VALIDATION_ERROR",
+      status: 400,
+      instance: `/sandbox/v2/simulate/orders/${outage.id}/fail`
+    })
+    expectProblem(await arm(outage.id, "cancelled"), {
+      type: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY",
+      status: 422,
+      instance: `/sandbox/v2/simulate/orders/${outage.id}/fail`
+    })
+  })
+})
+
 // --- synchronous refusals and reads -------------------------------------------------------------------------------------------
 
 describe("creating an order", () => {

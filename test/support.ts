@@ -223,7 +223,8 @@ export const expectProblem = (reply: Reply, expected: ProblemExpectation): any =
     }
   }
   if (p.type === "VALIDATION_ERROR") expect(Array.isArray(p.errors), "VALIDATION_ERROR carries errors[]").toBe(true)
-  if (expected.status === 429) {
+  // retryAfterSeconds is on every 429, and may accompany a 503.
+  if (expected.status === 429 || (expected.status === 503 && p.retryAfterSeconds !== undefined)) {
     expect(Number.isInteger(p.retryAfterSeconds)).toBe(true)
     expect(reply.headers.get("retry-after")).toBe(String(p.retryAfterSeconds))
   } else {

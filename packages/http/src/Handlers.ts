@@ -228,7 +228,7 @@ const SimulateLive = HttpApiBuilder.group(ServerApi, "simulate", (handlers) =>
       CurrentCaller.use((caller) => Effect.map(simulateReview(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable)))
     .handle("setRate", ({ payload }) => CurrentCaller.use((caller) => setRate(caller, payload)))
     .handle("failOrder", ({ params, payload }) =>
-      CurrentCaller.use((caller) => simulateOrderFailure(caller, params.orderId, payload.reasonCode)).pipe(Effect.map(mutable))))
+      CurrentCaller.use((caller) => simulateOrderFailure(caller, params.orderId, payload.reasonCode, payload.at)).pipe(Effect.map(mutable))))
 
 const QuotesLive = HttpApiBuilder.group(ServerApi, "quotes", (handlers) =>
   handlers.handle("create", ({ payload }) =>

@@ -217,8 +217,18 @@ export const PairPricing = Schema.Struct({
 }).annotate({ identifier: "PairPricing" })
 export type PairPricing = typeof PairPricing.Type
 
-/** `POST /sandbox/v2/simulate/orders/{orderId}/fail`: the provider fails the order's conversion. */
+/**
+ * `POST /sandbox/v2/simulate/orders/{orderId}/fail`: the provider fails the order. `at: "settlement"` (the default)
+ * fails its conversion (now when it runs, else when it would settle) with order.failed; `at: "execution"` refuses
+ * the order's execution attempts synchronously instead: provider_rejected as 422 PROVIDER_REJECTED and cancelled as
+ * 422 CANCELLED from then on, provider_unavailable as 503 PROVIDER_UNAVAILABLE for 30 seconds (retryAfterSeconds).
+ */
 export const OrderFailure = Schema.Struct({
-  reasonCode: Schema.Literals(["insufficient_onchain_balance", "source_account_unavailable", "provider_unavailable", "provider_rejected", "internal_error", "cancelled"])
-}).annotate({ identifier: "OrderFailure" })
+  reasonCode: Schema.Literals(["insufficient_onchain_balance", "source_account_unavailable", "provider_unavailable", "provider_rejected", "internal_error", "cancelled"]),
+  at: Schema.optionalKey(Schema.Literals(["settlement", "execution"]))
+}).check(Schema.makeFilter((f) =>
+  f.at === "execution" && !["provider_rejected", "provider_unavailable", "cancelled"].includes(f.reasonCode)
+    ? { path: ["reasonCode"], issue: "must be provider_rejected, provider_unavailable or cancelled with at execution" }
+    : undefined
+)).annotate({ identifier: "OrderFailure" })
 export type OrderFailure = typeof OrderFailure.Type

@@ -113,6 +113,8 @@ export interface StoredOrder extends OrderState {
   readonly reasonCode: OrderFailureReasonCode | null
   /** A failure the sandbox armed for the order's execution. */
   readonly forcedFailure: OrderFailureReasonCode | undefined
+  /** A refusal the sandbox armed for the order's execution attempts (provider_unavailable: until `untilMs`). */
+  readonly executionRefusal?: { readonly reasonCode: "provider_rejected" | "provider_unavailable" | "cancelled"; readonly untilMs: number } | undefined
   /** The payout chained after the conversion, as requested, and the client's margin on it (destination units). */
   readonly autoPayout?: AutoPayout | undefined
   readonly payoutMarkup?: string | undefined
@@ -614,6 +616,19 @@ const execute = (order: StoredOrder): Effect.Effect<StoredOrder, ApiError, Store
     const nowMs = yield* Clock.currentTimeMillis
     const outcome = orderTransition(order, { type: "execute", nowMs })
     if ("refused" in outcome) return yield* apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${order.status}).`)
+    const refusal = order.executionRefusal
+    if (refusal !== undefined && nowMs < refusal.untilMs) {
+      switch (refusal.reasonCode) {
+        case "provider_rejected":
+          return yield* apiError("PROVIDER_REJECTED", "The provider refused the conversion; no funds moved.")
+        case "cancelled":
+          return yield* apiError("CANCELLED", "The provider cancelled the conversion; no funds moved.")
+        case "provider_unavailable":
+          return yield* apiError("PROVIDER_UNAVAILABLE", "The provider is unavailable; no funds moved. Retry after retryAfterSeconds.", {
+            retryAfterSeconds: Math.ceil((refusal.untilMs - nowMs) / 1000)
+          })
+      }
+    }
     const balance = yield* balanceIn(order.source.holder, ledgerAsset(order.source.side))
     if (balance.available < BigInt(order.totalDebit)) return yield* insufficient(order, balance.available)
     const transaction = yield* openTransaction({
@@ -681,16 +696,38 @@ const failOrder = (order: StoredOrder, reasonCode: OrderFailureReasonCode): Effe
  * `POST /sandbox/v2/simulate/orders/{orderId}/fail`: the provider fails the order. An executing order fails now; a
  * pending one fails when its execution would settle. An ended order is 409 RESOURCE_TERMINAL.
  */
-export const simulateOrderFailure = (caller: Caller, id: OrderId, reasonCode: OrderFailureReasonCode): Effect.Effect<OrderWire, ApiError, Store> =>
+export const simulateOrderFailure = (
+  caller: Caller,
+  id: OrderId,
+  reasonCode: OrderFailureReasonCode,
+  at: "settlement" | "execution" = "settlement"
+): Effect.Effect<OrderWire, ApiError, Store> =>
   Effect.gen(function*() {
     const order = yield* getOrder(caller, id, true)
     if (order.status !== "pending") return yield* apiError("RESOURCE_TERMINAL", `The order has already ended (status ${order.status}).`)
+    if (at === "execution") {
+      if (order.executing) return yield* apiError("SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", "The order's execution is already claimed; fail it at settlement instead.")
+      const nowMs = yield* Clock.currentTimeMillis
+      const armed: StoredOrder = {
+        ...order,
+        executionRefusal: {
+          reasonCode: reasonCode as "provider_rejected" | "provider_unavailable" | "cancelled",
+          untilMs: reasonCode === "provider_unavailable" ? nowMs + providerOutageMs : Number.MAX_SAFE_INTEGER
+        },
+        updatedAt: toIso(nowMs)
+      }
+      yield* Effect.orDie((yield* Store).update(Orders, armed))
+      return orderToWire(armed)
+    }
     if (order.executing) return orderToWire(yield* failOrder(order, reasonCode))
     const store = yield* Store
     const armed: StoredOrder = { ...order, forcedFailure: reasonCode, updatedAt: toIso(yield* Clock.currentTimeMillis) }
     yield* Effect.orDie(store.update(Orders, armed))
     return orderToWire(armed)
   })
+
+/** How long a provider outage the sandbox arms refuses an order's execution attempts. */
+const providerOutageMs = 30_000
 
 // --- the clock ---------------------------------------------------------------------------------------------------------------
 
