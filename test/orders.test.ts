@@ -8,6 +8,8 @@
  */
 import { formatAmount, parseAmount, type AssetCode } from "@fos/contract"
 import { LedgerAccounts, makeVirtualClock, scopeOf, Store, type WorldModelOptions } from "@fos/core"
+import { layerPostgresStore } from "@fos/sql"
+import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { createEngine, type Engine } from "@fos/http"
 import { Effect } from "effect"
 import * as fc from "fast-check"
@@ -24,9 +26,10 @@ let engine: Engine
 let acme: Client
 let rival: Client
 
-const start = async (options: { startMs?: number; worldModel?: WorldModelOptions; markup?: boolean } = {}) => {
+const start = async (options: { startMs?: number; worldModel?: WorldModelOptions; markup?: boolean; databaseUrl?: string } = {}) => {
   const startMs = options.startMs ?? MONDAY
   engine = await createEngine({
+    ...(options.databaseUrl === undefined ? {} : { store: layerPostgresStore(options.databaseUrl, { maxConnections: 4 }) }),
     clock: { mode: "virtual", startMs },
     realClock: makeVirtualClock(startMs),
     seed: seedOf(orgSeed("acme", options.markup === true ? { features: ["client_markup"] } : {}), orgSeed("rival")) as never,
@@ -990,4 +993,49 @@ describe("autoPayout", () => {
     expectProblem(await onramp({ purpose: "x", recipient: cryptoRecipient, markupAmount: "9.95" }), { type: "CLIENT_MARKUP_EXCEEDS_PAYOUT", status: 422, ...at })
     expect((await onramp({ purpose: "x", recipient: cryptoRecipient, markupAmount: "9.94" })).status).toBe(201)
   })
+})
+
+// --- on PostgreSQL ---------------------------------------------------------------------------------------------------------------
+
+describe.skipIf(adminUrl === undefined || adminUrl === "")("orders on PostgreSQL", () => {
+  it("runs an order from quote to settled balances, an autoExecute order, a cancel and a deposit_return, with the books balanced", async () => {
+    const database = await freshDatabase("orders")
+    try {
+      await start({ databaseUrl: database.url })
+      const a = await customerWithAccounts()
+      await fundUsd(a.usd, "300.00")
+      const option = (await quote({ source: { asset: "USD" }, target: { asset: "USDC", chain: "base" }, amount: "100", lockSide: "source" })).json.options[0]
+      const order = (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), quoteOptionId: option.id })).json
+      expectProblem(await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), quoteOptionId: option.id }), {
+        type: "QUOTE_ALREADY_USED",
+        status: 409,
+        instance: "/sandbox/v2/orders"
+      })
+      expect((await execute(order.id)).status).toBe(200)
+      const auto = (await createOrder({ source: va(a.usd), destination: va(a.eur), amount: "50", lockSide: "source", autoExecute: true })).json
+      expect(auto.transactionId).toMatch(/^txn_/)
+      const cancelled = (await createOrder({ source: va(a.usd), destination: va(a.eur), amount: "50", lockSide: "source" })).json
+      expect((await cancel(cancelled.id)).json.status).toBe("cancelled")
+      const funded = (await createOrder({ sourceAsset: { asset: "USDC", chain: "base" }, destination: va(a.eur), amount: "10", lockSide: "source" })).json
+      await advance(62_000)
+      expect((await readOrder(order.id)).status).toBe("succeeded")
+      expect((await readOrder(auto.id)).status).toBe("succeeded")
+      expect(await available("wallet", a.base, "USDC")).toBe("99.500000")
+      await advance(15 * 60_000)
+      expect((await readOrder(funded.id)).cancellationReason).toBe("expired")
+      await acme.call("POST", "/v2/simulate/deposits", {
+        destination: { type: "deposit_address", address: funded.depositInstructions.address },
+        assetAmount: { code: "USDC", amount: "5", chain: "base" }
+      })
+      await advance(2 * 62_000)
+      const returned = (await acme.call("GET", "/v2/transactions?type=deposit_return")).json.data
+      expect(returned.map((t: any) => [t.status, t.failureCode, t.linkedOrderId])).toEqual([["failed", null, funded.id]])
+      await expectBalancedLedger()
+      await expectCatalogEvents(engine)
+    } finally {
+      await engine.close()
+      engine = undefined as never
+      await database.drop()
+    }
+  }, 60_000)
 })
