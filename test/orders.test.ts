@@ -526,6 +526,32 @@ describe("an order's life", () => {
     await expectBalancedLedger()
   })
 
+  it("fails an autoExecute onramp order whose source deposit ends uncredited (order.failed, insufficient_funds)", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    const waiting = (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "100", lockSide: "source", autoExecute: true })).json
+    const deposit = await acme.call("POST", "/v2/simulate/deposits", { destination: va(a.usd), assetAmount: { code: "USD", amount: "100.25" }, rail: "fedwire" })
+    expect(deposit.status, deposit.text).toBe(201)
+    const ended = await acme.call("POST", `/v2/simulate/transactions/${deposit.json.id}/terminal`, { outcome: "failed", failureCode: "returned_by_sender" })
+    expect(ended.json.status).toBe("failed")
+    expect(await readOrder(waiting.id)).toMatchObject({
+      status: "failed",
+      reasonCode: "insufficient_funds",
+      failureMessage: "The available balance did not cover the order. Fund the source and create a new order.",
+      transactionId: null
+    })
+    const [failed] = await events("order.failed")
+    expect(failed!.data).toMatchObject({ orderId: waiting.id, reasonCode: "insufficient_funds" })
+    // The sandbox can make it happen too.
+    const other = (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source" })).json
+    expect((await acme.call("POST", `/v2/simulate/orders/${other.id}/fail`, { reasonCode: "insufficient_funds" })).status).toBe(200)
+    await fundUsd(a.usd, "20.00")
+    await execute(other.id)
+    await advance(62_000)
+    expect(await readOrder(other.id)).toMatchObject({ status: "failed", reasonCode: "insufficient_funds" })
+    expect(await available("virtual_account", a.usd, "USD")).toBe("20.00")
+  })
+
   it("the lock expiry sweep cancels a pending order whose lock passed (reason expired); later funding does not revive it, and executing it is ORDER_EXPIRED", async () => {
     await start()
     const a = await customerWithAccounts()

@@ -17,8 +17,8 @@ import { RealClock } from "./kernel/RealClock.ts"
 import { defaultReviewSettings, ReviewSettings, type ReviewSettingsValue } from "./onboarding/ReviewSettings.ts"
 import { Store } from "./kernel/Store.ts"
 import { depositTimerHandlers } from "./money/Deposits.ts"
-import { executeFundedOrders, orderTimerHandlers } from "./money/Orders.ts"
-import { FundsArrived } from "./money/Transactions.ts"
+import { onTransactionEnded, orderTimerHandlers } from "./money/Orders.ts"
+import { TransactionEnded } from "./money/Transactions.ts"
 import { virtualAccountTimerHandlers } from "./money/VirtualAccounts.ts"
 import { WorldModel, type WorldModelOptions, worldModelOf } from "./money/WorldModel.ts"
 import {
@@ -113,8 +113,8 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
       Layer.succeed(WebhookSettings, webhookSettings),
       Layer.succeed(ReviewSettings, review),
       Layer.succeed(WorldModel, worldModel),
-      // A completed transaction runs the autoExecute orders its credit now funds.
-      Layer.succeed(FundsArrived, executeFundedOrders)
+      // An ended transaction moves the autoExecute orders waiting on its destination.
+      Layer.succeed(TransactionEnded, onTransactionEnded)
     )
     const retention = options.idempotencyRetentionMs === undefined
       ? Layer.empty

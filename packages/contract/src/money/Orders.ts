@@ -14,6 +14,7 @@ import { AssetCode, Chain, isFiat } from "../kernel/Money.ts"
 import { DecimalString, NonBlankString, UtcTimestamp } from "../kernel/Primitives.ts"
 import { Country } from "../kernel/Geo.ts"
 import { AssetAmount, AssetRef, Fee, PayoutRail } from "./Transactions.ts"
+import { OrderFailureReasonCodes } from "../events/Events.ts"
 
 export const OrderStatuses = ["pending", "succeeded", "failed", "cancelled"] as const
 export type OrderStatus = typeof OrderStatuses[number]
@@ -224,7 +225,7 @@ export type PairPricing = typeof PairPricing.Type
  * 422 CANCELLED from then on, provider_unavailable as 503 PROVIDER_UNAVAILABLE for 30 seconds (retryAfterSeconds).
  */
 export const OrderFailure = Schema.Struct({
-  reasonCode: Schema.Literals(["insufficient_onchain_balance", "source_account_unavailable", "provider_unavailable", "provider_rejected", "internal_error", "cancelled"]),
+  reasonCode: Schema.Literals(OrderFailureReasonCodes),
   at: Schema.optionalKey(Schema.Literals(["settlement", "execution"]))
 }).check(Schema.makeFilter((f) =>
   f.at === "execution" && !["provider_rejected", "provider_unavailable", "cancelled"].includes(f.reasonCode)

@@ -482,7 +482,7 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
     })
     yield* schedule(lockExpiryKind, order.lockExpiresAtMs, { orderId: order.id }, scoped)
     if (!order.autoExecute) return orderToWire(order)
-    // autoExecute: at once when the balance covers totalDebit already, else when it does (FundsArrived).
+    // autoExecute: at once when the balance covers totalDebit already, else when a credit covers it (TransactionEnded).
     return orderToWire(yield* tryExecute(order))
   })
 
@@ -833,11 +833,54 @@ const payoutSettled: TimerHandler = (payload: { readonly transactionId: Transact
     yield* Effect.orDie(moveTransaction(payload.transactionId, { type: "settle" }))
   })
 
+/** The ledger account a transaction's destination side credits, when it is a customer's account. */
+const creditedAccount = (transaction: StoredTransaction) => {
+  const destination = transaction.destination
+  if (destination.type !== "wallet" && destination.type !== "virtual_account") return undefined
+  const scoped = scopeOf(transaction.organizationId, transaction.environment)
+  const holder: Holder = destination.type === "wallet"
+    ? { scope: scoped, type: "wallet", id: destination.walletId }
+    : { scope: scoped, type: "virtual_account", id: destination.virtualAccountId }
+  const asset = destination.assetAmount.chain === undefined
+    ? { code: destination.assetAmount.code }
+    : { code: destination.assetAmount.code, chain: destination.assetAmount.chain }
+  return accountId(holder, asset)
+}
+
+/** The autoExecute orders waiting on a ledger account, oldest first. */
+const waitingOn = (account: string) =>
+  Effect.flatMap(Store, (store) =>
+    store.page(Orders, {
+      order: "awaitingFunds",
+      partition: account,
+      descending: false,
+      backward: false,
+      from: undefined,
+      // A handful of orders wait on one account at most; the rest wait for the next credit.
+      limit: 20
+    }))
+
 /**
- * FundsArrived (Transactions.ts): a completed transaction credited a customer's account; every autoExecute order
- * waiting on that account whose totalDebit the balance now covers executes, oldest first.
+ * TransactionEnded (Transactions.ts): a completed transaction executes the autoExecute orders its credit now covers;
+ * a deposit that failed fails the autoExecute onramp orders waiting on its account (their source deposit ended
+ * uncredited: order.failed, reasonCode insufficient_funds).
  */
-export const executeFundedOrders = (transaction: StoredTransaction): Effect.Effect<void, never, Store> =>
+export const onTransactionEnded = (transaction: StoredTransaction): Effect.Effect<void, never, Store> => {
+  if (transaction.status === "completed") return executeFundedOrders(transaction)
+  if (transaction.status !== "failed" || transaction.type !== "deposit") return Effect.void
+  const account = creditedAccount(transaction)
+  if (account === undefined) return Effect.void
+  return Effect.gen(function*() {
+    const store = yield* Store
+    for (const candidate of yield* waitingOn(account)) {
+      const order = yield* store.getForUpdate(Orders, candidate.id)
+      if (order !== undefined && order.direction === "onramp") yield* Effect.orDie(failOrder(order, "insufficient_funds"))
+    }
+  })
+}
+
+/** A completed transaction credited a customer's account: the autoExecute orders it now covers execute. */
+const executeFundedOrders = (transaction: StoredTransaction): Effect.Effect<void, never, Store> =>
   Effect.gen(function*() {
     const destination = transaction.destination
     if (destination.type !== "wallet" && destination.type !== "virtual_account") return
@@ -863,16 +906,7 @@ export const executeFundedOrders = (transaction: StoredTransaction): Effect.Effe
         }
       }
     }
-    const waiting = yield* store.page(Orders, {
-      order: "awaitingFunds",
-      partition: accountId(holder, asset),
-      descending: false,
-      backward: false,
-      from: undefined,
-      // A handful of orders wait on one account at most; the rest wait for the next credit.
-      limit: 20
-    })
-    for (const candidate of waiting) {
+    for (const candidate of yield* waitingOn(accountId(holder, asset))) {
       const order = yield* store.getForUpdate(Orders, candidate.id)
       if (order !== undefined) yield* tryExecute(order)
     }

@@ -44,7 +44,7 @@ import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
 import { type LedgerRefusal, transfer, type TransferRequest } from "./Ledger.ts"
-import { initialState, type MachineState, type Move, type StatusEvent, transition } from "./TransactionMachine.ts"
+import { initialState, type MachineState, type Move, type StatusEvent, terminalStatuses, transition } from "./TransactionMachine.ts"
 
 export interface StoredTransaction extends MachineState {
   readonly id: TransactionId
@@ -357,15 +357,17 @@ export const moveTransaction = (
         data: toWire(statusEventData(event, moved, sequence, now, ending))
       })
     }
-    // Money landed on a customer's account: what waits for it (an autoExecute order) runs in this transaction.
-    if (moved.status === "completed" && current.status !== "completed") yield* (yield* FundsArrived)(moved)
+    // The transaction ended (money landed on a customer's account, or a deposit failed): what waits for it (an
+    // autoExecute order) moves in this store transaction.
+    if (terminalStatuses.has(moved.status) && !terminalStatuses.has(current.status)) yield* (yield* TransactionEnded)(moved)
     return moved
   })
 
 /**
- * What runs when a transaction completes and so credits its destination: the orders module registers the check
- * that executes autoExecute orders the new balance now covers (Engine.ts). Nothing by default.
+ * What runs when a transaction ends: the orders module registers the check that executes the autoExecute orders a
+ * completed transaction's credit now covers, and fails the autoExecute onramp orders whose source deposit ended
+ * uncredited (Engine.ts). Nothing by default.
  */
-export class FundsArrived extends Context.Reference<(transaction: StoredTransaction) => Effect.Effect<void, never, Store>>("fos/FundsArrived", {
+export class TransactionEnded extends Context.Reference<(transaction: StoredTransaction) => Effect.Effect<void, never, Store>>("fos/TransactionEnded", {
   defaultValue: () => () => Effect.void
 }) {}
