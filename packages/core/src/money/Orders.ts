@@ -460,12 +460,6 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
       createdAt: now,
       updatedAt: now
     }
-    const inserted = yield* Effect.exit(store.insert(Orders, order))
-    if (inserted._tag === "Failure") return yield* apiError("DUPLICATE_CLIENT_REFERENCE_ID", "This clientReferenceId is already used by another order.")
-    if (quoteOptionId !== undefined) {
-      const option = (yield* store.get(QuoteOptions, quoteOptionId))!
-      yield* Effect.orDie(store.update(QuoteOptions, { ...option, usedByOrderId: order.id }))
-    }
     yield* emitEvent({
       type: "order.created",
       organizationId: order.organizationId,
@@ -480,10 +474,18 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
         occurredAt: now
       })
     })
-    yield* schedule(lockExpiryKind, order.lockExpiresAtMs, { orderId: order.id }, scoped)
-    if (!order.autoExecute) return orderToWire(order)
-    // autoExecute: at once when the balance covers totalDebit already, else when a credit covers it (TransactionEnded).
-    return orderToWire(yield* tryExecute(order))
+    // autoExecute: at once when the balance covers totalDebit already (the order is stored once, executing), else
+    // when a credit covers it (TransactionEnded).
+    const stored = order.autoExecute ? yield* Effect.catch(claim(order), () => Effect.succeed(order)) : order
+    const inserted = yield* Effect.exit(store.insert(Orders, stored))
+    if (inserted._tag === "Failure") return yield* apiError("DUPLICATE_CLIENT_REFERENCE_ID", "This clientReferenceId is already used by another order.")
+    if (quoteOptionId !== undefined) {
+      const option = (yield* store.get(QuoteOptions, quoteOptionId))!
+      yield* Effect.orDie(store.update(QuoteOptions, { ...option, usedByOrderId: order.id }))
+    }
+    // The sweep is for an order whose execution is not claimed; an executing order never expires.
+    if (!stored.executing) yield* schedule(lockExpiryKind, order.lockExpiresAtMs, { orderId: order.id }, scoped)
+    return orderToWire(stored)
   })
 
 // --- moving --------------------------------------------------------------------------------------------------------------
@@ -608,14 +610,16 @@ const insufficient = (order: StoredOrder, available: bigint) =>
   )
 
 /**
- * Claims execution of `order` (locked) and opens its transaction with every leg held; INSUFFICIENT_FUNDS when the
- * source's available balance does not cover totalDebit. Changes nothing when it fails.
+ * Claims execution of `order` and opens its transaction with every leg held, answering the order as it is now (for
+ * the caller to store: execution changes no status and fires no order event); INSUFFICIENT_FUNDS when the source's
+ * available balance does not cover totalDebit. Writes nothing when it fails.
  */
-const execute = (order: StoredOrder): Effect.Effect<StoredOrder, ApiError, Store> =>
+const claim = (order: StoredOrder): Effect.Effect<StoredOrder, ApiError, Store> =>
   Effect.gen(function*() {
     const nowMs = yield* Clock.currentTimeMillis
     const outcome = orderTransition(order, { type: "execute", nowMs })
     if ("refused" in outcome) return yield* apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${order.status}).`)
+    if (!("next" in outcome)) return yield* Effect.die(new Error("the order table answers execute with a move or a refusal"))
     const refusal = order.executionRefusal
     if (refusal !== undefined && nowMs < refusal.untilMs) {
       switch (refusal.reasonCode) {
@@ -646,7 +650,15 @@ const execute = (order: StoredOrder): Effect.Effect<StoredOrder, ApiError, Store
       refusal.reason === "insufficient_funds" ? Effect.fail(insufficient(order, balance.available)) : Effect.die(refusal)))
     const model = yield* WorldModel
     yield* schedule(orderStartKind, nowMs + model.orderStartMs, { orderId: order.id }, scope(order))
-    return yield* moveOrder(order, { type: "execute", nowMs }, { transactionId: transaction.id })
+    return { ...order, ...outcome.next, transactionId: transaction.id, updatedAt: toIso(nowMs) }
+  })
+
+/** Claims execution of `order` (locked, stored) and stores it executing. */
+const execute = (order: StoredOrder): Effect.Effect<StoredOrder, ApiError, Store> =>
+  Effect.gen(function*() {
+    const claimed = yield* claim(order)
+    yield* Effect.orDie((yield* Store).update(Orders, claimed))
+    return claimed
   })
 
 /** autoExecute: executes the order when its source's balance covers it, else leaves it waiting. */
