@@ -18,6 +18,7 @@ import { defaultReviewSettings, ReviewSettings, type ReviewSettingsValue } from 
 import { Store } from "./kernel/Store.ts"
 import { depositTimerHandlers } from "./money/Deposits.ts"
 import { onTransactionEnded, orderTimerHandlers } from "./money/Orders.ts"
+import { quoteTimerHandlers } from "./money/Quotes.ts"
 import { TransactionEnded } from "./money/Transactions.ts"
 import { virtualAccountTimerHandlers } from "./money/VirtualAccounts.ts"
 import { WorldModel, type WorldModelOptions, worldModelOf } from "./money/WorldModel.ts"
@@ -108,6 +109,7 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
         ...virtualAccountTimerHandlers,
         ...depositTimerHandlers,
         ...orderTimerHandlers,
+        ...quoteTimerHandlers,
         ...webhookTimerHandlers(options.webhookTransport ?? noTransport, webhookSettings)
       }),
       Layer.succeed(WebhookSettings, webhookSettings),

@@ -4,9 +4,9 @@
  * `POST /v2/quotes` prices a conversion and answers one option per recipient type the destination can have (the
  * customer's own account, or an outside recipient through autoPayout). An option is single-use and can be redeemed
  * until its `expiresAt` (the world model's `quoteTtlMs` after the quote); redeeming it after that is 409
- * QUOTE_EXPIRED, a second time 409 QUOTE_ALREADY_USED, an unknown one 404 QUOTE_NOT_FOUND. Nothing happens at an
- * option's expiry (no state changes then), so it is decided by the clock when the option is redeemed and needs no
- * timer.
+ * QUOTE_EXPIRED, a second time 409 QUOTE_ALREADY_USED, an unknown one 404 QUOTE_NOT_FOUND. The expiry is a durable
+ * timer that marks the option expired; a redemption also compares the clock, so the answer is the same whether or
+ * not the scheduler has reached the timer yet.
  *
  * The terms of a conversion (`termsOf`), for `principal` units of the source asset:
  * - the customer's rate is the mid rate less the service's spread and the client's markupBps (exact decimals);
@@ -36,6 +36,7 @@ import { Clock, Effect } from "effect"
 import { newPlainId } from "../kernel/IdGenerator.ts"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store, table } from "../kernel/Store.ts"
+import { schedule, type TimerHandler } from "../kernel/Timers.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { type PairSide, type Price, priceOf } from "./Pricing.ts"
@@ -175,6 +176,8 @@ export interface StoredQuoteOption {
   readonly input: TermsInput
   readonly price: Price
   readonly expiresAtMs: number
+  /** Set by the expiry timer. */
+  readonly expired?: boolean | undefined
   readonly usedByOrderId: string | undefined
   readonly createdAt: string
 }
@@ -231,6 +234,7 @@ export const createQuote = (caller: Caller, body: QuoteRequest): Effect.Effect<Q
         createdAt: toIso(now)
       }
       yield* Effect.orDie(store.insert(QuoteOptions, option))
+      yield* schedule(quoteExpiryKind, option.expiresAtMs, { optionId: option.id }, scope)
       options.push(quoteOptionToWire(option, terms))
     }
     return { options, createdAt: toIso(now) }
@@ -248,8 +252,21 @@ export const redeemableOption = (caller: Caller, id: string): Effect.Effect<Stor
       return yield* apiError("QUOTE_NOT_FOUND", "No quote option with this id exists in this organization and environment.")
     }
     if (option.usedByOrderId !== undefined) return yield* apiError("QUOTE_ALREADY_USED", "This quote option was already redeemed by an order.")
-    if ((yield* Clock.currentTimeMillis) >= option.expiresAtMs) {
+    if (option.expired === true || (yield* Clock.currentTimeMillis) >= option.expiresAtMs) {
       return yield* apiError("QUOTE_EXPIRED", `This quote option expired at ${toIso(option.expiresAtMs)}.`)
     }
     return option
   })
+
+export const quoteExpiryKind = "quote.expiry"
+
+/** A quote option's expiry: an option not redeemed by then is expired. */
+export const quoteTimerHandlers: Record<string, TimerHandler> = {
+  [quoteExpiryKind]: (payload: { readonly optionId: string }) =>
+    Effect.gen(function*() {
+      const store = yield* Store
+      const option = yield* store.getForUpdate(QuoteOptions, payload.optionId)
+      if (option === undefined || option.usedByOrderId !== undefined || option.expired === true) return
+      yield* Effect.orDie(store.update(QuoteOptions, { ...option, expired: true }))
+    })
+}
