@@ -724,6 +724,20 @@ describe("creating an order", () => {
     await refused({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source", clientReferenceId: "once" }, "DUPLICATE_CLIENT_REFERENCE_ID", 409)
   })
 
+  it("is gone after a sandbox reset, with its quote options and the market's rates", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "USD", destinationAsset: "EUR", mid: "0.5" })
+    const option = (await quote({ source: { asset: "USD" }, target: { asset: "EUR" }, amount: "10", lockSide: "source" })).json.options[0]
+    expect(option.rate).toBe("0.4985")
+    const order = (await createOrder({ source: va(a.usd), destination: va(a.eur), amount: "10", lockSide: "source" })).json
+    expect((await acme.call("POST", "/v2/simulate/reset")).status).toBe(200)
+    expectProblem(await acme.call("GET", `/v2/orders/${order.id}`), { type: "ORDER_NOT_FOUND", status: 404, instance: `/sandbox/v2/orders/${order.id}` })
+    expect((await acme.call("GET", "/v2/orders")).json.meta.total).toBe(0)
+    // The market is back to its rules.
+    expect((await quote({ source: { asset: "USD" }, target: { asset: "EUR" }, amount: "10", lockSide: "source" })).json.options[0].rate).toBe("0.9231481481223")
+  })
+
   it("reads an order back, lists orders with filters, and answers ORDER_NOT_FOUND for another organization's", async () => {
     await start()
     const a = await customerWithAccounts()
