@@ -23,6 +23,13 @@
  *    write does and its money besides, so settled deposits can never reach half the writes.
  *    While deposits run, pg_stat_activity is sampled for backends waiting on row locks.
  *    At the end the accounts' balances must hold the deposits settled.
+ * 3. **Order: created and executed through the API on PostgreSQL**, against the same baseline. Each customer also
+ *    holds a USD virtual account; each autocannon connection loops over `POST /sandbox/v2/orders` converting 1.00 EUR
+ *    of its (deposit-funded) EUR account into USD with `autoExecute`, so the one request creates the order, prices
+ *    it, checks the balance and opens its transaction with every leg held (the work `POST .../execute` does after
+ *    reading the order; that endpoint's dedicated bucket of 5 a second would otherwise cap the bench). An order
+ *    answered 201 with a transactionId is the unit. Goal: at least 0.3×. The clock is moved to the next weekday
+ *    12:00 UTC first if the foreign-exchange market is closed.
  *
  * Results go to stdout and to the section of docs/performance.md between `<!-- bench:money:start -->` and
  * `<!-- bench:money:end -->` (BENCH_NO_DOCS=1 leaves the docs alone). Nothing here asserts a time.
@@ -191,8 +198,8 @@ const clientOf = (origin: string) => {
 
 const address = { line1: "Unter den Linden 1", city: "Berlin", postalCode: "10117", country: "DEU" }
 
-/** `count` active EUR virtual accounts of as many onboarded DEU customers, made through the API. */
-const activeAccounts = async (client: ReturnType<typeof clientOf>, count: number): Promise<Array<string>> => {
+/** `count` onboarded DEU customers, each with an active EUR and an active USD virtual account, made through the API. */
+const activeAccounts = async (client: ReturnType<typeof clientOf>, count: number): Promise<Array<{ readonly eur: string; readonly usd: string }>> => {
   const customers: Array<string> = []
   for (let i = 0; i < count; i++) {
     const documentIds = [await client.upload("certificate_of_incorporation"), await client.upload("articles_of_association")]
@@ -220,16 +227,21 @@ const activeAccounts = async (client: ReturnType<typeof clientOf>, count: number
       clientReferenceId: `bench-${i}`
     }, 201)
     const decided = await client.call("POST", `/v2/simulate/applications/${submitted.applicationId}/decision`, { outcome: "approved" })
-    const applied = await client.call("POST", `/v2/customers/${decided.customerId}/features`, { type: "virtual_account", asset: { code: "EUR" } }, 201)
-    await client.call("POST", `/v2/simulate/applications/${applied.applicationId}/decision`, { outcome: "approved" })
+    for (const code of ["EUR", "USD"]) {
+      const applied = await client.call("POST", `/v2/customers/${decided.customerId}/features`, { type: "virtual_account", asset: { code } }, 201)
+      await client.call("POST", `/v2/simulate/applications/${applied.applicationId}/decision`, { outcome: "approved" })
+    }
     customers.push(decided.customerId)
   }
   await client.call("POST", "/v2/simulate/clock/advance", { seconds: 30 })
-  const accounts: Array<string> = []
+  const accounts: Array<{ eur: string; usd: string }> = []
   for (const customerId of customers) {
-    const account = (await client.call("GET", `/v2/customers/${customerId}/virtual-accounts`)).data[0]
-    if (account?.status !== "active") throw new Error(`customer ${customerId}: no active virtual account (${JSON.stringify(account)})`)
-    accounts.push(account.id)
+    const list = (await client.call("GET", `/v2/customers/${customerId}/virtual-accounts`)).data as Array<{ id: string; status: string; balances: Array<{ code: string }> }>
+    const of = (code: string) => list.find((a) => a.status === "active" && a.balances.some((b) => b.code === code))?.id
+    const eur = of("EUR")
+    const usd = of("USD")
+    if (eur === undefined || usd === undefined) throw new Error(`customer ${customerId}: no active EUR and USD virtual accounts (${JSON.stringify(list)})`)
+    accounts.push({ eur, usd })
   }
   return accounts
 }
@@ -334,6 +346,67 @@ const settledDeposits = async (origin: string, accounts: ReadonlyArray<string>, 
   return { perSecond, requestsPerSecond: result.requests.mean, ...statsOf(pairs) }
 }
 
+let ordered = 0
+
+/** Orders created and executed per second (autoExecute) by `connections` connections, each converting 1.00 EUR. */
+const executedOrders = async (origin: string, accounts: ReadonlyArray<{ readonly eur: string; readonly usd: string }>, connections: number) => {
+  const headers = { "x-api-key": key, "content-type": "application/json" }
+  let executed = 0
+  let recording = false
+  const run = (duration: number) =>
+    autocannon({
+      url: origin,
+      connections,
+      duration,
+      requests: [{
+        method: "POST",
+        path: "/sandbox/v2/orders",
+        headers,
+        setupRequest: (request: { headers: Record<string, string>; body: string }) => {
+          const n = ordered++
+          const pair = accounts[n % accounts.length]!
+          request.headers = { ...headers, "idempotency-key": `order-${process.pid}-${n}` }
+          request.body = JSON.stringify({
+            source: { type: "virtual_account", virtualAccountId: pair.eur },
+            destination: { type: "virtual_account", virtualAccountId: pair.usd },
+            amount: "1.00",
+            lockSide: "source",
+            autoExecute: true
+          })
+          return request
+        },
+        onResponse: (status: number, body: string) => {
+          if (recording && status === 201 && (JSON.parse(body) as { transactionId: string | null }).transactionId !== null) executed++
+        }
+      }]
+    })
+  checkClean("order warm-up", await run(2))
+  recording = true
+  const result = await run(seconds)
+  recording = false
+  checkClean("orders", result)
+  return { perSecond: executed / seconds, p50: result.latency.p50, p99: result.latency.p99 }
+}
+
+/** Moves the server's virtual clock to the next weekday at 12:00 UTC when the foreign-exchange market is closed. */
+const marketOpen = async (client: ReturnType<typeof clientOf>) => {
+  const now = Date.parse((await client.call("GET", "/v2/simulate/clock")).now)
+  const day = new Date(now).getUTCDay()
+  const hour = new Date(now).getUTCHours()
+  const closed = day === 6 || (day === 5 && hour >= 22) || (day === 0 && hour < 22)
+  if (!closed) return
+  const monday = new Date(now)
+  monday.setUTCDate(monday.getUTCDate() + ((8 - day) % 7 || 7))
+  monday.setUTCHours(12, 0, 0, 0)
+  await client.call("POST", "/v2/simulate/clock/advance", { to: monday.toISOString() })
+}
+
+interface OrderRound {
+  readonly connections: number
+  readonly baseline: { readonly perSecond: number; readonly p50: number; readonly p99: number }
+  readonly orders: { readonly perSecond: number; readonly p50: number; readonly p99: number }
+}
+
 interface WriteRound {
   readonly connections: number
   readonly locks: { readonly samples: number; readonly active: number; readonly waiting: number; readonly forUpdateLock: number; readonly countLock: number; readonly otherLock: number }
@@ -341,7 +414,7 @@ interface WriteRound {
   readonly deposits: { readonly perSecond: number; readonly requestsPerSecond: number; readonly median: number; readonly p99: number }
 }
 
-const moneyWrites = async (): Promise<Array<WriteRound>> => {
+const moneyWrites = async (): Promise<{ readonly deposits: Array<WriteRound>; readonly orders: Array<OrderRound> }> => {
   const tmp = mkdtempSync(join(tmpdir(), "fos-bench-money-"))
   const database = await freshDatabase("money", adminUrl)
   try {
@@ -349,7 +422,8 @@ const moneyWrites = async (): Promise<Array<WriteRound>> => {
     try {
       const client = clientOf(server.origin)
       log(`PostgreSQL: ${virtualAccounts} active virtual accounts through the API`)
-      const accounts = await activeAccounts(client, virtualAccounts)
+      const pairs = await activeAccounts(client, virtualAccounts)
+      const accounts = pairs.map((p) => p.eur)
       const out: Array<WriteRound> = []
       // The goal's rounds, then one on a single connection: the cost of a deposit with nothing to wait for.
       for (const [round, clients] of [...Array.from({ length: rounds }, (_, i) => [i + 1, connections] as const), [rounds + 1, 1] as const]) {
@@ -372,7 +446,18 @@ const moneyWrites = async (): Promise<Array<WriteRound>> => {
         throw new Error(`the virtual accounts hold ${held.toFixed(2)} EUR, but ${settledTotal} deposits of 100.00 EUR settled`)
       }
       log(`checked: the accounts hold ${held.toLocaleString("en")} EUR; ${settledTotal.toLocaleString("en")} settles answered, ${unseen} cut off at a run's end`)
-      return out
+      // The orders spend what the deposits credited (1.0015 EUR each), on an open market.
+      await marketOpen(client)
+      const orders: Array<OrderRound> = []
+      for (const [round, clients] of [...Array.from({ length: rounds }, (_, i) => [i + 1, connections] as const), [rounds + 1, 1] as const]) {
+        log(`PostgreSQL, round ${round}: idempotent writes, ${clients} connection(s), ${seconds} s`)
+        const baseline = await idempotentWrites(server.origin, { key, connections: clients, seconds })
+        log(`PostgreSQL, round ${round}: orders created and executed, ${clients} connection(s), ${seconds} s`)
+        const executed = await executedOrders(server.origin, pairs, clients)
+        log(`  ${Math.round(baseline.perSecond)} writes/s, ${Math.round(executed.perSecond)} orders executed/s`)
+        orders.push({ connections: clients, baseline, orders: executed })
+      }
+      return { deposits: out, orders }
     } finally {
       await server.stop()
     }
@@ -398,7 +483,7 @@ const main = async () => {
   } finally {
     await database.drop()
   }
-  const writes = await moneyWrites()
+  const { deposits: writes, orders } = await moneyWrites()
 
   const date = new Date().toISOString().slice(0, 10)
   const ledgerRows = ledgers.flatMap((l) => {
@@ -435,7 +520,15 @@ const main = async () => {
       const r = w.deposits.requestsPerSecond / w.baseline.perSecond
       const per = (n: number) => (n / w.locks.samples).toFixed(1)
       return `| ${i + 1} | ${w.connections} | ${Math.round(w.baseline.perSecond).toLocaleString("en")} (${w.baseline.p50} / ${w.baseline.p99}) | ${Math.round(w.deposits.perSecond).toLocaleString("en")} (${Math.round(w.deposits.requestsPerSecond).toLocaleString("en")}) | ${w.deposits.median.toFixed(1)} / ${w.deposits.p99.toFixed(1)} | ${ratio(w.deposits.perSecond, w.baseline.perSecond)} | ${ratio(w.deposits.requestsPerSecond, w.baseline.perSecond)}${w.connections === connections ? ` (${r >= 0.5 ? "met" : "not met"})` : ""} | ${per(w.locks.active)} / ${per(w.locks.waiting)} (${per(w.locks.forUpdateLock)}, ${per(w.locks.countLock)}) |`
-    })
+    }),
+    "",
+    `**Order: created and executed through the API, PostgreSQL.** The same server, after the deposits. \`POST /sandbox/v2/orders\` converting 1.00 EUR into USD between a customer's two virtual accounts with \`autoExecute\` (priced, balance checked, its transaction opened with every leg held as one linked batch), a fresh Idempotency-Key each; an order answered 201 with a transactionId is the unit. The baseline is the storage bench's idempotent write (goal ≥ 0.3×).`,
+    "",
+    "| round | connections | idempotent writes/s (p50 / p99 ms) | orders executed/s (p50 / p99 ms) | ratio |",
+    "|---|---:|---:|---:|---|",
+    ...orders.map((o, i) =>
+      `| ${i + 1} | ${o.connections} | ${Math.round(o.baseline.perSecond).toLocaleString("en")} (${o.baseline.p50} / ${o.baseline.p99}) | ${Math.round(o.orders.perSecond).toLocaleString("en")} (${o.orders.p50} / ${o.orders.p99}) | ${ratio(o.orders.perSecond, o.baseline.perSecond)}${o.connections === connections ? ` (${o.orders.perSecond / o.baseline.perSecond >= 0.3 ? "met" : "not met"})` : ""} |`
+    )
   ].join("\n")
   console.log(table)
   if (process.env.BENCH_NO_DOCS !== "1") {

@@ -119,7 +119,7 @@ export const renderCoverageDoc = (spec: string = specText): string => {
     "",
     "What fos implements today, row by row of the spec's own tables. Every event of the spec, with its payload",
     "schema, and every error code are in the contract's catalogs (`@fos/contract`), and what fos serves follows the",
-    "spec; but not every endpoint is served yet (the money surface: orders, quotes, payouts, transactions, wallets,",
+    "spec; but not every endpoint is served yet (the rest of the money surface: payouts, non-custodial wallets,",
     "signing requests, RFIs), so not every event is emitted and not every error code can be met. A path the spec",
     "names that fos does not serve answers `404 NOT_FOUND`, as any unknown route does.",
     "",

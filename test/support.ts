@@ -172,6 +172,8 @@ export const httpCall = async (origin: string, path: string, c: Call = {}): Prom
 
 const problemKeys = ["type", "title", "status", "detail", "resolution", "docs", "instance", "correlationId", "timestamp"]
 const optionalProblemKeys = ["errors", "retryAfterSeconds", "field"]
+/** The members UNSUPPORTED_PAIR adds (the pair; chains null for fiat), and only it. */
+const pairProblemKeys = ["sourceAsset", "destinationAsset", "sourceChain", "destinationChain"]
 
 export interface ProblemExpectation {
   readonly type: string
@@ -195,7 +197,9 @@ export const expectProblem = (reply: Reply, expected: ProblemExpectation): any =
   expect(p.type).toBe(expected.type)
   expect(p.status).toBe(expected.status)
   for (const key of problemKeys) expect(p, `problem member ${key}`).toHaveProperty(key)
-  for (const key of Object.keys(p)) expect([...problemKeys, ...optionalProblemKeys], `unexpected member ${key}`).toContain(key)
+  const allowed = [...problemKeys, ...optionalProblemKeys, ...(p.type === "UNSUPPORTED_PAIR" ? pairProblemKeys : [])]
+  for (const key of Object.keys(p)) expect(allowed, `unexpected member ${key}`).toContain(key)
+  if (p.type === "UNSUPPORTED_PAIR") for (const key of pairProblemKeys) expect(p, `UNSUPPORTED_PAIR member ${key}`).toHaveProperty(key)
   for (const key of ["title", "detail", "resolution", "docs", "instance", "correlationId", "timestamp"]) {
     expect(typeof p[key], `${key} is a string`).toBe("string")
     expect(p[key].length, `${key} is not empty`).toBeGreaterThan(0)
@@ -219,7 +223,8 @@ export const expectProblem = (reply: Reply, expected: ProblemExpectation): any =
     }
   }
   if (p.type === "VALIDATION_ERROR") expect(Array.isArray(p.errors), "VALIDATION_ERROR carries errors[]").toBe(true)
-  if (expected.status === 429) {
+  // retryAfterSeconds is on every 429, and may accompany a 503.
+  if (expected.status === 429 || (expected.status === 503 && p.retryAfterSeconds !== undefined)) {
     expect(Number.isInteger(p.retryAfterSeconds)).toBe(true)
     expect(reply.headers.get("retry-after")).toBe(String(p.retryAfterSeconds))
   } else {

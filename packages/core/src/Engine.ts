@@ -17,6 +17,9 @@ import { RealClock } from "./kernel/RealClock.ts"
 import { defaultReviewSettings, ReviewSettings, type ReviewSettingsValue } from "./onboarding/ReviewSettings.ts"
 import { Store } from "./kernel/Store.ts"
 import { depositTimerHandlers } from "./money/Deposits.ts"
+import { onTransactionEnded, orderTimerHandlers } from "./money/Orders.ts"
+import { quoteTimerHandlers } from "./money/Quotes.ts"
+import { TransactionEnded } from "./money/Transactions.ts"
 import { virtualAccountTimerHandlers } from "./money/VirtualAccounts.ts"
 import { signingTimerHandlers } from "./signing/Roster.ts"
 import { WorldModel, type WorldModelOptions, worldModelOf } from "./money/WorldModel.ts"
@@ -107,11 +110,15 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
         ...virtualAccountTimerHandlers,
         ...depositTimerHandlers,
         ...signingTimerHandlers,
+        ...orderTimerHandlers,
+        ...quoteTimerHandlers,
         ...webhookTimerHandlers(options.webhookTransport ?? noTransport, webhookSettings)
       }),
       Layer.succeed(WebhookSettings, webhookSettings),
       Layer.succeed(ReviewSettings, review),
-      Layer.succeed(WorldModel, worldModel)
+      Layer.succeed(WorldModel, worldModel),
+      // An ended transaction moves the autoExecute orders waiting on its destination.
+      Layer.succeed(TransactionEnded, onTransactionEnded)
     )
     const retention = options.idempotencyRetentionMs === undefined
       ? Layer.empty

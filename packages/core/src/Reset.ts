@@ -20,6 +20,9 @@ import { OutboxEvents } from "./kernel/Outbox.ts"
 import { type Position, Store, type StoreService, type Table } from "./kernel/Store.ts"
 import { Timers } from "./kernel/Timers.ts"
 import { LedgerAccounts, LedgerTransfers } from "./money/Ledger.ts"
+import { Orders, ordersOfScope } from "./money/Orders.ts"
+import { MarketRates } from "./money/Pricing.ts"
+import { QuoteOptions } from "./money/Quotes.ts"
 import { transactionsOfScope, Transactions } from "./money/Transactions.ts"
 import { VirtualAccounts } from "./money/VirtualAccounts.ts"
 import { Claims, WalletCeremonies, WalletSigners } from "./signing/Roster.ts"
@@ -81,6 +84,10 @@ export const resetSandbox = (organizationId: OrganizationId): Effect.Effect<Sand
       yield* store.removePartition(Claims, "byScope", scope)
       yield* store.removePartition(WalletSigners, "byScope", scope)
       yield* store.removePartition(WalletCeremonies, "byScope", scope)
+      // The market and the orders go too (not counted in the answer, whose shape predates them).
+      yield* store.removePartition(Orders, ordersOfScope, scope)
+      yield* store.removePartition(QuoteOptions, "byScope", scope)
+      yield* store.removePartition(MarketRates, "byScope", scope)
       return {
         organizationId,
         environment: "sandbox" as const,

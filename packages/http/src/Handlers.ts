@@ -82,7 +82,16 @@ import {
   simulateOpsRemoval,
   simulatePasskeyAddition,
   simulateProvisioning,
-  startCeremony
+  startCeremony,
+  cancelOrder,
+  createOrder,
+  createQuote,
+  executeOrder,
+  getOrder,
+  listOrders,
+  orderToWire,
+  setRate,
+  simulateOrderFailure
 } from "@fos/core"
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
@@ -240,7 +249,10 @@ const SimulateLive = HttpApiBuilder.group(ServerApi, "simulate", (handlers) =>
     .handle("decideCeremony", ({ params, headers, payload }) =>
       CurrentCaller.use((caller) =>
         Effect.flatMap(signerOfSession(caller, headers.authorization), ({ signer }) => decideCeremony(caller, signer, params.ceremonyId, payload.outcome))
-      ).pipe(Effect.map(mutable))))
+      ).pipe(Effect.map(mutable)))
+    .handle("setRate", ({ payload }) => CurrentCaller.use((caller) => setRate(caller, payload)))
+    .handle("failOrder", ({ params, payload }) =>
+      CurrentCaller.use((caller) => simulateOrderFailure(caller, params.orderId, payload.reasonCode, payload.at)).pipe(Effect.map(mutable))))
 
 const SignersLive = HttpApiBuilder.group(ServerApi, "signers", (handlers) =>
   handlers
@@ -255,6 +267,21 @@ const SignersLive = HttpApiBuilder.group(ServerApi, "signers", (handlers) =>
         Effect.flatMap(signerOfSession(caller, headers.authorization), ({ signer }) =>
           startCeremony(caller, signer, payload.type, payload.walletSignerId as never))
       ).pipe(Effect.map(mutable))))
+
+const QuotesLive = HttpApiBuilder.group(ServerApi, "quotes", (handlers) =>
+  handlers.handle("create", ({ payload }) =>
+    CurrentCaller.use((caller) => createQuote(caller, payload)).pipe(Effect.map((q) => ({ ...q, options: q.options.map(mutable) })))))
+
+const OrdersLive = HttpApiBuilder.group(ServerApi, "orders", (handlers) =>
+  handlers
+    .handle("create", ({ payload }) => CurrentCaller.use((caller) => createOrder(caller, payload)).pipe(Effect.map(mutable)))
+    .handle("list", ({ query }) =>
+      CurrentCaller.use((caller) =>
+        listOrders(caller, { status: query.status, customerId: query.customerId }, listQueryOf(query))
+      ).pipe(Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))))
+    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(getOrder(caller, params.orderId), orderToWire)).pipe(Effect.map(mutable)))
+    .handle("execute", ({ params }) => CurrentCaller.use((caller) => executeOrder(caller, params.orderId)).pipe(Effect.map(mutable)))
+    .handle("cancel", ({ params }) => CurrentCaller.use((caller) => cancelOrder(caller, params.orderId)).pipe(Effect.map(mutable))))
 
 const WalletsLive = HttpApiBuilder.group(ServerApi, "wallets", (handlers) =>
   handlers
@@ -399,5 +426,7 @@ export const layerHandlers = Layer.mergeAll(
   ApplicationsLive,
   TransactionsLive,
   WalletsLive,
-  SignersLive
+  SignersLive,
+  QuotesLive,
+  OrdersLive
 )

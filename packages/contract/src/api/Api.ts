@@ -10,6 +10,7 @@ import { Applications } from "./Applications.ts"
 import { Customers } from "./Customers.ts"
 import { Documents } from "./Documents.ts"
 import { Onboarding } from "./Onboarding.ts"
+import { Orders, Quotes } from "./Orders.ts"
 import { Portal } from "./Portal.ts"
 import { Signers } from "./Signers.ts"
 import { Simulate } from "./Simulate.ts"
@@ -56,6 +57,8 @@ export const Api = HttpApi.make("fos")
   .add(Transactions)
   .add(Wallets)
   .add(Signers)
+  .add(Quotes)
+  .add(Orders)
   .annotate(OpenApi.Title, "Financial Operations Service API (fos)")
   .annotate(OpenApi.Version, "2")
   .annotate(OpenApi.Description, "The reference implementation of the Financial Operations Service API v2. Paths are relative to a base address: <origin>/sandbox or <origin>/live.")

@@ -1,7 +1,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { EventType } from "../events/Events.ts"
-import { CustomerId, TransactionId, WalletSignerId } from "../kernel/Ids.ts"
+import { CustomerId, OrderId, TransactionId, WalletSignerId } from "../kernel/Ids.ts"
+import { Order, OrderFailure, PairPricing, RateChange } from "../money/Orders.ts"
 import { Transaction } from "../money/Transactions.ts"
 import { Application } from "../onboarding/Applications.ts"
 import { Customer } from "../onboarding/Customers.ts"
@@ -92,6 +93,17 @@ export const Simulate = HttpApiGroup.make("simulate")
     params: transactionParams,
     payload: TransactionReview,
     success: Transaction,
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("setRate", "/v2/simulate/rates", {
+    payload: RateChange,
+    success: PairPricing,
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("failOrder", "/v2/simulate/orders/:orderId/fail", {
+    params: { orderId: OrderId },
+    payload: OrderFailure,
+    success: Order,
     error: [...withBody, problem(422)]
   }))
   .add(HttpApiEndpoint.post("unrestrictOrganization", "/v2/simulate/organization/unrestrict", {

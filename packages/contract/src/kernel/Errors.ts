@@ -184,6 +184,11 @@ export const Problem = Schema.Struct({
   timestamp: Schema.String,
   errors: Schema.optionalKey(Schema.Array(ProblemEntry)),
   retryAfterSeconds: Schema.optionalKey(Schema.Number),
-  field: Schema.optionalKey(Schema.String)
+  field: Schema.optionalKey(Schema.String),
+  // UNSUPPORTED_PAIR only: the pair the service does not convert (chains null for fiat assets).
+  sourceAsset: Schema.optionalKey(Schema.String),
+  destinationAsset: Schema.optionalKey(Schema.String),
+  sourceChain: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  destinationChain: Schema.optionalKey(Schema.NullOr(Schema.String))
 }).annotate({ identifier: "Problem" })
 export type Problem = typeof Problem.Type

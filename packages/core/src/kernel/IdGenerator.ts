@@ -39,3 +39,6 @@ export const newId = <P extends IdPrefix>(prefix: P): Effect.Effect<typeof IdSch
 
 /** `n` lowercase hex characters, for secrets and trace ids. */
 export const randomHex = (n: number): Effect.Effect<string> => randomString(hex, n)
+
+/** Mints an id of a resource the spec gives no prefix (a quote option): `<prefix>_` and 24 base32 characters. */
+export const newPlainId = (prefix: string): Effect.Effect<string> => Effect.map(randomBase32(24), (opaque) => `${prefix}_${opaque}`)

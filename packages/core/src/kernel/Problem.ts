@@ -14,17 +14,27 @@ export class ApiError extends Data.TaggedError("ApiError")<{
   readonly retryAfterSeconds?: number
   /** Multipart rejections name the offending form field. */
   readonly field?: string
+  /** UNSUPPORTED_PAIR: the pair, each chain null for a fiat asset. */
+  readonly pair?: PairDetails
 }> {
   get status(): number {
     return ErrorCatalog[this.code].status
   }
 }
 
+/** The members UNSUPPORTED_PAIR adds to its problem. */
+export interface PairDetails {
+  readonly sourceAsset: string
+  readonly destinationAsset: string
+  readonly sourceChain: string | null
+  readonly destinationChain: string | null
+}
+
 /** Shorthand: `fail("NOT_FOUND", "No customer with this id.")`. */
 export const apiError = (
   code: ErrorCode,
   detail: string,
-  extra?: { errors?: ReadonlyArray<ErrorEntry>; retryAfterSeconds?: number; field?: string }
+  extra?: { errors?: ReadonlyArray<ErrorEntry>; retryAfterSeconds?: number; field?: string; pair?: PairDetails }
 ): ApiError => new ApiError({ code, detail, ...extra })
 
 /** A problem as fos renders it: the contract's `Problem`, its `type` a code of the catalog. */
@@ -50,6 +60,7 @@ export const renderProblem = (
   if (error.errors !== undefined) body.errors = error.errors
   if (error.retryAfterSeconds !== undefined) body.retryAfterSeconds = error.retryAfterSeconds
   if (error.field !== undefined) body.field = error.field
+  if (error.pair !== undefined) Object.assign(body, error.pair)
   return body as unknown as ProblemBody
 }
 

@@ -14,6 +14,7 @@ import {
   type CancellationReason,
   type Chain,
   type CustomerId,
+  DepositReturnedFailureMessage,
   type Environment,
   type Fee,
   type OrderId,
@@ -33,7 +34,7 @@ import {
   TransactionTypes,
   toIso
 } from "@fos/contract"
-import { Clock, Effect } from "effect"
+import { Clock, Context, Effect } from "effect"
 import { newId } from "../kernel/IdGenerator.ts"
 import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
@@ -43,7 +44,7 @@ import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
 import { type LedgerRefusal, transfer, type TransferRequest } from "./Ledger.ts"
-import { initialState, type MachineState, type Move, type StatusEvent, transition } from "./TransactionMachine.ts"
+import { initialState, type MachineState, type Move, type StatusEvent, terminalStatuses, transition } from "./TransactionMachine.ts"
 
 export interface StoredTransaction extends MachineState {
   readonly id: TransactionId
@@ -131,7 +132,7 @@ export const transactionToWire = (t: StoredTransaction): TransactionWire =>
     destination: t.destination,
     fees: t.fees,
     failureCode: t.failureCode,
-    failureMessage: t.failureCode === null ? null : TransactionFailureMessages[t.failureCode],
+    failureMessage: failureMessageOf(t),
     returnedAt: t.returnedAt,
     returnReason: t.returnReason,
     returnCode: t.returnCode,
@@ -141,6 +142,17 @@ export const transactionToWire = (t: StoredTransaction): TransactionWire =>
     createdAt: t.createdAt,
     updatedAt: t.updatedAt
   }) as TransactionWire
+
+/**
+ * The catalog text of a failed transaction's failureCode; a deposit_return (funds sent back from an order's funding
+ * address) fails with no failureCode and the catalog's fixed text.
+ */
+const failureMessageOf = (t: StoredTransaction): string | null =>
+  t.failureCode !== null
+    ? TransactionFailureMessages[t.failureCode]
+    : t.status === "failed" && t.type === "deposit_return"
+    ? DepositReturnedFailureMessage
+    : null
 
 const notFound = () => apiError("NOT_FOUND", "No transaction with this id exists in this organization and environment.")
 
@@ -187,7 +199,10 @@ const head = (t: StoredTransaction) => ({
 
 /** Why a transaction ended, for the payloads of its terminal events. */
 export interface Ending {
-  readonly failureCode?: TransactionFailureCode | undefined
+  /** null: a failure with no actionable code (a deposit_return). */
+  readonly failureCode?: TransactionFailureCode | null | undefined
+  /** The funds did leave although the transaction failed (a deposit_return): its holds post instead of being voided. */
+  readonly postHolds?: boolean | undefined
   readonly cancellationReason?: CancellationReason | undefined
   /** transaction.rejected: the document types the reviewer would accept. */
   readonly acceptedDocumentTypes?: ReadonlyArray<string> | undefined
@@ -202,8 +217,9 @@ const statusEventData = (event: StatusEvent, t: StoredTransaction, sequence: num
     case "transaction.completed":
       return { ...base, fees: t.fees, payout: t.payoutRail === undefined ? undefined : { rail: t.payoutRail }, completedAt: occurredAt }
     case "transaction.failed": {
-      const code = t.failureCode!
-      const message = TransactionFailureMessages[code]
+      const code = t.failureCode
+      const message = failureMessageOf(t)!
+      if (code === null) return { ...base, status: "failed", reasonCode: null, reasonMessage: message, failureMessage: message }
       const returned = code === "returned_by_sender"
         ? { returnedAt: t.returnedAt ?? undefined, returnReason: t.returnReason ?? undefined, returnCode: t.returnCode ?? undefined }
         : {}
@@ -314,11 +330,11 @@ export const moveTransaction = (
     }
     const now = toIso(yield* Clock.currentTimeMillis)
     const { next, events } = outcome
-    const failureCode = next.status === "failed" ? (move.type === "reject" ? "compliance_rejected" : ending.failureCode ?? "provider_rejected") : null
+    const failureCode = next.status === "failed" ? (move.type === "reject" ? "compliance_rejected" : ending.failureCode === undefined ? "provider_rejected" : ending.failureCode) : null
     // The money follows the status: a completed transaction posts what it held, a failed or cancelled one releases it.
     if (next.status !== current.status && (next.status === "completed" || next.status === "failed" || next.status === "cancelled")) {
       yield* Effect.orDie(transfer(current.holds.map((hold, i): TransferRequest =>
-        next.status === "completed"
+        next.status === "completed" || ending.postHolds === true
           ? { kind: "post", id: `${id}/post/${i}`, pendingId: hold, code: `${current.type}.settle`, transactionId: id }
           : { kind: "void", id: `${id}/void/${i}`, pendingId: hold, code: `${current.type}.${next.status}`, transactionId: id }
       )))
@@ -341,5 +357,17 @@ export const moveTransaction = (
         data: toWire(statusEventData(event, moved, sequence, now, ending))
       })
     }
+    // The transaction ended (money landed on a customer's account, or a deposit failed): what waits for it (an
+    // autoExecute order) moves in this store transaction.
+    if (terminalStatuses.has(moved.status) && !terminalStatuses.has(current.status)) yield* (yield* TransactionEnded)(moved)
     return moved
   })
+
+/**
+ * What runs when a transaction ends: the orders module registers the check that executes the autoExecute orders a
+ * completed transaction's credit now covers, and fails the autoExecute onramp orders whose source deposit ended
+ * uncredited (Engine.ts). Nothing by default.
+ */
+export class TransactionEnded extends Context.Reference<(transaction: StoredTransaction) => Effect.Effect<void, never, Store>>("fos/TransactionEnded", {
+  defaultValue: () => () => Effect.void
+}) {}

@@ -49,6 +49,11 @@ export interface StoredWallet {
   readonly address: string
   readonly clientReferenceId: string | undefined
   readonly replacedByWalletId: WalletId | undefined
+  /**
+   * Set on the service-managed funding address of a deposit-funded order (Orders.ts): it takes deposits at its
+   * address, but it is not the customer's wallet, so no read or list shows it and no wallet.created announces it.
+   */
+  readonly fundingOrderId?: string | undefined
   readonly createdAt: string
   readonly updatedAt: string
 }
@@ -63,7 +68,7 @@ export const Wallets = table<StoredWallet>({
     address: (w) => `${w.chain}:${w.address}`,
     clientReferenceId: (w) => (w.clientReferenceId === undefined ? undefined : `${scope(w)}/${w.clientReferenceId}`)
   },
-  orders: { byCustomer: { partition: (w) => `${scope(w)}/${w.customerId}`, sort: (w) => w.createdAt } }
+  orders: { byCustomer: { partition: (w) => (w.fundingOrderId === undefined ? `${scope(w)}/${w.customerId}` : undefined), sort: (w) => w.createdAt } }
 })
 
 /** The ledger holder of a wallet's money. */
@@ -92,7 +97,9 @@ export const getWallet = (caller: Caller, id: WalletId, forUpdate = false): Effe
   Effect.gen(function*() {
     const store = yield* Store
     const wallet = yield* (forUpdate ? store.getForUpdate(Wallets, id) : store.get(Wallets, id))
-    if (wallet === undefined || scope(wallet) !== scopeOf(caller.organization.id, caller.environment)) return yield* notFound()
+    if (wallet === undefined || wallet.fundingOrderId !== undefined || scope(wallet) !== scopeOf(caller.organization.id, caller.environment)) {
+      return yield* notFound()
+    }
     return wallet
   })
 
@@ -192,6 +199,35 @@ export const openWallet = (
   })
 
 const ownerOf = (caller: Caller): WalletOwner => ({ organizationId: caller.organization.id, environment: caller.environment })
+
+/** The funding address of a deposit-funded order: a service-managed wallet of the customer's, announced by no event. */
+export const openFundingWallet = (
+  owner: { readonly organizationId: string; readonly environment: Environment; readonly customerId: CustomerId },
+  chain: Chain,
+  orderId: string
+): Effect.Effect<StoredWallet, never, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const id = yield* newId("wlt")
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const wallet: StoredWallet = {
+      id,
+      organizationId: owner.organizationId,
+      environment: owner.environment,
+      customerId: owner.customerId,
+      chain,
+      custody: "custodial",
+      status: "active",
+      address: depositAddress(chain, id),
+      clientReferenceId: undefined,
+      replacedByWalletId: undefined,
+      fundingOrderId: orderId,
+      createdAt: now,
+      updatedAt: now
+    }
+    yield* Effect.orDie(store.insert(Wallets, wallet))
+    return wallet
+  })
 
 /** `POST /v2/customers/{customerId}/wallets`. */
 export const createWallet = (caller: Caller, customerId: CustomerId, body: WalletCreate): Effect.Effect<WalletWire, ApiError, Store> =>

@@ -10,9 +10,62 @@
  *
  * Every deposit first confirms (`processing`: the chain saw it, the bank accepted it) and later settles
  * (`completed`, the balance is credited).
+ *
+ * The market (Pricing.ts reads it): every pair the service prices has a rule, a mid rate (units of the destination
+ * asset per unit of the source asset, exact decimal text) and the service's spread in basis points. The default
+ * rules derive each pair's mid from reference prices in USD (`referencePricesUsd`, rounded once by Rates.ts), with
+ * a spread by the kind of pair; `pricing` in the options (or the seed's `worldModel`) replaces a pair's rule, and
+ * `null` removes it (NO_PRICING_CONFIGURED). Fiat rates follow the foreign-exchange market's hours.
  */
-import type { AssetCode, Chain, PayoutRail } from "@fos/contract"
+import { type AssetCode, type Chain, isFiat, type OrderDirection, type PayoutRail } from "@fos/contract"
 import { Context } from "effect"
+import { ratioRate } from "./Rates.ts"
+
+/** A pair's price: its mid rate (destination units per source unit, decimal text) and the service's spread. */
+export interface PricingRule {
+  readonly mid: string
+  readonly spreadBps: number
+}
+
+/** The key of a pair's rule: `USD/USDC`. A rule prices the pair on every chain its assets are converted on. */
+export const pairKey = (source: AssetCode, destination: AssetCode): string => `${source}/${destination}`
+
+/** What one unit of each asset the market trades is worth in USD (deterministic, roughly the market of 2026). */
+export const referencePricesUsd: Readonly<Partial<Record<AssetCode, string>>> = {
+  USD: "1",
+  EUR: "1.08",
+  GBP: "1.27",
+  USDC: "1",
+  USDT: "1",
+  EURC: "1.08",
+  ETH: "3000",
+  BTC: "60000",
+  SOL: "150"
+}
+
+const stablecoins: ReadonlySet<AssetCode> = new Set(["USDC", "USDT", "EURC"])
+
+/** The default spread of a pair: by the kinds of its assets. */
+const defaultSpreadBps = (source: AssetCode, destination: AssetCode): number => {
+  if (source === destination) return 5 // a bridge: the same asset on another chain
+  const volatile = (a: AssetCode) => !isFiat(a) && !stablecoins.has(a)
+  if (volatile(source) || volatile(destination)) return 100
+  if (isFiat(source) && isFiat(destination)) return 30
+  if (!isFiat(source) && !isFiat(destination)) return 10
+  return 50
+}
+
+/** Every pair of the reference assets (and each crypto asset with itself, a bridge), priced from the reference. */
+export const defaultPricing: Readonly<Record<string, PricingRule>> = Object.fromEntries(
+  (Object.keys(referencePricesUsd) as Array<AssetCode>).flatMap((source) =>
+    (Object.keys(referencePricesUsd) as Array<AssetCode>)
+      .filter((destination) => destination !== source || !isFiat(source))
+      .map((destination) => [pairKey(source, destination), {
+        mid: ratioRate(referencePricesUsd[source]!, referencePricesUsd[destination]!),
+        spreadBps: defaultSpreadBps(source, destination)
+      }])
+  )
+)
 
 /** How a rail settles: after a fixed delay, or on the next business day at an hour of the day (UTC). */
 export type Settlement = { readonly afterMs: number } | { readonly nextBusinessDayAtHourUtc: number }
@@ -30,6 +83,22 @@ export interface WorldModelValue {
   readonly senderInformationWindowMs: number
   /** The most of an asset a wallet may hold and still rotate (decimal text); none means nothing at all. */
   readonly dustFloor: Readonly<Partial<Record<AssetCode, string>>>
+  /** The market's rule per pair (`pairKey`); a pair without one is NO_PRICING_CONFIGURED. */
+  readonly pricing: Readonly<Record<string, PricingRule>>
+  /** The foreign-exchange market's week (UTC): it closes on Friday at one hour and opens on Sunday at another. */
+  readonly fxMarket: { readonly closesFridayAtHourUtc: number; readonly opensSundayAtHourUtc: number }
+  /** The service's fee per order direction, in basis points of the principal, in the source asset. */
+  readonly orderFeeBps: Readonly<Record<OrderDirection, number>>
+  /** How long a quote option can be redeemed. */
+  readonly quoteTtlMs: number
+  /** How long an order's price is locked: its lockExpiresAt is this long after its creation. */
+  readonly orderLockMs: number
+  /** From an order's execution to its source transfer being sent (its transaction moving to processing). */
+  readonly orderStartMs: number
+  /** From the source transfer being sent to the conversion settling, per direction. */
+  readonly orderSettlementMs: Readonly<Record<OrderDirection, number>>
+  /** The smallest and largest amount an order may convert, per source asset (decimal text). */
+  readonly orderBounds: Readonly<Partial<Record<AssetCode, { readonly min: string; readonly max: string }>>>
 }
 
 const minute = 60_000
@@ -62,7 +131,25 @@ export const defaultWorldModel: WorldModelValue = {
   confirmationMs: 2_000,
   inboundFee: { fedwire: "10", swift: "15", international_wire: "15" },
   senderInformationWindowMs: 72 * hour,
-  dustFloor: { USDC: "0.01", USDT: "0.01", DAI: "0.01", EURC: "0.01", PYUSD: "0.01", ETH: "0.00001", BTC: "0.00001", SOL: "0.0001", TRX: "1" }
+  dustFloor: { USDC: "0.01", USDT: "0.01", DAI: "0.01", EURC: "0.01", PYUSD: "0.01", ETH: "0.00001", BTC: "0.00001", SOL: "0.0001", TRX: "1" },
+  pricing: defaultPricing,
+  fxMarket: { closesFridayAtHourUtc: 22, opensSundayAtHourUtc: 22 },
+  orderFeeBps: { onramp: 25, offramp: 25, conversion: 10, fiat_conversion: 15 },
+  quoteTtlMs: minute,
+  orderLockMs: 15 * minute,
+  orderStartMs: 2_000,
+  orderSettlementMs: { onramp: minute, offramp: minute, conversion: 30_000, fiat_conversion: minute },
+  orderBounds: {
+    USD: { min: "1", max: "1000000" },
+    EUR: { min: "1", max: "1000000" },
+    GBP: { min: "1", max: "1000000" },
+    USDC: { min: "1", max: "1000000" },
+    USDT: { min: "1", max: "1000000" },
+    EURC: { min: "1", max: "1000000" },
+    ETH: { min: "0.0001", max: "500" },
+    BTC: { min: "0.00001", max: "20" },
+    SOL: { min: "0.01", max: "10000" }
+  }
 }
 
 /** What an engine's options may change: any rule, per chain or rail; the rest keeps its default. */
@@ -73,6 +160,15 @@ export interface WorldModelOptions {
   readonly inboundFee?: Partial<Record<PayoutRail, string>>
   readonly dustFloor?: Partial<Record<AssetCode, string>>
   readonly senderInformationWindowMs?: number
+  /** Rules per pair (`USD/USDC`) over the defaults; `null` removes a pair's rule. */
+  readonly pricing?: Readonly<Record<string, PricingRule | null>>
+  readonly fxMarket?: WorldModelValue["fxMarket"]
+  readonly orderFeeBps?: Partial<Record<OrderDirection, number>>
+  readonly quoteTtlMs?: number
+  readonly orderLockMs?: number
+  readonly orderStartMs?: number
+  readonly orderSettlementMs?: Partial<Record<OrderDirection, number>>
+  readonly orderBounds?: Partial<Record<AssetCode, { readonly min: string; readonly max: string }>>
 }
 
 export const worldModelOf = (options: WorldModelOptions = {}): WorldModelValue => ({
@@ -81,7 +177,17 @@ export const worldModelOf = (options: WorldModelOptions = {}): WorldModelValue =
   confirmationMs: options.confirmationMs ?? defaultWorldModel.confirmationMs,
   inboundFee: { ...defaultWorldModel.inboundFee, ...options.inboundFee },
   dustFloor: { ...defaultWorldModel.dustFloor, ...options.dustFloor },
-  senderInformationWindowMs: options.senderInformationWindowMs ?? defaultWorldModel.senderInformationWindowMs
+  senderInformationWindowMs: options.senderInformationWindowMs ?? defaultWorldModel.senderInformationWindowMs,
+  pricing: Object.fromEntries(
+    Object.entries({ ...defaultWorldModel.pricing, ...options.pricing }).filter((entry): entry is [string, PricingRule] => entry[1] !== null)
+  ),
+  fxMarket: options.fxMarket ?? defaultWorldModel.fxMarket,
+  orderFeeBps: { ...defaultWorldModel.orderFeeBps, ...options.orderFeeBps },
+  quoteTtlMs: options.quoteTtlMs ?? defaultWorldModel.quoteTtlMs,
+  orderLockMs: options.orderLockMs ?? defaultWorldModel.orderLockMs,
+  orderStartMs: options.orderStartMs ?? defaultWorldModel.orderStartMs,
+  orderSettlementMs: { ...defaultWorldModel.orderSettlementMs, ...options.orderSettlementMs },
+  orderBounds: { ...defaultWorldModel.orderBounds, ...options.orderBounds }
 })
 
 export class WorldModel extends Context.Reference<WorldModelValue>("fos/WorldModel", {

@@ -10,7 +10,7 @@ import { decodeFailure } from "../kernel/Wire.ts"
 import { createApiKey, createOrganization, createUser, listOrganizations } from "./Operator.ts"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store } from "../kernel/Store.ts"
-import { AssetCodes, Chains, KeyAccess, OrganizationStatus, PayoutRails, UserRole } from "@fos/contract"
+import { AssetCodes, Chains, KeyAccess, OrderDirections, OrganizationStatus, PayoutRails, UserRole } from "@fos/contract"
 import { Organizations } from "./Tenancy.ts"
 
 const SeedUser = Schema.Struct({
@@ -43,6 +43,8 @@ const Milliseconds = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 36
 const Decimal = Schema.String.check(Schema.isPattern(/^(0|[1-9]\d*)(\.\d+)?$/, { fosDetail: "must be a non-negative decimal string such as 10.50" }))
 const partialOf = <K extends string, S extends Schema.Top>(keys: ReadonlyArray<K>, value: S) =>
   Schema.Struct(Object.fromEntries(keys.map((key) => [key, Schema.optionalKey(value)])) as { readonly [P in K]: Schema.optionalKey<S> })
+const PositiveDecimal = Decimal.check(Schema.makeFilter((s: string) => !/^0(\.0+)?$/.test(s), { fosDetail: "must be greater than zero" }))
+const Hour = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 23 }, { fosDetail: "must be an hour from 0 to 23" }))
 const SeedSettlement = Schema.Union([
   Schema.Struct({ afterMs: Milliseconds }),
   Schema.Struct({ nextBusinessDayAtHourUtc: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 23 }, { fosDetail: "must be an hour from 0 to 23" })) })
@@ -55,7 +57,26 @@ const SeedWorldModel = Schema.Struct({
   confirmationMs: Schema.optionalKey(Milliseconds),
   inboundFee: Schema.optionalKey(partialOf(PayoutRails, Decimal)),
   dustFloor: Schema.optionalKey(partialOf(AssetCodes, Decimal)),
-  senderInformationWindowMs: Schema.optionalKey(Milliseconds)
+  senderInformationWindowMs: Schema.optionalKey(Milliseconds),
+  // A pair's rule ("USD/USDC"): its mid rate and the service's spread; null removes the pair's default rule.
+  pricing: Schema.optionalKey(Schema.Record(
+    Schema.String.check(Schema.makeFilter((k: string) => {
+      const [source, destination, ...rest] = k.split("/")
+      return rest.length === 0 && (AssetCodes as ReadonlyArray<string>).includes(source ?? "") &&
+        (AssetCodes as ReadonlyArray<string>).includes(destination ?? "")
+    }, { fosDetail: "must name a pair as SOURCE/DESTINATION asset codes, such as USD/USDC" })),
+    Schema.NullOr(Schema.Struct({
+      mid: PositiveDecimal,
+      spreadBps: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 9_999 }, { fosDetail: "must be a whole number of basis points from 0 to 9999" }))
+    }))
+  )),
+  fxMarket: Schema.optionalKey(Schema.Struct({ closesFridayAtHourUtc: Hour, opensSundayAtHourUtc: Hour })),
+  orderFeeBps: Schema.optionalKey(partialOf(OrderDirections, Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1_000 }, { fosDetail: "must be a whole number of basis points from 0 to 1000" })))),
+  quoteTtlMs: Schema.optionalKey(Milliseconds),
+  orderLockMs: Schema.optionalKey(Milliseconds),
+  orderStartMs: Schema.optionalKey(Milliseconds),
+  orderSettlementMs: Schema.optionalKey(partialOf(OrderDirections, Milliseconds)),
+  orderBounds: Schema.optionalKey(partialOf(AssetCodes, Schema.Struct({ min: PositiveDecimal, max: PositiveDecimal })))
 })
 
 export const SeedFile = Schema.Struct({ organizations: Schema.Array(SeedOrganization), worldModel: Schema.optionalKey(SeedWorldModel) })
