@@ -17,6 +17,7 @@ import { RealClock } from "./kernel/RealClock.ts"
 import { defaultReviewSettings, ReviewSettings, type ReviewSettingsValue } from "./onboarding/ReviewSettings.ts"
 import { Store } from "./kernel/Store.ts"
 import { depositTimerHandlers } from "./money/Deposits.ts"
+import { payoutTimerHandlers } from "./money/Payouts.ts"
 import { virtualAccountTimerHandlers } from "./money/VirtualAccounts.ts"
 import { WorldModel, type WorldModelOptions, worldModelOf } from "./money/WorldModel.ts"
 import {
@@ -105,6 +106,7 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
         ...applicationTimerHandlers(review),
         ...virtualAccountTimerHandlers,
         ...depositTimerHandlers,
+        ...payoutTimerHandlers,
         ...webhookTimerHandlers(options.webhookTransport ?? noTransport, webhookSettings)
       }),
       Layer.succeed(WebhookSettings, webhookSettings),

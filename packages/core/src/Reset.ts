@@ -20,6 +20,7 @@ import { OutboxEvents } from "./kernel/Outbox.ts"
 import { type Position, Store, type StoreService, type Table } from "./kernel/Store.ts"
 import { Timers } from "./kernel/Timers.ts"
 import { LedgerAccounts, LedgerTransfers } from "./money/Ledger.ts"
+import { Recipients } from "./money/Recipients.ts"
 import { transactionsOfScope, Transactions } from "./money/Transactions.ts"
 import { VirtualAccounts } from "./money/VirtualAccounts.ts"
 import { Applications } from "./onboarding/Applications.ts"
@@ -76,6 +77,7 @@ export const resetSandbox = (organizationId: OrganizationId): Effect.Effect<Sand
       const transactions = yield* store.removePartition(Transactions, transactionsOfScope, scope)
       const ledgerTransfers = yield* store.removePartition(LedgerTransfers, "byScope", scope)
       yield* store.removePartition(LedgerAccounts, "byScope", scope)
+      yield* store.removePartition(Recipients, "byScope", scope)
       return {
         organizationId,
         environment: "sandbox" as const,

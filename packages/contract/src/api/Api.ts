@@ -10,7 +10,9 @@ import { Applications } from "./Applications.ts"
 import { Customers } from "./Customers.ts"
 import { Documents } from "./Documents.ts"
 import { Onboarding } from "./Onboarding.ts"
+import { Payouts } from "./Payouts.ts"
 import { Portal } from "./Portal.ts"
+import { Recipients } from "./Recipients.ts"
 import { Simulate } from "./Simulate.ts"
 import { Transactions } from "./Transactions.ts"
 import { Wallets } from "./Wallets.ts"
@@ -42,6 +44,8 @@ export const Api = HttpApi.make("fos")
   .add(Applications)
   .add(Transactions)
   .add(Wallets)
+  .add(Recipients)
+  .add(Payouts)
   .annotate(OpenApi.Title, "Financial Operations Service API (fos)")
   .annotate(OpenApi.Version, "2")
   .annotate(OpenApi.Description, "The reference implementation of the Financial Operations Service API v2. Paths are relative to a base address: <origin>/sandbox or <origin>/live.")

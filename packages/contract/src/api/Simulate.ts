@@ -13,6 +13,7 @@ import {
   LateComplianceResult,
   OrganizationRestriction,
   SimulatedDeposit,
+  TransactionReturn,
   TransactionReview,
   TransactionTerminal,
   SandboxReset
@@ -77,6 +78,12 @@ export const Simulate = HttpApiGroup.make("simulate")
   .add(HttpApiEndpoint.post("reviewTransaction", "/v2/simulate/transactions/:id/review", {
     params: transactionParams,
     payload: TransactionReview,
+    success: Transaction,
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("returnTransaction", "/v2/simulate/transactions/:id/return", {
+    params: transactionParams,
+    payload: TransactionReturn,
     success: Transaction,
     error: [...withBody, problem(422)]
   }))

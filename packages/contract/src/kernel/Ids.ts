@@ -21,6 +21,8 @@ export const IdPrefixes = {
   wep: "Webhook endpoint",
   wlr: "Whitelist recipient",
   wlt: "Wallet",
+  // Not in the spec's table, which names no prefix for registered addresses (docs/money.md, "Recipients").
+  rad: "Registered address",
   wsg: "Wallet signer",
   evt: "Webhook event"
 } as const
@@ -64,6 +66,8 @@ export const WebhookEndpointId = oid("wep").pipe(Schema.brand("WebhookEndpointId
 export type WebhookEndpointId = typeof WebhookEndpointId.Type
 export const WhitelistRecipientId = oid("wlr").pipe(Schema.brand("WhitelistRecipientId"))
 export type WhitelistRecipientId = typeof WhitelistRecipientId.Type
+export const RegisteredAddressId = oid("rad").pipe(Schema.brand("RegisteredAddressId"))
+export type RegisteredAddressId = typeof RegisteredAddressId.Type
 export const WalletId = oid("wlt").pipe(Schema.brand("WalletId"))
 export type WalletId = typeof WalletId.Type
 export const WalletSignerId = oid("wsg").pipe(Schema.brand("WalletSignerId"))
@@ -87,6 +91,7 @@ export const IdSchemas = {
   wep: WebhookEndpointId,
   wlr: WhitelistRecipientId,
   wlt: WalletId,
+  rad: RegisteredAddressId,
   wsg: WalletSignerId,
   evt: EventId
 } as const

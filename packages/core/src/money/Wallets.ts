@@ -112,7 +112,7 @@ export const listWallets = (caller: Caller, customerId: CustomerId, query: ListQ
   })
 
 /** The customer, or CUSTOMER_NOT_ONBOARDED while its onboarding application is still open. */
-const onboardedCustomer = (caller: Caller, customerId: CustomerId) =>
+export const onboardedCustomer = (caller: Caller, customerId: CustomerId) =>
   Effect.gen(function*() {
     const store = yield* Store
     const reserved = yield* store.get(ReservedCustomers, customerId)

@@ -30,6 +30,32 @@ export interface WorldModelValue {
   readonly senderInformationWindowMs: number
   /** The most of an asset a wallet may hold and still rotate (decimal text); none means nothing at all. */
   readonly dustFloor: Readonly<Partial<Record<AssetCode, string>>>
+  /** Payouts (Payouts.ts): what they cost, how long each step takes, which go to review. */
+  readonly payouts: PayoutModel
+}
+
+/** The world model's payout rules; docs/money.md ("Payouts") lists the defaults. */
+export interface PayoutModel {
+  /** The service's fee for a bank payout, per rail, in the currency's major unit (decimal text). */
+  readonly railFee: Readonly<Partial<Record<PayoutRail, string>>>
+  /** The network fee of a crypto payout, per asset (decimal text). */
+  readonly networkFee: Readonly<Partial<Record<AssetCode, string>>>
+  /** From creation to compliance clearing (processing), for a payout that is not reviewed. */
+  readonly complianceMs: number
+  /** From processing to the transfer being sent to the rail or broadcast on the chain. */
+  readonly sendMs: number
+  /** How long the world model's own review of a payout lasts before it clears. */
+  readonly reviewMs: number
+  /** A payout of at least this amount (per asset, decimal text) goes to review. */
+  readonly reviewThreshold: Readonly<Partial<Record<AssetCode, string>>>
+  /** A bank payout to a recipient in one of these countries (ISO 3166-1 alpha-3) goes to review. */
+  readonly reviewCountries: ReadonlyArray<string>
+  /** Whether the first payout to a saved recipient (whitelist recipient or registered address) goes to review. */
+  readonly reviewNewRecipients: boolean
+  /** A crypto payout of at least this amount (per asset, decimal text) must carry travel-rule information. */
+  readonly travelRuleThreshold: Readonly<Partial<Record<AssetCode, string>>>
+  /** How long after completion the references that arrive late (fedwireOmad) arrive. */
+  readonly lateReferenceMs: number
 }
 
 const minute = 60_000
@@ -62,7 +88,19 @@ export const defaultWorldModel: WorldModelValue = {
   confirmationMs: 2_000,
   inboundFee: { fedwire: "10", swift: "15", international_wire: "15" },
   senderInformationWindowMs: 72 * hour,
-  dustFloor: { USDC: "0.01", USDT: "0.01", DAI: "0.01", EURC: "0.01", PYUSD: "0.01", ETH: "0.00001", BTC: "0.00001", SOL: "0.0001", TRX: "1" }
+  dustFloor: { USDC: "0.01", USDT: "0.01", DAI: "0.01", EURC: "0.01", PYUSD: "0.01", ETH: "0.00001", BTC: "0.00001", SOL: "0.0001", TRX: "1" },
+  payouts: {
+    railFee: { ach: "1", rtp: "1", fednow: "1", fedwire: "15", swift: "25", international_wire: "25", sepa: "1", faster_payments: "1" },
+    networkFee: { USDC: "0.5", USDT: "0.5", DAI: "0.5", EURC: "0.5", PYUSD: "0.5", ETH: "0.0005", BTC: "0.0001", SOL: "0.001", TRX: "1" },
+    complianceMs: 2_000,
+    sendMs: 2_000,
+    reviewMs: 30 * minute,
+    reviewThreshold: { USD: "10000", EUR: "10000", GBP: "10000", USDC: "10000", USDT: "10000", DAI: "10000", EURC: "10000", PYUSD: "10000" },
+    reviewCountries: [],
+    reviewNewRecipients: false,
+    travelRuleThreshold: { USDC: "1000", USDT: "1000", DAI: "1000", EURC: "1000", PYUSD: "1000", ETH: "0.3", BTC: "0.01", SOL: "5", TRX: "3000" },
+    lateReferenceMs: minute
+  }
 }
 
 /** What an engine's options may change: any rule, per chain or rail; the rest keeps its default. */
@@ -73,6 +111,7 @@ export interface WorldModelOptions {
   readonly inboundFee?: Partial<Record<PayoutRail, string>>
   readonly dustFloor?: Partial<Record<AssetCode, string>>
   readonly senderInformationWindowMs?: number
+  readonly payouts?: Partial<PayoutModel>
 }
 
 export const worldModelOf = (options: WorldModelOptions = {}): WorldModelValue => ({
@@ -81,7 +120,8 @@ export const worldModelOf = (options: WorldModelOptions = {}): WorldModelValue =
   confirmationMs: options.confirmationMs ?? defaultWorldModel.confirmationMs,
   inboundFee: { ...defaultWorldModel.inboundFee, ...options.inboundFee },
   dustFloor: { ...defaultWorldModel.dustFloor, ...options.dustFloor },
-  senderInformationWindowMs: options.senderInformationWindowMs ?? defaultWorldModel.senderInformationWindowMs
+  senderInformationWindowMs: options.senderInformationWindowMs ?? defaultWorldModel.senderInformationWindowMs,
+  payouts: { ...defaultWorldModel.payouts, ...options.payouts }
 })
 
 export class WorldModel extends Context.Reference<WorldModelValue>("fos/WorldModel", {

@@ -1,0 +1,277 @@
+/**
+ * Recipients and payouts through the whole pipeline (engine.fetch) on a virtual clock: saved destinations with their
+ * per-rail checks, payout requirements, payouts from virtual accounts over each rail family and from wallets on chain,
+ * the world model carrying them to completed with the ledger and the webhooks (with sequence numbers) checked at each
+ * step, cancels, every failure the sandbox produces, bank returns, reviews, restrictions and idempotency rule 6.
+ */
+import type { Engine } from "@fos/http"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
+import { expectCatalogEvents, expectProblem, keysOf, makeEngine, orgSeed, outboxEvents, seedOf, START_MS } from "./support.ts"
+
+let engine: Engine
+let acme: Client
+let rival: Client
+
+beforeEach(async () => {
+  engine = await makeEngine(seedOf(orgSeed("acme"), orgSeed("rival")))
+  acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
+  rival = clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox)
+})
+afterEach(async () => {
+  if (engine !== undefined) await expectCatalogEvents(engine)
+  await engine?.close()
+})
+
+const advance = (ms: number) => engine.clock.advance(ms)
+const iso = (ms: number) => new Date(ms).toISOString()
+const now = async () => Date.parse((await acme.call("GET", "/v2/simulate/clock")).json.now)
+
+let customers = 0
+const onboardedCustomer = async (client: Client = acme): Promise<string> => {
+  const docs = await deuDocuments(client)
+  const submitted = await client.call("POST", "/v2/onboarding", deuSubmission(docs, { clientReferenceId: `payout-customer-${++customers}` }), idem())
+  expect(submitted.status, submitted.text).toBe(201)
+  const decided = await client.call("POST", `/v2/simulate/applications/${submitted.json.applicationId}/decision`, { outcome: "approved" })
+  expect(decided.status, decided.text).toBe(200)
+  return decided.json.customerId
+}
+
+/** An active virtual account in `currency`, funded with `funds` over an instant rail (settled). */
+const fundedAccount = async (currency: "EUR" | "USD" | "GBP", funds: string, client: Client = acme) => {
+  const customerId = await onboardedCustomer(client)
+  const applied = await client.call("POST", `/v2/customers/${customerId}/features`, { type: "virtual_account", asset: { code: currency } }, idem())
+  expect(applied.status, applied.text).toBe(201)
+  await client.call("POST", `/v2/simulate/applications/${applied.json.applicationId}/decision`, { outcome: "approved" })
+  await advance(30_000)
+  const accountId = (await client.call("GET", `/v2/customers/${customerId}/virtual-accounts`)).json.data[0].id as string
+  const rail = { USD: "rtp", EUR: "sepa", GBP: "faster_payments" }[currency]
+  const deposited = await client.call("POST", "/v2/simulate/deposits", {
+    destination: { type: "virtual_account", virtualAccountId: accountId },
+    assetAmount: { code: currency, amount: funds },
+    rail
+  })
+  expect(deposited.status, deposited.text).toBe(201)
+  await client.call("POST", `/v2/simulate/transactions/${deposited.json.id}/settle`)
+  expect((await balances(accountId, client))[0]).toMatchObject({ code: currency, available: funds })
+  return { customerId, accountId }
+}
+
+/** A custodial wallet on base holding `funds` USDC. */
+const fundedWallet = async (funds: string) => {
+  const customerId = await onboardedCustomer()
+  const applied = await acme.call("POST", `/v2/customers/${customerId}/features`, { type: "crypto_wallet", asset: { code: "USDC", chain: "base" } }, idem())
+  await acme.call("POST", `/v2/simulate/applications/${applied.json.applicationId}/decision`, { outcome: "approved" })
+  const wallet = await acme.call("POST", `/v2/customers/${customerId}/wallets`, { chain: "base" }, idem())
+  expect(wallet.status, wallet.text).toBe(201)
+  const deposited = await acme.call("POST", "/v2/simulate/deposits", {
+    destination: { type: "wallet", walletId: wallet.json.id },
+    assetAmount: { code: "USDC", amount: funds, chain: "base" }
+  })
+  await acme.call("POST", `/v2/simulate/transactions/${deposited.json.id}/settle`)
+  return { customerId, walletId: wallet.json.id as string }
+}
+
+const balances = async (accountId: string, client: Client = acme) => {
+  const path = accountId.startsWith("wlt_") ? `/v2/wallets/${accountId}` : `/v2/virtual-accounts/${accountId}`
+  return (await client.call("GET", path)).json.balances as Array<{ code: string; available: string; pending: string }>
+}
+
+const usAddress = { line1: "1 Main St", city: "New York", state: "NY", postalCode: "10001", country: "USA" }
+const deAddress = { line1: "Unter den Linden 1", city: "Berlin", postalCode: "10117", country: "DEU" }
+const gbAddress = { line1: "10 Downing St", city: "London", country: "GBR" }
+
+const recipientBodies = {
+  ach: { rail: "ach", name: "Ada Lovelace", address: usAddress, routingNumber: "021000021", accountNumber: "123456789" },
+  fedwire: { rail: "fedwire", name: "Ada Lovelace", address: usAddress, routingNumber: "021000021", accountNumber: "123456789" },
+  rtp: { rail: "rtp", name: "Ada Lovelace", address: usAddress, routingNumber: "021000021", accountNumber: "123456789" },
+  fednow: { rail: "fednow", name: "Ada Lovelace", address: usAddress, routingNumber: "021000021", accountNumber: "123456789" },
+  sepa: { rail: "sepa", name: "Max Mustermann", address: deAddress, iban: "DE89 3704 0044 0532 0130 00", bic: "COBADEFFXXX" },
+  faster_payments: { rail: "faster_payments", name: "Jane Doe", address: gbAddress, sortCode: "12-34-56", accountNumber: "12345678" },
+  swift: { rail: "swift", name: "Jane Doe", address: gbAddress, bic: "NWBKGB2L", iban: "GB82WEST12345698765432" },
+  international_wire: { rail: "international_wire", name: "Max Mustermann", address: deAddress, bic: "DEUTDEFF", iban: "DE89370400440532013000" }
+} as const
+
+const whitelist = async (customerId: string, body: Record<string, unknown>) => {
+  const r = await acme.call("POST", `/v2/customers/${customerId}/whitelist-recipients`, body, idem())
+  expect(r.status, r.text).toBe(201)
+  return r.json.id as string
+}
+
+const payoutEvents = async (id: string) =>
+  (await outboxEvents(engine)).filter((e) => e.type.startsWith("transaction.") && e.data.transactionId === id)
+
+describe("whitelist recipients", () => {
+  it("are created with an Idempotency-Key, read with the account masked, listed, and removed", async () => {
+    const customerId = await onboardedCustomer()
+    const path = `/v2/customers/${customerId}/whitelist-recipients`
+    expectProblem(await acme.call("POST", path, recipientBodies.ach), { type: "IDEMPOTENCY_KEY_REQUIRED", status: 400, instance: `/sandbox${path}` })
+    const created = await acme.call("POST", path, { ...recipientBodies.ach, clientReferenceId: "ada-checking" }, idem())
+    expect(created.status, created.text).toBe(201)
+    expect(created.json).toEqual({
+      id: expect.stringMatching(/^wlr_[0-9a-z]{24}$/),
+      customerId,
+      rail: "ach",
+      name: "Ada Lovelace",
+      address: usAddress,
+      accountNumberLast4: "6789",
+      routingNumber: "021000021",
+      accountType: "checking",
+      clientReferenceId: "ada-checking",
+      createdAt: iso(START_MS)
+    })
+    const id = created.json.id
+    expect((await acme.call("GET", `/v2/whitelist-recipients/${id}`)).json).toEqual(created.json)
+    expect((await acme.call("GET", path)).json).toEqual({ data: [created.json], meta: { mode: "cursor", nextCursor: null, previousCursor: null, total: 1 } })
+    // Another organization sees nothing.
+    expectProblem(await rival.call("GET", `/v2/whitelist-recipients/${id}`), { type: "NOT_FOUND", status: 404, instance: `/sandbox/v2/whitelist-recipients/${id}` })
+    expectProblem(await acme.call("POST", path, { ...recipientBodies.sepa, clientReferenceId: "ada-checking" }, idem()), {
+      type: "DUPLICATE_CLIENT_REFERENCE_ID",
+      status: 409,
+      instance: `/sandbox${path}`
+    })
+
+    expect((await acme.call("DELETE", `/v2/whitelist-recipients/${id}`)).status).toBe(204)
+    expect((await acme.call("DELETE", `/v2/whitelist-recipients/${id}`)).status).toBe(204)
+    expectProblem(await acme.call("GET", `/v2/whitelist-recipients/${id}`), { type: "NOT_FOUND", status: 404, instance: `/sandbox/v2/whitelist-recipients/${id}` })
+    expect((await acme.call("GET", path)).json.meta.total).toBe(0)
+    expectProblem(await acme.call("DELETE", "/v2/whitelist-recipients/wlr_000000000000000000000000"), {
+      type: "NOT_FOUND",
+      status: 404,
+      instance: "/sandbox/v2/whitelist-recipients/wlr_000000000000000000000000"
+    })
+    expectProblem(await acme.call("GET", "/v2/whitelist-recipients/rad_1"), { type: "INVALID_OID_FORMAT", status: 400, instance: "/sandbox/v2/whitelist-recipients/rad_1" })
+  })
+
+  it("takes a valid account on every rail", async () => {
+    const customerId = await onboardedCustomer()
+    for (const body of Object.values(recipientBodies)) await whitelist(customerId, body)
+    const list = (await acme.call("GET", `/v2/customers/${customerId}/whitelist-recipients`)).json
+    expect(list.meta.total).toBe(8)
+    const sepa = list.data.find((r: { rail: string }) => r.rail === "sepa")
+    expect(sepa).toMatchObject({ rail: "sepa", ibanMasked: "DE••••3000", bic: "COBADEFFXXX" })
+    expect(sepa.iban).toBeUndefined()
+  })
+
+  it("refuses bad bank details with 422 RECIPIENT_VALIDATION_FAILED, one errors[] entry per problem, never echoing a value but a routing number", async () => {
+    const customerId = await onboardedCustomer()
+    const path = `/v2/customers/${customerId}/whitelist-recipients`
+    const refused = async (body: Record<string, unknown>, errors: Array<{ pointer: string; detail: string }>) => {
+      const problem = expectProblem(await acme.call("POST", path, body, idem()), { type: "RECIPIENT_VALIDATION_FAILED", status: 422, instance: `/sandbox${path}` })
+      expect(problem.errors).toEqual(errors)
+      return problem
+    }
+    const bad = await refused({ ...recipientBodies.ach, routingNumber: "021000022", accountNumber: "12-34", iban: "DE89370400440532013000" }, [
+      { pointer: "/iban", detail: "is not used on the ach rail" },
+      { pointer: "/routingNumber", detail: "routing number 021000022 is not a valid ABA routing number (its check digit does not match)" },
+      { pointer: "/accountNumber", detail: "must be 4 to 17 digits" }
+    ])
+    expect(JSON.stringify(bad)).not.toContain("12-34")
+    const ibanProblem = await refused({ ...recipientBodies.sepa, iban: "DE89370400440532013001" }, [
+      { pointer: "/iban", detail: "has check digits that do not match the account" }
+    ])
+    expect(JSON.stringify(ibanProblem)).not.toContain("0532013001")
+    await refused({ ...recipientBodies.sepa, iban: "DE8937040044053201300" }, [{ pointer: "/iban", detail: "must have 22 characters for its country" }])
+    // A valid IBAN outside SEPA is no SEPA account.
+    await refused({ ...recipientBodies.sepa, iban: "TR330006100519786457841326" }, [{ pointer: "/iban", detail: "must be an IBAN of a SEPA country on the sepa rail" }])
+    await refused({ rail: "faster_payments", name: "Jane", address: gbAddress, sortCode: "12345", accountNumber: "1234567" }, [
+      { pointer: "/accountNumber", detail: "must be 8 digits" },
+      { pointer: "/sortCode", detail: "must be a UK sort code: 6 digits, optionally as 12-34-56" }
+    ])
+    await refused({ rail: "swift", name: "Jane", address: gbAddress }, [
+      { pointer: "/bic", detail: "is required on the swift rail" },
+      { pointer: "/accountNumber", detail: "is required on the swift rail when no iban is given" }
+    ])
+    await refused({ rail: "international_wire", name: "Jane", address: gbAddress, bic: "NOT A BIC", accountNumber: "12345678" }, [
+      { pointer: "/bic", detail: "must be a BIC of 8 or 11 letters and digits" }
+    ])
+    await refused({ rail: "rtp", name: "Jane", address: usAddress }, [
+      { pointer: "/routingNumber", detail: "is required on the rtp rail" },
+      { pointer: "/accountNumber", detail: "is required on the rtp rail" }
+    ])
+    // The spec's address rule: state is required when country is USA (the body's shape, as on every address).
+    const noState = expectProblem(await acme.call("POST", path, { ...recipientBodies.ach, address: { ...usAddress, state: undefined } }, idem()), {
+      type: "VALIDATION_ERROR",
+      status: 400,
+      instance: `/sandbox${path}`
+    })
+    expect(noState.errors.map((e: { pointer: string }) => e.pointer)).toEqual(["/address/state"])
+    // Nothing was saved by any refusal.
+    expect((await acme.call("GET", path)).json.meta.total).toBe(0)
+  })
+})
+
+describe("registered addresses", () => {
+  it("are created in the chain's canonical form, read, listed and removed; bad addresses are refused", async () => {
+    const customerId = await onboardedCustomer()
+    const path = `/v2/customers/${customerId}/registered-addresses`
+    const lower = "0x52908400098527886e0f7030069857d2e4169ee7"
+    const created = await acme.call("POST", path, { chain: "base", address: lower, label: "cold storage" }, idem())
+    expect(created.status, created.text).toBe(201)
+    expect(created.json).toEqual({
+      id: expect.stringMatching(/^rad_[0-9a-z]{24}$/),
+      customerId,
+      chain: "base",
+      address: "0x52908400098527886E0F7030069857D2E4169EE7",
+      label: "cold storage",
+      createdAt: iso(START_MS)
+    })
+    expect((await acme.call("GET", `/v2/registered-addresses/${created.json.id}`)).json).toEqual(created.json)
+    expect((await acme.call("GET", path)).json.data).toEqual([created.json])
+    expectProblem(await acme.call("POST", path, { chain: "base", address: "0x52908400098527886E0F7030069857D2E4169ee7" }, idem()), {
+      type: "INVALID_ADDRESS_FORMAT",
+      status: 400,
+      instance: `/sandbox${path}`
+    })
+    const bad = expectProblem(await acme.call("POST", path, { chain: "solana", address: "not-an-address" }, idem()), {
+      type: "RECIPIENT_VALIDATION_FAILED",
+      status: 422,
+      instance: `/sandbox${path}`
+    })
+    expect(bad.errors).toEqual([{ pointer: "/address", detail: expect.any(String) }])
+    expect(JSON.stringify(bad)).not.toContain("not-an-address")
+    expectProblem(await acme.call("POST", path, { chain: "base", address: lower }), { type: "IDEMPOTENCY_KEY_REQUIRED", status: 400, instance: `/sandbox${path}` })
+    expect((await acme.call("DELETE", `/v2/registered-addresses/${created.json.id}`)).status).toBe(204)
+    expect((await acme.call("GET", path)).json.data).toEqual([])
+  })
+})
+
+describe("payout requirements", () => {
+  it("answers per destination, rail and amount, with travel-rule fields from the threshold, and refuses an Idempotency-Key", async () => {
+    const bank = await acme.call("POST", "/v2/payouts/requirements", {
+      source: { type: "virtual_account" },
+      destinationType: "external_bank",
+      rail: "sepa",
+      asset: "EUR",
+      country: "DEU",
+      amount: "100.00"
+    })
+    expect(bank.status, bank.text).toBe(200)
+    expect(bank.json.recipient.map((r: { pointer: string }) => r.pointer)).toEqual(["/recipient/name", "/recipient/address", "/recipient/iban", "/recipient/bic"])
+    expect(bank.json).toMatchObject({ purpose: { required: true }, documents: { required: false }, travelRule: { required: false, threshold: null, fields: [] }, fee: "1.00" })
+
+    const crypto = (amount: string) =>
+      acme.call("POST", "/v2/payouts/requirements", { source: { type: "wallet" }, destinationType: "external_crypto", asset: "USDC", chain: "base", country: "DEU", amount })
+    expect((await crypto("999.99")).json.travelRule).toMatchObject({ required: false, threshold: "1000.000000" })
+    const above = (await crypto("1000")).json
+    expect(above.travelRule.required).toBe(true)
+    expect(above.travelRule.fields.filter((f: { required: boolean }) => f.required).map((f: { pointer: string }) => f.pointer))
+      .toEqual(["/travelRule/beneficiaryName", "/travelRule/beneficiaryCountry", "/travelRule/walletType"])
+
+    const refused = expectProblem(
+      await acme.call("POST", "/v2/payouts/requirements", { source: { type: "wallet" }, destinationType: "external_crypto", asset: "USDC", chain: "base", country: "DEU", amount: "1" }, idem()),
+      { type: "VALIDATION_ERROR", status: 400, instance: "/sandbox/v2/payouts/requirements" }
+    )
+    expect(refused.errors).toEqual([{ pointer: "/headers/idempotency-key", detail: "is not accepted on this endpoint" }])
+    expectProblem(await acme.call("POST", "/v2/payouts/requirements", { source: { type: "virtual_account" }, destinationType: "external_bank", asset: "EUR", country: "DEU", amount: "1" }), {
+      type: "VALIDATION_ERROR",
+      status: 400,
+      instance: "/sandbox/v2/payouts/requirements"
+    })
+    expectProblem(await acme.call("POST", "/v2/payouts/requirements", { source: { type: "virtual_account" }, destinationType: "external_bank", rail: "ach", asset: "EUR", country: "DEU", amount: "1" }), {
+      type: "UNPROCESSABLE_ENTITY",
+      status: 422,
+      instance: "/sandbox/v2/payouts/requirements"
+    })
+  })
+})
