@@ -275,3 +275,239 @@ describe("payout requirements", () => {
     })
   })
 })
+
+const payout = (body: Record<string, unknown>, headers: Record<string, string> = idem(), client: Client = acme) =>
+  client.call("POST", "/v2/payouts", body, headers)
+
+const read = async (id: string) => (await acme.call("GET", `/v2/payouts/${id}`)).json
+
+/** A USD account holding 1000.00 and an ACH payout of 250.00 (fee 1.00) to a whitelisted account. */
+const achPayout = async (extra: Record<string, unknown> = {}, headers = idem()) => {
+  const { customerId, accountId } = await fundedAccount("USD", "1000.00")
+  const recipientId = await whitelist(customerId, recipientBodies.ach)
+  const created = await payout({
+    source: { type: "virtual_account", virtualAccountId: accountId },
+    destination: { type: "external_bank", whitelistRecipientId: recipientId },
+    amount: "250.00",
+    purpose: "supplier_payment",
+    ...extra
+  }, headers)
+  expect(created.status, created.text).toBe(201)
+  return { customerId, accountId, recipientId, payout: created.json }
+}
+
+describe("a bank payout", () => {
+  it("ACH: reserves amount and fee, clears compliance, is sent with its trace number, settles the next business day posting the reservation", async () => {
+    const { customerId, accountId, payout: created } = await achPayout({ clientReferenceId: "inv-42" })
+    const createdAt = await now()
+    expect(created).toEqual({
+      id: expect.stringMatching(/^txn_[0-9a-z]{24}$/),
+      type: "withdrawal",
+      status: "pending",
+      stage: null,
+      customerId,
+      clientReferenceId: "inv-42",
+      source: { type: "virtual_account", virtualAccountId: accountId, assetAmount: { code: "USD", amount: "251.00" } },
+      destination: { type: "external_bank", assetAmount: { code: "USD", amount: "250.00" } },
+      fees: [{ owner: "service", assetAmount: { code: "USD", amount: "1.00" }, invoiced: false }],
+      failureCode: null,
+      failureMessage: null,
+      returnedAt: null,
+      returnReason: null,
+      returnCode: null,
+      queuePosition: null,
+      hasRfi: false,
+      payout: { rail: "ach" },
+      createdAt: iso(createdAt),
+      updatedAt: iso(createdAt)
+    })
+    expect(await read(created.id)).toEqual(created)
+    expect((await acme.call("GET", `/v2/transactions/${created.id}`)).json).toEqual(created)
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "749.00", pending: "251.00" }])
+
+    await advance(2_000)
+    expect(await read(created.id)).toMatchObject({ status: "processing", stage: null })
+    await advance(2_000)
+    const sent = await read(created.id)
+    expect(sent.status).toBe("processing")
+    expect(sent.destination).toEqual({ type: "external_bank", achTraceNumber: expect.stringMatching(/^\d{15}$/), assetAmount: { code: "USD", amount: "250.00" } })
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "749.00", pending: "251.00" }])
+    // Once sent it can no longer be cancelled.
+    expectProblem(await acme.call("POST", `/v2/payouts/${created.id}/cancel`, undefined, idem()), { type: "CONFLICT", status: 409, instance: `/sandbox/v2/payouts/${created.id}/cancel` })
+
+    // START_MS is a Sunday: ACH settles on Monday at 14:00 UTC.
+    const monday = Date.parse("2026-03-02T14:00:00.000Z")
+    await advance(monday - (await now()) - 1)
+    expect((await read(created.id)).status).toBe("processing")
+    await advance(1)
+    const completed = await read(created.id)
+    expect(completed).toMatchObject({ status: "completed", updatedAt: iso(monday), destination: sent.destination })
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "749.00", pending: "0.00" }])
+
+    const events = await payoutEvents(created.id)
+    expect(events.map((e) => [e.type, e.data.sequence, e.data.occurredAt])).toEqual([
+      ["transaction.created", 1, iso(createdAt)],
+      ["transaction.processing", 2, iso(createdAt + 2_000)],
+      ["transaction.completed", 3, iso(monday)]
+    ])
+    expect(events[0]!.data).toMatchObject({ type: "withdrawal", stage: null, clientReferenceId: "inv-42" })
+    expect(events[2]!.data).toMatchObject({ payout: { rail: "ach" }, fees: created.fees, destination: sent.destination })
+  })
+
+  it("each rail family carries its references: fedwire IMAD at sending and OMAD after completion, international_wire a UETR, rtp and fednow an id at completion, sepa and faster_payments none", async () => {
+    const { customerId, accountId } = await fundedAccount("USD", "5000.00")
+    const send = async (rail: keyof typeof recipientBodies, from = accountId, owner = customerId, amount = "100.00") => {
+      const recipientId = await whitelist(owner, recipientBodies[rail])
+      const r = await payout({
+        source: { type: "virtual_account", virtualAccountId: from },
+        destination: { type: "external_bank", whitelistRecipientId: recipientId },
+        amount,
+        rail,
+        purpose: "payroll"
+      })
+      expect(r.status, r.text).toBe(201)
+      return r.json.id as string
+    }
+    const fedwire = await send("fedwire")
+    const wire = await send("international_wire")
+    const rtp = await send("rtp")
+    const fednow = await send("fednow")
+    // Fees: fedwire 15, international_wire 25, rtp and fednow 1 each.
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "4558.00", pending: "442.00" }])
+    await advance(4_000)
+    expect((await read(fedwire)).destination).toEqual({ type: "external_bank", fedwireImad: expect.stringMatching(/^\d{8}FOSB[0-9A-F]{4}\d{6}$/), assetAmount: { code: "USD", amount: "100.00" } })
+    expect((await read(wire)).destination.swiftUetr).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect((await read(rtp)).destination).toEqual({ type: "external_bank", assetAmount: { code: "USD", amount: "100.00" } })
+    await advance(5_000)
+    expect(await read(rtp)).toMatchObject({ status: "completed", destination: { rtpTransactionId: expect.stringMatching(/^\d{8}FOS[0-9A-F]{24}$/) } })
+    expect(await read(fednow)).toMatchObject({ status: "completed", destination: { fedNowMessageId: expect.stringMatching(/^\d{8}FOS[0-9A-F]{24}$/) } })
+    await advance(2 * 3600_000 - 5_000)
+    const fedwireDone = await read(fedwire)
+    expect(fedwireDone.status).toBe("completed")
+    expect(fedwireDone.destination.fedwireOmad).toBeUndefined()
+    await advance(60_000)
+    expect((await read(fedwire)).destination.fedwireOmad).toMatch(/^\d{8}FOSR[0-9A-F]{4}\d{6}$/)
+    await advance(2 * 3600_000)
+    expect((await read(wire)).status).toBe("completed")
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "4558.00", pending: "0.00" }])
+
+    const eur = await fundedAccount("EUR", "300.00")
+    const sepa = await send("sepa", eur.accountId, eur.customerId)
+    const gbp = await fundedAccount("GBP", "300.00")
+    const fps = await send("faster_payments", gbp.accountId, gbp.customerId)
+    await advance(4_000 + 10_000)
+    expect(await read(fps)).toMatchObject({ status: "completed", destination: { type: "external_bank", assetAmount: { code: "GBP", amount: "100.00" } } })
+    expect(Object.keys((await read(fps)).destination)).toEqual(["type", "assetAmount"])
+    await advance(2 * 86_400_000)
+    expect(await read(sepa)).toMatchObject({ status: "completed", destination: { type: "external_bank", assetAmount: { code: "EUR", amount: "100.00" } } })
+    expect(Object.keys((await read(sepa)).destination)).toEqual(["type", "assetAmount"])
+    expect(await balances(eur.accountId)).toEqual([{ code: "EUR", available: "199.00", pending: "0.00" }])
+    expect(await balances(gbp.accountId)).toEqual([{ code: "GBP", available: "199.00", pending: "0.00" }])
+  })
+
+  it("refuses what it cannot pay, reserving nothing", async () => {
+    const { customerId, accountId, recipientId } = await (async () => {
+      const funded = await fundedAccount("USD", "100.00")
+      return { ...funded, recipientId: await whitelist(funded.customerId, recipientBodies.ach) }
+    })()
+    const body = {
+      source: { type: "virtual_account", virtualAccountId: accountId },
+      destination: { type: "external_bank", whitelistRecipientId: recipientId },
+      amount: "99.50",
+      purpose: "supplier_payment"
+    }
+    expectProblem(await payout(body, {}), { type: "IDEMPOTENCY_KEY_REQUIRED", status: 400, instance: "/sandbox/v2/payouts" })
+    // 99.50 and the 1.00 fee is more than 100.00.
+    const key = idem()
+    expectProblem(await payout(body, key), { type: "INSUFFICIENT_FUNDS", status: 422, instance: "/sandbox/v2/payouts" })
+    expectProblem(await payout({ ...body, amount: "0" }), { type: "AMOUNT_OUT_OF_RANGE", status: 422, instance: "/sandbox/v2/payouts" })
+    expectProblem(await payout({ ...body, amount: "1.001" }), { type: "VALIDATION_ERROR", status: 400, instance: "/sandbox/v2/payouts" })
+    expectProblem(await payout({ ...body, rail: "fedwire" }), { type: "RECIPIENT_VALIDATION_FAILED", status: 422, instance: "/sandbox/v2/payouts" })
+    expectProblem(await payout({ ...body, asset: "EUR" }), { type: "VIRTUAL_ACCOUNT_ASSET_MISMATCH", status: 422, instance: "/sandbox/v2/payouts" })
+    expectProblem(await payout({ ...body, purpose: "  " }), { type: "VALIDATION_ERROR", status: 400, instance: "/sandbox/v2/payouts" })
+    const sepaRecipient = await whitelist(customerId, recipientBodies.sepa)
+    expectProblem(await payout({ ...body, destination: { type: "external_bank", whitelistRecipientId: sepaRecipient } }), {
+      type: "UNPROCESSABLE_ENTITY",
+      status: 422,
+      instance: "/sandbox/v2/payouts"
+    })
+    expectProblem(await payout({ ...body, destination: { type: "external_crypto", chain: "base", address: "0x52908400098527886e0f7030069857d2e4169ee7" } }), {
+      type: "UNPROCESSABLE_ENTITY",
+      status: 422,
+      instance: "/sandbox/v2/payouts"
+    })
+    // Another customer's recipient is no recipient of this one.
+    const other = await onboardedCustomer()
+    const theirs = await whitelist(other, recipientBodies.ach)
+    expectProblem(await payout({ ...body, destination: { type: "external_bank", whitelistRecipientId: theirs } }), {
+      type: "RECIPIENT_VALIDATION_FAILED",
+      status: 422,
+      instance: "/sandbox/v2/payouts"
+    })
+    expectProblem(await payout(body, idem(), rival), { type: "VIRTUAL_ACCOUNT_NOT_FOUND", status: 404, instance: "/sandbox/v2/payouts" })
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "100.00", pending: "0.00" }])
+    expect((await acme.call("GET", "/v2/transactions?type=withdrawal")).json.meta.total).toBe(0)
+    // The key a 4xx left is free: after a smaller amount it pays.
+    const paid = await payout({ ...body, amount: "99.00" }, key)
+    expect(paid.status, paid.text).toBe(201)
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "0.00", pending: "100.00" }])
+    expectProblem(await acme.call("GET", "/v2/payouts/txn_000000000000000000000000"), { type: "NOT_FOUND", status: 404, instance: "/sandbox/v2/payouts/txn_000000000000000000000000" })
+  })
+})
+
+describe("a crypto payout", () => {
+  it("from a wallet to an address on its chain: network fee reserved, broadcast with its hash, completed after the chain's confirmations", async () => {
+    const { customerId, walletId } = await fundedWallet("500")
+    const address = "0x52908400098527886E0F7030069857D2E4169EE7"
+    const created = await payout({
+      source: { type: "wallet", walletId },
+      destination: { type: "external_crypto", chain: "base", address: address.toLowerCase() },
+      asset: "USDC",
+      amount: "120.5",
+      purpose: "treasury_transfer"
+    })
+    expect(created.status, created.text).toBe(201)
+    const createdAt = await now()
+    expect(created.json).toMatchObject({
+      type: "withdrawal",
+      status: "pending",
+      customerId,
+      source: { type: "wallet", walletId, assetAmount: { code: "USDC", amount: "121.000000", chain: "base" } },
+      destination: { type: "external_crypto", address, txHash: null, assetAmount: { code: "USDC", amount: "120.500000", chain: "base" } },
+      fees: [{ owner: "network", assetAmount: { code: "USDC", amount: "0.500000", chain: "base" }, invoiced: false }]
+    })
+    expect(created.json.payout).toBeUndefined()
+    expect(await balances(walletId)).toEqual([{ code: "USDC", chain: "base", available: "379.000000", pending: "121.000000" }])
+    await advance(4_000)
+    const sent = await read(created.json.id)
+    expect(sent).toMatchObject({ status: "processing", destination: { txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) } })
+    await advance(60_000)
+    expect(await read(created.json.id)).toMatchObject({ status: "completed", destination: sent.destination })
+    expect(await balances(walletId)).toEqual([{ code: "USDC", chain: "base", available: "379.000000", pending: "0.000000" }])
+    expect((await payoutEvents(created.json.id)).map((e) => [e.type, e.data.sequence, e.data.occurredAt])).toEqual([
+      ["transaction.created", 1, iso(createdAt)],
+      ["transaction.processing", 2, iso(createdAt + 2_000)],
+      ["transaction.completed", 3, iso(createdAt + 4_000 + 60_000)]
+    ])
+  })
+
+  it("to a registered address; above the travel-rule threshold it needs travelRule", async () => {
+    const { customerId, walletId } = await fundedWallet("5000")
+    const registered = await acme.call("POST", `/v2/customers/${customerId}/registered-addresses`, { chain: "base", address: "0x52908400098527886e0f7030069857d2e4169ee7" }, idem())
+    const body = { source: { type: "wallet", walletId }, destination: { type: "registered_address", registeredAddressId: registered.json.id }, asset: "USDC", amount: "1000", purpose: "treasury_transfer" }
+    expectProblem(await payout(body), { type: "MISSING_REQUIRED_FIELDS", status: 422, instance: "/sandbox/v2/payouts" })
+    const paid = await payout({ ...body, travelRule: { beneficiaryName: "Ada Lovelace", beneficiaryCountry: "GBR", walletType: "unhosted" } })
+    expect(paid.status, paid.text).toBe(201)
+    expect(paid.json.destination.address).toBe(registered.json.address)
+    expectProblem(await payout({ ...body, destination: { type: "external_crypto", chain: "solana", address: "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T" } }), {
+      type: "UNPROCESSABLE_ENTITY",
+      status: 422,
+      instance: "/sandbox/v2/payouts"
+    })
+    expectProblem(await payout({ ...body, amount: "1", destination: { type: "external_crypto", chain: "base", address: "0x52908400098527886E0F7030069857D2E4169ee7" } }), {
+      type: "INVALID_ADDRESS_FORMAT",
+      status: 400,
+      instance: "/sandbox/v2/payouts"
+    })
+  })
+})
