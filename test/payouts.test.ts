@@ -511,3 +511,205 @@ describe("a crypto payout", () => {
     })
   })
 })
+
+describe("cancelling a payout", () => {
+  it("voids the reservation while not yet sent (transaction.cancelled), answers a cancelled payout again, and needs an Idempotency-Key", async () => {
+    const { accountId, payout: created } = await achPayout()
+    const path = `/v2/payouts/${created.id}/cancel`
+    expectProblem(await acme.call("POST", path), { type: "IDEMPOTENCY_KEY_REQUIRED", status: 400, instance: `/sandbox${path}` })
+    await advance(2_000)
+    const cancelled = await acme.call("POST", path, undefined, idem())
+    expect(cancelled.status, cancelled.text).toBe(200)
+    expect(cancelled.json).toMatchObject({ status: "cancelled", failureCode: null, stage: null })
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "1000.00", pending: "0.00" }])
+    expect((await acme.call("POST", path, undefined, idem())).json.status).toBe("cancelled")
+    // The clock finds nothing left to do.
+    await advance(3 * 86_400_000)
+    expect((await read(created.id)).status).toBe("cancelled")
+    const events = await payoutEvents(created.id)
+    expect(events.map((e) => [e.type, e.data.sequence])).toEqual([["transaction.created", 1], ["transaction.processing", 2], ["transaction.cancelled", 3]])
+    expect(events[2]!.data).toMatchObject({ status: "cancelled", reasonCode: "client_cancelled", cancellationReason: "client_cancelled" })
+    expect(events[2]!.data.failureCode).toBeUndefined()
+    // A deposit is no payout.
+    const deposit = (await acme.call("GET", "/v2/transactions?type=deposit")).json.data[0]
+    expectProblem(await acme.call("POST", `/v2/payouts/${deposit.id}/cancel`, undefined, idem()), { type: "NOT_FOUND", status: 404, instance: `/sandbox/v2/payouts/${deposit.id}/cancel` })
+  })
+})
+
+describe("failures", () => {
+  const codes = [
+    "travel_rule_rejected",
+    "rail_policy_rejected",
+    "rail_unavailable",
+    "insufficient_funds_at_settle",
+    "provider_rejected",
+    "capability_suspended",
+    "compliance_hold",
+    "compliance_review_rejected"
+  ] as const
+  for (const code of codes) {
+    it(`${code}: the payout fails with its catalog failureMessage and the available balance is exactly what it was`, async () => {
+      const { accountId, payout: created } = await achPayout()
+      await advance(4_000)
+      expect((await read(created.id)).destination.achTraceNumber).toBeDefined()
+      const failed = await acme.call("POST", `/v2/simulate/transactions/${created.id}/terminal`, { outcome: "failed", failureCode: code, reason: "bank said no" })
+      expect(failed.status, failed.text).toBe(200)
+      expect(failed.json).toMatchObject({ status: "failed", failureCode: code })
+      expect(failed.json.failureMessage).not.toContain("bank said no")
+      expect(await balances(accountId)).toEqual([{ code: "USD", available: "1000.00", pending: "0.00" }])
+      const last = (await payoutEvents(created.id)).at(-1)!
+      expect(last).toMatchObject({ type: "transaction.failed", data: { sequence: 3, failureCode: code, reasonCode: code, failureMessage: failed.json.failureMessage } })
+      await advance(3 * 86_400_000)
+      expect((await read(created.id)).status).toBe("failed")
+      expect(await balances(accountId)).toEqual([{ code: "USD", available: "1000.00", pending: "0.00" }])
+    })
+  }
+
+  it("idempotency rule 6: a retry with the key of a payout that failed answers the failed payout and pays nothing again", async () => {
+    const key = idem()
+    const { accountId, recipientId, payout: created } = await achPayout({}, key)
+    const body = {
+      source: { type: "virtual_account", virtualAccountId: accountId },
+      destination: { type: "external_bank", whitelistRecipientId: recipientId },
+      amount: "250.00",
+      purpose: "supplier_payment"
+    }
+    // Before it fails a retry is the original response.
+    const early = await payout(body, key)
+    expect(early.headers.get("idempotency-replayed")).toBe("true")
+    expect(early.json).toEqual(created)
+    await acme.call("POST", `/v2/simulate/transactions/${created.id}/terminal`, { outcome: "failed", failureCode: "rail_unavailable" })
+    const retried = await payout(body, key)
+    expect(retried.status).toBe(201)
+    expect(retried.headers.get("idempotency-replayed")).toBe("true")
+    expect(retried.json).toMatchObject({ id: created.id, status: "failed", failureCode: "rail_unavailable" })
+    expect((await acme.call("GET", "/v2/transactions?type=withdrawal")).json.meta.total).toBe(1)
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "1000.00", pending: "0.00" }])
+    expectProblem(await payout({ ...body, amount: "10.00" }, key), { type: "IDEMPOTENCY_KEY_CONFLICT", status: 409, instance: "/sandbox/v2/payouts" })
+    // A fresh key pays.
+    expect((await payout(body)).status).toBe(201)
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "749.00", pending: "251.00" }])
+  })
+})
+
+describe("a bank return", () => {
+  it("after completion fails the payout with returned_by_sender, its Nacha code and reason, and books the principal back as new transfers", async () => {
+    const { accountId, payout: created } = await achPayout()
+    const path = `/v2/simulate/transactions/${created.id}/return`
+    expectProblem(await acme.call("POST", path, { returnCode: "R01" }), { type: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", status: 422, instance: `/sandbox${path}` })
+    await advance(2 * 86_400_000)
+    expect((await read(created.id)).status).toBe("completed")
+    expectProblem(await acme.call("POST", path, { returnCode: "XYZ" }), { type: "VALIDATION_ERROR", status: 400, instance: `/sandbox${path}` })
+    const returned = await acme.call("POST", path, { returnCode: "R03" })
+    expect(returned.status, returned.text).toBe(200)
+    const at = await now()
+    expect(returned.json).toMatchObject({
+      status: "failed",
+      failureCode: "returned_by_sender",
+      failureMessage: "The bank returned the transfer.",
+      returnedAt: iso(at),
+      returnReason: "No account or unable to locate account",
+      returnCode: "R03"
+    })
+    // The principal is back; the fee is not.
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "999.00", pending: "0.00" }])
+    const events = await payoutEvents(created.id)
+    expect(events.map((e) => [e.type, e.data.sequence])).toEqual([
+      ["transaction.created", 1],
+      ["transaction.processing", 2],
+      ["transaction.completed", 3],
+      ["transaction.failed", 4]
+    ])
+    expect(events[3]!.data).toMatchObject({ failureCode: "returned_by_sender", returnedAt: iso(at), returnReason: "No account or unable to locate account", returnCode: "R03" })
+    expectProblem(await acme.call("POST", path, { returnCode: "R03" }), { type: "RESOURCE_TERMINAL", status: 409, instance: `/sandbox${path}` })
+  })
+
+  it("takes any code on a wire, and refuses crypto payouts", async () => {
+    const { customerId, accountId } = await fundedAccount("EUR", "500.00")
+    const recipientId = await whitelist(customerId, recipientBodies.sepa)
+    const created = await payout({ source: { type: "virtual_account", virtualAccountId: accountId }, destination: { type: "external_bank", whitelistRecipientId: recipientId }, amount: "100.00", purpose: "payroll" })
+    await advance(3 * 86_400_000)
+    const returned = await acme.call("POST", `/v2/simulate/transactions/${created.json.id}/return`, { returnCode: "AC04", returnReason: "Closed account number" })
+    expect(returned.json).toMatchObject({ status: "failed", returnCode: "AC04", returnReason: "Closed account number" })
+    expect(await balances(accountId)).toEqual([{ code: "EUR", available: "499.00", pending: "0.00" }])
+    const { walletId } = await fundedWallet("50")
+    const crypto = await payout({ source: { type: "wallet", walletId }, destination: { type: "external_crypto", chain: "base", address: "0x52908400098527886e0f7030069857d2e4169ee7" }, asset: "USDC", amount: "1", purpose: "x" })
+    await advance(120_000)
+    expectProblem(await acme.call("POST", `/v2/simulate/transactions/${crypto.json.id}/return`, { returnCode: "R01" }), {
+      type: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY",
+      status: 422,
+      instance: `/sandbox/v2/simulate/transactions/${crypto.json.id}/return`
+    })
+  })
+})
+
+describe("compliance review of payouts", () => {
+  it("sends a payout at the amount threshold to review at creation, which clears on the clock; a review after sending opens a new period", async () => {
+    const { customerId, accountId } = await fundedAccount("USD", "20000.00")
+    const recipientId = await whitelist(customerId, recipientBodies.fedwire)
+    const created = await payout({ source: { type: "virtual_account", virtualAccountId: accountId }, destination: { type: "external_bank", whitelistRecipientId: recipientId }, amount: "10000.00", purpose: "supplier_payment" })
+    expect(created.status, created.text).toBe(201)
+    expect(created.json).toMatchObject({ status: "pending", stage: "under_review" })
+    const id = created.json.id
+    await advance(10 * 60_000)
+    expect(await read(id)).toMatchObject({ status: "pending", stage: "under_review" })
+    // The caller is asked for something, then review again: a new period.
+    await acme.call("POST", `/v2/simulate/transactions/${id}/review`, { action: "request_information" })
+    await acme.call("POST", `/v2/simulate/transactions/${id}/review`, { action: "enter" })
+    // Leaving review and entering it again is the same period.
+    await acme.call("POST", `/v2/simulate/transactions/${id}/review`, { action: "clear" })
+    expect(await read(id)).toMatchObject({ status: "processing", stage: null })
+    await acme.call("POST", `/v2/simulate/transactions/${id}/review`, { action: "enter" })
+    await acme.call("POST", `/v2/simulate/transactions/${id}/review`, { action: "clear" })
+    // The world model's own review timer finds it out of review and does nothing.
+    await advance(20 * 60_000)
+    const sent = await read(id)
+    expect(sent).toMatchObject({ status: "processing", stage: null, destination: { fedwireImad: expect.any(String) } })
+    // After sending, a review opens a new period.
+    await acme.call("POST", `/v2/simulate/transactions/${id}/review`, { action: "enter" })
+    await advance(3 * 3600_000)
+    expect((await read(id)).status).toBe("processing")
+    await acme.call("POST", `/v2/simulate/transactions/${id}/review`, { action: "clear" })
+    await advance(2 * 3600_000)
+    expect((await read(id)).status).toBe("completed")
+    expect((await payoutEvents(id)).map((e) => [e.type, e.data.sequence])).toEqual([
+      ["transaction.created", 1],
+      ["transaction.under_review", 2],
+      ["transaction.under_review", 3],
+      ["transaction.processing", 4],
+      ["transaction.under_review", 5],
+      ["transaction.completed", 6]
+    ])
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "9985.00", pending: "0.00" }])
+  })
+
+  it("a reviewer rejecting the supporting document fails the payout with compliance_rejected and transaction.rejected, returning the reservation", async () => {
+    const { accountId, payout: created } = await achPayout()
+    await acme.call("POST", `/v2/simulate/transactions/${created.id}/review`, { action: "enter" })
+    const rejected = await acme.call("POST", `/v2/simulate/transactions/${created.id}/review`, { action: "reject", acceptedDocumentTypes: ["invoice"] })
+    expect(rejected.json).toMatchObject({ status: "failed", failureCode: "compliance_rejected" })
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "1000.00", pending: "0.00" }])
+    const last = (await payoutEvents(created.id)).at(-1)!
+    expect(last).toMatchObject({ type: "transaction.rejected", data: { status: "failed", reasonCode: "compliance_rejected", acceptedDocumentTypes: ["invoice"] } })
+    // A cancel after the rejection finds the payout failed.
+    expectProblem(await acme.call("POST", `/v2/payouts/${created.id}/cancel`, undefined, idem()), { type: "CONFLICT", status: 409, instance: `/sandbox/v2/payouts/${created.id}/cancel` })
+  })
+})
+
+describe("a restricted customer", () => {
+  it("fails its unsent payouts with capability_suspended, returning the reservation, keeps a sent one going, and cannot make new ones", async () => {
+    const { customerId, accountId, recipientId, payout: first } = await achPayout()
+    await advance(4_000)
+    const body = { source: { type: "virtual_account", virtualAccountId: accountId }, destination: { type: "external_bank", whitelistRecipientId: recipientId }, amount: "100.00", purpose: "payroll" }
+    const second = (await payout(body)).json
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "648.00", pending: "352.00" }])
+    const restricted = await acme.call("POST", `/v2/simulate/customers/${customerId}/restrict`, {})
+    expect(restricted.status, restricted.text).toBe(200)
+    expect(await read(second.id)).toMatchObject({ status: "failed", failureCode: "capability_suspended" })
+    expect(await read(first.id)).toMatchObject({ status: "processing" })
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "749.00", pending: "251.00" }])
+    expectProblem(await payout(body), { type: "UNPROCESSABLE_ENTITY", status: 422, instance: "/sandbox/v2/payouts" })
+    await advance(2 * 86_400_000)
+    expect((await read(first.id)).status).toBe("completed")
+  })
+})

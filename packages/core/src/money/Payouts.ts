@@ -49,6 +49,7 @@ import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { Clock, Effect } from "effect"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
+import type { StoredResponse } from "../kernel/Idempotency.ts"
 import { type Position, Store } from "../kernel/Store.ts"
 import { schedule, type TimerHandler } from "../kernel/Timers.ts"
 import { restrictCustomer } from "../onboarding/Applications.ts"
@@ -60,7 +61,7 @@ import { sandboxTxHash } from "./Addresses.ts"
 import type { Holder } from "./Ledger.ts"
 import { getRecipient, recipientAddress, Recipients, type StoredRecipient } from "./Recipients.ts"
 import { terminalStatuses } from "./TransactionMachine.ts"
-import { getTransaction, moveTransaction, openTransaction, type StoredTransaction, transactionPartition, Transactions } from "./Transactions.ts"
+import { getTransaction, moveTransaction, openTransaction, type StoredTransaction, transactionPartition, Transactions, transactionToWire } from "./Transactions.ts"
 import { getVirtualAccount, virtualAccountHolder } from "./VirtualAccounts.ts"
 import { getWallet, walletHolder } from "./Wallets.ts"
 import { type PayoutModel, settlesAt, WorldModel } from "./WorldModel.ts"
@@ -366,6 +367,20 @@ export const cancelPayout = (caller: Caller, id: TransactionId): Effect.Effect<S
     if (terminalStatuses.has(payout.status)) return yield* apiError("CONFLICT", `The payout has already ended (status ${payout.status}); it cannot be cancelled.`)
     if (payout.sent) return yield* apiError("CONFLICT", "The payout's transfer has already been sent; it can no longer be cancelled.")
     return yield* moveTransaction(id, { type: "cancel" }, { cancellationReason: "client_cancelled" })
+  })
+
+/**
+ * Idempotency rule 6 on a replayed `POST /v2/payouts`: once the payout has failed, the retry answers it as it is now
+ * (failed, with its failureCode), so the caller sees the key is bound to a failed attempt and needs a fresh one.
+ * Any other replay answers the original response (rule 3).
+ */
+export const replayPayout = (_caller: Caller, stored: StoredResponse): Effect.Effect<StoredResponse, never, Store> =>
+  Effect.gen(function*() {
+    if (stored.status !== 201) return stored
+    const id = (JSON.parse(stored.body) as { readonly id?: unknown }).id
+    if (typeof id !== "string") return stored
+    const t = yield* (yield* Store).get(Transactions, id)
+    return t?.status === "failed" ? { ...stored, body: JSON.stringify(transactionToWire(t)) } : stored
   })
 
 // --- the world model on the clock ------------------------------------------------------------------------------------------
