@@ -713,3 +713,30 @@ describe("a restricted customer", () => {
     expect((await read(first.id)).status).toBe("completed")
   })
 })
+
+describe("a cancel during compliance review", () => {
+  it("races the review: a rejection ends the payout failed (transaction.failed, compliance_rejected); a cleared review cancels it", async () => {
+    const { accountId, recipientId, payout: created } = await achPayout()
+    await acme.call("POST", `/v2/simulate/transactions/${created.id}/review`, { action: "enter" })
+    const asked = await acme.call("POST", `/v2/payouts/${created.id}/cancel`, undefined, idem())
+    expect(asked.status, asked.text).toBe(200)
+    expect(asked.json).toMatchObject({ status: "pending", stage: "under_review" })
+    await acme.call("POST", `/v2/simulate/transactions/${created.id}/review`, { action: "reject", acceptedDocumentTypes: ["invoice"] })
+    expect(await read(created.id)).toMatchObject({ status: "failed", failureCode: "compliance_rejected" })
+    expect((await payoutEvents(created.id)).map((e) => [e.type, e.data.sequence, e.data.failureCode])).toEqual([
+      ["transaction.created", 1, undefined],
+      ["transaction.under_review", 2, undefined],
+      ["transaction.failed", 3, "compliance_rejected"]
+    ])
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "1000.00", pending: "0.00" }])
+
+    const body = { source: { type: "virtual_account", virtualAccountId: accountId }, destination: { type: "external_bank", whitelistRecipientId: recipientId }, amount: "10.00", purpose: "payroll" }
+    const second = (await payout(body)).json
+    await acme.call("POST", `/v2/simulate/transactions/${second.id}/review`, { action: "enter" })
+    await acme.call("POST", `/v2/payouts/${second.id}/cancel`, undefined, idem())
+    await acme.call("POST", `/v2/simulate/transactions/${second.id}/review`, { action: "clear" })
+    expect(await read(second.id)).toMatchObject({ status: "cancelled" })
+    expect((await payoutEvents(second.id)).map((e) => e.type)).toEqual(["transaction.created", "transaction.under_review", "transaction.cancelled"])
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "1000.00", pending: "0.00" }])
+  })
+})

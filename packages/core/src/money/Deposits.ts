@@ -350,6 +350,10 @@ export const simulateReview = (caller: Caller, id: TransactionId, review: Review
         if (!terminalStatuses.has(transaction.status) && !rejectable.has(transaction.type)) {
           return yield* notViable(`Only a payout's supporting document can be rejected, not a ${transaction.type}'s.`)
         }
+        // A cancel the caller asked during the review lost the race: the payout ends failed (Payouts.ts, cancelPayout).
+        if (transaction.cancelRequested === true && !terminalStatuses.has(transaction.status) && !transaction.sent) {
+          return yield* moveTransaction(id, { type: "fail" }, { failureCode: "compliance_rejected" })
+        }
         return yield* moveTransaction(id, { type: "reject" }, { acceptedDocumentTypes: review.acceptedDocumentTypes ?? [] })
     }
   })

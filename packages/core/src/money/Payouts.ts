@@ -359,6 +359,12 @@ export const getPayout = (caller: Caller, id: TransactionId, forUpdate = false):
  * `POST /v2/payouts/{id}/cancel`: while the transfer is not yet sent, the payout is cancelled and its reservation
  * voided (transaction.cancelled, client_cancelled). A cancelled payout answers 200 again; a payout already sent,
  * completed or failed is 409 CONFLICT.
+ *
+ * Under compliance review (stage under_review) the review holds the funds, so the cancel races the review's outcome
+ * (spec: "a cancel that races a compliance rejection ends as transaction.failed"): it is recorded and answered
+ * with the payout as it stands (200, still under review); when the review clears, the payout is cancelled
+ * (transaction.cancelled); when the reviewer rejects the supporting document, it ends failed with compliance_rejected
+ * through transaction.failed (not transaction.rejected: the caller has withdrawn it and resubmits nothing).
  */
 export const cancelPayout = (caller: Caller, id: TransactionId): Effect.Effect<StoredTransaction, ApiError, Store> =>
   Effect.gen(function*() {
@@ -366,6 +372,11 @@ export const cancelPayout = (caller: Caller, id: TransactionId): Effect.Effect<S
     if (payout.status === "cancelled") return payout
     if (terminalStatuses.has(payout.status)) return yield* apiError("CONFLICT", `The payout has already ended (status ${payout.status}); it cannot be cancelled.`)
     if (payout.sent) return yield* apiError("CONFLICT", "The payout's transfer has already been sent; it can no longer be cancelled.")
+    if (payout.stage === "under_review") {
+      const recorded: StoredTransaction = { ...payout, cancelRequested: true }
+      yield* Effect.orDie((yield* Store).update(Transactions, recorded))
+      return recorded
+    }
     return yield* moveTransaction(id, { type: "cancel" }, { cancellationReason: "client_cancelled" })
   })
 
@@ -444,6 +455,10 @@ const settleTime = (t: StoredTransaction, nowMs: number) =>
 const resume = (t: StoredTransaction) =>
   Effect.gen(function*() {
     if (terminalStatuses.has(t.status) || t.stage !== null) return
+    if (t.cancelRequested === true && !t.sent) {
+      yield* Effect.orDie(moveTransaction(t.id, { type: "cancel" }, { cancellationReason: "client_cancelled" }))
+      return
+    }
     const model = (yield* WorldModel).payouts
     const now = yield* Clock.currentTimeMillis
     const scope = scopeOf(t.organizationId, t.environment)
