@@ -740,3 +740,112 @@ describe("a cancel during compliance review", () => {
     expect(await balances(accountId)).toEqual([{ code: "USD", available: "1000.00", pending: "0.00" }])
   })
 })
+
+describe("requests for information", () => {
+  const rfiEvents = async (id: string) => (await outboxEvents(engine)).filter((e) => e.type.startsWith("rfi.") && e.data.rfiId === id)
+
+  it("walks the whole lifecycle with every rfi.* event, holding the payout while the caller is asked and releasing it when resolved", async () => {
+    const { customerId, accountId, payout: created } = await achPayout()
+    const publishedAt = await now()
+    const published = await acme.call("POST", `/v2/simulate/transactions/${created.id}/rfi`, { questions: [{ text: "What is the payment for?" }], deadlineSeconds: 86_400 })
+    expect(published.status, published.text).toBe(201)
+    const rfi = published.json
+    expect(rfi).toEqual({
+      id: expect.stringMatching(/^rfi_[0-9a-z]{24}$/),
+      customerId,
+      transactionId: created.id,
+      status: "awaiting_response",
+      questions: [{ id: "q1", text: "What is the payment for?", kind: "text", askedAt: iso(publishedAt) }],
+      deadline: iso(publishedAt + 86_400_000),
+      responses: [],
+      createdAt: iso(publishedAt),
+      updatedAt: iso(publishedAt)
+    })
+    expect((await acme.call("GET", `/v2/rfis/${rfi.id}`)).json).toEqual(rfi)
+    expectProblem(await rival.call("GET", `/v2/rfis/${rfi.id}`), { type: "NOT_FOUND", status: 404, instance: `/sandbox/v2/rfis/${rfi.id}` })
+    expect(await read(created.id)).toMatchObject({ status: "pending", stage: "awaiting_customer_action", hasRfi: true })
+    // The payout waits for the caller: the clock does not move it.
+    await advance(60_000)
+    expect(await read(created.id)).toMatchObject({ status: "pending", stage: "awaiting_customer_action" })
+
+    const path = `/v2/rfis/${rfi.id}/responses`
+    expectProblem(await acme.call("POST", path, { answers: [{ questionId: "q1", text: "Invoice 42" }] }), { type: "IDEMPOTENCY_KEY_REQUIRED", status: 400, instance: `/sandbox${path}` })
+    const bad = expectProblem(await acme.call("POST", path, { answers: [{ questionId: "q9", text: "?" }] }, idem()), { type: "VALIDATION_ERROR", status: 400, instance: `/sandbox${path}` })
+    expect(bad.errors).toEqual([{ pointer: "/answers/0/questionId", detail: "must be the id of one of the RFI's questions" }])
+    const answered = await acme.call("POST", path, { answers: [{ questionId: "q1", text: "Invoice 42" }] }, idem())
+    expect(answered.status, answered.text).toBe(201)
+    expect(answered.json).toMatchObject({ status: "under_review", responses: [{ submittedAt: iso(publishedAt + 60_000), answers: [{ questionId: "q1", text: "Invoice 42" }] }] })
+    expect(await read(created.id)).toMatchObject({ stage: "under_review", hasRfi: true })
+    // Adding information fires response_submitted again.
+    const docs = await deuDocuments(acme)
+    const added = await acme.call("POST", path, { answers: [{ questionId: "q1", documentIds: [Object.values(docs)[0]] }] }, idem())
+    expect(added.status, added.text).toBe(201)
+    expect(added.json.responses).toHaveLength(2)
+
+    const more = await acme.call("POST", `/v2/simulate/rfis/${rfi.id}`, { action: "request_more", questions: [{ text: "Send the invoice", kind: "document" }] })
+    expect(more.json).toMatchObject({ status: "awaiting_response", questions: [{ id: "q1" }, { id: "q2", kind: "document" }] })
+    expect(await read(created.id)).toMatchObject({ stage: "awaiting_customer_action" })
+    const extended = await acme.call("POST", `/v2/simulate/rfis/${rfi.id}`, { action: "extend_deadline", deadlineSeconds: 3 * 86_400 })
+    expect(extended.json.deadline).toBe(iso((await now()) + 3 * 86_400_000))
+    expectProblem(await acme.call("POST", `/v2/simulate/rfis/${rfi.id}`, { action: "extend_deadline", deadlineSeconds: 1 }), {
+      type: "VALIDATION_ERROR",
+      status: 400,
+      instance: `/sandbox/v2/simulate/rfis/${rfi.id}`
+    })
+    await acme.call("POST", path, { answers: [{ questionId: "q2", text: "attached earlier" }] }, idem())
+    const resolved = await acme.call("POST", `/v2/simulate/rfis/${rfi.id}`, { action: "resolve" })
+    expect(resolved.json.status).toBe("resolved")
+    expect(await read(created.id)).toMatchObject({ status: "processing", stage: null, hasRfi: false })
+    expectProblem(await acme.call("POST", path, { answers: [{ questionId: "q1", text: "late" }] }, idem()), { type: "CONFLICT", status: 409, instance: `/sandbox${path}` })
+
+    // Reopened before the payout is sent, then cancelled: the payout goes on.
+    const reopened = await acme.call("POST", `/v2/simulate/rfis/${rfi.id}`, { action: "reopen", questions: [{ text: "Who is the beneficiary?" }] })
+    expect(reopened.json).toMatchObject({ status: "awaiting_response", questions: [{ id: "q1" }, { id: "q2" }, { id: "q3" }] })
+    expect(await read(created.id)).toMatchObject({ stage: "awaiting_customer_action", hasRfi: true })
+    const cancelled = await acme.call("POST", `/v2/simulate/rfis/${rfi.id}`, { action: "cancel" })
+    expect(cancelled.json.status).toBe("cancelled")
+    expect(await read(created.id)).toMatchObject({ stage: null, hasRfi: false })
+    await advance(2 * 86_400_000)
+    expect(await read(created.id)).toMatchObject({ status: "completed" })
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "749.00", pending: "0.00" }])
+
+    expect((await rfiEvents(rfi.id)).map((e) => e.type)).toEqual([
+      "rfi.published",
+      "rfi.response_submitted",
+      "rfi.response_submitted",
+      "rfi.more_info_requested",
+      "rfi.deadline_extended",
+      "rfi.response_submitted",
+      "rfi.resolved",
+      "rfi.more_info_requested",
+      "rfi.cancelled"
+    ])
+    expect((await rfiEvents(rfi.id))[4]!.data).toEqual({ rfiId: rfi.id, customerId, transactionId: created.id, deadline: extended.json.deadline, occurredAt: expect.any(String) })
+    // One review period per request answered: the first answer and the one after more was asked.
+    expect((await payoutEvents(created.id)).map((e) => [e.type, e.data.sequence])).toEqual([
+      ["transaction.created", 1],
+      ["transaction.under_review", 2],
+      ["transaction.under_review", 3],
+      ["transaction.processing", 4],
+      ["transaction.completed", 5]
+    ])
+  })
+
+  it("an unanswered RFI expires at its deadline on the clock: rfi.cancelled, and the payout fails with compliance_hold, its reservation returned", async () => {
+    const { accountId, payout: created } = await achPayout()
+    const published = (await acme.call("POST", `/v2/simulate/transactions/${created.id}/rfi`, { questions: [{ text: "Source of funds?" }], deadlineSeconds: 3_600 })).json
+    expectProblem(await acme.call("POST", `/v2/simulate/transactions/${created.id}/rfi`, { questions: [{ text: "again" }] }), {
+      type: "CONFLICT",
+      status: 409,
+      instance: `/sandbox/v2/simulate/transactions/${created.id}/rfi`
+    })
+    await advance(3_600_000 - 1)
+    expect((await acme.call("GET", `/v2/rfis/${published.id}`)).json.status).toBe("awaiting_response")
+    await advance(1)
+    expect((await acme.call("GET", `/v2/rfis/${published.id}`)).json.status).toBe("expired")
+    expect(await read(created.id)).toMatchObject({ status: "failed", failureCode: "compliance_hold", hasRfi: false })
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "1000.00", pending: "0.00" }])
+    expect((await rfiEvents(published.id)).map((e) => e.type)).toEqual(["rfi.published", "rfi.cancelled"])
+    expectProblem(await acme.call("GET", "/v2/rfis/txn_1"), { type: "INVALID_OID_FORMAT", status: 400, instance: "/sandbox/v2/rfis/txn_1" })
+  })
+})

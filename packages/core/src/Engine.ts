@@ -18,6 +18,7 @@ import { defaultReviewSettings, ReviewSettings, type ReviewSettingsValue } from 
 import { Store } from "./kernel/Store.ts"
 import { depositTimerHandlers } from "./money/Deposits.ts"
 import { payoutTimerHandlers } from "./money/Payouts.ts"
+import { rfiTimerHandlers } from "./money/Rfis.ts"
 import { virtualAccountTimerHandlers } from "./money/VirtualAccounts.ts"
 import { WorldModel, type WorldModelOptions, worldModelOf } from "./money/WorldModel.ts"
 import {
@@ -107,6 +108,7 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
         ...virtualAccountTimerHandlers,
         ...depositTimerHandlers,
         ...payoutTimerHandlers,
+        ...rfiTimerHandlers,
         ...webhookTimerHandlers(options.webhookTransport ?? noTransport, webhookSettings)
       }),
       Layer.succeed(WebhookSettings, webhookSettings),

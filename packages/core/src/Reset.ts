@@ -21,6 +21,7 @@ import { type Position, Store, type StoreService, type Table } from "./kernel/St
 import { Timers } from "./kernel/Timers.ts"
 import { LedgerAccounts, LedgerTransfers } from "./money/Ledger.ts"
 import { Recipients } from "./money/Recipients.ts"
+import { Rfis } from "./money/Rfis.ts"
 import { transactionsOfScope, Transactions } from "./money/Transactions.ts"
 import { VirtualAccounts } from "./money/VirtualAccounts.ts"
 import { Applications } from "./onboarding/Applications.ts"
@@ -78,6 +79,7 @@ export const resetSandbox = (organizationId: OrganizationId): Effect.Effect<Sand
       const ledgerTransfers = yield* store.removePartition(LedgerTransfers, "byScope", scope)
       yield* store.removePartition(LedgerAccounts, "byScope", scope)
       yield* store.removePartition(Recipients, "byScope", scope)
+      yield* store.removePartition(Rfis, "byScope", scope)
       return {
         organizationId,
         environment: "sandbox" as const,

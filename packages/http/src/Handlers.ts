@@ -82,7 +82,12 @@ import {
   getPayout,
   payoutRequirements,
   restrictCustomerWithPayouts,
-  simulateReturn
+  simulateReturn,
+  getRfi,
+  publishRfi,
+  respondToRfi,
+  reviewRfi,
+  rfiToWire
 } from "@fos/core"
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
@@ -229,6 +234,10 @@ const SimulateLive = HttpApiBuilder.group(ServerApi, "simulate", (handlers) =>
       ).pipe(Effect.map(mutable)))
     .handle("returnTransaction", ({ params, payload }) =>
       CurrentCaller.use((caller) => Effect.map(simulateReturn(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable)))
+    .handle("publishRfi", ({ params, payload }) =>
+      CurrentCaller.use((caller) => Effect.map(publishRfi(caller, params.id, payload), rfiToWire)).pipe(Effect.map(mutable)))
+    .handle("reviewRfi", ({ params, payload }) =>
+      CurrentCaller.use((caller) => Effect.map(reviewRfi(caller, params.id, payload), rfiToWire)).pipe(Effect.map(mutable)))
     .handle("reviewTransaction", ({ params, payload }) =>
       CurrentCaller.use((caller) => Effect.map(simulateReview(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable))))
 
@@ -290,6 +299,12 @@ const PayoutsLive = HttpApiBuilder.group(ServerApi, "payouts", (handlers) =>
       CurrentCaller.use((caller) => Effect.map(getPayout(caller, params.id), transactionToWire)).pipe(Effect.map(mutable)))
     .handle("cancel", ({ params }) =>
       CurrentCaller.use((caller) => Effect.map(cancelPayout(caller, params.id), transactionToWire)).pipe(Effect.map(mutable))))
+
+const RfisLive = HttpApiBuilder.group(ServerApi, "rfis", (handlers) =>
+  handlers
+    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(getRfi(caller, params.id), rfiToWire)).pipe(Effect.map(mutable)))
+    .handle("respond", ({ params, payload }) =>
+      CurrentCaller.use((caller) => Effect.map(respondToRfi(caller, params.id, payload), rfiToWire)).pipe(Effect.map(mutable))))
 
 const listQueryOf = (query: {
   readonly cursor?: string
@@ -414,5 +429,6 @@ export const layerHandlers = Layer.mergeAll(
   TransactionsLive,
   WalletsLive,
   RecipientsLive,
-  PayoutsLive
+  PayoutsLive,
+  RfisLive
 )

@@ -13,6 +13,7 @@ import { Onboarding } from "./Onboarding.ts"
 import { Payouts } from "./Payouts.ts"
 import { Portal } from "./Portal.ts"
 import { Recipients } from "./Recipients.ts"
+import { Rfis } from "./Rfis.ts"
 import { Simulate } from "./Simulate.ts"
 import { Transactions } from "./Transactions.ts"
 import { Wallets } from "./Wallets.ts"
@@ -46,6 +47,7 @@ export const Api = HttpApi.make("fos")
   .add(Wallets)
   .add(Recipients)
   .add(Payouts)
+  .add(Rfis)
   .annotate(OpenApi.Title, "Financial Operations Service API (fos)")
   .annotate(OpenApi.Version, "2")
   .annotate(OpenApi.Description, "The reference implementation of the Financial Operations Service API v2. Paths are relative to a base address: <origin>/sandbox or <origin>/live.")

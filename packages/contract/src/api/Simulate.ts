@@ -1,7 +1,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { EventType } from "../events/Events.ts"
-import { CustomerId, TransactionId } from "../kernel/Ids.ts"
+import { CustomerId, RfiId, TransactionId } from "../kernel/Ids.ts"
+import { Rfi, RfiPublish, RfiReview } from "../money/Rfis.ts"
 import { Transaction } from "../money/Transactions.ts"
 import { Application } from "../onboarding/Applications.ts"
 import { Customer } from "../onboarding/Customers.ts"
@@ -85,6 +86,18 @@ export const Simulate = HttpApiGroup.make("simulate")
     params: transactionParams,
     payload: TransactionReturn,
     success: Transaction,
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("publishRfi", "/v2/simulate/transactions/:id/rfi", {
+    params: transactionParams,
+    payload: RfiPublish,
+    success: Rfi.pipe(HttpApiSchema.status(201)),
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("reviewRfi", "/v2/simulate/rfis/:id", {
+    params: { id: RfiId },
+    payload: RfiReview,
+    success: Rfi,
     error: [...withBody, problem(422)]
   }))
   .add(HttpApiEndpoint.post("unrestrictOrganization", "/v2/simulate/organization/unrestrict", {

@@ -23,6 +23,8 @@ export const IdPrefixes = {
   wlt: "Wallet",
   // Not in the spec's table, which names no prefix for registered addresses (docs/money.md, "Recipients").
   rad: "Registered address",
+  // The spec's examples show rfi_ ids (rfi.* events) though its table lists no prefix for RFIs.
+  rfi: "Request for information",
   wsg: "Wallet signer",
   evt: "Webhook event"
 } as const
@@ -68,6 +70,8 @@ export const WhitelistRecipientId = oid("wlr").pipe(Schema.brand("WhitelistRecip
 export type WhitelistRecipientId = typeof WhitelistRecipientId.Type
 export const RegisteredAddressId = oid("rad").pipe(Schema.brand("RegisteredAddressId"))
 export type RegisteredAddressId = typeof RegisteredAddressId.Type
+export const RfiId = oid("rfi").pipe(Schema.brand("RfiId"))
+export type RfiId = typeof RfiId.Type
 export const WalletId = oid("wlt").pipe(Schema.brand("WalletId"))
 export type WalletId = typeof WalletId.Type
 export const WalletSignerId = oid("wsg").pipe(Schema.brand("WalletSignerId"))
@@ -92,6 +96,7 @@ export const IdSchemas = {
   wlr: WhitelistRecipientId,
   wlt: WalletId,
   rad: RegisteredAddressId,
+  rfi: RfiId,
   wsg: WalletSignerId,
   evt: EventId
 } as const

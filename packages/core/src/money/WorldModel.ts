@@ -32,6 +32,8 @@ export interface WorldModelValue {
   readonly dustFloor: Readonly<Partial<Record<AssetCode, string>>>
   /** Payouts (Payouts.ts): what they cost, how long each step takes, which go to review. */
   readonly payouts: PayoutModel
+  /** How long the caller has to answer a request for information when the reviewer names no deadline. */
+  readonly rfiDeadlineMs: number
 }
 
 /** The world model's payout rules; docs/money.md ("Payouts") lists the defaults. */
@@ -100,7 +102,8 @@ export const defaultWorldModel: WorldModelValue = {
     reviewNewRecipients: false,
     travelRuleThreshold: { USDC: "1000", USDT: "1000", DAI: "1000", EURC: "1000", PYUSD: "1000", ETH: "0.3", BTC: "0.01", SOL: "5", TRX: "3000" },
     lateReferenceMs: minute
-  }
+  },
+  rfiDeadlineMs: 7 * 24 * hour
 }
 
 /** What an engine's options may change: any rule, per chain or rail; the rest keeps its default. */
@@ -112,6 +115,7 @@ export interface WorldModelOptions {
   readonly dustFloor?: Partial<Record<AssetCode, string>>
   readonly senderInformationWindowMs?: number
   readonly payouts?: Partial<PayoutModel>
+  readonly rfiDeadlineMs?: number
 }
 
 export const worldModelOf = (options: WorldModelOptions = {}): WorldModelValue => ({
@@ -121,7 +125,8 @@ export const worldModelOf = (options: WorldModelOptions = {}): WorldModelValue =
   inboundFee: { ...defaultWorldModel.inboundFee, ...options.inboundFee },
   dustFloor: { ...defaultWorldModel.dustFloor, ...options.dustFloor },
   senderInformationWindowMs: options.senderInformationWindowMs ?? defaultWorldModel.senderInformationWindowMs,
-  payouts: { ...defaultWorldModel.payouts, ...options.payouts }
+  payouts: { ...defaultWorldModel.payouts, ...options.payouts },
+  rfiDeadlineMs: options.rfiDeadlineMs ?? defaultWorldModel.rfiDeadlineMs
 })
 
 export class WorldModel extends Context.Reference<WorldModelValue>("fos/WorldModel", {
