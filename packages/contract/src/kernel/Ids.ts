@@ -1,12 +1,13 @@
 /**
- * Identifiers: `<prefix>_<opaque>` for every prefix of the spec's table, as branded schemas. A path or query id
+ * Identifiers: `<prefix>_<opaque>` for every prefix of the spec's table (and the two fos adds), as branded schemas. A path or query id
  * of the wrong shape or prefix is rejected at the edge with INVALID_OID_FORMAT. The engine mints them
  * (`newId` in @fos/core); ids given by an operator (seed file) may use 1 to 64 ASCII letters and digits.
  */
 import { Schema } from "effect"
 import "./Annotations.ts"
 
-export const IdPrefixes = {
+/** The spec's identifier table. */
+export const SpecIdPrefixes = {
   app: "Application",
   cus: "Customer",
   doc: "Document",
@@ -21,13 +22,20 @@ export const IdPrefixes = {
   wep: "Webhook endpoint",
   wlr: "Whitelist recipient",
   wlt: "Wallet",
-  // Not in the spec's table, which names no prefix for registered addresses (docs/money.md, "Recipients").
-  rad: "Registered address",
-  // The spec's examples show rfi_ ids (rfi.* events) though its table lists no prefix for RFIs.
-  rfi: "Request for information",
   wsg: "Wallet signer",
   evt: "Webhook event"
 } as const
+
+/**
+ * Prefixes fos adds for resources the spec shows without one in its table (docs/decisions.md, "Identifiers fos
+ * adds"): registered addresses, and RFIs, whose `rfi_` the spec's own rfi.* examples show.
+ */
+export const FosIdPrefixes = {
+  rad: "Registered address",
+  rfi: "Request for information"
+} as const
+
+export const IdPrefixes = { ...SpecIdPrefixes, ...FosIdPrefixes } as const
 
 export type IdPrefix = keyof typeof IdPrefixes
 
