@@ -486,7 +486,8 @@ const payoutTimer = (step: (t: StoredTransaction) => Effect.Effect<void, never, 
       yield* step(t)
     })
 
-const onStart = payoutTimer((t) => (t.status === "pending" ? resume(t) : Effect.void))
+// A simulate call may have started it already: then the world model still sends it (a send scheduled twice sends once).
+const onStart = payoutTimer((t) => (t.sent ? Effect.void : resume(t)))
 
 const onReviewEnd = payoutTimer((t) =>
   Effect.gen(function*() {
