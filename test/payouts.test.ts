@@ -849,3 +849,33 @@ describe("requests for information", () => {
     expectProblem(await acme.call("GET", "/v2/rfis/txn_1"), { type: "INVALID_OID_FORMAT", status: 400, instance: "/sandbox/v2/rfis/txn_1" })
   })
 })
+
+describe("the world model's review rules", () => {
+  it("review a payout to a recipient in a listed country, and the first payout to a saved recipient, when configured", async () => {
+    await engine.close()
+    engine = await makeEngine({ ...seedOf(orgSeed("acme"), orgSeed("rival")), worldModel: { payouts: { reviewCountries: ["GBR"], reviewNewRecipients: true, reviewMs: 60_000 } } } as never)
+    acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
+    rival = clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox)
+    const { customerId, accountId } = await fundedAccount("GBP", "500.00")
+    const recipientId = await whitelist(customerId, recipientBodies.faster_payments)
+    const body = { source: { type: "virtual_account", virtualAccountId: accountId }, destination: { type: "external_bank", whitelistRecipientId: recipientId }, amount: "10.00", purpose: "payroll" }
+    // GBR is a review country: every payout there is reviewed.
+    const first = (await payout(body)).json
+    const second = (await payout(body)).json
+    expect([first.stage, second.stage]).toEqual(["under_review", "under_review"])
+    await advance(60_000)
+    expect((await read(first.id)).stage).toBe(null)
+    await advance(20_000)
+    expect((await read(first.id)).status).toBe("completed")
+
+    // Only the first payout to a new registered address is reviewed.
+    const { walletId } = await fundedWallet("100")
+    const walletOwner = (await acme.call("GET", `/v2/wallets/${walletId}`)).json.customerId
+    const registered = await acme.call("POST", `/v2/customers/${walletOwner}/registered-addresses`, { chain: "base", address: "0x52908400098527886e0f7030069857d2e4169ee7" }, idem())
+    const crypto = { source: { type: "wallet", walletId }, destination: { type: "registered_address", registeredAddressId: registered.json.id }, asset: "USDC", amount: "1", purpose: "x" }
+    expect((await payout(crypto)).json.stage).toBe("under_review")
+    expect((await payout(crypto)).json.stage).toBe(null)
+    // A payout to an address typed in is not to a saved recipient.
+    expect((await payout({ ...crypto, destination: { type: "external_crypto", chain: "base", address: registered.json.address } })).json.stage).toBe(null)
+  })
+})

@@ -10,7 +10,7 @@ import { decodeFailure } from "../kernel/Wire.ts"
 import { createApiKey, createOrganization, createUser, listOrganizations } from "./Operator.ts"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store } from "../kernel/Store.ts"
-import { AssetCodes, Chains, KeyAccess, OrganizationStatus, PayoutRails, UserRole } from "@fos/contract"
+import { AssetCodes, Chains, Country, KeyAccess, OrganizationStatus, PayoutRails, UserRole } from "@fos/contract"
 import { Organizations } from "./Tenancy.ts"
 
 const SeedUser = Schema.Struct({
@@ -55,7 +55,20 @@ const SeedWorldModel = Schema.Struct({
   confirmationMs: Schema.optionalKey(Milliseconds),
   inboundFee: Schema.optionalKey(partialOf(PayoutRails, Decimal)),
   dustFloor: Schema.optionalKey(partialOf(AssetCodes, Decimal)),
-  senderInformationWindowMs: Schema.optionalKey(Milliseconds)
+  senderInformationWindowMs: Schema.optionalKey(Milliseconds),
+  payouts: Schema.optionalKey(Schema.Struct({
+    railFee: Schema.optionalKey(partialOf(PayoutRails, Decimal)),
+    networkFee: Schema.optionalKey(partialOf(AssetCodes, Decimal)),
+    complianceMs: Schema.optionalKey(Milliseconds),
+    sendMs: Schema.optionalKey(Milliseconds),
+    reviewMs: Schema.optionalKey(Milliseconds),
+    reviewThreshold: Schema.optionalKey(partialOf(AssetCodes, Decimal)),
+    reviewCountries: Schema.optionalKey(Schema.Array(Country).check(Schema.isMaxLength(300))),
+    reviewNewRecipients: Schema.optionalKey(Schema.Boolean),
+    travelRuleThreshold: Schema.optionalKey(partialOf(AssetCodes, Decimal)),
+    lateReferenceMs: Schema.optionalKey(Milliseconds)
+  })),
+  rfiDeadlineMs: Schema.optionalKey(Milliseconds)
 })
 
 export const SeedFile = Schema.Struct({ organizations: Schema.Array(SeedOrganization), worldModel: Schema.optionalKey(SeedWorldModel) })
