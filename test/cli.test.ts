@@ -15,6 +15,13 @@ const token = "cli-test-operator-token"
 const startServer = (args: ReadonlyArray<string> = []) =>
   startFos(["--store", "memory", "--port", "0", ...args], { FOS_OPERATOR_TOKEN: token })
 
+/**
+ * `fos` runs the CLI with spawnSync, which blocks this process's event loop: a keep-alive socket the server closes
+ * meanwhile (Node's 5-second idle timeout, which a few CLI runs on a loaded machine pass) cannot be noticed before
+ * fetch reuses it ("other side closed"). The tests' own requests therefore close their connection.
+ */
+const closing = { connection: "close" }
+
 const fos = (origin: string, ...args: Array<string>) => {
   const result = spawnSync(process.execPath, ["adapters/node/src/bin.ts", ...args], {
     cwd: root,
@@ -40,12 +47,12 @@ describe("fos operator commands", () => {
     expect(created.code).toBe(0)
     const key = JSON.parse(created.stdout).key as string
     expect(key).toMatch(/^ck_sandbox_[0-9a-f]{64}$/)
-    const me = await fetch(`${server.origin}/sandbox/v2/portal/users/me`, { headers: { "x-api-key": key } })
+    const me = await fetch(`${server.origin}/sandbox/v2/portal/users/me`, { headers: { ...closing, "x-api-key": key } })
     expect(me.status).toBe(200)
     expect(((await me.json()) as { user: { id: string } }).user.id).toBe("usr_cliada")
 
     expect(fos(server.origin, "keys", "revoke", key).code).toBe(0)
-    const after = await fetch(`${server.origin}/sandbox/v2/portal/users/me`, { headers: { "x-api-key": key } })
+    const after = await fetch(`${server.origin}/sandbox/v2/portal/users/me`, { headers: { ...closing, "x-api-key": key } })
     expect(((await after.json()) as { type: string }).type).toBe("API_KEY_INVALID")
   })
 
@@ -53,7 +60,7 @@ describe("fos operator commands", () => {
     fos(server.origin, "orgs", "create", "--name", "Reset", "--id", "org_clireset", "--status", "active")
     fos(server.origin, "users", "create", "--org", "org_clireset", "--email", "ada@reset.test", "--role", "admin", "--id", "usr_clireset")
     const key = JSON.parse(fos(server.origin, "keys", "create", "--org", "org_clireset", "--user", "usr_clireset", "--env", "sandbox", "--access", "read_write").stdout).key as string
-    const headers = { "x-api-key": key, "content-type": "application/json" }
+    const headers = { ...closing, "x-api-key": key, "content-type": "application/json" }
     const created = await fetch(`${server.origin}/sandbox/v2/webhooks/endpoints`, { method: "POST", headers, body: JSON.stringify({ url: "https://hooks.reset.test/fos" }) })
     expect(created.status).toBe(201)
 
