@@ -712,6 +712,20 @@ describe("a restricted customer", () => {
     await advance(2 * 86_400_000)
     expect((await read(first.id)).status).toBe("completed")
   })
+
+  it("a restricted organization's payouts are refused with 403 ORGANIZATION_ACCESS_SUSPENDED; reads go on", async () => {
+    const { accountId, recipientId, payout: first } = await achPayout()
+    expect((await acme.call("POST", "/v2/simulate/organization/restrict")).status).toBe(200)
+    const body = { source: { type: "virtual_account", virtualAccountId: accountId }, destination: { type: "external_bank", whitelistRecipientId: recipientId }, amount: "1.00", purpose: "payroll" }
+    expectProblem(await payout(body), { type: "ORGANIZATION_ACCESS_SUSPENDED", status: 403, instance: "/sandbox/v2/payouts" })
+    expectProblem(await acme.call("POST", `/v2/payouts/${first.id}/cancel`, undefined, idem()), {
+      type: "ORGANIZATION_ACCESS_SUSPENDED",
+      status: 403,
+      instance: `/sandbox/v2/payouts/${first.id}/cancel`
+    })
+    expect((await acme.call("GET", `/v2/payouts/${first.id}`)).status).toBe(200)
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "749.00", pending: "251.00" }])
+  })
 })
 
 describe("a cancel during compliance review", () => {
@@ -877,5 +891,25 @@ describe("the world model's review rules", () => {
     expect((await payout(crypto)).json.stage).toBe(null)
     // A payout to an address typed in is not to a saved recipient.
     expect((await payout({ ...crypto, destination: { type: "external_crypto", chain: "base", address: registered.json.address } })).json.stage).toBe(null)
+  })
+})
+
+describe("a rejection without named document types", () => {
+  it("accepts the payout document types, and keeps the supporting documents the payout was made with", async () => {
+    const docs = await deuDocuments(acme)
+    const { accountId, recipientId, payout: created } = await achPayout({ documents: [Object.values(docs)[0]] })
+    await acme.call("POST", `/v2/simulate/transactions/${created.id}/review`, { action: "reject" })
+    const last = (await payoutEvents(created.id)).at(-1)!
+    expect(last).toMatchObject({ type: "transaction.rejected", data: { acceptedDocumentTypes: ["invoice", "contract", "bank_statement", "proof_of_address"] } })
+    // Documents that are not the customer's are refused, and nothing is reserved.
+    const refused = expectProblem(await payout({
+      source: { type: "virtual_account", virtualAccountId: accountId },
+      destination: { type: "external_bank", whitelistRecipientId: recipientId },
+      amount: "1.00",
+      purpose: "payroll",
+      documents: ["doc_000000000000000000000000"]
+    }), { type: "DOCUMENT_IDS_NOT_FOUND", status: 400, instance: "/sandbox/v2/payouts" })
+    expect(refused.errors.map((e: { pointer: string }) => e.pointer)).toEqual(["/documents/0"])
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "1000.00", pending: "0.00" }])
   })
 })

@@ -31,7 +31,7 @@ import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
 import { depositAddress, sandboxTxHash, validAddress } from "./Addresses.ts"
 import type { Holder } from "./Ledger.ts"
-import { resumeAfterReview } from "./Payouts.ts"
+import { payoutDocumentTypes, resumeAfterReview } from "./Payouts.ts"
 import { getTransaction, moveTransaction, openTransaction, type StoredTransaction, Transactions } from "./Transactions.ts"
 import { getVirtualAccount } from "./VirtualAccounts.ts"
 import { getWallet, type StoredWallet, walletAt, walletHolder } from "./Wallets.ts"
@@ -354,6 +354,7 @@ export const simulateReview = (caller: Caller, id: TransactionId, review: Review
         if (transaction.cancelRequested === true && !terminalStatuses.has(transaction.status) && !transaction.sent) {
           return yield* moveTransaction(id, { type: "fail" }, { failureCode: "compliance_rejected" })
         }
-        return yield* moveTransaction(id, { type: "reject" }, { acceptedDocumentTypes: review.acceptedDocumentTypes ?? [] })
+        // A reviewer who names no document types accepts the ones a payout takes (POST /v2/payouts/requirements).
+        return yield* moveTransaction(id, { type: "reject" }, { acceptedDocumentTypes: review.acceptedDocumentTypes ?? payoutDocumentTypes })
     }
   })

@@ -327,7 +327,13 @@ export const createPayout = (caller: Caller, body: PayoutCreate): Effect.Effect<
           `The available balance does not cover the amount and its fee of ${formatAmount({ asset, units: fee })} ${asset}; nothing was reserved.`
         ))
         : Effect.die(refusal)))
-    const transaction: StoredTransaction = { ...opened, route: target.route, payoutPurpose: body.purpose, payoutRecipientId: target.recipient?.id }
+    const transaction: StoredTransaction = {
+      ...opened,
+      route: target.route,
+      payoutPurpose: body.purpose,
+      payoutDocumentIds: body.documents,
+      payoutRecipientId: target.recipient?.id
+    }
     yield* Effect.orDie(store.update(Transactions, transaction))
 
     // The world model's compliance rules.

@@ -72,6 +72,8 @@ export interface StoredTransaction extends MachineState {
   readonly route?: { readonly rail: PayoutRail } | { readonly chain: Chain } | undefined
   /** A payout's purpose, as the caller gave it. */
   readonly payoutPurpose?: string | undefined
+  /** A payout's supporting documents (doc_ ids), for its reviewers. */
+  readonly payoutDocumentIds?: ReadonlyArray<string> | undefined
   /** A payout's cancel asked while compliance reviewed it: the review's end decides (Payouts.ts, cancelPayout). */
   readonly cancelRequested?: boolean | undefined
   /** The saved recipient (whitelist recipient or registered address) a payout was sent to. */
