@@ -913,3 +913,17 @@ describe("a rejection without named document types", () => {
     expect(await balances(accountId)).toEqual([{ code: "USD", available: "1000.00", pending: "0.00" }])
   })
 })
+
+describe("a sandbox reset", () => {
+  it("removes recipients, payouts and RFIs with the rest of the sandbox", async () => {
+    const { customerId, payout: created } = await achPayout()
+    const rfi = (await acme.call("POST", `/v2/simulate/transactions/${created.id}/rfi`, { questions: [{ text: "Why?" }] })).json
+    const registered = (await acme.call("POST", `/v2/customers/${customerId}/registered-addresses`, { chain: "base", address: "0x52908400098527886e0f7030069857d2e4169ee7" }, idem())).json
+    expect((await acme.call("POST", "/v2/simulate/reset")).status).toBe(200)
+    for (const path of [`/v2/payouts/${created.id}`, `/v2/rfis/${rfi.id}`, `/v2/registered-addresses/${registered.id}`]) {
+      expectProblem(await acme.call("GET", path), { type: "NOT_FOUND", status: 404, instance: `/sandbox${path}` })
+    }
+    // The clock finds nothing of them left to move.
+    await advance(30 * 86_400_000)
+  })
+})
