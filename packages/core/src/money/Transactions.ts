@@ -4,8 +4,9 @@
  *
  * A transaction holds its money in the ledger as pending transfers (`holds`) while it is open: a deposit's credit,
  * a payout's reservation. Its ledger legs always match its status: open, the holds are pending; completed, every
- * hold is posted; failed or cancelled, every hold is voided. The state change, the ledger legs, the status events
- * (with their `sequence`) and any timer commit in one store transaction.
+ * hold is posted; failed or cancelled, every hold is voided, except a bank payout returned after completion, whose
+ * holds stay posted and whose principal comes back as new posted transfers (move `return`). The state change, the
+ * ledger legs, the status events (with their `sequence`) and any timer commit in one store transaction.
  *
  * `failureMessage` is always the catalog text of `failureCode` (TransactionFailureMessages); a simulate call's
  * reason never reaches it, as the spec requires.
