@@ -4,7 +4,9 @@
  * the world model carrying them to completed with the ledger and the webhooks (with sequence numbers) checked at each
  * step, cancels, every failure the sandbox produces, bank returns, reviews, restrictions and idempotency rule 6.
  */
+import { LedgerTransfers, Store } from "@fos/core"
 import type { Engine } from "@fos/http"
+import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
 import { expectCatalogEvents, expectProblem, keysOf, makeEngine, orgSeed, outboxEvents, seedOf, START_MS } from "./support.ts"
@@ -97,6 +99,14 @@ const whitelist = async (customerId: string, body: Record<string, unknown>) => {
   expect(r.status, r.text).toBe(201)
   return r.json.id as string
 }
+
+/** The ledger transfers booked for a transaction, in booking order: kind, code, amount in units, and what each resolves. */
+const ledgerOf = (transactionId: string) =>
+  engine.run(Effect.gen(function*() {
+    const store = yield* Store
+    const transfers = yield* store.page(LedgerTransfers, { order: "byTransaction", partition: transactionId, descending: false, backward: false, from: undefined, limit: 100 })
+    return transfers.map((t) => ({ id: t.id, kind: t.kind, code: t.code, amount: t.amount, debit: t.debitAccountId, credit: t.creditAccountId, resolves: t.resolves }))
+  }))
 
 const payoutEvents = async (id: string) =>
   (await outboxEvents(engine)).filter((e) => e.type.startsWith("transaction.") && e.data.transactionId === id)
@@ -324,6 +334,12 @@ describe("a bank payout", () => {
     expect(await read(created.id)).toEqual(created)
     expect((await acme.call("GET", `/v2/transactions/${created.id}`)).json).toEqual(created)
     expect(await balances(accountId)).toEqual([{ code: "USD", available: "749.00", pending: "251.00" }])
+    // The reservation: two pending transfers from the account, the amount to the ACH rail's world account, the fee to the service's.
+    const holds = await ledgerOf(created.id)
+    expect(holds).toEqual([
+      { id: `${created.id}/payout`, kind: "pending", code: "withdrawal", amount: "25000", debit: `org_acme/sandbox/virtual_account/${accountId}/USD`, credit: expect.stringMatching(/^org_acme\/sandbox\/world\/rail:ach\/USD#\d+$/), resolves: undefined },
+      { id: `${created.id}/fee`, kind: "pending", code: "withdrawal.fee", amount: "100", debit: `org_acme/sandbox/virtual_account/${accountId}/USD`, credit: expect.stringMatching(/^org_acme\/sandbox\/fees\/service\/USD#\d+$/), resolves: undefined }
+    ])
 
     await advance(2_000)
     expect(await read(created.id)).toMatchObject({ status: "processing", stage: null })
@@ -343,6 +359,11 @@ describe("a bank payout", () => {
     const completed = await read(created.id)
     expect(completed).toMatchObject({ status: "completed", updatedAt: iso(monday), destination: sent.destination })
     expect(await balances(accountId)).toEqual([{ code: "USD", available: "749.00", pending: "0.00" }])
+    // Completion posts both holds, whole.
+    expect((await ledgerOf(created.id)).slice(2).map((t) => [t.kind, t.code, t.amount, t.resolves])).toEqual([
+      ["post", "withdrawal.settle", "25000", `${created.id}/payout`],
+      ["post", "withdrawal.settle", "100", `${created.id}/fee`]
+    ])
 
     const events = await payoutEvents(created.id)
     expect(events.map((e) => [e.type, e.data.sequence, e.data.occurredAt])).toEqual([
@@ -554,6 +575,13 @@ describe("failures", () => {
       expect((await read(created.id)).destination.achTraceNumber).toBeDefined()
       const failed = await acme.call("POST", `/v2/simulate/transactions/${created.id}/terminal`, { outcome: "failed", failureCode: code, reason: "bank said no" })
       expect(failed.status, failed.text).toBe(200)
+      // Exactly the two holds are voided, nothing else moves.
+      expect((await ledgerOf(created.id)).map((t) => [t.kind, t.amount, t.resolves])).toEqual([
+        ["pending", "25000", undefined],
+        ["pending", "100", undefined],
+        ["void", "25000", `${created.id}/payout`],
+        ["void", "100", `${created.id}/fee`]
+      ])
       expect(failed.json).toMatchObject({ status: "failed", failureCode: code })
       expect(failed.json.failureMessage).not.toContain("bank said no")
       expect(await balances(accountId)).toEqual([{ code: "USD", available: "1000.00", pending: "0.00" }])
@@ -611,8 +639,19 @@ describe("a bank return", () => {
       returnReason: "No account or unable to locate account",
       returnCode: "R03"
     })
-    // The principal is back; the fee is not.
+    // The principal is back, as a new transfer from the rail's world account; the fee is not.
     expect(await balances(accountId)).toEqual([{ code: "USD", available: "999.00", pending: "0.00" }])
+    const ledger = await ledgerOf(created.id)
+    expect(ledger.map((t) => [t.kind, t.code, t.amount])).toEqual([
+      ["pending", "withdrawal", "25000"],
+      ["pending", "withdrawal.fee", "100"],
+      ["post", "withdrawal.settle", "25000"],
+      ["post", "withdrawal.settle", "100"],
+      ["posted", "withdrawal.return", "25000"]
+    ])
+    // System accounts are sharded by transfer id (Ledger.ts): the same holder, whatever the shard.
+    const unsharded = (account: string) => account.replace(/#\d+$/, "")
+    expect([unsharded(ledger[4]!.debit), ledger[4]!.credit]).toEqual([unsharded(ledger[0]!.credit), ledger[0]!.debit])
     const events = await payoutEvents(created.id)
     expect(events.map((e) => [e.type, e.data.sequence])).toEqual([
       ["transaction.created", 1],
