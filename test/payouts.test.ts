@@ -966,3 +966,19 @@ describe("a sandbox reset", () => {
     await advance(30 * 86_400_000)
   })
 })
+
+describe("an RFI's deadline after more is asked", () => {
+  it("runs again from now when the answered RFI's deadline passed while it was read, and expires the RFI when it passes unanswered", async () => {
+    const { accountId, payout: created } = await achPayout()
+    const rfi = (await acme.call("POST", `/v2/simulate/transactions/${created.id}/rfi`, { questions: [{ text: "Why?" }], deadlineSeconds: 60 })).json
+    await acme.call("POST", `/v2/rfis/${rfi.id}/responses`, { answers: [{ questionId: "q1", text: "Rent" }] }, idem())
+    await advance(120_000)
+    expect((await acme.call("GET", `/v2/rfis/${rfi.id}`)).json.status).toBe("under_review")
+    const more = (await acme.call("POST", `/v2/simulate/rfis/${rfi.id}`, { action: "request_more", questions: [{ text: "Lease?", kind: "document" }] })).json
+    expect(more.deadline).toBe(iso((await now()) + 7 * 86_400_000))
+    await advance(7 * 86_400_000)
+    expect((await acme.call("GET", `/v2/rfis/${rfi.id}`)).json.status).toBe("expired")
+    expect(await read(created.id)).toMatchObject({ status: "failed", failureCode: "compliance_hold" })
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "1000.00", pending: "0.00" }])
+  })
+})

@@ -220,7 +220,10 @@ export const reviewRfi = (caller: Caller, id: RfiId, body: RfiReview): Effect.Ef
           ...rfi,
           status: "awaiting_response",
           questions: [...rfi.questions, ...newQuestions(rfi, body.questions, now)],
-          deadline: deadlineFrom(body.deadlineSeconds) ?? (body.action === "reopen" ? toIso(nowMs + model.rfiDeadlineMs) : rfi.deadline),
+          // A new question gets the time it needs: the reviewer's, or the running deadline while it is still ahead,
+          // else the default from now (an answered RFI's deadline may have passed while it was read).
+          deadline: deadlineFrom(body.deadlineSeconds) ??
+            (body.action === "request_more" && rfi.deadline > now ? rfi.deadline : toIso(nowMs + model.rfiDeadlineMs)),
           updatedAt: now
         }
         yield* save(asked)
