@@ -686,7 +686,13 @@ describe("compliance review of payouts", () => {
   it("sends a payout at the amount threshold to review at creation, which clears on the clock; a review after sending opens a new period", async () => {
     const { customerId, accountId } = await fundedAccount("USD", "20000.00")
     const recipientId = await whitelist(customerId, recipientBodies.fedwire)
-    const created = await payout({ source: { type: "virtual_account", virtualAccountId: accountId }, destination: { type: "external_bank", whitelistRecipientId: recipientId }, amount: "10000.00", purpose: "supplier_payment" })
+    const body = { source: { type: "virtual_account", virtualAccountId: accountId }, destination: { type: "external_bank", whitelistRecipientId: recipientId }, amount: "10000.00", purpose: "supplier_payment" }
+    // A payout the rules review needs its supporting documents, as POST /v2/payouts/requirements says.
+    const requirements = await acme.call("POST", "/v2/payouts/requirements", { source: { type: "virtual_account" }, destinationType: "external_bank", rail: "fedwire", asset: "USD", country: "USA", amount: "10000.00" })
+    expect(requirements.json.documents.required).toBe(true)
+    expectProblem(await payout(body), { type: "MISSING_REQUIRED_FIELDS", status: 422, instance: "/sandbox/v2/payouts" })
+    const docs = await deuDocuments(acme)
+    const created = await payout({ ...body, documents: [Object.values(docs)[0]] })
     expect(created.status, created.text).toBe(201)
     expect(created.json).toMatchObject({ status: "pending", stage: "under_review" })
     const id = created.json.id
@@ -911,7 +917,8 @@ describe("the world model's review rules", () => {
     rival = clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox)
     const { customerId, accountId } = await fundedAccount("GBP", "500.00")
     const recipientId = await whitelist(customerId, recipientBodies.faster_payments)
-    const body = { source: { type: "virtual_account", virtualAccountId: accountId }, destination: { type: "external_bank", whitelistRecipientId: recipientId }, amount: "10.00", purpose: "payroll" }
+    const docs = await deuDocuments(acme)
+    const body = { source: { type: "virtual_account", virtualAccountId: accountId }, destination: { type: "external_bank", whitelistRecipientId: recipientId }, amount: "10.00", purpose: "payroll", documents: [Object.values(docs)[0]] }
     // GBR is a review country: every payout there is reviewed.
     const first = (await payout(body)).json
     const second = (await payout(body)).json

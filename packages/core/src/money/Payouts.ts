@@ -297,6 +297,16 @@ export const createPayout = (caller: Caller, body: PayoutCreate): Effect.Effect<
         `A crypto payout of ${model.travelRuleThreshold[asset]} ${asset} or more must carry travelRule (beneficiaryName, beneficiaryCountry, walletType); see POST /v2/payouts/requirements.`
       )
     }
+    // What POST /v2/payouts/requirements answers as `documents.required`: a payout the rules review by amount or
+    // country needs its supporting documents for the reviewer.
+    const documentsRequired = atLeast(amount.units, unitsOf(asset, model.reviewThreshold[asset])) ||
+      ("rail" in target.route && target.country !== undefined && model.reviewCountries.includes(target.country))
+    if (documentsRequired && (body.documents === undefined || body.documents.length === 0)) {
+      return yield* apiError(
+        "MISSING_REQUIRED_FIELDS",
+        `This payout goes to compliance review and must carry documents (supporting document ids: ${payoutDocumentTypes.join(", ")}); see POST /v2/payouts/requirements.`
+      )
+    }
     if (body.documents !== undefined) yield* requireDocuments(caller, body.documents, { customerId, pointer: "/documents" })
 
     const rail = "rail" in target.route ? target.route.rail : undefined
@@ -342,9 +352,7 @@ export const createPayout = (caller: Caller, body: PayoutCreate): Effect.Effect<
     if (target.recipient !== undefined && firstToRecipient) {
       yield* Effect.orDie(store.update(Recipients, { ...target.recipient, paidOut: true }))
     }
-    const reviewed = atLeast(amount.units, unitsOf(asset, model.reviewThreshold[asset])) ||
-      (target.country !== undefined && model.reviewCountries.includes(target.country)) ||
-      (model.reviewNewRecipients && firstToRecipient)
+    const reviewed = documentsRequired || (model.reviewNewRecipients && firstToRecipient)
     if (reviewed) {
       const inReview = yield* moveTransaction(transaction.id, { type: "enter_review" })
       yield* schedule(payoutReviewEndKind, now + model.reviewMs, { transactionId: transaction.id }, scope)
