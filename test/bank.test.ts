@@ -3,10 +3,12 @@
  * actors end some of it, the virtual clock runs the world model, and afterwards the books must balance.
  *
  * - **Actors** (`actors`): one function per thing a client does. deposit sends money into a wallet or a virtual
- *   account (`POST /simulate/deposits`); confirm, settle, fail, return, cancel and review drive transactions through
- *   the simulate transaction calls; advance moves the virtual clock so the world model confirms and settles the
- *   rest. `crowd` says how many concurrent loops run each actor and for how many steps. Orders and payouts come as
- *   new actors, new rows of `crowd` and new cases of `holdingsEffect`.
+ *   account (`POST /simulate/deposits`); payout sends money out of one (`POST /v2/payouts`, to a whitelisted bank
+ *   account on its rail or to another wallet's address), cancelPayout cancels one, bankReturn has the beneficiary's
+ *   bank return a completed one; confirm, settle, fail, return, cancel and review drive transactions through the
+ *   simulate transaction calls; advance moves the virtual clock so the world model confirms, sends and settles the
+ *   rest. `crowd` says how many concurrent loops run each actor and for how many steps. Orders come as new actors,
+ *   new rows of `crowd` and new cases of `holdingsEffect`.
  * - **Invariants** (`checkBooks`): through the API, every deposit the clients were answered 201 for is listed, once;
  *   every balance is what the completed transactions credited to its holder, and their sum per asset is the sum of
  *   the completed deposits' credited amounts; nothing is negative. Through the store (the engine's, or the database
@@ -15,7 +17,10 @@
  *   scope's accounts (`LedgerAccounts` by `byScope`) sum to zero; every account's totals are the sum of its
  *   transfers; every transaction's status events are numbered 1, 2, 3, ... and end with the event of its status.
  *   What the clients were answered must agree with where each transaction ended (a fail answered 200 ended failed,
- *   and no move was accepted after a transaction was seen ended).
+ *   and no move was accepted after a transaction was seen ended). Payouts: their holds debit the source for the
+ *   amount and the fee; a balance's `pending` is exactly what its open payouts reserve; a payout returned after
+ *   completion keeps its posted holds, has one return transfer of its amount, and ends with transaction.completed
+ *   then transaction.failed.
  * - It runs on the memory store and PGlite (embedded engines), and on PostgreSQL with two `fos serve` processes
  *   sharing one database when DATABASE_URL is set. It asserts nothing about timing.
  *
@@ -137,12 +142,14 @@ interface Answer {
   readonly expected: { readonly status?: string; readonly failureCode?: string | null }
 }
 
-/** A deposit a client was answered 201 for. */
+/** A deposit or a payout a client was answered 201 for. */
 interface Known {
   readonly id: string
+  readonly kind: "deposit" | "payout"
+  /** The deposit's destination, or the payout's source. */
   readonly holder: Holder
   readonly asset: { readonly code: AssetCode; readonly chain?: Chain | undefined }
-  /** Units of the asset: what the sender sent, what the holder is credited on completion, the service's fee. */
+  /** Units of the asset: what the sender sent, what the receiver is credited on completion, the fee. A payout's sender is the holder. */
   readonly sent: bigint
   readonly credited: bigint
   readonly fee: bigint
@@ -153,6 +160,8 @@ interface World {
   readonly bank: Bank
   readonly random: () => number
   readonly holders: ReadonlyArray<Holder>
+  /** Per customer and rail, its whitelist recipient. */
+  readonly recipients: Map<string, string>
   readonly known: Map<string, Known>
   /** Every answer no rule allows, in words; the check fails listing them. */
   readonly problems: Array<string>
@@ -187,7 +196,31 @@ const terminal = new Set(["completed", "failed", "cancelled"])
 type Actor = (w: World) => Promise<boolean | void>
 
 /** Everything a client of the bank does; orders and payouts add theirs. */
-type ActorName = "deposit" | "confirm" | "settle" | "fail" | "return" | "cancel" | "review" | "advance"
+type ActorName = "deposit" | "payout" | "cancelPayout" | "bankReturn" | "confirm" | "settle" | "fail" | "return" | "cancel" | "review" | "advance"
+
+/** The rails a virtual account in each currency pays out on (a whitelist recipient per customer and rail). */
+const payoutRails: Readonly<Record<string, ReadonlyArray<string>>> = {
+  USD: ["ach", "fedwire", "rtp", "fednow", "international_wire"],
+  EUR: ["sepa"],
+  GBP: ["faster_payments"]
+}
+
+/** A valid account per rail (docs/money.md, "Recipients"). */
+const recipientOn = (rail: string): Record<string, unknown> => {
+  const us = { line1: "1 Main St", city: "New York", state: "NY", country: "USA" }
+  const de = { line1: "Unter den Linden 1", city: "Berlin", country: "DEU" }
+  const gb = { line1: "10 Downing St", city: "London", country: "GBR" }
+  switch (rail) {
+    case "sepa":
+      return { rail, name: "Max Mustermann", address: de, iban: "DE89370400440532013000" }
+    case "faster_payments":
+      return { rail, name: "Jane Doe", address: gb, sortCode: "123456", accountNumber: "12345678" }
+    case "international_wire":
+      return { rail, name: "Max Mustermann", address: de, bic: "DEUTDEFF", iban: "DE89370400440532013000" }
+    default:
+      return { rail, name: "Ada Lovelace", address: us, routingNumber: "021000021", accountNumber: "123456789" }
+  }
+}
 
 /** The inbound fee of each rail the crowd uses (docs/money.md, the world model's defaults), in units. */
 const inboundFee: Readonly<Record<string, bigint>> = { fedwire: 1000n }
@@ -206,9 +239,10 @@ const simulate = async (
   actor: ActorName,
   step: string,
   body: unknown,
-  expected: Answer["expected"]
+  expected: Answer["expected"],
+  pool: (t: Known) => boolean = () => true
 ): Promise<boolean | void> => {
-  const all = [...w.known.values()]
+  const all = [...w.known.values()].filter(pool)
   if (all.length === 0) return false
   // The newest are the likeliest still open: the world model has had the least time to settle them.
   const open = all.filter((t) => !t.answers.some((a) => a.status === 200 && terminal.has(a.result.status ?? "")))
@@ -276,8 +310,67 @@ const actors: Record<ActorName, Actor> = {
     if (sent !== credited + fee) w.problems.push(`deposit ${t.id}: sent ${sent} is not credited ${credited} plus fees ${fee}`)
     const wantedHolder = holder.type === "wallet" ? t.destination.walletId : t.destination.virtualAccountId
     if (wantedHolder !== holder.id) w.problems.push(`deposit ${t.id}: credited ${wantedHolder}, sent to ${holder.id}`)
-    w.known.set(t.id, { id: t.id, holder, asset, sent, credited, fee, answers: [] })
+    w.known.set(t.id, { id: t.id, kind: "deposit", holder, asset, sent, credited, fee, answers: [] })
   },
+  /** A customer paying out: from a virtual account to its whitelisted account on a rail, or from a wallet to another wallet's address. */
+  payout: async (w) => {
+    const holder = pick(w, w.holders)
+    const code = pick(w, holder.assets)
+    const amount = randomAmount(w, code) / 5n + 1n
+    let body: Record<string, unknown>
+    if (holder.type === "virtual_account") {
+      const rail = pick(w, payoutRails[code]!)
+      body = {
+        source: { type: "virtual_account", virtualAccountId: holder.id },
+        destination: { type: "external_bank", whitelistRecipientId: w.recipients.get(`${holder.customerId}/${rail}`) },
+        amount: formatAmount({ asset: code, units: amount }),
+        purpose: "supplier_payment"
+      }
+    } else {
+      const to = pick(w, w.holders.filter((h) => h.chain === holder.chain && h.id !== holder.id))
+      body = {
+        source: { type: "wallet", walletId: holder.id },
+        destination: { type: "external_crypto", chain: holder.chain, address: to.address },
+        asset: code,
+        amount: formatAmount({ asset: code, units: amount }),
+        purpose: "treasury_transfer",
+        travelRule: { beneficiaryName: "Bank Check", beneficiaryCountry: "DEU", walletType: "hosted", vaspName: "fos" }
+      }
+    }
+    const r = await client(w).call("POST", "/v2/payouts", body, idem("payout"))
+    // The balance may not cover it: refused with nothing reserved.
+    if (r.status === 422 && r.json?.type === "INSUFFICIENT_FUNDS") return
+    if (r.status !== 201) {
+      w.problems.push(`payout ${JSON.stringify(body)}: ${r.status} ${r.text}`)
+      return
+    }
+    const t = r.json
+    const sent = units(code, t.source.assetAmount.amount)
+    const credited = units(code, t.destination.assetAmount.amount)
+    const fee = (t.fees as Array<{ assetAmount: { amount: string } }>).reduce((sum, f) => sum + units(code, f.assetAmount.amount), 0n)
+    if (t.status !== "pending") w.problems.push(`payout ${t.id}: answered status ${t.status}, expected pending`)
+    if (credited !== amount || sent !== credited + fee) w.problems.push(`payout ${t.id}: sends ${credited} of ${amount}, takes ${sent} with fees ${fee}`)
+    w.known.set(t.id, { id: t.id, kind: "payout", holder, asset: { code, chain: holder.chain }, sent, credited, fee, answers: [] })
+  },
+  /** A customer cancelling a payout: cancelled before it is sent (or recorded while in review), else 409. */
+  cancelPayout: async (w) => {
+    const payouts = [...w.known.values()].filter((t) => t.kind === "payout")
+    if (payouts.length === 0) return false
+    const t = pick(w, payouts.slice(-6))
+    const sentAt = ++w.tick
+    const r = await client(w).call("POST", `/v2/payouts/${t.id}/cancel`, undefined, idem("cancel"))
+    const answeredAt = ++w.tick
+    const result = r.status === 200 ? { status: r.json?.status, failureCode: r.json?.failureCode } : { problem: r.json?.type as string | undefined }
+    t.answers.push({ actor: "cancelPayout", sentAt, answeredAt, status: r.status, result, expected: {} })
+    if (r.status === 200 && r.json?.status === "cancelled") return
+    if (r.status === 200 && r.json?.stage === "under_review") return
+    if (r.status === 409 && result.problem === "CONFLICT") return
+    w.problems.push(`cancelPayout ${t.id}: ${r.status} ${r.text}`)
+  },
+  /** The beneficiary's bank returning a completed bank payout. */
+  bankReturn: (w) =>
+    simulate(w, "bankReturn", "return", { returnCode: "R01" }, { status: "failed", failureCode: "returned_by_sender" }, (t) =>
+      t.kind === "payout" && t.holder.type === "virtual_account"),
   /** The chain or the bank confirming: pending to processing. */
   confirm: (w) => simulate(w, "confirm", "confirm", undefined, { status: "processing" }),
   /** The chain or the bank settling, by either call. */
@@ -321,6 +414,9 @@ const advanceAll = async (w: World, seconds: number) => {
 /** How many concurrent loops run each actor, and how many steps each loop takes per phase. */
 const crowd: ReadonlyArray<{ readonly actor: ActorName; readonly loops: number; readonly steps: number }> = [
   { actor: "deposit", loops: 5, steps: 10 },
+  { actor: "payout", loops: 2, steps: 8 },
+  { actor: "cancelPayout", loops: 1, steps: 3 },
+  { actor: "bankReturn", loops: 1, steps: 4 },
   { actor: "confirm", loops: 1, steps: 8 },
   { actor: "settle", loops: 1, steps: 16 },
   { actor: "fail", loops: 1, steps: 8 },
@@ -386,6 +482,11 @@ const openAccounts = async (w: World, customers: number): Promise<Array<Holder>>
   const walletAssets: Partial<Record<Chain, ReadonlyArray<AssetCode>>> = { base: ["USDC", "ETH"], solana: ["SOL", "USDC"] }
   for (const [i, customerId] of ids.entries()) {
     const c = w.bank.clients[(i + 1) % w.bank.clients.length]!
+    for (const rail of Object.values(payoutRails).flat()) {
+      const saved = await c.call("POST", `/v2/customers/${customerId}/whitelist-recipients`, recipientOn(rail), idem("bank"))
+      ok("whitelist recipient", saved, 201)
+      w.recipients.set(`${customerId}/${rail}`, saved.json.id)
+    }
     const accounts = await c.call("GET", `/v2/customers/${customerId}/virtual-accounts`)
     ok("virtual accounts", accounts, 200)
     expect(accounts.json.data).toHaveLength(3)
@@ -429,10 +530,23 @@ const holdingsEffect = (t: any): ReadonlyArray<{ readonly holder: string; readon
       const d = t.destination
       return [{ holder: d.walletId ?? d.virtualAccountId, asset: assetKey(d.assetAmount.code, d.assetAmount.chain), units: units(d.assetAmount.code, d.assetAmount.amount) }]
     }
+    case "withdrawal": {
+      // The source pays the amount and the fee; a bank return after completion brings the amount back.
+      const s = t.source
+      const taken = units(s.assetAmount.code, s.assetAmount.amount)
+      const back = returned(t) ? units(t.destination.assetAmount.code, t.destination.assetAmount.amount) : 0n
+      return [{ holder: s.walletId ?? s.virtualAccountId, asset: assetKey(s.assetAmount.code, s.assetAmount.chain), units: back - taken }]
+    }
     default:
       throw new Error(`the bank check does not know what a ${t.type} transaction does to balances yet`)
   }
 }
+
+/** A payout the beneficiary's bank returned after it completed: its holds stay posted, the return is new transfers. */
+const returned = (t: { readonly type: string; readonly returnCode: string | null }) => t.type === "withdrawal" && t.returnCode !== null
+
+/** Whether a transaction's money moved as completed (its holds posted): completed, or completed and returned. */
+const posted = (t: any) => t.status === "completed" || returned(t)
 
 /** The holds a transaction's ledger legs show, and how each was resolved. */
 const legsOf = (transfers: ReadonlyArray<LedgerTransfer>) => {
@@ -506,9 +620,20 @@ const checkBooks = async (w: World, final: boolean): Promise<Array<string>> => {
     const { holds, resolutions, other } = legsOf(stored.legs.get(t.id) ?? [])
     const heldIds = holds.map((h) => h.id).sort()
     if (JSON.stringify(heldIds) !== JSON.stringify([...row.holds].sort())) bad(`${t.id}: holds ${row.holds.join(",")}, the ledger has ${heldIds.join(",")}`)
-    if (other.length > 0) bad(`${t.id}: posted transfers outside its holds: ${other.map((x) => x.id).join(",")}`)
+    if (returned(t)) {
+      // The return: one posted transfer bringing the amount back to the source.
+      const back = units(t.destination.assetAmount.code, t.destination.assetAmount.amount)
+      if (other.length !== 1 || BigInt(other[0]!.amount) !== back || other[0]!.code !== "withdrawal.return") {
+        bad(`${t.id}: returned, its return transfers are ${other.map((x) => `${x.code} ${x.amount}`).join(",") || "none"}, expected one of ${back}`)
+      }
+    } else if (other.length > 0) bad(`${t.id}: posted transfers outside its holds: ${other.map((x) => x.id).join(",")}`)
     if (holds.length === 0) bad(`${t.id}: no hold in the ledger`)
-    if (known !== undefined) {
+    if (known?.kind === "payout") {
+      const holder = accountId({ scope, type: known.holder.type, id: known.holder.id }, known.asset)
+      const debits = holds.filter((h) => h.debitAccountId === holder)
+      const held = debits.reduce((sum, h) => sum + BigInt(h.amount), 0n)
+      if (debits.length !== holds.length || held !== known.sent) bad(`${t.id}: holds ${held} from ${holder} in ${debits.length} of ${holds.length} holds, the payout takes ${known.sent}`)
+    } else if (known !== undefined) {
       const holder = accountId({ scope, type: known.holder.type, id: known.holder.id }, known.asset)
       const credit = holds.filter((h) => h.creditAccountId === holder)
       if (credit.length !== 1 || BigInt(credit[0]!.amount) !== known.credited) {
@@ -519,13 +644,13 @@ const checkBooks = async (w: World, final: boolean): Promise<Array<string>> => {
     }
     for (const hold of holds) {
       const of = resolutions.filter((x) => x.resolves === hold.id)
-      const wanted = t.status === "completed" ? "post" : t.status === "failed" || t.status === "cancelled" ? "void" : undefined
+      const wanted = posted(t) ? "post" : t.status === "failed" || t.status === "cancelled" ? "void" : undefined
       if (wanted === undefined ? of.length !== 0 : of.length !== 1 || of[0]!.kind !== wanted || of[0]!.amount !== hold.amount) {
         bad(`${t.id} (${t.status}): hold ${hold.id} resolved by ${of.map((x) => `${x.kind} ${x.amount}`).join(",") || "nothing"}`)
       }
     }
     for (const x of resolutions) if (!holds.some((h) => h.id === x.resolves)) bad(`${t.id}: ${x.id} resolves ${x.resolves}, not one of its holds`)
-    if (t.status === "completed") {
+    if (posted(t)) {
       for (const e of holdingsEffect(t)) {
         add(completedHoldings, `${e.holder}/${e.asset}`, e.units)
         add(completedByAsset, e.asset, e.units)
@@ -584,7 +709,13 @@ const checkBooks = async (w: World, final: boolean): Promise<Array<string>> => {
   for (const [k, s] of sums) if (s.posted !== 0n || s.pending !== 0n) bad(`${k}: the scope's accounts sum to ${s.posted} posted, ${s.pending} pending`)
 
   // 5. Through the API: every balance is what the completed transactions credited its holder, nothing negative,
-  //    nothing reserved (no payouts yet), and the sum per asset is the sum of the completed deposits.
+  //    reserved exactly what its open payouts take, and the sum per asset is the sum of the completed movements.
+  const reserved = new Map<string, bigint>()
+  for (const t of listed) {
+    if (t.type !== "withdrawal" || terminal.has(t.status)) continue
+    const s = t.source
+    add(reserved, `${s.walletId ?? s.virtualAccountId}/${assetKey(s.assetAmount.code, s.assetAmount.chain)}`, units(s.assetAmount.code, s.assetAmount.amount))
+  }
   const balances = new Map<string, bigint>()
   for (const [i, h] of w.holders.entries()) {
     const c = w.bank.clients[i % w.bank.clients.length]!
@@ -600,7 +731,7 @@ const checkBooks = async (w: World, final: boolean): Promise<Array<string>> => {
       const available = b.available.startsWith("-") ? -units(b.code, b.available.slice(1)) : units(b.code, b.available)
       const pending = b.pending.startsWith("-") ? -units(b.code, b.pending.slice(1)) : units(b.code, b.pending)
       if (available < 0n || pending < 0n) bad(`${h.id}: negative balance ${JSON.stringify(b)}`)
-      if (pending !== 0n) bad(`${h.id}: ${b.pending} ${k} reserved, with no payout to reserve it`)
+      if (pending !== (reserved.get(`${h.id}/${k}`) ?? 0n)) bad(`${h.id}: ${b.pending} ${k} reserved, its open payouts take ${reserved.get(`${h.id}/${k}`) ?? 0n}`)
       const expected = completedHoldings.get(`${h.id}/${k}`) ?? 0n
       if (available + pending !== expected) bad(`${h.id}: ${b.available} ${k} available, the completed deposits credited ${formatAmount({ asset: b.code, units: expected })}`)
       const account = accountById.get(accountId({ scope, type: h.type, id: h.id }, { code: b.code, chain: b.chain }))
@@ -635,7 +766,8 @@ const checkBooks = async (w: World, final: boolean): Promise<Array<string>> => {
     if (JSON.stringify(numbers) !== JSON.stringify(events.map((_, i) => i + 1))) bad(`${t.id}: event sequence ${numbers.join(",")} (${types.join(",")})`)
     if (types[0] !== "transaction.created") bad(`${t.id}: first event ${types[0]}`)
     const ends = types.filter((type) => Object.values(endEvent).includes(type) || type === "transaction.rejected")
-    if (terminal.has(t.status) ? ends.length !== 1 || types.at(-1) !== endEvent[t.status] : ends.length !== 0) {
+    const wantedEnds = returned(t) ? ["transaction.completed", "transaction.failed"] : terminal.has(t.status) ? [endEvent[t.status]] : []
+    if (JSON.stringify(ends) !== JSON.stringify(wantedEnds) || (wantedEnds.length > 0 && types.at(-1) !== wantedEnds.at(-1))) {
       bad(`${t.id} (${t.status}): events ${types.join(",")}`)
     }
     if (types.filter((type) => type === "transaction.processing").length > 1) bad(`${t.id}: processing twice: ${types.join(",")}`)
@@ -645,21 +777,35 @@ const checkBooks = async (w: World, final: boolean): Promise<Array<string>> => {
   for (const known of w.known.values()) {
     const t = byId.get(known.id)
     if (t === undefined) continue
-    const ended = known.answers.filter((a) => a.status === 200 && terminal.has(a.result.status ?? ""))
+    // A bank return ends a payout a second time, after it completed; it is checked on its own.
+    const bankReturns = known.answers.filter((a) => a.actor === "bankReturn" && a.status === 200)
+    if (bankReturns.length > 1 || (bankReturns.length === 1) !== returned(t)) bad(`${known.id}: ${bankReturns.length} bank returns answered 200, returnCode ${t.returnCode}`)
+    // A cancel of a payout answers 200 with the cancelled payout again: such answers must agree, and count as its end
+    // only when nothing else ended it.
+    const cancels = known.answers.filter((a) => a.actor === "cancelPayout" && a.status === 200 && a.result.status === "cancelled")
+    if (cancels.length > 0 && t.status !== "cancelled") bad(`${known.id}: a cancel was answered cancelled, it ended ${t.status}`)
+    const strict = known.answers.filter((a) => a.actor !== "bankReturn" && a.actor !== "cancelPayout" && a.status === 200 && terminal.has(a.result.status ?? ""))
+    const ended = strict.length > 0 ? strict : cancels.slice(0, 1)
     if (ended.length > 1) bad(`${known.id}: ended ${ended.length} times: ${ended.map((a) => `${a.actor} ${a.result.status}`).join(", ")}`)
     for (const a of ended) {
-      if (a.result.status !== t.status || a.result.failureCode !== t.failureCode) {
+      if (returned(t) ? a.result.status !== "completed" : a.result.status !== t.status || a.result.failureCode !== t.failureCode) {
         bad(`${known.id}: ${a.actor} was answered ${a.result.status} ${a.result.failureCode ?? ""}, it ended ${t.status} ${t.failureCode ?? ""}`)
       }
     }
-    // Only the sandbox's fail and return calls fail a deposit; the world model only settles.
-    if (t.status === "failed" && ended.length === 0 && final) bad(`${known.id}: failed ${t.failureCode}, though no fail call was answered 200`)
-    if (known.answers.some((a) => a.actor === "cancel" && a.status === 200)) bad(`${known.id}: a deposit was cancelled`)
+    // Only the sandbox's fail and return calls fail a transaction; the world model only settles.
+    if (t.status === "failed" && ended.length === 0 && !returned(t) && final) bad(`${known.id}: failed ${t.failureCode}, though no fail call was answered 200`)
+    if (known.kind === "deposit" && known.answers.some((a) => a.actor === "cancel" && a.status === 200)) bad(`${known.id}: a deposit was cancelled`)
+    // A payout ends cancelled only by a cancel the client was answered 200 for.
+    if (t.status === "cancelled" && !known.answers.some((a) => (a.actor === "cancel" || a.actor === "cancelPayout") && a.status === 200)) {
+      bad(`${known.id}: cancelled, though no cancel was answered 200`)
+    }
     // Once a client saw it ended (a 200 that ended it, or a 409), no move sent later may be accepted.
     const seenEnded = Math.min(
       ...known.answers.filter((a) => (a.status === 200 && terminal.has(a.result.status ?? "")) || a.result.problem === "RESOURCE_TERMINAL").map((a) => a.answeredAt)
     )
     for (const a of known.answers) {
+      // A cancel of a cancelled payout answers 200 again; a bank return follows completion.
+      if (a.actor === "bankReturn" || (a.actor === "cancelPayout" && a.result.status === "cancelled")) continue
       if (a.status === 200 && a.sentAt > seenEnded) bad(`${known.id}: ${a.actor} sent after it was seen ended was answered 200 (${a.result.status})`)
     }
   }
@@ -670,9 +816,9 @@ const checkBooks = async (w: World, final: boolean): Promise<Array<string>> => {
 
 const check = async (bank: Bank, scale: number) => {
   const seedValue = Number(process.env.FOS_BANK_SEED ?? Math.floor(Math.random() * 2 ** 31))
-  const w: World = { bank, random: seeded(seedValue), holders: [], known: new Map(), problems: [], tick: 0 }
+  const w: World = { bank, random: seeded(seedValue), holders: [], recipients: new Map(), known: new Map(), problems: [], tick: 0 }
   const failWith = (stage: string, problems: ReadonlyArray<string>) =>
-    expect(problems, `${stage} (FOS_BANK_SEED=${seedValue}, ${w.known.size} deposits)`).toEqual([])
+    expect(problems, `${stage} (FOS_BANK_SEED=${seedValue}, ${w.known.size} deposits and payouts)`).toEqual([])
   ;(w as { holders: ReadonlyArray<Holder> }).holders = await openAccounts(w, 3)
 
   // Two rounds of the crowd; between them, with money still moving, the books must already balance.
@@ -681,6 +827,19 @@ const check = async (bank: Bank, scale: number) => {
   failWith("books between rounds", await checkBooks(w, false))
   await runCrowd(w, scale)
   failWith("answers of the second round", w.problems)
+
+  // The reviewers finish: a payout a simulate call sent to review (or asked the caller about) waits for the review's
+  // end, which only a reviewer gives (docs/money.md, "Compliance review"); deposits are never held by a review.
+  for (const t of w.known.values()) {
+    if (t.kind !== "payout") continue
+    const read = await client(w).call("GET", `/v2/payouts/${t.id}`)
+    if (read.status !== 200) w.problems.push(`GET /v2/payouts/${t.id}: ${read.status} ${read.text}`)
+    else if (!terminal.has(read.json.status) && read.json.stage !== null) {
+      const cleared = await client(w).call("POST", `/v2/simulate/transactions/${t.id}/review`, { action: "clear" })
+      if (cleared.status !== 200) w.problems.push(`clearing the review of ${t.id}: ${cleared.status} ${cleared.text}`)
+    }
+  }
+  failWith("the reviewers' end", w.problems)
 
   // Everything open settles once the longest settlement time has passed.
   await advanceAll(w, settleEverything)
@@ -692,9 +851,10 @@ const check = async (bank: Bank, scale: number) => {
     const k = ended === undefined ? "settled by the clock" : `${ended.actor}`
     statuses.set(k, (statuses.get(k) ?? 0) + 1)
   }
-  if (process.env.FOS_BANK_VERBOSE !== undefined) console.log(`FOS_BANK_SEED=${seedValue}: ${w.known.size} deposits, ended by ${JSON.stringify(Object.fromEntries(statuses))}`)
+  if (process.env.FOS_BANK_VERBOSE !== undefined) console.log(`FOS_BANK_SEED=${seedValue}: ${w.known.size} deposits and payouts, ended by ${JSON.stringify(Object.fromEntries(statuses))}`)
   // The crowd must have exercised every ending, or the check proved less than it says.
   expect(w.known.size).toBeGreaterThan(0)
+  expect([...w.known.values()].filter((t) => t.kind === "payout").length).toBeGreaterThan(0)
   // (Per kind of call, a run can be unlucky: the calls race the clock and each other for the same new deposits.)
   const endedBy = (...kinds: Array<string>) => kinds.reduce((n, k) => n + (statuses.get(k) ?? 0), 0)
   const endings = JSON.stringify(Object.fromEntries(statuses))

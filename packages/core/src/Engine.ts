@@ -20,6 +20,8 @@ import { depositTimerHandlers } from "./money/Deposits.ts"
 import { onTransactionEnded, orderTimerHandlers } from "./money/Orders.ts"
 import { quoteTimerHandlers } from "./money/Quotes.ts"
 import { TransactionEnded } from "./money/Transactions.ts"
+import { payoutTimerHandlers } from "./money/Payouts.ts"
+import { rfiTimerHandlers } from "./money/Rfis.ts"
 import { virtualAccountTimerHandlers } from "./money/VirtualAccounts.ts"
 import { signingTimerHandlers } from "./signing/Roster.ts"
 import { WorldModel, type WorldModelOptions, worldModelOf } from "./money/WorldModel.ts"
@@ -112,6 +114,8 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
         ...signingTimerHandlers,
         ...orderTimerHandlers,
         ...quoteTimerHandlers,
+        ...payoutTimerHandlers,
+        ...rfiTimerHandlers,
         ...webhookTimerHandlers(options.webhookTransport ?? noTransport, webhookSettings)
       }),
       Layer.succeed(WebhookSettings, webhookSettings),

@@ -23,6 +23,8 @@ import { LedgerAccounts, LedgerTransfers } from "./money/Ledger.ts"
 import { Orders, ordersOfScope } from "./money/Orders.ts"
 import { MarketRates } from "./money/Pricing.ts"
 import { QuoteOptions } from "./money/Quotes.ts"
+import { Recipients } from "./money/Recipients.ts"
+import { Rfis } from "./money/Rfis.ts"
 import { transactionsOfScope, Transactions } from "./money/Transactions.ts"
 import { VirtualAccounts } from "./money/VirtualAccounts.ts"
 import { Claims, WalletCeremonies, WalletSigners } from "./signing/Roster.ts"
@@ -88,6 +90,8 @@ export const resetSandbox = (organizationId: OrganizationId): Effect.Effect<Sand
       yield* store.removePartition(Orders, ordersOfScope, scope)
       yield* store.removePartition(QuoteOptions, "byScope", scope)
       yield* store.removePartition(MarketRates, "byScope", scope)
+      yield* store.removePartition(Recipients, "byScope", scope)
+      yield* store.removePartition(Rfis, "byScope", scope)
       return {
         organizationId,
         environment: "sandbox" as const,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { initialState, type MachineState, type Move, transition } from "../src/money/TransactionMachine.ts"
 
-const moves: ReadonlyArray<Move["type"]> = ["start", "enter_review", "request_information", "clear_review", "send", "settle", "fail", "reject", "cancel"]
+const moves: ReadonlyArray<Move["type"]> = ["start", "enter_review", "request_information", "clear_review", "send", "settle", "fail", "reject", "cancel", "return"]
 
 /** Applies moves in order, collecting the events; fails the test on a refusal. */
 const walk = (state: MachineState, ...path: ReadonlyArray<Move["type"]>) => {
@@ -35,8 +35,19 @@ describe("the transaction state table", () => {
   it("refuses every move on a terminal transaction with RESOURCE_TERMINAL", () => {
     for (const end of ["settle", "fail", "reject", "cancel"] as const) {
       const { state } = walk(initialState(), end)
-      for (const type of moves) expect(transition(state, { type }), `${end} then ${type}`).toEqual({ refused: "RESOURCE_TERMINAL" })
+      for (const type of moves) {
+        // A completed transaction can still be returned by the bank (the one move out of a terminal status).
+        if (end === "settle" && type === "return") continue
+        expect(transition(state, { type }), `${end} then ${type}`).toEqual({ refused: "RESOURCE_TERMINAL" })
+      }
     }
+  })
+
+  it("returns a completed transaction as failed with transaction.failed, and only a completed one", () => {
+    const completed = walk(initialState(), "start", "send", "settle").state
+    expect(walk(completed, "return")).toMatchObject({ state: { status: "failed", stage: null }, events: ["transaction.failed"] })
+    expect(transition(walk(completed, "return").state, { type: "return" })).toEqual({ refused: "RESOURCE_TERMINAL" })
+    expect(transition(walk(initialState(), "start", "send").state, { type: "return" })).toEqual({ refused: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY" })
   })
 
   it("fires transaction.under_review once per review period", () => {

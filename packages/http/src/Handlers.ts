@@ -25,7 +25,6 @@ import {
   readPersonField,
   requestCancel,
   resetSandbox,
-  restrictCustomer,
   restrictOrganization,
   liftOrganizationRestriction,
   retryDelivery,
@@ -91,7 +90,25 @@ import {
   listOrders,
   orderToWire,
   setRate,
-  simulateOrderFailure
+  simulateOrderFailure,
+  createRegisteredAddress,
+  createWhitelistRecipient,
+  getRecipient,
+  listRecipients,
+  registeredAddressToWire,
+  removeRecipient,
+  whitelistRecipientToWire,
+  cancelPayout,
+  createPayout,
+  getPayout,
+  payoutRequirements,
+  restrictCustomerWithPayouts,
+  simulateReturn,
+  getRfi,
+  publishRfi,
+  respondToRfi,
+  reviewRfi,
+  rfiToWire
 } from "@fos/core"
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
@@ -180,7 +197,7 @@ const SimulateLive = HttpApiBuilder.group(ServerApi, "simulate", (handlers) =>
     .handle("complianceResult", ({ params, payload }) =>
       CurrentCaller.use((caller) => simulateLateCompliance(caller, params.id, payload)).pipe(Effect.map(mutable)))
     .handle("restrictCustomer", ({ params, payload }) =>
-      CurrentCaller.use((caller) => restrictCustomer(caller, params.customerId, payload.type ?? "account")).pipe(Effect.map(customerToWire)))
+      CurrentCaller.use((caller) => restrictCustomerWithPayouts(caller, params.customerId, payload.type ?? "account")).pipe(Effect.map(customerToWire)))
     // The sandbox's restriction: the simulate call restricts the sandbox alone, never live (docs/decisions.md).
     .handle("restrictOrganization", () =>
       CurrentCaller.use((caller) => restrictOrganization(caller.organization.id, ["sandbox"])).pipe(
@@ -236,6 +253,12 @@ const SimulateLive = HttpApiBuilder.group(ServerApi, "simulate", (handlers) =>
       CurrentCaller.use((caller) =>
         Effect.map(simulateTransactionStep(caller, params.id, { type: "terminal", terminal: payload }), transactionToWire)
       ).pipe(Effect.map(mutable)))
+    .handle("returnTransaction", ({ params, payload }) =>
+      CurrentCaller.use((caller) => Effect.map(simulateReturn(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable)))
+    .handle("publishRfi", ({ params, payload }) =>
+      CurrentCaller.use((caller) => Effect.map(publishRfi(caller, params.id, payload), rfiToWire)).pipe(Effect.map(mutable)))
+    .handle("reviewRfi", ({ params, payload }) =>
+      CurrentCaller.use((caller) => Effect.map(reviewRfi(caller, params.id, payload), rfiToWire)).pipe(Effect.map(mutable)))
     .handle("reviewTransaction", ({ params, payload }) =>
       CurrentCaller.use((caller) => Effect.map(simulateReview(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable)))
     .handle("provisionClaim", ({ params, payload }) =>
@@ -303,6 +326,50 @@ const TransactionsLive = HttpApiBuilder.group(ServerApi, "transactions", (handle
       CurrentCaller.use((caller) => Effect.map(getTransaction(caller, params.id), transactionToWire)).pipe(Effect.map(mutable)))
     .handle("senderInformation", ({ params, payload }) =>
       CurrentCaller.use((caller) => Effect.map(supplySenderInformation(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable))))
+
+const RecipientsLive = HttpApiBuilder.group(ServerApi, "recipients", (handlers) =>
+  handlers
+    .handle("createWhitelistRecipient", ({ params, payload }) =>
+      CurrentCaller.use((caller) => createWhitelistRecipient(caller, params.customerId, payload)).pipe(Effect.map(whitelistRecipientToWire), Effect.map(mutable)))
+    .handle("listWhitelistRecipients", ({ params, query }) =>
+      CurrentCaller.use((caller) => listRecipients(caller, "whitelist_recipient", params.customerId, listQueryOf(query), whitelistRecipientToWire)).pipe(
+        Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))
+      ))
+    .handle("getWhitelistRecipient", ({ params }) =>
+      CurrentCaller.use((caller) => getRecipient(caller, "whitelist_recipient", params.id)).pipe(Effect.map(whitelistRecipientToWire), Effect.map(mutable)))
+    .handle("removeWhitelistRecipient", ({ params }) => CurrentCaller.use((caller) => removeRecipient(caller, "whitelist_recipient", params.id)))
+    .handle("createRegisteredAddress", ({ params, payload }) =>
+      CurrentCaller.use((caller) => createRegisteredAddress(caller, params.customerId, payload)).pipe(Effect.map(registeredAddressToWire), Effect.map(mutable)))
+    .handle("listRegisteredAddresses", ({ params, query }) =>
+      CurrentCaller.use((caller) => listRecipients(caller, "registered_address", params.customerId, listQueryOf(query), registeredAddressToWire)).pipe(
+        Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))
+      ))
+    .handle("getRegisteredAddress", ({ params }) =>
+      CurrentCaller.use((caller) => getRecipient(caller, "registered_address", params.id)).pipe(Effect.map(registeredAddressToWire), Effect.map(mutable)))
+    .handle("removeRegisteredAddress", ({ params }) => CurrentCaller.use((caller) => removeRecipient(caller, "registered_address", params.id))))
+
+const PayoutsLive = HttpApiBuilder.group(ServerApi, "payouts", (handlers) =>
+  handlers
+    .handle("requirements", ({ payload }) =>
+      payoutRequirements(payload).pipe(Effect.map((r) => ({
+        recipient: r.recipient.map(mutable),
+        purpose: { ...r.purpose, examples: [...r.purpose.examples] },
+        documents: { ...r.documents, acceptedTypes: [...r.documents.acceptedTypes] },
+        travelRule: { ...r.travelRule, fields: r.travelRule.fields.map(mutable) },
+        fee: r.fee
+      }))))
+    .handle("create", ({ payload }) =>
+      CurrentCaller.use((caller) => Effect.map(createPayout(caller, payload), transactionToWire)).pipe(Effect.map(mutable)))
+    .handle("get", ({ params }) =>
+      CurrentCaller.use((caller) => Effect.map(getPayout(caller, params.id), transactionToWire)).pipe(Effect.map(mutable)))
+    .handle("cancel", ({ params }) =>
+      CurrentCaller.use((caller) => Effect.map(cancelPayout(caller, params.id), transactionToWire)).pipe(Effect.map(mutable))))
+
+const RfisLive = HttpApiBuilder.group(ServerApi, "rfis", (handlers) =>
+  handlers
+    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(getRfi(caller, params.id), rfiToWire)).pipe(Effect.map(mutable)))
+    .handle("respond", ({ params, payload }) =>
+      CurrentCaller.use((caller) => Effect.map(respondToRfi(caller, params.id, payload), rfiToWire)).pipe(Effect.map(mutable))))
 
 const listQueryOf = (query: {
   readonly cursor?: string
@@ -428,5 +495,8 @@ export const layerHandlers = Layer.mergeAll(
   WalletsLive,
   SignersLive,
   QuotesLive,
-  OrdersLive
+  OrdersLive,
+  RecipientsLive,
+  PayoutsLive,
+  RfisLive
 )

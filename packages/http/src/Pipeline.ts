@@ -55,7 +55,7 @@ import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse,
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, errorReferencePage, makeDocsPages } from "./Docs.ts"
 import { RequestLog } from "./RequestLog.ts"
-import { CurrentUpload, Gate, nonTransactional } from "./ServerApi.ts"
+import { CurrentUpload, Gate, nonTransactional, replayRefreshers } from "./ServerApi.ts"
 
 /** What the pipeline knows of one request; filled in as the request moves through it. */
 export interface RequestInfo {
@@ -298,7 +298,8 @@ const write = (
   caller: Caller,
   policy: IdempotencyPolicy,
   transactional: boolean,
-  upload: UploadPolicy | undefined
+  upload: UploadPolicy | undefined,
+  refresh?: ((caller: Caller, stored: StoredResponse) => Effect.Effect<StoredResponse, never, Store>) | undefined
 ) =>
   Effect.gen(function*() {
     let run: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
@@ -337,7 +338,7 @@ const write = (
       Effect.map(run, toStored),
       { transactional }
     )
-    const response = fromStored(result.response)
+    const response = fromStored(result.replayed && refresh !== undefined ? yield* refresh(caller, result.response) : result.response)
     return result.replayed ? HttpServerResponse.setHeader(response, "idempotency-replayed", "true") : response
   })
 
@@ -576,6 +577,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
       const policy = Context.get(endpoint.annotations, Idempotency) ?? "accepted"
       const transactional = !nonTransactional.has(`${group.identifier}.${endpoint.identifier}`)
       const upload = Context.get(endpoint.annotations, Upload)
+      const refresh = replayRefreshers.get(`${group.identifier}.${endpoint.identifier}`)
       const sandboxOnly = group.identifier === "simulate"
       const open = Context.get(endpoint.annotations, OpenWhenRestricted) || Context.get(group.annotations, OpenWhenRestricted)
       return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, EngineServices> =>
@@ -584,7 +586,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
             return Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
           }
           return bodyMethods.has(request.method)
-            ? Effect.tap(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload), () => settle)
+            ? Effect.tap(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh), () => settle)
             : run(request, undefined, caller)
         })
     }

@@ -5,8 +5,8 @@
  * engine's `ApiError`.
  */
 import { Api } from "@fos/contract"
-import { ApiError, type Caller, type FormPart } from "@fos/core"
-import { Context, Schema, SchemaGetter } from "effect"
+import { ApiError, type Caller, type FormPart, replayPayout, type Store, type StoredResponse } from "@fos/core"
+import { Context, type Effect, Schema, SchemaGetter } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
 
 /** The authenticated caller, for handlers; the gate provides it. */
@@ -44,3 +44,12 @@ export const ServerApi = Api.middleware(Gate)
  * sends webhooks in transactions of their own; its idempotency record is kept right after it.
  */
 export const nonTransactional: ReadonlySet<string> = new Set(["simulate.advanceClock"])
+
+/**
+ * Endpoints whose replayed response is read again before it is answered: idempotency rule 6, "a payout binds the key
+ * to a terminally failed attempt", so a retry with the key of a payout that has since failed answers the failed
+ * payout (still marked replayed) and pays nothing again.
+ */
+export const replayRefreshers: ReadonlyMap<string, (caller: Caller, stored: StoredResponse) => Effect.Effect<StoredResponse, never, Store>> = new Map([
+  ["payouts.create", replayPayout]
+])

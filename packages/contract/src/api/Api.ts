@@ -11,7 +11,10 @@ import { Customers } from "./Customers.ts"
 import { Documents } from "./Documents.ts"
 import { Onboarding } from "./Onboarding.ts"
 import { Orders, Quotes } from "./Orders.ts"
+import { Payouts } from "./Payouts.ts"
 import { Portal } from "./Portal.ts"
+import { Recipients } from "./Recipients.ts"
+import { Rfis } from "./Rfis.ts"
 import { Signers } from "./Signers.ts"
 import { Simulate } from "./Simulate.ts"
 import { Transactions } from "./Transactions.ts"
@@ -59,6 +62,9 @@ export const Api = HttpApi.make("fos")
   .add(Signers)
   .add(Quotes)
   .add(Orders)
+  .add(Recipients)
+  .add(Payouts)
+  .add(Rfis)
   .annotate(OpenApi.Title, "Financial Operations Service API (fos)")
   .annotate(OpenApi.Version, "2")
   .annotate(OpenApi.Description, "The reference implementation of the Financial Operations Service API v2. Paths are relative to a base address: <origin>/sandbox or <origin>/live.")

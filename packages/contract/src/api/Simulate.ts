@@ -1,8 +1,9 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { EventType } from "../events/Events.ts"
-import { CustomerId, OrderId, TransactionId, WalletSignerId } from "../kernel/Ids.ts"
+import { CustomerId, OrderId, RfiId, TransactionId, WalletSignerId } from "../kernel/Ids.ts"
 import { Order, OrderFailure, PairPricing, RateChange } from "../money/Orders.ts"
+import { Rfi, RfiPublish, RfiReview } from "../money/Rfis.ts"
 import { Transaction } from "../money/Transactions.ts"
 import { Application } from "../onboarding/Applications.ts"
 import { Customer } from "../onboarding/Customers.ts"
@@ -14,6 +15,7 @@ import {
   LateComplianceResult,
   OrganizationRestriction,
   SimulatedDeposit,
+  TransactionReturn,
   TransactionReview,
   TransactionTerminal,
   SandboxReset
@@ -104,6 +106,24 @@ export const Simulate = HttpApiGroup.make("simulate")
     params: { orderId: OrderId },
     payload: OrderFailure,
     success: Order,
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("returnTransaction", "/v2/simulate/transactions/:id/return", {
+    params: transactionParams,
+    payload: TransactionReturn,
+    success: Transaction,
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("publishRfi", "/v2/simulate/transactions/:id/rfi", {
+    params: transactionParams,
+    payload: RfiPublish,
+    success: Rfi.pipe(HttpApiSchema.status(201)),
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.post("reviewRfi", "/v2/simulate/rfis/:id", {
+    params: { id: RfiId },
+    payload: RfiReview,
+    success: Rfi,
     error: [...withBody, problem(422)]
   }))
   .add(HttpApiEndpoint.post("unrestrictOrganization", "/v2/simulate/organization/unrestrict", {

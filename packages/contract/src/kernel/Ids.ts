@@ -1,12 +1,13 @@
 /**
- * Identifiers: `<prefix>_<opaque>` for every prefix of the spec's table, as branded schemas. A path or query id
+ * Identifiers: `<prefix>_<opaque>` for every prefix of the spec's table (and the two fos adds), as branded schemas. A path or query id
  * of the wrong shape or prefix is rejected at the edge with INVALID_OID_FORMAT. The engine mints them
  * (`newId` in @fos/core); ids given by an operator (seed file) may use 1 to 64 ASCII letters and digits.
  */
 import { Schema } from "effect"
 import "./Annotations.ts"
 
-export const IdPrefixes = {
+/** The spec's identifier table. */
+export const SpecIdPrefixes = {
   app: "Application",
   cus: "Customer",
   doc: "Document",
@@ -24,6 +25,17 @@ export const IdPrefixes = {
   wsg: "Wallet signer",
   evt: "Webhook event"
 } as const
+
+/**
+ * Prefixes fos adds for resources the spec shows without one in its table (docs/decisions.md, "Identifiers fos
+ * adds"): registered addresses, and RFIs, whose `rfi_` the spec's own rfi.* examples show.
+ */
+export const FosIdPrefixes = {
+  rad: "Registered address",
+  rfi: "Request for information"
+} as const
+
+export const IdPrefixes = { ...SpecIdPrefixes, ...FosIdPrefixes } as const
 
 export type IdPrefix = keyof typeof IdPrefixes
 
@@ -64,6 +76,10 @@ export const WebhookEndpointId = oid("wep").pipe(Schema.brand("WebhookEndpointId
 export type WebhookEndpointId = typeof WebhookEndpointId.Type
 export const WhitelistRecipientId = oid("wlr").pipe(Schema.brand("WhitelistRecipientId"))
 export type WhitelistRecipientId = typeof WhitelistRecipientId.Type
+export const RegisteredAddressId = oid("rad").pipe(Schema.brand("RegisteredAddressId"))
+export type RegisteredAddressId = typeof RegisteredAddressId.Type
+export const RfiId = oid("rfi").pipe(Schema.brand("RfiId"))
+export type RfiId = typeof RfiId.Type
 export const WalletId = oid("wlt").pipe(Schema.brand("WalletId"))
 export type WalletId = typeof WalletId.Type
 export const WalletSignerId = oid("wsg").pipe(Schema.brand("WalletSignerId"))
@@ -87,6 +103,8 @@ export const IdSchemas = {
   wep: WebhookEndpointId,
   wlr: WhitelistRecipientId,
   wlt: WalletId,
+  rad: RegisteredAddressId,
+  rfi: RfiId,
   wsg: WalletSignerId,
   evt: EventId
 } as const

@@ -97,6 +97,17 @@ export const TransactionReview = Schema.Struct({
 export type TransactionReview = typeof TransactionReview.Type
 
 /**
+ * `POST /simulate/transactions/{id}/return`: the beneficiary's bank returns a completed bank payout. Any code is
+ * taken (on ACH a Nacha code such as R01); `returnReason` defaults to the Nacha catalog's text for a known Nacha
+ * code and to a generic text otherwise.
+ */
+export const TransactionReturn = Schema.Struct({
+  returnCode: NonBlankString.check(Schema.isMaxLength(16)),
+  returnReason: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(200)))
+}).annotate({ identifier: "TransactionReturn" })
+export type TransactionReturn = typeof TransactionReturn.Type
+
+/**
  * What `POST /v2/simulate/reset` removed from the caller's sandbox: how many rows of each kind. The organization,
  * its users and its keys stay.
  */

@@ -31,6 +31,7 @@ import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
 import { depositAddress, sandboxTxHash, validAddress } from "./Addresses.ts"
 import type { Holder } from "./Ledger.ts"
+import { payoutDocumentTypes, resumeAfterReview } from "./Payouts.ts"
 import { getTransaction, moveTransaction, openTransaction, type StoredTransaction, Transactions } from "./Transactions.ts"
 import { getVirtualAccount } from "./VirtualAccounts.ts"
 import { getWallet, type StoredWallet, walletAt, walletHolder } from "./Wallets.ts"
@@ -361,12 +362,21 @@ export const simulateReview = (caller: Caller, id: TransactionId, review: Review
         return yield* moveTransaction(id, { type: "enter_review" })
       case "request_information":
         return yield* moveTransaction(id, { type: "request_information" })
-      case "clear":
-        return yield* moveTransaction(id, { type: "clear_review" })
+      case "clear": {
+        yield* moveTransaction(id, { type: "clear_review" })
+        // A payout the review held goes on from where it stood.
+        yield* resumeAfterReview(id)
+        return yield* getTransaction(caller, id)
+      }
       case "reject":
         if (!terminalStatuses.has(transaction.status) && !rejectable.has(transaction.type)) {
           return yield* notViable(`Only a payout's supporting document can be rejected, not a ${transaction.type}'s.`)
         }
-        return yield* moveTransaction(id, { type: "reject" }, { acceptedDocumentTypes: review.acceptedDocumentTypes ?? [] })
+        // A cancel the caller asked during the review lost the race: the payout ends failed (Payouts.ts, cancelPayout).
+        if (transaction.cancelRequested === true && !terminalStatuses.has(transaction.status) && !transaction.sent) {
+          return yield* moveTransaction(id, { type: "fail" }, { failureCode: "compliance_rejected" })
+        }
+        // A reviewer who names no document types accepts the ones a payout takes (POST /v2/payouts/requirements).
+        return yield* moveTransaction(id, { type: "reject" }, { acceptedDocumentTypes: review.acceptedDocumentTypes ?? payoutDocumentTypes })
     }
   })

@@ -795,7 +795,7 @@ const settled: TimerHandler = (payload: { readonly orderId: OrderId }) =>
     yield* Effect.orDie(moveOrder(current, { type: "succeed" }, { payoutTransactionId }, chain === undefined ? {} : { txHash: sandboxTxHash(chain, transaction.id) }))
   })
 
-export const payoutSettleKind = "order.payout_settle"
+export const autoPayoutSettleKind = "order.payout_settle"
 
 /** The withdrawal an autoPayout chains after the conversion: out of the destination account, to the recipient. */
 const openPayout = (order: StoredOrder): Effect.Effect<TransactionId, never, Store> =>
@@ -831,7 +831,7 @@ const openPayout = (order: StoredOrder): Effect.Effect<TransactionId, never, Sto
     const model = yield* WorldModel
     const nowMs = yield* Clock.currentTimeMillis
     const settlesAtMs = side.chain === undefined ? settlesAt(nowMs, model.railSettlement[payout.rail!]) : nowMs + model.chainSettlementMs[side.chain]
-    yield* schedule(payoutSettleKind, settlesAtMs, { transactionId: transaction.id }, scoped)
+    yield* schedule(autoPayoutSettleKind, settlesAtMs, { transactionId: transaction.id }, scoped)
     return transaction.id
   })
 
@@ -929,7 +929,7 @@ export const orderTimerHandlers: Record<string, TimerHandler> = {
   [orderStartKind]: started,
   [orderSettleKind]: settled,
   [depositReturnKind]: depositReturned,
-  [payoutSettleKind]: payoutSettled
+  [autoPayoutSettleKind]: payoutSettled
 }
 
 /** The rows of an order's transaction (for tests and reads). */

@@ -10,6 +10,11 @@
  * | non-terminal | fails | failed | transaction.failed with failureCode |
  * | accepted payout before execution | reviewer rejects the supporting document | failed (compliance_rejected) | transaction.rejected |
  * | non-terminal | client cancels | cancelled | transaction.cancelled |
+ * | completed bank payout | the beneficiary's bank returns it | failed (returned_by_sender) | transaction.failed |
+ *
+ * The last row is fos's reading of the failureCode table ("returned_by_sender: a bank returned the transfer; may
+ * carry returnedAt, returnReason, returnCode") and the issue's "after completion a bank can return the transfer":
+ * the one move out of a terminal status. Its money moves as new ledger transfers (Transactions.ts).
  *
  * "A review period starts when the transaction enters review after the service asked the caller for something
  * (stage awaiting_customer_action), or after it was sent to the bank; otherwise moving between reviews does not
@@ -41,6 +46,7 @@ export type Move =
   | { readonly type: "fail" }
   | { readonly type: "reject" }
   | { readonly type: "cancel" }
+  | { readonly type: "return" }
 
 /** The status events a move emits, in order; each takes the transaction's next sequence number. */
 export type StatusEvent =
@@ -68,8 +74,12 @@ export const initialState = (stage: TransactionStage | null = null): MachineStat
 })
 
 export const transition = (state: MachineState, move: Move): Outcome => {
-  if (terminalStatuses.has(state.status)) return { refused: "RESOURCE_TERMINAL" }
   const notReady = { refused: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY" } as const
+  if (move.type === "return") {
+    if (state.status === "completed") return { next: { ...state, status: "failed", stage: null }, events: ["transaction.failed"] }
+    return terminalStatuses.has(state.status) ? { refused: "RESOURCE_TERMINAL" } : notReady
+  }
+  if (terminalStatuses.has(state.status)) return { refused: "RESOURCE_TERMINAL" }
   switch (move.type) {
     case "start":
       return state.status === "pending" ? { next: { ...state, status: "processing" }, events: ["transaction.processing"] } : notReady

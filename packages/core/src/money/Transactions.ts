@@ -4,8 +4,9 @@
  *
  * A transaction holds its money in the ledger as pending transfers (`holds`) while it is open: a deposit's credit,
  * a payout's reservation. Its ledger legs always match its status: open, the holds are pending; completed, every
- * hold is posted; failed or cancelled, every hold is voided. The state change, the ledger legs, the status events
- * (with their `sequence`) and any timer commit in one store transaction.
+ * hold is posted; failed or cancelled, every hold is voided, except a bank payout returned after completion, whose
+ * holds stay posted and whose principal comes back as new posted transfers (move `return`). The state change, the
+ * ledger legs, the status events (with their `sequence`) and any timer commit in one store transaction.
  *
  * `failureMessage` is always the catalog text of `failureCode` (TransactionFailureMessages); a simulate call's
  * reason never reaches it, as the spec requires.
@@ -43,7 +44,7 @@ import { toWire } from "../kernel/Wire.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
-import { type LedgerRefusal, transfer, type TransferRequest } from "./Ledger.ts"
+import { LedgerAccounts, type LedgerRefusal, LedgerTransfers, transfer, type TransferRequest } from "./Ledger.ts"
 import { initialState, type MachineState, type Move, type StatusEvent, terminalStatuses, transition } from "./TransactionMachine.ts"
 
 export interface StoredTransaction extends MachineState {
@@ -69,8 +70,16 @@ export interface StoredTransaction extends MachineState {
   readonly senderInformationExpiresAt?: string | undefined
   /** The sender's details, as the caller supplied them. */
   readonly senderInformation?: SenderInformation | undefined
-  /** A deposit's way in (its bank rail or chain), which decides when it settles. */
+  /** A deposit's way in or a payout's way out (its bank rail or chain), which decides when it settles. */
   readonly route?: { readonly rail: PayoutRail } | { readonly chain: Chain } | undefined
+  /** A payout's purpose, as the caller gave it. */
+  readonly payoutPurpose?: string | undefined
+  /** A payout's supporting documents (doc_ ids), for its reviewers. */
+  readonly payoutDocumentIds?: ReadonlyArray<string> | undefined
+  /** A payout's cancel asked while compliance reviewed it: the review's end decides (Payouts.ts, cancelPayout). */
+  readonly cancelRequested?: boolean | undefined
+  /** The saved recipient (whitelist recipient or registered address) a payout was sent to. */
+  readonly payoutRecipientId?: string | undefined
   /** The pending ledger transfers the transaction holds while it is open. */
   readonly holds: ReadonlyArray<string>
   /** The sequence of its last status event (1 after transaction.created). */
@@ -181,6 +190,12 @@ export const listTransactions = (
   })
 }
 
+/** The keyset order and partition that hold a scope's transactions matching `filter` (oldest first by createdAt). */
+export const transactionPartition = (caller: Caller, filter: TransactionFilter) => {
+  const keys = filterKeys.filter((k) => filter[k] !== undefined)
+  return { order: orderName("createdAt", keys), partition: partitionOf(scopeOf(caller.organization.id, caller.environment), keys, (k) => filter[k]!) }
+}
+
 export const isTransactionType = (s: string): s is TransactionType => (TransactionTypes as ReadonlyArray<string>).includes(s)
 export const isTransactionStatus = (s: string): s is TransactionStatus => (TransactionStatuses as ReadonlyArray<string>).includes(s)
 
@@ -206,6 +221,8 @@ export interface Ending {
   readonly cancellationReason?: CancellationReason | undefined
   /** transaction.rejected: the document types the reviewer would accept. */
   readonly acceptedDocumentTypes?: ReadonlyArray<string> | undefined
+  /** A return after completion (move `return`): when, why and the bank's code. */
+  readonly returned?: { readonly returnedAt: string; readonly returnReason: string; readonly returnCode: string } | undefined
 }
 
 const statusEventData = (event: StatusEvent, t: StoredTransaction, sequence: number, occurredAt: string, ending: Ending) => {
@@ -306,6 +323,31 @@ export const openTransaction = (input: NewTransaction): Effect.Effect<StoredTran
     return stored
   })
 
+/** The transfers that undo the principal of a posted transaction: each non-fee hold, from its credit side back. */
+const returnLegs = (t: StoredTransaction) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const legs: Array<TransferRequest> = []
+    for (const [i, holdId] of t.holds.entries()) {
+      const hold = yield* store.get(LedgerTransfers, holdId)
+      if (hold === undefined || hold.code.endsWith(".fee")) continue
+      const debit = yield* store.get(LedgerAccounts, hold.debitAccountId)
+      const credit = yield* store.get(LedgerAccounts, hold.creditAccountId)
+      if (debit === undefined || credit === undefined) continue
+      legs.push({
+        kind: "posted",
+        id: `${t.id}/return/${i}`,
+        debit: { scope: credit.scope, type: credit.holderType, id: credit.holderId },
+        credit: { scope: debit.scope, type: debit.holderType, id: debit.holderId },
+        asset: { code: hold.asset, chain: hold.chain },
+        amount: BigInt(hold.amount),
+        code: `${t.type}.return`,
+        transactionId: t.id
+      })
+    }
+    return legs
+  })
+
 const refusalDetail = {
   RESOURCE_TERMINAL: "The transaction has already ended",
   SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY: "This outcome is not possible in the transaction's current phase"
@@ -330,9 +372,15 @@ export const moveTransaction = (
     }
     const now = toIso(yield* Clock.currentTimeMillis)
     const { next, events } = outcome
-    const failureCode = next.status === "failed" ? (move.type === "reject" ? "compliance_rejected" : ending.failureCode === undefined ? "provider_rejected" : ending.failureCode) : null
-    // The money follows the status: a completed transaction posts what it held, a failed or cancelled one releases it.
-    if (next.status !== current.status && (next.status === "completed" || next.status === "failed" || next.status === "cancelled")) {
+    const failureCode = next.status === "failed"
+      ? (move.type === "reject" ? "compliance_rejected" : move.type === "return" ? "returned_by_sender" : ending.failureCode === undefined ? "provider_rejected" : ending.failureCode)
+      : null
+    if (move.type === "return") {
+      // What it posted stays posted (a transfer is never edited); the return is new transfers that bring the
+      // principal back. Fees (legs booked with a `.fee` code) are not returned: the service did its part.
+      yield* Effect.orDie(Effect.flatMap(returnLegs(current), transfer))
+    } else if (next.status !== current.status && (next.status === "completed" || next.status === "failed" || next.status === "cancelled")) {
+      // The money follows the status: a completed transaction posts what it held, a failed or cancelled one releases it.
       yield* Effect.orDie(transfer(current.holds.map((hold, i): TransferRequest =>
         next.status === "completed" || ending.postHolds === true
           ? { kind: "post", id: `${id}/post/${i}`, pendingId: hold, code: `${current.type}.settle`, transactionId: id }
@@ -342,6 +390,7 @@ export const moveTransaction = (
     const moved: StoredTransaction = {
       ...current,
       ...next,
+      ...(ending.returned ?? {}),
       failureCode,
       sequence: current.sequence + events.length,
       updatedAt: now

@@ -99,6 +99,34 @@ export interface WorldModelValue {
   readonly orderSettlementMs: Readonly<Record<OrderDirection, number>>
   /** The smallest and largest amount an order may convert, per source asset (decimal text). */
   readonly orderBounds: Readonly<Partial<Record<AssetCode, { readonly min: string; readonly max: string }>>>
+  /** Payouts (Payouts.ts): what they cost, how long each step takes, which go to review. */
+  readonly payouts: PayoutModel
+  /** How long the caller has to answer a request for information when the reviewer names no deadline. */
+  readonly rfiDeadlineMs: number
+}
+
+/** The world model's payout rules; docs/money.md ("Payouts") lists the defaults. */
+export interface PayoutModel {
+  /** The service's fee for a bank payout, per rail, in the currency's major unit (decimal text). */
+  readonly railFee: Readonly<Partial<Record<PayoutRail, string>>>
+  /** The network fee of a crypto payout, per asset (decimal text). */
+  readonly networkFee: Readonly<Partial<Record<AssetCode, string>>>
+  /** From creation to compliance clearing (processing), for a payout that is not reviewed. */
+  readonly complianceMs: number
+  /** From processing to the transfer being sent to the rail or broadcast on the chain. */
+  readonly sendMs: number
+  /** How long the world model's own review of a payout lasts before it clears. */
+  readonly reviewMs: number
+  /** A payout of at least this amount (per asset, decimal text) goes to review. */
+  readonly reviewThreshold: Readonly<Partial<Record<AssetCode, string>>>
+  /** A bank payout to a recipient in one of these countries (ISO 3166-1 alpha-3) goes to review. */
+  readonly reviewCountries: ReadonlyArray<string>
+  /** Whether the first payout to a saved recipient (whitelist recipient or registered address) goes to review. */
+  readonly reviewNewRecipients: boolean
+  /** A crypto payout of at least this amount (per asset, decimal text) must carry travel-rule information. */
+  readonly travelRuleThreshold: Readonly<Partial<Record<AssetCode, string>>>
+  /** How long after completion the references that arrive late (fedwireOmad) arrive. */
+  readonly lateReferenceMs: number
 }
 
 const minute = 60_000
@@ -149,7 +177,20 @@ export const defaultWorldModel: WorldModelValue = {
     ETH: { min: "0.0001", max: "500" },
     BTC: { min: "0.00001", max: "20" },
     SOL: { min: "0.01", max: "10000" }
-  }
+  },
+  payouts: {
+    railFee: { ach: "1", rtp: "1", fednow: "1", fedwire: "15", swift: "25", international_wire: "25", sepa: "1", faster_payments: "1" },
+    networkFee: { USDC: "0.5", USDT: "0.5", DAI: "0.5", EURC: "0.5", PYUSD: "0.5", ETH: "0.0005", BTC: "0.0001", SOL: "0.001", TRX: "1" },
+    complianceMs: 2_000,
+    sendMs: 2_000,
+    reviewMs: 30 * minute,
+    reviewThreshold: { USD: "10000", EUR: "10000", GBP: "10000", USDC: "10000", USDT: "10000", DAI: "10000", EURC: "10000", PYUSD: "10000" },
+    reviewCountries: [],
+    reviewNewRecipients: false,
+    travelRuleThreshold: { USDC: "1000", USDT: "1000", DAI: "1000", EURC: "1000", PYUSD: "1000", ETH: "0.3", BTC: "0.01", SOL: "5", TRX: "3000" },
+    lateReferenceMs: minute
+  },
+  rfiDeadlineMs: 7 * 24 * hour
 }
 
 /** What an engine's options may change: any rule, per chain or rail; the rest keeps its default. */
@@ -168,7 +209,9 @@ export interface WorldModelOptions {
   readonly orderLockMs?: number
   readonly orderStartMs?: number
   readonly orderSettlementMs?: Partial<Record<OrderDirection, number>>
-  readonly orderBounds?: Partial<Record<AssetCode, { readonly min: string; readonly max: string }>>
+  readonly orderBounds?: Partial<Record<AssetCode, { readonly min: string; readonly max: string }>>,
+  readonly payouts?: Partial<PayoutModel>
+  readonly rfiDeadlineMs?: number
 }
 
 export const worldModelOf = (options: WorldModelOptions = {}): WorldModelValue => ({
@@ -187,7 +230,9 @@ export const worldModelOf = (options: WorldModelOptions = {}): WorldModelValue =
   orderLockMs: options.orderLockMs ?? defaultWorldModel.orderLockMs,
   orderStartMs: options.orderStartMs ?? defaultWorldModel.orderStartMs,
   orderSettlementMs: { ...defaultWorldModel.orderSettlementMs, ...options.orderSettlementMs },
-  orderBounds: { ...defaultWorldModel.orderBounds, ...options.orderBounds }
+  orderBounds: { ...defaultWorldModel.orderBounds, ...options.orderBounds },
+  payouts: { ...defaultWorldModel.payouts, ...options.payouts },
+  rfiDeadlineMs: options.rfiDeadlineMs ?? defaultWorldModel.rfiDeadlineMs
 })
 
 export class WorldModel extends Context.Reference<WorldModelValue>("fos/WorldModel", {

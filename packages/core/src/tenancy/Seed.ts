@@ -10,7 +10,7 @@ import { decodeFailure } from "../kernel/Wire.ts"
 import { createApiKey, createOrganization, createUser, listOrganizations } from "./Operator.ts"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store } from "../kernel/Store.ts"
-import { AssetCodes, Chains, KeyAccess, OrderDirections, OrganizationStatus, PayoutRails, UserRole } from "@fos/contract"
+import { AssetCodes, Chains, Country, KeyAccess, OrderDirections, OrganizationStatus, PayoutRails, UserRole } from "@fos/contract"
 import { Organizations } from "./Tenancy.ts"
 
 const SeedUser = Schema.Struct({
@@ -76,7 +76,20 @@ const SeedWorldModel = Schema.Struct({
   orderLockMs: Schema.optionalKey(Milliseconds),
   orderStartMs: Schema.optionalKey(Milliseconds),
   orderSettlementMs: Schema.optionalKey(partialOf(OrderDirections, Milliseconds)),
-  orderBounds: Schema.optionalKey(partialOf(AssetCodes, Schema.Struct({ min: PositiveDecimal, max: PositiveDecimal })))
+  orderBounds: Schema.optionalKey(partialOf(AssetCodes, Schema.Struct({ min: PositiveDecimal, max: PositiveDecimal }))),
+  payouts: Schema.optionalKey(Schema.Struct({
+    railFee: Schema.optionalKey(partialOf(PayoutRails, Decimal)),
+    networkFee: Schema.optionalKey(partialOf(AssetCodes, Decimal)),
+    complianceMs: Schema.optionalKey(Milliseconds),
+    sendMs: Schema.optionalKey(Milliseconds),
+    reviewMs: Schema.optionalKey(Milliseconds),
+    reviewThreshold: Schema.optionalKey(partialOf(AssetCodes, Decimal)),
+    reviewCountries: Schema.optionalKey(Schema.Array(Country).check(Schema.isMaxLength(300))),
+    reviewNewRecipients: Schema.optionalKey(Schema.Boolean),
+    travelRuleThreshold: Schema.optionalKey(partialOf(AssetCodes, Decimal)),
+    lateReferenceMs: Schema.optionalKey(Milliseconds)
+  })),
+  rfiDeadlineMs: Schema.optionalKey(Milliseconds)
 })
 
 export const SeedFile = Schema.Struct({ organizations: Schema.Array(SeedOrganization), worldModel: Schema.optionalKey(SeedWorldModel) })

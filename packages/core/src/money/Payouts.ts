@@ -1,0 +1,614 @@
+/**
+ * Payouts: a customer's funds moved out (spec: "Payouts move funds out to external crypto addresses or external bank
+ * accounts"), from a custodial wallet to an address on its chain, or from a virtual account to a bank account over a
+ * rail. A payout is its `withdrawal` transaction, read by its `txn_` id at `GET /v2/payouts/{id}` as at
+ * `GET /v2/transactions/{id}`.
+ *
+ * Money: creating a payout reserves the amount and its fee as pending ledger transfers from the source (customer
+ * accounts never go below zero counting reservations, so a payout the balance does not cover is refused with 422
+ * INSUFFICIENT_FUNDS and nothing is reserved). Completion posts them; a failure, a rejection or a cancel voids them,
+ * so the available balance is exactly what it was; a bank return after completion books new transfers bringing the
+ * principal back (Transactions.ts).
+ *
+ * The world model (WorldModel.ts `payouts`) carries a payout on the clock, each step a durable timer:
+ *
+ * | step | when | transition | events |
+ * |---|---|---|---|
+ * | compliance clears | `complianceMs` after creation, or when a review clears | pending -> processing | transaction.processing |
+ * | sent | `sendMs` after processing | sent (no longer cancellable or rejectable) | none; references the network gives at sending appear |
+ * | settles | the rail's settlement time (as deposits) or the chain's confirmation time after sending | completed, reservation posted | transaction.completed |
+ * | late references | `lateReferenceMs` after completion (Fedwire) | fedwireOmad appears | none |
+ *
+ * A payout the rules send to review (amount threshold, recipient country, first payout to a saved recipient) enters
+ * review at creation (transaction.under_review) and clears after `reviewMs`; a simulate call can review any payout
+ * at any step, and a timer that finds the payout in review leaves it for the review's end to resume.
+ *
+ * Network references per rail (spec: "each only when the network exposes it ... on some rails these arrive shortly
+ * after the completed event"): ach `achTraceNumber` at sending; fedwire `fedwireImad` at sending and `fedwireOmad`
+ * after completion; swift and international_wire `swiftUetr` at sending; rtp `rtpTransactionId` and fednow
+ * `fedNowMessageId` at completion; sepa and faster_payments none (the spec names no reference for them); crypto
+ * `txHash` at broadcast (sending).
+ */
+import {
+  type AssetCode,
+  type Chain,
+  type CustomerId,
+  formatAmount,
+  isFiat,
+  parseAmount,
+  type PayoutCreate,
+  type PayoutRail,
+  type PayoutRequirements,
+  type PayoutRequirementsRequest,
+  type TransactionId,
+  type TransactionReturn,
+  type TransactionSide,
+  toIso
+} from "@fos/contract"
+import { sha256 } from "@noble/hashes/sha2.js"
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
+import { Clock, Effect } from "effect"
+import { apiError, type ApiError } from "../kernel/Problem.ts"
+import type { StoredResponse } from "../kernel/Idempotency.ts"
+import { type Position, Store } from "../kernel/Store.ts"
+import { schedule, type TimerHandler } from "../kernel/Timers.ts"
+import { restrictCustomer } from "../onboarding/Applications.ts"
+import { getCustomer } from "../onboarding/Customers.ts"
+import { requireDocuments } from "../onboarding/Documents.ts"
+import type { Caller } from "../tenancy/Auth.ts"
+import { scopeOf } from "../tenancy/Tenancy.ts"
+import { sandboxTxHash } from "./Addresses.ts"
+import type { Holder } from "./Ledger.ts"
+import { getRecipient, recipientAddress, Recipients, type StoredRecipient } from "./Recipients.ts"
+import { terminalStatuses } from "./TransactionMachine.ts"
+import { getTransaction, moveTransaction, openTransaction, type StoredTransaction, transactionPartition, Transactions, transactionToWire } from "./Transactions.ts"
+import { getVirtualAccount, virtualAccountHolder } from "./VirtualAccounts.ts"
+import { getWallet, walletHolder } from "./Wallets.ts"
+import { type PayoutModel, settlesAt, WorldModel } from "./WorldModel.ts"
+
+export const payoutStartKind = "payout.start"
+export const payoutSendKind = "payout.send"
+export const payoutSettleKind = "payout.settle"
+export const payoutReviewEndKind = "payout.review_end"
+export const payoutLateReferencesKind = "payout.late_references"
+
+/** The currencies a rail carries; swift carries any fiat currency. */
+const railCurrencies: Readonly<Record<PayoutRail, ReadonlyArray<AssetCode> | "any">> = {
+  ach: ["USD"],
+  fedwire: ["USD"],
+  rtp: ["USD"],
+  fednow: ["USD"],
+  // The announced replacement of swift and fedwire for international USD payments.
+  international_wire: ["USD"],
+  swift: "any",
+  sepa: ["EUR"],
+  faster_payments: ["GBP"]
+}
+
+/** The purposes fos suggests; any text is taken. */
+const purposeExamples = ["invoice_payment", "supplier_payment", "payroll", "personal_transfer", "treasury_transfer"]
+
+/** The supporting document types a reviewer accepts for a payout. */
+export const payoutDocumentTypes = ["invoice", "contract", "bank_statement", "proof_of_address"]
+
+const unitsOf = (asset: AssetCode, text: string | undefined): bigint | undefined =>
+  text === undefined ? undefined : parseAmount(asset, text)?.units
+
+const feeOf = (model: PayoutModel, asset: AssetCode, rail: PayoutRail | undefined): bigint =>
+  unitsOf(asset, rail === undefined ? model.networkFee[asset] : model.railFee[rail]) ?? 0n
+
+const atLeast = (units: bigint, threshold: bigint | undefined) => threshold !== undefined && units >= threshold
+
+// --- requirements ----------------------------------------------------------------------------------------------------
+
+const bankRecipientFields = (rail: PayoutRail) => {
+  const field = (name: string, required: boolean, description: string) => ({ pointer: `/recipient/${name}`, required, description })
+  const common = [
+    field("name", true, "the account holder's name"),
+    field("address", true, "the account holder's address; state is required when country is USA")
+  ]
+  switch (rail) {
+    case "ach":
+    case "fedwire":
+    case "rtp":
+    case "fednow":
+      return [...common, field("routingNumber", true, "the 9-digit ABA routing number"), field("accountNumber", true, "4 to 17 digits"), field("accountType", false, "checking (default) or savings")]
+    case "sepa":
+      return [...common, field("iban", true, "an IBAN of a SEPA country"), field("bic", false, "the bank's BIC")]
+    case "faster_payments":
+      return [...common, field("sortCode", true, "the 6-digit sort code"), field("accountNumber", true, "8 digits")]
+    case "swift":
+    case "international_wire":
+      return [...common, field("bic", true, "the bank's BIC"), field("iban", false, "the IBAN, where the country issues them"), field("accountNumber", false, "required when no iban is given")]
+  }
+}
+
+/** `POST /v2/payouts/requirements`: what a payout of this shape needs. */
+export const payoutRequirements = (body: PayoutRequirementsRequest): Effect.Effect<PayoutRequirements, ApiError> =>
+  Effect.gen(function*() {
+    const model = (yield* WorldModel).payouts
+    const invalid = (pointer: string, detail: string) =>
+      apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] })
+    const amount = parseAmount(body.asset, body.amount)
+    if (amount === undefined) return yield* invalid("/amount", "has more decimal places than the asset has")
+    if (body.destinationType === "external_bank") {
+      if (body.rail === undefined) return yield* invalid("/rail", "is required for an external_bank destination")
+      if (body.chain !== undefined) return yield* invalid("/chain", "is sent only for an external_crypto destination")
+      if (body.source.type !== "virtual_account" || !isFiat(body.asset)) {
+        return yield* apiError("UNPROCESSABLE_ENTITY", "A bank payout is paid from a virtual account in a fiat currency.")
+      }
+      const carried = railCurrencies[body.rail]
+      if (carried !== "any" && !carried.includes(body.asset)) {
+        return yield* apiError("UNPROCESSABLE_ENTITY", `The ${body.rail} rail carries ${carried.join(", ")}.`)
+      }
+      const reviewed = atLeast(amount.units, unitsOf(body.asset, model.reviewThreshold[body.asset])) || model.reviewCountries.includes(body.country)
+      return {
+        recipient: bankRecipientFields(body.rail),
+        purpose: { required: true, examples: purposeExamples },
+        documents: { required: reviewed, acceptedTypes: payoutDocumentTypes },
+        travelRule: { required: false, threshold: null, fields: [] },
+        fee: formatAmount({ asset: body.asset, units: feeOf(model, body.asset, body.rail) })
+      }
+    }
+    if (body.chain === undefined) return yield* invalid("/chain", "is required for an external_crypto destination")
+    if (body.rail !== undefined) return yield* invalid("/rail", "is sent only for an external_bank destination")
+    if (body.source.type !== "wallet" || isFiat(body.asset)) {
+      return yield* apiError("UNPROCESSABLE_ENTITY", "A crypto payout is paid from a wallet in an on-chain asset.")
+    }
+    const threshold = unitsOf(body.asset, model.travelRuleThreshold[body.asset])
+    const travelRuleRequired = atLeast(amount.units, threshold)
+    const field = (name: string, required: boolean, description: string) => ({ pointer: `/travelRule/${name}`, required, description })
+    return {
+      recipient: [
+        { pointer: "/destination/address", required: true, description: `an address on ${body.chain} (or a registered address)` }
+      ],
+      purpose: { required: true, examples: purposeExamples },
+      documents: { required: atLeast(amount.units, unitsOf(body.asset, model.reviewThreshold[body.asset])), acceptedTypes: payoutDocumentTypes },
+      travelRule: {
+        required: travelRuleRequired,
+        threshold: threshold === undefined ? null : formatAmount({ asset: body.asset, units: threshold }),
+        fields: [
+          field("beneficiaryName", true, "the beneficiary's full name"),
+          field("beneficiaryCountry", true, "the beneficiary's country (ISO 3166-1 alpha-3)"),
+          field("walletType", true, "hosted (at a provider) or unhosted"),
+          field("vaspName", false, "the provider holding a hosted address")
+        ]
+      },
+      fee: formatAmount({ asset: body.asset, units: feeOf(model, body.asset, undefined) })
+    }
+  })
+
+// --- creating ---------------------------------------------------------------------------------------------------------
+
+const invalidBody = (pointer: string, detail: string) =>
+  apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] })
+
+/** Where the money goes: the transaction's destination side (without its amount) and what routes it. */
+interface Target {
+  readonly side: (amount: TransactionSide["assetAmount"]) => TransactionSide
+  readonly route: { readonly rail: PayoutRail } | { readonly chain: Chain }
+  readonly recipient: StoredRecipient | undefined
+  readonly country: string | undefined
+}
+
+/** A saved recipient of the payout's customer; one of another customer is refused like a bad recipient. */
+const savedRecipient = (caller: Caller, kind: "whitelist_recipient" | "registered_address", id: string, customerId: CustomerId, pointer: string) =>
+  Effect.flatMap(getRecipient(caller, kind, id), (recipient) =>
+    recipient.customerId === customerId
+      ? Effect.succeed(recipient)
+      : Effect.fail(apiError("RECIPIENT_VALIDATION_FAILED", "The recipient failed validation; see errors[].", {
+        errors: [{ pointer, detail: "must be a recipient saved for the customer that owns the source" }]
+      })))
+
+/** `POST /v2/payouts`: validates, reserves the amount and its fee, and opens the withdrawal. */
+export const createPayout = (caller: Caller, body: PayoutCreate): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const model = (yield* WorldModel).payouts
+    const scope = scopeOf(caller.organization.id, caller.environment)
+
+    // The source: whose money, in which asset, held where.
+    let customerId: CustomerId
+    let asset: AssetCode
+    let holder: Holder
+    let sourceSide: (amount: TransactionSide["assetAmount"]) => TransactionSide
+    let chain: Chain | undefined
+    if (body.source.type === "wallet") {
+      const wallet = yield* getWallet(caller, body.source.walletId)
+      if (wallet.status !== "active") return yield* apiError("WALLET_NOT_ACTIVE", "The wallet is retired; pay out from its successor (replacedByWalletId).")
+      if (body.asset === undefined) return yield* invalidBody("/asset", "is required for a payout from a wallet")
+      if (isFiat(body.asset)) return yield* apiError("UNPROCESSABLE_ENTITY", "A wallet pays out on-chain assets; asset must be one.")
+      customerId = wallet.customerId
+      asset = body.asset
+      chain = wallet.chain
+      holder = walletHolder(wallet)
+      sourceSide = (assetAmount) => ({ type: "wallet", walletId: wallet.id, assetAmount })
+    } else {
+      const account = yield* getVirtualAccount(caller, body.source.virtualAccountId)
+      if (account.status !== "active") return yield* apiError("VIRTUAL_ACCOUNT_NOT_ACTIVE", "The virtual account is not active yet.")
+      if (body.asset !== undefined && body.asset !== account.asset.code) {
+        return yield* apiError("VIRTUAL_ACCOUNT_ASSET_MISMATCH", `The virtual account holds ${account.asset.code}; asset must be that currency or omitted.`)
+      }
+      customerId = account.customerId as CustomerId
+      asset = account.asset.code
+      chain = undefined
+      holder = virtualAccountHolder(account)
+      sourceSide = (assetAmount) => ({ type: "virtual_account", virtualAccountId: account.id, assetAmount })
+    }
+    const customer = yield* getCustomer(caller, customerId)
+    if (customer.status === "restricted") {
+      return yield* apiError("UNPROCESSABLE_ENTITY", "The customer is restricted; it cannot make new payouts while the restriction lasts.")
+    }
+
+    // The destination, and the rail or chain it goes over.
+    let target: Target
+    const destination = body.destination
+    if (destination.type === "external_bank") {
+      if (body.source.type !== "virtual_account") {
+        return yield* apiError("UNPROCESSABLE_ENTITY", "A bank payout is paid from a virtual account; a wallet pays out to crypto addresses.")
+      }
+      if (body.travelRule !== undefined) return yield* invalidBody("/travelRule", "is sent only for a crypto payout")
+      const recipient = yield* savedRecipient(caller, "whitelist_recipient", destination.whitelistRecipientId, customerId, "/destination/whitelistRecipientId")
+      const rail = body.rail ?? recipient.rail!
+      if (rail !== recipient.rail) {
+        return yield* apiError("RECIPIENT_VALIDATION_FAILED", "The recipient failed validation; see errors[].", {
+          errors: [{ pointer: "/rail", detail: `must be the rail the whitelist recipient was saved for (${recipient.rail})` }]
+        })
+      }
+      const carried = railCurrencies[rail]
+      if (carried !== "any" && !carried.includes(asset)) {
+        return yield* apiError("UNPROCESSABLE_ENTITY", `The ${rail} rail carries ${carried.join(", ")}; the virtual account holds ${asset}.`)
+      }
+      target = { side: (assetAmount) => ({ type: "external_bank", assetAmount }), route: { rail }, recipient, country: recipient.address?.country }
+    } else {
+      if (chain === undefined) {
+        return yield* apiError("UNPROCESSABLE_ENTITY", "A crypto payout is paid from a wallet; a virtual account pays out to bank accounts.")
+      }
+      if (body.rail !== undefined) return yield* invalidBody("/rail", "is sent only for a bank payout")
+      let address: string
+      let recipient: StoredRecipient | undefined
+      if (destination.type === "external_crypto") {
+        if (destination.chain !== chain) {
+          return yield* apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${chain}; the destination must be an address on that chain.`)
+        }
+        address = yield* recipientAddress(chain, destination.address, "/destination/address")
+      } else {
+        recipient = yield* savedRecipient(caller, "registered_address", destination.registeredAddressId, customerId, "/destination/registeredAddressId")
+        if (recipient.chain !== chain) {
+          return yield* apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${chain}; the registered address is on ${recipient.chain}.`)
+        }
+        address = recipient.cryptoAddress!
+      }
+      target = {
+        side: (assetAmount) => ({ type: "external_crypto", address, txHash: null, assetAmount }),
+        route: { chain },
+        recipient,
+        country: body.travelRule?.beneficiaryCountry
+      }
+    }
+
+    // The amount, the travel rule and the documents.
+    const amount = parseAmount(asset, body.amount)
+    if (amount === undefined) return yield* invalidBody("/amount", "has more decimal places than the asset has")
+    if (amount.units <= 0n) return yield* apiError("AMOUNT_OUT_OF_RANGE", "The amount must be more than zero.")
+    if ("chain" in target.route && body.travelRule === undefined && atLeast(amount.units, unitsOf(asset, model.travelRuleThreshold[asset]))) {
+      return yield* apiError(
+        "MISSING_REQUIRED_FIELDS",
+        `A crypto payout of ${model.travelRuleThreshold[asset]} ${asset} or more must carry travelRule (beneficiaryName, beneficiaryCountry, walletType); see POST /v2/payouts/requirements.`
+      )
+    }
+    // What POST /v2/payouts/requirements answers as `documents.required`: a payout the rules review by amount or
+    // country needs its supporting documents for the reviewer.
+    const documentsRequired = atLeast(amount.units, unitsOf(asset, model.reviewThreshold[asset])) ||
+      ("rail" in target.route && target.country !== undefined && model.reviewCountries.includes(target.country))
+    if (documentsRequired && (body.documents === undefined || body.documents.length === 0)) {
+      return yield* apiError(
+        "MISSING_REQUIRED_FIELDS",
+        `This payout goes to compliance review and must carry documents (supporting document ids: ${payoutDocumentTypes.join(", ")}); see POST /v2/payouts/requirements.`
+      )
+    }
+    if (body.documents !== undefined) yield* requireDocuments(caller, body.documents, { customerId, pointer: "/documents" })
+
+    const rail = "rail" in target.route ? target.route.rail : undefined
+    const fee = feeOf(model, asset, rail)
+    const amountOf = (units: bigint) => ({ code: asset, amount: formatAmount({ asset, units }), ...(chain === undefined ? {} : { chain }) })
+    const world: Holder = { scope, type: "world", id: "rail" in target.route ? `rail:${target.route.rail}` : `chain:${target.route.chain}` }
+    const ledgerAsset = { code: asset, chain }
+    const opened = yield* openTransaction({
+      organizationId: caller.organization.id,
+      environment: caller.environment,
+      customerId,
+      type: "withdrawal",
+      source: sourceSide(amountOf(amount.units + fee)),
+      destination: target.side(amountOf(amount.units)),
+      fees: fee > 0n ? [{ owner: rail === undefined ? "network" : "service", assetAmount: amountOf(fee), invoiced: false }] : [],
+      clientReferenceId: body.clientReferenceId,
+      payoutRail: rail,
+      holds: (id) => [
+        { kind: "pending", id: `${id}/payout`, debit: holder, credit: world, asset: ledgerAsset, amount: amount.units, code: "withdrawal", transactionId: id },
+        ...(fee > 0n
+          ? [{ kind: "pending", id: `${id}/fee`, debit: holder, credit: { scope, type: "fees", id: "service" }, asset: ledgerAsset, amount: fee, code: "withdrawal.fee", transactionId: id } as const]
+          : [])
+      ]
+    }).pipe(Effect.catchTag("LedgerRefusal", (refusal) =>
+      refusal.reason === "insufficient_funds"
+        ? Effect.fail(apiError(
+          "INSUFFICIENT_FUNDS",
+          `The available balance does not cover the amount and its fee of ${formatAmount({ asset, units: fee })} ${asset}; nothing was reserved.`
+        ))
+        : Effect.die(refusal)))
+    const transaction: StoredTransaction = {
+      ...opened,
+      route: target.route,
+      payoutPurpose: body.purpose,
+      payoutDocumentIds: body.documents,
+      payoutRecipientId: target.recipient?.id
+    }
+    yield* Effect.orDie(store.update(Transactions, transaction))
+
+    // The world model's compliance rules.
+    const now = yield* Clock.currentTimeMillis
+    const firstToRecipient = target.recipient !== undefined && !target.recipient.paidOut
+    if (target.recipient !== undefined && firstToRecipient) {
+      yield* Effect.orDie(store.update(Recipients, { ...target.recipient, paidOut: true }))
+    }
+    const reviewed = documentsRequired || (model.reviewNewRecipients && firstToRecipient)
+    if (reviewed) {
+      const inReview = yield* moveTransaction(transaction.id, { type: "enter_review" })
+      yield* schedule(payoutReviewEndKind, now + model.reviewMs, { transactionId: transaction.id }, scope)
+      return inReview
+    }
+    yield* schedule(payoutStartKind, now + model.complianceMs, { transactionId: transaction.id }, scope)
+    return transaction
+  })
+
+// --- reading and cancelling --------------------------------------------------------------------------------------------
+
+/** The caller's payout: a withdrawal transaction (any other transaction is no payout: 404 NOT_FOUND). */
+export const getPayout = (caller: Caller, id: TransactionId, forUpdate = false): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.flatMap(getTransaction(caller, id, forUpdate), (t) =>
+    t.type === "withdrawal" ? Effect.succeed(t) : Effect.fail(apiError("NOT_FOUND", "No payout with this id exists in this organization and environment.")))
+
+/**
+ * `POST /v2/payouts/{id}/cancel`: while the transfer is not yet sent, the payout is cancelled and its reservation
+ * voided (transaction.cancelled, client_cancelled). A cancelled payout answers 200 again; a payout already sent,
+ * completed or failed is 409 CONFLICT.
+ *
+ * Under compliance review (stage under_review) the review holds the funds, so the cancel races the review's outcome
+ * (spec: "a cancel that races a compliance rejection ends as transaction.failed"): it is recorded and answered
+ * with the payout as it stands (200, still under review); when the review clears, the payout is cancelled
+ * (transaction.cancelled); when the reviewer rejects the supporting document, it ends failed with compliance_rejected
+ * through transaction.failed (not transaction.rejected: the caller has withdrawn it and resubmits nothing).
+ */
+export const cancelPayout = (caller: Caller, id: TransactionId): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.gen(function*() {
+    const payout = yield* getPayout(caller, id, true)
+    if (payout.status === "cancelled") return payout
+    if (terminalStatuses.has(payout.status)) return yield* apiError("CONFLICT", `The payout has already ended (status ${payout.status}); it cannot be cancelled.`)
+    if (payout.sent) return yield* apiError("CONFLICT", "The payout's transfer has already been sent; it can no longer be cancelled.")
+    if (payout.stage === "under_review") {
+      const recorded: StoredTransaction = { ...payout, cancelRequested: true }
+      yield* Effect.orDie((yield* Store).update(Transactions, recorded))
+      return recorded
+    }
+    return yield* moveTransaction(id, { type: "cancel" }, { cancellationReason: "client_cancelled" })
+  })
+
+/**
+ * Idempotency rule 6 on a replayed `POST /v2/payouts`: once the payout has failed, the retry answers it as it is now
+ * (failed, with its failureCode), so the caller sees the key is bound to a failed attempt and needs a fresh one.
+ * Any other replay answers the original response (rule 3).
+ */
+export const replayPayout = (_caller: Caller, stored: StoredResponse): Effect.Effect<StoredResponse, never, Store> =>
+  Effect.gen(function*() {
+    if (stored.status !== 201) return stored
+    const id = (JSON.parse(stored.body) as { readonly id?: unknown }).id
+    if (typeof id !== "string") return stored
+    const t = yield* (yield* Store).get(Transactions, id)
+    return t?.status === "failed" ? { ...stored, body: JSON.stringify(transactionToWire(t)) } : stored
+  })
+
+// --- the world model on the clock ------------------------------------------------------------------------------------------
+
+/** A reference derived from the transaction's id: deterministic, in the network's format, held by no real transfer. */
+const digest = (t: StoredTransaction, label: string) => bytesToHex(sha256(utf8ToBytes(`fos/${label}/${t.id}`)))
+const digits = (hex: string, n: number) => BigInt(`0x${hex}`).toString().slice(0, n).padStart(n, "0")
+const yyyymmdd = (ms: number) => new Date(ms).toISOString().slice(0, 10).replaceAll("-", "")
+
+type ReferenceStep = "send" | "complete" | "late"
+
+/** The references the network gives at a step, per rail (the module's comment). */
+const referencesAt = (t: StoredTransaction, step: ReferenceStep, nowMs: number): Record<string, string> => {
+  const route = t.route
+  if (route === undefined) return {}
+  if ("chain" in route) return step === "send" ? { txHash: sandboxTxHash(route.chain, t.id) } : {}
+  const h = digest(t, route.rail)
+  switch (route.rail) {
+    case "ach":
+      // The originating bank's 8-digit routing prefix and a 7-digit sequence.
+      return step === "send" ? { achTraceNumber: `02100002${digits(h, 7)}` } : {}
+    case "fedwire":
+      if (step === "send") return { fedwireImad: `${yyyymmdd(nowMs)}FOSB${h.slice(0, 4).toUpperCase()}${digits(h, 6)}` }
+      return step === "late" ? { fedwireOmad: `${yyyymmdd(nowMs)}FOSR${h.slice(4, 8).toUpperCase()}${digits(h.slice(8), 6)}` } : {}
+    case "swift":
+    case "international_wire":
+      // A UETR is a UUID version 4.
+      return step === "send"
+        ? { swiftUetr: `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${"89ab"[Number.parseInt(h[16]!, 16) % 4]}${h.slice(17, 20)}-${h.slice(20, 32)}` }
+        : {}
+    case "rtp":
+      return step === "complete" ? { rtpTransactionId: `${yyyymmdd(nowMs)}FOS${h.slice(0, 24).toUpperCase()}` } : {}
+    case "fednow":
+      return step === "complete" ? { fedNowMessageId: `${yyyymmdd(nowMs)}FOS${h.slice(0, 24).toUpperCase()}` } : {}
+    case "sepa":
+    case "faster_payments":
+      return {}
+  }
+}
+
+/** Adds the references of `step` to the destination (in the caller's store transaction). */
+const addReferences = (t: StoredTransaction, step: ReferenceStep, nowMs: number) =>
+  Effect.gen(function*() {
+    const references = referencesAt(t, step, nowMs)
+    if (Object.keys(references).length === 0) return t
+    const next = { ...t, destination: { ...t.destination, ...references } as TransactionSide }
+    yield* Effect.orDie((yield* Store).update(Transactions, next))
+    return next
+  })
+
+const settleTime = (t: StoredTransaction, nowMs: number) =>
+  Effect.map(WorldModel, (model) => {
+    const route = t.route!
+    return "rail" in route ? settlesAt(nowMs, model.railSettlement[route.rail]) : nowMs + model.chainSettlementMs[route.chain]
+  })
+
+/**
+ * Moves a payout on from where it stands, unless it is in review or ended (a review's end resumes it): pending ->
+ * processing (and sending after `sendMs`); processing -> sending; sent -> settling on the rail's clock.
+ */
+const resume = (t: StoredTransaction) =>
+  Effect.gen(function*() {
+    if (terminalStatuses.has(t.status) || t.stage !== null) return
+    if (t.cancelRequested === true && !t.sent) {
+      yield* Effect.orDie(moveTransaction(t.id, { type: "cancel" }, { cancellationReason: "client_cancelled" }))
+      return
+    }
+    const model = (yield* WorldModel).payouts
+    const now = yield* Clock.currentTimeMillis
+    const scope = scopeOf(t.organizationId, t.environment)
+    if (t.status === "pending") {
+      yield* Effect.orDie(moveTransaction(t.id, { type: "start" }))
+      yield* schedule(payoutSendKind, now + model.sendMs, { transactionId: t.id }, scope)
+    } else if (!t.sent) {
+      yield* schedule(payoutSendKind, now + model.sendMs, { transactionId: t.id }, scope)
+    } else {
+      yield* schedule(payoutSettleKind, yield* settleTime(t, now), { transactionId: t.id }, scope)
+    }
+  })
+
+/** After a simulate call cleared a payout's review: the world model carries it on. */
+export const resumeAfterReview = (id: TransactionId): Effect.Effect<void, never, Store> =>
+  Effect.flatMap(Store, (store) =>
+    Effect.flatMap(store.get(Transactions, id), (t) => (t === undefined || t.type !== "withdrawal" ? Effect.void : resume(t))))
+
+const payoutTimer = (step: (t: StoredTransaction) => Effect.Effect<void, never, Store>): TimerHandler =>
+  (payload: { readonly transactionId: TransactionId }) =>
+    Effect.gen(function*() {
+      const store = yield* Store
+      const t = yield* store.getForUpdate(Transactions, payload.transactionId)
+      if (t === undefined || terminalStatuses.has(t.status)) return
+      yield* step(t)
+    })
+
+// A simulate call may have started it already: then the world model still sends it (a send scheduled twice sends once).
+const onStart = payoutTimer((t) => (t.sent ? Effect.void : resume(t)))
+
+const onReviewEnd = payoutTimer((t) =>
+  Effect.gen(function*() {
+    if (t.stage !== "under_review") return
+    const cleared = yield* Effect.orDie(moveTransaction(t.id, { type: "clear_review" }))
+    yield* resume(cleared)
+  }))
+
+const onSend = payoutTimer((t) =>
+  Effect.gen(function*() {
+    if (t.status !== "processing" || t.sent || t.stage !== null) return
+    const now = yield* Clock.currentTimeMillis
+    const sent = yield* Effect.orDie(moveTransaction(t.id, { type: "send" }))
+    yield* addReferences(sent, "send", now)
+    yield* schedule(payoutSettleKind, yield* settleTime(t, now), { transactionId: t.id }, scopeOf(t.organizationId, t.environment))
+  }))
+
+const onSettle = payoutTimer((t) =>
+  Effect.gen(function*() {
+    if (t.status !== "processing" || !t.sent || t.stage !== null) return
+    const now = yield* Clock.currentTimeMillis
+    yield* addReferences(t, "complete", now)
+    yield* Effect.orDie(moveTransaction(t.id, { type: "settle" }))
+    if (t.route !== undefined && "rail" in t.route && t.route.rail === "fedwire") {
+      const model = (yield* WorldModel).payouts
+      yield* schedule(payoutLateReferencesKind, now + model.lateReferenceMs, { transactionId: t.id }, scopeOf(t.organizationId, t.environment))
+    }
+  }))
+
+const onLateReferences: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const t = yield* store.getForUpdate(Transactions, payload.transactionId)
+    if (t === undefined || t.status !== "completed") return
+    yield* addReferences(t, "late", yield* Clock.currentTimeMillis)
+  })
+
+export const payoutTimerHandlers: Record<string, TimerHandler> = {
+  [payoutStartKind]: onStart,
+  [payoutReviewEndKind]: onReviewEnd,
+  [payoutSendKind]: onSend,
+  [payoutSettleKind]: onSettle,
+  [payoutLateReferencesKind]: onLateReferences
+}
+
+// --- returns and restrictions -------------------------------------------------------------------------------------------
+
+/** Return reasons of the Nacha codes seen most (the text the return carries when the simulate call names none). */
+const nachaReasons: Readonly<Record<string, string>> = {
+  R01: "Insufficient funds",
+  R02: "Account closed",
+  R03: "No account or unable to locate account",
+  R04: "Invalid account number structure",
+  R06: "Returned per ODFI's request",
+  R07: "Authorization revoked by customer",
+  R08: "Payment stopped",
+  R10: "Customer advises not authorized",
+  R16: "Account frozen",
+  R17: "File record edit criteria",
+  R20: "Non-transaction account",
+  R23: "Credit entry refused by receiver",
+  R29: "Corporate customer advises not authorized"
+}
+
+/**
+ * `POST /sandbox/v2/simulate/transactions/{id}/return`: the beneficiary's bank returns a completed bank payout. The
+ * payout becomes failed with returned_by_sender, `returnedAt`, `returnReason` and `returnCode` (on ACH a Nacha code,
+ * R followed by two digits), transaction.failed fires, and the principal comes back to the source as new transfers.
+ */
+export const simulateReturn = (caller: Caller, id: TransactionId, body: TransactionReturn): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.gen(function*() {
+    const t = yield* getTransaction(caller, id, true)
+    if (t.type !== "withdrawal" || t.destination.type !== "external_bank") {
+      if (t.status !== "completed" && terminalStatuses.has(t.status)) return yield* apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${t.status}).`)
+      return yield* apiError("SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", "Only a bank payout can be returned by the beneficiary's bank.")
+    }
+    const ach = t.payoutRail === "ach"
+    if (ach && !/^R\d{2}$/.test(body.returnCode)) return yield* invalidBody("/returnCode", "must be a Nacha return code (R and two digits) on an ACH payout")
+    const returnReason = body.returnReason ?? nachaReasons[body.returnCode] ?? "The beneficiary's bank returned the transfer."
+    return yield* moveTransaction(id, { type: "return" }, {
+      returned: { returnedAt: toIso(yield* Clock.currentTimeMillis), returnReason, returnCode: body.returnCode }
+    })
+  })
+
+/**
+ * A restriction placed on a customer (`simulate/customers/{id}/restrict`, type account) bites its payouts: each one
+ * not yet sent fails with capability_suspended and its reservation returns; one already sent goes on. New payouts
+ * are refused (422 UNPROCESSABLE_ENTITY) while the customer is restricted.
+ */
+export const restrictCustomerWithPayouts = (caller: Caller, customerId: CustomerId, type: "account" | "monitoring") =>
+  Effect.gen(function*() {
+    const restricted = yield* restrictCustomer(caller, customerId, type)
+    if (restricted.status !== "restricted") return restricted
+    const store = yield* Store
+    for (const status of ["pending", "processing"] as const) {
+      const { order, partition } = transactionPartition(caller, { type: "withdrawal", status, customerId })
+      // A customer has few payouts in flight; they are walked a bounded page at a time.
+      let from: Position | undefined = undefined
+      while (true) {
+        const open: ReadonlyArray<StoredTransaction> = yield* store.page(Transactions, { order, partition, descending: false, backward: false, from, limit: 100 })
+        for (const t of open) {
+          if (!t.sent) yield* Effect.orDie(moveTransaction(t.id, { type: "fail" }, { failureCode: "capability_suspended" }))
+        }
+        if (open.length < 100) break
+        const last = open[open.length - 1]!
+        from = { sort: last.createdAt, key: last.id }
+      }
+    }
+    return restricted
+  })

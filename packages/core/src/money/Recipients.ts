@@ -1,0 +1,343 @@
+/**
+ * Saved payout destinations (the spec's idempotency rule 1 lists "registered addresses, whitelist recipients" among
+ * the keyed calls; their fields and paths are not shown, docs/money.md "Recipients" gives fos's design):
+ *
+ * - a **whitelist recipient** (`wlr_`) is a customer's bank account on one rail, checked for that rail when saved;
+ * - a **registered address** (`rad_`) is a customer's external address on one chain, checked by the chain's
+ *   validator (Addresses.ts), the one every address the API takes goes through.
+ *
+ * Checks and their codes: the body's shape (types, required keys, the spec's address rule with state required for
+ * USA) is the schema's, 400 VALIDATION_ERROR as on every body. The banking checks are 422
+ * RECIPIENT_VALIDATION_FAILED with one `errors[]` entry per problem: the fields a rail needs and the ones it does not
+ * take, the ABA routing number's check digit, the IBAN's country, length and ISO 13616 check digits, the sort code,
+ * the BIC. An EVM address in mixed case that is not EIP-55 is 400 INVALID_ADDRESS_FORMAT, any other bad address
+ * 422 RECIPIENT_VALIDATION_FAILED. A detail never repeats the rejected value, except that it may name a routing
+ * number (the spec's rule for errors[]).
+ *
+ * Removal (`DELETE`) takes the recipient out of lists and reads (404 NOT_FOUND afterwards; a second removal is 204
+ * as the first); a payout already made keeps its own copy of the destination.
+ */
+import {
+  type Chain,
+  type CustomerId,
+  type Environment,
+  type ErrorEntry,
+  type PayoutRail,
+  type RegisteredAddress as RegisteredAddressWire,
+  type RegisteredAddressCreate,
+  toIso,
+  type WhitelistRecipient as WhitelistRecipientWire,
+  type WhitelistRecipientCreate
+} from "@fos/contract"
+import { Clock, Effect } from "effect"
+import { newId } from "../kernel/IdGenerator.ts"
+import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
+import { apiError, type ApiError } from "../kernel/Problem.ts"
+import { Store, table } from "../kernel/Store.ts"
+import { toWire } from "../kernel/Wire.ts"
+import type { Caller } from "../tenancy/Auth.ts"
+import { scopeOf } from "../tenancy/Tenancy.ts"
+import { checkAddress } from "./Addresses.ts"
+import { onboardedCustomer } from "./Wallets.ts"
+
+export type RecipientKind = "whitelist_recipient" | "registered_address"
+
+type Address = WhitelistRecipientCreate["address"]
+
+export interface StoredRecipient {
+  readonly id: string
+  readonly kind: RecipientKind
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly customerId: CustomerId
+  readonly removed: boolean
+  // A whitelist recipient's bank account (kept whole: a payout sends to it; reads show the last four only).
+  readonly rail?: PayoutRail | undefined
+  readonly name?: string | undefined
+  readonly address?: Address | undefined
+  readonly accountNumber?: string | undefined
+  readonly routingNumber?: string | undefined
+  readonly iban?: string | undefined
+  readonly bic?: string | undefined
+  readonly sortCode?: string | undefined
+  readonly accountType?: "checking" | "savings" | undefined
+  // A registered address.
+  readonly chain?: Chain | undefined
+  readonly cryptoAddress?: string | undefined
+  readonly label?: string | undefined
+  readonly clientReferenceId?: string | undefined
+  /** Whether a payout has gone to it (the world model may review the first one). */
+  readonly paidOut?: boolean | undefined
+  readonly createdAt: string
+}
+
+const scope = (r: StoredRecipient) => scopeOf(r.organizationId, r.environment)
+
+export const Recipients = table<StoredRecipient>({
+  name: "recipients",
+  key: (r) => r.id,
+  unique: {
+    clientReferenceId: (r) => (r.clientReferenceId === undefined ? undefined : `${scope(r)}/${r.kind}/${r.clientReferenceId}`)
+  },
+  orders: {
+    // A removed recipient leaves its customer's list.
+    byCustomer: { partition: (r) => (r.removed ? undefined : `${scope(r)}/${r.customerId}/${r.kind}`), sort: (r) => r.createdAt },
+    byScope: { partition: scope, sort: (r) => r.id, counted: false }
+  }
+})
+
+// --- bank account checks -------------------------------------------------------------------------------------------
+
+/** The US rails: an ABA routing number and an account number. */
+const usRails: ReadonlySet<PayoutRail> = new Set(["ach", "fedwire", "rtp", "fednow"])
+const wireRails: ReadonlySet<PayoutRail> = new Set(["swift", "international_wire"])
+
+/**
+ * The ABA routing number rule: nine digits, the first two in the Federal Reserve's ranges (00-12 banks, 21-32 thrifts,
+ * 61-72 electronic, 80 traveller's cheques), and the check digit: 3·(d1+d4+d7) + 7·(d2+d5+d8) + (d3+d6+d9) ≡ 0 mod 10.
+ */
+export const isAbaRoutingNumber = (s: string): boolean => {
+  if (!/^\d{9}$/.test(s)) return false
+  const prefix = Number(s.slice(0, 2))
+  if (!(prefix <= 12 || (prefix >= 21 && prefix <= 32) || (prefix >= 61 && prefix <= 72) || prefix === 80)) return false
+  const d = [...s].map(Number)
+  return (3 * (d[0]! + d[3]! + d[6]!) + 7 * (d[1]! + d[4]! + d[7]!) + (d[2]! + d[5]! + d[8]!)) % 10 === 0
+}
+
+/** IBAN lengths per country (ISO 13616 registry, SWIFT release 2025). */
+const ibanLengths: Readonly<Record<string, number>> = {
+  AD: 24, AE: 23, AL: 28, AT: 20, AZ: 28, BA: 20, BE: 16, BG: 22, BH: 22, BR: 29, BY: 28, CH: 21, CR: 22, CY: 28,
+  CZ: 24, DE: 22, DK: 18, DO: 28, EE: 20, EG: 29, ES: 24, FI: 18, FO: 18, FR: 27, GB: 22, GE: 22, GI: 23, GL: 18,
+  GR: 27, GT: 28, HR: 21, HU: 28, IE: 22, IL: 23, IQ: 23, IS: 26, IT: 27, JO: 30, KW: 30, KZ: 20, LB: 28, LC: 32,
+  LI: 21, LT: 20, LU: 20, LV: 21, MC: 27, MD: 24, ME: 22, MK: 19, MR: 27, MT: 31, MU: 30, NL: 18, NO: 15, PK: 24,
+  PL: 28, PS: 29, PT: 25, QA: 29, RO: 24, RS: 22, SA: 24, SC: 31, SE: 24, SI: 19, SK: 24, SM: 27, ST: 25, SV: 28,
+  TL: 23, TN: 24, TR: 26, UA: 29, VA: 22, VG: 24, XK: 20
+}
+
+/** The countries of the SEPA scheme whose IBANs a sepa payout reaches. */
+const sepaCountries: ReadonlySet<string> = new Set(
+  "AD AT BE BG CH CY CZ DE DK EE ES FI FR GB GI GR HR HU IE IS IT LI LT LU LV MC MT NL NO PL PT RO SE SI SK SM VA".split(" ")
+)
+
+/** An IBAN without its spaces, in upper case. */
+const compactIban = (s: string) => s.replaceAll(" ", "").toUpperCase()
+
+/** What is wrong with an IBAN (compact form), or undefined: its country, its length, its ISO 7064 mod 97-10 check digits. */
+export const ibanProblem = (iban: string): string | undefined => {
+  if (!/^[A-Z]{2}\d{2}[A-Z0-9]+$/.test(iban)) return "must be an IBAN: a country code, two check digits and the account's letters and digits"
+  const length = ibanLengths[iban.slice(0, 2)]
+  if (length === undefined) return "must be an IBAN of a country that issues IBANs"
+  if (iban.length !== length) return `must have ${length} characters for its country`
+  const rearranged = iban.slice(4) + iban.slice(0, 4)
+  let remainder = 0
+  for (const c of rearranged) {
+    const value = c >= "A" ? String(c.charCodeAt(0) - 55) : c
+    for (const digit of value) remainder = (remainder * 10 + Number(digit)) % 97
+  }
+  return remainder === 1 ? undefined : "has check digits that do not match the account"
+}
+
+const bicPattern = /^[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$/
+
+/** The fields each rail needs (`required`) and may take (`optional`); any other bank field is refused. */
+const railFields = (rail: PayoutRail) => {
+  if (usRails.has(rail)) return { required: ["routingNumber", "accountNumber"], optional: ["accountType"] } as const
+  if (rail === "sepa") return { required: ["iban"], optional: ["bic"] } as const
+  if (rail === "faster_payments") return { required: ["sortCode", "accountNumber"], optional: [] } as const
+  return { required: ["bic"], optional: ["iban", "accountNumber"] } as const
+}
+
+const bankFields = ["accountNumber", "routingNumber", "iban", "bic", "sortCode", "accountType"] as const
+type BankField = typeof bankFields[number]
+
+/** Every problem of a bank account for its rail, one entry per field. */
+export const bankAccountProblems = (body: WhitelistRecipientCreate): ReadonlyArray<ErrorEntry> => {
+  const errors: Array<ErrorEntry> = []
+  const { required, optional } = railFields(body.rail)
+  const allowed = new Set<BankField>([...required, ...optional])
+  const at = (field: BankField, detail: string) => errors.push({ pointer: `/${field}`, detail })
+  for (const field of bankFields) {
+    if (body[field] !== undefined && !allowed.has(field)) at(field, `is not used on the ${body.rail} rail`)
+  }
+  for (const field of required) if (body[field] === undefined) at(field, `is required on the ${body.rail} rail`)
+  if (allowed.has("routingNumber") && body.routingNumber !== undefined && !isAbaRoutingNumber(body.routingNumber)) {
+    at("routingNumber", `routing number ${body.routingNumber} is not a valid ABA routing number (its check digit does not match)`)
+  }
+  if (allowed.has("accountNumber") && body.accountNumber !== undefined) {
+    const account = body.accountNumber
+    if (usRails.has(body.rail) && !/^\d{4,17}$/.test(account)) at("accountNumber", "must be 4 to 17 digits")
+    if (body.rail === "faster_payments" && !/^\d{8}$/.test(account)) at("accountNumber", "must be 8 digits")
+    if (wireRails.has(body.rail) && !/^[A-Za-z0-9]{4,34}$/.test(account)) at("accountNumber", "must be 4 to 34 letters or digits")
+  }
+  if (allowed.has("sortCode") && body.sortCode !== undefined && !/^\d{2}-?\d{2}-?\d{2}$/.test(body.sortCode)) {
+    at("sortCode", "must be a UK sort code: 6 digits, optionally as 12-34-56")
+  }
+  if (allowed.has("bic") && body.bic !== undefined && !bicPattern.test(body.bic.toUpperCase())) {
+    at("bic", "must be a BIC of 8 or 11 letters and digits")
+  }
+  if (allowed.has("iban") && body.iban !== undefined) {
+    const iban = compactIban(body.iban)
+    const problem = ibanProblem(iban)
+    if (problem !== undefined) at("iban", problem)
+    else if (body.rail === "sepa" && !sepaCountries.has(iban.slice(0, 2))) at("iban", "must be an IBAN of a SEPA country on the sepa rail")
+  }
+  if (wireRails.has(body.rail) && body.iban === undefined && body.accountNumber === undefined) {
+    errors.push({ pointer: "/accountNumber", detail: `is required on the ${body.rail} rail when no iban is given` })
+  }
+  return errors
+}
+
+// --- reads and writes -----------------------------------------------------------------------------------------------
+
+const last4 = (s: string) => s.slice(-4)
+
+export const whitelistRecipientToWire = (r: StoredRecipient): WhitelistRecipientWire =>
+  toWire({
+    id: r.id,
+    customerId: r.customerId,
+    rail: r.rail,
+    name: r.name,
+    address: r.address,
+    accountNumberLast4: r.accountNumber === undefined ? undefined : last4(r.accountNumber),
+    routingNumber: r.routingNumber,
+    ibanMasked: r.iban === undefined ? undefined : `${r.iban.slice(0, 2)}••••${last4(r.iban)}`,
+    bic: r.bic,
+    sortCode: r.sortCode,
+    accountType: r.accountType,
+    clientReferenceId: r.clientReferenceId,
+    createdAt: r.createdAt
+  }) as WhitelistRecipientWire
+
+export const registeredAddressToWire = (r: StoredRecipient): RegisteredAddressWire =>
+  toWire({
+    id: r.id,
+    customerId: r.customerId,
+    chain: r.chain,
+    address: r.cryptoAddress,
+    label: r.label,
+    clientReferenceId: r.clientReferenceId,
+    createdAt: r.createdAt
+  }) as RegisteredAddressWire
+
+const nouns: Readonly<Record<RecipientKind, string>> = { whitelist_recipient: "whitelist recipient", registered_address: "registered address" }
+
+/** The caller's recipient of `kind` (removed ones are gone: 404 NOT_FOUND). */
+export const getRecipient = (caller: Caller, kind: RecipientKind, id: string): Effect.Effect<StoredRecipient, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const found = yield* store.get(Recipients, id)
+    if (found === undefined || found.kind !== kind || found.removed || scope(found) !== scopeOf(caller.organization.id, caller.environment)) {
+      return yield* apiError("NOT_FOUND", `No ${nouns[kind]} with this id exists in this organization and environment.`)
+    }
+    return found
+  })
+
+export const listRecipients = <A>(
+  caller: Caller,
+  kind: RecipientKind,
+  customerId: CustomerId,
+  query: ListQuery,
+  render: (r: StoredRecipient) => A
+): Effect.Effect<ListEnvelope<A>, ApiError, Store> =>
+  Effect.gen(function*() {
+    yield* onboardedCustomer(caller, customerId)
+    return yield* listPage(Recipients, {
+      order: "byCustomer",
+      partition: `${scopeOf(caller.organization.id, caller.environment)}/${customerId}/${kind}`,
+      query,
+      toWire: render
+    })
+  })
+
+/** `DELETE`: the recipient leaves lists and reads; an already removed one answers the same. */
+export const removeRecipient = (caller: Caller, kind: RecipientKind, id: string): Effect.Effect<void, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const found = yield* store.getForUpdate(Recipients, id)
+    if (found === undefined || found.kind !== kind || scope(found) !== scopeOf(caller.organization.id, caller.environment)) {
+      return yield* apiError("NOT_FOUND", `No ${nouns[kind]} with this id exists in this organization and environment.`)
+    }
+    if (!found.removed) yield* Effect.orDie(store.update(Recipients, { ...found, removed: true }))
+  })
+
+const insertRecipient = (recipient: StoredRecipient) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const inserted = yield* Effect.exit(store.insert(Recipients, recipient))
+    if (inserted._tag === "Failure") {
+      return yield* apiError("DUPLICATE_CLIENT_REFERENCE_ID", `This clientReferenceId is already used by another ${nouns[recipient.kind]}.`)
+    }
+    return recipient
+  })
+
+const validationFailed = (errors: ReadonlyArray<ErrorEntry>) =>
+  apiError("RECIPIENT_VALIDATION_FAILED", "The recipient failed validation; see errors[].", { errors })
+
+/** `POST /v2/customers/{customerId}/whitelist-recipients`. */
+export const createWhitelistRecipient = (
+  caller: Caller,
+  customerId: CustomerId,
+  body: WhitelistRecipientCreate
+): Effect.Effect<StoredRecipient, ApiError, Store> =>
+  Effect.gen(function*() {
+    yield* onboardedCustomer(caller, customerId)
+    const errors = bankAccountProblems(body)
+    if (errors.length > 0) return yield* validationFailed(errors)
+    return yield* insertRecipient({
+      id: yield* newId("wlr"),
+      kind: "whitelist_recipient",
+      organizationId: caller.organization.id,
+      environment: caller.environment,
+      customerId,
+      removed: false,
+      rail: body.rail,
+      name: body.name,
+      address: body.address,
+      accountNumber: body.accountNumber,
+      routingNumber: body.routingNumber,
+      iban: body.iban === undefined ? undefined : compactIban(body.iban),
+      bic: body.bic?.toUpperCase(),
+      sortCode: body.sortCode?.replaceAll("-", ""),
+      accountType: body.accountType ?? (usRails.has(body.rail) ? "checking" : undefined),
+      clientReferenceId: body.clientReferenceId,
+      createdAt: toIso(yield* Clock.currentTimeMillis)
+    })
+  })
+
+/**
+ * An external address on `chain`, as a payout or a registered address takes it: its canonical form, 400
+ * INVALID_ADDRESS_FORMAT for an EVM address in a letter case that is not EIP-55, or 422 RECIPIENT_VALIDATION_FAILED.
+ */
+export const recipientAddress = (chain: Chain, address: string, pointer: string): Effect.Effect<string, ApiError> => {
+  const checked = checkAddress(chain, address)
+  if (checked.ok) return Effect.succeed(checked.normalized)
+  return Effect.fail(
+    checked.code === "INVALID_ADDRESS_FORMAT"
+      ? apiError("INVALID_ADDRESS_FORMAT", `The EVM address at ${pointer} is neither all-lowercase nor correctly EIP-55 checksummed.`)
+      : validationFailed([{ pointer, detail: checked.detail }])
+  )
+}
+
+/** `POST /v2/customers/{customerId}/registered-addresses`. */
+export const createRegisteredAddress = (
+  caller: Caller,
+  customerId: CustomerId,
+  body: RegisteredAddressCreate
+): Effect.Effect<StoredRecipient, ApiError, Store> =>
+  Effect.gen(function*() {
+    yield* onboardedCustomer(caller, customerId)
+    const address = yield* recipientAddress(body.chain, body.address, "/address")
+    return yield* insertRecipient({
+      id: yield* newId("rad"),
+      kind: "registered_address",
+      organizationId: caller.organization.id,
+      environment: caller.environment,
+      customerId,
+      removed: false,
+      chain: body.chain,
+      cryptoAddress: address,
+      label: body.label,
+      clientReferenceId: body.clientReferenceId,
+      createdAt: toIso(yield* Clock.currentTimeMillis)
+    })
+  })

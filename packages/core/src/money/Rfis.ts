@@ -1,0 +1,283 @@
+/**
+ * Requests for information: the service asking the caller about a transaction (spec: "Compliance reviews and
+ * requests for information (RFIs) can hold a transaction"; `hasRfi`; stage `awaiting_customer_action`; the rfi.*
+ * events). The spec shows no RFI fields and no RFI states; fos's model, every move a real transition with its event:
+ *
+ * | RFI status | move | next | event | the transaction |
+ * |---|---|---|---|---|
+ * | (new) | reviewer publishes | awaiting_response | rfi.published | hasRfi true, stage awaiting_customer_action |
+ * | awaiting_response | caller responds | under_review | rfi.response_submitted | enters review: a new review period, transaction.under_review |
+ * | under_review | caller adds information | under_review | rfi.response_submitted | unchanged |
+ * | under_review | reviewer asks for more | awaiting_response | rfi.more_info_requested | stage awaiting_customer_action |
+ * | resolved | reviewer reopens | awaiting_response | rfi.more_info_requested | hasRfi true, stage awaiting_customer_action (if not ended) |
+ * | awaiting_response, under_review | reviewer extends the deadline | unchanged | rfi.deadline_extended | unchanged |
+ * | awaiting_response, under_review | reviewer resolves | resolved | rfi.resolved | hasRfi false, leaves review; a payout goes on |
+ * | awaiting_response, under_review | reviewer cancels | cancelled | rfi.cancelled | hasRfi false, leaves review; a payout goes on |
+ * | awaiting_response | the deadline passes | expired | rfi.cancelled | hasRfi false; fails with compliance_hold, reservation returned |
+ *
+ * `hasRfi` is true while an RFI of the transaction is open (awaiting_response or under_review). The deadline is a
+ * durable timer; an answered RFI (under_review) is not expired by it: the caller did its part. A transaction has at
+ * most one open RFI. The reviewer's moves are the sandbox's simulate calls.
+ */
+import {
+  type CustomerId,
+  type Environment,
+  type Rfi as RfiWire,
+  type RfiId,
+  type RfiPublish,
+  type RfiResponseCreate,
+  type RfiReview,
+  type RfiStatus,
+  parseIso,
+  toIso,
+  type TransactionId
+} from "@fos/contract"
+import { Clock, Effect } from "effect"
+import { newId } from "../kernel/IdGenerator.ts"
+import { apiError, type ApiError } from "../kernel/Problem.ts"
+import { Store, table } from "../kernel/Store.ts"
+import { schedule, type TimerHandler } from "../kernel/Timers.ts"
+import { toWire } from "../kernel/Wire.ts"
+import { requireDocuments } from "../onboarding/Documents.ts"
+import type { Caller } from "../tenancy/Auth.ts"
+import { scopeOf } from "../tenancy/Tenancy.ts"
+import { emitEvent } from "../webhooks/Webhooks.ts"
+import { resumeAfterReview } from "./Payouts.ts"
+import { terminalStatuses } from "./TransactionMachine.ts"
+import { getTransaction, moveTransaction, Transactions } from "./Transactions.ts"
+import { WorldModel } from "./WorldModel.ts"
+
+type Question = RfiWire["questions"][number]
+type Response = RfiWire["responses"][number]
+
+export interface StoredRfi {
+  readonly id: RfiId
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly customerId: CustomerId
+  readonly transactionId: TransactionId
+  readonly status: RfiStatus
+  readonly questions: ReadonlyArray<Question>
+  readonly deadline: string
+  readonly responses: ReadonlyArray<Response>
+  readonly createdAt: string
+  readonly updatedAt: string
+}
+
+const scope = (r: StoredRfi) => scopeOf(r.organizationId, r.environment)
+
+export const Rfis = table<StoredRfi>({
+  name: "rfis",
+  key: (r) => r.id,
+  orders: { byScope: { partition: scope, sort: (r) => r.id, counted: false } }
+})
+
+export const rfiDeadlineKind = "rfi.deadline"
+
+const openStatuses: ReadonlySet<RfiStatus> = new Set(["awaiting_response", "under_review"])
+
+export const rfiToWire = (r: StoredRfi): RfiWire =>
+  toWire({
+    id: r.id,
+    customerId: r.customerId,
+    transactionId: r.transactionId,
+    status: r.status,
+    questions: r.questions,
+    deadline: r.deadline,
+    responses: r.responses,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt
+  }) as RfiWire
+
+export const getRfi = (caller: Caller, id: RfiId, forUpdate = false): Effect.Effect<StoredRfi, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const found = yield* (forUpdate ? store.getForUpdate(Rfis, id) : store.get(Rfis, id))
+    if (found === undefined || scope(found) !== scopeOf(caller.organization.id, caller.environment)) {
+      return yield* apiError("NOT_FOUND", "No request for information with this id exists in this organization and environment.")
+    }
+    return found
+  })
+
+const emitRfi = (rfi: StoredRfi, type: "rfi.published" | "rfi.response_submitted" | "rfi.more_info_requested" | "rfi.resolved" | "rfi.cancelled" | "rfi.deadline_extended", now: string) =>
+  emitEvent({
+    type,
+    organizationId: rfi.organizationId,
+    environment: rfi.environment,
+    data: toWire({
+      rfiId: rfi.id,
+      customerId: rfi.customerId,
+      transactionId: rfi.transactionId,
+      ...(type === "rfi.deadline_extended" ? { deadline: rfi.deadline } : {}),
+      occurredAt: now
+    })
+  })
+
+const save = (rfi: StoredRfi) => Effect.flatMap(Store, (store) => Effect.orDie(store.update(Rfis, rfi)))
+
+const setHasRfi = (transactionId: TransactionId, hasRfi: boolean) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const t = yield* store.getForUpdate(Transactions, transactionId)
+    if (t !== undefined && t.hasRfi !== hasRfi) yield* Effect.orDie(store.update(Transactions, { ...t, hasRfi }))
+  })
+
+const newQuestions = (rfi: { readonly questions: ReadonlyArray<Question> }, asked: RfiPublish["questions"], now: string): ReadonlyArray<Question> =>
+  asked.map((q, i) => ({ id: `q${rfi.questions.length + i + 1}`, text: q.text, kind: q.kind ?? "text", askedAt: now }))
+
+const scheduleDeadline = (rfi: StoredRfi) =>
+  schedule(rfiDeadlineKind, parseIso(rfi.deadline)!, { rfiId: rfi.id, deadline: rfi.deadline }, scope(rfi))
+
+const notViable = (detail: string) => apiError("SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", detail)
+
+/** `POST /sandbox/v2/simulate/transactions/{id}/rfi`: a reviewer asks the caller about the transaction. */
+export const publishRfi = (caller: Caller, transactionId: TransactionId, body: RfiPublish): Effect.Effect<StoredRfi, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const transaction = yield* getTransaction(caller, transactionId, true)
+    if (terminalStatuses.has(transaction.status)) return yield* apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${transaction.status}).`)
+    if (transaction.hasRfi) return yield* apiError("CONFLICT", "The transaction already has an open request for information.")
+    if (transaction.stage === "awaiting_customer_action") return yield* notViable("The transaction is already waiting for the caller.")
+    const nowMs = yield* Clock.currentTimeMillis
+    const now = toIso(nowMs)
+    const model = yield* WorldModel
+    const rfi: StoredRfi = {
+      id: yield* newId("rfi"),
+      organizationId: transaction.organizationId,
+      environment: transaction.environment,
+      customerId: transaction.customerId,
+      transactionId,
+      status: "awaiting_response",
+      questions: newQuestions({ questions: [] }, body.questions, now),
+      deadline: toIso(nowMs + (body.deadlineSeconds === undefined ? model.rfiDeadlineMs : body.deadlineSeconds * 1000)),
+      responses: [],
+      createdAt: now,
+      updatedAt: now
+    }
+    yield* Effect.orDie(store.insert(Rfis, rfi))
+    yield* moveTransaction(transactionId, { type: "request_information" })
+    yield* setHasRfi(transactionId, true)
+    yield* scheduleDeadline(rfi)
+    yield* emitRfi(rfi, "rfi.published", now)
+    return rfi
+  })
+
+/** `POST /v2/rfis/{id}/responses`: the caller answers (or adds to its answer); the transaction goes back to review. */
+export const respondToRfi = (caller: Caller, id: RfiId, body: RfiResponseCreate): Effect.Effect<StoredRfi, ApiError, Store> =>
+  Effect.gen(function*() {
+    const rfi = yield* getRfi(caller, id, true)
+    if (!openStatuses.has(rfi.status)) return yield* apiError("CONFLICT", `The request for information is ${rfi.status}; it takes no responses.`)
+    const asked = new Set(rfi.questions.map((q) => q.id))
+    const unknown = body.answers.flatMap((a, i) => (asked.has(a.questionId) ? [] : [{ pointer: `/answers/${i}/questionId`, detail: "must be the id of one of the RFI's questions" }]))
+    if (unknown.length > 0) return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: unknown })
+    for (const [i, answer] of body.answers.entries()) {
+      if (answer.documentIds !== undefined) yield* requireDocuments(caller, answer.documentIds, { customerId: rfi.customerId, pointer: `/answers/${i}/documentIds` })
+    }
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const answered: StoredRfi = { ...rfi, status: "under_review", responses: [...rfi.responses, { submittedAt: now, answers: body.answers }], updatedAt: now }
+    yield* save(answered)
+    if (rfi.status === "awaiting_response") {
+      const transaction = yield* getTransaction(caller, rfi.transactionId, true)
+      if (!terminalStatuses.has(transaction.status) && transaction.stage === "awaiting_customer_action") {
+        yield* moveTransaction(rfi.transactionId, { type: "enter_review" })
+      }
+    }
+    yield* emitRfi(answered, "rfi.response_submitted", now)
+    return answered
+  })
+
+/** The RFI no longer holds the transaction: it leaves review, and a payout goes on. */
+const release = (rfi: StoredRfi) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    yield* setHasRfi(rfi.transactionId, false)
+    const transaction = yield* store.get(Transactions, rfi.transactionId)
+    if (transaction === undefined || terminalStatuses.has(transaction.status) || transaction.stage === null) return
+    yield* Effect.orDie(moveTransaction(rfi.transactionId, { type: "clear_review" }))
+    yield* resumeAfterReview(rfi.transactionId)
+  })
+
+/** `POST /sandbox/v2/simulate/rfis/{id}`: the reviewer's next move. */
+export const reviewRfi = (caller: Caller, id: RfiId, body: RfiReview): Effect.Effect<StoredRfi, ApiError, Store> =>
+  Effect.gen(function*() {
+    const rfi = yield* getRfi(caller, id, true)
+    const nowMs = yield* Clock.currentTimeMillis
+    const now = toIso(nowMs)
+    const deadlineFrom = (seconds: number | undefined) => (seconds === undefined ? undefined : toIso(nowMs + seconds * 1000))
+    switch (body.action) {
+      case "request_more":
+      case "reopen": {
+        const from: RfiStatus = body.action === "request_more" ? "under_review" : "resolved"
+        if (rfi.status !== from) return yield* notViable(`Only ${body.action === "request_more" ? "an answered" : "a resolved"} request for information can ${body.action === "request_more" ? "be asked for more" : "be reopened"} (status ${rfi.status}).`)
+        if (body.questions === undefined) {
+          return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer: "/questions", detail: `is required with action ${body.action}` }] })
+        }
+        const transaction = yield* getTransaction(caller, rfi.transactionId, true)
+        const ended = terminalStatuses.has(transaction.status)
+        if (body.action === "reopen" && ended) return yield* apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${transaction.status}).`)
+        const model = yield* WorldModel
+        const asked: StoredRfi = {
+          ...rfi,
+          status: "awaiting_response",
+          questions: [...rfi.questions, ...newQuestions(rfi, body.questions, now)],
+          // A new question gets the time it needs: the reviewer's, or the running deadline while it is still ahead,
+          // else the default from now (an answered RFI's deadline may have passed while it was read).
+          deadline: deadlineFrom(body.deadlineSeconds) ??
+            (body.action === "request_more" && rfi.deadline > now ? rfi.deadline : toIso(nowMs + model.rfiDeadlineMs)),
+          updatedAt: now
+        }
+        yield* save(asked)
+        if (!ended && transaction.stage !== "awaiting_customer_action") yield* moveTransaction(rfi.transactionId, { type: "request_information" })
+        yield* setHasRfi(rfi.transactionId, true)
+        if (asked.deadline !== rfi.deadline) yield* scheduleDeadline(asked)
+        yield* emitRfi(asked, "rfi.more_info_requested", now)
+        return asked
+      }
+      case "extend_deadline": {
+        if (!openStatuses.has(rfi.status)) return yield* notViable(`The request for information is ${rfi.status}; its deadline no longer runs.`)
+        const deadline = deadlineFrom(body.deadlineSeconds)
+        if (deadline === undefined || deadline <= rfi.deadline) {
+          return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+            errors: [{ pointer: "/deadlineSeconds", detail: "is required and must move the deadline later than it is" }]
+          })
+        }
+        const extended: StoredRfi = { ...rfi, deadline, updatedAt: now }
+        yield* save(extended)
+        yield* scheduleDeadline(extended)
+        yield* emitRfi(extended, "rfi.deadline_extended", now)
+        return extended
+      }
+      case "resolve":
+      case "cancel": {
+        if (!openStatuses.has(rfi.status)) return yield* notViable(`The request for information is ${rfi.status} already.`)
+        const ended: StoredRfi = { ...rfi, status: body.action === "resolve" ? "resolved" : "cancelled", updatedAt: now }
+        yield* save(ended)
+        yield* release(ended)
+        yield* emitRfi(ended, body.action === "resolve" ? "rfi.resolved" : "rfi.cancelled", now)
+        return ended
+      }
+    }
+  })
+
+/**
+ * The deadline passed. An RFI still waiting for its answer expires: rfi.cancelled fires (the catalog has no expiry
+ * event), and the transaction it held fails with compliance_hold, returning what it reserved. An answered RFI, or a
+ * deadline since moved, is left alone.
+ */
+const deadlinePassed: TimerHandler = (payload: { readonly rfiId: RfiId; readonly deadline: string }) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const rfi = yield* store.getForUpdate(Rfis, payload.rfiId)
+    if (rfi === undefined || rfi.status !== "awaiting_response" || rfi.deadline !== payload.deadline) return
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const expired: StoredRfi = { ...rfi, status: "expired", updatedAt: now }
+    yield* save(expired)
+    yield* setHasRfi(rfi.transactionId, false)
+    const transaction = yield* store.get(Transactions, rfi.transactionId)
+    if (transaction !== undefined && !terminalStatuses.has(transaction.status)) {
+      yield* Effect.ignore(moveTransaction(rfi.transactionId, { type: "fail" }, { failureCode: "compliance_hold" }))
+    }
+    yield* emitRfi(expired, "rfi.cancelled", now)
+  })
+
+export const rfiTimerHandlers: Record<string, TimerHandler> = { [rfiDeadlineKind]: deadlinePassed }
