@@ -503,6 +503,32 @@ describe("an order's life", () => {
     expect(executed.headers.get("x-ratelimit-limit")).toBe("10")
   })
 
+  it("refuses a restricted customer's new orders and the execution of its pending ones with 422 UNPROCESSABLE_ENTITY; nothing moves", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    await fundUsd(a.usd, "300.00")
+    const pending = (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "100", lockSide: "source" })).json
+    const restricted = await acme.call("POST", `/v2/simulate/customers/${a.customerId}/restrict`, {})
+    expect(restricted.status, restricted.text).toBe(200)
+    const before = (await acme.call("GET", "/v2/orders")).json.data.length
+    expectProblem(await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "100", lockSide: "source" }), {
+      type: "UNPROCESSABLE_ENTITY",
+      status: 422,
+      instance: "/sandbox/v2/orders"
+    })
+    // A deposit-funded one too, before any funding address is opened.
+    expectProblem(await createOrder({ destination: wl(a.base, "USDC"), sourceAsset: { asset: "USDC", chain: "ethereum" }, amount: "10", lockSide: "source" }), {
+      type: "UNPROCESSABLE_ENTITY",
+      status: 422,
+      instance: "/sandbox/v2/orders"
+    })
+    expectProblem(await execute(pending.id), { type: "UNPROCESSABLE_ENTITY", status: 422, instance: `/sandbox/v2/orders/${pending.id}/execute` })
+    expect((await acme.call("GET", "/v2/orders")).json.data.length).toBe(before)
+    expect(await readOrder(pending.id)).toMatchObject({ status: "pending", transactionId: null })
+    expect(await available("virtual_account", a.usd, "USD")).toBe("300.00")
+    expect((await acme.call("GET", "/v2/transactions?type=onramp")).json.data).toEqual([])
+  })
+
   it("autoExecute: runs at once when the balance covers it, else when the funds arrive", async () => {
     await start()
     const a = await customerWithAccounts()

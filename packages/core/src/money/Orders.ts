@@ -62,6 +62,7 @@ import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store, table } from "../kernel/Store.ts"
 import { schedule, type TimerHandler } from "../kernel/Timers.ts"
 import { toWire } from "../kernel/Wire.ts"
+import { Customers } from "../onboarding/Customers.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
@@ -359,12 +360,24 @@ const fundingAccount = (caller: Caller, body: OrderCreate, customerId: CustomerI
     }
   })
 
+/**
+ * A restricted customer makes no new orders (as no new payouts, Payouts.ts): creating or executing one is 422
+ * UNPROCESSABLE_ENTITY while the restriction lasts. An order already executing goes on.
+ */
+const refuseRestricted = (customerId: CustomerId): Effect.Effect<void, ApiError, Store> =>
+  Effect.flatMap(Store, (store) =>
+    Effect.flatMap(store.get(Customers, customerId), (customer) =>
+      customer?.status === "restricted"
+        ? Effect.fail(apiError("UNPROCESSABLE_ENTITY", "The customer is restricted; it cannot make new orders while the restriction lasts."))
+        : Effect.void))
+
 /** `POST /v2/orders`. */
 export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<OrderWire, ApiError, Store> =>
   Effect.gen(function*() {
     yield* checkMarkupAllowed(caller, body)
     const orderId = yield* newId("ord")
     const destination = yield* resolveAccount(caller, body.destination, "destination")
+    yield* refuseRestricted(destination.customerId)
     const source = body.source === undefined ? yield* fundingAccount(caller, body, destination.customerId, orderId) : yield* resolveAccount(caller, body.source, "source")
     const depositFunded = body.source === undefined
     if (depositFunded) {
@@ -620,6 +633,7 @@ const claim = (order: StoredOrder): Effect.Effect<StoredOrder, ApiError, Store> 
     const outcome = orderTransition(order, { type: "execute", nowMs })
     if ("refused" in outcome) return yield* apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${order.status}).`)
     if (!("next" in outcome)) return yield* Effect.die(new Error("the order table answers execute with a move or a refusal"))
+    yield* refuseRestricted(order.customerId)
     const refusal = order.executionRefusal
     if (refusal !== undefined && nowMs < refusal.untilMs) {
       switch (refusal.reasonCode) {
