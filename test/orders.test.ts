@@ -973,8 +973,10 @@ describe("an order funded by a deposit", () => {
 describe("autoPayout", () => {
   const cryptoRecipient = { chain: "base", address: "0x00000000000000000000000000000000000000aa", attestation: true }
   const bankRecipient = { name: "Erika Mustermann", country: "DEU", iban: "DE89370400440532013000" }
+  const readTransaction = async (id: string) => (await acme.call("GET", `/v2/transactions/${id}`)).json
+  const payoutEvents = async (id: string) => (await events()).filter((e: any) => e.data.transactionId === id).map((e: any) => e.type)
 
-  it("chains a withdrawal after an onramp and after an offramp, with linkedOrderId, less the payout's margin, settled on the clock", async () => {
+  it("opens a real payout after an onramp: linkedOrderId, the network fee and the margin on top, through compliance, sending (txHash) and the chain's confirmation", async () => {
     await start({ markup: true })
     const a = await customerWithAccounts()
     await fundUsd(a.usd, "200.00")
@@ -992,21 +994,45 @@ describe("autoPayout", () => {
     await advance(62_000)
     const done = await readOrder(onramp.json.id)
     expect(done.status).toBe("succeeded")
-    const payout = (await acme.call("GET", `/v2/transactions/${done.payoutTransactionId}`)).json
-    expect(payout).toMatchObject({
+    const id = done.payoutTransactionId
+    // A payout, read at /v2/payouts as any: the converted 99.5 USDC less the network fee (0.5) and the margin (1.5).
+    const opened = (await acme.call("GET", `/v2/payouts/${id}`)).json
+    expect(opened).toMatchObject({
       type: "withdrawal",
       status: "pending",
+      stage: null,
+      queuePosition: null,
       linkedOrderId: onramp.json.id,
       source: { type: "wallet", walletId: a.base, assetAmount: { code: "USDC", amount: "99.500000", chain: "base" } },
-      destination: { type: "external_crypto", address: cryptoRecipient.address, assetAmount: { code: "USDC", amount: "98.000000", chain: "base" } },
-      fees: [{ owner: "organization", assetAmount: { code: "USDC", amount: "1.500000", chain: "base" }, invoiced: false }]
+      destination: { type: "external_crypto", address: cryptoRecipient.address, txHash: null, assetAmount: { code: "USDC", amount: "97.500000", chain: "base" } },
+      fees: [
+        { owner: "network", assetAmount: { code: "USDC", amount: "0.500000", chain: "base" }, invoiced: false },
+        { owner: "organization", assetAmount: { code: "USDC", amount: "1.500000", chain: "base" }, invoiced: false }
+      ]
     })
-    expect(await available("wallet", a.base, "USDC")).toBe("0.000000")
-    await advance(60_000)
-    expect((await acme.call("GET", `/v2/transactions/${done.payoutTransactionId}`)).json.status).toBe("completed")
+    expect(opened.payout).toBeUndefined()
+    expect(await balances("wallet", a.base)).toEqual([{ code: "USDC", chain: "base", available: "0.000000", pending: "99.500000" }])
+    await expectBalancedLedger()
+    // Compliance clears after 2 s (processing); the transfer is broadcast 2 s later (txHash); the chain confirms a minute on.
+    await advance(2_000)
+    expect(await readTransaction(id)).toMatchObject({ status: "processing", destination: { txHash: null } })
+    await advance(2_000)
+    const sent = await readTransaction(id)
+    expect(sent.status).toBe("processing")
+    expect(sent.destination.txHash).toMatch(/^0x[0-9a-f]{64}$/)
+    await advance(59_000)
+    expect((await readTransaction(id)).status).toBe("processing")
+    await advance(1_000)
+    expect((await readTransaction(id)).status).toBe("completed")
+    expect(await payoutEvents(id)).toEqual(["transaction.created", "transaction.processing", "transaction.completed"])
+    expect(await balances("wallet", a.base)).toEqual([{ code: "USDC", chain: "base", available: "0.000000", pending: "0.000000" }])
     const fees = await expectBalancedLedger()
     expect(fees.get("organization:USDC@base")).toBe(1_500_000n)
+  })
 
+  it("opens a real bank payout after an offramp: payout.rail and the rail's fee, completed on the rail's clock with the books balanced", async () => {
+    await start()
+    const a = await customerWithAccounts()
     await fund({ type: "wallet", walletId: a.base }, { code: "USDC", amount: "50", chain: "base" })
     const offramp = await createOrder({
       source: wl(a.base, "USDC"),
@@ -1020,25 +1046,106 @@ describe("autoPayout", () => {
     await advance(62_000)
     const paid = await readOrder(offramp.json.id)
     expect(paid.status).toBe("succeeded")
-    const bank = (await acme.call("GET", `/v2/transactions/${paid.payoutTransactionId}`)).json
+    const id = paid.payoutTransactionId
+    const converted = paid.destination.assetAmount.amount
+    const bank = await readTransaction(id)
     expect(bank).toMatchObject({
       type: "withdrawal",
+      status: "pending",
       linkedOrderId: offramp.json.id,
-      destination: { type: "external_bank", assetAmount: paid.destination.assetAmount },
-      fees: [],
+      source: { type: "virtual_account", virtualAccountId: a.eur, assetAmount: { code: "EUR", amount: converted } },
+      destination: { type: "external_bank", assetAmount: { code: "EUR", amount: minus("EUR", converted, "1.00") } },
+      fees: [{ owner: "service", assetAmount: { code: "EUR", amount: "1.00" }, invoiced: false }],
       payout: { rail: "sepa" }
     })
-    await advance(5_000)
-    expect((await acme.call("GET", `/v2/transactions/${paid.payoutTransactionId}`)).json.status).toBe("completed")
     expect(await available("virtual_account", a.eur, "EUR")).toBe("0.00")
+    await advance(2_000)
+    expect((await readTransaction(id)).status).toBe("processing")
+    // Sent after 2 s more; the test's SEPA settles 5 s after that.
+    await advance(6_000)
+    expect((await readTransaction(id)).status).toBe("processing")
+    await advance(1_000)
+    const completed = await readTransaction(id)
+    expect(completed).toMatchObject({ status: "completed", payout: { rail: "sepa" } })
+    expect(await payoutEvents(id)).toEqual(["transaction.created", "transaction.processing", "transaction.completed"])
+    expect(await balances("virtual_account", a.eur)).toEqual([{ code: "EUR", available: "0.00", pending: "0.00" }])
+    await expectBalancedLedger()
+    // A completed bank payout can be returned by the bank, as any: the principal comes back.
+    const returned = await acme.call("POST", `/v2/simulate/transactions/${id}/return`, { returnCode: "MS03" })
+    expect(returned.status, returned.text).toBe(200)
+    expect(returned.json).toMatchObject({ status: "failed", failureCode: "returned_by_sender", linkedOrderId: offramp.json.id })
+    expect(await available("virtual_account", a.eur, "EUR")).toBe(minus("EUR", converted, "1.00"))
     await expectBalancedLedger()
   })
 
-  it("refuses a payout that does not fit the order: INVALID_ORDER_COMBO, MISSING_REQUIRED_FIELDS, RECIPIENT_VALIDATION_FAILED, CLIENT_MARKUP_EXCEEDS_PAYOUT", async () => {
+  it("is cancellable before sending, and fails with capability_suspended when the customer is restricted, before or after it opens", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    await fundUsd(a.usd, "300.00")
+    const order = async () => {
+      const created = await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "50", lockSide: "source", autoPayout: { purpose: "x", recipient: cryptoRecipient } })
+      expect(created.status, created.text).toBe(201)
+      expect((await execute(created.json.id)).status).toBe(200)
+      return created.json.id as string
+    }
+    const payoutOf = async (orderId: string) => (await readOrder(orderId)).payoutTransactionId as string
+    // Cancelled before sending: the reservation is voided and the converted USDC stays in the wallet.
+    const first = await order()
+    await advance(62_000)
+    const cancelled = await payoutOf(first)
+    const answer = await acme.call("POST", `/v2/payouts/${cancelled}/cancel`, undefined, idem())
+    expect(answer.status, answer.text).toBe(200)
+    expect(answer.json).toMatchObject({ status: "cancelled", linkedOrderId: first })
+    expect(await available("wallet", a.base, "USDC")).toBe("49.750000")
+    await advance(120_000)
+    expect((await readTransaction(cancelled)).status).toBe("cancelled")
+    await expectBalancedLedger()
+
+    // A restriction fails the unsent autoPayout already open, and the one of an order still converting when it opens.
+    const second = await order()
+    await advance(30_000)
+    const third = await order()
+    await advance(32_000)
+    const open = await payoutOf(second)
+    expect((await readTransaction(open)).status).toBe("pending")
+    expect((await acme.call("POST", `/v2/simulate/customers/${a.customerId}/restrict`, {})).status).toBe(200)
+    expect(await readTransaction(open)).toMatchObject({ status: "failed", failureCode: "capability_suspended" })
+    await advance(30_000)
+    expect((await readOrder(third)).status).toBe("succeeded")
+    const late = await payoutOf(third)
+    expect(await readTransaction(late)).toMatchObject({ status: "failed", failureCode: "capability_suspended", linkedOrderId: third })
+    expect(await payoutEvents(late)).toEqual(["transaction.created", "transaction.failed"])
+    expect(await balances("wallet", a.base)).toEqual([{ code: "USDC", chain: "base", available: "149.250000", pending: "0.000000" }])
+    await expectBalancedLedger()
+  })
+
+  it("sends a bank autoPayout the review rules catch to compliance review, which needs its supporting documents, and clears on the clock", async () => {
+    await start({ worldModel: { payouts: { reviewCountries: ["DEU"] } } as never })
+    const a = await customerWithAccounts()
+    await fund({ type: "wallet", walletId: a.base }, { code: "USDC", amount: "50", chain: "base" })
+    const body = { source: wl(a.base, "USDC"), destination: va(a.eur), amount: "40", lockSide: "source", autoExecute: true }
+    expectProblem(await createOrder({ ...body, autoPayout: { rail: "sepa", purpose: "rent", recipient: bankRecipient } }), {
+      type: "MISSING_REQUIRED_FIELDS",
+      status: 422,
+      instance: "/sandbox/v2/orders"
+    })
+    const docs = await deuDocuments(acme)
+    const created = await createOrder({ ...body, autoPayout: { rail: "sepa", purpose: "rent", documents: [docs.register], recipient: bankRecipient } })
+    expect(created.status, created.text).toBe(201)
+    await advance(62_000)
+    const id = (await readOrder(created.json.id)).payoutTransactionId
+    expect(await readTransaction(id)).toMatchObject({ status: "pending", stage: "under_review" })
+    expect(await payoutEvents(id)).toEqual(["transaction.created", "transaction.under_review"])
+    await advance(30 * 60_000 + 10_000)
+    expect((await readTransaction(id)).status).toBe("completed")
+    await expectBalancedLedger()
+  })
+
+  it("refuses a payout that does not fit the order: INVALID_ORDER_COMBO, MISSING_REQUIRED_FIELDS, RECIPIENT_VALIDATION_FAILED, UNPROCESSABLE_ENTITY, CLIENT_MARKUP_EXCEEDS_PAYOUT", async () => {
     await start({ markup: true })
     const a = await customerWithAccounts()
     const at = { instance: "/sandbox/v2/orders" }
-    const onramp = (autoPayout: Record<string, unknown>) => createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source", autoPayout })
+    const onramp = (autoPayout: Record<string, unknown>, amount = "10") => createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount, lockSide: "source", autoPayout })
     const offramp = (autoPayout: Record<string, unknown>) => createOrder({ source: wl(a.base, "USDC"), destination: va(a.eur), amount: "10", lockSide: "source", autoPayout })
     expectProblem(await createOrder({ source: va(a.usd), destination: va(a.eur), amount: "10", lockSide: "source", autoPayout: { purpose: "x", recipient: bankRecipient, rail: "sepa" } }), {
       type: "INVALID_ORDER_COMBO",
@@ -1047,6 +1154,8 @@ describe("autoPayout", () => {
     })
     expectProblem(await onramp({ recipient: cryptoRecipient }), { type: "MISSING_REQUIRED_FIELDS", status: 422, ...at })
     expectProblem(await offramp({ purpose: "rent", recipient: bankRecipient }), { type: "MISSING_REQUIRED_FIELDS", status: 422, ...at })
+    // A payout the amount threshold sends to review needs its supporting documents, as POST /v2/payouts.
+    expectProblem(await onramp({ purpose: "x", recipient: cryptoRecipient }, "10100"), { type: "MISSING_REQUIRED_FIELDS", status: 422, ...at })
     expectProblem(await onramp({ purpose: "x", recipient: { ...cryptoRecipient, chain: "ethereum" } }), { type: "RECIPIENT_VALIDATION_FAILED", status: 422, ...at })
     expectProblem(await onramp({ purpose: "x", recipient: { ...cryptoRecipient, address: "0x1234" } }), { type: "RECIPIENT_VALIDATION_FAILED", status: 422, ...at })
     expectProblem(await onramp({ purpose: "x", recipient: { ...cryptoRecipient, attestation: false } }), { type: "RECIPIENT_VALIDATION_FAILED", status: 422, ...at })
@@ -1055,9 +1164,14 @@ describe("autoPayout", () => {
       status: 422,
       ...at
     })
-    // 10 USD converts to 9.95 USDC: a margin of that much leaves nothing to pay out.
-    expectProblem(await onramp({ purpose: "x", recipient: cryptoRecipient, markupAmount: "9.95" }), { type: "CLIENT_MARKUP_EXCEEDS_PAYOUT", status: 422, ...at })
-    expect((await onramp({ purpose: "x", recipient: cryptoRecipient, markupAmount: "9.94" })).status).toBe(201)
+    // ACH carries USD, not the EUR the destination holds.
+    expectProblem(await offramp({ rail: "ach", purpose: "rent", recipient: bankRecipient }), { type: "UNPROCESSABLE_ENTITY", status: 422, ...at })
+    // 10 USD converts to 9.95 USDC and the network fee is 0.5: a margin of 9.45 leaves nothing to pay out.
+    expectProblem(await onramp({ purpose: "x", recipient: cryptoRecipient, markupAmount: "9.45" }), { type: "CLIENT_MARKUP_EXCEEDS_PAYOUT", status: 422, ...at })
+    expect((await onramp({ purpose: "x", recipient: cryptoRecipient, markupAmount: "9.44" })).status).toBe(201)
+    // Without a margin, a conversion too small for the fee is out of range.
+    expectProblem(await onramp({ purpose: "x", recipient: cryptoRecipient }, "0.5"), { type: "AMOUNT_OUT_OF_RANGE", status: 422, ...at })
+    expect((await acme.call("GET", "/v2/orders")).json.data).toHaveLength(1)
   })
 })
 

@@ -63,6 +63,7 @@ import { Store, table } from "../kernel/Store.ts"
 import { schedule, type TimerHandler } from "../kernel/Timers.ts"
 import { toWire } from "../kernel/Wire.ts"
 import { Customers } from "../onboarding/Customers.ts"
+import { requireDocuments } from "../onboarding/Documents.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
@@ -71,11 +72,12 @@ import { accountId, balanceIn, type Holder, LedgerAccounts, type LedgerAsset, ty
 import { initialOrderState, type OrderMove, orderTransition, type OrderState } from "./OrderMachine.ts"
 import { type PairSide, priceOf } from "./Pricing.ts"
 import { amountOf, checkMarkupAllowed, feesOf, QuoteOptions, redeemableOption, type Terms, termsOf, type TermsInput } from "./Quotes.ts"
+import { openPayout, type PayoutTarget, payoutDocumentsRequired, payoutDocumentTypes, payoutFee, railCarries } from "./Payouts.ts"
 import { moveTransaction, openTransaction, type StoredTransaction, Transactions } from "./Transactions.ts"
 import { getVirtualAccount } from "./VirtualAccounts.ts"
 import { getWallet, openFundingWallet, Wallets, walletHolder } from "./Wallets.ts"
 import { bpsOf } from "./Rates.ts"
-import { settlesAt, WorldModel } from "./WorldModel.ts"
+import { WorldModel } from "./WorldModel.ts"
 
 /** One of the customer's accounts an order names, with the asset it converts and its ledger holder. */
 export interface OrderAccountOf {
@@ -289,10 +291,13 @@ const validRoutingNumber = (routing: string): boolean => {
 
 /**
  * Checks an order's autoPayout against its direction and destination, and answers the client's margin on it in the
- * destination asset: INVALID_ORDER_COMBO for a direction with no payout, MISSING_REQUIRED_FIELDS,
- * RECIPIENT_VALIDATION_FAILED, CLIENT_MARKUP_NOT_ENABLED, CLIENT_MARKUP_EXCEEDS_PAYOUT.
+ * destination asset: INVALID_ORDER_COMBO for a direction with no payout, MISSING_REQUIRED_FIELDS (as well as the
+ * supporting documents a payout the review rules catch needs, as for `POST /v2/payouts`), RECIPIENT_VALIDATION_FAILED,
+ * UNPROCESSABLE_ENTITY for a rail that does not carry the destination's currency, DOCUMENT_IDS_NOT_FOUND,
+ * CLIENT_MARKUP_NOT_ENABLED, CLIENT_MARKUP_EXCEEDS_PAYOUT (the margin and the payout's fee reach the converted
+ * amount), AMOUNT_OUT_OF_RANGE (with no margin, the payout's fee alone does).
  */
-const checkAutoPayout = (caller: Caller, payout: AutoPayout, terms: Terms, destination: OrderAccountOf) =>
+const checkAutoPayout = (caller: Caller, payout: AutoPayout, terms: Terms, destination: OrderAccountOf, customerId: CustomerId) =>
   Effect.gen(function*() {
     if (terms.direction !== "onramp" && terms.direction !== "offramp") {
       return yield* apiError("INVALID_ORDER_COMBO", `autoPayout chains a payout after an onramp or an offramp, not after a ${terms.direction}.`)
@@ -328,18 +333,43 @@ const checkAutoPayout = (caller: Caller, payout: AutoPayout, terms: Terms, desti
         return yield* invalid("recipient.routingNumber fails its ABA checksum.")
       }
       if (recipient!.chain !== undefined || recipient!.address !== undefined) return yield* invalid("A bank recipient has no chain or address.")
+      if (!railCarries(payout.rail!, destination.side.asset)) {
+        return yield* apiError("UNPROCESSABLE_ENTITY", `The ${payout.rail} rail does not carry ${destination.side.asset}, the destination's currency.`)
+      }
     }
     const converted = terms.destinationAmount
     const margin = (payout.markupBps === undefined ? 0n : bpsOf({ asset: destination.side.asset, units: converted }, payout.markupBps).units) +
       (payout.markupAmount === undefined ? 0n : parseAmount(destination.side.asset, payout.markupAmount)?.units ?? converted)
-    if (margin >= converted) {
+    const fee = yield* payoutFee(destination.side.asset, destination.side.chain === undefined ? payout.rail : undefined)
+    if (margin + fee >= converted) {
+      const fees = `${amountOf(destination.side, fee).amount} ${destination.side.asset}`
+      return yield* margin > 0n
+        ? apiError(
+          "CLIENT_MARKUP_EXCEEDS_PAYOUT",
+          `The payout's margin of ${amountOf(destination.side, margin).amount} and its fee of ${fees} reach the converted amount of ${amountOf(destination.side, converted).amount}.`
+        )
+        : apiError("AMOUNT_OUT_OF_RANGE", `The payout's fee of ${fees} reaches the converted amount of ${amountOf(destination.side, converted).amount}.`)
+    }
+    // The supporting documents, as POST /v2/payouts asks them of a payout the review rules catch.
+    const documentsRequired = yield* payoutDocumentsRequired(destination.side.asset, converted - margin - fee, autoPayoutTarget(destination, payout))
+    if (documentsRequired && (payout.documents === undefined || payout.documents.length === 0)) {
       return yield* apiError(
-        "CLIENT_MARKUP_EXCEEDS_PAYOUT",
-        `The payout's margin of ${amountOf(destination.side, margin).amount} ${destination.side.asset} reaches the converted amount of ${amountOf(destination.side, converted).amount}.`
+        "MISSING_REQUIRED_FIELDS",
+        `This autoPayout goes to compliance review and must carry documents (supporting document ids: ${payoutDocumentTypes.join(", ")}); see POST /v2/payouts/requirements.`
       )
     }
+    if (payout.documents !== undefined) yield* requireDocuments(caller, payout.documents, { customerId, pointer: "/autoPayout/documents" })
     return margin
   })
+
+/** Where an order's autoPayout goes: an address on the destination wallet's chain, or a bank account over its rail. */
+const autoPayoutTarget = (destination: OrderAccountOf, payout: AutoPayout): PayoutTarget => {
+  const chain = destination.side.chain
+  const recipient = payout.recipient!
+  return chain === undefined
+    ? { side: (assetAmount) => ({ type: "external_bank", assetAmount }), route: { rail: payout.rail! }, recipient: undefined, country: recipient.country }
+    : { side: (assetAmount) => ({ type: "external_crypto", address: recipient.address!, txHash: null, assetAmount }), route: { chain }, recipient: undefined, country: undefined }
+}
 
 /** A deposit-funded order's source: a new funding address on the source asset's chain. */
 const fundingAccount = (caller: Caller, body: OrderCreate, customerId: CustomerId, orderId: OrderId) =>
@@ -432,7 +462,7 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
       }
       terms = yield* termsOf(price, input)
     }
-    const payoutMarkup = payout === undefined ? 0n : yield* checkAutoPayout(caller, payout, terms, destination.account)
+    const payoutMarkup = payout === undefined ? 0n : yield* checkAutoPayout(caller, payout, terms, destination.account, destination.customerId)
     const store = yield* Store
     const model = yield* WorldModel
     const nowMs = yield* Clock.currentTimeMillis
@@ -805,52 +835,61 @@ const settled: TimerHandler = (payload: { readonly orderId: OrderId }) =>
     const store = yield* Store
     // The settle may have run an autoExecute order on the destination; read this one again before moving it.
     const current = (yield* store.get(Orders, order.id))!
-    const payoutTransactionId = current.autoPayout === undefined ? undefined : yield* openPayout(current)
+    const payoutTransactionId = current.autoPayout === undefined ? undefined : yield* openAutoPayout(current)
     yield* Effect.orDie(moveOrder(current, { type: "succeed" }, { payoutTransactionId }, chain === undefined ? {} : { txHash: sandboxTxHash(chain, transaction.id) }))
   })
 
-export const autoPayoutSettleKind = "order.payout_settle"
-
-/** The withdrawal an autoPayout chains after the conversion: out of the destination account, to the recipient. */
-const openPayout = (order: StoredOrder): Effect.Effect<TransactionId, never, Store> =>
+/**
+ * An order's autoPayout is a payout (Payouts.ts), opened through the one code path of every payout when the
+ * conversion settles, in its store transaction: out of the destination account, the converted amount less the
+ * payout's fee and the client's margin to the recipient, with `linkedOrderId`. From there it is reviewed, timed,
+ * referenced, cancellable and fails as any payout. A customer restricted while the order ran gets its payout failed
+ * at once with capability_suspended (as its payouts in flight): the converted funds stay in the destination account.
+ */
+const openAutoPayout = (order: StoredOrder): Effect.Effect<TransactionId, never, Store> =>
   Effect.gen(function*() {
     const payout = order.autoPayout!
-    const recipient = payout.recipient!
-    const scoped = scope(order)
     const side = order.destination.side
     const margin = BigInt(order.payoutMarkup ?? "0")
-    const sent = BigInt(order.destinationAmount) - margin
-    const asset = ledgerAsset(side)
-    const world: Holder = { scope: scoped, type: "world", id: side.chain === undefined ? `rail:${payout.rail}` : `chain:${side.chain}` }
-    const transaction = yield* Effect.orDie(openTransaction({
+    const converted = BigInt(order.destinationAmount)
+    const target = autoPayoutTarget(order.destination, payout)
+    const fee = yield* payoutFee(side.asset, "rail" in target.route ? target.route.rail : undefined)
+    const amount = converted - margin - fee
+    const opened = yield* Effect.orDie(openPayout({
       organizationId: order.organizationId,
       environment: order.environment,
       customerId: order.customerId,
-      type: "withdrawal",
-      source: transactionSide(order.destination, BigInt(order.destinationAmount)),
-      destination: side.chain === undefined
-        ? { type: "external_bank", assetAmount: amountOf(side, sent) }
-        : { type: "external_crypto", address: recipient.address!, txHash: sandboxTxHash(side.chain, `${order.id}/payout`), assetAmount: amountOf(side, sent) },
-      fees: margin > 0n ? [{ owner: "organization", assetAmount: amountOf(side, margin), invoiced: false }] : [],
+      asset: side.asset,
+      chain: side.chain,
+      holder: order.destination.holder,
+      sourceSide: (assetAmount) =>
+        order.destination.type === "wallet"
+          ? { type: "wallet", walletId: order.destination.id as never, assetAmount }
+          : { type: "virtual_account", virtualAccountId: order.destination.id as never, assetAmount },
+      target,
+      amount,
+      purpose: payout.purpose,
+      documents: payout.documents,
+      documentsRequired: yield* payoutDocumentsRequired(side.asset, amount, target),
       clientReferenceId: order.clientReferenceId,
       linkedOrderId: order.id,
-      payoutRail: side.chain === undefined ? payout.rail ?? null : undefined,
-      holds: (id) => [
-        { kind: "pending", id: `${id}/payout`, debit: order.destination.holder, credit: world, asset, amount: sent, code: "withdrawal", transactionId: id },
-        ...(margin > 0n
-          ? [{ kind: "pending", id: `${id}/markup`, debit: order.destination.holder, credit: { scope: scoped, type: "fees", id: "organization" }, asset, amount: margin, code: "withdrawal.markup", transactionId: id } as const]
-          : [])
-      ]
+      margin
     }))
-    const model = yield* WorldModel
-    const nowMs = yield* Clock.currentTimeMillis
-    const settlesAtMs = side.chain === undefined ? settlesAt(nowMs, model.railSettlement[payout.rail!]) : nowMs + model.chainSettlementMs[side.chain]
-    yield* schedule(autoPayoutSettleKind, settlesAtMs, { transactionId: transaction.id }, scoped)
-    return transaction.id
+    const customer = yield* (yield* Store).get(Customers, order.customerId)
+    if (customer?.status === "restricted") {
+      yield* Effect.orDie(moveTransaction(opened.id, { type: "fail" }, { failureCode: "capability_suspended" }))
+    }
+    return opened.id
   })
 
-/** The payout reached its recipient: its withdrawal is sent (processing) and settles (completed). */
-const payoutSettled: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+/**
+ * The timer of the minimal autoPayout withdrawal that orders chained before autoPayouts were payouts. None is
+ * scheduled any more, but a database may still hold one (with its pending withdrawal): it does the old job, so that
+ * withdrawal is sent (processing) and settles (completed).
+ */
+export const legacyAutoPayoutSettleKind = "order.payout_settle"
+
+const legacyPayoutSettled: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
     const store = yield* Store
     const transaction = yield* store.get(Transactions, payload.transactionId)
@@ -943,7 +982,7 @@ export const orderTimerHandlers: Record<string, TimerHandler> = {
   [orderStartKind]: started,
   [orderSettleKind]: settled,
   [depositReturnKind]: depositReturned,
-  [autoPayoutSettleKind]: payoutSettled
+  [legacyAutoPayoutSettleKind]: legacyPayoutSettled
 }
 
 /** The rows of an order's transaction (for tests and reads). */

@@ -33,8 +33,11 @@ import {
   type AssetCode,
   type Chain,
   type CustomerId,
+  type DocumentId,
+  type Environment,
   formatAmount,
   isFiat,
+  type OrderId,
   parseAmount,
   type PayoutCreate,
   type PayoutRail,
@@ -184,7 +187,7 @@ const invalidBody = (pointer: string, detail: string) =>
   apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] })
 
 /** Where the money goes: the transaction's destination side (without its amount) and what routes it. */
-interface Target {
+export interface PayoutTarget {
   readonly side: (amount: TransactionSide["assetAmount"]) => TransactionSide
   readonly route: { readonly rail: PayoutRail } | { readonly chain: Chain }
   readonly recipient: StoredRecipient | undefined
@@ -200,12 +203,124 @@ const savedRecipient = (caller: Caller, kind: "whitelist_recipient" | "registere
         errors: [{ pointer, detail: "must be a recipient saved for the customer that owns the source" }]
       })))
 
-/** `POST /v2/payouts`: validates, reserves the amount and its fee, and opens the withdrawal. */
-export const createPayout = (caller: Caller, body: PayoutCreate): Effect.Effect<StoredTransaction, ApiError, Store> =>
+/** Whether `rail` carries `asset`. */
+export const railCarries = (rail: PayoutRail, asset: AssetCode): boolean => {
+  const carried = railCurrencies[rail]
+  return carried === "any" || carried.includes(asset)
+}
+
+/** The fee a payout of `asset` over `rail` (or on chain, without one) is charged, in the asset's units. */
+export const payoutFee = (asset: AssetCode, rail: PayoutRail | undefined): Effect.Effect<bigint> =>
+  Effect.map(WorldModel, (model) => feeOf(model.payouts, asset, rail))
+
+/**
+ * What `POST /v2/payouts/requirements` answers as `documents.required`: a payout the rules review by amount or (a
+ * bank payout) by the recipient's country needs its supporting documents for the reviewer.
+ */
+export const payoutDocumentsRequired = (asset: AssetCode, units: bigint, target: Pick<PayoutTarget, "route" | "country">): Effect.Effect<boolean> =>
+  Effect.map(WorldModel, ({ payouts: model }) =>
+    atLeast(units, unitsOf(asset, model.reviewThreshold[asset])) ||
+    ("rail" in target.route && target.country !== undefined && model.reviewCountries.includes(target.country)))
+
+/** A payout validated (by `POST /v2/payouts`, or by the order whose autoPayout it is), ready to open. */
+export interface PayoutOpening {
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly customerId: CustomerId
+  readonly asset: AssetCode
+  /** The source wallet's chain; undefined for a virtual account. */
+  readonly chain: Chain | undefined
+  readonly holder: Holder
+  readonly sourceSide: (amount: TransactionSide["assetAmount"]) => TransactionSide
+  readonly target: PayoutTarget
+  /** What reaches the recipient, in the asset's units; the fee (and any margin) comes on top. */
+  readonly amount: bigint
+  readonly purpose: string | undefined
+  readonly documents: ReadonlyArray<DocumentId> | undefined
+  readonly documentsRequired: boolean
+  readonly clientReferenceId: string | undefined
+  /** The order whose autoPayout this is. */
+  readonly linkedOrderId?: OrderId | undefined
+  /** The client's margin on an order's autoPayout: an organization fee, out of the source on top of the amount. */
+  readonly margin?: bigint | undefined
+}
+
+/**
+ * Opens a validated payout, the one code path of every payout: reserves the amount, its fee (and a margin) as pending
+ * ledger transfers, opens the withdrawal, and hands it to the world model (compliance review by the rules, or the
+ * compliance step on the clock). 422 INSUFFICIENT_FUNDS, reserving nothing, when the balance does not cover it all.
+ */
+export const openPayout = (p: PayoutOpening): Effect.Effect<StoredTransaction, ApiError, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
     const model = (yield* WorldModel).payouts
-    const scope = scopeOf(caller.organization.id, caller.environment)
+    const scope = scopeOf(p.organizationId, p.environment)
+    const { asset, chain, holder, target } = p
+    const rail = "rail" in target.route ? target.route.rail : undefined
+    const fee = feeOf(model, asset, rail)
+    const margin = p.margin ?? 0n
+    const amountOf = (units: bigint) => ({ code: asset, amount: formatAmount({ asset, units }), ...(chain === undefined ? {} : { chain }) })
+    const world: Holder = { scope, type: "world", id: "rail" in target.route ? `rail:${target.route.rail}` : `chain:${target.route.chain}` }
+    const ledgerAsset = { code: asset, chain }
+    const opened = yield* openTransaction({
+      organizationId: p.organizationId,
+      environment: p.environment,
+      customerId: p.customerId,
+      type: "withdrawal",
+      source: p.sourceSide(amountOf(p.amount + fee + margin)),
+      destination: target.side(amountOf(p.amount)),
+      fees: [
+        ...(fee > 0n ? [{ owner: rail === undefined ? "network" as const : "service" as const, assetAmount: amountOf(fee), invoiced: false }] : []),
+        ...(margin > 0n ? [{ owner: "organization" as const, assetAmount: amountOf(margin), invoiced: false }] : [])
+      ],
+      clientReferenceId: p.clientReferenceId,
+      linkedOrderId: p.linkedOrderId,
+      payoutRail: rail,
+      holds: (id) => [
+        { kind: "pending", id: `${id}/payout`, debit: holder, credit: world, asset: ledgerAsset, amount: p.amount, code: "withdrawal", transactionId: id },
+        ...(fee > 0n
+          ? [{ kind: "pending", id: `${id}/fee`, debit: holder, credit: { scope, type: "fees", id: "service" }, asset: ledgerAsset, amount: fee, code: "withdrawal.fee", transactionId: id } as const]
+          : []),
+        ...(margin > 0n
+          ? [{ kind: "pending", id: `${id}/markup`, debit: holder, credit: { scope, type: "fees", id: "organization" }, asset: ledgerAsset, amount: margin, code: "withdrawal.markup", transactionId: id } as const]
+          : [])
+      ]
+    }).pipe(Effect.catchTag("LedgerRefusal", (refusal) =>
+      refusal.reason === "insufficient_funds"
+        ? Effect.fail(apiError(
+          "INSUFFICIENT_FUNDS",
+          `The available balance does not cover the amount and its fee of ${formatAmount({ asset, units: fee })} ${asset}; nothing was reserved.`
+        ))
+        : Effect.die(refusal)))
+    const transaction: StoredTransaction = {
+      ...opened,
+      route: target.route,
+      payoutPurpose: p.purpose,
+      payoutDocumentIds: p.documents,
+      payoutRecipientId: target.recipient?.id
+    }
+    yield* Effect.orDie(store.update(Transactions, transaction))
+
+    // The world model's compliance rules.
+    const now = yield* Clock.currentTimeMillis
+    const firstToRecipient = target.recipient !== undefined && !target.recipient.paidOut
+    if (target.recipient !== undefined && firstToRecipient) {
+      yield* Effect.orDie(store.update(Recipients, { ...target.recipient, paidOut: true }))
+    }
+    const reviewed = p.documentsRequired || (model.reviewNewRecipients && firstToRecipient)
+    if (reviewed) {
+      const inReview = yield* moveTransaction(transaction.id, { type: "enter_review" })
+      yield* schedule(payoutReviewEndKind, now + model.reviewMs, { transactionId: transaction.id }, scope)
+      return inReview
+    }
+    yield* schedule(payoutStartKind, now + model.complianceMs, { transactionId: transaction.id }, scope)
+    return transaction
+  })
+
+/** `POST /v2/payouts`: validates, reserves the amount and its fee, and opens the withdrawal. */
+export const createPayout = (caller: Caller, body: PayoutCreate): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.gen(function*() {
+    const model = (yield* WorldModel).payouts
 
     // The source: whose money, in which asset, held where.
     let customerId: CustomerId
@@ -241,7 +356,7 @@ export const createPayout = (caller: Caller, body: PayoutCreate): Effect.Effect<
     }
 
     // The destination, and the rail or chain it goes over.
-    let target: Target
+    let target: PayoutTarget
     const destination = body.destination
     if (destination.type === "external_bank") {
       if (body.source.type !== "virtual_account") {
@@ -297,10 +412,8 @@ export const createPayout = (caller: Caller, body: PayoutCreate): Effect.Effect<
         `A crypto payout of ${model.travelRuleThreshold[asset]} ${asset} or more must carry travelRule (beneficiaryName, beneficiaryCountry, walletType); see POST /v2/payouts/requirements.`
       )
     }
-    // What POST /v2/payouts/requirements answers as `documents.required`: a payout the rules review by amount or
-    // country needs its supporting documents for the reviewer.
-    const documentsRequired = atLeast(amount.units, unitsOf(asset, model.reviewThreshold[asset])) ||
-      ("rail" in target.route && target.country !== undefined && model.reviewCountries.includes(target.country))
+    // What POST /v2/payouts/requirements answers as `documents.required`.
+    const documentsRequired = yield* payoutDocumentsRequired(asset, amount.units, target)
     if (documentsRequired && (body.documents === undefined || body.documents.length === 0)) {
       return yield* apiError(
         "MISSING_REQUIRED_FIELDS",
@@ -309,57 +422,21 @@ export const createPayout = (caller: Caller, body: PayoutCreate): Effect.Effect<
     }
     if (body.documents !== undefined) yield* requireDocuments(caller, body.documents, { customerId, pointer: "/documents" })
 
-    const rail = "rail" in target.route ? target.route.rail : undefined
-    const fee = feeOf(model, asset, rail)
-    const amountOf = (units: bigint) => ({ code: asset, amount: formatAmount({ asset, units }), ...(chain === undefined ? {} : { chain }) })
-    const world: Holder = { scope, type: "world", id: "rail" in target.route ? `rail:${target.route.rail}` : `chain:${target.route.chain}` }
-    const ledgerAsset = { code: asset, chain }
-    const opened = yield* openTransaction({
+    return yield* openPayout({
       organizationId: caller.organization.id,
       environment: caller.environment,
       customerId,
-      type: "withdrawal",
-      source: sourceSide(amountOf(amount.units + fee)),
-      destination: target.side(amountOf(amount.units)),
-      fees: fee > 0n ? [{ owner: rail === undefined ? "network" : "service", assetAmount: amountOf(fee), invoiced: false }] : [],
-      clientReferenceId: body.clientReferenceId,
-      payoutRail: rail,
-      holds: (id) => [
-        { kind: "pending", id: `${id}/payout`, debit: holder, credit: world, asset: ledgerAsset, amount: amount.units, code: "withdrawal", transactionId: id },
-        ...(fee > 0n
-          ? [{ kind: "pending", id: `${id}/fee`, debit: holder, credit: { scope, type: "fees", id: "service" }, asset: ledgerAsset, amount: fee, code: "withdrawal.fee", transactionId: id } as const]
-          : [])
-      ]
-    }).pipe(Effect.catchTag("LedgerRefusal", (refusal) =>
-      refusal.reason === "insufficient_funds"
-        ? Effect.fail(apiError(
-          "INSUFFICIENT_FUNDS",
-          `The available balance does not cover the amount and its fee of ${formatAmount({ asset, units: fee })} ${asset}; nothing was reserved.`
-        ))
-        : Effect.die(refusal)))
-    const transaction: StoredTransaction = {
-      ...opened,
-      route: target.route,
-      payoutPurpose: body.purpose,
-      payoutDocumentIds: body.documents,
-      payoutRecipientId: target.recipient?.id
-    }
-    yield* Effect.orDie(store.update(Transactions, transaction))
-
-    // The world model's compliance rules.
-    const now = yield* Clock.currentTimeMillis
-    const firstToRecipient = target.recipient !== undefined && !target.recipient.paidOut
-    if (target.recipient !== undefined && firstToRecipient) {
-      yield* Effect.orDie(store.update(Recipients, { ...target.recipient, paidOut: true }))
-    }
-    const reviewed = documentsRequired || (model.reviewNewRecipients && firstToRecipient)
-    if (reviewed) {
-      const inReview = yield* moveTransaction(transaction.id, { type: "enter_review" })
-      yield* schedule(payoutReviewEndKind, now + model.reviewMs, { transactionId: transaction.id }, scope)
-      return inReview
-    }
-    yield* schedule(payoutStartKind, now + model.complianceMs, { transactionId: transaction.id }, scope)
-    return transaction
+      asset,
+      chain,
+      holder,
+      sourceSide,
+      target,
+      amount: amount.units,
+      purpose: body.purpose,
+      documents: body.documents,
+      documentsRequired,
+      clientReferenceId: body.clientReferenceId
+    })
   })
 
 // --- reading and cancelling --------------------------------------------------------------------------------------------
