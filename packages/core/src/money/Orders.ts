@@ -27,10 +27,11 @@
  *   catalog's fixed failureMessage once the chain confirms it.
  *
  * - autoPayout (onramp: to an address on the destination wallet's chain; offramp: to a bank account over a rail)
- *   chains a withdrawal after the conversion settles, in the same store transaction, with `linkedOrderId`: the
- *   converted amount less the payout's client margin goes out of the destination account to the outside world, and
- *   settles on the chain's or rail's time. This is the minimal payout the payouts work ("Money III") replaces: no
- *   compliance review, no signing, no payout requirements.
+ *   opens a payout (Payouts.ts `openPayout`, the code path of `POST /v2/payouts`) when the conversion settles, in the
+ *   same store transaction, with `linkedOrderId`: the converted amount out of the destination account, of which the
+ *   payout's fee and the client's margin are fees and the rest reaches the recipient. From there it is a payout like
+ *   any: compliance (and review by the rules), processing, sending, settlement on the chain's or rail's clock,
+ *   network references, cancel, failures and returns.
  */
 import {
   type AutoPayout,
