@@ -1030,6 +1030,34 @@ describe("autoPayout", () => {
     expect(fees.get("organization:USDC@base")).toBe(1_500_000n)
   })
 
+  it("reserves its payout before an autoExecute order waiting on the same account can spend the credit", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    await fundUsd(a.usd, "200.00")
+    const onramp = await createOrder({
+      source: va(a.usd),
+      destination: wl(a.base, "USDC"),
+      amount: "100",
+      lockSide: "source",
+      autoPayout: { purpose: "supplier payment", recipient: cryptoRecipient }
+    })
+    expect(onramp.status, onramp.text).toBe(201)
+    // Waits on the wallet the onramp credits, for less than the credit: it could take the funds the payout needs.
+    const waiting = await createOrder({ source: wl(a.base, "USDC"), destination: va(a.eur), amount: "50", lockSide: "source", autoExecute: true })
+    expect(waiting.status, waiting.text).toBe(201)
+    expect((await readOrder(waiting.json.id)).transactionId).toBeNull()
+    await execute(onramp.json.id)
+    await advance(62_000)
+    const done = await readOrder(onramp.json.id)
+    expect(done.status).toBe("succeeded")
+    expect((await acme.call("GET", `/v2/payouts/${done.payoutTransactionId}`)).json).toMatchObject({ status: "pending", linkedOrderId: onramp.json.id })
+    // The payout reserved the whole credit; the waiting order found nothing left and still waits.
+    const still = await readOrder(waiting.json.id)
+    expect(still.status).toBe("pending")
+    expect(still.transactionId).toBeNull()
+    await expectBalancedLedger()
+  })
+
   it("opens a real bank payout after an offramp: payout.rail and the rail's fee, completed on the rail's clock with the books balanced", async () => {
     await start()
     const a = await customerWithAccounts()

@@ -834,9 +834,10 @@ const settled: TimerHandler = (payload: { readonly orderId: OrderId }) =>
     const transaction = yield* Effect.orDie(moveTransaction(order.transactionId, { type: "settle" }))
     const chain = order.destination.side.chain ?? order.source.side.chain
     const store = yield* Store
-    // The settle may have run an autoExecute order on the destination; read this one again before moving it.
+    // The settle opened the autoPayout (executeFundedOrders) and may have run autoExecute orders on the destination;
+    // read this one again before moving it.
     const current = (yield* store.get(Orders, order.id))!
-    const payoutTransactionId = current.autoPayout === undefined ? undefined : yield* openAutoPayout(current)
+    const payoutTransactionId = current.payoutTransactionId ?? (current.autoPayout === undefined ? undefined : yield* openAutoPayout(current))
     yield* Effect.orDie(moveOrder(current, { type: "succeed" }, { payoutTransactionId }, chain === undefined ? {} : { txHash: sandboxTxHash(chain, transaction.id) }))
   })
 
@@ -958,6 +959,15 @@ const executeFundedOrders = (transaction: StoredTransaction): Effect.Effect<void
       ? { code: destination.assetAmount.code }
       : { code: destination.assetAmount.code, chain: destination.assetAmount.chain }
     const store = yield* Store
+    // An order's own autoPayout comes first: its payout reserves the credit before an autoExecute order waiting on
+    // the same account can spend it.
+    if (transaction.linkedOrderId !== undefined) {
+      const converted = yield* store.getForUpdate(Orders, transaction.linkedOrderId)
+      if (converted?.autoPayout !== undefined && converted.payoutTransactionId === undefined && converted.transactionId === transaction.id) {
+        const payoutTransactionId = yield* openAutoPayout(converted)
+        yield* Effect.orDie(store.update(Orders, { ...converted, payoutTransactionId }))
+      }
+    }
     if (destination.type === "wallet") {
       const wallet = yield* store.get(Wallets, destination.walletId)
       if (wallet?.fundingOrderId !== undefined) {
