@@ -40,6 +40,17 @@ let keyCounter = 0
 /** A fresh Idempotency-Key header. */
 export const idem = (label = "k"): Record<string, string> => ({ "idempotency-key": `${label}-${++keyCounter}` })
 
+let approvedCustomers = 0
+/** A DEU business customer of `client`, onboarded and approved through the API; its id. */
+export const approvedCustomer = async (client: Client): Promise<string> => {
+  const docs = await deuDocuments(client)
+  const submitted = await client.call("POST", "/v2/onboarding", deuSubmission(docs, { clientReferenceId: `customer-${++approvedCustomers}` }), idem())
+  expect(submitted.status, submitted.text).toBe(201)
+  const decided = await client.call("POST", `/v2/simulate/applications/${submitted.json.applicationId}/decision`, { outcome: "approved" })
+  expect(decided.status, decided.text).toBe(200)
+  return decided.json.customerId as string
+}
+
 export const germanAddress = { line1: "Unter den Linden 1", city: "Berlin", postalCode: "10117", country: "DEU" }
 
 /** A complete DEU submission: two company documents, one owner-controller with a passport. */

@@ -14,7 +14,7 @@ import { createEngine, type Engine } from "@fos/http"
 import { Effect } from "effect"
 import * as fc from "fast-check"
 import { afterEach, describe, expect, it } from "vitest"
-import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
+import { approvedCustomer, type Client, clientOf, deuDocuments, idem } from "./onboardingFixtures.ts"
 import { expectCatalogEvents, expectProblem, keysOf, orgSeed, outboxEvents, seedOf } from "./support.ts"
 
 /** Monday 09:00 UTC: the foreign-exchange market is open. */
@@ -52,15 +52,7 @@ const events = (type?: string) => outboxEvents(engine, type)
 
 // --- fixtures ----------------------------------------------------------------------------------------------------
 
-let customers = 0
-const onboardedCustomer = async (client: Client = acme): Promise<string> => {
-  const docs = await deuDocuments(client)
-  const submitted = await client.call("POST", "/v2/onboarding", deuSubmission(docs, { clientReferenceId: `order-customer-${++customers}` }), idem())
-  expect(submitted.status, submitted.text).toBe(201)
-  const decided = await client.call("POST", `/v2/simulate/applications/${submitted.json.applicationId}/decision`, { outcome: "approved" })
-  expect(decided.status, decided.text).toBe(200)
-  return decided.json.customerId
-}
+const onboardedCustomer = (client: Client = acme): Promise<string> => approvedCustomer(client)
 
 const virtualAccount = async (customerId: string, currency: "USD" | "EUR", client: Client = acme): Promise<string> => {
   const applied = await client.call("POST", `/v2/customers/${customerId}/features`, { type: "virtual_account", asset: { code: currency } }, idem())

@@ -8,7 +8,7 @@ import { LedgerTransfers, Store } from "@fos/core"
 import type { Engine } from "@fos/http"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
+import { approvedCustomer, type Client, clientOf, deuDocuments, idem } from "./onboardingFixtures.ts"
 import { expectCatalogEvents, expectProblem, keysOf, makeEngine, orgSeed, outboxEvents, seedOf, START_MS } from "./support.ts"
 
 let engine: Engine
@@ -29,15 +29,7 @@ const advance = (ms: number) => engine.clock.advance(ms)
 const iso = (ms: number) => new Date(ms).toISOString()
 const now = async () => Date.parse((await acme.call("GET", "/v2/simulate/clock")).json.now)
 
-let customers = 0
-const onboardedCustomer = async (client: Client = acme): Promise<string> => {
-  const docs = await deuDocuments(client)
-  const submitted = await client.call("POST", "/v2/onboarding", deuSubmission(docs, { clientReferenceId: `payout-customer-${++customers}` }), idem())
-  expect(submitted.status, submitted.text).toBe(201)
-  const decided = await client.call("POST", `/v2/simulate/applications/${submitted.json.applicationId}/decision`, { outcome: "approved" })
-  expect(decided.status, decided.text).toBe(200)
-  return decided.json.customerId
-}
+const onboardedCustomer = (client: Client = acme): Promise<string> => approvedCustomer(client)
 
 /** An active virtual account in `currency`, funded with `funds` over an instant rail (settled). */
 const fundedAccount = async (currency: "EUR" | "USD" | "GBP", funds: string, client: Client = acme) => {

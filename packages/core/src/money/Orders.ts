@@ -950,14 +950,8 @@ export const onTransactionEnded = (transaction: StoredTransaction): Effect.Effec
 const executeFundedOrders = (transaction: StoredTransaction): Effect.Effect<void, never, Store> =>
   Effect.gen(function*() {
     const destination = transaction.destination
-    if (destination.type !== "wallet" && destination.type !== "virtual_account") return
-    const scoped = scopeOf(transaction.organizationId, transaction.environment)
-    const holder: Holder = destination.type === "wallet"
-      ? { scope: scoped, type: "wallet", id: destination.walletId }
-      : { scope: scoped, type: "virtual_account", id: destination.virtualAccountId }
-    const asset = destination.assetAmount.chain === undefined
-      ? { code: destination.assetAmount.code }
-      : { code: destination.assetAmount.code, chain: destination.assetAmount.chain }
+    const credited = creditedAccount(transaction)
+    if (credited === undefined) return
     const store = yield* Store
     // An order's own autoPayout comes first: its payout reserves the credit before an autoExecute order waiting on
     // the same account can spend it.
@@ -982,7 +976,7 @@ const executeFundedOrders = (transaction: StoredTransaction): Effect.Effect<void
         }
       }
     }
-    for (const candidate of yield* waitingOn(accountId(holder, asset))) {
+    for (const candidate of yield* waitingOn(credited)) {
       const order = yield* store.getForUpdate(Orders, candidate.id)
       if (order !== undefined) yield* tryExecute(order)
     }

@@ -169,22 +169,7 @@ export const openWallet = (
 ): Effect.Effect<StoredWallet, ApiError, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
-    const id = yield* newId("wlt")
-    const now = toIso(yield* Clock.currentTimeMillis)
-    const wallet: StoredWallet = {
-      id,
-      organizationId: owner.organizationId,
-      environment: owner.environment,
-      customerId,
-      chain,
-      custody,
-      status: "active",
-      address: depositAddress(chain, id),
-      clientReferenceId,
-      replacedByWalletId: undefined,
-      createdAt: now,
-      updatedAt: now
-    }
+    const wallet = yield* newWallet(owner, customerId, chain, { custody, clientReferenceId })
     const inserted = yield* Effect.exit(store.insert(Wallets, wallet))
     if (inserted._tag === "Failure") {
       return yield* apiError("DUPLICATE_CLIENT_REFERENCE_ID", "This clientReferenceId is already used by another wallet.")
@@ -193,39 +178,47 @@ export const openWallet = (
       type: "wallet.created",
       organizationId: wallet.organizationId,
       environment: wallet.environment,
-      data: { walletId: id, customerId, chain, custody, address: wallet.address, occurredAt: now }
+      data: { walletId: wallet.id, customerId, chain, custody, address: wallet.address, occurredAt: wallet.createdAt }
     })
     return wallet
+  })
+
+/** A new active wallet's row: a fresh id and the deposit address derived from it. */
+const newWallet = (
+  owner: WalletOwner,
+  customerId: CustomerId,
+  chain: Chain,
+  extra: Pick<StoredWallet, "custody" | "clientReferenceId"> & { readonly fundingOrderId?: string }
+): Effect.Effect<StoredWallet> =>
+  Effect.gen(function*() {
+    const id = yield* newId("wlt")
+    const now = toIso(yield* Clock.currentTimeMillis)
+    return {
+      id,
+      organizationId: owner.organizationId,
+      environment: owner.environment,
+      customerId,
+      chain,
+      status: "active",
+      address: depositAddress(chain, id),
+      replacedByWalletId: undefined,
+      ...extra,
+      createdAt: now,
+      updatedAt: now
+    }
   })
 
 const ownerOf = (caller: Caller): WalletOwner => ({ organizationId: caller.organization.id, environment: caller.environment })
 
 /** The funding address of a deposit-funded order: a service-managed wallet of the customer's, announced by no event. */
 export const openFundingWallet = (
-  owner: { readonly organizationId: string; readonly environment: Environment; readonly customerId: CustomerId },
+  owner: WalletOwner & { readonly customerId: CustomerId },
   chain: Chain,
   orderId: string
 ): Effect.Effect<StoredWallet, never, Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const id = yield* newId("wlt")
-    const now = toIso(yield* Clock.currentTimeMillis)
-    const wallet: StoredWallet = {
-      id,
-      organizationId: owner.organizationId,
-      environment: owner.environment,
-      customerId: owner.customerId,
-      chain,
-      custody: "custodial",
-      status: "active",
-      address: depositAddress(chain, id),
-      clientReferenceId: undefined,
-      replacedByWalletId: undefined,
-      fundingOrderId: orderId,
-      createdAt: now,
-      updatedAt: now
-    }
-    yield* Effect.orDie(store.insert(Wallets, wallet))
+    const wallet = yield* newWallet(owner, owner.customerId, chain, { custody: "custodial", clientReferenceId: undefined, fundingOrderId: orderId })
+    yield* Effect.orDie(Effect.flatMap(Store, (store) => store.insert(Wallets, wallet)))
     return wallet
   })
 
