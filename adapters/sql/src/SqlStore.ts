@@ -19,7 +19,9 @@
  * A write is one statement wherever it can be: the row, its unique values, its index entries and its counts go
  * together in one statement of data-modifying CTEs. Inside a store transaction the store remembers the rows this
  * transaction has locked or written (their data is exactly what a read would find, since no other transaction
- * can change them until the commit), so an update or removal of such a row needs no read first.
+ * can change them until the commit), so an update or removal of such a row needs no read first. The writes nothing
+ * could refuse (fresh rows under ids just made, new versions of locked rows of tables without unique keys) are held
+ * and sent together, before the commit or before a statement that reads their table (`hold`, docs/storage.md).
  *
  * A unique violation fails that write alone and the caller's transaction can go on, as with the memory store:
  * inserts detect conflicts with ON CONFLICT DO NOTHING and take back their own writes, and updates of tables with
@@ -27,7 +29,7 @@
  * failures are defects: domain code only ever sees `UniqueViolation`.
  */
 import { UniqueViolation, type PageQuery, type Position, type SortValue, type StoreService, type Table } from "@fos/core"
-import { Context, Effect, Option } from "effect"
+import { type Cause, Context, Effect, Option } from "effect"
 import { SqlClient, type SqlError, type Statement } from "effect/sql"
 
 const offset = 2n ** 53n
@@ -65,8 +67,22 @@ const countShards = 32
 interface TransactionState {
   /** The rows this transaction has locked (`getForUpdate`) or written, by table and key: as a read would find them. */
   readonly rows: Map<string, Known>
+  /** Writes held for a later statement of this transaction (see `hold`), by table and key, in the order made. */
+  readonly held: Map<string, Held>
+  /** The tables of the held writes. */
+  readonly heldTables: Set<string>
   /** Sequence numbers taken for this transaction and not handed out yet. */
   readonly sequences: Array<number>
+  /** Whether the transaction has taken its first block (with its first read by key, or its first number). */
+  blockTaken: boolean
+  /**
+   * What this transaction read without a lock, by table and key (`value` undefined: no such row), and the pages it
+   * read, by table and query: a second read in the transaction is answered from here, until the transaction writes
+   * to that row or table. An order reads its customer twice and emits two events, each looking up the webhook
+   * endpoints; within one transaction the first answer stands.
+   */
+  readonly seen: Map<string, { readonly value: unknown }>
+  readonly pages: Map<string, Map<string, ReadonlyArray<unknown>>>
 }
 
 class CurrentTransaction extends Context.Reference<TransactionState | undefined>("fos/sql/CurrentTransaction", {
@@ -74,10 +90,32 @@ class CurrentTransaction extends Context.Reference<TransactionState | undefined>
 }) {}
 
 /**
- * How many sequence numbers a transaction takes at its first `nextSequence`: a deposit or a settle books a transfer
- * and emits an event, so one round trip serves both. The ones it does not use are gaps, which the port allows.
+ * A write this transaction made but has not sent: a fresh row (`insertFresh`) or a new version of a row it holds
+ * locked, of a table without unique keys, so nothing the database could answer would change what the caller does.
+ * `before` is the row as the database has it (undefined for a fresh one), so the index entries and counts the
+ * write moves are worked out once, against the final version.
  */
-const sequenceBlock = 4
+interface Held {
+  readonly t: Table<any>
+  readonly key: string
+  readonly before: unknown | undefined
+  readonly after: unknown
+  readonly json: string
+  readonly fresh: boolean
+}
+
+/**
+ * How many sequence numbers a transaction takes at once: a deposit or a settle books a transfer and emits an event,
+ * so one round trip serves both. The ones it does not use are gaps, which the port allows.
+ *
+ * The numbers order a resource's events (created, then processing) across processes, so they must follow the row
+ * locks: a number handed out after a transaction locked a row is taken after that lock was granted. Two
+ * transactions that change one resource both lock its row, so the one that commits second takes its numbers after
+ * the first committed, and they are higher. Hence the block is the transaction's own, not the process's, and every
+ * locking read that reaches the database takes a fresh block in the same statement, once its locks are granted
+ * (the old block's rest are gaps). A block taken by a plain read only serves numbers handed out before any lock.
+ */
+const sequenceBlock = 8
 
 /** A remembered row: parsed when it was read, or its JSON text when it was written (parsed on first use). */
 interface Known {
@@ -88,6 +126,17 @@ interface Known {
 const knownKey = (tbl: string, key: string) => `${tbl}\u0000${key}`
 
 const valueOf = (known: Known): unknown => (known.value ??= JSON.parse(known.json!))
+
+/** How many times a transaction the database aborted (deadlock, serialization failure) is run again. */
+const deadlockRetries = 3
+
+/** Whether a transaction died because PostgreSQL chose it as a deadlock's victim, or failed to serialize it. */
+const abortedByDatabase = (cause: Cause.Cause<unknown>): boolean =>
+  cause.reasons.some((r) => {
+    if (r._tag !== "Die") return false
+    const tag = (r.defect as { _tag?: string; reason?: { _tag?: string } })
+    return tag?._tag === "SqlError" && (tag.reason?._tag === "DeadlockError" || tag.reason?._tag === "SerializationError")
+  })
 
 const isUniqueViolation = (e: SqlError.SqlError): boolean => (e as { reason?: { _tag?: string } }).reason?._tag === "UniqueViolation"
 
@@ -102,23 +151,43 @@ export const makeSqlStore = Effect.gen(function*() {
 
   const dieOnSql = <A>(effect: Effect.Effect<A, SqlError.SqlError>): Effect.Effect<A> => Effect.orDie(effect)
 
+  /** A block of sequence numbers, as one comma-separated text, taken once the rows of `found` have been read. */
+  const blockAfter = (found: Statement.Fragment) =>
+    sql`SELECT string_agg(n::text, ',' ORDER BY n) FROM (SELECT nextval('fos_sequence') AS n
+      FROM generate_series(1, ${sequenceBlock}) CROSS JOIN (SELECT count(*) FROM ${found}) AS locked) AS g`
+
   /**
    * A row by key; `lock` also locks it to the end of the transaction. A row this transaction has locked or written
-   * is answered from memory; a row read with `lock` is remembered.
+   * is answered from memory; a row read with `lock` is remembered as held, one read without it as seen (answered
+   * again until the transaction writes it, never for a locking read).
    */
   const readRow = (tbl: string, key: string, lock: boolean) =>
     Effect.flatMap(CurrentTransaction, (current) => {
       const known = current?.rows
       const hit = known?.get(knownKey(tbl, key))
       if (hit !== undefined) return Effect.succeed(valueOf(hit) as any)
+      const seen = lock ? undefined : current?.seen.get(knownKey(tbl, key))
+      if (seen !== undefined) return Effect.succeed(seen.value as any)
+      const select = lock
+        ? sql<{ data: unknown; block?: string }>`SELECT data FROM fos_rows WHERE tbl = ${tbl} AND key = ${key} FOR UPDATE`
+        : sql<{ data: unknown; block?: string }>`SELECT data FROM fos_rows WHERE tbl = ${tbl} AND key = ${key}`
+      // A transaction's first read by key takes its block of sequence numbers, and so does every locking read (see
+      // `sequenceBlock`): most transactions that number a transfer or an event read a row first (the resource they
+      // change), so the block costs no round trip. The block is counted over the found row, so it is taken after
+      // the lock is granted.
+      const withBlock = current !== undefined && (lock || !current.blockTaken)
+      if (withBlock) current.blockTaken = true
       return dieOnSql(
-        (lock
-          ? sql<{ data: unknown }>`SELECT data FROM fos_rows WHERE tbl = ${tbl} AND key = ${key} FOR UPDATE`
-          : sql<{ data: unknown }>`SELECT data FROM fos_rows WHERE tbl = ${tbl} AND key = ${key}`).pipe(
+        (withBlock
+          ? sql<{ data: unknown; block?: string }>`WITH found AS MATERIALIZED (${select})
+              SELECT (SELECT data FROM found) AS data, (${blockAfter(sql`found`)}) AS block`
+          : select).pipe(
             Effect.map((rows) => {
-              if (rows.length === 0) return undefined
-              const value = parse(rows[0]!.data)
-              if (lock) known?.set(knownKey(tbl, key), { value })
+              if (withBlock) current!.sequences.splice(0, Infinity, ...rows[0]!.block!.split(",").map(Number))
+              const data = rows.length === 0 ? null : rows[0]!.data
+              const value = data === null ? undefined : parse(data)
+              if (lock && value !== undefined) known?.set(knownKey(tbl, key), { value })
+              if (!lock) current?.seen.set(knownKey(tbl, key), { value })
               return value
             })
           )
@@ -128,18 +197,29 @@ export const makeSqlStore = Effect.gen(function*() {
   /** Remembers a row this transaction wrote (`undefined`: removed). */
   const wrote = (tbl: string, key: string, json: string | undefined) =>
     Effect.map(CurrentTransaction, (current) => {
-      const known = current?.rows
-      if (known === undefined) return
-      if (json === undefined) known.delete(knownKey(tbl, key))
-      else known.set(knownKey(tbl, key), { json })
+      if (current === undefined) return
+      changed(current, tbl, key)
+      if (json === undefined) current.rows.delete(knownKey(tbl, key))
+      else current.rows.set(knownKey(tbl, key), { json })
     })
 
+  /** Forgets what the transaction read of a row it now writes, and the pages of its table. */
+  const changed = (current: TransactionState, tbl: string, key: string) => {
+    current.seen.delete(knownKey(tbl, key))
+    current.pages.delete(tbl)
+  }
+
   /** Forgets every remembered row: after a savepoint rolled back, or a set-based write. */
-  const forgetAll = Effect.map(CurrentTransaction, (current) => current?.rows.clear())
+  const forgetAll = Effect.map(CurrentTransaction, (current) => {
+    current?.rows.clear()
+    current?.seen.clear()
+    current?.pages.clear()
+  })
 
   /** The next number of `fos_sequence`; inside a store transaction, from a block taken at its first call. */
   const nextSequence = Effect.flatMap(CurrentTransaction, (current) => {
     if (current !== undefined && current.sequences.length > 0) return Effect.succeed(current.sequences.shift()!)
+    if (current !== undefined) current.blockTaken = true
     const size = current === undefined ? 1 : sequenceBlock
     return dieOnSql(Effect.map(
       sql<{ n: string | number }>`SELECT nextval('fos_sequence') AS n FROM generate_series(1, ${size})`,
@@ -165,22 +245,11 @@ export const makeSqlStore = Effect.gen(function*() {
   const sameEntry = (a: IndexEntry, b: IndexEntry) => a.ord === b.ord && a.part === b.part && a.sort === b.sort
 
   /**
-   * The statement parts that move a row's index entries from `before` to `after`, touching only the entries that
-   * changed, as data-modifying CTEs of the row's write: a delete, an insert, and an upsert of the counts that
-   * changed. A row that moves within one partition changes no count. `guard` makes the insert and the counts
-   * conditional (on the row having been inserted). The counts are written in (order, partition) order, so two
-   * transactions that move rows between the same partitions in opposite directions (a delivery going pending to
-   * processing while another goes processing to pending) take their locks in one order and cannot deadlock.
+   * What a write from `before` to `after` changes in the row's index: the entries to remove and to add (only those
+   * that changed) and the counts that move, in (order, partition) order. A row that moves within one partition
+   * changes no count.
    */
-  const indexParts = (
-    t: Table<any>,
-    before: unknown | undefined,
-    after: unknown | undefined,
-    key: string,
-    guard: Statement.Fragment = sql`true`,
-    /** Tells apart the parts of several rows written by one statement. */
-    suffix = ""
-  ): Array<Statement.Fragment> => {
+  const indexChanges = (t: Table<any>, before: unknown | undefined, after: unknown | undefined) => {
     const old = before === undefined ? [] : entriesOf(t, before)
     const next = after === undefined ? [] : entriesOf(t, after)
     const removed = old.filter((e) => !next.some((n) => sameEntry(n, e)))
@@ -197,26 +266,7 @@ export const makeSqlStore = Effect.gen(function*() {
     const counts = [...deltas.values()]
       .filter((d) => d.n !== 0)
       .sort((a, b) => (a.ord < b.ord ? -1 : a.ord > b.ord ? 1 : a.part < b.part ? -1 : a.part > b.part ? 1 : 0))
-    const parts: Array<Statement.Fragment> = []
-    if (removed.length > 0) {
-      parts.push(sql`${sql.literal(`removed${suffix}`)} AS (DELETE FROM fos_orders o
-        USING (VALUES ${sql.csv(removed.map((e) => sql`(${e.ord}, ${e.part}, ${e.sort})`))}) AS v (ord, part, sort)
-        WHERE o.tbl = ${t.name} AND o.ord = v.ord AND o.part = v.part AND o.sort = v.sort AND o.key = ${key})`)
-    }
-    if (added.length > 0) {
-      parts.push(sql`${sql.literal(`added${suffix}`)} AS (INSERT INTO fos_orders (tbl, ord, part, sort, key)
-        SELECT ${t.name}, v.ord, v.part, v.sort, ${key}
-        FROM (VALUES ${sql.csv(added.map((e) => sql`(${e.ord}, ${e.part}, ${e.sort})`))}) AS v (ord, part, sort)
-        WHERE ${guard})`)
-    }
-    if (counts.length > 0) {
-      parts.push(sql`${sql.literal(`counted${suffix}`)} AS (INSERT INTO fos_count_shards (tbl, ord, part, shard, n)
-        SELECT ${t.name}, v.ord, v.part, pg_backend_pid() % ${countShards}, v.n
-        FROM (VALUES ${sql.csv(counts.map((d) => sql`(${d.ord}, ${d.part}, ${d.n}::bigint)`))}) AS v (ord, part, n)
-        WHERE ${guard}
-        ON CONFLICT (tbl, ord, part, shard) DO UPDATE SET n = fos_count_shards.n + EXCLUDED.n)`)
-    }
-    return parts
+    return { removed, added, counts }
   }
 
   /** `WITH <parts> <final>`, or the final statement alone. */
@@ -226,82 +276,227 @@ export const makeSqlStore = Effect.gen(function*() {
   const hasUniques = (t: Table<any>) => Object.keys(t.unique).length > 0
 
   /**
-   * An insert is one statement: the row (ON CONFLICT DO NOTHING, so a taken primary key is reported, never an
-   * aborted transaction), its unique values, and, when the row and all its values were taken, its index entries and
-   * counts. A unique value held by another row leaves the row and the values it took to be taken back by a second
-   * statement, in the same transaction; so outside a transaction an insert with unique keys runs in one of its own,
-   * and one without them runs alone.
+   * The index CTEs of several rows' writes, each from its `before` to its `after`: one delete of the entries they
+   * leave, one insert of the entries they take, and one upsert of the counts they move, added up per (table, order,
+   * partition) and written in that order, so one statement never upserts one count row twice, and two transactions
+   * that move rows between the same partitions in opposite directions (a delivery going pending to processing while
+   * another goes processing to pending) take their count locks in one order and cannot deadlock. `guard` makes the
+   * insert and the counts conditional (on every row having been inserted).
    */
-  const insert = <Row>(t: Table<Row>, row: Row): Effect.Effect<void, UniqueViolation> => {
-    const uniques = uniquesOf(t, row)
-    return (uniques.length > 0 ? ownTransaction : statementOnly)(Effect.gen(function*() {
-      const key = t.key(row)
-      const json = JSON.stringify(row)
-      const rowPart = sql`inserted AS (INSERT INTO fos_rows (tbl, key, data) VALUES (${t.name}, ${key}, ${json}::jsonb)
-        ON CONFLICT DO NOTHING RETURNING 1)`
-      if (uniques.length === 0) {
-        const parts = [rowPart, ...indexParts(t, undefined, row, key, sql`EXISTS (SELECT 1 FROM inserted)`)]
-        const [result] = yield* sql<{ n: string | number }>`WITH ${sql.csv(parts)} SELECT count(*) AS n FROM inserted`
-        if (Number(result!.n) === 0) return yield* Effect.fail(new UniqueViolation({ table: t.name, unique: "primary" }))
-      } else {
-        const uniquePart = sql`taken AS (INSERT INTO fos_uniques (tbl, name, value, key)
-          SELECT ${t.name}, v.name, v.value, ${key}
-          FROM (VALUES ${sql.csv(uniques.map(([name, value]) => sql`(${name}, ${value})`))}) AS v (name, value)
-          WHERE EXISTS (SELECT 1 FROM inserted)
-          ON CONFLICT DO NOTHING RETURNING name)`
-        const complete = sql`EXISTS (SELECT 1 FROM inserted) AND (SELECT count(*) FROM taken) = ${uniques.length}`
-        const parts = [rowPart, uniquePart, ...indexParts(t, undefined, row, key, complete)]
-        const [result] = yield* sql<{ n: string | number; names: string | null }>`WITH ${sql.csv(parts)}
-          SELECT (SELECT count(*) FROM inserted) AS n, (SELECT string_agg(name, ',') FROM taken) AS names`
-        if (Number(result!.n) === 0) return yield* Effect.fail(new UniqueViolation({ table: t.name, unique: "primary" }))
-        const taken = new Set(result!.names === null ? [] : result!.names.split(","))
-        const refused = uniques.find(([name]) => !taken.has(name))
-        if (refused !== undefined) {
-          yield* sql`WITH values AS (DELETE FROM fos_uniques WHERE tbl = ${t.name} AND key = ${key})
-            DELETE FROM fos_rows WHERE tbl = ${t.name} AND key = ${key}`
-          return yield* Effect.fail(new UniqueViolation({ table: t.name, unique: refused[0] }))
-        }
+  const indexPartsOfRows = (
+    rows: ReadonlyArray<{ readonly t: Table<any>; readonly key: string; readonly before: unknown | undefined; readonly after: unknown | undefined }>,
+    guard: Statement.Fragment = sql`true`
+  ): Array<Statement.Fragment> => {
+    const removed: Array<Statement.Fragment> = []
+    const added: Array<Statement.Fragment> = []
+    const counts = new Map<string, { tbl: string; ord: string; part: string; n: number }>()
+    for (const r of rows) {
+      const changes = indexChanges(r.t, r.before, r.after)
+      for (const e of changes.removed) removed.push(sql`(${r.t.name}, ${e.ord}, ${e.part}, ${e.sort}, ${r.key})`)
+      for (const e of changes.added) added.push(sql`(${r.t.name}, ${e.ord}, ${e.part}, ${e.sort}, ${r.key})`)
+      for (const d of changes.counts) {
+        const id = JSON.stringify([r.t.name, d.ord, d.part])
+        const sum = counts.get(id) ?? { tbl: r.t.name, ord: d.ord, part: d.part, n: 0 }
+        counts.set(id, { ...sum, n: sum.n + d.n })
       }
-      yield* wrote(t.name, key, json)
+    }
+    const moved = [...counts.values()].filter((d) => d.n !== 0).sort((a, b) => {
+      const x = [a.tbl, a.ord, a.part], y = [b.tbl, b.ord, b.part]
+      for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1
+      return 0
+    })
+    const parts: Array<Statement.Fragment> = []
+    if (removed.length > 0) {
+      parts.push(sql`removed AS (DELETE FROM fos_orders o USING (VALUES ${sql.csv(removed)}) AS v (tbl, ord, part, sort, key)
+        WHERE o.tbl = v.tbl AND o.ord = v.ord AND o.part = v.part AND o.sort = v.sort AND o.key = v.key)`)
+    }
+    if (added.length > 0) {
+      parts.push(sql`added AS (INSERT INTO fos_orders (tbl, ord, part, sort, key)
+        SELECT v.tbl, v.ord, v.part, v.sort, v.key FROM (VALUES ${sql.csv(added)}) AS v (tbl, ord, part, sort, key) WHERE ${guard})`)
+    }
+    if (moved.length > 0) {
+      parts.push(sql`counted AS (INSERT INTO fos_count_shards (tbl, ord, part, shard, n)
+        SELECT v.tbl, v.ord, v.part, pg_backend_pid() % ${countShards}, v.n
+        FROM (VALUES ${sql.csv(moved.map((d) => sql`(${d.tbl}, ${d.ord}, ${d.part}, ${d.n}::bigint)`))}) AS v (tbl, ord, part, n)
+        WHERE ${guard}
+        ON CONFLICT (tbl, ord, part, shard) DO UPDATE SET n = fos_count_shards.n + EXCLUDED.n)`)
+    }
+    return parts
+  }
+
+  /** Sends writes as one statement: the fresh rows (which must not exist), the new versions of the others, and their index CTEs. */
+  const sendRows = (rows: ReadonlyArray<Held>): Effect.Effect<void> => {
+    if (rows.length === 0) return Effect.void
+    const fresh = rows.filter((r) => r.fresh)
+    const updated = rows.filter((r) => !r.fresh)
+    const values = (list: ReadonlyArray<Held>) => sql.csv(list.map((r) => sql`(${r.t.name}, ${r.key}, ${r.json}::jsonb)`))
+    const parts: Array<Statement.Fragment> = []
+    if (fresh.length > 0) {
+      parts.push(sql`fresh AS (INSERT INTO fos_rows (tbl, key, data) VALUES ${values(fresh)} ON CONFLICT DO NOTHING RETURNING 1)`)
+    }
+    if (updated.length > 0) {
+      parts.push(sql`updated AS (INSERT INTO fos_rows (tbl, key, data) VALUES ${values(updated)}
+        ON CONFLICT (tbl, key) DO UPDATE SET data = EXCLUDED.data)`)
+    }
+    parts.push(...indexPartsOfRows(rows))
+    const final = fresh.length > 0 ? sql`SELECT count(*) AS n FROM fresh` : sql`SELECT 0 AS n`
+    return dieOnSql(sql<{ n: string | number }>`WITH ${sql.csv(parts)} ${final}`).pipe(
+      Effect.flatMap(([result]) =>
+        fresh.length > 0 && Number(result!.n) !== fresh.length
+          ? Effect.die(new Error(`insertFresh: a key already taken among ${fresh.map((r) => `${r.t.name}/${r.key}`).join(", ")}`))
+          : Effect.void
+      )
+    )
+  }
+
+  /**
+   * Holds a write for a later statement of the transaction: the next that touches its table, or the commit. A write
+   * to a row already held replaces the held version, keeping what the database has as `before`. The row is
+   * remembered, so reads in the transaction find it at once.
+   */
+  const hold = (state: TransactionState, t: Table<any>, key: string, before: unknown | undefined, row: unknown, fresh: boolean) => {
+    const id = knownKey(t.name, key)
+    const json = JSON.stringify(row)
+    const earlier = state.held.get(id)
+    state.held.set(id, earlier === undefined ? { t, key, before, after: row, json, fresh } : { ...earlier, after: row, json })
+    state.heldTables.add(t.name)
+    state.rows.set(id, { value: row, json })
+    changed(state, t.name, key)
+  }
+
+  /** Sends every held write of the transaction. */
+  const sendHeld = Effect.flatMap(CurrentTransaction, (state) => {
+    if (state === undefined || state.held.size === 0) return Effect.void
+    const rows = [...state.held.values()]
+    state.held.clear()
+    state.heldTables.clear()
+    return sendRows(rows)
+  })
+
+  /** Sends the held writes before a statement that reads or writes `t` through the database. */
+  const sendHeldOf = (t: Table<any>) =>
+    Effect.flatMap(CurrentTransaction, (state) => (state !== undefined && state.heldTables.has(t.name) ? sendHeld : Effect.void))
+
+  /**
+   * An insert of one row or several is one statement: the rows (ON CONFLICT DO NOTHING, so a taken primary key is
+   * reported, never an aborted transaction), their unique values, and, when every row and every value was taken,
+   * their index entries and counts. A key or value taken by another row leaves the rows and values the statement did
+   * take to be taken back by a second statement, in the same transaction; so outside a transaction an insert with
+   * unique keys, or of several rows, runs in one of its own, and a single row without them runs alone. Keys or
+   * values repeated within the rows are refused before anything is sent.
+   */
+  const insertMany = <Row>(t: Table<Row>, rows: ReadonlyArray<Row>): Effect.Effect<void, UniqueViolation> => {
+    if (rows.length === 0) return Effect.void
+    const written = rows.map((row) => ({ t, row, key: t.key(row), json: JSON.stringify(row), uniques: uniquesOf(t, row) }))
+    const seen = new Set<string>()
+    for (const w of written) {
+      if (seen.has(w.key)) return Effect.fail(new UniqueViolation({ table: t.name, unique: "primary", key: w.key }))
+      seen.add(w.key)
+      for (const [name, value] of w.uniques) {
+        const id = knownKey(name, value)
+        if (seen.has(id)) return Effect.fail(new UniqueViolation({ table: t.name, unique: name, key: w.key }))
+        seen.add(id)
+      }
+    }
+    const uniques = written.flatMap((w) => w.uniques.map(([name, value]) => ({ name, value, key: w.key })))
+    const alone = written.length === 1 && uniques.length === 0
+    return (alone ? statementOnly : ownTransaction)(Effect.gen(function*() {
+      // A held fresh row under one of these keys must be in the database for the conflict to show.
+      yield* sendHeldOf(t)
+      const rowPart = sql`inserted AS (INSERT INTO fos_rows (tbl, key, data)
+        VALUES ${sql.csv(written.map((w) => sql`(${t.name}, ${w.key}, ${w.json}::jsonb)`))}
+        ON CONFLICT DO NOTHING RETURNING key)`
+      const parts: Array<Statement.Fragment> = [rowPart]
+      if (uniques.length > 0) {
+        parts.push(sql`taken AS (INSERT INTO fos_uniques (tbl, name, value, key)
+          SELECT ${t.name}, v.name, v.value, v.key
+          FROM (VALUES ${sql.csv(uniques.map((u) => sql`(${u.name}, ${u.value}, ${u.key})`))}) AS v (name, value, key)
+          WHERE v.key IN (SELECT key FROM inserted)
+          ON CONFLICT DO NOTHING RETURNING name, key)`)
+      }
+      const complete = uniques.length === 0
+        ? sql`(SELECT count(*) FROM inserted) = ${written.length}`
+        : sql`(SELECT count(*) FROM inserted) = ${written.length} AND (SELECT count(*) FROM taken) = ${uniques.length}`
+      parts.push(...indexPartsOfRows(written.map((w) => ({ t, key: w.key, before: undefined, after: w.row })), complete))
+      const [result] = yield* sql<{ keys: unknown; taken: unknown }>`WITH ${sql.csv(parts)}
+        SELECT (SELECT json_agg(key) FROM inserted) AS keys,
+          ${uniques.length === 0 ? sql`NULL` : sql`(SELECT json_agg(json_build_array(name, key)) FROM taken)`} AS taken`
+      const inserted = new Set((parse(result!.keys) ?? []) as Array<string>)
+      const taken = new Set(((parse(result!.taken) ?? []) as Array<[string, string]>).map(([name, key]) => knownKey(name, key)))
+      const refusedRow = written.find((w) => !inserted.has(w.key))
+      const refusedValue = uniques.find((u) => !taken.has(knownKey(u.name, u.key)))
+      if (refusedRow === undefined && refusedValue === undefined) {
+        for (const w of written) yield* wrote(t.name, w.key, w.json)
+        return
+      }
+      if (inserted.size > 0) {
+        const mine = [...inserted]
+        yield* sql`WITH values AS (DELETE FROM fos_uniques WHERE tbl = ${t.name} AND key IN ${sql.in(mine)})
+          DELETE FROM fos_rows WHERE tbl = ${t.name} AND key IN ${sql.in(mine)}`
+      }
+      return yield* Effect.fail(refusedRow !== undefined
+        ? new UniqueViolation({ table: t.name, unique: "primary", key: refusedRow.key })
+        : new UniqueViolation({ table: t.name, unique: refusedValue!.name, key: refusedValue!.key }))
     }))
   }
+
+  const insert = <Row>(t: Table<Row>, row: Row): Effect.Effect<void, UniqueViolation> => insertMany(t, [row])
+
+  /**
+   * Inside a store transaction a fresh row of a table without unique keys is held and sent with a later statement
+   * (`hold`); anywhere else it is an insert whose refusal is a defect.
+   */
+  const insertFresh = <Row>(t: Table<Row>, row: Row): Effect.Effect<void> =>
+    Effect.flatMap(CurrentTransaction, (state) => {
+      if (state === undefined || hasUniques(t)) return Effect.orDie(insert(t, row))
+      const key = t.key(row)
+      if (state.rows.has(knownKey(t.name, key))) return Effect.die(new Error(`insertFresh: ${t.name}/${key} is taken`))
+      hold(state, t, key, undefined, row, true)
+      return Effect.void
+    })
 
   /** Takes the row's unique values; a value held by another row is a `UniqueViolation` naming the key. */
   const addUniques = (t: Table<any>, row: unknown, key: string) =>
     Effect.forEach(uniquesOf(t, row), ([name, value]) =>
       sql`INSERT INTO fos_uniques (tbl, name, value, key) VALUES (${t.name}, ${name}, ${value}, ${key})`.pipe(
-        Effect.catchIf(isUniqueViolation, () => Effect.fail(new UniqueViolation({ table: t.name, unique: name })))
+        Effect.catchIf(isUniqueViolation, () => Effect.fail(new UniqueViolation({ table: t.name, unique: name, key })))
       ), { discard: true })
 
   /**
-   * An update reads the row it replaces (locking it), unless this transaction already holds it, then writes the
-   * row, its index entries and its counts in one statement. A table with unique keys runs it in a savepoint, since
-   * a taken value must undo the whole update; without unique keys an update cannot fail and needs none.
+   * An update reads the row it replaces (locking it), unless this transaction already holds it. In a store
+   * transaction, a row of a table without unique keys cannot be refused, so its write is held for a later statement
+   * (`hold`); outside one it is one statement. A table with unique keys writes the row, its index entries and its
+   * counts, then its values, in a savepoint, since a taken value must undo the whole update; the held writes go
+   * first, so a rolled-back savepoint takes none of them.
    */
   const update = <Row>(t: Table<Row>, row: Row): Effect.Effect<void, UniqueViolation> => {
-    const write = Effect.gen(function*() {
-      const key = t.key(row)
-      const json = JSON.stringify(row)
-      const before = yield* readRow(t.name, key, true)
-      const upsert = sql`INSERT INTO fos_rows (tbl, key, data) VALUES (${t.name}, ${key}, ${json}::jsonb)
-        ON CONFLICT (tbl, key) DO UPDATE SET data = EXCLUDED.data`
-      if (hasUniques(t)) {
-        yield* sql`WITH ${sql.csv([sql`written AS (${upsert})`, ...indexParts(t, before, row, key)])}
+    if (hasUniques(t)) {
+      const write = Effect.gen(function*() {
+        const key = t.key(row)
+        const json = JSON.stringify(row)
+        const before = yield* readRow(t.name, key, true)
+        const upsert = sql`INSERT INTO fos_rows (tbl, key, data) VALUES (${t.name}, ${key}, ${json}::jsonb)
+          ON CONFLICT (tbl, key) DO UPDATE SET data = EXCLUDED.data`
+        yield* sql`WITH ${sql.csv([sql`written AS (${upsert})`, ...indexPartsOfRows([{ t, key, before, after: row }])])}
           DELETE FROM fos_uniques WHERE tbl = ${t.name} AND key = ${key}`
         yield* addUniques(t, row, key)
-      } else {
-        yield* withParts(indexParts(t, before, row, key), upsert)
-      }
-      yield* wrote(t.name, key, json)
-    })
-    return hasUniques(t)
-      ? Effect.tapError(atomically(write), () => forgetAll)
-      : ownTransaction(write)
+        yield* wrote(t.name, key, json)
+      })
+      return Effect.andThen(sendHeld, Effect.tapError(atomically(write), () => forgetAll))
+    }
+    return ownTransaction(Effect.gen(function*() {
+      const key = t.key(row)
+      const before = yield* readRow(t.name, key, true)
+      const state = yield* CurrentTransaction
+      if (state !== undefined) return hold(state, t, key, before, row, false)
+      yield* sendRows([{ t, key, before, after: row, json: JSON.stringify(row), fresh: false }])
+    }))
   }
 
   /**
-   * Several rows of a table without unique keys in one statement: the rows this transaction does not hold yet are
-   * read (and locked) first, in key order, as `getManyForUpdate` does.
+   * Several rows of a table without unique keys: the rows this transaction does not hold yet are read (and locked)
+   * first, in key order, as `getManyForUpdate` does; then, as `update`, held in a store transaction or written in
+   * one statement outside one.
    */
   const updateMany = <Row>(t: Table<Row>, rows: ReadonlyArray<Row>): Effect.Effect<void> => {
     if (rows.length === 0) return Effect.void
@@ -309,45 +504,61 @@ export const makeSqlStore = Effect.gen(function*() {
     return ownTransaction<void, never>(Effect.gen(function*() {
       const keys = rows.map((row) => t.key(row))
       if (new Set(keys).size !== keys.length) return yield* Effect.die(new Error(`updateMany: a key twice in ${t.name}`))
+      const befores = new Map((yield* getManyForUpdate(t, keys)).map((row) => [t.key(row), row as unknown]))
       const state = yield* CurrentTransaction
-      const unknown = keys.filter((key) => state?.rows.get(knownKey(t.name, key)) === undefined)
-      if (unknown.length > 0) yield* getManyForUpdate(t, unknown)
-      const written = rows.map((row) => ({ row, key: t.key(row), json: JSON.stringify(row) }))
-      const parts: Array<Statement.Fragment> = []
-      for (const [i, w] of written.entries()) {
-        const before = yield* readRow(t.name, w.key, true)
-        parts.push(...indexParts(t, before, w.row, w.key, sql`true`, `_${i}`))
+      if (state !== undefined) {
+        for (const [i, row] of rows.entries()) hold(state, t, keys[i]!, befores.get(keys[i]!), row, false)
+        return
       }
-      yield* withParts(parts, sql`INSERT INTO fos_rows (tbl, key, data)
-        VALUES ${sql.csv(written.map((w) => sql`(${t.name}, ${w.key}, ${w.json}::jsonb)`))}
-        ON CONFLICT (tbl, key) DO UPDATE SET data = EXCLUDED.data`)
-      for (const w of written) yield* wrote(t.name, w.key, w.json)
+      yield* sendRows(rows.map((row, i) => ({ t, key: keys[i]!, before: befores.get(keys[i]!), after: row, json: JSON.stringify(row), fresh: false })))
     }))
   }
 
-  /** Locks the rows of `keys` that exist, in key order, in one statement; remembers them for this transaction. */
+  /**
+   * Locks the rows of `keys` that exist, in key order, in one statement; remembers them for this transaction. The
+   * rows this transaction already holds (locked, written or held) are answered from memory and not asked for.
+   */
   const getManyForUpdate = <Row>(t: Table<Row>, keys: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Row>> =>
     Effect.gen(function*() {
       const sorted = [...new Set(keys)].sort()
       if (sorted.length === 0) return []
       const state = yield* CurrentTransaction
-      const rows = yield* dieOnSql(sql<{ key: string; data: unknown }>`SELECT key, data FROM fos_rows
-        WHERE tbl = ${t.name} AND key IN ${sql.in(sorted)} ORDER BY key FOR UPDATE`)
-      return rows.map((r) => {
-        const known = state?.rows.get(knownKey(t.name, r.key))
-        // A row this transaction wrote is as it wrote it (the database answers the same; this skips the parse).
-        if (known !== undefined) return valueOf(known) as Row
-        const value = parse(r.data)
-        state?.rows.set(knownKey(t.name, r.key), { value })
-        return value as Row
+      const missing = state === undefined ? sorted : sorted.filter((key) => !state.rows.has(knownKey(t.name, key)))
+      const fetched = new Map<string, Row>()
+      if (missing.length > 0) {
+        // Also a fresh block of sequence numbers, taken once the locks are granted (see `sequenceBlock`).
+        const block = state !== undefined
+        const rows = yield* dieOnSql(block
+          ? sql<{ key: string | null; data: unknown; block: string | null }>`WITH found AS MATERIALIZED (SELECT key, data
+                FROM fos_rows WHERE tbl = ${t.name} AND key IN ${sql.in(missing)} ORDER BY key FOR UPDATE)
+              SELECT key, data, NULL AS block FROM found
+              UNION ALL SELECT NULL, NULL, (${blockAfter(sql`found`)})`
+          : sql<{ key: string | null; data: unknown; block: string | null }>`SELECT key, data, NULL AS block FROM fos_rows
+              WHERE tbl = ${t.name} AND key IN ${sql.in(missing)} ORDER BY key FOR UPDATE`)
+        for (const r of rows) {
+          if (r.block !== null) {
+            state!.blockTaken = true
+            state!.sequences.splice(0, Infinity, ...r.block.split(",").map(Number))
+            continue
+          }
+          const value = parse(r.data)
+          state?.rows.set(knownKey(t.name, r.key!), { value })
+          fetched.set(r.key!, value)
+        }
+      }
+      return sorted.flatMap((key) => {
+        const known = state?.rows.get(knownKey(t.name, key))
+        const row = known !== undefined ? valueOf(known) as Row : fetched.get(key)
+        return row === undefined ? [] : [row]
       })
     })
 
   const remove = <Row>(t: Table<Row>, key: string): Effect.Effect<void> =>
     ownTransaction<void, never>(Effect.gen(function*() {
+      yield* sendHeldOf(t)
       const before = yield* readRow(t.name, key, true)
       if (before === undefined) return
-      const parts = indexParts(t, before, undefined, key)
+      const parts = indexPartsOfRows([{ t, key, before, after: undefined }])
       if (hasUniques(t)) parts.push(sql`values AS (DELETE FROM fos_uniques WHERE tbl = ${t.name} AND key = ${key})`)
       yield* withParts(parts, sql`DELETE FROM fos_rows WHERE tbl = ${t.name} AND key = ${key}`)
       yield* wrote(t.name, key, undefined)
@@ -361,6 +572,7 @@ export const makeSqlStore = Effect.gen(function*() {
    */
   const removePartition = <Row>(t: Table<Row>, order: string, partition: string): Effect.Effect<number> =>
     ownTransaction<number, never>(Effect.gen(function*() {
+      yield* sendHeld
       const doomed = sql`SELECT key FROM fos_orders WHERE tbl = ${t.name} AND ord = ${order} AND part = ${partition}`
       const counted = Object.entries(t.orders).filter(([, o]) => o.counted !== false).map(([name]) => name)
       if (counted.length > 0) {
@@ -393,27 +605,71 @@ export const makeSqlStore = Effect.gen(function*() {
           WHERE ${where} AND (o.sort, o.key) > (${from.sort}, ${from.key}) ORDER BY o.sort ASC, o.key ASC LIMIT ${q.limit}`
       : sql<{ data: unknown }>`SELECT r.data FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.key
           WHERE ${where} AND (o.sort, o.key) < (${from.sort}, ${from.key}) ORDER BY o.sort DESC, o.key DESC LIMIT ${q.limit}`
-    return dieOnSql(Effect.map(query, (rows) => {
-      const out = rows.map((r) => parse(r.data) as Row)
-      return q.backward ? out.reverse() : out
-    }))
+    return Effect.flatMap(CurrentTransaction, (current) => {
+      // Only a store transaction remembers pages: a read outside one (a list request) builds no key.
+      const id = current === undefined
+        ? undefined
+        : JSON.stringify([q.order, q.partition, q.descending, q.backward, from?.sort ?? null, from?.key ?? null, q.limit])
+      const cached = id === undefined ? undefined : current?.pages.get(t.name)?.get(id)
+      if (cached !== undefined) return Effect.succeed(cached.slice() as ReadonlyArray<Row>)
+      return Effect.andThen(sendHeldOf(t), dieOnSql(Effect.map(query, (rows) => {
+        const out = rows.map((r) => parse(r.data) as Row)
+        if (q.backward) out.reverse()
+        if (current !== undefined && id !== undefined) {
+          // A copy is kept, so a caller that reorders its page cannot change what the next read finds.
+          const pages = current.pages.get(t.name) ?? new Map<string, ReadonlyArray<unknown>>()
+          current.pages.set(t.name, pages.set(id, out.slice()))
+        }
+        return out
+      })))
+    })
   }
 
+  /**
+   * Runs `effect` as a store transaction: the rows it holds are remembered, and its held writes are sent before
+   * the commit (a failure rolls back and drops them). A transaction PostgreSQL aborts to break a deadlock (or a
+   * serialization failure) is run again from the start, up to `deadlockRetries` times: the other transaction of the
+   * cycle went on, so the second run finds the rows free or waits for them in turn. Two payouts of one wallet ending
+   * at the same instant lock their own transaction and the wallet's signing seat in opposite orders; retrying the
+   * victim is what PostgreSQL's documentation advises, and it keeps every such path whole without a global order.
+   */
+  const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.flatMap(inTransaction, (inside) => {
+      if (inside) return effect
+      const body = Effect.suspend(() =>
+        Effect.provideService(Effect.tap(effect, () => sendHeld), CurrentTransaction, {
+          rows: new Map(),
+          held: new Map(),
+          heldTables: new Set<string>(),
+          sequences: [],
+          blockTaken: false,
+          seen: new Map(),
+          pages: new Map()
+        })
+      )
+      const once = sql.withTransaction(body).pipe(
+        Effect.catchIf((e): e is SqlError.SqlError => (e as { _tag?: string })?._tag === "SqlError", (e) => Effect.die(e))
+      ) as Effect.Effect<A, E, R>
+      const run = (left: number): Effect.Effect<A, E, R> =>
+        left === 0 ? once : Effect.catchCause(once, (cause) => (abortedByDatabase(cause) ? run(left - 1) : Effect.failCause(cause)))
+      return run(deadlockRetries)
+    })
+
   const store: StoreService = {
-    transaction: (effect) =>
-      Effect.flatMap(inTransaction, (inside) =>
-        inside ? effect : (sql.withTransaction(Effect.suspend(() => Effect.provideService(effect, CurrentTransaction, { rows: new Map(), sequences: [] }))).pipe(Effect.catchIf((e): e is SqlError.SqlError => (e as { _tag?: string })?._tag === "SqlError", (e) => Effect.die(e))) as typeof effect)),
+    transaction,
     get: (t, key) => readRow(t.name, key, false),
     getForUpdate: (t, key) => readRow(t.name, key, true),
     getManyForUpdate,
     findUnique: (t, unique, value) =>
-      dieOnSql(
+      Effect.andThen(sendHeldOf(t), dieOnSql(
         sql<{ data: unknown }>`SELECT r.data FROM fos_uniques u JOIN fos_rows r ON r.tbl = u.tbl AND r.key = u.key
           WHERE u.tbl = ${t.name} AND u.name = ${unique} AND u.value = ${value}`.pipe(
           Effect.map((rows) => (rows.length === 0 ? undefined : parse(rows[0]!.data)))
         )
-      ),
+      )),
     insert,
+    insertMany,
+    insertFresh,
     update,
     updateMany,
     remove,
@@ -421,7 +677,7 @@ export const makeSqlStore = Effect.gen(function*() {
     page,
     nextSequence,
     count: (t, order, partition) =>
-      dieOnSql(
+      Effect.andThen(sendHeldOf(t), dieOnSql(
         (t.orders[order]?.counted === false
           ? sql<{ n: string | number }>`SELECT count(*) AS n FROM fos_orders WHERE tbl = ${t.name} AND ord = ${order} AND part = ${partition}`
           : sql<{ n: string | number }>`SELECT
@@ -429,7 +685,7 @@ export const makeSqlStore = Effect.gen(function*() {
               (SELECT coalesce(sum(n), 0) FROM fos_counts WHERE tbl = ${t.name} AND ord = ${order} AND part = ${partition}) AS n`).pipe(
           Effect.map((rows) => (rows.length === 0 ? 0 : Number(rows[0]!.n)))
         )
-      )
+      ))
   }
   return store
 })

@@ -5,10 +5,10 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Store } from "@fos/core"
-import { type Context, Effect, Layer, ManagedRuntime } from "effect"
+import { Store, table } from "@fos/core"
+import { type Context, Deferred, Effect, Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
-import { afterAll, beforeAll } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { storeContract } from "../../../packages/core/test/storeContract.ts"
 import { layerPgliteClient, layerPostgresClient, makeSqlStore, migrate } from "../src/index.ts"
 import { adminUrl, freshDatabase } from "./databases.ts"
@@ -54,4 +54,87 @@ if (adminUrl !== undefined && adminUrl !== "") {
     await database.drop()
   })
   storeContract("PostgreSQL", () => freshStore(() => postgresContext), sqlScale)
+}
+
+if (adminUrl !== undefined && adminUrl !== "") {
+  describe("deadlocks on PostgreSQL", () => {
+    let database: Awaited<ReturnType<typeof freshDatabase>>
+    let client: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>
+    let runtime: ManagedRuntime.ManagedRuntime<Store, unknown>
+    beforeAll(async () => {
+      database = await freshDatabase("deadlock")
+      client = ManagedRuntime.make(layerPostgresClient(database.url))
+      const context = await client.context()
+      runtime = ManagedRuntime.make(freshStore(() => context))
+    }, 60_000)
+    afterAll(async () => {
+      await runtime.dispose()
+      await client.dispose()
+      await database.drop()
+    })
+
+    // Two transactions lock two rows in opposite orders: PostgreSQL aborts one to break the cycle, and the store
+    // runs that one again, so both commit.
+    it("a transaction aborted to break a deadlock is run again and commits", async () => {
+      const Notes = table<{ readonly id: string; readonly n: number }>({ name: "deadlock_notes", key: (r) => r.id })
+      const runs = { first: 0, second: 0 }
+      await runtime.runPromise(Effect.gen(function*() {
+        const store = yield* Store
+        yield* store.insert(Notes, { id: "a", n: 0 })
+        yield* store.insert(Notes, { id: "b", n: 0 })
+        const firstLocked = yield* Deferred.make<void>()
+        const secondLocked = yield* Deferred.make<void>()
+        const crosswise = (name: "first" | "second", mine: string, theirs: string, locked: Deferred.Deferred<void>, other: Deferred.Deferred<void>) =>
+          store.transaction(Effect.gen(function*() {
+            runs[name]++
+            const row = (yield* store.getForUpdate(Notes, mine))!
+            yield* Deferred.succeed(locked, undefined)
+            yield* Deferred.await(other)
+            const across = (yield* store.getForUpdate(Notes, theirs))!
+            yield* store.update(Notes, { ...row, n: row.n + 1 })
+            yield* store.update(Notes, { ...across, n: across.n + 10 })
+          }))
+        yield* Effect.all([
+          crosswise("first", "a", "b", firstLocked, secondLocked),
+          crosswise("second", "b", "a", secondLocked, firstLocked)
+        ], { concurrency: 2 })
+        // Each transaction added 1 to its own row and 10 to the other's: both committed, each once.
+        expect((yield* store.get(Notes, "a"))!.n).toBe(11)
+        expect((yield* store.get(Notes, "b"))!.n).toBe(11)
+      }))
+      expect(runs.first + runs.second).toBe(3)
+    }, 30_000)
+
+    // A resource's events are numbered in the order its changes commit, on any process: the first transaction takes
+    // its block of numbers with a plain read, then waits for the row the second holds; the number it hands out after
+    // the lock must be above the second's, which committed first (not from the block taken before the wait).
+    it.each(["getForUpdate", "getManyForUpdate"] as const)("a number handed out after a lock (%s) is above the numbers of the transaction that held the lock", async (lockWith) => {
+      const Notes = table<{ readonly id: string; readonly n: number }>({ name: `sequence_notes_${lockWith}`, key: (r) => r.id })
+      const numbers = await runtime.runPromise(Effect.gen(function*() {
+        const store = yield* Store
+        for (const id of ["x", "y", "z"]) yield* store.insert(Notes, { id, n: 0 })
+        const firstRead = yield* Deferred.make<void>()
+        const secondLocked = yield* Deferred.make<void>()
+        const first = store.transaction(Effect.gen(function*() {
+          yield* store.get(Notes, "y")
+          yield* Deferred.succeed(firstRead, undefined)
+          yield* Deferred.await(secondLocked)
+          const row = lockWith === "getForUpdate" ? (yield* store.getForUpdate(Notes, "x"))! : (yield* store.getManyForUpdate(Notes, ["x"]))[0]!
+          yield* store.update(Notes, { ...row, n: row.n + 1 })
+          return yield* store.nextSequence
+        }))
+        const second = store.transaction(Effect.gen(function*() {
+          yield* Deferred.await(firstRead)
+          yield* store.get(Notes, "z")
+          const row = (yield* store.getForUpdate(Notes, "x"))!
+          yield* Deferred.succeed(secondLocked, undefined)
+          yield* store.update(Notes, { ...row, n: row.n + 1 })
+          return yield* store.nextSequence
+        }))
+        const [a, b] = yield* Effect.all([first, second], { concurrency: 2 })
+        return { first: a, second: b }
+      }))
+      expect(numbers.first).toBeGreaterThan(numbers.second)
+    }, 30_000)
+  })
 }

@@ -87,6 +87,8 @@ interface Counter {
 
 const Counters = table<Counter>({ name: "contract_counters", key: (c) => c.id })
 
+const filed = (id: string, org: string, rank: number, archived = false): Filed => ({ id, org, rank, archived })
+
 const person = (id: string, extra: Partial<Person> = {}): Person => ({ id, org: "o1", name: id, rank: 0, ...extra })
 
 const compareSort = (a: SortValue, b: SortValue): number =>
@@ -602,6 +604,128 @@ export const storeContract = <E>(
           })
         ))
 
+      it.effect("insert several rows at once, all or none, naming the row refused", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* seed(store)
+            const before = yield* snapshot(store, [...seededKeys, "p", "q", "r"])
+            const refused = (rows: ReadonlyArray<Person>) => Effect.flip(store.insertMany(People, rows))
+            // A key another row holds, a unique value another row holds, and either twice within the rows.
+            expect(yield* refused([person("p"), person("a"), person("q")])).toMatchObject({ unique: "primary", key: "a" })
+            expect(yield* refused([person("p"), person("q", { email: "b@x" })])).toMatchObject({ unique: "email", key: "q" })
+            expect(yield* refused([person("p"), person("p")])).toMatchObject({ unique: "primary", key: "p" })
+            expect(yield* refused([person("p", { handle: "h" }), person("q", { handle: "h" })])).toMatchObject({ unique: "handle", key: "q" })
+            // Inside a transaction that goes on after catching the refusal, nothing of the refused rows stays.
+            yield* store.transaction(Effect.gen(function*() {
+              yield* Effect.flip(store.insertMany(People, [person("r", { email: "r@x" }), person("q", { email: "c@x" })]))
+              expect(yield* store.get(People, "r")).toBeUndefined()
+              expect(yield* store.findUnique(People, "email", "r@x")).toBeUndefined()
+            }))
+            expect(yield* snapshot(store, [...seededKeys, "p", "q", "r"])).toEqual(before)
+            yield* store.insertMany(People, [person("p", { rank: 7, email: "p@x" }), person("q", { org: "o2", rank: 8 })])
+            expect((yield* store.findUnique(People, "email", "p@x"))?.id).toBe("p")
+            expect(yield* store.count(People, "byRank", "o1")).toBe(4)
+            expect(yield* store.count(People, "byRank", "o2")).toBe(2)
+            const o2 = yield* store.page(People, { order: "byRank", partition: "o2", descending: false, backward: false, from: undefined, limit: 10 })
+            expect(ids(o2)).toEqual(["d", "q"])
+          })
+        ))
+
+      it.effect("insert fresh rows and update rows in a transaction: its own reads, pages and counts see them, the commit keeps them", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* store.insert(Files, filed("f1", "alice", 1))
+            yield* store.transaction(Effect.gen(function*() {
+              yield* store.insertFresh(Files, filed("f2", "alice", 2))
+              yield* store.insertFresh(Files, filed("f3", "bob", 3))
+              // Several writes to one row: the last version counts once, in its last partition.
+              yield* store.update(Files, filed("f3", "carol", 4))
+              yield* store.update(Files, filed("f1", "carol", 5))
+              yield* store.update(Files, filed("f1", "carol", 6, true))
+              expect((yield* store.get(Files, "f3"))?.org).toBe("carol")
+              expect((yield* store.getForUpdate(Files, "f2"))?.rank).toBe(2)
+              expect((yield* store.getManyForUpdate(Files, ["f3", "f2", "f1"])).map((f) => [f.id, f.rank])).toEqual([["f1", 6], ["f2", 2], ["f3", 4]])
+              expect(yield* store.count(Files, "all", "carol")).toBe(2)
+              const live = yield* store.page(Files, { order: "live", partition: "carol", descending: false, backward: false, from: undefined, limit: 10 })
+              expect(live.map((f) => f.id)).toEqual(["f3"])
+              // Written after a read of its table: held again, and sent at the commit.
+              yield* store.insertFresh(Files, filed("f4", "alice", 7))
+              yield* store.updateMany(Files, [filed("f2", "dave", 8), filed("f4", "dave", 9)])
+            }))
+            expect((yield* store.get(Files, "f4"))?.org).toBe("dave")
+            expect(yield* store.count(Files, "all", "alice")).toBe(0)
+            expect(yield* store.count(Files, "all", "bob")).toBe(0)
+            expect(yield* store.count(Files, "all", "carol")).toBe(2)
+            expect(yield* store.count(Files, "all", "dave")).toBe(2)
+            expect(yield* store.count(Files, "live", "carol")).toBe(1)
+            const dave = yield* store.page(Files, { order: "all", partition: "dave", descending: true, backward: false, from: undefined, limit: 10 })
+            expect(dave.map((f) => f.id)).toEqual(["f4", "f2"])
+            // Outside a transaction, at once.
+            yield* store.insertFresh(Files, filed("f5", "erin", 10))
+            expect(yield* store.count(Files, "all", "erin")).toBe(1)
+          })
+        ))
+
+      it.effect("roll back fresh rows and held updates with their transaction, and make a taken fresh key a defect that takes the whole transaction back", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* store.insert(Files, filed("f1", "alice", 1))
+            const failed = yield* Effect.exit(store.transaction(Effect.gen(function*() {
+              yield* store.insertFresh(Files, filed("f2", "alice", 2))
+              yield* store.update(Files, filed("f1", "bob", 3))
+              return yield* Effect.fail(new Boom())
+            })))
+            expect(failed._tag).toBe("Failure")
+            expect(yield* store.get(Files, "f2")).toBeUndefined()
+            expect((yield* store.get(Files, "f1"))?.org).toBe("alice")
+            expect(yield* store.count(Files, "all", "alice")).toBe(1)
+            expect(yield* store.count(Files, "all", "bob")).toBe(0)
+            const taken = yield* Effect.exit(store.transaction(Effect.gen(function*() {
+              yield* store.insertFresh(Notes, { id: "n9", text: "new" })
+              yield* store.update(Files, filed("f1", "carol", 4))
+              yield* store.insertFresh(Files, filed("f1", "dave", 5))
+            })))
+            expect(taken._tag === "Failure" && Cause.hasDies(taken.cause)).toBe(true)
+            expect(yield* store.get(Notes, "n9")).toBeUndefined()
+            expect((yield* store.get(Files, "f1"))?.org).toBe("alice")
+            // A fresh key that only the database knows is taken: refused when the write is sent.
+            const late = yield* Effect.exit(store.transaction(Effect.gen(function*() {
+              yield* store.insertFresh(Notes, { id: "n9", text: "new" })
+              yield* store.insertFresh(Files, filed("f1", "dave", 5))
+            })))
+            expect(late._tag === "Failure" && Cause.hasDies(late.cause)).toBe(true)
+            expect(yield* store.get(Notes, "n9")).toBeUndefined()
+            expect(yield* store.count(Files, "all", "dave")).toBe(0)
+          })
+        ))
+
+      it.effect("in one transaction, read again what it wrote since a first read: rows, pages and counts", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* seed(store)
+            const o1 = (order: string) => store.page(People, { order, partition: "o1", descending: false, backward: false, from: undefined, limit: 10 })
+            yield* store.transaction(Effect.gen(function*() {
+              expect(ids(yield* o1("byRank"))).toEqual(["a", "b", "c"])
+              expect(yield* store.get(People, "e")).toBeUndefined()
+              expect((yield* store.get(Notes, "n1"))?.text).toBe("hello")
+              yield* store.insert(People, person("e", { rank: 0 }))
+              yield* store.update(Notes, { id: "n1", text: "again" })
+              expect(ids(yield* o1("byRank"))).toEqual(["e", "a", "b", "c"])
+              expect((yield* store.get(People, "e"))?.rank).toBe(0)
+              expect((yield* store.get(Notes, "n1"))?.text).toBe("again")
+              yield* store.update(People, person("e", { rank: 9 }))
+              expect(ids(yield* o1("byRank"))).toEqual(["a", "b", "c", "e"])
+              yield* store.remove(People, "a")
+              expect(yield* store.get(People, "a")).toBeUndefined()
+              expect(ids(yield* o1("byRank"))).toEqual(["b", "c", "e"])
+              expect(yield* store.count(People, "byRank", "o1")).toBe(3)
+              // A page read twice with nothing written between reads the same.
+              expect(ids(yield* o1("byName"))).toEqual(ids(yield* o1("byName")))
+            }))
+            expect(ids(yield* o1("byRank"))).toEqual(["b", "c", "e"])
+          })
+        ))
+
       it.effect("free a unique value when its row is removed or changed", () =>
         run((store) =>
           Effect.gen(function*() {
@@ -982,6 +1106,21 @@ export const storeContract = <E>(
             yield* Effect.exit(store.transaction(Effect.andThen(store.nextSequence, Effect.fail(new Boom()))))
             const b = yield* store.nextSequence
             expect(b).toBeGreaterThan(a + 1)
+          })
+        ))
+
+      it.effect("hand out distinct numbers to concurrent callers, increasing within each transaction", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            const runs = yield* Effect.forEach(Array.from({ length: 40 }, (_, i) => i), () =>
+              store.transaction(Effect.gen(function*() {
+                const taken: Array<number> = []
+                for (let i = 0; i < 5; i++) taken.push(yield* store.nextSequence)
+                return taken
+              })), { concurrency: 8 })
+            for (const taken of runs) expect([...taken].sort((x, y) => x - y)).toEqual(taken)
+            const all = runs.flat()
+            expect(new Set(all).size).toBe(all.length)
           })
         ))
 

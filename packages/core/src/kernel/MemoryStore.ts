@@ -161,7 +161,7 @@ export const makeMemoryStore = (): StoreService => {
       return q.backward ? rows.reverse() : rows
     })
 
-  return {
+  const store: StoreService = {
     transaction,
     get,
     getForUpdate: get,
@@ -173,20 +173,33 @@ export const makeMemoryStore = (): StoreService => {
         const key = s.uniques.get(unique)?.get(value)
         return key === undefined ? undefined : (s.rows.get(key) as Row | undefined)
       }),
-    insert: <Row>(t: Table<Row>, row: Row) =>
+    insert: <Row>(t: Table<Row>, row: Row) => store.insertMany(t, [row]),
+    // Every row is checked, against the table and the rows before it, before any is written: all or none.
+    insertMany: <Row>(t: Table<Row>, rows: ReadonlyArray<Row>) =>
       writeOp((undo) => {
-        const key = t.key(row)
-        if (state(t).rows.has(key)) return Effect.fail(new UniqueViolation({ table: t.name, unique: "primary" }))
-        const taken = uniqueTaken(t, row, key)
-        if (taken !== undefined) return Effect.fail(new UniqueViolation({ table: t.name, unique: taken }))
-        write(t, key, row, undo)
+        const seen = new Set<string>()
+        for (const row of rows) {
+          const key = t.key(row)
+          if (state(t).rows.has(key) || seen.has(key)) return Effect.fail(new UniqueViolation({ table: t.name, unique: "primary", key }))
+          seen.add(key)
+          const taken = uniqueTaken(t, row, key)
+          if (taken !== undefined) return Effect.fail(new UniqueViolation({ table: t.name, unique: taken, key }))
+          for (const [name, u] of Object.entries(t.unique)) {
+            const value = u(row)
+            if (value === undefined) continue
+            if (seen.has(`${name}\u0000${value}`)) return Effect.fail(new UniqueViolation({ table: t.name, unique: name, key }))
+            seen.add(`${name}\u0000${value}`)
+          }
+        }
+        for (const row of rows) write(t, t.key(row), row, undo)
         return Effect.void
       }),
+    insertFresh: (t, row) => Effect.orDie(store.insert(t, row)),
     update: <Row>(t: Table<Row>, row: Row) =>
       writeOp((undo) => {
         const key = t.key(row)
         const taken = uniqueTaken(t, row, key)
-        if (taken !== undefined) return Effect.fail(new UniqueViolation({ table: t.name, unique: taken }))
+        if (taken !== undefined) return Effect.fail(new UniqueViolation({ table: t.name, unique: taken, key }))
         write(t, key, row, undo)
         return Effect.void
       }),
@@ -215,6 +228,7 @@ export const makeMemoryStore = (): StoreService => {
     count: <Row>(t: Table<Row>, order: string, partition: string) =>
       read(tableDirty(t), () => state(t).orders.get(order)?.get(partition)?.size ?? 0)
   }
+  return store
 }
 
 /** The memory store as a layer; each build is a fresh, empty store. */

@@ -5,7 +5,10 @@
  *   interruption rolls back). A transaction inside a transaction joins the outer one.
  * - `get` / `getForUpdate`: a row by primary key; the second also locks it until the transaction ends.
  *   `getManyForUpdate` locks several in key order at once (a ledger batch's accounts).
- * - `insert` / `update` / `remove`: writes; a unique key taken by another row fails with `UniqueViolation`.
+ * - `insert` / `insertMany` / `update` / `remove`: writes; a unique key taken by another row fails with
+ *   `UniqueViolation`.
+ *   `insertFresh` inserts a row under a key nothing else can hold (a freshly made id) and answers nothing, so a
+ *   store may send it with a later statement of the transaction.
  *   `updateMany` updates several rows of a table without unique keys, all or none.
  * - `findUnique`: a row by one of its table's unique keys.
  * - `removePartition`: every row of one partition of an order, at once (a sandbox reset).
@@ -73,7 +76,10 @@ export interface PageQuery {
 
 export class UniqueViolation extends Data.TaggedError("UniqueViolation")<{
   readonly table: string
+  /** "primary" for the row's key, else the name of the unique key. */
   readonly unique: string
+  /** The key of the row refused. */
+  readonly key: string
 }> {}
 
 export interface StoreService {
@@ -87,6 +93,15 @@ export interface StoreService {
   readonly getManyForUpdate: <Row>(table: Table<Row>, keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Row>>
   readonly findUnique: <Row>(table: Table<Row>, unique: string, value: string) => Effect.Effect<Row | undefined>
   readonly insert: <Row>(table: Table<Row>, row: Row) => Effect.Effect<void, UniqueViolation>
+  /**
+   * Inserts a row whose key was just made (an event, a timer, a new transaction) and that no caller needs to
+   * hear refused. Inside a transaction a store may hold the write and send it with a later statement of the same
+   * transaction (at the latest before the commit), so a key that turns out taken is a defect that rolls the
+   * transaction back, never a `UniqueViolation`. Reads in the transaction see the row at once.
+   */
+  /** Inserts several rows, all or none; a refusal names the first row refused (`key`). */
+  readonly insertMany: <Row>(table: Table<Row>, rows: ReadonlyArray<Row>) => Effect.Effect<void, UniqueViolation>
+  readonly insertFresh: <Row>(table: Table<Row>, row: Row) => Effect.Effect<void>
   readonly update: <Row>(table: Table<Row>, row: Row) => Effect.Effect<void, UniqueViolation>
   /** Updates every row, all or none; the table must declare no unique keys (nothing can then refuse a row). */
   readonly updateMany: <Row>(table: Table<Row>, rows: ReadonlyArray<Row>) => Effect.Effect<void>
