@@ -81,6 +81,17 @@ describe("the ledger", () => {
       expect(yield* balanceIn(world, usdc)).toMatchObject({ posted: -40n })
     }).pipe(Effect.provide(layerMemoryStore)))
 
+  it.effect("posts from the caller's copy of a pending transfer as from the stored one, still at most once", () =>
+    Effect.gen(function*() {
+      const [, hold] = yield* transfer([posted("in", world, wallet("w1"), 100n), pending("hold", wallet("w1"), world, 50n)])
+      const kept = hold!
+      expect(Exit.isFailure(yield* Effect.exit(transfer([{ kind: "post", id: "p0", pendingId: "in", pending: kept, code: "t" }])))).toBe(true)
+      yield* transfer([{ kind: "post", id: "p1", pendingId: "hold", pending: kept, amount: 30n, code: "t" }])
+      expect(yield* balanceIn(wallet("w1"), usdc)).toMatchObject({ available: 70n, pending: 0n, posted: 70n })
+      expect(refusalOf(yield* Effect.exit(transfer([{ kind: "void", id: "v1", pendingId: "hold", pending: kept, code: "t" }]))))
+        .toBe("pending_already_resolved")
+    }).pipe(Effect.provide(layerMemoryStore)))
+
   it.effect("resolves a pending transfer at most once, and never for more than it reserved", () =>
     Effect.gen(function*() {
       yield* transfer([posted("in", world, wallet("w1"), 100n), pending("hold", wallet("w1"), world, 50n)])

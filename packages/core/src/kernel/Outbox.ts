@@ -44,7 +44,7 @@ export const appendEvent = (event: {
       createdAt: toIso(yield* Clock.currentTimeMillis),
       ...event
     }
-    yield* Effect.orDie(store.insert(OutboxEvents, row))
+    yield* store.insertFresh(OutboxEvents, row)
     return row
   })
 

@@ -56,7 +56,7 @@ export const schedule = (kind: string, dueAtMs: number, payload: unknown, scope?
   Effect.gen(function*() {
     const store = yield* Store
     const id = `tmr_${dueAtMs.toString(36).padStart(10, "0")}${(yield* newId("evt")).slice(4)}`
-    yield* Effect.orDie(store.insert(Timers, scope === undefined ? { id, kind, dueAtMs, payload } : { id, kind, dueAtMs, payload, scope }))
+    yield* store.insertFresh(Timers, scope === undefined ? { id, kind, dueAtMs, payload } : { id, kind, dueAtMs, payload, scope })
     return id
   })
 

@@ -130,7 +130,7 @@ export const accountId = (holder: Holder, asset: LedgerAsset, shard?: number): s
   `${holder.scope}/${holder.type}/${holder.id}/${assetKey(asset.code, asset.chain)}${shard === undefined ? "" : `#${shard}`}`
 
 /** How many rows a system holder's balance in one asset is spread over. */
-export const systemShards = 64
+export const systemShards = 256
 
 /** The shard a transfer books a system holder's side on: a hash of the transfer's id (FNV-1a), so it is stable. */
 const shardOf = (transferId: string): number => {
@@ -162,6 +162,8 @@ export type TransferRequest =
     readonly id: string
     /** The pending transfer to settle. */
     readonly pendingId: string
+    /** That pending transfer as `transfer` booked it, when the caller kept it: spares reading it. */
+    readonly pending?: LedgerTransfer | undefined
     /** At most the pending amount; the rest is released. The whole pending amount when omitted. */
     readonly amount?: bigint | undefined
     readonly code: string
@@ -171,6 +173,7 @@ export type TransferRequest =
     readonly kind: "void"
     readonly id: string
     readonly pendingId: string
+    readonly pending?: LedgerTransfer | undefined
     readonly code: string
     readonly transactionId?: string | undefined
   }
@@ -230,7 +233,12 @@ export const transfer = (requests: ReadonlyArray<TransferRequest>): Effect.Effec
           continue
         }
         const pendingId = request.pendingId
-        const pending = pendings.get(pendingId) ?? (yield* store.get(LedgerTransfers, pendingId))
+        if (request.pending !== undefined && request.pending.id !== pendingId) {
+          return yield* Effect.die(new Error(`transfer ${request.id}: the pending transfer given is ${request.pending.id}, not ${pendingId}`))
+        }
+        // A pending transfer is never edited, so the caller's copy is the row; whether it is still unresolved is the
+        // store's unique key on \`resolves\` to say.
+        const pending = pendings.get(pendingId) ?? request.pending ?? (yield* store.get(LedgerTransfers, pendingId))
         if (pending === undefined || pending.kind !== "pending") {
           return yield* new LedgerRefusal({ reason: "pending_not_found", transferId: request.id })
         }
@@ -311,13 +319,11 @@ export const transfer = (requests: ReadonlyArray<TransferRequest>): Effect.Effec
         })
       }
 
-      for (const t of booked) {
-        yield* Effect.catchTag(store.insert(LedgerTransfers, t), "UniqueViolation", (violation) =>
-          Effect.fail(new LedgerRefusal({
-            reason: violation.unique === "resolves" ? "pending_already_resolved" : "transfer_exists",
-            transferId: t.id
-          })))
-      }
+      yield* Effect.catchTag(store.insertMany(LedgerTransfers, booked), "UniqueViolation", (violation) =>
+        Effect.fail(new LedgerRefusal({
+          reason: violation.unique === "resolves" ? "pending_already_resolved" : "transfer_exists",
+          transferId: violation.key
+        })))
       const changed: Array<LedgerAccount> = []
       for (const [id, t] of totals) {
         const before = accounts.get(id)!

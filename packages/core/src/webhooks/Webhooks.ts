@@ -506,7 +506,7 @@ const fanOut = (event: OutboxEvent): Effect.Effect<void, never, Store> =>
       if (endpoint.status !== "active" || endpoint.deletedAt !== undefined || !subscribed(endpoint, event.type)) continue
       const id = yield* newId("wdl")
       const timerId = yield* schedule(attemptKind, nowMs, { deliveryId: id }, scopeOf(event.organizationId, event.environment))
-      yield* Effect.orDie(store.insert(WebhookDeliveries, {
+      yield* store.insertFresh(WebhookDeliveries, {
         id,
         organizationId: event.organizationId,
         environment: event.environment,
@@ -522,7 +522,7 @@ const fanOut = (event: OutboxEvent): Effect.Effect<void, never, Store> =>
         lastAttemptAt: null,
         createdAt: now,
         updatedAt: now
-      }))
+      })
     }
   })
 
