@@ -250,7 +250,8 @@ describe("cursor and query errors", () => {
     const r = await call(engine, `${listPath}?limit=${encodeURIComponent(limit)}`, { key: A.sandbox })
     const p = expectProblem(r, { type: "VALIDATION_ERROR", status: 400, instance: listPath, nowMs: START_MS })
     expect(p.errors.map((e: { pointer: string }) => e.pointer)).toContain("/limit")
-    if (limit === "abc") expect(r.text).not.toContain("abc")
+    // The input is not echoed back. The correlation id is random hex, which can itself contain "abc": leave it out.
+    if (limit === "abc") expect(JSON.stringify({ ...p, correlationId: undefined })).not.toContain("abc")
   })
 
   it.each([
