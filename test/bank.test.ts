@@ -619,7 +619,12 @@ const checkBooks = async (w: World, final: boolean): Promise<Array<string>> => {
     const known = w.known.get(t.id)
     const { holds, resolutions, other } = legsOf(stored.legs.get(t.id) ?? [])
     const heldIds = holds.map((h) => h.id).sort()
-    if (JSON.stringify(heldIds) !== JSON.stringify([...row.holds].sort())) bad(`${t.id}: holds ${row.holds.join(",")}, the ledger has ${heldIds.join(",")}`)
+    // The transaction keeps its holds as booked: each must be exactly the ledger's pending transfer.
+    const kept = row.holds.map((h) => (typeof h === "string" ? h : h.id)).sort()
+    if (JSON.stringify(heldIds) !== JSON.stringify(kept)) bad(`${t.id}: holds ${kept.join(",")}, the ledger has ${heldIds.join(",")}`)
+    for (const h of row.holds) {
+      if (typeof h !== "string" && JSON.stringify(h) !== JSON.stringify(holds.find((x) => x.id === h.id))) bad(`${t.id}: hold ${h.id} differs from the ledger's`)
+    }
     if (returned(t)) {
       // The return: one posted transfer bringing the amount back to the source.
       const back = units(t.destination.assetAmount.code, t.destination.assetAmount.amount)
