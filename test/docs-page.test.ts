@@ -215,7 +215,14 @@ describe("the OpenAPI document", () => {
       apiKey: expect.objectContaining({ type: "apiKey", in: "header", name: "x-api-key" }),
       signerSession: expect.objectContaining({ type: "http", scheme: "bearer" })
     })
-    const signerEndpoints = ["GET /v2/signer/session", "POST /v2/signer/ceremonies", "POST /v2/simulate/wallet-ceremonies/{ceremonyId}/decision"]
+    const signerEndpoints = [
+      "GET /v2/signer/session",
+      "POST /v2/signer/ceremonies",
+      "POST /v2/simulate/wallet-ceremonies/{ceremonyId}/decision",
+      "POST /v2/simulate/transactions/{id}/signatures",
+      "POST /v2/signing-requests/{id}/approve",
+      "POST /v2/signing-requests/{id}/reject"
+    ]
     for (const [method, path, operation] of operations(document)) {
       const signer = signerEndpoints.includes(`${method.toUpperCase()} ${path}`)
       expect(operation.security, `${method} ${path}`).toEqual(signer ? [{ apiKey: [], signerSession: [] }] : [{ apiKey: [] }])

@@ -949,6 +949,39 @@ describe("an order funded by a deposit", () => {
     await expectBalancedLedger()
   })
 
+  it("sends a deposit in another asset back to its sender at once, while the order still waits for its own", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    const order = (await createOrder({ sourceAsset: { asset: "USDC", chain: "base" }, destination: va(a.eur), amount: "10", lockSide: "source" })).json
+    const stranger = "0x00000000000000000000000000000000000000bb"
+    const wrong = await acme.call("POST", "/v2/simulate/deposits", {
+      destination: { type: "deposit_address", address: order.depositInstructions.address },
+      assetAmount: { code: "ETH", amount: "0.5", chain: "base" },
+      sender: { address: stranger }
+    })
+    expect(wrong.status, wrong.text).toBe(201)
+    await advance(62_000)
+    // The ETH can never fund a USDC order: it goes back to the address it came from, and the order waits on.
+    const returns = (await acme.call("GET", "/v2/transactions?type=deposit_return")).json.data
+    expect(returns).toHaveLength(1)
+    expect(returns[0]).toMatchObject({
+      status: "pending",
+      linkedOrderId: order.id,
+      source: { type: "deposit_address", address: order.depositInstructions.address, assetAmount: { code: "ETH", amount: "0.500000000000000000", chain: "base" } },
+      destination: { type: "external_crypto", address: expect.stringMatching(new RegExp(`^${stranger}$`, "i")), assetAmount: { code: "ETH", amount: "0.500000000000000000", chain: "base" } }
+    })
+    expect((await readOrder(order.id)).status).toBe("pending")
+    // The order's own asset still funds it, and its sender is where a surplus would go.
+    await sendTo(order.depositInstructions.address, "10.025", sender)
+    await advance(62_000)
+    expect((await readOrder(order.id)).transactionId).toMatch(/^txn_/)
+    await advance(62_000)
+    expect((await readOrder(order.id)).status).toBe("succeeded")
+    expect((await acme.call("GET", `/v2/transactions/${returns[0].id}`)).json.status).toBe("failed")
+    expect((await acme.call("GET", "/v2/transactions?type=deposit_return")).json.data).toHaveLength(1)
+    await expectBalancedLedger()
+  })
+
   it("refuses a deposit-funded order without sourceAsset, on a fiat asset, or redeeming a quote option", async () => {
     await start()
     const a = await customerWithAccounts()

@@ -23,7 +23,8 @@ import { TransactionEnded } from "./money/Transactions.ts"
 import { payoutTimerHandlers } from "./money/Payouts.ts"
 import { rfiTimerHandlers } from "./money/Rfis.ts"
 import { virtualAccountTimerHandlers } from "./money/VirtualAccounts.ts"
-import { signingTimerHandlers } from "./signing/Roster.ts"
+import { SignerLeftPool, signingTimerHandlers } from "./signing/Roster.ts"
+import { onSignerLeftPool, onSigningTransferEnded, transferSigningTimerHandlers } from "./signing/TransferSigning.ts"
 import { WorldModel, type WorldModelOptions, worldModelOf } from "./money/WorldModel.ts"
 import {
   type ResolveHost,
@@ -112,6 +113,7 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
         ...virtualAccountTimerHandlers,
         ...depositTimerHandlers,
         ...signingTimerHandlers,
+        ...transferSigningTimerHandlers,
         ...orderTimerHandlers,
         ...quoteTimerHandlers,
         ...payoutTimerHandlers,
@@ -121,8 +123,11 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
       Layer.succeed(WebhookSettings, webhookSettings),
       Layer.succeed(ReviewSettings, review),
       Layer.succeed(WorldModel, worldModel),
-      // An ended transaction moves the autoExecute orders waiting on its destination.
-      Layer.succeed(TransactionEnded, onTransactionEnded)
+      // An ended transaction moves the autoExecute orders waiting on its destination, and frees its wallet's signing
+      // seat (or its place in the queue) when it was a signed transfer.
+      Layer.succeed(TransactionEnded, (t) => Effect.andThen(onTransactionEnded(t), onSigningTransferEnded(t))),
+      // A signer leaving its roster's signing pool fails the transfers the change breaks (roster_changed).
+      Layer.succeed(SignerLeftPool, onSignerLeftPool)
     )
     const retention = options.idempotencyRetentionMs === undefined
       ? Layer.empty

@@ -82,6 +82,12 @@ import {
   simulatePasskeyAddition,
   simulateProvisioning,
   startCeremony,
+  decideSigningRequest,
+  getSigningRequest,
+  simulateSignature,
+  simulateWalletMisconfigured,
+  simulateReceivePolicyHold,
+  simulateUnsupportedDeposit,
   cancelOrder,
   createOrder,
   createQuote,
@@ -273,6 +279,17 @@ const SimulateLive = HttpApiBuilder.group(ServerApi, "simulate", (handlers) =>
       CurrentCaller.use((caller) =>
         Effect.flatMap(signerOfSession(caller, headers.authorization), ({ signer }) => decideCeremony(caller, signer, params.ceremonyId, payload.outcome))
       ).pipe(Effect.map(mutable)))
+    .handle("signTransaction", ({ params, headers, payload }) =>
+      CurrentCaller.use((caller) =>
+        Effect.flatMap(signerOfSession(caller, headers.authorization), ({ signer }) =>
+          Effect.map(simulateSignature(caller, params.id, signer, payload), transactionToWire))
+      ).pipe(Effect.map(mutable)))
+    .handle("holdByReceivePolicy", ({ params }) =>
+      CurrentCaller.use((caller) => Effect.map(simulateReceivePolicyHold(caller, params.id), transactionToWire)).pipe(Effect.map(mutable)))
+    .handle("unsupportedDeposit", ({ params, payload }) =>
+      CurrentCaller.use((caller) => Effect.map(simulateUnsupportedDeposit(caller, params.walletId, payload), transactionToWire)).pipe(Effect.map(mutable)))
+    .handle("misconfigureWallet", ({ params }) =>
+      CurrentCaller.use((caller) => simulateWalletMisconfigured(caller, params.walletId)).pipe(Effect.map(mutable)))
     .handle("setRate", ({ payload }) => CurrentCaller.use((caller) => setRate(caller, payload)))
     .handle("failOrder", ({ params, payload }) =>
       CurrentCaller.use((caller) => simulateOrderFailure(caller, params.orderId, payload.reasonCode, payload.at)).pipe(Effect.map(mutable))))
@@ -289,6 +306,15 @@ const SignersLive = HttpApiBuilder.group(ServerApi, "signers", (handlers) =>
       CurrentCaller.use((caller) =>
         Effect.flatMap(signerOfSession(caller, headers.authorization), ({ signer }) =>
           startCeremony(caller, signer, payload.type, payload.walletSignerId as never))
+      ).pipe(Effect.map(mutable)))
+    .handle("signingRequest", ({ params }) => CurrentCaller.use((caller) => getSigningRequest(caller, params.id)).pipe(Effect.map(mutable)))
+    .handle("approveSigningRequest", ({ params, headers }) =>
+      CurrentCaller.use((caller) =>
+        Effect.flatMap(signerOfSession(caller, headers.authorization), ({ signer }) => decideSigningRequest(caller, params.id, signer, "approve"))
+      ).pipe(Effect.map(mutable)))
+    .handle("rejectSigningRequest", ({ params, headers }) =>
+      CurrentCaller.use((caller) =>
+        Effect.flatMap(signerOfSession(caller, headers.authorization), ({ signer }) => decideSigningRequest(caller, params.id, signer, "decline"))
       ).pipe(Effect.map(mutable))))
 
 const QuotesLive = HttpApiBuilder.group(ServerApi, "quotes", (handlers) =>

@@ -7,6 +7,8 @@ import {
   ClaimNonCustodial,
   SignerHeaders,
   SignerSessionInfo,
+  SigningRequest,
+  SigningRequestId,
   WalletCeremony
 } from "../signing/Signers.ts"
 import { common, Idempotency, problem, withBody } from "./Policies.ts"
@@ -41,4 +43,23 @@ export const Signers = HttpApiGroup.make("signers")
     payload: CeremonyStart,
     success: WalletCeremony.pipe(HttpApiSchema.status(201)),
     error: [...withBody, problem(422)]
+  }))
+  // A machine signer's signing requests: the request's details with the organization's key; approving (its stamp)
+  // and rejecting (its decline) with the machine signer's session too (docs/signing.md, "Machine signers").
+  .add(HttpApiEndpoint.get("signingRequest", "/v2/signing-requests/:id", {
+    params: { id: SigningRequestId },
+    success: SigningRequest,
+    error: common
+  }))
+  .add(HttpApiEndpoint.post("approveSigningRequest", "/v2/signing-requests/:id/approve", {
+    params: { id: SigningRequestId },
+    headers: SignerHeaders,
+    success: SigningRequest,
+    error: [...withBody, problem(422), problem(502)]
+  }))
+  .add(HttpApiEndpoint.post("rejectSigningRequest", "/v2/signing-requests/:id/reject", {
+    params: { id: SigningRequestId },
+    headers: SignerHeaders,
+    success: SigningRequest,
+    error: [...withBody, problem(422), problem(502)]
   }))

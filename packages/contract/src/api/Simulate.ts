@@ -1,7 +1,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { EventType } from "../events/Events.ts"
-import { CustomerId, OrderId, RfiId, TransactionId, WalletSignerId } from "../kernel/Ids.ts"
+import { CustomerId, OrderId, RfiId, TransactionId, WalletId, WalletSignerId } from "../kernel/Ids.ts"
+import { Wallet } from "../money/Wallets.ts"
 import { Order, OrderFailure, PairPricing, RateChange } from "../money/Orders.ts"
 import { Rfi, RfiPublish, RfiReview } from "../money/Rfis.ts"
 import { Transaction } from "../money/Transactions.ts"
@@ -15,6 +16,7 @@ import {
   LateComplianceResult,
   OrganizationRestriction,
   SimulatedDeposit,
+  SimulatedUnsupportedDeposit,
   TransactionReturn,
   TransactionReview,
   TransactionTerminal,
@@ -31,6 +33,7 @@ import {
   SimulatedCeremonyDecision,
   SimulatedEnrollment,
   SimulatedProvisioning,
+  SimulatedSignature,
   SimulatedSignerLogin,
   WalletCeremony,
   WalletSigner
@@ -175,6 +178,33 @@ export const Simulate = HttpApiGroup.make("simulate")
     headers: SignerHeaders,
     payload: SimulatedCeremonyDecision,
     success: WalletCeremony,
+    error: [...withBody, problem(422)]
+  }))
+  // A passkey signer (by its session) stamps or declines a transfer at its verificationUrl.
+  .add(HttpApiEndpoint.post("signTransaction", "/v2/simulate/transactions/:id/signatures", {
+    params: transactionParams,
+    headers: SignerHeaders,
+    payload: SimulatedSignature,
+    success: Transaction,
+    error: [...withBody, problem(422), problem(502)]
+  }))
+  // The receive policy holds a broadcast crypto payout from a non-custodial wallet: its roster signs the recovery.
+  .add(HttpApiEndpoint.post("holdByReceivePolicy", "/v2/simulate/transactions/:id/receive-policy", {
+    params: transactionParams,
+    success: Transaction,
+    error: [...withBody, problem(422)]
+  }))
+  // A coin the wallet does not support arrives: it goes back to its sender (signed by a non-custodial wallet's roster).
+  .add(HttpApiEndpoint.post("unsupportedDeposit", "/v2/simulate/wallets/:walletId/unsupported-deposits", {
+    params: { walletId: WalletId },
+    payload: SimulatedUnsupportedDeposit,
+    success: Transaction.pipe(HttpApiSchema.status(201)),
+    error: [...withBody, problem(422)]
+  }))
+  // The wallet provider reports that a non-custodial wallet's signing configuration blocks movement: it freezes.
+  .add(HttpApiEndpoint.post("misconfigureWallet", "/v2/simulate/wallets/:walletId/misconfigure", {
+    params: { walletId: WalletId },
+    success: Wallet,
     error: [...withBody, problem(422)]
   }))
   // The sandbox's outside actors and clock act on a restricted organization too (lifting the restriction among them).

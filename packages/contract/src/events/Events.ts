@@ -649,6 +649,8 @@ const OrderFailed = Schema.Struct({
   ...orderHead,
   reasonCode: Schema.Literals(OrderFailureReasonCodes),
   failureMessage: NonBlankString,
+  // The order's transaction's failureCode when the signing of its source transfer (a non-custodial wallet's) failed.
+  failureCode: Schema.optionalKey(TransactionFailureCode),
   occurredAt: UtcTimestamp
 })
 

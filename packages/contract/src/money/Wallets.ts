@@ -13,7 +13,11 @@ export const WalletCustodies = ["custodial", "non_custodial"] as const
 export type WalletCustody = typeof WalletCustodies[number]
 
 /** `active` takes deposits and sends; `retired` (by rotation) takes nothing new. */
-export const WalletStatuses = ["active", "retired"] as const
+/**
+ * active; retired by rotation (its successor in replacedByWalletId); frozen: a non-custodial wallet whose signing
+ * configuration blocks movement (failureCode crypto_wallet_misconfigured), which takes deposits but sends nothing.
+ */
+export const WalletStatuses = ["active", "retired", "frozen"] as const
 export type WalletStatus = typeof WalletStatuses[number]
 
 export const WalletSorts = ["createdAt"] as const

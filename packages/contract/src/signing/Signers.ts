@@ -7,6 +7,7 @@ import { Schema } from "effect"
 import "../kernel/Annotations.ts"
 import { Chain } from "../kernel/Money.ts"
 import { NonBlankString, UtcTimestamp } from "../kernel/Primitives.ts"
+import { TransactionSide } from "../money/Transactions.ts"
 
 /**
  * An id of a resource the spec's identifier table has no prefix for (claims `clm_`, ceremonies `cer_`): fos mints
@@ -172,3 +173,55 @@ export const ClaimState = Schema.Struct({
   walletIds: Schema.Array(Schema.String)
 }).annotate({ identifier: "ClaimState" })
 export type ClaimState = typeof ClaimState.Type
+
+// --- signing a transfer ----------------------------------------------------------------------------------------
+
+/**
+ * A signing request: one attempt of a transfer's signing, for its machine signers (spec: `GET /v2/signing-requests/{id}`,
+ * "signing details for a machine signer"; transaction.awaiting_signature carries its id as `signingRequestId` in the
+ * programmatic modes). fos mints `sr_` ids.
+ */
+export const SigningRequestId = plainOid("sr", "signing request").pipe(Schema.brand("SigningRequestId"))
+export type SigningRequestId = typeof SigningRequestId.Type
+
+/**
+ * pending: the attempt waits for stamps; approved: the quorum was met; expired: its window passed (a later attempt,
+ * or the transfer's failure user_signature_expired, replaced it); failed: the transfer's signing failed in this
+ * attempt (a decline, a roster change) or the transfer failed otherwise; cancelled: the transfer was cancelled.
+ */
+export const SigningRequestStatuses = ["pending", "approved", "expired", "failed", "cancelled"] as const
+
+/** A signing request as `GET /v2/signing-requests/{id}` shows it: what the machine signer is asked to sign. */
+export const SigningRequest = Schema.Struct({
+  id: Schema.String,
+  transactionId: Schema.String,
+  customerId: Schema.String,
+  walletId: Schema.String,
+  signingMode: Schema.Literals(["passkey_required", "programmatic", "programmatic_unattended"]),
+  attempt: Schema.Number,
+  status: Schema.Literals(SigningRequestStatuses),
+  /** Stamps collected in this attempt, and how many the roster's threshold needs. */
+  collected: Schema.Number,
+  required: Schema.Number,
+  /** The signers whose stamps this attempt collected, in order. */
+  signedBy: Schema.Array(Schema.String),
+  /** The transfer to sign: its source (the non-custodial wallet) and destination, with their amounts. */
+  transfer: Schema.Struct({ source: TransactionSide, destination: TransactionSide }),
+  expiresAt: UtcTimestamp,
+  createdAt: UtcTimestamp
+}).annotate({ identifier: "SigningRequest" })
+export type SigningRequest = typeof SigningRequest.Type
+
+/**
+ * A passkey signer stamps (or declines) a transfer at its `verificationUrl` (the signer's session in
+ * `Authorization: Bearer`). `attempt` names the attempt the signer's link was for (the current one when omitted): a
+ * stamp for an older attempt is refused. `provider` stands for the signing provider's answer to the stamped
+ * request: `rejected` is 422 SIGNATURE_REJECTED and `unavailable` 502 SIGNING_PROVIDER_UNAVAILABLE, both changing
+ * nothing (the session stays valid).
+ */
+export const SimulatedSignature = Schema.Struct({
+  decision: Schema.Literals(["approve", "decline"]),
+  attempt: Schema.optionalKey(Schema.Number.check(Schema.isInt())),
+  provider: Schema.optionalKey(Schema.Literals(["accepted", "rejected", "unavailable"]))
+}).annotate({ identifier: "SimulatedSignature" })
+export type SimulatedSignature = typeof SimulatedSignature.Type

@@ -74,6 +74,20 @@ export const SimulatedDeposit = Schema.Struct({
 )).annotate({ identifier: "SimulatedDeposit" })
 export type SimulatedDeposit = typeof SimulatedDeposit.Type
 
+/**
+ * `POST /simulate/wallets/{walletId}/unsupported-deposits`: a transfer of a coin the service does not support for the
+ * wallet arrives at its address (the sandbox names it by `assetAmount`, on the wallet's chain). It is not credited;
+ * it goes back to its sender (a fresh outside address when omitted) as a deposit_return, which a non-custodial
+ * wallet's roster must sign (transaction.awaiting_return_signature).
+ */
+export const SimulatedUnsupportedDeposit = Schema.Struct({
+  assetAmount: AssetAmount,
+  sender: Schema.optionalKey(Schema.Struct({ address: NonBlankString.check(Schema.isMaxLength(128)) }))
+}).check(Schema.makeFilter((d) =>
+  /^0(\.0+)?$/.test(d.assetAmount.amount) ? { path: ["assetAmount", "amount"], issue: "must be greater than zero" } : undefined
+)).annotate({ identifier: "SimulatedUnsupportedDeposit" })
+export type SimulatedUnsupportedDeposit = typeof SimulatedUnsupportedDeposit.Type
+
 /** `POST /simulate/transactions/{id}/terminal`: how the outside world ended the transaction. */
 export const TransactionTerminal = Schema.Struct({
   outcome: Schema.Literals(["completed", "failed", "cancelled"]),

@@ -141,7 +141,8 @@ const bankDeposit = (caller: Caller, virtualAccountId: VirtualAccountId, body: S
  */
 const chainDeposit = (caller: Caller, wallet: StoredWallet, body: SimulatedDeposit): Effect.Effect<StoredTransaction, ApiError, Store> =>
   Effect.gen(function*() {
-    if (wallet.status !== "active") return yield* apiError("WALLET_NOT_ACTIVE", "The wallet is retired; send to its successor (replacedByWalletId).")
+    // A frozen wallet still receives: its address is on chain; only movement out is blocked.
+    if (wallet.status === "retired") return yield* apiError("WALLET_NOT_ACTIVE", "The wallet is retired; send to its successor (replacedByWalletId).")
     const { code, chain } = body.assetAmount
     if (chain !== wallet.chain) {
       return yield* apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${wallet.chain}; assetAmount must be an asset on that chain.`)

@@ -69,14 +69,16 @@ import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
 import { checkAddress, sandboxTxHash } from "./Addresses.ts"
-import { accountId, balanceIn, type Holder, LedgerAccounts, type LedgerAsset, type TransferRequest } from "./Ledger.ts"
+import { accountId, balanceIn, balancesOf, type Holder, LedgerAccounts, type LedgerAsset, type TransferRequest } from "./Ledger.ts"
 import { initialOrderState, type OrderMove, orderTransition, type OrderState } from "./OrderMachine.ts"
 import { type PairSide, priceOf } from "./Pricing.ts"
 import { amountOf, checkMarkupAllowed, feesOf, QuoteOptions, redeemableOption, type Terms, termsOf, type TermsInput } from "./Quotes.ts"
 import { openPayout, type PayoutTarget, payoutDocumentsRequired, payoutDocumentTypes, payoutFee, railCarries } from "./Payouts.ts"
 import { moveTransaction, openTransaction, type StoredTransaction, Transactions } from "./Transactions.ts"
 import { getVirtualAccount } from "./VirtualAccounts.ts"
-import { getWallet, openFundingWallet, Wallets, walletHolder } from "./Wallets.ts"
+import { getWallet, notActiveDetail, openFundingWallet, Wallets, walletHolder } from "./Wallets.ts"
+import { nonCustodialChains } from "../signing/Roster.ts"
+import { startSigning } from "../signing/TransferSigning.ts"
 import { bpsOf } from "./Rates.ts"
 import { WorldModel } from "./WorldModel.ts"
 
@@ -86,6 +88,8 @@ export interface OrderAccountOf {
   readonly id: string
   readonly side: PairSide
   readonly holder: Holder
+  /** A non-custodial wallet: as the source, its roster signs the conversion's source transfer. */
+  readonly nonCustodial?: boolean | undefined
 }
 
 export interface StoredOrder extends OrderState {
@@ -126,6 +130,8 @@ export interface StoredOrder extends OrderState {
   /** A deposit-funded order: its funding address (the source wallet's), and who last sent funds there. */
   readonly fundingAddress?: string | undefined
   readonly fundingSender?: string | undefined
+  /** Why the order's transaction failed, when its source transfer's signing failed (order.failed `failureCode`). */
+  readonly transactionFailureCode?: TransactionFailureCode | undefined
   readonly createdAt: string
   readonly updatedAt: string
 }
@@ -253,13 +259,26 @@ const resolveAccount = (caller: Caller, account: NonNullable<OrderCreate["source
   Effect.gen(function*() {
     if (account.type === "wallet") {
       const wallet = yield* getWallet(caller, account.walletId)
-      if (wallet.status !== "active") return yield* apiError("WALLET_NOT_ACTIVE", `The ${role} wallet is retired; use its successor (replacedByWalletId).`)
+      if (wallet.status !== "active") return yield* apiError("WALLET_NOT_ACTIVE", notActiveDetail(wallet, `${role} wallet`))
       if (!CryptoAssets.has(account.asset)) {
         return yield* apiError("INVALID_ORDER_COMBO", `A wallet holds on-chain assets; the ${role} names ${account.asset}, a fiat currency.`)
       }
+      const nonCustodial = wallet.custody === "non_custodial"
+      if (nonCustodial && role === "source" && !nonCustodialChains.includes(wallet.chain)) {
+        return yield* apiError(
+          "NON_CUSTODIAL_SOURCE_NOT_SUPPORTED",
+          `A non-custodial source wallet is allowed on ${nonCustodialChains.join(", ")}; not on ${wallet.chain}.`
+        )
+      }
       return {
         customerId: wallet.customerId,
-        account: { type: "wallet", id: wallet.id, side: { asset: account.asset, chain: wallet.chain }, holder: walletHolder(wallet) } as OrderAccountOf
+        account: {
+          type: "wallet",
+          id: wallet.id,
+          side: { asset: account.asset, chain: wallet.chain },
+          holder: walletHolder(wallet),
+          ...(nonCustodial ? { nonCustodial: true } : {})
+        } as OrderAccountOf
       }
     }
     const va = yield* getVirtualAccount(caller, account.virtualAccountId)
@@ -561,7 +580,13 @@ const moveOrder = (
       const data = outcome.event === "order.cancelled"
         ? { ...head, reason: moved.cancellationReason, occurredAt: now }
         : outcome.event === "order.failed"
-        ? { ...head, reasonCode: moved.reasonCode, failureMessage: OrderFailureMessages[moved.reasonCode!], occurredAt: now }
+        ? {
+          ...head,
+          reasonCode: moved.reasonCode,
+          failureMessage: OrderFailureMessages[moved.reasonCode!],
+          failureCode: moved.transactionFailureCode,
+          occurredAt: now
+        }
         : { ...head, transactionId: moved.transactionId, ...eventData, succeededAt: now, occurredAt: now }
       yield* emitEvent({ type: outcome.event, organizationId: moved.organizationId, environment: moved.environment, data: toWire(data) })
     }
@@ -573,24 +598,32 @@ export const depositReturnKind = "order.deposit_return"
 
 /**
  * What sits at an ended deposit-funded order's funding address goes back to the address it came from: a
- * deposit_return transaction, holding the funds until the chain confirms the transfer back.
+ * deposit_return transaction per asset, holding the funds until the chain confirms the transfer back. Every asset the
+ * address holds goes, not only the order's: a deposit in another asset was sent back when it arrived, and one still
+ * there (from before that was so) goes now.
  */
 const returnLeftover = (order: StoredOrder): Effect.Effect<void, never, Store> =>
   Effect.gen(function*() {
-    if (order.fundingSender === undefined || order.fundingAddress === undefined) return
-    const asset = ledgerAsset(order.source.side)
-    const balance = yield* balanceIn(order.source.holder, asset)
-    if (balance.available <= 0n) return
-    const chain = order.source.side.chain!
+    if (order.fundingSender === undefined) return
+    for (const balance of yield* balancesOf(order.source.holder)) {
+      if (balance.available > 0n) yield* returnFunding(order, { asset: balance.asset, chain: balance.chain }, balance.available, order.fundingSender)
+    }
+  })
+
+/** Sends `units` of `side` at the order's funding address back to `sender`, as a deposit_return transaction. */
+const returnFunding = (order: StoredOrder, side: PairSide, units: bigint, sender: string): Effect.Effect<void, never, Store> =>
+  Effect.gen(function*() {
+    if (order.fundingAddress === undefined || side.chain === undefined) return
+    const chain = side.chain
     const scoped = scope(order)
-    const assetAmount = amountOf(order.source.side, balance.available)
+    const assetAmount = amountOf(side, units)
     const transaction = yield* Effect.orDie(openTransaction({
       organizationId: order.organizationId,
       environment: order.environment,
       customerId: order.customerId,
       type: "deposit_return",
       source: { type: "deposit_address", address: order.fundingAddress, assetAmount },
-      destination: { type: "external_crypto", address: order.fundingSender, txHash: null, assetAmount },
+      destination: { type: "external_crypto", address: sender, txHash: null, assetAmount },
       fees: [],
       linkedOrderId: order.id,
       holds: (id) => [{
@@ -598,8 +631,8 @@ const returnLeftover = (order: StoredOrder): Effect.Effect<void, never, Store> =
         id: `${id}/return`,
         debit: order.source.holder,
         credit: { scope: scoped, type: "world", id: `chain:${chain}` },
-        asset,
-        amount: balance.available,
+        asset: ledgerAsset(side),
+        amount: units,
         code: "deposit_return",
         transactionId: id
       }]
@@ -693,6 +726,10 @@ const claim = (order: StoredOrder): Effect.Effect<StoredOrder, ApiError, Store> 
       holds: (id) => legsOf(order, id)
     }).pipe(Effect.catchTag("LedgerRefusal", (refusal) =>
       refusal.reason === "insufficient_funds" ? Effect.fail(insufficient(order, balance.available)) : Effect.die(refusal)))
+    // A non-custodial source: its roster signs the source transfer once the transaction is processing.
+    if (order.source.nonCustodial === true) {
+      yield* Effect.orDie((yield* Store).update(Transactions, { ...transaction, signingWalletId: order.source.id }))
+    }
     const model = yield* WorldModel
     yield* schedule(orderStartKind, nowMs + model.orderStartMs, { orderId: order.id }, scope(order))
     return { ...order, ...outcome.next, transactionId: transaction.id, updatedAt: toIso(nowMs) }
@@ -816,10 +853,32 @@ const started: TimerHandler = (payload: { readonly orderId: OrderId }) =>
   Effect.gen(function*() {
     const order = yield* lockedOrder(payload.orderId)
     if (order === undefined || order.status !== "pending" || !order.executing || order.transactionId === null) return
-    yield* Effect.orDie(moveTransaction(order.transactionId, { type: "start" }))
+    const processing = yield* Effect.orDie(moveTransaction(order.transactionId, { type: "start" }))
+    const model = yield* WorldModel
+    if (processing.signingWalletId !== undefined) {
+      // The source wallet's roster signs first; the quorum sends the transfer (`signed`), the service co-signing.
+      yield* startSigning(processing, { kind: orderSignedKind, payload: { orderId: order.id }, delayMs: model.payouts.sendMs })
+      return
+    }
+    yield* sendSource(order)
+  })
+
+/** The source transfer is sent (the order can no longer be cancelled), and the conversion settles on the clock. */
+const sendSource = (order: StoredOrder) =>
+  Effect.gen(function*() {
     yield* Effect.orDie(moveOrder(order, { type: "send" }))
     const model = yield* WorldModel
     yield* schedule(orderSettleKind, (yield* Clock.currentTimeMillis) + model.orderSettlementMs[order.direction], { orderId: order.id }, scope(order))
+  })
+
+export const orderSignedKind = "order.signed"
+
+/** The source transfer out of a non-custodial wallet met its roster's quorum: it is sent. */
+const signed: TimerHandler = (payload: { readonly orderId: OrderId }) =>
+  Effect.gen(function*() {
+    const order = yield* lockedOrder(payload.orderId)
+    if (order === undefined || order.status !== "pending" || !order.executing || order.sent || order.transactionId === null) return
+    yield* sendSource(order)
   })
 
 /** The conversion settles: every hold posts, the transaction completes and the order succeeds; or the armed failure. */
@@ -934,6 +993,9 @@ const waitingOn = (account: string) =>
  */
 export const onTransactionEnded = (transaction: StoredTransaction): Effect.Effect<void, never, Store> => {
   if (transaction.status === "completed") return executeFundedOrders(transaction)
+  if (transaction.status === "failed" && transaction.signing?.state.phase === "failed" && transaction.linkedOrderId !== undefined) {
+    return signingFailed(transaction)
+  }
   if (transaction.status !== "failed" || transaction.type !== "deposit") return Effect.void
   const account = creditedAccount(transaction)
   if (account === undefined) return Effect.void
@@ -945,6 +1007,19 @@ export const onTransactionEnded = (transaction: StoredTransaction): Effect.Effec
     }
   })
 }
+
+/**
+ * The signing of an order's source transfer failed (user_signature_*, roster_changed): its transaction failed with
+ * that code and released the holds, and the order fails through order.failed, reasonCode cancelled (the conversion
+ * did not happen and no funds moved; the spec's order reasonCodes name no signing failure) with the transaction's
+ * failureCode beside it. A payout's signing (an autoPayout's too) fails only the payout.
+ */
+const signingFailed = (transaction: StoredTransaction): Effect.Effect<void, never, Store> =>
+  Effect.gen(function*() {
+    const order = yield* lockedOrder(transaction.linkedOrderId!)
+    if (order === undefined || order.transactionId !== transaction.id || order.status !== "pending") return
+    yield* Effect.orDie(moveOrder(order, { type: "fail" }, { reasonCode: "cancelled", transactionFailureCode: transaction.failureCode ?? undefined }))
+  })
 
 /** A completed transaction credited a customer's account: the autoExecute orders it now covers execute. */
 const executeFundedOrders = (transaction: StoredTransaction): Effect.Effect<void, never, Store> =>
@@ -969,10 +1044,16 @@ const executeFundedOrders = (transaction: StoredTransaction): Effect.Effect<void
         if (funded !== undefined) {
           // Who sent it: where anything left over goes back to.
           const sender = transaction.source.type === "external_crypto" ? transaction.source.address : funded.fundingSender
-          const recorded: StoredOrder = { ...funded, fundingSender: sender }
-          yield* Effect.orDie(store.update(Orders, recorded))
-          // Funds that arrive after the order ended go back.
-          if (recorded.status !== "pending") yield* returnLeftover(recorded)
+          const credit = transaction.destination.assetAmount
+          if (credit.code !== funded.source.side.asset || (credit.chain ?? undefined) !== funded.source.side.chain) {
+            // Another asset than the order's can never fund it: it goes back to its sender at once.
+            if (sender !== undefined) yield* returnFunding(funded, { asset: credit.code, chain: credit.chain ?? undefined }, parseAmount(credit.code, credit.amount)!.units, sender)
+          } else {
+            const recorded: StoredOrder = { ...funded, fundingSender: sender }
+            yield* Effect.orDie(store.update(Orders, recorded))
+            // Funds that arrive after the order ended go back.
+            if (recorded.status !== "pending") yield* returnLeftover(recorded)
+          }
         }
       }
     }
@@ -986,6 +1067,7 @@ export const orderTimerHandlers: Record<string, TimerHandler> = {
   [lockExpiryKind]: lockExpired,
   [orderStartKind]: started,
   [orderSettleKind]: settled,
+  [orderSignedKind]: signed,
   [depositReturnKind]: depositReturned,
   [legacyAutoPayoutSettleKind]: legacyPayoutSettled
 }

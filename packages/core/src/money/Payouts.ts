@@ -1,6 +1,6 @@
 /**
  * Payouts: a customer's funds moved out (spec: "Payouts move funds out to external crypto addresses or external bank
- * accounts"), from a custodial wallet to an address on its chain, or from a virtual account to a bank account over a
+ * accounts"), from a wallet to an address on its chain, or from a virtual account to a bank account over a
  * rail. A payout is its `withdrawal` transaction, read by its `txn_` id at `GET /v2/payouts/{id}` as at
  * `GET /v2/transactions/{id}`.
  *
@@ -9,6 +9,9 @@
  * INSUFFICIENT_FUNDS and nothing is reserved). Completion posts them; a failure, a rejection or a cancel voids them,
  * so the available balance is exactly what it was; a bank return after completion books new transfers bringing the
  * principal back (Transactions.ts).
+ *
+ * A payout from a non-custodial wallet keeps that reservation while the wallet's roster signs it
+ * (signing/TransferSigning.ts): it is sent only once the quorum is met, and a failed signing voids it.
  *
  * The world model (WorldModel.ts `payouts`) carries a payout on the clock, each step a durable timer:
  *
@@ -66,7 +69,9 @@ import { getRecipient, recipientAddress, Recipients, type StoredRecipient } from
 import { terminalStatuses } from "./TransactionMachine.ts"
 import { getTransaction, moveTransaction, openTransaction, type StoredTransaction, transactionPartition, Transactions, transactionToWire } from "./Transactions.ts"
 import { getVirtualAccount, virtualAccountHolder } from "./VirtualAccounts.ts"
-import { getWallet, walletHolder } from "./Wallets.ts"
+import { nonCustodialChains } from "../signing/Roster.ts"
+import { startSigning } from "../signing/TransferSigning.ts"
+import { getWallet, notActiveDetail, walletHolder, Wallets } from "./Wallets.ts"
 import { type PayoutModel, settlesAt, WorldModel } from "./WorldModel.ts"
 
 export const payoutStartKind = "payout.start"
@@ -292,8 +297,12 @@ export const openPayout = (p: PayoutOpening): Effect.Effect<StoredTransaction, A
           `The available balance does not cover the amount and its fee of ${formatAmount({ asset, units: fee })} ${asset}; nothing was reserved.`
         ))
         : Effect.die(refusal)))
+    // A payout out of a non-custodial wallet (by POST /v2/payouts, or an order's autoPayout out of its destination)
+    // is signed by the wallet's roster once it is processing (signing/TransferSigning.ts).
+    const sourceWallet = holder.type === "wallet" ? yield* store.get(Wallets, holder.id) : undefined
     const transaction: StoredTransaction = {
       ...opened,
+      signingWalletId: sourceWallet?.custody === "non_custodial" ? sourceWallet.id : undefined,
       route: target.route,
       payoutPurpose: p.purpose,
       payoutDocumentIds: p.documents,
@@ -330,7 +339,13 @@ export const createPayout = (caller: Caller, body: PayoutCreate): Effect.Effect<
     let chain: Chain | undefined
     if (body.source.type === "wallet") {
       const wallet = yield* getWallet(caller, body.source.walletId)
-      if (wallet.status !== "active") return yield* apiError("WALLET_NOT_ACTIVE", "The wallet is retired; pay out from its successor (replacedByWalletId).")
+      if (wallet.status !== "active") return yield* apiError("WALLET_NOT_ACTIVE", notActiveDetail(wallet))
+      if (wallet.custody === "non_custodial" && !nonCustodialChains.includes(wallet.chain)) {
+        return yield* apiError(
+          "NON_CUSTODIAL_SOURCE_NOT_SUPPORTED",
+          `A non-custodial wallet pays out on ${nonCustodialChains.join(", ")}; not on ${wallet.chain}.`
+        )
+      }
       if (body.asset === undefined) return yield* invalidBody("/asset", "is required for a payout from a wallet")
       if (isFiat(body.asset)) return yield* apiError("UNPROCESSABLE_ENTITY", "A wallet pays out on-chain assets; asset must be one.")
       customerId = wallet.customerId
@@ -541,7 +556,9 @@ const settleTime = (t: StoredTransaction, nowMs: number) =>
 
 /**
  * Moves a payout on from where it stands, unless it is in review or ended (a review's end resumes it): pending ->
- * processing (and sending after `sendMs`); processing -> sending; sent -> settling on the rail's clock.
+ * processing (and sending after `sendMs`); processing -> sending; sent -> settling on the rail's clock. A payout out
+ * of a non-custodial wallet is signed before it is sent: processing starts its signing, and the quorum sends it
+ * (the service co-signs and broadcasts, `sendMs` later).
  */
 const resume = (t: StoredTransaction) =>
   Effect.gen(function*() {
@@ -553,9 +570,15 @@ const resume = (t: StoredTransaction) =>
     const model = (yield* WorldModel).payouts
     const now = yield* Clock.currentTimeMillis
     const scope = scopeOf(t.organizationId, t.environment)
+    const sendAfterQuorum = { kind: payoutSendKind, payload: { transactionId: t.id }, delayMs: model.sendMs }
     if (t.status === "pending") {
-      yield* Effect.orDie(moveTransaction(t.id, { type: "start" }))
-      yield* schedule(payoutSendKind, now + model.sendMs, { transactionId: t.id }, scope)
+      const processing = yield* Effect.orDie(moveTransaction(t.id, { type: "start" }))
+      if (t.signingWalletId !== undefined) yield* startSigning(processing, sendAfterQuorum)
+      else yield* schedule(payoutSendKind, now + model.sendMs, { transactionId: t.id }, scope)
+    } else if (t.signingWalletId !== undefined && !t.sent) {
+      // A review ended while processing: the signing starts, or goes on where it stands.
+      if (t.signing === undefined) yield* startSigning(t, sendAfterQuorum)
+      else if (t.signing.state.phase === "quorum_met") yield* schedule(payoutSendKind, now + model.sendMs, { transactionId: t.id }, scope)
     } else if (!t.sent) {
       yield* schedule(payoutSendKind, now + model.sendMs, { transactionId: t.id }, scope)
     } else {
@@ -590,6 +613,8 @@ const onReviewEnd = payoutTimer((t) =>
 const onSend = payoutTimer((t) =>
   Effect.gen(function*() {
     if (t.status !== "processing" || t.sent || t.stage !== null) return
+    // A non-custodial wallet's payout is sent only once its roster's quorum is met.
+    if (t.signingWalletId !== undefined && t.signing?.state.phase !== "quorum_met") return
     const now = yield* Clock.currentTimeMillis
     const sent = yield* Effect.orDie(moveTransaction(t.id, { type: "send" }))
     yield* addReferences(sent, "send", now)
@@ -599,6 +624,8 @@ const onSend = payoutTimer((t) =>
 const onSettle = payoutTimer((t) =>
   Effect.gen(function*() {
     if (t.status !== "processing" || !t.sent || t.stage !== null) return
+    // The receive policy held it (signing/TransferSigning.ts, a recovery): it does not settle.
+    if (t.signing?.recovery !== undefined) return
     const now = yield* Clock.currentTimeMillis
     yield* addReferences(t, "complete", now)
     yield* Effect.orDie(moveTransaction(t.id, { type: "settle" }))

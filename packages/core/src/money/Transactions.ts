@@ -44,7 +44,8 @@ import { toWire } from "../kernel/Wire.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
-import { LedgerAccounts, type LedgerRefusal, LedgerTransfers, transfer, type TransferRequest } from "./Ledger.ts"
+import { LedgerAccounts, type LedgerRefusal, type LedgerTransfer, LedgerTransfers, transfer, type TransferRequest } from "./Ledger.ts"
+import type { TransferSigning } from "../signing/TransferSigning.ts"
 import { initialState, type MachineState, type Move, type StatusEvent, terminalStatuses, transition } from "./TransactionMachine.ts"
 
 export interface StoredTransaction extends MachineState {
@@ -80,8 +81,17 @@ export interface StoredTransaction extends MachineState {
   readonly cancelRequested?: boolean | undefined
   /** The saved recipient (whitelist recipient or registered address) a payout was sent to. */
   readonly payoutRecipientId?: string | undefined
-  /** The pending ledger transfers the transaction holds while it is open. */
-  readonly holds: ReadonlyArray<string>
+  /**
+   * A transfer out of a non-custodial wallet (a payout, or an order's conversion): the wallet whose roster must sign
+   * it, and once signing started its state (signing/TransferSigning.ts).
+   */
+  readonly signingWalletId?: string | undefined
+  readonly signing?: TransferSigning | undefined
+  /**
+   * The pending ledger transfers the transaction holds while it is open, as booked, so posting or voiding them needs
+   * no read (a row stored before 2026-11-24 keeps only their ids).
+   */
+  readonly holds: ReadonlyArray<LedgerTransfer | string>
   /** The sequence of its last status event (1 after transaction.created). */
   readonly sequence: number
   readonly createdAt: string
@@ -212,6 +222,30 @@ const head = (t: StoredTransaction) => ({
   linkedOrderId: t.linkedOrderId
 })
 
+/**
+ * Emits a transaction event that reports no status change (spec, Ordering of transaction status events, 3: no
+ * sequence, no stage): the head every transaction.* event carries, `fields`, and occurredAt.
+ */
+export const emitTransactionEvent = (
+  t: StoredTransaction,
+  type:
+    | "transaction.awaiting_signature"
+    | "transaction.awaiting_user_signature"
+    | "transaction.awaiting_recovery_signature"
+    | "transaction.awaiting_return_signature"
+    | "transaction.queue_position_changed"
+    | "transaction.signature_collected"
+    | "transaction.quorum_met",
+  fields: Record<string, unknown>,
+  occurredAt: string
+): Effect.Effect<void, never, Store> =>
+  Effect.asVoid(emitEvent({
+    type,
+    organizationId: t.organizationId,
+    environment: t.environment,
+    data: toWire({ ...head(t), ...fields, occurredAt })
+  }))
+
 /** Why a transaction ended, for the payloads of its terminal events. */
 export interface Ending {
   /** null: a failure with no actionable code (a deposit_return). */
@@ -308,12 +342,12 @@ export const openTransaction = (input: NewTransaction): Effect.Effect<StoredTran
       returnCode: null,
       queuePosition: null,
       hasRfi: false,
-      holds: booked.map((t) => t.id),
+      holds: booked,
       sequence: 1,
       createdAt: now,
       updatedAt: now
     }
-    yield* Effect.orDie(store.insert(Transactions, stored))
+    yield* store.insertFresh(Transactions, stored)
     yield* emitEvent({
       type: "transaction.created",
       organizationId: stored.organizationId,
@@ -328,8 +362,8 @@ const returnLegs = (t: StoredTransaction) =>
   Effect.gen(function*() {
     const store = yield* Store
     const legs: Array<TransferRequest> = []
-    for (const [i, holdId] of t.holds.entries()) {
-      const hold = yield* store.get(LedgerTransfers, holdId)
+    for (const [i, held] of t.holds.entries()) {
+      const hold = typeof held === "string" ? yield* store.get(LedgerTransfers, held) : held
       if (hold === undefined || hold.code.endsWith(".fee")) continue
       const debit = yield* store.get(LedgerAccounts, hold.debitAccountId)
       const credit = yield* store.get(LedgerAccounts, hold.creditAccountId)
@@ -381,11 +415,12 @@ export const moveTransaction = (
       yield* Effect.orDie(Effect.flatMap(returnLegs(current), transfer))
     } else if (next.status !== current.status && (next.status === "completed" || next.status === "failed" || next.status === "cancelled")) {
       // The money follows the status: a completed transaction posts what it held, a failed or cancelled one releases it.
-      yield* Effect.orDie(transfer(current.holds.map((hold, i): TransferRequest =>
-        next.status === "completed" || ending.postHolds === true
-          ? { kind: "post", id: `${id}/post/${i}`, pendingId: hold, code: `${current.type}.settle`, transactionId: id }
-          : { kind: "void", id: `${id}/void/${i}`, pendingId: hold, code: `${current.type}.${next.status}`, transactionId: id }
-      )))
+      yield* Effect.orDie(transfer(current.holds.map((hold, i): TransferRequest => {
+        const held = typeof hold === "string" ? { pendingId: hold } : { pendingId: hold.id, pending: hold }
+        return next.status === "completed" || ending.postHolds === true
+          ? { kind: "post", id: `${id}/post/${i}`, ...held, code: `${current.type}.settle`, transactionId: id }
+          : { kind: "void", id: `${id}/void/${i}`, ...held, code: `${current.type}.${next.status}`, transactionId: id }
+      })))
     }
     const moved: StoredTransaction = {
       ...current,

@@ -7,8 +7,9 @@
  *   the answer is 422 UNPROCESSABLE_ENTITY (docs/money.md says why that code). It emits wallet.created.
  * - Rotation retires an active wallet and creates its successor on the same chain, which the retired one names in
  *   `replacedByWalletId`. The spec's rule: only an active wallet with no balance above the dust floor and no
- *   unsupported-coin return pending can rotate. A retired wallet is WALLET_NOT_ROTATABLE; a balance above the
- *   floor (or money reserved or on its way in) is WALLET_ROTATION_BLOCKED_BALANCE.
+ *   unsupported-coin return pending can rotate. A retired (or frozen) wallet is WALLET_NOT_ROTATABLE; an
+ *   unsupported coin's return still open from it (signing/TransferSigning.ts) is WALLET_ROTATION_BLOCKED_RETURN; a
+ *   balance above the floor (or money reserved or on its way in) is WALLET_ROTATION_BLOCKED_BALANCE.
  */
 import {
   type Chain,
@@ -35,6 +36,7 @@ import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
 import { depositAddress } from "./Addresses.ts"
 import { balancesOf, balanceToWire, type Holder, LedgerAccounts } from "./Ledger.ts"
+import { transactionPartition, Transactions } from "./Transactions.ts"
 import { WorldModel } from "./WorldModel.ts"
 
 export interface StoredWallet {
@@ -101,6 +103,28 @@ export const getWallet = (caller: Caller, id: WalletId, forUpdate = false): Effe
       return yield* notFound()
     }
     return wallet
+  })
+
+/** Why a wallet that is not active cannot send: retired (its successor sends) or frozen (nothing sends). */
+export const notActiveDetail = (w: StoredWallet, role = "wallet"): string =>
+  w.status === "frozen"
+    ? `The ${role} is frozen: its signing configuration blocks movement (crypto_wallet_misconfigured); nothing can be sent from it.`
+    : `The ${role} is retired; use its successor (replacedByWalletId).`
+
+/**
+ * Whether a return of an unsupported coin from the wallet (a deposit_return out of it, signing/TransferSigning.ts) is
+ * still open: the spec's rotation rule ("no unsupported-coin return pending").
+ */
+const returnPending = (caller: Caller, wallet: StoredWallet): Effect.Effect<boolean, never, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    for (const status of ["pending", "processing"] as const) {
+      const { order, partition } = transactionPartition(caller, { type: "deposit_return", status, customerId: wallet.customerId })
+      // A customer has a few returns open at most.
+      const open = yield* store.page(Transactions, { order, partition, descending: false, backward: false, from: undefined, limit: 100 })
+      if (open.some((t) => t.source.type === "wallet" && t.source.walletId === wallet.id)) return true
+    }
+    return false
   })
 
 /** The caller's wallet whose deposit address on `chain` is `address`; undefined when there is none. */
@@ -240,7 +264,13 @@ export const rotateWallet = (caller: Caller, id: WalletId): Effect.Effect<Wallet
   Effect.gen(function*() {
     const store = yield* Store
     const wallet = yield* getWallet(caller, id, true)
-    if (wallet.status !== "active") return yield* apiError("WALLET_NOT_ROTATABLE", "The wallet is retired; only an active wallet can rotate.")
+    if (wallet.status !== "active") return yield* apiError("WALLET_NOT_ROTATABLE", `The wallet is ${wallet.status}; only an active wallet can rotate.`)
+    if (yield* returnPending(caller, wallet)) {
+      return yield* apiError(
+        "WALLET_ROTATION_BLOCKED_RETURN",
+        "An unsupported coin's return from the wallet is still open (GET /v2/transactions?type=deposit_return); rotate once it ends."
+      )
+    }
     const floors = (yield* WorldModel).dustFloor
     const accounts = yield* store.page(LedgerAccounts, {
       order: "byHolder",

@@ -36,7 +36,7 @@ import {
   type WalletSigner as WalletSignerWire,
   type WalletSignerId
 } from "@fos/contract"
-import { Clock, Effect } from "effect"
+import { Clock, Context, Effect } from "effect"
 import { newId, randomString } from "../kernel/IdGenerator.ts"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store, table } from "../kernel/Store.ts"
@@ -132,6 +132,15 @@ export const WalletCeremonies = table<StoredCeremony>({
   key: (c) => c.id,
   orders: { byScope: { partition: scope, sort: (c) => c.createdAt, counted: false } }
 })
+
+/**
+ * What runs when a signer leaves its roster's signing pool (removed by ops or by a ceremony), after it is stored:
+ * the signing of transfers (TransferSigning.ts `onSignerLeftPool`, registered by Engine.ts) fails the transfers the
+ * change breaks with roster_changed. Nothing by default.
+ */
+export class SignerLeftPool extends Context.Reference<(signer: StoredSigner) => Effect.Effect<void, never, Store>>("fos/SignerLeftPool", {
+  defaultValue: () => () => Effect.void
+}) {}
 
 const ceremonyExpiryKind = "signing.ceremony_expiry"
 const provisioningKind = "signing.claim_provisioning"
@@ -587,6 +596,7 @@ const applyCeremonyMove = (signer: StoredSigner, ceremony: StoredCeremony, m: Mo
           return yield* Effect.die(new Error(`a ceremony move emitted ${event}`))
       }
     }
+    if (next.status === "removed" && signer.status !== "removed") yield* (yield* SignerLeftPool)(updatedSigner)
     return { signer: updatedSigner, ceremony: closed }
   })
 
@@ -638,6 +648,7 @@ export const simulateOpsRemoval = (caller: Caller, id: WalletSignerId): Effect.E
       yield* emit(cancelled, "wallet_ceremony.failed", { ...ceremonyHead(cancelled), status: "cancelled", occurredAt: at.iso })
     }
     yield* emit(signer, "wallet_signer.removed", { walletSignerId: signer.id, customerId: signer.customerId, reason: "ops_removed", occurredAt: at.iso })
+    if (signer.status !== "removed") yield* (yield* SignerLeftPool)(removed)
     // A pending signer's removal may leave the rest of the roster enrolled.
     const claim = yield* getClaimForUpdate(signer.claimId)
     if (claim !== undefined) yield* resolveIfReady(claim)

@@ -18,6 +18,17 @@ export const signingSettings = {
   awaitingUserSignatureUntilMs: Date.UTC(2027, 6, 1),
   /** How many signing windows a transfer gets before it fails user_signature_expired. */
   signingAttempts: 3,
+  /**
+   * How long one signing window (one attempt, its `expiresAt`) waits for the roster's quorum before the next attempt
+   * opens (a durable timer): three windows of 15 minutes give a transfer 45 minutes at most.
+   */
+  signingWindowMs: 15 * 60_000,
+  /**
+   * How long a transfer waits in its wallet's signing queue before it fails user_signature_timeout (a durable timer
+   * from its entry into the queue). Shorter than a holder's three windows, so a queue behind a roster that does not
+   * sign does not wait for ever.
+   */
+  queueWaitMs: 30 * 60_000,
   /** Where the signer-facing links point. */
   signingOrigin: "https://sign.fos.dev"
 } as const

@@ -13,7 +13,7 @@
  * | awaiting signature | signer removed or demoted out of signing pool | | failed | roster_changed; collected stamps voided |
  * | awaiting signature | signer declines | | failed | user_signature_declined |
  *
- * Not wired to transfers yet: payouts and orders are being built elsewhere. What fos chose where the spec says "not
+ * TransferSigning.ts runs it on payouts and on orders' source transfers. What fos chose where the spec says "not
  * shown" (docs/signing.md):
  * - One signing seat per wallet and chain. A transfer that finds the seat taken enters the queue at the position it
  *   is given (1 is next) and fires queue_position_changed on entry; each move forward fires it again; taking the seat

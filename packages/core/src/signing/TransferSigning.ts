@@ -1,0 +1,797 @@
+/**
+ * Signing a transfer out of a non-custodial wallet: a payout, or an order's conversion whose source is such a wallet
+ * (spec, "Non-custodial signing of a payout or conversion source transfer"). This module runs SigningMachine.ts's
+ * table on the transfer's transaction, with the wallet's signing seat, the windows and queue waits as durable timers,
+ * the signing requests of machine signers, and the events with their transaction's payload.
+ *
+ * - The transfer opens (reserving its funds on the path every payout or order takes) and goes to processing as any;
+ *   there, instead of being sent, its signing starts: the wallet's one signing seat, or its queue.
+ * - The seat: one transfer at a time signs per wallet (a wallet is on one chain, so per wallet and chain). The one
+ *   holding it gets attempt 1 at once (transaction.awaiting_signature, no queue event); one that finds it taken
+ *   enters the queue at the end (transaction.queue_position_changed with `queuePosition`, also on the transaction
+ *   resource), moves forward as the queue does (the event again each time), and takes the seat when its turn comes
+ *   (no queue event for leaving; `queuePosition` back to null). It fails user_signature_timeout `queueWaitMs` after
+ *   entering the queue if it is still there.
+ * - An attempt lasts `signingWindowMs` (its `expiresAt`); each has its own signing request (programmatic modes) and
+ *   link; a window expiring with attempts left opens the next attempt (awaiting_signature again, attempt + 1, no
+ *   stamps: the latest attempt is authoritative, and a stamp for an older one is refused); the last expiring fails the
+ *   transfer user_signature_expired.
+ * - A stamp of a signer of the roster's signing pool (its enrolled signers, admins or not) is
+ *   transaction.signature_collected; the one that reaches the threshold adds transaction.quorum_met, frees the seat
+ *   for the next transfer, and hands the transfer back to its own path (`onQuorum`, a timer: the service co-signs and
+ *   broadcasts, and the payout or conversion goes on as any). A decline fails the transfer user_signature_declined; a
+ *   signer leaving the pool fails it roster_changed when the machine says so (its stamps voided).
+ * - A failed signing fails the transaction (transaction.failed with the code), which voids its reservation; a
+ *   conversion's order fails with it (Orders.ts). Whatever ends the transaction (a cancel, a restriction, a
+ *   failure) frees its seat or its place in the queue (`onSigningTransferEnded`, run where the transaction ends).
+ */
+import {
+  type CustomerId,
+  type Environment,
+  type Wallet as WalletWire,
+  type WalletId,
+  maxRosterSize,
+  parseAmount,
+  type SigningRequest as SigningRequestWire,
+  type SigningRequestId,
+  toIso,
+  type TransactionId
+} from "@fos/contract"
+import { Clock, Effect } from "effect"
+import { newPlainId, randomHex } from "../kernel/IdGenerator.ts"
+import { apiError, type ApiError } from "../kernel/Problem.ts"
+import { Store, table } from "../kernel/Store.ts"
+import { schedule, type TimerHandler } from "../kernel/Timers.ts"
+import { terminalStatuses } from "../money/TransactionMachine.ts"
+import { getWallet, Wallets, walletToWire } from "../money/Wallets.ts"
+import { depositAddress, sandboxTxHash, validAddress } from "../money/Addresses.ts"
+import {
+  emitTransactionEvent,
+  getTransaction,
+  moveTransaction,
+  openTransaction,
+  type StoredTransaction,
+  Transactions
+} from "../money/Transactions.ts"
+import { WorldModel } from "../money/WorldModel.ts"
+import type { Caller } from "../tenancy/Auth.ts"
+import { scopeOf } from "../tenancy/Tenancy.ts"
+import { Claims, type StoredClaim, type StoredSigner, WalletSigners } from "./Roster.ts"
+import { signingSettings } from "./Settings.ts"
+import { isActive } from "./SignerMachine.ts"
+import {
+  initialSigning,
+  type SigningFailureCode,
+  type SigningMode,
+  signingModeOf,
+  type SigningMove,
+  type SigningState,
+  signingTransition,
+  withDeprecatedEvents
+} from "./SigningMachine.ts"
+
+// --- storage -----------------------------------------------------------------------------------------------------
+
+/** What a transfer does once its quorum is met: a timer of its own path (payout or order), `delayMs` later. */
+export interface Continuation {
+  readonly kind: string
+  readonly payload: unknown
+  readonly delayMs: number
+}
+
+/** The signing of one transfer, kept on its transaction. */
+export interface TransferSigning {
+  readonly walletId: string
+  /** The claim whose roster signs (the customer's). */
+  readonly claimId: string
+  readonly state: SigningState
+  readonly signingMode: SigningMode
+  /** The current attempt's signing request (programmatic modes). */
+  readonly signingRequestId: string | undefined
+  /** The current attempt's link for the passkey signers (not for a machine-only roster). */
+  readonly verificationUrl: string | undefined
+  /** When the current attempt's window closes. */
+  readonly expiresAt: string | undefined
+  readonly onQuorum: Continuation
+  /**
+   * A recovery (transaction.awaiting_recovery_signature): a sent crypto payout the receive policy held, whose funds
+   * the roster signs back to `returnAddress`; its quorum fails the payout rail_policy_rejected.
+   */
+  readonly recovery?: { readonly returnAddress: string } | undefined
+  /**
+   * The return of an unsupported coin to its sender (transaction.awaiting_return_signature): not a payout, so it
+   * takes no seat; its quorum broadcasts the return.
+   */
+  readonly return?: { readonly destinationAddress: string } | undefined
+}
+
+interface Owned {
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly customerId: CustomerId
+}
+
+/** A wallet's signing seat: the transfer signing now, and the ones waiting in order (the first is position 1). */
+interface StoredSeat extends Owned {
+  readonly walletId: string
+  readonly holder: string | null
+  readonly queue: ReadonlyArray<string>
+}
+
+/** One attempt's signing request, for the machine signers. */
+interface StoredSigningRequest extends Owned {
+  readonly id: string
+  readonly transactionId: TransactionId
+  readonly walletId: string
+  readonly attempt: number
+  readonly signingMode: SigningMode
+  readonly expiresAt: string
+  /** A recovery's request, not the transfer's own signing. */
+  readonly recovery?: true | undefined
+  readonly createdAt: string
+}
+
+const scope = (row: Owned) => scopeOf(row.organizationId, row.environment)
+
+export const SigningSeats = table<StoredSeat>({
+  name: "signing_seats",
+  key: (s) => s.walletId,
+  orders: {
+    byCustomer: { partition: (s) => `${scope(s)}/${s.customerId}`, sort: (s) => s.walletId, counted: false },
+    byScope: { partition: scope, sort: (s) => s.walletId, counted: false }
+  }
+})
+
+export const SigningRequests = table<StoredSigningRequest>({
+  name: "signing_requests",
+  key: (r) => r.id,
+  orders: { byScope: { partition: scope, sort: (r) => r.createdAt, counted: false } }
+})
+
+const windowKind = "signing.window_expiry"
+const queueTimeoutKind = "signing.queue_timeout"
+
+// --- helpers -----------------------------------------------------------------------------------------------------
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => ({ ms, iso: toIso(ms) }))
+
+type At = { readonly ms: number; readonly iso: string }
+
+/** The customer's resolved claim: its roster signs for all its non-custodial wallets (docs/signing.md). */
+const claimOf = (row: Owned): Effect.Effect<StoredClaim | undefined, never, Store> =>
+  Effect.gen(function*() {
+    const claims = yield* (yield* Store).page(Claims, {
+      order: "byCustomer",
+      partition: `${scope(row)}/${row.customerId}`,
+      descending: true,
+      backward: false,
+      from: undefined,
+      limit: 1
+    })
+    return claims[0]?.status === "completed" ? claims[0] : undefined
+  })
+
+/** The roster's signing pool: its signers that can act (enrolled or approved), admins or not. */
+const poolOf = (claimId: string) =>
+  Effect.map(
+    Effect.flatMap(Store, (store) =>
+      store.page(WalletSigners, { order: "byClaim", partition: claimId, descending: false, backward: false, from: undefined, limit: maxRosterSize })),
+    (roster) => roster.filter((s) => isActive(s.status))
+  )
+
+const modeOf = (pool: ReadonlyArray<StoredSigner>): SigningMode =>
+  signingModeOf({
+    passkeySigners: pool.filter((s) => s.credentialType === "passkey").length,
+    machineSigners: pool.filter((s) => s.credentialType === "api_key").length
+  })
+
+/** The machine's answer to a move the engine's own flows make; a refusal there is a bug. */
+const transitionOrDie = (state: SigningState, move: SigningMove) => {
+  const outcome = signingTransition(state, move)
+  if ("refused" in outcome) return Effect.die(new Error(`signing ${move.type} refused: ${outcome.reason}`))
+  return Effect.succeed(outcome)
+}
+
+const save = (t: StoredTransaction) => Effect.as(Effect.orDie(Effect.flatMap(Store, (store) => store.update(Transactions, t))), t)
+
+/** The wallet's seat, locked; made on the wallet's first signed transfer. */
+const seatOf = (t: StoredTransaction, walletId: string) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const seat = yield* store.getForUpdate(SigningSeats, walletId)
+    if (seat !== undefined) return seat
+    const made: StoredSeat = {
+      organizationId: t.organizationId,
+      environment: t.environment,
+      customerId: t.customerId,
+      walletId,
+      holder: null,
+      queue: []
+    }
+    yield* Effect.orDie(store.insert(SigningSeats, made))
+    return made
+  })
+
+const collectedFields = (s: TransferSigning) => ({ collected: s.state.collected.length, required: s.state.required, attempt: s.state.attempt })
+
+// --- the table on a transfer -------------------------------------------------------------------------------------
+
+/**
+ * Opens the attempt the transfer's state names (it holds the seat): its signing request and link, its window's
+ * timer, and transaction.awaiting_signature (with the deprecated awaiting_user_signature while its window lasts).
+ */
+const openAttempt = (t: StoredTransaction, signing: TransferSigning, at: At) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const attempt = signing.state.attempt
+    const expiresAtMs = at.ms + signingSettings.signingWindowMs
+    const expiresAt = toIso(expiresAtMs)
+    const signingRequestId = signing.signingMode === "passkey_required" ? undefined : yield* newPlainId("sr")
+    const verificationUrl = signing.signingMode === "programmatic_unattended"
+      ? undefined
+      : `${signingSettings.signingOrigin}/transfers/${t.id}/${yield* randomHex(32)}`
+    if (signingRequestId !== undefined) {
+      yield* Effect.orDie(store.insert(SigningRequests, {
+        organizationId: t.organizationId,
+        environment: t.environment,
+        customerId: t.customerId,
+        id: signingRequestId,
+        transactionId: t.id,
+        walletId: signing.walletId,
+        attempt,
+        signingMode: signing.signingMode,
+        expiresAt,
+        ...(signing.recovery === undefined ? {} : { recovery: true as const }),
+        createdAt: at.iso
+      }))
+    }
+    const next = yield* save({
+      ...t,
+      queuePosition: null,
+      signing: { ...signing, signingRequestId, verificationUrl, expiresAt },
+      updatedAt: at.iso
+    })
+    // The window's end names it: a recovery restarts at attempt 1, and an earlier signing's timer must find no match.
+    yield* schedule(windowKind, expiresAtMs, { transactionId: t.id, attempt, expiresAt }, scope(t))
+    if (signing.return !== undefined) {
+      yield* emitTransactionEvent(next, "transaction.awaiting_return_signature", {
+        destinationAddress: signing.return.destinationAddress,
+        signingMode: signing.signingMode,
+        verificationUrl,
+        signingRequestId,
+        expiresAt,
+        attempt
+      }, at.iso)
+      return next
+    }
+    if (signing.recovery !== undefined) {
+      yield* emitTransactionEvent(next, "transaction.awaiting_recovery_signature", {
+        returnAddress: signing.recovery.returnAddress,
+        signingMode: signing.signingMode,
+        verificationUrl,
+        signingRequestId,
+        expiresAt
+      }, at.iso)
+      return next
+    }
+    for (const event of withDeprecatedEvents(["awaiting_signature"], at.ms, signingSettings.awaitingUserSignatureUntilMs)) {
+      if (event === "awaiting_signature") {
+        yield* emitTransactionEvent(next, "transaction.awaiting_signature", {
+          signingMode: signing.signingMode,
+          verificationUrl,
+          signingRequestId,
+          expiresAt,
+          attempt
+        }, at.iso)
+      } else if (verificationUrl !== undefined) {
+        // The deprecated event always carried a person's link: a machine-only roster never had one.
+        yield* emitTransactionEvent(next, "transaction.awaiting_user_signature", { verificationUrl, expiresAt, attempt }, at.iso)
+      }
+    }
+    return next
+  })
+
+/**
+ * Starts signing the transfer `t` (locked, processing, with `signingWalletId`): the wallet's seat, or its queue.
+ * A non-custodial wallet always has its customer's resolved claim; without one the transfer cannot be signed.
+ */
+export const startSigning = (t: StoredTransaction, onQuorum: Continuation): Effect.Effect<StoredTransaction, never, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const at = yield* now
+    const walletId = t.signingWalletId!
+    const claim = yield* claimOf(t)
+    if (claim === undefined) return yield* Effect.die(new Error(`the non-custodial wallet ${walletId} has no resolved claim`))
+    const pool = yield* poolOf(claim.id)
+    const wallet = yield* store.get(Wallets, walletId)
+    if (wallet?.status === "frozen") {
+      // The wallet's signing configuration blocks movement: the transfer fails without signing.
+      const base = initialSigning(claim.threshold, signingSettings.signingAttempts)
+      return yield* failSigning(
+        { ...t, signing: { walletId, claimId: claim.id, state: base, signingMode: modeOf(pool), signingRequestId: undefined, verificationUrl: undefined, expiresAt: undefined, onQuorum } },
+        { ...base, phase: "failed" },
+        "crypto_wallet_misconfigured"
+      )
+    }
+    const seat = yield* seatOf(t, walletId)
+    const base: TransferSigning = {
+      walletId,
+      claimId: claim.id,
+      state: initialSigning(claim.threshold, signingSettings.signingAttempts),
+      signingMode: modeOf(pool),
+      signingRequestId: undefined,
+      verificationUrl: undefined,
+      expiresAt: undefined,
+      onQuorum
+    }
+    if (seat.holder === null) {
+      const outcome = yield* transitionOrDie(base.state, { type: "start", seatFree: true })
+      yield* Effect.orDie(store.update(SigningSeats, { ...seat, holder: t.id }))
+      return yield* openAttempt(t, { ...base, state: outcome.next }, at)
+    }
+    const queuePosition = seat.queue.length + 1
+    const outcome = yield* transitionOrDie(base.state, { type: "start", seatFree: false, queuePosition })
+    yield* Effect.orDie(store.update(SigningSeats, { ...seat, queue: [...seat.queue, t.id] }))
+    const queued = yield* save({ ...t, queuePosition, signing: { ...base, state: outcome.next }, updatedAt: at.iso })
+    yield* emitTransactionEvent(queued, "transaction.queue_position_changed", { queuePosition }, at.iso)
+    yield* schedule(queueTimeoutKind, at.ms + signingSettings.queueWaitMs, { transactionId: t.id }, scope(t))
+    return queued
+  })
+
+/** Each transfer of `queue` takes its position (1 is next); one that moved forward fires queue_position_changed. */
+const moveQueueForward = (queue: ReadonlyArray<string>, at: At) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    for (const [i, id] of queue.entries()) {
+      const q = yield* store.getForUpdate(Transactions, id)
+      const signing = q?.signing
+      if (q === undefined || signing === undefined || signing.state.phase !== "queued" || signing.state.queuePosition === i + 1) continue
+      const outcome = yield* transitionOrDie(signing.state, { type: "queue_advance", queuePosition: i + 1 })
+      const moved = yield* save({ ...q, queuePosition: i + 1, signing: { ...signing, state: outcome.next }, updatedAt: at.iso })
+      yield* emitTransactionEvent(moved, "transaction.queue_position_changed", { queuePosition: i + 1 }, at.iso)
+    }
+  })
+
+/** The seat's holder is done (quorum met, or ended): the first transfer still queued takes the seat. */
+const freeSeat = (seat: StoredSeat, at: At) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const queue = [...seat.queue]
+    let holder: string | null = null
+    while (holder === null && queue.length > 0) {
+      const q = yield* store.getForUpdate(Transactions, queue.shift()!)
+      const signing = q?.signing
+      if (q === undefined || signing === undefined || terminalStatuses.has(q.status) || signing.state.phase !== "queued") continue
+      // Taking the seat leaves the queue, which fires no queue_position_changed.
+      const outcome = yield* transitionOrDie(signing.state, { type: "seat" })
+      holder = q.id
+      yield* openAttempt(q, { ...signing, state: outcome.next }, at)
+    }
+    yield* Effect.orDie(store.update(SigningSeats, { ...seat, holder, queue }))
+    yield* moveQueueForward(queue, at)
+  })
+
+/**
+ * What runs when a transaction ends (Engine.ts registers it beside the orders' check): a signed transfer frees its
+ * wallet's seat, or its place in the queue, so the next one signs.
+ */
+export const onSigningTransferEnded = (t: StoredTransaction): Effect.Effect<void, never, Store> =>
+  Effect.gen(function*() {
+    if (t.signingWalletId === undefined || t.signing === undefined) return
+    const store = yield* Store
+    const seat = yield* store.getForUpdate(SigningSeats, t.signingWalletId)
+    if (seat === undefined) return
+    const at = yield* now
+    if (seat.holder === t.id) return yield* freeSeat(seat, at)
+    if (!seat.queue.includes(t.id)) return
+    const queue = seat.queue.filter((id) => id !== t.id)
+    yield* Effect.orDie(store.update(SigningSeats, { ...seat, queue }))
+    yield* moveQueueForward(queue, at)
+  })
+
+/**
+ * The signing failed with `code` (the table's, or crypto_wallet_misconfigured): the transaction fails (its
+ * reservation voided), which frees the seat.
+ */
+const failSigning = (t: StoredTransaction, state: SigningState, code: SigningFailureCode | "crypto_wallet_misconfigured") =>
+  Effect.gen(function*() {
+    const at = yield* now
+    if (t.signing?.recovery !== undefined && code !== "crypto_wallet_misconfigured") {
+      // A recovery that is declined, expires or loses its roster closes; the payout stays held (docs/signing.md).
+      return yield* save({ ...t, signing: { ...t.signing, state }, updatedAt: at.iso })
+    }
+    yield* save({ ...t, queuePosition: null, signing: { ...t.signing!, state }, updatedAt: at.iso })
+    return yield* Effect.orDie(moveTransaction(t.id, { type: "fail" }, { failureCode: code }))
+  })
+
+/** Applies a stamp's or a decline's outcome: the events, and at quorum the seat freed and the transfer handed back. */
+const applySignerMove = (t: StoredTransaction, outcome: { readonly next: SigningState; readonly events: ReadonlyArray<string> }) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const at = yield* now
+    const signing: TransferSigning = { ...t.signing!, state: outcome.next }
+    if (outcome.next.phase === "failed") return yield* failSigning(t, outcome.next, outcome.next.failureCode!)
+    const next = yield* save({ ...t, signing, updatedAt: at.iso })
+    for (const event of outcome.events) {
+      if (event === "signature_collected") yield* emitTransactionEvent(next, "transaction.signature_collected", collectedFields(signing), at.iso)
+      if (event === "quorum_met") yield* emitTransactionEvent(next, "transaction.quorum_met", collectedFields(signing), at.iso)
+    }
+    if (outcome.next.phase === "quorum_met" && signing.recovery !== undefined) {
+      // The roster approved the recovery: the held payout ends failed, its reservation voided (the funds are back).
+      return yield* Effect.orDie(moveTransaction(t.id, { type: "fail" }, { failureCode: "rail_policy_rejected" }))
+    }
+    if (outcome.next.phase === "quorum_met") {
+      const seat = yield* store.getForUpdate(SigningSeats, signing.walletId)
+      if (seat !== undefined && seat.holder === t.id) yield* freeSeat(seat, at)
+      yield* schedule(signing.onQuorum.kind, at.ms + signing.onQuorum.delayMs, signing.onQuorum.payload, scope(t))
+    }
+    return next
+  })
+
+export type SignerDecision = "approve" | "decline"
+
+/** How the signing provider answers a stamped request (the sandbox's simulate stamp says which). */
+export type ProviderAnswer = "accepted" | "rejected" | "unavailable"
+
+/**
+ * One signer's stamp or decline on the transfer `t` (locked), for `attempt` (the current one when undefined). The
+ * table decides; the provider's refusal (422 SIGNATURE_REJECTED) or outage (502 SIGNING_PROVIDER_UNAVAILABLE) comes
+ * after the checks and changes nothing, so the signer signs again with the same session.
+ */
+const decide = (
+  t: StoredTransaction,
+  signer: StoredSigner,
+  decision: SignerDecision,
+  attempt: number | undefined,
+  provider: ProviderAnswer
+): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.gen(function*() {
+    const signing = t.signing
+    if (t.signingWalletId === undefined) {
+      return yield* apiError("CONFLICT", "The transaction needs no signature: its source is not a non-custodial wallet.")
+    }
+    if (terminalStatuses.has(t.status)) return yield* apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${t.status}).`)
+    if (signing === undefined) return yield* apiError("CONFLICT", "The transfer's signing has not started yet; it starts when the transfer is processing.")
+    if (attempt !== undefined && signing.state.phase === "awaiting_signature" && attempt !== signing.state.attempt) {
+      return yield* apiError(
+        "CONFLICT",
+        `Attempt ${attempt} is no longer authoritative: the transfer's signing is at attempt ${signing.state.attempt}; sign that one.`
+      )
+    }
+    const inPool = signer.claimId === signing.claimId && isActive(signer.status)
+    const outcome = signingTransition(signing.state, decision === "approve" ? { type: "stamp", signerId: signer.id, inPool } : { type: "decline", signerId: signer.id, inPool })
+    if ("refused" in outcome) return yield* apiError(outcome.refused, outcome.reason)
+    if (provider === "rejected") return yield* apiError("SIGNATURE_REJECTED", "The signing provider rejected the stamped request; nothing changed. Sign again.")
+    if (provider === "unavailable") return yield* apiError("SIGNING_PROVIDER_UNAVAILABLE", "The signing provider did not answer; nothing changed. Retry.")
+    return yield* applySignerMove(t, outcome)
+  })
+
+/** `POST /sandbox/v2/simulate/transactions/{id}/signatures`: a passkey signer, by its session, at its verificationUrl. */
+export const simulateSignature = (
+  caller: Caller,
+  id: TransactionId,
+  signer: StoredSigner,
+  body: { readonly decision: SignerDecision; readonly attempt?: number | undefined; readonly provider?: ProviderAnswer | undefined }
+): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.gen(function*() {
+    const t = yield* getTransaction(caller, id, true)
+    if (signer.credentialType !== "passkey") {
+      return yield* apiError("FORBIDDEN", "A machine signer signs through its signing request (POST /v2/signing-requests/{id}/approve or /reject).")
+    }
+    return yield* decide(t, signer, body.decision, body.attempt, body.provider ?? "accepted")
+  })
+
+// --- signing requests (machine signers) --------------------------------------------------------------------------
+
+const requestNotFound = () =>
+  apiError("COSIGN_ACTIVITY_NOT_FOUND", "No signing request with this id exists in this organization and environment.")
+
+const requestOf = (caller: Caller, id: SigningRequestId) =>
+  Effect.gen(function*() {
+    const row = yield* (yield* Store).get(SigningRequests, id)
+    if (row === undefined || row.organizationId !== caller.organization.id || row.environment !== caller.environment) return yield* requestNotFound()
+    return row
+  })
+
+/** Whether the request belongs to the transaction's current signing (a recovery replaces the transfer's own). */
+const ofCurrentSigning = (row: StoredSigningRequest, t: StoredTransaction) => (row.recovery === true) === (t.signing?.recovery !== undefined)
+
+const requestStatus = (row: StoredSigningRequest, t: StoredTransaction): SigningRequestWire["status"] => {
+  const state = t.signing!.state
+  // The transfer's own signing met its quorum before the receive policy held it.
+  if (!ofCurrentSigning(row, t)) return "approved"
+  if (state.attempt !== row.attempt) return "expired"
+  if (state.phase === "quorum_met") return "approved"
+  if (t.status === "cancelled") return "cancelled"
+  if (state.phase === "failed") return state.failureCode === "user_signature_expired" ? "expired" : "failed"
+  return terminalStatuses.has(t.status) ? "failed" : "pending"
+}
+
+const requestToWire = (row: StoredSigningRequest, t: StoredTransaction): SigningRequestWire => {
+  const state = t.signing!.state
+  const current = state.attempt === row.attempt && ofCurrentSigning(row, t)
+  const signedBy = current ? [...state.collected] : []
+  return {
+    id: row.id,
+    transactionId: row.transactionId,
+    customerId: row.customerId,
+    walletId: row.walletId,
+    signingMode: row.signingMode,
+    attempt: row.attempt,
+    status: requestStatus(row, t),
+    collected: signedBy.length,
+    required: state.required,
+    signedBy,
+    transfer: { source: t.source, destination: t.destination },
+    expiresAt: row.expiresAt,
+    createdAt: row.createdAt
+  }
+}
+
+/** `GET /v2/signing-requests/{id}`. */
+export const getSigningRequest = (caller: Caller, id: SigningRequestId): Effect.Effect<SigningRequestWire, ApiError, Store> =>
+  Effect.gen(function*() {
+    const row = yield* requestOf(caller, id)
+    const t = yield* (yield* Store).get(Transactions, row.transactionId)
+    if (t === undefined) return yield* requestNotFound()
+    return requestToWire(row, t)
+  })
+
+/**
+ * `POST /v2/signing-requests/{id}/approve` and `/reject`: a machine signer (by its session) stamps or declines the
+ * request's attempt. A request of an attempt that is no longer the latest is 409 CONFLICT (it exists, so not 404);
+ * a passkey signer's session is 403 FORBIDDEN (a person signs at the verificationUrl).
+ */
+export const decideSigningRequest = (
+  caller: Caller,
+  id: SigningRequestId,
+  signer: StoredSigner,
+  decision: SignerDecision
+): Effect.Effect<SigningRequestWire, ApiError, Store> =>
+  Effect.gen(function*() {
+    const row = yield* requestOf(caller, id)
+    if (signer.credentialType !== "api_key") {
+      return yield* apiError("FORBIDDEN", "A passkey signer signs at the transfer's verificationUrl; signing requests are for machine signers.")
+    }
+    const t = yield* getTransaction(caller, row.transactionId, true)
+    if (!ofCurrentSigning(row, t)) return yield* apiError("RESOURCE_TERMINAL", "The request's signing is over: its transfer met its quorum.")
+    if (t.signing !== undefined && t.signing.state.attempt !== row.attempt && !terminalStatuses.has(t.status)) {
+      return yield* apiError("CONFLICT", `The request's attempt ${row.attempt} expired; the transfer's signing is at attempt ${t.signing.state.attempt}.`)
+    }
+    const decided = yield* decide(t, signer, decision, row.attempt, "accepted")
+    return requestToWire(row, decided)
+  })
+
+// --- the clock and the roster ------------------------------------------------------------------------------------
+
+const locked = (id: TransactionId) => Effect.flatMap(Store, (store) => store.getForUpdate(Transactions, id))
+
+/** An attempt's window closed: the next attempt, or the last one's failure user_signature_expired. */
+const windowExpired: TimerHandler = (payload: { readonly transactionId: TransactionId; readonly attempt: number; readonly expiresAt?: string }) =>
+  Effect.gen(function*() {
+    const t = yield* locked(payload.transactionId)
+    const signing = t?.signing
+    if (t === undefined || signing === undefined || terminalStatuses.has(t.status)) return
+    if (signing.state.phase !== "awaiting_signature" || signing.state.attempt !== payload.attempt) return
+    if (payload.expiresAt !== undefined && payload.expiresAt !== signing.expiresAt) return
+    const outcome = yield* transitionOrDie(signing.state, { type: "window_expired" })
+    if (outcome.next.phase === "failed") {
+      yield* failSigning(t, outcome.next, "user_signature_expired")
+      return
+    }
+    yield* openAttempt(t, { ...signing, state: outcome.next }, yield* now)
+  })
+
+/** A transfer still queued `queueWaitMs` after it entered the queue fails user_signature_timeout. */
+const queueTimedOut: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+  Effect.gen(function*() {
+    const t = yield* locked(payload.transactionId)
+    const signing = t?.signing
+    if (t === undefined || signing === undefined || terminalStatuses.has(t.status) || signing.state.phase !== "queued") return
+    const outcome = yield* transitionOrDie(signing.state, { type: "queue_timeout" })
+    yield* failSigning(t, outcome.next, "user_signature_timeout")
+  })
+
+/**
+ * A signer left the signing pool (removed by ops or by a customer's ceremony): each transfer of its customer that
+ * is awaiting signatures fails roster_changed when the table says so (the signer had stamped the attempt, or the
+ * pool left is below the threshold). Runs after the signer is stored as removed. Queued transfers keep waiting.
+ */
+export const onSignerLeftPool = (signer: StoredSigner): Effect.Effect<void, never, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const seats = yield* store.page(SigningSeats, {
+      order: "byCustomer",
+      partition: `${scope(signer)}/${signer.customerId}`,
+      descending: false,
+      backward: false,
+      from: undefined,
+      // One seat per wallet: a customer has a wallet per chain, and a few rotated ones.
+      limit: 100
+    })
+    const poolSize = (yield* poolOf(signer.claimId)).length
+    for (const seat of seats) {
+      if (seat.holder === null) continue
+      const t = yield* locked(seat.holder as TransactionId)
+      const signing = t?.signing
+      if (t === undefined || signing === undefined || signing.claimId !== signer.claimId || signing.state.phase !== "awaiting_signature") continue
+      const outcome = yield* transitionOrDie(signing.state, { type: "roster_changed", signerId: signer.id, poolSize })
+      if (outcome.next.phase === "failed") yield* failSigning(t, outcome.next, "roster_changed")
+    }
+  })
+
+/**
+ * `POST /sandbox/v2/simulate/wallets/{walletId}/misconfigure`: the wallet provider reports that a non-custodial
+ * wallet's signing configuration blocks movement. The wallet is frozen (status frozen: it still takes deposits, and
+ * nothing can be sent from it, 422 WALLET_NOT_ACTIVE), and every transfer signing from it (the seat's holder and its
+ * queue) fails crypto_wallet_misconfigured, its reservation voided; one still on its way to signing fails when it
+ * gets there. A custodial wallet is 422 UNPROCESSABLE_ENTITY; a frozen or retired one 409 RESOURCE_TERMINAL.
+ */
+export const simulateWalletMisconfigured = (caller: Caller, id: WalletId): Effect.Effect<WalletWire, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const wallet = yield* getWallet(caller, id, true)
+    if (wallet.custody !== "non_custodial") {
+      return yield* apiError("UNPROCESSABLE_ENTITY", "Only a non-custodial wallet has a signing configuration of the customer's roster to break.")
+    }
+    if (wallet.status !== "active") return yield* apiError("RESOURCE_TERMINAL", `The wallet is already ${wallet.status}.`)
+    const at = yield* now
+    const frozen = { ...wallet, status: "frozen" as const, updatedAt: at.iso }
+    yield* Effect.orDie(store.update(Wallets, frozen))
+    const seat = yield* store.getForUpdate(SigningSeats, wallet.id)
+    if (seat !== undefined) {
+      // The seat empties first, so no queued transfer takes it as the others end.
+      yield* Effect.orDie(store.update(SigningSeats, { ...seat, holder: null, queue: [] }))
+      for (const id of [...(seat.holder === null ? [] : [seat.holder]), ...seat.queue]) {
+        const t = yield* locked(id as TransactionId)
+        if (t === undefined || t.signing === undefined || terminalStatuses.has(t.status)) continue
+        yield* failSigning(t, { ...t.signing.state, phase: "failed", queuePosition: null, collected: [] }, "crypto_wallet_misconfigured")
+      }
+    }
+    return yield* walletToWire(frozen)
+  })
+
+/**
+ * `POST /sandbox/v2/simulate/transactions/{id}/receive-policy`: the receive policy holds a crypto payout from a
+ * non-custodial wallet after it was broadcast. It no longer settles; its roster is asked to sign the recovery of the
+ * funds to the wallet's own address (transaction.awaiting_recovery_signature `{returnAddress, signingMode, ...}`),
+ * with the windows and attempts of any signing (not the wallet's seat: it sends nothing new); the quorum ends the
+ * payout failed rail_policy_rejected, its reservation voided. A recovery declined or expired closes and the payout
+ * stays held: the same call opens a new one. A payout not yet sent, or not from a non-custodial wallet, is 422
+ * SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY; one waiting on an open recovery 409 CONFLICT; an ended one 409
+ * RESOURCE_TERMINAL.
+ */
+export const simulateReceivePolicyHold = (caller: Caller, id: TransactionId): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const t = yield* getTransaction(caller, id, true)
+    if (terminalStatuses.has(t.status)) return yield* apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${t.status}).`)
+    if (t.type !== "withdrawal" || t.signingWalletId === undefined || t.signing === undefined || !t.sent) {
+      return yield* apiError(
+        "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY",
+        "Only a crypto payout from a non-custodial wallet, once broadcast, can be held by the receive policy."
+      )
+    }
+    if (t.signing.recovery !== undefined && t.signing.state.phase === "awaiting_signature") {
+      return yield* apiError("CONFLICT", "The payout's recovery already waits for its roster's signatures.")
+    }
+    const wallet = yield* store.get(Wallets, t.signingWalletId)
+    const pool = yield* poolOf(t.signing.claimId)
+    const claim = yield* store.get(Claims, t.signing.claimId)
+    const base = initialSigning(claim!.threshold, signingSettings.signingAttempts)
+    const outcome = yield* transitionOrDie(base, { type: "start", seatFree: true })
+    const recovery: TransferSigning = {
+      ...t.signing,
+      state: outcome.next,
+      signingMode: modeOf(pool),
+      recovery: { returnAddress: wallet!.address }
+    }
+    return yield* openAttempt(t, recovery, yield* now)
+  })
+
+const returnBroadcastKind = "signing.return_broadcast"
+const returnConfirmedKind = "signing.return_confirmed"
+
+/**
+ * `POST /sandbox/v2/simulate/wallets/{walletId}/unsupported-deposits`: a coin the service does not support for the
+ * wallet arrives at its address. It is not credited (no balance holds it, so the ledger books nothing) and goes back
+ * to its sender as a deposit_return transaction (created, then processing), from the wallet to the sender's address:
+ * - from a non-custodial wallet, the return must be approved: its roster signs it (transaction.awaiting_return_signature
+ *   `{destinationAddress, expiresAt, attempt, signingMode, ...}`, with the windows, attempts, stamps and requests of any
+ *   signing, and no seat: it is not a payout); its quorum broadcasts it; a decline or the last window expiring fails
+ *   it (user_signature_*), the coin staying at the address;
+ * - from a custodial wallet, the service signs and broadcasts it at once.
+ * Broadcast (`txHash`), it ends when the chain confirms it as an order's deposit_return does: failed with no
+ * failureCode and the catalog's fixed failureMessage. While it is open the wallet cannot rotate (422
+ * WALLET_ROTATION_BLOCKED_RETURN, Wallets.ts). A retired wallet is 422 WALLET_NOT_ACTIVE; an asset on another chain
+ * than the wallet's 422 UNPROCESSABLE_ENTITY.
+ */
+export const simulateUnsupportedDeposit = (
+  caller: Caller,
+  walletId: WalletId,
+  body: { readonly assetAmount: StoredTransaction["source"]["assetAmount"]; readonly sender?: { readonly address: string } | undefined }
+): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const wallet = yield* getWallet(caller, walletId, true)
+    if (wallet.status === "retired") return yield* apiError("WALLET_NOT_ACTIVE", "The wallet is retired; nothing arrives at its address in the sandbox.")
+    if (body.assetAmount.chain !== wallet.chain) {
+      return yield* apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${wallet.chain}; assetAmount must be on that chain.`)
+    }
+    if (parseAmount(body.assetAmount.code, body.assetAmount.amount) === undefined) {
+      return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+        errors: [{ pointer: "/assetAmount/amount", detail: "has more decimal places than the asset has" }]
+      })
+    }
+    const sender = body.sender === undefined ? undefined : yield* validAddress(wallet.chain, body.sender.address, "/sender/address")
+    const nonCustodial = wallet.custody === "non_custodial"
+    const opened = yield* Effect.orDie(openTransaction({
+      organizationId: wallet.organizationId,
+      environment: wallet.environment,
+      customerId: wallet.customerId,
+      type: "deposit_return",
+      source: { type: "wallet", walletId: wallet.id, assetAmount: body.assetAmount },
+      destination: {
+        type: "external_crypto",
+        address: sender ?? depositAddress(wallet.chain, `unsupported-sender/${yield* randomHex(16)}`),
+        txHash: null,
+        assetAmount: body.assetAmount
+      },
+      fees: [],
+      holds: () => []
+    }))
+    const model = yield* WorldModel
+    const marked = yield* save({ ...opened, route: { chain: wallet.chain }, ...(nonCustodial ? { signingWalletId: wallet.id } : {}) })
+    const processing = yield* Effect.orDie(moveTransaction(marked.id, { type: "start" }))
+    const onQuorum = { kind: returnBroadcastKind, payload: { transactionId: processing.id }, delayMs: model.payouts.sendMs }
+    const at = yield* now
+    if (!nonCustodial) {
+      yield* schedule(onQuorum.kind, at.ms + onQuorum.delayMs, onQuorum.payload, scope(processing))
+      return processing
+    }
+    const claim = yield* claimOf(processing)
+    if (claim === undefined) return yield* Effect.die(new Error(`the non-custodial wallet ${wallet.id} has no resolved claim`))
+    const pool = yield* poolOf(claim.id)
+    const base = initialSigning(claim.threshold, signingSettings.signingAttempts)
+    const signing: TransferSigning = {
+      walletId: wallet.id,
+      claimId: claim.id,
+      state: base,
+      signingMode: modeOf(pool),
+      signingRequestId: undefined,
+      verificationUrl: undefined,
+      expiresAt: undefined,
+      onQuorum,
+      return: { destinationAddress: (processing.destination as { readonly address: string }).address }
+    }
+    if (wallet.status === "frozen") return yield* failSigning({ ...processing, signing }, { ...base, phase: "failed" }, "crypto_wallet_misconfigured")
+    const outcome = yield* transitionOrDie(base, { type: "start", seatFree: true })
+    return yield* openAttempt(processing, { ...signing, state: outcome.next }, at)
+  })
+
+/** The return is signed (or needs no signature): it is broadcast with its hash, and confirmed on the chain's clock. */
+const returnBroadcast: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+  Effect.gen(function*() {
+    const t = yield* locked(payload.transactionId)
+    if (t === undefined || t.status !== "processing" || t.sent || t.route === undefined || !("chain" in t.route)) return
+    const chain = t.route.chain
+    const sent = yield* Effect.orDie(moveTransaction(t.id, { type: "send" }))
+    yield* save({ ...sent, destination: { ...sent.destination, txHash: sandboxTxHash(chain, t.id) } as StoredTransaction["destination"] })
+    const model = yield* WorldModel
+    yield* schedule(returnConfirmedKind, (yield* Clock.currentTimeMillis) + model.chainSettlementMs[chain], { transactionId: t.id }, scope(t))
+  })
+
+/** The chain confirmed the return: the deposit_return ends failed with no failureCode (nothing was held). */
+const returnConfirmed: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+  Effect.gen(function*() {
+    const t = yield* locked(payload.transactionId)
+    if (t === undefined || terminalStatuses.has(t.status)) return
+    yield* Effect.orDie(moveTransaction(t.id, { type: "fail" }, { failureCode: null, postHolds: true }))
+  })
+
+export const transferSigningTimerHandlers: Record<string, TimerHandler> = {
+  [windowKind]: windowExpired,
+  [queueTimeoutKind]: queueTimedOut,
+  [returnBroadcastKind]: returnBroadcast,
+  [returnConfirmedKind]: returnConfirmed
+}
