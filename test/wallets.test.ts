@@ -220,16 +220,59 @@ describe("rotation", () => {
     expect(rotated.json.address).not.toBe(dusty.address)
     const retired = (await acme.call("GET", `/v2/wallets/${dusty.id}`)).json
     expect(retired).toMatchObject({ status: "retired", replacedByWalletId: rotated.json.id })
-    expectProblem(await acme.call("POST", `/v2/wallets/${dusty.id}/rotate`, undefined, idem()), {
+    expect((await events("wallet.created")).map((e) => e.data.walletId)).toEqual([wallet.id, dusty.id, rotated.json.id])
+  })
+
+  it("lasts a day: the retired address forwards to the successor and neither wallet rotates; then the address takes nothing", async () => {
+    const customerId = await customer()
+    await cryptoWallet(customerId)
+    const old = (await createWallet(customerId)).json
+    const rotated = await acme.call("POST", `/v2/wallets/${old.id}/rotate`, undefined, idem())
+    expect(rotated.status, rotated.text).toBe(201)
+    const successor = rotated.json
+    const endsAt = new Date((await engine.clock.now()) + 24 * 3600_000).toISOString()
+
+    // Rotating again, the retired wallet or its successor, waits for the rotation to end.
+    for (const id of [old.id, successor.id]) {
+      const p = expectProblem(await acme.call("POST", `/v2/wallets/${id}/rotate`, undefined, idem()), {
+        type: "WALLET_ROTATION_IN_PROGRESS",
+        status: 409,
+        instance: `/sandbox/v2/wallets/${id}/rotate`
+      })
+      expect(p.detail).toContain(endsAt)
+    }
+
+    // Senders still paying the old address (by wallet or by address) credit the successor.
+    const byWallet = await deposit({ type: "wallet", walletId: old.id }, { code: "USDC", amount: "0.004", chain: "base" })
+    expect(byWallet.status, byWallet.text).toBe(201)
+    expect(byWallet.json.destination).toMatchObject({ type: "wallet", walletId: successor.id })
+    const byAddress = await deposit({ type: "deposit_address", address: old.address }, { code: "USDC", amount: "0.005", chain: "base" })
+    expect(byAddress.json.destination).toMatchObject({ type: "wallet", walletId: successor.id })
+    await engine.clock.advance("1 minute")
+    expect((await acme.call("GET", `/v2/wallets/${successor.id}`)).json.balances).toEqual([
+      expect.objectContaining({ code: "USDC", chain: "base", available: "0.009000", pending: "0.000000" })
+    ])
+    expect((await acme.call("GET", `/v2/wallets/${old.id}`)).json).toMatchObject({ status: "retired", replacedByWalletId: successor.id, balances: [] })
+
+    // A day later the rotation is over: the old address takes nothing and cannot rotate; the successor can.
+    await engine.clock.advance("24 hours")
+    expectProblem(await acme.call("POST", `/v2/wallets/${old.id}/rotate`, undefined, idem()), {
       type: "WALLET_NOT_ROTATABLE",
       status: 409,
-      instance: `/sandbox/v2/wallets/${dusty.id}/rotate`
+      instance: `/sandbox/v2/wallets/${old.id}/rotate`
     })
-    expectProblem(await deposit({ type: "wallet", walletId: dusty.id }, { code: "USDC", amount: "1", chain: "base" }), {
+    expectProblem(await deposit({ type: "wallet", walletId: old.id }, { code: "USDC", amount: "1", chain: "base" }), {
       type: "WALLET_NOT_ACTIVE",
       status: 422,
       instance: "/sandbox/v2/simulate/deposits"
     })
-    expect((await events("wallet.created")).map((e) => e.data.walletId)).toEqual([wallet.id, dusty.id, rotated.json.id])
+    expectProblem(await deposit({ type: "deposit_address", address: old.address }, { code: "USDC", amount: "1", chain: "base" }), {
+      type: "WALLET_NOT_ACTIVE",
+      status: 422,
+      instance: "/sandbox/v2/simulate/deposits"
+    })
+    const again = await acme.call("POST", `/v2/wallets/${successor.id}/rotate`, undefined, idem())
+    expect(again.status, again.text).toBe(201)
+    expect((await acme.call("GET", `/v2/wallets/${successor.id}`)).json).toMatchObject({ status: "retired", replacedByWalletId: again.json.id })
   })
 })

@@ -34,7 +34,7 @@ import type { Holder } from "./Ledger.ts"
 import { payoutDocumentTypes, resumeAfterReview } from "./Payouts.ts"
 import { getTransaction, moveTransaction, openTransaction, type StoredTransaction, Transactions } from "./Transactions.ts"
 import { getVirtualAccount } from "./VirtualAccounts.ts"
-import { getWallet, type StoredWallet, walletAt, walletHolder } from "./Wallets.ts"
+import { getWallet, rotationUnderway, type StoredWallet, walletAt, walletHolder } from "./Wallets.ts"
 import { terminalStatuses } from "./TransactionMachine.ts"
 import { settlesAt, WorldModel } from "./WorldModel.ts"
 
@@ -139,9 +139,13 @@ const bankDeposit = (caller: Caller, virtualAccountId: VirtualAccountId, body: S
  * An on-chain transfer into a wallet: from `sender.address` (checked by the chain's validator) or a fresh outside
  * address, with a transaction hash in the chain's format, settled after the chain's confirmation time.
  */
-const chainDeposit = (caller: Caller, wallet: StoredWallet, body: SimulatedDeposit): Effect.Effect<StoredTransaction, ApiError, Store> =>
+const chainDeposit = (caller: Caller, addressed: StoredWallet, body: SimulatedDeposit): Effect.Effect<StoredTransaction, ApiError, Store> =>
   Effect.gen(function*() {
-    // A frozen wallet still receives: its address is on chain; only movement out is blocked.
+    // A frozen wallet still receives: its address is on chain; only movement out is blocked. A retired one forwards
+    // to its successor while their rotation lasts (Wallets.ts), and takes nothing after.
+    const wallet = addressed.status === "retired" && rotationUnderway(addressed, yield* Clock.currentTimeMillis)
+      ? yield* getWallet(caller, addressed.replacedByWalletId!)
+      : addressed
     if (wallet.status === "retired") return yield* apiError("WALLET_NOT_ACTIVE", "The wallet is retired; send to its successor (replacedByWalletId).")
     const { code, chain } = body.assetAmount
     if (chain !== wallet.chain) {

@@ -10,6 +10,9 @@
  *   unsupported-coin return pending can rotate. A retired (or frozen) wallet is WALLET_NOT_ROTATABLE; an
  *   unsupported coin's return still open from it (signing/TransferSigning.ts) is WALLET_ROTATION_BLOCKED_RETURN; a
  *   balance above the floor (or money reserved or on its way in) is WALLET_ROTATION_BLOCKED_BALANCE.
+ * - A rotation lasts the world model's `rotationForwardingMs` (`rotationEndsAt` on both wallets): what senders still
+ *   send to the retired address meanwhile is credited to the successor (Deposits.ts), and rotating either wallet
+ *   again is WALLET_ROTATION_IN_PROGRESS. After it, the retired address takes nothing (WALLET_NOT_ACTIVE).
  */
 import {
   type Chain,
@@ -56,6 +59,11 @@ export interface StoredWallet {
    * address, but it is not the customer's wallet, so no read or list shows it and no wallet.created announces it.
    */
   readonly fundingOrderId?: string | undefined
+  /**
+   * The end of the rotation this wallet took part in, as the retired wallet or as its successor (ISO): until then
+   * the retired address forwards to the successor and neither rotates. Not on the wire; the refusal's detail says it.
+   */
+  readonly rotationEndsAt?: string | undefined
   readonly createdAt: string
   readonly updatedAt: string
 }
@@ -104,6 +112,10 @@ export const getWallet = (caller: Caller, id: WalletId, forUpdate = false): Effe
     }
     return wallet
   })
+
+/** Whether the rotation `w` took part in (as the retired wallet or its successor) still lasts at `nowMs`. */
+export const rotationUnderway = (w: StoredWallet, nowMs: number): boolean =>
+  w.rotationEndsAt !== undefined && Date.parse(w.rotationEndsAt) > nowMs
 
 /** Why a wallet that is not active cannot send: retired (its successor sends) or frozen (nothing sends). */
 export const notActiveDetail = (w: StoredWallet, role = "wallet"): string =>
@@ -189,11 +201,13 @@ export const openWallet = (
   customerId: CustomerId,
   chain: Chain,
   clientReferenceId: string | undefined,
-  custody: WalletCustody = "custodial"
+  custody: WalletCustody = "custodial",
+  /** For a rotation's successor: when the rotation ends. */
+  rotationEndsAt?: string
 ): Effect.Effect<StoredWallet, ApiError, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
-    const wallet = yield* newWallet(owner, customerId, chain, { custody, clientReferenceId })
+    const wallet = yield* newWallet(owner, customerId, chain, { custody, clientReferenceId, ...(rotationEndsAt === undefined ? {} : { rotationEndsAt }) })
     const inserted = yield* Effect.exit(store.insert(Wallets, wallet))
     if (inserted._tag === "Failure") {
       return yield* apiError("DUPLICATE_CLIENT_REFERENCE_ID", "This clientReferenceId is already used by another wallet.")
@@ -212,7 +226,7 @@ const newWallet = (
   owner: WalletOwner,
   customerId: CustomerId,
   chain: Chain,
-  extra: Pick<StoredWallet, "custody" | "clientReferenceId"> & { readonly fundingOrderId?: string }
+  extra: Pick<StoredWallet, "custody" | "clientReferenceId"> & { readonly fundingOrderId?: string; readonly rotationEndsAt?: string }
 ): Effect.Effect<StoredWallet> =>
   Effect.gen(function*() {
     const id = yield* newId("wlt")
@@ -264,6 +278,13 @@ export const rotateWallet = (caller: Caller, id: WalletId): Effect.Effect<Wallet
   Effect.gen(function*() {
     const store = yield* Store
     const wallet = yield* getWallet(caller, id, true)
+    const nowMs = yield* Clock.currentTimeMillis
+    if (rotationUnderway(wallet, nowMs)) {
+      return yield* apiError(
+        "WALLET_ROTATION_IN_PROGRESS",
+        `The wallet's rotation lasts until ${wallet.rotationEndsAt}: the retired address still forwards to its successor. Rotate after that.`
+      )
+    }
     if (wallet.status !== "active") return yield* apiError("WALLET_NOT_ROTATABLE", `The wallet is ${wallet.status}; only an active wallet can rotate.`)
     if (yield* returnPending(caller, wallet)) {
       return yield* apiError(
@@ -291,8 +312,8 @@ export const rotateWallet = (caller: Caller, id: WalletId): Effect.Effect<Wallet
         )
       }
     }
-    const successor = yield* openWallet(ownerOf(caller), wallet.customerId, wallet.chain, undefined, wallet.custody)
-    const now = toIso(yield* Clock.currentTimeMillis)
-    yield* Effect.orDie(store.update(Wallets, { ...wallet, status: "retired", replacedByWalletId: successor.id, updatedAt: now }))
+    const rotationEndsAt = toIso(nowMs + (yield* WorldModel).rotationForwardingMs)
+    const successor = yield* openWallet(ownerOf(caller), wallet.customerId, wallet.chain, undefined, wallet.custody, rotationEndsAt)
+    yield* Effect.orDie(store.update(Wallets, { ...wallet, status: "retired", replacedByWalletId: successor.id, rotationEndsAt, updatedAt: toIso(nowMs) }))
     return yield* walletToWire(successor)
   })

@@ -83,6 +83,11 @@ export interface WorldModelValue {
   readonly senderInformationWindowMs: number
   /** The most of an asset a wallet may hold and still rotate (decimal text); none means nothing at all. */
   readonly dustFloor: Readonly<Partial<Record<AssetCode, string>>>
+  /**
+   * How long a rotation lasts: for this long after it, what arrives at the retired wallet's address is credited to
+   * its successor, and neither wallet can rotate (WALLET_ROTATION_IN_PROGRESS).
+   */
+  readonly rotationForwardingMs: number
   /** The market's rule per pair (`pairKey`); a pair without one is NO_PRICING_CONFIGURED. */
   readonly pricing: Readonly<Record<string, PricingRule>>
   /** The foreign-exchange market's week (UTC): it closes on Friday at one hour and opens on Sunday at another. */
@@ -160,6 +165,7 @@ export const defaultWorldModel: WorldModelValue = {
   inboundFee: { fedwire: "10", swift: "15", international_wire: "15" },
   senderInformationWindowMs: 72 * hour,
   dustFloor: { USDC: "0.01", USDT: "0.01", DAI: "0.01", EURC: "0.01", PYUSD: "0.01", ETH: "0.00001", BTC: "0.00001", SOL: "0.0001", TRX: "1" },
+  rotationForwardingMs: 24 * hour,
   pricing: defaultPricing,
   fxMarket: { closesFridayAtHourUtc: 22, opensSundayAtHourUtc: 22 },
   orderFeeBps: { onramp: 25, offramp: 25, conversion: 10, fiat_conversion: 15 },
@@ -200,6 +206,7 @@ export interface WorldModelOptions {
   readonly confirmationMs?: number
   readonly inboundFee?: Partial<Record<PayoutRail, string>>
   readonly dustFloor?: Partial<Record<AssetCode, string>>
+  readonly rotationForwardingMs?: number
   readonly senderInformationWindowMs?: number
   /** Rules per pair (`USD/USDC`) over the defaults; `null` removes a pair's rule. */
   readonly pricing?: Readonly<Record<string, PricingRule | null>>
@@ -220,6 +227,7 @@ export const worldModelOf = (options: WorldModelOptions = {}): WorldModelValue =
   confirmationMs: options.confirmationMs ?? defaultWorldModel.confirmationMs,
   inboundFee: { ...defaultWorldModel.inboundFee, ...options.inboundFee },
   dustFloor: { ...defaultWorldModel.dustFloor, ...options.dustFloor },
+  rotationForwardingMs: options.rotationForwardingMs ?? defaultWorldModel.rotationForwardingMs,
   senderInformationWindowMs: options.senderInformationWindowMs ?? defaultWorldModel.senderInformationWindowMs,
   pricing: Object.fromEntries(
     Object.entries({ ...defaultWorldModel.pricing, ...options.pricing }).filter((entry): entry is [string, PricingRule] => entry[1] !== null)

@@ -57,6 +57,7 @@ const SeedWorldModel = Schema.Struct({
   confirmationMs: Schema.optionalKey(Milliseconds),
   inboundFee: Schema.optionalKey(partialOf(PayoutRails, Decimal)),
   dustFloor: Schema.optionalKey(partialOf(AssetCodes, Decimal)),
+  rotationForwardingMs: Schema.optionalKey(Milliseconds),
   senderInformationWindowMs: Schema.optionalKey(Milliseconds),
   // A pair's rule ("USD/USDC"): its mid rate and the service's spread; null removes the pair's default rule.
   pricing: Schema.optionalKey(Schema.Record(
