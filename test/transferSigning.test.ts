@@ -311,26 +311,61 @@ describe("the wallet's signing queue", () => {
 
 describe("roster changes and declines", () => {
   it("a signer leaving the pool fails the payout roster_changed when it had stamped, not otherwise; the next payout takes the seat", async () => {
-    const { walletId, signers: [alice, bob, carol] } = await nonCustodialWallet(passkeyRoster, 2)
+    const { walletId, signers: [alice, bob, carol, dave] } = await nonCustodialWallet([...passkeyRoster, passkey("dave")], 2)
     const [p1, p2] = (await payouts(walletId, ["10", "20"])) as [string, string]
     await advance(2_000)
     expect((await sign(p1, carol!)).status).toBe(200)
-    // bob had not stamped and the pool left (alice, carol) still reaches 2: p1 keeps waiting.
+    // bob had not stamped and the pool left (alice, carol, dave) still reaches 2: p1 keeps waiting.
     expect((await acme.call("POST", `/v2/simulate/wallet-signers/${bob}/remove`)).status).toBe(200)
     expect(await read(p1)).toMatchObject({ status: "processing" })
-    // carol had stamped: her stamp is voided and p1 fails.
+    // carol had stamped: her stamp is voided and p1 fails; p2 takes the seat and alice and dave sign it.
     expect((await acme.call("POST", `/v2/simulate/wallet-signers/${carol}/remove`)).status).toBe(200)
     expect(await read(p1)).toMatchObject({ status: "failed", failureCode: "roster_changed" })
     expect(await read(p2)).toMatchObject({ status: "processing", queuePosition: null })
-    // p2 now needs 2 stamps from a pool of 1 (alice): removing nobody else, it waits; alice alone cannot reach it.
     expect((await sign(p2, alice!)).status).toBe(200)
-    expect(await read(p2)).toMatchObject({ status: "processing" })
+    expect((await sign(p2, dave!)).status).toBe(200)
+    await advance(2_000 + minute)
+    expect(await read(p2)).toMatchObject({ status: "completed" })
     const removed = (await outboxEvents(engine, "wallet_signer.removed")).map((e) => e.data.walletSignerId)
     expect(removed).toEqual([bob, carol])
     const failed = (await eventsOf(p1)).at(-1)!
     expect(failed.type).toBe("transaction.failed")
     expect(failed.data).toMatchObject({ sequence: 3, reasonCode: "roster_changed", failureCode: "roster_changed" })
-    expect(await balances(walletId)).toEqual([{ code: "USDC", chain: "base", available: "479.500000", pending: "20.500000" }])
+    expect(await balances(walletId)).toEqual([{ code: "USDC", chain: "base", available: "479.500000", pending: "0.000000" }])
+    await expectBalancedLedger()
+  })
+
+  it("a pool fallen below the threshold fails the payout signing and those queued, without new windows, and a later payout at once", async () => {
+    const { walletId, signers: [, bob, carol] } = await nonCustodialWallet(passkeyRoster, 2)
+    const [p1, p2, p3] = (await payouts(walletId, ["10", "20", "30"])) as [string, string, string]
+    await advance(2_000)
+    expect(await read(p3)).toMatchObject({ status: "processing", queuePosition: 2 })
+    // bob leaving keeps 2 of 3: everything waits. carol leaving leaves alice alone: nothing can reach 2 stamps.
+    expect((await acme.call("POST", `/v2/simulate/wallet-signers/${bob}/remove`)).status).toBe(200)
+    expect((await read(p1)).status).toBe("processing")
+    expect((await acme.call("POST", `/v2/simulate/wallet-signers/${carol}/remove`)).status).toBe(200)
+    for (const id of [p1, p2, p3]) expect(await read(id)).toMatchObject({ status: "failed", failureCode: "roster_changed", queuePosition: null })
+    // The queued ones never got a window, and none moved forward as the others failed.
+    for (const id of [p2, p3]) {
+      expect((await eventsOf(id)).map((e) => e.type)).toEqual([
+        "transaction.created",
+        "transaction.processing",
+        "transaction.queue_position_changed",
+        "transaction.failed"
+      ])
+    }
+    expect((await eventsOf(p1)).filter((e) => e.type === "transaction.awaiting_signature")).toHaveLength(1)
+
+    // A payout made now fails as its signing would start, its reservation voided.
+    const [p4] = (await payouts(walletId, ["40"])) as [string]
+    await advance(2_000)
+    expect(await read(p4)).toMatchObject({ status: "failed", failureCode: "roster_changed" })
+    expect((await eventsOf(p4)).map((e) => [e.type, e.data.sequence])).toEqual([
+      ["transaction.created", 1],
+      ["transaction.processing", 2],
+      ["transaction.failed", 3]
+    ])
+    expect(await balances(walletId)).toEqual([{ code: "USDC", chain: "base", available: "500.000000", pending: "0.000000" }])
     await expectBalancedLedger()
   })
 
@@ -773,6 +808,26 @@ describe("transaction.awaiting_recovery_signature", () => {
     expect(await read(id)).toMatchObject({ status: "failed", failureCode: "rail_policy_rejected" })
     await expectBalancedLedger()
   })
+
+  it("a recovery the pool can no longer sign closes (roster_changed) and the payout stays held; a new one fails at once", async () => {
+    const { walletId, signers: [alice, bob, carol] } = await nonCustodialWallet(passkeyRoster, 2)
+    const id = (await payout(walletId)).json.id as string
+    await advance(2_000)
+    await sign(id, alice!)
+    await sign(id, bob!)
+    await advance(2_000)
+    expect((await acme.call("POST", `/v2/simulate/transactions/${id}/receive-policy`)).status).toBe(200)
+    await sign(id, carol!)
+    expect((await acme.call("POST", `/v2/simulate/wallet-signers/${carol}/remove`)).status).toBe(200)
+    // carol had stamped the recovery: it closes; the payout stays held, neither sent on nor failed.
+    expect(await read(id)).toMatchObject({ status: "processing", failureCode: null })
+    expect((await acme.call("POST", `/v2/simulate/wallet-signers/${bob}/remove`)).status).toBe(200)
+    // alice alone cannot reach 2: the next recovery closes as it opens, with no new window.
+    expect((await acme.call("POST", `/v2/simulate/transactions/${id}/receive-policy`)).status).toBe(200)
+    expect(await outboxEvents(engine, "transaction.awaiting_recovery_signature")).toHaveLength(1)
+    expect(await read(id)).toMatchObject({ status: "processing", failureCode: null })
+    await expectBalancedLedger()
+  })
 })
 
 describe("transaction.awaiting_return_signature", () => {
@@ -855,6 +910,16 @@ describe("transaction.awaiting_return_signature", () => {
     // Only the balance blocks rotation now.
     expectProblem(await rotate(walletId), { type: "WALLET_ROTATION_BLOCKED_BALANCE", status: 422, instance: `/sandbox/v2/wallets/${walletId}/rotate` })
     await expectBalancedLedger()
+  })
+
+  it("fails roster_changed when the pool falls below the threshold, unblocking rotation", async () => {
+    const { walletId, signers: [, bob, carol] } = await nonCustodialWallet(passkeyRoster, 2, null)
+    const id = (await unsupported(walletId)).json.id as string
+    expect((await acme.call("POST", `/v2/simulate/wallet-signers/${bob}/remove`)).status).toBe(200)
+    expect(await read(id)).toMatchObject({ status: "processing" })
+    expect((await acme.call("POST", `/v2/simulate/wallet-signers/${carol}/remove`)).status).toBe(200)
+    expect(await read(id)).toMatchObject({ status: "failed", failureCode: "roster_changed" })
+    expect((await rotate(walletId)).status).toBe(201)
   })
 
   it("from a custodial wallet goes back at once, unsigned; refuses an asset on another chain", async () => {

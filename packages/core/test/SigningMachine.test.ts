@@ -24,13 +24,13 @@ const walk = (state: SigningState, ...path: ReadonlyArray<SigningMove>) => {
 const refusal = (outcome: SigningOutcome) => ("refused" in outcome ? outcome.refused : "accepted")
 
 const twoOfThree = initialSigning(2, 3)
-const start: SigningMove = { type: "start", seatFree: true }
+const start: SigningMove = { type: "start", seatFree: true, poolSize: 3 }
 const stamp = (signerId: string, inPool = true): SigningMove => ({ type: "stamp", signerId, inPool })
 const expire: SigningMove = { type: "window_expired" }
 
 const allMoves: ReadonlyArray<SigningMove> = [
   start,
-  { type: "start", seatFree: false, queuePosition: 1 },
+  { type: "start", seatFree: false, poolSize: 3, queuePosition: 1 },
   { type: "queue_advance", queuePosition: 1 },
   { type: "seat" },
   { type: "queue_timeout" },
@@ -83,30 +83,46 @@ describe("the signing table", () => {
     expect(walk(stamped, { type: "roster_changed", signerId: "wsg_c", poolSize: 2 })).toEqual({ state: stamped, events: [] })
   })
 
+  it("fails a queued transfer the pool left can no longer sign, and one that starts with too small a pool, without a window", () => {
+    const queued = walk(twoOfThree, { type: "start", seatFree: false, poolSize: 3, queuePosition: 1 }).state
+    expect(walk(queued, { type: "roster_changed", signerId: "wsg_a", poolSize: 2 })).toEqual({ state: queued, events: [] })
+    expect(walk(queued, { type: "roster_changed", signerId: "wsg_a", poolSize: 1 })).toMatchObject({
+      state: { phase: "failed", failureCode: "roster_changed", queuePosition: null },
+      events: ["failed"]
+    })
+    for (const seatFree of [true, false]) {
+      expect(walk(twoOfThree, { type: "start", seatFree, poolSize: 1, queuePosition: 1 })).toMatchObject({
+        state: { phase: "failed", failureCode: "roster_changed", attempt: 0 },
+        events: ["failed"]
+      })
+    }
+    expect(walk(twoOfThree, { type: "start", seatFree: true, poolSize: 2 }).events).toEqual(["awaiting_signature"])
+  })
+
   it("queues a transfer that finds the seat taken: queue_position_changed on entry and each move forward, none on taking the seat", () => {
-    const { state, events } = walk(twoOfThree, { type: "start", seatFree: false, queuePosition: 2 }, { type: "queue_advance", queuePosition: 1 }, { type: "seat" })
+    const { state, events } = walk(twoOfThree, { type: "start", seatFree: false, poolSize: 3, queuePosition: 2 }, { type: "queue_advance", queuePosition: 1 }, { type: "seat" })
     expect(events).toEqual(["queue_position_changed", "queue_position_changed", "awaiting_signature"])
     expect(state).toMatchObject({ phase: "awaiting_signature", queuePosition: null, attempt: 1 })
     // A transfer that gets the seat at once never hears of the queue.
     expect(walk(twoOfThree, start).events).toEqual(["awaiting_signature"])
-    const queued = walk(twoOfThree, { type: "start", seatFree: false, queuePosition: 2 }).state
+    const queued = walk(twoOfThree, { type: "start", seatFree: false, poolSize: 3, queuePosition: 2 }).state
     expect(queued.queuePosition).toBe(2)
     expect(refusal(signingTransition(queued, { type: "queue_advance", queuePosition: 2 }))).toBe("CONFLICT")
     expect(refusal(signingTransition(queued, { type: "queue_advance", queuePosition: 3 }))).toBe("CONFLICT")
     expect(refusal(signingTransition(queued, { type: "queue_advance", queuePosition: 0 }))).toBe("CONFLICT")
-    expect(refusal(signingTransition(twoOfThree, { type: "start", seatFree: false }))).toBe("CONFLICT")
+    expect(refusal(signingTransition(twoOfThree, { type: "start", seatFree: false, poolSize: 3 }))).toBe("CONFLICT")
     expect(walk(queued, { type: "queue_timeout" })).toMatchObject({ state: { phase: "failed", failureCode: "user_signature_timeout", queuePosition: null }, events: ["failed"] })
   })
 
   it("refuses what each phase does not allow", () => {
     const phases: Record<string, SigningState> = {
       not_started: twoOfThree,
-      queued: walk(twoOfThree, { type: "start", seatFree: false, queuePosition: 3 }).state,
+      queued: walk(twoOfThree, { type: "start", seatFree: false, poolSize: 3, queuePosition: 3 }).state,
       awaiting_signature: walk(twoOfThree, start).state
     }
     const allowed: Record<string, ReadonlyArray<string>> = {
       not_started: ["start"],
-      queued: ["queue_advance", "seat", "queue_timeout"],
+      queued: ["queue_advance", "seat", "queue_timeout", "roster_changed"],
       awaiting_signature: ["stamp", "window_expired", "decline", "roster_changed"]
     }
     for (const [phase, state] of Object.entries(phases)) {
@@ -134,7 +150,7 @@ describe("the signing table", () => {
 describe("the signing table's invariants, over random move sequences", () => {
   const signer = fc.constantFrom("wsg_a", "wsg_b", "wsg_c")
   const moveArb: fc.Arbitrary<SigningMove> = fc.oneof(
-    fc.record({ type: fc.constant("start" as const), seatFree: fc.boolean(), queuePosition: fc.integer({ min: 0, max: 4 }) }),
+    fc.record({ type: fc.constant("start" as const), seatFree: fc.boolean(), queuePosition: fc.integer({ min: 0, max: 4 }), poolSize: fc.integer({ min: 0, max: 3 }) }),
     fc.record({ type: fc.constant("queue_advance" as const), queuePosition: fc.integer({ min: 0, max: 4 }) }),
     fc.constantFrom<SigningMove>({ type: "seat" }, { type: "queue_timeout" }, { type: "window_expired" }),
     fc.record({ type: fc.constant("stamp" as const), signerId: signer, inPool: fc.boolean() }),
@@ -158,7 +174,7 @@ describe("the signing table's invariants, over random move sequences", () => {
           expect(state.phase === "quorum_met").toBe(state.collected.length >= required)
           expect(state.failureCode !== null).toBe(state.phase === "failed")
           expect(state.queuePosition !== null).toBe(state.phase === "queued")
-          if (previous.phase === "queued" && state.phase === "queued") expect(state.queuePosition!).toBeLessThan(previous.queuePosition!)
+          if (previous.phase === "queued" && state.phase === "queued" && outcome.events.length > 0) expect(state.queuePosition!).toBeLessThan(previous.queuePosition!)
           // A new attempt starts empty.
           if (state.attempt > previous.attempt) expect(state.collected).toEqual([])
         }

@@ -201,9 +201,13 @@ export const listTransactions = (
 }
 
 /** The keyset order and partition that hold a scope's transactions matching `filter` (oldest first by createdAt). */
-export const transactionPartition = (caller: Caller, filter: TransactionFilter) => {
+export const transactionPartition = (caller: Caller, filter: TransactionFilter) =>
+  transactionPartitionIn(scopeOf(caller.organization.id, caller.environment), filter)
+
+/** The same, in a scope (`organizationId/environment`) rather than a caller's: for the engine's own work. */
+export const transactionPartitionIn = (scope: string, filter: TransactionFilter) => {
   const keys = filterKeys.filter((k) => filter[k] !== undefined)
-  return { order: orderName("createdAt", keys), partition: partitionOf(scopeOf(caller.organization.id, caller.environment), keys, (k) => filter[k]!) }
+  return { order: orderName("createdAt", keys), partition: partitionOf(scope, keys, (k) => filter[k]!) }
 }
 
 export const isTransactionType = (s: string): s is TransactionType => (TransactionTypes as ReadonlyArray<string>).includes(s)

@@ -22,7 +22,10 @@
  *   from the signing pool (enrolled or approved signers of the roster). A new attempt starts with no stamps: the
  *   latest attempt is authoritative.
  * - A roster change fails the transfer when the signer that left had stamped the current attempt (its stamp is
- *   voided) or when the pool left can no longer reach the threshold; otherwise the transfer keeps waiting.
+ *   voided) or when the pool left can no longer reach the threshold; otherwise the transfer keeps waiting. A queued
+ *   transfer is pending too: it fails when the pool left can no longer reach the threshold, rather than wait for a
+ *   seat it could never use. A transfer whose signing starts with a pool already below the threshold fails
+ *   roster_changed at once, without a window it could not meet.
  * - Every signing event is paired with the deprecated transaction.awaiting_user_signature while its compatibility
  *   window lasts (`withDeprecatedEvents`).
  *
@@ -51,7 +54,7 @@ export interface SigningState {
 }
 
 export type SigningMove =
-  | { readonly type: "start"; readonly seatFree: boolean; readonly queuePosition?: number }
+  | { readonly type: "start"; readonly seatFree: boolean; readonly queuePosition?: number; readonly poolSize: number }
   | { readonly type: "queue_advance"; readonly queuePosition: number }
   | { readonly type: "seat" }
   | { readonly type: "queue_timeout" }
@@ -105,6 +108,7 @@ export const signingTransition = (state: SigningState, move: SigningMove): Signi
   switch (move.type) {
     case "start":
       if (state.phase !== "not_started") return refuse("CONFLICT", "Signing has already started.")
+      if (move.poolSize < state.required) return fail(state, "roster_changed")
       if (move.seatFree) return firstAttempt(state)
       if (move.queuePosition === undefined || move.queuePosition < 1) return refuse("CONFLICT", "A queued transfer needs its position (1 is next).")
       return { next: { ...state, phase: "queued", queuePosition: move.queuePosition }, events: ["queue_position_changed"] }
@@ -138,6 +142,7 @@ export const signingTransition = (state: SigningState, move: SigningMove): Signi
       if (!move.inPool) return refuse("CONFLICT", "The signer is not in the wallet's signing pool.")
       return fail(state, "user_signature_declined")
     case "roster_changed":
+      if (state.phase === "queued") return move.poolSize < state.required ? fail(state, "roster_changed") : { next: state, events: [] }
       if (state.phase !== "awaiting_signature") return refuse("CONFLICT", "The transfer is not awaiting signatures.")
       if (state.collected.includes(move.signerId) || move.poolSize < state.required) return fail(state, "roster_changed")
       return { next: state, events: [] }

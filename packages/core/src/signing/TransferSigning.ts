@@ -51,6 +51,7 @@ import {
   moveTransaction,
   openTransaction,
   type StoredTransaction,
+  transactionPartitionIn,
   Transactions
 } from "../money/Transactions.ts"
 import { WorldModel } from "../money/WorldModel.ts"
@@ -324,13 +325,14 @@ export const startSigning = (t: StoredTransaction, onQuorum: Continuation): Effe
       expiresAt: undefined,
       onQuorum
     }
+    const queuePosition = seat.queue.length + 1
+    const outcome = yield* transitionOrDie(base.state, { type: "start", seatFree: seat.holder === null, queuePosition, poolSize: pool.length })
+    // A pool already below the threshold (signers removed since the claim) could never sign it: it fails at once.
+    if (outcome.next.phase === "failed") return yield* failSigning({ ...t, signing: base }, outcome.next, outcome.next.failureCode!)
     if (seat.holder === null) {
-      const outcome = yield* transitionOrDie(base.state, { type: "start", seatFree: true })
       yield* Effect.orDie(store.update(SigningSeats, { ...seat, holder: t.id }))
       return yield* openAttempt(t, { ...base, state: outcome.next }, at)
     }
-    const queuePosition = seat.queue.length + 1
-    const outcome = yield* transitionOrDie(base.state, { type: "start", seatFree: false, queuePosition })
     yield* Effect.orDie(store.update(SigningSeats, { ...seat, queue: [...seat.queue, t.id] }))
     const queued = yield* save({ ...t, queuePosition, signing: { ...base, state: outcome.next }, updatedAt: at.iso })
     yield* emitTransactionEvent(queued, "transaction.queue_position_changed", { queuePosition }, at.iso)
@@ -593,30 +595,38 @@ const queueTimedOut: TimerHandler = (payload: { readonly transactionId: Transact
   })
 
 /**
- * A signer left the signing pool (removed by ops or by a customer's ceremony): each transfer of its customer that
- * is awaiting signatures fails roster_changed when the table says so (the signer had stamped the attempt, or the
- * pool left is below the threshold). Runs after the signer is stored as removed. Queued transfers keep waiting.
+ * A signer left the signing pool (removed by ops or by a customer's ceremony): each transfer of its roster still
+ * signing fails roster_changed when the table says so. One awaiting signatures fails when the signer had stamped
+ * the attempt or the pool left is below the threshold; a queued one, and a recovery or a return (which sign outside
+ * the seats), when the pool left is below the threshold. Each queue fails from its back, then the seat's holder, so
+ * no transfer moves forward into a seat it is about to lose. Runs after the signer is stored as removed.
  */
 export const onSignerLeftPool = (signer: StoredSigner): Effect.Effect<void, never, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
-    const seats = yield* store.page(SigningSeats, {
-      order: "byCustomer",
-      partition: `${scope(signer)}/${signer.customerId}`,
-      descending: false,
-      backward: false,
-      from: undefined,
-      // One seat per wallet: a customer has a wallet per chain, and a few rotated ones.
-      limit: 100
-    })
+    const page = { descending: false, backward: false, from: undefined } as const
+    // One seat per wallet: a customer has a wallet per chain, and a few rotated ones.
+    const seats = yield* store.page(SigningSeats, { ...page, order: "byCustomer", partition: `${scope(signer)}/${signer.customerId}`, limit: 100 })
     const poolSize = (yield* poolOf(signer.claimId)).length
+    const rosterChanged = (id: string) =>
+      Effect.gen(function*() {
+        const t = yield* locked(id as TransactionId)
+        const signing = t?.signing
+        if (t === undefined || signing === undefined || terminalStatuses.has(t.status) || signing.claimId !== signer.claimId) return
+        if (signing.state.phase !== "awaiting_signature" && signing.state.phase !== "queued") return
+        const outcome = yield* transitionOrDie(signing.state, { type: "roster_changed", signerId: signer.id, poolSize })
+        if (outcome.next.phase === "failed") yield* failSigning(t, outcome.next, "roster_changed")
+      })
     for (const seat of seats) {
-      if (seat.holder === null) continue
-      const t = yield* locked(seat.holder as TransactionId)
-      const signing = t?.signing
-      if (t === undefined || signing === undefined || signing.claimId !== signer.claimId || signing.state.phase !== "awaiting_signature") continue
-      const outcome = yield* transitionOrDie(signing.state, { type: "roster_changed", signerId: signer.id, poolSize })
-      if (outcome.next.phase === "failed") yield* failSigning(t, outcome.next, "roster_changed")
+      for (const id of [...seat.queue].reverse()) yield* rosterChanged(id)
+      if (seat.holder !== null) yield* rosterChanged(seat.holder)
+    }
+    for (const type of ["withdrawal", "deposit_return"] as const) {
+      const { order, partition } = transactionPartitionIn(scope(signer), { type, status: "processing", customerId: signer.customerId as CustomerId })
+      // A customer has a few recoveries or returns open at most.
+      for (const t of yield* store.page(Transactions, { ...page, order, partition, limit: 100 })) {
+        if (t.signing?.recovery !== undefined || t.signing?.return !== undefined) yield* rosterChanged(t.id)
+      }
     }
   })
 
@@ -679,13 +689,14 @@ export const simulateReceivePolicyHold = (caller: Caller, id: TransactionId): Ef
     const pool = yield* poolOf(t.signing.claimId)
     const claim = yield* store.get(Claims, t.signing.claimId)
     const base = initialSigning(claim!.threshold, signingSettings.signingAttempts)
-    const outcome = yield* transitionOrDie(base, { type: "start", seatFree: true })
+    const outcome = yield* transitionOrDie(base, { type: "start", seatFree: true, poolSize: pool.length })
     const recovery: TransferSigning = {
       ...t.signing,
       state: outcome.next,
       signingMode: modeOf(pool),
       recovery: { returnAddress: wallet!.address }
     }
+    if (outcome.next.phase === "failed") return yield* failSigning(t, outcome.next, outcome.next.failureCode!)
     return yield* openAttempt(t, recovery, yield* now)
   })
 
@@ -765,7 +776,8 @@ export const simulateUnsupportedDeposit = (
       return: { destinationAddress: (processing.destination as { readonly address: string }).address }
     }
     if (wallet.status === "frozen") return yield* failSigning({ ...processing, signing }, { ...base, phase: "failed" }, "crypto_wallet_misconfigured")
-    const outcome = yield* transitionOrDie(base, { type: "start", seatFree: true })
+    const outcome = yield* transitionOrDie(base, { type: "start", seatFree: true, poolSize: pool.length })
+    if (outcome.next.phase === "failed") return yield* failSigning({ ...processing, signing }, outcome.next, outcome.next.failureCode!)
     return yield* openAttempt(processing, { ...signing, state: outcome.next }, at)
   })
 
