@@ -223,6 +223,24 @@ describe("rotation", () => {
     expect((await events("wallet.created")).map((e) => e.data.walletId)).toEqual([wallet.id, dusty.id, rotated.json.id])
   })
 
+  it("lasts what the seed's worldModel.rotationForwardingMs says", async () => {
+    await engine.close()
+    engine = await makeEngine({ ...seedOf(orgSeed("acme"), orgSeed("rival")), worldModel: { rotationForwardingMs: 60_000 } } as never)
+    acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
+    const customerId = await customer()
+    await cryptoWallet(customerId)
+    const old = (await createWallet(customerId)).json
+    const successor = (await acme.call("POST", `/v2/wallets/${old.id}/rotate`, undefined, idem())).json
+    await engine.clock.advance(59_999)
+    expectProblem(await acme.call("POST", `/v2/wallets/${successor.id}/rotate`, undefined, idem()), {
+      type: "WALLET_ROTATION_IN_PROGRESS",
+      status: 409,
+      instance: `/sandbox/v2/wallets/${successor.id}/rotate`
+    })
+    await engine.clock.advance(1)
+    expect((await acme.call("POST", `/v2/wallets/${successor.id}/rotate`, undefined, idem())).status).toBe(201)
+  })
+
   it("lasts a day: the retired address forwards to the successor and neither wallet rotates; then the address takes nothing", async () => {
     const customerId = await customer()
     await cryptoWallet(customerId)

@@ -216,7 +216,7 @@ export const makeSqlStore = Effect.gen(function*() {
     current?.pages.clear()
   })
 
-  /** The next number of `fos_sequence`; inside a store transaction, from a block taken at its first call. */
+  /** The next number of `fos_sequence`; inside a store transaction, from its current block (see `sequenceBlock`). */
   const nextSequence = Effect.flatMap(CurrentTransaction, (current) => {
     if (current !== undefined && current.sequences.length > 0) return Effect.succeed(current.sequences.shift()!)
     if (current !== undefined) current.blockTaken = true

@@ -19,6 +19,7 @@ import {
   type CustomerId,
   type Environment,
   parseAmount,
+  parseIso,
   toIso,
   type Wallet as WalletWire,
   type WalletCreate,
@@ -115,7 +116,7 @@ export const getWallet = (caller: Caller, id: WalletId, forUpdate = false): Effe
 
 /** Whether the rotation `w` took part in (as the retired wallet or its successor) still lasts at `nowMs`. */
 export const rotationUnderway = (w: StoredWallet, nowMs: number): boolean =>
-  w.rotationEndsAt !== undefined && Date.parse(w.rotationEndsAt) > nowMs
+  w.rotationEndsAt !== undefined && parseIso(w.rotationEndsAt)! > nowMs
 
 /** Why a wallet that is not active cannot send: retired (its successor sends) or frozen (nothing sends). */
 export const notActiveDetail = (w: StoredWallet, role = "wallet"): string =>
