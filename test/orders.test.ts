@@ -225,6 +225,24 @@ describe("the market", () => {
     expect(seeded.json.options[0].rate).toBe("0.9993001")
   })
 
+  it("accepts HKD and SGD as target assets (Versioning rule 6), paid out to a bank; never as a source", async () => {
+    await start()
+    for (const [target, country] of [["HKD", "HKG"], ["SGD", "SGP"]] as const) {
+      for (const source of [{ asset: "USD" }, { asset: "USDC", chain: "base" }]) {
+        const r = await quote({ source, target: { asset: target, country }, rail: "swift", amount: "100", lockSide: "source" })
+        expect(r.status, r.text).toBe(201)
+        expect(r.json.options.map((o: { recipientType: string }) => o.recipientType)).toEqual(["external_bank"])
+        expect(r.json.options[0].destinationAmount.code).toBe(target)
+      }
+      const back = expectProblem(await quote({ source: { asset: target }, target: { asset: "USD" }, amount: "100", lockSide: "source" }), {
+        type: "UNSUPPORTED_PAIR",
+        status: 422,
+        instance: "/sandbox/v2/quotes"
+      })
+      expect(back).toMatchObject({ sourceAsset: target, destinationAsset: "USD", sourceChain: null, destinationChain: null })
+    }
+  })
+
   it("follows the foreign-exchange market's hours: closed with no prior rate is 503 RATE_UNAVAILABLE_AFTER_HOURS; crypto trades all week; a prior rate is used", async () => {
     await start({ startMs: SATURDAY })
     const fiat = { source: { asset: "USD" }, target: { asset: "USDC", chain: "base" }, amount: "10", lockSide: "source" }

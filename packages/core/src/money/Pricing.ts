@@ -6,6 +6,8 @@
  *   converted on) is 422 UNSUPPORTED_PAIR, with `sourceAsset`, `destinationAsset`, `sourceChain` and
  *   `destinationChain` (null for fiat) in the problem. The same asset on the same chain is no conversion at all:
  *   422 INVALID_ORDER_COMBO.
+ * - HKD and SGD are target assets only (the spec's Versioning rule 6): a pair that converts out of them is
+ *   UNSUPPORTED_PAIR too.
  * - A pair of traded assets without a rule is 404 NO_PRICING_CONFIGURED.
  * - A pair with a fiat asset follows the foreign-exchange market's hours. While the market is closed, the last
  *   rate of the pair seen while it was open (or set by `simulate/rates`) is used; when there is none, the answer is
@@ -20,13 +22,15 @@ import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store, table } from "../kernel/Store.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
-import { pairKey, type WorldModelValue, WorldModel } from "./WorldModel.ts"
+import { pairKey, targetOnlyAssets, type WorldModelValue, WorldModel } from "./WorldModel.ts"
 
 /** The chains each on-chain asset the market trades is converted on; a fiat asset the market trades has none. */
 export const marketChains: Readonly<Partial<Record<AssetCode, ReadonlyArray<Chain>>>> = {
   USD: [],
   EUR: [],
   GBP: [],
+  HKD: [],
+  SGD: [],
   USDC: ["ethereum", "base", "solana", "polygon", "arbitrum", "optimism", "avalanche", "stellar"],
   USDT: ["ethereum", "tron", "solana", "polygon"],
   EURC: ["ethereum", "base", "solana"],
@@ -101,7 +105,7 @@ export const fxMarketOpen = (nowMs: number, hours: WorldModelValue["fxMarket"]):
  */
 export const priceOf = (scope: string, source: PairSide, destination: PairSide): Effect.Effect<Price, ApiError, Store> =>
   Effect.gen(function*() {
-    if (!traded(source) || !traded(destination)) return yield* unsupported(source, destination)
+    if (!traded(source) || targetOnlyAssets.has(source.asset) || !traded(destination)) return yield* unsupported(source, destination)
     if (source.asset === destination.asset && source.chain === destination.chain) {
       return yield* apiError("INVALID_ORDER_COMBO", "The source and the destination are the same asset on the same chain; there is nothing to convert.")
     }

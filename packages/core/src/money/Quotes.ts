@@ -41,7 +41,7 @@ import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { type PairSide, type Price, priceOf } from "./Pricing.ts"
 import { bpsOf, convertAmount, lessBps, sourceFor } from "./Rates.ts"
-import { WorldModel } from "./WorldModel.ts"
+import { targetOnlyAssets, WorldModel } from "./WorldModel.ts"
 
 /** The organization feature that allows markupBps and markupAmount. */
 export const clientMarkupFeature = "client_markup"
@@ -189,8 +189,9 @@ export const QuoteOptions = table<StoredQuoteOption>({
 })
 
 /** The recipient types a destination asset can be priced for. */
+/** A target-only currency (HKD, SGD) has no virtual account to land in: it can only be paid out to a bank. */
 const recipientTypesOf = (destination: AssetCode): ReadonlyArray<RecipientType> =>
-  isFiat(destination) ? ["virtual_account", "external_bank"] : ["wallet", "external_crypto"]
+  targetOnlyAssets.has(destination) ? ["external_bank"] : isFiat(destination) ? ["virtual_account", "external_bank"] : ["wallet", "external_crypto"]
 
 export const quoteOptionToWire = (option: StoredQuoteOption, terms: Terms): QuoteOption => ({
   id: option.id,

@@ -40,8 +40,17 @@ export const referencePricesUsd: Readonly<Partial<Record<AssetCode, string>>> = 
   EURC: "1.08",
   ETH: "3000",
   BTC: "60000",
-  SOL: "150"
+  SOL: "150",
+  HKD: "0.128",
+  SGD: "0.74"
 }
+
+/**
+ * Assets the market converts into but never out of: the spec's Versioning rule 6 accepts HKD and SGD as target
+ * assets of a quote, and no customer holds them (there are no HKD or SGD virtual accounts), so they are paid out,
+ * never spent.
+ */
+export const targetOnlyAssets: ReadonlySet<AssetCode> = new Set(["HKD", "SGD"])
 
 const stablecoins: ReadonlySet<AssetCode> = new Set(["USDC", "USDT", "EURC"])
 
@@ -57,7 +66,7 @@ const defaultSpreadBps = (source: AssetCode, destination: AssetCode): number => 
 
 /** Every pair of the reference assets (and each crypto asset with itself, a bridge), priced from the reference. */
 export const defaultPricing: Readonly<Record<string, PricingRule>> = Object.fromEntries(
-  (Object.keys(referencePricesUsd) as Array<AssetCode>).flatMap((source) =>
+  (Object.keys(referencePricesUsd) as Array<AssetCode>).filter((source) => !targetOnlyAssets.has(source)).flatMap((source) =>
     (Object.keys(referencePricesUsd) as Array<AssetCode>)
       .filter((destination) => destination !== source || !isFiat(source))
       .map((destination) => [pairKey(source, destination), {
