@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as core from "@fos/core"
 import { type OutboxEvent, readEvents, scopeOf, Timers, Store, makeVirtualClock } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore } from "@fos/sql"
@@ -134,6 +135,86 @@ describe.each(Object.keys(stores) as Array<keyof typeof stores>)("sandbox reset 
     })
     expect(again.status, again.text).toBe(201)
     expect(again.headers.get("idempotency-replayed")).toBeNull()
+  })
+
+  it("removes the sandbox's money too: wallets and funding addresses, quotes, orders, payouts, recipients, registered addresses, RFIs; every old id is 404", async () => {
+    const { acme } = await start()
+    const made = await populate(acme, "hooks.acme.test")
+    const applied = await acme.call("POST", `/v2/customers/${made.customerId}/features`, { type: "crypto_wallet", asset: { code: "USDC", chain: "base" } }, idem())
+    await acme.call("POST", `/v2/simulate/applications/${applied.json.applicationId}/decision`, { outcome: "approved" })
+    const wallet = await acme.call("POST", `/v2/customers/${made.customerId}/wallets`, { chain: "base" }, idem())
+    expect(wallet.status, wallet.text).toBe(201)
+    const funded = await acme.call("POST", "/v2/simulate/deposits", { destination: { type: "wallet", walletId: wallet.json.id }, assetAmount: { code: "USDC", amount: "500", chain: "base" } })
+    await acme.call("POST", `/v2/simulate/transactions/${funded.json.id}/settle`)
+    const quote = await acme.call("POST", "/v2/quotes", { source: { asset: "USDC", chain: "base" }, target: { asset: "ETH", chain: "base" }, amount: "10", lockSide: "source" })
+    expect(quote.status, quote.text).toBe(201)
+    // A deposit-funded order (crypto to crypto: the clock starts on a Sunday, when the fiat market is closed): its
+    // funding address is a wallet of no customer's list.
+    const order = await acme.call("POST", "/v2/orders", {
+      sourceAsset: { asset: "USDC", chain: "base" },
+      destination: { type: "wallet", walletId: wallet.json.id, asset: "ETH" },
+      amount: "100",
+      lockSide: "source"
+    }, idem())
+    expect(order.status, order.text).toBe(201)
+    const fundingAddress = order.json.depositInstructions.address as string
+    const address = await acme.call("POST", `/v2/customers/${made.customerId}/registered-addresses`, { chain: "base", address: "0x52908400098527886e0f7030069857d2e4169ee7" }, idem())
+    expect(address.status, address.text).toBe(201)
+    const recipient = await acme.call("POST", `/v2/customers/${made.customerId}/whitelist-recipients`, {
+      rail: "sepa",
+      name: "Max Mustermann",
+      address: { line1: "Unter den Linden 1", city: "Berlin", postalCode: "10117", country: "DEU" },
+      iban: "DE89 3704 0044 0532 0130 00",
+      bic: "COBADEFFXXX"
+    }, idem())
+    expect(recipient.status, recipient.text).toBe(201)
+    const payout = await acme.call("POST", "/v2/payouts", {
+      source: { type: "wallet", walletId: wallet.json.id },
+      destination: { type: "registered_address", registeredAddressId: address.json.id },
+      asset: "USDC",
+      amount: "100",
+      purpose: "treasury_transfer"
+    }, idem())
+    expect(payout.status, payout.text).toBe(201)
+    const rfi = await acme.call("POST", `/v2/simulate/transactions/${payout.json.id}/rfi`, { questions: [{ text: "What is the payment for?" }], deadlineSeconds: 86_400 })
+    expect(rfi.status, rfi.text).toBe(201)
+
+    const reset = await acme.call("POST", "/v2/simulate/reset")
+    expect(reset.status, reset.text).toBe(200)
+    expect(reset.json.removed).toMatchObject({ wallets: 2, orders: 1, quoteOptions: 2, recipients: 2, rfis: 1, claims: 0, walletSigners: 0, walletCeremonies: 0, signingRequests: 0 })
+
+    const gone = [
+      `/v2/wallets/${wallet.json.id}`,
+      `/v2/orders/${order.json.id}`,
+      `/v2/payouts/${payout.json.id}`,
+      `/v2/transactions/${payout.json.id}`,
+      `/v2/registered-addresses/${address.json.id}`,
+      `/v2/whitelist-recipients/${recipient.json.id}`,
+      `/v2/rfis/${rfi.json.id}`,
+      `/v2/customers/${made.customerId}/wallets`
+    ]
+    for (const path of gone) expect((await acme.call("GET", path)).status, path).toBe(404)
+    for (const path of ["/v2/orders", "/v2/transactions"]) expect((await acme.call("GET", path)).json.data, path).toEqual([])
+    // Nothing lands at the old addresses any more.
+    const toWallet = await acme.call("POST", "/v2/simulate/deposits", { destination: { type: "wallet", walletId: wallet.json.id }, assetAmount: { code: "USDC", amount: "1", chain: "base" } })
+    expect(toWallet.status, toWallet.text).toBe(404)
+    const toFunding = await acme.call("POST", "/v2/simulate/deposits", { destination: { type: "deposit_address", address: fundingAddress }, assetAmount: { code: "USDC", amount: "1", chain: "base" } })
+    expect(toFunding.status, toFunding.text).toBeGreaterThanOrEqual(400)
+    const redeemed = await acme.call("POST", "/v2/orders", {
+      source: { type: "wallet", walletId: wallet.json.id },
+      destination: { type: "wallet", walletId: wallet.json.id, asset: "ETH" },
+      quoteOptionId: quote.json.options[0].id
+    }, idem())
+    expect(redeemed.status, redeemed.text).toBeGreaterThanOrEqual(400)
+  }, 120_000)
+
+  it("knows every table of the engine: each is emptied by a reset or kept on purpose", () => {
+    const isTable = (v: unknown): v is { name: string } =>
+      typeof v === "object" && v !== null && typeof (v as any).name === "string" && typeof (v as any).key === "function" && typeof (v as any).orders === "object"
+    const declared = new Set(Object.values(core).filter(isTable).map((t) => t.name))
+    const known = new Set([...core.sandboxTables.map((t) => t.table.name), ...core.keptTables.map((t) => t.name)])
+    expect([...declared].filter((name) => !known.has(name)).sort()).toEqual([])
+    expect(declared.size).toBeGreaterThan(20)
   })
 
   it("touches neither the organization's live data nor another organization's sandbox", async () => {

@@ -3,11 +3,14 @@
  * server (`POST /sandbox/v2/simulate/reset`, `fos reset`). It spans every domain, so it lives beside Engine.ts.
  *
  * What goes: customers (and the ids applications reserved for them), applications, documents and their bytes,
- * virtual accounts, webhook endpoints, deliveries and their attempts, events, timers and idempotency records, each
+ * webhook endpoints, deliveries and their attempts, events, timers and idempotency records, each
  * of the organization's sandbox only. What stays: the organization (its status, features and restriction), its
  * users and its keys, every other organization, and the organization's live data, which no reset touches.
- * Money goes too: transactions and the ledger's accounts and transfers, and non-custodial claims with their
- * signers and ceremonies (wallets, orders and payouts join as they arrive).
+ * Money goes too: wallets (funding addresses included), virtual accounts, transactions (payouts among them), the
+ * ledger's accounts and transfers, orders, quotes and the market's rates, recipients and registered addresses,
+ * RFIs, and non-custodial claims with their signers, ceremonies, signing seats and signing requests. A signer
+ * session outlives nothing: its signer is gone, so its token is refused. `sandboxTables` lists every table a reset
+ * empties; the answer counts each kind.
  *
  * It is one transaction, so a request meanwhile sees the sandbox as it was or empty, never half of it. Rows are
  * removed by partition (`removePartition`); what is partitioned per parent (attempts by delivery, accounts by
@@ -29,10 +32,11 @@ import { transactionsOfScope, Transactions } from "./money/Transactions.ts"
 import { VirtualAccounts } from "./money/VirtualAccounts.ts"
 import { Claims, WalletCeremonies, WalletSigners } from "./signing/Roster.ts"
 import { SigningRequests, SigningSeats } from "./signing/TransferSigning.ts"
+import { Wallets } from "./money/Wallets.ts"
 import { Applications } from "./onboarding/Applications.ts"
 import { Customers, ReservedCustomers } from "./onboarding/Customers.ts"
 import { DocumentContents, Documents } from "./onboarding/Documents.ts"
-import { scopeOf } from "./tenancy/Tenancy.ts"
+import { ApiKeys, Organizations, scopeOf, Users } from "./tenancy/Tenancy.ts"
 import { WebhookAttempts, WebhookDeliveries, WebhookEndpoints } from "./webhooks/Webhooks.ts"
 
 /** How many parent rows one step of a walk reads. */
@@ -60,57 +64,122 @@ const walk = <Row>(
     }
   })
 
+/** The counts a reset answers with, one per kind of row (SandboxReset's `removed`). */
+type Removed = SandboxReset["removed"]
+
+/**
+ * One kind of sandbox row and how a reset finds a sandbox's rows of it: every row of the scope's partition of
+ * `order`, or, for tables partitioned per parent, `remove` called for each row of the parent's scope order.
+ */
+export type SandboxTable =
+  | { readonly table: Table<any>; readonly order: string; readonly counted?: keyof Removed }
+  | {
+    readonly table: Table<any>
+    readonly parent: Table<any>
+    readonly parentOrder: string
+    readonly remove: (store: StoreService, scope: string, parent: any) => Effect.Effect<number>
+    readonly counted?: keyof Removed
+  }
+
+/**
+ * Every table that holds a sandbox's data, children before their parents (a child is found through its parent
+ * while that is still there). A new table that holds an organization's data belongs here: `test/reset.test.ts`
+ * fails on a table that is neither here nor in `keptTables`.
+ */
+export const sandboxTables: ReadonlyArray<SandboxTable> = [
+  {
+    table: VirtualAccounts,
+    parent: Customers,
+    parentOrder: "createdAt",
+    remove: (store, scope, c) => store.removePartition(VirtualAccounts, "byCustomer", `${scope}/${c.id}`),
+    counted: "virtualAccounts"
+  },
+  {
+    table: Wallets,
+    parent: Customers,
+    parentOrder: "createdAt",
+    remove: (store, scope, c) => store.removePartition(Wallets, "byCustomer", `${scope}/${c.id}`),
+    counted: "wallets"
+  },
+  {
+    // A deposit-funded order's funding address is a wallet listed under no customer: found through its order.
+    table: Wallets,
+    parent: Orders,
+    parentOrder: ordersOfScope,
+    remove: (store, _scope, o) =>
+      o.fundingAddress === undefined ? Effect.succeed(0) : Effect.as(store.remove(Wallets, o.source.id), 1),
+    counted: "wallets"
+  },
+  { table: WebhookAttempts, parent: WebhookDeliveries, parentOrder: "byScope", remove: (store, _scope, d) => store.removePartition(WebhookAttempts, "byDelivery", d.id) },
+  { table: DocumentContents, parent: Documents, parentOrder: "byScope", remove: (store, _scope, d) => Effect.as(store.remove(DocumentContents, d.id), 1) },
+  { table: Customers, order: "createdAt", counted: "customers" },
+  { table: ReservedCustomers, order: "byScope" },
+  { table: Applications, order: "createdAt", counted: "applications" },
+  { table: Documents, order: "byScope", counted: "documents" },
+  { table: WebhookDeliveries, order: "byScope", counted: "webhookDeliveries" },
+  { table: WebhookEndpoints, order: "byScope", counted: "webhookEndpoints" },
+  { table: OutboxEvents, order: "byScope", counted: "events" },
+  { table: Timers, order: "byScope", counted: "timers" },
+  { table: IdempotencyRecords, order: "byScope", counted: "idempotencyRecords" },
+  { table: Transactions, order: transactionsOfScope, counted: "transactions" },
+  { table: LedgerTransfers, order: "byScope", counted: "ledgerTransfers" },
+  { table: LedgerAccounts, order: "byScope" },
+  { table: Claims, order: "byScope", counted: "claims" },
+  { table: WalletSigners, order: "byScope", counted: "walletSigners" },
+  { table: WalletCeremonies, order: "byScope", counted: "walletCeremonies" },
+  { table: SigningSeats, order: "byScope" },
+  { table: SigningRequests, order: "byScope", counted: "signingRequests" },
+  { table: Orders, order: ordersOfScope, counted: "orders" },
+  { table: QuoteOptions, order: "byScope", counted: "quoteOptions" },
+  { table: MarketRates, order: "byScope" },
+  { table: Recipients, order: "byScope", counted: "recipients" },
+  { table: Rfis, order: "byScope", counted: "rfis" }
+]
+
+/**
+ * The tables a reset keeps: the organization itself, its users and keys (tenancy), and what belongs to no
+ * organization (the engine's signer-session key is not exported).
+ */
+export const keptTables: ReadonlyArray<Table<any>> = [Organizations, Users, ApiKeys]
+
+const noneRemoved: Removed = {
+  customers: 0,
+  applications: 0,
+  documents: 0,
+  virtualAccounts: 0,
+  wallets: 0,
+  webhookEndpoints: 0,
+  webhookDeliveries: 0,
+  events: 0,
+  timers: 0,
+  idempotencyRecords: 0,
+  transactions: 0,
+  ledgerTransfers: 0,
+  orders: 0,
+  quoteOptions: 0,
+  recipients: 0,
+  rfis: 0,
+  claims: 0,
+  walletSigners: 0,
+  walletCeremonies: 0,
+  signingRequests: 0
+}
+
 /** Empties one organization's sandbox; answers how many rows of each kind went. */
 export const resetSandbox = (organizationId: OrganizationId): Effect.Effect<SandboxReset, never, Store> =>
   Effect.flatMap(Store, (store) =>
     store.transaction(Effect.gen(function*() {
       const scope = scopeOf(organizationId, "sandbox")
-      // Children first, found through their parents while those are still there.
-      let virtualAccounts = 0
-      yield* walk(store, Customers, "createdAt", scope, (c) =>
-        Effect.map(store.removePartition(VirtualAccounts, "byCustomer", `${scope}/${c.id}`), (n) => (virtualAccounts += n)))
-      yield* walk(store, WebhookDeliveries, "byScope", scope, (d) => store.removePartition(WebhookAttempts, "byDelivery", d.id))
-      yield* walk(store, Documents, "byScope", scope, (d) => store.remove(DocumentContents, d.id))
-      const customers = yield* store.removePartition(Customers, "createdAt", scope)
-      yield* store.removePartition(ReservedCustomers, "byScope", scope)
-      const applications = yield* store.removePartition(Applications, "createdAt", scope)
-      const documents = yield* store.removePartition(Documents, "byScope", scope)
-      const webhookDeliveries = yield* store.removePartition(WebhookDeliveries, "byScope", scope)
-      const webhookEndpoints = yield* store.removePartition(WebhookEndpoints, "byScope", scope)
-      const events = yield* store.removePartition(OutboxEvents, "byScope", scope)
-      const timers = yield* store.removePartition(Timers, "byScope", scope)
-      const idempotencyRecords = yield* store.removePartition(IdempotencyRecords, "byScope", scope)
-      const transactions = yield* store.removePartition(Transactions, transactionsOfScope, scope)
-      const ledgerTransfers = yield* store.removePartition(LedgerTransfers, "byScope", scope)
-      yield* store.removePartition(LedgerAccounts, "byScope", scope)
-      // Non-custodial claims, their rosters and ceremonies (not counted in the answer).
-      yield* store.removePartition(Claims, "byScope", scope)
-      yield* store.removePartition(WalletSigners, "byScope", scope)
-      yield* store.removePartition(WalletCeremonies, "byScope", scope)
-      // Their transfers' signing seats and signing requests.
-      yield* store.removePartition(SigningSeats, "byScope", scope)
-      yield* store.removePartition(SigningRequests, "byScope", scope)
-      // The market and the orders go too (not counted in the answer, whose shape predates them).
-      yield* store.removePartition(Orders, ordersOfScope, scope)
-      yield* store.removePartition(QuoteOptions, "byScope", scope)
-      yield* store.removePartition(MarketRates, "byScope", scope)
-      yield* store.removePartition(Recipients, "byScope", scope)
-      yield* store.removePartition(Rfis, "byScope", scope)
-      return {
-        organizationId,
-        environment: "sandbox" as const,
-        removed: {
-          customers,
-          applications,
-          documents,
-          virtualAccounts,
-          webhookEndpoints,
-          webhookDeliveries,
-          events,
-          timers,
-          idempotencyRecords,
-          transactions,
-          ledgerTransfers
+      const removed: { -readonly [K in keyof Removed]: number } = { ...noneRemoved }
+      for (const step of sandboxTables) {
+        let n = 0
+        if ("order" in step) {
+          n = yield* store.removePartition(step.table, step.order, scope)
+        } else {
+          yield* walk(store, step.parent, step.parentOrder, scope, (parent) =>
+            Effect.map(step.remove(store, scope, parent), (m) => (n += m)))
         }
+        if (step.counted !== undefined) removed[step.counted] += n
       }
+      return { organizationId, environment: "sandbox" as const, removed }
     })))

@@ -133,13 +133,22 @@ export const SandboxReset = Schema.Struct({
     applications: Schema.Number,
     documents: Schema.Number,
     virtualAccounts: Schema.Number,
+    wallets: Schema.Number,
     webhookEndpoints: Schema.Number,
     webhookDeliveries: Schema.Number,
     events: Schema.Number,
     timers: Schema.Number,
     idempotencyRecords: Schema.Number,
     transactions: Schema.Number,
-    ledgerTransfers: Schema.Number
+    ledgerTransfers: Schema.Number,
+    orders: Schema.Number,
+    quoteOptions: Schema.Number,
+    recipients: Schema.Number,
+    rfis: Schema.Number,
+    claims: Schema.Number,
+    walletSigners: Schema.Number,
+    walletCeremonies: Schema.Number,
+    signingRequests: Schema.Number
   })
 }).annotate({ identifier: "SandboxReset" })
 export type SandboxReset = typeof SandboxReset.Type
