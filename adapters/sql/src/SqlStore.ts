@@ -28,7 +28,7 @@
  * unique keys run in a savepoint. Outside a transaction each write is a transaction of its own. Infrastructure
  * failures are defects: domain code only ever sees `UniqueViolation`.
  */
-import { UniqueViolation, type PageQuery, type Position, type SortValue, type StoreService, type Table } from "@fos/core"
+import { StoreUnavailable, UniqueViolation, type PageQuery, type Position, type SortValue, type StoreService, type Table } from "@fos/core"
 import { type Cause, Context, Effect, Option } from "effect"
 import { SqlClient, type SqlError, type Statement } from "effect/sql"
 
@@ -138,6 +138,21 @@ const abortedByDatabase = (cause: Cause.Cause<unknown>): boolean =>
     return tag?._tag === "SqlError" && (tag.reason?._tag === "DeadlockError" || tag.reason?._tag === "SerializationError")
   })
 
+/**
+ * What a SQL failure dies as: a connection that cannot be made or was lost (SQLSTATE class 08, a refused or dropped
+ * socket, a connect timeout) or a server shutting down (57P01-57P03) is the store being unreachable (the pipeline
+ * answers 503 SERVICE_UNAVAILABLE); anything else is the SqlError itself (a 500).
+ */
+const sqlDefect = (e: SqlError.SqlError): unknown => {
+  const reason = (e as { reason?: { _tag?: string; cause?: { code?: unknown } } }).reason
+  const code = (e as { cause?: { code?: unknown } }).cause?.code ?? reason?.cause?.code
+  return reason?._tag === "ConnectionError" || (typeof code === "string" && /^57P0[123]$/.test(code))
+    ? new StoreUnavailable({ message: "the database cannot be reached" })
+    : e
+}
+
+const dieOf = (e: unknown) => Effect.die(sqlDefect(e as SqlError.SqlError))
+
 const isUniqueViolation = (e: SqlError.SqlError): boolean => (e as { reason?: { _tag?: string } }).reason?._tag === "UniqueViolation"
 
 export const makeSqlStore = Effect.gen(function*() {
@@ -147,9 +162,9 @@ export const makeSqlStore = Effect.gen(function*() {
 
   /** Runs one write atomically on its own: a savepoint inside a transaction, a transaction outside one. */
   const atomically = <A, E>(effect: Effect.Effect<A, E | SqlError.SqlError>): Effect.Effect<A, E> =>
-    sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (e) => Effect.die(e))) as Effect.Effect<A, E>
+    sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (e) => dieOf(e))) as Effect.Effect<A, E>
 
-  const dieOnSql = <A>(effect: Effect.Effect<A, SqlError.SqlError>): Effect.Effect<A> => Effect.orDie(effect)
+  const dieOnSql = <A>(effect: Effect.Effect<A, SqlError.SqlError>): Effect.Effect<A> => Effect.catch(effect, dieOf)
 
   /** A block of sequence numbers, as one comma-separated text, taken once the rows of `found` have been read. */
   const blockAfter = (found: Statement.Fragment) =>
@@ -236,11 +251,11 @@ export const makeSqlStore = Effect.gen(function*() {
   /** Runs a write in the caller's transaction, or in a transaction of its own outside one. */
   const ownTransaction = <A, E>(effect: Effect.Effect<A, E | SqlError.SqlError>): Effect.Effect<A, E> =>
     Effect.flatMap(inTransaction, (inside) =>
-      inside ? Effect.catchTag(effect, "SqlError", (e) => Effect.die(e)) as Effect.Effect<A, E> : atomically(effect))
+      inside ? Effect.catchTag(effect, "SqlError", (e) => dieOf(e)) as Effect.Effect<A, E> : atomically(effect))
 
   /** A write of exactly one statement: atomic on its own, so outside a transaction it runs without one. */
   const statementOnly = <A, E>(effect: Effect.Effect<A, E | SqlError.SqlError>): Effect.Effect<A, E> =>
-    Effect.catchTag(effect, "SqlError", (e) => Effect.die(e)) as Effect.Effect<A, E>
+    Effect.catchTag(effect, "SqlError", (e) => dieOf(e)) as Effect.Effect<A, E>
 
   const sameEntry = (a: IndexEntry, b: IndexEntry) => a.ord === b.ord && a.part === b.part && a.sort === b.sort
 
@@ -648,7 +663,7 @@ export const makeSqlStore = Effect.gen(function*() {
         })
       )
       const once = sql.withTransaction(body).pipe(
-        Effect.catchIf((e): e is SqlError.SqlError => (e as { _tag?: string })?._tag === "SqlError", (e) => Effect.die(e))
+        Effect.catchIf((e): e is SqlError.SqlError => (e as { _tag?: string })?._tag === "SqlError", dieOf)
       ) as Effect.Effect<A, E, R>
       const run = (left: number): Effect.Effect<A, E, R> =>
         left === 0 ? once : Effect.catchCause(once, (cause) => (abortedByDatabase(cause) ? run(left - 1) : Effect.failCause(cause)))

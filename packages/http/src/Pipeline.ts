@@ -25,6 +25,7 @@ import {
   isValidIdempotencyKey,
   makeAuthenticate,
   randomHex,
+  isStoreUnavailable,
   RateLimiter,
   type RateLimiterService,
   RealClock,
@@ -456,6 +457,12 @@ const isRouteNotFound = (e: unknown): boolean =>
 
 const internalError = apiError("INTERNAL_ERROR", "An unexpected error occurred. Give the correlationId to support.")
 
+/** How long a client is asked to wait while the store is out of reach: about one connection attempt's timeout. */
+const storeRetryAfterSeconds = 5
+const storeUnavailable = apiError("SERVICE_UNAVAILABLE", "The service cannot reach its database right now; nothing was changed. Retry shortly.", {
+  retryAfterSeconds: storeRetryAfterSeconds
+})
+
 export interface EdgeService {
   /** A route under the edge, for `environment` (undefined on the operator surface). */
   readonly serve: (environment: Environment | undefined, run: RouteRun) => Effect.Effect<HttpServerResponse.HttpServerResponse>
@@ -521,11 +528,17 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         return response
       }
 
-    /** An ApiError becomes its problem; anything else but an interruption (a client gone) is logged and a 500. */
+    /**
+     * An ApiError becomes its problem; the store out of reach is 503 SERVICE_UNAVAILABLE (nothing was committed, and
+     * the store reconnects by itself); anything else but an interruption (a client gone) is logged and a 500.
+     */
     const recover = (info: RequestInfo, cause: Cause.Cause<ApiError>) => {
       const failure = Cause.findErrorOption(cause)
       if (failure._tag === "Some") return Effect.succeed(problemResponse(failure.value, info, nowMs()))
       if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      if (cause.reasons.some((r) => r._tag === "Die" && isStoreUnavailable(r.defect))) {
+        return Effect.succeed(problemResponse(storeUnavailable, info, nowMs()))
+      }
       return Effect.as(
         Effect.logError("Unexpected failure", { correlationId: info.correlationId, cause: Cause.pretty(cause) }),
         problemResponse(internalError, info, nowMs())

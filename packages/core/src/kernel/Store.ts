@@ -74,6 +74,17 @@ export interface PageQuery {
   readonly limit: number
 }
 
+/**
+ * The store cannot be reached (its database is down, or the network to it is): a defect a store adapter dies with,
+ * so that whatever was being done rolls back and the HTTP pipeline answers 503 SERVICE_UNAVAILABLE with Retry-After
+ * instead of a 500. The store reconnects by itself; nothing of the request was committed.
+ */
+export class StoreUnavailable extends Data.TaggedError("StoreUnavailable")<{ readonly message: string }> {}
+
+/** Whether a request's defect is the store being unreachable, found anywhere in its cause. */
+export const isStoreUnavailable = (defect: unknown): defect is StoreUnavailable =>
+  (defect as { _tag?: unknown } | null)?._tag === "StoreUnavailable"
+
 export class UniqueViolation extends Data.TaggedError("UniqueViolation")<{
   readonly table: string
   /** "primary" for the row's key, else the name of the unique key. */
