@@ -50,6 +50,20 @@ describe("durable timers", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.effect("timers due at the same instant fire in the order they were scheduled", () => {
+    const { fired, layer } = harness()
+    const names = Array.from({ length: 20 }, (_, i) => `t${i}`)
+    return Effect.gen(function*() {
+      const store = yield* Store
+      // Some scheduled in one transaction, the rest each in its own: either way, scheduling order is firing order.
+      yield* store.transaction(Effect.forEach(names.slice(0, 10), (name) => schedule("record", t0 + 1000, { name }), { discard: true }))
+      for (const name of names.slice(10)) yield* schedule("record", t0 + 1000, { name })
+      yield* schedule("record", t0 + 999, { name: "earlier" })
+      expect(yield* fireDue(t0 + 1000)).toBe(21)
+      expect(fired).toEqual(["earlier", ...names])
+    }).pipe(Effect.provide(layer))
+  })
+
   it.effect("a timer scheduled inside a rolled-back transaction never fires", () => {
     const { fired, layer } = harness()
     return Effect.gen(function*() {

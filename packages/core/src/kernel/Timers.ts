@@ -2,7 +2,9 @@
  * Durable timers and the one scheduler that fires them, and the virtual clock.
  *
  * Every deadline of the engine is a row of the timers table, written in the same transaction as the state it
- * belongs to. The scheduler fires due timers in (due time, id) order, each in its own transaction that removes
+ * belongs to. The scheduler fires due timers in (due time, id) order, and a timer's id carries the store's
+ * sequence after its due time, so timers due together fire in the order they were scheduled. Each fires in its own
+ * transaction that removes
  * the row and runs the timer's handler, so a timer fires once and a restarted process resumes where it was.
  *
  * With the system clock a background fiber sleeps on the Clock until the next due time. With the virtual clock
@@ -10,7 +12,6 @@
  * lands on the target: an advance fires every due timer, including the timers those timers create.
  */
 import { Cause, Clock, Context, Deferred, Duration, Effect, Layer, Semaphore } from "effect"
-import { newId } from "./IdGenerator.ts"
 import { Store, table } from "./Store.ts"
 
 export interface Timer {
@@ -55,7 +56,11 @@ export class TimerHandlers extends Context.Service<TimerHandlers, ReadonlyMap<st
 export const schedule = (kind: string, dueAtMs: number, payload: unknown, scope?: string): Effect.Effect<string, never, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
-    const id = `tmr_${dueAtMs.toString(36).padStart(10, "0")}${(yield* newId("evt")).slice(4)}`
+    // The id sorts by due time, then by the store's sequence: timers due at the same instant fire in the order they
+    // were scheduled (the scheduler reads them in (due time, id) order), so a seeded run fires them the same way
+    // every time.
+    const sequence = yield* store.nextSequence
+    const id = `tmr_${dueAtMs.toString(36).padStart(10, "0")}${sequence.toString(36).padStart(12, "0")}`
     yield* store.insertFresh(Timers, scope === undefined ? { id, kind, dueAtMs, payload } : { id, kind, dueAtMs, payload, scope })
     return id
   })
