@@ -34,7 +34,8 @@ const fosWith = (operatorToken: string, origin: string, ...args: Array<string>):
     }, (error, stdout, stderr) => done({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr }))
   })
 
-describe("fos operator commands", () => {
+// Each command is a Node process; on a loaded machine a test of several takes more than the default 30 s.
+describe("fos operator commands", { timeout: 120_000 }, () => {
   let server: { child: ChildProcess; origin: string }
   beforeAll(async () => {
     server = await startServer()

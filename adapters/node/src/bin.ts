@@ -7,13 +7,10 @@ import { OperatorRefused, operatorUsage, runOperator } from "./operator.ts"
 import { infoRequested, ListenError, parseServeArgs, serve, serveHelp, StoreError, UsageError } from "./serve.ts"
 
 /** What `fos`, `fos help` and `fos --help` print; `fos serve --help` prints the server's own (serveHelp). */
-const usage = `usage: fos <command> [flags]
-
-commands:
-  fos serve [flags]        runs the server (npm start in the repository); fos serve --help lists its flags
-  fos orgs|users|keys ...  the operator commands, below: they call a running server
-  fos reset ORG_ID         empties an organization's sandbox
-  fos --version            prints the version
+const usage = `usage: fos serve [flags]          runs the server (npm start in the repository); fos serve --help lists its flags
+       fos orgs|users|keys ...   the operator commands, below: they call a running server
+       fos reset ORG_ID          empties an organization's sandbox
+       fos --version             prints the version
 
 ${operatorUsage}
 
