@@ -116,7 +116,7 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
       ? `operator token (for fos keys/orgs/users; ${options.store === "memory" ? "" : "the same at this store's next starts; "}set FOS_OPERATOR_TOKEN to choose it): ${minted}`
       : `operator token: the one printed at this store's first start (${kept.createdAt}), kept as its hash; FOS_OPERATOR_TOKEN or --operator-token sets another for this process`)
   }
-  out(`store: ${store.where}${store.directory === undefined && options.store === "memory" ? " (nothing is kept when the process ends)" : ""}`)
+  out(`store: ${store.where}${options.store === "memory" ? " (nothing is kept when the process ends)" : ""}`)
   out(options.clock === "virtual"
     ? `clock: virtual, at ${toIso(await engine.clock.now())}; time moves only through POST /sandbox/v2/simulate/clock/advance`
     : "clock: system (real time)")
