@@ -1,6 +1,8 @@
 /**
  * Generates docs/coverage.md: how much of the spec fos implements today, measured against the spec's own tables.
  *
+ * The spec's tables are read from spec-facts.json (packages/core/test/spec.ts), which a test holds to the spec's text.
+ *
  * - Endpoints: each row of the spec's two endpoint tables ("Webhook management", "Other endpoints that are named")
  *   is implemented when the API definition (`Api`, packages/contract/src/api) has an endpoint of that method and
  *   path (parameter names aside). Endpoints fos has beyond those tables are listed after them.
@@ -19,7 +21,7 @@ import { fileURLToPath } from "node:url"
 import { Api } from "../packages/contract/src/api/Api.ts"
 import { EventTypes } from "../packages/contract/src/events/Events.ts"
 import { ErrorCatalog, type ErrorCode } from "../packages/contract/src/kernel/Errors.ts"
-import { section, specText } from "../packages/core/test/spec.ts"
+import { type SpecFacts, specFacts } from "../packages/core/test/spec.ts"
 import { isMain } from "./isMain.ts"
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url))
@@ -27,36 +29,8 @@ const repoRoot = fileURLToPath(new URL("..", import.meta.url))
 /** Where the generated file lives. */
 export const coverageDocPath: string = fileURLToPath(new URL("../docs/coverage.md", import.meta.url))
 
-/** The cells of a markdown table row, trimmed, without the outer pipes. */
-const cells = (row: string): Array<string> => row.trim().replace(/^\||\|$/g, "").split("|").map((c) => c.trim())
-
-const tableRows = (lines: ReadonlyArray<string>): Array<Array<string>> =>
-  lines.filter((l) => l.trim().startsWith("|")).slice(2).map(cells)
-
 /** A path with its parameters' names dropped: `/v2/customers/{customerId}` and `/v2/customers/:id` agree. */
 const shape = (path: string): string => path.replace(/\{[^}]+\}|:[A-Za-z]+/g, "{}")
-
-export interface SpecEndpoint {
-  readonly table: string
-  readonly method: string
-  readonly path: string
-}
-
-/** The rows of the spec's endpoint tables, paths with their `/v2` prefix. */
-export const specEndpoints = (spec: string): Array<SpecEndpoint> =>
-  ["Webhook management", "Other endpoints that are named"].flatMap((table) =>
-    tableRows(section(`### ${table}`, spec)).map(([method, path]) => ({ table, method: method!, path: `/v2${path}` }))
-  )
-
-/** The spec's event names, from the first column of its Events table (`a, b` and `x.promoted / demoted` spelled out). */
-export const specEvents = (spec: string): Array<string> =>
-  tableRows(section("### Events", spec)).flatMap(([names]) =>
-    names!.split(",").flatMap((name) => {
-      const [first, ...rest] = name.split("/").map((n) => n.trim())
-      const family = first!.slice(0, first!.indexOf(".") + 1)
-      return [first!, ...rest.map((r) => family + r)]
-    })
-  )
 
 /** The TypeScript sources under `dirs` (relative to the repository), tests and builds aside. */
 const sources = (dirs: ReadonlyArray<string>): Array<string> => {
@@ -95,18 +69,18 @@ export const reachableCodes = (): Set<string> => {
 
 const mark = (yes: boolean, no: string): string => (yes ? "yes" : no)
 
-/** The full text of docs/coverage.md, measured against `spec`. */
-export const renderCoverageDoc = (spec: string = specText): string => {
+/** The full text of docs/coverage.md, measured against the spec's tables (spec-facts.json). */
+export const renderCoverageDoc = (spec: SpecFacts = specFacts()): string => {
   const apiEndpoints = Object.values(Api.groups).flatMap((group) =>
     Object.values(group.endpoints).map((endpoint) => ({ method: endpoint.method, path: endpoint.path }))
   )
   const served = new Set(apiEndpoints.map((e) => `${e.method} ${shape(e.path)}`))
-  const endpoints = specEndpoints(spec)
+  const endpoints = spec.endpoints
   const inSpec = new Set(endpoints.map((e) => `${e.method} ${shape(e.path)}`))
   const extra = apiEndpoints.filter((e) => !inSpec.has(`${e.method} ${shape(e.path)}`))
   const implemented = endpoints.filter((e) => served.has(`${e.method} ${shape(e.path)}`))
 
-  const events = specEvents(spec)
+  const events = spec.events
   const emitted = emittedEvents()
   const catalogEvents = new Set<string>(EventTypes)
   const codes = Object.keys(ErrorCatalog) as Array<ErrorCode>

@@ -1,13 +1,16 @@
 /**
  * The `fos` command line against a real server process: the operator commands act on the store the server
- * serves, refusals and bad usage exit non-zero, and SIGTERM lets a request in flight finish before exiting.
+ * serves, refusals and bad usage exit non-zero, and SIGTERM lets a request in flight finish before exiting. Its
+ * help, and the start lines: which store and clock, how to get a key, an operator token that survives restarts.
  */
 import { type ChildProcess, execFile, spawnSync } from "node:child_process"
 import { request } from "node:http"
 import { once } from "node:events"
-import { resolve } from "node:path"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFos } from "./fosProcess.ts"
+import { killAllFos, startFos } from "./fosProcess.ts"
 
 const root = resolve(import.meta.dirname, "..")
 const token = "cli-test-operator-token"
@@ -20,15 +23,19 @@ const startServer = (args: ReadonlyArray<string> = []) =>
  * keep-alive connection, and the next fetch would be sent on it ("other side closed").
  */
 const fos = (origin: string, ...args: Array<string>): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+  fosWith(token, origin, ...args)
+
+const fosWith = (operatorToken: string, origin: string, ...args: Array<string>): Promise<{ code: number | null; stdout: string; stderr: string }> =>
   new Promise((done) => {
     execFile(process.execPath, ["adapters/node/src/bin.ts", ...args], {
       cwd: root,
-      env: { ...process.env, FOS_SERVER: origin, FOS_OPERATOR_TOKEN: token },
+      env: { ...process.env, FOS_SERVER: origin, FOS_OPERATOR_TOKEN: operatorToken },
       encoding: "utf8"
     }, (error, stdout, stderr) => done({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr }))
   })
 
-describe("fos operator commands", () => {
+// Each command is a Node process; on a loaded machine a test of several takes more than the default 30 s.
+describe("fos operator commands", { timeout: 120_000 }, () => {
   let server: { child: ChildProcess; origin: string }
   beforeAll(async () => {
     server = await startServer()
@@ -82,6 +89,34 @@ describe("fos operator commands", () => {
     expect(refused.stderr).toContain("API_KEY_WRITE_REQUIRES_ADMIN")
   })
 
+  it("fos users list lists an organization's users, removed ones with their removedAt", async () => {
+    await fos(server.origin, "orgs", "create", "--name", "Users", "--id", "org_cliusers")
+    await fos(server.origin, "users", "create", "--org", "org_cliusers", "--email", "ada@users.test", "--role", "admin", "--id", "usr_cliuada")
+    await fos(server.origin, "users", "create", "--org", "org_cliusers", "--email", "bob@users.test", "--role", "developer", "--id", "usr_cliubob")
+    expect((await fos(server.origin, "users", "remove", "usr_cliubob")).code).toBe(0)
+    const listed = await fos(server.origin, "users", "list", "--org", "org_cliusers")
+    expect(listed.code, listed.stderr).toBe(0)
+    const users = (JSON.parse(listed.stdout) as { data: Array<{ id: string; email: string; role: string; removedAt: string | null }> }).data
+    expect(users.map((u) => [u.id, u.email, u.role, u.removedAt === null])).toEqual([
+      ["usr_cliuada", "ada@users.test", "admin", true],
+      ["usr_cliubob", "bob@users.test", "developer", false]
+    ])
+    const unknown = await fos(server.origin, "users", "list", "--org", "org_nobody")
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toContain("NOT_FOUND")
+    expect((await fos(server.origin, "users", "list")).stderr).toContain("--org is required")
+  }, 120_000)
+
+  it("say \"unknown command\" before the usage, and exit 2", async () => {
+    for (const args of [["frobnicate"], ["users", "frobnicate"], ["orgs"]]) {
+      const result = await fos(server.origin, ...args)
+      expect(result.code, args.join(" ")).toBe(2)
+      const lines = result.stderr.split("\n")
+      expect(lines[0], args.join(" ")).toBe(`fos: unknown command ${JSON.stringify(args.join(" "))}`)
+      expect(result.stderr, args.join(" ")).toMatch(/fos users list --org ORG_ID/)
+    }
+  }, 60_000)
+
   it("exit 2 with a message on bad usage, and refuse a wrong token", async () => {
     const bad = await fos(server.origin, "keys", "create", "--org", "org_clitest")
     expect(bad.code).toBe(2)
@@ -121,4 +156,94 @@ describe("fos serve shutdown", () => {
     const [code] = (await once(child, "exit")) as [number | null]
     expect(code).toBe(0)
   })
+})
+
+describe("fos help", () => {
+  const run = (...args: Array<string>) => spawnSync(process.execPath, ["adapters/node/src/bin.ts", ...args], { cwd: root, encoding: "utf8" })
+
+  it("fos --help names every command, with examples; fos serve --help every flag with its meaning and default", () => {
+    const general = run("--help")
+    expect(general.status).toBe(0)
+    for (const command of ["fos serve", "fos orgs list", "fos users list", "fos users create", "fos keys create", "fos reset", "examples:"]) {
+      expect(general.stdout).toContain(command)
+    }
+    expect(run().stdout).toBe(general.stdout)
+    expect(run("help").stdout).toBe(general.stdout)
+
+    const serve = run("serve", "--help")
+    expect(serve.status).toBe(0)
+    expect(serve.stdout).not.toBe(general.stdout)
+    const flags = ["--port", "--host", "--store", "--clock", "--clock-start", "--seed", "--idempotency-retention-seconds", "--operator-token", "--insecure-webhooks", "--log-format", "--quiet"]
+    const flagLines = serve.stdout.slice(serve.stdout.indexOf("flags:")).split("\n")
+    for (const flag of flags) expect(flagLines.some((l) => l.startsWith(`  ${flag} `)), flag).toBe(true)
+    for (const fact of ["(default: PORT, else 4000)", "(default: 127.0.0.1)", "(default: ./.fos)", "(default: system)", "(default: 2592000, 30 days)", "(default: pretty)", "loopback"]) {
+      expect(serve.stdout).toContain(fact)
+    }
+    expect(serve.stdout).toMatch(/examples:\n {2}fos serve/)
+    expect(run("serve", "-h").stdout).toBe(serve.stdout)
+  }, 60_000)
+})
+
+describe("fos serve's start lines", () => {
+  afterAll(killAllFos)
+
+  it("say which store and which clock are in use", async () => {
+    const memory = await startFos(["--store", "memory", "--port", "0"])
+    await memory.stop()
+    expect(memory.stdout()).toMatch(/^store: memory store \(nothing is kept when the process ends\)$/m)
+    expect(memory.stdout()).toMatch(/^clock: system \(real time\)$/m)
+    const virtual = await startFos(["--store", "memory", "--port", "0", "--clock", "virtual", "--clock-start", "2026-01-01T00:00:00Z"])
+    await virtual.stop()
+    expect(virtual.stdout()).toMatch(/^clock: virtual, at 2026-01-01T00:00:00\.000Z; time moves only through POST \/sandbox\/v2\/simulate\/clock\/advance$/m)
+    // Before the base addresses, which stay the last start lines.
+    const lines = virtual.stdout().split("\n")
+    expect(lines.findIndex((l) => l.startsWith("clock: "))).toBeLessThan(lines.findIndex((l) => l.startsWith("sandbox: ")))
+  }, 60_000)
+
+  it("on a new PGlite directory, say it is being created; on a restart, say how to get a key, and keep the operator token", async () => {
+    const parent = mkdtempSync(join(tmpdir(), "fos-restart-"))
+    const dir = join(parent, "store")
+    try {
+      const first = await startFos(["--store", dir, "--port", "0"])
+      await first.stop()
+      const out1 = first.stdout()
+      expect(out1.split("\n")[0]).toBe(`creating the PGlite database in ${dir} (first start; this takes a few seconds)...`)
+      expect(out1).toMatch(/^ {2}sandbox key: ck_sandbox_[0-9a-f]{64}$/m)
+      expect(out1).toMatch(new RegExp(`^store: PGlite directory ${dir}$`, "m"))
+      const operatorToken = /^operator token \(.*the same at this store's next starts.*\): ([0-9a-f]{64})$/m.exec(out1)![1]!
+
+      const second = await startFos(["--store", dir, "--port", "0"])
+      try {
+        const out2 = second.stdout()
+        expect(out2).not.toContain("creating the PGlite database")
+        expect(out2).not.toMatch(/ck_(sandbox|live)_/)
+        expect(out2).not.toContain(operatorToken)
+        expect(out2).toMatch(/^operator token: the one printed at this store's first start \(.+\), kept as its hash; /m)
+        // The hint names the command that makes a key, with the organization's and its admin's ids.
+        const hint = /^keys: .*make one with: (fos keys create --org (org_\w+) --user (usr_\w+) --env sandbox --access read_write)/m.exec(out2)
+        expect(hint, out2).not.toBeNull()
+        // The token printed at the first start still opens the operator surface; the hint's command runs as printed.
+        const created = await fosWith(operatorToken, second.origin, ...hint![1]!.split(" ").slice(1))
+        expect(created.code, created.stderr).toBe(0)
+        const key = (JSON.parse(created.stdout) as { key: string }).key
+        const me = await fetch(`${second.origin}/sandbox/v2/portal/users/me`, { headers: { "x-api-key": key } })
+        expect(me.status).toBe(200)
+        expect(((await me.json()) as { organization: { id: string } }).organization.id).toBe(hint![2])
+        // A token given for a process wins for that process only.
+        expect((await fosWith("not-the-operator-token", second.origin, "orgs", "list")).code).toBe(1)
+      } finally {
+        await second.stop()
+      }
+      const chosen = await startFos(["--store", dir, "--port", "0"], { FOS_OPERATOR_TOKEN: "a-chosen-operator-token" })
+      try {
+        expect(chosen.stdout()).not.toMatch(/^operator token/m)
+        expect((await fosWith("a-chosen-operator-token", chosen.origin, "orgs", "list")).code).toBe(0)
+        expect((await fosWith(operatorToken, chosen.origin, "orgs", "list")).code).toBe(1)
+      } finally {
+        await chosen.stop()
+      }
+    } finally {
+      rmSync(parent, { recursive: true, force: true })
+    }
+  }, 120_000)
 })

@@ -2,11 +2,13 @@
  * The README's examples run as written. Every fenced block marked `ts` is written to a file in a directory inside
  * the repository (so `@fos/http`, `@fos/client` and `effect` resolve as they do for a reader working in it),
  * type-checked with the project's compiler settings, then run: a block that imports vitest as a test file under
- * vitest, any other as a script on the Node that runs this test. Other blocks (`sh`, `json`, plain) are not run,
- * except the operator commands' block, whose commands run as written, in order, against a running server.
+ * vitest, any other as a script on the Node that runs this test. Every `sh` block is run too, or accounted for
+ * below with the reason it cannot run as is (a long-running server is started and stopped; what would write outside
+ * the repository is checked against the test that does it elsewhere); a new `sh` block fails the test until it is.
  */
-import { execFile, spawnSync } from "node:child_process"
+import { execFile, spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -135,5 +137,197 @@ describe("README operator commands", () => {
     } finally {
       await server.stop()
     }
-  }, 120_000)
+  }, 240_000)
+})
+
+// --- the sh blocks ---------------------------------------------------------------------------------------------
+
+/** Every `sh` block, with the README line it starts on. */
+const shBlocks = [...readme.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => ({
+  code: m[1]!,
+  line: readme.slice(0, m.index).split("\n").length
+}))
+
+/** A block's commands: continuation lines joined, comments and blank lines dropped. */
+const commandsOf = (code: string): Array<string> =>
+  code.replace(/\\\n\s*/g, "").split("\n").map((line) => line.replace(/\s+#.*$/, "").trim()).filter((line) => line !== "" && !line.startsWith("#"))
+
+/**
+ * How each block is covered, by what it holds. `run`: its commands run as written against one server (on a
+ * virtual clock, as "Driving time" asks), the only changes being the server's address (the test's port instead of
+ * 4000, which may be taken) and the key placeholders (`ck_sandbox_…`, `$KEY`) given the key it printed; each must
+ * exit 0 and answer JSON that is no problem. `server`: a long-running server, started as written (a free port
+ * instead of 4000, and for `npm start` a store in a temporary directory instead of the reader's ./.fos), its start
+ * lines checked, then stopped. `accounted`: why it is not run here, and what checks it instead.
+ */
+type Plan =
+  | { readonly kind: "run" }
+  | { readonly kind: "server"; readonly command: (code: string, dir: string) => string; readonly env?: Record<string, string> }
+  | { readonly kind: "accounted"; readonly reason: string }
+
+const plans: ReadonlyArray<{ readonly holds: RegExp; readonly plan: Plan }> = [
+  {
+    holds: /^npm install\nnpm start\n$/,
+    plan: {
+      kind: "accounted",
+      reason: "npm install: the repository this test runs in is installed already (.ci/run's npm ci); npm start is run as a server by the block below"
+    }
+  },
+  { holds: /^npm test\n$/, plan: { kind: "accounted", reason: "it is what runs this test" } },
+  { holds: /^export FOS_OPERATOR_TOKEN=/, plan: { kind: "accounted", reason: "run as written, in order, by \"README operator commands\" above" } },
+  {
+    holds: /^# in this repository\nnpm install && npm run build\nmkdir -p \.\.\/fos-packages\nnpm pack --pack-destination \.\.\/fos-packages/,
+    plan: {
+      kind: "accounted",
+      reason: "it writes ../fos-packages beside the repository and installs into another project: test/packages.test.ts " +
+        "builds, packs and installs the same packages with the folder in the system's temporary directory, and the test below holds the block to it"
+    }
+  },
+  { holds: /^curl -s http:\/\/127\.0\.0\.1:4000\/sandbox\/v2\/portal\/users\/me/, plan: { kind: "run" } },
+  { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/webhooks\/endpoints/, plan: { kind: "run" } },
+  { holds: /^curl -s localhost:4000\/sandbox\/v2\/simulate\/clock /, plan: { kind: "run" } },
+  { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/simulate\/reset/, plan: { kind: "run" } },
+  {
+    holds: /^npx bun --conditions=@fos\/source adapters\/bun\/src\/main\.ts serve --store memory --port 4000\n$/,
+    plan: { kind: "server", command: (code) => code.trim().replace("--port 4000", "--port 0") }
+  },
+  {
+    holds: /^npx deno task serve --store memory --port 4000\n$/,
+    plan: { kind: "server", command: (code) => code.trim().replace("--port 4000", "--port 0") }
+  }
+]
+
+/** `npm start`, the Quick start's server, run with PORT=0 and its store in `dir`. */
+const npmStart: Plan = { kind: "server", command: (_, dir) => `npm start -- --store ${dir}`, env: { PORT: "0" } }
+
+const planOf = (code: string): Plan | undefined => {
+  const found = plans.filter((p) => p.holds.test(code))
+  expect(found.length, `plans for\n${code}`).toBeLessThanOrEqual(1)
+  return found[0]?.plan
+}
+
+/** Starts `command` through sh in its own process group; resolves with its output once it prints its base addresses. */
+const startServerCommand = (command: string, env: Record<string, string>) =>
+  new Promise<{ stdout: () => string; stop: () => Promise<{ code: number | null; signal: NodeJS.Signals | null }> }>((resolvePromise, reject) => {
+    const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env }
+    if (!("PORT" in env)) delete childEnv.PORT
+    const child = spawn("sh", ["-c", `exec ${command}`], { cwd: root, env: childEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] })
+    let out = ""
+    let err = ""
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.on("exit", (code, signal) => done({ code, signal })))
+    const timer = setTimeout(() => {
+      process.kill(-child.pid!, "SIGKILL")
+      reject(new Error(`${command}: no start lines in time\n${out}\n${err}`))
+    }, 150_000)
+    child.stderr!.setEncoding("utf8").on("data", (c: string) => (err += c))
+    child.stdout!.setEncoding("utf8").on("data", (c: string) => {
+      out += c
+      if (/^sandbox: http:\/\/\S+\/sandbox$/m.test(out) && /^live: /m.test(out)) {
+        clearTimeout(timer)
+        resolvePromise({
+          stdout: () => out,
+          stop: () => {
+            // The whole group: npx and npm start the runtime as their child.
+            try {
+              process.kill(-child.pid!, "SIGTERM")
+            } catch {}
+            return exited
+          }
+        })
+      }
+    })
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer)
+      reject(new Error(`${command} exited (${code ?? signal}) before listening\n${out}\n${err}`))
+    })
+  })
+
+describe("README sh blocks", () => {
+  afterAll(() => killAllFos())
+
+  it("are each run or accounted for", () => {
+    expect(shBlocks.length).toBeGreaterThan(8)
+    for (const block of shBlocks) {
+      const plan = planOf(block.code)
+      expect(plan, `the sh block at README.md line ${block.line} is neither run nor accounted for:\n${block.code}`).toBeDefined()
+      if (plan!.kind === "accounted") expect(plan!.reason.length).toBeGreaterThan(10)
+    }
+    // Every plan still has its block, so none lingers after the README changed.
+    for (const p of plans) expect(shBlocks.some((b) => p.holds.test(b.code)), String(p.holds)).toBe(true)
+  })
+
+  it("the curl blocks run as written against a server on a virtual clock, each answering JSON that is no problem", async () => {
+    const server = await startFos(["--store", "memory", "--port", "0", "--clock", "virtual"])
+    try {
+      const key = /sandbox key: (ck_sandbox_[0-9a-f]{64})/.exec(server.stdout())![1]!
+      const port = new URL(server.origin).port
+      const runnable = shBlocks.filter((b) => planOf(b.code)?.kind === "run")
+      expect(runnable.length).toBe(4)
+      for (const block of runnable) {
+        for (const written of commandsOf(block.code)) {
+          expect(written).toMatch(/^curl -s /)
+          const command = written
+            .replaceAll("http://127.0.0.1:4000", server.origin)
+            .replaceAll("localhost:4000", `127.0.0.1:${port}`)
+            .replaceAll("ck_sandbox_…", key)
+          const result = spawnSync("sh", ["-c", command], { cwd: root, env: { ...process.env, KEY: key }, encoding: "utf8", timeout: 60_000 })
+          expect(result.status, `${written}\n${result.stderr}`).toBe(0)
+          const body = JSON.parse(result.stdout) as { type?: unknown; status?: unknown }
+          const problem = typeof body.type === "string" && typeof body.status === "number" && body.status >= 400
+          expect(problem, `${written}\n${result.stdout}`).toBe(false)
+        }
+      }
+    } finally {
+      await server.stop()
+    }
+  }, 180_000)
+
+  it("npm start prints the start lines the README shows, on a new store", async () => {
+    const sample = /On its first start it creates[\s\S]*?```\n([\s\S]*?)```/.exec(readme)![1]!.trimEnd().split("\n")
+    const pattern = (line: string) =>
+      new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replaceAll("/home/you/fos/\\.fos", ".+").replaceAll("…", ".+").replaceAll("4000", "\\d+")}$`)
+    const parent = mkdtempSync(join(tmpdir(), "fos-readme-start-"))
+    try {
+      const plan = npmStart as Extract<Plan, { kind: "server" }>
+      const server = await startServerCommand(plan.command("", join(parent, "store")), plan.env ?? {})
+      // npm runs the server with exec (docs/decisions.md), so the server's own exit is npm's.
+      expect(await server.stop()).toEqual({ code: 0, signal: null })
+      const printed = server.stdout().split("\n").filter((l) => l !== "" && !l.startsWith(">"))
+      expect(printed.length, server.stdout()).toBe(sample.length)
+      sample.forEach((line, i) => expect(printed[i], line).toMatch(pattern(line)))
+    } finally {
+      rmSync(parent, { recursive: true, force: true })
+    }
+  }, 180_000)
+
+  for (const block of shBlocks.filter((b) => planOf(b.code)?.kind === "server")) {
+    it(`the server at README.md line ${block.line} starts as written (on a free port) and stops on SIGTERM`, async () => {
+      const plan = planOf(block.code) as Extract<Plan, { kind: "server" }>
+      const server = await startServerCommand(plan.command(block.code, ""), plan.env ?? {})
+      expect(server.stdout()).toMatch(/^store: memory store/m)
+      // npx, which started the runtime, dies of the signal the group gets; the runtime's server stops with it.
+      const exit = await server.stop()
+      expect(exit.code === 0 || exit.signal === "SIGTERM", JSON.stringify(exit)).toBe(true)
+    }, 180_000)
+  }
+
+  it("the packing block is the one test/packages.test.ts runs: every public package, into a folder made first", () => {
+    const block = shBlocks.find((b) => b.code.includes("npm pack"))!
+    const commands = commandsOf(block.code)
+    const mkdir = commands.indexOf("mkdir -p ../fos-packages")
+    const pack = commands.findIndex((c) => c.startsWith("npm pack --pack-destination ../fos-packages "))
+    expect(mkdir).toBeGreaterThanOrEqual(0)
+    expect(pack).toBeGreaterThan(mkdir)
+    const workspaces = [...commands[pack]!.matchAll(/-w (\S+)/g)].map((m) => m[1]!)
+    const tested = readFileSync(join(root, "test/packages.test.ts"), "utf8")
+    const publicPackages = [...tested.slice(tested.indexOf("const publicPackages")).matchAll(/"(@fos\/[a-z]+)":/g)].map((m) => m[1]!)
+    expect(workspaces.sort()).toEqual([...new Set(publicPackages)].sort())
+    // The tarballs it installs are named as npm pack names them: scope and name, then the version.
+    for (const tarball of block.code.matchAll(/\.\.\/fos-packages\/(fos-[a-z]+)-(\d+\.\d+\.\d+)\.tgz/g)) {
+      const name = `@fos/${tarball[1]!.slice(4)}`
+      expect(workspaces).toContain(name)
+      const folder = tested.slice(tested.indexOf(`"${name}": "`) + name.length + 5).split("\"")[0]!
+      expect((JSON.parse(readFileSync(join(root, folder, "package.json"), "utf8")) as { version: string }).version).toBe(tarball[2])
+    }
+  })
 })

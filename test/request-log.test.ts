@@ -1,6 +1,6 @@
 /**
- * The request log of the real server: one line per request after the start lines (method, path, status,
- * duration, organization, correlation id), pretty by default, JSON with `--log-format json`, none with `--quiet`,
+ * The request log of the real server: one line per request after the start lines (method, path, status, the
+ * problem's type on an error, duration, organization, correlation id), pretty by default, JSON with `--log-format json`, none with `--quiet`,
  * and never a key, a webhook secret, the operator token, a query string or a body.
  */
 import { afterAll, describe, expect, it } from "vitest"
@@ -24,6 +24,7 @@ const session = async (flags: ReadonlyArray<string>) => {
   const secret = ((await created.json()) as { secret: string }).secret
   // A query string (whatever it holds) never reaches the log either.
   const keyless = await fetch(`${server.origin}/sandbox/v2/customers?cursor=query-text`)
+  const keylessType = ((await keyless.json()) as { type: string }).type
   const operator = await fetch(`${server.origin}/operator/organizations`, { headers: { authorization: `Bearer ${token}` } })
   await fetch(`${server.origin}/healthz`)
   expect([me.status, created.status, keyless.status, operator.status]).toEqual([200, 201, 401, 200])
@@ -36,6 +37,7 @@ const session = async (flags: ReadonlyArray<string>) => {
     key,
     secret,
     organizationId: meBody.organization.id,
+    keylessType,
     correlationIds: [me, created, keyless, operator].map((r) => r.headers.get("x-correlation-id"))
   }
 }
@@ -51,18 +53,20 @@ describe("the request log of fos serve", () => {
   it("prints one pretty line per request by default", async () => {
     const s = await session([])
     expect(s.logLines).toHaveLength(5)
-    const pattern = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) (\S+) +(\S+) (\d{3}) +(\d+(?:\.\d)?)ms (\S+) ([0-9a-f]{32})$/
+    const pattern = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) (\S+) +(\S+) (\d{3})(?: ([A-Z][A-Z0-9_]+))? +(\d+(?:\.\d)?)ms (\S+) ([0-9a-f]{32})$/
     const parsed = s.logLines.map((line) => {
       const m = pattern.exec(line)
       expect(m, line).not.toBeNull()
-      return { method: m![2], path: m![3], status: Number(m![4]), organization: m![6], correlationId: m![7] }
+      return { method: m![2], path: m![3], status: Number(m![4]), type: m![5], organization: m![7], correlationId: m![8] }
     })
-    expect(parsed.map((p) => [p.method, p.path, p.status, p.organization])).toEqual([
-      ["GET", "/sandbox/v2/portal/users/me", 200, s.organizationId],
-      ["POST", "/sandbox/v2/webhooks/endpoints", 201, s.organizationId],
-      ["GET", "/sandbox/v2/customers", 401, "-"],
-      ["GET", "/operator/organizations", 200, "-"],
-      ["GET", "/healthz", 200, "-"]
+    // An error's line names the problem's type, as its body does; a success's has none.
+    expect(s.keylessType).toMatch(/^API_KEY_/)
+    expect(parsed.map((p) => [p.method, p.path, p.status, p.type, p.organization])).toEqual([
+      ["GET", "/sandbox/v2/portal/users/me", 200, undefined, s.organizationId],
+      ["POST", "/sandbox/v2/webhooks/endpoints", 201, undefined, s.organizationId],
+      ["GET", "/sandbox/v2/customers", 401, s.keylessType, "-"],
+      ["GET", "/operator/organizations", 200, undefined, "-"],
+      ["GET", "/healthz", 200, undefined, "-"]
     ])
     expect(parsed.slice(0, 4).map((p) => p.correlationId)).toEqual(s.correlationIds)
     // Piped, not a terminal: no colour codes.
@@ -74,14 +78,14 @@ describe("the request log of fos serve", () => {
     const s = await session(["--log-format", "json"])
     const entries = s.logLines.map((line) => JSON.parse(line) as Record<string, unknown>)
     expect(entries.map((e) => Object.keys(e))).toEqual(
-      entries.map(() => ["time", "method", "path", "status", "durationMs", "correlationId", "organizationId", "environment"])
+      entries.map(() => ["time", "method", "path", "status", "type", "durationMs", "correlationId", "organizationId", "environment"])
     )
-    expect(entries.map((e) => [e.method, e.path, e.status, e.organizationId, e.environment])).toEqual([
-      ["GET", "/sandbox/v2/portal/users/me", 200, s.organizationId, "sandbox"],
-      ["POST", "/sandbox/v2/webhooks/endpoints", 201, s.organizationId, "sandbox"],
-      ["GET", "/sandbox/v2/customers", 401, null, "sandbox"],
-      ["GET", "/operator/organizations", 200, null, null],
-      ["GET", "/healthz", 200, null, null]
+    expect(entries.map((e) => [e.method, e.path, e.status, e.type, e.organizationId, e.environment])).toEqual([
+      ["GET", "/sandbox/v2/portal/users/me", 200, null, s.organizationId, "sandbox"],
+      ["POST", "/sandbox/v2/webhooks/endpoints", 201, null, s.organizationId, "sandbox"],
+      ["GET", "/sandbox/v2/customers", 401, s.keylessType, null, "sandbox"],
+      ["GET", "/operator/organizations", 200, null, null, null],
+      ["GET", "/healthz", 200, null, null, null]
     ])
     expect(entries.slice(0, 4).map((e) => e.correlationId)).toEqual(s.correlationIds)
     for (const e of entries) {

@@ -4,17 +4,31 @@
  * operator commands, which call a running server's operator surface.
  */
 import { OperatorRefused, operatorUsage, runOperator } from "./operator.ts"
-import { infoRequested, ListenError, parseServeArgs, serve, StoreError, UsageError } from "./serve.ts"
+import { infoRequested, ListenError, parseServeArgs, serve, serveHelp, StoreError, UsageError } from "./serve.ts"
 
-const usage = `usage: fos serve [--port N] [--host H] [--store memory|DIR|postgres://URL] [--clock system|virtual] [--clock-start ISO]
-                 [--seed FILE] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]
-                 [--log-format pretty|json] [--quiet]
-${operatorUsage}`
+/** What `fos`, `fos help` and `fos --help` print; `fos serve --help` prints the server's own (serveHelp). */
+const usage = `usage: fos serve [flags]          runs the server (npm start in the repository); fos serve --help lists its flags
+       fos orgs|users|keys ...   the operator commands, below: they call a running server
+       fos reset ORG_ID          empties an organization's sandbox
+       fos --version             prints the version
+
+${operatorUsage}
+
+examples:
+  fos serve --store memory --port 0
+  export FOS_OPERATOR_TOKEN=...                      # printed by fos serve at its store's first start
+  fos orgs list
+  fos users list --org org_acme
+  fos keys create --org org_acme --user usr_ada --env sandbox --access read_write`
 
 const main = async (argv: ReadonlyArray<string>) => {
   const [command, ...args] = argv
   // `fos --help`, `fos --version`, and either among `fos serve`'s flags.
-  const info = command === undefined || command === "serve" || command.startsWith("-") ? infoRequested(argv, usage) : undefined
+  const info = command === "serve"
+    ? infoRequested(args, serveHelp("fos"))
+    : command === undefined || command.startsWith("-")
+    ? infoRequested(argv, usage)
+    : undefined
   if (info !== undefined) return console.log(info)
   switch (command) {
     case "serve":

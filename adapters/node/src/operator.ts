@@ -75,6 +75,7 @@ const usage = `operator commands (they call a running server; --server URL or FO
   fos orgs create --name NAME [--id org_...] [--status onboarding|active|suspended]
   fos orgs activate|suspend|provision-sandbox|restrict|unrestrict ORG_ID
   fos orgs set --features a,b | --key-creation on|off | --rate-limit PER_SECOND:BURST | --rate-limit default  ORG_ID
+  fos users list --org ORG_ID               (removed users too, with their removedAt)
   fos users create --org ORG_ID --email EMAIL --role admin|developer [--id usr_...]
   fos users remove USER_ID                  (revokes every key the user created)
   fos keys create --org ORG_ID --user USER_ID --env sandbox|live [--access read_only|read_write] [--ip CIDR]...
@@ -157,6 +158,10 @@ export const runOperator = async (
         ...(one(p, "id") === undefined ? {} : { id: one(p, "id") })
       })
     }
+    case "users list": {
+      const p = known("org")
+      return call(p, env, "GET", `/operator/organizations/${encodeURIComponent(required(p, "org"))}/users`)
+    }
     case "users remove": {
       const p = known()
       const id = p.positional[0]
@@ -184,6 +189,6 @@ export const runOperator = async (
       return call(p, env, "POST", "/operator/api-keys/revoke", { key })
     }
     default:
-      throw new UsageError(usage)
+      throw new UsageError(`unknown command ${JSON.stringify(action === undefined ? group : `${group} ${action}`)}\n${usage}`)
   }
 }

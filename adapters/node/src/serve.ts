@@ -41,7 +41,7 @@ const makeServer = (engine: Engine): Server => {
   return server
 }
 
-export { infoRequested, ListenError, parseServeArgs, type ServeOptions, StoreError, storeLayer, UsageError } from "@fos/serve"
+export { infoRequested, ListenError, parseServeArgs, type ServeOptions, serveHelp, StoreError, storeLayer, UsageError } from "@fos/serve"
 
 /** Starts the server and runs until SIGTERM or SIGINT. */
 export const serve = async (options: ServeOptions, out: (line: string) => void): Promise<void> => {

@@ -7,7 +7,7 @@
  */
 import { Cause, Exit, Layer, Runtime } from "effect"
 import { HttpServer } from "effect/http"
-import { infoRequested, ListenError, parseServeArgs, serveUsage, StoreError, UsageError } from "./Options.ts"
+import { infoRequested, ListenError, parseServeArgs, serveHelp, serveUsage, StoreError, UsageError } from "./Options.ts"
 import { openEngine, resolveHost, serveEngine } from "./Serve.ts"
 import { type Listen, makeWebServer } from "./WebServer.ts"
 
@@ -36,8 +36,8 @@ export const runServeCommand = (argv: ReadonlyArray<string>, env: Readonly<Recor
   const usage = `usage: ${runtime.command} ${serveUsage}`
   const start = async () => {
     const [command, ...args] = argv
-    if (command === undefined || command === "help") return out(usage)
-    const info = command === "serve" || command.startsWith("-") ? infoRequested(argv, usage) : undefined
+    if (command === undefined || command === "help") return out(serveHelp(runtime.command))
+    const info = command === "serve" || command.startsWith("-") ? infoRequested(argv, serveHelp(runtime.command)) : undefined
     if (info !== undefined) return out(info)
     if (command !== "serve") throw new UsageError(`unknown command ${JSON.stringify(command)}\n${usage}`)
     const options = parseServeArgs(args, env)

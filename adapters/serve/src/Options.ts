@@ -32,6 +32,40 @@ export const serveUsage = `serve [--port N] [--host H] [--store memory|DIR|postg
       [--seed FILE] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]
       [--log-format pretty|json] [--quiet]`
 
+/** What `<command> serve --help` prints: every flag with its meaning and default, and examples. */
+export const serveHelp = (command: string): string => `usage: ${command} ${serveUsage}
+
+Serves the Financial Operations Service API: sandbox at <origin>/sandbox, production at <origin>/live, the operator
+surface at <origin>/operator (for the fos orgs/users/keys commands) and the reference page at <origin>/docs.
+
+flags:
+  --port N                          port to listen on; 0 picks a free one              (default: PORT, else 4000)
+  --host H                          address to listen on                               (default: 127.0.0.1)
+  --store S                         memory: nothing kept after the process ends;
+                                    a directory: embedded PGlite, created if missing;
+                                    postgres://user:pass@host:port/db: PostgreSQL        (default: ./.fos)
+  --clock system|virtual            virtual: time moves only through the clock endpoints (default: system)
+  --clock-start ISO                 where a virtual clock starts                        (default: now)
+  --seed FILE                       organizations, users and keys to create (JSON, see the README's "Seed file");
+                                    no demo organization then
+  --idempotency-retention-seconds N how long an idempotent response is replayed         (default: 2592000, 30 days)
+  --operator-token T                the operator surface's bearer token, at least 16 characters
+                                    (default: FOS_OPERATOR_TOKEN, else the store's: minted and printed at its first
+                                    start, the same at later starts)
+  --insecure-webhooks               allows webhook URLs on loopback hosts (http:// or https:// to 127.0.0.1, ::1,
+                                    localhost), for a receiver on this machine           (default: off)
+  --log-format pretty|json          the request log: a line per request, or a JSON object per line (default: pretty)
+  --quiet                           no request log (the start lines are still printed)
+  --help, --version                 print this, or the version
+
+On its first start on a store, and without --seed, fos creates a demo organization and prints its keys once.
+
+examples:
+  ${command} serve                                         # ./.fos, port 4000, the system clock
+  ${command} serve --store memory --port 0                 # throwaway data, a free port
+  ${command} serve --clock virtual --clock-start 2026-01-01T00:00:00Z --seed seed.json
+  ${command} serve --store postgres://fos:secret@127.0.0.1:5432/fos --log-format json`
+
 /** A bad flag or seed: the message names the problem; the process exits with status 2 having written nothing. */
 export class UsageError extends Error {}
 
@@ -138,9 +172,14 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
 }
 
 /** The store a `--store` value names: memory, PostgreSQL by URL, or PGlite in a directory. */
-export const storeLayer = (store: string): { readonly layer: Layer.Layer<Store, unknown>; readonly where: string } => {
+export const storeLayer = (store: string): {
+  readonly layer: Layer.Layer<Store, unknown>
+  readonly where: string
+  /** PGlite's directory, absolute. */
+  readonly directory?: string
+} => {
   if (store === "memory") return { layer: layerMemoryStore, where: "memory store" }
   if (/^postgres(ql)?:\/\//i.test(store)) return { layer: layerPostgresStore(store), where: `PostgreSQL ${redactUrl(store)}` }
   const dir = resolve(store)
-  return { layer: layerPgliteStore(dir), where: `PGlite directory ${dir}` }
+  return { layer: layerPgliteStore(dir), where: `PGlite directory ${dir}`, directory: dir }
 }

@@ -10,10 +10,12 @@
  * which Bun and Deno implement too.
  */
 import { lookup } from "node:dns/promises"
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
-import { ensureDemoOrganization, TransportError } from "@fos/core"
-import { createEngine, type Engine, formatRequestLog, layerRoutes, readDocsAssets } from "@fos/http"
+import { join } from "node:path"
+import { ensureDemoOrganization, keepOperatorToken, listOrganizations, listUsers, TransportError } from "@fos/core"
+import { toIso } from "@fos/contract"
+import { createEngine, type Engine, formatRequestLog, layerRoutes, type OperatorSecret, readDocsAssets } from "@fos/http"
 import { describeStoreFailure } from "@fos/sql"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
@@ -54,15 +56,26 @@ const colorAllowed = (): boolean => {
 const mintToken = (): string =>
   Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")
 
+/** An engine as `fos serve` runs it: with the secret its operator surface checks. */
+export type ServedEngine = Engine & { readonly operatorSecret: OperatorSecret }
+
 /**
  * Opens the store and builds the engine; on a first start without a seed, creates the demo organization and
- * prints its keys. Throws `ListenError` first when the server could not listen (nothing is written then),
- * `UsageError` for a seed the store refuses and `StoreError` for a store that cannot be opened.
+ * prints its keys, and on later starts says how to get a key. Throws `ListenError` first when the server could not
+ * listen (nothing is written then), `UsageError` for a seed the store refuses and `StoreError` for a store that
+ * cannot be opened.
+ *
+ * The operator token is the one given (`--operator-token`, FOS_OPERATOR_TOKEN) for this process; otherwise the
+ * store's: minted and printed on the store's first start, kept as its hash, and the same at every later start
+ * (docs/decisions.md, "The operator token"). The memory store keeps nothing, so it mints one at every start.
  */
-export const openEngine = async (options: ServeOptions, out: (line: string) => void): Promise<Engine & { readonly operatorToken: string }> => {
+export const openEngine = async (options: ServeOptions, out: (line: string) => void): Promise<ServedEngine> => {
   await checkListen(options.host, options.port)
-  const operatorToken = options.operatorToken ?? mintToken()
   const store = storeLayer(options.store)
+  // Creating a PGlite database takes seconds; say so rather than stay silent.
+  if (store.directory !== undefined && !existsSync(join(store.directory, "PG_VERSION"))) {
+    out(`creating the PGlite database in ${store.directory} (first start; this takes a few seconds)...`)
+  }
   const engine = await createEngine({
     store: store.layer,
     insecureWebhooks: options.insecureWebhooks,
@@ -75,7 +88,6 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
         try: () => resolveHost(host),
         catch: (e) => new TransportError({ message: `cannot resolve ${host}: ${(e as NodeJS.ErrnoException).code ?? "error"}` })
       }),
-    operatorToken,
     clock: options.clock === "virtual"
       ? (options.clockStartMs === undefined ? { mode: "virtual" } : { mode: "virtual", startMs: options.clockStartMs })
       : { mode: "system" },
@@ -85,16 +97,40 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
     if (typeof e === "object" && e !== null && "detail" in e) throw new UsageError(String((e as { detail: unknown }).detail))
     throw new StoreError(describeStoreFailure(store.where, e))
   })
-  if (options.seed === undefined) {
+  if (options.seed !== undefined) out("keys: those of the seed file (--seed)")
+  else {
     const demo = await engine.run(ensureDemoOrganization)
     if (demo !== undefined) {
       out(`demo organization ${demo.organizationId} created; its keys are shown once:`)
       out(`  sandbox key: ${demo.sandboxKey}`)
       out(`  live key:    ${demo.liveKey}`)
-    }
+    } else out(await keyHint(engine))
   }
-  if (options.operatorToken === undefined) out(`operator token (for fos keys/orgs/users; set FOS_OPERATOR_TOKEN to choose it): ${operatorToken}`)
-  return { ...engine, operatorToken }
+  let operatorSecret: OperatorSecret
+  if (options.operatorToken !== undefined) operatorSecret = options.operatorToken
+  else {
+    const minted = mintToken()
+    const kept = await engine.run(keepOperatorToken(minted))
+    operatorSecret = { sha256: kept.sha256 }
+    out(kept.minted
+      ? `operator token (for fos keys/orgs/users; ${options.store === "memory" ? "" : "the same at this store's next starts; "}set FOS_OPERATOR_TOKEN to choose it): ${minted}`
+      : `operator token: the one printed at this store's first start (${kept.createdAt}), kept as its hash; FOS_OPERATOR_TOKEN or --operator-token sets another for this process`)
+  }
+  out(`store: ${store.where}${options.store === "memory" ? " (nothing is kept when the process ends)" : ""}`)
+  out(options.clock === "virtual"
+    ? `clock: virtual, at ${toIso(await engine.clock.now())}; time moves only through POST /sandbox/v2/simulate/clock/advance`
+    : "clock: system (real time)")
+  return { ...engine, operatorSecret }
+}
+
+/** On a start that created no keys: keys are shown only when created, so this says how to create one. */
+const keyHint = async (engine: Engine): Promise<string> => {
+  const organizations = await engine.run(listOrganizations)
+  const first = organizations[0]
+  const users = first === undefined ? [] : await engine.run(Effect.orElseSucceed(listUsers(first.id), () => []))
+  const admin = users.find((u) => u.role === "admin" && u.removedAt === undefined)
+  const org = first?.id ?? "ORG_ID"
+  return `keys: shown only when created (stored as hashes); make one with: fos keys create --org ${org} --user ${admin?.id ?? "USER_ID"} --env sandbox --access read_write (npm run fos -- ... in the repository; fos users list --org ${org} lists the users)`
 }
 
 /**
@@ -102,7 +138,7 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
  * the server stops first (waiting for the requests in flight), then the engine closes.
  */
 export const serveEngine = <E>(
-  engine: Engine & { readonly operatorToken: string },
+  engine: ServedEngine,
   options: ServeOptions,
   server: Layer.Layer<HttpServer.HttpServer, E>,
   out: (line: string) => void
@@ -110,7 +146,7 @@ export const serveEngine = <E>(
   // HttpRouter.serve infers `unknown` requirements from the HttpApi layer's request markers; the engine's context
   // provides every service the routes use, as it does for createEngine's web handler.
   const app = HttpRouter.serve(layerRoutes(Layer.succeedContext(engine.context), {
-    operatorToken: engine.operatorToken,
+    operatorToken: engine.operatorSecret,
     // The reference page at /docs, with Swagger UI's files from the installed swagger-ui-dist.
     docs: readDocsAssets((file) => readFileSync(file)),
     // One line per request on the same output as the start lines; coloured only in a terminal that allows it.

@@ -29,46 +29,13 @@ import {
   UtcTimestamp
 } from "@fos/contract"
 import { toWire } from "../src/kernel/Wire.ts"
-import { section } from "./spec.ts"
+import { specFacts } from "./spec.ts"
 
 // --- the spec ----------------------------------------------------------------------------------------------------
 
-/** The first capture of `re` in `text`; fails the test when there is none. */
-const capture = (text: string, re: RegExp): string => {
-  const m = re.exec(text)
-  if (m === null || m[1] === undefined) throw new Error(`${re} not found in: ${text}`)
-  return m[1]
-}
-
-/** "a, b (note), c" or "a or b" -> ["a", "b", "c"]. */
-const words = (list: string): Array<string> =>
-  list.replace(/\([^)]*\)/g, "").split(/,|\bor\b/).map((w) => w.trim().replace(/\.$/, "").trim()).filter((w) => w !== "")
-
-/** The spec's Events table: event type -> its "Notable payload fields" cell. Rows naming several types expand. */
-const parseEventsTable = (): Map<string, string> => {
-  const rows = section("### Events").filter((l) => l.trim().startsWith("|"))
-  expect(rows[0]?.split("|").map((c) => c.trim())).toEqual(["", "Event", "Fired when", "Notable payload fields", ""])
-  expect(rows[1]).toMatch(/^\|(\s*-+\s*\|)+$/)
-  const table = new Map<string, string>()
-  for (const row of rows.slice(2)) {
-    const cells = row.split("|").map((c) => c.trim())
-    const notable = cells[3] ?? ""
-    for (const part of (cells[1] ?? "").split(",").map((p) => p.trim())) {
-      // "wallet_signer.promoted / demoted": the later names share the first one's resource.
-      const [first, ...more] = part.split("/").map((p) => p.trim())
-      const resource = first!.slice(0, first!.lastIndexOf(".") + 1)
-      for (const name of [first!, ...more.map((m) => resource + m)]) {
-        expect(name, `event name in row ${row}`).toMatch(/^[a-z_]+\.[a-z_]+$/)
-        expect(table.has(name), `${name} listed twice`).toBe(false)
-        table.set(name, notable)
-      }
-    }
-  }
-  return table
-}
-
-const specEvents = parseEventsTable()
-const notable = (type: EventType): string => specEvents.get(type) ?? ""
+/** The spec's facts (spec-facts.json, held to the spec's text by SpecFacts.test.ts). */
+const spec = specFacts()
+const specEvents = new Set(spec.events)
 
 // --- helpers -----------------------------------------------------------------------------------------------------
 
@@ -145,9 +112,10 @@ const statusTypes = [...TransactionStatusEventTypes]
 describe("event types against the spec", () => {
   it("has exactly the 48 types of the Events table", () => {
     expect(specEvents.size).toBe(48)
+    expect(spec.events).toHaveLength(48)
     expect(EventTypes.length).toBe(48)
     expect(new Set(EventTypes).size).toBe(48)
-    expect([...EventTypes].sort()).toEqual([...specEvents.keys()].sort())
+    expect([...EventTypes].sort()).toEqual([...specEvents].sort())
     for (const rfi of ["published", "response_submitted", "more_info_requested", "deadline_extended", "resolved", "cancelled"]) {
       expect(specEvents.has(`rfi.${rfi}`), rfi).toBe(true)
     }
@@ -168,43 +136,35 @@ describe("event types against the spec", () => {
   })
 
   it("marks transaction.awaiting_user_signature deprecated (Versioning 5), and nothing else", () => {
-    const versioning = section("## Versioning").join("\n")
-    const deprecated = capture(versioning, /event ([a-z_]+\.[a-z_]+) \(replaced by/)
-    expect([...DeprecatedEventTypes]).toEqual([deprecated])
+    expect([...DeprecatedEventTypes]).toEqual(spec.deprecatedEvents)
     expect(DeprecatedEventTypes.has("transaction.awaiting_user_signature")).toBe(true)
     expect(DeprecatedEventTypes.has("transaction.awaiting_signature")).toBe(false)
   })
 
   it("names the 7 status events of the ordering rules", () => {
-    const rule = section("### Ordering of transaction status events").find((l) => l.startsWith("1.")) ?? ""
-    const listed = capture(rule, /status events (.+?) carry sequence/).split(",").map((s) => s.trim())
-    const names = listed.map((s) => s.startsWith(".") ? `transaction${s}` : s)
+    const names = spec.transactionStatusEvents
     expect(names.length).toBe(7)
     expect([...TransactionStatusEventTypes].sort()).toEqual([...names].sort())
   })
 
   it("uses the spec's enumerations", () => {
-    expect([...OrderFailureReasonCodes]).toEqual(words(capture(notable("order.failed"), /reasonCode: ([^;]+);/)))
-    expect(words(capture(notable("order.cancelled"), /reason \(([^)]+)\)/)).sort()).toEqual(["client_cancelled", "expired"])
-    expect([...SigningModes]).toEqual(words(capture(notable("transaction.awaiting_signature"), /signingMode \(([^)]+)\)/)))
-    expect([...ApplicationFailureCodes]).toEqual(words(capture(notable("application.rejected"), /failureCode \(([^)]+)\)/)))
-    expect(words(capture(notable("wallet_signer.removed"), /reason \(([^)]+)\)/))).toEqual(["customer_removed", "ops_removed"])
-    expect(words(capture(notable("wallet_ceremony.failed"), /status \(([^)]+)\)/))).toEqual(["failed", "cancelled"])
-    expect([...RailFamilies]).toEqual(words(capture(notable("virtual_account.activated"), /rail family \(([^)]+)\)/)))
+    const e = spec.enumerations
+    expect([...OrderFailureReasonCodes]).toEqual(e.orderFailureReasonCodes)
+    expect([...e.orderCancelledReasons].sort()).toEqual(["client_cancelled", "expired"])
+    expect([...SigningModes]).toEqual(e.signingModes)
+    expect([...ApplicationFailureCodes]).toEqual(e.applicationFailureCodes)
+    expect(e.walletSignerRemovedReasons).toEqual(["customer_removed", "ops_removed"])
+    expect(e.walletCeremonyFailedStatuses).toEqual(["failed", "cancelled"])
+    expect([...RailFamilies]).toEqual(e.railFamilies)
 
-    const transaction = section("### Transaction").join("\n")
-    expect([...TransactionTypes]).toEqual(words(capture(transaction, /- type values: (.+)/)))
-    expect([...TransactionStages]).toEqual(words(capture(transaction, /Values named: ([^.]+)\./)))
-    const sides = words(capture(transaction, /discriminated by type: ([^.]+)\./))
-    expect(TransactionSide.members.map((m) => m.fields.type.literal)).toEqual(sides)
+    expect([...TransactionTypes]).toEqual(e.transactionTypes)
+    expect([...TransactionStages]).toEqual(e.transactionStages)
+    expect(TransactionSide.members.map((m) => m.fields.type.literal)).toEqual(e.transactionSides)
     expect([...CancellationReasons].sort()).toEqual(["client_cancelled", "expired"])
 
-    const application = section("### Application").join("\n")
-    expect([...ApplicationTypes]).toEqual(words(capture(application, /applicationType values: (.+)/)))
+    expect([...ApplicationTypes]).toEqual(e.applicationTypes)
 
-    const terminal = section("### Terminal failure codes (failureCode)").join(" ")
-    const codes = new Set(terminal.match(/\b[a-z]+(?:_[a-z]+)+\b/g))
-    expect([...TransactionFailureCodes].sort()).toEqual([...codes].sort())
+    expect([...TransactionFailureCodes].sort()).toEqual(e.transactionFailureCodes)
     for (const code of TransactionFailureCodes) expect(TransactionFailureMessages[code].trim(), code).not.toBe("")
     for (const code of OrderFailureReasonCodes) expect(OrderFailureMessages[code].trim(), code).not.toBe("")
     expect(DepositBlock.members.map((m) => m.fields.railFamily.literal)).toEqual([...RailFamilies])

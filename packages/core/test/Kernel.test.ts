@@ -2,9 +2,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Random, Result, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as fc from "fast-check"
-import { existsSync, readFileSync } from "node:fs"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import countries from "i18n-iso-countries"
 import {
   addAmounts,
@@ -39,26 +36,13 @@ import {
 } from "@fos/contract"
 import { newId, randomHex, randomString } from "../src/kernel/IdGenerator.ts"
 import { type DecodeFailure, decodeFailure, toWire } from "../src/kernel/Wire.ts"
+import { specFacts } from "./spec.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Helpers
 
-const specRelative = path.join("shared", "spec", "financial-operations-api-v2.md")
-
-/** The spec lives beside the repository (../shared/spec from the repo root); walk up from here until it is found. */
-const readSpec = (): string => {
-  const override = process.env.FOS_SPEC
-  if (override !== undefined && override !== "") return readFileSync(override, "utf8")
-  let dir = path.dirname(fileURLToPath(import.meta.url))
-  for (;;) {
-    const candidate = path.join(dir, specRelative)
-    if (existsSync(candidate)) return readFileSync(candidate, "utf8")
-    const parent = path.dirname(dir)
-    if (parent === dir) throw new Error(`cannot find ${specRelative} above ${fileURLToPath(import.meta.url)}`)
-    dir = parent
-  }
-}
-const spec = readSpec()
+/** The spec's facts (spec-facts.json, held to the spec's text by SpecFacts.test.ts). */
+const spec = specFacts()
 
 /** Decodes and maps the failure the way the edge does; undefined when the input is accepted. */
 const failureOf = (schema: Schema.ConstraintDecoder<unknown>, input: unknown): DecodeFailure | undefined => {
@@ -75,10 +59,7 @@ const prefixes = Object.keys(IdPrefixes) as Array<IdPrefix>
 
 describe("Ids", () => {
   it("has exactly the prefixes of the spec's identifier table", () => {
-    const start = spec.indexOf("### Identifiers")
-    expect(start).toBeGreaterThanOrEqual(0)
-    const body = spec.slice(start, spec.indexOf("\n### ", start + 1))
-    const rows = [...body.matchAll(/^\| ([a-z]{3}) \| (.+?) \|$/gm)].map((m) => m[1]!)
+    const rows = spec.identifierPrefixes
     expect(rows.length).toBeGreaterThan(10)
     // fos's own prefixes (FosIdPrefixes) stand for resources the table leaves without one.
     expect([...prefixes].filter((p) => !(p in FosIdPrefixes)).sort()).toEqual([...new Set(rows)].sort())
@@ -287,12 +268,8 @@ const amount = (asset: AssetCode, text: string): Amount => {
 
 describe("Money", () => {
   it("has exactly the spec's asset codes and chains", () => {
-    const assets = /Asset code values: ([^\n]+?)\.\n/.exec(spec)?.[1]?.split(", ")
-    const chains = /Chain values: ([^\n]+?)\. /.exec(spec)?.[1]?.split(", ")
-    expect(assets).toBeDefined()
-    expect(chains).toBeDefined()
-    expect([...AssetCodes]).toEqual(assets)
-    expect([...Chains]).toEqual(chains)
+    expect([...AssetCodes]).toEqual(spec.assetCodes)
+    expect([...Chains]).toEqual(spec.chains)
     for (const a of AssetCodes) expect(accepts(AssetCodeSchema, a)).toBe(true)
     for (const c of Chains) expect(accepts(Chain, c)).toBe(true)
     for (const bad of ["usd", "XYZ", "", "USD "]) expect(accepts(AssetCodeSchema, bad)).toBe(false)

@@ -6,14 +6,14 @@ import type { EngineServices } from "@fos/core"
 import { Layer } from "effect"
 import { type DocsAssets, DocsFiles } from "./Docs.ts"
 import { layerHandlers } from "./Handlers.ts"
-import { layerOperatorRoutes, OperatorToken } from "./Operator.ts"
+import { layerOperatorRoutes, type OperatorSecret, OperatorToken } from "./Operator.ts"
 import { layerCorrelation, layerEdge, layerGateDeclaration, layerUnrouted } from "./Pipeline.ts"
 import { RequestLog, type RequestLogger } from "./RequestLog.ts"
 import { layerApiRoutes } from "./Router.ts"
 
 export interface RoutesOptions {
-  /** Turns the operator surface on, guarded by this bearer token. */
-  readonly operatorToken?: string | undefined
+  /** Turns the operator surface on, guarded by this bearer token (or its SHA-256 hash). */
+  readonly operatorToken?: OperatorSecret | undefined
   /** Serves the reference page at `/docs` with these files (`readDocsAssets`); without them there is no `/docs`. */
   readonly docs?: DocsAssets | undefined
   /** Receives one entry per answered request (`formatRequestLog` makes the server's lines); nothing is logged without it. */

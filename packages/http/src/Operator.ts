@@ -15,6 +15,7 @@ import {
   type EngineServices,
   listApiKeys,
   listOrganizations,
+  listUsers,
   getOrganization,
   removeUser,
   resetSandbox,
@@ -30,15 +31,18 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Edge, readJsonBody } from "./Pipeline.ts"
 
+/** The operator token, or only its SHA-256 hash (as a store keeps it, `keepOperatorToken`). */
+export type OperatorSecret = string | { readonly sha256: string }
+
 /** The operator token; undefined turns the operator surface off. */
-export class OperatorToken extends Context.Reference<string | undefined>("fos/http/OperatorToken", {
+export class OperatorToken extends Context.Reference<OperatorSecret | undefined>("fos/http/OperatorToken", {
   defaultValue: () => undefined
 }) {}
 
-/** Constant-time comparison of two strings' SHA-256 digests. */
-const sameSecret = (a: string, b: string): boolean => {
+/** Constant-time comparison of a given token's SHA-256 digest with the token's. */
+const sameSecret = (a: string, b: OperatorSecret): boolean => {
   const x = sha256Hex(a)
-  const y = sha256Hex(b)
+  const y = typeof b === "string" ? sha256Hex(b) : b.sha256
   let diff = 0
   for (let i = 0; i < x.length; i++) diff |= x.charCodeAt(i) ^ y.charCodeAt(i)
   return diff === 0
@@ -111,7 +115,7 @@ const keyView = (k: { hash: string; organizationId: string; environment: string;
 })
 
 /** Wraps an operator handler in the edge: token check, then the handler, with `ApiError` rendered as a problem. */
-const guarded = (edge: Edge["Service"], token: string | undefined, services: Context.Context<EngineServices>) =>
+const guarded = (edge: Edge["Service"], token: OperatorSecret | undefined, services: Context.Context<EngineServices>) =>
 <R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R>) =>
   edge.serve(undefined, (request) => {
     if (token === undefined) return Effect.fail(apiError("NOT_FOUND", "The operator surface is off on this server."))
@@ -160,6 +164,10 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
   HttpRouter.route("POST", "/operator/users", guard(Effect.gen(function*() {
     const input = yield* body(NewUserBody)
     return json(yield* createUser(input), 201)
+  }))),
+  HttpRouter.route("GET", "/operator/organizations/:id/users", guard(Effect.gen(function*() {
+    const users = yield* listUsers(yield* param("id"))
+    return json({ data: users.map((u) => ({ ...u, removedAt: u.removedAt ?? null })) })
   }))),
   HttpRouter.route("DELETE", "/operator/users/:id", guard(Effect.gen(function*() {
     return json(yield* removeUser(yield* param("id")))

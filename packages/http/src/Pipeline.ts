@@ -55,7 +55,7 @@ import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, type Schema, St
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, errorReferencePage, makeDocsPages } from "./Docs.ts"
-import { RequestLog } from "./RequestLog.ts"
+import { problemTypeOf, RequestLog } from "./RequestLog.ts"
 import { CurrentUpload, Gate, nonTransactional, replayRefreshers } from "./ServerApi.ts"
 
 /** What the pipeline knows of one request; filled in as the request moves through it. */
@@ -520,6 +520,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
           method: request.method,
           path: info.instance,
           status: response.status,
+          type: problemTypeOf(response),
           durationMs: Number(endNs - info.startedNs) / 1e6,
           correlationId: info.correlationId,
           organizationId: info.organizationId,

@@ -1,5 +1,6 @@
 /**
- * The request log: one entry per answered request (method, path, status, duration, correlation id, organization),
+ * The request log: one entry per answered request (method, path, status, the problem's `type` on an error,
+ * duration, correlation id, organization),
  * what `fos serve` prints a line of, pretty or as JSON, unless `--quiet`. An embedded engine logs nothing unless
  * given a `requestLog` function (docs/decisions.md, "Request logs").
  *
@@ -9,6 +10,7 @@
  */
 import type { Environment } from "@fos/contract"
 import { Context } from "effect"
+import type { HttpServerResponse } from "effect/http"
 
 export interface RequestLogEntry {
   /** When the answer was ready, in real time: ISO 8601, UTC, milliseconds. */
@@ -17,6 +19,8 @@ export interface RequestLogEntry {
   /** The path as requested, base address included, without the query string. */
   readonly path: string
   readonly status: number
+  /** The problem's `type` (its error code) when the answer is one; what a reader of a 4xx or 5xx line asks first. */
+  readonly type?: string | undefined
   /** From the request reaching the pipeline to its answer, in real time. */
   readonly durationMs: number
   readonly correlationId: string
@@ -33,14 +37,29 @@ export class RequestLog extends Context.Reference<RequestLogger | undefined>("fo
   defaultValue: () => undefined
 }) {}
 
+/**
+ * The problem `type` of an error answer, read from the start of its body, where every problem puts it
+ * (`{"type":"CODE",...`); undefined for a success or a body that is not one. Only a logged error pays for it.
+ */
+export const problemTypeOf = (response: HttpServerResponse.HttpServerResponse): string | undefined => {
+  if (response.status < 400) return undefined
+  const body = response.body
+  const head = body._tag === "Uint8Array"
+    ? new TextDecoder().decode(body.body.subarray(0, 80))
+    : body._tag === "Raw" && typeof body.body === "string"
+    ? body.body.slice(0, 80)
+    : ""
+  return /^\{"type":"([A-Z][A-Z0-9_]*)"/.exec(head)?.[1]
+}
+
 export type RequestLogFormat = "pretty" | "json"
 
 const statusColor = (status: number): string => (status >= 500 ? "31" : status >= 400 ? "33" : status >= 300 ? "36" : "32")
 
 /**
- * One line of the log. `json`: one object per line, every member always present (`organizationId` and
- * `environment` null when there is none). `pretty`: `time method path status duration organization correlation-id`,
- * the status coloured by class when `color` (a terminal).
+ * One line of the log. `json`: one object per line, every member always present (`type`, `organizationId` and
+ * `environment` null when there is none). `pretty`: `time method path status [type] duration organization
+ * correlation-id`, the status coloured by class when `color` (a terminal), the type only on an error.
  */
 export const formatRequestLog = (entry: RequestLogEntry, format: RequestLogFormat, options: { readonly color?: boolean } = {}): string => {
   const durationMs = Math.round(entry.durationMs * 1000) / 1000
@@ -50,6 +69,7 @@ export const formatRequestLog = (entry: RequestLogEntry, format: RequestLogForma
       method: entry.method,
       path: entry.path,
       status: entry.status,
+      type: entry.type ?? null,
       durationMs,
       correlationId: entry.correlationId,
       organizationId: entry.organizationId ?? null,
@@ -59,5 +79,6 @@ export const formatRequestLog = (entry: RequestLogEntry, format: RequestLogForma
   const status = options.color === true ? `\u001b[${statusColor(entry.status)}m${entry.status}\u001b[0m` : String(entry.status)
   const duration = `${durationMs < 10 ? durationMs.toFixed(1) : Math.round(durationMs)}ms`
   const dim = (text: string) => (options.color === true ? `\u001b[2m${text}\u001b[0m` : text)
-  return `${dim(entry.time)} ${entry.method.padEnd(6)} ${entry.path} ${status} ${duration.padStart(6)} ${entry.organizationId ?? "-"} ${dim(entry.correlationId)}`
+  const type = entry.type === undefined ? "" : ` ${entry.type}`
+  return `${dim(entry.time)} ${entry.method.padEnd(6)} ${entry.path} ${status}${type} ${duration.padStart(6)} ${entry.organizationId ?? "-"} ${dim(entry.correlationId)}`
 }

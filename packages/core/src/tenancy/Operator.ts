@@ -6,6 +6,9 @@
  * The spec's rules hold here too: a read-write key needs an admin creator (API_KEY_WRITE_REQUIRES_ADMIN), key
  * creation can be disabled per organization (API_KEY_CREATION_DISABLED), new keys are read-only by default,
  * and a key is returned once and stored only as its SHA-256 hash.
+ *
+ * The operator token that guards this surface on a server is kept in the store the same way, as its SHA-256 hash,
+ * so it survives restarts (docs/decisions.md, "The operator token").
  */
 import { Clock, Effect } from "effect"
 import { isCidr, sha256Hex } from "./Auth.ts"
@@ -21,7 +24,7 @@ import {
   type UserRole
 } from "@fos/contract"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store } from "../kernel/Store.ts"
+import { Store, table } from "../kernel/Store.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
 import {
   type ApiKey,
@@ -165,6 +168,14 @@ export const removeUser = (id: string): Effect.Effect<{ readonly revokedKeys: nu
       return { revokedKeys }
     })))
 
+/** An organization's users, oldest first; removed ones too, with their `removedAt`. */
+export const listUsers = (organizationId: string): Effect.Effect<ReadonlyArray<User>, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    yield* getOrganization(organizationId)
+    return yield* store.page(Users, { order: "byOrganization", partition: organizationId, descending: false, backward: false, from: undefined, limit: 10_000 })
+  })
+
 export interface NewApiKey {
   readonly organizationId: string
   readonly environment: Environment
@@ -237,3 +248,32 @@ export const revokeApiKey = (keyOrHash: string): Effect.Effect<ApiKey, ApiError,
 export const listApiKeys = (organizationId: string): Effect.Effect<ReadonlyArray<ApiKey>, never, Store> =>
   Effect.flatMap(Store, (store) =>
     store.page(ApiKeys, { order: "byOrganization", partition: organizationId, descending: false, backward: false, from: undefined, limit: 10_000 }))
+
+/** The operator token a store's servers share: only its SHA-256 hash is kept, as for API keys. One row. */
+export interface StoredOperatorToken {
+  readonly id: "operator"
+  /** Lower-case hex SHA-256 of the token. */
+  readonly sha256: string
+  readonly createdAt: string
+}
+
+export const OperatorTokens = table<StoredOperatorToken>({ name: "operator_token", key: (r) => r.id })
+
+/**
+ * The store's operator token: the one kept already, or else `minted`, kept now (its hash). `minted` tells which:
+ * true when `minted` became the token, and only then may it be shown. Several processes starting together on one
+ * database agree on the first one kept.
+ */
+export const keepOperatorToken = (minted: string): Effect.Effect<StoredOperatorToken & { readonly minted: boolean }, never, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const kept = yield* store.get(OperatorTokens, "operator")
+    if (kept !== undefined) return { ...kept, minted: false }
+    const row: StoredOperatorToken = { id: "operator", sha256: sha256Hex(minted), createdAt: yield* nowIso }
+    return yield* store.insert(OperatorTokens, row).pipe(
+      Effect.as({ ...row, minted: true }),
+      // Another process kept its token first: that one is the store's.
+      Effect.catchTag("UniqueViolation", () =>
+        Effect.map(store.get(OperatorTokens, "operator"), (first) => ({ ...(first ?? row), minted: first === undefined })))
+    )
+  }).pipe(Effect.orDie)
