@@ -33,7 +33,8 @@ import { Applications } from "./onboarding/Applications.ts"
 import { Customers, ReservedCustomers } from "./onboarding/Customers.ts"
 import { DocumentContents, Documents } from "./onboarding/Documents.ts"
 import { scopeOf } from "./tenancy/Tenancy.ts"
-import { WebhookAttempts, WebhookDeliveries, WebhookEndpoints } from "./webhooks/Webhooks.ts"
+import { WebhookAttempts, WebhookDeliveries } from "./webhooks/Deliveries.ts"
+import { WebhookEndpoints } from "./webhooks/Endpoints.ts"
 
 /** How many parent rows one step of a walk reads. */
 const walkPage = 100

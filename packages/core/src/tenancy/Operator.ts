@@ -22,7 +22,7 @@ import {
 } from "@fos/contract"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store } from "../kernel/Store.ts"
-import { emitEvent } from "../webhooks/Webhooks.ts"
+import { emitEvent } from "../kernel/Outbox.ts"
 import {
   type ApiKey,
   ApiKeys,
