@@ -172,17 +172,24 @@ export const openDelivery = (event: OutboxEvent, endpointId: string, body: strin
     })
   })
 
+/** A delivery claimed for an attempt: the attempt's id, and the recovery lease that is now its timer. */
+export interface Claimed {
+  readonly delivery: WebhookDelivery
+  readonly attemptId: string
+  readonly lease: string | undefined
+}
+
 /**
  * Dispatch begins: claims the delivery's attempt under a recovery lease. Each attempt has its own id; a lease that
  * finds its attempt claimed but never recorded sends it again as is. Undefined when the delivery has ended.
  */
-export const claimDelivery = (delivery: WebhookDelivery, nowMs: number): Effect.Effect<WebhookDelivery | undefined, never, Store> =>
+export const claimDelivery = (delivery: WebhookDelivery, nowMs: number): Effect.Effect<Claimed | undefined, never, Store> =>
   Effect.gen(function*() {
     const step = stepOf(delivery, { type: "begin" })
     if (step === undefined) return undefined
     const lease = yield* timerOf(delivery.id, deliveryScope(delivery), step, nowMs)
     const attemptId = step.send === "again" && delivery.attemptId !== undefined ? delivery.attemptId : yield* newId("wda")
-    return yield* write(delivery, step, lease, nowMs, { attemptId })
+    return { delivery: yield* write(delivery, step, lease, nowMs, { attemptId }), attemptId, lease }
   })
 
 /** A deleted endpoint receives nothing more: its open delivery ends failed. */

@@ -25,7 +25,7 @@ import { Clock, Duration, Effect } from "effect"
 import { Store } from "../kernel/Store.ts"
 import type { AfterCommit, TimerHandler } from "../kernel/Timers.ts"
 import { deliveryAddresses } from "./AddressRules.ts"
-import { abandonDelivery, attemptKind, claimDelivery, recordAttempt, type WebhookDelivery, WebhookDeliveries } from "./Deliveries.ts"
+import { abandonDelivery, attemptKind, claimDelivery, type Claimed, recordAttempt, WebhookDeliveries } from "./Deliveries.ts"
 import { signingSecrets, WebhookEndpoints } from "./Endpoints.ts"
 import { fanoutKind, fanoutTimer } from "./FanOut.ts"
 import {
@@ -61,15 +61,15 @@ const attempt: TimerHandler = (payload: { readonly deliveryId: string }) =>
     // `t` guards the transport: the engine's time by default, real time when the receivers check their own clock.
     const signedMs = (yield* WebhookSettings).signatureClock?.currentTimeMillisUnsafe() ?? nowMs
     const request: DeliveryRequest = {
-      deliveryId: claimed.id,
-      attemptId: claimed.attemptId!,
+      deliveryId: delivery.id,
+      attemptId: claimed.attemptId,
       url: endpoint.url,
-      body: claimed.body,
+      body: delivery.body,
       headers: {
         "content-type": "application/json",
-        "x-service-signature": signatureHeader(Math.floor(signedMs / 1000), claimed.body, signingSecrets(endpoint, nowMs)),
-        "x-service-delivery-id": claimed.attemptId!,
-        "x-service-event": claimed.eventType,
+        "x-service-signature": signatureHeader(Math.floor(signedMs / 1000), delivery.body, signingSecrets(endpoint, nowMs)),
+        "x-service-delivery-id": claimed.attemptId,
+        "x-service-event": delivery.eventType,
         "user-agent": "fos-webhooks/2"
       }
     }
@@ -78,7 +78,7 @@ const attempt: TimerHandler = (payload: { readonly deliveryId: string }) =>
   })
 
 /** Sends one attempt and records it; the next attempt, or the end of the run, is scheduled in the same transaction. */
-const sendAndRecord = (claimed: WebhookDelivery, request: DeliveryRequest, startedMs: number): AfterCommit =>
+const sendAndRecord = (claimed: Claimed, request: DeliveryRequest, startedMs: number): AfterCommit =>
   Effect.gen(function*() {
     const transport = yield* WebhookTransport
     const settings = yield* WebhookSettings
@@ -104,10 +104,10 @@ const sendAndRecord = (claimed: WebhookDelivery, request: DeliveryRequest, start
     const latencyMs = Math.max(0, realClock.currentTimeMillisUnsafe() - realStart)
     const store = yield* Store
     yield* store.transaction(Effect.gen(function*() {
-      const current = yield* store.getForUpdate(WebhookDeliveries, claimed.id)
+      const current = yield* store.getForUpdate(WebhookDeliveries, claimed.delivery.id)
       // Another process took this delivery over after our lease ran out: its attempt is the one that counts.
-      if (current === undefined || current.timerId !== claimed.timerId) return
-      yield* recordAttempt(current, { id: request.attemptId, startedMs, responseStatus: outcome.status, latencyMs, error: outcome.error })
+      if (current === undefined || current.timerId !== claimed.lease) return
+      yield* recordAttempt(current, { id: claimed.attemptId, startedMs, responseStatus: outcome.status, latencyMs, error: outcome.error })
     }))
   }) as AfterCommit
 
