@@ -90,8 +90,9 @@ type Relaxed<T> = T extends readonly [infer A, ...Array<unknown>] ? ReadonlyArra
 /**
  * The payload `emitEvent` takes for type `T` when handed `D`: a payload the compiler can see into must fit the
  * catalog's schema for `T`, so a missing, misspelt or mistyped field is a compile error. A payload it cannot see into
- * (`unknown`, which `toWire` returns, or a record of unknowns) is taken as it is; the catalog test
- * (test/Events.test.ts) checks those payloads at run time.
+ * (`unknown`, which `toWire` returns, or a record of unknowns) is taken as it is; the black-box tests check those
+ * payloads at run time, decoding every event an engine wrote with its catalog schema (`expectCatalogEvents`,
+ * test/support.ts).
  */
 export type EventDataArgument<T extends EventType, D> = unknown extends D ? D
   : string extends keyof D ? D
