@@ -368,6 +368,21 @@ describe("webhook delivery", () => {
     expectProblem(await call("POST", `/v2/webhooks/deliveries/${id}/retry`), { type: "WEBHOOK_DELIVERY_NOT_RETRYABLE", status: 422, instance: `/sandbox/v2/webhooks/deliveries/${id}/retry` })
   })
 
+  it("a deleted endpoint's queued delivery ends failed at its next attempt, sending nothing more", async () => {
+    const received = await start(() => 503)
+    const endpoint = await createEndpoint()
+    await emit()
+    expect(received).toHaveLength(1)
+    const id = (await call("GET", "/v2/webhooks/deliveries")).json.data[0].id
+    expect((await call("GET", `/v2/webhooks/deliveries/${id}`)).json).toMatchObject({ status: "pending", attempts: 1 })
+    expect((await call("DELETE", `/v2/webhooks/endpoints/${endpoint.id}`)).status).toBe(204)
+    await engine.clock.advance(30_000)
+    expect(received).toHaveLength(1)
+    const detail = (await call("GET", `/v2/webhooks/deliveries/${id}`)).json
+    expect(detail).toMatchObject({ status: "failed", run: 1, attempts: 1, nextAttemptAt: null })
+    expect(detail.attemptList).toHaveLength(1)
+  })
+
   it("signs with both secrets for 48 hours after a rotation, then with the new one only", async () => {
     const received = await start()
     const { id, secret: old } = await createEndpoint()

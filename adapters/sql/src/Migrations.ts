@@ -105,8 +105,8 @@ export const migrations: ReadonlyArray<Migration> = [
   },
   {
     // The index entries the store would have written for rows already stored, had these orders been declared then;
-    // each expression is the order's partition and sort in packages/core (Webhooks.ts, Applications.ts), and
-    // adapters/sql/test/Migrations.test.ts checks that the two agree.
+    // each expression is the order's partition and sort in packages/core (webhooks/Deliveries.ts and Endpoints.ts,
+    // Applications.ts), and adapters/sql/test/Migrations.test.ts checks that the two agree.
     version: 5,
     name: "orders for every delivery filter combination, live webhook endpoints and applications by type and update",
     statements: [

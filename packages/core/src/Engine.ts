@@ -26,13 +26,10 @@ import { virtualAccountTimerHandlers } from "./money/VirtualAccounts.ts"
 import { SignerLeftPool, signingTimerHandlers } from "./signing/Roster.ts"
 import { onSignerLeftPool, onSigningTransferEnded, transferSigningTimerHandlers } from "./signing/TransferSigning.ts"
 import { WorldModel, type WorldModelOptions, worldModelOf } from "./money/WorldModel.ts"
-import {
-  type ResolveHost,
-  TransportError,
-  WebhookSettings,
-  webhookTimerHandlers,
-  type WebhookTransportService
-} from "./webhooks/Webhooks.ts"
+import { EventWritten } from "./kernel/Outbox.ts"
+import { webhookTimerHandlers } from "./webhooks/Dispatch.ts"
+import { fanOut } from "./webhooks/FanOut.ts"
+import { type ResolveHost, TransportError, WebhookSettings, type WebhookTransportService } from "./webhooks/Transport.ts"
 import {
   layerTimerHandlers,
   makeVirtualClock,
@@ -121,6 +118,8 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
         ...webhookTimerHandlers(options.webhookTransport ?? noTransport, webhookSettings)
       }),
       Layer.succeed(WebhookSettings, webhookSettings),
+      // An event written to the outbox fans out to the webhook endpoints subscribed to it, in the same transaction.
+      Layer.succeed(EventWritten, fanOut),
       Layer.succeed(ReviewSettings, review),
       Layer.succeed(WorldModel, worldModel),
       // An ended transaction moves the autoExecute orders waiting on its destination, and frees its wallet's signing

@@ -36,8 +36,10 @@ import { Wallets } from "./money/Wallets.ts"
 import { Applications } from "./onboarding/Applications.ts"
 import { Customers, ReservedCustomers } from "./onboarding/Customers.ts"
 import { DocumentContents, Documents } from "./onboarding/Documents.ts"
+import { OperatorTokens } from "./tenancy/Operator.ts"
 import { ApiKeys, Organizations, scopeOf, Users } from "./tenancy/Tenancy.ts"
-import { WebhookAttempts, WebhookDeliveries, WebhookEndpoints } from "./webhooks/Webhooks.ts"
+import { WebhookAttempts, WebhookDeliveries } from "./webhooks/Deliveries.ts"
+import { WebhookEndpoints } from "./webhooks/Endpoints.ts"
 
 /** How many parent rows one step of a walk reads. */
 const walkPage = 100
@@ -138,9 +140,9 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
 
 /**
  * The tables a reset keeps: the organization itself, its users and keys (tenancy), and what belongs to no
- * organization (the engine's signer-session key is not exported).
+ * organization: the operator token (the engine's signer-session key is not exported).
  */
-export const keptTables: ReadonlyArray<Table<any>> = [Organizations, Users, ApiKeys]
+export const keptTables: ReadonlyArray<Table<any>> = [Organizations, Users, ApiKeys, OperatorTokens]
 
 const noneRemoved: Removed = {
   customers: 0,

@@ -4,7 +4,7 @@
  * It also holds the engine's limits to the spec's Limits table.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { attemptsPerRun, Buckets, IdempotencyRetention, retryDelaysSeconds } from "@fos/core"
+import { Buckets, DeliveryMachine, IdempotencyRetention } from "@fos/core"
 import { defaultPageSize, maxPageSize, signatureScheme } from "@fos/contract"
 import { Effect } from "effect"
 import { readSpecFacts, specAbsent, specFacts, specPath, specText } from "./spec.ts"
@@ -43,8 +43,8 @@ describe("the engine's limits", () => {
     Effect.gen(function*() {
       expect([1, maxPageSize, defaultPageSize]).toEqual([limits.pageSize.min, limits.pageSize.max, limits.pageSize.default])
       expect(yield* IdempotencyRetention).toBe(limits.idempotencyRetentionDays * 24 * 3600 * 1000)
-      expect(attemptsPerRun).toBe(limits.webhookAttemptsPerRun)
-      expect([...retryDelaysSeconds]).toEqual(limits.webhookRetryWaitsSeconds)
+      expect(DeliveryMachine.attemptsPerRun).toBe(limits.webhookAttemptsPerRun)
+      expect([...DeliveryMachine.retryDelaysSeconds]).toEqual(limits.webhookRetryWaitsSeconds)
       expect(signatureScheme.toleranceSeconds).toBe(limits.signatureAgeSeconds)
       expect(signatureScheme.rotationGraceHours).toBe(limits.rotationGraceHours)
     }).pipe(Effect.runSync))

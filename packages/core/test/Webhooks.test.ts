@@ -9,14 +9,11 @@ import type { Caller } from "../src/tenancy/Auth.ts"
 import { layerEngine } from "../src/Engine.ts"
 import { Store } from "../src/kernel/Store.ts"
 import type { Organization } from "../src/tenancy/Tenancy.ts"
-import {
-  callbackTransport,
-  createEndpoint,
-  type DeliveryRequest,
-  emitEvent,
-  WebhookAttempts,
-  WebhookDeliveries
-} from "../src/webhooks/Webhooks.ts"
+import { EventExamples } from "@fos/contract"
+import { emitEvent } from "../src/kernel/Outbox.ts"
+import { WebhookAttempts, WebhookDeliveries } from "../src/webhooks/Deliveries.ts"
+import { createEndpoint } from "../src/webhooks/Endpoints.ts"
+import { callbackTransport, type DeliveryRequest } from "../src/webhooks/Transport.ts"
 
 const caller: Caller = {
   organization: { id: "org_t", name: "T", status: "active", sandboxProvisioned: true, apiKeyCreationEnabled: true, features: [], rateLimit: undefined, createdAt: "" } as unknown as Organization,
@@ -38,7 +35,7 @@ describe("webhook delivery on TestClock", () => {
     return Effect.gen(function*() {
       const store = yield* Store
       yield* createEndpoint(caller, { url: "https://receiver.example.com/h" })
-      yield* store.transaction(emitEvent({ type: "customer.created", organizationId: "org_t", environment: "sandbox", data: {} }))
+      yield* store.transaction(emitEvent({ type: "customer.created", organizationId: "org_t", environment: "sandbox", data: EventExamples["customer.created"] }))
       // The layer's scheduler fiber sleeps on the TestClock; each adjust runs what came due.
       const steps: Array<[number, number]> = []
       const advanceTo = function*(seconds: number) {
@@ -62,7 +59,7 @@ describe("webhook delivery on TestClock", () => {
     const program = Effect.gen(function*() {
       const store = yield* Store
       yield* createEndpoint(caller, { url: "https://slow.example.com/h" })
-      yield* store.transaction(emitEvent({ type: "customer.created", organizationId: "org_t", environment: "sandbox", data: {} }))
+      yield* store.transaction(emitEvent({ type: "customer.created", organizationId: "org_t", environment: "sandbox", data: EventExamples["customer.created"] }))
       const deliveries = () => store.page(WebhookDeliveries, { order: "byScope", partition: "org_t/sandbox", descending: false, backward: false, from: undefined, limit: 10 })
       // The real scheduler runs on the real clock here; wait for the first attempt to be recorded.
       for (let i = 0; i < 100; i++) {

@@ -1,10 +1,14 @@
 /**
  * The outbox: every event the engine emits is written here in the same transaction as the change that caused it,
- * so a crash never loses an event and never emits one for a change that did not happen. Webhook fan-out reads it
- * in sequence order (see the webhooks issue).
+ * so a crash never loses an event and never emits one for a change that did not happen (spec, Events, Delivery
+ * guarantees: "At-least-once delivery; the same event may arrive more than once. Deduplicate by id.").
+ *
+ * A domain that reports a change calls `emitEvent` and imports nothing else of webhooks. What an event sets off
+ * (webhook fan-out: a delivery per subscribed endpoint, in the same transaction) is the one subscriber of
+ * `EventWritten`, which the engine declares (Engine.ts); the outbox knows nothing of delivery.
  */
-import { Clock, Effect } from "effect"
-import { type Environment, type EventId, toIso } from "@fos/contract"
+import { Clock, Context, Effect } from "effect"
+import { type Environment, type EventData, type EventId, type EventType, EventTypes, toIso } from "@fos/contract"
 import { newId } from "./IdGenerator.ts"
 import { Store, table } from "./Store.ts"
 
@@ -29,7 +33,10 @@ export const OutboxEvents = table<OutboxEvent>({
   }
 })
 
-/** Writes an event; call it inside the transaction of the change it reports. */
+/**
+ * Writes an event row as it is, untyped: the store's contract suite and `emitEvent` use it. A domain emits with
+ * `emitEvent`, whose payload the catalog checks.
+ */
 export const appendEvent = (event: {
   readonly type: string
   readonly organizationId: string
@@ -59,3 +66,55 @@ export const readEvents = (afterSequence: number | undefined, limit: number): Ef
       from: afterSequence === undefined ? undefined : { sort: afterSequence, key: "\uffff" },
       limit
     }))
+
+/**
+ * What runs when an event is written, in the writing transaction: webhook fan-out, which the engine registers
+ * (Engine.ts). Nothing by default, so an event written outside an engine still lands in the outbox.
+ */
+export class EventWritten extends Context.Reference<(event: OutboxEvent) => Effect.Effect<void, never, Store>>("fos/EventWritten", {
+  defaultValue: () => () => Effect.void
+}) {}
+
+/** The `data` of an event type as it is sent: the encoded form of its schema in the catalog (contract Events.ts). */
+export type EventDataOf<T extends EventType> = typeof EventData[T]["Encoded"]
+
+/**
+ * A payload's type with its non-empty arrays (`[A, ...A[]]`) read as arrays: the rows the engine builds payloads
+ * from hold plain arrays (a virtual account's deposit instructions), and that an array is not empty is a check the
+ * catalog makes at run time (as it does the rules that tie fields together), not a type the rows carry.
+ */
+type Relaxed<T> = T extends readonly [infer A, ...Array<unknown>] ? ReadonlyArray<Relaxed<A>>
+  : T extends object ? { readonly [K in keyof T]: Relaxed<T[K]> }
+  : T
+
+/**
+ * The payload `emitEvent` takes for type `T` when handed `D`: a payload the compiler can see into must fit the
+ * catalog's schema for `T`, so a missing, misspelt or mistyped field is a compile error. A payload it cannot see into
+ * (`unknown`, which `toWire` returns, or a record of unknowns) is taken as it is; the black-box tests check those
+ * payloads at run time, decoding every event an engine wrote with its catalog schema (`expectCatalogEvents`,
+ * test/support.ts).
+ */
+export type EventDataArgument<T extends EventType, D> = unknown extends D ? D
+  : string extends keyof D ? D
+  : Relaxed<EventDataOf<T>>
+
+/**
+ * Emits an event: the outbox row and what it sets off (webhook fan-out), in the caller's transaction. The fan-out
+ * reads the scope's endpoints once and writes a delivery (with its first attempt's timer) for each one subscribed,
+ * so an event reaches exactly the endpoints that existed when its change committed, and an event nobody subscribes
+ * to costs the outbox row and one read. (Fan-out used to be a timer of its own per event: two more writes and a
+ * firing transaction for every event, which were most of a deposit's statements.)
+ */
+export const emitEvent = <T extends EventType, D>(event: {
+  readonly type: T
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly data: EventDataArgument<T, D>
+}): Effect.Effect<OutboxEvent, never, Store> =>
+  Effect.gen(function*() {
+    const written = yield* appendEvent(event)
+    yield* (yield* EventWritten)(written)
+    return written
+  })
+
+export const isEventType = (s: string): s is EventType => (EventTypes as ReadonlyArray<string>).includes(s)

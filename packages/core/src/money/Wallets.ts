@@ -37,7 +37,7 @@ import { Applications, customerApplications } from "../onboarding/Applications.t
 import { getCustomer, ReservedCustomers } from "../onboarding/Customers.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
-import { emitEvent } from "../webhooks/Webhooks.ts"
+import { emitEvent } from "../kernel/Outbox.ts"
 import { depositAddress } from "./Addresses.ts"
 import { balancesOf, balanceToWire, type Holder, LedgerAccounts } from "./Ledger.ts"
 import { transactionPartition, Transactions } from "./Transactions.ts"

@@ -64,7 +64,7 @@ import { isRestrictedIn, type Organization, Organizations, scopeOf } from "../te
 import { schedule, type TimerHandler } from "../kernel/Timers.ts"
 import { ReviewSettings, type ReviewSettingsValue } from "./ReviewSettings.ts"
 import { createVirtualAccount } from "../money/VirtualAccounts.ts"
-import { emitEvent } from "../webhooks/Webhooks.ts"
+import { emitEvent } from "../kernel/Outbox.ts"
 import { toWire } from "../kernel/Wire.ts"
 
 

@@ -47,7 +47,7 @@ import { cryptoEligible } from "../onboarding/Applications.ts"
 import { Customers } from "../onboarding/Customers.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
-import { emitEvent } from "../webhooks/Webhooks.ts"
+import { emitEvent } from "../kernel/Outbox.ts"
 import { signingSettings } from "./Settings.ts"
 import {
   type CeremonyStatus,

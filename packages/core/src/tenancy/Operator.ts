@@ -25,7 +25,7 @@ import {
 } from "@fos/contract"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store, table } from "../kernel/Store.ts"
-import { emitEvent } from "../webhooks/Webhooks.ts"
+import { emitEvent } from "../kernel/Outbox.ts"
 import {
   type ApiKey,
   ApiKeys,

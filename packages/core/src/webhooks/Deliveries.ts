@@ -1,0 +1,305 @@
+/**
+ * Webhook deliveries (spec, Resources, Webhook delivery: "Identified by wdl_; each attempt by wda_. Status values:
+ * pending, processing, succeeded, failed"), their one writer, and the deliveries API (Webhook management):
+ *
+ * | GET | /webhooks/deliveries | query endpointId, status, eventType, paging | list envelope of deliveries |
+ * | GET | /webhooks/deliveries/{id} | | delivery detail |
+ * | POST | /webhooks/deliveries/{id}/retry | | starts a new run of 5 attempts; 422 WEBHOOK_DELIVERY_NOT_RETRYABLE unless status failed |
+ *
+ * "endpointId, status and eventType are all optional and combine freely."
+ *
+ * This module owns the delivery and attempt rows: fan-out opens a delivery, dispatch claims it and records its
+ * attempts, the API retries it, each through a named operation here, and every status change is a step of the
+ * DeliveryMachine, written with the timer the step asks for.
+ */
+import { Clock, Effect } from "effect"
+import { type DeliveryStatus, type Environment, toIso, type WebhookDelivery as DeliveryWire } from "@fos/contract"
+import { newId } from "../kernel/IdGenerator.ts"
+import type { OutboxEvent } from "../kernel/Outbox.ts"
+import { listPage, type ListQuery } from "../kernel/Paging.ts"
+import { apiError } from "../kernel/Problem.ts"
+import { Store, table } from "../kernel/Store.ts"
+import { schedule, Timers } from "../kernel/Timers.ts"
+import { type Caller } from "../tenancy/Auth.ts"
+import { scopeOf } from "../tenancy/Tenancy.ts"
+import { type DeliveryMove, type DeliveryState, type DeliveryStep, deliveryTransition, isStep } from "./DeliveryMachine.ts"
+
+export interface WebhookDelivery {
+  readonly id: string
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly endpointId: string
+  readonly eventId: string
+  readonly eventType: string
+  readonly status: DeliveryStatus
+  /** Runs of 5 attempts: 1 at first, one more per manual retry. */
+  readonly run: number
+  /** Attempts made in the current run. */
+  readonly attemptsInRun: number
+  readonly body: string
+  /** The timer that will act next on this delivery (an attempt or a recovery lease). */
+  readonly timerId: string | undefined
+  /**
+   * The attempt claimed and not yet recorded (while processing): a recovery lease sends it again under this id, since
+   * it is the same attempt, and the attempt is recorded under it.
+   */
+  readonly attemptId?: string | undefined
+  readonly nextAttemptAt: string | null
+  readonly lastAttemptAt: string | null
+  readonly createdAt: string
+  readonly updatedAt: string
+}
+
+/** The filters of `GET /webhooks/deliveries`, which combine freely. */
+const deliveryFilterNames = ["endpointId", "status", "eventType"] as const
+type DeliveryFilterName = (typeof deliveryFilterNames)[number]
+
+/**
+ * One keyset order per combination of the delivery filters, so that every filtered list walks exactly the
+ * deliveries it shows: full pages, a true total, and a page that costs the same however many deliveries the filters
+ * leave out. The partition is the scope and the filters' values, in this order, joined by "/"; only the last can be
+ * free text (an event type), so no two combinations of values give one partition. A status change moves the
+ * delivery in the four orders that hold the status (the store keeps orders on update).
+ */
+const deliveryOrders: Readonly<Record<string, ReadonlyArray<DeliveryFilterName>>> = {
+  byScope: [],
+  byEndpoint: ["endpointId"],
+  byStatus: ["status"],
+  byEventType: ["eventType"],
+  byEndpointStatus: ["endpointId", "status"],
+  byEndpointEventType: ["endpointId", "eventType"],
+  byStatusEventType: ["status", "eventType"],
+  byEndpointStatusEventType: ["endpointId", "status", "eventType"]
+}
+
+/** The organization's environment a delivery belongs to (its timers carry it, so a reset finds them). */
+const deliveryScope = (d: WebhookDelivery) => scopeOf(d.organizationId, d.environment)
+
+const deliveryPartition = (scope: string, names: ReadonlyArray<DeliveryFilterName>, values: DeliveryFilter): string =>
+  [scope, ...names.map((name) => values[name])].join("/")
+
+export const WebhookDeliveries = table<WebhookDelivery>({
+  name: "webhook_deliveries",
+  key: (d) => d.id,
+  orders: Object.fromEntries(Object.entries(deliveryOrders).map(([order, names]) => [order, {
+    partition: (d: WebhookDelivery) => deliveryPartition(deliveryScope(d), names, d),
+    sort: (d: WebhookDelivery) => d.createdAt
+  }]))
+})
+
+export interface WebhookAttempt {
+  readonly id: string
+  readonly deliveryId: string
+  readonly run: number
+  readonly number: number
+  readonly startedAt: string
+  readonly responseStatus: number | null
+  readonly latencyMs: number
+  readonly error: string | null
+}
+
+export const WebhookAttempts = table<WebhookAttempt>({
+  name: "webhook_attempts",
+  key: (a) => a.id,
+  orders: { byDelivery: { partition: (a) => a.deliveryId, sort: (a) => a.run * 100 + a.number } }
+})
+
+
+// --- the writer: every change of a delivery is a step of the machine ---------------------------------------------
+
+/** The timer kind of a delivery's attempts and of their recovery leases (Dispatch.ts handles it). */
+export const attemptKind = "webhook.attempt"
+
+const stateOf = (d: WebhookDelivery): DeliveryState => ({ status: d.status, run: d.run, attemptsInRun: d.attemptsInRun })
+
+/** A move's step on a delivery, or undefined when the move does not apply (a refusal here is a stale move). */
+const stepOf = (d: WebhookDelivery, move: DeliveryMove): DeliveryStep | undefined => {
+  const outcome = deliveryTransition(stateOf(d), move)
+  return isStep(outcome) ? outcome : undefined
+}
+
+/** Schedules the timer a step asks for, in the delivery's scope. */
+const timerOf = (deliveryId: string, scope: string, step: DeliveryStep, nowMs: number): Effect.Effect<string | undefined, never, Store> =>
+  step.timer === undefined ? Effect.succeed(undefined) : schedule(attemptKind, nowMs + step.timer.afterMs, { deliveryId }, scope)
+
+/** Writes a step onto a delivery: its state, the timer that acts next, when the next attempt is due, and `fields`. */
+const write = (
+  delivery: WebhookDelivery,
+  step: DeliveryStep,
+  timerId: string | undefined,
+  nowMs: number,
+  fields: Partial<Pick<WebhookDelivery, "attemptId" | "lastAttemptAt">>
+): Effect.Effect<WebhookDelivery, never, Store> =>
+  Effect.gen(function*() {
+    const next: WebhookDelivery = {
+      ...delivery,
+      ...step.next,
+      timerId,
+      // A lease is not an attempt: the claimed attempt keeps its due time.
+      nextAttemptAt: step.timer === undefined ? null : step.timer.kind === "attempt" ? toIso(nowMs + step.timer.afterMs) : delivery.nextAttemptAt,
+      updatedAt: toIso(nowMs),
+      ...fields
+    }
+    yield* Effect.orDie((yield* Store).update(WebhookDeliveries, next))
+    return next
+  })
+
+/** Fan-out's delivery of `event` to one endpoint: pending in run 1, its first attempt due at once. */
+export const openDelivery = (event: OutboxEvent, endpointId: string, body: string, nowMs: number): Effect.Effect<void, never, Store> =>
+  Effect.gen(function*() {
+    const outcome = deliveryTransition(undefined, { type: "open" })
+    if (!isStep(outcome)) return
+    const store = yield* Store
+    const now = toIso(nowMs)
+    const id = yield* newId("wdl")
+    const timerId = yield* timerOf(id, scopeOf(event.organizationId, event.environment), outcome, nowMs)
+    yield* store.insertFresh(WebhookDeliveries, {
+      id,
+      organizationId: event.organizationId,
+      environment: event.environment,
+      endpointId,
+      eventId: event.id,
+      eventType: event.type,
+      status: outcome.next.status,
+      run: outcome.next.run,
+      attemptsInRun: outcome.next.attemptsInRun,
+      body,
+      timerId,
+      nextAttemptAt: now,
+      lastAttemptAt: null,
+      createdAt: now,
+      updatedAt: now
+    })
+  })
+
+/** A delivery claimed for an attempt: the attempt's id, and the recovery lease that is now its timer. */
+export interface Claimed {
+  readonly delivery: WebhookDelivery
+  readonly attemptId: string
+  readonly lease: string | undefined
+}
+
+/**
+ * Dispatch begins: claims the delivery's attempt under a recovery lease. Each attempt has its own id; a lease that
+ * finds its attempt claimed but never recorded sends it again as is. Undefined when the delivery has ended.
+ */
+export const claimDelivery = (delivery: WebhookDelivery, nowMs: number): Effect.Effect<Claimed | undefined, never, Store> =>
+  Effect.gen(function*() {
+    const step = stepOf(delivery, { type: "begin" })
+    if (step === undefined) return undefined
+    const lease = yield* timerOf(delivery.id, deliveryScope(delivery), step, nowMs)
+    const attemptId = step.send === "again" && delivery.attemptId !== undefined ? delivery.attemptId : yield* newId("wda")
+    return { delivery: yield* write(delivery, step, lease, nowMs, { attemptId }), attemptId, lease }
+  })
+
+/** A deleted endpoint receives nothing more: its open delivery ends failed. */
+export const abandonDelivery = (delivery: WebhookDelivery, nowMs: number): Effect.Effect<void, never, Store> =>
+  Effect.gen(function*() {
+    const step = stepOf(delivery, { type: "abandon" })
+    if (step !== undefined) yield* write(delivery, step, undefined, nowMs, { attemptId: undefined })
+  })
+
+/** What one attempt came to. */
+export interface AttemptResult {
+  readonly id: string
+  readonly startedMs: number
+  readonly responseStatus: number | null
+  readonly latencyMs: number
+  /** Null when the endpoint answered 2xx. */
+  readonly error: string | null
+}
+
+/**
+ * Records the claimed attempt of a processing delivery (its recovery lease is its timer) and moves the delivery on:
+ * succeeded, its next attempt scheduled, or failed at the end of the run.
+ */
+export const recordAttempt = (current: WebhookDelivery, attempt: AttemptResult): Effect.Effect<void, never, Store> =>
+  Effect.gen(function*() {
+    const step = stepOf(current, { type: attempt.error === null ? "succeed" : "fail" })
+    if (step === undefined) return
+    const store = yield* Store
+    if (current.timerId !== undefined) yield* store.remove(Timers, current.timerId)
+    yield* Effect.orDie(store.insert(WebhookAttempts, {
+      id: attempt.id,
+      deliveryId: current.id,
+      run: current.run,
+      number: step.next.attemptsInRun,
+      startedAt: toIso(attempt.startedMs),
+      responseStatus: attempt.responseStatus,
+      latencyMs: attempt.latencyMs,
+      error: attempt.error
+    }))
+    const nowMs = yield* Clock.currentTimeMillis
+    const timerId = yield* timerOf(current.id, deliveryScope(current), step, nowMs)
+    yield* write(current, step, timerId, nowMs, { attemptId: undefined, lastAttemptAt: toIso(attempt.startedMs) })
+  })
+
+// --- the deliveries API ------------------------------------------------------------------------------------------
+
+export const deliveryToWire = (d: WebhookDelivery): DeliveryWire => ({
+  id: d.id,
+  endpointId: d.endpointId,
+  eventId: d.eventId,
+  eventType: d.eventType,
+  status: d.status,
+  attempts: d.attemptsInRun,
+  run: d.run,
+  nextAttemptAt: d.nextAttemptAt,
+  lastAttemptAt: d.lastAttemptAt,
+  createdAt: d.createdAt,
+  updatedAt: d.updatedAt
+})
+
+export interface DeliveryFilter {
+  readonly endpointId: string | undefined
+  readonly status: DeliveryStatus | undefined
+  readonly eventType: string | undefined
+}
+
+/** Lists deliveries; filters combine freely, and each combination walks its own order (`deliveryOrders`). */
+export const listDeliveries = (caller: Caller, filter: DeliveryFilter, query: ListQuery) => {
+  const given = deliveryFilterNames.filter((name) => filter[name] !== undefined)
+  const [order, names] = Object.entries(deliveryOrders).find(([, names]) =>
+    names.length === given.length && names.every((name) => given.includes(name)))!
+  const partition = deliveryPartition(scopeOf(caller.organization.id, caller.environment), names, filter)
+  return listPage(WebhookDeliveries, { order, partition, query, toWire: deliveryToWire })
+}
+
+export const getDelivery = (caller: Caller, id: string) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const delivery = yield* store.get(WebhookDeliveries, id)
+    if (delivery === undefined || delivery.organizationId !== caller.organization.id || delivery.environment !== caller.environment) {
+      return yield* apiError("NOT_FOUND", "No webhook delivery with this id exists in this organization and environment.")
+    }
+    const attempts = yield* store.page(WebhookAttempts, { order: "byDelivery", partition: id, descending: false, backward: false, from: undefined, limit: 1000 })
+    return {
+      ...deliveryToWire(delivery),
+      attemptList: attempts.map((a) => ({
+        id: a.id,
+        run: a.run,
+        number: a.number,
+        startedAt: a.startedAt,
+        responseStatus: a.responseStatus,
+        latencyMs: a.latencyMs,
+        error: a.error
+      }))
+    }
+  })
+
+/** A manual retry: only of a failed delivery, which starts a new run of 5 attempts at once. */
+export const retryDelivery = (caller: Caller, id: string) =>
+  Effect.flatMap(Store, (store) =>
+    store.transaction(Effect.gen(function*() {
+      const delivery = yield* store.getForUpdate(WebhookDeliveries, id)
+      if (delivery === undefined || delivery.organizationId !== caller.organization.id || delivery.environment !== caller.environment) {
+        return yield* apiError("NOT_FOUND", "No webhook delivery with this id exists in this organization and environment.")
+      }
+      const outcome = deliveryTransition(stateOf(delivery), { type: "retry" })
+      if ("refused" in outcome) return yield* apiError(outcome.refused, outcome.reason)
+      if (!isStep(outcome)) return deliveryToWire(delivery)
+      const nowMs = yield* Clock.currentTimeMillis
+      const timerId = yield* timerOf(delivery.id, deliveryScope(delivery), outcome, nowMs)
+      const next = yield* write(delivery, outcome, timerId, nowMs, {})
+      return deliveryToWire(next)
+    })))

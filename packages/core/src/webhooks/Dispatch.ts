@@ -1,0 +1,124 @@
+/**
+ * Dispatch: signed, at-least-once delivery with retries on the Clock (spec, Events: Request headers of a delivery,
+ * Signature, Retries; Limits: "Receiver response time: 2xx within 5 seconds").
+ *
+ * | Header | Value |
+ * |---|---|
+ * | Content-Type | application/json |
+ * | X-Service-Signature | t=<unix-seconds>,v1=<hex>[,v1=<hex>] |
+ * | X-Service-Delivery-Id | unique ID of this delivery attempt |
+ * | X-Service-Event | event type name |
+ *
+ * "Each v1 is the lowercase hex of HMAC-SHA256 over the string <t>.<raw-body>, keyed with the full endpoint secret
+ * including its whsec_ prefix."
+ *
+ * Every attempt is a durable timer (`webhook.attempt`): it claims the delivery in its transaction (processing, plus
+ * a recovery lease: the same timer kind again, 60 s on), and after that transaction commits sends the signed body
+ * and records the attempt in a new transaction, which schedules the next attempt (30 s, 2 min, 15 min, 1 h) or ends
+ * the run; the DeliveryMachine decides which. A crash between sending and recording leaves the lease, which sends
+ * the same event again: at least once.
+ */
+import { hmac } from "@noble/hashes/hmac.js"
+import { sha256 } from "@noble/hashes/sha2.js"
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
+import { Clock, Duration, Effect } from "effect"
+import { Store } from "../kernel/Store.ts"
+import type { AfterCommit, TimerHandler } from "../kernel/Timers.ts"
+import { deliveryAddresses } from "./AddressRules.ts"
+import { abandonDelivery, attemptKind, claimDelivery, type Claimed, recordAttempt, WebhookDeliveries } from "./Deliveries.ts"
+import { signingSecrets, WebhookEndpoints } from "./Endpoints.ts"
+import { fanoutKind, fanoutTimer } from "./FanOut.ts"
+import {
+  type DeliveryRequest,
+  TransportError,
+  WebhookSettings,
+  type WebhookSettingsValue,
+  WebhookTransport,
+  type WebhookTransportService
+} from "./Transport.ts"
+
+/** The most a receiver is given to answer. */
+export const receiverTimeoutMs = 5_000
+
+/** The X-Service-Signature value for `body` at `t` (unix seconds), one v1 per secret. */
+export const signatureHeader = (t: number, body: string, secrets: ReadonlyArray<string>): string =>
+  [`t=${t}`, ...secrets.map((secret) => `v1=${bytesToHex(hmac(sha256, utf8ToBytes(secret), utf8ToBytes(`${t}.${body}`)))}`)].join(",")
+
+const attempt: TimerHandler = (payload: { readonly deliveryId: string }) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const delivery = yield* store.getForUpdate(WebhookDeliveries, payload.deliveryId)
+    if (delivery === undefined) return undefined
+    const endpoint = yield* store.get(WebhookEndpoints, delivery.endpointId)
+    const nowMs = yield* Clock.currentTimeMillis
+    if (endpoint === undefined || endpoint.deletedAt !== undefined) {
+      // A deleted endpoint receives nothing more.
+      yield* abandonDelivery(delivery, nowMs)
+      return undefined
+    }
+    const claimed = yield* claimDelivery(delivery, nowMs)
+    if (claimed === undefined) return undefined
+    // `t` guards the transport: the engine's time by default, real time when the receivers check their own clock.
+    const signedMs = (yield* WebhookSettings).signatureClock?.currentTimeMillisUnsafe() ?? nowMs
+    const request: DeliveryRequest = {
+      deliveryId: delivery.id,
+      attemptId: claimed.attemptId,
+      url: endpoint.url,
+      body: delivery.body,
+      headers: {
+        "content-type": "application/json",
+        "x-service-signature": signatureHeader(Math.floor(signedMs / 1000), delivery.body, signingSecrets(endpoint, nowMs)),
+        "x-service-delivery-id": claimed.attemptId,
+        "x-service-event": delivery.eventType,
+        "user-agent": "fos-webhooks/2"
+      }
+    }
+    const send: AfterCommit = sendAndRecord(claimed, request, nowMs)
+    return send
+  })
+
+/** Sends one attempt and records it; the next attempt, or the end of the run, is scheduled in the same transaction. */
+const sendAndRecord = (claimed: Claimed, request: DeliveryRequest, startedMs: number): AfterCommit =>
+  Effect.gen(function*() {
+    const transport = yield* WebhookTransport
+    const settings = yield* WebhookSettings
+    // The receiver's time limit is real time, whatever clock the engine runs on.
+    const realClock = Clock.Clock.defaultValue()
+    const realStart = realClock.currentTimeMillisUnsafe()
+    // Checked again before each send, since a name can come to resolve somewhere else, and sent to the address that
+    // was checked, so that the name cannot answer differently in between (DNS rebinding).
+    const target = yield* Effect.result(deliveryAddresses(request.url, settings))
+    const outcome = target._tag === "Failure"
+      ? { status: null, error: target.failure }
+      : yield* transport.send(target.success === undefined ? request : { ...request, addresses: target.success }).pipe(
+        Effect.timeoutOrElse({
+          duration: Duration.millis(receiverTimeoutMs),
+          orElse: () => Effect.fail(new TransportError({ message: `no answer within ${receiverTimeoutMs / 1000} seconds` }))
+        }),
+        Effect.provideService(Clock.Clock, realClock),
+        Effect.match({
+          onFailure: (e) => ({ status: null, error: e.message }),
+          onSuccess: (r) => ({ status: r.status, error: r.status >= 200 && r.status < 300 ? null : `answered ${r.status}` })
+        })
+      )
+    const latencyMs = Math.max(0, realClock.currentTimeMillisUnsafe() - realStart)
+    const store = yield* Store
+    yield* store.transaction(Effect.gen(function*() {
+      const current = yield* store.getForUpdate(WebhookDeliveries, claimed.delivery.id)
+      // Another process took this delivery over after our lease ran out: its attempt is the one that counts.
+      if (current === undefined || current.timerId !== claimed.lease) return
+      yield* recordAttempt(current, { id: claimed.attemptId, startedMs, responseStatus: outcome.status, latencyMs, error: outcome.error })
+    }))
+  }) as AfterCommit
+
+/** The engine's webhook timers, over the transport they deliver with. */
+export const webhookTimerHandlers = (transport: WebhookTransportService, settings: WebhookSettingsValue): Record<string, TimerHandler> => {
+  const provide = <A>(effect: Effect.Effect<A, never, Store | WebhookTransport>) =>
+    effect.pipe(Effect.provideService(WebhookTransport, transport), Effect.provideService(WebhookSettings, settings))
+  return {
+    [fanoutKind]: fanoutTimer,
+    [attemptKind]: (payload) =>
+      Effect.map(provide(attempt(payload) as Effect.Effect<void | AfterCommit, never, Store>), (after) =>
+        after === undefined ? undefined : provide(after as Effect.Effect<void, never, Store | WebhookTransport>))
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * Webhook endpoints (spec, Resources, Webhook endpoint; Webhook management; States and transitions, Webhook
+ * endpoint):
+ *
+ * | State | Trigger | Next | Also |
+ * |---|---|---|---|
+ * | active | PATCH status disabled | disabled | excluded from fan-out; no new deliveries are queued; deliveries already queued keep retrying |
+ * | disabled | PATCH status active | active | new deliveries resume |
+ *
+ * An endpoint's secret is "returned only on create and on rotate, once; shaped whsec_ followed by 64 hex
+ * characters". "During the grace period after rotation (about 48 hours)" deliveries carry a second v1 signed with
+ * the previous secret; "after the grace period only the current secret signs. The grace deadline is not exposed on
+ * endpoint reads." DELETE answers 204, also for an endpoint deleted before; "an id that never existed in the
+ * organization returns 404 WEBHOOK_ENDPOINT_NOT_FOUND". fos keeps a deleted endpoint's row for that, out of lists,
+ * reads and fan-out (docs/decisions.md, "Webhook endpoints and delivery").
+ */
+import { Clock, Effect } from "effect"
+import { type Subscription, signatureScheme, toIso, type WebhookEndpoint as WebhookEndpointWire, type Environment } from "@fos/contract"
+import { newId, randomHex } from "../kernel/IdGenerator.ts"
+import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
+import { apiError, type ApiError } from "../kernel/Problem.ts"
+import { Store, table } from "../kernel/Store.ts"
+import { type Caller } from "../tenancy/Auth.ts"
+import { scopeOf } from "../tenancy/Tenancy.ts"
+import { checkWebhookUrl } from "./AddressRules.ts"
+import { WebhookSettings } from "./Transport.ts"
+
+export interface WebhookEndpoint {
+  readonly id: string
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly url: string
+  readonly subscription: Subscription
+  readonly status: "active" | "disabled"
+  readonly secret: string
+  /** The secret before the last rotation, still signing until `untilMs`. Never shown. */
+  readonly previousSecret: { readonly secret: string; readonly untilMs: number } | undefined
+  readonly createdAt: string
+  readonly updatedAt: string
+  readonly deletedAt: string | undefined
+}
+
+export const WebhookEndpoints = table<WebhookEndpoint>({
+  name: "webhook_endpoints",
+  key: (e) => e.id,
+  orders: {
+    /** Every endpoint of an organization and environment, deleted ones included. */
+    byScope: { partition: (e) => scopeOf(e.organizationId, e.environment), sort: (e) => e.createdAt },
+    /** The endpoints not deleted: what the list shows and what fan-out reads. A deletion takes the endpoint out. */
+    live: { partition: (e) => (e.deletedAt === undefined ? scopeOf(e.organizationId, e.environment) : undefined), sort: (e) => e.createdAt }
+  }
+})
+
+export const endpointToWire = (e: WebhookEndpoint, reveal = false): WebhookEndpointWire => ({
+  id: e.id,
+  url: e.url,
+  subscription: e.subscription,
+  status: e.status,
+  createdAt: e.createdAt,
+  updatedAt: e.updatedAt,
+  ...(reveal ? { secret: e.secret, signature: signatureScheme } : {})
+})
+
+/** How long the previous secret keeps signing after a rotation (spec: "about 48 hours"). */
+const rotationGraceMs = 48 * 60 * 60 * 1000
+
+/** The secrets that sign a delivery sent at `nowMs`: the current one, and the previous one during its grace period. */
+export const signingSecrets = (endpoint: WebhookEndpoint, nowMs: number): ReadonlyArray<string> =>
+  endpoint.previousSecret !== undefined && nowMs < endpoint.previousSecret.untilMs
+    ? [endpoint.secret, endpoint.previousSecret.secret]
+    : [endpoint.secret]
+
+const newSecret = Effect.map(randomHex(64), (hex) => `whsec_${hex}`)
+
+const nowIso = Effect.map(Clock.currentTimeMillis, toIso)
+
+const notFound = () => apiError("WEBHOOK_ENDPOINT_NOT_FOUND", "No webhook endpoint with this id exists in this organization and environment.")
+
+/** An endpoint of the caller's organization and environment, deleted ones included. */
+const findEndpoint = (caller: Caller, id: string, lock = false) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const endpoint = yield* (lock ? store.getForUpdate(WebhookEndpoints, id) : store.get(WebhookEndpoints, id))
+    if (endpoint === undefined || endpoint.organizationId !== caller.organization.id || endpoint.environment !== caller.environment) {
+      return yield* notFound()
+    }
+    return endpoint
+  })
+
+export const createEndpoint = (caller: Caller, input: { readonly url: string; readonly subscription?: Subscription }) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const settings = yield* WebhookSettings
+    const url = yield* checkWebhookUrl(input.url, settings)
+    const now = yield* nowIso
+    const endpoint: WebhookEndpoint = {
+      id: yield* newId("wep"),
+      organizationId: caller.organization.id,
+      environment: caller.environment,
+      url,
+      subscription: input.subscription ?? { mode: "all" },
+      status: "active",
+      secret: yield* newSecret,
+      previousSecret: undefined,
+      createdAt: now,
+      updatedAt: now,
+      deletedAt: undefined
+    }
+    yield* Effect.orDie(store.insert(WebhookEndpoints, endpoint))
+    return endpointToWire(endpoint, true)
+  })
+
+export const getEndpoint = (caller: Caller, id: string) =>
+  Effect.flatMap(findEndpoint(caller, id), (e) => (e.deletedAt !== undefined ? Effect.fail(notFound()) : Effect.succeed(endpointToWire(e))))
+
+export const listEndpoints = (caller: Caller, query: ListQuery): Effect.Effect<ListEnvelope<WebhookEndpointWire>, ApiError, Store> =>
+  // Deleted endpoints keep their row (so a second DELETE is 204) but are not listed: the `live` order leaves them out.
+  listPage(WebhookEndpoints, {
+    order: "live",
+    partition: scopeOf(caller.organization.id, caller.environment),
+    query,
+    toWire: (e) => endpointToWire(e)
+  })
+
+export const updateEndpoint = (
+  caller: Caller,
+  id: string,
+  change: { readonly subscription?: Subscription; readonly status?: "active" | "disabled" }
+) =>
+  Effect.flatMap(Store, (store) =>
+    store.transaction(Effect.gen(function*() {
+      const endpoint = yield* findEndpoint(caller, id, true)
+      if (endpoint.deletedAt !== undefined) return yield* notFound()
+      const next: WebhookEndpoint = { ...endpoint, ...change, updatedAt: yield* nowIso }
+      yield* Effect.orDie(store.update(WebhookEndpoints, next))
+      return endpointToWire(next)
+    })))
+
+/** Deletes an endpoint: 204 also when it was deleted before; 404 only for an id that never existed here. */
+export const deleteEndpoint = (caller: Caller, id: string) =>
+  Effect.flatMap(Store, (store) =>
+    store.transaction(Effect.gen(function*() {
+      const endpoint = yield* findEndpoint(caller, id, true)
+      if (endpoint.deletedAt !== undefined) return
+      const now = yield* nowIso
+      yield* Effect.orDie(store.update(WebhookEndpoints, { ...endpoint, status: "disabled", deletedAt: now, updatedAt: now }))
+    })))
+
+/** A new secret, returned once; the previous one keeps signing for the grace period. */
+export const rotateSecret = (caller: Caller, id: string) =>
+  Effect.flatMap(Store, (store) =>
+    store.transaction(Effect.gen(function*() {
+      const endpoint = yield* findEndpoint(caller, id, true)
+      if (endpoint.deletedAt !== undefined) return yield* notFound()
+      const nowMs = yield* Clock.currentTimeMillis
+      const next: WebhookEndpoint = {
+        ...endpoint,
+        secret: yield* newSecret,
+        previousSecret: { secret: endpoint.secret, untilMs: nowMs + rotationGraceMs },
+        updatedAt: toIso(nowMs)
+      }
+      yield* Effect.orDie(store.update(WebhookEndpoints, next))
+      return endpointToWire(next, true)
+    })))
