@@ -8,7 +8,7 @@
  * | customer_onboarding | the customer (under the id the submission reserved), customer.created, paired with application.approved |
  * | customer_update | the customer's name and state, as submitted; no event (the spec has none) |
  * | virtual_account | the account, pending; it activates on the clock (VirtualAccounts.ts) |
- * | crypto_wallet | nothing yet: a wallet is created by its own call (Wallets.ts), which needs this approval |
+ * | crypto_wallet | nothing itself: it lets the customer create wallets on that chain (money/Wallets.ts) |
  * | organization_onboarding | the organization active, organization.activated |
  *
  * They run in the decision's transaction, after application.approved is written.
