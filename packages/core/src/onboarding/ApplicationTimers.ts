@@ -14,7 +14,7 @@
 import { Clock, Effect } from "effect"
 import { Store } from "../kernel/Store.ts"
 import { schedule, type TimerHandler } from "../kernel/Timers.ts"
-import { allowed, type Application, Applications, applicationScope } from "./Applications.ts"
+import { allowedApplicationMove, type Application, Applications, applicationScope } from "./Applications.ts"
 import { cancelTimerKind, completeCancel } from "./Cancellation.ts"
 import { decide, lateComplianceResult } from "./Decisions.ts"
 import { ReviewSettings, type ReviewSettingsValue } from "./ReviewSettings.ts"
@@ -46,7 +46,7 @@ const review: TimerHandler = (payload: { readonly applicationId: string }) =>
     const store = yield* Store
     const application = yield* store.getForUpdate(Applications, payload.applicationId)
     // Decided by simulate, cancelled, or being cancelled meanwhile: the review has nothing to do.
-    if (application === undefined || allowed(application, { _tag: "Decide", outcome: "approved", bySimulate: false }) === undefined) return
+    if (application === undefined || allowedApplicationMove(application, { _tag: "Decide", outcome: "approved", bySimulate: false }) === undefined) return
     const text = markers(application)
     if (text.includes("fos:manual")) return
     const settings = yield* ReviewSettings
@@ -71,7 +71,7 @@ const lateCompliance: TimerHandler = (payload: { readonly applicationId: string 
   Effect.gen(function*() {
     const store = yield* Store
     const application = yield* store.getForUpdate(Applications, payload.applicationId)
-    if (application === undefined || allowed(application, { _tag: "LateCompliance" }) === undefined) return
+    if (application === undefined || allowedApplicationMove(application, { _tag: "LateCompliance" }) === undefined) return
     yield* lateComplianceResult(application, { failureCode: "compliance_denied", resubmittable: false })
   }).pipe(Effect.orDie)
 

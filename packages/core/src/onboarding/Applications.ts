@@ -1,8 +1,8 @@
 /**
  * Applications: how customers, their features and the organization itself are onboarded. This module is the
- * Application resource: its stored row and table, its wire shape, its reads, its events, and `move`, which runs the
- * state table (ApplicationMachine.ts) and writes what it decides. No module writes an application's status but
- * through `move` and `moved`.
+ * Application resource: its stored row and table, its wire shape, its reads and its events. `moveApplication` runs
+ * the state table (ApplicationMachine.ts) on a stored application and `movedApplication` is the row it decides; no
+ * status is written but through them.
  *
  * The rest of onboarding, by concept: the four submission flows (Submissions.ts), decisions and late compliance
  * results (Decisions.ts), what approval creates (ApprovalEffects.ts), cancellation (Cancellation.ts), identity
@@ -70,7 +70,6 @@ export interface Application {
   readonly updatedAt: string
 }
 
-
 export const applicationScope = (a: Application) => scopeOf(a.organizationId, a.environment)
 const scope = applicationScope
 
@@ -99,14 +98,13 @@ export const Applications = table<Application>({
   }
 })
 
-
 // --- moves --------------------------------------------------------------------------------------------------------
 
 /** An open application with a cancel in progress. */
 export const isCancelling = (a: Application) => a.status === "open" && a.cancelRequestedAt !== undefined
 
 /** A move the table allows: the next status, whether a cancel is in progress, the events and the persons' fate. */
-export type Allowed = Exclude<Outcome, { readonly refused: Refusal }>
+export type AllowedMove = Exclude<Outcome, { readonly refused: Refusal }>
 
 const refusalDetail = {
   APPLICATION_ALREADY_DECIDED: "The application is already decided; approved and rejected are final.",
@@ -115,20 +113,20 @@ const refusalDetail = {
 } as const
 
 /** Runs the state table: what the move makes of the application, or the spec's problem it is refused with. */
-export const move = (application: Application, m: Move): Effect.Effect<Allowed, ApiError> => {
+export const moveApplication = (application: Application, m: Move): Effect.Effect<AllowedMove, ApiError> => {
   const outcome = transition(application.status, isCancelling(application), m)
   if ("next" in outcome) return Effect.succeed(outcome)
   return Effect.fail(apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${application.status})`))
 }
 
 /** What the move makes of the application, or undefined where the table refuses it (for the engine's own moves). */
-export const allowed = (application: Application, m: Move): Allowed | undefined => {
+export const allowedApplicationMove = (application: Application, m: Move): AllowedMove | undefined => {
   const outcome = transition(application.status, isCancelling(application), m)
   return "next" in outcome ? outcome : undefined
 }
 
 /** The application after an allowed move, at `now`: its status, cancel request, persons and updatedAt. */
-export const moved = (application: Application, outcome: Allowed, now: string): Application => ({
+export const movedApplication = (application: Application, outcome: AllowedMove, now: string): Application => ({
   ...application,
   status: outcome.next,
   cancelRequestedAt: outcome.cancelling ? application.cancelRequestedAt ?? now : undefined,

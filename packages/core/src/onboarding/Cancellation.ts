@@ -17,7 +17,7 @@ import { type ApiError } from "../kernel/Problem.ts"
 import { Store } from "../kernel/Store.ts"
 import { schedule, type TimerHandler } from "../kernel/Timers.ts"
 import { type Caller } from "../tenancy/Auth.ts"
-import { allowed, Applications, applicationScope, applicationToWire, getApplication, move, moved } from "./Applications.ts"
+import { allowedApplicationMove, Applications, applicationScope, applicationToWire, getApplication, moveApplication, movedApplication } from "./Applications.ts"
 import { ReviewSettings } from "./ReviewSettings.ts"
 
 export const cancelTimerKind = "application.cancel"
@@ -27,9 +27,9 @@ export const requestCancel = (caller: Caller, id: ApplicationId): Effect.Effect<
   Effect.gen(function*() {
     const store = yield* Store
     const application = yield* getApplication(caller, id, true)
-    const outcome = yield* move(application, { _tag: "RequestCancel" })
+    const outcome = yield* moveApplication(application, { _tag: "RequestCancel" })
     const nowMs = yield* Clock.currentTimeMillis
-    const cancelling = moved(application, outcome, toIso(nowMs))
+    const cancelling = movedApplication(application, outcome, toIso(nowMs))
     yield* Effect.orDie(store.update(Applications, cancelling))
     yield* schedule(cancelTimerKind, nowMs + (yield* ReviewSettings).cancelDelayMs, { applicationId: id }, applicationScope(application))
     return applicationToWire(cancelling)
@@ -41,7 +41,7 @@ export const completeCancel: TimerHandler = (payload: { readonly applicationId: 
     const store = yield* Store
     const application = yield* store.getForUpdate(Applications, payload.applicationId)
     if (application === undefined) return
-    const outcome = allowed(application, { _tag: "CompleteCancel" })
+    const outcome = allowedApplicationMove(application, { _tag: "CompleteCancel" })
     if (outcome === undefined) return
-    yield* Effect.orDie(store.update(Applications, moved(application, outcome, toIso(yield* Clock.currentTimeMillis))))
+    yield* Effect.orDie(store.update(Applications, movedApplication(application, outcome, toIso(yield* Clock.currentTimeMillis))))
   })

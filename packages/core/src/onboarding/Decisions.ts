@@ -26,15 +26,15 @@ import { Store } from "../kernel/Store.ts"
 import { type Caller } from "../tenancy/Auth.ts"
 import { initialStatus } from "./ApplicationMachine.ts"
 import {
-  allowed,
+  allowedApplicationMove,
   type Application,
   Applications,
   applicationToWire,
   currentOrganizationApplication,
   emitApplicationEvents,
   getApplication,
-  move,
-  moved
+  moveApplication,
+  movedApplication
 } from "./Applications.ts"
 import { approvalEffects } from "./ApprovalEffects.ts"
 
@@ -76,10 +76,10 @@ export const decide = (application: Application, decision: ApplicationDecision):
         "A rejection category applies only to KYB applications (a business's customer onboarding, or the organization's)."
       )
     }
-    const outcome = yield* move(application, { _tag: "Decide", outcome: decision.outcome, bySimulate: decision.bySimulate })
+    const outcome = yield* moveApplication(application, { _tag: "Decide", outcome: decision.outcome, bySimulate: decision.bySimulate })
     const now = toIso(yield* Clock.currentTimeMillis)
     if (outcome.next === "approved") {
-      const approved: Application = { ...moved(application, outcome, now), decidedAt: now }
+      const approved: Application = { ...movedApplication(application, outcome, now), decidedAt: now }
       yield* Effect.orDie(store.update(Applications, approved))
       yield* emitApplicationEvents(approved, outcome.events, now)
       yield* approvalEffects(approved, now)
@@ -88,7 +88,7 @@ export const decide = (application: Application, decision: ApplicationDecision):
     const category = decision.category === undefined ? undefined : rejectionOutcomes[decision.category]
     const failureCode = category?.failureCode ?? decision.failureCode ?? "rejected_by_ops"
     const rejected: Application = {
-      ...moved(application, outcome, now),
+      ...movedApplication(application, outcome, now),
       failureCode,
       failureMessage: decision.reason ?? category?.message ?? defaultMessages[failureCode],
       resubmittable: application.type === "organization_onboarding"
@@ -149,7 +149,7 @@ export const lateComplianceResult = (
 ): Effect.Effect<Application, ApiError, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
-    const outcome = yield* move(application, { _tag: "LateCompliance" })
+    const outcome = yield* moveApplication(application, { _tag: "LateCompliance" })
     const isOrganization = application.type === "organization_onboarding"
     if (isOrganization && correction.failureCode !== undefined && correction.failureCode !== application.failureCode) {
       return yield* apiError("UNPROCESSABLE_ENTITY", "An organization_onboarding rejection's failureCode is not corrected; send failureMessage or resubmittable.")
@@ -157,7 +157,7 @@ export const lateComplianceResult = (
     const now = toIso(yield* Clock.currentTimeMillis)
     const failureCode = isOrganization ? application.failureCode : correction.failureCode ?? "compliance_denied"
     const corrected: Application = {
-      ...moved(application, outcome, now),
+      ...movedApplication(application, outcome, now),
       failureCode,
       failureMessage: correction.failureMessage ?? defaultMessages[failureCode ?? "compliance_denied"],
       resubmittable: isOrganization ? correction.resubmittable ?? false : undefined
@@ -168,8 +168,8 @@ export const lateComplianceResult = (
       const current = yield* currentOrganizationApplication(application.organizationId)
       // Now final: the draft the first result opened is withdrawn. Now resubmittable: a draft opens.
       if (corrected.resubmittable === false && current !== undefined) {
-        const withdrawn = allowed(current, { _tag: "Withdraw" })
-        if (withdrawn !== undefined) yield* Effect.orDie(store.update(Applications, moved(current, withdrawn, now)))
+        const withdrawn = allowedApplicationMove(current, { _tag: "Withdraw" })
+        if (withdrawn !== undefined) yield* Effect.orDie(store.update(Applications, movedApplication(current, withdrawn, now)))
       } else if (corrected.resubmittable === true && current?.id === corrected.id) yield* openDraft(corrected, now)
     }
     return corrected

@@ -37,8 +37,8 @@ import {
   applicationScope,
   applicationToWire,
   currentOrganizationApplication,
-  move,
-  moved,
+  moveApplication,
+  movedApplication,
   type Person
 } from "./Applications.ts"
 import { scheduleReview } from "./ApplicationTimers.ts"
@@ -365,7 +365,7 @@ export const submitOrganizationOnboarding = (caller: Caller, body: OrganizationS
       updatedAt: now
     }
     if (current?.status === "draft") {
-      const submitted: Application = { ...moved(current, yield* move(current, { _tag: "Submit" }), now), ...filled }
+      const submitted: Application = { ...movedApplication(current, yield* moveApplication(current, { _tag: "Submit" }), now), ...filled }
       yield* Effect.orDie(store.update(Applications, submitted))
       yield* scheduleReview(submitted)
       return applicationToWire(submitted)
