@@ -53,8 +53,6 @@ import {
   virtualAccountCurrencies
 } from "./Requirements.ts"
 
-const callerScope = (caller: Caller) => scopeOf(caller.organization.id, caller.environment)
-
 const validationError = (errors: ReadonlyArray<ErrorEntry>) =>
   apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors })
 
@@ -228,7 +226,7 @@ export const submitOnboarding = (caller: Caller, body: OnboardingSubmission): Ef
     const gaps = customerType === "business" ? kybGaps(body, requirements, typeOf) : individualGaps(body, requirements, typeOf)
     if (gaps.length > 0) return yield* notReady(gaps)
     if (body.clientReferenceId !== undefined) {
-      const taken = yield* store.findUnique(Customers, "clientReferenceId", `${callerScope(caller)}/${body.clientReferenceId}`)
+      const taken = yield* store.findUnique(Customers, "clientReferenceId", `${scopeOf(caller.organization.id, caller.environment)}/${body.clientReferenceId}`)
       if (taken !== undefined) return yield* duplicateReference()
     }
     const now = toIso(yield* Clock.currentTimeMillis)
