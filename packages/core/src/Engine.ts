@@ -3,7 +3,7 @@
  * handlers and the scheduler. Every runtime (the servers, embedding, tests) builds the engine through this.
  */
 import { Clock, Effect, Layer } from "effect"
-import { applicationTimerHandlers } from "./onboarding/Applications.ts"
+import { applicationTimerHandlers } from "./onboarding/ApplicationTimers.ts"
 import {
   expireRecord,
   expireTimerKind,

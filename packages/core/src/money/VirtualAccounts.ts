@@ -3,6 +3,8 @@
  * `pending`; it activates asynchronously on the clock and emits virtual_account.activated with its deposit
  * instructions, one block per rail family, each in its own currency.
  *
+ * Its states are VirtualAccountMachine.ts's: every status change goes through `virtualAccountTransition`.
+ *
  * Account numbers are derived from the account id, so the same seed and clock give the same numbers, and they are
  * well-formed (IBAN check digits, ABA routing checksum) so an integration's validators accept them.
  */
@@ -27,6 +29,7 @@ import { emitEvent } from "../kernel/Outbox.ts"
 import { toWire } from "../kernel/Wire.ts"
 import { ReviewSettings } from "../onboarding/ReviewSettings.ts"
 import { balanceIn, balanceToWire, type Holder } from "./Ledger.ts"
+import { initialVirtualAccountStatus, type VirtualAccountStatus, virtualAccountTransition } from "./VirtualAccountMachine.ts"
 
 /** A deposit block as virtual_account.activated carries it. */
 type DepositBlock = typeof DepositBlockSchema.Type
@@ -38,7 +41,7 @@ export interface VirtualAccount {
   readonly customerId: string
   readonly applicationId: string
   readonly asset: { readonly code: AssetCode }
-  readonly status: "pending" | "active"
+  readonly status: VirtualAccountStatus
   readonly depositInstructions: ReadonlyArray<DepositBlock>
   readonly activatedAt: string | undefined
   readonly createdAt: string
@@ -116,7 +119,7 @@ export const createVirtualAccount = (
       customerId: application.customerId!,
       applicationId: application.id,
       asset: { code: application.asset!.code },
-      status: "pending",
+      status: initialVirtualAccountStatus,
       depositInstructions: [],
       activatedAt: undefined,
       createdAt: now,
@@ -132,19 +135,22 @@ const activate: TimerHandler = (payload: { readonly virtualAccountId: string }) 
   Effect.gen(function*() {
     const store = yield* Store
     const account = yield* store.getForUpdate(VirtualAccounts, payload.virtualAccountId)
-    if (account === undefined || account.status !== "pending") return
+    if (account === undefined) return
+    // Activated already (a timer fired again): nothing to do.
+    const outcome = virtualAccountTransition(account.status, { type: "activate" })
+    if (!("next" in outcome)) return
     const customer = yield* store.get(Customers, account.customerId)
     const now = toIso(yield* Clock.currentTimeMillis)
     const active: VirtualAccount = {
       ...account,
-      status: "active",
+      status: outcome.next,
       depositInstructions: depositBlocks(account.id, account.asset.code, customer?.name || "Account holder"),
       activatedAt: now,
       updatedAt: now
     }
     yield* Effect.orDie(store.update(VirtualAccounts, active))
     yield* emitEvent({
-      type: "virtual_account.activated",
+      type: outcome.event,
       organizationId: account.organizationId,
       environment: account.environment,
       data: {

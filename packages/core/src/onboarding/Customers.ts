@@ -1,6 +1,7 @@
 /**
  * Customers: the organization's own clients. Approving a customer_onboarding application creates one (see
- * Applications.ts); this module holds their table, wire shape, reads and the restriction ops can place.
+ * ApprovalEffects.ts); this module holds their table, wire shape and reads. The restrictions ops can place on one
+ * are Restrictions.ts's.
  *
  * A customer id exists from the moment its onboarding application is submitted (the application reserves it), but
  * the customer does not until approval: using the id before then is 422 CUSTOMER_NOT_ONBOARDED, not 404.

@@ -280,6 +280,11 @@ export const cryptoIneligible: { readonly countries: ReadonlyArray<string>; read
   usStates: ["NY"]
 }
 
+/** Whether a crypto wallet may be offered to this customer (its jurisdiction: country, and US state). */
+export const cryptoEligible = (customer: { readonly country: string; readonly state?: string | undefined }): boolean =>
+  !cryptoIneligible.countries.includes(customer.country) &&
+  !(customer.country === "USA" && customer.state !== undefined && cryptoIneligible.usStates.includes(customer.state.toUpperCase()))
+
 export const featureRequirements = (type: FeatureType, country: string): ReadonlyArray<FeatureRequirement> =>
   type === "virtual_account"
     ? [

@@ -1,0 +1,104 @@
+/**
+ * Approval effects: what an approved application creates, by its type (the spec's application table, "open →
+ * approval → approved": "customer_onboarding approval creates the customer and emits customer.created; a
+ * virtual_account approval later emits virtual_account.activated").
+ *
+ * | applicationType | approval creates |
+ * |---|---|
+ * | customer_onboarding | the customer (under the id the submission reserved), customer.created, paired with application.approved |
+ * | customer_update | the customer's name and state, as submitted; no event (the spec has none) |
+ * | virtual_account | the account, pending; it activates on the clock (VirtualAccounts.ts) |
+ * | crypto_wallet | nothing itself: it lets the customer create wallets on that chain (money/Wallets.ts) |
+ * | organization_onboarding | the organization active, organization.activated |
+ *
+ * They run in the decision's transaction, after application.approved is written.
+ */
+import { Effect } from "effect"
+import { type CustomerId, type CustomerUpdateSubmission, type OnboardingSubmission } from "@fos/contract"
+import { Store } from "../kernel/Store.ts"
+import { toWire } from "../kernel/Wire.ts"
+import { createVirtualAccount } from "../money/VirtualAccounts.ts"
+import { Organizations } from "../tenancy/Tenancy.ts"
+import { emitEvent } from "../kernel/Outbox.ts"
+import { type Application } from "./Applications.ts"
+import { type Customer, Customers, ReservedCustomers } from "./Customers.ts"
+
+/** What an approval creates, by application type. */
+export const approvalEffects = (application: Application, now: string): Effect.Effect<void, never, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    switch (application.type) {
+      case "customer_onboarding": {
+        const submission = application.submission as OnboardingSubmission
+        const name = application.customerType === "individual"
+          ? `${submission.individual?.firstName ?? ""} ${submission.individual?.lastName ?? ""}`.trim()
+          : submission.businessInfo?.legalName ?? ""
+        const address = application.customerType === "individual" ? submission.individual?.address : submission.businessInfo?.registeredAddress
+        const customer: Customer = {
+          id: application.customerId as CustomerId,
+          organizationId: application.organizationId,
+          environment: application.environment,
+          type: application.customerType ?? "business",
+          status: "active",
+          name,
+          country: application.country ?? address?.country ?? "",
+          clientReferenceId: application.clientReferenceId,
+          houseAccount: application.houseAccount,
+          applicationId: application.id,
+          state: address?.state,
+          silentRestrictions: 0,
+          createdAt: now,
+          updatedAt: now
+        }
+        // A clientReferenceId or house account taken meanwhile (by a cancelled application decided later) is
+        // dropped from the customer rather than failing the decision.
+        yield* store.insert(Customers, customer).pipe(
+          Effect.catchTag("UniqueViolation", () => store.insert(Customers, { ...customer, clientReferenceId: undefined, houseAccount: false })),
+          Effect.orDie
+        )
+        yield* store.remove(ReservedCustomers, customer.id)
+        yield* emitEvent({
+          type: "customer.created",
+          organizationId: application.organizationId,
+          environment: application.environment,
+          data: toWire({ customerId: customer.id, applicationId: application.id, clientReferenceId: customer.clientReferenceId, occurredAt: now })
+        })
+        return
+      }
+      case "customer_update": {
+        const customer = yield* store.getForUpdate(Customers, application.customerId!)
+        if (customer === undefined) return
+        const submission = application.submission as CustomerUpdateSubmission
+        const name = customer.type === "business"
+          ? submission.businessInfo?.legalName ?? customer.name
+          : [submission.individual?.firstName ?? customer.name.split(" ")[0], submission.individual?.lastName ?? customer.name.split(" ").slice(1).join(" ")]
+            .join(" ").trim()
+        const address = submission.businessInfo?.registeredAddress ?? submission.individual?.address
+        yield* Effect.orDie(store.update(Customers, {
+          ...customer,
+          name,
+          state: address?.state ?? customer.state,
+          updatedAt: now
+        }))
+        return
+      }
+      case "virtual_account": {
+        yield* createVirtualAccount(application, now)
+        return
+      }
+      case "crypto_wallet":
+        return
+      case "organization_onboarding": {
+        const organization = yield* store.getForUpdate(Organizations, application.organizationId)
+        if (organization === undefined || organization.status !== "onboarding") return
+        yield* Effect.orDie(store.update(Organizations, { ...organization, status: "active" }))
+        yield* emitEvent({
+          type: "organization.activated",
+          organizationId: organization.id,
+          environment: "sandbox",
+          data: { organizationId: organization.id, occurredAt: now }
+        })
+        return
+      }
+    }
+  })

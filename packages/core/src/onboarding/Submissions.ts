@@ -1,0 +1,379 @@
+/**
+ * Submissions: the four ways an application is born (the spec's endpoints), each open at once and reviewed on the
+ * clock (ApplicationTimers.ts):
+ *
+ * | call | applicationType | what it checks |
+ * |---|---|---|
+ * | POST /v2/onboarding | customer_onboarding (business or individual) | the country's requirement set (422 ONBOARDING_NOT_READY, one entry per gap), documents, the house-account rules; reserves the customer id |
+ * | POST /v2/customers/{customerId}/updates | customer_update | the customer's type, documents |
+ * | POST /v2/customers/{customerId}/features | virtual_account or crypto_wallet | an active customer, the currencies and assets offered, the crypto jurisdiction rule (422, nothing stored, nothing emitted) |
+ * | POST /v2/organization/onboarding | organization_onboarding | the organization still onboarding; fills the current draft (Submit) or starts the first application |
+ *
+ * What is 400 and what is 422, the client references and the house account: docs/onboarding.md.
+ */
+import { Clock, Effect } from "effect"
+import {
+  type Application as ApplicationWire,
+  type ApplicationType,
+  type CustomerId,
+  type CustomerUpdateSubmission,
+  type ErrorEntry,
+  type FeatureSubmission,
+  type OnboardingSubmission,
+  type OrganizationSubmission,
+  type PersonInput,
+  toIso
+} from "@fos/contract"
+import { newId } from "../kernel/IdGenerator.ts"
+import { apiError, type ApiError } from "../kernel/Problem.ts"
+import { Store, type UniqueViolation } from "../kernel/Store.ts"
+import { type Caller } from "../tenancy/Auth.ts"
+import { getOrganization } from "../tenancy/Operator.ts"
+import { scopeOf } from "../tenancy/Tenancy.ts"
+import { initialStatus } from "./ApplicationMachine.ts"
+import {
+  type Application,
+  Applications,
+  applicationScope,
+  applicationToWire,
+  currentOrganizationApplication,
+  moveApplication,
+  movedApplication,
+  type Person
+} from "./Applications.ts"
+import { scheduleReview } from "./ApplicationTimers.ts"
+import { individualGaps, kybGaps } from "./Completeness.ts"
+import { Customers, getCustomer, ReservedCustomers } from "./Customers.ts"
+import { requireDocuments } from "./Documents.ts"
+import {
+  CountryRequirementSets,
+  cryptoEligible,
+  cryptoWalletAssets,
+  industryProblem,
+  virtualAccountCurrencies
+} from "./Requirements.ts"
+
+const validationError = (errors: ReadonlyArray<ErrorEntry>) =>
+  apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors })
+
+const notReady = (errors: ReadonlyArray<ErrorEntry>) =>
+  apiError("ONBOARDING_NOT_READY", `The submission is incomplete: ${errors.length} requirement(s) are not met; see errors[].`, { errors })
+
+const countryRequirements = (country: string) => {
+  const requirements = CountryRequirementSets[country]
+  return requirements === undefined
+    ? Effect.fail(apiError(
+      "APPLICATION_COUNTRY_NOT_SUPPORTED",
+      `Onboarding is not offered in ${country}; GET /v2/onboarding/requirements lists what is.`
+    ))
+    : Effect.succeed(requirements)
+}
+
+/** Every document id of a submission, with the pointer of each list, checked together: one error names them all. */
+const resolveDocuments = (
+  caller: Caller,
+  lists: ReadonlyArray<{ readonly pointer: string; readonly ids: ReadonlyArray<string> | undefined }>,
+  customerId: CustomerId | undefined
+): Effect.Effect<Map<string, string>, ApiError, Store> =>
+  Effect.gen(function*() {
+    const types = new Map<string, string>()
+    const errors: Array<ErrorEntry> = []
+    for (const list of lists) {
+      if (list.ids === undefined || list.ids.length === 0) continue
+      const found = yield* Effect.result(requireDocuments(caller, list.ids, { customerId, pointer: list.pointer }))
+      if (found._tag === "Failure") {
+        if (found.failure.code !== "DOCUMENT_IDS_NOT_FOUND") return yield* found.failure
+        errors.push(...(found.failure.errors ?? []))
+      } else for (const document of found.success) types.set(document.id, document.type)
+    }
+    if (errors.length > 0) {
+      return yield* apiError("DOCUMENT_IDS_NOT_FOUND", "Some document ids do not exist or cannot be used here; see errors[].", { errors })
+    }
+    return types
+  })
+
+const classificationChecks = (
+  classification: { readonly legalStructure?: string; readonly primaryIndustry?: string } | undefined,
+  country: string
+): Effect.Effect<void, ApiError> => {
+  const requirements = CountryRequirementSets[country]!
+  const structure = classification?.legalStructure
+  if (structure !== undefined && !requirements.legalStructures.some((s) => s.value === structure)) {
+    return Effect.fail(apiError(
+      "INVALID_LEGAL_STRUCTURE",
+      `companyClassification.legalStructure is not among the values offered for ${country}; GET /v2/onboarding/requirements?country=${country} lists them.`
+    ))
+  }
+  const industry = classification?.primaryIndustry
+  const problem = industry === undefined ? undefined : industryProblem(industry, country)
+  if (problem !== undefined) {
+    return Effect.fail(apiError(
+      "INVALID_POLICY_SUBJECT",
+      `companyClassification.primaryIndustry ${problem}; GET /v2/onboarding/requirements lists the selectable keys.`
+    ))
+  }
+  return Effect.void
+}
+
+const duplicateReferences = (persons: ReadonlyArray<PersonInput>): ReadonlyArray<ErrorEntry> => {
+  const seen = new Set<string>()
+  const errors: Array<ErrorEntry> = []
+  persons.forEach((p, i) => {
+    if (seen.has(p.referenceId)) errors.push({ pointer: `/ownership/persons/${i}/referenceId`, detail: "must be unique within the application" })
+    seen.add(p.referenceId)
+  })
+  return errors
+}
+
+const personOf = (p: PersonInput): Person => ({
+  referenceId: p.referenceId,
+  roles: [...new Set(p.roles)],
+  firstName: p.firstName,
+  lastName: p.lastName,
+  email: p.email,
+  ownershipPercent: p.ownershipPercent,
+  dateOfBirth: p.dateOfBirth,
+  taxId: p.taxId,
+  verificationStatus: "in_progress"
+})
+
+/** The reference of an individual customer's one person. */
+export const individualReferenceId = "individual"
+
+/** The reserved sandbox reference: the house account fos treats as the organization's own (docs/onboarding.md). */
+export const sandboxHouseAccountReference = "house-account"
+
+const duplicateReference = () =>
+  apiError("DUPLICATE_CLIENT_REFERENCE_ID", "This clientReferenceId is already used by another application of this type or by a customer.")
+
+/** Inserts a new application with its review timer; unique-key clashes become the spec's problems. */
+const insertApplication = (application: Application): Effect.Effect<void, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    yield* store.insert(Applications, application).pipe(
+      Effect.catchTag("UniqueViolation", (e: UniqueViolation) =>
+        Effect.fail(e.unique === "houseAccount"
+          ? apiError("CONFLICT", "This organization already has a house account (or one under review) in this environment.")
+          : duplicateReference()))
+    )
+    if (application.status === "open") yield* scheduleReview(application)
+  })
+
+const blankApplication = (caller: Caller, type: ApplicationType, now: string): Omit<Application, "id"> => ({
+  organizationId: caller.organization.id,
+  environment: caller.environment,
+  type,
+  status: initialStatus.submission,
+  customerId: undefined,
+  customerType: undefined,
+  country: undefined,
+  clientReferenceId: undefined,
+  houseAccount: false,
+  asset: undefined,
+  persons: [],
+  submission: undefined,
+  failureCode: undefined,
+  failureMessage: undefined,
+  resubmittable: undefined,
+  cancelRequestedAt: undefined,
+  decidedAt: undefined,
+  ordinal: 0,
+  createdAt: now,
+  updatedAt: now
+})
+
+/** Every document list of a submission with its pointer: company documents, the individual's, each person's. */
+const documentLists = (body: {
+  readonly documentIds?: ReadonlyArray<string>
+  readonly individual?: { readonly documentIds?: ReadonlyArray<string> }
+  readonly ownership?: { readonly persons: ReadonlyArray<PersonInput> }
+}) => [
+  { pointer: "/documentIds", ids: body.documentIds },
+  { pointer: "/individual/documentIds", ids: body.individual?.documentIds },
+  ...(body.ownership?.persons ?? []).map((p, i) => ({ pointer: `/ownership/persons/${i}/documentIds`, ids: p.documentIds }))
+]
+
+/** `POST /v2/onboarding`: a customer_onboarding application, open, with the customer id it reserves. */
+export const submitOnboarding = (caller: Caller, body: OnboardingSubmission): Effect.Effect<ApplicationWire, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const customerType = body.customerType ?? "business"
+    if (customerType === "business" && body.individual !== undefined) {
+      return yield* validationError([{ pointer: "/individual", detail: "is only for customerType individual" }])
+    }
+    if (customerType === "individual") {
+      const wrong = (["businessInfo", "ownership", "companyClassification"] as const).filter((k) => body[k] !== undefined)
+      if (wrong.length > 0) return yield* validationError(wrong.map((k) => ({ pointer: `/${k}`, detail: "is only for customerType business" })))
+    }
+    const duplicates = duplicateReferences(body.ownership?.persons ?? [])
+    if (duplicates.length > 0) return yield* validationError(duplicates)
+    const requirements = yield* countryRequirements(body.country)
+    yield* classificationChecks(body.companyClassification, body.country)
+    const documentTypes = yield* resolveDocuments(caller, documentLists(body), undefined)
+    if (body.houseAccount === true && customerType !== "business") {
+      return yield* apiError("HOUSE_ACCOUNT_BUSINESS_ONLY", "Only a business customer can be marked as the house account.")
+    }
+    if (
+      caller.environment === "sandbox" && body.clientReferenceId?.trim().toLowerCase() === sandboxHouseAccountReference &&
+      body.houseAccount !== true
+    ) {
+      return yield* apiError(
+        "SANDBOX_HOUSE_ACCOUNT_RESERVED_REFERENCE",
+        `In the sandbox, clientReferenceId "${sandboxHouseAccountReference}" is reserved for the house account; mark the submission houseAccount: true or choose another reference.`
+      )
+    }
+    const typeOf = (id: string) => documentTypes.get(id)
+    const gaps = customerType === "business" ? kybGaps(body, requirements, typeOf) : individualGaps(body, requirements, typeOf)
+    if (gaps.length > 0) return yield* notReady(gaps)
+    if (body.clientReferenceId !== undefined) {
+      const taken = yield* store.findUnique(Customers, "clientReferenceId", `${scopeOf(caller.organization.id, caller.environment)}/${body.clientReferenceId}`)
+      if (taken !== undefined) return yield* duplicateReference()
+    }
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const customerId = yield* newId("cus")
+    const persons = customerType === "business"
+      ? (body.ownership?.persons ?? []).map(personOf)
+      : [personOf({ ...body.individual!, referenceId: individualReferenceId, roles: ["owner"] })].map((p) => ({ ...p, roles: ["individual" as const] }))
+    const application: Application = {
+      ...blankApplication(caller, "customer_onboarding", now),
+      id: yield* newId("app"),
+      customerId,
+      customerType,
+      country: body.country,
+      clientReferenceId: body.clientReferenceId,
+      houseAccount: body.houseAccount ?? false,
+      persons,
+      submission: body
+    }
+    yield* insertApplication(application)
+    yield* Effect.orDie(store.insert(ReservedCustomers, { customerId, scope: applicationScope(application), applicationId: application.id }))
+    return applicationToWire(application)
+  })
+
+/** `POST /v2/customers/{customerId}/updates`: a customer_update application. */
+export const submitCustomerUpdate = (
+  caller: Caller,
+  customerId: CustomerId,
+  body: CustomerUpdateSubmission
+): Effect.Effect<ApplicationWire, ApiError, Store> =>
+  Effect.gen(function*() {
+    const customer = yield* getCustomer(caller, customerId)
+    if (customer.type === "business" && body.individual !== undefined) {
+      return yield* validationError([{ pointer: "/individual", detail: "is only for an individual customer" }])
+    }
+    if (customer.type === "individual" && (body.businessInfo !== undefined || body.ownership !== undefined)) {
+      return yield* validationError([{ pointer: body.businessInfo !== undefined ? "/businessInfo" : "/ownership", detail: "is only for a business customer" }])
+    }
+    const duplicates = duplicateReferences(body.ownership?.persons ?? [])
+    if (duplicates.length > 0) return yield* validationError(duplicates)
+    yield* resolveDocuments(caller, documentLists(body), customer.id)
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const application: Application = {
+      ...blankApplication(caller, "customer_update", now),
+      id: yield* newId("app"),
+      customerId: customer.id,
+      customerType: customer.type,
+      country: customer.country,
+      clientReferenceId: body.clientReferenceId,
+      persons: (body.ownership?.persons ?? []).map(personOf),
+      submission: body
+    }
+    yield* insertApplication(application)
+    return applicationToWire(application)
+  })
+
+/** `POST /v2/customers/{customerId}/features`: a virtual_account or crypto_wallet application. */
+export const submitFeatureApplication = (
+  caller: Caller,
+  customerId: CustomerId,
+  body: FeatureSubmission
+): Effect.Effect<ApplicationWire, ApiError, Store> =>
+  Effect.gen(function*() {
+    const customer = yield* getCustomer(caller, customerId)
+    if (customer.status !== "active") {
+      return yield* apiError("UNPROCESSABLE_ENTITY", "The customer is restricted; new features cannot be requested.")
+    }
+    if (body.type === "virtual_account") {
+      const allowed = virtualAccountCurrencies(customer.country)
+      if (!allowed.includes(body.asset.code)) {
+        return yield* validationError([{ pointer: "/asset/code", detail: `must be one of ${allowed.join(", ")} for this customer` }])
+      }
+      if (body.asset.chain !== undefined) return yield* validationError([{ pointer: "/asset/chain", detail: "must be omitted for a virtual account" }])
+    } else {
+      // Refused before anything is written or emitted: an ineligible jurisdiction is a 422 with no event.
+      if (!cryptoEligible(customer)) {
+        return yield* apiError("UNPROCESSABLE_ENTITY", "Crypto wallets are not offered in the customer's jurisdiction.")
+      }
+      const offered = cryptoWalletAssets.find((a) => a.code === body.asset.code)
+      if (offered === undefined) {
+        return yield* validationError([{ pointer: "/asset/code", detail: `must be one of ${cryptoWalletAssets.map((a) => a.code).join(", ")}` }])
+      }
+      if (body.asset.chain === undefined || !offered.chains.includes(body.asset.chain)) {
+        return yield* validationError([{ pointer: "/asset/chain", detail: `must be one of ${offered.chains.join(", ")} for ${offered.code}` }])
+      }
+    }
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const application: Application = {
+      ...blankApplication(caller, body.type, now),
+      id: yield* newId("app"),
+      customerId: customer.id,
+      customerType: customer.type,
+      country: customer.country,
+      clientReferenceId: body.clientReferenceId,
+      asset: body.asset,
+      submission: body
+    }
+    yield* insertApplication(application)
+    return applicationToWire(application)
+  })
+
+
+/**
+ * `POST /v2/organization/onboarding`: submits the organization's own KYB. It fills the current draft (one opens
+ * after a resubmittable rejection) or starts the first application; it is refused while one is open, after a final
+ * rejection, and once the organization is active.
+ */
+export const submitOrganizationOnboarding = (caller: Caller, body: OrganizationSubmission): Effect.Effect<ApplicationWire, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const organization = yield* getOrganization(caller.organization.id)
+    if (organization.status !== "onboarding") {
+      return yield* apiError("APPLICATION_INVALID_STATUS", `The organization is ${organization.status}; there is nothing to onboard.`)
+    }
+    const current = yield* currentOrganizationApplication(organization.id)
+    if (current !== undefined && current.status !== "draft") {
+      if (current.status === "open") return yield* apiError("APPLICATION_INVALID_STATUS", `Application ${current.id} is still under review.`)
+      if (current.status === "rejected" && current.resubmittable === false) {
+        return yield* apiError("APPLICATION_INVALID_STATUS", `Application ${current.id} was rejected and cannot be resubmitted; contact support.`)
+      }
+    }
+    const duplicates = duplicateReferences(body.ownership?.persons ?? [])
+    if (duplicates.length > 0) return yield* validationError(duplicates)
+    const requirements = yield* countryRequirements(body.country)
+    yield* classificationChecks(body.companyClassification, body.country)
+    const sandboxCaller: Caller = { ...caller, environment: "sandbox" }
+    const documentTypes = yield* resolveDocuments(sandboxCaller, documentLists(body), undefined)
+    const gaps = kybGaps(body, requirements, (id) => documentTypes.get(id))
+    if (gaps.length > 0) return yield* notReady(gaps)
+    const now = toIso(yield* Clock.currentTimeMillis)
+    const filled = {
+      country: body.country,
+      persons: (body.ownership?.persons ?? []).map(personOf),
+      submission: body,
+      updatedAt: now
+    }
+    if (current?.status === "draft") {
+      const submitted: Application = { ...movedApplication(current, yield* moveApplication(current, { _tag: "Submit" }), now), ...filled }
+      yield* Effect.orDie(store.update(Applications, submitted))
+      yield* scheduleReview(submitted)
+      return applicationToWire(submitted)
+    }
+    const application: Application = {
+      ...blankApplication(sandboxCaller, "organization_onboarding", now),
+      id: yield* newId("app"),
+      ordinal: (current?.ordinal ?? 0) + 1,
+      ...filled
+    }
+    yield* insertApplication(application)
+    return applicationToWire(application)
+  })
