@@ -58,7 +58,7 @@ import {
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
 import { newId } from "../kernel/IdGenerator.ts"
-import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
+import { filteredList, filteredOrders, filterOrderName, type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store, table } from "../kernel/Store.ts"
 import { schedule, type TimerHandler } from "../kernel/Timers.ts"
@@ -147,15 +147,6 @@ export interface OrderFilter {
 }
 
 const filterKeys = ["status", "customerId"] as const
-type FilterKey = typeof filterKeys[number]
-
-const filterSets: ReadonlyArray<ReadonlyArray<FilterKey>> = Array.from({ length: 1 << filterKeys.length }, (_, bits) =>
-  filterKeys.filter((_, i) => (bits & (1 << i)) !== 0))
-
-const partitionOf = (scoped: string, keys: ReadonlyArray<FilterKey>, value: (key: FilterKey) => string) =>
-  [scoped, ...keys.map((k) => `${k}=${value(k)}`)].join("|")
-
-const orderName = (sortBy: string, keys: ReadonlyArray<FilterKey>) => `${sortBy}:${keys.join("+")}`
 
 /** The ledger account an order's source debits: where the balance autoExecute waits for lands. */
 const sourceAccountOf = (o: { readonly source: OrderAccountOf }) => accountId(o.source.holder, ledgerAsset(o.source.side))
@@ -165,14 +156,15 @@ export const Orders = table<StoredOrder>({
   key: (o) => o.id,
   unique: { clientReferenceId: (o) => (o.clientReferenceId === undefined ? undefined : `${scope(o)}/${o.clientReferenceId}`) },
   orders: {
-    ...Object.fromEntries(filterSets.flatMap((keys) =>
-      OrderSorts.map((sortBy) => [orderName(sortBy, keys), {
-        partition: (o: StoredOrder) => partitionOf(scope(o), keys, (k) => o[k]),
-        sort: (o: StoredOrder) => o[sortBy],
-        // As transactions: the updatedAt order holds the rows its createdAt twin counts.
-        counted: sortBy === "createdAt"
-      }])
-    )),
+    // One keyset order per sort and combination of the filters (kernel/Paging.ts), as transactions.
+    ...filteredOrders({
+      filters: filterKeys,
+      sorts: OrderSorts,
+      scope,
+      value: (o: StoredOrder, key) => o[key],
+      sort: (o, sortBy) => o[sortBy],
+      countedSort: "createdAt"
+    }),
     // autoExecute orders waiting for their source's balance, oldest first; an order leaves it once it is claimed or ends.
     awaitingFunds: {
       partition: (o) => (o.autoExecute && o.status === "pending" && !o.executing ? sourceAccountOf(o) : undefined),
@@ -183,18 +175,14 @@ export const Orders = table<StoredOrder>({
 })
 
 /** The order of every order of a scope (no filter). */
-export const ordersOfScope = orderName("createdAt", [])
+export const ordersOfScope = filterOrderName("createdAt", [])
 
-export const listOrders = (caller: Caller, filter: OrderFilter, query: ListQuery): Effect.Effect<ListEnvelope<OrderWire>, ApiError, Store> => {
-  const keys = filterKeys.filter((k) => filter[k] !== undefined)
-  return listPage(Orders, {
-    order: orderName(query.sortBy, keys),
-    partition: partitionOf(scopeOf(caller.organization.id, caller.environment), keys, (k) => filter[k]!),
+export const listOrders = (caller: Caller, filter: OrderFilter, query: ListQuery): Effect.Effect<ListEnvelope<OrderWire>, ApiError, Store> =>
+  listPage(Orders, {
+    ...filteredList(filterKeys, "createdAt", scopeOf(caller.organization.id, caller.environment), filter, query.sortBy),
     query,
-    toWire: orderToWire,
-    countOrder: orderName("createdAt", keys)
+    toWire: orderToWire
   })
-}
 
 // --- wire ----------------------------------------------------------------------------------------------------------------
 
