@@ -18,7 +18,7 @@ import { defaultReviewSettings, ReviewSettings, type ReviewSettingsValue } from 
 import { Store } from "./kernel/Store.ts"
 import { depositTimerHandlers } from "./money/Deposits.ts"
 import { onTransactionEnded } from "./money/FundedOrders.ts"
-import { orderTimerHandlers } from "./money/Orders.ts"
+import { orderTimerHandlers } from "./money/OrderTimers.ts"
 import { quoteTimerHandlers } from "./money/Quotes.ts"
 import { TransactionEnded } from "./money/Transactions.ts"
 import { payoutTimerHandlers } from "./money/Payouts.ts"

@@ -84,7 +84,8 @@ export const onTransactionEnded = (transaction: StoredTransaction): Effect.Effec
 const signingFailed = (transaction: StoredTransaction): Effect.Effect<void, never, Store> =>
   Effect.gen(function*() {
     const order = yield* lockedOrder(transaction.linkedOrderId!)
-    if (order === undefined || order.transactionId !== transaction.id || order.status !== "pending") return
+    // An order already ended stays as it is: the table leaves it unchanged.
+    if (order === undefined || order.transactionId !== transaction.id) return
     yield* Effect.orDie(moveOrder(order, { type: "fail" }, { reasonCode: "cancelled", transactionFailureCode: transaction.failureCode ?? undefined }))
   })
 

@@ -63,16 +63,14 @@ import { Customers } from "../onboarding/Customers.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
-import { sandboxTxHash } from "./Addresses.ts"
-import { checkAutoPayout, legacyAutoPayoutSettleKind, legacyPayoutSettled, openAutoPayout } from "./AutoPayouts.ts"
-import { accountId, balanceIn, balancesOf, type Holder, LedgerAccounts, type LedgerAsset, type TransferRequest } from "./Ledger.ts"
+import { checkAutoPayout } from "./AutoPayouts.ts"
+import { accountId, balanceIn, balancesOf, type Holder, type LedgerAsset, type TransferRequest } from "./Ledger.ts"
 import { accountSide, fundingAccount, ledgerAsset, type OrderAccountOf, resolveAccount } from "./OrderAccounts.ts"
 import { initialOrderState, type OrderMove, orderTransition, type OrderState } from "./OrderMachine.ts"
 import { type PairSide, priceOf } from "./Pricing.ts"
 import { amountOf, checkMarkupAllowed, feesOf, QuoteOptions, redeemableOption, type Terms, termsOf, type TermsInput } from "./Quotes.ts"
 import { refuseRestricted } from "./SourceRules.ts"
 import { moveTransaction, openTransaction, Transactions } from "./Transactions.ts"
-import { startSigning } from "../signing/TransferSigning.ts"
 import { WorldModel } from "./WorldModel.ts"
 
 export type { OrderAccountOf } from "./OrderAccounts.ts"
@@ -135,7 +133,7 @@ export interface OrderFilter {
 const filterKeys = ["status", "customerId"] as const
 
 /** The ledger account an order's source debits: where the balance autoExecute waits for lands. */
-const sourceAccountOf = (o: { readonly source: OrderAccountOf }) => accountId(o.source.holder, ledgerAsset(o.source.side))
+export const sourceAccountOf = (o: { readonly source: OrderAccountOf }) => accountId(o.source.holder, ledgerAsset(o.source.side))
 
 export const Orders = table<StoredOrder>({
   name: "orders",
@@ -377,7 +375,7 @@ export const moveOrder = (
   Effect.gen(function*() {
     const outcome = orderTransition(order, move)
     if ("refused" in outcome) return yield* apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${order.status}).`)
-    if ("unchanged" in outcome) return order
+    if ("unchanged" in outcome || "deferred" in outcome) return order
     const store = yield* Store
     const now = toIso(yield* Clock.currentTimeMillis)
     const moved: StoredOrder = { ...order, ...outcome.next, ...extra, updatedAt: now }
@@ -449,7 +447,7 @@ export const returnFunding = (order: StoredOrder, side: PairSide, units: bigint,
   })
 
 /** The chain confirmed the transfer back: the deposit_return ends failed, with no failureCode, its funds gone out. */
-const depositReturned: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+export const depositReturned: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
     const store = yield* Store
     const transaction = yield* store.get(Transactions, payload.transactionId)
@@ -624,91 +622,10 @@ export const simulateOrderFailure = (
 /** How long a provider outage the sandbox arms refuses an order's execution attempts. */
 const providerOutageMs = 30_000
 
-// --- the clock ---------------------------------------------------------------------------------------------------------------
+// --- the clock (OrderTimers.ts) ------------------------------------------------------------------------------------------------
 
+/** An order, locked for the timer or the transaction end that moves it. */
 export const lockedOrder = (id: OrderId) => Effect.flatMap(Store, (store) => store.getForUpdate(Orders, id))
-
-/** The lock expiry sweep: a pending order whose execution was not claimed is cancelled (reason expired). */
-const lockExpired: TimerHandler = (payload: { readonly orderId: OrderId }) =>
-  Effect.gen(function*() {
-    const order = yield* lockedOrder(payload.orderId)
-    if (order === undefined) return
-    const nowMs = yield* Clock.currentTimeMillis
-    if (order.depositFunded && order.status === "pending" && !order.executing) {
-      // A transfer to the funding address is still being checked: the deadline waits for it.
-      const store = yield* Store
-      const account = yield* store.get(LedgerAccounts, sourceAccountOf(order))
-      if (account !== undefined && BigInt(account.creditsPending) > 0n) {
-        yield* schedule(lockExpiryKind, nowMs + fundingRecheckMs, { orderId: order.id }, scope(order))
-        return
-      }
-    }
-    yield* Effect.orDie(moveOrder(order, { type: "expire", nowMs }))
-  })
-
-/** How often the sweep looks again at a deposit-funded order whose funding is still being checked at its deadline. */
-const fundingRecheckMs = 60_000
-
-/** The world model sends the order's source transfer: its transaction starts (processing), and settles later. */
-const started: TimerHandler = (payload: { readonly orderId: OrderId }) =>
-  Effect.gen(function*() {
-    const order = yield* lockedOrder(payload.orderId)
-    if (order === undefined || order.status !== "pending" || !order.executing || order.transactionId === null) return
-    const processing = yield* Effect.orDie(moveTransaction(order.transactionId, { type: "start" }))
-    const model = yield* WorldModel
-    if (processing.signingWalletId !== undefined) {
-      // The source wallet's roster signs first; the quorum sends the transfer (`signed`), the service co-signing.
-      yield* startSigning(processing, { kind: orderSignedKind, payload: { orderId: order.id }, delayMs: model.payouts.sendMs })
-      return
-    }
-    yield* sendSource(order)
-  })
-
-/** The source transfer is sent (the order can no longer be cancelled), and the conversion settles on the clock. */
-const sendSource = (order: StoredOrder) =>
-  Effect.gen(function*() {
-    yield* Effect.orDie(moveOrder(order, { type: "send" }))
-    const model = yield* WorldModel
-    yield* schedule(orderSettleKind, (yield* Clock.currentTimeMillis) + model.orderSettlementMs[order.direction], { orderId: order.id }, scope(order))
-  })
-
-export const orderSignedKind = "order.signed"
-
-/** The source transfer out of a non-custodial wallet met its roster's quorum: it is sent. */
-const signed: TimerHandler = (payload: { readonly orderId: OrderId }) =>
-  Effect.gen(function*() {
-    const order = yield* lockedOrder(payload.orderId)
-    if (order === undefined || order.status !== "pending" || !order.executing || order.sent || order.transactionId === null) return
-    yield* sendSource(order)
-  })
-
-/** The conversion settles: every hold posts, the transaction completes and the order succeeds; or the armed failure. */
-const settled: TimerHandler = (payload: { readonly orderId: OrderId }) =>
-  Effect.gen(function*() {
-    const order = yield* lockedOrder(payload.orderId)
-    if (order === undefined || order.status !== "pending" || !order.executing || order.transactionId === null) return
-    if (order.forcedFailure !== undefined) {
-      yield* Effect.orDie(failOrder(order, order.forcedFailure))
-      return
-    }
-    const transaction = yield* Effect.orDie(moveTransaction(order.transactionId, { type: "settle" }))
-    const chain = order.destination.side.chain ?? order.source.side.chain
-    const store = yield* Store
-    // The settle opened the autoPayout (executeFundedOrders) and may have run autoExecute orders on the destination;
-    // read this one again before moving it.
-    const current = (yield* store.get(Orders, order.id))!
-    const payoutTransactionId = current.payoutTransactionId ?? (current.autoPayout === undefined ? undefined : yield* openAutoPayout(current))
-    yield* Effect.orDie(moveOrder(current, { type: "succeed" }, { payoutTransactionId }, chain === undefined ? {} : { txHash: sandboxTxHash(chain, transaction.id) }))
-  })
-
-export const orderTimerHandlers: Record<string, TimerHandler> = {
-  [lockExpiryKind]: lockExpired,
-  [orderStartKind]: started,
-  [orderSettleKind]: settled,
-  [orderSignedKind]: signed,
-  [depositReturnKind]: depositReturned,
-  [legacyAutoPayoutSettleKind]: legacyPayoutSettled
-}
 
 /** The rows of an order's transaction (for tests and reads). */
 export const orderTransaction = (order: StoredOrder) =>
