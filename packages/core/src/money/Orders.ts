@@ -29,8 +29,12 @@
  * - autoPayout chains a payout after the conversion: checked at creation, opened when the conversion settles
  *   (AutoPayouts.ts).
  *
- * Beside this module: an order's accounts and the side they make (OrderAccounts.ts), autoPayout (AutoPayouts.ts),
- * what a transaction's end does to orders (FundedOrders.ts), and the state table (OrderMachine.ts).
+ * This module is the order resource and its lifecycle: the row and its lists, create, get, execute, cancel, fail,
+ * every move through the state table. Beside it: the state table (OrderMachine.ts), the timers that move an order
+ * on the clock (OrderTimers.ts), an order's accounts and the side they make (OrderAccounts.ts), autoPayout
+ * (AutoPayouts.ts), and what a transaction's end does to orders (FundedOrders.ts). It is a little over 600 lines
+ * because it still holds the funding address's deposit_return code (`returnLeftover`, `returnFunding`,
+ * `depositReturned`), which moves to the one deposit-returns module orders and signing share (issue 23).
  */
 import {
   type AutoPayout,
