@@ -150,10 +150,16 @@ describe("the order state table, walked whole", () => {
       succeed: to(sent, { status: "succeeded" }, "order.succeeded"),
       fail: to(sent, { status: "failed" }, "order.failed")
     },
-    ...Object.fromEntries((["succeeded", "failed"] as const).map((name) => [name, {
-      "execute before the lock": refused("ORDER_NOT_EXECUTABLE"),
-      "execute at the lock": refused("ORDER_NOT_EXECUTABLE"),
-      cancel: refused("ORDER_NOT_CANCELLABLE"),
+    // An ended order: the engine's moves change nothing; execute is refused, and cancel too unless it was cancelled.
+    ...Object.fromEntries(([
+      ["succeeded", refused("ORDER_NOT_CANCELLABLE")],
+      ["failed", refused("ORDER_NOT_CANCELLABLE")],
+      ["cancelled", unchanged],
+      ["expired", unchanged]
+    ] as const).map(([name, cancel]) => [name, {
+      "execute before the lock": refused(name === "expired" ? "ORDER_EXPIRED" : "ORDER_NOT_EXECUTABLE"),
+      "execute at the lock": refused(name === "expired" ? "ORDER_EXPIRED" : "ORDER_NOT_EXECUTABLE"),
+      cancel,
       "expire before the lock": unchanged,
       "expire at the lock": unchanged,
       "expire at the lock, funding being checked": unchanged,
@@ -161,28 +167,6 @@ describe("the order state table, walked whole", () => {
       succeed: unchanged,
       fail: unchanged
     }])),
-    cancelled: {
-      "execute before the lock": refused("ORDER_NOT_EXECUTABLE"),
-      "execute at the lock": refused("ORDER_NOT_EXECUTABLE"),
-      cancel: unchanged,
-      "expire before the lock": unchanged,
-      "expire at the lock": unchanged,
-      "expire at the lock, funding being checked": unchanged,
-      send: unchanged,
-      succeed: unchanged,
-      fail: unchanged
-    },
-    expired: {
-      "execute before the lock": refused("ORDER_EXPIRED"),
-      "execute at the lock": refused("ORDER_EXPIRED"),
-      cancel: unchanged,
-      "expire before the lock": unchanged,
-      "expire at the lock": unchanged,
-      "expire at the lock, funding being checked": unchanged,
-      send: unchanged,
-      succeed: unchanged,
-      fail: unchanged
-    },
     funded: {
       "execute before the lock": to(funded, { executing: true }),
       // Its lockExpiresAt is a funding deadline: a deposit that arrived in time executes it after the deadline.

@@ -17,7 +17,6 @@
 import {
   type AutoPayout,
   type CustomerId,
-  type Environment,
   type OrderId,
   parseAmount,
   type TransactionId
@@ -31,7 +30,7 @@ import { requireDocuments } from "../onboarding/Documents.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { checkAddress } from "./Addresses.ts"
 import { accountSide, type OrderAccountOf } from "./OrderAccounts.ts"
-import { openPayout, type PayoutTarget, payoutDocumentsRequired, payoutDocumentTypes, payoutFee, railCarries } from "./Payouts.ts"
+import { openPayout, type PayoutOpening, type PayoutTarget, payoutDocumentsRequired, payoutDocumentTypes, payoutFee, railCarries } from "./Payouts.ts"
 import { amountOf, checkMarkupAllowed, type Terms } from "./Quotes.ts"
 import { bpsOf } from "./Rates.ts"
 import { bankDetailProblem } from "./Recipients.ts"
@@ -126,15 +125,11 @@ const autoPayoutTarget = (destination: OrderAccountOf, payout: AutoPayout): Payo
 }
 
 /** What of an order its autoPayout is opened from (a stored order has it all). */
-export interface AutoPayoutOrder {
+export interface AutoPayoutOrder extends Pick<PayoutOpening, "organizationId" | "environment" | "customerId" | "clientReferenceId"> {
   readonly id: OrderId
-  readonly organizationId: string
-  readonly environment: Environment
-  readonly customerId: CustomerId
   readonly destination: OrderAccountOf
   /** The converted amount, in the destination's units, as decimal text. */
   readonly destinationAmount: string
-  readonly clientReferenceId: string | undefined
   readonly autoPayout?: AutoPayout | undefined
   /** The client's margin on the payout, as `checkAutoPayout` answered it. */
   readonly payoutMarkup?: string | undefined
