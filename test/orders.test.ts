@@ -1283,6 +1283,45 @@ describe("autoPayout", () => {
     expectProblem(await onramp({ purpose: "x", recipient: cryptoRecipient }, "0.5"), { type: "AMOUNT_OUT_OF_RANGE", status: 422, ...at })
     expect((await acme.call("GET", "/v2/orders")).json.data).toHaveLength(1)
   })
+
+  it("checks an offramp recipient's bank details by the rule whitelist recipients are checked by: the IBAN's length for its country, the ABA routing number's prefix", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    const at = { instance: "/sandbox/v2/orders" }
+    const whitelist = (body: Record<string, unknown>) => acme.call("POST", `/v2/customers/${a.customerId}/whitelist-recipients`, body, idem("wlr"))
+    const offramp = (destination: string, autoPayout: Record<string, unknown>) =>
+      createOrder({ source: wl(a.base, "USDC"), destination: va(destination), amount: "10", lockSide: "source", autoPayout })
+    // Check digits that add up (mod 97 is 1), on an IBAN one character short of Germany's 22.
+    const shortIban = "DE5137040044053201300"
+    const address = { line1: "Unter den Linden 1", city: "Berlin", postalCode: "10117", country: "DEU" }
+    expect((await whitelist({ rail: "sepa", name: "Erika Mustermann", address, iban: shortIban })).json.errors).toEqual([
+      { pointer: "/iban", detail: "must have 22 characters for its country" }
+    ])
+    const iban = expectProblem(await offramp(a.eur, { rail: "sepa", purpose: "rent", recipient: { ...bankRecipient, iban: shortIban } }), {
+      type: "RECIPIENT_VALIDATION_FAILED",
+      status: 422,
+      ...at
+    })
+    // The order endpoint's shape: the detail names the field, with no errors[].
+    expect(iban.detail).toBe("recipient.iban must have 22 characters for its country.")
+    expect(iban.errors).toBeUndefined()
+    // A routing number whose check digit adds up, under a prefix outside the Federal Reserve's ranges (50).
+    const usRecipient = { name: "Ada Lovelace", country: "USA", accountNumber: "123456789" }
+    const usAddress = { line1: "1 Main St", city: "New York", state: "NY", postalCode: "10001", country: "USA" }
+    expect((await whitelist({ rail: "ach", name: "Ada Lovelace", address: usAddress, routingNumber: "500000005", accountNumber: "123456789" })).json.errors).toEqual([
+      { pointer: "/routingNumber", detail: "routing number 500000005 is not a valid ABA routing number (its check digit does not match)" }
+    ])
+    const routing = expectProblem(await offramp(a.usd, { rail: "ach", purpose: "rent", recipient: { ...usRecipient, routingNumber: "500000005" } }), {
+      type: "RECIPIENT_VALIDATION_FAILED",
+      status: 422,
+      ...at
+    })
+    expect(routing.detail).toBe("recipient.routingNumber is not a valid ABA routing number (its check digit does not match).")
+    expect(routing.errors).toBeUndefined()
+    // The same recipients with good details are taken.
+    expect((await offramp(a.usd, { rail: "ach", purpose: "rent", recipient: { ...usRecipient, routingNumber: "021000021" } })).status).toBe(201)
+    expect((await offramp(a.eur, { rail: "sepa", purpose: "rent", recipient: bankRecipient })).status).toBe(201)
+  })
 })
 
 // --- on PostgreSQL ---------------------------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { initialOrderState, type OrderMove, type OrderState, orderTransition } from "../src/money/OrderMachine.ts"
+import { initialOrderState, type OrderEvent, type OrderMove, orderMoves, type OrderOutcome, type OrderState, orderTransition } from "../src/money/OrderMachine.ts"
 
 const lock = 1_000
 const before = lock - 1
@@ -92,5 +92,109 @@ describe("the order state table", () => {
         expect(orderTransition(state, move), `${state.status} ${move.type}`).toEqual({ unchanged: true })
       }
     }
+  })
+})
+
+describe("the order state table, walked whole", () => {
+  const funded = initialOrderState(lock, true)
+  const states: Readonly<Record<string, OrderState>> = { pending, executing, sent, succeeded, failed, cancelled, expired, funded }
+  const walked: Readonly<Record<string, OrderMove>> = {
+    "execute before the lock": { type: "execute", nowMs: before },
+    "execute at the lock": { type: "execute", nowMs: lock },
+    cancel: { type: "cancel" },
+    "expire before the lock": { type: "expire", nowMs: before },
+    "expire at the lock": { type: "expire", nowMs: lock },
+    "expire at the lock, funding being checked": { type: "expire", nowMs: lock, fundingBeingChecked: true },
+    send: { type: "send" },
+    succeed: { type: "succeed" },
+    fail: { type: "fail" }
+  }
+  const to = (state: OrderState, next: Partial<OrderState>, event?: OrderEvent): OrderOutcome => ({ next: { ...state, ...next }, event })
+  const unchanged = { unchanged: true }
+  const refused = (code: string) => ({ refused: code })
+  const asCancelled = { status: "cancelled", cancellationReason: "client_cancelled" } as const
+  const asExpired = { status: "cancelled", cancellationReason: "expired" } as const
+  /** Every state under every move: the next state and its event, the refusal, unchanged, or deferred. */
+  const table: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
+    pending: {
+      "execute before the lock": to(pending, { executing: true }),
+      "execute at the lock": refused("ORDER_EXPIRED"),
+      cancel: to(pending, asCancelled, "order.cancelled"),
+      "expire before the lock": unchanged,
+      "expire at the lock": to(pending, asExpired, "order.cancelled"),
+      // Only a deposit-funded order waits for its funding.
+      "expire at the lock, funding being checked": to(pending, asExpired, "order.cancelled"),
+      send: unchanged,
+      succeed: unchanged,
+      fail: to(pending, { status: "failed" }, "order.failed")
+    },
+    executing: {
+      "execute before the lock": refused("ORDER_NOT_EXECUTABLE"),
+      "execute at the lock": refused("ORDER_NOT_EXECUTABLE"),
+      cancel: to(executing, asCancelled, "order.cancelled"),
+      "expire before the lock": unchanged,
+      "expire at the lock": unchanged,
+      "expire at the lock, funding being checked": unchanged,
+      send: to(executing, { sent: true }),
+      succeed: to(executing, { status: "succeeded" }, "order.succeeded"),
+      fail: to(executing, { status: "failed" }, "order.failed")
+    },
+    sent: {
+      "execute before the lock": refused("ORDER_NOT_EXECUTABLE"),
+      "execute at the lock": refused("ORDER_NOT_EXECUTABLE"),
+      cancel: refused("ORDER_CANCEL_IN_PROGRESS"),
+      "expire before the lock": unchanged,
+      "expire at the lock": unchanged,
+      "expire at the lock, funding being checked": unchanged,
+      send: unchanged,
+      succeed: to(sent, { status: "succeeded" }, "order.succeeded"),
+      fail: to(sent, { status: "failed" }, "order.failed")
+    },
+    // An ended order: the engine's moves change nothing; execute is refused, and cancel too unless it was cancelled.
+    ...Object.fromEntries(([
+      ["succeeded", refused("ORDER_NOT_CANCELLABLE")],
+      ["failed", refused("ORDER_NOT_CANCELLABLE")],
+      ["cancelled", unchanged],
+      ["expired", unchanged]
+    ] as const).map(([name, cancel]) => [name, {
+      "execute before the lock": refused(name === "expired" ? "ORDER_EXPIRED" : "ORDER_NOT_EXECUTABLE"),
+      "execute at the lock": refused(name === "expired" ? "ORDER_EXPIRED" : "ORDER_NOT_EXECUTABLE"),
+      cancel,
+      "expire before the lock": unchanged,
+      "expire at the lock": unchanged,
+      "expire at the lock, funding being checked": unchanged,
+      send: unchanged,
+      succeed: unchanged,
+      fail: unchanged
+    }])),
+    funded: {
+      "execute before the lock": to(funded, { executing: true }),
+      // Its lockExpiresAt is a funding deadline: a deposit that arrived in time executes it after the deadline.
+      "execute at the lock": to(funded, { executing: true }),
+      cancel: to(funded, asCancelled, "order.cancelled"),
+      "expire before the lock": unchanged,
+      "expire at the lock": to(funded, asExpired, "order.cancelled"),
+      "expire at the lock, funding being checked": { deferred: true },
+      send: unchanged,
+      succeed: unchanged,
+      fail: to(funded, { status: "failed" }, "order.failed")
+    }
+  }
+
+  it("answers every move in every state as the table says, refused ones included", () => {
+    expect(Object.keys(table).sort()).toEqual(Object.keys(states).sort())
+    for (const [stateName, state] of Object.entries(states)) {
+      expect(Object.keys(table[stateName]!).sort(), stateName).toEqual(Object.keys(walked).sort())
+      for (const [moveName, move] of Object.entries(walked)) {
+        const expected = table[stateName]![moveName]
+        expect(orderTransition(state, move), `${stateName}, ${moveName}`).toEqual(expected)
+        expect(orderMoves(state, move), `${stateName}, ${moveName} moves`).toBe("next" in (expected as object))
+      }
+    }
+  })
+
+  it("walks every kind of move", () => {
+    const kinds = new Set(Object.values(walked).map((m) => m.type))
+    expect([...kinds].sort()).toEqual(["cancel", "execute", "expire", "fail", "send", "succeed"])
   })
 })

@@ -9,13 +9,17 @@
  * the rows before it: `nextCursor` is for forward, `previousCursor` for backward. Pages are keyset scans of exactly
  * the rows listed, so a page costs the same deep in a list as at its start, and the same however many rows a filter
  * leaves out.
+ *
+ * Keyset orders per filter combination: a list whose filters combine freely walks one order per combination of them
+ * (`filterCombinations`), whose partition holds the scope and the given filters' values. The orders' names and
+ * partitions are stored (a SQL store's `fos_orders.ord` and `.part`), so the names these helpers give never change.
  */
 import { type ListMeta } from "@fos/contract"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { base64urlnopad, utf8 } from "@scure/base"
 import { Effect, Schema } from "effect"
 import { apiError, type ApiError } from "./Problem.ts"
-import { type Position, Store, type Table } from "./Store.ts"
+import { type Order, type Position, type SortValue, Store, type Table } from "./Store.ts"
 
 export interface ListQuery {
   readonly cursor: string | undefined
@@ -122,3 +126,67 @@ export const listPage = <Row, A>(
     const total = yield* store.count(table, options.countOrder ?? options.order, options.partition)
     return { data: data.map(options.toWire), meta: { mode: "cursor", nextCursor, previousCursor, total } }
   })
+
+// --- keyset orders per filter combination ------------------------------------------------------------------------------
+
+/**
+ * Every combination of `filters` (each subset, its keys in the filters' order), by the name of its keyset order.
+ * Subsets come in the order of their bitmask: [], [a], [b], [a, b], [c], ...
+ */
+export const filterCombinations = <Key extends string>(
+  filters: ReadonlyArray<Key>,
+  name: (keys: ReadonlyArray<Key>) => string
+): Readonly<Record<string, ReadonlyArray<Key>>> =>
+  Object.fromEntries(Array.from({ length: 1 << filters.length }, (_, bits) => {
+    const keys = filters.filter((_, i) => (bits & (1 << i)) !== 0)
+    return [name(keys), keys]
+  }))
+
+/** The order of a list sorted by `sortBy` and filtered by `keys`, as stored: `createdAt:status+customerId`. */
+export const filterOrderName = (sortBy: string, keys: ReadonlyArray<string>): string => `${sortBy}:${keys.join("+")}`
+
+/** The partition of a list of `scope` filtered by `keys`, as stored: `org/environment|status=pending|customerId=cus_1`. */
+export const filterPartition = <Key extends string>(scope: string, keys: ReadonlyArray<Key>, value: (key: Key) => string): string =>
+  [scope, ...keys.map((k) => `${k}=${value(k)}`)].join("|")
+
+/** The filters a list was given, in the filters' order (the combination whose order it walks). */
+export const givenFilters = <Key extends string>(filters: ReadonlyArray<Key>, filter: { readonly [K in Key]?: string | undefined }): ReadonlyArray<Key> =>
+  filters.filter((k) => filter[k] !== undefined)
+
+/**
+ * A table's keyset orders for lists sorted by any of `sorts` and filtered by any combination of `filters`, named by
+ * `filterOrderName` and partitioned by `filterPartition`. Only the orders of `countedSort` keep their partition's
+ * count: the orders of one combination under different sorts hold the same rows, so one of them counts them for all
+ * (half the count rows every write touches; they are shared by a whole scope, so writers queue on them).
+ */
+export const filteredOrders = <Row, Key extends string, Sort extends string>(def: {
+  readonly filters: ReadonlyArray<Key>
+  readonly sorts: ReadonlyArray<Sort>
+  readonly scope: (row: Row) => string
+  readonly value: (row: Row, key: Key) => string
+  readonly sort: (row: Row, sortBy: Sort) => SortValue
+  readonly countedSort: Sort
+}): Readonly<Record<string, Order<Row>>> =>
+  Object.fromEntries(Object.values(filterCombinations(def.filters, (keys) => keys.join("+"))).flatMap((keys) =>
+    def.sorts.map((sortBy) => [filterOrderName(sortBy, keys), {
+      partition: (row: Row) => filterPartition(def.scope(row), keys, (k) => def.value(row, k)),
+      sort: (row: Row) => def.sort(row, sortBy),
+      counted: sortBy === def.countedSort
+    }])
+  ))
+
+/** What a list of `scope` filtered by `filter` and sorted by `sortBy` walks (`filteredOrders`), for `listPage`. */
+export const filteredList = <Key extends string>(
+  filters: ReadonlyArray<Key>,
+  countedSort: string,
+  scope: string,
+  filter: { readonly [K in Key]?: string | undefined },
+  sortBy: string
+): { readonly order: string; readonly partition: string; readonly countOrder: string } => {
+  const keys = givenFilters(filters, filter)
+  return {
+    order: filterOrderName(sortBy, keys),
+    partition: filterPartition(scope, keys, (k) => filter[k]!),
+    countOrder: filterOrderName(countedSort, keys)
+  }
+}

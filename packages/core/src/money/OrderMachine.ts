@@ -5,7 +5,7 @@
  * |---|---|---|---|---|
  * | (new) | POST /v2/orders | always | pending | order.created; no balance check or reservation at creation |
  * | pending | POST /v2/orders/{id}/cancel | caller cancels; source transfer not yet sent | cancelled | order.cancelled, reason client_cancelled; cancelling a cancelled order returns 200 |
- * | pending | lock expiry sweep | lockExpiresAt passed before execution was claimed | cancelled | order.cancelled, reason expired; later funding does not revive it |
+ * | pending | lock expiry sweep | lockExpiresAt passed before execution was claimed | cancelled | order.cancelled, reason expired; later funding does not revive it. For a deposit-funded order it fires only when no transfer to the funding address is still being checked |
  * | pending | execution completes | source debited, destination credited | succeeded | order.succeeded |
  * | pending | execution fails | any terminal failure | failed | order.failed with reasonCode |
  * | pending | POST /v2/orders/{id}/execute or autoExecute | execution is claimed | pending (executing) | explicit execute is one attempt |
@@ -18,7 +18,9 @@
  * - cancelling an executing order whose source transfer is not sent yet cancels it (and its transaction); once the
  *   source transfer is sent the cancel is 409 ORDER_CANCEL_IN_PROGRESS, transient: the order is about to end,
  *   read it or retry (then ORDER_NOT_CANCELLABLE);
- * - the engine's own moves (send, succeed, fail, expire) on an order they no longer apply to change nothing.
+ * - the engine's own moves (send, succeed, fail, expire) on an order they no longer apply to change nothing; the
+ *   timers that make them ask the table (`orderMoves`) rather than check the order themselves;
+ * - the sweep of a deposit-funded order whose funding is still being checked is deferred: it looks again later.
  */
 import type { OrderCancellationReason, OrderStatus } from "@fos/contract"
 
@@ -42,7 +44,12 @@ export interface OrderState {
 export type OrderMove =
   | { readonly type: "execute"; readonly nowMs: number }
   | { readonly type: "cancel" }
-  | { readonly type: "expire"; readonly nowMs: number }
+  | {
+    readonly type: "expire"
+    readonly nowMs: number
+    /** A transfer to a deposit-funded order's funding address is still being checked (its credit is pending). */
+    readonly fundingBeingChecked?: boolean | undefined
+  }
   | { readonly type: "send" }
   | { readonly type: "succeed" }
   | { readonly type: "fail" }
@@ -55,6 +62,8 @@ export type OrderOutcome =
   | { readonly next: OrderState; readonly event: OrderEvent | undefined }
   | { readonly refused: OrderRefusal }
   | { readonly unchanged: true }
+  /** The sweep waits: it fires again later (deposit-funded order whose funding is still being checked). */
+  | { readonly deferred: true }
 
 export const initialOrderState = (lockExpiresAtMs: number, depositFunded = false): OrderState => ({
   status: "pending",
@@ -82,6 +91,7 @@ export const orderTransition = (state: OrderState, move: OrderMove): OrderOutcom
       return { next: { ...state, status: "cancelled", cancellationReason: "client_cancelled" }, event: "order.cancelled" }
     case "expire":
       if (!pending || state.executing || move.nowMs < state.lockExpiresAtMs) return unchanged
+      if (state.depositFunded && move.fundingBeingChecked === true) return { deferred: true }
       return { next: { ...state, status: "cancelled", cancellationReason: "expired" }, event: "order.cancelled" }
     case "send":
       return pending && state.executing && !state.sent ? { next: { ...state, sent: true }, event: undefined } : unchanged
@@ -91,3 +101,6 @@ export const orderTransition = (state: OrderState, move: OrderMove): OrderOutcom
       return pending ? { next: { ...state, status: "failed" }, event: "order.failed" } : unchanged
   }
 }
+
+/** Whether `move` moves `state` (rather than being refused, changing nothing, or waiting). */
+export const orderMoves = (state: OrderState, move: OrderMove): boolean => "next" in orderTransition(state, move)

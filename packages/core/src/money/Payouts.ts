@@ -66,10 +66,10 @@ import { scopeOf } from "../tenancy/Tenancy.ts"
 import { sandboxTxHash } from "./Addresses.ts"
 import type { Holder } from "./Ledger.ts"
 import { getRecipient, recipientAddress, Recipients, type StoredRecipient } from "./Recipients.ts"
+import { refuseNonCustodialSource, refuseRestricted } from "./SourceRules.ts"
 import { terminalStatuses } from "./TransactionMachine.ts"
 import { getTransaction, moveTransaction, openTransaction, type StoredTransaction, transactionPartition, Transactions, transactionToWire } from "./Transactions.ts"
 import { getVirtualAccount, virtualAccountHolder } from "./VirtualAccounts.ts"
-import { nonCustodialChains } from "../signing/Roster.ts"
 import { startSigning } from "../signing/TransferSigning.ts"
 import { getWallet, notActiveDetail, walletHolder, Wallets } from "./Wallets.ts"
 import { type PayoutModel, settlesAt, WorldModel } from "./WorldModel.ts"
@@ -340,12 +340,7 @@ export const createPayout = (caller: Caller, body: PayoutCreate): Effect.Effect<
     if (body.source.type === "wallet") {
       const wallet = yield* getWallet(caller, body.source.walletId)
       if (wallet.status !== "active") return yield* apiError("WALLET_NOT_ACTIVE", notActiveDetail(wallet))
-      if (wallet.custody === "non_custodial" && !nonCustodialChains.includes(wallet.chain)) {
-        return yield* apiError(
-          "NON_CUSTODIAL_SOURCE_NOT_SUPPORTED",
-          `A non-custodial wallet pays out on ${nonCustodialChains.join(", ")}; not on ${wallet.chain}.`
-        )
-      }
+      yield* refuseNonCustodialSource(wallet, "A non-custodial wallet pays out")
       if (body.asset === undefined) return yield* invalidBody("/asset", "is required for a payout from a wallet")
       if (isFiat(body.asset)) return yield* apiError("UNPROCESSABLE_ENTITY", "A wallet pays out on-chain assets; asset must be one.")
       customerId = wallet.customerId
@@ -365,10 +360,7 @@ export const createPayout = (caller: Caller, body: PayoutCreate): Effect.Effect<
       holder = virtualAccountHolder(account)
       sourceSide = (assetAmount) => ({ type: "virtual_account", virtualAccountId: account.id, assetAmount })
     }
-    const customer = yield* getCustomer(caller, customerId)
-    if (customer.status === "restricted") {
-      return yield* apiError("UNPROCESSABLE_ENTITY", "The customer is restricted; it cannot make new payouts while the restriction lasts.")
-    }
+    yield* refuseRestricted(yield* getCustomer(caller, customerId), "payouts")
 
     // The destination, and the rail or chain it goes over.
     let target: PayoutTarget

@@ -10,7 +10,8 @@
  * USA) is the schema's, 400 VALIDATION_ERROR as on every body. The banking checks are 422
  * RECIPIENT_VALIDATION_FAILED with one `errors[]` entry per problem: the fields a rail needs and the ones it does not
  * take, the ABA routing number's check digit, the IBAN's country, length and ISO 13616 check digits, the sort code,
- * the BIC. An EVM address in mixed case that is not EIP-55 is 400 INVALID_ADDRESS_FORMAT, any other bad address
+ * the BIC. Each detail's value has one check (`bankDetailProblem`), which an order's autoPayout recipient goes through
+ * too. An EVM address in mixed case that is not EIP-55 is 400 INVALID_ADDRESS_FORMAT, any other bad address
  * 422 RECIPIENT_VALIDATION_FAILED. A detail never repeats the rejected value, except that it may name a routing
  * number (the spec's rule for errors[]).
  *
@@ -150,6 +151,36 @@ const railFields = (rail: PayoutRail) => {
 const bankFields = ["accountNumber", "routingNumber", "iban", "bic", "sortCode", "accountType"] as const
 type BankField = typeof bankFields[number]
 
+/** The bank details whose value has a rule of its own, in the order their problems are listed. */
+export const checkedBankDetails = ["routingNumber", "accountNumber", "sortCode", "bic", "iban"] as const
+export type CheckedBankDetail = typeof checkedBankDetails[number]
+
+/**
+ * The one check of a bank detail's value on `rail`, wherever the detail comes from (a whitelist recipient when it is
+ * saved, an order's autoPayout recipient): what is wrong with it, as a predicate of the field, or undefined.
+ */
+export const bankDetailProblem = (rail: PayoutRail, field: CheckedBankDetail, value: string): string | undefined => {
+  switch (field) {
+    case "routingNumber":
+      return isAbaRoutingNumber(value) ? undefined : "is not a valid ABA routing number (its check digit does not match)"
+    case "accountNumber":
+      if (usRails.has(rail) && !/^\d{4,17}$/.test(value)) return "must be 4 to 17 digits"
+      if (rail === "faster_payments" && !/^\d{8}$/.test(value)) return "must be 8 digits"
+      if (wireRails.has(rail) && !/^[A-Za-z0-9]{4,34}$/.test(value)) return "must be 4 to 34 letters or digits"
+      return undefined
+    case "sortCode":
+      return /^\d{2}-?\d{2}-?\d{2}$/.test(value) ? undefined : "must be a UK sort code: 6 digits, optionally as 12-34-56"
+    case "bic":
+      return bicPattern.test(value.toUpperCase()) ? undefined : "must be a BIC of 8 or 11 letters and digits"
+    case "iban": {
+      const iban = compactIban(value)
+      const problem = ibanProblem(iban)
+      if (problem !== undefined) return problem
+      return rail === "sepa" && !sepaCountries.has(iban.slice(0, 2)) ? "must be an IBAN of a SEPA country on the sepa rail" : undefined
+    }
+  }
+}
+
 /** Every problem of a bank account for its rail, one entry per field. */
 export const bankAccountProblems = (body: WhitelistRecipientCreate): ReadonlyArray<ErrorEntry> => {
   const errors: Array<ErrorEntry> = []
@@ -160,26 +191,12 @@ export const bankAccountProblems = (body: WhitelistRecipientCreate): ReadonlyArr
     if (body[field] !== undefined && !allowed.has(field)) at(field, `is not used on the ${body.rail} rail`)
   }
   for (const field of required) if (body[field] === undefined) at(field, `is required on the ${body.rail} rail`)
-  if (allowed.has("routingNumber") && body.routingNumber !== undefined && !isAbaRoutingNumber(body.routingNumber)) {
-    at("routingNumber", `routing number ${body.routingNumber} is not a valid ABA routing number (its check digit does not match)`)
-  }
-  if (allowed.has("accountNumber") && body.accountNumber !== undefined) {
-    const account = body.accountNumber
-    if (usRails.has(body.rail) && !/^\d{4,17}$/.test(account)) at("accountNumber", "must be 4 to 17 digits")
-    if (body.rail === "faster_payments" && !/^\d{8}$/.test(account)) at("accountNumber", "must be 8 digits")
-    if (wireRails.has(body.rail) && !/^[A-Za-z0-9]{4,34}$/.test(account)) at("accountNumber", "must be 4 to 34 letters or digits")
-  }
-  if (allowed.has("sortCode") && body.sortCode !== undefined && !/^\d{2}-?\d{2}-?\d{2}$/.test(body.sortCode)) {
-    at("sortCode", "must be a UK sort code: 6 digits, optionally as 12-34-56")
-  }
-  if (allowed.has("bic") && body.bic !== undefined && !bicPattern.test(body.bic.toUpperCase())) {
-    at("bic", "must be a BIC of 8 or 11 letters and digits")
-  }
-  if (allowed.has("iban") && body.iban !== undefined) {
-    const iban = compactIban(body.iban)
-    const problem = ibanProblem(iban)
-    if (problem !== undefined) at("iban", problem)
-    else if (body.rail === "sepa" && !sepaCountries.has(iban.slice(0, 2))) at("iban", "must be an IBAN of a SEPA country on the sepa rail")
+  for (const field of checkedBankDetails) {
+    const value = body[field]
+    if (!allowed.has(field) || value === undefined) continue
+    const problem = bankDetailProblem(body.rail, field, value)
+    // A routing number may be named in a detail (the spec's rule for errors[]); no other value is.
+    if (problem !== undefined) at(field, field === "routingNumber" ? `routing number ${value} ${problem}` : problem)
   }
   if (wireRails.has(body.rail) && body.iban === undefined && body.accountNumber === undefined) {
     errors.push({ pointer: "/accountNumber", detail: `is required on the ${body.rail} rail when no iban is given` })

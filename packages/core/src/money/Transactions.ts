@@ -37,7 +37,7 @@ import {
 } from "@fos/contract"
 import { Clock, Context, Effect } from "effect"
 import { newId } from "../kernel/IdGenerator.ts"
-import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
+import { filteredOrders, filterOrderName as orderName, filterPartition as partitionOf, type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store, table } from "../kernel/Store.ts"
 import { toWire } from "../kernel/Wire.ts"
@@ -110,29 +110,20 @@ export interface TransactionFilter {
 const filterKeys = ["type", "status", "customerId"] as const
 type FilterKey = typeof filterKeys[number]
 
-/** Every subset of the filters, as the names in an order's name: "", "type", "type+status", ... */
-const filterSets: ReadonlyArray<ReadonlyArray<FilterKey>> = Array.from({ length: 1 << filterKeys.length }, (_, bits) =>
-  filterKeys.filter((_, i) => (bits & (1 << i)) !== 0))
-
 const filterValue = (t: StoredTransaction, key: FilterKey): string => (key === "customerId" ? t.customerId : t[key])
 
-const partitionOf = (scope: string, keys: ReadonlyArray<FilterKey>, value: (key: FilterKey) => string) =>
-  [scope, ...keys.map((k) => `${k}=${value(k)}`)].join("|")
-
-const orderName = (sortBy: string, keys: ReadonlyArray<FilterKey>) => `${sortBy}:${keys.join("+")}`
-
+/** One keyset order per sort and combination of the filters (kernel/Paging.ts); the createdAt ones count. */
 export const Transactions = table<StoredTransaction>({
   name: "transactions",
   key: (t) => t.id,
-  orders: Object.fromEntries(filterSets.flatMap((keys) =>
-    TransactionSorts.map((sortBy) => [orderName(sortBy, keys), {
-      partition: (t: StoredTransaction) => partitionOf(scopeOf(t.organizationId, t.environment), keys, (k) => filterValue(t, k)),
-      sort: (t: StoredTransaction) => t[sortBy],
-      // One count per partition is enough: the updatedAt order holds the rows its createdAt twin counts. Half the
-      // count rows every write touches (they are shared by the whole organization, so writers queue on them).
-      counted: sortBy === "createdAt"
-    }])
-  ))
+  orders: filteredOrders({
+    filters: filterKeys,
+    sorts: TransactionSorts,
+    scope: (t: StoredTransaction) => scopeOf(t.organizationId, t.environment),
+    value: filterValue,
+    sort: (t, sortBy) => t[sortBy],
+    countedSort: "createdAt"
+  })
 })
 
 /** The order of every transaction of a scope (no filter), whose partition is the scope itself. */

@@ -16,7 +16,7 @@ import { Clock, Effect } from "effect"
 import { type DeliveryStatus, type Environment, toIso, type WebhookDelivery as DeliveryWire } from "@fos/contract"
 import { newId } from "../kernel/IdGenerator.ts"
 import type { OutboxEvent } from "../kernel/Outbox.ts"
-import { listPage, type ListQuery } from "../kernel/Paging.ts"
+import { filterCombinations, listPage, type ListQuery } from "../kernel/Paging.ts"
 import { apiError } from "../kernel/Problem.ts"
 import { Store, table } from "../kernel/Store.ts"
 import { schedule, Timers } from "../kernel/Timers.ts"
@@ -54,23 +54,19 @@ export interface WebhookDelivery {
 const deliveryFilterNames = ["endpointId", "status", "eventType"] as const
 type DeliveryFilterName = (typeof deliveryFilterNames)[number]
 
+/** How a delivery order's name spells each filter. */
+const deliveryOrderWords: Readonly<Record<DeliveryFilterName, string>> = { endpointId: "Endpoint", status: "Status", eventType: "EventType" }
+
 /**
  * One keyset order per combination of the delivery filters, so that every filtered list walks exactly the
  * deliveries it shows: full pages, a true total, and a page that costs the same however many deliveries the filters
  * leave out. The partition is the scope and the filters' values, in this order, joined by "/"; only the last can be
  * free text (an event type), so no two combinations of values give one partition. A status change moves the
- * delivery in the four orders that hold the status (the store keeps orders on update).
+ * delivery in the four orders that hold the status (the store keeps orders on update). The combinations are
+ * kernel/Paging.ts's; the names are the ones stored: byScope, byEndpoint, byEndpointStatus, ...
  */
-const deliveryOrders: Readonly<Record<string, ReadonlyArray<DeliveryFilterName>>> = {
-  byScope: [],
-  byEndpoint: ["endpointId"],
-  byStatus: ["status"],
-  byEventType: ["eventType"],
-  byEndpointStatus: ["endpointId", "status"],
-  byEndpointEventType: ["endpointId", "eventType"],
-  byStatusEventType: ["status", "eventType"],
-  byEndpointStatusEventType: ["endpointId", "status", "eventType"]
-}
+const deliveryOrders = filterCombinations(deliveryFilterNames, (names) =>
+  names.length === 0 ? "byScope" : `by${names.map((name) => deliveryOrderWords[name]).join("")}`)
 
 /** The organization's environment a delivery belongs to (its timers carry it, so a reset finds them). */
 const deliveryScope = (d: WebhookDelivery) => scopeOf(d.organizationId, d.environment)

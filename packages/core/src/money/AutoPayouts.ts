@@ -1,0 +1,191 @@
+/**
+ * autoPayout: the payout an order chains after its conversion (spec, Order: "autoPayout for an OFFRAMP order: rail,
+ * purpose (required), documents (optional supporting document ids), recipient. For an ONRAMP order: purpose
+ * (required), documents (optional), recipient with chain, address, attestation; recipient.chain must equal the
+ * destination wallet's chain"; Errors: "INVALID_ORDER_COMBO ... autoPayout not matching the direction",
+ * "CLIENT_MARKUP_EXCEEDS_PAYOUT autoPayout margin reaches the converted amount").
+ *
+ * - Checked when the order is created, as `POST /v2/payouts` checks a payout: the fields the direction needs, the
+ *   recipient (its address by the chain's validator, its bank details by Recipients.ts's one check of each detail),
+ *   the rail's currency, the supporting documents a payout the review rules catch needs, the client's margin.
+ * - Opened as a payout (Payouts.ts `openPayout`, the code path of `POST /v2/payouts`) when the conversion settles, in
+ *   the same store transaction, with `linkedOrderId`: the converted amount out of the destination account, of which
+ *   the payout's fee and the client's margin are fees and the rest reaches the recipient. From there it is a payout
+ *   like any: compliance (and review by the rules), processing, sending, settlement on the chain's or rail's clock,
+ *   network references, cancel, failures and returns.
+ */
+import {
+  type AutoPayout,
+  type CustomerId,
+  type OrderId,
+  parseAmount,
+  type TransactionId
+} from "@fos/contract"
+import { Effect } from "effect"
+import { apiError } from "../kernel/Problem.ts"
+import { Store } from "../kernel/Store.ts"
+import type { TimerHandler } from "../kernel/Timers.ts"
+import { Customers } from "../onboarding/Customers.ts"
+import { requireDocuments } from "../onboarding/Documents.ts"
+import type { Caller } from "../tenancy/Auth.ts"
+import { checkAddress } from "./Addresses.ts"
+import { accountSide, type OrderAccountOf } from "./OrderAccounts.ts"
+import { openPayout, type PayoutOpening, type PayoutTarget, payoutDocumentsRequired, payoutDocumentTypes, payoutFee, railCarries } from "./Payouts.ts"
+import { amountOf, checkMarkupAllowed, type Terms } from "./Quotes.ts"
+import { bpsOf } from "./Rates.ts"
+import { bankDetailProblem } from "./Recipients.ts"
+import { isRestricted } from "./SourceRules.ts"
+import { moveTransaction, Transactions } from "./Transactions.ts"
+
+/** The bank details an autoPayout recipient carries that have a check of their own (Recipients.ts). */
+const recipientBankDetails = ["routingNumber", "accountNumber", "iban"] as const
+
+/**
+ * Checks an order's autoPayout against its direction and destination, and answers the client's margin on it in the
+ * destination asset: INVALID_ORDER_COMBO for a direction with no payout, MISSING_REQUIRED_FIELDS (as well as the
+ * supporting documents a payout the review rules catch needs, as for `POST /v2/payouts`), RECIPIENT_VALIDATION_FAILED,
+ * UNPROCESSABLE_ENTITY for a rail that does not carry the destination's currency, DOCUMENT_IDS_NOT_FOUND,
+ * CLIENT_MARKUP_NOT_ENABLED, CLIENT_MARKUP_EXCEEDS_PAYOUT (the margin and the payout's fee reach the converted
+ * amount), AMOUNT_OUT_OF_RANGE (with no margin, the payout's fee alone does).
+ */
+export const checkAutoPayout = (caller: Caller, payout: AutoPayout, terms: Terms, destination: OrderAccountOf, customerId: CustomerId) =>
+  Effect.gen(function*() {
+    if (terms.direction !== "onramp" && terms.direction !== "offramp") {
+      return yield* apiError("INVALID_ORDER_COMBO", `autoPayout chains a payout after an onramp or an offramp, not after a ${terms.direction}.`)
+    }
+    yield* checkMarkupAllowed(caller, payout)
+    const recipient = payout.recipient
+    const missing = (fields: ReadonlyArray<string>) => apiError("MISSING_REQUIRED_FIELDS", `autoPayout needs ${fields.join(", ")} for this order.`)
+    const invalid = (detail: string) => apiError("RECIPIENT_VALIDATION_FAILED", detail)
+    if (terms.direction === "onramp") {
+      const absent = [
+        payout.purpose === undefined ? "purpose" : undefined,
+        recipient?.chain === undefined ? "recipient.chain" : undefined,
+        recipient?.address === undefined ? "recipient.address" : undefined,
+        recipient?.attestation === undefined ? "recipient.attestation" : undefined
+      ].filter((f) => f !== undefined)
+      if (absent.length > 0) return yield* missing(absent)
+      if (recipient!.chain !== destination.side.chain) {
+        return yield* invalid(`recipient.chain must be the destination wallet's chain (${destination.side.chain}).`)
+      }
+      if (!checkAddress(recipient!.chain!, recipient!.address!).ok) return yield* invalid(`recipient.address is not an address on ${recipient!.chain}.`)
+      if (recipient!.attestation !== true) return yield* invalid("recipient.attestation must confirm that the address is the recipient's own.")
+    } else {
+      const absent = [
+        payout.rail === undefined ? "rail" : undefined,
+        payout.purpose === undefined ? "purpose" : undefined,
+        recipient?.name === undefined ? "recipient.name" : undefined,
+        recipient?.country === undefined ? "recipient.country" : undefined,
+        recipient?.iban === undefined && recipient?.accountNumber === undefined ? "recipient.iban or recipient.accountNumber" : undefined
+      ].filter((f) => f !== undefined)
+      if (absent.length > 0) return yield* missing(absent)
+      // The same check of each bank detail as a whitelist recipient's, for the rail the payout goes over.
+      for (const field of recipientBankDetails) {
+        const value = recipient![field]
+        const problem = value === undefined ? undefined : bankDetailProblem(payout.rail!, field, value)
+        if (problem !== undefined) return yield* invalid(`recipient.${field} ${problem}.`)
+      }
+      if (recipient!.chain !== undefined || recipient!.address !== undefined) return yield* invalid("A bank recipient has no chain or address.")
+      if (!railCarries(payout.rail!, destination.side.asset)) {
+        return yield* apiError("UNPROCESSABLE_ENTITY", `The ${payout.rail} rail does not carry ${destination.side.asset}, the destination's currency.`)
+      }
+    }
+    const converted = terms.destinationAmount
+    const margin = (payout.markupBps === undefined ? 0n : bpsOf({ asset: destination.side.asset, units: converted }, payout.markupBps).units) +
+      (payout.markupAmount === undefined ? 0n : parseAmount(destination.side.asset, payout.markupAmount)?.units ?? converted)
+    const fee = yield* payoutFee(destination.side.asset, destination.side.chain === undefined ? payout.rail : undefined)
+    if (margin + fee >= converted) {
+      const fees = `${amountOf(destination.side, fee).amount} ${destination.side.asset}`
+      return yield* margin > 0n
+        ? apiError(
+          "CLIENT_MARKUP_EXCEEDS_PAYOUT",
+          `The payout's margin of ${amountOf(destination.side, margin).amount} and its fee of ${fees} reach the converted amount of ${amountOf(destination.side, converted).amount}.`
+        )
+        : apiError("AMOUNT_OUT_OF_RANGE", `The payout's fee of ${fees} reaches the converted amount of ${amountOf(destination.side, converted).amount}.`)
+    }
+    // The supporting documents, as POST /v2/payouts asks them of a payout the review rules catch.
+    const documentsRequired = yield* payoutDocumentsRequired(destination.side.asset, converted - margin - fee, autoPayoutTarget(destination, payout))
+    if (documentsRequired && (payout.documents === undefined || payout.documents.length === 0)) {
+      return yield* apiError(
+        "MISSING_REQUIRED_FIELDS",
+        `This autoPayout goes to compliance review and must carry documents (supporting document ids: ${payoutDocumentTypes.join(", ")}); see POST /v2/payouts/requirements.`
+      )
+    }
+    if (payout.documents !== undefined) yield* requireDocuments(caller, payout.documents, { customerId, pointer: "/autoPayout/documents" })
+    return margin
+  })
+
+/** Where an order's autoPayout goes: an address on the destination wallet's chain, or a bank account over its rail. */
+const autoPayoutTarget = (destination: OrderAccountOf, payout: AutoPayout): PayoutTarget => {
+  const chain = destination.side.chain
+  const recipient = payout.recipient!
+  return chain === undefined
+    ? { side: (assetAmount) => ({ type: "external_bank", assetAmount }), route: { rail: payout.rail! }, recipient: undefined, country: recipient.country }
+    : { side: (assetAmount) => ({ type: "external_crypto", address: recipient.address!, txHash: null, assetAmount }), route: { chain }, recipient: undefined, country: undefined }
+}
+
+/** What of an order its autoPayout is opened from (a stored order has it all). */
+export interface AutoPayoutOrder extends Pick<PayoutOpening, "organizationId" | "environment" | "customerId" | "clientReferenceId"> {
+  readonly id: OrderId
+  readonly destination: OrderAccountOf
+  /** The converted amount, in the destination's units, as decimal text. */
+  readonly destinationAmount: string
+  readonly autoPayout?: AutoPayout | undefined
+  /** The client's margin on the payout, as `checkAutoPayout` answered it. */
+  readonly payoutMarkup?: string | undefined
+}
+
+/**
+ * An order's autoPayout is a payout (Payouts.ts), opened through the one code path of every payout when the
+ * conversion settles, in its store transaction: out of the destination account, the converted amount less the
+ * payout's fee and the client's margin to the recipient, with `linkedOrderId`. From there it is reviewed, timed,
+ * referenced, cancellable and fails as any payout. A customer restricted while the order ran gets its payout failed
+ * at once with capability_suspended (as its payouts in flight): the converted funds stay in the destination account.
+ */
+export const openAutoPayout = (order: AutoPayoutOrder): Effect.Effect<TransactionId, never, Store> =>
+  Effect.gen(function*() {
+    const payout = order.autoPayout!
+    const side = order.destination.side
+    const margin = BigInt(order.payoutMarkup ?? "0")
+    const converted = BigInt(order.destinationAmount)
+    const target = autoPayoutTarget(order.destination, payout)
+    const fee = yield* payoutFee(side.asset, "rail" in target.route ? target.route.rail : undefined)
+    const amount = converted - margin - fee
+    const opened = yield* Effect.orDie(openPayout({
+      organizationId: order.organizationId,
+      environment: order.environment,
+      customerId: order.customerId,
+      asset: side.asset,
+      chain: side.chain,
+      holder: order.destination.holder,
+      sourceSide: (assetAmount) => accountSide(order.destination, assetAmount),
+      target,
+      amount,
+      purpose: payout.purpose,
+      documents: payout.documents,
+      documentsRequired: yield* payoutDocumentsRequired(side.asset, amount, target),
+      clientReferenceId: order.clientReferenceId,
+      linkedOrderId: order.id,
+      margin
+    }))
+    if (isRestricted(yield* (yield* Store).get(Customers, order.customerId))) {
+      yield* Effect.orDie(moveTransaction(opened.id, { type: "fail" }, { failureCode: "capability_suspended" }))
+    }
+    return opened.id
+  })
+
+/**
+ * The timer of the minimal autoPayout withdrawal that orders chained before autoPayouts were payouts. None is
+ * scheduled any more, but a database may still hold one (with its pending withdrawal): it does the old job, so that
+ * withdrawal is sent (processing) and settles (completed).
+ */
+export const legacyAutoPayoutSettleKind = "order.payout_settle"
+
+export const legacyPayoutSettled: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const transaction = yield* store.get(Transactions, payload.transactionId)
+    if (transaction === undefined || transaction.status !== "pending") return
+    yield* Effect.orDie(moveTransaction(payload.transactionId, { type: "start" }))
+    yield* Effect.orDie(moveTransaction(payload.transactionId, { type: "settle" }))
+  })
