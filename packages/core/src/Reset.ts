@@ -28,7 +28,7 @@ import { Rfis } from "./money/Rfis.ts"
 import { transactionsOfScope, Transactions } from "./money/Transactions.ts"
 import { VirtualAccounts } from "./money/VirtualAccounts.ts"
 import { Claims, WalletCeremonies, WalletSigners } from "./signing/Roster.ts"
-import { SigningRequests, SigningSeats } from "./signing/TransferSigning.ts"
+import { SigningRequests, SigningSeats, TransferSignings } from "./signing/TransferSigning.ts"
 import { Applications } from "./onboarding/Applications.ts"
 import { Customers, ReservedCustomers } from "./onboarding/Customers.ts"
 import { DocumentContents, Documents } from "./onboarding/Documents.ts"
@@ -87,7 +87,8 @@ export const resetSandbox = (organizationId: OrganizationId): Effect.Effect<Sand
       yield* store.removePartition(Claims, "byScope", scope)
       yield* store.removePartition(WalletSigners, "byScope", scope)
       yield* store.removePartition(WalletCeremonies, "byScope", scope)
-      // Their transfers' signing seats and signing requests.
+      // Their transfers' signings, signing seats and signing requests.
+      yield* store.removePartition(TransferSignings, "byScope", scope)
       yield* store.removePartition(SigningSeats, "byScope", scope)
       yield* store.removePartition(SigningRequests, "byScope", scope)
       // The market and the orders go too (not counted in the answer, whose shape predates them).

@@ -62,6 +62,7 @@ import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts
 import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store, table } from "../kernel/Store.ts"
 import { schedule, type TimerHandler } from "../kernel/Timers.ts"
+import { publish } from "../kernel/Topics.ts"
 import { toWire } from "../kernel/Wire.ts"
 import { Customers } from "../onboarding/Customers.ts"
 import { requireDocuments } from "../onboarding/Documents.ts"
@@ -74,11 +75,10 @@ import { initialOrderState, type OrderMove, orderTransition, type OrderState } f
 import { type PairSide, priceOf } from "./Pricing.ts"
 import { amountOf, checkMarkupAllowed, feesOf, QuoteOptions, redeemableOption, type Terms, termsOf, type TermsInput } from "./Quotes.ts"
 import { openPayout, type PayoutTarget, payoutDocumentsRequired, payoutDocumentTypes, payoutFee, railCarries } from "./Payouts.ts"
-import { moveTransaction, openTransaction, type StoredTransaction, Transactions } from "./Transactions.ts"
+import { returnFromFundingAddress } from "./DepositReturns.ts"
+import { failedInSigning, moveTransaction, openTransaction, SignaturesRequested, type StoredTransaction, Transactions } from "./Transactions.ts"
 import { getVirtualAccount } from "./VirtualAccounts.ts"
-import { getWallet, notActiveDetail, openFundingWallet, Wallets, walletHolder } from "./Wallets.ts"
-import { nonCustodialChains } from "../signing/Roster.ts"
-import { startSigning } from "../signing/TransferSigning.ts"
+import { getWallet, nonCustodialChains, notActiveDetail, openFundingWallet, Wallets, walletHolder } from "./Wallets.ts"
 import { bpsOf } from "./Rates.ts"
 import { WorldModel } from "./WorldModel.ts"
 
@@ -594,8 +594,6 @@ const moveOrder = (
     return moved
   })
 
-export const depositReturnKind = "order.deposit_return"
-
 /**
  * What sits at an ended deposit-funded order's funding address goes back to the address it came from: a
  * deposit_return transaction per asset, holding the funds until the chain confirms the transfer back. Every asset the
@@ -610,45 +608,22 @@ const returnLeftover = (order: StoredOrder): Effect.Effect<void, never, Store> =
     }
   })
 
-/** Sends `units` of `side` at the order's funding address back to `sender`, as a deposit_return transaction. */
+/** Sends `units` of `side` at the order's funding address back to `sender`, as a deposit_return (DepositReturns.ts). */
 const returnFunding = (order: StoredOrder, side: PairSide, units: bigint, sender: string): Effect.Effect<void, never, Store> =>
-  Effect.gen(function*() {
-    if (order.fundingAddress === undefined || side.chain === undefined) return
-    const chain = side.chain
-    const scoped = scope(order)
-    const assetAmount = amountOf(side, units)
-    const transaction = yield* Effect.orDie(openTransaction({
+  order.fundingAddress === undefined || side.chain === undefined
+    ? Effect.void
+    : returnFromFundingAddress({
       organizationId: order.organizationId,
       environment: order.environment,
       customerId: order.customerId,
-      type: "deposit_return",
-      source: { type: "deposit_address", address: order.fundingAddress, assetAmount },
-      destination: { type: "external_crypto", address: sender, txHash: null, assetAmount },
-      fees: [],
-      linkedOrderId: order.id,
-      holds: (id) => [{
-        kind: "pending",
-        id: `${id}/return`,
-        debit: order.source.holder,
-        credit: { scope: scoped, type: "world", id: `chain:${chain}` },
-        asset: ledgerAsset(side),
-        amount: units,
-        code: "deposit_return",
-        transactionId: id
-      }]
-    }))
-    const model = yield* WorldModel
-    yield* schedule(depositReturnKind, (yield* Clock.currentTimeMillis) + model.chainSettlementMs[chain], { transactionId: transaction.id }, scoped)
-  })
-
-/** The chain confirmed the transfer back: the deposit_return ends failed, with no failureCode, its funds gone out. */
-const depositReturned: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
-  Effect.gen(function*() {
-    const store = yield* Store
-    const transaction = yield* store.get(Transactions, payload.transactionId)
-    if (transaction === undefined || transaction.status === "completed" || transaction.status === "failed" || transaction.status === "cancelled") return
-    yield* Effect.orDie(moveTransaction(payload.transactionId, { type: "fail" }, { failureCode: null, postHolds: true }))
-  })
+      orderId: order.id,
+      fundingAddress: order.fundingAddress,
+      from: order.source.holder,
+      asset: { ...ledgerAsset(side), chain: side.chain },
+      assetAmount: amountOf(side, units),
+      units,
+      sender
+    })
 
 /** The order's transaction side of one of its accounts. */
 const transactionSide = (account: OrderAccountOf, units: bigint): TransactionSide =>
@@ -723,13 +698,11 @@ const claim = (order: StoredOrder): Effect.Effect<StoredOrder, ApiError, Store> 
       fees: order.fees,
       clientReferenceId: order.clientReferenceId,
       linkedOrderId: order.id,
+      // A non-custodial source: its roster signs the source transfer once the transaction is processing.
+      signingWalletId: order.source.nonCustodial === true ? order.source.id : undefined,
       holds: (id) => legsOf(order, id)
     }).pipe(Effect.catchTag("LedgerRefusal", (refusal) =>
       refusal.reason === "insufficient_funds" ? Effect.fail(insufficient(order, balance.available)) : Effect.die(refusal)))
-    // A non-custodial source: its roster signs the source transfer once the transaction is processing.
-    if (order.source.nonCustodial === true) {
-      yield* Effect.orDie((yield* Store).update(Transactions, { ...transaction, signingWalletId: order.source.id }))
-    }
     const model = yield* WorldModel
     yield* schedule(orderStartKind, nowMs + model.orderStartMs, { orderId: order.id }, scope(order))
     return { ...order, ...outcome.next, transactionId: transaction.id, updatedAt: toIso(nowMs) }
@@ -857,7 +830,7 @@ const started: TimerHandler = (payload: { readonly orderId: OrderId }) =>
     const model = yield* WorldModel
     if (processing.signingWalletId !== undefined) {
       // The source wallet's roster signs first; the quorum sends the transfer (`signed`), the service co-signing.
-      yield* startSigning(processing, { kind: orderSignedKind, payload: { orderId: order.id }, delayMs: model.payouts.sendMs })
+      yield* publish(SignaturesRequested, { transaction: processing, onQuorum: { kind: orderSignedKind, payload: { orderId: order.id }, delayMs: model.payouts.sendMs } })
       return
     }
     yield* sendSource(order)
@@ -987,13 +960,13 @@ const waitingOn = (account: string) =>
     }))
 
 /**
- * TransactionEnded (Transactions.ts): a completed transaction executes the autoExecute orders its credit now covers;
- * a deposit that failed fails the autoExecute onramp orders waiting on its account (their source deposit ended
- * uncredited: order.failed, reasonCode insufficient_funds).
+ * A subscriber of TransactionEnded (Transactions.ts; Subscriptions.ts names it): a completed transaction executes the
+ * autoExecute orders its credit now covers; a deposit that failed fails the autoExecute onramp orders waiting on its
+ * account (their source deposit ended uncredited: order.failed, reasonCode insufficient_funds).
  */
 export const onTransactionEnded = (transaction: StoredTransaction): Effect.Effect<void, never, Store> => {
   if (transaction.status === "completed") return executeFundedOrders(transaction)
-  if (transaction.status === "failed" && transaction.signing?.state.phase === "failed" && transaction.linkedOrderId !== undefined) {
+  if (failedInSigning(transaction) && transaction.linkedOrderId !== undefined) {
     return signingFailed(transaction)
   }
   if (transaction.status !== "failed" || transaction.type !== "deposit") return Effect.void
@@ -1068,7 +1041,6 @@ export const orderTimerHandlers: Record<string, TimerHandler> = {
   [orderStartKind]: started,
   [orderSettleKind]: settled,
   [orderSignedKind]: signed,
-  [depositReturnKind]: depositReturned,
   [legacyAutoPayoutSettleKind]: legacyPayoutSettled
 }
 

@@ -44,7 +44,7 @@ import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../webhooks/Webhooks.ts"
 import { resumeAfterReview } from "./Payouts.ts"
 import { terminalStatuses } from "./TransactionMachine.ts"
-import { getTransaction, moveTransaction, Transactions } from "./Transactions.ts"
+import { getTransaction, moveTransaction, setHasRfi, Transactions } from "./Transactions.ts"
 import { WorldModel } from "./WorldModel.ts"
 
 type Question = RfiWire["questions"][number]
@@ -114,13 +114,6 @@ const emitRfi = (rfi: StoredRfi, type: "rfi.published" | "rfi.response_submitted
   })
 
 const save = (rfi: StoredRfi) => Effect.flatMap(Store, (store) => Effect.orDie(store.update(Rfis, rfi)))
-
-const setHasRfi = (transactionId: TransactionId, hasRfi: boolean) =>
-  Effect.gen(function*() {
-    const store = yield* Store
-    const t = yield* store.getForUpdate(Transactions, transactionId)
-    if (t !== undefined && t.hasRfi !== hasRfi) yield* Effect.orDie(store.update(Transactions, { ...t, hasRfi }))
-  })
 
 const newQuestions = (rfi: { readonly questions: ReadonlyArray<Question> }, asked: RfiPublish["questions"], now: string): ReadonlyArray<Question> =>
   asked.map((q, i) => ({ id: `q${rfi.questions.length + i + 1}`, text: q.text, kind: q.kind ?? "text", askedAt: now }))

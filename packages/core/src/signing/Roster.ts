@@ -36,13 +36,14 @@ import {
   type WalletSigner as WalletSignerWire,
   type WalletSignerId
 } from "@fos/contract"
-import { Clock, Context, Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { newId, randomString } from "../kernel/IdGenerator.ts"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store, table } from "../kernel/Store.ts"
 import { schedule, type TimerHandler } from "../kernel/Timers.ts"
+import { publish, topic } from "../kernel/Topics.ts"
 import { toWire } from "../kernel/Wire.ts"
-import { cryptoWalletApproved, onboardedCustomer, openWallet } from "../money/Wallets.ts"
+import { cryptoWalletApproved, nonCustodialChains, onboardedCustomer, openWallet } from "../money/Wallets.ts"
 import { cryptoEligible } from "../onboarding/Applications.ts"
 import { Customers } from "../onboarding/Customers.ts"
 import type { Caller } from "../tenancy/Auth.ts"
@@ -134,19 +135,16 @@ export const WalletCeremonies = table<StoredCeremony>({
 })
 
 /**
- * What runs when a signer leaves its roster's signing pool (removed by ops or by a ceremony), after it is stored:
- * the signing of transfers (TransferSigning.ts `onSignerLeftPool`, registered by Engine.ts) fails the transfers the
- * change breaks with roster_changed. Nothing by default.
+ * A signer left its roster's signing pool (removed by ops or by a ceremony), published after it is stored: the
+ * signing of transfers fails the transfers the change breaks with roster_changed (TransferSigning.ts
+ * `onSignerLeftPool`; Subscriptions.ts names every subscriber). A topic, because TransferSigning.ts imports this
+ * module for the roster.
  */
-export class SignerLeftPool extends Context.Reference<(signer: StoredSigner) => Effect.Effect<void, never, Store>>("fos/SignerLeftPool", {
-  defaultValue: () => () => Effect.void
-}) {}
+export const SignerLeftPool = topic<StoredSigner>("fos/SignerLeftPool")
 
 const ceremonyExpiryKind = "signing.ceremony_expiry"
 const provisioningKind = "signing.claim_provisioning"
 
-/** Non-custodial wallets can sign on these chains (spec: EVM chains Ethereum, Base, Polygon; Solana; Tron). */
-export const nonCustodialChains: ReadonlyArray<Chain> = ["ethereum", "base", "polygon", "solana", "tron"]
 
 // --- wire --------------------------------------------------------------------------------------------------------
 
@@ -596,7 +594,7 @@ const applyCeremonyMove = (signer: StoredSigner, ceremony: StoredCeremony, m: Mo
           return yield* Effect.die(new Error(`a ceremony move emitted ${event}`))
       }
     }
-    if (next.status === "removed" && signer.status !== "removed") yield* (yield* SignerLeftPool)(updatedSigner)
+    if (next.status === "removed" && signer.status !== "removed") yield* publish(SignerLeftPool, updatedSigner)
     return { signer: updatedSigner, ceremony: closed }
   })
 
@@ -648,7 +646,7 @@ export const simulateOpsRemoval = (caller: Caller, id: WalletSignerId): Effect.E
       yield* emit(cancelled, "wallet_ceremony.failed", { ...ceremonyHead(cancelled), status: "cancelled", occurredAt: at.iso })
     }
     yield* emit(signer, "wallet_signer.removed", { walletSignerId: signer.id, customerId: signer.customerId, reason: "ops_removed", occurredAt: at.iso })
-    if (signer.status !== "removed") yield* (yield* SignerLeftPool)(removed)
+    if (signer.status !== "removed") yield* publish(SignerLeftPool, removed)
     // A pending signer's removal may leave the rest of the roster enrolled.
     const claim = yield* getClaimForUpdate(signer.claimId)
     if (claim !== undefined) yield* resolveIfReady(claim)
