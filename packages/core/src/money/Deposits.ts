@@ -269,7 +269,6 @@ export const supplySenderInformation = (
   information: SenderInformation
 ): Effect.Effect<StoredTransaction, ApiError, Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
     const transaction = yield* getTransaction(caller, id, true)
     if (transaction.senderInformationExpiresAt === undefined || transaction.stage !== "awaiting_customer_action" || terminalStatuses.has(transaction.status)) {
       return yield* apiError("CONFLICT", "The transaction is not waiting for sender information.")
