@@ -142,6 +142,34 @@ export const migrations: ReadonlyArray<Migration> = [
          n bigint NOT NULL,
          PRIMARY KEY (tbl, ord, part, shard))`
     ]
+  },
+  {
+    // A transfer's signing was kept on its transaction's row (`signing`); it is a row of its own now, keyed by the
+    // transaction's id (packages/core signing/TransferSigning.ts, `TransferSignings`), and the transaction keeps only
+    // what its own path reads of it: `signed` (its roster's quorum was met, as it was before any recovery the receive
+    // policy asked for) and `heldByReceivePolicy` (a recovery was opened). adapters/sql/test/Migrations.test.ts
+    // checks the moved rows read as the engine writes them.
+    version: 7,
+    name: "transfer signings in a table of their own, off their transactions",
+    statements: [
+      `INSERT INTO fos_rows (tbl, key, data)
+         SELECT 'transfer_signings', key, (data->'signing') || jsonb_build_object(
+           'transactionId', key,
+           'organizationId', data->'organizationId',
+           'environment', data->'environment',
+           'customerId', data->'customerId')
+         FROM fos_rows WHERE tbl = 'transactions' AND data->'signing' IS NOT NULL
+         ON CONFLICT DO NOTHING`,
+      // Its one order (not counted): by scope, for a sandbox reset.
+      `INSERT INTO fos_orders (tbl, ord, part, sort, key)
+         SELECT tbl, 'byScope', ${scopeSql}, key, key FROM fos_rows WHERE tbl = 'transfer_signings'
+         ON CONFLICT DO NOTHING`,
+      `UPDATE fos_rows SET data = (data - 'signing')
+         || CASE WHEN data->'signing'->'state'->>'phase' = 'quorum_met' OR data->'signing'->'recovery' IS NOT NULL
+              THEN '{"signed": true}'::jsonb ELSE '{}'::jsonb END
+         || CASE WHEN data->'signing'->'recovery' IS NOT NULL THEN '{"heldByReceivePolicy": true}'::jsonb ELSE '{}'::jsonb END
+         WHERE tbl = 'transactions' AND data->'signing' IS NOT NULL`
+    ]
   }
 ]
 

@@ -10,7 +10,17 @@ import { Effect, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, describe, expect, it } from "vitest"
 import { killAllFos, startFos } from "../../../test/fosProcess.ts"
-import { type Application, Applications, type WebhookDelivery, WebhookDeliveries, type WebhookEndpoint, WebhookEndpoints } from "@fos/core"
+import {
+  type Application,
+  Applications,
+  type StoredTransaction,
+  Transactions,
+  TransferSignings,
+  type WebhookDelivery,
+  WebhookDeliveries,
+  type WebhookEndpoint,
+  WebhookEndpoints
+} from "@fos/core"
 import { latestVersion, layerPgliteClient, layerPostgresClient, makeSqlStore, migrate, migrations } from "../src/index.ts"
 import { adminUrl, freshDatabase } from "./databases.ts"
 
@@ -253,6 +263,104 @@ describe("migrations 4 and 5 index the rows already stored as the store indexes 
     const client = ManagedRuntime.make(layerPostgresClient(database.url, { maxConnections: 1 }))
     try {
       await backfillMatchesTheStore(client)
+    } finally {
+      await client.dispose()
+      await database.drop()
+    }
+  }, 60_000)
+})
+
+/**
+ * Migration 7 moves each transfer's signing off its transaction (rows stored before it kept it as `signing`) into
+ * the transfer_signings table: the moved rows read, page and update through the store as the engine writes them,
+ * and the transaction keeps `signed` and `heldByReceivePolicy` as the engine now records them.
+ */
+const signingsMove = (client: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>) =>
+  client.runPromise(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* migrate
+    const store = yield* makeSqlStore
+    const state = (phase: string, collected: ReadonlyArray<string> = []) => ({
+      phase,
+      queuePosition: phase === "queued" ? 2 : null,
+      attempt: phase === "queued" ? 0 : 1,
+      maxAttempts: 3,
+      required: 2,
+      collected,
+      failureCode: null
+    })
+    const signing = (walletId: string, phase: string, extra: Record<string, unknown> = {}) => ({
+      walletId,
+      claimId: "clm_1",
+      state: state(phase, phase === "quorum_met" ? ["wsg_a", "wsg_b"] : []),
+      signingMode: "passkey_required",
+      verificationUrl: "https://sign.example/x",
+      expiresAt: "2026-01-01T00:10:00.000Z",
+      onQuorum: { kind: "payout.send", payload: { transactionId: "x" }, delayMs: 1000 },
+      ...extra
+    })
+    const transaction = (id: string, withSigning?: Record<string, unknown>) => ({
+      id,
+      organizationId: "org_a",
+      environment: "sandbox",
+      customerId: "cus_1",
+      type: "withdrawal",
+      status: "processing",
+      stage: null,
+      queuePosition: null,
+      hasRfi: false,
+      signingWalletId: withSigning === undefined ? undefined : withSigning.walletId,
+      createdAt: `2026-01-01T00:00:0${id.length}.000Z`,
+      updatedAt: "2026-01-01T00:00:00.000Z",
+      ...(withSigning === undefined ? {} : { signing: withSigning })
+    })
+    const stored = {
+      txn_queued: signing("wlt_1", "queued"),
+      txn_signed: signing("wlt_1", "quorum_met"),
+      txn_held: signing("wlt_2", "awaiting_signature", { recovery: { returnAddress: "0xabc" } })
+    }
+    for (const [id, s] of Object.entries(stored)) yield* store.insert(Transactions, transaction(id, s) as unknown as StoredTransaction)
+    yield* store.insert(Transactions, transaction("txn_plain") as unknown as StoredTransaction)
+    const move = migrations.find((m) => m.version === 7)!.statements
+    yield* sql.withTransaction(Effect.forEach(move, (s) => sql.unsafe(s), { discard: true }))
+
+    for (const [id, s] of Object.entries(stored)) {
+      expect(yield* store.get(TransferSignings, id)).toEqual({ ...s, transactionId: id, organizationId: "org_a", environment: "sandbox", customerId: "cus_1" })
+      const t = (yield* store.get(Transactions, id)) as unknown as Record<string, unknown>
+      expect(t.signing).toBeUndefined()
+      expect(t.signed).toBe(id === "txn_queued" ? undefined : true)
+      expect(t.heldByReceivePolicy).toBe(id === "txn_held" ? true : undefined)
+    }
+    expect(yield* store.get(TransferSignings, "txn_plain")).toBeUndefined()
+    expect((yield* store.get(Transactions, "txn_plain"))?.id).toBe("txn_plain")
+    const page = () =>
+      store.page(TransferSignings, { order: "byScope", partition: "org_a/sandbox", descending: false, backward: false, from: undefined, limit: 10 })
+    expect((yield* page()).map((s) => s.transactionId)).toEqual(["txn_held", "txn_queued", "txn_signed"])
+    // A moved row updates and leaves as any: the index entries the migration wrote are the store's.
+    const queued = (yield* store.get(TransferSignings, "txn_queued"))!
+    yield* store.update(TransferSignings, { ...queued, state: { ...queued.state, queuePosition: 1 } })
+    expect((yield* page()).length).toBe(3)
+    expect(yield* store.removePartition(TransferSignings, "byScope", "org_a/sandbox")).toBe(3)
+    expect(yield* page()).toEqual([])
+  }))
+
+describe("migration 7 moves transfer signings off their transactions", () => {
+  it("on PGlite", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fos-signings-"))
+    const client = ManagedRuntime.make(layerPgliteClient(dir))
+    try {
+      await signingsMove(client)
+    } finally {
+      await client.dispose()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+
+  it.skipIf(adminUrl === undefined || adminUrl === "")("on PostgreSQL", async () => {
+    const database = await freshDatabase("signings")
+    const client = ManagedRuntime.make(layerPostgresClient(database.url, { maxConnections: 1 }))
+    try {
+      await signingsMove(client)
     } finally {
       await client.dispose()
       await database.drop()

@@ -1,6 +1,6 @@
 /**
  * The engine's services as one layer: the store, the rate limiter, time (system or virtual), the timer
- * handlers and the scheduler. Every runtime (the servers, embedding, tests) builds the engine through this.
+ * handlers, the topics' subscribers (Subscriptions.ts) and the scheduler. Every runtime (the servers, embedding, tests) builds the engine through this.
  */
 import { Clock, Effect, Layer } from "effect"
 import { applicationTimerHandlers } from "./onboarding/ApplicationTimers.ts"
@@ -17,15 +17,15 @@ import { RealClock } from "./kernel/RealClock.ts"
 import { defaultReviewSettings, ReviewSettings, type ReviewSettingsValue } from "./onboarding/ReviewSettings.ts"
 import { Store } from "./kernel/Store.ts"
 import { depositTimerHandlers } from "./money/Deposits.ts"
-import { onTransactionEnded } from "./money/FundedOrders.ts"
+import { depositReturnTimerHandlers } from "./money/DepositReturns.ts"
 import { orderTimerHandlers } from "./money/OrderTimers.ts"
 import { quoteTimerHandlers } from "./money/Quotes.ts"
-import { TransactionEnded } from "./money/Transactions.ts"
 import { payoutTimerHandlers } from "./money/Payouts.ts"
 import { rfiTimerHandlers } from "./money/Rfis.ts"
 import { virtualAccountTimerHandlers } from "./money/VirtualAccounts.ts"
-import { SignerLeftPool, signingTimerHandlers } from "./signing/Roster.ts"
-import { onSignerLeftPool, onSigningTransferEnded, transferSigningTimerHandlers } from "./signing/TransferSigning.ts"
+import { signingTimerHandlers } from "./signing/Roster.ts"
+import { transferSigningTimerHandlers } from "./signing/TransferSigning.ts"
+import { layerSubscriptions } from "./Subscriptions.ts"
 import { WorldModel, type WorldModelOptions, worldModelOf } from "./money/WorldModel.ts"
 import { EventWritten } from "./kernel/Outbox.ts"
 import { webhookTimerHandlers } from "./webhooks/Dispatch.ts"
@@ -112,6 +112,7 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
         ...depositTimerHandlers,
         ...signingTimerHandlers,
         ...transferSigningTimerHandlers,
+        ...depositReturnTimerHandlers,
         ...orderTimerHandlers,
         ...quoteTimerHandlers,
         ...payoutTimerHandlers,
@@ -123,11 +124,8 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
       Layer.succeed(EventWritten, fanOut),
       Layer.succeed(ReviewSettings, review),
       Layer.succeed(WorldModel, worldModel),
-      // An ended transaction moves the autoExecute orders waiting on its destination, and frees its wallet's signing
-      // seat (or its place in the queue) when it was a signed transfer.
-      Layer.succeed(TransactionEnded, (t) => Effect.andThen(onTransactionEnded(t), onSigningTransferEnded(t))),
-      // A signer leaving its roster's signing pool fails the transfers the change breaks (roster_changed).
-      Layer.succeed(SignerLeftPool, onSignerLeftPool)
+      // Who reacts to what, in the publisher's store transaction: every subscriber is named in Subscriptions.ts.
+      layerSubscriptions
     )
     const retention = options.idempotencyRetentionMs === undefined
       ? Layer.empty

@@ -31,7 +31,7 @@ import { Rfis } from "./money/Rfis.ts"
 import { transactionsOfScope, Transactions } from "./money/Transactions.ts"
 import { VirtualAccounts } from "./money/VirtualAccounts.ts"
 import { Claims, WalletCeremonies, WalletSigners } from "./signing/Roster.ts"
-import { SigningRequests, SigningSeats } from "./signing/TransferSigning.ts"
+import { SigningRequests, SigningSeats, TransferSignings } from "./signing/TransferSigning.ts"
 import { Wallets } from "./money/Wallets.ts"
 import { Applications } from "./onboarding/Applications.ts"
 import { Customers, ReservedCustomers } from "./onboarding/Customers.ts"
@@ -129,6 +129,7 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
   { table: Claims, order: "byScope", counted: "claims" },
   { table: WalletSigners, order: "byScope", counted: "walletSigners" },
   { table: WalletCeremonies, order: "byScope", counted: "walletCeremonies" },
+  { table: TransferSignings, order: "byScope" },
   { table: SigningSeats, order: "byScope" },
   { table: SigningRequests, order: "byScope", counted: "signingRequests" },
   { table: Orders, order: ordersOfScope, counted: "orders" },

@@ -37,7 +37,8 @@ const allMoves: ReadonlyArray<SigningMove> = [
   stamp("wsg_a"),
   expire,
   { type: "decline", signerId: "wsg_a", inPool: true },
-  { type: "roster_changed", signerId: "wsg_a", poolSize: 0 }
+  { type: "roster_changed", signerId: "wsg_a", poolSize: 0 },
+  { type: "wallet_frozen" }
 ]
 
 describe("the signing table", () => {
@@ -114,6 +115,16 @@ describe("the signing table", () => {
     expect(walk(queued, { type: "queue_timeout" })).toMatchObject({ state: { phase: "failed", failureCode: "user_signature_timeout", queuePosition: null }, events: ["failed"] })
   })
 
+  it("fails whatever signs from a wallet the provider froze, started or not, with crypto_wallet_misconfigured", () => {
+    const phases = [twoOfThree, walk(twoOfThree, { type: "start", seatFree: false, poolSize: 3, queuePosition: 2 }).state, walk(twoOfThree, start, stamp("wsg_a")).state]
+    for (const state of phases) {
+      expect(walk(state, { type: "wallet_frozen" })).toMatchObject({
+        state: { phase: "failed", failureCode: "crypto_wallet_misconfigured", queuePosition: null, collected: [] },
+        events: ["failed"]
+      })
+    }
+  })
+
   it("refuses what each phase does not allow", () => {
     const phases: Record<string, SigningState> = {
       not_started: twoOfThree,
@@ -121,9 +132,9 @@ describe("the signing table", () => {
       awaiting_signature: walk(twoOfThree, start).state
     }
     const allowed: Record<string, ReadonlyArray<string>> = {
-      not_started: ["start"],
-      queued: ["queue_advance", "seat", "queue_timeout", "roster_changed"],
-      awaiting_signature: ["stamp", "window_expired", "decline", "roster_changed"]
+      not_started: ["start", "wallet_frozen"],
+      queued: ["queue_advance", "seat", "queue_timeout", "roster_changed", "wallet_frozen"],
+      awaiting_signature: ["stamp", "window_expired", "decline", "roster_changed", "wallet_frozen"]
     }
     for (const [phase, state] of Object.entries(phases)) {
       for (const move of allMoves) {
@@ -152,7 +163,7 @@ describe("the signing table's invariants, over random move sequences", () => {
   const moveArb: fc.Arbitrary<SigningMove> = fc.oneof(
     fc.record({ type: fc.constant("start" as const), seatFree: fc.boolean(), queuePosition: fc.integer({ min: 0, max: 4 }), poolSize: fc.integer({ min: 0, max: 3 }) }),
     fc.record({ type: fc.constant("queue_advance" as const), queuePosition: fc.integer({ min: 0, max: 4 }) }),
-    fc.constantFrom<SigningMove>({ type: "seat" }, { type: "queue_timeout" }, { type: "window_expired" }),
+    fc.constantFrom<SigningMove>({ type: "seat" }, { type: "queue_timeout" }, { type: "window_expired" }, { type: "wallet_frozen" }),
     fc.record({ type: fc.constant("stamp" as const), signerId: signer, inPool: fc.boolean() }),
     fc.record({ type: fc.constant("decline" as const), signerId: signer, inPool: fc.boolean() }),
     fc.record({ type: fc.constant("roster_changed" as const), signerId: signer, poolSize: fc.integer({ min: 0, max: 3 }) })

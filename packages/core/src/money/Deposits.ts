@@ -32,7 +32,7 @@ import { emitEvent } from "../kernel/Outbox.ts"
 import { depositAddress, sandboxTxHash, validAddress } from "./Addresses.ts"
 import type { Holder } from "./Ledger.ts"
 import { payoutDocumentTypes, resumeAfterReview } from "./Payouts.ts"
-import { getTransaction, moveTransaction, openTransaction, type StoredTransaction, Transactions } from "./Transactions.ts"
+import { getTransaction, moveTransaction, openTransaction, recordSenderInformation, type StoredTransaction, Transactions } from "./Transactions.ts"
 import { getVirtualAccount } from "./VirtualAccounts.ts"
 import { getWallet, rotationUnderway, type StoredWallet, walletAt, walletHolder } from "./Wallets.ts"
 import { terminalStatuses } from "./TransactionMachine.ts"
@@ -125,6 +125,7 @@ const bankDeposit = (caller: Caller, virtualAccountId: VirtualAccountId, body: S
       source: { type: "external_bank_inbound", assetAmount: amountOf(sent.units) },
       destination: { type: "virtual_account", virtualAccountId: account.id, assetAmount: amountOf(credited) },
       fees: fee > 0n ? [{ owner: "service", assetAmount: amountOf(fee), invoiced: false }] : [],
+      ...yield* senderWindow(body.senderInformationMissing === true, { rail }),
       holds: (id) => [
         { kind: "pending", id: `${id}/credit`, debit: world(scope, rail), credit: accountHolder, asset: { code: currency }, amount: credited, code: "deposit", transactionId: id },
         ...(fee > 0n
@@ -172,6 +173,7 @@ const chainDeposit = (caller: Caller, addressed: StoredWallet, body: SimulatedDe
       }),
       destination: { type: "wallet", walletId: wallet.id, assetAmount: body.assetAmount },
       fees: [],
+      ...yield* senderWindow(body.senderInformationMissing === true, { chain }),
       holds: (id) => [{
         kind: "pending",
         id: `${id}/credit`,
@@ -193,6 +195,17 @@ type Route = { readonly rail: PayoutRail } | { readonly chain: Chain }
 const settlementTimeFrom = (nowMs: number, route: Route) =>
   Effect.map(WorldModel, (model) => ("rail" in route ? settlesAt(nowMs, model.railSettlement[route.rail]) : nowMs + model.chainSettlementMs[route.chain]))
 
+/**
+ * What a deposit arriving without its sender's details is born with: its route (its settlement, once they come,
+ * runs from it) and the end of the window to supply them.
+ */
+const senderWindow = (senderInformationMissing: boolean, route: Route) =>
+  Effect.gen(function*() {
+    if (!senderInformationMissing) return {}
+    const model = yield* WorldModel
+    return { route, senderInformationExpiresAt: toIso((yield* Clock.currentTimeMillis) + model.senderInformationWindowMs) }
+  })
+
 /** The world model takes a deposit in: it confirms and settles on the clock, unless it waits for its sender first. */
 const arrived = (transaction: StoredTransaction, route: Route, senderInformationMissing: boolean, sourceAddress: string | null) =>
   Effect.gen(function*() {
@@ -202,12 +215,9 @@ const arrived = (transaction: StoredTransaction, route: Route, senderInformation
       yield* scheduleSettlement(transaction, route, now)
       return transaction
     }
-    const store = yield* Store
     const model = yield* WorldModel
-    const expiresAt = toIso(now + model.senderInformationWindowMs)
-    const waiting = yield* Effect.orDie(moveTransaction(transaction.id, { type: "request_information" }))
-    const parked: StoredTransaction = { ...waiting, senderInformationExpiresAt: expiresAt, route }
-    yield* Effect.orDie(store.update(Transactions, parked))
+    const expiresAt = transaction.senderInformationExpiresAt!
+    const parked = yield* Effect.orDie(moveTransaction(transaction.id, { type: "request_information" }))
     yield* emitEvent({
       type: "transaction.awaiting_sender_information",
       organizationId: parked.organizationId,
@@ -259,14 +269,12 @@ export const supplySenderInformation = (
   information: SenderInformation
 ): Effect.Effect<StoredTransaction, ApiError, Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
     const transaction = yield* getTransaction(caller, id, true)
     if (transaction.senderInformationExpiresAt === undefined || transaction.stage !== "awaiting_customer_action" || terminalStatuses.has(transaction.status)) {
       return yield* apiError("CONFLICT", "The transaction is not waiting for sender information.")
     }
-    const cleared = yield* moveTransaction(id, { type: "clear_review" })
-    const supplied: StoredTransaction = { ...cleared, senderInformation: information, senderInformationExpiresAt: undefined }
-    yield* Effect.orDie(store.update(Transactions, supplied))
+    yield* moveTransaction(id, { type: "clear_review" })
+    const supplied = yield* recordSenderInformation(id, information)
     yield* scheduleSettlement(supplied, transaction.route!, yield* Clock.currentTimeMillis)
     return supplied
   })

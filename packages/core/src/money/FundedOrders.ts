@@ -23,7 +23,7 @@ import { scopeOf } from "../tenancy/Tenancy.ts"
 import { openAutoPayout } from "./AutoPayouts.ts"
 import { accountId, type Holder } from "./Ledger.ts"
 import { failOrder, lockedOrder, moveOrder, Orders, returnFunding, returnLeftover, type StoredOrder, tryExecute } from "./Orders.ts"
-import type { StoredTransaction } from "./Transactions.ts"
+import { failedInSigning, type StoredTransaction } from "./Transactions.ts"
 import { Wallets } from "./Wallets.ts"
 
 /** The ledger account a transaction's destination side credits, when it is a customer's account. */
@@ -60,7 +60,7 @@ const waitingOn = (account: string) =>
  */
 export const onTransactionEnded = (transaction: StoredTransaction): Effect.Effect<void, never, Store> => {
   if (transaction.status === "completed") return executeFundedOrders(transaction)
-  if (transaction.status === "failed" && transaction.signing?.state.phase === "failed" && transaction.linkedOrderId !== undefined) {
+  if (failedInSigning(transaction) && transaction.linkedOrderId !== undefined) {
     return signingFailed(transaction)
   }
   if (transaction.status !== "failed" || transaction.type !== "deposit") return Effect.void

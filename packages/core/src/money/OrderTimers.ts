@@ -19,14 +19,12 @@ import { Clock, Effect } from "effect"
 import { Store } from "../kernel/Store.ts"
 import { schedule, type TimerHandler } from "../kernel/Timers.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
-import { startSigning } from "../signing/TransferSigning.ts"
+import { publish } from "../kernel/Topics.ts"
 import { sandboxTxHash } from "./Addresses.ts"
 import { legacyAutoPayoutSettleKind, legacyPayoutSettled, openAutoPayout } from "./AutoPayouts.ts"
 import { LedgerAccounts } from "./Ledger.ts"
 import { type OrderMove, orderMoves, orderTransition } from "./OrderMachine.ts"
 import {
-  depositReturned,
-  depositReturnKind,
   failOrder,
   lockedOrder,
   lockExpiryKind,
@@ -37,7 +35,7 @@ import {
   sourceAccountOf,
   type StoredOrder
 } from "./Orders.ts"
-import { moveTransaction } from "./Transactions.ts"
+import { moveTransaction, SignaturesRequested } from "./Transactions.ts"
 import { WorldModel } from "./WorldModel.ts"
 
 const scope = (o: StoredOrder) => scopeOf(o.organizationId, o.environment)
@@ -77,7 +75,7 @@ const started: TimerHandler = (payload: { readonly orderId: OrderId }) =>
     const model = yield* WorldModel
     if (processing.signingWalletId !== undefined) {
       // The source wallet's roster signs first; the quorum sends the transfer (`signed`), the service co-signing.
-      yield* startSigning(processing, { kind: orderSignedKind, payload: { orderId: order.id }, delayMs: model.payouts.sendMs })
+      yield* publish(SignaturesRequested, { transaction: processing, onQuorum: { kind: orderSignedKind, payload: { orderId: order.id }, delayMs: model.payouts.sendMs } })
       return
     }
     yield* sendSource(order)
@@ -125,6 +123,5 @@ export const orderTimerHandlers: Record<string, TimerHandler> = {
   [orderStartKind]: started,
   [orderSettleKind]: settled,
   [orderSignedKind]: signed,
-  [depositReturnKind]: depositReturned,
   [legacyAutoPayoutSettleKind]: legacyPayoutSettled
 }

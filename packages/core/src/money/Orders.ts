@@ -33,8 +33,8 @@
  * every move through the state table. Beside it: the state table (OrderMachine.ts), the timers that move an order
  * on the clock (OrderTimers.ts), an order's accounts and the side they make (OrderAccounts.ts), autoPayout
  * (AutoPayouts.ts), and what a transaction's end does to orders (FundedOrders.ts). It is a little over 600 lines
- * because it still holds the funding address's deposit_return code (`returnLeftover`, `returnFunding`,
- * `depositReturned`), which moves to the one deposit-returns module orders and signing share (issue 23).
+ * because it still holds what an ended deposit-funded order leaves at its funding address (`returnLeftover`,
+ * `returnFunding`; the returns themselves are DepositReturns.ts's, shared with signing).
  */
 import {
   type AutoPayout,
@@ -74,6 +74,7 @@ import { initialOrderState, type OrderMove, orderTransition, type OrderState } f
 import { type PairSide, priceOf } from "./Pricing.ts"
 import { amountOf, checkMarkupAllowed, feesOf, QuoteOptions, redeemableOption, type Terms, termsOf, type TermsInput } from "./Quotes.ts"
 import { refuseRestricted } from "./SourceRules.ts"
+import { returnFromFundingAddress } from "./DepositReturns.ts"
 import { moveTransaction, openTransaction, Transactions } from "./Transactions.ts"
 import { WorldModel } from "./WorldModel.ts"
 
@@ -403,8 +404,6 @@ export const moveOrder = (
     return moved
   })
 
-export const depositReturnKind = "order.deposit_return"
-
 /**
  * What sits at an ended deposit-funded order's funding address goes back to the address it came from: a
  * deposit_return transaction per asset, holding the funds until the chain confirms the transfer back. Every asset the
@@ -419,45 +418,22 @@ export const returnLeftover = (order: StoredOrder): Effect.Effect<void, never, S
     }
   })
 
-/** Sends `units` of `side` at the order's funding address back to `sender`, as a deposit_return transaction. */
+/** Sends `units` of `side` at the order's funding address back to `sender`, as a deposit_return (DepositReturns.ts). */
 export const returnFunding = (order: StoredOrder, side: PairSide, units: bigint, sender: string): Effect.Effect<void, never, Store> =>
-  Effect.gen(function*() {
-    if (order.fundingAddress === undefined || side.chain === undefined) return
-    const chain = side.chain
-    const scoped = scope(order)
-    const assetAmount = amountOf(side, units)
-    const transaction = yield* Effect.orDie(openTransaction({
+  order.fundingAddress === undefined || side.chain === undefined
+    ? Effect.void
+    : returnFromFundingAddress({
       organizationId: order.organizationId,
       environment: order.environment,
       customerId: order.customerId,
-      type: "deposit_return",
-      source: { type: "deposit_address", address: order.fundingAddress, assetAmount },
-      destination: { type: "external_crypto", address: sender, txHash: null, assetAmount },
-      fees: [],
-      linkedOrderId: order.id,
-      holds: (id) => [{
-        kind: "pending",
-        id: `${id}/return`,
-        debit: order.source.holder,
-        credit: { scope: scoped, type: "world", id: `chain:${chain}` },
-        asset: ledgerAsset(side),
-        amount: units,
-        code: "deposit_return",
-        transactionId: id
-      }]
-    }))
-    const model = yield* WorldModel
-    yield* schedule(depositReturnKind, (yield* Clock.currentTimeMillis) + model.chainSettlementMs[chain], { transactionId: transaction.id }, scoped)
-  })
-
-/** The chain confirmed the transfer back: the deposit_return ends failed, with no failureCode, its funds gone out. */
-export const depositReturned: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
-  Effect.gen(function*() {
-    const store = yield* Store
-    const transaction = yield* store.get(Transactions, payload.transactionId)
-    if (transaction === undefined || transaction.status === "completed" || transaction.status === "failed" || transaction.status === "cancelled") return
-    yield* Effect.orDie(moveTransaction(payload.transactionId, { type: "fail" }, { failureCode: null, postHolds: true }))
-  })
+      orderId: order.id,
+      fundingAddress: order.fundingAddress,
+      from: order.source.holder,
+      asset: { ...ledgerAsset(side), chain: side.chain },
+      assetAmount: amountOf(side, units),
+      units,
+      sender
+    })
 
 /** Every leg of the conversion, as the transaction's pending holds: one linked batch. */
 const legsOf = (order: StoredOrder, id: TransactionId): ReadonlyArray<TransferRequest> => {
@@ -526,13 +502,11 @@ const claim = (order: StoredOrder): Effect.Effect<StoredOrder, ApiError, Store> 
       fees: order.fees,
       clientReferenceId: order.clientReferenceId,
       linkedOrderId: order.id,
+      // A non-custodial source: its roster signs the source transfer once the transaction is processing.
+      signingWalletId: order.source.nonCustodial === true ? order.source.id : undefined,
       holds: (id) => legsOf(order, id)
     }).pipe(Effect.catchTag("LedgerRefusal", (refusal) =>
       refusal.reason === "insufficient_funds" ? Effect.fail(insufficient(order, balance.available)) : Effect.die(refusal)))
-    // A non-custodial source: its roster signs the source transfer once the transaction is processing.
-    if (order.source.nonCustodial === true) {
-      yield* Effect.orDie((yield* Store).update(Transactions, { ...transaction, signingWalletId: order.source.id }))
-    }
     const model = yield* WorldModel
     yield* schedule(orderStartKind, nowMs + model.orderStartMs, { orderId: order.id }, scope(order))
     return { ...order, ...outcome.next, transactionId: transaction.id, updatedAt: toIso(nowMs) }

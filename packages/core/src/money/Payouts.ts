@@ -58,6 +58,7 @@ import { apiError, type ApiError } from "../kernel/Problem.ts"
 import type { StoredResponse } from "../kernel/Idempotency.ts"
 import { type Position, Store } from "../kernel/Store.ts"
 import { schedule, type TimerHandler } from "../kernel/Timers.ts"
+import { publish } from "../kernel/Topics.ts"
 import { restrictCustomer } from "../onboarding/Restrictions.ts"
 import { getCustomer } from "../onboarding/Customers.ts"
 import { requireDocuments } from "../onboarding/Documents.ts"
@@ -68,9 +69,19 @@ import type { Holder } from "./Ledger.ts"
 import { getRecipient, recipientAddress, Recipients, type StoredRecipient } from "./Recipients.ts"
 import { refuseNonCustodialSource, refuseRestricted } from "./SourceRules.ts"
 import { terminalStatuses } from "./TransactionMachine.ts"
-import { getTransaction, moveTransaction, openTransaction, type StoredTransaction, transactionPartition, Transactions, transactionToWire } from "./Transactions.ts"
+import {
+  addDestinationReferences,
+  getTransaction,
+  moveTransaction,
+  openTransaction,
+  requestPayoutCancel,
+  SignaturesRequested,
+  type StoredTransaction,
+  transactionPartition,
+  Transactions,
+  transactionToWire
+} from "./Transactions.ts"
 import { getVirtualAccount, virtualAccountHolder } from "./VirtualAccounts.ts"
-import { startSigning } from "../signing/TransferSigning.ts"
 import { getWallet, notActiveDetail, walletHolder, Wallets } from "./Wallets.ts"
 import { type PayoutModel, settlesAt, WorldModel } from "./WorldModel.ts"
 
@@ -267,7 +278,13 @@ export const openPayout = (p: PayoutOpening): Effect.Effect<StoredTransaction, A
     const amountOf = (units: bigint) => ({ code: asset, amount: formatAmount({ asset, units }), ...(chain === undefined ? {} : { chain }) })
     const world: Holder = { scope, type: "world", id: "rail" in target.route ? `rail:${target.route.rail}` : `chain:${target.route.chain}` }
     const ledgerAsset = { code: asset, chain }
-    const opened = yield* openTransaction({
+    // A payout out of a non-custodial wallet (by POST /v2/payouts, or an order's autoPayout out of its destination)
+    // is signed by the wallet's roster once it is processing (signing/TransferSigning.ts).
+    const sourceWallet = holder.type === "wallet" ? yield* store.get(Wallets, holder.id) : undefined
+    // The world model's compliance rules: a payout that must be reviewed is born in review.
+    const firstToRecipient = target.recipient !== undefined && !target.recipient.paidOut
+    const reviewed = p.documentsRequired || (model.reviewNewRecipients && firstToRecipient)
+    const transaction = yield* openTransaction({
       organizationId: p.organizationId,
       environment: p.environment,
       customerId: p.customerId,
@@ -281,6 +298,12 @@ export const openPayout = (p: PayoutOpening): Effect.Effect<StoredTransaction, A
       clientReferenceId: p.clientReferenceId,
       linkedOrderId: p.linkedOrderId,
       payoutRail: rail,
+      signingWalletId: sourceWallet?.custody === "non_custodial" ? sourceWallet.id : undefined,
+      route: target.route,
+      payoutPurpose: p.purpose,
+      payoutDocumentIds: p.documents,
+      payoutRecipientId: target.recipient?.id,
+      then: reviewed ? { type: "enter_review" } : undefined,
       holds: (id) => [
         { kind: "pending", id: `${id}/payout`, debit: holder, credit: world, asset: ledgerAsset, amount: p.amount, code: "withdrawal", transactionId: id },
         ...(fee > 0n
@@ -297,30 +320,13 @@ export const openPayout = (p: PayoutOpening): Effect.Effect<StoredTransaction, A
           `The available balance does not cover the amount and its fee of ${formatAmount({ asset, units: fee })} ${asset}; nothing was reserved.`
         ))
         : Effect.die(refusal)))
-    // A payout out of a non-custodial wallet (by POST /v2/payouts, or an order's autoPayout out of its destination)
-    // is signed by the wallet's roster once it is processing (signing/TransferSigning.ts).
-    const sourceWallet = holder.type === "wallet" ? yield* store.get(Wallets, holder.id) : undefined
-    const transaction: StoredTransaction = {
-      ...opened,
-      signingWalletId: sourceWallet?.custody === "non_custodial" ? sourceWallet.id : undefined,
-      route: target.route,
-      payoutPurpose: p.purpose,
-      payoutDocumentIds: p.documents,
-      payoutRecipientId: target.recipient?.id
-    }
-    yield* Effect.orDie(store.update(Transactions, transaction))
-
-    // The world model's compliance rules.
     const now = yield* Clock.currentTimeMillis
-    const firstToRecipient = target.recipient !== undefined && !target.recipient.paidOut
     if (target.recipient !== undefined && firstToRecipient) {
       yield* Effect.orDie(store.update(Recipients, { ...target.recipient, paidOut: true }))
     }
-    const reviewed = p.documentsRequired || (model.reviewNewRecipients && firstToRecipient)
     if (reviewed) {
-      const inReview = yield* moveTransaction(transaction.id, { type: "enter_review" })
       yield* schedule(payoutReviewEndKind, now + model.reviewMs, { transactionId: transaction.id }, scope)
-      return inReview
+      return transaction
     }
     yield* schedule(payoutStartKind, now + model.complianceMs, { transactionId: transaction.id }, scope)
     return transaction
@@ -470,11 +476,7 @@ export const cancelPayout = (caller: Caller, id: TransactionId): Effect.Effect<S
     if (payout.status === "cancelled") return payout
     if (terminalStatuses.has(payout.status)) return yield* apiError("CONFLICT", `The payout has already ended (status ${payout.status}); it cannot be cancelled.`)
     if (payout.sent) return yield* apiError("CONFLICT", "The payout's transfer has already been sent; it can no longer be cancelled.")
-    if (payout.stage === "under_review") {
-      const recorded: StoredTransaction = { ...payout, cancelRequested: true }
-      yield* Effect.orDie((yield* Store).update(Transactions, recorded))
-      return recorded
-    }
+    if (payout.stage === "under_review") return yield* requestPayoutCancel(id)
     return yield* moveTransaction(id, { type: "cancel" }, { cancellationReason: "client_cancelled" })
   })
 
@@ -531,14 +533,7 @@ const referencesAt = (t: StoredTransaction, step: ReferenceStep, nowMs: number):
 }
 
 /** Adds the references of `step` to the destination (in the caller's store transaction). */
-const addReferences = (t: StoredTransaction, step: ReferenceStep, nowMs: number) =>
-  Effect.gen(function*() {
-    const references = referencesAt(t, step, nowMs)
-    if (Object.keys(references).length === 0) return t
-    const next = { ...t, destination: { ...t.destination, ...references } as TransactionSide }
-    yield* Effect.orDie((yield* Store).update(Transactions, next))
-    return next
-  })
+const addReferences = (t: StoredTransaction, step: ReferenceStep, nowMs: number) => addDestinationReferences(t.id, referencesAt(t, step, nowMs))
 
 const settleTime = (t: StoredTransaction, nowMs: number) =>
   Effect.map(WorldModel, (model) => {
@@ -565,12 +560,12 @@ const resume = (t: StoredTransaction) =>
     const sendAfterQuorum = { kind: payoutSendKind, payload: { transactionId: t.id }, delayMs: model.sendMs }
     if (t.status === "pending") {
       const processing = yield* Effect.orDie(moveTransaction(t.id, { type: "start" }))
-      if (t.signingWalletId !== undefined) yield* startSigning(processing, sendAfterQuorum)
+      if (t.signingWalletId !== undefined) yield* publish(SignaturesRequested, { transaction: processing, onQuorum: sendAfterQuorum })
       else yield* schedule(payoutSendKind, now + model.sendMs, { transactionId: t.id }, scope)
     } else if (t.signingWalletId !== undefined && !t.sent) {
-      // A review ended while processing: the signing starts, or goes on where it stands.
-      if (t.signing === undefined) yield* startSigning(t, sendAfterQuorum)
-      else if (t.signing.state.phase === "quorum_met") yield* schedule(payoutSendKind, now + model.sendMs, { transactionId: t.id }, scope)
+      // A review ended while processing: the signing starts, or goes on where it stands (the quorum already met
+      // sends it).
+      yield* publish(SignaturesRequested, { transaction: t, onQuorum: sendAfterQuorum })
     } else if (!t.sent) {
       yield* schedule(payoutSendKind, now + model.sendMs, { transactionId: t.id }, scope)
     } else {
@@ -606,7 +601,7 @@ const onSend = payoutTimer((t) =>
   Effect.gen(function*() {
     if (t.status !== "processing" || t.sent || t.stage !== null) return
     // A non-custodial wallet's payout is sent only once its roster's quorum is met.
-    if (t.signingWalletId !== undefined && t.signing?.state.phase !== "quorum_met") return
+    if (t.signingWalletId !== undefined && t.signed !== true) return
     const now = yield* Clock.currentTimeMillis
     const sent = yield* Effect.orDie(moveTransaction(t.id, { type: "send" }))
     yield* addReferences(sent, "send", now)
@@ -616,8 +611,8 @@ const onSend = payoutTimer((t) =>
 const onSettle = payoutTimer((t) =>
   Effect.gen(function*() {
     if (t.status !== "processing" || !t.sent || t.stage !== null) return
-    // The receive policy held it (signing/TransferSigning.ts, a recovery): it does not settle.
-    if (t.signing?.recovery !== undefined) return
+    // The receive policy held it (signing/WalletFreeze.ts, a recovery): it does not settle.
+    if (t.heldByReceivePolicy === true) return
     const now = yield* Clock.currentTimeMillis
     yield* addReferences(t, "complete", now)
     yield* Effect.orDie(moveTransaction(t.id, { type: "settle" }))

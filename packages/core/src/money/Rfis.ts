@@ -15,7 +15,8 @@
  * | awaiting_response, under_review | reviewer cancels | cancelled | rfi.cancelled | hasRfi false, leaves review; a payout goes on |
  * | awaiting_response | the deadline passes | expired | rfi.cancelled | hasRfi false; fails with compliance_hold, reservation returned |
  *
- * `hasRfi` is true while an RFI of the transaction is open (awaiting_response or under_review). The deadline is a
+ * The statuses move only through RfiMachine.ts's `rfiTransition`, this table as one pure function. `hasRfi` is true
+ * while an RFI of the transaction is open (awaiting_response or under_review). The deadline is a
  * durable timer; an answered RFI (under_review) is not expired by it: the caller did its part. A transaction has at
  * most one open RFI. The reviewer's moves are the sandbox's simulate calls.
  */
@@ -44,7 +45,8 @@ import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../kernel/Outbox.ts"
 import { resumeAfterReview } from "./Payouts.ts"
 import { terminalStatuses } from "./TransactionMachine.ts"
-import { getTransaction, moveTransaction, Transactions } from "./Transactions.ts"
+import { initialRfi, type RfiEvent, rfiTransition } from "./RfiMachine.ts"
+import { getTransaction, moveTransaction, setHasRfi, Transactions } from "./Transactions.ts"
 import { WorldModel } from "./WorldModel.ts"
 
 type Question = RfiWire["questions"][number]
@@ -74,7 +76,6 @@ export const Rfis = table<StoredRfi>({
 
 export const rfiDeadlineKind = "rfi.deadline"
 
-const openStatuses: ReadonlySet<RfiStatus> = new Set(["awaiting_response", "under_review"])
 
 export const rfiToWire = (r: StoredRfi): RfiWire =>
   toWire({
@@ -99,7 +100,7 @@ export const getRfi = (caller: Caller, id: RfiId, forUpdate = false): Effect.Eff
     return found
   })
 
-const emitRfi = (rfi: StoredRfi, type: "rfi.published" | "rfi.response_submitted" | "rfi.more_info_requested" | "rfi.resolved" | "rfi.cancelled" | "rfi.deadline_extended", now: string) =>
+const emitRfi = (rfi: StoredRfi, type: RfiEvent, now: string) =>
   emitEvent({
     type,
     organizationId: rfi.organizationId,
@@ -114,13 +115,6 @@ const emitRfi = (rfi: StoredRfi, type: "rfi.published" | "rfi.response_submitted
   })
 
 const save = (rfi: StoredRfi) => Effect.flatMap(Store, (store) => Effect.orDie(store.update(Rfis, rfi)))
-
-const setHasRfi = (transactionId: TransactionId, hasRfi: boolean) =>
-  Effect.gen(function*() {
-    const store = yield* Store
-    const t = yield* store.getForUpdate(Transactions, transactionId)
-    if (t !== undefined && t.hasRfi !== hasRfi) yield* Effect.orDie(store.update(Transactions, { ...t, hasRfi }))
-  })
 
 const newQuestions = (rfi: { readonly questions: ReadonlyArray<Question> }, asked: RfiPublish["questions"], now: string): ReadonlyArray<Question> =>
   asked.map((q, i) => ({ id: `q${rfi.questions.length + i + 1}`, text: q.text, kind: q.kind ?? "text", askedAt: now }))
@@ -147,7 +141,7 @@ export const publishRfi = (caller: Caller, transactionId: TransactionId, body: R
       environment: transaction.environment,
       customerId: transaction.customerId,
       transactionId,
-      status: "awaiting_response",
+      status: initialRfi.status,
       questions: newQuestions({ questions: [] }, body.questions, now),
       deadline: toIso(nowMs + (body.deadlineSeconds === undefined ? model.rfiDeadlineMs : body.deadlineSeconds * 1000)),
       responses: [],
@@ -158,7 +152,7 @@ export const publishRfi = (caller: Caller, transactionId: TransactionId, body: R
     yield* moveTransaction(transactionId, { type: "request_information" })
     yield* setHasRfi(transactionId, true)
     yield* scheduleDeadline(rfi)
-    yield* emitRfi(rfi, "rfi.published", now)
+    yield* emitRfi(rfi, initialRfi.event, now)
     return rfi
   })
 
@@ -166,7 +160,8 @@ export const publishRfi = (caller: Caller, transactionId: TransactionId, body: R
 export const respondToRfi = (caller: Caller, id: RfiId, body: RfiResponseCreate): Effect.Effect<StoredRfi, ApiError, Store> =>
   Effect.gen(function*() {
     const rfi = yield* getRfi(caller, id, true)
-    if (!openStatuses.has(rfi.status)) return yield* apiError("CONFLICT", `The request for information is ${rfi.status}; it takes no responses.`)
+    const outcome = rfiTransition(rfi.status, { type: "respond" })
+    if ("refused" in outcome) return yield* apiError(outcome.refused, `The request for information is ${rfi.status}; it takes no responses.`)
     const asked = new Set(rfi.questions.map((q) => q.id))
     const unknown = body.answers.flatMap((a, i) => (asked.has(a.questionId) ? [] : [{ pointer: `/answers/${i}/questionId`, detail: "must be the id of one of the RFI's questions" }]))
     if (unknown.length > 0) return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: unknown })
@@ -174,7 +169,7 @@ export const respondToRfi = (caller: Caller, id: RfiId, body: RfiResponseCreate)
       if (answer.documentIds !== undefined) yield* requireDocuments(caller, answer.documentIds, { customerId: rfi.customerId, pointer: `/answers/${i}/documentIds` })
     }
     const now = toIso(yield* Clock.currentTimeMillis)
-    const answered: StoredRfi = { ...rfi, status: "under_review", responses: [...rfi.responses, { submittedAt: now, answers: body.answers }], updatedAt: now }
+    const answered: StoredRfi = { ...rfi, status: outcome.next, responses: [...rfi.responses, { submittedAt: now, answers: body.answers }], updatedAt: now }
     yield* save(answered)
     if (rfi.status === "awaiting_response") {
       const transaction = yield* getTransaction(caller, rfi.transactionId, true)
@@ -182,7 +177,7 @@ export const respondToRfi = (caller: Caller, id: RfiId, body: RfiResponseCreate)
         yield* moveTransaction(rfi.transactionId, { type: "enter_review" })
       }
     }
-    yield* emitRfi(answered, "rfi.response_submitted", now)
+    yield* emitRfi(answered, outcome.event, now)
     return answered
   })
 
@@ -207,8 +202,8 @@ export const reviewRfi = (caller: Caller, id: RfiId, body: RfiReview): Effect.Ef
     switch (body.action) {
       case "request_more":
       case "reopen": {
-        const from: RfiStatus = body.action === "request_more" ? "under_review" : "resolved"
-        if (rfi.status !== from) return yield* notViable(`Only ${body.action === "request_more" ? "an answered" : "a resolved"} request for information can ${body.action === "request_more" ? "be asked for more" : "be reopened"} (status ${rfi.status}).`)
+        const outcome = rfiTransition(rfi.status, { type: body.action })
+        if ("refused" in outcome) return yield* notViable(`Only ${body.action === "request_more" ? "an answered" : "a resolved"} request for information can ${body.action === "request_more" ? "be asked for more" : "be reopened"} (status ${rfi.status}).`)
         if (body.questions === undefined) {
           return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer: "/questions", detail: `is required with action ${body.action}` }] })
         }
@@ -218,7 +213,7 @@ export const reviewRfi = (caller: Caller, id: RfiId, body: RfiReview): Effect.Ef
         const model = yield* WorldModel
         const asked: StoredRfi = {
           ...rfi,
-          status: "awaiting_response",
+          status: outcome.next,
           questions: [...rfi.questions, ...newQuestions(rfi, body.questions, now)],
           // A new question gets the time it needs: the reviewer's, or the running deadline while it is still ahead,
           // else the default from now (an answered RFI's deadline may have passed while it was read).
@@ -230,11 +225,12 @@ export const reviewRfi = (caller: Caller, id: RfiId, body: RfiReview): Effect.Ef
         if (!ended && transaction.stage !== "awaiting_customer_action") yield* moveTransaction(rfi.transactionId, { type: "request_information" })
         yield* setHasRfi(rfi.transactionId, true)
         if (asked.deadline !== rfi.deadline) yield* scheduleDeadline(asked)
-        yield* emitRfi(asked, "rfi.more_info_requested", now)
+        yield* emitRfi(asked, outcome.event, now)
         return asked
       }
       case "extend_deadline": {
-        if (!openStatuses.has(rfi.status)) return yield* notViable(`The request for information is ${rfi.status}; its deadline no longer runs.`)
+        const outcome = rfiTransition(rfi.status, { type: "extend_deadline" })
+        if ("refused" in outcome) return yield* notViable(`The request for information is ${rfi.status}; its deadline no longer runs.`)
         const deadline = deadlineFrom(body.deadlineSeconds)
         if (deadline === undefined || deadline <= rfi.deadline) {
           return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
@@ -244,16 +240,17 @@ export const reviewRfi = (caller: Caller, id: RfiId, body: RfiReview): Effect.Ef
         const extended: StoredRfi = { ...rfi, deadline, updatedAt: now }
         yield* save(extended)
         yield* scheduleDeadline(extended)
-        yield* emitRfi(extended, "rfi.deadline_extended", now)
+        yield* emitRfi(extended, outcome.event, now)
         return extended
       }
       case "resolve":
       case "cancel": {
-        if (!openStatuses.has(rfi.status)) return yield* notViable(`The request for information is ${rfi.status} already.`)
-        const ended: StoredRfi = { ...rfi, status: body.action === "resolve" ? "resolved" : "cancelled", updatedAt: now }
+        const outcome = rfiTransition(rfi.status, { type: body.action })
+        if ("refused" in outcome) return yield* notViable(`The request for information is ${rfi.status} already.`)
+        const ended: StoredRfi = { ...rfi, status: outcome.next, updatedAt: now }
         yield* save(ended)
         yield* release(ended)
-        yield* emitRfi(ended, body.action === "resolve" ? "rfi.resolved" : "rfi.cancelled", now)
+        yield* emitRfi(ended, outcome.event, now)
         return ended
       }
     }
@@ -268,16 +265,18 @@ const deadlinePassed: TimerHandler = (payload: { readonly rfiId: RfiId; readonly
   Effect.gen(function*() {
     const store = yield* Store
     const rfi = yield* store.getForUpdate(Rfis, payload.rfiId)
-    if (rfi === undefined || rfi.status !== "awaiting_response" || rfi.deadline !== payload.deadline) return
+    if (rfi === undefined || rfi.deadline !== payload.deadline) return
+    const outcome = rfiTransition(rfi.status, { type: "deadline_passed" })
+    if ("refused" in outcome) return
     const now = toIso(yield* Clock.currentTimeMillis)
-    const expired: StoredRfi = { ...rfi, status: "expired", updatedAt: now }
+    const expired: StoredRfi = { ...rfi, status: outcome.next, updatedAt: now }
     yield* save(expired)
     yield* setHasRfi(rfi.transactionId, false)
     const transaction = yield* store.get(Transactions, rfi.transactionId)
     if (transaction !== undefined && !terminalStatuses.has(transaction.status)) {
       yield* Effect.ignore(moveTransaction(rfi.transactionId, { type: "fail" }, { failureCode: "compliance_hold" }))
     }
-    yield* emitRfi(expired, "rfi.cancelled", now)
+    yield* emitRfi(expired, outcome.event, now)
   })
 
 export const rfiTimerHandlers: Record<string, TimerHandler> = { [rfiDeadlineKind]: deadlinePassed }

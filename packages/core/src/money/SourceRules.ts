@@ -5,14 +5,14 @@
  *
  * - Spec, Errors: "422 NON_CUSTODIAL_SOURCE_NOT_SUPPORTED: non-custodial source allowed on EVM chains (Ethereum,
  *   Base, Polygon), Solana and Tron; rejected on Stellar". A non-custodial wallet is a source only on a chain its
- *   roster signs on (signing/Roster.ts `nonCustodialChains`).
+ *   roster signs on (Wallets.ts `nonCustodialChains`).
  * - A restricted customer makes no new payouts and no new orders (not shown; docs/money.md, Orders, "A restricted customer", and Payouts, "Failures"): 422
  *   UNPROCESSABLE_ENTITY while the restriction lasts. What is already under way goes on.
  */
 import type { Chain } from "@fos/contract"
 import { Effect } from "effect"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { nonCustodialChains } from "../signing/Roster.ts"
+import { nonCustodialChains } from "./Wallets.ts"
 
 /**
  * 422 NON_CUSTODIAL_SOURCE_NOT_SUPPORTED for a non-custodial `wallet` on a chain its roster cannot sign on. `allowed`

@@ -10,6 +10,19 @@
  *
  * `failureMessage` is always the catalog text of `failureCode` (TransactionFailureMessages); a simulate call's
  * reason never reaches it, as the spec requires.
+ *
+ * This module is the only writer of the transactions table. A transaction is born whole (`openTransaction` takes
+ * everything it starts with: its route, a payout's purpose, documents and recipient, the wallet whose roster signs
+ * it, a deposit's sender-information window), and every later change is a named operation here: `moveTransaction`
+ * for the state table's moves, and `setHasRfi`, `recordSenderInformation`, `requestPayoutCancel`,
+ * `addDestinationReferences` and `recordSigning` for the facts other modules report. The signing of a transfer
+ * keeps its own state in its own table (signing/TransferSigning.ts); the transaction keeps only what its wire and
+ * its own path need of it: `queuePosition`, whether the quorum was met (`signed`), and whether the receive policy
+ * holds it (`heldByReceivePolicy`).
+ *
+ * Money never imports signing or orders: what they do when a transaction ends, or when a transfer needs its
+ * roster's signatures, they subscribe to through the topics declared here (`TransactionEnded`,
+ * `SignaturesRequested`); Subscriptions.ts names every subscriber.
  */
 import {
   type CancellationReason,
@@ -35,17 +48,17 @@ import {
   TransactionTypes,
   toIso
 } from "@fos/contract"
-import { Clock, Context, Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { newId } from "../kernel/IdGenerator.ts"
 import { filteredOrders, filterOrderName as orderName, filterPartition as partitionOf, type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store, table } from "../kernel/Store.ts"
+import { publish, topic } from "../kernel/Topics.ts"
 import { toWire } from "../kernel/Wire.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../kernel/Outbox.ts"
 import { LedgerAccounts, type LedgerRefusal, type LedgerTransfer, LedgerTransfers, transfer, type TransferRequest } from "./Ledger.ts"
-import type { TransferSigning } from "../signing/TransferSigning.ts"
 import { initialState, type MachineState, type Move, type StatusEvent, terminalStatuses, transition } from "./TransactionMachine.ts"
 
 export interface StoredTransaction extends MachineState {
@@ -82,11 +95,14 @@ export interface StoredTransaction extends MachineState {
   /** The saved recipient (whitelist recipient or registered address) a payout was sent to. */
   readonly payoutRecipientId?: string | undefined
   /**
-   * A transfer out of a non-custodial wallet (a payout, or an order's conversion): the wallet whose roster must sign
-   * it, and once signing started its state (signing/TransferSigning.ts).
+   * A transfer out of a non-custodial wallet (a payout, an order's conversion, an unsupported coin's return): the
+   * wallet whose roster must sign it. Its signing's state is in its own table (signing/TransferSigning.ts).
    */
   readonly signingWalletId?: string | undefined
-  readonly signing?: TransferSigning | undefined
+  /** The roster's quorum was met: the transfer may be sent (a payout's send waits for it). */
+  readonly signed?: true | undefined
+  /** A sent crypto payout the receive policy held (signing/WalletFreeze.ts): it no longer settles. */
+  readonly heldByReceivePolicy?: true | undefined
   /**
    * The pending ledger transfers the transaction holds while it is open, as booked, so posting or voiding them needs
    * no read (a row stored before 2026-11-24 keeps only their ids).
@@ -307,6 +323,34 @@ export interface NewTransaction {
   readonly stage?: TransactionStage | null | undefined
   /** The pending ledger transfers it holds, given its id (transfer ids derive from it). */
   readonly holds: (id: TransactionId) => ReadonlyArray<TransferRequest>
+  /** Its way in or out (a bank rail or a chain). */
+  readonly route?: StoredTransaction["route"]
+  /** A transfer out of a non-custodial wallet: the wallet whose roster signs it. */
+  readonly signingWalletId?: string | undefined
+  /** A payout: the caller's purpose, supporting documents and saved recipient. */
+  readonly payoutPurpose?: string | undefined
+  readonly payoutDocumentIds?: ReadonlyArray<string> | undefined
+  readonly payoutRecipientId?: string | undefined
+  /** A deposit that arrived without its sender's details: when the window to supply them ends. */
+  readonly senderInformationExpiresAt?: string | undefined
+  /**
+   * A move it makes as it opens (a payout that compliance must review enters review): the row is written once, in
+   * its state after the move, and the move's events follow transaction.created as if it were made apart.
+   */
+  readonly then?: Move | undefined
+}
+
+/** What a transaction is born with beside its state, as stored (an absent fact is left out of the row). */
+const bornWith = (input: NewTransaction) => {
+  const facts = {
+    route: input.route,
+    signingWalletId: input.signingWalletId,
+    payoutPurpose: input.payoutPurpose,
+    payoutDocumentIds: input.payoutDocumentIds,
+    payoutRecipientId: input.payoutRecipientId,
+    senderInformationExpiresAt: input.senderInformationExpiresAt
+  }
+  return Object.fromEntries(Object.entries(facts).filter(([, v]) => v !== undefined)) as Partial<typeof facts>
 }
 
 /** Opens a transaction: books its holds, stores it pending, and emits transaction.created (sequence 1). */
@@ -318,7 +362,7 @@ export const openTransaction = (input: NewTransaction): Effect.Effect<StoredTran
     const holds = input.holds(id)
     for (const hold of holds) if (hold.kind !== "pending") return yield* Effect.die(new Error("a transaction's holds are pending transfers"))
     const booked = yield* transfer(holds)
-    const stored: StoredTransaction = {
+    const born: StoredTransaction = {
       ...initialState(input.stage ?? null),
       id,
       organizationId: input.organizationId,
@@ -337,18 +381,35 @@ export const openTransaction = (input: NewTransaction): Effect.Effect<StoredTran
       returnCode: null,
       queuePosition: null,
       hasRfi: false,
+      ...bornWith(input),
       holds: booked,
       sequence: 1,
       createdAt: now,
       updatedAt: now
     }
+    const outcome = input.then === undefined ? { next: born, events: [] } : transition(born, input.then)
+    // Only a move that keeps it open: an opening never ends a transaction (no ledger legs, no TransactionEnded).
+    if ("refused" in outcome || terminalStatuses.has(outcome.next.status)) {
+      return yield* Effect.die(new Error(`a transaction cannot open with the move ${input.then?.type}`))
+    }
+    const stored: StoredTransaction = { ...born, ...outcome.next, sequence: 1 + outcome.events.length }
     yield* store.insertFresh(Transactions, stored)
     yield* emitEvent({
       type: "transaction.created",
       organizationId: stored.organizationId,
       environment: stored.environment,
-      data: toWire({ ...head(stored), sequence: 1, stage: stored.stage, occurredAt: now })
+      data: toWire({ ...head(stored), sequence: 1, stage: born.stage, occurredAt: now })
     })
+    let sequence = 1
+    for (const event of outcome.events) {
+      sequence += 1
+      yield* emitEvent({
+        type: event,
+        organizationId: stored.organizationId,
+        environment: stored.environment,
+        data: toWire(statusEventData(event, stored, sequence, now, {}))
+      })
+    }
     return stored
   })
 
@@ -437,16 +498,97 @@ export const moveTransaction = (
       })
     }
     // The transaction ended (money landed on a customer's account, or a deposit failed): what waits for it (an
-    // autoExecute order) moves in this store transaction.
-    if (terminalStatuses.has(moved.status) && !terminalStatuses.has(current.status)) yield* (yield* TransactionEnded)(moved)
+    // autoExecute order, a signing seat) moves in this store transaction.
+    if (terminalStatuses.has(moved.status) && !terminalStatuses.has(current.status)) yield* publish(TransactionEnded, moved)
     return moved
   })
 
+// --- what others report ----------------------------------------------------------------------------------------------
+
+/** Applies `change` to the transaction `id` (locked) and stores it; the change decides updatedAt. */
+const patch = (id: TransactionId, change: (t: StoredTransaction, now: string) => StoredTransaction | undefined) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const current = yield* store.getForUpdate(Transactions, id)
+    if (current === undefined) return yield* Effect.die(new Error(`no transaction ${id}`))
+    const next = change(current, toIso(yield* Clock.currentTimeMillis))
+    if (next === undefined) return current
+    yield* Effect.orDie(store.update(Transactions, next))
+    return next
+  })
+
+/** Whether an RFI of the transaction is open (Rfis.ts); not a change of the resource's own, so updatedAt stays. */
+export const setHasRfi = (id: TransactionId, hasRfi: boolean): Effect.Effect<StoredTransaction, never, Store> =>
+  patch(id, (t) => (t.hasRfi === hasRfi ? undefined : { ...t, hasRfi }))
+
+/** The sender's details, supplied for a deposit waiting on them (Deposits.ts): its window closes. */
+export const recordSenderInformation = (id: TransactionId, information: SenderInformation): Effect.Effect<StoredTransaction, never, Store> =>
+  patch(id, (t) => ({ ...t, senderInformation: information, senderInformationExpiresAt: undefined }))
+
+/** A payout's cancel asked while compliance reviews it: the review's end decides (Payouts.ts). */
+export const requestPayoutCancel = (id: TransactionId): Effect.Effect<StoredTransaction, never, Store> =>
+  patch(id, (t) => ({ ...t, cancelRequested: true }))
+
+/** References the network gave the transfer (a txHash, a trace number): added to its destination. */
+export const addDestinationReferences = (
+  id: TransactionId,
+  references: Readonly<Record<string, string>>
+): Effect.Effect<StoredTransaction, never, Store> =>
+  patch(id, (t) => (Object.keys(references).length === 0 ? undefined : { ...t, destination: { ...t.destination, ...references } as TransactionSide }))
+
+/** What a transfer's signing shows on its transaction; each report is a change of the resource (updatedAt). */
+export interface SigningReport {
+  /** Its place in its wallet's signing queue (1 is next), or null once it left the queue. */
+  readonly queuePosition?: number | null | undefined
+  /** The roster's quorum was met. */
+  readonly signed?: true | undefined
+  /** The receive policy held it after it was sent. */
+  readonly heldByReceivePolicy?: true | undefined
+}
+
+/** Records a step of the transfer's signing (signing/TransferSigning.ts, signing/WalletFreeze.ts). */
+export const recordSigning = (id: TransactionId, report: SigningReport = {}): Effect.Effect<StoredTransaction, never, Store> =>
+  patch(id, (t, now) => ({
+    ...t,
+    ...(report.queuePosition === undefined ? {} : { queuePosition: report.queuePosition }),
+    ...(report.signed === undefined ? {} : { signed: report.signed }),
+    ...(report.heldByReceivePolicy === undefined ? {} : { heldByReceivePolicy: report.heldByReceivePolicy }),
+    updatedAt: now
+  }))
+
+/** The failure codes a transfer's signing fails it with (signing/SigningMachine.ts, and a frozen wallet's). */
+const signingFailureCodes: ReadonlySet<TransactionFailureCode | null> = new Set<TransactionFailureCode>([
+  "user_signature_expired",
+  "user_signature_timeout",
+  "user_signature_declined",
+  "roster_changed",
+  "crypto_wallet_misconfigured"
+])
+
+/** Whether the transfer failed in its roster's signing (an order's conversion fails with it, Orders.ts). */
+export const failedInSigning = (t: StoredTransaction): boolean =>
+  t.status === "failed" && t.signingWalletId !== undefined && t.signed !== true && signingFailureCodes.has(t.failureCode)
+
+// --- topics ----------------------------------------------------------------------------------------------------------
+
 /**
- * What runs when a transaction ends: the orders module registers the check that executes the autoExecute orders a
- * completed transaction's credit now covers, and fails the autoExecute onramp orders whose source deposit ended
- * uncredited (Engine.ts). Nothing by default.
+ * A transaction reached its first terminal status, in the store transaction that moved it: orders execute what its
+ * credit covers or fail what waited on it; signing frees its wallet's seat (Subscriptions.ts).
  */
-export class TransactionEnded extends Context.Reference<(transaction: StoredTransaction) => Effect.Effect<void, never, Store>>("fos/TransactionEnded", {
-  defaultValue: () => () => Effect.void
-}) {}
+export const TransactionEnded = topic<StoredTransaction>("fos/TransactionEnded")
+
+/** What a transfer asks of its roster's signing: what its quorum hands back to, and whether it is a return. */
+export interface SignatureRequest {
+  /** The transfer (processing, with `signingWalletId`). */
+  readonly transaction: StoredTransaction
+  /** What its quorum hands back to: a timer of its own path, `delayMs` later. */
+  readonly onQuorum: { readonly kind: string; readonly payload: unknown; readonly delayMs: number }
+  /** An unsupported coin's return to its sender: signed without a seat (it is not a payout). */
+  readonly return?: { readonly destinationAddress: string } | undefined
+}
+
+/**
+ * A transfer out of a non-custodial wallet is processing and needs its roster's signatures: signing starts it, or
+ * (asked again after a review) goes on where it stands, handing back at once when the quorum was already met.
+ */
+export const SignaturesRequested = topic<SignatureRequest>("fos/SignaturesRequested")

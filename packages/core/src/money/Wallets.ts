@@ -10,6 +10,9 @@
  *   unsupported-coin return pending can rotate. A retired (or frozen) wallet is WALLET_NOT_ROTATABLE; an
  *   unsupported coin's return still open from it (signing/TransferSigning.ts) is WALLET_ROTATION_BLOCKED_RETURN; a
  *   balance above the floor (or money reserved or on its way in) is WALLET_ROTATION_BLOCKED_BALANCE.
+ * - A wallet's status changes only through `moveWallet`, the one place that knows its table: active -> frozen (the
+ *   wallet provider reports its signing configuration blocks movement, signing/WalletFreeze.ts), active -> retired
+ *   (rotation). Frozen and retired are final. A new wallet is born active (`openWallet`).
  * - A rotation lasts the world model's `rotationForwardingMs` (`rotationEndsAt` on both wallets): what senders still
  *   send to the retired address meanwhile is credited to the successor (Deposits.ts), and rotating either wallet
  *   again is WALLET_ROTATION_IN_PROGRESS. After it, the retired address takes nothing (WALLET_NOT_ACTIVE).
@@ -82,6 +85,9 @@ export const Wallets = table<StoredWallet>({
   orders: { byCustomer: { partition: (w) => (w.fundingOrderId === undefined ? `${scope(w)}/${w.customerId}` : undefined), sort: (w) => w.createdAt } }
 })
 
+/** Non-custodial wallets can sign on these chains (spec: EVM chains Ethereum, Base, Polygon; Solana; Tron). */
+export const nonCustodialChains: ReadonlyArray<Chain> = ["ethereum", "base", "polygon", "solana", "tron"]
+
 /** The ledger holder of a wallet's money. */
 export const walletHolder = (w: StoredWallet): Holder => ({ scope: scope(w), type: "wallet", id: w.id })
 
@@ -114,6 +120,31 @@ export const getWallet = (caller: Caller, id: WalletId, forUpdate = false): Effe
     return wallet
   })
 
+/** A wallet's moves: the provider freezes it, or a rotation retires it for its successor. */
+export type WalletMove =
+  | { readonly type: "freeze" }
+  | { readonly type: "retire"; readonly replacedByWalletId: WalletId; readonly rotationEndsAt: string }
+
+/** The wallet's status table as one pure function: the next status, or undefined when the move is not allowed. */
+export const walletTransition = (status: WalletStatus, move: WalletMove): WalletStatus | undefined =>
+  status !== "active" ? undefined : move.type === "freeze" ? "frozen" : "retired"
+
+/**
+ * Applies `move` to the wallet `w` (locked) and stores it; a move its status does not allow is a bug of the caller,
+ * which checks first to answer with its own code.
+ */
+export const moveWallet = (w: StoredWallet, move: WalletMove): Effect.Effect<StoredWallet, never, Store> =>
+  Effect.gen(function*() {
+    const status = walletTransition(w.status, move)
+    if (status === undefined) return yield* Effect.die(new Error(`a ${w.status} wallet cannot ${move.type}`))
+    const updatedAt = toIso(yield* Clock.currentTimeMillis)
+    const moved: StoredWallet = move.type === "retire"
+      ? { ...w, status, replacedByWalletId: move.replacedByWalletId, rotationEndsAt: move.rotationEndsAt, updatedAt }
+      : { ...w, status, updatedAt }
+    yield* Effect.orDie((yield* Store).update(Wallets, moved))
+    return moved
+  })
+
 /** Whether the rotation `w` took part in (as the retired wallet or its successor) still lasts at `nowMs`. */
 export const rotationUnderway = (w: StoredWallet, nowMs: number): boolean =>
   w.rotationEndsAt !== undefined && parseIso(w.rotationEndsAt)! > nowMs
@@ -125,7 +156,7 @@ export const notActiveDetail = (w: StoredWallet, role = "wallet"): string =>
     : `The ${role} is retired; use its successor (replacedByWalletId).`
 
 /**
- * Whether a return of an unsupported coin from the wallet (a deposit_return out of it, signing/TransferSigning.ts) is
+ * Whether a return of an unsupported coin from the wallet (a deposit_return out of it, DepositReturns.ts) is
  * still open: the spec's rotation rule ("no unsupported-coin return pending").
  */
 const returnPending = (caller: Caller, wallet: StoredWallet): Effect.Effect<boolean, never, Store> =>
@@ -315,6 +346,6 @@ export const rotateWallet = (caller: Caller, id: WalletId): Effect.Effect<Wallet
     }
     const rotationEndsAt = toIso(nowMs + (yield* WorldModel).rotationForwardingMs)
     const successor = yield* openWallet(ownerOf(caller), wallet.customerId, wallet.chain, undefined, wallet.custody, rotationEndsAt)
-    yield* Effect.orDie(store.update(Wallets, { ...wallet, status: "retired", replacedByWalletId: successor.id, rotationEndsAt, updatedAt: toIso(nowMs) }))
+    yield* moveWallet(wallet, { type: "retire", replacedByWalletId: successor.id, rotationEndsAt })
     return yield* walletToWire(successor)
   })

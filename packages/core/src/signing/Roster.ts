@@ -16,6 +16,7 @@
  *   wallet provider starts provisioning.
  * - Provisioning succeeds on its own after `provisioningMs` (a durable timer), or as the simulate call says; a
  *   failure fails the claim (claim.failed) and its roster with it (its signers can no longer enroll).
+ * - The claim's status moves only through ClaimMachine.ts (`claimTransition`), the table above as one pure function.
  * - When the claim is provisioned and every signer of its roster (not removed) has enrolled, its wallets open (one
  *   per chain, custody non_custodial, wallet.created each), then claim.completed with their ids and
  *   crypto_wallet.completed: the end user's part ends with the last enrollment, so both come in that transaction.
@@ -36,18 +37,20 @@ import {
   type WalletSigner as WalletSignerWire,
   type WalletSignerId
 } from "@fos/contract"
-import { Clock, Context, Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { newId, randomString } from "../kernel/IdGenerator.ts"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store, table } from "../kernel/Store.ts"
 import { schedule, type TimerHandler } from "../kernel/Timers.ts"
+import { publish, topic } from "../kernel/Topics.ts"
 import { toWire } from "../kernel/Wire.ts"
-import { cryptoWalletApproved, onboardedCustomer, openWallet } from "../money/Wallets.ts"
+import { cryptoWalletApproved, nonCustodialChains, onboardedCustomer, openWallet } from "../money/Wallets.ts"
 import { cryptoEligible } from "../onboarding/Requirements.ts"
 import { Customers } from "../onboarding/Customers.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { emitEvent } from "../kernel/Outbox.ts"
+import { type ClaimStatus, claimTransition, initialClaim } from "./ClaimMachine.ts"
 import { signingSettings } from "./Settings.ts"
 import {
   type CeremonyStatus,
@@ -75,7 +78,7 @@ export interface StoredClaim extends Owned {
   readonly chains: ReadonlyArray<Chain>
   readonly threshold: number
   readonly signerIds: ReadonlyArray<WalletSignerId>
-  readonly status: "pending" | "completed" | "failed"
+  readonly status: ClaimStatus
   readonly provisioned: boolean
   readonly walletIds: ReadonlyArray<WalletId>
   readonly clientReferenceId: string | undefined
@@ -134,19 +137,16 @@ export const WalletCeremonies = table<StoredCeremony>({
 })
 
 /**
- * What runs when a signer leaves its roster's signing pool (removed by ops or by a ceremony), after it is stored:
- * the signing of transfers (TransferSigning.ts `onSignerLeftPool`, registered by Engine.ts) fails the transfers the
- * change breaks with roster_changed. Nothing by default.
+ * A signer left its roster's signing pool (removed by ops or by a ceremony), published after it is stored: the
+ * signing of transfers fails the transfers the change breaks with roster_changed (TransferSigning.ts
+ * `onSignerLeftPool`; Subscriptions.ts names every subscriber). A topic, because TransferSigning.ts imports this
+ * module for the roster.
  */
-export class SignerLeftPool extends Context.Reference<(signer: StoredSigner) => Effect.Effect<void, never, Store>>("fos/SignerLeftPool", {
-  defaultValue: () => () => Effect.void
-}) {}
+export const SignerLeftPool = topic<StoredSigner>("fos/SignerLeftPool")
 
 const ceremonyExpiryKind = "signing.ceremony_expiry"
 const provisioningKind = "signing.claim_provisioning"
 
-/** Non-custodial wallets can sign on these chains (spec: EVM chains Ethereum, Base, Polygon; Solana; Tron). */
-export const nonCustodialChains: ReadonlyArray<Chain> = ["ethereum", "base", "polygon", "solana", "tron"]
 
 // --- wire --------------------------------------------------------------------------------------------------------
 
@@ -346,8 +346,7 @@ export const claimNonCustodial = (caller: Caller, customerId: CustomerId, body: 
       chains: body.chains,
       threshold: body.threshold,
       signerIds: signers.map((s) => s.id),
-      status: "pending",
-      provisioned: false,
+      ...initialClaim,
       walletIds: [],
       clientReferenceId: body.clientReferenceId,
       createdAt: at.iso,
@@ -372,7 +371,8 @@ const resolveIfReady = (claim: StoredClaim) =>
   Effect.gen(function*() {
     if (claim.status !== "pending" || !claim.provisioned) return claim
     const roster = (yield* rosterOf(claim.id)).filter((s) => s.status !== "removed")
-    if (roster.length === 0 || !roster.every((s) => isActive(s.status))) return claim
+    const outcome = claimTransition(claim, { type: "resolve", rosterSize: roster.length, rosterActive: roster.every((s) => isActive(s.status)) })
+    if ("refused" in outcome) return claim
     const store = yield* Store
     const walletIds: Array<WalletId> = []
     for (const chain of claim.chains) {
@@ -380,7 +380,7 @@ const resolveIfReady = (claim: StoredClaim) =>
       walletIds.push(wallet.id)
     }
     const at = yield* now
-    const resolved: StoredClaim = { ...claim, status: "completed", walletIds, updatedAt: at.iso }
+    const resolved: StoredClaim = { ...claim, ...outcome.next, walletIds, updatedAt: at.iso }
     yield* Effect.orDie(store.update(Claims, resolved))
     yield* emit(claim, "claim.completed", { claimId: claim.id, customerId: claim.customerId, walletIds, occurredAt: at.iso })
     yield* emit(claim, "crypto_wallet.completed", { customerId: claim.customerId, claimId: claim.id, occurredAt: at.iso })
@@ -392,12 +392,14 @@ const provision = (claim: StoredClaim, outcome: "succeeded" | "failed") =>
   Effect.gen(function*() {
     const store = yield* Store
     const at = yield* now
+    const moved = claimTransition(claim, { type: outcome === "succeeded" ? "provisioned" : "provisioning_failed" })
+    if ("refused" in moved) return yield* Effect.die(new Error(`claim ${claim.id}: ${moved.reason}`))
     if (outcome === "succeeded") {
-      const provisioned = { ...claim, provisioned: true, updatedAt: at.iso }
+      const provisioned: StoredClaim = { ...claim, ...moved.next, updatedAt: at.iso }
       yield* Effect.orDie(store.update(Claims, provisioned))
       return yield* resolveIfReady(provisioned)
     }
-    const failed: StoredClaim = { ...claim, status: "failed", updatedAt: at.iso }
+    const failed: StoredClaim = { ...claim, ...moved.next, updatedAt: at.iso }
     yield* Effect.orDie(store.update(Claims, failed))
     yield* emit(claim, "claim.failed", {
       claimId: claim.id,
@@ -421,8 +423,8 @@ export const simulateProvisioning = (caller: Caller, claimId: ClaimId, outcome: 
   Effect.gen(function*() {
     const claim = yield* getClaimForUpdate(claimId)
     if (!inScope(claim, caller)) return yield* apiError("NOT_FOUND", "No claim with this id exists in this organization and environment.")
-    if (claim.status !== "pending") return yield* apiError("RESOURCE_TERMINAL", `The claim is already ${claim.status}.`)
-    if (claim.provisioned) return yield* apiError("CONFLICT", "The claim's wallets are already provisioned; it waits for its signers to enroll.")
+    const refusal = claimTransition(claim, { type: outcome === "succeeded" ? "provisioned" : "provisioning_failed" })
+    if ("refused" in refusal) return yield* apiError(refusal.refused, refusal.reason)
     return claimStateOf(yield* provision(claim, outcome))
   })
 
@@ -596,7 +598,7 @@ const applyCeremonyMove = (signer: StoredSigner, ceremony: StoredCeremony, m: Mo
           return yield* Effect.die(new Error(`a ceremony move emitted ${event}`))
       }
     }
-    if (next.status === "removed" && signer.status !== "removed") yield* (yield* SignerLeftPool)(updatedSigner)
+    if (next.status === "removed" && signer.status !== "removed") yield* publish(SignerLeftPool, updatedSigner)
     return { signer: updatedSigner, ceremony: closed }
   })
 
@@ -643,12 +645,13 @@ export const simulateOpsRemoval = (caller: Caller, id: WalletSignerId): Effect.E
     const at = yield* now
     const removed = yield* saveSigner(signer, outcome.next.signer, at.iso)
     if (has(outcome.events, "wallet_ceremony.failed") && ceremony !== undefined) {
-      const cancelled: StoredCeremony = { ...ceremony, status: "cancelled", updatedAt: at.iso }
+      // The machine cancels the signer's open ceremony first (SignerMachine.ts, ops_remove).
+      const cancelled: StoredCeremony = { ...ceremony, status: outcome.next.ceremony!.status, updatedAt: at.iso }
       yield* Effect.orDie(store.update(WalletCeremonies, cancelled))
-      yield* emit(cancelled, "wallet_ceremony.failed", { ...ceremonyHead(cancelled), status: "cancelled", occurredAt: at.iso })
+      yield* emit(cancelled, "wallet_ceremony.failed", { ...ceremonyHead(cancelled), status: cancelled.status, occurredAt: at.iso })
     }
     yield* emit(signer, "wallet_signer.removed", { walletSignerId: signer.id, customerId: signer.customerId, reason: "ops_removed", occurredAt: at.iso })
-    if (signer.status !== "removed") yield* (yield* SignerLeftPool)(removed)
+    if (signer.status !== "removed") yield* publish(SignerLeftPool, removed)
     // A pending signer's removal may leave the rest of the roster enrolled.
     const claim = yield* getClaimForUpdate(signer.claimId)
     if (claim !== undefined) yield* resolveIfReady(claim)

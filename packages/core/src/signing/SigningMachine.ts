@@ -12,6 +12,7 @@
  * | queue | waited too long | | failed | user_signature_timeout |
  * | awaiting signature | signer removed or demoted out of signing pool | | failed | roster_changed; collected stamps voided |
  * | awaiting signature | signer declines | | failed | user_signature_declined |
+ * | not started, queue, awaiting signature | the wallet provider freezes the wallet | | failed | crypto_wallet_misconfigured (fos: the spec's failureCode for a wallet whose signing configuration blocks movement) |
  *
  * TransferSigning.ts runs it on payouts and on orders' source transfers. What fos chose where the spec says "not
  * shown" (docs/signing.md):
@@ -35,7 +36,12 @@
 
 export type SigningPhase = "not_started" | "queued" | "awaiting_signature" | "quorum_met" | "failed"
 
-export type SigningFailureCode = "user_signature_expired" | "user_signature_timeout" | "roster_changed" | "user_signature_declined"
+export type SigningFailureCode =
+  | "user_signature_expired"
+  | "user_signature_timeout"
+  | "roster_changed"
+  | "user_signature_declined"
+  | "crypto_wallet_misconfigured"
 
 export type SigningMode = "passkey_required" | "programmatic" | "programmatic_unattended"
 
@@ -62,6 +68,7 @@ export type SigningMove =
   | { readonly type: "window_expired" }
   | { readonly type: "decline"; readonly signerId: string; readonly inPool: boolean }
   | { readonly type: "roster_changed"; readonly signerId: string; readonly poolSize: number }
+  | { readonly type: "wallet_frozen" }
 
 /**
  * The table's events by their name under `transaction.` (awaiting_signature is transaction.awaiting_signature): the
@@ -146,6 +153,9 @@ export const signingTransition = (state: SigningState, move: SigningMove): Signi
       if (state.phase !== "awaiting_signature") return refuse("CONFLICT", "The transfer is not awaiting signatures.")
       if (state.collected.includes(move.signerId) || move.poolSize < state.required) return fail(state, "roster_changed")
       return { next: state, events: [] }
+    case "wallet_frozen":
+      // Nothing can be sent from a frozen wallet: whatever signs from it fails, started or not.
+      return fail(state, "crypto_wallet_misconfigured")
   }
 }
 

@@ -23,17 +23,19 @@
  *   signer leaving the pool fails it roster_changed when the machine says so (its stamps voided).
  * - A failed signing fails the transaction (transaction.failed with the code), which voids its reservation; a
  *   conversion's order fails with it (Orders.ts). Whatever ends the transaction (a cancel, a restriction, a
- *   failure) frees its seat or its place in the queue (`onSigningTransferEnded`, run where the transaction ends).
+ *   failure) frees its seat or its place in the queue (`onTransferEnded`, a subscriber of TransactionEnded).
+ *
+ * Signing uses money and money never imports signing: a payout, an order or a deposit return asks for signatures by
+ * publishing SignaturesRequested (money/Transactions.ts), and this module is its subscriber (Subscriptions.ts). A
+ * transfer's signing is a row of its own (`TransferSignings`, keyed by its transaction's id); the transaction shows
+ * only what its wire and its path need (`queuePosition`, `signed`), written through Transactions' `recordSigning`.
+ * The wallet provider's freeze and the receive policy's recovery are WalletFreeze.ts; the machine signers' API on
+ * signing requests is SigningRequests.ts; unsupported coins' returns are money/DepositReturns.ts.
  */
 import {
   type CustomerId,
   type Environment,
-  type Wallet as WalletWire,
-  type WalletId,
   maxRosterSize,
-  parseAmount,
-  type SigningRequest as SigningRequestWire,
-  type SigningRequestId,
   toIso,
   type TransactionId
 } from "@fos/contract"
@@ -43,18 +45,17 @@ import { apiError, type ApiError } from "../kernel/Problem.ts"
 import { Store, table } from "../kernel/Store.ts"
 import { schedule, type TimerHandler } from "../kernel/Timers.ts"
 import { terminalStatuses } from "../money/TransactionMachine.ts"
-import { getWallet, Wallets, walletToWire } from "../money/Wallets.ts"
-import { depositAddress, sandboxTxHash, validAddress } from "../money/Addresses.ts"
+import { Wallets } from "../money/Wallets.ts"
 import {
   emitTransactionEvent,
   getTransaction,
   moveTransaction,
-  openTransaction,
+  recordSigning,
+  type SignatureRequest,
   type StoredTransaction,
   transactionPartitionIn,
   Transactions
 } from "../money/Transactions.ts"
-import { WorldModel } from "../money/WorldModel.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 import { Claims, type StoredClaim, type StoredSigner, WalletSigners } from "./Roster.ts"
@@ -62,7 +63,6 @@ import { signingSettings } from "./Settings.ts"
 import { isActive } from "./SignerMachine.ts"
 import {
   initialSigning,
-  type SigningFailureCode,
   type SigningMode,
   signingModeOf,
   type SigningMove,
@@ -73,15 +73,18 @@ import {
 
 // --- storage -----------------------------------------------------------------------------------------------------
 
-/** What a transfer does once its quorum is met: a timer of its own path (payout or order), `delayMs` later. */
-export interface Continuation {
-  readonly kind: string
-  readonly payload: unknown
-  readonly delayMs: number
+/** What a transfer does once its quorum is met: a timer of its own path (payout, order or return), `delayMs` later. */
+export type Continuation = SignatureRequest["onQuorum"]
+
+interface Owned {
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly customerId: CustomerId
 }
 
-/** The signing of one transfer, kept on its transaction. */
-export interface TransferSigning {
+/** The signing of one transfer, keyed by its transaction's id. */
+export interface TransferSigning extends Owned {
+  readonly transactionId: TransactionId
   readonly walletId: string
   /** The claim whose roster signs (the customer's). */
   readonly claimId: string
@@ -95,8 +98,8 @@ export interface TransferSigning {
   readonly expiresAt: string | undefined
   readonly onQuorum: Continuation
   /**
-   * A recovery (transaction.awaiting_recovery_signature): a sent crypto payout the receive policy held, whose funds
-   * the roster signs back to `returnAddress`; its quorum fails the payout rail_policy_rejected.
+   * A recovery (transaction.awaiting_recovery_signature, WalletFreeze.ts): a sent crypto payout the receive policy
+   * held, whose funds the roster signs back to `returnAddress`; its quorum fails the payout rail_policy_rejected.
    */
   readonly recovery?: { readonly returnAddress: string } | undefined
   /**
@@ -106,12 +109,6 @@ export interface TransferSigning {
   readonly return?: { readonly destinationAddress: string } | undefined
 }
 
-interface Owned {
-  readonly organizationId: string
-  readonly environment: Environment
-  readonly customerId: CustomerId
-}
-
 /** A wallet's signing seat: the transfer signing now, and the ones waiting in order (the first is position 1). */
 interface StoredSeat extends Owned {
   readonly walletId: string
@@ -119,8 +116,8 @@ interface StoredSeat extends Owned {
   readonly queue: ReadonlyArray<string>
 }
 
-/** One attempt's signing request, for the machine signers. */
-interface StoredSigningRequest extends Owned {
+/** One attempt's signing request, for the machine signers (SigningRequests.ts serves them). */
+export interface StoredSigningRequest extends Owned {
   readonly id: string
   readonly transactionId: TransactionId
   readonly walletId: string
@@ -133,6 +130,16 @@ interface StoredSigningRequest extends Owned {
 }
 
 const scope = (row: Owned) => scopeOf(row.organizationId, row.environment)
+
+/**
+ * Signings were kept on their transaction's row (`signing`) before 2026-11-25; adapters/sql's migration 7 moved the
+ * stored ones here.
+ */
+export const TransferSignings = table<TransferSigning>({
+  name: "transfer_signings",
+  key: (s) => s.transactionId,
+  orders: { byScope: { partition: scope, sort: (s) => s.transactionId, counted: false } }
+})
 
 export const SigningSeats = table<StoredSeat>({
   name: "signing_seats",
@@ -156,10 +163,10 @@ const queueTimeoutKind = "signing.queue_timeout"
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => ({ ms, iso: toIso(ms) }))
 
-type At = { readonly ms: number; readonly iso: string }
+export type At = { readonly ms: number; readonly iso: string }
 
 /** The customer's resolved claim: its roster signs for all its non-custodial wallets (docs/signing.md). */
-const claimOf = (row: Owned): Effect.Effect<StoredClaim | undefined, never, Store> =>
+export const claimOf = (row: Owned): Effect.Effect<StoredClaim | undefined, never, Store> =>
   Effect.gen(function*() {
     const claims = yield* (yield* Store).page(Claims, {
       order: "byCustomer",
@@ -173,27 +180,31 @@ const claimOf = (row: Owned): Effect.Effect<StoredClaim | undefined, never, Stor
   })
 
 /** The roster's signing pool: its signers that can act (enrolled or approved), admins or not. */
-const poolOf = (claimId: string) =>
+export const poolOf = (claimId: string) =>
   Effect.map(
     Effect.flatMap(Store, (store) =>
       store.page(WalletSigners, { order: "byClaim", partition: claimId, descending: false, backward: false, from: undefined, limit: maxRosterSize })),
     (roster) => roster.filter((s) => isActive(s.status))
   )
 
-const modeOf = (pool: ReadonlyArray<StoredSigner>): SigningMode =>
+export const modeOf = (pool: ReadonlyArray<StoredSigner>): SigningMode =>
   signingModeOf({
     passkeySigners: pool.filter((s) => s.credentialType === "passkey").length,
     machineSigners: pool.filter((s) => s.credentialType === "api_key").length
   })
 
 /** The machine's answer to a move the engine's own flows make; a refusal there is a bug. */
-const transitionOrDie = (state: SigningState, move: SigningMove) => {
+export const transitionOrDie = (state: SigningState, move: SigningMove) => {
   const outcome = signingTransition(state, move)
   if ("refused" in outcome) return Effect.die(new Error(`signing ${move.type} refused: ${outcome.reason}`))
   return Effect.succeed(outcome)
 }
 
-const save = (t: StoredTransaction) => Effect.as(Effect.orDie(Effect.flatMap(Store, (store) => store.update(Transactions, t))), t)
+/** A transfer's signing, locked. */
+export const signingOf = (id: string) => Effect.flatMap(Store, (store) => store.getForUpdate(TransferSignings, id))
+
+/** Stores a transfer's signing, as it now stands. */
+const saveSigning = (s: TransferSigning) => Effect.as(Effect.orDie(Effect.flatMap(Store, (store) => store.update(TransferSignings, s))), s)
 
 /** The wallet's seat, locked; made on the wallet's first signed transfer. */
 const seatOf = (t: StoredTransaction, walletId: string) =>
@@ -218,10 +229,11 @@ const collectedFields = (s: TransferSigning) => ({ collected: s.state.collected.
 // --- the table on a transfer -------------------------------------------------------------------------------------
 
 /**
- * Opens the attempt the transfer's state names (it holds the seat): its signing request and link, its window's
- * timer, and transaction.awaiting_signature (with the deprecated awaiting_user_signature while its window lasts).
+ * Opens the attempt the transfer's signing names (it holds the seat, or signs outside the seats): its signing
+ * request and link, its window's timer, and transaction.awaiting_signature (with the deprecated
+ * awaiting_user_signature while its window lasts), or the recovery's or the return's event.
  */
-const openAttempt = (t: StoredTransaction, signing: TransferSigning, at: At) =>
+export const openAttempt = (t: StoredTransaction, signing: TransferSigning, at: At) =>
   Effect.gen(function*() {
     const store = yield* Store
     const attempt = signing.state.attempt
@@ -246,12 +258,8 @@ const openAttempt = (t: StoredTransaction, signing: TransferSigning, at: At) =>
         createdAt: at.iso
       }))
     }
-    const next = yield* save({
-      ...t,
-      queuePosition: null,
-      signing: { ...signing, signingRequestId, verificationUrl, expiresAt },
-      updatedAt: at.iso
-    })
+    yield* saveSigning({ ...signing, signingRequestId, verificationUrl, expiresAt })
+    const next = yield* recordSigning(t.id, { queuePosition: null })
     // The window's end names it: a recovery restarts at attempt 1, and an earlier signing's timer must find no match.
     yield* schedule(windowKind, expiresAtMs, { transactionId: t.id, attempt, expiresAt }, scope(t))
     if (signing.return !== undefined) {
@@ -293,29 +301,36 @@ const openAttempt = (t: StoredTransaction, signing: TransferSigning, at: At) =>
   })
 
 /**
- * Starts signing the transfer `t` (locked, processing, with `signingWalletId`): the wallet's seat, or its queue.
- * A non-custodial wallet always has its customer's resolved claim; without one the transfer cannot be signed.
+ * The subscriber of SignaturesRequested (Subscriptions.ts): a transfer `t` (locked, processing, with
+ * `signingWalletId`) needs its roster's signatures. Asked again (a payout whose review ended while it was processing),
+ * its signing goes on where it stands, and one whose quorum was met hands back at once.
+ *
+ * A transfer takes the wallet's seat or its queue; an unsupported coin's return signs outside the seats. A frozen
+ * wallet fails it crypto_wallet_misconfigured, and a pool already below the threshold (signers removed since the
+ * claim) roster_changed, at once. A non-custodial wallet always has its customer's resolved claim; without one the
+ * transfer cannot be signed.
  */
-export const startSigning = (t: StoredTransaction, onQuorum: Continuation): Effect.Effect<StoredTransaction, never, Store> =>
+export const startSigning = (request: SignatureRequest): Effect.Effect<void, never, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
+    const t = request.transaction
     const at = yield* now
+    const existing = yield* signingOf(t.id)
+    if (existing !== undefined) {
+      if (existing.state.phase === "quorum_met" && existing.recovery === undefined) {
+        yield* schedule(request.onQuorum.kind, at.ms + request.onQuorum.delayMs, request.onQuorum.payload, scope(t))
+      }
+      return
+    }
     const walletId = t.signingWalletId!
     const claim = yield* claimOf(t)
     if (claim === undefined) return yield* Effect.die(new Error(`the non-custodial wallet ${walletId} has no resolved claim`))
     const pool = yield* poolOf(claim.id)
-    const wallet = yield* store.get(Wallets, walletId)
-    if (wallet?.status === "frozen") {
-      // The wallet's signing configuration blocks movement: the transfer fails without signing.
-      const base = initialSigning(claim.threshold, signingSettings.signingAttempts)
-      return yield* failSigning(
-        { ...t, signing: { walletId, claimId: claim.id, state: base, signingMode: modeOf(pool), signingRequestId: undefined, verificationUrl: undefined, expiresAt: undefined, onQuorum } },
-        { ...base, phase: "failed" },
-        "crypto_wallet_misconfigured"
-      )
-    }
-    const seat = yield* seatOf(t, walletId)
     const base: TransferSigning = {
+      organizationId: t.organizationId,
+      environment: t.environment,
+      customerId: t.customerId,
+      transactionId: t.id,
       walletId,
       claimId: claim.id,
       state: initialSigning(claim.threshold, signingSettings.signingAttempts),
@@ -323,33 +338,53 @@ export const startSigning = (t: StoredTransaction, onQuorum: Continuation): Effe
       signingRequestId: undefined,
       verificationUrl: undefined,
       expiresAt: undefined,
-      onQuorum
+      onQuorum: request.onQuorum,
+      ...(request.return === undefined ? {} : { return: request.return })
     }
+    yield* Effect.orDie(store.insert(TransferSignings, base))
+    const wallet = yield* store.get(Wallets, walletId)
+    if (wallet?.status === "frozen") {
+      // The wallet's signing configuration blocks movement: the transfer fails without signing.
+      const frozen = yield* transitionOrDie(base.state, { type: "wallet_frozen" })
+      yield* failSigning(t, base, frozen.next)
+      return
+    }
+    if (request.return !== undefined) {
+      // A return is not a payout: it takes no seat.
+      const outcome = yield* transitionOrDie(base.state, { type: "start", seatFree: true, poolSize: pool.length })
+      if (outcome.next.phase === "failed") yield* failSigning(t, base, outcome.next)
+      else yield* openAttempt(t, { ...base, state: outcome.next }, at)
+      return
+    }
+    const seat = yield* seatOf(t, walletId)
     const queuePosition = seat.queue.length + 1
     const outcome = yield* transitionOrDie(base.state, { type: "start", seatFree: seat.holder === null, queuePosition, poolSize: pool.length })
-    // A pool already below the threshold (signers removed since the claim) could never sign it: it fails at once.
-    if (outcome.next.phase === "failed") return yield* failSigning({ ...t, signing: base }, outcome.next, outcome.next.failureCode!)
+    // A pool already below the threshold could never sign it: it fails at once.
+    if (outcome.next.phase === "failed") {
+      yield* failSigning(t, base, outcome.next)
+      return
+    }
     if (seat.holder === null) {
       yield* Effect.orDie(store.update(SigningSeats, { ...seat, holder: t.id }))
-      return yield* openAttempt(t, { ...base, state: outcome.next }, at)
+      yield* openAttempt(t, { ...base, state: outcome.next }, at)
+      return
     }
     yield* Effect.orDie(store.update(SigningSeats, { ...seat, queue: [...seat.queue, t.id] }))
-    const queued = yield* save({ ...t, queuePosition, signing: { ...base, state: outcome.next }, updatedAt: at.iso })
+    yield* saveSigning({ ...base, state: outcome.next })
+    const queued = yield* recordSigning(t.id, { queuePosition })
     yield* emitTransactionEvent(queued, "transaction.queue_position_changed", { queuePosition }, at.iso)
     yield* schedule(queueTimeoutKind, at.ms + signingSettings.queueWaitMs, { transactionId: t.id }, scope(t))
-    return queued
   })
 
 /** Each transfer of `queue` takes its position (1 is next); one that moved forward fires queue_position_changed. */
 const moveQueueForward = (queue: ReadonlyArray<string>, at: At) =>
   Effect.gen(function*() {
-    const store = yield* Store
     for (const [i, id] of queue.entries()) {
-      const q = yield* store.getForUpdate(Transactions, id)
-      const signing = q?.signing
-      if (q === undefined || signing === undefined || signing.state.phase !== "queued" || signing.state.queuePosition === i + 1) continue
+      const signing = yield* signingOf(id)
+      if (signing === undefined || signing.state.phase !== "queued" || signing.state.queuePosition === i + 1) continue
       const outcome = yield* transitionOrDie(signing.state, { type: "queue_advance", queuePosition: i + 1 })
-      const moved = yield* save({ ...q, queuePosition: i + 1, signing: { ...signing, state: outcome.next }, updatedAt: at.iso })
+      yield* saveSigning({ ...signing, state: outcome.next })
+      const moved = yield* recordSigning(signing.transactionId, { queuePosition: i + 1 })
       yield* emitTransactionEvent(moved, "transaction.queue_position_changed", { queuePosition: i + 1 }, at.iso)
     }
   })
@@ -361,8 +396,8 @@ const freeSeat = (seat: StoredSeat, at: At) =>
     const queue = [...seat.queue]
     let holder: string | null = null
     while (holder === null && queue.length > 0) {
-      const q = yield* store.getForUpdate(Transactions, queue.shift()!)
-      const signing = q?.signing
+      const q = yield* locked(queue.shift()! as TransactionId)
+      const signing = q === undefined ? undefined : yield* signingOf(q.id)
       if (q === undefined || signing === undefined || terminalStatuses.has(q.status) || signing.state.phase !== "queued") continue
       // Taking the seat leaves the queue, which fires no queue_position_changed.
       const outcome = yield* transitionOrDie(signing.state, { type: "seat" })
@@ -374,13 +409,14 @@ const freeSeat = (seat: StoredSeat, at: At) =>
   })
 
 /**
- * What runs when a transaction ends (Engine.ts registers it beside the orders' check): a signed transfer frees its
- * wallet's seat, or its place in the queue, so the next one signs.
+ * A subscriber of TransactionEnded (Subscriptions.ts): a signed transfer that ended frees its wallet's seat, or its
+ * place in the queue, so the next one signs.
  */
-export const onSigningTransferEnded = (t: StoredTransaction): Effect.Effect<void, never, Store> =>
+export const onTransferEnded = (t: StoredTransaction): Effect.Effect<void, never, Store> =>
   Effect.gen(function*() {
-    if (t.signingWalletId === undefined || t.signing === undefined) return
+    if (t.signingWalletId === undefined) return
     const store = yield* Store
+    if ((yield* store.get(TransferSignings, t.id)) === undefined) return
     const seat = yield* store.getForUpdate(SigningSeats, t.signingWalletId)
     if (seat === undefined) return
     const at = yield* now
@@ -392,37 +428,39 @@ export const onSigningTransferEnded = (t: StoredTransaction): Effect.Effect<void
   })
 
 /**
- * The signing failed with `code` (the table's, or crypto_wallet_misconfigured): the transaction fails (its
- * reservation voided), which frees the seat.
+ * The signing failed (`state`, failed with the table's code): the transaction fails with it (its reservation
+ * voided), which frees the seat. A recovery that fails closes instead; the payout stays held (docs/signing.md).
  */
-const failSigning = (t: StoredTransaction, state: SigningState, code: SigningFailureCode | "crypto_wallet_misconfigured") =>
+export const failSigning = (t: StoredTransaction, signing: TransferSigning, state: SigningState): Effect.Effect<StoredTransaction, never, Store> =>
   Effect.gen(function*() {
-    const at = yield* now
-    if (t.signing?.recovery !== undefined && code !== "crypto_wallet_misconfigured") {
-      // A recovery that is declined, expires or loses its roster closes; the payout stays held (docs/signing.md).
-      return yield* save({ ...t, signing: { ...t.signing, state }, updatedAt: at.iso })
-    }
-    yield* save({ ...t, queuePosition: null, signing: { ...t.signing!, state }, updatedAt: at.iso })
-    return yield* Effect.orDie(moveTransaction(t.id, { type: "fail" }, { failureCode: code }))
+    yield* saveSigning({ ...signing, state })
+    if (signing.recovery !== undefined && state.failureCode !== "crypto_wallet_misconfigured") return yield* recordSigning(t.id)
+    yield* recordSigning(t.id, { queuePosition: null })
+    return yield* Effect.orDie(moveTransaction(t.id, { type: "fail" }, { failureCode: state.failureCode! }))
   })
 
 /** Applies a stamp's or a decline's outcome: the events, and at quorum the seat freed and the transfer handed back. */
-const applySignerMove = (t: StoredTransaction, outcome: { readonly next: SigningState; readonly events: ReadonlyArray<string> }) =>
+const applySignerMove = (
+  t: StoredTransaction,
+  current: TransferSigning,
+  outcome: { readonly next: SigningState; readonly events: ReadonlyArray<string> }
+) =>
   Effect.gen(function*() {
     const store = yield* Store
     const at = yield* now
-    const signing: TransferSigning = { ...t.signing!, state: outcome.next }
-    if (outcome.next.phase === "failed") return yield* failSigning(t, outcome.next, outcome.next.failureCode!)
-    const next = yield* save({ ...t, signing, updatedAt: at.iso })
+    if (outcome.next.phase === "failed") return yield* failSigning(t, current, outcome.next)
+    const signing = yield* saveSigning({ ...current, state: outcome.next })
+    const quorum = outcome.next.phase === "quorum_met"
+    const next = yield* recordSigning(t.id, quorum && signing.recovery === undefined ? { signed: true } : {})
     for (const event of outcome.events) {
       if (event === "signature_collected") yield* emitTransactionEvent(next, "transaction.signature_collected", collectedFields(signing), at.iso)
       if (event === "quorum_met") yield* emitTransactionEvent(next, "transaction.quorum_met", collectedFields(signing), at.iso)
     }
-    if (outcome.next.phase === "quorum_met" && signing.recovery !== undefined) {
+    if (quorum && signing.recovery !== undefined) {
       // The roster approved the recovery: the held payout ends failed, its reservation voided (the funds are back).
       return yield* Effect.orDie(moveTransaction(t.id, { type: "fail" }, { failureCode: "rail_policy_rejected" }))
     }
-    if (outcome.next.phase === "quorum_met") {
+    if (quorum) {
       const seat = yield* store.getForUpdate(SigningSeats, signing.walletId)
       if (seat !== undefined && seat.holder === t.id) yield* freeSeat(seat, at)
       yield* schedule(signing.onQuorum.kind, at.ms + signing.onQuorum.delayMs, signing.onQuorum.payload, scope(t))
@@ -440,7 +478,7 @@ export type ProviderAnswer = "accepted" | "rejected" | "unavailable"
  * table decides; the provider's refusal (422 SIGNATURE_REJECTED) or outage (502 SIGNING_PROVIDER_UNAVAILABLE) comes
  * after the checks and changes nothing, so the signer signs again with the same session.
  */
-const decide = (
+export const decideStamp = (
   t: StoredTransaction,
   signer: StoredSigner,
   decision: SignerDecision,
@@ -448,11 +486,11 @@ const decide = (
   provider: ProviderAnswer
 ): Effect.Effect<StoredTransaction, ApiError, Store> =>
   Effect.gen(function*() {
-    const signing = t.signing
     if (t.signingWalletId === undefined) {
       return yield* apiError("CONFLICT", "The transaction needs no signature: its source is not a non-custodial wallet.")
     }
     if (terminalStatuses.has(t.status)) return yield* apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${t.status}).`)
+    const signing = yield* signingOf(t.id)
     if (signing === undefined) return yield* apiError("CONFLICT", "The transfer's signing has not started yet; it starts when the transfer is processing.")
     if (attempt !== undefined && signing.state.phase === "awaiting_signature" && attempt !== signing.state.attempt) {
       return yield* apiError(
@@ -465,7 +503,7 @@ const decide = (
     if ("refused" in outcome) return yield* apiError(outcome.refused, outcome.reason)
     if (provider === "rejected") return yield* apiError("SIGNATURE_REJECTED", "The signing provider rejected the stamped request; nothing changed. Sign again.")
     if (provider === "unavailable") return yield* apiError("SIGNING_PROVIDER_UNAVAILABLE", "The signing provider did not answer; nothing changed. Retry.")
-    return yield* applySignerMove(t, outcome)
+    return yield* applySignerMove(t, signing, outcome)
   })
 
 /** `POST /sandbox/v2/simulate/transactions/{id}/signatures`: a passkey signer, by its session, at its verificationUrl. */
@@ -480,105 +518,24 @@ export const simulateSignature = (
     if (signer.credentialType !== "passkey") {
       return yield* apiError("FORBIDDEN", "A machine signer signs through its signing request (POST /v2/signing-requests/{id}/approve or /reject).")
     }
-    return yield* decide(t, signer, body.decision, body.attempt, body.provider ?? "accepted")
-  })
-
-// --- signing requests (machine signers) --------------------------------------------------------------------------
-
-const requestNotFound = () =>
-  apiError("COSIGN_ACTIVITY_NOT_FOUND", "No signing request with this id exists in this organization and environment.")
-
-const requestOf = (caller: Caller, id: SigningRequestId) =>
-  Effect.gen(function*() {
-    const row = yield* (yield* Store).get(SigningRequests, id)
-    if (row === undefined || row.organizationId !== caller.organization.id || row.environment !== caller.environment) return yield* requestNotFound()
-    return row
-  })
-
-/** Whether the request belongs to the transaction's current signing (a recovery replaces the transfer's own). */
-const ofCurrentSigning = (row: StoredSigningRequest, t: StoredTransaction) => (row.recovery === true) === (t.signing?.recovery !== undefined)
-
-const requestStatus = (row: StoredSigningRequest, t: StoredTransaction): SigningRequestWire["status"] => {
-  const state = t.signing!.state
-  // The transfer's own signing met its quorum before the receive policy held it.
-  if (!ofCurrentSigning(row, t)) return "approved"
-  if (state.attempt !== row.attempt) return "expired"
-  if (state.phase === "quorum_met") return "approved"
-  if (t.status === "cancelled") return "cancelled"
-  if (state.phase === "failed") return state.failureCode === "user_signature_expired" ? "expired" : "failed"
-  return terminalStatuses.has(t.status) ? "failed" : "pending"
-}
-
-const requestToWire = (row: StoredSigningRequest, t: StoredTransaction): SigningRequestWire => {
-  const state = t.signing!.state
-  const current = state.attempt === row.attempt && ofCurrentSigning(row, t)
-  const signedBy = current ? [...state.collected] : []
-  return {
-    id: row.id,
-    transactionId: row.transactionId,
-    customerId: row.customerId,
-    walletId: row.walletId,
-    signingMode: row.signingMode,
-    attempt: row.attempt,
-    status: requestStatus(row, t),
-    collected: signedBy.length,
-    required: state.required,
-    signedBy,
-    transfer: { source: t.source, destination: t.destination },
-    expiresAt: row.expiresAt,
-    createdAt: row.createdAt
-  }
-}
-
-/** `GET /v2/signing-requests/{id}`. */
-export const getSigningRequest = (caller: Caller, id: SigningRequestId): Effect.Effect<SigningRequestWire, ApiError, Store> =>
-  Effect.gen(function*() {
-    const row = yield* requestOf(caller, id)
-    const t = yield* (yield* Store).get(Transactions, row.transactionId)
-    if (t === undefined) return yield* requestNotFound()
-    return requestToWire(row, t)
-  })
-
-/**
- * `POST /v2/signing-requests/{id}/approve` and `/reject`: a machine signer (by its session) stamps or declines the
- * request's attempt. A request of an attempt that is no longer the latest is 409 CONFLICT (it exists, so not 404);
- * a passkey signer's session is 403 FORBIDDEN (a person signs at the verificationUrl).
- */
-export const decideSigningRequest = (
-  caller: Caller,
-  id: SigningRequestId,
-  signer: StoredSigner,
-  decision: SignerDecision
-): Effect.Effect<SigningRequestWire, ApiError, Store> =>
-  Effect.gen(function*() {
-    const row = yield* requestOf(caller, id)
-    if (signer.credentialType !== "api_key") {
-      return yield* apiError("FORBIDDEN", "A passkey signer signs at the transfer's verificationUrl; signing requests are for machine signers.")
-    }
-    const t = yield* getTransaction(caller, row.transactionId, true)
-    if (!ofCurrentSigning(row, t)) return yield* apiError("RESOURCE_TERMINAL", "The request's signing is over: its transfer met its quorum.")
-    if (t.signing !== undefined && t.signing.state.attempt !== row.attempt && !terminalStatuses.has(t.status)) {
-      return yield* apiError("CONFLICT", `The request's attempt ${row.attempt} expired; the transfer's signing is at attempt ${t.signing.state.attempt}.`)
-    }
-    const decided = yield* decide(t, signer, decision, row.attempt, "accepted")
-    return requestToWire(row, decided)
+    return yield* decideStamp(t, signer, body.decision, body.attempt, body.provider ?? "accepted")
   })
 
 // --- the clock and the roster ------------------------------------------------------------------------------------
 
-const locked = (id: TransactionId) => Effect.flatMap(Store, (store) => store.getForUpdate(Transactions, id))
+export const locked = (id: TransactionId) => Effect.flatMap(Store, (store) => store.getForUpdate(Transactions, id))
 
 /** An attempt's window closed: the next attempt, or the last one's failure user_signature_expired. */
 const windowExpired: TimerHandler = (payload: { readonly transactionId: TransactionId; readonly attempt: number; readonly expiresAt?: string }) =>
   Effect.gen(function*() {
     const t = yield* locked(payload.transactionId)
-    const signing = t?.signing
-    if (t === undefined || signing === undefined || terminalStatuses.has(t.status)) return
-    if (signing.state.phase !== "awaiting_signature" || signing.state.attempt !== payload.attempt) return
+    if (t === undefined || terminalStatuses.has(t.status)) return
+    const signing = yield* signingOf(t.id)
+    if (signing === undefined || signing.state.phase !== "awaiting_signature" || signing.state.attempt !== payload.attempt) return
     if (payload.expiresAt !== undefined && payload.expiresAt !== signing.expiresAt) return
     const outcome = yield* transitionOrDie(signing.state, { type: "window_expired" })
     if (outcome.next.phase === "failed") {
-      yield* failSigning(t, outcome.next, "user_signature_expired")
+      yield* failSigning(t, signing, outcome.next)
       return
     }
     yield* openAttempt(t, { ...signing, state: outcome.next }, yield* now)
@@ -588,18 +545,20 @@ const windowExpired: TimerHandler = (payload: { readonly transactionId: Transact
 const queueTimedOut: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
     const t = yield* locked(payload.transactionId)
-    const signing = t?.signing
-    if (t === undefined || signing === undefined || terminalStatuses.has(t.status) || signing.state.phase !== "queued") return
+    if (t === undefined || terminalStatuses.has(t.status)) return
+    const signing = yield* signingOf(t.id)
+    if (signing === undefined || signing.state.phase !== "queued") return
     const outcome = yield* transitionOrDie(signing.state, { type: "queue_timeout" })
-    yield* failSigning(t, outcome.next, "user_signature_timeout")
+    yield* failSigning(t, signing, outcome.next)
   })
 
 /**
- * A signer left the signing pool (removed by ops or by a customer's ceremony): each transfer of its roster still
- * signing fails roster_changed when the table says so. One awaiting signatures fails when the signer had stamped
- * the attempt or the pool left is below the threshold; a queued one, and a recovery or a return (which sign outside
- * the seats), when the pool left is below the threshold. Each queue fails from its back, then the seat's holder, so
- * no transfer moves forward into a seat it is about to lose. Runs after the signer is stored as removed.
+ * A subscriber of SignerLeftPool (Subscriptions.ts): a signer left the signing pool (removed by ops or by a
+ * customer's ceremony), and each transfer of its roster still signing fails roster_changed when the table says so.
+ * One awaiting signatures fails when the signer had stamped the attempt or the pool left is below the threshold; a
+ * queued one, and a recovery or a return (which sign outside the seats), when the pool left is below the threshold.
+ * Each queue fails from its back, then the seat's holder, so no transfer moves forward into a seat it is about to
+ * lose. Runs after the signer is stored as removed.
  */
 export const onSignerLeftPool = (signer: StoredSigner): Effect.Effect<void, never, Store> =>
   Effect.gen(function*() {
@@ -611,11 +570,12 @@ export const onSignerLeftPool = (signer: StoredSigner): Effect.Effect<void, neve
     const rosterChanged = (id: string) =>
       Effect.gen(function*() {
         const t = yield* locked(id as TransactionId)
-        const signing = t?.signing
-        if (t === undefined || signing === undefined || terminalStatuses.has(t.status) || signing.claimId !== signer.claimId) return
+        if (t === undefined || terminalStatuses.has(t.status)) return
+        const signing = yield* signingOf(t.id)
+        if (signing === undefined || signing.claimId !== signer.claimId) return
         if (signing.state.phase !== "awaiting_signature" && signing.state.phase !== "queued") return
         const outcome = yield* transitionOrDie(signing.state, { type: "roster_changed", signerId: signer.id, poolSize })
-        if (outcome.next.phase === "failed") yield* failSigning(t, outcome.next, "roster_changed")
+        if (outcome.next.phase === "failed") yield* failSigning(t, signing, outcome.next)
       })
     for (const seat of seats) {
       for (const id of [...seat.queue].reverse()) yield* rosterChanged(id)
@@ -625,185 +585,14 @@ export const onSignerLeftPool = (signer: StoredSigner): Effect.Effect<void, neve
       const { order, partition } = transactionPartitionIn(scope(signer), { type, status: "processing", customerId: signer.customerId as CustomerId })
       // A customer has a few recoveries or returns open at most.
       for (const t of yield* store.page(Transactions, { ...page, order, partition, limit: 100 })) {
-        if (t.signing?.recovery !== undefined || t.signing?.return !== undefined) yield* rosterChanged(t.id)
+        if (t.signingWalletId === undefined) continue
+        const signing = yield* store.get(TransferSignings, t.id)
+        if (signing?.recovery !== undefined || signing?.return !== undefined) yield* rosterChanged(t.id)
       }
     }
-  })
-
-/**
- * `POST /sandbox/v2/simulate/wallets/{walletId}/misconfigure`: the wallet provider reports that a non-custodial
- * wallet's signing configuration blocks movement. The wallet is frozen (status frozen: it still takes deposits, and
- * nothing can be sent from it, 422 WALLET_NOT_ACTIVE), and every transfer signing from it (the seat's holder and its
- * queue) fails crypto_wallet_misconfigured, its reservation voided; one still on its way to signing fails when it
- * gets there. A custodial wallet is 422 UNPROCESSABLE_ENTITY; a frozen or retired one 409 RESOURCE_TERMINAL.
- */
-export const simulateWalletMisconfigured = (caller: Caller, id: WalletId): Effect.Effect<WalletWire, ApiError, Store> =>
-  Effect.gen(function*() {
-    const store = yield* Store
-    const wallet = yield* getWallet(caller, id, true)
-    if (wallet.custody !== "non_custodial") {
-      return yield* apiError("UNPROCESSABLE_ENTITY", "Only a non-custodial wallet has a signing configuration of the customer's roster to break.")
-    }
-    if (wallet.status !== "active") return yield* apiError("RESOURCE_TERMINAL", `The wallet is already ${wallet.status}.`)
-    const at = yield* now
-    const frozen = { ...wallet, status: "frozen" as const, updatedAt: at.iso }
-    yield* Effect.orDie(store.update(Wallets, frozen))
-    const seat = yield* store.getForUpdate(SigningSeats, wallet.id)
-    if (seat !== undefined) {
-      // The seat empties first, so no queued transfer takes it as the others end.
-      yield* Effect.orDie(store.update(SigningSeats, { ...seat, holder: null, queue: [] }))
-      for (const id of [...(seat.holder === null ? [] : [seat.holder]), ...seat.queue]) {
-        const t = yield* locked(id as TransactionId)
-        if (t === undefined || t.signing === undefined || terminalStatuses.has(t.status)) continue
-        yield* failSigning(t, { ...t.signing.state, phase: "failed", queuePosition: null, collected: [] }, "crypto_wallet_misconfigured")
-      }
-    }
-    return yield* walletToWire(frozen)
-  })
-
-/**
- * `POST /sandbox/v2/simulate/transactions/{id}/receive-policy`: the receive policy holds a crypto payout from a
- * non-custodial wallet after it was broadcast. It no longer settles; its roster is asked to sign the recovery of the
- * funds to the wallet's own address (transaction.awaiting_recovery_signature `{returnAddress, signingMode, ...}`),
- * with the windows and attempts of any signing (not the wallet's seat: it sends nothing new); the quorum ends the
- * payout failed rail_policy_rejected, its reservation voided. A recovery declined or expired closes and the payout
- * stays held: the same call opens a new one. A payout not yet sent, or not from a non-custodial wallet, is 422
- * SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY; one waiting on an open recovery 409 CONFLICT; an ended one 409
- * RESOURCE_TERMINAL.
- */
-export const simulateReceivePolicyHold = (caller: Caller, id: TransactionId): Effect.Effect<StoredTransaction, ApiError, Store> =>
-  Effect.gen(function*() {
-    const store = yield* Store
-    const t = yield* getTransaction(caller, id, true)
-    if (terminalStatuses.has(t.status)) return yield* apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${t.status}).`)
-    if (t.type !== "withdrawal" || t.signingWalletId === undefined || t.signing === undefined || !t.sent) {
-      return yield* apiError(
-        "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY",
-        "Only a crypto payout from a non-custodial wallet, once broadcast, can be held by the receive policy."
-      )
-    }
-    if (t.signing.recovery !== undefined && t.signing.state.phase === "awaiting_signature") {
-      return yield* apiError("CONFLICT", "The payout's recovery already waits for its roster's signatures.")
-    }
-    const wallet = yield* store.get(Wallets, t.signingWalletId)
-    const pool = yield* poolOf(t.signing.claimId)
-    const claim = yield* store.get(Claims, t.signing.claimId)
-    const base = initialSigning(claim!.threshold, signingSettings.signingAttempts)
-    const outcome = yield* transitionOrDie(base, { type: "start", seatFree: true, poolSize: pool.length })
-    const recovery: TransferSigning = {
-      ...t.signing,
-      state: outcome.next,
-      signingMode: modeOf(pool),
-      recovery: { returnAddress: wallet!.address }
-    }
-    if (outcome.next.phase === "failed") return yield* failSigning(t, outcome.next, outcome.next.failureCode!)
-    return yield* openAttempt(t, recovery, yield* now)
-  })
-
-const returnBroadcastKind = "signing.return_broadcast"
-const returnConfirmedKind = "signing.return_confirmed"
-
-/**
- * `POST /sandbox/v2/simulate/wallets/{walletId}/unsupported-deposits`: a coin the service does not support for the
- * wallet arrives at its address. It is not credited (no balance holds it, so the ledger books nothing) and goes back
- * to its sender as a deposit_return transaction (created, then processing), from the wallet to the sender's address:
- * - from a non-custodial wallet, the return must be approved: its roster signs it (transaction.awaiting_return_signature
- *   `{destinationAddress, expiresAt, attempt, signingMode, ...}`, with the windows, attempts, stamps and requests of any
- *   signing, and no seat: it is not a payout); its quorum broadcasts it; a decline or the last window expiring fails
- *   it (user_signature_*), the coin staying at the address;
- * - from a custodial wallet, the service signs and broadcasts it at once.
- * Broadcast (`txHash`), it ends when the chain confirms it as an order's deposit_return does: failed with no
- * failureCode and the catalog's fixed failureMessage. While it is open the wallet cannot rotate (422
- * WALLET_ROTATION_BLOCKED_RETURN, Wallets.ts). A retired wallet is 422 WALLET_NOT_ACTIVE; an asset on another chain
- * than the wallet's 422 UNPROCESSABLE_ENTITY.
- */
-export const simulateUnsupportedDeposit = (
-  caller: Caller,
-  walletId: WalletId,
-  body: { readonly assetAmount: StoredTransaction["source"]["assetAmount"]; readonly sender?: { readonly address: string } | undefined }
-): Effect.Effect<StoredTransaction, ApiError, Store> =>
-  Effect.gen(function*() {
-    const store = yield* Store
-    const wallet = yield* getWallet(caller, walletId, true)
-    if (wallet.status === "retired") return yield* apiError("WALLET_NOT_ACTIVE", "The wallet is retired; nothing arrives at its address in the sandbox.")
-    if (body.assetAmount.chain !== wallet.chain) {
-      return yield* apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${wallet.chain}; assetAmount must be on that chain.`)
-    }
-    if (parseAmount(body.assetAmount.code, body.assetAmount.amount) === undefined) {
-      return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
-        errors: [{ pointer: "/assetAmount/amount", detail: "has more decimal places than the asset has" }]
-      })
-    }
-    const sender = body.sender === undefined ? undefined : yield* validAddress(wallet.chain, body.sender.address, "/sender/address")
-    const nonCustodial = wallet.custody === "non_custodial"
-    const opened = yield* Effect.orDie(openTransaction({
-      organizationId: wallet.organizationId,
-      environment: wallet.environment,
-      customerId: wallet.customerId,
-      type: "deposit_return",
-      source: { type: "wallet", walletId: wallet.id, assetAmount: body.assetAmount },
-      destination: {
-        type: "external_crypto",
-        address: sender ?? depositAddress(wallet.chain, `unsupported-sender/${yield* randomHex(16)}`),
-        txHash: null,
-        assetAmount: body.assetAmount
-      },
-      fees: [],
-      holds: () => []
-    }))
-    const model = yield* WorldModel
-    const marked = yield* save({ ...opened, route: { chain: wallet.chain }, ...(nonCustodial ? { signingWalletId: wallet.id } : {}) })
-    const processing = yield* Effect.orDie(moveTransaction(marked.id, { type: "start" }))
-    const onQuorum = { kind: returnBroadcastKind, payload: { transactionId: processing.id }, delayMs: model.payouts.sendMs }
-    const at = yield* now
-    if (!nonCustodial) {
-      yield* schedule(onQuorum.kind, at.ms + onQuorum.delayMs, onQuorum.payload, scope(processing))
-      return processing
-    }
-    const claim = yield* claimOf(processing)
-    if (claim === undefined) return yield* Effect.die(new Error(`the non-custodial wallet ${wallet.id} has no resolved claim`))
-    const pool = yield* poolOf(claim.id)
-    const base = initialSigning(claim.threshold, signingSettings.signingAttempts)
-    const signing: TransferSigning = {
-      walletId: wallet.id,
-      claimId: claim.id,
-      state: base,
-      signingMode: modeOf(pool),
-      signingRequestId: undefined,
-      verificationUrl: undefined,
-      expiresAt: undefined,
-      onQuorum,
-      return: { destinationAddress: (processing.destination as { readonly address: string }).address }
-    }
-    if (wallet.status === "frozen") return yield* failSigning({ ...processing, signing }, { ...base, phase: "failed" }, "crypto_wallet_misconfigured")
-    const outcome = yield* transitionOrDie(base, { type: "start", seatFree: true, poolSize: pool.length })
-    if (outcome.next.phase === "failed") return yield* failSigning({ ...processing, signing }, outcome.next, outcome.next.failureCode!)
-    return yield* openAttempt(processing, { ...signing, state: outcome.next }, at)
-  })
-
-/** The return is signed (or needs no signature): it is broadcast with its hash, and confirmed on the chain's clock. */
-const returnBroadcast: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
-  Effect.gen(function*() {
-    const t = yield* locked(payload.transactionId)
-    if (t === undefined || t.status !== "processing" || t.sent || t.route === undefined || !("chain" in t.route)) return
-    const chain = t.route.chain
-    const sent = yield* Effect.orDie(moveTransaction(t.id, { type: "send" }))
-    yield* save({ ...sent, destination: { ...sent.destination, txHash: sandboxTxHash(chain, t.id) } as StoredTransaction["destination"] })
-    const model = yield* WorldModel
-    yield* schedule(returnConfirmedKind, (yield* Clock.currentTimeMillis) + model.chainSettlementMs[chain], { transactionId: t.id }, scope(t))
-  })
-
-/** The chain confirmed the return: the deposit_return ends failed with no failureCode (nothing was held). */
-const returnConfirmed: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
-  Effect.gen(function*() {
-    const t = yield* locked(payload.transactionId)
-    if (t === undefined || terminalStatuses.has(t.status)) return
-    yield* Effect.orDie(moveTransaction(t.id, { type: "fail" }, { failureCode: null, postHolds: true }))
   })
 
 export const transferSigningTimerHandlers: Record<string, TimerHandler> = {
   [windowKind]: windowExpired,
-  [queueTimeoutKind]: queueTimedOut,
-  [returnBroadcastKind]: returnBroadcast,
-  [returnConfirmedKind]: returnConfirmed
+  [queueTimeoutKind]: queueTimedOut
 }

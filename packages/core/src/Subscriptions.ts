@@ -1,0 +1,32 @@
+/**
+ * Every subscriber of every topic of the engine, in one place: what runs, in the publisher's store transaction,
+ * when something happens in a domain that others wait on.
+ *
+ * | Topic (declared by) | Published when | Subscribers, in order |
+ * |---|---|---|
+ * | TransactionEnded (money/Transactions.ts) | a transaction reaches its first terminal status | orders: execute the autoExecute orders its credit now covers, fail those its failed deposit or signing leaves unfunded (Orders.ts); signing: free its wallet's seat or its place in the queue (TransferSigning.ts) |
+ * | SignaturesRequested (money/Transactions.ts) | a transfer out of a non-custodial wallet (payout, conversion, deposit return) is processing | signing: start its roster's signing, or go on where it stands (TransferSigning.ts) |
+ * | SignerLeftPool (signing/Roster.ts) | a signer is removed from its roster's signing pool | signing: fail the transfers the change breaks, roster_changed (TransferSigning.ts) |
+ *
+ * Why here, and why topics: a publisher that imported its subscribers would make dependencies run both ways
+ * (money/Transactions.ts would import Orders.ts and TransferSigning.ts, both of which import it back). So each
+ * publisher declares its topic beside the row it owns, typed by what it carries, and knows no subscriber; this
+ * module, on top of the core beside Engine.ts, is the only one that imports both sides, so a reader finds every
+ * subscriber of every topic in this table and the list below, and the import graph shows who reacts to what. The
+ * engine (Engine.ts) provides this layer; an engine built without it has no subscribers declared, and publishing
+ * dies rather than skip what should have run (kernel/Topics.ts).
+ */
+import { Layer } from "effect"
+import type { Subscriber, Topic } from "./kernel/Topics.ts"
+import { onTransactionEnded } from "./money/FundedOrders.ts"
+import { type SignatureRequest, SignaturesRequested, type StoredTransaction, TransactionEnded } from "./money/Transactions.ts"
+import { SignerLeftPool, type StoredSigner } from "./signing/Roster.ts"
+import { onSignerLeftPool, onTransferEnded, startSigning } from "./signing/TransferSigning.ts"
+
+const subscribe = <A>(t: Topic<A>, subscribers: ReadonlyArray<Subscriber<A>>) => Layer.succeed(t, subscribers)
+
+export const layerSubscriptions = Layer.mergeAll(
+  subscribe<StoredTransaction>(TransactionEnded, [onTransactionEnded, onTransferEnded]),
+  subscribe<SignatureRequest>(SignaturesRequested, [startSigning]),
+  subscribe<StoredSigner>(SignerLeftPool, [onSignerLeftPool])
+)

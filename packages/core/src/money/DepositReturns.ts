@@ -1,0 +1,176 @@
+/**
+ * Deposit returns: funds that arrived where they cannot stay go back to the address they came from, as a
+ * deposit_return transaction (spec, transaction type deposit_return; "DEPOSIT_RETURNED" in the failure catalog).
+ * It is not credited back to anyone: it ends `failed` with no failureCode and the catalog's fixed failureMessage
+ * (Transactions.ts) once the chain confirms the transfer back, its funds gone out (its holds post).
+ *
+ * Two ways in, one lifecycle's end:
+ * - An order's funding address (Orders.ts): what sits there when a deposit-funded order ends, or arrives in another
+ *   asset than the order's, goes back (`returnFromFundingAddress`). The service holds those funds: the return holds
+ *   them as a pending transfer, is sent at once, and ends when the chain confirms it (created, then failed).
+ * - An unsupported coin at a wallet's address (`simulateUnsupportedDeposit`): it is not credited (no balance holds
+ *   it, so the ledger books nothing) and goes back from the wallet (created, then processing). From a custodial
+ *   wallet the service signs and broadcasts it at once; from a non-custodial one its roster must approve it
+ *   (SignaturesRequested, signed by signing/TransferSigning.ts outside the seats: it is not a payout), and the quorum
+ *   broadcasts it; a decline or the last window expiring fails it (user_signature_*), the coin staying at the
+ *   address. Broadcast (`txHash`), it ends when the chain confirms it. While it is open the wallet cannot rotate
+ *   (422 WALLET_ROTATION_BLOCKED_RETURN, Wallets.ts).
+ */
+import {
+  type AssetAmount,
+  type Chain,
+  type CustomerId,
+  type Environment,
+  type OrderId,
+  parseAmount,
+  type TransactionId,
+  type TransactionSide,
+  type WalletId
+} from "@fos/contract"
+import { Clock, Effect } from "effect"
+import { randomHex } from "../kernel/IdGenerator.ts"
+import { apiError, type ApiError } from "../kernel/Problem.ts"
+import { Store } from "../kernel/Store.ts"
+import { schedule, type TimerHandler } from "../kernel/Timers.ts"
+import { publish } from "../kernel/Topics.ts"
+import type { Caller } from "../tenancy/Auth.ts"
+import { scopeOf } from "../tenancy/Tenancy.ts"
+import { depositAddress, sandboxTxHash, validAddress } from "./Addresses.ts"
+import type { Holder, LedgerAsset } from "./Ledger.ts"
+import { terminalStatuses } from "./TransactionMachine.ts"
+import {
+  addDestinationReferences,
+  moveTransaction,
+  openTransaction,
+  SignaturesRequested,
+  type StoredTransaction,
+  Transactions
+} from "./Transactions.ts"
+import { getWallet } from "./Wallets.ts"
+import { WorldModel } from "./WorldModel.ts"
+
+/** The chain confirmed a return from an order's funding address (the kind predates this module; timers keep it). */
+const fundingReturnConfirmedKind = "order.deposit_return"
+/** A return from a wallet is signed (or needs no signature): it is broadcast. */
+const returnBroadcastKind = "signing.return_broadcast"
+/** The chain confirmed a return from a wallet. */
+const returnConfirmedKind = "signing.return_confirmed"
+
+const scope = (t: { readonly organizationId: string; readonly environment: Environment }) => scopeOf(t.organizationId, t.environment)
+
+/** A return of `units` of `asset` from an order's funding address (its ledger holder `from`) to `sender`. */
+export interface FundingReturn {
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly customerId: CustomerId
+  readonly orderId: OrderId
+  readonly fundingAddress: string
+  readonly from: Holder
+  readonly asset: LedgerAsset & { readonly chain: Chain }
+  readonly assetAmount: AssetAmount
+  readonly units: bigint
+  readonly sender: string
+}
+
+/** Sends funds at an order's funding address back to `sender`: the return holds them until the chain confirms it. */
+export const returnFromFundingAddress = (r: FundingReturn): Effect.Effect<void, never, Store> =>
+  Effect.gen(function*() {
+    const chain = r.asset.chain
+    const scoped = scopeOf(r.organizationId, r.environment)
+    const transaction = yield* Effect.orDie(openTransaction({
+      organizationId: r.organizationId,
+      environment: r.environment,
+      customerId: r.customerId,
+      type: "deposit_return",
+      source: { type: "deposit_address", address: r.fundingAddress, assetAmount: r.assetAmount },
+      destination: { type: "external_crypto", address: r.sender, txHash: null, assetAmount: r.assetAmount },
+      fees: [],
+      linkedOrderId: r.orderId,
+      holds: (id) => [{
+        kind: "pending",
+        id: `${id}/return`,
+        debit: r.from,
+        credit: { scope: scoped, type: "world", id: `chain:${chain}` },
+        asset: r.asset,
+        amount: r.units,
+        code: "deposit_return",
+        transactionId: id
+      }]
+    }))
+    const model = yield* WorldModel
+    yield* schedule(fundingReturnConfirmedKind, (yield* Clock.currentTimeMillis) + model.chainSettlementMs[chain], { transactionId: transaction.id }, scoped)
+  })
+
+/**
+ * `POST /sandbox/v2/simulate/wallets/{walletId}/unsupported-deposits`: a coin the service does not support for the
+ * wallet arrives at its address, and goes back to its sender (the module's comment). A retired wallet is 422
+ * WALLET_NOT_ACTIVE; an asset on another chain than the wallet's 422 UNPROCESSABLE_ENTITY.
+ */
+export const simulateUnsupportedDeposit = (
+  caller: Caller,
+  walletId: WalletId,
+  body: { readonly assetAmount: TransactionSide["assetAmount"]; readonly sender?: { readonly address: string } | undefined }
+): Effect.Effect<StoredTransaction, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const wallet = yield* getWallet(caller, walletId, true)
+    if (wallet.status === "retired") return yield* apiError("WALLET_NOT_ACTIVE", "The wallet is retired; nothing arrives at its address in the sandbox.")
+    if (body.assetAmount.chain !== wallet.chain) {
+      return yield* apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${wallet.chain}; assetAmount must be on that chain.`)
+    }
+    if (parseAmount(body.assetAmount.code, body.assetAmount.amount) === undefined) {
+      return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+        errors: [{ pointer: "/assetAmount/amount", detail: "has more decimal places than the asset has" }]
+      })
+    }
+    const sender = body.sender === undefined ? undefined : yield* validAddress(wallet.chain, body.sender.address, "/sender/address")
+    const nonCustodial = wallet.custody === "non_custodial"
+    const destinationAddress = sender ?? depositAddress(wallet.chain, `unsupported-sender/${yield* randomHex(16)}`)
+    const opened = yield* Effect.orDie(openTransaction({
+      organizationId: wallet.organizationId,
+      environment: wallet.environment,
+      customerId: wallet.customerId,
+      type: "deposit_return",
+      source: { type: "wallet", walletId: wallet.id, assetAmount: body.assetAmount },
+      destination: { type: "external_crypto", address: destinationAddress, txHash: null, assetAmount: body.assetAmount },
+      fees: [],
+      route: { chain: wallet.chain },
+      signingWalletId: nonCustodial ? wallet.id : undefined,
+      holds: () => []
+    }))
+    const processing = yield* Effect.orDie(moveTransaction(opened.id, { type: "start" }))
+    const model = yield* WorldModel
+    const onQuorum = { kind: returnBroadcastKind, payload: { transactionId: processing.id }, delayMs: model.payouts.sendMs }
+    if (!nonCustodial) {
+      yield* schedule(onQuorum.kind, (yield* Clock.currentTimeMillis) + onQuorum.delayMs, onQuorum.payload, scope(processing))
+      return processing
+    }
+    yield* publish(SignaturesRequested, { transaction: processing, onQuorum, return: { destinationAddress } })
+    return (yield* store.get(Transactions, processing.id))!
+  })
+
+/** The return is signed (or needs no signature): it is broadcast with its hash, and confirmed on the chain's clock. */
+const returnBroadcast: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+  Effect.gen(function*() {
+    const t = yield* (yield* Store).getForUpdate(Transactions, payload.transactionId)
+    if (t === undefined || t.status !== "processing" || t.sent || t.route === undefined || !("chain" in t.route)) return
+    const chain = t.route.chain
+    yield* Effect.orDie(moveTransaction(t.id, { type: "send" }))
+    yield* addDestinationReferences(t.id, { txHash: sandboxTxHash(chain, t.id) })
+    const model = yield* WorldModel
+    yield* schedule(returnConfirmedKind, (yield* Clock.currentTimeMillis) + model.chainSettlementMs[chain], { transactionId: t.id }, scope(t))
+  })
+
+/** The chain confirmed a return: the deposit_return ends failed, with no failureCode, its funds gone out. */
+const returnConfirmed: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+  Effect.gen(function*() {
+    const t = yield* (yield* Store).getForUpdate(Transactions, payload.transactionId)
+    if (t === undefined || terminalStatuses.has(t.status)) return
+    yield* Effect.orDie(moveTransaction(t.id, { type: "fail" }, { failureCode: null, postHolds: true }))
+  })
+
+export const depositReturnTimerHandlers: Record<string, TimerHandler> = {
+  [fundingReturnConfirmedKind]: returnConfirmed,
+  [returnBroadcastKind]: returnBroadcast,
+  [returnConfirmedKind]: returnConfirmed
+}

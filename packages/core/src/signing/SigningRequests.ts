@@ -1,0 +1,109 @@
+/**
+ * Signing requests: how a machine signer (an api_key credential of the roster) sees and signs a transfer's attempt
+ * (spec, transaction.awaiting_signature `signingRequestId`; `GET /v2/signing-requests/{id}`, `/approve`, `/reject`).
+ * Each attempt of a programmatic signing has one (TransferSigning.ts opens it with the attempt); its status is read
+ * from the transfer's signing as it stands: pending while the attempt waits, approved at quorum (or once a recovery
+ * replaced the transfer's own signing), expired when a later attempt took over or the last window closed, cancelled
+ * with its transfer, failed otherwise. A stamp or a decline goes through the same table as a passkey signer's
+ * (TransferSigning.ts `decideStamp`).
+ */
+import { type SigningRequest as SigningRequestWire, type SigningRequestId } from "@fos/contract"
+import { Effect } from "effect"
+import { apiError, type ApiError } from "../kernel/Problem.ts"
+import { Store } from "../kernel/Store.ts"
+import { terminalStatuses } from "../money/TransactionMachine.ts"
+import { getTransaction, type StoredTransaction, Transactions } from "../money/Transactions.ts"
+import type { Caller } from "../tenancy/Auth.ts"
+import type { StoredSigner } from "./Roster.ts"
+import {
+  decideStamp,
+  type SignerDecision,
+  SigningRequests,
+  signingOf,
+  type StoredSigningRequest,
+  type TransferSigning,
+  TransferSignings
+} from "./TransferSigning.ts"
+
+const requestNotFound = () =>
+  apiError("COSIGN_ACTIVITY_NOT_FOUND", "No signing request with this id exists in this organization and environment.")
+
+const requestOf = (caller: Caller, id: SigningRequestId) =>
+  Effect.gen(function*() {
+    const row = yield* (yield* Store).get(SigningRequests, id)
+    if (row === undefined || row.organizationId !== caller.organization.id || row.environment !== caller.environment) return yield* requestNotFound()
+    return row
+  })
+
+/** Whether the request belongs to the transaction's current signing (a recovery replaces the transfer's own). */
+const ofCurrentSigning = (row: StoredSigningRequest, signing: TransferSigning | undefined) =>
+  (row.recovery === true) === (signing?.recovery !== undefined)
+
+const requestStatus = (row: StoredSigningRequest, t: StoredTransaction, signing: TransferSigning): SigningRequestWire["status"] => {
+  const state = signing.state
+  // The transfer's own signing met its quorum before the receive policy held it.
+  if (!ofCurrentSigning(row, signing)) return "approved"
+  if (state.attempt !== row.attempt) return "expired"
+  if (state.phase === "quorum_met") return "approved"
+  if (t.status === "cancelled") return "cancelled"
+  if (state.phase === "failed") return state.failureCode === "user_signature_expired" ? "expired" : "failed"
+  return terminalStatuses.has(t.status) ? "failed" : "pending"
+}
+
+const requestToWire = (row: StoredSigningRequest, t: StoredTransaction, signing: TransferSigning): SigningRequestWire => {
+  const state = signing.state
+  const current = state.attempt === row.attempt && ofCurrentSigning(row, signing)
+  const signedBy = current ? [...state.collected] : []
+  return {
+    id: row.id,
+    transactionId: row.transactionId,
+    customerId: row.customerId,
+    walletId: row.walletId,
+    signingMode: row.signingMode,
+    attempt: row.attempt,
+    status: requestStatus(row, t, signing),
+    collected: signedBy.length,
+    required: state.required,
+    signedBy,
+    transfer: { source: t.source, destination: t.destination },
+    expiresAt: row.expiresAt,
+    createdAt: row.createdAt
+  }
+}
+
+/** `GET /v2/signing-requests/{id}`. */
+export const getSigningRequest = (caller: Caller, id: SigningRequestId): Effect.Effect<SigningRequestWire, ApiError, Store> =>
+  Effect.gen(function*() {
+    const row = yield* requestOf(caller, id)
+    const store = yield* Store
+    const t = yield* store.get(Transactions, row.transactionId)
+    const signing = yield* store.get(TransferSignings, row.transactionId)
+    if (t === undefined || signing === undefined) return yield* requestNotFound()
+    return requestToWire(row, t, signing)
+  })
+
+/**
+ * `POST /v2/signing-requests/{id}/approve` and `/reject`: a machine signer (by its session) stamps or declines the
+ * request's attempt. A request of an attempt that is no longer the latest is 409 CONFLICT (it exists, so not 404);
+ * a passkey signer's session is 403 FORBIDDEN (a person signs at the verificationUrl).
+ */
+export const decideSigningRequest = (
+  caller: Caller,
+  id: SigningRequestId,
+  signer: StoredSigner,
+  decision: SignerDecision
+): Effect.Effect<SigningRequestWire, ApiError, Store> =>
+  Effect.gen(function*() {
+    const row = yield* requestOf(caller, id)
+    if (signer.credentialType !== "api_key") {
+      return yield* apiError("FORBIDDEN", "A passkey signer signs at the transfer's verificationUrl; signing requests are for machine signers.")
+    }
+    const t = yield* getTransaction(caller, row.transactionId, true)
+    const signing = yield* signingOf(t.id)
+    if (!ofCurrentSigning(row, signing)) return yield* apiError("RESOURCE_TERMINAL", "The request's signing is over: its transfer met its quorum.")
+    if (signing !== undefined && signing.state.attempt !== row.attempt && !terminalStatuses.has(t.status)) {
+      return yield* apiError("CONFLICT", `The request's attempt ${row.attempt} expired; the transfer's signing is at attempt ${signing.state.attempt}.`)
+    }
+    const decided = yield* decideStamp(t, signer, decision, row.attempt, "accepted")
+    return requestToWire(row, decided, (yield* (yield* Store).get(TransferSignings, t.id))!)
+  })

@@ -1,0 +1,50 @@
+import type { RfiStatus } from "@fos/contract"
+import { describe, expect, it } from "vitest"
+import { initialRfi, type RfiMove, openRfiStatuses, rfiTransition } from "../src/money/RfiMachine.ts"
+
+const statuses: ReadonlyArray<RfiStatus> = ["awaiting_response", "under_review", "resolved", "cancelled", "expired"]
+const moves: ReadonlyArray<RfiMove["type"]> = ["respond", "request_more", "reopen", "extend_deadline", "resolve", "cancel", "deadline_passed"]
+
+/** Every move the table allows, from each status: the next status and its event. */
+const table: Record<string, { readonly next: RfiStatus; readonly event: string }> = {
+  "awaiting_response respond": { next: "under_review", event: "rfi.response_submitted" },
+  "under_review respond": { next: "under_review", event: "rfi.response_submitted" },
+  "under_review request_more": { next: "awaiting_response", event: "rfi.more_info_requested" },
+  "resolved reopen": { next: "awaiting_response", event: "rfi.more_info_requested" },
+  "awaiting_response extend_deadline": { next: "awaiting_response", event: "rfi.deadline_extended" },
+  "under_review extend_deadline": { next: "under_review", event: "rfi.deadline_extended" },
+  "awaiting_response resolve": { next: "resolved", event: "rfi.resolved" },
+  "under_review resolve": { next: "resolved", event: "rfi.resolved" },
+  "awaiting_response cancel": { next: "cancelled", event: "rfi.cancelled" },
+  "under_review cancel": { next: "cancelled", event: "rfi.cancelled" },
+  "awaiting_response deadline_passed": { next: "expired", event: "rfi.cancelled" }
+}
+
+describe("the RFI table", () => {
+  it("publishes an RFI awaiting the caller's response (rfi.published), which holds its transaction while open", () => {
+    expect(initialRfi).toEqual({ status: "awaiting_response", event: "rfi.published" })
+    expect([...openRfiStatuses]).toEqual(["awaiting_response", "under_review"])
+  })
+
+  it("walks every move from every status: the table's rows, and every other move refused", () => {
+    for (const status of statuses) {
+      for (const type of moves) {
+        const outcome = rfiTransition(status, { type } as RfiMove)
+        const row = table[`${status} ${type}`]
+        if (row !== undefined) {
+          expect(outcome, `${status} ${type}`).toEqual(row)
+          continue
+        }
+        // The caller's response and the deadline's timer are refused with CONFLICT; a reviewer's move with the
+        // simulate endpoints' code.
+        const code = type === "respond" || type === "deadline_passed" ? "CONFLICT" : "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY"
+        expect(outcome, `${status} ${type}`).toEqual({ refused: code })
+      }
+    }
+  })
+
+  it("lets a deadline expire only an RFI still waiting for its answer: an answered one is left alone", () => {
+    expect(rfiTransition("under_review", { type: "deadline_passed" })).toEqual({ refused: "CONFLICT" })
+    expect(rfiTransition("awaiting_response", { type: "deadline_passed" })).toEqual({ next: "expired", event: "rfi.cancelled" })
+  })
+})
