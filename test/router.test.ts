@@ -2,8 +2,7 @@
  * Router.ts serves the HttpApi's endpoints itself; these check that it reads each endpoint the way HttpApi does,
  * against what HttpApi's own OpenAPI generator documents for the same endpoint.
  */
-import { Api } from "@fos/contract"
-import { nonTransactional } from "@fos/http"
+import { Api, policyOf } from "@fos/contract"
 import { statusOf } from "../packages/http/src/Router.ts"
 import { describe, expect, it } from "vitest"
 import { OpenApi } from "effect/http-api"
@@ -27,11 +26,14 @@ describe("the router's reading of the API", () => {
     }
   })
 
-  it("names only endpoints of the API among those that run outside a store transaction", () => {
-    const names = new Set(Object.values(Api.groups).flatMap((group) =>
-      Object.values(group.endpoints).map((endpoint) => `${group.identifier}.${endpoint.identifier}`)
-    ))
-    expect(nonTransactional.size).toBeGreaterThan(0)
-    for (const name of nonTransactional) expect(names.has(name), name).toBe(true)
+  it("reads the policies the server does not take from HTTP from the contract's annotations", () => {
+    const named = (pick: (policy: ReturnType<typeof policyOf>) => unknown) =>
+      Object.values(Api.groups).flatMap((group) =>
+        Object.values(group.endpoints).filter((endpoint) => pick(policyOf(endpoint, group))).map((endpoint) => `${group.identifier}.${endpoint.identifier}`)
+      )
+    expect(named((p) => !p.transactional)).toEqual(["simulate.advanceClock"])
+    expect(named((p) => p.rereadOnReplay)).toEqual(["payouts.create"])
+    const simulate = Object.keys(Api.groups.simulate.endpoints).map((name) => `simulate.${name}`)
+    expect(named((p) => p.sandboxOnly)).toEqual(simulate)
   })
 })
