@@ -8,8 +8,9 @@
  * 12 µs of CPU more than a bare HttpRouter route answering the same bytes (29 against 17 µs), and HttpRouter alone
  * was within a few per cent of raw `node:http` (docs/performance.md). Here the same definitions are used (the
  * endpoints' schemas, the handlers registered with `group` of HandlerGroups.ts, typed as `HttpApiBuilder.group`
- * types them, the OpenAPI document from `OpenApi.fromApi`); only the per-request work is compiled once: decoders and encoders are the Schema's
- * synchronous forms, the status comes from the endpoint's success schema, and the environment is the route's own.
+ * types them, the OpenAPI document from `OpenApi.fromApi`); only the per-request work is compiled once: decoders
+ * and encoders are the Schema's synchronous forms, the status comes from the endpoint's success schema, and the
+ * environment is the route's own.
  *
  * What the endpoint run does, in the order HttpApi did it: decode the path parameters, then the query, then the
  * JSON body, call the handler, and encode its value with the success schema under its status (204 with no body
