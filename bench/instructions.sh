@@ -7,6 +7,9 @@
 #
 #   bash bench/instructions.sh [warm-up requests, default 100000] [measured requests, default 3000]
 #
+# fos runs with --quiet, as bench/run.ts starts it; BENCH_REQUEST_LOG=1 keeps the request log (to a file).
+# BENCH_CALLGRIND_OUT=<dir> keeps callgrind's output files there, for callgrind_annotate.
+#
 # fos starts under callgrind with instrumentation off, takes the warm-up requests (so that V8 has compiled what it
 # will compile), then counts the instructions of every thread over the measured requests. The count is split into
 # V8's compilers, its garbage collector and the rest; a major collection in the window adds tens of thousands per
@@ -25,9 +28,11 @@ cat > "$tmp/seed.json" <<SEED
 "users":[{"id":"usr_bench","email":"bench@example.com","role":"admin"}],"apiKeys":[{"key":"$key","access":"read_write","createdBy":"usr_bench"}]}]}
 SEED
 # The node flags of `npm start`, as bench/run.ts uses them.
-read -r -a start <<<"$(node_modules/.bin/node -p 'require("./package.json").scripts.start.replace(/^(exec )?node /, "")')"
+# BENCH_NODE_FLAGS adds node flags before them, to try one.
+read -r -a start <<<"${BENCH_NODE_FLAGS:-} $(node_modules/.bin/node -p 'require("./package.json").scripts.start.replace(/^(exec )?node /, "")')"
 valgrind --tool=callgrind --instr-atstart=no --smc-check=all-non-file --callgrind-out-file="$tmp/cg.out" \
-  node_modules/.bin/node "${start[@]}" --store memory --port 0 --host 127.0.0.1 --seed "$tmp/seed.json" > "$tmp/log" 2>&1 &
+  node_modules/.bin/node "${start[@]}" --store memory --port 0 --host 127.0.0.1 --seed "$tmp/seed.json" \
+  $([ "${BENCH_REQUEST_LOG:-}" = 1 ] || echo --quiet) > "$tmp/log" 2>&1 &
 pid=$!
 origin=""
 for _ in $(seq 1 600); do
@@ -45,6 +50,7 @@ callgrind_control -i off "$pid" > /dev/null 2>&1
 callgrind_control -d "$pid" > /dev/null 2>&1
 sleep 1
 kill "$pid"; wait "$pid" 2>/dev/null || true
+[ -z "${BENCH_CALLGRIND_OUT:-}" ] || { mkdir -p "$BENCH_CALLGRIND_OUT"; cp "$tmp"/cg.out* "$BENCH_CALLGRIND_OUT"/; }
 grep -q "$measured requests in\|[0-9]k requests in" "$tmp/load" || { cat "$tmp/load" >&2; echo "the measured load did not complete" >&2; exit 1; }
 for f in "$tmp"/cg.out*; do callgrind_annotate --threshold=100 --inclusive=no "$f" 2>/dev/null; done | awk -v n="$measured" '
   /^Profile data file/ { body = 0 }

@@ -2,12 +2,12 @@
  * Router.ts serves the HttpApi's endpoints itself; these check that it reads each endpoint the way HttpApi does,
  * against what HttpApi's own OpenAPI generator documents for the same endpoint.
  */
-import { Api } from "@fos/contract"
-import { nonTransactional } from "@fos/http"
+import { Api, policyOf } from "@fos/contract"
 import { statusOf } from "../packages/http/src/Router.ts"
+import { group, handlersOf } from "../packages/http/src/HandlerGroups.ts"
 import { describe, expect, it } from "vitest"
-import { OpenApi } from "effect/http-api"
-import type { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { Context, Effect, Layer, Schema } from "effect"
 
 describe("the router's reading of the API", () => {
   const document = OpenApi.fromApi(Api) as unknown as {
@@ -27,11 +27,39 @@ describe("the router's reading of the API", () => {
     }
   })
 
-  it("names only endpoints of the API among those that run outside a store transaction", () => {
-    const names = new Set(Object.values(Api.groups).flatMap((group) =>
-      Object.values(group.endpoints).map((endpoint) => `${group.identifier}.${endpoint.identifier}`)
-    ))
-    expect(nonTransactional.size).toBeGreaterThan(0)
-    for (const name of nonTransactional) expect(names.has(name), name).toBe(true)
+  it("reads the policies the server does not take from HTTP from the contract's annotations", () => {
+    const named = (pick: (policy: ReturnType<typeof policyOf>) => unknown) =>
+      Object.values(Api.groups).flatMap((group) =>
+        Object.values(group.endpoints).filter((endpoint) => pick(policyOf(endpoint, group))).map((endpoint) => `${group.identifier}.${endpoint.identifier}`)
+      )
+    expect(named((p) => !p.transactional)).toEqual(["simulate.advanceClock"])
+    expect(named((p) => p.rereadOnReplay)).toEqual(["payouts.create"])
+    const simulate = Object.keys(Api.groups.simulate.endpoints).map((name) => `simulate.${name}`)
+    expect(named((p) => p.sandboxOnly)).toEqual(simulate)
+  })
+})
+
+describe("a group's handlers (HandlerGroups.ts)", () => {
+  const Things = HttpApiGroup.make("things")
+    .add(HttpApiEndpoint.get("one", "/one", { success: Schema.String }))
+    .add(HttpApiEndpoint.get("two", "/two", { success: Schema.String }))
+  const Small = HttpApi.make("small").add(Things)
+  const groupOf = Small.groups.things as unknown as HttpApiGroup.Top
+  const build = (layer: Layer.Layer<any, any, any>) => Effect.runSync(Effect.scoped(Layer.build(layer as Layer.Layer<unknown>))) as Context.Context<never>
+
+  it("keeps each endpoint with its handler, where the router reads them", () => {
+    const one = () => Effect.succeed("1")
+    const two = () => Effect.succeed("2")
+    const handlers = handlersOf(build(group(Small, "things", (h) => h.handle("one", one).handle("two", two))), groupOf)!
+    expect([...handlers.keys()]).toEqual(["one", "two"])
+    expect(handlers.get("one")!.endpoint).toBe(Small.groups.things.endpoints.one)
+    expect(handlers.get("two")!.handler).toBe(two)
+    expect(handlersOf(Context.empty(), groupOf)).toBeUndefined()
+  })
+
+  it("refuses a second handler for an endpoint, and raw handlers, which the router does not serve", () => {
+    const one = () => Effect.succeed("1")
+    expect(() => build(group(Small, "things", (h) => (h as any).handle("one", one).handle("one", one).handle("two", one)))).toThrow(/already registered/)
+    expect(() => build(group(Small, "things", (h) => (h as any).handleRaw("one", one)))).toThrow(/handleRaw/)
   })
 })

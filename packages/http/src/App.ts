@@ -7,7 +7,7 @@ import { Layer } from "effect"
 import { type DocsAssets, DocsFiles } from "./Docs.ts"
 import { layerHandlers } from "./Handlers.ts"
 import { layerOperatorRoutes, type OperatorSecret, OperatorToken } from "./Operator.ts"
-import { layerCorrelation, layerEdge, layerGateDeclaration, layerUnrouted } from "./Pipeline.ts"
+import { layerCorrelation, layerEdge, layerUnrouted } from "./Pipeline.ts"
 import { RequestLog, type RequestLogger } from "./RequestLog.ts"
 import { layerApiRoutes } from "./Router.ts"
 
@@ -23,7 +23,7 @@ export interface RoutesOptions {
 /** The routes and the pipeline over the engine services `engine` provides. */
 export const layerRoutes = <E>(engine: Layer.Layer<EngineServices, E>, options: RoutesOptions = {}) =>
   Layer.mergeAll(
-    layerApiRoutes().pipe(Layer.provide(layerHandlers), Layer.provide(layerGateDeclaration)),
+    layerApiRoutes().pipe(Layer.provide(layerHandlers)),
     layerOperatorRoutes,
     layerUnrouted
   ).pipe(

@@ -117,10 +117,10 @@ import {
   rfiToWire
 } from "@fos/core"
 import { Effect, Layer } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
+import { group } from "./HandlerGroups.ts"
 import { CurrentCaller, CurrentUpload, ServerApi } from "./ServerApi.ts"
 
-const PortalLive = HttpApiBuilder.group(ServerApi, "portal", (handlers) =>
+const PortalLive = group(ServerApi, "portal", (handlers) =>
   // The cheapest authenticated route, so the one a client polls: a short chain of effects rather than a generator,
   // over the engine's store taken once.
   Effect.map(Store, (store) =>
@@ -137,7 +137,7 @@ const PortalLive = HttpApiBuilder.group(ServerApi, "portal", (handlers) =>
           }
         })))))
 
-const CustomersLive = HttpApiBuilder.group(ServerApi, "customers", (handlers) =>
+const CustomersLive = group(ServerApi, "customers", (handlers) =>
   handlers
     .handle("list", ({ query }) =>
       Effect.gen(function*() {
@@ -184,7 +184,7 @@ const maxWireInstantMs = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
 const notVirtual = () =>
   Effect.fail(apiError("CONFLICT", "The server runs on the system clock; start it with --clock virtual to control time."))
 
-const SimulateLive = HttpApiBuilder.group(ServerApi, "simulate", (handlers) =>
+const SimulateLive = group(ServerApi, "simulate", (handlers) =>
   handlers
     .handle("emitEvent", ({ payload }) =>
       Effect.gen(function*() {
@@ -294,7 +294,7 @@ const SimulateLive = HttpApiBuilder.group(ServerApi, "simulate", (handlers) =>
     .handle("failOrder", ({ params, payload }) =>
       CurrentCaller.use((caller) => simulateOrderFailure(caller, params.orderId, payload.reasonCode, payload.at)).pipe(Effect.map(mutable))))
 
-const SignersLive = HttpApiBuilder.group(ServerApi, "signers", (handlers) =>
+const SignersLive = group(ServerApi, "signers", (handlers) =>
   handlers
     .handle("claim", ({ params, payload }) => CurrentCaller.use((caller) => claimNonCustodial(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
     .handle("reissueAdminApproval", ({ params }) => CurrentCaller.use((caller) => reissueAdminApproval(caller, params.customerId, params.signerId)))
@@ -317,11 +317,11 @@ const SignersLive = HttpApiBuilder.group(ServerApi, "signers", (handlers) =>
         Effect.flatMap(signerOfSession(caller, headers.authorization), ({ signer }) => decideSigningRequest(caller, params.id, signer, "decline"))
       ).pipe(Effect.map(mutable))))
 
-const QuotesLive = HttpApiBuilder.group(ServerApi, "quotes", (handlers) =>
+const QuotesLive = group(ServerApi, "quotes", (handlers) =>
   handlers.handle("create", ({ payload }) =>
     CurrentCaller.use((caller) => createQuote(caller, payload)).pipe(Effect.map((q) => ({ ...q, options: q.options.map(mutable) })))))
 
-const OrdersLive = HttpApiBuilder.group(ServerApi, "orders", (handlers) =>
+const OrdersLive = group(ServerApi, "orders", (handlers) =>
   handlers
     .handle("create", ({ payload }) => CurrentCaller.use((caller) => createOrder(caller, payload)).pipe(Effect.map(mutable)))
     .handle("list", ({ query }) =>
@@ -332,7 +332,7 @@ const OrdersLive = HttpApiBuilder.group(ServerApi, "orders", (handlers) =>
     .handle("execute", ({ params }) => CurrentCaller.use((caller) => executeOrder(caller, params.orderId)).pipe(Effect.map(mutable)))
     .handle("cancel", ({ params }) => CurrentCaller.use((caller) => cancelOrder(caller, params.orderId)).pipe(Effect.map(mutable))))
 
-const WalletsLive = HttpApiBuilder.group(ServerApi, "wallets", (handlers) =>
+const WalletsLive = group(ServerApi, "wallets", (handlers) =>
   handlers
     .handle("create", ({ params, payload }) => CurrentCaller.use((caller) => createWallet(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
     .handle("list", ({ params, query }) =>
@@ -342,7 +342,7 @@ const WalletsLive = HttpApiBuilder.group(ServerApi, "wallets", (handlers) =>
     .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.flatMap(getWallet(caller, params.walletId), walletToWire)).pipe(Effect.map(mutable)))
     .handle("rotate", ({ params }) => CurrentCaller.use((caller) => rotateWallet(caller, params.walletId)).pipe(Effect.map(mutable))))
 
-const TransactionsLive = HttpApiBuilder.group(ServerApi, "transactions", (handlers) =>
+const TransactionsLive = group(ServerApi, "transactions", (handlers) =>
   handlers
     .handle("list", ({ query }) =>
       CurrentCaller.use((caller) =>
@@ -353,7 +353,7 @@ const TransactionsLive = HttpApiBuilder.group(ServerApi, "transactions", (handle
     .handle("senderInformation", ({ params, payload }) =>
       CurrentCaller.use((caller) => Effect.map(supplySenderInformation(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable))))
 
-const RecipientsLive = HttpApiBuilder.group(ServerApi, "recipients", (handlers) =>
+const RecipientsLive = group(ServerApi, "recipients", (handlers) =>
   handlers
     .handle("createWhitelistRecipient", ({ params, payload }) =>
       CurrentCaller.use((caller) => createWhitelistRecipient(caller, params.customerId, payload)).pipe(Effect.map(whitelistRecipientToWire), Effect.map(mutable)))
@@ -374,7 +374,7 @@ const RecipientsLive = HttpApiBuilder.group(ServerApi, "recipients", (handlers) 
       CurrentCaller.use((caller) => getRecipient(caller, "registered_address", params.id)).pipe(Effect.map(registeredAddressToWire), Effect.map(mutable)))
     .handle("removeRegisteredAddress", ({ params }) => CurrentCaller.use((caller) => removeRecipient(caller, "registered_address", params.id))))
 
-const PayoutsLive = HttpApiBuilder.group(ServerApi, "payouts", (handlers) =>
+const PayoutsLive = group(ServerApi, "payouts", (handlers) =>
   handlers
     .handle("requirements", ({ payload }) =>
       payoutRequirements(payload).pipe(Effect.map((r) => ({
@@ -391,7 +391,7 @@ const PayoutsLive = HttpApiBuilder.group(ServerApi, "payouts", (handlers) =>
     .handle("cancel", ({ params }) =>
       CurrentCaller.use((caller) => Effect.map(cancelPayout(caller, params.id), transactionToWire)).pipe(Effect.map(mutable))))
 
-const RfisLive = HttpApiBuilder.group(ServerApi, "rfis", (handlers) =>
+const RfisLive = group(ServerApi, "rfis", (handlers) =>
   handlers
     .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(getRfi(caller, params.id), rfiToWire)).pipe(Effect.map(mutable)))
     .handle("respond", ({ params, payload }) =>
@@ -413,7 +413,7 @@ const listQueryOf = (query: {
 
 const mutable = <A>(value: A) => value as { -readonly [K in keyof A]: A[K] }
 
-const WebhooksLive = HttpApiBuilder.group(ServerApi, "webhooks", (handlers) =>
+const WebhooksLive = group(ServerApi, "webhooks", (handlers) =>
   handlers
     .handle("createEndpoint", ({ payload }) =>
       CurrentCaller.use((caller) => createEndpoint(caller, payload)).pipe(Effect.map(mutable)))
@@ -452,7 +452,7 @@ const WebhooksLive = HttpApiBuilder.group(ServerApi, "webhooks", (handlers) =>
         meta: { mode: "cursor" as const, nextCursor: null, previousCursor: null, total: EventTypes.length }
       })))
 
-const DocumentsLive = HttpApiBuilder.group(ServerApi, "documents", (handlers) =>
+const DocumentsLive = group(ServerApi, "documents", (handlers) =>
   handlers
     // The gate has read and parsed the form (CurrentUpload); the declared payload stream is never pulled.
     .handle("upload", () =>
@@ -465,7 +465,7 @@ const DocumentsLive = HttpApiBuilder.group(ServerApi, "documents", (handlers) =>
     .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(getDocument(caller, params.id), documentToWire))))
 
 
-const OnboardingLive = HttpApiBuilder.group(ServerApi, "onboarding", (handlers) =>
+const OnboardingLive = group(ServerApi, "onboarding", (handlers) =>
   handlers
     .handle("requirements", ({ query }) =>
       Effect.gen(function*() {
@@ -497,7 +497,7 @@ const OnboardingLive = HttpApiBuilder.group(ServerApi, "onboarding", (handlers) 
     .handle("submitOrganization", ({ payload }) =>
       CurrentCaller.use((caller) => submitOrganizationOnboarding(caller, payload)).pipe(Effect.map(mutable))))
 
-const ApplicationsLive = HttpApiBuilder.group(ServerApi, "applications", (handlers) =>
+const ApplicationsLive = group(ServerApi, "applications", (handlers) =>
   handlers
     .handle("list", ({ query }) =>
       CurrentCaller.use((caller) => listApplications(caller, listQueryOf(query), query.applicationType)).pipe(

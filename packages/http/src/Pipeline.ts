@@ -31,6 +31,7 @@ import {
   RealClock,
   rateLimitFor,
   renderProblem,
+  replayPayout,
   runIdempotent,
   sha256Hex,
   sha256HexOfBytes,
@@ -43,12 +44,10 @@ import {
 import {
   type DedicatedBucket,
   type Environment,
-  Idempotency,
   type IdempotencyPolicy,
-  OpenWhenRestricted,
-  RateBucket,
+  policyOf,
+  type ReplayRead,
   toIso,
-  Upload,
   type UploadPolicy
 } from "@fos/contract"
 import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, type Schema, Stream } from "effect"
@@ -56,7 +55,7 @@ import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse,
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, errorReferencePage, makeDocsPages } from "./Docs.ts"
 import { problemTypeOf, RequestLog } from "./RequestLog.ts"
-import { CurrentUpload, Gate, nonTransactional, replayRefreshers } from "./ServerApi.ts"
+import { CurrentUpload } from "./ServerApi.ts"
 
 /** What the pipeline knows of one request; filled in as the request moves through it. */
 export interface RequestInfo {
@@ -288,6 +287,11 @@ export type RouteRun = (
   info: RequestInfo
 ) => Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, EngineServices>
 
+/** How a replayed answer is read again, for each `ReplayRead` an endpoint may name (contract/api/Policies.ts). */
+const replayReads: { readonly [K in ReplayRead]: (caller: Caller, stored: StoredResponse) => Effect.Effect<StoredResponse, never, Store> } = {
+  payout: replayPayout
+}
+
 /**
  * A keyed or unkeyed write: the body checks (JSON, or an upload's form, which the handler then reads as
  * `CurrentUpload`), then idempotency as the endpoint declares it.
@@ -342,13 +346,6 @@ const write = (
     const response = fromStored(result.replayed && refresh !== undefined ? yield* refresh(caller, result.response) : result.response)
     return result.replayed ? HttpServerResponse.setHeader(response, "idempotency-replayed", "true") : response
   })
-
-/**
- * The server's Api declares the gate (`ServerApi.ts`) so that handlers get `CurrentCaller` and every endpoint documents its
- * problems; `Edge.gate` runs it, on the routes Router.ts builds. `HttpApiBuilder.group` also wraps each handler in
- * the declared middleware for routes of its own, which fos does not serve, so the service it finds is the identity.
- */
-export const layerGateDeclaration: Layer.Layer<Gate> = Layer.succeed(Gate, (httpEffect) => httpEffect as never)
 
 // --- the edge ------------------------------------------------------------------------------------------------
 
@@ -587,13 +584,8 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
       })
 
     const gate: EdgeService["gate"] = (endpoint, group, run) => {
-      const bucket = Context.get(endpoint.annotations, RateBucket)
-      const policy = Context.get(endpoint.annotations, Idempotency) ?? "accepted"
-      const transactional = !nonTransactional.has(`${group.identifier}.${endpoint.identifier}`)
-      const upload = Context.get(endpoint.annotations, Upload)
-      const refresh = replayRefreshers.get(`${group.identifier}.${endpoint.identifier}`)
-      const sandboxOnly = group.identifier === "simulate"
-      const open = Context.get(endpoint.annotations, OpenWhenRestricted) || Context.get(group.annotations, OpenWhenRestricted)
+      const { bucket, idempotency: policy, transactional, upload, rereadOnReplay, sandboxOnly, openWhenRestricted: open } = policyOf(endpoint, group)
+      const refresh = rereadOnReplay === undefined ? undefined : replayReads[rereadOnReplay]
       return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, EngineServices> =>
         admit(info, request.method, request.headers["x-api-key"], bucket, !open && bodyMethods.has(request.method), (caller) => {
           if (sandboxOnly && info.environment !== "sandbox") {

@@ -7,9 +7,10 @@
  * rewrite every request's URL before routing. Measured on the foundation bench, a bare HttpApi route cost about
  * 12 µs of CPU more than a bare HttpRouter route answering the same bytes (29 against 17 µs), and HttpRouter alone
  * was within a few per cent of raw `node:http` (docs/performance.md). Here the same definitions are used (the
- * endpoints' schemas, the handlers registered with `HttpApiBuilder.group`, the OpenAPI document from
- * `OpenApi.fromApi`); only the per-request work is compiled once: decoders and encoders are the Schema's
- * synchronous forms, the status comes from the endpoint's success schema, and the environment is the route's own.
+ * endpoints' schemas, the handlers registered with `group` of HandlerGroups.ts, typed as `HttpApiBuilder.group`
+ * types them, the OpenAPI document from `OpenApi.fromApi`); only the per-request work is compiled once: decoders
+ * and encoders are the Schema's synchronous forms, the status comes from the endpoint's success schema, and the
+ * environment is the route's own.
  *
  * What the endpoint run does, in the order HttpApi did it: decode the path parameters, then the query, then the
  * JSON body, call the handler, and encode its value with the success schema under its status (204 with no body
@@ -18,23 +19,14 @@
  * maps it to; an encoding failure is a defect (a 500), as it is in HttpApi.
  */
 import { apiError, type ApiError, type Caller, type EngineServices, maxErrorEntries, toPointer } from "@fos/core"
-import { type Environment, Upload } from "@fos/contract"
+import { type Environment, policyOf } from "@fos/contract"
 import { Cause, Context, Effect, Exit, Fiber, Layer, Schema, SchemaAST } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { CurrentCaller, ServerApi } from "./ServerApi.ts"
+import { handlersOf, type HandlerItem } from "./HandlerGroups.ts"
 import { compileJsonWriter } from "./JsonWriter.ts"
 import { Edge, type EndpointRun, fromSchemaError, type SchemaFailureKind } from "./Pipeline.ts"
-
-/** What `HttpApiBuilder.group` keeps for each handler in the group's service. */
-interface HandlerItem {
-  readonly endpoint: HttpApiEndpoint.Top
-  readonly handler: (request: Record<string, unknown>) => Effect.Effect<unknown, ApiError, unknown>
-}
-
-interface GroupService {
-  readonly handlers: ReadonlyMap<string, HandlerItem>
-}
 
 /** The status of a success schema: its `HttpApiSchema.status` annotation (on the schema, a check, or its key), else 200. */
 export const statusOf = (ast: SchemaAST.AST): number => {
@@ -86,8 +78,8 @@ const hasQuery = (url: string): boolean => {
 const failed = (exit: Exit.Failure<unknown, ApiError>) => exit as unknown as Effect.Effect<never, ApiError>
 
 /** The JSON body's schema of an endpoint, or undefined when it takes none (or takes an upload, which the gate reads). */
-const jsonPayloadOf = (endpoint: HttpApiEndpoint.Top): Schema.Top | undefined => {
-  if (Context.get(endpoint.annotations, Upload) !== undefined) return undefined
+const jsonPayloadOf = (endpoint: HttpApiEndpoint.Top, group: HttpApiGroup.Top): Schema.Top | undefined => {
+  if (policyOf(endpoint, group).upload !== undefined) return undefined
   const json = endpoint.payload.get("application/json")
   if (json === undefined) return undefined
   return json.schemas.length === 1 ? json.schemas[0] : Schema.Union(json.schemas)
@@ -107,7 +99,7 @@ export const compileEndpoint = (
   const takesQuery = endpoint.query !== undefined
   const decodeQuery = takesQuery ? decoder(Schema.toCodecArrayFromSingle(endpoint.query!), "Query")! : refuseQuery
   const decodeHeaders = decoder(endpoint.headers, "Headers")
-  const payload = jsonPayloadOf(endpoint)
+  const payload = jsonPayloadOf(endpoint, group)
   const decodePayload = decoder(payload, "Payload")
   const nullOnEmpty = payload !== undefined && SchemaAST.isNull(SchemaAST.toEncoded(payload.ast))
   const successes = [...endpoint.success] as ReadonlyArray<Schema.Top>
@@ -181,7 +173,7 @@ const bases: ReadonlyArray<Environment> = ["sandbox", "live"]
 
 /**
  * The API's routes under both base addresses, and its OpenAPI document at `<base>/v2/openapi.json` (public, like the
- * reference page). Needs the groups' handlers (`HttpApiBuilder.group`) and the edge.
+ * reference page). Needs the groups' handlers (`group`, HandlerGroups.ts) and the edge.
  */
 export const layerApiRoutes = (api: HttpApi.Top = ServerApi as unknown as HttpApi.Top) =>
   HttpRouter.use(Effect.fnUntraced(function*(router) {
@@ -189,9 +181,9 @@ export const layerApiRoutes = (api: HttpApi.Top = ServerApi as unknown as HttpAp
     const edge = Context.get(services as Context.Context<Edge>, Edge)
     const routes: Array<HttpRouter.Route<never, never>> = []
     for (const group of Object.values(api.groups) as ReadonlyArray<HttpApiGroup.Top>) {
-      const service = services.mapUnsafe.get(group.key) as GroupService | undefined
-      if (service === undefined) return yield* Effect.die(new Error(`no handlers for the HttpApi group "${group.identifier}"`))
-      for (const { endpoint, handler } of service.handlers.values()) {
+      const handlers = handlersOf(services, group)
+      if (handlers === undefined) return yield* Effect.die(new Error(`no handlers for the HttpApi group "${group.identifier}"`))
+      for (const { endpoint, handler } of handlers.values()) {
         const gated = edge.gate(endpoint, group, compileEndpoint(endpoint, group, handler))
         for (const environment of bases) {
           routes.push(HttpRouter.route(endpoint.method, `/${environment}${endpoint.path}`, edge.serve(environment, gated)))

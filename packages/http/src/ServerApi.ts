@@ -1,12 +1,12 @@
 /**
  * The contract's HttpApi as the server serves it: every endpoint behind the gate, which authenticates the caller,
  * counts it against its rate bucket, checks the body and applies the endpoint's idempotency policy. The contract
- * knows nothing of this; the server adds it here so that handlers may read `CurrentCaller` and fail with the
- * engine's `ApiError`.
+ * declares each endpoint's policy (its annotations, read by `policyOf`) but knows nothing of the gate; the server
+ * adds it here so that handlers may read `CurrentCaller` and fail with the engine's `ApiError`.
  */
 import { Api } from "@fos/contract"
-import { ApiError, type Caller, type FormPart, replayPayout, type Store, type StoredResponse } from "@fos/core"
-import { Context, type Effect, Schema, SchemaGetter } from "effect"
+import { ApiError, type Caller, type FormPart } from "@fos/core"
+import { Context, Schema, SchemaGetter } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
 
 /** The authenticated caller, for handlers; the gate provides it. */
@@ -30,7 +30,9 @@ const GateError = Schema.Void.pipe(Schema.decodeTo(Schema.instanceOf(ApiError), 
 
 /**
  * Runs authentication, rate limits, idempotency and the problem encoder around every endpoint. Handlers fail
- * with `ApiError`; the gate renders it, so it never reaches HttpApi's own error encoding.
+ * with `ApiError`; the gate renders it, so it never reaches HttpApi's own error encoding. It is a declaration only,
+ * for the handlers' types and the endpoints' documented problems: `Edge.gate` (Pipeline.ts) runs it, on the routes
+ * Router.ts builds, and no layer implements it.
  */
 export class Gate extends HttpApiMiddleware.Service<Gate, { provides: CurrentCaller }>()("fos/http/Gate", {
   error: GateError
@@ -38,18 +40,3 @@ export class Gate extends HttpApiMiddleware.Service<Gate, { provides: CurrentCal
 
 /** The API the server implements: the contract's, every endpoint behind the gate. */
 export const ServerApi = Api.middleware(Gate)
-
-/**
- * Endpoints whose effect must not run inside a store transaction: the virtual clock's advance fires timers and
- * sends webhooks in transactions of their own; its idempotency record is kept right after it.
- */
-export const nonTransactional: ReadonlySet<string> = new Set(["simulate.advanceClock"])
-
-/**
- * Endpoints whose replayed response is read again before it is answered: idempotency rule 6, "a payout binds the key
- * to a terminally failed attempt", so a retry with the key of a payout that has since failed answers the failed
- * payout (still marked replayed) and pays nothing again.
- */
-export const replayRefreshers: ReadonlyMap<string, (caller: Caller, stored: StoredResponse) => Effect.Effect<StoredResponse, never, Store>> = new Map([
-  ["payouts.create", replayPayout]
-])

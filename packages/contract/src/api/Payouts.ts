@@ -2,7 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { TransactionId } from "../kernel/Ids.ts"
 import { PayoutCreate, PayoutRequirements, PayoutRequirementsRequest } from "../money/Payouts.ts"
 import { Transaction } from "../money/Transactions.ts"
-import { Idempotency, problem, withBody, common } from "./Policies.ts"
+import { common, Idempotency, problem, RereadOnReplay, withBody } from "./Policies.ts"
 
 /** Payouts: a payout is its withdrawal transaction, read and cancelled by its txn_ id. */
 export const Payouts = HttpApiGroup.make("payouts")
@@ -18,7 +18,7 @@ export const Payouts = HttpApiGroup.make("payouts")
       payload: PayoutCreate,
       success: Transaction.pipe(HttpApiSchema.status(201)),
       error: [...withBody, problem(422)]
-    }).annotate(Idempotency, "required")
+    }).annotate(Idempotency, "required").annotate(RereadOnReplay, "payout")
   )
   .add(HttpApiEndpoint.get("get", "/v2/payouts/:id", { params: { id: TransactionId }, success: Transaction, error: common }))
   .add(

@@ -1,8 +1,11 @@
 /**
- * What each endpoint declares beyond its shapes, as annotations the server reads: whether it requires, accepts or
- * refuses an Idempotency-Key, the dedicated rate bucket it counts against, the form of an upload, and whether an
- * organization under restriction may still call it. Also the
- * problem responses endpoints document.
+ * What each endpoint declares beyond its shapes, as annotations on the endpoint (or its whole group) that the
+ * server reads through `policyOf`, and nowhere else: whether it requires, accepts or refuses an Idempotency-Key,
+ * the dedicated rate bucket it counts against, the form of an upload, whether an organization under restriction
+ * may still call it, whether it runs outside a store transaction, what a replayed answer is read again as, and
+ * whether it exists only under /sandbox. Also the problem responses endpoints document.
+ *
+ * The annotations are Context keys, which the OpenAPI generator does not read: they change no document.
  */
 import { Context } from "effect"
 import { HttpApiSchema } from "effect/http-api"
@@ -44,6 +47,71 @@ export class Upload extends Context.Reference<UploadPolicy | undefined>("fos/con
 export class OpenWhenRestricted extends Context.Reference<boolean>("fos/contract/OpenWhenRestricted", {
   defaultValue: () => false
 }) {}
+
+/**
+ * Marks an endpoint whose effect must not run inside a store transaction: the virtual clock's advance fires timers
+ * and sends webhooks in transactions of their own; its idempotency record is kept right after it. Every other
+ * write commits all or nothing, keyed or not.
+ */
+export class OutsideTransaction extends Context.Reference<boolean>("fos/contract/OutsideTransaction", {
+  defaultValue: () => false
+}) {}
+
+/**
+ * What a replayed answer of an endpoint is read again as before it is answered; the server holds one reading per
+ * name. `payout`: idempotency rule 6, "a payout binds the key to a terminally failed attempt", so a retry with the
+ * key of a payout that has since failed answers the failed payout (still marked replayed) and pays nothing again.
+ */
+export type ReplayRead = "payout"
+
+/** Marks an endpoint whose replayed answer is read again (`ReplayRead`); any other replays its stored answer. */
+export class RereadOnReplay extends Context.Reference<ReplayRead | undefined>("fos/contract/RereadOnReplay", {
+  defaultValue: () => undefined
+}) {}
+
+/** Marks an endpoint (or a whole group) that exists only under /sandbox: under /live it is 404 NOT_FOUND. */
+export class SandboxOnly extends Context.Reference<boolean>("fos/contract/SandboxOnly", {
+  defaultValue: () => false
+}) {}
+
+/** What carries policy annotations: an endpoint, or its group. */
+export interface Annotated {
+  readonly annotations: Context.Context<never>
+}
+
+/** Everything an endpoint declares beyond its shapes, read from its annotations and its group's. */
+export interface EndpointPolicy {
+  readonly idempotency: IdempotencyPolicy
+  /** The dedicated bucket, or undefined for the general one. */
+  readonly bucket: DedicatedBucket | undefined
+  /** The upload's form, or undefined for an endpoint that takes JSON (or no body). */
+  readonly upload: UploadPolicy | undefined
+  readonly openWhenRestricted: boolean
+  /** False for an endpoint marked `OutsideTransaction`. */
+  readonly transactional: boolean
+  readonly rereadOnReplay: ReplayRead | undefined
+  readonly sandboxOnly: boolean
+}
+
+/**
+ * The one reading of an endpoint's policy annotations. An annotation on the endpoint wins over its group's; an
+ * endpoint that declares no idempotency policy accepts a key.
+ */
+export const policyOf = (endpoint: Annotated, group: Annotated): EndpointPolicy => {
+  const read = <S>(key: Context.Reference<S>): S => {
+    const own = Context.getOrUndefined(endpoint.annotations, key)
+    return own !== undefined ? own : Context.get(group.annotations, key)
+  }
+  return {
+    idempotency: read(Idempotency) ?? "accepted",
+    bucket: read(RateBucket),
+    upload: read(Upload),
+    openWhenRestricted: read(OpenWhenRestricted),
+    transactional: !read(OutsideTransaction),
+    rereadOnReplay: read(RereadOnReplay),
+    sandboxOnly: read(SandboxOnly)
+  }
+}
 
 /** The problem response of `status`. */
 export const problem = (status: number) => Problem.pipe(HttpApiSchema.status(status))

@@ -39,7 +39,7 @@ import {
   WalletSigner
 } from "../signing/Signers.ts"
 import { applicationParams } from "./Applications.ts"
-import { common, Idempotency, OpenWhenRestricted, problem, withBody } from "./Policies.ts"
+import { common, Idempotency, OpenWhenRestricted, OutsideTransaction, problem, SandboxOnly, withBody } from "./Policies.ts"
 
 const transactionParams = { id: TransactionId }
 
@@ -142,7 +142,7 @@ export const Simulate = HttpApiGroup.make("simulate")
       payload: ClockAdvance,
       success: ClockNow,
       error: withBody
-    }).annotate(Idempotency, "accepted")
+    }).annotate(Idempotency, "accepted").annotate(OutsideTransaction, true)
   )
   // Non-custodial wallets' outside actors: the wallet provider, the end user, the roster's admins, ops.
   .add(HttpApiEndpoint.post("provisionClaim", "/v2/simulate/claims/:claimId/provisioning", {
@@ -209,3 +209,5 @@ export const Simulate = HttpApiGroup.make("simulate")
   }))
   // The sandbox's outside actors and clock act on a restricted organization too (lifting the restriction among them).
   .annotate(OpenWhenRestricted, true)
+  // Simulation is the sandbox's alone: there is no /live/v2/simulate.
+  .annotate(SandboxOnly, true)
