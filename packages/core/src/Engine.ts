@@ -23,7 +23,8 @@ import { quoteTimerHandlers } from "./money/Quotes.ts"
 import { payoutTimerHandlers } from "./money/Payouts.ts"
 import { rfiTimerHandlers } from "./money/Rfis.ts"
 import { virtualAccountTimerHandlers } from "./money/VirtualAccounts.ts"
-import { signingTimerHandlers } from "./signing/Roster.ts"
+import { ceremonyTimerHandlers } from "./signing/Ceremonies.ts"
+import { claimTimerHandlers } from "./signing/Claims.ts"
 import { transferSigningTimerHandlers } from "./signing/TransferSigning.ts"
 import { layerSubscriptions } from "./Subscriptions.ts"
 import { WorldModel, type WorldModelOptions, worldModelOf } from "./money/WorldModel.ts"
@@ -110,7 +111,8 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
         ...applicationTimerHandlers(review),
         ...virtualAccountTimerHandlers,
         ...depositTimerHandlers,
-        ...signingTimerHandlers,
+        ...claimTimerHandlers,
+        ...ceremonyTimerHandlers,
         ...transferSigningTimerHandlers,
         ...depositReturnTimerHandlers,
         ...orderTimerHandlers,

@@ -1,0 +1,257 @@
+/**
+ * The non-custodial claim: accepting it, inviting its roster, provisioning its wallets and resolving it (spec,
+ * "Claims, virtual accounts, wallets"). Its rows are Roster.ts's; the roster's outside actors are Ceremonies.ts's.
+ *
+ * | State | Trigger | Next | Also |
+ * |---|---|---|---|
+ * | claim accepted (202) | every roster signer enrolled and wallets activated | resolved | claim.completed, then crypto_wallet.completed when the end user has finished |
+ * | claim accepted (202) | provisioning fails | failed | claim.failed |
+ *
+ * - `POST /v2/customers/{customerId}/wallets/claim-non-custodial` takes the chains, the roster and the threshold.
+ *   Problems of the roster or the threshold are 400 VALIDATION_ERROR with a pointer each, a chain that cannot hold a
+ *   non-custodial wallet (Stellar) is 422 NON_CUSTODIAL_SOURCE_NOT_SUPPORTED, a customer whose jurisdiction is not
+ *   offered crypto wallets (or who is restricted) is 422 UNPROCESSABLE_ENTITY, and so is a chain without an approved
+ *   crypto_wallet application; a customer with a claim pending or resolved is 409 CONFLICT. All of these write and
+ *   emit nothing. Otherwise 202: each signer is invited (wallet_signer.added and wallet_signer.invited) and the
+ *   wallet provider starts provisioning.
+ * - Provisioning succeeds on its own after `provisioningMs` (a durable timer), or as the simulate call says; a
+ *   failure fails the claim (claim.failed) and its roster with it (its signers can no longer enroll).
+ * - The claim's status moves only through ClaimMachine.ts (`claimTransition`), the table above as one pure function.
+ * - When the claim is provisioned and every signer of its roster (not removed) has enrolled, its wallets open (one
+ *   per chain, custody non_custodial, wallet.created each), then claim.completed with their ids and
+ *   crypto_wallet.completed: the end user's part ends with the last enrollment, so both come in that transaction.
+ */
+import {
+  type ClaimAccepted,
+  type ClaimId,
+  type ClaimNonCustodial,
+  type ClaimState,
+  type CustomerId,
+  type ErrorEntry,
+  maxRosterSize,
+  toIso,
+  type WalletId
+} from "@fos/contract"
+import { Effect } from "effect"
+import { newId, randomString } from "../kernel/IdGenerator.ts"
+import { apiError, type ApiError } from "../kernel/Problem.ts"
+import { Store } from "../kernel/Store.ts"
+import { schedule, type TimerHandler } from "../kernel/Timers.ts"
+import { cryptoWalletApproved, nonCustodialChains, onboardedCustomer, openWallet } from "../money/Wallets.ts"
+import { cryptoEligible } from "../onboarding/Requirements.ts"
+import { Customers } from "../onboarding/Customers.ts"
+import { toWire } from "../kernel/Wire.ts"
+import type { Caller } from "../tenancy/Auth.ts"
+import { scopeOf } from "../tenancy/Tenancy.ts"
+import { claimTransition, initialClaim } from "./ClaimMachine.ts"
+import { signingSettings } from "./Settings.ts"
+import { isActive, transition } from "./SignerMachine.ts"
+import {
+  claimStateOf,
+  type StoredClaim,
+  type StoredSigner,
+  Claims,
+  emitRosterEvent,
+  getClaimForUpdate,
+  inCallerScope,
+  mintRosterId,
+  rosterNow,
+  rosterOf,
+  rosterScope,
+  rosterValidation,
+  signerToWire,
+  WalletSigners
+} from "./Roster.ts"
+
+/** The wallet provider's provisioning of a claim, on time. */
+export const claimProvisioningKind = "signing.claim_provisioning"
+
+// --- the claim ---------------------------------------------------------------------------------------------------
+
+const rosterProblems = (body: ClaimNonCustodial): ReadonlyArray<ErrorEntry> => {
+  const errors: Array<ErrorEntry> = []
+  if (body.roster.length > maxRosterSize) errors.push({ pointer: "/roster", detail: `must name at most ${maxRosterSize} signers` })
+  const emails = new Set<string>()
+  body.roster.forEach((entry, i) => {
+    if (entry.credentialType === "passkey") {
+      if (entry.email === undefined) errors.push({ pointer: `/roster/${i}/email`, detail: "is required for a passkey signer" })
+      else if (emails.has(entry.email.toLowerCase())) errors.push({ pointer: `/roster/${i}/email`, detail: "names a signer already on the roster" })
+      else emails.add(entry.email.toLowerCase())
+    } else {
+      if (entry.email !== undefined) errors.push({ pointer: `/roster/${i}/email`, detail: "is only for passkey signers" })
+      if (entry.name === undefined) errors.push({ pointer: `/roster/${i}/name`, detail: "is required for an api_key signer" })
+    }
+  })
+  if (!body.roster.some((entry) => entry.role === "admin")) errors.push({ pointer: "/roster", detail: "must include at least one admin" })
+  if (body.threshold < 1 || body.threshold > body.roster.length) {
+    errors.push({ pointer: "/threshold", detail: `must be from 1 to the number of signers on the roster (${body.roster.length})` })
+  }
+  body.chains.forEach((chain, i) => {
+    if (body.chains.indexOf(chain) !== i) errors.push({ pointer: `/chains/${i}`, detail: "names a chain twice" })
+  })
+  return errors
+}
+
+/** `POST /v2/customers/{customerId}/wallets/claim-non-custodial`. */
+export const claimNonCustodial = (caller: Caller, customerId: CustomerId, body: ClaimNonCustodial): Effect.Effect<ClaimAccepted, ApiError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const customer = yield* onboardedCustomer(caller, customerId)
+    const problems = rosterProblems(body)
+    if (problems.length > 0) return yield* rosterValidation(problems)
+    const unsupported = body.chains.find((c) => !nonCustodialChains.includes(c))
+    if (unsupported !== undefined) {
+      return yield* apiError(
+        "NON_CUSTODIAL_SOURCE_NOT_SUPPORTED",
+        `Non-custodial wallets are offered on ${nonCustodialChains.join(", ")}; not on ${unsupported}.`
+      )
+    }
+    if (!cryptoEligible(customer)) return yield* apiError("UNPROCESSABLE_ENTITY", "Crypto wallets are not offered in the customer's jurisdiction.")
+    if (customer.status !== "active") return yield* apiError("UNPROCESSABLE_ENTITY", "The customer is restricted; a claim cannot start.")
+    for (const chain of body.chains) {
+      if (!(yield* cryptoWalletApproved(caller, customerId, chain))) {
+        return yield* apiError(
+          "UNPROCESSABLE_ENTITY",
+          `The customer has no approved crypto_wallet application for ${chain}; apply with POST /v2/customers/{customerId}/features first.`
+        )
+      }
+    }
+    // The customer's row lock serialises its claims, so two at once cannot both pass the check below.
+    yield* store.getForUpdate(Customers, customerId)
+    const earlier = yield* store.page(Claims, {
+      order: "byCustomer",
+      partition: `${scopeOf(caller.organization.id, caller.environment)}/${customerId}`,
+      descending: true,
+      backward: false,
+      from: undefined,
+      limit: 1
+    })
+    if (earlier[0] !== undefined && earlier[0].status !== "failed") {
+      return yield* apiError("CONFLICT", `The customer already has a ${earlier[0].status} claim (${earlier[0].id}); its roster signs for its wallets.`)
+    }
+    const at = yield* rosterNow
+    const owner = { organizationId: caller.organization.id, environment: caller.environment, customerId }
+    const claimId = (yield* mintRosterId("clm")) as ClaimId
+    const invitationExpiresAt = toIso(at.ms + signingSettings.invitationTtlMs)
+    const signers: Array<StoredSigner> = []
+    for (const entry of body.roster) {
+      const signer: StoredSigner = {
+        ...owner,
+        id: yield* newId("wsg"),
+        claimId,
+        role: entry.role,
+        credentialType: entry.credentialType,
+        status: "pending_activation",
+        passkeyCount: 0,
+        email: entry.email,
+        name: entry.name,
+        invitationExpiresAt,
+        ceremonyId: undefined,
+        createdAt: at.iso,
+        updatedAt: at.iso
+      }
+      // The table's invite: wallet_signer.added with wallet_signer.invited.
+      const outcome = transition({ signer: undefined, ceremony: undefined, otherAdmins: 0 }, { type: "invite", role: signer.role, credentialType: signer.credentialType })
+      if ("refused" in outcome) return yield* Effect.die(new Error(`invite refused: ${outcome.reason}`))
+      yield* Effect.orDie(store.insert(WalletSigners, signer))
+      yield* emitRosterEvent(signer, "wallet_signer.added", { walletSignerId: signer.id, customerId, role: signer.role, credentialType: signer.credentialType, occurredAt: at.iso })
+      yield* emitRosterEvent(signer, "wallet_signer.invited", {
+        walletSignerId: signer.id,
+        customerId,
+        verificationUrl: `${signingSettings.signingOrigin}/enroll/${yield* randomString("0123456789abcdef", 32)}`,
+        expiresAt: invitationExpiresAt,
+        occurredAt: at.iso
+      })
+      signers.push(signer)
+    }
+    const claim: StoredClaim = {
+      ...owner,
+      id: claimId,
+      chains: body.chains,
+      threshold: body.threshold,
+      signerIds: signers.map((s) => s.id),
+      ...initialClaim,
+      walletIds: [],
+      clientReferenceId: body.clientReferenceId,
+      createdAt: at.iso,
+      updatedAt: at.iso
+    }
+    yield* Effect.orDie(store.insert(Claims, claim))
+    yield* schedule(claimProvisioningKind, at.ms + signingSettings.provisioningMs, { claimId }, rosterScope(claim))
+    return toWire({
+      claimId,
+      customerId,
+      status: "pending" as const,
+      chains: [...body.chains],
+      threshold: body.threshold,
+      signers: signers.map(signerToWire),
+      clientReferenceId: body.clientReferenceId,
+      createdAt: at.iso
+    }) as ClaimAccepted
+  })
+
+/** Resolves the claim once it is provisioned and every signer of its roster can act. */
+export const resolveIfReady = (claim: StoredClaim) =>
+  Effect.gen(function*() {
+    if (claim.status !== "pending" || !claim.provisioned) return claim
+    const roster = (yield* rosterOf(claim.id)).filter((s) => s.status !== "removed")
+    const outcome = claimTransition(claim, { type: "resolve", rosterSize: roster.length, rosterActive: roster.every((s) => isActive(s.status)) })
+    if ("refused" in outcome) return claim
+    const store = yield* Store
+    const walletIds: Array<WalletId> = []
+    for (const chain of claim.chains) {
+      const wallet = yield* Effect.orDie(openWallet(claim, claim.customerId, chain, undefined, "non_custodial"))
+      walletIds.push(wallet.id)
+    }
+    const at = yield* rosterNow
+    const resolved: StoredClaim = { ...claim, ...outcome.next, walletIds, updatedAt: at.iso }
+    yield* Effect.orDie(store.update(Claims, resolved))
+    yield* emitRosterEvent(claim, "claim.completed", { claimId: claim.id, customerId: claim.customerId, walletIds, occurredAt: at.iso })
+    yield* emitRosterEvent(claim, "crypto_wallet.completed", { customerId: claim.customerId, claimId: claim.id, occurredAt: at.iso })
+    return resolved
+  })
+
+/** The provider's answer: provisioned (then the claim resolves if its roster has enrolled), or failed. */
+const provision = (claim: StoredClaim, outcome: "succeeded" | "failed") =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const at = yield* rosterNow
+    const moved = claimTransition(claim, { type: outcome === "succeeded" ? "provisioned" : "provisioning_failed" })
+    if ("refused" in moved) return yield* Effect.die(new Error(`claim ${claim.id}: ${moved.reason}`))
+    if (outcome === "succeeded") {
+      const provisioned: StoredClaim = { ...claim, ...moved.next, updatedAt: at.iso }
+      yield* Effect.orDie(store.update(Claims, provisioned))
+      return yield* resolveIfReady(provisioned)
+    }
+    const failed: StoredClaim = { ...claim, ...moved.next, updatedAt: at.iso }
+    yield* Effect.orDie(store.update(Claims, failed))
+    yield* emitRosterEvent(claim, "claim.failed", {
+      claimId: claim.id,
+      customerId: claim.customerId,
+      failureCode: "provisioning_failed",
+      failureMessage: "The non-custodial wallets could not be provisioned. Start a new claim.",
+      occurredAt: at.iso
+    })
+    return failed
+  })
+
+const provisionOnTime: TimerHandler = (payload: { readonly claimId: ClaimId }) =>
+  Effect.gen(function*() {
+    const claim = yield* getClaimForUpdate(payload.claimId)
+    if (claim === undefined || claim.status !== "pending" || claim.provisioned) return
+    yield* provision(claim, "succeeded")
+  })
+
+/** `POST /sandbox/v2/simulate/claims/{claimId}/provisioning`: the wallet provider answers before its own time. */
+export const simulateProvisioning = (caller: Caller, claimId: ClaimId, outcome: "succeeded" | "failed"): Effect.Effect<ClaimState, ApiError, Store> =>
+  Effect.gen(function*() {
+    const claim = yield* getClaimForUpdate(claimId)
+    if (!inCallerScope(claim, caller)) return yield* apiError("NOT_FOUND", "No claim with this id exists in this organization and environment.")
+    const refusal = claimTransition(claim, { type: outcome === "succeeded" ? "provisioned" : "provisioning_failed" })
+    if ("refused" in refusal) return yield* apiError(refusal.refused, refusal.reason)
+    return claimStateOf(yield* provision(claim, outcome))
+  })
+
+export const claimTimerHandlers: Record<string, TimerHandler> = {
+  [claimProvisioningKind]: provisionOnTime
+}
