@@ -675,6 +675,26 @@ describe("a bank return", () => {
 })
 
 describe("compliance review of payouts", () => {
+  it("names supporting document types that can be uploaded: refused for missing documents, the named type uploaded for the customer, accepted", async () => {
+    const { customerId, accountId } = await fundedAccount("USD", "20000.00")
+    const recipientId = await whitelist(customerId, recipientBodies.fedwire)
+    const body = { source: { type: "virtual_account", virtualAccountId: accountId }, destination: { type: "external_bank", whitelistRecipientId: recipientId }, amount: "10000.00", purpose: "supplier_payment" }
+    const requirements = await acme.call("POST", "/v2/payouts/requirements", { source: { type: "virtual_account" }, destinationType: "external_bank", rail: "fedwire", asset: "USD", country: "USA", amount: "10000.00" })
+    const accepted: Array<string> = requirements.json.documents.acceptedTypes
+    expect(accepted).toEqual(["invoice", "contract", "bank_statement", "proof_of_address"])
+    const refused = expectProblem(await payout(body), { type: "MISSING_REQUIRED_FIELDS", status: 422, instance: "/sandbox/v2/payouts" })
+    for (const type of accepted) expect(refused.detail).toContain(type)
+    // Each type the refusal and the requirements name is one POST /v2/documents takes, and it carries the payout.
+    for (const type of accepted) {
+      const documentId = await acme.upload(type, { customerId })
+      const created = await payout({ ...body, amount: "10.00", documents: [documentId] })
+      expect(created.status, `${type}: ${created.text}`).toBe(201)
+    }
+    const created = await payout({ ...body, documents: [await acme.upload("invoice", { customerId })] })
+    expect(created.status, created.text).toBe(201)
+    expect(created.json).toMatchObject({ status: "pending", stage: "under_review" })
+  })
+
   it("sends a payout at the amount threshold to review at creation, which clears on the clock; a review after sending opens a new period", async () => {
     const { customerId, accountId } = await fundedAccount("USD", "20000.00")
     const recipientId = await whitelist(customerId, recipientBodies.fedwire)
