@@ -1317,14 +1317,14 @@ describe("autoPayout", () => {
     const usRecipient = { name: "Ada Lovelace", country: "USA", accountNumber: "123456789" }
     const usAddress = { line1: "1 Main St", city: "New York", state: "NY", postalCode: "10001", country: "USA" }
     expect((await whitelist({ rail: "ach", name: "Ada Lovelace", address: usAddress, routingNumber: "500000005", accountNumber: "123456789" })).json.errors).toEqual([
-      { pointer: "/routingNumber", detail: "routing number 500000005 is not a valid ABA routing number (its check digit does not match)" }
+      { pointer: "/routingNumber", detail: "routing number 500000005 is not a valid ABA routing number (its prefix 50 is not a Federal Reserve routing symbol: 00-12, 21-32, 61-72 or 80)" }
     ])
     const routing = expectProblem(await offramp(a.usd, { rail: "ach", purpose: "rent", recipient: { ...usRecipient, routingNumber: "500000005" } }), {
       type: "RECIPIENT_VALIDATION_FAILED",
       status: 422,
       ...at
     })
-    expect(routing.detail).toBe("recipient.routingNumber is not a valid ABA routing number (its check digit does not match).")
+    expect(routing.detail).toBe("recipient.routingNumber is not a valid ABA routing number (its prefix 50 is not a Federal Reserve routing symbol: 00-12, 21-32, 61-72 or 80).")
     expect(routing.errors).toBeUndefined()
     // The same recipients with good details are taken.
     expect((await offramp(a.usd, { rail: "ach", purpose: "rent", recipient: { ...usRecipient, routingNumber: "021000021" } })).status).toBe(201)

@@ -155,6 +155,28 @@ describe("whitelist recipients", () => {
     expect(sepa.iban).toBeUndefined()
   })
 
+  it("takes the routing numbers fos issues; a bad one's refusal names its cause, the Federal Reserve prefix or the check digit", async () => {
+    // Several virtual accounts, so several issued routing numbers, each valid by fos's own validator.
+    for (let i = 0; i < 4; i++) {
+      const { customerId, accountId } = await fundedAccount("USD", "10.00")
+      const account = (await acme.call("GET", `/v2/virtual-accounts/${accountId}`)).json
+      const us = account.depositInstructions.find((b: { railFamily: string }) => b.railFamily === "us_domestic")
+      expect(us.routingNumber).toMatch(/^(0[0-9]|1[0-2]|2[1-9]|3[0-2]|6[1-9]|7[0-2]|80)\d{7}$/)
+      await whitelist(customerId, { ...recipientBodies.ach, routingNumber: us.routingNumber })
+    }
+    const customerId = await onboardedCustomer()
+    const path = `/v2/customers/${customerId}/whitelist-recipients`
+    const refused = async (routingNumber: string) =>
+      expectProblem(await acme.call("POST", path, { ...recipientBodies.ach, routingNumber }, idem()), { type: "RECIPIENT_VALIDATION_FAILED", status: 422, instance: `/sandbox${path}` }).errors
+    // 366123867: its check digit adds up, but 36 is no Federal Reserve prefix.
+    expect(await refused("366123867")).toEqual([
+      { pointer: "/routingNumber", detail: "routing number 366123867 is not a valid ABA routing number (its prefix 36 is not a Federal Reserve routing symbol: 00-12, 21-32, 61-72 or 80)" }
+    ])
+    expect(await refused("021000022")).toEqual([
+      { pointer: "/routingNumber", detail: "routing number 021000022 is not a valid ABA routing number (its check digit does not match)" }
+    ])
+  })
+
   it("refuses bad bank details with 422 RECIPIENT_VALIDATION_FAILED, one errors[] entry per problem, never echoing a value but a routing number", async () => {
     const customerId = await onboardedCustomer()
     const path = `/v2/customers/${customerId}/whitelist-recipients`
