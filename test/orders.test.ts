@@ -1262,6 +1262,14 @@ describe("autoPayout", () => {
       status: 422,
       ...at
     })
+    // An autoPayout of the other direction's kind: a crypto payout after an offramp, a rail or a bank recipient
+    // after an onramp (spec: "autoPayout not matching the direction").
+    const offrampCrypto = expectProblem(await offramp({ purpose: "rent", recipient: cryptoRecipient }), { type: "INVALID_ORDER_COMBO", status: 422, ...at })
+    expect(offrampCrypto.detail).toBe("An offramp order's autoPayout goes to a bank account (rail, recipient.name, recipient.country, recipient.iban or recipient.accountNumber), not to an address on a chain.")
+    const onrampRail = expectProblem(await onramp({ rail: "ach", purpose: "x", recipient: cryptoRecipient }), { type: "INVALID_ORDER_COMBO", status: 422, ...at })
+    expect(onrampRail.detail).toBe("An onramp order's autoPayout goes to an address on the destination wallet's chain: it takes no rail.")
+    const onrampBank = expectProblem(await onramp({ purpose: "x", recipient: { ...cryptoRecipient, iban: bankRecipient.iban } }), { type: "INVALID_ORDER_COMBO", status: 422, ...at })
+    expect(onrampBank.detail).toBe("An onramp order's autoPayout goes to an address on the destination wallet's chain: it takes no recipient.iban.")
     expectProblem(await onramp({ recipient: cryptoRecipient }), { type: "MISSING_REQUIRED_FIELDS", status: 422, ...at })
     expectProblem(await offramp({ purpose: "rent", recipient: bankRecipient }), { type: "MISSING_REQUIRED_FIELDS", status: 422, ...at })
     // A payout the amount threshold sends to review needs its supporting documents, as POST /v2/payouts.
@@ -1309,14 +1317,14 @@ describe("autoPayout", () => {
     const usRecipient = { name: "Ada Lovelace", country: "USA", accountNumber: "123456789" }
     const usAddress = { line1: "1 Main St", city: "New York", state: "NY", postalCode: "10001", country: "USA" }
     expect((await whitelist({ rail: "ach", name: "Ada Lovelace", address: usAddress, routingNumber: "500000005", accountNumber: "123456789" })).json.errors).toEqual([
-      { pointer: "/routingNumber", detail: "routing number 500000005 is not a valid ABA routing number (its check digit does not match)" }
+      { pointer: "/routingNumber", detail: "routing number 500000005 is not a valid ABA routing number (its prefix 50 is not a Federal Reserve routing symbol: 00-12, 21-32, 61-72 or 80)" }
     ])
     const routing = expectProblem(await offramp(a.usd, { rail: "ach", purpose: "rent", recipient: { ...usRecipient, routingNumber: "500000005" } }), {
       type: "RECIPIENT_VALIDATION_FAILED",
       status: 422,
       ...at
     })
-    expect(routing.detail).toBe("recipient.routingNumber is not a valid ABA routing number (its check digit does not match).")
+    expect(routing.detail).toBe("recipient.routingNumber is not a valid ABA routing number (its prefix 50 is not a Federal Reserve routing symbol: 00-12, 21-32, 61-72 or 80).")
     expect(routing.errors).toBeUndefined()
     // The same recipients with good details are taken.
     expect((await offramp(a.usd, { rail: "ach", purpose: "rent", recipient: { ...usRecipient, routingNumber: "021000021" } })).status).toBe(201)

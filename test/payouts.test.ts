@@ -155,6 +155,28 @@ describe("whitelist recipients", () => {
     expect(sepa.iban).toBeUndefined()
   })
 
+  it("takes the routing numbers fos issues; a bad one's refusal names its cause, the Federal Reserve prefix or the check digit", async () => {
+    // Several virtual accounts, so several issued routing numbers, each valid by fos's own validator.
+    for (let i = 0; i < 4; i++) {
+      const { customerId, accountId } = await fundedAccount("USD", "10.00")
+      const account = (await acme.call("GET", `/v2/virtual-accounts/${accountId}`)).json
+      const us = account.depositInstructions.find((b: { railFamily: string }) => b.railFamily === "us_domestic")
+      expect(us.routingNumber).toMatch(/^(0[0-9]|1[0-2]|2[1-9]|3[0-2]|6[1-9]|7[0-2]|80)\d{7}$/)
+      await whitelist(customerId, { ...recipientBodies.ach, routingNumber: us.routingNumber })
+    }
+    const customerId = await onboardedCustomer()
+    const path = `/v2/customers/${customerId}/whitelist-recipients`
+    const refused = async (routingNumber: string) =>
+      expectProblem(await acme.call("POST", path, { ...recipientBodies.ach, routingNumber }, idem()), { type: "RECIPIENT_VALIDATION_FAILED", status: 422, instance: `/sandbox${path}` }).errors
+    // 366123867: its check digit adds up, but 36 is no Federal Reserve prefix.
+    expect(await refused("366123867")).toEqual([
+      { pointer: "/routingNumber", detail: "routing number 366123867 is not a valid ABA routing number (its prefix 36 is not a Federal Reserve routing symbol: 00-12, 21-32, 61-72 or 80)" }
+    ])
+    expect(await refused("021000022")).toEqual([
+      { pointer: "/routingNumber", detail: "routing number 021000022 is not a valid ABA routing number (its check digit does not match)" }
+    ])
+  })
+
   it("refuses bad bank details with 422 RECIPIENT_VALIDATION_FAILED, one errors[] entry per problem, never echoing a value but a routing number", async () => {
     const customerId = await onboardedCustomer()
     const path = `/v2/customers/${customerId}/whitelist-recipients`
@@ -675,6 +697,26 @@ describe("a bank return", () => {
 })
 
 describe("compliance review of payouts", () => {
+  it("names supporting document types that can be uploaded: refused for missing documents, the named type uploaded for the customer, accepted", async () => {
+    const { customerId, accountId } = await fundedAccount("USD", "20000.00")
+    const recipientId = await whitelist(customerId, recipientBodies.fedwire)
+    const body = { source: { type: "virtual_account", virtualAccountId: accountId }, destination: { type: "external_bank", whitelistRecipientId: recipientId }, amount: "10000.00", purpose: "supplier_payment" }
+    const requirements = await acme.call("POST", "/v2/payouts/requirements", { source: { type: "virtual_account" }, destinationType: "external_bank", rail: "fedwire", asset: "USD", country: "USA", amount: "10000.00" })
+    const accepted: Array<string> = requirements.json.documents.acceptedTypes
+    expect(accepted).toEqual(["invoice", "contract", "bank_statement", "proof_of_address"])
+    const refused = expectProblem(await payout(body), { type: "MISSING_REQUIRED_FIELDS", status: 422, instance: "/sandbox/v2/payouts" })
+    for (const type of accepted) expect(refused.detail).toContain(type)
+    // Each type the refusal and the requirements name is one POST /v2/documents takes, and it carries the payout.
+    for (const type of accepted) {
+      const documentId = await acme.upload(type, { customerId })
+      const created = await payout({ ...body, amount: "10.00", documents: [documentId] })
+      expect(created.status, `${type}: ${created.text}`).toBe(201)
+    }
+    const created = await payout({ ...body, documents: [await acme.upload("invoice", { customerId })] })
+    expect(created.status, created.text).toBe(201)
+    expect(created.json).toMatchObject({ status: "pending", stage: "under_review" })
+  })
+
   it("sends a payout at the amount threshold to review at creation, which clears on the clock; a review after sending opens a new period", async () => {
     const { customerId, accountId } = await fundedAccount("USD", "20000.00")
     const recipientId = await whitelist(customerId, recipientBodies.fedwire)

@@ -433,7 +433,15 @@ describe("machine signers and signing requests", () => {
     expect(approved.json).toMatchObject({ status: "pending", collected: 1, signedBy: [botA] })
     const done = await acme.call("POST", `${path}/approve`, undefined, await login(botB!))
     expect(done.json).toMatchObject({ status: "approved", collected: 2, required: 2, signedBy: [botA, botB] })
-    expectProblem(await acme.call("POST", `${path}/approve`, undefined, await login(botA!)), { type: "RESOURCE_TERMINAL", status: 409, instance: `/sandbox${path}/approve` })
+    // A decided request is a state conflict (RESOURCE_TERMINAL is the spec's code for simulate calls only).
+    for (const action of ["approve", "reject"]) {
+      const late = expectProblem(await acme.call("POST", `${path}/${action}`, undefined, await login(botA!)), {
+        type: "CONFLICT",
+        status: 409,
+        instance: `/sandbox${path}/${action}`
+      })
+      expect(late.detail).toBe("The signing request was already decided: its transfer met its quorum.")
+    }
     await advance(2_000 + minute)
     expect(await read(id)).toMatchObject({ status: "completed", destination: { txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) } })
     expect((await eventsOf(id)).map((e) => e.type)).toEqual([
@@ -762,11 +770,12 @@ describe("transaction.awaiting_recovery_signature", () => {
     expect(await outboxEvents(engine, "transaction.awaiting_recovery_signature")).toHaveLength(1)
     // The transfer's own request is over; the recovery's is the one to sign.
     expect((await acme.call("GET", `/v2/signing-requests/${transferRequest}`)).json).toMatchObject({ status: "approved" })
-    expectProblem(await acme.call("POST", `/v2/signing-requests/${transferRequest}/approve`, undefined, await login(bot!)), {
-      type: "RESOURCE_TERMINAL",
+    const replaced = expectProblem(await acme.call("POST", `/v2/signing-requests/${transferRequest}/approve`, undefined, await login(bot!)), {
+      type: "CONFLICT",
       status: 409,
       instance: `/sandbox/v2/signing-requests/${transferRequest}/approve`
     })
+    expect(replaced.detail).toBe("The signing request was already decided: its transfer met its quorum.")
     expect((await sign(id, alice!)).status).toBe(200)
     const approved = await acme.call("POST", `/v2/signing-requests/${recovery!.data.signingRequestId}/approve`, undefined, await login(bot!))
     expect(approved.json).toMatchObject({ status: "approved", collected: 2 })

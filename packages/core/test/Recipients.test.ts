@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest"
+import { mintAbaRoutingNumber } from "../src/money/AbaRoutingNumbers.ts"
 import { bankAccountProblems, ibanProblem, isAbaRoutingNumber } from "../src/money/Recipients.ts"
 
 /** Published IBANs: the ISO 13616 / SWIFT registry examples of several countries. */
@@ -41,6 +42,16 @@ describe("ABA routing numbers", () => {
   it("accepts real routing numbers and refuses a wrong check digit or Federal Reserve prefix", () => {
     for (const n of ["021000021", "011000015", "026009593", "121000358", "322271627", "071000013"]) expect(isAbaRoutingNumber(n), n).toBe(true)
     for (const n of ["021000022", "12345678", "0210000210", "02100002a", "131000017", "990000000"]) expect(isAbaRoutingNumber(n), n).toBe(false)
+  })
+
+  it("mints only numbers it accepts, from any digits, over every Federal Reserve prefix", () => {
+    const prefixes = new Set<string>()
+    for (let i = 0; i < 10_000; i++) {
+      const n = mintAbaRoutingNumber(String(i * 7919 % 100_000_000).padStart(8, "0"))
+      expect(isAbaRoutingNumber(n), n).toBe(true)
+      prefixes.add(n.slice(0, 2))
+    }
+    expect(prefixes.size).toBe(13 + 12 + 12 + 1)
   })
 })
 

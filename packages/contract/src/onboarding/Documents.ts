@@ -18,6 +18,10 @@ export const DocumentTypes = [
   "passport",
   "national_id",
   "drivers_license",
+  // A payout's supporting documents (its review asks for them): the types a payout names in acceptedTypes,
+  // acceptedDocumentTypes and its refusal's detail, besides bank_statement and proof_of_address above.
+  "invoice",
+  "contract",
   "other"
 ] as const
 export type DocumentType = typeof DocumentTypes[number]

@@ -40,9 +40,32 @@ import { moveTransaction, Transactions } from "./Transactions.ts"
 /** The bank details an autoPayout recipient carries that have a check of their own (Recipients.ts). */
 const recipientBankDetails = ["routingNumber", "accountNumber", "iban"] as const
 
+/** The recipient fields of a bank payout (an offramp's), and those of a payout on a chain (an onramp's). */
+const bankRecipientFields = ["name", "country", "iban", "accountNumber", "routingNumber"] as const
+const chainRecipientFields = ["chain", "address", "attestation"] as const
+
+/**
+ * An autoPayout of the other direction's kind is the spec's INVALID_ORDER_COMBO ("autoPayout not matching the
+ * direction"), not a payout missing fields: a crypto payout after an offramp, or a rail or bank recipient after an
+ * onramp. A rail on an onramp is refused there rather than as a 400 VALIDATION_ERROR on /autoPayout/rail: the field
+ * is well formed and belongs to the body's shape; only the order's direction makes it wrong, which is what the
+ * catalog's INVALID_ORDER_COMBO names. (Stored and ignored, it would promise a rail the payout never takes.)
+ */
+const directionMismatch = (direction: "onramp" | "offramp", payout: AutoPayout): string | undefined => {
+  const recipient = payout.recipient ?? {}
+  const bank = bankRecipientFields.filter((f) => recipient[f] !== undefined)
+  if (direction === "offramp") {
+    return bank.length === 0 && chainRecipientFields.some((f) => recipient[f] !== undefined)
+      ? "An offramp order's autoPayout goes to a bank account (rail, recipient.name, recipient.country, recipient.iban or recipient.accountNumber), not to an address on a chain."
+      : undefined
+  }
+  const foreign = [...(payout.rail === undefined ? [] : ["rail"]), ...bank.map((f) => `recipient.${f}`)]
+  return foreign.length === 0 ? undefined : `An onramp order's autoPayout goes to an address on the destination wallet's chain: it takes no ${foreign.join(", ")}.`
+}
+
 /**
  * Checks an order's autoPayout against its direction and destination, and answers the client's margin on it in the
- * destination asset: INVALID_ORDER_COMBO for a direction with no payout, MISSING_REQUIRED_FIELDS (as well as the
+ * destination asset: INVALID_ORDER_COMBO for a direction with no payout or a payout of the other direction's kind, MISSING_REQUIRED_FIELDS (as well as the
  * supporting documents a payout the review rules catch needs, as for `POST /v2/payouts`), RECIPIENT_VALIDATION_FAILED,
  * UNPROCESSABLE_ENTITY for a rail that does not carry the destination's currency, DOCUMENT_IDS_NOT_FOUND,
  * CLIENT_MARKUP_NOT_ENABLED, CLIENT_MARKUP_EXCEEDS_PAYOUT (the margin and the payout's fee reach the converted
@@ -53,6 +76,8 @@ export const checkAutoPayout = (caller: Caller, payout: AutoPayout, terms: Terms
     if (terms.direction !== "onramp" && terms.direction !== "offramp") {
       return yield* apiError("INVALID_ORDER_COMBO", `autoPayout chains a payout after an onramp or an offramp, not after a ${terms.direction}.`)
     }
+    const mismatch = directionMismatch(terms.direction, payout)
+    if (mismatch !== undefined) return yield* apiError("INVALID_ORDER_COMBO", mismatch)
     yield* checkMarkupAllowed(caller, payout)
     const recipient = payout.recipient
     const missing = (fields: ReadonlyArray<string>) => apiError("MISSING_REQUIRED_FIELDS", `autoPayout needs ${fields.join(", ")} for this order.`)

@@ -37,6 +37,7 @@ import {
   type Chain,
   type CustomerId,
   type DocumentId,
+  type DocumentType,
   type Environment,
   formatAmount,
   isFiat,
@@ -107,8 +108,11 @@ const railCurrencies: Readonly<Record<PayoutRail, ReadonlyArray<AssetCode> | "an
 /** The purposes fos suggests; any text is taken. */
 const purposeExamples = ["invoice_payment", "supplier_payment", "payroll", "personal_transfer", "treasury_transfer"]
 
-/** The supporting document types a reviewer accepts for a payout. */
-export const payoutDocumentTypes = ["invoice", "contract", "bank_statement", "proof_of_address"]
+/**
+ * The supporting document types a reviewer accepts for a payout: each one `POST /v2/documents` takes (typed as the
+ * upload's types, so a payout never names a type that cannot be uploaded).
+ */
+export const payoutDocumentTypes: Array<DocumentType> = ["invoice", "contract", "bank_statement", "proof_of_address"]
 
 const unitsOf = (asset: AssetCode, text: string | undefined): bigint | undefined =>
   text === undefined ? undefined : parseAmount(asset, text)?.units

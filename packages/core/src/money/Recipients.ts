@@ -9,7 +9,7 @@
  * Checks and their codes: the body's shape (types, required keys, the spec's address rule with state required for
  * USA) is the schema's, 400 VALIDATION_ERROR as on every body. The banking checks are 422
  * RECIPIENT_VALIDATION_FAILED with one `errors[]` entry per problem: the fields a rail needs and the ones it does not
- * take, the ABA routing number's check digit, the IBAN's country, length and ISO 13616 check digits, the sort code,
+ * take, the ABA routing number's Federal Reserve prefix and check digit (the refusal names which), the IBAN's country, length and ISO 13616 check digits, the sort code,
  * the BIC. Each detail's value has one check (`bankDetailProblem`), which an order's autoPayout recipient goes through
  * too. An EVM address in mixed case that is not EIP-55 is 400 INVALID_ADDRESS_FORMAT, any other bad address
  * 422 RECIPIENT_VALIDATION_FAILED. A detail never repeats the rejected value, except that it may name a routing
@@ -38,6 +38,7 @@ import { Store, table } from "../kernel/Store.ts"
 import { toWire } from "../kernel/Wire.ts"
 import type { Caller } from "../tenancy/Auth.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
+import { abaRoutingNumberProblem } from "./AbaRoutingNumbers.ts"
 import { checkAddress } from "./Addresses.ts"
 import { onboardedCustomer } from "./Wallets.ts"
 
@@ -93,17 +94,8 @@ export const Recipients = table<StoredRecipient>({
 const usRails: ReadonlySet<PayoutRail> = new Set(["ach", "fedwire", "rtp", "fednow"])
 const wireRails: ReadonlySet<PayoutRail> = new Set(["swift", "international_wire"])
 
-/**
- * The ABA routing number rule: nine digits, the first two in the Federal Reserve's ranges (00-12 banks, 21-32 thrifts,
- * 61-72 electronic, 80 traveller's cheques), and the check digit: 3·(d1+d4+d7) + 7·(d2+d5+d8) + (d3+d6+d9) ≡ 0 mod 10.
- */
-export const isAbaRoutingNumber = (s: string): boolean => {
-  if (!/^\d{9}$/.test(s)) return false
-  const prefix = Number(s.slice(0, 2))
-  if (!(prefix <= 12 || (prefix >= 21 && prefix <= 32) || (prefix >= 61 && prefix <= 72) || prefix === 80)) return false
-  const d = [...s].map(Number)
-  return (3 * (d[0]! + d[3]! + d[6]!) + 7 * (d[1]! + d[4]! + d[7]!) + (d[2]! + d[5]! + d[8]!)) % 10 === 0
-}
+/** The ABA routing number rule (AbaRoutingNumbers.ts), the one fos mints its own by. */
+export { isAbaRoutingNumber } from "./AbaRoutingNumbers.ts"
 
 /** IBAN lengths per country (ISO 13616 registry, SWIFT release 2025). */
 const ibanLengths: Readonly<Record<string, number>> = {
@@ -162,7 +154,8 @@ export type CheckedBankDetail = typeof checkedBankDetails[number]
 export const bankDetailProblem = (rail: PayoutRail, field: CheckedBankDetail, value: string): string | undefined => {
   switch (field) {
     case "routingNumber":
-      return isAbaRoutingNumber(value) ? undefined : "is not a valid ABA routing number (its check digit does not match)"
+      // Its cause named: the form, the Federal Reserve prefix or the check digit.
+      return abaRoutingNumberProblem(value)
     case "accountNumber":
       if (usRails.has(rail) && !/^\d{4,17}$/.test(value)) return "must be 4 to 17 digits"
       if (rail === "faster_payments" && !/^\d{8}$/.test(value)) return "must be 8 digits"

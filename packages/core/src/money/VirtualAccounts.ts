@@ -6,7 +6,7 @@
  * Its states are VirtualAccountMachine.ts's: every status change goes through `virtualAccountTransition`.
  *
  * Account numbers are derived from the account id, so the same seed and clock give the same numbers, and they are
- * well-formed (IBAN check digits, ABA routing checksum) so an integration's validators accept them.
+ * well-formed (IBAN check digits, ABA routing prefix and checksum) so an integration's validators accept them.
  */
 import { Clock, Effect } from "effect"
 import { type Caller, sha256Hex } from "../tenancy/Auth.ts"
@@ -28,6 +28,7 @@ import { schedule, type TimerHandler } from "../kernel/Timers.ts"
 import { emitEvent } from "../kernel/Outbox.ts"
 import { toWire } from "../kernel/Wire.ts"
 import { ReviewSettings } from "../onboarding/ReviewSettings.ts"
+import { mintAbaRoutingNumber } from "./AbaRoutingNumbers.ts"
 import { balanceIn, balanceToWire, type Holder } from "./Ledger.ts"
 import { initialVirtualAccountStatus, type VirtualAccountStatus, virtualAccountTransition } from "./VirtualAccountMachine.ts"
 
@@ -68,12 +69,11 @@ const digitsOf = (seed: string, n: number): string => {
   return out.slice(0, n)
 }
 
-/** An ABA routing number: eight digits and the checksum digit (3, 7, 1 weights, mod 10). */
-const routingNumber = (seed: string): string => {
-  const d = [...digitsOf(`${seed}/aba`, 8)].map(Number)
-  const partial = 3 * (d[0]! + d[3]! + d[6]!) + 7 * (d[1]! + d[4]! + d[7]!) + d[2]! + d[5]!
-  return d.join("") + String((10 - (partial % 10)) % 10)
-}
+/**
+ * An ABA routing number: a Federal Reserve prefix, six digits and the check digit (AbaRoutingNumbers.ts), so that
+ * the number fos issues passes fos's own validator, a whitelist recipient's included.
+ */
+const routingNumber = (seed: string): string => mintAbaRoutingNumber(digitsOf(`${seed}/aba`, 8))
 
 /** A German IBAN: DE, ISO 13616 mod-97 check digits, an 8-digit bank code and a 10-digit account number. */
 const germanIban = (seed: string): string => {

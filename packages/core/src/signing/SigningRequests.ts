@@ -71,6 +71,8 @@ const requestToWire = (row: StoredSigningRequest, t: StoredTransaction, signing:
   }
 }
 
+const alreadyDecided = (why: string) => apiError("CONFLICT", `The signing request was already decided: ${why}.`)
+
 /** `GET /v2/signing-requests/{id}`. */
 export const getSigningRequest = (caller: Caller, id: SigningRequestId): Effect.Effect<SigningRequestWire, ApiError, Store> =>
   Effect.gen(function*() {
@@ -85,7 +87,10 @@ export const getSigningRequest = (caller: Caller, id: SigningRequestId): Effect.
 /**
  * `POST /v2/signing-requests/{id}/approve` and `/reject`: a machine signer (by its session) stamps or declines the
  * request's attempt. A request of an attempt that is no longer the latest is 409 CONFLICT (it exists, so not 404);
- * a passkey signer's session is 403 FORBIDDEN (a person signs at the verificationUrl).
+ * a passkey signer's session is 403 FORBIDDEN (a person signs at the verificationUrl). A request already decided
+ * (its transfer met its quorum, its signing failed, or its transfer ended) is 409 CONFLICT too, "state conflict" in
+ * the spec's catalog: RESOURCE_TERMINAL is the catalog's code for a simulate call against a terminal entity, and
+ * this is no simulate call.
  */
 export const decideSigningRequest = (
   caller: Caller,
@@ -100,10 +105,13 @@ export const decideSigningRequest = (
     }
     const t = yield* getTransaction(caller, row.transactionId, true)
     const signing = yield* signingOf(t.id)
-    if (!ofCurrentSigning(row, signing)) return yield* apiError("RESOURCE_TERMINAL", "The request's signing is over: its transfer met its quorum.")
+    if (!ofCurrentSigning(row, signing)) return yield* alreadyDecided("its transfer met its quorum")
     if (signing !== undefined && signing.state.attempt !== row.attempt && !terminalStatuses.has(t.status)) {
       return yield* apiError("CONFLICT", `The request's attempt ${row.attempt} expired; the transfer's signing is at attempt ${signing.state.attempt}.`)
     }
+    if (signing?.state.phase === "quorum_met") return yield* alreadyDecided("its transfer met its quorum")
+    if (signing?.state.phase === "failed") return yield* alreadyDecided(`its transfer's signing failed (${signing.state.failureCode})`)
+    if (terminalStatuses.has(t.status)) return yield* alreadyDecided(`its transfer has already ended (status ${t.status})`)
     const decided = yield* decideStamp(t, signer, decision, row.attempt, "accepted")
     return requestToWire(row, decided, (yield* (yield* Store).get(TransferSignings, t.id))!)
   })
