@@ -260,7 +260,8 @@ const simulate = async (
     if (expected.status !== undefined && result.status !== expected.status) {
       w.problems.push(`${actor} ${t.id}: answered status ${result.status}, expected ${expected.status}`)
     }
-    if (expected.failureCode !== undefined && result.failureCode !== expected.failureCode) {
+    // null expects no failureCode: the read omits it (representation rule 3).
+    if (expected.failureCode !== undefined && (result.failureCode ?? null) !== expected.failureCode) {
       w.problems.push(`${actor} ${t.id}: answered failureCode ${result.failureCode}, expected ${expected.failureCode}`)
     }
     return
@@ -543,7 +544,8 @@ const holdingsEffect = (t: any): ReadonlyArray<{ readonly holder: string; readon
 }
 
 /** A payout the beneficiary's bank returned after it completed: its holds stay posted, the return is new transfers. */
-const returned = (t: { readonly type: string; readonly returnCode: string | null }) => t.type === "withdrawal" && t.returnCode !== null
+// Representation rule 3: a read omits returnCode until the payout is returned.
+const returned = (t: { readonly type: string; readonly returnCode?: string }) => t.type === "withdrawal" && t.returnCode !== undefined
 
 /** Whether a transaction's money moved as completed (its holds posted): completed, or completed and returned. */
 const posted = (t: any) => t.status === "completed" || returned(t)
@@ -839,7 +841,7 @@ const check = async (bank: Bank, scale: number) => {
     if (t.kind !== "payout") continue
     const read = await client(w).call("GET", `/v2/payouts/${t.id}`)
     if (read.status !== 200) w.problems.push(`GET /v2/payouts/${t.id}: ${read.status} ${read.text}`)
-    else if (!terminal.has(read.json.status) && read.json.stage !== null) {
+    else if (!terminal.has(read.json.status) && read.json.stage !== undefined) {
       const cleared = await client(w).call("POST", `/v2/simulate/transactions/${t.id}/review`, { action: "clear" })
       if (cleared.status !== 200) w.problems.push(`clearing the review of ${t.id}: ${cleared.status} ${cleared.text}`)
     }

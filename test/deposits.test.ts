@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
 import { expectCatalogEvents, expectProblem, isoMs, keysOf, makeEngine, orgSeed, outboxEvents, seedOf, START_MS } from "./support.ts"
+import { expectWire } from "./wire.ts"
 
 let engine: Engine
 let acme: Client
@@ -68,18 +69,19 @@ describe("a deposit into a virtual account", () => {
       id: expect.stringMatching(/^txn_[0-9a-z]{24}$/),
       type: "deposit",
       status: "pending",
-      stage: null,
+      stage: undefined,
       customerId,
       source: { type: "external_bank_inbound", assetAmount: { code: "EUR", amount: "1250.50" } },
       destination: { type: "virtual_account", virtualAccountId: accountId, assetAmount: { code: "EUR", amount: "1250.50" } },
       fees: [],
-      failureCode: null,
-      failureMessage: null,
-      returnedAt: null,
-      returnReason: null,
-      returnCode: null,
-      queuePosition: null,
+      failureCode: undefined,
+      failureMessage: undefined,
+      returnedAt: undefined,
+      returnReason: undefined,
+      returnCode: undefined,
+      queuePosition: undefined,
       hasRfi: false,
+      wireReceiveDetails: null,
       createdAt: iso(createdAt),
       updatedAt: iso(createdAt)
     })
@@ -208,6 +210,43 @@ describe("the world model's settlement rules", () => {
   })
 })
 
+describe("the wire-receive bank details of a deposit (representation rule 4)", () => {
+  const details = { originatorName: "Globex Corp", originatorAccountNumber: "000123456789", originatorBankName: "First Bank", originatorBankId: "021000021", reference: "inv 77" }
+
+  it("are present on every deposit: null but on a wire into a virtual account, where they carry what the sender's bank sent", async () => {
+    const { accountId } = await activeAccount("USD")
+    const wire = await deposit(acme, accountId, "500.00", "USD", { rail: "fedwire", wireReceiveDetails: details })
+    expect(wire.status, wire.text).toBe(201)
+    expect(wire.json.wireReceiveDetails).toEqual(details)
+    expect((await acme.call("GET", `/v2/transactions/${wire.json.id}`)).json.wireReceiveDetails).toEqual(details)
+    // Only what the bank filled: an absent member stays absent.
+    const partial = await deposit(acme, accountId, "500.00", "USD", { rail: "fedwire", wireReceiveDetails: { originatorName: "Globex Corp" } })
+    expect(partial.json.wireReceiveDetails).toEqual({ originatorName: "Globex Corp" })
+    // Not applicable (ACH) or not known: present, null.
+    const ach = await deposit(acme, accountId, "5.00", "USD", { rail: "ach" })
+    expect(ach.json).toHaveProperty("wireReceiveDetails", null)
+    const unknown = await deposit(acme, accountId, "500.00", "USD", { rail: "fedwire" })
+    expect(unknown.json).toHaveProperty("wireReceiveDetails", null)
+    // Every deposit in the list carries it; events do not.
+    for (const t of (await acme.call("GET", "/v2/transactions?type=deposit")).json.data) expect(t).toHaveProperty("wireReceiveDetails")
+    for (const e of await transactionEvents(wire.json.id)) expect(e.data).not.toHaveProperty("wireReceiveDetails")
+  })
+
+  it("are refused on a rail that is not a wire, and when a member is blank", async () => {
+    const { accountId } = await activeAccount("USD")
+    expectProblem(await deposit(acme, accountId, "5.00", "USD", { rail: "ach", wireReceiveDetails: details }), {
+      type: "VALIDATION_ERROR",
+      status: 400,
+      instance: "/sandbox/v2/simulate/deposits"
+    })
+    expectProblem(await deposit(acme, accountId, "5.00", "USD", { rail: "fedwire", wireReceiveDetails: { originatorName: "  " } }), {
+      type: "VALIDATION_ERROR",
+      status: 400,
+      instance: "/sandbox/v2/simulate/deposits"
+    })
+  })
+})
+
 describe("a deposit that arrives without its sender's details", () => {
   const supply = (id: string, body: unknown, headers = idem()) => acme.call("POST", `/v2/transactions/${id}/sender-information`, body, headers)
   const sender = { name: "Erika Mustermann", country: "DEU" }
@@ -218,6 +257,9 @@ describe("a deposit that arrives without its sender's details", () => {
     const r = await deposit(acme, accountId, "40.00", "EUR", { senderInformationMissing: true })
     expect(r.status, r.text).toBe(201)
     expect(r.json).toMatchObject({ status: "pending", stage: "awaiting_customer_action" })
+    // It opens waiting for the caller: transaction.created carries the stage the read shows (issue 24, item 5).
+    const [created] = await transactionEvents(r.json.id)
+    expect(created).toMatchObject({ type: "transaction.created", data: { sequence: 1, stage: "awaiting_customer_action" } })
     const [parked] = await events("transaction.awaiting_sender_information")
     expect(parked!.data).toMatchObject({
       transactionId: r.json.id,
@@ -235,7 +277,7 @@ describe("a deposit that arrives without its sender's details", () => {
     expectProblem(await supply(r.json.id, { name: "  ", country: "Germany" }), { type: "VALIDATION_ERROR", status: 400, instance: at })
     const supplied = await supply(r.json.id, { ...sender, address: { line1: "Hauptstr. 1", city: "Köln", country: "DEU" } })
     expect(supplied.status, supplied.text).toBe(200)
-    expect(supplied.json).toMatchObject({ status: "pending", stage: null })
+    expectWire(supplied.json, { status: "pending", stage: undefined })
     expectProblem(await supply(r.json.id, sender), { type: "CONFLICT", status: 409, instance: at })
     await advance(2_000)
     expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json.status).toBe("processing")
@@ -250,9 +292,9 @@ describe("a deposit that arrives without its sender's details", () => {
     await advance(72 * 3600_000 - 1)
     expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json.status).toBe("pending")
     await advance(1)
-    expect((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json).toMatchObject({
+    expectWire((await acme.call("GET", `/v2/transactions/${r.json.id}`)).json, {
       status: "failed",
-      stage: null,
+      stage: undefined,
       failureCode: "travel_rule_rejected",
       failureMessage: "The travel-rule check failed or the counterparty rejected the transfer."
     })
@@ -270,11 +312,11 @@ describe("the sandbox's outside actors on a transaction", () => {
     const { json: transaction } = await deposit(acme, accountId, "80.00")
     const r = await acme.call("POST", `/v2/simulate/transactions/${transaction.id}/terminal`, { outcome: "failed", failureCode: "returned_by_sender", reason: "the sender's bank recalled it" })
     expect(r.status, r.text).toBe(200)
-    expect(r.json).toMatchObject({
+    expectWire(r.json, {
       status: "failed",
       failureCode: "returned_by_sender",
       failureMessage: "The bank returned the transfer.",
-      stage: null
+      stage: undefined
     })
     expect(await balanceOf(accountId)).toEqual([{ code: "EUR", available: "0.00", pending: "0.00" }])
     const [failed] = await events("transaction.failed")
@@ -344,7 +386,7 @@ describe("the sandbox's outside actors on a transaction", () => {
     const review = (action: string) => acme.call("POST", `/v2/simulate/transactions/${transaction.id}/review`, { action })
     expect((await review("enter")).json.stage).toBe("under_review")
     expectProblem(await review("enter"), { type: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", status: 422, instance: simulated(transaction.id, "review") })
-    expect((await review("clear")).json.stage).toBe(null)
+    expect((await review("clear")).json).not.toHaveProperty("stage")
     await review("enter")
     expect((await review("request_information")).json.stage).toBe("awaiting_customer_action")
     await review("enter")
@@ -372,7 +414,7 @@ describe("the sandbox's outside actors on a transaction", () => {
     })
     // Settling closes the review: the stage goes with it.
     const settled = await acme.call("POST", `/v2/simulate/transactions/${transaction.id}/terminal`, { outcome: "completed" })
-    expect(settled.json).toMatchObject({ status: "completed", stage: null })
+    expectWire(settled.json, { status: "completed", stage: undefined })
     expect((await transactionEvents(transaction.id)).map((e) => e.data.sequence)).toEqual([1, 2, 3, 4])
   })
 

@@ -16,6 +16,7 @@ import * as fc from "fast-check"
 import { afterEach, describe, expect, it } from "vitest"
 import { approvedCustomer, type Client, clientOf, deuDocuments, idem } from "./onboardingFixtures.ts"
 import { expectCatalogEvents, expectProblem, keysOf, orgSeed, outboxEvents, seedOf } from "./support.ts"
+import { expectWire, nullPaths } from "./wire.ts"
 
 /** Monday 09:00 UTC: the foreign-exchange market is open. */
 const MONDAY = Date.parse("2026-03-02T09:00:00.000Z")
@@ -366,10 +367,10 @@ describe("an order, from quote to settled balances", () => {
         autoExecute: false,
         quoteOptionId: option.id,
         clientReferenceId: `o-${d.direction}`,
-        transactionId: null,
-        reasonCode: null,
-        failureMessage: null,
-        cancellationReason: null,
+        transactionId: undefined,
+        reasonCode: undefined,
+        failureMessage: undefined,
+        cancellationReason: undefined,
         createdAt: iso(createdAt),
         updatedAt: iso(createdAt)
       })
@@ -499,7 +500,7 @@ describe("an order's life", () => {
     expect(refused.detail).toContain("100.25")
     // Nothing moved, nothing was reserved, and no transaction exists.
     expect(await available("virtual_account", a.usd, "USD")).toBe("50.00")
-    expect(await readOrder(order.id)).toMatchObject({ status: "pending", transactionId: null })
+    expectWire(await readOrder(order.id), { status: "pending", transactionId: undefined })
     expect((await acme.call("GET", "/v2/transactions?type=onramp")).json.data).toEqual([])
     await fundUsd(a.usd, "50.25")
     const executed = await execute(order.id, key)
@@ -534,7 +535,7 @@ describe("an order's life", () => {
     })
     expectProblem(await execute(pending.id), { type: "UNPROCESSABLE_ENTITY", status: 422, instance: `/sandbox/v2/orders/${pending.id}/execute` })
     expect((await acme.call("GET", "/v2/orders")).json.data.length).toBe(before)
-    expect(await readOrder(pending.id)).toMatchObject({ status: "pending", transactionId: null })
+    expectWire(await readOrder(pending.id), { status: "pending", transactionId: undefined })
     expect(await available("virtual_account", a.usd, "USD")).toBe("300.00")
     expect((await acme.call("GET", "/v2/transactions?type=onramp")).json.data).toEqual([])
   })
@@ -543,10 +544,10 @@ describe("an order's life", () => {
     await start()
     const a = await customerWithAccounts()
     const waiting = (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "100", lockSide: "source", autoExecute: true })).json
-    expect(waiting).toMatchObject({ status: "pending", autoExecute: true, transactionId: null })
+    expectWire(waiting, { status: "pending", autoExecute: true, transactionId: undefined })
     // Not enough yet: it keeps waiting.
     await fundUsd(a.usd, "100.00")
-    expect((await readOrder(waiting.id)).transactionId).toBeNull()
+    expect((await readOrder(waiting.id)).transactionId).toBeUndefined()
     await fundUsd(a.usd, "0.25")
     const running = await readOrder(waiting.id)
     expect(running.transactionId).toMatch(/^txn_/)
@@ -570,11 +571,11 @@ describe("an order's life", () => {
     expect(deposit.status, deposit.text).toBe(201)
     const ended = await acme.call("POST", `/v2/simulate/transactions/${deposit.json.id}/terminal`, { outcome: "failed", failureCode: "returned_by_sender" })
     expect(ended.json.status).toBe("failed")
-    expect(await readOrder(waiting.id)).toMatchObject({
+    expectWire(await readOrder(waiting.id), {
       status: "failed",
       reasonCode: "insufficient_funds",
       failureMessage: "The available balance did not cover the order. Fund the source and create a new order.",
-      transactionId: null
+      transactionId: undefined
     })
     const [failed] = await events("order.failed")
     expect(failed!.data).toMatchObject({ orderId: waiting.id, reasonCode: "insufficient_funds" })
@@ -600,7 +601,7 @@ describe("an order's life", () => {
     const [cancelled] = await events("order.cancelled")
     expect(cancelled!.data).toEqual({ orderId: order.id, customerId: a.customerId, reason: "expired", occurredAt: order.lockExpiresAt })
     await fundUsd(a.usd, "20.00")
-    expect(await readOrder(order.id)).toMatchObject({ status: "cancelled", transactionId: null })
+    expectWire(await readOrder(order.id), { status: "cancelled", transactionId: undefined })
     expectProblem(await execute(order.id), { type: "ORDER_EXPIRED", status: 409, instance: `/sandbox/v2/orders/${order.id}/execute` })
     // Cancelling it again answers the cancelled order.
     expect((await cancel(order.id)).json).toMatchObject({ status: "cancelled", cancellationReason: "expired" })
@@ -880,6 +881,38 @@ describe("the books under random orders, rate changes and clock moves (fast-chec
 
 // --- deposit-funded orders ---------------------------------------------------------------------------------------------------
 
+describe("null on the wire (representation rules 3 and 4)", () => {
+  it("a transaction, an order and an application read send no null but the nullable fields docs/decisions.md lists", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    await fundUsd(a.usd, "100.00")
+    await fund({ type: "wallet", walletId: a.base }, { code: "USDC", amount: "20", chain: "base" })
+    const executed = (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "50", lockSide: "source" })).json
+    expect((await execute(executed.id)).status).toBe(200)
+    await advance(62_000)
+    expect(await readOrder(executed.id)).toMatchObject({ status: "succeeded" })
+    expect(nullPaths(await readOrder(executed.id))).toEqual([])
+    const order = (await createOrder({ sourceAsset: { asset: "USDC", chain: "base" }, destination: va(a.eur), amount: "10", lockSide: "source" })).json
+    // Every transaction of the organization (the deposits that funded the accounts) and every application.
+    const transactions = (await acme.call("GET", "/v2/transactions?limit=100")).json.data
+    const applications = (await acme.call("GET", "/v2/applications?limit=100")).json.data
+    expect(transactions.length).toBeGreaterThan(0)
+    expect(applications.length).toBeGreaterThan(0)
+    // The one nullable field of these reads: a deposit's wire-receive bank details.
+    for (const t of transactions) {
+      expect(nullPaths((await acme.call("GET", `/v2/transactions/${t.id}`)).json), t.id).toEqual(t.type === "deposit" ? ["wireReceiveDetails"] : [])
+    }
+    expect(nullPaths(await readOrder(order.id))).toEqual([])
+    for (const app of applications) {
+      expect(nullPaths((await acme.call("GET", `/v2/applications/${app.applicationId}`)).json), app.applicationId).toEqual([])
+    }
+    // Ended, the order and its transaction still send none.
+    await advance(Date.parse(order.lockExpiresAt) - (await now()))
+    expect(await readOrder(order.id)).toMatchObject({ status: "cancelled" })
+    expect(nullPaths(await readOrder(order.id))).toEqual([])
+  })
+})
+
 describe("an order funded by a deposit", () => {
   const sendTo = (address: string, amount: string, sender?: string) =>
     acme.call("POST", "/v2/simulate/deposits", {
@@ -956,9 +989,9 @@ describe("an order funded by a deposit", () => {
     })
     await advance(60_000)
     const ended = (await acme.call("GET", `/v2/transactions/${returns[0].id}`)).json
-    expect(ended).toMatchObject({
+    expectWire(ended, {
       status: "failed",
-      failureCode: null,
+      failureCode: undefined,
       failureMessage: "The funds were sent back to the address they came from. See GET /v2/transactions?type=deposit_return."
     })
     const [failed] = (await events("transaction.failed")).filter((e) => e.data.transactionId === returns[0].id)
@@ -1040,11 +1073,11 @@ describe("autoPayout", () => {
     const id = done.payoutTransactionId
     // A payout, read at /v2/payouts as any: the converted 99.5 USDC less the network fee (0.5) and the margin (1.5).
     const opened = (await acme.call("GET", `/v2/payouts/${id}`)).json
-    expect(opened).toMatchObject({
+    expectWire(opened, {
       type: "withdrawal",
       status: "pending",
-      stage: null,
-      queuePosition: null,
+      stage: undefined,
+      queuePosition: undefined,
       linkedOrderId: onramp.json.id,
       source: { type: "wallet", walletId: a.base, assetAmount: { code: "USDC", amount: "99.500000", chain: "base" } },
       destination: { type: "external_crypto", address: cryptoRecipient.address, txHash: null, assetAmount: { code: "USDC", amount: "97.500000", chain: "base" } },
@@ -1088,7 +1121,7 @@ describe("autoPayout", () => {
     // Waits on the wallet the onramp credits, for less than the credit: it could take the funds the payout needs.
     const waiting = await createOrder({ source: wl(a.base, "USDC"), destination: va(a.eur), amount: "50", lockSide: "source", autoExecute: true })
     expect(waiting.status, waiting.text).toBe(201)
-    expect((await readOrder(waiting.json.id)).transactionId).toBeNull()
+    expect((await readOrder(waiting.json.id)).transactionId).toBeUndefined()
     await execute(onramp.json.id)
     await advance(62_000)
     const done = await readOrder(onramp.json.id)
@@ -1097,7 +1130,7 @@ describe("autoPayout", () => {
     // The payout reserved the whole credit; the waiting order found nothing left and still waits.
     const still = await readOrder(waiting.json.id)
     expect(still.status).toBe("pending")
-    expect(still.transactionId).toBeNull()
+    expect(still.transactionId).toBeUndefined()
     await expectBalancedLedger()
   })
 

@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { approvedCustomer, type Client, clientOf, deuDocuments, idem } from "./onboardingFixtures.ts"
 import { expectCatalogEvents, expectProblem, keysOf, makeEngine, orgSeed, outboxEvents, seedOf, START_MS } from "./support.ts"
+import { expectWire } from "./wire.ts"
 
 let engine: Engine
 let acme: Client
@@ -328,18 +329,18 @@ describe("a bank payout", () => {
       id: expect.stringMatching(/^txn_[0-9a-z]{24}$/),
       type: "withdrawal",
       status: "pending",
-      stage: null,
+      stage: undefined,
       customerId,
       clientReferenceId: "inv-42",
       source: { type: "virtual_account", virtualAccountId: accountId, assetAmount: { code: "USD", amount: "251.00" } },
       destination: { type: "external_bank", assetAmount: { code: "USD", amount: "250.00" } },
       fees: [{ owner: "service", assetAmount: { code: "USD", amount: "1.00" }, invoiced: false }],
-      failureCode: null,
-      failureMessage: null,
-      returnedAt: null,
-      returnReason: null,
-      returnCode: null,
-      queuePosition: null,
+      failureCode: undefined,
+      failureMessage: undefined,
+      returnedAt: undefined,
+      returnReason: undefined,
+      returnCode: undefined,
+      queuePosition: undefined,
       hasRfi: false,
       payout: { rail: "ach" },
       createdAt: iso(createdAt),
@@ -356,7 +357,7 @@ describe("a bank payout", () => {
     ])
 
     await advance(2_000)
-    expect(await read(created.id)).toMatchObject({ status: "processing", stage: null })
+    expectWire(await read(created.id), { status: "processing", stage: undefined })
     await advance(2_000)
     const sent = await read(created.id)
     expect(sent.status).toBe("processing")
@@ -555,7 +556,7 @@ describe("cancelling a payout", () => {
     await advance(2_000)
     const cancelled = await acme.call("POST", path, undefined, idem())
     expect(cancelled.status, cancelled.text).toBe(200)
-    expect(cancelled.json).toMatchObject({ status: "cancelled", failureCode: null, stage: null })
+    expectWire(cancelled.json, { status: "cancelled", failureCode: undefined, stage: undefined })
     expect(await balances(accountId)).toEqual([{ code: "USD", available: "1000.00", pending: "0.00" }])
     expect((await acme.call("POST", path, undefined, idem())).json.status).toBe("cancelled")
     // The clock finds nothing left to do.
@@ -730,6 +731,11 @@ describe("compliance review of payouts", () => {
     expect(created.status, created.text).toBe(201)
     expect(created.json).toMatchObject({ status: "pending", stage: "under_review" })
     const id = created.json.id
+    // Born in review: transaction.created carries the stage the read shows (issue 24, item 5).
+    expect((await payoutEvents(id)).map((e) => [e.type, e.data.sequence, e.data.stage])).toEqual([
+      ["transaction.created", 1, "under_review"],
+      ["transaction.under_review", 2, undefined]
+    ])
     await advance(10 * 60_000)
     expect(await read(id)).toMatchObject({ status: "pending", stage: "under_review" })
     // The caller is asked for something, then review again: a new period.
@@ -737,13 +743,13 @@ describe("compliance review of payouts", () => {
     await acme.call("POST", `/v2/simulate/transactions/${id}/review`, { action: "enter" })
     // Leaving review and entering it again is the same period.
     await acme.call("POST", `/v2/simulate/transactions/${id}/review`, { action: "clear" })
-    expect(await read(id)).toMatchObject({ status: "processing", stage: null })
+    expectWire(await read(id), { status: "processing", stage: undefined })
     await acme.call("POST", `/v2/simulate/transactions/${id}/review`, { action: "enter" })
     await acme.call("POST", `/v2/simulate/transactions/${id}/review`, { action: "clear" })
     // The world model's own review timer finds it out of review and does nothing.
     await advance(20 * 60_000)
     const sent = await read(id)
-    expect(sent).toMatchObject({ status: "processing", stage: null, destination: { fedwireImad: expect.any(String) } })
+    expectWire(sent, { status: "processing", stage: undefined, destination: { fedwireImad: expect.any(String) } })
     // After sending, a review opens a new period.
     await acme.call("POST", `/v2/simulate/transactions/${id}/review`, { action: "enter" })
     await advance(3 * 3600_000)
@@ -888,7 +894,7 @@ describe("requests for information", () => {
     await acme.call("POST", path, { answers: [{ questionId: "q2", text: "attached earlier" }] }, idem())
     const resolved = await acme.call("POST", `/v2/simulate/rfis/${rfi.id}`, { action: "resolve" })
     expect(resolved.json.status).toBe("resolved")
-    expect(await read(created.id)).toMatchObject({ status: "processing", stage: null, hasRfi: false })
+    expectWire(await read(created.id), { status: "processing", stage: undefined, hasRfi: false })
     expectProblem(await acme.call("POST", path, { answers: [{ questionId: "q1", text: "late" }] }, idem()), { type: "CONFLICT", status: 409, instance: `/sandbox${path}` })
 
     // Reopened before the payout is sent, then cancelled: the payout goes on.
@@ -897,7 +903,7 @@ describe("requests for information", () => {
     expect(await read(created.id)).toMatchObject({ stage: "awaiting_customer_action", hasRfi: true })
     const cancelled = await acme.call("POST", `/v2/simulate/rfis/${rfi.id}`, { action: "cancel" })
     expect(cancelled.json.status).toBe("cancelled")
-    expect(await read(created.id)).toMatchObject({ stage: null, hasRfi: false })
+    expectWire(await read(created.id), { stage: undefined, hasRfi: false })
     await advance(2 * 86_400_000)
     expect(await read(created.id)).toMatchObject({ status: "completed" })
     expect(await balances(accountId)).toEqual([{ code: "USD", available: "749.00", pending: "0.00" }])
@@ -958,7 +964,7 @@ describe("the world model's review rules", () => {
     const second = (await payout(body)).json
     expect([first.stage, second.stage]).toEqual(["under_review", "under_review"])
     await advance(60_000)
-    expect((await read(first.id)).stage).toBe(null)
+    expect(await read(first.id)).not.toHaveProperty("stage")
     await advance(20_000)
     expect((await read(first.id)).status).toBe("completed")
 
@@ -968,9 +974,9 @@ describe("the world model's review rules", () => {
     const registered = await acme.call("POST", `/v2/customers/${walletOwner}/registered-addresses`, { chain: "base", address: "0x52908400098527886e0f7030069857d2e4169ee7" }, idem())
     const crypto = { source: { type: "wallet", walletId }, destination: { type: "registered_address", registeredAddressId: registered.json.id }, asset: "USDC", amount: "1", purpose: "x" }
     expect((await payout(crypto)).json.stage).toBe("under_review")
-    expect((await payout(crypto)).json.stage).toBe(null)
+    expect((await payout(crypto)).json).not.toHaveProperty("stage")
     // A payout to an address typed in is not to a saved recipient.
-    expect((await payout({ ...crypto, destination: { type: "external_crypto", chain: "base", address: registered.json.address } })).json.stage).toBe(null)
+    expect((await payout({ ...crypto, destination: { type: "external_crypto", chain: "base", address: registered.json.address } })).json).not.toHaveProperty("stage")
   })
 })
 

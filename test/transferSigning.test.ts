@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { expectCatalogEvents, expectProblem, isoMs, keysOf, makeEngine, orgSeed, outboxEvents, seedOf } from "./support.ts"
+import { expectWire } from "./wire.ts"
 
 let engine: Engine
 let acme: Client
@@ -130,7 +131,7 @@ describe("a payout from a non-custodial wallet", () => {
     expect(await balances(walletId)).toEqual([{ code: "USDC", chain: "base", available: "399.500000", pending: "100.500000" }])
     await advance(2_000)
     const waiting = await read(id)
-    expect(waiting).toMatchObject({ status: "processing", queuePosition: null, destination: { txHash: null } })
+    expectWire(waiting, { status: "processing", queuePosition: undefined, destination: { txHash: null } })
     // Nothing is sent without the quorum, however long the send step waits.
     await advance(5 * minute)
     expect((await read(id)).destination.txHash).toBeNull()
@@ -147,7 +148,7 @@ describe("a payout from a non-custodial wallet", () => {
     const sent = await read(id)
     expect(sent).toMatchObject({ status: "processing", destination: { txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) } })
     await advance(minute)
-    expect(await read(id)).toMatchObject({ status: "completed", failureCode: null })
+    expectWire(await read(id), { status: "completed", failureCode: undefined })
     expect(await balances(walletId)).toEqual([{ code: "USDC", chain: "base", available: "399.500000", pending: "0.000000" }])
     // Signing an ended transfer is refused.
     expectProblem(await sign(id, alice!), { type: "RESOURCE_TERMINAL", status: 409, instance: `/sandbox/v2/simulate/transactions/${id}/signatures` })
@@ -230,7 +231,7 @@ describe("the wallet's signing queue", () => {
     const [p1, p2, p3] = await payouts(walletId, ["10", "20", "30"])
     const t0 = (await now()) - 3_000
     await advance(2_000)
-    expect([(await read(p1!)).queuePosition, (await read(p2!)).queuePosition, (await read(p3!)).queuePosition]).toEqual([null, 1, 2])
+    expect([(await read(p1!)).queuePosition, (await read(p2!)).queuePosition, (await read(p3!)).queuePosition]).toEqual([undefined, 1, 2])
     // A queued payout has no signing window yet: a stamp waits for its turn.
     expectProblem(await sign(p2!, alice!), { type: "CONFLICT", status: 409, instance: `/sandbox/v2/simulate/transactions/${p2}/signatures` })
 
@@ -239,20 +240,20 @@ describe("the wallet's signing queue", () => {
     await sign(p1!, alice!)
     await sign(p1!, bob!)
     const seated = await now()
-    expect([(await read(p2!)).queuePosition, (await read(p3!)).queuePosition]).toEqual([null, 1])
+    expect([(await read(p2!)).queuePosition, (await read(p3!)).queuePosition]).toEqual([undefined, 1])
     // p2 is declined: p3 takes the seat.
     await advance(minute)
     expect((await sign(p2!, carol!, { decision: "decline" })).json).toMatchObject({ status: "failed", failureCode: "user_signature_declined" })
     const declinedAt = await now()
-    expect((await read(p3!)).queuePosition).toBeNull()
+    expect((await read(p3!)).queuePosition).toBeUndefined()
 
     // p4 queues behind p3, whose roster does not sign: p4 fails user_signature_timeout after the queue wait.
     const p4 = (await payout(walletId, "40")).json.id as string
     await advance(2_000)
     expect((await read(p4)).queuePosition).toBe(1)
     await advance(30 * minute)
-    expect(await read(p4)).toMatchObject({ status: "failed", failureCode: "user_signature_timeout", queuePosition: null })
-    expect(await read(p3!)).toMatchObject({ status: "processing", queuePosition: null })
+    expectWire(await read(p4), { status: "failed", failureCode: "user_signature_timeout", queuePosition: undefined })
+    expectWire(await read(p3!), { status: "processing", queuePosition: undefined })
 
     const queueEvents = (await outboxEvents(engine, "transaction.queue_position_changed")).map((e) => [e.data.transactionId, e.data.queuePosition, e.data.occurredAt])
     expect(queueEvents).toEqual([
@@ -296,7 +297,7 @@ describe("the wallet's signing queue", () => {
     expect((await acme.call("POST", `/v2/payouts/${p2}/cancel`, undefined, idem())).json).toMatchObject({ status: "cancelled" })
     expect((await read(p3!)).queuePosition).toBe(1)
     expect((await acme.call("POST", `/v2/payouts/${p1}/cancel`, undefined, idem())).json).toMatchObject({ status: "cancelled" })
-    expect((await read(p3!)).queuePosition).toBeNull()
+    expect((await read(p3!)).queuePosition).toBeUndefined()
     expect((await eventsOf(p3!)).map((e) => [e.type, e.data.queuePosition ?? e.data.attempt])).toEqual([
       ["transaction.created", undefined],
       ["transaction.processing", undefined],
@@ -321,7 +322,7 @@ describe("roster changes and declines", () => {
     // carol had stamped: her stamp is voided and p1 fails; p2 takes the seat and alice and dave sign it.
     expect((await acme.call("POST", `/v2/simulate/wallet-signers/${carol}/remove`)).status).toBe(200)
     expect(await read(p1)).toMatchObject({ status: "failed", failureCode: "roster_changed" })
-    expect(await read(p2)).toMatchObject({ status: "processing", queuePosition: null })
+    expectWire(await read(p2), { status: "processing", queuePosition: undefined })
     expect((await sign(p2, alice!)).status).toBe(200)
     expect((await sign(p2, dave!)).status).toBe(200)
     await advance(2_000 + minute)
@@ -344,7 +345,7 @@ describe("roster changes and declines", () => {
     expect((await acme.call("POST", `/v2/simulate/wallet-signers/${bob}/remove`)).status).toBe(200)
     expect((await read(p1)).status).toBe("processing")
     expect((await acme.call("POST", `/v2/simulate/wallet-signers/${carol}/remove`)).status).toBe(200)
-    for (const id of [p1, p2, p3]) expect(await read(id)).toMatchObject({ status: "failed", failureCode: "roster_changed", queuePosition: null })
+    for (const id of [p1, p2, p3]) expectWire(await read(id), { status: "failed", failureCode: "roster_changed", queuePosition: undefined })
     // The queued ones never got a window, and none moved forward as the others failed.
     for (const id of [p2, p3]) {
       expect((await eventsOf(id)).map((e) => e.type)).toEqual([
@@ -390,7 +391,7 @@ describe("roster changes and declines", () => {
     await advance(2_000)
     const declined = await sign(id, bob!, { decision: "decline" })
     expect(declined.status, declined.text).toBe(200)
-    expect(declined.json).toMatchObject({ id, status: "failed", failureCode: "user_signature_declined", queuePosition: null })
+    expectWire(declined.json, { id, status: "failed", failureCode: "user_signature_declined", queuePosition: undefined })
     expect(await balances(walletId)).toEqual([{ code: "USDC", chain: "base", available: "500.000000", pending: "0.000000" }])
     expect((await eventsOf(id)).map((e) => e.type).slice(-1)).toEqual(["transaction.failed"])
     await expectBalancedLedger()
@@ -629,7 +630,7 @@ describe("a conversion from a non-custodial wallet", () => {
     expect((await read(queued)).queuePosition).toBe(1)
     const cancelled = await acme.call("POST", `/v2/orders/${order.id}/cancel`, undefined, idem())
     expect(cancelled.json).toMatchObject({ status: "cancelled" })
-    expect((await read(queued)).queuePosition).toBeNull()
+    expect((await read(queued)).queuePosition).toBeUndefined()
     await expectBalancedLedger()
   })
 })
@@ -677,7 +678,7 @@ describe("crypto_wallet_misconfigured", () => {
     expect(frozen.status, frozen.text).toBe(200)
     expect(frozen.json).toMatchObject({ id: walletId, custody: "non_custodial", status: "frozen" })
     const at = await now()
-    for (const id of [p1, p2]) expect(await read(id)).toMatchObject({ status: "failed", failureCode: "crypto_wallet_misconfigured", queuePosition: null })
+    for (const id of [p1, p2]) expectWire(await read(id), { status: "failed", failureCode: "crypto_wallet_misconfigured", queuePosition: undefined })
     await advance(2_000)
     expect(await read(p3)).toMatchObject({ status: "failed", failureCode: "crypto_wallet_misconfigured" })
     expect((await eventsOf(p2)).map((e) => e.type)).toEqual(["transaction.created", "transaction.processing", "transaction.queue_position_changed", "transaction.failed"])
@@ -829,12 +830,12 @@ describe("transaction.awaiting_recovery_signature", () => {
     await sign(id, carol!)
     expect((await acme.call("POST", `/v2/simulate/wallet-signers/${carol}/remove`)).status).toBe(200)
     // carol had stamped the recovery: it closes; the payout stays held, neither sent on nor failed.
-    expect(await read(id)).toMatchObject({ status: "processing", failureCode: null })
+    expectWire(await read(id), { status: "processing", failureCode: undefined })
     expect((await acme.call("POST", `/v2/simulate/wallet-signers/${bob}/remove`)).status).toBe(200)
     // alice alone cannot reach 2: the next recovery closes as it opens, with no new window.
     expect((await acme.call("POST", `/v2/simulate/transactions/${id}/receive-policy`)).status).toBe(200)
     expect(await outboxEvents(engine, "transaction.awaiting_recovery_signature")).toHaveLength(1)
-    expect(await read(id)).toMatchObject({ status: "processing", failureCode: null })
+    expectWire(await read(id), { status: "processing", failureCode: undefined })
     await expectBalancedLedger()
   })
 })
@@ -853,13 +854,13 @@ describe("transaction.awaiting_return_signature", () => {
     expect(created.status, created.text).toBe(201)
     const id = created.json.id as string
     const t0 = await now()
-    expect(created.json).toMatchObject({
+    expectWire(created.json, {
       type: "deposit_return",
       status: "processing",
       source: { type: "wallet", walletId, assetAmount: { code: "DAI", amount: "12.5", chain: "base" } },
       destination: { type: "external_crypto", address: senderChecksummed, txHash: null },
       fees: [],
-      queuePosition: null
+      queuePosition: undefined
     })
     // Not credited: the wallet holds nothing.
     expect(await balances(walletId)).toEqual([])
@@ -885,7 +886,7 @@ describe("transaction.awaiting_return_signature", () => {
     expect(await read(id)).toMatchObject({ status: "processing", destination: { txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) } })
     await advance(minute)
     const ended = await read(id)
-    expect(ended).toMatchObject({ status: "failed", failureCode: null, failureMessage: expect.any(String) })
+    expectWire(ended, { status: "failed", failureCode: undefined, failureMessage: expect.any(String) })
     expect((await eventsOf(id)).map((e) => [e.type, e.data.sequence])).toEqual([
       ["transaction.created", 1],
       ["transaction.processing", 2],
@@ -909,7 +910,7 @@ describe("transaction.awaiting_return_signature", () => {
     const p1 = (await payout(walletId)).json.id as string
     await advance(2_000)
     // The return holds no seat: the payout signs at once.
-    expect((await read(p1)).queuePosition).toBeNull()
+    expect((await read(p1)).queuePosition).toBeUndefined()
     await sign(p1, alice!)
     await sign(p1, bob!)
     await advance(45 * minute)
@@ -943,7 +944,7 @@ describe("transaction.awaiting_return_signature", () => {
     })
     const id = (await unsupported(walletId)).json.id as string
     await advance(2_000 + minute)
-    expect(await read(id)).toMatchObject({ status: "failed", failureCode: null, destination: { txHash: expect.stringMatching(/^0x/) } })
+    expectWire(await read(id), { status: "failed", failureCode: undefined, destination: { txHash: expect.stringMatching(/^0x/) } })
     expect(await outboxEvents(engine, "transaction.awaiting_return_signature")).toEqual([])
   })
 })
@@ -965,10 +966,10 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("signing on PostgreSQ
       const { walletId, signers: [alice, bob] } = await nonCustodialWallet(passkeyRoster, 2)
       const [p1, p2] = (await payouts(walletId, ["10", "20"])) as [string, string]
       await advance(2_000)
-      expect([(await read(p1)).queuePosition, (await read(p2)).queuePosition]).toEqual([null, 1])
+      expect([(await read(p1)).queuePosition, (await read(p2)).queuePosition]).toEqual([undefined, 1])
       await sign(p1, alice!)
       await sign(p1, bob!)
-      expect((await read(p2)).queuePosition).toBeNull()
+      expect((await read(p2)).queuePosition).toBeUndefined()
       await sign(p2, alice!)
       await sign(p2, bob!)
       await advance(2_000 + minute)

@@ -185,10 +185,10 @@ export const Order = Schema.Struct({
   markupBps: Schema.optionalKey(MarkupBps),
   markupAmount: Schema.optionalKey(AssetAmount),
   clientReferenceId: Schema.optionalKey(NonBlankString),
-  transactionId: Schema.NullOr(TransactionId),
-  reasonCode: Schema.NullOr(NonBlankString),
-  failureMessage: Schema.NullOr(NonBlankString),
-  cancellationReason: Schema.NullOr(Schema.Literals(OrderCancellationReasons)),
+  transactionId: Schema.optionalKey(TransactionId),
+  reasonCode: Schema.optionalKey(NonBlankString),
+  failureMessage: Schema.optionalKey(NonBlankString),
+  cancellationReason: Schema.optionalKey(Schema.Literals(OrderCancellationReasons)),
   createdAt: UtcTimestamp,
   updatedAt: UtcTimestamp
 }).annotate({ identifier: "Order" })

@@ -188,35 +188,55 @@ export const Fee = Schema.Struct({
 })
 
 export type TransactionSide = typeof TransactionSide.Type
+
+/**
+ * The wire-receive bank details of a deposit (the spec names them as nullable, representation rule 4): what the
+ * sender's bank sent with a wire (fedwire, swift, international_wire) into a virtual account, the originator's
+ * fields of the wire message. Each member is present only when the sending bank filled it.
+ */
+export const WireReceiveDetails = Schema.Struct({
+  originatorName: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(200, { fosDetail: "must be at most 200 characters" }))),
+  originatorAccountNumber: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(64, { fosDetail: "must be at most 64 characters" }))),
+  originatorBankName: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(200, { fosDetail: "must be at most 200 characters" }))),
+  /** The sending bank's routing number (fedwire) or BIC (swift, international_wire). */
+  originatorBankId: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(34, { fosDetail: "must be at most 34 characters" }))),
+  /** The sender's free text to the beneficiary. */
+  reference: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(140, { fosDetail: "must be at most 140 characters" })))
+}).annotate({ identifier: "WireReceiveDetails" })
+export type WireReceiveDetails = typeof WireReceiveDetails.Type
+
 export type AssetAmount = typeof AssetAmount.Type
 export type Fee = typeof Fee.Type
 
 export const TransactionSorts = ["createdAt", "updatedAt"] as const
 
 /**
- * The transaction resource (`GET /v2/transactions/{id}`): the same sides, amounts and fees its events carry. The
- * failure fields, the return fields and queuePosition are null until they apply; `clientReferenceId`,
- * `linkedOrderId` and `payout` (fiat payouts) are omitted when they do not.
+ * The transaction resource (`GET /v2/transactions/{id}`): the same sides, amounts and fees its events carry.
+ * Representation rule 3: `stage`, the failure fields, the return fields, queuePosition, `clientReferenceId`,
+ * `linkedOrderId` and `payout` (fiat payouts) are omitted when they have no value. Rule 4: `wireReceiveDetails`
+ * is nullable, present on every deposit.
  */
 export const Transaction = Schema.Struct({
   id: TransactionId,
   type: TransactionType,
   status: TransactionStatus,
-  stage: Schema.NullOr(TransactionStage),
+  stage: Schema.optionalKey(TransactionStage),
   customerId: CustomerId,
   clientReferenceId: Schema.optionalKey(NonBlankString),
   linkedOrderId: Schema.optionalKey(OrderId),
   source: TransactionSide,
   destination: TransactionSide,
   fees: Schema.Array(Fee),
-  failureCode: Schema.NullOr(TransactionFailureCode),
-  failureMessage: Schema.NullOr(NonBlankString),
-  returnedAt: Schema.NullOr(UtcTimestamp),
-  returnReason: Schema.NullOr(NonBlankString),
-  returnCode: Schema.NullOr(NonBlankString),
-  queuePosition: Schema.NullOr(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
+  failureCode: Schema.optionalKey(TransactionFailureCode),
+  failureMessage: Schema.optionalKey(NonBlankString),
+  returnedAt: Schema.optionalKey(UtcTimestamp),
+  returnReason: Schema.optionalKey(NonBlankString),
+  returnCode: Schema.optionalKey(NonBlankString),
+  queuePosition: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
   hasRfi: Schema.Boolean,
   payout: Schema.optionalKey(Schema.Struct({ rail: Schema.NullOr(PayoutRail) })),
+  /** Deposits only, always present there: null unless a wire into a virtual account brought them. */
+  wireReceiveDetails: Schema.optionalKey(Schema.NullOr(WireReceiveDetails)),
   createdAt: UtcTimestamp,
   updatedAt: UtcTimestamp
 }).annotate({ identifier: "Transaction" })

@@ -56,11 +56,11 @@ export const Application = Schema.Struct({
   houseAccount: Schema.optionalKey(Schema.Boolean),
   asset: Schema.optionalKey(Schema.Struct({ code: AssetCode, chain: Schema.optionalKey(Chain) })),
   persons: Schema.Array(ApplicationPerson),
-  failureCode: Schema.NullOr(Schema.Literals(ApplicationFailureCodes)),
-  failureMessage: Schema.NullOr(Schema.String),
-  resubmittable: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
-  cancelRequestedAt: Schema.NullOr(Schema.String),
-  decidedAt: Schema.NullOr(Schema.String),
+  failureCode: Schema.optionalKey(Schema.Literals(ApplicationFailureCodes)),
+  failureMessage: Schema.optionalKey(Schema.String),
+  resubmittable: Schema.optionalKey(Schema.Boolean),
+  cancelRequestedAt: Schema.optionalKey(Schema.String),
+  decidedAt: Schema.optionalKey(Schema.String),
   createdAt: Schema.String,
   updatedAt: Schema.String
 }).annotate({ identifier: "Application" })

@@ -6,7 +6,7 @@ import { Schema } from "effect"
 import "../kernel/Annotations.ts"
 import { VirtualAccountId, WalletId } from "../kernel/Ids.ts"
 import { NonBlankString } from "../kernel/Primitives.ts"
-import { AssetAmount, PayoutRail, TransactionFailureCode } from "../money/Transactions.ts"
+import { AssetAmount, PayoutRail, TransactionFailureCode, WireReceiveDetails } from "../money/Transactions.ts"
 import { ApplicationFailureCodes, RejectionCategories } from "../onboarding/Applications.ts"
 
 export const ClockNow = Schema.Struct({ now: Schema.String }).annotate({ identifier: "ClockNow" })
@@ -68,7 +68,9 @@ export const SimulatedDeposit = Schema.Struct({
    * The sender's details did not come with the transfer: the deposit parks in awaiting_sender_information until the
    * caller supplies them (`POST /v2/transactions/{id}/sender-information`) or the window ends.
    */
-  senderInformationMissing: Schema.optionalKey(Schema.Boolean)
+  senderInformationMissing: Schema.optionalKey(Schema.Boolean),
+  /** For a wire (fedwire, swift, international_wire) into a virtual account: what the sender's bank sends with it. */
+  wireReceiveDetails: Schema.optionalKey(WireReceiveDetails)
 }).check(Schema.makeFilter((d) =>
   /^0(\.0+)?$/.test(d.assetAmount.amount) ? { path: ["assetAmount", "amount"], issue: "must be greater than zero" } : undefined
 )).annotate({ identifier: "SimulatedDeposit" })

@@ -85,6 +85,9 @@ export const simulateDeposit = (caller: Caller, body: SimulatedDeposit): Effect.
   }
 }
 
+/** The wire rails: a deposit over one carries the wire-receive bank details its sender's bank sent. */
+const wireRails: ReadonlySet<PayoutRail> = new Set(["fedwire", "swift", "international_wire"])
+
 /** A bank transfer into a virtual account. */
 const bankDeposit = (caller: Caller, virtualAccountId: VirtualAccountId, body: SimulatedDeposit): Effect.Effect<StoredTransaction, ApiError, Store> =>
   Effect.gen(function*() {
@@ -108,6 +111,11 @@ const bankDeposit = (caller: Caller, virtualAccountId: VirtualAccountId, body: S
     if (!offered.includes(rail)) {
       return yield* apiError("UNPROCESSABLE_ENTITY", `The virtual account does not take payments on this rail; its deposit instructions offer ${offered.join(", ")}.`)
     }
+    if (body.wireReceiveDetails !== undefined && !wireRails.has(rail)) {
+      return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+        errors: [{ pointer: "/wireReceiveDetails", detail: "is sent only for a wire (fedwire, swift, international_wire)" }]
+      })
+    }
     const sent = parseAmount(currency, body.assetAmount.amount)!
     const model = yield* WorldModel
     const fee = parseAmount(currency, model.inboundFee[rail] ?? "0")?.units ?? 0n
@@ -127,6 +135,7 @@ const bankDeposit = (caller: Caller, virtualAccountId: VirtualAccountId, body: S
       destination: { type: "virtual_account", virtualAccountId: account.id, assetAmount: amountOf(credited) },
       fees: fee > 0n ? [{ owner: "service", assetAmount: amountOf(fee), invoiced: false }] : [],
       ...yield* senderWindow(body.senderInformationMissing === true, { rail }),
+      wireReceiveDetails: body.wireReceiveDetails,
       holds: (id) => [
         { kind: "pending", id: `${id}/credit`, debit: world(scope, rail), credit: accountHolder, asset: { code: currency }, amount: credited, code: "deposit", transactionId: id },
         ...(fee > 0n
@@ -153,9 +162,10 @@ const chainDeposit = (caller: Caller, addressed: StoredWallet, body: SimulatedDe
     if (chain !== wallet.chain) {
       return yield* apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${wallet.chain}; assetAmount must be an asset on that chain.`)
     }
-    if (body.rail !== undefined) {
+    if (body.rail !== undefined || body.wireReceiveDetails !== undefined) {
+      const pointer = body.rail !== undefined ? "/rail" : "/wireReceiveDetails"
       return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
-        errors: [{ pointer: "/rail", detail: "is sent only for a bank transfer into a virtual account" }]
+        errors: [{ pointer, detail: "is sent only for a bank transfer into a virtual account" }]
       })
     }
     const sender = body.sender?.address === undefined ? undefined : yield* validAddress(chain, body.sender.address, "/sender/address")
@@ -204,7 +214,12 @@ const senderWindow = (senderInformationMissing: boolean, route: Route) =>
   Effect.gen(function*() {
     if (!senderInformationMissing) return {}
     const model = yield* WorldModel
-    return { route, senderInformationExpiresAt: toIso((yield* Clock.currentTimeMillis) + model.senderInformationWindowMs) }
+    // It opens waiting for the caller (stage awaiting_customer_action), so transaction.created carries that stage.
+    return {
+      route,
+      senderInformationExpiresAt: toIso((yield* Clock.currentTimeMillis) + model.senderInformationWindowMs),
+      then: { type: "request_information" } as const
+    }
   })
 
 /** The world model takes a deposit in: it confirms and settles on the clock, unless it waits for its sender first. */
@@ -218,7 +233,8 @@ const arrived = (transaction: StoredTransaction, route: Route, senderInformation
     }
     const model = yield* WorldModel
     const expiresAt = transaction.senderInformationExpiresAt!
-    const parked = yield* Effect.orDie(moveTransaction(transaction.id, { type: "request_information" }))
+    // It opened parked (senderWindow's first move); only the event and the window's timer are left.
+    const parked = transaction
     yield* emitEvent({
       type: "transaction.awaiting_sender_information",
       organizationId: parked.organizationId,

@@ -196,10 +196,11 @@ export const orderToWire = (o: StoredOrder): OrderWire =>
     markupBps: o.markupBps,
     markupAmount: BigInt(o.markupAmount) > 0n ? amountOf(o.source.side, BigInt(o.markupAmount)) : undefined,
     clientReferenceId: o.clientReferenceId,
-    transactionId: o.transactionId,
-    reasonCode: o.reasonCode,
-    failureMessage: o.reasonCode === null ? null : OrderFailureMessages[o.reasonCode],
-    cancellationReason: o.cancellationReason,
+    // Representation rule 3: none of these is nullable in the spec, so each is omitted until it has a value.
+    transactionId: o.transactionId ?? undefined,
+    reasonCode: o.reasonCode ?? undefined,
+    failureMessage: o.reasonCode === null ? undefined : OrderFailureMessages[o.reasonCode],
+    cancellationReason: o.cancellationReason ?? undefined,
     createdAt: o.createdAt,
     updatedAt: o.updatedAt
   }) as OrderWire

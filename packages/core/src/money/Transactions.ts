@@ -46,7 +46,8 @@ import {
   TransactionStatuses,
   type TransactionType,
   TransactionTypes,
-  toIso
+  toIso,
+  type WireReceiveDetails
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
 import { newId } from "../kernel/IdGenerator.ts"
@@ -84,6 +85,8 @@ export interface StoredTransaction extends MachineState {
   readonly senderInformationExpiresAt?: string | undefined
   /** The sender's details, as the caller supplied them. */
   readonly senderInformation?: SenderInformation | undefined
+  /** A wire deposit into a virtual account: what the sender's bank sent with it (the wire's originator fields). */
+  readonly wireReceiveDetails?: WireReceiveDetails | undefined
   /** A deposit's way in or a payout's way out (its bank rail or chain), which decides when it settles. */
   readonly route?: { readonly rail: PayoutRail } | { readonly chain: Chain } | undefined
   /** A payout's purpose, as the caller gave it. */
@@ -150,21 +153,25 @@ export const transactionToWire = (t: StoredTransaction): TransactionWire =>
     id: t.id,
     type: t.type,
     status: t.status,
-    stage: t.stage,
+    // Representation rule 3: stage, the failure and return fields and queuePosition are not nullable in the spec,
+    // so each is omitted until it has a value (docs/decisions.md lists the nullable fields fos sends).
+    stage: t.stage ?? undefined,
     customerId: t.customerId,
     clientReferenceId: t.clientReferenceId,
     linkedOrderId: t.linkedOrderId,
     source: t.source,
     destination: t.destination,
     fees: t.fees,
-    failureCode: t.failureCode,
-    failureMessage: failureMessageOf(t),
-    returnedAt: t.returnedAt,
-    returnReason: t.returnReason,
-    returnCode: t.returnCode,
-    queuePosition: t.queuePosition,
+    failureCode: t.failureCode ?? undefined,
+    failureMessage: failureMessageOf(t) ?? undefined,
+    returnedAt: t.returnedAt ?? undefined,
+    returnReason: t.returnReason ?? undefined,
+    returnCode: t.returnCode ?? undefined,
+    queuePosition: t.queuePosition ?? undefined,
     hasRfi: t.hasRfi,
     payout: t.payoutRail === undefined ? undefined : { rail: t.payoutRail },
+    // Nullable (representation rule 4): on every deposit, null unless a wire into a virtual account brought it.
+    wireReceiveDetails: t.type === "deposit" ? t.wireReceiveDetails ?? null : undefined,
     createdAt: t.createdAt,
     updatedAt: t.updatedAt
   }) as TransactionWire
@@ -333,6 +340,8 @@ export interface NewTransaction {
   readonly payoutRecipientId?: string | undefined
   /** A deposit that arrived without its sender's details: when the window to supply them ends. */
   readonly senderInformationExpiresAt?: string | undefined
+  /** A wire deposit into a virtual account: what the sender's bank sent with it. */
+  readonly wireReceiveDetails?: WireReceiveDetails | undefined
   /**
    * A move it makes as it opens (a payout that compliance must review enters review): the row is written once, in
    * its state after the move, and the move's events follow transaction.created as if it were made apart.
@@ -348,7 +357,8 @@ const bornWith = (input: NewTransaction) => {
     payoutPurpose: input.payoutPurpose,
     payoutDocumentIds: input.payoutDocumentIds,
     payoutRecipientId: input.payoutRecipientId,
-    senderInformationExpiresAt: input.senderInformationExpiresAt
+    senderInformationExpiresAt: input.senderInformationExpiresAt,
+    wireReceiveDetails: input.wireReceiveDetails
   }
   return Object.fromEntries(Object.entries(facts).filter(([, v]) => v !== undefined)) as Partial<typeof facts>
 }
@@ -398,7 +408,10 @@ export const openTransaction = (input: NewTransaction): Effect.Effect<StoredTran
       type: "transaction.created",
       organizationId: stored.organizationId,
       environment: stored.environment,
-      data: toWire({ ...head(stored), sequence: 1, stage: born.stage, occurredAt: now })
+      // The stage it opens in, after its first move (a payout born in review, a deposit waiting for its sender):
+      // the same stage the read shows (spec: only transaction.created carries stage; null when it has none, as the
+      // event schema in contract/events/Events.ts declares it).
+      data: toWire({ ...head(stored), sequence: 1, stage: stored.stage, occurredAt: now })
     })
     let sequence = 1
     for (const event of outcome.events) {

@@ -161,11 +161,12 @@ export const applicationToWire = (a: Application) =>
     houseAccount: a.type === "customer_onboarding" ? a.houseAccount : undefined,
     asset: a.asset,
     persons: a.persons.map(personToWire),
-    failureCode: a.failureCode ?? null,
-    failureMessage: a.failureMessage ?? null,
-    resubmittable: a.type === "organization_onboarding" ? a.resubmittable ?? null : undefined,
-    cancelRequestedAt: a.cancelRequestedAt ?? null,
-    decidedAt: a.decidedAt ?? null,
+    // Representation rule 3: none of these is nullable in the spec, so each is omitted until it has a value.
+    failureCode: a.failureCode,
+    failureMessage: a.failureMessage,
+    resubmittable: a.type === "organization_onboarding" ? a.resubmittable : undefined,
+    cancelRequestedAt: a.cancelRequestedAt,
+    decidedAt: a.decidedAt,
     createdAt: a.createdAt,
     updatedAt: a.updatedAt
   }) as ApplicationWire
