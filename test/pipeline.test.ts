@@ -710,14 +710,14 @@ describe("virtual clock endpoints", () => {
   it("GET /v2/simulate/clock returns the virtual now", async () => {
     const r = await get("/sandbox/v2/simulate/clock", A.sandbox)
     expect(r.status).toBe(200)
-    expect(r.json).toEqual({ now: new Date(START_MS).toISOString() })
+    expect(r.json).toEqual({ now: new Date(START_MS).toISOString(), mode: "virtual" })
     rateHeaders(r)
   })
 
   it("advance by seconds moves the clock exactly", async () => {
     const r = await advance({ seconds: 90 }, A.sandbox)
     expect(r.status).toBe(200)
-    expect(r.json).toEqual({ now: new Date(START_MS + 90_000).toISOString() })
+    expect(r.json).toEqual({ now: new Date(START_MS + 90_000).toISOString(), mode: "virtual" })
     expect(await clockNow()).toBe(new Date(START_MS + 90_000).toISOString())
     expect(await engine.clock.now()).toBe(START_MS + 90_000)
     // Errors now carry the new time.
@@ -767,13 +767,19 @@ describe("virtual clock endpoints", () => {
     expect(await engine.clock.now()).toBe(START_MS)
   })
 
-  it("with the system clock both clock endpoints are 409 CONFLICT", async () => {
+  it("with the system clock the clock reads the time and the mode; an advance is 409 CONFLICT that says how to start", async () => {
     const system = await createEngine({ clock: { mode: "system" }, seed: seed as never })
     try {
       const get1 = await call(system, "/sandbox/v2/simulate/clock", { key: A.sandbox })
-      expectProblem(get1, { type: "CONFLICT", status: 409, instance: "/sandbox/v2/simulate/clock" })
+      expect(get1.status).toBe(200)
+      expect(Object.keys(get1.json).sort()).toEqual(["mode", "now"])
+      expect(get1.json.mode).toBe("system")
+      expect(get1.json.now).toMatch(isoMs)
       const post = await call(system, "/sandbox/v2/simulate/clock/advance", { method: "POST", key: A.sandbox, body: { seconds: 60 } })
-      expectProblem(post, { type: "CONFLICT", status: 409, instance: "/sandbox/v2/simulate/clock/advance" })
+      const p = expectProblem(post, { type: "CONFLICT", status: 409, instance: "/sandbox/v2/simulate/clock/advance" })
+      // Its own resolution, not the catalog's "read the resource's current state and retry", which no retry fixes.
+      expect(p.resolution).toContain("--clock virtual")
+      expect(p.resolution).not.toMatch(/retry/i)
       const keyed = await call(system, "/sandbox/v2/simulate/clock/advance", {
         method: "POST",
         key: A.sandbox,

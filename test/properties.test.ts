@@ -142,7 +142,7 @@ describe("idempotent replay", () => {
         const afterFirst = await engine.clock.now()
         const expected = b.kind === "seconds" ? before + b.seconds * 1000 : before + b.aheadMs
         expect(afterFirst).toBe(expected)
-        expect(first.json).toEqual({ now: new Date(expected).toISOString() })
+        expect(first.json).toEqual({ now: new Date(expected).toISOString(), mode: "virtual" })
         const second = await send()
         expect(second.status).toBe(first.status)
         expect(second.text).toBe(first.text)

@@ -16,6 +16,11 @@ export class ApiError extends Data.TaggedError("ApiError")<{
   readonly field?: string
   /** UNSUPPORTED_PAIR: the pair, each chain null for a fiat asset. */
   readonly pair?: PairDetails
+  /**
+   * This occurrence's own resolution, where the catalog's general one would mislead (a 409 that no retry fixes);
+   * the catalog's otherwise.
+   */
+  readonly resolution?: string
 }> {
   get status(): number {
     return ErrorCatalog[this.code].status
@@ -34,7 +39,7 @@ export interface PairDetails {
 export const apiError = (
   code: ErrorCode,
   detail: string,
-  extra?: { errors?: ReadonlyArray<ErrorEntry>; retryAfterSeconds?: number; field?: string; pair?: PairDetails }
+  extra?: { errors?: ReadonlyArray<ErrorEntry>; retryAfterSeconds?: number; field?: string; pair?: PairDetails; resolution?: string }
 ): ApiError => new ApiError({ code, detail, ...extra })
 
 /** A problem as fos renders it: the contract's `Problem`, its `type` a code of the catalog. */
@@ -51,7 +56,7 @@ export const renderProblem = (
     title: spec.title,
     status: spec.status,
     detail: error.detail,
-    resolution: spec.resolution,
+    resolution: error.resolution ?? spec.resolution,
     docs: docsUrl(error.code),
     instance: request.instance,
     correlationId: request.correlationId,
