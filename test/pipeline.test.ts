@@ -206,6 +206,19 @@ describe("authentication", () => {
     expect((await advance({ seconds: 60 }, A.sandbox)).status).toBe(200)
   })
 
+  it("the key accepted, a refusal carries the rate headers: 403 API_KEY_READ_ONLY, 400 BAD_REQUEST on a bad path", async () => {
+    const readOnly = await advance({ seconds: 60 }, keys.aReadOnly)
+    expectProblem(readOnly, { type: "API_KEY_READ_ONLY", status: 403, instance: "/sandbox/v2/simulate/clock/advance", nowMs: START_MS })
+    expect(rateHeaders(readOnly).limit).toBe(400)
+    const badPath = await get("/sandbox/v2/customers/%zz", A.sandbox)
+    expectProblem(badPath, { type: "BAD_REQUEST", status: 400, instance: "/sandbox/v2/customers/%zz", nowMs: START_MS })
+    rateHeaders(badPath)
+    // Without a key nothing was accepted: the bad path is refused as any other unauthenticated request is.
+    const keyless = await get("/sandbox/v2/customers/%zz")
+    expectProblem(keyless, { type: "API_KEY_MISSING", status: 401, instance: "/sandbox/v2/customers/%zz", nowMs: START_MS })
+    noRateHeaders(keyless)
+  })
+
   it("new keys are read-only by default", async () => {
     const created = await engine.run(createApiKey({ organizationId: "org_a", environment: "sandbox", createdBy: "usr_aadmin" }))
     expect((await get(me, created.key)).json.apiKey.access).toBe("read_only")

@@ -110,6 +110,9 @@ export const fromSchemaError = (kind: SchemaFailureKind, error: Schema.SchemaErr
 
 const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
+/** The methods a read-only key may use (the spec's Authentication rule 4). */
+const readMethods = new Set(["GET", "HEAD", "OPTIONS"])
+
 /** Reads and checks a JSON body: media type, size and syntax. Returns the raw text. */
 export const readJsonBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string, ApiError> =>
   Effect.gen(function*() {
@@ -235,11 +238,13 @@ const fromStored = (stored: StoredResponse) =>
     : HttpServerResponse.text(stored.body, { status: stored.status, contentType: stored.contentType })
 
 /**
- * Authentication, the organization's restriction and the rate limit over the engine's services: the caller, with
- * the bucket's decision recorded on the request for the response headers. `restrictable` says the request is one a
- * restricted organization is refused (a write its endpoint does not keep open); the refusal, a 403 like the other
- * refusals of the organization, comes before the bucket and carries no rate headers. Written as a short chain of
- * effects: it runs on every request.
+ * Authentication, the rate limit, a read-only key's refusal and the organization's restriction over the engine's
+ * services: the caller, with the bucket's decision recorded on the request for the response headers. The spec's
+ * Limits: "once the key is accepted, every response carries" the rate headers, so the refusals that come after the
+ * key is known good (rule 7's 403 API_KEY_READ_ONLY, and the restriction's 403 ORGANIZATION_ACCESS_SUSPENDED) come
+ * after the bucket, count against it and carry its headers. `restrictable` says the request is one a restricted
+ * organization is refused (a write its endpoint does not keep open). Written as a short chain of effects: it runs
+ * on every request.
  */
 export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
   const authenticate = makeAuthenticate(store, limiter)
@@ -253,17 +258,23 @@ export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
     then: (caller: Caller) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, ApiError | E, R> => {
     if (info.environment === undefined) return Effect.die(new Error("admit outside a base address"))
-    return authenticate({ method, environment: info.environment, apiKey, clientIp: info.clientIp }, (caller): Effect.Effect<A, ApiError | E, R> => {
+    // Rule 7 (a read-only key on a write) is checked here, after the bucket, rather than by `authenticate`: it is
+    // asked as a read, which every accepted key may make.
+    return authenticate({ method: "GET", environment: info.environment, apiKey, clientIp: info.clientIp }, (caller): Effect.Effect<A, ApiError | E, R> => {
       info.organizationId = caller.organization.id
-      if (restrictable && caller.organization.restrictedIn !== undefined && isRestrictedIn(caller.organization, caller.environment)) {
-        return Effect.fail(apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business."))
-      }
       const limit = rateLimitFor(caller, dedicated)
       const decision = limiter.take(limit.scope, limit.name, limit.spec)
       info.rate = decision
-      return decision.allowed
-        ? then(caller)
-        : Effect.fail(apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! }))
+      if (!decision.allowed) {
+        return Effect.fail(apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! }))
+      }
+      if (caller.key.access === "read_only" && !readMethods.has(method)) {
+        return Effect.fail(apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only."))
+      }
+      if (restrictable && caller.organization.restrictedIn !== undefined && isRestrictedIn(caller.organization, caller.environment)) {
+        return Effect.fail(apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business."))
+      }
+      return then(caller)
     })
   }
 }
@@ -551,12 +562,13 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
     const unknownRoute = (request: HttpServerRequest.HttpServerRequest, path: string, info: RequestInfo) => {
       const problem = (error: ApiError) => Effect.succeed(logged(request, info, finish(info, problemResponse(error, info, nowMs()))))
       if (baseOf(path) === undefined) return problem(apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live."))
-      if (path.includes("%") && !decodable(path)) return problem(apiError("BAD_REQUEST", "The request path is not valid percent-encoding."))
-      if (info.environment === undefined) return problem(apiError("NOT_FOUND", "No such operator route."))
-      return Effect.catch(
-        admit(info, request.method, request.headers["x-api-key"], undefined, false, () => Effect.fail(apiError("NOT_FOUND", "No such route."))),
-        problem
-      )
+      const badPath = path.includes("%") && !decodable(path)
+      if (info.environment === undefined) {
+        return problem(badPath ? apiError("BAD_REQUEST", "The request path is not valid percent-encoding.") : apiError("NOT_FOUND", "No such operator route."))
+      }
+      // Under an environment's base the key is checked first, so the refusal of a path carries the rate headers.
+      const refusal = badPath ? apiError("BAD_REQUEST", "The request path is not valid percent-encoding.") : apiError("NOT_FOUND", "No such route.")
+      return Effect.catch(admit(info, request.method, request.headers["x-api-key"], undefined, false, () => Effect.fail(refusal)), problem)
     }
 
     const serve: EdgeService["serve"] = (environment, run) =>
