@@ -409,6 +409,60 @@ describe("correlation ids and routing", () => {
   })
 })
 
+describe("OPTIONS, correlation ids and bodies that are not taken", () => {
+  const allowOf = (r: { headers: Headers }) => (r.headers.get("allow") ?? "").split(",").map((m) => m.trim()).sort()
+
+  it("OPTIONS answers 204 with the route's methods in Allow, after authentication, for a read-only key too", async () => {
+    const list = await call(engine, "/sandbox/v2/webhooks/endpoints", { method: "OPTIONS", key: keys.aReadOnly })
+    expect(list.status).toBe(204)
+    expect(list.text).toBe("")
+    expect(allowOf(list)).toEqual(["GET", "HEAD", "OPTIONS", "POST"])
+    rateHeaders(list)
+    const one = await call(engine, "/sandbox/v2/orders/ord_x1/cancel", { method: "OPTIONS", key: A.sandbox })
+    expect(one.status).toBe(204)
+    expect(allowOf(one)).toEqual(["OPTIONS", "POST"])
+    expect(allowOf(await call(engine, "/live/v2/customers", { method: "OPTIONS", key: A.live }))).toEqual(["GET", "HEAD", "OPTIONS"])
+    expectProblem(await call(engine, "/sandbox/v2/customers", { method: "OPTIONS" }), { type: "API_KEY_MISSING", status: 401, instance: "/sandbox/v2/customers" })
+    // The simulate routes exist only under /sandbox, for OPTIONS as for the others.
+    expectProblem(await call(engine, "/live/v2/simulate/clock", { method: "OPTIONS", key: A.live }), { type: "NOT_FOUND", status: 404, instance: "/live/v2/simulate/clock" })
+    expectProblem(await call(engine, "/sandbox/v2/nothing-here", { method: "OPTIONS", key: A.sandbox }), { type: "NOT_FOUND", status: 404, instance: "/sandbox/v2/nothing-here" })
+  })
+
+  it("an x-client-correlation-id longer than 128 characters is 400 BAD_REQUEST naming the header and the limit", async () => {
+    const r = await get(me, A.sandbox, { "x-client-correlation-id": "c".repeat(129) })
+    const p = expectProblem(r, { type: "BAD_REQUEST", status: 400, instance: me, nowMs: START_MS })
+    expect(p.detail).toContain("x-client-correlation-id")
+    expect(p.detail).toContain("128")
+    expect(r.headers.get("x-client-correlation-id")).toBeNull()
+    expect((await get(me, A.sandbox, { "x-client-correlation-id": "c".repeat(128) })).headers.get("x-client-correlation-id")).toBe("c".repeat(128))
+  })
+
+  it("an endpoint that takes no body refuses a non-empty one with 400 VALIDATION_ERROR; empty or {} is accepted", async () => {
+    const paths: ReadonlyArray<readonly [string, string]> = [
+      ["POST", "/sandbox/v2/orders/ord_x1/cancel"],
+      ["POST", "/sandbox/v2/payouts/txn_x1/cancel"],
+      ["DELETE", "/sandbox/v2/whitelist-recipients/wlr_x1"],
+      ["DELETE", "/sandbox/v2/registered-addresses/rad_x1"],
+      ["POST", "/sandbox/v2/customers/cus_x1/wallet-signers/wsg_x1/reissue-admin-approval"]
+    ]
+    const wide = Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`k${i}`, i]))
+    let n = 0
+    // Each with its own Idempotency-Key: some of these endpoints require one.
+    const headers = () => ({ "idempotency-key": `no-body-${n++}` })
+    for (const [method, path] of paths) {
+      const r = await call(engine, path, { method, key: A.sandbox, body: wide, headers: headers() })
+      const p = expectProblem(r, { type: "VALIDATION_ERROR", status: 400, instance: path })
+      expect(p.errors[0]).toEqual({ pointer: "/k0", detail: "is not allowed" })
+      const scalar = expectProblem(await call(engine, path, { method, key: A.sandbox, body: "[1]", headers: headers() }), { type: "VALIDATION_ERROR", status: 400, instance: path })
+      expect(scalar.errors).toEqual([{ pointer: "", detail: "must be empty: this endpoint takes no body" }])
+      for (const body of [undefined, {}]) {
+        const ok = await call(engine, path, { method, key: A.sandbox, headers: headers(), ...(body === undefined ? {} : { body }) })
+        expect(ok.json?.type, `${method} ${path} ${JSON.stringify(body)}`).not.toBe("VALIDATION_ERROR")
+      }
+    }
+  })
+})
+
 describe("identifiers", () => {
   it.each(["not_an_id", "org_abc", "cus_", "cus_a-b", "CUS_abc", "cus_" + "a".repeat(65)])(
     "GET /v2/customers/%s is 400 INVALID_OID_FORMAT",

@@ -376,7 +376,13 @@ export const layerCorrelation: Layer.Layer<Correlation> = Layer.effect(
   })
 )
 
+/** The longest `x-client-correlation-id` echoed; a longer one is refused (docs/decisions.md, "Correlation ids"). */
+export const maxClientCorrelationIdLength = 128
 const visible = /^[\x21-\x7e]{1,128}$/
+const badClientCorrelationId = apiError(
+  "BAD_REQUEST",
+  `The x-client-correlation-id header must be 1 to ${maxClientCorrelationIdLength} visible ASCII characters.`
+)
 
 /** The base address of a path: an environment or the operator surface. */
 const baseOf = (path: string): { environment: Environment | undefined } | undefined => {
@@ -476,6 +482,8 @@ export interface EdgeService {
   readonly serve: (environment: Environment | undefined, run: RouteRun) => Effect.Effect<HttpServerResponse.HttpServerResponse>
   /** An endpoint's gate: what depends only on the endpoint is settled here, once. */
   readonly gate: (endpoint: HttpApiEndpoint.Top, group: HttpApiGroup.Top, run: EndpointRun) => RouteRun
+  /** OPTIONS on a route: 204 with `allow` (the route's methods) in `Allow`, after authentication as a read. */
+  readonly options: (allow: string) => RouteRun
   /** The global middleware for what no route matched. */
   readonly unrouted: (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) => Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
 }
@@ -516,6 +524,12 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         organizationId: undefined,
         startedNs: requestLog === undefined ? 0n : realClock.currentTimeNanosUnsafe()
       }
+    }
+
+    /** A client correlation id sent but not one to echo is refused rather than silently dropped. */
+    const refusesClientCorrelation = (request: HttpServerRequest.HttpServerRequest): boolean => {
+      const sent = request.headers["x-client-correlation-id"]
+      return sent !== undefined && !visible.test(sent)
     }
 
     /** Sends the request's entry to the log, if any; the response goes on unchanged. */
@@ -581,7 +595,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
           answered = unknownRoute(request, path, begin(request, baseOf(path)?.environment))
         } else {
           const info = begin(request, environment)
-          answered = Effect.matchCauseEffect(run(request, info), {
+          answered = Effect.matchCauseEffect(refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info), {
             onSuccess: (response) => Effect.succeed(logged(request, info, finish(info, response))),
             onFailure: (cause) => Effect.map(recover(info, cause), (response) => logged(request, info, finish(info, response)))
           })
@@ -618,6 +632,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         const base = baseOf(path)
         const info = begin(request, base?.environment)
         const done = (response: HttpServerResponse.HttpServerResponse) => logged(request, info, finish(info, response))
+        if (refusesClientCorrelation(request)) return Effect.succeed(done(problemResponse(badClientCorrelationId, info, nowMs())))
         if (path === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
         // The reference pages are public documentation, like the OpenAPI documents they show: no key. The error
         // reference needs no files, so every engine serves it.
@@ -627,7 +642,13 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         return unknownRoute(request, path, info)
       })
 
-    return { serve, gate, unrouted }
+    const options: EdgeService["options"] = (allow) => {
+      const answer = HttpServerResponse.setHeader(HttpServerResponse.empty({ status: 204 }), "allow", allow)
+      const answered = Effect.succeed(answer)
+      return (request, info) => admit(info, "OPTIONS", request.headers["x-api-key"], undefined, false, () => answered)
+    }
+
+    return { serve, gate, options, unrouted }
   })
 )
 
