@@ -71,6 +71,8 @@ export interface RequestInfo {
   organizationId: string | undefined
   /** When the request reached the edge, in real-time nanoseconds; 0 when nothing logs it. */
   readonly startedNs: bigint
+  /** The request itself: a problem's `docs` is on its origin, worked out only when a problem is rendered. */
+  readonly request: HttpServerRequest.HttpServerRequest
 }
 
 
@@ -79,8 +81,30 @@ export const maxJsonBodyBytes = 1024 * 1024
 
 const jsonType = "application/json"
 
+/**
+ * The origin a request was sent to (`http://host:port`): the URL an embedded engine was called with when it is
+ * absolute (a `Request` handed to the web handler, as on Bun and Deno), else the Host header and the server's
+ * protocol (Node's server); `http://localhost` when neither can be read.
+ */
+export const originOf = (request: HttpServerRequest.HttpServerRequest): string => {
+  const original = request.originalUrl
+  if (/^https?:\/\//i.test(original)) {
+    try {
+      return new URL(original).origin
+    } catch {
+      // not a URL after all: the Host header's turn
+    }
+  }
+  return Option.match(HttpServerRequest.toURL(request), { onNone: () => "http://localhost", onSome: (url) => url.origin })
+}
+
 export const problemResponse = (error: ApiError, info: RequestInfo, nowMs: number): HttpServerResponse.HttpServerResponse => {
-  const body = renderProblem(error, { instance: info.instance, correlationId: info.correlationId, timestamp: toIso(nowMs) })
+  const body = renderProblem(error, {
+    instance: info.instance,
+    correlationId: info.correlationId,
+    timestamp: toIso(nowMs),
+    origin: originOf(info.request)
+  })
   const response = HttpServerResponse.text(JSON.stringify(body), {
     status: error.status,
     contentType: jsonType,
@@ -522,7 +546,8 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         clientIp: Option.getOrElse(request.remoteAddress, () => "127.0.0.1"),
         rate: undefined,
         organizationId: undefined,
-        startedNs: requestLog === undefined ? 0n : realClock.currentTimeNanosUnsafe()
+        startedNs: requestLog === undefined ? 0n : realClock.currentTimeNanosUnsafe(),
+        request
       }
     }
 

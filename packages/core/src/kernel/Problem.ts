@@ -45,10 +45,14 @@ export const apiError = (
 /** A problem as fos renders it: the contract's `Problem`, its `type` a code of the catalog. */
 export type ProblemBody = Omit<Problem, "type"> & { readonly type: ErrorCode }
 
-/** Renders an `ApiError` for one request. `instance` is the resolved path with the query stripped. */
+/**
+ * Renders an `ApiError` for one request. `instance` is the resolved path with the query stripped; `origin` is the
+ * request's own (`https://host:port`, no trailing slash), so `docs`, the spec's "string (URL)", is an absolute URL
+ * of the error reference on the fos that answered.
+ */
 export const renderProblem = (
   error: ApiError,
-  request: { readonly instance: string; readonly correlationId: string; readonly timestamp: string }
+  request: { readonly instance: string; readonly correlationId: string; readonly timestamp: string; readonly origin: string }
 ): ProblemBody => {
   const spec = ErrorCatalog[error.code]
   const body: Record<string, unknown> = {
@@ -57,7 +61,7 @@ export const renderProblem = (
     status: spec.status,
     detail: error.detail,
     resolution: error.resolution ?? spec.resolution,
-    docs: docsUrl(error.code),
+    docs: request.origin + docsUrl(error.code),
     instance: request.instance,
     correlationId: request.correlationId,
     timestamp: request.timestamp
