@@ -79,7 +79,7 @@ describe("options", () => {
       const engine = await start({ clock })
       expect(await engine.clock.now()).toBe(expected)
       // The HTTP clock reads the same time.
-      expect((await request(engine, "GET", "/sandbox/v2/simulate/clock")).json).toEqual({ now: new Date(expected).toISOString() })
+      expect((await request(engine, "GET", "/sandbox/v2/simulate/clock")).json).toEqual({ now: new Date(expected).toISOString(), mode: "virtual" })
     }
   })
 
@@ -301,7 +301,7 @@ describe("many engines in one process", () => {
     await Promise.all(all.map(async ({ engine, key, name, startMs, advanceMs }, i) => {
       const now = startMs + advanceMs
       expect(await engine.clock.now()).toBe(now)
-      expect((await request(engine, "GET", "/sandbox/v2/simulate/clock", undefined, {}, key)).json).toEqual({ now: new Date(now).toISOString() })
+      expect((await request(engine, "GET", "/sandbox/v2/simulate/clock", undefined, {}, key)).json).toEqual({ now: new Date(now).toISOString(), mode: "virtual" })
       expect((await request(engine, "GET", "/sandbox/v2/portal/users/me", undefined, {}, key)).json.organization.id).toBe(`org_${name}`)
       const endpoints = (await request(engine, "GET", "/sandbox/v2/webhooks/endpoints", undefined, {}, key)).json.data
       expect(endpoints.map((e: { url: string }) => e.url)).toEqual([`https://${name}.example.com/hooks`])
@@ -345,7 +345,7 @@ describe("an Effect host", () => {
       const event = yield* client.simulate.emitEvent({ payload: { type: "customer.created" } })
       yield* advanceBy("1 hour")
       // The routes serve the engine the host's own code moved.
-      expect(yield* client.simulate.clock()).toEqual({ now: new Date(START_MS + 3_600_000).toISOString() })
+      expect(yield* client.simulate.clock()).toEqual({ now: new Date(START_MS + 3_600_000).toISOString(), mode: "virtual" })
       const deliveries = yield* Deliveries
       expect(deliveries.list().map((d) => d.event.id)).toEqual([event.id])
     }).pipe(Effect.provide(host)))

@@ -41,7 +41,7 @@ describe("over HTTP", () => {
   it("a retry with the same key and body replays the original response byte for byte, and the effect runs once", async () => {
     const first = await advance("key-1", { seconds: 60 })
     expect(first.status).toBe(200)
-    expect(first.json).toEqual({ now: iso(START_MS + 60_000) })
+    expect(first.json).toEqual({ now: iso(START_MS + 60_000), mode: "virtual" })
     expect(first.headers.get("idempotency-replayed")).toBeNull()
 
     const second = await advance("key-1", { seconds: 60 })

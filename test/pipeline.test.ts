@@ -206,6 +206,19 @@ describe("authentication", () => {
     expect((await advance({ seconds: 60 }, A.sandbox)).status).toBe(200)
   })
 
+  it("the key accepted, a refusal carries the rate headers: 403 API_KEY_READ_ONLY, 400 BAD_REQUEST on a bad path", async () => {
+    const readOnly = await advance({ seconds: 60 }, keys.aReadOnly)
+    expectProblem(readOnly, { type: "API_KEY_READ_ONLY", status: 403, instance: "/sandbox/v2/simulate/clock/advance", nowMs: START_MS })
+    expect(rateHeaders(readOnly).limit).toBe(400)
+    const badPath = await get("/sandbox/v2/customers/%zz", A.sandbox)
+    expectProblem(badPath, { type: "BAD_REQUEST", status: 400, instance: "/sandbox/v2/customers/%zz", nowMs: START_MS })
+    rateHeaders(badPath)
+    // Without a key nothing was accepted: the bad path is refused as any other unauthenticated request is.
+    const keyless = await get("/sandbox/v2/customers/%zz")
+    expectProblem(keyless, { type: "API_KEY_MISSING", status: 401, instance: "/sandbox/v2/customers/%zz", nowMs: START_MS })
+    noRateHeaders(keyless)
+  })
+
   it("new keys are read-only by default", async () => {
     const created = await engine.run(createApiKey({ organizationId: "org_a", environment: "sandbox", createdBy: "usr_aadmin" }))
     expect((await get(me, created.key)).json.apiKey.access).toBe("read_only")
@@ -393,6 +406,60 @@ describe("correlation ids and routing", () => {
   it("the instance is the path without its query string", async () => {
     const r = await get("/sandbox/v2/customers/not_an_id?expand=all&x=%2F", A.sandbox)
     expectProblem(r, { type: "INVALID_OID_FORMAT", status: 400, instance: "/sandbox/v2/customers/not_an_id", nowMs: START_MS })
+  })
+})
+
+describe("OPTIONS, correlation ids and bodies that are not taken", () => {
+  const allowOf = (r: { headers: Headers }) => (r.headers.get("allow") ?? "").split(",").map((m) => m.trim()).sort()
+
+  it("OPTIONS answers 204 with the route's methods in Allow, after authentication, for a read-only key too", async () => {
+    const list = await call(engine, "/sandbox/v2/webhooks/endpoints", { method: "OPTIONS", key: keys.aReadOnly })
+    expect(list.status).toBe(204)
+    expect(list.text).toBe("")
+    expect(allowOf(list)).toEqual(["GET", "HEAD", "OPTIONS", "POST"])
+    rateHeaders(list)
+    const one = await call(engine, "/sandbox/v2/orders/ord_x1/cancel", { method: "OPTIONS", key: A.sandbox })
+    expect(one.status).toBe(204)
+    expect(allowOf(one)).toEqual(["OPTIONS", "POST"])
+    expect(allowOf(await call(engine, "/live/v2/customers", { method: "OPTIONS", key: A.live }))).toEqual(["GET", "HEAD", "OPTIONS"])
+    expectProblem(await call(engine, "/sandbox/v2/customers", { method: "OPTIONS" }), { type: "API_KEY_MISSING", status: 401, instance: "/sandbox/v2/customers" })
+    // The simulate routes exist only under /sandbox, for OPTIONS as for the others.
+    expectProblem(await call(engine, "/live/v2/simulate/clock", { method: "OPTIONS", key: A.live }), { type: "NOT_FOUND", status: 404, instance: "/live/v2/simulate/clock" })
+    expectProblem(await call(engine, "/sandbox/v2/nothing-here", { method: "OPTIONS", key: A.sandbox }), { type: "NOT_FOUND", status: 404, instance: "/sandbox/v2/nothing-here" })
+  })
+
+  it("an x-client-correlation-id longer than 128 characters is 400 BAD_REQUEST naming the header and the limit", async () => {
+    const r = await get(me, A.sandbox, { "x-client-correlation-id": "c".repeat(129) })
+    const p = expectProblem(r, { type: "BAD_REQUEST", status: 400, instance: me, nowMs: START_MS })
+    expect(p.detail).toContain("x-client-correlation-id")
+    expect(p.detail).toContain("128")
+    expect(r.headers.get("x-client-correlation-id")).toBeNull()
+    expect((await get(me, A.sandbox, { "x-client-correlation-id": "c".repeat(128) })).headers.get("x-client-correlation-id")).toBe("c".repeat(128))
+  })
+
+  it("an endpoint that takes no body refuses a non-empty one with 400 VALIDATION_ERROR; empty or {} is accepted", async () => {
+    const paths: ReadonlyArray<readonly [string, string]> = [
+      ["POST", "/sandbox/v2/orders/ord_x1/cancel"],
+      ["POST", "/sandbox/v2/payouts/txn_x1/cancel"],
+      ["DELETE", "/sandbox/v2/whitelist-recipients/wlr_x1"],
+      ["DELETE", "/sandbox/v2/registered-addresses/rad_x1"],
+      ["POST", "/sandbox/v2/customers/cus_x1/wallet-signers/wsg_x1/reissue-admin-approval"]
+    ]
+    const wide = Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`k${i}`, i]))
+    let n = 0
+    // Each with its own Idempotency-Key: some of these endpoints require one.
+    const headers = () => ({ "idempotency-key": `no-body-${n++}` })
+    for (const [method, path] of paths) {
+      const r = await call(engine, path, { method, key: A.sandbox, body: wide, headers: headers() })
+      const p = expectProblem(r, { type: "VALIDATION_ERROR", status: 400, instance: path })
+      expect(p.errors[0]).toEqual({ pointer: "/k0", detail: "is not allowed" })
+      const scalar = expectProblem(await call(engine, path, { method, key: A.sandbox, body: "[1]", headers: headers() }), { type: "VALIDATION_ERROR", status: 400, instance: path })
+      expect(scalar.errors).toEqual([{ pointer: "", detail: "must be empty: this endpoint takes no body" }])
+      for (const body of [undefined, {}]) {
+        const ok = await call(engine, path, { method, key: A.sandbox, headers: headers(), ...(body === undefined ? {} : { body }) })
+        expect(ok.json?.type, `${method} ${path} ${JSON.stringify(body)}`).not.toBe("VALIDATION_ERROR")
+      }
+    }
   })
 })
 
@@ -710,14 +777,14 @@ describe("virtual clock endpoints", () => {
   it("GET /v2/simulate/clock returns the virtual now", async () => {
     const r = await get("/sandbox/v2/simulate/clock", A.sandbox)
     expect(r.status).toBe(200)
-    expect(r.json).toEqual({ now: new Date(START_MS).toISOString() })
+    expect(r.json).toEqual({ now: new Date(START_MS).toISOString(), mode: "virtual" })
     rateHeaders(r)
   })
 
   it("advance by seconds moves the clock exactly", async () => {
     const r = await advance({ seconds: 90 }, A.sandbox)
     expect(r.status).toBe(200)
-    expect(r.json).toEqual({ now: new Date(START_MS + 90_000).toISOString() })
+    expect(r.json).toEqual({ now: new Date(START_MS + 90_000).toISOString(), mode: "virtual" })
     expect(await clockNow()).toBe(new Date(START_MS + 90_000).toISOString())
     expect(await engine.clock.now()).toBe(START_MS + 90_000)
     // Errors now carry the new time.
@@ -767,13 +834,19 @@ describe("virtual clock endpoints", () => {
     expect(await engine.clock.now()).toBe(START_MS)
   })
 
-  it("with the system clock both clock endpoints are 409 CONFLICT", async () => {
+  it("with the system clock the clock reads the time and the mode; an advance is 409 CONFLICT that says how to start", async () => {
     const system = await createEngine({ clock: { mode: "system" }, seed: seed as never })
     try {
       const get1 = await call(system, "/sandbox/v2/simulate/clock", { key: A.sandbox })
-      expectProblem(get1, { type: "CONFLICT", status: 409, instance: "/sandbox/v2/simulate/clock" })
+      expect(get1.status).toBe(200)
+      expect(Object.keys(get1.json).sort()).toEqual(["mode", "now"])
+      expect(get1.json.mode).toBe("system")
+      expect(get1.json.now).toMatch(isoMs)
       const post = await call(system, "/sandbox/v2/simulate/clock/advance", { method: "POST", key: A.sandbox, body: { seconds: 60 } })
-      expectProblem(post, { type: "CONFLICT", status: 409, instance: "/sandbox/v2/simulate/clock/advance" })
+      const p = expectProblem(post, { type: "CONFLICT", status: 409, instance: "/sandbox/v2/simulate/clock/advance" })
+      // Its own resolution, not the catalog's "read the resource's current state and retry", which no retry fixes.
+      expect(p.resolution).toContain("--clock virtual")
+      expect(p.resolution).not.toMatch(/retry/i)
       const keyed = await call(system, "/sandbox/v2/simulate/clock/advance", {
         method: "POST",
         key: A.sandbox,

@@ -10,7 +10,7 @@ import { createEngine, type Engine } from "@fos/http"
 import { makeVirtualClock } from "@fos/core"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
-import { expectProblem, keysOf, noRateHeaders, orgSeed, seedOf, START_MS } from "./support.ts"
+import { expectProblem, keysOf, orgSeed, rateHeaders, seedOf, START_MS } from "./support.ts"
 
 const operatorToken = "restriction-test-operator-token"
 let engine: Engine
@@ -50,7 +50,8 @@ const customerOf = async (client: Client) => {
 
 const suspended = (reply: Awaited<ReturnType<Client["call"]>>, instance: string) => {
   expectProblem(reply, { type: "ORGANIZATION_ACCESS_SUSPENDED", status: 403, instance })
-  noRateHeaders(reply)
+  // The key was accepted: the refusal counts against the bucket and says so (the spec's Limits).
+  rateHeaders(reply)
 }
 
 describe("a restricted organization", () => {

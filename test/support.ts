@@ -132,6 +132,8 @@ export interface Reply {
   readonly headers: Headers
   readonly text: string
   readonly json: any
+  /** The URL the request was sent to, when known: a problem's `docs` is on its origin. */
+  readonly url?: string
 }
 
 /** Builds a Request for `path` (absolute path, e.g. /sandbox/v2/customers) on `origin`. */
@@ -149,7 +151,7 @@ export const buildRequest = (origin: string, path: string, call: Call = {}): Req
   return new Request(origin + path, { method, headers, ...(payload === undefined ? {} : { body: payload }) })
 }
 
-export const toReply = async (response: Response): Promise<Reply> => {
+export const toReply = async (response: Response, url: string = response.url): Promise<Reply> => {
   const text = await response.text()
   let json: unknown = undefined
   try {
@@ -157,12 +159,14 @@ export const toReply = async (response: Response): Promise<Reply> => {
   } catch {
     json = undefined
   }
-  return { status: response.status, headers: response.headers, text, json }
+  return { status: response.status, headers: response.headers, text, json, ...(url === "" ? {} : { url }) }
 }
 
 /** One request through an engine's fetch handler. */
-export const call = async (engine: Engine, path: string, c: Call = {}): Promise<Reply> =>
-  toReply(await engine.fetch(buildRequest("http://localhost", path, c)))
+export const call = async (engine: Engine, path: string, c: Call = {}): Promise<Reply> => {
+  const request = buildRequest("http://localhost", path, c)
+  return toReply(await engine.fetch(request), request.url)
+}
 
 /** One request over real HTTP. */
 export const httpCall = async (origin: string, path: string, c: Call = {}): Promise<Reply> =>
@@ -204,8 +208,11 @@ export const expectProblem = (reply: Reply, expected: ProblemExpectation): any =
     expect(typeof p[key], `${key} is a string`).toBe("string")
     expect(p[key].length, `${key} is not empty`).toBeGreaterThan(0)
   }
-  // The code's entry on the error reference the server serves, resolved against the request's URL.
-  expect(p.docs).toBe(`/docs/errors#${String(p.type).toLowerCase()}`)
+  // The code's entry on the error reference the server serves, an absolute URL on the request's own origin.
+  const docs = new URL(p.docs)
+  expect(p.docs).toBe(`${docs.origin}/docs/errors#${String(p.type).toLowerCase()}`)
+  expect(docs.protocol).toMatch(/^https?:$/)
+  if (reply.url !== undefined) expect(docs.origin).toBe(new URL(reply.url).origin)
   expect(p.instance).toBe(expected.instance)
   expect(p.instance).not.toContain("?")
   const correlation = reply.headers.get("x-correlation-id")

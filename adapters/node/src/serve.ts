@@ -12,11 +12,29 @@ import { createServer, type Server } from "node:http"
 import type { Duplex } from "node:stream"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import type { Engine } from "@fos/http"
-import { bareDetail, bareInstance, bareProblem, openEngine, rawAnswer, requestTargetOf, type ServeOptions, serveEngine } from "@fos/serve"
+import {
+  bareDetail,
+  bareInstance,
+  bareOrigin,
+  bareProblem,
+  hostOf,
+  openEngine,
+  rawAnswer,
+  requestTargetOf,
+  type ServeOptions,
+  serveEngine
+} from "@fos/serve"
 import { Cause, Exit } from "effect"
 
+/** The address `server` listens on, as a URL's host (for a problem's `docs` when the Host header is unreadable). */
+const listeningOn = (server: Server): string => {
+  const address = server.address()
+  if (address === null || typeof address === "string") return "localhost"
+  return address.family === "IPv6" ? `[${address.address}]:${address.port}` : `${address.address}:${address.port}`
+}
+
 /** Answers on `socket` with the problem for `code`, then closes it; a socket that cannot be written is destroyed. */
-const refuse = (engine: Engine, socket: Duplex, code: string | undefined, requestTarget: string | undefined): void => {
+const refuse = (engine: Engine, socket: Duplex, code: string | undefined, requestTarget: string | undefined, origin: string): void => {
   // A response already begun on this connection (the parser failed in a body the application reads) cannot be
   // followed by another: the connection is dropped, as Node does.
   const inProgress = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage
@@ -24,20 +42,23 @@ const refuse = (engine: Engine, socket: Duplex, code: string | undefined, reques
     socket.destroy()
     return
   }
-  socket.end(rawAnswer(bareProblem(engine, bareDetail(code), bareInstance(requestTarget))))
+  socket.end(rawAnswer(bareProblem(engine, bareDetail(code), bareInstance(requestTarget), origin)))
 }
 
 /** Node's HTTP server, with problems for what its parser refuses. */
 const makeServer = (engine: Engine): Server => {
   const server = createServer()
-  server.on("clientError", (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) =>
-    refuse(engine, socket, error.code, requestTargetOf(error.rawPacket?.toString("latin1"))))
+  server.on("clientError", (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
+    const head = error.rawPacket?.toString("latin1")
+    refuse(engine, socket, error.code, requestTargetOf(head), bareOrigin(hostOf(head), listeningOn(server)))
+  })
   server.on("checkExpectation", (request, response) => {
-    const problem = bareProblem(engine, bareDetail("EXPECTATION"), bareInstance(request.url))
+    const problem = bareProblem(engine, bareDetail("EXPECTATION"), bareInstance(request.url), bareOrigin(request.headers.host, listeningOn(server)))
     response.shouldKeepAlive = false
     response.writeHead(problem.status, problem.headers).end(problem.body)
   })
-  server.on("connect", (request, socket: Duplex) => refuse(engine, socket, "CONNECT", request.url))
+  server.on("connect", (request, socket: Duplex) =>
+    refuse(engine, socket, "CONNECT", request.url, bareOrigin(request.headers.host, listeningOn(server))))
   return server
 }
 

@@ -74,13 +74,24 @@ export interface BareProblem {
   readonly body: string
 }
 
+/**
+ * The origin a refused request was sent to, for its problem's `docs`: its Host header when that is a plain
+ * `host[:port]`, else the address the server listens on; the protocol is the server's (`http` for fos's servers).
+ */
+export const bareOrigin = (host: string | undefined, listening: string, protocol = "http"): string =>
+  host !== undefined && /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host) ? `${protocol}://${host}` : `${protocol}://${listening}`
+
+/** The Host header of `head` (bytes as latin1), when there is one. */
+export const hostOf = (head: string | undefined): string | undefined =>
+  head === undefined ? undefined : /\r\nhost:[ \t]*([^\r\n]*?)[ \t]*\r\n/i.exec(head)?.[1]
+
 /** The BAD_REQUEST problem for a request refused below the application, stamped with the engine's clock. */
-export const bareProblem = (engine: Engine, detail: string, instance: string): BareProblem => {
+export const bareProblem = (engine: Engine, detail: string, instance: string, origin: string): BareProblem => {
   const error = apiError("BAD_REQUEST", detail)
   // The same shape as the edge's ids (48 hex digits); these requests never reach the edge's counter.
   const correlationId = randomHex(24)
   const nowMs = Effect.runSync(Context.get(engine.context, TimeControl).now)
-  const body = JSON.stringify(renderProblem(error, { instance, correlationId, timestamp: toIso(nowMs) }))
+  const body = JSON.stringify(renderProblem(error, { instance, correlationId, timestamp: toIso(nowMs), origin }))
   return {
     status: error.status,
     headers: {

@@ -73,7 +73,7 @@ describe("docsUrl and isErrorCode", () => {
 })
 
 describe("renderProblem", () => {
-  const request = { instance: "/v2/customers/cus_1", correlationId: "corr-1", timestamp: "2026-11-21T10:00:00.000Z" }
+  const request = { instance: "/v2/customers/cus_1", correlationId: "corr-1", timestamp: "2026-11-21T10:00:00.000Z", origin: "https://fos.example:8443" }
   const baseOrder = ["type", "title", "status", "detail", "resolution", "docs", "instance", "correlationId", "timestamp"]
 
   it("renders the members in the spec's order", () => {
@@ -85,7 +85,7 @@ describe("renderProblem", () => {
       status: 404,
       detail: "No customer with this id.",
       resolution: ErrorCatalog.CUSTOMER_NOT_FOUND.resolution,
-      docs: docsUrl("CUSTOMER_NOT_FOUND"),
+      docs: "https://fos.example:8443" + docsUrl("CUSTOMER_NOT_FOUND"),
       instance: "/v2/customers/cus_1",
       correlationId: "corr-1",
       timestamp: "2026-11-21T10:00:00.000Z"
@@ -93,7 +93,7 @@ describe("renderProblem", () => {
     expect(JSON.stringify(body)).toBe(
       `{"type":"CUSTOMER_NOT_FOUND","title":${JSON.stringify(ErrorCatalog.CUSTOMER_NOT_FOUND.title)},"status":404,` +
         `"detail":"No customer with this id.","resolution":${JSON.stringify(ErrorCatalog.CUSTOMER_NOT_FOUND.resolution)},` +
-        `"docs":"/docs/errors#customer_not_found","instance":"/v2/customers/cus_1","correlationId":"corr-1",` +
+        `"docs":"https://fos.example:8443/docs/errors#customer_not_found","instance":"/v2/customers/cus_1","correlationId":"corr-1",` +
         `"timestamp":"2026-11-21T10:00:00.000Z"}`
     )
   })
@@ -108,7 +108,8 @@ describe("renderProblem", () => {
       expect(body.status).toBe(ErrorCatalog[code].status)
       expect(body.title).toBe(ErrorCatalog[code].title)
       expect(body.resolution).toBe(ErrorCatalog[code].resolution)
-      expect(body.docs).toBe(docsUrl(code))
+      expect(body.docs).toBe(request.origin + docsUrl(code))
+      expect(new URL(body.docs).hash).toBe(`#${code.toLowerCase()}`)
     }
     const json = JSON.stringify(renderProblem(apiError("RATE_LIMITED", "slow down"), request))
     expect(json).not.toContain("null")

@@ -182,7 +182,9 @@ const CustomersLive = group(ServerApi, "customers", (handlers) =>
 const maxWireInstantMs = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
 
 const notVirtual = () =>
-  Effect.fail(apiError("CONFLICT", "The server runs on the system clock; start it with --clock virtual to control time."))
+  Effect.fail(apiError("CONFLICT", "The server runs on the system clock; start it with --clock virtual to control time.", {
+    resolution: "Restart the server with --clock virtual (or create the engine with clock: \"virtual\") to move time; the system clock cannot be advanced."
+  }))
 
 const SimulateLive = group(ServerApi, "simulate", (handlers) =>
   handlers
@@ -217,8 +219,7 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
     .handle("clock", () =>
       Effect.gen(function*() {
         const time = yield* TimeControl
-        if (time.mode !== "virtual") return yield* notVirtual()
-        return { now: toIso(yield* time.now) }
+        return { now: toIso(yield* time.now), mode: time.mode }
       }))
     .handle("advanceClock", ({ payload }) =>
       Effect.gen(function*() {
@@ -247,7 +248,7 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
           })
         }
         yield* time.advanceTo(target)
-        return { now: toIso(yield* time.now) }
+        return { now: toIso(yield* time.now), mode: time.mode }
       }))
     .handle("deposit", ({ payload }) =>
       CurrentCaller.use((caller) => Effect.map(simulateDeposit(caller, payload), transactionToWire)).pipe(Effect.map(mutable)))

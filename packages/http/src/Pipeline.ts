@@ -71,6 +71,8 @@ export interface RequestInfo {
   organizationId: string | undefined
   /** When the request reached the edge, in real-time nanoseconds; 0 when nothing logs it. */
   readonly startedNs: bigint
+  /** The request itself: a problem's `docs` is on its origin, worked out only when a problem is rendered. */
+  readonly request: HttpServerRequest.HttpServerRequest
 }
 
 
@@ -79,8 +81,30 @@ export const maxJsonBodyBytes = 1024 * 1024
 
 const jsonType = "application/json"
 
+/**
+ * The origin a request was sent to (`http://host:port`): the URL an embedded engine was called with when it is
+ * absolute (a `Request` handed to the web handler, as on Bun and Deno), else the Host header and the server's
+ * protocol (Node's server); `http://localhost` when neither can be read.
+ */
+export const originOf = (request: HttpServerRequest.HttpServerRequest): string => {
+  const original = request.originalUrl
+  if (/^https?:\/\//i.test(original)) {
+    try {
+      return new URL(original).origin
+    } catch {
+      // not a URL after all: the Host header's turn
+    }
+  }
+  return Option.match(HttpServerRequest.toURL(request), { onNone: () => "http://localhost", onSome: (url) => url.origin })
+}
+
 export const problemResponse = (error: ApiError, info: RequestInfo, nowMs: number): HttpServerResponse.HttpServerResponse => {
-  const body = renderProblem(error, { instance: info.instance, correlationId: info.correlationId, timestamp: toIso(nowMs) })
+  const body = renderProblem(error, {
+    instance: info.instance,
+    correlationId: info.correlationId,
+    timestamp: toIso(nowMs),
+    origin: originOf(info.request)
+  })
   const response = HttpServerResponse.text(JSON.stringify(body), {
     status: error.status,
     contentType: jsonType,
@@ -109,6 +133,9 @@ export const fromSchemaError = (kind: SchemaFailureKind, error: Schema.SchemaErr
 }
 
 const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/** The methods a read-only key may use (the spec's Authentication rule 4). */
+const readMethods = new Set(["GET", "HEAD", "OPTIONS"])
 
 /** Reads and checks a JSON body: media type, size and syntax. Returns the raw text. */
 export const readJsonBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string, ApiError> =>
@@ -235,11 +262,13 @@ const fromStored = (stored: StoredResponse) =>
     : HttpServerResponse.text(stored.body, { status: stored.status, contentType: stored.contentType })
 
 /**
- * Authentication, the organization's restriction and the rate limit over the engine's services: the caller, with
- * the bucket's decision recorded on the request for the response headers. `restrictable` says the request is one a
- * restricted organization is refused (a write its endpoint does not keep open); the refusal, a 403 like the other
- * refusals of the organization, comes before the bucket and carries no rate headers. Written as a short chain of
- * effects: it runs on every request.
+ * Authentication, the rate limit, a read-only key's refusal and the organization's restriction over the engine's
+ * services: the caller, with the bucket's decision recorded on the request for the response headers. The spec's
+ * Limits: "once the key is accepted, every response carries" the rate headers, so the refusals that come after the
+ * key is known good (rule 7's 403 API_KEY_READ_ONLY, and the restriction's 403 ORGANIZATION_ACCESS_SUSPENDED) come
+ * after the bucket, count against it and carry its headers. `restrictable` says the request is one a restricted
+ * organization is refused (a write its endpoint does not keep open). Written as a short chain of effects: it runs
+ * on every request.
  */
 export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
   const authenticate = makeAuthenticate(store, limiter)
@@ -253,17 +282,23 @@ export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
     then: (caller: Caller) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, ApiError | E, R> => {
     if (info.environment === undefined) return Effect.die(new Error("admit outside a base address"))
-    return authenticate({ method, environment: info.environment, apiKey, clientIp: info.clientIp }, (caller): Effect.Effect<A, ApiError | E, R> => {
+    // Rule 7 (a read-only key on a write) is checked here, after the bucket, rather than by `authenticate`: it is
+    // asked as a read, which every accepted key may make.
+    return authenticate({ method: "GET", environment: info.environment, apiKey, clientIp: info.clientIp }, (caller): Effect.Effect<A, ApiError | E, R> => {
       info.organizationId = caller.organization.id
-      if (restrictable && caller.organization.restrictedIn !== undefined && isRestrictedIn(caller.organization, caller.environment)) {
-        return Effect.fail(apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business."))
-      }
       const limit = rateLimitFor(caller, dedicated)
       const decision = limiter.take(limit.scope, limit.name, limit.spec)
       info.rate = decision
-      return decision.allowed
-        ? then(caller)
-        : Effect.fail(apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! }))
+      if (!decision.allowed) {
+        return Effect.fail(apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! }))
+      }
+      if (caller.key.access === "read_only" && !readMethods.has(method)) {
+        return Effect.fail(apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only."))
+      }
+      if (restrictable && caller.organization.restrictedIn !== undefined && isRestrictedIn(caller.organization, caller.environment)) {
+        return Effect.fail(apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business."))
+      }
+      return then(caller)
     })
   }
 }
@@ -365,7 +400,13 @@ export const layerCorrelation: Layer.Layer<Correlation> = Layer.effect(
   })
 )
 
+/** The longest `x-client-correlation-id` echoed; a longer one is refused (docs/decisions.md, "Correlation ids"). */
+export const maxClientCorrelationIdLength = 128
 const visible = /^[\x21-\x7e]{1,128}$/
+const badClientCorrelationId = apiError(
+  "BAD_REQUEST",
+  `The x-client-correlation-id header must be 1 to ${maxClientCorrelationIdLength} visible ASCII characters.`
+)
 
 /** The base address of a path: an environment or the operator surface. */
 const baseOf = (path: string): { environment: Environment | undefined } | undefined => {
@@ -465,6 +506,8 @@ export interface EdgeService {
   readonly serve: (environment: Environment | undefined, run: RouteRun) => Effect.Effect<HttpServerResponse.HttpServerResponse>
   /** An endpoint's gate: what depends only on the endpoint is settled here, once. */
   readonly gate: (endpoint: HttpApiEndpoint.Top, group: HttpApiGroup.Top, run: EndpointRun) => RouteRun
+  /** OPTIONS on a route: 204 with `allow` (the route's methods) in `Allow`, after authentication as a read. */
+  readonly options: (allow: string) => RouteRun
   /** The global middleware for what no route matched. */
   readonly unrouted: (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) => Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
 }
@@ -503,8 +546,15 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         clientIp: Option.getOrElse(request.remoteAddress, () => "127.0.0.1"),
         rate: undefined,
         organizationId: undefined,
-        startedNs: requestLog === undefined ? 0n : realClock.currentTimeNanosUnsafe()
+        startedNs: requestLog === undefined ? 0n : realClock.currentTimeNanosUnsafe(),
+        request
       }
+    }
+
+    /** A client correlation id sent but not one to echo is refused rather than silently dropped. */
+    const refusesClientCorrelation = (request: HttpServerRequest.HttpServerRequest): boolean => {
+      const sent = request.headers["x-client-correlation-id"]
+      return sent !== undefined && !visible.test(sent)
     }
 
     /** Sends the request's entry to the log, if any; the response goes on unchanged. */
@@ -551,12 +601,13 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
     const unknownRoute = (request: HttpServerRequest.HttpServerRequest, path: string, info: RequestInfo) => {
       const problem = (error: ApiError) => Effect.succeed(logged(request, info, finish(info, problemResponse(error, info, nowMs()))))
       if (baseOf(path) === undefined) return problem(apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live."))
-      if (path.includes("%") && !decodable(path)) return problem(apiError("BAD_REQUEST", "The request path is not valid percent-encoding."))
-      if (info.environment === undefined) return problem(apiError("NOT_FOUND", "No such operator route."))
-      return Effect.catch(
-        admit(info, request.method, request.headers["x-api-key"], undefined, false, () => Effect.fail(apiError("NOT_FOUND", "No such route."))),
-        problem
-      )
+      const badPath = path.includes("%") && !decodable(path)
+      if (info.environment === undefined) {
+        return problem(badPath ? apiError("BAD_REQUEST", "The request path is not valid percent-encoding.") : apiError("NOT_FOUND", "No such operator route."))
+      }
+      // Under an environment's base the key is checked first, so the refusal of a path carries the rate headers.
+      const refusal = badPath ? apiError("BAD_REQUEST", "The request path is not valid percent-encoding.") : apiError("NOT_FOUND", "No such route.")
+      return Effect.catch(admit(info, request.method, request.headers["x-api-key"], undefined, false, () => Effect.fail(refusal)), problem)
     }
 
     const serve: EdgeService["serve"] = (environment, run) =>
@@ -569,7 +620,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
           answered = unknownRoute(request, path, begin(request, baseOf(path)?.environment))
         } else {
           const info = begin(request, environment)
-          answered = Effect.matchCauseEffect(run(request, info), {
+          answered = Effect.matchCauseEffect(refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info), {
             onSuccess: (response) => Effect.succeed(logged(request, info, finish(info, response))),
             onFailure: (cause) => Effect.map(recover(info, cause), (response) => logged(request, info, finish(info, response)))
           })
@@ -606,6 +657,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         const base = baseOf(path)
         const info = begin(request, base?.environment)
         const done = (response: HttpServerResponse.HttpServerResponse) => logged(request, info, finish(info, response))
+        if (refusesClientCorrelation(request)) return Effect.succeed(done(problemResponse(badClientCorrelationId, info, nowMs())))
         if (path === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
         // The reference pages are public documentation, like the OpenAPI documents they show: no key. The error
         // reference needs no files, so every engine serves it.
@@ -615,7 +667,13 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         return unknownRoute(request, path, info)
       })
 
-    return { serve, gate, unrouted }
+    const options: EdgeService["options"] = (allow) => {
+      const answer = HttpServerResponse.setHeader(HttpServerResponse.empty({ status: 204 }), "allow", allow)
+      const answered = Effect.succeed(answer)
+      return (request, info) => admit(info, "OPTIONS", request.headers["x-api-key"], undefined, false, () => answered)
+    }
+
+    return { serve, gate, options, unrouted }
   })
 )
 

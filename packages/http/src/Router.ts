@@ -74,6 +74,20 @@ const hasQuery = (url: string): boolean => {
   return q >= 0 && q < url.length - 1
 }
 
+/**
+ * The body check of an endpoint that takes none: an empty body or `{}` is accepted, anything else refused like an
+ * unknown member, each of an object's members named (up to the usual count). The text is already valid JSON.
+ */
+const refuseBody = (body: string): Exit.Exit<unknown, ApiError> => {
+  const value: unknown = JSON.parse(body)
+  const isObject = typeof value === "object" && value !== null && !Array.isArray(value)
+  if (isObject && Object.keys(value).length === 0) return Exit.void
+  const errors = isObject
+    ? Object.keys(value).slice(0, maxErrorEntries).map((name) => ({ pointer: toPointer([name]), detail: "is not allowed" }))
+    : [{ pointer: "", detail: "must be empty: this endpoint takes no body" }]
+  return Exit.fail(apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors }))
+}
+
 /** A decoder's failure as the endpoint run's. */
 const failed = (exit: Exit.Failure<unknown, ApiError>) => exit as unknown as Effect.Effect<never, ApiError>
 
@@ -102,6 +116,8 @@ export const compileEndpoint = (
   const payload = jsonPayloadOf(endpoint, group)
   const decodePayload = decoder(payload, "Payload")
   const nullOnEmpty = payload !== undefined && SchemaAST.isNull(SchemaAST.toEncoded(payload.ast))
+  // An endpoint with neither a JSON body nor an upload takes no body at all.
+  const takesNoBody = payload === undefined && policyOf(endpoint, group).upload === undefined
   const successes = [...endpoint.success] as ReadonlyArray<Schema.Top>
   if (successes.length > 1) throw new Error(`${group.identifier}.${endpoint.identifier}: the router takes one success schema per endpoint`)
   const success = successes[0]
@@ -154,6 +170,9 @@ export const compileEndpoint = (
       const decoded = decodePayload(body === undefined || body === "" ? (nullOnEmpty ? null : undefined) : JSON.parse(body))
       if (Exit.isFailure(decoded)) return failed(decoded)
       input.payload = decoded.value
+    } else if (takesNoBody && body !== undefined && body !== "") {
+      const refused = refuseBody(body)
+      if (Exit.isFailure(refused)) return failed(refused)
     }
     // The caller joins the request's context in place, as HttpRouter adds the route's own: the request restores
     // its context when it ends. `Effect.provideService` would cost the request two more steps of its chain.
@@ -180,19 +199,37 @@ export const layerApiRoutes = (api: HttpApi.Top = ServerApi as unknown as HttpAp
     const services = yield* Effect.context<never>()
     const edge = Context.get(services as Context.Context<Edge>, Edge)
     const routes: Array<HttpRouter.Route<never, never>> = []
+    // Each path's methods under each base, for its OPTIONS route.
+    const methodsOf = new Map<string, Set<string>>()
+    const addMethod = (path: string, method: string) => {
+      const methods = methodsOf.get(path) ?? new Set<string>()
+      methods.add(method)
+      methodsOf.set(path, methods)
+    }
     for (const group of Object.values(api.groups) as ReadonlyArray<HttpApiGroup.Top>) {
       const handlers = handlersOf(services, group)
       if (handlers === undefined) return yield* Effect.die(new Error(`no handlers for the HttpApi group "${group.identifier}"`))
       for (const { endpoint, handler } of handlers.values()) {
         const gated = edge.gate(endpoint, group, compileEndpoint(endpoint, group, handler))
+        const sandboxOnly = policyOf(endpoint, group).sandboxOnly
         for (const environment of bases) {
           routes.push(HttpRouter.route(endpoint.method, `/${environment}${endpoint.path}`, edge.serve(environment, gated)))
+          // A sandbox-only endpoint is 404 under /live: it lends that path no method there.
+          if (!sandboxOnly || environment === "sandbox") addMethod(`/${environment}${endpoint.path}`, endpoint.method)
         }
       }
     }
     const openapi = HttpServerResponse.jsonUnsafe(OpenApi.fromApi(api))
     for (const environment of bases) {
       routes.push(HttpRouter.route("GET", `/${environment}/v2/openapi.json`, edge.serve(environment, () => Effect.succeed(openapi))))
+      addMethod(`/${environment}/v2/openapi.json`, "GET")
+    }
+    // OPTIONS on every route (the spec names it among a read-only key's methods): 204, and the path's methods in
+    // Allow; HEAD where GET is, as the router answers it.
+    for (const [path, methods] of methodsOf) {
+      const allow = [...methods, ...(methods.has("GET") ? ["HEAD"] : []), "OPTIONS"].sort().join(", ")
+      const environment = path.startsWith("/sandbox/") ? "sandbox" : "live"
+      routes.push(HttpRouter.route("OPTIONS", path as HttpRouter.PathInput, edge.serve(environment, edge.options(allow))))
     }
     yield* router.addAll(routes)
   })) as Layer.Layer<never, never, HttpRouter.HttpRouter | Edge | EngineServices>

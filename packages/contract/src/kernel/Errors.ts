@@ -147,10 +147,9 @@ export type ErrorCode = keyof typeof ErrorCatalog
 export const errorReferencePath = "/docs/errors"
 
 /**
- * A problem's `docs`: the code's entry on the error reference the server itself serves, as the URI reference
- * `/docs/errors#<code in lower case>`, which a client resolves against the URL it sent the request to (RFC 3986,
- * section 5). fos cannot know the origin its clients reach it by (a proxy, a port mapping, an embedding host), and
- * an absolute URL built from the Host header would let a client choose it (docs/decisions.md, "Problems").
+ * The path and fragment of a problem's `docs`: the code's entry on the error reference the server itself serves,
+ * `/docs/errors#<code in lower case>`. A problem carries it as an absolute URL on the request's own origin
+ * (`renderProblem`; docs/decisions.md, "Problems").
  */
 export const docsUrl = (code: ErrorCode): string => `${errorReferencePath}#${code.toLowerCase()}`
 

@@ -9,7 +9,8 @@ import { NonBlankString } from "../kernel/Primitives.ts"
 import { AssetAmount, PayoutRail, TransactionFailureCode, WireReceiveDetails } from "../money/Transactions.ts"
 import { ApplicationFailureCodes, RejectionCategories } from "../onboarding/Applications.ts"
 
-export const ClockNow = Schema.Struct({ now: Schema.String }).annotate({ identifier: "ClockNow" })
+/** The clock's time, and which clock it is: only a `virtual` one can be advanced. */
+export const ClockNow = Schema.Struct({ now: Schema.String, mode: Schema.Literals(["system", "virtual"]) }).annotate({ identifier: "ClockNow" })
 export type ClockNow = typeof ClockNow.Type
 
 /** The longest advance, in seconds: ten years. */

@@ -16,6 +16,11 @@ export class ApiError extends Data.TaggedError("ApiError")<{
   readonly field?: string
   /** UNSUPPORTED_PAIR: the pair, each chain null for a fiat asset. */
   readonly pair?: PairDetails
+  /**
+   * This occurrence's own resolution, where the catalog's general one would mislead (a 409 that no retry fixes);
+   * the catalog's otherwise.
+   */
+  readonly resolution?: string
 }> {
   get status(): number {
     return ErrorCatalog[this.code].status
@@ -34,16 +39,20 @@ export interface PairDetails {
 export const apiError = (
   code: ErrorCode,
   detail: string,
-  extra?: { errors?: ReadonlyArray<ErrorEntry>; retryAfterSeconds?: number; field?: string; pair?: PairDetails }
+  extra?: { errors?: ReadonlyArray<ErrorEntry>; retryAfterSeconds?: number; field?: string; pair?: PairDetails; resolution?: string }
 ): ApiError => new ApiError({ code, detail, ...extra })
 
 /** A problem as fos renders it: the contract's `Problem`, its `type` a code of the catalog. */
 export type ProblemBody = Omit<Problem, "type"> & { readonly type: ErrorCode }
 
-/** Renders an `ApiError` for one request. `instance` is the resolved path with the query stripped. */
+/**
+ * Renders an `ApiError` for one request. `instance` is the resolved path with the query stripped; `origin` is the
+ * request's own (`https://host:port`, no trailing slash), so `docs`, the spec's "string (URL)", is an absolute URL
+ * of the error reference on the fos that answered.
+ */
 export const renderProblem = (
   error: ApiError,
-  request: { readonly instance: string; readonly correlationId: string; readonly timestamp: string }
+  request: { readonly instance: string; readonly correlationId: string; readonly timestamp: string; readonly origin: string }
 ): ProblemBody => {
   const spec = ErrorCatalog[error.code]
   const body: Record<string, unknown> = {
@@ -51,8 +60,8 @@ export const renderProblem = (
     title: spec.title,
     status: spec.status,
     detail: error.detail,
-    resolution: spec.resolution,
-    docs: docsUrl(error.code),
+    resolution: error.resolution ?? spec.resolution,
+    docs: request.origin + docsUrl(error.code),
     instance: request.instance,
     correlationId: request.correlationId,
     timestamp: request.timestamp
