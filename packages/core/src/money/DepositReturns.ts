@@ -1,6 +1,7 @@
 /**
  * Deposit returns: funds that arrived where they cannot stay go back to the address they came from, as a
- * deposit_return transaction (spec, transaction type deposit_return; "DEPOSIT_RETURNED" in the failure catalog).
+ * deposit_return transaction (spec, transaction type deposit_return; its failureMessage is the contract's
+ * `DepositReturnedFailureMessage`).
  * It is not credited back to anyone: it ends `failed` with no failureCode and the catalog's fixed failureMessage
  * (Transactions.ts) once the chain confirms the transfer back, its funds gone out (its holds post).
  *
