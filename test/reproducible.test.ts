@@ -12,6 +12,7 @@ import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createEngine, type Engine } from "@fos/http"
+import { layerPgliteStore } from "@fos/sql"
 import { afterAll, describe, expect, it, vi } from "vitest"
 import { parseServeArgs, UsageError } from "../adapters/serve/src/Options.ts"
 import { killAllFos, startFos } from "./fosProcess.ts"
@@ -277,6 +278,30 @@ describe("two fresh seeded embedded engines", () => {
       random.mockRestore()
     }
   }, 60_000)
+})
+
+describe("a seeded engine on a durable store", () => {
+  it("mints what a fresh memory engine mints from an empty store, and other ids once the store holds organizations", async () => {
+    const endpointBody = { url: "https://hooks.acme.test/fos" }
+    const firstEndpoint = async (engine: Engine) => {
+      try {
+        const reply = await clientOf(engine.fetch, "http://fos", acmeKey).call("POST", "/v2/webhooks/endpoints", endpointBody)
+        expect(reply.status, reply.text).toBe(201)
+        return reply.json
+      } finally {
+        await engine.close()
+      }
+    }
+    const options = { clock: { mode: "virtual", start: START }, randomSeed: 25 } as const
+    const memory = await firstEndpoint(await createEngine({ ...options, seed: seed as never }))
+    const dir = mkdtempSync(join(tmpdir(), "fos-seeded-pglite-"))
+    const fresh = await firstEndpoint(await createEngine({ ...options, seed: seed as never, store: layerPgliteStore(dir) }))
+    expect(fresh).toEqual(memory)
+    // Restarted on the same data with the same seed: the streams of the first run would mint its ids again.
+    const restarted = await firstEndpoint(await createEngine({ ...options, store: layerPgliteStore(dir) }))
+    expect(restarted.id).not.toBe(fresh.id)
+    expect(restarted.secret).not.toBe(fresh.secret)
+  }, 120_000)
 })
 
 describe("fos serve --random-seed", () => {
