@@ -50,10 +50,9 @@ flags:
   --clock-start ISO                 where a virtual clock starts                        (default: now)
   --seed FILE                       organizations, users and keys to create (JSON, see the README's "Seed file");
                                     no demo organization then
-  --random-seed N                   every id, secret, address, account number, hash and correlation id fos
-                                    invents comes from N (a number or a word), each organization's from a stream
-                                    of its own: a fresh store, the same requests, the same answers (docs/testing.md)
-                                                                                         (default: random)
+  --random-seed N                   every id, secret, address, number and hash fos invents comes from N (such as
+                                    42), each organization's from a stream of its own: on a fresh store, the same
+                                    requests get the same answers (docs/testing.md)    (default: random)
   --idempotency-retention-seconds N how long an idempotent response is replayed         (default: 2592000, 30 days)
   --operator-token T                the operator surface's bearer token, at least 16 characters
                                     (default: FOS_OPERATOR_TOKEN, else the store's: minted and printed at its first
