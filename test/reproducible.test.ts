@@ -304,6 +304,14 @@ describe("a seeded engine on a durable store", () => {
   }, 120_000)
 })
 
+describe("createEngine's randomSeed", () => {
+  it("is a whole number or 1 to 256 visible characters", async () => {
+    for (const bad of [1.5, Number.NaN, "", "x".repeat(257), "a b"]) {
+      await expect(createEngine({ randomSeed: bad }), JSON.stringify(bad)).rejects.toThrow(/randomSeed/)
+    }
+  })
+})
+
 describe("fos serve --random-seed", () => {
   it("takes 1 to 256 visible characters", () => {
     expect(parseServeArgs(["--random-seed", "42"], {}).randomSeed).toBe("42")

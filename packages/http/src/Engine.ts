@@ -102,6 +102,14 @@ const durationMs = (input: Duration.Input, what: string): number => {
   return ms.value
 }
 
+/** A seed as `fos serve --random-seed` takes it (1 to 256 visible ASCII characters), or a safe integer. */
+const randomSeedOf = (seed: string | number): string | number => {
+  if (typeof seed === "number" ? !Number.isSafeInteger(seed) : !/^[\x21-\x7e]{1,256}$/.test(seed)) {
+    throw new RangeError(`randomSeed: ${JSON.stringify(seed)} is not a whole number or 1 to 256 visible ASCII characters`)
+  }
+  return seed
+}
+
 const clockOf = (clock: ClockOption | undefined): NonNullable<EngineOptions["clock"]> => {
   if (clock === undefined || clock === "system") return { mode: "system" }
   if (clock === "virtual") return { mode: "virtual" }
@@ -337,6 +345,7 @@ export const layerEmbedded = (options: CreateEngineOptions = {}): Layer.Layer<Em
       // Secrets (API keys, webhook signing secrets) are minted from this when there is no seed: WebCrypto, which
       // Node, Bun, Deno and browsers all have, and not Effect's default `Math.random`.
       random: rest.random ?? randomFromBytes((words) => globalThis.crypto.getRandomValues(words)),
+      ...(rest.randomSeed === undefined ? {} : { randomSeed: randomSeedOf(rest.randomSeed) }),
       // A seed may change the world model's money rules too; the embedding option wins over it.
       worldModel: { ...seed?.worldModel, ...rest.worldModel } as WorldModelOptions,
       store: store === undefined || store === "memory" ? layerMemoryStore : store,
