@@ -3,12 +3,16 @@
  * before and after advances, the event log per resource and type, an account's journal with running balances, and
  * the ledger audit (clean after a payout's life; every kind of corruption written straight into the store reported).
  */
-import { LedgerAccounts, Store, Transactions } from "@fos/core"
-import type { Engine } from "@fos/http"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { LedgerAccounts, makeVirtualClock, Store, Transactions } from "@fos/core"
+import { createEngine, type Engine } from "@fos/http"
+import { layerPgliteStore } from "@fos/sql"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
-import { expectProblem, keysOf, makeEngine, orgSeed, seedOf } from "./support.ts"
+import { expectProblem, keysOf, makeEngine, orgSeed, seedOf, START_MS } from "./support.ts"
 
 let engine: Engine
 let acme: Client
@@ -237,4 +241,36 @@ describe("the ledger", () => {
     // Another organization's ledger is its own.
     expect((await rival.call("GET", "/v2/simulate/ledger/audit")).json.clean).toBe(true)
   })
+})
+
+describe("on PGlite", () => {
+  it("the timers, the event log, the journal and the audit read the same from SQL", async () => {
+    await engine.close()
+    const dir = mkdtempSync(join(tmpdir(), "fos-inspect-"))
+    engine = await createEngine({
+      store: layerPgliteStore(dir),
+      clock: { mode: "virtual", startMs: START_MS },
+      realClock: makeVirtualClock(START_MS),
+      seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never
+    })
+    acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
+    try {
+      const { payoutId, accountId } = await achPayout()
+      expect((await timersOf(acme, payoutId)).map((t) => t.kind)).toEqual(["payout.start"])
+      await engine.clock.advanceTo("2026-03-02T14:00:00.000Z")
+      expect(await timersOf(acme, payoutId)).toEqual([])
+      const log = (await acme.call("GET", `/v2/simulate/events?resourceId=${payoutId}`)).json
+      expect(log.data.map((e: any) => e.type)).toEqual(["transaction.created", "transaction.processing", "transaction.completed"])
+      expect(log.meta.total).toBe(3)
+      const journal = (await acme.call("GET", `/v2/simulate/ledger/accounts/${accountId}/journal?limit=4`)).json
+      expect(journal.meta.total).toBe(6)
+      expect(journal.data.at(-1).balance).toEqual({ posted: "1000.00", available: "749.00", pending: "251.00", incoming: "0.00" })
+      expect((await acme.call("GET", "/v2/simulate/ledger/audit")).json).toMatchObject({ clean: true, violationCount: 0, scanned: { transfers: 6 } })
+    } finally {
+      await engine.close()
+      rmSync(dir, { recursive: true, force: true })
+      // What afterEach closes.
+      engine = await makeEngine(seedOf(orgSeed("acme")))
+    }
+  }, 180_000)
 })
