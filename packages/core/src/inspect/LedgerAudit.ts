@@ -22,10 +22,11 @@ import { sha256 } from "@noble/hashes/sha2.js"
 import { base64urlnopad, utf8 } from "@scure/base"
 import { Clock, Effect } from "effect"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { type Position, Store, type StoreService, type Table } from "../kernel/Store.ts"
+import { type Position, Store } from "../kernel/Store.ts"
 import { isCustomerHolder, type LedgerAccount, LedgerAccounts, type LedgerTransfer, LedgerTransfers } from "../money/Ledger.ts"
 import { type StoredTransaction, Transactions, transactionsOfScope } from "../money/Transactions.ts"
 import { terminalStatuses } from "../money/TransactionMachine.ts"
+import { walk } from "../Reset.ts"
 import { scopeOf } from "../tenancy/Tenancy.ts"
 
 // --- the journal -----------------------------------------------------------------------------------------------------
@@ -259,22 +260,6 @@ export interface LedgerAuditReport {
 /** The most violations an audit lists; it counts them all. */
 export const maxViolationsShown = 100
 
-/** How many rows one read of an audit takes. */
-const auditPage = 500
-
-const walkAll = <Row>(store: StoreService, table: Table<Row>, order: string, partition: string, each: (row: Row) => void): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    const sortOf = table.orders[order]!.sort
-    let from: Position | undefined = undefined
-    while (true) {
-      const rows: ReadonlyArray<Row> = yield* store.page(table, { order, partition, descending: false, backward: false, from, limit: auditPage })
-      for (const row of rows) each(row)
-      if (rows.length < auditPage) return
-      const last = rows[rows.length - 1]!
-      from = { sort: sortOf(last), key: table.key(last) }
-    }
-  })
-
 interface Totals {
   debitsPending: bigint
   debitsPosted: bigint
@@ -292,9 +277,9 @@ export const auditLedger = (organizationId: string): Effect.Effect<LedgerAuditRe
     const accounts: Array<LedgerAccount> = []
     const transfers: Array<LedgerTransfer> = []
     const transactions: Array<StoredTransaction> = []
-    yield* walkAll(store, LedgerAccounts, "byScope", scope, (a) => accounts.push(a))
-    yield* walkAll(store, LedgerTransfers, "byScope", scope, (t) => transfers.push(t))
-    yield* walkAll(store, Transactions, transactionsOfScope, scope, (t) => transactions.push(t))
+    yield* walk(store, LedgerAccounts, "byScope", scope, (a) => Effect.sync(() => accounts.push(a)))
+    yield* walk(store, LedgerTransfers, "byScope", scope, (t) => Effect.sync(() => transfers.push(t)))
+    yield* walk(store, Transactions, transactionsOfScope, scope, (t) => Effect.sync(() => transactions.push(t)))
 
     const violations: Array<AuditViolation> = []
     const counts: Record<AuditCheck, number> = { zero_sum: 0, no_negative_customer_account: 0, totals_match_transfers: 0, holds_match_transactions: 0 }
