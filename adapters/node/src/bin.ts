@@ -37,6 +37,10 @@ const main = async (argv: ReadonlyArray<string>) => {
     case "users":
     case "keys":
     case "reset":
+    case "timers":
+    case "events":
+    case "journal":
+    case "audit":
       console.log(JSON.stringify(await runOperator(command, args, process.env), null, 2))
       return
     case undefined:

@@ -118,6 +118,7 @@ import {
 } from "@fos/core"
 import { Effect, Layer } from "effect"
 import { group } from "./HandlerGroups.ts"
+import { InspectLive } from "./InspectHandlers.ts"
 import { CurrentCaller, CurrentUpload, ServerApi } from "./ServerApi.ts"
 
 const PortalLive = group(ServerApi, "portal", (handlers) =>
@@ -525,5 +526,6 @@ export const layerHandlers = Layer.mergeAll(
   OrdersLive,
   RecipientsLive,
   PayoutsLive,
-  RfisLive
+  RfisLive,
+  InspectLive
 )

@@ -16,6 +16,7 @@ import { Portal } from "./Portal.ts"
 import { Recipients } from "./Recipients.ts"
 import { Rfis } from "./Rfis.ts"
 import { Signers } from "./Signers.ts"
+import { Inspect } from "./Inspect.ts"
 import { Simulate } from "./Simulate.ts"
 import { Transactions } from "./Transactions.ts"
 import { Wallets } from "./Wallets.ts"
@@ -54,6 +55,7 @@ export const Api = HttpApi.make("fos")
   .add(Customers)
   .add(Webhooks)
   .add(Simulate)
+  .add(Inspect)
   .add(Documents)
   .add(Onboarding)
   .add(Applications)
