@@ -68,6 +68,4 @@ export const Api = HttpApi.make("fos")
   .annotate(OpenApi.Title, "Financial Operations Service API (fos)")
   .annotate(OpenApi.Version, "2")
   .annotate(OpenApi.Description, "The reference implementation of the Financial Operations Service API v2. Paths are relative to a base address: <origin>/sandbox or <origin>/live.")
-  // Relative to the document's own address (<base>/v2/openapi.json), so each environment's document names its base.
-  .annotate(OpenApi.Servers, [{ url: "..", description: "This environment (the base address this document is served from)" }])
   .annotate(OpenApi.Transform, documentApiKey)
