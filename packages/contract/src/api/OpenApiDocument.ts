@@ -180,6 +180,7 @@ const rewriteSchemas = (spec: Json): void => {
   }
   spec.components.schemas = walk(schemas, visit)
   spec.paths = walk(spec.paths, visit)
+  spec.webhooks = walk(spec.webhooks, visit)
 }
 
 // --- webhooks ----------------------------------------------------------------------------------------------------
@@ -265,8 +266,8 @@ export const openApiDocument = (api: HttpApi.Top, environment: Environment): Jso
       decorate(operation, endpoint, policy)
     }
   }
-  rewriteSchemas(spec)
   addWebhooks(spec)
+  rewriteSchemas(spec)
   return spec
 }
 
