@@ -211,7 +211,7 @@ const addWebhooks = (spec: Json): void => {
     for (const [defName, def] of Object.entries((document as Json).definitions ?? {})) schemas[defName] ??= rebase(def)
     schemas[name] = {
       ...(rebase(document.schema) as Json),
-      description: `The envelope of a \`${type}\` event, as fos POSTs it to a subscribed endpoint and lists it under /v2/webhooks/events.`,
+      description: `The envelope of a \`${type}\` event, as fos POSTs it to a subscribed endpoint.`,
       example: exampleEnvelope(type)
     }
     mapping[type] = `#/components/schemas/${name}`
