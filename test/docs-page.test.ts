@@ -230,8 +230,8 @@ describe("the OpenAPI document", () => {
       expect(operation.security, `${method} ${path}`).toEqual(signer ? [{ apiKey: [], signerSession: [] }] : [{ apiKey: [] }])
     }
     expect(operations(document).filter(([, , o]) => o.security[0].signerSession !== undefined)).toHaveLength(signerEndpoints.length)
-    // A server URL is relative to the document's own address: `..` of <base>/v2/openapi.json is the base.
-    expect(document.servers.map((s: { url: string }) => new URL(s.url, `${origin}/live/v2/openapi.json`).href)).toEqual([`${origin}/live/`])
+    // The server URL is the environment's base on the document's origin, with no trailing slash to join a path onto.
+    expect(document.servers.map((s: { url: string }) => new URL(s.url, `${origin}/live/v2/openapi.json`).href)).toEqual([`${origin}/live`])
   })
 })
 

@@ -16,6 +16,7 @@
 import { Context, Schema } from "effect"
 import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "effect/http-api"
 import { DeprecatedEventTypes, envelopeSchema, EventExamples, type EventType, EventTypes } from "../events/Events.ts"
+import { errorReference } from "../kernel/ErrorReference.ts"
 import { ErrorCatalog, type ErrorCode, errorReferencePath } from "../kernel/Errors.ts"
 import { defaultPageSize, maxPageSize } from "../kernel/Lists.ts"
 import type { Environment } from "../tenancy/Tenancy.ts"
@@ -240,6 +241,18 @@ const addWebhooks = (spec: Json): void => {
   }
 }
 
+/** The error reference, as the document's introduction shows it: every code with its status, title and resolution. */
+const errorsSection = (): string =>
+  [
+    "## Errors",
+    "",
+    `Every error is an RFC 9457 problem (the Problem schema). Match on \`type\`, the stable code below; each problem's \`docs\` links its entry on the error reference at ${errorReferencePath}.`,
+    "",
+    "| type | status | title | what to do |",
+    "| --- | --- | --- | --- |",
+    ...errorReference().map((e) => `| ${e.code} | ${e.status} | ${e.title} | ${e.resolution.replaceAll("|", "\\|")} |`)
+  ].join("\n")
+
 // --- the document ------------------------------------------------------------------------------------------------
 
 const openApiPath = (path: string): string => path.replace(/:(\w+)/g, "{$1}")
@@ -247,6 +260,7 @@ const openApiPath = (path: string): string => path.replace(/:(\w+)/g, "{$1}")
 /** The document an environment serves at `<base>/v2/openapi.json`. */
 export const openApiDocument = (api: HttpApi.Top, environment: Environment): Json => {
   const spec = OpenApi.fromApi(api as HttpApi.Any) as unknown as Json
+  spec.info.description = `${spec.info.description ?? ""}\n\n${errorsSection()}`
   spec.servers = [{ url: `/${environment}`, description: `The ${environment} base address on this origin: every path below is under it.` }]
   spec.components.headers = { ...spec.components.headers, ...headers }
   spec.webhooks = {}
