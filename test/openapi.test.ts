@@ -136,7 +136,7 @@ describe("the served documents", () => {
     expect(schemas.Order.properties.createdAt.format).toBe("date-time")
     expect(text).toContain("\"pattern\":\"^(0|[1-9]\\\\d*)(\\\\.\\\\d+)?$\"")
     expect(text).toContain("\"pattern\":\"^[A-Z]{3}$\"")
-    expect(schemas.Order.properties.source.discriminator).toEqual({ propertyName: "type" })
+    expect(schemas.Order.properties.source.discriminator).toMatchObject({ propertyName: "type", mapping: { wallet: expect.stringMatching(/^#\/components\/schemas\//) } })
     expect(schemas.Order.properties.source.oneOf.length).toBeGreaterThan(1)
     const upload = documents.sandbox.paths["/v2/documents"].post.requestBody.content["multipart/form-data"]
     expect(upload.schema.properties.file).toMatchObject({ type: "string", format: "binary", contentMediaType: "application/octet-stream" })

@@ -126,16 +126,18 @@ const idempotencyKeyParameter = (required: boolean) => ({
 
 type Json = Record<string, any>
 
+const pascal = (words: string): string => words.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("")
+
 const isNonFiniteAlternative = (s: Json): boolean =>
   s?.type === "string" && Array.isArray(s.enum) && s.enum.length === 3 && s.enum.includes("Infinity") && s.enum.includes("NaN")
 
 /** Rewrites every schema under `node` in place, depth first (children before parents). */
-const walk = (node: unknown, visit: (schema: Json) => Json): unknown => {
-  if (Array.isArray(node)) return node.map((child) => walk(child, visit))
+const walk = (node: unknown, visit: (schema: Json, key: string) => Json, at = ""): unknown => {
+  if (Array.isArray(node)) return node.map((child) => walk(child, visit, at))
   if (typeof node !== "object" || node === null) return node
   const out: Json = {}
-  for (const [key, value] of Object.entries(node)) out[key] = key === "example" || key === "examples" ? value : walk(value, visit)
-  return visit(out)
+  for (const [key, value] of Object.entries(node)) out[key] = key === "example" || key === "examples" ? value : walk(value, visit, key)
+  return visit(out, at)
 }
 
 /** The member's single `type` tag, following a $ref into `schemas`; undefined when it has none. */
@@ -150,7 +152,25 @@ const tagOf = (member: Json, schemas: Json): string | undefined => {
 
 const rewriteSchemas = (spec: Json): void => {
   const schemas: Json = spec.components.schemas
-  const visit = (visited: Json): Json => {
+  // The inline members of tagged unions, named (`WalletSource`: the `wallet` member of a `source`), so that the
+  // discriminator can select them; one name per distinct shape.
+  const hoisted: Json = {}
+  const named = new Map<string, string>()
+  const hoist = (member: Json, tag: string, at: string): Json => {
+    if (typeof member.$ref === "string") return member
+    const text = JSON.stringify(member)
+    let name = named.get(text)
+    if (name === undefined) {
+      const stem = pascal(tag) + (/^[a-z]\w*$/.test(at) && !["items", "schema", "additionalProperties"].includes(at) ? pascal(at) : "Variant")
+      name = stem
+      for (let n = 2; name in schemas || name in hoisted; n++) name = `${stem}${n}`
+      hoisted[name] = member
+      named.set(text, name)
+    }
+    return { $ref: `#/components/schemas/${name}` }
+  }
+  const lookup: Json = new Proxy({}, { get: (_, name: string) => hoisted[name] ?? schemas[name] })
+  const visit = (visited: Json, at: string): Json => {
     let schema = visited
     // Schema.Number's JSON form admits "Infinity" and "NaN" as strings; fos never sends a non-finite number.
     if (Array.isArray(schema.anyOf) && schema.anyOf.some(isNonFiniteAlternative)) {
@@ -163,18 +183,20 @@ const rewriteSchemas = (spec: Json): void => {
       const { allOf, ...rest } = schema
       schema = Object.assign({}, ...allOf, rest)
     }
+    // A union of one (a sortBy of a single value, say) is that one schema.
+    if (Array.isArray(schema.anyOf) && schema.anyOf.length === 1 && Object.keys(schema.anyOf[0]).every((key) => !(key in schema))) {
+      const { anyOf, ...rest } = schema
+      schema = { ...anyOf[0], ...rest }
+    }
     // A union tagged by `type`, each member with a tag of its own: a discriminated oneOf.
     const members = schema.anyOf ?? schema.oneOf
     if (Array.isArray(members) && members.length > 1) {
-      const tags = members.map((m: Json) => tagOf(m, schemas))
+      const tags = members.map((m: Json) => tagOf(m, lookup))
       if (tags.every((t: string | undefined) => t !== undefined) && new Set(tags).size === tags.length) {
         const { anyOf, oneOf, ...rest } = schema
-        const mapping = Object.fromEntries(members.flatMap((m: Json, i: number) => (typeof m.$ref === "string" ? [[tags[i], m.$ref]] : [])))
-        return {
-          ...rest,
-          oneOf: members,
-          discriminator: { propertyName: "type", ...(Object.keys(mapping).length === members.length ? { mapping } : {}) }
-        }
+        const refs = members.map((m: Json, i: number) => hoist(m, tags[i], at))
+        const mapping = Object.fromEntries(refs.map((m: Json, i: number) => [tags[i], m.$ref]))
+        return { ...rest, oneOf: refs, discriminator: { propertyName: "type", mapping } }
       }
     }
     return schema
@@ -182,11 +204,10 @@ const rewriteSchemas = (spec: Json): void => {
   spec.components.schemas = walk(schemas, visit)
   spec.paths = walk(spec.paths, visit)
   spec.webhooks = walk(spec.webhooks, visit)
+  Object.assign(spec.components.schemas, hoisted)
 }
 
 // --- webhooks ----------------------------------------------------------------------------------------------------
-
-const pascal = (type: string): string => type.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("")
 
 /** The component name of an event type's envelope: `order.succeeded` is `OrderSucceededEvent`. */
 export const eventSchemaName = (type: EventType): string => `${pascal(type)}Event`
