@@ -14,7 +14,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import SwaggerParser from "@apidevtools/swagger-parser"
-import { Api, documentationOf, EventTypes, policyOf } from "@fos/contract"
+import { Api, documentationOf, EventTypes, policyOf, requestExamples } from "@fos/contract"
+import { Schema } from "effect"
 import { createEngine, type Engine } from "@fos/http"
 import { createConfig, lintFromString } from "@redocly/openapi-core"
 import { Ajv2020 } from "ajv/dist/2020.js"
@@ -59,6 +60,29 @@ describe("the contract's documentation", () => {
       }
     }
     expect(missing).toEqual([])
+  })
+
+  it("gives every JSON request body an example that its endpoint decodes (Examples.ts)", () => {
+    const missing: Array<string> = []
+    const used = new Set<string>()
+    for (const group of Object.values(Api.groups)) {
+      for (const endpoint of Object.values(group.endpoints)) {
+        const json = endpoint.payload.get("application/json")
+        if (json === undefined || policyOf(endpoint, group).upload !== undefined) continue
+        const id = `${group.identifier}.${endpoint.identifier}`
+        const example = requestExamples[id]
+        if (example === undefined) {
+          missing.push(id)
+          continue
+        }
+        used.add(id)
+        const payload = json.schemas.length === 1 ? json.schemas[0]! : Schema.Union(json.schemas)
+        const decoded = Schema.decodeUnknownExit(payload as Schema.Codec<unknown, unknown>, { errors: "all", onExcessProperty: "error" })(example)
+        expect(decoded._tag === "Success" ? "decodes" : String(decoded.cause), id).toBe("decodes")
+      }
+    }
+    expect(missing).toEqual([])
+    expect(Object.keys(requestExamples).filter((id) => !used.has(id))).toEqual([])
   })
 })
 

@@ -20,6 +20,7 @@ import { errorReference } from "../kernel/ErrorReference.ts"
 import { ErrorCatalog, type ErrorCode, errorReferencePath } from "../kernel/Errors.ts"
 import { defaultPageSize, maxPageSize } from "../kernel/Lists.ts"
 import type { Environment } from "../tenancy/Tenancy.ts"
+import { requestExamples } from "./Examples.ts"
 import { type Annotated, type EndpointPolicy, policyOf } from "./Policies.ts"
 
 /**
@@ -299,11 +300,23 @@ export const openApiDocument = (api: HttpApi.Top, environment: Environment): Jso
         continue
       }
       decorate(operation, endpoint, policy)
+      describeBody(operation, spec.components.schemas)
     }
   }
   addWebhooks(spec)
   rewriteSchemas(spec)
   return spec
+}
+
+/** A request body's description (its schema's, else the operation's summary) and its example (Examples.ts). */
+const describeBody = (operation: Json, schemas: Json): void => {
+  const body = operation.requestBody
+  if (body === undefined) return
+  const json = body.content["application/json"]
+  const ref: string | undefined = (json ?? body.content["multipart/form-data"])?.schema?.$ref
+  body.description ??= (ref === undefined ? undefined : schemas[ref.split("/").pop()!]?.description) ?? `The body of: ${operation.summary ?? operation.operationId}.`
+  const example = requestExamples[operation.operationId]
+  if (json !== undefined && example !== undefined) json.example = example
 }
 
 /** The operation's rules, headers, `limit` and upload, in place. */
