@@ -268,7 +268,7 @@ const errorsSection = (): string =>
   [
     "## Errors",
     "",
-    `Every error is an RFC 9457 problem (the Problem schema). Match on \`type\`, the stable code below; each problem's \`docs\` links its entry on the error reference at ${errorReferencePath}.`,
+    `Every error is an RFC 9457 problem (the Problem schema). Match on \`type\`, the stable code below; each problem's \`docs\` links its entry on the [error reference](${errorReferencePath}).`,
     "",
     "| type | status | title | what to do |",
     "| --- | --- | --- | --- |",
