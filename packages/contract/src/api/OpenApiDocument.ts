@@ -192,10 +192,10 @@ const rewriteSchemas = (spec: Json): void => {
     // A union tagged by `type`, each member with a tag of its own: a discriminated oneOf.
     const members = schema.anyOf ?? schema.oneOf
     if (Array.isArray(members) && members.length > 1) {
-      const tags = members.map((m: Json) => tagOf(m, lookup))
-      if (tags.every((t: string | undefined) => t !== undefined) && new Set(tags).size === tags.length) {
+      const tags = members.flatMap((m: Json) => tagOf(m, lookup) ?? [])
+      if (tags.length === members.length && new Set(tags).size === tags.length) {
         const { anyOf, oneOf, ...rest } = schema
-        const refs = members.map((m: Json, i: number) => hoist(m, tags[i], at))
+        const refs = members.map((m: Json, i: number) => hoist(m, tags[i]!, at))
         const mapping = Object.fromEntries(refs.map((m: Json, i: number) => [tags[i], m.$ref]))
         return { ...rest, oneOf: refs, discriminator: { propertyName: "type", mapping } }
       }
@@ -281,7 +281,7 @@ const openApiPath = (path: string): string => path.replace(/:(\w+)/g, "{$1}")
 
 /** The document an environment serves at `<base>/v2/openapi.json`. */
 export const openApiDocument = (api: HttpApi.Top, environment: Environment): Json => {
-  const spec = OpenApi.fromApi(api as HttpApi.Any) as unknown as Json
+  const spec = OpenApi.fromApi(api) as unknown as Json
   spec.info.description = `${spec.info.description ?? ""}\n\n${errorsSection()}`
   spec.servers = [{ url: `/${environment}`, description: `The ${environment} base address on this origin: every path below is under it.` }]
   spec.components.headers = { ...spec.components.headers, ...headers }
