@@ -14,8 +14,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import SwaggerParser from "@apidevtools/swagger-parser"
-import { Api, documentationOf, EventTypes, policyOf, requestExamples } from "@fos/contract"
-import { Schema } from "effect"
+import { Api, documentationOf, ErrorCatalog, ErrorCodes, EventTypes, policyOf, requestExamples } from "@fos/contract"
+import { Context, Schema } from "effect"
 import { createEngine, type Engine } from "@fos/http"
 import { createConfig, lintFromString } from "@redocly/openapi-core"
 import { Ajv2020 } from "ajv/dist/2020.js"
@@ -60,6 +60,20 @@ describe("the contract's documentation", () => {
       }
     }
     expect(missing).toEqual([])
+  })
+
+  it("names, among an endpoint's own problems (ErrorCodes), only codes of the statuses it documents", () => {
+    const undocumented: Array<string> = []
+    for (const group of Object.values(Api.groups)) {
+      for (const endpoint of Object.values(group.endpoints)) {
+        const operation = documents.sandbox.paths[endpoint.path.replace(/:(\w+)/g, "{$1}")][endpoint.method.toLowerCase()]
+        for (const code of Context.get(endpoint.annotations, ErrorCodes)) {
+          if (operation.responses[String(ErrorCatalog[code].status)] === undefined) undocumented.push(`${group.identifier}.${endpoint.identifier}: ${code}`)
+          else expect(operation.description).toContain(code)
+        }
+      }
+    }
+    expect(undocumented).toEqual([])
   })
 
   it("gives every JSON request body an example that its endpoint decodes (Examples.ts)", () => {

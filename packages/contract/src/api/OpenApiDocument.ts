@@ -316,7 +316,11 @@ const describeBody = (operation: Json, schemas: Json): void => {
   const ref: string | undefined = (json ?? body.content["multipart/form-data"])?.schema?.$ref
   body.description ??= (ref === undefined ? undefined : schemas[ref.split("/").pop()!]?.description) ?? `The body of: ${operation.summary ?? operation.operationId}.`
   const example = requestExamples[operation.operationId]
-  if (json !== undefined && example !== undefined) json.example = example
+  if (json === undefined || example === undefined) return
+  json.example = example
+  // The body's named schema shows it too, where the reference lists the schemas.
+  const component = ref === undefined ? undefined : schemas[ref.split("/").pop()!]
+  if (component !== undefined) component.examples ??= [example]
 }
 
 /** The operation's rules, headers, `limit` and upload, in place. */

@@ -3,7 +3,7 @@ import { TransactionId } from "../kernel/Ids.ts"
 import { PayoutCreate, PayoutRequirements, PayoutRequirementsRequest } from "../money/Payouts.ts"
 import { Transaction } from "../money/Transactions.ts"
 import { common, Idempotency, problem, RereadOnReplay, withBody } from "./Policies.ts"
-import { documented } from "./OpenApiDocument.ts"
+import { documented, ErrorCodes } from "./OpenApiDocument.ts"
 
 /** Payouts: a payout is its withdrawal transaction, read and cancelled by its txn_ id. */
 export const Payouts = HttpApiGroup.make("payouts")
@@ -19,7 +19,7 @@ export const Payouts = HttpApiGroup.make("payouts")
       payload: PayoutCreate,
       success: Transaction.pipe(HttpApiSchema.status(201)),
       error: [...withBody, problem(422)]
-    }).annotateMerge(documented("Create a payout", "Sends funds from a wallet or virtual account to a recipient; the payout is a transaction whose transaction.* events report its progress.")).annotate(Idempotency, "required").annotate(RereadOnReplay, "payout")
+    }).annotate(ErrorCodes, ["INSUFFICIENT_FUNDS", "WALLET_NOT_ACTIVE", "VIRTUAL_ACCOUNT_NOT_ACTIVE", "VIRTUAL_ACCOUNT_ASSET_MISMATCH", "RECIPIENT_VALIDATION_FAILED", "MISSING_REQUIRED_FIELDS", "AMOUNT_OUT_OF_RANGE"]).annotateMerge(documented("Create a payout", "Sends funds from a wallet or virtual account to a recipient; the payout is a transaction whose transaction.* events report its progress.")).annotate(Idempotency, "required").annotate(RereadOnReplay, "payout")
   )
   .add(HttpApiEndpoint.get("get", "/v2/payouts/:id", { params: { id: TransactionId }, success: Transaction, error: common }).annotateMerge(documented("Get a payout", "Reads a payout: its transaction with status, amounts, fees and stage.")))
   .add(

@@ -11,7 +11,7 @@ import {
   WebhookEndpoint
 } from "../webhooks/Webhooks.ts"
 import { common, Idempotency, OpenWhenRestricted, problem, withBody } from "./Policies.ts"
-import { documented } from "./OpenApiDocument.ts"
+import { documented, ErrorCodes } from "./OpenApiDocument.ts"
 
 const endpointParams = { id: WebhookEndpointId }
 const deliveryParams = { id: WebhookDeliveryId }
@@ -57,7 +57,7 @@ export const Webhooks = HttpApiGroup.make("webhooks")
     params: deliveryParams,
     success: WebhookDelivery.pipe(HttpApiSchema.status(202)),
     error: [...common, problem(422)]
-  }).annotateMerge(documented("Retry a webhook delivery", "Delivers a failed delivery's event again; only a failed delivery can be retried.")))
+  }).annotate(ErrorCodes, ["WEBHOOK_DELIVERY_NOT_RETRYABLE"]).annotateMerge(documented("Retry a webhook delivery", "Delivers a failed delivery's event again; only a failed delivery can be retried.")))
   .add(HttpApiEndpoint.get("eventTypes", "/v2/webhooks/event-types", { success: listOf(EventTypeInfo), error: common }).annotateMerge(documented("List event types", "Lists every event type fos sends, with an example payload of each.")))
   // A restricted organization keeps hearing about itself.
   .annotate(OpenWhenRestricted, true)
