@@ -220,9 +220,11 @@ export const layerApiRoutes = (api: HttpApi.Top = ServerApi as unknown as HttpAp
       }
     }
     for (const environment of bases) {
-      // Each environment's own document: what it serves, under its own base address.
-      const openapi = HttpServerResponse.jsonUnsafe(openApiDocument(api, environment))
-      routes.push(HttpRouter.route("GET", `/${environment}/v2/openapi.json`, edge.serve(environment, () => Effect.succeed(openapi))))
+      // Each environment's own document: what it serves, under its own base address. Built on its first request,
+      // since building it takes a while and most engines (a test's, an embedded one) are never asked for it.
+      let openapi: HttpServerResponse.HttpServerResponse | undefined
+      const document = Effect.sync(() => (openapi ??= HttpServerResponse.jsonUnsafe(openApiDocument(api, environment))))
+      routes.push(HttpRouter.route("GET", `/${environment}/v2/openapi.json`, edge.serve(environment, () => document)))
       addMethod(`/${environment}/v2/openapi.json`, "GET")
     }
     // OPTIONS on every route (the spec names it among a read-only key's methods): 204, and the path's methods in

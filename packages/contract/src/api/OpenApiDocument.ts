@@ -42,7 +42,7 @@ export const documentationOf = (endpoint: Annotated): { summary: string | undefi
   description: Context.getOrUndefined(endpoint.annotations, OpenApi.Description)
 })
 
-const bucketLimits: Record<string, string> = {
+const bucketNames: Record<string, string> = {
   general: "the general bucket",
   order_execute: "the dedicated order_execute bucket",
   documents: "the dedicated documents bucket",
@@ -80,7 +80,7 @@ const rulesOf = (endpoint: HttpApiEndpoint.Top, policy: EndpointPolicy, statuses
   } else if (write) {
     lines.push("**Idempotency:** takes an optional `Idempotency-Key` header; with one, a retry with the same key and body answers the stored response with `Idempotency-Replayed: true`.")
   }
-  lines.push(`**Rate limit:** counts against ${bucketLimits[policy.bucket ?? "general"]}; every answer carries the X-RateLimit headers, and a 429 carries Retry-After.`)
+  lines.push(`**Rate limit:** counts against ${bucketNames[policy.bucket ?? "general"]}; every answer carries the X-RateLimit headers, and a 429 carries Retry-After.`)
   if (policy.upload !== undefined) {
     lines.push(`**Upload:** multipart/form-data with one file in the \`${policy.upload.fileField}\` field, at most ${policy.upload.maxFileBytes} bytes.`)
   }
@@ -279,8 +279,23 @@ const errorsSection = (): string =>
 
 const openApiPath = (path: string): string => path.replace(/:(\w+)/g, "{$1}")
 
-/** The document an environment serves at `<base>/v2/openapi.json`. */
+const built = new WeakMap<HttpApi.Top, Map<Environment, Json>>()
+
+/**
+ * The document an environment serves at `<base>/v2/openapi.json`. Built once per API and environment in a process
+ * (it takes a while) and shared: a caller that changes it must change a copy.
+ */
 export const openApiDocument = (api: HttpApi.Top, environment: Environment): Json => {
+  const documents = built.get(api) ?? new Map<Environment, Json>()
+  built.set(api, documents)
+  const known = documents.get(environment)
+  if (known !== undefined) return known
+  const document = buildDocument(api, environment)
+  documents.set(environment, document)
+  return document
+}
+
+const buildDocument = (api: HttpApi.Top, environment: Environment): Json => {
   const spec = OpenApi.fromApi(api) as unknown as Json
   spec.info.description = `${spec.info.description ?? ""}\n\n${errorsSection()}`
   spec.servers = [{ url: `/${environment}`, description: `The ${environment} base address on this origin: every path below is under it.` }]
