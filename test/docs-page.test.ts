@@ -212,7 +212,8 @@ describe("the OpenAPI document", () => {
   })
 
   it("says every operation takes the environment's key in x-api-key, signer endpoints a bearer session beside it, and that paths are under the document's base", async () => {
-    const document = await (await fetch(`${origin}/live/v2/openapi.json`)).json()
+    // The sandbox's document, which has every operation (the live one lacks the simulate endpoints).
+    const document = await (await fetch(`${origin}/sandbox/v2/openapi.json`)).json()
     expect(document.components.securitySchemes).toEqual({
       apiKey: expect.objectContaining({ type: "apiKey", in: "header", name: "x-api-key" }),
       signerSession: expect.objectContaining({ type: "http", scheme: "bearer" })
@@ -230,8 +231,9 @@ describe("the OpenAPI document", () => {
       expect(operation.security, `${method} ${path}`).toEqual(signer ? [{ apiKey: [], signerSession: [] }] : [{ apiKey: [] }])
     }
     expect(operations(document).filter(([, , o]) => o.security[0].signerSession !== undefined)).toHaveLength(signerEndpoints.length)
-    // A server URL is relative to the document's own address: `..` of <base>/v2/openapi.json is the base.
-    expect(document.servers.map((s: { url: string }) => new URL(s.url, `${origin}/live/v2/openapi.json`).href)).toEqual([`${origin}/live/`])
+    // The server URL is the environment's base on the document's origin, with no trailing slash to join a path onto.
+    const live = await (await fetch(`${origin}/live/v2/openapi.json`)).json()
+    expect(live.servers.map((s: { url: string }) => new URL(s.url, `${origin}/live/v2/openapi.json`).href)).toEqual([`${origin}/live`])
   })
 })
 
@@ -277,7 +279,7 @@ const renderInChromium = (binary: string, url: string): Promise<{ dom: string; l
     url
   ]
   return new Promise((resolve, reject) => {
-    execFile(binary, args, { timeout: 30_000, killSignal: "SIGKILL", maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(binary, args, { timeout: 100_000, killSignal: "SIGKILL", maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       rmSync(profile, { recursive: true, force: true })
       if (error !== null) reject(new Error(`chromium failed: ${error.message}\n${stderr}`))
       else resolve({ dom: stdout, log: stderr })
@@ -298,8 +300,9 @@ describe("/docs in headless Chromium", () => {
     expect(rendered).toContain("POST /v2/webhooks/endpoints")
     expect(rendered).toContain("GET /v2/webhooks/endpoints/{id}")
     const document = await (await fetch(`${origin}/sandbox/v2/openapi.json`)).json()
-    const documented = Object.entries(document.paths as Record<string, object>).flatMap(([path, item]) =>
-      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`)
+    // Every operation, and every webhook (an event type's POST to the receiver).
+    const documented = [document.paths, document.webhooks].flatMap((items: Record<string, object>) =>
+      Object.entries(items).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
     )
     expect([...rendered].sort()).toEqual(documented.sort())
     // The environment picker offers both documents.
@@ -307,5 +310,27 @@ describe("/docs in headless Chromium", () => {
     expect(dom).toContain(`<option value="/live/v2/openapi.json">live (production)</option>`)
     // No console message: no load refused by the page's policy, none failed, no script error.
     expect(log.split("\n").filter((line) => line.includes(":CONSOLE"))).toEqual([])
-  })
+  }, 120_000)
+
+  it("shows an operation's description, its rules and its request example, the webhooks and the error reference", async (context) => {
+    if (chromium === undefined) {
+      if (chromiumRequired) throw new Error("FOS_REQUIRE_CHROMIUM=1 but there is no chromium on the PATH (apt-get install chromium)")
+      context.skip("chromium is not on the PATH (apt-get install chromium); FOS_REQUIRE_CHROMIUM=1 makes this a failure")
+      return
+    }
+    // Deep-linked to POST /v2/orders, which the page opens expanded.
+    const { dom } = await renderInChromium(chromium, `${origin}/docs#/orders/orders.create`)
+    const text = dom.replace(/<[^>]+>/g, " ").replace(/&quot;/g, "\"").replace(/\s+/g, " ")
+    // The operation's own description, and the rules the document adds to it.
+    expect(text).toContain("Creates a conversion order from a quote option")
+    expect(text).toContain("requires an Idempotency-Key header")
+    expect(text).toContain("IDEMPOTENCY_KEY_REQUIRED")
+    // Its request body's example (Examples.ts), in the example value.
+    expect(text).toContain("order-2026-03-01-1")
+    // The webhooks, one per event type, and the error reference with its link.
+    expect(text).toContain("Webhooks")
+    expect(text).toContain("wallet_signer.removed")
+    expect(text).toContain("ORGANIZATION_ACCESS_SUSPENDED")
+    expect(dom).toContain(`href="/docs/errors"`)
+  }, 120_000)
 })

@@ -8,7 +8,7 @@
  * 12 µs of CPU more than a bare HttpRouter route answering the same bytes (29 against 17 µs), and HttpRouter alone
  * was within a few per cent of raw `node:http` (docs/performance.md). Here the same definitions are used (the
  * endpoints' schemas, the handlers registered with `group` of HandlerGroups.ts, typed as `HttpApiBuilder.group`
- * types them, the OpenAPI document from `OpenApi.fromApi`); only the per-request work is compiled once: decoders
+ * types them, the OpenAPI document from `openApiDocument`); only the per-request work is compiled once: decoders
  * and encoders are the Schema's synchronous forms, the status comes from the endpoint's success schema, and the
  * environment is the route's own.
  *
@@ -19,10 +19,10 @@
  * maps it to; an encoding failure is a defect (a 500), as it is in HttpApi.
  */
 import { apiError, type ApiError, type Caller, type EngineServices, maxErrorEntries, toPointer } from "@fos/core"
-import { type Environment, policyOf } from "@fos/contract"
+import { type Environment, openApiDocument, policyOf } from "@fos/contract"
 import { Cause, Context, Effect, Exit, Fiber, Layer, Schema, SchemaAST } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { CurrentCaller, ServerApi } from "./ServerApi.ts"
 import { handlersOf, type HandlerItem } from "./HandlerGroups.ts"
 import { compileJsonWriter } from "./JsonWriter.ts"
@@ -219,9 +219,12 @@ export const layerApiRoutes = (api: HttpApi.Top = ServerApi as unknown as HttpAp
         }
       }
     }
-    const openapi = HttpServerResponse.jsonUnsafe(OpenApi.fromApi(api))
     for (const environment of bases) {
-      routes.push(HttpRouter.route("GET", `/${environment}/v2/openapi.json`, edge.serve(environment, () => Effect.succeed(openapi))))
+      // Each environment's own document: what it serves, under its own base address. Built on its first request,
+      // since building it takes a while and most engines (a test's, an embedded one) are never asked for it.
+      let openapi: HttpServerResponse.HttpServerResponse | undefined
+      const document = Effect.sync(() => (openapi ??= HttpServerResponse.jsonUnsafe(openApiDocument(api, environment))))
+      routes.push(HttpRouter.route("GET", `/${environment}/v2/openapi.json`, edge.serve(environment, () => document)))
       addMethod(`/${environment}/v2/openapi.json`, "GET")
     }
     // OPTIONS on every route (the spec names it among a read-only key's methods): 204, and the path's methods in

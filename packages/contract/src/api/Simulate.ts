@@ -40,6 +40,7 @@ import {
 } from "../signing/Signers.ts"
 import { applicationParams } from "./Applications.ts"
 import { common, Idempotency, OpenWhenRestricted, OutsideTransaction, problem, SandboxOnly, withBody } from "./Policies.ts"
+import { documented } from "./OpenApiDocument.ts"
 
 const transactionParams = { id: TransactionId }
 
@@ -49,100 +50,100 @@ export const Simulate = HttpApiGroup.make("simulate")
     payload: Schema.Struct({ type: EventType }),
     success: Event.pipe(HttpApiSchema.status(201)),
     error: withBody
-  }))
-  .add(HttpApiEndpoint.get("clock", "/v2/simulate/clock", { success: ClockNow, error: common }))
+  }).annotateMerge(documented("Send a sample event", "Records an event of the given type with the catalog's example payload and delivers it to subscribed endpoints, to test a webhook consumer.")))
+  .add(HttpApiEndpoint.get("clock", "/v2/simulate/clock", { success: ClockNow, error: common }).annotateMerge(documented("Read the sandbox clock", "Reads the sandbox's virtual time, which drives every deadline and timer.")))
   .add(HttpApiEndpoint.post("decideApplication", "/v2/simulate/applications/:id/decision", {
     params: applicationParams,
     payload: ApplicationDecision,
     success: Application,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Decide an application", "Approves or rejects an application under review, as compliance would.")))
   .add(HttpApiEndpoint.post("complianceResult", "/v2/simulate/applications/:id/compliance-result", {
     params: applicationParams,
     payload: LateComplianceResult,
     success: Application,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Send a late compliance result", "Delivers a compliance result that arrives after the application was decided.")))
   .add(HttpApiEndpoint.post("restrictCustomer", "/v2/simulate/customers/:customerId/restrict", {
     params: { customerId: CustomerId },
     payload: CustomerRestriction,
     success: Customer,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Restrict a customer", "Restricts a customer as ops would; it emits customer.restricted.")))
   .add(HttpApiEndpoint.post("restrictOrganization", "/v2/simulate/organization/restrict", {
     success: OrganizationRestriction,
     error: withBody
-  }))
+  }).annotateMerge(documented("Restrict the organization", "Restricts the calling organization as ops would: writes other than the open ones answer 403 ORGANIZATION_ACCESS_SUSPENDED.")))
   .add(HttpApiEndpoint.post("deposit", "/v2/simulate/deposits", {
     payload: SimulatedDeposit,
     success: Transaction.pipe(HttpApiSchema.status(201)),
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Simulate a deposit", "Credits a wallet or virtual account with an incoming deposit, as a transaction that then runs its course.")))
   .add(HttpApiEndpoint.post("confirmTransaction", "/v2/simulate/transactions/:id/confirm", {
     params: transactionParams,
     success: Transaction,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Confirm a transaction", "Moves a transaction to processing, as the provider's confirmation would.")))
   .add(HttpApiEndpoint.post("settleTransaction", "/v2/simulate/transactions/:id/settle", {
     params: transactionParams,
     success: Transaction,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Settle a transaction", "Completes a processing transaction, as its settlement would.")))
   .add(HttpApiEndpoint.post("endTransaction", "/v2/simulate/transactions/:id/terminal", {
     params: transactionParams,
     payload: TransactionTerminal,
     success: Transaction,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("End a transaction", "Forces a transaction to a terminal outcome (failed, cancelled or rejected) viable in its current phase.")))
   .add(HttpApiEndpoint.post("reviewTransaction", "/v2/simulate/transactions/:id/review", {
     params: transactionParams,
     payload: TransactionReview,
     success: Transaction,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Put a transaction under review", "Holds a transaction under compliance review.")))
   .add(HttpApiEndpoint.post("setRate", "/v2/simulate/rates", {
     payload: RateChange,
     success: PairPricing,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Set a rate", "Sets the rate the sandbox quotes for an asset pair, or makes it unavailable.")))
   .add(HttpApiEndpoint.post("failOrder", "/v2/simulate/orders/:orderId/fail", {
     params: { orderId: OrderId },
     payload: OrderFailure,
     success: Order,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Fail an order", "Fails an executing order with one of the spec's reason codes.")))
   .add(HttpApiEndpoint.post("returnTransaction", "/v2/simulate/transactions/:id/return", {
     params: transactionParams,
     payload: TransactionReturn,
     success: Transaction,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Return a transaction", "Returns a completed deposit to its sender.")))
   .add(HttpApiEndpoint.post("publishRfi", "/v2/simulate/transactions/:id/rfi", {
     params: transactionParams,
     payload: RfiPublish,
     success: Rfi.pipe(HttpApiSchema.status(201)),
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Raise a request for information", "Raises a request for information on a transaction, as compliance would.")))
   .add(HttpApiEndpoint.post("reviewRfi", "/v2/simulate/rfis/:id", {
     params: { id: RfiId },
     payload: RfiReview,
     success: Rfi,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Review a request for information", "Resolves, asks for more, extends or cancels a request for information, as compliance would.")))
   .add(HttpApiEndpoint.post("unrestrictOrganization", "/v2/simulate/organization/unrestrict", {
     success: OrganizationRestriction,
     error: withBody
-  }))
+  }).annotateMerge(documented("Lift the organization's restriction", "Lifts a restriction set by restrictOrganization.")))
   .add(HttpApiEndpoint.post("reset", "/v2/simulate/reset", {
     success: SandboxReset,
     error: withBody
-  }))
+  }).annotateMerge(documented("Reset the sandbox", "Deletes everything the organization created in the sandbox and answers what was removed.")))
   .add(
     HttpApiEndpoint.post("advanceClock", "/v2/simulate/clock/advance", {
       payload: ClockAdvance,
       success: ClockNow,
       error: withBody
-    }).annotate(Idempotency, "accepted").annotate(OutsideTransaction, true)
+    }).annotateMerge(documented("Advance the sandbox clock", "Moves the sandbox's virtual time forward, firing every timer that falls due and sending its webhooks.")).annotate(Idempotency, "accepted").annotate(OutsideTransaction, true)
   )
   // Non-custodial wallets' outside actors: the wallet provider, the end user, the roster's admins, ops.
   .add(HttpApiEndpoint.post("provisionClaim", "/v2/simulate/claims/:claimId/provisioning", {
@@ -150,36 +151,36 @@ export const Simulate = HttpApiGroup.make("simulate")
     payload: SimulatedProvisioning,
     success: ClaimState,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Provision a claim", "Completes or fails a wallet claim's provisioning, as the signing provider would.")))
   .add(HttpApiEndpoint.post("enrollSigner", "/v2/simulate/wallet-signers/:signerId/enroll", {
     params: { signerId: WalletSignerId },
     payload: SimulatedEnrollment,
     success: WalletSigner,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Enroll a signer", "Completes a wallet signer's enrollment, as the signer's device would.")))
   .add(HttpApiEndpoint.post("addPasskey", "/v2/simulate/wallet-signers/:signerId/passkeys", {
     params: { signerId: WalletSignerId },
     success: AdminApproval.pipe(HttpApiSchema.status(201)),
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Add a passkey", "Registers another passkey for a wallet signer.")))
   .add(HttpApiEndpoint.post("signerLogin", "/v2/simulate/wallet-signers/:signerId/sessions", {
     params: { signerId: WalletSignerId },
     payload: SimulatedSignerLogin,
     success: SignerSession.pipe(HttpApiSchema.status(201)),
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Log a signer in", "Issues a signer session token for a wallet signer, as a passkey login would.")))
   .add(HttpApiEndpoint.post("removeSigner", "/v2/simulate/wallet-signers/:signerId/remove", {
     params: { signerId: WalletSignerId },
     success: WalletSigner,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Remove a signer", "Removes a wallet signer from its wallet.")))
   .add(HttpApiEndpoint.post("decideCeremony", "/v2/simulate/wallet-ceremonies/:ceremonyId/decision", {
     params: { ceremonyId: CeremonyId },
     headers: SignerHeaders,
     payload: SimulatedCeremonyDecision,
     success: WalletCeremony,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Decide a ceremony", "Approves or fails a wallet ceremony awaiting an admin, as the admin would.")))
   // A passkey signer (by its session) stamps or declines a transfer at its verificationUrl.
   .add(HttpApiEndpoint.post("signTransaction", "/v2/simulate/transactions/:id/signatures", {
     params: transactionParams,
@@ -187,26 +188,26 @@ export const Simulate = HttpApiGroup.make("simulate")
     payload: SimulatedSignature,
     success: Transaction,
     error: [...withBody, problem(422), problem(502)]
-  }))
+  }).annotateMerge(documented("Sign a transaction", "Adds a signer's signature to a transaction awaiting signatures.")))
   // The receive policy holds a broadcast crypto payout from a non-custodial wallet: its roster signs the recovery.
   .add(HttpApiEndpoint.post("holdByReceivePolicy", "/v2/simulate/transactions/:id/receive-policy", {
     params: transactionParams,
     success: Transaction,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Hold a deposit by receive policy", "Holds an incoming transaction awaiting the sender's information, as a receive policy would.")))
   // A coin the wallet does not support arrives: it goes back to its sender (signed by a non-custodial wallet's roster).
   .add(HttpApiEndpoint.post("unsupportedDeposit", "/v2/simulate/wallets/:walletId/unsupported-deposits", {
     params: { walletId: WalletId },
     payload: SimulatedUnsupportedDeposit,
     success: Transaction.pipe(HttpApiSchema.status(201)),
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Simulate an unsupported deposit", "Sends a wallet a coin it does not support, which fos returns to the sender.")))
   // The wallet provider reports that a non-custodial wallet's signing configuration blocks movement: it freezes.
   .add(HttpApiEndpoint.post("misconfigureWallet", "/v2/simulate/wallets/:walletId/misconfigure", {
     params: { walletId: WalletId },
     success: Wallet,
     error: [...withBody, problem(422)]
-  }))
+  }).annotateMerge(documented("Misconfigure a wallet", "Breaks a wallet's configuration, to test how transfers from it fail.")))
   // The sandbox's outside actors and clock act on a restricted organization too (lifting the restriction among them).
   .annotate(OpenWhenRestricted, true)
   // Simulation is the sandbox's alone: there is no /live/v2/simulate.

@@ -189,5 +189,5 @@ export const Problem = Schema.Struct({
   destinationAsset: Schema.optionalKey(Schema.String),
   sourceChain: Schema.optionalKey(Schema.NullOr(Schema.String)),
   destinationChain: Schema.optionalKey(Schema.NullOr(Schema.String))
-}).annotate({ identifier: "Problem" })
+}).annotate({ identifier: "Problem", description: "An RFC 9457 problem: every error answer. Match on `type`, the stable code of the error reference; `title` may change." })
 export type Problem = typeof Problem.Type

@@ -30,7 +30,10 @@ const countrySet: ReadonlySet<string> = new Set(CountryCodes)
 export const isCountry = (code: string): boolean => countrySet.has(code)
 
 export const Country = Schema.String.check(
-  Schema.makeFilter(isCountry, { fosDetail: "must be an ISO 3166-1 alpha-3 country code in upper case" })
+  Schema.makeFilter(isCountry, {
+    fosDetail: "must be an ISO 3166-1 alpha-3 country code in upper case",
+    toJsonSchema: () => ({ pattern: "^[A-Z]{3}$", examples: ["USA"] })
+  })
 )
 
 const StateCode = Schema.String.check(

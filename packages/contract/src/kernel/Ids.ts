@@ -39,7 +39,8 @@ export const IdPrefixes = { ...SpecIdPrefixes, ...FosIdPrefixes } as const
 
 export type IdPrefix = keyof typeof IdPrefixes
 
-const idPattern = (prefix: IdPrefix) => new RegExp(`^${prefix}_[0-9A-Za-z]{1,64}$`)
+// The `u` flag: Effect exports a pattern to the JSON Schema (and the OpenAPI document) only from a unicode regex.
+const idPattern = (prefix: IdPrefix) => new RegExp(`^${prefix}_[0-9A-Za-z]{1,64}$`, "u")
 
 /** The string schema of one id prefix. Its check carries the INVALID_OID_FORMAT code for the edge. */
 const oid = (prefix: IdPrefix) =>

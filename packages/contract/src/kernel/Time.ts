@@ -29,6 +29,7 @@ export const parseIso = (s: string): number | undefined => {
 /** An incoming ISO 8601 timestamp with an offset, decoded to epoch milliseconds. */
 export const IsoTimestamp = Schema.String.check(
   Schema.makeFilter((s: string) => parseIso(s) !== undefined, {
-    fosDetail: "must be an ISO 8601 timestamp with a time zone, such as 2026-01-01T00:00:00.000Z"
+    fosDetail: "must be an ISO 8601 timestamp with a time zone, such as 2026-01-01T00:00:00.000Z",
+    toJsonSchema: () => ({ format: "date-time" })
   })
 )

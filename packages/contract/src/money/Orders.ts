@@ -66,7 +66,7 @@ export const QuoteRequest = Schema.Struct({
   markupBps: Schema.optionalKey(MarkupBps),
   /** A flat margin in the source asset. */
   markupAmount: Schema.optionalKey(PositiveDecimal)
-}).annotate({ identifier: "QuoteRequest" })
+}).annotate({ identifier: "QuoteRequest", description: "What to price: the source and destination assets and one of the amounts." })
 export type QuoteRequest = typeof QuoteRequest.Type
 
 /** One priced option of a quote: single-use, until `expiresAt`. */
@@ -85,13 +85,13 @@ export const QuoteOption = Schema.Struct({
   totalDebit: AssetAmount,
   markupBps: Schema.optionalKey(MarkupBps),
   markupAmount: Schema.optionalKey(AssetAmount)
-}).annotate({ identifier: "QuoteOption" })
+}).annotate({ identifier: "QuoteOption", description: "One priced option of a quote: rate, fees, amounts and expiry; an order uses it once." })
 export type QuoteOption = typeof QuoteOption.Type
 
 export const Quote = Schema.Struct({
   options: Schema.Array(QuoteOption),
   createdAt: UtcTimestamp
-}).annotate({ identifier: "Quote" })
+}).annotate({ identifier: "Quote", description: "A price for a conversion: one option per rail or recipient type, each single-use until it expires." })
 export type Quote = typeof Quote.Type
 
 /** An account of the customer's, named as transaction sides name them; a wallet names the asset it converts. */
@@ -126,7 +126,7 @@ export const AutoPayout = Schema.Struct({
   })),
   markupBps: Schema.optionalKey(MarkupBps),
   markupAmount: Schema.optionalKey(PositiveDecimal)
-}).annotate({ identifier: "AutoPayout" })
+}).annotate({ identifier: "AutoPayout", description: "An order's payout of the converted funds to a recipient once it succeeds." })
 export type AutoPayout = typeof AutoPayout.Type
 
 /** `POST /v2/orders`. */
@@ -145,7 +145,7 @@ export const OrderCreate = Schema.Struct({
   markupAmount: Schema.optionalKey(PositiveDecimal),
   quoteOptionId: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(64))),
   clientReferenceId: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(128, { fosDetail: "must be at most 128 characters" })))
-}).annotate({ identifier: "OrderCreate" })
+}).annotate({ identifier: "OrderCreate", description: "An order from a quote option: the source, the destination and, optionally, an automatic payout." })
 export type OrderCreate = typeof OrderCreate.Type
 
 /** An order's side on the wire: the account and the amount it gives or receives. */
@@ -191,7 +191,7 @@ export const Order = Schema.Struct({
   cancellationReason: Schema.optionalKey(Schema.Literals(OrderCancellationReasons)),
   createdAt: UtcTimestamp,
   updatedAt: UtcTimestamp
-}).annotate({ identifier: "Order" })
+}).annotate({ identifier: "Order", description: "A conversion order: priced from a quote option and locked until lockExpiresAt, then executed. Amounts are decimal strings." })
 export type Order = typeof Order.Type
 
 /**
@@ -205,7 +205,7 @@ export const RateChange = Schema.Struct({
   mid: Schema.optionalKey(PositiveDecimal),
   available: Schema.optionalKey(Schema.Boolean)
 }).check(Schema.makeFilter((r) => r.mid === undefined && r.available === undefined ? { path: ["mid"], issue: "is required unless available is sent" } : undefined))
-  .annotate({ identifier: "RateChange" })
+  .annotate({ identifier: "RateChange", description: "A rate to set for an asset pair, or its unavailability." })
 export type RateChange = typeof RateChange.Type
 
 /** A pair's pricing as the market holds it now. */
@@ -215,7 +215,7 @@ export const PairPricing = Schema.Struct({
   mid: DecimalString,
   spreadBps: Schema.Int,
   available: Schema.Boolean
-}).annotate({ identifier: "PairPricing" })
+}).annotate({ identifier: "PairPricing", description: "The pricing the sandbox now quotes for an asset pair." })
 export type PairPricing = typeof PairPricing.Type
 
 /**
@@ -231,5 +231,5 @@ export const OrderFailure = Schema.Struct({
   f.at === "execution" && !["provider_rejected", "provider_unavailable", "cancelled"].includes(f.reasonCode)
     ? { path: ["reasonCode"], issue: "must be provider_rejected, provider_unavailable or cancelled with at execution" }
     : undefined
-)).annotate({ identifier: "OrderFailure" })
+)).annotate({ identifier: "OrderFailure", description: "The reason an executing order fails." })
 export type OrderFailure = typeof OrderFailure.Type

@@ -37,7 +37,7 @@ export const TravelRule = Schema.Struct({
   walletType: Schema.Literals(["hosted", "unhosted"]),
   /** The provider holding a hosted address. */
   vaspName: Schema.optionalKey(text(140))
-}).annotate({ identifier: "TravelRule" })
+}).annotate({ identifier: "TravelRule", description: "Travel-rule details of a transfer: who sends and who receives." })
 export type TravelRule = typeof TravelRule.Type
 
 /** `POST /v2/payouts` (Idempotency-Key required). */
@@ -56,7 +56,7 @@ export const PayoutCreate = Schema.Struct({
   documents: Schema.optionalKey(Schema.Array(DocumentId).check(Schema.isMaxLength(10, { fosDetail: "must hold at most 10 document ids" }))),
   travelRule: Schema.optionalKey(TravelRule),
   clientReferenceId: Schema.optionalKey(text(128))
-}).annotate({ identifier: "PayoutCreate" })
+}).annotate({ identifier: "PayoutCreate", description: "A payout: the source to debit, the recipient, the amount and, where the rail needs them, travel-rule details." })
 export type PayoutCreate = typeof PayoutCreate.Type
 
 /** `POST /v2/payouts/requirements` (refuses an Idempotency-Key). */
@@ -71,7 +71,7 @@ export const PayoutRequirementsRequest = Schema.Struct({
   /** The beneficiary's country. */
   country: Country,
   amount: DecimalString
-}).annotate({ identifier: "PayoutRequirementsRequest" })
+}).annotate({ identifier: "PayoutRequirementsRequest", description: "The destination (asset, rail, recipient type) to read a payout's requirements for." })
 export type PayoutRequirementsRequest = typeof PayoutRequirementsRequest.Type
 
 const Requirement = Schema.Struct({
@@ -94,5 +94,5 @@ export const PayoutRequirements = Schema.Struct({
   }),
   /** The fee the payout would carry, in the payout's asset. */
   fee: DecimalString
-}).annotate({ identifier: "PayoutRequirements" })
+}).annotate({ identifier: "PayoutRequirements", description: "What a payout to a destination needs: the recipient and travel-rule fields required." })
 export type PayoutRequirements = typeof PayoutRequirements.Type

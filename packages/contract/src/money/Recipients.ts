@@ -46,7 +46,7 @@ export const WhitelistRecipientCreate = Schema.Struct({
   address: Address,
   ...bankAccountFields,
   clientReferenceId: Schema.optionalKey(text(128))
-}).annotate({ identifier: "WhitelistRecipientCreate" })
+}).annotate({ identifier: "WhitelistRecipientCreate", description: "A recipient to whitelist for a customer." })
 export type WhitelistRecipientCreate = typeof WhitelistRecipientCreate.Type
 
 export const WhitelistRecipient = Schema.Struct({
@@ -65,7 +65,7 @@ export const WhitelistRecipient = Schema.Struct({
   accountType: Schema.optionalKey(Schema.Literals(["checking", "savings"])),
   clientReferenceId: Schema.optionalKey(Schema.String),
   createdAt: UtcTimestamp
-}).annotate({ identifier: "WhitelistRecipient" })
+}).annotate({ identifier: "WhitelistRecipient", description: "A recipient a customer may pay out to: a bank account or a crypto address, with the beneficiary." })
 export type WhitelistRecipient = typeof WhitelistRecipient.Type
 
 /** `POST /v2/customers/{customerId}/registered-addresses`. */
@@ -74,7 +74,7 @@ export const RegisteredAddressCreate = Schema.Struct({
   address: text(128),
   label: Schema.optionalKey(text(100)),
   clientReferenceId: Schema.optionalKey(text(128))
-}).annotate({ identifier: "RegisteredAddressCreate" })
+}).annotate({ identifier: "RegisteredAddressCreate", description: "A crypto address to register as the customer's own." })
 export type RegisteredAddressCreate = typeof RegisteredAddressCreate.Type
 
 export const RegisteredAddress = Schema.Struct({
@@ -86,5 +86,5 @@ export const RegisteredAddress = Schema.Struct({
   label: Schema.optionalKey(Schema.String),
   clientReferenceId: Schema.optionalKey(Schema.String),
   createdAt: UtcTimestamp
-}).annotate({ identifier: "RegisteredAddress" })
+}).annotate({ identifier: "RegisteredAddress", description: "A crypto address a customer registered as its own (first-party)." })
 export type RegisteredAddress = typeof RegisteredAddress.Type

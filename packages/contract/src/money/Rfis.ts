@@ -34,7 +34,7 @@ export const RfiAnswer = Schema.Struct({
 /** `POST /v2/rfis/{id}/responses` (Idempotency-Key required). */
 export const RfiResponseCreate = Schema.Struct({
   answers: Schema.Array(RfiAnswer).check(Schema.isMinLength(1, { fosDetail: "must hold at least one answer" }), Schema.isMaxLength(50))
-}).annotate({ identifier: "RfiResponseCreate" })
+}).annotate({ identifier: "RfiResponseCreate", description: "The answers to a request for information, with the ids of any documents uploaded for it." })
 export type RfiResponseCreate = typeof RfiResponseCreate.Type
 
 export const Rfi = Schema.Struct({
@@ -48,7 +48,7 @@ export const Rfi = Schema.Struct({
   responses: Schema.Array(Schema.Struct({ submittedAt: UtcTimestamp, answers: Schema.Array(RfiAnswer) })),
   createdAt: UtcTimestamp,
   updatedAt: UtcTimestamp
-}).annotate({ identifier: "Rfi" })
+}).annotate({ identifier: "Rfi", description: "A request for information compliance raised on a transaction: its questions, the answers given, its deadline and status." })
 export type Rfi = typeof Rfi.Type
 
 /** `POST /v2/simulate/transactions/{id}/rfi`: a reviewer publishes an RFI on the transaction. */
@@ -57,7 +57,7 @@ export const RfiPublish = Schema.Struct({
     .check(Schema.isMinLength(1, { fosDetail: "must hold at least one question" }), Schema.isMaxLength(20)),
   /** How long the caller has to answer; the world model's default when omitted. */
   deadlineSeconds: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1), Schema.isLessThanOrEqualTo(90 * 86_400)))
-}).annotate({ identifier: "RfiPublish" })
+}).annotate({ identifier: "RfiPublish", description: "A request for information to raise on a transaction." })
 export type RfiPublish = typeof RfiPublish.Type
 
 /** `POST /v2/simulate/rfis/{id}`: the reviewer's next move on an RFI. */
@@ -67,5 +67,5 @@ export const RfiReview = Schema.Struct({
   questions: Schema.optionalKey(RfiPublish.fields.questions),
   /** With extend_deadline (and optionally request_more, reopen): seconds from now to the new deadline. */
   deadlineSeconds: Schema.optionalKey(RfiPublish.fields.deadlineSeconds.schema)
-}).annotate({ identifier: "RfiReview" })
+}).annotate({ identifier: "RfiReview", description: "Compliance's action on a request for information: resolve, ask for more, extend the deadline or cancel." })
 export type RfiReview = typeof RfiReview.Type

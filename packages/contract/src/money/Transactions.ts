@@ -202,7 +202,7 @@ export const WireReceiveDetails = Schema.Struct({
   originatorBankId: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(34, { fosDetail: "must be at most 34 characters" }))),
   /** The sender's free text to the beneficiary. */
   reference: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(140, { fosDetail: "must be at most 140 characters" })))
-}).annotate({ identifier: "WireReceiveDetails" })
+}).annotate({ identifier: "WireReceiveDetails", description: "The bank details a payer uses to wire funds to a virtual account." })
 export type WireReceiveDetails = typeof WireReceiveDetails.Type
 
 export type AssetAmount = typeof AssetAmount.Type
@@ -239,7 +239,7 @@ export const Transaction = Schema.Struct({
   wireReceiveDetails: Schema.optionalKey(Schema.NullOr(WireReceiveDetails)),
   createdAt: UtcTimestamp,
   updatedAt: UtcTimestamp
-}).annotate({ identifier: "Transaction" })
+}).annotate({ identifier: "Transaction", description: "A movement of funds (a deposit, a payout, a transfer or a conversion leg) with its status, stage, amounts and fees. Amounts are decimal strings." })
 export type Transaction = typeof Transaction.Type
 
 /**
@@ -252,7 +252,7 @@ export const Balance = Schema.Struct({
   chain: Schema.optionalKey(Chain),
   available: DecimalString,
   pending: DecimalString
-}).annotate({ identifier: "Balance" })
+}).annotate({ identifier: "Balance", description: "A wallet's balance of one asset: available and pending, as decimal strings." })
 export type Balance = typeof Balance.Type
 
 /**
@@ -264,5 +264,5 @@ export const SenderInformation = Schema.Struct({
   country: Country,
   address: Schema.optionalKey(Address),
   accountNumber: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(64, { fosDetail: "must be at most 64 characters" })))
-}).annotate({ identifier: "SenderInformation" })
+}).annotate({ identifier: "SenderInformation", description: "The sender details a held deposit awaits." })
 export type SenderInformation = typeof SenderInformation.Type

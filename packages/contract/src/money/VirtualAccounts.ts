@@ -60,5 +60,5 @@ export const VirtualAccount = Schema.Struct({
   activatedAt: Schema.NullOr(Schema.String),
   createdAt: Schema.String,
   updatedAt: Schema.String
-}).annotate({ identifier: "VirtualAccount" })
+}).annotate({ identifier: "VirtualAccount", description: "A customer's virtual bank account: asset, status and deposit instructions." })
 export type VirtualAccount = typeof VirtualAccount.Type

@@ -37,12 +37,12 @@ export const Wallet = Schema.Struct({
   replacedByWalletId: Schema.optionalKey(Schema.String),
   createdAt: UtcTimestamp,
   updatedAt: UtcTimestamp
-}).annotate({ identifier: "Wallet" })
+}).annotate({ identifier: "Wallet", description: "A custodial wallet of a customer on one chain: its address, status and balances." })
 export type Wallet = typeof Wallet.Type
 
 /** `POST /v2/customers/{customerId}/wallets`: a custodial wallet on `chain`. */
 export const WalletCreate = Schema.Struct({
   chain: Chain,
   clientReferenceId: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(128, { fosDetail: "must be at most 128 characters" })))
-}).annotate({ identifier: "WalletCreate" })
+}).annotate({ identifier: "WalletCreate", description: "The chain of the wallet to create." })
 export type WalletCreate = typeof WalletCreate.Type

@@ -42,7 +42,7 @@ export const ApplicationPerson = Schema.Struct({
   email: Schema.optionalKey(Schema.String),
   ownershipPercent: Schema.optionalKey(Schema.Number),
   verificationStatus: Schema.Literals(PersonVerificationStatuses)
-}).annotate({ identifier: "ApplicationPerson" })
+}).annotate({ identifier: "ApplicationPerson", description: "A person on an application (an owner, a director, a controller) and their verification." })
 export type ApplicationPerson = typeof ApplicationPerson.Type
 
 export const Application = Schema.Struct({
@@ -63,7 +63,7 @@ export const Application = Schema.Struct({
   decidedAt: Schema.optionalKey(Schema.String),
   createdAt: Schema.String,
   updatedAt: Schema.String
-}).annotate({ identifier: "Application" })
+}).annotate({ identifier: "Application", description: "An onboarding or feature application: its type, status, people and decision." })
 export type Application = typeof Application.Type
 
 export const IdvLink = Schema.Struct({
@@ -72,12 +72,12 @@ export const IdvLink = Schema.Struct({
   url: Schema.String,
   shortUrl: Schema.String,
   expiresAt: Schema.String
-}).annotate({ identifier: "IdvLink" })
+}).annotate({ identifier: "IdvLink", description: "An identity-verification link for a person, and when it expires." })
 export type IdvLink = typeof IdvLink.Type
 
 export const PersonField = Schema.Struct({
   referenceId: Schema.String,
   field: Schema.Literals(SensitivePersonFields),
   value: Schema.String
-}).annotate({ identifier: "PersonField" })
+}).annotate({ identifier: "PersonField", description: "One field of a person on an application." })
 export type PersonField = typeof PersonField.Type

@@ -15,5 +15,5 @@ export const Customer = Schema.Struct({
   houseAccount: Schema.Boolean,
   createdAt: Schema.String,
   updatedAt: Schema.String
-}).annotate({ identifier: "Customer" })
+}).annotate({ identifier: "Customer", description: "A customer of the organization: business or individual, with its status and enabled features." })
 export type Customer = typeof Customer.Type

@@ -42,7 +42,7 @@ export const Document = Schema.Struct({
   sha256: Schema.String,
   customerId: Schema.optionalKey(Schema.String),
   createdAt: Schema.String
-}).annotate({ identifier: "Document" })
+}).annotate({ identifier: "Document", description: "An uploaded document's metadata: type, content type, size and owner." })
 export type Document = typeof Document.Type
 
 /**

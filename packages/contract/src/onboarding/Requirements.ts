@@ -44,7 +44,7 @@ export const OnboardingRequirements = Schema.Struct({
     documents: Schema.Array(PersonDocumentSlot)
   }),
   individual: Schema.Struct({ fields: Schema.Array(FieldRequirement), documents: Schema.Array(PersonDocumentSlot) })
-}).annotate({ identifier: "OnboardingRequirements" })
+}).annotate({ identifier: "OnboardingRequirements", description: "What onboarding needs for a country and customer type: fields, documents, people, legal structures and classification keys." })
 export type OnboardingRequirements = typeof OnboardingRequirements.Type
 
 export const FeatureTypes = ["virtual_account", "crypto_wallet"] as const
@@ -62,7 +62,7 @@ export type FeatureRequirement = typeof FeatureRequirement.Type
 export const FeatureRequirements = Schema.Struct({
   type: Schema.Literals(FeatureTypes),
   requirements: Schema.Array(FeatureRequirement)
-}).annotate({ identifier: "FeatureRequirements" })
+}).annotate({ identifier: "FeatureRequirements", description: "What a feature needs from a customer: fields, documents and people." })
 export type FeatureRequirements = typeof FeatureRequirements.Type
 
 /** `POST /v2/customers/{customerId}/features`: a virtual_account or crypto_wallet application. */
@@ -70,5 +70,5 @@ export const FeatureSubmission = Schema.Struct({
   type: Schema.Literals(FeatureTypes),
   asset: Schema.Struct({ code: AssetCode, chain: Schema.optionalKey(Chain) }),
   clientReferenceId: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(128, { fosDetail: "must be at most 128 characters" })))
-}).annotate({ identifier: "FeatureSubmission" })
+}).annotate({ identifier: "FeatureSubmission", description: "A feature application (crypto_wallet, virtual_account, ...) with what the feature's requirements ask." })
 export type FeatureSubmission = typeof FeatureSubmission.Type

@@ -102,11 +102,11 @@ export const OnboardingSubmission = Schema.Struct({
   individual: Schema.optionalKey(IndividualInput),
   clientReferenceId: Schema.optionalKey(ClientReferenceId),
   houseAccount: Schema.optionalKey(Schema.Boolean)
-}).annotate({ identifier: "OnboardingSubmission" })
+}).annotate({ identifier: "OnboardingSubmission", description: "A customer's onboarding: its type and country, business or personal facts, people and document ids, as GET /v2/onboarding/requirements asks for them." })
 export type OnboardingSubmission = typeof OnboardingSubmission.Type
 
 /** The organization's own KYB submission (`POST /v2/organization/onboarding`). */
-export const OrganizationSubmission = Schema.Struct(kybFields).annotate({ identifier: "OrganizationOnboardingSubmission" })
+export const OrganizationSubmission = Schema.Struct(kybFields).annotate({ identifier: "OrganizationOnboardingSubmission", description: "The organization's own onboarding: its business facts, people and documents." })
 export type OrganizationSubmission = typeof OrganizationSubmission.Type
 
 /** `POST /v2/customers/{customerId}/updates`: the changed parts only, at least one. */
@@ -121,5 +121,5 @@ export const CustomerUpdateSubmission = Schema.Struct({
     ? undefined
     : "must change at least one of businessInfo, individual, documentIds or ownership",
   { fosDetail: "must change at least one of businessInfo, individual, documentIds or ownership" }
-)).annotate({ identifier: "CustomerUpdateSubmission" })
+)).annotate({ identifier: "CustomerUpdateSubmission", description: "Changed onboarding facts of an approved customer." })
 export type CustomerUpdateSubmission = typeof CustomerUpdateSubmission.Type

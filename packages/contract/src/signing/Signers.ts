@@ -43,7 +43,7 @@ export const RosterEntry = Schema.Struct({
   email: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { fosDetail: "must be an email address" }))),
   /** A machine signer's label; required for api_key signers, optional for persons. */
   name: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(128, { fosDetail: "must be at most 128 characters" })))
-}).annotate({ identifier: "RosterEntry" })
+}).annotate({ identifier: "RosterEntry", description: "A signer of a claim: who they are and their role." })
 export type RosterEntry = typeof RosterEntry.Type
 
 /** `POST /v2/customers/{customerId}/wallets/claim-non-custodial`. */
@@ -54,7 +54,7 @@ export const ClaimNonCustodial = Schema.Struct({
   /** How many signers' stamps a transfer needs: 1 to the roster's size. */
   threshold: Schema.Number.check(Schema.isInt()),
   clientReferenceId: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(128, { fosDetail: "must be at most 128 characters" })))
-}).annotate({ identifier: "ClaimNonCustodial" })
+}).annotate({ identifier: "ClaimNonCustodial", description: "A claim of a non-custodial wallet: its signers and their threshold." })
 export type ClaimNonCustodial = typeof ClaimNonCustodial.Type
 
 export const WalletSignerStatuses = ["pending_activation", "enrolled", "approved", "removed"] as const
@@ -72,7 +72,7 @@ export const WalletSigner = Schema.Struct({
   name: Schema.optionalKey(Schema.String),
   createdAt: UtcTimestamp,
   updatedAt: UtcTimestamp
-}).annotate({ identifier: "WalletSigner" })
+}).annotate({ identifier: "WalletSigner", description: "A signer of a wallet: its role, status and passkeys." })
 export type WalletSigner = typeof WalletSigner.Type
 
 /** The 202 of a claim: its id, and the roster it invited. */
@@ -85,7 +85,7 @@ export const ClaimAccepted = Schema.Struct({
   signers: Schema.Array(WalletSigner),
   clientReferenceId: Schema.optionalKey(Schema.String),
   createdAt: UtcTimestamp
-}).annotate({ identifier: "ClaimAccepted" })
+}).annotate({ identifier: "ClaimAccepted", description: "A wallet claim accepted: its id and the signers it enrolls." })
 export type ClaimAccepted = typeof ClaimAccepted.Type
 
 /** An admin approval link, as reissued. */
@@ -94,7 +94,7 @@ export const AdminApproval = Schema.Struct({
   ceremonyId: Schema.String,
   adminVerificationUrl: Schema.String,
   expiresAt: UtcTimestamp
-}).annotate({ identifier: "AdminApproval" })
+}).annotate({ identifier: "AdminApproval", description: "An admin approval link for a wallet signer, and when it expires." })
 export type AdminApproval = typeof AdminApproval.Type
 
 export const WalletCeremonyStatuses = ["awaiting_admin_approval", "completed", "failed", "cancelled"] as const
@@ -110,14 +110,14 @@ export const WalletCeremony = Schema.Struct({
   expiresAt: UtcTimestamp,
   createdAt: UtcTimestamp,
   updatedAt: UtcTimestamp
-}).annotate({ identifier: "WalletCeremony" })
+}).annotate({ identifier: "WalletCeremony", description: "A wallet signer ceremony (enrollment, promotion, recovery) and its status." })
 export type WalletCeremony = typeof WalletCeremony.Type
 
 /** `POST /v2/signer/ceremonies`: an admin starts a roster change that another admin's co-stamp completes. */
 export const CeremonyStart = Schema.Struct({
   type: Schema.Literals(["signer_promotion", "signer_demotion", "signer_removal"]),
   walletSignerId: Schema.String.check(Schema.isPattern(/^wsg_[0-9A-Za-z]{1,64}$/, { fosDetail: "must be a wallet signer id (wsg_...)" }))
-}).annotate({ identifier: "CeremonyStart" })
+}).annotate({ identifier: "CeremonyStart", description: "The ceremony to start for the session's signer." })
 export type CeremonyStart = typeof CeremonyStart.Type
 
 /** A signer session: the token a signer's endpoints take as `Authorization: Bearer`, and when it expires. */
@@ -126,14 +126,14 @@ export const SignerSession = Schema.Struct({
   walletSignerId: Schema.String,
   customerId: Schema.String,
   expiresAt: UtcTimestamp
-}).annotate({ identifier: "SignerSession" })
+}).annotate({ identifier: "SignerSession", description: "A signer session token, and when it expires." })
 export type SignerSession = typeof SignerSession.Type
 
 /** The signer a session belongs to, as `GET /v2/signer/session` shows it. */
 export const SignerSessionInfo = Schema.Struct({
   signer: WalletSigner,
   expiresAt: UtcTimestamp
-}).annotate({ identifier: "SignerSessionInfo" })
+}).annotate({ identifier: "SignerSessionInfo", description: "The wallet signer a session belongs to, and when the session expires." })
 
 /** The headers of a signer endpoint: the session token. A missing or malformed one is 401, never 400. */
 export const SignerHeaders = Schema.Struct({ authorization: Schema.optionalKey(Schema.String) })
@@ -143,25 +143,25 @@ export const SignerHeaders = Schema.Struct({ authorization: Schema.optionalKey(S
 /** The end user (or the machine) enrolls its credential from the invitation: passkeys for a person, none for a machine. */
 export const SimulatedEnrollment = Schema.Struct({
   passkeyCount: Schema.optionalKey(Schema.Number.check(Schema.isInt()))
-}).annotate({ identifier: "SimulatedEnrollment" })
+}).annotate({ identifier: "SimulatedEnrollment", description: "The enrollment to complete for a signer." })
 export type SimulatedEnrollment = typeof SimulatedEnrollment.Type
 
 /** The signer logs in: its passkey (or key) authentication succeeds, or fails (401 SIGNER_AUTH_FAILED). */
 export const SimulatedSignerLogin = Schema.Struct({
   authentication: Schema.optionalKey(Schema.Literals(["succeeded", "failed"]))
-}).annotate({ identifier: "SimulatedSignerLogin" })
+}).annotate({ identifier: "SimulatedSignerLogin", description: "The passkey login to simulate for a signer." })
 export type SimulatedSignerLogin = typeof SimulatedSignerLogin.Type
 
 /** An admin's co-stamp on a waiting ceremony (the admin's session in `Authorization: Bearer`). */
 export const SimulatedCeremonyDecision = Schema.Struct({
   outcome: Schema.Literals(["approved", "declined"])
-}).annotate({ identifier: "SimulatedCeremonyDecision" })
+}).annotate({ identifier: "SimulatedCeremonyDecision", description: "The admin's decision on a wallet ceremony." })
 export type SimulatedCeremonyDecision = typeof SimulatedCeremonyDecision.Type
 
 /** The wallet provider's answer to a claim's provisioning. */
 export const SimulatedProvisioning = Schema.Struct({
   outcome: Schema.Literals(["succeeded", "failed"])
-}).annotate({ identifier: "SimulatedProvisioning" })
+}).annotate({ identifier: "SimulatedProvisioning", description: "The outcome of a claim's provisioning." })
 export type SimulatedProvisioning = typeof SimulatedProvisioning.Type
 
 /** A claim as the provisioning simulate answers it. */
@@ -171,7 +171,7 @@ export const ClaimState = Schema.Struct({
   status: Schema.Literals(["pending", "completed", "failed"]),
   provisioned: Schema.Boolean,
   walletIds: Schema.Array(Schema.String)
-}).annotate({ identifier: "ClaimState" })
+}).annotate({ identifier: "ClaimState", description: "A wallet claim's state." })
 export type ClaimState = typeof ClaimState.Type
 
 // --- signing a transfer ----------------------------------------------------------------------------------------
@@ -209,7 +209,7 @@ export const SigningRequest = Schema.Struct({
   transfer: Schema.Struct({ source: TransactionSide, destination: TransactionSide }),
   expiresAt: UtcTimestamp,
   createdAt: UtcTimestamp
-}).annotate({ identifier: "SigningRequest" })
+}).annotate({ identifier: "SigningRequest", description: "A request for a wallet signer's signature on a transaction." })
 export type SigningRequest = typeof SigningRequest.Type
 
 /**
@@ -223,5 +223,5 @@ export const SimulatedSignature = Schema.Struct({
   decision: Schema.Literals(["approve", "decline"]),
   attempt: Schema.optionalKey(Schema.Number.check(Schema.isInt())),
   provider: Schema.optionalKey(Schema.Literals(["accepted", "rejected", "unavailable"]))
-}).annotate({ identifier: "SimulatedSignature" })
+}).annotate({ identifier: "SimulatedSignature", description: "A signer's signature to add to a transaction." })
 export type SimulatedSignature = typeof SimulatedSignature.Type

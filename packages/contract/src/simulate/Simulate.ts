@@ -10,7 +10,7 @@ import { AssetAmount, PayoutRail, TransactionFailureCode, WireReceiveDetails } f
 import { ApplicationFailureCodes, RejectionCategories } from "../onboarding/Applications.ts"
 
 /** The clock's time, and which clock it is: only a `virtual` one can be advanced. */
-export const ClockNow = Schema.Struct({ now: Schema.String, mode: Schema.Literals(["system", "virtual"]) }).annotate({ identifier: "ClockNow" })
+export const ClockNow = Schema.Struct({ now: Schema.String, mode: Schema.Literals(["system", "virtual"]) }).annotate({ identifier: "ClockNow", description: "The sandbox's virtual time." })
 export type ClockNow = typeof ClockNow.Type
 
 /** The longest advance, in seconds: ten years. */
@@ -24,7 +24,7 @@ export const ClockAdvance = Schema.Struct({
   to: Schema.optionalKey(Schema.String)
 }).check(Schema.makeFilter((a) => (a.seconds === undefined) !== (a.to === undefined), {
   fosDetail: "must have exactly one of seconds or to"
-})).annotate({ identifier: "ClockAdvance" })
+})).annotate({ identifier: "ClockAdvance", description: "How far to move the sandbox clock: seconds, or a time to move to." })
 export type ClockAdvance = typeof ClockAdvance.Type
 
 const Reason = NonBlankString.check(Schema.isMaxLength(500, { fosDetail: "must be at most 500 characters" }))
@@ -34,7 +34,7 @@ export const ApplicationDecision = Schema.Struct({
   outcome: Schema.Literals(["approved", "rejected"]),
   category: Schema.optionalKey(Schema.Literals(RejectionCategories)),
   reason: Schema.optionalKey(Reason)
-}).annotate({ identifier: "ApplicationDecision" })
+}).annotate({ identifier: "ApplicationDecision", description: "The decision on an application under review." })
 export type ApplicationDecision = typeof ApplicationDecision.Type
 
 /** A compliance result that arrives after an organization's application was approved. */
@@ -42,7 +42,7 @@ export const LateComplianceResult = Schema.Struct({
   failureCode: Schema.optionalKey(Schema.Literals(ApplicationFailureCodes)),
   failureMessage: Schema.optionalKey(Reason),
   resubmittable: Schema.optionalKey(Schema.Boolean)
-}).annotate({ identifier: "LateComplianceResult" })
+}).annotate({ identifier: "LateComplianceResult", description: "A compliance result that arrives after the application was decided." })
 export type LateComplianceResult = typeof LateComplianceResult.Type
 
 export const CustomerRestriction = Schema.Struct({ type: Schema.optionalKey(Schema.Literals(["account", "monitoring"])) })
@@ -74,7 +74,7 @@ export const SimulatedDeposit = Schema.Struct({
   wireReceiveDetails: Schema.optionalKey(WireReceiveDetails)
 }).check(Schema.makeFilter((d) =>
   /^0(\.0+)?$/.test(d.assetAmount.amount) ? { path: ["assetAmount", "amount"], issue: "must be greater than zero" } : undefined
-)).annotate({ identifier: "SimulatedDeposit" })
+)).annotate({ identifier: "SimulatedDeposit", description: "An incoming deposit: where it lands (a wallet address or a virtual account) and the amount." })
 export type SimulatedDeposit = typeof SimulatedDeposit.Type
 
 /**
@@ -88,7 +88,7 @@ export const SimulatedUnsupportedDeposit = Schema.Struct({
   sender: Schema.optionalKey(Schema.Struct({ address: NonBlankString.check(Schema.isMaxLength(128)) }))
 }).check(Schema.makeFilter((d) =>
   /^0(\.0+)?$/.test(d.assetAmount.amount) ? { path: ["assetAmount", "amount"], issue: "must be greater than zero" } : undefined
-)).annotate({ identifier: "SimulatedUnsupportedDeposit" })
+)).annotate({ identifier: "SimulatedUnsupportedDeposit", description: "A coin a wallet does not support, sent to it." })
 export type SimulatedUnsupportedDeposit = typeof SimulatedUnsupportedDeposit.Type
 
 /** `POST /simulate/transactions/{id}/terminal`: how the outside world ended the transaction. */
@@ -100,7 +100,7 @@ export const TransactionTerminal = Schema.Struct({
   reason: Schema.optionalKey(Reason)
 }).check(Schema.makeFilter((t) =>
   t.failureCode !== undefined && t.outcome !== "failed" ? { path: ["failureCode"], issue: "is sent only with outcome failed" } : undefined
-)).annotate({ identifier: "TransactionTerminal" })
+)).annotate({ identifier: "TransactionTerminal", description: "The terminal outcome to force on a transaction." })
 export type TransactionTerminal = typeof TransactionTerminal.Type
 
 /** `POST /simulate/transactions/{id}/review`: what the service's reviewers do. */
@@ -110,7 +110,7 @@ export const TransactionReview = Schema.Struct({
   acceptedDocumentTypes: Schema.optionalKey(Schema.Array(NonBlankString).check(Schema.isMaxLength(20)))
 }).check(Schema.makeFilter((r) =>
   r.acceptedDocumentTypes !== undefined && r.action !== "reject" ? { path: ["acceptedDocumentTypes"], issue: "is sent only with action reject" } : undefined
-)).annotate({ identifier: "TransactionReview" })
+)).annotate({ identifier: "TransactionReview", description: "A compliance review hold on a transaction." })
 export type TransactionReview = typeof TransactionReview.Type
 
 /**
@@ -121,7 +121,7 @@ export type TransactionReview = typeof TransactionReview.Type
 export const TransactionReturn = Schema.Struct({
   returnCode: NonBlankString.check(Schema.isMaxLength(16)),
   returnReason: Schema.optionalKey(NonBlankString.check(Schema.isMaxLength(200)))
-}).annotate({ identifier: "TransactionReturn" })
+}).annotate({ identifier: "TransactionReturn", description: "The return of a deposit to its sender." })
 export type TransactionReturn = typeof TransactionReturn.Type
 
 /**
@@ -153,5 +153,5 @@ export const SandboxReset = Schema.Struct({
     walletCeremonies: Schema.Number,
     signingRequests: Schema.Number
   })
-}).annotate({ identifier: "SandboxReset" })
+}).annotate({ identifier: "SandboxReset", description: "What a sandbox reset removed, by kind." })
 export type SandboxReset = typeof SandboxReset.Type

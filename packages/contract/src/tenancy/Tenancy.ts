@@ -38,5 +38,5 @@ export const Me = Schema.Struct({
     environment: Schema.Literals(Environments),
     last4: Schema.String
   })
-}).annotate({ identifier: "Me" })
+}).annotate({ identifier: "Me", description: "The calling user and their organization." })
 export type Me = typeof Me.Type

@@ -13,7 +13,7 @@ export const Subscription = Schema.Union([
     mode: Schema.Literal("selected"),
     eventTypes: Schema.Array(EventType).check(Schema.isMinLength(1, { fosDetail: "must list at least one event type" }))
   })
-]).annotate({ identifier: "Subscription" })
+]).annotate({ identifier: "Subscription", description: "The event types an endpoint receives: all, or those selected." })
 export type Subscription = typeof Subscription.Type
 
 export const EndpointStatuses = ["active", "disabled"] as const
@@ -40,7 +40,7 @@ export const SignatureScheme = Schema.Struct({
   encoding: Schema.String,
   toleranceSeconds: Schema.Number,
   rotationGraceHours: Schema.Number
-}).annotate({ identifier: "SignatureScheme" })
+}).annotate({ identifier: "SignatureScheme", description: "How deliveries to an endpoint are signed, and the replay tolerance." })
 
 export const WebhookEndpoint = Schema.Struct({
   id: Schema.String,
@@ -51,7 +51,7 @@ export const WebhookEndpoint = Schema.Struct({
   updatedAt: Schema.String,
   secret: Schema.optionalKey(Schema.String),
   signature: Schema.optionalKey(SignatureScheme)
-}).annotate({ identifier: "WebhookEndpoint" })
+}).annotate({ identifier: "WebhookEndpoint", description: "An HTTPS URL that receives the event types it subscribes to, signed with its secret." })
 export type WebhookEndpoint = typeof WebhookEndpoint.Type
 
 export const EndpointCreate = Schema.Struct({ url: NonBlankString, subscription: Schema.optionalKey(Subscription) })
@@ -75,7 +75,7 @@ export const WebhookDelivery = Schema.Struct({
   lastAttemptAt: Schema.NullOr(Schema.String),
   createdAt: Schema.String,
   updatedAt: Schema.String
-}).annotate({ identifier: "WebhookDelivery" })
+}).annotate({ identifier: "WebhookDelivery", description: "A delivery of one event to one endpoint: its status and attempts." })
 export type WebhookDelivery = typeof WebhookDelivery.Type
 
 export const WebhookAttempt = Schema.Struct({
@@ -86,20 +86,20 @@ export const WebhookAttempt = Schema.Struct({
   responseStatus: Schema.NullOr(Schema.Number),
   latencyMs: Schema.Number,
   error: Schema.NullOr(Schema.String)
-}).annotate({ identifier: "WebhookAttempt" })
+}).annotate({ identifier: "WebhookAttempt", description: "One attempt of a delivery: the response status and latency." })
 export type WebhookAttempt = typeof WebhookAttempt.Type
 
 export const WebhookDeliveryDetail = Schema.Struct({
   ...WebhookDelivery.fields,
   attemptList: Schema.Array(WebhookAttempt)
-}).annotate({ identifier: "WebhookDeliveryDetail" })
+}).annotate({ identifier: "WebhookDeliveryDetail", description: "A delivery with its event and every attempt." })
 export type WebhookDeliveryDetail = typeof WebhookDeliveryDetail.Type
 
 export const EventTypeInfo = Schema.Struct({
   type: Schema.String,
   deprecated: Schema.Boolean,
   example: Schema.Unknown
-}).annotate({ identifier: "EventTypeInfo" })
+}).annotate({ identifier: "EventTypeInfo", description: "An event type fos sends, with an example payload." })
 export type EventTypeInfo = typeof EventTypeInfo.Type
 
 /** An event as delivered: the envelope, with its `data` read as any JSON (`EventEnvelope` checks each type's). */
