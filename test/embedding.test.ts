@@ -9,7 +9,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { makeClient, withIdempotencyKey } from "@fos/client"
 import { callbackTransport, layerMemoryStore, schedule, type TimerHandler } from "@fos/core"
 import { WebhookEndpointId } from "@fos/contract"
-import { advanceBy, createEngine, Deliveries, type EmbeddedServices, type Engine, layerEmbedded, layerRoutes } from "@fos/http"
+import { advanceBy, createEngine, Deliveries, type EmbeddedServices, type Engine, flushWebhooks, layerEmbedded, layerRoutes } from "@fos/http"
 import { it as effectIt } from "@effect/vitest"
 import { Clock, Effect, Layer } from "effect"
 import { FetchHttpClient, type HttpClient, HttpRouter, HttpServer } from "effect/http"
@@ -47,9 +47,11 @@ const createEndpoint = async (engine: Engine, url = "https://receiver.example.co
   return r.json as { id: string; secret: string }
 }
 
+/** Emits a test event and waits for the attempts it caused (sends run in the background: the write answers first). */
 const emit = async (engine: Engine, type = "customer.created") => {
   const r = await request(engine, "POST", "/sandbox/v2/simulate/events", { type })
   expect(r.status).toBe(201)
+  await engine.deliveries.flush()
   return r.json as { id: string; type: string }
 }
 
@@ -167,7 +169,7 @@ describe("runUntilIdle", () => {
     engine.deliveries.answerWith(500)
     const endpoint = await createEndpoint(engine)
     const event = await emit(engine)
-    // The first attempt went out with the request; the retries wait on the clock.
+    // The first attempt went out once the request committed; the retries wait on the clock.
     expect(engine.deliveries.list()).toHaveLength(1)
     const report = await engine.clock.runUntilIdle()
     const sent = engine.deliveries.list()
@@ -262,6 +264,7 @@ describe("engine.deliveries", () => {
     engine.deliveries.answerWith(204)
     const retried = await request(engine, "POST", `/sandbox/v2/webhooks/deliveries/${failed[0]!.deliveryId}/retry`)
     expect(retried.status).toBe(202)
+    await engine.deliveries.flush()
     const last = engine.deliveries.list().at(-1)!
     expect(last).toMatchObject({ deliveryId: failed[0]!.deliveryId, run: 2, attempt: 1, status: 204 })
   })
@@ -296,6 +299,7 @@ describe("many engines in one process", () => {
       const first = await request(engine, "POST", "/sandbox/v2/simulate/events", { type: "customer.created" }, {}, key)
       await engine.clock.advance(advanceMs)
       const second = await request(engine, "POST", "/sandbox/v2/simulate/events", { type: "order.created" }, {}, key)
+      await engine.deliveries.flush()
       return { endpoint: endpoint.json, events: [first.json.id, second.json.id] }
     }))
     await Promise.all(all.map(async ({ engine, key, name, startMs, advanceMs }, i) => {
@@ -344,6 +348,7 @@ describe("an Effect host", () => {
       expect(yield* rotate).toEqual(rotated)
       const event = yield* client.simulate.emitEvent({ payload: { type: "customer.created" } })
       yield* advanceBy("1 hour")
+      yield* flushWebhooks()
       // The routes serve the engine the host's own code moved.
       expect(yield* client.simulate.clock()).toEqual({ now: new Date(START_MS + 3_600_000).toISOString(), mode: "virtual" })
       const deliveries = yield* Deliveries

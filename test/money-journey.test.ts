@@ -35,6 +35,8 @@ it("approve, apply, create a wallet, deposit, advance: the balance, the transact
     })
     expect(sent.status, sent.text).toBe(201)
     await engine.clock.advance("1 minute")
+    // Webhook sends run in the background: wait for the attempts the deposit's events caused.
+    await engine.deliveries.flush()
 
     const read = await fos.wallets.get({ params: { walletId: wallet.json.id } })
     expect(read.balances).toEqual([{ code: "USDC", chain: "base", available: "1000.250000", pending: "0.000000" }])

@@ -32,7 +32,7 @@ describe("the router's reading of the API", () => {
       Object.values(Api.groups).flatMap((group) =>
         Object.values(group.endpoints).filter((endpoint) => pick(policyOf(endpoint, group))).map((endpoint) => `${group.identifier}.${endpoint.identifier}`)
       )
-    expect(named((p) => !p.transactional)).toEqual(["simulate.advanceClock"])
+    expect(named((p) => !p.transactional)).toEqual(["simulate.advanceClock", "simulate.flushWebhooks"])
     expect(named((p) => p.rereadOnReplay)).toEqual(["payouts.create"])
     // The simulate calls act, the inspect reads look: both are the sandbox's alone.
     const sandboxGroups = (["simulate", "inspect"] as const).flatMap((g) => Object.keys(Api.groups[g].endpoints).map((name) => `${g}.${name}`))

@@ -159,7 +159,8 @@ describe.each(runtimes)("fos serve on %s", (runtime) => {
     expect(endpoint.status).toBe(201)
     const event = await sandbox(server, "/v2/simulate/events", { body: { type: "transaction.completed" } })
     expect(event.status).toBe(201)
-    // Under the virtual clock an emit answers once its first attempts are made.
+    // An emit answers before its receivers; the flush answers once the attempts are recorded.
+    expect((await sandbox(server, "/v2/simulate/webhooks/flush", { method: "POST" })).json.complete).toBe(true)
     expect(receiver.hits).toHaveLength(1)
     expect(signedBy(receiver.hits[0]!, endpoint.json.secret)).toBe(true)
     expect(JSON.parse(receiver.hits[0]!.raw.toString()).id).toBe(event.json.id)
@@ -170,6 +171,7 @@ describe.each(runtimes)("fos serve on %s", (runtime) => {
     expect(Date.parse(short.json.now) - before).toBe(29_000)
     expect(receiver.hits).toHaveLength(1)
     await sandbox(server, "/v2/simulate/clock/advance", { body: { seconds: 1 } })
+    await sandbox(server, "/v2/simulate/webhooks/flush", { method: "POST" })
     expect(receiver.hits).toHaveLength(2)
     expect(receiver.hits[1]!.raw.equals(receiver.hits[0]!.raw)).toBe(true)
     expect(signedBy(receiver.hits[1]!, endpoint.json.secret)).toBe(true)

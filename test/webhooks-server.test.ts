@@ -64,6 +64,13 @@ const api = async (origin: string, method: string, path: string, body?: unknown)
   return { status: response.status, json: (await response.json().catch(() => undefined)) as any }
 }
 
+/** Waits until the attempts due or in flight are recorded: sends run in the background, after the write answered. */
+const flush = async (origin: string) => {
+  const flushed = await api(origin, "POST", "/v2/simulate/webhooks/flush")
+  expect(flushed.status).toBe(200)
+  return flushed.json as { deliveries: Array<{ id: string; status: string; attempts: number }>; complete: boolean }
+}
+
 /** The signature check a receiver does, with node:crypto over the raw bytes. */
 const signedBy = (hit: Hit, secret: string): boolean => {
   const parts = String(hit.headers["x-service-signature"]).split(",").map((p) => p.split("=") as [string, string])
@@ -84,6 +91,7 @@ describe("webhooks through fos serve", () => {
     expect(endpoint.status).toBe(201)
     const event = await api(origin, "POST", "/v2/simulate/events", { type: "transaction.completed" })
     expect(event.status).toBe(201)
+    expect(await flush(origin)).toMatchObject({ complete: true, deliveries: [{ status: "pending", attempts: 1 }] })
     expect(hits).toHaveLength(1)
     expect(signedBy(hits[0]!, endpoint.json.secret)).toBe(true)
     expect(JSON.parse(hits[0]!.raw.toString()).id).toBe(event.json.id)
@@ -92,6 +100,7 @@ describe("webhooks through fos serve", () => {
     expect((await api(origin, "POST", "/v2/simulate/clock/advance", { seconds: 29 })).status).toBe(200)
     expect(hits).toHaveLength(1)
     expect((await api(origin, "POST", "/v2/simulate/clock/advance", { seconds: 1 })).status).toBe(200)
+    await flush(origin)
     expect(hits).toHaveLength(2)
     expect(hits[1]!.raw.equals(hits[0]!.raw)).toBe(true)
     const deliveries = await api(origin, "GET", "/v2/webhooks/deliveries")
@@ -111,6 +120,7 @@ describe("webhooks through fos serve", () => {
     const now = (await api(origin, "GET", "/v2/simulate/clock")).json.now as string
     const event = await api(origin, "POST", "/v2/simulate/events", { type: "customer.created" })
     expect(event.status).toBe(201)
+    await flush(origin)
     expect(hits).toHaveLength(1)
     // The client's verifier, on this process's real clock (no `now` given), with the spec's 300 seconds.
     const verified = await verifyWebhook(hits[0]!.raw, String(hits[0]!.headers["x-service-signature"]), {
@@ -132,6 +142,7 @@ describe("webhooks through fos serve", () => {
     const endpoint = await api(origin, "POST", "/v2/webhooks/endpoints", { url })
     expect(endpoint.status).toBe(201)
     expect((await api(origin, "POST", "/v2/simulate/events", { type: "order.created" })).status).toBe(201)
+    await flush(origin)
     expect(hits).toHaveLength(1)
     const headers = hits[0]!.headers
     expect(Object.keys(headers).sort()).toEqual([
@@ -154,6 +165,34 @@ describe("webhooks through fos serve", () => {
     expect(signedBy(hits[0]!, endpoint.json.secret)).toBe(true)
   }, 60_000)
 
+  it("a receiver that never answers does not slow a write: the write answers while it holds the request", async () => {
+    const hits: Array<Hit> = []
+    let arrived!: () => void
+    const firstArrived = new Promise<void>((ok) => (arrived = ok))
+    // Holds every request open and never answers.
+    const url = await startReceiver((hit) => {
+      hits.push(hit)
+      arrived()
+    })
+    const { origin } = await serve("memory")
+    expect((await api(origin, "POST", "/v2/webhooks/endpoints", { url })).status).toBe(201)
+    const event = await api(origin, "POST", "/v2/simulate/events", { type: "customer.created" })
+    expect(event.status).toBe(201)
+    await firstArrived
+    // The receiver holds the attempt; writes and reads answer meanwhile.
+    const [delivery] = (await api(origin, "GET", "/v2/webhooks/deliveries")).json.data
+    expect(delivery).toMatchObject({ eventId: event.json.id, status: "processing", attempts: 0 })
+    expect((await api(origin, "POST", "/v2/simulate/events", { type: "order.created" })).status).toBe(201)
+    // The flush waits out the receiver's 5 seconds: the attempt is then recorded as failed, its retry on the clock.
+    const flushed = await flush(origin)
+    expect(flushed.complete).toBe(true)
+    expect(flushed.deliveries).toHaveLength(2)
+    expect(flushed.deliveries.map((d) => [d.status, d.attempts])).toEqual([["pending", 1], ["pending", 1]])
+    const detail = await api(origin, "GET", `/v2/webhooks/deliveries/${delivery.id}`)
+    expect(detail.json.attemptList).toEqual([expect.objectContaining({ responseStatus: null, error: "no answer within 5 seconds" })])
+    expect(hits).toHaveLength(2)
+  }, 60_000)
+
   it("after a crash between sending and recording, sends the same event again once restarted on a durable store", async () => {
     const hits: Array<Hit> = []
     let sent!: () => void
@@ -167,12 +206,11 @@ describe("webhooks through fos serve", () => {
     const first = await serve(store)
     const endpoint = await api(first.origin, "POST", "/v2/webhooks/endpoints", { url })
     expect(endpoint.status).toBe(201)
-    // The emit answers only once its first attempt is done, which the receiver holds: do not wait for it.
-    const emitting = api(first.origin, "POST", "/v2/simulate/events", { type: "order.succeeded" }).catch(() => undefined)
+    // The emit answers at once; its first attempt reaches the receiver, which holds it.
+    expect((await api(first.origin, "POST", "/v2/simulate/events", { type: "order.succeeded" })).status).toBe(201)
     await firstSent
     first.child.kill("SIGKILL")
     await once(first.child, "exit")
-    await emitting
 
     const second = await serve(store)
     // The claimed attempt's recovery lease is due 60 s after the claim.

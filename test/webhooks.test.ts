@@ -55,7 +55,21 @@ const createEndpoint = async (body: unknown = { url: "https://hooks.example.com/
   return r.json as { id: string; secret: string }
 }
 
-const emit = (type = "customer.created") => call("POST", "/v2/simulate/events", { type })
+/**
+ * Emits a test event and waits for the attempts it caused: sends run in the background, so the write answers
+ * before its receivers do.
+ */
+const emit = async (type = "customer.created") => {
+  const emitted = await call("POST", "/v2/simulate/events", { type })
+  await engine.deliveries.flush()
+  return emitted
+}
+
+/** Advances the clock and waits for the attempts made on the way's last instant. */
+const advance = async (ms: number) => {
+  await engine.clock.advance(ms)
+  await engine.deliveries.flush()
+}
 
 /** Verifies a received delivery as a receiver would, with node:crypto: every v1 that matches one of `secrets`. */
 const verify = (request: DeliveryRequest, secrets: ReadonlyArray<string>) => {
@@ -325,11 +339,11 @@ describe("webhook delivery", () => {
     await createEndpoint()
     await emit()
     expect(received.map((r) => r.atMs - START_MS)).toEqual([0])
-    await engine.clock.advance(29_000)
+    await advance(29_000)
     expect(received).toHaveLength(1)
-    await engine.clock.advance(1_000)
+    await advance(1_000)
     expect(received.map((r) => r.atMs - START_MS)).toEqual([0, 30_000])
-    await engine.clock.advance(2 * 60 * 60 * 1000)
+    await advance(2 * 60 * 60 * 1000)
     const offsets = received.map((r) => (r.atMs - START_MS) / 1000)
     expect(offsets).toEqual([0, 30, 150, 1050, 4650])
     // Every attempt sent the same event, byte for byte.
@@ -357,11 +371,12 @@ describe("webhook delivery", () => {
     const id = (await call("GET", "/v2/webhooks/deliveries")).json.data[0].id
     const early = await call("POST", `/v2/webhooks/deliveries/${id}/retry`)
     expectProblem(early, { type: "WEBHOOK_DELIVERY_NOT_RETRYABLE", status: 422, instance: `/sandbox/v2/webhooks/deliveries/${id}/retry`, nowMs: START_MS })
-    await engine.clock.advance(2 * 60 * 60 * 1000)
+    await advance(2 * 60 * 60 * 1000)
     expect(received).toHaveLength(5)
     healthy = true
     const retried = await call("POST", `/v2/webhooks/deliveries/${id}/retry`)
     expect(retried.status).toBe(202)
+    await engine.deliveries.flush()
     expect(received).toHaveLength(6)
     const detail = await call("GET", `/v2/webhooks/deliveries/${id}`)
     expect(detail.json).toMatchObject({ status: "succeeded", run: 2, attempts: 1 })
@@ -376,7 +391,7 @@ describe("webhook delivery", () => {
     const id = (await call("GET", "/v2/webhooks/deliveries")).json.data[0].id
     expect((await call("GET", `/v2/webhooks/deliveries/${id}`)).json).toMatchObject({ status: "pending", attempts: 1 })
     expect((await call("DELETE", `/v2/webhooks/endpoints/${endpoint.id}`)).status).toBe(204)
-    await engine.clock.advance(30_000)
+    await advance(30_000)
     expect(received).toHaveLength(1)
     const detail = (await call("GET", `/v2/webhooks/deliveries/${id}`)).json
     expect(detail).toMatchObject({ status: "failed", run: 1, attempts: 1, nextAttemptAt: null })
@@ -391,7 +406,7 @@ describe("webhook delivery", () => {
     const during = verify(received[0]!, [rotated, old])
     expect(during.v1s).toHaveLength(2)
     expect(during.matches).toEqual([true, true])
-    await engine.clock.advance(48 * 60 * 60 * 1000 + 1000)
+    await advance(48 * 60 * 60 * 1000 + 1000)
     await emit()
     const after = verify(received[1]!, [rotated, old])
     expect(after.v1s).toHaveLength(1)
@@ -399,27 +414,27 @@ describe("webhook delivery", () => {
   })
 
   it("signatureClock: t is the engine's clock by default, the real clock with \"real\"; createdAt follows the engine's clock either way", async () => {
-    const advance = 49 * 3600 * 1000
+    const by = 49 * 3600 * 1000
     const received = await start()
     const { secret } = await createEndpoint()
-    await engine.clock.advance(advance)
+    await advance(by)
     await emit()
     // An embedder's receiver on the engine's (virtual) clock verifies against engine.clock.now(), as README says.
     const onEngine = await verifyWebhook(received[0]!.body, received[0]!.headers["x-service-signature"], { secret, now: await engine.clock.now() })
-    expect(verify(received[0]!, [secret]).t).toBe((START_MS + advance) / 1000)
-    expect(onEngine.createdAt).toBe(new Date(START_MS + advance).toISOString())
+    expect(verify(received[0]!, [secret]).t).toBe((START_MS + by) / 1000)
+    expect(onEngine.createdAt).toBe(new Date(START_MS + by).toISOString())
     await engine.close()
 
     const realMs = Date.parse("2030-06-01T08:00:00.000Z")
     const real = makeVirtualClock(realMs)
     const onReal = await start(() => 200, { signatureClock: "real", realClock: real })
     const second = await createEndpoint()
-    await engine.clock.advance(advance)
+    await advance(by)
     real.set(realMs + 2000)
     await emit()
     expect(verify(onReal[0]!, [second.secret]).t).toBe(realMs / 1000 + 2)
     const event = await verifyWebhook(onReal[0]!.body, onReal[0]!.headers["x-service-signature"], { secret: second.secret, now: realMs + 2000 })
-    expect(event.createdAt).toBe(new Date(START_MS + advance).toISOString())
+    expect(event.createdAt).toBe(new Date(START_MS + by).toISOString())
     await expect(verifyWebhook(onReal[0]!.body, onReal[0]!.headers["x-service-signature"], { secret: second.secret, now: await engine.clock.now() }))
       .rejects.toMatchObject({ reason: "timestamp_in_future" })
   })
@@ -436,7 +451,7 @@ describe("webhook delivery", () => {
     await emit("order.created")
     expect(received.slice(3).map((r) => r.url)).toEqual(["https://b.example.com/h"])
     // The two deliveries queued for the now disabled endpoint still get their second attempt.
-    await engine.clock.advance(30_000)
+    await advance(30_000)
     expect(received.slice(4).filter((r) => r.url === "https://a.example.com/h")).toHaveLength(2)
     expect(orders.id).toMatch(/^wep_/)
   })

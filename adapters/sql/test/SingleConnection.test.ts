@@ -47,6 +47,8 @@ it("concurrent keyed advances and webhook emits on PGlite all complete", async (
       ...Array.from({ length: 6 }, () => post("/v2/simulate/events", { type: "customer.created" }))
     ])
     expect(statuses).toEqual([...Array(12).fill(200), ...Array(6).fill(201)])
+    // Sends run in the background: wait for the attempts the emits caused.
+    expect((await engine.deliveries.flush()).complete).toBe(true)
     expect(delivered).toBe(6)
   } finally {
     await engine.close()

@@ -131,6 +131,12 @@ describe("the Promise client", () => {
     await client.webhooks.createEndpoint({ payload: { url: "https://receiver.example.com/events" } })
     const event = await client.simulate.emitEvent({ payload: { type: "order.created" } })
     expect(event.type).toBe("order.created")
+    // Sends run in the background: the flush answers once the event's attempts are recorded.
+    const flushed = await client.simulate.flushWebhooks()
+    expect(flushed.complete).toBe(true)
+    const ours = flushed.deliveries.filter((d) => d.eventId === event.id)
+    expect(ours.length).toBeGreaterThan(0)
+    expect(ours.every((d) => d.status === "succeeded")).toBe(true)
     expect(engine.deliveries.list().some((d) => d.event.id === event.id)).toBe(true)
     const before = await engine.clock.now()
     expect(await client.simulate.advanceClock({ payload: { seconds: 90 } })).toEqual({ now: new Date(before + 90_000).toISOString(), mode: "virtual" })

@@ -158,6 +158,8 @@ describe("verifying what an engine sends", () => {
       }
       const endpoint = await post("/v2/webhooks/endpoints", { url: "https://receiver.example.com/hooks" })
       const emitted = await post("/v2/simulate/events", { type: "customer.created" })
+      // Sends run in the background: wait for the attempt the event caused.
+      await engine.deliveries.flush()
       const [first] = engine.deliveries.list()
       const now = await engine.clock.now()
       const event = await verifyWebhook(first!.body, first!.headers["x-service-signature"], { secret: endpoint.secret, now })
@@ -165,6 +167,7 @@ describe("verifying what an engine sends", () => {
 
       const rotated = await post(`/v2/webhooks/endpoints/${endpoint.id}/rotate`, {}, { "idempotency-key": "rotate-1" })
       await post("/v2/simulate/events", { type: "customer.created" })
+      await engine.deliveries.flush()
       const second = engine.deliveries.list()[1]!
       expect(second.headers["x-service-signature"]!.split(",").filter((p) => p.startsWith("v1="))).toHaveLength(2)
       // Both the new secret and the previous one verify during the grace period.

@@ -32,6 +32,7 @@ import { layerSubscriptions } from "./Subscriptions.ts"
 import { WorldModel, type WorldModelOptions, worldModelOf } from "./money/WorldModel.ts"
 import { EventWritten } from "./kernel/Outbox.ts"
 import { webhookTimerHandlers } from "./webhooks/Dispatch.ts"
+import { DeliveryWorker, makeDeliveryWorker } from "./webhooks/DeliveryWorker.ts"
 import { fanOut } from "./webhooks/FanOut.ts"
 import { type ResolveHost, TransportError, WebhookSettings, type WebhookTransportService } from "./webhooks/Transport.ts"
 import {
@@ -109,7 +110,7 @@ const noTransport: WebhookTransportService = {
   send: () => Effect.fail(new TransportError({ message: "this engine has no webhook transport" }))
 }
 
-export type EngineServices = Store | RateLimiter | RunningClaims | TimeControl | TimerHandlers | RealClock
+export type EngineServices = Store | RateLimiter | RunningClaims | TimeControl | TimerHandlers | RealClock | DeliveryWorker
 
 /** Every timer kind of the engine and what it does. */
 const engineTimerHandlers: Record<string, TimerHandler> = {
@@ -131,6 +132,8 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
     }
     const review: ReviewSettingsValue = { ...defaultReviewSettings, ...options.review }
     const worldModel = worldModelOf(options.worldModel)
+    // Webhook sends run on this worker, in the background: no request or advance waits for a receiver.
+    const deliveryWorker = yield* makeDeliveryWorker
     const timerHandlers = Layer.mergeAll(
       Layer.succeed(RealClock, realClock),
       layerTimerHandlers({
@@ -147,8 +150,11 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
         ...quoteTimerHandlers,
         ...payoutTimerHandlers,
         ...rfiTimerHandlers,
-        ...webhookTimerHandlers(options.webhookTransport ?? noTransport, webhookSettings)
+        ...webhookTimerHandlers(options.webhookTransport ?? noTransport, webhookSettings, deliveryWorker)
       }),
+      Layer.succeed(DeliveryWorker, deliveryWorker),
+      // The worker's fibers live as long as the engine.
+      Layer.effectDiscard(deliveryWorker.start),
       Layer.succeed(WebhookSettings, webhookSettings),
       // An event written to the outbox fans out to the webhook endpoints subscribed to it, in the same transaction.
       Layer.succeed(EventWritten, fanOut),
@@ -170,7 +176,7 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
     if (clockMode.mode === "virtual") {
       const startMs = clockMode.startMs ?? (yield* Clock.currentTimeMillis)
       const clock = makeVirtualClock(startMs)
-      const time = Layer.mergeAll(Layer.succeed(Clock.Clock, clock), Layer.succeed(TimeControl, makeVirtualTimeControl(clock)))
+      const time = Layer.mergeAll(Layer.succeed(Clock.Clock, clock), Layer.succeed(TimeControl, makeVirtualTimeControl(clock, deliveryWorker.settled())))
       // The buckets refill as real time passes and as the virtual clock is advanced: each is time passing for the
       // client (docs/decisions.md, "Rate limits").
       const limiter = Layer.succeed(RateLimiter, makeRateLimiter(() => realNow() + (clock.currentTimeMillisUnsafe() - startMs)))

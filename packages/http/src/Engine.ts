@@ -8,6 +8,9 @@
  */
 import {
   applySeed,
+  DeliveryWorker,
+  deliveryToWire,
+  flushDeliveries,
   type DeliveryRequest,
   type EngineOptions,
   type EngineServices,
@@ -27,7 +30,7 @@ import {
   type WebhookTransportService,
   type WorldModelOptions
 } from "@fos/core"
-import { parseIso, toIso } from "@fos/contract"
+import { type Environment, parseIso, toIso, type WebhookFlush } from "@fos/contract"
 import { Context, Duration, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { layerRoutes } from "./App.ts"
@@ -306,8 +309,11 @@ export const runUntilIdle = (options: RunUntilIdleOptions = {}): Effect.Effect<I
     const start = yield* time.now
     const horizon = start + durationMs(options.within ?? "1 day", "runUntilIdle within")
     const maxSteps = options.maxSteps ?? 10_000
+    const worker = yield* DeliveryWorker
     let steps = 0
     while (true) {
+      // The sends in flight may schedule a retry or end their delivery's lease: the next timer is known after them.
+      yield* worker.settled()
       const next = yield* nextTimer
       const report = (stoppedBy: IdleReport["stoppedBy"]) =>
         Effect.map(time.now, (now): IdleReport => ({ now, steps, stoppedBy, nextDueMs: next?.dueAtMs }))
@@ -319,6 +325,32 @@ export const runUntilIdle = (options: RunUntilIdleOptions = {}): Effect.Effect<I
       steps++
     }
   })
+
+export interface FlushOptions {
+  /** One organization's deliveries (both environments unless `environment` says); every organization's if omitted. */
+  readonly organizationId?: string
+  readonly environment?: Environment
+}
+
+/**
+ * Waits until every delivery whose attempt is due or in flight has had that attempt recorded, for at most about 6
+ * seconds of real time (the spec's 5-second receiver limit and a second to record): what
+ * `POST /sandbox/v2/simulate/webhooks/flush` does for the caller's organization. Deliveries waiting for a retry
+ * later on the clock had their attempt already; advance the clock, then flush again. On a virtual clock it first
+ * fires what is due at the clock's time.
+ */
+export const flushWebhooks = (options: FlushOptions = {}): Effect.Effect<WebhookFlush, never, EngineServices> =>
+  Effect.map(
+    flushDeliveries(
+      options.organizationId === undefined
+        ? undefined
+        : (options.environment === undefined ? (["sandbox", "live"] as const) : [options.environment]).map((environment) => ({
+          organizationId: options.organizationId!,
+          environment
+        }))
+    ),
+    (report) => ({ deliveries: report.deliveries.map(deliveryToWire), complete: report.complete })
+  )
 
 // --- the engine as a Layer ---------------------------------------------------------------------------------------
 
@@ -376,6 +408,14 @@ export interface EngineClock {
   readonly runUntilIdle: (options?: RunUntilIdleOptions) => Promise<IdleReport>
 }
 
+export interface EngineDeliveries extends DeliveriesService {
+  /**
+   * Waits until every delivery caused so far has had its attempt (sends run in the background: a request answers
+   * before its receivers do); see `flushWebhooks`. Works with every transport, recording or not.
+   */
+  readonly flush: (options?: FlushOptions) => Promise<WebhookFlush>
+}
+
 export interface Engine {
   /** The HTTP API with no port: `fetch`'s signature, so it can stand in for `fetch` in any HTTP client. */
   readonly fetch: (input: Request | string | URL, init?: RequestInit) => Promise<Response>
@@ -385,8 +425,8 @@ export interface Engine {
   readonly context: Context.Context<EmbeddedServices>
   readonly operatorToken: string | undefined
   readonly clock: EngineClock
-  /** The webhook deliveries this engine sent; see `CreateEngineOptions.recordDeliveries`. */
-  readonly deliveries: DeliveriesService
+  /** The webhook deliveries this engine sent (see `CreateEngineOptions.recordDeliveries`), and the wait for them. */
+  readonly deliveries: EngineDeliveries
   /** Stops the engine and releases its store; the engine answers nothing afterwards. */
   readonly close: () => Promise<void>
 }
@@ -417,7 +457,7 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
       advanceTo: (instant) => run(advanceTo(instant)),
       runUntilIdle: (runOptions) => run(runUntilIdle(runOptions))
     },
-    deliveries: Context.get(context, Deliveries),
+    deliveries: { ...Context.get(context, Deliveries), flush: (flushOptions) => run(flushWebhooks(flushOptions)) },
     close: async () => {
       await web?.dispose()
       await runtime.dispose()

@@ -38,6 +38,8 @@ import {
   submitOnboarding,
   submitOrganizationOnboarding,
   TimeControl,
+  flushDeliveries,
+  deliveryToWire,
   updateEndpoint,
   Users,
   virtualAccountToWire
@@ -217,6 +219,13 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
         Effect.map((o) => ({ organizationId: o.id, restricted: false }))
       ))
     .handle("reset", () => CurrentCaller.use((caller) => resetSandbox(caller.organization.id)).pipe(Effect.map(mutable)))
+    .handle("flushWebhooks", () =>
+      CurrentCaller.use((caller) =>
+        Effect.map(flushDeliveries([{ organizationId: caller.organization.id, environment: caller.environment }]), (report) => ({
+          deliveries: report.deliveries.map(deliveryToWire),
+          complete: report.complete
+        }))
+      ).pipe(Effect.map(mutable)))
     .handle("clock", () =>
       Effect.gen(function*() {
         const time = yield* TimeControl

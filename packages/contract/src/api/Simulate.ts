@@ -20,7 +20,8 @@ import {
   TransactionReturn,
   TransactionReview,
   TransactionTerminal,
-  SandboxReset
+  SandboxReset,
+  WebhookFlush
 } from "../simulate/Simulate.ts"
 import { Event } from "../webhooks/Webhooks.ts"
 import {
@@ -144,6 +145,13 @@ export const Simulate = HttpApiGroup.make("simulate")
       success: ClockNow,
       error: withBody
     }).annotateMerge(documented("Advance the sandbox clock", "Moves the sandbox's virtual time forward, firing every timer that falls due and sending its webhooks.")).annotate(Idempotency, "accepted").annotate(OutsideTransaction, true)
+  )
+  // Waits, within the receiver limit, until every delivery of the caller's due or in flight has had its attempt.
+  .add(
+    HttpApiEndpoint.post("flushWebhooks", "/v2/simulate/webhooks/flush", {
+      success: WebhookFlush,
+      error: withBody
+    }).annotate(OutsideTransaction, true)
   )
   // Non-custodial wallets' outside actors: the wallet provider, the end user, the roster's admins, ops.
   .add(HttpApiEndpoint.post("provisionClaim", "/v2/simulate/claims/:claimId/provisioning", {

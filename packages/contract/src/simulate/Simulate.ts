@@ -8,6 +8,7 @@ import { VirtualAccountId, WalletId } from "../kernel/Ids.ts"
 import { NonBlankString } from "../kernel/Primitives.ts"
 import { AssetAmount, PayoutRail, TransactionFailureCode, WireReceiveDetails } from "../money/Transactions.ts"
 import { ApplicationFailureCodes, RejectionCategories } from "../onboarding/Applications.ts"
+import { WebhookDelivery } from "../webhooks/Webhooks.ts"
 
 /** The clock's time, and which clock it is: only a `virtual` one can be advanced. */
 export const ClockNow = Schema.Struct({ now: Schema.String, mode: Schema.Literals(["system", "virtual"]) }).annotate({ identifier: "ClockNow", description: "The sandbox's virtual time." })
@@ -155,3 +156,14 @@ export const SandboxReset = Schema.Struct({
   })
 }).annotate({ identifier: "SandboxReset", description: "What a sandbox reset removed, by kind." })
 export type SandboxReset = typeof SandboxReset.Type
+
+/**
+ * `POST /simulate/webhooks/flush`: what the wait for the caller's deliveries came to. `deliveries` are those whose
+ * attempt was due or in flight when the flush began, as they are now; `complete` is false when the wait's bound
+ * (the 5-second receiver limit and a second to record) ran out first, leaving some of them `processing`.
+ */
+export const WebhookFlush = Schema.Struct({
+  deliveries: Schema.Array(WebhookDelivery),
+  complete: Schema.Boolean
+}).annotate({ identifier: "WebhookFlush" })
+export type WebhookFlush = typeof WebhookFlush.Type

@@ -36,8 +36,9 @@ export const Timers = table<Timer>({
 
 /**
  * What a timer does when it fires; runs inside the firing transaction. It may return work to do after that
- * transaction commits (I/O such as a webhook send, which must not hold a transaction open); the scheduler runs it
- * once the batch has committed, several at a time, and waits for it.
+ * transaction commits; the scheduler runs it once the batch has committed, several at a time, and waits for it, so
+ * it must be quick: I/O such as a webhook send is handed to a background worker there (webhooks/DeliveryWorker.ts),
+ * never waited for by the request or advance that fired the timer.
  */
 export type TimerHandler = (payload: any) => Effect.Effect<void | AfterCommit, never, Store>
 
@@ -175,7 +176,13 @@ export interface TimeControlService {
 
 export class TimeControl extends Context.Service<TimeControl, TimeControlService>()("fos/TimeControl") {}
 
-export const makeVirtualTimeControl = (clock: VirtualClock): TimeControlService => {
+/**
+ * `settled` waits for the work timers handed to the background (webhook sends) that is in flight: the clock stands
+ * still while it runs, so its outcome belongs to the instant it began (a retry is due 30 s after its attempt, not
+ * after the receiver answered). The clock waits for it before it moves forward; a write's `advanceTo(now)` does not
+ * move it, so never waits.
+ */
+export const makeVirtualTimeControl = (clock: VirtualClock, settled: Effect.Effect<void> = Effect.void): TimeControlService => {
   // Serialises advances: two advances at once would interleave their steps.
   const serial = Semaphore.makeUnsafe(1).withPermits(1)
   return {
@@ -183,13 +190,20 @@ export const makeVirtualTimeControl = (clock: VirtualClock): TimeControlService 
     now: clock.currentTimeMillis,
     advanceTo: (targetMs) =>
       Effect.gen(function*() {
+        const moving = () => targetMs > clock.currentTimeMillisUnsafe()
+        if (moving()) yield* settled
         // Most advances find nothing due on the way: they move the clock without the lock, so they never queue
         // behind one another (the clock only moves forward). Advances that fire timers take turns.
         const first = yield* nextTimer
         if (first === undefined || first.dueAtMs > targetMs) return clock.set(targetMs)
         yield* serial(Effect.gen(function*() {
           while (true) {
-            const next = yield* nextTimer
+            let next = yield* nextTimer
+            if (moving() && (next === undefined || next.dueAtMs > clock.currentTimeMillisUnsafe())) {
+              // The clock is about to move: the work in flight ends first, and may schedule or remove timers.
+              yield* settled
+              next = yield* nextTimer
+            }
             if (next === undefined || next.dueAtMs > targetMs) break
             clock.set(next.dueAtMs)
             yield* fireDue(clock.currentTimeMillisUnsafe())

@@ -13,7 +13,7 @@
  * DeliveryMachine, written with the timer the step asks for.
  */
 import { Clock, Effect } from "effect"
-import { type DeliveryStatus, type Environment, toIso, type WebhookDelivery as DeliveryWire } from "@fos/contract"
+import { type DeliveryStatus, type Environment, parseIso, toIso, type WebhookDelivery as DeliveryWire } from "@fos/contract"
 import { newId } from "../kernel/IdGenerator.ts"
 import type { OutboxEvent } from "../kernel/Outbox.ts"
 import { filterCombinations, listPage, type ListQuery } from "../kernel/Paging.ts"
@@ -228,6 +228,27 @@ export const recordAttempt = (current: WebhookDelivery, attempt: AttemptResult):
     const nowMs = yield* Clock.currentTimeMillis
     const timerId = yield* timerOf(current.id, deliveryScope(current), step, nowMs)
     yield* write(current, step, timerId, nowMs, { attemptId: undefined, lastAttemptAt: toIso(attempt.startedMs) })
+  })
+
+/**
+ * The deliveries of one scope (scopeOf) that owe an attempt at `nowMs`: in flight (processing), or pending with
+ * their next attempt due. What a flush (DeliveryWorker.ts) waits for.
+ */
+export const unfinishedDeliveries = (scope: string, nowMs: number): Effect.Effect<ReadonlyArray<WebhookDelivery>, never, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const inStatus = (status: DeliveryStatus) =>
+      store.page(WebhookDeliveries, {
+        order: "byStatus",
+        partition: deliveryPartition(scope, ["status"], { endpointId: undefined, status, eventType: undefined }),
+        descending: false,
+        backward: false,
+        from: undefined,
+        limit: 100_000
+      })
+    const processing = yield* inStatus("processing")
+    const due = (yield* inStatus("pending")).filter((d) => d.nextAttemptAt !== null && parseIso(d.nextAttemptAt)! <= nowMs)
+    return [...processing, ...due]
   })
 
 // --- the deliveries API ------------------------------------------------------------------------------------------

@@ -13,10 +13,11 @@
  * including its whsec_ prefix."
  *
  * Every attempt is a durable timer (`webhook.attempt`): it claims the delivery in its transaction (processing, plus
- * a recovery lease: the same timer kind again, 60 s on), and after that transaction commits sends the signed body
- * and records the attempt in a new transaction, which schedules the next attempt (30 s, 2 min, 15 min, 1 h) or ends
- * the run; the DeliveryMachine decides which. A crash between sending and recording leaves the lease, which sends
- * the same event again: at least once.
+ * a recovery lease: the same timer kind again, 60 s on), and after that transaction commits hands the send to the
+ * delivery worker (DeliveryWorker.ts), so the request or advance that fired the timer never waits for the receiver.
+ * The worker sends the signed body and records the attempt in a new transaction, which schedules the next attempt
+ * (30 s, 2 min, 15 min, 1 h) or ends the run; the DeliveryMachine decides which. A crash between sending and
+ * recording leaves the lease, which sends the same event again: at least once.
  */
 import { hmac } from "@noble/hashes/hmac.js"
 import { sha256 } from "@noble/hashes/sha2.js"
@@ -24,8 +25,10 @@ import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { Clock, Duration, Effect } from "effect"
 import { Store } from "../kernel/Store.ts"
 import type { AfterCommit, TimerHandler } from "../kernel/Timers.ts"
+import { scopeOf } from "../tenancy/Tenancy.ts"
 import { deliveryAddresses } from "./AddressRules.ts"
 import { abandonDelivery, attemptKind, claimDelivery, type Claimed, recordAttempt, WebhookDeliveries } from "./Deliveries.ts"
+import type { DeliveryWorkerService } from "./DeliveryWorker.ts"
 import { signingSecrets, WebhookEndpoints } from "./Endpoints.ts"
 import { fanoutKind, fanoutTimer } from "./FanOut.ts"
 import {
@@ -44,7 +47,13 @@ export const receiverTimeoutMs = 5_000
 export const signatureHeader = (t: number, body: string, secrets: ReadonlyArray<string>): string =>
   [`t=${t}`, ...secrets.map((secret) => `v1=${bytesToHex(hmac(sha256, utf8ToBytes(secret), utf8ToBytes(`${t}.${body}`)))}`)].join(",")
 
-const attempt: TimerHandler = (payload: { readonly deliveryId: string }) =>
+/** A claimed attempt's send, and the scope (scopeOf) of its delivery. */
+interface Send {
+  readonly scope: string
+  readonly send: AfterCommit
+}
+
+const attempt = (payload: { readonly deliveryId: string }): Effect.Effect<Send | undefined, never, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
     const delivery = yield* store.getForUpdate(WebhookDeliveries, payload.deliveryId)
@@ -73,8 +82,7 @@ const attempt: TimerHandler = (payload: { readonly deliveryId: string }) =>
         "user-agent": "fos-webhooks/2"
       }
     }
-    const send: AfterCommit = sendAndRecord(claimed, request, nowMs)
-    return send
+    return { scope: scopeOf(delivery.organizationId, delivery.environment), send: sendAndRecord(claimed, request, nowMs) }
   })
 
 /** Sends one attempt and records it; the next attempt, or the end of the run, is scheduled in the same transaction. */
@@ -111,14 +119,25 @@ const sendAndRecord = (claimed: Claimed, request: DeliveryRequest, startedMs: nu
     }))
   }) as AfterCommit
 
-/** The engine's webhook timers, over the transport they deliver with. */
-export const webhookTimerHandlers = (transport: WebhookTransportService, settings: WebhookSettingsValue): Record<string, TimerHandler> => {
+/**
+ * The engine's webhook timers, over the transport they deliver with. An attempt's work after its claim commits is
+ * only to queue the send on `worker`, with the context the timer fired in (the store, the engine's clock).
+ */
+export const webhookTimerHandlers = (
+  transport: WebhookTransportService,
+  settings: WebhookSettingsValue,
+  worker: DeliveryWorkerService
+): Record<string, TimerHandler> => {
   const provide = <A>(effect: Effect.Effect<A, never, Store | WebhookTransport>) =>
     effect.pipe(Effect.provideService(WebhookTransport, transport), Effect.provideService(WebhookSettings, settings))
   return {
     [fanoutKind]: fanoutTimer,
     [attemptKind]: (payload) =>
-      Effect.map(provide(attempt(payload) as Effect.Effect<void | AfterCommit, never, Store>), (after) =>
-        after === undefined ? undefined : provide(after as Effect.Effect<void, never, Store | WebhookTransport>))
+      Effect.map(provide(attempt(payload)), (claimed) => {
+        if (claimed === undefined) return undefined
+        const send = provide(claimed.send as Effect.Effect<void, never, Store | WebhookTransport>)
+        const handOff: AfterCommit = Effect.flatMap(Effect.context<Store>(), (context) => worker.submit(claimed.scope, Effect.provideContext(send, context)))
+        return handOff
+      })
   }
 }

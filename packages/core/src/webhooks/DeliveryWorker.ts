@@ -1,0 +1,160 @@
+/**
+ * The delivery worker: webhook sends run here, in the background, never in the request or the advance whose timer
+ * claimed them, so no receiver sets the API's latency ("Receiver response time: 2xx within 5 seconds" is the
+ * receiver's limit, not the caller's wait).
+ *
+ * An attempt's timer claims the delivery in its transaction (Dispatch.ts) and, once that commits, hands the send
+ * to this worker: a bounded queue and a fixed pool of fibers forked in the engine's scope. Each send records its
+ * attempt in a transaction of its own, as before, where the DeliveryMachine decides what comes next. The queue is
+ * memory only, and need not be more: a claimed attempt holds its 60-second recovery lease (DeliveryMachine.leaseMs),
+ * so an attempt in flight when the process stops, or one the full queue had no room for, is sent again when the
+ * lease runs out, as a crash between sending and recording always was.
+ *
+ * On a virtual clock the clock stands still while a receiver answers, so an attempt's outcome belongs to the
+ * instant it was made: an advance waits for the sends in flight before it moves the clock (`settled`, which
+ * makeVirtualTimeControl is given), and a retry is then due exactly 30 s, 2 min, ... after its attempt however long
+ * the receiver took. A write never moves the clock, so it never waits.
+ *
+ * `flushDeliveries` is the testers' wait: until every delivery caused so far has had its attempt.
+ */
+import { Cause, Clock, Context, Deferred, Duration, Effect, Queue, type Scope } from "effect"
+import type { Environment } from "@fos/contract"
+import { RealClock } from "../kernel/RealClock.ts"
+import { Store } from "../kernel/Store.ts"
+import { TimeControl, type TimerHandlers } from "../kernel/Timers.ts"
+import { Organizations, scopeOf } from "../tenancy/Tenancy.ts"
+import { unfinishedDeliveries, type WebhookDelivery, WebhookDeliveries } from "./Deliveries.ts"
+
+/** How many sends run at once, per engine. */
+const workerCount = 64
+/** How many sends may wait for a worker; past it an attempt waits for its lease instead (logged). */
+const queueCapacity = 10_000
+
+export interface DeliveryWorkerService {
+  /**
+   * Queues a send of the delivery scope `scope` (scopeOf), with everything it needs already provided; never waits.
+   * A send that finds the queue full is left to its recovery lease.
+   */
+  readonly submit: (scope: string, send: Effect.Effect<void>) => Effect.Effect<void>
+  /** Waits until the sends queued or running now (of `scope`, or of every scope) have ended. */
+  readonly settled: (scope?: string) => Effect.Effect<void>
+  /** Waits until the next send of this process ends: a flush's cue to look again. */
+  readonly nextEnd: Effect.Effect<void>
+  /** The pool of fibers, forked in the calling scope (the engine's: `layerEngine`). */
+  readonly start: Effect.Effect<void, never, Scope.Scope>
+}
+
+export class DeliveryWorker extends Context.Service<DeliveryWorker, DeliveryWorkerService>()("fos/DeliveryWorker") {}
+
+interface Job {
+  readonly scope: string
+  readonly send: Effect.Effect<void>
+  readonly done: Deferred.Deferred<void>
+}
+
+export const makeDeliveryWorker: Effect.Effect<DeliveryWorkerService> = Effect.gen(function*() {
+  const queue = yield* Queue.dropping<Job>(queueCapacity)
+  // Every job queued or running, so that `settled` knows what to wait for.
+  const open = new Set<Job>()
+  let ended = Deferred.makeUnsafe<void>()
+  const finish = (job: Job) =>
+    Effect.sync(() => {
+      open.delete(job)
+      Deferred.doneUnsafe(job.done, Effect.void)
+      const cue = ended
+      ended = Deferred.makeUnsafe<void>()
+      Deferred.doneUnsafe(cue, Effect.void)
+    })
+  const work = Effect.forever(Effect.flatMap(Queue.take(queue), (job) =>
+    job.send.pipe(
+      Effect.catchCause((cause) => Effect.logError("A webhook send failed", { cause: Cause.pretty(cause) })),
+      Effect.ensuring(finish(job))
+    )))
+  return {
+    submit: (scope, send) =>
+      Effect.gen(function*() {
+        const job: Job = { scope, send, done: Deferred.makeUnsafe<void>() }
+        open.add(job)
+        if (yield* Queue.offer(queue, job)) return
+        open.delete(job)
+        yield* Effect.logWarning("The webhook send queue is full; the attempt is sent again when its lease runs out", { scope })
+      }),
+    settled: (scope) =>
+      Effect.suspend(() =>
+        Effect.forEach([...open].filter((job) => scope === undefined || job.scope === scope), (job) => Deferred.await(job.done), {
+          discard: true
+        })
+      ),
+    nextEnd: Effect.suspend(() => Deferred.await(ended)),
+    start: Effect.forEach(Array.from({ length: workerCount }), () => Effect.forkScoped(work), { discard: true })
+  }
+})
+
+// --- the testers' wait -------------------------------------------------------------------------------------------
+
+/**
+ * How long a flush waits at most: the spec's receiver limit (an attempt ends within 5 seconds, answered or not),
+ * plus a second to record the attempt and for the scheduler to pick up what is due.
+ */
+export const flushLimitMs = 6_000
+/** How often a flush looks at the store, for attempts that other processes make. */
+const flushPollMs = 25
+
+/** What a flush waited for, as it stands when the flush answers. */
+export interface FlushReport {
+  /** Every delivery whose attempt was due or in flight when the flush began, as it is now. */
+  readonly deliveries: ReadonlyArray<WebhookDelivery>
+  /** False when `flushLimitMs` ran out with some of those attempts still unrecorded (they stay `processing`). */
+  readonly complete: boolean
+}
+
+/** Whether a delivery has had the attempt it was waiting for when `before` was read. */
+const attempted = (before: WebhookDelivery, now: WebhookDelivery | undefined): boolean =>
+  now === undefined ||
+  (now.status !== "processing" && (now.status !== "pending" || now.run !== before.run || now.attemptsInRun !== before.attemptsInRun))
+
+/**
+ * Waits until every delivery of the given organizations' environments whose attempt is due now or in flight has
+ * had that attempt recorded, for at most `flushLimitMs` of real time. A delivery waiting for a retry later on the
+ * clock has had its attempt already: the flush does not wait for it, nor move the clock (an advance does; flush
+ * again after it). On a virtual clock it first fires what is due at the clock's time, as every write does.
+ * Every organization and environment when `scopes` is omitted (the embedded engine's `flush()`).
+ */
+export const flushDeliveries = (
+  scopes?: ReadonlyArray<{ readonly organizationId: string; readonly environment: Environment }>
+): Effect.Effect<FlushReport, never, Store | TimeControl | TimerHandlers | DeliveryWorker | RealClock> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const time = yield* TimeControl
+    const worker = yield* DeliveryWorker
+    const realClock = yield* RealClock
+    const realNow = () => realClock.currentTimeMillisUnsafe()
+    const deadline = realNow() + flushLimitMs
+    if (time.mode === "virtual") yield* time.advanceTo(yield* time.now)
+    const all = scopes ?? (yield* store.page(Organizations, {
+      order: "all",
+      partition: "",
+      descending: false,
+      backward: false,
+      from: undefined,
+      limit: 100_000
+    })).flatMap((o) => (["sandbox", "live"] as const).map((environment) => ({ organizationId: o.id, environment })))
+    const nowMs = yield* time.now
+    const targets: Array<WebhookDelivery> = []
+    for (const { organizationId, environment } of all) {
+      targets.push(...(yield* unfinishedDeliveries(scopeOf(organizationId, environment), nowMs)))
+    }
+    let waiting = targets
+    while (true) {
+      const current = yield* Effect.forEach(waiting, (d) => Effect.map(store.get(WebhookDeliveries, d.id), (now) => [d, now] as const))
+      waiting = current.filter(([before, now]) => !attempted(before, now)).map(([before]) => before)
+      const left = deadline - realNow()
+      if (waiting.length === 0 || left <= 0) break
+      // Woken by a send of this process ending, or after a short while for the other processes' sends.
+      yield* Effect.raceFirst(worker.nextEnd, Effect.sleep(Duration.millis(Math.min(flushPollMs, left)))).pipe(
+        Effect.provideService(Clock.Clock, realClock)
+      )
+    }
+    const deliveries = yield* Effect.forEach(targets, (d) => Effect.map(store.get(WebhookDeliveries, d.id), (now) => now ?? d))
+    return { deliveries, complete: waiting.length === 0 }
+  })
