@@ -22,6 +22,7 @@ import {
   type EngineServices,
   type FormPart,
   isRestrictedIn,
+  isSuspended,
   isValidIdempotencyKey,
   makeAuthenticate,
   randomHex,
@@ -37,6 +38,7 @@ import {
   sha256HexOfBytes,
   Store,
   type StoredResponse,
+  suspendedError,
   type StoreService,
   TimeControl,
   TimerHandlers
@@ -265,7 +267,8 @@ const fromStored = (stored: StoredResponse) =>
  * Authentication, the rate limit, a read-only key's refusal and the organization's restriction over the engine's
  * services: the caller, with the bucket's decision recorded on the request for the response headers. The spec's
  * Limits: "once the key is accepted, every response carries" the rate headers, so the refusals that come after the
- * key is known good (rule 7's 403 API_KEY_READ_ONLY, and the restriction's 403 ORGANIZATION_ACCESS_SUSPENDED) come
+ * key is known good (rule 3's 403 for a suspended organization, rule 7's 403 API_KEY_READ_ONLY, and the restriction's
+ * 403 ORGANIZATION_ACCESS_SUSPENDED) come
  * after the bucket, count against it and carry its headers. `restrictable` says the request is one a restricted
  * organization is refused (a write its endpoint does not keep open). Written as a short chain of effects: it runs
  * on every request.
@@ -292,6 +295,7 @@ export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
       if (!decision.allowed) {
         return Effect.fail(apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! }))
       }
+      if (isSuspended(caller)) return Effect.fail(suspendedError())
       if (caller.key.access === "read_only" && !readMethods.has(method)) {
         return Effect.fail(apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only."))
       }
