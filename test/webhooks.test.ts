@@ -207,6 +207,25 @@ describe("webhook endpoints", () => {
     expect((await call("POST", "/v2/webhooks/endpoints", { url: "https://10.0.0.1/hook" })).status).toBe(400)
   })
 
+  it("a refused http:// or loopback/private URL names --insecure-webhooks (insecureWebhooks when embedded), the setting that decides it", async () => {
+    await start()
+    for (const url of ["http://127.0.0.1:9999/hook", "http://hooks.example.com/hook", "https://127.0.0.1/hook", "https://localhost/hook", "https://10.0.0.1/hook"]) {
+      const r = await call("POST", "/v2/webhooks/endpoints", { url })
+      expectProblem(r, { type: "VALIDATION_ERROR", status: 400, instance: "/sandbox/v2/webhooks/endpoints", nowMs: START_MS })
+      expect(r.json.errors[0].pointer).toBe("/url")
+      expect(r.json.errors[0].detail, url).toContain("--insecure-webhooks")
+      expect(r.json.errors[0].detail, url).toContain("insecureWebhooks: true")
+    }
+    // With the setting on, what stays refused says the setting allows loopback hosts only.
+    await engine.close()
+    await start(() => 200, { insecureWebhooks: true })
+    for (const url of ["http://hooks.example.com/hook", "https://10.0.0.1/hook"]) {
+      const r = await call("POST", "/v2/webhooks/endpoints", { url })
+      expect(r.status).toBe(400)
+      expect(r.json.errors[0].detail, url).toContain("loopback hosts only")
+    }
+  })
+
   it("DELETE is 204 twice; an id that never existed is 404 WEBHOOK_ENDPOINT_NOT_FOUND", async () => {
     await start()
     const { id } = await createEndpoint()
