@@ -940,6 +940,12 @@ describe("an order funded by a deposit", () => {
 
     const deposit = await sendTo(order.depositInstructions.address, "100.25", sender)
     expect(deposit.status, deposit.text).toBe(201)
+    // The deposit names the funding address as its deposit_address side (no wallet a read cannot show), and the order.
+    expect(deposit.json.destination).toMatchObject({ type: "deposit_address", address: order.depositInstructions.address })
+    expect(deposit.json.destination).not.toHaveProperty("walletId")
+    expect(deposit.json.linkedOrderId).toBe(order.id)
+    const [depositCreated] = (await events("transaction.created")).filter((e) => e.data.transactionId === deposit.json.id)
+    expect(depositCreated!.data).toMatchObject({ destination: deposit.json.destination, linkedOrderId: order.id })
     await advance(60_000 + 2_000)
     const running = await readOrder(order.id)
     expect(running.transactionId).toMatch(/^txn_/)

@@ -10,6 +10,7 @@
  */
 import {
   type DepositBlock,
+  type OrderId,
   formatAmount,
   parseAmount,
   type Chain,
@@ -182,7 +183,14 @@ const chainDeposit = (caller: Caller, addressed: StoredWallet, body: SimulatedDe
         txHash: sandboxTxHash(chain, id),
         assetAmount: body.assetAmount
       }),
-      destination: { type: "wallet", walletId: wallet.id, assetAmount: body.assetAmount },
+      // An order's funding address is a wallet no read shows: the deposit names the address and the order instead.
+      ...(wallet.fundingOrderId === undefined
+        ? { destination: { type: "wallet", walletId: wallet.id, assetAmount: body.assetAmount } }
+        : {
+          destination: { type: "deposit_address", address: wallet.address, assetAmount: body.assetAmount },
+          fundingWalletId: wallet.id,
+          linkedOrderId: wallet.fundingOrderId as OrderId
+        }),
       fees: [],
       ...yield* senderWindow(body.senderInformationMissing === true, { chain }),
       holds: (id) => [{

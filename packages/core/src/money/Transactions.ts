@@ -89,6 +89,11 @@ export interface StoredTransaction extends MachineState {
   readonly wireReceiveDetails?: WireReceiveDetails | undefined
   /** A deposit's way in or a payout's way out (its bank rail or chain), which decides when it settles. */
   readonly route?: { readonly rail: PayoutRail } | { readonly chain: Chain } | undefined
+  /**
+   * A deposit to an order's funding address: the service-managed wallet behind it, which no read shows, so the
+   * deposit's side is the `deposit_address` and this is the ledger holder it credits (`creditedWalletId`).
+   */
+  readonly fundingWalletId?: string | undefined
   /** A payout's purpose, as the caller gave it. */
   readonly payoutPurpose?: string | undefined
   /** A payout's supporting documents (doc_ ids), for its reviewers. */
@@ -147,6 +152,10 @@ export const Transactions = table<StoredTransaction>({
 
 /** The order of every transaction of a scope (no filter), whose partition is the scope itself. */
 export const transactionsOfScope = orderName("createdAt", [])
+
+/** The wallet a transaction's destination credits: a `wallet` side's, or the one behind an order's funding address. */
+export const creditedWalletId = (t: StoredTransaction): string | undefined =>
+  t.destination.type === "wallet" ? t.destination.walletId : t.destination.type === "deposit_address" ? t.fundingWalletId : undefined
 
 export const transactionToWire = (t: StoredTransaction): TransactionWire =>
   toWire({
@@ -332,6 +341,8 @@ export interface NewTransaction {
   readonly holds: (id: TransactionId) => ReadonlyArray<TransferRequest>
   /** Its way in or out (a bank rail or a chain). */
   readonly route?: StoredTransaction["route"]
+  /** A deposit to an order's funding address: the wallet behind it. */
+  readonly fundingWalletId?: string | undefined
   /** A transfer out of a non-custodial wallet: the wallet whose roster signs it. */
   readonly signingWalletId?: string | undefined
   /** A payout: the caller's purpose, supporting documents and saved recipient. */
@@ -353,6 +364,7 @@ export interface NewTransaction {
 const bornWith = (input: NewTransaction) => {
   const facts = {
     route: input.route,
+    fundingWalletId: input.fundingWalletId,
     signingWalletId: input.signingWalletId,
     payoutPurpose: input.payoutPurpose,
     payoutDocumentIds: input.payoutDocumentIds,
