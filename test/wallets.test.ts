@@ -125,12 +125,15 @@ describe("on-chain deposits", () => {
       status: "pending",
       customerId,
       // Kept in its EIP-55 form (this one of EIP-55's vectors is all capitals).
-      source: { type: "external_crypto", address: "0x52908400098527886E0F7030069857D2E4169EE7", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), assetAmount: { code: "USDC", amount: "250.5", chain: "base" } },
-      destination: { type: "wallet", walletId: wallet.id, assetAmount: { code: "USDC", amount: "250.5", chain: "base" } },
+      // Amounts at the asset's precision (USDC: 6 places), as everywhere else on the wire.
+      source: { type: "external_crypto", address: "0x52908400098527886E0F7030069857D2E4169EE7", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), assetAmount: { code: "USDC", amount: "250.500000", chain: "base" } },
+      destination: { type: "wallet", walletId: wallet.id, assetAmount: { code: "USDC", amount: "250.500000", chain: "base" } },
       fees: []
     })
     const byAddress = await deposit({ type: "deposit_address", address: wallet.address }, { code: "ETH", amount: "0.25", chain: "base" })
     expect(byAddress.status, byAddress.text).toBe(201)
+    expect(byAddress.json.destination.assetAmount).toEqual({ code: "ETH", amount: "0.250000000000000000", chain: "base" })
+    expect(byAddress.json.source.assetAmount).toEqual(byAddress.json.destination.assetAmount)
     expect(checkAddress("base", byAddress.json.source.address).ok).toBe(true)
     // Nothing to spend until the chain confirms: money on its way in is neither available nor reserved.
     expect((await acme.call("GET", `/v2/wallets/${wallet.id}`)).json.balances).toEqual([

@@ -171,6 +171,8 @@ const chainDeposit = (caller: Caller, addressed: StoredWallet, body: SimulatedDe
     }
     const sender = body.sender?.address === undefined ? undefined : yield* validAddress(chain, body.sender.address, "/sender/address")
     const amount = parseAmount(code, body.assetAmount.amount)!
+    // At the asset's precision, as every amount fos answers (a bank deposit's are formatted too).
+    const assetAmount = { code, amount: formatAmount(amount), chain }
     const scope = scopeOf(caller.organization.id, caller.environment)
     const transaction = yield* Effect.orDie(openTransaction({
       organizationId: caller.organization.id,
@@ -181,13 +183,13 @@ const chainDeposit = (caller: Caller, addressed: StoredWallet, body: SimulatedDe
         type: "external_crypto",
         address: sender ?? depositAddress(chain, `sender/${id}`),
         txHash: sandboxTxHash(chain, id),
-        assetAmount: body.assetAmount
+        assetAmount
       }),
       // An order's funding address is a wallet no read shows: the deposit names the address and the order instead.
       ...(wallet.fundingOrderId === undefined
-        ? { destination: { type: "wallet", walletId: wallet.id, assetAmount: body.assetAmount } }
+        ? { destination: { type: "wallet", walletId: wallet.id, assetAmount } }
         : {
-          destination: { type: "deposit_address", address: wallet.address, assetAmount: body.assetAmount },
+          destination: { type: "deposit_address", address: wallet.address, assetAmount },
           fundingWalletId: wallet.id,
           linkedOrderId: wallet.fundingOrderId as OrderId
         }),
