@@ -194,7 +194,8 @@ export const orderToWire = (o: StoredOrder): OrderWire =>
     quoteOptionId: o.quoteOptionId,
     depositInstructions: depositInstructionsOf(o),
     markupBps: o.markupBps,
-    markupAmount: BigInt(o.markupAmount) > 0n ? amountOf(o.source.side, BigInt(o.markupAmount)) : undefined,
+    // The shape it was declared in (docs/decisions.md, "markupAmount").
+    markupAmount: BigInt(o.markupAmount) > 0n ? amountOf(o.source.side, BigInt(o.markupAmount)).amount : undefined,
     clientReferenceId: o.clientReferenceId,
     // Representation rule 3: none of these is nullable in the spec, so each is omitted until it has a value.
     transactionId: o.transactionId ?? undefined,
@@ -293,14 +294,14 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
       }
       terms = yield* termsOf(price, input)
     }
-    const payoutMarkup = payout === undefined ? 0n : yield* checkAutoPayout(caller, payout, terms, destination.account, destination.customerId)
+    const checkedPayout = payout === undefined ? undefined : yield* checkAutoPayout(caller, payout, terms, destination.account, destination.customerId)
     const store = yield* Store
     const model = yield* WorldModel
     const nowMs = yield* Clock.currentTimeMillis
     const now = toIso(nowMs)
     const order: StoredOrder = {
-      autoPayout: payout,
-      payoutMarkup: payout === undefined ? undefined : payoutMarkup.toString(),
+      autoPayout: checkedPayout?.payout,
+      payoutMarkup: checkedPayout?.margin.toString(),
       ...initialOrderState(nowMs + model.orderLockMs, depositFunded),
       id: orderId,
       organizationId: caller.organization.id,
