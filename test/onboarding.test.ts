@@ -174,10 +174,11 @@ describe("POST /v2/onboarding", () => {
     const byPointer = Object.fromEntries(p.errors.map((e: any) => [e.pointer + "|" + e.category, e]))
     expect(byPointer["/businessInfo/registrationNumber|field"]).toBeDefined()
     expect(byPointer["/businessInfo/taxId|field"].detail).toContain("DEU format")
-    expect(byPointer["/documentIds|document"].detail).toContain("articles_of_association")
+    // Generated texts take the article their word's sound needs.
+    expect(byPointer["/documentIds|document"].detail).toContain("needs an articles_of_association document")
     expect(byPointer["/ownership/persons/0/lastName|individual"]).toBeDefined()
     expect(byPointer["/ownership/persons/0/dateOfBirth|individual"]).toBeDefined()
-    expect(byPointer["/ownership/persons/0/documentIds|document"].detail).toContain("identity")
+    expect(byPointer["/ownership/persons/0/documentIds|document"].detail).toContain("needs an identity document")
     for (const e of p.errors) expect(["field", "document", "individual"]).toContain(e.category)
     // The detail never echoes the rejected value.
     expect(JSON.stringify(p.errors)).not.toContain('"123"')

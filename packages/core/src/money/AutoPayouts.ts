@@ -19,7 +19,8 @@ import {
   type CustomerId,
   type OrderId,
   parseAmount,
-  type TransactionId
+  type TransactionId,
+  withArticle
 } from "@fos/contract"
 import { Effect } from "effect"
 import { apiError } from "../kernel/Problem.ts"
@@ -76,7 +77,7 @@ const directionMismatch = (direction: "onramp" | "offramp", payout: AutoPayout):
 export const checkAutoPayout = (caller: Caller, payout: AutoPayout, terms: Terms, destination: OrderAccountOf, customerId: CustomerId) =>
   Effect.gen(function*() {
     if (terms.direction !== "onramp" && terms.direction !== "offramp") {
-      return yield* apiError("INVALID_ORDER_COMBO", `autoPayout chains a payout after an onramp or an offramp, not after a ${terms.direction}.`)
+      return yield* apiError("INVALID_ORDER_COMBO", `autoPayout chains a payout after an onramp or an offramp, not after ${withArticle(terms.direction)}.`)
     }
     const mismatch = directionMismatch(terms.direction, payout)
     if (mismatch !== undefined) return yield* apiError("INVALID_ORDER_COMBO", mismatch)

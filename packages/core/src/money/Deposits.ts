@@ -20,7 +20,8 @@ import {
   toIso,
   type TransactionFailureCode,
   type TransactionId,
-  type VirtualAccountId
+  type VirtualAccountId,
+  withArticle
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
@@ -410,7 +411,7 @@ export const simulateReview = (caller: Caller, id: TransactionId, review: Review
       }
       case "reject":
         if (!terminalStatuses.has(transaction.status) && !rejectable.has(transaction.type)) {
-          return yield* notViable(`Only a payout's supporting document can be rejected, not a ${transaction.type}'s.`)
+          return yield* notViable(`Only a payout's supporting document can be rejected, not ${withArticle(transaction.type)}'s.`)
         }
         // A cancel the caller asked during the review lost the race: the payout ends failed (Payouts.ts, cancelPayout).
         if (transaction.cancelRequested === true && !terminalStatuses.has(transaction.status) && !transaction.sent) {

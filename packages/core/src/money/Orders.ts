@@ -54,7 +54,8 @@ import {
   type RecipientType,
   toIso,
   type TransactionFailureCode,
-  type TransactionId
+  type TransactionId,
+  withArticle
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
 import { newId } from "../kernel/IdGenerator.ts"
@@ -274,7 +275,7 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
         return yield* apiError("QUOTE_ASSET_MISMATCH", "The quote option is priced for other assets than this order's source and destination.")
       }
       if (option.recipientType !== recipientType) {
-        return yield* apiError("QUOTE_RECIPIENT_TYPE_UNPRICED", `The quote option is priced for a ${option.recipientType} recipient; this order pays a ${recipientType}.`)
+        return yield* apiError("QUOTE_RECIPIENT_TYPE_UNPRICED", `The quote option is priced for ${withArticle(option.recipientType)} recipient; this order pays ${withArticle(recipientType)}.`)
       }
       terms = yield* termsOf(option.price, option.input)
       quoteOptionId = option.id
