@@ -273,6 +273,10 @@ const fromStored = (stored: StoredResponse) =>
  * organization is refused (a write its endpoint does not keep open). Written as a short chain of effects: it runs
  * on every request.
  */
+/** What a restricted organization's 403 tells the caller to do (docs/decisions.md, "A restriction restricts"). */
+const restrictedResolution =
+  "Reads, webhook management, documents and the organization's own onboarding stay open; new business waits until the restriction is lifted (contact support; in the sandbox, POST /v2/simulate/organization/unrestrict)."
+
 export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
   const authenticate = makeAuthenticate(store, limiter)
   // The admitted caller goes straight on to `then`: every step of the per-request chain costs (docs/performance.md).
@@ -300,7 +304,10 @@ export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
         return Effect.fail(apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only."))
       }
       if (restrictable && caller.organization.restrictedIn !== undefined && isRestrictedIn(caller.organization, caller.environment)) {
-        return Effect.fail(apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business."))
+        return Effect.fail(apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business.", {
+          // The catalog's resolution speaks of a suspension (every key refused); a restriction refuses new business only.
+          resolution: restrictedResolution
+        }))
       }
       return then(caller)
     })
