@@ -78,6 +78,30 @@ describe("custodial wallets", () => {
     expect(event!.data).toEqual({ walletId: wallet.id, customerId, chain: "base", custody: "custodial", address: wallet.address, occurredAt: iso(START_MS) })
   })
 
+  it("lists a customer's wallets newest first (createdAt desc, the default), or oldest first with sortOrder=asc; the same instant by id", async () => {
+    const customerId = await customer()
+    await cryptoWallet(customerId)
+    const first = (await createWallet(customerId)).json
+    const second = (await createWallet(customerId)).json
+    await engine.clock.advance("1 second")
+    const third = (await createWallet(customerId)).json
+    // first and second share an instant: their order is their ids', in the list's direction.
+    const [a, b] = [first.id, second.id].sort()
+    const ids = async (query: string) => (await acme.call("GET", `/v2/customers/${customerId}/wallets${query}`)).json.data.map((w: any) => w.id)
+    expect(await ids("")).toEqual([third.id, b, a])
+    expect(await ids("?sortBy=createdAt&sortOrder=desc")).toEqual([third.id, b, a])
+    expect(await ids("?sortOrder=asc")).toEqual([a, b, third.id])
+    // Paged one at a time, the same order.
+    const paged: Array<string> = []
+    let cursor: string | null = null
+    do {
+      const page: any = (await acme.call("GET", `/v2/customers/${customerId}/wallets?limit=1${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`)).json
+      paged.push(...page.data.map((w: any) => w.id))
+      cursor = page.meta.nextCursor
+    } while (cursor !== null)
+    expect(paged).toEqual([third.id, b, a])
+  })
+
   it("refuses what it cannot create, with the spec's codes, and creates nothing", async () => {
     const customerId = await customer()
     const at = `/sandbox/v2/customers/${customerId}/wallets`

@@ -177,6 +177,7 @@ export const walletAt = (caller: Caller, chain: Chain, address: string): Effect.
   Effect.map(Effect.flatMap(Store, (store) => store.findUnique(Wallets, "address", `${chain}:${address}`)), (wallet) =>
     wallet !== undefined && scope(wallet) === scopeOf(caller.organization.id, caller.environment) ? wallet : undefined)
 
+/** A customer's wallets by createdAt (desc by default), a tie by id (docs/money.md); the funding addresses are not in it. */
 export const listWallets = (caller: Caller, customerId: CustomerId, query: ListQuery): Effect.Effect<ListEnvelope<WalletWire>, ApiError, Store> =>
   Effect.gen(function*() {
     yield* onboardedCustomer(caller, customerId)
