@@ -862,6 +862,17 @@ describe("feature applications", () => {
     const bad = await acme.call("POST", `/v2/customers/${customerId}/features`, { type: "virtual_account", asset: { code: "BRL" } }, idem())
     const p = expectProblem(bad, { type: "VALIDATION_ERROR", status: 400, instance: `/sandbox/v2/customers/${customerId}/features` })
     expect(p.errors[0].pointer).toBe("/asset/code")
+    // GBP is a virtual-account currency, but no provider holds GBP accounts for a US customer: NO_ELIGIBLE_PROVIDER,
+    // and the customer's requirements do not list it.
+    const us = await acme.call("POST", "/v2/onboarding", await usaSubmission(acme, "tx"), idem())
+    expect(us.status, us.text).toBe(201)
+    await decide(acme, us.json.applicationId, { outcome: "approved" })
+    const gbp = await acme.call("POST", `/v2/customers/${us.json.customerId}/features`, { type: "virtual_account", asset: { code: "GBP" } }, idem())
+    expectProblem(gbp, { type: "NO_ELIGIBLE_PROVIDER", status: 422, instance: `/sandbox/v2/customers/${us.json.customerId}/features` })
+    expect(gbp.json.detail).toContain("EUR, USD")
+    const usRequirements = await acme.call("GET", `/v2/customers/${us.json.customerId}/features/requirements?type=virtual_account`)
+    expect(usRequirements.json.requirements.find((e: any) => e.pointer === "/asset/code").allowedValues).toEqual(["EUR", "USD"])
+    expect((await acme.call("GET", "/v2/applications?applicationType=virtual_account")).json.data).toEqual([])
     const app = await submit(acme, { clientReferenceId: "pending" })
     const notYet = await acme.call("POST", `/v2/customers/${app.customerId}/features`, { type: "virtual_account", asset: { code: "EUR" } }, idem())
     expectProblem(notYet, { type: "CUSTOMER_NOT_ONBOARDED", status: 422, instance: `/sandbox/v2/customers/${app.customerId}/features` })
