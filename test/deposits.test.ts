@@ -112,7 +112,6 @@ describe("a deposit into a virtual account", () => {
       source: transaction.source,
       destination: transaction.destination,
       sequence: 1,
-      stage: null,
       occurredAt: iso(createdAt)
     })
     expect(sent[2]!.data).toMatchObject({ fees: [], completedAt: iso(monday) })

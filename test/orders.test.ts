@@ -1014,7 +1014,9 @@ describe("an order funded by a deposit", () => {
       failureMessage: "The funds were sent back to the address they came from. See GET /v2/transactions?type=deposit_return."
     })
     const [failed] = (await events("transaction.failed")).filter((e) => e.data.transactionId === returns[0].id)
-    expect(failed!.data).toMatchObject({ reasonCode: null, failureMessage: ended.failureMessage, linkedOrderId: order.id })
+    expect(failed!.data).toMatchObject({ failureMessage: ended.failureMessage, linkedOrderId: order.id })
+    // No actionable code: reasonCode is omitted, not null (rule 3).
+    expect(failed!.data).not.toHaveProperty("reasonCode")
     expect(failed!.data).not.toHaveProperty("failureCode")
     await expectBalancedLedger()
   })
@@ -1103,7 +1105,7 @@ describe("autoPayout", () => {
       queuePosition: undefined,
       linkedOrderId: onramp.json.id,
       source: { type: "wallet", walletId: a.base, assetAmount: { code: "USDC", amount: "99.500000", chain: "base" } },
-      destination: { type: "external_crypto", address: checksummed, txHash: null, assetAmount: { code: "USDC", amount: "97.500000", chain: "base" } },
+      destination: { type: "external_crypto", address: checksummed, txHash: undefined, assetAmount: { code: "USDC", amount: "97.500000", chain: "base" } },
       fees: [
         { owner: "network", assetAmount: { code: "USDC", amount: "0.500000", chain: "base" }, invoiced: false },
         { owner: "organization", assetAmount: { code: "USDC", amount: "1.500000", chain: "base" }, invoiced: false }
@@ -1114,7 +1116,8 @@ describe("autoPayout", () => {
     await expectBalancedLedger()
     // Compliance clears after 2 s (processing); the transfer is broadcast 2 s later (txHash); the chain confirms a minute on.
     await advance(2_000)
-    expect(await readTransaction(id)).toMatchObject({ status: "processing", destination: { txHash: null } })
+    // Not broadcast yet: no txHash (omitted, not null: rule 3).
+    expectWire(await readTransaction(id), { status: "processing", destination: { txHash: undefined } })
     await advance(2_000)
     const sent = await readTransaction(id)
     expect(sent.status).toBe("processing")
@@ -1283,7 +1286,7 @@ describe("autoPayout", () => {
         customerId: a.customerId as never,
         type: "withdrawal",
         source: { type: "wallet", walletId: a.base as never, assetAmount },
-        destination: { type: "external_crypto", address: checksummed, txHash: null, assetAmount },
+        destination: { type: "external_crypto", address: checksummed, assetAmount },
         fees: [],
         holds: (id) => [{
           kind: "pending",

@@ -386,7 +386,9 @@ describe("a bank payout", () => {
       ["transaction.processing", 2, iso(createdAt + 2_000)],
       ["transaction.completed", 3, iso(monday)]
     ])
-    expect(events[0]!.data).toMatchObject({ type: "withdrawal", stage: null, clientReferenceId: "inv-42" })
+    expect(events[0]!.data).toMatchObject({ type: "withdrawal", clientReferenceId: "inv-42" })
+    // Opened in no stage: stage is omitted, not null (rule 3).
+    expect(events[0]!.data).not.toHaveProperty("stage")
     expect(events[2]!.data).toMatchObject({ payout: { rail: "ach" }, fees: created.fees, destination: sent.destination })
   })
 
@@ -504,12 +506,12 @@ describe("a crypto payout", () => {
     })
     expect(created.status, created.text).toBe(201)
     const createdAt = await now()
-    expect(created.json).toMatchObject({
+    expectWire(created.json, {
       type: "withdrawal",
       status: "pending",
       customerId,
       source: { type: "wallet", walletId, assetAmount: { code: "USDC", amount: "121.000000", chain: "base" } },
-      destination: { type: "external_crypto", address, txHash: null, assetAmount: { code: "USDC", amount: "120.500000", chain: "base" } },
+      destination: { type: "external_crypto", address, txHash: undefined, assetAmount: { code: "USDC", amount: "120.500000", chain: "base" } },
       fees: [{ owner: "network", assetAmount: { code: "USDC", amount: "0.500000", chain: "base" }, invoiced: false }]
     })
     expect(created.json.payout).toBeUndefined()

@@ -159,7 +159,7 @@ const autoPayoutTarget = (destination: OrderAccountOf, payout: AutoPayout): Payo
   const recipient = payout.recipient!
   return chain === undefined
     ? { side: (assetAmount) => ({ type: "external_bank", assetAmount }), route: { rail: payout.rail! }, recipient: undefined, country: recipient.country }
-    : { side: (assetAmount) => ({ type: "external_crypto", address: recipient.address!, txHash: null, assetAmount }), route: { chain }, recipient: undefined, country: undefined }
+    : { side: (assetAmount) => ({ type: "external_crypto", address: recipient.address!, assetAmount }), route: { chain }, recipient: undefined, country: undefined }
 }
 
 /** What of an order its autoPayout is opened from (a stored order has it all). */

@@ -297,7 +297,8 @@ const statusEventData = (event: StatusEvent, t: StoredTransaction, sequence: num
     case "transaction.failed": {
       const code = t.failureCode
       const message = failureMessageOf(t)!
-      if (code === null) return { ...base, status: "failed", reasonCode: null, reasonMessage: message, failureMessage: message }
+      // No actionable code (a deposit_return): reasonCode and failureCode are omitted (rule 3), the message stays.
+      if (code === null) return { ...base, status: "failed", reasonMessage: message, failureMessage: message }
       const returned = code === "returned_by_sender"
         ? { returnedAt: t.returnedAt ?? undefined, returnReason: t.returnReason ?? undefined, returnCode: t.returnCode ?? undefined }
         : {}
@@ -421,9 +422,9 @@ export const openTransaction = (input: NewTransaction): Effect.Effect<StoredTran
       organizationId: stored.organizationId,
       environment: stored.environment,
       // The stage it opens in, after its first move (a payout born in review, a deposit waiting for its sender):
-      // the same stage the read shows (spec: only transaction.created carries stage; null when it has none, as the
-      // event schema in contract/events/Events.ts declares it).
-      data: toWire({ ...head(stored), sequence: 1, stage: stored.stage, occurredAt: now })
+      // the same stage the read shows (spec: only transaction.created carries stage; omitted when it has none, as
+      // representation rule 3 asks of a field the spec does not call nullable).
+      data: toWire({ ...head(stored), sequence: 1, stage: stored.stage ?? undefined, occurredAt: now })
     })
     let sequence = 1
     for (const event of outcome.events) {
