@@ -821,7 +821,9 @@ describe("feature applications", () => {
     const accounts = await acme.call("GET", `/v2/customers/${customerId}/virtual-accounts`)
     expect(accounts.json.data).toHaveLength(1)
     const pending = accounts.json.data[0]
-    expect(pending).toMatchObject({ status: "pending", depositInstructions: [], activatedAt: null, asset: { code: "EUR" } })
+    expect(pending).toMatchObject({ status: "pending", depositInstructions: [], asset: { code: "EUR" } })
+    // Not active yet: activatedAt is omitted, not null (rule 3).
+    expect(pending).not.toHaveProperty("activatedAt")
     expect(await events("virtual_account.activated")).toEqual([])
     await advance(30)
     const [activated] = await events("virtual_account.activated")
