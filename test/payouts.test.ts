@@ -136,7 +136,8 @@ describe("whitelist recipients", () => {
 
     expect((await acme.call("DELETE", `/v2/whitelist-recipients/${id}`)).status).toBe(204)
     expect((await acme.call("DELETE", `/v2/whitelist-recipients/${id}`)).status).toBe(204)
-    expectProblem(await acme.call("GET", `/v2/whitelist-recipients/${id}`), { type: "NOT_FOUND", status: 404, instance: `/sandbox/v2/whitelist-recipients/${id}` })
+    // Removed for good: 410 GONE, not the 404 of an id that never was one.
+    expectProblem(await acme.call("GET", `/v2/whitelist-recipients/${id}`), { type: "GONE", status: 410, instance: `/sandbox/v2/whitelist-recipients/${id}` })
     expect((await acme.call("GET", path)).json.meta.total).toBe(0)
     expectProblem(await acme.call("DELETE", "/v2/whitelist-recipients/wlr_000000000000000000000000"), {
       type: "NOT_FOUND",
@@ -258,6 +259,7 @@ describe("registered addresses", () => {
     expectProblem(await acme.call("POST", path, { chain: "base", address: lower }), { type: "IDEMPOTENCY_KEY_REQUIRED", status: 400, instance: `/sandbox${path}` })
     expect((await acme.call("DELETE", `/v2/registered-addresses/${created.json.id}`)).status).toBe(204)
     expect((await acme.call("GET", path)).json.data).toEqual([])
+    expectProblem(await acme.call("GET", `/v2/registered-addresses/${created.json.id}`), { type: "GONE", status: 410, instance: `/sandbox/v2/registered-addresses/${created.json.id}` })
   })
 })
 

@@ -228,13 +228,23 @@ describe("webhook endpoints", () => {
     }
   })
 
-  it("DELETE is 204 twice; an id that never existed is 404 WEBHOOK_ENDPOINT_NOT_FOUND", async () => {
+  it("DELETE is 204 twice; a deleted endpoint is 410 GONE to read, change or rotate; an id that never existed is 404 WEBHOOK_ENDPOINT_NOT_FOUND", async () => {
     await start()
     const { id } = await createEndpoint()
     expect((await call("DELETE", `/v2/webhooks/endpoints/${id}`)).status).toBe(204)
     expect((await call("DELETE", `/v2/webhooks/endpoints/${id}`)).status).toBe(204)
-    expectProblem(await call("GET", `/v2/webhooks/endpoints/${id}`), { type: "WEBHOOK_ENDPOINT_NOT_FOUND", status: 404, instance: `/sandbox/v2/webhooks/endpoints/${id}`, nowMs: START_MS })
+    const at = `/sandbox/v2/webhooks/endpoints/${id}`
+    expectProblem(await call("GET", `/v2/webhooks/endpoints/${id}`), { type: "GONE", status: 410, instance: at, nowMs: START_MS })
+    expectProblem(await call("PATCH", `/v2/webhooks/endpoints/${id}`, { status: "active" }), { type: "GONE", status: 410, instance: at, nowMs: START_MS })
+    expectProblem(await call("POST", `/v2/webhooks/endpoints/${id}/rotate`, undefined, { "idempotency-key": "rot-gone" }), {
+      type: "GONE",
+      status: 410,
+      instance: `${at}/rotate`,
+      nowMs: START_MS
+    })
+    expect((await call("GET", "/v2/webhooks/endpoints")).json.data).toEqual([])
     const never = "wep_neverexisted"
+    expectProblem(await call("GET", `/v2/webhooks/endpoints/${never}`), { type: "WEBHOOK_ENDPOINT_NOT_FOUND", status: 404, instance: `/sandbox/v2/webhooks/endpoints/${never}`, nowMs: START_MS })
     expectProblem(await call("DELETE", `/v2/webhooks/endpoints/${never}`), { type: "WEBHOOK_ENDPOINT_NOT_FOUND", status: 404, instance: `/sandbox/v2/webhooks/endpoints/${never}`, nowMs: START_MS })
     expect((await call("GET", "/v2/webhooks/endpoints/not_an_id")).json.type).toBe("INVALID_OID_FORMAT")
   })

@@ -17,7 +17,7 @@ export const Payouts = HttpApiGroup.make("payouts")
     HttpApiEndpoint.post("create", "/v2/payouts", {
       payload: PayoutCreate,
       success: Transaction.pipe(HttpApiSchema.status(201)),
-      error: [...withBody, problem(422)]
+      error: [...withBody, problem(410), problem(422)]
     }).annotate(Idempotency, "required").annotate(RereadOnReplay, "payout")
   )
   .add(HttpApiEndpoint.get("get", "/v2/payouts/:id", { params: { id: TransactionId }, success: Transaction, error: common }))

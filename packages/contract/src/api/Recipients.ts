@@ -29,7 +29,8 @@ export const Recipients = HttpApiGroup.make("recipients")
   .add(HttpApiEndpoint.get("getWhitelistRecipient", "/v2/whitelist-recipients/:id", {
     params: { id: WhitelistRecipientId },
     success: WhitelistRecipient,
-    error: common
+    // 410 GONE once removed (core Recipients.ts).
+    error: [...common, problem(410)]
   }))
   .add(HttpApiEndpoint.delete("removeWhitelistRecipient", "/v2/whitelist-recipients/:id", { params: { id: WhitelistRecipientId }, error: common }))
   .add(
@@ -49,6 +50,7 @@ export const Recipients = HttpApiGroup.make("recipients")
   .add(HttpApiEndpoint.get("getRegisteredAddress", "/v2/registered-addresses/:id", {
     params: { id: RegisteredAddressId },
     success: RegisteredAddress,
-    error: common
+    // 410 GONE once removed (core Recipients.ts).
+    error: [...common, problem(410)]
   }))
   .add(HttpApiEndpoint.delete("removeRegisteredAddress", "/v2/registered-addresses/:id", { params: { id: RegisteredAddressId }, error: common }))

@@ -26,19 +26,20 @@ export const Webhooks = HttpApiGroup.make("webhooks")
     success: listOf(WebhookEndpoint),
     error: common
   }))
-  .add(HttpApiEndpoint.get("getEndpoint", "/v2/webhooks/endpoints/:id", { params: endpointParams, success: WebhookEndpoint, error: common }))
+  // A deleted endpoint is 410 GONE to these three (Endpoints.ts).
+  .add(HttpApiEndpoint.get("getEndpoint", "/v2/webhooks/endpoints/:id", { params: endpointParams, success: WebhookEndpoint, error: [...common, problem(410)] }))
   .add(HttpApiEndpoint.patch("updateEndpoint", "/v2/webhooks/endpoints/:id", {
     params: endpointParams,
     payload: EndpointUpdate,
     success: WebhookEndpoint,
-    error: withBody
+    error: [...withBody, problem(410)]
   }))
   .add(HttpApiEndpoint.delete("deleteEndpoint", "/v2/webhooks/endpoints/:id", { params: endpointParams, error: common }))
   .add(
     HttpApiEndpoint.post("rotateSecret", "/v2/webhooks/endpoints/:id/rotate", {
       params: endpointParams,
       success: WebhookEndpoint,
-      error: withBody
+      error: [...withBody, problem(410)]
     }).annotate(Idempotency, "required")
   )
   .add(HttpApiEndpoint.get("listDeliveries", "/v2/webhooks/deliveries", {
