@@ -584,7 +584,7 @@ describe("representation: optional fields are omitted, nullable fields are null"
 describe("types", () => {
   it("gives each type its payload", () => {
     const failed: EventPayload<"transaction.failed"> = decodeData("transaction.failed", EventExamples["transaction.failed"]) as EventPayload<"transaction.failed">
-    const reason: string | null = failed.reasonCode
+    const reason: string | undefined = failed.reasonCode
     const sequence: number = failed.sequence
     expect([reason, sequence]).toEqual(["returned_by_sender", 4])
     const env = Schema.decodeUnknownSync(EventEnvelope)(envelope("order.succeeded"))
