@@ -857,7 +857,7 @@ describe("transaction.awaiting_return_signature", () => {
     expectWire(created.json, {
       type: "deposit_return",
       status: "processing",
-      source: { type: "wallet", walletId, assetAmount: { code: "DAI", amount: "12.5", chain: "base" } },
+      source: { type: "wallet", walletId, assetAmount: { code: "DAI", amount: "12.500000000000000000", chain: "base" } },
       destination: { type: "external_crypto", address: senderChecksummed, txHash: undefined },
       fees: [],
       queuePosition: undefined
