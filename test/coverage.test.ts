@@ -7,13 +7,30 @@ import { readFileSync } from "node:fs"
 import { EventTypes } from "@fos/contract"
 import { type Engine } from "@fos/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { coverageDocPath, renderCoverageDoc } from "../scripts/coverage-doc.ts"
+import { assertedCodes, coverageDocPath, renderCoverageDoc } from "../scripts/coverage-doc.ts"
 import { specFacts } from "../packages/core/test/spec.ts"
 import { call, keysOf, makeEngine, orgSeed, seedOf } from "./support.ts"
 
 describe("docs/coverage.md", () => {
   it("is up to date with scripts/coverage-doc.ts (run `node scripts/coverage-doc.ts`)", () => {
     expect(readFileSync(coverageDocPath, "utf8")).toBe(renderCoverageDoc())
+  })
+
+  it("counts an error code as raised only where a test asserts it as a problem's type, not where its name appears", () => {
+    const text = [
+      'expectProblem(r, { type: "CUSTOMER_NOT_FOUND", status: 404 })',
+      'expect(reply.json.type).toBe("GONE")',
+      'expect(other.json.type).not.toBe("FEATURE_NOT_ENABLED")',
+      'expect(page).toContain("NO_ELIGIBLE_PROVIDER")',
+      'const body = { name: "RATE_LIMITED" }',
+      'const refused = async (body: Record<string, unknown>, type: string, status = 422) => expectProblem(await create(body), { type, status })',
+      'await refused({ amount: "1" }, "INVALID_TRANSFER_PAIR")',
+      'expectProblem(r, { type: "NOT_A_CATALOG_CODE", status: 400 })'
+    ].join("\n")
+    expect([...assertedCodes(text)].sort()).toEqual(["CUSTOMER_NOT_FOUND", "GONE", "INVALID_TRANSFER_PAIR"])
+    // The table says the same: a code no test asserts is "not yet" even where the server's sources name it.
+    const doc = readFileSync(coverageDocPath, "utf8")
+    expect(doc).toContain("| [INTERNAL_ERROR](errors.md#internal_error) | 500 | not yet |")
   })
 
   it("lists every event of the spec's table (spec-facts.json), and they are the event catalog", () => {

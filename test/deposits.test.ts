@@ -112,7 +112,6 @@ describe("a deposit into a virtual account", () => {
       source: transaction.source,
       destination: transaction.destination,
       sequence: 1,
-      stage: null,
       occurredAt: iso(createdAt)
     })
     expect(sent[2]!.data).toMatchObject({ fees: [], completedAt: iso(monday) })
@@ -424,6 +423,9 @@ describe("the sandbox's outside actors on a transaction", () => {
     expectProblem(await rival.call("GET", `/v2/transactions/${transaction.id}`), { type: "NOT_FOUND", status: 404, instance: `/sandbox/v2/transactions/${transaction.id}` })
     expectProblem(await rival.call("POST", `/v2/simulate/transactions/${transaction.id}/settle`), { type: "NOT_FOUND", status: 404, instance: simulated(transaction.id, "settle") })
     expectProblem(await acme.call("GET", "/v2/transactions/wlt_notatransaction"), { type: "INVALID_OID_FORMAT", status: 400, instance: "/sandbox/v2/transactions/wlt_notatransaction" })
+    // The detail names the id's kind with the article its sound takes.
+    expect(JSON.stringify((await acme.call("GET", "/v2/orders/wlt_notanorder")).json)).toContain("must be an order id")
+    expect(JSON.stringify((await acme.call("GET", "/v2/transactions?customerId=vac_x")).json)).toContain("must be a customer id")
     expect((await acme.call("GET", `/v2/transactions/${transaction.id}`)).json.updatedAt).toMatch(isoMs)
   })
 })

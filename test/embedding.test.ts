@@ -178,7 +178,9 @@ describe("runUntilIdle", () => {
     expect(sent.every((d) => d.status === 500 && d.event.id === event.id && d.endpointId === endpoint.id && d.run === 1)).toBe(true)
     expect(report).toEqual({ now: START_MS + 4_650_000, steps: 4, stoppedBy: "idle", nextDueMs: undefined })
     const delivery = (await request(engine, "GET", "/sandbox/v2/webhooks/deliveries")).json.data[0]
-    expect(delivery).toMatchObject({ status: "failed", attempts: 5, nextAttemptAt: null })
+    expect(delivery).toMatchObject({ status: "failed", attempts: 5 })
+    // No next attempt: omitted, not null (rule 3).
+    expect(delivery).not.toHaveProperty("nextAttemptAt")
   })
 
   it("leaves timers beyond its horizon pending (idempotency retention, 30 days) unless given a longer one", async () => {

@@ -535,7 +535,7 @@ describe("cursors are bound to their list, filters and sort", () => {
     const entries = Object.entries(query).filter((e): e is [string, string | number] => e[1] !== undefined)
     const qs = new URLSearchParams(entries.map(([k, v]) => [k, String(v)])).toString()
     const r = await call(engine, `/sandbox${path}?${qs}`, { key })
-    expectProblem(r, { type: "INVALID_CURSOR", status: 400, instance: `/sandbox${path}`, nowMs: START_MS })
+    return expectProblem(r, { type: "INVALID_CURSOR", status: 400, instance: `/sandbox${path}`, nowMs: START_MS })
   }
 
   beforeEach(async () => {
@@ -593,11 +593,18 @@ describe("cursors are bound to their list, filters and sort", () => {
     await refused("/v2/applications", { applicationType: "customer_onboarding", cursor: untyped })
   })
 
-  it("a cursor is refused under another sort, on any list", async () => {
+  it("a cursor is refused under another sort, on any list, with a detail that names the sort it was issued under", async () => {
     const deliveries = (await listOf("/v2/webhooks/deliveries", { status: "pending", limit: 1 })).meta.nextCursor!
-    await refused("/v2/webhooks/deliveries", { status: "pending", sortOrder: "asc", cursor: deliveries })
+    const order = await refused("/v2/webhooks/deliveries", { status: "pending", sortOrder: "asc", cursor: deliveries })
+    expect(order.detail).toContain("another sort (sortBy createdAt, sortOrder desc)")
     const applications = (await listOf("/v2/applications", { limit: 1, sortBy: "updatedAt" })).meta.nextCursor!
-    await refused("/v2/applications", { sortBy: "createdAt", cursor: applications })
+    // The same list and filters, only another sortBy: the detail does not blame the list or the filters.
+    const by = await refused("/v2/applications", { sortBy: "createdAt", cursor: applications })
+    expect(by.detail).toContain("another sort (sortBy updatedAt, sortOrder desc)")
+    expect(by.detail).not.toContain("another list or")
+    // Under its own sort, on another list or with other filters, the detail says that.
+    const other = await refused("/v2/applications", { sortBy: "updatedAt", applicationType: "customer_update", cursor: applications })
+    expect(other.detail).toContain("another list or to other filters")
   })
 
   it("another organization's or environment's cursor is refused", async () => {

@@ -174,10 +174,11 @@ describe("POST /v2/onboarding", () => {
     const byPointer = Object.fromEntries(p.errors.map((e: any) => [e.pointer + "|" + e.category, e]))
     expect(byPointer["/businessInfo/registrationNumber|field"]).toBeDefined()
     expect(byPointer["/businessInfo/taxId|field"].detail).toContain("DEU format")
-    expect(byPointer["/documentIds|document"].detail).toContain("articles_of_association")
+    // Generated texts take the article their word's sound needs.
+    expect(byPointer["/documentIds|document"].detail).toContain("needs an articles_of_association document")
     expect(byPointer["/ownership/persons/0/lastName|individual"]).toBeDefined()
     expect(byPointer["/ownership/persons/0/dateOfBirth|individual"]).toBeDefined()
-    expect(byPointer["/ownership/persons/0/documentIds|document"].detail).toContain("identity")
+    expect(byPointer["/ownership/persons/0/documentIds|document"].detail).toContain("needs an identity document")
     for (const e of p.errors) expect(["field", "document", "individual"]).toContain(e.category)
     // The detail never echoes the rejected value.
     expect(JSON.stringify(p.errors)).not.toContain('"123"')
@@ -820,7 +821,9 @@ describe("feature applications", () => {
     const accounts = await acme.call("GET", `/v2/customers/${customerId}/virtual-accounts`)
     expect(accounts.json.data).toHaveLength(1)
     const pending = accounts.json.data[0]
-    expect(pending).toMatchObject({ status: "pending", depositInstructions: [], activatedAt: null, asset: { code: "EUR" } })
+    expect(pending).toMatchObject({ status: "pending", depositInstructions: [], asset: { code: "EUR" } })
+    // Not active yet: activatedAt is omitted, not null (rule 3).
+    expect(pending).not.toHaveProperty("activatedAt")
     expect(await events("virtual_account.activated")).toEqual([])
     await advance(30)
     const [activated] = await events("virtual_account.activated")
@@ -861,6 +864,17 @@ describe("feature applications", () => {
     const bad = await acme.call("POST", `/v2/customers/${customerId}/features`, { type: "virtual_account", asset: { code: "BRL" } }, idem())
     const p = expectProblem(bad, { type: "VALIDATION_ERROR", status: 400, instance: `/sandbox/v2/customers/${customerId}/features` })
     expect(p.errors[0].pointer).toBe("/asset/code")
+    // GBP is a virtual-account currency, but no provider holds GBP accounts for a US customer: NO_ELIGIBLE_PROVIDER,
+    // and the customer's requirements do not list it.
+    const us = await acme.call("POST", "/v2/onboarding", await usaSubmission(acme, "tx"), idem())
+    expect(us.status, us.text).toBe(201)
+    await decide(acme, us.json.applicationId, { outcome: "approved" })
+    const gbp = await acme.call("POST", `/v2/customers/${us.json.customerId}/features`, { type: "virtual_account", asset: { code: "GBP" } }, idem())
+    expectProblem(gbp, { type: "NO_ELIGIBLE_PROVIDER", status: 422, instance: `/sandbox/v2/customers/${us.json.customerId}/features` })
+    expect(gbp.json.detail).toContain("EUR, USD")
+    const usRequirements = await acme.call("GET", `/v2/customers/${us.json.customerId}/features/requirements?type=virtual_account`)
+    expect(usRequirements.json.requirements.find((e: any) => e.pointer === "/asset/code").allowedValues).toEqual(["EUR", "USD"])
+    expect((await acme.call("GET", "/v2/applications?applicationType=virtual_account")).json.data).toEqual([])
     const app = await submit(acme, { clientReferenceId: "pending" })
     const notYet = await acme.call("POST", `/v2/customers/${app.customerId}/features`, { type: "virtual_account", asset: { code: "EUR" } }, idem())
     expectProblem(notYet, { type: "CUSTOMER_NOT_ONBOARDED", status: 422, instance: `/sandbox/v2/customers/${app.customerId}/features` })

@@ -284,7 +284,8 @@ describe("the market", () => {
     expect(r.json.options[0]).toMatchObject({
       rate: "0.9212962962705",
       markupBps: 20,
-      markupAmount: { code: "USD", amount: "0.50" },
+      // Out in the shape it goes in: a decimal string, in the source asset (the fees name the asset).
+      markupAmount: "0.50",
       fees: [
         { owner: "service", assetAmount: { code: "USD", amount: "0.02" }, invoiced: false },
         { owner: "organization", assetAmount: { code: "USD", amount: "0.50" }, invoiced: false },
@@ -293,6 +294,18 @@ describe("the market", () => {
       ],
       totalDebit: { code: "USD", amount: "10.52" }
     })
+  })
+})
+
+describe("markupAmount", () => {
+  it("reads back in the shape it was sent: a decimal string in the source asset, at its precision", async () => {
+    await start({ markup: true })
+    const a = await customerWithAccounts()
+    const created = await createOrder({ source: va(a.usd), destination: va(a.eur), amount: "10", lockSide: "source", markupAmount: "0.5" })
+    expect(created.status, created.text).toBe(201)
+    expect(created.json.markupAmount).toBe("0.50")
+    expect((await readOrder(created.json.id)).markupAmount).toBe("0.50")
+    expect(created.json.fees).toContainEqual({ owner: "organization", assetAmount: { code: "USD", amount: "0.50" }, invoiced: false })
   })
 })
 
@@ -940,6 +953,12 @@ describe("an order funded by a deposit", () => {
 
     const deposit = await sendTo(order.depositInstructions.address, "100.25", sender)
     expect(deposit.status, deposit.text).toBe(201)
+    // The deposit names the funding address as its deposit_address side (no wallet a read cannot show), and the order.
+    expect(deposit.json.destination).toMatchObject({ type: "deposit_address", address: order.depositInstructions.address })
+    expect(deposit.json.destination).not.toHaveProperty("walletId")
+    expect(deposit.json.linkedOrderId).toBe(order.id)
+    const [depositCreated] = (await events("transaction.created")).filter((e) => e.data.transactionId === deposit.json.id)
+    expect(depositCreated!.data).toMatchObject({ destination: deposit.json.destination, linkedOrderId: order.id })
     await advance(60_000 + 2_000)
     const running = await readOrder(order.id)
     expect(running.transactionId).toMatch(/^txn_/)
@@ -995,7 +1014,9 @@ describe("an order funded by a deposit", () => {
       failureMessage: "The funds were sent back to the address they came from. See GET /v2/transactions?type=deposit_return."
     })
     const [failed] = (await events("transaction.failed")).filter((e) => e.data.transactionId === returns[0].id)
-    expect(failed!.data).toMatchObject({ reasonCode: null, failureMessage: ended.failureMessage, linkedOrderId: order.id })
+    expect(failed!.data).toMatchObject({ failureMessage: ended.failureMessage, linkedOrderId: order.id })
+    // No actionable code: reasonCode is omitted, not null (rule 3).
+    expect(failed!.data).not.toHaveProperty("reasonCode")
     expect(failed!.data).not.toHaveProperty("failureCode")
     await expectBalancedLedger()
   })
@@ -1047,7 +1068,9 @@ describe("an order funded by a deposit", () => {
 // --- autoPayout ------------------------------------------------------------------------------------------------------------------
 
 describe("autoPayout", () => {
-  const cryptoRecipient = { chain: "base", address: "0x00000000000000000000000000000000000000aa", attestation: true }
+  // Sent all-lowercase; kept, as a payout's address is, in its EIP-55 form (one of EIP-55's own vectors).
+  const cryptoRecipient = { chain: "base", address: "0x52908400098527886e0f7030069857d2e4169ee7", attestation: true }
+  const checksummed = "0x52908400098527886E0F7030069857D2E4169EE7"
   const bankRecipient = { name: "Erika Mustermann", country: "DEU", iban: "DE89370400440532013000" }
   const readTransaction = async (id: string) => (await acme.call("GET", `/v2/transactions/${id}`)).json
   const payoutEvents = async (id: string) => (await events()).filter((e: any) => e.data.transactionId === id).map((e: any) => e.type)
@@ -1065,7 +1088,9 @@ describe("autoPayout", () => {
       autoPayout: { purpose: "supplier payment", recipient: cryptoRecipient, markupAmount: "1.5" }
     })
     expect(onramp.status, onramp.text).toBe(201)
-    expect(onramp.json.autoPayout).toEqual({ purpose: "supplier payment", recipient: cryptoRecipient, markupAmount: "1.5" })
+    // As stored: the address in its EIP-55 form, the margin a decimal string (the shape it was sent in) at USDC's precision.
+    expect(onramp.json.autoPayout).toEqual({ purpose: "supplier payment", recipient: { ...cryptoRecipient, address: checksummed }, markupAmount: "1.500000" })
+    expect((await readOrder(onramp.json.id)).autoPayout).toEqual(onramp.json.autoPayout)
     await execute(onramp.json.id)
     await advance(62_000)
     const done = await readOrder(onramp.json.id)
@@ -1080,7 +1105,7 @@ describe("autoPayout", () => {
       queuePosition: undefined,
       linkedOrderId: onramp.json.id,
       source: { type: "wallet", walletId: a.base, assetAmount: { code: "USDC", amount: "99.500000", chain: "base" } },
-      destination: { type: "external_crypto", address: cryptoRecipient.address, txHash: null, assetAmount: { code: "USDC", amount: "97.500000", chain: "base" } },
+      destination: { type: "external_crypto", address: checksummed, txHash: undefined, assetAmount: { code: "USDC", amount: "97.500000", chain: "base" } },
       fees: [
         { owner: "network", assetAmount: { code: "USDC", amount: "0.500000", chain: "base" }, invoiced: false },
         { owner: "organization", assetAmount: { code: "USDC", amount: "1.500000", chain: "base" }, invoiced: false }
@@ -1091,7 +1116,8 @@ describe("autoPayout", () => {
     await expectBalancedLedger()
     // Compliance clears after 2 s (processing); the transfer is broadcast 2 s later (txHash); the chain confirms a minute on.
     await advance(2_000)
-    expect(await readTransaction(id)).toMatchObject({ status: "processing", destination: { txHash: null } })
+    // Not broadcast yet: no txHash (omitted, not null: rule 3).
+    expectWire(await readTransaction(id), { status: "processing", destination: { txHash: undefined } })
     await advance(2_000)
     const sent = await readTransaction(id)
     expect(sent.status).toBe("processing")
@@ -1260,7 +1286,7 @@ describe("autoPayout", () => {
         customerId: a.customerId as never,
         type: "withdrawal",
         source: { type: "wallet", walletId: a.base as never, assetAmount },
-        destination: { type: "external_crypto", address: cryptoRecipient.address, txHash: null, assetAmount },
+        destination: { type: "external_crypto", address: checksummed, assetAmount },
         fees: [],
         holds: (id) => [{
           kind: "pending",

@@ -136,7 +136,8 @@ describe("whitelist recipients", () => {
 
     expect((await acme.call("DELETE", `/v2/whitelist-recipients/${id}`)).status).toBe(204)
     expect((await acme.call("DELETE", `/v2/whitelist-recipients/${id}`)).status).toBe(204)
-    expectProblem(await acme.call("GET", `/v2/whitelist-recipients/${id}`), { type: "NOT_FOUND", status: 404, instance: `/sandbox/v2/whitelist-recipients/${id}` })
+    // Removed for good: 410 GONE, not the 404 of an id that never was one.
+    expectProblem(await acme.call("GET", `/v2/whitelist-recipients/${id}`), { type: "GONE", status: 410, instance: `/sandbox/v2/whitelist-recipients/${id}` })
     expect((await acme.call("GET", path)).json.meta.total).toBe(0)
     expectProblem(await acme.call("DELETE", "/v2/whitelist-recipients/wlr_000000000000000000000000"), {
       type: "NOT_FOUND",
@@ -258,6 +259,7 @@ describe("registered addresses", () => {
     expectProblem(await acme.call("POST", path, { chain: "base", address: lower }), { type: "IDEMPOTENCY_KEY_REQUIRED", status: 400, instance: `/sandbox${path}` })
     expect((await acme.call("DELETE", `/v2/registered-addresses/${created.json.id}`)).status).toBe(204)
     expect((await acme.call("GET", path)).json.data).toEqual([])
+    expectProblem(await acme.call("GET", `/v2/registered-addresses/${created.json.id}`), { type: "GONE", status: 410, instance: `/sandbox/v2/registered-addresses/${created.json.id}` })
   })
 })
 
@@ -273,7 +275,7 @@ describe("payout requirements", () => {
     })
     expect(bank.status, bank.text).toBe(200)
     expect(bank.json.recipient.map((r: { pointer: string }) => r.pointer)).toEqual(["/recipient/name", "/recipient/address", "/recipient/iban", "/recipient/bic"])
-    expect(bank.json).toMatchObject({ purpose: { required: true }, documents: { required: false }, travelRule: { required: false, threshold: null, fields: [] }, fee: "1.00" })
+    expectWire(bank.json, { purpose: { required: true }, documents: { required: false }, travelRule: { required: false, threshold: undefined, fields: [] }, fee: "1.00" })
 
     const crypto = (amount: string) =>
       acme.call("POST", "/v2/payouts/requirements", { source: { type: "wallet" }, destinationType: "external_crypto", asset: "USDC", chain: "base", country: "DEU", amount })
@@ -386,7 +388,9 @@ describe("a bank payout", () => {
       ["transaction.processing", 2, iso(createdAt + 2_000)],
       ["transaction.completed", 3, iso(monday)]
     ])
-    expect(events[0]!.data).toMatchObject({ type: "withdrawal", stage: null, clientReferenceId: "inv-42" })
+    expect(events[0]!.data).toMatchObject({ type: "withdrawal", clientReferenceId: "inv-42" })
+    // Opened in no stage: stage is omitted, not null (rule 3).
+    expect(events[0]!.data).not.toHaveProperty("stage")
     expect(events[2]!.data).toMatchObject({ payout: { rail: "ach" }, fees: created.fees, destination: sent.destination })
   })
 
@@ -504,12 +508,12 @@ describe("a crypto payout", () => {
     })
     expect(created.status, created.text).toBe(201)
     const createdAt = await now()
-    expect(created.json).toMatchObject({
+    expectWire(created.json, {
       type: "withdrawal",
       status: "pending",
       customerId,
       source: { type: "wallet", walletId, assetAmount: { code: "USDC", amount: "121.000000", chain: "base" } },
-      destination: { type: "external_crypto", address, txHash: null, assetAmount: { code: "USDC", amount: "120.500000", chain: "base" } },
+      destination: { type: "external_crypto", address, txHash: undefined, assetAmount: { code: "USDC", amount: "120.500000", chain: "base" } },
       fees: [{ owner: "network", assetAmount: { code: "USDC", amount: "0.500000", chain: "base" }, invoiced: false }]
     })
     expect(created.json.payout).toBeUndefined()

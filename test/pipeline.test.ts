@@ -132,19 +132,23 @@ describe("authentication", () => {
     expect((await get(meLive, A.live)).json.apiKey.environment).toBe("live")
   })
 
-  it("a suspended organization: 403 ORGANIZATION_ACCESS_SUSPENDED on both environments", async () => {
-    expectProblem(await get(me, keys.suspended.sandbox), {
+  it("a suspended organization: 403 ORGANIZATION_ACCESS_SUSPENDED on both environments, with the rate headers (the key was accepted)", async () => {
+    const sandbox = await get(me, keys.suspended.sandbox)
+    expectProblem(sandbox, {
       type: "ORGANIZATION_ACCESS_SUSPENDED",
       status: 403,
       instance: me,
       nowMs: START_MS
     })
-    expectProblem(await get(meLive, keys.suspended.live), {
+    expect(rateHeaders(sandbox).limit).toBe(400)
+    const live = await get(meLive, keys.suspended.live)
+    expectProblem(live, {
       type: "ORGANIZATION_ACCESS_SUSPENDED",
       status: 403,
       instance: meLive,
       nowMs: START_MS
     })
+    expect(rateHeaders(live).limit).toBe(100)
   })
 
   it("suspending an organization refuses its keys at once, and reactivating admits them again", async () => {

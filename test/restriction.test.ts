@@ -49,7 +49,10 @@ const customerOf = async (client: Client) => {
 }
 
 const suspended = (reply: Awaited<ReturnType<Client["call"]>>, instance: string) => {
-  expectProblem(reply, { type: "ORGANIZATION_ACCESS_SUSPENDED", status: 403, instance })
+  const problem = expectProblem(reply, { type: "ORGANIZATION_ACCESS_SUSPENDED", status: 403, instance })
+  // A restriction is not a suspension: its resolution says what is refused and how it ends, not "suspended".
+  expect(problem.resolution).not.toMatch(/suspen/i)
+  expect(problem.resolution).toMatch(/restriction/)
   // The key was accepted: the refusal counts against the bucket and says so (the spec's Limits).
   rateHeaders(reply)
 }

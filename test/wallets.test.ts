@@ -78,6 +78,30 @@ describe("custodial wallets", () => {
     expect(event!.data).toEqual({ walletId: wallet.id, customerId, chain: "base", custody: "custodial", address: wallet.address, occurredAt: iso(START_MS) })
   })
 
+  it("lists a customer's wallets newest first (createdAt desc, the default), or oldest first with sortOrder=asc; the same instant by id", async () => {
+    const customerId = await customer()
+    await cryptoWallet(customerId)
+    const first = (await createWallet(customerId)).json
+    const second = (await createWallet(customerId)).json
+    await engine.clock.advance("1 second")
+    const third = (await createWallet(customerId)).json
+    // first and second share an instant: their order is their ids', in the list's direction.
+    const [a, b] = [first.id, second.id].sort()
+    const ids = async (query: string) => (await acme.call("GET", `/v2/customers/${customerId}/wallets${query}`)).json.data.map((w: any) => w.id)
+    expect(await ids("")).toEqual([third.id, b, a])
+    expect(await ids("?sortBy=createdAt&sortOrder=desc")).toEqual([third.id, b, a])
+    expect(await ids("?sortOrder=asc")).toEqual([a, b, third.id])
+    // Paged one at a time, the same order.
+    const paged: Array<string> = []
+    let cursor: string | null = null
+    do {
+      const page: any = (await acme.call("GET", `/v2/customers/${customerId}/wallets?limit=1${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`)).json
+      paged.push(...page.data.map((w: any) => w.id))
+      cursor = page.meta.nextCursor
+    } while (cursor !== null)
+    expect(paged).toEqual([third.id, b, a])
+  })
+
   it("refuses what it cannot create, with the spec's codes, and creates nothing", async () => {
     const customerId = await customer()
     const at = `/sandbox/v2/customers/${customerId}/wallets`
@@ -125,12 +149,15 @@ describe("on-chain deposits", () => {
       status: "pending",
       customerId,
       // Kept in its EIP-55 form (this one of EIP-55's vectors is all capitals).
-      source: { type: "external_crypto", address: "0x52908400098527886E0F7030069857D2E4169EE7", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), assetAmount: { code: "USDC", amount: "250.5", chain: "base" } },
-      destination: { type: "wallet", walletId: wallet.id, assetAmount: { code: "USDC", amount: "250.5", chain: "base" } },
+      // Amounts at the asset's precision (USDC: 6 places), as everywhere else on the wire.
+      source: { type: "external_crypto", address: "0x52908400098527886E0F7030069857D2E4169EE7", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), assetAmount: { code: "USDC", amount: "250.500000", chain: "base" } },
+      destination: { type: "wallet", walletId: wallet.id, assetAmount: { code: "USDC", amount: "250.500000", chain: "base" } },
       fees: []
     })
     const byAddress = await deposit({ type: "deposit_address", address: wallet.address }, { code: "ETH", amount: "0.25", chain: "base" })
     expect(byAddress.status, byAddress.text).toBe(201)
+    expect(byAddress.json.destination.assetAmount).toEqual({ code: "ETH", amount: "0.250000000000000000", chain: "base" })
+    expect(byAddress.json.source.assetAmount).toEqual(byAddress.json.destination.assetAmount)
     expect(checkAddress("base", byAddress.json.source.address).ok).toBe(true)
     // Nothing to spend until the chain confirms: money on its way in is neither available nor reserved.
     expect((await acme.call("GET", `/v2/wallets/${wallet.id}`)).json.balances).toEqual([

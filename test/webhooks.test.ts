@@ -173,7 +173,9 @@ describe("webhook endpoints", () => {
     expect(sent).toEqual([])
     const delivery = (await call("GET", "/v2/webhooks/deliveries")).json.data[0]
     const detail = await call("GET", `/v2/webhooks/deliveries/${delivery.id}`)
-    expect(detail.json.attemptList[0]).toMatchObject({ responseStatus: null, error: "the endpoint's address is not allowed" })
+    expect(detail.json.attemptList[0]).toMatchObject({ error: "the endpoint's address is not allowed" })
+    // No answer came: responseStatus is omitted, not null (rule 3).
+    expect(detail.json.attemptList[0]).not.toHaveProperty("responseStatus")
     // The same at send time for the IPv6 forms of a private IPv4 address, and a name that stops resolving fails the attempt.
     for (const answer of [["::ffff:10.0.0.5"], ["64:ff9b::7f00:1"], ["2002:a00:1::1"], ["::a00:1"], []]) {
       dns.set("public.example.com", answer)
@@ -221,13 +223,42 @@ describe("webhook endpoints", () => {
     expect((await call("POST", "/v2/webhooks/endpoints", { url: "https://10.0.0.1/hook" })).status).toBe(400)
   })
 
-  it("DELETE is 204 twice; an id that never existed is 404 WEBHOOK_ENDPOINT_NOT_FOUND", async () => {
+  it("a refused http:// or loopback/private URL names --insecure-webhooks (insecureWebhooks when embedded), the setting that decides it", async () => {
+    await start()
+    for (const url of ["http://127.0.0.1:9999/hook", "http://hooks.example.com/hook", "https://127.0.0.1/hook", "https://localhost/hook", "https://10.0.0.1/hook"]) {
+      const r = await call("POST", "/v2/webhooks/endpoints", { url })
+      expectProblem(r, { type: "VALIDATION_ERROR", status: 400, instance: "/sandbox/v2/webhooks/endpoints", nowMs: START_MS })
+      expect(r.json.errors[0].pointer).toBe("/url")
+      expect(r.json.errors[0].detail, url).toContain("--insecure-webhooks")
+      expect(r.json.errors[0].detail, url).toContain("insecureWebhooks: true")
+    }
+    // With the setting on, what stays refused says the setting allows loopback hosts only.
+    await engine.close()
+    await start(() => 200, { insecureWebhooks: true })
+    for (const url of ["http://hooks.example.com/hook", "https://10.0.0.1/hook"]) {
+      const r = await call("POST", "/v2/webhooks/endpoints", { url })
+      expect(r.status).toBe(400)
+      expect(r.json.errors[0].detail, url).toContain("loopback hosts only")
+    }
+  })
+
+  it("DELETE is 204 twice; a deleted endpoint is 410 GONE to read, change or rotate; an id that never existed is 404 WEBHOOK_ENDPOINT_NOT_FOUND", async () => {
     await start()
     const { id } = await createEndpoint()
     expect((await call("DELETE", `/v2/webhooks/endpoints/${id}`)).status).toBe(204)
     expect((await call("DELETE", `/v2/webhooks/endpoints/${id}`)).status).toBe(204)
-    expectProblem(await call("GET", `/v2/webhooks/endpoints/${id}`), { type: "WEBHOOK_ENDPOINT_NOT_FOUND", status: 404, instance: `/sandbox/v2/webhooks/endpoints/${id}`, nowMs: START_MS })
+    const at = `/sandbox/v2/webhooks/endpoints/${id}`
+    expectProblem(await call("GET", `/v2/webhooks/endpoints/${id}`), { type: "GONE", status: 410, instance: at, nowMs: START_MS })
+    expectProblem(await call("PATCH", `/v2/webhooks/endpoints/${id}`, { status: "active" }), { type: "GONE", status: 410, instance: at, nowMs: START_MS })
+    expectProblem(await call("POST", `/v2/webhooks/endpoints/${id}/rotate`, undefined, { "idempotency-key": "rot-gone" }), {
+      type: "GONE",
+      status: 410,
+      instance: `${at}/rotate`,
+      nowMs: START_MS
+    })
+    expect((await call("GET", "/v2/webhooks/endpoints")).json.data).toEqual([])
     const never = "wep_neverexisted"
+    expectProblem(await call("GET", `/v2/webhooks/endpoints/${never}`), { type: "WEBHOOK_ENDPOINT_NOT_FOUND", status: 404, instance: `/sandbox/v2/webhooks/endpoints/${never}`, nowMs: START_MS })
     expectProblem(await call("DELETE", `/v2/webhooks/endpoints/${never}`), { type: "WEBHOOK_ENDPOINT_NOT_FOUND", status: 404, instance: `/sandbox/v2/webhooks/endpoints/${never}`, nowMs: START_MS })
     expect((await call("GET", "/v2/webhooks/endpoints/not_an_id")).json.type).toBe("INVALID_OID_FORMAT")
   })
@@ -394,7 +425,8 @@ describe("webhook delivery", () => {
     await advance(30_000)
     expect(received).toHaveLength(1)
     const detail = (await call("GET", `/v2/webhooks/deliveries/${id}`)).json
-    expect(detail).toMatchObject({ status: "failed", run: 1, attempts: 1, nextAttemptAt: null })
+    expect(detail).toMatchObject({ status: "failed", run: 1, attempts: 1 })
+    expect(detail).not.toHaveProperty("nextAttemptAt")
     expect(detail.attemptList).toHaveLength(1)
   })
 

@@ -292,8 +292,10 @@ describe("transaction events", () => {
   })
 
   it("only transaction.created carries stage", () => {
-    expect(decodesData("transaction.created", without(example("transaction.created"), "stage"))).toBe(false)
-    for (const stage of [...TransactionStages, null]) {
+    // Omitted when the transaction opens in no stage; never null (rule 3).
+    expect(decodesData("transaction.created", without(example("transaction.created"), "stage"))).toBe(true)
+    expect(decodesData("transaction.created", { ...example("transaction.created"), stage: null })).toBe(false)
+    for (const stage of TransactionStages) {
       expect(decodesData("transaction.created", { ...example("transaction.created"), stage }), String(stage)).toBe(true)
     }
     expect(decodesData("transaction.created", { ...example("transaction.created"), stage: "settling" })).toBe(false)
@@ -322,7 +324,7 @@ describe("transaction events", () => {
     expect(decodesData("transaction.rejected", { ...rejected, acceptedDocumentTypes: [] })).toBe(true)
   })
 
-  it("transaction.failed: reasonCode mirrors failureCode, null without one; return fields only for returned_by_sender", () => {
+  it("transaction.failed: reasonCode mirrors failureCode, omitted without one; return fields only for returned_by_sender", () => {
     const failed = example("transaction.failed")
     const plain = without(failed, "returnedAt", "returnReason", "returnCode")
     for (const code of TransactionFailureCodes) {
@@ -337,10 +339,10 @@ describe("transaction events", () => {
     expect(decodesData("transaction.failed", { ...insufficient, reasonMessage: "something else" })).toBe(false)
     expect(decodesData("transaction.failed", { ...insufficient, returnCode: "R01" })).toBe(false)
     expect(decodesData("transaction.failed", { ...insufficient, failureCode: "made_up", reasonCode: "made_up" })).toBe(false)
-    // A deposit sent back from an order's funding address: no failureCode, reasonCode null.
+    // A deposit sent back from an order's funding address: no failureCode and no reasonCode (rule 3: omitted, not null).
     const noCode = without(plain, "failureCode")
-    expect(decodesData("transaction.failed", { ...noCode, reasonCode: null })).toBe(true)
-    expect(decodesData("transaction.failed", without(noCode, "reasonCode"))).toBe(false)
+    expect(decodesData("transaction.failed", without(noCode, "reasonCode"))).toBe(true)
+    expect(decodesData("transaction.failed", { ...noCode, reasonCode: null })).toBe(false)
     expect(decodesData("transaction.failed", { ...plain, failureCode: null })).toBe(false)
   })
 
@@ -528,10 +530,8 @@ describe("representation: optional fields are omitted, nullable fields are null"
 
   it("the nullable fields are present as null in the examples that have them", () => {
     const nulls: Array<[EventType, ReadonlyArray<string>]> = [
-      ["transaction.created", ["stage"]],
       ["transaction.completed", ["payout", "rail"]],
-      ["transaction.awaiting_sender_information", ["sourceAddress"]],
-      ["transaction.created", ["destination", "txHash"]]
+      ["transaction.awaiting_sender_information", ["sourceAddress"]]
     ]
     for (const [type, at] of nulls) {
       let value: unknown = EventExamples[type]
@@ -544,10 +544,12 @@ describe("representation: optional fields are omitted, nullable fields are null"
     // Present, never omitted.
     expect(decodesData("transaction.awaiting_sender_information", without(example("transaction.awaiting_sender_information"), "sourceAddress"))).toBe(false)
     expect(decodesData("transaction.completed", { ...example("transaction.completed"), payout: {} })).toBe(false)
-    expect(decodesData("wallet.created", { ...example("wallet.created"), address: null })).toBe(true)
+    expect(decodesData("wallet.created", { ...example("wallet.created"), address: null })).toBe(false)
     expect(decodesData("wallet.created", without(example("wallet.created"), "address"))).toBe(false)
     const created = example("transaction.created") as { destination: Record<string, unknown> }
-    expect(decodesData("transaction.created", { ...created, destination: without(created.destination, "txHash") })).toBe(false)
+    // An external_crypto side's txHash is omitted until broadcast, never null (rule 3).
+    expect(decodesData("transaction.created", { ...created, destination: without(created.destination, "txHash") })).toBe(true)
+    expect(decodesData("transaction.created", { ...created, destination: { ...created.destination, txHash: null } })).toBe(false)
   })
 
   it("every top-level optional field rejects null and undefined, and may be omitted", () => {
@@ -582,7 +584,7 @@ describe("representation: optional fields are omitted, nullable fields are null"
 describe("types", () => {
   it("gives each type its payload", () => {
     const failed: EventPayload<"transaction.failed"> = decodeData("transaction.failed", EventExamples["transaction.failed"]) as EventPayload<"transaction.failed">
-    const reason: string | null = failed.reasonCode
+    const reason: string | undefined = failed.reasonCode
     const sequence: number = failed.sequence
     expect([reason, sequence]).toEqual(["returned_by_sender", 4])
     const env = Schema.decodeUnknownSync(EventEnvelope)(envelope("order.succeeded"))

@@ -22,6 +22,7 @@ import {
   type EngineServices,
   type FormPart,
   isRestrictedIn,
+  isSuspended,
   isValidIdempotencyKey,
   makeAuthenticate,
   randomHex,
@@ -40,6 +41,7 @@ import {
   sha256HexOfBytes,
   Store,
   type StoredResponse,
+  suspendedError,
   type StoreService,
   TimeControl,
   TimerHandlers
@@ -268,12 +270,17 @@ const fromStored = (stored: StoredResponse) =>
  * Authentication, the rate limit, a read-only key's refusal and the organization's restriction over the engine's
  * services: the caller, with the bucket's decision recorded on the request for the response headers. The spec's
  * Limits: "once the key is accepted, every response carries" the rate headers, so the refusals that come after the
- * key is known good (rule 7's 403 API_KEY_READ_ONLY, and the restriction's 403 ORGANIZATION_ACCESS_SUSPENDED) come
+ * key is known good (rule 3's 403 for a suspended organization, rule 7's 403 API_KEY_READ_ONLY, and the restriction's
+ * 403 ORGANIZATION_ACCESS_SUSPENDED) come
  * after the bucket, count against it and carry its headers. `restrictable` says the request is one a restricted
  * organization is refused (a write its endpoint does not keep open). Written as a short chain of effects: it runs
  * on every request. On a seeded engine (`streams`), what the caller's request invents comes from its organization's
  * stream (RandomStreams.ts).
  */
+/** What a restricted organization's 403 tells the caller to do (docs/decisions.md, "A restriction restricts"). */
+const restrictedResolution =
+  "Reads, webhook management, documents and the organization's own onboarding stay open; new business waits until the restriction is lifted (contact support; in the sandbox, POST /v2/simulate/organization/unrestrict)."
+
 export const makeAdmit = (store: StoreService, limiter: RateLimiterService, streams?: RandomStreamsService) => {
   const authenticate = makeAuthenticate(store, limiter)
   // The admitted caller goes straight on to `then`: every step of the per-request chain costs (docs/performance.md).
@@ -296,11 +303,15 @@ export const makeAdmit = (store: StoreService, limiter: RateLimiterService, stre
       if (!decision.allowed) {
         return Effect.fail(apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! }))
       }
+      if (isSuspended(caller)) return Effect.fail(suspendedError())
       if (caller.key.access === "read_only" && !readMethods.has(method)) {
         return Effect.fail(apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only."))
       }
       if (restrictable && caller.organization.restrictedIn !== undefined && isRestrictedIn(caller.organization, caller.environment)) {
-        return Effect.fail(apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business."))
+        return Effect.fail(apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business.", {
+          // The catalog's resolution speaks of a suspension (every key refused); a restriction refuses new business only.
+          resolution: restrictedResolution
+        }))
       }
       return streams === undefined
         ? then(caller)

@@ -18,8 +18,8 @@ export const Payouts = HttpApiGroup.make("payouts")
     HttpApiEndpoint.post("create", "/v2/payouts", {
       payload: PayoutCreate,
       success: Transaction.pipe(HttpApiSchema.status(201)),
-      error: [...withBody, problem(422)]
-    }).annotate(ErrorCodes, ["INSUFFICIENT_FUNDS", "WALLET_NOT_ACTIVE", "VIRTUAL_ACCOUNT_NOT_ACTIVE", "VIRTUAL_ACCOUNT_ASSET_MISMATCH", "RECIPIENT_VALIDATION_FAILED", "MISSING_REQUIRED_FIELDS", "AMOUNT_OUT_OF_RANGE"]).annotateMerge(documented("Create a payout", "Sends funds from a wallet or virtual account to a recipient; the payout is a transaction whose transaction.* events report its progress.")).annotate(Idempotency, "required").annotate(RereadOnReplay, "payout")
+      error: [...withBody, problem(410), problem(422)]
+    }).annotate(ErrorCodes, ["GONE", "INSUFFICIENT_FUNDS", "WALLET_NOT_ACTIVE", "VIRTUAL_ACCOUNT_NOT_ACTIVE", "VIRTUAL_ACCOUNT_ASSET_MISMATCH", "RECIPIENT_VALIDATION_FAILED", "MISSING_REQUIRED_FIELDS", "AMOUNT_OUT_OF_RANGE"]).annotateMerge(documented("Create a payout", "Sends funds from a wallet or virtual account to a recipient; the payout is a transaction whose transaction.* events report its progress.")).annotate(Idempotency, "required").annotate(RereadOnReplay, "payout")
   )
   .add(HttpApiEndpoint.get("get", "/v2/payouts/:id", { params: { id: TransactionId }, success: Transaction, error: common }).annotateMerge(documented("Get a payout", "Reads a payout: its transaction with status, amounts, fees and stage.")))
   .add(

@@ -30,7 +30,8 @@ export const Recipients = HttpApiGroup.make("recipients")
   .add(HttpApiEndpoint.get("getWhitelistRecipient", "/v2/whitelist-recipients/:id", {
     params: { id: WhitelistRecipientId },
     success: WhitelistRecipient,
-    error: common
+    // 410 GONE once removed (core Recipients.ts).
+    error: [...common, problem(410)]
   }).annotateMerge(documented("Get a whitelisted recipient", "Reads one whitelisted recipient.")))
   .add(HttpApiEndpoint.delete("removeWhitelistRecipient", "/v2/whitelist-recipients/:id", { params: { id: WhitelistRecipientId }, error: common }).annotateMerge(documented("Remove a whitelisted recipient", "Removes a recipient from the whitelist; payouts to it are no longer accepted.")))
   .add(
@@ -50,6 +51,7 @@ export const Recipients = HttpApiGroup.make("recipients")
   .add(HttpApiEndpoint.get("getRegisteredAddress", "/v2/registered-addresses/:id", {
     params: { id: RegisteredAddressId },
     success: RegisteredAddress,
-    error: common
+    // 410 GONE once removed (core Recipients.ts).
+    error: [...common, problem(410)]
   }).annotateMerge(documented("Get a registered address", "Reads one registered crypto address.")))
   .add(HttpApiEndpoint.delete("removeRegisteredAddress", "/v2/registered-addresses/:id", { params: { id: RegisteredAddressId }, error: common }).annotateMerge(documented("Remove a registered address", "Removes a registered crypto address.")))

@@ -27,19 +27,20 @@ export const Webhooks = HttpApiGroup.make("webhooks")
     success: listOf(WebhookEndpoint),
     error: common
   }).annotateMerge(documented("List webhook endpoints", "Lists the organization's webhook endpoints.")))
-  .add(HttpApiEndpoint.get("getEndpoint", "/v2/webhooks/endpoints/:id", { params: endpointParams, success: WebhookEndpoint, error: common }).annotateMerge(documented("Get a webhook endpoint", "Reads one webhook endpoint: its URL, subscribed event types and status.")))
+  // A deleted endpoint is 410 GONE to these three (Endpoints.ts).
+  .add(HttpApiEndpoint.get("getEndpoint", "/v2/webhooks/endpoints/:id", { params: endpointParams, success: WebhookEndpoint, error: [...common, problem(410)] }).annotateMerge(documented("Get a webhook endpoint", "Reads one webhook endpoint: its URL, subscribed event types and status.")))
   .add(HttpApiEndpoint.patch("updateEndpoint", "/v2/webhooks/endpoints/:id", {
     params: endpointParams,
     payload: EndpointUpdate,
     success: WebhookEndpoint,
-    error: withBody
+    error: [...withBody, problem(410)]
   }).annotateMerge(documented("Update a webhook endpoint", "Changes an endpoint's URL, event types or status.")))
   .add(HttpApiEndpoint.delete("deleteEndpoint", "/v2/webhooks/endpoints/:id", { params: endpointParams, error: common }).annotateMerge(documented("Delete a webhook endpoint", "Deletes an endpoint; nothing more is delivered to it.")))
   .add(
     HttpApiEndpoint.post("rotateSecret", "/v2/webhooks/endpoints/:id/rotate", {
       params: endpointParams,
       success: WebhookEndpoint,
-      error: withBody
+      error: [...withBody, problem(410)]
     }).annotateMerge(documented("Rotate an endpoint's secret", "Issues a new signing secret; the old one still verifies during the grace period.")).annotate(Idempotency, "required")
   )
   .add(HttpApiEndpoint.get("listDeliveries", "/v2/webhooks/deliveries", {

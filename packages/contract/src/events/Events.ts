@@ -198,7 +198,8 @@ const sameTime = (field: string) =>
 const TransactionCreated = Schema.Struct({
   ...transactionHead,
   sequence: Schema.Literal(1),
-  stage: Schema.NullOr(TransactionStage),
+  // Omitted when the transaction opens in no stage (representation rule 3: the spec does not call it nullable).
+  stage: Schema.optionalKey(TransactionStage),
   occurredAt: UtcTimestamp
 })
 
@@ -295,8 +296,8 @@ const TransactionFailed = Schema.Struct({
   ...transactionHead,
   ...statusFields,
   status: Schema.Literal("failed"),
-  // failureCode when there is one; null for a failure with no actionable code.
-  reasonCode: Schema.NullOr(TransactionFailureCode),
+  // failureCode when there is one; omitted for a failure with no actionable code (rule 3: not nullable in the spec).
+  reasonCode: Schema.optionalKey(TransactionFailureCode),
   reasonMessage: NonBlankString,
   failureCode: Schema.optionalKey(TransactionFailureCode),
   failureMessage: NonBlankString,
@@ -307,7 +308,7 @@ const TransactionFailed = Schema.Struct({
 }).check(
   Schema.makeFilter(
     (d: {
-      readonly reasonCode: TransactionFailureCode | null
+      readonly reasonCode?: TransactionFailureCode
       readonly reasonMessage: string
       readonly failureCode?: TransactionFailureCode
       readonly failureMessage: string
@@ -315,7 +316,7 @@ const TransactionFailed = Schema.Struct({
       readonly returnReason?: string
       readonly returnCode?: string
     }) => {
-      if (d.reasonCode !== (d.failureCode ?? null)) return { path: ["reasonCode"], issue: "must equal failureCode (null without one)" }
+      if (d.reasonCode !== d.failureCode) return { path: ["reasonCode"], issue: "must equal failureCode (omitted without one)" }
       if (d.reasonMessage !== d.failureMessage) return { path: ["reasonMessage"], issue: "must equal failureMessage" }
       if (d.failureCode !== "returned_by_sender") {
         for (const key of ["returnedAt", "returnReason", "returnCode"] as const) {
@@ -470,8 +471,8 @@ const WalletCreated = Schema.Struct({
   customerId: CustomerId,
   chain: Chain,
   custody: Schema.Literals(["custodial", "non_custodial"]),
-  // null until the wallet has an address.
-  address: Schema.NullOr(NonBlankString),
+  // Every wallet fos opens has its address from the start.
+  address: NonBlankString,
   occurredAt: UtcTimestamp
 })
 
@@ -763,7 +764,7 @@ const payoutHead = {
   clientReferenceId: "payout-2026-0301-0042",
   type: "withdrawal",
   source: { type: "wallet", walletId: ids.wlt, assetAmount: usdcOnBase },
-  destination: { type: "external_crypto", address: evmAddress, txHash: null, assetAmount: usdcOnBase }
+  destination: { type: "external_crypto", address: evmAddress, assetAmount: usdcOnBase }
 } as const
 
 /** An offramp of an order: USDC from a wallet to the customer's bank, the fiat payout. */
@@ -851,7 +852,7 @@ export const EventExamples: { readonly [T in EventType]: typeof EventData[T]["En
   },
   "rfi.resolved": { rfiId: "rfi_2c8e4a61", customerId: ids.cus, transactionId: ids.txn, occurredAt: at },
   "rfi.cancelled": { rfiId: "rfi_2c8e4a61", customerId: ids.cus, occurredAt: at },
-  "transaction.created": { ...payoutHead, sequence: 1, stage: null, occurredAt: at },
+  "transaction.created": { ...payoutHead, sequence: 1, occurredAt: at },
   "transaction.processing": { ...payoutHead, sequence: 2, occurredAt: at },
   "transaction.queue_position_changed": { ...payoutHead, queuePosition: 2, occurredAt: at },
   "transaction.under_review": { ...payoutHead, sequence: 2, occurredAt: at },
@@ -886,7 +887,6 @@ export const EventExamples: { readonly [T in EventType]: typeof EventData[T]["En
     destination: {
       type: "external_crypto",
       address: returnAddress,
-      txHash: null,
       assetAmount: { code: "DAI", amount: "12.5", chain: "ethereum" }
     },
     linkedOrderId: ids.ord,

@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import "./Annotations.ts"
+import { withArticle } from "./Text.ts"
 
 /** The spec's identifier table. */
 export const SpecIdPrefixes = {
@@ -47,7 +48,7 @@ const oid = (prefix: IdPrefix) =>
   Schema.String.check(
     Schema.isPattern(idPattern(prefix), {
       fosCode: "INVALID_OID_FORMAT",
-      fosDetail: `must be a ${IdPrefixes[prefix].toLowerCase()} id (${prefix}_ followed by 1 to 64 letters or digits)`
+      fosDetail: `must be ${withArticle(IdPrefixes[prefix].toLowerCase())} id (${prefix}_ followed by 1 to 64 letters or digits)`
     })
   )
 

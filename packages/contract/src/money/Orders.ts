@@ -84,7 +84,8 @@ export const QuoteOption = Schema.Struct({
   fees: Schema.Array(Fee),
   totalDebit: AssetAmount,
   markupBps: Schema.optionalKey(MarkupBps),
-  markupAmount: Schema.optionalKey(AssetAmount)
+  /** As sent: a flat margin in the source asset, decimal text (at the asset's precision). */
+  markupAmount: Schema.optionalKey(DecimalString)
 }).annotate({ identifier: "QuoteOption", description: "One priced option of a quote: rate, fees, amounts and expiry; an order uses it once." })
 export type QuoteOption = typeof QuoteOption.Type
 
@@ -183,7 +184,8 @@ export const Order = Schema.Struct({
   /** A deposit-funded order's funding address and the amount to send there (its totalDebit). */
   depositInstructions: Schema.optionalKey(Schema.Struct({ address: NonBlankString, assetAmount: AssetAmount })),
   markupBps: Schema.optionalKey(MarkupBps),
-  markupAmount: Schema.optionalKey(AssetAmount),
+  /** As sent: a flat margin in the source asset, decimal text (at the asset's precision). */
+  markupAmount: Schema.optionalKey(DecimalString),
   clientReferenceId: Schema.optionalKey(NonBlankString),
   transactionId: Schema.optionalKey(TransactionId),
   reasonCode: Schema.optionalKey(NonBlankString),

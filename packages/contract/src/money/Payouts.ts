@@ -89,7 +89,8 @@ export const PayoutRequirements = Schema.Struct({
   travelRule: Schema.Struct({
     required: Schema.Boolean,
     /** The amount from which the travel rule applies, in the payout's asset; null for fiat payouts. */
-    threshold: Schema.NullOr(DecimalString),
+    /** Omitted where no amount threshold applies (a bank payout; rule 3). */
+    threshold: Schema.optionalKey(DecimalString),
     fields: Schema.Array(Requirement)
   }),
   /** The fee the payout would carry, in the payout's asset. */

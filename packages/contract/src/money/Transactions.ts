@@ -163,11 +163,11 @@ export const TransactionSide = Schema.Union([
   Schema.Struct({ type: Schema.Literal("wallet"), walletId: WalletId, assetAmount: AssetAmount }),
   Schema.Struct({ type: Schema.Literal("deposit_address"), address: NonBlankString, assetAmount: AssetAmount }),
   Schema.Struct({ type: Schema.Literal("virtual_account"), virtualAccountId: VirtualAccountId, assetAmount: AssetAmount }),
-  // txHash is null until the transfer is broadcast.
   Schema.Struct({
     type: Schema.Literal("external_crypto"),
     address: NonBlankString,
-    txHash: Schema.NullOr(NonBlankString),
+    // Omitted until the transfer is broadcast (rule 3: the spec says the side "carries" it, not that it is nullable).
+    txHash: Schema.optionalKey(NonBlankString),
     assetAmount: AssetAmount
   }),
   Schema.Struct({ type: Schema.Literal("external_bank"), ...bankNetworkReferences, assetAmount: AssetAmount }),

@@ -57,7 +57,8 @@ export const VirtualAccount = Schema.Struct({
   depositInstructions: Schema.Array(DepositBlock),
   /** What the account holds, from the ledger: one entry, in the currency it collects. */
   balances: Schema.Array(Balance),
-  activatedAt: Schema.NullOr(Schema.String),
+  /** Omitted until the account is active (rule 3: the spec does not call it nullable). */
+  activatedAt: Schema.optionalKey(Schema.String),
   createdAt: Schema.String,
   updatedAt: Schema.String
 }).annotate({ identifier: "VirtualAccount", description: "A customer's virtual bank account: asset, status and deposit instructions." })

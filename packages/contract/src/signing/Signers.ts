@@ -8,6 +8,7 @@ import "../kernel/Annotations.ts"
 import { Chain } from "../kernel/Money.ts"
 import { NonBlankString, UtcTimestamp } from "../kernel/Primitives.ts"
 import { TransactionSide } from "../money/Transactions.ts"
+import { withArticle } from "../kernel/Text.ts"
 
 /**
  * An id of a resource the spec's identifier table has no prefix for (claims `clm_`, ceremonies `cer_`): fos mints
@@ -17,7 +18,7 @@ const plainOid = (prefix: string, name: string) =>
   Schema.String.check(
     Schema.isPattern(new RegExp(`^${prefix}_[0-9A-Za-z]{1,64}$`), {
       fosCode: "INVALID_OID_FORMAT",
-      fosDetail: `must be a ${name} id (${prefix}_ followed by 1 to 64 letters or digits)`
+      fosDetail: `must be ${withArticle(name)} id (${prefix}_ followed by 1 to 64 letters or digits)`
     })
   )
 

@@ -71,8 +71,9 @@ export const WebhookDelivery = Schema.Struct({
   status: Schema.Literals(DeliveryStatuses),
   attempts: Schema.Number,
   run: Schema.Number,
-  nextAttemptAt: Schema.NullOr(Schema.String),
-  lastAttemptAt: Schema.NullOr(Schema.String),
+  // Each omitted while there is none (rule 3: the spec does not call them nullable).
+  nextAttemptAt: Schema.optionalKey(Schema.String),
+  lastAttemptAt: Schema.optionalKey(Schema.String),
   createdAt: Schema.String,
   updatedAt: Schema.String
 }).annotate({ identifier: "WebhookDelivery", description: "A delivery of one event to one endpoint: its status and attempts." })
@@ -83,9 +84,10 @@ export const WebhookAttempt = Schema.Struct({
   run: Schema.Number,
   number: Schema.Number,
   startedAt: Schema.String,
-  responseStatus: Schema.NullOr(Schema.Number),
+  // Omitted when no answer came (rule 3), as `error` is when one did.
+  responseStatus: Schema.optionalKey(Schema.Number),
   latencyMs: Schema.Number,
-  error: Schema.NullOr(Schema.String)
+  error: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "WebhookAttempt", description: "One attempt of a delivery: the response status and latency." })
 export type WebhookAttempt = typeof WebhookAttempt.Type
 

@@ -69,12 +69,18 @@ export const decodeCursor = (cursor: string, list: string, sortBy: string, sortO
       parsed = undefined
     }
     const payload = decodeCursorPayload(parsed)
-    if (payload._tag === "None") return Effect.fail(apiError("INVALID_CURSOR", "The cursor is malformed."))
+    // A sort name is a field name; anything else is not a cursor fos issued (and is not echoed in a detail).
+    if (payload._tag === "None" || !/^[A-Za-z]{1,40}$/.test(payload.value.s)) return Effect.fail(apiError("INVALID_CURSOR", "The cursor is malformed."))
+    // The sort first: a list whose orders differ by sort binds a cursor to its sort's order too, so under another
+    // sort the list check would fail as well and wrongly blame the list or the filters.
+    if (payload.value.s !== sortBy || payload.value.o !== sortOrder) {
+      return Effect.fail(apiError(
+        "INVALID_CURSOR",
+        `The cursor was issued under another sort (sortBy ${payload.value.s}, sortOrder ${payload.value.o}); a cursor holds only under the sort, list and filters it was issued for. Start again without a cursor.`
+      ))
+    }
     if (payload.value.l !== list) {
       return Effect.fail(apiError("INVALID_CURSOR", "The cursor belongs to another list or to other filters; start again without a cursor."))
-    }
-    if (payload.value.s !== sortBy || payload.value.o !== sortOrder) {
-      return Effect.fail(apiError("INVALID_CURSOR", "The cursor was issued under a different sort; start again without a cursor."))
     }
     return Effect.succeed({ sort: payload.value.v, key: payload.value.k })
   })

@@ -19,7 +19,8 @@ import {
   type CustomerId,
   type OrderId,
   parseAmount,
-  type TransactionId
+  type TransactionId,
+  withArticle
 } from "@fos/contract"
 import { Effect } from "effect"
 import { apiError } from "../kernel/Problem.ts"
@@ -70,17 +71,20 @@ const directionMismatch = (direction: "onramp" | "offramp", payout: AutoPayout):
  * supporting documents a payout the review rules catch needs, as for `POST /v2/payouts`), RECIPIENT_VALIDATION_FAILED,
  * UNPROCESSABLE_ENTITY for a rail that does not carry the destination's currency, DOCUMENT_IDS_NOT_FOUND,
  * CLIENT_MARKUP_NOT_ENABLED, CLIENT_MARKUP_EXCEEDS_PAYOUT (the margin and the payout's fee reach the converted
- * amount), AMOUNT_OUT_OF_RANGE (with no margin, the payout's fee alone does).
+ * amount), AMOUNT_OUT_OF_RANGE (with no margin, the payout's fee alone does). Answers the autoPayout as the order
+ * keeps it: the recipient's address in the chain's canonical form and markupAmount at the asset's precision.
  */
 export const checkAutoPayout = (caller: Caller, payout: AutoPayout, terms: Terms, destination: OrderAccountOf, customerId: CustomerId) =>
   Effect.gen(function*() {
     if (terms.direction !== "onramp" && terms.direction !== "offramp") {
-      return yield* apiError("INVALID_ORDER_COMBO", `autoPayout chains a payout after an onramp or an offramp, not after a ${terms.direction}.`)
+      return yield* apiError("INVALID_ORDER_COMBO", `autoPayout chains a payout after an onramp or an offramp, not after ${withArticle(terms.direction)}.`)
     }
     const mismatch = directionMismatch(terms.direction, payout)
     if (mismatch !== undefined) return yield* apiError("INVALID_ORDER_COMBO", mismatch)
     yield* checkMarkupAllowed(caller, payout)
     const recipient = payout.recipient
+    // An on-chain recipient's address in the chain's canonical form (EIP-55 on the EVM chains), as a payout keeps it.
+    let address: string | undefined
     const missing = (fields: ReadonlyArray<string>) => apiError("MISSING_REQUIRED_FIELDS", `autoPayout needs ${fields.join(", ")} for this order.`)
     const invalid = (detail: string) => apiError("RECIPIENT_VALIDATION_FAILED", detail)
     if (terms.direction === "onramp") {
@@ -94,7 +98,9 @@ export const checkAutoPayout = (caller: Caller, payout: AutoPayout, terms: Terms
       if (recipient!.chain !== destination.side.chain) {
         return yield* invalid(`recipient.chain must be the destination wallet's chain (${destination.side.chain}).`)
       }
-      if (!checkAddress(recipient!.chain!, recipient!.address!).ok) return yield* invalid(`recipient.address is not an address on ${recipient!.chain}.`)
+      const checked = checkAddress(recipient!.chain!, recipient!.address!)
+      if (!checked.ok) return yield* invalid(`recipient.address is not an address on ${recipient!.chain}.`)
+      address = checked.normalized
       if (recipient!.attestation !== true) return yield* invalid("recipient.attestation must confirm that the address is the recipient's own.")
     } else {
       const absent = [
@@ -138,7 +144,13 @@ export const checkAutoPayout = (caller: Caller, payout: AutoPayout, terms: Terms
       )
     }
     if (payout.documents !== undefined) yield* requireDocuments(caller, payout.documents, { customerId, pointer: "/autoPayout/documents" })
-    return margin
+    const stored: AutoPayout = {
+      ...payout,
+      ...(address === undefined ? {} : { recipient: { ...recipient, address } }),
+      // At the destination asset's precision, as every amount fos answers; a decimal string as it was sent.
+      ...(payout.markupAmount === undefined ? {} : { markupAmount: amountOf(destination.side, parseAmount(destination.side.asset, payout.markupAmount)!.units).amount })
+    }
+    return { margin, payout: stored }
   })
 
 /** Where an order's autoPayout goes: an address on the destination wallet's chain, or a bank account over its rail. */
@@ -147,7 +159,7 @@ const autoPayoutTarget = (destination: OrderAccountOf, payout: AutoPayout): Payo
   const recipient = payout.recipient!
   return chain === undefined
     ? { side: (assetAmount) => ({ type: "external_bank", assetAmount }), route: { rail: payout.rail! }, recipient: undefined, country: recipient.country }
-    : { side: (assetAmount) => ({ type: "external_crypto", address: recipient.address!, txHash: null, assetAmount }), route: { chain }, recipient: undefined, country: undefined }
+    : { side: (assetAmount) => ({ type: "external_crypto", address: recipient.address!, assetAmount }), route: { chain }, recipient: undefined, country: undefined }
 }
 
 /** What of an order its autoPayout is opened from (a stored order has it all). */

@@ -23,6 +23,7 @@ import {
   type CustomerId,
   type Environment,
   type OrderId,
+  formatAmount,
   parseAmount,
   type TransactionId,
   type TransactionSide,
@@ -84,7 +85,7 @@ export const returnFromFundingAddress = (r: FundingReturn): Effect.Effect<void, 
       customerId: r.customerId,
       type: "deposit_return",
       source: { type: "deposit_address", address: r.fundingAddress, assetAmount: r.assetAmount },
-      destination: { type: "external_crypto", address: r.sender, txHash: null, assetAmount: r.assetAmount },
+      destination: { type: "external_crypto", address: r.sender, assetAmount: r.assetAmount },
       fees: [],
       linkedOrderId: r.orderId,
       holds: (id) => [{
@@ -119,11 +120,14 @@ export const simulateUnsupportedDeposit = (
     if (body.assetAmount.chain !== wallet.chain) {
       return yield* apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${wallet.chain}; assetAmount must be on that chain.`)
     }
-    if (parseAmount(body.assetAmount.code, body.assetAmount.amount) === undefined) {
+    const parsed = parseAmount(body.assetAmount.code, body.assetAmount.amount)
+    if (parsed === undefined) {
       return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
         errors: [{ pointer: "/assetAmount/amount", detail: "has more decimal places than the asset has" }]
       })
     }
+    // At the asset's precision, as every amount fos answers (a deposit's too).
+    const assetAmount = { code: body.assetAmount.code, amount: formatAmount(parsed), chain: body.assetAmount.chain }
     const sender = body.sender === undefined ? undefined : yield* validAddress(wallet.chain, body.sender.address, "/sender/address")
     const nonCustodial = wallet.custody === "non_custodial"
     const destinationAddress = sender ?? depositAddress(wallet.chain, `unsupported-sender/${yield* randomHex(16)}`)
@@ -132,8 +136,8 @@ export const simulateUnsupportedDeposit = (
       environment: wallet.environment,
       customerId: wallet.customerId,
       type: "deposit_return",
-      source: { type: "wallet", walletId: wallet.id, assetAmount: body.assetAmount },
-      destination: { type: "external_crypto", address: destinationAddress, txHash: null, assetAmount: body.assetAmount },
+      source: { type: "wallet", walletId: wallet.id, assetAmount },
+      destination: { type: "external_crypto", address: destinationAddress, assetAmount },
       fees: [],
       route: { chain: wallet.chain },
       signingWalletId: nonCustodial ? wallet.id : undefined,

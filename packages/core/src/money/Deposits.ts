@@ -10,6 +10,7 @@
  */
 import {
   type DepositBlock,
+  type OrderId,
   formatAmount,
   parseAmount,
   type Chain,
@@ -19,7 +20,8 @@ import {
   toIso,
   type TransactionFailureCode,
   type TransactionId,
-  type VirtualAccountId
+  type VirtualAccountId,
+  withArticle
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
 import { apiError, type ApiError } from "../kernel/Problem.ts"
@@ -170,6 +172,8 @@ const chainDeposit = (caller: Caller, addressed: StoredWallet, body: SimulatedDe
     }
     const sender = body.sender?.address === undefined ? undefined : yield* validAddress(chain, body.sender.address, "/sender/address")
     const amount = parseAmount(code, body.assetAmount.amount)!
+    // At the asset's precision, as every amount fos answers (a bank deposit's are formatted too).
+    const assetAmount = { code, amount: formatAmount(amount), chain }
     const scope = scopeOf(caller.organization.id, caller.environment)
     const transaction = yield* Effect.orDie(openTransaction({
       organizationId: caller.organization.id,
@@ -180,9 +184,16 @@ const chainDeposit = (caller: Caller, addressed: StoredWallet, body: SimulatedDe
         type: "external_crypto",
         address: sender ?? depositAddress(chain, `sender/${id}`),
         txHash: sandboxTxHash(chain, id),
-        assetAmount: body.assetAmount
+        assetAmount
       }),
-      destination: { type: "wallet", walletId: wallet.id, assetAmount: body.assetAmount },
+      // An order's funding address is a wallet no read shows: the deposit names the address and the order instead.
+      ...(wallet.fundingOrderId === undefined
+        ? { destination: { type: "wallet", walletId: wallet.id, assetAmount } }
+        : {
+          destination: { type: "deposit_address", address: wallet.address, assetAmount },
+          fundingWalletId: wallet.id,
+          linkedOrderId: wallet.fundingOrderId as OrderId
+        }),
       fees: [],
       ...yield* senderWindow(body.senderInformationMissing === true, { chain }),
       holds: (id) => [{
@@ -400,7 +411,7 @@ export const simulateReview = (caller: Caller, id: TransactionId, review: Review
       }
       case "reject":
         if (!terminalStatuses.has(transaction.status) && !rejectable.has(transaction.type)) {
-          return yield* notViable(`Only a payout's supporting document can be rejected, not a ${transaction.type}'s.`)
+          return yield* notViable(`Only a payout's supporting document can be rejected, not ${withArticle(transaction.type)}'s.`)
         }
         // A cancel the caller asked during the review lost the race: the payout ends failed (Payouts.ts, cancelPayout).
         if (transaction.cancelRequested === true && !terminalStatuses.has(transaction.status) && !transaction.sent) {

@@ -23,17 +23,20 @@ import { scopeOf } from "../tenancy/Tenancy.ts"
 import { openAutoPayout } from "./AutoPayouts.ts"
 import { accountId, type Holder } from "./Ledger.ts"
 import { failOrder, lockedOrder, moveOrder, Orders, returnFunding, returnLeftover, type StoredOrder, tryExecute } from "./Orders.ts"
-import { failedInSigning, type StoredTransaction } from "./Transactions.ts"
+import { creditedWalletId, failedInSigning, type StoredTransaction } from "./Transactions.ts"
 import { Wallets } from "./Wallets.ts"
 
 /** The ledger account a transaction's destination side credits, when it is a customer's account. */
 const creditedAccount = (transaction: StoredTransaction) => {
   const destination = transaction.destination
-  if (destination.type !== "wallet" && destination.type !== "virtual_account") return undefined
+  const walletId = creditedWalletId(transaction)
   const scoped = scopeOf(transaction.organizationId, transaction.environment)
-  const holder: Holder = destination.type === "wallet"
-    ? { scope: scoped, type: "wallet", id: destination.walletId }
-    : { scope: scoped, type: "virtual_account", id: destination.virtualAccountId }
+  const holder: Holder | undefined = walletId !== undefined
+    ? { scope: scoped, type: "wallet", id: walletId }
+    : destination.type === "virtual_account"
+    ? { scope: scoped, type: "virtual_account", id: destination.virtualAccountId }
+    : undefined
+  if (holder === undefined) return undefined
   const asset = destination.assetAmount.chain === undefined
     ? { code: destination.assetAmount.code }
     : { code: destination.assetAmount.code, chain: destination.assetAmount.chain }
@@ -92,7 +95,6 @@ const signingFailed = (transaction: StoredTransaction): Effect.Effect<void, neve
 /** A completed transaction credited a customer's account: the autoExecute orders it now covers execute. */
 const executeFundedOrders = (transaction: StoredTransaction): Effect.Effect<void, never, Store> =>
   Effect.gen(function*() {
-    const destination = transaction.destination
     const credited = creditedAccount(transaction)
     if (credited === undefined) return
     const store = yield* Store
@@ -105,8 +107,9 @@ const executeFundedOrders = (transaction: StoredTransaction): Effect.Effect<void
         yield* Effect.orDie(store.update(Orders, { ...converted, payoutTransactionId }))
       }
     }
-    if (destination.type === "wallet") {
-      const wallet = yield* store.get(Wallets, destination.walletId)
+    const walletId = creditedWalletId(transaction)
+    if (walletId !== undefined) {
+      const wallet = yield* store.get(Wallets, walletId)
       if (wallet?.fundingOrderId !== undefined) {
         const funded = yield* store.getForUpdate(Orders, wallet.fundingOrderId as OrderId)
         if (funded !== undefined) {

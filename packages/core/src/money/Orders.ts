@@ -54,7 +54,8 @@ import {
   type RecipientType,
   toIso,
   type TransactionFailureCode,
-  type TransactionId
+  type TransactionId,
+  withArticle
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
 import { newId } from "../kernel/IdGenerator.ts"
@@ -194,7 +195,8 @@ export const orderToWire = (o: StoredOrder): OrderWire =>
     quoteOptionId: o.quoteOptionId,
     depositInstructions: depositInstructionsOf(o),
     markupBps: o.markupBps,
-    markupAmount: BigInt(o.markupAmount) > 0n ? amountOf(o.source.side, BigInt(o.markupAmount)) : undefined,
+    // The shape it was declared in (docs/decisions.md, "markupAmount").
+    markupAmount: BigInt(o.markupAmount) > 0n ? amountOf(o.source.side, BigInt(o.markupAmount)).amount : undefined,
     clientReferenceId: o.clientReferenceId,
     // Representation rule 3: none of these is nullable in the spec, so each is omitted until it has a value.
     transactionId: o.transactionId ?? undefined,
@@ -273,7 +275,7 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
         return yield* apiError("QUOTE_ASSET_MISMATCH", "The quote option is priced for other assets than this order's source and destination.")
       }
       if (option.recipientType !== recipientType) {
-        return yield* apiError("QUOTE_RECIPIENT_TYPE_UNPRICED", `The quote option is priced for a ${option.recipientType} recipient; this order pays a ${recipientType}.`)
+        return yield* apiError("QUOTE_RECIPIENT_TYPE_UNPRICED", `The quote option is priced for ${withArticle(option.recipientType)} recipient; this order pays ${withArticle(recipientType)}.`)
       }
       terms = yield* termsOf(option.price, option.input)
       quoteOptionId = option.id
@@ -293,14 +295,14 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
       }
       terms = yield* termsOf(price, input)
     }
-    const payoutMarkup = payout === undefined ? 0n : yield* checkAutoPayout(caller, payout, terms, destination.account, destination.customerId)
+    const checkedPayout = payout === undefined ? undefined : yield* checkAutoPayout(caller, payout, terms, destination.account, destination.customerId)
     const store = yield* Store
     const model = yield* WorldModel
     const nowMs = yield* Clock.currentTimeMillis
     const now = toIso(nowMs)
     const order: StoredOrder = {
-      autoPayout: payout,
-      payoutMarkup: payout === undefined ? undefined : payoutMarkup.toString(),
+      autoPayout: checkedPayout?.payout,
+      payoutMarkup: checkedPayout?.margin.toString(),
       ...initialOrderState(nowMs + model.orderLockMs, depositFunded),
       id: orderId,
       organizationId: caller.organization.id,

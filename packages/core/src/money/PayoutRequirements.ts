@@ -97,7 +97,7 @@ export const payoutRequirements = (body: PayoutRequirementsRequest): Effect.Effe
         recipient: bankRecipientFields(body.rail),
         purpose: { required: true, examples: purposeExamples },
         documents: { required: reviewed, acceptedTypes: payoutDocumentTypes },
-        travelRule: { required: false, threshold: null, fields: [] },
+        travelRule: { required: false, fields: [] },
         fee: formatAmount({ asset: body.asset, units: feeOf(model, body.asset, body.rail) })
       }
     }
@@ -117,7 +117,7 @@ export const payoutRequirements = (body: PayoutRequirementsRequest): Effect.Effe
       documents: { required: atLeast(amount.units, unitsOf(body.asset, model.reviewThreshold[body.asset])), acceptedTypes: payoutDocumentTypes },
       travelRule: {
         required: travelRuleRequired,
-        threshold: threshold === undefined ? null : formatAmount({ asset: body.asset, units: threshold }),
+        ...(threshold === undefined ? {} : { threshold: formatAmount({ asset: body.asset, units: threshold }) }),
         fields: [
           field("beneficiaryName", true, "the beneficiary's full name"),
           field("beneficiaryCountry", true, "the beneficiary's country (ISO 3166-1 alpha-3)"),

@@ -282,7 +282,7 @@ export const createPayout = (caller: Caller, body: PayoutCreate): Effect.Effect<
         address = recipient.cryptoAddress!
       }
       target = {
-        side: (assetAmount) => ({ type: "external_crypto", address, txHash: null, assetAmount }),
+        side: (assetAmount) => ({ type: "external_crypto", address, assetAmount }),
         route: { chain },
         recipient,
         country: body.travelRule?.beneficiaryCountry

@@ -206,7 +206,8 @@ export const quoteOptionToWire = (option: StoredQuoteOption, terms: Terms): Quot
   fees: feesOf(terms),
   totalDebit: assetAmountOf(terms.source, terms.totalDebit),
   ...(terms.markupBps === undefined ? {} : { markupBps: terms.markupBps }),
-  ...(terms.markupAmount > 0n ? { markupAmount: assetAmountOf(terms.source, terms.markupAmount) } : {})
+  // In the shape the caller declared it (a decimal string in the source asset), as markupBps is (docs/decisions.md).
+  ...(terms.markupAmount > 0n ? { markupAmount: assetAmountOf(terms.source, terms.markupAmount).amount } : {})
 }) as QuoteOption
 
 /** `POST /v2/quotes`. */

@@ -15,8 +15,8 @@
  * 422 RECIPIENT_VALIDATION_FAILED. A detail never repeats the rejected value, except that it may name a routing
  * number (the spec's rule for errors[]).
  *
- * Removal (`DELETE`) takes the recipient out of lists and reads (404 NOT_FOUND afterwards; a second removal is 204
- * as the first); a payout already made keeps its own copy of the destination.
+ * Removal (`DELETE`) takes the recipient out of lists and reads (410 GONE afterwards; a second removal is 204 as
+ * the first); a payout already made keeps its own copy of the destination.
  */
 import {
   type Chain,
@@ -231,14 +231,18 @@ export const registeredAddressToWire = (r: StoredRecipient): RegisteredAddressWi
 
 const nouns: Readonly<Record<RecipientKind, string>> = { whitelist_recipient: "whitelist recipient", registered_address: "registered address" }
 
-/** The caller's recipient of `kind` (removed ones are gone: 404 NOT_FOUND). */
+/**
+ * The caller's recipient of `kind`. A removed one is 410 GONE, the spec's "resource permanently removed", to a read
+ * and to a payout that names it; an id that never was one of the caller's is 404 NOT_FOUND (docs/decisions.md, "GONE").
+ */
 export const getRecipient = (caller: Caller, kind: RecipientKind, id: string): Effect.Effect<StoredRecipient, ApiError, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
     const found = yield* store.get(Recipients, id)
-    if (found === undefined || found.kind !== kind || found.removed || scope(found) !== scopeOf(caller.organization.id, caller.environment)) {
+    if (found === undefined || found.kind !== kind || scope(found) !== scopeOf(caller.organization.id, caller.environment)) {
       return yield* apiError("NOT_FOUND", `No ${nouns[kind]} with this id exists in this organization and environment.`)
     }
+    if (found.removed) return yield* apiError("GONE", `The ${nouns[kind]} was removed; add it again to use it.`)
     return found
   })
 

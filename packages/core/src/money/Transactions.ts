@@ -89,6 +89,11 @@ export interface StoredTransaction extends MachineState {
   readonly wireReceiveDetails?: WireReceiveDetails | undefined
   /** A deposit's way in or a payout's way out (its bank rail or chain), which decides when it settles. */
   readonly route?: { readonly rail: PayoutRail } | { readonly chain: Chain } | undefined
+  /**
+   * A deposit to an order's funding address: the service-managed wallet behind it, which no read shows, so the
+   * deposit's side is the `deposit_address` and this is the ledger holder it credits (`creditedWalletId`).
+   */
+  readonly fundingWalletId?: string | undefined
   /** A payout's purpose, as the caller gave it. */
   readonly payoutPurpose?: string | undefined
   /** A payout's supporting documents (doc_ ids), for its reviewers. */
@@ -147,6 +152,10 @@ export const Transactions = table<StoredTransaction>({
 
 /** The order of every transaction of a scope (no filter), whose partition is the scope itself. */
 export const transactionsOfScope = orderName("createdAt", [])
+
+/** The wallet a transaction's destination credits: a `wallet` side's, or the one behind an order's funding address. */
+export const creditedWalletId = (t: StoredTransaction): string | undefined =>
+  t.destination.type === "wallet" ? t.destination.walletId : t.destination.type === "deposit_address" ? t.fundingWalletId : undefined
 
 export const transactionToWire = (t: StoredTransaction): TransactionWire =>
   toWire({
@@ -288,7 +297,8 @@ const statusEventData = (event: StatusEvent, t: StoredTransaction, sequence: num
     case "transaction.failed": {
       const code = t.failureCode
       const message = failureMessageOf(t)!
-      if (code === null) return { ...base, status: "failed", reasonCode: null, reasonMessage: message, failureMessage: message }
+      // No actionable code (a deposit_return): reasonCode and failureCode are omitted (rule 3), the message stays.
+      if (code === null) return { ...base, status: "failed", reasonMessage: message, failureMessage: message }
       const returned = code === "returned_by_sender"
         ? { returnedAt: t.returnedAt ?? undefined, returnReason: t.returnReason ?? undefined, returnCode: t.returnCode ?? undefined }
         : {}
@@ -332,6 +342,8 @@ export interface NewTransaction {
   readonly holds: (id: TransactionId) => ReadonlyArray<TransferRequest>
   /** Its way in or out (a bank rail or a chain). */
   readonly route?: StoredTransaction["route"]
+  /** A deposit to an order's funding address: the wallet behind it. */
+  readonly fundingWalletId?: string | undefined
   /** A transfer out of a non-custodial wallet: the wallet whose roster signs it. */
   readonly signingWalletId?: string | undefined
   /** A payout: the caller's purpose, supporting documents and saved recipient. */
@@ -353,6 +365,7 @@ export interface NewTransaction {
 const bornWith = (input: NewTransaction) => {
   const facts = {
     route: input.route,
+    fundingWalletId: input.fundingWalletId,
     signingWalletId: input.signingWalletId,
     payoutPurpose: input.payoutPurpose,
     payoutDocumentIds: input.payoutDocumentIds,
@@ -409,9 +422,9 @@ export const openTransaction = (input: NewTransaction): Effect.Effect<StoredTran
       organizationId: stored.organizationId,
       environment: stored.environment,
       // The stage it opens in, after its first move (a payout born in review, a deposit waiting for its sender):
-      // the same stage the read shows (spec: only transaction.created carries stage; null when it has none, as the
-      // event schema in contract/events/Events.ts declares it).
-      data: toWire({ ...head(stored), sequence: 1, stage: stored.stage, occurredAt: now })
+      // the same stage the read shows (spec: only transaction.created carries stage; omitted when it has none, as
+      // representation rule 3 asks of a field the spec does not call nullable).
+      data: toWire({ ...head(stored), sequence: 1, stage: stored.stage ?? undefined, occurredAt: now })
     })
     let sequence = 1
     for (const event of outcome.events) {

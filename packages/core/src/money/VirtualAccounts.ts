@@ -180,7 +180,7 @@ export const virtualAccountToWire = (v: VirtualAccount): Effect.Effect<VirtualAc
       status: v.status,
       depositInstructions: v.depositInstructions,
       balances: [balanceToWire(balance)],
-      activatedAt: v.activatedAt ?? null,
+      activatedAt: v.activatedAt,
       createdAt: v.createdAt,
       updatedAt: v.updatedAt
     }) as VirtualAccountWire)

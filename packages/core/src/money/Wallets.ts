@@ -28,7 +28,8 @@ import {
   type WalletCreate,
   type WalletId,
   type WalletCustody,
-  type WalletStatus
+  type WalletStatus,
+  withArticle
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
 import { newId } from "../kernel/IdGenerator.ts"
@@ -136,7 +137,7 @@ export const walletTransition = (status: WalletStatus, move: WalletMove): Wallet
 export const moveWallet = (w: StoredWallet, move: WalletMove): Effect.Effect<StoredWallet, never, Store> =>
   Effect.gen(function*() {
     const status = walletTransition(w.status, move)
-    if (status === undefined) return yield* Effect.die(new Error(`a ${w.status} wallet cannot ${move.type}`))
+    if (status === undefined) return yield* Effect.die(new Error(`${withArticle(w.status)} wallet cannot ${move.type}`))
     const updatedAt = toIso(yield* Clock.currentTimeMillis)
     const moved: StoredWallet = move.type === "retire"
       ? { ...w, status, replacedByWalletId: move.replacedByWalletId, rotationEndsAt: move.rotationEndsAt, updatedAt }
@@ -176,6 +177,7 @@ export const walletAt = (caller: Caller, chain: Chain, address: string): Effect.
   Effect.map(Effect.flatMap(Store, (store) => store.findUnique(Wallets, "address", `${chain}:${address}`)), (wallet) =>
     wallet !== undefined && scope(wallet) === scopeOf(caller.organization.id, caller.environment) ? wallet : undefined)
 
+/** A customer's wallets by createdAt (desc by default), a tie by id (docs/money.md); the funding addresses are not in it. */
 export const listWallets = (caller: Caller, customerId: CustomerId, query: ListQuery): Effect.Effect<ListEnvelope<WalletWire>, ApiError, Store> =>
   Effect.gen(function*() {
     yield* onboardedCustomer(caller, customerId)

@@ -16,6 +16,7 @@ import type {
   PersonDocumentSlot,
   PersonInput
 } from "@fos/contract"
+import { withArticle } from "@fos/contract"
 import { type CountryRequirements, matchesFormat } from "./Requirements.ts"
 
 /** The value at a JSON pointer of `root`, or undefined. */
@@ -63,7 +64,7 @@ const slotGaps = (
     .filter((slot) => !slot.acceptedTypes.some((t) => types.has(t)))
     .map((slot) => ({
       pointer,
-      detail: `needs a ${slot.slot} document (one of ${slot.acceptedTypes.join(", ")})`,
+      detail: `needs ${withArticle(slot.slot)} document (one of ${slot.acceptedTypes.join(", ")})`,
       category: "document" as const
     }))
 }
@@ -89,7 +90,7 @@ export const kybGaps = (
   const companyTypes = new Set((submission.documentIds ?? []).map(typeOf))
   for (const document of requirements.documents) {
     if (!companyTypes.has(document.type)) {
-      gaps.push({ pointer: "/documentIds", detail: `needs a ${document.type} document: ${document.description}`, category: "document" })
+      gaps.push({ pointer: "/documentIds", detail: `needs ${withArticle(document.type)} document: ${document.description}`, category: "document" })
     }
   }
   const persons = submission.ownership?.persons ?? []

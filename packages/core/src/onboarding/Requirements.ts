@@ -259,9 +259,18 @@ export const industryProblem = (key: string, country: string): string | undefine
 
 // --- feature requirements -------------------------------------------------------------------------------------------
 
-/** The currencies a virtual account collects, by the customer's country: EUR and USD for all, GBP in Europe. */
+/**
+ * The currencies a virtual account collects, by the customer's country: EUR and USD for all, GBP in Europe (the
+ * providers fos models hold GBP accounts for customers in GBR and DEU only).
+ */
 export const virtualAccountCurrencies = (country: string): ReadonlyArray<AssetCode> =>
-  country === "GBR" || country === "DEU" ? ["EUR", "GBP", "USD"] : ["EUR", "USD"]
+  offeredCurrencies.filter((code) => code !== "GBP" || gbpCountries.has(country))
+
+const offeredCurrencies: ReadonlyArray<AssetCode> = ["EUR", "GBP", "USD"]
+const gbpCountries: ReadonlySet<string> = new Set(["GBR", "DEU"])
+
+/** True for a currency some customer's virtual account collects (`virtualAccountCurrencies` of some country). */
+export const virtualAccountCurrencyOffered = (code: string): boolean => offeredCurrencies.includes(code as AssetCode)
 
 /** The assets a crypto wallet application may request, with their chains. */
 export const cryptoWalletAssets: ReadonlyArray<{ readonly code: AssetCode; readonly chains: ReadonlyArray<Chain> }> = [

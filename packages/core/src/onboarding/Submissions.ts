@@ -50,7 +50,8 @@ import {
   cryptoEligible,
   cryptoWalletAssets,
   industryProblem,
-  virtualAccountCurrencies
+  virtualAccountCurrencies,
+  virtualAccountCurrencyOffered
 } from "./Requirements.ts"
 
 const validationError = (errors: ReadonlyArray<ErrorEntry>) =>
@@ -296,7 +297,14 @@ export const submitFeatureApplication = (
     if (body.type === "virtual_account") {
       const allowed = virtualAccountCurrencies(customer.country)
       if (!allowed.includes(body.asset.code)) {
-        return yield* validationError([{ pointer: "/asset/code", detail: `must be one of ${allowed.join(", ")} for this customer` }])
+        // A currency fos holds accounts in, but no provider does for this customer's country: the spec's
+        // NO_ELIGIBLE_PROVIDER (a virtual account problem). A currency no virtual account collects is a bad input.
+        return yield* (virtualAccountCurrencyOffered(body.asset.code)
+          ? apiError(
+            "NO_ELIGIBLE_PROVIDER",
+            `No provider holds ${body.asset.code} virtual accounts for a customer in ${customer.country}; this customer's currencies are ${allowed.join(", ")}.`
+          )
+          : validationError([{ pointer: "/asset/code", detail: `must be one of ${allowed.join(", ")} for this customer` }]))
       }
       if (body.asset.chain !== undefined) return yield* validationError([{ pointer: "/asset/chain", detail: "must be omitted for a virtual account" }])
     } else {

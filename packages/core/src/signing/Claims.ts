@@ -30,7 +30,8 @@ import {
   type ErrorEntry,
   maxRosterSize,
   toIso,
-  type WalletId
+  type WalletId,
+  withArticle
 } from "@fos/contract"
 import { Effect } from "effect"
 import { newId, randomString } from "../kernel/IdGenerator.ts"
@@ -127,7 +128,7 @@ export const claimNonCustodial = (caller: Caller, customerId: CustomerId, body: 
       limit: 1
     })
     if (earlier[0] !== undefined && earlier[0].status !== "failed") {
-      return yield* apiError("CONFLICT", `The customer already has a ${earlier[0].status} claim (${earlier[0].id}); its roster signs for its wallets.`)
+      return yield* apiError("CONFLICT", `The customer already has ${withArticle(earlier[0].status)} claim (${earlier[0].id}); its roster signs for its wallets.`)
     }
     const at = yield* rosterNow
     const owner = { organizationId: caller.organization.id, environment: caller.environment, customerId }

@@ -4,7 +4,8 @@
  * 1. No `x-api-key`: 401 API_KEY_MISSING (counted in the per-IP bucket for unauthenticated traffic).
  * 2. A key of the wrong shape, of the other environment, unknown or revoked: 401 API_KEY_INVALID (counted in
  *    the per-IP bucket for invalid keys; once that is empty the answer is 429 RATE_LIMITED).
- * 3. The organization suspended: 403 ORGANIZATION_ACCESS_SUSPENDED.
+ * 3. The organization suspended: 403 ORGANIZATION_ACCESS_SUSPENDED (given by the gate after the bucket: the key is
+ *    accepted, so the answer carries the rate headers).
  * 4. `/live` for an organization that is not active: 403 PRODUCTION_ACCESS_REQUIRED.
  * 5. `/sandbox` for an organization whose sandbox is not provisioned: 409 SANDBOX_NOT_PROVISIONED.
  * 6. A caller address outside the key's allowlist: 403 API_KEY_IP_NOT_ALLOWED.
@@ -92,9 +93,19 @@ export const isCidr = (cidr: string): boolean => {
 const limited = (what: string, retryAfterSeconds: number | undefined) =>
   new ApiError({ code: "RATE_LIMITED", detail: `Too many ${what} from this address.`, retryAfterSeconds: retryAfterSeconds ?? 1 })
 
-/** Rules 3 to 7, which need nothing but the key and its organization. */
+/** Rule 3's refusal. The key is accepted by then, so it is given after the caller's bucket (see `isSuspended`). */
+export const suspendedError = () => apiError("ORGANIZATION_ACCESS_SUSPENDED", "Access for this organization is suspended.")
+
+/**
+ * True for a caller whose organization is suspended: authentication admits it (rules 4 to 7 do not apply to it),
+ * and the gate refuses it with `suspendedError` after counting it against its bucket, so that the refusal carries
+ * the rate headers the spec's Limits promise once the key is accepted.
+ */
+export const isSuspended = (caller: Caller): boolean => caller.organization.status === "suspended"
+
+/** Rules 3 to 7, which need nothing but the key and its organization (rule 3 is the gate's, see `isSuspended`). */
 const admitKey = (credentials: Credentials, key: ApiKey, organization: Organization): Caller | ApiError => {
-  if (organization.status === "suspended") return apiError("ORGANIZATION_ACCESS_SUSPENDED", "Access for this organization is suspended.")
+  if (organization.status === "suspended") return { organization, key, environment: credentials.environment }
   if (credentials.environment === "live" && organization.status !== "active") {
     return apiError("PRODUCTION_ACCESS_REQUIRED", "Production opens once the organization is approved and active.")
   }

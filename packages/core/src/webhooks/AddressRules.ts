@@ -131,6 +131,13 @@ export const deliveryAddresses = (rawUrl: string, settings: WebhookSettingsValue
     })
   )
 
+/**
+ * What a refusal of an http:// or local URL tells a developer: the setting that lets a local receiver in, as the
+ * server's flag and as the embedded engine's option.
+ */
+const insecureHint =
+  "a server started with --insecure-webhooks (insecureWebhooks: true for an embedded engine) allows http:// and https:// to loopback hosts only, for local testing"
+
 const checkWebhookUrlText = (raw: string, insecure: boolean): Effect.Effect<string, ApiError> =>
   Effect.suspend(() => {
     if (raw.length > maxUrlLength) return Effect.fail(invalid("/url", `must be at most ${maxUrlLength} characters`))
@@ -143,11 +150,16 @@ const checkWebhookUrlText = (raw: string, insecure: boolean): Effect.Effect<stri
     if (url.username !== "" || url.password !== "") return Effect.fail(invalid("/url", "must not carry credentials"))
     const loopback = isLoopbackHost(url.hostname)
     if (url.protocol === "http:" && !(insecure && loopback)) {
-      return Effect.fail(invalid("/url", insecure ? "must be HTTPS (http is allowed on loopback hosts only)" : "must be an HTTPS URL"))
+      return Effect.fail(invalid("/url", insecure ? "must be HTTPS (the insecure-webhooks setting allows http on loopback hosts only)" : `must be an HTTPS URL (${insecureHint})`))
     }
     if (url.protocol !== "https:" && url.protocol !== "http:") return Effect.fail(invalid("/url", "must be an HTTPS URL"))
     if (isForbiddenAddress(url.hostname) && !(insecure && loopback)) {
-      return Effect.fail(invalid("/url", "must not point to a private, loopback or link-local address"))
+      return Effect.fail(invalid(
+        "/url",
+        insecure
+          ? "must not point to a private or link-local address (the insecure-webhooks setting allows loopback hosts only)"
+          : `must not point to a private, loopback or link-local address (${insecureHint})`
+      ))
     }
     return Effect.succeed(url.toString())
   })

@@ -261,8 +261,9 @@ export const deliveryToWire = (d: WebhookDelivery): DeliveryWire => ({
   status: d.status,
   attempts: d.attemptsInRun,
   run: d.run,
-  nextAttemptAt: d.nextAttemptAt,
-  lastAttemptAt: d.lastAttemptAt,
+  // Stored null while there is none; omitted on the wire (representation rule 3).
+  ...(d.nextAttemptAt === null ? {} : { nextAttemptAt: d.nextAttemptAt }),
+  ...(d.lastAttemptAt === null ? {} : { lastAttemptAt: d.lastAttemptAt }),
   createdAt: d.createdAt,
   updatedAt: d.updatedAt
 })
@@ -297,9 +298,9 @@ export const getDelivery = (caller: Caller, id: string) =>
         run: a.run,
         number: a.number,
         startedAt: a.startedAt,
-        responseStatus: a.responseStatus,
+        ...(a.responseStatus === null ? {} : { responseStatus: a.responseStatus }),
         latencyMs: a.latencyMs,
-        error: a.error
+        ...(a.error === null ? {} : { error: a.error })
       }))
     }
   })

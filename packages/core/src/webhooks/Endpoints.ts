@@ -11,8 +11,8 @@
  * characters". "During the grace period after rotation (about 48 hours)" deliveries carry a second v1 signed with
  * the previous secret; "after the grace period only the current secret signs. The grace deadline is not exposed on
  * endpoint reads." DELETE answers 204, also for an endpoint deleted before; "an id that never existed in the
- * organization returns 404 WEBHOOK_ENDPOINT_NOT_FOUND". fos keeps a deleted endpoint's row for that, out of lists,
- * reads and fan-out (docs/decisions.md, "Webhook endpoints and delivery").
+ * organization returns 404 WEBHOOK_ENDPOINT_NOT_FOUND". fos keeps a deleted endpoint's row for that, out of lists and
+ * fan-out; a read, change or rotation of it is 410 GONE (docs/decisions.md, "Webhook endpoints and delivery").
  */
 import { Clock, Effect } from "effect"
 import { type Subscription, signatureScheme, toIso, type WebhookEndpoint as WebhookEndpointWire, type Environment } from "@fos/contract"
@@ -76,6 +76,12 @@ const nowIso = Effect.map(Clock.currentTimeMillis, toIso)
 
 const notFound = () => apiError("WEBHOOK_ENDPOINT_NOT_FOUND", "No webhook endpoint with this id exists in this organization and environment.")
 
+/**
+ * A deleted endpoint read, changed or rotated: the spec's 410 GONE ("resource permanently removed"). The spec's DELETE
+ * row tells a deleted endpoint (204 again) from one that never existed (404); a read keeps the same distinction.
+ */
+const gone = () => apiError("GONE", "The webhook endpoint was deleted; it cannot be read, changed or rotated. Create a new one.")
+
 /** An endpoint of the caller's organization and environment, deleted ones included. */
 const findEndpoint = (caller: Caller, id: string, lock = false) =>
   Effect.gen(function*() {
@@ -111,7 +117,7 @@ export const createEndpoint = (caller: Caller, input: { readonly url: string; re
   })
 
 export const getEndpoint = (caller: Caller, id: string) =>
-  Effect.flatMap(findEndpoint(caller, id), (e) => (e.deletedAt !== undefined ? Effect.fail(notFound()) : Effect.succeed(endpointToWire(e))))
+  Effect.flatMap(findEndpoint(caller, id), (e) => (e.deletedAt !== undefined ? Effect.fail(gone()) : Effect.succeed(endpointToWire(e))))
 
 export const listEndpoints = (caller: Caller, query: ListQuery): Effect.Effect<ListEnvelope<WebhookEndpointWire>, ApiError, Store> =>
   // Deleted endpoints keep their row (so a second DELETE is 204) but are not listed: the `live` order leaves them out.
@@ -130,7 +136,7 @@ export const updateEndpoint = (
   Effect.flatMap(Store, (store) =>
     store.transaction(Effect.gen(function*() {
       const endpoint = yield* findEndpoint(caller, id, true)
-      if (endpoint.deletedAt !== undefined) return yield* notFound()
+      if (endpoint.deletedAt !== undefined) return yield* gone()
       const next: WebhookEndpoint = { ...endpoint, ...change, updatedAt: yield* nowIso }
       yield* Effect.orDie(store.update(WebhookEndpoints, next))
       return endpointToWire(next)
@@ -151,7 +157,7 @@ export const rotateSecret = (caller: Caller, id: string) =>
   Effect.flatMap(Store, (store) =>
     store.transaction(Effect.gen(function*() {
       const endpoint = yield* findEndpoint(caller, id, true)
-      if (endpoint.deletedAt !== undefined) return yield* notFound()
+      if (endpoint.deletedAt !== undefined) return yield* gone()
       const nowMs = yield* Clock.currentTimeMillis
       const next: WebhookEndpoint = {
         ...endpoint,
