@@ -29,7 +29,8 @@ import { transferSigningTimerHandlers } from "./signing/TransferSigning.ts"
 import { layerSubscriptions } from "./Subscriptions.ts"
 import { WorldModel, type WorldModelOptions, worldModelOf } from "./money/WorldModel.ts"
 import { EventWritten } from "./kernel/Outbox.ts"
-import { webhookTimerHandlers } from "./webhooks/Dispatch.ts"
+import { receiverTimeoutMs, webhookTimerHandlers } from "./webhooks/Dispatch.ts"
+import { withReceiverFaults } from "./simulate/Faults.ts"
 import { fanOut } from "./webhooks/FanOut.ts"
 import { type ResolveHost, TransportError, WebhookSettings, type WebhookTransportService } from "./webhooks/Transport.ts"
 import {
@@ -119,7 +120,8 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
         ...quoteTimerHandlers,
         ...payoutTimerHandlers,
         ...rfiTimerHandlers,
-        ...webhookTimerHandlers(options.webhookTransport ?? noTransport, webhookSettings)
+        // A sandbox's receiver faults (simulate/Faults.ts) stand in for its receivers' answers.
+        ...webhookTimerHandlers(withReceiverFaults(options.webhookTransport ?? noTransport, receiverTimeoutMs), webhookSettings)
       }),
       Layer.succeed(WebhookSettings, webhookSettings),
       // An event written to the outbox fans out to the webhook endpoints subscribed to it, in the same transaction.

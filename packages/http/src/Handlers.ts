@@ -117,6 +117,7 @@ import {
   rfiToWire
 } from "@fos/core"
 import { Effect, Layer } from "effect"
+import { FaultsLive } from "./FaultHandlers.ts"
 import { group } from "./HandlerGroups.ts"
 import { CurrentCaller, CurrentUpload, ServerApi } from "./ServerApi.ts"
 
@@ -525,5 +526,6 @@ export const layerHandlers = Layer.mergeAll(
   OrdersLive,
   RecipientsLive,
   PayoutsLive,
-  RfisLive
+  RfisLive,
+  FaultsLive
 )

@@ -9,6 +9,7 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { Applications } from "./Applications.ts"
 import { Customers } from "./Customers.ts"
 import { Documents } from "./Documents.ts"
+import { Faults } from "./Faults.ts"
 import { Onboarding } from "./Onboarding.ts"
 import { Orders, Quotes } from "./Orders.ts"
 import { Payouts } from "./Payouts.ts"
@@ -54,6 +55,7 @@ export const Api = HttpApi.make("fos")
   .add(Customers)
   .add(Webhooks)
   .add(Simulate)
+  .add(Faults)
   .add(Documents)
   .add(Onboarding)
   .add(Applications)
