@@ -38,23 +38,29 @@ const arm = async (body: unknown, client: Client = acme) => {
   return r.json
 }
 
-const statusOf: Record<string, number> = {
-  SERVICE_UNAVAILABLE: 503,
-  BAD_GATEWAY: 502,
-  INTERNAL_ERROR: 500,
-  RATE_LIMITED: 429,
-  POLICY_EVALUATION_UNAVAILABLE: 503,
-  PROVIDER_UNAVAILABLE: 503,
-  RATE_UNAVAILABLE: 503,
-  IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS: 409
-}
+/** Every problem a fault may inject, as the problem it is answered with. */
+const injectable = [
+  { type: "SERVICE_UNAVAILABLE", status: 503 },
+  { type: "BAD_GATEWAY", status: 502 },
+  { type: "INTERNAL_ERROR", status: 500 },
+  { type: "RATE_LIMITED", status: 429 },
+  { type: "POLICY_EVALUATION_UNAVAILABLE", status: 503 },
+  { type: "PROVIDER_UNAVAILABLE", status: 503 },
+  { type: "RATE_UNAVAILABLE", status: 503 },
+  { type: "IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS", status: 409 }
+] as const
 
 describe("an injected problem", () => {
-  it.each(InjectableProblems.map((code) => [code]))("%s: the catalog's problem, its correlation id and headers, once", async (code) => {
+  it("covers every code a fault may inject", () => {
+    expect(injectable.map((p) => p.type)).toEqual([...InjectableProblems])
+  })
+
+  it.each(injectable)("$type: the catalog's problem, its correlation id and headers, once", async (expected) => {
+    const code = expected.type
     const fault = await arm({ match: { method: "GET", path: "/v2/customers" }, effect: { type: "problem", code }, count: 1 })
     expect(fault).toMatchObject({ target: "request", count: 1, remaining: 1, applied: 0, match: { method: "GET", path: "/v2/customers" } })
     const r = await acme.call("GET", "/v2/customers")
-    const problem = expectProblem(r, { type: code, status: statusOf[code]!, instance: "/sandbox/v2/customers", nowMs: START_MS })
+    const problem = expectProblem(r, { ...expected, instance: "/sandbox/v2/customers", nowMs: START_MS })
     expect(problem.detail).toContain(fault.id)
     expect(problem.correlationId).toBe(r.headers.get("x-correlation-id"))
     expect(r.headers.get("x-ratelimit-limit")).toMatch(/^\d+$/)
@@ -64,7 +70,7 @@ describe("an injected problem", () => {
       expect(problem.retryAfterSeconds).toBe(1)
     }
     // The request log marks the answer as injected, by the fault's id.
-    expect(log.find((e) => e.correlationId === problem.correlationId)).toMatchObject({ status: statusOf[code], type: code, injected: fault.id })
+    expect(log.find((e) => e.correlationId === problem.correlationId)).toMatchObject({ ...expected, injected: fault.id })
     // Used up: the next request is answered as usual, and the fault is gone.
     expect((await acme.call("GET", "/v2/customers")).status).toBe(200)
     expect((await acme.call("GET", "/v2/simulate/faults")).json).toEqual({ data: [] })

@@ -35,7 +35,8 @@ describe("the router's reading of the API", () => {
     expect(named((p) => !p.transactional)).toEqual(["simulate.advanceClock"])
     expect(named((p) => p.rereadOnReplay)).toEqual(["payouts.create"])
     const simulate = Object.keys(Api.groups.simulate.endpoints).map((name) => `simulate.${name}`)
-    expect(named((p) => p.sandboxOnly)).toEqual(simulate)
+    const faults = Object.keys(Api.groups.faults.endpoints).map((name) => `faults.${name}`)
+    expect(named((p) => p.sandboxOnly)).toEqual([...simulate, ...faults])
   })
 })
 
