@@ -187,6 +187,7 @@ const plans: ReadonlyArray<{ readonly holds: RegExp; readonly plan: Plan }> = [
   { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/webhooks\/endpoints/, plan: { kind: "run" } },
   { holds: /^curl -s localhost:4000\/sandbox\/v2\/simulate\/clock /, plan: { kind: "run" } },
   { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/simulate\/reset/, plan: { kind: "run" } },
+  { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/simulate\/faults/, plan: { kind: "run" } },
   {
     holds: /^npx bun --conditions=@fos\/source adapters\/bun\/src\/main\.ts serve --store memory --port 4000\n$/,
     plan: { kind: "server", command: (code) => code.trim().replace("--port 4000", "--port 0") }
