@@ -263,7 +263,7 @@ describe("README sh blocks", () => {
       const key = /sandbox key: (ck_sandbox_[0-9a-f]{64})/.exec(server.stdout())![1]!
       const port = new URL(server.origin).port
       const runnable = shBlocks.filter((b) => planOf(b.code)?.kind === "run")
-      expect(runnable.length).toBe(4)
+      expect(runnable.length).toBe(5)
       for (const block of runnable) {
         for (const written of commandsOf(block.code)) {
           expect(written).toMatch(/^curl -s /)
