@@ -14,7 +14,7 @@ const invalidMatch = (pointer: string, detail: string) =>
   Effect.fail(apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] }))
 
 /** Refuses a matcher that no operation of the API meets. */
-const checkMatch = (match: FaultCreate["match"]) => {
+export const checkMatch = (match: FaultCreate["match"]) => {
   if (match.path !== undefined && !faultTargets.some((t) => t.path === match.path)) {
     return invalidMatch("/match/path", "must be a path template of the OpenAPI document without the base address, such as /v2/customers/{customerId} (the faults endpoints cannot be matched)")
   }

@@ -19,13 +19,13 @@ import {
   maxFaultsPerOrganization,
   type ReceiverFaultCreate,
   type ReceiverFaultEffect,
-  toIso
+  toIso,
+  type Environment
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
 import { newPlainId } from "../kernel/IdGenerator.ts"
 import { type ApiError, apiError } from "../kernel/Problem.ts"
 import { Store, type StoreService, table } from "../kernel/Store.ts"
-import type { Caller } from "../tenancy/Auth.ts"
 import { Organizations, scopeOf } from "../tenancy/Tenancy.ts"
 import { WebhookDeliveries } from "../webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "../webhooks/Endpoints.ts"
@@ -66,14 +66,23 @@ export const faultToWire = (f: FaultRow): Fault => ({
   createdAt: f.createdAt
 })
 
-const sandboxOnly = (caller: Caller) =>
+/**
+ * Whose faults: an API caller (`Caller` is one), or an organization an operator names (`fos faults`), always in
+ * the sandbox.
+ */
+export interface FaultOwner {
+  readonly organization: { readonly id: string }
+  readonly environment: Environment
+}
+
+const sandboxOnly = (caller: FaultOwner) =>
   caller.environment === "sandbox" ? Effect.void : Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
 
 const scopeFaults = (store: StoreService, scope: string) =>
   store.page(SimulatedFaults, { order: "byScope", partition: scope, descending: false, backward: false, from: undefined, limit: maxFaultsPerOrganization })
 
 /** Inserts a fault of the caller's sandbox, within the bound; `mark` sets the organization's request-fault mark. */
-const arm = (caller: Caller, fault: Omit<FaultRow, "id" | "organizationId" | "environment" | "seq" | "createdAt" | "applied">, mark: boolean) =>
+const arm = (caller: FaultOwner, fault: Omit<FaultRow, "id" | "organizationId" | "environment" | "seq" | "createdAt" | "applied">, mark: boolean) =>
   Effect.gen(function*() {
     yield* sandboxOnly(caller)
     const store = yield* Store
@@ -106,7 +115,7 @@ const arm = (caller: Caller, fault: Omit<FaultRow, "id" | "organizationId" | "en
   })
 
 /** Arms a request fault. The handler has checked that the matcher names an operation of the API. */
-export const armFault = (caller: Caller, body: FaultCreate): Effect.Effect<Fault, ApiError, Store> =>
+export const armFault = (caller: FaultOwner, body: FaultCreate): Effect.Effect<Fault, ApiError, Store> =>
   arm(caller, {
     target: "request",
     match: body.match,
@@ -115,7 +124,7 @@ export const armFault = (caller: Caller, body: FaultCreate): Effect.Effect<Fault
   }, true)
 
 /** Arms a receiver fault on one of the caller's webhook endpoints. */
-export const armReceiverFault = (caller: Caller, endpointId: string, body: ReceiverFaultCreate): Effect.Effect<Fault, ApiError, Store> =>
+export const armReceiverFault = (caller: FaultOwner, endpointId: string, body: ReceiverFaultCreate): Effect.Effect<Fault, ApiError, Store> =>
   Effect.gen(function*() {
     const endpoint = yield* Effect.flatMap(Store, (store) => store.get(WebhookEndpoints, endpointId))
     if (endpoint === undefined || endpoint.organizationId !== caller.organization.id || endpoint.environment !== caller.environment || endpoint.deletedAt !== undefined) {
@@ -129,14 +138,14 @@ export const armReceiverFault = (caller: Caller, endpointId: string, body: Recei
     }, false)
   })
 
-export const listFaults = (caller: Caller): Effect.Effect<{ data: Array<Fault> }, ApiError, Store> =>
+export const listFaults = (caller: FaultOwner): Effect.Effect<{ data: Array<Fault> }, ApiError, Store> =>
   Effect.gen(function*() {
     yield* sandboxOnly(caller)
     const rows = yield* scopeFaults(yield* Store, scopeOf(caller.organization.id, "sandbox"))
     return { data: rows.map(faultToWire) }
   })
 
-export const deleteFault = (caller: Caller, id: string): Effect.Effect<void, ApiError, Store> =>
+export const deleteFault = (caller: FaultOwner, id: string): Effect.Effect<void, ApiError, Store> =>
   Effect.gen(function*() {
     yield* sandboxOnly(caller)
     const store = yield* Store
@@ -145,7 +154,7 @@ export const deleteFault = (caller: Caller, id: string): Effect.Effect<void, Api
     yield* store.remove(SimulatedFaults, id)
   })
 
-export const clearFaults = (caller: Caller): Effect.Effect<FaultsCleared, ApiError, Store> =>
+export const clearFaults = (caller: FaultOwner): Effect.Effect<FaultsCleared, ApiError, Store> =>
   Effect.gen(function*() {
     yield* sandboxOnly(caller)
     const store = yield* Store
@@ -186,7 +195,7 @@ export interface TakenFault {
  * The oldest request fault of the caller's sandbox that matches `request`, used once; undefined when none does.
  * Called only for an organization marked as having request faults; the look-up that finds none clears the mark.
  */
-export const takeRequestFault = (caller: Caller, request: FaultedRequest): Effect.Effect<TakenFault | undefined, never, Store> =>
+export const takeRequestFault = (caller: FaultOwner, request: FaultedRequest): Effect.Effect<TakenFault | undefined, never, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
     return yield* store.transaction(Effect.gen(function*() {
