@@ -10,6 +10,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
 import { expectProblem, keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
 import { makeVirtualClock } from "@fos/core"
+import { layerPgliteStore } from "@fos/sql"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 
 let engine: Engine
 let acme: Client
@@ -273,4 +277,36 @@ describe("a receiver fault", () => {
     // No receiver was called: the transport answered for it.
     expect(engine.deliveries.list()).toEqual([])
   })
+})
+
+describe("on a durable store (PGlite)", () => {
+  it("keeps faults in the store: a request fault and a receiver fault apply, are listed, and a reset removes them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fos-faults-"))
+    const durable = await createEngine({
+      clock: { mode: "virtual", startMs: START_MS },
+      realClock: makeVirtualClock(START_MS),
+      store: layerPgliteStore(dir),
+      seed: seedOf(orgSeed("acme")) as never,
+      webhookTransport: "memory"
+    })
+    try {
+      const client = clientOf(durable.fetch, "http://fos", keysOf("acme").sandbox)
+      expect((await client.call("POST", "/v2/simulate/faults", { match: { path: "/v2/customers" }, effect: { type: "problem", code: "BAD_GATEWAY" }, count: 2 })).status).toBe(201)
+      expectProblem(await client.call("GET", "/v2/customers"), { type: "BAD_GATEWAY", status: 502, instance: "/sandbox/v2/customers" })
+      const endpoint = await client.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.example.com/a" }, idem())
+      expect((await client.call("POST", `/v2/simulate/webhooks/endpoints/${endpoint.json.id}/faults`, { effect: { type: "timeout" } })).status).toBe(201)
+      expect((await client.call("POST", "/v2/simulate/events", { type: "customer.created" })).status).toBe(201)
+      const [delivery] = (await client.call("GET", "/v2/webhooks/deliveries")).json.data
+      const detail = (await client.call("GET", `/v2/webhooks/deliveries/${delivery.id}`)).json
+      expect(detail.attemptList.map((a: any) => [a.responseStatus, a.error])).toEqual([[null, "no answer within 5 seconds"]])
+      const listed = (await client.call("GET", "/v2/simulate/faults")).json.data
+      expect(listed.map((f: any) => [f.target, f.applied, f.remaining])).toEqual([["request", 1, 1], ["receiver", 1, undefined]])
+      expect((await client.call("POST", "/v2/simulate/reset")).status).toBe(200)
+      expect((await client.call("GET", "/v2/simulate/faults")).json).toEqual({ data: [] })
+      expect((await client.call("GET", "/v2/customers")).status).toBe(200)
+    } finally {
+      await durable.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
 })
