@@ -819,6 +819,21 @@ const checkBooks = async (w: World, final: boolean): Promise<Array<string>> => {
   return problems
 }
 
+/**
+ * The engine's own auditor (`GET /v2/simulate/ledger/audit`, packages/core inspect/LedgerAudit.ts) over the same
+ * books: its violations, as problems. It must have read the transfers the check above read.
+ */
+const audit = async (w: World): Promise<ReadonlyArray<string>> => {
+  const reply = await client(w).call("GET", "/v2/simulate/ledger/audit")
+  if (reply.status !== 200) return [`GET /v2/simulate/ledger/audit: ${reply.status} ${reply.text}`]
+  const report = reply.json as { clean: boolean; scanned: { transfers: number }; checks: Array<{ name: string }>; violations: Array<{ check: string; detail: string }> }
+  const problems = report.violations.map((v) => `audit ${v.check}: ${v.detail}`)
+  if (report.checks.length !== 4) problems.push(`the audit made ${report.checks.length} checks, not 4`)
+  if (report.scanned.transfers === 0) problems.push("the audit read no transfer")
+  if (!report.clean && problems.length === 0) problems.push("the audit is not clean but lists no violation")
+  return problems
+}
+
 // --- the check -----------------------------------------------------------------------------------------------------
 
 const check = async (bank: Bank, scale: number) => {
@@ -832,6 +847,7 @@ const check = async (bank: Bank, scale: number) => {
   await runCrowd(w, scale)
   failWith("answers of the first round", w.problems)
   failWith("books between rounds", await checkBooks(w, false))
+  failWith("the ledger audit between rounds", await audit(w))
   await runCrowd(w, scale)
   failWith("answers of the second round", w.problems)
 
@@ -853,6 +869,7 @@ const check = async (bank: Bank, scale: number) => {
   failWith("the final advance", w.problems)
   const statuses = new Map<string, number>()
   failWith("books at the end", await checkBooks(w, true))
+  failWith("the ledger audit at the end", await audit(w))
   for (const t of w.known.values()) {
     const ended = t.answers.find((a) => a.status === 200 && terminal.has(a.result.status ?? ""))
     const k = ended === undefined ? "settled by the clock" : `${ended.actor}`

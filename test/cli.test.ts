@@ -182,6 +182,41 @@ describe("fos serve shutdown", () => {
   })
 })
 
+describe("fos inspection commands", { timeout: 180_000 }, () => {
+  it("fos timers, events, journal and audit read an organization's sandbox; bad usage exits 2", async () => {
+    // The demo organization the server creates, and its sandbox key.
+    const server = await startFos(["--store", "memory", "--port", "0", "--clock", "virtual"], { FOS_OPERATOR_TOKEN: token })
+    try {
+      const org = /demo organization (org_\S+) created/.exec(server.stdout())![1]!
+      const key = /sandbox key: (ck_sandbox_[0-9a-f]{64})/.exec(server.stdout())![1]!
+      // A webhook endpoint's first delivery is a pending timer once an event is emitted.
+      const headers = { "x-api-key": key, "content-type": "application/json" }
+      await fetch(`${server.origin}/sandbox/v2/webhooks/endpoints`, { method: "POST", headers, body: JSON.stringify({ url: "https://hooks.look.test/fos" }) })
+      const emitted = await fetch(`${server.origin}/sandbox/v2/simulate/events`, { method: "POST", headers, body: JSON.stringify({ type: "customer.created" }) })
+      expect(emitted.status).toBe(201)
+
+      const [events, timers, audit, journal, usage] = await Promise.all([
+        fos(server.origin, "events", org, "--type", "customer.created"),
+        fos(server.origin, "timers", org, "--limit", "10"),
+        fos(server.origin, "audit", org),
+        fos(server.origin, "journal", org, "vac_nothing"),
+        fos(server.origin, "audit")
+      ])
+      expect(events.code, events.stderr).toBe(0)
+      expect(JSON.parse(events.stdout).data.map((e: { type: string }) => e.type)).toEqual(["customer.created"])
+      expect(timers.code, timers.stderr).toBe(0)
+      expect(JSON.parse(timers.stdout).data.map((t: { kind: string }) => t.kind)).toContain("webhook.attempt")
+      expect(audit.code, audit.stderr).toBe(0)
+      expect(JSON.parse(audit.stdout)).toMatchObject({ clean: true, violationCount: 0 })
+      expect(journal.code).toBe(1)
+      expect(journal.stderr).toContain("NOT_FOUND")
+      expect(usage.code).toBe(2)
+    } finally {
+      await server.stop()
+    }
+  })
+})
+
 describe("fos help", () => {
   const run = (...args: Array<string>) => spawnSync(process.execPath, ["adapters/node/src/bin.ts", ...args], { cwd: root, encoding: "utf8" })
 
@@ -197,7 +232,7 @@ describe("fos help", () => {
     const serve = run("serve", "--help")
     expect(serve.status).toBe(0)
     expect(serve.stdout).not.toBe(general.stdout)
-    const flags = ["--port", "--host", "--store", "--clock", "--clock-start", "--seed", "--idempotency-retention-seconds", "--operator-token", "--insecure-webhooks", "--log-format", "--quiet"]
+    const flags = ["--port", "--host", "--store", "--clock", "--clock-start", "--seed", "--random-seed", "--idempotency-retention-seconds", "--operator-token", "--insecure-webhooks", "--log-format", "--quiet"]
     const flagLines = serve.stdout.slice(serve.stdout.indexOf("flags:")).split("\n")
     for (const flag of flags) expect(flagLines.some((l) => l.startsWith(`  ${flag} `)), flag).toBe(true)
     for (const fact of ["(default: PORT, else 4000)", "(default: 127.0.0.1)", "(default: ./.fos)", "(default: system)", "(default: 2592000, 30 days)", "(default: pretty)", "loopback"]) {

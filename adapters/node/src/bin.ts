@@ -39,6 +39,10 @@ const main = async (argv: ReadonlyArray<string>) => {
     case "keys":
     case "reset":
     case "faults":
+    case "timers":
+    case "events":
+    case "journal":
+    case "audit":
       console.log(JSON.stringify(await runOperator(command, args, process.env), null, 2))
       return
     case undefined:

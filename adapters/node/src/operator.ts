@@ -85,7 +85,11 @@ const usage = `operator commands (they call a running server; --server URL or FO
   fos faults list ORG_ID                    (its sandbox's scripted faults; docs/faults.md)
   fos faults arm ORG_ID --fault JSON        (a request fault: {"match": {...}, "effect": {...}, "count": N})
   fos faults arm ORG_ID --endpoint wep_... --fault JSON   (a receiver fault: {"effect": {...}, "count": N})
-  fos faults delete ORG_ID [FAULT_ID]       (one fault, or all of them)`
+  fos faults delete ORG_ID [FAULT_ID]       (one fault, or all of them)
+  fos timers ORG_ID [--limit N] [--cursor C] (the sandbox's pending timers, soonest first, with what each will do)
+  fos events ORG_ID [--resource ID] [--type T] [--limit N] [--cursor C]   (the sandbox's emitted events, oldest first)
+  fos journal ORG_ID WALLET_OR_VIRTUAL_ACCOUNT_ID [--asset A] [--chain C] [--limit N] [--cursor C]
+  fos audit ORG_ID                          (checks the sandbox ledger's invariants; lists every violation)`
 
 export const operatorUsage = usage
 
@@ -100,6 +104,27 @@ export const runOperator = async (
     const id = p.positional[0]
     if (id === undefined || p.positional.length > 1) throw new UsageError("fos reset needs one organization id")
     return call(p, env, "POST", `/operator/organizations/${encodeURIComponent(id)}/reset`)
+  }
+  if (group === "timers" || group === "events" || group === "journal" || group === "audit") {
+    const p = parse(args, [...connection, "limit", "cursor", ...(group === "events" ? ["resource", "type"] : group === "journal" ? ["asset", "chain"] : [])])
+    const id = p.positional[0]
+    const holder = group === "journal" ? p.positional[1] : undefined
+    const arity = group === "journal" ? 2 : 1
+    if (id === undefined || p.positional.length !== arity) {
+      throw new UsageError(`fos ${group} needs ${group === "journal" ? "an organization id and a wallet or virtual account id" : "one organization id"}`)
+    }
+    const query = new URLSearchParams()
+    for (const [flag, name] of [["limit", "limit"], ["cursor", "cursor"], ["resource", "resourceId"], ["type", "type"], ["asset", "asset"], ["chain", "chain"]] as const) {
+      const value = one(p, flag)
+      if (value !== undefined) query.set(name, value)
+    }
+    const path = group === "audit"
+      ? "ledger/audit"
+      : group === "journal"
+      ? `ledger/accounts/${encodeURIComponent(holder!)}/journal`
+      : group
+    const search = query.size === 0 ? "" : `?${query}`
+    return call(p, env, "GET", `/operator/organizations/${encodeURIComponent(id)}/${path}${search}`)
   }
   const [action, ...rest] = args
   const known = (...names: Array<string>) => parse(rest, [...connection, ...names])

@@ -17,6 +17,8 @@ export interface ServeOptions {
   readonly clock: "system" | "virtual"
   readonly clockStartMs: number | undefined
   readonly seed: SeedFile | undefined
+  /** Makes every value fos invents reproducible (`--random-seed`); random when undefined. */
+  readonly randomSeed: string | undefined
   readonly insecureWebhooks: boolean
   readonly idempotencyRetentionMs: number | undefined
   /** The operator surface's bearer token; one is minted and printed when none is given. */
@@ -29,7 +31,7 @@ export interface ServeOptions {
 
 /** The flags, for usage messages. */
 export const serveUsage = `serve [--port N] [--host H] [--store memory|DIR|postgres://URL] [--clock system|virtual] [--clock-start ISO]
-      [--seed FILE] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]
+      [--seed FILE] [--random-seed N] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]
       [--log-format pretty|json] [--quiet]`
 
 /** What `<command> serve --help` prints: every flag with its meaning and default, and examples. */
@@ -48,6 +50,9 @@ flags:
   --clock-start ISO                 where a virtual clock starts                        (default: now)
   --seed FILE                       organizations, users and keys to create (JSON, see the README's "Seed file");
                                     no demo organization then
+  --random-seed N                   every id, secret, address, number and hash fos invents comes from N (such as
+                                    42), each organization's from a stream of its own: on a fresh store, the same
+                                    requests get the same answers (docs/testing.md)    (default: random)
   --idempotency-retention-seconds N how long an idempotent response is replayed         (default: 2592000, 30 days)
   --operator-token T                the operator surface's bearer token, at least 16 characters
                                     (default: FOS_OPERATOR_TOKEN, else the store's: minted and printed at its first
@@ -64,6 +69,7 @@ examples:
   ${command} serve                                         # ./.fos, port 4000, the system clock
   ${command} serve --store memory --port 0                 # throwaway data, a free port
   ${command} serve --clock virtual --clock-start 2026-01-01T00:00:00Z --seed seed.json
+  ${command} serve --store memory --clock virtual --clock-start 2026-01-01T00:00:00Z --seed seed.json --random-seed 42
   ${command} serve --store postgres://fos:secret@127.0.0.1:5432/fos --log-format json`
 
 /** A bad flag or seed: the message names the problem; the process exits with status 2 having written nothing. */
@@ -97,6 +103,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
   let clock: "system" | "virtual" = "system"
   let clockStart: string | undefined
   let seedPath: string | undefined
+  let randomSeed: string | undefined
   let insecureWebhooks = false
   let retention: string | undefined
   let operatorToken = env.FOS_OPERATOR_TOKEN
@@ -123,6 +130,12 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
       }
       case "--clock-start": clockStart = value(); break
       case "--seed": seedPath = value(); break
+      case "--random-seed": {
+        const v = value()
+        if (!/^[\x21-\x7e]{1,256}$/.test(v)) throw new UsageError("--random-seed is 1 to 256 visible ASCII characters, such as 42")
+        randomSeed = v
+        break
+      }
       case "--insecure-webhooks": insecureWebhooks = true; break
       case "--idempotency-retention-seconds": retention = value(); break
       case "--operator-token": operatorToken = value(); break
@@ -168,7 +181,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
     seed = parsed.success
   }
   if (operatorToken !== undefined && operatorToken.length < 16) throw new UsageError("--operator-token (or FOS_OPERATOR_TOKEN) needs at least 16 characters")
-  return { port, host, store, clock, clockStartMs, seed, insecureWebhooks, idempotencyRetentionMs, operatorToken, logFormat, quiet }
+  return { port, host, store, clock, clockStartMs, seed, randomSeed, insecureWebhooks, idempotencyRetentionMs, operatorToken, logFormat, quiet }
 }
 
 /** The store a `--store` value names: memory, PostgreSQL by URL, or PGlite in a directory. */

@@ -92,7 +92,8 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
       ? (options.clockStartMs === undefined ? { mode: "virtual" } : { mode: "virtual", startMs: options.clockStartMs })
       : { mode: "system" },
     ...(options.idempotencyRetentionMs === undefined ? {} : { idempotencyRetentionMs: options.idempotencyRetentionMs }),
-    ...(options.seed === undefined ? {} : { seed: options.seed })
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+    ...(options.randomSeed === undefined ? {} : { randomSeed: options.randomSeed })
   }).catch((e: unknown) => {
     if (typeof e === "object" && e !== null && "detail" in e) throw new UsageError(String((e as { detail: unknown }).detail))
     throw new StoreError(describeStoreFailure(store.where, e))
@@ -116,6 +117,7 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
       ? `operator token (for fos keys/orgs/users; ${options.store === "memory" ? "" : "the same at this store's next starts; "}set FOS_OPERATOR_TOKEN to choose it): ${minted}`
       : `operator token: the one printed at this store's first start (${kept.createdAt}), kept as its hash; FOS_OPERATOR_TOKEN or --operator-token sets another for this process`)
   }
+  if (options.randomSeed !== undefined) out(`random seed: ${options.randomSeed} (every value fos invents comes from it; the operator token does not)`)
   out(`store: ${store.where}${options.store === "memory" ? " (nothing is kept when the process ends)" : ""}`)
   out(options.clock === "virtual"
     ? `clock: virtual, at ${toIso(await engine.clock.now())}; time moves only through POST /sandbox/v2/simulate/clock/advance`

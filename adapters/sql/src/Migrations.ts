@@ -3,6 +3,7 @@
  * two processes starting at once apply each migration once. A database migrated by a newer fos (a version this
  * code does not know) is refused with a clear message instead of being used.
  */
+import { eventResourceMembers } from "@fos/core"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
@@ -27,6 +28,19 @@ const indexStatements = (tbl: string, ord: string, part: string, sort: string, w
      SELECT tbl, ord, part, count(*) FROM fos_orders WHERE tbl = '${tbl}' AND ord = '${ord}' GROUP BY tbl, ord, part
      ON CONFLICT (tbl, ord, part) DO UPDATE SET n = EXCLUDED.n`
 ]
+
+/** An outbox row's resource id (packages/core Outbox.ts, `eventResourceId`), or '' when it names none. */
+const eventResourceSql = `coalesce(CASE split_part(r.data->>'type', '.', 1) ${
+  Object.entries(eventResourceMembers).map(([resource, member]) => `WHEN '${resource}' THEN r.data->'data'->>'${member}'`).join(" ")
+} END, '')`
+
+/** The entries of the sandbox events stored before `ord` existed, partitioned by `part` after the scope. */
+const sandboxEventOrder = (ord: string, part: string): string =>
+  `INSERT INTO fos_orders (tbl, ord, part, sort, key)
+     SELECT o.tbl, '${ord}', (r.data->>'organizationId') || '/' || (r.data->>'environment') || '|' || ${part}, o.sort, o.key
+     FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.key
+     WHERE o.tbl = 'outbox' AND o.ord = 'bySequence' AND r.data->>'environment' = 'sandbox'
+     ON CONFLICT DO NOTHING`
 
 export const migrations: ReadonlyArray<Migration> = [
   {
@@ -169,6 +183,18 @@ export const migrations: ReadonlyArray<Migration> = [
               THEN '{"signed": true}'::jsonb ELSE '{}'::jsonb END
          || CASE WHEN data->'signing'->'recovery' IS NOT NULL THEN '{"heldByReceivePolicy": true}'::jsonb ELSE '{}'::jsonb END
          WHERE tbl = 'transactions' AND data->'signing' IS NOT NULL`
+    ]
+  },
+  {
+    // The sandbox's event log is filtered by resource and type (packages/core inspect/EventLog.ts): the outbox's
+    // sandbox events stored before these orders existed get their entries, so the log shows them too. They keep no
+    // count (a list's total counts the entries).
+    version: 8,
+    name: "the sandbox event log's orders over the outbox, by resource and by type",
+    statements: [
+      sandboxEventOrder("sandboxByResource", `'resourceId=' || ${eventResourceSql}`),
+      sandboxEventOrder("sandboxByType", `'type=' || (r.data->>'type')`),
+      sandboxEventOrder("sandboxByResourceType", `'resourceId=' || ${eventResourceSql} || '|type=' || (r.data->>'type')`)
     ]
   }
 ]

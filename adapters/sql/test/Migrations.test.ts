@@ -13,6 +13,8 @@ import { killAllFos, startFos } from "../../../test/fosProcess.ts"
 import {
   type Application,
   Applications,
+  appendEvent,
+  Store,
   type StoredTransaction,
   Transactions,
   TransferSignings,
@@ -266,6 +268,54 @@ describe("migrations 4 and 5 index the rows already stored as the store indexes 
     } finally {
       await client.dispose()
       await database.drop()
+    }
+  }, 60_000)
+})
+
+/**
+ * Migration 8 gives the sandbox events stored before the event log's orders (packages/core inspect/EventLog.ts) the
+ * entries the store writes for new ones: the same partitions (resource and type, sandbox events only) and sorts.
+ */
+const eventLogBackfill = (client: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>) =>
+  client.runPromise(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* migrate
+    const store = yield* makeSqlStore
+    const events = [
+      { type: "transaction.created", data: { transactionId: "txn_1", customerId: "cus_1" } },
+      { type: "transaction.completed", data: { transactionId: "txn_1" } },
+      { type: "wallet_signer.added", data: { walletSignerId: "wsg_1", customerId: "cus_1" } },
+      { type: "crypto_wallet.completed", data: { claimId: "clm_1", customerId: "cus_1" } },
+      { type: "organization.activated", data: { organizationId: "org_a" } },
+      { type: "something.unknown", data: { id: "x_1" } }
+    ]
+    for (const [i, e] of events.entries()) {
+      for (const environment of ["sandbox", "live"] as const) {
+        yield* Effect.provideService(appendEvent({ ...e, organizationId: i % 2 === 0 ? "org_a" : "org_b", environment }), Store, store)
+      }
+    }
+    const orders = ["sandboxByResource", "sandboxByType", "sandboxByResourceType"]
+    const snapshot = sql<{ ord: string; part: string; sort: string; key: string }>`
+      SELECT ord, part, sort, key FROM fos_orders WHERE tbl = 'outbox' AND ord IN ${sql.in(orders)} ORDER BY ord, part, sort, key`
+    const written = yield* snapshot
+    expect(written.length).toBe(events.length * orders.length)
+    expect(written.map((r) => r.part)).toContain("org_a/sandbox|resourceId=txn_1|type=transaction.created")
+    expect(written.map((r) => r.part)).toContain("org_b/sandbox|resourceId=|type=something.unknown")
+    yield* sql`DELETE FROM fos_orders WHERE tbl = 'outbox' AND ord IN ${sql.in(orders)}`
+    const backfill = migrations.find((m) => m.version === 8)!.statements
+    yield* sql.withTransaction(Effect.forEach(backfill, (s) => sql.unsafe(s), { discard: true }))
+    expect(yield* snapshot).toEqual(written)
+  }))
+
+describe("migration 8 indexes the sandbox events already stored as the store indexes new ones", () => {
+  it("on PGlite", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fos-eventlog-"))
+    const client = ManagedRuntime.make(layerPgliteClient(dir))
+    try {
+      await eventLogBackfill(client)
+    } finally {
+      await client.dispose()
+      rmSync(dir, { recursive: true, force: true })
     }
   }, 60_000)
 })

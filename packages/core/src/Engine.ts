@@ -2,7 +2,7 @@
  * The engine's services as one layer: the store, the rate limiter, time (system or virtual), the timer
  * handlers, the topics' subscribers (Subscriptions.ts) and the scheduler. Every runtime (the servers, embedding, tests) builds the engine through this.
  */
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Random } from "effect"
 import { applicationTimerHandlers } from "./onboarding/ApplicationTimers.ts"
 import {
   expireRecord,
@@ -15,7 +15,9 @@ import { layerMemoryStore } from "./kernel/MemoryStore.ts"
 import { makeRateLimiter, RateLimiter } from "./kernel/RateLimit.ts"
 import { RealClock } from "./kernel/RealClock.ts"
 import { defaultReviewSettings, ReviewSettings, type ReviewSettingsValue } from "./onboarding/ReviewSettings.ts"
+import { RandomStreams, rootStream, seededStreams } from "./kernel/RandomStreams.ts"
 import { Store } from "./kernel/Store.ts"
+import { Organizations } from "./tenancy/Tenancy.ts"
 import { depositTimerHandlers } from "./money/Deposits.ts"
 import { depositReturnTimerHandlers } from "./money/DepositReturns.ts"
 import { orderTimerHandlers } from "./money/OrderTimers.ts"
@@ -76,7 +78,33 @@ export interface EngineOptions {
    * checks `t` against; `fos serve` uses it. The event's `createdAt` is the engine's clock either way.
    */
   readonly signatureClock?: "engine" | "real"
+  /**
+   * Where invented values come from without a seed: ids, and secrets such as API keys and webhook signing secrets,
+   * so a cryptographic source (`randomFromBytes` over `crypto.getRandomValues`; `createEngine` gives it). The
+   * `Random` of the context the engine is built in when omitted (Effect's default is `Math.random`).
+   */
+  readonly random?: Random.Random
+  /**
+   * Makes every value the engine invents reproducible: each organization's environment draws from a stream of its
+   * own derived from this seed (RandomStreams.ts, docs/testing.md).
+   */
+  readonly randomSeed?: string | number
 }
+
+/**
+ * The engine's `Random` and, with a seed, its streams: the root stream is the engine's `Random`, each organization's
+ * is provided where its work runs (the pipeline, the timers). On a store that holds organizations already, the
+ * seed is salted with the store's sequence (RandomStreams.ts).
+ */
+const layerRandom = (base: Random.Random, seed: string | number | undefined): Layer.Layer<never, never, Store> =>
+  seed === undefined
+    ? Layer.succeedContext(Context.make(Random.Random, base))
+    : Layer.effectContext(Effect.gen(function*() {
+      const store = yield* Store
+      const used = yield* store.page(Organizations, { order: "all", partition: "", descending: false, backward: false, from: undefined, limit: 1 })
+      const streams = seededStreams(String(seed), used.length === 0 ? "" : String(yield* store.nextSequence))
+      return Context.make(RandomStreams, streams).pipe(Context.add(Random.Random, streams.of(rootStream)))
+    }))
 
 const noTransport: WebhookTransportService = {
   send: () => Effect.fail(new TransportError({ message: "this engine has no webhook transport" }))
@@ -131,6 +159,11 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
       // Who reacts to what, in the publisher's store transaction: every subscriber is named in Subscriptions.ts.
       layerSubscriptions
     )
+    // Without a seed, the engine's own source; with one, the root stream. A process's claim tokens name the process
+    // among those sharing a store, so they come from the unseeded source either way.
+    const baseRandom = options.random ?? (yield* Random.Random)
+    const storeAndRandom = layerRandom(baseRandom, options.randomSeed).pipe(Layer.provideMerge(store))
+    const runningClaims = layerRunningClaims.pipe(Layer.provide(Layer.succeedContext(Context.make(Random.Random, baseRandom))))
     const retention = options.idempotencyRetentionMs === undefined
       ? Layer.empty
       : Layer.succeed(IdempotencyRetention, options.idempotencyRetentionMs)
@@ -144,10 +177,10 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
       // client (docs/decisions.md, "Rate limits").
       const limiter = Layer.succeed(RateLimiter, makeRateLimiter(() => realNow() + (clock.currentTimeMillisUnsafe() - startMs)))
       // The services that read time are built on the virtual clock.
-      return Layer.mergeAll(store, limiter, layerRunningClaims, timerHandlers, retention).pipe(Layer.provideMerge(time))
+      return Layer.mergeAll(storeAndRandom, limiter, runningClaims, timerHandlers, retention).pipe(Layer.provideMerge(time))
     }
     const limiter = Layer.succeed(RateLimiter, makeRateLimiter(realNow))
-    const base = Layer.mergeAll(store, limiter, layerRunningClaims, timerHandlers, retention)
+    const base = Layer.mergeAll(storeAndRandom, limiter, runningClaims, timerHandlers, retention)
     // The system clock: one background fiber fires due timers for the life of the engine.
     const scheduler = Layer.effectDiscard(Effect.forkScoped(runScheduler)).pipe(Layer.provide(base))
     return Layer.mergeAll(base, Layer.succeed(TimeControl, systemTimeControl), scheduler)

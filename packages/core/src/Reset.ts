@@ -45,8 +45,11 @@ import { WebhookEndpoints } from "./webhooks/Endpoints.ts"
 /** How many parent rows one step of a walk reads. */
 const walkPage = 100
 
-/** Calls `each` on every row of one partition of an order, a page at a time, and answers how many there were. */
-const walk = <Row>(
+/**
+ * Calls `each` on every row of one partition of an order, a page at a time, and answers how many there were (the
+ * ledger audit reads a sandbox with it too).
+ */
+export const walk = <Row>(
   store: StoreService,
   table: Table<Row>,
   order: string,

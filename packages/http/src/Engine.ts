@@ -15,6 +15,7 @@ import {
   layerEngine,
   layerMemoryStore,
   nextTimer,
+  randomFromBytes,
   type SeedFile,
   Store as StoreKey,
   type Store,
@@ -63,6 +64,12 @@ export interface CreateEngineOptions extends Omit<EngineOptions, "store" | "cloc
    * grows with every attempt and lives in memory, so long-running servers leave it off.
    */
   readonly recordDeliveries?: boolean
+  /**
+   * Makes every id, secret, address, account number, hash and correlation id the engine invents reproducible: each
+   * organization's environment draws from a stream of its own derived from this seed (docs/testing.md). Without
+   * one, values are random, and secrets come from WebCrypto.
+   */
+  readonly randomSeed?: string | number
   /** Organizations, users and keys to create first (the same shape as `fos serve --seed`). */
   readonly seed?: SeedFile
   /** Turns the operator surface (`/operator/...`) on, guarded by this bearer token. */
@@ -93,6 +100,14 @@ const durationMs = (input: Duration.Input, what: string): number => {
     throw new RangeError(`${what}: ${JSON.stringify(input)} is not a whole, finite, non-negative number of milliseconds ("15 minutes", "30 seconds", "1 hour", 900000)`)
   }
   return ms.value
+}
+
+/** A seed as `fos serve --random-seed` takes it (1 to 256 visible ASCII characters), or a safe integer. */
+const randomSeedOf = (seed: string | number): string | number => {
+  if (typeof seed === "number" ? !Number.isSafeInteger(seed) : !/^[\x21-\x7e]{1,256}$/.test(seed)) {
+    throw new RangeError(`randomSeed: ${JSON.stringify(seed)} is not a whole number or 1 to 256 visible ASCII characters`)
+  }
+  return seed
 }
 
 const clockOf = (clock: ClockOption | undefined): NonNullable<EngineOptions["clock"]> => {
@@ -327,6 +342,10 @@ export const layerEmbedded = (options: CreateEngineOptions = {}): Layer.Layer<Em
     const recorder = makeRecorder(inner, inner === undefined || recordDeliveries === true)
     const engine = layerEngine({
       ...rest,
+      // Secrets (API keys, webhook signing secrets) are minted from this when there is no seed: WebCrypto, which
+      // Node, Bun, Deno and browsers all have, and not Effect's default `Math.random`.
+      random: rest.random ?? randomFromBytes((words) => globalThis.crypto.getRandomValues(words)),
+      ...(rest.randomSeed === undefined ? {} : { randomSeed: randomSeedOf(rest.randomSeed) }),
       // A seed may change the world model's money rules too; the embedding option wins over it.
       worldModel: { ...seed?.worldModel, ...rest.worldModel } as WorldModelOptions,
       store: store === undefined || store === "memory" ? layerMemoryStore : store,

@@ -119,6 +119,7 @@ import {
 import { Effect, Layer } from "effect"
 import { FaultsLive } from "./FaultHandlers.ts"
 import { group } from "./HandlerGroups.ts"
+import { InspectLive } from "./InspectHandlers.ts"
 import { CurrentCaller, CurrentUpload, ServerApi } from "./ServerApi.ts"
 
 const PortalLive = group(ServerApi, "portal", (handlers) =>
@@ -527,5 +528,6 @@ export const layerHandlers = Layer.mergeAll(
   RecipientsLive,
   PayoutsLive,
   RfisLive,
-  FaultsLive
+  FaultsLive,
+  InspectLive
 )

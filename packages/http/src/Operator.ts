@@ -6,11 +6,13 @@
  * The same operations are library calls in @fos/core (Operator.ts) and `fos` CLI commands, which call these.
  */
 import {
+  accountJournal,
   apiError,
   type ApiError,
   armFault,
   armReceiverFault,
   clearFaults,
+  auditLedger,
   createApiKey,
   deleteFault,
   listFaults,
@@ -19,7 +21,9 @@ import {
   decodeFailure,
   type EngineServices,
   listApiKeys,
+  listEvents,
   listOrganizations,
+  listPendingTimers,
   listUsers,
   getOrganization,
   removeUser,
@@ -31,7 +35,7 @@ import {
   Store,
   updateOrganization
 } from "@fos/core"
-import { FaultCreate, KeyAccess, OrganizationStatus, ReceiverFaultCreate, UserRole } from "@fos/contract"
+import { defaultPageSize, FaultCreate, KeyAccess, maxPageSize, OrganizationStatus, ReceiverFaultCreate, UserRole } from "@fos/contract"
 import { Context, Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { checkMatch } from "./FaultHandlers.ts"
@@ -137,6 +141,26 @@ const param = (name: string) => Effect.map(HttpRouter.params, (p) => p[name] ?? 
 const sandboxOf = (organizationId: string) =>
   Effect.map(getOrganization(organizationId), (organization) => ({ organization, environment: "sandbox" as const }))
 
+/** A query parameter of the operator request, or undefined. */
+const queryParam = (name: string) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const at = request.url.indexOf("?")
+    return (at < 0 ? undefined : new URLSearchParams(request.url.slice(at + 1)).get(name)) ?? undefined
+  })
+
+/** `limit` and `cursor` of an operator read of an organization's sandbox, as its API list takes them (oldest first). */
+const pageQuery = Effect.gen(function*() {
+  const text = yield* queryParam("limit")
+  const limit = text === undefined ? defaultPageSize : Number(text)
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxPageSize) {
+    return yield* apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
+      errors: [{ pointer: "/limit", detail: `must be an integer from 1 to ${maxPageSize}` }]
+    })
+  }
+  return { cursor: yield* queryParam("cursor"), limit }
+})
+
 /** The operator routes, guarded by the token configured when the routes are built. */
 export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter | EngineServices | Edge> = Layer.unwrap(Effect.gen(function*() {
   // The engine's services, taken once: a server may run requests in a context of its own.
@@ -192,6 +216,27 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
     const faultId = yield* param("faultId")
     yield* deleteFault(yield* sandboxOf(yield* param("id")), faultId)
     return json({ deleted: faultId })
+  }))),
+  // What an organization's sandbox shows of itself (docs/inspect.md), for support: `fos timers|events|audit ORG_ID`.
+  HttpRouter.route("GET", "/operator/organizations/:id/timers", guard(Effect.gen(function*() {
+    const organization = yield* getOrganization(yield* param("id"))
+    const page = yield* pageQuery
+    return json(yield* listPendingTimers(organization.id, "sandbox", { ...page, direction: "forward", sortBy: "dueAt", sortOrder: "asc" }))
+  }))),
+  HttpRouter.route("GET", "/operator/organizations/:id/events", guard(Effect.gen(function*() {
+    const organization = yield* getOrganization(yield* param("id"))
+    const page = yield* pageQuery
+    const filter = { resourceId: yield* queryParam("resourceId"), type: yield* queryParam("type") }
+    return json(yield* listEvents(organization.id, filter, { ...page, direction: "forward", sortBy: "createdAt", sortOrder: "asc" }))
+  }))),
+  HttpRouter.route("GET", "/operator/organizations/:id/ledger/accounts/:holderId/journal", guard(Effect.gen(function*() {
+    const organization = yield* getOrganization(yield* param("id"))
+    const page = yield* pageQuery
+    return json(yield* accountJournal(organization.id, yield* param("holderId"), { ...page, asset: yield* queryParam("asset"), chain: yield* queryParam("chain") }))
+  }))),
+  HttpRouter.route("GET", "/operator/organizations/:id/ledger/audit", guard(Effect.gen(function*() {
+    const organization = yield* getOrganization(yield* param("id"))
+    return json(yield* auditLedger(organization.id))
   }))),
   HttpRouter.route("POST", "/operator/users", guard(Effect.gen(function*() {
     const input = yield* body(NewUserBody)

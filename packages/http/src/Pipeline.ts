@@ -25,6 +25,8 @@ import {
   isValidIdempotencyKey,
   makeAuthenticate,
   randomHex,
+  RandomStreams,
+  type RandomStreamsService,
   isStoreUnavailable,
   RateLimiter,
   type RateLimiterService,
@@ -33,6 +35,7 @@ import {
   renderProblem,
   replayPayout,
   runIdempotent,
+  scopeOf,
   sha256Hex,
   sha256HexOfBytes,
   Store,
@@ -50,7 +53,7 @@ import {
   toIso,
   type UploadPolicy
 } from "@fos/contract"
-import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, type Schema, Stream } from "effect"
+import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, Random, type Schema, Stream } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, errorReferencePage, makeDocsPages } from "./Docs.ts"
@@ -271,9 +274,10 @@ const fromStored = (stored: StoredResponse) =>
  * key is known good (rule 7's 403 API_KEY_READ_ONLY, and the restriction's 403 ORGANIZATION_ACCESS_SUSPENDED) come
  * after the bucket, count against it and carry its headers. `restrictable` says the request is one a restricted
  * organization is refused (a write its endpoint does not keep open). Written as a short chain of effects: it runs
- * on every request.
+ * on every request. On a seeded engine (`streams`), what the caller's request invents comes from its organization's
+ * stream (RandomStreams.ts).
  */
-export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
+export const makeAdmit = (store: StoreService, limiter: RateLimiterService, streams?: RandomStreamsService) => {
   const authenticate = makeAuthenticate(store, limiter)
   // The admitted caller goes straight on to `then`: every step of the per-request chain costs (docs/performance.md).
   return <A, E, R>(
@@ -301,7 +305,9 @@ export const makeAdmit = (store: StoreService, limiter: RateLimiterService) => {
       if (restrictable && caller.organization.restrictedIn !== undefined && isRestrictedIn(caller.organization, caller.environment)) {
         return Effect.fail(apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business."))
       }
-      return then(caller)
+      return streams === undefined
+        ? then(caller)
+        : Effect.provideService(then(caller), Random.Random, streams.of(scopeOf(caller.organization.id, caller.environment)))
     })
   }
 }
@@ -405,19 +411,44 @@ const keyedWrite = (
 
 // --- the edge ------------------------------------------------------------------------------------------------
 
-/** Correlation ids: a per-engine random prefix and a counter, unique and cheap. */
+/**
+ * Correlation ids: a random prefix and a counter, unique and cheap. Per engine; on a seeded engine per scope, with
+ * the prefix from a stream of the scope's own, so that an organization's ids follow its own requests only and a
+ * read does not move the stream its resources' ids come from.
+ */
 export interface CorrelationIds {
-  readonly next: () => string
+  /** The next id of a request of `scope` (its organization's environment; undefined before one is known). */
+  readonly next: (scope: string | undefined) => string
+  /** Whether ids depend on the scope: the edge then draws a request's id once its caller is known. */
+  readonly perScope: boolean
 }
 
 export class Correlation extends Context.Service<Correlation, CorrelationIds>()("fos/http/Correlation") {}
 
+const correlationId = (prefix: string, counter: number) => prefix + counter.toString(16).padStart(16, "0")
+
 export const layerCorrelation: Layer.Layer<Correlation> = Layer.effect(
   Correlation,
   Effect.gen(function*() {
-    const prefix = yield* randomHex(16)
-    let counter = 0
-    return { next: () => prefix + (counter++).toString(16).padStart(16, "0") }
+    const streams = yield* RandomStreams
+    if (streams === undefined) {
+      const prefix = yield* randomHex(16)
+      let counter = 0
+      return { perScope: false, next: () => correlationId(prefix, counter++) }
+    }
+    const scopes = new Map<string, { readonly prefix: string; counter: number }>()
+    return {
+      perScope: true,
+      next: (scope) => {
+        const key = scope ?? ""
+        let ids = scopes.get(key)
+        if (ids === undefined) {
+          ids = { prefix: Effect.runSync(Effect.provideService(randomHex(16), Random.Random, streams.of(`correlation:${key}`))), counter: 0 }
+          scopes.set(key, ids)
+        }
+        return correlationId(ids.prefix, ids.counter++)
+      }
+    }
   })
 )
 
@@ -540,7 +571,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
   Effect.gen(function*() {
     const correlation = yield* Correlation
     const store = yield* Store
-    const admit = makeAdmit(store, yield* RateLimiter)
+    const admit = makeAdmit(store, yield* RateLimiter, yield* RandomStreams)
     // The engine's clock, taken once: a server may run requests in a context of its own.
     const clock = yield* Clock.Clock
     const nowMs = () => clock.currentTimeMillisUnsafe()
@@ -559,8 +590,8 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
 
     const begin = (request: HttpServerRequest.HttpServerRequest, environment: Environment | undefined): RequestInfo => {
       const clientHeader = request.headers["x-client-correlation-id"]
-      return {
-        correlationId: correlation.next(),
+      const info: RequestInfo = {
+        correlationId: correlation.perScope ? "" : correlation.next(undefined),
         clientCorrelationId: clientHeader !== undefined && visible.test(clientHeader) ? clientHeader : undefined,
         environment,
         instance: pathOf(request.url),
@@ -571,6 +602,15 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         request,
         injected: undefined
       }
+      // A seeded engine draws a request's id from its organization's ids when it is first read: after authentication
+      // when there is a caller (every read of it is for the answer or the log).
+      if (correlation.perScope) {
+        let id: string | undefined
+        Object.defineProperty(info, "correlationId", {
+          get: () => (id ??= correlation.next(info.organizationId === undefined || environment === undefined ? undefined : scopeOf(info.organizationId, environment)))
+        })
+      }
+      return info
     }
 
     /** A client correlation id sent but not one to echo is refused rather than silently dropped. */

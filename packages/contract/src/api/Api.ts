@@ -17,6 +17,7 @@ import { Portal } from "./Portal.ts"
 import { Recipients } from "./Recipients.ts"
 import { Rfis } from "./Rfis.ts"
 import { Signers } from "./Signers.ts"
+import { Inspect } from "./Inspect.ts"
 import { Simulate } from "./Simulate.ts"
 import { Transactions } from "./Transactions.ts"
 import { Wallets } from "./Wallets.ts"
@@ -56,6 +57,7 @@ export const Api = HttpApi.make("fos")
   .add(Webhooks)
   .add(Simulate)
   .add(Faults)
+  .add(Inspect)
   .add(Documents)
   .add(Onboarding)
   .add(Applications)

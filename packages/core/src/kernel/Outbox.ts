@@ -23,13 +23,58 @@ export interface OutboxEvent {
   readonly data: unknown
 }
 
+/**
+ * The member of an event's `data` that names the resource the event is about, by the type's resource (the part
+ * before the dot): `transaction.completed` is about `data.transactionId`. One table, so the sandbox's event log
+ * (`listEvents`) and the migration that indexed the events stored before it (adapters/sql Migrations.ts, version 8)
+ * agree.
+ */
+export const eventResourceMembers: Readonly<Record<string, string>> = {
+  application: "applicationId",
+  claim: "claimId",
+  crypto_wallet: "claimId",
+  customer: "customerId",
+  idv_link: "applicationId",
+  order: "orderId",
+  organization: "organizationId",
+  rfi: "rfiId",
+  transaction: "transactionId",
+  virtual_account: "virtualAccountId",
+  wallet: "walletId",
+  wallet_ceremony: "ceremonyId",
+  wallet_signer: "walletSignerId"
+}
+
+/** The id of the resource an event is about (`eventResourceMembers`), or undefined when its data names none. */
+export const eventResourceId = (event: { readonly type: string; readonly data: unknown }): string | undefined => {
+  const member = eventResourceMembers[event.type.slice(0, event.type.indexOf("."))]
+  const value = member === undefined || typeof event.data !== "object" || event.data === null
+    ? undefined
+    : (event.data as Record<string, unknown>)[member]
+  return typeof value === "string" ? value : undefined
+}
+
+/**
+ * The sandbox's event log is filtered by resource and type (`listEvents`): one order per combination of the two,
+ * over sandbox events only (a live event has no entry in them, so live writes cost nothing more). They keep no
+ * count; a list's total counts its index entries, which only a sandbox list pays for.
+ */
+const sandboxEventOrder = (partition: (e: OutboxEvent) => string) => ({
+  partition: (e: OutboxEvent) => e.environment === "sandbox" ? `${e.organizationId}/${e.environment}|${partition(e)}` : undefined,
+  sort: (e: OutboxEvent) => e.sequence,
+  counted: false
+})
+
 export const OutboxEvents = table<OutboxEvent>({
   name: "outbox",
   key: (e) => e.id,
   orders: {
     bySequence: { partition: () => "", sort: (e) => e.sequence, counted: false },
-    // One organization's events in one environment, for a sandbox reset.
-    byScope: { partition: (e) => `${e.organizationId}/${e.environment}`, sort: (e) => e.sequence, counted: false }
+    // One organization's events in one environment, for a sandbox reset and the sandbox's event log.
+    byScope: { partition: (e) => `${e.organizationId}/${e.environment}`, sort: (e) => e.sequence, counted: false },
+    sandboxByResource: sandboxEventOrder((e) => `resourceId=${eventResourceId(e) ?? ""}`),
+    sandboxByType: sandboxEventOrder((e) => `type=${e.type}`),
+    sandboxByResourceType: sandboxEventOrder((e) => `resourceId=${eventResourceId(e) ?? ""}|type=${e.type}`)
   }
 })
 

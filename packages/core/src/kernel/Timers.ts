@@ -12,6 +12,7 @@
  * lands on the target: an advance fires every due timer, including the timers those timers create.
  */
 import { Cause, Clock, Context, Deferred, Duration, Effect, Layer, Semaphore } from "effect"
+import { withStream } from "./RandomStreams.ts"
 import { Store, table } from "./Store.ts"
 
 export interface Timer {
@@ -110,8 +111,12 @@ export const fireDue = (nowMs: number): Effect.Effect<number, never, Store | Tim
             const handler = handlers.get(timer.kind)
             return handler === undefined ? undefined : yield* handler(timer.payload)
           })
-        ).pipe(Effect.catchCause((cause) => Effect.as(retryLater(timer, nowMs, cause), undefined)))
-        if (after !== undefined) afterCommit.push(after)
+        ).pipe(
+          Effect.catchCause((cause) => Effect.as(retryLater(timer, nowMs, cause), undefined)),
+          // A seeded engine: what a timer invents comes from its organization's stream, whoever fires it.
+          withStream(timer.scope)
+        )
+        if (after !== undefined) afterCommit.push(withStream(timer.scope)(after))
         fired++
       }
       yield* Effect.forEach(afterCommit, (work) => Effect.catchCause(work, (cause) =>

@@ -36,6 +36,9 @@ export type HolderType = typeof HolderTypes[number]
 
 const customerHolders: ReadonlySet<HolderType> = new Set(["wallet", "virtual_account"])
 
+/** Whether an account of `type` belongs to a customer, and so may never go below zero. */
+export const isCustomerHolder = (type: HolderType): boolean => customerHolders.has(type)
+
 /** An account's holder within one organization's environment (`scope`, as Tenancy's `scopeOf` gives it). */
 export interface Holder {
   readonly scope: string

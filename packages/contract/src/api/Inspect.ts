@@ -1,0 +1,40 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import {
+  AccountJournal,
+  JournalParams,
+  JournalQuery,
+  LedgerAudit,
+  LoggedEventList,
+  LoggedEventQuery,
+  PendingTimerList,
+  PendingTimerQuery
+} from "../simulate/Inspect.ts"
+import { common, OpenWhenRestricted, SandboxOnly } from "./Policies.ts"
+
+/**
+ * The sandbox's view into its own workings (served under /sandbox only, read-only): what is pending, what was
+ * emitted, and the ledger. A group of its own beside `simulate`, whose calls act; these only read.
+ */
+export const Inspect = HttpApiGroup.make("inspect")
+  .add(HttpApiEndpoint.get("listTimers", "/v2/simulate/timers", {
+    query: PendingTimerQuery,
+    success: PendingTimerList,
+    error: common
+  }).annotate(OpenApi.Description, "The caller's pending sandbox timers, soonest first: kind, due time, resource and what firing will do."))
+  .add(HttpApiEndpoint.get("listEvents", "/v2/simulate/events", {
+    query: LoggedEventQuery,
+    success: LoggedEventList,
+    error: common
+  }).annotate(OpenApi.Description, "Every event emitted in the caller's sandbox, oldest first, subscribed or not; filtered by resourceId and type."))
+  .add(HttpApiEndpoint.get("accountJournal", "/v2/simulate/ledger/accounts/:holderId/journal", {
+    params: JournalParams,
+    query: JournalQuery,
+    success: AccountJournal,
+    error: common
+  }).annotate(OpenApi.Description, "A wallet's or virtual account's ledger account: its transfers, oldest first, each with the balance after it."))
+  .add(HttpApiEndpoint.get("auditLedger", "/v2/simulate/ledger/audit", {
+    success: LedgerAudit,
+    error: common
+  }).annotate(OpenApi.Description, "Checks the sandbox ledger's invariants and answers each check made and every violation found."))
+  .annotate(OpenWhenRestricted, true)
+  .annotate(SandboxOnly, true)

@@ -1,0 +1,105 @@
+/**
+ * What the sandbox shows of its own workings, for a tester asking "why hasn't this happened yet?": the pending
+ * timers, the log of emitted events, and the ledger (an account's journal and an audit of its invariants).
+ * docs/inspect.md describes each shape.
+ */
+import { Schema } from "effect"
+import "../kernel/Annotations.ts"
+import { VirtualAccountId, WalletId } from "../kernel/Ids.ts"
+import { ListMeta, listOf, listQuery } from "../kernel/Lists.ts"
+
+/** A durable deadline of the caller's sandbox: what fires when, and what it will do. */
+export const PendingTimer = Schema.Struct({
+  id: Schema.String,
+  kind: Schema.String,
+  dueAt: Schema.String,
+  /** The resource the deadline belongs to; omitted when it belongs to none. */
+  resourceId: Schema.optionalKey(Schema.String),
+  /** What firing it will do, in words: "settles payout txn_… on ach (it completes)". */
+  action: Schema.String
+}).annotate({ identifier: "PendingTimer" })
+export type PendingTimer = typeof PendingTimer.Type
+
+export const PendingTimerList = listOf(PendingTimer).annotate({ identifier: "PendingTimerList" })
+export const PendingTimerQuery = listQuery(["dueAt"] as const)
+
+/** An emitted event as the sandbox's event log shows it: the webhook envelope and the resource it is about. */
+export const LoggedEvent = Schema.Struct({
+  id: Schema.String,
+  type: Schema.String,
+  createdAt: Schema.String,
+  apiVersion: Schema.Literal("2"),
+  mode: Schema.Literals(["sandbox", "live"]),
+  resourceId: Schema.optionalKey(Schema.String),
+  data: Schema.Unknown
+}).annotate({ identifier: "LoggedEvent" })
+export type LoggedEvent = typeof LoggedEvent.Type
+
+export const LoggedEventList = listOf(LoggedEvent).annotate({ identifier: "LoggedEventList" })
+export const LoggedEventQuery = Schema.Struct({
+  ...listQuery(["createdAt"] as const).fields,
+  resourceId: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(128))),
+  type: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(128)))
+})
+
+/** A customer account's balance from its holder's side, at the asset's precision. */
+export const JournalBalance = Schema.Struct({
+  posted: Schema.String,
+  available: Schema.String,
+  pending: Schema.String,
+  incoming: Schema.String
+}).annotate({ identifier: "JournalBalance" })
+
+export const JournalEntry = Schema.Struct({
+  transferId: Schema.String,
+  sequence: Schema.Number,
+  createdAt: Schema.String,
+  kind: Schema.Literals(["posted", "pending", "post", "void"]),
+  side: Schema.Literals(["debit", "credit"]),
+  amount: Schema.String,
+  counterpartyAccountId: Schema.String,
+  code: Schema.String,
+  transactionId: Schema.optionalKey(Schema.String),
+  resolves: Schema.optionalKey(Schema.String),
+  balance: JournalBalance
+}).annotate({ identifier: "JournalEntry" })
+
+export const AccountJournal = Schema.Struct({
+  account: Schema.Struct({
+    id: Schema.String,
+    holderType: Schema.String,
+    holderId: Schema.String,
+    asset: Schema.String,
+    chain: Schema.optionalKey(Schema.String),
+    balance: JournalBalance
+  }),
+  data: Schema.Array(JournalEntry),
+  meta: ListMeta
+}).annotate({ identifier: "AccountJournal" })
+
+export const JournalParams = { holderId: Schema.Union([WalletId, VirtualAccountId]) }
+export const JournalQuery = Schema.Struct({
+  cursor: Schema.optionalKey(Schema.String),
+  limit: listQuery(["sequence"] as const).fields.limit,
+  asset: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(16))),
+  chain: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(32)))
+})
+
+export const AuditCheckNames = ["zero_sum", "no_negative_customer_account", "totals_match_transfers", "holds_match_transactions"] as const
+
+export const LedgerAudit = Schema.Struct({
+  clean: Schema.Boolean,
+  checkedAt: Schema.String,
+  scanned: Schema.Struct({ accounts: Schema.Number, transfers: Schema.Number, transactions: Schema.Number, assets: Schema.Number }),
+  checks: Schema.Array(Schema.Struct({ name: Schema.Literals(AuditCheckNames), description: Schema.String, violations: Schema.Number })),
+  violations: Schema.Array(Schema.Struct({
+    check: Schema.Literals(AuditCheckNames),
+    detail: Schema.String,
+    accountId: Schema.optionalKey(Schema.String),
+    transferId: Schema.optionalKey(Schema.String),
+    transactionId: Schema.optionalKey(Schema.String),
+    asset: Schema.optionalKey(Schema.String)
+  })),
+  violationCount: Schema.Number
+}).annotate({ identifier: "LedgerAudit" })
+export type LedgerAudit = typeof LedgerAudit.Type

@@ -1,0 +1,83 @@
+/**
+ * Where the values fos invents come from: ids, secrets, addresses and every number derived from them.
+ *
+ * Everything draws from Effect's `Random`. Without a seed that is the engine's source of randomness, which must be a
+ * cryptographic one where secrets are minted (`randomFromBytes` over `crypto.getRandomValues`, which the runtimes
+ * give: the core uses no runtime global). With a seed (`fos serve --random-seed`, `createEngine({ randomSeed })`),
+ * each organization's environment draws from a stream of its own, derived from the seed and its scope
+ * (`scopeOf`), so one suite's ids never depend on another suite's traffic; work that belongs to no organization (the
+ * operator's, the seed file's, a request not yet authenticated) draws from the root stream. The streams are
+ * ISAAC generators (Effect's `Random.withSeed`), kept in memory for the life of the engine.
+ *
+ * A seeded engine opened on a store that already holds organizations (a restart on PGlite or PostgreSQL, a second
+ * process on one database) salts its streams with the store's sequence: the streams of its first run would mint the
+ * ids that run already stored.
+ */
+import { Context, Effect, Random } from "effect"
+
+/** The seeded streams of an engine. */
+export interface RandomStreamsService {
+  /** The stream of `key` (a scope, or `rootStream`): the same key, the same stream, for the life of the engine. */
+  readonly of: (key: string) => Random.Random
+}
+
+/** The key of the stream of work that belongs to no organization. */
+export const rootStream = ""
+
+/** The engine's seeded streams; undefined when the engine has no seed (every draw then uses the ambient `Random`). */
+export const RandomStreams = Context.Reference<RandomStreamsService | undefined>("fos/RandomStreams", { defaultValue: () => undefined })
+
+/** An ISAAC generator seeded with `seed` (the one `Random.withSeed` provides). */
+const isaac = (seed: string): Random.Random => Effect.runSync(Random.withSeed(Random.Random.useSync((random) => random), seed))
+
+/**
+ * The streams of `seed`, salted with `salt` ("" for a store's first run). Each stream's seed is the JSON of
+ * (seed, salt, key), so no two keys can spell the same seed.
+ */
+export const seededStreams = (seed: string, salt: string): RandomStreamsService => {
+  const streams = new Map<string, Random.Random>()
+  return {
+    of: (key) => {
+      let stream = streams.get(key)
+      if (stream === undefined) {
+        stream = isaac(JSON.stringify([seed, salt, key]))
+        streams.set(key, stream)
+      }
+      return stream
+    }
+  }
+}
+
+/**
+ * Runs `effect` drawing from the stream of `scope` (the root stream when undefined), when the engine is seeded;
+ * unchanged otherwise.
+ */
+export const withStream = (scope: string | undefined) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiber((fiber) => {
+    const streams = fiber.getRef(RandomStreams)
+    return streams === undefined ? effect : Effect.provideService(effect, Random.Random, streams.of(scope ?? rootStream))
+  })
+
+/** How many 32-bit words a `randomFromBytes` source fetches at once: one call of the source per 512 draws. */
+const poolWords = 1024
+
+/**
+ * A `Random` over a source of random bytes, such as `(words) => crypto.getRandomValues(words)`: the source fills
+ * a pool, and each draw takes 53 bits of it.
+ */
+export const randomFromBytes = (fill: (words: Uint32Array) => void): Random.Random => {
+  const pool = new Uint32Array(poolWords)
+  let next = poolWords
+  const word = (): number => {
+    if (next === poolWords) {
+      fill(pool)
+      next = 0
+    }
+    return pool[next++]!
+  }
+  const nextDoubleUnsafe = () => ((word() & 0x1fffff) * 4294967296 + word()) / 9007199254740992
+  return {
+    nextDoubleUnsafe,
+    nextIntUnsafe: () => Math.floor(nextDoubleUnsafe() * (Number.MAX_SAFE_INTEGER - Number.MIN_SAFE_INTEGER + 1)) + Number.MIN_SAFE_INTEGER
+  }
+}

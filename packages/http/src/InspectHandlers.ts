@@ -1,0 +1,46 @@
+/**
+ * The handlers of the sandbox's inspect group (contract api/Inspect.ts): thin reads of the caller's sandbox.
+ */
+import { accountJournal, auditLedger, listEvents, listPendingTimers } from "@fos/core"
+import { defaultPageSize } from "@fos/contract"
+import { Effect } from "effect"
+import { group } from "./HandlerGroups.ts"
+import { CurrentCaller, ServerApi } from "./ServerApi.ts"
+
+const pageOf = (
+  query: { readonly cursor?: string; readonly limit?: number; readonly direction?: "forward" | "backward"; readonly sortOrder?: "asc" | "desc" },
+  sortBy: string
+) => ({
+  cursor: query.cursor,
+  limit: query.limit ?? defaultPageSize,
+  direction: query.direction ?? "forward",
+  sortBy,
+  // A log and a schedule read oldest (soonest) first.
+  sortOrder: query.sortOrder ?? "asc"
+})
+
+const mutable = <A>(value: A) => value as { -readonly [K in keyof A]: A[K] }
+
+export const InspectLive = group(ServerApi, "inspect", (handlers) =>
+  handlers
+    .handle("listTimers", ({ query }) =>
+      CurrentCaller.use((caller) => listPendingTimers(caller.organization.id, caller.environment, pageOf(query, "dueAt"))).pipe(
+        Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))
+      ))
+    .handle("listEvents", ({ query }) =>
+      CurrentCaller.use((caller) =>
+        listEvents(caller.organization.id, { resourceId: query.resourceId, type: query.type }, pageOf(query, "createdAt"))
+      ).pipe(Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))))
+    .handle("accountJournal", ({ params, query }) =>
+      CurrentCaller.use((caller) =>
+        accountJournal(caller.organization.id, params.holderId, {
+          asset: query.asset,
+          chain: query.chain,
+          cursor: query.cursor,
+          limit: query.limit ?? defaultPageSize
+        })
+      ).pipe(Effect.map((j) => ({ account: mutable(j.account), data: j.data.map(mutable), meta: j.meta }))))
+    .handle("auditLedger", () =>
+      CurrentCaller.use((caller) => auditLedger(caller.organization.id)).pipe(
+        Effect.map((r) => ({ ...r, checks: r.checks.map(mutable), violations: r.violations.map(mutable) }))
+      )))
