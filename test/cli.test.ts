@@ -81,6 +81,30 @@ describe("fos operator commands", { timeout: 120_000 }, () => {
     expect((await fos(server.origin, "reset")).code).toBe(2)
   })
 
+  // Seven commands, each a Node process: on a loaded machine that is more than the group's two minutes.
+  it("fos faults arms, lists and deletes an organization's sandbox faults, which the running server applies", async () => {
+    await fos(server.origin, "orgs", "create", "--name", "Faults", "--id", "org_clifaults", "--status", "active")
+    await fos(server.origin, "users", "create", "--org", "org_clifaults", "--email", "ada@faults.test", "--role", "admin", "--id", "usr_clifaults")
+    const key = JSON.parse((await fos(server.origin, "keys", "create", "--org", "org_clifaults", "--user", "usr_clifaults", "--env", "sandbox", "--access", "read_write")).stdout).key as string
+    const armed = await fos(server.origin, "faults", "arm", "org_clifaults", "--fault", JSON.stringify({
+      match: { operationId: "customers.list" },
+      effect: { type: "problem", code: "POLICY_EVALUATION_UNAVAILABLE" }
+    }))
+    expect(armed.code, armed.stderr).toBe(0)
+    const fault = JSON.parse(armed.stdout) as { id: string }
+    const refused = await fetch(`${server.origin}/sandbox/v2/customers`, { headers: { "x-api-key": key } })
+    expect(refused.status).toBe(503)
+    expect(((await refused.json()) as { type: string }).type).toBe("POLICY_EVALUATION_UNAVAILABLE")
+    const listed = JSON.parse((await fos(server.origin, "faults", "list", "org_clifaults")).stdout) as { data: Array<{ id: string; applied: number }> }
+    expect(listed.data).toMatchObject([{ id: fault.id, applied: 1 }])
+    expect((await fos(server.origin, "faults", "delete", "org_clifaults", fault.id)).code).toBe(0)
+    expect((await fetch(`${server.origin}/sandbox/v2/customers`, { headers: { "x-api-key": key } })).status).toBe(200)
+    // A matcher that names no operation is refused.
+    const typo = await fos(server.origin, "faults", "arm", "org_clifaults", "--fault", JSON.stringify({ match: { path: "/v2/customer" }, effect: { type: "commit_then_lose" } }))
+    expect(typo.code).toBe(1)
+    expect(typo.stderr).toContain("VALIDATION_ERROR")
+  }, 240_000)
+
   it("print the problem and exit 1 when the server refuses", async () => {
     await fos(server.origin, "orgs", "create", "--name", "Beta", "--id", "org_clibeta")
     await fos(server.origin, "users", "create", "--org", "org_clibeta", "--email", "dev@cli.test", "--role", "developer", "--id", "usr_clidev")

@@ -78,7 +78,7 @@ describe("the request log of fos serve", () => {
     const s = await session(["--log-format", "json"])
     const entries = s.logLines.map((line) => JSON.parse(line) as Record<string, unknown>)
     expect(entries.map((e) => Object.keys(e))).toEqual(
-      entries.map(() => ["time", "method", "path", "status", "type", "durationMs", "correlationId", "organizationId", "environment"])
+      entries.map(() => ["time", "method", "path", "status", "type", "durationMs", "correlationId", "organizationId", "environment", "injected"])
     )
     expect(entries.map((e) => [e.method, e.path, e.status, e.type, e.organizationId, e.environment])).toEqual([
       ["GET", "/sandbox/v2/portal/users/me", 200, null, s.organizationId, "sandbox"],

@@ -34,8 +34,8 @@ describe("the router's reading of the API", () => {
       )
     expect(named((p) => !p.transactional)).toEqual(["simulate.advanceClock", "simulate.flushWebhooks"])
     expect(named((p) => p.rereadOnReplay)).toEqual(["payouts.create"])
-    // The simulate calls act, the inspect reads look: both are the sandbox's alone.
-    const sandboxGroups = (["simulate", "inspect"] as const).flatMap((g) => Object.keys(Api.groups[g].endpoints).map((name) => `${g}.${name}`))
+    // The simulate calls act, the faults break, the inspect reads look: all are the sandbox's alone.
+    const sandboxGroups = (["simulate", "faults", "inspect"] as const).flatMap((g) => Object.keys(Api.groups[g].endpoints).map((name) => `${g}.${name}`))
     expect(named((p) => p.sandboxOnly)).toEqual(sandboxGroups)
   })
 })

@@ -10,6 +10,7 @@ import { infoRequested, ListenError, parseServeArgs, serve, serveHelp, StoreErro
 const usage = `usage: fos serve [flags]          runs the server (npm start in the repository); fos serve --help lists its flags
        fos orgs|users|keys ...   the operator commands, below: they call a running server
        fos reset ORG_ID          empties an organization's sandbox
+       fos faults ...            an organization's sandbox faults (docs/faults.md)
        fos --version             prints the version
 
 ${operatorUsage}
@@ -37,6 +38,7 @@ const main = async (argv: ReadonlyArray<string>) => {
     case "users":
     case "keys":
     case "reset":
+    case "faults":
     case "timers":
     case "events":
     case "journal":

@@ -82,6 +82,10 @@ const usage = `operator commands (they call a running server; --server URL or FO
   fos keys list --org ORG_ID
   fos keys revoke KEY_OR_HASH
   fos reset ORG_ID                          (empties the organization's sandbox; keeps it, its users and keys)
+  fos faults list ORG_ID                    (its sandbox's scripted faults; docs/faults.md)
+  fos faults arm ORG_ID --fault JSON        (a request fault: {"match": {...}, "effect": {...}, "count": N})
+  fos faults arm ORG_ID --endpoint wep_... --fault JSON   (a receiver fault: {"effect": {...}, "count": N})
+  fos faults delete ORG_ID [FAULT_ID]       (one fault, or all of them)
   fos timers ORG_ID [--limit N] [--cursor C] (the sandbox's pending timers, soonest first, with what each will do)
   fos events ORG_ID [--resource ID] [--type T] [--limit N] [--cursor C]   (the sandbox's emitted events, oldest first)
   fos journal ORG_ID WALLET_OR_VIRTUAL_ACCOUNT_ID [--asset A] [--chain C] [--limit N] [--cursor C]
@@ -212,6 +216,27 @@ export const runOperator = async (
       const key = p.positional[0]
       if (key === undefined) throw new UsageError("fos keys revoke needs the key (or its SHA-256 hash)")
       return call(p, env, "POST", "/operator/api-keys/revoke", { key })
+    }
+    case "faults list":
+    case "faults arm":
+    case "faults delete": {
+      const p = known("fault", "endpoint")
+      const [org, faultId, ...extra] = p.positional
+      if (org === undefined || extra.length > 0 || (faultId !== undefined && action !== "delete")) {
+        throw new UsageError(`fos faults ${action} needs one organization id${action === "delete" ? " (and optionally a fault id)" : ""}`)
+      }
+      const base = `/operator/organizations/${encodeURIComponent(org)}`
+      if (action === "list") return call(p, env, "GET", `${base}/faults`)
+      if (action === "delete") return call(p, env, "DELETE", faultId === undefined ? `${base}/faults` : `${base}/faults/${encodeURIComponent(faultId)}`)
+      let fault: unknown
+      try {
+        fault = JSON.parse(required(p, "fault"))
+      } catch (e) {
+        if (e instanceof UsageError) throw e
+        throw new UsageError("--fault is the fault as JSON (docs/faults.md)")
+      }
+      const endpoint = one(p, "endpoint")
+      return call(p, env, "POST", endpoint === undefined ? `${base}/faults` : `${base}/webhooks/endpoints/${encodeURIComponent(endpoint)}/faults`, fault)
     }
     default:
       throw new UsageError(`unknown command ${JSON.stringify(action === undefined ? group : `${group} ${action}`)}\n${usage}`)

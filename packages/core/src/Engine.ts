@@ -31,8 +31,9 @@ import { transferSigningTimerHandlers } from "./signing/TransferSigning.ts"
 import { layerSubscriptions } from "./Subscriptions.ts"
 import { WorldModel, type WorldModelOptions, worldModelOf } from "./money/WorldModel.ts"
 import { EventWritten } from "./kernel/Outbox.ts"
-import { webhookTimerHandlers } from "./webhooks/Dispatch.ts"
+import { receiverTimeoutMs, webhookTimerHandlers } from "./webhooks/Dispatch.ts"
 import { DeliveryWorker, makeDeliveryWorker } from "./webhooks/DeliveryWorker.ts"
+import { withReceiverFaults } from "./simulate/Faults.ts"
 import { fanOut } from "./webhooks/FanOut.ts"
 import { type ResolveHost, TransportError, WebhookSettings, type WebhookTransportService } from "./webhooks/Transport.ts"
 import {
@@ -150,7 +151,8 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
         ...quoteTimerHandlers,
         ...payoutTimerHandlers,
         ...rfiTimerHandlers,
-        ...webhookTimerHandlers(options.webhookTransport ?? noTransport, webhookSettings, deliveryWorker)
+        // A sandbox's receiver faults (simulate/Faults.ts) stand in for its receivers' answers.
+        ...webhookTimerHandlers(withReceiverFaults(options.webhookTransport ?? noTransport, receiverTimeoutMs), webhookSettings, deliveryWorker)
       }),
       Layer.succeed(DeliveryWorker, deliveryWorker),
       // The worker's fibers live as long as the engine.

@@ -22,6 +22,7 @@ import { IdempotencyRecords } from "./kernel/Idempotency.ts"
 import { OutboxEvents } from "./kernel/Outbox.ts"
 import { type Position, Store, type StoreService, type Table } from "./kernel/Store.ts"
 import { Timers } from "./kernel/Timers.ts"
+import { SimulatedFaults } from "./simulate/Faults.ts"
 import { LedgerAccounts, LedgerTransfers } from "./money/Ledger.ts"
 import { Orders, ordersOfScope } from "./money/Orders.ts"
 import { MarketRates } from "./money/Pricing.ts"
@@ -139,7 +140,9 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
   { table: QuoteOptions, order: "byScope", counted: "quoteOptions" },
   { table: MarketRates, order: "byScope" },
   { table: Recipients, order: "byScope", counted: "recipients" },
-  { table: Rfis, order: "byScope", counted: "rfis" }
+  { table: Rfis, order: "byScope", counted: "rfis" },
+  // The organization's request-fault mark is cleared by the next look-up that finds none (simulate/Faults.ts).
+  { table: SimulatedFaults, order: "byScope" }
 ]
 
 /**

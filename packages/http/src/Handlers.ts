@@ -119,6 +119,7 @@ import {
   rfiToWire
 } from "@fos/core"
 import { Effect, Layer } from "effect"
+import { FaultsLive } from "./FaultHandlers.ts"
 import { group } from "./HandlerGroups.ts"
 import { InspectLive } from "./InspectHandlers.ts"
 import { CurrentCaller, CurrentUpload, ServerApi } from "./ServerApi.ts"
@@ -536,5 +537,6 @@ export const layerHandlers = Layer.mergeAll(
   RecipientsLive,
   PayoutsLive,
   RfisLive,
+  FaultsLive,
   InspectLive
 )

@@ -9,8 +9,13 @@ import {
   accountJournal,
   apiError,
   type ApiError,
+  armFault,
+  armReceiverFault,
+  clearFaults,
   auditLedger,
   createApiKey,
+  deleteFault,
+  listFaults,
   createOrganization,
   createUser,
   decodeFailure,
@@ -30,9 +35,10 @@ import {
   Store,
   updateOrganization
 } from "@fos/core"
-import { defaultPageSize, KeyAccess, maxPageSize, OrganizationStatus, UserRole } from "@fos/contract"
+import { defaultPageSize, FaultCreate, KeyAccess, maxPageSize, OrganizationStatus, ReceiverFaultCreate, UserRole } from "@fos/contract"
 import { Context, Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { checkMatch } from "./FaultHandlers.ts"
 import { Edge, readJsonBody } from "./Pipeline.ts"
 
 /** The operator token, or only its SHA-256 hash (as a store keeps it, `keepOperatorToken`). */
@@ -131,6 +137,10 @@ const guarded = (edge: Edge["Service"], token: OperatorSecret | undefined, servi
 
 const param = (name: string) => Effect.map(HttpRouter.params, (p) => p[name] ?? "")
 
+/** An organization's sandbox, as the owner of its faults. */
+const sandboxOf = (organizationId: string) =>
+  Effect.map(getOrganization(organizationId), (organization) => ({ organization, environment: "sandbox" as const }))
+
 /** A query parameter of the operator request, or undefined. */
 const queryParam = (name: string) =>
   Effect.gen(function*() {
@@ -184,6 +194,28 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
   HttpRouter.route("POST", "/operator/organizations/:id/reset", guard(Effect.gen(function*() {
     const organization = yield* getOrganization(yield* param("id"))
     return json(yield* resetSandbox(organization.id))
+  }))),
+  // An organization's sandbox faults (`fos faults`), as its own /sandbox/v2/simulate/faults endpoints arm them (docs/faults.md).
+  HttpRouter.route("GET", "/operator/organizations/:id/faults", guard(Effect.gen(function*() {
+    return json(yield* listFaults(yield* sandboxOf(yield* param("id"))))
+  }))),
+  HttpRouter.route("POST", "/operator/organizations/:id/faults", guard(Effect.gen(function*() {
+    const owner = yield* sandboxOf(yield* param("id"))
+    const input = yield* body(FaultCreate)
+    yield* checkMatch(input.match)
+    return json(yield* armFault(owner, input), 201)
+  }))),
+  HttpRouter.route("POST", "/operator/organizations/:id/webhooks/endpoints/:endpointId/faults", guard(Effect.gen(function*() {
+    const owner = yield* sandboxOf(yield* param("id"))
+    return json(yield* armReceiverFault(owner, yield* param("endpointId"), yield* body(ReceiverFaultCreate)), 201)
+  }))),
+  HttpRouter.route("DELETE", "/operator/organizations/:id/faults", guard(Effect.gen(function*() {
+    return json(yield* clearFaults(yield* sandboxOf(yield* param("id"))))
+  }))),
+  HttpRouter.route("DELETE", "/operator/organizations/:id/faults/:faultId", guard(Effect.gen(function*() {
+    const faultId = yield* param("faultId")
+    yield* deleteFault(yield* sandboxOf(yield* param("id")), faultId)
+    return json({ deleted: faultId })
   }))),
   // What an organization's sandbox shows of itself (docs/inspect.md), for support: `fos timers|events|audit ORG_ID`.
   HttpRouter.route("GET", "/operator/organizations/:id/timers", guard(Effect.gen(function*() {

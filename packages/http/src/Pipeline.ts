@@ -59,6 +59,7 @@ import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, Random, type Sc
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, errorReferencePage, makeDocsPages } from "./Docs.ts"
+import { faultableTarget, underFault } from "./Faults.ts"
 import { problemTypeOf, RequestLog } from "./RequestLog.ts"
 import { CurrentUpload } from "./ServerApi.ts"
 
@@ -78,6 +79,8 @@ export interface RequestInfo {
   readonly startedNs: bigint
   /** The request itself: a problem's `docs` is on its origin, worked out only when a problem is rendered. */
   readonly request: HttpServerRequest.HttpServerRequest
+  /** The sandbox fault that shaped the answer, if one did (Faults.ts), for the request log. */
+  injected: string | undefined
 }
 
 
@@ -356,7 +359,9 @@ const write = (
   policy: IdempotencyPolicy,
   transactional: boolean,
   upload: UploadPolicy | undefined,
-  refresh?: ((caller: Caller, stored: StoredResponse) => Effect.Effect<StoredResponse, never, Store>) | undefined
+  refresh?: ((caller: Caller, stored: StoredResponse) => Effect.Effect<StoredResponse, never, Store>) | undefined,
+  /** The sandbox's request faults, given the JSON body (Faults.ts); undefined when the caller has none. */
+  faulted?: <R>(body: string | undefined, proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R>) => Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R | Store>
 ) =>
   Effect.gen(function*() {
     let run: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
@@ -369,6 +374,22 @@ const write = (
       run = Effect.provideService(endpointRun(undefined), CurrentUpload, form.parts)
       body = form.digest
     }
+    if (faulted !== undefined) return yield* faulted(upload === undefined ? body : undefined, keyedWrite(run, body, request, info, caller, policy, transactional, refresh))
+    return yield* keyedWrite(run, body, request, info, caller, policy, transactional, refresh)
+  })
+
+/** A write's idempotency, as its endpoint declares it, around its run. */
+const keyedWrite = (
+  run: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>,
+  body: string,
+  request: HttpServerRequest.HttpServerRequest,
+  info: RequestInfo,
+  caller: Caller,
+  policy: IdempotencyPolicy,
+  transactional: boolean,
+  refresh: ((caller: Caller, stored: StoredResponse) => Effect.Effect<StoredResponse, never, Store>) | undefined
+) =>
+  Effect.gen(function*() {
     const key = request.headers["idempotency-key"]
     if (key === undefined) {
       if (policy === "required") return yield* apiError("IDEMPOTENCY_KEY_REQUIRED", "This endpoint requires an Idempotency-Key header.")
@@ -589,7 +610,8 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         rate: undefined,
         organizationId: undefined,
         startedNs: requestLog === undefined ? 0n : realClock.currentTimeNanosUnsafe(),
-        request
+        request,
+        injected: undefined
       }
       // A seeded engine draws a request's id from its organization's ids when it is first read: after authentication
       // when there is a caller (every read of it is for the answer or the log).
@@ -622,7 +644,8 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
           durationMs: Number(endNs - info.startedNs) / 1e6,
           correlationId: info.correlationId,
           organizationId: info.organizationId,
-          environment: info.environment
+          environment: info.environment,
+          injected: info.injected
         })
         return response
       }
@@ -688,10 +711,20 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
     const gate: EdgeService["gate"] = (endpoint, group, run) => {
       const { bucket, idempotency: policy, transactional, upload, rereadOnReplay, sandboxOnly, openWhenRestricted: open } = policyOf(endpoint, group)
       const refresh = rereadOnReplay === undefined ? undefined : replayReads[rereadOnReplay]
+      const target = faultableTarget(endpoint, group)
       return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, EngineServices> =>
         admit(info, request.method, request.headers["x-api-key"], bucket, !open && bodyMethods.has(request.method), (caller) => {
           if (sandboxOnly && info.environment !== "sandbox") {
             return Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
+          }
+          // Only an organization marked as having request faults looks them up (core simulate/Faults.ts).
+          if (target !== undefined && caller.organization.sandboxFaults === true && caller.environment === "sandbox") {
+            const faulted = <R>(body: string | undefined, proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R>) =>
+              underFault(caller, target, request, body, (id) => (info.injected = id), proceed)
+            // A write whose answer a fault loses has committed: what it made due still runs.
+            return bodyMethods.has(request.method)
+              ? Effect.ensuring(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh, faulted), settle)
+              : faulted(undefined, run(request, undefined, caller))
           }
           return bodyMethods.has(request.method)
             ? Effect.tap(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh), () => settle)

@@ -28,6 +28,8 @@ export interface RequestLogEntry {
   readonly organizationId: string | undefined
   /** The base address's environment; undefined outside `/sandbox` and `/live`. */
   readonly environment: Environment | undefined
+  /** The id of the sandbox fault that shaped the answer (an injected problem, latency, a lost answer), if one did. */
+  readonly injected?: string | undefined
 }
 
 export type RequestLogger = (entry: RequestLogEntry) => void
@@ -73,12 +75,14 @@ export const formatRequestLog = (entry: RequestLogEntry, format: RequestLogForma
       durationMs,
       correlationId: entry.correlationId,
       organizationId: entry.organizationId ?? null,
-      environment: entry.environment ?? null
+      environment: entry.environment ?? null,
+      injected: entry.injected ?? null
     })
   }
   const status = options.color === true ? `\u001b[${statusColor(entry.status)}m${entry.status}\u001b[0m` : String(entry.status)
   const duration = `${durationMs < 10 ? durationMs.toFixed(1) : Math.round(durationMs)}ms`
   const dim = (text: string) => (options.color === true ? `\u001b[2m${text}\u001b[0m` : text)
   const type = entry.type === undefined ? "" : ` ${entry.type}`
-  return `${dim(entry.time)} ${entry.method.padEnd(6)} ${entry.path} ${status}${type} ${duration.padStart(6)} ${entry.organizationId ?? "-"} ${dim(entry.correlationId)}`
+  const injected = entry.injected === undefined ? "" : ` injected:${entry.injected}`
+  return `${dim(entry.time)} ${entry.method.padEnd(6)} ${entry.path} ${status}${type} ${duration.padStart(6)} ${entry.organizationId ?? "-"} ${dim(entry.correlationId)}${injected}`
 }

@@ -9,6 +9,7 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { Applications } from "./Applications.ts"
 import { Customers } from "./Customers.ts"
 import { Documents } from "./Documents.ts"
+import { Faults } from "./Faults.ts"
 import { Onboarding } from "./Onboarding.ts"
 import { Orders, Quotes } from "./Orders.ts"
 import { Payouts } from "./Payouts.ts"
@@ -55,6 +56,7 @@ export const Api = HttpApi.make("fos")
   .add(Customers.annotate(OpenApi.Description, "Customers of the organization, their feature applications and virtual accounts."))
   .add(Webhooks.annotate(OpenApi.Description, "Webhook endpoints, deliveries and the event types fos sends (each described under Webhooks)."))
   .add(Simulate.annotate(OpenApi.Description, "Sandbox-only controls: decide applications, move money and time, raise events. Under /live they are 404."))
+  .add(Faults.annotate(OpenApi.Description, "Sandbox-only scripted faults: answer the next matching requests with an infrastructure problem, add latency, or commit and lose the answer; and make a webhook endpoint's receiver fail. Under /live they are 404."))
   .add(Inspect.annotate(OpenApi.Description, "Sandbox-only reads of what is pending and what happened: timers, the event log, an account's ledger journal and the ledger audit. Under /live they are 404."))
   .add(Documents.annotate(OpenApi.Description, "Uploaded documents for onboarding and requests for information."))
   .add(Onboarding.annotate(OpenApi.Description, "Onboarding requirements per country, and customer and organization onboarding."))

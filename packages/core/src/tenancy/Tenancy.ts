@@ -27,6 +27,8 @@ export interface Organization {
    * managing what it has, and new business is refused (docs/decisions.md, "Organizations"). Absent means none.
    */
   readonly restrictedIn?: ReadonlyArray<Environment>
+  /** Its sandbox may hold request faults (simulate/Faults.ts): only then do its sandbox requests look them up. */
+  readonly sandboxFaults?: true
 }
 
 /** Whether the organization is restricted in `environment`. */

@@ -1,0 +1,259 @@
+/**
+ * Scripted faults (sandbox only; contract simulate/Faults.ts, docs/faults.md): the rows that say which requests, or
+ * which webhook endpoint's attempts, fail and how, and the reads that take one fault for a request or an attempt.
+ *
+ * Every request of every organization would pay a store read to find out whether a fault matches it, so an
+ * organization with request faults carries a mark (`Organization.sandboxFaults`), which authentication reads anyway:
+ * only a marked organization's sandbox requests look faults up. Arming a request fault sets the mark in the same
+ * transaction; the look-up that finds no request fault left (deleted, used up, or reset) clears it, under the
+ * organization's row lock, so a fault armed meanwhile is never missed.
+ *
+ * A fault with a count applies to that many matches and is then removed; one without applies until it is deleted.
+ */
+import {
+  type Fault,
+  type FaultCreate,
+  type FaultEffect,
+  type FaultMatch,
+  type FaultsCleared,
+  maxFaultsPerOrganization,
+  type ReceiverFaultCreate,
+  type ReceiverFaultEffect,
+  toIso,
+  type Environment
+} from "@fos/contract"
+import { Clock, Effect } from "effect"
+import { newPlainId } from "../kernel/IdGenerator.ts"
+import { type ApiError, apiError } from "../kernel/Problem.ts"
+import { Store, type StoreService, table } from "../kernel/Store.ts"
+import { Organizations, scopeOf } from "../tenancy/Tenancy.ts"
+import { WebhookDeliveries } from "../webhooks/Deliveries.ts"
+import { WebhookEndpoints } from "../webhooks/Endpoints.ts"
+import { TransportError, type WebhookTransportService } from "../webhooks/Transport.ts"
+
+export interface FaultRow {
+  readonly id: string
+  readonly organizationId: string
+  readonly environment: "sandbox"
+  /** The store's sequence when armed: faults are tried oldest first. */
+  readonly seq: number
+  readonly createdAt: string
+  readonly target: "request" | "receiver"
+  readonly match?: FaultMatch
+  readonly webhookEndpointId?: string
+  readonly effect: FaultEffect | ReceiverFaultEffect
+  readonly count?: number
+  readonly remaining?: number
+  readonly applied: number
+}
+
+export const SimulatedFaults = table<FaultRow>({
+  name: "simulated_faults",
+  key: (f) => f.id,
+  // One receiver fault per endpoint: two would leave it unclear which attempt meets which.
+  unique: { receiver: (f) => (f.target === "receiver" ? f.webhookEndpointId : undefined) },
+  orders: { byScope: { partition: (f) => scopeOf(f.organizationId, f.environment), sort: (f) => f.seq } }
+})
+
+export const faultToWire = (f: FaultRow): Fault => ({
+  id: f.id,
+  target: f.target,
+  ...(f.match === undefined ? {} : { match: f.match }),
+  ...(f.webhookEndpointId === undefined ? {} : { webhookEndpointId: f.webhookEndpointId }),
+  effect: f.effect,
+  ...(f.count === undefined ? {} : { count: f.count, remaining: f.remaining ?? 0 }),
+  applied: f.applied,
+  createdAt: f.createdAt
+})
+
+/**
+ * Whose faults: an API caller (`Caller` is one), or an organization an operator names (`fos faults`), always in
+ * the sandbox.
+ */
+export interface FaultOwner {
+  readonly organization: { readonly id: string }
+  readonly environment: Environment
+}
+
+const sandboxOnly = (caller: FaultOwner) =>
+  caller.environment === "sandbox" ? Effect.void : Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
+
+const scopeFaults = (store: StoreService, scope: string) =>
+  store.page(SimulatedFaults, { order: "byScope", partition: scope, descending: false, backward: false, from: undefined, limit: maxFaultsPerOrganization })
+
+/** Inserts a fault of the caller's sandbox, within the bound; `mark` sets the organization's request-fault mark. */
+const arm = (caller: FaultOwner, fault: Omit<FaultRow, "id" | "organizationId" | "environment" | "seq" | "createdAt" | "applied">, mark: boolean) =>
+  Effect.gen(function*() {
+    yield* sandboxOnly(caller)
+    const store = yield* Store
+    return yield* store.transaction(Effect.gen(function*() {
+      const organization = yield* store.getForUpdate(Organizations, caller.organization.id)
+      const scope = scopeOf(caller.organization.id, "sandbox")
+      if ((yield* store.count(SimulatedFaults, "byScope", scope)) >= maxFaultsPerOrganization) {
+        return yield* apiError("UNPROCESSABLE_ENTITY", `A sandbox holds at most ${maxFaultsPerOrganization} faults; delete some first.`, {
+          resolution: "Delete faults you no longer need (DELETE /v2/simulate/faults/{faultId}, or DELETE /v2/simulate/faults for all), then arm this one."
+        })
+      }
+      const row: FaultRow = {
+        id: yield* newPlainId("flt"),
+        organizationId: caller.organization.id,
+        environment: "sandbox",
+        seq: yield* store.nextSequence,
+        createdAt: toIso(yield* Clock.currentTimeMillis),
+        applied: 0,
+        ...fault
+      }
+      yield* store.insert(SimulatedFaults, row).pipe(Effect.catchTag("UniqueViolation", () =>
+        Effect.fail(apiError("CONFLICT", "This webhook endpoint has a receiver fault already.", {
+          resolution: "Delete the endpoint's receiver fault (DELETE /v2/simulate/faults/{faultId}) before arming another."
+        }))))
+      if (mark && organization !== undefined && organization.sandboxFaults !== true) {
+        yield* Effect.orDie(store.update(Organizations, { ...organization, sandboxFaults: true }))
+      }
+      return faultToWire(row)
+    }))
+  })
+
+/** Arms a request fault. The handler has checked that the matcher names an operation of the API. */
+export const armFault = (caller: FaultOwner, body: FaultCreate): Effect.Effect<Fault, ApiError, Store> =>
+  arm(caller, {
+    target: "request",
+    match: body.match,
+    effect: body.effect,
+    ...(body.count === undefined ? {} : { count: body.count, remaining: body.count })
+  }, true)
+
+/** Arms a receiver fault on one of the caller's webhook endpoints. */
+export const armReceiverFault = (caller: FaultOwner, endpointId: string, body: ReceiverFaultCreate): Effect.Effect<Fault, ApiError, Store> =>
+  Effect.gen(function*() {
+    const endpoint = yield* Effect.flatMap(Store, (store) => store.get(WebhookEndpoints, endpointId))
+    if (endpoint === undefined || endpoint.organizationId !== caller.organization.id || endpoint.environment !== caller.environment || endpoint.deletedAt !== undefined) {
+      return yield* apiError("WEBHOOK_ENDPOINT_NOT_FOUND", "No webhook endpoint with this id.")
+    }
+    return yield* arm(caller, {
+      target: "receiver",
+      webhookEndpointId: endpointId,
+      effect: body.effect,
+      ...(body.count === undefined ? {} : { count: body.count, remaining: body.count })
+    }, false)
+  })
+
+export const listFaults = (caller: FaultOwner): Effect.Effect<{ data: Array<Fault> }, ApiError, Store> =>
+  Effect.gen(function*() {
+    yield* sandboxOnly(caller)
+    const rows = yield* scopeFaults(yield* Store, scopeOf(caller.organization.id, "sandbox"))
+    return { data: rows.map(faultToWire) }
+  })
+
+export const deleteFault = (caller: FaultOwner, id: string): Effect.Effect<void, ApiError, Store> =>
+  Effect.gen(function*() {
+    yield* sandboxOnly(caller)
+    const store = yield* Store
+    const row = yield* store.get(SimulatedFaults, id)
+    if (row === undefined || row.organizationId !== caller.organization.id) return yield* apiError("NOT_FOUND", "No fault with this id.")
+    yield* store.remove(SimulatedFaults, id)
+  })
+
+export const clearFaults = (caller: FaultOwner): Effect.Effect<FaultsCleared, ApiError, Store> =>
+  Effect.gen(function*() {
+    yield* sandboxOnly(caller)
+    const store = yield* Store
+    return { removed: yield* store.removePartition(SimulatedFaults, "byScope", scopeOf(caller.organization.id, "sandbox")) }
+  })
+
+/** One use of a fault: counted, and removed once its count is used up. */
+const use = (store: StoreService, row: FaultRow) =>
+  row.remaining === undefined
+    ? Effect.orDie(store.update(SimulatedFaults, { ...row, applied: row.applied + 1 }))
+    : row.remaining <= 1
+    ? store.remove(SimulatedFaults, row.id)
+    : Effect.orDie(store.update(SimulatedFaults, { ...row, applied: row.applied + 1, remaining: row.remaining - 1 }))
+
+/** A request as a fault's matcher sees it. */
+export interface FaultedRequest {
+  readonly method: string
+  /** The OpenAPI path template, without the base address: `/v2/customers/{customerId}`. */
+  readonly path: string
+  readonly operationId: string
+  /** The customers the request names (path, query, body); a matcher's customerId must be among them. */
+  readonly customerIds: ReadonlyArray<string>
+}
+
+const matches = (m: FaultMatch, request: FaultedRequest): boolean =>
+  (m.method === undefined || m.method === request.method) &&
+  (m.path === undefined || m.path === request.path) &&
+  (m.operationId === undefined || m.operationId === request.operationId) &&
+  (m.customerId === undefined || request.customerIds.includes(m.customerId))
+
+/** The fault a request meets: its id and effect. */
+export interface TakenFault {
+  readonly id: string
+  readonly effect: FaultEffect
+}
+
+/**
+ * The oldest request fault of the caller's sandbox that matches `request`, used once; undefined when none does.
+ * Called only for an organization marked as having request faults; the look-up that finds none clears the mark.
+ */
+export const takeRequestFault = (caller: FaultOwner, request: FaultedRequest): Effect.Effect<TakenFault | undefined, never, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    return yield* store.transaction(Effect.gen(function*() {
+      const scope = scopeOf(caller.organization.id, "sandbox")
+      const requestFaults = (yield* scopeFaults(store, scope)).filter((f) => f.target === "request")
+      if (requestFaults.length === 0) {
+        const organization = yield* store.getForUpdate(Organizations, caller.organization.id)
+        // Read again under the organization's lock, which arming takes too.
+        const left = (yield* scopeFaults(store, scope)).some((f) => f.target === "request")
+        if (!left && organization?.sandboxFaults === true) {
+          const { sandboxFaults: _, ...unmarked } = organization
+          yield* Effect.orDie(store.update(Organizations, unmarked))
+        }
+        return undefined
+      }
+      const found = requestFaults.find((f) => matches(f.match!, request))
+      if (found === undefined) return undefined
+      const row = yield* store.getForUpdate(SimulatedFaults, found.id)
+      // Used up by a concurrent request meanwhile: that one had it.
+      if (row === undefined) return undefined
+      yield* use(store, row)
+      return { id: row.id, effect: row.effect as FaultEffect }
+    }))
+  })
+
+/** The receiver fault of a delivery's endpoint, used once; undefined when it has none. */
+const takeReceiverFault = (store: StoreService, deliveryId: string): Effect.Effect<ReceiverFaultEffect | undefined> =>
+  Effect.gen(function*() {
+    const delivery = yield* store.get(WebhookDeliveries, deliveryId)
+    if (delivery === undefined) return undefined
+    // Read first without a transaction: an attempt to an endpoint without a fault (nearly all) pays two reads.
+    const found = yield* store.findUnique(SimulatedFaults, "receiver", delivery.endpointId)
+    if (found === undefined) return undefined
+    return yield* store.transaction(Effect.gen(function*() {
+      const row = yield* store.getForUpdate(SimulatedFaults, found.id)
+      if (row === undefined) return undefined
+      yield* use(store, row)
+      return row.effect as ReceiverFaultEffect
+    }))
+  })
+
+/** What a receiver that never answers makes the transport report: the words of Dispatch's own time limit. */
+export const receiverTimeoutError = (timeoutMs: number) => new TransportError({ message: `no answer within ${timeoutMs / 1000} seconds` })
+
+/**
+ * The transport with receiver faults applied: an attempt to an endpoint with one meets the fault's status, or its
+ * time limit, instead of being sent; every other attempt goes to `transport` unchanged. The store is the one the
+ * send runs with (the timer's); without one, nothing is faulted.
+ */
+export const withReceiverFaults = (transport: WebhookTransportService, timeoutMs: number): WebhookTransportService => ({
+  send: (request) =>
+    Effect.flatMap(Effect.serviceOption(Store), (store) =>
+      store._tag === "None"
+        ? transport.send(request)
+        : Effect.flatMap(takeReceiverFault(store.value, request.deliveryId), (fault) =>
+          fault === undefined
+            ? transport.send(request)
+            : fault.type === "status"
+            ? Effect.succeed({ status: fault.status })
+            : Effect.fail(receiverTimeoutError(timeoutMs))))
+})

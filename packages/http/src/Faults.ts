@@ -1,0 +1,107 @@
+/**
+ * Scripted request faults at the gate (core simulate/Faults.ts, docs/faults.md): which operation an endpoint is, as
+ * the OpenAPI document names it, and what a fault does to a request of it. An injected problem is the catalog's
+ * problem, rendered like any other (its correlation id, its rate-limit headers, its Retry-After) and commits
+ * nothing; latency holds the request and then runs it; commit-then-lose runs it, commits it, and answers 500.
+ */
+import { type ApiError, apiError, type Caller, type FaultedRequest, type Store, takeRequestFault, type TakenFault } from "@fos/core"
+import { ErrorCatalog, type FaultEffect } from "@fos/contract"
+import { Clock, Context, Duration, Effect } from "effect"
+import { HttpRouter, type HttpServerRequest, type HttpServerResponse } from "effect/http"
+import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { OpenApi } from "effect/http-api"
+import { ServerApi } from "./ServerApi.ts"
+
+/** The group whose endpoints arm and clear faults: no fault matches them, so a tester cannot lock them out. */
+const faultsGroup = "faults"
+
+/** An endpoint as a fault's matcher names it. */
+export interface FaultTarget {
+  readonly method: string
+  /** The OpenAPI path template: `/v2/customers/{customerId}`. */
+  readonly path: string
+  readonly operationId: string
+}
+
+/** An endpoint's operation, named as `OpenApi.fromApi` names it: its Identifier annotation, else `group.endpoint`. */
+export const faultTargetOf = (endpoint: HttpApiEndpoint.Top, group: HttpApiGroup.Top): FaultTarget => ({
+  method: endpoint.method,
+  path: endpoint.path.replace(/:(\w+)/g, "{$1}"),
+  operationId: Context.getOrElse(endpoint.annotations, OpenApi.Identifier, () => `${group.identifier}.${endpoint.identifier}`)
+})
+
+/** Every operation a fault may match: the API's, but for the faults group's own. */
+export const faultTargets: ReadonlyArray<FaultTarget> = (Object.values((ServerApi as unknown as HttpApi.Top).groups) as ReadonlyArray<HttpApiGroup.Top>)
+  .filter((group) => group.identifier !== faultsGroup)
+  .flatMap((group) => (Object.values(group.endpoints) as ReadonlyArray<HttpApiEndpoint.Top>).map((endpoint) => faultTargetOf(endpoint, group)))
+
+/** The target a fault may match for an endpoint; undefined for the faults group's own endpoints. */
+export const faultableTarget = (endpoint: HttpApiEndpoint.Top, group: HttpApiGroup.Top): FaultTarget | undefined =>
+  group.identifier === faultsGroup ? undefined : faultTargetOf(endpoint, group)
+
+/** How long a client is asked to wait by an injected problem that sets no Retry-After but whose code has one. */
+const defaultRetryAfter: Partial<Record<string, number>> = { RATE_LIMITED: 1, SERVICE_UNAVAILABLE: 5 }
+
+const injectedProblem = (fault: TakenFault, effect: Extract<FaultEffect, { type: "problem" }>): ApiError => {
+  const retryAfterSeconds = effect.retryAfterSeconds ?? defaultRetryAfter[effect.code]
+  return apiError(effect.code, `${ErrorCatalog[effect.code].title} (injected by the sandbox fault ${fault.id}).`, {
+    ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds })
+  })
+}
+
+const lostAnswer = (fault: TakenFault): ApiError =>
+  apiError("INTERNAL_ERROR", `The request was carried out, but its answer was lost (the sandbox fault ${fault.id}).`, {
+    resolution: "Retry with the same Idempotency-Key: the first request's answer is replayed, and nothing is done twice."
+  })
+
+/** The customers a request names: its path's and query's `customerId`, and its JSON body's top-level one. */
+const customersOf = (request: HttpServerRequest.HttpServerRequest, body: string | undefined, params: Readonly<Record<string, string | undefined>>): Array<string> => {
+  const found: Array<string> = []
+  if (params.customerId !== undefined) found.push(params.customerId)
+  const q = request.url.indexOf("?")
+  if (q >= 0) {
+    const fromQuery = new URLSearchParams(request.url.slice(q + 1)).get("customerId")
+    if (fromQuery !== null) found.push(fromQuery)
+  }
+  if (body !== undefined && body !== "") {
+    try {
+      const value = (JSON.parse(body) as { customerId?: unknown } | null)?.customerId
+      if (typeof value === "string") found.push(value)
+    } catch {
+      // the gate has refused a body that is not JSON already
+    }
+  }
+  return found
+}
+
+/**
+ * Runs `proceed` under the fault the request meets, if any; marks `injected` (for the request log) with the fault's
+ * id when one applies. `body` is the JSON body's text (undefined on reads and uploads).
+ */
+export const underFault = <R>(
+  caller: Caller,
+  target: FaultTarget,
+  request: HttpServerRequest.HttpServerRequest,
+  body: string | undefined,
+  injected: (faultId: string) => void,
+  proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R | Store> =>
+  Effect.withFiber((fiber) => {
+    const params = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext)?.params ?? {}
+    const faulted: FaultedRequest = { ...target, customerIds: customersOf(request, body, params) }
+    return Effect.flatMap(takeRequestFault(caller, faulted), (fault): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R> => {
+      if (fault === undefined) return proceed
+      injected(fault.id)
+      const effect = fault.effect
+      switch (effect.type) {
+        case "problem":
+          return Effect.fail(injectedProblem(fault, effect))
+        case "latency":
+          // Latency is the network's, so real time whatever the engine's clock (as a receiver's time limit is).
+          return Effect.andThen(Effect.sleep(Duration.millis(effect.ms)).pipe(Effect.provideService(Clock.Clock, Clock.Clock.defaultValue())), proceed)
+        case "commit_then_lose":
+          // What failed commits nothing and loses nothing: its answer goes out as usual.
+          return Effect.flatMap(proceed, (response) => response.status < 400 ? Effect.fail(lostAnswer(fault)) : Effect.succeed(response))
+      }
+    })
+  })

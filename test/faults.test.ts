@@ -1,0 +1,312 @@
+/**
+ * Scripted faults (issue 26, items 1 and 3; docs/faults.md) through the whole pipeline (engine.fetch) on a virtual
+ * clock: each injectable problem with its catalog shape, correlation id and headers; latency; commit-then-lose on a
+ * keyed payout, whose retry replays; matchers by path, operation id and customer; the bounds; and a receiver fault
+ * that fails an endpoint's five attempts at the retry table's times.
+ */
+import { InjectableProblems } from "@fos/contract"
+import { createEngine, type Engine, type RequestLogEntry } from "@fos/http"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
+import { expectProblem, keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
+import { makeVirtualClock } from "@fos/core"
+import { layerPgliteStore } from "@fos/sql"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+let engine: Engine
+let acme: Client
+let rival: Client
+let log: Array<RequestLogEntry>
+
+beforeEach(async () => {
+  log = []
+  engine = await createEngine({
+    clock: { mode: "virtual", startMs: START_MS },
+    realClock: makeVirtualClock(START_MS),
+    seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never,
+    webhookTransport: "memory",
+    requestLog: (entry) => log.push(entry)
+  })
+  acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
+  rival = clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox)
+})
+afterEach(async () => {
+  await engine?.close()
+})
+
+const arm = async (body: unknown, client: Client = acme) => {
+  const r = await client.call("POST", "/v2/simulate/faults", body)
+  expect(r.status, r.text).toBe(201)
+  return r.json
+}
+
+/** Every problem a fault may inject, as the problem it is answered with. */
+const injectable = [
+  { type: "SERVICE_UNAVAILABLE", status: 503 },
+  { type: "BAD_GATEWAY", status: 502 },
+  { type: "INTERNAL_ERROR", status: 500 },
+  { type: "RATE_LIMITED", status: 429 },
+  { type: "POLICY_EVALUATION_UNAVAILABLE", status: 503 },
+  { type: "PROVIDER_UNAVAILABLE", status: 503 },
+  { type: "RATE_UNAVAILABLE", status: 503 },
+  { type: "IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS", status: 409 }
+] as const
+
+describe("an injected problem", () => {
+  it("covers every code a fault may inject", () => {
+    expect(injectable.map((p) => p.type)).toEqual([...InjectableProblems])
+  })
+
+  it.each(injectable)("$type: the catalog's problem, its correlation id and headers, once", async (expected) => {
+    const code = expected.type
+    const fault = await arm({ match: { method: "GET", path: "/v2/customers" }, effect: { type: "problem", code }, count: 1 })
+    expect(fault).toMatchObject({ target: "request", count: 1, remaining: 1, applied: 0, match: { method: "GET", path: "/v2/customers" } })
+    const r = await acme.call("GET", "/v2/customers")
+    const problem = expectProblem(r, { ...expected, instance: "/sandbox/v2/customers", nowMs: START_MS })
+    expect(problem.detail).toContain(fault.id)
+    expect(problem.correlationId).toBe(r.headers.get("x-correlation-id"))
+    expect(r.headers.get("x-ratelimit-limit")).toMatch(/^\d+$/)
+    expect(r.headers.get("x-ratelimit-remaining")).toMatch(/^\d+$/)
+    if (code === "RATE_LIMITED") {
+      expect(r.headers.get("retry-after")).toBe("1")
+      expect(problem.retryAfterSeconds).toBe(1)
+    }
+    // The request log marks the answer as injected, by the fault's id.
+    expect(log.find((e) => e.correlationId === problem.correlationId)).toMatchObject({ ...expected, injected: fault.id })
+    // Used up: the next request is answered as usual, and the fault is gone.
+    expect((await acme.call("GET", "/v2/customers")).status).toBe(200)
+    expect((await acme.call("GET", "/v2/simulate/faults")).json).toEqual({ data: [] })
+    expect(log.at(-2)!.injected).toBeUndefined()
+  })
+
+  it("takes its Retry-After from the fault, and commits nothing", async () => {
+    await arm({ match: { operationId: "webhooks.createEndpoint" }, effect: { type: "problem", code: "SERVICE_UNAVAILABLE", retryAfterSeconds: 7 } })
+    const r = await acme.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.example.com/a" }, idem())
+    expect(expectProblem(r, { type: "SERVICE_UNAVAILABLE", status: 503, instance: "/sandbox/v2/webhooks/endpoints" }).retryAfterSeconds).toBe(7)
+    expect(r.headers.get("retry-after")).toBe("7")
+    // Without a count it applies until deleted.
+    expect((await acme.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.example.com/a" }, idem())).status).toBe(503)
+    expect((await acme.call("GET", "/v2/webhooks/endpoints")).json.data).toEqual([])
+    const [listed] = (await acme.call("GET", "/v2/simulate/faults")).json.data
+    expect(listed).toMatchObject({ applied: 2 })
+    expect(listed.count).toBeUndefined()
+    expect((await acme.call("DELETE", `/v2/simulate/faults/${listed.id}`)).status).toBe(204)
+    expect((await acme.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.example.com/a" }, idem())).status).toBe(201)
+  })
+
+  it("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS leaves the key free: the retry with it runs", async () => {
+    await arm({ match: { method: "POST", path: "/v2/webhooks/endpoints" }, effect: { type: "problem", code: "IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS" }, count: 1 })
+    const key = idem()
+    expectProblem(await acme.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.example.com/a" }, key), {
+      type: "IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS",
+      status: 409,
+      instance: "/sandbox/v2/webhooks/endpoints"
+    })
+    const retried = await acme.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.example.com/a" }, key)
+    expect(retried.status, retried.text).toBe(201)
+    expect(retried.headers.get("idempotency-replayed")).toBeNull()
+  })
+
+  it("matches only its organization, its method and its customer", async () => {
+    const customerId = await approvedCustomer(acme)
+    const other = await approvedCustomer(acme)
+    await arm({ match: { path: "/v2/customers/{customerId}", customerId }, effect: { type: "problem", code: "BAD_GATEWAY" } })
+    expect((await acme.call("GET", `/v2/customers/${other}`)).status).toBe(200)
+    expect((await acme.call("GET", "/v2/customers")).status).toBe(200)
+    expectProblem(await acme.call("GET", `/v2/customers/${customerId}`), { type: "BAD_GATEWAY", status: 502, instance: `/sandbox/v2/customers/${customerId}` })
+    // Another organization's requests never meet it.
+    expect((await rival.call("GET", "/v2/customers")).status).toBe(200)
+    // Live never meets a fault.
+    const live = clientOf(engine.fetch, "http://fos", keysOf("acme").live, "live")
+    expect((await live.call("GET", `/v2/customers/${customerId}`)).status).not.toBe(502)
+    const cleared = await acme.call("DELETE", "/v2/simulate/faults")
+    expect(cleared.json).toEqual({ removed: 1 })
+    expect((await acme.call("GET", `/v2/customers/${customerId}`)).status).toBe(200)
+  })
+})
+
+describe("latency", () => {
+  it("holds the request, then answers it as usual, marked in the request log", async () => {
+    const fault = await arm({ match: { operationId: "customers.list" }, effect: { type: "latency", ms: 20 }, count: 1 })
+    const r = await acme.call("GET", "/v2/customers")
+    expect(r.status).toBe(200)
+    expect(r.json.data).toEqual([])
+    expect(log.find((e) => e.correlationId === r.headers.get("x-correlation-id"))).toMatchObject({ status: 200, injected: fault.id })
+  })
+})
+
+describe("commit, then lose the answer", () => {
+  it("a keyed payout commits and answers 500; its retry with the same key replays it, and one payout exists", async () => {
+    const customerId = await approvedCustomer(acme)
+    const applied = await acme.call("POST", `/v2/customers/${customerId}/features`, { type: "virtual_account", asset: { code: "USD" } }, idem())
+    await acme.call("POST", `/v2/simulate/applications/${applied.json.applicationId}/decision`, { outcome: "approved" })
+    await engine.clock.advance(30_000)
+    const accountId = (await acme.call("GET", `/v2/customers/${customerId}/virtual-accounts`)).json.data[0].id as string
+    const deposited = await acme.call("POST", "/v2/simulate/deposits", {
+      destination: { type: "virtual_account", virtualAccountId: accountId },
+      assetAmount: { code: "USD", amount: "1000.00" },
+      rail: "rtp"
+    })
+    await acme.call("POST", `/v2/simulate/transactions/${deposited.json.id}/settle`)
+    const recipient = await acme.call("POST", `/v2/customers/${customerId}/whitelist-recipients`, {
+      rail: "ach",
+      name: "Ada Lovelace",
+      address: { line1: "1 Main St", city: "New York", state: "NY", postalCode: "10001", country: "USA" },
+      routingNumber: "021000021",
+      accountNumber: "123456789"
+    }, idem())
+    expect(recipient.status, recipient.text).toBe(201)
+
+    const fault = await arm({ match: { method: "POST", path: "/v2/payouts" }, effect: { type: "commit_then_lose" }, count: 1 })
+    const body = {
+      source: { type: "virtual_account", virtualAccountId: accountId },
+      destination: { type: "external_bank", whitelistRecipientId: recipient.json.id },
+      amount: "250.00",
+      purpose: "supplier_payment"
+    }
+    const key = idem("payout")
+    const lost = await acme.call("POST", "/v2/payouts", body, key)
+    const problem = expectProblem(lost, { type: "INTERNAL_ERROR", status: 500, instance: "/sandbox/v2/payouts" })
+    expect(log.find((e) => e.correlationId === problem.correlationId)).toMatchObject({ status: 500, injected: fault.id })
+
+    const retried = await acme.call("POST", "/v2/payouts", body, key)
+    expect(retried.status, retried.text).toBe(201)
+    expect(retried.headers.get("idempotency-replayed")).toBe("true")
+    const payouts = (await acme.call("GET", "/v2/transactions?type=withdrawal")).json.data
+    expect(payouts.map((p: { id: string }) => p.id)).toEqual([retried.json.id])
+    // The money moved once: 250.00 and its 1.00 fee reserved, once.
+    const balances = (await acme.call("GET", `/v2/virtual-accounts/${accountId}`)).json.balances
+    expect(balances[0]).toMatchObject({ code: "USD", available: "749.00" })
+  })
+
+  it("a failed write loses nothing: its own problem is answered", async () => {
+    await arm({ match: { method: "POST", path: "/v2/webhooks/endpoints" }, effect: { type: "commit_then_lose" }, count: 1 })
+    expectProblem(await acme.call("POST", "/v2/webhooks/endpoints", { url: "not a url" }, idem()), {
+      type: "VALIDATION_ERROR",
+      status: 400,
+      instance: "/sandbox/v2/webhooks/endpoints"
+    })
+  })
+})
+
+describe("arming faults", () => {
+  it("refuses a matcher that names no operation, and the faults endpoints themselves", async () => {
+    for (const [match, pointer] of [
+      [{ path: "/v2/customer" }, "/match/path"],
+      [{ path: "/v2/customers/:customerId" }, "/match/path"],
+      [{ operationId: "customers.nope" }, "/match/operationId"],
+      [{ method: "DELETE", path: "/v2/customers" }, "/match"],
+      [{ path: "/v2/simulate/faults" }, "/match/path"],
+      [{ method: "GET" }, "/match/path"]
+    ] as const) {
+      const r = await acme.call("POST", "/v2/simulate/faults", { match, effect: { type: "problem", code: "BAD_GATEWAY" } })
+      const problem = expectProblem(r, { type: "VALIDATION_ERROR", status: 400, instance: "/sandbox/v2/simulate/faults" })
+      expect(problem.errors.map((e: { pointer: string }) => e.pointer), r.text).toContain(pointer)
+    }
+    for (const effect of [{ type: "problem", code: "NOT_FOUND" }, { type: "latency", ms: 0 }, { type: "latency", ms: 30_001 }, { type: "drop" }]) {
+      const r = await acme.call("POST", "/v2/simulate/faults", { match: { path: "/v2/customers" }, effect })
+      expectProblem(r, { type: "VALIDATION_ERROR", status: 400, instance: "/sandbox/v2/simulate/faults" })
+    }
+    expect((await acme.call("GET", "/v2/simulate/faults")).json).toEqual({ data: [] })
+  })
+
+  it("holds at most 50 faults per sandbox, and none under /live", async () => {
+    for (let i = 0; i < 50; i++) await arm({ match: { path: "/v2/customers" }, effect: { type: "latency", ms: 1 }, count: 1 })
+    expectProblem(await acme.call("POST", "/v2/simulate/faults", { match: { path: "/v2/customers" }, effect: { type: "latency", ms: 1 } }), {
+      type: "UNPROCESSABLE_ENTITY",
+      status: 422,
+      instance: "/sandbox/v2/simulate/faults"
+    })
+    expect((await acme.call("GET", "/v2/simulate/faults")).json.data).toHaveLength(50)
+    const live = clientOf(engine.fetch, "http://fos", keysOf("acme").live, "live")
+    expectProblem(await live.call("GET", "/v2/simulate/faults"), { type: "NOT_FOUND", status: 404, instance: "/live/v2/simulate/faults" })
+    // A reset empties them.
+    expect((await acme.call("POST", "/v2/simulate/reset")).status).toBe(200)
+    expect((await acme.call("GET", "/v2/simulate/faults")).json).toEqual({ data: [] })
+    expect((await acme.call("GET", "/v2/customers")).status).toBe(200)
+  })
+})
+
+describe("a receiver fault", () => {
+  it("fails the endpoint's five attempts at the retry table's times, and the delivery ends failed", async () => {
+    const endpoint = await acme.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.example.com/a" }, idem())
+    expect(endpoint.status, endpoint.text).toBe(201)
+    const armed = await acme.call("POST", `/v2/simulate/webhooks/endpoints/${endpoint.json.id}/faults`, { effect: { type: "status", status: 503 }, count: 4 })
+    expect(armed.status, armed.text).toBe(201)
+    expect(armed.json).toMatchObject({ target: "receiver", webhookEndpointId: endpoint.json.id, effect: { type: "status", status: 503 }, count: 4, remaining: 4 })
+    // One receiver fault per endpoint.
+    expectProblem(await acme.call("POST", `/v2/simulate/webhooks/endpoints/${endpoint.json.id}/faults`, { effect: { type: "timeout" } }), {
+      type: "CONFLICT",
+      status: 409,
+      instance: `/sandbox/v2/simulate/webhooks/endpoints/${endpoint.json.id}/faults`
+    })
+    expectProblem(await rival.call("POST", `/v2/simulate/webhooks/endpoints/${endpoint.json.id}/faults`, { effect: { type: "timeout" } }), {
+      type: "WEBHOOK_ENDPOINT_NOT_FOUND",
+      status: 404,
+      instance: `/sandbox/v2/simulate/webhooks/endpoints/${endpoint.json.id}/faults`
+    })
+
+    const event = await acme.call("POST", "/v2/simulate/events", { type: "customer.created" })
+    expect(event.status).toBe(201)
+    // The retry table: 30 s, 2 min, 15 min, 1 h after each failed attempt. Four attempts meet 503, then the fault is
+    // used up and a timeout fault takes its place for the fifth.
+    const waits = [30, 120, 900, 3600]
+    for (const [i, seconds] of waits.entries()) {
+      if (i === 3) {
+        expect((await acme.call("GET", "/v2/simulate/faults")).json).toEqual({ data: [] })
+        expect((await acme.call("POST", `/v2/simulate/webhooks/endpoints/${endpoint.json.id}/faults`, { effect: { type: "timeout" } })).status).toBe(201)
+      }
+      await engine.clock.advance((seconds - 1) * 1000)
+      const before = (await acme.call("GET", "/v2/webhooks/deliveries")).json.data[0]
+      expect(before).toMatchObject({ attempts: i + 1, status: "pending" })
+      await engine.clock.advance(1000)
+    }
+    const [delivery] = (await acme.call("GET", "/v2/webhooks/deliveries")).json.data
+    expect(delivery).toMatchObject({ status: "failed", attempts: 5, nextAttemptAt: null })
+    const detail = (await acme.call("GET", `/v2/webhooks/deliveries/${delivery.id}`)).json
+    const at = (s: number) => new Date(START_MS + s * 1000).toISOString()
+    expect(detail.attemptList.map((a: any) => [a.number, a.startedAt, a.responseStatus, a.error])).toEqual([
+      [1, at(0), 503, "answered 503"],
+      [2, at(30), 503, "answered 503"],
+      [3, at(150), 503, "answered 503"],
+      [4, at(1050), 503, "answered 503"],
+      [5, at(4650), null, "no answer within 5 seconds"]
+    ])
+    // No receiver was called: the transport answered for it.
+    expect(engine.deliveries.list()).toEqual([])
+  })
+})
+
+describe("on a durable store (PGlite)", () => {
+  it("keeps faults in the store: a request fault and a receiver fault apply, are listed, and a reset removes them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fos-faults-"))
+    const durable = await createEngine({
+      clock: { mode: "virtual", startMs: START_MS },
+      realClock: makeVirtualClock(START_MS),
+      store: layerPgliteStore(dir),
+      seed: seedOf(orgSeed("acme")) as never,
+      webhookTransport: "memory"
+    })
+    try {
+      const client = clientOf(durable.fetch, "http://fos", keysOf("acme").sandbox)
+      expect((await client.call("POST", "/v2/simulate/faults", { match: { path: "/v2/customers" }, effect: { type: "problem", code: "BAD_GATEWAY" }, count: 2 })).status).toBe(201)
+      expectProblem(await client.call("GET", "/v2/customers"), { type: "BAD_GATEWAY", status: 502, instance: "/sandbox/v2/customers" })
+      const endpoint = await client.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.example.com/a" }, idem())
+      expect((await client.call("POST", `/v2/simulate/webhooks/endpoints/${endpoint.json.id}/faults`, { effect: { type: "timeout" } })).status).toBe(201)
+      expect((await client.call("POST", "/v2/simulate/events", { type: "customer.created" })).status).toBe(201)
+      const [delivery] = (await client.call("GET", "/v2/webhooks/deliveries")).json.data
+      const detail = (await client.call("GET", `/v2/webhooks/deliveries/${delivery.id}`)).json
+      expect(detail.attemptList.map((a: any) => [a.responseStatus, a.error])).toEqual([[null, "no answer within 5 seconds"]])
+      const listed = (await client.call("GET", "/v2/simulate/faults")).json.data
+      expect(listed.map((f: any) => [f.target, f.applied, f.remaining])).toEqual([["request", 1, 1], ["receiver", 1, undefined]])
+      expect((await client.call("POST", "/v2/simulate/reset")).status).toBe(200)
+      expect((await client.call("GET", "/v2/simulate/faults")).json).toEqual({ data: [] })
+      expect((await client.call("GET", "/v2/customers")).status).toBe(200)
+    } finally {
+      await durable.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+})
