@@ -16,6 +16,8 @@ export const requestExamples: Readonly<Record<string, unknown>> = {
   },
   "webhooks.updateEndpoint": { subscription: { mode: "all" }, status: "active" },
   "simulate.emitEvent": { type: "order.succeeded" },
+  "faults.createFault": { match: { method: "POST", path: "/v2/payouts" }, effect: { type: "commit_then_lose" }, count: 1 },
+  "faults.createReceiverFault": { effect: { type: "status", status: 503 }, count: 4 },
   "simulate.decideApplication": { outcome: "approved" },
   "simulate.complianceResult": { failureCode: "compliance_denied", failureMessage: "Sanctions screening matched.", resubmittable: false },
   "simulate.restrictCustomer": { type: "account" },

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import {
   AccountJournal,
   JournalParams,
@@ -9,6 +9,7 @@ import {
   PendingTimerList,
   PendingTimerQuery
 } from "../simulate/Inspect.ts"
+import { documented } from "./OpenApiDocument.ts"
 import { common, OpenWhenRestricted, SandboxOnly } from "./Policies.ts"
 
 /**
@@ -20,21 +21,21 @@ export const Inspect = HttpApiGroup.make("inspect")
     query: PendingTimerQuery,
     success: PendingTimerList,
     error: common
-  }).annotate(OpenApi.Description, "The caller's pending sandbox timers, soonest first: kind, due time, resource and what firing will do."))
+  }).annotateMerge(documented("List pending timers", "The caller's pending sandbox timers, soonest first: kind, due time, resource and what firing will do.")))
   .add(HttpApiEndpoint.get("listEvents", "/v2/simulate/events", {
     query: LoggedEventQuery,
     success: LoggedEventList,
     error: common
-  }).annotate(OpenApi.Description, "Every event emitted in the caller's sandbox, oldest first, subscribed or not; filtered by resourceId and type."))
+  }).annotateMerge(documented("List emitted events", "Every event emitted in the caller's sandbox, oldest first, subscribed or not; filtered by resourceId and type.")))
   .add(HttpApiEndpoint.get("accountJournal", "/v2/simulate/ledger/accounts/:holderId/journal", {
     params: JournalParams,
     query: JournalQuery,
     success: AccountJournal,
     error: common
-  }).annotate(OpenApi.Description, "A wallet's or virtual account's ledger account: its transfers, oldest first, each with the balance after it."))
+  }).annotateMerge(documented("Read an account's journal", "A wallet's or virtual account's ledger account: its transfers, oldest first, each with the balance after it.")))
   .add(HttpApiEndpoint.get("auditLedger", "/v2/simulate/ledger/audit", {
     success: LedgerAudit,
     error: common
-  }).annotate(OpenApi.Description, "Checks the sandbox ledger's invariants and answers each check made and every violation found."))
+  }).annotateMerge(documented("Audit the ledger", "Checks the sandbox ledger's invariants and answers each check made and every violation found.")))
   .annotate(OpenWhenRestricted, true)
   .annotate(SandboxOnly, true)

@@ -151,7 +151,7 @@ export const Simulate = HttpApiGroup.make("simulate")
     HttpApiEndpoint.post("flushWebhooks", "/v2/simulate/webhooks/flush", {
       success: WebhookFlush,
       error: withBody
-    }).annotate(OutsideTransaction, true)
+    }).annotateMerge(documented("Wait for webhook deliveries", "Waits, within the 5-second receiver limit plus a second, until every delivery of the caller's that is in flight or due has had its attempt recorded; answers those deliveries and whether the wait completed. Sends run in the background, so this is how a test knows what its receivers got.")).annotate(OutsideTransaction, true)
   )
   // Non-custodial wallets' outside actors: the wallet provider, the end user, the roster's admins, ops.
   .add(HttpApiEndpoint.post("provisionClaim", "/v2/simulate/claims/:claimId/provisioning", {
