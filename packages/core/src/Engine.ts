@@ -2,7 +2,8 @@
  * The engine's services as one layer: the store, the rate limiter, time (system or virtual), the timer
  * handlers, the topics' subscribers (Subscriptions.ts) and the scheduler. Every runtime (the servers, embedding, tests) builds the engine through this.
  */
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
+import { loadRootClock, makeVirtualTimeControl } from "./kernel/Clocks.ts"
 import { applicationTimerHandlers } from "./onboarding/ApplicationTimers.ts"
 import {
   expireRecord,
@@ -35,10 +36,11 @@ import { type ResolveHost, TransportError, WebhookSettings, type WebhookTranspor
 import {
   layerTimerHandlers,
   makeVirtualClock,
-  makeVirtualTimeControl,
+  realTimeTimers,
   runScheduler,
   systemTimeControl,
   TimeControl,
+  type TimeControlService,
   type TimerHandler,
   TimerHandlers
 } from "./kernel/Timers.ts"
@@ -136,17 +138,29 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
     const clockMode = options.clock ?? { mode: "system" }
     if (clockMode.mode === "virtual") {
       const startMs = clockMode.startMs ?? (yield* Clock.currentTimeMillis)
-      const clock = makeVirtualClock(startMs)
-      const time = Layer.mergeAll(Layer.succeed(Clock.Clock, clock), Layer.succeed(TimeControl, makeVirtualTimeControl(clock)))
-      // The buckets refill as real time passes and as the virtual clock is advanced: each is time passing for the
-      // client (docs/decisions.md, "Rate limits").
-      const limiter = Layer.succeed(RateLimiter, makeRateLimiter(() => realNow() + (clock.currentTimeMillisUnsafe() - startMs)))
-      // The services that read time are built on the virtual clock.
-      return Layer.mergeAll(store, limiter, layerRunningClaims, timerHandlers, retention).pipe(Layer.provideMerge(time))
+      // The clocks live in the store: the root clock resumes where the store has it (docs/clock.md).
+      const time = Layer.effectContext(Effect.gen(function*() {
+        const root = makeVirtualClock(yield* loadRootClock(yield* Store, startMs))
+        const control = yield* makeVirtualTimeControl(root, realClock)
+        // The buckets refill as real time passes and as virtual clocks are advanced: each is time passing for the
+        // client (docs/decisions.md, "Rate limits").
+        const limiter = makeRateLimiter(() => realNow() + control.advancedMs())
+        return Context.make(Clock.Clock, root as Clock.Clock).pipe(
+          Context.add(TimeControl, control as TimeControlService),
+          Context.add(RateLimiter, limiter)
+        )
+      })).pipe(Layer.provide(store))
+      // The services that read time are built on the root clock.
+      const base = Layer.mergeAll(layerRunningClaims, timerHandlers, retention).pipe(Layer.provideMerge(time), Layer.provideMerge(store))
+      // The live environment runs on real time: its timers fire on a scheduler of their own (docs/clock.md).
+      const liveScheduler = Layer.effectDiscard(Effect.forkScoped(
+        runScheduler(realTimeTimers).pipe(Effect.provideService(Clock.Clock, realClock))
+      )).pipe(Layer.provide(base))
+      return Layer.mergeAll(base, liveScheduler)
     }
     const limiter = Layer.succeed(RateLimiter, makeRateLimiter(realNow))
     const base = Layer.mergeAll(store, limiter, layerRunningClaims, timerHandlers, retention)
     // The system clock: one background fiber fires due timers for the life of the engine.
-    const scheduler = Layer.effectDiscard(Effect.forkScoped(runScheduler)).pipe(Layer.provide(base))
+    const scheduler = Layer.effectDiscard(Effect.forkScoped(runScheduler())).pipe(Layer.provide(base))
     return Layer.mergeAll(base, Layer.succeed(TimeControl, systemTimeControl), scheduler)
   }))

@@ -11,6 +11,7 @@ import { Customer } from "../onboarding/Customers.ts"
 import {
   ApplicationDecision,
   ClockAdvance,
+  ClockAdvanced,
   ClockNow,
   CustomerRestriction,
   LateComplianceResult,
@@ -140,7 +141,7 @@ export const Simulate = HttpApiGroup.make("simulate")
   .add(
     HttpApiEndpoint.post("advanceClock", "/v2/simulate/clock/advance", {
       payload: ClockAdvance,
-      success: ClockNow,
+      success: ClockAdvanced,
       error: withBody
     }).annotate(Idempotency, "accepted").annotate(OutsideTransaction, true)
   )
