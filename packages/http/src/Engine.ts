@@ -253,14 +253,18 @@ const virtualOnly = (time: TimeControlService) =>
     ? Effect.void
     : Effect.die(new Error("this engine runs on the system clock; create it with clock: \"virtual\" to move time"))
 
-/** Virtual clock: moves time forward by `by` ("15 minutes", "30 seconds", "1 hour", or ms), firing every timer due on the way. */
+/**
+ * Virtual clock: moves time forward by `by` ("15 minutes", "30 seconds", "1 hour", or ms), firing every timer due on
+ * the way: the root clock and every organization's sandbox clock, each by `by` from its own time.
+ */
 export const advanceBy = (by: Duration.Input): Effect.Effect<void, never, EngineServices> =>
   Effect.gen(function*() {
     const time = yield* TimeControl
     yield* virtualOnly(time)
-    const target = (yield* time.now) + durationMs(by, "advance")
-    if (target > maxInstantMs) return yield* Effect.die(new RangeError(`advance: would move the clock past ${toIso(maxInstantMs)}`))
-    yield* time.advanceTo(target)
+    const ms = durationMs(by, "advance")
+    if ((yield* time.now) + ms > maxInstantMs) return yield* Effect.die(new RangeError(`advance: would move the clock past ${toIso(maxInstantMs)}`))
+    // Every clock moves by `by` from its own time: a sandbox advanced on its own stays that far ahead.
+    yield* time.advanceEvery((now) => Math.min(maxInstantMs, now + ms))
   })
 
 /** Virtual clock: moves time forward to `instant` (not before now), firing every timer due on the way. */

@@ -14,8 +14,8 @@
  *   first: a second advance of the same clock while one runs is refused (409 CONFLICT), in this process or any other.
  *   The lease is renewed at every step and ends with the advance; one left by a crashed process lapses after a
  *   minute of real time. Once begun, an advance runs to its end even if its caller is interrupted (a client gone).
- * - `advanceTo` moves the root clock, and with it every sandbox clock behind it (`engine.clock` of an embedded
- *   engine): it fires every timer on a virtual clock due on the way, in due order.
+ * - `advanceEvery` moves every virtual clock, each from its own time (`engine.clock` of an embedded engine): each
+ *   sandbox clock of its own by its own timers, then the root clock with the sandboxes that follow it.
  */
 import { Clock, Effect, Semaphore } from "effect"
 import { randomHex } from "./IdGenerator.ts"
@@ -45,7 +45,12 @@ export interface StoredClock {
 /** The root clock's row. */
 export const rootClockId = ""
 
-export const Clocks = table<StoredClock>({ name: "clocks", key: (c) => c.id })
+export const Clocks = table<StoredClock>({
+  name: "clocks",
+  key: (c) => c.id,
+  // Every clock, for an advance of them all (`engine.clock`); nothing reads their total.
+  orders: { all: { partition: () => "", sort: (c) => c.id, counted: false } }
+})
 
 /** How long an advance's lease holds, in real time, past its last step, for other processes. */
 const leaseMs = 60_000
@@ -146,7 +151,8 @@ export const makeVirtualTimeControl = (root: VirtualClock, realClock: Clock.Cloc
         return { fromMs, targetMs }
       }))
 
-    const advanceClock: TimeControlService["advanceClock"] = (scope, targetOf) =>
+    /** One sandbox's advance; `counted`: it adds to the time the rate limiter sees passing. */
+    const advanceOne = <E>(scope: string, targetOf: (nowMs: number) => Effect.Effect<number, E>, counted: boolean) =>
       Effect.uninterruptible(Effect.gen(function*() {
         const store = yield* Store
         const owner = `${engine}.${owners++}`
@@ -170,7 +176,7 @@ export const makeVirtualTimeControl = (root: VirtualClock, realClock: Clock.Cloc
               yield* fireDue(nowMs, lane, count).pipe(Effect.provideService(Clock.Clock, fixedClock(nowMs, realClock)))
             }
             yield* Effect.orDie(store.update(Clocks, { id: scope, nowMs: targetMs }))
-            advancedMs += targetMs - fromMs
+            if (counted) advancedMs += targetMs - fromMs
             const eventsEmitted = yield* eventsSince(store, scope, firstSequence)
             const next = yield* nextTimerIn(lane)
             const report: AdvanceReport = { fromMs, nowMs: targetMs, timersFired, eventsEmitted, nextDueMs: next?.dueAtMs }
@@ -180,10 +186,27 @@ export const makeVirtualTimeControl = (root: VirtualClock, realClock: Clock.Cloc
         )
       }))
 
-    const advanceTo: TimeControlService["advanceTo"] = (targetMs) =>
+    const advanceClock: TimeControlService["advanceClock"] = (scope, targetOf) => advanceOne(scope, targetOf, true)
+
+    /**
+     * Every clock to the target `targetOf` gives from its own time: first each sandbox clock of its own, by its own
+     * timers, then the root clock with every sandbox that follows it, and the timers without a scope. A sandbox clock
+     * is never behind the root, so the root's steps find none of the first ones' timers due.
+     */
+    const advanceEvery: TimeControlService["advanceEvery"] = (targetOf) =>
       Effect.uninterruptible(rootTurn(Effect.gen(function*() {
         const store = yield* Store
+        let from: { sort: string; key: string } | undefined
+        while (true) {
+          const rows = yield* store.page(Clocks, { order: "all", partition: "", descending: false, backward: false, from, limit: 100 })
+          for (const row of rows) {
+            if (row.id !== rootClockId) yield* Effect.orDie(advanceOne(row.id, (now) => Effect.succeed(targetOf(now)), false))
+          }
+          if (rows.length < 100) break
+          from = { sort: rows[rows.length - 1]!.id, key: rows[rows.length - 1]!.id }
+        }
         const fromMs = root.currentTimeMillisUnsafe()
+        const targetMs = Math.max(fromMs, targetOf(fromMs))
         while (true) {
           const next = yield* nextTimerIn(virtualTimers)
           if (next === undefined || next.dueAtMs > targetMs) break
@@ -200,7 +223,8 @@ export const makeVirtualTimeControl = (root: VirtualClock, realClock: Clock.Cloc
     const control: VirtualTimeControl = {
       mode: "virtual",
       now: root.currentTimeMillis,
-      advanceTo,
+      advanceTo: (targetMs) => advanceEvery((nowMs) => Math.max(nowMs, targetMs)),
+      advanceEvery,
       clockFor: (scope) =>
         scope === undefined
           ? Effect.succeed(root)

@@ -219,10 +219,15 @@ export interface TimeControlService {
   /** The engine's own clock: under the virtual clock its root clock, which every sandbox never advanced follows. */
   readonly now: Effect.Effect<number>
   /**
-   * Virtual mode: moves the root clock and every sandbox's clock behind it up to `targetMs`, firing every timer on
-   * a virtual clock due on the way, in due order (`engine.clock`).
+   * Virtual mode: moves every virtual clock (the root and every sandbox's) to at least `targetMs`, firing every timer
+   * on a virtual clock due on the way.
    */
   readonly advanceTo: (targetMs: number) => Effect.Effect<void, never, Store | TimerHandlers>
+  /**
+   * Virtual mode: moves every virtual clock to the target `targetOf` gives from that clock's own time (`engine.clock`:
+   * an advance by a duration moves each clock by it), firing its timers due on the way.
+   */
+  readonly advanceEvery: (targetOf: (nowMs: number) => number) => Effect.Effect<void, never, Store | TimerHandlers>
   /**
    * The clock a request of `scope` runs on. Virtual mode: a sandbox's clock as stored (read once, standing still for
    * the request), real time for live, the root clock without a scope. System mode: the engine's Clock.
@@ -249,6 +254,7 @@ export const systemTimeControl: TimeControlService = {
   mode: "system",
   now: Clock.currentTimeMillis,
   advanceTo: () => Effect.void,
+  advanceEvery: () => Effect.void,
   clockFor: () => Clock.clockWith(Effect.succeed),
   advanceClock: () => systemOnly("advancing a clock"),
   settle: () => Effect.void
