@@ -132,7 +132,21 @@ export const makeVirtualTimeControl = (root: VirtualClock, realClock: Clock.Cloc
     const release = (owner: string) => Effect.sync(() => running.delete(owner))
 
     /** Takes the clock's lease, and the target its current time gives. */
+    const inProgress = () =>
+      apiError("CONFLICT", "Another advance of this organization's clock is running; nothing was changed.", {
+        resolution: "Wait for the running advance to answer, then advance again: one advance of a clock runs at a time."
+      })
+
     const claim = <E>(store: StoreService, scope: string, owner: string, targetOf: (nowMs: number) => Effect.Effect<number, E>) =>
+      Effect.gen(function*() {
+        // Refused from committed state at once, without waiting on the running advance's transactions; the
+        // transaction below checks again under the row lock.
+        const seen = yield* store.get(Clocks, scope)
+        if (seen?.advancing !== undefined && holds(seen.advancing)) return yield* inProgress()
+        return yield* claimLocked(store, scope, owner, targetOf)
+      })
+
+    const claimLocked = <E>(store: StoreService, scope: string, owner: string, targetOf: (nowMs: number) => Effect.Effect<number, E>) =>
       store.transaction(Effect.gen(function*() {
         let row = yield* store.getForUpdate(Clocks, scope)
         if (row === undefined) {
@@ -140,11 +154,7 @@ export const makeVirtualTimeControl = (root: VirtualClock, realClock: Clock.Cloc
           yield* store.insert(Clocks, { id: scope, nowMs: root.currentTimeMillisUnsafe() }).pipe(Effect.catchTag("UniqueViolation", () => Effect.void))
           row = yield* store.getForUpdate(Clocks, scope)
         }
-        if (row?.advancing !== undefined && holds(row.advancing)) {
-          return yield* apiError("CONFLICT", "Another advance of this organization's clock is running; nothing was changed.", {
-            resolution: "Wait for the running advance to answer, then advance again: one advance of a clock runs at a time."
-          })
-        }
+        if (row?.advancing !== undefined && holds(row.advancing)) return yield* inProgress()
         const fromMs = timeOf(row)
         const targetMs = Math.max(fromMs, yield* targetOf(fromMs))
         yield* Effect.orDie(store.update(Clocks, { id: scope, nowMs: fromMs, advancing: leaseOf(owner) }))
