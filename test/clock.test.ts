@@ -189,7 +189,7 @@ describe("two organizations on one server", () => {
     await e.close()
     engine = undefined
     // Started again with another start instant: the stored clocks win.
-    const restarted = await start({ store: layerPgliteStore(dir), clock: { mode: "virtual", startMs: MONDAY + 365 * DAY }, seed: undefined })
+    const restarted = await start({ store: layerPgliteStore(dir), clock: { mode: "virtual", startMs: MONDAY + 365 * DAY } })
     expect(await restarted.engine.clockOf("org_acme").now()).toBe(acmeTime)
     expect(await restarted.engine.clockOf("org_rival").now()).toBe(rivalTime)
     expect(await restarted.engine.clock.now()).toBe(MONDAY)
@@ -209,6 +209,16 @@ describe("the embedded clocks", () => {
     expect(await clockOf(rival)).toBe(MONDAY + 60_000)
     expect(await e.clock.now()).toBe(MONDAY + 60_000)
     await expect(e.clockOf("org_nope").now()).rejects.toThrow(/no organization org_nope/)
+  })
+
+  it("a write on a sandbox clock ahead of the root clock sends what it made due at once, at the sandbox's time", async () => {
+    const { engine: e, acme } = await start()
+    expect((await advance(acme, { seconds: 49 * 3600 })).status).toBe(200)
+    expect((await acme.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.acme.test/fos" })).status).toBe(201)
+    const emitted = await acme.call("POST", "/v2/simulate/events", { type: "customer.created" })
+    expect(emitted.status).toBe(201)
+    expect(emitted.json.createdAt).toBe(iso(MONDAY + 49 * 3600_000))
+    expect(e.deliveries.list().map((d) => [d.event.id, d.sentAt])).toEqual([[emitted.json.id, iso(MONDAY + 49 * 3600_000)]])
   })
 })
 

@@ -539,7 +539,9 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
     const engineContext = yield* Effect.context<EngineServices>()
     // Under the virtual clock, what a write makes due at once in its scope (a first attempt) runs before the answer.
     const settle = time.mode === "virtual"
-      ? (caller: Caller) => time.settle(scopeOf(caller.organization.id, caller.environment)).pipe(Effect.provideContext(timerContext))
+      ? (caller: Caller) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          time.settle(scopeOf(caller.organization.id, caller.environment), now).pipe(Effect.provideContext(timerContext)))
       : () => Effect.void
     // Under the virtual clock a request runs on its scope's clock (its sandbox's, or real time in live), read once
     // when its caller is known; on the system clock nothing is read.

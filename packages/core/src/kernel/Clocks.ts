@@ -242,7 +242,10 @@ export const makeVirtualTimeControl = (root: VirtualClock, realClock: Clock.Cloc
           ? Effect.succeed(realClock)
           : Effect.flatMap(Store, (store) => Effect.map(store.get(Clocks, scope), (row) => fixedClock(timeOf(row), realClock))),
       advanceClock,
-      settle: (scope) => Effect.flatMap(Clock.currentTimeMillis, (nowMs) => fireDue(nowMs, scopeTimers(scope))),
+      settle: (scope, nowMs) =>
+        fireDue(nowMs, scopeTimers(scope)).pipe(
+          Effect.provideService(Clock.Clock, isRealTimeScope(scope) ? realClock : fixedClock(nowMs, realClock))
+        ),
       advancedMs: () => advancedMs
     }
     return control

@@ -242,8 +242,8 @@ export interface TimeControlService {
     scope: string,
     targetOf: (nowMs: number) => Effect.Effect<number, E>
   ) => Effect.Effect<AdvanceReport, E | ApiError, Store | TimerHandlers>
-  /** Virtual mode: fires what is due in `scope` at the fiber's Clock (what a write made due at once). */
-  readonly settle: (scope: string) => Effect.Effect<void, never, Store | TimerHandlers>
+  /** Virtual mode: fires what is due in `scope` at `nowMs`, the request's time (what a write made due at once). */
+  readonly settle: (scope: string, nowMs: number) => Effect.Effect<void, never, Store | TimerHandlers>
 }
 
 export class TimeControl extends Context.Service<TimeControl, TimeControlService>()("fos/TimeControl") {}
