@@ -45,6 +45,10 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("a clock per organiza
     })
     return { status: response.status, json: (await response.json()) as any }
   }
+  /** Waits, bounded, for what the servers do after answering; the test asserts the outcome, not how long it took. */
+  const until = async (done: () => Promise<boolean>) => {
+    for (let i = 0; i < 400 && !(await done()); i++) await new Promise((r) => setTimeout(r, 25))
+  }
   const clockOf = async (origin: string, name: "acme" | "rival") => (await call(origin, name, "GET", "/v2/simulate/clock")).json.now as string
   const deliveriesOf = async (origin: string, name: "acme" | "rival") => (await call(origin, name, "GET", "/v2/webhooks/deliveries?limit=100")).json.data
 
@@ -79,6 +83,8 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("a clock per organiza
       expect((await call(a, name, "POST", "/v2/webhooks/endpoints", { url: `${receiverUrl}/${name}` })).status).toBe(201)
       expect((await call(a, name, "POST", "/v2/simulate/events", { type: "transaction.completed" })).status).toBe(201)
     }
+    // Each first attempt has been made (awaited without timing it) before anything is compared.
+    await until(async () => (await deliveriesOf(a, "rival"))[0]?.attempts === 1 && (await deliveriesOf(a, "acme"))[0]?.attempts === 1)
     const rivalBefore = await deliveriesOf(a, "rival")
     expect(rivalBefore).toHaveLength(1)
 
@@ -97,6 +103,7 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("a clock per organiza
     expect(await clockOf(b, "rival")).toBe(START)
 
     // Acme's delivery was retried on its clock (30 s, 2 min, 15 min after the first), each attempt sent once.
+    await until(async () => (await deliveriesOf(b, "acme"))[0]?.attempts >= 4)
     const acmeHits = hits.filter((h) => h.path === "/acme")
     expect(acmeHits.length).toBeGreaterThanOrEqual(4)
     expect(new Set(acmeHits.map((h) => h.attemptId)).size).toBe(acmeHits.length)
