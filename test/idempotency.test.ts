@@ -3,8 +3,8 @@
  * one keyed endpoint so far, whose effect, moving the clock, is easy to count), and at the engine level with
  * `runIdempotent` for what HTTP cannot stage: a concurrent duplicate, 5xx binding, environment scoping.
  */
-import { type ApiError, apiError, IdempotencyRecords, runIdempotent, Store, type StoredResponse, TimeControl } from "@fos/core"
-import type { Engine } from "@fos/http"
+import { type ApiError, apiError, IdempotencyRecords, makeVirtualClock, runIdempotent, Store, type StoredResponse, TimeControl } from "@fos/core"
+import { createEngine, type Engine } from "@fos/http"
 import { Deferred, Effect, Fiber, Result } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { call, expectProblem, keysOf, makeEngine, orgSeed, type Reply, seedOf, START_MS } from "./support.ts"
@@ -31,7 +31,8 @@ const advance = (idempotencyKey: string | undefined, body: unknown, key: string 
     ...(idempotencyKey === undefined ? {} : { headers: { "idempotency-key": idempotencyKey } })
   })
 
-const now = () => engine.clock.now()
+/** Organization a's sandbox clock: the one its advances move. */
+const now = () => engine.clockOf("org_a").now()
 
 describe("over HTTP", () => {
   beforeEach(async () => {
@@ -41,7 +42,7 @@ describe("over HTTP", () => {
   it("a retry with the same key and body replays the original response byte for byte, and the effect runs once", async () => {
     const first = await advance("key-1", { seconds: 60 })
     expect(first.status).toBe(200)
-    expect(first.json).toEqual({ now: iso(START_MS + 60_000), mode: "virtual" })
+    expect(first.json).toMatchObject({ now: iso(START_MS + 60_000), mode: "virtual" })
     expect(first.headers.get("idempotency-replayed")).toBeNull()
 
     const second = await advance("key-1", { seconds: 60 })
@@ -145,13 +146,15 @@ describe("over HTTP", () => {
     const b = await advance("shared-key", { seconds: 20 }, B.sandbox)
     expect(b.status).toBe(200)
     expect(b.headers.get("idempotency-replayed")).toBeNull()
-    expect(b.json.now).toBe(iso(START_MS + 30_000))
+    // Each organization's sandbox has its own clock (docs/clock.md).
+    expect(b.json.now).toBe(iso(START_MS + 20_000))
     const bSame = await advance("shared-key", { seconds: 10 }, B.sandbox)
-    expectProblem(bSame, { type: "IDEMPOTENCY_KEY_CONFLICT", status: 409, instance: path, nowMs: START_MS + 30_000 })
+    expectProblem(bSame, { type: "IDEMPOTENCY_KEY_CONFLICT", status: 409, instance: path, nowMs: START_MS + 20_000 })
     const aReplay = await advance("shared-key", { seconds: 10 }, A.sandbox)
     expect(aReplay.text).toBe(a.text)
     expect(aReplay.headers.get("idempotency-replayed")).toBe("true")
-    expect(await now()).toBe(START_MS + 30_000)
+    expect(await now()).toBe(START_MS + 10_000)
+    expect(await engine.clockOf("org_b").now()).toBe(START_MS + 20_000)
   })
 
   it("an Idempotency-Key longer than 255 characters is a 400 VALIDATION_ERROR", async () => {
@@ -296,31 +299,36 @@ describe("runIdempotent (engine level)", () => {
     expect(outcome.runs).toBe(1)
   })
 
-  it("a claim left by a request that never finished holds until its lease is over, then the same body runs", async () => {
-    const outcome = await engine.run(Effect.gen(function*() {
+  it("a claim left by a request that never finished holds until its lease is over in real time, then the same body runs", async () => {
+    // Real time is a clock the test moves; the engine's virtual clocks are moved apart from it.
+    const realClock = makeVirtualClock(START_MS)
+    await engine.close()
+    engine = await createEngine({ clock: { mode: "virtual", startMs: START_MS }, realClock, seed: seed as never })
+    const leased = (request: { scope: string; key: string; fingerprint: string }) =>
+      engine.run(Effect.result(runIdempotent(request, Effect.sync(() => response('{"ran":true}')))))
+    // What a process that crashed mid-request leaves behind: an in-progress claim that no running request holds,
+    // its lease on real time.
+    await engine.run(Effect.gen(function*() {
       const store = yield* Store
-      const time = yield* TimeControl
-      const now = yield* time.now
-      // What a process that crashed mid-request leaves behind: an in-progress claim that no running request holds.
       yield* store.transaction(store.insert(IdempotencyRecords, {
         id: "org_a/sandbox/crashed",
         fingerprint: "body-1",
         state: "in_progress",
         response: undefined,
-        leaseUntilMs: now + 60_000,
-        expiresAtMs: now + 60_000
+        leaseUntilMs: START_MS + 60_000,
+        expiresAtMs: START_MS + 60_000
       }))
-      const request = { scope: "org_a/sandbox", key: "crashed", fingerprint: "body-1" }
-      const run = Effect.sync(() => response('{"ran":true}'))
-      const whileLeased = yield* Effect.result(runIdempotent(request, run))
-      yield* time.advanceTo(now + 60_000)
-      const otherBody = yield* Effect.result(runIdempotent({ ...request, fingerprint: "body-2" }, run))
-      const afterLease = yield* runIdempotent(request, run)
-      return { whileLeased, otherBody, afterLease }
     }))
-    expect(codeOf(outcome.whileLeased)).toBe("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS")
-    expect(codeOf(outcome.otherBody)).toBe("IDEMPOTENCY_KEY_CONFLICT")
-    expect(outcome.afterLease).toEqual({ response: response('{"ran":true}'), replayed: false })
+    const request = { scope: "org_a/sandbox", key: "crashed", fingerprint: "body-1" }
+    expect(codeOf(await leased(request))).toBe("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS")
+    // A virtual clock moved by a day does not end the hold: it guards a crash, which real time ends.
+    await engine.clock.advance("1 day")
+    await engine.clockOf("org_a").advance("1 day")
+    expect(codeOf(await leased(request))).toBe("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS")
+    realClock.set(START_MS + 60_000)
+    expect(codeOf(await leased({ ...request, fingerprint: "body-2" }))).toBe("IDEMPOTENCY_KEY_CONFLICT")
+    const afterLease = await leased(request)
+    expect(afterLease).toEqual(Result.succeed({ response: response('{"ran":true}'), replayed: false }))
   })
 
   it("a request interrupted mid-run (its client gone) leaves nothing committed, and its retry runs at once", async () => {

@@ -788,11 +788,14 @@ describe("virtual clock endpoints", () => {
   it("advance by seconds moves the clock exactly", async () => {
     const r = await advance({ seconds: 90 }, A.sandbox)
     expect(r.status).toBe(200)
-    expect(r.json).toEqual({ now: new Date(START_MS + 90_000).toISOString(), mode: "virtual" })
+    expect(r.json).toMatchObject({ now: new Date(START_MS + 90_000).toISOString(), mode: "virtual", from: new Date(START_MS).toISOString() })
     expect(await clockNow()).toBe(new Date(START_MS + 90_000).toISOString())
-    expect(await engine.clock.now()).toBe(START_MS + 90_000)
-    // Errors now carry the new time.
-    expectProblem(await get(me), { type: "API_KEY_MISSING", status: 401, instance: me, nowMs: START_MS + 90_000 })
+    // The caller's sandbox clock moved; the engine's root clock, which no request of a caller runs on, did not.
+    expect(await engine.clockOf("org_a").now()).toBe(START_MS + 90_000)
+    expect(await engine.clock.now()).toBe(START_MS)
+    // The caller's errors now carry its new time; a request with no caller known carries the root clock's.
+    expectProblem(await get("/sandbox/v2/customers/cus_000000000000000000000000", A.sandbox), { type: "CUSTOMER_NOT_FOUND", status: 404, instance: "/sandbox/v2/customers/cus_000000000000000000000000", nowMs: START_MS + 90_000 })
+    expectProblem(await get(me), { type: "API_KEY_MISSING", status: 401, instance: me, nowMs: START_MS })
   })
 
   it("advance by 0 seconds leaves the clock where it is", async () => {

@@ -47,7 +47,7 @@ flags:
                                     a directory: embedded PGlite, created if missing;
                                     postgres://user:pass@host:port/db: PostgreSQL        (default: ./.fos)
   --clock system|virtual            virtual: time moves only through the clock endpoints (default: system)
-  --clock-start ISO                 where a virtual clock starts                        (default: now)
+  --clock-start ISO                 where a new store's virtual clocks start              (default: now)
   --seed FILE                       organizations, users and keys to create (JSON, see the README's "Seed file");
                                     no demo organization then
   --random-seed N                   every id, secret, address, number and hash fos invents comes from N (such as

@@ -196,6 +196,20 @@ export const migrations: ReadonlyArray<Migration> = [
       sandboxEventOrder("sandboxByType", `'type=' || (r.data->>'type')`),
       sandboxEventOrder("sandboxByResourceType", `'resourceId=' || ${eventResourceSql} || '|type=' || (r.data->>'type')`)
     ]
+  },
+  {
+    // Under the virtual clock the live timers fire on real time and the rest on their sandboxes' clocks (packages/core
+    // kernel/Timers.ts, the `byClock` order; docs/clock.md): the timers stored before get their entries, copied from
+    // their `due` entries (same sort value). The clocks themselves are rows of a declared table and need no DDL.
+    version: 9,
+    name: "timers by the kind of clock they run on",
+    statements: [
+      `INSERT INTO fos_orders (tbl, ord, part, sort, key)
+         SELECT o.tbl, 'byClock', CASE WHEN r.data->>'scope' LIKE '%/live' THEN 'real' ELSE 'virtual' END, o.sort, o.key
+         FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.key
+         WHERE o.tbl = 'timers' AND o.ord = 'due'
+         ON CONFLICT DO NOTHING`
+    ]
   }
 ]
 

@@ -14,8 +14,10 @@ import {
   type Application,
   Applications,
   appendEvent,
+  schedule,
   Store,
   type StoredTransaction,
+  Timers,
   Transactions,
   TransferSignings,
   type WebhookDelivery,
@@ -414,6 +416,41 @@ describe("migration 7 moves transfer signings off their transactions", () => {
     } finally {
       await client.dispose()
       await database.drop()
+    }
+  }, 60_000)
+})
+
+/**
+ * Migration 8 puts the timers stored before it in the `byClock` order, as the store puts new ones: live timers on
+ * real time, every other (sandbox, or no scope) on the virtual clocks.
+ */
+describe("migration 9 indexes stored timers by the clock they run on", () => {
+  it("on PGlite", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fos-timers-"))
+    const client = ManagedRuntime.make(layerPgliteClient(dir))
+    try {
+      await client.runPromise(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* migrate
+        const store = yield* makeSqlStore
+        yield* schedule("t.live", 3000, {}, "org_a/live").pipe(Effect.provideService(Store, store))
+        yield* schedule("t.sandbox", 1000, {}, "org_a/sandbox").pipe(Effect.provideService(Store, store))
+        yield* schedule("t.none", 2000, {}).pipe(Effect.provideService(Store, store))
+        const entries = () => sql<{ part: string; sort: string; key: string }>`
+          SELECT part, sort, key FROM fos_orders WHERE tbl = 'timers' AND ord = 'byClock' ORDER BY part, sort, key`
+        const written = yield* entries()
+        expect(written.map((e) => e.part)).toEqual(["real", "virtual", "virtual"])
+        yield* sql`DELETE FROM fos_orders WHERE tbl = 'timers' AND ord = 'byClock'`
+        yield* sql.withTransaction(Effect.forEach(migrations.find((m) => m.version === 9)!.statements, (s) => sql.unsafe(s), { discard: true }))
+        expect(yield* entries()).toEqual(written)
+        const lane = (partition: string) =>
+          store.page(Timers, { order: "byClock", partition, descending: false, backward: false, from: undefined, limit: 10 })
+        expect((yield* lane("virtual")).map((t) => t.kind)).toEqual(["t.sandbox", "t.none"])
+        expect((yield* lane("real")).map((t) => t.kind)).toEqual(["t.live"])
+      }))
+    } finally {
+      await client.dispose()
+      rmSync(dir, { recursive: true, force: true })
     }
   }, 60_000)
 })

@@ -3,6 +3,7 @@
  * handlers, the topics' subscribers (Subscriptions.ts) and the scheduler. Every runtime (the servers, embedding, tests) builds the engine through this.
  */
 import { Clock, Context, Effect, Layer, Random } from "effect"
+import { loadRootClock, makeVirtualTimeControl } from "./kernel/Clocks.ts"
 import { applicationTimerHandlers } from "./onboarding/ApplicationTimers.ts"
 import {
   expireRecord,
@@ -39,10 +40,11 @@ import { type ResolveHost, TransportError, WebhookSettings, type WebhookTranspor
 import {
   layerTimerHandlers,
   makeVirtualClock,
-  makeVirtualTimeControl,
+  realTimeTimers,
   runScheduler,
   systemTimeControl,
   TimeControl,
+  type TimeControlService,
   type TimerHandler,
   TimerHandlers
 } from "./kernel/Timers.ts"
@@ -177,17 +179,32 @@ export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServ
     const clockMode = options.clock ?? { mode: "system" }
     if (clockMode.mode === "virtual") {
       const startMs = clockMode.startMs ?? (yield* Clock.currentTimeMillis)
-      const clock = makeVirtualClock(startMs)
-      const time = Layer.mergeAll(Layer.succeed(Clock.Clock, clock), Layer.succeed(TimeControl, makeVirtualTimeControl(clock, deliveryWorker.settled())))
-      // The buckets refill as real time passes and as the virtual clock is advanced: each is time passing for the
-      // client (docs/decisions.md, "Rate limits").
-      const limiter = Layer.succeed(RateLimiter, makeRateLimiter(() => realNow() + (clock.currentTimeMillisUnsafe() - startMs)))
-      // The services that read time are built on the virtual clock.
-      return Layer.mergeAll(storeAndRandom, limiter, runningClaims, timerHandlers, retention).pipe(Layer.provideMerge(time))
+      // The clocks live in the store: the root clock resumes where the store has it (docs/clock.md).
+      const time = Layer.effectContext(Effect.gen(function*() {
+        const root = makeVirtualClock(yield* loadRootClock(yield* Store, startMs))
+        // A clock stands still while a receiver answers: an advance waits for the sends in flight before it moves
+        // the clock (webhooks/DeliveryWorker.ts). The control's lease owner names this process, so it draws from
+        // the unseeded source, as the claim tokens do.
+        const control = yield* makeVirtualTimeControl(root, realClock, deliveryWorker.settled).pipe(Effect.provideService(Random.Random, baseRandom))
+        // The buckets refill as real time passes and as virtual clocks are advanced: each is time passing for the
+        // client (docs/decisions.md, "Rate limits").
+        const limiter = makeRateLimiter(() => realNow() + control.advancedMs())
+        return Context.make(Clock.Clock, root as Clock.Clock).pipe(
+          Context.add(TimeControl, control as TimeControlService),
+          Context.add(RateLimiter, limiter)
+        )
+      })).pipe(Layer.provide(store))
+      // The services that read time are built on the root clock.
+      const base = Layer.mergeAll(runningClaims, timerHandlers, retention).pipe(Layer.provideMerge(time), Layer.provideMerge(storeAndRandom))
+      // The live environment runs on real time: its timers fire on a scheduler of their own (docs/clock.md).
+      const liveScheduler = Layer.effectDiscard(Effect.forkScoped(
+        runScheduler(realTimeTimers).pipe(Effect.provideService(Clock.Clock, realClock))
+      )).pipe(Layer.provide(base))
+      return Layer.mergeAll(base, liveScheduler)
     }
     const limiter = Layer.succeed(RateLimiter, makeRateLimiter(realNow))
     const base = Layer.mergeAll(storeAndRandom, limiter, runningClaims, timerHandlers, retention)
     // The system clock: one background fiber fires due timers for the life of the engine.
-    const scheduler = Layer.effectDiscard(Effect.forkScoped(runScheduler)).pipe(Layer.provide(base))
+    const scheduler = Layer.effectDiscard(Effect.forkScoped(runScheduler())).pipe(Layer.provide(base))
     return Layer.mergeAll(base, Layer.succeed(TimeControl, systemTimeControl), scheduler)
   }))

@@ -18,6 +18,7 @@
  */
 import type { OrganizationId, SandboxReset } from "@fos/contract"
 import { Effect } from "effect"
+import { Clocks } from "./kernel/Clocks.ts"
 import { IdempotencyRecords } from "./kernel/Idempotency.ts"
 import { OutboxEvents } from "./kernel/Outbox.ts"
 import { type Position, Store, type StoreService, type Table } from "./kernel/Store.ts"
@@ -146,10 +147,11 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
 ]
 
 /**
- * The tables a reset keeps: the organization itself, its users and keys (tenancy), and what belongs to no
- * organization: the operator token (the engine's signer-session key is not exported).
+ * The tables a reset keeps: the organization itself, its users and keys (tenancy), what belongs to no
+ * organization: the operator token (the engine's signer-session key is not exported), and the sandboxes' clocks
+ * (a clock never goes back: a reset empties the sandbox at the time it is at, docs/clock.md).
  */
-export const keptTables: ReadonlyArray<Table<any>> = [Organizations, Users, ApiKeys, OperatorTokens]
+export const keptTables: ReadonlyArray<Table<any>> = [Organizations, Users, ApiKeys, OperatorTokens, Clocks]
 
 const noneRemoved: Removed = {
   customers: 0,

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
+import { loadRootClock, makeVirtualTimeControl } from "../src/kernel/Clocks.ts"
 import { layerMemoryStore } from "../src/kernel/MemoryStore.ts"
 import { Store } from "../src/kernel/Store.ts"
 import {
   fireDue,
   layerTimerHandlers,
   makeVirtualClock,
-  makeVirtualTimeControl,
   runScheduler,
   schedule,
   Timers
@@ -78,7 +78,7 @@ describe("durable timers", () => {
     const { fired, layer } = harness()
     return Effect.gen(function*() {
       yield* schedule("record", 30_000, { name: "retry" })
-      const fiber = yield* Effect.forkChild(runScheduler)
+      const fiber = yield* Effect.forkChild(runScheduler())
       yield* TestClock.adjust("29 seconds")
       expect(fired).toEqual([])
       yield* TestClock.adjust("1 second")
@@ -90,8 +90,8 @@ describe("durable timers", () => {
   it.effect("a virtual advance fires every due timer in order, including timers created on the way", () => {
     const { fired, layer } = harness()
     return Effect.gen(function*() {
-      const clock = makeVirtualClock(t0)
-      const time = makeVirtualTimeControl(clock)
+      const clock = makeVirtualClock(yield* loadRootClock(yield* Store, t0))
+      const time = yield* makeVirtualTimeControl(clock, makeVirtualClock(t0))
       yield* schedule("chain", t0 + 10_000, { name: "x", left: 3, atMs: t0 + 10_000 })
       yield* schedule("record", t0 + 45_000, { name: "y" })
       yield* schedule("record", t0 + 500_000, { name: "late" })

@@ -7,6 +7,8 @@
  * engines can run side by side in one process; they share nothing.
  */
 import {
+  type AdvanceReport,
+  type ApiError,
   applySeed,
   DeliveryWorker,
   deliveryToWire,
@@ -17,8 +19,13 @@ import {
   type envelopeOf,
   layerEngine,
   layerMemoryStore,
-  nextTimer,
+  nextTimerIn,
+  Organizations,
   randomFromBytes,
+  scopeOf,
+  scopeTimers,
+  type TimerLane,
+  virtualTimers,
   type SeedFile,
   Store as StoreKey,
   type Store,
@@ -184,6 +191,14 @@ const makeRecorder = (inner: WebhookTransportService | undefined, recording: boo
   let sends = 0
   let sent: Array<{ readonly order: number; readonly delivery: SentDelivery }> = []
 
+  const sentAtOf = (row: { readonly organizationId: string; readonly environment: Environment } | undefined) =>
+    Effect.gen(function*() {
+      const { store, time } = services!
+      if (row === undefined) return yield* time.now
+      const clock = yield* time.clockFor(scopeOf(row.organizationId, row.environment)).pipe(Effect.provideService(StoreKey, store))
+      return clock.currentTimeMillisUnsafe()
+    })
+
   const attemptOf = (request: DeliveryRequest) =>
     Effect.gen(function*() {
       if (services === undefined) return yield* Effect.die(new Error("the delivery recorder was used before its engine was built"))
@@ -198,7 +213,8 @@ const makeRecorder = (inner: WebhookTransportService | undefined, recording: boo
         headers: request.headers,
         run: row?.run ?? 1,
         attempt: (row?.attemptsInRun ?? 0) + 1,
-        sentAt: toIso(yield* services.time.now)
+        // The clock of the delivery's scope: its sandbox's on a virtual clock (the send itself runs on real time).
+        sentAt: toIso(yield* sentAtOf(row))
       }
       return attempt
     })
@@ -255,14 +271,18 @@ const virtualOnly = (time: TimeControlService) =>
     ? Effect.void
     : Effect.die(new Error("this engine runs on the system clock; create it with clock: \"virtual\" to move time"))
 
-/** Virtual clock: moves time forward by `by` ("15 minutes", "30 seconds", "1 hour", or ms), firing every timer due on the way. */
+/**
+ * Virtual clock: moves time forward by `by` ("15 minutes", "30 seconds", "1 hour", or ms), firing every timer due on
+ * the way: the root clock and every organization's sandbox clock, each by `by` from its own time.
+ */
 export const advanceBy = (by: Duration.Input): Effect.Effect<void, never, EngineServices> =>
   Effect.gen(function*() {
     const time = yield* TimeControl
     yield* virtualOnly(time)
-    const target = (yield* time.now) + durationMs(by, "advance")
-    if (target > maxInstantMs) return yield* Effect.die(new RangeError(`advance: would move the clock past ${toIso(maxInstantMs)}`))
-    yield* time.advanceTo(target)
+    const ms = durationMs(by, "advance")
+    if ((yield* time.now) + ms > maxInstantMs) return yield* Effect.die(new RangeError(`advance: would move the clock past ${toIso(maxInstantMs)}`))
+    // Every clock moves by `by` from its own time: a sandbox advanced on its own stays that far ahead.
+    yield* time.advanceEvery((now) => Math.min(maxInstantMs, now + ms))
   })
 
 /** Virtual clock: moves time forward to `instant` (not before now), firing every timer due on the way. */
@@ -297,16 +317,16 @@ export interface IdleReport {
   readonly nextDueMs: number | undefined
 }
 
-/**
- * Virtual clock: fires what is due now and everything it leads to, stepping the clock to each next pending timer
- * in due order (so a webhook's retries at 30 s, 2 min, 15 min and 1 h all run), until no timer is left within
- * `within` or `maxSteps` due times were stepped to. The clock stops at the last timer fired, not at the horizon.
- */
-export const runUntilIdle = (options: RunUntilIdleOptions = {}): Effect.Effect<IdleReport, never, EngineServices> =>
+/** One virtual clock as `runUntilIdle` drives it: its time, its timers, and a move to a time. */
+interface DrivenClock {
+  readonly now: Effect.Effect<number, never, EngineServices>
+  readonly lane: TimerLane
+  readonly moveTo: (targetMs: number) => Effect.Effect<void, never, EngineServices>
+}
+
+const untilIdle = (clock: DrivenClock, options: RunUntilIdleOptions): Effect.Effect<IdleReport, never, EngineServices> =>
   Effect.gen(function*() {
-    const time = yield* TimeControl
-    yield* virtualOnly(time)
-    const start = yield* time.now
+    const start = yield* clock.now
     const horizon = start + durationMs(options.within ?? "1 day", "runUntilIdle within")
     const maxSteps = options.maxSteps ?? 10_000
     const worker = yield* DeliveryWorker
@@ -314,16 +334,97 @@ export const runUntilIdle = (options: RunUntilIdleOptions = {}): Effect.Effect<I
     while (true) {
       // The sends in flight may schedule a retry or end their delivery's lease: the next timer is known after them.
       yield* worker.settled()
-      const next = yield* nextTimer
+      const next = yield* nextTimerIn(clock.lane)
       const report = (stoppedBy: IdleReport["stoppedBy"]) =>
-        Effect.map(time.now, (now): IdleReport => ({ now, steps, stoppedBy, nextDueMs: next?.dueAtMs }))
+        Effect.map(clock.now, (now): IdleReport => ({ now, steps, stoppedBy, nextDueMs: next?.dueAtMs }))
       if (next === undefined) return yield* report("idle")
       if (next.dueAtMs > horizon) return yield* report("horizon")
       if (steps >= maxSteps) return yield* report("maxSteps")
       // A timer already overdue (one whose handler failed is moved a minute on) fires at the current time.
-      yield* time.advanceTo(Math.max(next.dueAtMs, yield* time.now))
+      yield* clock.moveTo(Math.max(next.dueAtMs, yield* clock.now))
       steps++
     }
+  })
+
+/**
+ * Virtual clock: fires what is due now and everything it leads to, stepping the clock to each next pending timer
+ * in due order (so a webhook's retries at 30 s, 2 min, 15 min and 1 h all run), until no timer is left within
+ * `within` or `maxSteps` due times were stepped to. The clock stops at the last timer fired, not at the horizon.
+ * This is the engine's root clock, with every sandbox clock behind it (`engine.clock`); `runSandboxUntilIdle` runs
+ * one organization's.
+ */
+export const runUntilIdle = (options: RunUntilIdleOptions = {}): Effect.Effect<IdleReport, never, EngineServices> =>
+  Effect.gen(function*() {
+    const time = yield* TimeControl
+    yield* virtualOnly(time)
+    return yield* untilIdle({ now: time.now, lane: virtualTimers, moveTo: time.advanceTo }, options)
+  })
+
+// --- one organization's sandbox clock ------------------------------------------------------------------------------
+
+/** An advance of one sandbox's clock as the embedding API reports it (the HTTP advance's report, in epoch ms). */
+export type SandboxAdvanceReport = AdvanceReport
+
+/** The sandbox scope of an organization that exists; a defect names an unknown one. */
+const sandboxOf = (organizationId: string): Effect.Effect<string, never, EngineServices> =>
+  Effect.flatMap(StoreKey, (store) =>
+    Effect.flatMap(store.get(Organizations, organizationId), (organization) =>
+      organization === undefined
+        ? Effect.die(new RangeError(`no organization ${organizationId} in this engine`))
+        : Effect.succeed(scopeOf(organizationId, "sandbox"))))
+
+/** An advance's refusal (another advance of the clock runs) as the error an embedder sees. */
+const orThrow = <A>(effect: Effect.Effect<A, ApiError, EngineServices>): Effect.Effect<A, never, EngineServices> =>
+  Effect.catch(effect, (error) => Effect.die(new Error(`${error.code}: ${error.detail}`)))
+
+/** The time of an organization's sandbox clock (the engine's Clock on the system clock). */
+export const sandboxNow = (organizationId: string): Effect.Effect<number, never, EngineServices> =>
+  Effect.gen(function*() {
+    const time = yield* TimeControl
+    const clock = yield* time.clockFor(yield* sandboxOf(organizationId))
+    return clock.currentTimeMillisUnsafe()
+  })
+
+const advanceSandbox = (organizationId: string, targetOf: (nowMs: number) => number) =>
+  Effect.gen(function*() {
+    const time = yield* TimeControl
+    yield* virtualOnly(time)
+    const scope = yield* sandboxOf(organizationId)
+    return yield* orThrow(time.advanceClock(scope, (now) => Effect.sync(() => targetOf(now))))
+  })
+
+/**
+ * Virtual clock: moves one organization's sandbox clock forward by `by`, firing that sandbox's timers due on the way
+ * (the HTTP advance, for that organization). Another advance of the same clock running meanwhile is an error.
+ */
+export const advanceSandboxBy = (organizationId: string, by: Duration.Input): Effect.Effect<SandboxAdvanceReport, never, EngineServices> => {
+  const ms = durationMs(by, "advance")
+  return advanceSandbox(organizationId, (now) => {
+    if (now + ms > maxInstantMs) throw new RangeError(`advance: would move the clock past ${toIso(maxInstantMs)}`)
+    return now + ms
+  })
+}
+
+/** Virtual clock: moves one organization's sandbox clock to `instant` (not before its time). */
+export const advanceSandboxTo = (organizationId: string, instant: string | number | Date): Effect.Effect<SandboxAdvanceReport, never, EngineServices> => {
+  const target = instantMs(instant, "advanceTo")
+  return advanceSandbox(organizationId, (now) => {
+    if (target < now) throw new RangeError(`advanceTo: ${toIso(target)} is before the clock's time ${toIso(now)}; the clock only moves forward`)
+    return target
+  })
+}
+
+/** `runUntilIdle` on one organization's sandbox clock: its timers only. */
+export const runSandboxUntilIdle = (organizationId: string, options: RunUntilIdleOptions = {}): Effect.Effect<IdleReport, never, EngineServices> =>
+  Effect.gen(function*() {
+    const time = yield* TimeControl
+    yield* virtualOnly(time)
+    const scope = yield* sandboxOf(organizationId)
+    return yield* untilIdle({
+      now: sandboxNow(organizationId),
+      lane: scopeTimers(scope),
+      moveTo: (targetMs) => Effect.asVoid(orThrow(time.advanceClock(scope, (now) => Effect.succeed(Math.max(now, targetMs)))))
+    }, options)
   })
 
 export interface FlushOptions {
@@ -416,6 +517,19 @@ export interface EngineDeliveries extends DeliveriesService {
   readonly flush: (options?: FlushOptions) => Promise<WebhookFlush>
 }
 
+/** One organization's sandbox clock, embedded: what `POST /sandbox/v2/simulate/clock/advance` does for it. */
+export interface SandboxClock {
+  readonly mode: "system" | "virtual"
+  /** The sandbox clock's time in epoch milliseconds. */
+  readonly now: () => Promise<number>
+  /** Virtual clock: moves this sandbox's clock forward, firing its timers due on the way; answers what it did. */
+  readonly advance: (by: Duration.Input) => Promise<SandboxAdvanceReport>
+  /** Virtual clock: moves this sandbox's clock to an instant (ISO 8601 with a zone, a Date, or epoch ms). */
+  readonly advanceTo: (instant: string | number | Date) => Promise<SandboxAdvanceReport>
+  /** Virtual clock: fires everything due in this sandbox and everything it leads to; see `runUntilIdle`. */
+  readonly runUntilIdle: (options?: RunUntilIdleOptions) => Promise<IdleReport>
+}
+
 export interface Engine {
   /** The HTTP API with no port: `fetch`'s signature, so it can stand in for `fetch` in any HTTP client. */
   readonly fetch: (input: Request | string | URL, init?: RequestInit) => Promise<Response>
@@ -424,7 +538,13 @@ export interface Engine {
   /** The engine services, for a server adapter to serve. */
   readonly context: Context.Context<EmbeddedServices>
   readonly operatorToken: string | undefined
+  /**
+   * The engine's root clock, and with it every organization's sandbox clock behind it: an advance moves them all
+   * (docs/clock.md). On a system clock, the system's time.
+   */
   readonly clock: EngineClock
+  /** One organization's sandbox clock: moving it moves no other organization's. */
+  readonly clockOf: (organizationId: string) => SandboxClock
   /** The webhook deliveries this engine sent (see `CreateEngineOptions.recordDeliveries`), and the wait for them. */
   readonly deliveries: EngineDeliveries
   /** Stops the engine and releases its store; the engine answers nothing afterwards. */
@@ -457,6 +577,13 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
       advanceTo: (instant) => run(advanceTo(instant)),
       runUntilIdle: (runOptions) => run(runUntilIdle(runOptions))
     },
+    clockOf: (organizationId) => ({
+      mode: Context.get(context, TimeControl).mode,
+      now: () => run(sandboxNow(organizationId)),
+      advance: (by) => run(advanceSandboxBy(organizationId, by)),
+      advanceTo: (instant) => run(advanceSandboxTo(organizationId, instant)),
+      runUntilIdle: (runOptions) => run(runSandboxUntilIdle(organizationId, runOptions))
+    }),
     deliveries: { ...Context.get(context, Deliveries), flush: (flushOptions) => run(flushWebhooks(flushOptions)) },
     close: async () => {
       await web?.dispose()

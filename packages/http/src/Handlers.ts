@@ -2,6 +2,7 @@
  * The endpoint handlers: thin, each reads the caller and calls the engine.
  */
 import {
+  type AdvanceReport,
   apiError,
   applicationToWire,
   CountryRequirementSets,
@@ -26,6 +27,7 @@ import {
   requestCancel,
   resetSandbox,
   restrictOrganization,
+  scopeOf,
   liftOrganizationRestriction,
   retryDelivery,
   rotateSecret,
@@ -118,7 +120,7 @@ import {
   reviewRfi,
   rfiToWire
 } from "@fos/core"
-import { Effect, Layer } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { FaultsLive } from "./FaultHandlers.ts"
 import { group } from "./HandlerGroups.ts"
 import { InspectLive } from "./InspectHandlers.ts"
@@ -190,6 +192,21 @@ const notVirtual = () =>
     resolution: "Restart the server with --clock virtual (or create the engine with clock: \"virtual\") to move time; the system clock cannot be advanced."
   }))
 
+const countsOf = (counts: Readonly<Record<string, number>>) => ({
+  total: Object.values(counts).reduce((a, b) => a + b, 0),
+  by: { ...counts }
+})
+
+/** An advance's report as the wire has it (contract ClockAdvanced). */
+const advanceToWire = (report: AdvanceReport) => ({
+  now: toIso(report.nowMs),
+  mode: "virtual" as const,
+  from: toIso(report.fromMs),
+  timersFired: countsOf(report.timersFired),
+  eventsEmitted: countsOf(report.eventsEmitted),
+  ...(report.nextDueMs === undefined ? {} : { nextDueAt: toIso(report.nextDueMs) })
+})
+
 const SimulateLive = group(ServerApi, "simulate", (handlers) =>
   handlers
     .handle("emitEvent", ({ payload }) =>
@@ -227,39 +244,47 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
           complete: report.complete
         }))
       ).pipe(Effect.map(mutable)))
+    // The caller's clock: the request runs on it (Pipeline.ts reads it once under the virtual clock).
     .handle("clock", () =>
       Effect.gen(function*() {
         const time = yield* TimeControl
-        return { now: toIso(yield* time.now), mode: time.mode }
+        return { now: toIso(yield* Clock.currentTimeMillis), mode: time.mode }
       }))
     .handle("advanceClock", ({ payload }) =>
       Effect.gen(function*() {
         const time = yield* TimeControl
         if (time.mode !== "virtual") return yield* notVirtual()
-        const now = yield* time.now
-        let target: number
-        if (payload.seconds !== undefined) target = now + payload.seconds * 1000
-        else {
-          const to = parseIso(payload.to ?? "")
-          if (to === undefined) {
-            return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
-              errors: [{ pointer: "/to", detail: "must be an ISO 8601 timestamp with a time zone" }]
-            })
-          }
-          if (to < now) {
-            return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
-              errors: [{ pointer: "/to", detail: "must not be before the clock's current time" }]
-            })
-          }
-          target = to
-        }
-        if (target > maxWireInstantMs) {
-          return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
-            errors: [{ pointer: payload.seconds !== undefined ? "/seconds" : "/to", detail: "would move the clock past 9999-12-31T23:59:59.999Z" }]
+        const caller = yield* CurrentCaller
+        // The target is worked out from the clock's time as the advance takes it over, so that an advance refused
+        // because another is running never half-happens.
+        const targetOf = (now: number) =>
+          Effect.gen(function*() {
+            let target: number
+            if (payload.seconds !== undefined) target = now + payload.seconds * 1000
+            else {
+              const to = parseIso(payload.to ?? "")
+              if (to === undefined) {
+                return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+                  errors: [{ pointer: "/to", detail: "must be an ISO 8601 timestamp with a time zone" }]
+                })
+              }
+              if (to < now) {
+                return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+                  errors: [{ pointer: "/to", detail: "must not be before the clock's current time" }]
+                })
+              }
+              target = to
+            }
+            if (target > maxWireInstantMs) {
+              return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+                errors: [{ pointer: payload.seconds !== undefined ? "/seconds" : "/to", detail: "would move the clock past 9999-12-31T23:59:59.999Z" }]
+              })
+            }
+            return target
           })
-        }
-        yield* time.advanceTo(target)
-        return { now: toIso(yield* time.now), mode: time.mode }
+        // Runs to its end even if the client goes away (TimeControl.advanceClock is uninterruptible).
+        const report = yield* time.advanceClock(scopeOf(caller.organization.id, caller.environment), targetOf)
+        return advanceToWire(report)
       }))
     .handle("deposit", ({ payload }) =>
       CurrentCaller.use((caller) => Effect.map(simulateDeposit(caller, payload), transactionToWire)).pipe(Effect.map(mutable)))

@@ -75,6 +75,11 @@ export interface RequestInfo {
   rate: Decision | undefined
   /** The caller's organization, once its key is accepted (for the request log). */
   organizationId: string | undefined
+  /**
+   * The clock the request runs on, once its caller is known, under the virtual clock: its sandbox's, read once
+   * (docs/clock.md). Undefined: the engine's.
+   */
+  clock: Clock.Clock | undefined
   /** When the request reached the edge, in real-time nanoseconds; 0 when nothing logs it. */
   readonly startedNs: bigint
   /** The request itself: a problem's `docs` is on its origin, worked out only when a problem is rendered. */
@@ -594,10 +599,26 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
     const time = yield* TimeControl
     const timerContext = yield* Effect.context<Store | TimerHandlers>()
     const engineContext = yield* Effect.context<EngineServices>()
-    // Under the virtual clock, what a write makes due at once (a fan-out, a first attempt) runs before the answer.
+    // Under the virtual clock, what a write makes due at once in its scope (a first attempt) runs before the answer.
     const settle = time.mode === "virtual"
-      ? Effect.flatMap(time.now, (now) => time.advanceTo(now)).pipe(Effect.provideContext(timerContext))
-      : Effect.void
+      ? (caller: Caller) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          time.settle(scopeOf(caller.organization.id, caller.environment), now).pipe(Effect.provideContext(timerContext)))
+      : () => Effect.void
+    // Under the virtual clock a request runs on its scope's clock (its sandbox's, or real time in live), read once
+    // when its caller is known; on the system clock nothing is read.
+    const onClockOf = time.mode === "virtual"
+      ? <A, E, R>(info: RequestInfo, caller: Caller, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+        Effect.flatMap(
+          time.clockFor(scopeOf(caller.organization.id, caller.environment)).pipe(Effect.provideService(Store, store)),
+          (clock) => {
+            info.clock = clock
+            return Effect.provideService(effect, Clock.Clock, clock)
+          }
+        )
+      : <A, E, R>(_info: RequestInfo, _caller: Caller, effect: Effect.Effect<A, E, R>) => effect
+    /** The time a problem is stamped with: the request's clock once known, else the engine's. */
+    const nowOf = (info: RequestInfo) => (info.clock ?? clock).currentTimeMillisUnsafe()
 
     const begin = (request: HttpServerRequest.HttpServerRequest, environment: Environment | undefined): RequestInfo => {
       const clientHeader = request.headers["x-client-correlation-id"]
@@ -609,6 +630,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         clientIp: Option.getOrElse(request.remoteAddress, () => "127.0.0.1"),
         rate: undefined,
         organizationId: undefined,
+        clock: undefined,
         startedNs: requestLog === undefined ? 0n : realClock.currentTimeNanosUnsafe(),
         request,
         injected: undefined
@@ -656,14 +678,14 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
      */
     const recover = (info: RequestInfo, cause: Cause.Cause<ApiError>) => {
       const failure = Cause.findErrorOption(cause)
-      if (failure._tag === "Some") return Effect.succeed(problemResponse(failure.value, info, nowMs()))
+      if (failure._tag === "Some") return Effect.succeed(problemResponse(failure.value, info, nowOf(info)))
       if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
       if (cause.reasons.some((r) => r._tag === "Die" && isStoreUnavailable(r.defect))) {
-        return Effect.succeed(problemResponse(storeUnavailable, info, nowMs()))
+        return Effect.succeed(problemResponse(storeUnavailable, info, nowOf(info)))
       }
       return Effect.as(
         Effect.logError("Unexpected failure", { correlationId: info.correlationId, cause: Cause.pretty(cause) }),
-        problemResponse(internalError, info, nowMs())
+        problemResponse(internalError, info, nowOf(info))
       )
     }
 
@@ -722,13 +744,13 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
             const faulted = <R>(body: string | undefined, proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R>) =>
               underFault(caller, target, request, body, (id) => (info.injected = id), proceed)
             // A write whose answer a fault loses has committed: what it made due still runs.
-            return bodyMethods.has(request.method)
-              ? Effect.ensuring(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh, faulted), settle)
-              : faulted(undefined, run(request, undefined, caller))
+            return onClockOf(info, caller, bodyMethods.has(request.method)
+              ? Effect.ensuring(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh, faulted), settle(caller))
+              : faulted(undefined, run(request, undefined, caller)))
           }
-          return bodyMethods.has(request.method)
-            ? Effect.tap(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh), () => settle)
-            : run(request, undefined, caller)
+          return onClockOf(info, caller, bodyMethods.has(request.method)
+            ? Effect.tap(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh), () => settle(caller))
+            : run(request, undefined, caller))
         })
     }
 

@@ -11,6 +11,7 @@ import { Customer } from "../onboarding/Customers.ts"
 import {
   ApplicationDecision,
   ClockAdvance,
+  ClockAdvanced,
   ClockNow,
   CustomerRestriction,
   LateComplianceResult,
@@ -142,7 +143,7 @@ export const Simulate = HttpApiGroup.make("simulate")
   .add(
     HttpApiEndpoint.post("advanceClock", "/v2/simulate/clock/advance", {
       payload: ClockAdvance,
-      success: ClockNow,
+      success: ClockAdvanced,
       error: withBody
     }).annotateMerge(documented("Advance the sandbox clock", "Moves the sandbox's virtual time forward, firing every timer that falls due and sending its webhooks.")).annotate(Idempotency, "accepted").annotate(OutsideTransaction, true)
   )

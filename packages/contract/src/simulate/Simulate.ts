@@ -14,6 +14,25 @@ import { WebhookDelivery } from "../webhooks/Webhooks.ts"
 export const ClockNow = Schema.Struct({ now: Schema.String, mode: Schema.Literals(["system", "virtual"]) }).annotate({ identifier: "ClockNow", description: "The sandbox's virtual time." })
 export type ClockNow = typeof ClockNow.Type
 
+/** A count per name: timers by kind, events by type. */
+const Counts = Schema.Struct({ total: Schema.Number, by: Schema.Record(Schema.String, Schema.Number) })
+
+/**
+ * What an advance did (docs/clock.md): where the caller's clock landed, the timers it fired by kind (fos's own names
+ * for its deadlines), the events the sandbox's outbox received meanwhile by type, and when the clock's next pending
+ * timer is due (omitted when none is left).
+ */
+export const ClockAdvanced = Schema.Struct({
+  now: Schema.String,
+  mode: Schema.Literals(["system", "virtual"]),
+  /** The clock's time when the advance began. */
+  from: Schema.String,
+  timersFired: Counts,
+  eventsEmitted: Counts,
+  nextDueAt: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "ClockAdvanced" })
+export type ClockAdvanced = typeof ClockAdvanced.Type
+
 /** The longest advance, in seconds: ten years. */
 export const maxAdvanceSeconds = 10 * 365 * 24 * 3600
 

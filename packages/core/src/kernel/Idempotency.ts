@@ -10,7 +10,9 @@
  * - same key while the first is still running: IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS. A claim this engine holds is
  *   running for as long as its request is, whatever the clock says: an advance of the virtual clock (even the keyed
  *   request's own) can pass a lease while the request that took it still runs. A claim of another process holds
- *   until its lease is over, after which it counts as left by a crash;
+ *   until its lease is over, after which it counts as left by a crash. The lease runs on real time (`RealClock`),
+ *   whatever the engine's clock: it guards a crash, not business, and a virtual clock standing still would hold a
+ *   crashed request's key for good;
  * - a 4xx commits nothing and frees the key; a 5xx binds the key to its body, and the same body runs again;
  * - keys are scoped to one organization and environment;
  * - records are kept for the configured retention, then removed by a durable timer.
@@ -19,6 +21,7 @@ import { type IdempotencyPolicy } from "@fos/contract"
 import { Clock, Context, Effect, Exit, Layer } from "effect"
 import { randomHex } from "./IdGenerator.ts"
 import { type ApiError, apiError } from "./Problem.ts"
+import { RealClock } from "./RealClock.ts"
 import { Store, table } from "./Store.ts"
 import { schedule } from "./Timers.ts"
 
@@ -38,7 +41,10 @@ export interface IdempotencyRecord {
   readonly response: StoredResponse | undefined
   /** The in-progress claim's token, by which the engine that took it knows it is its own and still running. */
   readonly claim?: string
-  /** An in-progress claim of another engine older than this was left by a crashed request and counts as failed. */
+  /**
+   * An in-progress claim of another engine older than this (real time) was left by a crashed request and counts as
+   * failed.
+   */
   readonly leaseUntilMs: number
   readonly expiresAtMs: number
 }
@@ -116,7 +122,7 @@ export const runIdempotent = <R>(
   request: { readonly scope: string; readonly key: string; readonly fingerprint: string },
   run: Effect.Effect<StoredResponse, ApiError, R>,
   options: { readonly transactional?: boolean } = {}
-): Effect.Effect<IdempotentResult, ApiError, R | Store | RunningClaims> =>
+): Effect.Effect<IdempotentResult, ApiError, R | Store | RunningClaims | RealClock> =>
   Effect.flatMap(RunningClaims, (claims) => {
     const claim = claims.take()
     return Effect.ensuring(runClaimed(request, run, options, claims, claim), Effect.sync(() => claims.release(claim)))
@@ -128,27 +134,28 @@ const runClaimed = <R>(
   options: { readonly transactional?: boolean },
   claims: RunningClaimsService,
   claim: string
-): Effect.Effect<IdempotentResult, ApiError, R | Store> =>
+): Effect.Effect<IdempotentResult, ApiError, R | Store | RealClock> =>
   Effect.gen(function*() {
     const store = yield* Store
+    const realClock = yield* RealClock
+    const realNow = () => realClock.currentTimeMillisUnsafe()
     const id = `${request.scope}/${request.key}`
     const conflict = () =>
       apiError("IDEMPOTENCY_KEY_CONFLICT", "This Idempotency-Key was already used with a different request body.")
     const inProgress = () => apiError("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS", "A request with this Idempotency-Key is still running.")
-    const claimRecord = (now: number): IdempotencyRecord => ({
+    const claimRecord = (): IdempotencyRecord => ({
       id,
       fingerprint: request.fingerprint,
       state: "in_progress",
       response: undefined,
       claim,
-      leaseUntilMs: now + leaseMs,
-      expiresAtMs: now + leaseMs
+      leaseUntilMs: realNow() + leaseMs,
+      expiresAtMs: realNow() + leaseMs
     })
     // A key seen for the first time is claimed by one insert; another request inserting it at the same moment
     // makes this one a duplicate of a running request.
     const firstClaim = Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      yield* store.insert(IdempotencyRecords, claimRecord(now)).pipe(Effect.catchTag("UniqueViolation", () => Effect.fail(inProgress())))
+      yield* store.insert(IdempotencyRecords, claimRecord()).pipe(Effect.catchTag("UniqueViolation", () => Effect.fail(inProgress())))
       return undefined
     })
     // A plain read first: a duplicate of a running request, a replay and a conflict are answered from committed
@@ -159,27 +166,26 @@ const runClaimed = <R>(
         if (seen.fingerprint !== request.fingerprint) return yield* conflict()
         return { response: seen.response!, replayed: true }
       }
-      if (claims.holds(seen, yield* Clock.currentTimeMillis)) return yield* inProgress()
+      if (claims.holds(seen, realNow())) return yield* inProgress()
     }
     const claimed = seen === undefined
       ? yield* firstClaim
       : yield* store.transaction(
       Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
         const existing = yield* store.getForUpdate(IdempotencyRecords, id)
         if (existing !== undefined) {
           if (existing.state === "completed") {
             if (existing.fingerprint !== request.fingerprint) return yield* conflict()
             return existing.response
           }
-          if (claims.holds(existing, now)) return yield* inProgress()
+          if (claims.holds(existing, realNow())) return yield* inProgress()
           if (existing.fingerprint !== request.fingerprint) return yield* conflict()
         }
         if (existing === undefined) {
           // Two first requests at once on a store with real concurrency: the row lock cannot cover a row that does
           // not exist yet, so the loser of the insert learns here that the other one is running.
-          yield* store.insert(IdempotencyRecords, claimRecord(now)).pipe(Effect.catchTag("UniqueViolation", () => Effect.fail(inProgress())))
-        } else yield* Effect.orDie(store.update(IdempotencyRecords, claimRecord(now)))
+          yield* store.insert(IdempotencyRecords, claimRecord()).pipe(Effect.catchTag("UniqueViolation", () => Effect.fail(inProgress())))
+        } else yield* Effect.orDie(store.update(IdempotencyRecords, claimRecord()))
         return undefined
       })
     )

@@ -8,10 +8,13 @@
  * the row and runs the timer's handler, so a timer fires once and a restarted process resumes where it was.
  *
  * With the system clock a background fiber sleeps on the Clock until the next due time. With the virtual clock
- * nothing moves until `advanceTo`, which steps the clock to each due time in order, fires what is due, and
- * lands on the target: an advance fires every due timer, including the timers those timers create.
+ * each organization's sandbox has a clock of its own, kept in the store (Clocks.ts): nothing of a sandbox moves
+ * until its clock is advanced, which steps that clock to each of its timers' due times in order, fires what is due,
+ * and lands on the target. A sweep reads one lane of timers (`TimerLane`): all of them, one scope's, or those of
+ * one kind of clock.
  */
-import { Cause, Clock, Context, Deferred, Duration, Effect, Layer, Semaphore } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Layer } from "effect"
+import type { ApiError } from "./Problem.ts"
 import { withStream } from "./RandomStreams.ts"
 import { Store, table } from "./Store.ts"
 
@@ -24,15 +27,37 @@ export interface Timer {
   readonly scope?: string
 }
 
+/**
+ * Whether a timer runs on real time under the virtual clock: the live environment's timers do (docs/clock.md). Every
+ * other timer runs on a virtual clock: its sandbox's, or the engine's root clock when it has no scope.
+ */
+export const isRealTimeScope = (scope: string | undefined): boolean => scope !== undefined && scope.endsWith("/live")
+
 export const Timers = table<Timer>({
   name: "timers",
   key: (t) => t.id,
-  // Every timer shares one partition and nothing reads their total, so no count is kept.
+  // Nothing reads a total of timers, so no count is kept.
   orders: {
     due: { partition: () => "", sort: (t) => t.dueAtMs, counted: false },
-    byScope: { partition: (t) => t.scope ?? "", sort: (t) => t.dueAtMs, counted: false }
+    byScope: { partition: (t) => t.scope ?? "", sort: (t) => t.dueAtMs, counted: false },
+    // Under the virtual clock the live timers fire on real time and the rest on their clocks: each kind is a lane.
+    byClock: { partition: (t) => (isRealTimeScope(t.scope) ? "real" : "virtual"), sort: (t) => t.dueAtMs, counted: false }
   }
 })
+
+/** Which timers a sweep reads: one partition of one of the timers' orders, in due order. */
+export interface TimerLane {
+  readonly order: "due" | "byScope" | "byClock"
+  readonly partition: string
+}
+
+/** Every timer: the system clock's lane. */
+export const allTimers: TimerLane = { order: "due", partition: "" }
+/** The timers of one scope (organization and environment); `""` for the timers with none. */
+export const scopeTimers = (scope: string): TimerLane => ({ order: "byScope", partition: scope })
+/** Under the virtual clock: the timers on real time (live), and the timers on a virtual clock (all the others). */
+export const realTimeTimers: TimerLane = { order: "byClock", partition: "real" }
+export const virtualTimers: TimerLane = { order: "byClock", partition: "virtual" }
 
 /**
  * What a timer does when it fires; runs inside the firing transaction. It may return work to do after that
@@ -87,18 +112,29 @@ const retryLater = (timer: Timer, nowMs: number, cause: Cause.Cause<unknown>) =>
 /** How many timers one sweep takes at most before looking again. */
 const sweepBatch = 100
 
-/** The earliest timer, if any. */
-export const nextTimer: Effect.Effect<Timer | undefined, never, Store> = Effect.flatMap(Store, (store) =>
-  Effect.map(store.page(Timers, { order: "due", partition: "", descending: false, backward: false, from: undefined, limit: 1 }), (rows) => rows[0]))
+/** The earliest timer of a lane (every timer by default), if any. */
+export const nextTimerIn = (lane: TimerLane): Effect.Effect<Timer | undefined, never, Store> =>
+  Effect.flatMap(Store, (store) =>
+    Effect.map(store.page(Timers, { ...lane, descending: false, backward: false, from: undefined, limit: 1 }), (rows) => rows[0]))
 
-/** Fires every timer due at or before `nowMs`, in order. Returns how many fired. */
-export const fireDue = (nowMs: number): Effect.Effect<number, never, Store | TimerHandlers> =>
+/** The earliest timer, if any. */
+export const nextTimer: Effect.Effect<Timer | undefined, never, Store> = nextTimerIn(allTimers)
+
+/**
+ * Fires every timer of `lane` (every timer by default) due at or before `nowMs`, in order; `onFired` hears of each
+ * timer taken. Returns how many fired.
+ */
+export const fireDue = (
+  nowMs: number,
+  lane: TimerLane = allTimers,
+  onFired?: (timer: Timer) => void
+): Effect.Effect<number, never, Store | TimerHandlers> =>
   Effect.gen(function*() {
     const store = yield* Store
     const handlers = yield* TimerHandlers
     let fired = 0
     while (true) {
-      const batch = yield* store.page(Timers, { order: "due", partition: "", descending: false, backward: false, from: undefined, limit: sweepBatch })
+      const batch = yield* store.page(Timers, { ...lane, descending: false, backward: false, from: undefined, limit: sweepBatch })
       const due = batch.filter((t) => t.dueAtMs <= nowMs)
       if (due.length === 0) return fired
       const afterCommit: Array<AfterCommit> = []
@@ -118,6 +154,7 @@ export const fireDue = (nowMs: number): Effect.Effect<number, never, Store | Tim
           withStream(timer.scope)
         )
         if (after !== undefined) afterCommit.push(withStream(timer.scope)(after))
+        onFired?.(timer)
         fired++
       }
       yield* Effect.forEach(afterCommit, (work) => Effect.catchCause(work, (cause) =>
@@ -166,69 +203,81 @@ export const makeVirtualClock = (startMs: number): VirtualClock => {
   return clock
 }
 
-/** The engine's time source: the system clock, or a virtual clock that only an advance moves. */
+/** What one advance of a virtual clock did. */
+export interface AdvanceReport {
+  /** The clock's time when the advance began, and where it landed. */
+  readonly fromMs: number
+  readonly nowMs: number
+  /** How many timers fired, by kind. */
+  readonly timersFired: Readonly<Record<string, number>>
+  /** How many events the sandbox's outbox received while the advance ran, by type. */
+  readonly eventsEmitted: Readonly<Record<string, number>>
+  /** When the clock's next pending timer is due, if one is left. */
+  readonly nextDueMs: number | undefined
+}
+
+/**
+ * The engine's time: the system clock, or the virtual clocks (Clocks.ts) that only advances move. A scope is an
+ * organization and environment (`scopeOf`); each sandbox scope has a virtual clock of its own.
+ */
 export interface TimeControlService {
   readonly mode: "system" | "virtual"
+  /** The engine's own clock: under the virtual clock its root clock, which every sandbox never advanced follows. */
   readonly now: Effect.Effect<number>
-  /** Virtual mode: fires every timer due up to `targetMs` in order, then sets the clock to it. */
+  /**
+   * Virtual mode: moves every virtual clock (the root and every sandbox's) to at least `targetMs`, firing every timer
+   * on a virtual clock due on the way.
+   */
   readonly advanceTo: (targetMs: number) => Effect.Effect<void, never, Store | TimerHandlers>
+  /**
+   * Virtual mode: moves every virtual clock to the target `targetOf` gives from that clock's own time (`engine.clock`:
+   * an advance by a duration moves each clock by it), firing its timers due on the way.
+   */
+  readonly advanceEvery: (targetOf: (nowMs: number) => number) => Effect.Effect<void, never, Store | TimerHandlers>
+  /**
+   * The clock a request of `scope` runs on. Virtual mode: a sandbox's clock as stored (read once, standing still for
+   * the request), real time for live, the root clock without a scope. System mode: the engine's Clock.
+   */
+  readonly clockFor: (scope: string | undefined) => Effect.Effect<Clock.Clock, never, Store>
+  /**
+   * Virtual mode: advances the clock of one sandbox scope to the target `targetOf` picks from its time, firing that
+   * scope's timers due on the way. One advance of a clock at a time (a second is refused with 409 CONFLICT), and
+   * once begun it runs to its end even if its caller is interrupted.
+   */
+  readonly advanceClock: <E>(
+    scope: string,
+    targetOf: (nowMs: number) => Effect.Effect<number, E>
+  ) => Effect.Effect<AdvanceReport, E | ApiError, Store | TimerHandlers>
+  /** Virtual mode: fires what is due in `scope` at `nowMs`, the request's time (what a write made due at once). */
+  readonly settle: (scope: string, nowMs: number) => Effect.Effect<void, never, Store | TimerHandlers>
 }
 
 export class TimeControl extends Context.Service<TimeControl, TimeControlService>()("fos/TimeControl") {}
 
-/**
- * `settled` waits for the work timers handed to the background (webhook sends) that is in flight: the clock stands
- * still while it runs, so its outcome belongs to the instant it began (a retry is due 30 s after its attempt, not
- * after the receiver answered). The clock waits for it before it moves forward; a write's `advanceTo(now)` does not
- * move it, so never waits.
- */
-export const makeVirtualTimeControl = (clock: VirtualClock, settled: Effect.Effect<void> = Effect.void): TimeControlService => {
-  // Serialises advances: two advances at once would interleave their steps.
-  const serial = Semaphore.makeUnsafe(1).withPermits(1)
-  return {
-    mode: "virtual",
-    now: clock.currentTimeMillis,
-    advanceTo: (targetMs) =>
-      Effect.gen(function*() {
-        const moving = () => targetMs > clock.currentTimeMillisUnsafe()
-        if (moving()) yield* settled
-        // Most advances find nothing due on the way: they move the clock without the lock, so they never queue
-        // behind one another (the clock only moves forward). Advances that fire timers take turns.
-        const first = yield* nextTimer
-        if (first === undefined || first.dueAtMs > targetMs) return clock.set(targetMs)
-        yield* serial(Effect.gen(function*() {
-          while (true) {
-            let next = yield* nextTimer
-            if (moving() && (next === undefined || next.dueAtMs > clock.currentTimeMillisUnsafe())) {
-              // The clock is about to move: the work in flight ends first, and may schedule or remove timers.
-              yield* settled
-              next = yield* nextTimer
-            }
-            if (next === undefined || next.dueAtMs > targetMs) break
-            clock.set(next.dueAtMs)
-            yield* fireDue(clock.currentTimeMillisUnsafe())
-          }
-          clock.set(targetMs)
-        }))
-      }).pipe(Effect.provideService(Clock.Clock, clock))
-  }
-}
+const systemOnly = (what: string) => Effect.die(new Error(`${what} needs the virtual clock`))
 
 export const systemTimeControl: TimeControlService = {
   mode: "system",
   now: Clock.currentTimeMillis,
-  advanceTo: () => Effect.void
+  advanceTo: () => Effect.void,
+  advanceEvery: () => Effect.void,
+  clockFor: () => Clock.clockWith(Effect.succeed),
+  advanceClock: () => systemOnly("advancing a clock"),
+  settle: () => Effect.void
 }
 
 /** How long the system-clock scheduler sleeps at most, so timers written by other processes are seen. */
 const pollMs = 250
 
-/** The system-clock scheduler loop: fire what is due, sleep until the next due time (or the poll bound). */
-export const runScheduler: Effect.Effect<never, never, Store | TimerHandlers> = Effect.gen(function*() {
+/**
+ * The scheduler loop on the Clock: fire what is due in `lane` (every timer by default), sleep until the next due time
+ * (or the poll bound). The system clock runs it over every timer; the virtual clock over the live timers, on real time.
+ */
+export const runScheduler = (lane: TimerLane = allTimers): Effect.Effect<never, never, Store | TimerHandlers> => Effect.gen(function*() {
   while (true) {
     const now = yield* Clock.currentTimeMillis
-    yield* fireDue(now)
-    const next = yield* nextTimer
+    yield* fireDue(now, lane)
+    const next = yield* nextTimerIn(lane)
     const waitMs = next === undefined ? pollMs : Math.min(pollMs, Math.max(0, next.dueAtMs - now))
     yield* Effect.sleep(Duration.millis(Math.max(waitMs, 1)))
   }
