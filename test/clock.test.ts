@@ -133,6 +133,8 @@ const twoOrganizations = async (options: Partial<CreateEngineOptions> = {}) => {
   e.deliveries.answerWith(503)
   const acmeWorld = await buildWorld(acme, "acme")
   const rivalWorld = await buildWorld(rival, "rival")
+  // Sends run in the background: what the worlds' writes sent is recorded before the states are read.
+  await e.deliveries.flush()
   const rivalBefore = await stateOf(e, rival, "org_rival", rivalWorld)
   const acmeBefore = await stateOf(e, acme, "org_acme", acmeWorld)
   expect(acmeBefore.order.status).toBe("pending")
@@ -144,6 +146,7 @@ const twoOrganizations = async (options: Partial<CreateEngineOptions> = {}) => {
   const fromMs = await clockOf(acme)
   const advanced = await advance(acme, { seconds: 2 * DAY / 1000 })
   expect(advanced.status, advanced.text).toBe(200)
+  await e.deliveries.flush()
 
   // Rival's world did not move: not its clock, its order, its payout, its deliveries nor its timers.
   expect(await stateOf(e, rival, "org_rival", rivalWorld)).toEqual(rivalBefore)
@@ -218,6 +221,7 @@ describe("the embedded clocks", () => {
     const emitted = await acme.call("POST", "/v2/simulate/events", { type: "customer.created" })
     expect(emitted.status).toBe(201)
     expect(emitted.json.createdAt).toBe(iso(MONDAY + 49 * 3600_000))
+    await e.deliveries.flush()
     expect(e.deliveries.list().map((d) => [d.event.id, d.sentAt])).toEqual([[emitted.json.id, iso(MONDAY + 49 * 3600_000)]])
   })
 })
