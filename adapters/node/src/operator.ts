@@ -1,5 +1,5 @@
 /**
- * `fos orgs|users|keys ...`: the operator commands. They call a running server's operator surface
+ * `fos orgs|users|keys|snapshots ...`: the operator commands. They call a running server's operator surface
  * (`/operator/...`) with its operator token, so they act on the store that server serves.
  *
  * The server is `--server URL` or FOS_SERVER (default http://127.0.0.1:4000); the token is `--token T` or
@@ -81,7 +81,11 @@ const usage = `operator commands (they call a running server; --server URL or FO
   fos keys create --org ORG_ID --user USER_ID --env sandbox|live [--access read_only|read_write] [--ip CIDR]...
   fos keys list --org ORG_ID
   fos keys revoke KEY_OR_HASH
-  fos reset ORG_ID                          (empties the organization's sandbox; keeps it, its users and keys)`
+  fos reset ORG_ID                          (empties the organization's sandbox; keeps it, its users and keys)
+  fos snapshots list --org ORG_ID
+  fos snapshots create --org ORG_ID         (saves the organization's whole sandbox; prints the snapshot)
+  fos snapshots restore SNAPSHOT_ID         (puts the sandbox back as the snapshot saved it)
+  fos snapshots delete SNAPSHOT_ID`
 
 export const operatorUsage = usage
 
@@ -181,6 +185,19 @@ export const runOperator = async (
     case "keys list": {
       const p = known("org")
       return call(p, env, "GET", `/operator/organizations/${encodeURIComponent(required(p, "org"))}/api-keys`)
+    }
+    case "snapshots list":
+    case "snapshots create": {
+      const p = known("org")
+      return call(p, env, action === "list" ? "GET" : "POST", `/operator/organizations/${encodeURIComponent(required(p, "org"))}/snapshots`)
+    }
+    case "snapshots restore":
+    case "snapshots delete": {
+      const p = known()
+      const id = p.positional[0]
+      if (id === undefined || p.positional.length > 1) throw new UsageError(`fos snapshots ${action} needs one snapshot id`)
+      const path = `/operator/snapshots/${encodeURIComponent(id)}`
+      return action === "restore" ? call(p, env, "POST", `${path}/restore`) : call(p, env, "DELETE", path)
     }
     case "keys revoke": {
       const p = known()

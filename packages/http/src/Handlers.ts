@@ -25,6 +25,11 @@ import {
   readPersonField,
   requestCancel,
   resetSandbox,
+  restoreSnapshot,
+  takeSnapshot,
+  listSnapshots,
+  getSnapshot,
+  deleteSnapshot,
   restrictOrganization,
   liftOrganizationRestriction,
   retryDelivery,
@@ -216,6 +221,14 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
         Effect.map((o) => ({ organizationId: o.id, restricted: false }))
       ))
     .handle("reset", () => CurrentCaller.use((caller) => resetSandbox(caller.organization.id)).pipe(Effect.map(mutable)))
+    // Snapshots of the caller's sandbox (Snapshots.ts, docs/snapshots.md).
+    .handle("createSnapshot", () => CurrentCaller.use((caller) => takeSnapshot(caller.organization.id)).pipe(Effect.map(mutable)))
+    .handle("listSnapshots", ({ query }) =>
+      CurrentCaller.use((caller) => listSnapshots(caller.organization.id, listQueryOf(query))).pipe(Effect.map((p) => ({ data: [...p.data], meta: p.meta }))))
+    .handle("getSnapshot", ({ params }) => CurrentCaller.use((caller) => getSnapshot(caller.organization.id, params.id)).pipe(Effect.map(mutable)))
+    .handle("restoreSnapshot", ({ params }) =>
+      CurrentCaller.use((caller) => restoreSnapshot(caller.organization.id, params.id)).pipe(Effect.map(mutable)))
+    .handle("deleteSnapshot", ({ params }) => CurrentCaller.use((caller) => deleteSnapshot(caller.organization.id, params.id)))
     .handle("clock", () =>
       Effect.gen(function*() {
         const time = yield* TimeControl

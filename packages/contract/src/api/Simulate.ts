@@ -1,7 +1,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { EventType } from "../events/Events.ts"
-import { CustomerId, OrderId, RfiId, TransactionId, WalletId, WalletSignerId } from "../kernel/Ids.ts"
+import { CustomerId, OrderId, RfiId, SnapshotId, TransactionId, WalletId, WalletSignerId } from "../kernel/Ids.ts"
+import { listOf, listQuery } from "../kernel/Lists.ts"
 import { Wallet } from "../money/Wallets.ts"
 import { Order, OrderFailure, PairPricing, RateChange } from "../money/Orders.ts"
 import { Rfi, RfiPublish, RfiReview } from "../money/Rfis.ts"
@@ -20,7 +21,8 @@ import {
   TransactionReturn,
   TransactionReview,
   TransactionTerminal,
-  SandboxReset
+  SandboxReset,
+  Snapshot
 } from "../simulate/Simulate.ts"
 import { Event } from "../webhooks/Webhooks.ts"
 import {
@@ -137,6 +139,23 @@ export const Simulate = HttpApiGroup.make("simulate")
     success: SandboxReset,
     error: withBody
   }))
+  // Snapshots of the caller's whole sandbox, restored in one transaction (docs/snapshots.md).
+  .add(HttpApiEndpoint.post("createSnapshot", "/v2/simulate/snapshots", {
+    success: Snapshot.pipe(HttpApiSchema.status(201)),
+    error: [...withBody, problem(422)]
+  }))
+  .add(HttpApiEndpoint.get("listSnapshots", "/v2/simulate/snapshots", {
+    query: listQuery(["createdAt"] as const),
+    success: listOf(Snapshot),
+    error: common
+  }))
+  .add(HttpApiEndpoint.get("getSnapshot", "/v2/simulate/snapshots/:id", { params: { id: SnapshotId }, success: Snapshot, error: common }))
+  .add(HttpApiEndpoint.post("restoreSnapshot", "/v2/simulate/snapshots/:id/restore", {
+    params: { id: SnapshotId },
+    success: Snapshot,
+    error: withBody
+  }))
+  .add(HttpApiEndpoint.delete("deleteSnapshot", "/v2/simulate/snapshots/:id", { params: { id: SnapshotId }, error: common }))
   .add(
     HttpApiEndpoint.post("advanceClock", "/v2/simulate/clock/advance", {
       payload: ClockAdvance,
