@@ -635,7 +635,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
       })
 
     const gate: EdgeService["gate"] = (endpoint, group, run) => {
-      const { bucket, idempotency: policy, transactional, upload, rereadOnReplay, sandboxOnly, openWhenRestricted: open } = policyOf(endpoint, group)
+      const { bucket, idempotency: policy, transactional, upload, rereadOnReplay, sandboxOnly, openWhenRestricted: open, keepsTimers } = policyOf(endpoint, group)
       const refresh = rereadOnReplay === undefined ? undefined : replayReads[rereadOnReplay]
       return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, EngineServices> =>
         admit(info, request.method, request.headers["x-api-key"], bucket, !open && bodyMethods.has(request.method), (caller) => {
@@ -643,7 +643,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
             return Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
           }
           return bodyMethods.has(request.method)
-            ? Effect.tap(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh), () => settle)
+            ? Effect.tap(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh), () => keepsTimers ? Effect.void : settle)
             : run(request, undefined, caller)
         })
     }

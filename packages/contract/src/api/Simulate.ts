@@ -41,7 +41,7 @@ import {
   WalletSigner
 } from "../signing/Signers.ts"
 import { applicationParams } from "./Applications.ts"
-import { common, Idempotency, OpenWhenRestricted, OutsideTransaction, problem, SandboxOnly, withBody } from "./Policies.ts"
+import { common, Idempotency, KeepsTimers, OpenWhenRestricted, OutsideTransaction, problem, SandboxOnly, withBody } from "./Policies.ts"
 
 const transactionParams = { id: TransactionId }
 
@@ -154,7 +154,7 @@ export const Simulate = HttpApiGroup.make("simulate")
     params: { id: SnapshotId },
     success: Snapshot,
     error: withBody
-  }))
+  }).annotate(KeepsTimers, true))
   .add(HttpApiEndpoint.delete("deleteSnapshot", "/v2/simulate/snapshots/:id", { params: { id: SnapshotId }, error: common }))
   .add(
     HttpApiEndpoint.post("advanceClock", "/v2/simulate/clock/advance", {
