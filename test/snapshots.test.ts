@@ -9,10 +9,10 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { makeVirtualClock, maxSnapshotsPerOrganization, type OutboxEvent, readEvents, scopeOf, Store, Timers } from "@fos/core"
+import { makeMemoryStore, makeVirtualClock, maxSnapshotsPerOrganization, type OutboxEvent, readEvents, scopeOf, Store, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
-import { Effect, type Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { auditLedger, ledgerOf } from "./ledgerAudit.ts"
@@ -237,6 +237,33 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
     expect(await auditLedger(engine, acmeScope)).toEqual([])
   }, 240_000)
 
+  it("restores idempotency records with the rest: a key used before the snapshot replays, one used after runs anew", async () => {
+    const { acme } = await start()
+    const endpoint = (url: string, key: string) => acme.call("POST", "/v2/webhooks/endpoints", { url }, { "idempotency-key": key })
+    const first = await endpoint("https://hooks.acme.test/before", "before-snapshot")
+    expect(first.status, first.text).toBe(201)
+    const snapshot = await ok(acme.call("POST", "/v2/simulate/snapshots", undefined, { "idempotency-key": "the-snapshot" }), 201)
+    const later = await endpoint("https://hooks.acme.test/after", "after-snapshot")
+    expect(later.status, later.text).toBe(201)
+    const restored = await acme.call("POST", `/v2/simulate/snapshots/${snapshot.id}/restore`, undefined, { "idempotency-key": "the-restore" })
+    expect(restored.status, restored.text).toBe(200)
+
+    const replayed = await endpoint("https://hooks.acme.test/before", "before-snapshot")
+    expect(replayed.headers.get("idempotency-replayed")).toBe("true")
+    expect(replayed.json).toEqual(first.json)
+    const anew = await endpoint("https://hooks.acme.test/after", "after-snapshot")
+    expect(anew.status, anew.text).toBe(201)
+    expect(anew.headers.get("idempotency-replayed")).toBeNull()
+    expect(anew.json.id).not.toBe(later.json.id)
+    // The restore's own key replays its answer and restores nothing again: the endpoint made since stays.
+    const again = await acme.call("POST", `/v2/simulate/snapshots/${snapshot.id}/restore`, undefined, { "idempotency-key": "the-restore" })
+    expect(again.headers.get("idempotency-replayed")).toBe("true")
+    expect((await ok(acme.call("GET", "/v2/webhooks/endpoints"))).data.map((e: any) => e.id).sort()).toEqual([first.json.id, anew.json.id].sort())
+    // The snapshot's own key was still running when it was taken, so it is not in it: a retry takes a new snapshot.
+    const retried = await ok(acme.call("POST", "/v2/simulate/snapshots", undefined, { "idempotency-key": "the-snapshot" }), 201)
+    expect(retried.id).not.toBe(snapshot.id)
+  }, 120_000)
+
   it("lists, reads and deletes snapshots, newest first, paged like every list", async () => {
     const { acme } = await start()
     const first = await ok(acme.call("POST", "/v2/simulate/snapshots"), 201)
@@ -323,6 +350,22 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
     expect(await engine.snapshots({ organizationId: "org_acme" })).toEqual([])
     await operator("POST", `/snapshots/${byOperator.id}/restore`, 404)
   }, 240_000)
+
+  if (storeName === "memory") {
+    it("leaves out the idempotency claims of requests still running: another process retrying the snapshot's key is not refused", async () => {
+      const shared = Layer.succeed(Store, makeMemoryStore())
+      const one = await open(shared)
+      const two = await open(shared)
+      const acmeOne = clientOf(one.fetch, "http://fos", keysOf("acme").sandbox)
+      const acmeTwo = clientOf(two.fetch, "http://fos", keysOf("acme").sandbox)
+      const snapshot = await ok(acmeOne.call("POST", "/v2/simulate/snapshots", undefined, { "idempotency-key": "shared-snapshot" }), 201)
+      await ok(acmeOne.call("POST", `/v2/simulate/snapshots/${snapshot.id}/restore`))
+      // The snapshot's key was claimed while it ran; restored, the claim would be another engine's running request.
+      const retried = await acmeTwo.call("POST", "/v2/simulate/snapshots", undefined, { "idempotency-key": "shared-snapshot" })
+      expect(retried.status, retried.text).toBe(201)
+      expect(retried.json.id).not.toBe(snapshot.id)
+    })
+  }
 
   if (storeName === "PostgreSQL") {
     it("a restore made through one process is what another process on the same database serves next", async () => {

@@ -19,7 +19,7 @@
  */
 import type { OrganizationId, SandboxReset } from "@fos/contract"
 import { Effect } from "effect"
-import { IdempotencyRecords } from "./kernel/Idempotency.ts"
+import { type IdempotencyRecord, IdempotencyRecords } from "./kernel/Idempotency.ts"
 import { OutboxEvents } from "./kernel/Outbox.ts"
 import { type Position, Store, type StoreService, type Table } from "./kernel/Store.ts"
 import { Timers } from "./kernel/Timers.ts"
@@ -81,10 +81,17 @@ export type ChildRows = { readonly order: string; readonly partition: string } |
  * One kind of sandbox row and how a reset (and a snapshot, Snapshots.ts) finds a sandbox's rows of it: every row of
  * the scope's partition of `order`, or, for tables partitioned per parent, the `children` of each row of the
  * parent's scope order. `keptByReset` marks a table a reset leaves alone but a snapshot saves and a restore puts
- * back (the organization's own clock, once it has one).
+ * back (the organization's own clock, once it has one); `saved` leaves out of a snapshot the rows that are not
+ * state yet (a running request's idempotency claim).
  */
 export type SandboxTable =
-  | { readonly table: Table<any>; readonly order: string; readonly counted?: keyof Removed; readonly keptByReset?: true }
+  | {
+    readonly table: Table<any>
+    readonly order: string
+    readonly counted?: keyof Removed
+    readonly keptByReset?: true
+    readonly saved?: (row: any) => boolean
+  }
   | {
     readonly table: Table<any>
     readonly parent: Table<any>
@@ -92,6 +99,7 @@ export type SandboxTable =
     readonly children: (scope: string, parent: any) => ChildRows
     readonly counted?: keyof Removed
     readonly keptByReset?: true
+    readonly saved?: (row: any) => boolean
   }
 
 /**
@@ -132,7 +140,15 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
   { table: WebhookEndpoints, order: "byScope", counted: "webhookEndpoints" },
   { table: OutboxEvents, order: "byScope", counted: "events" },
   { table: Timers, order: "byScope", counted: "timers" },
-  { table: IdempotencyRecords, order: "byScope", counted: "idempotencyRecords" },
+  {
+    table: IdempotencyRecords,
+    order: "byScope",
+    counted: "idempotencyRecords",
+    // A claim is a request still running, whose work has not committed (the snapshot's own request among them):
+    // restored, it would hold its key for a request that never ends, against other processes until its lease ran
+    // out (on the virtual clock, until an advance).
+    saved: (r: IdempotencyRecord) => r.state !== "in_progress"
+  },
   { table: Transactions, order: transactionsOfScope, counted: "transactions" },
   { table: LedgerTransfers, order: "byScope", counted: "ledgerTransfers" },
   { table: LedgerAccounts, order: "byScope" },

@@ -132,8 +132,9 @@ export const takeSnapshot = (organizationId: OrganizationId | string): Effect.Ef
         pending = []
         return Effect.orDie(store.insertMany(SnapshotRows, rows))
       })
-      const save = (t: Table<any>, counted: keyof SandboxCounts | undefined) => (row: unknown): Effect.Effect<void, ApiError> =>
+      const save = (t: Table<any>, counted: keyof SandboxCounts | undefined, kept: ((row: any) => boolean) | undefined) => (row: unknown): Effect.Effect<void, ApiError> =>
         Effect.suspend(() => {
+          if (kept !== undefined && !kept(row)) return Effect.void
           const identity = `${t.name}\u0000${t.key(row)}`
           if (saved.has(identity)) return Effect.void
           saved.add(identity)
@@ -148,7 +149,7 @@ export const takeSnapshot = (organizationId: OrganizationId | string): Effect.Ef
           return pending.length >= writeBatch ? flush : Effect.void
         })
       for (const step of sandboxTables) {
-        const each = save(step.table, step.counted)
+        const each = save(step.table, step.counted, step.saved)
         if ("order" in step) {
           yield* eachInPartition(store, step.table, step.order, scope, each)
           continue
