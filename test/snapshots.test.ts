@@ -51,6 +51,7 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
     for (const e of engines) await e.close()
     engines = []
     await cleanup()
+    cleanup = () => {}
   })
 
   const open = (store: Made["store"]) =>
@@ -370,11 +371,7 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
   if (storeName === "PostgreSQL") {
     it("a restore made through one process is what another process on the same database serves next", async () => {
       const database = await freshDatabase("snapshots_two")
-      const previous = cleanup
-      cleanup = async () => {
-        await previous()
-        await database.drop()
-      }
+      cleanup = database.drop
       const one = await open(layerPostgresStore(database.url))
       const two = await open(layerPostgresStore(database.url))
       const acmeOne = clientOf(one.fetch, "http://fos", keysOf("acme").sandbox)

@@ -47,13 +47,13 @@ import { WebhookEndpoints } from "./webhooks/Endpoints.ts"
 const walkPage = 100
 
 /** Calls `each` on every row of one partition of an order, a page at a time, and answers how many there were. */
-export const walk = <Row>(
+export const walk = <Row, E = never>(
   store: StoreService,
   table: Table<Row>,
   order: string,
   partition: string,
-  each: (row: Row) => Effect.Effect<unknown>
-): Effect.Effect<number> =>
+  each: (row: Row) => Effect.Effect<unknown, E>
+): Effect.Effect<number, E> =>
   Effect.gen(function*() {
     const sortOf = table.orders[order]!.sort
     let from: Position | undefined = undefined
