@@ -108,12 +108,16 @@ describe("README operator commands", () => {
       // The token fos serve printed, as the README's first line says.
       const token = /^operator token .*: (\S+)$/m.exec(server.stdout())![1]!
       let lastKey: string | undefined
+      let lastSnapshot: string | undefined
       for (const line of lines.slice(1)) {
         expect(line, line).toMatch(/^npm run fos -- /)
-        // The one placeholder besides the token: the key that `keys create` printed.
+        // The placeholders besides the token: the key that `keys create` printed, the snapshot `snapshots create` did.
         const command = line.replace(/ck_sandbox_…/, () => {
           expect(lastKey, "a key was created before it is revoked").toBeDefined()
           return lastKey!
+        }).replace(/snp_…/, () => {
+          expect(lastSnapshot, "a snapshot was taken before it is restored").toBeDefined()
+          return lastSnapshot!
         })
         const result = spawnSync("sh", ["-c", command], {
           cwd: root,
@@ -123,6 +127,8 @@ describe("README operator commands", () => {
         expect(result.status, `${line}\n${result.stdout}\n${result.stderr}`).toBe(0)
         const key = /"key": "(ck_sandbox_[0-9a-f]{64})"/.exec(result.stdout)?.[1]
         if (key !== undefined) lastKey = key
+        const snapshot = /^  "id": "(snp_[0-9a-z]+)"/m.exec(result.stdout)?.[1]
+        if (snapshot !== undefined) lastSnapshot = snapshot
       }
       // What the sequence did, seen through the server: the revoked key and the suspended organization refuse.
       const me = await fetch(`${server.origin}/sandbox/v2/portal/users/me`, { headers: { "x-api-key": lastKey! } })

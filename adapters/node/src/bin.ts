@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `fos` command line: `fos serve` runs the server (what `npm start` runs); `fos orgs|users|keys|reset` are the
+ * The `fos` command line: `fos serve` runs the server (what `npm start` runs); `fos orgs|users|keys|snapshots|reset` are the
  * operator commands, which call a running server's operator surface.
  */
 import { OperatorRefused, operatorUsage, runOperator } from "./operator.ts"
@@ -8,7 +8,7 @@ import { infoRequested, ListenError, parseServeArgs, serve, serveHelp, StoreErro
 
 /** What `fos`, `fos help` and `fos --help` print; `fos serve --help` prints the server's own (serveHelp). */
 const usage = `usage: fos serve [flags]          runs the server (npm start in the repository); fos serve --help lists its flags
-       fos orgs|users|keys ...   the operator commands, below: they call a running server
+       fos orgs|users|keys|snapshots ...   the operator commands, below: they call a running server
        fos reset ORG_ID          empties an organization's sandbox
        fos faults ...            an organization's sandbox faults (docs/faults.md)
        fos --version             prints the version
@@ -37,6 +37,7 @@ const main = async (argv: ReadonlyArray<string>) => {
     case "orgs":
     case "users":
     case "keys":
+    case "snapshots":
     case "reset":
     case "faults":
     case "timers":

@@ -1,5 +1,5 @@
 /**
- * `fos orgs|users|keys ...`: the operator commands. They call a running server's operator surface
+ * `fos orgs|users|keys|snapshots ...`: the operator commands. They call a running server's operator surface
  * (`/operator/...`) with its operator token, so they act on the store that server serves.
  *
  * The server is `--server URL` or FOS_SERVER (default http://127.0.0.1:4000); the token is `--token T` or
@@ -89,7 +89,11 @@ const usage = `operator commands (they call a running server; --server URL or FO
   fos timers ORG_ID [--limit N] [--cursor C] (the sandbox's pending timers, soonest first, with what each will do)
   fos events ORG_ID [--resource ID] [--type T] [--limit N] [--cursor C]   (the sandbox's emitted events, oldest first)
   fos journal ORG_ID WALLET_OR_VIRTUAL_ACCOUNT_ID [--asset A] [--chain C] [--limit N] [--cursor C]
-  fos audit ORG_ID                          (checks the sandbox ledger's invariants; lists every violation)`
+  fos audit ORG_ID                          (checks the sandbox ledger's invariants; lists every violation)
+  fos snapshots list --org ORG_ID
+  fos snapshots create --org ORG_ID         (saves the organization's whole sandbox; prints the snapshot)
+  fos snapshots restore SNAPSHOT_ID         (puts the sandbox back as the snapshot saved it)
+  fos snapshots delete SNAPSHOT_ID`
 
 export const operatorUsage = usage
 
@@ -210,6 +214,19 @@ export const runOperator = async (
     case "keys list": {
       const p = known("org")
       return call(p, env, "GET", `/operator/organizations/${encodeURIComponent(required(p, "org"))}/api-keys`)
+    }
+    case "snapshots list":
+    case "snapshots create": {
+      const p = known("org")
+      return call(p, env, action === "list" ? "GET" : "POST", `/operator/organizations/${encodeURIComponent(required(p, "org"))}/snapshots`)
+    }
+    case "snapshots restore":
+    case "snapshots delete": {
+      const p = known()
+      const id = p.positional[0]
+      if (id === undefined || p.positional.length > 1) throw new UsageError(`fos snapshots ${action} needs one snapshot id`)
+      const path = `/operator/snapshots/${encodeURIComponent(id)}`
+      return action === "restore" ? call(p, env, "POST", `${path}/restore`) : call(p, env, "DELETE", path)
     }
     case "keys revoke": {
       const p = known()

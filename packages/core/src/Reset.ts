@@ -10,7 +10,8 @@
  * ledger's accounts and transfers, orders, quotes and the market's rates, recipients and registered addresses,
  * RFIs, and non-custodial claims with their signers, ceremonies, signing seats and signing requests. A signer
  * session outlives nothing: its signer is gone, so its token is refused. `sandboxTables` lists every table a reset
- * empties; the answer counts each kind.
+ * empties; the answer counts each kind. The same registry is what a snapshot saves and a restore puts back
+ * (Snapshots.ts), so a table added to it is reset, snapshotted and restored alike.
  *
  * It is one transaction, so a request meanwhile sees the sandbox as it was or empty, never half of it. Rows are
  * removed by partition (`removePartition`); what is partitioned per parent (attempts by delivery, accounts by
@@ -19,7 +20,7 @@
 import type { OrganizationId, SandboxReset } from "@fos/contract"
 import { Effect } from "effect"
 import { Clocks } from "./kernel/Clocks.ts"
-import { IdempotencyRecords } from "./kernel/Idempotency.ts"
+import { type IdempotencyRecord, IdempotencyRecords } from "./kernel/Idempotency.ts"
 import { OutboxEvents } from "./kernel/Outbox.ts"
 import { type Position, Store, type StoreService, type Table } from "./kernel/Store.ts"
 import { Timers } from "./kernel/Timers.ts"
@@ -38,6 +39,7 @@ import { Wallets } from "./money/Wallets.ts"
 import { Applications } from "./onboarding/Applications.ts"
 import { Customers, ReservedCustomers } from "./onboarding/Customers.ts"
 import { DocumentContents, Documents } from "./onboarding/Documents.ts"
+import { SnapshotRows, Snapshots } from "./SnapshotTables.ts"
 import { OperatorTokens } from "./tenancy/Operator.ts"
 import { ApiKeys, Organizations, scopeOf, Users } from "./tenancy/Tenancy.ts"
 import { WebhookAttempts, WebhookDeliveries } from "./webhooks/Deliveries.ts"
@@ -50,13 +52,13 @@ const walkPage = 100
  * Calls `each` on every row of one partition of an order, a page at a time, and answers how many there were (the
  * ledger audit reads a sandbox with it too).
  */
-export const walk = <Row>(
+export const walk = <Row, E = never>(
   store: StoreService,
   table: Table<Row>,
   order: string,
   partition: string,
-  each: (row: Row) => Effect.Effect<unknown>
-): Effect.Effect<number> =>
+  each: (row: Row) => Effect.Effect<unknown, E>
+): Effect.Effect<number, E> =>
   Effect.gen(function*() {
     const sortOf = table.orders[order]!.sort
     let from: Position | undefined = undefined
@@ -75,17 +77,34 @@ export const walk = <Row>(
 type Removed = SandboxReset["removed"]
 
 /**
- * One kind of sandbox row and how a reset finds a sandbox's rows of it: every row of the scope's partition of
- * `order`, or, for tables partitioned per parent, `remove` called for each row of the parent's scope order.
+ * Where a sandbox's rows of a table partitioned per parent are, for one parent row: one partition of an order, or
+ * one row by key; `undefined` for none.
+ */
+export type ChildRows = { readonly order: string; readonly partition: string } | { readonly key: string } | undefined
+
+/**
+ * One kind of sandbox row and how a reset (and a snapshot, Snapshots.ts) finds a sandbox's rows of it: every row of
+ * the scope's partition of `order`, or, for tables partitioned per parent, the `children` of each row of the
+ * parent's scope order. `keptByReset` marks a table a reset leaves alone but a snapshot saves and a restore puts
+ * back (the organization's own clock, once it has one); `saved` leaves out of a snapshot the rows that are not
+ * state yet (a running request's idempotency claim).
  */
 export type SandboxTable =
-  | { readonly table: Table<any>; readonly order: string; readonly counted?: keyof Removed }
+  | {
+    readonly table: Table<any>
+    readonly order: string
+    readonly counted?: keyof Removed
+    readonly keptByReset?: true
+    readonly saved?: (row: any) => boolean
+  }
   | {
     readonly table: Table<any>
     readonly parent: Table<any>
     readonly parentOrder: string
-    readonly remove: (store: StoreService, scope: string, parent: any) => Effect.Effect<number>
+    readonly children: (scope: string, parent: any) => ChildRows
     readonly counted?: keyof Removed
+    readonly keptByReset?: true
+    readonly saved?: (row: any) => boolean
   }
 
 /**
@@ -98,14 +117,14 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
     table: VirtualAccounts,
     parent: Customers,
     parentOrder: "createdAt",
-    remove: (store, scope, c) => store.removePartition(VirtualAccounts, "byCustomer", `${scope}/${c.id}`),
+    children: (scope, c) => ({ order: "byCustomer", partition: `${scope}/${c.id}` }),
     counted: "virtualAccounts"
   },
   {
     table: Wallets,
     parent: Customers,
     parentOrder: "createdAt",
-    remove: (store, scope, c) => store.removePartition(Wallets, "byCustomer", `${scope}/${c.id}`),
+    children: (scope, c) => ({ order: "byCustomer", partition: `${scope}/${c.id}` }),
     counted: "wallets"
   },
   {
@@ -113,12 +132,11 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
     table: Wallets,
     parent: Orders,
     parentOrder: ordersOfScope,
-    remove: (store, _scope, o) =>
-      o.fundingAddress === undefined ? Effect.succeed(0) : Effect.as(store.remove(Wallets, o.source.id), 1),
+    children: (_scope, o) => (o.fundingAddress === undefined ? undefined : { key: o.source.id }),
     counted: "wallets"
   },
-  { table: WebhookAttempts, parent: WebhookDeliveries, parentOrder: "byScope", remove: (store, _scope, d) => store.removePartition(WebhookAttempts, "byDelivery", d.id) },
-  { table: DocumentContents, parent: Documents, parentOrder: "byScope", remove: (store, _scope, d) => Effect.as(store.remove(DocumentContents, d.id), 1) },
+  { table: WebhookAttempts, parent: WebhookDeliveries, parentOrder: "byScope", children: (_scope, d) => ({ order: "byDelivery", partition: d.id }) },
+  { table: DocumentContents, parent: Documents, parentOrder: "byScope", children: (_scope, d) => ({ key: d.id }) },
   { table: Customers, order: "createdAt", counted: "customers" },
   { table: ReservedCustomers, order: "byScope" },
   { table: Applications, order: "createdAt", counted: "applications" },
@@ -127,7 +145,15 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
   { table: WebhookEndpoints, order: "byScope", counted: "webhookEndpoints" },
   { table: OutboxEvents, order: "byScope", counted: "events" },
   { table: Timers, order: "byScope", counted: "timers" },
-  { table: IdempotencyRecords, order: "byScope", counted: "idempotencyRecords" },
+  {
+    table: IdempotencyRecords,
+    order: "byScope",
+    counted: "idempotencyRecords",
+    // A claim is a request still running, whose work has not committed (the snapshot's own request among them):
+    // restored, it would hold its key for a request that never ends, against other processes until its lease ran
+    // out (on the virtual clock, until an advance).
+    saved: (r: IdempotencyRecord) => r.state !== "in_progress"
+  },
   { table: Transactions, order: transactionsOfScope, counted: "transactions" },
   { table: LedgerTransfers, order: "byScope", counted: "ledgerTransfers" },
   { table: LedgerAccounts, order: "byScope" },
@@ -143,15 +169,19 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
   { table: Recipients, order: "byScope", counted: "recipients" },
   { table: Rfis, order: "byScope", counted: "rfis" },
   // The organization's request-fault mark is cleared by the next look-up that finds none (simulate/Faults.ts).
-  { table: SimulatedFaults, order: "byScope" }
+  { table: SimulatedFaults, order: "byScope" },
+  // The sandbox's clock (kernel/Clocks.ts): a reset empties the sandbox at the time it is at, since a clock never
+  // goes back by itself (docs/clock.md); a restore puts the snapshot's time back, with the timers it held.
+  { table: Clocks, order: "byScope", keptByReset: true }
 ]
 
 /**
- * The tables a reset keeps: the organization itself, its users and keys (tenancy), what belongs to no
- * organization: the operator token (the engine's signer-session key is not exported), and the sandboxes' clocks
- * (a clock never goes back: a reset empties the sandbox at the time it is at, docs/clock.md).
+/**
+ * The tables a reset keeps: the organization itself, its users and keys (tenancy), its snapshots (a suite resets,
+ * then restores), and what belongs to no organization: the operator token (the engine's signer-session key is not
+ * exported). A sandbox's clock is kept by a reset too, but saved and restored by a snapshot (`sandboxTables`).
  */
-export const keptTables: ReadonlyArray<Table<any>> = [Organizations, Users, ApiKeys, OperatorTokens, Clocks]
+export const keptTables: ReadonlyArray<Table<any>> = [Organizations, Users, ApiKeys, OperatorTokens, Snapshots, SnapshotRows]
 
 const noneRemoved: Removed = {
   customers: 0,
@@ -176,21 +206,36 @@ const noneRemoved: Removed = {
   signingRequests: 0
 }
 
+/**
+ * Removes the sandbox rows of `scope` in the caller's store transaction: every table of `sandboxTables`, or, with
+ * `keptByReset`, those a reset keeps too (a restore). Answers how many rows of each counted kind went.
+ */
+export const clearSandbox = (store: StoreService, scope: string, options: { readonly keptByReset: boolean }): Effect.Effect<Removed> =>
+  Effect.gen(function*() {
+    const removed: { -readonly [K in keyof Removed]: number } = { ...noneRemoved }
+    for (const step of sandboxTables) {
+      if (step.keptByReset === true && !options.keptByReset) continue
+      let n = 0
+      if ("order" in step) {
+        n = yield* store.removePartition(step.table, step.order, scope)
+      } else {
+        yield* walk(store, step.parent, step.parentOrder, scope, (parent) => {
+          const children = step.children(scope, parent)
+          if (children === undefined) return Effect.void
+          if ("key" in children) return Effect.sync(() => (n += 1)).pipe(Effect.andThen(store.remove(step.table, children.key)))
+          return Effect.map(store.removePartition(step.table, children.order, children.partition), (m) => (n += m))
+        })
+      }
+      if (step.counted !== undefined) removed[step.counted] += n
+    }
+    return removed
+  })
+
 /** Empties one organization's sandbox; answers how many rows of each kind went. */
 export const resetSandbox = (organizationId: OrganizationId): Effect.Effect<SandboxReset, never, Store> =>
   Effect.flatMap(Store, (store) =>
-    store.transaction(Effect.gen(function*() {
-      const scope = scopeOf(organizationId, "sandbox")
-      const removed: { -readonly [K in keyof Removed]: number } = { ...noneRemoved }
-      for (const step of sandboxTables) {
-        let n = 0
-        if ("order" in step) {
-          n = yield* store.removePartition(step.table, step.order, scope)
-        } else {
-          yield* walk(store, step.parent, step.parentOrder, scope, (parent) =>
-            Effect.map(step.remove(store, scope, parent), (m) => (n += m)))
-        }
-        if (step.counted !== undefined) removed[step.counted] += n
-      }
-      return { organizationId, environment: "sandbox" as const, removed }
-    })))
+    store.transaction(Effect.map(clearSandbox(store, scopeOf(organizationId, "sandbox"), { keptByReset: false }), (removed) => ({
+      organizationId,
+      environment: "sandbox" as const,
+      removed
+    }))))

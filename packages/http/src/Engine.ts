@@ -8,11 +8,17 @@
  */
 import {
   type AdvanceReport,
+  allSnapshots,
   type ApiError,
   applySeed,
-  DeliveryWorker,
+  deleteSnapshot,
   deliveryToWire,
+  DeliveryWorker,
   flushDeliveries,
+  listOrganizations,
+  restoreSnapshot,
+  snapshotOwner,
+  takeSnapshot,
   type DeliveryRequest,
   type EngineOptions,
   type EngineServices,
@@ -37,7 +43,7 @@ import {
   type WebhookTransportService,
   type WorldModelOptions
 } from "@fos/core"
-import { type Environment, parseIso, toIso, type WebhookFlush } from "@fos/contract"
+import { type Environment, parseIso, type Snapshot, toIso, type WebhookFlush } from "@fos/contract"
 import { Context, Duration, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { layerRoutes } from "./App.ts"
@@ -547,9 +553,32 @@ export interface Engine {
   readonly clockOf: (organizationId: string) => SandboxClock
   /** The webhook deliveries this engine sent (see `CreateEngineOptions.recordDeliveries`), and the wait for them. */
   readonly deliveries: EngineDeliveries
+  /**
+   * Saves an organization's whole sandbox (docs/snapshots.md): `organizationId`, or the engine's only organization
+   * when it holds one. Rejects with the problem's `ApiError` past the limit of snapshots.
+   */
+  readonly snapshot: (options?: { readonly organizationId?: string }) => Promise<Snapshot>
+  /** Puts the sandbox of the snapshot's organization back as the snapshot saved it, in one transaction. */
+  readonly restore: (id: string) => Promise<Snapshot>
+  /** An organization's snapshots (the engine's only one when not given), oldest first. */
+  readonly snapshots: (options?: { readonly organizationId?: string }) => Promise<ReadonlyArray<Snapshot>>
+  /** Deletes a snapshot. */
+  readonly deleteSnapshot: (id: string) => Promise<void>
   /** Stops the engine and releases its store; the engine answers nothing afterwards. */
   readonly close: () => Promise<void>
 }
+
+/**
+ * The organization an embedded snapshot call names: the one given, or the engine's only organization (an engine
+ * built for one test suite holds one), else a TypeError asking for it.
+ */
+const organizationOf = (options: { readonly organizationId?: string } | undefined) =>
+  options?.organizationId !== undefined
+    ? Effect.succeed(options.organizationId)
+    : Effect.flatMap(listOrganizations, (organizations) =>
+      organizations.length === 1
+        ? Effect.succeed(organizations[0]!.id as string)
+        : Effect.die(new TypeError(`this engine holds ${organizations.length} organizations: name one, as { organizationId }`)))
 
 export const createEngine = async (options: CreateEngineOptions = {}): Promise<Engine> => {
   const runtime = ManagedRuntime.make(layerEmbedded(options) as Layer.Layer<EmbeddedServices>)
@@ -585,6 +614,10 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
       runUntilIdle: (runOptions) => run(runSandboxUntilIdle(organizationId, runOptions))
     }),
     deliveries: { ...Context.get(context, Deliveries), flush: (flushOptions) => run(flushWebhooks(flushOptions)) },
+    snapshot: (snapshotOptions) => run(Effect.flatMap(organizationOf(snapshotOptions), takeSnapshot)),
+    restore: (id) => run(Effect.flatMap(snapshotOwner(id), (organizationId) => restoreSnapshot(organizationId, id))),
+    snapshots: (listOptions) => run(Effect.flatMap(organizationOf(listOptions), allSnapshots)),
+    deleteSnapshot: (id) => run(Effect.flatMap(snapshotOwner(id), (organizationId) => deleteSnapshot(organizationId, id))),
     close: async () => {
       await web?.dispose()
       await runtime.dispose()

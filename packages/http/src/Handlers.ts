@@ -26,6 +26,11 @@ import {
   readPersonField,
   requestCancel,
   resetSandbox,
+  restoreSnapshot,
+  takeSnapshot,
+  listSnapshots,
+  getSnapshot,
+  deleteSnapshot,
   restrictOrganization,
   scopeOf,
   liftOrganizationRestriction,
@@ -244,6 +249,14 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
           complete: report.complete
         }))
       ).pipe(Effect.map(mutable)))
+    // Snapshots of the caller's sandbox (Snapshots.ts, docs/snapshots.md).
+    .handle("createSnapshot", () => CurrentCaller.use((caller) => takeSnapshot(caller.organization.id)).pipe(Effect.map(mutable)))
+    .handle("listSnapshots", ({ query }) =>
+      CurrentCaller.use((caller) => listSnapshots(caller.organization.id, listQueryOf(query))).pipe(Effect.map((p) => ({ data: [...p.data], meta: p.meta }))))
+    .handle("getSnapshot", ({ params }) => CurrentCaller.use((caller) => getSnapshot(caller.organization.id, params.id)).pipe(Effect.map(mutable)))
+    .handle("restoreSnapshot", ({ params }) =>
+      CurrentCaller.use((caller) => restoreSnapshot(caller.organization.id, params.id)).pipe(Effect.map(mutable)))
+    .handle("deleteSnapshot", ({ params }) => CurrentCaller.use((caller) => deleteSnapshot(caller.organization.id, params.id)))
     // The caller's clock: the request runs on it (Pipeline.ts reads it once under the virtual clock).
     .handle("clock", () =>
       Effect.gen(function*() {

@@ -7,7 +7,12 @@
  */
 import {
   accountJournal,
+  allSnapshots,
   apiError,
+  deleteSnapshot,
+  restoreSnapshot,
+  snapshotOwner,
+  takeSnapshot,
   type ApiError,
   armFault,
   armReceiverFault,
@@ -237,6 +242,24 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
   HttpRouter.route("GET", "/operator/organizations/:id/ledger/audit", guard(Effect.gen(function*() {
     const organization = yield* getOrganization(yield* param("id"))
     return json(yield* auditLedger(organization.id))
+  }))),
+  // Snapshots of an organization's sandbox (`fos snapshots`, Snapshots.ts); a snapshot's id names its organization.
+  HttpRouter.route("GET", "/operator/organizations/:id/snapshots", guard(Effect.gen(function*() {
+    const organization = yield* getOrganization(yield* param("id"))
+    return json({ data: yield* allSnapshots(organization.id) })
+  }))),
+  HttpRouter.route("POST", "/operator/organizations/:id/snapshots", guard(Effect.gen(function*() {
+    const organization = yield* getOrganization(yield* param("id"))
+    return json(yield* takeSnapshot(organization.id), 201)
+  }))),
+  HttpRouter.route("POST", "/operator/snapshots/:id/restore", guard(Effect.gen(function*() {
+    const id = yield* param("id")
+    return json(yield* restoreSnapshot(yield* snapshotOwner(id), id))
+  }))),
+  HttpRouter.route("DELETE", "/operator/snapshots/:id", guard(Effect.gen(function*() {
+    const id = yield* param("id")
+    yield* deleteSnapshot(yield* snapshotOwner(id), id)
+    return json({ id, deleted: true })
   }))),
   HttpRouter.route("POST", "/operator/users", guard(Effect.gen(function*() {
     const input = yield* body(NewUserBody)

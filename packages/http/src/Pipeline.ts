@@ -731,7 +731,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
       })
 
     const gate: EdgeService["gate"] = (endpoint, group, run) => {
-      const { bucket, idempotency: policy, transactional, upload, rereadOnReplay, sandboxOnly, openWhenRestricted: open } = policyOf(endpoint, group)
+      const { bucket, idempotency: policy, transactional, upload, rereadOnReplay, sandboxOnly, openWhenRestricted: open, keepsTimers } = policyOf(endpoint, group)
       const refresh = rereadOnReplay === undefined ? undefined : replayReads[rereadOnReplay]
       const target = faultableTarget(endpoint, group)
       return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, EngineServices> =>
@@ -749,7 +749,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
               : faulted(undefined, run(request, undefined, caller)))
           }
           return onClockOf(info, caller, bodyMethods.has(request.method)
-            ? Effect.tap(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh), () => settle(caller))
+            ? Effect.tap(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh), () => keepsTimers ? Effect.void : settle(caller))
             : run(request, undefined, caller))
         })
     }

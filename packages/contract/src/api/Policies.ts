@@ -69,6 +69,15 @@ export class RereadOnReplay extends Context.Reference<ReplayRead | undefined>("f
   defaultValue: () => undefined
 }) {}
 
+/**
+ * Marks a write after which the virtual clock does not fire what is due before answering: a snapshot's restore.
+ * The timers it puts back may be due already on a clock that every organization shares, and firing them would change
+ * the sandbox just restored; they fire at the next advance or write instead (docs/snapshots.md).
+ */
+export class KeepsTimers extends Context.Reference<boolean>("fos/contract/KeepsTimers", {
+  defaultValue: () => false
+}) {}
+
 /** Marks an endpoint (or a whole group) that exists only under /sandbox: under /live it is 404 NOT_FOUND. */
 export class SandboxOnly extends Context.Reference<boolean>("fos/contract/SandboxOnly", {
   defaultValue: () => false
@@ -91,6 +100,8 @@ export interface EndpointPolicy {
   readonly transactional: boolean
   readonly rereadOnReplay: ReplayRead | undefined
   readonly sandboxOnly: boolean
+  /** True for an endpoint marked `KeepsTimers`: no virtual-clock settle after it. */
+  readonly keepsTimers: boolean
 }
 
 /**
@@ -109,7 +120,8 @@ export const policyOf = (endpoint: Annotated, group: Annotated): EndpointPolicy 
     openWhenRestricted: read(OpenWhenRestricted),
     transactional: !read(OutsideTransaction),
     rereadOnReplay: read(RereadOnReplay),
-    sandboxOnly: read(SandboxOnly)
+    sandboxOnly: read(SandboxOnly),
+    keepsTimers: read(KeepsTimers)
   }
 }
 

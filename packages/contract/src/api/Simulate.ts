@@ -1,7 +1,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { EventType } from "../events/Events.ts"
-import { CustomerId, OrderId, RfiId, TransactionId, WalletId, WalletSignerId } from "../kernel/Ids.ts"
+import { CustomerId, OrderId, RfiId, SnapshotId, TransactionId, WalletId, WalletSignerId } from "../kernel/Ids.ts"
+import { listOf, listQuery } from "../kernel/Lists.ts"
 import { Wallet } from "../money/Wallets.ts"
 import { Order, OrderFailure, PairPricing, RateChange } from "../money/Orders.ts"
 import { Rfi, RfiPublish, RfiReview } from "../money/Rfis.ts"
@@ -22,7 +23,8 @@ import {
   TransactionReview,
   TransactionTerminal,
   SandboxReset,
-  WebhookFlush
+  WebhookFlush,
+  Snapshot
 } from "../simulate/Simulate.ts"
 import { Event } from "../webhooks/Webhooks.ts"
 import {
@@ -41,7 +43,7 @@ import {
   WalletSigner
 } from "../signing/Signers.ts"
 import { applicationParams } from "./Applications.ts"
-import { common, Idempotency, OpenWhenRestricted, OutsideTransaction, problem, SandboxOnly, withBody } from "./Policies.ts"
+import { common, Idempotency, KeepsTimers, OpenWhenRestricted, OutsideTransaction, problem, SandboxOnly, withBody } from "./Policies.ts"
 import { documented } from "./OpenApiDocument.ts"
 
 const transactionParams = { id: TransactionId }
@@ -140,6 +142,23 @@ export const Simulate = HttpApiGroup.make("simulate")
     success: SandboxReset,
     error: withBody
   }).annotateMerge(documented("Reset the sandbox", "Deletes everything the organization created in the sandbox and answers what was removed.")))
+  // Snapshots of the caller's whole sandbox, restored in one transaction (docs/snapshots.md).
+  .add(HttpApiEndpoint.post("createSnapshot", "/v2/simulate/snapshots", {
+    success: Snapshot.pipe(HttpApiSchema.status(201)),
+    error: [...withBody, problem(422)]
+  }).annotateMerge(documented("Save a snapshot", "Saves the caller's whole sandbox (everything a reset removes, plus the ledger, the timers and the sandbox's clock) and answers its id. At most 20 per organization.")))
+  .add(HttpApiEndpoint.get("listSnapshots", "/v2/simulate/snapshots", {
+    query: listQuery(["createdAt"] as const),
+    success: listOf(Snapshot),
+    error: common
+  }).annotateMerge(documented("List snapshots", "Lists the organization's sandbox snapshots, newest first.")))
+  .add(HttpApiEndpoint.get("getSnapshot", "/v2/simulate/snapshots/:id", { params: { id: SnapshotId }, success: Snapshot, error: common }).annotateMerge(documented("Get a snapshot", "Reads one snapshot: when it was taken and what it holds.")))
+  .add(HttpApiEndpoint.post("restoreSnapshot", "/v2/simulate/snapshots/:id/restore", {
+    params: { id: SnapshotId },
+    success: Snapshot,
+    error: withBody
+  }).annotateMerge(documented("Restore a snapshot", "Puts the sandbox back as the snapshot saved it, in one transaction: every row, the ledger, the timers and the clock. Timers it restores fire at the next advance, not in the restore's own answer.")).annotate(KeepsTimers, true))
+  .add(HttpApiEndpoint.delete("deleteSnapshot", "/v2/simulate/snapshots/:id", { params: { id: SnapshotId }, error: common }).annotateMerge(documented("Delete a snapshot", "Deletes a snapshot; the sandbox is unchanged.")))
   .add(
     HttpApiEndpoint.post("advanceClock", "/v2/simulate/clock/advance", {
       payload: ClockAdvance,

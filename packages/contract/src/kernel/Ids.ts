@@ -33,7 +33,8 @@ export const SpecIdPrefixes = {
  */
 export const FosIdPrefixes = {
   rad: "Registered address",
-  rfi: "Request for information"
+  rfi: "Request for information",
+  snp: "Sandbox snapshot"
 } as const
 
 export const IdPrefixes = { ...SpecIdPrefixes, ...FosIdPrefixes } as const
@@ -89,6 +90,9 @@ export type WalletSignerId = typeof WalletSignerId.Type
 export const EventId = oid("evt").pipe(Schema.brand("EventId"))
 export type EventId = typeof EventId.Type
 
+export const SnapshotId = oid("snp").pipe(Schema.brand("SnapshotId"))
+export type SnapshotId = typeof SnapshotId.Type
+
 /** Every id schema by prefix, for code that works across resources. */
 export const IdSchemas = {
   app: ApplicationId,
@@ -108,7 +112,8 @@ export const IdSchemas = {
   rad: RegisteredAddressId,
   rfi: RfiId,
   wsg: WalletSignerId,
-  evt: EventId
+  evt: EventId,
+  snp: SnapshotId
 } as const
 
 /** True when `s` is a well-formed id of `prefix`. */

@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import "../kernel/Annotations.ts"
-import { VirtualAccountId, WalletId } from "../kernel/Ids.ts"
+import { SnapshotId, VirtualAccountId, WalletId } from "../kernel/Ids.ts"
 import { NonBlankString } from "../kernel/Primitives.ts"
 import { AssetAmount, PayoutRail, TransactionFailureCode, WireReceiveDetails } from "../money/Transactions.ts"
 import { ApplicationFailureCodes, RejectionCategories } from "../onboarding/Applications.ts"
@@ -144,6 +144,31 @@ export const TransactionReturn = Schema.Struct({
 }).annotate({ identifier: "TransactionReturn", description: "The return of a deposit to its sender." })
 export type TransactionReturn = typeof TransactionReturn.Type
 
+/** How many rows of each kind a sandbox holds: what a reset removed, or what a snapshot saved. */
+export const SandboxCounts = Schema.Struct({
+  customers: Schema.Number,
+  applications: Schema.Number,
+  documents: Schema.Number,
+  virtualAccounts: Schema.Number,
+  wallets: Schema.Number,
+  webhookEndpoints: Schema.Number,
+  webhookDeliveries: Schema.Number,
+  events: Schema.Number,
+  timers: Schema.Number,
+  idempotencyRecords: Schema.Number,
+  transactions: Schema.Number,
+  ledgerTransfers: Schema.Number,
+  orders: Schema.Number,
+  quoteOptions: Schema.Number,
+  recipients: Schema.Number,
+  rfis: Schema.Number,
+  claims: Schema.Number,
+  walletSigners: Schema.Number,
+  walletCeremonies: Schema.Number,
+  signingRequests: Schema.Number
+}).annotate({ identifier: "SandboxCounts" })
+export type SandboxCounts = typeof SandboxCounts.Type
+
 /**
  * What `POST /v2/simulate/reset` removed from the caller's sandbox: how many rows of each kind. The organization,
  * its users and its keys stay.
@@ -151,28 +176,7 @@ export type TransactionReturn = typeof TransactionReturn.Type
 export const SandboxReset = Schema.Struct({
   organizationId: Schema.String,
   environment: Schema.Literal("sandbox"),
-  removed: Schema.Struct({
-    customers: Schema.Number,
-    applications: Schema.Number,
-    documents: Schema.Number,
-    virtualAccounts: Schema.Number,
-    wallets: Schema.Number,
-    webhookEndpoints: Schema.Number,
-    webhookDeliveries: Schema.Number,
-    events: Schema.Number,
-    timers: Schema.Number,
-    idempotencyRecords: Schema.Number,
-    transactions: Schema.Number,
-    ledgerTransfers: Schema.Number,
-    orders: Schema.Number,
-    quoteOptions: Schema.Number,
-    recipients: Schema.Number,
-    rfis: Schema.Number,
-    claims: Schema.Number,
-    walletSigners: Schema.Number,
-    walletCeremonies: Schema.Number,
-    signingRequests: Schema.Number
-  })
+  removed: SandboxCounts
 }).annotate({ identifier: "SandboxReset", description: "What a sandbox reset removed, by kind." })
 export type SandboxReset = typeof SandboxReset.Type
 
@@ -186,3 +190,18 @@ export const WebhookFlush = Schema.Struct({
   complete: Schema.Boolean
 }).annotate({ identifier: "WebhookFlush" })
 export type WebhookFlush = typeof WebhookFlush.Type
+
+/**
+ * A saved copy of an organization's whole sandbox (`POST /v2/simulate/snapshots`, docs/snapshots.md): what a reset
+ * removes, plus the ledger, the timers and the sandbox's clock. `createdAt` is the sandbox's time when it was taken;
+ * `rows` is every row it holds; `contents` counts them by kind, as a reset does.
+ */
+export const Snapshot = Schema.Struct({
+  id: SnapshotId,
+  organizationId: Schema.String,
+  environment: Schema.Literal("sandbox"),
+  createdAt: Schema.String,
+  rows: Schema.Number,
+  contents: SandboxCounts
+}).annotate({ identifier: "Snapshot", description: "A saved copy of an organization's whole sandbox." })
+export type Snapshot = typeof Snapshot.Type

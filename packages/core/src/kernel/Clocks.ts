@@ -48,8 +48,12 @@ export const rootClockId = ""
 export const Clocks = table<StoredClock>({
   name: "clocks",
   key: (c) => c.id,
-  // Every clock, for an advance of them all (`engine.clock`); nothing reads their total.
-  orders: { all: { partition: () => "", sort: (c) => c.id, counted: false } }
+  orders: {
+    // Every clock, for an advance of them all (`engine.clock`); nothing reads their total.
+    all: { partition: () => "", sort: (c) => c.id, counted: false },
+    // One sandbox's clock, for its snapshot and restore (Reset.ts `sandboxTables`); the root clock has no scope.
+    byScope: { partition: (c) => (c.id === rootClockId ? undefined : c.id), sort: (c) => c.id, counted: false }
+  }
 })
 
 /** How long an advance's lease holds, in real time, past its last step, for other processes. */

@@ -1,0 +1,246 @@
+/**
+ * Sandbox snapshots: one organization's whole sandbox saved, and put back later in one transaction
+ * (`POST /sandbox/v2/simulate/snapshots`, `.../{id}/restore`, `fos snapshots`, `engine.snapshot()`), so a test suite
+ * builds its world once and returns to it before every test (docs/snapshots.md).
+ *
+ * What a snapshot holds is exactly what the registry of Reset.ts names (`sandboxTables`): everything a reset
+ * removes (the ledger's accounts, with their balances, and transfers, the timers, the outbox, the idempotency
+ * records among them), and the tables a reset keeps but a restore puts back (`keptByReset`). A table added there is
+ * saved and restored with no change here. The organization, its users and keys, and its live data are never in a
+ * snapshot, and a restore never touches them.
+ *
+ * Storage: a `Snapshots` row per snapshot, and one `SnapshotRows` row per saved row (its table's name and the row as
+ * stored), so no stored value grows with the sandbox, and a snapshot is durable on every store (the SQL stores keep
+ * every declared table in their generic tables: no migration). A restore removes the sandbox's rows as a reset does,
+ * then writes the saved ones back through `insertMany`, which indexes them as any write does. Both run in one store
+ * transaction that first locks the organization's row, so snapshots, restores and deletes of one organization take
+ * turns, and a restore commits whole or not at all: no reader ever sees half of one.
+ *
+ * Nothing of a sandbox is cached in a process (each request reads the store), so a restore committed through one
+ * process is what every process sharing the store serves next.
+ */
+import type { ListMeta, OrganizationId, SandboxCounts, Snapshot } from "@fos/contract"
+import { toIso } from "@fos/contract"
+import { Clock, Effect } from "effect"
+import { newId } from "./kernel/IdGenerator.ts"
+import { type ListQuery, listPage } from "./kernel/Paging.ts"
+import { apiError, type ApiError } from "./kernel/Problem.ts"
+import { type Position, Store, type StoreService, type Table } from "./kernel/Store.ts"
+import { clearSandbox, sandboxTables, walk } from "./Reset.ts"
+import { type SnapshotRow, SnapshotRows, Snapshots, type StoredSnapshot } from "./SnapshotTables.ts"
+import { Organizations, scopeOf } from "./tenancy/Tenancy.ts"
+
+/** The most snapshots one organization keeps; past it, a new one is refused until one is deleted. */
+export const maxSnapshotsPerOrganization = 20
+
+/**
+ * The most rows one snapshot holds: an organization with 10,000 settled deposits (each with its Idempotency-Key, its
+ * events delivered to one endpoint) has about 110,000 (docs/performance.md, "Snapshots").
+ */
+export const maxSnapshotRows = 500_000
+
+/** How many rows one write of a snapshot or a restore carries (a SQL statement's parameters stay bounded). */
+const writeBatch = 200
+
+/** How many rows one read of a table's partition takes. */
+const readPage = 500
+
+const noContents: SandboxCounts = {
+  customers: 0,
+  applications: 0,
+  documents: 0,
+  virtualAccounts: 0,
+  wallets: 0,
+  webhookEndpoints: 0,
+  webhookDeliveries: 0,
+  events: 0,
+  timers: 0,
+  idempotencyRecords: 0,
+  transactions: 0,
+  ledgerTransfers: 0,
+  orders: 0,
+  quoteOptions: 0,
+  recipients: 0,
+  rfis: 0,
+  claims: 0,
+  walletSigners: 0,
+  walletCeremonies: 0,
+  signingRequests: 0
+}
+
+/** The tables a snapshot's rows go back to, by name. */
+const tablesByName: ReadonlyMap<string, Table<any>> = new Map(sandboxTables.map((step) => [step.table.name, step.table]))
+
+export const snapshotToWire = (s: StoredSnapshot): Snapshot => ({
+  id: s.id,
+  organizationId: s.organizationId,
+  environment: "sandbox",
+  createdAt: s.createdAt,
+  rows: s.rows,
+  contents: s.contents
+})
+
+/** Calls `each` on every row of one partition of an order, a page at a time. */
+const eachInPartition = <Row>(
+  store: StoreService,
+  t: Table<Row>,
+  order: string,
+  partition: string,
+  each: (row: Row) => Effect.Effect<void, ApiError>
+): Effect.Effect<void, ApiError> =>
+  Effect.gen(function*() {
+    const sortOf = t.orders[order]!.sort
+    let from: Position | undefined = undefined
+    while (true) {
+      const rows: ReadonlyArray<Row> = yield* store.page(t, { order, partition, descending: false, backward: false, from, limit: readPage })
+      for (const row of rows) yield* each(row)
+      if (rows.length < readPage) return
+      const last = rows[rows.length - 1]!
+      from = { sort: sortOf(last), key: t.key(last) }
+    }
+  })
+
+/** The organization's row, locked: snapshots, restores and deletes of one organization take turns. */
+const lockOrganization = (store: StoreService, organizationId: string) =>
+  Effect.flatMap(store.getForUpdate(Organizations, organizationId), (o) =>
+    o === undefined ? Effect.fail(apiError("NOT_FOUND", `No organization ${organizationId}.`)) : Effect.succeed(o))
+
+/** A snapshot of this organization, or 404: another organization's snapshot is not found, as an unknown id. */
+const findSnapshot = (store: StoreService, organizationId: string, id: string) =>
+  Effect.flatMap(store.get(Snapshots, id), (s) =>
+    s === undefined || s.organizationId !== organizationId
+      ? Effect.fail(apiError("NOT_FOUND", `No snapshot ${id} in this organization's sandbox.`))
+      : Effect.succeed(s))
+
+/** Saves the organization's whole sandbox; answers the snapshot. */
+export const takeSnapshot = (organizationId: OrganizationId | string): Effect.Effect<Snapshot, ApiError, Store> =>
+  Effect.flatMap(Store, (store) =>
+    store.transaction(Effect.gen(function*() {
+      yield* lockOrganization(store, organizationId)
+      const held = yield* store.count(Snapshots, "byOrganization", organizationId)
+      if (held >= maxSnapshotsPerOrganization) {
+        return yield* apiError("CONFLICT", `This organization holds ${held} snapshots, the most it may keep.`, {
+          resolution: "Delete a snapshot (DELETE /v2/simulate/snapshots/{id}) before taking another."
+        })
+      }
+      const id = yield* newId("snp")
+      const scope = scopeOf(organizationId, "sandbox")
+      const contents: { -readonly [K in keyof SandboxCounts]: number } = { ...noContents }
+      // A row reached twice (through two parents) is saved once.
+      const saved = new Set<string>()
+      let pending: Array<SnapshotRow> = []
+      let n = 0
+      const flush = Effect.suspend(() => {
+        const rows = pending
+        pending = []
+        return Effect.orDie(store.insertMany(SnapshotRows, rows))
+      })
+      const save = (t: Table<any>, counted: keyof SandboxCounts | undefined, kept: ((row: any) => boolean) | undefined) => (row: unknown): Effect.Effect<void, ApiError> =>
+        Effect.suspend(() => {
+          if (kept !== undefined && !kept(row)) return Effect.void
+          const identity = `${t.name}\u0000${t.key(row)}`
+          if (saved.has(identity)) return Effect.void
+          saved.add(identity)
+          if (n >= maxSnapshotRows) {
+            return Effect.fail(apiError("UNPROCESSABLE_ENTITY", `The sandbox holds more than ${maxSnapshotRows} rows, the most a snapshot takes.`, {
+              resolution: "Snapshot a smaller sandbox: reset it, or build the world the tests need in a fresh organization."
+            }))
+          }
+          if (counted !== undefined) contents[counted]++
+          pending.push({ id: `${id}/${n}`, snapshotId: id, n, tbl: t.name, row })
+          n++
+          return pending.length >= writeBatch ? flush : Effect.void
+        })
+      for (const step of sandboxTables) {
+        const each = save(step.table, step.counted, step.saved)
+        if ("order" in step) {
+          yield* eachInPartition(store, step.table, step.order, scope, each)
+          continue
+        }
+        yield* walk(store, step.parent, step.parentOrder, scope, (parent) => {
+          const children = step.children(scope, parent)
+          if (children === undefined) return Effect.void
+          return "key" in children
+            ? Effect.flatMap(store.get(step.table, children.key), (row) => (row === undefined ? Effect.void : each(row)))
+            : eachInPartition(store, step.table, children.order, children.partition, each)
+        })
+      }
+      if (pending.length > 0) yield* flush
+      const snapshot: StoredSnapshot = {
+        id,
+        organizationId,
+        sequence: yield* store.nextSequence,
+        createdAt: toIso(yield* Clock.currentTimeMillis),
+        rows: n,
+        contents
+      }
+      yield* Effect.orDie(store.insert(Snapshots, snapshot))
+      return snapshotToWire(snapshot)
+    })))
+
+/**
+ * Puts the organization's sandbox back as the snapshot saved it, in one transaction: every sandbox row removed (a
+ * reset's, and the tables a reset keeps), then the saved rows written. The snapshot stays, to be restored again.
+ */
+export const restoreSnapshot = (organizationId: OrganizationId | string, id: string): Effect.Effect<Snapshot, ApiError, Store> =>
+  Effect.flatMap(Store, (store) =>
+    store.transaction(Effect.gen(function*() {
+      yield* lockOrganization(store, organizationId)
+      const snapshot = yield* findSnapshot(store, organizationId, id)
+      yield* clearSandbox(store, scopeOf(organizationId, "sandbox"), { keptByReset: true })
+      // Consecutive rows of one table go back in one write.
+      let batch: Array<unknown> = []
+      let batchTable: Table<any> | undefined
+      const flush = Effect.suspend(() => {
+        const t = batchTable
+        const rows = batch
+        batch = []
+        if (t === undefined || rows.length === 0) return Effect.void
+        return Effect.catchTag(store.insertMany(t, rows), "UniqueViolation", (v) =>
+          Effect.fail(apiError("CONFLICT", `The snapshot cannot be restored: its ${v.table} row ${v.key} is taken by another row (${v.unique}).`)))
+      })
+      yield* eachInPartition(store, SnapshotRows, "bySnapshot", snapshot.id, (saved) =>
+        Effect.gen(function*() {
+          const t = tablesByName.get(saved.tbl)
+          if (t === undefined) {
+            return yield* apiError("CONFLICT", `The snapshot holds rows of ${saved.tbl}, which this version of fos does not keep.`)
+          }
+          if (t !== batchTable || batch.length >= writeBatch) {
+            yield* flush
+            batchTable = t
+          }
+          batch.push(saved.row)
+        }))
+      yield* flush
+      return snapshotToWire(snapshot)
+    })))
+
+/** The organization's snapshots, newest first by default. */
+export const listSnapshots = (organizationId: string, query: ListQuery): Effect.Effect<{ readonly data: ReadonlyArray<Snapshot>; readonly meta: ListMeta }, ApiError, Store> =>
+  listPage(Snapshots, { order: "byOrganization", partition: organizationId, query, toWire: snapshotToWire })
+
+/** Every snapshot of the organization, oldest first (at most `maxSnapshotsPerOrganization`): operators, embedding. */
+export const allSnapshots = (organizationId: string): Effect.Effect<ReadonlyArray<Snapshot>, never, Store> =>
+  Effect.flatMap(Store, (store) =>
+    store.page(Snapshots, { order: "byOrganization", partition: organizationId, descending: false, backward: false, from: undefined, limit: maxSnapshotsPerOrganization })).pipe(
+      Effect.map((rows) => rows.map(snapshotToWire))
+    )
+
+export const getSnapshot = (organizationId: string, id: string): Effect.Effect<Snapshot, ApiError, Store> =>
+  Effect.flatMap(Store, (store) => Effect.map(findSnapshot(store, organizationId, id), snapshotToWire))
+
+/** The organization a snapshot belongs to, for callers that name only the snapshot (operators, embedding). */
+export const snapshotOwner = (id: string): Effect.Effect<string, ApiError, Store> =>
+  Effect.flatMap(Store, (store) =>
+    Effect.flatMap(store.get(Snapshots, id), (s) =>
+      s === undefined ? Effect.fail(apiError("NOT_FOUND", `No snapshot ${id}.`)) : Effect.succeed(s.organizationId)))
+
+/** Deletes a snapshot and its rows. */
+export const deleteSnapshot = (organizationId: string, id: string): Effect.Effect<void, ApiError, Store> =>
+  Effect.flatMap(Store, (store) =>
+    store.transaction(Effect.gen(function*() {
+      yield* lockOrganization(store, organizationId)
+      yield* findSnapshot(store, organizationId, id)
+      yield* store.removePartition(SnapshotRows, "bySnapshot", id)
+      yield* store.remove(Snapshots, id)
+    })))
