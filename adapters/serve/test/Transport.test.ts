@@ -164,6 +164,8 @@ describe("the engine sends to the address its check resolved", () => {
         engine.fetch(`http://fos/sandbox${path}`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) })
       expect((await post("/v2/webhooks/endpoints", { url: "https://rebind.example.com/hook" })).status).toBe(201)
       expect((await post("/v2/simulate/events", { type: "customer.created" })).status).toBe(201)
+      // Sends run in the background: wait for the attempt.
+      await engine.deliveries.flush()
       expect(calls).toBe(2)
       expect(seen).toHaveLength(1)
       // The name would now answer a loopback address; the delivery went to the one that was checked.
@@ -202,12 +204,16 @@ describe("the engine sends to the address its check resolved", () => {
         engine.fetch(`http://fos/sandbox${path}`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) })
       expect((await post("/v2/webhooks/endpoints", { url: `http://rebind.localhost:${port}/hook` })).status).toBe(201)
       expect((await post("/v2/simulate/events", { type: "customer.created" })).status).toBe(201)
+      // Sends run in the background: wait for the attempt.
+      await engine.deliveries.flush()
       expect(resolved).toEqual(["rebind.localhost"])
       expect(hits).toHaveLength(1)
       expect(hits[0]!.headers.host).toBe(`rebind.localhost:${port}`)
       expect(engine.deliveries.list().map((d) => d.status)).toEqual([204])
       // The next attempt's check finds a private address: refused before anything is sent.
       expect((await post("/v2/simulate/events", { type: "customer.created" })).status).toBe(201)
+      // Sends run in the background: wait for the attempt.
+      await engine.deliveries.flush()
       expect(hits).toHaveLength(1)
     } finally {
       await engine.close()
@@ -237,6 +243,8 @@ describe("createEngine's default transport (fetch)", () => {
         engine.fetch(`http://fos/sandbox${path}`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) })
       expect((await post("/v2/webhooks/endpoints", { url: `http://127.0.0.1:${port}/hook` })).status).toBe(201)
       expect((await post("/v2/simulate/events", { type: "customer.created" })).status).toBe(201)
+      // Sends run in the background: wait for the attempt.
+      await engine.deliveries.flush()
       expect(hits).toHaveLength(1)
       const names = Object.keys(hits[0]!.headers)
       expect(names).toEqual(expect.arrayContaining(["content-type", "x-service-signature", "x-service-delivery-id", "x-service-event", "user-agent"]))
