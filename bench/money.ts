@@ -38,7 +38,8 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type AssetCode } from "@fos/contract"
-import { balanceIn, balancesOf, type Holder, layerMemoryStore, type Store, transfer, type TransferRequest } from "@fos/core"
+import type { Store } from "@fos/core"
+import { Ledger, MemoryStore } from "@fos/core"
 import { layerPostgresClient, layerPostgresStore } from "@fos/sql"
 import { Effect, type Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
@@ -65,9 +66,9 @@ const log = (line: string) => console.error(`[bench:money] ${line}`)
 
 const scope = "org_bench/sandbox"
 const usdc = { code: "USDC" as AssetCode, chain: "base" as const }
-const world: Holder = { scope, type: "world", id: "chain:base" }
-const hot: Holder = { scope, type: "wallet", id: "wlt_hot" }
-const cold: Holder = { scope, type: "wallet", id: "wlt_cold" }
+const world: Ledger.Holder = { scope, type: "world", id: "chain:base" }
+const hot: Ledger.Holder = { scope, type: "wallet", id: "wlt_hot" }
+const cold: Ledger.Holder = { scope, type: "wallet", id: "wlt_cold" }
 
 interface Stats {
   readonly median: number
@@ -81,16 +82,16 @@ const statsOf = (samples: Array<number>): Stats => {
 }
 
 /** Books `count` postings of 1 unit from the world into `holder`, numbered from `from`, in linked batches. */
-const book = (holder: Holder, from: number, count: number) =>
+const book = (holder: Ledger.Holder, from: number, count: number) =>
   Effect.gen(function*() {
     const started = performance.now()
     let lastLog = started
     for (let i = from; i < from + count; i += batchSize) {
-      const batch: Array<TransferRequest> = []
+      const batch: Array<Ledger.TransferRequest> = []
       for (let j = i; j < Math.min(i + batchSize, from + count); j++) {
         batch.push({ kind: "posted", id: `${holder.id}/${j}`, debit: world, credit: holder, asset: usdc, amount: 1n, code: "deposit" })
       }
-      yield* Effect.orDie(transfer(batch))
+      yield* Effect.orDie(Ledger.transfer(batch))
       if (performance.now() - lastLog > 10_000) {
         lastLog = performance.now()
         const done = i + batch.length - from
@@ -100,12 +101,12 @@ const book = (holder: Holder, from: number, count: number) =>
     return (performance.now() - started) / 1000
   })
 
-type Read = (holder: Holder) => Effect.Effect<unknown, never, Store>
-const readOne: Read = (holder) => balanceIn(holder, usdc)
-const readHolder: Read = (holder) => balancesOf(holder)
+type Read = (holder: Ledger.Holder) => Effect.Effect<unknown, never, Store.Store>
+const readOne: Read = (holder) => Ledger.balanceIn(holder, usdc)
+const readHolder: Read = (holder) => Ledger.balancesOf(holder)
 
 /** Each read of `a` and `b`, alternating ABBA, timed one by one in ms: `readsPerAccount` each after a warm-up. */
-const timeReads = (read: Read, a: Holder, b: Holder) =>
+const timeReads = (read: Read, a: Ledger.Holder, b: Ledger.Holder) =>
   Effect.gen(function*() {
     for (let i = 0; i < Math.min(2_000, readsPerAccount); i++) {
       yield* read(a)
@@ -132,7 +133,7 @@ interface LedgerResult {
   readonly after: { readonly one: readonly [Stats, Stats]; readonly holder: readonly [Stats, Stats] }
 }
 
-const ledgerBench = async (name: string, layer: Layer.Layer<Store, unknown>, postings: number): Promise<LedgerResult> => {
+const ledgerBench = async (name: string, layer: Layer.Layer<Store.Store, unknown>, postings: number): Promise<LedgerResult> => {
   const runtime = ManagedRuntime.make(layer)
   try {
     return await runtime.runPromise(Effect.gen(function*() {
@@ -142,7 +143,7 @@ const ledgerBench = async (name: string, layer: Layer.Layer<Store, unknown>, pos
       const before = { one: yield* timeReads(readOne, hot, cold), holder: yield* timeReads(readHolder, hot, cold) }
       log(`${name}: booking ${(postings - 1).toLocaleString("en")} more postings on one account, in linked batches of ${batchSize.toLocaleString("en")}`)
       const bookingSeconds = yield* book(hot, 1, postings - 1)
-      const balance = yield* balanceIn(hot, usdc)
+      const balance = yield* Ledger.balanceIn(hot, usdc)
       if (balance.posted !== BigInt(postings)) throw new Error(`${name}: the account holds ${balance.posted} units after ${postings} postings`)
       log(`${name}: reading, ${postings.toLocaleString("en")} postings against 1`)
       const after = { one: yield* timeReads(readOne, hot, cold), holder: yield* timeReads(readHolder, hot, cold) }
@@ -475,7 +476,7 @@ const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`
 const main = async () => {
   const ledgers: Array<LedgerResult> = []
   log(`memory: ledger with ${memoryPostings.toLocaleString("en")} postings`)
-  ledgers.push(await ledgerBench("memory", layerMemoryStore, memoryPostings))
+  ledgers.push(await ledgerBench("memory", MemoryStore.layer, memoryPostings))
   const database = await freshDatabase("ledger", adminUrl)
   try {
     log(`PostgreSQL: ledger with ${pgPostings.toLocaleString("en")} postings`)

@@ -79,11 +79,11 @@ const main = async () => {
 
   log(`keyset: inserting ${listSize} customers`)
   await engine.run(Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const t0 = Date.UTC(2026, 0, 1)
     for (let i = 0; i < listSize; i++) {
       const at = new Date(t0 + i * 1000).toISOString()
-      yield* Effect.orDie(store.insert(Customers, {
+      yield* Effect.orDie(store.insert(Customers.Customers, {
         id: `cus_${i.toString(36).padStart(8, "0")}` as CustomerId,
         organizationId: "org_bench",
         environment: "sandbox",

@@ -18,7 +18,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { SnapshotRows, Snapshots, Store } from "@fos/core"
+import { SnapshotTables, Store } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { Effect } from "effect"
 import { layerPgliteStore } from "@fos/sql"
@@ -151,10 +151,10 @@ const rounds_ = async (name: string, engine: Engine): Promise<Omit<Result, "buil
 /** Every stored row of a snapshot of `engine`'s organization, with its `Snapshots` row, to carry to another store. */
 const carried = async (engine: Engine) => {
   const snapshot = await engine.snapshot()
-  const rows = await engine.run(Effect.flatMap(Store, (store) =>
+  const rows = await engine.run(Effect.flatMap(Store.Store, (store) =>
     Effect.all([
-      store.get(Snapshots, snapshot.id),
-      store.page(SnapshotRows, { order: "bySnapshot", partition: snapshot.id, descending: false, backward: false, from: undefined, limit: 10_000_000 })
+      store.get(SnapshotTables.Snapshots, snapshot.id),
+      store.page(SnapshotTables.SnapshotRows, { order: "bySnapshot", partition: snapshot.id, descending: false, backward: false, from: undefined, limit: 10_000_000 })
     ])))
   await engine.deleteSnapshot(snapshot.id)
   return { snapshot: rows[0]!, rows: rows[1] }
@@ -179,10 +179,10 @@ const main = async () => {
     const engine = await open(layerPgliteStore(dir))
     try {
       const loaded = performance.now()
-      await engine.run(Effect.flatMap(Store, (store) =>
+      await engine.run(Effect.flatMap(Store.Store, (store) =>
         store.transaction(Effect.gen(function*() {
-          yield* Effect.orDie(store.insert(Snapshots, world.snapshot))
-          for (let i = 0; i < world.rows.length; i += 200) yield* Effect.orDie(store.insertMany(SnapshotRows, world.rows.slice(i, i + 200)))
+          yield* Effect.orDie(store.insert(SnapshotTables.Snapshots, world.snapshot))
+          for (let i = 0; i < world.rows.length; i += 200) yield* Effect.orDie(store.insertMany(SnapshotTables.SnapshotRows, world.rows.slice(i, i + 200)))
         }))))
       await engine.restore(world.snapshot.id)
       await engine.deleteSnapshot(world.snapshot.id)

@@ -26,7 +26,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { callbackTransport, Store, type WebhookDelivery, WebhookDeliveries, WebhookEndpoints } from "@fos/core"
+import { Deliveries, Endpoints, Store, Transport } from "@fos/core"
 import { createEngine } from "@fos/http"
 import { layerPostgresStore } from "@fos/sql"
 import { Effect, type Layer } from "effect"
@@ -105,7 +105,7 @@ const failingTimetable = async () => {
   const engine = await createEngine({
     seed,
     clock: { mode: "virtual" },
-    webhookTransport: callbackTransport(() => {
+    webhookTransport: Transport.callback(() => {
       attempts++
       return { status: 500 }
     })
@@ -128,9 +128,9 @@ const failingTimetable = async () => {
     const start = performance.now()
     await engine.clock.advance(2 * 60 * 60 * 1000)
     const advanceSeconds = (performance.now() - start) / 1000
-    const failed = await engine.run(Effect.flatMap(Store, (store) =>
-      store.count(WebhookDeliveries, "byStatus", "org_hookbench/sandbox/failed")))
-    const endpoints = await engine.run(Effect.flatMap(Store, (store) => store.count(WebhookEndpoints, "byScope", "org_hookbench/sandbox")))
+    const failed = await engine.run(Effect.flatMap(Store.Store, (store) =>
+      store.count(Deliveries.WebhookDeliveries, "byStatus", "org_hookbench/sandbox/failed")))
+    const endpoints = await engine.run(Effect.flatMap(Store.Store, (store) => store.count(Endpoints.WebhookEndpoints, "byScope", "org_hookbench/sandbox")))
     return { endpoints, fanoutSeconds, firstAttempts, attempts, advanceSeconds, failed }
   } finally {
     await engine.close()
@@ -150,10 +150,10 @@ const listFilters = [
 const benchTypes = ["customer.created", "order.created", "order.failed", "payout.completed", "application.approved"]
 
 /** Mean µs per page of 20 for each filter, first page and a deep one, over `rows` deliveries in `store`. */
-const listPages = async (store: "memory" | Layer.Layer<Store, unknown>, rows: number) => {
+const listPages = async (store: "memory" | Layer.Layer<Store.Store, unknown>, rows: number) => {
   const engine = await createEngine({ seed, clock: { mode: "virtual" }, store })
   try {
-    const delivery = (i: number): WebhookDelivery => ({
+    const delivery = (i: number): Deliveries.WebhookDelivery => ({
       id: `wdl_bench${i.toString().padStart(7, "0")}`,
       organizationId: "org_hookbench",
       environment: "sandbox",
@@ -171,9 +171,9 @@ const listPages = async (store: "memory" | Layer.Layer<Store, unknown>, rows: nu
       updatedAt: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString()
     })
     for (let from = 0; from < rows; from += 500) {
-      await engine.run(Effect.flatMap(Store, (s) =>
+      await engine.run(Effect.flatMap(Store.Store, (s) =>
         s.transaction(Effect.forEach(Array.from({ length: Math.min(500, rows - from) }, (_, k) => delivery(from + k)), (d) =>
-          Effect.orDie(s.insert(WebhookDeliveries, d)), { discard: true }))))
+          Effect.orDie(s.insert(Deliveries.WebhookDeliveries, d)), { discard: true }))))
     }
     const get = async (query: string) => {
       const r = await engine.fetch(new Request(`http://fos/sandbox/v2/webhooks/deliveries?${query}`, { headers: { "x-api-key": key } }))

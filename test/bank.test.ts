@@ -32,24 +32,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type AssetCode, type Chain, formatAmount, parseAmount } from "@fos/contract"
-import {
-  accountId,
-  type HolderType,
-  type LedgerAccount,
-  LedgerAccounts,
-  type LedgerTransfer,
-  LedgerTransfers,
-  makeVirtualClock,
-  type OutboxEvent,
-  OutboxEvents,
-  type Position,
-  scopeOf,
-  Store,
-  type StoredTransaction,
-  type Table,
-  Transactions,
-  transactionsOfScope
-} from "@fos/core"
+import { Ledger, Outbox, Store, Tenancy, Timers, Transactions } from "@fos/core"
 import { createEngine } from "@fos/http"
 import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
 import { Effect, ManagedRuntime } from "effect"
@@ -64,13 +47,13 @@ import { keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
 /** One organization, with a general rate limit no burst of the crowd reaches (the check is about money, not 429s). */
 const seed = seedOf(orgSeed("bank", { rateLimit: { sustainedPerSecond: 1_000_000, burst: 1_000_000 } }))
 const key = keysOf("bank").sandbox
-const scope = scopeOf("org_bank", "sandbox")
+const scope = Tenancy.scopeOf("org_bank", "sandbox")
 
 interface Bank {
   /** One API client per server process (one for an embedded engine). */
   readonly clients: ReadonlyArray<Client>
   /** Reads the store directly: the engine's own, or the database the server processes share. */
-  readonly read: <A>(effect: Effect.Effect<A, never, Store>) => Promise<A>
+  readonly read: <A>(effect: Effect.Effect<A, never, Store.Store>) => Promise<A>
   readonly close: () => Promise<void>
 }
 
@@ -79,7 +62,7 @@ const embedded = async (store: "memory" | "pglite"): Promise<Bank> => {
   const engine = await createEngine({
     ...(dir === undefined ? {} : { store: layerPgliteStore(dir) }),
     clock: { mode: "virtual", start: START_MS },
-    realClock: makeVirtualClock(START_MS),
+    realClock: Timers.makeVirtualClock(START_MS),
     seed: seed as never
   })
   return {
@@ -119,7 +102,7 @@ const twoServers = async (): Promise<Bank> => {
 
 /** A wallet or virtual account money can be sent to, and what it takes. */
 interface Holder {
-  readonly type: Extract<HolderType, "wallet" | "virtual_account">
+  readonly type: Extract<Ledger.HolderType, "wallet" | "virtual_account">
   readonly id: string
   readonly customerId: string
   /** A wallet's chain and deposit address. */
@@ -507,11 +490,11 @@ const openAccounts = async (w: World, customers: number): Promise<Array<Holder>>
 // --- the invariants ------------------------------------------------------------------------------------------------
 
 /** Every row of one partition of a keyset order, walking it a page at a time. */
-const scan = <Row>(table: Table<Row>, order: string, partition: string) =>
+const scan = <Row>(table: Store.Table<Row>, order: string, partition: string) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const rows: Array<Row> = []
-    let from: Position | undefined
+    let from: Store.Position | undefined
     while (true) {
       const page = yield* store.page(table, { order, partition, descending: false, backward: false, from, limit: 500 })
       rows.push(...page)
@@ -551,7 +534,7 @@ const returned = (t: { readonly type: string; readonly returnCode?: string }) =>
 const posted = (t: any) => t.status === "completed" || returned(t)
 
 /** The holds a transaction's ledger legs show, and how each was resolved. */
-const legsOf = (transfers: ReadonlyArray<LedgerTransfer>) => {
+const legsOf = (transfers: ReadonlyArray<Ledger.LedgerTransfer>) => {
   const holds = transfers.filter((x) => x.kind === "pending")
   const resolutions = transfers.filter((x) => x.kind === "post" || x.kind === "void")
   const other = transfers.filter((x) => x.kind === "posted")
@@ -592,18 +575,18 @@ const checkBooks = async (w: World, final: boolean): Promise<Array<string>> => {
 
   // 2. From the store: the transactions, their ledger legs, every account and transfer of the scope, the events.
   const stored = await w.bank.read(Effect.gen(function*() {
-    const transactions = yield* scan(Transactions, transactionsOfScope, scope)
-    const legs = new Map<string, ReadonlyArray<LedgerTransfer>>()
-    for (const t of transactions) legs.set(t.id, yield* scan(LedgerTransfers, "byTransaction", t.id))
+    const transactions = yield* scan(Transactions.Transactions, Transactions.ofScope, scope)
+    const legs = new Map<string, ReadonlyArray<Ledger.LedgerTransfer>>()
+    for (const t of transactions) legs.set(t.id, yield* scan(Ledger.LedgerTransfers, "byTransaction", t.id))
     return {
       transactions,
       legs,
-      accounts: yield* scan(LedgerAccounts, "byScope", scope),
-      transfers: yield* scan(LedgerTransfers, "byScope", scope),
-      events: yield* scan(OutboxEvents, "byScope", scope)
+      accounts: yield* scan(Ledger.LedgerAccounts, "byScope", scope),
+      transfers: yield* scan(Ledger.LedgerTransfers, "byScope", scope),
+      events: yield* scan(Outbox.OutboxEvents, "byScope", scope)
     }
   }))
-  const storedById = new Map<string, StoredTransaction>(stored.transactions.map((t) => [t.id, t]))
+  const storedById = new Map<string, Transactions.StoredTransaction>(stored.transactions.map((t) => [t.id, t]))
   if (storedById.size !== byId.size) bad(`the store holds ${storedById.size} transactions, the API lists ${byId.size}`)
 
   // 3. Every transaction's legs match its status: open, its holds pending; completed, posted; failed, voided.
@@ -636,12 +619,12 @@ const checkBooks = async (w: World, final: boolean): Promise<Array<string>> => {
     } else if (other.length > 0) bad(`${t.id}: posted transfers outside its holds: ${other.map((x) => x.id).join(",")}`)
     if (holds.length === 0) bad(`${t.id}: no hold in the ledger`)
     if (known?.kind === "payout") {
-      const holder = accountId({ scope, type: known.holder.type, id: known.holder.id }, known.asset)
+      const holder = Ledger.accountId({ scope, type: known.holder.type, id: known.holder.id }, known.asset)
       const debits = holds.filter((h) => h.debitAccountId === holder)
       const held = debits.reduce((sum, h) => sum + BigInt(h.amount), 0n)
       if (debits.length !== holds.length || held !== known.sent) bad(`${t.id}: holds ${held} from ${holder} in ${debits.length} of ${holds.length} holds, the payout takes ${known.sent}`)
     } else if (known !== undefined) {
-      const holder = accountId({ scope, type: known.holder.type, id: known.holder.id }, known.asset)
+      const holder = Ledger.accountId({ scope, type: known.holder.type, id: known.holder.id }, known.asset)
       const credit = holds.filter((h) => h.creditAccountId === holder)
       if (credit.length !== 1 || BigInt(credit[0]!.amount) !== known.credited) {
         bad(`${t.id}: expected one hold of ${known.credited} into ${holder}, found ${credit.map((h) => h.amount).join(",") || "none"}`)
@@ -690,7 +673,7 @@ const checkBooks = async (w: World, final: boolean): Promise<Array<string>> => {
   if (inLegs !== stored.transfers.filter((x) => x.transactionId !== undefined).length) {
     bad(`byTransaction finds ${inLegs} transfers, byScope ${stored.transfers.length} with a transaction`)
   }
-  const accountById = new Map<string, LedgerAccount>(stored.accounts.map((a) => [a.id, a]))
+  const accountById = new Map<string, Ledger.LedgerAccount>(stored.accounts.map((a) => [a.id, a]))
   const feesHeld = new Map<string, bigint>()
   for (const id of recomputed.keys()) if (!accountById.has(id)) bad(`transfers touch account ${id}, which byScope does not list`)
   for (const a of stored.accounts) {
@@ -741,7 +724,7 @@ const checkBooks = async (w: World, final: boolean): Promise<Array<string>> => {
       if (pending !== (reserved.get(`${h.id}/${k}`) ?? 0n)) bad(`${h.id}: ${b.pending} ${k} reserved, its open payouts take ${reserved.get(`${h.id}/${k}`) ?? 0n}`)
       const expected = completedHoldings.get(`${h.id}/${k}`) ?? 0n
       if (available + pending !== expected) bad(`${h.id}: ${b.available} ${k} available, the completed deposits credited ${formatAmount({ asset: b.code, units: expected })}`)
-      const account = accountById.get(accountId({ scope, type: h.type, id: h.id }, { code: b.code, chain: b.chain }))
+      const account = accountById.get(Ledger.accountId({ scope, type: h.type, id: h.id }, { code: b.code, chain: b.chain }))
       if (account !== undefined && BigInt(account.creditsPosted) - BigInt(account.debitsPosted) - BigInt(account.debitsPending) !== available) {
         bad(`${h.id}: the API shows ${b.available} ${k}, the ledger account another balance`)
       }
@@ -759,8 +742,8 @@ const checkBooks = async (w: World, final: boolean): Promise<Array<string>> => {
   }
 
   // 6. Status events: numbered 1, 2, 3, ... per transaction, created first, one terminal event, last, of its status.
-  const eventsOf = new Map<string, Array<OutboxEvent & { data: any }>>()
-  for (const e of stored.events as Array<OutboxEvent & { data: any }>) {
+  const eventsOf = new Map<string, Array<Outbox.OutboxEvent & { data: any }>>()
+  for (const e of stored.events as Array<Outbox.OutboxEvent & { data: any }>) {
     if (!e.type.startsWith("transaction.")) continue
     const list = eventsOf.get(e.data.transactionId) ?? eventsOf.set(e.data.transactionId, []).get(e.data.transactionId)!
     list.push(e)

@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Clocks, makeVirtualClock, schedule, scopeOf, Store, Timers } from "@fos/core"
+import { Clocks, Store, Tenancy, Timers } from "@fos/core"
 import { layerPgliteStore } from "@fos/sql"
 import { createEngine, type CreateEngineOptions, type Engine } from "@fos/http"
 import { Deferred, Effect } from "effect"
@@ -34,7 +34,7 @@ afterEach(async () => {
 const start = async (options: Partial<CreateEngineOptions> = {}) => {
   engine = await createEngine({
     clock: { mode: "virtual", startMs: MONDAY },
-    realClock: makeVirtualClock(MONDAY),
+    realClock: Timers.makeVirtualClock(MONDAY),
     webhookTransport: "memory",
     seed: seed as never,
     ...options
@@ -60,8 +60,8 @@ const clockOf = async (client: Client) => Date.parse((await client.call("GET", "
 /** The timers pending in one organization's sandbox: kind and due time, in due order. */
 const timersOf = (e: Engine, organizationId: string) =>
   e.run(Effect.gen(function*() {
-    const store = yield* Store
-    const rows = yield* store.page(Timers, { order: "byScope", partition: scopeOf(organizationId, "sandbox"), descending: false, backward: false, from: undefined, limit: 1000 })
+    const store = yield* Store.Store
+    const rows = yield* store.page(Timers.Timers, { order: "byScope", partition: Tenancy.scopeOf(organizationId, "sandbox"), descending: false, backward: false, from: undefined, limit: 1000 })
     return rows.map((t) => ({ id: t.id, kind: t.kind, dueAtMs: t.dueAtMs }))
   }))
 
@@ -237,10 +237,10 @@ const withSlowTimers = async () => {
       "test.record": (payload: { name: string }) => Effect.sync(() => void fired.push(payload.name))
     }
   })
-  const scope = scopeOf("org_acme", "sandbox")
+  const scope = Tenancy.scopeOf("org_acme", "sandbox")
   await started_.engine.run(Effect.gen(function*() {
-    yield* schedule("test.slow", MONDAY + 1000, {}, scope)
-    for (let i = 0; i < 5; i++) yield* schedule("test.record", MONDAY + 2000 + i, { name: `r${i}` }, scope)
+    yield* Timers.schedule("test.slow", MONDAY + 1000, {}, scope)
+    for (let i = 0; i < 5; i++) yield* Timers.schedule("test.record", MONDAY + 2000 + i, { name: `r${i}` }, scope)
   }))
   return {
     ...started_,
@@ -271,12 +271,12 @@ describe("one advance of a clock at a time", () => {
   })
 
   it("an advance another process left running holds the clock until its lease lapses in real time", async () => {
-    const realClock = makeVirtualClock(MONDAY)
+    const realClock = Timers.makeVirtualClock(MONDAY)
     const { engine: e, acme } = await start({ realClock })
     // What a process that crashed mid-advance leaves: the clock's row with its lease.
     await e.run(Effect.gen(function*() {
-      const store = yield* Store
-      yield* store.insert(Clocks, { id: "org_acme/sandbox", nowMs: MONDAY + 10_000, advancing: { owner: "crashed.0", leaseUntilMs: MONDAY + 60_000 } })
+      const store = yield* Store.Store
+      yield* store.insert(Clocks.Clocks, { id: "org_acme/sandbox", nowMs: MONDAY + 10_000, advancing: { owner: "crashed.0", leaseUntilMs: MONDAY + 60_000 } })
     }))
     expectProblem(await advance(acme, { seconds: 1 }), { type: "CONFLICT", status: 409, instance: "/sandbox/v2/simulate/clock/advance" })
     expect(await clockOf(acme)).toBe(MONDAY + 10_000)

@@ -4,7 +4,7 @@
  * balance on the account, the simulate calls that end or review a transaction, the transaction reads and lists,
  * and every error the spec names for them. Every event a test makes must decode with its type's schema.
  */
-import { parseSeed } from "@fos/core"
+import { Seed } from "@fos/core"
 import type { Engine } from "@fos/http"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -202,9 +202,9 @@ describe("the world model's settlement rules", () => {
     await advance(1)
     expect((await acme.call("GET", `/v2/transactions/${fast.json.id}`)).json.status).toBe("completed")
     expect((await transactionEvents(fast.json.id)).map((e) => e.type)).toEqual(["transaction.created", "transaction.processing", "transaction.completed"])
-    const refused = await Effect.runPromiseExit(parseSeed(JSON.stringify({ organizations: [], worldModel: { railSettlement: { sepa: { afterMs: -1 } } } })))
+    const refused = await Effect.runPromiseExit(Seed.parse(JSON.stringify({ organizations: [], worldModel: { railSettlement: { sepa: { afterMs: -1 } } } })))
     expect(refused._tag).toBe("Failure")
-    const unknownChain = await Effect.runPromiseExit(parseSeed(JSON.stringify({ organizations: [], worldModel: { chainSettlementMs: { dogecoin: 1 } } })))
+    const unknownChain = await Effect.runPromiseExit(Seed.parse(JSON.stringify({ organizations: [], worldModel: { chainSettlementMs: { dogecoin: 1 } } })))
     expect(unknownChain._tag).toBe("Failure")
   })
 })

@@ -1,24 +1,15 @@
 /**
  * Documents through the whole pipeline (engine.fetch): POST /v2/documents (multipart only, size limit, content
  * types checked against the bytes, hostile file names and bodies, the dedicated bucket, idempotent retries) and
- * GET /v2/documents/{id}; then `requireDocuments`, the check onboarding submissions use. Bytes and hashes are
+ * GET /v2/documents/{id}; then `Documents.require`, the check onboarding submissions use. Bytes and hashes are
  * checked with node:crypto, not with fos's code.
  */
 import { createHash } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import {
-  type ApiError,
-  ApiKeys,
-  type Caller,
-  DocumentContents,
-  Documents,
-  Organizations,
-  requireDocuments,
-  sha256Hex,
-  Store
-} from "@fos/core"
+import type { Problem } from "@fos/core"
+import { Auth, Documents, Store, Tenancy } from "@fos/core"
 import { type CustomerId, maxDocumentBytes } from "@fos/contract"
 import { createEngine, type Engine } from "@fos/http"
 import * as fc from "fast-check"
@@ -131,10 +122,10 @@ const get = async (id: string, key = A.sandbox, base = "/sandbox") =>
   toReply(await engine.fetch(new Request(`http://localhost${base}/v2/documents/${id}`, { headers: { "x-api-key": key } })))
 
 const documentCount = (scope = "org_docs/sandbox") =>
-  engine.run(Effect.flatMap(Store, (store) => store.count(Documents, "byScope", scope)))
+  engine.run(Effect.flatMap(Store.Store, (store) => store.count(Documents.Documents, "byScope", scope)))
 
 const storedBytes = (id: string) =>
-  engine.run(Effect.flatMap(Store, (store) => store.get(DocumentContents, id))).then((row) => (row === undefined ? undefined : new Uint8Array(Buffer.from(row.base64, "base64"))))
+  engine.run(Effect.flatMap(Store.Store, (store) => store.get(Documents.DocumentContents, id))).then((row) => (row === undefined ? undefined : new Uint8Array(Buffer.from(row.base64, "base64"))))
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex")
 
@@ -257,7 +248,7 @@ describe("POST /v2/documents refusals (nothing is ever kept)", () => {
     const atLimit = await upload([{ name: "type", value: "passport" }, filePart(pdf(maxDocumentBytes))])
     expect(atLimit.status, atLimit.text).toBe(201)
     expect(atLimit.json.size).toBe(maxDocumentBytes)
-    await engine.run(Effect.flatMap(Store, (store) => Effect.all([store.remove(Documents, atLimit.json.id), store.remove(DocumentContents, atLimit.json.id)])))
+    await engine.run(Effect.flatMap(Store.Store, (store) => Effect.all([store.remove(Documents.Documents, atLimit.json.id), store.remove(Documents.DocumentContents, atLimit.json.id)])))
   })
 
   it("a streamed body over the limit without Content-Length: 413 FILE_TOO_LARGE", async () => {
@@ -498,11 +489,11 @@ describe("Idempotency-Key on uploads", () => {
 // --- requireDocuments ------------------------------------------------------------------------------------------
 
 describe("requireDocuments", () => {
-  const callerOf = (org: string, apiKey: string): Promise<Caller> =>
+  const callerOf = (org: string, apiKey: string): Promise<Auth.Caller> =>
     engine.run(Effect.gen(function*() {
-      const store = yield* Store
-      const organization = (yield* store.get(Organizations, org))!
-      const key = (yield* store.get(ApiKeys, sha256Hex(apiKey)))!
+      const store = yield* Store.Store
+      const organization = (yield* store.get(Tenancy.Organizations, org))!
+      const key = (yield* store.get(Tenancy.ApiKeys, Auth.sha256Hex(apiKey)))!
       return { organization, key, environment: key.environment }
     }))
 
@@ -514,15 +505,15 @@ describe("requireDocuments", () => {
     return r.json.id as string
   }
 
-  const check = async (caller: Caller, ids: ReadonlyArray<string>, customerId?: string) => {
-    const exit = await engine.run(Effect.exit(requireDocuments(caller, ids, {
+  const check = async (caller: Auth.Caller, ids: ReadonlyArray<string>, customerId?: string) => {
+    const exit = await engine.run(Effect.exit(Documents.require(caller, ids, {
       pointer: "/documentIds",
       ...(customerId === undefined ? {} : { customerId: customerId as CustomerId })
     })))
     if (Exit.isSuccess(exit)) return { documents: exit.value.map((d) => d.id as string), error: undefined }
     const error = Exit.findErrorOption(exit)
     if (error._tag === "None") throw new Error("requireDocuments died")
-    return { documents: undefined, error: error.value as ApiError }
+    return { documents: undefined, error: error.value as Problem.ApiError }
   }
 
   it("organization-level documents are usable for a new onboarding and for any customer; attached ones only for their customer", async () => {
@@ -617,10 +608,10 @@ describe("fos serve on PGlite", () => {
     // The bytes were committed to the database, whole.
     const reopened = await createEngine({ store: layerPgliteStore(store) })
     try {
-      const row = await reopened.run(Effect.flatMap(Store, (s) => s.get(DocumentContents, id)))
+      const row = await reopened.run(Effect.flatMap(Store.Store, (s) => s.get(Documents.DocumentContents, id)))
       expect(row).toBeDefined()
       expect(sha256(new Uint8Array(Buffer.from(row!.base64, "base64")))).toBe(sha256(bytes))
-      expect(await reopened.run(Effect.flatMap(Store, (s) => s.count(Documents, "byScope", "org_docs/sandbox")))).toBe(1)
+      expect(await reopened.run(Effect.flatMap(Store.Store, (s) => s.count(Documents.Documents, "byScope", "org_docs/sandbox")))).toBe(1)
     } finally {
       await reopened.close()
     }

@@ -7,7 +7,7 @@ import { createHmac } from "node:crypto"
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { makeClient, withIdempotencyKey } from "@fos/client"
-import { callbackTransport, layerMemoryStore, schedule, type TimerHandler } from "@fos/core"
+import { MemoryStore, Timers, Transport } from "@fos/core"
 import { WebhookEndpointId } from "@fos/contract"
 import { advanceBy, createEngine, Deliveries, type EmbeddedServices, type Engine, flushWebhooks, layerEmbedded, layerRoutes } from "@fos/http"
 import { it as effectIt } from "@effect/vitest"
@@ -94,7 +94,7 @@ describe("options", () => {
 
   it("store: \"memory\" and a store Layer each give an engine its own empty store", async () => {
     const a = await start({ store: "memory" })
-    const b = await start({ store: layerMemoryStore })
+    const b = await start({ store: MemoryStore.layer })
     await createEndpoint(a)
     expect((await request(a, "GET", "/sandbox/v2/webhooks/endpoints")).json.data).toHaveLength(1)
     expect((await request(b, "GET", "/sandbox/v2/webhooks/endpoints")).json.data).toHaveLength(0)
@@ -142,13 +142,13 @@ describe("advance and advanceTo", () => {
 
   it("an advance fires each timer on the way at its own due time", async () => {
     const fired: Array<{ label: string; atMs: number }> = []
-    const record: TimerHandler = (payload: { label: string }) =>
+    const record: Timers.TimerHandler = (payload: { label: string }) =>
       Effect.map(Clock.currentTimeMillis, (atMs) => void fired.push({ label: payload.label, atMs }))
     const engine = await start({ timerHandlers: { "test.record": record } })
     await engine.run(Effect.all([
-      schedule("test.record", START_MS + 2 * minute, { label: "second" }),
-      schedule("test.record", START_MS + minute, { label: "first" }),
-      schedule("test.record", START_MS + 10 * minute, { label: "later" })
+      Timers.schedule("test.record", START_MS + 2 * minute, { label: "second" }),
+      Timers.schedule("test.record", START_MS + minute, { label: "first" }),
+      Timers.schedule("test.record", START_MS + 10 * minute, { label: "later" })
     ]))
     await engine.clock.advance("5 minutes")
     expect(fired).toEqual([{ label: "first", atMs: START_MS + minute }, { label: "second", atMs: START_MS + 2 * minute }])
@@ -199,14 +199,14 @@ describe("runUntilIdle", () => {
   it("does not follow a periodic timer forever: it stops at the horizon, or after maxSteps", async () => {
     const ticks: Array<number> = []
     // A timer that schedules the next one a minute on, for ever.
-    const everyMinute: TimerHandler = () =>
+    const everyMinute: Timers.TimerHandler = () =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         ticks.push(now)
-        yield* schedule("test.every-minute", now + minute, {})
+        yield* Timers.schedule("test.every-minute", now + minute, {})
       })
     const engine = await start({ timerHandlers: { "test.every-minute": everyMinute } })
-    await engine.run(schedule("test.every-minute", START_MS + minute, {}))
+    await engine.run(Timers.schedule("test.every-minute", START_MS + minute, {}))
     const limited = await engine.clock.runUntilIdle({ maxSteps: 5 })
     expect(limited).toEqual({ now: START_MS + 5 * minute, steps: 5, stoppedBy: "maxSteps", nextDueMs: START_MS + 6 * minute })
     const day = await engine.clock.runUntilIdle()
@@ -272,10 +272,10 @@ describe("engine.deliveries", () => {
   })
 
   it("records over another transport only when asked; answerWith needs the memory transport", async () => {
-    const silent = await start({ webhookTransport: callbackTransport(() => ({ status: 200 })) })
+    const silent = await start({ webhookTransport: Transport.callback(() => ({ status: 200 })) })
     expect(() => silent.deliveries.list()).toThrow(/does not record/)
     const statuses = [418]
-    const recorded = await start({ webhookTransport: callbackTransport(() => ({ status: statuses.shift() ?? 200 })), recordDeliveries: true })
+    const recorded = await start({ webhookTransport: Transport.callback(() => ({ status: statuses.shift() ?? 200 })), recordDeliveries: true })
     await createEndpoint(recorded)
     await emit(recorded)
     expect(recorded.deliveries.list().map((d) => d.status)).toEqual([418])

@@ -9,7 +9,7 @@ import { createEngine, type Engine, type RequestLogEntry } from "@fos/http"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
 import { expectProblem, keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
-import { makeVirtualClock } from "@fos/core"
+import { Timers } from "@fos/core"
 import { layerPgliteStore } from "@fos/sql"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -24,7 +24,7 @@ beforeEach(async () => {
   log = []
   engine = await createEngine({
     clock: { mode: "virtual", startMs: START_MS },
-    realClock: makeVirtualClock(START_MS),
+    realClock: Timers.makeVirtualClock(START_MS),
     seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never,
     webhookTransport: "memory",
     requestLog: (entry) => log.push(entry)
@@ -290,7 +290,7 @@ describe("on a durable store (PGlite)", () => {
     const dir = mkdtempSync(join(tmpdir(), "fos-faults-"))
     const durable = await createEngine({
       clock: { mode: "virtual", startMs: START_MS },
-      realClock: makeVirtualClock(START_MS),
+      realClock: Timers.makeVirtualClock(START_MS),
       store: layerPgliteStore(dir),
       seed: seedOf(orgSeed("acme")) as never,
       webhookTransport: "memory"

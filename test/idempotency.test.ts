@@ -3,7 +3,7 @@
  * one keyed endpoint so far, whose effect, moving the clock, is easy to count), and at the engine level with
  * `runIdempotent` for what HTTP cannot stage: a concurrent duplicate, 5xx binding, environment scoping.
  */
-import { type ApiError, apiError, IdempotencyRecords, makeVirtualClock, runIdempotent, Store, type StoredResponse, TimeControl } from "@fos/core"
+import { Idempotency, Problem, Store, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { Deferred, Effect, Fiber, Result } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -226,8 +226,8 @@ describe("runIdempotent (engine level)", () => {
     engine = await makeEngine(seed)
   })
 
-  const response = (body: string): StoredResponse => ({ status: 200, contentType: "application/json", body })
-  const codeOf = (r: Result.Result<unknown, ApiError>) => (Result.isFailure(r) ? r.failure.code : "success")
+  const response = (body: string): Idempotency.StoredResponse => ({ status: 200, contentType: "application/json", body })
+  const codeOf = (r: Result.Result<unknown, Problem.ApiError>) => (Result.isFailure(r) ? r.failure.code : "success")
 
   it("a duplicate while the first is still running: IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS (409); the key is left unchanged", async () => {
     const outcome = await engine.run(Effect.gen(function*() {
@@ -241,10 +241,10 @@ describe("runIdempotent (engine level)", () => {
         yield* Deferred.await(release)
         return response('{"first":true}')
       })
-      const first = yield* Effect.forkChild(runIdempotent(request, slow))
+      const first = yield* Effect.forkChild(Idempotency.runIdempotent(request, slow))
       yield* Deferred.await(started)
       const second = yield* Effect.forkChild(
-        Effect.result(runIdempotent(request, Effect.sync(() => {
+        Effect.result(Idempotency.runIdempotent(request, Effect.sync(() => {
           runs++
           return response('{"second":true}')
         })))
@@ -255,7 +255,7 @@ describe("runIdempotent (engine level)", () => {
       yield* Deferred.succeed(release, undefined)
       const firstResult = yield* Fiber.join(first)
       const secondResult = yield* Fiber.join(second)
-      const retry = yield* runIdempotent(request, Effect.sync(() => {
+      const retry = yield* Idempotency.runIdempotent(request, Effect.sync(() => {
         runs++
         return response('{"third":true}')
       }))
@@ -272,7 +272,7 @@ describe("runIdempotent (engine level)", () => {
   it("a duplicate while the first is still running is IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS even when the first moved the clock past its lease", async () => {
     // POST /simulate/clock/advance under a key does exactly this: the run itself advances the virtual clock.
     const outcome = await engine.run(Effect.gen(function*() {
-      const time = yield* TimeControl
+      const time = yield* Timers.TimeControl
       const started = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
       const request = { scope: "org_a/sandbox", key: "moves-clock", fingerprint: "body-1" }
@@ -284,9 +284,9 @@ describe("runIdempotent (engine level)", () => {
         yield* Deferred.await(release)
         return response('{"first":true}')
       })
-      const first = yield* Effect.forkChild(runIdempotent(request, advancing, { transactional: false }))
+      const first = yield* Effect.forkChild(Idempotency.runIdempotent(request, advancing, { transactional: false }))
       yield* Deferred.await(started)
-      const duplicate = yield* Effect.result(runIdempotent(request, Effect.sync(() => {
+      const duplicate = yield* Effect.result(Idempotency.runIdempotent(request, Effect.sync(() => {
         runs++
         return response('{"second":true}')
       })))
@@ -301,16 +301,16 @@ describe("runIdempotent (engine level)", () => {
 
   it("a claim left by a request that never finished holds until its lease is over in real time, then the same body runs", async () => {
     // Real time is a clock the test moves; the engine's virtual clocks are moved apart from it.
-    const realClock = makeVirtualClock(START_MS)
+    const realClock = Timers.makeVirtualClock(START_MS)
     await engine.close()
     engine = await createEngine({ clock: { mode: "virtual", startMs: START_MS }, realClock, seed: seed as never })
     const leased = (request: { scope: string; key: string; fingerprint: string }) =>
-      engine.run(Effect.result(runIdempotent(request, Effect.sync(() => response('{"ran":true}')))))
+      engine.run(Effect.result(Idempotency.runIdempotent(request, Effect.sync(() => response('{"ran":true}')))))
     // What a process that crashed mid-request leaves behind: an in-progress claim that no running request holds,
     // its lease on real time.
     await engine.run(Effect.gen(function*() {
-      const store = yield* Store
-      yield* store.transaction(store.insert(IdempotencyRecords, {
+      const store = yield* Store.Store
+      yield* store.transaction(store.insert(Idempotency.IdempotencyRecords, {
         id: "org_a/sandbox/crashed",
         fingerprint: "body-1",
         state: "in_progress",
@@ -335,10 +335,10 @@ describe("runIdempotent (engine level)", () => {
     const outcome = await engine.run(Effect.gen(function*() {
       const started = yield* Deferred.make<void>()
       const request = { scope: "org_a/sandbox", key: "gone", fingerprint: "body-1" }
-      const first = yield* Effect.forkChild(runIdempotent(request, Effect.andThen(Deferred.succeed(started, undefined), Effect.never)))
+      const first = yield* Effect.forkChild(Idempotency.runIdempotent(request, Effect.andThen(Deferred.succeed(started, undefined), Effect.never)))
       yield* Deferred.await(started)
       yield* Fiber.interrupt(first)
-      return yield* runIdempotent(request, Effect.sync(() => response('{"retry":true}')))
+      return yield* Idempotency.runIdempotent(request, Effect.sync(() => response('{"retry":true}')))
     }))
     expect(outcome).toEqual({ response: response('{"retry":true}'), replayed: false })
   })
@@ -349,11 +349,11 @@ describe("runIdempotent (engine level)", () => {
       let runs = 0
       const failing = Effect.suspend(() => {
         runs++
-        return Effect.fail(apiError("SERVICE_UNAVAILABLE", "try later"))
+        return Effect.fail(Problem.apiError("SERVICE_UNAVAILABLE", "try later"))
       })
-      const first = yield* Effect.result(runIdempotent(request, failing))
-      const other = yield* Effect.result(runIdempotent({ ...request, fingerprint: "body-2" }, Effect.sync(() => response("{}"))))
-      const again = yield* runIdempotent(request, Effect.sync(() => {
+      const first = yield* Effect.result(Idempotency.runIdempotent(request, failing))
+      const other = yield* Effect.result(Idempotency.runIdempotent({ ...request, fingerprint: "body-2" }, Effect.sync(() => response("{}"))))
+      const again = yield* Idempotency.runIdempotent(request, Effect.sync(() => {
         runs++
         return response('{"ok":true}')
       }))
@@ -368,8 +368,8 @@ describe("runIdempotent (engine level)", () => {
   it("after a 4xx the key is free for any body", async () => {
     const outcome = await engine.run(Effect.gen(function*() {
       const request = { scope: "org_a/sandbox", key: "k4xx", fingerprint: "body-1" }
-      const first = yield* Effect.result(runIdempotent(request, Effect.fail(apiError("INSUFFICIENT_FUNDS", "not yet"))))
-      const other = yield* runIdempotent({ ...request, fingerprint: "body-2" }, Effect.sync(() => response('{"b":2}')))
+      const first = yield* Effect.result(Idempotency.runIdempotent(request, Effect.fail(Problem.apiError("INSUFFICIENT_FUNDS", "not yet"))))
+      const other = yield* Idempotency.runIdempotent({ ...request, fingerprint: "body-2" }, Effect.sync(() => response('{"b":2}')))
       return { first, other }
     }))
     expect(codeOf(outcome.first)).toBe("INSUFFICIENT_FUNDS")
@@ -379,10 +379,10 @@ describe("runIdempotent (engine level)", () => {
   it("keys are scoped per organization and per environment", async () => {
     const outcome = await engine.run(Effect.gen(function*() {
       const key = "same-key"
-      const sandbox = yield* runIdempotent({ scope: "org_a/sandbox", key, fingerprint: "f1" }, Effect.succeed(response('"sandbox"')))
-      const live = yield* runIdempotent({ scope: "org_a/live", key, fingerprint: "f2" }, Effect.succeed(response('"live"')))
-      const otherOrg = yield* runIdempotent({ scope: "org_b/sandbox", key, fingerprint: "f3" }, Effect.succeed(response('"b"')))
-      const replay = yield* runIdempotent({ scope: "org_a/live", key, fingerprint: "f2" }, Effect.succeed(response('"again"')))
+      const sandbox = yield* Idempotency.runIdempotent({ scope: "org_a/sandbox", key, fingerprint: "f1" }, Effect.succeed(response('"sandbox"')))
+      const live = yield* Idempotency.runIdempotent({ scope: "org_a/live", key, fingerprint: "f2" }, Effect.succeed(response('"live"')))
+      const otherOrg = yield* Idempotency.runIdempotent({ scope: "org_b/sandbox", key, fingerprint: "f3" }, Effect.succeed(response('"b"')))
+      const replay = yield* Idempotency.runIdempotent({ scope: "org_a/live", key, fingerprint: "f2" }, Effect.succeed(response('"again"')))
       return { sandbox, live, otherOrg, replay }
     }))
     expect(outcome.sandbox.replayed).toBe(false)

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { LedgerAccounts, makeVirtualClock, Store, Transactions } from "@fos/core"
+import { Ledger, Store, Timers, Transactions } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore } from "@fos/sql"
 import { Effect } from "effect"
@@ -214,13 +214,13 @@ describe("the ledger", () => {
     const { accountId, payoutId } = await achPayout()
     const accountKey = `org_acme/sandbox/virtual_account/${accountId}/USD`
     await engine.run(Effect.gen(function*() {
-      const store = yield* Store
-      const account = (yield* store.get(LedgerAccounts, accountKey))!
+      const store = yield* Store.Store
+      const account = (yield* store.get(Ledger.LedgerAccounts, accountKey))!
       // Money from nowhere, and more spent than the account ever had.
-      yield* Effect.orDie(store.update(LedgerAccounts, { ...account, creditsPosted: "100100", debitsPosted: "500000" }))
-      const payout = (yield* store.get(Transactions, payoutId))!
+      yield* Effect.orDie(store.update(Ledger.LedgerAccounts, { ...account, creditsPosted: "100100", debitsPosted: "500000" }))
+      const payout = (yield* store.get(Transactions.Transactions, payoutId))!
       // The payout ended while its holds are still pending.
-      yield* Effect.orDie(store.update(Transactions, { ...payout, status: "completed" }))
+      yield* Effect.orDie(store.update(Transactions.Transactions, { ...payout, status: "completed" }))
     }))
     const audit = (await acme.call("GET", "/v2/simulate/ledger/audit")).json
     expect(audit.clean).toBe(false)
@@ -250,7 +250,7 @@ describe("on PGlite", () => {
     engine = await createEngine({
       store: layerPgliteStore(dir),
       clock: { mode: "virtual", startMs: START_MS },
-      realClock: makeVirtualClock(START_MS),
+      realClock: Timers.makeVirtualClock(START_MS),
       seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never
     })
     acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)

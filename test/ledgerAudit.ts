@@ -4,17 +4,17 @@
  * debits one account what it credits another), and no customer account (wallet, virtual account) is below zero
  * counting reservations. Answers the problems found; an empty list is a clean audit.
  */
-import { type LedgerAccount, LedgerAccounts, type LedgerTransfer, LedgerTransfers, Store } from "@fos/core"
+import { Ledger, Store } from "@fos/core"
 import type { Engine } from "@fos/http"
 import { Effect } from "effect"
 
-const all = <Row>(engine: Engine, table: typeof LedgerAccounts | typeof LedgerTransfers, scope: string) =>
-  engine.run(Effect.flatMap(Store, (store) =>
+const all = <Row>(engine: Engine, table: typeof Ledger.LedgerAccounts | typeof Ledger.LedgerTransfers, scope: string) =>
+  engine.run(Effect.flatMap(Store.Store, (store) =>
     store.page(table as never, { order: "byScope", partition: scope, descending: false, backward: false, from: undefined, limit: 1_000_000 }))) as Promise<ReadonlyArray<Row>>
 
 export const ledgerOf = async (engine: Engine, scope: string) => ({
-  accounts: await all<LedgerAccount>(engine, LedgerAccounts, scope),
-  transfers: await all<LedgerTransfer>(engine, LedgerTransfers, scope)
+  accounts: await all<Ledger.LedgerAccount>(engine, Ledger.LedgerAccounts, scope),
+  transfers: await all<Ledger.LedgerTransfer>(engine, Ledger.LedgerTransfers, scope)
 })
 
 export const auditLedger = async (engine: Engine, scope: string): Promise<Array<string>> => {

@@ -2,7 +2,7 @@
  * Lists: the envelope and keyset paging over GET /v2/customers, black-box through the fetch handler. Customers
  * are inserted straight into the store (no endpoint creates them yet).
  */
-import { type Application, Applications, Store, type WebhookDelivery, WebhookDeliveries } from "@fos/core"
+import { Applications, Deliveries, Store } from "@fos/core"
 import type { Engine } from "@fos/http"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -334,7 +334,7 @@ interface DeliveryRow {
   readonly createdAt: string
 }
 
-const deliveryOf = (r: DeliveryRow): WebhookDelivery => ({
+const deliveryOf = (r: DeliveryRow): Deliveries.WebhookDelivery => ({
   id: r.id,
   organizationId: r.organizationId,
   environment: r.environment,
@@ -373,19 +373,19 @@ const deliveryNoise: Array<DeliveryRow> = [
 ]
 
 const insertDeliveries = (rows: ReadonlyArray<DeliveryRow>) =>
-  engine.run(Effect.flatMap(Store, (store) =>
+  engine.run(Effect.flatMap(Store.Store, (store) =>
     Effect.forEach(rows, (r) =>
       Effect.gen(function*() {
-        yield* store.insert(WebhookDeliveries, deliveryOf({ ...r, status: "pending" }))
+        yield* store.insert(Deliveries.WebhookDeliveries, deliveryOf({ ...r, status: "pending" }))
         if (r.status === "pending") return
-        yield* store.update(WebhookDeliveries, deliveryOf({ ...r, status: "processing" }))
+        yield* store.update(Deliveries.WebhookDeliveries, deliveryOf({ ...r, status: "processing" }))
         if (r.status === "processing") return
         if (r.status === "succeeded" && r.id.endsWith("3")) {
           // A failed run retried: failed, then pending again, then this run's outcome.
-          yield* store.update(WebhookDeliveries, deliveryOf({ ...r, status: "failed" }))
-          yield* store.update(WebhookDeliveries, deliveryOf({ ...r, status: "pending" }))
+          yield* store.update(Deliveries.WebhookDeliveries, deliveryOf({ ...r, status: "failed" }))
+          yield* store.update(Deliveries.WebhookDeliveries, deliveryOf({ ...r, status: "pending" }))
         }
-        yield* store.update(WebhookDeliveries, deliveryOf(r))
+        yield* store.update(Deliveries.WebhookDeliveries, deliveryOf(r))
       }), { discard: true }).pipe(Effect.orDie)))
 
 /** The ids a filter should list, in the list's order (createdAt, then id). */
@@ -442,7 +442,7 @@ describe("filtered delivery lists page exactly", () => {
     const moved = deliveryRows.find((d) => d.status === "failed" && d.endpointId === "wep_list0")!
     const failedBefore = (await listOf("/v2/webhooks/deliveries", { status: "failed", endpointId: "wep_list0", limit: 1 })).meta.total
     const pendingBefore = (await listOf("/v2/webhooks/deliveries", { status: "pending", endpointId: "wep_list0", limit: 1 })).meta.total
-    await engine.run(Effect.flatMap(Store, (store) => Effect.orDie(store.update(WebhookDeliveries, deliveryOf({ ...moved, status: "pending" })))))
+    await engine.run(Effect.flatMap(Store.Store, (store) => Effect.orDie(store.update(Deliveries.WebhookDeliveries, deliveryOf({ ...moved, status: "pending" })))))
     const failed = await listOf("/v2/webhooks/deliveries", { status: "failed", endpointId: "wep_list0", limit: 100 })
     const pending = await listOf("/v2/webhooks/deliveries", { status: "pending", endpointId: "wep_list0", limit: 100 })
     expect(failed.meta.total).toBe(failedBefore - 1)
@@ -478,9 +478,9 @@ describe("deleted webhook endpoints are not listed", () => {
 
 /** Inserts applications of org_a's sandbox straight into the store. */
 const insertApplications = (rows: ReadonlyArray<{ id: string; type: "customer_onboarding" | "customer_update"; createdAt: string; updatedAt: string }>) =>
-  engine.run(Effect.flatMap(Store, (store) =>
+  engine.run(Effect.flatMap(Store.Store, (store) =>
     Effect.forEach(rows, (r) =>
-      store.insert(Applications, {
+      store.insert(Applications.Applications, {
         id: r.id,
         organizationId: "org_a",
         environment: "sandbox",
@@ -502,7 +502,7 @@ const insertApplications = (rows: ReadonlyArray<{ id: string; type: "customer_on
         ordinal: 0,
         createdAt: r.createdAt,
         updatedAt: r.updatedAt
-      } as unknown as Application), { discard: true }).pipe(Effect.orDie)))
+      } as unknown as Applications.Application), { discard: true }).pipe(Effect.orDie)))
 
 describe("applications filtered by applicationType", () => {
   const applications = Array.from({ length: 30 }, (_, i) => ({

@@ -5,7 +5,7 @@
  * Events are read from the outbox, where they are written in the same transaction as the change behind them.
  */
 import { type ApplicationStatus } from "@fos/contract"
-import { restrictOrganization, Store, transition, updateOrganization } from "@fos/core"
+import { ApplicationMachine, Operator, Restrictions, Store } from "@fos/core"
 import { Effect } from "effect"
 import type { Engine } from "@fos/http"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -426,7 +426,7 @@ describe("the application state table", () => {
         if (cancelling && status !== "open") continue
         for (const m of moves) {
           const name = m._tag === "Decide" ? `Decide:${m.outcome}:${m.bySimulate}` : m._tag
-          const result = transition(status, cancelling, m)
+          const result = ApplicationMachine.transition(status, cancelling, m)
           if ("next" in result) {
             const row = `${status}|${cancelling}|${name}->${result.next}`
             expect(allowed, `unexpected move ${row}`).toContain(row)
@@ -966,11 +966,11 @@ describe("organization onboarding", () => {
   })
 
   it("an operator's activation emits organization.activated too, once; an operator restriction emits organization.restricted", async () => {
-    await engine.run(updateOrganization("org_newco", { status: "active" }))
-    await engine.run(updateOrganization("org_newco", { status: "active" }))
+    await engine.run(Operator.updateOrganization("org_newco", { status: "active" }))
+    await engine.run(Operator.updateOrganization("org_newco", { status: "active" }))
     expect((await events("organization.activated")).map((e) => e.data.organizationId)).toEqual(["org_newco"])
     expect((await newcoLive().call("GET", "/v2/customers")).status).toBe(200)
-    await engine.run(Effect.flatMap(Store, (store) => store.transaction(restrictOrganization("org_newco"))))
+    await engine.run(Effect.flatMap(Store.Store, (store) => store.transaction(Restrictions.restrictOrganization("org_newco"))))
     expect((await events("organization.restricted")).map((e) => e.environment)).toEqual(["sandbox", "live"])
   })
 

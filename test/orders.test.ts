@@ -7,7 +7,8 @@
  * decode with its type's schema.
  */
 import { formatAmount, parseAmount, type AssetCode } from "@fos/contract"
-import { LedgerAccounts, legacyAutoPayoutSettleKind, makeVirtualClock, openTransaction, schedule, scopeOf, Store, type WorldModelOptions } from "@fos/core"
+import type { WorldModel } from "@fos/core"
+import { Ledger, Orders, Store, Tenancy, Timers, Transactions } from "@fos/core"
 import { layerPostgresStore } from "@fos/sql"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { createEngine, type Engine } from "@fos/http"
@@ -27,12 +28,12 @@ let engine: Engine
 let acme: Client
 let rival: Client
 
-const start = async (options: { startMs?: number; worldModel?: WorldModelOptions; markup?: boolean; databaseUrl?: string } = {}) => {
+const start = async (options: { startMs?: number; worldModel?: WorldModel.WorldModelOptions; markup?: boolean; databaseUrl?: string } = {}) => {
   const startMs = options.startMs ?? MONDAY
   engine = await createEngine({
     ...(options.databaseUrl === undefined ? {} : { store: layerPostgresStore(options.databaseUrl, { maxConnections: 4 }) }),
     clock: { mode: "virtual", startMs },
-    realClock: makeVirtualClock(startMs),
+    realClock: Timers.makeVirtualClock(startMs),
     seed: seedOf(orgSeed("acme", options.markup === true ? { features: ["client_markup"] } : {}), orgSeed("rival")) as never,
     // Fast bank rails, so funding a virtual account takes seconds whatever the day.
     worldModel: { railSettlement: { sepa: { afterMs: 5_000 } }, ...options.worldModel }
@@ -111,10 +112,10 @@ const quote = (body: Record<string, unknown>, headers: Record<string, string> = 
 /** Per asset (and chain), what every account of acme's sandbox holds: posted and pending sums. */
 const ledger = () =>
   engine.run(Effect.gen(function*() {
-    const store = yield* Store
-    const accounts = yield* store.page(LedgerAccounts, {
+    const store = yield* Store.Store
+    const accounts = yield* store.page(Ledger.LedgerAccounts, {
       order: "byScope",
-      partition: scopeOf("org_acme", "sandbox"),
+      partition: Tenancy.scopeOf("org_acme", "sandbox"),
       descending: false,
       backward: false,
       from: undefined,
@@ -1275,12 +1276,12 @@ describe("autoPayout", () => {
     await start()
     const a = await customerWithAccounts()
     await fund({ type: "wallet", walletId: a.base }, { code: "USDC", amount: "10", chain: "base" })
-    const scope = scopeOf("org_acme", "sandbox")
+    const scope = Tenancy.scopeOf("org_acme", "sandbox")
     const assetAmount = { code: "USDC", amount: "10.000000", chain: "base" } as const
     const dueAtMs = (await now()) + 60_000
     // What Orders.ts stored before autoPayouts were payouts: a pending withdrawal, and its settle timer.
     const id = await engine.run(Effect.gen(function*() {
-      const t = yield* Effect.orDie(openTransaction({
+      const t = yield* Effect.orDie(Transactions.open({
         organizationId: "org_acme",
         environment: "sandbox",
         customerId: a.customerId as never,
@@ -1299,7 +1300,7 @@ describe("autoPayout", () => {
           transactionId: id
         }]
       }))
-      yield* schedule(legacyAutoPayoutSettleKind, dueAtMs, { transactionId: t.id }, scope)
+      yield* Timers.schedule(Orders.legacyAutoPayoutSettleKind, dueAtMs, { transactionId: t.id }, scope)
       return t.id
     }))
     await advance(59_000)

@@ -4,7 +4,7 @@
  * the world model carrying them to completed with the ledger and the webhooks (with sequence numbers) checked at each
  * step, cancels, every failure the sandbox produces, bank returns, reviews, restrictions and idempotency rule 6.
  */
-import { LedgerTransfers, Store } from "@fos/core"
+import { Ledger, Store } from "@fos/core"
 import type { Engine } from "@fos/http"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -96,8 +96,8 @@ const whitelist = async (customerId: string, body: Record<string, unknown>) => {
 /** The ledger transfers booked for a transaction, in booking order: kind, code, amount in units, and what each resolves. */
 const ledgerOf = (transactionId: string) =>
   engine.run(Effect.gen(function*() {
-    const store = yield* Store
-    const transfers = yield* store.page(LedgerTransfers, { order: "byTransaction", partition: transactionId, descending: false, backward: false, from: undefined, limit: 100 })
+    const store = yield* Store.Store
+    const transfers = yield* store.page(Ledger.LedgerTransfers, { order: "byTransaction", partition: transactionId, descending: false, backward: false, from: undefined, limit: 100 })
     return transfers.map((t) => ({ id: t.id, kind: t.kind, code: t.code, amount: t.amount, debit: t.debitAccountId, credit: t.creditAccountId, resolves: t.resolves }))
   }))
 

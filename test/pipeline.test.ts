@@ -2,7 +2,7 @@
  * The request pipeline, black-box through the engine's fetch handler: authentication rules, correlation ids,
  * routing, identifiers, body checks, rate limits, representation rules and the virtual-clock endpoints.
  */
-import { createApiKey, makeVirtualClock, removeUser, revokeApiKey, updateOrganization } from "@fos/core"
+import { Operator, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import {
@@ -117,7 +117,7 @@ describe("authentication", () => {
 
   it("a revoked key: 401 API_KEY_INVALID", async () => {
     expect((await get(me, A.sandbox)).status).toBe(200)
-    await engine.run(revokeApiKey(A.sandbox))
+    await engine.run(Operator.revokeApiKey(A.sandbox))
     const r = await get(me, A.sandbox)
     expectProblem(r, { type: "API_KEY_INVALID", status: 401, instance: me, nowMs: START_MS })
     // The organization's other keys keep working.
@@ -153,9 +153,9 @@ describe("authentication", () => {
 
   it("suspending an organization refuses its keys at once, and reactivating admits them again", async () => {
     expect((await get(me, B.sandbox)).status).toBe(200)
-    await engine.run(updateOrganization("org_b", { status: "suspended" }))
+    await engine.run(Operator.updateOrganization("org_b", { status: "suspended" }))
     expectProblem(await get(me, B.sandbox), { type: "ORGANIZATION_ACCESS_SUSPENDED", status: 403, instance: me, nowMs: START_MS })
-    await engine.run(updateOrganization("org_b", { status: "active" }))
+    await engine.run(Operator.updateOrganization("org_b", { status: "active" }))
     expect((await get(me, B.sandbox)).status).toBe(200)
   })
 
@@ -179,7 +179,7 @@ describe("authentication", () => {
       nowMs: START_MS
     })
     expect((await get(meLive, keys.unprovisioned.live)).status).toBe(200)
-    await engine.run(updateOrganization("org_noprov", { sandboxProvisioned: true }))
+    await engine.run(Operator.updateOrganization("org_noprov", { sandboxProvisioned: true }))
     expect((await get(me, keys.unprovisioned.sandbox)).status).toBe(200)
   })
 
@@ -224,7 +224,7 @@ describe("authentication", () => {
   })
 
   it("new keys are read-only by default", async () => {
-    const created = await engine.run(createApiKey({ organizationId: "org_a", environment: "sandbox", createdBy: "usr_aadmin" }))
+    const created = await engine.run(Operator.createApiKey({ organizationId: "org_a", environment: "sandbox", createdBy: "usr_aadmin" }))
     expect((await get(me, created.key)).json.apiKey.access).toBe("read_only")
     expectProblem(await advance({ seconds: 1 }, created.key), {
       type: "API_KEY_READ_ONLY",
@@ -238,10 +238,10 @@ describe("authentication", () => {
     const before = await get(me, keys.aDeveloper)
     expect(before.status).toBe(200)
     expect(before.json.user.id).toBe("usr_adev")
-    const runtimeKey = await engine.run(createApiKey({ organizationId: "org_a", environment: "live", createdBy: "usr_adev" }))
+    const runtimeKey = await engine.run(Operator.createApiKey({ organizationId: "org_a", environment: "live", createdBy: "usr_adev" }))
     expect((await get(meLive, runtimeKey.key)).status).toBe(200)
 
-    const removed = await engine.run(removeUser("usr_adev"))
+    const removed = await engine.run(Operator.removeUser("usr_adev"))
     expect(removed.revokedKeys).toBe(2)
 
     expectProblem(await get(me, keys.aDeveloper), { type: "API_KEY_INVALID", status: 401, instance: me, nowMs: START_MS })
@@ -694,7 +694,7 @@ describe("rate limits", () => {
   })
 
   it("buckets refill as real time passes under a virtual clock, and a clock advance refills them too (a real clock of the test's own)", async () => {
-    const real = makeVirtualClock(START_MS)
+    const real = Timers.makeVirtualClock(START_MS)
     const own = await createEngine({ clock: { mode: "virtual", startMs: START_MS }, realClock: real, seed: seed as never })
     try {
       const status = async (key?: string) => (await call(own, me, key === undefined ? {} : { key })).status

@@ -3,7 +3,7 @@
  * burst + rate × time; an idempotent replay is byte-identical; and no request, however malformed, gets a 5xx
  * or an answer without a correlation id. Seeds are fixed so a failure reproduces.
  */
-import { type BucketSpec, type BucketState, take } from "@fos/core"
+import { RateLimit } from "@fos/core"
 import { isErrorCode } from "@fos/contract"
 import type { Engine } from "@fos/http"
 import * as fc from "fast-check"
@@ -29,15 +29,15 @@ describe("token bucket take", () => {
     maxLength: 250
   })
 
-  const replay = (s: BucketSpec, deltas: ReadonlyArray<number>) => {
-    let state: BucketState | undefined
+  const replay = (s: RateLimit.BucketSpec, deltas: ReadonlyArray<number>) => {
+    let state: RateLimit.BucketState | undefined
     let t = START_MS
     const grants: Array<number> = []
-    const steps: Array<{ t: number; state: BucketState | undefined; allowed: boolean; retryAfterSeconds: number | undefined }> = []
+    const steps: Array<{ t: number; state: RateLimit.BucketState | undefined; allowed: boolean; retryAfterSeconds: number | undefined }> = []
     for (const d of deltas) {
       t += d
       const before = state
-      const [decision, next] = take(s, state, t)
+      const [decision, next] = RateLimit.take(s, state, t)
       steps.push({ t, state: before, allowed: decision.allowed, retryAfterSeconds: decision.retryAfterSeconds })
       expect(decision.limit).toBe(s.burst)
       expect(Number.isInteger(decision.remaining)).toBe(true)
@@ -90,7 +90,7 @@ describe("token bucket take", () => {
         const { steps } = replay(s, deltas)
         for (const step of steps) {
           if (step.allowed) continue
-          const [after] = take(s, step.state, step.t + step.retryAfterSeconds! * 1000)
+          const [after] = RateLimit.take(s, step.state, step.t + step.retryAfterSeconds! * 1000)
           expect(after.allowed, `retry after ${step.retryAfterSeconds}s with ${JSON.stringify(s)}`).toBe(true)
         }
       }),

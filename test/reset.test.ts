@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as core from "@fos/core"
-import { type OutboxEvent, readEvents, scopeOf, Timers, Store, makeVirtualClock } from "@fos/core"
+import { Outbox, Store, Tenancy, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore } from "@fos/sql"
 import { Effect } from "effect"
@@ -38,7 +38,7 @@ describe.each(Object.keys(stores) as Array<keyof typeof stores>)("sandbox reset 
     engine = await createEngine({
       store: made.store,
       clock: { mode: "virtual", startMs: START_MS },
-      realClock: makeVirtualClock(START_MS),
+      realClock: Timers.makeVirtualClock(START_MS),
       webhookTransport: "memory",
       seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never
     })
@@ -80,18 +80,18 @@ describe.each(Object.keys(stores) as Array<keyof typeof stores>)("sandbox reset 
   }
 
   const eventsOf = async (organizationId: string, environment: "sandbox" | "live") =>
-    ((await engine.run(readEvents(undefined, 10_000))) as ReadonlyArray<OutboxEvent>).filter((e) =>
+    ((await engine.run(Outbox.readEvents(undefined, 10_000))) as ReadonlyArray<Outbox.OutboxEvent>).filter((e) =>
       e.organizationId === organizationId && e.environment === environment)
 
   const timersOf = (scope: string) =>
-    engine.run(Effect.flatMap(Store, (store) =>
-      store.page(Timers, { order: "byScope", partition: scope, descending: false, backward: false, from: undefined, limit: 10_000 })))
+    engine.run(Effect.flatMap(Store.Store, (store) =>
+      store.page(Timers.Timers, { order: "byScope", partition: scope, descending: false, backward: false, from: undefined, limit: 10_000 })))
 
   it("empties the caller's sandbox and keeps its organization, users and keys", async () => {
     const { acme } = await start()
     const made = await populate(acme, "hooks.acme.test")
     expect((await eventsOf("org_acme", "sandbox")).length).toBeGreaterThan(0)
-    expect((await timersOf(scopeOf("org_acme", "sandbox"))).length).toBeGreaterThan(0)
+    expect((await timersOf(Tenancy.scopeOf("org_acme", "sandbox"))).length).toBeGreaterThan(0)
 
     const reset = await acme.call("POST", "/v2/simulate/reset")
     expect(reset.status, reset.text).toBe(200)
@@ -118,7 +118,7 @@ describe.each(Object.keys(stores) as Array<keyof typeof stores>)("sandbox reset 
     expect((await acme.call("GET", `/v2/webhooks/endpoints/${made.endpointId}`)).status).toBe(404)
     expect((await acme.call("GET", `/v2/transactions/${made.transactionId}`)).status).toBe(404)
     expect(await eventsOf("org_acme", "sandbox")).toEqual([])
-    expect(await timersOf(scopeOf("org_acme", "sandbox"))).toEqual([])
+    expect(await timersOf(Tenancy.scopeOf("org_acme", "sandbox"))).toEqual([])
 
     // The key still works, and nothing is left to fire: the pending review and activation went with the reset.
     const me = await acme.call("GET", "/v2/portal/users/me")
@@ -212,7 +212,7 @@ describe.each(Object.keys(stores) as Array<keyof typeof stores>)("sandbox reset 
     const isTable = (v: unknown): v is { name: string } =>
       typeof v === "object" && v !== null && typeof (v as any).name === "string" && typeof (v as any).key === "function" && typeof (v as any).orders === "object"
     const declared = new Set((Object.values(core) as Array<unknown>).filter(isTable).map((t) => t.name))
-    const known = new Set([...core.sandboxTables.map((t) => t.table.name), ...core.keptTables.map((t) => t.name)])
+    const known = new Set([...core.Reset.sandboxTables.map((t) => t.table.name), ...core.Reset.keptTables.map((t) => t.name)])
     expect([...declared].filter((name) => !known.has(name)).sort()).toEqual([])
     expect(declared.size).toBeGreaterThan(20)
   })
@@ -225,7 +225,7 @@ describe.each(Object.keys(stores) as Array<keyof typeof stores>)("sandbox reset 
     await acmeLive.call("POST", `/v2/webhooks/endpoints/${liveEndpoint.json.id}/rotate`, undefined, idem())
     const rivalBefore = await Promise.all(["/v2/customers", "/v2/applications", "/v2/webhooks/endpoints", "/v2/webhooks/deliveries"].map((p) => rival.call("GET", p)))
     const rivalEvents = await eventsOf("org_rival", "sandbox")
-    const rivalTimers = await timersOf(scopeOf("org_rival", "sandbox"))
+    const rivalTimers = await timersOf(Tenancy.scopeOf("org_rival", "sandbox"))
     const liveEvents = await eventsOf("org_acme", "live")
 
     const reset = await acme.call("POST", "/v2/simulate/reset")
@@ -235,7 +235,7 @@ describe.each(Object.keys(stores) as Array<keyof typeof stores>)("sandbox reset 
     expect(rivalAfter.map((r) => r.json)).toEqual(rivalBefore.map((r) => r.json))
     expect(rivalBefore[0]!.json.data).toHaveLength(1)
     expect(await eventsOf("org_rival", "sandbox")).toEqual(rivalEvents)
-    expect(await timersOf(scopeOf("org_rival", "sandbox"))).toEqual(rivalTimers)
+    expect(await timersOf(Tenancy.scopeOf("org_rival", "sandbox"))).toEqual(rivalTimers)
     expect((await acmeLive.call("GET", "/v2/webhooks/endpoints")).json.data.map((e: any) => e.id)).toEqual([liveEndpoint.json.id])
     expect(await eventsOf("org_acme", "live")).toEqual(liveEvents)
   })

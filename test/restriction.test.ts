@@ -5,9 +5,9 @@
  * refused with 403 ORGANIZATION_ACCESS_SUSPENDED. The simulate restriction holds in the sandbox only, an operator's
  * in both environments; both are lifted the same way they are placed.
  */
-import { type OutboxEvent, readEvents } from "@fos/core"
+import { Outbox, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
-import { makeVirtualClock } from "@fos/core"
+
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
 import { expectProblem, keysOf, orgSeed, rateHeaders, seedOf, START_MS } from "./support.ts"
@@ -21,7 +21,7 @@ let rival: Client
 beforeEach(async () => {
   engine = await createEngine({
     clock: { mode: "virtual", startMs: START_MS },
-    realClock: makeVirtualClock(START_MS),
+    realClock: Timers.makeVirtualClock(START_MS),
     webhookTransport: "memory",
     operatorToken,
     seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never
@@ -35,7 +35,7 @@ afterEach(async () => {
 })
 
 const events = async (type: string) =>
-  ((await engine.run(readEvents(undefined, 10_000))) as ReadonlyArray<OutboxEvent>).filter((e) => e.type === type)
+  ((await engine.run(Outbox.readEvents(undefined, 10_000))) as ReadonlyArray<Outbox.OutboxEvent>).filter((e) => e.type === type)
 
 const operator = (method: string, path: string) =>
   engine.fetch(new Request(`http://fos${path}`, { method, headers: { authorization: `Bearer ${operatorToken}` } }))

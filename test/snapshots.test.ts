@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { makeMemoryStore, makeVirtualClock, maxSnapshotsPerOrganization, type OutboxEvent, readEvents, scopeOf, Store, Timers } from "@fos/core"
+import { MemoryStore, Outbox, Snapshots, Store, Tenancy, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
 import { Effect, Layer } from "effect"
@@ -22,7 +22,7 @@ import { expectProblem, keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
 const operatorToken = "snapshots-operator-token"
 
 interface Made {
-  readonly store: "memory" | Layer.Layer<Store, unknown>
+  readonly store: "memory" | Layer.Layer<Store.Store, unknown>
   readonly cleanup: () => Promise<void> | void
 }
 
@@ -42,7 +42,7 @@ const stores: Record<string, () => Promise<Made>> = {
     })
 }
 
-const acmeScope = scopeOf("org_acme", "sandbox")
+const acmeScope = Tenancy.scopeOf("org_acme", "sandbox")
 
 describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
   let engines: Array<Engine> = []
@@ -58,7 +58,7 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
     createEngine({
       store,
       clock: { mode: "virtual", startMs: START_MS },
-      realClock: makeVirtualClock(START_MS),
+      realClock: Timers.makeVirtualClock(START_MS),
       webhookTransport: "memory",
       operatorToken,
       seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never
@@ -163,12 +163,12 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
   }
 
   const eventsOf = async (engine: Engine) =>
-    ((await engine.run(readEvents(undefined, 100_000))) as ReadonlyArray<OutboxEvent>).filter((e) =>
+    ((await engine.run(Outbox.readEvents(undefined, 100_000))) as ReadonlyArray<Outbox.OutboxEvent>).filter((e) =>
       e.organizationId === "org_acme" && e.environment === "sandbox")
 
   const timersOf = (engine: Engine) =>
-    engine.run(Effect.flatMap(Store, (store) =>
-      store.page(Timers, { order: "byScope", partition: acmeScope, descending: false, backward: false, from: undefined, limit: 100_000 })))
+    engine.run(Effect.flatMap(Store.Store, (store) =>
+      store.page(Timers.Timers, { order: "byScope", partition: acmeScope, descending: false, backward: false, from: undefined, limit: 100_000 })))
 
   /** The sandbox as the store holds it, beside what its reads answer. */
   const stateOf = async (engine: Engine, client: Client) => ({
@@ -288,13 +288,13 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
     expectProblem(await acme.call("GET", "/v2/simulate/snapshots/wlt_abc"), { type: "INVALID_OID_FORMAT", status: 400, instance: "/sandbox/v2/simulate/snapshots/wlt_abc" })
   }, 120_000)
 
-  it(`keeps at most ${maxSnapshotsPerOrganization} snapshots per organization: past it a 409 that changes nothing`, async () => {
+  it(`keeps at most ${Snapshots.maxSnapshotsPerOrganization} snapshots per organization: past it a 409 that changes nothing`, async () => {
     const { acme, rival } = await start()
     const taken: Array<string> = []
-    for (let i = 0; i < maxSnapshotsPerOrganization; i++) taken.push((await ok(acme.call("POST", "/v2/simulate/snapshots"), 201)).id)
+    for (let i = 0; i < Snapshots.maxSnapshotsPerOrganization; i++) taken.push((await ok(acme.call("POST", "/v2/simulate/snapshots"), 201)).id)
     const refused = expectProblem(await acme.call("POST", "/v2/simulate/snapshots"), { type: "CONFLICT", status: 409, instance: "/sandbox/v2/simulate/snapshots" })
-    expect(refused.detail).toContain(`${maxSnapshotsPerOrganization} snapshots`)
-    expect((await ok(acme.call("GET", "/v2/simulate/snapshots?limit=100"))).meta.total).toBe(maxSnapshotsPerOrganization)
+    expect(refused.detail).toContain(`${Snapshots.maxSnapshotsPerOrganization} snapshots`)
+    expect((await ok(acme.call("GET", "/v2/simulate/snapshots?limit=100"))).meta.total).toBe(Snapshots.maxSnapshotsPerOrganization)
     // The limit is each organization's own; a deletion makes room.
     await ok(rival.call("POST", "/v2/simulate/snapshots"), 201)
     expect((await acme.call("DELETE", `/v2/simulate/snapshots/${taken[0]}`)).status).toBe(204)
@@ -354,7 +354,7 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
 
   if (storeName === "memory") {
     it("leaves out the idempotency claims of requests still running: another process retrying the snapshot's key is not refused", async () => {
-      const shared = Layer.succeed(Store, makeMemoryStore())
+      const shared = Layer.succeed(Store.Store, MemoryStore.make())
       const one = await open(shared)
       const two = await open(shared)
       const acmeOne = clientOf(one.fetch, "http://fos", keysOf("acme").sandbox)

@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto"
 import { type CustomerId, EventData, type EventType } from "@fos/contract"
-import { Customers, makeVirtualClock, type OutboxEvent, readEvents, Store } from "@fos/core"
+import { Customers, Outbox, Store, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { Effect, Schema } from "effect"
 import { expect } from "vitest"
@@ -94,7 +94,7 @@ export const makeEngine = (seed: Seed, options: { idempotencyRetentionMs?: numbe
     clock: { mode: "virtual", startMs: options.startMs ?? START_MS },
     // Real time stands still in these engines, so their buckets refill only on clock advances and a slow machine
     // cannot give a test a token it did not expect.
-    realClock: makeVirtualClock(options.startMs ?? START_MS),
+    realClock: Timers.makeVirtualClock(options.startMs ?? START_MS),
     seed: seed as never,
     ...(options.idempotencyRetentionMs === undefined ? {} : { idempotencyRetentionMs: options.idempotencyRetentionMs })
   })
@@ -102,8 +102,8 @@ export const makeEngine = (seed: Seed, options: { idempotencyRetentionMs?: numbe
 // --- events ----------------------------------------------------------------------------------------------------
 
 /** The events `engine` wrote to its outbox, oldest first (of one type when given), their data as any JSON. */
-export const outboxEvents = async (engine: Engine, type?: string): Promise<Array<OutboxEvent & { data: any }>> => {
-  const all = await engine.run(readEvents(undefined, 10_000)) as Array<OutboxEvent & { data: any }>
+export const outboxEvents = async (engine: Engine, type?: string): Promise<Array<Outbox.OutboxEvent & { data: any }>> => {
+  const all = await engine.run(Outbox.readEvents(undefined, 10_000)) as Array<Outbox.OutboxEvent & { data: any }>
   return type === undefined ? all : all.filter((e) => e.type === type)
 }
 
@@ -279,9 +279,9 @@ export interface CustomerRow {
 
 /** Inserts customers straight into the engine's store, skipping onboarding (for list and paging tests at scale). */
 export const insertCustomers = (engine: Engine, rows: ReadonlyArray<CustomerRow>): Promise<void> =>
-  engine.run(Effect.flatMap(Store, (store) =>
+  engine.run(Effect.flatMap(Store.Store, (store) =>
     Effect.forEach(rows, (r) =>
-      store.insert(Customers, {
+      store.insert(Customers.Customers, {
         id: r.id as CustomerId,
         organizationId: r.organizationId,
         environment: r.environment ?? "sandbox",

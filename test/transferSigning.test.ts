@@ -5,7 +5,7 @@
  * queue, a roster change, a decline, machine signers through signing requests, a conversion whose signing fails the
  * order, and the synchronous problems of signing.
  */
-import { LedgerAccounts, makeVirtualClock, scopeOf, Store, Wallets } from "@fos/core"
+import { Ledger, Store, Tenancy, Timers, Wallets } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPostgresStore } from "@fos/sql"
 import { Effect } from "effect"
@@ -109,8 +109,8 @@ const eventsOf = async (id: string) =>
 /** Every ledger account of the store balances: credits equal debits per asset, posted and pending. */
 const expectBalancedLedger = async () => {
   const accounts = await engine.run(Effect.gen(function*() {
-    const store = yield* Store
-    return yield* store.page(LedgerAccounts, { order: "byScope", partition: scopeOf("org_acme", "sandbox"), descending: false, backward: false, from: undefined, limit: 10_000 })
+    const store = yield* Store.Store
+    return yield* store.page(Ledger.LedgerAccounts, { order: "byScope", partition: Tenancy.scopeOf("org_acme", "sandbox"), descending: false, backward: false, from: undefined, limit: 10_000 })
   }))
   expect(accounts.length).toBeGreaterThan(0)
   const sums = new Map<string, bigint>()
@@ -641,9 +641,9 @@ describe("NON_CUSTODIAL_SOURCE_NOT_SUPPORTED", () => {
     // A claim never opens a Stellar wallet; one is written straight into the store to reach the check.
     const stellarId = "wlt_stellar00000000000000000"
     await engine.run(Effect.gen(function*() {
-      const store = yield* Store
-      const base = (yield* store.get(Wallets, walletId))!
-      yield* Effect.orDie(store.insert(Wallets, { ...base, id: stellarId as never, chain: "stellar", address: "GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H" }))
+      const store = yield* Store.Store
+      const base = (yield* store.get(Wallets.Wallets, walletId))!
+      yield* Effect.orDie(store.insert(Wallets.Wallets, { ...base, id: stellarId as never, chain: "stellar", address: "GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H" }))
     }))
     const before = (await outboxEvents(engine)).length
     const paid = await acme.call("POST", "/v2/payouts", {
@@ -899,8 +899,8 @@ describe("transaction.awaiting_return_signature", () => {
     // Ended: the wallet (empty) rotates.
     expect((await rotate(walletId)).status).toBe(201)
     // The coin was never credited, so the ledger booked nothing for it.
-    const accounts = await engine.run(Effect.flatMap(Store, (store) =>
-      store.page(LedgerAccounts, { order: "byScope", partition: scopeOf("org_acme", "sandbox"), descending: false, backward: false, from: undefined, limit: 10 })))
+    const accounts = await engine.run(Effect.flatMap(Store.Store, (store) =>
+      store.page(Ledger.LedgerAccounts, { order: "byScope", partition: Tenancy.scopeOf("org_acme", "sandbox"), descending: false, backward: false, from: undefined, limit: 10 })))
     expect(accounts).toEqual([])
   })
 
@@ -959,7 +959,7 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("signing on PostgreSQ
       engine = await createEngine({
         store: layerPostgresStore(database.url, { maxConnections: 4 }),
         clock: { mode: "virtual", startMs: MONDAY },
-        realClock: makeVirtualClock(MONDAY),
+        realClock: Timers.makeVirtualClock(MONDAY),
         seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never
       })
       acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)

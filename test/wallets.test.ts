@@ -3,7 +3,7 @@
  * with its preconditions, the deposit address, reads and lists, deposits by wallet id and by address settled after
  * the chain's confirmation time, and rotation with its blockers; every error the spec names for them.
  */
-import { checkAddress } from "@fos/core"
+import { Addresses } from "@fos/core"
 import type { Engine } from "@fos/http"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
@@ -70,7 +70,7 @@ describe("custodial wallets", () => {
       createdAt: iso(START_MS),
       updatedAt: iso(START_MS)
     })
-    expect(checkAddress("base", wallet.address)).toEqual({ ok: true, normalized: wallet.address })
+    expect(Addresses.checkAddress("base", wallet.address)).toEqual({ ok: true, normalized: wallet.address })
     expect((await acme.call("GET", `/v2/wallets/${wallet.id}`)).json).toEqual(wallet)
     const list = await acme.call("GET", `/v2/customers/${customerId}/wallets`)
     expect(list.json).toEqual({ data: [wallet], meta: { mode: "cursor", nextCursor: null, previousCursor: null, total: 1 } })
@@ -158,7 +158,7 @@ describe("on-chain deposits", () => {
     expect(byAddress.status, byAddress.text).toBe(201)
     expect(byAddress.json.destination.assetAmount).toEqual({ code: "ETH", amount: "0.250000000000000000", chain: "base" })
     expect(byAddress.json.source.assetAmount).toEqual(byAddress.json.destination.assetAmount)
-    expect(checkAddress("base", byAddress.json.source.address).ok).toBe(true)
+    expect(Addresses.checkAddress("base", byAddress.json.source.address).ok).toBe(true)
     // Nothing to spend until the chain confirms: money on its way in is neither available nor reserved.
     expect((await acme.call("GET", `/v2/wallets/${wallet.id}`)).json.balances).toEqual([
       { code: "ETH", chain: "base", available: "0.000000000000000000", pending: "0.000000000000000000" },

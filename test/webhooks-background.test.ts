@@ -3,7 +3,7 @@
  * `POST /simulate/webhooks/flush` (and `engine.deliveries.flush()`) waits until the attempts due or in flight are
  * recorded; and an advance made while an attempt is in flight still keeps the retry timetable.
  */
-import { callbackTransport, type DeliveryRequest } from "@fos/core"
+import { Transport } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { afterEach, describe, expect, it } from "vitest"
 import { liveKey, orgSeed, sandboxKey, seedOf, START_MS } from "./support.ts"
@@ -21,9 +21,9 @@ afterEach(async () => engine?.close())
 
 /** A receiver that holds every request until the test answers it. */
 const holdingReceiver = () => {
-  const held: Array<{ readonly request: DeliveryRequest; readonly answer: (status: number) => void }> = []
+  const held: Array<{ readonly request: Transport.DeliveryRequest; readonly answer: (status: number) => void }> = []
   let arrived: () => void = () => {}
-  const transport = callbackTransport((request) =>
+  const transport = Transport.callback((request) =>
     new Promise<{ status: number }>((resolve) => {
       held.push({ request, answer: (status) => resolve({ status }) })
       arrived()

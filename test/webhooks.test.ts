@@ -5,7 +5,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { verifyWebhook } from "@fos/client/webhooks"
 import { EventTypes } from "@fos/contract"
-import { callbackTransport, type DeliveryRequest, makeVirtualClock } from "@fos/core"
+import { Timers, Transport } from "@fos/core"
 import { Effect } from "effect"
 import { createEngine, type Engine } from "@fos/http"
 import { afterEach, describe, expect, it } from "vitest"
@@ -17,7 +17,7 @@ const seed = seedOf(orgSeed("hooks", { keys: [{ key, access: "read_write" }] }))
 let engine: Engine
 afterEach(async () => engine?.close())
 
-interface Received extends DeliveryRequest {
+interface Received extends Transport.DeliveryRequest {
   readonly atMs: number
 }
 
@@ -31,7 +31,7 @@ const start = async (
     seed,
     clock: { mode: "virtual", startMs: START_MS },
     ...options,
-    webhookTransport: callbackTransport(async (request) => {
+    webhookTransport: Transport.callback(async (request) => {
       received.push({ ...request, atMs: await engine.clock.now() })
       return { status: answer(received.length) }
     })
@@ -72,7 +72,7 @@ const advance = async (ms: number) => {
 }
 
 /** Verifies a received delivery as a receiver would, with node:crypto: every v1 that matches one of `secrets`. */
-const verify = (request: DeliveryRequest, secrets: ReadonlyArray<string>) => {
+const verify = (request: Transport.DeliveryRequest, secrets: ReadonlyArray<string>) => {
   const header = request.headers["x-service-signature"]!
   const parts = header.split(",").map((p) => p.split("=") as [string, string])
   const t = parts.find(([k]) => k === "t")![1]
@@ -156,7 +156,7 @@ describe("webhook endpoints", () => {
       seed,
       clock: { mode: "virtual", startMs: START_MS },
       resolveHost: (host) => Effect.succeed(dns.get(host) ?? []),
-      webhookTransport: callbackTransport((request) => {
+      webhookTransport: Transport.callback((request) => {
         sent.push(request.url)
         return { status: 200 }
       })
@@ -201,7 +201,7 @@ describe("webhook endpoints", () => {
       seed,
       clock: { mode: "virtual", startMs: START_MS },
       resolveHost: (host) => Effect.succeed(dns.get(host) ?? []),
-      webhookTransport: callbackTransport(() => ({ status: 200 }))
+      webhookTransport: Transport.callback(() => ({ status: 200 }))
     })
     for (const host of ["mapped.example.com", "compat.example.com", "nat64.example.com", "sixtofour.example.com"]) {
       const r = await call("POST", "/v2/webhooks/endpoints", { url: `https://${host}/h` })
@@ -458,7 +458,7 @@ describe("webhook delivery", () => {
     await engine.close()
 
     const realMs = Date.parse("2030-06-01T08:00:00.000Z")
-    const real = makeVirtualClock(realMs)
+    const real = Timers.makeVirtualClock(realMs)
     const onReal = await start(() => 200, { signatureClock: "real", realClock: real })
     const second = await createEndpoint()
     await advance(by)

@@ -9,7 +9,7 @@
  * No runtime module is used here; the Node adapter writes what this builds (docs/decisions.md, "Answers below the
  * application", says what Bun's and Deno's servers allow).
  */
-import { apiError, renderProblem, TimeControl } from "@fos/core"
+import { Problem, Timers } from "@fos/core"
 import { toIso } from "@fos/contract"
 import type { Engine } from "@fos/http"
 import { Context, Effect } from "effect"
@@ -87,11 +87,11 @@ export const hostOf = (head: string | undefined): string | undefined =>
 
 /** The BAD_REQUEST problem for a request refused below the application, stamped with the engine's clock. */
 export const bareProblem = (engine: Engine, detail: string, instance: string, origin: string): BareProblem => {
-  const error = apiError("BAD_REQUEST", detail)
+  const error = Problem.apiError("BAD_REQUEST", detail)
   // The same shape as the edge's ids (48 hex digits); these requests never reach the edge's counter.
   const correlationId = randomHex(24)
-  const nowMs = Effect.runSync(Context.get(engine.context, TimeControl).now)
-  const body = JSON.stringify(renderProblem(error, { instance, correlationId, timestamp: toIso(nowMs), origin }))
+  const nowMs = Effect.runSync(Context.get(engine.context, Timers.TimeControl).now)
+  const body = JSON.stringify(Problem.render(error, { instance, correlationId, timestamp: toIso(nowMs), origin }))
   return {
     status: error.status,
     headers: {

@@ -5,7 +5,8 @@
  */
 import { readFileSync } from "node:fs"
 import { resolve } from "node:path"
-import { layerMemoryStore, parseSeed, type SeedFile, type Store } from "@fos/core"
+import type { Store } from "@fos/core"
+import { MemoryStore, Seed } from "@fos/core"
 import { parseIso } from "@fos/contract"
 import { layerPgliteStore, layerPostgresStore, redactUrl } from "@fos/sql"
 import { Effect, type Layer } from "effect"
@@ -16,7 +17,7 @@ export interface ServeOptions {
   readonly store: string
   readonly clock: "system" | "virtual"
   readonly clockStartMs: number | undefined
-  readonly seed: SeedFile | undefined
+  readonly seed: Seed.SeedFile | undefined
   /** Makes every value fos invents reproducible (`--random-seed`); random when undefined. */
   readonly randomSeed: string | undefined
   readonly insecureWebhooks: boolean
@@ -168,7 +169,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
     if (!Number.isInteger(seconds) || seconds < 1) throw new UsageError("--idempotency-retention-seconds is a whole number of seconds, at least 1")
     idempotencyRetentionMs = seconds * 1000
   }
-  let seed: SeedFile | undefined
+  let seed: Seed.SeedFile | undefined
   if (seedPath !== undefined) {
     let text: string
     try {
@@ -176,7 +177,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
     } catch (e) {
       throw new UsageError(`--seed ${seedPath}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? "error"})`)
     }
-    const parsed = Effect.runSync(Effect.result(parseSeed(text)))
+    const parsed = Effect.runSync(Effect.result(Seed.parse(text)))
     if (parsed._tag === "Failure") throw new UsageError(`--seed ${seedPath}: ${parsed.failure.detail}`)
     seed = parsed.success
   }
@@ -186,12 +187,12 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
 
 /** The store a `--store` value names: memory, PostgreSQL by URL, or PGlite in a directory. */
 export const storeLayer = (store: string): {
-  readonly layer: Layer.Layer<Store, unknown>
+  readonly layer: Layer.Layer<Store.Store, unknown>
   readonly where: string
   /** PGlite's directory, absolute. */
   readonly directory?: string
 } => {
-  if (store === "memory") return { layer: layerMemoryStore, where: "memory store" }
+  if (store === "memory") return { layer: MemoryStore.layer, where: "memory store" }
   if (/^postgres(ql)?:\/\//i.test(store)) return { layer: layerPostgresStore(store), where: `PostgreSQL ${redactUrl(store)}` }
   const dir = resolve(store)
   return { layer: layerPgliteStore(dir), where: `PGlite directory ${dir}`, directory: dir }

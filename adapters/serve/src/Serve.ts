@@ -13,7 +13,7 @@ import { lookup } from "node:dns/promises"
 import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
-import { ensureDemoOrganization, keepOperatorToken, listOrganizations, listUsers, TransportError } from "@fos/core"
+import { Operator, Seed, Transport } from "@fos/core"
 import { toIso } from "@fos/contract"
 import { createEngine, type Engine, formatRequestLog, layerRoutes, type OperatorSecret, readDocsAssets } from "@fos/http"
 import { describeStoreFailure } from "@fos/sql"
@@ -86,7 +86,7 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
     resolveHost: (host: string) =>
       Effect.tryPromise({
         try: () => resolveHost(host),
-        catch: (e) => new TransportError({ message: `cannot resolve ${host}: ${(e as NodeJS.ErrnoException).code ?? "error"}` })
+        catch: (e) => new Transport.TransportError({ message: `cannot resolve ${host}: ${(e as NodeJS.ErrnoException).code ?? "error"}` })
       }),
     clock: options.clock === "virtual"
       ? (options.clockStartMs === undefined ? { mode: "virtual" } : { mode: "virtual", startMs: options.clockStartMs })
@@ -100,7 +100,7 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
   })
   if (options.seed !== undefined) out("keys: those of the seed file (--seed)")
   else {
-    const demo = await engine.run(ensureDemoOrganization)
+    const demo = await engine.run(Seed.ensureDemoOrganization)
     if (demo !== undefined) {
       out(`demo organization ${demo.organizationId} created; its keys are shown once:`)
       out(`  sandbox key: ${demo.sandboxKey}`)
@@ -111,7 +111,7 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
   if (options.operatorToken !== undefined) operatorSecret = options.operatorToken
   else {
     const minted = mintToken()
-    const kept = await engine.run(keepOperatorToken(minted))
+    const kept = await engine.run(Operator.keepOperatorToken(minted))
     operatorSecret = { sha256: kept.sha256 }
     out(kept.minted
       ? `operator token (for fos keys/orgs/users; ${options.store === "memory" ? "" : "the same at this store's next starts; "}set FOS_OPERATOR_TOKEN to choose it): ${minted}`
@@ -127,9 +127,9 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
 
 /** On a start that created no keys: keys are shown only when created, so this says how to create one. */
 const keyHint = async (engine: Engine): Promise<string> => {
-  const organizations = await engine.run(listOrganizations)
+  const organizations = await engine.run(Operator.listOrganizations)
   const first = organizations[0]
-  const users = first === undefined ? [] : await engine.run(Effect.orElseSucceed(listUsers(first.id), () => []))
+  const users = first === undefined ? [] : await engine.run(Effect.orElseSucceed(Operator.listUsers(first.id), () => []))
   const admin = users.find((u) => u.role === "admin" && u.removedAt === undefined)
   const org = first?.id ?? "ORG_ID"
   return `keys: shown only when created (stored as hashes); make one with: fos keys create --org ${org} --user ${admin?.id ?? "USER_ID"} --env sandbox --access read_write (npm run fos -- ... in the repository; fos users list --org ${org} lists the users)`

@@ -15,9 +15,8 @@
 import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, request as httpRequest, type RequestOptions } from "node:http"
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import type { LookupFunction } from "node:net"
-import { type DeliveryRequest, TransportError, type WebhookTransportService } from "@fos/core"
+import { Transport } from "@fos/core"
 import { Effect } from "effect"
-
 
 /** A `lookup` that answers with the checked addresses only, never asking DNS. */
 const pinnedLookup = (addresses: ReadonlyArray<string>): LookupFunction => (hostname, options, callback) => {
@@ -34,8 +33,8 @@ const pinnedLookup = (addresses: ReadonlyArray<string>): LookupFunction => (host
 
 type Agents = { readonly http: HttpAgent; readonly https: HttpsAgent }
 
-const send = (agents: Agents) => (delivery: DeliveryRequest): Effect.Effect<{ readonly status: number }, TransportError> =>
-  Effect.callback<{ readonly status: number }, TransportError>((resume) => {
+const send = (agents: Agents) => (delivery: Transport.DeliveryRequest): Effect.Effect<{ readonly status: number }, Transport.TransportError> =>
+  Effect.callback<{ readonly status: number }, Transport.TransportError>((resume) => {
     let request: ClientRequest
     try {
       const url = new URL(delivery.url)
@@ -51,7 +50,7 @@ const send = (agents: Agents) => (delivery: DeliveryRequest): Effect.Effect<{ re
         agent: secure ? agents.https : agents.http,
         ...(delivery.addresses === undefined ? {} : { lookup: pinnedLookup(delivery.addresses) })
       }
-      const fail = (e: unknown) => resume(Effect.fail(new TransportError({ message: e instanceof Error ? e.message : String(e) })))
+      const fail = (e: unknown) => resume(Effect.fail(new Transport.TransportError({ message: e instanceof Error ? e.message : String(e) })))
       request = (secure ? httpsRequest : httpRequest)(options, (response: IncomingMessage) => {
         // The answer's body is read and dropped, so the connection can serve the next delivery.
         response.on("error", fail)
@@ -61,7 +60,7 @@ const send = (agents: Agents) => (delivery: DeliveryRequest): Effect.Effect<{ re
       request.on("error", fail)
       request.end(body)
     } catch (e) {
-      resume(Effect.fail(new TransportError({ message: e instanceof Error ? e.message : String(e) })))
+      resume(Effect.fail(new Transport.TransportError({ message: e instanceof Error ? e.message : String(e) })))
       return
     }
     return Effect.sync(() => request.destroy())
@@ -76,7 +75,7 @@ export interface NodeWebhookTransportOptions {
 }
 
 /** Webhook deliveries over node:http and node:https, to the checked addresses, with the delivery's headers only. */
-export const makeNodeWebhookTransport = (options: NodeWebhookTransportOptions = {}): WebhookTransportService => {
+export const makeNodeWebhookTransport = (options: NodeWebhookTransportOptions = {}): Transport.WebhookTransportService => {
   // Connections are kept for the next delivery to the same receiver. A kept connection was opened to an address that
   // was checked then; every send is checked again before it starts.
   const ca = options.ca === undefined ? {} : { ca: typeof options.ca === "string" ? options.ca : [...options.ca] }
@@ -84,4 +83,4 @@ export const makeNodeWebhookTransport = (options: NodeWebhookTransportOptions = 
 }
 
 /** The servers' transport: `makeNodeWebhookTransport()`, trusting the runtime's certificates. */
-export const nodeWebhookTransport: WebhookTransportService = makeNodeWebhookTransport()
+export const nodeWebhookTransport: Transport.WebhookTransportService = makeNodeWebhookTransport()

@@ -6,7 +6,7 @@ import { once } from "node:events"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 import { createServer as createTlsServer } from "node:https"
 import type { AddressInfo } from "node:net"
-import { callbackTransport, type DeliveryRequest, type TransportError } from "@fos/core"
+import { Transport } from "@fos/core"
 import { createEngine } from "@fos/http"
 import { makeNodeWebhookTransport, nodeWebhookTransport } from "@fos/serve"
 import { Effect } from "effect"
@@ -60,7 +60,7 @@ const receiver = async (status = 204) => {
   return { hits, port: (server.address() as AddressInfo).port }
 }
 
-const delivery = (url: string, address: string | undefined): DeliveryRequest => ({
+const delivery = (url: string, address: string | undefined): Transport.DeliveryRequest => ({
   deliveryId: "wdl_x",
   attemptId: "wda_x",
   url,
@@ -128,7 +128,7 @@ describe("nodeWebhookTransport", () => {
     servers.at(-1)!.close()
     await once(servers.at(-1)!, "close")
     const refused = await Effect.runPromise(Effect.flip(nodeWebhookTransport.send(delivery(`http://127.0.0.1:${closed.port}/`, "127.0.0.1"))))
-    expect((refused as TransportError)._tag).toBe("TransportError")
+    expect((refused as Transport.TransportError)._tag).toBe("TransportError")
     const { hits, port } = await receiver(307)
     expect((await Effect.runPromise(nodeWebhookTransport.send(delivery(`http://127.0.0.1:${port}/`, undefined)))).status).toBe(307)
     expect(hits).toHaveLength(1)
@@ -140,12 +140,12 @@ describe("the engine sends to the address its check resolved", () => {
     let calls = 0
     // Creation resolves the name (public), the attempt checks it again (public); later the name answers loopback.
     const answers = ["93.184.216.34", "93.184.216.34", "127.0.0.1"]
-    const seen: Array<DeliveryRequest> = []
+    const seen: Array<Transport.DeliveryRequest> = []
     const key = `ck_sandbox_${"5e".repeat(32)}`
     const engine = await createEngine({
       clock: { mode: "virtual", startMs: Date.parse("2026-03-01T12:00:00.000Z") },
       resolveHost: () => Effect.sync(() => [answers[Math.min(calls++, answers.length - 1)]!]),
-      webhookTransport: callbackTransport((request) => {
+      webhookTransport: Transport.callback((request) => {
         seen.push(request)
         return { status: 200 }
       }),

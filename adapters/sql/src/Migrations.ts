@@ -3,7 +3,7 @@
  * two processes starting at once apply each migration once. A database migrated by a newer fos (a version this
  * code does not know) is refused with a clear message instead of being used.
  */
-import { eventResourceMembers } from "@fos/core"
+import { Outbox } from "@fos/core"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
@@ -31,7 +31,7 @@ const indexStatements = (tbl: string, ord: string, part: string, sort: string, w
 
 /** An outbox row's resource id (packages/core Outbox.ts, `eventResourceId`), or '' when it names none. */
 const eventResourceSql = `coalesce(CASE split_part(r.data->>'type', '.', 1) ${
-  Object.entries(eventResourceMembers).map(([resource, member]) => `WHEN '${resource}' THEN r.data->'data'->>'${member}'`).join(" ")
+  Object.entries(Outbox.eventResourceMembers).map(([resource, member]) => `WHEN '${resource}' THEN r.data->'data'->>'${member}'`).join(" ")
 } END, '')`
 
 /** The entries of the sandbox events stored before `ord` existed, partitioned by `part` after the scope. */

@@ -28,13 +28,13 @@
  * unique keys run in a savepoint. Outside a transaction each write is a transaction of its own. Infrastructure
  * failures are defects: domain code only ever sees `UniqueViolation`.
  */
-import { StoreUnavailable, UniqueViolation, type PageQuery, type Position, type SortValue, type StoreService, type Table } from "@fos/core"
+import { Store } from "@fos/core"
 import { type Cause, Context, Effect, Option } from "effect"
 import { SqlClient, type SqlError, type Statement } from "effect/sql"
 
 const offset = 2n ** 53n
 
-const encodeSort = (value: SortValue): string => {
+const encodeSort = (value: Store.SortValue): string => {
   if (typeof value === "string") return value
   if (!Number.isSafeInteger(value)) throw new Error(`numeric sort values must be safe integers, got ${value}`)
   return (BigInt(value) + offset).toString().padStart(17, "0")
@@ -48,13 +48,13 @@ interface IndexEntry {
 }
 
 /** A row's entries in its table's orders; an order whose partition is undefined for the row has none. */
-const entriesOf = (t: Table<any>, row: unknown): ReadonlyArray<IndexEntry> =>
+const entriesOf = (t: Store.Table<any>, row: unknown): ReadonlyArray<IndexEntry> =>
   Object.entries(t.orders).flatMap(([ord, o]) => {
     const part = o.partition(row)
     return part === undefined ? [] : [{ ord, part, sort: encodeSort(o.sort(row)), counted: o.counted !== false }]
   })
 
-const uniquesOf = (t: Table<any>, row: unknown): ReadonlyArray<readonly [string, string]> =>
+const uniquesOf = (t: Store.Table<any>, row: unknown): ReadonlyArray<readonly [string, string]> =>
   Object.entries(t.unique).flatMap(([name, f]) => {
     const v = f(row)
     return v === undefined ? [] : [[name, v] as const]
@@ -96,7 +96,7 @@ class CurrentTransaction extends Context.Reference<TransactionState | undefined>
  * write moves are worked out once, against the final version.
  */
 interface Held {
-  readonly t: Table<any>
+  readonly t: Store.Table<any>
   readonly key: string
   readonly before: unknown | undefined
   readonly after: unknown
@@ -147,7 +147,7 @@ const sqlDefect = (e: SqlError.SqlError): unknown => {
   const reason = (e as { reason?: { _tag?: string; cause?: { code?: unknown } } }).reason
   const code = (e as { cause?: { code?: unknown } }).cause?.code ?? reason?.cause?.code
   return reason?._tag === "ConnectionError" || (typeof code === "string" && /^57P0[123]$/.test(code))
-    ? new StoreUnavailable({ message: "the database cannot be reached" })
+    ? new Store.StoreUnavailable({ message: "the database cannot be reached" })
     : e
 }
 
@@ -264,7 +264,7 @@ export const makeSqlStore = Effect.gen(function*() {
    * that changed) and the counts that move, in (order, partition) order. A row that moves within one partition
    * changes no count.
    */
-  const indexChanges = (t: Table<any>, before: unknown | undefined, after: unknown | undefined) => {
+  const indexChanges = (t: Store.Table<any>, before: unknown | undefined, after: unknown | undefined) => {
     const old = before === undefined ? [] : entriesOf(t, before)
     const next = after === undefined ? [] : entriesOf(t, after)
     const removed = old.filter((e) => !next.some((n) => sameEntry(n, e)))
@@ -288,7 +288,7 @@ export const makeSqlStore = Effect.gen(function*() {
   const withParts = (parts: ReadonlyArray<Statement.Fragment>, final: Statement.Statement<object>): Statement.Statement<object> =>
     parts.length === 0 ? final : sql`WITH ${sql.csv(parts)} ${final}`
 
-  const hasUniques = (t: Table<any>) => Object.keys(t.unique).length > 0
+  const hasUniques = (t: Store.Table<any>) => Object.keys(t.unique).length > 0
 
   /**
    * The index CTEs of several rows' writes, each from its `before` to its `after`: one delete of the entries they
@@ -299,7 +299,7 @@ export const makeSqlStore = Effect.gen(function*() {
    * insert and the counts conditional (on every row having been inserted).
    */
   const indexPartsOfRows = (
-    rows: ReadonlyArray<{ readonly t: Table<any>; readonly key: string; readonly before: unknown | undefined; readonly after: unknown | undefined }>,
+    rows: ReadonlyArray<{ readonly t: Store.Table<any>; readonly key: string; readonly before: unknown | undefined; readonly after: unknown | undefined }>,
     guard: Statement.Fragment = sql`true`
   ): Array<Statement.Fragment> => {
     const removed: Array<Statement.Fragment> = []
@@ -369,7 +369,7 @@ export const makeSqlStore = Effect.gen(function*() {
    * to a row already held replaces the held version, keeping what the database has as `before`. The row is
    * remembered, so reads in the transaction find it at once.
    */
-  const hold = (state: TransactionState, t: Table<any>, key: string, before: unknown | undefined, row: unknown, fresh: boolean) => {
+  const hold = (state: TransactionState, t: Store.Table<any>, key: string, before: unknown | undefined, row: unknown, fresh: boolean) => {
     const id = knownKey(t.name, key)
     const json = JSON.stringify(row)
     const earlier = state.held.get(id)
@@ -389,7 +389,7 @@ export const makeSqlStore = Effect.gen(function*() {
   })
 
   /** Sends the held writes before a statement that reads or writes `t` through the database. */
-  const sendHeldOf = (t: Table<any>) =>
+  const sendHeldOf = (t: Store.Table<any>) =>
     Effect.flatMap(CurrentTransaction, (state) => (state !== undefined && state.heldTables.has(t.name) ? sendHeld : Effect.void))
 
   /**
@@ -400,16 +400,16 @@ export const makeSqlStore = Effect.gen(function*() {
    * unique keys, or of several rows, runs in one of its own, and a single row without them runs alone. Keys or
    * values repeated within the rows are refused before anything is sent.
    */
-  const insertMany = <Row>(t: Table<Row>, rows: ReadonlyArray<Row>): Effect.Effect<void, UniqueViolation> => {
+  const insertMany = <Row>(t: Store.Table<Row>, rows: ReadonlyArray<Row>): Effect.Effect<void, Store.UniqueViolation> => {
     if (rows.length === 0) return Effect.void
     const written = rows.map((row) => ({ t, row, key: t.key(row), json: JSON.stringify(row), uniques: uniquesOf(t, row) }))
     const seen = new Set<string>()
     for (const w of written) {
-      if (seen.has(w.key)) return Effect.fail(new UniqueViolation({ table: t.name, unique: "primary", key: w.key }))
+      if (seen.has(w.key)) return Effect.fail(new Store.UniqueViolation({ table: t.name, unique: "primary", key: w.key }))
       seen.add(w.key)
       for (const [name, value] of w.uniques) {
         const id = knownKey(name, value)
-        if (seen.has(id)) return Effect.fail(new UniqueViolation({ table: t.name, unique: name, key: w.key }))
+        if (seen.has(id)) return Effect.fail(new Store.UniqueViolation({ table: t.name, unique: name, key: w.key }))
         seen.add(id)
       }
     }
@@ -450,18 +450,18 @@ export const makeSqlStore = Effect.gen(function*() {
           DELETE FROM fos_rows WHERE tbl = ${t.name} AND key IN ${sql.in(mine)}`
       }
       return yield* Effect.fail(refusedRow !== undefined
-        ? new UniqueViolation({ table: t.name, unique: "primary", key: refusedRow.key })
-        : new UniqueViolation({ table: t.name, unique: refusedValue!.name, key: refusedValue!.key }))
+        ? new Store.UniqueViolation({ table: t.name, unique: "primary", key: refusedRow.key })
+        : new Store.UniqueViolation({ table: t.name, unique: refusedValue!.name, key: refusedValue!.key }))
     }))
   }
 
-  const insert = <Row>(t: Table<Row>, row: Row): Effect.Effect<void, UniqueViolation> => insertMany(t, [row])
+  const insert = <Row>(t: Store.Table<Row>, row: Row): Effect.Effect<void, Store.UniqueViolation> => insertMany(t, [row])
 
   /**
    * Inside a store transaction a fresh row of a table without unique keys is held and sent with a later statement
    * (`hold`); anywhere else it is an insert whose refusal is a defect.
    */
-  const insertFresh = <Row>(t: Table<Row>, row: Row): Effect.Effect<void> =>
+  const insertFresh = <Row>(t: Store.Table<Row>, row: Row): Effect.Effect<void> =>
     Effect.flatMap(CurrentTransaction, (state) => {
       if (state === undefined || hasUniques(t)) return Effect.orDie(insert(t, row))
       const key = t.key(row)
@@ -471,10 +471,10 @@ export const makeSqlStore = Effect.gen(function*() {
     })
 
   /** Takes the row's unique values; a value held by another row is a `UniqueViolation` naming the key. */
-  const addUniques = (t: Table<any>, row: unknown, key: string) =>
+  const addUniques = (t: Store.Table<any>, row: unknown, key: string) =>
     Effect.forEach(uniquesOf(t, row), ([name, value]) =>
       sql`INSERT INTO fos_uniques (tbl, name, value, key) VALUES (${t.name}, ${name}, ${value}, ${key})`.pipe(
-        Effect.catchIf(isUniqueViolation, () => Effect.fail(new UniqueViolation({ table: t.name, unique: name, key })))
+        Effect.catchIf(isUniqueViolation, () => Effect.fail(new Store.UniqueViolation({ table: t.name, unique: name, key })))
       ), { discard: true })
 
   /**
@@ -484,7 +484,7 @@ export const makeSqlStore = Effect.gen(function*() {
    * counts, then its values, in a savepoint, since a taken value must undo the whole update; the held writes go
    * first, so a rolled-back savepoint takes none of them.
    */
-  const update = <Row>(t: Table<Row>, row: Row): Effect.Effect<void, UniqueViolation> => {
+  const update = <Row>(t: Store.Table<Row>, row: Row): Effect.Effect<void, Store.UniqueViolation> => {
     if (hasUniques(t)) {
       const write = Effect.gen(function*() {
         const key = t.key(row)
@@ -513,7 +513,7 @@ export const makeSqlStore = Effect.gen(function*() {
    * first, in key order, as `getManyForUpdate` does; then, as `update`, held in a store transaction or written in
    * one statement outside one.
    */
-  const updateMany = <Row>(t: Table<Row>, rows: ReadonlyArray<Row>): Effect.Effect<void> => {
+  const updateMany = <Row>(t: Store.Table<Row>, rows: ReadonlyArray<Row>): Effect.Effect<void> => {
     if (rows.length === 0) return Effect.void
     if (hasUniques(t)) return Effect.die(new Error(`updateMany: ${t.name} declares unique keys`))
     return ownTransaction<void, never>(Effect.gen(function*() {
@@ -533,7 +533,7 @@ export const makeSqlStore = Effect.gen(function*() {
    * Locks the rows of `keys` that exist, in key order, in one statement; remembers them for this transaction. The
    * rows this transaction already holds (locked, written or held) are answered from memory and not asked for.
    */
-  const getManyForUpdate = <Row>(t: Table<Row>, keys: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Row>> =>
+  const getManyForUpdate = <Row>(t: Store.Table<Row>, keys: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Row>> =>
     Effect.gen(function*() {
       const sorted = [...new Set(keys)].sort()
       if (sorted.length === 0) return []
@@ -568,7 +568,7 @@ export const makeSqlStore = Effect.gen(function*() {
       })
     })
 
-  const remove = <Row>(t: Table<Row>, key: string): Effect.Effect<void> =>
+  const remove = <Row>(t: Store.Table<Row>, key: string): Effect.Effect<void> =>
     ownTransaction<void, never>(Effect.gen(function*() {
       yield* sendHeldOf(t)
       const before = yield* readRow(t.name, key, true)
@@ -585,7 +585,7 @@ export const makeSqlStore = Effect.gen(function*() {
    * anything), then the unique values, the rows and every index entry of those rows go. Each statement finds the
    * rows through the partition's index entries, which go last. The rows this transaction remembered are forgotten.
    */
-  const removePartition = <Row>(t: Table<Row>, order: string, partition: string): Effect.Effect<number> =>
+  const removePartition = <Row>(t: Store.Table<Row>, order: string, partition: string): Effect.Effect<number> =>
     ownTransaction<number, never>(Effect.gen(function*() {
       yield* sendHeld
       const doomed = sql`SELECT key FROM fos_orders WHERE tbl = ${t.name} AND ord = ${order} AND part = ${partition}`
@@ -605,7 +605,7 @@ export const makeSqlStore = Effect.gen(function*() {
       return Number(removed[0]!.n)
     }))
 
-  const page = <Row>(t: Table<Row>, q: PageQuery): Effect.Effect<ReadonlyArray<Row>> => {
+  const page = <Row>(t: Store.Table<Row>, q: Store.PageQuery): Effect.Effect<ReadonlyArray<Row>> => {
     const ascending = q.descending === q.backward
     const from = q.from === undefined ? undefined : { sort: encodeSort(q.from.sort), key: q.from.key }
     const where = sql`o.tbl = ${t.name} AND o.ord = ${q.order} AND o.part = ${q.partition}`
@@ -670,7 +670,7 @@ export const makeSqlStore = Effect.gen(function*() {
       return run(deadlockRetries)
     })
 
-  const store: StoreService = {
+  const store: Store.StoreService = {
     transaction,
     get: (t, key) => readRow(t.name, key, false),
     getForUpdate: (t, key) => readRow(t.name, key, true),
@@ -705,4 +705,4 @@ export const makeSqlStore = Effect.gen(function*() {
   return store
 })
 
-export type { Position }
+export type Position = Store.Position

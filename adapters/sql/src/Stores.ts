@@ -18,7 +18,7 @@ import { migrate } from "./Migrations.ts"
 import { makeSqlStore } from "./SqlStore.ts"
 
 /** The store over whatever SQL client the layer is given: migrations first. */
-export const layerSqlStore = Layer.effect(Store, Effect.andThen(migrate, makeSqlStore))
+export const layerSqlStore = Layer.effect(Store.Store, Effect.andThen(migrate, makeSqlStore))
 
 /** A store problem an operator can act on: the message says what and where. */
 export class StoreOpenError extends Error {}

@@ -10,21 +10,7 @@ import { Effect, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, describe, expect, it } from "vitest"
 import { killAllFos, startFos } from "../../../test/fosProcess.ts"
-import {
-  type Application,
-  Applications,
-  appendEvent,
-  schedule,
-  Store,
-  type StoredTransaction,
-  Timers,
-  Transactions,
-  TransferSignings,
-  type WebhookDelivery,
-  WebhookDeliveries,
-  type WebhookEndpoint,
-  WebhookEndpoints
-} from "@fos/core"
+import { Applications, Deliveries, Endpoints, Outbox, Store, Timers, Transactions, TransferSigning } from "@fos/core"
 import { latestVersion, layerPgliteClient, layerPostgresClient, makeSqlStore, migrate, migrations } from "../src/index.ts"
 import { adminUrl, freshDatabase } from "./databases.ts"
 
@@ -175,7 +161,7 @@ const backfillMatchesTheStore = (client: ManagedRuntime.ManagedRuntime<SqlClient
     const sql = yield* SqlClient.SqlClient
     yield* migrate
     const store = yield* makeSqlStore
-    const endpoint = (id: string, org: string, deletedAt?: string): WebhookEndpoint => ({
+    const endpoint = (id: string, org: string, deletedAt?: string): Endpoints.WebhookEndpoint => ({
       id,
       organizationId: org,
       environment: "sandbox",
@@ -189,11 +175,11 @@ const backfillMatchesTheStore = (client: ManagedRuntime.ManagedRuntime<SqlClient
       deletedAt
     })
     for (const e of [endpoint("wep_1", "org_a"), endpoint("wep_22", "org_a", "2026-03-01T00:00:00.000Z"), endpoint("wep_333", "org_b")]) {
-      yield* store.insert(WebhookEndpoints, e)
+      yield* store.insert(Endpoints.WebhookEndpoints, e)
     }
     const statuses = ["pending", "processing", "succeeded", "failed"] as const
     for (let i = 0; i < 12; i++) {
-      const delivery: WebhookDelivery = {
+      const delivery: Deliveries.WebhookDelivery = {
         id: `wdl_${i}`,
         organizationId: i % 5 === 0 ? "org_b" : "org_a",
         environment: i % 4 === 0 ? "live" : "sandbox",
@@ -210,11 +196,11 @@ const backfillMatchesTheStore = (client: ManagedRuntime.ManagedRuntime<SqlClient
         createdAt: `2026-01-01T00:00:${String(i % 7).padStart(2, "0")}.000Z`,
         updatedAt: "2026-01-01T00:00:00.000Z"
       }
-      yield* store.insert(WebhookDeliveries, delivery)
-      yield* store.update(WebhookDeliveries, { ...delivery, status: statuses[i % 4]! })
+      yield* store.insert(Deliveries.WebhookDeliveries, delivery)
+      yield* store.update(Deliveries.WebhookDeliveries, { ...delivery, status: statuses[i % 4]! })
     }
     for (let i = 0; i < 4; i++) {
-      yield* store.insert(Applications, {
+      yield* store.insert(Applications.Applications, {
         id: `app_${i}`,
         organizationId: "org_a",
         customerId: i === 0 ? undefined : `cus_${i % 2}`,
@@ -225,7 +211,7 @@ const backfillMatchesTheStore = (client: ManagedRuntime.ManagedRuntime<SqlClient
         clientReferenceId: undefined,
         createdAt: "2026-01-01T00:00:00.000Z",
         updatedAt: `2026-01-0${i + 1}T00:00:00.000Z`
-      } as unknown as Application)
+      } as unknown as Applications.Application)
     }
     const snapshot = Effect.gen(function*() {
       const index = yield* sql<{ tbl: string; ord: string; part: string; sort: string; key: string }>`
@@ -293,7 +279,7 @@ const eventLogBackfill = (client: ManagedRuntime.ManagedRuntime<SqlClient.SqlCli
     ]
     for (const [i, e] of events.entries()) {
       for (const environment of ["sandbox", "live"] as const) {
-        yield* Effect.provideService(appendEvent({ ...e, organizationId: i % 2 === 0 ? "org_a" : "org_b", environment }), Store, store)
+        yield* Effect.provideService(Outbox.appendEvent({ ...e, organizationId: i % 2 === 0 ? "org_a" : "org_b", environment }), Store.Store, store)
       }
     }
     const orders = ["sandboxByResource", "sandboxByType", "sandboxByResourceType"]
@@ -371,28 +357,28 @@ const signingsMove = (client: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient,
       txn_signed: signing("wlt_1", "quorum_met"),
       txn_held: signing("wlt_2", "awaiting_signature", { recovery: { returnAddress: "0xabc" } })
     }
-    for (const [id, s] of Object.entries(stored)) yield* store.insert(Transactions, transaction(id, s) as unknown as StoredTransaction)
-    yield* store.insert(Transactions, transaction("txn_plain") as unknown as StoredTransaction)
+    for (const [id, s] of Object.entries(stored)) yield* store.insert(Transactions.Transactions, transaction(id, s) as unknown as Transactions.StoredTransaction)
+    yield* store.insert(Transactions.Transactions, transaction("txn_plain") as unknown as Transactions.StoredTransaction)
     const move = migrations.find((m) => m.version === 7)!.statements
     yield* sql.withTransaction(Effect.forEach(move, (s) => sql.unsafe(s), { discard: true }))
 
     for (const [id, s] of Object.entries(stored)) {
-      expect(yield* store.get(TransferSignings, id)).toEqual({ ...s, transactionId: id, organizationId: "org_a", environment: "sandbox", customerId: "cus_1" })
-      const t = (yield* store.get(Transactions, id)) as unknown as Record<string, unknown>
+      expect(yield* store.get(TransferSigning.TransferSignings, id)).toEqual({ ...s, transactionId: id, organizationId: "org_a", environment: "sandbox", customerId: "cus_1" })
+      const t = (yield* store.get(Transactions.Transactions, id)) as unknown as Record<string, unknown>
       expect(t.signing).toBeUndefined()
       expect(t.signed).toBe(id === "txn_queued" ? undefined : true)
       expect(t.heldByReceivePolicy).toBe(id === "txn_held" ? true : undefined)
     }
-    expect(yield* store.get(TransferSignings, "txn_plain")).toBeUndefined()
-    expect((yield* store.get(Transactions, "txn_plain"))?.id).toBe("txn_plain")
+    expect(yield* store.get(TransferSigning.TransferSignings, "txn_plain")).toBeUndefined()
+    expect((yield* store.get(Transactions.Transactions, "txn_plain"))?.id).toBe("txn_plain")
     const page = () =>
-      store.page(TransferSignings, { order: "byScope", partition: "org_a/sandbox", descending: false, backward: false, from: undefined, limit: 10 })
+      store.page(TransferSigning.TransferSignings, { order: "byScope", partition: "org_a/sandbox", descending: false, backward: false, from: undefined, limit: 10 })
     expect((yield* page()).map((s) => s.transactionId)).toEqual(["txn_held", "txn_queued", "txn_signed"])
     // A moved row updates and leaves as any: the index entries the migration wrote are the store's.
-    const queued = (yield* store.get(TransferSignings, "txn_queued"))!
-    yield* store.update(TransferSignings, { ...queued, state: { ...queued.state, queuePosition: 1 } })
+    const queued = (yield* store.get(TransferSigning.TransferSignings, "txn_queued"))!
+    yield* store.update(TransferSigning.TransferSignings, { ...queued, state: { ...queued.state, queuePosition: 1 } })
     expect((yield* page()).length).toBe(3)
-    expect(yield* store.removePartition(TransferSignings, "byScope", "org_a/sandbox")).toBe(3)
+    expect(yield* store.removePartition(TransferSigning.TransferSignings, "byScope", "org_a/sandbox")).toBe(3)
     expect(yield* page()).toEqual([])
   }))
 
@@ -433,9 +419,9 @@ describe("migration 9 indexes stored timers by the clock they run on", () => {
         const sql = yield* SqlClient.SqlClient
         yield* migrate
         const store = yield* makeSqlStore
-        yield* schedule("t.live", 3000, {}, "org_a/live").pipe(Effect.provideService(Store, store))
-        yield* schedule("t.sandbox", 1000, {}, "org_a/sandbox").pipe(Effect.provideService(Store, store))
-        yield* schedule("t.none", 2000, {}).pipe(Effect.provideService(Store, store))
+        yield* Timers.schedule("t.live", 3000, {}, "org_a/live").pipe(Effect.provideService(Store.Store, store))
+        yield* Timers.schedule("t.sandbox", 1000, {}, "org_a/sandbox").pipe(Effect.provideService(Store.Store, store))
+        yield* Timers.schedule("t.none", 2000, {}).pipe(Effect.provideService(Store.Store, store))
         const entries = () => sql<{ part: string; sort: string; key: string }>`
           SELECT part, sort, key FROM fos_orders WHERE tbl = 'timers' AND ord = 'byClock' ORDER BY part, sort, key`
         const written = yield* entries()
@@ -444,7 +430,7 @@ describe("migration 9 indexes stored timers by the clock they run on", () => {
         yield* sql.withTransaction(Effect.forEach(migrations.find((m) => m.version === 9)!.statements, (s) => sql.unsafe(s), { discard: true }))
         expect(yield* entries()).toEqual(written)
         const lane = (partition: string) =>
-          store.page(Timers, { order: "byClock", partition, descending: false, backward: false, from: undefined, limit: 10 })
+          store.page(Timers.Timers, { order: "byClock", partition, descending: false, backward: false, from: undefined, limit: 10 })
         expect((yield* lane("virtual")).map((t) => t.kind)).toEqual(["t.sandbox", "t.none"])
         expect((yield* lane("real")).map((t) => t.kind)).toEqual(["t.live"])
       }))

@@ -6,16 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
-import {
-  type EngineServices,
-  layerEngine,
-  runIdempotent,
-  schedule,
-  Store,
-  type StoreService,
-  table,
-  Timers
-} from "@fos/core"
+import { Engine, Idempotency, Store, Timers } from "@fos/core"
 import { layerPostgresClient, layerSqlStore } from "../src/index.ts"
 import { adminUrl, freshDatabase } from "./databases.ts"
 
@@ -34,20 +25,20 @@ interface Firing {
 }
 
 /** One row per firing: a second firing of the same timer is a unique violation, and fails loudly. */
-const Firings = table<Firing>({ name: "test_firings", key: (f) => f.id, orders: { all: { partition: () => "", sort: (f) => f.id } } })
+const Firings = Store.table<Firing>({ name: "test_firings", key: (f) => f.id, orders: { all: { partition: () => "", sort: (f) => f.id } } })
 
 /** Handler runs per timer id, counted outside any transaction, so even a run that was rolled back shows. */
 const runsById = new Map<string, number>()
 
 const engineOn = (name: string) => {
   const record = (payload: { id: string }) =>
-    Effect.flatMap(Store, (store: StoreService) => {
+    Effect.flatMap(Store.Store, (store: Store.StoreService) => {
       runsById.set(payload.id, (runsById.get(payload.id) ?? 0) + 1)
       return Effect.orDie(store.insert(Firings, { id: payload.id, engine: name }))
     })
   const store = layerSqlStore.pipe(Layer.provide(layerPostgresClient(url!, { maxConnections: 4 })))
   // The system clock runs each engine's own scheduler, as in a server process.
-  return ManagedRuntime.make(layerEngine({ store, timerHandlers: { record } }) as Layer.Layer<EngineServices>)
+  return ManagedRuntime.make(Engine.layer({ store, timerHandlers: { record } }) as Layer.Layer<Engine.EngineServices>)
 }
 
 describe.skipIf(adminUrl === undefined || adminUrl === "")("several engines on one PostgreSQL", () => {
@@ -62,25 +53,25 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("several engines on o
     }).pipe(Effect.provide(layerPostgresClient(url!))))
     const timers = 200
     await setup.runPromise(Effect.gen(function*() {
-      const store = yield* Store
+      const store = yield* Store.Store
       yield* store.transaction(Effect.forEach(Array.from({ length: timers }, (_, i) => i), (i) =>
-        schedule("record", 0, { id: `t${String(i).padStart(4, "0")}` }), { discard: true }))
+        Timers.schedule("record", 0, { id: `t${String(i).padStart(4, "0")}` }), { discard: true }))
     }))
     const a = engineOn("a")
     const b = engineOn("b")
     try {
       await Promise.all([a.runPromise(Effect.void), b.runPromise(Effect.void)])
-      const count = () => setup.runPromise(Effect.flatMap(Store, (s: StoreService) => s.count(Firings, "all", "")))
+      const count = () => setup.runPromise(Effect.flatMap(Store.Store, (s: Store.StoreService) => s.count(Firings, "all", "")))
       for (let i = 0; i < 200 && (await count()) < timers; i++) await new Promise((r) => setTimeout(r, 100))
       // Give a duplicate firing every chance to show up.
       await new Promise((r) => setTimeout(r, 1500))
-      const fired = await setup.runPromise(Effect.flatMap(Store, (s: StoreService) =>
+      const fired = await setup.runPromise(Effect.flatMap(Store.Store, (s: Store.StoreService) =>
         s.page(Firings, { order: "all", partition: "", descending: false, backward: false, from: undefined, limit: 1000 })))
       expect(fired.length).toBe(timers)
       expect(new Set(fired.map((f) => f.id)).size).toBe(timers)
       expect(runsById.size).toBe(timers)
       expect([...runsById.values()].every((n) => n === 1)).toBe(true)
-      expect(await setup.runPromise(Effect.flatMap(Store, (s: StoreService) => s.count(Timers, "due", "")))).toBe(0)
+      expect(await setup.runPromise(Effect.flatMap(Store.Store, (s: Store.StoreService) => s.count(Timers.Timers, "due", "")))).toBe(0)
     } finally {
       await Promise.all([a.dispose(), b.dispose()])
       await setup.dispose()
@@ -95,7 +86,7 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("several engines on o
       const key = `race-${Math.random().toString(36).slice(2)}`
       const request = { scope: "org_race/sandbox", key, fingerprint: "same-body" }
       const attempt = (engine: typeof a) =>
-        engine.runPromise(Effect.result(runIdempotent(request, Effect.sync(() => {
+        engine.runPromise(Effect.result(Idempotency.runIdempotent(request, Effect.sync(() => {
           runs++
           return { status: 201, contentType: "application/json", body: "{\"ok\":true}" }
         }).pipe(Effect.delay("200 millis")))))

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { callbackTransport } from "@fos/core"
+import { Transport } from "@fos/core"
 import { createEngine } from "@fos/http"
 import { expect, it } from "vitest"
 import { layerPgliteStore } from "../src/index.ts"
@@ -19,7 +19,7 @@ it("concurrent keyed advances and webhook emits on PGlite all answer: each advan
   const engine = await createEngine({
     store: layerPgliteStore(dir),
     clock: { mode: "virtual" },
-    webhookTransport: callbackTransport(() => {
+    webhookTransport: Transport.callback(() => {
       delivered++
       return { status: 200 }
     }),

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Store, table } from "@fos/core"
+import { Store } from "@fos/core"
 import { type Context, Deferred, Effect, Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -16,7 +16,7 @@ import { adminUrl, freshDatabase } from "./databases.ts"
 /** The store on an already open client, emptied first. */
 const freshStore = (client: () => Context.Context<SqlClient.SqlClient>) =>
   Layer.effect(
-    Store,
+    Store.Store,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* migrate
@@ -60,7 +60,7 @@ if (adminUrl !== undefined && adminUrl !== "") {
   describe("deadlocks on PostgreSQL", () => {
     let database: Awaited<ReturnType<typeof freshDatabase>>
     let client: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>
-    let runtime: ManagedRuntime.ManagedRuntime<Store, unknown>
+    let runtime: ManagedRuntime.ManagedRuntime<Store.Store, unknown>
     beforeAll(async () => {
       database = await freshDatabase("deadlock")
       client = ManagedRuntime.make(layerPostgresClient(database.url))
@@ -76,10 +76,10 @@ if (adminUrl !== undefined && adminUrl !== "") {
     // Two transactions lock two rows in opposite orders: PostgreSQL aborts one to break the cycle, and the store
     // runs that one again, so both commit.
     it("a transaction aborted to break a deadlock is run again and commits", async () => {
-      const Notes = table<{ readonly id: string; readonly n: number }>({ name: "deadlock_notes", key: (r) => r.id })
+      const Notes = Store.table<{ readonly id: string; readonly n: number }>({ name: "deadlock_notes", key: (r) => r.id })
       const runs = { first: 0, second: 0 }
       await runtime.runPromise(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         yield* store.insert(Notes, { id: "a", n: 0 })
         yield* store.insert(Notes, { id: "b", n: 0 })
         const firstLocked = yield* Deferred.make<void>()
@@ -109,9 +109,9 @@ if (adminUrl !== undefined && adminUrl !== "") {
     // its block of numbers with a plain read, then waits for the row the second holds; the number it hands out after
     // the lock must be above the second's, which committed first (not from the block taken before the wait).
     it.each(["getForUpdate", "getManyForUpdate"] as const)("a number handed out after a lock (%s) is above the numbers of the transaction that held the lock", async (lockWith) => {
-      const Notes = table<{ readonly id: string; readonly n: number }>({ name: `sequence_notes_${lockWith}`, key: (r) => r.id })
+      const Notes = Store.table<{ readonly id: string; readonly n: number }>({ name: `sequence_notes_${lockWith}`, key: (r) => r.id })
       const numbers = await runtime.runPromise(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         for (const id of ["x", "y", "z"]) yield* store.insert(Notes, { id, n: 0 })
         const firstRead = yield* Deferred.make<void>()
         const secondLocked = yield* Deferred.make<void>()

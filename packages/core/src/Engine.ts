@@ -3,71 +3,56 @@
  * handlers, the topics' subscribers (Subscriptions.ts) and the scheduler. Every runtime (the servers, embedding, tests) builds the engine through this.
  */
 import { Clock, Context, Effect, Layer, Random } from "effect"
-import { loadRootClock, makeVirtualTimeControl } from "./kernel/Clocks.ts"
-import { applicationTimerHandlers } from "./onboarding/ApplicationTimers.ts"
-import {
-  expireRecord,
-  expireTimerKind,
-  IdempotencyRetention,
-  layerRunningClaims,
-  type RunningClaims
-} from "./kernel/Idempotency.ts"
-import { layerMemoryStore } from "./kernel/MemoryStore.ts"
-import { makeRateLimiter, RateLimiter } from "./kernel/RateLimit.ts"
-import { RealClock } from "./kernel/RealClock.ts"
-import { defaultReviewSettings, ReviewSettings, type ReviewSettingsValue } from "./onboarding/ReviewSettings.ts"
-import { RandomStreams, rootStream, seededStreams } from "./kernel/RandomStreams.ts"
-import { Store } from "./kernel/Store.ts"
-import { Organizations } from "./tenancy/Tenancy.ts"
-import { depositTimerHandlers } from "./money/Deposits.ts"
-import { depositReturnTimerHandlers } from "./money/DepositReturns.ts"
+import * as ApplicationTimers from "./onboarding/ApplicationTimers.ts"
+import * as Ceremonies from "./signing/Ceremonies.ts"
+import * as Claims from "./signing/Claims.ts"
+import * as Clocks from "./kernel/Clocks.ts"
+import * as DeliveryWorker from "./webhooks/DeliveryWorker.ts"
+import * as DepositReturns from "./money/DepositReturns.ts"
+import * as Deposits from "./money/Deposits.ts"
+import * as Dispatch from "./webhooks/Dispatch.ts"
+import * as FanOut from "./webhooks/FanOut.ts"
+import * as Faults from "./simulate/Faults.ts"
+import * as Idempotency from "./kernel/Idempotency.ts"
+import * as MemoryStore from "./kernel/MemoryStore.ts"
+import * as Outbox from "./kernel/Outbox.ts"
+import * as Payouts from "./money/Payouts.ts"
+import * as Quotes from "./money/Quotes.ts"
+import * as RandomStreams from "./kernel/RandomStreams.ts"
+import * as RateLimit from "./kernel/RateLimit.ts"
+import * as RealClock from "./kernel/RealClock.ts"
+import * as ReviewSettings from "./onboarding/ReviewSettings.ts"
+import * as Rfis from "./money/Rfis.ts"
+import * as Store from "./kernel/Store.ts"
+import * as Subscriptions from "./Subscriptions.ts"
+import * as Tenancy from "./tenancy/Tenancy.ts"
+import * as Timers from "./kernel/Timers.ts"
+import * as TransferSigning from "./signing/TransferSigning.ts"
+import * as Transport from "./webhooks/Transport.ts"
+import * as VirtualAccounts from "./money/VirtualAccounts.ts"
+import * as WorldModel from "./money/WorldModel.ts"
+
 import { orderTimerHandlers } from "./money/OrderTimers.ts"
-import { quoteTimerHandlers } from "./money/Quotes.ts"
-import { payoutTimerHandlers } from "./money/Payouts.ts"
-import { rfiTimerHandlers } from "./money/Rfis.ts"
-import { virtualAccountTimerHandlers } from "./money/VirtualAccounts.ts"
-import { ceremonyTimerHandlers } from "./signing/Ceremonies.ts"
-import { claimTimerHandlers } from "./signing/Claims.ts"
-import { transferSigningTimerHandlers } from "./signing/TransferSigning.ts"
-import { layerSubscriptions } from "./Subscriptions.ts"
-import { WorldModel, type WorldModelOptions, worldModelOf } from "./money/WorldModel.ts"
-import { EventWritten } from "./kernel/Outbox.ts"
-import { receiverTimeoutMs, webhookTimerHandlers } from "./webhooks/Dispatch.ts"
-import { DeliveryWorker, makeDeliveryWorker } from "./webhooks/DeliveryWorker.ts"
-import { withReceiverFaults } from "./simulate/Faults.ts"
-import { fanOut } from "./webhooks/FanOut.ts"
-import { type ResolveHost, TransportError, WebhookSettings, type WebhookTransportService } from "./webhooks/Transport.ts"
-import {
-  layerTimerHandlers,
-  makeVirtualClock,
-  realTimeTimers,
-  runScheduler,
-  systemTimeControl,
-  TimeControl,
-  type TimeControlService,
-  type TimerHandler,
-  TimerHandlers
-} from "./kernel/Timers.ts"
 
 export interface EngineOptions {
   /** The store; the memory store when omitted. */
-  readonly store?: Layer.Layer<Store, unknown>
+  readonly store?: Layer.Layer<Store.Store, unknown>
   /** `system` (the default), or `virtual` starting at `startMs` (the Clock's time when omitted). */
   readonly clock?: { readonly mode: "system" } | { readonly mode: "virtual"; readonly startMs?: number }
   /** How long idempotent responses are replayed (30 days by default). */
   readonly idempotencyRetentionMs?: number
   /** More timer kinds, beside the engine's own (tests and hosts that schedule their own deadlines). */
-  readonly timerHandlers?: Record<string, TimerHandler>
+  readonly timerHandlers?: Record<string, Timers.TimerHandler>
   /** How webhook deliveries leave the engine; deliveries fail with "no transport" when none is given. */
-  readonly webhookTransport?: WebhookTransportService
+  readonly webhookTransport?: Transport.WebhookTransportService
   /** Allows http:// webhook URLs on loopback hosts (`--insecure-webhooks`). */
   readonly insecureWebhooks?: boolean
   /** Resolves webhook hosts, so names that lead to private addresses are refused too (the servers use DNS). */
-  readonly resolveHost?: ResolveHost
+  readonly resolveHost?: Transport.ResolveHost
   /** How applications are reviewed and accounts activated without simulate calls (docs/onboarding.md). */
-  readonly review?: Partial<ReviewSettingsValue>
+  readonly review?: Partial<ReviewSettings.ReviewSettingsValue>
   /** How the outside world settles money without simulate calls, and what inbound transfers cost (docs/money.md). */
-  readonly worldModel?: WorldModelOptions
+  readonly worldModel?: WorldModel.WorldModelOptions
   /**
    * Real time, for what must follow it whatever the engine's clock: rate-limit buckets refill on it (and on clock
    * advances), and `signatureClock: "real"` signs with it. The Clock of the context the engine is built in when
@@ -99,112 +84,112 @@ export interface EngineOptions {
  * is provided where its work runs (the pipeline, the timers). On a store that holds organizations already, the
  * seed is salted with the store's sequence (RandomStreams.ts).
  */
-const layerRandom = (base: Random.Random, seed: string | number | undefined): Layer.Layer<never, never, Store> =>
+const layerRandom = (base: Random.Random, seed: string | number | undefined): Layer.Layer<never, never, Store.Store> =>
   seed === undefined
     ? Layer.succeedContext(Context.make(Random.Random, base))
     : Layer.effectContext(Effect.gen(function*() {
-      const store = yield* Store
-      const used = yield* store.page(Organizations, { order: "all", partition: "", descending: false, backward: false, from: undefined, limit: 1 })
-      const streams = seededStreams(String(seed), used.length === 0 ? "" : String(yield* store.nextSequence))
-      return Context.make(RandomStreams, streams).pipe(Context.add(Random.Random, streams.of(rootStream)))
+      const store = yield* Store.Store
+      const used = yield* store.page(Tenancy.Organizations, { order: "all", partition: "", descending: false, backward: false, from: undefined, limit: 1 })
+      const streams = RandomStreams.seededStreams(String(seed), used.length === 0 ? "" : String(yield* store.nextSequence))
+      return Context.make(RandomStreams.RandomStreams, streams).pipe(Context.add(Random.Random, streams.of(RandomStreams.rootStream)))
     }))
 
-const noTransport: WebhookTransportService = {
-  send: () => Effect.fail(new TransportError({ message: "this engine has no webhook transport" }))
+const noTransport: Transport.WebhookTransportService = {
+  send: () => Effect.fail(new Transport.TransportError({ message: "this engine has no webhook transport" }))
 }
 
-export type EngineServices = Store | RateLimiter | RunningClaims | TimeControl | TimerHandlers | RealClock | DeliveryWorker
+export type EngineServices = Store.Store | RateLimit.RateLimiter | Idempotency.RunningClaims | Timers.TimeControl | Timers.TimerHandlers | RealClock.RealClock | DeliveryWorker.DeliveryWorker
 
 /** Every timer kind of the engine and what it does. */
-const engineTimerHandlers: Record<string, TimerHandler> = {
-  [expireTimerKind]: expireRecord
+const engineTimerHandlers: Record<string, Timers.TimerHandler> = {
+  [Idempotency.expireTimerKind]: Idempotency.expireRecord
 }
 
-export const layerEngine = (options: EngineOptions = {}): Layer.Layer<EngineServices, unknown> =>
+export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, unknown> =>
   Layer.unwrap(Effect.gen(function*() {
     // Real time: the clock the engine is built in, unless the host gives its own.
     const realClock = options.realClock ?? (yield* Clock.Clock)
     // The store is infrastructure: its connection pool's timeouts and lifetimes run on real time. Built on a virtual
     // clock, an advance of an hour aged every pooled connection by an hour, and the pool closed them under the
     // requests using them.
-    const store = (options.store ?? layerMemoryStore).pipe(Layer.provide(Layer.succeed(Clock.Clock, realClock)))
+    const store = (options.store ?? MemoryStore.layer).pipe(Layer.provide(Layer.succeed(Clock.Clock, realClock)))
     const webhookSettings = {
       insecureWebhooks: options.insecureWebhooks ?? false,
       resolveHost: options.resolveHost,
       signatureClock: options.signatureClock === "real" ? realClock : undefined
     }
-    const review: ReviewSettingsValue = { ...defaultReviewSettings, ...options.review }
-    const worldModel = worldModelOf(options.worldModel)
+    const review: ReviewSettings.ReviewSettingsValue = { ...ReviewSettings.defaultReviewSettings, ...options.review }
+    const worldModel = WorldModel.worldModelOf(options.worldModel)
     // Webhook sends run on this worker, in the background: no request or advance waits for a receiver.
-    const deliveryWorker = yield* makeDeliveryWorker
+    const deliveryWorker = yield* DeliveryWorker.make
     const timerHandlers = Layer.mergeAll(
-      Layer.succeed(RealClock, realClock),
-      layerTimerHandlers({
+      Layer.succeed(RealClock.RealClock, realClock),
+      Timers.layerTimerHandlers({
         ...options.timerHandlers,
         ...engineTimerHandlers,
-        ...applicationTimerHandlers(review),
-        ...virtualAccountTimerHandlers,
-        ...depositTimerHandlers,
-        ...claimTimerHandlers,
-        ...ceremonyTimerHandlers,
-        ...transferSigningTimerHandlers,
-        ...depositReturnTimerHandlers,
+        ...ApplicationTimers.handlers(review),
+        ...VirtualAccounts.timerHandlers,
+        ...Deposits.timerHandlers,
+        ...Claims.timerHandlers,
+        ...Ceremonies.timerHandlers,
+        ...TransferSigning.timerHandlers,
+        ...DepositReturns.timerHandlers,
         ...orderTimerHandlers,
-        ...quoteTimerHandlers,
-        ...payoutTimerHandlers,
-        ...rfiTimerHandlers,
+        ...Quotes.timerHandlers,
+        ...Payouts.timerHandlers,
+        ...Rfis.timerHandlers,
         // A sandbox's receiver faults (simulate/Faults.ts) stand in for its receivers' answers.
-        ...webhookTimerHandlers(withReceiverFaults(options.webhookTransport ?? noTransport, receiverTimeoutMs), webhookSettings, deliveryWorker)
+        ...Dispatch.webhookTimerHandlers(Faults.withReceiverFaults(options.webhookTransport ?? noTransport, Dispatch.receiverTimeoutMs), webhookSettings, deliveryWorker)
       }),
-      Layer.succeed(DeliveryWorker, deliveryWorker),
+      Layer.succeed(DeliveryWorker.DeliveryWorker, deliveryWorker),
       // The worker's fibers live as long as the engine.
       Layer.effectDiscard(deliveryWorker.start),
-      Layer.succeed(WebhookSettings, webhookSettings),
+      Layer.succeed(Transport.WebhookSettings, webhookSettings),
       // An event written to the outbox fans out to the webhook endpoints subscribed to it, in the same transaction.
-      Layer.succeed(EventWritten, fanOut),
-      Layer.succeed(ReviewSettings, review),
-      Layer.succeed(WorldModel, worldModel),
+      Layer.succeed(Outbox.EventWritten, FanOut.fanOut),
+      Layer.succeed(ReviewSettings.ReviewSettings, review),
+      Layer.succeed(WorldModel.WorldModel, worldModel),
       // Who reacts to what, in the publisher's store transaction: every subscriber is named in Subscriptions.ts.
-      layerSubscriptions
+      Subscriptions.layer
     )
     // Without a seed, the engine's own source; with one, the root stream. A process's claim tokens name the process
     // among those sharing a store, so they come from the unseeded source either way.
     const baseRandom = options.random ?? (yield* Random.Random)
     const storeAndRandom = layerRandom(baseRandom, options.randomSeed).pipe(Layer.provideMerge(store))
-    const runningClaims = layerRunningClaims.pipe(Layer.provide(Layer.succeedContext(Context.make(Random.Random, baseRandom))))
+    const runningClaims = Idempotency.layerRunningClaims.pipe(Layer.provide(Layer.succeedContext(Context.make(Random.Random, baseRandom))))
     const retention = options.idempotencyRetentionMs === undefined
       ? Layer.empty
-      : Layer.succeed(IdempotencyRetention, options.idempotencyRetentionMs)
+      : Layer.succeed(Idempotency.IdempotencyRetention, options.idempotencyRetentionMs)
     const realNow = () => realClock.currentTimeMillisUnsafe()
     const clockMode = options.clock ?? { mode: "system" }
     if (clockMode.mode === "virtual") {
       const startMs = clockMode.startMs ?? (yield* Clock.currentTimeMillis)
       // The clocks live in the store: the root clock resumes where the store has it (docs/clock.md).
       const time = Layer.effectContext(Effect.gen(function*() {
-        const root = makeVirtualClock(yield* loadRootClock(yield* Store, startMs))
+        const root = Timers.makeVirtualClock(yield* Clocks.loadRoot(yield* Store.Store, startMs))
         // A clock stands still while a receiver answers: an advance waits for the sends in flight before it moves
         // the clock (webhooks/DeliveryWorker.ts). The control's lease owner names this process, so it draws from
         // the unseeded source, as the claim tokens do.
-        const control = yield* makeVirtualTimeControl(root, realClock, deliveryWorker.settled).pipe(Effect.provideService(Random.Random, baseRandom))
+        const control = yield* Clocks.makeVirtualTimeControl(root, realClock, deliveryWorker.settled).pipe(Effect.provideService(Random.Random, baseRandom))
         // The buckets refill as real time passes and as virtual clocks are advanced: each is time passing for the
         // client (docs/decisions.md, "Rate limits").
-        const limiter = makeRateLimiter(() => realNow() + control.advancedMs())
+        const limiter = RateLimit.makeRateLimiter(() => realNow() + control.advancedMs())
         return Context.make(Clock.Clock, root as Clock.Clock).pipe(
-          Context.add(TimeControl, control as TimeControlService),
-          Context.add(RateLimiter, limiter)
+          Context.add(Timers.TimeControl, control as Timers.TimeControlService),
+          Context.add(RateLimit.RateLimiter, limiter)
         )
       })).pipe(Layer.provide(store))
       // The services that read time are built on the root clock.
       const base = Layer.mergeAll(runningClaims, timerHandlers, retention).pipe(Layer.provideMerge(time), Layer.provideMerge(storeAndRandom))
       // The live environment runs on real time: its timers fire on a scheduler of their own (docs/clock.md).
       const liveScheduler = Layer.effectDiscard(Effect.forkScoped(
-        runScheduler(realTimeTimers).pipe(Effect.provideService(Clock.Clock, realClock))
+        Timers.runScheduler(Timers.realTime).pipe(Effect.provideService(Clock.Clock, realClock))
       )).pipe(Layer.provide(base))
       return Layer.mergeAll(base, liveScheduler)
     }
-    const limiter = Layer.succeed(RateLimiter, makeRateLimiter(realNow))
+    const limiter = Layer.succeed(RateLimit.RateLimiter, RateLimit.makeRateLimiter(realNow))
     const base = Layer.mergeAll(storeAndRandom, limiter, runningClaims, timerHandlers, retention)
     // The system clock: one background fiber fires due timers for the life of the engine.
-    const scheduler = Layer.effectDiscard(Effect.forkScoped(runScheduler())).pipe(Layer.provide(base))
-    return Layer.mergeAll(base, Layer.succeed(TimeControl, systemTimeControl), scheduler)
+    const scheduler = Layer.effectDiscard(Effect.forkScoped(Timers.runScheduler())).pipe(Layer.provide(base))
+    return Layer.mergeAll(base, Layer.succeed(Timers.TimeControl, Timers.systemTimeControl), scheduler)
   }))

@@ -19,31 +19,31 @@
  */
 import type { OrganizationId, SandboxReset } from "@fos/contract"
 import { Effect } from "effect"
-import { Clocks } from "./kernel/Clocks.ts"
-import { type IdempotencyRecord, IdempotencyRecords } from "./kernel/Idempotency.ts"
-import { OutboxEvents } from "./kernel/Outbox.ts"
-import { type Position, Store, type StoreService, type Table } from "./kernel/Store.ts"
-import { Timers } from "./kernel/Timers.ts"
-import { SimulatedFaults } from "./simulate/Faults.ts"
-import { LedgerAccounts, LedgerTransfers } from "./money/Ledger.ts"
-import { Orders, ordersOfScope } from "./money/Orders.ts"
-import { MarketRates } from "./money/Pricing.ts"
-import { QuoteOptions } from "./money/Quotes.ts"
-import { Recipients } from "./money/Recipients.ts"
-import { Rfis } from "./money/Rfis.ts"
-import { transactionsOfScope, Transactions } from "./money/Transactions.ts"
-import { VirtualAccounts } from "./money/VirtualAccounts.ts"
-import { Claims, WalletCeremonies, WalletSigners } from "./signing/Roster.ts"
-import { SigningRequests, SigningSeats, TransferSignings } from "./signing/TransferSigning.ts"
-import { Wallets } from "./money/Wallets.ts"
-import { Applications } from "./onboarding/Applications.ts"
-import { Customers, ReservedCustomers } from "./onboarding/Customers.ts"
-import { DocumentContents, Documents } from "./onboarding/Documents.ts"
-import { SnapshotRows, Snapshots } from "./SnapshotTables.ts"
-import { OperatorTokens } from "./tenancy/Operator.ts"
-import { ApiKeys, Organizations, scopeOf, Users } from "./tenancy/Tenancy.ts"
-import { WebhookAttempts, WebhookDeliveries } from "./webhooks/Deliveries.ts"
-import { WebhookEndpoints } from "./webhooks/Endpoints.ts"
+import * as Applications from "./onboarding/Applications.ts"
+import * as Clocks from "./kernel/Clocks.ts"
+import * as Customers from "./onboarding/Customers.ts"
+import * as Deliveries from "./webhooks/Deliveries.ts"
+import * as Documents from "./onboarding/Documents.ts"
+import * as Endpoints from "./webhooks/Endpoints.ts"
+import * as Faults from "./simulate/Faults.ts"
+import * as Idempotency from "./kernel/Idempotency.ts"
+import * as Ledger from "./money/Ledger.ts"
+import * as Operator from "./tenancy/Operator.ts"
+import * as Orders from "./money/Orders.ts"
+import * as Outbox from "./kernel/Outbox.ts"
+import * as Pricing from "./money/Pricing.ts"
+import * as Quotes from "./money/Quotes.ts"
+import * as Recipients from "./money/Recipients.ts"
+import * as Rfis from "./money/Rfis.ts"
+import * as Roster from "./signing/Roster.ts"
+import * as SnapshotTables from "./SnapshotTables.ts"
+import * as Store from "./kernel/Store.ts"
+import * as Tenancy from "./tenancy/Tenancy.ts"
+import * as Timers from "./kernel/Timers.ts"
+import * as Transactions from "./money/Transactions.ts"
+import * as TransferSigning from "./signing/TransferSigning.ts"
+import * as VirtualAccounts from "./money/VirtualAccounts.ts"
+import * as Wallets from "./money/Wallets.ts"
 
 /** How many parent rows one step of a walk reads. */
 const walkPage = 100
@@ -53,15 +53,15 @@ const walkPage = 100
  * ledger audit reads a sandbox with it too).
  */
 export const walk = <Row, E = never>(
-  store: StoreService,
-  table: Table<Row>,
+  store: Store.StoreService,
+  table: Store.Table<Row>,
   order: string,
   partition: string,
   each: (row: Row) => Effect.Effect<unknown, E>
 ): Effect.Effect<number, E> =>
   Effect.gen(function*() {
     const sortOf = table.orders[order]!.sort
-    let from: Position | undefined = undefined
+    let from: Store.Position | undefined = undefined
     let seen = 0
     while (true) {
       const rows: ReadonlyArray<Row> = yield* store.page(table, { order, partition, descending: false, backward: false, from, limit: walkPage })
@@ -91,15 +91,15 @@ export type ChildRows = { readonly order: string; readonly partition: string } |
  */
 export type SandboxTable =
   | {
-    readonly table: Table<any>
+    readonly table: Store.Table<any>
     readonly order: string
     readonly counted?: keyof Removed
     readonly keptByReset?: true
     readonly saved?: (row: any) => boolean
   }
   | {
-    readonly table: Table<any>
-    readonly parent: Table<any>
+    readonly table: Store.Table<any>
+    readonly parent: Store.Table<any>
     readonly parentOrder: string
     readonly children: (scope: string, parent: any) => ChildRows
     readonly counted?: keyof Removed
@@ -114,65 +114,65 @@ export type SandboxTable =
  */
 export const sandboxTables: ReadonlyArray<SandboxTable> = [
   {
-    table: VirtualAccounts,
-    parent: Customers,
+    table: VirtualAccounts.VirtualAccounts,
+    parent: Customers.Customers,
     parentOrder: "createdAt",
     children: (scope, c) => ({ order: "byCustomer", partition: `${scope}/${c.id}` }),
     counted: "virtualAccounts"
   },
   {
-    table: Wallets,
-    parent: Customers,
+    table: Wallets.Wallets,
+    parent: Customers.Customers,
     parentOrder: "createdAt",
     children: (scope, c) => ({ order: "byCustomer", partition: `${scope}/${c.id}` }),
     counted: "wallets"
   },
   {
     // A deposit-funded order's funding address is a wallet listed under no customer: found through its order.
-    table: Wallets,
-    parent: Orders,
-    parentOrder: ordersOfScope,
+    table: Wallets.Wallets,
+    parent: Orders.Orders,
+    parentOrder: Orders.ofScope,
     children: (_scope, o) => (o.fundingAddress === undefined ? undefined : { key: o.source.id }),
     counted: "wallets"
   },
-  { table: WebhookAttempts, parent: WebhookDeliveries, parentOrder: "byScope", children: (_scope, d) => ({ order: "byDelivery", partition: d.id }) },
-  { table: DocumentContents, parent: Documents, parentOrder: "byScope", children: (_scope, d) => ({ key: d.id }) },
-  { table: Customers, order: "createdAt", counted: "customers" },
-  { table: ReservedCustomers, order: "byScope" },
-  { table: Applications, order: "createdAt", counted: "applications" },
-  { table: Documents, order: "byScope", counted: "documents" },
-  { table: WebhookDeliveries, order: "byScope", counted: "webhookDeliveries" },
-  { table: WebhookEndpoints, order: "byScope", counted: "webhookEndpoints" },
-  { table: OutboxEvents, order: "byScope", counted: "events" },
-  { table: Timers, order: "byScope", counted: "timers" },
+  { table: Deliveries.WebhookAttempts, parent: Deliveries.WebhookDeliveries, parentOrder: "byScope", children: (_scope, d) => ({ order: "byDelivery", partition: d.id }) },
+  { table: Documents.DocumentContents, parent: Documents.Documents, parentOrder: "byScope", children: (_scope, d) => ({ key: d.id }) },
+  { table: Customers.Customers, order: "createdAt", counted: "customers" },
+  { table: Customers.ReservedCustomers, order: "byScope" },
+  { table: Applications.Applications, order: "createdAt", counted: "applications" },
+  { table: Documents.Documents, order: "byScope", counted: "documents" },
+  { table: Deliveries.WebhookDeliveries, order: "byScope", counted: "webhookDeliveries" },
+  { table: Endpoints.WebhookEndpoints, order: "byScope", counted: "webhookEndpoints" },
+  { table: Outbox.OutboxEvents, order: "byScope", counted: "events" },
+  { table: Timers.Timers, order: "byScope", counted: "timers" },
   {
-    table: IdempotencyRecords,
+    table: Idempotency.IdempotencyRecords,
     order: "byScope",
     counted: "idempotencyRecords",
     // A claim is a request still running, whose work has not committed (the snapshot's own request among them):
     // restored, it would hold its key for a request that never ends, against other processes until its lease ran
     // out (on the virtual clock, until an advance).
-    saved: (r: IdempotencyRecord) => r.state !== "in_progress"
+    saved: (r: Idempotency.IdempotencyRecord) => r.state !== "in_progress"
   },
-  { table: Transactions, order: transactionsOfScope, counted: "transactions" },
-  { table: LedgerTransfers, order: "byScope", counted: "ledgerTransfers" },
-  { table: LedgerAccounts, order: "byScope" },
-  { table: Claims, order: "byScope", counted: "claims" },
-  { table: WalletSigners, order: "byScope", counted: "walletSigners" },
-  { table: WalletCeremonies, order: "byScope", counted: "walletCeremonies" },
-  { table: TransferSignings, order: "byScope" },
-  { table: SigningSeats, order: "byScope" },
-  { table: SigningRequests, order: "byScope", counted: "signingRequests" },
-  { table: Orders, order: ordersOfScope, counted: "orders" },
-  { table: QuoteOptions, order: "byScope", counted: "quoteOptions" },
-  { table: MarketRates, order: "byScope" },
-  { table: Recipients, order: "byScope", counted: "recipients" },
-  { table: Rfis, order: "byScope", counted: "rfis" },
+  { table: Transactions.Transactions, order: Transactions.ofScope, counted: "transactions" },
+  { table: Ledger.LedgerTransfers, order: "byScope", counted: "ledgerTransfers" },
+  { table: Ledger.LedgerAccounts, order: "byScope" },
+  { table: Roster.Claims, order: "byScope", counted: "claims" },
+  { table: Roster.WalletSigners, order: "byScope", counted: "walletSigners" },
+  { table: Roster.WalletCeremonies, order: "byScope", counted: "walletCeremonies" },
+  { table: TransferSigning.TransferSignings, order: "byScope" },
+  { table: TransferSigning.SigningSeats, order: "byScope" },
+  { table: TransferSigning.SigningRequests, order: "byScope", counted: "signingRequests" },
+  { table: Orders.Orders, order: Orders.ofScope, counted: "orders" },
+  { table: Quotes.QuoteOptions, order: "byScope", counted: "quoteOptions" },
+  { table: Pricing.MarketRates, order: "byScope" },
+  { table: Recipients.Recipients, order: "byScope", counted: "recipients" },
+  { table: Rfis.Rfis, order: "byScope", counted: "rfis" },
   // The organization's request-fault mark is cleared by the next look-up that finds none (simulate/Faults.ts).
-  { table: SimulatedFaults, order: "byScope" },
+  { table: Faults.SimulatedFaults, order: "byScope" },
   // The sandbox's clock (kernel/Clocks.ts): a reset empties the sandbox at the time it is at, since a clock never
   // goes back by itself (docs/clock.md); a restore puts the snapshot's time back, with the timers it held.
-  { table: Clocks, order: "byScope", keptByReset: true }
+  { table: Clocks.Clocks, order: "byScope", keptByReset: true }
 ]
 
 /**
@@ -181,7 +181,7 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
  * then restores), and what belongs to no organization: the operator token (the engine's signer-session key is not
  * exported). A sandbox's clock is kept by a reset too, but saved and restored by a snapshot (`sandboxTables`).
  */
-export const keptTables: ReadonlyArray<Table<any>> = [Organizations, Users, ApiKeys, OperatorTokens, Snapshots, SnapshotRows]
+export const keptTables: ReadonlyArray<Store.Table<any>> = [Tenancy.Organizations, Tenancy.Users, Tenancy.ApiKeys, Operator.OperatorTokens, SnapshotTables.Snapshots, SnapshotTables.SnapshotRows]
 
 const noneRemoved: Removed = {
   customers: 0,
@@ -210,7 +210,7 @@ const noneRemoved: Removed = {
  * Removes the sandbox rows of `scope` in the caller's store transaction: every table of `sandboxTables`, or, with
  * `keptByReset`, those a reset keeps too (a restore). Answers how many rows of each counted kind went.
  */
-export const clearSandbox = (store: StoreService, scope: string, options: { readonly keptByReset: boolean }): Effect.Effect<Removed> =>
+export const clearSandbox = (store: Store.StoreService, scope: string, options: { readonly keptByReset: boolean }): Effect.Effect<Removed> =>
   Effect.gen(function*() {
     const removed: { -readonly [K in keyof Removed]: number } = { ...noneRemoved }
     for (const step of sandboxTables) {
@@ -232,9 +232,9 @@ export const clearSandbox = (store: StoreService, scope: string, options: { read
   })
 
 /** Empties one organization's sandbox; answers how many rows of each kind went. */
-export const resetSandbox = (organizationId: OrganizationId): Effect.Effect<SandboxReset, never, Store> =>
-  Effect.flatMap(Store, (store) =>
-    store.transaction(Effect.map(clearSandbox(store, scopeOf(organizationId, "sandbox"), { keptByReset: false }), (removed) => ({
+export const resetSandbox = (organizationId: OrganizationId): Effect.Effect<SandboxReset, never, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
+    store.transaction(Effect.map(clearSandbox(store, Tenancy.scopeOf(organizationId, "sandbox"), { keptByReset: false }), (removed) => ({
       organizationId,
       environment: "sandbox" as const,
       removed

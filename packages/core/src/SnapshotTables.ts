@@ -3,7 +3,7 @@
  * (Reset.ts, `keptTables`) names them and Snapshots.ts reads that registry.
  */
 import type { SandboxCounts, SnapshotId } from "@fos/contract"
-import { table } from "./kernel/Store.ts"
+import * as Store from "./kernel/Store.ts"
 
 export interface StoredSnapshot {
   readonly id: SnapshotId
@@ -15,7 +15,7 @@ export interface StoredSnapshot {
   readonly contents: SandboxCounts
 }
 
-export const Snapshots = table<StoredSnapshot>({
+export const Snapshots = Store.table<StoredSnapshot>({
   name: "snapshots",
   key: (s) => s.id,
   orders: { byOrganization: { partition: (s) => s.organizationId, sort: (s) => s.sequence } }
@@ -32,7 +32,7 @@ export interface SnapshotRow {
   readonly row: unknown
 }
 
-export const SnapshotRows = table<SnapshotRow>({
+export const SnapshotRows = Store.table<SnapshotRow>({
   name: "snapshot_rows",
   key: (r) => r.id,
   orders: { bySnapshot: { partition: (r) => r.snapshotId, sort: (r) => r.n, counted: false } }

@@ -22,13 +22,13 @@
 import type { ListMeta, OrganizationId, SandboxCounts, Snapshot } from "@fos/contract"
 import { toIso } from "@fos/contract"
 import { Clock, Effect } from "effect"
-import { newId } from "./kernel/IdGenerator.ts"
-import { type ListQuery, listPage } from "./kernel/Paging.ts"
-import { apiError, type ApiError } from "./kernel/Problem.ts"
-import { type Position, Store, type StoreService, type Table } from "./kernel/Store.ts"
-import { clearSandbox, sandboxTables, walk } from "./Reset.ts"
-import { type SnapshotRow, SnapshotRows, Snapshots, type StoredSnapshot } from "./SnapshotTables.ts"
-import { Organizations, scopeOf } from "./tenancy/Tenancy.ts"
+import * as IdGenerator from "./kernel/IdGenerator.ts"
+import * as Paging from "./kernel/Paging.ts"
+import * as Problem from "./kernel/Problem.ts"
+import * as Reset from "./Reset.ts"
+import * as SnapshotTables from "./SnapshotTables.ts"
+import * as Store from "./kernel/Store.ts"
+import * as Tenancy from "./tenancy/Tenancy.ts"
 
 /** The most snapshots one organization keeps; past it, a new one is refused until one is deleted. */
 export const maxSnapshotsPerOrganization = 20
@@ -69,9 +69,9 @@ const noContents: SandboxCounts = {
 }
 
 /** The tables a snapshot's rows go back to, by name. */
-const tablesByName: ReadonlyMap<string, Table<any>> = new Map(sandboxTables.map((step) => [step.table.name, step.table]))
+const tablesByName: ReadonlyMap<string, Store.Table<any>> = new Map(Reset.sandboxTables.map((step) => [step.table.name, step.table]))
 
-export const snapshotToWire = (s: StoredSnapshot): Snapshot => ({
+export const toWire = (s: SnapshotTables.StoredSnapshot): Snapshot => ({
   id: s.id,
   organizationId: s.organizationId,
   environment: "sandbox",
@@ -82,15 +82,15 @@ export const snapshotToWire = (s: StoredSnapshot): Snapshot => ({
 
 /** Calls `each` on every row of one partition of an order, a page at a time. */
 const eachInPartition = <Row>(
-  store: StoreService,
-  t: Table<Row>,
+  store: Store.StoreService,
+  t: Store.Table<Row>,
   order: string,
   partition: string,
-  each: (row: Row) => Effect.Effect<void, ApiError>
-): Effect.Effect<void, ApiError> =>
+  each: (row: Row) => Effect.Effect<void, Problem.ApiError>
+): Effect.Effect<void, Problem.ApiError> =>
   Effect.gen(function*() {
     const sortOf = t.orders[order]!.sort
-    let from: Position | undefined = undefined
+    let from: Store.Position | undefined = undefined
     while (true) {
       const rows: ReadonlyArray<Row> = yield* store.page(t, { order, partition, descending: false, backward: false, from, limit: readPage })
       for (const row of rows) yield* each(row)
@@ -101,48 +101,48 @@ const eachInPartition = <Row>(
   })
 
 /** The organization's row, locked: snapshots, restores and deletes of one organization take turns. */
-const lockOrganization = (store: StoreService, organizationId: string) =>
-  Effect.flatMap(store.getForUpdate(Organizations, organizationId), (o) =>
-    o === undefined ? Effect.fail(apiError("NOT_FOUND", `No organization ${organizationId}.`)) : Effect.succeed(o))
+const lockOrganization = (store: Store.StoreService, organizationId: string) =>
+  Effect.flatMap(store.getForUpdate(Tenancy.Organizations, organizationId), (o) =>
+    o === undefined ? Effect.fail(Problem.apiError("NOT_FOUND", `No organization ${organizationId}.`)) : Effect.succeed(o))
 
 /** A snapshot of this organization, or 404: another organization's snapshot is not found, as an unknown id. */
-const findSnapshot = (store: StoreService, organizationId: string, id: string) =>
-  Effect.flatMap(store.get(Snapshots, id), (s) =>
+const findSnapshot = (store: Store.StoreService, organizationId: string, id: string) =>
+  Effect.flatMap(store.get(SnapshotTables.Snapshots, id), (s) =>
     s === undefined || s.organizationId !== organizationId
-      ? Effect.fail(apiError("NOT_FOUND", `No snapshot ${id} in this organization's sandbox.`))
+      ? Effect.fail(Problem.apiError("NOT_FOUND", `No snapshot ${id} in this organization's sandbox.`))
       : Effect.succeed(s))
 
 /** Saves the organization's whole sandbox; answers the snapshot. */
-export const takeSnapshot = (organizationId: OrganizationId | string): Effect.Effect<Snapshot, ApiError, Store> =>
-  Effect.flatMap(Store, (store) =>
+export const take = (organizationId: OrganizationId | string): Effect.Effect<Snapshot, Problem.ApiError, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {
       yield* lockOrganization(store, organizationId)
-      const held = yield* store.count(Snapshots, "byOrganization", organizationId)
+      const held = yield* store.count(SnapshotTables.Snapshots, "byOrganization", organizationId)
       if (held >= maxSnapshotsPerOrganization) {
-        return yield* apiError("CONFLICT", `This organization holds ${held} snapshots, the most it may keep.`, {
+        return yield* Problem.apiError("CONFLICT", `This organization holds ${held} snapshots, the most it may keep.`, {
           resolution: "Delete a snapshot (DELETE /v2/simulate/snapshots/{id}) before taking another."
         })
       }
-      const id = yield* newId("snp")
-      const scope = scopeOf(organizationId, "sandbox")
+      const id = yield* IdGenerator.newId("snp")
+      const scope = Tenancy.scopeOf(organizationId, "sandbox")
       const contents: { -readonly [K in keyof SandboxCounts]: number } = { ...noContents }
       // A row reached twice (through two parents) is saved once.
       const saved = new Set<string>()
-      let pending: Array<SnapshotRow> = []
+      let pending: Array<SnapshotTables.SnapshotRow> = []
       let n = 0
       const flush = Effect.suspend(() => {
         const rows = pending
         pending = []
-        return Effect.orDie(store.insertMany(SnapshotRows, rows))
+        return Effect.orDie(store.insertMany(SnapshotTables.SnapshotRows, rows))
       })
-      const save = (t: Table<any>, counted: keyof SandboxCounts | undefined, kept: ((row: any) => boolean) | undefined) => (row: unknown): Effect.Effect<void, ApiError> =>
+      const save = (t: Store.Table<any>, counted: keyof SandboxCounts | undefined, kept: ((row: any) => boolean) | undefined) => (row: unknown): Effect.Effect<void, Problem.ApiError> =>
         Effect.suspend(() => {
           if (kept !== undefined && !kept(row)) return Effect.void
           const identity = `${t.name}\u0000${t.key(row)}`
           if (saved.has(identity)) return Effect.void
           saved.add(identity)
           if (n >= maxSnapshotRows) {
-            return Effect.fail(apiError("UNPROCESSABLE_ENTITY", `The sandbox holds more than ${maxSnapshotRows} rows, the most a snapshot takes.`, {
+            return Effect.fail(Problem.apiError("UNPROCESSABLE_ENTITY", `The sandbox holds more than ${maxSnapshotRows} rows, the most a snapshot takes.`, {
               resolution: "Snapshot a smaller sandbox: reset it, or build the world the tests need in a fresh organization."
             }))
           }
@@ -151,13 +151,13 @@ export const takeSnapshot = (organizationId: OrganizationId | string): Effect.Ef
           n++
           return pending.length >= writeBatch ? flush : Effect.void
         })
-      for (const step of sandboxTables) {
+      for (const step of Reset.sandboxTables) {
         const each = save(step.table, step.counted, step.saved)
         if ("order" in step) {
           yield* eachInPartition(store, step.table, step.order, scope, each)
           continue
         }
-        yield* walk(store, step.parent, step.parentOrder, scope, (parent) => {
+        yield* Reset.walk(store, step.parent, step.parentOrder, scope, (parent) => {
           const children = step.children(scope, parent)
           if (children === undefined) return Effect.void
           return "key" in children
@@ -166,7 +166,7 @@ export const takeSnapshot = (organizationId: OrganizationId | string): Effect.Ef
         })
       }
       if (pending.length > 0) yield* flush
-      const snapshot: StoredSnapshot = {
+      const snapshot: SnapshotTables.StoredSnapshot = {
         id,
         organizationId,
         sequence: yield* store.nextSequence,
@@ -174,36 +174,36 @@ export const takeSnapshot = (organizationId: OrganizationId | string): Effect.Ef
         rows: n,
         contents
       }
-      yield* Effect.orDie(store.insert(Snapshots, snapshot))
-      return snapshotToWire(snapshot)
+      yield* Effect.orDie(store.insert(SnapshotTables.Snapshots, snapshot))
+      return toWire(snapshot)
     })))
 
 /**
  * Puts the organization's sandbox back as the snapshot saved it, in one transaction: every sandbox row removed (a
  * reset's, and the tables a reset keeps), then the saved rows written. The snapshot stays, to be restored again.
  */
-export const restoreSnapshot = (organizationId: OrganizationId | string, id: string): Effect.Effect<Snapshot, ApiError, Store> =>
-  Effect.flatMap(Store, (store) =>
+export const restore = (organizationId: OrganizationId | string, id: string): Effect.Effect<Snapshot, Problem.ApiError, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {
       yield* lockOrganization(store, organizationId)
       const snapshot = yield* findSnapshot(store, organizationId, id)
-      yield* clearSandbox(store, scopeOf(organizationId, "sandbox"), { keptByReset: true })
+      yield* Reset.clearSandbox(store, Tenancy.scopeOf(organizationId, "sandbox"), { keptByReset: true })
       // Consecutive rows of one table go back in one write.
       let batch: Array<unknown> = []
-      let batchTable: Table<any> | undefined
+      let batchTable: Store.Table<any> | undefined
       const flush = Effect.suspend(() => {
         const t = batchTable
         const rows = batch
         batch = []
         if (t === undefined || rows.length === 0) return Effect.void
         return Effect.catchTag(store.insertMany(t, rows), "UniqueViolation", (v) =>
-          Effect.fail(apiError("CONFLICT", `The snapshot cannot be restored: its ${v.table} row ${v.key} is taken by another row (${v.unique}).`)))
+          Effect.fail(Problem.apiError("CONFLICT", `The snapshot cannot be restored: its ${v.table} row ${v.key} is taken by another row (${v.unique}).`)))
       })
-      yield* eachInPartition(store, SnapshotRows, "bySnapshot", snapshot.id, (saved) =>
+      yield* eachInPartition(store, SnapshotTables.SnapshotRows, "bySnapshot", snapshot.id, (saved) =>
         Effect.gen(function*() {
           const t = tablesByName.get(saved.tbl)
           if (t === undefined) {
-            return yield* apiError("CONFLICT", `The snapshot holds rows of ${saved.tbl}, which this version of fos does not keep.`)
+            return yield* Problem.apiError("CONFLICT", `The snapshot holds rows of ${saved.tbl}, which this version of fos does not keep.`)
           }
           if (t !== batchTable || batch.length >= writeBatch) {
             yield* flush
@@ -212,35 +212,35 @@ export const restoreSnapshot = (organizationId: OrganizationId | string, id: str
           batch.push(saved.row)
         }))
       yield* flush
-      return snapshotToWire(snapshot)
+      return toWire(snapshot)
     })))
 
 /** The organization's snapshots, newest first by default. */
-export const listSnapshots = (organizationId: string, query: ListQuery): Effect.Effect<{ readonly data: ReadonlyArray<Snapshot>; readonly meta: ListMeta }, ApiError, Store> =>
-  listPage(Snapshots, { order: "byOrganization", partition: organizationId, query, toWire: snapshotToWire })
+export const list = (organizationId: string, query: Paging.ListQuery): Effect.Effect<{ readonly data: ReadonlyArray<Snapshot>; readonly meta: ListMeta }, Problem.ApiError, Store.Store> =>
+  Paging.listPage(SnapshotTables.Snapshots, { order: "byOrganization", partition: organizationId, query, toWire: toWire })
 
 /** Every snapshot of the organization, oldest first (at most `maxSnapshotsPerOrganization`): operators, embedding. */
-export const allSnapshots = (organizationId: string): Effect.Effect<ReadonlyArray<Snapshot>, never, Store> =>
-  Effect.flatMap(Store, (store) =>
-    store.page(Snapshots, { order: "byOrganization", partition: organizationId, descending: false, backward: false, from: undefined, limit: maxSnapshotsPerOrganization })).pipe(
-      Effect.map((rows) => rows.map(snapshotToWire))
+export const all = (organizationId: string): Effect.Effect<ReadonlyArray<Snapshot>, never, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
+    store.page(SnapshotTables.Snapshots, { order: "byOrganization", partition: organizationId, descending: false, backward: false, from: undefined, limit: maxSnapshotsPerOrganization })).pipe(
+      Effect.map((rows) => rows.map(toWire))
     )
 
-export const getSnapshot = (organizationId: string, id: string): Effect.Effect<Snapshot, ApiError, Store> =>
-  Effect.flatMap(Store, (store) => Effect.map(findSnapshot(store, organizationId, id), snapshotToWire))
+export const get = (organizationId: string, id: string): Effect.Effect<Snapshot, Problem.ApiError, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) => Effect.map(findSnapshot(store, organizationId, id), toWire))
 
 /** The organization a snapshot belongs to, for callers that name only the snapshot (operators, embedding). */
-export const snapshotOwner = (id: string): Effect.Effect<string, ApiError, Store> =>
-  Effect.flatMap(Store, (store) =>
-    Effect.flatMap(store.get(Snapshots, id), (s) =>
-      s === undefined ? Effect.fail(apiError("NOT_FOUND", `No snapshot ${id}.`)) : Effect.succeed(s.organizationId)))
+export const owner = (id: string): Effect.Effect<string, Problem.ApiError, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
+    Effect.flatMap(store.get(SnapshotTables.Snapshots, id), (s) =>
+      s === undefined ? Effect.fail(Problem.apiError("NOT_FOUND", `No snapshot ${id}.`)) : Effect.succeed(s.organizationId)))
 
 /** Deletes a snapshot and its rows. */
-export const deleteSnapshot = (organizationId: string, id: string): Effect.Effect<void, ApiError, Store> =>
-  Effect.flatMap(Store, (store) =>
+export const deleteSnapshot = (organizationId: string, id: string): Effect.Effect<void, Problem.ApiError, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {
       yield* lockOrganization(store, organizationId)
       yield* findSnapshot(store, organizationId, id)
-      yield* store.removePartition(SnapshotRows, "bySnapshot", id)
-      yield* store.remove(Snapshots, id)
+      yield* store.removePartition(SnapshotTables.SnapshotRows, "bySnapshot", id)
+      yield* store.remove(SnapshotTables.Snapshots, id)
     })))

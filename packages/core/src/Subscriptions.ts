@@ -17,16 +17,16 @@
  * dies rather than skip what should have run (kernel/Topics.ts).
  */
 import { Layer } from "effect"
-import type { Subscriber, Topic } from "./kernel/Topics.ts"
+import * as Roster from "./signing/Roster.ts"
+import type * as Topics from "./kernel/Topics.ts"
+import * as Transactions from "./money/Transactions.ts"
+import * as TransferSigning from "./signing/TransferSigning.ts"
 import { onTransactionEnded } from "./money/FundedOrders.ts"
-import { type SignatureRequest, SignaturesRequested, type StoredTransaction, TransactionEnded } from "./money/Transactions.ts"
-import { SignerLeftPool, type StoredSigner } from "./signing/Roster.ts"
-import { onSignerLeftPool, onTransferEnded, startSigning } from "./signing/TransferSigning.ts"
 
-const subscribe = <A>(t: Topic<A>, subscribers: ReadonlyArray<Subscriber<A>>) => Layer.succeed(t, subscribers)
+const subscribe = <A>(t: Topics.Topic<A>, subscribers: ReadonlyArray<Topics.Subscriber<A>>) => Layer.succeed(t, subscribers)
 
-export const layerSubscriptions = Layer.mergeAll(
-  subscribe<StoredTransaction>(TransactionEnded, [onTransactionEnded, onTransferEnded]),
-  subscribe<SignatureRequest>(SignaturesRequested, [startSigning]),
-  subscribe<StoredSigner>(SignerLeftPool, [onSignerLeftPool])
+export const layer = Layer.mergeAll(
+  subscribe<Transactions.StoredTransaction>(Transactions.TransactionEnded, [onTransactionEnded, TransferSigning.onTransferEnded]),
+  subscribe<Transactions.SignatureRequest>(Transactions.SignaturesRequested, [TransferSigning.startSigning]),
+  subscribe<Roster.StoredSigner>(Roster.SignerLeftPool, [TransferSigning.onSignerLeftPool])
 )

@@ -6,8 +6,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
 import * as fc from "fast-check"
 import { type Chain, Chains } from "@fos/contract"
-import { checkAddress, depositAddress, EvmChains, MaxAddressLength, validAddress } from "../src/money/Addresses.ts"
-import { ApiError } from "../src/kernel/Problem.ts"
+import * as Addresses from "../src/money/Addresses.ts"
+import * as Problem from "../src/kernel/Problem.ts"
 
 const base58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 const bech32Alphabet = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
@@ -15,15 +15,15 @@ const base32Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
 /** A checked address's outcome in one comparable shape. */
 const outcome = (chain: Chain, address: string) => {
-  const result = checkAddress(chain, address)
+  const result = Addresses.checkAddress(chain, address)
   return result.ok ? "ok" : result.code
 }
 
 const expectValid = (chain: Chain, address: string, normalized = address) =>
-  expect(checkAddress(chain, address), `${chain} ${address}`).toEqual({ ok: true, normalized })
+  expect(Addresses.checkAddress(chain, address), `${chain} ${address}`).toEqual({ ok: true, normalized })
 
 const expectRejected = (chain: Chain, address: string, code: "INVALID_ADDRESS_FORMAT" | "VALIDATION_ERROR") => {
-  const result = checkAddress(chain, address)
+  const result = Addresses.checkAddress(chain, address)
   expect(result.ok ? "ok" : result.code, `${chain} ${JSON.stringify(address)}`).toBe(code)
   // The project's rule for error details: name what is wrong, never echo the rejected value.
   if (!result.ok && address.length >= 8) expect(result.detail).not.toContain(address)
@@ -53,7 +53,7 @@ describe("EVM addresses", () => {
   ]
 
   it("accepts EIP-55's vectors on every EVM chain, normalized to their checksummed form", () => {
-    for (const chain of EvmChains) for (const address of eip55) expectValid(chain, address)
+    for (const chain of Addresses.EvmChains) for (const address of eip55) expectValid(chain, address)
   })
 
   it("accepts an all-lowercase address and normalizes it to EIP-55", () => {
@@ -259,7 +259,7 @@ describe("Stellar addresses", () => {
         "PA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUAAAAAQACAQDAQCQMBYIBEFAWDANBYHRAEISCMKBKFQXDAMRUGY4DUPB6IBZGM"
       ]
     ) expectRejected("stellar", other, "VALIDATION_ERROR")
-    const muxed = checkAddress("stellar", "MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUAAAAAAAAAAAACJUQ")
+    const muxed = Addresses.checkAddress("stellar", "MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUAAAAAAAAAAAACJUQ")
     expect(!muxed.ok && muxed.detail).toMatch(/muxed/)
   })
 
@@ -272,7 +272,7 @@ describe("Stellar addresses", () => {
 
 describe("every chain", () => {
   it("refuses input longer than MaxAddressLength before decoding it", () => {
-    for (const chain of Chains) expectRejected(chain, "1".repeat(MaxAddressLength + 1), "VALIDATION_ERROR")
+    for (const chain of Chains) expectRejected(chain, "1".repeat(Addresses.MaxAddressLength + 1), "VALIDATION_ERROR")
   })
 
   it("refuses another chain's published address where the formats differ", () => {
@@ -302,9 +302,9 @@ describe("deposit addresses", () => {
     fc.assert(
       fc.property(seedArb, (seed) => {
         for (const chain of Chains) {
-          const address = depositAddress(chain, seed)
+          const address = Addresses.depositAddress(chain, seed)
           expect(address).toMatch(shapes[chain])
-          expect(checkAddress(chain, address)).toEqual({ ok: true, normalized: address })
+          expect(Addresses.checkAddress(chain, address)).toEqual({ ok: true, normalized: address })
         }
       }),
       { numRuns: 200 }
@@ -316,17 +316,17 @@ describe("deposit addresses", () => {
       fc.property(seedArb, seedArb, (a, b) => {
         fc.pre(a !== b)
         for (const chain of Chains) {
-          expect(depositAddress(chain, a)).toBe(depositAddress(chain, a))
-          expect(depositAddress(chain, a)).not.toBe(depositAddress(chain, b))
+          expect(Addresses.depositAddress(chain, a)).toBe(Addresses.depositAddress(chain, a))
+          expect(Addresses.depositAddress(chain, a)).not.toBe(Addresses.depositAddress(chain, b))
         }
-        expect(new Set(Chains.map((chain) => depositAddress(chain, a))).size).toBe(Chains.length)
+        expect(new Set(Chains.map((chain) => Addresses.depositAddress(chain, a))).size).toBe(Chains.length)
       })
     )
   })
 
   it("are stable across releases (a stored wallet keeps its address)", () => {
     // Pinned outputs: a change here moves every existing wallet's deposit address.
-    const pinned = Object.fromEntries(Chains.map((chain) => [chain, depositAddress(chain, "wal_pinned")]))
+    const pinned = Object.fromEntries(Chains.map((chain) => [chain, Addresses.depositAddress(chain, "wal_pinned")]))
     expect(pinned).toMatchInlineSnapshot(`
       {
         "arbitrum": "0x073DFDa3963Cf9d1C9c7bD5BC27b4ef503407806",
@@ -346,8 +346,8 @@ describe("deposit addresses", () => {
 
   it("EVM: every single-letter case flip fails with INVALID_ADDRESS_FORMAT unless the result is all-lowercase", () => {
     fc.assert(
-      fc.property(seedArb, fc.constantFrom(...EvmChains), fc.nat(39), (seed, chain, index) => {
-        const address = depositAddress(chain, seed)
+      fc.property(seedArb, fc.constantFrom(...Addresses.EvmChains), fc.nat(39), (seed, chain, index) => {
+        const address = Addresses.depositAddress(chain, seed)
         const i = 2 + index
         const c = address[i]!
         fc.pre(/[a-fA-F]/.test(c))
@@ -361,8 +361,8 @@ describe("deposit addresses", () => {
 
   it("EVM: a non-hex character anywhere after 0x is VALIDATION_ERROR", () => {
     fc.assert(
-      fc.property(seedArb, fc.constantFrom(...EvmChains), fc.nat(39), fc.constantFrom(..."ghxzGXZ_- "), (seed, chain, index, c) => {
-        const address = depositAddress(chain, seed)
+      fc.property(seedArb, fc.constantFrom(...Addresses.EvmChains), fc.nat(39), fc.constantFrom(..."ghxzGXZ_- "), (seed, chain, index, c) => {
+        const address = Addresses.depositAddress(chain, seed)
         const mutated = address.slice(0, 2 + index) + c + address.slice(3 + index)
         expect(outcome(chain, mutated)).toBe("VALIDATION_ERROR")
       })
@@ -373,7 +373,7 @@ describe("deposit addresses", () => {
     const alphabets: ReadonlyArray<[Chain, string]> = [["tron", base58Alphabet], ["bitcoin", bech32Alphabet], ["stellar", base32Alphabet]]
     fc.assert(
       fc.property(seedArb, fc.constantFrom(...alphabets), fc.nat(), fc.nat(), (seed, [chain, alphabet], at, pick) => {
-        const address = depositAddress(chain, seed)
+        const address = Addresses.depositAddress(chain, seed)
         const i = at % address.length
         const c = alphabet[pick % alphabet.length]!
         fc.pre(c !== address[i])
@@ -388,7 +388,7 @@ describe("deposit addresses", () => {
     // since 58^2 is more than a byte's worth.
     fc.assert(
       fc.property(seedArb, fc.nat(), (seed, at) => {
-        const address = depositAddress("solana", seed)
+        const address = Addresses.depositAddress("solana", seed)
         expect(outcome("solana", address.slice(0, -2))).toBe("VALIDATION_ERROR")
         expect(outcome("solana", address + "zz")).toBe("VALIDATION_ERROR")
         const i = at % address.length
@@ -401,23 +401,23 @@ describe("deposit addresses", () => {
 describe("validAddress", () => {
   it.effect("succeeds with the normalized address", () =>
     Effect.gen(function*() {
-      const address = yield* validAddress("ethereum", "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed", "/destination/address")
+      const address = yield* Addresses.validAddress("ethereum", "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed", "/destination/address")
       expect(address).toBe("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed")
     }))
 
   it.effect("fails with the catalog code, naming the pointer (errors[] on VALIDATION_ERROR only, as the spec allows), echoing nothing", () =>
     Effect.gen(function*() {
       const bad = "0x5AAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
-      const exit = yield* Effect.exit(validAddress("ethereum", bad, "/recipient/address"))
+      const exit = yield* Effect.exit(Addresses.validAddress("ethereum", bad, "/recipient/address"))
       expect(Exit.isFailure(exit)).toBe(true)
-      const error = yield* Effect.flip(validAddress("ethereum", bad, "/recipient/address"))
-      expect(error).toBeInstanceOf(ApiError)
+      const error = yield* Effect.flip(Addresses.validAddress("ethereum", bad, "/recipient/address"))
+      expect(error).toBeInstanceOf(Problem.ApiError)
       expect(error.code).toBe("INVALID_ADDRESS_FORMAT")
       expect(error.errors).toBeUndefined()
       expect(error.detail).toContain("/recipient/address")
       expect(JSON.stringify(error)).not.toContain(bad.slice(2))
 
-      const malformed = yield* Effect.flip(validAddress("solana", "not-an-address-at-all", "/address"))
+      const malformed = yield* Effect.flip(Addresses.validAddress("solana", "not-an-address-at-all", "/address"))
       expect(malformed.code).toBe("VALIDATION_ERROR")
       expect(malformed.errors).toEqual([{ pointer: "/address", detail: expect.any(String) }])
       expect(JSON.stringify(malformed)).not.toContain("not-an-address-at-all")

@@ -1,6 +1,6 @@
 import type { ApplicationStatus } from "@fos/contract"
 import { describe, expect, it } from "vitest"
-import { initialStatus, type Move, type Outcome, transition } from "../src/onboarding/ApplicationMachine.ts"
+import * as ApplicationMachine from "../src/onboarding/ApplicationMachine.ts"
 
 /** The states the table decides on: every status, and an open application with a cancel in progress. */
 const states: ReadonlyArray<{ readonly name: string; readonly status: ApplicationStatus; readonly cancelling: boolean }> = [
@@ -12,7 +12,7 @@ const states: ReadonlyArray<{ readonly name: string; readonly status: Applicatio
   { name: "cancelled", status: "cancelled", cancelling: false }
 ]
 
-const moves: ReadonlyArray<{ readonly name: string; readonly move: Move }> = [
+const moves: ReadonlyArray<{ readonly name: string; readonly move: ApplicationMachine.Move }> = [
   { name: "Submit", move: { _tag: "Submit" } },
   { name: "Decide approved", move: { _tag: "Decide", outcome: "approved", bySimulate: false } },
   { name: "Decide rejected", move: { _tag: "Decide", outcome: "rejected", bySimulate: false } },
@@ -26,7 +26,7 @@ const moves: ReadonlyArray<{ readonly name: string; readonly move: Move }> = [
 ]
 
 /** An outcome in one line: `next[+cancelling] [events] [persons→verification]`, or `!REFUSAL`. */
-const show = (outcome: Outcome): string => {
+const show = (outcome: ApplicationMachine.Outcome): string => {
   if ("refused" in outcome) return `!${outcome.refused}`
   return [
     outcome.next + (outcome.cancelling ? "+cancelling" : ""),
@@ -119,14 +119,14 @@ const table: Record<string, Record<string, string>> = {
 
 describe("the application state table", () => {
   it("starts a submission open and the organization's fresh draft in draft", () => {
-    expect(initialStatus).toEqual({ submission: "open", draft: "draft" })
+    expect(ApplicationMachine.initialStatus).toEqual({ submission: "open", draft: "draft" })
   })
 
   for (const state of states) {
     describe(`from ${state.name}`, () => {
       for (const { move, name } of moves) {
         it(`${name} → ${table[state.name]![name]}`, () => {
-          expect(show(transition(state.status, state.cancelling, move))).toBe(table[state.name]![name])
+          expect(show(ApplicationMachine.transition(state.status, state.cancelling, move))).toBe(table[state.name]![name])
         })
       }
     })
@@ -138,23 +138,23 @@ describe("the application state table", () => {
   })
 
   it("the spec's rows: open → approval → approved, open → rejection → rejected, a decided application is never decided again", () => {
-    expect(transition("open", false, { _tag: "Decide", outcome: "approved", bySimulate: false })).toMatchObject({ next: "approved", events: ["application.approved"] })
-    expect(transition("open", false, { _tag: "Decide", outcome: "rejected", bySimulate: false })).toMatchObject({ next: "rejected", events: ["application.rejected"] })
+    expect(ApplicationMachine.transition("open", false, { _tag: "Decide", outcome: "approved", bySimulate: false })).toMatchObject({ next: "approved", events: ["application.approved"] })
+    expect(ApplicationMachine.transition("open", false, { _tag: "Decide", outcome: "rejected", bySimulate: false })).toMatchObject({ next: "rejected", events: ["application.rejected"] })
     for (const status of ["approved", "rejected"] as const) {
       for (const outcome of ["approved", "rejected"] as const) {
         for (const bySimulate of [false, true]) {
-          expect(transition(status, false, { _tag: "Decide", outcome, bySimulate })).toEqual({ refused: "APPLICATION_ALREADY_DECIDED" })
+          expect(ApplicationMachine.transition(status, false, { _tag: "Decide", outcome, bySimulate })).toEqual({ refused: "APPLICATION_ALREADY_DECIDED" })
         }
       }
     }
   })
 
   it("a cancelled application is final but for the sandbox's simulate decision", () => {
-    expect(transition("cancelled", false, { _tag: "Decide", outcome: "approved", bySimulate: false })).toEqual({ refused: "APPLICATION_INVALID_STATUS" })
-    expect(transition("cancelled", false, { _tag: "Decide", outcome: "approved", bySimulate: true })).toMatchObject({ next: "approved" })
+    expect(ApplicationMachine.transition("cancelled", false, { _tag: "Decide", outcome: "approved", bySimulate: false })).toEqual({ refused: "APPLICATION_INVALID_STATUS" })
+    expect(ApplicationMachine.transition("cancelled", false, { _tag: "Decide", outcome: "approved", bySimulate: true })).toMatchObject({ next: "approved" })
   })
 
   it("withdraws only a draft (a late result made the rejection final), with no event", () => {
-    expect(transition("draft", false, { _tag: "Withdraw" })).toEqual({ next: "cancelled", cancelling: false, events: [], persons: undefined })
+    expect(ApplicationMachine.transition("draft", false, { _tag: "Withdraw" })).toEqual({ next: "cancelled", cancelling: false, events: [], persons: undefined })
   })
 })

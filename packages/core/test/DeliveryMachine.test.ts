@@ -1,16 +1,8 @@
 import { describe, expect, it } from "vitest"
-import {
-  attemptsPerRun,
-  type DeliveryMove,
-  type DeliveryOutcome,
-  type DeliveryState,
-  deliveryTransition,
-  leaseMs,
-  retryDelaysSeconds
-} from "../src/webhooks/DeliveryMachine.ts"
+import * as DeliveryMachine from "../src/webhooks/DeliveryMachine.ts"
 import { section, specAbsent, specFacts, specText } from "./spec.ts"
 
-const moves: ReadonlyArray<DeliveryMove> = [
+const moves: ReadonlyArray<DeliveryMachine.DeliveryMove> = [
   { type: "open" },
   { type: "begin" },
   { type: "succeed" },
@@ -19,17 +11,17 @@ const moves: ReadonlyArray<DeliveryMove> = [
   { type: "retry" }
 ]
 
-const pending: DeliveryState = { status: "pending", run: 1, attemptsInRun: 0 }
-const processing: DeliveryState = { ...pending, status: "processing" }
-const succeeded: DeliveryState = { ...pending, status: "succeeded", attemptsInRun: 1 }
-const failed: DeliveryState = { ...pending, status: "failed", attemptsInRun: attemptsPerRun }
+const pending: DeliveryMachine.DeliveryState = { status: "pending", run: 1, attemptsInRun: 0 }
+const processing: DeliveryMachine.DeliveryState = { ...pending, status: "processing" }
+const succeeded: DeliveryMachine.DeliveryState = { ...pending, status: "succeeded", attemptsInRun: 1 }
+const failed: DeliveryMachine.DeliveryState = { ...pending, status: "failed", attemptsInRun: DeliveryMachine.attemptsPerRun }
 const states = { pending, processing, succeeded, failed }
 
 /** Applies moves in order; fails the test on a refusal or a move that does not apply. */
-const walk = (state: DeliveryState | undefined, ...path: ReadonlyArray<DeliveryMove>) => {
+const walk = (state: DeliveryMachine.DeliveryState | undefined, ...path: ReadonlyArray<DeliveryMachine.DeliveryMove>) => {
   const timers: Array<string> = []
   for (const move of path) {
-    const outcome = deliveryTransition(state, move)
+    const outcome = DeliveryMachine.deliveryTransition(state, move)
     if (!("next" in outcome)) throw new Error(`${move.type} on ${state?.status} did not apply: ${JSON.stringify(outcome)}`)
     timers.push(outcome.timer === undefined ? "none" : `${outcome.timer.kind} ${outcome.timer.afterMs / 1000}s`)
     state = outcome.next
@@ -37,7 +29,7 @@ const walk = (state: DeliveryState | undefined, ...path: ReadonlyArray<DeliveryM
   return { state: state!, timers }
 }
 
-const verdict = (outcome: DeliveryOutcome) => ("refused" in outcome ? outcome.refused : "unchanged" in outcome ? "unchanged" : outcome.next.status)
+const verdict = (outcome: DeliveryMachine.DeliveryOutcome) => ("refused" in outcome ? outcome.refused : "unchanged" in outcome ? "unchanged" : outcome.next.status)
 
 describe("the webhook delivery table", () => {
   // The state table is read from the spec's text where it is present; a fresh clone has none (spec.ts).
@@ -46,7 +38,7 @@ describe("the webhook delivery table", () => {
     const tables = specText!.slice(specText!.indexOf("## States and transitions"))
     const rows = section("### Webhook delivery", tables).filter((l) => l.startsWith("| ") && !l.startsWith("| State"))
     expect(rows).toHaveLength(6)
-    const trigger: Record<string, DeliveryMove> = {
+    const trigger: Record<string, DeliveryMachine.DeliveryMove> = {
       "dispatch begins": { type: "begin" },
       "endpoint answers 2xx": { type: "succeed" },
       "attempt fails, attempts remain": { type: "fail" },
@@ -56,8 +48,8 @@ describe("the webhook delivery table", () => {
     for (const row of rows) {
       const [from, on, to, also] = row.split("|").slice(1, -1).map((c) => c.trim())
       for (const name of from!.split(", ")) {
-        const state = on === "attempt 5 fails" ? { ...processing, attemptsInRun: attemptsPerRun - 1 } : states[name as keyof typeof states]
-        const outcome = deliveryTransition(state, trigger[on!]!)
+        const state = on === "attempt 5 fails" ? { ...processing, attemptsInRun: DeliveryMachine.attemptsPerRun - 1 } : states[name as keyof typeof states]
+        const outcome = DeliveryMachine.deliveryTransition(state, trigger[on!]!)
         if (to === "unchanged") expect(verdict(outcome), row).toBe(also!.split(" ")[1])
         else expect(verdict(outcome), row).toBe(to)
       }
@@ -65,10 +57,10 @@ describe("the webhook delivery table", () => {
   })
 
   it("waits 30 s, 2 min, 15 min and 1 h after attempts 1 to 4, as the spec's retry table, and fails on attempt 5", () => {
-    expect(retryDelaysSeconds).toEqual(specFacts().limits.webhookRetryWaitsSeconds)
-    expect(retryDelaysSeconds).toEqual([30, 120, 900, 3600])
-    expect(attemptsPerRun).toBe(specFacts().limits.webhookAttemptsPerRun)
-    const failOnce: ReadonlyArray<DeliveryMove> = [{ type: "begin" }, { type: "fail" }]
+    expect(DeliveryMachine.retryDelaysSeconds).toEqual(specFacts().limits.webhookRetryWaitsSeconds)
+    expect(DeliveryMachine.retryDelaysSeconds).toEqual([30, 120, 900, 3600])
+    expect(DeliveryMachine.attemptsPerRun).toBe(specFacts().limits.webhookAttemptsPerRun)
+    const failOnce: ReadonlyArray<DeliveryMachine.DeliveryMove> = [{ type: "begin" }, { type: "fail" }]
     const { state, timers } = walk(undefined, { type: "open" }, ...failOnce, ...failOnce, ...failOnce, ...failOnce, ...failOnce)
     expect(timers).toEqual([
       "attempt 0s",
@@ -80,34 +72,34 @@ describe("the webhook delivery table", () => {
     ])
     expect(state).toEqual({ status: "failed", run: 1, attemptsInRun: 5 })
     // "About 78 minutes after the first attempt": the waits add up to 77.5.
-    expect(retryDelaysSeconds.reduce((a, b) => a + b, 0) / 60).toBe(77.5)
+    expect(DeliveryMachine.retryDelaysSeconds.reduce((a, b) => a + b, 0) / 60).toBe(77.5)
   })
 
   it("opens a delivery pending in run 1 with its first attempt due at once, once", () => {
-    expect(deliveryTransition(undefined, { type: "open" })).toEqual({ next: pending, timer: { kind: "attempt", afterMs: 0 } })
-    for (const state of Object.values(states)) expect(deliveryTransition(state, { type: "open" })).toEqual({ unchanged: true })
+    expect(DeliveryMachine.deliveryTransition(undefined, { type: "open" })).toEqual({ next: pending, timer: { kind: "attempt", afterMs: 0 } })
+    for (const state of Object.values(states)) expect(DeliveryMachine.deliveryTransition(state, { type: "open" })).toEqual({ unchanged: true })
   })
 
   it("changes nothing for a move on a delivery not opened yet", () => {
-    for (const move of moves.filter((m) => m.type !== "open")) expect(deliveryTransition(undefined, move)).toEqual({ unchanged: true })
+    for (const move of moves.filter((m) => m.type !== "open")) expect(DeliveryMachine.deliveryTransition(undefined, move)).toEqual({ unchanged: true })
   })
 
   it("begins a pending delivery's attempt under a recovery lease, and begins a processing one again (the same attempt) when the lease fires", () => {
-    expect(deliveryTransition(pending, { type: "begin" })).toEqual({ next: processing, timer: { kind: "lease", afterMs: leaseMs }, send: "new" })
-    expect(deliveryTransition(processing, { type: "begin" })).toEqual({ next: processing, timer: { kind: "lease", afterMs: leaseMs }, send: "again" })
-    expect(leaseMs).toBe(60_000)
+    expect(DeliveryMachine.deliveryTransition(pending, { type: "begin" })).toEqual({ next: processing, timer: { kind: "lease", afterMs: DeliveryMachine.leaseMs }, send: "new" })
+    expect(DeliveryMachine.deliveryTransition(processing, { type: "begin" })).toEqual({ next: processing, timer: { kind: "lease", afterMs: DeliveryMachine.leaseMs }, send: "again" })
+    expect(DeliveryMachine.leaseMs).toBe(60_000)
   })
 
   it("records a 2xx as succeeded, ending the delivery", () => {
-    expect(deliveryTransition({ ...processing, attemptsInRun: 2 }, { type: "succeed" })).toEqual({
+    expect(DeliveryMachine.deliveryTransition({ ...processing, attemptsInRun: 2 }, { type: "succeed" })).toEqual({
       next: { status: "succeeded", run: 1, attemptsInRun: 3 },
       timer: undefined
     })
   })
 
   it("records a failed attempt with attempts left as pending, its next attempt after the wait", () => {
-    for (const [done, wait] of retryDelaysSeconds.entries()) {
-      expect(deliveryTransition({ ...processing, attemptsInRun: done }, { type: "fail" })).toEqual({
+    for (const [done, wait] of DeliveryMachine.retryDelaysSeconds.entries()) {
+      expect(DeliveryMachine.deliveryTransition({ ...processing, attemptsInRun: done }, { type: "fail" })).toEqual({
         next: { status: "pending", run: 1, attemptsInRun: done + 1 },
         timer: { kind: "attempt", afterMs: wait * 1000 }
       })
@@ -116,20 +108,20 @@ describe("the webhook delivery table", () => {
 
   it("abandons an open delivery of a deleted endpoint as failed", () => {
     for (const state of [pending, processing]) {
-      expect(deliveryTransition(state, { type: "abandon" })).toEqual({ next: { ...state, status: "failed" }, timer: undefined })
+      expect(DeliveryMachine.deliveryTransition(state, { type: "abandon" })).toEqual({ next: { ...state, status: "failed" }, timer: undefined })
     }
   })
 
   it("starts a new run of 5 attempts, at once, on a manual retry of a failed delivery, as often as it fails", () => {
     const retried = walk(failed, { type: "retry" })
     expect(retried).toEqual({ state: { status: "pending", run: 2, attemptsInRun: 0 }, timers: ["attempt 0s"] })
-    const again = walk(retried.state, ...Array.from({ length: attemptsPerRun }, () => [{ type: "begin" }, { type: "fail" }] as const).flat(), { type: "retry" })
+    const again = walk(retried.state, ...Array.from({ length: DeliveryMachine.attemptsPerRun }, () => [{ type: "begin" }, { type: "fail" }] as const).flat(), { type: "retry" })
     expect(again.state).toEqual({ status: "pending", run: 3, attemptsInRun: 0 })
   })
 
   it("refuses a manual retry of a pending, processing or succeeded delivery (WEBHOOK_DELIVERY_NOT_RETRYABLE)", () => {
     for (const state of [pending, processing, succeeded]) {
-      expect(deliveryTransition(state, { type: "retry" })).toEqual({
+      expect(DeliveryMachine.deliveryTransition(state, { type: "retry" })).toEqual({
         refused: "WEBHOOK_DELIVERY_NOT_RETRYABLE",
         reason: `The delivery is ${state.status}; only a failed delivery can be retried.`
       })
@@ -145,7 +137,7 @@ describe("the webhook delivery table", () => {
     }
     // Every move from every state, refused ones included.
     for (const [name, state] of Object.entries(states)) {
-      expect(moves.map((move) => verdict(deliveryTransition(state, move))), name).toEqual(expected[name])
+      expect(moves.map((move) => verdict(DeliveryMachine.deliveryTransition(state, move))), name).toEqual(expected[name])
     }
   })
 })

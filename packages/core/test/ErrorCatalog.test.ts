@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { existsSync, readFileSync } from "node:fs"
 import { anchorOf, errorsDocPath, renderErrorsDoc } from "../../../scripts/errors-doc.ts"
 import { docsUrl, ErrorCatalog, type ErrorCode, isErrorCode, renderErrorsHtml } from "@fos/contract"
-import { apiError, ApiError, pointerToken, renderProblem, toPointer } from "../src/kernel/Problem.ts"
+import * as Problem from "../src/kernel/Problem.ts"
 import { specFacts } from "./spec.ts"
 
 /** The spec's Synchronous codes (spec-facts.json): its table, code -> status, and the codes its prose names without one. */
@@ -77,7 +77,7 @@ describe("renderProblem", () => {
   const baseOrder = ["type", "title", "status", "detail", "resolution", "docs", "instance", "correlationId", "timestamp"]
 
   it("renders the members in the spec's order", () => {
-    const body = renderProblem(apiError("CUSTOMER_NOT_FOUND", "No customer with this id."), request)
+    const body = Problem.render(Problem.apiError("CUSTOMER_NOT_FOUND", "No customer with this id."), request)
     expect(Object.keys(body)).toEqual(baseOrder)
     expect(body).toEqual({
       type: "CUSTOMER_NOT_FOUND",
@@ -100,7 +100,7 @@ describe("renderProblem", () => {
 
   it("omits errors, retryAfterSeconds and field when absent (never null)", () => {
     for (const code of codes) {
-      const body = renderProblem(new ApiError({ code, detail: "d" }), request)
+      const body = Problem.render(new Problem.ApiError({ code, detail: "d" }), request)
       expect(Object.keys(body), code).toEqual(baseOrder)
       expect("errors" in body).toBe(false)
       expect("retryAfterSeconds" in body).toBe(false)
@@ -111,23 +111,23 @@ describe("renderProblem", () => {
       expect(body.docs).toBe(request.origin + docsUrl(code))
       expect(new URL(body.docs).hash).toBe(`#${code.toLowerCase()}`)
     }
-    const json = JSON.stringify(renderProblem(apiError("RATE_LIMITED", "slow down"), request))
+    const json = JSON.stringify(Problem.render(Problem.apiError("RATE_LIMITED", "slow down"), request))
     expect(json).not.toContain("null")
     expect(Object.keys(JSON.parse(json))).toEqual(baseOrder)
   })
 
   it("adds errors, retryAfterSeconds and field after the base members when given", () => {
     const errors = [{ pointer: "/name", detail: "is required" }, { pointer: "/docs/0", detail: "is missing", category: "document" as const }]
-    const validation = renderProblem(apiError("VALIDATION_ERROR", "Invalid body.", { errors, field: "file" }), request)
+    const validation = Problem.render(Problem.apiError("VALIDATION_ERROR", "Invalid body.", { errors, field: "file" }), request)
     expect(Object.keys(validation)).toEqual([...baseOrder, "errors", "field"])
     expect(validation.errors).toEqual(errors)
     expect(validation.field).toBe("file")
 
-    const limited = renderProblem(apiError("RATE_LIMITED", "Too many requests.", { retryAfterSeconds: 30 }), request)
+    const limited = Problem.render(Problem.apiError("RATE_LIMITED", "Too many requests.", { retryAfterSeconds: 30 }), request)
     expect(Object.keys(limited)).toEqual([...baseOrder, "retryAfterSeconds"])
     expect(limited.retryAfterSeconds).toBe(30)
 
-    const all = renderProblem(apiError("VALIDATION_ERROR", "x", { errors: [], retryAfterSeconds: 0, field: "" }), request)
+    const all = Problem.render(Problem.apiError("VALIDATION_ERROR", "x", { errors: [], retryAfterSeconds: 0, field: "" }), request)
     expect(Object.keys(all)).toEqual([...baseOrder, "errors", "retryAfterSeconds", "field"])
     // Falsy values are still values: an empty errors[] stays [], 0 stays 0.
     expect(all.errors).toEqual([])
@@ -136,21 +136,21 @@ describe("renderProblem", () => {
   })
 
   it("takes the status from the catalog", () => {
-    expect(apiError("INSUFFICIENT_FUNDS", "x").status).toBe(422)
-    expect(new ApiError({ code: "PAYLOAD_TOO_LARGE", detail: "x" }).status).toBe(413)
-    expect(apiError("NOT_FOUND", "x")._tag).toBe("ApiError")
+    expect(Problem.apiError("INSUFFICIENT_FUNDS", "x").status).toBe(422)
+    expect(new Problem.ApiError({ code: "PAYLOAD_TOO_LARGE", detail: "x" }).status).toBe(413)
+    expect(Problem.apiError("NOT_FOUND", "x")._tag).toBe("ApiError")
   })
 })
 
 describe("JSON pointers", () => {
   it("escapes ~ and / per RFC 6901", () => {
-    expect(pointerToken("a/b")).toBe("a~1b")
-    expect(pointerToken("m~n")).toBe("m~0n")
-    expect(pointerToken("~1")).toBe("~01")
-    expect(pointerToken(3)).toBe("3")
-    expect(toPointer([])).toBe("")
-    expect(toPointer(["a", "b", 0])).toBe("/a/b/0")
-    expect(toPointer(["a/b", "m~n", ""])).toBe("/a~1b/m~0n/")
+    expect(Problem.pointerToken("a/b")).toBe("a~1b")
+    expect(Problem.pointerToken("m~n")).toBe("m~0n")
+    expect(Problem.pointerToken("~1")).toBe("~01")
+    expect(Problem.pointerToken(3)).toBe("3")
+    expect(Problem.toPointer([])).toBe("")
+    expect(Problem.toPointer(["a", "b", 0])).toBe("/a/b/0")
+    expect(Problem.toPointer(["a/b", "m~n", ""])).toBe("/a~1b/m~0n/")
   })
 })
 

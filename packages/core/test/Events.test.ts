@@ -28,7 +28,7 @@ import {
   TransactionTypes,
   UtcTimestamp
 } from "@fos/contract"
-import { toWire } from "../src/kernel/Wire.ts"
+import * as Wire from "../src/kernel/Wire.ts"
 import { specFacts } from "./spec.ts"
 
 // --- the spec ----------------------------------------------------------------------------------------------------
@@ -193,7 +193,7 @@ describe("examples", () => {
       const encoded = Schema.encodeUnknownSync(dataSchema(type))(decoded)
       expect(encoded, type).toStrictEqual(EventExamples[type])
       expect(undefinedPaths(encoded), type).toEqual([])
-      expect(toWire(encoded), type).toStrictEqual(encoded)
+      expect(Wire.toWire(encoded), type).toStrictEqual(encoded)
       expect(JSON.parse(JSON.stringify(encoded)), type).toStrictEqual(encoded)
       expect(JSON.stringify(encoded), type).not.toContain("undefined")
     }

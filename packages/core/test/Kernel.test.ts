@@ -34,8 +34,9 @@ import {
   subtractAmounts,
   toIso
 } from "@fos/contract"
-import { newId, randomHex, randomString } from "../src/kernel/IdGenerator.ts"
-import { type DecodeFailure, decodeFailure, toWire } from "../src/kernel/Wire.ts"
+import * as IdGenerator from "../src/kernel/IdGenerator.ts"
+import * as Wire from "../src/kernel/Wire.ts"
+
 import { specFacts } from "./spec.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -45,9 +46,9 @@ import { specFacts } from "./spec.ts"
 const spec = specFacts()
 
 /** Decodes and maps the failure the way the edge does; undefined when the input is accepted. */
-const failureOf = (schema: Schema.ConstraintDecoder<unknown>, input: unknown): DecodeFailure | undefined => {
+const failureOf = (schema: Schema.ConstraintDecoder<unknown>, input: unknown): Wire.DecodeFailure | undefined => {
   const result = Schema.decodeUnknownResult(schema, { errors: "all" })(input)
-  return Result.isFailure(result) ? decodeFailure(result.failure.issue) : undefined
+  return Result.isFailure(result) ? Wire.decodeFailure(result.failure.issue) : undefined
 }
 
 const accepts = (schema: Schema.ConstraintDecoder<unknown>, input: unknown): boolean => failureOf(schema, input) === undefined
@@ -120,7 +121,7 @@ describe("Ids", () => {
     it.effect("mints valid ids", () =>
       Effect.gen(function*() {
         for (let i = 0; i < 20; i++) {
-          const id = yield* newId(prefix)
+          const id = yield* IdGenerator.newId(prefix)
           expect(id).toMatch(new RegExp(`^${prefix}_[0-9a-z]{24}$`))
           expect(isId(prefix, id)).toBe(true)
           expect(Schema.decodeUnknownSync(schema)(id)).toBe(id)
@@ -130,7 +131,7 @@ describe("Ids", () => {
 
   it.effect("mints the same ids under the same seed and different ids under another", () =>
     Effect.gen(function*() {
-      const mint = Effect.all([newId("cus"), newId("ord"), newId("txn"), randomHex(32)])
+      const mint = Effect.all([IdGenerator.newId("cus"), IdGenerator.newId("ord"), IdGenerator.newId("txn"), IdGenerator.randomHex(32)])
       const a = yield* mint.pipe(Random.withSeed("fos"))
       const b = yield* mint.pipe(Random.withSeed("fos"))
       const c = yield* mint.pipe(Random.withSeed("other"))
@@ -143,17 +144,17 @@ describe("Ids", () => {
     Effect.gen(function*() {
       const alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
       const seen = new Set<string>()
-      for (let i = 0; i < 200; i++) for (const ch of (yield* newId("evt")).slice(4)) seen.add(ch)
+      for (let i = 0; i < 200; i++) for (const ch of (yield* IdGenerator.newId("evt")).slice(4)) seen.add(ch)
       // Every character of the alphabet shows up (so the top of the range is reachable), and nothing else.
       expect([...seen].sort().join("")).toBe(alphabet)
     }).pipe(Random.withSeed(7)))
 
   it.effect("randomHex and randomString give the asked length from the alphabet", () =>
     Effect.gen(function*() {
-      const hex = yield* randomHex(64)
+      const hex = yield* IdGenerator.randomHex(64)
       expect(hex).toMatch(/^[0-9a-f]{64}$/)
-      expect(yield* randomString("ab", 0)).toBe("")
-      const s = yield* randomString("xy", 500)
+      expect(yield* IdGenerator.randomString("ab", 0)).toBe("")
+      const s = yield* IdGenerator.randomString("xy", 500)
       expect(s).toMatch(/^[xy]{500}$/)
       expect(s).toContain("x")
       expect(s).toContain("y")
@@ -453,7 +454,7 @@ describe("Geo", () => {
 
 describe("Wire.toWire", () => {
   it("drops undefined members, keeps null, keeps empty arrays", () => {
-    const out = toWire({ a: undefined, b: null, c: [], d: { e: undefined, f: null, g: [] }, h: [{ i: undefined, j: 1 }], k: 0, l: "", m: false })
+    const out = Wire.toWire({ a: undefined, b: null, c: [], d: { e: undefined, f: null, g: [] }, h: [{ i: undefined, j: 1 }], k: 0, l: "", m: false })
     expect(out).toEqual({ b: null, c: [], d: { f: null, g: [] }, h: [{ j: 1 }], k: 0, l: "", m: false })
     expect(Object.keys(out as object)).toEqual(["b", "c", "d", "h", "k", "l", "m"])
     expect(JSON.stringify(out)).toBe('{"b":null,"c":[],"d":{"f":null,"g":[]},"h":[{"j":1}],"k":0,"l":"","m":false}')
@@ -461,9 +462,9 @@ describe("Wire.toWire", () => {
   })
 
   it("passes primitives through and keeps member order", () => {
-    for (const v of [null, 0, 1.5, "x", "", true, false]) expect(toWire(v)).toBe(v)
-    expect(toWire(undefined)).toBeUndefined()
-    expect(Object.keys(toWire({ z: 1, a: 2, m: undefined, b: 3 }) as object)).toEqual(["z", "a", "b"])
+    for (const v of [null, 0, 1.5, "x", "", true, false]) expect(Wire.toWire(v)).toBe(v)
+    expect(Wire.toWire(undefined)).toBeUndefined()
+    expect(Object.keys(Wire.toWire({ z: 1, a: 2, m: undefined, b: 3 }) as object)).toEqual(["z", "a", "b"])
   })
 
   it("never outputs undefined members at any depth (property)", () => {
@@ -483,7 +484,7 @@ describe("Wire.toWire", () => {
     })).obj
     fc.assert(
       fc.property(value, (v) => {
-        const out = toWire(v)
+        const out = Wire.toWire(v)
         expect(hasUndefinedMember(out)).toBe(false)
         // Exactly what JSON would have kept.
         expect(out).toEqual(JSON.parse(JSON.stringify(v)))
@@ -556,7 +557,7 @@ describe("Wire.decodeFailure", () => {
     expect(failureOf(Body, null)?.errors).toEqual([{ pointer: "", detail: "must be an object" }])
     const result = Schema.decodeUnknownResult(Body)({ ...good, name: "" })
     if (!Result.isFailure(result)) throw new Error("expected a failure")
-    expect(decodeFailure(result.failure.issue, ["query", "a/b"]).errors).toEqual([{ pointer: "/query/a~1b/name", detail: "is required" }])
+    expect(Wire.decodeFailure(result.failure.issue, ["query", "a/b"]).errors).toEqual([{ pointer: "/query/a~1b/name", detail: "is required" }])
   })
 
   it("escapes keys in pointers", () => {

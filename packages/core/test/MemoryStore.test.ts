@@ -1,4 +1,4 @@
-import { layerMemoryStore } from "../src/kernel/MemoryStore.ts"
+import * as MemoryStore from "../src/kernel/MemoryStore.ts"
 import { storeContract } from "./storeContract.ts"
 
-storeContract("memory", () => layerMemoryStore)
+storeContract("memory", () => MemoryStore.layer)

@@ -6,28 +6,28 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { EventExamples } from "@fos/contract"
-import { layerMemoryStore } from "../src/kernel/MemoryStore.ts"
-import { emitEvent, EventWritten, type OutboxEvent, readEvents } from "../src/kernel/Outbox.ts"
-import { Store } from "../src/kernel/Store.ts"
-import { toWire } from "../src/kernel/Wire.ts"
+import * as MemoryStore from "../src/kernel/MemoryStore.ts"
+import * as Outbox from "../src/kernel/Outbox.ts"
+import * as Store from "../src/kernel/Store.ts"
+import * as Wire from "../src/kernel/Wire.ts"
 
 const scope = { organizationId: "org_t", environment: "sandbox" } as const
 
 describe("emitEvent", () => {
   it.effect("writes the event to the outbox, and nothing else without a subscriber", () =>
     Effect.gen(function*() {
-      const store = yield* Store
-      const written = yield* store.transaction(emitEvent({ type: "customer.created", ...scope, data: EventExamples["customer.created"] }))
+      const store = yield* Store.Store
+      const written = yield* store.transaction(Outbox.emitEvent({ type: "customer.created", ...scope, data: EventExamples["customer.created"] }))
       expect(written).toMatchObject({ type: "customer.created", ...scope, data: EventExamples["customer.created"] })
-      expect(yield* readEvents(undefined, 10)).toEqual([written])
-    }).pipe(Effect.provide(layerMemoryStore)))
+      expect(yield* Outbox.readEvents(undefined, 10)).toEqual([written])
+    }).pipe(Effect.provide(MemoryStore.layer)))
 
   it.effect("hands every event it writes to the EventWritten subscriber, in the writing transaction", () => {
-    const seen: Array<OutboxEvent> = []
-    const layer = Layer.mergeAll(layerMemoryStore, Layer.succeed(EventWritten, (event) => Effect.sync(() => void seen.push(event))))
+    const seen: Array<Outbox.OutboxEvent> = []
+    const layer = Layer.mergeAll(MemoryStore.layer, Layer.succeed(Outbox.EventWritten, (event) => Effect.sync(() => void seen.push(event))))
     return Effect.gen(function*() {
-      const store = yield* Store
-      const written = yield* store.transaction(emitEvent({ type: "organization.activated", ...scope, data: { organizationId: "org_t", occurredAt: "2026-03-01T12:00:00.000Z" } }))
+      const store = yield* Store.Store
+      const written = yield* store.transaction(Outbox.emitEvent({ type: "organization.activated", ...scope, data: { organizationId: "org_t", occurredAt: "2026-03-01T12:00:00.000Z" } }))
       expect(seen).toEqual([written])
     }).pipe(Effect.provide(layer))
   })
@@ -36,22 +36,22 @@ describe("emitEvent", () => {
     const at = "2026-03-01T12:00:00.000Z"
     const emit = [
       // Fits: compiles.
-      emitEvent({ type: "organization.activated", ...scope, data: { organizationId: "org_t", occurredAt: at } }),
-      emitEvent({ type: "customer.created", ...scope, data: EventExamples["customer.created"] }),
+      Outbox.emitEvent({ type: "organization.activated", ...scope, data: { organizationId: "org_t", occurredAt: at } }),
+      Outbox.emitEvent({ type: "customer.created", ...scope, data: EventExamples["customer.created"] }),
       // @ts-expect-error a required field is missing (customerId)
-      emitEvent({ type: "customer.created", ...scope, data: {} }),
+      Outbox.emitEvent({ type: "customer.created", ...scope, data: {} }),
       // @ts-expect-error a field of the wrong type
-      emitEvent({ type: "organization.activated", ...scope, data: { organizationId: 42, occurredAt: at } }),
+      Outbox.emitEvent({ type: "organization.activated", ...scope, data: { organizationId: 42, occurredAt: at } }),
       // @ts-expect-error a field the event does not have
-      emitEvent({ type: "organization.activated", ...scope, data: { organizationId: "org_t", occurredAt: at, reason: "kyb" } }),
+      Outbox.emitEvent({ type: "organization.activated", ...scope, data: { organizationId: "org_t", occurredAt: at, reason: "kyb" } }),
       // @ts-expect-error another event's payload
-      emitEvent({ type: "order.created", ...scope, data: EventExamples["customer.created"] }),
+      Outbox.emitEvent({ type: "order.created", ...scope, data: EventExamples["customer.created"] }),
       // @ts-expect-error a value outside the field's enumeration
-      emitEvent({ type: "order.cancelled", ...scope, data: { ...EventExamples["order.cancelled"], reason: "forgotten" } }),
+      Outbox.emitEvent({ type: "order.cancelled", ...scope, data: { ...EventExamples["order.cancelled"], reason: "forgotten" } }),
       // @ts-expect-error not an event type of the catalog
-      emitEvent({ type: "customer.deleted", ...scope, data: {} }),
+      Outbox.emitEvent({ type: "customer.deleted", ...scope, data: {} }),
       // A payload the compiler cannot see into (what `toWire` returns) is taken as it is; the catalog test checks it.
-      emitEvent({ type: "customer.created", ...scope, data: toWire(EventExamples["customer.created"]) })
+      Outbox.emitEvent({ type: "customer.created", ...scope, data: Wire.toWire(EventExamples["customer.created"]) })
     ]
     expect(emit).toHaveLength(9)
   })

@@ -5,17 +5,17 @@
  * tables declared before the helper existed.
  */
 import { describe, expect, it } from "vitest"
-import { filterCombinations, filteredOrders, filterOrderName, filterPartition } from "../src/kernel/Paging.ts"
-import { Orders, ordersOfScope, type StoredOrder } from "../src/money/Orders.ts"
-import { type StoredTransaction, Transactions, transactionPartitionIn, transactionsOfScope } from "../src/money/Transactions.ts"
-import { WebhookDeliveries, type WebhookDelivery } from "../src/webhooks/Deliveries.ts"
+import * as Deliveries from "../src/webhooks/Deliveries.ts"
+import * as Orders from "../src/money/Orders.ts"
+import * as Paging from "../src/kernel/Paging.ts"
+import * as Transactions from "../src/money/Transactions.ts"
 
 const partitions = <Row>(orders: Readonly<Record<string, { readonly partition: (row: Row) => string | undefined }>>, row: Row) =>
   Object.fromEntries(Object.entries(orders).map(([name, order]) => [name, order.partition(row)]))
 
 describe("keyset orders per filter combination", () => {
   it("names every subset of the filters, in the filters' order, as before", () => {
-    expect(filterCombinations(["a", "b", "c"], (keys) => keys.join("+"))).toEqual({
+    expect(Paging.filterCombinations(["a", "b", "c"], (keys) => keys.join("+"))).toEqual({
       "": [],
       a: ["a"],
       b: ["b"],
@@ -25,15 +25,15 @@ describe("keyset orders per filter combination", () => {
       "b+c": ["b", "c"],
       "a+b+c": ["a", "b", "c"]
     })
-    expect(filterOrderName("createdAt", ["type", "status"])).toBe("createdAt:type+status")
-    expect(filterPartition("org_1/sandbox", ["status", "customerId"], (k) => (k === "status" ? "pending" : "cus_1"))).toBe(
+    expect(Paging.filterOrderName("createdAt", ["type", "status"])).toBe("createdAt:type+status")
+    expect(Paging.filterPartition("org_1/sandbox", ["status", "customerId"], (k) => (k === "status" ? "pending" : "cus_1"))).toBe(
       "org_1/sandbox|status=pending|customerId=cus_1"
     )
   })
 
   it("gives the orders table the orders and partitions it stored before", () => {
-    const order = { organizationId: "org_1", environment: "sandbox", status: "pending", customerId: "cus_1", createdAt: "c", updatedAt: "u" } as StoredOrder
-    expect(partitions(Orders.orders, order)).toEqual({
+    const order = { organizationId: "org_1", environment: "sandbox", status: "pending", customerId: "cus_1", createdAt: "c", updatedAt: "u" } as Orders.StoredOrder
+    expect(partitions(Orders.Orders.orders, order)).toEqual({
       "createdAt:": "org_1/sandbox",
       "updatedAt:": "org_1/sandbox",
       "createdAt:status": "org_1/sandbox|status=pending",
@@ -45,12 +45,12 @@ describe("keyset orders per filter combination", () => {
       // Not a filter order: autoExecute orders waiting for funds (this one is not).
       awaitingFunds: undefined
     })
-    for (const [name, declared] of Object.entries(Orders.orders)) {
+    for (const [name, declared] of Object.entries(Orders.Orders.orders)) {
       if (name === "awaitingFunds") continue
       expect(declared.counted, name).toBe(name.startsWith("createdAt:"))
       expect(declared.sort(order), name).toBe(name.startsWith("createdAt:") ? "c" : "u")
     }
-    expect(ordersOfScope).toBe("createdAt:")
+    expect(Orders.ofScope).toBe("createdAt:")
   })
 
   it("gives the transactions table the orders and partitions it stored before", () => {
@@ -62,7 +62,7 @@ describe("keyset orders per filter combination", () => {
       customerId: "cus_2",
       createdAt: "c",
       updatedAt: "u"
-    } as StoredTransaction
+    } as Transactions.StoredTransaction
     const expected: Record<string, string> = {}
     const byKeys: ReadonlyArray<readonly [string, string]> = [
       ["", "org_1/live"],
@@ -78,21 +78,21 @@ describe("keyset orders per filter combination", () => {
       expected[`createdAt:${keys}`] = partition
       expected[`updatedAt:${keys}`] = partition
     }
-    expect(partitions(Transactions.orders, transaction)).toEqual(expected)
-    for (const [name, declared] of Object.entries(Transactions.orders)) {
+    expect(partitions(Transactions.Transactions.orders, transaction)).toEqual(expected)
+    for (const [name, declared] of Object.entries(Transactions.Transactions.orders)) {
       expect(declared.counted, name).toBe(name.startsWith("createdAt:"))
       expect(declared.sort(transaction), name).toBe(name.startsWith("createdAt:") ? "c" : "u")
     }
-    expect(transactionsOfScope).toBe("createdAt:")
-    expect(transactionPartitionIn("org_1/live", { status: "completed", customerId: "cus_2" })).toEqual({
+    expect(Transactions.ofScope).toBe("createdAt:")
+    expect(Transactions.partitionIn("org_1/live", { status: "completed", customerId: "cus_2" })).toEqual({
       order: "createdAt:status+customerId",
       partition: "org_1/live|status=completed|customerId=cus_2"
     })
   })
 
   it("gives the webhook deliveries table the orders and partitions it stored before", () => {
-    const delivery = { organizationId: "org_1", environment: "sandbox", endpointId: "we_1", status: "failed", eventType: "order.created", createdAt: "c" } as WebhookDelivery
-    expect(partitions(WebhookDeliveries.orders, delivery)).toEqual({
+    const delivery = { organizationId: "org_1", environment: "sandbox", endpointId: "we_1", status: "failed", eventType: "order.created", createdAt: "c" } as Deliveries.WebhookDelivery
+    expect(partitions(Deliveries.WebhookDeliveries.orders, delivery)).toEqual({
       byScope: "org_1/sandbox",
       byEndpoint: "org_1/sandbox/we_1",
       byStatus: "org_1/sandbox/failed",
@@ -102,14 +102,14 @@ describe("keyset orders per filter combination", () => {
       byStatusEventType: "org_1/sandbox/failed/order.created",
       byEndpointStatusEventType: "org_1/sandbox/we_1/failed/order.created"
     })
-    for (const declared of Object.values(WebhookDeliveries.orders)) {
+    for (const declared of Object.values(Deliveries.WebhookDeliveries.orders)) {
       expect(declared.counted).toBeUndefined()
       expect(declared.sort(delivery)).toBe("c")
     }
   })
 
   it("builds a table's orders from sorts and filters", () => {
-    const orders = filteredOrders<{ readonly s: string; readonly k: string; readonly at: number }, "k", "at">({
+    const orders = Paging.filteredOrders<{ readonly s: string; readonly k: string; readonly at: number }, "k", "at">({
       filters: ["k"],
       sorts: ["at"],
       scope: (row) => row.s,

@@ -1,9 +1,9 @@
 import type { RfiStatus } from "@fos/contract"
 import { describe, expect, it } from "vitest"
-import { initialRfi, type RfiMove, openRfiStatuses, rfiTransition } from "../src/money/RfiMachine.ts"
+import * as RfiMachine from "../src/money/RfiMachine.ts"
 
 const statuses: ReadonlyArray<RfiStatus> = ["awaiting_response", "under_review", "resolved", "cancelled", "expired"]
-const moves: ReadonlyArray<RfiMove["type"]> = ["respond", "request_more", "reopen", "extend_deadline", "resolve", "cancel", "deadline_passed"]
+const moves: ReadonlyArray<RfiMachine.RfiMove["type"]> = ["respond", "request_more", "reopen", "extend_deadline", "resolve", "cancel", "deadline_passed"]
 
 /** Every move the table allows, from each status: the next status and its event. */
 const table: Record<string, { readonly next: RfiStatus; readonly event: string }> = {
@@ -22,14 +22,14 @@ const table: Record<string, { readonly next: RfiStatus; readonly event: string }
 
 describe("the RFI table", () => {
   it("publishes an RFI awaiting the caller's response (rfi.published), which holds its transaction while open", () => {
-    expect(initialRfi).toEqual({ status: "awaiting_response", event: "rfi.published" })
-    expect([...openRfiStatuses]).toEqual(["awaiting_response", "under_review"])
+    expect(RfiMachine.initialRfi).toEqual({ status: "awaiting_response", event: "rfi.published" })
+    expect([...RfiMachine.openRfiStatuses]).toEqual(["awaiting_response", "under_review"])
   })
 
   it("walks every move from every status: the table's rows, and every other move refused", () => {
     for (const status of statuses) {
       for (const type of moves) {
-        const outcome = rfiTransition(status, { type } as RfiMove)
+        const outcome = RfiMachine.rfiTransition(status, { type } as RfiMachine.RfiMove)
         const row = table[`${status} ${type}`]
         if (row !== undefined) {
           expect(outcome, `${status} ${type}`).toEqual(row)
@@ -44,7 +44,7 @@ describe("the RFI table", () => {
   })
 
   it("lets a deadline expire only an RFI still waiting for its answer: an answered one is left alone", () => {
-    expect(rfiTransition("under_review", { type: "deadline_passed" })).toEqual({ refused: "CONFLICT" })
-    expect(rfiTransition("awaiting_response", { type: "deadline_passed" })).toEqual({ next: "expired", event: "rfi.cancelled" })
+    expect(RfiMachine.rfiTransition("under_review", { type: "deadline_passed" })).toEqual({ refused: "CONFLICT" })
+    expect(RfiMachine.rfiTransition("awaiting_response", { type: "deadline_passed" })).toEqual({ next: "expired", event: "rfi.cancelled" })
   })
 })

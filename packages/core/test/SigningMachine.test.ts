@@ -1,19 +1,11 @@
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import {
-  initialSigning,
-  type SigningMove,
-  type SigningOutcome,
-  type SigningState,
-  signingModeOf,
-  signingTransition,
-  withDeprecatedEvents
-} from "../src/signing/SigningMachine.ts"
+import * as SigningMachine from "../src/signing/SigningMachine.ts"
 
-const walk = (state: SigningState, ...path: ReadonlyArray<SigningMove>) => {
+const walk = (state: SigningMachine.SigningState, ...path: ReadonlyArray<SigningMachine.SigningMove>) => {
   const events: Array<string> = []
   for (const move of path) {
-    const outcome = signingTransition(state, move)
+    const outcome = SigningMachine.signingTransition(state, move)
     if ("refused" in outcome) throw new Error(`${move.type} refused with ${outcome.refused}: ${outcome.reason}`)
     events.push(...outcome.events)
     state = outcome.next
@@ -21,14 +13,14 @@ const walk = (state: SigningState, ...path: ReadonlyArray<SigningMove>) => {
   return { state, events }
 }
 
-const refusal = (outcome: SigningOutcome) => ("refused" in outcome ? outcome.refused : "accepted")
+const refusal = (outcome: SigningMachine.SigningOutcome) => ("refused" in outcome ? outcome.refused : "accepted")
 
-const twoOfThree = initialSigning(2, 3)
-const start: SigningMove = { type: "start", seatFree: true, poolSize: 3 }
-const stamp = (signerId: string, inPool = true): SigningMove => ({ type: "stamp", signerId, inPool })
-const expire: SigningMove = { type: "window_expired" }
+const twoOfThree = SigningMachine.initialSigning(2, 3)
+const start: SigningMachine.SigningMove = { type: "start", seatFree: true, poolSize: 3 }
+const stamp = (signerId: string, inPool = true): SigningMachine.SigningMove => ({ type: "stamp", signerId, inPool })
+const expire: SigningMachine.SigningMove = { type: "window_expired" }
 
-const allMoves: ReadonlyArray<SigningMove> = [
+const allMoves: ReadonlyArray<SigningMachine.SigningMove> = [
   start,
   { type: "start", seatFree: false, poolSize: 3, queuePosition: 1 },
   { type: "queue_advance", queuePosition: 1 },
@@ -50,9 +42,9 @@ describe("the signing table", () => {
 
   it("refuses a stamp twice from one signer, or from outside the signing pool", () => {
     const { state } = walk(twoOfThree, start, stamp("wsg_a"))
-    expect(refusal(signingTransition(state, stamp("wsg_a")))).toBe("CONFLICT")
-    expect(refusal(signingTransition(state, stamp("wsg_z", false)))).toBe("CONFLICT")
-    expect(refusal(signingTransition(state, { type: "decline", signerId: "wsg_z", inPool: false }))).toBe("CONFLICT")
+    expect(refusal(SigningMachine.signingTransition(state, stamp("wsg_a")))).toBe("CONFLICT")
+    expect(refusal(SigningMachine.signingTransition(state, stamp("wsg_z", false)))).toBe("CONFLICT")
+    expect(refusal(SigningMachine.signingTransition(state, { type: "decline", signerId: "wsg_z", inPool: false }))).toBe("CONFLICT")
   })
 
   it("opens a new attempt when a window expires with attempts left, voiding its stamps; the final attempt's expiry fails it user_signature_expired", () => {
@@ -108,10 +100,10 @@ describe("the signing table", () => {
     expect(walk(twoOfThree, start).events).toEqual(["awaiting_signature"])
     const queued = walk(twoOfThree, { type: "start", seatFree: false, poolSize: 3, queuePosition: 2 }).state
     expect(queued.queuePosition).toBe(2)
-    expect(refusal(signingTransition(queued, { type: "queue_advance", queuePosition: 2 }))).toBe("CONFLICT")
-    expect(refusal(signingTransition(queued, { type: "queue_advance", queuePosition: 3 }))).toBe("CONFLICT")
-    expect(refusal(signingTransition(queued, { type: "queue_advance", queuePosition: 0 }))).toBe("CONFLICT")
-    expect(refusal(signingTransition(twoOfThree, { type: "start", seatFree: false, poolSize: 3 }))).toBe("CONFLICT")
+    expect(refusal(SigningMachine.signingTransition(queued, { type: "queue_advance", queuePosition: 2 }))).toBe("CONFLICT")
+    expect(refusal(SigningMachine.signingTransition(queued, { type: "queue_advance", queuePosition: 3 }))).toBe("CONFLICT")
+    expect(refusal(SigningMachine.signingTransition(queued, { type: "queue_advance", queuePosition: 0 }))).toBe("CONFLICT")
+    expect(refusal(SigningMachine.signingTransition(twoOfThree, { type: "start", seatFree: false, poolSize: 3 }))).toBe("CONFLICT")
     expect(walk(queued, { type: "queue_timeout" })).toMatchObject({ state: { phase: "failed", failureCode: "user_signature_timeout", queuePosition: null }, events: ["failed"] })
   })
 
@@ -126,7 +118,7 @@ describe("the signing table", () => {
   })
 
   it("refuses what each phase does not allow", () => {
-    const phases: Record<string, SigningState> = {
+    const phases: Record<string, SigningMachine.SigningState> = {
       not_started: twoOfThree,
       queued: walk(twoOfThree, { type: "start", seatFree: false, poolSize: 3, queuePosition: 3 }).state,
       awaiting_signature: walk(twoOfThree, start).state
@@ -138,32 +130,32 @@ describe("the signing table", () => {
     }
     for (const [phase, state] of Object.entries(phases)) {
       for (const move of allMoves) {
-        expect(refusal(signingTransition(state, move)), `${phase} ${move.type}`).toBe(allowed[phase]!.includes(move.type) ? "accepted" : "CONFLICT")
+        expect(refusal(SigningMachine.signingTransition(state, move)), `${phase} ${move.type}`).toBe(allowed[phase]!.includes(move.type) ? "accepted" : "CONFLICT")
       }
     }
   })
 
   it("refuses every move once signing is over, quorum met or failed", () => {
     const over = [walk(twoOfThree, start, stamp("wsg_a"), stamp("wsg_b")).state, walk(twoOfThree, start, { type: "decline", signerId: "wsg_a", inPool: true }).state]
-    for (const state of over) for (const move of allMoves) expect(refusal(signingTransition(state, move)), move.type).toBe("RESOURCE_TERMINAL")
+    for (const state of over) for (const move of allMoves) expect(refusal(SigningMachine.signingTransition(state, move)), move.type).toBe("RESOURCE_TERMINAL")
   })
 
   it("derives the signing mode from the pool, and pairs awaiting_signature with the deprecated event while the window lasts", () => {
-    expect(signingModeOf({ passkeySigners: 3, machineSigners: 0 })).toBe("passkey_required")
-    expect(signingModeOf({ passkeySigners: 2, machineSigners: 1 })).toBe("programmatic")
-    expect(signingModeOf({ passkeySigners: 0, machineSigners: 2 })).toBe("programmatic_unattended")
+    expect(SigningMachine.signingModeOf({ passkeySigners: 3, machineSigners: 0 })).toBe("passkey_required")
+    expect(SigningMachine.signingModeOf({ passkeySigners: 2, machineSigners: 1 })).toBe("programmatic")
+    expect(SigningMachine.signingModeOf({ passkeySigners: 0, machineSigners: 2 })).toBe("programmatic_unattended")
     const events = ["awaiting_signature", "signature_collected"] as const
-    expect(withDeprecatedEvents(events, 99, 100)).toEqual(["awaiting_signature", "awaiting_user_signature", "signature_collected"])
-    expect(withDeprecatedEvents(events, 100, 100)).toEqual(events)
+    expect(SigningMachine.withDeprecatedEvents(events, 99, 100)).toEqual(["awaiting_signature", "awaiting_user_signature", "signature_collected"])
+    expect(SigningMachine.withDeprecatedEvents(events, 100, 100)).toEqual(events)
   })
 })
 
 describe("the signing table's invariants, over random move sequences", () => {
   const signer = fc.constantFrom("wsg_a", "wsg_b", "wsg_c")
-  const moveArb: fc.Arbitrary<SigningMove> = fc.oneof(
+  const moveArb: fc.Arbitrary<SigningMachine.SigningMove> = fc.oneof(
     fc.record({ type: fc.constant("start" as const), seatFree: fc.boolean(), queuePosition: fc.integer({ min: 0, max: 4 }), poolSize: fc.integer({ min: 0, max: 3 }) }),
     fc.record({ type: fc.constant("queue_advance" as const), queuePosition: fc.integer({ min: 0, max: 4 }) }),
-    fc.constantFrom<SigningMove>({ type: "seat" }, { type: "queue_timeout" }, { type: "window_expired" }, { type: "wallet_frozen" }),
+    fc.constantFrom<SigningMachine.SigningMove>({ type: "seat" }, { type: "queue_timeout" }, { type: "window_expired" }, { type: "wallet_frozen" }),
     fc.record({ type: fc.constant("stamp" as const), signerId: signer, inPool: fc.boolean() }),
     fc.record({ type: fc.constant("decline" as const), signerId: signer, inPool: fc.boolean() }),
     fc.record({ type: fc.constant("roster_changed" as const), signerId: signer, poolSize: fc.integer({ min: 0, max: 3 }) })
@@ -172,10 +164,10 @@ describe("the signing table's invariants, over random move sequences", () => {
   it("never collects a quorum it does not report, never passes its last attempt, and fails with a code", () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 4 }), fc.array(moveArb, { maxLength: 40 }), (required, maxAttempts, path) => {
-        let state = initialSigning(required, maxAttempts)
+        let state = SigningMachine.initialSigning(required, maxAttempts)
         let quorumEvents = 0
         for (const move of path) {
-          const outcome = signingTransition(state, move)
+          const outcome = SigningMachine.signingTransition(state, move)
           if ("refused" in outcome) continue
           const previous = state
           state = outcome.next

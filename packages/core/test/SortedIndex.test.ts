@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import * as fc from "fast-check"
 import { comparePositions, SortedIndex } from "../src/kernel/SortedIndex.ts"
-import type { Position } from "../src/kernel/Store.ts"
+import type * as Store from "../src/kernel/Store.ts"
 
 const position = fc.record({ sort: fc.integer({ min: 0, max: 50 }), key: fc.string({ unit: fc.constantFrom(..."abcdef"), minLength: 1, maxLength: 3 }) })
 
@@ -13,7 +13,7 @@ describe("SortedIndex", () => {
         fc.array(fc.tuple(fc.option(position, { nil: undefined }), fc.boolean(), fc.integer({ min: 0, max: 700 })), { maxLength: 12 }),
         (ops, pages) => {
           const index = new SortedIndex()
-          let reference: Array<Position> = []
+          let reference: Array<Store.Position> = []
           for (const [add, p] of ops) {
             const at = reference.findIndex((r) => comparePositions(r, p) === 0)
             if (add && at < 0) {

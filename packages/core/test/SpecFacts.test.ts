@@ -4,7 +4,7 @@
  * It also holds the engine's limits to the spec's Limits table.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Buckets, DeliveryMachine, IdempotencyRetention } from "@fos/core"
+import { DeliveryMachine, Idempotency, RateLimit } from "@fos/core"
 import { defaultPageSize, maxPageSize, signatureScheme } from "@fos/contract"
 import { Effect } from "effect"
 import { readSpecFacts, specAbsent, specFacts, specPath, specText } from "./spec.ts"
@@ -34,15 +34,15 @@ describe("the engine's limits", () => {
   const { limits } = specFacts()
 
   it("are the Limits table's rate buckets", () => {
-    expect(Buckets.generalLive).toEqual(limits.rate.live)
-    expect(Buckets.generalSandbox).toEqual(limits.rate.sandbox)
-    expect(Buckets.dedicated).toEqual(limits.rate.dedicated)
+    expect(RateLimit.Buckets.generalLive).toEqual(limits.rate.live)
+    expect(RateLimit.Buckets.generalSandbox).toEqual(limits.rate.sandbox)
+    expect(RateLimit.Buckets.dedicated).toEqual(limits.rate.dedicated)
   })
 
   it("are its page sizes, idempotency retention, webhook attempts and signature windows", () =>
     Effect.gen(function*() {
       expect([1, maxPageSize, defaultPageSize]).toEqual([limits.pageSize.min, limits.pageSize.max, limits.pageSize.default])
-      expect(yield* IdempotencyRetention).toBe(limits.idempotencyRetentionDays * 24 * 3600 * 1000)
+      expect(yield* Idempotency.IdempotencyRetention).toBe(limits.idempotencyRetentionDays * 24 * 3600 * 1000)
       expect(DeliveryMachine.attemptsPerRun).toBe(limits.webhookAttemptsPerRun)
       expect([...DeliveryMachine.retryDelaysSeconds]).toEqual(limits.webhookRetryWaitsSeconds)
       expect(signatureScheme.toleranceSeconds).toBe(limits.signatureAgeSeconds)

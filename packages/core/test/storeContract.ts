@@ -6,10 +6,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import * as fc from "fast-check"
-import { appendEvent, readEvents } from "../src/kernel/Outbox.ts"
-import { type Position, type SortValue, Store, type StoreService, table, UniqueViolation } from "../src/kernel/Store.ts"
-import { fireDue, nextTimer, schedule, TimerHandlers } from "../src/kernel/Timers.ts"
-import { balanceIn, type Holder, LedgerRefusal, transfer, type TransferRequest } from "../src/money/Ledger.ts"
+import * as Ledger from "../src/money/Ledger.ts"
+import * as Outbox from "../src/kernel/Outbox.ts"
+import * as Store from "../src/kernel/Store.ts"
+import * as Timers from "../src/kernel/Timers.ts"
 
 interface Person {
   readonly id: string
@@ -20,7 +20,7 @@ interface Person {
   readonly handle?: string
 }
 
-const People = table<Person>({
+const People = Store.table<Person>({
   name: "contract_people",
   key: (p) => p.id,
   unique: { email: (p) => p.email, handle: (p) => p.handle },
@@ -35,10 +35,10 @@ interface Note {
   readonly text: string
 }
 
-const Notes = table<Note>({ name: "contract_notes", key: (n) => n.id })
+const Notes = Store.table<Note>({ name: "contract_notes", key: (n) => n.id })
 
 /** An order whose count the store does not keep: pages and counts must still be right. */
-const Events = table<Note>({
+const Events = Store.table<Note>({
   name: "contract_events",
   key: (n) => n.id,
   orders: { byText: { partition: () => "", sort: (n) => n.text, counted: false } }
@@ -52,7 +52,7 @@ interface Item {
   readonly code?: string
 }
 
-const Items = table<Item>({
+const Items = Store.table<Item>({
   name: "contract_items",
   key: (i) => i.id,
   unique: { code: (i) => i.code },
@@ -71,7 +71,7 @@ interface Filed {
   readonly archived: boolean
 }
 
-const Files = table<Filed>({
+const Files = Store.table<Filed>({
   name: "contract_files",
   key: (f) => f.id,
   orders: {
@@ -85,17 +85,17 @@ interface Counter {
   readonly value: number
 }
 
-const Counters = table<Counter>({ name: "contract_counters", key: (c) => c.id })
+const Counters = Store.table<Counter>({ name: "contract_counters", key: (c) => c.id })
 
 const filed = (id: string, org: string, rank: number, archived = false): Filed => ({ id, org, rank, archived })
 
 const person = (id: string, extra: Partial<Person> = {}): Person => ({ id, org: "o1", name: id, rank: 0, ...extra })
 
-const compareSort = (a: SortValue, b: SortValue): number =>
+const compareSort = (a: Store.SortValue, b: Store.SortValue): number =>
   typeof a === "number" && typeof b === "number" ? a - b : String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0
 
 /** The reference order of a keyset order: (sort, key). */
-const byPosition = (a: Position, b: Position): number => compareSort(a.sort, b.sort) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+const byPosition = (a: Store.Position, b: Store.Position): number => compareSort(a.sort, b.sort) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
 
 const ids = (rows: ReadonlyArray<{ readonly id: string }>): Array<string> => rows.map((r) => r.id)
 
@@ -113,7 +113,7 @@ export interface ContractScale {
  * A transaction that inserts `row` (or, with `update`, writes it over the committed row), then holds its uncommitted
  * write until `release`, then rolls back. Resolves once the write is made.
  */
-const holdUncommitted = (store: StoreService, row: Person, options: { readonly update?: boolean } = {}) =>
+const holdUncommitted = (store: Store.StoreService, row: Person, options: { readonly update?: boolean } = {}) =>
   Effect.gen(function*() {
     const written = yield* Deferred.make<void>()
     const release = yield* Deferred.make<void>()
@@ -138,18 +138,18 @@ const holdUncommitted = (store: StoreService, row: Person, options: { readonly u
 
 export const storeContract = <E>(
   name: string,
-  makeLayer: () => Layer.Layer<Store, E>,
+  makeLayer: () => Layer.Layer<Store.Store, E>,
   scale: ContractScale = { propertyRows: 1000, propertyRuns: 8 }
 ): void => {
   /** Runs a test program against a fresh, empty store. */
-  const run = <A, E2>(program: (store: StoreService) => Effect.Effect<A, E2, Store>): Effect.Effect<A, E | E2> =>
+  const run = <A, E2>(program: (store: Store.StoreService) => Effect.Effect<A, E2, Store.Store>): Effect.Effect<A, E | E2> =>
     Effect.gen(function*() {
-      const store = yield* Store
+      const store = yield* Store.Store
       return yield* program(store)
     }).pipe(Effect.provide(makeLayer()))
 
   /** A snapshot of everything observable about People and Notes, to compare before and after a rolled-back write. */
-  const snapshot = (store: StoreService, keys: ReadonlyArray<string>) =>
+  const snapshot = (store: Store.StoreService, keys: ReadonlyArray<string>) =>
     Effect.gen(function*() {
       const rows: Record<string, Person | undefined> = {}
       for (const k of keys) rows[k] = yield* store.get(People, k)
@@ -171,7 +171,7 @@ export const storeContract = <E>(
     })
 
   /** a, b, c in partition o1 and d in o2, plus one note. */
-  const seed = (store: StoreService) =>
+  const seed = (store: Store.StoreService) =>
     Effect.gen(function*() {
       yield* store.insert(People, person("a", { rank: 1, email: "a@x", handle: "ha" }))
       yield* store.insert(People, person("b", { rank: 2, email: "b@x" }))
@@ -183,7 +183,7 @@ export const storeContract = <E>(
   const seededKeys = ["a", "b", "c", "d", "e", "x"]
 
   /** Writes of every kind, to be rolled back: insert, update (moves sort, partition and unique), remove, other table. */
-  const writeEverything = (store: StoreService) =>
+  const writeEverything = (store: Store.StoreService) =>
     Effect.gen(function*() {
       yield* store.insert(People, person("x", { rank: 0, email: "new@x" }))
       yield* store.update(People, person("a", { rank: 9, org: "o2", email: "other@x", name: "zz" }))
@@ -447,7 +447,7 @@ export const storeContract = <E>(
             yield* seed(store)
             const before = yield* snapshot(store, seededKeys)
             const error = yield* Effect.flip(store.insert(People, person("a", { rank: 7, email: "new@x", handle: "hx" })))
-            expect(error).toBeInstanceOf(UniqueViolation)
+            expect(error).toBeInstanceOf(Store.UniqueViolation)
             expect(error).toMatchObject({ _tag: "UniqueViolation", table: "contract_people", unique: "primary" })
             expect(yield* snapshot(store, seededKeys)).toEqual(before)
             expect(yield* store.findUnique(People, "handle", "hx")).toBeUndefined()
@@ -512,7 +512,7 @@ export const storeContract = <E>(
               Effect.gen(function*() {
                 yield* store.insert(People, person("e", { rank: 5 }))
                 const error = yield* Effect.flip(store.insert(People, person("x", { email: "a@x", rank: 6 })))
-                expect(error).toBeInstanceOf(UniqueViolation)
+                expect(error).toBeInstanceOf(Store.UniqueViolation)
                 yield* store.insert(Notes, { id: "n2", text: "after" })
               })
             )
@@ -756,11 +756,11 @@ export const storeContract = <E>(
       ]
       const ascending = ["a", "b", "c1", "c2", "c3", "e", "f"]
       const descending = [...ascending].reverse()
-      const positionOf = (id: string): Position => {
+      const positionOf = (id: string): Store.Position => {
         const r = rows.find((p) => p.id === id)!
         return { sort: r.rank, key: r.id }
       }
-      const withRows = <A, E2>(f: (store: StoreService) => Effect.Effect<A, E2, Store>) =>
+      const withRows = <A, E2>(f: (store: Store.StoreService) => Effect.Effect<A, E2, Store.Store>) =>
         run((store) =>
           Effect.gen(function*() {
             for (const r of rows) yield* store.insert(People, r)
@@ -768,8 +768,8 @@ export const storeContract = <E>(
           })
         )
       const pageIds = (
-        store: StoreService,
-        q: { descending: boolean; backward: boolean; from?: Position; limit: number; order?: string; partition?: string }
+        store: Store.StoreService,
+        q: { descending: boolean; backward: boolean; from?: Store.Position; limit: number; order?: string; partition?: string }
       ) =>
         store.page(People, {
           order: q.order ?? "byRank",
@@ -945,7 +945,7 @@ export const storeContract = <E>(
                   yield* store.transaction(Effect.forEach(all, (p) => store.insert(People, p), { discard: true }))
                   let li = 0
                   for (const order of ["byRank", "byName"] as const) {
-                    const sortOf = (p: Person): SortValue => (order === "byRank" ? p.rank : p.name)
+                    const sortOf = (p: Person): Store.SortValue => (order === "byRank" ? p.rank : p.name)
                     for (const partition of ["p0", "p1"]) {
                       const expected = all
                         .filter((p) => p.org === partition)
@@ -957,11 +957,11 @@ export const storeContract = <E>(
                         const inOrder = descending ? [...expected].reverse() : expected
                         const limit = limits[li++ % limits.length]!
                         const byId = new Map(all.map((p) => [p.id, p]))
-                        const pos = (id: string): Position => ({ sort: sortOf(byId.get(id)!), key: id })
+                        const pos = (id: string): Store.Position => ({ sort: sortOf(byId.get(id)!), key: id })
 
                         // Forward from the start.
                         const forward: Array<string> = []
-                        let from: Position | undefined = undefined
+                        let from: Store.Position | undefined = undefined
                         for (;;) {
                           const page = ids(yield* store.page(People, { order, partition, descending, backward: false, from, limit }))
                           expect(page.length).toBe(Math.min(limit, inOrder.length - forward.length))
@@ -1005,7 +1005,7 @@ export const storeContract = <E>(
     })
 
     describe("removing a partition", () => {
-      const items = (store: StoreService) =>
+      const items = (store: Store.StoreService) =>
         Effect.gen(function*() {
           yield* store.insert(Items, { id: "i1", owner: "alice", tag: "red", code: "c1" })
           yield* store.insert(Items, { id: "i2", owner: "alice", tag: "blue", code: "c2" })
@@ -1014,7 +1014,7 @@ export const storeContract = <E>(
           yield* store.insert(Items, { id: "i5", owner: "alicea", tag: "blue" })
           yield* store.insert(Notes, { id: "i1", text: "same key, other table" })
         })
-      const inOrder = (store: StoreService, order: string, partition: string) =>
+      const inOrder = (store: Store.StoreService, order: string, partition: string) =>
         store.page(Items, { order, partition, descending: false, backward: false, from: undefined, limit: 100 }).pipe(Effect.map(ids))
 
       it.effect("removes every row of the partition, with its unique values and its entries in every order", () =>
@@ -1127,14 +1127,14 @@ export const storeContract = <E>(
       it.effect("read events in the order they were written, with a rolled-back change's events gone", () =>
         run((store) =>
           Effect.gen(function*() {
-            const emit = (type: string) => appendEvent({ type, organizationId: "org_x", environment: "sandbox", data: { type } })
+            const emit = (type: string) => Outbox.appendEvent({ type, organizationId: "org_x", environment: "sandbox", data: { type } })
             yield* store.transaction(Effect.andThen(emit("a.one"), emit("a.two")))
             yield* Effect.exit(store.transaction(Effect.andThen(emit("ghost"), Effect.fail(new Boom()))))
             const third = yield* emit("b.three")
-            const all = yield* readEvents(undefined, 10)
+            const all = yield* Outbox.readEvents(undefined, 10)
             expect(all.map((e) => e.type)).toEqual(["a.one", "a.two", "b.three"])
             expect(all.map((e) => e.sequence)).toEqual([...all.map((e) => e.sequence)].sort((x, y) => x - y))
-            expect((yield* readEvents(all[1]!.sequence, 10)).map((e) => e.id)).toEqual([third.id])
+            expect((yield* Outbox.readEvents(all[1]!.sequence, 10)).map((e) => e.id)).toEqual([third.id])
             expect(all[0]!.data).toEqual({ type: "a.one" })
           })
         ))
@@ -1142,43 +1142,43 @@ export const storeContract = <E>(
 
     describe("the ledger", () => {
       const scope = "org_contract/sandbox"
-      const wallet: Holder = { scope, type: "wallet", id: "wlt_race" }
-      const world: Holder = { scope, type: "world", id: "chain:base" }
+      const wallet: Ledger.Holder = { scope, type: "wallet", id: "wlt_race" }
+      const world: Ledger.Holder = { scope, type: "world", id: "chain:base" }
       const usdc = { code: "USDC", chain: "base" } as const
-      const payout = (id: string, kind: "posted" | "pending"): TransferRequest =>
+      const payout = (id: string, kind: "posted" | "pending"): Ledger.TransferRequest =>
         ({ kind, id, debit: wallet, credit: world, asset: usdc, amount: 60n, code: "payout" })
 
       // Live: the racing transactions really sleep while they hold their locks.
       it.live("lets only one of two racing payouts spend the same balance, reserved or posted", () =>
         run((store) =>
           Effect.gen(function*() {
-            yield* transfer([{ kind: "posted", id: "deposit", debit: world, credit: wallet, asset: usdc, amount: 100n, code: "deposit" }])
+            yield* Ledger.transfer([{ kind: "posted", id: "deposit", debit: world, credit: wallet, asset: usdc, amount: 100n, code: "deposit" }])
             for (const kind of ["pending", "posted"] as const) {
               // Each payout in a transaction of its own that holds on a little after booking, so both are in flight.
               const racing = (id: string) =>
-                Effect.exit(store.transaction(Effect.andThen(transfer([payout(`${kind}-${id}`, kind)]), Effect.sleep("20 millis"))))
+                Effect.exit(store.transaction(Effect.andThen(Ledger.transfer([payout(`${kind}-${id}`, kind)]), Effect.sleep("20 millis"))))
               const [a, b] = yield* Effect.all([racing("a"), racing("b")], { concurrency: 2 })
               expect([a, b].filter(Exit.isSuccess)).toHaveLength(kind === "pending" ? 1 : 0)
               const refused = [a, b].filter(Exit.isFailure).map((e) => Cause.findErrorOption(e.cause))
-              for (const r of refused) expect(r._tag === "Some" && r.value instanceof LedgerRefusal && r.value.reason).toBe("insufficient_funds")
+              for (const r of refused) expect(r._tag === "Some" && r.value instanceof Ledger.LedgerRefusal && r.value.reason).toBe("insufficient_funds")
             }
             // 60 reserved by the pending payout that won; nothing else could be spent.
-            expect(yield* balanceIn(wallet, usdc)).toMatchObject({ available: 40n, pending: 60n, posted: 100n })
-            expect(yield* balanceIn(world, usdc)).toMatchObject({ posted: -100n })
+            expect(yield* Ledger.balanceIn(wallet, usdc)).toMatchObject({ available: 40n, pending: 60n, posted: 100n })
+            expect(yield* Ledger.balanceIn(world, usdc)).toMatchObject({ posted: -100n })
           })
         ))
 
       it.effect("takes a whole linked batch back when one of its transfers is refused", () =>
         run((store) =>
           Effect.gen(function*() {
-            yield* transfer([{ kind: "posted", id: "deposit", debit: world, credit: wallet, asset: usdc, amount: 100n, code: "deposit" }])
-            const exit = yield* Effect.exit(transfer([payout("first", "posted"), payout("second", "posted")]))
+            yield* Ledger.transfer([{ kind: "posted", id: "deposit", debit: world, credit: wallet, asset: usdc, amount: 100n, code: "deposit" }])
+            const exit = yield* Effect.exit(Ledger.transfer([payout("first", "posted"), payout("second", "posted")]))
             expect(Exit.isFailure(exit)).toBe(true)
-            expect(yield* balanceIn(wallet, usdc)).toMatchObject({ available: 100n, pending: 0n })
+            expect(yield* Ledger.balanceIn(wallet, usdc)).toMatchObject({ available: 100n, pending: 0n })
             // The refused batch left nothing behind: the same ids book once the money is there.
-            yield* transfer([{ kind: "posted", id: "more", debit: world, credit: wallet, asset: usdc, amount: 20n, code: "deposit" }])
-            yield* transfer([payout("first", "posted"), payout("second", "posted")])
-            expect(yield* balanceIn(wallet, usdc)).toMatchObject({ available: 0n })
+            yield* Ledger.transfer([{ kind: "posted", id: "more", debit: world, credit: wallet, asset: usdc, amount: 20n, code: "deposit" }])
+            yield* Ledger.transfer([payout("first", "posted"), payout("second", "posted")])
+            expect(yield* Ledger.balanceIn(wallet, usdc)).toMatchObject({ available: 0n })
           })
         ))
     })
@@ -1186,21 +1186,21 @@ export const storeContract = <E>(
     describe("timers", () => {
       it.effect("fire in due order, each once, only when due, and not when their transaction rolled back", () => {
         const fired: Array<string> = []
-        const handlers = Layer.succeed(TimerHandlers, new Map([["note", (p: { name: string }) => Effect.sync(() => void fired.push(p.name))]]))
+        const handlers = Layer.succeed(Timers.TimerHandlers, new Map([["note", (p: { name: string }) => Effect.sync(() => void fired.push(p.name))]]))
         return run(() =>
           Effect.gen(function*() {
-            const store = yield* Store
-            yield* schedule("note", 3_000, { name: "c" })
-            yield* store.transaction(Effect.andThen(schedule("note", 1_000, { name: "a" }), schedule("note", 2_000, { name: "b" })))
-            yield* Effect.exit(store.transaction(Effect.andThen(schedule("note", 500, { name: "ghost" }), Effect.fail(new Boom()))))
-            expect(yield* fireDue(999)).toBe(0)
-            yield* fireDue(2_000)
+            const store = yield* Store.Store
+            yield* Timers.schedule("note", 3_000, { name: "c" })
+            yield* store.transaction(Effect.andThen(Timers.schedule("note", 1_000, { name: "a" }), Timers.schedule("note", 2_000, { name: "b" })))
+            yield* Effect.exit(store.transaction(Effect.andThen(Timers.schedule("note", 500, { name: "ghost" }), Effect.fail(new Boom()))))
+            expect(yield* Timers.fireDue(999)).toBe(0)
+            yield* Timers.fireDue(2_000)
             expect(fired).toEqual(["a", "b"])
-            yield* fireDue(2_000)
+            yield* Timers.fireDue(2_000)
             expect(fired).toEqual(["a", "b"])
-            yield* fireDue(10_000)
+            yield* Timers.fireDue(10_000)
             expect(fired).toEqual(["a", "b", "c"])
-            expect(yield* nextTimer).toBeUndefined()
+            expect(yield* Timers.nextTimer).toBeUndefined()
           }).pipe(Effect.provide(handlers))
         )
       })

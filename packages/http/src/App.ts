@@ -2,7 +2,7 @@
  * The application: the HttpApi with its handlers and the pipeline, over the services of one engine. The servers
  * serve it, and `createEngine` (Engine.ts) turns it into a fetch-style handler for embedding and tests.
  */
-import type { EngineServices } from "@fos/core"
+import type { Engine } from "@fos/core"
 import { Layer } from "effect"
 import { type DocsAssets, DocsFiles } from "./Docs.ts"
 import { layerHandlers } from "./Handlers.ts"
@@ -21,7 +21,7 @@ export interface RoutesOptions {
 }
 
 /** The routes and the pipeline over the engine services `engine` provides. */
-export const layerRoutes = <E>(engine: Layer.Layer<EngineServices, E>, options: RoutesOptions = {}) =>
+export const layerRoutes = <E>(engine: Layer.Layer<Engine.EngineServices, E>, options: RoutesOptions = {}) =>
   Layer.mergeAll(
     layerApiRoutes().pipe(Layer.provide(layerHandlers)),
     layerOperatorRoutes,

@@ -6,42 +6,20 @@
  * webhook deliveries it sent. `layerEmbedded` is the same engine as a Layer, for hosts written with Effect. Many
  * engines can run side by side in one process; they share nothing.
  */
+import type { FanOut, Problem, WorldModel } from "@fos/core"
 import {
-  type AdvanceReport,
-  allSnapshots,
-  type ApiError,
-  applySeed,
-  deleteSnapshot,
-  deliveryToWire,
+  Deliveries as DeliveriesModule,
   DeliveryWorker,
-  flushDeliveries,
-  listOrganizations,
-  restoreSnapshot,
-  snapshotOwner,
-  takeSnapshot,
-  type DeliveryRequest,
-  type EngineOptions,
-  type EngineServices,
-  type envelopeOf,
-  layerEngine,
-  layerMemoryStore,
-  nextTimerIn,
-  Organizations,
-  randomFromBytes,
-  scopeOf,
-  scopeTimers,
-  type TimerLane,
-  virtualTimers,
-  type SeedFile,
-  Store as StoreKey,
-  type Store,
-  type StoreService,
-  TimeControl,
-  type TimeControlService,
-  TransportError,
-  WebhookDeliveries,
-  type WebhookTransportService,
-  type WorldModelOptions
+  Engine as EngineModule,
+  MemoryStore,
+  Operator,
+  RandomStreams,
+  Seed,
+  Snapshots,
+  Store,
+  Tenancy,
+  Timers,
+  Transport
 } from "@fos/core"
 import { type Environment, parseIso, type Snapshot, toIso, type WebhookFlush } from "@fos/contract"
 import { Context, Duration, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
@@ -66,13 +44,13 @@ export type ClockOption =
 /**
  * How webhook deliveries leave the engine: `"http"` (the default: POSTs to the endpoints' URLs), `"memory"` (an
  * in-process receiver that records every delivery in `engine.deliveries` and answers 200, or what
- * `engine.deliveries.answerWith` says), or any transport (`callbackTransport(...)` from `@fos/core`).
+ * `engine.deliveries.answerWith` says), or any transport (`Transport.callback(...)` from `@fos/core`).
  */
-export type WebhookTransportOption = "http" | "memory" | WebhookTransportService
+export type WebhookTransportOption = "http" | "memory" | Transport.WebhookTransportService
 
-export interface CreateEngineOptions extends Omit<EngineOptions, "store" | "clock" | "webhookTransport"> {
+export interface CreateEngineOptions extends Omit<EngineModule.EngineOptions, "store" | "clock" | "webhookTransport"> {
   /** `"memory"` (the default) or a store Layer (`layerPgliteStore(dir)`, `layerPostgresStore(url)` from `@fos/sql`). */
-  readonly store?: "memory" | Layer.Layer<Store, unknown>
+  readonly store?: "memory" | Layer.Layer<Store.Store, unknown>
   readonly clock?: ClockOption
   readonly webhookTransport?: WebhookTransportOption
   /**
@@ -87,7 +65,7 @@ export interface CreateEngineOptions extends Omit<EngineOptions, "store" | "cloc
    */
   readonly randomSeed?: string | number
   /** Organizations, users and keys to create first (the same shape as `fos serve --seed`). */
-  readonly seed?: SeedFile
+  readonly seed?: Seed.SeedFile
   /** Turns the operator surface (`/operator/...`) on, guarded by this bearer token. */
   readonly operatorToken?: string
   /**
@@ -126,7 +104,7 @@ const randomSeedOf = (seed: string | number): string | number => {
   return seed
 }
 
-const clockOf = (clock: ClockOption | undefined): NonNullable<EngineOptions["clock"]> => {
+const clockOf = (clock: ClockOption | undefined): NonNullable<EngineModule.EngineOptions["clock"]> => {
   if (clock === undefined || clock === "system") return { mode: "system" }
   if (clock === "virtual") return { mode: "virtual" }
   if (clock.mode === "system") return clock
@@ -138,7 +116,7 @@ const clockOf = (clock: ClockOption | undefined): NonNullable<EngineOptions["clo
 // --- the deliveries the engine sent ----------------------------------------------------------------------------
 
 /** What receivers get: the event envelope. */
-export type WebhookEnvelope = ReturnType<typeof envelopeOf>
+export type WebhookEnvelope = ReturnType<typeof FanOut.envelopeOf>
 
 /** One delivery attempt as the engine sent it. */
 export interface DeliveryAttempt {
@@ -183,16 +161,16 @@ export interface DeliveriesService {
 export class Deliveries extends Context.Service<Deliveries, DeliveriesService>()("fos/http/Deliveries") {}
 
 interface Recorder {
-  readonly transport: WebhookTransportService
-  readonly attach: (store: StoreService, time: TimeControlService) => DeliveriesService
+  readonly transport: Transport.WebhookTransportService
+  readonly attach: (store: Store.StoreService, time: Timers.TimeControlService) => DeliveriesService
 }
 
 /**
  * A transport that records what it sends, over `inner` or, when `inner` is undefined, over the memory receiver.
  * The attempt's run and number come from the delivery row (the engine's truth), read when the send starts.
  */
-const makeRecorder = (inner: WebhookTransportService | undefined, recording: boolean): Recorder => {
-  let services: { readonly store: StoreService; readonly time: TimeControlService } | undefined
+const makeRecorder = (inner: Transport.WebhookTransportService | undefined, recording: boolean): Recorder => {
+  let services: { readonly store: Store.StoreService; readonly time: Timers.TimeControlService } | undefined
   let answer: Answer = 200
   let sends = 0
   let sent: Array<{ readonly order: number; readonly delivery: SentDelivery }> = []
@@ -201,14 +179,14 @@ const makeRecorder = (inner: WebhookTransportService | undefined, recording: boo
     Effect.gen(function*() {
       const { store, time } = services!
       if (row === undefined) return yield* time.now
-      const clock = yield* time.clockFor(scopeOf(row.organizationId, row.environment)).pipe(Effect.provideService(StoreKey, store))
+      const clock = yield* time.clockFor(Tenancy.scopeOf(row.organizationId, row.environment)).pipe(Effect.provideService(Store.Store, store))
       return clock.currentTimeMillisUnsafe()
     })
 
-  const attemptOf = (request: DeliveryRequest) =>
+  const attemptOf = (request: Transport.DeliveryRequest) =>
     Effect.gen(function*() {
       if (services === undefined) return yield* Effect.die(new Error("the delivery recorder was used before its engine was built"))
-      const row = yield* services.store.get(WebhookDeliveries, request.deliveryId)
+      const row = yield* services.store.get(DeliveriesModule.WebhookDeliveries, request.deliveryId)
       const attempt: DeliveryAttempt = {
         deliveryId: request.deliveryId,
         attemptId: request.attemptId,
@@ -225,13 +203,13 @@ const makeRecorder = (inner: WebhookTransportService | undefined, recording: boo
       return attempt
     })
 
-  const receive = (attempt: DeliveryAttempt): Effect.Effect<{ readonly status: number }, TransportError> =>
+  const receive = (attempt: DeliveryAttempt): Effect.Effect<{ readonly status: number }, Transport.TransportError> =>
     Effect.try({
       try: () => ({ status: typeof answer === "number" ? answer : answer(attempt) }),
-      catch: (e) => new TransportError({ message: e instanceof Error ? e.message : String(e) })
+      catch: (e) => new Transport.TransportError({ message: e instanceof Error ? e.message : String(e) })
     })
 
-  const transport: WebhookTransportService = {
+  const transport: Transport.WebhookTransportService = {
     send: (request) =>
       Effect.gen(function*() {
         const order = sends++
@@ -272,7 +250,7 @@ const makeRecorder = (inner: WebhookTransportService | undefined, recording: boo
 
 // --- driving time --------------------------------------------------------------------------------------------
 
-const virtualOnly = (time: TimeControlService) =>
+const virtualOnly = (time: Timers.TimeControlService) =>
   time.mode === "virtual"
     ? Effect.void
     : Effect.die(new Error("this engine runs on the system clock; create it with clock: \"virtual\" to move time"))
@@ -281,9 +259,9 @@ const virtualOnly = (time: TimeControlService) =>
  * Virtual clock: moves time forward by `by` ("15 minutes", "30 seconds", "1 hour", or ms), firing every timer due on
  * the way: the root clock and every organization's sandbox clock, each by `by` from its own time.
  */
-export const advanceBy = (by: Duration.Input): Effect.Effect<void, never, EngineServices> =>
+export const advanceBy = (by: Duration.Input): Effect.Effect<void, never, EngineModule.EngineServices> =>
   Effect.gen(function*() {
-    const time = yield* TimeControl
+    const time = yield* Timers.TimeControl
     yield* virtualOnly(time)
     const ms = durationMs(by, "advance")
     if ((yield* time.now) + ms > maxInstantMs) return yield* Effect.die(new RangeError(`advance: would move the clock past ${toIso(maxInstantMs)}`))
@@ -292,9 +270,9 @@ export const advanceBy = (by: Duration.Input): Effect.Effect<void, never, Engine
   })
 
 /** Virtual clock: moves time forward to `instant` (not before now), firing every timer due on the way. */
-export const advanceTo = (instant: string | number | Date): Effect.Effect<void, never, EngineServices> =>
+export const advanceTo = (instant: string | number | Date): Effect.Effect<void, never, EngineModule.EngineServices> =>
   Effect.gen(function*() {
-    const time = yield* TimeControl
+    const time = yield* Timers.TimeControl
     yield* virtualOnly(time)
     const target = instantMs(instant, "advanceTo")
     const now = yield* time.now
@@ -325,22 +303,22 @@ export interface IdleReport {
 
 /** One virtual clock as `runUntilIdle` drives it: its time, its timers, and a move to a time. */
 interface DrivenClock {
-  readonly now: Effect.Effect<number, never, EngineServices>
-  readonly lane: TimerLane
-  readonly moveTo: (targetMs: number) => Effect.Effect<void, never, EngineServices>
+  readonly now: Effect.Effect<number, never, EngineModule.EngineServices>
+  readonly lane: Timers.TimerLane
+  readonly moveTo: (targetMs: number) => Effect.Effect<void, never, EngineModule.EngineServices>
 }
 
-const untilIdle = (clock: DrivenClock, options: RunUntilIdleOptions): Effect.Effect<IdleReport, never, EngineServices> =>
+const untilIdle = (clock: DrivenClock, options: RunUntilIdleOptions): Effect.Effect<IdleReport, never, EngineModule.EngineServices> =>
   Effect.gen(function*() {
     const start = yield* clock.now
     const horizon = start + durationMs(options.within ?? "1 day", "runUntilIdle within")
     const maxSteps = options.maxSteps ?? 10_000
-    const worker = yield* DeliveryWorker
+    const worker = yield* DeliveryWorker.DeliveryWorker
     let steps = 0
     while (true) {
       // The sends in flight may schedule a retry or end their delivery's lease: the next timer is known after them.
       yield* worker.settled()
-      const next = yield* nextTimerIn(clock.lane)
+      const next = yield* Timers.nextTimerIn(clock.lane)
       const report = (stoppedBy: IdleReport["stoppedBy"]) =>
         Effect.map(clock.now, (now): IdleReport => ({ now, steps, stoppedBy, nextDueMs: next?.dueAtMs }))
       if (next === undefined) return yield* report("idle")
@@ -359,41 +337,41 @@ const untilIdle = (clock: DrivenClock, options: RunUntilIdleOptions): Effect.Eff
  * This is the engine's root clock, with every sandbox clock behind it (`engine.clock`); `runSandboxUntilIdle` runs
  * one organization's.
  */
-export const runUntilIdle = (options: RunUntilIdleOptions = {}): Effect.Effect<IdleReport, never, EngineServices> =>
+export const runUntilIdle = (options: RunUntilIdleOptions = {}): Effect.Effect<IdleReport, never, EngineModule.EngineServices> =>
   Effect.gen(function*() {
-    const time = yield* TimeControl
+    const time = yield* Timers.TimeControl
     yield* virtualOnly(time)
-    return yield* untilIdle({ now: time.now, lane: virtualTimers, moveTo: time.advanceTo }, options)
+    return yield* untilIdle({ now: time.now, lane: Timers.virtual, moveTo: time.advanceTo }, options)
   })
 
 // --- one organization's sandbox clock ------------------------------------------------------------------------------
 
 /** An advance of one sandbox's clock as the embedding API reports it (the HTTP advance's report, in epoch ms). */
-export type SandboxAdvanceReport = AdvanceReport
+export type SandboxAdvanceReport = Timers.AdvanceReport
 
 /** The sandbox scope of an organization that exists; a defect names an unknown one. */
-const sandboxOf = (organizationId: string): Effect.Effect<string, never, EngineServices> =>
-  Effect.flatMap(StoreKey, (store) =>
-    Effect.flatMap(store.get(Organizations, organizationId), (organization) =>
+const sandboxOf = (organizationId: string): Effect.Effect<string, never, EngineModule.EngineServices> =>
+  Effect.flatMap(Store.Store, (store) =>
+    Effect.flatMap(store.get(Tenancy.Organizations, organizationId), (organization) =>
       organization === undefined
         ? Effect.die(new RangeError(`no organization ${organizationId} in this engine`))
-        : Effect.succeed(scopeOf(organizationId, "sandbox"))))
+        : Effect.succeed(Tenancy.scopeOf(organizationId, "sandbox"))))
 
 /** An advance's refusal (another advance of the clock runs) as the error an embedder sees. */
-const orThrow = <A>(effect: Effect.Effect<A, ApiError, EngineServices>): Effect.Effect<A, never, EngineServices> =>
+const orThrow = <A>(effect: Effect.Effect<A, Problem.ApiError, EngineModule.EngineServices>): Effect.Effect<A, never, EngineModule.EngineServices> =>
   Effect.catch(effect, (error) => Effect.die(new Error(`${error.code}: ${error.detail}`)))
 
 /** The time of an organization's sandbox clock (the engine's Clock on the system clock). */
-export const sandboxNow = (organizationId: string): Effect.Effect<number, never, EngineServices> =>
+export const sandboxNow = (organizationId: string): Effect.Effect<number, never, EngineModule.EngineServices> =>
   Effect.gen(function*() {
-    const time = yield* TimeControl
+    const time = yield* Timers.TimeControl
     const clock = yield* time.clockFor(yield* sandboxOf(organizationId))
     return clock.currentTimeMillisUnsafe()
   })
 
 const advanceSandbox = (organizationId: string, targetOf: (nowMs: number) => number) =>
   Effect.gen(function*() {
-    const time = yield* TimeControl
+    const time = yield* Timers.TimeControl
     yield* virtualOnly(time)
     const scope = yield* sandboxOf(organizationId)
     return yield* orThrow(time.advanceClock(scope, (now) => Effect.sync(() => targetOf(now))))
@@ -403,7 +381,7 @@ const advanceSandbox = (organizationId: string, targetOf: (nowMs: number) => num
  * Virtual clock: moves one organization's sandbox clock forward by `by`, firing that sandbox's timers due on the way
  * (the HTTP advance, for that organization). Another advance of the same clock running meanwhile is an error.
  */
-export const advanceSandboxBy = (organizationId: string, by: Duration.Input): Effect.Effect<SandboxAdvanceReport, never, EngineServices> => {
+export const advanceSandboxBy = (organizationId: string, by: Duration.Input): Effect.Effect<SandboxAdvanceReport, never, EngineModule.EngineServices> => {
   const ms = durationMs(by, "advance")
   return advanceSandbox(organizationId, (now) => {
     if (now + ms > maxInstantMs) throw new RangeError(`advance: would move the clock past ${toIso(maxInstantMs)}`)
@@ -412,7 +390,7 @@ export const advanceSandboxBy = (organizationId: string, by: Duration.Input): Ef
 }
 
 /** Virtual clock: moves one organization's sandbox clock to `instant` (not before its time). */
-export const advanceSandboxTo = (organizationId: string, instant: string | number | Date): Effect.Effect<SandboxAdvanceReport, never, EngineServices> => {
+export const advanceSandboxTo = (organizationId: string, instant: string | number | Date): Effect.Effect<SandboxAdvanceReport, never, EngineModule.EngineServices> => {
   const target = instantMs(instant, "advanceTo")
   return advanceSandbox(organizationId, (now) => {
     if (target < now) throw new RangeError(`advanceTo: ${toIso(target)} is before the clock's time ${toIso(now)}; the clock only moves forward`)
@@ -421,14 +399,14 @@ export const advanceSandboxTo = (organizationId: string, instant: string | numbe
 }
 
 /** `runUntilIdle` on one organization's sandbox clock: its timers only. */
-export const runSandboxUntilIdle = (organizationId: string, options: RunUntilIdleOptions = {}): Effect.Effect<IdleReport, never, EngineServices> =>
+export const runSandboxUntilIdle = (organizationId: string, options: RunUntilIdleOptions = {}): Effect.Effect<IdleReport, never, EngineModule.EngineServices> =>
   Effect.gen(function*() {
-    const time = yield* TimeControl
+    const time = yield* Timers.TimeControl
     yield* virtualOnly(time)
     const scope = yield* sandboxOf(organizationId)
     return yield* untilIdle({
       now: sandboxNow(organizationId),
-      lane: scopeTimers(scope),
+      lane: Timers.scope(scope),
       moveTo: (targetMs) => Effect.asVoid(orThrow(time.advanceClock(scope, (now) => Effect.succeed(Math.max(now, targetMs)))))
     }, options)
   })
@@ -446,9 +424,9 @@ export interface FlushOptions {
  * later on the clock had their attempt already; advance the clock, then flush again. On a virtual clock it first
  * fires what is due at the clock's time.
  */
-export const flushWebhooks = (options: FlushOptions = {}): Effect.Effect<WebhookFlush, never, EngineServices> =>
+export const flushWebhooks = (options: FlushOptions = {}): Effect.Effect<WebhookFlush, never, EngineModule.EngineServices> =>
   Effect.map(
-    flushDeliveries(
+    DeliveryWorker.flushDeliveries(
       options.organizationId === undefined
         ? undefined
         : (options.environment === undefined ? (["sandbox", "live"] as const) : [options.environment]).map((environment) => ({
@@ -456,13 +434,13 @@ export const flushWebhooks = (options: FlushOptions = {}): Effect.Effect<Webhook
           environment
         }))
     ),
-    (report) => ({ deliveries: report.deliveries.map(deliveryToWire), complete: report.complete })
+    (report) => ({ deliveries: report.deliveries.map(DeliveriesModule.toWire), complete: report.complete })
   )
 
 // --- the engine as a Layer ---------------------------------------------------------------------------------------
 
 /** What `layerEmbedded` provides: the engine services and the record of deliveries. */
-export type EmbeddedServices = EngineServices | Deliveries
+export type EmbeddedServices = EngineModule.EngineServices | Deliveries
 
 /**
  * The engine for hosts written with Effect, from the same options as `createEngine` (the operator token aside: it
@@ -479,25 +457,25 @@ export const layerEmbedded = (options: CreateEngineOptions = {}): Layer.Layer<Em
       ? undefined
       : webhookTransport
     const recorder = makeRecorder(inner, inner === undefined || recordDeliveries === true)
-    const engine = layerEngine({
+    const engine = EngineModule.layer({
       ...rest,
       // Secrets (API keys, webhook signing secrets) are minted from this when there is no seed: WebCrypto, which
       // Node, Bun, Deno and browsers all have, and not Effect's default `Math.random`.
-      random: rest.random ?? randomFromBytes((words) => globalThis.crypto.getRandomValues(words)),
+      random: rest.random ?? RandomStreams.randomFromBytes((words) => globalThis.crypto.getRandomValues(words)),
       ...(rest.randomSeed === undefined ? {} : { randomSeed: randomSeedOf(rest.randomSeed) }),
       // A seed may change the world model's money rules too; the embedding option wins over it.
-      worldModel: { ...seed?.worldModel, ...rest.worldModel } as WorldModelOptions,
-      store: store === undefined || store === "memory" ? layerMemoryStore : store,
+      worldModel: { ...seed?.worldModel, ...rest.worldModel } as WorldModel.WorldModelOptions,
+      store: store === undefined || store === "memory" ? MemoryStore.layer : store,
       clock: clockOf(clock),
       webhookTransport: recorder.transport
     })
     const deliveries = Layer.effect(
       Deliveries,
       Effect.gen(function*() {
-        return recorder.attach(yield* StoreKey, yield* TimeControl)
+        return recorder.attach(yield* Store.Store, yield* Timers.TimeControl)
       })
     )
-    const seeded = seed === undefined ? Layer.empty : Layer.effectDiscard(applySeed(seed))
+    const seeded = seed === undefined ? Layer.empty : Layer.effectDiscard(Seed.apply(seed))
     return Layer.mergeAll(deliveries, seeded).pipe(Layer.provideMerge(engine))
   }))
 
@@ -575,7 +553,7 @@ export interface Engine {
 const organizationOf = (options: { readonly organizationId?: string } | undefined) =>
   options?.organizationId !== undefined
     ? Effect.succeed(options.organizationId)
-    : Effect.flatMap(listOrganizations, (organizations) =>
+    : Effect.flatMap(Operator.listOrganizations, (organizations) =>
       organizations.length === 1
         ? Effect.succeed(organizations[0]!.id as string)
         : Effect.die(new TypeError(`this engine holds ${organizations.length} organizations: name one, as { organizationId }`)))
@@ -600,24 +578,24 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
     context,
     operatorToken: options.operatorToken,
     clock: {
-      mode: Context.get(context, TimeControl).mode,
-      now: () => run(Context.get(context, TimeControl).now),
+      mode: Context.get(context, Timers.TimeControl).mode,
+      now: () => run(Context.get(context, Timers.TimeControl).now),
       advance: (by) => run(advanceBy(by)),
       advanceTo: (instant) => run(advanceTo(instant)),
       runUntilIdle: (runOptions) => run(runUntilIdle(runOptions))
     },
     clockOf: (organizationId) => ({
-      mode: Context.get(context, TimeControl).mode,
+      mode: Context.get(context, Timers.TimeControl).mode,
       now: () => run(sandboxNow(organizationId)),
       advance: (by) => run(advanceSandboxBy(organizationId, by)),
       advanceTo: (instant) => run(advanceSandboxTo(organizationId, instant)),
       runUntilIdle: (runOptions) => run(runSandboxUntilIdle(organizationId, runOptions))
     }),
     deliveries: { ...Context.get(context, Deliveries), flush: (flushOptions) => run(flushWebhooks(flushOptions)) },
-    snapshot: (snapshotOptions) => run(Effect.flatMap(organizationOf(snapshotOptions), takeSnapshot)),
-    restore: (id) => run(Effect.flatMap(snapshotOwner(id), (organizationId) => restoreSnapshot(organizationId, id))),
-    snapshots: (listOptions) => run(Effect.flatMap(organizationOf(listOptions), allSnapshots)),
-    deleteSnapshot: (id) => run(Effect.flatMap(snapshotOwner(id), (organizationId) => deleteSnapshot(organizationId, id))),
+    snapshot: (snapshotOptions) => run(Effect.flatMap(organizationOf(snapshotOptions), Snapshots.take)),
+    restore: (id) => run(Effect.flatMap(Snapshots.owner(id), (organizationId) => Snapshots.restore(organizationId, id))),
+    snapshots: (listOptions) => run(Effect.flatMap(organizationOf(listOptions), Snapshots.all)),
+    deleteSnapshot: (id) => run(Effect.flatMap(Snapshots.owner(id), (organizationId) => Snapshots.deleteSnapshot(organizationId, id))),
     close: async () => {
       await web?.dispose()
       await runtime.dispose()

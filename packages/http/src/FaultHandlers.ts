@@ -3,7 +3,7 @@
  * fault's matcher must name an operation of the API (by method and path template, or operation id), so a typo is a
  * 400 rather than a fault that never applies.
  */
-import { apiError, armFault, armReceiverFault, clearFaults, deleteFault, listFaults } from "@fos/core"
+import { Faults, Problem } from "@fos/core"
 import type { FaultCreate } from "@fos/contract"
 import { Effect } from "effect"
 import { faultTargets } from "./Faults.ts"
@@ -11,7 +11,7 @@ import { group } from "./HandlerGroups.ts"
 import { CurrentCaller, ServerApi } from "./ServerApi.ts"
 
 const invalidMatch = (pointer: string, detail: string) =>
-  Effect.fail(apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] }))
+  Effect.fail(Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] }))
 
 /** Refuses a matcher that no operation of the API meets. */
 export const checkMatch = (match: FaultCreate["match"]) => {
@@ -31,9 +31,9 @@ export const checkMatch = (match: FaultCreate["match"]) => {
 export const FaultsLive = group(ServerApi, "faults", (handlers) =>
   handlers
     .handle("createFault", ({ payload }) =>
-      CurrentCaller.use((caller) => Effect.andThen(checkMatch(payload.match), armFault(caller, payload))).pipe(Effect.map((f) => f as never)))
-    .handle("listFaults", () => CurrentCaller.use((caller) => listFaults(caller)).pipe(Effect.map((l) => l as never)))
-    .handle("deleteFault", ({ params }) => CurrentCaller.use((caller) => deleteFault(caller, params.faultId)))
-    .handle("clearFaults", () => CurrentCaller.use((caller) => clearFaults(caller)))
+      CurrentCaller.use((caller) => Effect.andThen(checkMatch(payload.match), Faults.armFault(caller, payload))).pipe(Effect.map((f) => f as never)))
+    .handle("listFaults", () => CurrentCaller.use((caller) => Faults.list(caller)).pipe(Effect.map((l) => l as never)))
+    .handle("deleteFault", ({ params }) => CurrentCaller.use((caller) => Faults.deleteFault(caller, params.faultId)))
+    .handle("clearFaults", () => CurrentCaller.use((caller) => Faults.clear(caller)))
     .handle("createReceiverFault", ({ params, payload }) =>
-      CurrentCaller.use((caller) => armReceiverFault(caller, params.id, payload)).pipe(Effect.map((f) => f as never))))
+      CurrentCaller.use((caller) => Faults.armReceiverFault(caller, params.id, payload)).pipe(Effect.map((f) => f as never))))

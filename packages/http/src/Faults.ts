@@ -4,7 +4,8 @@
  * problem, rendered like any other (its correlation id, its rate-limit headers, its Retry-After) and commits
  * nothing; latency holds the request and then runs it; commit-then-lose runs it, commits it, and answers 500.
  */
-import { type ApiError, apiError, type Caller, type FaultedRequest, type Store, takeRequestFault, type TakenFault } from "@fos/core"
+import type { Auth, Store } from "@fos/core"
+import { Faults, Problem } from "@fos/core"
 import { ErrorCatalog, type FaultEffect } from "@fos/contract"
 import { Clock, Context, Duration, Effect } from "effect"
 import { HttpRouter, type HttpServerRequest, type HttpServerResponse } from "effect/http"
@@ -42,15 +43,15 @@ export const faultableTarget = (endpoint: HttpApiEndpoint.Top, group: HttpApiGro
 /** How long a client is asked to wait by an injected problem that sets no Retry-After but whose code has one. */
 const defaultRetryAfter: Partial<Record<string, number>> = { RATE_LIMITED: 1, SERVICE_UNAVAILABLE: 5 }
 
-const injectedProblem = (fault: TakenFault, effect: Extract<FaultEffect, { type: "problem" }>): ApiError => {
+const injectedProblem = (fault: Faults.TakenFault, effect: Extract<FaultEffect, { type: "problem" }>): Problem.ApiError => {
   const retryAfterSeconds = effect.retryAfterSeconds ?? defaultRetryAfter[effect.code]
-  return apiError(effect.code, `${ErrorCatalog[effect.code].title} (injected by the sandbox fault ${fault.id}).`, {
+  return Problem.apiError(effect.code, `${ErrorCatalog[effect.code].title} (injected by the sandbox fault ${fault.id}).`, {
     ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds })
   })
 }
 
-const lostAnswer = (fault: TakenFault): ApiError =>
-  apiError("INTERNAL_ERROR", `The request was carried out, but its answer was lost (the sandbox fault ${fault.id}).`, {
+const lostAnswer = (fault: Faults.TakenFault): Problem.ApiError =>
+  Problem.apiError("INTERNAL_ERROR", `The request was carried out, but its answer was lost (the sandbox fault ${fault.id}).`, {
     resolution: "Retry with the same Idempotency-Key: the first request's answer is replayed, and nothing is done twice."
   })
 
@@ -79,17 +80,17 @@ const customersOf = (request: HttpServerRequest.HttpServerRequest, body: string 
  * id when one applies. `body` is the JSON body's text (undefined on reads and uploads).
  */
 export const underFault = <R>(
-  caller: Caller,
+  caller: Auth.Caller,
   target: FaultTarget,
   request: HttpServerRequest.HttpServerRequest,
   body: string | undefined,
   injected: (faultId: string) => void,
-  proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R | Store> =>
+  proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R | Store.Store> =>
   Effect.withFiber((fiber) => {
     const params = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext)?.params ?? {}
-    const faulted: FaultedRequest = { ...target, customerIds: customersOf(request, body, params) }
-    return Effect.flatMap(takeRequestFault(caller, faulted), (fault): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R> => {
+    const faulted: Faults.FaultedRequest = { ...target, customerIds: customersOf(request, body, params) }
+    return Effect.flatMap(Faults.takeRequestFault(caller, faulted), (fault): Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R> => {
       if (fault === undefined) return proceed
       injected(fault.id)
       const effect = fault.effect

@@ -11,12 +11,12 @@
 import { Context, Effect, Layer } from "effect"
 import type { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { pipeArguments } from "effect/Pipeable"
-import type { ApiError } from "@fos/core"
+import type { Problem } from "@fos/core"
 
 /** One endpoint of a group and the handler registered for it. */
 export interface HandlerItem {
   readonly endpoint: HttpApiEndpoint.Top
-  readonly handler: (request: Record<string, unknown>) => Effect.Effect<unknown, ApiError, unknown>
+  readonly handler: (request: Record<string, unknown>) => Effect.Effect<unknown, Problem.ApiError, unknown>
 }
 
 /** The handlers of one group, by endpoint identifier. */

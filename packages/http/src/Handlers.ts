@@ -2,54 +2,45 @@
  * The endpoint handlers: thin, each reads the caller and calls the engine.
  */
 import {
-  type AdvanceReport,
-  apiError,
-  applicationToWire,
-  CountryRequirementSets,
-  createEndpoint,
-  createIdvLink,
-  customerToWire,
-  deleteEndpoint,
-  emitEvent,
-  envelopeOf,
-  featureRequirements,
-  getApplication,
-  getCustomer,
-  getDelivery,
-  getEndpoint,
-  getVirtualAccount,
-  listApplications,
-  listCustomers,
-  listDeliveries,
-  listEndpoints,
-  listVirtualAccounts,
-  readPersonField,
-  requestCancel,
-  resetSandbox,
-  restoreSnapshot,
-  takeSnapshot,
-  listSnapshots,
-  getSnapshot,
-  deleteSnapshot,
-  restrictOrganization,
-  scopeOf,
-  liftOrganizationRestriction,
-  retryDelivery,
-  rotateSecret,
-  selectableIndustries,
-  simulateDecision,
-  simulateLateCompliance,
+  Applications,
+  Cancellation,
+  Ceremonies,
+  Claims,
+  Customers,
+  Decisions,
+  Deliveries,
+  DeliveryWorker,
+  DepositReturns,
+  Deposits,
+  Documents,
+  Endpoints,
+  FanOut,
+  IdvLinks,
+  Orders,
+  Outbox,
+  PayoutRequirements,
+  Payouts,
+  Pricing,
+  Problem,
+  Quotes,
+  Recipients,
+  Requirements,
+  Reset,
+  Restrictions,
+  Rfis,
+  Roster,
+  Sessions,
+  SigningRequests,
+  Snapshots,
   Store,
-  submitCustomerUpdate,
-  submitFeatureApplication,
-  submitOnboarding,
-  submitOrganizationOnboarding,
-  TimeControl,
-  flushDeliveries,
-  deliveryToWire,
-  updateEndpoint,
-  Users,
-  virtualAccountToWire
+  Submissions,
+  Tenancy,
+  Timers,
+  Transactions,
+  TransferSigning,
+  VirtualAccounts,
+  WalletFreeze,
+  Wallets
 } from "@fos/core"
 import {
   CustomerSorts,
@@ -63,68 +54,7 @@ import {
   parseIso,
   toIso
 } from "@fos/contract"
-import {
-  documentToWire,
-  getDocument,
-  getTransaction,
-  listTransactions,
-  simulateDeposit,
-  simulateReview,
-  simulateTransactionStep,
-  transactionToWire,
-  uploadDocument,
-  createWallet,
-  getWallet,
-  listWallets,
-  rotateWallet,
-  supplySenderInformation,
-  walletToWire,
-  claimNonCustodial,
-  decideCeremony,
-  issueSession,
-  reissueAdminApproval,
-  signerForLogin,
-  signerOfSession,
-  signerToWire,
-  simulateEnrollment,
-  simulateOpsRemoval,
-  simulatePasskeyAddition,
-  simulateProvisioning,
-  startCeremony,
-  decideSigningRequest,
-  getSigningRequest,
-  simulateSignature,
-  simulateWalletMisconfigured,
-  simulateReceivePolicyHold,
-  simulateUnsupportedDeposit,
-  cancelOrder,
-  createOrder,
-  createQuote,
-  executeOrder,
-  getOrder,
-  listOrders,
-  orderToWire,
-  setRate,
-  simulateOrderFailure,
-  createRegisteredAddress,
-  createWhitelistRecipient,
-  getRecipient,
-  listRecipients,
-  registeredAddressToWire,
-  removeRecipient,
-  whitelistRecipientToWire,
-  cancelPayout,
-  createPayout,
-  getPayout,
-  payoutRequirements,
-  restrictCustomerWithPayouts,
-  simulateReturn,
-  getRfi,
-  publishRfi,
-  respondToRfi,
-  reviewRfi,
-  rfiToWire
-} from "@fos/core"
+
 import { Clock, Effect, Layer } from "effect"
 import { FaultsLive } from "./FaultHandlers.ts"
 import { group } from "./HandlerGroups.ts"
@@ -134,10 +64,10 @@ import { CurrentCaller, CurrentUpload, ServerApi } from "./ServerApi.ts"
 const PortalLive = group(ServerApi, "portal", (handlers) =>
   // The cheapest authenticated route, so the one a client polls: a short chain of effects rather than a generator,
   // over the engine's store taken once.
-  Effect.map(Store, (store) =>
+  Effect.map(Store.Store, (store) =>
     handlers.handle("me", () =>
       CurrentCaller.use((caller) =>
-        Effect.map(store.get(Users, caller.key.createdBy), (user) => {
+        Effect.map(store.get(Tenancy.Users, caller.key.createdBy), (user) => {
           // A key's creator is never removed; if it were, this throw is a defect (a 500).
           if (user === undefined) throw new Error(`key creator ${caller.key.createdBy} missing`)
           const org = caller.organization
@@ -153,7 +83,7 @@ const CustomersLive = group(ServerApi, "customers", (handlers) =>
     .handle("list", ({ query }) =>
       Effect.gen(function*() {
         const caller = yield* CurrentCaller
-        const page = yield* listCustomers(caller, {
+        const page = yield* Customers.list(caller, {
           cursor: query.cursor,
           limit: query.limit ?? defaultPageSize,
           direction: query.direction ?? "forward",
@@ -162,38 +92,38 @@ const CustomersLive = group(ServerApi, "customers", (handlers) =>
         })
         return { data: [...page.data], meta: page.meta }
       }))
-    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(getCustomer(caller, params.customerId), customerToWire)))
+    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(Customers.get(caller, params.customerId), Customers.toWire)))
     .handle("submitUpdate", ({ params, payload }) =>
-      CurrentCaller.use((caller) => submitCustomerUpdate(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Submissions.submitCustomerUpdate(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
     .handle("featureRequirements", ({ params, query }) =>
       Effect.gen(function*() {
         const caller = yield* CurrentCaller
         const type = FeatureTypes.find((t) => t === query.type.toLowerCase())
         if (type === undefined) {
-          return yield* apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
+          return yield* Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
             errors: [{ pointer: "/type", detail: `must be one of ${FeatureTypes.map((t) => t.toUpperCase()).join(", ")}` }]
           })
         }
-        const customer = yield* getCustomer(caller, params.customerId)
-        return { type, requirements: featureRequirements(type, customer.country).map(mutable) }
+        const customer = yield* Customers.get(caller, params.customerId)
+        return { type, requirements: Requirements.featureRequirements(type, customer.country).map(mutable) }
       }))
     .handle("submitFeature", ({ params, payload }) =>
-      CurrentCaller.use((caller) => submitFeatureApplication(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Submissions.submitFeatureApplication(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
     .handle("listVirtualAccounts", ({ params, query }) =>
       Effect.gen(function*() {
         const caller = yield* CurrentCaller
-        yield* getCustomer(caller, params.customerId)
-        const page = yield* listVirtualAccounts(caller, params.customerId, listQueryOf(query))
+        yield* Customers.get(caller, params.customerId)
+        const page = yield* VirtualAccounts.list(caller, params.customerId, listQueryOf(query))
         return { data: page.data.map(mutable), meta: page.meta }
       }))
     .handle("getVirtualAccount", ({ params }) =>
-      CurrentCaller.use((caller) => Effect.flatMap(getVirtualAccount(caller, params.id), virtualAccountToWire)).pipe(Effect.map(mutable))))
+      CurrentCaller.use((caller) => Effect.flatMap(VirtualAccounts.get(caller, params.id), VirtualAccounts.toWire)).pipe(Effect.map(mutable))))
 
 /** The last instant a wire timestamp (four-digit year) can show. */
 const maxWireInstantMs = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
 
 const notVirtual = () =>
-  Effect.fail(apiError("CONFLICT", "The server runs on the system clock; start it with --clock virtual to control time.", {
+  Effect.fail(Problem.apiError("CONFLICT", "The server runs on the system clock; start it with --clock virtual to control time.", {
     resolution: "Restart the server with --clock virtual (or create the engine with clock: \"virtual\") to move time; the system clock cannot be advanced."
   }))
 
@@ -203,7 +133,7 @@ const countsOf = (counts: Readonly<Record<string, number>>) => ({
 })
 
 /** An advance's report as the wire has it (contract ClockAdvanced). */
-const advanceToWire = (report: AdvanceReport) => ({
+const advanceToWire = (report: Timers.AdvanceReport) => ({
   now: toIso(report.nowMs),
   mode: "virtual" as const,
   from: toIso(report.fromMs),
@@ -217,55 +147,55 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
     .handle("emitEvent", ({ payload }) =>
       Effect.gen(function*() {
         const caller = yield* CurrentCaller
-        const store = yield* Store
-        const event = yield* store.transaction(emitEvent({
+        const store = yield* Store.Store
+        const event = yield* store.transaction(Outbox.emitEvent({
           type: payload.type,
           organizationId: caller.organization.id,
           environment: caller.environment,
           data: EventExamples[payload.type]
         }))
-        return { ...envelopeOf(event), data: event.data }
+        return { ...FanOut.envelopeOf(event), data: event.data }
       }))
     .handle("decideApplication", ({ params, payload }) =>
-      CurrentCaller.use((caller) => simulateDecision(caller, params.id, payload)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Decisions.simulate(caller, params.id, payload)).pipe(Effect.map(mutable)))
     .handle("complianceResult", ({ params, payload }) =>
-      CurrentCaller.use((caller) => simulateLateCompliance(caller, params.id, payload)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Decisions.simulateLateCompliance(caller, params.id, payload)).pipe(Effect.map(mutable)))
     .handle("restrictCustomer", ({ params, payload }) =>
-      CurrentCaller.use((caller) => restrictCustomerWithPayouts(caller, params.customerId, payload.type ?? "account")).pipe(Effect.map(customerToWire)))
+      CurrentCaller.use((caller) => Payouts.restrictCustomerWithPayouts(caller, params.customerId, payload.type ?? "account")).pipe(Effect.map(Customers.toWire)))
     // The sandbox's restriction: the simulate call restricts the sandbox alone, never live (docs/decisions.md).
     .handle("restrictOrganization", () =>
-      CurrentCaller.use((caller) => restrictOrganization(caller.organization.id, ["sandbox"])).pipe(
+      CurrentCaller.use((caller) => Restrictions.restrictOrganization(caller.organization.id, ["sandbox"])).pipe(
         Effect.map((o) => ({ organizationId: o.id, restricted: true }))
       ))
     .handle("unrestrictOrganization", () =>
-      CurrentCaller.use((caller) => liftOrganizationRestriction(caller.organization.id, ["sandbox"])).pipe(
+      CurrentCaller.use((caller) => Restrictions.liftOrganization(caller.organization.id, ["sandbox"])).pipe(
         Effect.map((o) => ({ organizationId: o.id, restricted: false }))
       ))
-    .handle("reset", () => CurrentCaller.use((caller) => resetSandbox(caller.organization.id)).pipe(Effect.map(mutable)))
+    .handle("reset", () => CurrentCaller.use((caller) => Reset.resetSandbox(caller.organization.id)).pipe(Effect.map(mutable)))
     .handle("flushWebhooks", () =>
       CurrentCaller.use((caller) =>
-        Effect.map(flushDeliveries([{ organizationId: caller.organization.id, environment: caller.environment }]), (report) => ({
-          deliveries: report.deliveries.map(deliveryToWire),
+        Effect.map(DeliveryWorker.flushDeliveries([{ organizationId: caller.organization.id, environment: caller.environment }]), (report) => ({
+          deliveries: report.deliveries.map(Deliveries.toWire),
           complete: report.complete
         }))
       ).pipe(Effect.map(mutable)))
     // Snapshots of the caller's sandbox (Snapshots.ts, docs/snapshots.md).
-    .handle("createSnapshot", () => CurrentCaller.use((caller) => takeSnapshot(caller.organization.id)).pipe(Effect.map(mutable)))
+    .handle("createSnapshot", () => CurrentCaller.use((caller) => Snapshots.take(caller.organization.id)).pipe(Effect.map(mutable)))
     .handle("listSnapshots", ({ query }) =>
-      CurrentCaller.use((caller) => listSnapshots(caller.organization.id, listQueryOf(query))).pipe(Effect.map((p) => ({ data: [...p.data], meta: p.meta }))))
-    .handle("getSnapshot", ({ params }) => CurrentCaller.use((caller) => getSnapshot(caller.organization.id, params.id)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Snapshots.list(caller.organization.id, listQueryOf(query))).pipe(Effect.map((p) => ({ data: [...p.data], meta: p.meta }))))
+    .handle("getSnapshot", ({ params }) => CurrentCaller.use((caller) => Snapshots.get(caller.organization.id, params.id)).pipe(Effect.map(mutable)))
     .handle("restoreSnapshot", ({ params }) =>
-      CurrentCaller.use((caller) => restoreSnapshot(caller.organization.id, params.id)).pipe(Effect.map(mutable)))
-    .handle("deleteSnapshot", ({ params }) => CurrentCaller.use((caller) => deleteSnapshot(caller.organization.id, params.id)))
+      CurrentCaller.use((caller) => Snapshots.restore(caller.organization.id, params.id)).pipe(Effect.map(mutable)))
+    .handle("deleteSnapshot", ({ params }) => CurrentCaller.use((caller) => Snapshots.deleteSnapshot(caller.organization.id, params.id)))
     // The caller's clock: the request runs on it (Pipeline.ts reads it once under the virtual clock).
     .handle("clock", () =>
       Effect.gen(function*() {
-        const time = yield* TimeControl
+        const time = yield* Timers.TimeControl
         return { now: toIso(yield* Clock.currentTimeMillis), mode: time.mode }
       }))
     .handle("advanceClock", ({ payload }) =>
       Effect.gen(function*() {
-        const time = yield* TimeControl
+        const time = yield* Timers.TimeControl
         if (time.mode !== "virtual") return yield* notVirtual()
         const caller = yield* CurrentCaller
         // The target is worked out from the clock's time as the advance takes it over, so that an advance refused
@@ -277,157 +207,157 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
             else {
               const to = parseIso(payload.to ?? "")
               if (to === undefined) {
-                return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+                return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
                   errors: [{ pointer: "/to", detail: "must be an ISO 8601 timestamp with a time zone" }]
                 })
               }
               if (to < now) {
-                return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+                return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
                   errors: [{ pointer: "/to", detail: "must not be before the clock's current time" }]
                 })
               }
               target = to
             }
             if (target > maxWireInstantMs) {
-              return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+              return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
                 errors: [{ pointer: payload.seconds !== undefined ? "/seconds" : "/to", detail: "would move the clock past 9999-12-31T23:59:59.999Z" }]
               })
             }
             return target
           })
         // Runs to its end even if the client goes away (TimeControl.advanceClock is uninterruptible).
-        const report = yield* time.advanceClock(scopeOf(caller.organization.id, caller.environment), targetOf)
+        const report = yield* time.advanceClock(Tenancy.scopeOf(caller.organization.id, caller.environment), targetOf)
         return advanceToWire(report)
       }))
     .handle("deposit", ({ payload }) =>
-      CurrentCaller.use((caller) => Effect.map(simulateDeposit(caller, payload), transactionToWire)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Effect.map(Deposits.simulate(caller, payload), Transactions.toWire)).pipe(Effect.map(mutable)))
     .handle("confirmTransaction", ({ params }) =>
-      CurrentCaller.use((caller) => Effect.map(simulateTransactionStep(caller, params.id, { type: "confirm" }), transactionToWire)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Effect.map(Deposits.simulateTransactionStep(caller, params.id, { type: "confirm" }), Transactions.toWire)).pipe(Effect.map(mutable)))
     .handle("settleTransaction", ({ params }) =>
-      CurrentCaller.use((caller) => Effect.map(simulateTransactionStep(caller, params.id, { type: "settle" }), transactionToWire)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Effect.map(Deposits.simulateTransactionStep(caller, params.id, { type: "settle" }), Transactions.toWire)).pipe(Effect.map(mutable)))
     .handle("endTransaction", ({ params, payload }) =>
       CurrentCaller.use((caller) =>
-        Effect.map(simulateTransactionStep(caller, params.id, { type: "terminal", terminal: payload }), transactionToWire)
+        Effect.map(Deposits.simulateTransactionStep(caller, params.id, { type: "terminal", terminal: payload }), Transactions.toWire)
       ).pipe(Effect.map(mutable)))
     .handle("returnTransaction", ({ params, payload }) =>
-      CurrentCaller.use((caller) => Effect.map(simulateReturn(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Effect.map(Payouts.simulateReturn(caller, params.id, payload), Transactions.toWire)).pipe(Effect.map(mutable)))
     .handle("publishRfi", ({ params, payload }) =>
-      CurrentCaller.use((caller) => Effect.map(publishRfi(caller, params.id, payload), rfiToWire)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Effect.map(Rfis.publish(caller, params.id, payload), Rfis.toWire)).pipe(Effect.map(mutable)))
     .handle("reviewRfi", ({ params, payload }) =>
-      CurrentCaller.use((caller) => Effect.map(reviewRfi(caller, params.id, payload), rfiToWire)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Effect.map(Rfis.review(caller, params.id, payload), Rfis.toWire)).pipe(Effect.map(mutable)))
     .handle("reviewTransaction", ({ params, payload }) =>
-      CurrentCaller.use((caller) => Effect.map(simulateReview(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Effect.map(Deposits.simulateReview(caller, params.id, payload), Transactions.toWire)).pipe(Effect.map(mutable)))
     .handle("provisionClaim", ({ params, payload }) =>
-      CurrentCaller.use((caller) => simulateProvisioning(caller, params.claimId, payload.outcome)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Claims.simulateProvisioning(caller, params.claimId, payload.outcome)).pipe(Effect.map(mutable)))
     .handle("enrollSigner", ({ params, payload }) =>
-      CurrentCaller.use((caller) => simulateEnrollment(caller, params.signerId, payload.passkeyCount)).pipe(Effect.map(mutable)))
-    .handle("addPasskey", ({ params }) => CurrentCaller.use((caller) => simulatePasskeyAddition(caller, params.signerId)))
+      CurrentCaller.use((caller) => Ceremonies.simulateEnrollment(caller, params.signerId, payload.passkeyCount)).pipe(Effect.map(mutable)))
+    .handle("addPasskey", ({ params }) => CurrentCaller.use((caller) => Ceremonies.simulatePasskeyAddition(caller, params.signerId)))
     .handle("signerLogin", ({ params, payload }) =>
-      CurrentCaller.use((caller) => Effect.flatMap(signerForLogin(caller, params.signerId, payload.authentication ?? "succeeded"), issueSession)))
-    .handle("removeSigner", ({ params }) => CurrentCaller.use((caller) => simulateOpsRemoval(caller, params.signerId)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Effect.flatMap(Ceremonies.signerForLogin(caller, params.signerId, payload.authentication ?? "succeeded"), Sessions.issue)))
+    .handle("removeSigner", ({ params }) => CurrentCaller.use((caller) => Ceremonies.simulateOpsRemoval(caller, params.signerId)).pipe(Effect.map(mutable)))
     .handle("decideCeremony", ({ params, headers, payload }) =>
       CurrentCaller.use((caller) =>
-        Effect.flatMap(signerOfSession(caller, headers.authorization), ({ signer }) => decideCeremony(caller, signer, params.ceremonyId, payload.outcome))
+        Effect.flatMap(Sessions.signerOf(caller, headers.authorization), ({ signer }) => Ceremonies.decide(caller, signer, params.ceremonyId, payload.outcome))
       ).pipe(Effect.map(mutable)))
     .handle("signTransaction", ({ params, headers, payload }) =>
       CurrentCaller.use((caller) =>
-        Effect.flatMap(signerOfSession(caller, headers.authorization), ({ signer }) =>
-          Effect.map(simulateSignature(caller, params.id, signer, payload), transactionToWire))
+        Effect.flatMap(Sessions.signerOf(caller, headers.authorization), ({ signer }) =>
+          Effect.map(TransferSigning.simulateSignature(caller, params.id, signer, payload), Transactions.toWire))
       ).pipe(Effect.map(mutable)))
     .handle("holdByReceivePolicy", ({ params }) =>
-      CurrentCaller.use((caller) => Effect.map(simulateReceivePolicyHold(caller, params.id), transactionToWire)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Effect.map(WalletFreeze.simulateReceivePolicyHold(caller, params.id), Transactions.toWire)).pipe(Effect.map(mutable)))
     .handle("unsupportedDeposit", ({ params, payload }) =>
-      CurrentCaller.use((caller) => Effect.map(simulateUnsupportedDeposit(caller, params.walletId, payload), transactionToWire)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Effect.map(DepositReturns.simulateUnsupportedDeposit(caller, params.walletId, payload), Transactions.toWire)).pipe(Effect.map(mutable)))
     .handle("misconfigureWallet", ({ params }) =>
-      CurrentCaller.use((caller) => simulateWalletMisconfigured(caller, params.walletId)).pipe(Effect.map(mutable)))
-    .handle("setRate", ({ payload }) => CurrentCaller.use((caller) => setRate(caller, payload)))
+      CurrentCaller.use((caller) => WalletFreeze.simulateWalletMisconfigured(caller, params.walletId)).pipe(Effect.map(mutable)))
+    .handle("setRate", ({ payload }) => CurrentCaller.use((caller) => Pricing.setRate(caller, payload)))
     .handle("failOrder", ({ params, payload }) =>
-      CurrentCaller.use((caller) => simulateOrderFailure(caller, params.orderId, payload.reasonCode, payload.at)).pipe(Effect.map(mutable))))
+      CurrentCaller.use((caller) => Orders.simulateOrderFailure(caller, params.orderId, payload.reasonCode, payload.at)).pipe(Effect.map(mutable))))
 
 const SignersLive = group(ServerApi, "signers", (handlers) =>
   handlers
-    .handle("claim", ({ params, payload }) => CurrentCaller.use((caller) => claimNonCustodial(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
-    .handle("reissueAdminApproval", ({ params }) => CurrentCaller.use((caller) => reissueAdminApproval(caller, params.customerId, params.signerId)))
+    .handle("claim", ({ params, payload }) => CurrentCaller.use((caller) => Claims.claimNonCustodial(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
+    .handle("reissueAdminApproval", ({ params }) => CurrentCaller.use((caller) => Ceremonies.reissueAdminApproval(caller, params.customerId, params.signerId)))
     .handle("session", ({ headers }) =>
       CurrentCaller.use((caller) =>
-        Effect.map(signerOfSession(caller, headers.authorization), ({ signer, expiresAt }) => ({ signer: mutable(signerToWire(signer)), expiresAt }))
+        Effect.map(Sessions.signerOf(caller, headers.authorization), ({ signer, expiresAt }) => ({ signer: mutable(Roster.signerToWire(signer)), expiresAt }))
       ))
     .handle("startCeremony", ({ headers, payload }) =>
       CurrentCaller.use((caller) =>
-        Effect.flatMap(signerOfSession(caller, headers.authorization), ({ signer }) =>
-          startCeremony(caller, signer, payload.type, payload.walletSignerId as never))
+        Effect.flatMap(Sessions.signerOf(caller, headers.authorization), ({ signer }) =>
+          Ceremonies.start(caller, signer, payload.type, payload.walletSignerId as never))
       ).pipe(Effect.map(mutable)))
-    .handle("signingRequest", ({ params }) => CurrentCaller.use((caller) => getSigningRequest(caller, params.id)).pipe(Effect.map(mutable)))
+    .handle("signingRequest", ({ params }) => CurrentCaller.use((caller) => SigningRequests.get(caller, params.id)).pipe(Effect.map(mutable)))
     .handle("approveSigningRequest", ({ params, headers }) =>
       CurrentCaller.use((caller) =>
-        Effect.flatMap(signerOfSession(caller, headers.authorization), ({ signer }) => decideSigningRequest(caller, params.id, signer, "approve"))
+        Effect.flatMap(Sessions.signerOf(caller, headers.authorization), ({ signer }) => SigningRequests.decide(caller, params.id, signer, "approve"))
       ).pipe(Effect.map(mutable)))
     .handle("rejectSigningRequest", ({ params, headers }) =>
       CurrentCaller.use((caller) =>
-        Effect.flatMap(signerOfSession(caller, headers.authorization), ({ signer }) => decideSigningRequest(caller, params.id, signer, "decline"))
+        Effect.flatMap(Sessions.signerOf(caller, headers.authorization), ({ signer }) => SigningRequests.decide(caller, params.id, signer, "decline"))
       ).pipe(Effect.map(mutable))))
 
 const QuotesLive = group(ServerApi, "quotes", (handlers) =>
   handlers.handle("create", ({ payload }) =>
-    CurrentCaller.use((caller) => createQuote(caller, payload)).pipe(Effect.map((q) => ({ ...q, options: q.options.map(mutable) })))))
+    CurrentCaller.use((caller) => Quotes.create(caller, payload)).pipe(Effect.map((q) => ({ ...q, options: q.options.map(mutable) })))))
 
 const OrdersLive = group(ServerApi, "orders", (handlers) =>
   handlers
-    .handle("create", ({ payload }) => CurrentCaller.use((caller) => createOrder(caller, payload)).pipe(Effect.map(mutable)))
+    .handle("create", ({ payload }) => CurrentCaller.use((caller) => Orders.create(caller, payload)).pipe(Effect.map(mutable)))
     .handle("list", ({ query }) =>
       CurrentCaller.use((caller) =>
-        listOrders(caller, { status: query.status, customerId: query.customerId }, listQueryOf(query))
+        Orders.list(caller, { status: query.status, customerId: query.customerId }, listQueryOf(query))
       ).pipe(Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))))
-    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(getOrder(caller, params.orderId), orderToWire)).pipe(Effect.map(mutable)))
-    .handle("execute", ({ params }) => CurrentCaller.use((caller) => executeOrder(caller, params.orderId)).pipe(Effect.map(mutable)))
-    .handle("cancel", ({ params }) => CurrentCaller.use((caller) => cancelOrder(caller, params.orderId)).pipe(Effect.map(mutable))))
+    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(Orders.get(caller, params.orderId), Orders.toWire)).pipe(Effect.map(mutable)))
+    .handle("execute", ({ params }) => CurrentCaller.use((caller) => Orders.executeOrder(caller, params.orderId)).pipe(Effect.map(mutable)))
+    .handle("cancel", ({ params }) => CurrentCaller.use((caller) => Orders.cancel(caller, params.orderId)).pipe(Effect.map(mutable))))
 
 const WalletsLive = group(ServerApi, "wallets", (handlers) =>
   handlers
-    .handle("create", ({ params, payload }) => CurrentCaller.use((caller) => createWallet(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
+    .handle("create", ({ params, payload }) => CurrentCaller.use((caller) => Wallets.create(caller, params.customerId, payload)).pipe(Effect.map(mutable)))
     .handle("list", ({ params, query }) =>
-      CurrentCaller.use((caller) => listWallets(caller, params.customerId, listQueryOf(query))).pipe(
+      CurrentCaller.use((caller) => Wallets.list(caller, params.customerId, listQueryOf(query))).pipe(
         Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))
       ))
-    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.flatMap(getWallet(caller, params.walletId), walletToWire)).pipe(Effect.map(mutable)))
-    .handle("rotate", ({ params }) => CurrentCaller.use((caller) => rotateWallet(caller, params.walletId)).pipe(Effect.map(mutable))))
+    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.flatMap(Wallets.get(caller, params.walletId), Wallets.toWire)).pipe(Effect.map(mutable)))
+    .handle("rotate", ({ params }) => CurrentCaller.use((caller) => Wallets.rotate(caller, params.walletId)).pipe(Effect.map(mutable))))
 
 const TransactionsLive = group(ServerApi, "transactions", (handlers) =>
   handlers
     .handle("list", ({ query }) =>
       CurrentCaller.use((caller) =>
-        listTransactions(caller, { type: query.type, status: query.status, customerId: query.customerId }, listQueryOf(query))
+        Transactions.list(caller, { type: query.type, status: query.status, customerId: query.customerId }, listQueryOf(query))
       ).pipe(Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))))
     .handle("get", ({ params }) =>
-      CurrentCaller.use((caller) => Effect.map(getTransaction(caller, params.id), transactionToWire)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Effect.map(Transactions.get(caller, params.id), Transactions.toWire)).pipe(Effect.map(mutable)))
     .handle("senderInformation", ({ params, payload }) =>
-      CurrentCaller.use((caller) => Effect.map(supplySenderInformation(caller, params.id, payload), transactionToWire)).pipe(Effect.map(mutable))))
+      CurrentCaller.use((caller) => Effect.map(Deposits.supplySenderInformation(caller, params.id, payload), Transactions.toWire)).pipe(Effect.map(mutable))))
 
 const RecipientsLive = group(ServerApi, "recipients", (handlers) =>
   handlers
     .handle("createWhitelistRecipient", ({ params, payload }) =>
-      CurrentCaller.use((caller) => createWhitelistRecipient(caller, params.customerId, payload)).pipe(Effect.map(whitelistRecipientToWire), Effect.map(mutable)))
+      CurrentCaller.use((caller) => Recipients.createWhitelist(caller, params.customerId, payload)).pipe(Effect.map(Recipients.whitelistRecipientToWire), Effect.map(mutable)))
     .handle("listWhitelistRecipients", ({ params, query }) =>
-      CurrentCaller.use((caller) => listRecipients(caller, "whitelist_recipient", params.customerId, listQueryOf(query), whitelistRecipientToWire)).pipe(
+      CurrentCaller.use((caller) => Recipients.list(caller, "whitelist_recipient", params.customerId, listQueryOf(query), Recipients.whitelistRecipientToWire)).pipe(
         Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))
       ))
     .handle("getWhitelistRecipient", ({ params }) =>
-      CurrentCaller.use((caller) => getRecipient(caller, "whitelist_recipient", params.id)).pipe(Effect.map(whitelistRecipientToWire), Effect.map(mutable)))
-    .handle("removeWhitelistRecipient", ({ params }) => CurrentCaller.use((caller) => removeRecipient(caller, "whitelist_recipient", params.id)))
+      CurrentCaller.use((caller) => Recipients.get(caller, "whitelist_recipient", params.id)).pipe(Effect.map(Recipients.whitelistRecipientToWire), Effect.map(mutable)))
+    .handle("removeWhitelistRecipient", ({ params }) => CurrentCaller.use((caller) => Recipients.remove(caller, "whitelist_recipient", params.id)))
     .handle("createRegisteredAddress", ({ params, payload }) =>
-      CurrentCaller.use((caller) => createRegisteredAddress(caller, params.customerId, payload)).pipe(Effect.map(registeredAddressToWire), Effect.map(mutable)))
+      CurrentCaller.use((caller) => Recipients.createRegisteredAddress(caller, params.customerId, payload)).pipe(Effect.map(Recipients.registeredAddressToWire), Effect.map(mutable)))
     .handle("listRegisteredAddresses", ({ params, query }) =>
-      CurrentCaller.use((caller) => listRecipients(caller, "registered_address", params.customerId, listQueryOf(query), registeredAddressToWire)).pipe(
+      CurrentCaller.use((caller) => Recipients.list(caller, "registered_address", params.customerId, listQueryOf(query), Recipients.registeredAddressToWire)).pipe(
         Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))
       ))
     .handle("getRegisteredAddress", ({ params }) =>
-      CurrentCaller.use((caller) => getRecipient(caller, "registered_address", params.id)).pipe(Effect.map(registeredAddressToWire), Effect.map(mutable)))
-    .handle("removeRegisteredAddress", ({ params }) => CurrentCaller.use((caller) => removeRecipient(caller, "registered_address", params.id))))
+      CurrentCaller.use((caller) => Recipients.get(caller, "registered_address", params.id)).pipe(Effect.map(Recipients.registeredAddressToWire), Effect.map(mutable)))
+    .handle("removeRegisteredAddress", ({ params }) => CurrentCaller.use((caller) => Recipients.remove(caller, "registered_address", params.id))))
 
 const PayoutsLive = group(ServerApi, "payouts", (handlers) =>
   handlers
     .handle("requirements", ({ payload }) =>
-      payoutRequirements(payload).pipe(Effect.map((r) => ({
+      PayoutRequirements.payoutRequirements(payload).pipe(Effect.map((r) => ({
         recipient: r.recipient.map(mutable),
         purpose: { ...r.purpose, examples: [...r.purpose.examples] },
         documents: { ...r.documents, acceptedTypes: [...r.documents.acceptedTypes] },
@@ -435,17 +365,17 @@ const PayoutsLive = group(ServerApi, "payouts", (handlers) =>
         fee: r.fee
       }))))
     .handle("create", ({ payload }) =>
-      CurrentCaller.use((caller) => Effect.map(createPayout(caller, payload), transactionToWire)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Effect.map(Payouts.create(caller, payload), Transactions.toWire)).pipe(Effect.map(mutable)))
     .handle("get", ({ params }) =>
-      CurrentCaller.use((caller) => Effect.map(getPayout(caller, params.id), transactionToWire)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Effect.map(Payouts.get(caller, params.id), Transactions.toWire)).pipe(Effect.map(mutable)))
     .handle("cancel", ({ params }) =>
-      CurrentCaller.use((caller) => Effect.map(cancelPayout(caller, params.id), transactionToWire)).pipe(Effect.map(mutable))))
+      CurrentCaller.use((caller) => Effect.map(Payouts.cancel(caller, params.id), Transactions.toWire)).pipe(Effect.map(mutable))))
 
 const RfisLive = group(ServerApi, "rfis", (handlers) =>
   handlers
-    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(getRfi(caller, params.id), rfiToWire)).pipe(Effect.map(mutable)))
+    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(Rfis.get(caller, params.id), Rfis.toWire)).pipe(Effect.map(mutable)))
     .handle("respond", ({ params, payload }) =>
-      CurrentCaller.use((caller) => Effect.map(respondToRfi(caller, params.id, payload), rfiToWire)).pipe(Effect.map(mutable))))
+      CurrentCaller.use((caller) => Effect.map(Rfis.respond(caller, params.id, payload), Rfis.toWire)).pipe(Effect.map(mutable))))
 
 const listQueryOf = (query: {
   readonly cursor?: string
@@ -466,23 +396,23 @@ const mutable = <A>(value: A) => value as { -readonly [K in keyof A]: A[K] }
 const WebhooksLive = group(ServerApi, "webhooks", (handlers) =>
   handlers
     .handle("createEndpoint", ({ payload }) =>
-      CurrentCaller.use((caller) => createEndpoint(caller, payload)).pipe(Effect.map(mutable)))
+      CurrentCaller.use((caller) => Endpoints.create(caller, payload)).pipe(Effect.map(mutable)))
     .handle("listEndpoints", ({ query }) =>
-      CurrentCaller.use((caller) => listEndpoints(caller, listQueryOf(query))).pipe(Effect.map((p) => ({ data: [...p.data], meta: p.meta }))))
-    .handle("getEndpoint", ({ params }) => CurrentCaller.use((caller) => getEndpoint(caller, params.id)))
-    .handle("updateEndpoint", ({ params, payload }) => CurrentCaller.use((caller) => updateEndpoint(caller, params.id, payload)))
-    .handle("deleteEndpoint", ({ params }) => CurrentCaller.use((caller) => deleteEndpoint(caller, params.id)))
-    .handle("rotateSecret", ({ params }) => CurrentCaller.use((caller) => rotateSecret(caller, params.id)))
+      CurrentCaller.use((caller) => Endpoints.list(caller, listQueryOf(query))).pipe(Effect.map((p) => ({ data: [...p.data], meta: p.meta }))))
+    .handle("getEndpoint", ({ params }) => CurrentCaller.use((caller) => Endpoints.get(caller, params.id)))
+    .handle("updateEndpoint", ({ params, payload }) => CurrentCaller.use((caller) => Endpoints.update(caller, params.id, payload)))
+    .handle("deleteEndpoint", ({ params }) => CurrentCaller.use((caller) => Endpoints.deleteEndpoint(caller, params.id)))
+    .handle("rotateSecret", ({ params }) => CurrentCaller.use((caller) => Endpoints.rotateSecret(caller, params.id)))
     .handle("listDeliveries", ({ query }) =>
       Effect.gen(function*() {
         const caller = yield* CurrentCaller
         const status = query.status?.toLowerCase()
         if (status !== undefined && !(DeliveryStatuses as ReadonlyArray<string>).includes(status)) {
-          return yield* apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
+          return yield* Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
             errors: [{ pointer: "/status", detail: `must be one of: ${DeliveryStatuses.join(", ")}` }]
           })
         }
-        const page = yield* listDeliveries(caller, {
+        const page = yield* Deliveries.list(caller, {
           endpointId: query.endpointId,
           status: status as DeliveryStatus | undefined,
           eventType: query.eventType
@@ -490,8 +420,8 @@ const WebhooksLive = group(ServerApi, "webhooks", (handlers) =>
         return { data: [...page.data], meta: page.meta }
       }))
     .handle("getDelivery", ({ params }) =>
-      CurrentCaller.use((caller) => getDelivery(caller, params.id)).pipe(Effect.map((d) => ({ ...d, attemptList: [...d.attemptList] }))))
-    .handle("retryDelivery", ({ params }) => CurrentCaller.use((caller) => retryDelivery(caller, params.id)))
+      CurrentCaller.use((caller) => Deliveries.get(caller, params.id)).pipe(Effect.map((d) => ({ ...d, attemptList: [...d.attemptList] }))))
+    .handle("retryDelivery", ({ params }) => CurrentCaller.use((caller) => Deliveries.retry(caller, params.id)))
     .handle("eventTypes", () =>
       Effect.succeed({
         data: EventTypes.map((type) => ({
@@ -510,26 +440,25 @@ const DocumentsLive = group(ServerApi, "documents", (handlers) =>
         const caller = yield* CurrentCaller
         const form = yield* CurrentUpload
         if (form === undefined) return yield* Effect.die(new Error("upload endpoint without a parsed form"))
-        return yield* uploadDocument(caller, form)
+        return yield* Documents.upload(caller, form)
       }))
-    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(getDocument(caller, params.id), documentToWire))))
-
+    .handle("get", ({ params }) => CurrentCaller.use((caller) => Effect.map(Documents.get(caller, params.id), Documents.toWire))))
 
 const OnboardingLive = group(ServerApi, "onboarding", (handlers) =>
   handlers
     .handle("requirements", ({ query }) =>
       Effect.gen(function*() {
-        const requirements = CountryRequirementSets[query.country]
+        const requirements = Requirements.CountryRequirementSets[query.country]
         if (requirements === undefined) {
-          return yield* apiError(
+          return yield* Problem.apiError(
             "APPLICATION_COUNTRY_NOT_SUPPORTED",
-            `Onboarding is not offered in ${query.country}; it is offered in ${Object.keys(CountryRequirementSets).join(", ")}.`
+            `Onboarding is not offered in ${query.country}; it is offered in ${Object.keys(Requirements.CountryRequirementSets).join(", ")}.`
           )
         }
         return {
           country: requirements.country,
           legalStructures: requirements.legalStructures.map(mutable),
-          classifications: { primaryIndustry: selectableIndustries.map((k) => ({ key: k.key, label: k.label })) },
+          classifications: { primaryIndustry: Requirements.selectableIndustries.map((k) => ({ key: k.key, label: k.label })) },
           business: { fields: requirements.business.map(mutable), documents: requirements.documents.map(mutable) },
           persons: {
             ownerThresholdPercent: requirements.persons.ownerThresholdPercent,
@@ -543,21 +472,21 @@ const OnboardingLive = group(ServerApi, "onboarding", (handlers) =>
           }
         }
       }))
-    .handle("submit", ({ payload }) => CurrentCaller.use((caller) => submitOnboarding(caller, payload)).pipe(Effect.map(mutable)))
+    .handle("submit", ({ payload }) => CurrentCaller.use((caller) => Submissions.submitOnboarding(caller, payload)).pipe(Effect.map(mutable)))
     .handle("submitOrganization", ({ payload }) =>
-      CurrentCaller.use((caller) => submitOrganizationOnboarding(caller, payload)).pipe(Effect.map(mutable))))
+      CurrentCaller.use((caller) => Submissions.submitOrganizationOnboarding(caller, payload)).pipe(Effect.map(mutable))))
 
 const ApplicationsLive = group(ServerApi, "applications", (handlers) =>
   handlers
     .handle("list", ({ query }) =>
-      CurrentCaller.use((caller) => listApplications(caller, listQueryOf(query), query.applicationType)).pipe(
+      CurrentCaller.use((caller) => Applications.list(caller, listQueryOf(query), query.applicationType)).pipe(
         Effect.map((p) => ({ data: p.data.map(mutable), meta: p.meta }))
       ))
-    .handle("get", ({ params }) => CurrentCaller.use((caller) => getApplication(caller, params.id)).pipe(Effect.map((a) => mutable(applicationToWire(a)))))
-    .handle("cancel", ({ params }) => CurrentCaller.use((caller) => requestCancel(caller, params.id)).pipe(Effect.map(mutable)))
-    .handle("idvLink", ({ params }) => CurrentCaller.use((caller) => createIdvLink(caller, params.id, params.referenceId)))
+    .handle("get", ({ params }) => CurrentCaller.use((caller) => Applications.get(caller, params.id)).pipe(Effect.map((a) => mutable(Applications.toWire(a)))))
+    .handle("cancel", ({ params }) => CurrentCaller.use((caller) => Cancellation.requestCancel(caller, params.id)).pipe(Effect.map(mutable)))
+    .handle("idvLink", ({ params }) => CurrentCaller.use((caller) => IdvLinks.create(caller, params.id, params.referenceId)))
     .handle("personField", ({ params }) =>
-      CurrentCaller.use((caller) => readPersonField(caller, params.id, params.referenceId, params.field))))
+      CurrentCaller.use((caller) => Applications.readPersonField(caller, params.id, params.referenceId, params.field))))
 
 export const layerHandlers = Layer.mergeAll(
   PortalLive,

@@ -1,7 +1,7 @@
 /**
  * The handlers of the sandbox's inspect group (contract api/Inspect.ts): thin reads of the caller's sandbox.
  */
-import { accountJournal, auditLedger, listEvents, listPendingTimers } from "@fos/core"
+import { EventLog, LedgerAudit, PendingTimers } from "@fos/core"
 import { defaultPageSize } from "@fos/contract"
 import { Effect } from "effect"
 import { group } from "./HandlerGroups.ts"
@@ -24,16 +24,16 @@ const mutable = <A>(value: A) => value as { -readonly [K in keyof A]: A[K] }
 export const InspectLive = group(ServerApi, "inspect", (handlers) =>
   handlers
     .handle("listTimers", ({ query }) =>
-      CurrentCaller.use((caller) => listPendingTimers(caller.organization.id, caller.environment, pageOf(query, "dueAt"))).pipe(
+      CurrentCaller.use((caller) => PendingTimers.list(caller.organization.id, caller.environment, pageOf(query, "dueAt"))).pipe(
         Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))
       ))
     .handle("listEvents", ({ query }) =>
       CurrentCaller.use((caller) =>
-        listEvents(caller.organization.id, { resourceId: query.resourceId, type: query.type }, pageOf(query, "createdAt"))
+        EventLog.listEvents(caller.organization.id, { resourceId: query.resourceId, type: query.type }, pageOf(query, "createdAt"))
       ).pipe(Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))))
     .handle("accountJournal", ({ params, query }) =>
       CurrentCaller.use((caller) =>
-        accountJournal(caller.organization.id, params.holderId, {
+        LedgerAudit.accountJournal(caller.organization.id, params.holderId, {
           asset: query.asset,
           chain: query.chain,
           cursor: query.cursor,
@@ -41,6 +41,6 @@ export const InspectLive = group(ServerApi, "inspect", (handlers) =>
         })
       ).pipe(Effect.map((j) => ({ account: mutable(j.account), data: j.data.map(mutable), meta: j.meta }))))
     .handle("auditLedger", () =>
-      CurrentCaller.use((caller) => auditLedger(caller.organization.id)).pipe(
+      CurrentCaller.use((caller) => LedgerAudit.auditLedger(caller.organization.id)).pipe(
         Effect.map((r) => ({ ...r, checks: r.checks.map(mutable), violations: r.violations.map(mutable) }))
       )))

@@ -5,40 +5,20 @@
  *
  * The same operations are library calls in @fos/core (Operator.ts) and `fos` CLI commands, which call these.
  */
+import type { Engine } from "@fos/core"
 import {
-  accountJournal,
-  allSnapshots,
-  apiError,
-  deleteSnapshot,
-  restoreSnapshot,
-  snapshotOwner,
-  takeSnapshot,
-  type ApiError,
-  armFault,
-  armReceiverFault,
-  clearFaults,
-  auditLedger,
-  createApiKey,
-  deleteFault,
-  listFaults,
-  createOrganization,
-  createUser,
-  decodeFailure,
-  type EngineServices,
-  listApiKeys,
-  listEvents,
-  listOrganizations,
-  listPendingTimers,
-  listUsers,
-  getOrganization,
-  removeUser,
-  resetSandbox,
-  restrictOrganization,
-  liftOrganizationRestriction,
-  revokeApiKey,
-  sha256Hex,
+  Auth,
+  EventLog,
+  Faults,
+  LedgerAudit,
+  Operator,
+  PendingTimers,
+  Problem,
+  Reset,
+  Restrictions,
+  Snapshots,
   Store,
-  updateOrganization
+  Wire
 } from "@fos/core"
 import { defaultPageSize, FaultCreate, KeyAccess, maxPageSize, OrganizationStatus, ReceiverFaultCreate, UserRole } from "@fos/contract"
 import { Context, Effect, Layer, Schema } from "effect"
@@ -56,8 +36,8 @@ export class OperatorToken extends Context.Reference<OperatorSecret | undefined>
 
 /** Constant-time comparison of a given token's SHA-256 digest with the token's. */
 const sameSecret = (a: string, b: OperatorSecret): boolean => {
-  const x = sha256Hex(a)
-  const y = typeof b === "string" ? sha256Hex(b) : b.sha256
+  const x = Auth.sha256Hex(a)
+  const y = typeof b === "string" ? Auth.sha256Hex(b) : b.sha256
   let diff = 0
   for (let i = 0; i < x.length; i++) diff |= x.charCodeAt(i) ^ y.charCodeAt(i)
   return diff === 0
@@ -111,7 +91,7 @@ const body = <S extends Schema.Decoder<unknown>>(schema: S) =>
     const json = text === "" ? undefined : JSON.parse(text)
     // Members the schema does not name are refused, as on the API (docs/decisions.md, "Unknown members").
     return yield* Schema.decodeUnknownEffect(schema)(json, { errors: "all", onExcessProperty: "error" }).pipe(
-      Effect.mapError((e) => apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: decodeFailure(e.issue).errors }))
+      Effect.mapError((e) => Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: Wire.decodeFailure(e.issue).errors }))
     )
   })
 
@@ -130,21 +110,21 @@ const keyView = (k: { hash: string; organizationId: string; environment: string;
 })
 
 /** Wraps an operator handler in the edge: token check, then the handler, with `ApiError` rendered as a problem. */
-const guarded = (edge: Edge["Service"], token: OperatorSecret | undefined, services: Context.Context<EngineServices>) =>
-<R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R>) =>
+const guarded = (edge: Edge["Service"], token: OperatorSecret | undefined, services: Context.Context<Engine.EngineServices>) =>
+<R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R>) =>
   edge.serve(undefined, (request) => {
-    if (token === undefined) return Effect.fail(apiError("NOT_FOUND", "The operator surface is off on this server."))
+    if (token === undefined) return Effect.fail(Problem.apiError("NOT_FOUND", "The operator surface is off on this server."))
     const header = request.headers.authorization ?? ""
     const given = header.startsWith("Bearer ") ? header.slice(7) : ""
-    if (!sameSecret(given, token)) return Effect.fail(apiError("UNAUTHORIZED", "The operator token is missing or wrong."))
-    return Effect.provideContext(handler, services as Context.Context<never>) as Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
+    if (!sameSecret(given, token)) return Effect.fail(Problem.apiError("UNAUTHORIZED", "The operator token is missing or wrong."))
+    return Effect.provideContext(handler, services as Context.Context<never>) as Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError>
   })
 
 const param = (name: string) => Effect.map(HttpRouter.params, (p) => p[name] ?? "")
 
 /** An organization's sandbox, as the owner of its faults. */
 const sandboxOf = (organizationId: string) =>
-  Effect.map(getOrganization(organizationId), (organization) => ({ organization, environment: "sandbox" as const }))
+  Effect.map(Operator.getOrganization(organizationId), (organization) => ({ organization, environment: "sandbox" as const }))
 
 /** A query parameter of the operator request, or undefined. */
 const queryParam = (name: string) =>
@@ -159,7 +139,7 @@ const pageQuery = Effect.gen(function*() {
   const text = yield* queryParam("limit")
   const limit = text === undefined ? defaultPageSize : Number(text)
   if (!Number.isInteger(limit) || limit < 1 || limit > maxPageSize) {
-    return yield* apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
+    return yield* Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
       errors: [{ pointer: "/limit", detail: `must be an integer from 1 to ${maxPageSize}` }]
     })
   }
@@ -167,123 +147,123 @@ const pageQuery = Effect.gen(function*() {
 })
 
 /** The operator routes, guarded by the token configured when the routes are built. */
-export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter | EngineServices | Edge> = Layer.unwrap(Effect.gen(function*() {
+export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter | Engine.EngineServices | Edge> = Layer.unwrap(Effect.gen(function*() {
   // The engine's services, taken once: a server may run requests in a context of its own.
-  const guard = guarded(yield* Edge, yield* OperatorToken, yield* Effect.context<EngineServices>())
+  const guard = guarded(yield* Edge, yield* OperatorToken, yield* Effect.context<Engine.EngineServices>())
   return HttpRouter.addAll([
-  HttpRouter.route("GET", "/operator/organizations", guard(Effect.map(listOrganizations, (orgs) => json({ data: orgs })))),
+  HttpRouter.route("GET", "/operator/organizations", guard(Effect.map(Operator.listOrganizations, (orgs) => json({ data: orgs })))),
   HttpRouter.route("POST", "/operator/organizations", guard(Effect.gen(function*() {
     const input = yield* body(NewOrganizationBody)
-    return json(yield* createOrganization(input), 201)
+    return json(yield* Operator.createOrganization(input), 201)
   }))),
   HttpRouter.route("PATCH", "/operator/organizations/:id", guard(Effect.gen(function*() {
     const change = yield* body(OrganizationChangeBody)
     const { rateLimit, ...rest } = change
-    const next = yield* updateOrganization(yield* param("id"), {
+    const next = yield* Operator.updateOrganization(yield* param("id"), {
       ...rest,
       ...(rateLimit === undefined ? {} : { rateLimit: rateLimit ?? undefined })
     })
     return json(next)
   }))),
   HttpRouter.route("POST", "/operator/organizations/:id/restrict", guard(Effect.gen(function*() {
-    const store = yield* Store
-    const organization = yield* store.transaction(restrictOrganization(yield* param("id")))
+    const store = yield* Store.Store
+    const organization = yield* store.transaction(Restrictions.restrictOrganization(yield* param("id")))
     return json({ organizationId: organization.id, restricted: true })
   }))),
   HttpRouter.route("POST", "/operator/organizations/:id/unrestrict", guard(Effect.gen(function*() {
-    const store = yield* Store
-    const organization = yield* store.transaction(liftOrganizationRestriction(yield* param("id")))
+    const store = yield* Store.Store
+    const organization = yield* store.transaction(Restrictions.liftOrganization(yield* param("id")))
     return json({ organizationId: organization.id, restricted: false })
   }))),
   // The organization's sandbox emptied (`fos reset`); its live data is never touched (Reset.ts).
   HttpRouter.route("POST", "/operator/organizations/:id/reset", guard(Effect.gen(function*() {
-    const organization = yield* getOrganization(yield* param("id"))
-    return json(yield* resetSandbox(organization.id))
+    const organization = yield* Operator.getOrganization(yield* param("id"))
+    return json(yield* Reset.resetSandbox(organization.id))
   }))),
   // An organization's sandbox faults (`fos faults`), as its own /sandbox/v2/simulate/faults endpoints arm them (docs/faults.md).
   HttpRouter.route("GET", "/operator/organizations/:id/faults", guard(Effect.gen(function*() {
-    return json(yield* listFaults(yield* sandboxOf(yield* param("id"))))
+    return json(yield* Faults.list(yield* sandboxOf(yield* param("id"))))
   }))),
   HttpRouter.route("POST", "/operator/organizations/:id/faults", guard(Effect.gen(function*() {
     const owner = yield* sandboxOf(yield* param("id"))
     const input = yield* body(FaultCreate)
     yield* checkMatch(input.match)
-    return json(yield* armFault(owner, input), 201)
+    return json(yield* Faults.armFault(owner, input), 201)
   }))),
   HttpRouter.route("POST", "/operator/organizations/:id/webhooks/endpoints/:endpointId/faults", guard(Effect.gen(function*() {
     const owner = yield* sandboxOf(yield* param("id"))
-    return json(yield* armReceiverFault(owner, yield* param("endpointId"), yield* body(ReceiverFaultCreate)), 201)
+    return json(yield* Faults.armReceiverFault(owner, yield* param("endpointId"), yield* body(ReceiverFaultCreate)), 201)
   }))),
   HttpRouter.route("DELETE", "/operator/organizations/:id/faults", guard(Effect.gen(function*() {
-    return json(yield* clearFaults(yield* sandboxOf(yield* param("id"))))
+    return json(yield* Faults.clear(yield* sandboxOf(yield* param("id"))))
   }))),
   HttpRouter.route("DELETE", "/operator/organizations/:id/faults/:faultId", guard(Effect.gen(function*() {
     const faultId = yield* param("faultId")
-    yield* deleteFault(yield* sandboxOf(yield* param("id")), faultId)
+    yield* Faults.deleteFault(yield* sandboxOf(yield* param("id")), faultId)
     return json({ deleted: faultId })
   }))),
   // What an organization's sandbox shows of itself (docs/inspect.md), for support: `fos timers|events|audit ORG_ID`.
   HttpRouter.route("GET", "/operator/organizations/:id/timers", guard(Effect.gen(function*() {
-    const organization = yield* getOrganization(yield* param("id"))
+    const organization = yield* Operator.getOrganization(yield* param("id"))
     const page = yield* pageQuery
-    return json(yield* listPendingTimers(organization.id, "sandbox", { ...page, direction: "forward", sortBy: "dueAt", sortOrder: "asc" }))
+    return json(yield* PendingTimers.list(organization.id, "sandbox", { ...page, direction: "forward", sortBy: "dueAt", sortOrder: "asc" }))
   }))),
   HttpRouter.route("GET", "/operator/organizations/:id/events", guard(Effect.gen(function*() {
-    const organization = yield* getOrganization(yield* param("id"))
+    const organization = yield* Operator.getOrganization(yield* param("id"))
     const page = yield* pageQuery
     const filter = { resourceId: yield* queryParam("resourceId"), type: yield* queryParam("type") }
-    return json(yield* listEvents(organization.id, filter, { ...page, direction: "forward", sortBy: "createdAt", sortOrder: "asc" }))
+    return json(yield* EventLog.listEvents(organization.id, filter, { ...page, direction: "forward", sortBy: "createdAt", sortOrder: "asc" }))
   }))),
   HttpRouter.route("GET", "/operator/organizations/:id/ledger/accounts/:holderId/journal", guard(Effect.gen(function*() {
-    const organization = yield* getOrganization(yield* param("id"))
+    const organization = yield* Operator.getOrganization(yield* param("id"))
     const page = yield* pageQuery
-    return json(yield* accountJournal(organization.id, yield* param("holderId"), { ...page, asset: yield* queryParam("asset"), chain: yield* queryParam("chain") }))
+    return json(yield* LedgerAudit.accountJournal(organization.id, yield* param("holderId"), { ...page, asset: yield* queryParam("asset"), chain: yield* queryParam("chain") }))
   }))),
   HttpRouter.route("GET", "/operator/organizations/:id/ledger/audit", guard(Effect.gen(function*() {
-    const organization = yield* getOrganization(yield* param("id"))
-    return json(yield* auditLedger(organization.id))
+    const organization = yield* Operator.getOrganization(yield* param("id"))
+    return json(yield* LedgerAudit.auditLedger(organization.id))
   }))),
   // Snapshots of an organization's sandbox (`fos snapshots`, Snapshots.ts); a snapshot's id names its organization.
   HttpRouter.route("GET", "/operator/organizations/:id/snapshots", guard(Effect.gen(function*() {
-    const organization = yield* getOrganization(yield* param("id"))
-    return json({ data: yield* allSnapshots(organization.id) })
+    const organization = yield* Operator.getOrganization(yield* param("id"))
+    return json({ data: yield* Snapshots.all(organization.id) })
   }))),
   HttpRouter.route("POST", "/operator/organizations/:id/snapshots", guard(Effect.gen(function*() {
-    const organization = yield* getOrganization(yield* param("id"))
-    return json(yield* takeSnapshot(organization.id), 201)
+    const organization = yield* Operator.getOrganization(yield* param("id"))
+    return json(yield* Snapshots.take(organization.id), 201)
   }))),
   HttpRouter.route("POST", "/operator/snapshots/:id/restore", guard(Effect.gen(function*() {
     const id = yield* param("id")
-    return json(yield* restoreSnapshot(yield* snapshotOwner(id), id))
+    return json(yield* Snapshots.restore(yield* Snapshots.owner(id), id))
   }))),
   HttpRouter.route("DELETE", "/operator/snapshots/:id", guard(Effect.gen(function*() {
     const id = yield* param("id")
-    yield* deleteSnapshot(yield* snapshotOwner(id), id)
+    yield* Snapshots.deleteSnapshot(yield* Snapshots.owner(id), id)
     return json({ id, deleted: true })
   }))),
   HttpRouter.route("POST", "/operator/users", guard(Effect.gen(function*() {
     const input = yield* body(NewUserBody)
-    return json(yield* createUser(input), 201)
+    return json(yield* Operator.createUser(input), 201)
   }))),
   HttpRouter.route("GET", "/operator/organizations/:id/users", guard(Effect.gen(function*() {
-    const users = yield* listUsers(yield* param("id"))
+    const users = yield* Operator.listUsers(yield* param("id"))
     return json({ data: users.map((u) => ({ ...u, removedAt: u.removedAt ?? null })) })
   }))),
   HttpRouter.route("DELETE", "/operator/users/:id", guard(Effect.gen(function*() {
-    return json(yield* removeUser(yield* param("id")))
+    return json(yield* Operator.removeUser(yield* param("id")))
   }))),
   HttpRouter.route("GET", "/operator/organizations/:id/api-keys", guard(Effect.gen(function*() {
-    const keys = yield* listApiKeys(yield* param("id"))
+    const keys = yield* Operator.listApiKeys(yield* param("id"))
     return json({ data: keys.map(keyView) })
   }))),
   HttpRouter.route("POST", "/operator/api-keys", guard(Effect.gen(function*() {
     const input = yield* body(NewKeyBody)
-    const created = yield* createApiKey(input)
+    const created = yield* Operator.createApiKey(input)
     return json({ key: created.key, ...keyView(created.record) }, 201)
   }))),
   HttpRouter.route("POST", "/operator/api-keys/revoke", guard(Effect.gen(function*() {
     const { key } = yield* body(RevokeKeyBody)
-    return json(keyView(yield* revokeApiKey(key)))
+    return json(keyView(yield* Operator.revokeApiKey(key)))
   })))
   ])
 })) as any

@@ -11,40 +11,23 @@
  *   the rate limit, the body checks (media type, size, JSON; or on an endpoint marked `Upload`, the multipart form),
  *   idempotency, and the endpoint's run (Router.ts), given the admitted caller.
  *
- * Every problem body is rendered by `renderProblem` and sent as JSON, never with a stack trace.
+ * Every problem body is rendered by `Problem.render` and sent as JSON, never with a stack trace.
  */
+import type { Engine } from "@fos/core"
 import {
-  apiError,
-  type ApiError,
-  type Caller,
-  type Decision,
-  decodeFailure,
-  type EngineServices,
-  type FormPart,
-  isRestrictedIn,
-  isSuspended,
-  isValidIdempotencyKey,
-  makeAuthenticate,
-  randomHex,
+  Auth,
+  Documents,
+  Idempotency,
+  IdGenerator,
+  Payouts,
+  Problem,
   RandomStreams,
-  type RandomStreamsService,
-  isStoreUnavailable,
-  RateLimiter,
-  type RateLimiterService,
+  RateLimit,
   RealClock,
-  rateLimitFor,
-  renderProblem,
-  replayPayout,
-  runIdempotent,
-  scopeOf,
-  sha256Hex,
-  sha256HexOfBytes,
   Store,
-  type StoredResponse,
-  suspendedError,
-  type StoreService,
-  TimeControl,
-  TimerHandlers
+  Tenancy,
+  Timers,
+  Wire
 } from "@fos/core"
 import {
   type DedicatedBucket,
@@ -72,7 +55,7 @@ export interface RequestInfo {
   /** The resolved path, base included, query stripped: the problem's `instance`. */
   readonly instance: string
   readonly clientIp: string
-  rate: Decision | undefined
+  rate: RateLimit.Decision | undefined
   /** The caller's organization, once its key is accepted (for the request log). */
   organizationId: string | undefined
   /**
@@ -87,7 +70,6 @@ export interface RequestInfo {
   /** The sandbox fault that shaped the answer, if one did (Faults.ts), for the request log. */
   injected: string | undefined
 }
-
 
 /** The largest JSON body accepted, in bytes (docs/decisions.md). */
 export const maxJsonBodyBytes = 1024 * 1024
@@ -111,8 +93,8 @@ export const originOf = (request: HttpServerRequest.HttpServerRequest): string =
   return Option.match(HttpServerRequest.toURL(request), { onNone: () => "http://localhost", onSome: (url) => url.origin })
 }
 
-export const problemResponse = (error: ApiError, info: RequestInfo, nowMs: number): HttpServerResponse.HttpServerResponse => {
-  const body = renderProblem(error, {
+export const problemResponse = (error: Problem.ApiError, info: RequestInfo, nowMs: number): HttpServerResponse.HttpServerResponse => {
+  const body = Problem.render(error, {
     instance: info.instance,
     correlationId: info.correlationId,
     timestamp: toIso(nowMs),
@@ -132,17 +114,17 @@ export const problemResponse = (error: ApiError, info: RequestInfo, nowMs: numbe
 export type SchemaFailureKind = "Params" | "Query" | "Headers" | "Payload"
 
 /** Maps a decoding failure of a request's part to the spec's problem. */
-export const fromSchemaError = (kind: SchemaFailureKind, error: Schema.SchemaError): ApiError => {
-  const failure = decodeFailure(error.issue)
+export const fromSchemaError = (kind: SchemaFailureKind, error: Schema.SchemaError): Problem.ApiError => {
+  const failure = Wire.decodeFailure(error.issue)
   if (kind === "Payload") {
-    return apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: failure.errors })
+    return Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: failure.errors })
   }
   if (failure.code === "INVALID_OID_FORMAT") {
     const first = failure.errors.find((e) => e.detail.includes(" id ")) ?? failure.errors[0]!
-    return apiError("INVALID_OID_FORMAT", `${first.pointer.slice(1) || "The identifier"} ${first.detail}.`)
+    return Problem.apiError("INVALID_OID_FORMAT", `${first.pointer.slice(1) || "The identifier"} ${first.detail}.`)
   }
   const where = kind === "Query" ? "query" : kind === "Params" ? "path" : "headers"
-  return apiError("VALIDATION_ERROR", `The request ${where} failed validation; see errors[].`, { errors: failure.errors })
+  return Problem.apiError("VALIDATION_ERROR", `The request ${where} failed validation; see errors[].`, { errors: failure.errors })
 }
 
 const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
@@ -151,14 +133,14 @@ const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
 const readMethods = new Set(["GET", "HEAD", "OPTIONS"])
 
 /** Reads and checks a JSON body: media type, size and syntax. Returns the raw text. */
-export const readJsonBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string, ApiError> =>
+export const readJsonBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string, Problem.ApiError> =>
   Effect.gen(function*() {
     const contentType = request.headers["content-type"]
     if (contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() !== jsonType) {
-      return yield* apiError("UNSUPPORTED_MEDIA_TYPE", "This endpoint takes Content-Type: application/json.")
+      return yield* Problem.apiError("UNSUPPORTED_MEDIA_TYPE", "This endpoint takes Content-Type: application/json.")
     }
     // Built only when needed: an error captures a stack trace, and this runs on every write.
-    const tooLarge = () => apiError("PAYLOAD_TOO_LARGE", `The request body is larger than ${maxJsonBodyBytes} bytes.`)
+    const tooLarge = () => Problem.apiError("PAYLOAD_TOO_LARGE", `The request body is larger than ${maxJsonBodyBytes} bytes.`)
     const declared = Number(request.headers["content-length"])
     if (Number.isFinite(declared) && declared > maxJsonBodyBytes) return yield* tooLarge()
     const text = yield* request.text.pipe(
@@ -169,7 +151,7 @@ export const readJsonBody = (request: HttpServerRequest.HttpServerRequest): Effe
       try {
         JSON.parse(text)
       } catch {
-        return yield* apiError("MALFORMED_JSON", "The request body is not valid JSON.")
+        return yield* Problem.apiError("MALFORMED_JSON", "The request body is not valid JSON.")
       }
     }
     return text
@@ -188,7 +170,7 @@ const multipartType = "multipart/form-data"
 
 /** The parts of an upload form, and a digest of them that names the same form whatever its boundary. */
 export interface UploadForm {
-  readonly parts: ReadonlyArray<FormPart>
+  readonly parts: ReadonlyArray<Documents.FormPart>
   readonly digest: string
 }
 
@@ -198,15 +180,15 @@ export interface UploadForm {
  * `multipartOverheadBytes`, and each file at most the file limit (else 413 FILE_TOO_LARGE naming the field); a body
  * that is not well-formed multipart is 400 BAD_REQUEST. The form's own fields are checked by the endpoint.
  */
-export const readUpload = (request: HttpServerRequest.HttpServerRequest, policy: UploadPolicy): Effect.Effect<UploadForm, ApiError> =>
+export const readUpload = (request: HttpServerRequest.HttpServerRequest, policy: UploadPolicy): Effect.Effect<UploadForm, Problem.ApiError> =>
   Effect.gen(function*() {
     const contentType = request.headers["content-type"]
     if (contentType === undefined || contentType.split(";")[0]!.trim().toLowerCase() !== multipartType) {
-      return yield* apiError("UNSUPPORTED_MEDIA_TYPE", "This endpoint takes a file upload: Content-Type: multipart/form-data.")
+      return yield* Problem.apiError("UNSUPPORTED_MEDIA_TYPE", "This endpoint takes a file upload: Content-Type: multipart/form-data.")
     }
     const maxBodyBytes = policy.maxFileBytes + multipartOverheadBytes
     const tooLarge = (field: string) =>
-      apiError(
+      Problem.apiError(
         "FILE_TOO_LARGE",
         `Files may be at most ${policy.maxFileBytes} bytes (${policy.maxFileBytes / (1024 * 1024)} MiB), and the whole form at most ${maxBodyBytes} bytes.`,
         { field }
@@ -218,13 +200,13 @@ export const readUpload = (request: HttpServerRequest.HttpServerRequest, policy:
       Effect.mapError((e) =>
         (e.reason as { reason?: string }).reason === "BodyTooLarge"
           ? tooLarge(policy.fileField)
-          : apiError("BAD_REQUEST", "The request body could not be read.")
+          : Problem.apiError("BAD_REQUEST", "The request body could not be read.")
       )
     )
-    const malformed = () => apiError("BAD_REQUEST", "The request body is not well-formed multipart/form-data.")
+    const malformed = () => Problem.apiError("BAD_REQUEST", "The request body is not well-formed multipart/form-data.")
     const parts = yield* Stream.make(new Uint8Array(body)).pipe(
       Stream.pipeThroughChannel(Multipart.makeChannel(request.headers)),
-      Stream.mapEffect((part): Effect.Effect<FormPart, Multipart.MultipartError> =>
+      Stream.mapEffect((part): Effect.Effect<Documents.FormPart, Multipart.MultipartError> =>
         part._tag === "Field"
           ? Effect.succeed({ _tag: "Field", name: part.key, value: part.value })
           : Effect.map(part.contentEffect, (bytes) => ({
@@ -233,7 +215,7 @@ export const readUpload = (request: HttpServerRequest.HttpServerRequest, policy:
             fileName: part.name,
             contentType: part.contentType.split(";")[0]!.trim().toLowerCase(),
             bytes,
-            sha256: sha256HexOfBytes(bytes)
+            sha256: Documents.sha256HexOfBytes(bytes)
           }))
       ),
       Stream.runCollect,
@@ -242,7 +224,7 @@ export const readUpload = (request: HttpServerRequest.HttpServerRequest, policy:
       Effect.provideService(Multipart.MaxFieldSize, ByteSize.bytes(BigInt(maxBodyBytes))),
       Effect.mapError((e) =>
         e.reason._tag === "TooManyParts"
-          ? apiError("VALIDATION_ERROR", "The upload form failed validation; see errors[].", {
+          ? Problem.apiError("VALIDATION_ERROR", "The upload form failed validation; see errors[].", {
             errors: [{ pointer: "", detail: `must have at most ${maxUploadParts} parts` }]
           })
           : malformed()
@@ -263,13 +245,13 @@ export const readUpload = (request: HttpServerRequest.HttpServerRequest, policy:
     return { parts, digest }
   })
 
-const toStored = (response: HttpServerResponse.HttpServerResponse): StoredResponse => {
+const toStored = (response: HttpServerResponse.HttpServerResponse): Idempotency.StoredResponse => {
   const body = response.body
   const text = body._tag === "Uint8Array" ? new TextDecoder().decode(body.body) : body._tag === "Empty" ? "" : String((body as { body?: unknown }).body ?? "")
   return { status: response.status, contentType: response.headers["content-type"] ?? jsonType, body: text }
 }
 
-const fromStored = (stored: StoredResponse) =>
+const fromStored = (stored: Idempotency.StoredResponse) =>
   stored.body === "" && stored.status === 204
     ? HttpServerResponse.empty({ status: stored.status })
     : HttpServerResponse.text(stored.body, { status: stored.status, contentType: stored.contentType })
@@ -289,8 +271,8 @@ const fromStored = (stored: StoredResponse) =>
 const restrictedResolution =
   "Reads, webhook management, documents and the organization's own onboarding stay open; new business waits until the restriction is lifted (contact support; in the sandbox, POST /v2/simulate/organization/unrestrict)."
 
-export const makeAdmit = (store: StoreService, limiter: RateLimiterService, streams?: RandomStreamsService) => {
-  const authenticate = makeAuthenticate(store, limiter)
+export const makeAdmit = (store: Store.StoreService, limiter: RateLimit.RateLimiterService, streams?: RandomStreams.RandomStreamsService) => {
+  const authenticate = Auth.makeAuthenticate(store, limiter)
   // The admitted caller goes straight on to `then`: every step of the per-request chain costs (docs/performance.md).
   return <A, E, R>(
     info: RequestInfo,
@@ -298,32 +280,32 @@ export const makeAdmit = (store: StoreService, limiter: RateLimiterService, stre
     apiKey: string | undefined,
     dedicated: DedicatedBucket | undefined,
     restrictable: boolean,
-    then: (caller: Caller) => Effect.Effect<A, E, R>
-  ): Effect.Effect<A, ApiError | E, R> => {
+    then: (caller: Auth.Caller) => Effect.Effect<A, E, R>
+  ): Effect.Effect<A, Problem.ApiError | E, R> => {
     if (info.environment === undefined) return Effect.die(new Error("admit outside a base address"))
     // Rule 7 (a read-only key on a write) is checked here, after the bucket, rather than by `authenticate`: it is
     // asked as a read, which every accepted key may make.
-    return authenticate({ method: "GET", environment: info.environment, apiKey, clientIp: info.clientIp }, (caller): Effect.Effect<A, ApiError | E, R> => {
+    return authenticate({ method: "GET", environment: info.environment, apiKey, clientIp: info.clientIp }, (caller): Effect.Effect<A, Problem.ApiError | E, R> => {
       info.organizationId = caller.organization.id
-      const limit = rateLimitFor(caller, dedicated)
+      const limit = Auth.rateLimitFor(caller, dedicated)
       const decision = limiter.take(limit.scope, limit.name, limit.spec)
       info.rate = decision
       if (!decision.allowed) {
-        return Effect.fail(apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! }))
+        return Effect.fail(Problem.apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! }))
       }
-      if (isSuspended(caller)) return Effect.fail(suspendedError())
+      if (Auth.isSuspended(caller)) return Effect.fail(Auth.suspendedError())
       if (caller.key.access === "read_only" && !readMethods.has(method)) {
-        return Effect.fail(apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only."))
+        return Effect.fail(Problem.apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only."))
       }
-      if (restrictable && caller.organization.restrictedIn !== undefined && isRestrictedIn(caller.organization, caller.environment)) {
-        return Effect.fail(apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business.", {
+      if (restrictable && caller.organization.restrictedIn !== undefined && Tenancy.isRestrictedIn(caller.organization, caller.environment)) {
+        return Effect.fail(Problem.apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business.", {
           // The catalog's resolution speaks of a suspension (every key refused); a restriction refuses new business only.
           resolution: restrictedResolution
         }))
       }
       return streams === undefined
         ? then(caller)
-        : Effect.provideService(then(caller), Random.Random, streams.of(scopeOf(caller.organization.id, caller.environment)))
+        : Effect.provideService(then(caller), Random.Random, streams.of(Tenancy.scopeOf(caller.organization.id, caller.environment)))
     })
   }
 }
@@ -335,8 +317,8 @@ export const makeAdmit = (store: StoreService, limiter: RateLimiterService, stre
 export type EndpointRun = (
   request: HttpServerRequest.HttpServerRequest,
   body: string | undefined,
-  caller: Caller
-) => Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
+  caller: Auth.Caller
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError>
 
 /**
  * A route's work under the edge: the request and what the edge knows of it, to a response or a problem. The edge
@@ -345,11 +327,11 @@ export type EndpointRun = (
 export type RouteRun = (
   request: HttpServerRequest.HttpServerRequest,
   info: RequestInfo
-) => Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, EngineServices>
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, Engine.EngineServices>
 
 /** How a replayed answer is read again, for each `ReplayRead` an endpoint may name (contract/api/Policies.ts). */
-const replayReads: { readonly [K in ReplayRead]: (caller: Caller, stored: StoredResponse) => Effect.Effect<StoredResponse, never, Store> } = {
-  payout: replayPayout
+const replayReads: { readonly [K in ReplayRead]: (caller: Auth.Caller, stored: Idempotency.StoredResponse) => Effect.Effect<Idempotency.StoredResponse, never, Store.Store> } = {
+  payout: Payouts.replay
 }
 
 /**
@@ -357,19 +339,19 @@ const replayReads: { readonly [K in ReplayRead]: (caller: Caller, stored: Stored
  * `CurrentUpload`), then idempotency as the endpoint declares it.
  */
 const write = (
-  endpointRun: (body: string | undefined) => Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>,
+  endpointRun: (body: string | undefined) => Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError>,
   request: HttpServerRequest.HttpServerRequest,
   info: RequestInfo,
-  caller: Caller,
+  caller: Auth.Caller,
   policy: IdempotencyPolicy,
   transactional: boolean,
   upload: UploadPolicy | undefined,
-  refresh?: ((caller: Caller, stored: StoredResponse) => Effect.Effect<StoredResponse, never, Store>) | undefined,
+  refresh?: ((caller: Auth.Caller, stored: Idempotency.StoredResponse) => Effect.Effect<Idempotency.StoredResponse, never, Store.Store>) | undefined,
   /** The sandbox's request faults, given the JSON body (Faults.ts); undefined when the caller has none. */
-  faulted?: <R>(body: string | undefined, proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R>) => Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R | Store>
+  faulted?: <R>(body: string | undefined, proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R>) => Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R | Store.Store>
 ) =>
   Effect.gen(function*() {
-    let run: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
+    let run: Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError>
     let body: string
     if (upload === undefined) {
       body = yield* readJsonBody(request)
@@ -385,38 +367,38 @@ const write = (
 
 /** A write's idempotency, as its endpoint declares it, around its run. */
 const keyedWrite = (
-  run: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>,
+  run: Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError>,
   body: string,
   request: HttpServerRequest.HttpServerRequest,
   info: RequestInfo,
-  caller: Caller,
+  caller: Auth.Caller,
   policy: IdempotencyPolicy,
   transactional: boolean,
-  refresh: ((caller: Caller, stored: StoredResponse) => Effect.Effect<StoredResponse, never, Store>) | undefined
+  refresh: ((caller: Auth.Caller, stored: Idempotency.StoredResponse) => Effect.Effect<Idempotency.StoredResponse, never, Store.Store>) | undefined
 ) =>
   Effect.gen(function*() {
     const key = request.headers["idempotency-key"]
     if (key === undefined) {
-      if (policy === "required") return yield* apiError("IDEMPOTENCY_KEY_REQUIRED", "This endpoint requires an Idempotency-Key header.")
+      if (policy === "required") return yield* Problem.apiError("IDEMPOTENCY_KEY_REQUIRED", "This endpoint requires an Idempotency-Key header.")
       // A write without a key commits all or nothing too, as a keyed one does: its row locks must hold until it
       // ends, or a racing request or timer moves the same row between its read and its write.
-      return yield* (transactional ? (yield* Store).transaction(run) : run)
+      return yield* (transactional ? (yield* Store.Store).transaction(run) : run)
     }
     if (policy === "refused") {
-      return yield* apiError("VALIDATION_ERROR", "This endpoint does not take an Idempotency-Key header.", {
+      return yield* Problem.apiError("VALIDATION_ERROR", "This endpoint does not take an Idempotency-Key header.", {
         errors: [{ pointer: "/headers/idempotency-key", detail: "is not accepted on this endpoint" }]
       })
     }
-    if (!isValidIdempotencyKey(key)) {
-      return yield* apiError("VALIDATION_ERROR", "The Idempotency-Key header is not valid.", {
+    if (!Idempotency.isValidIdempotencyKey(key)) {
+      return yield* Problem.apiError("VALIDATION_ERROR", "The Idempotency-Key header is not valid.", {
         errors: [{ pointer: "/headers/idempotency-key", detail: "must be 1 to 255 visible ASCII characters" }]
       })
     }
-    const result = yield* runIdempotent(
+    const result = yield* Idempotency.runIdempotent(
       {
         scope: `${caller.organization.id}/${caller.environment}`,
         key,
-        fingerprint: sha256Hex(`${request.method} ${info.instance}\n${body}`)
+        fingerprint: Auth.sha256Hex(`${request.method} ${info.instance}\n${body}`)
       },
       Effect.map(run, toStored),
       { transactional }
@@ -446,9 +428,9 @@ const correlationId = (prefix: string, counter: number) => prefix + counter.toSt
 export const layerCorrelation: Layer.Layer<Correlation> = Layer.effect(
   Correlation,
   Effect.gen(function*() {
-    const streams = yield* RandomStreams
+    const streams = yield* RandomStreams.RandomStreams
     if (streams === undefined) {
-      const prefix = yield* randomHex(16)
+      const prefix = yield* IdGenerator.randomHex(16)
       let counter = 0
       return { perScope: false, next: () => correlationId(prefix, counter++) }
     }
@@ -459,7 +441,7 @@ export const layerCorrelation: Layer.Layer<Correlation> = Layer.effect(
         const key = scope ?? ""
         let ids = scopes.get(key)
         if (ids === undefined) {
-          ids = { prefix: Effect.runSync(Effect.provideService(randomHex(16), Random.Random, streams.of(`correlation:${key}`))), counter: 0 }
+          ids = { prefix: Effect.runSync(Effect.provideService(IdGenerator.randomHex(16), Random.Random, streams.of(`correlation:${key}`))), counter: 0 }
           scopes.set(key, ids)
         }
         return correlationId(ids.prefix, ids.counter++)
@@ -471,7 +453,7 @@ export const layerCorrelation: Layer.Layer<Correlation> = Layer.effect(
 /** The longest `x-client-correlation-id` echoed; a longer one is refused (docs/decisions.md, "Correlation ids"). */
 export const maxClientCorrelationIdLength = 128
 const visible = /^[\x21-\x7e]{1,128}$/
-const badClientCorrelationId = apiError(
+const badClientCorrelationId = Problem.apiError(
   "BAD_REQUEST",
   `The x-client-correlation-id header must be 1 to ${maxClientCorrelationIdLength} visible ASCII characters.`
 )
@@ -561,11 +543,11 @@ export const isExactPath = (pattern: string, path: string): boolean => {
 const isRouteNotFound = (e: unknown): boolean =>
   typeof e === "object" && e !== null && (e as { reason?: { _tag?: string } }).reason?._tag === "RouteNotFound"
 
-const internalError = apiError("INTERNAL_ERROR", "An unexpected error occurred. Give the correlationId to support.")
+const internalError = Problem.apiError("INTERNAL_ERROR", "An unexpected error occurred. Give the correlationId to support.")
 
 /** How long a client is asked to wait while the store is out of reach: about one connection attempt's timeout. */
 const storeRetryAfterSeconds = 5
-const storeUnavailable = apiError("SERVICE_UNAVAILABLE", "The service cannot reach its database right now; nothing was changed. Retry shortly.", {
+const storeUnavailable = Problem.apiError("SERVICE_UNAVAILABLE", "The service cannot reach its database right now; nothing was changed. Retry shortly.", {
   retryAfterSeconds: storeRetryAfterSeconds
 })
 
@@ -582,41 +564,41 @@ export interface EdgeService {
 
 export class Edge extends Context.Service<Edge, EdgeService>()("fos/http/Edge") {}
 
-export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> = Layer.effect(
+export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correlation> = Layer.effect(
   Edge,
   Effect.gen(function*() {
     const correlation = yield* Correlation
-    const store = yield* Store
-    const admit = makeAdmit(store, yield* RateLimiter, yield* RandomStreams)
+    const store = yield* Store.Store
+    const admit = makeAdmit(store, yield* RateLimit.RateLimiter, yield* RandomStreams.RandomStreams)
     // The engine's clock, taken once: a server may run requests in a context of its own.
     const clock = yield* Clock.Clock
     const nowMs = () => clock.currentTimeMillisUnsafe()
     // The request log, when one is configured, reads real time at each end of a request (RequestLog.ts).
     const requestLog = yield* RequestLog
-    const realClock = yield* RealClock
+    const realClock = yield* RealClock.RealClock
     const docsFiles = yield* DocsFiles
     const docs = docsFiles === undefined ? undefined : makeDocsPages(docsFiles)
-    const time = yield* TimeControl
-    const timerContext = yield* Effect.context<Store | TimerHandlers>()
-    const engineContext = yield* Effect.context<EngineServices>()
+    const time = yield* Timers.TimeControl
+    const timerContext = yield* Effect.context<Store.Store | Timers.TimerHandlers>()
+    const engineContext = yield* Effect.context<Engine.EngineServices>()
     // Under the virtual clock, what a write makes due at once in its scope (a first attempt) runs before the answer.
     const settle = time.mode === "virtual"
-      ? (caller: Caller) =>
+      ? (caller: Auth.Caller) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          time.settle(scopeOf(caller.organization.id, caller.environment), now).pipe(Effect.provideContext(timerContext)))
+          time.settle(Tenancy.scopeOf(caller.organization.id, caller.environment), now).pipe(Effect.provideContext(timerContext)))
       : () => Effect.void
     // Under the virtual clock a request runs on its scope's clock (its sandbox's, or real time in live), read once
     // when its caller is known; on the system clock nothing is read.
     const onClockOf = time.mode === "virtual"
-      ? <A, E, R>(info: RequestInfo, caller: Caller, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      ? <A, E, R>(info: RequestInfo, caller: Auth.Caller, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
         Effect.flatMap(
-          time.clockFor(scopeOf(caller.organization.id, caller.environment)).pipe(Effect.provideService(Store, store)),
+          time.clockFor(Tenancy.scopeOf(caller.organization.id, caller.environment)).pipe(Effect.provideService(Store.Store, store)),
           (clock) => {
             info.clock = clock
             return Effect.provideService(effect, Clock.Clock, clock)
           }
         )
-      : <A, E, R>(_info: RequestInfo, _caller: Caller, effect: Effect.Effect<A, E, R>) => effect
+      : <A, E, R>(_info: RequestInfo, _caller: Auth.Caller, effect: Effect.Effect<A, E, R>) => effect
     /** The time a problem is stamped with: the request's clock once known, else the engine's. */
     const nowOf = (info: RequestInfo) => (info.clock ?? clock).currentTimeMillisUnsafe()
 
@@ -640,7 +622,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
       if (correlation.perScope) {
         let id: string | undefined
         Object.defineProperty(info, "correlationId", {
-          get: () => (id ??= correlation.next(info.organizationId === undefined || environment === undefined ? undefined : scopeOf(info.organizationId, environment)))
+          get: () => (id ??= correlation.next(info.organizationId === undefined || environment === undefined ? undefined : Tenancy.scopeOf(info.organizationId, environment)))
         })
       }
       return info
@@ -676,11 +658,11 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
      * An ApiError becomes its problem; the store out of reach is 503 SERVICE_UNAVAILABLE (nothing was committed, and
      * the store reconnects by itself); anything else but an interruption (a client gone) is logged and a 500.
      */
-    const recover = (info: RequestInfo, cause: Cause.Cause<ApiError>) => {
+    const recover = (info: RequestInfo, cause: Cause.Cause<Problem.ApiError>) => {
       const failure = Cause.findErrorOption(cause)
       if (failure._tag === "Some") return Effect.succeed(problemResponse(failure.value, info, nowOf(info)))
       if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-      if (cause.reasons.some((r) => r._tag === "Die" && isStoreUnavailable(r.defect))) {
+      if (cause.reasons.some((r) => r._tag === "Die" && Store.isStoreUnavailable(r.defect))) {
         return Effect.succeed(problemResponse(storeUnavailable, info, nowOf(info)))
       }
       return Effect.as(
@@ -695,14 +677,14 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
      * authentication, so the route table cannot be probed without a key.
      */
     const unknownRoute = (request: HttpServerRequest.HttpServerRequest, path: string, info: RequestInfo) => {
-      const problem = (error: ApiError) => Effect.succeed(logged(request, info, finish(info, problemResponse(error, info, nowMs()))))
-      if (baseOf(path) === undefined) return problem(apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live."))
+      const problem = (error: Problem.ApiError) => Effect.succeed(logged(request, info, finish(info, problemResponse(error, info, nowMs()))))
+      if (baseOf(path) === undefined) return problem(Problem.apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live."))
       const badPath = path.includes("%") && !decodable(path)
       if (info.environment === undefined) {
-        return problem(badPath ? apiError("BAD_REQUEST", "The request path is not valid percent-encoding.") : apiError("NOT_FOUND", "No such operator route."))
+        return problem(badPath ? Problem.apiError("BAD_REQUEST", "The request path is not valid percent-encoding.") : Problem.apiError("NOT_FOUND", "No such operator route."))
       }
       // Under an environment's base the key is checked first, so the refusal of a path carries the rate headers.
-      const refusal = badPath ? apiError("BAD_REQUEST", "The request path is not valid percent-encoding.") : apiError("NOT_FOUND", "No such route.")
+      const refusal = badPath ? Problem.apiError("BAD_REQUEST", "The request path is not valid percent-encoding.") : Problem.apiError("NOT_FOUND", "No such route.")
       return Effect.catch(admit(info, request.method, request.headers["x-api-key"], undefined, false, () => Effect.fail(refusal)), problem)
     }
 
@@ -711,7 +693,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
         const path = pathOf(request.url)
         const route = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext)?.route
-        let answered: Effect.Effect<HttpServerResponse.HttpServerResponse, never, EngineServices>
+        let answered: Effect.Effect<HttpServerResponse.HttpServerResponse, never, Engine.EngineServices>
         if (route !== undefined && !isExactPath(route.path, path)) {
           answered = unknownRoute(request, path, begin(request, baseOf(path)?.environment))
         } else {
@@ -725,7 +707,7 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
         // handler). A host that serves the routes in a context of its own gets them added here, once, for all the
         // request does: the engine's services win over the host's, and what the request adds (its route, a
         // transaction) is kept.
-        return Context.getOrUndefined(fiber.context, Store) === store
+        return Context.getOrUndefined(fiber.context, Store.Store) === store
           ? answered as Effect.Effect<HttpServerResponse.HttpServerResponse>
           : Effect.provideContext(answered, Context.merge(fiber.context, engineContext))
       })
@@ -734,14 +716,14 @@ export const layerEdge: Layer.Layer<Edge, never, EngineServices | Correlation> =
       const { bucket, idempotency: policy, transactional, upload, rereadOnReplay, sandboxOnly, openWhenRestricted: open, keepsTimers } = policyOf(endpoint, group)
       const refresh = rereadOnReplay === undefined ? undefined : replayReads[rereadOnReplay]
       const target = faultableTarget(endpoint, group)
-      return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, EngineServices> =>
+      return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, Engine.EngineServices> =>
         admit(info, request.method, request.headers["x-api-key"], bucket, !open && bodyMethods.has(request.method), (caller) => {
           if (sandboxOnly && info.environment !== "sandbox") {
-            return Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
+            return Effect.fail(Problem.apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
           }
           // Only an organization marked as having request faults looks them up (core simulate/Faults.ts).
           if (target !== undefined && caller.organization.sandboxFaults === true && caller.environment === "sandbox") {
-            const faulted = <R>(body: string | undefined, proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError, R>) =>
+            const faulted = <R>(body: string | undefined, proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R>) =>
               underFault(caller, target, request, body, (id) => (info.injected = id), proceed)
             // A write whose answer a fault loses has committed: what it made due still runs.
             return onClockOf(info, caller, bodyMethods.has(request.method)

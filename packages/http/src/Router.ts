@@ -18,7 +18,8 @@
  * which gives the same text as encoding then `JSON.stringify`. A decoding failure is the problem `fromSchemaError`
  * maps it to; an encoding failure is a defect (a 500), as it is in HttpApi.
  */
-import { apiError, type ApiError, type Caller, type EngineServices, maxErrorEntries, toPointer } from "@fos/core"
+import type { Auth, Engine } from "@fos/core"
+import { Problem, Wire } from "@fos/core"
 import { type Environment, openApiDocument, policyOf } from "@fos/contract"
 import { Cause, Context, Effect, Exit, Fiber, Layer, Schema, SchemaAST } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -50,7 +51,7 @@ const decoder = (schema: Schema.Top | undefined, kind: SchemaFailureKind) => {
     errors: "all",
     ...(kind === "Payload" || kind === "Query" ? { onExcessProperty: "error" } : {})
   })
-  return (input: unknown): Exit.Exit<unknown, ApiError> => {
+  return (input: unknown): Exit.Exit<unknown, Problem.ApiError> => {
     const exit = decode(input)
     return Exit.isSuccess(exit) ? exit as Exit.Exit<unknown> : Exit.fail(fromSchemaError(kind, Cause.squash(exit.cause) as Schema.SchemaError))
   }
@@ -60,11 +61,11 @@ const decoder = (schema: Schema.Top | undefined, kind: SchemaFailureKind) => {
  * The query decoder of an endpoint that declares none: every parameter is unknown. (Effect's `Struct({})` is any
  * object, so it cannot say this.)
  */
-const refuseQuery = (query: unknown): Exit.Exit<unknown, ApiError> => {
+const refuseQuery = (query: unknown): Exit.Exit<unknown, Problem.ApiError> => {
   const names = Object.keys(query as object)
   if (names.length === 0) return Exit.succeed(query)
-  return Exit.fail(apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
-    errors: names.slice(0, maxErrorEntries).map((name) => ({ pointer: toPointer([name]), detail: "is not allowed" }))
+  return Exit.fail(Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
+    errors: names.slice(0, Wire.maxErrorEntries).map((name) => ({ pointer: Problem.toPointer([name]), detail: "is not allowed" }))
   }))
 }
 
@@ -78,18 +79,18 @@ const hasQuery = (url: string): boolean => {
  * The body check of an endpoint that takes none: an empty body or `{}` is accepted, anything else refused like an
  * unknown member, each of an object's members named (up to the usual count). The text is already valid JSON.
  */
-const refuseBody = (body: string): Exit.Exit<unknown, ApiError> => {
+const refuseBody = (body: string): Exit.Exit<unknown, Problem.ApiError> => {
   const value: unknown = JSON.parse(body)
   const isObject = typeof value === "object" && value !== null && !Array.isArray(value)
   if (isObject && Object.keys(value).length === 0) return Exit.void
   const errors = isObject
-    ? Object.keys(value).slice(0, maxErrorEntries).map((name) => ({ pointer: toPointer([name]), detail: "is not allowed" }))
+    ? Object.keys(value).slice(0, Wire.maxErrorEntries).map((name) => ({ pointer: Problem.toPointer([name]), detail: "is not allowed" }))
     : [{ pointer: "", detail: "must be empty: this endpoint takes no body" }]
-  return Exit.fail(apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors }))
+  return Exit.fail(Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors }))
 }
 
 /** A decoder's failure as the endpoint run's. */
-const failed = (exit: Exit.Failure<unknown, ApiError>) => exit as unknown as Effect.Effect<never, ApiError>
+const failed = (exit: Exit.Failure<unknown, Problem.ApiError>) => exit as unknown as Effect.Effect<never, Problem.ApiError>
 
 /** The JSON body's schema of an endpoint, or undefined when it takes none (or takes an upload, which the gate reads). */
 const jsonPayloadOf = (endpoint: HttpApiEndpoint.Top, group: HttpApiGroup.Top): Schema.Top | undefined => {
@@ -144,9 +145,9 @@ export const compileEndpoint = (
   const run = (
     request: HttpServerRequest.HttpServerRequest,
     body: string | undefined,
-    caller: Caller,
+    caller: Auth.Caller,
     context: Context.Context<never> | undefined
-  ): Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError> => {
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError> => {
     const input: Record<string, unknown> = { request, endpoint, group }
     if (decodeParams !== undefined) {
       const params = decodeParams(Context.getUnsafe(context!, HttpRouter.RouteContext).params)
@@ -178,7 +179,7 @@ export const compileEndpoint = (
     // its context when it ends. `Effect.provideService` would cost the request two more steps of its chain.
     const fiber = Fiber.getCurrent()!
     fiber.setContext(Context.add(fiber.context, CurrentCaller, caller))
-    return Effect.map(handler(input), respond) as Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError>
+    return Effect.map(handler(input), respond) as Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError>
   }
   // The path parameters and the query are read from the fiber's context; an endpoint with neither skips that step
   // unless it was sent a query to refuse, since every step of the per-request chain costs (docs/performance.md).
@@ -235,4 +236,4 @@ export const layerApiRoutes = (api: HttpApi.Top = ServerApi as unknown as HttpAp
       routes.push(HttpRouter.route("OPTIONS", path as HttpRouter.PathInput, edge.serve(environment, edge.options(allow))))
     }
     yield* router.addAll(routes)
-  })) as Layer.Layer<never, never, HttpRouter.HttpRouter | Edge | EngineServices>
+  })) as Layer.Layer<never, never, HttpRouter.HttpRouter | Edge | Engine.EngineServices>

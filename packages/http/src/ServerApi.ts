@@ -5,15 +5,16 @@
  * adds it here so that handlers may read `CurrentCaller` and fail with the engine's `ApiError`.
  */
 import { Api } from "@fos/contract"
-import { ApiError, type Caller, type FormPart } from "@fos/core"
+import type { Auth, Documents } from "@fos/core"
+import { Problem } from "@fos/core"
 import { Context, Schema, SchemaGetter } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
 
 /** The authenticated caller, for handlers; the gate provides it. */
-export class CurrentCaller extends Context.Service<CurrentCaller, Caller>()("fos/http/CurrentCaller") {}
+export class CurrentCaller extends Context.Service<CurrentCaller, Auth.Caller>()("fos/http/CurrentCaller") {}
 
 /** The parsed form of an upload endpoint's request, set by the gate; undefined on every other endpoint. */
-export class CurrentUpload extends Context.Reference<ReadonlyArray<FormPart> | undefined>("fos/http/CurrentUpload", {
+export class CurrentUpload extends Context.Reference<ReadonlyArray<Documents.FormPart> | undefined>("fos/http/CurrentUpload", {
   defaultValue: () => undefined
 }) {}
 
@@ -23,7 +24,7 @@ export class CurrentUpload extends Context.Reference<ReadonlyArray<FormPart> | u
  * into the endpoint's 500 Problem (same description) instead of documenting an opaque `{}` beside it. It is never
  * encoded (the gate renders it) nor decoded (a client reads the endpoint's Problem).
  */
-const GateError = Schema.Void.pipe(Schema.decodeTo(Schema.instanceOf(ApiError), {
+const GateError = Schema.Void.pipe(Schema.decodeTo(Schema.instanceOf(Problem.ApiError), {
   decode: SchemaGetter.forbidden(() => "an ApiError is sent as a Problem; the endpoint's Problem schema reads it"),
   encode: SchemaGetter.forbidden(() => "the gate renders an ApiError as a Problem itself")
 })).annotate({ description: "Problem" })

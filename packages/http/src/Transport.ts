@@ -9,13 +9,13 @@
  * before the send (`DeliveryRequest.addresses`). The servers use `nodeWebhookTransport` from `@fos/serve`, which
  * does both; an embedder on a runtime with `node:http` can pass it as `webhookTransport` too.
  */
-import { TransportError, type WebhookTransportService } from "@fos/core"
+import { Transport } from "@fos/core"
 import { Effect, Layer } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 
 const client = Layer.merge(FetchHttpClient.layer, Layer.succeed(FetchHttpClient.RequestInit, { redirect: "manual" }))
 
-export const httpTransport: WebhookTransportService = {
+export const httpTransport: Transport.WebhookTransportService = {
   send: (request) =>
     HttpClient.execute(
       HttpClientRequest.post(request.url).pipe(
@@ -26,7 +26,7 @@ export const httpTransport: WebhookTransportService = {
       Effect.flatMap((response) => Effect.as(Effect.ignore(response.text), { status: response.status })),
       Effect.provide(client),
       Effect.provideService(HttpClient.TracerPropagationEnabled, false),
-      Effect.mapError((e) => new TransportError({ message: e.message })),
+      Effect.mapError((e) => new Transport.TransportError({ message: e.message })),
       Effect.scoped
     )
 }

@@ -149,7 +149,7 @@ export const errorReferencePath = "/docs/errors"
 /**
  * The path and fragment of a problem's `docs`: the code's entry on the error reference the server itself serves,
  * `/docs/errors#<code in lower case>`. A problem carries it as an absolute URL on the request's own origin
- * (`renderProblem`; docs/decisions.md, "Problems").
+ * (`Problem.render`; docs/decisions.md, "Problems").
  */
 export const docsUrl = (code: ErrorCode): string => `${errorReferencePath}#${code.toLowerCase()}`
 

@@ -9,11 +9,11 @@
  */
 import { type Environment } from "@fos/contract"
 import { Effect } from "effect"
-import { eventResourceId, type OutboxEvent, OutboxEvents } from "../kernel/Outbox.ts"
-import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
-import { type ApiError } from "../kernel/Problem.ts"
-import { type Store } from "../kernel/Store.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
+import * as Outbox from "../kernel/Outbox.ts"
+import * as Paging from "../kernel/Paging.ts"
+import type * as Problem from "../kernel/Problem.ts"
+import type * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
 
 export interface EventLogFilter {
   readonly resourceId?: string | undefined
@@ -32,8 +32,8 @@ export interface LoggedEvent {
   readonly data: unknown
 }
 
-export const loggedEventToWire = (event: OutboxEvent): LoggedEvent => {
-  const resourceId = eventResourceId(event)
+export const loggedEventToWire = (event: Outbox.OutboxEvent): LoggedEvent => {
+  const resourceId = Outbox.eventResourceId(event)
   return {
     id: event.id,
     type: event.type,
@@ -49,9 +49,9 @@ export const loggedEventToWire = (event: OutboxEvent): LoggedEvent => {
 export const listEvents = (
   organizationId: string,
   filter: EventLogFilter,
-  query: ListQuery
-): Effect.Effect<ListEnvelope<LoggedEvent>, ApiError, Store> => {
-  const scope = scopeOf(organizationId, "sandbox")
+  query: Paging.ListQuery
+): Effect.Effect<Paging.ListEnvelope<LoggedEvent>, Problem.ApiError, Store.Store> => {
+  const scope = Tenancy.scopeOf(organizationId, "sandbox")
   const { resourceId, type } = filter
   const [order, partition] = resourceId !== undefined && type !== undefined
     ? ["sandboxByResourceType", `${scope}|resourceId=${resourceId}|type=${type}`]
@@ -60,5 +60,5 @@ export const listEvents = (
     : type !== undefined
     ? ["sandboxByType", `${scope}|type=${type}`]
     : ["byScope", scope]
-  return listPage(OutboxEvents, { order, partition, query, toWire: loggedEventToWire })
+  return Paging.listPage(Outbox.OutboxEvents, { order, partition, query, toWire: loggedEventToWire })
 }

@@ -21,13 +21,13 @@ import { type AssetCode, type Chain, formatAmount, toIso } from "@fos/contract"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { base64urlnopad, utf8 } from "@scure/base"
 import { Clock, Effect } from "effect"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { type Position, Store } from "../kernel/Store.ts"
-import { isCustomerHolder, type LedgerAccount, LedgerAccounts, type LedgerTransfer, LedgerTransfers } from "../money/Ledger.ts"
-import { type StoredTransaction, Transactions, transactionsOfScope } from "../money/Transactions.ts"
-import { terminalStatuses } from "../money/TransactionMachine.ts"
-import { walk } from "../Reset.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
+import * as Ledger from "../money/Ledger.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Reset from "../Reset.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as TransactionMachine from "../money/TransactionMachine.ts"
+import * as Transactions from "../money/Transactions.ts"
 
 // --- the journal -----------------------------------------------------------------------------------------------------
 
@@ -48,7 +48,7 @@ export interface JournalEntry {
   readonly sequence: number
   readonly createdAt: string
   /** `posted` at once, `pending` (a reservation), or the `post` or `void` that resolves one. */
-  readonly kind: LedgerTransfer["kind"]
+  readonly kind: Ledger.LedgerTransfer["kind"]
   /** Which side of the transfer this account is on. */
   readonly side: "debit" | "credit"
   readonly amount: string
@@ -104,9 +104,9 @@ const journalBinding = (accountId: string) => base64urlnopad.encode(sha256(utf8.
 const encodeJournalCursor = (accountId: string, sequence: number, r: Running) =>
   base64urlnopad.encode(utf8.decode(JSON.stringify({ l: journalBinding(accountId), s: sequence, b: [r.posted, r.pendingOut, r.pendingIn].map(String) })))
 
-const invalidCursor = () => apiError("INVALID_CURSOR", "The cursor is malformed or belongs to another journal; start again without a cursor.")
+const invalidCursor = () => Problem.apiError("INVALID_CURSOR", "The cursor is malformed or belongs to another journal; start again without a cursor.")
 
-const decodeJournalCursor = (accountId: string, cursor: string): Effect.Effect<{ sequence: number; running: Running }, ApiError> =>
+const decodeJournalCursor = (accountId: string, cursor: string): Effect.Effect<{ sequence: number; running: Running }, Problem.ApiError> =>
   Effect.suspend(() => {
     try {
       const parsed = JSON.parse(utf8.encode(base64urlnopad.decode(cursor))) as { l?: unknown; s?: unknown; b?: unknown }
@@ -122,12 +122,12 @@ const decodeJournalCursor = (accountId: string, cursor: string): Effect.Effect<{
   })
 
 /** The account a journal is asked for: a wallet's or virtual account's account in one asset (the only one it holds, when none is named). */
-const journalAccount = (scope: string, holderId: string, query: JournalQuery): Effect.Effect<LedgerAccount, ApiError, Store> =>
+const journalAccount = (scope: string, holderId: string, query: JournalQuery): Effect.Effect<Ledger.LedgerAccount, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const accounts: Array<LedgerAccount> = []
+    const store = yield* Store.Store
+    const accounts: Array<Ledger.LedgerAccount> = []
     for (const type of ["wallet", "virtual_account"] as const) {
-      const rows = yield* store.page(LedgerAccounts, {
+      const rows = yield* store.page(Ledger.LedgerAccounts, {
         order: "byHolder",
         partition: `${scope}/${type}/${holderId}`,
         descending: false,
@@ -138,19 +138,19 @@ const journalAccount = (scope: string, holderId: string, query: JournalQuery): E
       accounts.push(...rows)
     }
     if (accounts.length === 0) {
-      return yield* apiError("NOT_FOUND", `No ledger account is held by ${holderId} in this sandbox: a wallet or virtual account has one once money has moved through it.`)
+      return yield* Problem.apiError("NOT_FOUND", `No ledger account is held by ${holderId} in this sandbox: a wallet or virtual account has one once money has moved through it.`)
     }
     const matching = accounts.filter((a) =>
       (query.asset === undefined || a.asset === query.asset.toUpperCase()) && (query.chain === undefined || a.chain === query.chain)
     )
     const held = accounts.map((a) => a.chain === undefined ? a.asset : `${a.asset}@${a.chain}`).join(", ")
     if (matching.length === 0) {
-      return yield* apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
+      return yield* Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
         errors: [{ pointer: query.asset === undefined ? "/chain" : "/asset", detail: `${holderId} holds no account in that asset; it holds ${held}` }]
       })
     }
     if (matching.length > 1) {
-      return yield* apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
+      return yield* Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
         errors: [{ pointer: "/asset", detail: `${holderId} holds several assets (${held}); name one with asset (and chain)` }]
       })
     }
@@ -158,7 +158,7 @@ const journalAccount = (scope: string, holderId: string, query: JournalQuery): E
   })
 
 /** How a transfer changes `account`'s running balance; `pending` is the pending transfer a post or void resolves. */
-const applyToRunning = (r: Running, account: string, t: LedgerTransfer, pending: LedgerTransfer | undefined): void => {
+const applyToRunning = (r: Running, account: string, t: Ledger.LedgerTransfer, pending: Ledger.LedgerTransfer | undefined): void => {
   const amount = BigInt(t.amount)
   const debit = t.debitAccountId === account
   if (t.kind === "posted") r.posted += debit ? -amount : amount
@@ -172,22 +172,22 @@ const applyToRunning = (r: Running, account: string, t: LedgerTransfer, pending:
 }
 
 /** One page of a customer account's journal, oldest first, each entry with the balance after it. */
-export const accountJournal = (organizationId: string, holderId: string, query: JournalQuery): Effect.Effect<Journal, ApiError, Store> =>
+export const accountJournal = (organizationId: string, holderId: string, query: JournalQuery): Effect.Effect<Journal, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const scope = scopeOf(organizationId, "sandbox")
+    const store = yield* Store.Store
+    const scope = Tenancy.scopeOf(organizationId, "sandbox")
     const account = yield* journalAccount(scope, holderId, query)
     const from = query.cursor === undefined ? undefined : yield* decodeJournalCursor(account.id, query.cursor)
-    const after: Position | undefined = from === undefined ? undefined : { sort: from.sequence, key: "\uffff" }
+    const after: Store.Position | undefined = from === undefined ? undefined : { sort: from.sequence, key: "\uffff" }
     const side = (order: "byDebit" | "byCredit") =>
-      store.page(LedgerTransfers, { order, partition: account.id, descending: false, backward: false, from: after, limit: query.limit + 1 })
+      store.page(Ledger.LedgerTransfers, { order, partition: account.id, descending: false, backward: false, from: after, limit: query.limit + 1 })
     // The account's transfers are its debits and its credits, two orders by sequence: merged, the first limit + 1.
     const merged = [...(yield* side("byDebit")), ...(yield* side("byCredit"))].sort((a, b) => a.sequence - b.sequence)
     const rows = merged.slice(0, query.limit)
     const running: Running = from?.running ?? { posted: 0n, pendingOut: 0n, pendingIn: 0n }
     const data: Array<JournalEntry> = []
     for (const t of rows) {
-      const pending = t.resolves === undefined ? undefined : yield* store.get(LedgerTransfers, t.resolves)
+      const pending = t.resolves === undefined ? undefined : yield* store.get(Ledger.LedgerTransfers, t.resolves)
       applyToRunning(running, account.id, t, pending)
       const debit = t.debitAccountId === account.id
       data.push({
@@ -206,7 +206,7 @@ export const accountJournal = (organizationId: string, holderId: string, query: 
     }
     const last = rows[rows.length - 1]
     const nextCursor = merged.length > query.limit && last !== undefined ? encodeJournalCursor(account.id, last.sequence, running) : null
-    const total = (yield* store.count(LedgerTransfers, "byDebit", account.id)) + (yield* store.count(LedgerTransfers, "byCredit", account.id))
+    const total = (yield* store.count(Ledger.LedgerTransfers, "byDebit", account.id)) + (yield* store.count(Ledger.LedgerTransfers, "byCredit", account.id))
     const now: Running = {
       posted: BigInt(account.creditsPosted) - BigInt(account.debitsPosted),
       pendingOut: BigInt(account.debitsPending),
@@ -270,16 +270,16 @@ interface Totals {
 const zero = (): Totals => ({ debitsPending: 0n, debitsPosted: 0n, creditsPending: 0n, creditsPosted: 0n })
 
 /** Audits one organization's sandbox ledger; see the module's comment for the checks. */
-export const auditLedger = (organizationId: string): Effect.Effect<LedgerAuditReport, never, Store> =>
+export const auditLedger = (organizationId: string): Effect.Effect<LedgerAuditReport, never, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const scope = scopeOf(organizationId, "sandbox")
-    const accounts: Array<LedgerAccount> = []
-    const transfers: Array<LedgerTransfer> = []
-    const transactions: Array<StoredTransaction> = []
-    yield* walk(store, LedgerAccounts, "byScope", scope, (a) => Effect.sync(() => accounts.push(a)))
-    yield* walk(store, LedgerTransfers, "byScope", scope, (t) => Effect.sync(() => transfers.push(t)))
-    yield* walk(store, Transactions, transactionsOfScope, scope, (t) => Effect.sync(() => transactions.push(t)))
+    const store = yield* Store.Store
+    const scope = Tenancy.scopeOf(organizationId, "sandbox")
+    const accounts: Array<Ledger.LedgerAccount> = []
+    const transfers: Array<Ledger.LedgerTransfer> = []
+    const transactions: Array<Transactions.StoredTransaction> = []
+    yield* Reset.walk(store, Ledger.LedgerAccounts, "byScope", scope, (a) => Effect.sync(() => accounts.push(a)))
+    yield* Reset.walk(store, Ledger.LedgerTransfers, "byScope", scope, (t) => Effect.sync(() => transfers.push(t)))
+    yield* Reset.walk(store, Transactions.Transactions, Transactions.ofScope, scope, (t) => Effect.sync(() => transactions.push(t)))
 
     const violations: Array<AuditViolation> = []
     const counts: Record<AuditCheck, number> = { zero_sum: 0, no_negative_customer_account: 0, totals_match_transfers: 0, holds_match_transactions: 0 }
@@ -290,7 +290,7 @@ export const auditLedger = (organizationId: string): Effect.Effect<LedgerAuditRe
     const shown = (id: string) => withoutScope(scope, id)
 
     // Recompute every account's totals from the transfers alone.
-    const byId = new Map<string, LedgerTransfer>(transfers.map((t) => [t.id, t]))
+    const byId = new Map<string, Ledger.LedgerTransfer>(transfers.map((t) => [t.id, t]))
     const recomputed = new Map<string, Totals>()
     const totalsOf = (id: string) => {
       let t = recomputed.get(id)
@@ -352,7 +352,7 @@ export const auditLedger = (organizationId: string): Effect.Effect<LedgerAuditRe
           detail: `${shown(a.id)} keeps ${differ.map((k) => `${k} ${stored[k]}`).join(", ")}; its transfers sum to ${differ.map((k) => `${k} ${fromTransfers[k]}`).join(", ")} (units)`
         })
       }
-      if (isCustomerHolder(a.holderType) && stored.debitsPosted + stored.debitsPending > stored.creditsPosted) {
+      if (Ledger.isCustomerHolder(a.holderType) && stored.debitsPosted + stored.debitsPending > stored.creditsPosted) {
         report({
           check: "no_negative_customer_account",
           accountId: shown(a.id),
@@ -372,13 +372,13 @@ export const auditLedger = (organizationId: string): Effect.Effect<LedgerAuditRe
     }
 
     // Holds against their transactions' states.
-    const pendingOf = new Map<string, Array<LedgerTransfer>>()
+    const pendingOf = new Map<string, Array<Ledger.LedgerTransfer>>()
     for (const t of transfers) {
       if (t.kind !== "pending" || t.transactionId === undefined) continue
       pendingOf.set(t.transactionId, [...(pendingOf.get(t.transactionId) ?? []), t])
     }
     for (const txn of transactions) {
-      if (terminalStatuses.has(txn.status)) {
+      if (TransactionMachine.terminalStatuses.has(txn.status)) {
         for (const p of pendingOf.get(txn.id) ?? []) {
           if (!resolved.has(p.id)) {
             report({ check: "holds_match_transactions", transactionId: txn.id, transferId: p.id, detail: `${txn.id} is ${txn.status} but its hold ${p.id} is still pending` })

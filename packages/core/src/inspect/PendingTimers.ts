@@ -9,12 +9,12 @@
  */
 import { type Environment, toIso } from "@fos/contract"
 import { Effect } from "effect"
-import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
-import { type ApiError } from "../kernel/Problem.ts"
-import { Store } from "../kernel/Store.ts"
-import { type Timer, Timers } from "../kernel/Timers.ts"
-import { Transactions } from "../money/Transactions.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
+import * as Paging from "../kernel/Paging.ts"
+import type * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Timers from "../kernel/Timers.ts"
+import * as Transactions from "../money/Transactions.ts"
 
 /** A pending timer as the list shows it. */
 export interface PendingTimer {
@@ -82,14 +82,14 @@ const firstIdMember = (payload: Payload): string | undefined =>
   Object.keys(payload).find((k) => k.endsWith("Id") && typeof payload[k] === "string")
 
 /** ` on ach`, ` on base`: where a transaction's money moves, when it names it. */
-const routeOf = (transactionId: string): Effect.Effect<string, never, Store> =>
-  Effect.map(Effect.flatMap(Store, (store) => store.get(Transactions, transactionId)), (t) => {
+const routeOf = (transactionId: string): Effect.Effect<string, never, Store.Store> =>
+  Effect.map(Effect.flatMap(Store.Store, (store) => store.get(Transactions.Transactions, transactionId)), (t) => {
     const route = t?.route
     if (route !== undefined) return ` on ${"rail" in route ? route.rail : route.chain}`
     return t?.payoutRail ? ` on ${t.payoutRail}` : ""
   })
 
-export const describeTimer = (timer: Timer): Effect.Effect<PendingTimer, never, Store> =>
+export const describeTimer = (timer: Timers.Timer): Effect.Effect<PendingTimer, never, Store.Store> =>
   Effect.gen(function*() {
     const payload: Payload = typeof timer.payload === "object" && timer.payload !== null ? timer.payload as Payload : {}
     const description = timerDescriptions[timer.kind]
@@ -108,12 +108,12 @@ export const describeTimer = (timer: Timer): Effect.Effect<PendingTimer, never, 
   })
 
 /** One page of an organization's pending timers in one environment, soonest first (`sortOrder=desc`: latest first). */
-export const listPendingTimers = (
+export const list = (
   organizationId: string,
   environment: Environment,
-  query: ListQuery
-): Effect.Effect<ListEnvelope<PendingTimer>, ApiError, Store> =>
+  query: Paging.ListQuery
+): Effect.Effect<Paging.ListEnvelope<PendingTimer>, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const page = yield* listPage(Timers, { order: "byScope", partition: scopeOf(organizationId, environment), query, toWire: (t: Timer) => t })
+    const page = yield* Paging.listPage(Timers.Timers, { order: "byScope", partition: Tenancy.scopeOf(organizationId, environment), query, toWire: (t: Timers.Timer) => t })
     return { data: yield* Effect.forEach(page.data, describeTimer), meta: page.meta }
   })

@@ -18,21 +18,11 @@
  *   sandbox clock of its own by its own timers, then the root clock with the sandboxes that follow it.
  */
 import { Clock, Effect, Semaphore } from "effect"
-import { randomHex } from "./IdGenerator.ts"
-import { OutboxEvents } from "./Outbox.ts"
-import { apiError } from "./Problem.ts"
-import { Store, type StoreService, table } from "./Store.ts"
-import {
-  type AdvanceReport,
-  fireDue,
-  isRealTimeScope,
-  nextTimerIn,
-  scopeTimers,
-  type TimeControlService,
-  type Timer,
-  type VirtualClock,
-  virtualTimers
-} from "./Timers.ts"
+import * as IdGenerator from "./IdGenerator.ts"
+import * as Outbox from "./Outbox.ts"
+import * as Problem from "./Problem.ts"
+import * as Store from "./Store.ts"
+import * as Timers from "./Timers.ts"
 
 export interface StoredClock {
   /** The sandbox's scope (`<organization>/sandbox`), or `rootClockId`. */
@@ -45,7 +35,7 @@ export interface StoredClock {
 /** The root clock's row. */
 export const rootClockId = ""
 
-export const Clocks = table<StoredClock>({
+export const Clocks = Store.table<StoredClock>({
   name: "clocks",
   key: (c) => c.id,
   orders: {
@@ -80,7 +70,7 @@ export const fixedClock = (nowMs: number, sleeper: Clock.Clock): Clock.Clock => 
  * The root clock's time as stored, written at `startMs` when the store has none: a restart resumes the clocks where
  * they were, and a start time given again is for a new store only.
  */
-export const loadRootClock = (store: StoreService, startMs: number): Effect.Effect<number> =>
+export const loadRoot = (store: Store.StoreService, startMs: number): Effect.Effect<number> =>
   Effect.gen(function*() {
     const stored = yield* store.get(Clocks, rootClockId)
     if (stored !== undefined) return stored.nowMs
@@ -93,12 +83,12 @@ export const loadRootClock = (store: StoreService, startMs: number): Effect.Effe
   })
 
 /** The events of `scope`'s outbox after `afterSequence`, counted by type. */
-const eventsSince = (store: StoreService, scope: string, afterSequence: number) =>
+const eventsSince = (store: Store.StoreService, scope: string, afterSequence: number) =>
   Effect.gen(function*() {
     const counts: Record<string, number> = {}
     let from = { sort: afterSequence as number, key: "\uffff" }
     while (true) {
-      const page = yield* store.page(OutboxEvents, { order: "byScope", partition: scope, descending: false, backward: false, from, limit: eventsPage })
+      const page = yield* store.page(Outbox.OutboxEvents, { order: "byScope", partition: scope, descending: false, backward: false, from, limit: eventsPage })
       for (const event of page) counts[event.type] = (counts[event.type] ?? 0) + 1
       if (page.length < eventsPage) return counts
       const last = page[page.length - 1]!
@@ -106,13 +96,13 @@ const eventsSince = (store: StoreService, scope: string, afterSequence: number) 
     }
   })
 
-export interface VirtualTimeControl extends TimeControlService {
+export interface VirtualTimeControl extends Timers.TimeControlService {
   /** How far this process's advances have moved clocks, in all: the rate limiter counts it as time passed. */
   readonly advancedMs: () => number
 }
 
 /**
- * The virtual clocks' control over `root` (loaded with `loadRootClock`), with `realClock` for what runs on real time:
+ * The virtual clocks' control over `root` (loaded with `Clocks.loadRoot`), with `realClock` for what runs on real time:
  * the live environment, leases, and the sleeps of a clock standing still.
  *
  * `settled(scope)` waits for the work timers handed to the background (webhook sends) that is in flight, for one
@@ -121,11 +111,11 @@ export interface VirtualTimeControl extends TimeControlService {
  * it before it moves forward; a write's settle does not move a clock, so never waits.
  */
 export const makeVirtualTimeControl = (
-  root: VirtualClock,
+  root: Timers.VirtualClock,
   realClock: Clock.Clock,
   settled: (scope?: string) => Effect.Effect<void> = () => Effect.void
 ): Effect.Effect<VirtualTimeControl> =>
-  Effect.map(randomHex(16), (engine) => {
+  Effect.map(IdGenerator.randomHex(16), (engine) => {
     const realNow = () => realClock.currentTimeMillisUnsafe()
     // The advances this process runs now: its own leases hold for exactly as long, whatever real time says.
     const running = new Set<string>()
@@ -140,17 +130,17 @@ export const makeVirtualTimeControl = (
     /** A sandbox's time: its row's, never behind the root clock. */
     const timeOf = (row: StoredClock | undefined) => Math.max(row?.nowMs ?? 0, root.currentTimeMillisUnsafe())
 
-    const saveRoot = (store: StoreService, nowMs: number) => Effect.orDie(store.update(Clocks, { id: rootClockId, nowMs }))
+    const saveRoot = (store: Store.StoreService, nowMs: number) => Effect.orDie(store.update(Clocks, { id: rootClockId, nowMs }))
 
     const release = (owner: string) => Effect.sync(() => running.delete(owner))
 
     /** Takes the clock's lease, and the target its current time gives. */
     const inProgress = () =>
-      apiError("CONFLICT", "Another advance of this organization's clock is running; nothing was changed.", {
+      Problem.apiError("CONFLICT", "Another advance of this organization's clock is running; nothing was changed.", {
         resolution: "Wait for the running advance to answer, then advance again: one advance of a clock runs at a time."
       })
 
-    const claim = <E>(store: StoreService, scope: string, owner: string, targetOf: (nowMs: number) => Effect.Effect<number, E>) =>
+    const claim = <E>(store: Store.StoreService, scope: string, owner: string, targetOf: (nowMs: number) => Effect.Effect<number, E>) =>
       Effect.gen(function*() {
         // Refused from committed state at once, without waiting on the running advance's transactions; the
         // transaction below checks again under the row lock.
@@ -159,7 +149,7 @@ export const makeVirtualTimeControl = (
         return yield* claimLocked(store, scope, owner, targetOf)
       })
 
-    const claimLocked = <E>(store: StoreService, scope: string, owner: string, targetOf: (nowMs: number) => Effect.Effect<number, E>) =>
+    const claimLocked = <E>(store: Store.StoreService, scope: string, owner: string, targetOf: (nowMs: number) => Effect.Effect<number, E>) =>
       store.transaction(Effect.gen(function*() {
         let row = yield* store.getForUpdate(Clocks, scope)
         if (row === undefined) {
@@ -177,7 +167,7 @@ export const makeVirtualTimeControl = (
     /** One sandbox's advance; `counted`: it adds to the time the rate limiter sees passing. */
     const advanceOne = <E>(scope: string, targetOf: (nowMs: number) => Effect.Effect<number, E>, counted: boolean) =>
       Effect.uninterruptible(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         const owner = `${engine}.${owners++}`
         running.add(owner)
         return yield* Effect.ensuring(
@@ -185,45 +175,45 @@ export const makeVirtualTimeControl = (
             const { fromMs, targetMs } = yield* claim(store, scope, owner, targetOf)
             // Every event written from here on has a higher number (Store.ts, `nextSequence`).
             const firstSequence = yield* store.nextSequence
-            const lane = scopeTimers(scope)
+            const lane = Timers.scope(scope)
             const timersFired: Record<string, number> = {}
-            const count = (timer: Timer) => void (timersFired[timer.kind] = (timersFired[timer.kind] ?? 0) + 1)
+            const count = (timer: Timers.Timer) => void (timersFired[timer.kind] = (timersFired[timer.kind] ?? 0) + 1)
             let nowMs = fromMs
             while (true) {
-              let next = yield* nextTimerIn(lane)
+              let next = yield* Timers.nextTimerIn(lane)
               if (targetMs > nowMs && (next === undefined || next.dueAtMs > nowMs)) {
                 // The clock is about to move: the sends in flight end first, and may schedule or remove timers.
                 yield* settled(scope)
-                next = yield* nextTimerIn(lane)
+                next = yield* Timers.nextTimerIn(lane)
               }
               if (next === undefined || next.dueAtMs > targetMs) break
               nowMs = Math.max(nowMs, next.dueAtMs)
               // The step's time is stored before its timers fire: a request of the sandbox meanwhile sees it, and the
               // lease is renewed.
               yield* Effect.orDie(store.update(Clocks, { id: scope, nowMs, advancing: leaseOf(owner) }))
-              yield* fireDue(nowMs, lane, count).pipe(Effect.provideService(Clock.Clock, fixedClock(nowMs, realClock)))
+              yield* Timers.fireDue(nowMs, lane, count).pipe(Effect.provideService(Clock.Clock, fixedClock(nowMs, realClock)))
             }
             yield* Effect.orDie(store.update(Clocks, { id: scope, nowMs: targetMs }))
             if (counted) advancedMs += targetMs - fromMs
             const eventsEmitted = yield* eventsSince(store, scope, firstSequence)
-            const next = yield* nextTimerIn(lane)
-            const report: AdvanceReport = { fromMs, nowMs: targetMs, timersFired, eventsEmitted, nextDueMs: next?.dueAtMs }
+            const next = yield* Timers.nextTimerIn(lane)
+            const report: Timers.AdvanceReport = { fromMs, nowMs: targetMs, timersFired, eventsEmitted, nextDueMs: next?.dueAtMs }
             return report
           }),
           release(owner)
         )
       }))
 
-    const advanceClock: TimeControlService["advanceClock"] = (scope, targetOf) => advanceOne(scope, targetOf, true)
+    const advanceClock: Timers.TimeControlService["advanceClock"] = (scope, targetOf) => advanceOne(scope, targetOf, true)
 
     /**
      * Every clock to the target `targetOf` gives from its own time: first each sandbox clock of its own, by its own
      * timers, then the root clock with every sandbox that follows it, and the timers without a scope. A sandbox clock
      * is never behind the root, so the root's steps find none of the first ones' timers due.
      */
-    const advanceEvery: TimeControlService["advanceEvery"] = (targetOf) =>
+    const advanceEvery: Timers.TimeControlService["advanceEvery"] = (targetOf) =>
       Effect.uninterruptible(rootTurn(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         let from: { sort: string; key: string } | undefined
         while (true) {
           const rows = yield* store.page(Clocks, { order: "all", partition: "", descending: false, backward: false, from, limit: 100 })
@@ -236,16 +226,16 @@ export const makeVirtualTimeControl = (
         const fromMs = root.currentTimeMillisUnsafe()
         const targetMs = Math.max(fromMs, targetOf(fromMs))
         while (true) {
-          let next = yield* nextTimerIn(virtualTimers)
+          let next = yield* Timers.nextTimerIn(Timers.virtual)
           if (targetMs > root.currentTimeMillisUnsafe() && (next === undefined || next.dueAtMs > root.currentTimeMillisUnsafe())) {
             yield* settled()
-            next = yield* nextTimerIn(virtualTimers)
+            next = yield* Timers.nextTimerIn(Timers.virtual)
           }
           if (next === undefined || next.dueAtMs > targetMs) break
           // A sandbox reads its clock as never behind the root clock, so moving the root moves every clock behind it.
           root.set(next.dueAtMs)
           yield* saveRoot(store, root.currentTimeMillisUnsafe())
-          yield* fireDue(root.currentTimeMillisUnsafe(), virtualTimers).pipe(Effect.provideService(Clock.Clock, root))
+          yield* Timers.fireDue(root.currentTimeMillisUnsafe(), Timers.virtual).pipe(Effect.provideService(Clock.Clock, root))
         }
         root.set(targetMs)
         yield* saveRoot(store, root.currentTimeMillisUnsafe())
@@ -260,13 +250,13 @@ export const makeVirtualTimeControl = (
       clockFor: (scope) =>
         scope === undefined
           ? Effect.succeed(root)
-          : isRealTimeScope(scope)
+          : Timers.isRealTimeScope(scope)
           ? Effect.succeed(realClock)
-          : Effect.flatMap(Store, (store) => Effect.map(store.get(Clocks, scope), (row) => fixedClock(timeOf(row), realClock))),
+          : Effect.flatMap(Store.Store, (store) => Effect.map(store.get(Clocks, scope), (row) => fixedClock(timeOf(row), realClock))),
       advanceClock,
       settle: (scope, nowMs) =>
-        fireDue(nowMs, scopeTimers(scope)).pipe(
-          Effect.provideService(Clock.Clock, isRealTimeScope(scope) ? realClock : fixedClock(nowMs, realClock))
+        Timers.fireDue(nowMs, Timers.scope(scope)).pipe(
+          Effect.provideService(Clock.Clock, Timers.isRealTimeScope(scope) ? realClock : fixedClock(nowMs, realClock))
         ),
       advancedMs: () => advancedMs
     }

@@ -19,12 +19,11 @@
  */
 import { type IdempotencyPolicy } from "@fos/contract"
 import { Clock, Context, Effect, Exit, Layer } from "effect"
-import { randomHex } from "./IdGenerator.ts"
-import { type ApiError, apiError } from "./Problem.ts"
-import { RealClock } from "./RealClock.ts"
-import { Store, table } from "./Store.ts"
-import { schedule } from "./Timers.ts"
-
+import * as IdGenerator from "./IdGenerator.ts"
+import * as Problem from "./Problem.ts"
+import * as RealClock from "./RealClock.ts"
+import * as Store from "./Store.ts"
+import * as Timers from "./Timers.ts"
 
 /** A response as kept for replay: byte-identical body and its content type. */
 export interface StoredResponse {
@@ -52,7 +51,7 @@ export interface IdempotencyRecord {
 /** The scope of a record (`<organization>/<environment>`): its id up to the second slash (keys may hold slashes). */
 const recordScope = (r: IdempotencyRecord): string => r.id.split("/", 2).join("/")
 
-export const IdempotencyRecords = table<IdempotencyRecord>({
+export const IdempotencyRecords = Store.table<IdempotencyRecord>({
   name: "idempotency",
   key: (r) => r.id,
   orders: { byScope: { partition: recordScope, sort: (r) => r.id, counted: false } }
@@ -82,7 +81,7 @@ export class RunningClaims extends Context.Service<RunningClaims, RunningClaimsS
 
 export const layerRunningClaims: Layer.Layer<RunningClaims> = Layer.effect(
   RunningClaims,
-  Effect.map(randomHex(16), (engine): RunningClaimsService => {
+  Effect.map(IdGenerator.randomHex(16), (engine): RunningClaimsService => {
     const running = new Set<string>()
     let counter = 0
     return {
@@ -106,7 +105,7 @@ export const expireTimerKind = "idempotency.expire"
 
 /** The timer handler that forgets a record once its retention is over. */
 export const expireRecord = (payload: { readonly id: string }) =>
-  Effect.flatMap(Store, (store) => store.remove(IdempotencyRecords, payload.id))
+  Effect.flatMap(Store.Store, (store) => store.remove(IdempotencyRecords, payload.id))
 
 export interface IdempotentResult {
   readonly response: StoredResponse
@@ -120,9 +119,9 @@ export interface IdempotentResult {
  */
 export const runIdempotent = <R>(
   request: { readonly scope: string; readonly key: string; readonly fingerprint: string },
-  run: Effect.Effect<StoredResponse, ApiError, R>,
+  run: Effect.Effect<StoredResponse, Problem.ApiError, R>,
   options: { readonly transactional?: boolean } = {}
-): Effect.Effect<IdempotentResult, ApiError, R | Store | RunningClaims | RealClock> =>
+): Effect.Effect<IdempotentResult, Problem.ApiError, R | Store.Store | RunningClaims | RealClock.RealClock> =>
   Effect.flatMap(RunningClaims, (claims) => {
     const claim = claims.take()
     return Effect.ensuring(runClaimed(request, run, options, claims, claim), Effect.sync(() => claims.release(claim)))
@@ -130,19 +129,19 @@ export const runIdempotent = <R>(
 
 const runClaimed = <R>(
   request: { readonly scope: string; readonly key: string; readonly fingerprint: string },
-  run: Effect.Effect<StoredResponse, ApiError, R>,
+  run: Effect.Effect<StoredResponse, Problem.ApiError, R>,
   options: { readonly transactional?: boolean },
   claims: RunningClaimsService,
   claim: string
-): Effect.Effect<IdempotentResult, ApiError, R | Store | RealClock> =>
+): Effect.Effect<IdempotentResult, Problem.ApiError, R | Store.Store | RealClock.RealClock> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const realClock = yield* RealClock
+    const store = yield* Store.Store
+    const realClock = yield* RealClock.RealClock
     const realNow = () => realClock.currentTimeMillisUnsafe()
     const id = `${request.scope}/${request.key}`
     const conflict = () =>
-      apiError("IDEMPOTENCY_KEY_CONFLICT", "This Idempotency-Key was already used with a different request body.")
-    const inProgress = () => apiError("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS", "A request with this Idempotency-Key is still running.")
+      Problem.apiError("IDEMPOTENCY_KEY_CONFLICT", "This Idempotency-Key was already used with a different request body.")
+    const inProgress = () => Problem.apiError("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS", "A request with this Idempotency-Key is still running.")
     const claimRecord = (): IdempotencyRecord => ({
       id,
       fingerprint: request.fingerprint,
@@ -202,7 +201,7 @@ const runClaimed = <R>(
           leaseUntilMs: now,
           expiresAtMs
         }))
-        yield* schedule(expireTimerKind, expiresAtMs, { id }, request.scope)
+        yield* Timers.schedule(expireTimerKind, expiresAtMs, { id }, request.scope)
         return response
       })
     const exit = yield* Effect.exit(
@@ -227,7 +226,7 @@ const runClaimed = <R>(
         leaseUntilMs: now,
         expiresAtMs
       }))
-      yield* schedule(expireTimerKind, expiresAtMs, { id }, request.scope)
+      yield* Timers.schedule(expireTimerKind, expiresAtMs, { id }, request.scope)
     }))
     return yield* Effect.failCause(exit.cause)
   })

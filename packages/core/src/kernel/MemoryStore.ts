@@ -7,7 +7,7 @@
  */
 import { Context, Effect, Exit, Fiber, Layer, Semaphore } from "effect"
 import { SortedIndex } from "./SortedIndex.ts"
-import { type PageQuery, Store, type StoreService, type Table, UniqueViolation } from "./Store.ts"
+import * as Store from "./Store.ts"
 
 class TableState {
   readonly rows = new Map<string, unknown>()
@@ -17,7 +17,7 @@ class TableState {
 
 let instances = 0
 
-export const makeMemoryStore = (): StoreService => {
+export const make = (): Store.StoreService => {
   const tables = new Map<string, TableState>()
   const lock = Semaphore.makeUnsafe(1)
   let sequence = 0
@@ -31,7 +31,7 @@ export const makeMemoryStore = (): StoreService => {
    */
   const committedRows = new Map<string, unknown>()
   const touchedTables = new Set<string>()
-  const rowId = (t: Table<any>, key: string) => `${t.name}\u0000${key}`
+  const rowId = (t: Store.Table<any>, key: string) => `${t.name}\u0000${key}`
 
   /**
    * A read outside any transaction sees committed data only: `get` reads a row the open transaction has written as
@@ -44,7 +44,7 @@ export const makeMemoryStore = (): StoreService => {
       fiber.getRef(CurrentTx) !== undefined || !dirty() ? Effect.succeed(f()) : lock.withPermits(1)(Effect.sync(f))
     )
 
-  const state = (t: Table<any>): TableState => {
+  const state = (t: Store.Table<any>): TableState => {
     let s = tables.get(t.name)
     if (s === undefined) {
       s = new TableState()
@@ -60,7 +60,7 @@ export const makeMemoryStore = (): StoreService => {
    * entry whose partition and sort did not change stays where it is, so an update costs only the orders it moves
    * (a delivery's status change moves four of its eight).
    */
-  const reindex = (t: Table<any>, s: TableState, before: unknown, after: unknown, key: string) => {
+  const reindex = (t: Store.Table<any>, s: TableState, before: unknown, after: unknown, key: string) => {
     for (const [name, u] of Object.entries(t.unique)) {
       const uniques = s.uniques.get(name)!
       if (before !== undefined) {
@@ -89,7 +89,7 @@ export const makeMemoryStore = (): StoreService => {
   }
 
   /** Writes `row` (or removes the row at `key` when `row` is undefined), recording the undo step. */
-  const write = (t: Table<any>, key: string, row: unknown | undefined, undo: Array<() => void> | undefined) => {
+  const write = (t: Store.Table<any>, key: string, row: unknown | undefined, undo: Array<() => void> | undefined) => {
     const s = state(t)
     const before = s.rows.get(key)
     reindex(t, s, before, row, key)
@@ -103,7 +103,7 @@ export const makeMemoryStore = (): StoreService => {
     }
   }
 
-  const uniqueTaken = (t: Table<any>, row: unknown, key: string): string | undefined => {
+  const uniqueTaken = (t: Store.Table<any>, row: unknown, key: string): string | undefined => {
     const s = state(t)
     for (const [name, u] of Object.entries(t.unique)) {
       const v = u(row)
@@ -140,7 +140,7 @@ export const makeMemoryStore = (): StoreService => {
 
   // The commonest call (every request authenticates with two of these), so one step that never waits: outside the
   // transaction, a row it has written is read as committed. No row id is built unless a transaction has written.
-  const get = <Row>(t: Table<Row>, key: string): Effect.Effect<Row | undefined> =>
+  const get = <Row>(t: Store.Table<Row>, key: string): Effect.Effect<Row | undefined> =>
     Effect.sync(() => {
       const current = state(t).rows.get(key) as Row | undefined
       if (committedRows.size === 0) return current
@@ -148,9 +148,9 @@ export const makeMemoryStore = (): StoreService => {
       if (!committedRows.has(id) || Fiber.getCurrent()?.getRef(CurrentTx) !== undefined) return current
       return committedRows.get(id) as Row | undefined
     })
-  const tableDirty = (t: Table<any>) => () => touchedTables.has(t.name)
+  const tableDirty = (t: Store.Table<any>) => () => touchedTables.has(t.name)
 
-  const page = <Row>(t: Table<Row>, q: PageQuery) =>
+  const page = <Row>(t: Store.Table<Row>, q: Store.PageQuery) =>
     read(tableDirty(t), (): ReadonlyArray<Row> => {
       const s = state(t)
       const index = s.orders.get(q.order)?.get(q.partition)
@@ -161,33 +161,33 @@ export const makeMemoryStore = (): StoreService => {
       return q.backward ? rows.reverse() : rows
     })
 
-  const store: StoreService = {
+  const store: Store.StoreService = {
     transaction,
     get,
     getForUpdate: get,
-    getManyForUpdate: <Row>(t: Table<Row>, keys: ReadonlyArray<string>) =>
+    getManyForUpdate: <Row>(t: Store.Table<Row>, keys: ReadonlyArray<string>) =>
       Effect.map(Effect.forEach([...new Set(keys)].sort(), (key) => get(t, key)), (rows) => rows.filter((r): r is Row => r !== undefined)),
-    findUnique: <Row>(t: Table<Row>, unique: string, value: string) =>
+    findUnique: <Row>(t: Store.Table<Row>, unique: string, value: string) =>
       read(tableDirty(t), () => {
         const s = state(t)
         const key = s.uniques.get(unique)?.get(value)
         return key === undefined ? undefined : (s.rows.get(key) as Row | undefined)
       }),
-    insert: <Row>(t: Table<Row>, row: Row) => store.insertMany(t, [row]),
+    insert: <Row>(t: Store.Table<Row>, row: Row) => store.insertMany(t, [row]),
     // Every row is checked, against the table and the rows before it, before any is written: all or none.
-    insertMany: <Row>(t: Table<Row>, rows: ReadonlyArray<Row>) =>
+    insertMany: <Row>(t: Store.Table<Row>, rows: ReadonlyArray<Row>) =>
       writeOp((undo) => {
         const seen = new Set<string>()
         for (const row of rows) {
           const key = t.key(row)
-          if (state(t).rows.has(key) || seen.has(key)) return Effect.fail(new UniqueViolation({ table: t.name, unique: "primary", key }))
+          if (state(t).rows.has(key) || seen.has(key)) return Effect.fail(new Store.UniqueViolation({ table: t.name, unique: "primary", key }))
           seen.add(key)
           const taken = uniqueTaken(t, row, key)
-          if (taken !== undefined) return Effect.fail(new UniqueViolation({ table: t.name, unique: taken, key }))
+          if (taken !== undefined) return Effect.fail(new Store.UniqueViolation({ table: t.name, unique: taken, key }))
           for (const [name, u] of Object.entries(t.unique)) {
             const value = u(row)
             if (value === undefined) continue
-            if (seen.has(`${name}\u0000${value}`)) return Effect.fail(new UniqueViolation({ table: t.name, unique: name, key }))
+            if (seen.has(`${name}\u0000${value}`)) return Effect.fail(new Store.UniqueViolation({ table: t.name, unique: name, key }))
             seen.add(`${name}\u0000${value}`)
           }
         }
@@ -195,24 +195,24 @@ export const makeMemoryStore = (): StoreService => {
         return Effect.void
       }),
     insertFresh: (t, row) => Effect.orDie(store.insert(t, row)),
-    update: <Row>(t: Table<Row>, row: Row) =>
+    update: <Row>(t: Store.Table<Row>, row: Row) =>
       writeOp((undo) => {
         const key = t.key(row)
         const taken = uniqueTaken(t, row, key)
-        if (taken !== undefined) return Effect.fail(new UniqueViolation({ table: t.name, unique: taken, key }))
+        if (taken !== undefined) return Effect.fail(new Store.UniqueViolation({ table: t.name, unique: taken, key }))
         write(t, key, row, undo)
         return Effect.void
       }),
-    updateMany: <Row>(t: Table<Row>, rows: ReadonlyArray<Row>) =>
+    updateMany: <Row>(t: Store.Table<Row>, rows: ReadonlyArray<Row>) =>
       writeOp((undo) =>
         Effect.sync(() => {
           if (Object.keys(t.unique).length > 0) throw new Error(`updateMany: ${t.name} declares unique keys`)
           for (const row of rows) write(t, t.key(row), row, undo)
         })
       ),
-    remove: <Row>(t: Table<Row>, key: string) =>
+    remove: <Row>(t: Store.Table<Row>, key: string) =>
       writeOp((undo) => Effect.sync(() => write(t, key, undefined, undo))),
-    removePartition: <Row>(t: Table<Row>, order: string, partition: string) =>
+    removePartition: <Row>(t: Store.Table<Row>, order: string, partition: string) =>
       writeOp((undo) =>
         Effect.sync(() => {
           const index = state(t).orders.get(order)?.get(partition)
@@ -225,11 +225,11 @@ export const makeMemoryStore = (): StoreService => {
       ),
     page,
     nextSequence: Effect.sync(() => ++sequence),
-    count: <Row>(t: Table<Row>, order: string, partition: string) =>
+    count: <Row>(t: Store.Table<Row>, order: string, partition: string) =>
       read(tableDirty(t), () => state(t).orders.get(order)?.get(partition)?.size ?? 0)
   }
   return store
 }
 
 /** The memory store as a layer; each build is a fresh, empty store. */
-export const layerMemoryStore: Layer.Layer<Store> = Layer.sync(Store, makeMemoryStore)
+export const layer: Layer.Layer<Store.Store> = Layer.sync(Store.Store, make)

@@ -9,8 +9,8 @@
  */
 import { Clock, Context, Effect } from "effect"
 import { type Environment, type EventData, type EventId, type EventType, EventTypes, toIso } from "@fos/contract"
-import { newId } from "./IdGenerator.ts"
-import { Store, table } from "./Store.ts"
+import * as IdGenerator from "./IdGenerator.ts"
+import * as Store from "./Store.ts"
 
 export interface OutboxEvent {
   readonly id: EventId
@@ -65,7 +65,7 @@ const sandboxEventOrder = (partition: (e: OutboxEvent) => string) => ({
   counted: false
 })
 
-export const OutboxEvents = table<OutboxEvent>({
+export const OutboxEvents = Store.table<OutboxEvent>({
   name: "outbox",
   key: (e) => e.id,
   orders: {
@@ -87,11 +87,11 @@ export const appendEvent = (event: {
   readonly organizationId: string
   readonly environment: Environment
   readonly data: unknown
-}): Effect.Effect<OutboxEvent, never, Store> =>
+}): Effect.Effect<OutboxEvent, never, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const row: OutboxEvent = {
-      id: yield* newId("evt"),
+      id: yield* IdGenerator.newId("evt"),
       sequence: yield* store.nextSequence,
       createdAt: toIso(yield* Clock.currentTimeMillis),
       ...event
@@ -101,8 +101,8 @@ export const appendEvent = (event: {
   })
 
 /** Up to `limit` events after `afterSequence`, in sequence order. */
-export const readEvents = (afterSequence: number | undefined, limit: number): Effect.Effect<ReadonlyArray<OutboxEvent>, never, Store> =>
-  Effect.flatMap(Store, (store) =>
+export const readEvents = (afterSequence: number | undefined, limit: number): Effect.Effect<ReadonlyArray<OutboxEvent>, never, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
     store.page(OutboxEvents, {
       order: "bySequence",
       partition: "",
@@ -116,7 +116,7 @@ export const readEvents = (afterSequence: number | undefined, limit: number): Ef
  * What runs when an event is written, in the writing transaction: webhook fan-out, which the engine registers
  * (Engine.ts). Nothing by default, so an event written outside an engine still lands in the outbox.
  */
-export class EventWritten extends Context.Reference<(event: OutboxEvent) => Effect.Effect<void, never, Store>>("fos/EventWritten", {
+export class EventWritten extends Context.Reference<(event: OutboxEvent) => Effect.Effect<void, never, Store.Store>>("fos/EventWritten", {
   defaultValue: () => () => Effect.void
 }) {}
 
@@ -155,7 +155,7 @@ export const emitEvent = <T extends EventType, D>(event: {
   readonly organizationId: string
   readonly environment: Environment
   readonly data: EventDataArgument<T, D>
-}): Effect.Effect<OutboxEvent, never, Store> =>
+}): Effect.Effect<OutboxEvent, never, Store.Store> =>
   Effect.gen(function*() {
     const written = yield* appendEvent(event)
     yield* (yield* EventWritten)(written)

@@ -18,8 +18,8 @@ import { type ListMeta } from "@fos/contract"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { base64urlnopad, utf8 } from "@scure/base"
 import { Effect, Schema } from "effect"
-import { apiError, type ApiError } from "./Problem.ts"
-import { type Order, type Position, type SortValue, Store, type Table } from "./Store.ts"
+import * as Problem from "./Problem.ts"
+import * as Store from "./Store.ts"
 
 export interface ListQuery {
   readonly cursor: string | undefined
@@ -52,16 +52,16 @@ const decodeCursorPayload = Schema.decodeUnknownOption(CursorPayload)
 export const listBinding = (table: string, order: string, partition: string): string =>
   base64urlnopad.encode(sha256(utf8.decode(JSON.stringify([table, order, partition]))).subarray(0, 12))
 
-export const encodeCursor = (list: string, sortBy: string, sortOrder: "asc" | "desc", position: Position): string =>
+export const encodeCursor = (list: string, sortBy: string, sortOrder: "asc" | "desc", position: Store.Position): string =>
   base64urlnopad.encode(utf8.decode(JSON.stringify({ l: list, s: sortBy, o: sortOrder, v: position.sort, k: position.key })))
 
 /** Longer than any cursor fos issues; such a text is refused before it is decoded. */
 const maxCursorLength = 2048
 
 /** The position a cursor names, or INVALID_CURSOR when it is malformed, from another list or from another sort. */
-export const decodeCursor = (cursor: string, list: string, sortBy: string, sortOrder: "asc" | "desc"): Effect.Effect<Position, ApiError> =>
+export const decodeCursor = (cursor: string, list: string, sortBy: string, sortOrder: "asc" | "desc"): Effect.Effect<Store.Position, Problem.ApiError> =>
   Effect.suspend(() => {
-    if (cursor.length > maxCursorLength) return Effect.fail(apiError("INVALID_CURSOR", "The cursor is malformed."))
+    if (cursor.length > maxCursorLength) return Effect.fail(Problem.apiError("INVALID_CURSOR", "The cursor is malformed."))
     let parsed: unknown
     try {
       parsed = JSON.parse(utf8.encode(base64urlnopad.decode(cursor)))
@@ -70,17 +70,17 @@ export const decodeCursor = (cursor: string, list: string, sortBy: string, sortO
     }
     const payload = decodeCursorPayload(parsed)
     // A sort name is a field name; anything else is not a cursor fos issued (and is not echoed in a detail).
-    if (payload._tag === "None" || !/^[A-Za-z]{1,40}$/.test(payload.value.s)) return Effect.fail(apiError("INVALID_CURSOR", "The cursor is malformed."))
+    if (payload._tag === "None" || !/^[A-Za-z]{1,40}$/.test(payload.value.s)) return Effect.fail(Problem.apiError("INVALID_CURSOR", "The cursor is malformed."))
     // The sort first: a list whose orders differ by sort binds a cursor to its sort's order too, so under another
     // sort the list check would fail as well and wrongly blame the list or the filters.
     if (payload.value.s !== sortBy || payload.value.o !== sortOrder) {
-      return Effect.fail(apiError(
+      return Effect.fail(Problem.apiError(
         "INVALID_CURSOR",
         `The cursor was issued under another sort (sortBy ${payload.value.s}, sortOrder ${payload.value.o}); a cursor holds only under the sort, list and filters it was issued for. Start again without a cursor.`
       ))
     }
     if (payload.value.l !== list) {
-      return Effect.fail(apiError("INVALID_CURSOR", "The cursor belongs to another list or to other filters; start again without a cursor."))
+      return Effect.fail(Problem.apiError("INVALID_CURSOR", "The cursor belongs to another list or to other filters; start again without a cursor."))
     }
     return Effect.succeed({ sort: payload.value.v, key: payload.value.k })
   })
@@ -91,7 +91,7 @@ export const decodeCursor = (cursor: string, list: string, sortBy: string, sortO
  * cursors; `toWire` renders each row.
  */
 export const listPage = <Row, A>(
-  table: Table<Row>,
+  table: Store.Table<Row>,
   options: {
     readonly order: string
     readonly partition: string
@@ -103,9 +103,9 @@ export const listPage = <Row, A>(
      */
     readonly countOrder?: string | undefined
   }
-): Effect.Effect<ListEnvelope<A>, ApiError, Store> =>
+): Effect.Effect<ListEnvelope<A>, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const { query } = options
     const list = listBinding(table.name, options.order, options.partition)
     const from = query.cursor === undefined ? undefined : yield* decodeCursor(query.cursor, list, query.sortBy, query.sortOrder)
@@ -121,7 +121,7 @@ export const listPage = <Row, A>(
     const more = rows.length > query.limit
     const data = backward ? rows.slice(rows.length - Math.min(rows.length, query.limit)) : rows.slice(0, query.limit)
     const sortOf = table.orders[options.order]!.sort
-    const cursorAt = (row: Row | undefined, fallback: Position | undefined): string | null => {
+    const cursorAt = (row: Row | undefined, fallback: Store.Position | undefined): string | null => {
       const position = row !== undefined ? { sort: sortOf(row), key: table.key(row) } : fallback
       return position === undefined ? null : encodeCursor(list, query.sortBy, query.sortOrder, position)
     }
@@ -170,9 +170,9 @@ export const filteredOrders = <Row, Key extends string, Sort extends string>(def
   readonly sorts: ReadonlyArray<Sort>
   readonly scope: (row: Row) => string
   readonly value: (row: Row, key: Key) => string
-  readonly sort: (row: Row, sortBy: Sort) => SortValue
+  readonly sort: (row: Row, sortBy: Sort) => Store.SortValue
   readonly countedSort: Sort
-}): Readonly<Record<string, Order<Row>>> =>
+}): Readonly<Record<string, Store.Order<Row>>> =>
   Object.fromEntries(Object.values(filterCombinations(def.filters, (keys) => keys.join("+"))).flatMap((keys) =>
     def.sorts.map((sortBy) => [filterOrderName(sortBy, keys), {
       partition: (row: Row) => filterPartition(def.scope(row), keys, (k) => def.value(row, k)),

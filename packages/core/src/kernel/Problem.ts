@@ -50,7 +50,7 @@ export type ProblemBody = Omit<Problem, "type"> & { readonly type: ErrorCode }
  * request's own (`https://host:port`, no trailing slash), so `docs`, the spec's "string (URL)", is an absolute URL
  * of the error reference on the fos that answered.
  */
-export const renderProblem = (
+export const render = (
   error: ApiError,
   request: { readonly instance: string; readonly correlationId: string; readonly timestamp: string; readonly origin: string }
 ): ProblemBody => {

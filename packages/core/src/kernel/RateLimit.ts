@@ -6,14 +6,14 @@
  *
  * The limiter reads its own time source, not the engine's Clock: buckets refill as real time passes even when the
  * engine's clock is virtual and stands still, and on a virtual clock an advance counts as time passing too
- * (`layerEngine` builds that source; docs/decisions.md, "Rate limits", gives the reason).
+ * (`Engine.layer` builds that source; docs/decisions.md, "Rate limits", gives the reason).
  *
  * Buckets live in the engine's memory: one process enforces its own buckets exactly. Several processes on one
  * database each keep their own (README, "Running several processes").
  */
 import { type DedicatedBucket } from "@fos/contract"
 import { Context, Effect, Layer } from "effect"
-import { RealClock } from "./RealClock.ts"
+import * as RealClock from "./RealClock.ts"
 
 export interface BucketSpec {
   readonly perSecond: number
@@ -62,7 +62,6 @@ export const Buckets = {
   /** Per IP, for requests with an invalid key: a slow trickle once the burst is spent. */
   invalidKeyPerIp: { perSecond: 1, burst: 10 }
 } as const satisfies Record<string, BucketSpec>
-
 
 export interface RateLimiterService {
   /**
@@ -120,7 +119,7 @@ export const makeRateLimiter = (nowMs: () => number): RateLimiterService => {
 }
 
 /** The limiter on real time alone (the RealClock of the layer's context). */
-export const layerRateLimiter: Layer.Layer<RateLimiter, never, RealClock> = Layer.effect(
+export const layerRateLimiter: Layer.Layer<RateLimiter, never, RealClock.RealClock> = Layer.effect(
   RateLimiter,
-  Effect.map(RealClock, (clock) => makeRateLimiter(() => clock.currentTimeMillisUnsafe()))
+  Effect.map(RealClock.RealClock, (clock) => makeRateLimiter(() => clock.currentTimeMillisUnsafe()))
 )

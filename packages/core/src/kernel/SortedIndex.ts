@@ -5,18 +5,18 @@
  * or a removal moves at most one chunk's entries, so it stays cheap at a million entries (a plain sorted array
  * moves half the array on every insert in the middle).
  */
-import type { Position, SortValue } from "./Store.ts"
+import type * as Store from "./Store.ts"
 
 const chunkSize = 512
 
-const compareSort = (a: SortValue, b: SortValue): number =>
+const compareSort = (a: Store.SortValue, b: Store.SortValue): number =>
   typeof a === "number" && typeof b === "number" ? a - b : String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0
 
-export const comparePositions = (a: Position, b: Position): number =>
+export const comparePositions = (a: Store.Position, b: Store.Position): number =>
   compareSort(a.sort, b.sort) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
 
 /** Index of the first entry of `entries` not less than `p`. */
-const lowerBound = (entries: ReadonlyArray<Position>, p: Position): number => {
+const lowerBound = (entries: ReadonlyArray<Store.Position>, p: Store.Position): number => {
   let lo = 0
   let hi = entries.length
   while (lo < hi) {
@@ -28,7 +28,7 @@ const lowerBound = (entries: ReadonlyArray<Position>, p: Position): number => {
 }
 
 export class SortedIndex {
-  private readonly chunks: Array<Array<Position>> = []
+  private readonly chunks: Array<Array<Store.Position>> = []
   private count = 0
 
   get size(): number {
@@ -36,7 +36,7 @@ export class SortedIndex {
   }
 
   /** The chunk that holds, or would hold, `p`: the last chunk whose first entry is not greater than `p`. */
-  private chunkOf(p: Position): number {
+  private chunkOf(p: Store.Position): number {
     let lo = 0
     let hi = this.chunks.length - 1
     while (lo < hi) {
@@ -47,7 +47,7 @@ export class SortedIndex {
     return lo
   }
 
-  insert(p: Position): void {
+  insert(p: Store.Position): void {
     if (this.chunks.length === 0) {
       this.chunks.push([p])
       this.count++
@@ -60,7 +60,7 @@ export class SortedIndex {
     if (chunk.length > chunkSize) this.chunks.splice(c + 1, 0, chunk.splice(chunkSize >>> 1))
   }
 
-  remove(p: Position): boolean {
+  remove(p: Store.Position): boolean {
     if (this.chunks.length === 0) return false
     const c = this.chunkOf(p)
     const chunk = this.chunks[c]!
@@ -76,8 +76,8 @@ export class SortedIndex {
    * Entries strictly after `from` in ascending order (all of them without `from`), or strictly before it in
    * descending order, up to `limit`.
    */
-  take(from: Position | undefined, ascending: boolean, limit: number): Array<Position> {
-    const out: Array<Position> = []
+  take(from: Store.Position | undefined, ascending: boolean, limit: number): Array<Store.Position> {
+    const out: Array<Store.Position> = []
     if (this.chunks.length === 0 || limit <= 0) return out
     if (ascending) {
       let c = from === undefined ? 0 : this.chunkOf(from)

@@ -14,9 +14,9 @@
  * one kind of clock.
  */
 import { Cause, Clock, Context, Deferred, Duration, Effect, Layer } from "effect"
-import type { ApiError } from "./Problem.ts"
-import { withStream } from "./RandomStreams.ts"
-import { Store, table } from "./Store.ts"
+import type * as Problem from "./Problem.ts"
+import * as RandomStreams from "./RandomStreams.ts"
+import * as Store from "./Store.ts"
 
 export interface Timer {
   readonly id: string
@@ -33,7 +33,7 @@ export interface Timer {
  */
 export const isRealTimeScope = (scope: string | undefined): boolean => scope !== undefined && scope.endsWith("/live")
 
-export const Timers = table<Timer>({
+export const Timers = Store.table<Timer>({
   name: "timers",
   key: (t) => t.id,
   // Nothing reads a total of timers, so no count is kept.
@@ -52,12 +52,12 @@ export interface TimerLane {
 }
 
 /** Every timer: the system clock's lane. */
-export const allTimers: TimerLane = { order: "due", partition: "" }
+export const all: TimerLane = { order: "due", partition: "" }
 /** The timers of one scope (organization and environment); `""` for the timers with none. */
-export const scopeTimers = (scope: string): TimerLane => ({ order: "byScope", partition: scope })
+export const scope = (scope: string): TimerLane => ({ order: "byScope", partition: scope })
 /** Under the virtual clock: the timers on real time (live), and the timers on a virtual clock (all the others). */
-export const realTimeTimers: TimerLane = { order: "byClock", partition: "real" }
-export const virtualTimers: TimerLane = { order: "byClock", partition: "virtual" }
+export const realTime: TimerLane = { order: "byClock", partition: "real" }
+export const virtual: TimerLane = { order: "byClock", partition: "virtual" }
 
 /**
  * What a timer does when it fires; runs inside the firing transaction. It may return work to do after that
@@ -65,10 +65,10 @@ export const virtualTimers: TimerLane = { order: "byClock", partition: "virtual"
  * it must be quick: I/O such as a webhook send is handed to a background worker there (webhooks/DeliveryWorker.ts),
  * never waited for by the request or advance that fired the timer.
  */
-export type TimerHandler = (payload: any) => Effect.Effect<void | AfterCommit, never, Store>
+export type TimerHandler = (payload: any) => Effect.Effect<void | AfterCommit, never, Store.Store>
 
 /** Work a timer hands back to run after its transaction commits. */
-export type AfterCommit = Effect.Effect<void, never, Store>
+export type AfterCommit = Effect.Effect<void, never, Store.Store>
 
 /** How many after-commit effects run at once. */
 const afterCommitConcurrency = 64
@@ -80,9 +80,9 @@ export class TimerHandlers extends Context.Service<TimerHandlers, ReadonlyMap<st
  * Schedules a timer; call it inside the transaction of the state the deadline belongs to, with that state's scope
  * (organization and environment) when it has one.
  */
-export const schedule = (kind: string, dueAtMs: number, payload: unknown, scope?: string): Effect.Effect<string, never, Store> =>
+export const schedule = (kind: string, dueAtMs: number, payload: unknown, scope?: string): Effect.Effect<string, never, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     // The id sorts by due time, then by the store's sequence: timers due at the same instant fire in the order they
     // were scheduled (the scheduler reads them in (due time, id) order), so a seeded run fires them the same way
     // every time.
@@ -102,7 +102,7 @@ const retryAfterFailureMs = 60_000
 const retryLater = (timer: Timer, nowMs: number, cause: Cause.Cause<unknown>) =>
   Effect.gen(function*() {
     yield* Effect.logError("Timer handler failed; retrying later", { timer: timer.id, kind: timer.kind, cause: Cause.pretty(cause) })
-    const store = yield* Store
+    const store = yield* Store.Store
     yield* store.transaction(Effect.gen(function*() {
       const current = yield* store.getForUpdate(Timers, timer.id)
       if (current !== undefined) yield* Effect.orDie(store.update(Timers, { ...current, dueAtMs: nowMs + retryAfterFailureMs }))
@@ -113,12 +113,12 @@ const retryLater = (timer: Timer, nowMs: number, cause: Cause.Cause<unknown>) =>
 const sweepBatch = 100
 
 /** The earliest timer of a lane (every timer by default), if any. */
-export const nextTimerIn = (lane: TimerLane): Effect.Effect<Timer | undefined, never, Store> =>
-  Effect.flatMap(Store, (store) =>
+export const nextTimerIn = (lane: TimerLane): Effect.Effect<Timer | undefined, never, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
     Effect.map(store.page(Timers, { ...lane, descending: false, backward: false, from: undefined, limit: 1 }), (rows) => rows[0]))
 
 /** The earliest timer, if any. */
-export const nextTimer: Effect.Effect<Timer | undefined, never, Store> = nextTimerIn(allTimers)
+export const nextTimer: Effect.Effect<Timer | undefined, never, Store.Store> = nextTimerIn(all)
 
 /**
  * Fires every timer of `lane` (every timer by default) due at or before `nowMs`, in order; `onFired` hears of each
@@ -126,11 +126,11 @@ export const nextTimer: Effect.Effect<Timer | undefined, never, Store> = nextTim
  */
 export const fireDue = (
   nowMs: number,
-  lane: TimerLane = allTimers,
+  lane: TimerLane = all,
   onFired?: (timer: Timer) => void
-): Effect.Effect<number, never, Store | TimerHandlers> =>
+): Effect.Effect<number, never, Store.Store | TimerHandlers> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const handlers = yield* TimerHandlers
     let fired = 0
     while (true) {
@@ -151,9 +151,9 @@ export const fireDue = (
         ).pipe(
           Effect.catchCause((cause) => Effect.as(retryLater(timer, nowMs, cause), undefined)),
           // A seeded engine: what a timer invents comes from its organization's stream, whoever fires it.
-          withStream(timer.scope)
+          RandomStreams.withStream(timer.scope)
         )
-        if (after !== undefined) afterCommit.push(withStream(timer.scope)(after))
+        if (after !== undefined) afterCommit.push(RandomStreams.withStream(timer.scope)(after))
         onFired?.(timer)
         fired++
       }
@@ -228,17 +228,17 @@ export interface TimeControlService {
    * Virtual mode: moves every virtual clock (the root and every sandbox's) to at least `targetMs`, firing every timer
    * on a virtual clock due on the way.
    */
-  readonly advanceTo: (targetMs: number) => Effect.Effect<void, never, Store | TimerHandlers>
+  readonly advanceTo: (targetMs: number) => Effect.Effect<void, never, Store.Store | TimerHandlers>
   /**
    * Virtual mode: moves every virtual clock to the target `targetOf` gives from that clock's own time (`engine.clock`:
    * an advance by a duration moves each clock by it), firing its timers due on the way.
    */
-  readonly advanceEvery: (targetOf: (nowMs: number) => number) => Effect.Effect<void, never, Store | TimerHandlers>
+  readonly advanceEvery: (targetOf: (nowMs: number) => number) => Effect.Effect<void, never, Store.Store | TimerHandlers>
   /**
    * The clock a request of `scope` runs on. Virtual mode: a sandbox's clock as stored (read once, standing still for
    * the request), real time for live, the root clock without a scope. System mode: the engine's Clock.
    */
-  readonly clockFor: (scope: string | undefined) => Effect.Effect<Clock.Clock, never, Store>
+  readonly clockFor: (scope: string | undefined) => Effect.Effect<Clock.Clock, never, Store.Store>
   /**
    * Virtual mode: advances the clock of one sandbox scope to the target `targetOf` picks from its time, firing that
    * scope's timers due on the way. One advance of a clock at a time (a second is refused with 409 CONFLICT), and
@@ -247,9 +247,9 @@ export interface TimeControlService {
   readonly advanceClock: <E>(
     scope: string,
     targetOf: (nowMs: number) => Effect.Effect<number, E>
-  ) => Effect.Effect<AdvanceReport, E | ApiError, Store | TimerHandlers>
+  ) => Effect.Effect<AdvanceReport, E | Problem.ApiError, Store.Store | TimerHandlers>
   /** Virtual mode: fires what is due in `scope` at `nowMs`, the request's time (what a write made due at once). */
-  readonly settle: (scope: string, nowMs: number) => Effect.Effect<void, never, Store | TimerHandlers>
+  readonly settle: (scope: string, nowMs: number) => Effect.Effect<void, never, Store.Store | TimerHandlers>
 }
 
 export class TimeControl extends Context.Service<TimeControl, TimeControlService>()("fos/TimeControl") {}
@@ -273,7 +273,7 @@ const pollMs = 250
  * The scheduler loop on the Clock: fire what is due in `lane` (every timer by default), sleep until the next due time
  * (or the poll bound). The system clock runs it over every timer; the virtual clock over the live timers, on real time.
  */
-export const runScheduler = (lane: TimerLane = allTimers): Effect.Effect<never, never, Store | TimerHandlers> => Effect.gen(function*() {
+export const runScheduler = (lane: TimerLane = all): Effect.Effect<never, never, Store.Store | TimerHandlers> => Effect.gen(function*() {
   while (true) {
     const now = yield* Clock.currentTimeMillis
     yield* fireDue(now, lane)

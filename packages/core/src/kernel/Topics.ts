@@ -9,10 +9,10 @@
  * (not through layerEngine) has none declared: publishing then dies rather than skip what should have run.
  */
 import { Context, Effect } from "effect"
-import type { Store } from "./Store.ts"
+import type * as Store from "./Store.ts"
 
 /** One subscriber: runs in the publisher's store transaction, and cannot fail it (a failure there is a defect). */
-export type Subscriber<A> = (event: A) => Effect.Effect<void, never, Store>
+export type Subscriber<A> = (event: A) => Effect.Effect<void, never, Store.Store>
 
 export interface Topic<A> extends Context.Reference<ReadonlyArray<Subscriber<A>> | undefined> {}
 
@@ -21,7 +21,7 @@ export const topic = <A>(name: string): Topic<A> =>
   Context.Reference<ReadonlyArray<Subscriber<A>> | undefined>(name, { defaultValue: () => undefined })
 
 /** Runs every subscriber of `t` on `event`, in order. */
-export const publish = <A>(t: Topic<A>, event: A): Effect.Effect<void, never, Store> =>
+export const publish = <A>(t: Topic<A>, event: A): Effect.Effect<void, never, Store.Store> =>
   Effect.flatMap(t, (subscribers) =>
     subscribers === undefined
       ? Effect.die(new Error(`no subscribers declared for ${t.key}: build the engine with layerEngine (Subscriptions.ts)`))

@@ -9,7 +9,7 @@
  */
 import type { ErrorCode, ErrorEntry } from "@fos/contract"
 import { SchemaAST, type SchemaIssue } from "effect"
-import { toPointer } from "./Problem.ts"
+import * as Problem from "./Problem.ts"
 
 /**
  * Normalises a value for the wire: drops `undefined` members, keeps `null`, and keeps arrays as arrays.
@@ -79,7 +79,7 @@ export const decodeFailure = (issue: SchemaIssue.Issue, basePath: ReadonlyArray<
   const seen = new Set<string>()
   const push = (path: ReadonlyArray<PropertyKey>, detail: string) => {
     if (errors.length >= maxErrorEntries) return
-    const pointer = toPointer(path)
+    const pointer = Problem.toPointer(path)
     const key = pointer + "\u0000" + detail
     if (seen.has(key)) return
     seen.add(key)
@@ -115,6 +115,6 @@ export const decodeFailure = (issue: SchemaIssue.Issue, basePath: ReadonlyArray<
     }
   }
   walk(issue, basePath, undefined)
-  if (errors.length === 0) errors.push({ pointer: toPointer(basePath), detail: "is invalid" })
+  if (errors.length === 0) errors.push({ pointer: Problem.toPointer(basePath), detail: "is invalid" })
   return { code, errors }
 }

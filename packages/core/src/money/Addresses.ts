@@ -22,7 +22,7 @@ import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, concatBytes, utf8ToBytes } from "@noble/hashes/utils.js"
 import { base32nopad, base58, bech32, bech32m, createBase58check } from "@scure/base"
 import { Effect } from "effect"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
+import * as Problem from "../kernel/Problem.ts"
 
 /** The chains whose addresses are EVM addresses: 0x and 20 bytes, EIP-55 checksummed. */
 export const EvmChains = ["ethereum", "base", "polygon", "arbitrum", "optimism", "avalanche", "bsc"] as const satisfies ReadonlyArray<Chain>
@@ -215,14 +215,14 @@ export const checkAddress = (chain: Chain, address: string): AddressCheck => {
 }
 
 /** The ApiError for a refused address: the catalog code, and one errors[] entry at `pointer`. */
-export const addressError = (chain: Chain, rejected: Extract<AddressCheck, { ok: false }>, pointer: string): ApiError =>
+export const addressError = (chain: Chain, rejected: Extract<AddressCheck, { ok: false }>, pointer: string): Problem.ApiError =>
   // The spec allows errors[] on VALIDATION_ERROR only; INVALID_ADDRESS_FORMAT names the field in its detail.
   rejected.code === "INVALID_ADDRESS_FORMAT"
-    ? apiError(rejected.code, `The EVM address at ${pointer} is neither all-lowercase nor correctly EIP-55 checksummed.`)
-    : apiError(rejected.code, `The ${chain} address failed validation; see errors[].`, { errors: [{ pointer, detail: rejected.detail }] })
+    ? Problem.apiError(rejected.code, `The EVM address at ${pointer} is neither all-lowercase nor correctly EIP-55 checksummed.`)
+    : Problem.apiError(rejected.code, `The ${chain} address failed validation; see errors[].`, { errors: [{ pointer, detail: rejected.detail }] })
 
 /** For handlers and engine operations: the normalized address, or the ApiError naming `pointer`. */
-export const validAddress = (chain: Chain, address: string, pointer: string): Effect.Effect<string, ApiError> => {
+export const validAddress = (chain: Chain, address: string, pointer: string): Effect.Effect<string, Problem.ApiError> => {
   const checked = checkAddress(chain, address)
   return checked.ok ? Effect.succeed(checked.normalized) : Effect.fail(addressError(chain, checked, pointer))
 }

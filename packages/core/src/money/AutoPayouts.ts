@@ -8,7 +8,7 @@
  * - Checked when the order is created, as `POST /v2/payouts` checks a payout: the fields the direction needs, the
  *   recipient (its address by the chain's validator, its bank details by Recipients.ts's one check of each detail),
  *   the rail's currency, the supporting documents a payout the review rules catch needs, the client's margin.
- * - Opened as a payout (Payouts.ts `openPayout`, the code path of `POST /v2/payouts`) when the conversion settles, in
+ * - Opened as a payout (Payouts.ts `Payouts.open`, the code path of `POST /v2/payouts`) when the conversion settles, in
  *   the same store transaction, with `linkedOrderId`: the converted amount out of the destination account, of which
  *   the payout's fee and the client's margin are fees and the rest reaches the recipient. From there it is a payout
  *   like any: compliance (and review by the rules), processing, sending, settlement on the chain's or rail's clock,
@@ -23,21 +23,23 @@ import {
   withArticle
 } from "@fos/contract"
 import { Effect } from "effect"
-import { apiError } from "../kernel/Problem.ts"
-import { Store } from "../kernel/Store.ts"
-import type { TimerHandler } from "../kernel/Timers.ts"
-import { Customers } from "../onboarding/Customers.ts"
-import { requireDocuments } from "../onboarding/Documents.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { checkAddress } from "./Addresses.ts"
+import * as Addresses from "./Addresses.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as Customers from "../onboarding/Customers.ts"
+import * as Documents from "../onboarding/Documents.ts"
+import * as PayoutRequirements from "./PayoutRequirements.ts"
+import * as Payouts from "./Payouts.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Quotes from "./Quotes.ts"
+import * as Rates from "./Rates.ts"
+import * as Recipients from "./Recipients.ts"
+import * as Store from "../kernel/Store.ts"
+import type * as Timers from "../kernel/Timers.ts"
+import * as Transactions from "./Transactions.ts"
+
 import { accountSide, type OrderAccountOf } from "./OrderAccounts.ts"
-import { openPayout, type PayoutOpening, type PayoutTarget } from "./Payouts.ts"
-import { payoutDocumentsRequired, payoutDocumentTypes, payoutFee, railCarries } from "./PayoutRequirements.ts"
-import { amountOf, checkMarkupAllowed, type Terms } from "./Quotes.ts"
-import { bpsOf } from "./Rates.ts"
-import { bankDetailProblem } from "./Recipients.ts"
+
 import { isRestricted } from "./SourceRules.ts"
-import { moveTransaction, Transactions } from "./Transactions.ts"
 
 /** The bank details an autoPayout recipient carries that have a check of their own (Recipients.ts). */
 const recipientBankDetails = ["routingNumber", "accountNumber", "iban"] as const
@@ -74,19 +76,19 @@ const directionMismatch = (direction: "onramp" | "offramp", payout: AutoPayout):
  * amount), AMOUNT_OUT_OF_RANGE (with no margin, the payout's fee alone does). Answers the autoPayout as the order
  * keeps it: the recipient's address in the chain's canonical form and markupAmount at the asset's precision.
  */
-export const checkAutoPayout = (caller: Caller, payout: AutoPayout, terms: Terms, destination: OrderAccountOf, customerId: CustomerId) =>
+export const checkAutoPayout = (caller: Auth.Caller, payout: AutoPayout, terms: Quotes.Terms, destination: OrderAccountOf, customerId: CustomerId) =>
   Effect.gen(function*() {
     if (terms.direction !== "onramp" && terms.direction !== "offramp") {
-      return yield* apiError("INVALID_ORDER_COMBO", `autoPayout chains a payout after an onramp or an offramp, not after ${withArticle(terms.direction)}.`)
+      return yield* Problem.apiError("INVALID_ORDER_COMBO", `autoPayout chains a payout after an onramp or an offramp, not after ${withArticle(terms.direction)}.`)
     }
     const mismatch = directionMismatch(terms.direction, payout)
-    if (mismatch !== undefined) return yield* apiError("INVALID_ORDER_COMBO", mismatch)
-    yield* checkMarkupAllowed(caller, payout)
+    if (mismatch !== undefined) return yield* Problem.apiError("INVALID_ORDER_COMBO", mismatch)
+    yield* Quotes.checkMarkupAllowed(caller, payout)
     const recipient = payout.recipient
     // An on-chain recipient's address in the chain's canonical form (EIP-55 on the EVM chains), as a payout keeps it.
     let address: string | undefined
-    const missing = (fields: ReadonlyArray<string>) => apiError("MISSING_REQUIRED_FIELDS", `autoPayout needs ${fields.join(", ")} for this order.`)
-    const invalid = (detail: string) => apiError("RECIPIENT_VALIDATION_FAILED", detail)
+    const missing = (fields: ReadonlyArray<string>) => Problem.apiError("MISSING_REQUIRED_FIELDS", `autoPayout needs ${fields.join(", ")} for this order.`)
+    const invalid = (detail: string) => Problem.apiError("RECIPIENT_VALIDATION_FAILED", detail)
     if (terms.direction === "onramp") {
       const absent = [
         payout.purpose === undefined ? "purpose" : undefined,
@@ -98,7 +100,7 @@ export const checkAutoPayout = (caller: Caller, payout: AutoPayout, terms: Terms
       if (recipient!.chain !== destination.side.chain) {
         return yield* invalid(`recipient.chain must be the destination wallet's chain (${destination.side.chain}).`)
       }
-      const checked = checkAddress(recipient!.chain!, recipient!.address!)
+      const checked = Addresses.checkAddress(recipient!.chain!, recipient!.address!)
       if (!checked.ok) return yield* invalid(`recipient.address is not an address on ${recipient!.chain}.`)
       address = checked.normalized
       if (recipient!.attestation !== true) return yield* invalid("recipient.attestation must confirm that the address is the recipient's own.")
@@ -114,47 +116,47 @@ export const checkAutoPayout = (caller: Caller, payout: AutoPayout, terms: Terms
       // The same check of each bank detail as a whitelist recipient's, for the rail the payout goes over.
       for (const field of recipientBankDetails) {
         const value = recipient![field]
-        const problem = value === undefined ? undefined : bankDetailProblem(payout.rail!, field, value)
+        const problem = value === undefined ? undefined : Recipients.bankDetailProblem(payout.rail!, field, value)
         if (problem !== undefined) return yield* invalid(`recipient.${field} ${problem}.`)
       }
       if (recipient!.chain !== undefined || recipient!.address !== undefined) return yield* invalid("A bank recipient has no chain or address.")
-      if (!railCarries(payout.rail!, destination.side.asset)) {
-        return yield* apiError("UNPROCESSABLE_ENTITY", `The ${payout.rail} rail does not carry ${destination.side.asset}, the destination's currency.`)
+      if (!PayoutRequirements.railCarries(payout.rail!, destination.side.asset)) {
+        return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The ${payout.rail} rail does not carry ${destination.side.asset}, the destination's currency.`)
       }
     }
     const converted = terms.destinationAmount
-    const margin = (payout.markupBps === undefined ? 0n : bpsOf({ asset: destination.side.asset, units: converted }, payout.markupBps).units) +
+    const margin = (payout.markupBps === undefined ? 0n : Rates.bpsOf({ asset: destination.side.asset, units: converted }, payout.markupBps).units) +
       (payout.markupAmount === undefined ? 0n : parseAmount(destination.side.asset, payout.markupAmount)?.units ?? converted)
-    const fee = yield* payoutFee(destination.side.asset, destination.side.chain === undefined ? payout.rail : undefined)
+    const fee = yield* PayoutRequirements.payoutFee(destination.side.asset, destination.side.chain === undefined ? payout.rail : undefined)
     if (margin + fee >= converted) {
-      const fees = `${amountOf(destination.side, fee).amount} ${destination.side.asset}`
+      const fees = `${Quotes.amountOf(destination.side, fee).amount} ${destination.side.asset}`
       return yield* margin > 0n
-        ? apiError(
+        ? Problem.apiError(
           "CLIENT_MARKUP_EXCEEDS_PAYOUT",
-          `The payout's margin of ${amountOf(destination.side, margin).amount} and its fee of ${fees} reach the converted amount of ${amountOf(destination.side, converted).amount}.`
+          `The payout's margin of ${Quotes.amountOf(destination.side, margin).amount} and its fee of ${fees} reach the converted amount of ${Quotes.amountOf(destination.side, converted).amount}.`
         )
-        : apiError("AMOUNT_OUT_OF_RANGE", `The payout's fee of ${fees} reaches the converted amount of ${amountOf(destination.side, converted).amount}.`)
+        : Problem.apiError("AMOUNT_OUT_OF_RANGE", `The payout's fee of ${fees} reaches the converted amount of ${Quotes.amountOf(destination.side, converted).amount}.`)
     }
     // The supporting documents, as POST /v2/payouts asks them of a payout the review rules catch.
-    const documentsRequired = yield* payoutDocumentsRequired(destination.side.asset, converted - margin - fee, autoPayoutTarget(destination, payout))
+    const documentsRequired = yield* PayoutRequirements.payoutDocumentsRequired(destination.side.asset, converted - margin - fee, autoPayoutTarget(destination, payout))
     if (documentsRequired && (payout.documents === undefined || payout.documents.length === 0)) {
-      return yield* apiError(
+      return yield* Problem.apiError(
         "MISSING_REQUIRED_FIELDS",
-        `This autoPayout goes to compliance review and must carry documents (supporting document ids: ${payoutDocumentTypes.join(", ")}); see POST /v2/payouts/requirements.`
+        `This autoPayout goes to compliance review and must carry documents (supporting document ids: ${PayoutRequirements.payoutDocumentTypes.join(", ")}); see POST /v2/payouts/requirements.`
       )
     }
-    if (payout.documents !== undefined) yield* requireDocuments(caller, payout.documents, { customerId, pointer: "/autoPayout/documents" })
+    if (payout.documents !== undefined) yield* Documents.require(caller, payout.documents, { customerId, pointer: "/autoPayout/documents" })
     const stored: AutoPayout = {
       ...payout,
       ...(address === undefined ? {} : { recipient: { ...recipient, address } }),
       // At the destination asset's precision, as every amount fos answers; a decimal string as it was sent.
-      ...(payout.markupAmount === undefined ? {} : { markupAmount: amountOf(destination.side, parseAmount(destination.side.asset, payout.markupAmount)!.units).amount })
+      ...(payout.markupAmount === undefined ? {} : { markupAmount: Quotes.amountOf(destination.side, parseAmount(destination.side.asset, payout.markupAmount)!.units).amount })
     }
     return { margin, payout: stored }
   })
 
 /** Where an order's autoPayout goes: an address on the destination wallet's chain, or a bank account over its rail. */
-const autoPayoutTarget = (destination: OrderAccountOf, payout: AutoPayout): PayoutTarget => {
+const autoPayoutTarget = (destination: OrderAccountOf, payout: AutoPayout): Payouts.PayoutTarget => {
   const chain = destination.side.chain
   const recipient = payout.recipient!
   return chain === undefined
@@ -163,7 +165,7 @@ const autoPayoutTarget = (destination: OrderAccountOf, payout: AutoPayout): Payo
 }
 
 /** What of an order its autoPayout is opened from (a stored order has it all). */
-export interface AutoPayoutOrder extends Pick<PayoutOpening, "organizationId" | "environment" | "customerId" | "clientReferenceId"> {
+export interface AutoPayoutOrder extends Pick<Payouts.PayoutOpening, "organizationId" | "environment" | "customerId" | "clientReferenceId"> {
   readonly id: OrderId
   readonly destination: OrderAccountOf
   /** The converted amount, in the destination's units, as decimal text. */
@@ -180,16 +182,16 @@ export interface AutoPayoutOrder extends Pick<PayoutOpening, "organizationId" | 
  * referenced, cancellable and fails as any payout. A customer restricted while the order ran gets its payout failed
  * at once with capability_suspended (as its payouts in flight): the converted funds stay in the destination account.
  */
-export const openAutoPayout = (order: AutoPayoutOrder): Effect.Effect<TransactionId, never, Store> =>
+export const openAutoPayout = (order: AutoPayoutOrder): Effect.Effect<TransactionId, never, Store.Store> =>
   Effect.gen(function*() {
     const payout = order.autoPayout!
     const side = order.destination.side
     const margin = BigInt(order.payoutMarkup ?? "0")
     const converted = BigInt(order.destinationAmount)
     const target = autoPayoutTarget(order.destination, payout)
-    const fee = yield* payoutFee(side.asset, "rail" in target.route ? target.route.rail : undefined)
+    const fee = yield* PayoutRequirements.payoutFee(side.asset, "rail" in target.route ? target.route.rail : undefined)
     const amount = converted - margin - fee
-    const opened = yield* Effect.orDie(openPayout({
+    const opened = yield* Effect.orDie(Payouts.open({
       organizationId: order.organizationId,
       environment: order.environment,
       customerId: order.customerId,
@@ -201,13 +203,13 @@ export const openAutoPayout = (order: AutoPayoutOrder): Effect.Effect<Transactio
       amount,
       purpose: payout.purpose,
       documents: payout.documents,
-      documentsRequired: yield* payoutDocumentsRequired(side.asset, amount, target),
+      documentsRequired: yield* PayoutRequirements.payoutDocumentsRequired(side.asset, amount, target),
       clientReferenceId: order.clientReferenceId,
       linkedOrderId: order.id,
       margin
     }))
-    if (isRestricted(yield* (yield* Store).get(Customers, order.customerId))) {
-      yield* Effect.orDie(moveTransaction(opened.id, { type: "fail" }, { failureCode: "capability_suspended" }))
+    if (isRestricted(yield* (yield* Store.Store).get(Customers.Customers, order.customerId))) {
+      yield* Effect.orDie(Transactions.move(opened.id, { type: "fail" }, { failureCode: "capability_suspended" }))
     }
     return opened.id
   })
@@ -219,11 +221,11 @@ export const openAutoPayout = (order: AutoPayoutOrder): Effect.Effect<Transactio
  */
 export const legacyAutoPayoutSettleKind = "order.payout_settle"
 
-export const legacyPayoutSettled: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+export const legacyPayoutSettled: Timers.TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const transaction = yield* store.get(Transactions, payload.transactionId)
+    const store = yield* Store.Store
+    const transaction = yield* store.get(Transactions.Transactions, payload.transactionId)
     if (transaction === undefined || transaction.status !== "pending") return
-    yield* Effect.orDie(moveTransaction(payload.transactionId, { type: "start" }))
-    yield* Effect.orDie(moveTransaction(payload.transactionId, { type: "settle" }))
+    yield* Effect.orDie(Transactions.move(payload.transactionId, { type: "start" }))
+    yield* Effect.orDie(Transactions.move(payload.transactionId, { type: "settle" }))
   })

@@ -30,26 +30,19 @@ import {
   type WalletId
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
-import { randomHex } from "../kernel/IdGenerator.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store } from "../kernel/Store.ts"
-import { schedule, type TimerHandler } from "../kernel/Timers.ts"
-import { publish } from "../kernel/Topics.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { depositAddress, sandboxTxHash, validAddress } from "./Addresses.ts"
-import type { Holder, LedgerAsset } from "./Ledger.ts"
-import { terminalStatuses } from "./TransactionMachine.ts"
-import {
-  addDestinationReferences,
-  moveTransaction,
-  openTransaction,
-  SignaturesRequested,
-  type StoredTransaction,
-  Transactions
-} from "./Transactions.ts"
-import { getWallet } from "./Wallets.ts"
-import { WorldModel } from "./WorldModel.ts"
+import * as Addresses from "./Addresses.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import type * as Ledger from "./Ledger.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Timers from "../kernel/Timers.ts"
+import * as Topics from "../kernel/Topics.ts"
+import * as TransactionMachine from "./TransactionMachine.ts"
+import * as Transactions from "./Transactions.ts"
+import * as Wallets from "./Wallets.ts"
+import * as WorldModel from "./WorldModel.ts"
 
 /** The chain confirmed a return from an order's funding address (the kind predates this module; timers keep it). */
 const fundingReturnConfirmedKind = "order.deposit_return"
@@ -58,7 +51,7 @@ const returnBroadcastKind = "signing.return_broadcast"
 /** The chain confirmed a return from a wallet. */
 const returnConfirmedKind = "signing.return_confirmed"
 
-const scope = (t: { readonly organizationId: string; readonly environment: Environment }) => scopeOf(t.organizationId, t.environment)
+const scope = (t: { readonly organizationId: string; readonly environment: Environment }) => Tenancy.scopeOf(t.organizationId, t.environment)
 
 /** A return of `units` of `asset` from an order's funding address (its ledger holder `from`) to `sender`. */
 export interface FundingReturn {
@@ -67,19 +60,19 @@ export interface FundingReturn {
   readonly customerId: CustomerId
   readonly orderId: OrderId
   readonly fundingAddress: string
-  readonly from: Holder
-  readonly asset: LedgerAsset & { readonly chain: Chain }
+  readonly from: Ledger.Holder
+  readonly asset: Ledger.LedgerAsset & { readonly chain: Chain }
   readonly assetAmount: AssetAmount
   readonly units: bigint
   readonly sender: string
 }
 
 /** Sends funds at an order's funding address back to `sender`: the return holds them until the chain confirms it. */
-export const returnFromFundingAddress = (r: FundingReturn): Effect.Effect<void, never, Store> =>
+export const returnFromFundingAddress = (r: FundingReturn): Effect.Effect<void, never, Store.Store> =>
   Effect.gen(function*() {
     const chain = r.asset.chain
-    const scoped = scopeOf(r.organizationId, r.environment)
-    const transaction = yield* Effect.orDie(openTransaction({
+    const scoped = Tenancy.scopeOf(r.organizationId, r.environment)
+    const transaction = yield* Effect.orDie(Transactions.open({
       organizationId: r.organizationId,
       environment: r.environment,
       customerId: r.customerId,
@@ -99,8 +92,8 @@ export const returnFromFundingAddress = (r: FundingReturn): Effect.Effect<void, 
         transactionId: id
       }]
     }))
-    const model = yield* WorldModel
-    yield* schedule(fundingReturnConfirmedKind, (yield* Clock.currentTimeMillis) + model.chainSettlementMs[chain], { transactionId: transaction.id }, scoped)
+    const model = yield* WorldModel.WorldModel
+    yield* Timers.schedule(fundingReturnConfirmedKind, (yield* Clock.currentTimeMillis) + model.chainSettlementMs[chain], { transactionId: transaction.id }, scoped)
   })
 
 /**
@@ -109,29 +102,29 @@ export const returnFromFundingAddress = (r: FundingReturn): Effect.Effect<void, 
  * WALLET_NOT_ACTIVE; an asset on another chain than the wallet's 422 UNPROCESSABLE_ENTITY.
  */
 export const simulateUnsupportedDeposit = (
-  caller: Caller,
+  caller: Auth.Caller,
   walletId: WalletId,
   body: { readonly assetAmount: TransactionSide["assetAmount"]; readonly sender?: { readonly address: string } | undefined }
-): Effect.Effect<StoredTransaction, ApiError, Store> =>
+): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const wallet = yield* getWallet(caller, walletId, true)
-    if (wallet.status === "retired") return yield* apiError("WALLET_NOT_ACTIVE", "The wallet is retired; nothing arrives at its address in the sandbox.")
+    const store = yield* Store.Store
+    const wallet = yield* Wallets.get(caller, walletId, true)
+    if (wallet.status === "retired") return yield* Problem.apiError("WALLET_NOT_ACTIVE", "The wallet is retired; nothing arrives at its address in the sandbox.")
     if (body.assetAmount.chain !== wallet.chain) {
-      return yield* apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${wallet.chain}; assetAmount must be on that chain.`)
+      return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${wallet.chain}; assetAmount must be on that chain.`)
     }
     const parsed = parseAmount(body.assetAmount.code, body.assetAmount.amount)
     if (parsed === undefined) {
-      return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+      return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
         errors: [{ pointer: "/assetAmount/amount", detail: "has more decimal places than the asset has" }]
       })
     }
     // At the asset's precision, as every amount fos answers (a deposit's too).
     const assetAmount = { code: body.assetAmount.code, amount: formatAmount(parsed), chain: body.assetAmount.chain }
-    const sender = body.sender === undefined ? undefined : yield* validAddress(wallet.chain, body.sender.address, "/sender/address")
+    const sender = body.sender === undefined ? undefined : yield* Addresses.validAddress(wallet.chain, body.sender.address, "/sender/address")
     const nonCustodial = wallet.custody === "non_custodial"
-    const destinationAddress = sender ?? depositAddress(wallet.chain, `unsupported-sender/${yield* randomHex(16)}`)
-    const opened = yield* Effect.orDie(openTransaction({
+    const destinationAddress = sender ?? Addresses.depositAddress(wallet.chain, `unsupported-sender/${yield* IdGenerator.randomHex(16)}`)
+    const opened = yield* Effect.orDie(Transactions.open({
       organizationId: wallet.organizationId,
       environment: wallet.environment,
       customerId: wallet.customerId,
@@ -143,38 +136,38 @@ export const simulateUnsupportedDeposit = (
       signingWalletId: nonCustodial ? wallet.id : undefined,
       holds: () => []
     }))
-    const processing = yield* Effect.orDie(moveTransaction(opened.id, { type: "start" }))
-    const model = yield* WorldModel
+    const processing = yield* Effect.orDie(Transactions.move(opened.id, { type: "start" }))
+    const model = yield* WorldModel.WorldModel
     const onQuorum = { kind: returnBroadcastKind, payload: { transactionId: processing.id }, delayMs: model.payouts.sendMs }
     if (!nonCustodial) {
-      yield* schedule(onQuorum.kind, (yield* Clock.currentTimeMillis) + onQuorum.delayMs, onQuorum.payload, scope(processing))
+      yield* Timers.schedule(onQuorum.kind, (yield* Clock.currentTimeMillis) + onQuorum.delayMs, onQuorum.payload, scope(processing))
       return processing
     }
-    yield* publish(SignaturesRequested, { transaction: processing, onQuorum, return: { destinationAddress } })
-    return (yield* store.get(Transactions, processing.id))!
+    yield* Topics.publish(Transactions.SignaturesRequested, { transaction: processing, onQuorum, return: { destinationAddress } })
+    return (yield* store.get(Transactions.Transactions, processing.id))!
   })
 
 /** The return is signed (or needs no signature): it is broadcast with its hash, and confirmed on the chain's clock. */
-const returnBroadcast: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+const returnBroadcast: Timers.TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
-    const t = yield* (yield* Store).getForUpdate(Transactions, payload.transactionId)
+    const t = yield* (yield* Store.Store).getForUpdate(Transactions.Transactions, payload.transactionId)
     if (t === undefined || t.status !== "processing" || t.sent || t.route === undefined || !("chain" in t.route)) return
     const chain = t.route.chain
-    yield* Effect.orDie(moveTransaction(t.id, { type: "send" }))
-    yield* addDestinationReferences(t.id, { txHash: sandboxTxHash(chain, t.id) })
-    const model = yield* WorldModel
-    yield* schedule(returnConfirmedKind, (yield* Clock.currentTimeMillis) + model.chainSettlementMs[chain], { transactionId: t.id }, scope(t))
+    yield* Effect.orDie(Transactions.move(t.id, { type: "send" }))
+    yield* Transactions.addDestinationReferences(t.id, { txHash: Addresses.sandboxTxHash(chain, t.id) })
+    const model = yield* WorldModel.WorldModel
+    yield* Timers.schedule(returnConfirmedKind, (yield* Clock.currentTimeMillis) + model.chainSettlementMs[chain], { transactionId: t.id }, scope(t))
   })
 
 /** The chain confirmed a return: the deposit_return ends failed, with no failureCode, its funds gone out. */
-const returnConfirmed: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+const returnConfirmed: Timers.TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
-    const t = yield* (yield* Store).getForUpdate(Transactions, payload.transactionId)
-    if (t === undefined || terminalStatuses.has(t.status)) return
-    yield* Effect.orDie(moveTransaction(t.id, { type: "fail" }, { failureCode: null, postHolds: true }))
+    const t = yield* (yield* Store.Store).getForUpdate(Transactions.Transactions, payload.transactionId)
+    if (t === undefined || TransactionMachine.terminalStatuses.has(t.status)) return
+    yield* Effect.orDie(Transactions.move(t.id, { type: "fail" }, { failureCode: null, postHolds: true }))
   })
 
-export const depositReturnTimerHandlers: Record<string, TimerHandler> = {
+export const timerHandlers: Record<string, Timers.TimerHandler> = {
   [fundingReturnConfirmedKind]: returnConfirmed,
   [returnBroadcastKind]: returnBroadcast,
   [returnConfirmedKind]: returnConfirmed

@@ -24,22 +24,22 @@ import {
   withArticle
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store } from "../kernel/Store.ts"
-import { schedule, type TimerHandler } from "../kernel/Timers.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { toWire } from "../kernel/Wire.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { emitEvent } from "../kernel/Outbox.ts"
-import { depositAddress, sandboxTxHash, validAddress } from "./Addresses.ts"
-import type { Holder } from "./Ledger.ts"
-import { resumeAfterReview } from "./Payouts.ts"
-import { payoutDocumentTypes } from "./PayoutRequirements.ts"
-import { getTransaction, moveTransaction, openTransaction, recordSenderInformation, type StoredTransaction, Transactions } from "./Transactions.ts"
-import { getVirtualAccount } from "./VirtualAccounts.ts"
-import { getWallet, rotationUnderway, type StoredWallet, walletAt, walletHolder } from "./Wallets.ts"
-import { terminalStatuses } from "./TransactionMachine.ts"
-import { settlesAt, WorldModel } from "./WorldModel.ts"
+import * as Addresses from "./Addresses.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import type * as Ledger from "./Ledger.ts"
+import * as Outbox from "../kernel/Outbox.ts"
+import * as PayoutRequirements from "./PayoutRequirements.ts"
+import * as Payouts from "./Payouts.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Timers from "../kernel/Timers.ts"
+import * as TransactionMachine from "./TransactionMachine.ts"
+import * as Transactions from "./Transactions.ts"
+import * as VirtualAccounts from "./VirtualAccounts.ts"
+import * as Wallets from "./Wallets.ts"
+import * as Wire from "../kernel/Wire.ts"
+import * as WorldModel from "./WorldModel.ts"
 
 /** The rails each deposit block's family takes payments on; the first is the one a sender uses by default. */
 const railsOfFamily: Readonly<Record<DepositBlock["railFamily"], ReadonlyArray<PayoutRail>>> = {
@@ -52,34 +52,34 @@ const railsOfFamily: Readonly<Record<DepositBlock["railFamily"], ReadonlyArray<P
 /** What `POST /simulate/deposits` takes (the contract's `SimulatedDeposit`). */
 export type SimulatedDeposit = SimulatedDepositBody
 
-export const depositConfirmKind = "deposit.confirm"
-export const depositSettleKind = "deposit.settle"
+export const confirmKind = "deposit.confirm"
+export const settleKind = "deposit.settle"
 export const senderInformationExpiryKind = "deposit.sender_information_expiry"
 
-const world = (scope: string, rail: PayoutRail): Holder => ({ scope, type: "world", id: `rail:${rail}` })
-const fees = (scope: string): Holder => ({ scope, type: "fees", id: "service" })
+const world = (scope: string, rail: PayoutRail): Ledger.Holder => ({ scope, type: "world", id: `rail:${rail}` })
+const fees = (scope: string): Ledger.Holder => ({ scope, type: "fees", id: "service" })
 
 /** `POST /sandbox/v2/simulate/deposits`: the outside sender sends money; answers the open deposit transaction. */
-export const simulateDeposit = (caller: Caller, body: SimulatedDeposit): Effect.Effect<StoredTransaction, ApiError, Store> => {
+export const simulate = (caller: Auth.Caller, body: SimulatedDeposit): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> => {
   const destination = body.destination
   switch (destination.type) {
     case "virtual_account":
       return bankDeposit(caller, destination.virtualAccountId, body)
     case "wallet":
-      return Effect.flatMap(getWallet(caller, destination.walletId), (wallet) => chainDeposit(caller, wallet, body))
+      return Effect.flatMap(Wallets.get(caller, destination.walletId), (wallet) => chainDeposit(caller, wallet, body))
     case "deposit_address": {
       const chain = body.assetAmount.chain
       if (chain === undefined) {
-        return Effect.fail(apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+        return Effect.fail(Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
           errors: [{ pointer: "/assetAmount/chain", detail: "is required: a deposit address takes on-chain assets" }]
         }))
       }
       // The address is checked by its chain's validator first, as every address the API takes is.
-      return validAddress(chain, destination.address, "/destination/address").pipe(
-        Effect.flatMap((address) => walletAt(caller, chain, address)),
+      return Addresses.validAddress(chain, destination.address, "/destination/address").pipe(
+        Effect.flatMap((address) => Wallets.at(caller, chain, address)),
         Effect.flatMap((wallet) =>
           wallet === undefined
-            ? Effect.fail(apiError("WALLET_NOT_FOUND", "No wallet of this organization and environment has this deposit address on the asset's chain."))
+            ? Effect.fail(Problem.apiError("WALLET_NOT_FOUND", "No wallet of this organization and environment has this deposit address on the asset's chain."))
             : chainDeposit(caller, wallet, body)
         )
       )
@@ -91,47 +91,47 @@ export const simulateDeposit = (caller: Caller, body: SimulatedDeposit): Effect.
 const wireRails: ReadonlySet<PayoutRail> = new Set(["fedwire", "swift", "international_wire"])
 
 /** A bank transfer into a virtual account. */
-const bankDeposit = (caller: Caller, virtualAccountId: VirtualAccountId, body: SimulatedDeposit): Effect.Effect<StoredTransaction, ApiError, Store> =>
+const bankDeposit = (caller: Auth.Caller, virtualAccountId: VirtualAccountId, body: SimulatedDeposit): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const account = yield* getVirtualAccount(caller, virtualAccountId)
+    const account = yield* VirtualAccounts.get(caller, virtualAccountId)
     if (body.sender !== undefined) {
-      return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+      return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
         errors: [{ pointer: "/sender", detail: "is sent only for an on-chain deposit into a wallet" }]
       })
     }
     // 422s carry no errors[] (the spec keeps it for VALIDATION_ERROR and two others): the detail says what is wrong.
     if (account.status !== "active") {
-      return yield* apiError("VIRTUAL_ACCOUNT_NOT_ACTIVE", "The virtual account is not active yet; deposits arrive once it is.")
+      return yield* Problem.apiError("VIRTUAL_ACCOUNT_NOT_ACTIVE", "The virtual account is not active yet; deposits arrive once it is.")
     }
     const currency = body.assetAmount.code
     if (currency !== account.asset.code) {
-      return yield* apiError("VIRTUAL_ACCOUNT_ASSET_MISMATCH", `The virtual account collects ${account.asset.code}; assetAmount.code must be that currency.`)
+      return yield* Problem.apiError("VIRTUAL_ACCOUNT_ASSET_MISMATCH", `The virtual account collects ${account.asset.code}; assetAmount.code must be that currency.`)
     }
     const families = account.depositInstructions.filter((block) => block.currency === currency).map((block) => block.railFamily)
     const offered = families.flatMap((family) => railsOfFamily[family])
     const rail = body.rail ?? offered[0]!
     if (!offered.includes(rail)) {
-      return yield* apiError("UNPROCESSABLE_ENTITY", `The virtual account does not take payments on this rail; its deposit instructions offer ${offered.join(", ")}.`)
+      return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The virtual account does not take payments on this rail; its deposit instructions offer ${offered.join(", ")}.`)
     }
     if (body.wireReceiveDetails !== undefined && !wireRails.has(rail)) {
-      return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+      return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
         errors: [{ pointer: "/wireReceiveDetails", detail: "is sent only for a wire (fedwire, swift, international_wire)" }]
       })
     }
     const sent = parseAmount(currency, body.assetAmount.amount)!
-    const model = yield* WorldModel
+    const model = yield* WorldModel.WorldModel
     const fee = parseAmount(currency, model.inboundFee[rail] ?? "0")?.units ?? 0n
     if (sent.units <= fee) {
-      return yield* apiError("AMOUNT_OUT_OF_RANGE", `The amount must be more than the rail's inbound fee of ${formatAmount({ asset: currency, units: fee })} ${currency}.`)
+      return yield* Problem.apiError("AMOUNT_OUT_OF_RANGE", `The amount must be more than the rail's inbound fee of ${formatAmount({ asset: currency, units: fee })} ${currency}.`)
     }
     const credited = sent.units - fee
-    const scope = scopeOf(caller.organization.id, caller.environment)
-    const accountHolder: Holder = { scope, type: "virtual_account", id: account.id }
+    const scope = Tenancy.scopeOf(caller.organization.id, caller.environment)
+    const accountHolder: Ledger.Holder = { scope, type: "virtual_account", id: account.id }
     const amountOf = (units: bigint) => ({ code: currency, amount: formatAmount({ asset: currency, units }) })
-    const transaction = yield* Effect.orDie(openTransaction({
+    const transaction = yield* Effect.orDie(Transactions.open({
       organizationId: caller.organization.id,
       environment: caller.environment,
-      customerId: account.customerId as StoredTransaction["customerId"],
+      customerId: account.customerId as Transactions.StoredTransaction["customerId"],
       type: "deposit",
       source: { type: "external_bank_inbound", assetAmount: amountOf(sent.units) },
       destination: { type: "virtual_account", virtualAccountId: account.id, assetAmount: amountOf(credited) },
@@ -152,38 +152,38 @@ const bankDeposit = (caller: Caller, virtualAccountId: VirtualAccountId, body: S
  * An on-chain transfer into a wallet: from `sender.address` (checked by the chain's validator) or a fresh outside
  * address, with a transaction hash in the chain's format, settled after the chain's confirmation time.
  */
-const chainDeposit = (caller: Caller, addressed: StoredWallet, body: SimulatedDeposit): Effect.Effect<StoredTransaction, ApiError, Store> =>
+const chainDeposit = (caller: Auth.Caller, addressed: Wallets.StoredWallet, body: SimulatedDeposit): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     // A frozen wallet still receives: its address is on chain; only movement out is blocked. A retired one forwards
     // to its successor while their rotation lasts (Wallets.ts), and takes nothing after.
-    const wallet = addressed.status === "retired" && rotationUnderway(addressed, yield* Clock.currentTimeMillis)
-      ? yield* getWallet(caller, addressed.replacedByWalletId!)
+    const wallet = addressed.status === "retired" && Wallets.rotationUnderway(addressed, yield* Clock.currentTimeMillis)
+      ? yield* Wallets.get(caller, addressed.replacedByWalletId!)
       : addressed
-    if (wallet.status === "retired") return yield* apiError("WALLET_NOT_ACTIVE", "The wallet is retired; send to its successor (replacedByWalletId).")
+    if (wallet.status === "retired") return yield* Problem.apiError("WALLET_NOT_ACTIVE", "The wallet is retired; send to its successor (replacedByWalletId).")
     const { code, chain } = body.assetAmount
     if (chain !== wallet.chain) {
-      return yield* apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${wallet.chain}; assetAmount must be an asset on that chain.`)
+      return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${wallet.chain}; assetAmount must be an asset on that chain.`)
     }
     if (body.rail !== undefined || body.wireReceiveDetails !== undefined) {
       const pointer = body.rail !== undefined ? "/rail" : "/wireReceiveDetails"
-      return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+      return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
         errors: [{ pointer, detail: "is sent only for a bank transfer into a virtual account" }]
       })
     }
-    const sender = body.sender?.address === undefined ? undefined : yield* validAddress(chain, body.sender.address, "/sender/address")
+    const sender = body.sender?.address === undefined ? undefined : yield* Addresses.validAddress(chain, body.sender.address, "/sender/address")
     const amount = parseAmount(code, body.assetAmount.amount)!
     // At the asset's precision, as every amount fos answers (a bank deposit's are formatted too).
     const assetAmount = { code, amount: formatAmount(amount), chain }
-    const scope = scopeOf(caller.organization.id, caller.environment)
-    const transaction = yield* Effect.orDie(openTransaction({
+    const scope = Tenancy.scopeOf(caller.organization.id, caller.environment)
+    const transaction = yield* Effect.orDie(Transactions.open({
       organizationId: caller.organization.id,
       environment: caller.environment,
       customerId: wallet.customerId,
       type: "deposit",
       source: (id) => ({
         type: "external_crypto",
-        address: sender ?? depositAddress(chain, `sender/${id}`),
-        txHash: sandboxTxHash(chain, id),
+        address: sender ?? Addresses.depositAddress(chain, `sender/${id}`),
+        txHash: Addresses.sandboxTxHash(chain, id),
         assetAmount
       }),
       // An order's funding address is a wallet no read shows: the deposit names the address and the order instead.
@@ -200,7 +200,7 @@ const chainDeposit = (caller: Caller, addressed: StoredWallet, body: SimulatedDe
         kind: "pending",
         id: `${id}/credit`,
         debit: { scope, type: "world", id: `chain:${chain}` },
-        credit: walletHolder(wallet),
+        credit: Wallets.holder(wallet),
         asset: { code, chain },
         amount: amount.units,
         code: "deposit",
@@ -215,7 +215,7 @@ const chainDeposit = (caller: Caller, addressed: StoredWallet, body: SimulatedDe
 type Route = { readonly rail: PayoutRail } | { readonly chain: Chain }
 
 const settlementTimeFrom = (nowMs: number, route: Route) =>
-  Effect.map(WorldModel, (model) => ("rail" in route ? settlesAt(nowMs, model.railSettlement[route.rail]) : nowMs + model.chainSettlementMs[route.chain]))
+  Effect.map(WorldModel.WorldModel, (model) => ("rail" in route ? WorldModel.settlesAt(nowMs, model.railSettlement[route.rail]) : nowMs + model.chainSettlementMs[route.chain]))
 
 /**
  * What a deposit arriving without its sender's details is born with: its route (its settlement, once they come,
@@ -224,7 +224,7 @@ const settlementTimeFrom = (nowMs: number, route: Route) =>
 const senderWindow = (senderInformationMissing: boolean, route: Route) =>
   Effect.gen(function*() {
     if (!senderInformationMissing) return {}
-    const model = yield* WorldModel
+    const model = yield* WorldModel.WorldModel
     // It opens waiting for the caller (stage awaiting_customer_action), so transaction.created carries that stage.
     return {
       route,
@@ -234,23 +234,23 @@ const senderWindow = (senderInformationMissing: boolean, route: Route) =>
   })
 
 /** The world model takes a deposit in: it confirms and settles on the clock, unless it waits for its sender first. */
-const arrived = (transaction: StoredTransaction, route: Route, senderInformationMissing: boolean, sourceAddress: string | null) =>
+const arrived = (transaction: Transactions.StoredTransaction, route: Route, senderInformationMissing: boolean, sourceAddress: string | null) =>
   Effect.gen(function*() {
-    const scope = scopeOf(transaction.organizationId, transaction.environment)
+    const scope = Tenancy.scopeOf(transaction.organizationId, transaction.environment)
     const now = yield* Clock.currentTimeMillis
     if (!senderInformationMissing) {
       yield* scheduleSettlement(transaction, route, now)
       return transaction
     }
-    const model = yield* WorldModel
+    const model = yield* WorldModel.WorldModel
     const expiresAt = transaction.senderInformationExpiresAt!
     // It opened parked (senderWindow's first move); only the event and the window's timer are left.
     const parked = transaction
-    yield* emitEvent({
+    yield* Outbox.emitEvent({
       type: "transaction.awaiting_sender_information",
       organizationId: parked.organizationId,
       environment: parked.environment,
-      data: toWire({
+      data: Wire.toWire({
         transactionId: parked.id,
         customerId: parked.customerId,
         clientReferenceId: parked.clientReferenceId,
@@ -263,7 +263,7 @@ const arrived = (transaction: StoredTransaction, route: Route, senderInformation
         occurredAt: toIso(now)
       })
     })
-    yield* schedule(senderInformationExpiryKind, now + model.senderInformationWindowMs, { transactionId: parked.id }, scope)
+    yield* Timers.schedule(senderInformationExpiryKind, now + model.senderInformationWindowMs, { transactionId: parked.id }, scope)
     return parked
   })
 
@@ -272,13 +272,13 @@ const arrived = (transaction: StoredTransaction, route: Route, senderInformation
  * schedules the settlement when it fires, unless the deposit has ended by then. (Scheduling both at arrival wrote a
  * second timer on every deposit, which a deposit the sandbox settles at once never needs.)
  */
-const scheduleSettlement = (transaction: StoredTransaction, route: Route, now: number) =>
+const scheduleSettlement = (transaction: Transactions.StoredTransaction, route: Route, now: number) =>
   Effect.gen(function*() {
-    const scope = scopeOf(transaction.organizationId, transaction.environment)
-    const model = yield* WorldModel
+    const scope = Tenancy.scopeOf(transaction.organizationId, transaction.environment)
+    const model = yield* WorldModel.WorldModel
     const payload: ConfirmPayload = { transactionId: transaction.id, settleAtMs: yield* settlementTimeFrom(now, route) }
     // A world model may settle a rail sooner than it confirms: then the deposit confirms as it settles.
-    yield* schedule(depositConfirmKind, Math.min(now + model.confirmationMs, payload.settleAtMs!), payload, scope)
+    yield* Timers.schedule(confirmKind, Math.min(now + model.confirmationMs, payload.settleAtMs!), payload, scope)
   })
 
 interface ConfirmPayload {
@@ -292,17 +292,17 @@ interface ConfirmPayload {
  * sender's details; the deposit leaves review and the world model confirms and settles it from now.
  */
 export const supplySenderInformation = (
-  caller: Caller,
+  caller: Auth.Caller,
   id: TransactionId,
   information: SenderInformation
-): Effect.Effect<StoredTransaction, ApiError, Store> =>
+): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const transaction = yield* getTransaction(caller, id, true)
-    if (transaction.senderInformationExpiresAt === undefined || transaction.stage !== "awaiting_customer_action" || terminalStatuses.has(transaction.status)) {
-      return yield* apiError("CONFLICT", "The transaction is not waiting for sender information.")
+    const transaction = yield* Transactions.get(caller, id, true)
+    if (transaction.senderInformationExpiresAt === undefined || transaction.stage !== "awaiting_customer_action" || TransactionMachine.terminalStatuses.has(transaction.status)) {
+      return yield* Problem.apiError("CONFLICT", "The transaction is not waiting for sender information.")
     }
-    yield* moveTransaction(id, { type: "clear_review" })
-    const supplied = yield* recordSenderInformation(id, information)
+    yield* Transactions.move(id, { type: "clear_review" })
+    const supplied = yield* Transactions.recordSenderInformation(id, information)
     yield* scheduleSettlement(supplied, transaction.route!, yield* Clock.currentTimeMillis)
     return supplied
   })
@@ -312,12 +312,12 @@ export const supplySenderInformation = (
  * with travel_rule_rejected (the originator's details the travel rule asks for never came), and its credit is
  * released; sender_info_timeout is the spec's legacy code and is not set on new transactions.
  */
-const senderInformationExpired: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+const senderInformationExpired: Timers.TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const transaction = yield* store.get(Transactions, payload.transactionId)
-    if (transaction?.senderInformationExpiresAt === undefined || terminalStatuses.has(transaction.status)) return
-    yield* Effect.ignore(moveTransaction(payload.transactionId, { type: "fail" }, { failureCode: "travel_rule_rejected" }))
+    const store = yield* Store.Store
+    const transaction = yield* store.get(Transactions.Transactions, payload.transactionId)
+    if (transaction?.senderInformationExpiresAt === undefined || TransactionMachine.terminalStatuses.has(transaction.status)) return
+    yield* Effect.ignore(Transactions.move(payload.transactionId, { type: "fail" }, { failureCode: "travel_rule_rejected" }))
   })
 
 /**
@@ -325,39 +325,39 @@ const senderInformationExpired: TimerHandler = (payload: { readonly transactionI
  * timer carries. A deposit a simulate call has already moved past a point is left as it is there; one a simulate
  * call confirmed still settles on time.
  */
-const onConfirm: TimerHandler = (payload: ConfirmPayload) =>
+const onConfirm: Timers.TimerHandler = (payload: ConfirmPayload) =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const transaction = yield* store.get(Transactions, payload.transactionId)
+    const store = yield* Store.Store
+    const transaction = yield* store.get(Transactions.Transactions, payload.transactionId)
     if (transaction === undefined || (transaction.status !== "pending" && transaction.status !== "processing")) return
-    if (transaction.status === "pending") yield* Effect.ignore(moveTransaction(payload.transactionId, { type: "start" }))
+    if (transaction.status === "pending") yield* Effect.ignore(Transactions.move(payload.transactionId, { type: "start" }))
     if (payload.settleAtMs === undefined) return
-    const scope = scopeOf(transaction.organizationId, transaction.environment)
-    yield* schedule(depositSettleKind, Math.max(payload.settleAtMs, yield* Clock.currentTimeMillis), { transactionId: transaction.id }, scope)
+    const scope = Tenancy.scopeOf(transaction.organizationId, transaction.environment)
+    yield* Timers.schedule(settleKind, Math.max(payload.settleAtMs, yield* Clock.currentTimeMillis), { transactionId: transaction.id }, scope)
   })
 
-const onSettle: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+const onSettle: Timers.TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const transaction = yield* store.get(Transactions, payload.transactionId)
+    const store = yield* Store.Store
+    const transaction = yield* store.get(Transactions.Transactions, payload.transactionId)
     if (transaction === undefined || (transaction.status !== "pending" && transaction.status !== "processing")) return
-    yield* Effect.ignore(moveTransaction(payload.transactionId, { type: "settle" }))
+    yield* Effect.ignore(Transactions.move(payload.transactionId, { type: "settle" }))
   })
 
-export const depositTimerHandlers: Record<string, TimerHandler> = {
-  [depositConfirmKind]: onConfirm,
-  [depositSettleKind]: onSettle,
+export const timerHandlers: Record<string, Timers.TimerHandler> = {
+  [confirmKind]: onConfirm,
+  [settleKind]: onSettle,
   [senderInformationExpiryKind]: senderInformationExpired
 }
 
 // --- the sandbox's outside actors on any transaction ------------------------------------------------------------------
 
 /** Types a client can cancel (a payout, a conversion before its source transfer is sent). */
-const cancellable: ReadonlySet<StoredTransaction["type"]> = new Set(["withdrawal", "offramp", "onramp", "conversion", "fiat_conversion"])
+const cancellable: ReadonlySet<Transactions.StoredTransaction["type"]> = new Set(["withdrawal", "offramp", "onramp", "conversion", "fiat_conversion"])
 /** Types whose supporting document a reviewer can reject (a payout). */
-const rejectable: ReadonlySet<StoredTransaction["type"]> = new Set(["withdrawal", "offramp"])
+const rejectable: ReadonlySet<Transactions.StoredTransaction["type"]> = new Set(["withdrawal", "offramp"])
 
-const notViable = (detail: string) => apiError("SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", detail)
+const notViable = (detail: string) => Problem.apiError("SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", detail)
 
 export type TerminalOutcome =
   | { readonly outcome: "completed" }
@@ -366,25 +366,25 @@ export type TerminalOutcome =
 
 /** `simulate/transactions/{id}/confirm`, `/settle` and `/terminal`: what the chain, the bank or the provider decided. */
 export const simulateTransactionStep = (
-  caller: Caller,
+  caller: Auth.Caller,
   id: TransactionId,
   step: { readonly type: "confirm" } | { readonly type: "settle" } | { readonly type: "terminal"; readonly terminal: TerminalOutcome }
-): Effect.Effect<StoredTransaction, ApiError, Store> =>
+): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const transaction = yield* getTransaction(caller, id, true)
-    if (step.type === "confirm") return yield* moveTransaction(id, { type: "start" })
-    if (step.type === "settle") return yield* moveTransaction(id, { type: "settle" })
+    const transaction = yield* Transactions.get(caller, id, true)
+    if (step.type === "confirm") return yield* Transactions.move(id, { type: "start" })
+    if (step.type === "settle") return yield* Transactions.move(id, { type: "settle" })
     const terminal = step.terminal
     switch (terminal.outcome) {
       case "completed":
-        return yield* moveTransaction(id, { type: "settle" })
+        return yield* Transactions.move(id, { type: "settle" })
       case "failed":
-        return yield* moveTransaction(id, { type: "fail" }, { failureCode: terminal.failureCode ?? "provider_rejected" })
+        return yield* Transactions.move(id, { type: "fail" }, { failureCode: terminal.failureCode ?? "provider_rejected" })
       case "cancelled":
-        if (!terminalStatuses.has(transaction.status) && !cancellable.has(transaction.type)) {
+        if (!TransactionMachine.terminalStatuses.has(transaction.status) && !cancellable.has(transaction.type)) {
           return yield* notViable(`A ${transaction.type} transaction cannot be cancelled; only payouts and conversions can.`)
         }
-        return yield* moveTransaction(id, { type: "cancel" }, { cancellationReason: "client_cancelled" })
+        return yield* Transactions.move(id, { type: "cancel" }, { cancellationReason: "client_cancelled" })
     }
   })
 
@@ -395,29 +395,29 @@ export type ReviewAction =
   | { readonly action: "reject"; readonly acceptedDocumentTypes?: ReadonlyArray<string> | undefined }
 
 /** `simulate/transactions/{id}/review`: compliance review, as the service's reviewers drive it. */
-export const simulateReview = (caller: Caller, id: TransactionId, review: ReviewAction): Effect.Effect<StoredTransaction, ApiError, Store> =>
+export const simulateReview = (caller: Auth.Caller, id: TransactionId, review: ReviewAction): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const transaction = yield* getTransaction(caller, id, true)
+    const transaction = yield* Transactions.get(caller, id, true)
     switch (review.action) {
       case "enter":
-        return yield* moveTransaction(id, { type: "enter_review" })
+        return yield* Transactions.move(id, { type: "enter_review" })
       case "request_information":
-        return yield* moveTransaction(id, { type: "request_information" })
+        return yield* Transactions.move(id, { type: "request_information" })
       case "clear": {
-        yield* moveTransaction(id, { type: "clear_review" })
+        yield* Transactions.move(id, { type: "clear_review" })
         // A payout the review held goes on from where it stood.
-        yield* resumeAfterReview(id)
-        return yield* getTransaction(caller, id)
+        yield* Payouts.resumeAfterReview(id)
+        return yield* Transactions.get(caller, id)
       }
       case "reject":
-        if (!terminalStatuses.has(transaction.status) && !rejectable.has(transaction.type)) {
+        if (!TransactionMachine.terminalStatuses.has(transaction.status) && !rejectable.has(transaction.type)) {
           return yield* notViable(`Only a payout's supporting document can be rejected, not ${withArticle(transaction.type)}'s.`)
         }
         // A cancel the caller asked during the review lost the race: the payout ends failed (Payouts.ts, cancelPayout).
-        if (transaction.cancelRequested === true && !terminalStatuses.has(transaction.status) && !transaction.sent) {
-          return yield* moveTransaction(id, { type: "fail" }, { failureCode: "compliance_rejected" })
+        if (transaction.cancelRequested === true && !TransactionMachine.terminalStatuses.has(transaction.status) && !transaction.sent) {
+          return yield* Transactions.move(id, { type: "fail" }, { failureCode: "compliance_rejected" })
         }
         // A reviewer who names no document types accepts the ones a payout takes (POST /v2/payouts/requirements).
-        return yield* moveTransaction(id, { type: "reject" }, { acceptedDocumentTypes: review.acceptedDocumentTypes ?? payoutDocumentTypes })
+        return yield* Transactions.move(id, { type: "reject" }, { acceptedDocumentTypes: review.acceptedDocumentTypes ?? PayoutRequirements.payoutDocumentTypes })
     }
   })

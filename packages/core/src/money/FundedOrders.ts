@@ -18,20 +18,21 @@
 import type { OrderId } from "@fos/contract"
 import { parseAmount } from "@fos/contract"
 import { Effect } from "effect"
-import { Store } from "../kernel/Store.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
+import * as Ledger from "./Ledger.ts"
+import * as Orders from "./Orders.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Transactions from "./Transactions.ts"
+import * as Wallets from "./Wallets.ts"
+
 import { openAutoPayout } from "./AutoPayouts.ts"
-import { accountId, type Holder } from "./Ledger.ts"
-import { failOrder, lockedOrder, moveOrder, Orders, returnFunding, returnLeftover, type StoredOrder, tryExecute } from "./Orders.ts"
-import { creditedWalletId, failedInSigning, type StoredTransaction } from "./Transactions.ts"
-import { Wallets } from "./Wallets.ts"
 
 /** The ledger account a transaction's destination side credits, when it is a customer's account. */
-const creditedAccount = (transaction: StoredTransaction) => {
+const creditedAccount = (transaction: Transactions.StoredTransaction) => {
   const destination = transaction.destination
-  const walletId = creditedWalletId(transaction)
-  const scoped = scopeOf(transaction.organizationId, transaction.environment)
-  const holder: Holder | undefined = walletId !== undefined
+  const walletId = Transactions.creditedWalletId(transaction)
+  const scoped = Tenancy.scopeOf(transaction.organizationId, transaction.environment)
+  const holder: Ledger.Holder | undefined = walletId !== undefined
     ? { scope: scoped, type: "wallet", id: walletId }
     : destination.type === "virtual_account"
     ? { scope: scoped, type: "virtual_account", id: destination.virtualAccountId }
@@ -40,13 +41,13 @@ const creditedAccount = (transaction: StoredTransaction) => {
   const asset = destination.assetAmount.chain === undefined
     ? { code: destination.assetAmount.code }
     : { code: destination.assetAmount.code, chain: destination.assetAmount.chain }
-  return accountId(holder, asset)
+  return Ledger.accountId(holder, asset)
 }
 
 /** The autoExecute orders waiting on a ledger account, oldest first. */
 const waitingOn = (account: string) =>
-  Effect.flatMap(Store, (store) =>
-    store.page(Orders, {
+  Effect.flatMap(Store.Store, (store) =>
+    store.page(Orders.Orders, {
       order: "awaitingFunds",
       partition: account,
       descending: false,
@@ -61,19 +62,19 @@ const waitingOn = (account: string) =>
  * a deposit that failed fails the autoExecute onramp orders waiting on its account (their source deposit ended
  * uncredited: order.failed, reasonCode insufficient_funds).
  */
-export const onTransactionEnded = (transaction: StoredTransaction): Effect.Effect<void, never, Store> => {
+export const onTransactionEnded = (transaction: Transactions.StoredTransaction): Effect.Effect<void, never, Store.Store> => {
   if (transaction.status === "completed") return executeFundedOrders(transaction)
-  if (failedInSigning(transaction) && transaction.linkedOrderId !== undefined) {
+  if (Transactions.failedInSigning(transaction) && transaction.linkedOrderId !== undefined) {
     return signingFailed(transaction)
   }
   if (transaction.status !== "failed" || transaction.type !== "deposit") return Effect.void
   const account = creditedAccount(transaction)
   if (account === undefined) return Effect.void
   return Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     for (const candidate of yield* waitingOn(account)) {
-      const order = yield* store.getForUpdate(Orders, candidate.id)
-      if (order !== undefined && order.direction === "onramp") yield* Effect.orDie(failOrder(order, "insufficient_funds"))
+      const order = yield* store.getForUpdate(Orders.Orders, candidate.id)
+      if (order !== undefined && order.direction === "onramp") yield* Effect.orDie(Orders.fail(order, "insufficient_funds"))
     }
   })
 }
@@ -84,52 +85,52 @@ export const onTransactionEnded = (transaction: StoredTransaction): Effect.Effec
  * did not happen and no funds moved; the spec's order reasonCodes name no signing failure) with the transaction's
  * failureCode beside it. A payout's signing (an autoPayout's too) fails only the payout.
  */
-const signingFailed = (transaction: StoredTransaction): Effect.Effect<void, never, Store> =>
+const signingFailed = (transaction: Transactions.StoredTransaction): Effect.Effect<void, never, Store.Store> =>
   Effect.gen(function*() {
-    const order = yield* lockedOrder(transaction.linkedOrderId!)
+    const order = yield* Orders.locked(transaction.linkedOrderId!)
     // An order already ended stays as it is: the table leaves it unchanged.
     if (order === undefined || order.transactionId !== transaction.id) return
-    yield* Effect.orDie(moveOrder(order, { type: "fail" }, { reasonCode: "cancelled", transactionFailureCode: transaction.failureCode ?? undefined }))
+    yield* Effect.orDie(Orders.move(order, { type: "fail" }, { reasonCode: "cancelled", transactionFailureCode: transaction.failureCode ?? undefined }))
   })
 
 /** A completed transaction credited a customer's account: the autoExecute orders it now covers execute. */
-const executeFundedOrders = (transaction: StoredTransaction): Effect.Effect<void, never, Store> =>
+const executeFundedOrders = (transaction: Transactions.StoredTransaction): Effect.Effect<void, never, Store.Store> =>
   Effect.gen(function*() {
     const credited = creditedAccount(transaction)
     if (credited === undefined) return
-    const store = yield* Store
+    const store = yield* Store.Store
     // An order's own autoPayout comes first: its payout reserves the credit before an autoExecute order waiting on
     // the same account can spend it.
     if (transaction.linkedOrderId !== undefined) {
-      const converted = yield* store.getForUpdate(Orders, transaction.linkedOrderId)
+      const converted = yield* store.getForUpdate(Orders.Orders, transaction.linkedOrderId)
       if (converted?.autoPayout !== undefined && converted.payoutTransactionId === undefined && converted.transactionId === transaction.id) {
         const payoutTransactionId = yield* openAutoPayout(converted)
-        yield* Effect.orDie(store.update(Orders, { ...converted, payoutTransactionId }))
+        yield* Effect.orDie(store.update(Orders.Orders, { ...converted, payoutTransactionId }))
       }
     }
-    const walletId = creditedWalletId(transaction)
+    const walletId = Transactions.creditedWalletId(transaction)
     if (walletId !== undefined) {
-      const wallet = yield* store.get(Wallets, walletId)
+      const wallet = yield* store.get(Wallets.Wallets, walletId)
       if (wallet?.fundingOrderId !== undefined) {
-        const funded = yield* store.getForUpdate(Orders, wallet.fundingOrderId as OrderId)
+        const funded = yield* store.getForUpdate(Orders.Orders, wallet.fundingOrderId as OrderId)
         if (funded !== undefined) {
           // Who sent it: where anything left over goes back to.
           const sender = transaction.source.type === "external_crypto" ? transaction.source.address : funded.fundingSender
           const credit = transaction.destination.assetAmount
           if (credit.code !== funded.source.side.asset || (credit.chain ?? undefined) !== funded.source.side.chain) {
             // Another asset than the order's can never fund it: it goes back to its sender at once.
-            if (sender !== undefined) yield* returnFunding(funded, { asset: credit.code, chain: credit.chain ?? undefined }, parseAmount(credit.code, credit.amount)!.units, sender)
+            if (sender !== undefined) yield* Orders.returnFunding(funded, { asset: credit.code, chain: credit.chain ?? undefined }, parseAmount(credit.code, credit.amount)!.units, sender)
           } else {
-            const recorded: StoredOrder = { ...funded, fundingSender: sender }
-            yield* Effect.orDie(store.update(Orders, recorded))
+            const recorded: Orders.StoredOrder = { ...funded, fundingSender: sender }
+            yield* Effect.orDie(store.update(Orders.Orders, recorded))
             // Funds that arrive after the order ended go back.
-            if (recorded.status !== "pending") yield* returnLeftover(recorded)
+            if (recorded.status !== "pending") yield* Orders.returnLeftover(recorded)
           }
         }
       }
     }
     for (const candidate of yield* waitingOn(credited)) {
-      const order = yield* store.getForUpdate(Orders, candidate.id)
-      if (order !== undefined) yield* tryExecute(order)
+      const order = yield* store.getForUpdate(Orders.Orders, candidate.id)
+      if (order !== undefined) yield* Orders.tryExecute(order)
     }
   })

@@ -28,7 +28,7 @@
  */
 import { type AssetCode, type Chain, formatAmount } from "@fos/contract"
 import { Clock, Data, Effect } from "effect"
-import { Store, table } from "../kernel/Store.ts"
+import * as Store from "../kernel/Store.ts"
 
 /** Who holds an account. Customer holders are the ones whose accounts may never go below zero. */
 export const HolderTypes = ["wallet", "virtual_account", "world", "liquidity", "fees", "in_transit"] as const
@@ -97,7 +97,7 @@ export interface LedgerTransfer {
 
 const holderOfAccount = (a: LedgerAccount) => `${a.scope}/${a.holderType}/${a.holderId}`
 
-export const LedgerAccounts = table<LedgerAccount>({
+export const LedgerAccounts = Store.table<LedgerAccount>({
   name: "ledger_accounts",
   key: (a) => a.id,
   orders: {
@@ -112,7 +112,7 @@ export const LedgerAccounts = table<LedgerAccount>({
   }
 })
 
-export const LedgerTransfers = table<LedgerTransfer>({
+export const LedgerTransfers = Store.table<LedgerTransfer>({
   name: "ledger_transfers",
   key: (t) => t.id,
   // A pending transfer is resolved (posted or voided) at most once.
@@ -219,8 +219,8 @@ const totalsOf = (a: LedgerAccount): Totals => ({
  * its own), locking each account it touches in id order, so concurrent batches never wait on each other in a
  * cycle. Fails with `LedgerRefusal` naming the first request that could not be booked.
  */
-export const transfer = (requests: ReadonlyArray<TransferRequest>): Effect.Effect<ReadonlyArray<LedgerTransfer>, LedgerRefusal, Store> =>
-  Effect.flatMap(Store, (store) =>
+export const transfer = (requests: ReadonlyArray<TransferRequest>): Effect.Effect<ReadonlyArray<LedgerTransfer>, LedgerRefusal, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
 
@@ -354,14 +354,14 @@ const overdrawn = (account: LedgerAccount, t: Totals, transferId: string): Ledge
     : undefined
 
 const lockExisting = (id: string) =>
-  Effect.flatMap(Store, (store) => store.getForUpdate(LedgerAccounts, id)).pipe(
+  Effect.flatMap(Store.Store, (store) => store.getForUpdate(LedgerAccounts, id)).pipe(
     Effect.flatMap((account) => account === undefined ? Effect.die(new Error(`ledger account ${id} missing`)) : Effect.succeed(account))
   )
 
 /** The account, locked; created empty when it does not exist yet (a racing creator's row is locked instead). */
-const lockOrOpen = (id: string, holder: Holder, asset: LedgerAsset, shard: number | undefined, now: number): Effect.Effect<LedgerAccount, never, Store> =>
+const lockOrOpen = (id: string, holder: Holder, asset: LedgerAsset, shard: number | undefined, now: number): Effect.Effect<LedgerAccount, never, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const existing = yield* store.getForUpdate(LedgerAccounts, id)
     if (existing !== undefined) return existing
     const opened: LedgerAccount = {
@@ -410,8 +410,8 @@ export const balanceOf = (account: LedgerAccount): Balance => {
 const maxAssetsPerHolder = 100
 
 /** A holder's balances, one per asset it has ever held, in asset order (a system holder's shards summed). */
-export const balancesOf = (holder: Holder): Effect.Effect<ReadonlyArray<Balance>, never, Store> =>
-  Effect.flatMap(Store, (store) =>
+export const balancesOf = (holder: Holder): Effect.Effect<ReadonlyArray<Balance>, never, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
     store.page(LedgerAccounts, {
       order: "byHolder",
       partition: `${holder.scope}/${holder.type}/${holder.id}`,
@@ -436,9 +436,9 @@ export const balancesOf = (holder: Holder): Effect.Effect<ReadonlyArray<Balance>
     }))
 
 /** The balance of one holder in one asset (zero when it never held it). */
-export const balanceIn = (holder: Holder, asset: LedgerAsset): Effect.Effect<Balance, never, Store> =>
+export const balanceIn = (holder: Holder, asset: LedgerAsset): Effect.Effect<Balance, never, Store.Store> =>
   customerHolders.has(holder.type)
-    ? Effect.flatMap(Store, (store) => store.get(LedgerAccounts, accountId(holder, asset))).pipe(
+    ? Effect.flatMap(Store.Store, (store) => store.get(LedgerAccounts, accountId(holder, asset))).pipe(
       Effect.map((account) => account === undefined ? emptyBalance(asset) : balanceOf(account))
     )
     : Effect.map(balancesOf(holder), (balances) =>

@@ -20,27 +20,28 @@ import {
   type TransactionSide
 } from "@fos/contract"
 import { Effect } from "effect"
-import { apiError } from "../kernel/Problem.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import type { Holder, LedgerAsset } from "./Ledger.ts"
-import type { PairSide } from "./Pricing.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import type * as Ledger from "./Ledger.ts"
+import type * as Pricing from "./Pricing.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as VirtualAccounts from "./VirtualAccounts.ts"
+import * as Wallets from "./Wallets.ts"
+
 import { refuseNonCustodialSource } from "./SourceRules.ts"
-import { getVirtualAccount } from "./VirtualAccounts.ts"
-import { getWallet, notActiveDetail, openFundingWallet, walletHolder } from "./Wallets.ts"
 
 /** One of the customer's accounts an order names, with the asset it converts and its ledger holder. */
 export interface OrderAccountOf {
   readonly type: "wallet" | "virtual_account"
   readonly id: string
-  readonly side: PairSide
-  readonly holder: Holder
+  readonly side: Pricing.PairSide
+  readonly holder: Ledger.Holder
   /** A non-custodial wallet: as the source, its roster signs the conversion's source transfer. */
   readonly nonCustodial?: boolean | undefined
 }
 
 /** The ledger asset of a side of a pair. */
-export const ledgerAsset = (side: PairSide): LedgerAsset => (side.chain === undefined ? { code: side.asset } : { code: side.asset, chain: side.chain })
+export const ledgerAsset = (side: Pricing.PairSide): Ledger.LedgerAsset => (side.chain === undefined ? { code: side.asset } : { code: side.asset, chain: side.chain })
 
 /**
  * The side an account is on the wire, with `assetAmount`: an order's source or destination, its transaction's, and
@@ -52,13 +53,13 @@ export const accountSide = (account: OrderAccountOf, assetAmount: TransactionSid
     : { type: "virtual_account", virtualAccountId: account.id as never, assetAmount }
 
 /** The account an order names, checked to be the caller's and able to take part. */
-export const resolveAccount = (caller: Caller, account: NonNullable<OrderCreate["source"]>, role: "source" | "destination") =>
+export const resolveAccount = (caller: Auth.Caller, account: NonNullable<OrderCreate["source"]>, role: "source" | "destination") =>
   Effect.gen(function*() {
     if (account.type === "wallet") {
-      const wallet = yield* getWallet(caller, account.walletId)
-      if (wallet.status !== "active") return yield* apiError("WALLET_NOT_ACTIVE", notActiveDetail(wallet, `${role} wallet`))
+      const wallet = yield* Wallets.get(caller, account.walletId)
+      if (wallet.status !== "active") return yield* Problem.apiError("WALLET_NOT_ACTIVE", Wallets.notActiveDetail(wallet, `${role} wallet`))
       if (!CryptoAssets.has(account.asset)) {
-        return yield* apiError("INVALID_ORDER_COMBO", `A wallet holds on-chain assets; the ${role} names ${account.asset}, a fiat currency.`)
+        return yield* Problem.apiError("INVALID_ORDER_COMBO", `A wallet holds on-chain assets; the ${role} names ${account.asset}, a fiat currency.`)
       }
       const nonCustodial = wallet.custody === "non_custodial"
       if (role === "source") yield* refuseNonCustodialSource(wallet, "A non-custodial source wallet is allowed")
@@ -68,39 +69,39 @@ export const resolveAccount = (caller: Caller, account: NonNullable<OrderCreate[
           type: "wallet",
           id: wallet.id,
           side: { asset: account.asset, chain: wallet.chain },
-          holder: walletHolder(wallet),
+          holder: Wallets.holder(wallet),
           ...(nonCustodial ? { nonCustodial: true } : {})
         } as OrderAccountOf
       }
     }
-    const va = yield* getVirtualAccount(caller, account.virtualAccountId)
-    if (va.status !== "active") return yield* apiError("VIRTUAL_ACCOUNT_NOT_ACTIVE", `The ${role} virtual account is not active yet.`)
+    const va = yield* VirtualAccounts.get(caller, account.virtualAccountId)
+    if (va.status !== "active") return yield* Problem.apiError("VIRTUAL_ACCOUNT_NOT_ACTIVE", `The ${role} virtual account is not active yet.`)
     return {
       customerId: va.customerId as CustomerId,
       account: {
         type: "virtual_account",
         id: va.id,
         side: { asset: va.asset.code },
-        holder: { scope: scopeOf(caller.organization.id, caller.environment), type: "virtual_account", id: va.id }
+        holder: { scope: Tenancy.scopeOf(caller.organization.id, caller.environment), type: "virtual_account", id: va.id }
       } as OrderAccountOf
     }
   })
 
 /** A deposit-funded order's source: a new funding address on the source asset's chain. */
-export const fundingAccount = (caller: Caller, body: OrderCreate, customerId: CustomerId, orderId: OrderId) =>
+export const fundingAccount = (caller: Auth.Caller, body: OrderCreate, customerId: CustomerId, orderId: OrderId) =>
   Effect.gen(function*() {
     const asset = body.sourceAsset
-    if (asset === undefined) return yield* apiError("MISSING_REQUIRED_FIELDS", "An order without a source needs sourceAsset: the asset and chain its deposit arrives in.")
+    if (asset === undefined) return yield* Problem.apiError("MISSING_REQUIRED_FIELDS", "An order without a source needs sourceAsset: the asset and chain its deposit arrives in.")
     if (asset.chain === undefined) {
-      return yield* apiError("INVALID_ORDER_COMBO", "An order without a source is funded on chain; a fiat source needs its virtual account as the source.")
+      return yield* Problem.apiError("INVALID_ORDER_COMBO", "An order without a source is funded on chain; a fiat source needs its virtual account as the source.")
     }
     if (body.quoteOptionId !== undefined) {
-      return yield* apiError("INVALID_ORDER_COMBO", "An order funded by a deposit cannot redeem a quote option (depositInstructions and quoteOptionId never go together).")
+      return yield* Problem.apiError("INVALID_ORDER_COMBO", "An order funded by a deposit cannot redeem a quote option (depositInstructions and quoteOptionId never go together).")
     }
-    const wallet = yield* openFundingWallet({ organizationId: caller.organization.id, environment: caller.environment, customerId }, asset.chain, orderId)
+    const wallet = yield* Wallets.openFunding({ organizationId: caller.organization.id, environment: caller.environment, customerId }, asset.chain, orderId)
     return {
       customerId,
       address: wallet.address,
-      account: { type: "wallet", id: wallet.id, side: { asset: asset.asset, chain: asset.chain }, holder: walletHolder(wallet) } as OrderAccountOf
+      account: { type: "wallet", id: wallet.id, side: { asset: asset.asset, chain: asset.chain }, holder: Wallets.holder(wallet) } as OrderAccountOf
     }
   })

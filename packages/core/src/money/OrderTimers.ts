@@ -16,112 +16,103 @@
  */
 import type { OrderId } from "@fos/contract"
 import { Clock, Effect } from "effect"
-import { Store } from "../kernel/Store.ts"
-import { schedule, type TimerHandler } from "../kernel/Timers.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { publish } from "../kernel/Topics.ts"
-import { sandboxTxHash } from "./Addresses.ts"
-import { legacyAutoPayoutSettleKind, legacyPayoutSettled, openAutoPayout } from "./AutoPayouts.ts"
-import { LedgerAccounts } from "./Ledger.ts"
-import { type OrderMove, orderMoves, orderTransition } from "./OrderMachine.ts"
-import {
-  failOrder,
-  lockedOrder,
-  lockExpiryKind,
-  moveOrder,
-  Orders,
-  orderSettleKind,
-  orderStartKind,
-  sourceAccountOf,
-  type StoredOrder
-} from "./Orders.ts"
-import { moveTransaction, SignaturesRequested } from "./Transactions.ts"
-import { WorldModel } from "./WorldModel.ts"
+import * as Addresses from "./Addresses.ts"
+import * as Ledger from "./Ledger.ts"
+import * as OrderMachine from "./OrderMachine.ts"
+import * as Orders from "./Orders.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Timers from "../kernel/Timers.ts"
+import * as Topics from "../kernel/Topics.ts"
+import * as Transactions from "./Transactions.ts"
+import * as WorldModel from "./WorldModel.ts"
 
-const scope = (o: StoredOrder) => scopeOf(o.organizationId, o.environment)
+import { legacyAutoPayoutSettleKind, legacyPayoutSettled, openAutoPayout } from "./AutoPayouts.ts"
+
+const scope = (o: Orders.StoredOrder) => Tenancy.scopeOf(o.organizationId, o.environment)
 
 /** How often the sweep looks again at a deposit-funded order whose funding is still being checked at its deadline. */
 const fundingRecheckMs = 60_000
 
 /** Whether a transfer to a deposit-funded order's funding address is still being checked (its credit pending). */
-const fundingBeingChecked = (order: StoredOrder) =>
+const fundingBeingChecked = (order: Orders.StoredOrder) =>
   Effect.gen(function*() {
     if (!order.depositFunded) return false
-    const account = yield* (yield* Store).get(LedgerAccounts, sourceAccountOf(order))
+    const account = yield* (yield* Store.Store).get(Ledger.LedgerAccounts, Orders.sourceAccountOf(order))
     return account !== undefined && BigInt(account.creditsPending) > 0n
   })
 
 /** The lock expiry sweep: a pending order whose execution was not claimed is cancelled (reason expired). */
-const lockExpired: TimerHandler = (payload: { readonly orderId: OrderId }) =>
+const lockExpired: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
   Effect.gen(function*() {
-    const order = yield* lockedOrder(payload.orderId)
+    const order = yield* Orders.locked(payload.orderId)
     if (order === undefined) return
     const nowMs = yield* Clock.currentTimeMillis
-    const move: OrderMove = { type: "expire", nowMs, fundingBeingChecked: yield* fundingBeingChecked(order) }
-    if ("deferred" in orderTransition(order, move)) {
+    const move: OrderMachine.OrderMove = { type: "expire", nowMs, fundingBeingChecked: yield* fundingBeingChecked(order) }
+    if ("deferred" in OrderMachine.orderTransition(order, move)) {
       // A transfer to the funding address is still being checked: the deadline waits for it.
-      yield* schedule(lockExpiryKind, nowMs + fundingRecheckMs, { orderId: order.id }, scope(order))
+      yield* Timers.schedule(Orders.lockExpiryKind, nowMs + fundingRecheckMs, { orderId: order.id }, scope(order))
       return
     }
-    yield* Effect.orDie(moveOrder(order, move))
+    yield* Effect.orDie(Orders.move(order, move))
   })
 
 /** The world model sends the order's source transfer: its transaction starts (processing), and settles later. */
-const started: TimerHandler = (payload: { readonly orderId: OrderId }) =>
+const started: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
   Effect.gen(function*() {
-    const order = yield* lockedOrder(payload.orderId)
-    if (order === undefined || !orderMoves(order, { type: "send" })) return
-    const processing = yield* Effect.orDie(moveTransaction(order.transactionId!, { type: "start" }))
-    const model = yield* WorldModel
+    const order = yield* Orders.locked(payload.orderId)
+    if (order === undefined || !OrderMachine.orderMoves(order, { type: "send" })) return
+    const processing = yield* Effect.orDie(Transactions.move(order.transactionId!, { type: "start" }))
+    const model = yield* WorldModel.WorldModel
     if (processing.signingWalletId !== undefined) {
       // The source wallet's roster signs first; the quorum sends the transfer (`signed`), the service co-signing.
-      yield* publish(SignaturesRequested, { transaction: processing, onQuorum: { kind: orderSignedKind, payload: { orderId: order.id }, delayMs: model.payouts.sendMs } })
+      yield* Topics.publish(Transactions.SignaturesRequested, { transaction: processing, onQuorum: { kind: orderSignedKind, payload: { orderId: order.id }, delayMs: model.payouts.sendMs } })
       return
     }
     yield* sendSource(order)
   })
 
 /** The source transfer is sent (the order can no longer be cancelled), and the conversion settles on the clock. */
-const sendSource = (order: StoredOrder) =>
+const sendSource = (order: Orders.StoredOrder) =>
   Effect.gen(function*() {
-    yield* Effect.orDie(moveOrder(order, { type: "send" }))
-    const model = yield* WorldModel
-    yield* schedule(orderSettleKind, (yield* Clock.currentTimeMillis) + model.orderSettlementMs[order.direction], { orderId: order.id }, scope(order))
+    yield* Effect.orDie(Orders.move(order, { type: "send" }))
+    const model = yield* WorldModel.WorldModel
+    yield* Timers.schedule(Orders.settleKind, (yield* Clock.currentTimeMillis) + model.orderSettlementMs[order.direction], { orderId: order.id }, scope(order))
   })
 
 export const orderSignedKind = "order.signed"
 
 /** The source transfer out of a non-custodial wallet met its roster's quorum: it is sent. */
-const signed: TimerHandler = (payload: { readonly orderId: OrderId }) =>
+const signed: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
   Effect.gen(function*() {
-    const order = yield* lockedOrder(payload.orderId)
-    if (order === undefined || !orderMoves(order, { type: "send" })) return
+    const order = yield* Orders.locked(payload.orderId)
+    if (order === undefined || !OrderMachine.orderMoves(order, { type: "send" })) return
     yield* sendSource(order)
   })
 
 /** The conversion settles: every hold posts, the transaction completes and the order succeeds; or the armed failure. */
-const settled: TimerHandler = (payload: { readonly orderId: OrderId }) =>
+const settled: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
   Effect.gen(function*() {
-    const order = yield* lockedOrder(payload.orderId)
-    if (order === undefined || !orderMoves(order, { type: "succeed" })) return
+    const order = yield* Orders.locked(payload.orderId)
+    if (order === undefined || !OrderMachine.orderMoves(order, { type: "succeed" })) return
     if (order.forcedFailure !== undefined) {
-      yield* Effect.orDie(failOrder(order, order.forcedFailure))
+      yield* Effect.orDie(Orders.fail(order, order.forcedFailure))
       return
     }
-    const transaction = yield* Effect.orDie(moveTransaction(order.transactionId!, { type: "settle" }))
+    const transaction = yield* Effect.orDie(Transactions.move(order.transactionId!, { type: "settle" }))
     const chain = order.destination.side.chain ?? order.source.side.chain
-    const store = yield* Store
+    const store = yield* Store.Store
     // The settle opened the autoPayout (executeFundedOrders) and may have run autoExecute orders on the destination;
     // read this one again before moving it.
-    const current = (yield* store.get(Orders, order.id))!
+    const current = (yield* store.get(Orders.Orders, order.id))!
     const payoutTransactionId = current.payoutTransactionId ?? (current.autoPayout === undefined ? undefined : yield* openAutoPayout(current))
-    yield* Effect.orDie(moveOrder(current, { type: "succeed" }, { payoutTransactionId }, chain === undefined ? {} : { txHash: sandboxTxHash(chain, transaction.id) }))
+    yield* Effect.orDie(Orders.move(current, { type: "succeed" }, { payoutTransactionId }, chain === undefined ? {} : { txHash: Addresses.sandboxTxHash(chain, transaction.id) }))
   })
 
-export const orderTimerHandlers: Record<string, TimerHandler> = {
-  [lockExpiryKind]: lockExpired,
-  [orderStartKind]: started,
-  [orderSettleKind]: settled,
+export const orderTimerHandlers: Record<string, Timers.TimerHandler> = {
+  [Orders.lockExpiryKind]: lockExpired,
+  [Orders.startKind]: started,
+  [Orders.settleKind]: settled,
   [orderSignedKind]: signed,
   [legacyAutoPayoutSettleKind]: legacyPayoutSettled
 }

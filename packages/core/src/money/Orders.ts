@@ -58,31 +58,34 @@ import {
   withArticle
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
-import { newId } from "../kernel/IdGenerator.ts"
-import { filteredList, filteredOrders, filterOrderName, type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import { schedule, type TimerHandler } from "../kernel/Timers.ts"
-import { toWire } from "../kernel/Wire.ts"
-import { Customers } from "../onboarding/Customers.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { emitEvent } from "../kernel/Outbox.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as Customers from "../onboarding/Customers.ts"
+import * as DepositReturns from "./DepositReturns.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Ledger from "./Ledger.ts"
+import * as OrderMachine from "./OrderMachine.ts"
+import * as Outbox from "../kernel/Outbox.ts"
+import * as Paging from "../kernel/Paging.ts"
+import * as Pricing from "./Pricing.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Quotes from "./Quotes.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Timers from "../kernel/Timers.ts"
+import * as Transactions from "./Transactions.ts"
+import * as Wire from "../kernel/Wire.ts"
+import * as WorldModel from "./WorldModel.ts"
+
 import { checkAutoPayout } from "./AutoPayouts.ts"
-import { accountId, balanceIn, balancesOf, type Holder, type LedgerAsset, type TransferRequest } from "./Ledger.ts"
+
 import { accountSide, fundingAccount, ledgerAsset, type OrderAccountOf, resolveAccount } from "./OrderAccounts.ts"
-import { initialOrderState, type OrderMove, orderTransition, type OrderState } from "./OrderMachine.ts"
-import { type PairSide, priceOf } from "./Pricing.ts"
-import { amountOf, checkMarkupAllowed, feesOf, QuoteOptions, redeemableOption, type Terms, termsOf, type TermsInput } from "./Quotes.ts"
+
 import { refuseRestricted } from "./SourceRules.ts"
-import { returnFromFundingAddress } from "./DepositReturns.ts"
-import { moveTransaction, openTransaction, Transactions } from "./Transactions.ts"
-import { WorldModel } from "./WorldModel.ts"
 
 export type { OrderAccountOf } from "./OrderAccounts.ts"
 export { legacyAutoPayoutSettleKind } from "./AutoPayouts.ts"
 
-export interface StoredOrder extends OrderState {
+export interface StoredOrder extends OrderMachine.OrderState {
   readonly id: OrderId
   readonly organizationId: string
   readonly environment: Environment
@@ -126,7 +129,7 @@ export interface StoredOrder extends OrderState {
   readonly updatedAt: string
 }
 
-const scope = (o: StoredOrder) => scopeOf(o.organizationId, o.environment)
+const scope = (o: StoredOrder) => Tenancy.scopeOf(o.organizationId, o.environment)
 
 // --- lists -------------------------------------------------------------------------------------------------------------
 
@@ -139,15 +142,15 @@ export interface OrderFilter {
 const filterKeys = ["status", "customerId"] as const
 
 /** The ledger account an order's source debits: where the balance autoExecute waits for lands. */
-export const sourceAccountOf = (o: { readonly source: OrderAccountOf }) => accountId(o.source.holder, ledgerAsset(o.source.side))
+export const sourceAccountOf = (o: { readonly source: OrderAccountOf }) => Ledger.accountId(o.source.holder, ledgerAsset(o.source.side))
 
-export const Orders = table<StoredOrder>({
+export const Orders = Store.table<StoredOrder>({
   name: "orders",
   key: (o) => o.id,
   unique: { clientReferenceId: (o) => (o.clientReferenceId === undefined ? undefined : `${scope(o)}/${o.clientReferenceId}`) },
   orders: {
     // One keyset order per sort and combination of the filters (kernel/Paging.ts), as transactions.
-    ...filteredOrders({
+    ...Paging.filteredOrders({
       filters: filterKeys,
       sorts: OrderSorts,
       scope,
@@ -165,29 +168,29 @@ export const Orders = table<StoredOrder>({
 })
 
 /** The order of every order of a scope (no filter). */
-export const ordersOfScope = filterOrderName("createdAt", [])
+export const ofScope = Paging.filterOrderName("createdAt", [])
 
-export const listOrders = (caller: Caller, filter: OrderFilter, query: ListQuery): Effect.Effect<ListEnvelope<OrderWire>, ApiError, Store> =>
-  listPage(Orders, {
-    ...filteredList(filterKeys, "createdAt", scopeOf(caller.organization.id, caller.environment), filter, query.sortBy),
+export const list = (caller: Auth.Caller, filter: OrderFilter, query: Paging.ListQuery): Effect.Effect<Paging.ListEnvelope<OrderWire>, Problem.ApiError, Store.Store> =>
+  Paging.listPage(Orders, {
+    ...Paging.filteredList(filterKeys, "createdAt", Tenancy.scopeOf(caller.organization.id, caller.environment), filter, query.sortBy),
     query,
-    toWire: orderToWire
+    toWire: toWire
   })
 
 // --- wire ----------------------------------------------------------------------------------------------------------------
 
-export const orderToWire = (o: StoredOrder): OrderWire =>
-  toWire({
+export const toWire = (o: StoredOrder): OrderWire =>
+  Wire.toWire({
     id: o.id,
     customerId: o.customerId,
     status: o.status,
     direction: o.direction,
-    source: o.depositFunded ? undefined : accountSide(o.source, amountOf(o.source.side, BigInt(o.principal))),
-    destination: accountSide(o.destination, amountOf(o.destination.side, BigInt(o.destinationAmount))),
+    source: o.depositFunded ? undefined : accountSide(o.source, Quotes.amountOf(o.source.side, BigInt(o.principal))),
+    destination: accountSide(o.destination, Quotes.amountOf(o.destination.side, BigInt(o.destinationAmount))),
     lockSide: o.lockSide,
     rate: o.rate,
     fees: o.fees,
-    totalDebit: amountOf(o.source.side, BigInt(o.totalDebit)),
+    totalDebit: Quotes.amountOf(o.source.side, BigInt(o.totalDebit)),
     lockExpiresAt: toIso(o.lockExpiresAtMs),
     autoExecute: o.autoExecute,
     autoPayout: o.autoPayout,
@@ -196,7 +199,7 @@ export const orderToWire = (o: StoredOrder): OrderWire =>
     depositInstructions: depositInstructionsOf(o),
     markupBps: o.markupBps,
     // The shape it was declared in (docs/decisions.md, "markupAmount").
-    markupAmount: BigInt(o.markupAmount) > 0n ? amountOf(o.source.side, BigInt(o.markupAmount)).amount : undefined,
+    markupAmount: BigInt(o.markupAmount) > 0n ? Quotes.amountOf(o.source.side, BigInt(o.markupAmount)).amount : undefined,
     clientReferenceId: o.clientReferenceId,
     // Representation rule 3: none of these is nullable in the spec, so each is omitted until it has a value.
     transactionId: o.transactionId ?? undefined,
@@ -209,36 +212,36 @@ export const orderToWire = (o: StoredOrder): OrderWire =>
 
 /** Where and what to send to fund a deposit-funded order: its totalDebit, at its funding address. */
 const depositInstructionsOf = (o: StoredOrder) =>
-  o.fundingAddress === undefined ? undefined : { address: o.fundingAddress, assetAmount: amountOf(o.source.side, BigInt(o.totalDebit)) }
+  o.fundingAddress === undefined ? undefined : { address: o.fundingAddress, assetAmount: Quotes.amountOf(o.source.side, BigInt(o.totalDebit)) }
 
-const notFound = () => apiError("ORDER_NOT_FOUND", "No order with this id exists in this organization and environment.")
+const notFound = () => Problem.apiError("ORDER_NOT_FOUND", "No order with this id exists in this organization and environment.")
 
-export const getOrder = (caller: Caller, id: OrderId, forUpdate = false): Effect.Effect<StoredOrder, ApiError, Store> =>
+export const get = (caller: Auth.Caller, id: OrderId, forUpdate = false): Effect.Effect<StoredOrder, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const order = yield* (forUpdate ? store.getForUpdate(Orders, id) : store.get(Orders, id))
-    if (order === undefined || scope(order) !== scopeOf(caller.organization.id, caller.environment)) return yield* notFound()
+    if (order === undefined || scope(order) !== Tenancy.scopeOf(caller.organization.id, caller.environment)) return yield* notFound()
     return order
   })
 
 // --- creating ------------------------------------------------------------------------------------------------------------
 
 export const lockExpiryKind = "order.lock_expiry"
-export const orderStartKind = "order.start"
-export const orderSettleKind = "order.settle"
+export const startKind = "order.start"
+export const settleKind = "order.settle"
 
 /**
  * A restricted customer makes no new orders (SourceRules.ts, as no new payouts): creating or executing one is 422
  * UNPROCESSABLE_ENTITY while the restriction lasts. An order already executing goes on.
  */
-const refuseRestrictedCustomer = (customerId: CustomerId): Effect.Effect<void, ApiError, Store> =>
-  Effect.flatMap(Store, (store) => Effect.flatMap(store.get(Customers, customerId), (customer) => refuseRestricted(customer, "orders")))
+const refuseRestrictedCustomer = (customerId: CustomerId): Effect.Effect<void, Problem.ApiError, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) => Effect.flatMap(store.get(Customers.Customers, customerId), (customer) => refuseRestricted(customer, "orders")))
 
 /** `POST /v2/orders`. */
-export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<OrderWire, ApiError, Store> =>
+export const create = (caller: Auth.Caller, body: OrderCreate): Effect.Effect<OrderWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    yield* checkMarkupAllowed(caller, body)
-    const orderId = yield* newId("ord")
+    yield* Quotes.checkMarkupAllowed(caller, body)
+    const orderId = yield* IdGenerator.newId("ord")
     const destination = yield* resolveAccount(caller, body.destination, "destination")
     yield* refuseRestrictedCustomer(destination.customerId)
     const source = body.source === undefined ? yield* fundingAccount(caller, body, destination.customerId, orderId) : yield* resolveAccount(caller, body.source, "source")
@@ -249,43 +252,43 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
       const s = source.account.side
       const d = destination.account.side
       if (source.account.id === destination.account.id || source.customerId !== destination.customerId || (s.chain !== d.chain && s.asset !== d.asset)) {
-        return yield* apiError(
+        return yield* Problem.apiError(
           "INVALID_TRANSFER_PAIR",
           "A conversion runs between two different active wallets of the same customer: a swap on one chain, or a bridge of one asset between chains."
         )
       }
     } else if (source.customerId !== destination.customerId) {
-      return yield* apiError("INVALID_ORDER_COMBO", "The source and the destination belong to different customers.")
+      return yield* Problem.apiError("INVALID_ORDER_COMBO", "The source and the destination belong to different customers.")
     } else if (source.account.type === "virtual_account" && destination.account.type === "virtual_account" && source.account.id === destination.account.id) {
-      return yield* apiError("INVALID_ORDER_COMBO", "The source and the destination are the same virtual account.")
+      return yield* Problem.apiError("INVALID_ORDER_COMBO", "The source and the destination are the same virtual account.")
     }
-    const scoped = scopeOf(caller.organization.id, caller.environment)
+    const scoped = Tenancy.scopeOf(caller.organization.id, caller.environment)
     const payout = body.autoPayout
     const recipientType: RecipientType = payout === undefined
       ? destination.account.type
       : destination.account.side.chain === undefined
       ? "external_bank"
       : "external_crypto"
-    let terms: Terms
+    let terms: Quotes.Terms
     let quoteOptionId: string | undefined
     if (body.quoteOptionId !== undefined) {
-      const option = yield* redeemableOption(caller, body.quoteOptionId)
-      const sameSide = (a: PairSide, b: PairSide) => a.asset === b.asset && a.chain === b.chain
+      const option = yield* Quotes.redeemableOption(caller, body.quoteOptionId)
+      const sameSide = (a: Pricing.PairSide, b: Pricing.PairSide) => a.asset === b.asset && a.chain === b.chain
       if (!sameSide(option.input.source, source.account.side) || !sameSide(option.input.destination, destination.account.side)) {
-        return yield* apiError("QUOTE_ASSET_MISMATCH", "The quote option is priced for other assets than this order's source and destination.")
+        return yield* Problem.apiError("QUOTE_ASSET_MISMATCH", "The quote option is priced for other assets than this order's source and destination.")
       }
       if (option.recipientType !== recipientType) {
-        return yield* apiError("QUOTE_RECIPIENT_TYPE_UNPRICED", `The quote option is priced for ${withArticle(option.recipientType)} recipient; this order pays ${withArticle(recipientType)}.`)
+        return yield* Problem.apiError("QUOTE_RECIPIENT_TYPE_UNPRICED", `The quote option is priced for ${withArticle(option.recipientType)} recipient; this order pays ${withArticle(recipientType)}.`)
       }
-      terms = yield* termsOf(option.price, option.input)
+      terms = yield* Quotes.termsOf(option.price, option.input)
       quoteOptionId = option.id
     } else {
       if (body.amount === undefined || body.lockSide === undefined) {
         const missing = [body.amount === undefined ? "amount" : undefined, body.lockSide === undefined ? "lockSide" : undefined].filter((f) => f !== undefined)
-        return yield* apiError("MISSING_REQUIRED_FIELDS", `An order without a quoteOptionId needs ${missing.join(" and ")}.`)
+        return yield* Problem.apiError("MISSING_REQUIRED_FIELDS", `An order without a quoteOptionId needs ${missing.join(" and ")}.`)
       }
-      const price = yield* priceOf(scoped, source.account.side, destination.account.side)
-      const input: TermsInput = {
+      const price = yield* Pricing.priceOf(scoped, source.account.side, destination.account.side)
+      const input: Quotes.TermsInput = {
         source: source.account.side,
         destination: destination.account.side,
         amount: body.amount,
@@ -293,17 +296,17 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
         markupBps: body.markupBps,
         markupAmount: body.markupAmount
       }
-      terms = yield* termsOf(price, input)
+      terms = yield* Quotes.termsOf(price, input)
     }
     const checkedPayout = payout === undefined ? undefined : yield* checkAutoPayout(caller, payout, terms, destination.account, destination.customerId)
-    const store = yield* Store
-    const model = yield* WorldModel
+    const store = yield* Store.Store
+    const model = yield* WorldModel.WorldModel
     const nowMs = yield* Clock.currentTimeMillis
     const now = toIso(nowMs)
     const order: StoredOrder = {
       autoPayout: checkedPayout?.payout,
       payoutMarkup: checkedPayout?.margin.toString(),
-      ...initialOrderState(nowMs + model.orderLockMs, depositFunded),
+      ...OrderMachine.initialOrderState(nowMs + model.orderLockMs, depositFunded),
       id: orderId,
       organizationId: caller.organization.id,
       environment: caller.environment,
@@ -323,7 +326,7 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
       destinationAmount: terms.destinationAmount.toString(),
       spreadAmount: terms.spreadAmount.toString(),
       markupBpsAmount: terms.markupBpsAmount.toString(),
-      fees: feesOf(terms),
+      fees: Quotes.feesOf(terms),
       // A deposit-funded order executes when its deposit lands, whatever autoExecute says.
       autoExecute: depositFunded || (body.autoExecute ?? false),
       quoteOptionId,
@@ -336,11 +339,11 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
       createdAt: now,
       updatedAt: now
     }
-    yield* emitEvent({
+    yield* Outbox.emitEvent({
       type: "order.created",
       organizationId: order.organizationId,
       environment: order.environment,
-      data: toWire({
+      data: Wire.toWire({
         orderId: order.id,
         customerId: order.customerId,
         clientReferenceId: order.clientReferenceId,
@@ -354,14 +357,14 @@ export const createOrder = (caller: Caller, body: OrderCreate): Effect.Effect<Or
     // when a credit covers it (TransactionEnded).
     const stored = order.autoExecute ? yield* Effect.catch(claim(order), () => Effect.succeed(order)) : order
     const inserted = yield* Effect.exit(store.insert(Orders, stored))
-    if (inserted._tag === "Failure") return yield* apiError("DUPLICATE_CLIENT_REFERENCE_ID", "This clientReferenceId is already used by another order.")
+    if (inserted._tag === "Failure") return yield* Problem.apiError("DUPLICATE_CLIENT_REFERENCE_ID", "This clientReferenceId is already used by another order.")
     if (quoteOptionId !== undefined) {
-      const option = (yield* store.get(QuoteOptions, quoteOptionId))!
-      yield* Effect.orDie(store.update(QuoteOptions, { ...option, usedByOrderId: order.id }))
+      const option = (yield* store.get(Quotes.QuoteOptions, quoteOptionId))!
+      yield* Effect.orDie(store.update(Quotes.QuoteOptions, { ...option, usedByOrderId: order.id }))
     }
     // The sweep is for an order whose execution is not claimed; an executing order never expires.
-    if (!stored.executing) yield* schedule(lockExpiryKind, order.lockExpiresAtMs, { orderId: order.id }, scoped)
-    return orderToWire(stored)
+    if (!stored.executing) yield* Timers.schedule(lockExpiryKind, order.lockExpiresAtMs, { orderId: order.id }, scoped)
+    return toWire(stored)
   })
 
 // --- moving --------------------------------------------------------------------------------------------------------------
@@ -374,17 +377,17 @@ const refusalDetail = {
 } as const
 
 /** Applies `move` to `order` (locked by the caller): the next state stored, and its event emitted. */
-export const moveOrder = (
+export const move = (
   order: StoredOrder,
-  move: OrderMove,
+  move: OrderMachine.OrderMove,
   extra: Partial<StoredOrder> = {},
   eventData: Record<string, unknown> = {}
-): Effect.Effect<StoredOrder, ApiError, Store> =>
+): Effect.Effect<StoredOrder, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const outcome = orderTransition(order, move)
-    if ("refused" in outcome) return yield* apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${order.status}).`)
+    const outcome = OrderMachine.orderTransition(order, move)
+    if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${order.status}).`)
     if ("unchanged" in outcome || "deferred" in outcome) return order
-    const store = yield* Store
+    const store = yield* Store.Store
     const now = toIso(yield* Clock.currentTimeMillis)
     const moved: StoredOrder = { ...order, ...outcome.next, ...extra, updatedAt: now }
     yield* Effect.orDie(store.update(Orders, moved))
@@ -401,7 +404,7 @@ export const moveOrder = (
           occurredAt: now
         }
         : { ...head, transactionId: moved.transactionId, ...eventData, succeededAt: now, occurredAt: now }
-      yield* emitEvent({ type: outcome.event, organizationId: moved.organizationId, environment: moved.environment, data: toWire(data) })
+      yield* Outbox.emitEvent({ type: outcome.event, organizationId: moved.organizationId, environment: moved.environment, data: Wire.toWire(data) })
     }
     if (moved.depositFunded && moved.status !== "pending") yield* returnLeftover(moved)
     return moved
@@ -413,19 +416,19 @@ export const moveOrder = (
  * address holds goes, not only the order's: a deposit in another asset was sent back when it arrived, and one still
  * there (from before that was so) goes now.
  */
-export const returnLeftover = (order: StoredOrder): Effect.Effect<void, never, Store> =>
+export const returnLeftover = (order: StoredOrder): Effect.Effect<void, never, Store.Store> =>
   Effect.gen(function*() {
     if (order.fundingSender === undefined) return
-    for (const balance of yield* balancesOf(order.source.holder)) {
+    for (const balance of yield* Ledger.balancesOf(order.source.holder)) {
       if (balance.available > 0n) yield* returnFunding(order, { asset: balance.asset, chain: balance.chain }, balance.available, order.fundingSender)
     }
   })
 
 /** Sends `units` of `side` at the order's funding address back to `sender`, as a deposit_return (DepositReturns.ts). */
-export const returnFunding = (order: StoredOrder, side: PairSide, units: bigint, sender: string): Effect.Effect<void, never, Store> =>
+export const returnFunding = (order: StoredOrder, side: Pricing.PairSide, units: bigint, sender: string): Effect.Effect<void, never, Store.Store> =>
   order.fundingAddress === undefined || side.chain === undefined
     ? Effect.void
-    : returnFromFundingAddress({
+    : DepositReturns.returnFromFundingAddress({
       organizationId: order.organizationId,
       environment: order.environment,
       customerId: order.customerId,
@@ -433,20 +436,20 @@ export const returnFunding = (order: StoredOrder, side: PairSide, units: bigint,
       fundingAddress: order.fundingAddress,
       from: order.source.holder,
       asset: { ...ledgerAsset(side), chain: side.chain },
-      assetAmount: amountOf(side, units),
+      assetAmount: Quotes.amountOf(side, units),
       units,
       sender
     })
 
 /** Every leg of the conversion, as the transaction's pending holds: one linked batch. */
-const legsOf = (order: StoredOrder, id: TransactionId): ReadonlyArray<TransferRequest> => {
+const legsOf = (order: StoredOrder, id: TransactionId): ReadonlyArray<Ledger.TransferRequest> => {
   const scoped = scope(order)
-  const liquidity: Holder = { scope: scoped, type: "liquidity", id: "market" }
-  const serviceFees: Holder = { scope: scoped, type: "fees", id: "service" }
-  const organizationFees: Holder = { scope: scoped, type: "fees", id: "organization" }
+  const liquidity: Ledger.Holder = { scope: scoped, type: "liquidity", id: "market" }
+  const serviceFees: Ledger.Holder = { scope: scoped, type: "fees", id: "service" }
+  const organizationFees: Ledger.Holder = { scope: scoped, type: "fees", id: "organization" }
   const from = ledgerAsset(order.source.side)
   const to = ledgerAsset(order.destination.side)
-  const leg = (name: string, debit: Holder, credit: Holder, asset: LedgerAsset, amount: string): ReadonlyArray<TransferRequest> =>
+  const leg = (name: string, debit: Ledger.Holder, credit: Ledger.Holder, asset: Ledger.LedgerAsset, amount: string): ReadonlyArray<Ledger.TransferRequest> =>
     BigInt(amount) > 0n
       ? [{ kind: "pending", id: `${id}/${name}`, debit, credit, asset, amount: BigInt(amount), code: `${order.direction}.${name}`, transactionId: id }]
       : []
@@ -461,10 +464,10 @@ const legsOf = (order: StoredOrder, id: TransactionId): ReadonlyArray<TransferRe
 }
 
 const insufficient = (order: StoredOrder, available: bigint) =>
-  apiError(
+  Problem.apiError(
     "INSUFFICIENT_FUNDS",
-    `The source's available balance of ${amountOf(order.source.side, available).amount} ${order.source.side.asset} does not cover the order's totalDebit of ${
-      amountOf(order.source.side, BigInt(order.totalDebit)).amount
+    `The source's available balance of ${Quotes.amountOf(order.source.side, available).amount} ${order.source.side.asset} does not cover the order's totalDebit of ${
+      Quotes.amountOf(order.source.side, BigInt(order.totalDebit)).amount
     }.`
   )
 
@@ -473,35 +476,35 @@ const insufficient = (order: StoredOrder, available: bigint) =>
  * the caller to store: execution changes no status and fires no order event); INSUFFICIENT_FUNDS when the source's
  * available balance does not cover totalDebit. Writes nothing when it fails.
  */
-const claim = (order: StoredOrder): Effect.Effect<StoredOrder, ApiError, Store> =>
+const claim = (order: StoredOrder): Effect.Effect<StoredOrder, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const nowMs = yield* Clock.currentTimeMillis
-    const outcome = orderTransition(order, { type: "execute", nowMs })
-    if ("refused" in outcome) return yield* apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${order.status}).`)
+    const outcome = OrderMachine.orderTransition(order, { type: "execute", nowMs })
+    if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${order.status}).`)
     if (!("next" in outcome)) return yield* Effect.die(new Error("the order table answers execute with a move or a refusal"))
     yield* refuseRestrictedCustomer(order.customerId)
     const refusal = order.executionRefusal
     if (refusal !== undefined && nowMs < refusal.untilMs) {
       switch (refusal.reasonCode) {
         case "provider_rejected":
-          return yield* apiError("PROVIDER_REJECTED", "The provider refused the conversion; no funds moved.")
+          return yield* Problem.apiError("PROVIDER_REJECTED", "The provider refused the conversion; no funds moved.")
         case "cancelled":
-          return yield* apiError("CANCELLED", "The provider cancelled the conversion; no funds moved.")
+          return yield* Problem.apiError("CANCELLED", "The provider cancelled the conversion; no funds moved.")
         case "provider_unavailable":
-          return yield* apiError("PROVIDER_UNAVAILABLE", "The provider is unavailable; no funds moved. Retry after retryAfterSeconds.", {
+          return yield* Problem.apiError("PROVIDER_UNAVAILABLE", "The provider is unavailable; no funds moved. Retry after retryAfterSeconds.", {
             retryAfterSeconds: Math.ceil((refusal.untilMs - nowMs) / 1000)
           })
       }
     }
-    const balance = yield* balanceIn(order.source.holder, ledgerAsset(order.source.side))
+    const balance = yield* Ledger.balanceIn(order.source.holder, ledgerAsset(order.source.side))
     if (balance.available < BigInt(order.totalDebit)) return yield* insufficient(order, balance.available)
-    const transaction = yield* openTransaction({
+    const transaction = yield* Transactions.open({
       organizationId: order.organizationId,
       environment: order.environment,
       customerId: order.customerId,
       type: order.direction,
-      source: accountSide(order.source, amountOf(order.source.side, BigInt(order.totalDebit))),
-      destination: accountSide(order.destination, amountOf(order.destination.side, BigInt(order.destinationAmount))),
+      source: accountSide(order.source, Quotes.amountOf(order.source.side, BigInt(order.totalDebit))),
+      destination: accountSide(order.destination, Quotes.amountOf(order.destination.side, BigInt(order.destinationAmount))),
       fees: order.fees,
       clientReferenceId: order.clientReferenceId,
       linkedOrderId: order.id,
@@ -510,37 +513,37 @@ const claim = (order: StoredOrder): Effect.Effect<StoredOrder, ApiError, Store> 
       holds: (id) => legsOf(order, id)
     }).pipe(Effect.catchTag("LedgerRefusal", (refusal) =>
       refusal.reason === "insufficient_funds" ? Effect.fail(insufficient(order, balance.available)) : Effect.die(refusal)))
-    const model = yield* WorldModel
-    yield* schedule(orderStartKind, nowMs + model.orderStartMs, { orderId: order.id }, scope(order))
+    const model = yield* WorldModel.WorldModel
+    yield* Timers.schedule(startKind, nowMs + model.orderStartMs, { orderId: order.id }, scope(order))
     return { ...order, ...outcome.next, transactionId: transaction.id, updatedAt: toIso(nowMs) }
   })
 
 /** Claims execution of `order` (locked, stored) and stores it executing. */
-const execute = (order: StoredOrder): Effect.Effect<StoredOrder, ApiError, Store> =>
+const execute = (order: StoredOrder): Effect.Effect<StoredOrder, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const claimed = yield* claim(order)
-    yield* Effect.orDie((yield* Store).update(Orders, claimed))
+    yield* Effect.orDie((yield* Store.Store).update(Orders, claimed))
     return claimed
   })
 
 /** autoExecute: executes the order when its source's balance covers it, else leaves it waiting. */
-export const tryExecute = (order: StoredOrder): Effect.Effect<StoredOrder, never, Store> =>
+export const tryExecute = (order: StoredOrder): Effect.Effect<StoredOrder, never, Store.Store> =>
   Effect.catch(execute(order), () => Effect.succeed(order))
 
 /** `POST /v2/orders/{orderId}/execute`: one attempt. */
-export const executeOrder = (caller: Caller, id: OrderId): Effect.Effect<OrderWire, ApiError, Store> =>
-  Effect.map(Effect.flatMap(getOrder(caller, id, true), execute), orderToWire)
+export const executeOrder = (caller: Auth.Caller, id: OrderId): Effect.Effect<OrderWire, Problem.ApiError, Store.Store> =>
+  Effect.map(Effect.flatMap(get(caller, id, true), execute), toWire)
 
 /** `POST /v2/orders/{orderId}/cancel`. */
-export const cancelOrder = (caller: Caller, id: OrderId): Effect.Effect<OrderWire, ApiError, Store> =>
+export const cancel = (caller: Auth.Caller, id: OrderId): Effect.Effect<OrderWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const order = yield* getOrder(caller, id, true)
-    const outcome = orderTransition(order, { type: "cancel" })
+    const order = yield* get(caller, id, true)
+    const outcome = OrderMachine.orderTransition(order, { type: "cancel" })
     // Cancelling an executing order whose source transfer is not sent cancels its transaction too, releasing the holds.
     if ("next" in outcome && order.executing && order.transactionId !== null) {
-      yield* moveTransaction(order.transactionId, { type: "cancel" }, { cancellationReason: "client_cancelled" })
+      yield* Transactions.move(order.transactionId, { type: "cancel" }, { cancellationReason: "client_cancelled" })
     }
-    return orderToWire(yield* moveOrder(order, { type: "cancel" }))
+    return toWire(yield* move(order, { type: "cancel" }))
   })
 
 /** The transaction failure code an order failure reason fails the order's transaction with. */
@@ -555,15 +558,15 @@ const transactionFailureOf: { readonly [C in OrderFailureReasonCode]: Transactio
 }
 
 /** Fails the order (locked) with `reasonCode`: its transaction fails (or is cancelled) and its holds are released. */
-export const failOrder = (order: StoredOrder, reasonCode: OrderFailureReasonCode): Effect.Effect<StoredOrder, ApiError, Store> =>
+export const fail = (order: StoredOrder, reasonCode: OrderFailureReasonCode): Effect.Effect<StoredOrder, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     if (order.transactionId !== null) {
       const failure = transactionFailureOf[reasonCode]
       yield* failure === "cancelled"
-        ? moveTransaction(order.transactionId, { type: "cancel" }, { cancellationReason: "client_cancelled" })
-        : moveTransaction(order.transactionId, { type: "fail" }, { failureCode: failure })
+        ? Transactions.move(order.transactionId, { type: "cancel" }, { cancellationReason: "client_cancelled" })
+        : Transactions.move(order.transactionId, { type: "fail" }, { failureCode: failure })
     }
-    return yield* moveOrder(order, { type: "fail" }, { reasonCode })
+    return yield* move(order, { type: "fail" }, { reasonCode })
   })
 
 /**
@@ -571,16 +574,16 @@ export const failOrder = (order: StoredOrder, reasonCode: OrderFailureReasonCode
  * pending one fails when its execution would settle. An ended order is 409 RESOURCE_TERMINAL.
  */
 export const simulateOrderFailure = (
-  caller: Caller,
+  caller: Auth.Caller,
   id: OrderId,
   reasonCode: OrderFailureReasonCode,
   at: "settlement" | "execution" = "settlement"
-): Effect.Effect<OrderWire, ApiError, Store> =>
+): Effect.Effect<OrderWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const order = yield* getOrder(caller, id, true)
-    if (order.status !== "pending") return yield* apiError("RESOURCE_TERMINAL", `The order has already ended (status ${order.status}).`)
+    const order = yield* get(caller, id, true)
+    if (order.status !== "pending") return yield* Problem.apiError("RESOURCE_TERMINAL", `The order has already ended (status ${order.status}).`)
     if (at === "execution") {
-      if (order.executing) return yield* apiError("SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", "The order's execution is already claimed; fail it at settlement instead.")
+      if (order.executing) return yield* Problem.apiError("SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", "The order's execution is already claimed; fail it at settlement instead.")
       const nowMs = yield* Clock.currentTimeMillis
       const armed: StoredOrder = {
         ...order,
@@ -590,14 +593,14 @@ export const simulateOrderFailure = (
         },
         updatedAt: toIso(nowMs)
       }
-      yield* Effect.orDie((yield* Store).update(Orders, armed))
-      return orderToWire(armed)
+      yield* Effect.orDie((yield* Store.Store).update(Orders, armed))
+      return toWire(armed)
     }
-    if (order.executing) return orderToWire(yield* failOrder(order, reasonCode))
-    const store = yield* Store
+    if (order.executing) return toWire(yield* fail(order, reasonCode))
+    const store = yield* Store.Store
     const armed: StoredOrder = { ...order, forcedFailure: reasonCode, updatedAt: toIso(yield* Clock.currentTimeMillis) }
     yield* Effect.orDie(store.update(Orders, armed))
-    return orderToWire(armed)
+    return toWire(armed)
   })
 
 /** How long a provider outage the sandbox arms refuses an order's execution attempts. */
@@ -606,10 +609,10 @@ const providerOutageMs = 30_000
 // --- the clock (OrderTimers.ts) ------------------------------------------------------------------------------------------------
 
 /** An order, locked for the timer or the transaction end that moves it. */
-export const lockedOrder = (id: OrderId) => Effect.flatMap(Store, (store) => store.getForUpdate(Orders, id))
+export const locked = (id: OrderId) => Effect.flatMap(Store.Store, (store) => store.getForUpdate(Orders, id))
 
 /** The rows of an order's transaction (for tests and reads). */
-export const orderTransaction = (order: StoredOrder) =>
-  Effect.flatMap(Store, (store) => (order.transactionId === null ? Effect.succeed(undefined) : store.get(Transactions, order.transactionId)))
+export const transaction = (order: StoredOrder) =>
+  Effect.flatMap(Store.Store, (store) => (order.transactionId === null ? Effect.succeed(undefined) : store.get(Transactions.Transactions, order.transactionId)))
 
 export type { OrderCancellationReason }

@@ -17,8 +17,8 @@ import {
   type PayoutRequirementsRequest
 } from "@fos/contract"
 import { Effect } from "effect"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { type PayoutModel, WorldModel } from "./WorldModel.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as WorldModel from "./WorldModel.ts"
 
 /** The currencies a rail carries; swift carries any fiat currency. */
 export const railCurrencies: Readonly<Record<PayoutRail, ReadonlyArray<AssetCode> | "any">> = {
@@ -45,7 +45,7 @@ export const payoutDocumentTypes: Array<DocumentType> = ["invoice", "contract", 
 export const unitsOf = (asset: AssetCode, text: string | undefined): bigint | undefined =>
   text === undefined ? undefined : parseAmount(asset, text)?.units
 
-export const feeOf = (model: PayoutModel, asset: AssetCode, rail: PayoutRail | undefined): bigint =>
+export const feeOf = (model: WorldModel.PayoutModel, asset: AssetCode, rail: PayoutRail | undefined): bigint =>
   unitsOf(asset, rail === undefined ? model.networkFee[asset] : model.railFee[rail]) ?? 0n
 
 export const atLeast = (units: bigint, threshold: bigint | undefined) => threshold !== undefined && units >= threshold
@@ -75,22 +75,22 @@ const bankRecipientFields = (rail: PayoutRail) => {
 }
 
 /** `POST /v2/payouts/requirements`: what a payout of this shape needs. */
-export const payoutRequirements = (body: PayoutRequirementsRequest): Effect.Effect<PayoutRequirements, ApiError> =>
+export const payoutRequirements = (body: PayoutRequirementsRequest): Effect.Effect<PayoutRequirements, Problem.ApiError> =>
   Effect.gen(function*() {
-    const model = (yield* WorldModel).payouts
+    const model = (yield* WorldModel.WorldModel).payouts
     const invalid = (pointer: string, detail: string) =>
-      apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] })
+      Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] })
     const amount = parseAmount(body.asset, body.amount)
     if (amount === undefined) return yield* invalid("/amount", "has more decimal places than the asset has")
     if (body.destinationType === "external_bank") {
       if (body.rail === undefined) return yield* invalid("/rail", "is required for an external_bank destination")
       if (body.chain !== undefined) return yield* invalid("/chain", "is sent only for an external_crypto destination")
       if (body.source.type !== "virtual_account" || !isFiat(body.asset)) {
-        return yield* apiError("UNPROCESSABLE_ENTITY", "A bank payout is paid from a virtual account in a fiat currency.")
+        return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "A bank payout is paid from a virtual account in a fiat currency.")
       }
       const carried = railCurrencies[body.rail]
       if (carried !== "any" && !carried.includes(body.asset)) {
-        return yield* apiError("UNPROCESSABLE_ENTITY", `The ${body.rail} rail carries ${carried.join(", ")}.`)
+        return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The ${body.rail} rail carries ${carried.join(", ")}.`)
       }
       const reviewed = atLeast(amount.units, unitsOf(body.asset, model.reviewThreshold[body.asset])) || model.reviewCountries.includes(body.country)
       return {
@@ -104,7 +104,7 @@ export const payoutRequirements = (body: PayoutRequirementsRequest): Effect.Effe
     if (body.chain === undefined) return yield* invalid("/chain", "is required for an external_crypto destination")
     if (body.rail !== undefined) return yield* invalid("/rail", "is sent only for an external_bank destination")
     if (body.source.type !== "wallet" || isFiat(body.asset)) {
-      return yield* apiError("UNPROCESSABLE_ENTITY", "A crypto payout is paid from a wallet in an on-chain asset.")
+      return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "A crypto payout is paid from a wallet in an on-chain asset.")
     }
     const threshold = unitsOf(body.asset, model.travelRuleThreshold[body.asset])
     const travelRuleRequired = atLeast(amount.units, threshold)
@@ -137,13 +137,13 @@ export const railCarries = (rail: PayoutRail, asset: AssetCode): boolean => {
 
 /** The fee a payout of `asset` over `rail` (or on chain, without one) is charged, in the asset's units. */
 export const payoutFee = (asset: AssetCode, rail: PayoutRail | undefined): Effect.Effect<bigint> =>
-  Effect.map(WorldModel, (model) => feeOf(model.payouts, asset, rail))
+  Effect.map(WorldModel.WorldModel, (model) => feeOf(model.payouts, asset, rail))
 
 /**
  * What `POST /v2/payouts/requirements` answers as `documents.required`: a payout the rules review by amount or (a
  * bank payout) by the recipient's country needs its supporting documents for the reviewer.
  */
 export const payoutDocumentsRequired = (asset: AssetCode, units: bigint, target: { readonly route: { readonly rail: PayoutRail } | { readonly chain: Chain }; readonly country: string | undefined }): Effect.Effect<boolean> =>
-  Effect.map(WorldModel, ({ payouts: model }) =>
+  Effect.map(WorldModel.WorldModel, ({ payouts: model }) =>
     atLeast(units, unitsOf(asset, model.reviewThreshold[asset])) ||
     ("rail" in target.route && target.country !== undefined && model.reviewCountries.includes(target.country)))

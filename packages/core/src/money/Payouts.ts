@@ -52,63 +52,53 @@ import {
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { Clock, Effect } from "effect"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import type { StoredResponse } from "../kernel/Idempotency.ts"
-import { type Position, Store } from "../kernel/Store.ts"
-import { schedule, type TimerHandler } from "../kernel/Timers.ts"
-import { publish } from "../kernel/Topics.ts"
-import { restrictCustomer } from "../onboarding/Restrictions.ts"
-import { getCustomer } from "../onboarding/Customers.ts"
-import { requireDocuments } from "../onboarding/Documents.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { sandboxTxHash } from "./Addresses.ts"
-import type { Holder } from "./Ledger.ts"
-import { getRecipient, recipientAddress, Recipients, type StoredRecipient } from "./Recipients.ts"
-import { refuseNonCustodialSource, refuseRestricted } from "./SourceRules.ts"
-import { terminalStatuses } from "./TransactionMachine.ts"
-import {
-  addDestinationReferences,
-  getTransaction,
-  moveTransaction,
-  openTransaction,
-  requestPayoutCancel,
-  SignaturesRequested,
-  type StoredTransaction,
-  transactionPartition,
-  Transactions,
-  transactionToWire
-} from "./Transactions.ts"
-import { getVirtualAccount, virtualAccountHolder } from "./VirtualAccounts.ts"
-import { getWallet, notActiveDetail, walletHolder, Wallets } from "./Wallets.ts"
-import { atLeast, feeOf, payoutDocumentsRequired, payoutDocumentTypes, railCurrencies, unitsOf } from "./PayoutRequirements.ts"
-import { settlesAt, WorldModel } from "./WorldModel.ts"
+import * as Addresses from "./Addresses.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as Customers from "../onboarding/Customers.ts"
+import * as Documents from "../onboarding/Documents.ts"
+import type * as Idempotency from "../kernel/Idempotency.ts"
+import type * as Ledger from "./Ledger.ts"
+import * as PayoutRequirements from "./PayoutRequirements.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Recipients from "./Recipients.ts"
+import * as Restrictions from "../onboarding/Restrictions.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Timers from "../kernel/Timers.ts"
+import * as Topics from "../kernel/Topics.ts"
+import * as TransactionMachine from "./TransactionMachine.ts"
+import * as Transactions from "./Transactions.ts"
+import * as VirtualAccounts from "./VirtualAccounts.ts"
+import * as Wallets from "./Wallets.ts"
+import * as WorldModel from "./WorldModel.ts"
 
-export const payoutStartKind = "payout.start"
-export const payoutSendKind = "payout.send"
-export const payoutSettleKind = "payout.settle"
-export const payoutReviewEndKind = "payout.review_end"
-export const payoutLateReferencesKind = "payout.late_references"
+import { refuseNonCustodialSource, refuseRestricted } from "./SourceRules.ts"
+
+export const startKind = "payout.start"
+export const sendKind = "payout.send"
+export const settleKind = "payout.settle"
+export const reviewEndKind = "payout.review_end"
+export const lateReferencesKind = "payout.late_references"
 
 // --- creating ---------------------------------------------------------------------------------------------------------
 
 const invalidBody = (pointer: string, detail: string) =>
-  apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] })
+  Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] })
 
 /** Where the money goes: the transaction's destination side (without its amount) and what routes it. */
 export interface PayoutTarget {
   readonly side: (amount: TransactionSide["assetAmount"]) => TransactionSide
   readonly route: { readonly rail: PayoutRail } | { readonly chain: Chain }
-  readonly recipient: StoredRecipient | undefined
+  readonly recipient: Recipients.StoredRecipient | undefined
   readonly country: string | undefined
 }
 
 /** A saved recipient of the payout's customer; one of another customer is refused like a bad recipient. */
-const savedRecipient = (caller: Caller, kind: "whitelist_recipient" | "registered_address", id: string, customerId: CustomerId, pointer: string) =>
-  Effect.flatMap(getRecipient(caller, kind, id), (recipient) =>
+const savedRecipient = (caller: Auth.Caller, kind: "whitelist_recipient" | "registered_address", id: string, customerId: CustomerId, pointer: string) =>
+  Effect.flatMap(Recipients.get(caller, kind, id), (recipient) =>
     recipient.customerId === customerId
       ? Effect.succeed(recipient)
-      : Effect.fail(apiError("RECIPIENT_VALIDATION_FAILED", "The recipient failed validation; see errors[].", {
+      : Effect.fail(Problem.apiError("RECIPIENT_VALIDATION_FAILED", "The recipient failed validation; see errors[].", {
         errors: [{ pointer, detail: "must be a recipient saved for the customer that owns the source" }]
       })))
 
@@ -120,7 +110,7 @@ export interface PayoutOpening {
   readonly asset: AssetCode
   /** The source wallet's chain; undefined for a virtual account. */
   readonly chain: Chain | undefined
-  readonly holder: Holder
+  readonly holder: Ledger.Holder
   readonly sourceSide: (amount: TransactionSide["assetAmount"]) => TransactionSide
   readonly target: PayoutTarget
   /** What reaches the recipient, in the asset's units; the fee (and any margin) comes on top. */
@@ -140,25 +130,25 @@ export interface PayoutOpening {
  * ledger transfers, opens the withdrawal, and hands it to the world model (compliance review by the rules, or the
  * compliance step on the clock). 422 INSUFFICIENT_FUNDS, reserving nothing, when the balance does not cover it all.
  */
-export const openPayout = (p: PayoutOpening): Effect.Effect<StoredTransaction, ApiError, Store> =>
+export const open = (p: PayoutOpening): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const model = (yield* WorldModel).payouts
-    const scope = scopeOf(p.organizationId, p.environment)
+    const store = yield* Store.Store
+    const model = (yield* WorldModel.WorldModel).payouts
+    const scope = Tenancy.scopeOf(p.organizationId, p.environment)
     const { asset, chain, holder, target } = p
     const rail = "rail" in target.route ? target.route.rail : undefined
-    const fee = feeOf(model, asset, rail)
+    const fee = PayoutRequirements.feeOf(model, asset, rail)
     const margin = p.margin ?? 0n
     const amountOf = (units: bigint) => ({ code: asset, amount: formatAmount({ asset, units }), ...(chain === undefined ? {} : { chain }) })
-    const world: Holder = { scope, type: "world", id: "rail" in target.route ? `rail:${target.route.rail}` : `chain:${target.route.chain}` }
+    const world: Ledger.Holder = { scope, type: "world", id: "rail" in target.route ? `rail:${target.route.rail}` : `chain:${target.route.chain}` }
     const ledgerAsset = { code: asset, chain }
     // A payout out of a non-custodial wallet (by POST /v2/payouts, or an order's autoPayout out of its destination)
     // is signed by the wallet's roster once it is processing (signing/TransferSigning.ts).
-    const sourceWallet = holder.type === "wallet" ? yield* store.get(Wallets, holder.id) : undefined
+    const sourceWallet = holder.type === "wallet" ? yield* store.get(Wallets.Wallets, holder.id) : undefined
     // The world model's compliance rules: a payout that must be reviewed is born in review.
     const firstToRecipient = target.recipient !== undefined && !target.recipient.paidOut
     const reviewed = p.documentsRequired || (model.reviewNewRecipients && firstToRecipient)
-    const transaction = yield* openTransaction({
+    const transaction = yield* Transactions.open({
       organizationId: p.organizationId,
       environment: p.environment,
       customerId: p.customerId,
@@ -189,95 +179,95 @@ export const openPayout = (p: PayoutOpening): Effect.Effect<StoredTransaction, A
       ]
     }).pipe(Effect.catchTag("LedgerRefusal", (refusal) =>
       refusal.reason === "insufficient_funds"
-        ? Effect.fail(apiError(
+        ? Effect.fail(Problem.apiError(
           "INSUFFICIENT_FUNDS",
           `The available balance does not cover the amount and its fee of ${formatAmount({ asset, units: fee })} ${asset}; nothing was reserved.`
         ))
         : Effect.die(refusal)))
     const now = yield* Clock.currentTimeMillis
     if (target.recipient !== undefined && firstToRecipient) {
-      yield* Effect.orDie(store.update(Recipients, { ...target.recipient, paidOut: true }))
+      yield* Effect.orDie(store.update(Recipients.Recipients, { ...target.recipient, paidOut: true }))
     }
     if (reviewed) {
-      yield* schedule(payoutReviewEndKind, now + model.reviewMs, { transactionId: transaction.id }, scope)
+      yield* Timers.schedule(reviewEndKind, now + model.reviewMs, { transactionId: transaction.id }, scope)
       return transaction
     }
-    yield* schedule(payoutStartKind, now + model.complianceMs, { transactionId: transaction.id }, scope)
+    yield* Timers.schedule(startKind, now + model.complianceMs, { transactionId: transaction.id }, scope)
     return transaction
   })
 
 /** `POST /v2/payouts`: validates, reserves the amount and its fee, and opens the withdrawal. */
-export const createPayout = (caller: Caller, body: PayoutCreate): Effect.Effect<StoredTransaction, ApiError, Store> =>
+export const create = (caller: Auth.Caller, body: PayoutCreate): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const model = (yield* WorldModel).payouts
+    const model = (yield* WorldModel.WorldModel).payouts
 
     // The source: whose money, in which asset, held where.
     let customerId: CustomerId
     let asset: AssetCode
-    let holder: Holder
+    let holder: Ledger.Holder
     let sourceSide: (amount: TransactionSide["assetAmount"]) => TransactionSide
     let chain: Chain | undefined
     if (body.source.type === "wallet") {
-      const wallet = yield* getWallet(caller, body.source.walletId)
-      if (wallet.status !== "active") return yield* apiError("WALLET_NOT_ACTIVE", notActiveDetail(wallet))
+      const wallet = yield* Wallets.get(caller, body.source.walletId)
+      if (wallet.status !== "active") return yield* Problem.apiError("WALLET_NOT_ACTIVE", Wallets.notActiveDetail(wallet))
       yield* refuseNonCustodialSource(wallet, "A non-custodial wallet pays out")
       if (body.asset === undefined) return yield* invalidBody("/asset", "is required for a payout from a wallet")
-      if (isFiat(body.asset)) return yield* apiError("UNPROCESSABLE_ENTITY", "A wallet pays out on-chain assets; asset must be one.")
+      if (isFiat(body.asset)) return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "A wallet pays out on-chain assets; asset must be one.")
       customerId = wallet.customerId
       asset = body.asset
       chain = wallet.chain
-      holder = walletHolder(wallet)
+      holder = Wallets.holder(wallet)
       sourceSide = (assetAmount) => ({ type: "wallet", walletId: wallet.id, assetAmount })
     } else {
-      const account = yield* getVirtualAccount(caller, body.source.virtualAccountId)
-      if (account.status !== "active") return yield* apiError("VIRTUAL_ACCOUNT_NOT_ACTIVE", "The virtual account is not active yet.")
+      const account = yield* VirtualAccounts.get(caller, body.source.virtualAccountId)
+      if (account.status !== "active") return yield* Problem.apiError("VIRTUAL_ACCOUNT_NOT_ACTIVE", "The virtual account is not active yet.")
       if (body.asset !== undefined && body.asset !== account.asset.code) {
-        return yield* apiError("VIRTUAL_ACCOUNT_ASSET_MISMATCH", `The virtual account holds ${account.asset.code}; asset must be that currency or omitted.`)
+        return yield* Problem.apiError("VIRTUAL_ACCOUNT_ASSET_MISMATCH", `The virtual account holds ${account.asset.code}; asset must be that currency or omitted.`)
       }
       customerId = account.customerId as CustomerId
       asset = account.asset.code
       chain = undefined
-      holder = virtualAccountHolder(account)
+      holder = VirtualAccounts.holder(account)
       sourceSide = (assetAmount) => ({ type: "virtual_account", virtualAccountId: account.id, assetAmount })
     }
-    yield* refuseRestricted(yield* getCustomer(caller, customerId), "payouts")
+    yield* refuseRestricted(yield* Customers.get(caller, customerId), "payouts")
 
     // The destination, and the rail or chain it goes over.
     let target: PayoutTarget
     const destination = body.destination
     if (destination.type === "external_bank") {
       if (body.source.type !== "virtual_account") {
-        return yield* apiError("UNPROCESSABLE_ENTITY", "A bank payout is paid from a virtual account; a wallet pays out to crypto addresses.")
+        return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "A bank payout is paid from a virtual account; a wallet pays out to crypto addresses.")
       }
       if (body.travelRule !== undefined) return yield* invalidBody("/travelRule", "is sent only for a crypto payout")
       const recipient = yield* savedRecipient(caller, "whitelist_recipient", destination.whitelistRecipientId, customerId, "/destination/whitelistRecipientId")
       const rail = body.rail ?? recipient.rail!
       if (rail !== recipient.rail) {
-        return yield* apiError("RECIPIENT_VALIDATION_FAILED", "The recipient failed validation; see errors[].", {
+        return yield* Problem.apiError("RECIPIENT_VALIDATION_FAILED", "The recipient failed validation; see errors[].", {
           errors: [{ pointer: "/rail", detail: `must be the rail the whitelist recipient was saved for (${recipient.rail})` }]
         })
       }
-      const carried = railCurrencies[rail]
+      const carried = PayoutRequirements.railCurrencies[rail]
       if (carried !== "any" && !carried.includes(asset)) {
-        return yield* apiError("UNPROCESSABLE_ENTITY", `The ${rail} rail carries ${carried.join(", ")}; the virtual account holds ${asset}.`)
+        return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The ${rail} rail carries ${carried.join(", ")}; the virtual account holds ${asset}.`)
       }
       target = { side: (assetAmount) => ({ type: "external_bank", assetAmount }), route: { rail }, recipient, country: recipient.address?.country }
     } else {
       if (chain === undefined) {
-        return yield* apiError("UNPROCESSABLE_ENTITY", "A crypto payout is paid from a wallet; a virtual account pays out to bank accounts.")
+        return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "A crypto payout is paid from a wallet; a virtual account pays out to bank accounts.")
       }
       if (body.rail !== undefined) return yield* invalidBody("/rail", "is sent only for a bank payout")
       let address: string
-      let recipient: StoredRecipient | undefined
+      let recipient: Recipients.StoredRecipient | undefined
       if (destination.type === "external_crypto") {
         if (destination.chain !== chain) {
-          return yield* apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${chain}; the destination must be an address on that chain.`)
+          return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${chain}; the destination must be an address on that chain.`)
         }
-        address = yield* recipientAddress(chain, destination.address, "/destination/address")
+        address = yield* Recipients.recipientAddress(chain, destination.address, "/destination/address")
       } else {
         recipient = yield* savedRecipient(caller, "registered_address", destination.registeredAddressId, customerId, "/destination/registeredAddressId")
         if (recipient.chain !== chain) {
-          return yield* apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${chain}; the registered address is on ${recipient.chain}.`)
+          return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The wallet is on ${chain}; the registered address is on ${recipient.chain}.`)
         }
         address = recipient.cryptoAddress!
       }
@@ -292,24 +282,24 @@ export const createPayout = (caller: Caller, body: PayoutCreate): Effect.Effect<
     // The amount, the travel rule and the documents.
     const amount = parseAmount(asset, body.amount)
     if (amount === undefined) return yield* invalidBody("/amount", "has more decimal places than the asset has")
-    if (amount.units <= 0n) return yield* apiError("AMOUNT_OUT_OF_RANGE", "The amount must be more than zero.")
-    if ("chain" in target.route && body.travelRule === undefined && atLeast(amount.units, unitsOf(asset, model.travelRuleThreshold[asset]))) {
-      return yield* apiError(
+    if (amount.units <= 0n) return yield* Problem.apiError("AMOUNT_OUT_OF_RANGE", "The amount must be more than zero.")
+    if ("chain" in target.route && body.travelRule === undefined && PayoutRequirements.atLeast(amount.units, PayoutRequirements.unitsOf(asset, model.travelRuleThreshold[asset]))) {
+      return yield* Problem.apiError(
         "MISSING_REQUIRED_FIELDS",
         `A crypto payout of ${model.travelRuleThreshold[asset]} ${asset} or more must carry travelRule (beneficiaryName, beneficiaryCountry, walletType); see POST /v2/payouts/requirements.`
       )
     }
     // What POST /v2/payouts/requirements answers as `documents.required`.
-    const documentsRequired = yield* payoutDocumentsRequired(asset, amount.units, target)
+    const documentsRequired = yield* PayoutRequirements.payoutDocumentsRequired(asset, amount.units, target)
     if (documentsRequired && (body.documents === undefined || body.documents.length === 0)) {
-      return yield* apiError(
+      return yield* Problem.apiError(
         "MISSING_REQUIRED_FIELDS",
-        `This payout goes to compliance review and must carry documents (supporting document ids: ${payoutDocumentTypes.join(", ")}); see POST /v2/payouts/requirements.`
+        `This payout goes to compliance review and must carry documents (supporting document ids: ${PayoutRequirements.payoutDocumentTypes.join(", ")}); see POST /v2/payouts/requirements.`
       )
     }
-    if (body.documents !== undefined) yield* requireDocuments(caller, body.documents, { customerId, pointer: "/documents" })
+    if (body.documents !== undefined) yield* Documents.require(caller, body.documents, { customerId, pointer: "/documents" })
 
-    return yield* openPayout({
+    return yield* open({
       organizationId: caller.organization.id,
       environment: caller.environment,
       customerId,
@@ -329,9 +319,9 @@ export const createPayout = (caller: Caller, body: PayoutCreate): Effect.Effect<
 // --- reading and cancelling --------------------------------------------------------------------------------------------
 
 /** The caller's payout: a withdrawal transaction (any other transaction is no payout: 404 NOT_FOUND). */
-export const getPayout = (caller: Caller, id: TransactionId, forUpdate = false): Effect.Effect<StoredTransaction, ApiError, Store> =>
-  Effect.flatMap(getTransaction(caller, id, forUpdate), (t) =>
-    t.type === "withdrawal" ? Effect.succeed(t) : Effect.fail(apiError("NOT_FOUND", "No payout with this id exists in this organization and environment.")))
+export const get = (caller: Auth.Caller, id: TransactionId, forUpdate = false): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> =>
+  Effect.flatMap(Transactions.get(caller, id, forUpdate), (t) =>
+    t.type === "withdrawal" ? Effect.succeed(t) : Effect.fail(Problem.apiError("NOT_FOUND", "No payout with this id exists in this organization and environment.")))
 
 /**
  * `POST /v2/payouts/{id}/cancel`: while the transfer is not yet sent, the payout is cancelled and its reservation
@@ -344,14 +334,14 @@ export const getPayout = (caller: Caller, id: TransactionId, forUpdate = false):
  * (transaction.cancelled); when the reviewer rejects the supporting document, it ends failed with compliance_rejected
  * through transaction.failed (not transaction.rejected: the caller has withdrawn it and resubmits nothing).
  */
-export const cancelPayout = (caller: Caller, id: TransactionId): Effect.Effect<StoredTransaction, ApiError, Store> =>
+export const cancel = (caller: Auth.Caller, id: TransactionId): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const payout = yield* getPayout(caller, id, true)
+    const payout = yield* get(caller, id, true)
     if (payout.status === "cancelled") return payout
-    if (terminalStatuses.has(payout.status)) return yield* apiError("CONFLICT", `The payout has already ended (status ${payout.status}); it cannot be cancelled.`)
-    if (payout.sent) return yield* apiError("CONFLICT", "The payout's transfer has already been sent; it can no longer be cancelled.")
-    if (payout.stage === "under_review") return yield* requestPayoutCancel(id)
-    return yield* moveTransaction(id, { type: "cancel" }, { cancellationReason: "client_cancelled" })
+    if (TransactionMachine.terminalStatuses.has(payout.status)) return yield* Problem.apiError("CONFLICT", `The payout has already ended (status ${payout.status}); it cannot be cancelled.`)
+    if (payout.sent) return yield* Problem.apiError("CONFLICT", "The payout's transfer has already been sent; it can no longer be cancelled.")
+    if (payout.stage === "under_review") return yield* Transactions.requestPayoutCancel(id)
+    return yield* Transactions.move(id, { type: "cancel" }, { cancellationReason: "client_cancelled" })
   })
 
 /**
@@ -359,29 +349,29 @@ export const cancelPayout = (caller: Caller, id: TransactionId): Effect.Effect<S
  * (failed, with its failureCode), so the caller sees the key is bound to a failed attempt and needs a fresh one.
  * Any other replay answers the original response (rule 3).
  */
-export const replayPayout = (_caller: Caller, stored: StoredResponse): Effect.Effect<StoredResponse, never, Store> =>
+export const replay = (_caller: Auth.Caller, stored: Idempotency.StoredResponse): Effect.Effect<Idempotency.StoredResponse, never, Store.Store> =>
   Effect.gen(function*() {
     if (stored.status !== 201) return stored
     const id = (JSON.parse(stored.body) as { readonly id?: unknown }).id
     if (typeof id !== "string") return stored
-    const t = yield* (yield* Store).get(Transactions, id)
-    return t?.status === "failed" ? { ...stored, body: JSON.stringify(transactionToWire(t)) } : stored
+    const t = yield* (yield* Store.Store).get(Transactions.Transactions, id)
+    return t?.status === "failed" ? { ...stored, body: JSON.stringify(Transactions.toWire(t)) } : stored
   })
 
 // --- the world model on the clock ------------------------------------------------------------------------------------------
 
 /** A reference derived from the transaction's id: deterministic, in the network's format, held by no real transfer. */
-const digest = (t: StoredTransaction, label: string) => bytesToHex(sha256(utf8ToBytes(`fos/${label}/${t.id}`)))
+const digest = (t: Transactions.StoredTransaction, label: string) => bytesToHex(sha256(utf8ToBytes(`fos/${label}/${t.id}`)))
 const digits = (hex: string, n: number) => BigInt(`0x${hex}`).toString().slice(0, n).padStart(n, "0")
 const yyyymmdd = (ms: number) => new Date(ms).toISOString().slice(0, 10).replaceAll("-", "")
 
 type ReferenceStep = "send" | "complete" | "late"
 
 /** The references the network gives at a step, per rail (the module's comment). */
-const referencesAt = (t: StoredTransaction, step: ReferenceStep, nowMs: number): Record<string, string> => {
+const referencesAt = (t: Transactions.StoredTransaction, step: ReferenceStep, nowMs: number): Record<string, string> => {
   const route = t.route
   if (route === undefined) return {}
-  if ("chain" in route) return step === "send" ? { txHash: sandboxTxHash(route.chain, t.id) } : {}
+  if ("chain" in route) return step === "send" ? { txHash: Addresses.sandboxTxHash(route.chain, t.id) } : {}
   const h = digest(t, route.rail)
   switch (route.rail) {
     case "ach":
@@ -407,12 +397,12 @@ const referencesAt = (t: StoredTransaction, step: ReferenceStep, nowMs: number):
 }
 
 /** Adds the references of `step` to the destination (in the caller's store transaction). */
-const addReferences = (t: StoredTransaction, step: ReferenceStep, nowMs: number) => addDestinationReferences(t.id, referencesAt(t, step, nowMs))
+const addReferences = (t: Transactions.StoredTransaction, step: ReferenceStep, nowMs: number) => Transactions.addDestinationReferences(t.id, referencesAt(t, step, nowMs))
 
-const settleTime = (t: StoredTransaction, nowMs: number) =>
-  Effect.map(WorldModel, (model) => {
+const settleTime = (t: Transactions.StoredTransaction, nowMs: number) =>
+  Effect.map(WorldModel.WorldModel, (model) => {
     const route = t.route!
-    return "rail" in route ? settlesAt(nowMs, model.railSettlement[route.rail]) : nowMs + model.chainSettlementMs[route.chain]
+    return "rail" in route ? WorldModel.settlesAt(nowMs, model.railSettlement[route.rail]) : nowMs + model.chainSettlementMs[route.chain]
   })
 
 /**
@@ -421,43 +411,43 @@ const settleTime = (t: StoredTransaction, nowMs: number) =>
  * of a non-custodial wallet is signed before it is sent: processing starts its signing, and the quorum sends it
  * (the service co-signs and broadcasts, `sendMs` later).
  */
-const resume = (t: StoredTransaction) =>
+const resume = (t: Transactions.StoredTransaction) =>
   Effect.gen(function*() {
-    if (terminalStatuses.has(t.status) || t.stage !== null) return
+    if (TransactionMachine.terminalStatuses.has(t.status) || t.stage !== null) return
     if (t.cancelRequested === true && !t.sent) {
-      yield* Effect.orDie(moveTransaction(t.id, { type: "cancel" }, { cancellationReason: "client_cancelled" }))
+      yield* Effect.orDie(Transactions.move(t.id, { type: "cancel" }, { cancellationReason: "client_cancelled" }))
       return
     }
-    const model = (yield* WorldModel).payouts
+    const model = (yield* WorldModel.WorldModel).payouts
     const now = yield* Clock.currentTimeMillis
-    const scope = scopeOf(t.organizationId, t.environment)
-    const sendAfterQuorum = { kind: payoutSendKind, payload: { transactionId: t.id }, delayMs: model.sendMs }
+    const scope = Tenancy.scopeOf(t.organizationId, t.environment)
+    const sendAfterQuorum = { kind: sendKind, payload: { transactionId: t.id }, delayMs: model.sendMs }
     if (t.status === "pending") {
-      const processing = yield* Effect.orDie(moveTransaction(t.id, { type: "start" }))
-      if (t.signingWalletId !== undefined) yield* publish(SignaturesRequested, { transaction: processing, onQuorum: sendAfterQuorum })
-      else yield* schedule(payoutSendKind, now + model.sendMs, { transactionId: t.id }, scope)
+      const processing = yield* Effect.orDie(Transactions.move(t.id, { type: "start" }))
+      if (t.signingWalletId !== undefined) yield* Topics.publish(Transactions.SignaturesRequested, { transaction: processing, onQuorum: sendAfterQuorum })
+      else yield* Timers.schedule(sendKind, now + model.sendMs, { transactionId: t.id }, scope)
     } else if (t.signingWalletId !== undefined && !t.sent) {
       // A review ended while processing: the signing starts, or goes on where it stands (the quorum already met
       // sends it).
-      yield* publish(SignaturesRequested, { transaction: t, onQuorum: sendAfterQuorum })
+      yield* Topics.publish(Transactions.SignaturesRequested, { transaction: t, onQuorum: sendAfterQuorum })
     } else if (!t.sent) {
-      yield* schedule(payoutSendKind, now + model.sendMs, { transactionId: t.id }, scope)
+      yield* Timers.schedule(sendKind, now + model.sendMs, { transactionId: t.id }, scope)
     } else {
-      yield* schedule(payoutSettleKind, yield* settleTime(t, now), { transactionId: t.id }, scope)
+      yield* Timers.schedule(settleKind, yield* settleTime(t, now), { transactionId: t.id }, scope)
     }
   })
 
 /** After a simulate call cleared a payout's review: the world model carries it on. */
-export const resumeAfterReview = (id: TransactionId): Effect.Effect<void, never, Store> =>
-  Effect.flatMap(Store, (store) =>
-    Effect.flatMap(store.get(Transactions, id), (t) => (t === undefined || t.type !== "withdrawal" ? Effect.void : resume(t))))
+export const resumeAfterReview = (id: TransactionId): Effect.Effect<void, never, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
+    Effect.flatMap(store.get(Transactions.Transactions, id), (t) => (t === undefined || t.type !== "withdrawal" ? Effect.void : resume(t))))
 
-const payoutTimer = (step: (t: StoredTransaction) => Effect.Effect<void, never, Store>): TimerHandler =>
+const payoutTimer = (step: (t: Transactions.StoredTransaction) => Effect.Effect<void, never, Store.Store>): Timers.TimerHandler =>
   (payload: { readonly transactionId: TransactionId }) =>
     Effect.gen(function*() {
-      const store = yield* Store
-      const t = yield* store.getForUpdate(Transactions, payload.transactionId)
-      if (t === undefined || terminalStatuses.has(t.status)) return
+      const store = yield* Store.Store
+      const t = yield* store.getForUpdate(Transactions.Transactions, payload.transactionId)
+      if (t === undefined || TransactionMachine.terminalStatuses.has(t.status)) return
       yield* step(t)
     })
 
@@ -467,7 +457,7 @@ const onStart = payoutTimer((t) => (t.sent ? Effect.void : resume(t)))
 const onReviewEnd = payoutTimer((t) =>
   Effect.gen(function*() {
     if (t.stage !== "under_review") return
-    const cleared = yield* Effect.orDie(moveTransaction(t.id, { type: "clear_review" }))
+    const cleared = yield* Effect.orDie(Transactions.move(t.id, { type: "clear_review" }))
     yield* resume(cleared)
   }))
 
@@ -477,9 +467,9 @@ const onSend = payoutTimer((t) =>
     // A non-custodial wallet's payout is sent only once its roster's quorum is met.
     if (t.signingWalletId !== undefined && t.signed !== true) return
     const now = yield* Clock.currentTimeMillis
-    const sent = yield* Effect.orDie(moveTransaction(t.id, { type: "send" }))
+    const sent = yield* Effect.orDie(Transactions.move(t.id, { type: "send" }))
     yield* addReferences(sent, "send", now)
-    yield* schedule(payoutSettleKind, yield* settleTime(t, now), { transactionId: t.id }, scopeOf(t.organizationId, t.environment))
+    yield* Timers.schedule(settleKind, yield* settleTime(t, now), { transactionId: t.id }, Tenancy.scopeOf(t.organizationId, t.environment))
   }))
 
 const onSettle = payoutTimer((t) =>
@@ -489,27 +479,27 @@ const onSettle = payoutTimer((t) =>
     if (t.heldByReceivePolicy === true) return
     const now = yield* Clock.currentTimeMillis
     yield* addReferences(t, "complete", now)
-    yield* Effect.orDie(moveTransaction(t.id, { type: "settle" }))
+    yield* Effect.orDie(Transactions.move(t.id, { type: "settle" }))
     if (t.route !== undefined && "rail" in t.route && t.route.rail === "fedwire") {
-      const model = (yield* WorldModel).payouts
-      yield* schedule(payoutLateReferencesKind, now + model.lateReferenceMs, { transactionId: t.id }, scopeOf(t.organizationId, t.environment))
+      const model = (yield* WorldModel.WorldModel).payouts
+      yield* Timers.schedule(lateReferencesKind, now + model.lateReferenceMs, { transactionId: t.id }, Tenancy.scopeOf(t.organizationId, t.environment))
     }
   }))
 
-const onLateReferences: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+const onLateReferences: Timers.TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const t = yield* store.getForUpdate(Transactions, payload.transactionId)
+    const store = yield* Store.Store
+    const t = yield* store.getForUpdate(Transactions.Transactions, payload.transactionId)
     if (t === undefined || t.status !== "completed") return
     yield* addReferences(t, "late", yield* Clock.currentTimeMillis)
   })
 
-export const payoutTimerHandlers: Record<string, TimerHandler> = {
-  [payoutStartKind]: onStart,
-  [payoutReviewEndKind]: onReviewEnd,
-  [payoutSendKind]: onSend,
-  [payoutSettleKind]: onSettle,
-  [payoutLateReferencesKind]: onLateReferences
+export const timerHandlers: Record<string, Timers.TimerHandler> = {
+  [startKind]: onStart,
+  [reviewEndKind]: onReviewEnd,
+  [sendKind]: onSend,
+  [settleKind]: onSettle,
+  [lateReferencesKind]: onLateReferences
 }
 
 // --- returns and restrictions -------------------------------------------------------------------------------------------
@@ -536,17 +526,17 @@ const nachaReasons: Readonly<Record<string, string>> = {
  * payout becomes failed with returned_by_sender, `returnedAt`, `returnReason` and `returnCode` (on ACH a Nacha code,
  * R followed by two digits), transaction.failed fires, and the principal comes back to the source as new transfers.
  */
-export const simulateReturn = (caller: Caller, id: TransactionId, body: TransactionReturn): Effect.Effect<StoredTransaction, ApiError, Store> =>
+export const simulateReturn = (caller: Auth.Caller, id: TransactionId, body: TransactionReturn): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const t = yield* getTransaction(caller, id, true)
+    const t = yield* Transactions.get(caller, id, true)
     if (t.type !== "withdrawal" || t.destination.type !== "external_bank") {
-      if (t.status !== "completed" && terminalStatuses.has(t.status)) return yield* apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${t.status}).`)
-      return yield* apiError("SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", "Only a bank payout can be returned by the beneficiary's bank.")
+      if (t.status !== "completed" && TransactionMachine.terminalStatuses.has(t.status)) return yield* Problem.apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${t.status}).`)
+      return yield* Problem.apiError("SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", "Only a bank payout can be returned by the beneficiary's bank.")
     }
     const ach = t.payoutRail === "ach"
     if (ach && !/^R\d{2}$/.test(body.returnCode)) return yield* invalidBody("/returnCode", "must be a Nacha return code (R and two digits) on an ACH payout")
     const returnReason = body.returnReason ?? nachaReasons[body.returnCode] ?? "The beneficiary's bank returned the transfer."
-    return yield* moveTransaction(id, { type: "return" }, {
+    return yield* Transactions.move(id, { type: "return" }, {
       returned: { returnedAt: toIso(yield* Clock.currentTimeMillis), returnReason, returnCode: body.returnCode }
     })
   })
@@ -556,19 +546,19 @@ export const simulateReturn = (caller: Caller, id: TransactionId, body: Transact
  * not yet sent fails with capability_suspended and its reservation returns; one already sent goes on. New payouts
  * are refused (422 UNPROCESSABLE_ENTITY) while the customer is restricted.
  */
-export const restrictCustomerWithPayouts = (caller: Caller, customerId: CustomerId, type: "account" | "monitoring") =>
+export const restrictCustomerWithPayouts = (caller: Auth.Caller, customerId: CustomerId, type: "account" | "monitoring") =>
   Effect.gen(function*() {
-    const restricted = yield* restrictCustomer(caller, customerId, type)
+    const restricted = yield* Restrictions.restrictCustomer(caller, customerId, type)
     if (restricted.status !== "restricted") return restricted
-    const store = yield* Store
+    const store = yield* Store.Store
     for (const status of ["pending", "processing"] as const) {
-      const { order, partition } = transactionPartition(caller, { type: "withdrawal", status, customerId })
+      const { order, partition } = Transactions.partition(caller, { type: "withdrawal", status, customerId })
       // A customer has few payouts in flight; they are walked a bounded page at a time.
-      let from: Position | undefined = undefined
+      let from: Store.Position | undefined = undefined
       while (true) {
-        const open: ReadonlyArray<StoredTransaction> = yield* store.page(Transactions, { order, partition, descending: false, backward: false, from, limit: 100 })
+        const open: ReadonlyArray<Transactions.StoredTransaction> = yield* store.page(Transactions.Transactions, { order, partition, descending: false, backward: false, from, limit: 100 })
         for (const t of open) {
-          if (!t.sent) yield* Effect.orDie(moveTransaction(t.id, { type: "fail" }, { failureCode: "capability_suspended" }))
+          if (!t.sent) yield* Effect.orDie(Transactions.move(t.id, { type: "fail" }, { failureCode: "capability_suspended" }))
         }
         if (open.length < 100) break
         const last = open[open.length - 1]!

@@ -18,11 +18,11 @@
  */
 import { type AssetCode, type Chain, isFiat, type PairPricing, type RateChange, toIso } from "@fos/contract"
 import { Clock, Effect } from "effect"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { pairKey, targetOnlyAssets, type WorldModelValue, WorldModel } from "./WorldModel.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as WorldModel from "./WorldModel.ts"
 
 /** The chains each on-chain asset the market trades is converted on; a fiat asset the market trades has none. */
 export const marketChains: Readonly<Partial<Record<AssetCode, ReadonlyArray<Chain>>>> = {
@@ -55,7 +55,7 @@ export interface MarketRate {
   readonly updatedAt: string
 }
 
-export const MarketRates = table<MarketRate>({
+export const MarketRates = Store.table<MarketRate>({
   name: "market_rates",
   key: (r) => `${r.scope}/${r.pair}`,
   orders: { byScope: { partition: (r) => r.scope, sort: (r) => r.pair, counted: false } }
@@ -74,7 +74,7 @@ const traded = (side: PairSide): boolean => {
 }
 
 const unsupported = (source: PairSide, destination: PairSide) =>
-  apiError("UNSUPPORTED_PAIR", `The service does not convert ${describe(source)} to ${describe(destination)}.`, {
+  Problem.apiError("UNSUPPORTED_PAIR", `The service does not convert ${describe(source)} to ${describe(destination)}.`, {
     pair: {
       sourceAsset: source.asset,
       destinationAsset: destination.asset,
@@ -86,10 +86,10 @@ const unsupported = (source: PairSide, destination: PairSide) =>
 const describe = (side: PairSide) => (side.chain === undefined ? side.asset : `${side.asset} on ${side.chain}`)
 
 const noPricing = (source: AssetCode, destination: AssetCode) =>
-  apiError("NO_PRICING_CONFIGURED", `There is no pricing rule for ${source} to ${destination}.`)
+  Problem.apiError("NO_PRICING_CONFIGURED", `There is no pricing rule for ${source} to ${destination}.`)
 
 /** Whether the foreign-exchange market is open at `nowMs`: from Sunday's opening hour to Friday's closing hour, UTC. */
-export const fxMarketOpen = (nowMs: number, hours: WorldModelValue["fxMarket"]): boolean => {
+export const fxMarketOpen = (nowMs: number, hours: WorldModel.WorldModelValue["fxMarket"]): boolean => {
   const at = new Date(nowMs)
   const day = at.getUTCDay()
   const hour = at.getUTCHours()
@@ -103,25 +103,25 @@ export const fxMarketOpen = (nowMs: number, hours: WorldModelValue["fxMarket"]):
  * The price of `source` to `destination` for the organization's environment `scope`, now; or why there is none.
  * The first price of a pair while its market is open is kept, as the prior rate a closed market falls back on.
  */
-export const priceOf = (scope: string, source: PairSide, destination: PairSide): Effect.Effect<Price, ApiError, Store> =>
+export const priceOf = (scope: string, source: PairSide, destination: PairSide): Effect.Effect<Price, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    if (!traded(source) || targetOnlyAssets.has(source.asset) || !traded(destination)) return yield* unsupported(source, destination)
+    if (!traded(source) || WorldModel.targetOnlyAssets.has(source.asset) || !traded(destination)) return yield* unsupported(source, destination)
     if (source.asset === destination.asset && source.chain === destination.chain) {
-      return yield* apiError("INVALID_ORDER_COMBO", "The source and the destination are the same asset on the same chain; there is nothing to convert.")
+      return yield* Problem.apiError("INVALID_ORDER_COMBO", "The source and the destination are the same asset on the same chain; there is nothing to convert.")
     }
-    const model = yield* WorldModel
-    const pair = pairKey(source.asset, destination.asset)
+    const model = yield* WorldModel.WorldModel
+    const pair = WorldModel.pairKey(source.asset, destination.asset)
     const rule = model.pricing[pair]
     if (rule === undefined) return yield* noPricing(source.asset, destination.asset)
-    const store = yield* Store
+    const store = yield* Store.Store
     const known = yield* store.get(MarketRates, `${scope}/${pair}`)
     if (known !== undefined && !known.available) {
-      return yield* apiError("RATE_UNAVAILABLE", `The rate for ${source.asset} to ${destination.asset} is unavailable right now; retry later.`)
+      return yield* Problem.apiError("RATE_UNAVAILABLE", `The rate for ${source.asset} to ${destination.asset} is unavailable right now; retry later.`)
     }
     const now = yield* Clock.currentTimeMillis
     const fiat = isFiat(source.asset) || isFiat(destination.asset)
     if (fiat && !fxMarketOpen(now, model.fxMarket) && known === undefined) {
-      return yield* apiError(
+      return yield* Problem.apiError(
         "RATE_UNAVAILABLE_AFTER_HOURS",
         `The foreign-exchange market is closed and there is no prior rate for ${source.asset} to ${destination.asset}; retry when it opens (Sunday ${model.fxMarket.opensSundayAtHourUtc}:00 UTC).`
       )
@@ -134,19 +134,19 @@ export const priceOf = (scope: string, source: PairSide, destination: PairSide):
   })
 
 /** `POST /sandbox/v2/simulate/rates`: moves a pair's mid rate, or its availability, from now on. */
-export const setRate = (caller: Caller, change: RateChange): Effect.Effect<PairPricing, ApiError, Store> =>
+export const setRate = (caller: Auth.Caller, change: RateChange): Effect.Effect<PairPricing, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const source = change.sourceAsset
     const destination = change.destinationAsset
     if (marketChains[source] === undefined || marketChains[destination] === undefined) {
       return yield* unsupported({ asset: source }, { asset: destination })
     }
-    const model = yield* WorldModel
-    const pair = pairKey(source, destination)
+    const model = yield* WorldModel.WorldModel
+    const pair = WorldModel.pairKey(source, destination)
     const rule = model.pricing[pair]
     if (rule === undefined) return yield* noPricing(source, destination)
-    const store = yield* Store
-    const scope = scopeOf(caller.organization.id, caller.environment)
+    const store = yield* Store.Store
+    const scope = Tenancy.scopeOf(caller.organization.id, caller.environment)
     const now = toIso(yield* Clock.currentTimeMillis)
     const known = yield* store.getForUpdate(MarketRates, `${scope}/${pair}`)
     const next: MarketRate = {

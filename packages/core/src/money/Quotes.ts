@@ -33,15 +33,15 @@ import {
   toIso
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
-import { newPlainId } from "../kernel/IdGenerator.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import { schedule, type TimerHandler } from "../kernel/Timers.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { type PairSide, type Price, priceOf } from "./Pricing.ts"
-import { bpsOf, convertAmount, lessBps, sourceFor } from "./Rates.ts"
-import { targetOnlyAssets, WorldModel } from "./WorldModel.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Pricing from "./Pricing.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Rates from "./Rates.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Timers from "../kernel/Timers.ts"
+import * as WorldModel from "./WorldModel.ts"
 
 /** The organization feature that allows markupBps and markupAmount. */
 export const clientMarkupFeature = "client_markup"
@@ -52,8 +52,8 @@ export const directionOf = (source: AssetCode, destination: AssetCode): OrderDir
 
 /** What a conversion costs and gives, all in units of the assets' smallest units. */
 export interface Terms {
-  readonly source: PairSide
-  readonly destination: PairSide
+  readonly source: Pricing.PairSide
+  readonly destination: Pricing.PairSide
   readonly direction: OrderDirection
   readonly lockSide: LockSide
   readonly mid: string
@@ -79,8 +79,8 @@ const unitsOf = (asset: AssetCode, text: string): bigint => {
 }
 
 export interface TermsInput {
-  readonly source: PairSide
-  readonly destination: PairSide
+  readonly source: Pricing.PairSide
+  readonly destination: Pricing.PairSide
   readonly amount: string
   readonly lockSide: LockSide
   readonly markupBps: number | undefined
@@ -88,24 +88,24 @@ export interface TermsInput {
 }
 
 /** The terms of converting at `price`, or why the amounts are refused. */
-export const termsOf = (price: Price, input: TermsInput): Effect.Effect<Terms, ApiError, never> =>
+export const termsOf = (price: Pricing.Price, input: TermsInput): Effect.Effect<Terms, Problem.ApiError, never> =>
   Effect.gen(function*() {
-    const model = yield* WorldModel
+    const model = yield* WorldModel.WorldModel
     const { source, destination, lockSide } = input
     const markupBps = input.markupBps ?? 0
     if (price.spreadBps + markupBps >= 10_000) {
-      return yield* apiError(
+      return yield* Problem.apiError(
         "CLIENT_MARKUP_SPREAD_EXCEEDED",
         `markupBps ${markupBps} with the service's spread of ${price.spreadBps} basis points leaves no rate; declare at most ${9_999 - price.spreadBps}.`
       )
     }
-    const afterSpread = lessBps(price.mid, price.spreadBps)
-    const rate = lessBps(price.mid, price.spreadBps + markupBps)
+    const afterSpread = Rates.lessBps(price.mid, price.spreadBps)
+    const rate = Rates.lessBps(price.mid, price.spreadBps + markupBps)
     const locked = unitsOf(lockSide === "source" ? source.asset : destination.asset, input.amount)
-    const tooSmall = apiError("AMOUNT_OUT_OF_RANGE", "The amount rounds to zero at the asset's precision or at the rate; send a larger amount.")
+    const tooSmall = Problem.apiError("AMOUNT_OUT_OF_RANGE", "The amount rounds to zero at the asset's precision or at the rate; send a larger amount.")
     if (locked === 0n) return yield* tooSmall
-    const principal = lockSide === "source" ? locked : sourceFor({ asset: destination.asset, units: locked }, rate, source.asset).units
-    const received = convertAmount({ asset: source.asset, units: principal }, rate, destination.asset, "customer_receives").units
+    const principal = lockSide === "source" ? locked : Rates.sourceFor({ asset: destination.asset, units: locked }, rate, source.asset).units
+    const received = Rates.convertAmount({ asset: source.asset, units: principal }, rate, destination.asset, "customer_receives").units
     const destinationAmount = lockSide === "source" ? received : locked
     if (destinationAmount === 0n) return yield* tooSmall
     const bounds = model.orderBounds[source.asset]
@@ -113,16 +113,16 @@ export const termsOf = (price: Price, input: TermsInput): Effect.Effect<Terms, A
       const min = parseAmount(source.asset, bounds.min)?.units ?? 0n
       const max = parseAmount(source.asset, bounds.max)?.units
       if (principal < min || (max !== undefined && principal > max)) {
-        return yield* apiError(
+        return yield* Problem.apiError(
           "AMOUNT_OUT_OF_RANGE",
           `The amount converts ${formatAmount({ asset: source.asset, units: principal })} ${source.asset}; orders from ${source.asset} convert from ${bounds.min} to ${bounds.max}.`
         )
       }
     }
-    const atMid = convertAmount({ asset: source.asset, units: principal }, price.mid, destination.asset, "customer_receives").units
-    const atSpread = convertAmount({ asset: source.asset, units: principal }, afterSpread, destination.asset, "customer_receives").units
+    const atMid = Rates.convertAmount({ asset: source.asset, units: principal }, price.mid, destination.asset, "customer_receives").units
+    const atSpread = Rates.convertAmount({ asset: source.asset, units: principal }, afterSpread, destination.asset, "customer_receives").units
     const direction = directionOf(source.asset, destination.asset)
-    const fee = bpsOf({ asset: source.asset, units: principal }, model.orderFeeBps[direction]).units
+    const fee = Rates.bpsOf({ asset: source.asset, units: principal }, model.orderFeeBps[direction]).units
     const markupAmount = input.markupAmount === undefined ? 0n : unitsOf(source.asset, input.markupAmount)
     return {
       source,
@@ -143,12 +143,12 @@ export const termsOf = (price: Price, input: TermsInput): Effect.Effect<Terms, A
     }
   })
 
-const assetAmountOf = (side: PairSide, units: bigint) =>
+const assetAmountOf = (side: Pricing.PairSide, units: bigint) =>
   side.chain === undefined
     ? { code: side.asset, amount: formatAmount({ asset: side.asset, units }) }
     : { code: side.asset, amount: formatAmount({ asset: side.asset, units }), chain: side.chain }
 
-export const assetRefOf = (side: PairSide) => (side.chain === undefined ? { code: side.asset } : { code: side.asset, chain: side.chain })
+export const assetRefOf = (side: Pricing.PairSide) => (side.chain === undefined ? { code: side.asset } : { code: side.asset, chain: side.chain })
 
 /** The fee entries of a conversion: the service's fee, then the client's margins (owner organization). */
 export const feesOf = (terms: Terms): ReadonlyArray<Fee> => [
@@ -162,10 +162,10 @@ export const feesOf = (terms: Terms): ReadonlyArray<Fee> => [
 export const amountOf = assetAmountOf
 
 /** The markup fields of a request, refused without the organization's client_markup feature. */
-export const checkMarkupAllowed = (caller: Caller, body: { readonly markupBps?: number | undefined; readonly markupAmount?: string | undefined }) =>
+export const checkMarkupAllowed = (caller: Auth.Caller, body: { readonly markupBps?: number | undefined; readonly markupAmount?: string | undefined }) =>
   body.markupBps === undefined && body.markupAmount === undefined || caller.organization.features.includes(clientMarkupFeature)
     ? Effect.void
-    : Effect.fail(apiError("CLIENT_MARKUP_NOT_ENABLED", "markupBps and markupAmount need the organization's client_markup feature."))
+    : Effect.fail(Problem.apiError("CLIENT_MARKUP_NOT_ENABLED", "markupBps and markupAmount need the organization's client_markup feature."))
 
 // --- quote options ---------------------------------------------------------------------------------------------------
 
@@ -174,7 +174,7 @@ export interface StoredQuoteOption {
   readonly scope: string
   readonly recipientType: RecipientType
   readonly input: TermsInput
-  readonly price: Price
+  readonly price: Pricing.Price
   readonly expiresAtMs: number
   /** Set by the expiry timer. */
   readonly expired?: boolean | undefined
@@ -182,7 +182,7 @@ export interface StoredQuoteOption {
   readonly createdAt: string
 }
 
-export const QuoteOptions = table<StoredQuoteOption>({
+export const QuoteOptions = Store.table<StoredQuoteOption>({
   name: "quote_options",
   key: (q) => q.id,
   orders: { byScope: { partition: (q) => q.scope, sort: (q) => q.createdAt, counted: false } }
@@ -191,9 +191,9 @@ export const QuoteOptions = table<StoredQuoteOption>({
 /** The recipient types a destination asset can be priced for. */
 /** A target-only currency (HKD, SGD) has no virtual account to land in: it can only be paid out to a bank. */
 const recipientTypesOf = (destination: AssetCode): ReadonlyArray<RecipientType> =>
-  targetOnlyAssets.has(destination) ? ["external_bank"] : isFiat(destination) ? ["virtual_account", "external_bank"] : ["wallet", "external_crypto"]
+  WorldModel.targetOnlyAssets.has(destination) ? ["external_bank"] : isFiat(destination) ? ["virtual_account", "external_bank"] : ["wallet", "external_crypto"]
 
-export const quoteOptionToWire = (option: StoredQuoteOption, terms: Terms): QuoteOption => ({
+export const optionToWire = (option: StoredQuoteOption, terms: Terms): QuoteOption => ({
   id: option.id,
   expiresAt: toIso(option.expiresAtMs),
   recipientType: option.recipientType,
@@ -211,22 +211,22 @@ export const quoteOptionToWire = (option: StoredQuoteOption, terms: Terms): Quot
 }) as QuoteOption
 
 /** `POST /v2/quotes`. */
-export const createQuote = (caller: Caller, body: QuoteRequest): Effect.Effect<Quote, ApiError, Store> =>
+export const create = (caller: Auth.Caller, body: QuoteRequest): Effect.Effect<Quote, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     yield* checkMarkupAllowed(caller, body)
-    const store = yield* Store
-    const scope = scopeOf(caller.organization.id, caller.environment)
-    const source: PairSide = { asset: body.source.asset, chain: body.source.chain }
-    const destination: PairSide = { asset: body.target.asset, chain: body.target.chain }
-    const price = yield* priceOf(scope, source, destination)
+    const store = yield* Store.Store
+    const scope = Tenancy.scopeOf(caller.organization.id, caller.environment)
+    const source: Pricing.PairSide = { asset: body.source.asset, chain: body.source.chain }
+    const destination: Pricing.PairSide = { asset: body.target.asset, chain: body.target.chain }
+    const price = yield* Pricing.priceOf(scope, source, destination)
     const input: TermsInput = { source, destination, amount: body.amount, lockSide: body.lockSide, markupBps: body.markupBps, markupAmount: body.markupAmount }
     const terms = yield* termsOf(price, input)
     const now = yield* Clock.currentTimeMillis
-    const model = yield* WorldModel
+    const model = yield* WorldModel.WorldModel
     const options: Array<QuoteOption> = []
     for (const recipientType of recipientTypesOf(destination.asset)) {
       const option: StoredQuoteOption = {
-        id: yield* newPlainId("qop"),
+        id: yield* IdGenerator.newPlainId("qop"),
         scope,
         recipientType,
         input,
@@ -236,8 +236,8 @@ export const createQuote = (caller: Caller, body: QuoteRequest): Effect.Effect<Q
         createdAt: toIso(now)
       }
       yield* Effect.orDie(store.insert(QuoteOptions, option))
-      yield* schedule(quoteExpiryKind, option.expiresAtMs, { optionId: option.id }, scope)
-      options.push(quoteOptionToWire(option, terms))
+      yield* Timers.schedule(expiryKind, option.expiresAtMs, { optionId: option.id }, scope)
+      options.push(optionToWire(option, terms))
     }
     return { options, createdAt: toIso(now) }
   })
@@ -246,27 +246,27 @@ export const createQuote = (caller: Caller, body: QuoteRequest): Effect.Effect<Q
  * The option `id` of the caller's, locked, for an order to redeem now: QUOTE_NOT_FOUND, QUOTE_ALREADY_USED or
  * QUOTE_EXPIRED when it cannot be.
  */
-export const redeemableOption = (caller: Caller, id: string): Effect.Effect<StoredQuoteOption, ApiError, Store> =>
+export const redeemableOption = (caller: Auth.Caller, id: string): Effect.Effect<StoredQuoteOption, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const option = yield* store.getForUpdate(QuoteOptions, id)
-    if (option === undefined || option.scope !== scopeOf(caller.organization.id, caller.environment)) {
-      return yield* apiError("QUOTE_NOT_FOUND", "No quote option with this id exists in this organization and environment.")
+    if (option === undefined || option.scope !== Tenancy.scopeOf(caller.organization.id, caller.environment)) {
+      return yield* Problem.apiError("QUOTE_NOT_FOUND", "No quote option with this id exists in this organization and environment.")
     }
-    if (option.usedByOrderId !== undefined) return yield* apiError("QUOTE_ALREADY_USED", "This quote option was already redeemed by an order.")
+    if (option.usedByOrderId !== undefined) return yield* Problem.apiError("QUOTE_ALREADY_USED", "This quote option was already redeemed by an order.")
     if (option.expired === true || (yield* Clock.currentTimeMillis) >= option.expiresAtMs) {
-      return yield* apiError("QUOTE_EXPIRED", `This quote option expired at ${toIso(option.expiresAtMs)}.`)
+      return yield* Problem.apiError("QUOTE_EXPIRED", `This quote option expired at ${toIso(option.expiresAtMs)}.`)
     }
     return option
   })
 
-export const quoteExpiryKind = "quote.expiry"
+export const expiryKind = "quote.expiry"
 
 /** A quote option's expiry: an option not redeemed by then is expired. */
-export const quoteTimerHandlers: Record<string, TimerHandler> = {
-  [quoteExpiryKind]: (payload: { readonly optionId: string }) =>
+export const timerHandlers: Record<string, Timers.TimerHandler> = {
+  [expiryKind]: (payload: { readonly optionId: string }) =>
     Effect.gen(function*() {
-      const store = yield* Store
+      const store = yield* Store.Store
       const option = yield* store.getForUpdate(QuoteOptions, payload.optionId)
       if (option === undefined || option.usedByOrderId !== undefined || option.expired === true) return
       yield* Effect.orDie(store.update(QuoteOptions, { ...option, expired: true }))

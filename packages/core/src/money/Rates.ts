@@ -9,7 +9,7 @@
  * Either way the rounding is less than one smallest unit of the target asset. The same rule rounds a fee charged
  * in basis points (the customer pays it: up), the source amount an order needs for a fixed destination amount (the
  * customer pays it: up), and a mid rate derived from two reference prices (what the customer receives per unit:
- * down, at `rateDigits` significant digits). A spread or markup in basis points applied to a decimal rate stays an
+ * down, at `Rates.digits` significant digits). A spread or markup in basis points applied to a decimal rate stays an
  * exact decimal and needs no rounding.
  */
 import { type Amount, type AssetCode, AssetPrecision } from "@fos/contract"
@@ -17,7 +17,7 @@ import { type Amount, type AssetCode, AssetPrecision } from "@fos/contract"
 const ratePattern = /^(0|[1-9]\d*)(\.\d+)?$/
 
 /** A positive decimal rate as an exact fraction; undefined when the text is not one. */
-export const parseRate = (rate: string): { readonly numerator: bigint; readonly denominator: bigint } | undefined => {
+export const parse = (rate: string): { readonly numerator: bigint; readonly denominator: bigint } | undefined => {
   if (!ratePattern.test(rate)) return undefined
   const [whole, fraction = ""] = rate.split(".") as [string, string?]
   const numerator = BigInt(whole + fraction)
@@ -29,7 +29,7 @@ export type Rounding = "customer_receives" | "customer_pays"
 
 /** The rate `rate` less `bps` basis points (the service's spread, a client's markup): exact decimal text. */
 export const lessBps = (rate: string, bps: number): string => {
-  const r = parseRate(rate)
+  const r = parse(rate)
   if (r === undefined) throw new Error(`not a positive decimal rate: ${rate}`)
   return decimalText(r.numerator * BigInt(10_000 - bps), r.denominator * 10_000n)
 }
@@ -44,18 +44,18 @@ const decimalText = (numerator: bigint, denominator: bigint): string => {
 }
 
 /** Significant digits of a mid rate derived from two reference prices. */
-export const rateDigits = 10
+export const digits = 10
 
-/** `from` / `to` (two positive decimal prices) as a rate, rounded down to `rateDigits` significant digits. */
-export const ratioRate = (from: string, to: string): string => {
-  const a = parseRate(from)
-  const b = parseRate(to)
+/** `from` / `to` (two positive decimal prices) as a rate, rounded down to `Rates.digits` significant digits. */
+export const ratio = (from: string, to: string): string => {
+  const a = parse(from)
+  const b = parse(to)
   if (a === undefined || b === undefined) throw new Error(`not positive decimal prices: ${from}, ${to}`)
   const numerator = a.numerator * b.denominator
   const denominator = a.denominator * b.numerator
   // Scale so that the integer part of numerator * 10^places / denominator has rateDigits digits.
   let places = 0
-  while ((numerator * 10n ** BigInt(places)) / denominator < 10n ** BigInt(rateDigits - 1)) places++
+  while ((numerator * 10n ** BigInt(places)) / denominator < 10n ** BigInt(digits - 1)) places++
   return decimalText((numerator * 10n ** BigInt(places)) / denominator, 10n ** BigInt(places))
 }
 
@@ -70,7 +70,7 @@ export const bpsOf = (amount: Amount, bps: number): Amount => {
  * fixes its destination amount. Rounded up.
  */
 export const sourceFor = (destination: Amount, rate: string, from: AssetCode): Amount => {
-  const r = parseRate(rate)
+  const r = parse(rate)
   if (r === undefined) throw new Error(`not a positive decimal rate: ${rate}`)
   // units_from = units_to / rate * 10^(precision_from - precision_to), as one fraction.
   const numerator = destination.units * r.denominator * 10n ** BigInt(AssetPrecision[from])
@@ -80,7 +80,7 @@ export const sourceFor = (destination: Amount, rate: string, from: AssetCode): A
 
 /** `amount` converted into `to` at `rate` (units of `to` per one unit of `amount.asset`), rounded as `rounding` says. */
 export const convertAmount = (amount: Amount, rate: string, to: AssetCode, rounding: Rounding): Amount => {
-  const r = parseRate(rate)
+  const r = parse(rate)
   if (r === undefined) throw new Error(`not a positive decimal rate: ${rate}`)
   // units_to = units_from * rate * 10^(precision_to - precision_from), as one fraction.
   const numerator = amount.units * r.numerator * 10n ** BigInt(AssetPrecision[to])

@@ -31,16 +31,17 @@ import {
   type WhitelistRecipientCreate
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
-import { newId } from "../kernel/IdGenerator.ts"
-import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import { toWire } from "../kernel/Wire.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
+import * as Addresses from "./Addresses.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Paging from "../kernel/Paging.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Wallets from "./Wallets.ts"
+import * as Wire from "../kernel/Wire.ts"
+
 import { abaRoutingNumberProblem } from "./AbaRoutingNumbers.ts"
-import { checkAddress } from "./Addresses.ts"
-import { onboardedCustomer } from "./Wallets.ts"
 
 export type RecipientKind = "whitelist_recipient" | "registered_address"
 
@@ -73,9 +74,9 @@ export interface StoredRecipient {
   readonly createdAt: string
 }
 
-const scope = (r: StoredRecipient) => scopeOf(r.organizationId, r.environment)
+const scope = (r: StoredRecipient) => Tenancy.scopeOf(r.organizationId, r.environment)
 
-export const Recipients = table<StoredRecipient>({
+export const Recipients = Store.table<StoredRecipient>({
   name: "recipients",
   key: (r) => r.id,
   unique: {
@@ -202,7 +203,7 @@ export const bankAccountProblems = (body: WhitelistRecipientCreate): ReadonlyArr
 const last4 = (s: string) => s.slice(-4)
 
 export const whitelistRecipientToWire = (r: StoredRecipient): WhitelistRecipientWire =>
-  toWire({
+  Wire.toWire({
     id: r.id,
     customerId: r.customerId,
     rail: r.rail,
@@ -219,7 +220,7 @@ export const whitelistRecipientToWire = (r: StoredRecipient): WhitelistRecipient
   }) as WhitelistRecipientWire
 
 export const registeredAddressToWire = (r: StoredRecipient): RegisteredAddressWire =>
-  toWire({
+  Wire.toWire({
     id: r.id,
     customerId: r.customerId,
     chain: r.chain,
@@ -235,70 +236,70 @@ const nouns: Readonly<Record<RecipientKind, string>> = { whitelist_recipient: "w
  * The caller's recipient of `kind`. A removed one is 410 GONE, the spec's "resource permanently removed", to a read
  * and to a payout that names it; an id that never was one of the caller's is 404 NOT_FOUND (docs/decisions.md, "GONE").
  */
-export const getRecipient = (caller: Caller, kind: RecipientKind, id: string): Effect.Effect<StoredRecipient, ApiError, Store> =>
+export const get = (caller: Auth.Caller, kind: RecipientKind, id: string): Effect.Effect<StoredRecipient, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const found = yield* store.get(Recipients, id)
-    if (found === undefined || found.kind !== kind || scope(found) !== scopeOf(caller.organization.id, caller.environment)) {
-      return yield* apiError("NOT_FOUND", `No ${nouns[kind]} with this id exists in this organization and environment.`)
+    if (found === undefined || found.kind !== kind || scope(found) !== Tenancy.scopeOf(caller.organization.id, caller.environment)) {
+      return yield* Problem.apiError("NOT_FOUND", `No ${nouns[kind]} with this id exists in this organization and environment.`)
     }
-    if (found.removed) return yield* apiError("GONE", `The ${nouns[kind]} was removed; add it again to use it.`)
+    if (found.removed) return yield* Problem.apiError("GONE", `The ${nouns[kind]} was removed; add it again to use it.`)
     return found
   })
 
-export const listRecipients = <A>(
-  caller: Caller,
+export const list = <A>(
+  caller: Auth.Caller,
   kind: RecipientKind,
   customerId: CustomerId,
-  query: ListQuery,
+  query: Paging.ListQuery,
   render: (r: StoredRecipient) => A
-): Effect.Effect<ListEnvelope<A>, ApiError, Store> =>
+): Effect.Effect<Paging.ListEnvelope<A>, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    yield* onboardedCustomer(caller, customerId)
-    return yield* listPage(Recipients, {
+    yield* Wallets.onboardedCustomer(caller, customerId)
+    return yield* Paging.listPage(Recipients, {
       order: "byCustomer",
-      partition: `${scopeOf(caller.organization.id, caller.environment)}/${customerId}/${kind}`,
+      partition: `${Tenancy.scopeOf(caller.organization.id, caller.environment)}/${customerId}/${kind}`,
       query,
       toWire: render
     })
   })
 
 /** `DELETE`: the recipient leaves lists and reads; an already removed one answers the same. */
-export const removeRecipient = (caller: Caller, kind: RecipientKind, id: string): Effect.Effect<void, ApiError, Store> =>
+export const remove = (caller: Auth.Caller, kind: RecipientKind, id: string): Effect.Effect<void, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const found = yield* store.getForUpdate(Recipients, id)
-    if (found === undefined || found.kind !== kind || scope(found) !== scopeOf(caller.organization.id, caller.environment)) {
-      return yield* apiError("NOT_FOUND", `No ${nouns[kind]} with this id exists in this organization and environment.`)
+    if (found === undefined || found.kind !== kind || scope(found) !== Tenancy.scopeOf(caller.organization.id, caller.environment)) {
+      return yield* Problem.apiError("NOT_FOUND", `No ${nouns[kind]} with this id exists in this organization and environment.`)
     }
     if (!found.removed) yield* Effect.orDie(store.update(Recipients, { ...found, removed: true }))
   })
 
 const insertRecipient = (recipient: StoredRecipient) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const inserted = yield* Effect.exit(store.insert(Recipients, recipient))
     if (inserted._tag === "Failure") {
-      return yield* apiError("DUPLICATE_CLIENT_REFERENCE_ID", `This clientReferenceId is already used by another ${nouns[recipient.kind]}.`)
+      return yield* Problem.apiError("DUPLICATE_CLIENT_REFERENCE_ID", `This clientReferenceId is already used by another ${nouns[recipient.kind]}.`)
     }
     return recipient
   })
 
 const validationFailed = (errors: ReadonlyArray<ErrorEntry>) =>
-  apiError("RECIPIENT_VALIDATION_FAILED", "The recipient failed validation; see errors[].", { errors })
+  Problem.apiError("RECIPIENT_VALIDATION_FAILED", "The recipient failed validation; see errors[].", { errors })
 
 /** `POST /v2/customers/{customerId}/whitelist-recipients`. */
-export const createWhitelistRecipient = (
-  caller: Caller,
+export const createWhitelist = (
+  caller: Auth.Caller,
   customerId: CustomerId,
   body: WhitelistRecipientCreate
-): Effect.Effect<StoredRecipient, ApiError, Store> =>
+): Effect.Effect<StoredRecipient, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    yield* onboardedCustomer(caller, customerId)
+    yield* Wallets.onboardedCustomer(caller, customerId)
     const errors = bankAccountProblems(body)
     if (errors.length > 0) return yield* validationFailed(errors)
     return yield* insertRecipient({
-      id: yield* newId("wlr"),
+      id: yield* IdGenerator.newId("wlr"),
       kind: "whitelist_recipient",
       organizationId: caller.organization.id,
       environment: caller.environment,
@@ -322,27 +323,27 @@ export const createWhitelistRecipient = (
  * An external address on `chain`, as a payout or a registered address takes it: its canonical form, 400
  * INVALID_ADDRESS_FORMAT for an EVM address in a letter case that is not EIP-55, or 422 RECIPIENT_VALIDATION_FAILED.
  */
-export const recipientAddress = (chain: Chain, address: string, pointer: string): Effect.Effect<string, ApiError> => {
-  const checked = checkAddress(chain, address)
+export const recipientAddress = (chain: Chain, address: string, pointer: string): Effect.Effect<string, Problem.ApiError> => {
+  const checked = Addresses.checkAddress(chain, address)
   if (checked.ok) return Effect.succeed(checked.normalized)
   return Effect.fail(
     checked.code === "INVALID_ADDRESS_FORMAT"
-      ? apiError("INVALID_ADDRESS_FORMAT", `The EVM address at ${pointer} is neither all-lowercase nor correctly EIP-55 checksummed.`)
+      ? Problem.apiError("INVALID_ADDRESS_FORMAT", `The EVM address at ${pointer} is neither all-lowercase nor correctly EIP-55 checksummed.`)
       : validationFailed([{ pointer, detail: checked.detail }])
   )
 }
 
 /** `POST /v2/customers/{customerId}/registered-addresses`. */
 export const createRegisteredAddress = (
-  caller: Caller,
+  caller: Auth.Caller,
   customerId: CustomerId,
   body: RegisteredAddressCreate
-): Effect.Effect<StoredRecipient, ApiError, Store> =>
+): Effect.Effect<StoredRecipient, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    yield* onboardedCustomer(caller, customerId)
+    yield* Wallets.onboardedCustomer(caller, customerId)
     const address = yield* recipientAddress(body.chain, body.address, "/address")
     return yield* insertRecipient({
-      id: yield* newId("rad"),
+      id: yield* IdGenerator.newId("rad"),
       kind: "registered_address",
       organizationId: caller.organization.id,
       environment: caller.environment,

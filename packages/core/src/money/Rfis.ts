@@ -34,20 +34,20 @@ import {
   type TransactionId
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
-import { newId } from "../kernel/IdGenerator.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import { schedule, type TimerHandler } from "../kernel/Timers.ts"
-import { toWire } from "../kernel/Wire.ts"
-import { requireDocuments } from "../onboarding/Documents.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { emitEvent } from "../kernel/Outbox.ts"
-import { resumeAfterReview } from "./Payouts.ts"
-import { terminalStatuses } from "./TransactionMachine.ts"
-import { initialRfi, type RfiEvent, rfiTransition } from "./RfiMachine.ts"
-import { getTransaction, moveTransaction, setHasRfi, Transactions } from "./Transactions.ts"
-import { WorldModel } from "./WorldModel.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as Documents from "../onboarding/Documents.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Outbox from "../kernel/Outbox.ts"
+import * as Payouts from "./Payouts.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as RfiMachine from "./RfiMachine.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Timers from "../kernel/Timers.ts"
+import * as TransactionMachine from "./TransactionMachine.ts"
+import * as Transactions from "./Transactions.ts"
+import * as Wire from "../kernel/Wire.ts"
+import * as WorldModel from "./WorldModel.ts"
 
 type Question = RfiWire["questions"][number]
 type Response = RfiWire["responses"][number]
@@ -66,19 +66,18 @@ export interface StoredRfi {
   readonly updatedAt: string
 }
 
-const scope = (r: StoredRfi) => scopeOf(r.organizationId, r.environment)
+const scope = (r: StoredRfi) => Tenancy.scopeOf(r.organizationId, r.environment)
 
-export const Rfis = table<StoredRfi>({
+export const Rfis = Store.table<StoredRfi>({
   name: "rfis",
   key: (r) => r.id,
   orders: { byScope: { partition: scope, sort: (r) => r.id, counted: false } }
 })
 
-export const rfiDeadlineKind = "rfi.deadline"
+export const deadlineKind = "rfi.deadline"
 
-
-export const rfiToWire = (r: StoredRfi): RfiWire =>
-  toWire({
+export const toWire = (r: StoredRfi): RfiWire =>
+  Wire.toWire({
     id: r.id,
     customerId: r.customerId,
     transactionId: r.transactionId,
@@ -90,22 +89,22 @@ export const rfiToWire = (r: StoredRfi): RfiWire =>
     updatedAt: r.updatedAt
   }) as RfiWire
 
-export const getRfi = (caller: Caller, id: RfiId, forUpdate = false): Effect.Effect<StoredRfi, ApiError, Store> =>
+export const get = (caller: Auth.Caller, id: RfiId, forUpdate = false): Effect.Effect<StoredRfi, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const found = yield* (forUpdate ? store.getForUpdate(Rfis, id) : store.get(Rfis, id))
-    if (found === undefined || scope(found) !== scopeOf(caller.organization.id, caller.environment)) {
-      return yield* apiError("NOT_FOUND", "No request for information with this id exists in this organization and environment.")
+    if (found === undefined || scope(found) !== Tenancy.scopeOf(caller.organization.id, caller.environment)) {
+      return yield* Problem.apiError("NOT_FOUND", "No request for information with this id exists in this organization and environment.")
     }
     return found
   })
 
-const emitRfi = (rfi: StoredRfi, type: RfiEvent, now: string) =>
-  emitEvent({
+const emitRfi = (rfi: StoredRfi, type: RfiMachine.RfiEvent, now: string) =>
+  Outbox.emitEvent({
     type,
     organizationId: rfi.organizationId,
     environment: rfi.environment,
-    data: toWire({
+    data: Wire.toWire({
       rfiId: rfi.id,
       customerId: rfi.customerId,
       transactionId: rfi.transactionId,
@@ -114,34 +113,34 @@ const emitRfi = (rfi: StoredRfi, type: RfiEvent, now: string) =>
     })
   })
 
-const save = (rfi: StoredRfi) => Effect.flatMap(Store, (store) => Effect.orDie(store.update(Rfis, rfi)))
+const save = (rfi: StoredRfi) => Effect.flatMap(Store.Store, (store) => Effect.orDie(store.update(Rfis, rfi)))
 
 const newQuestions = (rfi: { readonly questions: ReadonlyArray<Question> }, asked: RfiPublish["questions"], now: string): ReadonlyArray<Question> =>
   asked.map((q, i) => ({ id: `q${rfi.questions.length + i + 1}`, text: q.text, kind: q.kind ?? "text", askedAt: now }))
 
 const scheduleDeadline = (rfi: StoredRfi) =>
-  schedule(rfiDeadlineKind, parseIso(rfi.deadline)!, { rfiId: rfi.id, deadline: rfi.deadline }, scope(rfi))
+  Timers.schedule(deadlineKind, parseIso(rfi.deadline)!, { rfiId: rfi.id, deadline: rfi.deadline }, scope(rfi))
 
-const notViable = (detail: string) => apiError("SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", detail)
+const notViable = (detail: string) => Problem.apiError("SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", detail)
 
 /** `POST /sandbox/v2/simulate/transactions/{id}/rfi`: a reviewer asks the caller about the transaction. */
-export const publishRfi = (caller: Caller, transactionId: TransactionId, body: RfiPublish): Effect.Effect<StoredRfi, ApiError, Store> =>
+export const publish = (caller: Auth.Caller, transactionId: TransactionId, body: RfiPublish): Effect.Effect<StoredRfi, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const transaction = yield* getTransaction(caller, transactionId, true)
-    if (terminalStatuses.has(transaction.status)) return yield* apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${transaction.status}).`)
-    if (transaction.hasRfi) return yield* apiError("CONFLICT", "The transaction already has an open request for information.")
+    const store = yield* Store.Store
+    const transaction = yield* Transactions.get(caller, transactionId, true)
+    if (TransactionMachine.terminalStatuses.has(transaction.status)) return yield* Problem.apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${transaction.status}).`)
+    if (transaction.hasRfi) return yield* Problem.apiError("CONFLICT", "The transaction already has an open request for information.")
     if (transaction.stage === "awaiting_customer_action") return yield* notViable("The transaction is already waiting for the caller.")
     const nowMs = yield* Clock.currentTimeMillis
     const now = toIso(nowMs)
-    const model = yield* WorldModel
+    const model = yield* WorldModel.WorldModel
     const rfi: StoredRfi = {
-      id: yield* newId("rfi"),
+      id: yield* IdGenerator.newId("rfi"),
       organizationId: transaction.organizationId,
       environment: transaction.environment,
       customerId: transaction.customerId,
       transactionId,
-      status: initialRfi.status,
+      status: RfiMachine.initialRfi.status,
       questions: newQuestions({ questions: [] }, body.questions, now),
       deadline: toIso(nowMs + (body.deadlineSeconds === undefined ? model.rfiDeadlineMs : body.deadlineSeconds * 1000)),
       responses: [],
@@ -149,32 +148,32 @@ export const publishRfi = (caller: Caller, transactionId: TransactionId, body: R
       updatedAt: now
     }
     yield* Effect.orDie(store.insert(Rfis, rfi))
-    yield* moveTransaction(transactionId, { type: "request_information" })
-    yield* setHasRfi(transactionId, true)
+    yield* Transactions.move(transactionId, { type: "request_information" })
+    yield* Transactions.setHasRfi(transactionId, true)
     yield* scheduleDeadline(rfi)
-    yield* emitRfi(rfi, initialRfi.event, now)
+    yield* emitRfi(rfi, RfiMachine.initialRfi.event, now)
     return rfi
   })
 
 /** `POST /v2/rfis/{id}/responses`: the caller answers (or adds to its answer); the transaction goes back to review. */
-export const respondToRfi = (caller: Caller, id: RfiId, body: RfiResponseCreate): Effect.Effect<StoredRfi, ApiError, Store> =>
+export const respond = (caller: Auth.Caller, id: RfiId, body: RfiResponseCreate): Effect.Effect<StoredRfi, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const rfi = yield* getRfi(caller, id, true)
-    const outcome = rfiTransition(rfi.status, { type: "respond" })
-    if ("refused" in outcome) return yield* apiError(outcome.refused, `The request for information is ${rfi.status}; it takes no responses.`)
+    const rfi = yield* get(caller, id, true)
+    const outcome = RfiMachine.rfiTransition(rfi.status, { type: "respond" })
+    if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, `The request for information is ${rfi.status}; it takes no responses.`)
     const asked = new Set(rfi.questions.map((q) => q.id))
     const unknown = body.answers.flatMap((a, i) => (asked.has(a.questionId) ? [] : [{ pointer: `/answers/${i}/questionId`, detail: "must be the id of one of the RFI's questions" }]))
-    if (unknown.length > 0) return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: unknown })
+    if (unknown.length > 0) return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: unknown })
     for (const [i, answer] of body.answers.entries()) {
-      if (answer.documentIds !== undefined) yield* requireDocuments(caller, answer.documentIds, { customerId: rfi.customerId, pointer: `/answers/${i}/documentIds` })
+      if (answer.documentIds !== undefined) yield* Documents.require(caller, answer.documentIds, { customerId: rfi.customerId, pointer: `/answers/${i}/documentIds` })
     }
     const now = toIso(yield* Clock.currentTimeMillis)
     const answered: StoredRfi = { ...rfi, status: outcome.next, responses: [...rfi.responses, { submittedAt: now, answers: body.answers }], updatedAt: now }
     yield* save(answered)
     if (rfi.status === "awaiting_response") {
-      const transaction = yield* getTransaction(caller, rfi.transactionId, true)
-      if (!terminalStatuses.has(transaction.status) && transaction.stage === "awaiting_customer_action") {
-        yield* moveTransaction(rfi.transactionId, { type: "enter_review" })
+      const transaction = yield* Transactions.get(caller, rfi.transactionId, true)
+      if (!TransactionMachine.terminalStatuses.has(transaction.status) && transaction.stage === "awaiting_customer_action") {
+        yield* Transactions.move(rfi.transactionId, { type: "enter_review" })
       }
     }
     yield* emitRfi(answered, outcome.event, now)
@@ -184,33 +183,33 @@ export const respondToRfi = (caller: Caller, id: RfiId, body: RfiResponseCreate)
 /** The RFI no longer holds the transaction: it leaves review, and a payout goes on. */
 const release = (rfi: StoredRfi) =>
   Effect.gen(function*() {
-    const store = yield* Store
-    yield* setHasRfi(rfi.transactionId, false)
-    const transaction = yield* store.get(Transactions, rfi.transactionId)
-    if (transaction === undefined || terminalStatuses.has(transaction.status) || transaction.stage === null) return
-    yield* Effect.orDie(moveTransaction(rfi.transactionId, { type: "clear_review" }))
-    yield* resumeAfterReview(rfi.transactionId)
+    const store = yield* Store.Store
+    yield* Transactions.setHasRfi(rfi.transactionId, false)
+    const transaction = yield* store.get(Transactions.Transactions, rfi.transactionId)
+    if (transaction === undefined || TransactionMachine.terminalStatuses.has(transaction.status) || transaction.stage === null) return
+    yield* Effect.orDie(Transactions.move(rfi.transactionId, { type: "clear_review" }))
+    yield* Payouts.resumeAfterReview(rfi.transactionId)
   })
 
 /** `POST /sandbox/v2/simulate/rfis/{id}`: the reviewer's next move. */
-export const reviewRfi = (caller: Caller, id: RfiId, body: RfiReview): Effect.Effect<StoredRfi, ApiError, Store> =>
+export const review = (caller: Auth.Caller, id: RfiId, body: RfiReview): Effect.Effect<StoredRfi, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const rfi = yield* getRfi(caller, id, true)
+    const rfi = yield* get(caller, id, true)
     const nowMs = yield* Clock.currentTimeMillis
     const now = toIso(nowMs)
     const deadlineFrom = (seconds: number | undefined) => (seconds === undefined ? undefined : toIso(nowMs + seconds * 1000))
     switch (body.action) {
       case "request_more":
       case "reopen": {
-        const outcome = rfiTransition(rfi.status, { type: body.action })
+        const outcome = RfiMachine.rfiTransition(rfi.status, { type: body.action })
         if ("refused" in outcome) return yield* notViable(`Only ${body.action === "request_more" ? "an answered" : "a resolved"} request for information can ${body.action === "request_more" ? "be asked for more" : "be reopened"} (status ${rfi.status}).`)
         if (body.questions === undefined) {
-          return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer: "/questions", detail: `is required with action ${body.action}` }] })
+          return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer: "/questions", detail: `is required with action ${body.action}` }] })
         }
-        const transaction = yield* getTransaction(caller, rfi.transactionId, true)
-        const ended = terminalStatuses.has(transaction.status)
-        if (body.action === "reopen" && ended) return yield* apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${transaction.status}).`)
-        const model = yield* WorldModel
+        const transaction = yield* Transactions.get(caller, rfi.transactionId, true)
+        const ended = TransactionMachine.terminalStatuses.has(transaction.status)
+        if (body.action === "reopen" && ended) return yield* Problem.apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${transaction.status}).`)
+        const model = yield* WorldModel.WorldModel
         const asked: StoredRfi = {
           ...rfi,
           status: outcome.next,
@@ -222,18 +221,18 @@ export const reviewRfi = (caller: Caller, id: RfiId, body: RfiReview): Effect.Ef
           updatedAt: now
         }
         yield* save(asked)
-        if (!ended && transaction.stage !== "awaiting_customer_action") yield* moveTransaction(rfi.transactionId, { type: "request_information" })
-        yield* setHasRfi(rfi.transactionId, true)
+        if (!ended && transaction.stage !== "awaiting_customer_action") yield* Transactions.move(rfi.transactionId, { type: "request_information" })
+        yield* Transactions.setHasRfi(rfi.transactionId, true)
         if (asked.deadline !== rfi.deadline) yield* scheduleDeadline(asked)
         yield* emitRfi(asked, outcome.event, now)
         return asked
       }
       case "extend_deadline": {
-        const outcome = rfiTransition(rfi.status, { type: "extend_deadline" })
+        const outcome = RfiMachine.rfiTransition(rfi.status, { type: "extend_deadline" })
         if ("refused" in outcome) return yield* notViable(`The request for information is ${rfi.status}; its deadline no longer runs.`)
         const deadline = deadlineFrom(body.deadlineSeconds)
         if (deadline === undefined || deadline <= rfi.deadline) {
-          return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+          return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
             errors: [{ pointer: "/deadlineSeconds", detail: "is required and must move the deadline later than it is" }]
           })
         }
@@ -245,7 +244,7 @@ export const reviewRfi = (caller: Caller, id: RfiId, body: RfiReview): Effect.Ef
       }
       case "resolve":
       case "cancel": {
-        const outcome = rfiTransition(rfi.status, { type: body.action })
+        const outcome = RfiMachine.rfiTransition(rfi.status, { type: body.action })
         if ("refused" in outcome) return yield* notViable(`The request for information is ${rfi.status} already.`)
         const ended: StoredRfi = { ...rfi, status: outcome.next, updatedAt: now }
         yield* save(ended)
@@ -261,22 +260,22 @@ export const reviewRfi = (caller: Caller, id: RfiId, body: RfiReview): Effect.Ef
  * event), and the transaction it held fails with compliance_hold, returning what it reserved. An answered RFI, or a
  * deadline since moved, is left alone.
  */
-const deadlinePassed: TimerHandler = (payload: { readonly rfiId: RfiId; readonly deadline: string }) =>
+const deadlinePassed: Timers.TimerHandler = (payload: { readonly rfiId: RfiId; readonly deadline: string }) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const rfi = yield* store.getForUpdate(Rfis, payload.rfiId)
     if (rfi === undefined || rfi.deadline !== payload.deadline) return
-    const outcome = rfiTransition(rfi.status, { type: "deadline_passed" })
+    const outcome = RfiMachine.rfiTransition(rfi.status, { type: "deadline_passed" })
     if ("refused" in outcome) return
     const now = toIso(yield* Clock.currentTimeMillis)
     const expired: StoredRfi = { ...rfi, status: outcome.next, updatedAt: now }
     yield* save(expired)
-    yield* setHasRfi(rfi.transactionId, false)
-    const transaction = yield* store.get(Transactions, rfi.transactionId)
-    if (transaction !== undefined && !terminalStatuses.has(transaction.status)) {
-      yield* Effect.ignore(moveTransaction(rfi.transactionId, { type: "fail" }, { failureCode: "compliance_hold" }))
+    yield* Transactions.setHasRfi(rfi.transactionId, false)
+    const transaction = yield* store.get(Transactions.Transactions, rfi.transactionId)
+    if (transaction !== undefined && !TransactionMachine.terminalStatuses.has(transaction.status)) {
+      yield* Effect.ignore(Transactions.move(rfi.transactionId, { type: "fail" }, { failureCode: "compliance_hold" }))
     }
     yield* emitRfi(expired, outcome.event, now)
   })
 
-export const rfiTimerHandlers: Record<string, TimerHandler> = { [rfiDeadlineKind]: deadlinePassed }
+export const timerHandlers: Record<string, Timers.TimerHandler> = { [deadlineKind]: deadlinePassed }

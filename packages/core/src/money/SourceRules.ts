@@ -11,8 +11,8 @@
  */
 import type { Chain } from "@fos/contract"
 import { Effect } from "effect"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { nonCustodialChains } from "./Wallets.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Wallets from "./Wallets.ts"
 
 /**
  * 422 NON_CUSTODIAL_SOURCE_NOT_SUPPORTED for a non-custodial `wallet` on a chain its roster cannot sign on. `allowed`
@@ -21,16 +21,16 @@ import { nonCustodialChains } from "./Wallets.ts"
 export const refuseNonCustodialSource = (
   wallet: { readonly custody: string; readonly chain: Chain },
   allowed: string
-): Effect.Effect<void, ApiError> =>
-  wallet.custody === "non_custodial" && !nonCustodialChains.includes(wallet.chain)
-    ? Effect.fail(apiError("NON_CUSTODIAL_SOURCE_NOT_SUPPORTED", `${allowed} on ${nonCustodialChains.join(", ")}; not on ${wallet.chain}.`))
+): Effect.Effect<void, Problem.ApiError> =>
+  wallet.custody === "non_custodial" && !Wallets.nonCustodialChains.includes(wallet.chain)
+    ? Effect.fail(Problem.apiError("NON_CUSTODIAL_SOURCE_NOT_SUPPORTED", `${allowed} on ${Wallets.nonCustodialChains.join(", ")}; not on ${wallet.chain}.`))
     : Effect.void
 
 /** Whether a customer is restricted now. */
 export const isRestricted = (customer: { readonly status: string } | undefined): boolean => customer?.status === "restricted"
 
 /** 422 UNPROCESSABLE_ENTITY when `customer` is restricted: it makes no new `movements` ("payouts", "orders"). */
-export const refuseRestricted = (customer: { readonly status: string } | undefined, movements: "payouts" | "orders"): Effect.Effect<void, ApiError> =>
+export const refuseRestricted = (customer: { readonly status: string } | undefined, movements: "payouts" | "orders"): Effect.Effect<void, Problem.ApiError> =>
   isRestricted(customer)
-    ? Effect.fail(apiError("UNPROCESSABLE_ENTITY", `The customer is restricted; it cannot make new ${movements} while the restriction lasts.`))
+    ? Effect.fail(Problem.apiError("UNPROCESSABLE_ENTITY", `The customer is restricted; it cannot make new ${movements} while the restriction lasts.`))
     : Effect.void

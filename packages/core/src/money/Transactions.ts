@@ -11,9 +11,9 @@
  * `failureMessage` is always the catalog text of `failureCode` (TransactionFailureMessages); a simulate call's
  * reason never reaches it, as the spec requires.
  *
- * This module is the only writer of the transactions table. A transaction is born whole (`openTransaction` takes
+ * This module is the only writer of the transactions table. A transaction is born whole (`Transactions.open` takes
  * everything it starts with: its route, a payout's purpose, documents and recipient, the wallet whose roster signs
- * it, a deposit's sender-information window), and every later change is a named operation here: `moveTransaction`
+ * it, a deposit's sender-information window), and every later change is a named operation here: `Transactions.move`
  * for the state table's moves, and `setHasRfi`, `recordSenderInformation`, `requestPayoutCancel`,
  * `addDestinationReferences` and `recordSigning` for the facts other modules report. The signing of a transfer
  * keeps its own state in its own table (signing/TransferSigning.ts); the transaction keeps only what its wire and
@@ -50,19 +50,19 @@ import {
   type WireReceiveDetails
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
-import { newId } from "../kernel/IdGenerator.ts"
-import { filteredOrders, filterOrderName as orderName, filterPartition as partitionOf, type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import { publish, topic } from "../kernel/Topics.ts"
-import { toWire } from "../kernel/Wire.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { emitEvent } from "../kernel/Outbox.ts"
-import { LedgerAccounts, type LedgerRefusal, type LedgerTransfer, LedgerTransfers, transfer, type TransferRequest } from "./Ledger.ts"
-import { initialState, type MachineState, type Move, type StatusEvent, terminalStatuses, transition } from "./TransactionMachine.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Ledger from "./Ledger.ts"
+import * as Outbox from "../kernel/Outbox.ts"
+import * as Paging from "../kernel/Paging.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Topics from "../kernel/Topics.ts"
+import * as TransactionMachine from "./TransactionMachine.ts"
+import * as Wire from "../kernel/Wire.ts"
 
-export interface StoredTransaction extends MachineState {
+export interface StoredTransaction extends TransactionMachine.MachineState {
   readonly id: TransactionId
   readonly organizationId: string
   readonly environment: Environment
@@ -115,7 +115,7 @@ export interface StoredTransaction extends MachineState {
    * The pending ledger transfers the transaction holds while it is open, as booked, so posting or voiding them needs
    * no read (a row stored before 2026-11-24 keeps only their ids).
    */
-  readonly holds: ReadonlyArray<LedgerTransfer | string>
+  readonly holds: ReadonlyArray<Ledger.LedgerTransfer | string>
   /** The sequence of its last status event (1 after transaction.created). */
   readonly sequence: number
   readonly createdAt: string
@@ -137,13 +137,13 @@ type FilterKey = typeof filterKeys[number]
 const filterValue = (t: StoredTransaction, key: FilterKey): string => (key === "customerId" ? t.customerId : t[key])
 
 /** One keyset order per sort and combination of the filters (kernel/Paging.ts); the createdAt ones count. */
-export const Transactions = table<StoredTransaction>({
+export const Transactions = Store.table<StoredTransaction>({
   name: "transactions",
   key: (t) => t.id,
-  orders: filteredOrders({
+  orders: Paging.filteredOrders({
     filters: filterKeys,
     sorts: TransactionSorts,
-    scope: (t: StoredTransaction) => scopeOf(t.organizationId, t.environment),
+    scope: (t: StoredTransaction) => Tenancy.scopeOf(t.organizationId, t.environment),
     value: filterValue,
     sort: (t, sortBy) => t[sortBy],
     countedSort: "createdAt"
@@ -151,14 +151,14 @@ export const Transactions = table<StoredTransaction>({
 })
 
 /** The order of every transaction of a scope (no filter), whose partition is the scope itself. */
-export const transactionsOfScope = orderName("createdAt", [])
+export const ofScope = Paging.filterOrderName("createdAt", [])
 
 /** The wallet a transaction's destination credits: a `wallet` side's, or the one behind an order's funding address. */
 export const creditedWalletId = (t: StoredTransaction): string | undefined =>
   t.destination.type === "wallet" ? t.destination.walletId : t.destination.type === "deposit_address" ? t.fundingWalletId : undefined
 
-export const transactionToWire = (t: StoredTransaction): TransactionWire =>
-  toWire({
+export const toWire = (t: StoredTransaction): TransactionWire =>
+  Wire.toWire({
     id: t.id,
     type: t.type,
     status: t.status,
@@ -196,11 +196,11 @@ const failureMessageOf = (t: StoredTransaction): string | null =>
     ? DepositReturnedFailureMessage
     : null
 
-const notFound = () => apiError("NOT_FOUND", "No transaction with this id exists in this organization and environment.")
+const notFound = () => Problem.apiError("NOT_FOUND", "No transaction with this id exists in this organization and environment.")
 
-export const getTransaction = (caller: Caller, id: TransactionId, forUpdate = false): Effect.Effect<StoredTransaction, ApiError, Store> =>
+export const get = (caller: Auth.Caller, id: TransactionId, forUpdate = false): Effect.Effect<StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const found = yield* (forUpdate ? store.getForUpdate(Transactions, id) : store.get(Transactions, id))
     if (found === undefined || found.organizationId !== caller.organization.id || found.environment !== caller.environment) {
       return yield* notFound()
@@ -208,29 +208,29 @@ export const getTransaction = (caller: Caller, id: TransactionId, forUpdate = fa
     return found
   })
 
-export const listTransactions = (
-  caller: Caller,
+export const list = (
+  caller: Auth.Caller,
   filter: TransactionFilter,
-  query: ListQuery
-): Effect.Effect<ListEnvelope<TransactionWire>, ApiError, Store> => {
+  query: Paging.ListQuery
+): Effect.Effect<Paging.ListEnvelope<TransactionWire>, Problem.ApiError, Store.Store> => {
   const keys = filterKeys.filter((k) => filter[k] !== undefined)
-  return listPage(Transactions, {
-    order: orderName(query.sortBy, keys),
-    partition: partitionOf(scopeOf(caller.organization.id, caller.environment), keys, (k) => filter[k]!),
+  return Paging.listPage(Transactions, {
+    order: Paging.filterOrderName(query.sortBy, keys),
+    partition: Paging.filterPartition(Tenancy.scopeOf(caller.organization.id, caller.environment), keys, (k) => filter[k]!),
     query,
-    toWire: transactionToWire,
-    countOrder: orderName("createdAt", keys)
+    toWire: toWire,
+    countOrder: Paging.filterOrderName("createdAt", keys)
   })
 }
 
 /** The keyset order and partition that hold a scope's transactions matching `filter` (oldest first by createdAt). */
-export const transactionPartition = (caller: Caller, filter: TransactionFilter) =>
-  transactionPartitionIn(scopeOf(caller.organization.id, caller.environment), filter)
+export const partition = (caller: Auth.Caller, filter: TransactionFilter) =>
+  partitionIn(Tenancy.scopeOf(caller.organization.id, caller.environment), filter)
 
 /** The same, in a scope (`organizationId/environment`) rather than a caller's: for the engine's own work. */
-export const transactionPartitionIn = (scope: string, filter: TransactionFilter) => {
+export const partitionIn = (scope: string, filter: TransactionFilter) => {
   const keys = filterKeys.filter((k) => filter[k] !== undefined)
-  return { order: orderName("createdAt", keys), partition: partitionOf(scope, keys, (k) => filter[k]!) }
+  return { order: Paging.filterOrderName("createdAt", keys), partition: Paging.filterPartition(scope, keys, (k) => filter[k]!) }
 }
 
 export const isTransactionType = (s: string): s is TransactionType => (TransactionTypes as ReadonlyArray<string>).includes(s)
@@ -265,12 +265,12 @@ export const emitTransactionEvent = (
     | "transaction.quorum_met",
   fields: Record<string, unknown>,
   occurredAt: string
-): Effect.Effect<void, never, Store> =>
-  Effect.asVoid(emitEvent({
+): Effect.Effect<void, never, Store.Store> =>
+  Effect.asVoid(Outbox.emitEvent({
     type,
     organizationId: t.organizationId,
     environment: t.environment,
-    data: toWire({ ...head(t), ...fields, occurredAt })
+    data: Wire.toWire({ ...head(t), ...fields, occurredAt })
   }))
 
 /** Why a transaction ended, for the payloads of its terminal events. */
@@ -286,7 +286,7 @@ export interface Ending {
   readonly returned?: { readonly returnedAt: string; readonly returnReason: string; readonly returnCode: string } | undefined
 }
 
-const statusEventData = (event: StatusEvent, t: StoredTransaction, sequence: number, occurredAt: string, ending: Ending) => {
+const statusEventData = (event: TransactionMachine.StatusEvent, t: StoredTransaction, sequence: number, occurredAt: string, ending: Ending) => {
   const base = { ...head(t), sequence, occurredAt }
   switch (event) {
     case "transaction.processing":
@@ -339,7 +339,7 @@ export interface NewTransaction {
   readonly payoutRail?: PayoutRail | null | undefined
   readonly stage?: TransactionStage | null | undefined
   /** The pending ledger transfers it holds, given its id (transfer ids derive from it). */
-  readonly holds: (id: TransactionId) => ReadonlyArray<TransferRequest>
+  readonly holds: (id: TransactionId) => ReadonlyArray<Ledger.TransferRequest>
   /** Its way in or out (a bank rail or a chain). */
   readonly route?: StoredTransaction["route"]
   /** A deposit to an order's funding address: the wallet behind it. */
@@ -358,7 +358,7 @@ export interface NewTransaction {
    * A move it makes as it opens (a payout that compliance must review enters review): the row is written once, in
    * its state after the move, and the move's events follow transaction.created as if it were made apart.
    */
-  readonly then?: Move | undefined
+  readonly then?: TransactionMachine.Move | undefined
 }
 
 /** What a transaction is born with beside its state, as stored (an absent fact is left out of the row). */
@@ -377,16 +377,16 @@ const bornWith = (input: NewTransaction) => {
 }
 
 /** Opens a transaction: books its holds, stores it pending, and emits transaction.created (sequence 1). */
-export const openTransaction = (input: NewTransaction): Effect.Effect<StoredTransaction, LedgerRefusal, Store> =>
+export const open = (input: NewTransaction): Effect.Effect<StoredTransaction, Ledger.LedgerRefusal, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const id = yield* newId("txn")
+    const store = yield* Store.Store
+    const id = yield* IdGenerator.newId("txn")
     const now = toIso(yield* Clock.currentTimeMillis)
     const holds = input.holds(id)
     for (const hold of holds) if (hold.kind !== "pending") return yield* Effect.die(new Error("a transaction's holds are pending transfers"))
-    const booked = yield* transfer(holds)
+    const booked = yield* Ledger.transfer(holds)
     const born: StoredTransaction = {
-      ...initialState(input.stage ?? null),
+      ...TransactionMachine.initialState(input.stage ?? null),
       id,
       organizationId: input.organizationId,
       environment: input.environment,
@@ -410,30 +410,30 @@ export const openTransaction = (input: NewTransaction): Effect.Effect<StoredTran
       createdAt: now,
       updatedAt: now
     }
-    const outcome = input.then === undefined ? { next: born, events: [] } : transition(born, input.then)
+    const outcome = input.then === undefined ? { next: born, events: [] } : TransactionMachine.transition(born, input.then)
     // Only a move that keeps it open: an opening never ends a transaction (no ledger legs, no TransactionEnded).
-    if ("refused" in outcome || terminalStatuses.has(outcome.next.status)) {
+    if ("refused" in outcome || TransactionMachine.terminalStatuses.has(outcome.next.status)) {
       return yield* Effect.die(new Error(`a transaction cannot open with the move ${input.then?.type}`))
     }
     const stored: StoredTransaction = { ...born, ...outcome.next, sequence: 1 + outcome.events.length }
     yield* store.insertFresh(Transactions, stored)
-    yield* emitEvent({
+    yield* Outbox.emitEvent({
       type: "transaction.created",
       organizationId: stored.organizationId,
       environment: stored.environment,
       // The stage it opens in, after its first move (a payout born in review, a deposit waiting for its sender):
       // the same stage the read shows (spec: only transaction.created carries stage; omitted when it has none, as
       // representation rule 3 asks of a field the spec does not call nullable).
-      data: toWire({ ...head(stored), sequence: 1, stage: stored.stage ?? undefined, occurredAt: now })
+      data: Wire.toWire({ ...head(stored), sequence: 1, stage: stored.stage ?? undefined, occurredAt: now })
     })
     let sequence = 1
     for (const event of outcome.events) {
       sequence += 1
-      yield* emitEvent({
+      yield* Outbox.emitEvent({
         type: event,
         organizationId: stored.organizationId,
         environment: stored.environment,
-        data: toWire(statusEventData(event, stored, sequence, now, {}))
+        data: Wire.toWire(statusEventData(event, stored, sequence, now, {}))
       })
     }
     return stored
@@ -442,13 +442,13 @@ export const openTransaction = (input: NewTransaction): Effect.Effect<StoredTran
 /** The transfers that undo the principal of a posted transaction: each non-fee hold, from its credit side back. */
 const returnLegs = (t: StoredTransaction) =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const legs: Array<TransferRequest> = []
+    const store = yield* Store.Store
+    const legs: Array<Ledger.TransferRequest> = []
     for (const [i, held] of t.holds.entries()) {
-      const hold = typeof held === "string" ? yield* store.get(LedgerTransfers, held) : held
+      const hold = typeof held === "string" ? yield* store.get(Ledger.LedgerTransfers, held) : held
       if (hold === undefined || hold.code.endsWith(".fee")) continue
-      const debit = yield* store.get(LedgerAccounts, hold.debitAccountId)
-      const credit = yield* store.get(LedgerAccounts, hold.creditAccountId)
+      const debit = yield* store.get(Ledger.LedgerAccounts, hold.debitAccountId)
+      const credit = yield* store.get(Ledger.LedgerAccounts, hold.creditAccountId)
       if (debit === undefined || credit === undefined) continue
       legs.push({
         kind: "posted",
@@ -473,18 +473,18 @@ const refusalDetail = {
  * Applies `move` to the transaction `id` (locked): the table's next state, the ledger legs its end calls for, and
  * its status events, each with the next sequence number. A refused move is the table's code, and changes nothing.
  */
-export const moveTransaction = (
+export const move = (
   id: TransactionId,
-  move: Move,
+  move: TransactionMachine.Move,
   ending: Ending = {}
-): Effect.Effect<StoredTransaction, ApiError, Store> =>
+): Effect.Effect<StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const current = yield* store.getForUpdate(Transactions, id)
     if (current === undefined) return yield* notFound()
-    const outcome = transition(current, move)
+    const outcome = TransactionMachine.transition(current, move)
     if ("refused" in outcome) {
-      return yield* apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${current.status}).`)
+      return yield* Problem.apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${current.status}).`)
     }
     const now = toIso(yield* Clock.currentTimeMillis)
     const { next, events } = outcome
@@ -494,10 +494,10 @@ export const moveTransaction = (
     if (move.type === "return") {
       // What it posted stays posted (a transfer is never edited); the return is new transfers that bring the
       // principal back. Fees (legs booked with a `.fee` code) are not returned: the service did its part.
-      yield* Effect.orDie(Effect.flatMap(returnLegs(current), transfer))
+      yield* Effect.orDie(Effect.flatMap(returnLegs(current), Ledger.transfer))
     } else if (next.status !== current.status && (next.status === "completed" || next.status === "failed" || next.status === "cancelled")) {
       // The money follows the status: a completed transaction posts what it held, a failed or cancelled one releases it.
-      yield* Effect.orDie(transfer(current.holds.map((hold, i): TransferRequest => {
+      yield* Effect.orDie(Ledger.transfer(current.holds.map((hold, i): Ledger.TransferRequest => {
         const held = typeof hold === "string" ? { pendingId: hold } : { pendingId: hold.id, pending: hold }
         return next.status === "completed" || ending.postHolds === true
           ? { kind: "post", id: `${id}/post/${i}`, ...held, code: `${current.type}.settle`, transactionId: id }
@@ -516,16 +516,16 @@ export const moveTransaction = (
     let sequence = current.sequence
     for (const event of events) {
       sequence += 1
-      yield* emitEvent({
+      yield* Outbox.emitEvent({
         type: event,
         organizationId: moved.organizationId,
         environment: moved.environment,
-        data: toWire(statusEventData(event, moved, sequence, now, ending))
+        data: Wire.toWire(statusEventData(event, moved, sequence, now, ending))
       })
     }
     // The transaction ended (money landed on a customer's account, or a deposit failed): what waits for it (an
     // autoExecute order, a signing seat) moves in this store transaction.
-    if (terminalStatuses.has(moved.status) && !terminalStatuses.has(current.status)) yield* publish(TransactionEnded, moved)
+    if (TransactionMachine.terminalStatuses.has(moved.status) && !TransactionMachine.terminalStatuses.has(current.status)) yield* Topics.publish(TransactionEnded, moved)
     return moved
   })
 
@@ -534,7 +534,7 @@ export const moveTransaction = (
 /** Applies `change` to the transaction `id` (locked) and stores it; the change decides updatedAt. */
 const patch = (id: TransactionId, change: (t: StoredTransaction, now: string) => StoredTransaction | undefined) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const current = yield* store.getForUpdate(Transactions, id)
     if (current === undefined) return yield* Effect.die(new Error(`no transaction ${id}`))
     const next = change(current, toIso(yield* Clock.currentTimeMillis))
@@ -544,22 +544,22 @@ const patch = (id: TransactionId, change: (t: StoredTransaction, now: string) =>
   })
 
 /** Whether an RFI of the transaction is open (Rfis.ts); not a change of the resource's own, so updatedAt stays. */
-export const setHasRfi = (id: TransactionId, hasRfi: boolean): Effect.Effect<StoredTransaction, never, Store> =>
+export const setHasRfi = (id: TransactionId, hasRfi: boolean): Effect.Effect<StoredTransaction, never, Store.Store> =>
   patch(id, (t) => (t.hasRfi === hasRfi ? undefined : { ...t, hasRfi }))
 
 /** The sender's details, supplied for a deposit waiting on them (Deposits.ts): its window closes. */
-export const recordSenderInformation = (id: TransactionId, information: SenderInformation): Effect.Effect<StoredTransaction, never, Store> =>
+export const recordSenderInformation = (id: TransactionId, information: SenderInformation): Effect.Effect<StoredTransaction, never, Store.Store> =>
   patch(id, (t) => ({ ...t, senderInformation: information, senderInformationExpiresAt: undefined }))
 
 /** A payout's cancel asked while compliance reviews it: the review's end decides (Payouts.ts). */
-export const requestPayoutCancel = (id: TransactionId): Effect.Effect<StoredTransaction, never, Store> =>
+export const requestPayoutCancel = (id: TransactionId): Effect.Effect<StoredTransaction, never, Store.Store> =>
   patch(id, (t) => ({ ...t, cancelRequested: true }))
 
 /** References the network gave the transfer (a txHash, a trace number): added to its destination. */
 export const addDestinationReferences = (
   id: TransactionId,
   references: Readonly<Record<string, string>>
-): Effect.Effect<StoredTransaction, never, Store> =>
+): Effect.Effect<StoredTransaction, never, Store.Store> =>
   patch(id, (t) => (Object.keys(references).length === 0 ? undefined : { ...t, destination: { ...t.destination, ...references } as TransactionSide }))
 
 /** What a transfer's signing shows on its transaction; each report is a change of the resource (updatedAt). */
@@ -573,7 +573,7 @@ export interface SigningReport {
 }
 
 /** Records a step of the transfer's signing (signing/TransferSigning.ts, signing/WalletFreeze.ts). */
-export const recordSigning = (id: TransactionId, report: SigningReport = {}): Effect.Effect<StoredTransaction, never, Store> =>
+export const recordSigning = (id: TransactionId, report: SigningReport = {}): Effect.Effect<StoredTransaction, never, Store.Store> =>
   patch(id, (t, now) => ({
     ...t,
     ...(report.queuePosition === undefined ? {} : { queuePosition: report.queuePosition }),
@@ -601,7 +601,7 @@ export const failedInSigning = (t: StoredTransaction): boolean =>
  * A transaction reached its first terminal status, in the store transaction that moved it: orders execute what its
  * credit covers or fail what waited on it; signing frees its wallet's seat (Subscriptions.ts).
  */
-export const TransactionEnded = topic<StoredTransaction>("fos/TransactionEnded")
+export const TransactionEnded = Topics.topic<StoredTransaction>("fos/TransactionEnded")
 
 /** What a transfer asks of its roster's signing: what its quorum hands back to, and whether it is a return. */
 export interface SignatureRequest {
@@ -617,4 +617,4 @@ export interface SignatureRequest {
  * A transfer out of a non-custodial wallet is processing and needs its roster's signatures: signing starts it, or
  * (asked again after a review) goes on where it stands, handing back at once when the quorum was already met.
  */
-export const SignaturesRequested = topic<SignatureRequest>("fos/SignaturesRequested")
+export const SignaturesRequested = Topics.topic<SignatureRequest>("fos/SignaturesRequested")

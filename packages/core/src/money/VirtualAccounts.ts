@@ -9,8 +9,20 @@
  * well-formed (IBAN check digits, ABA routing prefix and checksum) so an integration's validators accept them.
  */
 import { Clock, Effect } from "effect"
-import { type Caller, sha256Hex } from "../tenancy/Auth.ts"
-import { Customers } from "../onboarding/Customers.ts"
+import * as Auth from "../tenancy/Auth.ts"
+import * as Customers from "../onboarding/Customers.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Ledger from "./Ledger.ts"
+import * as Outbox from "../kernel/Outbox.ts"
+import * as Paging from "../kernel/Paging.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as ReviewSettings from "../onboarding/ReviewSettings.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Timers from "../kernel/Timers.ts"
+import * as VirtualAccountMachine from "./VirtualAccountMachine.ts"
+import * as Wire from "../kernel/Wire.ts"
+
 import {
   type AssetCode,
   DepositBlock as DepositBlockSchema,
@@ -19,18 +31,8 @@ import {
   type VirtualAccount as VirtualAccountWire,
   type VirtualAccountId
 } from "@fos/contract"
-import { newId } from "../kernel/IdGenerator.ts"
-import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { schedule, type TimerHandler } from "../kernel/Timers.ts"
-import { emitEvent } from "../kernel/Outbox.ts"
-import { toWire } from "../kernel/Wire.ts"
-import { ReviewSettings } from "../onboarding/ReviewSettings.ts"
+
 import { mintAbaRoutingNumber } from "./AbaRoutingNumbers.ts"
-import { balanceIn, balanceToWire, type Holder } from "./Ledger.ts"
-import { initialVirtualAccountStatus, type VirtualAccountStatus, virtualAccountTransition } from "./VirtualAccountMachine.ts"
 
 /** A deposit block as virtual_account.activated carries it. */
 type DepositBlock = typeof DepositBlockSchema.Type
@@ -42,16 +44,16 @@ export interface VirtualAccount {
   readonly customerId: string
   readonly applicationId: string
   readonly asset: { readonly code: AssetCode }
-  readonly status: VirtualAccountStatus
+  readonly status: VirtualAccountMachine.VirtualAccountStatus
   readonly depositInstructions: ReadonlyArray<DepositBlock>
   readonly activatedAt: string | undefined
   readonly createdAt: string
   readonly updatedAt: string
 }
 
-const scope = (v: VirtualAccount) => scopeOf(v.organizationId, v.environment)
+const scope = (v: VirtualAccount) => Tenancy.scopeOf(v.organizationId, v.environment)
 
-export const VirtualAccounts = table<VirtualAccount>({
+export const VirtualAccounts = Store.table<VirtualAccount>({
   name: "virtual_accounts",
   key: (v) => v.id,
   orders: { byCustomer: { partition: (v) => `${scope(v)}/${v.customerId}`, sort: (v) => v.createdAt } }
@@ -65,7 +67,7 @@ const bankName = "fos Sandbox Bank"
 const digitsOf = (seed: string, n: number): string => {
   let out = ""
   let round = 0
-  while (out.length < n) out += BigInt("0x" + sha256Hex(`${seed}/${round++}`)).toString().slice(1)
+  while (out.length < n) out += BigInt("0x" + Auth.sha256Hex(`${seed}/${round++}`)).toString().slice(1)
   return out.slice(0, n)
 }
 
@@ -106,40 +108,40 @@ export const depositBlocks = (id: string, currency: AssetCode, holder: string): 
 }
 
 /** Creates the account of an approved virtual_account application; it activates on the clock. */
-export const createVirtualAccount = (
+export const create = (
   application: { readonly id: string; readonly organizationId: string; readonly environment: Environment; readonly customerId: string | undefined; readonly asset: { readonly code: AssetCode } | undefined },
   now: string
-): Effect.Effect<VirtualAccount, never, Store> =>
+): Effect.Effect<VirtualAccount, never, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const account: VirtualAccount = {
-      id: yield* newId("vac"),
+      id: yield* IdGenerator.newId("vac"),
       organizationId: application.organizationId,
       environment: application.environment,
       customerId: application.customerId!,
       applicationId: application.id,
       asset: { code: application.asset!.code },
-      status: initialVirtualAccountStatus,
+      status: VirtualAccountMachine.initialVirtualAccountStatus,
       depositInstructions: [],
       activatedAt: undefined,
       createdAt: now,
       updatedAt: now
     }
     yield* Effect.orDie(store.insert(VirtualAccounts, account))
-    const delay = (yield* ReviewSettings).virtualAccountActivationMs
-    yield* schedule(activateTimerKind, (yield* Clock.currentTimeMillis) + delay, { virtualAccountId: account.id }, scope(account))
+    const delay = (yield* ReviewSettings.ReviewSettings).virtualAccountActivationMs
+    yield* Timers.schedule(activateTimerKind, (yield* Clock.currentTimeMillis) + delay, { virtualAccountId: account.id }, scope(account))
     return account
   })
 
-const activate: TimerHandler = (payload: { readonly virtualAccountId: string }) =>
+const activate: Timers.TimerHandler = (payload: { readonly virtualAccountId: string }) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const account = yield* store.getForUpdate(VirtualAccounts, payload.virtualAccountId)
     if (account === undefined) return
     // Activated already (a timer fired again): nothing to do.
-    const outcome = virtualAccountTransition(account.status, { type: "activate" })
+    const outcome = VirtualAccountMachine.virtualAccountTransition(account.status, { type: "activate" })
     if (!("next" in outcome)) return
-    const customer = yield* store.get(Customers, account.customerId)
+    const customer = yield* store.get(Customers.Customers, account.customerId)
     const now = toIso(yield* Clock.currentTimeMillis)
     const active: VirtualAccount = {
       ...account,
@@ -149,7 +151,7 @@ const activate: TimerHandler = (payload: { readonly virtualAccountId: string }) 
       updatedAt: now
     }
     yield* Effect.orDie(store.update(VirtualAccounts, active))
-    yield* emitEvent({
+    yield* Outbox.emitEvent({
       type: outcome.event,
       organizationId: account.organizationId,
       environment: account.environment,
@@ -164,43 +166,43 @@ const activate: TimerHandler = (payload: { readonly virtualAccountId: string }) 
     })
   })
 
-export const virtualAccountTimerHandlers: Record<string, TimerHandler> = { [activateTimerKind]: activate }
+export const timerHandlers: Record<string, Timers.TimerHandler> = { [activateTimerKind]: activate }
 
 /** The ledger holder of a virtual account's money. */
-export const virtualAccountHolder = (v: VirtualAccount): Holder => ({ scope: scope(v), type: "virtual_account", id: v.id })
+export const holder = (v: VirtualAccount): Ledger.Holder => ({ scope: scope(v), type: "virtual_account", id: v.id })
 
 /** A virtual account on the wire, with its balance in the currency it collects (read from the ledger). */
-export const virtualAccountToWire = (v: VirtualAccount): Effect.Effect<VirtualAccountWire, never, Store> =>
-  Effect.map(balanceIn(virtualAccountHolder(v), { code: v.asset.code }), (balance) =>
-    toWire({
+export const toWire = (v: VirtualAccount): Effect.Effect<VirtualAccountWire, never, Store.Store> =>
+  Effect.map(Ledger.balanceIn(holder(v), { code: v.asset.code }), (balance) =>
+    Wire.toWire({
       id: v.id,
       customerId: v.customerId,
       applicationId: v.applicationId,
       asset: v.asset,
       status: v.status,
       depositInstructions: v.depositInstructions,
-      balances: [balanceToWire(balance)],
+      balances: [Ledger.balanceToWire(balance)],
       activatedAt: v.activatedAt,
       createdAt: v.createdAt,
       updatedAt: v.updatedAt
     }) as VirtualAccountWire)
 
-export const getVirtualAccount = (caller: Caller, id: VirtualAccountId): Effect.Effect<VirtualAccount, ApiError, Store> =>
+export const get = (caller: Auth.Caller, id: VirtualAccountId): Effect.Effect<VirtualAccount, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const account = yield* (yield* Store).get(VirtualAccounts, id)
-    if (account === undefined || scope(account) !== scopeOf(caller.organization.id, caller.environment)) {
-      return yield* apiError("VIRTUAL_ACCOUNT_NOT_FOUND", "No virtual account with this id exists in this organization and environment.")
+    const account = yield* (yield* Store.Store).get(VirtualAccounts, id)
+    if (account === undefined || scope(account) !== Tenancy.scopeOf(caller.organization.id, caller.environment)) {
+      return yield* Problem.apiError("VIRTUAL_ACCOUNT_NOT_FOUND", "No virtual account with this id exists in this organization and environment.")
     }
     return account
   })
 
-export const listVirtualAccounts = (caller: Caller, customerId: string, query: ListQuery): Effect.Effect<ListEnvelope<VirtualAccountWire>, ApiError, Store> =>
+export const list = (caller: Auth.Caller, customerId: string, query: Paging.ListQuery): Effect.Effect<Paging.ListEnvelope<VirtualAccountWire>, Problem.ApiError, Store.Store> =>
   Effect.flatMap(
-    listPage(VirtualAccounts, {
+    Paging.listPage(VirtualAccounts, {
       order: "byCustomer",
-      partition: `${scopeOf(caller.organization.id, caller.environment)}/${customerId}`,
+      partition: `${Tenancy.scopeOf(caller.organization.id, caller.environment)}/${customerId}`,
       query,
       toWire: (v) => v
     }),
-    (page) => Effect.map(Effect.forEach(page.data, virtualAccountToWire), (data) => ({ ...page, data }))
+    (page) => Effect.map(Effect.forEach(page.data, toWire), (data) => ({ ...page, data }))
   )

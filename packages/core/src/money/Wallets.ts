@@ -10,9 +10,9 @@
  *   unsupported-coin return pending can rotate. A retired (or frozen) wallet is WALLET_NOT_ROTATABLE; an
  *   unsupported coin's return still open from it (signing/TransferSigning.ts) is WALLET_ROTATION_BLOCKED_RETURN; a
  *   balance above the floor (or money reserved or on its way in) is WALLET_ROTATION_BLOCKED_BALANCE.
- * - A wallet's status changes only through `moveWallet`, the one place that knows its table: active -> frozen (the
+ * - A wallet's status changes only through `Wallets.move`, the one place that knows its table: active -> frozen (the
  *   wallet provider reports its signing configuration blocks movement, signing/WalletFreeze.ts), active -> retired
- *   (rotation). Frozen and retired are final. A new wallet is born active (`openWallet`).
+ *   (rotation). Frozen and retired are final. A new wallet is born active (`Wallets.open`).
  * - A rotation lasts the world model's `rotationForwardingMs` (`rotationEndsAt` on both wallets): what senders still
  *   send to the retired address meanwhile is credited to the successor (Deposits.ts), and rotating either wallet
  *   again is WALLET_ROTATION_IN_PROGRESS. After it, the retired address takes nothing (WALLET_NOT_ACTIVE).
@@ -32,20 +32,20 @@ import {
   withArticle
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
-import { newId } from "../kernel/IdGenerator.ts"
-import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import { toWire } from "../kernel/Wire.ts"
-import { Applications, customerApplications } from "../onboarding/Applications.ts"
-import { getCustomer, ReservedCustomers } from "../onboarding/Customers.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { emitEvent } from "../kernel/Outbox.ts"
-import { depositAddress } from "./Addresses.ts"
-import { balancesOf, balanceToWire, type Holder, LedgerAccounts } from "./Ledger.ts"
-import { transactionPartition, Transactions } from "./Transactions.ts"
-import { WorldModel } from "./WorldModel.ts"
+import * as Addresses from "./Addresses.ts"
+import * as Applications from "../onboarding/Applications.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as Customers from "../onboarding/Customers.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Ledger from "./Ledger.ts"
+import * as Outbox from "../kernel/Outbox.ts"
+import * as Paging from "../kernel/Paging.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Transactions from "./Transactions.ts"
+import * as Wire from "../kernel/Wire.ts"
+import * as WorldModel from "./WorldModel.ts"
 
 export interface StoredWallet {
   readonly id: WalletId
@@ -73,9 +73,9 @@ export interface StoredWallet {
   readonly updatedAt: string
 }
 
-const scope = (w: StoredWallet) => scopeOf(w.organizationId, w.environment)
+const scope = (w: StoredWallet) => Tenancy.scopeOf(w.organizationId, w.environment)
 
-export const Wallets = table<StoredWallet>({
+export const Wallets = Store.table<StoredWallet>({
   name: "wallets",
   key: (w) => w.id,
   unique: {
@@ -90,32 +90,32 @@ export const Wallets = table<StoredWallet>({
 export const nonCustodialChains: ReadonlyArray<Chain> = ["ethereum", "base", "polygon", "solana", "tron"]
 
 /** The ledger holder of a wallet's money. */
-export const walletHolder = (w: StoredWallet): Holder => ({ scope: scope(w), type: "wallet", id: w.id })
+export const holder = (w: StoredWallet): Ledger.Holder => ({ scope: scope(w), type: "wallet", id: w.id })
 
 /** A wallet on the wire, with its balances from the ledger. */
-export const walletToWire = (w: StoredWallet): Effect.Effect<WalletWire, never, Store> =>
-  Effect.map(balancesOf(walletHolder(w)), (balances) =>
-    toWire({
+export const toWire = (w: StoredWallet): Effect.Effect<WalletWire, never, Store.Store> =>
+  Effect.map(Ledger.balancesOf(holder(w)), (balances) =>
+    Wire.toWire({
       id: w.id,
       customerId: w.customerId,
       chain: w.chain,
       custody: w.custody,
       status: w.status,
       address: w.address,
-      balances: balances.map(balanceToWire),
+      balances: balances.map(Ledger.balanceToWire),
       clientReferenceId: w.clientReferenceId,
       replacedByWalletId: w.replacedByWalletId,
       createdAt: w.createdAt,
       updatedAt: w.updatedAt
     }) as WalletWire)
 
-const notFound = () => apiError("WALLET_NOT_FOUND", "No wallet with this id exists in this organization and environment.")
+const notFound = () => Problem.apiError("WALLET_NOT_FOUND", "No wallet with this id exists in this organization and environment.")
 
-export const getWallet = (caller: Caller, id: WalletId, forUpdate = false): Effect.Effect<StoredWallet, ApiError, Store> =>
+export const get = (caller: Auth.Caller, id: WalletId, forUpdate = false): Effect.Effect<StoredWallet, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const wallet = yield* (forUpdate ? store.getForUpdate(Wallets, id) : store.get(Wallets, id))
-    if (wallet === undefined || wallet.fundingOrderId !== undefined || scope(wallet) !== scopeOf(caller.organization.id, caller.environment)) {
+    if (wallet === undefined || wallet.fundingOrderId !== undefined || scope(wallet) !== Tenancy.scopeOf(caller.organization.id, caller.environment)) {
       return yield* notFound()
     }
     return wallet
@@ -127,22 +127,22 @@ export type WalletMove =
   | { readonly type: "retire"; readonly replacedByWalletId: WalletId; readonly rotationEndsAt: string }
 
 /** The wallet's status table as one pure function: the next status, or undefined when the move is not allowed. */
-export const walletTransition = (status: WalletStatus, move: WalletMove): WalletStatus | undefined =>
+export const transition = (status: WalletStatus, move: WalletMove): WalletStatus | undefined =>
   status !== "active" ? undefined : move.type === "freeze" ? "frozen" : "retired"
 
 /**
  * Applies `move` to the wallet `w` (locked) and stores it; a move its status does not allow is a bug of the caller,
  * which checks first to answer with its own code.
  */
-export const moveWallet = (w: StoredWallet, move: WalletMove): Effect.Effect<StoredWallet, never, Store> =>
+export const move = (w: StoredWallet, move: WalletMove): Effect.Effect<StoredWallet, never, Store.Store> =>
   Effect.gen(function*() {
-    const status = walletTransition(w.status, move)
+    const status = transition(w.status, move)
     if (status === undefined) return yield* Effect.die(new Error(`${withArticle(w.status)} wallet cannot ${move.type}`))
     const updatedAt = toIso(yield* Clock.currentTimeMillis)
     const moved: StoredWallet = move.type === "retire"
       ? { ...w, status, replacedByWalletId: move.replacedByWalletId, rotationEndsAt: move.rotationEndsAt, updatedAt }
       : { ...w, status, updatedAt }
-    yield* Effect.orDie((yield* Store).update(Wallets, moved))
+    yield* Effect.orDie((yield* Store.Store).update(Wallets, moved))
     return moved
   })
 
@@ -160,57 +160,57 @@ export const notActiveDetail = (w: StoredWallet, role = "wallet"): string =>
  * Whether a return of an unsupported coin from the wallet (a deposit_return out of it, DepositReturns.ts) is
  * still open: the spec's rotation rule ("no unsupported-coin return pending").
  */
-const returnPending = (caller: Caller, wallet: StoredWallet): Effect.Effect<boolean, never, Store> =>
+const returnPending = (caller: Auth.Caller, wallet: StoredWallet): Effect.Effect<boolean, never, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     for (const status of ["pending", "processing"] as const) {
-      const { order, partition } = transactionPartition(caller, { type: "deposit_return", status, customerId: wallet.customerId })
+      const { order, partition } = Transactions.partition(caller, { type: "deposit_return", status, customerId: wallet.customerId })
       // A customer has a few returns open at most.
-      const open = yield* store.page(Transactions, { order, partition, descending: false, backward: false, from: undefined, limit: 100 })
+      const open = yield* store.page(Transactions.Transactions, { order, partition, descending: false, backward: false, from: undefined, limit: 100 })
       if (open.some((t) => t.source.type === "wallet" && t.source.walletId === wallet.id)) return true
     }
     return false
   })
 
 /** The caller's wallet whose deposit address on `chain` is `address`; undefined when there is none. */
-export const walletAt = (caller: Caller, chain: Chain, address: string): Effect.Effect<StoredWallet | undefined, never, Store> =>
-  Effect.map(Effect.flatMap(Store, (store) => store.findUnique(Wallets, "address", `${chain}:${address}`)), (wallet) =>
-    wallet !== undefined && scope(wallet) === scopeOf(caller.organization.id, caller.environment) ? wallet : undefined)
+export const at = (caller: Auth.Caller, chain: Chain, address: string): Effect.Effect<StoredWallet | undefined, never, Store.Store> =>
+  Effect.map(Effect.flatMap(Store.Store, (store) => store.findUnique(Wallets, "address", `${chain}:${address}`)), (wallet) =>
+    wallet !== undefined && scope(wallet) === Tenancy.scopeOf(caller.organization.id, caller.environment) ? wallet : undefined)
 
 /** A customer's wallets by createdAt (desc by default), a tie by id (docs/money.md); the funding addresses are not in it. */
-export const listWallets = (caller: Caller, customerId: CustomerId, query: ListQuery): Effect.Effect<ListEnvelope<WalletWire>, ApiError, Store> =>
+export const list = (caller: Auth.Caller, customerId: CustomerId, query: Paging.ListQuery): Effect.Effect<Paging.ListEnvelope<WalletWire>, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     yield* onboardedCustomer(caller, customerId)
-    const page = yield* listPage(Wallets, {
+    const page = yield* Paging.listPage(Wallets, {
       order: "byCustomer",
-      partition: `${scopeOf(caller.organization.id, caller.environment)}/${customerId}`,
+      partition: `${Tenancy.scopeOf(caller.organization.id, caller.environment)}/${customerId}`,
       query,
       toWire: (w) => w
     })
-    return { ...page, data: yield* Effect.forEach(page.data, walletToWire) }
+    return { ...page, data: yield* Effect.forEach(page.data, toWire) }
   })
 
 /** The customer, or CUSTOMER_NOT_ONBOARDED while its onboarding application is still open. */
-export const onboardedCustomer = (caller: Caller, customerId: CustomerId) =>
+export const onboardedCustomer = (caller: Auth.Caller, customerId: CustomerId) =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const reserved = yield* store.get(ReservedCustomers, customerId)
-    const scoped = scopeOf(caller.organization.id, caller.environment)
-    const customer = yield* Effect.option(getCustomer(caller, customerId))
+    const store = yield* Store.Store
+    const reserved = yield* store.get(Customers.ReservedCustomers, customerId)
+    const scoped = Tenancy.scopeOf(caller.organization.id, caller.environment)
+    const customer = yield* Effect.option(Customers.get(caller, customerId))
     if (customer._tag === "Some") return customer.value
     if (reserved !== undefined && reserved.scope === scoped) {
-      return yield* apiError("CUSTOMER_NOT_ONBOARDED", "The customer's onboarding application has not been approved yet.")
+      return yield* Problem.apiError("CUSTOMER_NOT_ONBOARDED", "The customer's onboarding application has not been approved yet.")
     }
-    return yield* getCustomer(caller, customerId)
+    return yield* Customers.get(caller, customerId)
   })
 
 /** Whether the customer holds an approved crypto_wallet application for `chain`. */
-export const cryptoWalletApproved = (caller: Caller, customerId: CustomerId, chain: Chain) =>
+export const cryptoWalletApproved = (caller: Auth.Caller, customerId: CustomerId, chain: Chain) =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const applications = yield* store.page(Applications, {
+    const store = yield* Store.Store
+    const applications = yield* store.page(Applications.Applications, {
       order: "byCustomer",
-      partition: customerApplications(scopeOf(caller.organization.id, caller.environment), customerId, "crypto_wallet"),
+      partition: Applications.customerApplications(Tenancy.scopeOf(caller.organization.id, caller.environment), customerId, "crypto_wallet"),
       descending: true,
       backward: false,
       from: undefined,
@@ -230,7 +230,7 @@ export interface WalletOwner {
  * Opens an active wallet of `custody` on `chain` with its deposit address, and emits wallet.created; a custodial one
  * on the caller's request, a non-custodial one when its claim resolves.
  */
-export const openWallet = (
+export const open = (
   owner: WalletOwner,
   customerId: CustomerId,
   chain: Chain,
@@ -238,15 +238,15 @@ export const openWallet = (
   custody: WalletCustody = "custodial",
   /** For a rotation's successor: when the rotation ends. */
   rotationEndsAt?: string
-): Effect.Effect<StoredWallet, ApiError, Store> =>
+): Effect.Effect<StoredWallet, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const wallet = yield* newWallet(owner, customerId, chain, { custody, clientReferenceId, ...(rotationEndsAt === undefined ? {} : { rotationEndsAt }) })
     const inserted = yield* Effect.exit(store.insert(Wallets, wallet))
     if (inserted._tag === "Failure") {
-      return yield* apiError("DUPLICATE_CLIENT_REFERENCE_ID", "This clientReferenceId is already used by another wallet.")
+      return yield* Problem.apiError("DUPLICATE_CLIENT_REFERENCE_ID", "This clientReferenceId is already used by another wallet.")
     }
-    yield* emitEvent({
+    yield* Outbox.emitEvent({
       type: "wallet.created",
       organizationId: wallet.organizationId,
       environment: wallet.environment,
@@ -263,7 +263,7 @@ const newWallet = (
   extra: Pick<StoredWallet, "custody" | "clientReferenceId"> & { readonly fundingOrderId?: string; readonly rotationEndsAt?: string }
 ): Effect.Effect<StoredWallet> =>
   Effect.gen(function*() {
-    const id = yield* newId("wlt")
+    const id = yield* IdGenerator.newId("wlt")
     const now = toIso(yield* Clock.currentTimeMillis)
     return {
       id,
@@ -272,7 +272,7 @@ const newWallet = (
       customerId,
       chain,
       status: "active",
-      address: depositAddress(chain, id),
+      address: Addresses.depositAddress(chain, id),
       replacedByWalletId: undefined,
       ...extra,
       createdAt: now,
@@ -280,54 +280,54 @@ const newWallet = (
     }
   })
 
-const ownerOf = (caller: Caller): WalletOwner => ({ organizationId: caller.organization.id, environment: caller.environment })
+const ownerOf = (caller: Auth.Caller): WalletOwner => ({ organizationId: caller.organization.id, environment: caller.environment })
 
 /** The funding address of a deposit-funded order: a service-managed wallet of the customer's, announced by no event. */
-export const openFundingWallet = (
+export const openFunding = (
   owner: WalletOwner & { readonly customerId: CustomerId },
   chain: Chain,
   orderId: string
-): Effect.Effect<StoredWallet, never, Store> =>
+): Effect.Effect<StoredWallet, never, Store.Store> =>
   Effect.gen(function*() {
     const wallet = yield* newWallet(owner, owner.customerId, chain, { custody: "custodial", clientReferenceId: undefined, fundingOrderId: orderId })
-    yield* Effect.orDie(Effect.flatMap(Store, (store) => store.insert(Wallets, wallet)))
+    yield* Effect.orDie(Effect.flatMap(Store.Store, (store) => store.insert(Wallets, wallet)))
     return wallet
   })
 
 /** `POST /v2/customers/{customerId}/wallets`. */
-export const createWallet = (caller: Caller, customerId: CustomerId, body: WalletCreate): Effect.Effect<WalletWire, ApiError, Store> =>
+export const create = (caller: Auth.Caller, customerId: CustomerId, body: WalletCreate): Effect.Effect<WalletWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     yield* onboardedCustomer(caller, customerId)
     if (!(yield* cryptoWalletApproved(caller, customerId, body.chain))) {
-      return yield* apiError(
+      return yield* Problem.apiError(
         "UNPROCESSABLE_ENTITY",
         `The customer has no approved crypto_wallet application for ${body.chain}; apply with POST /v2/customers/{customerId}/features first.`
       )
     }
-    return yield* walletToWire(yield* openWallet(ownerOf(caller), customerId, body.chain, body.clientReferenceId))
+    return yield* toWire(yield* open(ownerOf(caller), customerId, body.chain, body.clientReferenceId))
   })
 
 /** `POST /v2/wallets/{walletId}/rotate`: retires the wallet and answers its successor. */
-export const rotateWallet = (caller: Caller, id: WalletId): Effect.Effect<WalletWire, ApiError, Store> =>
+export const rotate = (caller: Auth.Caller, id: WalletId): Effect.Effect<WalletWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const wallet = yield* getWallet(caller, id, true)
+    const store = yield* Store.Store
+    const wallet = yield* get(caller, id, true)
     const nowMs = yield* Clock.currentTimeMillis
     if (rotationUnderway(wallet, nowMs)) {
-      return yield* apiError(
+      return yield* Problem.apiError(
         "WALLET_ROTATION_IN_PROGRESS",
         `The wallet's rotation lasts until ${wallet.rotationEndsAt}: the retired address still forwards to its successor. Rotate after that.`
       )
     }
-    if (wallet.status !== "active") return yield* apiError("WALLET_NOT_ROTATABLE", `The wallet is ${wallet.status}; only an active wallet can rotate.`)
+    if (wallet.status !== "active") return yield* Problem.apiError("WALLET_NOT_ROTATABLE", `The wallet is ${wallet.status}; only an active wallet can rotate.`)
     if (yield* returnPending(caller, wallet)) {
-      return yield* apiError(
+      return yield* Problem.apiError(
         "WALLET_ROTATION_BLOCKED_RETURN",
         "An unsupported coin's return from the wallet is still open (GET /v2/transactions?type=deposit_return); rotate once it ends."
       )
     }
-    const floors = (yield* WorldModel).dustFloor
-    const accounts = yield* store.page(LedgerAccounts, {
+    const floors = (yield* WorldModel.WorldModel).dustFloor
+    const accounts = yield* store.page(Ledger.LedgerAccounts, {
       order: "byHolder",
       partition: `${scope(wallet)}/wallet/${wallet.id}`,
       descending: false,
@@ -340,14 +340,14 @@ export const rotateWallet = (caller: Caller, id: WalletId): Effect.Effect<Wallet
       const moving = BigInt(account.debitsPending) + BigInt(account.creditsPending)
       const floor = parseAmount(account.asset, floors[account.asset] ?? "0")?.units ?? 0n
       if (posted > floor || moving > 0n) {
-        return yield* apiError(
+        return yield* Problem.apiError(
           "WALLET_ROTATION_BLOCKED_BALANCE",
           `The wallet holds ${account.asset} above the dust floor or has money on its way; move it out before rotating.`
         )
       }
     }
-    const rotationEndsAt = toIso(nowMs + (yield* WorldModel).rotationForwardingMs)
-    const successor = yield* openWallet(ownerOf(caller), wallet.customerId, wallet.chain, undefined, wallet.custody, rotationEndsAt)
-    yield* moveWallet(wallet, { type: "retire", replacedByWalletId: successor.id, rotationEndsAt })
-    return yield* walletToWire(successor)
+    const rotationEndsAt = toIso(nowMs + (yield* WorldModel.WorldModel).rotationForwardingMs)
+    const successor = yield* open(ownerOf(caller), wallet.customerId, wallet.chain, undefined, wallet.custody, rotationEndsAt)
+    yield* move(wallet, { type: "retire", replacedByWalletId: successor.id, rotationEndsAt })
+    return yield* toWire(successor)
   })

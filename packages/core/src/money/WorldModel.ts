@@ -19,7 +19,7 @@
  */
 import { type AssetCode, type Chain, isFiat, type OrderDirection, type PayoutRail } from "@fos/contract"
 import { Context } from "effect"
-import { ratioRate } from "./Rates.ts"
+import * as Rates from "./Rates.ts"
 
 /** A pair's price: its mid rate (destination units per source unit, decimal text) and the service's spread. */
 export interface PricingRule {
@@ -70,7 +70,7 @@ export const defaultPricing: Readonly<Record<string, PricingRule>> = Object.from
     (Object.keys(referencePricesUsd) as Array<AssetCode>)
       .filter((destination) => destination !== source || !isFiat(source))
       .map((destination) => [pairKey(source, destination), {
-        mid: ratioRate(referencePricesUsd[source]!, referencePricesUsd[destination]!),
+        mid: Rates.ratio(referencePricesUsd[source]!, referencePricesUsd[destination]!),
         spreadBps: defaultSpreadBps(source, destination)
       }])
   )

@@ -12,26 +12,26 @@
  * meanwhile has nothing left for the timer to do.
  */
 import { Clock, Effect } from "effect"
-import { Store } from "../kernel/Store.ts"
-import { schedule, type TimerHandler } from "../kernel/Timers.ts"
-import { allowedApplicationMove, type Application, Applications, applicationScope } from "./Applications.ts"
-import { cancelTimerKind, completeCancel } from "./Cancellation.ts"
-import { decide, lateComplianceResult } from "./Decisions.ts"
-import { ReviewSettings, type ReviewSettingsValue } from "./ReviewSettings.ts"
+import * as Applications from "./Applications.ts"
+import * as Cancellation from "./Cancellation.ts"
+import * as Decisions from "./Decisions.ts"
+import * as ReviewSettings from "./ReviewSettings.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Timers from "../kernel/Timers.ts"
 
 export const reviewTimerKind = "application.review"
 export const lateComplianceTimerKind = "application.late_compliance"
 
 /** Schedules the world model's review of a submitted application (unless reviews are off: simulate decides). */
-export const scheduleReview = (application: Application) =>
+export const scheduleReview = (application: Applications.Application) =>
   Effect.gen(function*() {
-    const settings = yield* ReviewSettings
+    const settings = yield* ReviewSettings.ReviewSettings
     if (!settings.automatic) return
     const now = yield* Clock.currentTimeMillis
-    yield* schedule(reviewTimerKind, now + settings.reviewDelayMs[application.type], { applicationId: application.id }, applicationScope(application))
+    yield* Timers.schedule(reviewTimerKind, now + settings.reviewDelayMs[application.type], { applicationId: application.id }, Applications.applicationScope(application))
   })
 
-const markers = (application: Application): string => {
+const markers = (application: Applications.Application): string => {
   const s = application.submission as {
     readonly businessInfo?: { readonly legalName?: string }
     readonly individual?: { readonly firstName?: string; readonly lastName?: string }
@@ -41,47 +41,47 @@ const markers = (application: Application): string => {
 }
 
 /** The world model's review: deterministic on the application's own data (see ReviewSettings). */
-const review: TimerHandler = (payload: { readonly applicationId: string }) =>
+const review: Timers.TimerHandler = (payload: { readonly applicationId: string }) =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const application = yield* store.getForUpdate(Applications, payload.applicationId)
+    const store = yield* Store.Store
+    const application = yield* store.getForUpdate(Applications.Applications, payload.applicationId)
     // Decided by simulate, cancelled, or being cancelled meanwhile: the review has nothing to do.
-    if (application === undefined || allowedApplicationMove(application, { _tag: "Decide", outcome: "approved", bySimulate: false }) === undefined) return
+    if (application === undefined || Applications.allowedApplicationMove(application, { _tag: "Decide", outcome: "approved", bySimulate: false }) === undefined) return
     const text = markers(application)
     if (text.includes("fos:manual")) return
-    const settings = yield* ReviewSettings
+    const settings = yield* ReviewSettings.ReviewSettings
     if (text.includes("fos:late-reject")) {
-      yield* decide(application, { outcome: "rejected", failureCode: "rejected_by_ops", bySimulate: false })
-      yield* schedule(
+      yield* Decisions.decide(application, { outcome: "rejected", failureCode: "rejected_by_ops", bySimulate: false })
+      yield* Timers.schedule(
         lateComplianceTimerKind,
         (yield* Clock.currentTimeMillis) + settings.lateComplianceDelayMs,
         { applicationId: application.id },
-        applicationScope(application)
+        Applications.applicationScope(application)
       )
       return
     }
     if (text.includes("fos:reject")) {
-      yield* decide(application, { outcome: "rejected", failureCode: "compliance_denied", bySimulate: false })
+      yield* Decisions.decide(application, { outcome: "rejected", failureCode: "compliance_denied", bySimulate: false })
       return
     }
-    yield* decide(application, { outcome: "approved", bySimulate: false })
+    yield* Decisions.decide(application, { outcome: "approved", bySimulate: false })
   }).pipe(Effect.orDie)
 
-const lateCompliance: TimerHandler = (payload: { readonly applicationId: string }) =>
+const lateCompliance: Timers.TimerHandler = (payload: { readonly applicationId: string }) =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const application = yield* store.getForUpdate(Applications, payload.applicationId)
-    if (application === undefined || allowedApplicationMove(application, { _tag: "LateCompliance" }) === undefined) return
-    yield* lateComplianceResult(application, { failureCode: "compliance_denied", resubmittable: false })
+    const store = yield* Store.Store
+    const application = yield* store.getForUpdate(Applications.Applications, payload.applicationId)
+    if (application === undefined || Applications.allowedApplicationMove(application, { _tag: "LateCompliance" }) === undefined) return
+    yield* Decisions.lateComplianceResult(application, { failureCode: "compliance_denied", resubmittable: false })
   }).pipe(Effect.orDie)
 
 /** The application timers, over the review settings the engine was built with. */
-export const applicationTimerHandlers = (settings: ReviewSettingsValue): Record<string, TimerHandler> => {
-  const withSettings = (handler: TimerHandler): TimerHandler => (payload) =>
-    handler(payload).pipe(Effect.provideService(ReviewSettings, settings))
+export const handlers = (settings: ReviewSettings.ReviewSettingsValue): Record<string, Timers.TimerHandler> => {
+  const withSettings = (handler: Timers.TimerHandler): Timers.TimerHandler => (payload) =>
+    handler(payload).pipe(Effect.provideService(ReviewSettings.ReviewSettings, settings))
   return {
     [reviewTimerKind]: withSettings(review),
-    [cancelTimerKind]: completeCancel,
+    [Cancellation.cancelTimerKind]: Cancellation.completeCancel,
     [lateComplianceTimerKind]: lateCompliance
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Applications: how customers, their features and the organization itself are onboarded. This module is the
- * Application resource: its stored row and table, its wire shape, its reads and its events. `moveApplication` runs
- * the state table (ApplicationMachine.ts) on a stored application and `movedApplication` is the row it decides; no
+ * Application resource: its stored row and table, its wire shape, its reads and its events. `Applications.move` runs
+ * the state table (ApplicationMachine.ts) on a stored application and `Applications.moved` is the row it decides; no
  * status is written but through them.
  *
  * The rest of onboarding, by concept: the four submission flows (Submissions.ts), decisions and late compliance
@@ -10,7 +10,14 @@
  * and the restrictions ops places on customers and organizations (Restrictions.ts).
  */
 import { Effect } from "effect"
-import { type Caller } from "../tenancy/Auth.ts"
+import * as ApplicationMachine from "./ApplicationMachine.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as Outbox from "../kernel/Outbox.ts"
+import * as Paging from "../kernel/Paging.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Wire from "../kernel/Wire.ts"
 import {
   type Application as ApplicationWire,
   type ApplicationFailureCode,
@@ -22,13 +29,6 @@ import {
   type Environment,
   type SensitivePersonField
 } from "@fos/contract"
-import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { emitEvent } from "../kernel/Outbox.ts"
-import { toWire } from "../kernel/Wire.ts"
-import { type ApplicationEvent, type Move, type Outcome, type Refusal, transition } from "./ApplicationMachine.ts"
 
 export interface Person {
   readonly referenceId: string
@@ -70,7 +70,7 @@ export interface Application {
   readonly updatedAt: string
 }
 
-export const applicationScope = (a: Application) => scopeOf(a.organizationId, a.environment)
+export const applicationScope = (a: Application) => Tenancy.scopeOf(a.organizationId, a.environment)
 const scope = applicationScope
 
 /** The partition of `byCustomer` that holds a customer's applications of one type. */
@@ -78,7 +78,7 @@ export const customerApplications = (scope: string, customerId: string, type: Ap
 /** A rejected or cancelled application frees its client reference and its house-account claim. */
 const holdsClaims = (a: Application) => a.status !== "rejected" && a.status !== "cancelled"
 
-export const Applications = table<Application>({
+export const Applications = Store.table<Application>({
   name: "applications",
   key: (a) => a.id,
   unique: {
@@ -104,7 +104,7 @@ export const Applications = table<Application>({
 export const isCancelling = (a: Application) => a.status === "open" && a.cancelRequestedAt !== undefined
 
 /** A move the table allows: the next status, whether a cancel is in progress, the events and the persons' fate. */
-export type AllowedMove = Exclude<Outcome, { readonly refused: Refusal }>
+export type AllowedMove = Exclude<ApplicationMachine.Outcome, { readonly refused: ApplicationMachine.Refusal }>
 
 const refusalDetail = {
   APPLICATION_ALREADY_DECIDED: "The application is already decided; approved and rejected are final.",
@@ -113,20 +113,20 @@ const refusalDetail = {
 } as const
 
 /** Runs the state table: what the move makes of the application, or the spec's problem it is refused with. */
-export const moveApplication = (application: Application, m: Move): Effect.Effect<AllowedMove, ApiError> => {
-  const outcome = transition(application.status, isCancelling(application), m)
+export const move = (application: Application, m: ApplicationMachine.Move): Effect.Effect<AllowedMove, Problem.ApiError> => {
+  const outcome = ApplicationMachine.transition(application.status, isCancelling(application), m)
   if ("next" in outcome) return Effect.succeed(outcome)
-  return Effect.fail(apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${application.status})`))
+  return Effect.fail(Problem.apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${application.status})`))
 }
 
 /** What the move makes of the application, or undefined where the table refuses it (for the engine's own moves). */
-export const allowedApplicationMove = (application: Application, m: Move): AllowedMove | undefined => {
-  const outcome = transition(application.status, isCancelling(application), m)
+export const allowedApplicationMove = (application: Application, m: ApplicationMachine.Move): AllowedMove | undefined => {
+  const outcome = ApplicationMachine.transition(application.status, isCancelling(application), m)
   return "next" in outcome ? outcome : undefined
 }
 
 /** The application after an allowed move, at `now`: its status, cancel request, persons and updatedAt. */
-export const movedApplication = (application: Application, outcome: AllowedMove, now: string): Application => ({
+export const moved = (application: Application, outcome: AllowedMove, now: string): Application => ({
   ...application,
   status: outcome.next,
   cancelRequestedAt: outcome.cancelling ? application.cancelRequestedAt ?? now : undefined,
@@ -149,8 +149,8 @@ const personToWire = (p: Person) => ({
   verificationStatus: p.verificationStatus
 })
 
-export const applicationToWire = (a: Application) =>
-  toWire({
+export const toWire = (a: Application) =>
+  Wire.toWire({
     applicationId: a.id,
     applicationType: a.type,
     status: a.status,
@@ -173,46 +173,45 @@ export const applicationToWire = (a: Application) =>
 
 // --- reads --------------------------------------------------------------------------------------------------------
 
-const notFound = () => apiError("APPLICATION_NOT_FOUND", "No application with this id exists in this organization and environment.")
+const notFound = () => Problem.apiError("APPLICATION_NOT_FOUND", "No application with this id exists in this organization and environment.")
 
-const callerScope = (caller: Caller) => scopeOf(caller.organization.id, caller.environment)
+const callerScope = (caller: Auth.Caller) => Tenancy.scopeOf(caller.organization.id, caller.environment)
 
 /** An application of the caller's organization; organization_onboarding applications live in the sandbox. */
-export const getApplication = (caller: Caller, id: ApplicationId, forUpdate = false): Effect.Effect<Application, ApiError, Store> =>
+export const get = (caller: Auth.Caller, id: ApplicationId, forUpdate = false): Effect.Effect<Application, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const application = yield* (forUpdate ? store.getForUpdate(Applications, id) : store.get(Applications, id))
     if (application === undefined || scope(application) !== callerScope(caller)) return yield* notFound()
     return application
   })
 
-export const listApplications = (
-  caller: Caller,
-  query: ListQuery,
+export const list = (
+  caller: Auth.Caller,
+  query: Paging.ListQuery,
   type: ApplicationType | undefined
-): Effect.Effect<ListEnvelope<ApplicationWire>, ApiError, Store> =>
+): Effect.Effect<Paging.ListEnvelope<ApplicationWire>, Problem.ApiError, Store.Store> =>
   type === undefined
-    ? listPage(Applications, { order: query.sortBy, partition: callerScope(caller), query, toWire: applicationToWire })
+    ? Paging.listPage(Applications, { order: query.sortBy, partition: callerScope(caller), query, toWire: toWire })
     // A type filter walks the type's own order under the sort asked for, so its pages are full and cost the same as
     // the unfiltered list's.
-    : listPage(Applications, {
+    : Paging.listPage(Applications, {
       order: query.sortBy === "updatedAt" ? "byTypeUpdatedAt" : "byType",
       partition: `${callerScope(caller)}/${type}`,
       query,
-      toWire: applicationToWire
+      toWire: toWire
     })
-
 
 /**
  * The organization's current application: the newest, passing over drafts a late compliance result withdrew
  * (cancelled without ever being submitted).
  */
-export const currentOrganizationApplication = (organizationId: string) =>
-  Effect.flatMap(Store, (store) =>
+export const currentOrganization = (organizationId: string) =>
+  Effect.flatMap(Store.Store, (store) =>
     Effect.map(
       store.page(Applications, {
         order: "byType",
-        partition: `${scopeOf(organizationId, "sandbox")}/organization_onboarding`,
+        partition: `${Tenancy.scopeOf(organizationId, "sandbox")}/organization_onboarding`,
         descending: true,
         backward: false,
         from: undefined,
@@ -224,17 +223,17 @@ export const currentOrganizationApplication = (organizationId: string) =>
 export const findPerson = (application: Application, referenceId: string) => {
   const person = application.persons.find((p) => p.referenceId === referenceId)
   return person === undefined
-    ? Effect.fail(apiError("APPLICATION_PERSON_NOT_FOUND", "The application has no person with this referenceId."))
+    ? Effect.fail(Problem.apiError("APPLICATION_PERSON_NOT_FOUND", "The application has no person with this referenceId."))
     : Effect.succeed(person)
 }
 
 /** One sensitive field of a person, read on its own so it is never part of a list or a log of the application. */
-export const readPersonField = (caller: Caller, id: ApplicationId, referenceId: string, field: SensitivePersonField) =>
+export const readPersonField = (caller: Auth.Caller, id: ApplicationId, referenceId: string, field: SensitivePersonField) =>
   Effect.gen(function*() {
-    const person = yield* findPerson(yield* getApplication(caller, id), referenceId)
+    const person = yield* findPerson(yield* get(caller, id), referenceId)
     const value = person[field]
     if (value === undefined) {
-      return yield* apiError("APPLICATION_PERSON_FIELD_EMPTY", `The person's ${field} has no value.`)
+      return yield* Problem.apiError("APPLICATION_PERSON_FIELD_EMPTY", `The person's ${field} has no value.`)
     }
     return { referenceId, field, value }
   })
@@ -242,15 +241,15 @@ export const readPersonField = (caller: Caller, id: ApplicationId, referenceId: 
 // --- events -------------------------------------------------------------------------------------------------------
 
 /** The events an allowed move emits, each with the application's payload as it now stands. */
-export const emitApplicationEvents = (application: Application, events: ReadonlyArray<ApplicationEvent>, occurredAt: string) =>
+export const emitApplicationEvents = (application: Application, events: ReadonlyArray<ApplicationMachine.ApplicationEvent>, occurredAt: string) =>
   Effect.forEach(events, (type) => emit(application, type, occurredAt), { discard: true })
 
 const emit = (application: Application, type: "application.approved" | "application.rejected", occurredAt: string) =>
-  emitEvent({
+  Outbox.emitEvent({
     type,
     organizationId: application.organizationId,
     environment: application.environment,
-    data: toWire(type === "application.approved"
+    data: Wire.toWire(type === "application.approved"
       ? {
         applicationId: application.id,
         applicationType: application.type,

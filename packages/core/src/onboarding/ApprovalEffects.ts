@@ -15,18 +15,18 @@
  */
 import { Effect } from "effect"
 import { type CustomerId, type CustomerUpdateSubmission, type OnboardingSubmission } from "@fos/contract"
-import { Store } from "../kernel/Store.ts"
-import { toWire } from "../kernel/Wire.ts"
-import { createVirtualAccount } from "../money/VirtualAccounts.ts"
-import { Organizations } from "../tenancy/Tenancy.ts"
-import { emitEvent } from "../kernel/Outbox.ts"
-import { type Application } from "./Applications.ts"
-import { type Customer, Customers, ReservedCustomers } from "./Customers.ts"
+import type * as Applications from "./Applications.ts"
+import * as Customers from "./Customers.ts"
+import * as Outbox from "../kernel/Outbox.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as VirtualAccounts from "../money/VirtualAccounts.ts"
+import * as Wire from "../kernel/Wire.ts"
 
 /** What an approval creates, by application type. */
-export const approvalEffects = (application: Application, now: string): Effect.Effect<void, never, Store> =>
+export const approvalEffects = (application: Applications.Application, now: string): Effect.Effect<void, never, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     switch (application.type) {
       case "customer_onboarding": {
         const submission = application.submission as OnboardingSubmission
@@ -34,7 +34,7 @@ export const approvalEffects = (application: Application, now: string): Effect.E
           ? `${submission.individual?.firstName ?? ""} ${submission.individual?.lastName ?? ""}`.trim()
           : submission.businessInfo?.legalName ?? ""
         const address = application.customerType === "individual" ? submission.individual?.address : submission.businessInfo?.registeredAddress
-        const customer: Customer = {
+        const customer: Customers.Customer = {
           id: application.customerId as CustomerId,
           organizationId: application.organizationId,
           environment: application.environment,
@@ -52,21 +52,21 @@ export const approvalEffects = (application: Application, now: string): Effect.E
         }
         // A clientReferenceId or house account taken meanwhile (by a cancelled application decided later) is
         // dropped from the customer rather than failing the decision.
-        yield* store.insert(Customers, customer).pipe(
-          Effect.catchTag("UniqueViolation", () => store.insert(Customers, { ...customer, clientReferenceId: undefined, houseAccount: false })),
+        yield* store.insert(Customers.Customers, customer).pipe(
+          Effect.catchTag("UniqueViolation", () => store.insert(Customers.Customers, { ...customer, clientReferenceId: undefined, houseAccount: false })),
           Effect.orDie
         )
-        yield* store.remove(ReservedCustomers, customer.id)
-        yield* emitEvent({
+        yield* store.remove(Customers.ReservedCustomers, customer.id)
+        yield* Outbox.emitEvent({
           type: "customer.created",
           organizationId: application.organizationId,
           environment: application.environment,
-          data: toWire({ customerId: customer.id, applicationId: application.id, clientReferenceId: customer.clientReferenceId, occurredAt: now })
+          data: Wire.toWire({ customerId: customer.id, applicationId: application.id, clientReferenceId: customer.clientReferenceId, occurredAt: now })
         })
         return
       }
       case "customer_update": {
-        const customer = yield* store.getForUpdate(Customers, application.customerId!)
+        const customer = yield* store.getForUpdate(Customers.Customers, application.customerId!)
         if (customer === undefined) return
         const submission = application.submission as CustomerUpdateSubmission
         const name = customer.type === "business"
@@ -74,7 +74,7 @@ export const approvalEffects = (application: Application, now: string): Effect.E
           : [submission.individual?.firstName ?? customer.name.split(" ")[0], submission.individual?.lastName ?? customer.name.split(" ").slice(1).join(" ")]
             .join(" ").trim()
         const address = submission.businessInfo?.registeredAddress ?? submission.individual?.address
-        yield* Effect.orDie(store.update(Customers, {
+        yield* Effect.orDie(store.update(Customers.Customers, {
           ...customer,
           name,
           state: address?.state ?? customer.state,
@@ -83,16 +83,16 @@ export const approvalEffects = (application: Application, now: string): Effect.E
         return
       }
       case "virtual_account": {
-        yield* createVirtualAccount(application, now)
+        yield* VirtualAccounts.create(application, now)
         return
       }
       case "crypto_wallet":
         return
       case "organization_onboarding": {
-        const organization = yield* store.getForUpdate(Organizations, application.organizationId)
+        const organization = yield* store.getForUpdate(Tenancy.Organizations, application.organizationId)
         if (organization === undefined || organization.status !== "onboarding") return
-        yield* Effect.orDie(store.update(Organizations, { ...organization, status: "active" }))
-        yield* emitEvent({
+        yield* Effect.orDie(store.update(Tenancy.Organizations, { ...organization, status: "active" }))
+        yield* Outbox.emitEvent({
           type: "organization.activated",
           organizationId: organization.id,
           environment: "sandbox",

@@ -13,35 +13,35 @@
  */
 import { Clock, Effect } from "effect"
 import { type Application as ApplicationWire, type ApplicationId, toIso } from "@fos/contract"
-import { type ApiError } from "../kernel/Problem.ts"
-import { Store } from "../kernel/Store.ts"
-import { schedule, type TimerHandler } from "../kernel/Timers.ts"
-import { type Caller } from "../tenancy/Auth.ts"
-import { allowedApplicationMove, Applications, applicationScope, applicationToWire, getApplication, moveApplication, movedApplication } from "./Applications.ts"
-import { ReviewSettings } from "./ReviewSettings.ts"
+import * as Applications from "./Applications.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import type * as Problem from "../kernel/Problem.ts"
+import * as ReviewSettings from "./ReviewSettings.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Timers from "../kernel/Timers.ts"
 
 export const cancelTimerKind = "application.cancel"
 
 /** `POST /v2/applications/{id}/cancel`: starts a cancellation, which completes on the clock. */
-export const requestCancel = (caller: Caller, id: ApplicationId): Effect.Effect<ApplicationWire, ApiError, Store> =>
+export const requestCancel = (caller: Auth.Caller, id: ApplicationId): Effect.Effect<ApplicationWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const application = yield* getApplication(caller, id, true)
-    const outcome = yield* moveApplication(application, { _tag: "RequestCancel" })
+    const store = yield* Store.Store
+    const application = yield* Applications.get(caller, id, true)
+    const outcome = yield* Applications.move(application, { _tag: "RequestCancel" })
     const nowMs = yield* Clock.currentTimeMillis
-    const cancelling = movedApplication(application, outcome, toIso(nowMs))
-    yield* Effect.orDie(store.update(Applications, cancelling))
-    yield* schedule(cancelTimerKind, nowMs + (yield* ReviewSettings).cancelDelayMs, { applicationId: id }, applicationScope(application))
-    return applicationToWire(cancelling)
+    const cancelling = Applications.moved(application, outcome, toIso(nowMs))
+    yield* Effect.orDie(store.update(Applications.Applications, cancelling))
+    yield* Timers.schedule(cancelTimerKind, nowMs + (yield* ReviewSettings.ReviewSettings).cancelDelayMs, { applicationId: id }, Applications.applicationScope(application))
+    return Applications.toWire(cancelling)
   })
 
 /** The cancel timer: completes the cancel, unless a decision or another move got there first. */
-export const completeCancel: TimerHandler = (payload: { readonly applicationId: string }) =>
+export const completeCancel: Timers.TimerHandler = (payload: { readonly applicationId: string }) =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const application = yield* store.getForUpdate(Applications, payload.applicationId)
+    const store = yield* Store.Store
+    const application = yield* store.getForUpdate(Applications.Applications, payload.applicationId)
     if (application === undefined) return
-    const outcome = allowedApplicationMove(application, { _tag: "CompleteCancel" })
+    const outcome = Applications.allowedApplicationMove(application, { _tag: "CompleteCancel" })
     if (outcome === undefined) return
-    yield* Effect.orDie(store.update(Applications, movedApplication(application, outcome, toIso(yield* Clock.currentTimeMillis))))
+    yield* Effect.orDie(store.update(Applications.Applications, Applications.moved(application, outcome, toIso(yield* Clock.currentTimeMillis))))
   })

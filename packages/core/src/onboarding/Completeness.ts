@@ -17,7 +17,7 @@ import type {
   PersonInput
 } from "@fos/contract"
 import { withArticle } from "@fos/contract"
-import { type CountryRequirements, matchesFormat } from "./Requirements.ts"
+import * as Requirements from "./Requirements.ts"
 
 /** The value at a JSON pointer of `root`, or undefined. */
 const at = (root: unknown, pointer: string): unknown => {
@@ -46,7 +46,7 @@ const fieldGaps = (
     const value = at(root, requirement.pointer)
     const pointer = base + requirement.pointer
     if (missing(value)) gaps.push({ pointer, detail: `is required in ${country}: ${requirement.description}`, category })
-    else if (typeof value === "string" && !matchesFormat(country, requirement, value)) {
+    else if (typeof value === "string" && !Requirements.matchesFormat(country, requirement, value)) {
       gaps.push({ pointer, detail: `does not match the ${country} format (for example ${requirement.format!.example})`, category })
     }
   }
@@ -77,7 +77,7 @@ export const kybGaps = (
     readonly ownership?: { readonly persons: ReadonlyArray<PersonInput> }
     readonly companyClassification?: { readonly legalStructure?: string; readonly primaryIndustry?: string }
   },
-  requirements: CountryRequirements,
+  requirements: Requirements.CountryRequirements,
   typeOf: DocumentTypeOf
 ): ReadonlyArray<ErrorEntry> => {
   const { country } = requirements
@@ -125,7 +125,7 @@ export const kybGaps = (
 /** The gaps of an individual's submission. */
 export const individualGaps = (
   submission: { readonly individual?: IndividualInput; readonly documentIds?: ReadonlyArray<string> },
-  requirements: CountryRequirements,
+  requirements: Requirements.CountryRequirements,
   typeOf: DocumentTypeOf
 ): ReadonlyArray<ErrorEntry> => {
   if (submission.individual === undefined) {

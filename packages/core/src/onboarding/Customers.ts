@@ -11,12 +11,12 @@ import type {
   Customer as CustomerWire,
   CustomerId
 } from "@fos/contract"
-import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import { type Caller } from "../tenancy/Auth.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { toWire } from "../kernel/Wire.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as Paging from "../kernel/Paging.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Wire from "../kernel/Wire.ts"
 
 export interface Customer {
   readonly id: CustomerId
@@ -39,9 +39,9 @@ export interface Customer {
   readonly updatedAt: string
 }
 
-const scope = (c: Customer) => scopeOf(c.organizationId, c.environment)
+const scope = (c: Customer) => Tenancy.scopeOf(c.organizationId, c.environment)
 
-export const Customers = table<Customer>({
+export const Customers = Store.table<Customer>({
   name: "customers",
   key: (c) => c.id,
   unique: {
@@ -57,8 +57,8 @@ export const Customers = table<Customer>({
 /** The sorts `GET /v2/customers` offers. */
 
 /** A customer on the wire: through `toWire`, so an absent clientReferenceId is omitted, never null. */
-export const customerToWire = (c: Customer): CustomerWire =>
-  toWire({
+export const toWire = (c: Customer): CustomerWire =>
+  Wire.toWire({
     id: c.id,
     type: c.type,
     status: c.status,
@@ -80,7 +80,7 @@ export interface ReservedCustomer {
   readonly applicationId: string
 }
 
-export const ReservedCustomers = table<ReservedCustomer>({
+export const ReservedCustomers = Store.table<ReservedCustomer>({
   name: "reserved_customers",
   key: (r) => r.customerId,
   orders: { byScope: { partition: (r) => r.scope, sort: (r) => r.customerId, counted: false } }
@@ -90,26 +90,26 @@ export const ReservedCustomers = table<ReservedCustomer>({
  * A customer of the caller's organization and environment. Another organization's is "not found"; one whose
  * onboarding is not approved is 422 CUSTOMER_NOT_ONBOARDED.
  */
-export const getCustomer = (caller: Caller, id: CustomerId): Effect.Effect<Customer, ApiError, Store> =>
+export const get = (caller: Auth.Caller, id: CustomerId): Effect.Effect<Customer, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const callerScope = scopeOf(caller.organization.id, caller.environment)
+    const store = yield* Store.Store
+    const callerScope = Tenancy.scopeOf(caller.organization.id, caller.environment)
     const customer = yield* store.get(Customers, id)
     if (customer !== undefined && scope(customer) === callerScope) return customer
     const reserved = customer === undefined ? yield* store.get(ReservedCustomers, id) : undefined
     if (reserved !== undefined && reserved.scope === callerScope) {
-      return yield* apiError(
+      return yield* Problem.apiError(
         "CUSTOMER_NOT_ONBOARDED",
         `The customer's onboarding (application ${reserved.applicationId}) is not approved; the customer cannot be used yet.`
       )
     }
-    return yield* apiError("CUSTOMER_NOT_FOUND", "No customer with this id exists in this organization and environment.")
+    return yield* Problem.apiError("CUSTOMER_NOT_FOUND", "No customer with this id exists in this organization and environment.")
   })
 
-export const listCustomers = (caller: Caller, query: ListQuery): Effect.Effect<ListEnvelope<CustomerWire>, ApiError, Store> =>
-  listPage(Customers, {
+export const list = (caller: Auth.Caller, query: Paging.ListQuery): Effect.Effect<Paging.ListEnvelope<CustomerWire>, Problem.ApiError, Store.Store> =>
+  Paging.listPage(Customers, {
     order: query.sortBy,
-    partition: scopeOf(caller.organization.id, caller.environment),
+    partition: Tenancy.scopeOf(caller.organization.id, caller.environment),
     query,
-    toWire: customerToWire
+    toWire: toWire
   })

@@ -20,23 +20,13 @@ import {
   type RejectionCategory,
   toIso
 } from "@fos/contract"
-import { newId } from "../kernel/IdGenerator.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store } from "../kernel/Store.ts"
-import { type Caller } from "../tenancy/Auth.ts"
-import { initialStatus } from "./ApplicationMachine.ts"
-import {
-  allowedApplicationMove,
-  type Application,
-  Applications,
-  applicationToWire,
-  currentOrganizationApplication,
-  emitApplicationEvents,
-  getApplication,
-  moveApplication,
-  movedApplication
-} from "./Applications.ts"
-import { approvalEffects } from "./ApprovalEffects.ts"
+import * as ApplicationMachine from "./ApplicationMachine.ts"
+import * as Applications from "./Applications.ts"
+import * as ApprovalEffects from "./ApprovalEffects.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
 
 /** The sandbox rejection categories of KYB applications, and what each decides. */
 export const rejectionOutcomes = {
@@ -53,7 +43,7 @@ const defaultMessages: Record<ApplicationFailureCode, string> = {
 }
 
 /** KYB applications: businesses (customer onboarding of a business) and the organization itself. */
-const isKyb = (a: Application) => a.type === "organization_onboarding" || (a.type === "customer_onboarding" && a.customerType === "business")
+const isKyb = (a: Applications.Application) => a.type === "organization_onboarding" || (a.type === "customer_onboarding" && a.customerType === "business")
 
 export interface ApplicationDecision {
   readonly outcome: "approved" | "rejected"
@@ -67,28 +57,28 @@ export interface ApplicationDecision {
  * Decides an application in the current transaction: the state move, what approval creates, the events and the
  * organization's fresh draft after a resubmittable rejection.
  */
-export const decide = (application: Application, decision: ApplicationDecision): Effect.Effect<Application, ApiError, Store> =>
+export const decide = (application: Applications.Application, decision: ApplicationDecision): Effect.Effect<Applications.Application, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     if (decision.category !== undefined && !isKyb(application)) {
-      return yield* apiError(
+      return yield* Problem.apiError(
         "REJECTION_CATEGORY_NOT_APPLICABLE",
         "A rejection category applies only to KYB applications (a business's customer onboarding, or the organization's)."
       )
     }
-    const outcome = yield* moveApplication(application, { _tag: "Decide", outcome: decision.outcome, bySimulate: decision.bySimulate })
+    const outcome = yield* Applications.move(application, { _tag: "Decide", outcome: decision.outcome, bySimulate: decision.bySimulate })
     const now = toIso(yield* Clock.currentTimeMillis)
     if (outcome.next === "approved") {
-      const approved: Application = { ...movedApplication(application, outcome, now), decidedAt: now }
-      yield* Effect.orDie(store.update(Applications, approved))
-      yield* emitApplicationEvents(approved, outcome.events, now)
-      yield* approvalEffects(approved, now)
+      const approved: Applications.Application = { ...Applications.moved(application, outcome, now), decidedAt: now }
+      yield* Effect.orDie(store.update(Applications.Applications, approved))
+      yield* Applications.emitApplicationEvents(approved, outcome.events, now)
+      yield* ApprovalEffects.approvalEffects(approved, now)
       return approved
     }
     const category = decision.category === undefined ? undefined : rejectionOutcomes[decision.category]
     const failureCode = category?.failureCode ?? decision.failureCode ?? "rejected_by_ops"
-    const rejected: Application = {
-      ...movedApplication(application, outcome, now),
+    const rejected: Applications.Application = {
+      ...Applications.moved(application, outcome, now),
       failureCode,
       failureMessage: decision.reason ?? category?.message ?? defaultMessages[failureCode],
       resubmittable: application.type === "organization_onboarding"
@@ -96,20 +86,20 @@ export const decide = (application: Application, decision: ApplicationDecision):
         : undefined,
       decidedAt: now
     }
-    yield* Effect.orDie(store.update(Applications, rejected))
-    yield* emitApplicationEvents(rejected, outcome.events, now)
+    yield* Effect.orDie(store.update(Applications.Applications, rejected))
+    yield* Applications.emitApplicationEvents(rejected, outcome.events, now)
     if (rejected.type === "organization_onboarding" && rejected.resubmittable === true) yield* openDraft(rejected, now)
     return rejected
   })
 
 /** A fresh organization_onboarding draft after a resubmittable rejection. */
-const openDraft = (rejected: Application, now: string) =>
+const openDraft = (rejected: Applications.Application, now: string) =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const draft: Application = {
+    const store = yield* Store.Store
+    const draft: Applications.Application = {
       ...rejected,
-      id: yield* newId("app"),
-      status: initialStatus.draft,
+      id: yield* IdGenerator.newId("app"),
+      status: ApplicationMachine.initialStatus.draft,
       persons: [],
       submission: undefined,
       failureCode: undefined,
@@ -120,23 +110,23 @@ const openDraft = (rejected: Application, now: string) =>
       createdAt: now,
       updatedAt: now
     }
-    yield* Effect.orDie(store.insert(Applications, draft))
+    yield* Effect.orDie(store.insert(Applications.Applications, draft))
   })
 
 /** `POST /sandbox/v2/simulate/applications/{id}/decision`: decides as the reviewer would, even a cancelled one. */
-export const simulateDecision = (
-  caller: Caller,
+export const simulate = (
+  caller: Auth.Caller,
   id: ApplicationId,
   decision: Omit<ApplicationDecision, "bySimulate">
-): Effect.Effect<ApplicationWire, ApiError, Store> =>
+): Effect.Effect<ApplicationWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     if (decision.outcome === "approved" && decision.category !== undefined) {
-      return yield* apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
+      return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
         errors: [{ pointer: "/category", detail: "applies only to a rejection" }]
       })
     }
-    const application = yield* getApplication(caller, id, true)
-    return applicationToWire(yield* decide(application, { ...decision, bySimulate: true }))
+    const application = yield* Applications.get(caller, id, true)
+    return Applications.toWire(yield* decide(application, { ...decision, bySimulate: true }))
   })
 
 /**
@@ -144,40 +134,40 @@ export const simulateDecision = (
  * organization_onboarding) failureCode. Receivers keep the later one (the spec: do not deduplicate by applicationId).
  */
 export const lateComplianceResult = (
-  application: Application,
+  application: Applications.Application,
   correction: { readonly failureCode?: ApplicationFailureCode | undefined; readonly failureMessage?: string | undefined; readonly resubmittable?: boolean | undefined }
-): Effect.Effect<Application, ApiError, Store> =>
+): Effect.Effect<Applications.Application, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const outcome = yield* moveApplication(application, { _tag: "LateCompliance" })
+    const store = yield* Store.Store
+    const outcome = yield* Applications.move(application, { _tag: "LateCompliance" })
     const isOrganization = application.type === "organization_onboarding"
     if (isOrganization && correction.failureCode !== undefined && correction.failureCode !== application.failureCode) {
-      return yield* apiError("UNPROCESSABLE_ENTITY", "An organization_onboarding rejection's failureCode is not corrected; send failureMessage or resubmittable.")
+      return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "An organization_onboarding rejection's failureCode is not corrected; send failureMessage or resubmittable.")
     }
     const now = toIso(yield* Clock.currentTimeMillis)
     const failureCode = isOrganization ? application.failureCode : correction.failureCode ?? "compliance_denied"
-    const corrected: Application = {
-      ...movedApplication(application, outcome, now),
+    const corrected: Applications.Application = {
+      ...Applications.moved(application, outcome, now),
       failureCode,
       failureMessage: correction.failureMessage ?? defaultMessages[failureCode ?? "compliance_denied"],
       resubmittable: isOrganization ? correction.resubmittable ?? false : undefined
     }
-    yield* Effect.orDie(store.update(Applications, corrected))
-    yield* emitApplicationEvents(corrected, outcome.events, now)
+    yield* Effect.orDie(store.update(Applications.Applications, corrected))
+    yield* Applications.emitApplicationEvents(corrected, outcome.events, now)
     if (isOrganization && corrected.resubmittable !== application.resubmittable) {
-      const current = yield* currentOrganizationApplication(application.organizationId)
+      const current = yield* Applications.currentOrganization(application.organizationId)
       // Now final: the draft the first result opened is withdrawn. Now resubmittable: a draft opens.
       if (corrected.resubmittable === false && current !== undefined) {
-        const withdrawn = allowedApplicationMove(current, { _tag: "Withdraw" })
-        if (withdrawn !== undefined) yield* Effect.orDie(store.update(Applications, movedApplication(current, withdrawn, now)))
+        const withdrawn = Applications.allowedApplicationMove(current, { _tag: "Withdraw" })
+        if (withdrawn !== undefined) yield* Effect.orDie(store.update(Applications.Applications, Applications.moved(current, withdrawn, now)))
       } else if (corrected.resubmittable === true && current?.id === corrected.id) yield* openDraft(corrected, now)
     }
     return corrected
   })
 
 export const simulateLateCompliance = (
-  caller: Caller,
+  caller: Auth.Caller,
   id: ApplicationId,
   correction: Parameters<typeof lateComplianceResult>[1]
-): Effect.Effect<ApplicationWire, ApiError, Store> =>
-  Effect.flatMap(getApplication(caller, id, true), (application) => Effect.map(lateComplianceResult(application, correction), applicationToWire))
+): Effect.Effect<ApplicationWire, Problem.ApiError, Store.Store> =>
+  Effect.flatMap(Applications.get(caller, id, true), (application) => Effect.map(lateComplianceResult(application, correction), Applications.toWire))

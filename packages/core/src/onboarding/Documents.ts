@@ -3,7 +3,7 @@
  * reference them by `doc_` id.
  *
  * - The upload is a multipart form: `file` (one PDF, JPEG or PNG of at most `maxDocumentBytes`), `type` (one of
- *   `DocumentTypes`) and an optional `customerId`. The pipeline reads and parses the body; `uploadDocument` checks
+ *   `DocumentTypes`) and an optional `customerId`. The pipeline reads and parses the body; `Documents.upload` checks
  *   the parsed form and keeps the document.
  * - A file's first bytes must carry the signature of its declared content type (the WHATWG MIME Sniffing
  *   signatures), so a renamed executable is refused whatever it is called.
@@ -11,14 +11,20 @@
  *   characters. Bytes are kept through the store port (`DocumentContents`, base64), never on a path the request
  *   names.
  * - A document belongs to one organization and environment; with `customerId` it is attached to that customer and
- *   usable only for them, without it it is usable for any of the organization's submissions (`requireDocuments`).
+ *   usable only for them, without it it is usable for any of the organization's submissions (`Documents.require`).
  */
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
 import { Effect } from "effect"
 import { Base64 } from "effect/encoding"
-import { type Caller } from "../tenancy/Auth.ts"
-import { getCustomer } from "./Customers.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as Customers from "./Customers.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Wire from "../kernel/Wire.ts"
+
 import {
   type CustomerId,
   type Document as DocumentWire,
@@ -33,11 +39,6 @@ import {
   maxDocumentBytes,
   nowIso
 } from "@fos/contract"
-import { newId } from "../kernel/IdGenerator.ts"
-import { apiError, type ApiError, toPointer } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { maxErrorEntries, toWire } from "../kernel/Wire.ts"
 
 /**
  * The byte signature each accepted content type's files start with (WHATWG MIME Sniffing, "Matching an image type
@@ -68,10 +69,10 @@ export interface Document {
 }
 
 /** Keyed by id; `byScope` orders an organization's documents in one environment by creation (and counts them). */
-export const Documents = table<Document>({
+export const Documents = Store.table<Document>({
   name: "documents",
   key: (d) => d.id,
-  orders: { byScope: { partition: (d) => scopeOf(d.organizationId, d.environment), sort: (d) => d.createdAt } }
+  orders: { byScope: { partition: (d) => Tenancy.scopeOf(d.organizationId, d.environment), sort: (d) => d.createdAt } }
 })
 
 /** A document's bytes, apart from its metadata so that metadata reads never load them. */
@@ -80,11 +81,11 @@ export interface DocumentContent {
   readonly base64: string
 }
 
-export const DocumentContents = table<DocumentContent>({ name: "document_contents", key: (c) => c.id })
+export const DocumentContents = Store.table<DocumentContent>({ name: "document_contents", key: (c) => c.id })
 
 /** A document's metadata on the wire; never its bytes. An organization-level document has no customerId. */
-export const documentToWire = (d: Document): DocumentWire =>
-  toWire({
+export const toWire = (d: Document): DocumentWire =>
+  Wire.toWire({
     id: d.id,
     type: d.type,
     fileName: d.fileName,
@@ -150,7 +151,7 @@ const formFields = ["file", "type", "customerId"] as const
  * first offending field. A part of any other name is refused (`is not allowed`), as an unknown member of a JSON body
  * is (docs/decisions.md, "Unknown members").
  */
-export const checkUploadForm = (parts: ReadonlyArray<FormPart>): Effect.Effect<DocumentUpload, ApiError> =>
+export const checkUploadForm = (parts: ReadonlyArray<FormPart>): Effect.Effect<DocumentUpload, Problem.ApiError> =>
   Effect.suspend(() => {
     const errors: Array<ErrorEntry & { readonly field: string }> = []
     const fail = (field: string, detail: string) => errors.push({ pointer: `/${field}`, detail, field })
@@ -192,10 +193,10 @@ export const checkUploadForm = (parts: ReadonlyArray<FormPart>): Effect.Effect<D
     }
 
     const unknown = new Set(parts.map((p) => p.name).filter((name) => !(formFields as ReadonlyArray<string>).includes(name)))
-    for (const name of unknown) errors.push({ pointer: toPointer([name]), detail: "is not allowed", field: name })
+    for (const name of unknown) errors.push({ pointer: Problem.toPointer([name]), detail: "is not allowed", field: name })
 
     if (errors.length > 0 || file === undefined || type === undefined) {
-      return Effect.fail(apiError("VALIDATION_ERROR", "The upload form failed validation; see errors[].", {
+      return Effect.fail(Problem.apiError("VALIDATION_ERROR", "The upload form failed validation; see errors[].", {
         errors: errors.map(({ pointer, detail }) => ({ pointer, detail })),
         field: errors[0]?.field ?? "file"
       }))
@@ -207,13 +208,13 @@ export const checkUploadForm = (parts: ReadonlyArray<FormPart>): Effect.Effect<D
  * Keeps an uploaded document: checks the form, the customer it names (CUSTOMER_NOT_FOUND unless it is the
  * caller's), then writes the metadata and the bytes in one transaction. Nothing is written on any failure.
  */
-export const uploadDocument = (caller: Caller, parts: ReadonlyArray<FormPart>): Effect.Effect<DocumentWire, ApiError, Store> =>
+export const upload = (caller: Auth.Caller, parts: ReadonlyArray<FormPart>): Effect.Effect<DocumentWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const upload = yield* checkUploadForm(parts)
-    if (upload.customerId !== undefined) yield* getCustomer(caller, upload.customerId)
-    const store = yield* Store
+    if (upload.customerId !== undefined) yield* Customers.get(caller, upload.customerId)
+    const store = yield* Store.Store
     const document: Document = {
-      id: yield* newId("doc"),
+      id: yield* IdGenerator.newId("doc"),
       organizationId: caller.organization.id,
       environment: caller.environment,
       type: upload.type,
@@ -228,27 +229,27 @@ export const uploadDocument = (caller: Caller, parts: ReadonlyArray<FormPart>): 
       yield* Effect.orDie(store.insert(Documents, document))
       yield* Effect.orDie(store.insert(DocumentContents, { id: document.id, base64: Base64.encode(upload.file.bytes) }))
     }))
-    return documentToWire(document)
+    return toWire(document)
   })
 
-const ofCaller = (caller: Caller, d: Document | undefined): d is Document =>
-  d !== undefined && scopeOf(d.organizationId, d.environment) === scopeOf(caller.organization.id, caller.environment)
+const ofCaller = (caller: Auth.Caller, d: Document | undefined): d is Document =>
+  d !== undefined && Tenancy.scopeOf(d.organizationId, d.environment) === Tenancy.scopeOf(caller.organization.id, caller.environment)
 
 /** A document of the caller's organization and environment; another's is 404 NOT_FOUND, as a missing one. */
-export const getDocument = (caller: Caller, id: DocumentId): Effect.Effect<Document, ApiError, Store> =>
+export const get = (caller: Auth.Caller, id: DocumentId): Effect.Effect<Document, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const document = yield* (yield* Store).get(Documents, id)
+    const document = yield* (yield* Store.Store).get(Documents, id)
     if (!ofCaller(caller, document)) {
-      return yield* apiError("NOT_FOUND", "No document with this id exists in this organization and environment.")
+      return yield* Problem.apiError("NOT_FOUND", "No document with this id exists in this organization and environment.")
     }
     return document
   })
 
 /** A document's bytes, for the caller that owns it (404 NOT_FOUND otherwise). */
-export const readDocumentContent = (caller: Caller, id: DocumentId): Effect.Effect<Uint8Array, ApiError, Store> =>
+export const readDocumentContent = (caller: Auth.Caller, id: DocumentId): Effect.Effect<Uint8Array, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    yield* getDocument(caller, id)
-    const content = yield* (yield* Store).get(DocumentContents, id)
+    yield* get(caller, id)
+    const content = yield* (yield* Store.Store).get(DocumentContents, id)
     if (content === undefined) return yield* Effect.die(new Error(`document ${id} has no content row`))
     const bytes = Base64.decode(content.base64)
     if (bytes._tag === "Failure") return yield* Effect.die(bytes.failure)
@@ -262,13 +263,13 @@ export const readDocumentContent = (caller: Caller, id: DocumentId): Effect.Effe
  * `errors[]` entry per unusable id at `<pointer>/<index>` (the first `maxErrorEntries` of them), whose detail never
  * repeats the id.
  */
-export const requireDocuments = (
-  caller: Caller,
+export const require = (
+  caller: Auth.Caller,
   ids: ReadonlyArray<DocumentId | string>,
   options: { readonly customerId?: CustomerId | undefined; readonly pointer: string }
-): Effect.Effect<ReadonlyArray<Document>, ApiError, Store> =>
+): Effect.Effect<ReadonlyArray<Document>, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const found: Array<Document> = []
     const errors: Array<ErrorEntry> = []
     const detail = options.customerId === undefined
@@ -280,17 +281,17 @@ export const requireDocuments = (
       if (usable) found.push(document)
       else errors.push({ pointer: `${options.pointer}/${index}`, detail })
       // Counted in the detail, listed up to the cap (a body of a megabyte holds tens of thousands of ids).
-      if (errors.length > maxErrorEntries) break
+      if (errors.length > Wire.maxErrorEntries) break
     }
     if (errors.length > 0) {
       const n = errors.length
       const where = options.customerId === undefined ? "organization" : "customer"
-      return yield* apiError(
+      return yield* Problem.apiError(
         "DOCUMENT_IDS_NOT_FOUND",
-        n > maxErrorEntries
-          ? `More than ${maxErrorEntries} referenced documents were not found for this ${where}; errors[] lists the first ${maxErrorEntries}.`
+        n > Wire.maxErrorEntries
+          ? `More than ${Wire.maxErrorEntries} referenced documents were not found for this ${where}; errors[] lists the first ${Wire.maxErrorEntries}.`
           : `${n} referenced document${n === 1 ? " was" : "s were"} not found for this ${where}; see errors[].`,
-        { errors: errors.slice(0, maxErrorEntries) }
+        { errors: errors.slice(0, Wire.maxErrorEntries) }
       )
     }
     return found

@@ -10,13 +10,13 @@
  */
 import { Clock, Effect } from "effect"
 import { type ApplicationId, toIso } from "@fos/contract"
-import { randomHex } from "../kernel/IdGenerator.ts"
-import { apiError } from "../kernel/Problem.ts"
-import { toWire } from "../kernel/Wire.ts"
-import { type Caller } from "../tenancy/Auth.ts"
-import { emitEvent } from "../kernel/Outbox.ts"
-import { transition } from "./ApplicationMachine.ts"
-import { findPerson, getApplication, isCancelling } from "./Applications.ts"
+import * as ApplicationMachine from "./ApplicationMachine.ts"
+import * as Applications from "./Applications.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Outbox from "../kernel/Outbox.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Wire from "../kernel/Wire.ts"
 
 /** Links live this long; a fresh one can be fetched while verification is in progress. */
 const idvLinkLifetimeMs = 7 * 24 * 60 * 60_000
@@ -25,28 +25,28 @@ const idvLinkLifetimeMs = 7 * 24 * 60 * 60_000
  * `POST /v2/applications/{id}/persons/{referenceId}/idv-link`: a fresh identity-verification link, while the
  * person's verification is in progress; emits idv_link.created (url, and the deprecated shortUrl).
  */
-export const createIdvLink = (caller: Caller, id: ApplicationId, referenceId: string) =>
+export const create = (caller: Auth.Caller, id: ApplicationId, referenceId: string) =>
   Effect.gen(function*() {
-    const application = yield* getApplication(caller, id, true)
-    const person = yield* findPerson(application, referenceId)
-    const outcome = transition(application.status, isCancelling(application), { _tag: "IssueIdvLink" })
+    const application = yield* Applications.get(caller, id, true)
+    const person = yield* Applications.findPerson(application, referenceId)
+    const outcome = ApplicationMachine.transition(application.status, Applications.isCancelling(application), { _tag: "IssueIdvLink" })
     if ("refused" in outcome && outcome.refused === "CANCEL_IN_PROGRESS") {
-      return yield* apiError("CANCEL_IN_PROGRESS", "A cancellation of this application is in progress.")
+      return yield* Problem.apiError("CANCEL_IN_PROGRESS", "A cancellation of this application is in progress.")
     }
     if ("refused" in outcome || person.verificationStatus !== "in_progress") {
-      return yield* apiError("APPLICATION_INVALID_STATUS", "Identity verification is not in progress for this person; a link is offered only while it is.")
+      return yield* Problem.apiError("APPLICATION_INVALID_STATUS", "Identity verification is not in progress for this person; a link is offered only while it is.")
     }
     const nowMs = yield* Clock.currentTimeMillis
-    const url = `https://verify.fos.dev/session/${yield* randomHex(32)}`
-    const shortUrl = `https://fos.dev/v/${yield* randomHex(8)}`
+    const url = `https://verify.fos.dev/session/${yield* IdGenerator.randomHex(32)}`
+    const shortUrl = `https://fos.dev/v/${yield* IdGenerator.randomHex(8)}`
     const customerId = application.type === "organization_onboarding" ? undefined : application.customerId
-    yield* emitEvent({
+    yield* Outbox.emitEvent({
       type: "idv_link.created",
       organizationId: application.organizationId,
       environment: application.environment,
-      data: toWire({ applicationId: application.id, referenceId, customerId, url, shortUrl, occurredAt: toIso(nowMs) })
+      data: Wire.toWire({ applicationId: application.id, referenceId, customerId, url, shortUrl, occurredAt: toIso(nowMs) })
     })
-    return toWire({ applicationId: application.id, referenceId, url, shortUrl, expiresAt: toIso(nowMs + idvLinkLifetimeMs) }) as {
+    return Wire.toWire({ applicationId: application.id, referenceId, url, shortUrl, expiresAt: toIso(nowMs + idvLinkLifetimeMs) }) as {
       readonly applicationId: string
       readonly referenceId: string
       readonly url: string

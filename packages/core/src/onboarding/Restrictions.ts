@@ -14,13 +14,13 @@
  */
 import { Clock, Effect } from "effect"
 import { type CustomerId, type Environment, toIso } from "@fos/contract"
-import { apiError } from "../kernel/Problem.ts"
-import { Store } from "../kernel/Store.ts"
-import { toWire } from "../kernel/Wire.ts"
-import { type Caller } from "../tenancy/Auth.ts"
-import { isRestrictedIn, type Organization, Organizations } from "../tenancy/Tenancy.ts"
-import { emitEvent } from "../kernel/Outbox.ts"
-import { type Customer, Customers, getCustomer } from "./Customers.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as Customers from "./Customers.ts"
+import * as Outbox from "../kernel/Outbox.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Wire from "../kernel/Wire.ts"
 
 // --- organization restrictions (ops) --------------------------------------------------------------------------------
 
@@ -31,31 +31,31 @@ import { type Customer, Customers, getCustomer } from "./Customers.ts"
  */
 export const restrictOrganization = (organizationId: string, environments: ReadonlyArray<Environment> = ["sandbox", "live"]) =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const organization = yield* store.getForUpdate(Organizations, organizationId)
-    if (organization === undefined) return yield* apiError("NOT_FOUND", `No organization ${organizationId}.`)
+    const store = yield* Store.Store
+    const organization = yield* store.getForUpdate(Tenancy.Organizations, organizationId)
+    if (organization === undefined) return yield* Problem.apiError("NOT_FOUND", `No organization ${organizationId}.`)
     const now = toIso(yield* Clock.currentTimeMillis)
-    const added = environments.filter((e) => !isRestrictedIn(organization, e))
+    const added = environments.filter((e) => !Tenancy.isRestrictedIn(organization, e))
     if (added.length === 0) return organization
-    const next: Organization = { ...organization, restrictedIn: [...(organization.restrictedIn ?? []), ...added] }
-    yield* Effect.orDie(store.update(Organizations, next))
+    const next: Tenancy.Organization = { ...organization, restrictedIn: [...(organization.restrictedIn ?? []), ...added] }
+    yield* Effect.orDie(store.update(Tenancy.Organizations, next))
     for (const environment of added) {
       if (environment === "live" && organization.status !== "active") continue
-      yield* emitEvent({ type: "organization.restricted", organizationId, environment, data: { organizationId, occurredAt: now } })
+      yield* Outbox.emitEvent({ type: "organization.restricted", organizationId, environment, data: { organizationId, occurredAt: now } })
     }
     return next
   })
 
 /** Ops lifts the organization's restriction in `environments` (both by default). No event: the spec has none. */
-export const liftOrganizationRestriction = (organizationId: string, environments: ReadonlyArray<Environment> = ["sandbox", "live"]) =>
+export const liftOrganization = (organizationId: string, environments: ReadonlyArray<Environment> = ["sandbox", "live"]) =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const organization = yield* store.getForUpdate(Organizations, organizationId)
-    if (organization === undefined) return yield* apiError("NOT_FOUND", `No organization ${organizationId}.`)
+    const store = yield* Store.Store
+    const organization = yield* store.getForUpdate(Tenancy.Organizations, organizationId)
+    if (organization === undefined) return yield* Problem.apiError("NOT_FOUND", `No organization ${organizationId}.`)
     const remaining = (organization.restrictedIn ?? []).filter((e) => !environments.includes(e))
     if (remaining.length === (organization.restrictedIn ?? []).length) return organization
-    const next: Organization = { ...organization, restrictedIn: remaining }
-    yield* Effect.orDie(store.update(Organizations, next))
+    const next: Tenancy.Organization = { ...organization, restrictedIn: remaining }
+    yield* Effect.orDie(store.update(Tenancy.Organizations, next))
     return next
   })
 
@@ -66,25 +66,25 @@ export const liftOrganizationRestriction = (organizationId: string, environments
  * sent); `monitoring` is a restriction that does not emit and does not change the status (the spec: not every
  * restriction type emits). Restricting a restricted customer again changes nothing and emits nothing.
  */
-export const restrictCustomer = (caller: Caller, customerId: CustomerId, type: "account" | "monitoring") =>
+export const restrictCustomer = (caller: Auth.Caller, customerId: CustomerId, type: "account" | "monitoring") =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const found = yield* getCustomer(caller, customerId)
-    const customer = (yield* store.getForUpdate(Customers, found.id))!
+    const store = yield* Store.Store
+    const found = yield* Customers.get(caller, customerId)
+    const customer = (yield* store.getForUpdate(Customers.Customers, found.id))!
     const now = toIso(yield* Clock.currentTimeMillis)
     if (type === "monitoring") {
       const next = { ...customer, silentRestrictions: customer.silentRestrictions + 1, updatedAt: now }
-      yield* Effect.orDie(store.update(Customers, next))
+      yield* Effect.orDie(store.update(Customers.Customers, next))
       return next
     }
     if (customer.status === "restricted") return customer
-    const next: Customer = { ...customer, status: "restricted", updatedAt: now }
-    yield* Effect.orDie(store.update(Customers, next))
-    yield* emitEvent({
+    const next: Customers.Customer = { ...customer, status: "restricted", updatedAt: now }
+    yield* Effect.orDie(store.update(Customers.Customers, next))
+    yield* Outbox.emitEvent({
       type: "customer.restricted",
       organizationId: customer.organizationId,
       environment: customer.environment,
-      data: toWire({ customerId: customer.id, clientReferenceId: customer.clientReferenceId, occurredAt: now })
+      data: Wire.toWire({ customerId: customer.id, clientReferenceId: customer.clientReferenceId, occurredAt: now })
     })
     return next
   })

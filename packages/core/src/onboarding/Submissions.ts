@@ -24,46 +24,30 @@ import {
   type PersonInput,
   toIso
 } from "@fos/contract"
-import { newId } from "../kernel/IdGenerator.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store, type UniqueViolation } from "../kernel/Store.ts"
-import { type Caller } from "../tenancy/Auth.ts"
-import { getOrganization } from "../tenancy/Operator.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { initialStatus } from "./ApplicationMachine.ts"
-import {
-  type Application,
-  Applications,
-  applicationScope,
-  applicationToWire,
-  currentOrganizationApplication,
-  moveApplication,
-  movedApplication,
-  type Person
-} from "./Applications.ts"
-import { scheduleReview } from "./ApplicationTimers.ts"
-import { individualGaps, kybGaps } from "./Completeness.ts"
-import { Customers, getCustomer, ReservedCustomers } from "./Customers.ts"
-import { requireDocuments } from "./Documents.ts"
-import {
-  CountryRequirementSets,
-  cryptoEligible,
-  cryptoWalletAssets,
-  industryProblem,
-  virtualAccountCurrencies,
-  virtualAccountCurrencyOffered
-} from "./Requirements.ts"
+import * as ApplicationMachine from "./ApplicationMachine.ts"
+import * as Applications from "./Applications.ts"
+import * as ApplicationTimers from "./ApplicationTimers.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as Completeness from "./Completeness.ts"
+import * as Customers from "./Customers.ts"
+import * as Documents from "./Documents.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Operator from "../tenancy/Operator.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Requirements from "./Requirements.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
 
 const validationError = (errors: ReadonlyArray<ErrorEntry>) =>
-  apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors })
+  Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors })
 
 const notReady = (errors: ReadonlyArray<ErrorEntry>) =>
-  apiError("ONBOARDING_NOT_READY", `The submission is incomplete: ${errors.length} requirement(s) are not met; see errors[].`, { errors })
+  Problem.apiError("ONBOARDING_NOT_READY", `The submission is incomplete: ${errors.length} requirement(s) are not met; see errors[].`, { errors })
 
 const countryRequirements = (country: string) => {
-  const requirements = CountryRequirementSets[country]
+  const requirements = Requirements.CountryRequirementSets[country]
   return requirements === undefined
-    ? Effect.fail(apiError(
+    ? Effect.fail(Problem.apiError(
       "APPLICATION_COUNTRY_NOT_SUPPORTED",
       `Onboarding is not offered in ${country}; GET /v2/onboarding/requirements lists what is.`
     ))
@@ -72,23 +56,23 @@ const countryRequirements = (country: string) => {
 
 /** Every document id of a submission, with the pointer of each list, checked together: one error names them all. */
 const resolveDocuments = (
-  caller: Caller,
+  caller: Auth.Caller,
   lists: ReadonlyArray<{ readonly pointer: string; readonly ids: ReadonlyArray<string> | undefined }>,
   customerId: CustomerId | undefined
-): Effect.Effect<Map<string, string>, ApiError, Store> =>
+): Effect.Effect<Map<string, string>, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const types = new Map<string, string>()
     const errors: Array<ErrorEntry> = []
     for (const list of lists) {
       if (list.ids === undefined || list.ids.length === 0) continue
-      const found = yield* Effect.result(requireDocuments(caller, list.ids, { customerId, pointer: list.pointer }))
+      const found = yield* Effect.result(Documents.require(caller, list.ids, { customerId, pointer: list.pointer }))
       if (found._tag === "Failure") {
         if (found.failure.code !== "DOCUMENT_IDS_NOT_FOUND") return yield* found.failure
         errors.push(...(found.failure.errors ?? []))
       } else for (const document of found.success) types.set(document.id, document.type)
     }
     if (errors.length > 0) {
-      return yield* apiError("DOCUMENT_IDS_NOT_FOUND", "Some document ids do not exist or cannot be used here; see errors[].", { errors })
+      return yield* Problem.apiError("DOCUMENT_IDS_NOT_FOUND", "Some document ids do not exist or cannot be used here; see errors[].", { errors })
     }
     return types
   })
@@ -96,19 +80,19 @@ const resolveDocuments = (
 const classificationChecks = (
   classification: { readonly legalStructure?: string; readonly primaryIndustry?: string } | undefined,
   country: string
-): Effect.Effect<void, ApiError> => {
-  const requirements = CountryRequirementSets[country]!
+): Effect.Effect<void, Problem.ApiError> => {
+  const requirements = Requirements.CountryRequirementSets[country]!
   const structure = classification?.legalStructure
   if (structure !== undefined && !requirements.legalStructures.some((s) => s.value === structure)) {
-    return Effect.fail(apiError(
+    return Effect.fail(Problem.apiError(
       "INVALID_LEGAL_STRUCTURE",
       `companyClassification.legalStructure is not among the values offered for ${country}; GET /v2/onboarding/requirements?country=${country} lists them.`
     ))
   }
   const industry = classification?.primaryIndustry
-  const problem = industry === undefined ? undefined : industryProblem(industry, country)
+  const problem = industry === undefined ? undefined : Requirements.industryProblem(industry, country)
   if (problem !== undefined) {
-    return Effect.fail(apiError(
+    return Effect.fail(Problem.apiError(
       "INVALID_POLICY_SUBJECT",
       `companyClassification.primaryIndustry ${problem}; GET /v2/onboarding/requirements lists the selectable keys.`
     ))
@@ -126,7 +110,7 @@ const duplicateReferences = (persons: ReadonlyArray<PersonInput>): ReadonlyArray
   return errors
 }
 
-const personOf = (p: PersonInput): Person => ({
+const personOf = (p: PersonInput): Applications.Person => ({
   referenceId: p.referenceId,
   roles: [...new Set(p.roles)],
   firstName: p.firstName,
@@ -145,26 +129,26 @@ export const individualReferenceId = "individual"
 export const sandboxHouseAccountReference = "house-account"
 
 const duplicateReference = () =>
-  apiError("DUPLICATE_CLIENT_REFERENCE_ID", "This clientReferenceId is already used by another application of this type or by a customer.")
+  Problem.apiError("DUPLICATE_CLIENT_REFERENCE_ID", "This clientReferenceId is already used by another application of this type or by a customer.")
 
 /** Inserts a new application with its review timer; unique-key clashes become the spec's problems. */
-const insertApplication = (application: Application): Effect.Effect<void, ApiError, Store> =>
+const insertApplication = (application: Applications.Application): Effect.Effect<void, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    yield* store.insert(Applications, application).pipe(
-      Effect.catchTag("UniqueViolation", (e: UniqueViolation) =>
+    const store = yield* Store.Store
+    yield* store.insert(Applications.Applications, application).pipe(
+      Effect.catchTag("UniqueViolation", (e: Store.UniqueViolation) =>
         Effect.fail(e.unique === "houseAccount"
-          ? apiError("CONFLICT", "This organization already has a house account (or one under review) in this environment.")
+          ? Problem.apiError("CONFLICT", "This organization already has a house account (or one under review) in this environment.")
           : duplicateReference()))
     )
-    if (application.status === "open") yield* scheduleReview(application)
+    if (application.status === "open") yield* ApplicationTimers.scheduleReview(application)
   })
 
-const blankApplication = (caller: Caller, type: ApplicationType, now: string): Omit<Application, "id"> => ({
+const blankApplication = (caller: Auth.Caller, type: ApplicationType, now: string): Omit<Applications.Application, "id"> => ({
   organizationId: caller.organization.id,
   environment: caller.environment,
   type,
-  status: initialStatus.submission,
+  status: ApplicationMachine.initialStatus.submission,
   customerId: undefined,
   customerType: undefined,
   country: undefined,
@@ -195,9 +179,9 @@ const documentLists = (body: {
 ]
 
 /** `POST /v2/onboarding`: a customer_onboarding application, open, with the customer id it reserves. */
-export const submitOnboarding = (caller: Caller, body: OnboardingSubmission): Effect.Effect<ApplicationWire, ApiError, Store> =>
+export const submitOnboarding = (caller: Auth.Caller, body: OnboardingSubmission): Effect.Effect<ApplicationWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const customerType = body.customerType ?? "business"
     if (customerType === "business" && body.individual !== undefined) {
       return yield* validationError([{ pointer: "/individual", detail: "is only for customerType individual" }])
@@ -212,32 +196,32 @@ export const submitOnboarding = (caller: Caller, body: OnboardingSubmission): Ef
     yield* classificationChecks(body.companyClassification, body.country)
     const documentTypes = yield* resolveDocuments(caller, documentLists(body), undefined)
     if (body.houseAccount === true && customerType !== "business") {
-      return yield* apiError("HOUSE_ACCOUNT_BUSINESS_ONLY", "Only a business customer can be marked as the house account.")
+      return yield* Problem.apiError("HOUSE_ACCOUNT_BUSINESS_ONLY", "Only a business customer can be marked as the house account.")
     }
     if (
       caller.environment === "sandbox" && body.clientReferenceId?.trim().toLowerCase() === sandboxHouseAccountReference &&
       body.houseAccount !== true
     ) {
-      return yield* apiError(
+      return yield* Problem.apiError(
         "SANDBOX_HOUSE_ACCOUNT_RESERVED_REFERENCE",
         `In the sandbox, clientReferenceId "${sandboxHouseAccountReference}" is reserved for the house account; mark the submission houseAccount: true or choose another reference.`
       )
     }
     const typeOf = (id: string) => documentTypes.get(id)
-    const gaps = customerType === "business" ? kybGaps(body, requirements, typeOf) : individualGaps(body, requirements, typeOf)
+    const gaps = customerType === "business" ? Completeness.kybGaps(body, requirements, typeOf) : Completeness.individualGaps(body, requirements, typeOf)
     if (gaps.length > 0) return yield* notReady(gaps)
     if (body.clientReferenceId !== undefined) {
-      const taken = yield* store.findUnique(Customers, "clientReferenceId", `${scopeOf(caller.organization.id, caller.environment)}/${body.clientReferenceId}`)
+      const taken = yield* store.findUnique(Customers.Customers, "clientReferenceId", `${Tenancy.scopeOf(caller.organization.id, caller.environment)}/${body.clientReferenceId}`)
       if (taken !== undefined) return yield* duplicateReference()
     }
     const now = toIso(yield* Clock.currentTimeMillis)
-    const customerId = yield* newId("cus")
+    const customerId = yield* IdGenerator.newId("cus")
     const persons = customerType === "business"
       ? (body.ownership?.persons ?? []).map(personOf)
       : [personOf({ ...body.individual!, referenceId: individualReferenceId, roles: ["owner"] })].map((p) => ({ ...p, roles: ["individual" as const] }))
-    const application: Application = {
+    const application: Applications.Application = {
       ...blankApplication(caller, "customer_onboarding", now),
-      id: yield* newId("app"),
+      id: yield* IdGenerator.newId("app"),
       customerId,
       customerType,
       country: body.country,
@@ -247,18 +231,18 @@ export const submitOnboarding = (caller: Caller, body: OnboardingSubmission): Ef
       submission: body
     }
     yield* insertApplication(application)
-    yield* Effect.orDie(store.insert(ReservedCustomers, { customerId, scope: applicationScope(application), applicationId: application.id }))
-    return applicationToWire(application)
+    yield* Effect.orDie(store.insert(Customers.ReservedCustomers, { customerId, scope: Applications.applicationScope(application), applicationId: application.id }))
+    return Applications.toWire(application)
   })
 
 /** `POST /v2/customers/{customerId}/updates`: a customer_update application. */
 export const submitCustomerUpdate = (
-  caller: Caller,
+  caller: Auth.Caller,
   customerId: CustomerId,
   body: CustomerUpdateSubmission
-): Effect.Effect<ApplicationWire, ApiError, Store> =>
+): Effect.Effect<ApplicationWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const customer = yield* getCustomer(caller, customerId)
+    const customer = yield* Customers.get(caller, customerId)
     if (customer.type === "business" && body.individual !== undefined) {
       return yield* validationError([{ pointer: "/individual", detail: "is only for an individual customer" }])
     }
@@ -269,9 +253,9 @@ export const submitCustomerUpdate = (
     if (duplicates.length > 0) return yield* validationError(duplicates)
     yield* resolveDocuments(caller, documentLists(body), customer.id)
     const now = toIso(yield* Clock.currentTimeMillis)
-    const application: Application = {
+    const application: Applications.Application = {
       ...blankApplication(caller, "customer_update", now),
-      id: yield* newId("app"),
+      id: yield* IdGenerator.newId("app"),
       customerId: customer.id,
       customerType: customer.type,
       country: customer.country,
@@ -280,27 +264,27 @@ export const submitCustomerUpdate = (
       submission: body
     }
     yield* insertApplication(application)
-    return applicationToWire(application)
+    return Applications.toWire(application)
   })
 
 /** `POST /v2/customers/{customerId}/features`: a virtual_account or crypto_wallet application. */
 export const submitFeatureApplication = (
-  caller: Caller,
+  caller: Auth.Caller,
   customerId: CustomerId,
   body: FeatureSubmission
-): Effect.Effect<ApplicationWire, ApiError, Store> =>
+): Effect.Effect<ApplicationWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const customer = yield* getCustomer(caller, customerId)
+    const customer = yield* Customers.get(caller, customerId)
     if (customer.status !== "active") {
-      return yield* apiError("UNPROCESSABLE_ENTITY", "The customer is restricted; new features cannot be requested.")
+      return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "The customer is restricted; new features cannot be requested.")
     }
     if (body.type === "virtual_account") {
-      const allowed = virtualAccountCurrencies(customer.country)
+      const allowed = Requirements.virtualAccountCurrencies(customer.country)
       if (!allowed.includes(body.asset.code)) {
         // A currency fos holds accounts in, but no provider does for this customer's country: the spec's
         // NO_ELIGIBLE_PROVIDER (a virtual account problem). A currency no virtual account collects is a bad input.
-        return yield* (virtualAccountCurrencyOffered(body.asset.code)
-          ? apiError(
+        return yield* (Requirements.virtualAccountCurrencyOffered(body.asset.code)
+          ? Problem.apiError(
             "NO_ELIGIBLE_PROVIDER",
             `No provider holds ${body.asset.code} virtual accounts for a customer in ${customer.country}; this customer's currencies are ${allowed.join(", ")}.`
           )
@@ -309,21 +293,21 @@ export const submitFeatureApplication = (
       if (body.asset.chain !== undefined) return yield* validationError([{ pointer: "/asset/chain", detail: "must be omitted for a virtual account" }])
     } else {
       // Refused before anything is written or emitted: an ineligible jurisdiction is a 422 with no event.
-      if (!cryptoEligible(customer)) {
-        return yield* apiError("UNPROCESSABLE_ENTITY", "Crypto wallets are not offered in the customer's jurisdiction.")
+      if (!Requirements.cryptoEligible(customer)) {
+        return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "Crypto wallets are not offered in the customer's jurisdiction.")
       }
-      const offered = cryptoWalletAssets.find((a) => a.code === body.asset.code)
+      const offered = Requirements.cryptoWalletAssets.find((a) => a.code === body.asset.code)
       if (offered === undefined) {
-        return yield* validationError([{ pointer: "/asset/code", detail: `must be one of ${cryptoWalletAssets.map((a) => a.code).join(", ")}` }])
+        return yield* validationError([{ pointer: "/asset/code", detail: `must be one of ${Requirements.cryptoWalletAssets.map((a) => a.code).join(", ")}` }])
       }
       if (body.asset.chain === undefined || !offered.chains.includes(body.asset.chain)) {
         return yield* validationError([{ pointer: "/asset/chain", detail: `must be one of ${offered.chains.join(", ")} for ${offered.code}` }])
       }
     }
     const now = toIso(yield* Clock.currentTimeMillis)
-    const application: Application = {
+    const application: Applications.Application = {
       ...blankApplication(caller, body.type, now),
-      id: yield* newId("app"),
+      id: yield* IdGenerator.newId("app"),
       customerId: customer.id,
       customerType: customer.type,
       country: customer.country,
@@ -332,36 +316,35 @@ export const submitFeatureApplication = (
       submission: body
     }
     yield* insertApplication(application)
-    return applicationToWire(application)
+    return Applications.toWire(application)
   })
-
 
 /**
  * `POST /v2/organization/onboarding`: submits the organization's own KYB. It fills the current draft (one opens
  * after a resubmittable rejection) or starts the first application; it is refused while one is open, after a final
  * rejection, and once the organization is active.
  */
-export const submitOrganizationOnboarding = (caller: Caller, body: OrganizationSubmission): Effect.Effect<ApplicationWire, ApiError, Store> =>
+export const submitOrganizationOnboarding = (caller: Auth.Caller, body: OrganizationSubmission): Effect.Effect<ApplicationWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const organization = yield* getOrganization(caller.organization.id)
+    const store = yield* Store.Store
+    const organization = yield* Operator.getOrganization(caller.organization.id)
     if (organization.status !== "onboarding") {
-      return yield* apiError("APPLICATION_INVALID_STATUS", `The organization is ${organization.status}; there is nothing to onboard.`)
+      return yield* Problem.apiError("APPLICATION_INVALID_STATUS", `The organization is ${organization.status}; there is nothing to onboard.`)
     }
-    const current = yield* currentOrganizationApplication(organization.id)
+    const current = yield* Applications.currentOrganization(organization.id)
     if (current !== undefined && current.status !== "draft") {
-      if (current.status === "open") return yield* apiError("APPLICATION_INVALID_STATUS", `Application ${current.id} is still under review.`)
+      if (current.status === "open") return yield* Problem.apiError("APPLICATION_INVALID_STATUS", `Application ${current.id} is still under review.`)
       if (current.status === "rejected" && current.resubmittable === false) {
-        return yield* apiError("APPLICATION_INVALID_STATUS", `Application ${current.id} was rejected and cannot be resubmitted; contact support.`)
+        return yield* Problem.apiError("APPLICATION_INVALID_STATUS", `Application ${current.id} was rejected and cannot be resubmitted; contact support.`)
       }
     }
     const duplicates = duplicateReferences(body.ownership?.persons ?? [])
     if (duplicates.length > 0) return yield* validationError(duplicates)
     const requirements = yield* countryRequirements(body.country)
     yield* classificationChecks(body.companyClassification, body.country)
-    const sandboxCaller: Caller = { ...caller, environment: "sandbox" }
+    const sandboxCaller: Auth.Caller = { ...caller, environment: "sandbox" }
     const documentTypes = yield* resolveDocuments(sandboxCaller, documentLists(body), undefined)
-    const gaps = kybGaps(body, requirements, (id) => documentTypes.get(id))
+    const gaps = Completeness.kybGaps(body, requirements, (id) => documentTypes.get(id))
     if (gaps.length > 0) return yield* notReady(gaps)
     const now = toIso(yield* Clock.currentTimeMillis)
     const filled = {
@@ -371,17 +354,17 @@ export const submitOrganizationOnboarding = (caller: Caller, body: OrganizationS
       updatedAt: now
     }
     if (current?.status === "draft") {
-      const submitted: Application = { ...movedApplication(current, yield* moveApplication(current, { _tag: "Submit" }), now), ...filled }
-      yield* Effect.orDie(store.update(Applications, submitted))
-      yield* scheduleReview(submitted)
-      return applicationToWire(submitted)
+      const submitted: Applications.Application = { ...Applications.moved(current, yield* Applications.move(current, { _tag: "Submit" }), now), ...filled }
+      yield* Effect.orDie(store.update(Applications.Applications, submitted))
+      yield* ApplicationTimers.scheduleReview(submitted)
+      return Applications.toWire(submitted)
     }
-    const application: Application = {
+    const application: Applications.Application = {
       ...blankApplication(sandboxCaller, "organization_onboarding", now),
-      id: yield* newId("app"),
+      id: yield* IdGenerator.newId("app"),
       ordinal: (current?.ordinal ?? 0) + 1,
       ...filled
     }
     yield* insertApplication(application)
-    return applicationToWire(application)
+    return Applications.toWire(application)
   })

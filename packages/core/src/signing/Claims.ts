@@ -34,38 +34,23 @@ import {
   withArticle
 } from "@fos/contract"
 import { Effect } from "effect"
-import { newId, randomString } from "../kernel/IdGenerator.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store } from "../kernel/Store.ts"
-import { schedule, type TimerHandler } from "../kernel/Timers.ts"
-import { cryptoWalletApproved, nonCustodialChains, onboardedCustomer, openWallet } from "../money/Wallets.ts"
-import { cryptoEligible } from "../onboarding/Requirements.ts"
-import { Customers } from "../onboarding/Customers.ts"
-import { toWire } from "../kernel/Wire.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { claimTransition, initialClaim } from "./ClaimMachine.ts"
-import { signingSettings } from "./Settings.ts"
-import { isActive, transition } from "./SignerMachine.ts"
-import {
-  claimStateOf,
-  type StoredClaim,
-  type StoredSigner,
-  Claims,
-  emitRosterEvent,
-  getClaimForUpdate,
-  inCallerScope,
-  mintRosterId,
-  rosterNow,
-  rosterOf,
-  rosterScope,
-  rosterValidation,
-  signerToWire,
-  WalletSigners
-} from "./Roster.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as ClaimMachine from "./ClaimMachine.ts"
+import * as Customers from "../onboarding/Customers.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Requirements from "../onboarding/Requirements.ts"
+import * as Roster from "./Roster.ts"
+import * as Settings from "./Settings.ts"
+import * as SignerMachine from "./SignerMachine.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Timers from "../kernel/Timers.ts"
+import * as Wallets from "../money/Wallets.ts"
+import * as Wire from "../kernel/Wire.ts"
 
 /** The wallet provider's provisioning of a claim, on time. */
-export const claimProvisioningKind = "signing.claim_provisioning"
+export const provisioningKind = "signing.claim_provisioning"
 
 // --- the claim ---------------------------------------------------------------------------------------------------
 
@@ -94,51 +79,51 @@ const rosterProblems = (body: ClaimNonCustodial): ReadonlyArray<ErrorEntry> => {
 }
 
 /** `POST /v2/customers/{customerId}/wallets/claim-non-custodial`. */
-export const claimNonCustodial = (caller: Caller, customerId: CustomerId, body: ClaimNonCustodial): Effect.Effect<ClaimAccepted, ApiError, Store> =>
+export const claimNonCustodial = (caller: Auth.Caller, customerId: CustomerId, body: ClaimNonCustodial): Effect.Effect<ClaimAccepted, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const customer = yield* onboardedCustomer(caller, customerId)
+    const store = yield* Store.Store
+    const customer = yield* Wallets.onboardedCustomer(caller, customerId)
     const problems = rosterProblems(body)
-    if (problems.length > 0) return yield* rosterValidation(problems)
-    const unsupported = body.chains.find((c) => !nonCustodialChains.includes(c))
+    if (problems.length > 0) return yield* Roster.validation(problems)
+    const unsupported = body.chains.find((c) => !Wallets.nonCustodialChains.includes(c))
     if (unsupported !== undefined) {
-      return yield* apiError(
+      return yield* Problem.apiError(
         "NON_CUSTODIAL_SOURCE_NOT_SUPPORTED",
-        `Non-custodial wallets are offered on ${nonCustodialChains.join(", ")}; not on ${unsupported}.`
+        `Non-custodial wallets are offered on ${Wallets.nonCustodialChains.join(", ")}; not on ${unsupported}.`
       )
     }
-    if (!cryptoEligible(customer)) return yield* apiError("UNPROCESSABLE_ENTITY", "Crypto wallets are not offered in the customer's jurisdiction.")
-    if (customer.status !== "active") return yield* apiError("UNPROCESSABLE_ENTITY", "The customer is restricted; a claim cannot start.")
+    if (!Requirements.cryptoEligible(customer)) return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "Crypto wallets are not offered in the customer's jurisdiction.")
+    if (customer.status !== "active") return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "The customer is restricted; a claim cannot start.")
     for (const chain of body.chains) {
-      if (!(yield* cryptoWalletApproved(caller, customerId, chain))) {
-        return yield* apiError(
+      if (!(yield* Wallets.cryptoWalletApproved(caller, customerId, chain))) {
+        return yield* Problem.apiError(
           "UNPROCESSABLE_ENTITY",
           `The customer has no approved crypto_wallet application for ${chain}; apply with POST /v2/customers/{customerId}/features first.`
         )
       }
     }
     // The customer's row lock serialises its claims, so two at once cannot both pass the check below.
-    yield* store.getForUpdate(Customers, customerId)
-    const earlier = yield* store.page(Claims, {
+    yield* store.getForUpdate(Customers.Customers, customerId)
+    const earlier = yield* store.page(Roster.Claims, {
       order: "byCustomer",
-      partition: `${scopeOf(caller.organization.id, caller.environment)}/${customerId}`,
+      partition: `${Tenancy.scopeOf(caller.organization.id, caller.environment)}/${customerId}`,
       descending: true,
       backward: false,
       from: undefined,
       limit: 1
     })
     if (earlier[0] !== undefined && earlier[0].status !== "failed") {
-      return yield* apiError("CONFLICT", `The customer already has ${withArticle(earlier[0].status)} claim (${earlier[0].id}); its roster signs for its wallets.`)
+      return yield* Problem.apiError("CONFLICT", `The customer already has ${withArticle(earlier[0].status)} claim (${earlier[0].id}); its roster signs for its wallets.`)
     }
-    const at = yield* rosterNow
+    const at = yield* Roster.now
     const owner = { organizationId: caller.organization.id, environment: caller.environment, customerId }
-    const claimId = (yield* mintRosterId("clm")) as ClaimId
-    const invitationExpiresAt = toIso(at.ms + signingSettings.invitationTtlMs)
-    const signers: Array<StoredSigner> = []
+    const claimId = (yield* Roster.mintRosterId("clm")) as ClaimId
+    const invitationExpiresAt = toIso(at.ms + Settings.signingSettings.invitationTtlMs)
+    const signers: Array<Roster.StoredSigner> = []
     for (const entry of body.roster) {
-      const signer: StoredSigner = {
+      const signer: Roster.StoredSigner = {
         ...owner,
-        id: yield* newId("wsg"),
+        id: yield* IdGenerator.newId("wsg"),
         claimId,
         role: entry.role,
         credentialType: entry.credentialType,
@@ -152,81 +137,81 @@ export const claimNonCustodial = (caller: Caller, customerId: CustomerId, body: 
         updatedAt: at.iso
       }
       // The table's invite: wallet_signer.added with wallet_signer.invited.
-      const outcome = transition({ signer: undefined, ceremony: undefined, otherAdmins: 0 }, { type: "invite", role: signer.role, credentialType: signer.credentialType })
+      const outcome = SignerMachine.transition({ signer: undefined, ceremony: undefined, otherAdmins: 0 }, { type: "invite", role: signer.role, credentialType: signer.credentialType })
       if ("refused" in outcome) return yield* Effect.die(new Error(`invite refused: ${outcome.reason}`))
-      yield* Effect.orDie(store.insert(WalletSigners, signer))
-      yield* emitRosterEvent(signer, "wallet_signer.added", { walletSignerId: signer.id, customerId, role: signer.role, credentialType: signer.credentialType, occurredAt: at.iso })
-      yield* emitRosterEvent(signer, "wallet_signer.invited", {
+      yield* Effect.orDie(store.insert(Roster.WalletSigners, signer))
+      yield* Roster.emitRosterEvent(signer, "wallet_signer.added", { walletSignerId: signer.id, customerId, role: signer.role, credentialType: signer.credentialType, occurredAt: at.iso })
+      yield* Roster.emitRosterEvent(signer, "wallet_signer.invited", {
         walletSignerId: signer.id,
         customerId,
-        verificationUrl: `${signingSettings.signingOrigin}/enroll/${yield* randomString("0123456789abcdef", 32)}`,
+        verificationUrl: `${Settings.signingSettings.signingOrigin}/enroll/${yield* IdGenerator.randomString("0123456789abcdef", 32)}`,
         expiresAt: invitationExpiresAt,
         occurredAt: at.iso
       })
       signers.push(signer)
     }
-    const claim: StoredClaim = {
+    const claim: Roster.StoredClaim = {
       ...owner,
       id: claimId,
       chains: body.chains,
       threshold: body.threshold,
       signerIds: signers.map((s) => s.id),
-      ...initialClaim,
+      ...ClaimMachine.initialClaim,
       walletIds: [],
       clientReferenceId: body.clientReferenceId,
       createdAt: at.iso,
       updatedAt: at.iso
     }
-    yield* Effect.orDie(store.insert(Claims, claim))
-    yield* schedule(claimProvisioningKind, at.ms + signingSettings.provisioningMs, { claimId }, rosterScope(claim))
-    return toWire({
+    yield* Effect.orDie(store.insert(Roster.Claims, claim))
+    yield* Timers.schedule(provisioningKind, at.ms + Settings.signingSettings.provisioningMs, { claimId }, Roster.scope(claim))
+    return Wire.toWire({
       claimId,
       customerId,
       status: "pending" as const,
       chains: [...body.chains],
       threshold: body.threshold,
-      signers: signers.map(signerToWire),
+      signers: signers.map(Roster.signerToWire),
       clientReferenceId: body.clientReferenceId,
       createdAt: at.iso
     }) as ClaimAccepted
   })
 
 /** Resolves the claim once it is provisioned and every signer of its roster can act. */
-export const resolveIfReady = (claim: StoredClaim) =>
+export const resolveIfReady = (claim: Roster.StoredClaim) =>
   Effect.gen(function*() {
     if (claim.status !== "pending" || !claim.provisioned) return claim
-    const roster = (yield* rosterOf(claim.id)).filter((s) => s.status !== "removed")
-    const outcome = claimTransition(claim, { type: "resolve", rosterSize: roster.length, rosterActive: roster.every((s) => isActive(s.status)) })
+    const roster = (yield* Roster.rosterOf(claim.id)).filter((s) => s.status !== "removed")
+    const outcome = ClaimMachine.claimTransition(claim, { type: "resolve", rosterSize: roster.length, rosterActive: roster.every((s) => SignerMachine.isActive(s.status)) })
     if ("refused" in outcome) return claim
-    const store = yield* Store
+    const store = yield* Store.Store
     const walletIds: Array<WalletId> = []
     for (const chain of claim.chains) {
-      const wallet = yield* Effect.orDie(openWallet(claim, claim.customerId, chain, undefined, "non_custodial"))
+      const wallet = yield* Effect.orDie(Wallets.open(claim, claim.customerId, chain, undefined, "non_custodial"))
       walletIds.push(wallet.id)
     }
-    const at = yield* rosterNow
-    const resolved: StoredClaim = { ...claim, ...outcome.next, walletIds, updatedAt: at.iso }
-    yield* Effect.orDie(store.update(Claims, resolved))
-    yield* emitRosterEvent(claim, "claim.completed", { claimId: claim.id, customerId: claim.customerId, walletIds, occurredAt: at.iso })
-    yield* emitRosterEvent(claim, "crypto_wallet.completed", { customerId: claim.customerId, claimId: claim.id, occurredAt: at.iso })
+    const at = yield* Roster.now
+    const resolved: Roster.StoredClaim = { ...claim, ...outcome.next, walletIds, updatedAt: at.iso }
+    yield* Effect.orDie(store.update(Roster.Claims, resolved))
+    yield* Roster.emitRosterEvent(claim, "claim.completed", { claimId: claim.id, customerId: claim.customerId, walletIds, occurredAt: at.iso })
+    yield* Roster.emitRosterEvent(claim, "crypto_wallet.completed", { customerId: claim.customerId, claimId: claim.id, occurredAt: at.iso })
     return resolved
   })
 
 /** The provider's answer: provisioned (then the claim resolves if its roster has enrolled), or failed. */
-const provision = (claim: StoredClaim, outcome: "succeeded" | "failed") =>
+const provision = (claim: Roster.StoredClaim, outcome: "succeeded" | "failed") =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const at = yield* rosterNow
-    const moved = claimTransition(claim, { type: outcome === "succeeded" ? "provisioned" : "provisioning_failed" })
+    const store = yield* Store.Store
+    const at = yield* Roster.now
+    const moved = ClaimMachine.claimTransition(claim, { type: outcome === "succeeded" ? "provisioned" : "provisioning_failed" })
     if ("refused" in moved) return yield* Effect.die(new Error(`claim ${claim.id}: ${moved.reason}`))
     if (outcome === "succeeded") {
-      const provisioned: StoredClaim = { ...claim, ...moved.next, updatedAt: at.iso }
-      yield* Effect.orDie(store.update(Claims, provisioned))
+      const provisioned: Roster.StoredClaim = { ...claim, ...moved.next, updatedAt: at.iso }
+      yield* Effect.orDie(store.update(Roster.Claims, provisioned))
       return yield* resolveIfReady(provisioned)
     }
-    const failed: StoredClaim = { ...claim, ...moved.next, updatedAt: at.iso }
-    yield* Effect.orDie(store.update(Claims, failed))
-    yield* emitRosterEvent(claim, "claim.failed", {
+    const failed: Roster.StoredClaim = { ...claim, ...moved.next, updatedAt: at.iso }
+    yield* Effect.orDie(store.update(Roster.Claims, failed))
+    yield* Roster.emitRosterEvent(claim, "claim.failed", {
       claimId: claim.id,
       customerId: claim.customerId,
       failureCode: "provisioning_failed",
@@ -236,23 +221,23 @@ const provision = (claim: StoredClaim, outcome: "succeeded" | "failed") =>
     return failed
   })
 
-const provisionOnTime: TimerHandler = (payload: { readonly claimId: ClaimId }) =>
+const provisionOnTime: Timers.TimerHandler = (payload: { readonly claimId: ClaimId }) =>
   Effect.gen(function*() {
-    const claim = yield* getClaimForUpdate(payload.claimId)
+    const claim = yield* Roster.getClaimForUpdate(payload.claimId)
     if (claim === undefined || claim.status !== "pending" || claim.provisioned) return
     yield* provision(claim, "succeeded")
   })
 
 /** `POST /sandbox/v2/simulate/claims/{claimId}/provisioning`: the wallet provider answers before its own time. */
-export const simulateProvisioning = (caller: Caller, claimId: ClaimId, outcome: "succeeded" | "failed"): Effect.Effect<ClaimState, ApiError, Store> =>
+export const simulateProvisioning = (caller: Auth.Caller, claimId: ClaimId, outcome: "succeeded" | "failed"): Effect.Effect<ClaimState, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const claim = yield* getClaimForUpdate(claimId)
-    if (!inCallerScope(claim, caller)) return yield* apiError("NOT_FOUND", "No claim with this id exists in this organization and environment.")
-    const refusal = claimTransition(claim, { type: outcome === "succeeded" ? "provisioned" : "provisioning_failed" })
-    if ("refused" in refusal) return yield* apiError(refusal.refused, refusal.reason)
-    return claimStateOf(yield* provision(claim, outcome))
+    const claim = yield* Roster.getClaimForUpdate(claimId)
+    if (!Roster.inCallerScope(claim, caller)) return yield* Problem.apiError("NOT_FOUND", "No claim with this id exists in this organization and environment.")
+    const refusal = ClaimMachine.claimTransition(claim, { type: outcome === "succeeded" ? "provisioned" : "provisioning_failed" })
+    if ("refused" in refusal) return yield* Problem.apiError(refusal.refused, refusal.reason)
+    return Roster.claimStateOf(yield* provision(claim, outcome))
   })
 
-export const claimTimerHandlers: Record<string, TimerHandler> = {
-  [claimProvisioningKind]: provisionOnTime
+export const timerHandlers: Record<string, Timers.TimerHandler> = {
+  [provisioningKind]: provisionOnTime
 }

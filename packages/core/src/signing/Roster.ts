@@ -19,27 +19,16 @@ import {
   type WalletSignerId
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
-import { randomString } from "../kernel/IdGenerator.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import { topic } from "../kernel/Topics.ts"
-import { toWire } from "../kernel/Wire.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { emitEvent } from "../kernel/Outbox.ts"
-import { type ClaimStatus } from "./ClaimMachine.ts"
-import {
-  type CeremonyStatus,
-  type CeremonyType,
-  type CredentialType,
-  isActive,
-  type Move,
-  type RosterState,
-  type SignerEvent,
-  type SignerRole,
-  type SignerStatus,
-  transition
-} from "./SignerMachine.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import type * as ClaimMachine from "./ClaimMachine.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Outbox from "../kernel/Outbox.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as SignerMachine from "./SignerMachine.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Topics from "../kernel/Topics.ts"
+import * as Wire from "../kernel/Wire.ts"
 
 // --- storage -----------------------------------------------------------------------------------------------------
 
@@ -54,7 +43,7 @@ export interface StoredClaim extends Owned {
   readonly chains: ReadonlyArray<Chain>
   readonly threshold: number
   readonly signerIds: ReadonlyArray<WalletSignerId>
-  readonly status: ClaimStatus
+  readonly status: ClaimMachine.ClaimStatus
   readonly provisioned: boolean
   readonly walletIds: ReadonlyArray<WalletId>
   readonly clientReferenceId: string | undefined
@@ -65,9 +54,9 @@ export interface StoredClaim extends Owned {
 export interface StoredSigner extends Owned {
   readonly id: WalletSignerId
   readonly claimId: ClaimId
-  readonly role: SignerRole
-  readonly credentialType: CredentialType
-  readonly status: SignerStatus
+  readonly role: SignerMachine.SignerRole
+  readonly credentialType: SignerMachine.CredentialType
+  readonly status: SignerMachine.SignerStatus
   readonly passkeyCount: number
   readonly email: string | undefined
   readonly name: string | undefined
@@ -81,8 +70,8 @@ export interface StoredSigner extends Owned {
 export interface StoredCeremony extends Owned {
   readonly id: string
   readonly walletSignerId: WalletSignerId
-  readonly type: CeremonyType
-  readonly status: CeremonyStatus
+  readonly type: SignerMachine.CeremonyType
+  readonly status: SignerMachine.CeremonyStatus
   readonly adminVerificationUrl: string
   readonly expiresAt: string
   /** Bumped by each reissued link, so the expiry timer of an older link does nothing. */
@@ -91,25 +80,25 @@ export interface StoredCeremony extends Owned {
   readonly updatedAt: string
 }
 
-export const rosterScope = (row: Owned) => scopeOf(row.organizationId, row.environment)
-const byCustomer = (row: Owned) => `${rosterScope(row)}/${row.customerId}`
+export const scope = (row: Owned) => Tenancy.scopeOf(row.organizationId, row.environment)
+const byCustomer = (row: Owned) => `${scope(row)}/${row.customerId}`
 
-export const Claims = table<StoredClaim>({
+export const Claims = Store.table<StoredClaim>({
   name: "wallet_claims",
   key: (c) => c.id,
-  orders: { byCustomer: { partition: byCustomer, sort: (c) => c.createdAt }, byScope: { partition: rosterScope, sort: (c) => c.createdAt, counted: false } }
+  orders: { byCustomer: { partition: byCustomer, sort: (c) => c.createdAt }, byScope: { partition: scope, sort: (c) => c.createdAt, counted: false } }
 })
 
-export const WalletSigners = table<StoredSigner>({
+export const WalletSigners = Store.table<StoredSigner>({
   name: "wallet_signers",
   key: (s) => s.id,
-  orders: { byClaim: { partition: (s) => s.claimId, sort: (s) => s.createdAt }, byScope: { partition: rosterScope, sort: (s) => s.createdAt, counted: false } }
+  orders: { byClaim: { partition: (s) => s.claimId, sort: (s) => s.createdAt }, byScope: { partition: scope, sort: (s) => s.createdAt, counted: false } }
 })
 
-export const WalletCeremonies = table<StoredCeremony>({
+export const WalletCeremonies = Store.table<StoredCeremony>({
   name: "wallet_ceremonies",
   key: (c) => c.id,
-  orders: { byScope: { partition: rosterScope, sort: (c) => c.createdAt, counted: false } }
+  orders: { byScope: { partition: scope, sort: (c) => c.createdAt, counted: false } }
 })
 
 /**
@@ -118,14 +107,12 @@ export const WalletCeremonies = table<StoredCeremony>({
  * `onSignerLeftPool`; Subscriptions.ts names every subscriber). A topic, because TransferSigning.ts imports this
  * module for the roster.
  */
-export const SignerLeftPool = topic<StoredSigner>("fos/SignerLeftPool")
-
-
+export const SignerLeftPool = Topics.topic<StoredSigner>("fos/SignerLeftPool")
 
 // --- wire --------------------------------------------------------------------------------------------------------
 
 export const signerToWire = (s: StoredSigner): WalletSignerWire =>
-  toWire({
+  Wire.toWire({
     id: s.id,
     customerId: s.customerId,
     claimId: s.claimId,
@@ -161,43 +148,43 @@ export const claimStateOf = (c: StoredClaim): ClaimState => ({
 
 // --- helpers -----------------------------------------------------------------------------------------------------
 
-export const rosterNow = Effect.map(Clock.currentTimeMillis, (ms) => ({ ms, iso: toIso(ms) }))
+export const now = Effect.map(Clock.currentTimeMillis, (ms) => ({ ms, iso: toIso(ms) }))
 
-export const emitRosterEvent = (row: Owned, type: Parameters<typeof emitEvent>[0]["type"], data: Record<string, unknown>) =>
-  emitEvent({ type, organizationId: row.organizationId, environment: row.environment, data })
+export const emitRosterEvent = (row: Owned, type: Parameters<typeof Outbox.emitEvent>[0]["type"], data: Record<string, unknown>) =>
+  Outbox.emitEvent({ type, organizationId: row.organizationId, environment: row.environment, data })
 
-const opaque = randomString("0123456789abcdefghjkmnpqrstvwxyz", 24)
+const opaque = IdGenerator.randomString("0123456789abcdefghjkmnpqrstvwxyz", 24)
 
 export const mintRosterId = <P extends "clm" | "cer">(p: P) => Effect.map(opaque, (o) => `${p}_${o}`)
 
-export const rosterValidation = (errors: ReadonlyArray<ErrorEntry>) => apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors })
+export const validation = (errors: ReadonlyArray<ErrorEntry>) => Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors })
 
-export const inCallerScope = <R extends Owned>(row: R | undefined, caller: Caller): row is R =>
+export const inCallerScope = <R extends Owned>(row: R | undefined, caller: Auth.Caller): row is R =>
   row !== undefined && row.organizationId === caller.organization.id && row.environment === caller.environment
 
 /** The caller's signer, or 404 NOT_FOUND (the spec names no code of its own for a signer). */
-export const getSigner = (caller: Caller, id: WalletSignerId): Effect.Effect<StoredSigner, ApiError, Store> =>
+export const getSigner = (caller: Auth.Caller, id: WalletSignerId): Effect.Effect<StoredSigner, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const signer = yield* (yield* Store).getForUpdate(WalletSigners, id)
-    if (!inCallerScope(signer, caller)) return yield* apiError("NOT_FOUND", "No wallet signer with this id exists in this organization and environment.")
+    const signer = yield* (yield* Store.Store).getForUpdate(WalletSigners, id)
+    if (!inCallerScope(signer, caller)) return yield* Problem.apiError("NOT_FOUND", "No wallet signer with this id exists in this organization and environment.")
     return signer
   })
 
-export const getClaimForUpdate = (id: ClaimId) => Effect.flatMap(Store, (store) => store.getForUpdate(Claims, id))
+export const getClaimForUpdate = (id: ClaimId) => Effect.flatMap(Store.Store, (store) => store.getForUpdate(Claims, id))
 
 /** The signers of one claim's roster (at most `maxRosterSize`). */
 export const rosterOf = (claimId: ClaimId) =>
-  Effect.flatMap(Store, (store) =>
+  Effect.flatMap(Store.Store, (store) =>
     store.page(WalletSigners, { order: "byClaim", partition: claimId, descending: false, backward: false, from: undefined, limit: maxRosterSize }))
 
 /** The table's state for `signer`: its latest ceremony and how many other admins of its roster can act. */
 export const rosterState = (signer: StoredSigner) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const ceremony = signer.ceremonyId === undefined ? undefined : yield* store.getForUpdate(WalletCeremonies, signer.ceremonyId)
     const roster = yield* rosterOf(signer.claimId)
-    const otherAdmins = roster.filter((s) => s.id !== signer.id && s.role === "admin" && isActive(s.status)).length
-    const state: RosterState = {
+    const otherAdmins = roster.filter((s) => s.id !== signer.id && s.role === "admin" && SignerMachine.isActive(s.status)).length
+    const state: SignerMachine.RosterState = {
       signer: { status: signer.status, role: signer.role, credentialType: signer.credentialType, passkeyCount: signer.passkeyCount },
       ceremony: ceremony === undefined ? undefined : { type: ceremony.type, status: ceremony.status },
       otherAdmins
@@ -206,12 +193,12 @@ export const rosterState = (signer: StoredSigner) =>
   })
 
 /** Runs one move of the table on `signer`, or fails with its refusal. */
-export const moveSigner = (signer: StoredSigner, m: Move) =>
+export const moveSigner = (signer: StoredSigner, m: SignerMachine.Move) =>
   Effect.gen(function*() {
     const { state, ceremony } = yield* rosterState(signer)
-    const outcome = transition(state, m)
-    if ("refused" in outcome) return yield* apiError(outcome.refused, outcome.reason)
+    const outcome = SignerMachine.transition(state, m)
+    if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, outcome.reason)
     return { outcome, ceremony }
   })
 
-export const hasSignerEvent = (events: ReadonlyArray<SignerEvent>, type: SignerEvent) => events.includes(type)
+export const hasSignerEvent = (events: ReadonlyArray<SignerMachine.SignerEvent>, type: SignerMachine.SignerEvent) => events.includes(type)

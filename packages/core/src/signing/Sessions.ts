@@ -20,29 +20,29 @@ import { hmac } from "@noble/hashes/hmac.js"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, hexToBytes, utf8ToBytes } from "@noble/hashes/utils.js"
 import { Clock, Effect } from "effect"
-import { randomHex } from "../kernel/IdGenerator.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { isActive } from "./SignerMachine.ts"
-import { signingSettings } from "./Settings.ts"
-import { Claims, type StoredSigner, WalletSigners } from "./Roster.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Roster from "./Roster.ts"
+import * as Settings from "./Settings.ts"
+import * as SignerMachine from "./SignerMachine.ts"
+import * as Store from "../kernel/Store.ts"
 
 interface SessionKey {
   readonly id: string
   readonly keyHex: string
 }
 
-const SessionKeys = table<SessionKey>({ name: "signer_session_keys", key: (k) => k.id })
+const SessionKeys = Store.table<SessionKey>({ name: "signer_session_keys", key: (k) => k.id })
 
 const keyId = "signer-sessions"
 
 /** The engine's session key: read, or made once (two processes racing to make it both end with the first's). */
-const sessionKey: Effect.Effect<Uint8Array, never, Store> = Effect.gen(function*() {
-  const store = yield* Store
+const sessionKey: Effect.Effect<Uint8Array, never, Store.Store> = Effect.gen(function*() {
+  const store = yield* Store.Store
   const existing = yield* store.get(SessionKeys, keyId)
   if (existing !== undefined) return hexToBytes(existing.keyHex)
-  const made: SessionKey = { id: keyId, keyHex: yield* randomHex(64) }
+  const made: SessionKey = { id: keyId, keyHex: yield* IdGenerator.randomHex(64) }
   const inserted = yield* Effect.exit(store.insert(SessionKeys, made))
   if (inserted._tag === "Success") return hexToBytes(made.keyHex)
   const winner = yield* store.get(SessionKeys, keyId)
@@ -69,15 +69,15 @@ export interface IssuedSession {
 }
 
 /** A session for `signer`, which has just authenticated. */
-export const issueSession = (signer: StoredSigner): Effect.Effect<IssuedSession, never, Store> =>
+export const issue = (signer: Roster.StoredSigner): Effect.Effect<IssuedSession, never, Store.Store> =>
   Effect.gen(function*() {
     const key = yield* sessionKey
-    const expiresAtMs = (yield* Clock.currentTimeMillis) + signingSettings.sessionTtlMs
+    const expiresAtMs = (yield* Clock.currentTimeMillis) + Settings.signingSettings.sessionTtlMs
     const body = [prefix, signer.id, signer.organizationId, signer.environment, String(expiresAtMs)].join(".")
     return { token: `${body}.${sign(key, body)}`, walletSignerId: signer.id, customerId: signer.customerId, expiresAt: toIso(expiresAtMs) }
   })
 
-const invalid = (detail: string) => apiError("SIGNER_SESSION_INVALID", detail)
+const invalid = (detail: string) => Problem.apiError("SIGNER_SESSION_INVALID", detail)
 
 const tokenPattern = /^fss\.(wsg_[0-9A-Za-z]{1,64})\.(org_[0-9A-Za-z]{1,64})\.(sandbox|live)\.(\d{13,15})\.([0-9a-f]{64})$/
 
@@ -85,10 +85,10 @@ const tokenPattern = /^fss\.(wsg_[0-9A-Za-z]{1,64})\.(org_[0-9A-Za-z]{1,64})\.(s
  * The signer whose session `authorization` (the header's value) carries, checked for the caller's organization and
  * environment; 401 SIGNER_SESSION_INVALID for anything else.
  */
-export const signerOfSession = (
-  caller: Caller,
+export const signerOf = (
+  caller: Auth.Caller,
   authorization: string | undefined
-): Effect.Effect<{ readonly signer: StoredSigner; readonly expiresAt: string }, ApiError, Store> =>
+): Effect.Effect<{ readonly signer: Roster.StoredSigner; readonly expiresAt: string }, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     if (authorization === undefined || authorization.trim() === "") {
       return yield* invalid("Send the signer's session token as Authorization: Bearer <token>.")
@@ -105,10 +105,10 @@ export const signerOfSession = (
     if (parts[2] !== caller.organization.id || environment !== caller.environment) {
       return yield* invalid("The signer session belongs to another organization or environment.")
     }
-    const store = yield* Store
-    const signer = yield* store.get(WalletSigners, parts[1]!)
-    const claim = signer === undefined ? undefined : yield* store.get(Claims, signer.claimId)
-    if (signer === undefined || !isActive(signer.status) || claim === undefined || claim.status === "failed") {
+    const store = yield* Store.Store
+    const signer = yield* store.get(Roster.WalletSigners, parts[1]!)
+    const claim = signer === undefined ? undefined : yield* store.get(Roster.Claims, signer.claimId)
+    if (signer === undefined || !SignerMachine.isActive(signer.status) || claim === undefined || claim.status === "failed") {
       return yield* invalid("The signer of this session can no longer act.")
     }
     return { signer, expiresAt: toIso(expiresAtMs) }

@@ -9,37 +9,29 @@
  */
 import { type SigningRequest as SigningRequestWire, type SigningRequestId } from "@fos/contract"
 import { Effect } from "effect"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store } from "../kernel/Store.ts"
-import { terminalStatuses } from "../money/TransactionMachine.ts"
-import { getTransaction, type StoredTransaction, Transactions } from "../money/Transactions.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import type { StoredSigner } from "./Roster.ts"
-import {
-  decideStamp,
-  type SignerDecision,
-  SigningRequests,
-  signingOf,
-  type StoredSigningRequest,
-  type TransferSigning,
-  TransferSignings
-} from "./TransferSigning.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as Problem from "../kernel/Problem.ts"
+import type * as Roster from "./Roster.ts"
+import * as Store from "../kernel/Store.ts"
+import * as TransactionMachine from "../money/TransactionMachine.ts"
+import * as Transactions from "../money/Transactions.ts"
+import * as TransferSigning from "./TransferSigning.ts"
 
 const requestNotFound = () =>
-  apiError("COSIGN_ACTIVITY_NOT_FOUND", "No signing request with this id exists in this organization and environment.")
+  Problem.apiError("COSIGN_ACTIVITY_NOT_FOUND", "No signing request with this id exists in this organization and environment.")
 
-const requestOf = (caller: Caller, id: SigningRequestId) =>
+const requestOf = (caller: Auth.Caller, id: SigningRequestId) =>
   Effect.gen(function*() {
-    const row = yield* (yield* Store).get(SigningRequests, id)
+    const row = yield* (yield* Store.Store).get(TransferSigning.SigningRequests, id)
     if (row === undefined || row.organizationId !== caller.organization.id || row.environment !== caller.environment) return yield* requestNotFound()
     return row
   })
 
 /** Whether the request belongs to the transaction's current signing (a recovery replaces the transfer's own). */
-const ofCurrentSigning = (row: StoredSigningRequest, signing: TransferSigning | undefined) =>
+const ofCurrentSigning = (row: TransferSigning.StoredSigningRequest, signing: TransferSigning.TransferSigning | undefined) =>
   (row.recovery === true) === (signing?.recovery !== undefined)
 
-const requestStatus = (row: StoredSigningRequest, t: StoredTransaction, signing: TransferSigning): SigningRequestWire["status"] => {
+const requestStatus = (row: TransferSigning.StoredSigningRequest, t: Transactions.StoredTransaction, signing: TransferSigning.TransferSigning): SigningRequestWire["status"] => {
   const state = signing.state
   // The transfer's own signing met its quorum before the receive policy held it.
   if (!ofCurrentSigning(row, signing)) return "approved"
@@ -47,10 +39,10 @@ const requestStatus = (row: StoredSigningRequest, t: StoredTransaction, signing:
   if (state.phase === "quorum_met") return "approved"
   if (t.status === "cancelled") return "cancelled"
   if (state.phase === "failed") return state.failureCode === "user_signature_expired" ? "expired" : "failed"
-  return terminalStatuses.has(t.status) ? "failed" : "pending"
+  return TransactionMachine.terminalStatuses.has(t.status) ? "failed" : "pending"
 }
 
-const requestToWire = (row: StoredSigningRequest, t: StoredTransaction, signing: TransferSigning): SigningRequestWire => {
+const requestToWire = (row: TransferSigning.StoredSigningRequest, t: Transactions.StoredTransaction, signing: TransferSigning.TransferSigning): SigningRequestWire => {
   const state = signing.state
   const current = state.attempt === row.attempt && ofCurrentSigning(row, signing)
   const signedBy = current ? [...state.collected] : []
@@ -71,15 +63,15 @@ const requestToWire = (row: StoredSigningRequest, t: StoredTransaction, signing:
   }
 }
 
-const alreadyDecided = (why: string) => apiError("CONFLICT", `The signing request was already decided: ${why}.`)
+const alreadyDecided = (why: string) => Problem.apiError("CONFLICT", `The signing request was already decided: ${why}.`)
 
 /** `GET /v2/signing-requests/{id}`. */
-export const getSigningRequest = (caller: Caller, id: SigningRequestId): Effect.Effect<SigningRequestWire, ApiError, Store> =>
+export const get = (caller: Auth.Caller, id: SigningRequestId): Effect.Effect<SigningRequestWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const row = yield* requestOf(caller, id)
-    const store = yield* Store
-    const t = yield* store.get(Transactions, row.transactionId)
-    const signing = yield* store.get(TransferSignings, row.transactionId)
+    const store = yield* Store.Store
+    const t = yield* store.get(Transactions.Transactions, row.transactionId)
+    const signing = yield* store.get(TransferSigning.TransferSignings, row.transactionId)
     if (t === undefined || signing === undefined) return yield* requestNotFound()
     return requestToWire(row, t, signing)
   })
@@ -92,26 +84,26 @@ export const getSigningRequest = (caller: Caller, id: SigningRequestId): Effect.
  * the spec's catalog: RESOURCE_TERMINAL is the catalog's code for a simulate call against a terminal entity, and
  * this is no simulate call.
  */
-export const decideSigningRequest = (
-  caller: Caller,
+export const decide = (
+  caller: Auth.Caller,
   id: SigningRequestId,
-  signer: StoredSigner,
-  decision: SignerDecision
-): Effect.Effect<SigningRequestWire, ApiError, Store> =>
+  signer: Roster.StoredSigner,
+  decision: TransferSigning.SignerDecision
+): Effect.Effect<SigningRequestWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const row = yield* requestOf(caller, id)
     if (signer.credentialType !== "api_key") {
-      return yield* apiError("FORBIDDEN", "A passkey signer signs at the transfer's verificationUrl; signing requests are for machine signers.")
+      return yield* Problem.apiError("FORBIDDEN", "A passkey signer signs at the transfer's verificationUrl; signing requests are for machine signers.")
     }
-    const t = yield* getTransaction(caller, row.transactionId, true)
-    const signing = yield* signingOf(t.id)
+    const t = yield* Transactions.get(caller, row.transactionId, true)
+    const signing = yield* TransferSigning.signingOf(t.id)
     if (!ofCurrentSigning(row, signing)) return yield* alreadyDecided("its transfer met its quorum")
-    if (signing !== undefined && signing.state.attempt !== row.attempt && !terminalStatuses.has(t.status)) {
-      return yield* apiError("CONFLICT", `The request's attempt ${row.attempt} expired; the transfer's signing is at attempt ${signing.state.attempt}.`)
+    if (signing !== undefined && signing.state.attempt !== row.attempt && !TransactionMachine.terminalStatuses.has(t.status)) {
+      return yield* Problem.apiError("CONFLICT", `The request's attempt ${row.attempt} expired; the transfer's signing is at attempt ${signing.state.attempt}.`)
     }
     if (signing?.state.phase === "quorum_met") return yield* alreadyDecided("its transfer met its quorum")
     if (signing?.state.phase === "failed") return yield* alreadyDecided(`its transfer's signing failed (${signing.state.failureCode})`)
-    if (terminalStatuses.has(t.status)) return yield* alreadyDecided(`its transfer has already ended (status ${t.status})`)
-    const decided = yield* decideStamp(t, signer, decision, row.attempt, "accepted")
-    return requestToWire(row, decided, (yield* (yield* Store).get(TransferSignings, t.id))!)
+    if (TransactionMachine.terminalStatuses.has(t.status)) return yield* alreadyDecided(`its transfer has already ended (status ${t.status})`)
+    const decided = yield* TransferSigning.decideStamp(t, signer, decision, row.attempt, "accepted")
+    return requestToWire(row, decided, (yield* (yield* Store.Store).get(TransferSigning.TransferSignings, t.id))!)
   })

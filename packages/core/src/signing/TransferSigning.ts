@@ -40,41 +40,24 @@ import {
   type TransactionId
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
-import { newPlainId, randomHex } from "../kernel/IdGenerator.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import { schedule, type TimerHandler } from "../kernel/Timers.ts"
-import { terminalStatuses } from "../money/TransactionMachine.ts"
-import { Wallets } from "../money/Wallets.ts"
-import {
-  emitTransactionEvent,
-  getTransaction,
-  moveTransaction,
-  recordSigning,
-  type SignatureRequest,
-  type StoredTransaction,
-  transactionPartitionIn,
-  Transactions
-} from "../money/Transactions.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { Claims, type StoredClaim, type StoredSigner, WalletSigners } from "./Roster.ts"
-import { signingSettings } from "./Settings.ts"
-import { isActive } from "./SignerMachine.ts"
-import {
-  initialSigning,
-  type SigningMode,
-  signingModeOf,
-  type SigningMove,
-  type SigningState,
-  signingTransition,
-  withDeprecatedEvents
-} from "./SigningMachine.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Roster from "./Roster.ts"
+import * as Settings from "./Settings.ts"
+import * as SignerMachine from "./SignerMachine.ts"
+import * as SigningMachine from "./SigningMachine.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Timers from "../kernel/Timers.ts"
+import * as TransactionMachine from "../money/TransactionMachine.ts"
+import * as Transactions from "../money/Transactions.ts"
+import * as Wallets from "../money/Wallets.ts"
 
 // --- storage -----------------------------------------------------------------------------------------------------
 
 /** What a transfer does once its quorum is met: a timer of its own path (payout, order or return), `delayMs` later. */
-export type Continuation = SignatureRequest["onQuorum"]
+export type Continuation = Transactions.SignatureRequest["onQuorum"]
 
 interface Owned {
   readonly organizationId: string
@@ -88,8 +71,8 @@ export interface TransferSigning extends Owned {
   readonly walletId: string
   /** The claim whose roster signs (the customer's). */
   readonly claimId: string
-  readonly state: SigningState
-  readonly signingMode: SigningMode
+  readonly state: SigningMachine.SigningState
+  readonly signingMode: SigningMachine.SigningMode
   /** The current attempt's signing request (programmatic modes). */
   readonly signingRequestId: string | undefined
   /** The current attempt's link for the passkey signers (not for a machine-only roster). */
@@ -122,26 +105,26 @@ export interface StoredSigningRequest extends Owned {
   readonly transactionId: TransactionId
   readonly walletId: string
   readonly attempt: number
-  readonly signingMode: SigningMode
+  readonly signingMode: SigningMachine.SigningMode
   readonly expiresAt: string
   /** A recovery's request, not the transfer's own signing. */
   readonly recovery?: true | undefined
   readonly createdAt: string
 }
 
-const scope = (row: Owned) => scopeOf(row.organizationId, row.environment)
+const scope = (row: Owned) => Tenancy.scopeOf(row.organizationId, row.environment)
 
 /**
  * Signings were kept on their transaction's row (`signing`) before 2026-11-25; adapters/sql's migration 7 moved the
  * stored ones here.
  */
-export const TransferSignings = table<TransferSigning>({
+export const TransferSignings = Store.table<TransferSigning>({
   name: "transfer_signings",
   key: (s) => s.transactionId,
   orders: { byScope: { partition: scope, sort: (s) => s.transactionId, counted: false } }
 })
 
-export const SigningSeats = table<StoredSeat>({
+export const SigningSeats = Store.table<StoredSeat>({
   name: "signing_seats",
   key: (s) => s.walletId,
   orders: {
@@ -150,7 +133,7 @@ export const SigningSeats = table<StoredSeat>({
   }
 })
 
-export const SigningRequests = table<StoredSigningRequest>({
+export const SigningRequests = Store.table<StoredSigningRequest>({
   name: "signing_requests",
   key: (r) => r.id,
   orders: { byScope: { partition: scope, sort: (r) => r.createdAt, counted: false } }
@@ -166,9 +149,9 @@ const now = Effect.map(Clock.currentTimeMillis, (ms) => ({ ms, iso: toIso(ms) })
 export type At = { readonly ms: number; readonly iso: string }
 
 /** The customer's resolved claim: its roster signs for all its non-custodial wallets (docs/signing.md). */
-export const claimOf = (row: Owned): Effect.Effect<StoredClaim | undefined, never, Store> =>
+export const claimOf = (row: Owned): Effect.Effect<Roster.StoredClaim | undefined, never, Store.Store> =>
   Effect.gen(function*() {
-    const claims = yield* (yield* Store).page(Claims, {
+    const claims = yield* (yield* Store.Store).page(Roster.Claims, {
       order: "byCustomer",
       partition: `${scope(row)}/${row.customerId}`,
       descending: true,
@@ -182,34 +165,34 @@ export const claimOf = (row: Owned): Effect.Effect<StoredClaim | undefined, neve
 /** The roster's signing pool: its signers that can act (enrolled or approved), admins or not. */
 export const poolOf = (claimId: string) =>
   Effect.map(
-    Effect.flatMap(Store, (store) =>
-      store.page(WalletSigners, { order: "byClaim", partition: claimId, descending: false, backward: false, from: undefined, limit: maxRosterSize })),
-    (roster) => roster.filter((s) => isActive(s.status))
+    Effect.flatMap(Store.Store, (store) =>
+      store.page(Roster.WalletSigners, { order: "byClaim", partition: claimId, descending: false, backward: false, from: undefined, limit: maxRosterSize })),
+    (roster) => roster.filter((s) => SignerMachine.isActive(s.status))
   )
 
-export const modeOf = (pool: ReadonlyArray<StoredSigner>): SigningMode =>
-  signingModeOf({
+export const modeOf = (pool: ReadonlyArray<Roster.StoredSigner>): SigningMachine.SigningMode =>
+  SigningMachine.signingModeOf({
     passkeySigners: pool.filter((s) => s.credentialType === "passkey").length,
     machineSigners: pool.filter((s) => s.credentialType === "api_key").length
   })
 
 /** The machine's answer to a move the engine's own flows make; a refusal there is a bug. */
-export const transitionOrDie = (state: SigningState, move: SigningMove) => {
-  const outcome = signingTransition(state, move)
+export const transitionOrDie = (state: SigningMachine.SigningState, move: SigningMachine.SigningMove) => {
+  const outcome = SigningMachine.signingTransition(state, move)
   if ("refused" in outcome) return Effect.die(new Error(`signing ${move.type} refused: ${outcome.reason}`))
   return Effect.succeed(outcome)
 }
 
 /** A transfer's signing, locked. */
-export const signingOf = (id: string) => Effect.flatMap(Store, (store) => store.getForUpdate(TransferSignings, id))
+export const signingOf = (id: string) => Effect.flatMap(Store.Store, (store) => store.getForUpdate(TransferSignings, id))
 
 /** Stores a transfer's signing, as it now stands. */
-const saveSigning = (s: TransferSigning) => Effect.as(Effect.orDie(Effect.flatMap(Store, (store) => store.update(TransferSignings, s))), s)
+const saveSigning = (s: TransferSigning) => Effect.as(Effect.orDie(Effect.flatMap(Store.Store, (store) => store.update(TransferSignings, s))), s)
 
 /** The wallet's seat, locked; made on the wallet's first signed transfer. */
-const seatOf = (t: StoredTransaction, walletId: string) =>
+const seatOf = (t: Transactions.StoredTransaction, walletId: string) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const seat = yield* store.getForUpdate(SigningSeats, walletId)
     if (seat !== undefined) return seat
     const made: StoredSeat = {
@@ -233,16 +216,16 @@ const collectedFields = (s: TransferSigning) => ({ collected: s.state.collected.
  * request and link, its window's timer, and transaction.awaiting_signature (with the deprecated
  * awaiting_user_signature while its window lasts), or the recovery's or the return's event.
  */
-export const openAttempt = (t: StoredTransaction, signing: TransferSigning, at: At) =>
+export const openAttempt = (t: Transactions.StoredTransaction, signing: TransferSigning, at: At) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const attempt = signing.state.attempt
-    const expiresAtMs = at.ms + signingSettings.signingWindowMs
+    const expiresAtMs = at.ms + Settings.signingSettings.signingWindowMs
     const expiresAt = toIso(expiresAtMs)
-    const signingRequestId = signing.signingMode === "passkey_required" ? undefined : yield* newPlainId("sr")
+    const signingRequestId = signing.signingMode === "passkey_required" ? undefined : yield* IdGenerator.newPlainId("sr")
     const verificationUrl = signing.signingMode === "programmatic_unattended"
       ? undefined
-      : `${signingSettings.signingOrigin}/transfers/${t.id}/${yield* randomHex(32)}`
+      : `${Settings.signingSettings.signingOrigin}/transfers/${t.id}/${yield* IdGenerator.randomHex(32)}`
     if (signingRequestId !== undefined) {
       yield* Effect.orDie(store.insert(SigningRequests, {
         organizationId: t.organizationId,
@@ -259,11 +242,11 @@ export const openAttempt = (t: StoredTransaction, signing: TransferSigning, at: 
       }))
     }
     yield* saveSigning({ ...signing, signingRequestId, verificationUrl, expiresAt })
-    const next = yield* recordSigning(t.id, { queuePosition: null })
+    const next = yield* Transactions.recordSigning(t.id, { queuePosition: null })
     // The window's end names it: a recovery restarts at attempt 1, and an earlier signing's timer must find no match.
-    yield* schedule(windowKind, expiresAtMs, { transactionId: t.id, attempt, expiresAt }, scope(t))
+    yield* Timers.schedule(windowKind, expiresAtMs, { transactionId: t.id, attempt, expiresAt }, scope(t))
     if (signing.return !== undefined) {
-      yield* emitTransactionEvent(next, "transaction.awaiting_return_signature", {
+      yield* Transactions.emitTransactionEvent(next, "transaction.awaiting_return_signature", {
         destinationAddress: signing.return.destinationAddress,
         signingMode: signing.signingMode,
         verificationUrl,
@@ -274,7 +257,7 @@ export const openAttempt = (t: StoredTransaction, signing: TransferSigning, at: 
       return next
     }
     if (signing.recovery !== undefined) {
-      yield* emitTransactionEvent(next, "transaction.awaiting_recovery_signature", {
+      yield* Transactions.emitTransactionEvent(next, "transaction.awaiting_recovery_signature", {
         returnAddress: signing.recovery.returnAddress,
         signingMode: signing.signingMode,
         verificationUrl,
@@ -283,9 +266,9 @@ export const openAttempt = (t: StoredTransaction, signing: TransferSigning, at: 
       }, at.iso)
       return next
     }
-    for (const event of withDeprecatedEvents(["awaiting_signature"], at.ms, signingSettings.awaitingUserSignatureUntilMs)) {
+    for (const event of SigningMachine.withDeprecatedEvents(["awaiting_signature"], at.ms, Settings.signingSettings.awaitingUserSignatureUntilMs)) {
       if (event === "awaiting_signature") {
-        yield* emitTransactionEvent(next, "transaction.awaiting_signature", {
+        yield* Transactions.emitTransactionEvent(next, "transaction.awaiting_signature", {
           signingMode: signing.signingMode,
           verificationUrl,
           signingRequestId,
@@ -294,7 +277,7 @@ export const openAttempt = (t: StoredTransaction, signing: TransferSigning, at: 
         }, at.iso)
       } else if (verificationUrl !== undefined) {
         // The deprecated event always carried a person's link: a machine-only roster never had one.
-        yield* emitTransactionEvent(next, "transaction.awaiting_user_signature", { verificationUrl, expiresAt, attempt }, at.iso)
+        yield* Transactions.emitTransactionEvent(next, "transaction.awaiting_user_signature", { verificationUrl, expiresAt, attempt }, at.iso)
       }
     }
     return next
@@ -310,15 +293,15 @@ export const openAttempt = (t: StoredTransaction, signing: TransferSigning, at: 
  * claim) roster_changed, at once. A non-custodial wallet always has its customer's resolved claim; without one the
  * transfer cannot be signed.
  */
-export const startSigning = (request: SignatureRequest): Effect.Effect<void, never, Store> =>
+export const startSigning = (request: Transactions.SignatureRequest): Effect.Effect<void, never, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const t = request.transaction
     const at = yield* now
     const existing = yield* signingOf(t.id)
     if (existing !== undefined) {
       if (existing.state.phase === "quorum_met" && existing.recovery === undefined) {
-        yield* schedule(request.onQuorum.kind, at.ms + request.onQuorum.delayMs, request.onQuorum.payload, scope(t))
+        yield* Timers.schedule(request.onQuorum.kind, at.ms + request.onQuorum.delayMs, request.onQuorum.payload, scope(t))
       }
       return
     }
@@ -333,7 +316,7 @@ export const startSigning = (request: SignatureRequest): Effect.Effect<void, nev
       transactionId: t.id,
       walletId,
       claimId: claim.id,
-      state: initialSigning(claim.threshold, signingSettings.signingAttempts),
+      state: SigningMachine.initialSigning(claim.threshold, Settings.signingSettings.signingAttempts),
       signingMode: modeOf(pool),
       signingRequestId: undefined,
       verificationUrl: undefined,
@@ -342,7 +325,7 @@ export const startSigning = (request: SignatureRequest): Effect.Effect<void, nev
       ...(request.return === undefined ? {} : { return: request.return })
     }
     yield* Effect.orDie(store.insert(TransferSignings, base))
-    const wallet = yield* store.get(Wallets, walletId)
+    const wallet = yield* store.get(Wallets.Wallets, walletId)
     if (wallet?.status === "frozen") {
       // The wallet's signing configuration blocks movement: the transfer fails without signing.
       const frozen = yield* transitionOrDie(base.state, { type: "wallet_frozen" })
@@ -371,9 +354,9 @@ export const startSigning = (request: SignatureRequest): Effect.Effect<void, nev
     }
     yield* Effect.orDie(store.update(SigningSeats, { ...seat, queue: [...seat.queue, t.id] }))
     yield* saveSigning({ ...base, state: outcome.next })
-    const queued = yield* recordSigning(t.id, { queuePosition })
-    yield* emitTransactionEvent(queued, "transaction.queue_position_changed", { queuePosition }, at.iso)
-    yield* schedule(queueTimeoutKind, at.ms + signingSettings.queueWaitMs, { transactionId: t.id }, scope(t))
+    const queued = yield* Transactions.recordSigning(t.id, { queuePosition })
+    yield* Transactions.emitTransactionEvent(queued, "transaction.queue_position_changed", { queuePosition }, at.iso)
+    yield* Timers.schedule(queueTimeoutKind, at.ms + Settings.signingSettings.queueWaitMs, { transactionId: t.id }, scope(t))
   })
 
 /** Each transfer of `queue` takes its position (1 is next); one that moved forward fires queue_position_changed. */
@@ -384,21 +367,21 @@ const moveQueueForward = (queue: ReadonlyArray<string>, at: At) =>
       if (signing === undefined || signing.state.phase !== "queued" || signing.state.queuePosition === i + 1) continue
       const outcome = yield* transitionOrDie(signing.state, { type: "queue_advance", queuePosition: i + 1 })
       yield* saveSigning({ ...signing, state: outcome.next })
-      const moved = yield* recordSigning(signing.transactionId, { queuePosition: i + 1 })
-      yield* emitTransactionEvent(moved, "transaction.queue_position_changed", { queuePosition: i + 1 }, at.iso)
+      const moved = yield* Transactions.recordSigning(signing.transactionId, { queuePosition: i + 1 })
+      yield* Transactions.emitTransactionEvent(moved, "transaction.queue_position_changed", { queuePosition: i + 1 }, at.iso)
     }
   })
 
 /** The seat's holder is done (quorum met, or ended): the first transfer still queued takes the seat. */
 const freeSeat = (seat: StoredSeat, at: At) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const queue = [...seat.queue]
     let holder: string | null = null
     while (holder === null && queue.length > 0) {
       const q = yield* locked(queue.shift()! as TransactionId)
       const signing = q === undefined ? undefined : yield* signingOf(q.id)
-      if (q === undefined || signing === undefined || terminalStatuses.has(q.status) || signing.state.phase !== "queued") continue
+      if (q === undefined || signing === undefined || TransactionMachine.terminalStatuses.has(q.status) || signing.state.phase !== "queued") continue
       // Taking the seat leaves the queue, which fires no queue_position_changed.
       const outcome = yield* transitionOrDie(signing.state, { type: "seat" })
       holder = q.id
@@ -412,10 +395,10 @@ const freeSeat = (seat: StoredSeat, at: At) =>
  * A subscriber of TransactionEnded (Subscriptions.ts): a signed transfer that ended frees its wallet's seat, or its
  * place in the queue, so the next one signs.
  */
-export const onTransferEnded = (t: StoredTransaction): Effect.Effect<void, never, Store> =>
+export const onTransferEnded = (t: Transactions.StoredTransaction): Effect.Effect<void, never, Store.Store> =>
   Effect.gen(function*() {
     if (t.signingWalletId === undefined) return
-    const store = yield* Store
+    const store = yield* Store.Store
     if ((yield* store.get(TransferSignings, t.id)) === undefined) return
     const seat = yield* store.getForUpdate(SigningSeats, t.signingWalletId)
     if (seat === undefined) return
@@ -431,39 +414,39 @@ export const onTransferEnded = (t: StoredTransaction): Effect.Effect<void, never
  * The signing failed (`state`, failed with the table's code): the transaction fails with it (its reservation
  * voided), which frees the seat. A recovery that fails closes instead; the payout stays held (docs/signing.md).
  */
-export const failSigning = (t: StoredTransaction, signing: TransferSigning, state: SigningState): Effect.Effect<StoredTransaction, never, Store> =>
+export const failSigning = (t: Transactions.StoredTransaction, signing: TransferSigning, state: SigningMachine.SigningState): Effect.Effect<Transactions.StoredTransaction, never, Store.Store> =>
   Effect.gen(function*() {
     yield* saveSigning({ ...signing, state })
-    if (signing.recovery !== undefined && state.failureCode !== "crypto_wallet_misconfigured") return yield* recordSigning(t.id)
-    yield* recordSigning(t.id, { queuePosition: null })
-    return yield* Effect.orDie(moveTransaction(t.id, { type: "fail" }, { failureCode: state.failureCode! }))
+    if (signing.recovery !== undefined && state.failureCode !== "crypto_wallet_misconfigured") return yield* Transactions.recordSigning(t.id)
+    yield* Transactions.recordSigning(t.id, { queuePosition: null })
+    return yield* Effect.orDie(Transactions.move(t.id, { type: "fail" }, { failureCode: state.failureCode! }))
   })
 
 /** Applies a stamp's or a decline's outcome: the events, and at quorum the seat freed and the transfer handed back. */
 const applySignerMove = (
-  t: StoredTransaction,
+  t: Transactions.StoredTransaction,
   current: TransferSigning,
-  outcome: { readonly next: SigningState; readonly events: ReadonlyArray<string> }
+  outcome: { readonly next: SigningMachine.SigningState; readonly events: ReadonlyArray<string> }
 ) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const at = yield* now
     if (outcome.next.phase === "failed") return yield* failSigning(t, current, outcome.next)
     const signing = yield* saveSigning({ ...current, state: outcome.next })
     const quorum = outcome.next.phase === "quorum_met"
-    const next = yield* recordSigning(t.id, quorum && signing.recovery === undefined ? { signed: true } : {})
+    const next = yield* Transactions.recordSigning(t.id, quorum && signing.recovery === undefined ? { signed: true } : {})
     for (const event of outcome.events) {
-      if (event === "signature_collected") yield* emitTransactionEvent(next, "transaction.signature_collected", collectedFields(signing), at.iso)
-      if (event === "quorum_met") yield* emitTransactionEvent(next, "transaction.quorum_met", collectedFields(signing), at.iso)
+      if (event === "signature_collected") yield* Transactions.emitTransactionEvent(next, "transaction.signature_collected", collectedFields(signing), at.iso)
+      if (event === "quorum_met") yield* Transactions.emitTransactionEvent(next, "transaction.quorum_met", collectedFields(signing), at.iso)
     }
     if (quorum && signing.recovery !== undefined) {
       // The roster approved the recovery: the held payout ends failed, its reservation voided (the funds are back).
-      return yield* Effect.orDie(moveTransaction(t.id, { type: "fail" }, { failureCode: "rail_policy_rejected" }))
+      return yield* Effect.orDie(Transactions.move(t.id, { type: "fail" }, { failureCode: "rail_policy_rejected" }))
     }
     if (quorum) {
       const seat = yield* store.getForUpdate(SigningSeats, signing.walletId)
       if (seat !== undefined && seat.holder === t.id) yield* freeSeat(seat, at)
-      yield* schedule(signing.onQuorum.kind, at.ms + signing.onQuorum.delayMs, signing.onQuorum.payload, scope(t))
+      yield* Timers.schedule(signing.onQuorum.kind, at.ms + signing.onQuorum.delayMs, signing.onQuorum.payload, scope(t))
     }
     return next
   })
@@ -479,57 +462,57 @@ export type ProviderAnswer = "accepted" | "rejected" | "unavailable"
  * after the checks and changes nothing, so the signer signs again with the same session.
  */
 export const decideStamp = (
-  t: StoredTransaction,
-  signer: StoredSigner,
+  t: Transactions.StoredTransaction,
+  signer: Roster.StoredSigner,
   decision: SignerDecision,
   attempt: number | undefined,
   provider: ProviderAnswer
-): Effect.Effect<StoredTransaction, ApiError, Store> =>
+): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     if (t.signingWalletId === undefined) {
-      return yield* apiError("CONFLICT", "The transaction needs no signature: its source is not a non-custodial wallet.")
+      return yield* Problem.apiError("CONFLICT", "The transaction needs no signature: its source is not a non-custodial wallet.")
     }
-    if (terminalStatuses.has(t.status)) return yield* apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${t.status}).`)
+    if (TransactionMachine.terminalStatuses.has(t.status)) return yield* Problem.apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${t.status}).`)
     const signing = yield* signingOf(t.id)
-    if (signing === undefined) return yield* apiError("CONFLICT", "The transfer's signing has not started yet; it starts when the transfer is processing.")
+    if (signing === undefined) return yield* Problem.apiError("CONFLICT", "The transfer's signing has not started yet; it starts when the transfer is processing.")
     if (attempt !== undefined && signing.state.phase === "awaiting_signature" && attempt !== signing.state.attempt) {
-      return yield* apiError(
+      return yield* Problem.apiError(
         "CONFLICT",
         `Attempt ${attempt} is no longer authoritative: the transfer's signing is at attempt ${signing.state.attempt}; sign that one.`
       )
     }
-    const inPool = signer.claimId === signing.claimId && isActive(signer.status)
-    const outcome = signingTransition(signing.state, decision === "approve" ? { type: "stamp", signerId: signer.id, inPool } : { type: "decline", signerId: signer.id, inPool })
-    if ("refused" in outcome) return yield* apiError(outcome.refused, outcome.reason)
-    if (provider === "rejected") return yield* apiError("SIGNATURE_REJECTED", "The signing provider rejected the stamped request; nothing changed. Sign again.")
-    if (provider === "unavailable") return yield* apiError("SIGNING_PROVIDER_UNAVAILABLE", "The signing provider did not answer; nothing changed. Retry.")
+    const inPool = signer.claimId === signing.claimId && SignerMachine.isActive(signer.status)
+    const outcome = SigningMachine.signingTransition(signing.state, decision === "approve" ? { type: "stamp", signerId: signer.id, inPool } : { type: "decline", signerId: signer.id, inPool })
+    if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, outcome.reason)
+    if (provider === "rejected") return yield* Problem.apiError("SIGNATURE_REJECTED", "The signing provider rejected the stamped request; nothing changed. Sign again.")
+    if (provider === "unavailable") return yield* Problem.apiError("SIGNING_PROVIDER_UNAVAILABLE", "The signing provider did not answer; nothing changed. Retry.")
     return yield* applySignerMove(t, signing, outcome)
   })
 
 /** `POST /sandbox/v2/simulate/transactions/{id}/signatures`: a passkey signer, by its session, at its verificationUrl. */
 export const simulateSignature = (
-  caller: Caller,
+  caller: Auth.Caller,
   id: TransactionId,
-  signer: StoredSigner,
+  signer: Roster.StoredSigner,
   body: { readonly decision: SignerDecision; readonly attempt?: number | undefined; readonly provider?: ProviderAnswer | undefined }
-): Effect.Effect<StoredTransaction, ApiError, Store> =>
+): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const t = yield* getTransaction(caller, id, true)
+    const t = yield* Transactions.get(caller, id, true)
     if (signer.credentialType !== "passkey") {
-      return yield* apiError("FORBIDDEN", "A machine signer signs through its signing request (POST /v2/signing-requests/{id}/approve or /reject).")
+      return yield* Problem.apiError("FORBIDDEN", "A machine signer signs through its signing request (POST /v2/signing-requests/{id}/approve or /reject).")
     }
     return yield* decideStamp(t, signer, body.decision, body.attempt, body.provider ?? "accepted")
   })
 
 // --- the clock and the roster ------------------------------------------------------------------------------------
 
-export const locked = (id: TransactionId) => Effect.flatMap(Store, (store) => store.getForUpdate(Transactions, id))
+export const locked = (id: TransactionId) => Effect.flatMap(Store.Store, (store) => store.getForUpdate(Transactions.Transactions, id))
 
 /** An attempt's window closed: the next attempt, or the last one's failure user_signature_expired. */
-const windowExpired: TimerHandler = (payload: { readonly transactionId: TransactionId; readonly attempt: number; readonly expiresAt?: string }) =>
+const windowExpired: Timers.TimerHandler = (payload: { readonly transactionId: TransactionId; readonly attempt: number; readonly expiresAt?: string }) =>
   Effect.gen(function*() {
     const t = yield* locked(payload.transactionId)
-    if (t === undefined || terminalStatuses.has(t.status)) return
+    if (t === undefined || TransactionMachine.terminalStatuses.has(t.status)) return
     const signing = yield* signingOf(t.id)
     if (signing === undefined || signing.state.phase !== "awaiting_signature" || signing.state.attempt !== payload.attempt) return
     if (payload.expiresAt !== undefined && payload.expiresAt !== signing.expiresAt) return
@@ -542,10 +525,10 @@ const windowExpired: TimerHandler = (payload: { readonly transactionId: Transact
   })
 
 /** A transfer still queued `queueWaitMs` after it entered the queue fails user_signature_timeout. */
-const queueTimedOut: TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+const queueTimedOut: Timers.TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
     const t = yield* locked(payload.transactionId)
-    if (t === undefined || terminalStatuses.has(t.status)) return
+    if (t === undefined || TransactionMachine.terminalStatuses.has(t.status)) return
     const signing = yield* signingOf(t.id)
     if (signing === undefined || signing.state.phase !== "queued") return
     const outcome = yield* transitionOrDie(signing.state, { type: "queue_timeout" })
@@ -560,9 +543,9 @@ const queueTimedOut: TimerHandler = (payload: { readonly transactionId: Transact
  * Each queue fails from its back, then the seat's holder, so no transfer moves forward into a seat it is about to
  * lose. Runs after the signer is stored as removed.
  */
-export const onSignerLeftPool = (signer: StoredSigner): Effect.Effect<void, never, Store> =>
+export const onSignerLeftPool = (signer: Roster.StoredSigner): Effect.Effect<void, never, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const page = { descending: false, backward: false, from: undefined } as const
     // One seat per wallet: a customer has a wallet per chain, and a few rotated ones.
     const seats = yield* store.page(SigningSeats, { ...page, order: "byCustomer", partition: `${scope(signer)}/${signer.customerId}`, limit: 100 })
@@ -570,7 +553,7 @@ export const onSignerLeftPool = (signer: StoredSigner): Effect.Effect<void, neve
     const rosterChanged = (id: string) =>
       Effect.gen(function*() {
         const t = yield* locked(id as TransactionId)
-        if (t === undefined || terminalStatuses.has(t.status)) return
+        if (t === undefined || TransactionMachine.terminalStatuses.has(t.status)) return
         const signing = yield* signingOf(t.id)
         if (signing === undefined || signing.claimId !== signer.claimId) return
         if (signing.state.phase !== "awaiting_signature" && signing.state.phase !== "queued") return
@@ -582,9 +565,9 @@ export const onSignerLeftPool = (signer: StoredSigner): Effect.Effect<void, neve
       if (seat.holder !== null) yield* rosterChanged(seat.holder)
     }
     for (const type of ["withdrawal", "deposit_return"] as const) {
-      const { order, partition } = transactionPartitionIn(scope(signer), { type, status: "processing", customerId: signer.customerId as CustomerId })
+      const { order, partition } = Transactions.partitionIn(scope(signer), { type, status: "processing", customerId: signer.customerId as CustomerId })
       // A customer has a few recoveries or returns open at most.
-      for (const t of yield* store.page(Transactions, { ...page, order, partition, limit: 100 })) {
+      for (const t of yield* store.page(Transactions.Transactions, { ...page, order, partition, limit: 100 })) {
         if (t.signingWalletId === undefined) continue
         const signing = yield* store.get(TransferSignings, t.id)
         if (signing?.recovery !== undefined || signing?.return !== undefined) yield* rosterChanged(t.id)
@@ -592,7 +575,7 @@ export const onSignerLeftPool = (signer: StoredSigner): Effect.Effect<void, neve
     }
   })
 
-export const transferSigningTimerHandlers: Record<string, TimerHandler> = {
+export const timerHandlers: Record<string, Timers.TimerHandler> = {
   [windowKind]: windowExpired,
   [queueTimeoutKind]: queueTimedOut
 }

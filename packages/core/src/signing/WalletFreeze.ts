@@ -4,7 +4,7 @@
  * transaction.awaiting_recovery_signature).
  *
  * - The provider reports that a wallet's signing configuration blocks movement: the wallet is frozen (Wallets.ts
- *   `moveWallet`), and every transfer signing from it fails crypto_wallet_misconfigured (SigningMachine.ts, move
+ *   `Wallets.move`), and every transfer signing from it fails crypto_wallet_misconfigured (SigningMachine.ts, move
  *   `wallet_frozen`); one still on its way to signing fails when it gets there (TransferSigning.ts).
  * - The receive policy holds a crypto payout after it was broadcast: it no longer settles (the transaction's
  *   `heldByReceivePolicy`), and its roster is asked to sign the recovery of the funds to the wallet's own address,
@@ -14,17 +14,18 @@
  */
 import { type TransactionId, type Wallet as WalletWire, type WalletId } from "@fos/contract"
 import { Clock, Effect } from "effect"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store } from "../kernel/Store.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Roster from "./Roster.ts"
+import * as Settings from "./Settings.ts"
+import * as SigningMachine from "./SigningMachine.ts"
+import * as Store from "../kernel/Store.ts"
+import * as TransactionMachine from "../money/TransactionMachine.ts"
+import * as Transactions from "../money/Transactions.ts"
+import * as TransferSigning from "./TransferSigning.ts"
+import * as Wallets from "../money/Wallets.ts"
+
 import { toIso } from "@fos/contract"
-import { terminalStatuses } from "../money/TransactionMachine.ts"
-import { getTransaction, recordSigning, type StoredTransaction } from "../money/Transactions.ts"
-import { getWallet, moveWallet, Wallets, walletToWire } from "../money/Wallets.ts"
-import type { Caller } from "../tenancy/Auth.ts"
-import { Claims } from "./Roster.ts"
-import { signingSettings } from "./Settings.ts"
-import { initialSigning, signingTransition } from "./SigningMachine.ts"
-import { failSigning, locked, modeOf, openAttempt, poolOf, SigningSeats, signingOf, type TransferSigning, transitionOrDie } from "./TransferSigning.ts"
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => ({ ms, iso: toIso(ms) }))
 
@@ -35,28 +36,28 @@ const now = Effect.map(Clock.currentTimeMillis, (ms) => ({ ms, iso: toIso(ms) })
  * queue) fails crypto_wallet_misconfigured, its reservation voided; one still on its way to signing fails when it
  * gets there. A custodial wallet is 422 UNPROCESSABLE_ENTITY; a frozen or retired one 409 RESOURCE_TERMINAL.
  */
-export const simulateWalletMisconfigured = (caller: Caller, id: WalletId): Effect.Effect<WalletWire, ApiError, Store> =>
+export const simulateWalletMisconfigured = (caller: Auth.Caller, id: WalletId): Effect.Effect<WalletWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const wallet = yield* getWallet(caller, id, true)
+    const store = yield* Store.Store
+    const wallet = yield* Wallets.get(caller, id, true)
     if (wallet.custody !== "non_custodial") {
-      return yield* apiError("UNPROCESSABLE_ENTITY", "Only a non-custodial wallet has a signing configuration of the customer's roster to break.")
+      return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "Only a non-custodial wallet has a signing configuration of the customer's roster to break.")
     }
-    if (wallet.status !== "active") return yield* apiError("RESOURCE_TERMINAL", `The wallet is already ${wallet.status}.`)
-    const frozen = yield* moveWallet(wallet, { type: "freeze" })
-    const seat = yield* store.getForUpdate(SigningSeats, wallet.id)
+    if (wallet.status !== "active") return yield* Problem.apiError("RESOURCE_TERMINAL", `The wallet is already ${wallet.status}.`)
+    const frozen = yield* Wallets.move(wallet, { type: "freeze" })
+    const seat = yield* store.getForUpdate(TransferSigning.SigningSeats, wallet.id)
     if (seat !== undefined) {
       // The seat empties first, so no queued transfer takes it as the others end.
-      yield* Effect.orDie(store.update(SigningSeats, { ...seat, holder: null, queue: [] }))
+      yield* Effect.orDie(store.update(TransferSigning.SigningSeats, { ...seat, holder: null, queue: [] }))
       for (const id of [...(seat.holder === null ? [] : [seat.holder]), ...seat.queue]) {
-        const t = yield* locked(id as TransactionId)
-        const signing = yield* signingOf(id)
-        if (t === undefined || signing === undefined || terminalStatuses.has(t.status)) continue
-        const outcome = signingTransition(signing.state, { type: "wallet_frozen" })
-        if (!("refused" in outcome)) yield* failSigning(t, signing, outcome.next)
+        const t = yield* TransferSigning.locked(id as TransactionId)
+        const signing = yield* TransferSigning.signingOf(id)
+        if (t === undefined || signing === undefined || TransactionMachine.terminalStatuses.has(t.status)) continue
+        const outcome = SigningMachine.signingTransition(signing.state, { type: "wallet_frozen" })
+        if (!("refused" in outcome)) yield* TransferSigning.failSigning(t, signing, outcome.next)
       }
     }
-    return yield* walletToWire(frozen)
+    return yield* Wallets.toWire(frozen)
   })
 
 /**
@@ -69,33 +70,33 @@ export const simulateWalletMisconfigured = (caller: Caller, id: WalletId): Effec
  * SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY; one waiting on an open recovery 409 CONFLICT; an ended one 409
  * RESOURCE_TERMINAL.
  */
-export const simulateReceivePolicyHold = (caller: Caller, id: TransactionId): Effect.Effect<StoredTransaction, ApiError, Store> =>
+export const simulateReceivePolicyHold = (caller: Auth.Caller, id: TransactionId): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const t = yield* getTransaction(caller, id, true)
-    if (terminalStatuses.has(t.status)) return yield* apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${t.status}).`)
-    const signing = t.signingWalletId === undefined ? undefined : yield* signingOf(t.id)
+    const store = yield* Store.Store
+    const t = yield* Transactions.get(caller, id, true)
+    if (TransactionMachine.terminalStatuses.has(t.status)) return yield* Problem.apiError("RESOURCE_TERMINAL", `The transaction has already ended (status ${t.status}).`)
+    const signing = t.signingWalletId === undefined ? undefined : yield* TransferSigning.signingOf(t.id)
     if (t.type !== "withdrawal" || t.signingWalletId === undefined || signing === undefined || !t.sent) {
-      return yield* apiError(
+      return yield* Problem.apiError(
         "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY",
         "Only a crypto payout from a non-custodial wallet, once broadcast, can be held by the receive policy."
       )
     }
     if (signing.recovery !== undefined && signing.state.phase === "awaiting_signature") {
-      return yield* apiError("CONFLICT", "The payout's recovery already waits for its roster's signatures.")
+      return yield* Problem.apiError("CONFLICT", "The payout's recovery already waits for its roster's signatures.")
     }
-    const wallet = yield* store.get(Wallets, t.signingWalletId)
-    const pool = yield* poolOf(signing.claimId)
-    const claim = yield* store.get(Claims, signing.claimId)
-    const base = initialSigning(claim!.threshold, signingSettings.signingAttempts)
-    const outcome = yield* transitionOrDie(base, { type: "start", seatFree: true, poolSize: pool.length })
-    if (outcome.next.phase === "failed") return yield* failSigning(t, signing, outcome.next)
-    const recovery: TransferSigning = {
+    const wallet = yield* store.get(Wallets.Wallets, t.signingWalletId)
+    const pool = yield* TransferSigning.poolOf(signing.claimId)
+    const claim = yield* store.get(Roster.Claims, signing.claimId)
+    const base = SigningMachine.initialSigning(claim!.threshold, Settings.signingSettings.signingAttempts)
+    const outcome = yield* TransferSigning.transitionOrDie(base, { type: "start", seatFree: true, poolSize: pool.length })
+    if (outcome.next.phase === "failed") return yield* TransferSigning.failSigning(t, signing, outcome.next)
+    const recovery: TransferSigning.TransferSigning = {
       ...signing,
       state: outcome.next,
-      signingMode: modeOf(pool),
+      signingMode: TransferSigning.modeOf(pool),
       recovery: { returnAddress: wallet!.address }
     }
-    const held = yield* recordSigning(t.id, { heldByReceivePolicy: true })
-    return yield* openAttempt(held, recovery, yield* now)
+    const held = yield* Transactions.recordSigning(t.id, { heldByReceivePolicy: true })
+    return yield* TransferSigning.openAttempt(held, recovery, yield* now)
   })

@@ -23,13 +23,13 @@ import {
   type Environment
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
-import { newPlainId } from "../kernel/IdGenerator.ts"
-import { type ApiError, apiError } from "../kernel/Problem.ts"
-import { Store, type StoreService, table } from "../kernel/Store.ts"
-import { Organizations, scopeOf } from "../tenancy/Tenancy.ts"
-import { WebhookDeliveries } from "../webhooks/Deliveries.ts"
-import { WebhookEndpoints } from "../webhooks/Endpoints.ts"
-import { TransportError, type WebhookTransportService } from "../webhooks/Transport.ts"
+import * as Deliveries from "../webhooks/Deliveries.ts"
+import * as Endpoints from "../webhooks/Endpoints.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Transport from "../webhooks/Transport.ts"
 
 export interface FaultRow {
   readonly id: string
@@ -47,15 +47,15 @@ export interface FaultRow {
   readonly applied: number
 }
 
-export const SimulatedFaults = table<FaultRow>({
+export const SimulatedFaults = Store.table<FaultRow>({
   name: "simulated_faults",
   key: (f) => f.id,
   // One receiver fault per endpoint: two would leave it unclear which attempt meets which.
   unique: { receiver: (f) => (f.target === "receiver" ? f.webhookEndpointId : undefined) },
-  orders: { byScope: { partition: (f) => scopeOf(f.organizationId, f.environment), sort: (f) => f.seq } }
+  orders: { byScope: { partition: (f) => Tenancy.scopeOf(f.organizationId, f.environment), sort: (f) => f.seq } }
 })
 
-export const faultToWire = (f: FaultRow): Fault => ({
+export const toWire = (f: FaultRow): Fault => ({
   id: f.id,
   target: f.target,
   ...(f.match === undefined ? {} : { match: f.match }),
@@ -76,26 +76,26 @@ export interface FaultOwner {
 }
 
 const sandboxOnly = (caller: FaultOwner) =>
-  caller.environment === "sandbox" ? Effect.void : Effect.fail(apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
+  caller.environment === "sandbox" ? Effect.void : Effect.fail(Problem.apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
 
-const scopeFaults = (store: StoreService, scope: string) =>
+const scopeFaults = (store: Store.StoreService, scope: string) =>
   store.page(SimulatedFaults, { order: "byScope", partition: scope, descending: false, backward: false, from: undefined, limit: maxFaultsPerOrganization })
 
 /** Inserts a fault of the caller's sandbox, within the bound; `mark` sets the organization's request-fault mark. */
 const arm = (caller: FaultOwner, fault: Omit<FaultRow, "id" | "organizationId" | "environment" | "seq" | "createdAt" | "applied">, mark: boolean) =>
   Effect.gen(function*() {
     yield* sandboxOnly(caller)
-    const store = yield* Store
+    const store = yield* Store.Store
     return yield* store.transaction(Effect.gen(function*() {
-      const organization = yield* store.getForUpdate(Organizations, caller.organization.id)
-      const scope = scopeOf(caller.organization.id, "sandbox")
+      const organization = yield* store.getForUpdate(Tenancy.Organizations, caller.organization.id)
+      const scope = Tenancy.scopeOf(caller.organization.id, "sandbox")
       if ((yield* store.count(SimulatedFaults, "byScope", scope)) >= maxFaultsPerOrganization) {
-        return yield* apiError("UNPROCESSABLE_ENTITY", `A sandbox holds at most ${maxFaultsPerOrganization} faults; delete some first.`, {
+        return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `A sandbox holds at most ${maxFaultsPerOrganization} faults; delete some first.`, {
           resolution: "Delete faults you no longer need (DELETE /v2/simulate/faults/{faultId}, or DELETE /v2/simulate/faults for all), then arm this one."
         })
       }
       const row: FaultRow = {
-        id: yield* newPlainId("flt"),
+        id: yield* IdGenerator.newPlainId("flt"),
         organizationId: caller.organization.id,
         environment: "sandbox",
         seq: yield* store.nextSequence,
@@ -104,18 +104,18 @@ const arm = (caller: FaultOwner, fault: Omit<FaultRow, "id" | "organizationId" |
         ...fault
       }
       yield* store.insert(SimulatedFaults, row).pipe(Effect.catchTag("UniqueViolation", () =>
-        Effect.fail(apiError("CONFLICT", "This webhook endpoint has a receiver fault already.", {
+        Effect.fail(Problem.apiError("CONFLICT", "This webhook endpoint has a receiver fault already.", {
           resolution: "Delete the endpoint's receiver fault (DELETE /v2/simulate/faults/{faultId}) before arming another."
         }))))
       if (mark && organization !== undefined && organization.sandboxFaults !== true) {
-        yield* Effect.orDie(store.update(Organizations, { ...organization, sandboxFaults: true }))
+        yield* Effect.orDie(store.update(Tenancy.Organizations, { ...organization, sandboxFaults: true }))
       }
-      return faultToWire(row)
+      return toWire(row)
     }))
   })
 
 /** Arms a request fault. The handler has checked that the matcher names an operation of the API. */
-export const armFault = (caller: FaultOwner, body: FaultCreate): Effect.Effect<Fault, ApiError, Store> =>
+export const armFault = (caller: FaultOwner, body: FaultCreate): Effect.Effect<Fault, Problem.ApiError, Store.Store> =>
   arm(caller, {
     target: "request",
     match: body.match,
@@ -124,11 +124,11 @@ export const armFault = (caller: FaultOwner, body: FaultCreate): Effect.Effect<F
   }, true)
 
 /** Arms a receiver fault on one of the caller's webhook endpoints. */
-export const armReceiverFault = (caller: FaultOwner, endpointId: string, body: ReceiverFaultCreate): Effect.Effect<Fault, ApiError, Store> =>
+export const armReceiverFault = (caller: FaultOwner, endpointId: string, body: ReceiverFaultCreate): Effect.Effect<Fault, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const endpoint = yield* Effect.flatMap(Store, (store) => store.get(WebhookEndpoints, endpointId))
+    const endpoint = yield* Effect.flatMap(Store.Store, (store) => store.get(Endpoints.WebhookEndpoints, endpointId))
     if (endpoint === undefined || endpoint.organizationId !== caller.organization.id || endpoint.environment !== caller.environment || endpoint.deletedAt !== undefined) {
-      return yield* apiError("WEBHOOK_ENDPOINT_NOT_FOUND", "No webhook endpoint with this id.")
+      return yield* Problem.apiError("WEBHOOK_ENDPOINT_NOT_FOUND", "No webhook endpoint with this id.")
     }
     return yield* arm(caller, {
       target: "receiver",
@@ -138,31 +138,31 @@ export const armReceiverFault = (caller: FaultOwner, endpointId: string, body: R
     }, false)
   })
 
-export const listFaults = (caller: FaultOwner): Effect.Effect<{ data: Array<Fault> }, ApiError, Store> =>
+export const list = (caller: FaultOwner): Effect.Effect<{ data: Array<Fault> }, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     yield* sandboxOnly(caller)
-    const rows = yield* scopeFaults(yield* Store, scopeOf(caller.organization.id, "sandbox"))
-    return { data: rows.map(faultToWire) }
+    const rows = yield* scopeFaults(yield* Store.Store, Tenancy.scopeOf(caller.organization.id, "sandbox"))
+    return { data: rows.map(toWire) }
   })
 
-export const deleteFault = (caller: FaultOwner, id: string): Effect.Effect<void, ApiError, Store> =>
+export const deleteFault = (caller: FaultOwner, id: string): Effect.Effect<void, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     yield* sandboxOnly(caller)
-    const store = yield* Store
+    const store = yield* Store.Store
     const row = yield* store.get(SimulatedFaults, id)
-    if (row === undefined || row.organizationId !== caller.organization.id) return yield* apiError("NOT_FOUND", "No fault with this id.")
+    if (row === undefined || row.organizationId !== caller.organization.id) return yield* Problem.apiError("NOT_FOUND", "No fault with this id.")
     yield* store.remove(SimulatedFaults, id)
   })
 
-export const clearFaults = (caller: FaultOwner): Effect.Effect<FaultsCleared, ApiError, Store> =>
+export const clear = (caller: FaultOwner): Effect.Effect<FaultsCleared, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     yield* sandboxOnly(caller)
-    const store = yield* Store
-    return { removed: yield* store.removePartition(SimulatedFaults, "byScope", scopeOf(caller.organization.id, "sandbox")) }
+    const store = yield* Store.Store
+    return { removed: yield* store.removePartition(SimulatedFaults, "byScope", Tenancy.scopeOf(caller.organization.id, "sandbox")) }
   })
 
 /** One use of a fault: counted, and removed once its count is used up. */
-const use = (store: StoreService, row: FaultRow) =>
+const use = (store: Store.StoreService, row: FaultRow) =>
   row.remaining === undefined
     ? Effect.orDie(store.update(SimulatedFaults, { ...row, applied: row.applied + 1 }))
     : row.remaining <= 1
@@ -195,19 +195,19 @@ export interface TakenFault {
  * The oldest request fault of the caller's sandbox that matches `request`, used once; undefined when none does.
  * Called only for an organization marked as having request faults; the look-up that finds none clears the mark.
  */
-export const takeRequestFault = (caller: FaultOwner, request: FaultedRequest): Effect.Effect<TakenFault | undefined, never, Store> =>
+export const takeRequestFault = (caller: FaultOwner, request: FaultedRequest): Effect.Effect<TakenFault | undefined, never, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     return yield* store.transaction(Effect.gen(function*() {
-      const scope = scopeOf(caller.organization.id, "sandbox")
+      const scope = Tenancy.scopeOf(caller.organization.id, "sandbox")
       const requestFaults = (yield* scopeFaults(store, scope)).filter((f) => f.target === "request")
       if (requestFaults.length === 0) {
-        const organization = yield* store.getForUpdate(Organizations, caller.organization.id)
+        const organization = yield* store.getForUpdate(Tenancy.Organizations, caller.organization.id)
         // Read again under the organization's lock, which arming takes too.
         const left = (yield* scopeFaults(store, scope)).some((f) => f.target === "request")
         if (!left && organization?.sandboxFaults === true) {
           const { sandboxFaults: _, ...unmarked } = organization
-          yield* Effect.orDie(store.update(Organizations, unmarked))
+          yield* Effect.orDie(store.update(Tenancy.Organizations, unmarked))
         }
         return undefined
       }
@@ -222,9 +222,9 @@ export const takeRequestFault = (caller: FaultOwner, request: FaultedRequest): E
   })
 
 /** The receiver fault of a delivery's endpoint, used once; undefined when it has none. */
-const takeReceiverFault = (store: StoreService, deliveryId: string): Effect.Effect<ReceiverFaultEffect | undefined> =>
+const takeReceiverFault = (store: Store.StoreService, deliveryId: string): Effect.Effect<ReceiverFaultEffect | undefined> =>
   Effect.gen(function*() {
-    const delivery = yield* store.get(WebhookDeliveries, deliveryId)
+    const delivery = yield* store.get(Deliveries.WebhookDeliveries, deliveryId)
     if (delivery === undefined) return undefined
     // Read first without a transaction: an attempt to an endpoint without a fault (nearly all) pays two reads.
     const found = yield* store.findUnique(SimulatedFaults, "receiver", delivery.endpointId)
@@ -238,16 +238,16 @@ const takeReceiverFault = (store: StoreService, deliveryId: string): Effect.Effe
   })
 
 /** What a receiver that never answers makes the transport report: the words of Dispatch's own time limit. */
-export const receiverTimeoutError = (timeoutMs: number) => new TransportError({ message: `no answer within ${timeoutMs / 1000} seconds` })
+export const receiverTimeoutError = (timeoutMs: number) => new Transport.TransportError({ message: `no answer within ${timeoutMs / 1000} seconds` })
 
 /**
  * The transport with receiver faults applied: an attempt to an endpoint with one meets the fault's status, or its
  * time limit, instead of being sent; every other attempt goes to `transport` unchanged. The store is the one the
  * send runs with (the timer's); without one, nothing is faulted.
  */
-export const withReceiverFaults = (transport: WebhookTransportService, timeoutMs: number): WebhookTransportService => ({
+export const withReceiverFaults = (transport: Transport.WebhookTransportService, timeoutMs: number): Transport.WebhookTransportService => ({
   send: (request) =>
-    Effect.flatMap(Effect.serviceOption(Store), (store) =>
+    Effect.flatMap(Effect.serviceOption(Store.Store), (store) =>
       store._tag === "None"
         ? transport.send(request)
         : Effect.flatMap(takeReceiverFault(store.value, request.deliveryId), (fault) =>

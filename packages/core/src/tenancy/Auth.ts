@@ -15,11 +15,12 @@ import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { Effect } from "effect"
 import ipaddr from "ipaddr.js"
-import { ApiError, apiError } from "../kernel/Problem.ts"
-import { Buckets, type BucketSpec, type RateLimiterService } from "../kernel/RateLimit.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as RateLimit from "../kernel/RateLimit.ts"
+import type * as Store from "../kernel/Store.ts"
+import * as Tenancy from "./Tenancy.ts"
+
 import type { DedicatedBucket, Environment } from "@fos/contract"
-import type { StoreService } from "../kernel/Store.ts"
-import { type ApiKey, ApiKeys, keyPattern, keyPrefix, type Organization, Organizations } from "./Tenancy.ts"
 
 /** Lower-case hex SHA-256 of a text. */
 export const sha256Hex = (text: string): string => bytesToHex(sha256(utf8ToBytes(text)))
@@ -35,7 +36,7 @@ const maxKeyHashes = 4096
 const keyHash = (key: string): string | undefined => {
   let hash = keyHashes.get(key)
   if (hash === undefined) {
-    if (!keyPattern.test(key)) return undefined
+    if (!Tenancy.keyPattern.test(key)) return undefined
     if (keyHashes.size >= maxKeyHashes) keyHashes.clear()
     hash = sha256Hex(key)
     keyHashes.set(key, hash)
@@ -45,8 +46,8 @@ const keyHash = (key: string): string | undefined => {
 
 /** Who is calling: the accepted key and its organization, in the environment of the base address. */
 export interface Caller {
-  readonly organization: Organization
-  readonly key: ApiKey
+  readonly organization: Tenancy.Organization
+  readonly key: Tenancy.ApiKey
   readonly environment: Environment
 }
 
@@ -57,7 +58,7 @@ export interface Credentials {
   readonly clientIp: string
 }
 
-const keyPrefixes = { sandbox: keyPrefix("sandbox"), live: keyPrefix("live") } as const satisfies Record<Environment, string>
+const keyPrefixes = { sandbox: Tenancy.keyPrefix("sandbox"), live: Tenancy.keyPrefix("live") } as const satisfies Record<Environment, string>
 
 const readMethods = new Set(["GET", "HEAD", "OPTIONS"])
 
@@ -91,10 +92,10 @@ export const isCidr = (cidr: string): boolean => {
 }
 
 const limited = (what: string, retryAfterSeconds: number | undefined) =>
-  new ApiError({ code: "RATE_LIMITED", detail: `Too many ${what} from this address.`, retryAfterSeconds: retryAfterSeconds ?? 1 })
+  new Problem.ApiError({ code: "RATE_LIMITED", detail: `Too many ${what} from this address.`, retryAfterSeconds: retryAfterSeconds ?? 1 })
 
 /** Rule 3's refusal. The key is accepted by then, so it is given after the caller's bucket (see `isSuspended`). */
-export const suspendedError = () => apiError("ORGANIZATION_ACCESS_SUSPENDED", "Access for this organization is suspended.")
+export const suspendedError = () => Problem.apiError("ORGANIZATION_ACCESS_SUSPENDED", "Access for this organization is suspended.")
 
 /**
  * True for a caller whose organization is suspended: authentication admits it (rules 4 to 7 do not apply to it),
@@ -104,19 +105,19 @@ export const suspendedError = () => apiError("ORGANIZATION_ACCESS_SUSPENDED", "A
 export const isSuspended = (caller: Caller): boolean => caller.organization.status === "suspended"
 
 /** Rules 3 to 7, which need nothing but the key and its organization (rule 3 is the gate's, see `isSuspended`). */
-const admitKey = (credentials: Credentials, key: ApiKey, organization: Organization): Caller | ApiError => {
+const admitKey = (credentials: Credentials, key: Tenancy.ApiKey, organization: Tenancy.Organization): Caller | Problem.ApiError => {
   if (organization.status === "suspended") return { organization, key, environment: credentials.environment }
   if (credentials.environment === "live" && organization.status !== "active") {
-    return apiError("PRODUCTION_ACCESS_REQUIRED", "Production opens once the organization is approved and active.")
+    return Problem.apiError("PRODUCTION_ACCESS_REQUIRED", "Production opens once the organization is approved and active.")
   }
   if (credentials.environment === "sandbox" && !organization.sandboxProvisioned) {
-    return apiError("SANDBOX_NOT_PROVISIONED", "The organization's sandbox is not provisioned yet.")
+    return Problem.apiError("SANDBOX_NOT_PROVISIONED", "The organization's sandbox is not provisioned yet.")
   }
   if (!ipAllowed(credentials.clientIp, key.ipAllowlist)) {
-    return apiError("API_KEY_IP_NOT_ALLOWED", "The caller's address is not in this key's IP allowlist.")
+    return Problem.apiError("API_KEY_IP_NOT_ALLOWED", "The caller's address is not in this key's IP allowlist.")
   }
   if (key.access === "read_only" && !readMethods.has(credentials.method)) {
-    return apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only.")
+    return Problem.apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only.")
   }
   return { organization, key, environment: credentials.environment }
 }
@@ -127,9 +128,9 @@ const admitKey = (credentials: Credentials, key: ApiKey, organization: Organizat
  * bucket only when refusing) rather than a generator; each step of a request's chain costs
  * (docs/performance.md).
  */
-export const makeAuthenticate = (store: StoreService, limiter: RateLimiterService) => {
+export const makeAuthenticate = (store: Store.StoreService, limiter: RateLimit.RateLimiterService) => {
   // Per-address buckets: the scope names the kind, the bucket the address.
-  const refuse = (kind: string, clientIp: string, spec: BucketSpec, what: string, error: ApiError) =>
+  const refuse = (kind: string, clientIp: string, spec: RateLimit.BucketSpec, what: string, error: Problem.ApiError) =>
     Effect.suspend(() => {
       const decision = limiter.take(kind, clientIp, spec)
       return Effect.fail(decision.allowed ? error : limited(what, decision.retryAfterSeconds))
@@ -138,23 +139,23 @@ export const makeAuthenticate = (store: StoreService, limiter: RateLimiterServic
     refuse(
       "ip-invalid",
       credentials.clientIp,
-      Buckets.invalidKeyPerIp,
+      RateLimit.Buckets.invalidKeyPerIp,
       "requests with an invalid API key",
-      apiError("API_KEY_INVALID", `The API key is not an active key of the ${credentials.environment} environment.`)
+      Problem.apiError("API_KEY_INVALID", `The API key is not an active key of the ${credentials.environment} environment.`)
     )
-  return <A, E, R>(credentials: Credentials, then: (caller: Caller) => Effect.Effect<A, E, R>): Effect.Effect<A, ApiError | E, R> => {
+  return <A, E, R>(credentials: Credentials, then: (caller: Caller) => Effect.Effect<A, E, R>): Effect.Effect<A, Problem.ApiError | E, R> => {
     const { apiKey, environment } = credentials
     if (apiKey === undefined || apiKey === "") {
-      return refuse("ip-unauth", credentials.clientIp, Buckets.unauthenticatedPerIp, "unauthenticated requests", apiError("API_KEY_MISSING", "The x-api-key header is missing."))
+      return refuse("ip-unauth", credentials.clientIp, RateLimit.Buckets.unauthenticatedPerIp, "unauthenticated requests", Problem.apiError("API_KEY_MISSING", "The x-api-key header is missing."))
     }
     const hash = keyHash(apiKey)
     if (hash === undefined || !apiKey.startsWith(keyPrefixes[environment])) return invalid(credentials)
-    return Effect.flatMap(store.get(ApiKeys, hash), (key): Effect.Effect<A, ApiError | E, R> => {
+    return Effect.flatMap(store.get(Tenancy.ApiKeys, hash), (key): Effect.Effect<A, Problem.ApiError | E, R> => {
       if (key === undefined || key.revokedAt !== undefined || key.environment !== environment) return invalid(credentials)
-      return Effect.flatMap(store.get(Organizations, key.organizationId), (organization): Effect.Effect<A, ApiError | E, R> => {
+      return Effect.flatMap(store.get(Tenancy.Organizations, key.organizationId), (organization): Effect.Effect<A, Problem.ApiError | E, R> => {
         if (organization === undefined) return invalid(credentials)
         const admitted = admitKey(credentials, key, organization)
-        return admitted instanceof ApiError ? Effect.fail(admitted) : then(admitted)
+        return admitted instanceof Problem.ApiError ? Effect.fail(admitted) : then(admitted)
       })
     })
   }
@@ -172,12 +173,12 @@ const bucketNames = {
  */
 export const rateLimitFor = (caller: Caller, dedicated: DedicatedBucket | undefined) => {
   const scope = caller.organization.id
-  if (dedicated !== undefined) return { scope, name: bucketNames[caller.environment][dedicated], spec: Buckets.dedicated }
+  if (dedicated !== undefined) return { scope, name: bucketNames[caller.environment][dedicated], spec: RateLimit.Buckets.dedicated }
   const override = caller.organization.rateLimit
   const spec = override !== undefined
     ? { perSecond: override.sustainedPerSecond, burst: override.burst }
     : caller.environment === "live"
-    ? Buckets.generalLive
-    : Buckets.generalSandbox
+    ? RateLimit.Buckets.generalLive
+    : RateLimit.Buckets.generalSandbox
   return { scope, name: bucketNames[caller.environment].general, spec }
 }

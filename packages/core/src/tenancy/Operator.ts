@@ -11,8 +11,13 @@
  * so it survives restarts (docs/decisions.md, "The operator token").
  */
 import { Clock, Effect } from "effect"
-import { isCidr, sha256Hex } from "./Auth.ts"
-import { newId, randomHex } from "../kernel/IdGenerator.ts"
+import * as Auth from "./Auth.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Outbox from "../kernel/Outbox.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "./Tenancy.ts"
+
 import {
   type Environment,
   isId,
@@ -23,20 +28,6 @@ import {
   type UserId,
   type UserRole
 } from "@fos/contract"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import { emitEvent } from "../kernel/Outbox.ts"
-import {
-  type ApiKey,
-  ApiKeys,
-  keyPattern,
-  keyPrefix,
-  type Organization,
-  Organizations,
-  type RateLimitOverride,
-  type User,
-  Users
-} from "./Tenancy.ts"
 
 const nowIso = Effect.map(Clock.currentTimeMillis, toIso)
 
@@ -47,20 +38,20 @@ export interface NewOrganization {
   readonly sandboxProvisioned?: boolean
   readonly apiKeyCreationEnabled?: boolean
   readonly features?: ReadonlyArray<string>
-  readonly rateLimit?: RateLimitOverride
+  readonly rateLimit?: Tenancy.RateLimitOverride
 }
 
-export const createOrganization = (input: NewOrganization): Effect.Effect<Organization, ApiError, Store> =>
+export const createOrganization = (input: NewOrganization): Effect.Effect<Tenancy.Organization, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     if (input.id !== undefined && !isId("org", input.id)) {
-      return yield* apiError("INVALID_OID_FORMAT", "An organization id is org_ followed by 1 to 64 letters or digits.")
+      return yield* Problem.apiError("INVALID_OID_FORMAT", "An organization id is org_ followed by 1 to 64 letters or digits.")
     }
     if (input.rateLimit !== undefined && !(input.rateLimit.sustainedPerSecond > 0 && input.rateLimit.burst >= 1)) {
-      return yield* apiError("VALIDATION_ERROR", "rateLimit needs sustainedPerSecond > 0 and burst >= 1.")
+      return yield* Problem.apiError("VALIDATION_ERROR", "rateLimit needs sustainedPerSecond > 0 and burst >= 1.")
     }
-    const organization: Organization = {
-      id: (input.id ?? (yield* newId("org"))) as OrganizationId,
+    const organization: Tenancy.Organization = {
+      id: (input.id ?? (yield* IdGenerator.newId("org"))) as OrganizationId,
       name: input.name,
       status: input.status ?? "onboarding",
       sandboxProvisioned: input.sandboxProvisioned ?? true,
@@ -69,37 +60,37 @@ export const createOrganization = (input: NewOrganization): Effect.Effect<Organi
       rateLimit: input.rateLimit,
       createdAt: yield* nowIso
     }
-    yield* store.insert(Organizations, organization).pipe(
-      Effect.catchTag("UniqueViolation", () => Effect.fail(apiError("CONFLICT", `Organization ${organization.id} already exists.`)))
+    yield* store.insert(Tenancy.Organizations, organization).pipe(
+      Effect.catchTag("UniqueViolation", () => Effect.fail(Problem.apiError("CONFLICT", `Organization ${organization.id} already exists.`)))
     )
     return organization
   })
 
-export const getOrganization = (id: string): Effect.Effect<Organization, ApiError, Store> =>
-  Effect.flatMap(Store, (store) =>
-    Effect.flatMap(store.get(Organizations, id), (o) =>
-      o === undefined ? Effect.fail(apiError("NOT_FOUND", `No organization ${id}.`)) : Effect.succeed(o)))
+export const getOrganization = (id: string): Effect.Effect<Tenancy.Organization, Problem.ApiError, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
+    Effect.flatMap(store.get(Tenancy.Organizations, id), (o) =>
+      o === undefined ? Effect.fail(Problem.apiError("NOT_FOUND", `No organization ${id}.`)) : Effect.succeed(o)))
 
 /** Changes an organization; the change is one transaction. */
 export const updateOrganization = (
   id: string,
-  change: Partial<Pick<Organization, "status" | "sandboxProvisioned" | "apiKeyCreationEnabled" | "features" | "rateLimit" | "name">>
-): Effect.Effect<Organization, ApiError, Store> =>
-  Effect.flatMap(Store, (store) =>
+  change: Partial<Pick<Tenancy.Organization, "status" | "sandboxProvisioned" | "apiKeyCreationEnabled" | "features" | "rateLimit" | "name">>
+): Effect.Effect<Tenancy.Organization, Problem.ApiError, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {
-      const current = yield* store.getForUpdate(Organizations, id)
-      if (current === undefined) return yield* apiError("NOT_FOUND", `No organization ${id}.`)
-      const next: Organization = { ...current, ...change }
-      yield* Effect.orDie(store.update(Organizations, next))
+      const current = yield* store.getForUpdate(Tenancy.Organizations, id)
+      if (current === undefined) return yield* Problem.apiError("NOT_FOUND", `No organization ${id}.`)
+      const next: Tenancy.Organization = { ...current, ...change }
+      yield* Effect.orDie(store.update(Tenancy.Organizations, next))
       // Production opens: the same event an approved organization_onboarding application emits.
       if (current.status === "onboarding" && next.status === "active") {
-        yield* emitEvent({ type: "organization.activated", organizationId: id, environment: "sandbox", data: { organizationId: id, occurredAt: yield* nowIso } })
+        yield* Outbox.emitEvent({ type: "organization.activated", organizationId: id, environment: "sandbox", data: { organizationId: id, occurredAt: yield* nowIso } })
       }
       return next
     })))
 
-export const listOrganizations: Effect.Effect<ReadonlyArray<Organization>, never, Store> = Effect.flatMap(Store, (store) =>
-  store.page(Organizations, { order: "all", partition: "", descending: false, backward: false, from: undefined, limit: 10_000 }))
+export const listOrganizations: Effect.Effect<ReadonlyArray<Tenancy.Organization>, never, Store.Store> = Effect.flatMap(Store.Store, (store) =>
+  store.page(Tenancy.Organizations, { order: "all", partition: "", descending: false, backward: false, from: undefined, limit: 10_000 }))
 
 export interface NewUser {
   readonly id?: string
@@ -111,16 +102,16 @@ export interface NewUser {
 
 const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
-export const createUser = (input: NewUser): Effect.Effect<User, ApiError, Store> =>
+export const createUser = (input: NewUser): Effect.Effect<Tenancy.User, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     yield* getOrganization(input.organizationId)
     if (input.id !== undefined && !isId("usr", input.id)) {
-      return yield* apiError("INVALID_OID_FORMAT", "A user id is usr_ followed by 1 to 64 letters or digits.")
+      return yield* Problem.apiError("INVALID_OID_FORMAT", "A user id is usr_ followed by 1 to 64 letters or digits.")
     }
-    if (!emailPattern.test(input.email)) return yield* apiError("VALIDATION_ERROR", "The email address is not valid.")
-    const user: User = {
-      id: (input.id ?? (yield* newId("usr"))) as UserId,
+    if (!emailPattern.test(input.email)) return yield* Problem.apiError("VALIDATION_ERROR", "The email address is not valid.")
+    const user: Tenancy.User = {
+      id: (input.id ?? (yield* IdGenerator.newId("usr"))) as UserId,
       organizationId: input.organizationId as OrganizationId,
       email: input.email,
       role: input.role,
@@ -128,9 +119,9 @@ export const createUser = (input: NewUser): Effect.Effect<User, ApiError, Store>
       createdAt: yield* nowIso,
       removedAt: undefined
     }
-    yield* store.insert(Users, user).pipe(
+    yield* store.insert(Tenancy.Users, user).pipe(
       Effect.catchTag("UniqueViolation", (e) =>
-        Effect.fail(apiError(
+        Effect.fail(Problem.apiError(
           e.unique === "email" ? "USER_ALREADY_BELONGS_TO_ORG" : "USER_ALREADY_EXISTS",
           e.unique === "email" ? "A user with this email already belongs to an organization." : `User ${user.id} already exists.`
         )))
@@ -138,42 +129,42 @@ export const createUser = (input: NewUser): Effect.Effect<User, ApiError, Store>
     return user
   })
 
-export const getUser = (id: string): Effect.Effect<User, ApiError, Store> =>
-  Effect.flatMap(Store, (store) =>
-    Effect.flatMap(store.get(Users, id), (u) =>
-      u === undefined || u.removedAt !== undefined ? Effect.fail(apiError("USER_NOT_FOUND", `No user ${id}.`)) : Effect.succeed(u)))
+export const getUser = (id: string): Effect.Effect<Tenancy.User, Problem.ApiError, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
+    Effect.flatMap(store.get(Tenancy.Users, id), (u) =>
+      u === undefined || u.removedAt !== undefined ? Effect.fail(Problem.apiError("USER_NOT_FOUND", `No user ${id}.`)) : Effect.succeed(u)))
 
 /** Removes a user and revokes every key the user created, in one transaction. The last admin stays. */
-export const removeUser = (id: string): Effect.Effect<{ readonly revokedKeys: number }, ApiError, Store> =>
-  Effect.flatMap(Store, (store) =>
+export const removeUser = (id: string): Effect.Effect<{ readonly revokedKeys: number }, Problem.ApiError, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {
-      const locked = yield* store.getForUpdate(Users, id)
-      if (locked === undefined || locked.removedAt !== undefined) return yield* apiError("USER_NOT_FOUND", `No user ${id}.`)
+      const locked = yield* store.getForUpdate(Tenancy.Users, id)
+      if (locked === undefined || locked.removedAt !== undefined) return yield* Problem.apiError("USER_NOT_FOUND", `No user ${id}.`)
       const user = locked
       if (user.role === "admin") {
-        const colleagues = yield* store.page(Users, { order: "byOrganization", partition: user.organizationId, descending: false, backward: false, from: undefined, limit: 10_000 })
+        const colleagues = yield* store.page(Tenancy.Users, { order: "byOrganization", partition: user.organizationId, descending: false, backward: false, from: undefined, limit: 10_000 })
         if (!colleagues.some((u) => u.id !== user.id && u.role === "admin" && u.removedAt === undefined)) {
-          return yield* apiError("LAST_ORG_ADMIN", "The organization's last admin cannot be removed.")
+          return yield* Problem.apiError("LAST_ORG_ADMIN", "The organization's last admin cannot be removed.")
         }
       }
       const now = yield* nowIso
-      yield* Effect.orDie(store.update(Users, { ...user, removedAt: now }))
-      const keys = yield* store.page(ApiKeys, { order: "byCreator", partition: user.id, descending: false, backward: false, from: undefined, limit: 10_000 })
+      yield* Effect.orDie(store.update(Tenancy.Users, { ...user, removedAt: now }))
+      const keys = yield* store.page(Tenancy.ApiKeys, { order: "byCreator", partition: user.id, descending: false, backward: false, from: undefined, limit: 10_000 })
       let revokedKeys = 0
       for (const key of keys) {
         if (key.revokedAt !== undefined) continue
-        yield* Effect.orDie(store.update(ApiKeys, { ...key, revokedAt: now }))
+        yield* Effect.orDie(store.update(Tenancy.ApiKeys, { ...key, revokedAt: now }))
         revokedKeys++
       }
       return { revokedKeys }
     })))
 
 /** An organization's users, oldest first; removed ones too, with their `removedAt`. */
-export const listUsers = (organizationId: string): Effect.Effect<ReadonlyArray<User>, ApiError, Store> =>
+export const listUsers = (organizationId: string): Effect.Effect<ReadonlyArray<Tenancy.User>, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     yield* getOrganization(organizationId)
-    return yield* store.page(Users, { order: "byOrganization", partition: organizationId, descending: false, backward: false, from: undefined, limit: 10_000 })
+    return yield* store.page(Tenancy.Users, { order: "byOrganization", partition: organizationId, descending: false, backward: false, from: undefined, limit: 10_000 })
   })
 
 export interface NewApiKey {
@@ -190,33 +181,33 @@ export interface NewApiKey {
 export interface CreatedApiKey {
   /** The key in plain text: shown this once, never stored. */
   readonly key: string
-  readonly record: ApiKey
+  readonly record: Tenancy.ApiKey
 }
 
-export const createApiKey = (input: NewApiKey): Effect.Effect<CreatedApiKey, ApiError, Store> =>
+export const createApiKey = (input: NewApiKey): Effect.Effect<CreatedApiKey, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const organization = yield* getOrganization(input.organizationId)
     const creator = yield* getUser(input.createdBy)
     if (creator.organizationId !== organization.id) {
-      return yield* apiError("USER_NOT_FOUND", `No user ${input.createdBy} in organization ${organization.id}.`)
+      return yield* Problem.apiError("USER_NOT_FOUND", `No user ${input.createdBy} in organization ${organization.id}.`)
     }
     if (!organization.apiKeyCreationEnabled) {
-      return yield* apiError("API_KEY_CREATION_DISABLED", "API key creation is not enabled for this organization.")
+      return yield* Problem.apiError("API_KEY_CREATION_DISABLED", "API key creation is not enabled for this organization.")
     }
     const access = input.access ?? "read_only"
     if (access === "read_write" && creator.role !== "admin") {
-      return yield* apiError("API_KEY_WRITE_REQUIRES_ADMIN", "Only an organization admin can create a read-write key.")
+      return yield* Problem.apiError("API_KEY_WRITE_REQUIRES_ADMIN", "Only an organization admin can create a read-write key.")
     }
     const ipAllowlist = input.ipAllowlist ?? []
-    const badCidr = ipAllowlist.find((c) => !isCidr(c))
-    if (badCidr !== undefined) return yield* apiError("VALIDATION_ERROR", "An IP allowlist entry is not a CIDR range (for example 203.0.113.0/24 or 2001:db8::/32).")
-    const key = input.key ?? keyPrefix(input.environment) + (yield* randomHex(64))
-    if (!keyPattern.test(key) || !key.startsWith(keyPrefix(input.environment))) {
-      return yield* apiError("VALIDATION_ERROR", `A ${input.environment} key is ${keyPrefix(input.environment)} followed by 64 lower-case hex characters.`)
+    const badCidr = ipAllowlist.find((c) => !Auth.isCidr(c))
+    if (badCidr !== undefined) return yield* Problem.apiError("VALIDATION_ERROR", "An IP allowlist entry is not a CIDR range (for example 203.0.113.0/24 or 2001:db8::/32).")
+    const key = input.key ?? Tenancy.keyPrefix(input.environment) + (yield* IdGenerator.randomHex(64))
+    if (!Tenancy.keyPattern.test(key) || !key.startsWith(Tenancy.keyPrefix(input.environment))) {
+      return yield* Problem.apiError("VALIDATION_ERROR", `A ${input.environment} key is ${Tenancy.keyPrefix(input.environment)} followed by 64 lower-case hex characters.`)
     }
-    const record: ApiKey = {
-      hash: sha256Hex(key),
+    const record: Tenancy.ApiKey = {
+      hash: Auth.sha256Hex(key),
       organizationId: organization.id,
       environment: input.environment,
       access,
@@ -226,28 +217,28 @@ export const createApiKey = (input: NewApiKey): Effect.Effect<CreatedApiKey, Api
       createdAt: yield* nowIso,
       revokedAt: undefined
     }
-    yield* store.insert(ApiKeys, record).pipe(
-      Effect.catchTag("UniqueViolation", () => Effect.fail(apiError("CONFLICT", "This API key already exists.")))
+    yield* store.insert(Tenancy.ApiKeys, record).pipe(
+      Effect.catchTag("UniqueViolation", () => Effect.fail(Problem.apiError("CONFLICT", "This API key already exists.")))
     )
     return { key, record }
   })
 
 /** Revokes a key given in plain text or as its SHA-256 hash. Revoking a revoked key changes nothing. */
-export const revokeApiKey = (keyOrHash: string): Effect.Effect<ApiKey, ApiError, Store> =>
-  Effect.flatMap(Store, (store) =>
+export const revokeApiKey = (keyOrHash: string): Effect.Effect<Tenancy.ApiKey, Problem.ApiError, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {
-      const hash = keyPattern.test(keyOrHash) ? sha256Hex(keyOrHash) : keyOrHash.toLowerCase()
-      const key = yield* store.getForUpdate(ApiKeys, hash)
-      if (key === undefined) return yield* apiError("NOT_FOUND", "No such API key.")
+      const hash = Tenancy.keyPattern.test(keyOrHash) ? Auth.sha256Hex(keyOrHash) : keyOrHash.toLowerCase()
+      const key = yield* store.getForUpdate(Tenancy.ApiKeys, hash)
+      if (key === undefined) return yield* Problem.apiError("NOT_FOUND", "No such API key.")
       if (key.revokedAt !== undefined) return key
       const revoked = { ...key, revokedAt: yield* nowIso }
-      yield* Effect.orDie(store.update(ApiKeys, revoked))
+      yield* Effect.orDie(store.update(Tenancy.ApiKeys, revoked))
       return revoked
     })))
 
-export const listApiKeys = (organizationId: string): Effect.Effect<ReadonlyArray<ApiKey>, never, Store> =>
-  Effect.flatMap(Store, (store) =>
-    store.page(ApiKeys, { order: "byOrganization", partition: organizationId, descending: false, backward: false, from: undefined, limit: 10_000 }))
+export const listApiKeys = (organizationId: string): Effect.Effect<ReadonlyArray<Tenancy.ApiKey>, never, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
+    store.page(Tenancy.ApiKeys, { order: "byOrganization", partition: organizationId, descending: false, backward: false, from: undefined, limit: 10_000 }))
 
 /** The operator token a store's servers share: only its SHA-256 hash is kept, as for API keys. One row. */
 export interface StoredOperatorToken {
@@ -257,19 +248,19 @@ export interface StoredOperatorToken {
   readonly createdAt: string
 }
 
-export const OperatorTokens = table<StoredOperatorToken>({ name: "operator_token", key: (r) => r.id })
+export const OperatorTokens = Store.table<StoredOperatorToken>({ name: "operator_token", key: (r) => r.id })
 
 /**
  * The store's operator token: the one kept already, or else `minted`, kept now (its hash). `minted` tells which:
  * true when `minted` became the token, and only then may it be shown. Several processes starting together on one
  * database agree on the first one kept.
  */
-export const keepOperatorToken = (minted: string): Effect.Effect<StoredOperatorToken & { readonly minted: boolean }, never, Store> =>
+export const keepOperatorToken = (minted: string): Effect.Effect<StoredOperatorToken & { readonly minted: boolean }, never, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const kept = yield* store.get(OperatorTokens, "operator")
     if (kept !== undefined) return { ...kept, minted: false }
-    const row: StoredOperatorToken = { id: "operator", sha256: sha256Hex(minted), createdAt: yield* nowIso }
+    const row: StoredOperatorToken = { id: "operator", sha256: Auth.sha256Hex(minted), createdAt: yield* nowIso }
     return yield* store.insert(OperatorTokens, row).pipe(
       Effect.as({ ...row, minted: true }),
       // Another process kept its token first: that one is the store's.

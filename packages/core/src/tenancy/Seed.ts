@@ -6,12 +6,13 @@
  * and returns its new sandbox and live read-write keys, to be printed once.
  */
 import { Effect, Schema } from "effect"
-import { decodeFailure } from "../kernel/Wire.ts"
-import { createApiKey, createOrganization, createUser, listOrganizations } from "./Operator.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store } from "../kernel/Store.ts"
+import * as Operator from "./Operator.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "./Tenancy.ts"
+import * as Wire from "../kernel/Wire.ts"
+
 import { AssetCodes, Chains, Country, KeyAccess, OrderDirections, OrganizationStatus, PayoutRails, UserRole } from "@fos/contract"
-import { Organizations } from "./Tenancy.ts"
 
 const SeedUser = Schema.Struct({
   id: Schema.String,
@@ -97,19 +98,19 @@ export const SeedFile = Schema.Struct({ organizations: Schema.Array(SeedOrganiza
 export type SeedFile = typeof SeedFile.Type
 
 /** Parses and validates seed text; the error names the first problem with its JSON Pointer. */
-export const parseSeed = (text: string): Effect.Effect<SeedFile, ApiError> =>
+export const parse = (text: string): Effect.Effect<SeedFile, Problem.ApiError> =>
   Effect.suspend(() => {
     let json: unknown
     try {
       json = JSON.parse(text)
     } catch {
-      return Effect.fail(apiError("MALFORMED_JSON", "The seed file is not valid JSON."))
+      return Effect.fail(Problem.apiError("MALFORMED_JSON", "The seed file is not valid JSON."))
     }
     return Schema.decodeUnknownEffect(SeedFile)(json, { onExcessProperty: "error" }).pipe(
       Effect.mapError((e) => {
-        const failure = decodeFailure(e.issue)
+        const failure = Wire.decodeFailure(e.issue)
         const first = failure.errors[0]!
-        return apiError("VALIDATION_ERROR", `Seed file: ${first.pointer || "/"} ${first.detail}.`, { errors: failure.errors })
+        return Problem.apiError("VALIDATION_ERROR", `Seed file: ${first.pointer || "/"} ${first.detail}.`, { errors: failure.errors })
       })
     )
   })
@@ -119,18 +120,18 @@ export const parseSeed = (text: string): Effect.Effect<SeedFile, ApiError> =>
  * start with the same seed, so a seed whose organizations all exist already is skipped; one that only some of
  * them exist for is refused, since it cannot be applied whole.
  */
-export const applySeed = (seed: SeedFile): Effect.Effect<"applied" | "already applied", ApiError, Store> =>
-  Effect.flatMap(Store, (store) =>
+export const apply = (seed: SeedFile): Effect.Effect<"applied" | "already applied", Problem.ApiError, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {
       const existing: Array<string> = []
-      for (const org of seed.organizations) if ((yield* store.get(Organizations, org.id)) !== undefined) existing.push(org.id)
+      for (const org of seed.organizations) if ((yield* store.get(Tenancy.Organizations, org.id)) !== undefined) existing.push(org.id)
       if (existing.length > 0 && existing.length === seed.organizations.length) return "already applied" as const
       if (existing.length > 0) {
-        return yield* apiError("CONFLICT", `Seed file: organization ${existing[0]} already exists but others of the seed do not; the seed cannot be applied whole.`)
+        return yield* Problem.apiError("CONFLICT", `Seed file: organization ${existing[0]} already exists but others of the seed do not; the seed cannot be applied whole.`)
       }
       for (const [i, org] of seed.organizations.entries()) {
-        const at = (detail: string) => Effect.mapError((e: ApiError) => apiError(e.code, `Seed file: /organizations/${i}${detail}: ${e.detail}`))
-        yield* createOrganization({
+        const at = (detail: string) => Effect.mapError((e: Problem.ApiError) => Problem.apiError(e.code, `Seed file: /organizations/${i}${detail}: ${e.detail}`))
+        yield* Operator.createOrganization({
           id: org.id,
           name: org.name,
           ...(org.status === undefined ? {} : { status: org.status }),
@@ -140,11 +141,11 @@ export const applySeed = (seed: SeedFile): Effect.Effect<"applied" | "already ap
           ...(org.rateLimit === undefined ? {} : { rateLimit: org.rateLimit })
         }).pipe(at(""))
         for (const [j, user] of (org.users ?? []).entries()) {
-          yield* createUser({ ...user, organizationId: org.id }).pipe(at(`/users/${j}`))
+          yield* Operator.createUser({ ...user, organizationId: org.id }).pipe(at(`/users/${j}`))
         }
         for (const [j, key] of (org.apiKeys ?? []).entries()) {
           const environment = key.key.startsWith("ck_live_") ? "live" : "sandbox"
-          yield* createApiKey({
+          yield* Operator.createApiKey({
             organizationId: org.id,
             environment,
             access: key.access ?? "read_only",
@@ -164,12 +165,12 @@ export interface DemoOrganization {
 }
 
 /** On an empty store, creates the demo organization and returns its keys; otherwise does nothing. */
-export const ensureDemoOrganization: Effect.Effect<DemoOrganization | undefined, never, Store> = Effect.flatMap(Store, (store) =>
+export const ensureDemoOrganization: Effect.Effect<DemoOrganization | undefined, never, Store.Store> = Effect.flatMap(Store.Store, (store) =>
   store.transaction(Effect.gen(function*() {
-    if ((yield* listOrganizations).length > 0) return undefined
-    const org = yield* createOrganization({ name: "Demo organization", status: "active", sandboxProvisioned: true })
-    const admin = yield* createUser({ organizationId: org.id, email: "admin@demo.fos.test", role: "admin" })
-    const sandbox = yield* createApiKey({ organizationId: org.id, environment: "sandbox", access: "read_write", createdBy: admin.id })
-    const live = yield* createApiKey({ organizationId: org.id, environment: "live", access: "read_write", createdBy: admin.id })
+    if ((yield* Operator.listOrganizations).length > 0) return undefined
+    const org = yield* Operator.createOrganization({ name: "Demo organization", status: "active", sandboxProvisioned: true })
+    const admin = yield* Operator.createUser({ organizationId: org.id, email: "admin@demo.fos.test", role: "admin" })
+    const sandbox = yield* Operator.createApiKey({ organizationId: org.id, environment: "sandbox", access: "read_write", createdBy: admin.id })
+    const live = yield* Operator.createApiKey({ organizationId: org.id, environment: "live", access: "read_write", createdBy: admin.id })
     return { organizationId: org.id, sandboxKey: sandbox.key, liveKey: live.key }
   }).pipe(Effect.orDie)))

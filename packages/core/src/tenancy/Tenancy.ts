@@ -5,7 +5,7 @@
  * never reads another's rows, and sandbox never reads live.
  */
 import type { Environment, KeyAccess, OrganizationId, OrganizationStatus, UserId, UserRole } from "@fos/contract"
-import { table } from "../kernel/Store.ts"
+import * as Store from "../kernel/Store.ts"
 
 /** A support override of the general bucket. */
 export interface RateLimitOverride {
@@ -62,16 +62,16 @@ export interface ApiKey {
   readonly revokedAt: string | undefined
 }
 
-export const Organizations = table<Organization>({ name: "organizations", key: (o) => o.id, orders: { all: { partition: () => "", sort: (o) => o.createdAt } } })
+export const Organizations = Store.table<Organization>({ name: "organizations", key: (o) => o.id, orders: { all: { partition: () => "", sort: (o) => o.createdAt } } })
 
-export const Users = table<User>({
+export const Users = Store.table<User>({
   name: "users",
   key: (u) => u.id,
   unique: { email: (u) => (u.removedAt === undefined ? u.email.toLowerCase() : undefined) },
   orders: { byOrganization: { partition: (u) => u.organizationId, sort: (u) => u.createdAt } }
 })
 
-export const ApiKeys = table<ApiKey>({
+export const ApiKeys = Store.table<ApiKey>({
   name: "api_keys",
   key: (k) => k.hash,
   orders: {

@@ -11,13 +11,13 @@
  */
 import { Effect } from "effect"
 import ipaddr from "ipaddr.js"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import type { WebhookSettingsValue } from "./Transport.ts"
+import * as Problem from "../kernel/Problem.ts"
+import type * as Transport from "./Transport.ts"
 
 const maxUrlLength = 2048
 
 const invalid = (pointer: string, detail: string) =>
-  apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] })
+  Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] })
 
 const nat64 = ipaddr.parseCIDR("64:ff9b::/96")
 const ipv4Compatible = ipaddr.parseCIDR("::/96")
@@ -78,7 +78,7 @@ export const isForbiddenAddress = (host: string): boolean => {
  * written in the URL or, with a resolver, found by resolving its host. A name that does not resolve is let through
  * here (the send will fail); one that resolves to a forbidden address is refused.
  */
-export const checkWebhookUrl = (raw: string, settings: WebhookSettingsValue): Effect.Effect<string, ApiError> =>
+export const checkWebhookUrl = (raw: string, settings: Transport.WebhookSettingsValue): Effect.Effect<string, Problem.ApiError> =>
   Effect.flatMap(checkWebhookUrlText(raw, settings.insecureWebhooks), (url) => {
     const resolve = settings.resolveHost
     const host = new URL(url).hostname
@@ -110,7 +110,7 @@ const refusedAddress = "the endpoint's address is not allowed"
  * without a resolver (the transport resolves the name itself). Fails with the attempt's error: an address refused,
  * or the name not resolving.
  */
-export const deliveryAddresses = (rawUrl: string, settings: WebhookSettingsValue): Effect.Effect<ReadonlyArray<string> | undefined, string> =>
+export const deliveryAddresses = (rawUrl: string, settings: Transport.WebhookSettingsValue): Effect.Effect<ReadonlyArray<string> | undefined, string> =>
   checkWebhookUrlText(rawUrl, settings.insecureWebhooks).pipe(
     Effect.mapError(() => refusedAddress),
     Effect.flatMap((url): Effect.Effect<ReadonlyArray<string> | undefined, string> => {
@@ -138,7 +138,7 @@ export const deliveryAddresses = (rawUrl: string, settings: WebhookSettingsValue
 const insecureHint =
   "a server started with --insecure-webhooks (insecureWebhooks: true for an embedded engine) allows http:// and https:// to loopback hosts only, for local testing"
 
-const checkWebhookUrlText = (raw: string, insecure: boolean): Effect.Effect<string, ApiError> =>
+const checkWebhookUrlText = (raw: string, insecure: boolean): Effect.Effect<string, Problem.ApiError> =>
   Effect.suspend(() => {
     if (raw.length > maxUrlLength) return Effect.fail(invalid("/url", `must be at most ${maxUrlLength} characters`))
     let url: URL

@@ -14,15 +14,15 @@
  */
 import { Clock, Effect } from "effect"
 import { type DeliveryStatus, type Environment, parseIso, toIso, type WebhookDelivery as DeliveryWire } from "@fos/contract"
-import { newId } from "../kernel/IdGenerator.ts"
-import type { OutboxEvent } from "../kernel/Outbox.ts"
-import { filterCombinations, listPage, type ListQuery } from "../kernel/Paging.ts"
-import { apiError } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import { schedule, Timers } from "../kernel/Timers.ts"
-import { type Caller } from "../tenancy/Auth.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { type DeliveryMove, type DeliveryState, type DeliveryStep, deliveryTransition, isStep } from "./DeliveryMachine.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as DeliveryMachine from "./DeliveryMachine.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import type * as Outbox from "../kernel/Outbox.ts"
+import * as Paging from "../kernel/Paging.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Timers from "../kernel/Timers.ts"
 
 export interface WebhookDelivery {
   readonly id: string
@@ -65,16 +65,16 @@ const deliveryOrderWords: Readonly<Record<DeliveryFilterName, string>> = { endpo
  * delivery in the four orders that hold the status (the store keeps orders on update). The combinations are
  * kernel/Paging.ts's; the names are the ones stored: byScope, byEndpoint, byEndpointStatus, ...
  */
-const deliveryOrders = filterCombinations(deliveryFilterNames, (names) =>
+const deliveryOrders = Paging.filterCombinations(deliveryFilterNames, (names) =>
   names.length === 0 ? "byScope" : `by${names.map((name) => deliveryOrderWords[name]).join("")}`)
 
 /** The organization's environment a delivery belongs to (its timers carry it, so a reset finds them). */
-const deliveryScope = (d: WebhookDelivery) => scopeOf(d.organizationId, d.environment)
+const deliveryScope = (d: WebhookDelivery) => Tenancy.scopeOf(d.organizationId, d.environment)
 
 const deliveryPartition = (scope: string, names: ReadonlyArray<DeliveryFilterName>, values: DeliveryFilter): string =>
   [scope, ...names.map((name) => values[name])].join("/")
 
-export const WebhookDeliveries = table<WebhookDelivery>({
+export const WebhookDeliveries = Store.table<WebhookDelivery>({
   name: "webhook_deliveries",
   key: (d) => d.id,
   orders: Object.fromEntries(Object.entries(deliveryOrders).map(([order, names]) => [order, {
@@ -94,38 +94,37 @@ export interface WebhookAttempt {
   readonly error: string | null
 }
 
-export const WebhookAttempts = table<WebhookAttempt>({
+export const WebhookAttempts = Store.table<WebhookAttempt>({
   name: "webhook_attempts",
   key: (a) => a.id,
   orders: { byDelivery: { partition: (a) => a.deliveryId, sort: (a) => a.run * 100 + a.number } }
 })
-
 
 // --- the writer: every change of a delivery is a step of the machine ---------------------------------------------
 
 /** The timer kind of a delivery's attempts and of their recovery leases (Dispatch.ts handles it). */
 export const attemptKind = "webhook.attempt"
 
-const stateOf = (d: WebhookDelivery): DeliveryState => ({ status: d.status, run: d.run, attemptsInRun: d.attemptsInRun })
+const stateOf = (d: WebhookDelivery): DeliveryMachine.DeliveryState => ({ status: d.status, run: d.run, attemptsInRun: d.attemptsInRun })
 
 /** A move's step on a delivery, or undefined when the move does not apply (a refusal here is a stale move). */
-const stepOf = (d: WebhookDelivery, move: DeliveryMove): DeliveryStep | undefined => {
-  const outcome = deliveryTransition(stateOf(d), move)
-  return isStep(outcome) ? outcome : undefined
+const stepOf = (d: WebhookDelivery, move: DeliveryMachine.DeliveryMove): DeliveryMachine.DeliveryStep | undefined => {
+  const outcome = DeliveryMachine.deliveryTransition(stateOf(d), move)
+  return DeliveryMachine.isStep(outcome) ? outcome : undefined
 }
 
 /** Schedules the timer a step asks for, in the delivery's scope. */
-const timerOf = (deliveryId: string, scope: string, step: DeliveryStep, nowMs: number): Effect.Effect<string | undefined, never, Store> =>
-  step.timer === undefined ? Effect.succeed(undefined) : schedule(attemptKind, nowMs + step.timer.afterMs, { deliveryId }, scope)
+const timerOf = (deliveryId: string, scope: string, step: DeliveryMachine.DeliveryStep, nowMs: number): Effect.Effect<string | undefined, never, Store.Store> =>
+  step.timer === undefined ? Effect.succeed(undefined) : Timers.schedule(attemptKind, nowMs + step.timer.afterMs, { deliveryId }, scope)
 
 /** Writes a step onto a delivery: its state, the timer that acts next, when the next attempt is due, and `fields`. */
 const write = (
   delivery: WebhookDelivery,
-  step: DeliveryStep,
+  step: DeliveryMachine.DeliveryStep,
   timerId: string | undefined,
   nowMs: number,
   fields: Partial<Pick<WebhookDelivery, "attemptId" | "lastAttemptAt">>
-): Effect.Effect<WebhookDelivery, never, Store> =>
+): Effect.Effect<WebhookDelivery, never, Store.Store> =>
   Effect.gen(function*() {
     const next: WebhookDelivery = {
       ...delivery,
@@ -136,19 +135,19 @@ const write = (
       updatedAt: toIso(nowMs),
       ...fields
     }
-    yield* Effect.orDie((yield* Store).update(WebhookDeliveries, next))
+    yield* Effect.orDie((yield* Store.Store).update(WebhookDeliveries, next))
     return next
   })
 
 /** Fan-out's delivery of `event` to one endpoint: pending in run 1, its first attempt due at once. */
-export const openDelivery = (event: OutboxEvent, endpointId: string, body: string, nowMs: number): Effect.Effect<void, never, Store> =>
+export const open = (event: Outbox.OutboxEvent, endpointId: string, body: string, nowMs: number): Effect.Effect<void, never, Store.Store> =>
   Effect.gen(function*() {
-    const outcome = deliveryTransition(undefined, { type: "open" })
-    if (!isStep(outcome)) return
-    const store = yield* Store
+    const outcome = DeliveryMachine.deliveryTransition(undefined, { type: "open" })
+    if (!DeliveryMachine.isStep(outcome)) return
+    const store = yield* Store.Store
     const now = toIso(nowMs)
-    const id = yield* newId("wdl")
-    const timerId = yield* timerOf(id, scopeOf(event.organizationId, event.environment), outcome, nowMs)
+    const id = yield* IdGenerator.newId("wdl")
+    const timerId = yield* timerOf(id, Tenancy.scopeOf(event.organizationId, event.environment), outcome, nowMs)
     yield* store.insertFresh(WebhookDeliveries, {
       id,
       organizationId: event.organizationId,
@@ -179,17 +178,17 @@ export interface Claimed {
  * Dispatch begins: claims the delivery's attempt under a recovery lease. Each attempt has its own id; a lease that
  * finds its attempt claimed but never recorded sends it again as is. Undefined when the delivery has ended.
  */
-export const claimDelivery = (delivery: WebhookDelivery, nowMs: number): Effect.Effect<Claimed | undefined, never, Store> =>
+export const claim = (delivery: WebhookDelivery, nowMs: number): Effect.Effect<Claimed | undefined, never, Store.Store> =>
   Effect.gen(function*() {
     const step = stepOf(delivery, { type: "begin" })
     if (step === undefined) return undefined
     const lease = yield* timerOf(delivery.id, deliveryScope(delivery), step, nowMs)
-    const attemptId = step.send === "again" && delivery.attemptId !== undefined ? delivery.attemptId : yield* newId("wda")
+    const attemptId = step.send === "again" && delivery.attemptId !== undefined ? delivery.attemptId : yield* IdGenerator.newId("wda")
     return { delivery: yield* write(delivery, step, lease, nowMs, { attemptId }), attemptId, lease }
   })
 
 /** A deleted endpoint receives nothing more: its open delivery ends failed. */
-export const abandonDelivery = (delivery: WebhookDelivery, nowMs: number): Effect.Effect<void, never, Store> =>
+export const abandon = (delivery: WebhookDelivery, nowMs: number): Effect.Effect<void, never, Store.Store> =>
   Effect.gen(function*() {
     const step = stepOf(delivery, { type: "abandon" })
     if (step !== undefined) yield* write(delivery, step, undefined, nowMs, { attemptId: undefined })
@@ -209,12 +208,12 @@ export interface AttemptResult {
  * Records the claimed attempt of a processing delivery (its recovery lease is its timer) and moves the delivery on:
  * succeeded, its next attempt scheduled, or failed at the end of the run.
  */
-export const recordAttempt = (current: WebhookDelivery, attempt: AttemptResult): Effect.Effect<void, never, Store> =>
+export const recordAttempt = (current: WebhookDelivery, attempt: AttemptResult): Effect.Effect<void, never, Store.Store> =>
   Effect.gen(function*() {
     const step = stepOf(current, { type: attempt.error === null ? "succeed" : "fail" })
     if (step === undefined) return
-    const store = yield* Store
-    if (current.timerId !== undefined) yield* store.remove(Timers, current.timerId)
+    const store = yield* Store.Store
+    if (current.timerId !== undefined) yield* store.remove(Timers.Timers, current.timerId)
     yield* Effect.orDie(store.insert(WebhookAttempts, {
       id: attempt.id,
       deliveryId: current.id,
@@ -234,9 +233,9 @@ export const recordAttempt = (current: WebhookDelivery, attempt: AttemptResult):
  * The deliveries of one scope (scopeOf) that owe an attempt at `nowMs`: in flight (processing), or pending with
  * their next attempt due. What a flush (DeliveryWorker.ts) waits for.
  */
-export const unfinishedDeliveries = (scope: string, nowMs: number): Effect.Effect<ReadonlyArray<WebhookDelivery>, never, Store> =>
+export const unfinished = (scope: string, nowMs: number): Effect.Effect<ReadonlyArray<WebhookDelivery>, never, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const inStatus = (status: DeliveryStatus) =>
       store.page(WebhookDeliveries, {
         order: "byStatus",
@@ -253,7 +252,7 @@ export const unfinishedDeliveries = (scope: string, nowMs: number): Effect.Effec
 
 // --- the deliveries API ------------------------------------------------------------------------------------------
 
-export const deliveryToWire = (d: WebhookDelivery): DeliveryWire => ({
+export const toWire = (d: WebhookDelivery): DeliveryWire => ({
   id: d.id,
   endpointId: d.endpointId,
   eventId: d.eventId,
@@ -275,24 +274,24 @@ export interface DeliveryFilter {
 }
 
 /** Lists deliveries; filters combine freely, and each combination walks its own order (`deliveryOrders`). */
-export const listDeliveries = (caller: Caller, filter: DeliveryFilter, query: ListQuery) => {
+export const list = (caller: Auth.Caller, filter: DeliveryFilter, query: Paging.ListQuery) => {
   const given = deliveryFilterNames.filter((name) => filter[name] !== undefined)
   const [order, names] = Object.entries(deliveryOrders).find(([, names]) =>
     names.length === given.length && names.every((name) => given.includes(name)))!
-  const partition = deliveryPartition(scopeOf(caller.organization.id, caller.environment), names, filter)
-  return listPage(WebhookDeliveries, { order, partition, query, toWire: deliveryToWire })
+  const partition = deliveryPartition(Tenancy.scopeOf(caller.organization.id, caller.environment), names, filter)
+  return Paging.listPage(WebhookDeliveries, { order, partition, query, toWire: toWire })
 }
 
-export const getDelivery = (caller: Caller, id: string) =>
+export const get = (caller: Auth.Caller, id: string) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const delivery = yield* store.get(WebhookDeliveries, id)
     if (delivery === undefined || delivery.organizationId !== caller.organization.id || delivery.environment !== caller.environment) {
-      return yield* apiError("NOT_FOUND", "No webhook delivery with this id exists in this organization and environment.")
+      return yield* Problem.apiError("NOT_FOUND", "No webhook delivery with this id exists in this organization and environment.")
     }
     const attempts = yield* store.page(WebhookAttempts, { order: "byDelivery", partition: id, descending: false, backward: false, from: undefined, limit: 1000 })
     return {
-      ...deliveryToWire(delivery),
+      ...toWire(delivery),
       attemptList: attempts.map((a) => ({
         id: a.id,
         run: a.run,
@@ -306,18 +305,18 @@ export const getDelivery = (caller: Caller, id: string) =>
   })
 
 /** A manual retry: only of a failed delivery, which starts a new run of 5 attempts at once. */
-export const retryDelivery = (caller: Caller, id: string) =>
-  Effect.flatMap(Store, (store) =>
+export const retry = (caller: Auth.Caller, id: string) =>
+  Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {
       const delivery = yield* store.getForUpdate(WebhookDeliveries, id)
       if (delivery === undefined || delivery.organizationId !== caller.organization.id || delivery.environment !== caller.environment) {
-        return yield* apiError("NOT_FOUND", "No webhook delivery with this id exists in this organization and environment.")
+        return yield* Problem.apiError("NOT_FOUND", "No webhook delivery with this id exists in this organization and environment.")
       }
-      const outcome = deliveryTransition(stateOf(delivery), { type: "retry" })
-      if ("refused" in outcome) return yield* apiError(outcome.refused, outcome.reason)
-      if (!isStep(outcome)) return deliveryToWire(delivery)
+      const outcome = DeliveryMachine.deliveryTransition(stateOf(delivery), { type: "retry" })
+      if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, outcome.reason)
+      if (!DeliveryMachine.isStep(outcome)) return toWire(delivery)
       const nowMs = yield* Clock.currentTimeMillis
       const timerId = yield* timerOf(delivery.id, deliveryScope(delivery), outcome, nowMs)
       const next = yield* write(delivery, outcome, timerId, nowMs, {})
-      return deliveryToWire(next)
+      return toWire(next)
     })))

@@ -19,11 +19,11 @@
  */
 import { Cause, Clock, Context, Deferred, Duration, Effect, Queue, type Scope } from "effect"
 import type { Environment } from "@fos/contract"
-import { RealClock } from "../kernel/RealClock.ts"
-import { Store } from "../kernel/Store.ts"
-import { TimeControl, type TimerHandlers } from "../kernel/Timers.ts"
-import { Organizations, scopeOf } from "../tenancy/Tenancy.ts"
-import { unfinishedDeliveries, type WebhookDelivery, WebhookDeliveries } from "./Deliveries.ts"
+import * as Deliveries from "./Deliveries.ts"
+import * as RealClock from "../kernel/RealClock.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Timers from "../kernel/Timers.ts"
 
 /** How many sends run at once, per engine. */
 const workerCount = 64
@@ -40,7 +40,7 @@ export interface DeliveryWorkerService {
   readonly settled: (scope?: string) => Effect.Effect<void>
   /** Waits until the next send of this process ends: a flush's cue to look again. */
   readonly nextEnd: Effect.Effect<void>
-  /** The pool of fibers, forked in the calling scope (the engine's: `layerEngine`). */
+  /** The pool of fibers, forked in the calling scope (the engine's: `Engine.layer`). */
   readonly start: Effect.Effect<void, never, Scope.Scope>
 }
 
@@ -52,7 +52,7 @@ interface Job {
   readonly done: Deferred.Deferred<void>
 }
 
-export const makeDeliveryWorker: Effect.Effect<DeliveryWorkerService> = Effect.gen(function*() {
+export const make: Effect.Effect<DeliveryWorkerService> = Effect.gen(function*() {
   const queue = yield* Queue.dropping<Job>(queueCapacity)
   // Every job queued or running, so that `settled` knows what to wait for.
   const open = new Set<Job>()
@@ -103,13 +103,13 @@ const flushPollMs = 25
 /** What a flush waited for, as it stands when the flush answers. */
 export interface FlushReport {
   /** Every delivery whose attempt was due or in flight when the flush began, as it is now. */
-  readonly deliveries: ReadonlyArray<WebhookDelivery>
+  readonly deliveries: ReadonlyArray<Deliveries.WebhookDelivery>
   /** False when `flushLimitMs` ran out with some of those attempts still unrecorded (they stay `processing`). */
   readonly complete: boolean
 }
 
 /** Whether a delivery has had the attempt it was waiting for when `before` was read. */
-const attempted = (before: WebhookDelivery, now: WebhookDelivery | undefined): boolean =>
+const attempted = (before: Deliveries.WebhookDelivery, now: Deliveries.WebhookDelivery | undefined): boolean =>
   now === undefined ||
   (now.status !== "processing" && (now.status !== "pending" || now.run !== before.run || now.attemptsInRun !== before.attemptsInRun))
 
@@ -122,16 +122,16 @@ const attempted = (before: WebhookDelivery, now: WebhookDelivery | undefined): b
  */
 export const flushDeliveries = (
   scopes?: ReadonlyArray<{ readonly organizationId: string; readonly environment: Environment }>
-): Effect.Effect<FlushReport, never, Store | TimeControl | TimerHandlers | DeliveryWorker | RealClock> =>
+): Effect.Effect<FlushReport, never, Store.Store | Timers.TimeControl | Timers.TimerHandlers | DeliveryWorker | RealClock.RealClock> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const time = yield* TimeControl
+    const store = yield* Store.Store
+    const time = yield* Timers.TimeControl
     const worker = yield* DeliveryWorker
-    const realClock = yield* RealClock
+    const realClock = yield* RealClock.RealClock
     const realNow = () => realClock.currentTimeMillisUnsafe()
     const deadline = realNow() + flushLimitMs
     if (time.mode === "virtual") yield* time.advanceTo(yield* time.now)
-    const all = scopes ?? (yield* store.page(Organizations, {
+    const all = scopes ?? (yield* store.page(Tenancy.Organizations, {
       order: "all",
       partition: "",
       descending: false,
@@ -140,13 +140,13 @@ export const flushDeliveries = (
       limit: 100_000
     })).flatMap((o) => (["sandbox", "live"] as const).map((environment) => ({ organizationId: o.id, environment })))
     const nowMs = yield* time.now
-    const targets: Array<WebhookDelivery> = []
+    const targets: Array<Deliveries.WebhookDelivery> = []
     for (const { organizationId, environment } of all) {
-      targets.push(...(yield* unfinishedDeliveries(scopeOf(organizationId, environment), nowMs)))
+      targets.push(...(yield* Deliveries.unfinished(Tenancy.scopeOf(organizationId, environment), nowMs)))
     }
     let waiting = targets
     while (true) {
-      const current = yield* Effect.forEach(waiting, (d) => Effect.map(store.get(WebhookDeliveries, d.id), (now) => [d, now] as const))
+      const current = yield* Effect.forEach(waiting, (d) => Effect.map(store.get(Deliveries.WebhookDeliveries, d.id), (now) => [d, now] as const))
       waiting = current.filter(([before, now]) => !attempted(before, now)).map(([before]) => before)
       const left = deadline - realNow()
       if (waiting.length === 0 || left <= 0) break
@@ -155,6 +155,6 @@ export const flushDeliveries = (
         Effect.provideService(Clock.Clock, realClock)
       )
     }
-    const deliveries = yield* Effect.forEach(targets, (d) => Effect.map(store.get(WebhookDeliveries, d.id), (now) => now ?? d))
+    const deliveries = yield* Effect.forEach(targets, (d) => Effect.map(store.get(Deliveries.WebhookDeliveries, d.id), (now) => now ?? d))
     return { deliveries, complete: waiting.length === 0 }
   })

@@ -23,22 +23,15 @@ import { hmac } from "@noble/hashes/hmac.js"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { Clock, Duration, Effect } from "effect"
-import { Store } from "../kernel/Store.ts"
-import type { AfterCommit, TimerHandler } from "../kernel/Timers.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { deliveryAddresses } from "./AddressRules.ts"
-import { abandonDelivery, attemptKind, claimDelivery, type Claimed, recordAttempt, WebhookDeliveries } from "./Deliveries.ts"
-import type { DeliveryWorkerService } from "./DeliveryWorker.ts"
-import { signingSecrets, WebhookEndpoints } from "./Endpoints.ts"
-import { fanoutKind, fanoutTimer } from "./FanOut.ts"
-import {
-  type DeliveryRequest,
-  TransportError,
-  WebhookSettings,
-  type WebhookSettingsValue,
-  WebhookTransport,
-  type WebhookTransportService
-} from "./Transport.ts"
+import * as AddressRules from "./AddressRules.ts"
+import * as Deliveries from "./Deliveries.ts"
+import type * as DeliveryWorker from "./DeliveryWorker.ts"
+import * as Endpoints from "./Endpoints.ts"
+import * as FanOut from "./FanOut.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import type * as Timers from "../kernel/Timers.ts"
+import * as Transport from "./Transport.ts"
 
 /** The most a receiver is given to answer. */
 export const receiverTimeoutMs = 5_000
@@ -50,58 +43,58 @@ export const signatureHeader = (t: number, body: string, secrets: ReadonlyArray<
 /** A claimed attempt's send, and the scope (scopeOf) of its delivery. */
 interface Send {
   readonly scope: string
-  readonly send: AfterCommit
+  readonly send: Timers.AfterCommit
 }
 
-const attempt = (payload: { readonly deliveryId: string }): Effect.Effect<Send | undefined, never, Store> =>
+const attempt = (payload: { readonly deliveryId: string }): Effect.Effect<Send | undefined, never, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const delivery = yield* store.getForUpdate(WebhookDeliveries, payload.deliveryId)
+    const store = yield* Store.Store
+    const delivery = yield* store.getForUpdate(Deliveries.WebhookDeliveries, payload.deliveryId)
     if (delivery === undefined) return undefined
-    const endpoint = yield* store.get(WebhookEndpoints, delivery.endpointId)
+    const endpoint = yield* store.get(Endpoints.WebhookEndpoints, delivery.endpointId)
     const nowMs = yield* Clock.currentTimeMillis
     if (endpoint === undefined || endpoint.deletedAt !== undefined) {
       // A deleted endpoint receives nothing more.
-      yield* abandonDelivery(delivery, nowMs)
+      yield* Deliveries.abandon(delivery, nowMs)
       return undefined
     }
-    const claimed = yield* claimDelivery(delivery, nowMs)
+    const claimed = yield* Deliveries.claim(delivery, nowMs)
     if (claimed === undefined) return undefined
     // `t` guards the transport: the engine's time by default, real time when the receivers check their own clock.
-    const signedMs = (yield* WebhookSettings).signatureClock?.currentTimeMillisUnsafe() ?? nowMs
-    const request: DeliveryRequest = {
+    const signedMs = (yield* Transport.WebhookSettings).signatureClock?.currentTimeMillisUnsafe() ?? nowMs
+    const request: Transport.DeliveryRequest = {
       deliveryId: delivery.id,
       attemptId: claimed.attemptId,
       url: endpoint.url,
       body: delivery.body,
       headers: {
         "content-type": "application/json",
-        "x-service-signature": signatureHeader(Math.floor(signedMs / 1000), delivery.body, signingSecrets(endpoint, nowMs)),
+        "x-service-signature": signatureHeader(Math.floor(signedMs / 1000), delivery.body, Endpoints.signingSecrets(endpoint, nowMs)),
         "x-service-delivery-id": claimed.attemptId,
         "x-service-event": delivery.eventType,
         "user-agent": "fos-webhooks/2"
       }
     }
-    return { scope: scopeOf(delivery.organizationId, delivery.environment), send: sendAndRecord(claimed, request, nowMs) }
+    return { scope: Tenancy.scopeOf(delivery.organizationId, delivery.environment), send: sendAndRecord(claimed, request, nowMs) }
   })
 
 /** Sends one attempt and records it; the next attempt, or the end of the run, is scheduled in the same transaction. */
-const sendAndRecord = (claimed: Claimed, request: DeliveryRequest, startedMs: number): AfterCommit =>
+const sendAndRecord = (claimed: Deliveries.Claimed, request: Transport.DeliveryRequest, startedMs: number): Timers.AfterCommit =>
   Effect.gen(function*() {
-    const transport = yield* WebhookTransport
-    const settings = yield* WebhookSettings
+    const transport = yield* Transport.WebhookTransport
+    const settings = yield* Transport.WebhookSettings
     // The receiver's time limit is real time, whatever clock the engine runs on.
     const realClock = Clock.Clock.defaultValue()
     const realStart = realClock.currentTimeMillisUnsafe()
     // Checked again before each send, since a name can come to resolve somewhere else, and sent to the address that
     // was checked, so that the name cannot answer differently in between (DNS rebinding).
-    const target = yield* Effect.result(deliveryAddresses(request.url, settings))
+    const target = yield* Effect.result(AddressRules.deliveryAddresses(request.url, settings))
     const outcome = target._tag === "Failure"
       ? { status: null, error: target.failure }
       : yield* transport.send(target.success === undefined ? request : { ...request, addresses: target.success }).pipe(
         Effect.timeoutOrElse({
           duration: Duration.millis(receiverTimeoutMs),
-          orElse: () => Effect.fail(new TransportError({ message: `no answer within ${receiverTimeoutMs / 1000} seconds` }))
+          orElse: () => Effect.fail(new Transport.TransportError({ message: `no answer within ${receiverTimeoutMs / 1000} seconds` }))
         }),
         Effect.provideService(Clock.Clock, realClock),
         Effect.match({
@@ -110,33 +103,33 @@ const sendAndRecord = (claimed: Claimed, request: DeliveryRequest, startedMs: nu
         })
       )
     const latencyMs = Math.max(0, realClock.currentTimeMillisUnsafe() - realStart)
-    const store = yield* Store
+    const store = yield* Store.Store
     yield* store.transaction(Effect.gen(function*() {
-      const current = yield* store.getForUpdate(WebhookDeliveries, claimed.delivery.id)
+      const current = yield* store.getForUpdate(Deliveries.WebhookDeliveries, claimed.delivery.id)
       // Another process took this delivery over after our lease ran out: its attempt is the one that counts.
       if (current === undefined || current.timerId !== claimed.lease) return
-      yield* recordAttempt(current, { id: claimed.attemptId, startedMs, responseStatus: outcome.status, latencyMs, error: outcome.error })
+      yield* Deliveries.recordAttempt(current, { id: claimed.attemptId, startedMs, responseStatus: outcome.status, latencyMs, error: outcome.error })
     }))
-  }) as AfterCommit
+  }) as Timers.AfterCommit
 
 /**
  * The engine's webhook timers, over the transport they deliver with. An attempt's work after its claim commits is
  * only to queue the send on `worker`, with the context the timer fired in (the store, the engine's clock).
  */
 export const webhookTimerHandlers = (
-  transport: WebhookTransportService,
-  settings: WebhookSettingsValue,
-  worker: DeliveryWorkerService
-): Record<string, TimerHandler> => {
-  const provide = <A>(effect: Effect.Effect<A, never, Store | WebhookTransport>) =>
-    effect.pipe(Effect.provideService(WebhookTransport, transport), Effect.provideService(WebhookSettings, settings))
+  transport: Transport.WebhookTransportService,
+  settings: Transport.WebhookSettingsValue,
+  worker: DeliveryWorker.DeliveryWorkerService
+): Record<string, Timers.TimerHandler> => {
+  const provide = <A>(effect: Effect.Effect<A, never, Store.Store | Transport.WebhookTransport>) =>
+    effect.pipe(Effect.provideService(Transport.WebhookTransport, transport), Effect.provideService(Transport.WebhookSettings, settings))
   return {
-    [fanoutKind]: fanoutTimer,
-    [attemptKind]: (payload) =>
+    [FanOut.fanoutKind]: FanOut.fanoutTimer,
+    [Deliveries.attemptKind]: (payload) =>
       Effect.map(provide(attempt(payload)), (claimed) => {
         if (claimed === undefined) return undefined
-        const send = provide(claimed.send as Effect.Effect<void, never, Store | WebhookTransport>)
-        const handOff: AfterCommit = Effect.flatMap(Effect.context<Store>(), (context) => worker.submit(claimed.scope, Effect.provideContext(send, context)))
+        const send = provide(claimed.send as Effect.Effect<void, never, Store.Store | Transport.WebhookTransport>)
+        const handOff: Timers.AfterCommit = Effect.flatMap(Effect.context<Store.Store>(), (context) => worker.submit(claimed.scope, Effect.provideContext(send, context)))
         return handOff
       })
   }

@@ -16,14 +16,14 @@
  */
 import { Clock, Effect } from "effect"
 import { type Subscription, signatureScheme, toIso, type WebhookEndpoint as WebhookEndpointWire, type Environment } from "@fos/contract"
-import { newId, randomHex } from "../kernel/IdGenerator.ts"
-import { type ListEnvelope, listPage, type ListQuery } from "../kernel/Paging.ts"
-import { apiError, type ApiError } from "../kernel/Problem.ts"
-import { Store, table } from "../kernel/Store.ts"
-import { type Caller } from "../tenancy/Auth.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { checkWebhookUrl } from "./AddressRules.ts"
-import { WebhookSettings } from "./Transport.ts"
+import * as AddressRules from "./AddressRules.ts"
+import type * as Auth from "../tenancy/Auth.ts"
+import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as Paging from "../kernel/Paging.ts"
+import * as Problem from "../kernel/Problem.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import * as Transport from "./Transport.ts"
 
 export interface WebhookEndpoint {
   readonly id: string
@@ -40,18 +40,18 @@ export interface WebhookEndpoint {
   readonly deletedAt: string | undefined
 }
 
-export const WebhookEndpoints = table<WebhookEndpoint>({
+export const WebhookEndpoints = Store.table<WebhookEndpoint>({
   name: "webhook_endpoints",
   key: (e) => e.id,
   orders: {
     /** Every endpoint of an organization and environment, deleted ones included. */
-    byScope: { partition: (e) => scopeOf(e.organizationId, e.environment), sort: (e) => e.createdAt },
+    byScope: { partition: (e) => Tenancy.scopeOf(e.organizationId, e.environment), sort: (e) => e.createdAt },
     /** The endpoints not deleted: what the list shows and what fan-out reads. A deletion takes the endpoint out. */
-    live: { partition: (e) => (e.deletedAt === undefined ? scopeOf(e.organizationId, e.environment) : undefined), sort: (e) => e.createdAt }
+    live: { partition: (e) => (e.deletedAt === undefined ? Tenancy.scopeOf(e.organizationId, e.environment) : undefined), sort: (e) => e.createdAt }
   }
 })
 
-export const endpointToWire = (e: WebhookEndpoint, reveal = false): WebhookEndpointWire => ({
+export const toWire = (e: WebhookEndpoint, reveal = false): WebhookEndpointWire => ({
   id: e.id,
   url: e.url,
   subscription: e.subscription,
@@ -70,22 +70,22 @@ export const signingSecrets = (endpoint: WebhookEndpoint, nowMs: number): Readon
     ? [endpoint.secret, endpoint.previousSecret.secret]
     : [endpoint.secret]
 
-const newSecret = Effect.map(randomHex(64), (hex) => `whsec_${hex}`)
+const newSecret = Effect.map(IdGenerator.randomHex(64), (hex) => `whsec_${hex}`)
 
 const nowIso = Effect.map(Clock.currentTimeMillis, toIso)
 
-const notFound = () => apiError("WEBHOOK_ENDPOINT_NOT_FOUND", "No webhook endpoint with this id exists in this organization and environment.")
+const notFound = () => Problem.apiError("WEBHOOK_ENDPOINT_NOT_FOUND", "No webhook endpoint with this id exists in this organization and environment.")
 
 /**
  * A deleted endpoint read, changed or rotated: the spec's 410 GONE ("resource permanently removed"). The spec's DELETE
  * row tells a deleted endpoint (204 again) from one that never existed (404); a read keeps the same distinction.
  */
-const gone = () => apiError("GONE", "The webhook endpoint was deleted; it cannot be read, changed or rotated. Create a new one.")
+const gone = () => Problem.apiError("GONE", "The webhook endpoint was deleted; it cannot be read, changed or rotated. Create a new one.")
 
 /** An endpoint of the caller's organization and environment, deleted ones included. */
-const findEndpoint = (caller: Caller, id: string, lock = false) =>
+const findEndpoint = (caller: Auth.Caller, id: string, lock = false) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* Store.Store
     const endpoint = yield* (lock ? store.getForUpdate(WebhookEndpoints, id) : store.get(WebhookEndpoints, id))
     if (endpoint === undefined || endpoint.organizationId !== caller.organization.id || endpoint.environment !== caller.environment) {
       return yield* notFound()
@@ -93,14 +93,14 @@ const findEndpoint = (caller: Caller, id: string, lock = false) =>
     return endpoint
   })
 
-export const createEndpoint = (caller: Caller, input: { readonly url: string; readonly subscription?: Subscription }) =>
+export const create = (caller: Auth.Caller, input: { readonly url: string; readonly subscription?: Subscription }) =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const settings = yield* WebhookSettings
-    const url = yield* checkWebhookUrl(input.url, settings)
+    const store = yield* Store.Store
+    const settings = yield* Transport.WebhookSettings
+    const url = yield* AddressRules.checkWebhookUrl(input.url, settings)
     const now = yield* nowIso
     const endpoint: WebhookEndpoint = {
-      id: yield* newId("wep"),
+      id: yield* IdGenerator.newId("wep"),
       organizationId: caller.organization.id,
       environment: caller.environment,
       url,
@@ -113,38 +113,38 @@ export const createEndpoint = (caller: Caller, input: { readonly url: string; re
       deletedAt: undefined
     }
     yield* Effect.orDie(store.insert(WebhookEndpoints, endpoint))
-    return endpointToWire(endpoint, true)
+    return toWire(endpoint, true)
   })
 
-export const getEndpoint = (caller: Caller, id: string) =>
-  Effect.flatMap(findEndpoint(caller, id), (e) => (e.deletedAt !== undefined ? Effect.fail(gone()) : Effect.succeed(endpointToWire(e))))
+export const get = (caller: Auth.Caller, id: string) =>
+  Effect.flatMap(findEndpoint(caller, id), (e) => (e.deletedAt !== undefined ? Effect.fail(gone()) : Effect.succeed(toWire(e))))
 
-export const listEndpoints = (caller: Caller, query: ListQuery): Effect.Effect<ListEnvelope<WebhookEndpointWire>, ApiError, Store> =>
+export const list = (caller: Auth.Caller, query: Paging.ListQuery): Effect.Effect<Paging.ListEnvelope<WebhookEndpointWire>, Problem.ApiError, Store.Store> =>
   // Deleted endpoints keep their row (so a second DELETE is 204) but are not listed: the `live` order leaves them out.
-  listPage(WebhookEndpoints, {
+  Paging.listPage(WebhookEndpoints, {
     order: "live",
-    partition: scopeOf(caller.organization.id, caller.environment),
+    partition: Tenancy.scopeOf(caller.organization.id, caller.environment),
     query,
-    toWire: (e) => endpointToWire(e)
+    toWire: (e) => toWire(e)
   })
 
-export const updateEndpoint = (
-  caller: Caller,
+export const update = (
+  caller: Auth.Caller,
   id: string,
   change: { readonly subscription?: Subscription; readonly status?: "active" | "disabled" }
 ) =>
-  Effect.flatMap(Store, (store) =>
+  Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {
       const endpoint = yield* findEndpoint(caller, id, true)
       if (endpoint.deletedAt !== undefined) return yield* gone()
       const next: WebhookEndpoint = { ...endpoint, ...change, updatedAt: yield* nowIso }
       yield* Effect.orDie(store.update(WebhookEndpoints, next))
-      return endpointToWire(next)
+      return toWire(next)
     })))
 
 /** Deletes an endpoint: 204 also when it was deleted before; 404 only for an id that never existed here. */
-export const deleteEndpoint = (caller: Caller, id: string) =>
-  Effect.flatMap(Store, (store) =>
+export const deleteEndpoint = (caller: Auth.Caller, id: string) =>
+  Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {
       const endpoint = yield* findEndpoint(caller, id, true)
       if (endpoint.deletedAt !== undefined) return
@@ -153,8 +153,8 @@ export const deleteEndpoint = (caller: Caller, id: string) =>
     })))
 
 /** A new secret, returned once; the previous one keeps signing for the grace period. */
-export const rotateSecret = (caller: Caller, id: string) =>
-  Effect.flatMap(Store, (store) =>
+export const rotateSecret = (caller: Auth.Caller, id: string) =>
+  Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {
       const endpoint = yield* findEndpoint(caller, id, true)
       if (endpoint.deletedAt !== undefined) return yield* gone()
@@ -166,5 +166,5 @@ export const rotateSecret = (caller: Caller, id: string) =>
         updatedAt: toIso(nowMs)
       }
       yield* Effect.orDie(store.update(WebhookEndpoints, next))
-      return endpointToWire(next, true)
+      return toWire(next, true)
     })))

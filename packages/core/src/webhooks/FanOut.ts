@@ -10,15 +10,15 @@
  */
 import { Clock, Effect } from "effect"
 import type { EventType } from "@fos/contract"
-import { type OutboxEvent, OutboxEvents } from "../kernel/Outbox.ts"
-import { Store } from "../kernel/Store.ts"
-import type { TimerHandler } from "../kernel/Timers.ts"
-import { scopeOf } from "../tenancy/Tenancy.ts"
-import { openDelivery } from "./Deliveries.ts"
-import { type WebhookEndpoint, WebhookEndpoints } from "./Endpoints.ts"
+import * as Deliveries from "./Deliveries.ts"
+import * as Endpoints from "./Endpoints.ts"
+import * as Outbox from "../kernel/Outbox.ts"
+import * as Store from "../kernel/Store.ts"
+import * as Tenancy from "../tenancy/Tenancy.ts"
+import type * as Timers from "../kernel/Timers.ts"
 
 /** The envelope receivers get; serialised once per delivery, so every attempt sends the same bytes. */
-export const envelopeOf = (event: OutboxEvent) => ({
+export const envelopeOf = (event: Outbox.OutboxEvent) => ({
   id: event.id,
   type: event.type,
   createdAt: event.createdAt,
@@ -27,16 +27,16 @@ export const envelopeOf = (event: OutboxEvent) => ({
   data: event.data
 })
 
-const subscribed = (endpoint: WebhookEndpoint, type: string): boolean =>
+const subscribed = (endpoint: Endpoints.WebhookEndpoint, type: string): boolean =>
   endpoint.subscription.mode === "all" || endpoint.subscription.eventTypes.includes(type as EventType)
 
 /** Fan-out: one delivery per active endpoint of the event's organization and environment subscribed to it. */
-export const fanOut = (event: OutboxEvent): Effect.Effect<void, never, Store> =>
+export const fanOut = (event: Outbox.OutboxEvent): Effect.Effect<void, never, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store
-    const endpoints = yield* store.page(WebhookEndpoints, {
+    const store = yield* Store.Store
+    const endpoints = yield* store.page(Endpoints.WebhookEndpoints, {
       order: "live",
-      partition: scopeOf(event.organizationId, event.environment),
+      partition: Tenancy.scopeOf(event.organizationId, event.environment),
       descending: false,
       backward: false,
       from: undefined,
@@ -46,7 +46,7 @@ export const fanOut = (event: OutboxEvent): Effect.Effect<void, never, Store> =>
     const body = JSON.stringify(envelopeOf(event))
     for (const endpoint of endpoints) {
       if (endpoint.status !== "active" || endpoint.deletedAt !== undefined || !subscribed(endpoint, event.type)) continue
-      yield* openDelivery(event, endpoint.id, body, nowMs)
+      yield* Deliveries.open(event, endpoint.id, body, nowMs)
     }
   })
 
@@ -57,8 +57,8 @@ export const fanoutKind = "webhook.fanout"
  * Fan-out timers stored by an earlier fos (which fanned out on a timer per event) still fire: they fan their
  * event out as `emitEvent` now does inline.
  */
-export const fanoutTimer: TimerHandler = (payload: { readonly eventId: string }) =>
+export const fanoutTimer: Timers.TimerHandler = (payload: { readonly eventId: string }) =>
   Effect.gen(function*() {
-    const event = yield* Effect.flatMap(Store, (store) => store.get(OutboxEvents, payload.eventId))
+    const event = yield* Effect.flatMap(Store.Store, (store) => store.get(Outbox.OutboxEvents, payload.eventId))
     if (event !== undefined) yield* fanOut(event)
   })

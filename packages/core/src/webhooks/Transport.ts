@@ -33,7 +33,7 @@ export interface WebhookTransportService {
 export class WebhookTransport extends Context.Service<WebhookTransport, WebhookTransportService>()("fos/WebhookTransport") {}
 
 /** A transport that hands each delivery to a function in this process, for hosts and tests. */
-export const callbackTransport = (
+export const callback = (
   receive: (request: DeliveryRequest) => Promise<{ readonly status: number }> | { readonly status: number }
 ): WebhookTransportService => ({
   send: (request) =>
