@@ -183,7 +183,8 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
  */
 export const keptTables: ReadonlyArray<Store.Table<any>> = [Tenancy.Organizations, Tenancy.Users, Tenancy.ApiKeys, Operator.OperatorTokens, SnapshotTables.Snapshots, SnapshotTables.SnapshotRows]
 
-const noneRemoved: Removed = {
+/** A sandbox with nothing in it: the counts a reset and a snapshot start from. */
+export const emptyCounts: Removed = {
   customers: 0,
   applications: 0,
   documents: 0,
@@ -212,7 +213,7 @@ const noneRemoved: Removed = {
  */
 export const clearSandbox = (store: Store.StoreService, scope: string, options: { readonly keptByReset: boolean }): Effect.Effect<Removed> =>
   Effect.gen(function*() {
-    const removed: { -readonly [K in keyof Removed]: number } = { ...noneRemoved }
+    const removed: { -readonly [K in keyof Removed]: number } = { ...emptyCounts }
     for (const step of sandboxTables) {
       if (step.keptByReset === true && !options.keptByReset) continue
       let n = 0

@@ -45,28 +45,6 @@ const writeBatch = 200
 /** How many rows one read of a table's partition takes. */
 const readPage = 500
 
-const noContents: SandboxCounts = {
-  customers: 0,
-  applications: 0,
-  documents: 0,
-  virtualAccounts: 0,
-  wallets: 0,
-  webhookEndpoints: 0,
-  webhookDeliveries: 0,
-  events: 0,
-  timers: 0,
-  idempotencyRecords: 0,
-  transactions: 0,
-  ledgerTransfers: 0,
-  orders: 0,
-  quoteOptions: 0,
-  recipients: 0,
-  rfis: 0,
-  claims: 0,
-  walletSigners: 0,
-  walletCeremonies: 0,
-  signingRequests: 0
-}
 
 /** The tables a snapshot's rows go back to, by name. */
 const tablesByName: ReadonlyMap<string, Store.Table<any>> = new Map(Reset.sandboxTables.map((step) => [step.table.name, step.table]))
@@ -125,7 +103,7 @@ export const take = (organizationId: OrganizationId | string): Effect.Effect<Sna
       }
       const id = yield* IdGenerator.newId("snp")
       const scope = Tenancy.scopeOf(organizationId, "sandbox")
-      const contents: { -readonly [K in keyof SandboxCounts]: number } = { ...noContents }
+      const contents: { -readonly [K in keyof SandboxCounts]: number } = { ...Reset.emptyCounts }
       // A row reached twice (through two parents) is saved once.
       const saved = new Set<string>()
       let pending: Array<SnapshotTables.SnapshotRow> = []
