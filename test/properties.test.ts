@@ -122,7 +122,7 @@ describe("idempotent replay", () => {
     await fc.assert(
       fc.asyncProperty(body, formatting, fc.stringMatching(/^[\x21-\x7e]{1,40}$/), async (b, f, rawKey) => {
         const key = `${run++}:${rawKey}`
-        const before = await engine.clock.now()
+        const before = await engine.clockOf("org_p").now()
         let payload: Record<string, unknown>
         if (b.kind === "seconds") payload = { seconds: b.seconds }
         else {
@@ -139,15 +139,16 @@ describe("idempotent replay", () => {
         const first = await send()
         expect(first.status, first.text).toBe(200)
         expect(first.headers.get("idempotency-replayed")).toBeNull()
-        const afterFirst = await engine.clock.now()
+        const afterFirst = await engine.clockOf("org_p").now()
         const expected = b.kind === "seconds" ? before + b.seconds * 1000 : before + b.aheadMs
         expect(afterFirst).toBe(expected)
-        expect(first.json).toEqual({ now: new Date(expected).toISOString(), mode: "virtual" })
+        // The caller's sandbox clock moved (docs/clock.md), and the answer says to where, from where.
+        expect(first.json).toMatchObject({ now: new Date(expected).toISOString(), mode: "virtual", from: new Date(before).toISOString() })
         const second = await send()
         expect(second.status).toBe(first.status)
         expect(second.text).toBe(first.text)
         expect(second.headers.get("idempotency-replayed")).toBe("true")
-        expect(await engine.clock.now()).toBe(afterFirst)
+        expect(await engine.clockOf("org_p").now()).toBe(afterFirst)
       }),
       opts(424242, 80)
     )

@@ -211,7 +211,8 @@ describe.each(Object.keys(stores) as Array<keyof typeof stores>)("sandbox reset 
   it("knows every table of the engine: each is emptied by a reset or kept on purpose", () => {
     const isTable = (v: unknown): v is { name: string } =>
       typeof v === "object" && v !== null && typeof (v as any).name === "string" && typeof (v as any).key === "function" && typeof (v as any).orders === "object"
-    const declared = new Set((Object.values(core) as Array<unknown>).filter(isTable).map((t) => t.name))
+    // @fos/core exports a namespace per module: the tables are one level down.
+    const declared = new Set((Object.values(core) as Array<object>).flatMap((module) => Object.values(module)).filter(isTable).map((t) => t.name))
     const known = new Set([...core.Reset.sandboxTables.map((t) => t.table.name), ...core.Reset.keptTables.map((t) => t.name)])
     expect([...declared].filter((name) => !known.has(name)).sort()).toEqual([])
     expect(declared.size).toBeGreaterThan(20)
