@@ -251,6 +251,15 @@ const withSlowTimers = async () => {
 }
 
 describe("one advance of a clock at a time", () => {
+  it("advances that move nothing and find nothing due change nothing, so any number at once all answer", async () => {
+    const { acme } = await start()
+    const before = await clockOf(acme)
+    const replies = await Promise.all(Array.from({ length: 12 }, () => advance(acme, { seconds: 0 })))
+    expect(replies.map((r) => r.status)).toEqual(Array(12).fill(200))
+    expect(replies[0]!.json).toMatchObject({ now: iso(before), from: iso(before), timersFired: { total: 0, by: {} }, eventsEmitted: { total: 0, by: {} } })
+    expect(await clockOf(acme)).toBe(before)
+  })
+
   it("a second advance of the same clock while the first runs is 409 CONFLICT and changes nothing; another organization's advances meanwhile", async () => {
     const slow = await withSlowTimers()
     const first = advance(slow.acme, { seconds: 60 })

@@ -146,7 +146,15 @@ export const makeVirtualTimeControl = (
         // transaction below checks again under the row lock.
         const seen = yield* store.get(Clocks, scope)
         if (seen?.advancing !== undefined && holds(seen.advancing)) return yield* inProgress()
-        return yield* claimLocked(store, scope, owner, targetOf)
+        // An advance that neither moves the clock nor finds a timer due ({"seconds": 0} on a quiet sandbox) changes
+        // nothing: it answers from committed state, without a lease or a write, so such advances never meet each
+        // other's lease.
+        const fromMs = timeOf(seen)
+        if (Math.max(fromMs, yield* targetOf(fromMs)) === fromMs) {
+          const next = yield* Timers.nextTimerIn(Timers.scope(scope))
+          if (next === undefined || next.dueAtMs > fromMs) return { fromMs, targetMs: fromMs, idle: true, nextDueMs: next?.dueAtMs }
+        }
+        return { ...yield* claimLocked(store, scope, owner, targetOf), idle: false, nextDueMs: undefined }
       })
 
     const claimLocked = <E>(store: Store.StoreService, scope: string, owner: string, targetOf: (nowMs: number) => Effect.Effect<number, E>) =>
@@ -172,7 +180,8 @@ export const makeVirtualTimeControl = (
         running.add(owner)
         return yield* Effect.ensuring(
           Effect.gen(function*() {
-            const { fromMs, targetMs } = yield* claim(store, scope, owner, targetOf)
+            const { fromMs, targetMs, idle, nextDueMs } = yield* claim(store, scope, owner, targetOf)
+            if (idle) return { fromMs, nowMs: fromMs, timersFired: {}, eventsEmitted: {}, nextDueMs } satisfies Timers.AdvanceReport
             // Every event written from here on has a higher number (Store.ts, `nextSequence`).
             const firstSequence = yield* store.nextSequence
             const lane = Timers.scope(scope)
