@@ -22,6 +22,7 @@ import { SnapshotTables, Store } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { Effect } from "effect"
 import { layerPgliteStore } from "@fos/sql"
+import { deuSubmission } from "../test/submissions.ts"
 import { recordSection } from "./record.ts"
 
 const key = `ck_sandbox_${"5a".repeat(32)}`
@@ -30,7 +31,6 @@ const rounds = Number(process.env.BENCH_SNAPSHOT_ROUNDS ?? 3)
 const stores = (process.env.BENCH_SNAPSHOT_STORES ?? "memory,pglite").split(",")
 const log = (line: string) => console.error(`[bench:snapshots] ${line}`)
 
-const address = { line1: "Unter den Linden 1", city: "Berlin", postalCode: "10117", country: "DEU" }
 
 /** A client of the bench organization's sandbox on the engine; throws on an unexpected status. */
 const clientOf = (engine: Engine) => {
@@ -65,30 +65,12 @@ const clientOf = (engine: Engine) => {
 const build = async (engine: Engine) => {
   const client = clientOf(engine)
   await client.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.bench.test/fos" }, 201)
-  const documentIds = [await client.upload("certificate_of_incorporation"), await client.upload("articles_of_association")]
-  const passport = await client.upload("passport")
-  const submitted = await client.call("POST", "/v2/onboarding", {
-    country: "DEU",
-    businessInfo: { legalName: "Bench GmbH", taxId: "DE123456789", registrationNumber: "HRB 123456", incorporationDate: "2019-04-01", registeredAddress: address },
-    documentIds,
-    ownership: {
-      persons: [{
-        referenceId: "ubo-1",
-        roles: ["owner", "controller"],
-        ownershipPercent: 60,
-        firstName: "Erika",
-        lastName: "Mustermann",
-        dateOfBirth: "1980-02-29",
-        nationality: "DEU",
-        email: "erika@bench.example",
-        address,
-        taxId: "12345678901",
-        documentIds: [passport]
-      }]
-    },
-    companyClassification: { legalStructure: "gmbh", primaryIndustry: "software" },
-    clientReferenceId: "bench"
-  }, 201)
+  const docs = {
+    register: await client.upload("certificate_of_incorporation"),
+    articles: await client.upload("articles_of_association"),
+    passport: await client.upload("passport")
+  }
+  const submitted = await client.call("POST", "/v2/onboarding", deuSubmission(docs, { clientReferenceId: "bench" }), 201)
   const decided = await client.call("POST", `/v2/simulate/applications/${submitted.applicationId}/decision`, { outcome: "approved" })
   const applied = await client.call("POST", `/v2/customers/${decided.customerId}/features`, { type: "virtual_account", asset: { code: "EUR" } }, 201)
   await client.call("POST", `/v2/simulate/applications/${applied.applicationId}/decision`, { outcome: "approved" })

@@ -4,6 +4,9 @@
  */
 import { expect } from "vitest"
 import { type Reply, toReply } from "./support.ts"
+import { deuSubmission } from "./submissions.ts"
+
+export { deuSubmission, germanAddress } from "./submissions.ts"
 
 export type Fetch = (request: Request) => Promise<Response>
 
@@ -50,42 +53,6 @@ export const approvedCustomer = async (client: Client): Promise<string> => {
   expect(decided.status, decided.text).toBe(200)
   return decided.json.customerId as string
 }
-
-export const germanAddress = { line1: "Unter den Linden 1", city: "Berlin", postalCode: "10117", country: "DEU" }
-
-/** A complete DEU submission: two company documents, one owner-controller with a passport. */
-export const deuSubmission = (
-  docs: { readonly register: string; readonly articles: string; readonly passport: string },
-  overrides: Record<string, unknown> = {}
-) => ({
-  country: "DEU",
-  businessInfo: {
-    legalName: "Acme GmbH",
-    taxId: "DE123456789",
-    registrationNumber: "HRB 123456",
-    incorporationDate: "2019-04-01",
-    registeredAddress: germanAddress
-  },
-  documentIds: [docs.register, docs.articles],
-  ownership: {
-    persons: [{
-      referenceId: "ubo-1",
-      roles: ["owner", "controller"],
-      ownershipPercent: 60,
-      firstName: "Erika",
-      lastName: "Mustermann",
-      dateOfBirth: "1980-02-29",
-      nationality: "DEU",
-      email: "erika@acme.example",
-      address: germanAddress,
-      taxId: "12345678901",
-      documentIds: [docs.passport]
-    }]
-  },
-  companyClassification: { legalStructure: "gmbh", primaryIndustry: "software" },
-  clientReferenceId: "acme-gmbh",
-  ...overrides
-})
 
 /** Uploads the three documents `deuSubmission` needs. */
 export const deuDocuments = async (client: Client) => ({
