@@ -44,6 +44,7 @@ const main = async (argv: ReadonlyArray<string>) => {
     case "events":
     case "journal":
     case "audit":
+    case "timeline":
       console.log(JSON.stringify(await runOperator(command, args, process.env), null, 2))
       return
     case undefined:

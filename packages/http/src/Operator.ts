@@ -13,6 +13,7 @@ import {
   LedgerAudit,
   Operator,
   PendingTimers,
+  Timeline,
   Problem,
   Reset,
   Restrictions,
@@ -202,7 +203,8 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
     yield* Faults.deleteFault(yield* sandboxOf(yield* param("id")), faultId)
     return json({ deleted: faultId })
   }))),
-  // What an organization's sandbox shows of itself (docs/inspect.md), for support: `fos timers|events|audit ORG_ID`.
+  // What an organization's sandbox shows of itself (docs/inspect.md), for support: `fos timers|events|audit ORG_ID`,
+  // `fos timeline ORG_ID RESOURCE_ID`.
   HttpRouter.route("GET", "/operator/organizations/:id/timers", guard(Effect.gen(function*() {
     const organization = yield* Operator.getOrganization(yield* param("id"))
     const page = yield* pageQuery
@@ -222,6 +224,10 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
   HttpRouter.route("GET", "/operator/organizations/:id/ledger/audit", guard(Effect.gen(function*() {
     const organization = yield* Operator.getOrganization(yield* param("id"))
     return json(yield* LedgerAudit.auditLedger(organization.id))
+  }))),
+  HttpRouter.route("GET", "/operator/organizations/:id/timeline/:resourceId", guard(Effect.gen(function*() {
+    const organization = yield* Operator.getOrganization(yield* param("id"))
+    return json(yield* Timeline.timeline(organization.id, yield* param("resourceId")))
   }))),
   // Snapshots of an organization's sandbox (`fos snapshots`, Snapshots.ts); a snapshot's id names its organization.
   HttpRouter.route("GET", "/operator/organizations/:id/snapshots", guard(Effect.gen(function*() {

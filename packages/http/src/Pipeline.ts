@@ -17,6 +17,7 @@ import type { Engine } from "@fos/core"
 import {
   Auth,
   Documents,
+  History,
   Idempotency,
   IdGenerator,
   Payouts,
@@ -42,7 +43,7 @@ import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, Random, type Sc
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, errorReferencePage, makeDocsPages } from "./Docs.ts"
-import { faultableTarget, underFault } from "./Faults.ts"
+import { faultableTarget, faultTargetOf, underFault } from "./Faults.ts"
 import { problemTypeOf, RequestLog } from "./RequestLog.ts"
 import { CurrentUpload } from "./ServerApi.ts"
 
@@ -716,6 +717,28 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       const { bucket, idempotency: policy, transactional, upload, rereadOnReplay, sandboxOnly, openWhenRestricted: open, keepsTimers } = policyOf(endpoint, group)
       const refresh = rereadOnReplay === undefined ? undefined : replayReads[rereadOnReplay]
       const target = faultableTarget(endpoint, group)
+      // A write's changes are caused by it: the sandbox's history records it (core kernel/History.ts), a simulate
+      // call with its operation. The correlation id is read when a change is written (it may be drawn late).
+      const operation = faultTargetOf(endpoint, group)
+      const causeOf = (info: RequestInfo): History.Cause =>
+        operation.path.startsWith("/v2/simulate/")
+          ? {
+            type: "simulate",
+            operation: operation.operationId,
+            method: operation.method,
+            path: info.instance,
+            get correlationId() {
+              return info.correlationId
+            }
+          }
+          : {
+            type: "request",
+            method: operation.method,
+            path: info.instance,
+            get correlationId() {
+              return info.correlationId
+            }
+          }
       return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, Engine.EngineServices> =>
         admit(info, request.method, request.headers["x-api-key"], bucket, !open && bodyMethods.has(request.method), (caller) => {
           if (sandboxOnly && info.environment !== "sandbox") {
@@ -727,11 +750,11 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
               underFault(caller, target, request, body, (id) => (info.injected = id), proceed)
             // A write whose answer a fault loses has committed: what it made due still runs.
             return onClockOf(info, caller, bodyMethods.has(request.method)
-              ? Effect.ensuring(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh, faulted), settle(caller))
+              ? Effect.ensuring(write((body) => History.causedBy(causeOf(info))(run(request, body, caller)), request, info, caller, policy, transactional, upload, refresh, faulted), settle(caller))
               : faulted(undefined, run(request, undefined, caller)))
           }
           return onClockOf(info, caller, bodyMethods.has(request.method)
-            ? Effect.tap(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh), () => keepsTimers ? Effect.void : settle(caller))
+            ? Effect.tap(write((body) => History.causedBy(causeOf(info))(run(request, body, caller)), request, info, caller, policy, transactional, upload, refresh), () => keepsTimers ? Effect.void : settle(caller))
             : run(request, undefined, caller))
         })
     }

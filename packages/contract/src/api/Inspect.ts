@@ -7,7 +7,9 @@ import {
   LoggedEventList,
   LoggedEventQuery,
   PendingTimerList,
-  PendingTimerQuery
+  PendingTimerQuery,
+  Timeline,
+  TimelineParams
 } from "../simulate/Inspect.ts"
 import { documented } from "./OpenApiDocument.ts"
 import { common, OpenWhenRestricted, SandboxOnly } from "./Policies.ts"
@@ -37,5 +39,13 @@ export const Inspect = HttpApiGroup.make("inspect")
     success: LedgerAudit,
     error: common
   }).annotateMerge(documented("Audit the ledger", "Checks the sandbox ledger's invariants and answers each check made and every violation found.")))
+  .add(HttpApiEndpoint.get("resourceTimeline", "/v2/simulate/timeline/:resourceId", {
+    params: TimelineParams,
+    success: Timeline,
+    error: common
+  }).annotateMerge(documented(
+    "Read a resource's timeline",
+    "A transaction's, order's, application's, RFI's, webhook delivery's, wallet signer's, ceremony's or claim's state changes with their causes, events, ledger transfers and timers, oldest first (the latest 500), and what it waits for next."
+  )))
   .annotate(OpenWhenRestricted, true)
   .annotate(SandboxOnly, true)
