@@ -15,7 +15,7 @@ import { createServer } from "node:net"
 import { join } from "node:path"
 import { Operator, Seed, Transport } from "@fos/core"
 import { toIso } from "@fos/contract"
-import { createEngine, type Engine, formatRequestLog, layerRoutes, type OperatorSecret, readDocsAssets } from "@fos/http"
+import { type ConnectionDropper, createEngine, type Engine, formatRequestLog, layerRoutes, type OperatorSecret, readDocsAssets } from "@fos/http"
 import { describeStoreFailure } from "@fos/sql"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
@@ -143,7 +143,9 @@ export const serveEngine = <E>(
   engine: ServedEngine,
   options: ServeOptions,
   server: Layer.Layer<HttpServer.HttpServer, E>,
-  out: (line: string) => void
+  out: (line: string) => void,
+  /** How the runtime's server drops a connection with no answer (a sandbox fault's `dropped_connection`), if it can. */
+  dropConnection?: ConnectionDropper
 ): Effect.Effect<never, E> => {
   // HttpRouter.serve infers `unknown` requirements from the HttpApi layer's request markers; the engine's context
   // provides every service the routes use, as it does for createEngine's web handler.
@@ -152,7 +154,8 @@ export const serveEngine = <E>(
     // The reference page at /docs, with Swagger UI's files from the installed swagger-ui-dist.
     docs: readDocsAssets((file) => readFileSync(file)),
     // One line per request on the same output as the start lines; coloured only in a terminal that allows it.
-    requestLog: options.quiet ? undefined : (entry) => out(formatRequestLog(entry, options.logFormat, { color: colorAllowed() }))
+    requestLog: options.quiet ? undefined : (entry) => out(formatRequestLog(entry, options.logFormat, { color: colorAllowed() })),
+    dropConnection
   }), {
     disableLogger: true,
     disableListenLog: true

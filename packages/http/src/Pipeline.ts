@@ -43,7 +43,7 @@ import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, Random, type Sc
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, errorReferencePage, makeDocsPages } from "./Docs.ts"
-import { faultableTarget, faultTargetOf, underFault } from "./Faults.ts"
+import { DropConnection, faultableTarget, faultTargetOf, underFault } from "./Faults.ts"
 import { problemTypeOf, RequestLog } from "./RequestLog.ts"
 import { CurrentUpload } from "./ServerApi.ts"
 
@@ -576,6 +576,8 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
     const nowMs = () => clock.currentTimeMillisUnsafe()
     // The request log, when one is configured, reads real time at each end of a request (RequestLog.ts).
     const requestLog = yield* RequestLog
+    // How the server drops a connection (a commit-then-lose fault's dropped_connection), when it can.
+    const dropConnection = yield* DropConnection
     const realClock = yield* RealClock.RealClock
     const docsFiles = yield* DocsFiles
     const docs = docsFiles === undefined ? undefined : makeDocsPages(docsFiles)
@@ -747,7 +749,7 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
           // Only an organization marked as having request faults looks them up (core simulate/Faults.ts).
           if (target !== undefined && caller.organization.sandboxFaults === true && caller.environment === "sandbox") {
             const faulted = <R>(body: string | undefined, proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R>) =>
-              underFault(caller, target, request, body, (id) => (info.injected = id), proceed)
+              underFault(caller, target, request, body, (id) => (info.injected = id), proceed, dropConnection)
             // A write whose answer a fault loses has committed: what it made due still runs.
             return onClockOf(info, caller, bodyMethods.has(request.method)
               ? Effect.ensuring(write((body) => History.causedBy(causeOf(info))(run(request, body, caller)), request, info, caller, policy, transactional, upload, refresh, faulted), settle(caller))
