@@ -9,8 +9,8 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { createEngine, type Engine, LiveFeed } from "@fos/http"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
-import { expectProblem, keysOf, makeEngine, orgSeed, seedOf } from "./support.ts"
+import { approvedCustomer, type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
+import { expectProblem, keysOf, makeEngine, orgSeed, seedOf, START_MS } from "./support.ts"
 
 let engine: Engine
 let acme: Client
@@ -268,4 +268,118 @@ describe("the live stream through a real server", () => {
   })
 })
 
-void idem
+// --- a resource's actions -------------------------------------------------------------------------------------------
+
+/** An active USD virtual account of an approved customer, and a pending RTP deposit of 1000.00 to it. */
+const pendingDeposit = async () => {
+  const customerId = await approvedCustomer(acme)
+  const applied = await acme.call("POST", `/v2/customers/${customerId}/features`, { type: "virtual_account", asset: { code: "USD" } }, idem())
+  await acme.call("POST", `/v2/simulate/applications/${applied.json.applicationId}/decision`, { outcome: "approved" })
+  await engine.clock.advance(30_000)
+  const accountId = (await acme.call("GET", `/v2/customers/${customerId}/virtual-accounts`)).json.data[0].id as string
+  const deposited = await acme.call("POST", "/v2/simulate/deposits", {
+    destination: { type: "virtual_account", virtualAccountId: accountId },
+    assetAmount: { code: "USD", amount: "1000.00" },
+    rail: "rtp"
+  })
+  expect(deposited.status, deposited.text).toBe(201)
+  return { customerId, accountId, depositId: deposited.json.id as string }
+}
+
+const actionsOf = async (client: Client, id: string) => {
+  const reply = await client.call("GET", `/v2/simulate/actions/${id}`)
+  expect(reply.status, reply.text).toBe(200)
+  return reply.json as { resourceId: string; resourceType: string; actions: Array<{ name: string; method: string; path: string; allowed: boolean; reason?: string }> }
+}
+const named = (answer: Awaited<ReturnType<typeof actionsOf>>, name: string) => answer.actions.find((a) => a.name === name)!
+
+describe("a resource's actions", () => {
+  it("say what a transaction's state table allows, and the calls agree with them", async () => {
+    const { depositId } = await pendingDeposit()
+    const pending = await actionsOf(acme, depositId)
+    expect(pending.resourceType).toBe("transaction")
+    expect(named(pending, "settleTransaction")).toEqual({
+      name: "settleTransaction",
+      method: "POST",
+      path: `/v2/simulate/transactions/${depositId}/settle`,
+      allowed: true
+    })
+    // A return is of a completed transaction only.
+    const returning = named(pending, "returnTransaction")
+    expect(returning.allowed).toBe(false)
+    expect(returning.reason).toMatch(/^SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY: /)
+    // A deposit is no payout: no public cancel is offered.
+    expect(pending.actions.some((a) => a.name === "cancelPayout")).toBe(false)
+    const refusedReturn = await acme.call("POST", returning.path, { returnCode: "R01" })
+    expect(refusedReturn.json.type).toBe("SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY")
+
+    expect((await acme.call("POST", named(pending, "settleTransaction").path)).status).toBe(200)
+    const settled = await actionsOf(acme, depositId)
+    const settleAgain = named(settled, "settleTransaction")
+    expect(settleAgain).toMatchObject({ allowed: false, reason: "RESOURCE_TERMINAL: the transaction has ended (status completed)." })
+    expect((await acme.call("POST", settleAgain.path)).json.type).toBe("RESOURCE_TERMINAL")
+    expect(named(settled, "returnTransaction").allowed).toBe(true)
+    expect(named(settled, "enterReview").allowed).toBe(false)
+  })
+
+  it("say what an application's table allows before and after its decision", async () => {
+    const docs = await deuDocuments(acme)
+    const submitted = await acme.call("POST", "/v2/onboarding", deuSubmission(docs, { clientReferenceId: "actions-app" }), idem())
+    const applicationId = submitted.json.applicationId as string
+    const open = await actionsOf(acme, applicationId)
+    expect(open.resourceType).toBe("application")
+    expect(open.actions.map((a) => [a.name, a.allowed])).toEqual([
+      ["approveApplication", true],
+      ["rejectApplication", true],
+      ["complianceResult", false],
+      ["cancelApplication", true]
+    ])
+    await acme.call("POST", `/v2/simulate/applications/${applicationId}/decision`, { outcome: "rejected" })
+    const rejected = await actionsOf(acme, applicationId)
+    expect(named(rejected, "approveApplication")).toMatchObject({ allowed: false, reason: "APPLICATION_ALREADY_DECIDED: the application is rejected." })
+    expect(named(rejected, "complianceResult").allowed).toBe(true)
+    expect(named(rejected, "cancelApplication").allowed).toBe(false)
+  })
+
+  it("offer a delivery's retry once it has failed, and not before", async () => {
+    const hooked = await createEngine({ clock: { mode: "virtual", startMs: START_MS }, webhookTransport: "memory", seed: seedOf(orgSeed("acme")) as never })
+    try {
+      hooked.deliveries.answerWith(500)
+      const client = clientOf(hooked.fetch, "http://fos", keysOf("acme").sandbox)
+      const created = await client.call("POST", "/v2/webhooks/endpoints", { url: "https://receiver.example/hook" }, idem())
+      expect(created.status, created.text).toBe(201)
+      await emit(client)
+      await hooked.deliveries.flush()
+      const delivery = (await client.call("GET", "/v2/webhooks/deliveries")).json.data[0]
+      const retrying = await actionsOf(client, delivery.id)
+      expect(retrying.resourceType).toBe("webhook_delivery")
+      expect(retrying.actions).toEqual([{
+        name: "retryDelivery",
+        method: "POST",
+        path: `/v2/webhooks/deliveries/${delivery.id}/retry`,
+        allowed: false,
+        reason: expect.stringMatching(/^WEBHOOK_DELIVERY_NOT_RETRYABLE: The delivery is (pending|processing); only a failed delivery can be retried\.$/)
+      }])
+      // The receiver keeps failing: the run of five attempts ends failed.
+      for (let i = 0; i < 5; i++) {
+        await hooked.clock.advance("1 hour")
+        await hooked.deliveries.flush()
+      }
+      const failed = await actionsOf(client, delivery.id)
+      expect(failed.actions[0]).toMatchObject({ allowed: true })
+      expect(failed.actions[0]!.reason).toBeUndefined()
+      const retried = await client.call("POST", failed.actions[0]!.path, undefined, idem())
+      expect(retried.status, retried.text).toBeLessThan(300)
+    } finally {
+      await hooked.close()
+    }
+  })
+
+  it("are 404 for another organization's resource and for an id of no such resource", async () => {
+    const { depositId } = await pendingDeposit()
+    const instance = (id: string) => `/sandbox/v2/simulate/actions/${id}`
+    expectProblem(await rival.call("GET", `/v2/simulate/actions/${depositId}`), { status: 404, type: "NOT_FOUND", instance: instance(depositId) })
+    expectProblem(await acme.call("GET", "/v2/simulate/actions/cus_000000000000000000000000"), { status: 404, type: "NOT_FOUND", instance: instance("cus_000000000000000000000000") })
+    expectProblem(await acme.call("GET", "/v2/simulate/actions/txn_000000000000000000000000"), { status: 404, type: "NOT_FOUND", instance: instance("txn_000000000000000000000000") })
+  })
+})

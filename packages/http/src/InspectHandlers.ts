@@ -1,12 +1,11 @@
 /**
  * The handlers of the sandbox's inspect group (contract api/Inspect.ts): thin reads of the caller's sandbox.
  */
-import { EventLog, LedgerAudit, PendingTimers } from "@fos/core"
+import { EventLog, LedgerAudit, PendingTimers, ResourceActions } from "@fos/core"
 import { defaultPageSize } from "@fos/contract"
 import { Effect } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { group } from "./HandlerGroups.ts"
-import { resourceActions } from "./Actions.ts"
 import { LiveFeed, parseTopics, recentPage } from "./LiveFeed.ts"
 import { CurrentCaller, ServerApi } from "./ServerApi.ts"
 
@@ -59,4 +58,6 @@ export const InspectLive = group(ServerApi, "inspect", (handlers) =>
         const after = query.after ?? request.headers["last-event-id"]
         return yield* feed.stream({ organizationId: caller.organization.id, topics: yield* parseTopics(query.topics), after })
       }))
-    .handle("resourceActions", ({ params }) => CurrentCaller.use((caller) => resourceActions(caller.organization.id, params.resourceId)))))
+    .handle("resourceActions", ({ params }) => CurrentCaller.use((caller) => ResourceActions.resourceActions(caller.organization.id, params.resourceId)).pipe(
+        Effect.map((r) => ({ ...r, actions: r.actions.map(mutable) }))
+      ))))
