@@ -261,6 +261,35 @@ describe("the live stream through a real server", () => {
       expect((await recent.json()).data[0]).toMatchObject({ method: "POST", path: "/sandbox/v2/simulate/events" })
       await stream.close()
       await operator.close()
+      // A client that goes away frees its stream's slot on the server (once the server has seen the connection
+      // close): every slot can be taken again, and the next is refused.
+      const openOne = async () => {
+        const abort = new AbortController()
+        const response = await fetch(`${origin}/sandbox/v2/simulate/stream`, { headers: { "x-api-key": keysOf("acme").sandbox }, signal: abort.signal })
+        if (response.status !== 200) await response.body?.cancel()
+        return { abort, status: response.status }
+      }
+      const aborts: Array<AbortController> = []
+      for (let refusals = 0; aborts.length < LiveFeed.maxStreamsPerOrganization && refusals < 200;) {
+        const opened = await openOne()
+        if (opened.status === 200) aborts.push(opened.abort)
+        else {
+          refusals++
+          await new Promise((resolve) => setTimeout(resolve, 20))
+        }
+      }
+      expect(aborts.length).toBe(LiveFeed.maxStreamsPerOrganization)
+      expect((await openOne()).status).toBe(429)
+      aborts.pop()!.abort()
+      let reopened = 429
+      for (let tries = 0; tries < 200 && reopened !== 200; tries++) {
+        const opened = await openOne()
+        reopened = opened.status
+        if (reopened === 200) aborts.push(opened.abort)
+        else await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      expect(reopened).toBe(200)
+      for (const abort of aborts) abort.abort()
     } finally {
       await runtime.dispose()
       await served.close()

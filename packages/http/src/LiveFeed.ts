@@ -57,10 +57,12 @@ export interface RecentRequest {
 
 /**
  * A request as the ring keeps it: raw numbers, turned into a `RecentRequest` only when read, so that recording costs
- * the request path one clock read and one object.
+ * the request path a wall-clock and a monotonic read and one object.
  */
 interface Recorded {
   seq: number
+  /** The wall clock at the answer, in ms; the two monotonic readings give the duration. */
+  readonly endMs: number
   readonly endNs: bigint
   readonly startedNs: bigint
   readonly method: string
@@ -72,7 +74,7 @@ interface Recorded {
 }
 
 const toRecentRequest = (r: Recorded): RecentRequest => ({
-  time: toIso(Number(r.endNs / 1_000_000n)),
+  time: toIso(r.endMs),
   method: r.method,
   path: r.path,
   status: r.status,
@@ -181,7 +183,8 @@ export const make = (realClock: Clock.Clock): LiveFeedService => {
   const record: LiveFeedService["record"] = (organizationId, environment, method, path, response, startedNs, correlationId, injected) => {
     const recorded: Recorded = {
       seq: 0,
-      endNs: realClock.currentTimeNanosUnsafe(),
+      endMs: realClock.currentTimeMillisUnsafe(),
+      endNs: realClock.monotonicTimeNanosUnsafe(),
       startedNs,
       method,
       path,

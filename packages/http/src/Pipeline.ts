@@ -64,7 +64,7 @@ export interface RequestInfo {
    * (docs/clock.md). Undefined: the engine's.
    */
   clock: Clock.Clock | undefined
-  /** When the request reached the edge, in real-time nanoseconds. */
+  /** When the request reached the edge, on the real clock's monotonic nanoseconds (for durations only). */
   readonly startedNs: bigint
   /** The request itself: a problem's `docs` is on its origin, worked out only when a problem is rendered. */
   readonly request: HttpServerRequest.HttpServerRequest
@@ -575,7 +575,8 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
     const clock = yield* Clock.Clock
     const nowMs = () => clock.currentTimeMillisUnsafe()
     // The request log, when one is configured, and the feed of recent requests (LiveFeed.ts), which is always on,
-    // read real time at each end of a request.
+    // read real time at each end of a request: the monotonic clock (one hrtime read) for its duration, and the wall
+    // clock (Date.now) at its end.
     const requestLog = yield* RequestLog
     const feed = yield* LiveFeed
     const realClock = yield* RealClock.RealClock
@@ -616,7 +617,7 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
         rate: undefined,
         organizationId: undefined,
         clock: undefined,
-        startedNs: realClock.currentTimeNanosUnsafe(),
+        startedNs: realClock.monotonicTimeNanosUnsafe(),
         request,
         injected: undefined
       }
@@ -651,7 +652,7 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       ? recorded
       : (request: HttpServerRequest.HttpServerRequest, info: RequestInfo, response: HttpServerResponse.HttpServerResponse) => {
         recorded(request, info, response)
-        const endNs = realClock.currentTimeNanosUnsafe()
+        const endNs = realClock.monotonicTimeNanosUnsafe()
         requestLog({
           time: toIso(realClock.currentTimeMillisUnsafe()),
           method: request.method,
