@@ -404,6 +404,36 @@ describe("a resource's actions", () => {
     }
   })
 
+  it("say what a claim's and its signers' tables allow, before and after enrollment", async () => {
+    const customerId = await approvedCustomer(acme)
+    for (const asset of [{ code: "USDC", chain: "base" }]) {
+      const applied = await acme.call("POST", `/v2/customers/${customerId}/features`, { type: "crypto_wallet", asset }, idem())
+      await acme.call("POST", `/v2/simulate/applications/${applied.json.applicationId}/decision`, { outcome: "approved" })
+    }
+    const accepted = await acme.call("POST", `/v2/customers/${customerId}/wallets/claim-non-custodial`, {
+      chains: ["base"],
+      roster: [{ credentialType: "passkey", role: "admin", email: "alice@acme.example" }],
+      threshold: 1
+    }, idem())
+    expect(accepted.status, accepted.text).toBe(202)
+    const claimId = accepted.json.claimId as string
+    const signerId = accepted.json.signers[0].id as string
+
+    const invited = await actionsOf(acme, signerId)
+    expect(invited.resourceType).toBe("wallet_signer")
+    expect(named(invited, "enrollSigner")).toEqual({ name: "enrollSigner", method: "POST", path: `/v2/simulate/wallet-signers/${signerId}/enroll`, allowed: true })
+    expect(named(invited, "addPasskey")).toMatchObject({ allowed: false, reason: expect.stringMatching(/^CONFLICT: The signer has not enrolled yet/) })
+    const pendingClaim = await actionsOf(acme, claimId)
+    expect(pendingClaim.resourceType).toBe("claim")
+    expect(pendingClaim.actions.map((a) => [a.name, a.allowed])).toEqual([["provisionClaim.succeeded", true], ["provisionClaim.failed", true]])
+
+    expect((await acme.call("POST", named(invited, "enrollSigner").path, {})).status).toBe(200)
+    const enrolled = await actionsOf(acme, signerId)
+    expect(named(enrolled, "enrollSigner")).toMatchObject({ allowed: false, reason: "CONFLICT: The signer has already enrolled its credential." })
+    expect((await acme.call("POST", named(enrolled, "enrollSigner").path, {})).json.type).toBe("CONFLICT")
+    expect(named(enrolled, "removeSigner").allowed).toBe(true)
+  })
+
   it("are 404 for another organization's resource and for an id of no such resource", async () => {
     const { depositId } = await pendingDeposit()
     const instance = (id: string) => `/sandbox/v2/simulate/actions/${id}`
