@@ -44,6 +44,7 @@ import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse,
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, errorReferencePage, makeDocsPages } from "./Docs.ts"
 import { DropConnection, faultableTarget, faultTargetOf, underFault } from "./Faults.ts"
+import { LiveFeed } from "./LiveFeed.ts"
 import { problemTypeOf, RequestLog } from "./RequestLog.ts"
 import { CurrentUpload } from "./ServerApi.ts"
 
@@ -64,7 +65,7 @@ export interface RequestInfo {
    * (docs/clock.md). Undefined: the engine's.
    */
   clock: Clock.Clock | undefined
-  /** When the request reached the edge, in real-time nanoseconds; 0 when nothing logs it. */
+  /** When the request reached the edge, on the real clock's monotonic nanoseconds (for durations only). */
   readonly startedNs: bigint
   /** The request itself: a problem's `docs` is on its origin, worked out only when a problem is rendered. */
   readonly request: HttpServerRequest.HttpServerRequest
@@ -565,7 +566,7 @@ export interface EdgeService {
 
 export class Edge extends Context.Service<Edge, EdgeService>()("fos/http/Edge") {}
 
-export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correlation> = Layer.effect(
+export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correlation | LiveFeed> = Layer.effect(
   Edge,
   Effect.gen(function*() {
     const correlation = yield* Correlation
@@ -574,10 +575,13 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
     // The engine's clock, taken once: a server may run requests in a context of its own.
     const clock = yield* Clock.Clock
     const nowMs = () => clock.currentTimeMillisUnsafe()
-    // The request log, when one is configured, reads real time at each end of a request (RequestLog.ts).
+    // The request log, when one is configured, and the feed of recent requests (LiveFeed.ts), which is always on,
+    // read real time at each end of a request: the monotonic clock (one hrtime read) for its duration, and the wall
+    // clock (Date.now) at its end.
     const requestLog = yield* RequestLog
     // How the server drops a connection (a commit-then-lose fault's dropped_connection), when it can.
     const dropConnection = yield* DropConnection
+    const feed = yield* LiveFeed
     const realClock = yield* RealClock.RealClock
     const docsFiles = yield* DocsFiles
     const docs = docsFiles === undefined ? undefined : makeDocsPages(docsFiles)
@@ -616,7 +620,7 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
         rate: undefined,
         organizationId: undefined,
         clock: undefined,
-        startedNs: requestLog === undefined ? 0n : realClock.currentTimeNanosUnsafe(),
+        startedNs: realClock.monotonicTimeNanosUnsafe(),
         request,
         injected: undefined
       }
@@ -637,11 +641,21 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       return sent !== undefined && !visible.test(sent)
     }
 
-    /** Sends the request's entry to the log, if any; the response goes on unchanged. */
+    /**
+     * Records the request in its organization's recent requests (a caller once known) and sends its entry to the
+     * log, if any; the response goes on unchanged.
+     */
+    const recorded = (request: HttpServerRequest.HttpServerRequest, info: RequestInfo, response: HttpServerResponse.HttpServerResponse) => {
+      if (info.organizationId !== undefined && info.environment !== undefined) {
+        feed.record(info.organizationId, info.environment, request.method, info.instance, response, info.startedNs, info.correlationId, info.injected)
+      }
+      return response
+    }
     const logged = requestLog === undefined
-      ? (_request: HttpServerRequest.HttpServerRequest, _info: RequestInfo, response: HttpServerResponse.HttpServerResponse) => response
+      ? recorded
       : (request: HttpServerRequest.HttpServerRequest, info: RequestInfo, response: HttpServerResponse.HttpServerResponse) => {
-        const endNs = realClock.currentTimeNanosUnsafe()
+        recorded(request, info, response)
+        const endNs = realClock.monotonicTimeNanosUnsafe()
         requestLog({
           time: toIso(realClock.currentTimeMillisUnsafe()),
           method: request.method,

@@ -165,3 +165,57 @@ export const Timeline = Schema.Struct({
 export type Timeline = typeof Timeline.Type
 
 export const TimelineParams = { resourceId: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(128)) }
+/**
+ * A request the sandbox answered, as its recent requests (`GET /v2/simulate/requests`) and the live stream show it:
+ * the request log's entry of the caller's organization (no header, query string or body is ever kept).
+ */
+export const RecentRequest = Schema.Struct({
+  /** When the answer was ready, in real time. */
+  time: Schema.String,
+  method: Schema.String,
+  /** The path as requested, base address included, without the query string. */
+  path: Schema.String,
+  status: Schema.Number,
+  /** The problem's `type` (its error code) on an error answer. */
+  type: Schema.optionalKey(Schema.String),
+  /** From the request reaching the server's pipeline to its answer, in real-time milliseconds. */
+  durationMs: Schema.Number,
+  correlationId: Schema.String,
+  /** The id of the sandbox fault that shaped the answer, if one did. */
+  injected: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "RecentRequest" })
+export type RecentRequest = typeof RecentRequest.Type
+
+export const RecentRequestList = listOf(RecentRequest).annotate({ identifier: "RecentRequestList" })
+/** Newest first, the only order: `limit` and `cursor` only. */
+export const RecentRequestQuery = Schema.Struct({
+  cursor: Schema.optionalKey(Schema.String),
+  limit: listQuery(["time"] as const).fields.limit
+})
+
+/** `topics`: a comma-separated list of `events` and `requests` (both when omitted). `after`: an event id to resume after. */
+export const StreamQuery = Schema.Struct({
+  topics: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64))),
+  after: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(128)))
+})
+
+/** One move the inspector can offer on a resource, and whether the resource's state table allows it now. */
+export const ResourceAction = Schema.Struct({
+  /** The endpoint's name: `settleTransaction`, `cancelOrder`, `retryDelivery`, ... */
+  name: Schema.String,
+  method: Schema.Literals(["POST", "DELETE"]),
+  /** The path to call, under the sandbox's base address (`/v2/simulate/transactions/txn_…/settle`). */
+  path: Schema.String,
+  allowed: Schema.Boolean,
+  /** Why the state table refuses it, when it does: the problem's code and the state that refuses it. */
+  reason: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "ResourceAction" })
+
+export const ResourceActions = Schema.Struct({
+  resourceId: Schema.String,
+  resourceType: Schema.Literals(["transaction", "order", "application", "rfi", "wallet_signer", "wallet_ceremony", "claim", "webhook_delivery"]),
+  actions: Schema.Array(ResourceAction)
+}).annotate({ identifier: "ResourceActions" })
+export type ResourceActions = typeof ResourceActions.Type
+
+export const ResourceActionsParams = { resourceId: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(128)) }
