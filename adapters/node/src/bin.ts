@@ -11,6 +11,7 @@ const usage = `usage: fos serve [flags]          runs the server (npm start in t
        fos orgs|users|keys|snapshots ...   the operator commands, below: they call a running server
        fos reset ORG_ID          empties an organization's sandbox
        fos faults ...            an organization's sandbox faults (docs/faults.md)
+       fos outcomes ...          an organization's sandbox outcome rules (docs/outcomes.md)
        fos --version             prints the version
 
 ${operatorUsage}
@@ -40,6 +41,7 @@ const main = async (argv: ReadonlyArray<string>) => {
     case "snapshots":
     case "reset":
     case "faults":
+    case "outcomes":
     case "timers":
     case "events":
     case "journal":
