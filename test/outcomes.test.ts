@@ -6,11 +6,16 @@
  * the spec says, the rule showing what it applied to, and the ledger audit clean; then the matchers, the bounds and
  * bad input (nothing changed), and the isolation of organizations.
  */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { TransactionFailureMessages } from "@fos/contract"
-import type { Engine } from "@fos/http"
+import { Timers } from "@fos/core"
+import { createEngine, type Engine } from "@fos/http"
+import { layerPgliteStore } from "@fos/sql"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
-import { expectCatalogEvents, expectProblem, keysOf, makeEngine, orgSeed, seedOf } from "./support.ts"
+import { expectCatalogEvents, expectProblem, keysOf, makeEngine, orgSeed, seedOf, START_MS } from "./support.ts"
 
 let engine: Engine
 let acme: Client
@@ -328,6 +333,74 @@ describe("a compliance hold", () => {
   })
 })
 
+describe("an order's conversion leg", () => {
+  it("fails at settlement through its order: the leg with rail_unavailable, the order with provider_unavailable", async () => {
+    const { customerId, accountId } = await fundedAccount("100.00")
+    const applied = await acme.call("POST", `/v2/customers/${customerId}/features`, { type: "crypto_wallet", asset: { code: "USDC", chain: "base" } }, idem())
+    await acme.call("POST", `/v2/simulate/applications/${applied.json.applicationId}/decision`, { outcome: "approved" })
+    const wallet = await acme.call("POST", `/v2/customers/${customerId}/wallets`, { chain: "base" }, idem())
+    expect(wallet.status, wallet.text).toBe(201)
+    // START_MS is a Sunday, when the foreign-exchange market is closed: the order is made on Monday morning.
+    await engine.clock.advanceTo("2026-03-02T09:00:00.000Z")
+    const rule = await addRule({ match: { type: "onramp", customerId }, outcome: { type: "fail", failureCode: "rail_unavailable" }, count: 1 })
+    const order = await acme.call("POST", "/v2/orders", {
+      source: { type: "virtual_account", virtualAccountId: accountId },
+      destination: { type: "wallet", walletId: wallet.json.id, asset: "USDC" },
+      amount: "10",
+      lockSide: "source"
+    }, idem())
+    expect(order.status, order.text).toBe(201)
+    const executed = await acme.call("POST", `/v2/orders/${order.json.id}/execute`, undefined, idem())
+    expect(executed.status, executed.text).toBe(200)
+    const transactionId = executed.json.transactionId as string
+    await advance(120_000)
+    expect((await acme.call("GET", `/v2/orders/${order.json.id}`)).json).toMatchObject({ status: "failed", reasonCode: "provider_unavailable" })
+    expect(await read(transactionId)).toMatchObject({ type: "onramp", status: "failed", failureCode: "rail_unavailable", failureMessage: TransactionFailureMessages.rail_unavailable })
+    expect((await statusEvents(transactionId)).map((e) => [e.type, e.sequence])).toEqual([
+      ["transaction.created", 1],
+      ["transaction.processing", 2],
+      ["transaction.failed", 3]
+    ])
+    const orderEvents = ((await acme.call("GET", `/v2/simulate/events?type=order.failed&limit=100`)).json.data as Array<any>).filter((e) => e.data.orderId === order.json.id)
+    expect(orderEvents.map((e) => e.data.reasonCode)).toEqual(["provider_unavailable"])
+    expect(await balances(accountId)).toEqual([{ code: "USD", available: "100.00", pending: "0.00" }])
+    expect((await rules())[0]).toMatchObject({ id: rule.id, applied: 1, remaining: 0, transactionIds: [transactionId] })
+    await expectCleanAudit()
+  })
+})
+
+describe("on a durable store (PGlite)", () => {
+  it("keeps the rules in the store: one fails a deposit at settlement, is listed as applied, and a reset removes it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fos-outcomes-"))
+    const durable = await createEngine({
+      clock: { mode: "virtual", startMs: START_MS },
+      realClock: Timers.makeVirtualClock(START_MS),
+      store: layerPgliteStore(dir),
+      seed: seedOf(orgSeed("acme")) as never,
+      webhookTransport: "memory"
+    })
+    try {
+      const client = clientOf(durable.fetch, "http://fos", keysOf("acme").sandbox)
+      const customerId = await approvedCustomer(client)
+      const applied = await client.call("POST", `/v2/customers/${customerId}/features`, { type: "crypto_wallet", asset: { code: "USDC", chain: "base" } }, idem())
+      await client.call("POST", `/v2/simulate/applications/${applied.json.applicationId}/decision`, { outcome: "approved" })
+      const wallet = await client.call("POST", `/v2/customers/${customerId}/wallets`, { chain: "base" }, idem())
+      const rule = await addRule({ match: { chain: "base", type: "deposit", maxAmount: "50" }, outcome: { type: "fail", failureCode: "provider_rejected" } }, client)
+      const deposit = await client.call("POST", "/v2/simulate/deposits", { destination: { type: "wallet", walletId: wallet.json.id }, assetAmount: { code: "USDC", amount: "42", chain: "base" } })
+      expect(deposit.status, deposit.text).toBe(201)
+      await durable.clock.advance(120_000)
+      expect((await client.call("GET", `/v2/transactions/${deposit.json.id}`)).json).toMatchObject({ status: "failed", failureCode: "provider_rejected" })
+      expect((await rules(client))).toEqual([{ ...rule, applied: 1, transactionIds: [deposit.json.id] }])
+      await expectCleanAudit(client)
+      expect((await client.call("POST", "/v2/simulate/reset")).status).toBe(200)
+      expect(await rules(client)).toEqual([])
+    } finally {
+      await durable.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+})
+
 describe("matching", () => {
   it("applies the oldest matching rule, by clientReferenceId, and only where its outcome is viable", async () => {
     const { customerId, accountId } = await fundedAccount()
@@ -377,7 +450,10 @@ describe("the rules' bounds and bad input", () => {
     await invalid({ match: { minAmount: "10", maxAmount: "9.99" }, outcome: fail("provider_rejected") }, "/match/maxAmount")
     await invalid({ match: { amount: "5", minAmount: "10" }, outcome: fail("provider_rejected") }, "/match/amount")
     await invalid({ match: { amount: "-5" }, outcome: fail("provider_rejected") }, "/match/amount")
-    await invalid({ match: { type: "conversion" }, outcome: fail("provider_rejected") }, "/match/type")
+    await invalid({ match: { type: "deposit_return" }, outcome: fail("provider_rejected") }, "/match/type")
+    await invalid({ match: { type: "onramp" }, outcome: { type: "review" } }, "/outcome/type")
+    await invalid({ match: { type: "offramp" }, outcome: fail("insufficient_funds_at_settle") }, "/outcome/failureCode")
+    await invalid({ match: { type: "conversion" }, outcome: fail("provider_rejected", "send") }, "/outcome/phase")
     await invalid({ match: { customerId: "nope" }, outcome: fail("provider_rejected") }, "/match/customerId")
     await invalid({ match: {}, outcome: fail("compliance_rejected") }, "/outcome/failureCode")
     await invalid({ match: {}, outcome: fail("chain_broadcast_failed", "settle") }, "/outcome/phase")

@@ -14,7 +14,7 @@ export const Outcomes = HttpApiGroup.make("outcomes")
     error: [...withBody, problem(422)]
   }).annotateMerge(documented(
     "Script an outcome",
-    "Creates a rule that decides how the next matching transactions end (by customer, type, rail or chain, amount or clientReferenceId): a payout failing at its send or settlement with a rail or chain failure code, a bank payout returned after completion, or a payout held in compliance review. Applies to `count` transactions, or until deleted; at most 50 per sandbox."
+    "Creates a rule that decides how the next matching transactions end (by customer, type, rail or chain, amount or clientReferenceId): a payout, deposit or order leg failing at its send or settlement with a rail or chain failure code, a bank payout returned after completion, or a payout held in compliance review. Applies to `count` transactions, or until deleted; at most 50 per sandbox."
   )))
   .add(HttpApiEndpoint.get("listOutcomeRules", "/v2/simulate/outcomes", { query: OutcomeRuleQuery, success: OutcomeRuleList, error: common }).annotateMerge(documented(
     "List outcome rules",

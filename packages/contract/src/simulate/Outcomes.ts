@@ -36,8 +36,15 @@ export const maxReturnDelaySeconds = 90 * 24 * 60 * 60
 /** How many of the transactions a rule applied to it lists (the latest). */
 export const outcomeRuleTransactionsShown = 20
 
-/** The transaction types whose phases consult the rules: payouts (`withdrawal`, an order's autoPayout too) and deposits. */
-export const ScriptableTransactionTypes = ["withdrawal", "deposit"] as const
+/**
+ * The transaction types whose phases consult the rules: payouts (`withdrawal`, an order's autoPayout too), deposits,
+ * and an order's conversion legs (`onramp`, `offramp`, `conversion`, `fiat_conversion`), which end through their order.
+ */
+export const ScriptableTransactionTypes = ["withdrawal", "deposit", "onramp", "offramp", "conversion", "fiat_conversion"] as const
+export type ScriptableTransactionType = typeof ScriptableTransactionTypes[number]
+
+/** An order's conversion legs: they fail at settlement only, through the order (order.failed with its reasonCode). */
+export const orderLegTypes: ReadonlySet<string> = new Set(["onramp", "offramp", "conversion", "fiat_conversion"])
 
 /** The failure codes a rule may end a transaction with (the spec's failureCode table). */
 export const ScriptableFailureCodes = [
@@ -57,6 +64,15 @@ export const chainOnlyFailureCodes: ReadonlySet<ScriptableFailureCode> = new Set
 export const FailurePhases = ["send", "settle"] as const
 export type FailurePhase = typeof FailurePhases[number]
 
+/**
+ * The failure codes an order's conversion leg may be scripted with, and the order's reasonCode for each (the
+ * inverse of the order's own mapping, Orders.ts): the transaction fails with the code, the order with the reason.
+ */
+export const orderLegFailures: Readonly<Partial<Record<ScriptableFailureCode, "provider_rejected" | "provider_unavailable">>> = {
+  provider_rejected: "provider_rejected",
+  rail_unavailable: "provider_unavailable"
+}
+
 /** The phase a failure code happens at when the rule names none. */
 export const defaultFailurePhase = (code: ScriptableFailureCode): FailurePhase => (chainOnlyFailureCodes.has(code) ? "send" : "settle")
 
@@ -66,13 +82,16 @@ export const nachaReturnCode = /^R\d{2}$/
 /** Which transactions a rule applies to: every member given must match; none given matches every transaction. */
 export const OutcomeMatch = Schema.Struct({
   customerId: Schema.optionalKey(CustomerId),
-  /** `withdrawal` (a payout) or `deposit`. */
+  /** `withdrawal` (a payout), `deposit`, or an order's leg: `onramp`, `offramp`, `conversion`, `fiat_conversion`. */
   type: Schema.optionalKey(Schema.Literals(ScriptableTransactionTypes)),
   /** The bank rail the money moves over. */
   rail: Schema.optionalKey(PayoutRail),
   /** The chain the money moves on. */
   chain: Schema.optionalKey(Chain),
-  /** The amount exactly (a payout's amount, a deposit's amount sent), compared as a number: "10" matches "10.00". */
+  /**
+   * The amount exactly, compared as a number ("10" matches "10.00"): a payout's amount (its destination's), and
+   * otherwise what the transaction's source sends (a deposit's amount sent, an order leg's debit).
+   */
   amount: Schema.optionalKey(DecimalString),
   /** At least this amount. */
   minAmount: Schema.optionalKey(DecimalString),

@@ -14,12 +14,13 @@
  * |---|---|---|
  * | opened | a payout opens (Payouts.open) | `review`: a compliance hold |
  * | send | a payout is sent: broadcast on chain, handed to the bank (Payouts onSend) | `fail` with phase send |
- * | settle | a payout or a deposit settles (Payouts onSettle, Deposits onSettle) | `fail` with phase settle |
+ * | settle | a payout or a deposit settles (Payouts onSettle, Deposits onSettle), or an order's conversion (OrderTimers settled) | `fail` with phase settle |
  * | completed | a bank payout has completed (Payouts onSettle) | `return`, on a timer `afterSeconds` later |
  *
  * A rule matches a transaction only where its outcome is viable: `chain_broadcast_failed` and
  * `insufficient_onchain_balance` a crypto payout, a return a bank payout (an ACH one only with a Nacha code), a hold
- * a payout. When several rules match, the oldest applies, and only it. A spent rule (its count used up) stays
+ * a payout, a failure of an order's conversion leg only `provider_rejected` or `rail_unavailable` at settlement (the
+ * order fails through its own table with provider_rejected or provider_unavailable). When several rules match, the oldest applies, and only it. A spent rule (its count used up) stays
  * listed with `remaining: 0`, so the tester can read which transactions it ended, until it is deleted.
  *
  * Only the world model's own steps consult the rules; a simulate call on a transaction does what it says.
@@ -31,6 +32,8 @@ import {
   type Environment,
   maxOutcomeRulesPerOrganization,
   nachaReturnCode,
+  orderLegFailures,
+  orderLegTypes,
   type OutcomeMatch,
   type OutcomeRule,
   type OutcomeRuleCreate,
@@ -118,6 +121,13 @@ const checkRule = (body: OutcomeRuleCreate) => {
     if (match.maxAmount !== undefined && compareDecimals(match.amount, match.maxAmount) > 0) return invalid("/match/amount", "must be at most maxAmount")
   }
   const deposit = match.type === "deposit"
+  if (match.type !== undefined && orderLegTypes.has(match.type)) {
+    if (outcome.type !== "fail") return invalid("/outcome/type", "an order's conversion leg only fails (type fail), at settlement, through its order")
+    if (orderLegFailures[outcome.failureCode] === undefined) {
+      return invalid("/outcome/failureCode", `an order's conversion leg fails with ${Object.keys(orderLegFailures).join(" or ")} (the order with provider_rejected or provider_unavailable)`)
+    }
+    if (outcome.phase === "send") return invalid("/outcome/phase", "an order's conversion leg fails at settlement; phase must be settle")
+  }
   switch (outcome.type) {
     case "review":
       return deposit ? invalid("/outcome/type", "a compliance hold applies to payouts (type withdrawal), not to deposits") : Effect.void
@@ -222,8 +232,8 @@ const routeOf = (t: Transactions.StoredTransaction): { readonly rail?: PayoutRai
   return {}
 }
 
-/** The amount a rule's bounds compare: what the sender sent on a deposit, what the recipient gets on a payout. */
-const amountOf = (t: Transactions.StoredTransaction): string => (t.type === "deposit" ? t.source : t.destination).assetAmount.amount
+/** The amount a rule's bounds compare: what the recipient gets on a payout, what the source sends on any other. */
+const amountOf = (t: Transactions.StoredTransaction): string => (t.type === "withdrawal" ? t.destination : t.source).assetAmount.amount
 
 const matches = (rule: OutcomeRuleRow, t: Transactions.StoredTransaction, phase: Phase): boolean => {
   const { match, outcome } = rule
@@ -246,6 +256,7 @@ const matches = (rule: OutcomeRuleRow, t: Transactions.StoredTransaction, phase:
     case "return":
       return t.type === "withdrawal" && t.destination.type === "external_bank" && (route.rail !== "ach" || nachaReturnCode.test(outcome.returnCode))
     case "fail":
+      if (orderLegTypes.has(t.type)) return phase === "settle" && orderLegFailures[outcome.failureCode] !== undefined
       if (t.type !== "withdrawal" && t.type !== "deposit") return false
       if (chainOnlyFailureCodes.has(outcome.failureCode)) return t.type === "withdrawal" && route.chain !== undefined
       return phase === "settle" || t.type === "withdrawal"
