@@ -149,7 +149,18 @@ export const open = (p: PayoutOpening): Effect.Effect<Transactions.StoredTransac
     const sourceWallet = holder.type === "wallet" ? yield* store.get(Wallets.Wallets, holder.id) : undefined
     // The world model's compliance rules: a payout that must be reviewed is born in review.
     const firstToRecipient = target.recipient !== undefined && !target.recipient.paidOut
-    const reviewed = p.documentsRequired || (model.reviewNewRecipients && firstToRecipient)
+    // A scripted compliance hold (simulate/Outcomes.ts), chosen before the payout exists so that it opens in review
+    // as the rules' reviews do (transaction.created carries the stage), but with no review end on the clock: the
+    // tester's clear or reject (`simulate/transactions/{id}/review`) decides.
+    const hold = yield* Outcomes.choose(p.organizationId, p.environment, {
+      customerId: p.customerId,
+      type: "withdrawal",
+      route: target.route,
+      amount: amountOf(p.amount).amount,
+      clientReferenceId: p.clientReferenceId,
+      destinationType: target.side(amountOf(p.amount)).type
+    }, "opened")
+    const reviewed = p.documentsRequired || (model.reviewNewRecipients && firstToRecipient) || hold !== undefined
     const transaction = yield* Transactions.open({
       organizationId: p.organizationId,
       environment: p.environment,
@@ -190,10 +201,9 @@ export const open = (p: PayoutOpening): Effect.Effect<Transactions.StoredTransac
     if (target.recipient !== undefined && firstToRecipient) {
       yield* Effect.orDie(store.update(Recipients.Recipients, { ...target.recipient, paidOut: true }))
     }
-    // A scripted compliance hold (simulate/Outcomes.ts): in review as `simulate/transactions/{id}/review` puts it,
-    // with no review end on the clock; the tester's clear or reject decides.
-    if ((yield* Outcomes.take(transaction, "opened")) !== undefined) {
-      return reviewed ? transaction : yield* Effect.orDie(Transactions.move(transaction.id, { type: "enter_review" }))
+    if (hold !== undefined) {
+      yield* Outcomes.use(hold, transaction.id)
+      return transaction
     }
     if (reviewed) {
       yield* Timers.schedule(reviewEndKind, now + model.reviewMs, { transactionId: transaction.id }, scope)

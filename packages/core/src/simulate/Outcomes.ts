@@ -218,6 +218,17 @@ export type OutcomeAt<P extends Phase> = P extends "opened" ? Extract<ScriptedOu
 const phaseOf = (outcome: ScriptedOutcome): Phase =>
   outcome.type === "review" ? "opened" : outcome.type === "return" ? "completed" : outcome.phase ?? defaultFailurePhase(outcome.failureCode)
 
+/** What a rule's matcher reads of a transaction: of a stored one (`factsOf`), or of a payout about to open. */
+export interface TransactionFacts {
+  readonly customerId: string
+  readonly type: Transactions.StoredTransaction["type"]
+  readonly route: { readonly rail?: PayoutRail | undefined; readonly chain?: Chain | undefined }
+  /** The amount the bounds compare (`amountOf`). */
+  readonly amount: string
+  readonly clientReferenceId: string | undefined
+  readonly destinationType: Transactions.StoredTransaction["destination"]["type"]
+}
+
 /** The rail or chain a transaction's money moves over. */
 const routeOf = (t: Transactions.StoredTransaction): { readonly rail?: PayoutRail; readonly chain?: Chain } => {
   if (t.route !== undefined) return t.route
@@ -235,11 +246,19 @@ const routeOf = (t: Transactions.StoredTransaction): { readonly rail?: PayoutRai
 /** The amount a rule's bounds compare: what the recipient gets on a payout, what the source sends on any other. */
 const amountOf = (t: Transactions.StoredTransaction): string => (t.type === "withdrawal" ? t.destination : t.source).assetAmount.amount
 
-const matches = (rule: OutcomeRuleRow, t: Transactions.StoredTransaction, phase: Phase): boolean => {
+export const factsOf = (t: Transactions.StoredTransaction): TransactionFacts => ({
+  customerId: t.customerId,
+  type: t.type,
+  route: routeOf(t),
+  amount: amountOf(t),
+  clientReferenceId: t.clientReferenceId,
+  destinationType: t.destination.type
+})
+
+const matches = (rule: OutcomeRuleRow, t: TransactionFacts, phase: Phase): boolean => {
   const { match, outcome } = rule
   if (phaseOf(outcome) !== phase) return false
-  const route = routeOf(t)
-  const amount = amountOf(t)
+  const { route, amount } = t
   const matched = (match.customerId === undefined || match.customerId === t.customerId) &&
     (match.type === undefined || match.type === t.type) &&
     (match.rail === undefined || match.rail === route.rail) &&
@@ -254,7 +273,7 @@ const matches = (rule: OutcomeRuleRow, t: Transactions.StoredTransaction, phase:
     case "review":
       return t.type === "withdrawal"
     case "return":
-      return t.type === "withdrawal" && t.destination.type === "external_bank" && (route.rail !== "ach" || nachaReturnCode.test(outcome.returnCode))
+      return t.type === "withdrawal" && t.destinationType === "external_bank" && (route.rail !== "ach" || nachaReturnCode.test(outcome.returnCode))
     case "fail":
       if (orderLegTypes.has(t.type)) return phase === "settle" && orderLegFailures[outcome.failureCode] !== undefined
       if (t.type !== "withdrawal" && t.type !== "deposit") return false
@@ -263,35 +282,64 @@ const matches = (rule: OutcomeRuleRow, t: Transactions.StoredTransaction, phase:
   }
 }
 
+/** A rule chosen for a transaction (locked), with the outcome it carries out at the phase it was chosen at. */
+export interface Chosen<P extends Phase> {
+  readonly rule: OutcomeRuleRow
+  readonly outcome: OutcomeAt<P>
+}
+
 /**
- * The oldest rule of the transaction's sandbox that matches it at `phase`, used once for it (counted, and its id
- * recorded); undefined when none does, or outside the sandbox. Runs in the caller's store transaction.
+ * The oldest rule of the sandbox that matches `facts` at `phase`, locked but not yet used; undefined when none
+ * does, or outside the sandbox. A payout about to open chooses its hold before it exists (so it opens in review, and
+ * transaction.created carries the stage), then `use`s it with its id.
  */
-export const take = <P extends Phase>(t: Transactions.StoredTransaction, phase: P): Effect.Effect<OutcomeAt<P> | undefined, never, Store.Store> =>
+export const choose = <P extends Phase>(
+  organizationId: string,
+  environment: Environment,
+  facts: TransactionFacts,
+  phase: P
+): Effect.Effect<Chosen<P> | undefined, never, Store.Store> =>
   Effect.gen(function*() {
-    if (t.environment !== "sandbox") return undefined
+    if (environment !== "sandbox") return undefined
     const store = yield* Store.Store
     const rules = yield* store.page(OutcomeRules, {
       order: "byScope",
-      partition: Tenancy.scopeOf(t.organizationId, "sandbox"),
+      partition: Tenancy.scopeOf(organizationId, "sandbox"),
       descending: false,
       backward: false,
       from: undefined,
       limit: maxOutcomeRulesPerOrganization
     })
     for (const candidate of rules) {
-      if (candidate.remaining === 0 || !matches(candidate, t, phase)) continue
+      if (candidate.remaining === 0 || !matches(candidate, facts, phase)) continue
       const rule = yield* store.getForUpdate(OutcomeRules, candidate.id)
       // Spent or deleted by a concurrent step meanwhile: the next rule may still match.
       if (rule === undefined || rule.remaining === 0) continue
-      const used: OutcomeRuleRow = {
-        ...rule,
-        applied: rule.applied + 1,
-        ...(rule.remaining === undefined ? {} : { remaining: rule.remaining - 1 }),
-        transactionIds: [...rule.transactionIds, t.id].slice(-outcomeRuleTransactionsShown)
-      }
-      yield* Effect.orDie(store.update(OutcomeRules, used))
-      return rule.outcome as OutcomeAt<P>
+      return { rule, outcome: rule.outcome as OutcomeAt<P> }
     }
     return undefined
+  })
+
+/** Uses a chosen rule once, for `transactionId`: counted, and the id recorded. */
+export const use = (chosen: Chosen<Phase>, transactionId: string): Effect.Effect<void, never, Store.Store> =>
+  Effect.gen(function*() {
+    const rule = chosen.rule
+    yield* Effect.orDie((yield* Store.Store).update(OutcomeRules, {
+      ...rule,
+      applied: rule.applied + 1,
+      ...(rule.remaining === undefined ? {} : { remaining: rule.remaining - 1 }),
+      transactionIds: [...rule.transactionIds, transactionId].slice(-outcomeRuleTransactionsShown)
+    }))
+  })
+
+/**
+ * The oldest rule of the transaction's sandbox that matches it at `phase`, used once for it (counted, and its id
+ * recorded); undefined when none does, or outside the sandbox. Runs in the caller's store transaction.
+ */
+export const take = <P extends Phase>(t: Transactions.StoredTransaction, phase: P): Effect.Effect<OutcomeAt<P> | undefined, never, Store.Store> =>
+  Effect.gen(function*() {
+    const chosen = yield* choose(t.organizationId, t.environment, factsOf(t), phase)
+    if (chosen === undefined) return undefined
+    yield* use(chosen, t.id)
+    return chosen.outcome
   })
