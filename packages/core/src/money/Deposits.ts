@@ -7,6 +7,9 @@
  * to the `virtual_account` (what was credited); the difference is the rail's inbound fee, listed in `fees`. While it
  * is open the credit and the fee are pending ledger transfers from the outside world's account of the rail; when it
  * completes they are posted, so the balance is credited in the same store transaction as transaction.completed.
+ *
+ * In the sandbox, the settlement asks the tester's outcome rules (simulate/Outcomes.ts) first: a rule may fail the
+ * deposit there instead (insufficient_funds_at_settle, a rail failure), releasing its credit.
  */
 import {
   type DepositBlock,

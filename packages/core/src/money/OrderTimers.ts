@@ -8,7 +8,8 @@
  * - the world model sending the source transfer (`order.start`, after execution is claimed), or, out of a
  *   non-custodial wallet, its roster signing it first (`order.signed` once the quorum is met);
  * - the conversion settling on the clock (`order.settle`), which completes the transaction, opens the autoPayout and
- *   succeeds the order, or fails it with the failure the sandbox armed;
+ *   succeeds the order, or fails it with the failure the sandbox armed (`simulate/orders/{id}/fail`, or an outcome
+ *   rule matching its transaction, simulate/Outcomes.ts);
  * - the chain confirming a deposit_return (Orders.ts) and the legacy autoPayout withdrawal (AutoPayouts.ts).
  *
  * A timer that finds its order moved on (cancelled, failed, already sent) does nothing: it asks the order table

@@ -26,6 +26,10 @@
  * review at creation (transaction.under_review) and clears after `reviewMs`; a simulate call can review any payout
  * at any step, and a timer that finds the payout in review leaves it for the review's end to resume.
  *
+ * In the sandbox, the opening, the send and the settlement ask the tester's outcome rules (simulate/Outcomes.ts)
+ * first: a rule may hold the payout in review, fail it at its send or settlement instead, or schedule its return
+ * after completion (`payout.scripted_return`). Each is the same move the world model or a simulate call would make.
+ *
  * Network references per rail (spec: "each only when the network exposes it ... on some rails these arrive shortly
  * after the completed event"): ach `achTraceNumber` at sending; fedwire `fedwireImad` at sending and `fedwireOmad`
  * after completion; swift and international_wire `swiftUetr` at sending; rtp `rtpTransactionId` and fednow
