@@ -481,8 +481,8 @@ describe("the rules' bounds and bad input", () => {
     const made: Array<string> = []
     for (let i = 0; i < 50; i++) made.push((await addRule({ match: { clientReferenceId: `ref-${i}` }, outcome: { type: "review" }, count: 1000 })).id)
     expectProblem(await acme.call("POST", "/v2/simulate/outcomes", { match: {}, outcome: { type: "review" } }), {
-      type: "UNPROCESSABLE_ENTITY",
-      status: 422,
+      type: "CONFLICT",
+      status: 409,
       instance: "/sandbox/v2/simulate/outcomes"
     })
     const page = (await acme.call("GET", "/v2/simulate/outcomes?limit=20")).json

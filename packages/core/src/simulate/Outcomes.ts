@@ -159,7 +159,8 @@ export const create = (owner: OutcomeOwner, body: OutcomeRuleCreate): Effect.Eff
       yield* store.getForUpdate(Tenancy.Organizations, owner.organization.id)
       const scope = Tenancy.scopeOf(owner.organization.id, "sandbox")
       if ((yield* store.count(OutcomeRules, "byScope", scope)) >= maxOutcomeRulesPerOrganization) {
-        return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `A sandbox holds at most ${maxOutcomeRulesPerOrganization} outcome rules, spent ones included; delete some first.`, {
+        // 409, as a snapshot past its bound is (docs/decisions.md): the sandbox's rules refuse it, and deleting one clears it.
+        return yield* Problem.apiError("CONFLICT", `A sandbox holds at most ${maxOutcomeRulesPerOrganization} outcome rules, spent ones included; delete some first.`, {
           resolution: "Delete rules you no longer need (DELETE /v2/simulate/outcomes/{ruleId}, or DELETE /v2/simulate/outcomes for all), then create this one."
         })
       }
