@@ -194,6 +194,7 @@ const plans: ReadonlyArray<{ readonly holds: RegExp; readonly plan: Plan }> = [
   { holds: /^curl -s localhost:4000\/sandbox\/v2\/simulate\/clock /, plan: { kind: "run" } },
   { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/simulate\/reset/, plan: { kind: "run" } },
   { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/simulate\/faults/, plan: { kind: "run" } },
+  { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/simulate\/outcomes/, plan: { kind: "run" } },
   { holds: /^curl -s "localhost:4000\/sandbox\/v2\/simulate\/timers/, plan: { kind: "run" } },
   {
     holds: /^npx bun --conditions=@fos\/source adapters\/bun\/src\/main\.ts serve --store memory --port 4000\n$/,
@@ -280,7 +281,7 @@ describe("README sh blocks", () => {
       await api("POST", "/v2/simulate/events", { type: "customer.created" })
       const resourceId = (await api("GET", "/v2/webhooks/deliveries")).data[0].id as string
       const runnable = shBlocks.filter((b) => planOf(b.code)?.kind === "run")
-      expect(runnable.length).toBe(6)
+      expect(runnable.length).toBe(7)
       for (const block of runnable) {
         for (const written of commandsOf(block.code)) {
           expect(written).toMatch(/^curl -s /)

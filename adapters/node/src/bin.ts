@@ -13,6 +13,7 @@ const usage = `usage: fos serve [flags]          runs the server (npm start in t
        fos reset ORG_ID          empties an organization's sandbox
        fos faults ...            an organization's sandbox faults (docs/faults.md)
        fos tail [ORG_ID]         a sandbox's events and requests, live (docs/inspect.md)
+       fos outcomes ...          an organization's sandbox outcome rules (docs/outcomes.md)
        fos --version             prints the version
 
 ${operatorUsage}
@@ -44,6 +45,7 @@ const main = async (argv: ReadonlyArray<string>) => {
     case "snapshots":
     case "reset":
     case "faults":
+    case "outcomes":
     case "timers":
     case "events":
     case "journal":

@@ -18,6 +18,7 @@ export const requestExamples: Readonly<Record<string, unknown>> = {
   "simulate.emitEvent": { type: "order.succeeded" },
   "faults.createFault": { match: { method: "POST", path: "/v2/payouts" }, effect: { type: "commit_then_lose" }, count: 1 },
   "faults.createReceiverFault": { effect: { type: "status", status: 503 }, count: 4 },
+  "outcomes.createOutcomeRule": { match: { type: "withdrawal", rail: "ach", minAmount: "100.00" }, outcome: { type: "return", returnCode: "R01", afterSeconds: 172800 }, count: 1 },
   "simulate.decideApplication": { outcome: "approved" },
   "simulate.complianceResult": { failureCode: "compliance_denied", failureMessage: "Sanctions screening matched.", resubmittable: false },
   "simulate.restrictCustomer": { type: "account" },
