@@ -3,6 +3,7 @@
  * The `fos` command line: `fos serve` runs the server (what `npm start` runs); `fos orgs|users|keys|snapshots|reset` are the
  * operator commands, which call a running server's operator surface.
  */
+import { listen, ListenRefused, listenUsage, parseListenArgs } from "./listen.ts"
 import { OperatorRefused, operatorUsage, runOperator } from "./operator.ts"
 import { infoRequested, ListenError, parseServeArgs, serve, serveHelp, StoreError, UsageError } from "./serve.ts"
 
@@ -11,6 +12,7 @@ const usage = `usage: fos serve [flags]          runs the server (npm start in t
        fos orgs|users|keys|snapshots ...   the operator commands, below: they call a running server
        fos reset ORG_ID          empties an organization's sandbox
        fos faults ...            an organization's sandbox faults (docs/faults.md)
+       fos listen --forward-to URL   forwards a sandbox's webhooks to a local receiver (docs/listen.md)
        fos --version             prints the version
 
 ${operatorUsage}
@@ -20,13 +22,16 @@ examples:
   export FOS_OPERATOR_TOKEN=...                      # printed by fos serve at its store's first start
   fos orgs list
   fos users list --org org_acme
-  fos keys create --org org_acme --user usr_ada --env sandbox --access read_write`
+  fos keys create --org org_acme --user usr_ada --env sandbox --access read_write
+  fos listen --forward-to http://localhost:3000/webhooks --key ck_sandbox_...`
 
 const main = async (argv: ReadonlyArray<string>) => {
   const [command, ...args] = argv
   // `fos --help`, `fos --version`, and either among `fos serve`'s flags.
   const info = command === "serve"
     ? infoRequested(args, serveHelp("fos"))
+    : command === "listen"
+    ? infoRequested(args, listenUsage)
     : command === undefined || command.startsWith("-")
     ? infoRequested(argv, usage)
     : undefined
@@ -34,6 +39,11 @@ const main = async (argv: ReadonlyArray<string>) => {
   switch (command) {
     case "serve":
       return serve(parseServeArgs(args, process.env), (line) => console.log(line))
+    case "listen":
+      await listen(parseListenArgs(args, process.env), (line) => console.log(line))
+      // Its sockets to the server and the receiver may idle on keep-alive a while: the work is done.
+      process.exit(0)
+    // falls through: process.exit does not return
     case "orgs":
     case "users":
     case "keys":
@@ -61,7 +71,7 @@ main(process.argv.slice(2)).catch((e: unknown) => {
     console.error(`fos: ${e.message}`)
     process.exit(2)
   }
-  if (e instanceof OperatorRefused || e instanceof StoreError || e instanceof ListenError) {
+  if (e instanceof OperatorRefused || e instanceof StoreError || e instanceof ListenError || e instanceof ListenRefused) {
     console.error(`fos: ${e.message}`)
     process.exit(1)
   }

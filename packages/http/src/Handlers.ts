@@ -57,6 +57,7 @@ import {
 
 import { Clock, Effect, Layer } from "effect"
 import { FaultsLive } from "./FaultHandlers.ts"
+import { ListenersLive } from "./ListenerHandlers.ts"
 import { group } from "./HandlerGroups.ts"
 import { InspectLive } from "./InspectHandlers.ts"
 import { CurrentCaller, CurrentUpload, ServerApi } from "./ServerApi.ts"
@@ -505,5 +506,6 @@ export const layerHandlers = Layer.mergeAll(
   PayoutsLive,
   RfisLive,
   FaultsLive,
+  ListenersLive,
   InspectLive
 )
