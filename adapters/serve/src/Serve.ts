@@ -13,11 +13,11 @@ import { lookup } from "node:dns/promises"
 import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
-import { Operator, Seed, Transport } from "@fos/core"
+import { Listeners, Operator, Seed, Transport } from "@fos/core"
 import { toIso } from "@fos/contract"
 import { createEngine, type Engine, formatRequestLog, layerRoutes, type OperatorSecret, readDocsAssets } from "@fos/http"
 import { describeStoreFailure } from "@fos/sql"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { ListenError, type ServeOptions, StoreError, storeLayer, UsageError } from "./Options.ts"
 import { nodeWebhookTransport } from "./Transport.ts"
@@ -167,6 +167,8 @@ export const serveEngine = <E>(
     const origin = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`
     out(`sandbox: ${origin}/sandbox`)
     out(`live: ${origin}/live`)
-    return yield* Effect.never
+    // A stop answers the `fos listen` polls waiting first, so that the server's wait for its requests in flight
+    // is not held up by them (webhooks/Listeners.ts).
+    return yield* Effect.onInterrupt(Effect.never, () => Context.get(engine.context, Listeners.ListenerHub).close)
   }).pipe(Effect.provide(app), Effect.ensuring(Effect.promise(() => engine.close())))
 }
