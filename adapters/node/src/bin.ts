@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * The `fos` command line: `fos serve` runs the server (what `npm start` runs); `fos orgs|users|keys|snapshots|reset` are the
- * operator commands, which call a running server's operator surface.
+ * operator commands, which call a running server's operator surface; `fos listen` forwards a sandbox's webhooks to a local
+ * receiver (listen.ts).
  */
 import { listen, ListenRefused, listenUsage, parseListenArgs } from "./listen.ts"
 import { OperatorRefused, operatorUsage, runOperator } from "./operator.ts"
@@ -42,8 +43,7 @@ const main = async (argv: ReadonlyArray<string>) => {
     case "listen":
       await listen(parseListenArgs(args, process.env), (line) => console.log(line))
       // Its sockets to the server and the receiver may idle on keep-alive a while: the work is done.
-      process.exit(0)
-    // falls through: process.exit does not return
+      return process.exit(0)
     case "orgs":
     case "users":
     case "keys":
