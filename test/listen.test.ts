@@ -230,7 +230,12 @@ describe("fos listen --forward-to", () => {
     // An ordinary endpoint cannot be given a listener's URL.
     expect((await api(origin, "POST", "/v2/webhooks/endpoints", { url: `fos-listen://${created.json.id}` })).status).toBe(400)
 
+    // At most 10 listeners per sandbox (ordinary endpoints do not count); deleting one makes room.
+    for (let i = 0; i < 9; i++) expect((await api(origin, "POST", "/v2/simulate/webhooks/listeners", {})).status).toBe(201)
+    const eleventh = await api(origin, "POST", "/v2/simulate/webhooks/listeners", {})
+    expect(eleventh).toMatchObject({ status: 409, json: { type: expect.stringContaining("CONFLICT") } })
     expect((await api(origin, "DELETE", `/v2/webhooks/endpoints/${created.json.id}`)).status).toBe(204)
     expect((await api(origin, "POST", `/v2/simulate/webhooks/listeners/${created.json.id}/poll`)).status).toBe(410)
+    expect((await api(origin, "POST", "/v2/simulate/webhooks/listeners", {})).status).toBe(201)
   }, 60_000)
 })

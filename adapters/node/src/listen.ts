@@ -59,7 +59,7 @@ export const parseListenArgs = (args: ReadonlyArray<string>, env: Record<string,
   if (key === undefined) throw new UsageError("a sandbox API key is needed: --key or FOS_API_KEY")
   const events = flags.get("events")?.split(",").map((e) => e.trim()).filter((e) => e !== "")
   if (events !== undefined && events.length === 0) throw new UsageError("--events needs at least one event type")
-  return { forwardTo, events, key, server: (flags.get("url") ?? env.FOS_SERVER ?? "http://127.0.0.1:4000").replace(/\/+$/, "") }
+  return { forwardTo, events, key, server: (flags.get("url") ?? env.FOS_SERVER ?? "http://127.0.0.1:4000").replace(/\/+$/, "").replace(/\/sandbox$/, "") }
 }
 
 interface ForwardedRequest {
