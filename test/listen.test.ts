@@ -13,6 +13,9 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { verifyWebhook } from "@fos/client/webhooks"
+import { MemoryStore, Store } from "@fos/core"
+import { createEngine } from "@fos/http"
+import { Layer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { killAllFos, repoRoot, startFos } from "./fosProcess.ts"
 
@@ -237,5 +240,61 @@ describe("fos listen --forward-to", () => {
     expect((await api(origin, "DELETE", `/v2/webhooks/endpoints/${created.json.id}`)).status).toBe(204)
     expect((await api(origin, "POST", `/v2/simulate/webhooks/listeners/${created.json.id}/poll`)).status).toBe(410)
     expect((await api(origin, "POST", "/v2/simulate/webhooks/listeners", {})).status).toBe(201)
+  }, 60_000)
+
+  it("hands an attempt made by one process to a client polling another that shares its store", async () => {
+    // Two engines on one store stand for two fos serve processes on one PostgreSQL.
+    const store = Layer.succeed(Store.Store, MemoryStore.make())
+    const seed = {
+      organizations: [{
+        id: "org_listen",
+        name: "Listen",
+        status: "active",
+        users: [{ id: "usr_listen", email: "listen@server.test", role: "admin" }],
+        apiKeys: [{ key, access: "read_write", createdBy: "usr_listen" }]
+      }]
+    }
+    const maker = await createEngine({ store, clock: { mode: "virtual" }, seed: seed as never })
+    const polled = await createEngine({ store, clock: { mode: "virtual" }, seed: seed as never })
+    try {
+      const call = async (engine: typeof maker, path: string, body?: unknown) => {
+        const response = await engine.fetch(`http://fos/sandbox${path}`, {
+          method: "POST",
+          headers: { "x-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) })
+        })
+        return { status: response.status, json: (await response.json().catch(() => undefined)) as any }
+      }
+      const listener = await call(polled, "/v2/simulate/webhooks/listeners", {})
+      expect(listener.status).toBe(201)
+      // The client: polls `polled` only, verifies, and reports there.
+      const received: Array<string> = []
+      const client = (async () => {
+        while (received.length === 0) {
+          const got = await call(polled, `/v2/simulate/webhooks/listeners/${listener.json.id}/poll`)
+          expect(got.status).toBe(200)
+          for (const request of got.json.requests) {
+            const event = await verifyWebhook(request.body, request.headers["x-service-signature"], { secret: listener.json.secret, toleranceSeconds: 1e9 })
+            received.push(event.id)
+            const reported = await call(polled, `/v2/simulate/webhooks/listeners/${listener.json.id}/attempts/${request.attemptId}`, { status: 202, latencyMs: 7 })
+            expect(reported.json).toEqual({ recorded: true })
+          }
+        }
+      })()
+      // The event is written, and its attempt made, by the other engine.
+      const event = await call(maker, "/v2/simulate/events", { type: "transaction.completed" })
+      expect(event.status).toBe(201)
+      await client
+      expect(received).toEqual([event.json.id])
+      await maker.deliveries.flush()
+      const list = await (await maker.fetch("http://fos/sandbox/v2/webhooks/deliveries", { headers: { "x-api-key": key } })).json() as any
+      expect(list.data).toEqual([expect.objectContaining({ status: "succeeded", attempts: 1 })])
+      const detail = await (await maker.fetch(`http://fos/sandbox/v2/webhooks/deliveries/${list.data[0].id}`, { headers: { "x-api-key": key } })).json() as any
+      // The client's report is the attempt's result: its status and its latency.
+      expect(detail.attemptList).toEqual([expect.objectContaining({ responseStatus: 202, latencyMs: 7 })])
+    } finally {
+      await maker.close()
+      await polled.close()
+    }
   }, 60_000)
 })

@@ -26,6 +26,7 @@ import * as Deliveries from "./webhooks/Deliveries.ts"
 import * as Documents from "./onboarding/Documents.ts"
 import * as Endpoints from "./webhooks/Endpoints.ts"
 import * as Faults from "./simulate/Faults.ts"
+import * as Listeners from "./webhooks/Listeners.ts"
 import * as Idempotency from "./kernel/Idempotency.ts"
 import * as Ledger from "./money/Ledger.ts"
 import * as Operator from "./tenancy/Operator.ts"
@@ -143,6 +144,10 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
   { table: Documents.Documents, order: "byScope", counted: "documents" },
   { table: Deliveries.WebhookDeliveries, order: "byScope", counted: "webhookDeliveries" },
   { table: Endpoints.WebhookEndpoints, order: "byScope", counted: "webhookEndpoints" },
+  // A listener's attempts in flight and its client's presence (webhooks/Listeners.ts) live only as long as a
+  // connection does: a snapshot saves neither.
+  { table: Listeners.ListenerAttempts, order: "byScope", saved: () => false },
+  { table: Listeners.ListenerPresences, order: "byScope", saved: () => false },
   { table: Outbox.OutboxEvents, order: "byScope", counted: "events" },
   { table: Timers.Timers, order: "byScope", counted: "timers" },
   {

@@ -37,6 +37,6 @@ export const Listeners = HttpApiGroup.make("listeners")
   }).annotateMerge(documented(
     "Report a forwarded attempt's answer",
     "Records what the local receiver answered (its status, or the error that stopped the request) and its latency as the attempt's result. The server waits for it within the spec's 5-second receiver limit; a report after that is answered `recorded: false`."
-  )))
+  )).annotate(OutsideTransaction, true))
   .annotate(OpenWhenRestricted, true)
   .annotate(SandboxOnly, true)

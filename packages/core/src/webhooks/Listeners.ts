@@ -13,17 +13,21 @@
  * - Connected: while a poll waits, and for `connectedGraceMs` after one answers (the client forwards, reports, then
  *   polls again). An attempt made while no client is connected fails at once, as a refused connection would; one
  *   whose report does not come within the receiver limit (Dispatch's 5 seconds) is a timeout.
- * - The hub holding the waiting polls and the attempts in flight is this process's memory. With several processes
- *   sharing a PostgreSQL store, an attempt is made by the process whose timer fired, and reaches the client only if
- *   that client polls the same process; otherwise the attempt fails as not connected and is retried on the timetable
- *   (docs/listen.md says how to run it: one process, or the CLI pointed at each).
+ * - The hand-off goes through the store, so that several processes sharing a PostgreSQL store work: the attempt is
+ *   made by whichever process's timer fires, the client polls whichever process it reaches. The process making the
+ *   attempt writes it (`ListenerAttempts`), a poll takes it, the report is written back on it, and the attempt's
+ *   wait reads it and removes it. Within one process a cue wakes the other side at once (`ListenerHub`); across
+ *   processes each side looks again every 250 ms (a poll) or 25 ms (an attempt waiting for its report).
+ *   Whether a client is connected is in the store too (`ListenerPresences`).
  * - Bounds: `maxListenersPerSandbox` listeners per sandbox; a poll hands over at most `maxRequestsPerPoll`; the
- *   attempts in flight are bounded by the delivery worker's pool, each ending within the receiver limit.
+ *   attempts in flight are bounded by the delivery worker's pool, each ending within the receiver limit, its row
+ *   removed then (or, left by a process that stopped, by the next create's sweep); one presence row per listener.
  *
  * Real time throughout (the RealClock): a client's wait and the receiver's limit are the developer's seconds,
  * whatever clock the sandbox runs on.
  */
 import {
+  type Environment,
   listenerPollWaitMs,
   listenerUrlScheme,
   maxListenersPerSandbox,
@@ -41,6 +45,12 @@ import * as Transport from "./Transport.ts"
 /** How long after a poll answers its listener still counts as connected. */
 export const connectedGraceMs = 10_000
 
+/** How often a waiting poll looks in the store for attempts another process made. */
+const pollStoreEveryMs = 250
+
+/** How often an attempt waiting for its report looks in the store for one another process recorded. */
+const reportStoreEveryMs = 25
+
 /** A listener endpoint's URL. */
 export const listenerUrl = (id: string): string => `${listenerUrlScheme}//${id}`
 
@@ -57,31 +67,67 @@ export interface Report {
   readonly error?: string | undefined
 }
 
-interface InFlight {
-  readonly request: Transport.DeliveryRequest
-  readonly outcome: Deferred.Deferred<Report>
+/**
+ * An attempt handed to a listener: written by the process that makes the attempt, taken by the process its client
+ * polls, reported there, read back by the first. Removed when the attempt ends, answered or not.
+ */
+export interface ListenerAttempt {
+  /** The attempt's id (wda_). */
+  readonly id: string
+  readonly listenerId: string
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly deliveryId: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+  /** When it was handed over, in real time. */
+  readonly createdMs: number
+  readonly state: "waiting" | "taken" | "reported"
+  readonly report: Report | undefined
 }
 
-interface Connection {
-  /** Attempts not yet handed to a poll, oldest first. */
-  readonly queue: Array<InFlight>
-  /** Attempts queued or handed over, waiting for their report, by attempt id. */
-  readonly inFlight: Map<string, InFlight>
-  /** The polls waiting now, woken when an attempt comes. */
-  readonly wakers: Set<Deferred.Deferred<void>>
-  /** When the last poll answered (real time); -Infinity before any. */
-  lastAnsweredMs: number
+export const ListenerAttempts = Store.table<ListenerAttempt>({
+  name: "webhook_listener_attempts",
+  key: (a) => a.id,
+  orders: {
+    /** The attempts no poll has taken yet, oldest first. */
+    waiting: { partition: (a) => (a.state === "waiting" ? a.listenerId : undefined), sort: (a) => a.createdMs, counted: false },
+    byScope: { partition: (a) => Tenancy.scopeOf(a.organizationId, a.environment), sort: (a) => a.createdMs, counted: false }
+  }
+})
+
+/** Until when a listener counts as connected (real time): set by its polls, read by the process making an attempt. */
+export interface ListenerPresence {
+  /** The listener's endpoint id. */
+  readonly id: string
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly connectedUntilMs: number
 }
 
+export const ListenerPresences = Store.table<ListenerPresence>({
+  name: "webhook_listener_presence",
+  key: (p) => p.id,
+  orders: { byScope: { partition: (p) => Tenancy.scopeOf(p.organizationId, p.environment), sort: (p) => p.id, counted: false } }
+})
+
+/**
+ * This process's side of the hand-off: cues, so that a poll or an attempt waiting in this process hears at once of
+ * what this process wrote, instead of at its next look in the store. What other processes write is found by looking.
+ */
 export interface ListenerHubService {
-  /** The transport's side: hands the attempt to the listener's client and waits for its report. */
-  readonly deliver: (listenerId: string, request: Transport.DeliveryRequest) => Effect.Effect<{ readonly status: number; readonly latencyMs: number }, Transport.TransportError>
-  /** The client's side: the attempts waiting, after waiting up to `waitMs` for one. */
-  readonly poll: (listenerId: string, waitMs: number) => Effect.Effect<ReadonlyArray<Transport.DeliveryRequest>>
-  /** The client's report of an attempt; false when the attempt is no longer waiting for one. */
-  readonly report: (listenerId: string, attemptId: string, report: Report) => Effect.Effect<boolean>
-  /** Forgets a deleted listener's connection. */
-  readonly forget: (listenerId: string) => Effect.Effect<void>
+  /** Cues the polls of `listenerId` waiting in this process. */
+  readonly cuePolls: (listenerId: string) => void
+  /** Waits for a cue to a poll of `listenerId`, or for `ms` of real time. */
+  readonly awaitPollCue: (listenerId: string, ms: number) => Effect.Effect<void>
+  /** Cues the attempt `attemptId` waiting for its report in this process. */
+  readonly cueReport: (attemptId: string) => void
+  /** Waits for a cue to the attempt `attemptId`, or for `ms` of real time. */
+  readonly awaitReportCue: (attemptId: string, ms: number) => Effect.Effect<void>
+  /** Real time now. */
+  readonly now: () => number
+  /** True once the server is stopping: polls answer at once. */
+  readonly closed: () => boolean
   /**
    * Answers every waiting poll now, and every later one at once: a server stopping calls it before it waits for
    * its requests in flight, which a poll waiting 20 seconds would otherwise hold up.
@@ -89,89 +135,104 @@ export interface ListenerHubService {
   readonly close: Effect.Effect<void>
 }
 
-/** This process's listener connections (the engine's: Engine.ts builds one). */
+/** This process's listener cues (the engine's: Engine.ts builds one). */
 export class ListenerHub extends Context.Service<ListenerHub, ListenerHubService>()("fos/ListenerHub") {}
 
 export const makeHub = (realClock: Clock.Clock): ListenerHubService => {
-  const connections = new Map<string, Connection>()
+  const pollCues = new Map<string, Set<Deferred.Deferred<void>>>()
+  const reportCues = new Map<string, Deferred.Deferred<void>>()
   let closed = false
-  const realNow = () => realClock.currentTimeMillisUnsafe()
-  const connectionOf = (id: string): Connection => {
-    let c = connections.get(id)
-    if (c === undefined) {
-      c = { queue: [], inFlight: new Map(), wakers: new Set(), lastAnsweredMs: -Infinity }
-      connections.set(id, c)
-    }
-    return c
-  }
-  const connected = (c: Connection | undefined): c is Connection =>
-    c !== undefined && (c.wakers.size > 0 || realNow() - c.lastAnsweredMs <= connectedGraceMs)
+  const sleep = (ms: number) => Effect.sleep(Duration.millis(ms)).pipe(Effect.provideService(Clock.Clock, realClock))
   return {
-    deliver: (listenerId, request) =>
+    cuePolls: (listenerId) => {
+      for (const cue of pollCues.get(listenerId) ?? []) Deferred.doneUnsafe(cue, Effect.void)
+    },
+    awaitPollCue: (listenerId, ms) =>
       Effect.suspend(() => {
-        const c = connections.get(listenerId)
-        if (!connected(c)) {
-          return Effect.fail(new Transport.TransportError({ message: "connection refused: no fos listen is polling this listener (on the server process that made the attempt)" }))
-        }
-        const item: InFlight = { request, outcome: Deferred.makeUnsafe<Report>() }
-        c.queue.push(item)
-        c.inFlight.set(request.attemptId, item)
-        for (const waker of c.wakers) Deferred.doneUnsafe(waker, Effect.void)
-        // Dispatch's receiver limit interrupts the wait; the attempt then leaves the queue unforwarded.
-        return Deferred.await(item.outcome).pipe(
-          Effect.ensuring(Effect.sync(() => {
-            c.inFlight.delete(request.attemptId)
-            const at = c.queue.indexOf(item)
-            if (at >= 0) c.queue.splice(at, 1)
-          })),
-          Effect.flatMap((report) =>
-            report.status === undefined
-              ? Effect.fail(new Transport.TransportError({ message: report.error ?? "the local receiver did not answer" }))
-              : Effect.succeed({ status: report.status, latencyMs: report.latencyMs })
-          )
-        )
+        if (closed) return Effect.void
+        const cue = Deferred.makeUnsafe<void>()
+        const set = pollCues.get(listenerId) ?? new Set()
+        set.add(cue)
+        pollCues.set(listenerId, set)
+        return Effect.raceFirst(Deferred.await(cue), sleep(ms)).pipe(Effect.ensuring(Effect.sync(() => {
+          set.delete(cue)
+          if (set.size === 0) pollCues.delete(listenerId)
+        })))
       }),
-    poll: (listenerId, waitMs) =>
+    cueReport: (attemptId) => {
+      const cue = reportCues.get(attemptId)
+      if (cue !== undefined) Deferred.doneUnsafe(cue, Effect.void)
+    },
+    awaitReportCue: (attemptId, ms) =>
       Effect.suspend(() => {
-        const c = connectionOf(listenerId)
-        const take = Effect.sync(() => c.queue.splice(0, maxRequestsPerPoll).map((item) => item.request))
-        if (c.queue.length > 0 || closed) return Effect.ensuring(take, Effect.sync(() => (c.lastAnsweredMs = realNow())))
-        const waker = Deferred.makeUnsafe<void>()
-        c.wakers.add(waker)
-        return Effect.raceFirst(Deferred.await(waker), Effect.sleep(Duration.millis(waitMs))).pipe(
-          Effect.provideService(Clock.Clock, realClock),
-          Effect.ensuring(Effect.sync(() => {
-            c.wakers.delete(waker)
-            c.lastAnsweredMs = realNow()
-          })),
-          Effect.andThen(take)
-        )
+        const cue = Deferred.makeUnsafe<void>()
+        reportCues.set(attemptId, cue)
+        return Effect.raceFirst(Deferred.await(cue), sleep(ms)).pipe(Effect.ensuring(Effect.sync(() => {
+          if (reportCues.get(attemptId) === cue) reportCues.delete(attemptId)
+        })))
       }),
-    report: (listenerId, attemptId, report) =>
-      Effect.sync(() => {
-        const item = connections.get(listenerId)?.inFlight.get(attemptId)
-        if (item === undefined) return false
-        return Deferred.doneUnsafe(item.outcome, Effect.succeed(report))
-      }),
+    now: () => realClock.currentTimeMillisUnsafe(),
+    closed: () => closed,
     close: Effect.sync(() => {
       closed = true
-      for (const c of connections.values()) for (const waker of c.wakers) Deferred.doneUnsafe(waker, Effect.void)
-    }),
-    forget: (listenerId) =>
-      Effect.sync(() => {
-        const c = connections.get(listenerId)
-        if (c === undefined || c.inFlight.size > 0 || c.wakers.size > 0) return
-        connections.delete(listenerId)
-      })
+      for (const set of pollCues.values()) for (const cue of set) Deferred.doneUnsafe(cue, Effect.void)
+    })
   }
 }
 
+const refused = () => new Transport.TransportError({ message: "connection refused: no fos listen is polling this listener" })
+
 /**
- * The transport with listeners in front: an attempt to a listener's endpoint goes to its client through `hub`;
- * every other attempt goes to `transport` unchanged.
+ * The transport's side: hands the attempt to the listener's client through the store and waits for its report,
+ * until Dispatch's receiver limit interrupts the wait. The attempt's row goes when the wait ends, answered or not.
+ */
+const deliver = (
+  hub: ListenerHubService,
+  store: Store.StoreService,
+  listenerId: string,
+  request: Transport.DeliveryRequest
+): Effect.Effect<{ readonly status: number; readonly latencyMs: number }, Transport.TransportError> =>
+  Effect.gen(function*() {
+    const presence = yield* store.get(ListenerPresences, listenerId)
+    if (presence === undefined || presence.connectedUntilMs < hub.now()) return yield* refused()
+    // A lease's second send of the same attempt replaces what the first left.
+    yield* store.remove(ListenerAttempts, request.attemptId)
+    yield* Effect.orDie(store.insert(ListenerAttempts, {
+      id: request.attemptId,
+      listenerId,
+      organizationId: presence.organizationId,
+      environment: presence.environment,
+      deliveryId: request.deliveryId,
+      headers: request.headers,
+      body: request.body,
+      createdMs: hub.now(),
+      state: "waiting",
+      report: undefined
+    }))
+    hub.cuePolls(listenerId)
+    while (true) {
+      const row = yield* store.get(ListenerAttempts, request.attemptId)
+      // Gone: the sandbox was reset meanwhile.
+      if (row === undefined) return yield* new Transport.TransportError({ message: "the listener's attempt was removed before it was answered" })
+      const report = row.report
+      if (row.state === "reported" && report !== undefined) {
+        if (report.status === undefined) return yield* new Transport.TransportError({ message: report.error ?? "the local receiver did not answer" })
+        return { status: report.status, latencyMs: report.latencyMs }
+      }
+      yield* hub.awaitReportCue(request.attemptId, reportStoreEveryMs)
+    }
+  }).pipe(Effect.ensuring(store.remove(ListenerAttempts, request.attemptId)))
+
+/**
+ * The transport with listeners in front: an attempt to a listener's endpoint goes to its client through the store
+ * the send runs with (the timer's); every other attempt goes to `transport` unchanged.
  */
 export const withListeners = (hub: ListenerHubService, transport: Transport.WebhookTransportService): Transport.WebhookTransportService => ({
-  send: (request) => (isListenerUrl(request.url) ? hub.deliver(listenerIdOf(request.url), request) : transport.send(request))
+  send: (request) =>
+    !isListenerUrl(request.url)
+      ? transport.send(request)
+      : Effect.flatMap(Effect.serviceOption(Store.Store), (store) =>
+        store._tag === "None" ? Effect.fail(refused()) : deliver(hub, store.value, listenerIdOf(request.url), request))
 })
 
 // --- the API's side ----------------------------------------------------------------------------------------------
@@ -203,9 +264,34 @@ const countListeners = (caller: Auth.Caller) =>
     }
   })
 
+/**
+ * Removes what listeners left behind in the caller's sandbox: the presence of listeners whose endpoint is deleted,
+ * and attempts older than the receiver limit (a process stopped while it waited for their report). Run at each
+ * create, so that both stay about as many as the listeners (at most `maxListenersPerSandbox`) and their attempts in
+ * flight.
+ */
+const sweep = (caller: Auth.Caller, nowMs: number) =>
+  Effect.gen(function*() {
+    const store = yield* Store.Store
+    const partition = Tenancy.scopeOf(caller.organization.id, caller.environment)
+    const page = { partition, descending: false, backward: false, from: undefined, limit: 100 } as const
+    for (const presence of yield* store.page(ListenerPresences, { ...page, order: "byScope" })) {
+      const endpoint = yield* store.get(Endpoints.WebhookEndpoints, presence.id)
+      if (endpoint === undefined || endpoint.deletedAt !== undefined) yield* store.remove(ListenerPresences, presence.id)
+    }
+    for (const attempt of yield* store.page(ListenerAttempts, { ...page, order: "byScope" })) {
+      if (attempt.createdMs < nowMs - staleAfterMs) yield* store.remove(ListenerAttempts, attempt.id)
+    }
+  })
+
+/** How old an attempt's row is when nothing waits for it any more: the receiver limit, and some. */
+const staleAfterMs = 60_000
+
 /** Creates a listener: a webhook endpoint at `fos-listen://{id}`, answered with its secret (once). */
 export const create = (caller: Auth.Caller, input: { readonly subscription?: Subscription }) =>
   Effect.gen(function*() {
+    const hub = yield* ListenerHub
+    yield* sweep(caller, hub.now())
     const held = yield* countListeners(caller)
     if (held >= maxListenersPerSandbox) {
       return yield* Problem.apiError("CONFLICT", `This sandbox holds ${held} webhook listeners, the most it may keep.`, {
@@ -215,18 +301,61 @@ export const create = (caller: Auth.Caller, input: { readonly subscription?: Sub
     return yield* Endpoints.insert(caller, listenerUrl, input.subscription)
   })
 
-/** The attempts to forward, after waiting up to `listenerPollWaitMs` for one. */
+/** Marks the listener connected until `untilMs`. */
+const present = (store: Store.StoreService, caller: Auth.Caller, id: string, untilMs: number) =>
+  Effect.gen(function*() {
+    const row: ListenerPresence = { id, organizationId: caller.organization.id, environment: caller.environment, connectedUntilMs: untilMs }
+    const inserted = yield* Effect.result(store.insert(ListenerPresences, row))
+    if (inserted._tag === "Failure") yield* Effect.orDie(store.update(ListenerPresences, row))
+  })
+
+/** Takes the listener's waiting attempts (at most `maxRequestsPerPoll`), dropping any left from a stopped process. */
+const take = (store: Store.StoreService, id: string, nowMs: number) =>
+  Effect.gen(function*() {
+    const waiting = yield* store.page(ListenerAttempts, { order: "waiting", partition: id, descending: false, backward: false, from: undefined, limit: maxRequestsPerPoll })
+    const taken: Array<ListenerAttempt> = []
+    for (const candidate of waiting) {
+      const row = yield* store.transaction(Effect.gen(function*() {
+        const row = yield* store.getForUpdate(ListenerAttempts, candidate.id)
+        if (row === undefined || row.state !== "waiting") return undefined
+        if (row.createdMs < nowMs - staleAfterMs) {
+          yield* store.remove(ListenerAttempts, row.id)
+          return undefined
+        }
+        const next: ListenerAttempt = { ...row, state: "taken" }
+        yield* Effect.orDie(store.update(ListenerAttempts, next))
+        return next
+      }))
+      if (row !== undefined) taken.push(row)
+    }
+    return taken
+  })
+
+/**
+ * The attempts to forward, after waiting up to `listenerPollWaitMs` for one: cued at once by an attempt this process
+ * makes, found within `pollStoreEveryMs` when another process made it.
+ */
 export const poll = (caller: Auth.Caller, id: string) =>
   Effect.gen(function*() {
     const hub = yield* ListenerHub
+    const store = yield* Store.Store
     const endpoint = yield* findListener(caller, id)
     if (endpoint.deletedAt !== undefined) {
-      yield* hub.forget(id)
+      yield* store.remove(ListenerPresences, id)
       return yield* Problem.apiError("GONE", "The listener's endpoint was deleted; it receives nothing more. Create a new listener.")
     }
-    const requests = yield* hub.poll(id, listenerPollWaitMs)
+    const deadline = hub.now() + listenerPollWaitMs
+    yield* present(store, caller, id, deadline + connectedGraceMs)
+    let taken: ReadonlyArray<ListenerAttempt> = []
+    while (true) {
+      taken = yield* take(store, id, hub.now())
+      const left = deadline - hub.now()
+      if (taken.length > 0 || left <= 0 || hub.closed()) break
+      yield* hub.awaitPollCue(id, Math.min(pollStoreEveryMs, left))
+    }
+    yield* present(store, caller, id, hub.now() + connectedGraceMs)
     return {
-      requests: requests.map((r) => ({ attemptId: r.attemptId, deliveryId: r.deliveryId, headers: { ...r.headers }, body: r.body }))
+      requests: taken.map((a) => ({ attemptId: a.id, deliveryId: a.deliveryId, headers: { ...a.headers }, body: a.body }))
     }
   })
 
@@ -234,6 +363,15 @@ export const poll = (caller: Auth.Caller, id: string) =>
 export const report = (caller: Auth.Caller, id: string, attemptId: string, outcome: Report) =>
   Effect.gen(function*() {
     const hub = yield* ListenerHub
+    const store = yield* Store.Store
     yield* findListener(caller, id)
-    return { recorded: yield* hub.report(id, attemptId, outcome) }
+    const recorded = yield* store.transaction(Effect.gen(function*() {
+      const row = yield* store.getForUpdate(ListenerAttempts, attemptId)
+      if (row === undefined || row.listenerId !== id || row.state === "reported") return false
+      yield* Effect.orDie(store.update(ListenerAttempts, { ...row, state: "reported", report: outcome }))
+      return true
+    }))
+    // After the commit: the attempt, if it waits in this process, reads it at once.
+    if (recorded) hub.cueReport(attemptId)
+    return { recorded }
   })
