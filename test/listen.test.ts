@@ -5,7 +5,7 @@
  * printed; SIGINT deletes the endpoint and exits 0; a receiver that is down shows as failed attempts on the spec's
  * retry timetable (Events, Retries: 30 s, 2 min, 15 min, 1 h, then failed).
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { once } from "node:events"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
@@ -240,6 +240,23 @@ describe("fos listen --forward-to", () => {
     expect((await api(origin, "DELETE", `/v2/webhooks/endpoints/${created.json.id}`)).status).toBe(204)
     expect((await api(origin, "POST", `/v2/simulate/webhooks/listeners/${created.json.id}/poll`)).status).toBe(410)
     expect((await api(origin, "POST", "/v2/simulate/webhooks/listeners", {})).status).toBe(201)
+  }, 60_000)
+
+  it("exits 2 on bad usage and 1 when the server refuses, having created nothing", async () => {
+    const { origin } = await serve()
+    const run = (...args: Array<string>) =>
+      spawnSync(process.execPath, ["adapters/node/src/bin.ts", "listen", "--url", origin, ...args], { cwd: repoRoot, encoding: "utf8", env: { ...process.env, FOS_API_KEY: "" } })
+    const noTarget = run("--key", key)
+    expect(noTarget.status).toBe(2)
+    expect(noTarget.stderr).toContain("--forward-to is required")
+    expect(run("--key", key, "--forward-to", "ftp://localhost/x").status).toBe(2)
+    const unknownEvent = run("--key", key, "--forward-to", "http://localhost:3000/webhooks", "--events", "no.such.event")
+    expect(unknownEvent.status).toBe(1)
+    expect(unknownEvent.stderr).toContain("VALIDATION_ERROR")
+    const badKey = run("--key", `ck_sandbox_${"0".repeat(64)}`, "--forward-to", "http://localhost:3000/webhooks")
+    expect(badKey.status).toBe(1)
+    expect(badKey.stderr).toContain("401")
+    expect((await api(origin, "GET", "/v2/webhooks/endpoints")).json.data).toEqual([])
   }, 60_000)
 
   it("hands an attempt made by one process to a client polling another that shares its store", async () => {

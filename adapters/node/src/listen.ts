@@ -55,7 +55,7 @@ export const parseListenArgs = (args: ReadonlyArray<string>, env: Record<string,
   } catch {
     throw new UsageError(`--forward-to must be an http:// or https:// URL, such as http://localhost:3000/webhooks`)
   }
-  const key = flags.get("key") ?? env.FOS_API_KEY
+  const key = flags.get("key") ?? (env.FOS_API_KEY === "" ? undefined : env.FOS_API_KEY)
   if (key === undefined) throw new UsageError("a sandbox API key is needed: --key or FOS_API_KEY")
   const events = flags.get("events")?.split(",").map((e) => e.trim()).filter((e) => e !== "")
   if (events !== undefined && events.length === 0) throw new UsageError("--events needs at least one event type")
