@@ -189,6 +189,14 @@ const plans: ReadonlyArray<{ readonly holds: RegExp; readonly plan: Plan }> = [
         "builds, packs and installs the same packages with the folder in the system's temporary directory, and the test below holds the block to it"
     }
   },
+  {
+    holds: /^npm run fos -- listen --forward-to http:\/\/localhost:3000\/webhooks --key \$KEY /,
+    plan: {
+      kind: "accounted",
+      reason: "it runs until Ctrl-C, forwarding to a receiver the reader runs: test/listen.test.ts runs fos listen with these flags " +
+        "against a server and a receiver of its own, and stops it with SIGINT"
+    }
+  },
   { holds: /^curl -s http:\/\/127\.0\.0\.1:4000\/sandbox\/v2\/portal\/users\/me/, plan: { kind: "run" } },
   { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/webhooks\/endpoints/, plan: { kind: "run" } },
   { holds: /^curl -s localhost:4000\/sandbox\/v2\/simulate\/clock /, plan: { kind: "run" } },

@@ -57,6 +57,7 @@ import {
 
 import { Clock, Effect, Layer } from "effect"
 import { FaultsLive } from "./FaultHandlers.ts"
+import { ListenersLive } from "./ListenerHandlers.ts"
 import { group } from "./HandlerGroups.ts"
 import { InspectLive } from "./InspectHandlers.ts"
 import { OutcomesLive } from "./OutcomeHandlers.ts"
@@ -507,5 +508,6 @@ export const layerHandlers = Layer.mergeAll(
   RfisLive,
   FaultsLive,
   OutcomesLive,
+  ListenersLive,
   InspectLive
 )

@@ -15,6 +15,8 @@ export const requestExamples: Readonly<Record<string, unknown>> = {
     subscription: { mode: "selected", eventTypes: ["transaction.completed", "transaction.failed", "order.succeeded"] }
   },
   "webhooks.updateEndpoint": { subscription: { mode: "all" }, status: "active" },
+  "listeners.createListener": { subscription: { mode: "selected", eventTypes: ["transaction.completed", "transaction.failed"] } },
+  "listeners.reportAttempt": { status: 200, latencyMs: 12 },
   "simulate.emitEvent": { type: "order.succeeded" },
   "faults.createFault": { match: { method: "POST", path: "/v2/payouts" }, effect: { type: "commit_then_lose" }, count: 1 },
   "faults.createReceiverFault": { effect: { type: "status", status: 503 }, count: 4 },
