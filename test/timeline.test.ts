@@ -5,7 +5,7 @@
  * and nothing once it ended); an order's, an application's and a webhook delivery's; the operator's and the engine
  * function's reads; and the 404s (unknown, malformed, another organization's, under /live).
  */
-import { Timeline } from "@fos/core"
+import { PendingTimers, Timeline, Timers } from "@fos/core"
 import type { Engine } from "@fos/http"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { approvedCustomer, type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
@@ -305,5 +305,17 @@ describe("refusals", () => {
     expectProblem(await acme.call("GET", `/v2/simulate/timeline/${id}`), { type: "NOT_FOUND", status: 404, instance: `/sandbox/v2/simulate/timeline/${id}` })
     const live = clientOf(engine.fetch, "http://fos", keysOf("acme").live, "live")
     expect((await live.call("GET", `/v2/simulate/timeline/${id}`)).status).toBe(404)
+  })
+})
+
+describe("the timers' resources", () => {
+  it("are named alike by the pending timers' table and the timers' order by resource, kind by kind", () => {
+    expect(Object.keys(Timers.timerResourceMembers).sort()).toEqual(Object.keys(PendingTimers.timerDescriptions).sort())
+    for (const [kind, description] of Object.entries(PendingTimers.timerDescriptions)) {
+      expect(Timers.timerResourceMembers[kind], kind).toBe(description.resource)
+    }
+    // A host's own kind: its payload's first `…Id` member.
+    expect(Timers.resourceIdOf({ kind: "host.kind", payload: { note: 1, widgetId: "wgt_1", otherId: "x" } })).toBe("wgt_1")
+    expect(Timers.resourceIdOf({ kind: "idempotency.expire", payload: { id: "org/sandbox/key" } })).toBeUndefined()
   })
 })
