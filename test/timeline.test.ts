@@ -287,6 +287,8 @@ describe("a webhook delivery's timeline", () => {
     expect(t).toMatchObject({ resourceType: "webhook_delivery", status: delivery.status })
     expect(states(t)[0]).toMatchObject({ to: "pending", cause: { type: "simulate", path: "/sandbox/v2/simulate/events" } })
     expect(ofKind(t, "timer_fired").map((e: any) => e.timerKind)).toContain("webhook.attempt")
+    // The event it carries opens its story.
+    expect(ofKind(t, "event")).toMatchObject([{ eventId: delivery.eventId, eventType: "customer.created" }])
     expect(states(t).at(-1).to).toBe(delivery.status)
     if (delivery.status === "succeeded") expect(t).not.toHaveProperty("waitingFor")
     expectOrdered(t.entries)
