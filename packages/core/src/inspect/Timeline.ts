@@ -415,7 +415,7 @@ export const timeline = (organizationId: string, resourceId: string): Effect.Eff
     const history = yield* latest(History.History, "byResource", History.resourcePartition(scope, resourceId))
     const events = yield* latest(Outbox.OutboxEvents, "sandboxByResource", `${scope}|resourceId=${resourceId}`)
     // A delivery is about an event of another resource: the event it carries opens its story.
-    const carried = found.type === "webhook_delivery" ? yield* store.get(Outbox.OutboxEvents, (found.row as { readonly eventId: string }).eventId) : undefined
+    const carried = found.type === "webhook_delivery" ? yield* store.get(Outbox.OutboxEvents, (found.row as unknown as Deliveries.WebhookDelivery).eventId) : undefined
     const transfers = found.type === "transaction"
       ? yield* latest(Ledger.LedgerTransfers, "byTransaction", resourceId)
       : { rows: [] as ReadonlyArray<Ledger.LedgerTransfer>, more: false }
