@@ -5,7 +5,7 @@
  * and nothing once it ended); an order's, an application's and a webhook delivery's; the operator's and the engine
  * function's reads; and the 404s (unknown, malformed, another organization's, under /live).
  */
-import { Timeline } from "@fos/core"
+import { PendingTimers, Timeline, Timers } from "@fos/core"
 import type { Engine } from "@fos/http"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { approvedCustomer, type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
@@ -287,6 +287,8 @@ describe("a webhook delivery's timeline", () => {
     expect(t).toMatchObject({ resourceType: "webhook_delivery", status: delivery.status })
     expect(states(t)[0]).toMatchObject({ to: "pending", cause: { type: "simulate", path: "/sandbox/v2/simulate/events" } })
     expect(ofKind(t, "timer_fired").map((e: any) => e.timerKind)).toContain("webhook.attempt")
+    // The event it carries opens its story.
+    expect(ofKind(t, "event")).toMatchObject([{ eventId: delivery.eventId, eventType: "customer.created" }])
     expect(states(t).at(-1).to).toBe(delivery.status)
     if (delivery.status === "succeeded") expect(t).not.toHaveProperty("waitingFor")
     expectOrdered(t.entries)
@@ -305,5 +307,17 @@ describe("refusals", () => {
     expectProblem(await acme.call("GET", `/v2/simulate/timeline/${id}`), { type: "NOT_FOUND", status: 404, instance: `/sandbox/v2/simulate/timeline/${id}` })
     const live = clientOf(engine.fetch, "http://fos", keysOf("acme").live, "live")
     expect((await live.call("GET", `/v2/simulate/timeline/${id}`)).status).toBe(404)
+  })
+})
+
+describe("the timers' resources", () => {
+  it("are named alike by the pending timers' table and the timers' order by resource, kind by kind", () => {
+    expect(Object.keys(Timers.timerResourceMembers).sort()).toEqual(Object.keys(PendingTimers.timerDescriptions).sort())
+    for (const [kind, description] of Object.entries(PendingTimers.timerDescriptions)) {
+      expect(Timers.timerResourceMembers[kind], kind).toBe(description.resource)
+    }
+    // A host's own kind: its payload's first `…Id` member.
+    expect(Timers.resourceIdOf({ kind: "host.kind", payload: { note: 1, widgetId: "wgt_1", otherId: "x" } })).toBe("wgt_1")
+    expect(Timers.resourceIdOf({ kind: "idempotency.expire", payload: { id: "org/sandbox/key" } })).toBeUndefined()
   })
 })

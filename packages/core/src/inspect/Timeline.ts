@@ -6,7 +6,8 @@
  * It merges four records the engine keeps, each written in the store transaction of its change:
  * - the sandbox's history (kernel/History.ts): every change of the resource's status with its cause, and the timers
  *   of the resource that fired;
- * - the event log (the outbox's sandbox order by resource, EventLog.ts);
+ * - the event log (the outbox's sandbox order by resource, EventLog.ts), and for a webhook delivery the event it
+ *   carries;
  * - a transaction's ledger transfers (`byTransaction`): a hold shows `pending`, and its post or void shows the same
  *   `transferId` as `posted` or `voided`; a transfer booked at once shows `posted`;
  * - the resource's pending timers (the timers' sandbox order by resource), each shown when it was scheduled.
@@ -413,6 +414,8 @@ export const timeline = (organizationId: string, resourceId: string): Effect.Eff
     const scope = Tenancy.scopeOf(organizationId, "sandbox")
     const history = yield* latest(History.History, "byResource", History.resourcePartition(scope, resourceId))
     const events = yield* latest(Outbox.OutboxEvents, "sandboxByResource", `${scope}|resourceId=${resourceId}`)
+    // A delivery is about an event of another resource: the event it carries opens its story.
+    const carried = found.type === "webhook_delivery" ? yield* store.get(Outbox.OutboxEvents, (found.row as unknown as Deliveries.WebhookDelivery).eventId) : undefined
     const transfers = found.type === "transaction"
       ? yield* latest(Ledger.LedgerTransfers, "byTransaction", resourceId)
       : { rows: [] as ReadonlyArray<Ledger.LedgerTransfer>, more: false }
@@ -428,7 +431,7 @@ export const timeline = (organizationId: string, resourceId: string): Effect.Eff
 
     const sources: ReadonlyArray<{ readonly entries: ReadonlyArray<TimelineEntry>; readonly more: boolean }> = [
       { entries: history.rows.flatMap((row) => historyEntries(found.type, row)), more: history.more },
-      { entries: events.rows.map(eventEntry), more: events.more },
+      { entries: [...(carried === undefined ? [] : [eventEntry(carried)]), ...events.rows.map(eventEntry)], more: events.more },
       { entries: transfers.rows.map(transferEntry), more: transfers.more },
       { entries: pendingRows.flatMap((t, i) => pendingTimerEntry(t, pending[i]!) ?? []), more: false }
     ]

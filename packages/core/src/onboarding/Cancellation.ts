@@ -25,7 +25,6 @@ export const cancelTimerKind = "application.cancel"
 /** `POST /v2/applications/{id}/cancel`: starts a cancellation, which completes on the clock. */
 export const requestCancel = (caller: Auth.Caller, id: ApplicationId): Effect.Effect<ApplicationWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store.Store
     const application = yield* Applications.get(caller, id, true)
     const outcome = yield* Applications.move(application, { _tag: "RequestCancel" })
     const nowMs = yield* Clock.currentTimeMillis

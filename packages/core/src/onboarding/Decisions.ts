@@ -60,7 +60,6 @@ export interface ApplicationDecision {
  */
 export const decide = (application: Applications.Application, decision: ApplicationDecision): Effect.Effect<Applications.Application, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store.Store
     if (decision.category !== undefined && !isKyb(application)) {
       return yield* Problem.apiError(
         "REJECTION_CATEGORY_NOT_APPLICABLE",
@@ -140,7 +139,6 @@ export const lateComplianceResult = (
   correction: { readonly failureCode?: ApplicationFailureCode | undefined; readonly failureMessage?: string | undefined; readonly resubmittable?: boolean | undefined }
 ): Effect.Effect<Applications.Application, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store.Store
     const outcome = yield* Applications.move(application, { _tag: "LateCompliance" })
     const isOrganization = application.type === "organization_onboarding"
     if (isOrganization && correction.failureCode !== undefined && correction.failureCode !== application.failureCode) {
