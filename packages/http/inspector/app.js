@@ -262,7 +262,7 @@ const Paged = ({ path, columns, empty, pageSize = 20 }) => {
     <${ErrorNote} error=${error} />
     <${Table} rows=${data?.data} columns=${columns} empty=${empty} />
     <div class="pager">
-      ${data?.meta?.total !== undefined ? html`<span class="muted">${data.meta.total} in all</span>` : null}
+      ${data?.meta?.total !== undefined && data.data.length > 0 ? html`<span class="muted">${data.meta.total} in all</span>` : null}
       ${cursor !== undefined ? html`<button onClick=${() => setCursor(undefined)}>first page</button>` : null}
       ${data?.meta?.nextCursor ? html`<button onClick=${() => setCursor(data.meta.nextCursor)}>next page</button>` : null}
     </div>
@@ -335,18 +335,22 @@ const Clock = ({ session }) => {
       bump()
     }
   }
-  // No endpoint runs a sandbox until idle; it is advances to each next due time until none is left (bounded).
+  // No endpoint runs a sandbox until idle: it is advances to the next pending timer's due time until none is left
+  // but the idempotency records' expiries (30 days out, and each advance, keyed, adds one). Bounded, as every loop.
   const runUntilIdle = async () => {
     setBusy(true)
     setFailure(undefined)
     try {
-      let last = await call(session, "POST", "/v2/simulate/clock/advance", { seconds: 0 })
-      let fired = last.timersFired.total
-      for (let step = 0; step < 100 && last.nextDueAt !== undefined; step++) {
-        last = await call(session, "POST", "/v2/simulate/clock/advance", { to: last.nextDueAt })
+      let fired = 0
+      let last
+      for (let step = 0; step < 200; step++) {
+        const timers = await call(session, "GET", "/v2/simulate/timers?limit=100")
+        const next = timers.data.find((t) => !t.kind.startsWith("idempotency."))
+        if (next === undefined) break
+        last = await call(session, "POST", "/v2/simulate/clock/advance", { to: next.dueAt })
         fired += last.timersFired.total
       }
-      setReport({ ...last, timersFired: { total: fired, by: {} } })
+      setReport({ idle: true, fired, now: last?.now })
     } catch (e) {
       setFailure(e)
     } finally {
@@ -365,9 +369,11 @@ const Clock = ({ session }) => {
     ${button("+1 minute", { seconds: 60 })}
     ${button("advance 1 hour", { seconds: 3600 })}
     ${button("+1 day", { seconds: 86400 })}
-    <button disabled=${disabled} title=${why} onClick=${runUntilIdle}>run until idle</button>
+    <button disabled=${disabled} title=${why ?? "advance to each pending timer in turn until only idempotency records' expiries are left"} onClick=${runUntilIdle}>run until idle</button>
     ${why !== undefined ? html`<span class="reason">${why}</span>` : null}
-    ${report !== undefined ? html`<span class="muted report">fired ${report.timersFired.total} timer(s)${report.nextDueAt ? `, next due ${time(report.nextDueAt)}` : ", none pending"}</span>` : null}
+    ${report === undefined ? null : report.idle
+      ? html`<span class="muted report">idle: fired ${report.fired} timer(s); nothing pending but idempotency records' expiries</span>`
+      : html`<span class="muted report">fired ${report.timersFired.total} timer(s)${report.nextDueAt ? `, next due ${time(report.nextDueAt)}` : ", none pending"}</span>`}
     <${ErrorNote} error=${failure} />
   </div>`
 }
@@ -607,14 +613,16 @@ const VerticalTimeline = ({ entries, waitingFor }) => html`<ol class="vtimeline"
 </ol>`
 
 /** The order state table's states, placed for the picture (OrderMachine.ts). */
+const stateWidth = 130
+const stateHeight = 30
 const orderStates = [
-  { id: "new", label: "(new)", x: 20, y: 70 },
-  { id: "pending", label: "pending", x: 150, y: 70 },
-  { id: "executing", label: "pending (executing)", x: 300, y: 70 },
-  { id: "sent", label: "pending (sent)", x: 470, y: 70 },
-  { id: "succeeded", label: "succeeded", x: 620, y: 20 },
-  { id: "failed", label: "failed", x: 620, y: 120 },
-  { id: "cancelled", label: "cancelled", x: 300, y: 160 }
+  { id: "new", label: "(new)", x: 10, y: 60 },
+  { id: "pending", label: "pending", x: 200, y: 60 },
+  { id: "executing", label: "pending (executing)", x: 390, y: 60 },
+  { id: "sent", label: "pending (sent)", x: 580, y: 60 },
+  { id: "succeeded", label: "succeeded", x: 770, y: 10 },
+  { id: "failed", label: "failed", x: 770, y: 150 },
+  { id: "cancelled", label: "cancelled", x: 295, y: 170 }
 ]
 const orderEdges = [
   ["new", "pending", "POST /orders"],
@@ -623,9 +631,18 @@ const orderEdges = [
   ["sent", "succeeded", "completes"],
   ["sent", "failed", "fails"],
   ["executing", "failed", "fails"],
-  ["pending", "cancelled", "cancel / expiry"],
-  ["executing", "cancelled", "cancel (not sent)"]
+  ["pending", "cancelled", "cancel, expiry"],
+  ["executing", "cancelled", "cancel"]
 ]
+
+/** Where an edge leaves its state and meets the next: side to side, or from the bottom to a state below. */
+const edgeEnds = (a, b) => {
+  if (b.y > a.y + stateHeight) {
+    const toX = b.x + (a.x < b.x ? stateWidth * 0.3 : stateWidth * 0.7)
+    return [a.x + stateWidth / 2, a.y + stateHeight, toX, b.y]
+  }
+  return [a.x + stateWidth, a.y + stateHeight / 2, b.x, b.y + stateHeight / 2]
+}
 
 /** Which states an order went through, from the order and its transaction. */
 const orderPath = (order, transaction) => {
@@ -643,26 +660,24 @@ const OrderPath = ({ order }) => {
   const path = orderPath(order, transaction)
   const at = Object.fromEntries(orderStates.map((s) => [s.id, s]))
   const walked = new Set(path.slice(1).map((to, i) => `${path[i]}>${to}`))
-  const width = 110
-  const height = 30
   return html`<figure class="picture">
-    <svg class="state-path" viewBox="0 0 740 200" role="img" aria-label=${`order path: ${path.join(" → ")}`}>
+    <svg class="state-path" viewBox="0 0 910 210" role="img" aria-label=${`order path: ${path.join(" → ")}`}>
+      <defs>
+        <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="arrow" /></marker>
+        <marker id="arrow-on" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="arrow-on" /></marker>
+      </defs>
       ${orderEdges.map(([from, to, label]) => {
-        const a = at[from]
-        const b = at[to]
+        const [x1, y1, x2, y2] = edgeEnds(at[from], at[to])
         const on = walked.has(`${from}>${to}`)
-        const x1 = a.x + width
-        const y1 = a.y + height / 2
-        const x2 = b.x
-        const y2 = b.y + height / 2
+        const down = y2 > y1 + stateHeight
         return html`<g class=${on ? "edge edge-on" : "edge"}>
-          <line x1=${x1} y1=${y1} x2=${x2} y2=${y2} />
-          <text x=${(x1 + x2) / 2} y=${(y1 + y2) / 2 - 4}>${label}</text>
+          <line x1=${x1} y1=${y1} x2=${x2} y2=${y2} marker-end=${on ? "url(#arrow-on)" : "url(#arrow)"} />
+          <text x=${(x1 + x2) / 2 + (down ? 6 : 0)} y=${(y1 + y2) / 2 - 5} text-anchor=${down ? "start" : "middle"}>${label}</text>
         </g>`
       })}
       ${orderStates.map((s) => html`<g class=${`state ${path.includes(s.id) ? "state-on" : ""} ${path.at(-1) === s.id ? "state-now" : ""}`}>
-        <rect x=${s.x} y=${s.y} width=${width} height=${height} rx="6" />
-        <text x=${s.x + width / 2} y=${s.y + 19}>${s.label}</text>
+        <rect x=${s.x} y=${s.y} width=${stateWidth} height=${stateHeight} rx="6" />
+        <text x=${s.x + stateWidth / 2} y=${s.y + 19}>${s.label}</text>
       </g>`)}
     </svg>
     <figcaption>The order's path through its state table: ${path.join(" → ")}</figcaption>
@@ -770,7 +785,6 @@ const Related = ({ id, resource }) => {
       <h2>Registered addresses</h2><${Paged} path=${`/v2/customers/${id}/registered-addresses`} columns=${[idColumn(), { label: "address", key: "address" }, { label: "chain", key: "chain" }, statusColumn]} pageSize=${10} />
       <h2>Transactions</h2><${Paged} path=${`/v2/transactions?customerId=${id}`} columns=${lists.transactions.columns} pageSize=${10} /></section>`
   }
-  if (prefix === "wlt" || prefix === "vac") return html`<${Journal} holderId=${id} assets=${(resource?.balances ?? []).map((b) => b.code)} />`
   if (prefix === "wep") return html`<section><h2>Deliveries</h2><${Paged} path=${`/v2/webhooks/deliveries?endpointId=${id}`} columns=${deliveryColumns} /></section>`
   return null
 }
@@ -778,6 +792,7 @@ const Related = ({ id, resource }) => {
 const Picture = ({ id, resource }) => {
   if (resource === undefined) return null
   if (prefixOf(id) === "ord") return html`<${OrderPath} order=${resource} />`
+  if (prefixOf(id) === "wlt" || prefixOf(id) === "vac") return html`<${Journal} holderId=${id} assets=${(resource.balances ?? []).map((b) => b.code)} />`
   return null
 }
 
@@ -867,7 +882,7 @@ const Delivery = ({ session, id, delivery, error }) => {
         ]} />
       </section>
       <section><h2>The body sent</h2>
-        ${body !== undefined ? html`<pre class="body">${JSON.stringify(body, null, 2)}</pre>` : html`<p class="muted">The event is not among its type's latest 100 in the event log.</p>`}
+        ${body !== undefined ? html`<pre class="payload">${JSON.stringify(body, null, 2)}</pre>` : html`<p class="muted">The event is not among its type's latest 100 in the event log.</p>`}
         <p class="muted">Each attempt sends this envelope, signed with the endpoint's secret (the Signature and Signature-Input headers of the endpoint's scheme).</p>
       </section>
     </div>` : null}
