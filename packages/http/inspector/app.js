@@ -4,7 +4,7 @@
  * Preact and htm by scripts/inspector-assets.ts into packages/http/src/InspectorAssets.ts, which every engine
  * serves (packages/http/src/Inspector.ts), so the user's side needs no build step and no network.
  *
- * Security: every string from the server is rendered as text (Preact escapes it; nothing here sets innerHTML), the
+ * Security: every string from the server is rendered as text (Preact escapes it; nothing here parses markup), the
  * page runs under a Content-Security-Policy without inline script or eval, and the credential stays in this page's
  * memory, or in sessionStorage when the user asks (never in a URL: the hash holds only the view and an id).
  */
