@@ -512,7 +512,7 @@ const RecentRequests = ({ feed }) => {
   return html`<section>
     <h2>Recent requests</h2>
     ${error?.status === 404 ? html`<p class="muted">This server does not serve the request log (GET /simulate/requests).</p>` : html`<${ErrorNote} error=${error} />`}
-    <${Table} rows=${rows} columns=${requestColumns} empty="no requests yet" />
+    ${error?.status === 404 && rows.length === 0 ? null : html`<${Table} rows=${rows} columns=${requestColumns} empty="no requests yet" />`}
   </section>`
 }
 
@@ -521,11 +521,21 @@ const Overview = ({ session, feed }) => html`<div>
   <p class="muted">Signed in as ${session.me?.user?.email} with a ${session.me?.apiKey?.access === "read_write" ? "read-write" : "read-only"} ${session.environment} key ending ${session.me?.apiKey?.last4}.</p>
   <${Counts} />
   <${RecentRequests} feed=${feed} />
-  <section>
-    <h2>Pending timers</h2>
-    <${Paged} path="/v2/simulate/timers" pageSize=${10} columns=${timerColumns} empty="nothing pending" />
-  </section>
+  <${NextTimers} />
 </div>`
+
+/** The next business deadlines: the first page of timers less the idempotency records' expiries (all under Timers). */
+const NextTimers = () => {
+  const v = useVersion()
+  const { data, error } = useGet("/v2/simulate/timers?limit=100", [v])
+  const business = (data?.data ?? []).filter((t) => !t.kind.startsWith("idempotency."))
+  return html`<section>
+    <h2>What the sandbox waits for</h2>
+    <${ErrorNote} error=${error} />
+    <${Table} rows=${data === undefined ? undefined : business.slice(0, 10)} columns=${timerColumns} empty="nothing pending but idempotency records' expiries" />
+    <p class="muted"><a href="#/timers">Every pending timer</a>, the idempotency records' expiries included.</p>
+  </section>`
+}
 
 // --- lists ----------------------------------------------------------------------------------------------------------
 
@@ -601,14 +611,37 @@ const balanceText = (b) => (Array.isArray(b) ? b.map((x) => `${x.available ?? x.
 
 // --- pictures -------------------------------------------------------------------------------------------------------
 
+/** What caused a state change, in words (the timeline's `cause`). */
+const causeText = (cause) => {
+  if (cause === undefined) return undefined
+  switch (cause.type) {
+    case "request": return `by ${cause.method} ${cause.path}`
+    case "simulate": return `simulated: ${cause.method} ${cause.path}`
+    case "timer": return `by timer ${cause.kind}`
+    case "engine": return "by the engine"
+    default: return undefined
+  }
+}
+
+/** The detail under an entry's summary: a state change's cause, a transfer's amount and accounts. */
+const entryDetail = (e) => {
+  if (e.kind === "state") return causeText(e.cause)
+  if (e.kind === "transfer") return `${e.state} ${e.amount} ${e.asset}: ${e.debitAccountId} → ${e.creditAccountId}`
+  return undefined
+}
+
 /** A transaction's (or any resource's) timeline, vertically, each entry at its time; ends with what it waits for. */
-const VerticalTimeline = ({ entries, waitingFor }) => html`<ol class="vtimeline" aria-label="timeline">
-  ${entries.map((e) => html`<li class=${`vt-entry vt-${e.kind}`}>
-    <span class="vt-dot"></span>
-    <span class="time">${time(e.at)}</span>
-    <span class="vt-kind">${e.kind.replace("_", " ")}</span>
-    <span class="vt-summary">${e.summary}</span>
-  </li>`)}
+const VerticalTimeline = ({ entries, waitingFor, truncated }) => html`<ol class="vtimeline" aria-label="timeline">
+  ${entries.map((e) => {
+    const detail = entryDetail(e)
+    return html`<li class=${`vt-entry vt-${e.kind}`}>
+      <span class="vt-dot"></span>
+      <span class="time">${time(e.at)}</span>
+      <span class="vt-kind">${e.kind.replace("_", " ")}</span>
+      <span class="vt-summary">${e.summary}${detail !== undefined ? html`<small class="vt-detail">${detail}</small>` : null}</span>
+    </li>`
+  })}
+  ${truncated ? html`<li class="vt-entry"><span class="vt-dot"></span><span></span><span></span><span class="muted">(the oldest entries are left out)</span></li>` : null}
   ${waitingFor !== undefined ? html`<li class="vt-entry vt-waiting"><span class="vt-dot"></span><span class="time">${waitingFor.at ? time(waitingFor.at) : "next"}</span><span class="vt-kind">waiting for</span><span class="vt-summary">${waitingFor.description}</span></li>` : null}
 </ol>`
 
@@ -718,13 +751,15 @@ const BalanceChart = ({ entries, asset }) => {
 const Timeline = ({ id }) => {
   const v = useVersion()
   const served = useGet(`/v2/simulate/timeline/${encodeURIComponent(id)}`, [v])
-  const fallback = served.error?.status === 404 || served.error?.status === 405
+  // A server without timelines, or a resource it keeps none for (a customer, an account): the event log and timers.
+  const status = served.error?.status
+  const fallback = status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 429
   const events = useGet(fallback ? `/v2/simulate/events?resourceId=${encodeURIComponent(id)}&limit=100` : undefined, [v, fallback])
   const timers = useGet(fallback ? "/v2/simulate/timers?limit=100" : undefined, [v, fallback])
   if (!fallback) {
     if (served.error !== undefined) return html`<${ErrorNote} error=${served.error} />`
     if (served.data === undefined) return html`<p class="muted">loading…</p>`
-    return html`<${VerticalTimeline} entries=${served.data.entries} waitingFor=${served.data.waitingFor} />`
+    return html`<${VerticalTimeline} entries=${served.data.entries} waitingFor=${served.data.waitingFor} truncated=${served.data.truncated} />`
   }
   const entries = (events.data?.data ?? []).map((e) => ({ at: e.createdAt, kind: "event", summary: e.type }))
   const next = (timers.data?.data ?? []).filter((t) => t.resourceId === id)
