@@ -574,23 +574,41 @@ const ListView = ({ name }) => {
   return html`<div><h1>${list.title}</h1><${Paged} path=${list.path} columns=${list.columns} /></div>`
 }
 
-/** Resources with no list of their own in the API, found through the event log by their events' types. */
+/**
+ * Resources with no list of their own in the API, found through the event log: each event of these types names one
+ * (the latest 100 of each type are read).
+ */
 const eventListed = {
-  rfis: { title: "Requests for information", type: "rfi.created" },
-  signers: { title: "Wallet signers", type: "wallet_signer.created" },
-  ceremonies: { title: "Wallet ceremonies", type: "wallet_ceremony.created" }
+  rfis: { title: "Requests for information", types: ["rfi.published"] },
+  signers: { title: "Wallet signers", types: ["wallet_signer.invited", "wallet_signer.added"] },
+  ceremonies: { title: "Wallet ceremonies", types: ["wallet_ceremony.awaiting_admin_approval", "wallet_ceremony.completed", "wallet_ceremony.failed"] }
 }
 
 const EventListed = ({ name }) => {
   const list = eventListed[name]
-  const { data: types } = useGet("/v2/webhooks/event-types")
-  const prefix = list.type.slice(0, list.type.indexOf(".") + 1)
-  const first = (types?.data ?? []).map((t) => t.type).filter((t) => t.startsWith(prefix))
-  const type = first.includes(list.type) ? list.type : first[0] ?? list.type
+  const v = useVersion()
+  const [rows, setRows] = useState(undefined)
+  const [error, setError] = useState(undefined)
+  useEffect(() => {
+    const controller = new AbortController()
+    Promise.all(list.types.map((type) => call(SessionContext.current, "GET", `/v2/simulate/events?type=${encodeURIComponent(type)}&sortOrder=desc&limit=100`, undefined, controller.signal))).then(
+      (pages) => {
+        const byResource = new Map()
+        for (const event of pages.flatMap((page) => page.data)) {
+          const seen = byResource.get(event.resourceId)
+          if (seen === undefined || seen.createdAt > event.createdAt) byResource.set(event.resourceId, event)
+        }
+        setRows([...byResource.values()].sort((a, b) => (a.createdAt < b.createdAt ? 1 : -1)))
+      },
+      (e) => e?.name !== "AbortError" && setError(e)
+    )
+    return () => controller.abort()
+  }, [name, v])
   return html`<div>
     <h1>${list.title}</h1>
-    <p class="muted">The API lists these through their events: each ${type} event of the event log names one.</p>
-    <${Paged} path=${`/v2/simulate/events?type=${encodeURIComponent(type)}&sortOrder=desc`} columns=${[idColumn("resourceId"), timeColumn(), { label: "event", key: "id" }]} />
+    <p class="muted">The API has no list of these: each is found by its events in the event log (${list.types.join(", ")}).</p>
+    <${ErrorNote} error=${error} />
+    <${Table} rows=${rows} columns=${[idColumn("resourceId"), { label: "first seen", render: (e) => html`<span class="time">${time(e.createdAt)}</span>` }, { label: "by", render: (e) => html`<span class="event-type">${e.type}</span>` }]} />
   </div>`
 }
 
