@@ -118,7 +118,7 @@ beforeAll(async () => {
       id: "org_inspector",
       name: "Inspector Test Org",
       status: "active",
-      rateLimit: { sustainedPerSecond: 1000, burst: 2000 },
+      // The default rate limit: the inspector's reads stay within it.
       users: [{ id: "usr_inspectoradmin", email: "admin@inspector.example", role: "admin" }],
       apiKeys: [
         { key: readWrite, access: "read_write", createdBy: "usr_inspectoradmin" },

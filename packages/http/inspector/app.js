@@ -379,8 +379,9 @@ const Clock = ({ session }) => {
 }
 
 /** Reads the server's event stream with fetch (an EventSource cannot send the key header) until aborted. */
-const readStream = async (session, signal, onMessage) => {
-  const response = await fetch(`${baseOf(session)}/v2/simulate/stream`, {
+const readStream = async (session, after, signal, onMessage) => {
+  const query = after === undefined ? "" : `?after=${encodeURIComponent(after)}`
+  const response = await fetch(`${baseOf(session)}/v2/simulate/stream${query}`, {
     headers: { accept: "text/event-stream", ...headersOf(session) },
     cache: "no-store",
     credentials: "omit",
@@ -425,14 +426,18 @@ const useLiveFeed = (session) => {
     }
     const controller = new AbortController()
     let stopped = false
+    // A reconnected stream resumes after the last event shown (the stream's `after`), so none is lost or repeated.
+    let lastEventId
     const run = async () => {
       for (let retry = 0; !stopped; retry++) {
         try {
           setState("connecting")
-          await readStream(session, controller.signal, (type, item) => {
+          await readStream(session, lastEventId, controller.signal, (type, item) => {
             setState("live")
+            retry = 0
             if (type === "event") {
-              setEvents((list) => [item, ...list].slice(0, 200))
+              lastEventId = item.id
+              setEvents((list) => (list.some((e) => e.id === item.id) ? list : [item, ...list].slice(0, 200)))
               bump()
             } else if (type === "request") {
               setRequests((list) => [item, ...list].slice(0, 200))
@@ -440,6 +445,7 @@ const useLiveFeed = (session) => {
           })
         } catch (e) {
           if (stopped) return
+          if (e?.name === "AbortError") return
           if (e?.status === 404 || e?.status === 401 || e?.status === 403) {
             setState(`unavailable (${e.status})`)
             return
@@ -505,12 +511,15 @@ const requestColumns = [
 
 const RecentRequests = ({ feed }) => {
   const v = useVersion()
-  const { data, error } = useGet("/v2/simulate/requests?limit=20", [v])
+  const [writesOnly, setWritesOnly] = useState(false)
+  const { data, error } = useGet("/v2/simulate/requests?limit=100", [v])
   const listed = data?.data ?? []
-  const seen = new Set(listed.map((r) => `${r.correlationId}`))
-  const rows = [...feed.requests.filter((r) => !seen.has(r.correlationId)), ...listed].slice(0, 30)
+  const seen = new Set(listed.map((r) => r.correlationId))
+  const rows = [...feed.requests.filter((r) => !seen.has(r.correlationId)), ...listed]
+    .filter((r) => !writesOnly || (r.method !== "GET" && r.method !== "HEAD"))
+    .slice(0, 30)
   return html`<section>
-    <h2>Recent requests</h2>
+    <h2>Recent requests <label class="muted toggle"><input type="checkbox" checked=${writesOnly} onChange=${(e) => setWritesOnly(e.currentTarget.checked)} /> writes only (this page's own reads are listed too)</label></h2>
     ${error?.status === 404 ? html`<p class="muted">This server does not serve the request log (GET /simulate/requests).</p>` : html`<${ErrorNote} error=${error} />`}
     ${error?.status === 404 && rows.length === 0 ? null : html`<${Table} rows=${rows} columns=${requestColumns} empty="no requests yet" />`}
   </section>`
