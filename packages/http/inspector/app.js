@@ -50,8 +50,24 @@ const headersOf = (session) =>
 /** The environment's base (`/sandbox` or `/live`) for a key; the operator surface has none. */
 const baseOf = (session) => (session.kind === "key" ? `/${session.environment}` : "")
 
+/** How many calls are in flight, shown on the root element as `data-pending` (a test waits for 0). */
+let inFlight = 0
+const track = (delta) => {
+  inFlight += delta
+  document.documentElement.dataset.pending = String(inFlight)
+}
+
 /** One call: `path` under the session's base; resolves to the JSON answer, rejects with an ApiError (its problem). */
 const call = async (session, method, path, body, signal) => {
+  track(1)
+  try {
+    return await send(session, method, path, body, signal)
+  } finally {
+    track(-1)
+  }
+}
+
+const send = async (session, method, path, body, signal) => {
   const headers = { accept: "application/json", ...headersOf(session) }
   if (method !== "GET") headers["idempotency-key"] = idempotencyKey()
   if (body !== undefined) headers["content-type"] = "application/json"
@@ -379,7 +395,7 @@ const Clock = ({ session }) => {
 }
 
 /** Reads the server's event stream with fetch (an EventSource cannot send the key header) until aborted. */
-const readStream = async (session, after, signal, onMessage) => {
+const readStream = async (session, after, signal, onOpen, onMessage) => {
   const query = after === undefined ? "" : `?after=${encodeURIComponent(after)}`
   const response = await fetch(`${baseOf(session)}/v2/simulate/stream${query}`, {
     headers: { accept: "text/event-stream", ...headersOf(session) },
@@ -388,6 +404,7 @@ const readStream = async (session, after, signal, onMessage) => {
     signal
   })
   if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => undefined))
+  onOpen()
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
   let buffer = ""
   for (;;) {
@@ -432,9 +449,10 @@ const useLiveFeed = (session) => {
       for (let retry = 0; !stopped; retry++) {
         try {
           setState("connecting")
-          await readStream(session, lastEventId, controller.signal, (type, item) => {
+          await readStream(session, lastEventId, controller.signal, () => {
             setState("live")
             retry = 0
+          }, (type, item) => {
             if (type === "event") {
               lastEventId = item.id
               setEvents((list) => (list.some((e) => e.id === item.id) ? list : [item, ...list].slice(0, 200)))
