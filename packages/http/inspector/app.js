@@ -179,55 +179,54 @@ const resourceKinds = {
 const prefixOf = (id) => id.slice(0, id.indexOf("_"))
 
 /**
- * The simulate actions of a resource by its prefix, with the body each sends, for a server that does not serve
- * `GET /simulate/actions/{id}` (which says which the state table allows, and why not).
+ * The moves of a resource by its prefix, for a server that does not serve `GET /simulate/actions/{id}` (which lists
+ * the same endpoints and says which the state table allows now, and why not).
  */
 const knownActions = {
   txn: (id) => [
-    { name: "confirm", method: "POST", path: `/v2/simulate/transactions/${id}/confirm` },
-    { name: "settle", method: "POST", path: `/v2/simulate/transactions/${id}/settle` },
-    { name: "fail", method: "POST", path: `/v2/simulate/transactions/${id}/terminal`, body: { outcome: "failed" } },
-    { name: "complete", method: "POST", path: `/v2/simulate/transactions/${id}/terminal`, body: { outcome: "completed" } },
-    { name: "return", method: "POST", path: `/v2/simulate/transactions/${id}/return`, body: { returnCode: "R01" } },
-    { name: "review: enter", method: "POST", path: `/v2/simulate/transactions/${id}/review`, body: { action: "enter" } },
-    { name: "review: clear", method: "POST", path: `/v2/simulate/transactions/${id}/review`, body: { action: "clear" } },
-    { name: "review: reject", method: "POST", path: `/v2/simulate/transactions/${id}/review`, body: { action: "reject" } }
+    { name: "confirmTransaction", method: "POST", path: `/v2/simulate/transactions/${id}/confirm` },
+    { name: "settleTransaction", method: "POST", path: `/v2/simulate/transactions/${id}/settle` },
+    { name: "endTransaction", method: "POST", path: `/v2/simulate/transactions/${id}/terminal` },
+    { name: "returnTransaction", method: "POST", path: `/v2/simulate/transactions/${id}/return` },
+    { name: "reviewTransaction", method: "POST", path: `/v2/simulate/transactions/${id}/review` }
   ],
-  app: (id) => [
-    { name: "approve", method: "POST", path: `/v2/simulate/applications/${id}/decision`, body: { outcome: "approved" } },
-    { name: "reject", method: "POST", path: `/v2/simulate/applications/${id}/decision`, body: { outcome: "rejected" } }
-  ],
+  app: (id) => [{ name: "decideApplication", method: "POST", path: `/v2/simulate/applications/${id}/decision` }],
   ord: (id) => [
-    { name: "execute", method: "POST", path: `/v2/orders/${id}/execute` },
-    { name: "cancel", method: "POST", path: `/v2/orders/${id}/cancel` },
-    { name: "fail", method: "POST", path: `/v2/simulate/orders/${id}/fail`, body: { reasonCode: "provider_rejected" } }
+    { name: "executeOrder", method: "POST", path: `/v2/orders/${id}/execute` },
+    { name: "cancelOrder", method: "POST", path: `/v2/orders/${id}/cancel` },
+    { name: "failOrder", method: "POST", path: `/v2/simulate/orders/${id}/fail` }
   ],
-  rfi: (id) => [
-    { name: "resolve", method: "POST", path: `/v2/simulate/rfis/${id}`, body: { action: "resolve" } },
-    { name: "cancel", method: "POST", path: `/v2/simulate/rfis/${id}`, body: { action: "cancel" } }
-  ],
-  cer: (id) => [
-    { name: "approve", method: "POST", path: `/v2/simulate/wallet-ceremonies/${id}/decision`, body: { outcome: "approved" } },
-    { name: "decline", method: "POST", path: `/v2/simulate/wallet-ceremonies/${id}/decision`, body: { outcome: "declined" } }
-  ],
-  wsg: (id) => [
-    { name: "enroll", method: "POST", path: `/v2/simulate/wallet-signers/${id}/enroll`, body: {} },
-    { name: "remove", method: "POST", path: `/v2/simulate/wallet-signers/${id}/remove`, body: {} }
-  ]
+  rfi: (id) => [{ name: "reviewRfi", method: "POST", path: `/v2/simulate/rfis/${id}` }],
+  cer: (id) => [{ name: "decideCeremony", method: "POST", path: `/v2/simulate/wallet-ceremonies/${id}/decision` }],
+  wdl: (id) => [{
+    name: "retryDelivery",
+    method: "POST",
+    path: `/v2/webhooks/deliveries/${id}/retry`,
+    refusal: (delivery) => (delivery?.status === "failed" ? undefined : "only a failed delivery can be retried")
+  }]
 }
 
-/** The body an action from the server's list sends: the one named here for its path and name, else none. */
-const bodyFor = (resourceId, action) => {
-  if (action.body !== undefined) return action.body
-  const known = (knownActions[prefixOf(resourceId)]?.(resourceId) ?? []).find((k) => k.path === action.path && (k.name === action.name || k.body === undefined))
-    ?? (knownActions[prefixOf(resourceId)]?.(resourceId) ?? []).find((k) => k.path === action.path)
-  if (known !== undefined) return known.body
-  if (/\/terminal$/.test(action.path)) return { outcome: /fail/.test(action.name) ? "failed" : /cancel/.test(action.name) ? "cancelled" : "completed" }
-  if (/\/decision$/.test(action.path)) return { outcome: /reject/.test(action.name) ? "rejected" : /decline/.test(action.name) ? "declined" : "approved" }
-  if (/\/review$/.test(action.path)) return { action: /clear/.test(action.name) ? "clear" : /reject/.test(action.name) ? "reject" : "enter" }
-  if (/\/return$/.test(action.path)) return { returnCode: "R01" }
-  if (/\/orders\/[^/]+\/fail$/.test(action.path)) return { reasonCode: "provider_rejected" }
-  return undefined
+/**
+ * The buttons one endpoint gives: one per body worth offering (a decision approves or rejects; a terminal move
+ * completes, fails or cancels), each labelled; an endpoint not named here is one button with no body.
+ */
+const variantsOf = (action) => {
+  const path = action.path
+  const each = (...variants) => variants.map(([label, body]) => ({ ...action, label, body }))
+  if (/\/simulate\/applications\/[^/]+\/decision$/.test(path)) return each(["approve", { outcome: "approved" }], ["reject", { outcome: "rejected" }])
+  if (/\/wallet-ceremonies\/[^/]+\/decision$/.test(path)) return each(["approve", { outcome: "approved" }], ["decline", { outcome: "declined" }])
+  if (/\/transactions\/[^/]+\/terminal$/.test(path)) return each(["complete", { outcome: "completed" }], ["fail", { outcome: "failed" }], ["cancel", { outcome: "cancelled" }])
+  if (/\/transactions\/[^/]+\/review$/.test(path)) return each(["review: enter", { action: "enter" }], ["review: clear", { action: "clear" }], ["review: reject", { action: "reject" }])
+  if (/\/transactions\/[^/]+\/return$/.test(path)) return each(["return (R01)", { returnCode: "R01" }])
+  if (/\/transactions\/[^/]+\/confirm$/.test(path)) return each(["confirm", undefined])
+  if (/\/transactions\/[^/]+\/settle$/.test(path)) return each(["settle", undefined])
+  if (/\/simulate\/orders\/[^/]+\/fail$/.test(path)) return each(["fail", { reasonCode: "provider_rejected" }])
+  if (/\/orders\/[^/]+\/execute$/.test(path)) return each(["execute", undefined])
+  if (/\/orders\/[^/]+\/cancel$/.test(path)) return each(["cancel", undefined])
+  if (/\/simulate\/rfis\/[^/]+$/.test(path)) return each(["resolve", { action: "resolve" }], ["extend deadline 1 day", { action: "extend_deadline", deadlineSeconds: 86400 }], ["cancel", { action: "cancel" }])
+  if (/\/retry$/.test(path)) return each(["retry", undefined])
+  // An endpoint's name, in words: settleTransaction is "settle transaction".
+  return each([action.name.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase(), undefined])
 }
 
 // --- small pieces ---------------------------------------------------------------------------------------------------
@@ -817,21 +816,28 @@ const Timeline = ({ id }) => {
 }
 
 /** The resource's simulate actions as buttons, disabled with the reason where the state table refuses them. */
-const Actions = ({ session, id }) => {
+const Actions = ({ session, id, resource }) => {
   const v = useVersion()
   const served = useGet(`/v2/simulate/actions/${encodeURIComponent(id)}`, [v])
   const [result, setResult] = useState(undefined)
   const [busy, setBusy] = useState(false)
-  const fallback = served.error?.status === 404 || served.error?.status === 405
-  const actions = fallback ? knownActions[prefixOf(id)]?.(id).map((a) => ({ ...a, allowed: true })) ?? [] : served.data?.actions ?? []
-  if (actions.length === 0) return null
+  const status = served.error?.status
+  const fallback = status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 429
+  const endpoints = fallback
+    ? (knownActions[prefixOf(id)]?.(id) ?? []).map(({ refusal, ...a }) => {
+      const reason = refusal?.(resource)
+      return reason === undefined ? { ...a, allowed: true } : { ...a, allowed: false, reason }
+    })
+    : served.data?.actions ?? []
+  const buttons = endpoints.flatMap(variantsOf)
+  if (buttons.length === 0) return null
   const writable = canAct(session)
-  const run = async (action) => {
+  const run = async (button) => {
     setBusy(true)
     setResult(undefined)
     try {
-      await call(session, action.method, action.path, bodyFor(id, action))
-      setResult({ ok: `${action.name}: done` })
+      await call(session, button.method, button.path, button.body)
+      setResult({ ok: `${button.label}: done` })
     } catch (e) {
       setResult({ error: e })
     } finally {
@@ -842,17 +848,17 @@ const Actions = ({ session, id }) => {
   return html`<section class="actions">
     <h2>Actions</h2>
     <div class="buttons">
-      ${actions.map((action) => {
-        const reason = !writable ? readOnlyReason : action.allowed === false ? action.reason ?? "the state table refuses it now" : undefined
+      ${buttons.map((button) => {
+        const reason = !writable ? readOnlyReason : button.allowed === false ? button.reason ?? "the state table refuses it now" : undefined
         return html`<span class="action">
-          <button disabled=${busy || reason !== undefined} title=${reason ?? `${action.method} ${action.path}`} data-action=${action.name} onClick=${() => run(action)}>${action.name}</button>
+          <button disabled=${busy || reason !== undefined} title=${reason ?? `${button.method} ${button.path}`} data-action=${button.label} onClick=${() => run(button)}>${button.label}</button>
           ${reason !== undefined ? html`<small class="reason">${reason}</small>` : null}
         </span>`
       })}
     </div>
     ${result?.ok ? html`<p class="ok">${result.ok}</p>` : null}
     <${ErrorNote} error=${result?.error} />
-    ${fallback ? html`<p class="muted">This server does not say which moves its state table allows (GET /simulate/actions); a refused one answers its problem.</p>` : null}
+    ${fallback ? html`<p class="muted">This server does not say which moves the state table allows for this resource (GET /simulate/actions); a refused one answers its problem.</p>` : null}
   </section>`
 }
 
@@ -886,7 +892,7 @@ const ResourcePage = ({ session, id }) => {
   return html`<div class="resource">
     <h1><span class="muted">${kind.label}</span> <span class="mono">${id}</span> <${Status} value=${data?.status} /></h1>
     <${ErrorNote} error=${error} />
-    <${Actions} session=${session} id=${id} />
+    <${Actions} session=${session} id=${id} resource=${data} />
     <${Picture} id=${id} resource=${data} />
     <section><h2>Timeline</h2><${Timeline} id=${id} /></section>
     ${data !== undefined ? html`<section><h2>As the API answers it</h2><div class="detail"><${Json} value=${data} /></div></section>` : null}
@@ -923,47 +929,28 @@ const Webhooks = () => {
 }
 
 const Delivery = ({ session, id, delivery, error }) => {
-  const [result, setResult] = useState(undefined)
-  const [busy, setBusy] = useState(false)
   const event = useGet(delivery === undefined ? undefined : `/v2/simulate/events?type=${encodeURIComponent(delivery.eventType)}&sortOrder=desc&limit=100`, [delivery?.eventId])
   const body = event.data?.data?.find((e) => e.id === delivery?.eventId)
-  const retry = async () => {
-    setBusy(true)
-    setResult(undefined)
-    try {
-      await call(session, "POST", `/v2/webhooks/deliveries/${encodeURIComponent(id)}/retry`)
-      setResult({ ok: "retry scheduled" })
-    } catch (e) {
-      setResult({ error: e })
-    } finally {
-      setBusy(false)
-      bump()
-    }
-  }
-  const reason = !canAct(session) ? readOnlyReason : delivery !== undefined && delivery.status !== "failed" ? "only a failed delivery can be retried" : undefined
   return html`<div class="resource">
     <h1><span class="muted">Webhook delivery</span> <span class="mono">${id}</span> <${Status} value=${delivery?.status} /></h1>
     <${ErrorNote} error=${error} />
     ${delivery !== undefined ? html`<div>
       <p>Event <span class="event-type">${delivery.eventType}</span> <span class="mono">${delivery.eventId}</span> to endpoint <${IdLink} id=${delivery.endpointId} />, run ${delivery.run}, ${delivery.attempts} attempt(s)${delivery.nextAttemptAt ? `, next at ${time(delivery.nextAttemptAt)}` : ""}.</p>
-      <section class="actions"><h2>Actions</h2><div class="buttons"><span class="action">
-        <button disabled=${busy || reason !== undefined} title=${reason} data-action="retry" onClick=${retry}>retry</button>
-        ${reason !== undefined ? html`<small class="reason">${reason}</small>` : null}
-      </span></div>
-      ${result?.ok ? html`<p class="ok">${result.ok}</p>` : null}<${ErrorNote} error=${result?.error} /></section>
+      <${Actions} session=${session} id=${id} resource=${delivery} />
       <section><h2>Attempts</h2>
         <${Table} rows=${delivery.attemptList} empty="no attempt yet" columns=${[
           { label: "run", key: "run" },
           { label: "#", key: "number" },
           { label: "started", render: (a) => html`<span class="time">${time(a.startedAt)}</span>` },
-          { label: "receiver's status", render: (a) => (a.responseStatus === undefined ? html`<span class="http-error">no answer</span>` : html`<span class=${a.responseStatus >= 300 ? "http-error" : "http-ok"}>${a.responseStatus}</span>`) },
+          { label: "receiver's status", render: (a) => (a.responseStatus === undefined || a.responseStatus === null ? html`<span class="http-error">no answer</span>` : html`<span class=${a.responseStatus >= 300 ? "http-error" : "http-ok"}>${a.responseStatus}</span>`) },
           { label: "latency", render: (a) => `${a.latencyMs} ms` },
           { label: "error", render: (a) => a.error ?? "" }
         ]} />
       </section>
+      <section><h2>Timeline</h2><${Timeline} id=${id} /></section>
       <section><h2>The body sent</h2>
         ${body !== undefined ? html`<pre class="payload">${JSON.stringify(body, null, 2)}</pre>` : html`<p class="muted">The event is not among its type's latest 100 in the event log.</p>`}
-        <p class="muted">Each attempt sends this envelope, signed with the endpoint's secret (the Signature and Signature-Input headers of the endpoint's scheme).</p>
+        <p class="muted">Each attempt sends this envelope, signed with the endpoint's secret (the signature headers of the endpoint's scheme); the API keeps no copy of an attempt's headers.</p>
       </section>
     </div>` : null}
   </div>`
