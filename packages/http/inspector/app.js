@@ -269,7 +269,10 @@ const Table = ({ rows, columns, empty = "none" }) => {
 
 /** A list endpoint, paged forward with its cursor. */
 const Paged = ({ path, columns, empty, pageSize = 20 }) => {
-  const [cursor, setCursor] = useState(undefined)
+  // A cursor belongs to its list and filters: another path starts on the first page.
+  const [page, setPage] = useState({ path, cursor: undefined })
+  const cursor = page.path === path ? page.cursor : undefined
+  const setCursor = (next) => setPage({ path, cursor: next })
   const v = useVersion()
   const separator = path.includes("?") ? "&" : "?"
   const { data, error } = useGet(`${path}${separator}limit=${pageSize}${cursor === undefined ? "" : `&cursor=${encodeURIComponent(cursor)}`}`, [v])
