@@ -201,6 +201,9 @@ const signedIn = async (key: string) => {
   return { page, problems, close: () => context.close() }
 }
 
+/** expect.poll with room for a loaded machine (CI has two cores): its default waits one second. */
+const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 20_000 })
+
 const shot = (page: Page, name: string) => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: false })
 
 const search = async (page: Page, id: string) => {
@@ -213,50 +216,50 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
   it("opens the payout by its id with its timeline, settles it with advance 1 hour, its event pushed to the live feed, and retries the failed delivery", async () => {
     const { page, problems, close } = await signedIn(readWrite)
     try {
-      await expect.poll(() => page.locator(".feed-state").textContent()).toBe("live")
+      await poll(() => page.locator(".feed-state").textContent()).toBe("live")
       await shot(page, "1-overview")
       // The credential is in no URL.
       expect(page.url()).not.toContain(readWrite)
 
       await search(page, payoutId)
       const timeline = page.getByRole("list", { name: "timeline" })
-      await expect.poll(() => timeline.textContent()).toContain("transaction.created")
-      expect(await page.locator("h1 .status").textContent()).toBe("pending")
+      await poll(() => timeline.textContent()).toContain("transaction.created")
+      await poll(() => page.locator("h1 .status").textContent()).toBe("pending")
       await shot(page, "2-payout-pending")
 
       // Nothing in the live feed yet about its completion; then one click, no reload.
       const feed = page.getByRole("complementary", { name: "live events" })
       expect(await feed.textContent()).not.toContain("transaction.completed")
       await page.getByRole("button", { name: "advance 1 hour" }).click()
-      await expect.poll(() => feed.locator(".feed-item", { hasText: "transaction.completed" }).filter({ hasText: payoutId }).count(), { timeout: 15_000 }).toBe(1)
-      await expect.poll(() => page.locator("h1 .status").textContent(), { timeout: 15_000 }).toBe("completed")
-      await expect.poll(() => timeline.textContent()).toContain("transaction.completed")
+      await poll(() => feed.locator(".feed-item", { hasText: "transaction.completed" }).filter({ hasText: payoutId }).count()).toBe(1)
+      await poll(() => page.locator("h1 .status").textContent()).toBe("completed")
+      await poll(() => timeline.textContent()).toContain("transaction.completed")
       await shot(page, "3-payout-completed")
 
       await search(page, deliveryId)
-      expect(await page.locator("h1 .status").textContent()).toBe("failed")
-      expect(await page.locator("table").first().locator("tbody tr").count()).toBe(5)
+      await poll(() => page.locator("h1 .status").textContent()).toBe("failed")
+      await poll(() => page.locator("table").first().locator("tbody tr").count()).toBe(5)
       await shot(page, "4-delivery-failed")
       await page.getByRole("button", { name: "retry" }).click()
-      await expect.poll(() => page.locator("h1 .status").textContent(), { timeout: 15_000 }).toBe("succeeded")
-      await expect.poll(() => page.locator("table").first().locator("tbody tr").count()).toBe(6)
+      await poll(() => page.locator("h1 .status").textContent()).toBe("succeeded")
+      await poll(() => page.locator("table").first().locator("tbody tr").count()).toBe(6)
       await shot(page, "5-delivery-retried")
       const retried = (await api("GET", `/v2/webhooks/deliveries/${deliveryId}`))
       expect(retried).toMatchObject({ status: "succeeded", run: 2 })
 
       // The pictures: the order's path through its state table, and an account's balances over virtual time.
       await search(page, orderId)
-      await expect.poll(() => page.getByRole("img", { name: /^order path/ }).getAttribute("aria-label")).toBe("order path: new → pending → executing → sent → succeeded")
+      await poll(() => page.getByRole("img", { name: /^order path/ }).getAttribute("aria-label")).toBe("order path: new → pending → executing → sent → succeeded")
       await shot(page, "6-order-path")
       await search(page, usdAccountId)
       await page.getByRole("img", { name: "balance over virtual time" }).waitFor()
       await shot(page, "7-account-balances")
       await page.getByRole("link", { name: "Ledger" }).click()
       await page.getByRole("button", { name: "Run the ledger audit" }).click()
-      await expect.poll(() => page.locator("main p.ok").textContent()).toMatch(/^Clean at /)
+      await poll(() => page.locator("main p.ok").textContent()).toMatch(/^Clean at /)
       await page.getByRole("link", { name: "Overview" }).click()
       await page.getByRole("button", { name: "run until idle" }).click()
-      await expect.poll(() => page.locator(".clock .report").textContent(), { timeout: 30_000 }).toMatch(/^idle: /)
+      await poll(() => page.locator(".clock .report").textContent()).toMatch(/^idle: /)
       expect((await api("GET", "/v2/simulate/timers?limit=100")).data.filter((t: any) => !t.kind.startsWith("idempotency."))).toEqual([])
       await shot(page, "8-overview-idle")
 
@@ -278,7 +281,7 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
       expect(await page.locator(".actions .reason").first().textContent()).toBe("this key is read-only")
       expect(await page.getByRole("button", { name: "advance 1 hour" }).isDisabled()).toBe(true)
       await search(page, deliveryId)
-      expect(await page.getByRole("button", { name: "retry" }).isDisabled()).toBe(true)
+      await poll(() => page.getByRole("button", { name: "retry" }).isDisabled()).toBe(true)
       await shot(page, "9-read-only")
       // Every view of the menu opens, lists, and shows no error to a read-only key.
       const views: Record<string, string> = {
@@ -306,7 +309,7 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
       expect(await page.locator("header .who").textContent()).toBe("operator")
       await page.getByRole("link", { name: "org_inspector" }).click()
       await page.getByRole("heading", { name: "org_inspector" }).waitFor()
-      await expect.poll(() => page.locator("main").textContent()).toContain("admin@inspector.example")
+      await poll(() => page.locator("main").textContent()).toContain("admin@inspector.example")
       await shot(page, "11-operator")
     } finally {
       await close()
@@ -322,7 +325,7 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
       expect(await row.textContent()).toContain(imgReference)
       await search(page, xssCustomerId)
       const detail = page.locator(".detail")
-      await expect.poll(() => detail.textContent()).toContain(scriptName)
+      await poll(() => detail.textContent()).toContain(scriptName)
       expect(await detail.textContent()).toContain(imgReference)
       await shot(page, "10-xss-as-text")
       // Neither became an element, and neither ran.
@@ -341,7 +344,7 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
         return w.__inline === true
       })
       expect(ran).toBe(false)
-      await expect.poll(() => page.evaluate(() => (window as any).__violations)).toContain("script-src-elem")
+      await poll(() => page.evaluate(() => (window as any).__violations)).toContain("script-src-elem")
       const response = await page.request.get(`${origin}/inspect`)
       const policy = response.headers()["content-security-policy"]!
       expect(policy).toContain("script-src 'self'")
