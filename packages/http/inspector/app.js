@@ -257,7 +257,7 @@ const Json = ({ value }) => {
   return html`<dl class="json">${entries.map(([key, item]) => html`<div><dt>${key}</dt><dd><${Json} value=${item} /></dd></div>`)}</dl>`
 }
 
-/** A list's rows as a table with the given columns; `cell` renders one value. */
+/** A list's rows as a table: each column shows its `key` member as JSON, or what its `render` makes of the row. */
 const Table = ({ rows, columns, empty = "none" }) => {
   if (rows === undefined) return null
   if (rows.length === 0) return html`<p class="muted">${empty}</p>`
