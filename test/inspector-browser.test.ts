@@ -234,6 +234,10 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
       await poll(() => feed.locator(".feed-item", { hasText: "transaction.completed" }).filter({ hasText: payoutId }).count()).toBe(1)
       await poll(() => page.locator("h1 .status").textContent()).toBe("completed")
       await poll(() => timeline.textContent()).toContain("transaction.completed")
+      // A completed payout settles no more: its button is disabled with the state table's refusal.
+      const settle = page.locator(".action", { has: page.getByRole("button", { name: "settle", exact: true }) })
+      await poll(() => settle.getByRole("button").isDisabled()).toBe(true)
+      expect(await settle.locator(".reason").textContent()).toMatch(/^[A-Z_]+: /)
       await shot(page, "3-payout-completed")
 
       await search(page, deliveryId)

@@ -207,10 +207,56 @@ const knownActions = {
 }
 
 /**
- * The buttons one endpoint gives: one per body worth offering (a decision approves or rejects; a terminal move
+ * The server's actions (`GET /simulate/actions/{id}`) by name: the button's label and the body it sends (a function
+ * of the resource where the body names its parts).
+ */
+const namedActions = {
+  confirmTransaction: ["confirm"],
+  settleTransaction: ["settle"],
+  completeTransaction: ["complete", { outcome: "completed" }],
+  failTransaction: ["fail", { outcome: "failed" }],
+  cancelTransaction: ["cancel", { outcome: "cancelled" }],
+  enterReview: ["enter review", { action: "enter" }],
+  requestInformation: ["request information", { action: "request_information" }],
+  clearReview: ["clear review", { action: "clear" }],
+  rejectDocument: ["reject", { action: "reject" }],
+  publishRfi: ["publish an RFI", { questions: [{ text: "What is the purpose of this transfer?" }] }],
+  returnTransaction: ["return (R01)", { returnCode: "R01" }],
+  cancelPayout: ["cancel payout"],
+  executeOrder: ["execute"],
+  cancelOrder: ["cancel"],
+  failOrder: ["fail", { reasonCode: "provider_rejected" }],
+  approveApplication: ["approve", { outcome: "approved" }],
+  rejectApplication: ["reject", { outcome: "rejected" }],
+  complianceResult: ["late compliance failure", {}],
+  cancelApplication: ["cancel"],
+  respondRfi: ["respond", (rfi) => ({ answers: (rfi?.questions ?? []).map((q) => ({ questionId: q.id, text: "Answered from the inspector." })) })],
+  "reviewRfi.request_more": ["request more", { action: "request_more", questions: [{ text: "Please add the invoice." }] }],
+  "reviewRfi.extend_deadline": ["extend deadline 1 day", { action: "extend_deadline", deadlineSeconds: 86400 }],
+  "reviewRfi.resolve": ["resolve", { action: "resolve" }],
+  "reviewRfi.reopen": ["reopen", { action: "reopen", questions: [{ text: "One more question." }] }],
+  "reviewRfi.cancel": ["cancel", { action: "cancel" }],
+  enrollSigner: ["enroll", {}],
+  addPasskey: ["add a passkey", {}],
+  removeSigner: ["remove", {}],
+  approveCeremony: ["approve", { outcome: "approved" }],
+  declineCeremony: ["decline", { outcome: "declined" }],
+  "provisionClaim.succeeded": ["provisioning succeeds", { outcome: "succeeded" }],
+  "provisionClaim.failed": ["provisioning fails", { outcome: "failed" }],
+  retryDelivery: ["retry"]
+}
+
+/**
+ * The buttons one action gives. An action the server names (above) is one button; an endpoint of the fallback list
+ * gives one per body worth offering (a decision approves or rejects; a terminal move
  * completes, fails or cancels), each labelled; an endpoint not named here is one button with no body.
  */
-const variantsOf = (action) => {
+const variantsOf = (resource) => (action) => {
+  const named = namedActions[action.name]
+  if (named !== undefined) {
+    const [label, body] = named
+    return [{ ...action, label, body: typeof body === "function" ? body(resource) : body }]
+  }
   const path = action.path
   const each = (...variants) => variants.map(([label, body]) => ({ ...action, label, body }))
   if (/\/simulate\/applications\/[^/]+\/decision$/.test(path)) return each(["approve", { outcome: "approved" }], ["reject", { outcome: "rejected" }])
@@ -832,7 +878,7 @@ const Actions = ({ session, id, resource }) => {
       return reason === undefined ? { ...a, allowed: true } : { ...a, allowed: false, reason }
     })
     : served.data?.actions ?? []
-  const buttons = endpoints.flatMap(variantsOf)
+  const buttons = endpoints.flatMap(variantsOf(resource))
   if (buttons.length === 0) return null
   const writable = canAct(session)
   const run = async (button) => {
