@@ -235,9 +235,11 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
       await poll(() => page.locator("h1 .status").textContent()).toBe("completed")
       await poll(() => timeline.textContent()).toContain("transaction.completed")
       // A completed payout settles no more: its button is disabled with the state table's refusal.
-      const settle = page.locator(".action", { has: page.getByRole("button", { name: "settle", exact: true }) })
-      await poll(() => settle.getByRole("button").isDisabled()).toBe(true)
-      expect(await settle.locator(".reason").textContent()).toMatch(/^[A-Z_]+: /)
+      const settle = page.locator(".actions").getByRole("button", { name: "settle", exact: true })
+      await poll(() => settle.isDisabled()).toBe(true)
+      const refusal = await settle.getAttribute("title")
+      expect(refusal).toMatch(/^[A-Z_]+: /)
+      expect(await page.locator(".refusals li", { hasText: refusal! }).textContent()).toContain("settle")
       await shot(page, "3-payout-completed")
 
       await search(page, deliveryId)

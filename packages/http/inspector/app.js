@@ -894,17 +894,25 @@ const Actions = ({ session, id, resource }) => {
       bump()
     }
   }
+  const reasonOf = (button) => (!writable ? readOnlyReason : button.allowed === false ? button.reason ?? "the state table refuses it now" : undefined)
+  // The refusals, each once, with the buttons it disables (a terminal resource refuses most for one reason).
+  const refusals = new Map()
+  if (writable) {
+    for (const button of buttons) {
+      const reason = reasonOf(button)
+      if (reason !== undefined) refusals.set(reason, [...(refusals.get(reason) ?? []), button.label])
+    }
+  }
   return html`<section class="actions">
     <h2>Actions</h2>
     <div class="buttons">
       ${buttons.map((button) => {
-        const reason = !writable ? readOnlyReason : button.allowed === false ? button.reason ?? "the state table refuses it now" : undefined
-        return html`<span class="action">
-          <button disabled=${busy || reason !== undefined} title=${reason ?? `${button.method} ${button.path}`} data-action=${button.label} onClick=${() => run(button)}>${button.label}</button>
-          ${reason !== undefined ? html`<small class="reason">${reason}</small>` : null}
-        </span>`
+        const reason = reasonOf(button)
+        return html`<button disabled=${busy || reason !== undefined} title=${reason ?? `${button.method} ${button.path}`} data-action=${button.label} onClick=${() => run(button)}>${button.label}</button>`
       })}
     </div>
+    ${!writable ? html`<p class="reason">${readOnlyReason}</p>` : null}
+    ${refusals.size > 0 ? html`<ul class="refusals">${[...refusals].map(([reason, labels]) => html`<li><strong>${labels.join(", ")}</strong>: <span class="reason">${reason}</span></li>`)}</ul>` : null}
     ${result?.ok ? html`<p class="ok">${result.ok}</p>` : null}
     <${ErrorNote} error=${result?.error} />
     ${fallback ? html`<p class="muted">This server does not say which moves the state table allows for this resource (GET /simulate/actions); a refused one answers its problem.</p>` : null}
