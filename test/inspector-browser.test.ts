@@ -303,6 +303,13 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
         await page.locator("html[data-pending='0']").waitFor({ state: "attached" })
         expect(await page.locator("main .error").allTextContents(), link).toEqual([])
       }
+      // The key is kept for the tab (sessionStorage, as the sign-in's box says): a reload stays signed in; signing
+      // out forgets it.
+      await page.reload()
+      await page.locator("header .who").waitFor()
+      await page.getByRole("button", { name: "Sign out" }).click()
+      await page.getByLabel("Key or operator token").waitFor()
+      expect(await page.evaluate(() => window.sessionStorage.length)).toBe(0)
       expect(problems).toEqual([])
     } finally {
       await close()
