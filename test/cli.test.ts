@@ -183,7 +183,7 @@ describe("fos serve shutdown", () => {
 })
 
 describe("fos inspection commands", { timeout: 180_000 }, () => {
-  it("fos timers, events, journal and audit read an organization's sandbox; bad usage exits 2", async () => {
+  it("fos timers, events, journal, audit and timeline read an organization's sandbox; bad usage exits 2", async () => {
     // The demo organization the server creates, and its sandbox key.
     const server = await startFos(["--store", "memory", "--port", "0", "--clock", "virtual"], { FOS_OPERATOR_TOKEN: token })
     try {
@@ -211,6 +211,20 @@ describe("fos inspection commands", { timeout: 180_000 }, () => {
       expect(journal.code).toBe(1)
       expect(journal.stderr).toContain("NOT_FOUND")
       expect(usage.code).toBe(2)
+
+      // The delivery's timeline, by the id its pending timer names.
+      const deliveryId = JSON.parse(timers.stdout).data.find((t: { kind: string }) => t.kind === "webhook.attempt").resourceId as string
+      const [timeline, unknown, noResource] = await Promise.all([
+        fos(server.origin, "timeline", org, deliveryId),
+        fos(server.origin, "timeline", org, "wdl_nothing"),
+        fos(server.origin, "timeline", org)
+      ])
+      expect(timeline.code, timeline.stderr).toBe(0)
+      expect(JSON.parse(timeline.stdout)).toMatchObject({ resourceId: deliveryId, resourceType: "webhook_delivery", truncated: false })
+      expect(JSON.parse(timeline.stdout).entries.find((e: { kind: string }) => e.kind === "state")).toMatchObject({ to: "pending", cause: { type: "simulate" } })
+      expect(unknown.code).toBe(1)
+      expect(unknown.stderr).toContain("NOT_FOUND")
+      expect(noResource.code).toBe(2)
     } finally {
       await server.stop()
     }

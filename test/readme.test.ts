@@ -269,6 +269,16 @@ describe("README sh blocks", () => {
     try {
       const key = /sandbox key: (ck_sandbox_[0-9a-f]{64})/.exec(server.stdout())![1]!
       const port = new URL(server.origin).port
+      // A resource for the timeline's example (`$RESOURCE_ID`): a webhook delivery, the quickest a new sandbox makes.
+      const api = (method: string, path: string, body?: unknown) =>
+        fetch(`${server.origin}/sandbox${path}`, {
+          method,
+          headers: { "x-api-key": key, "content-type": "application/json" },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) })
+        }).then((r) => r.json() as Promise<any>)
+      await api("POST", "/v2/webhooks/endpoints", { url: "https://hooks.readme.test/fos" })
+      await api("POST", "/v2/simulate/events", { type: "customer.created" })
+      const resourceId = (await api("GET", "/v2/webhooks/deliveries")).data[0].id as string
       const runnable = shBlocks.filter((b) => planOf(b.code)?.kind === "run")
       expect(runnable.length).toBe(6)
       for (const block of runnable) {
@@ -278,7 +288,7 @@ describe("README sh blocks", () => {
             .replaceAll("http://127.0.0.1:4000", server.origin)
             .replaceAll("localhost:4000", `127.0.0.1:${port}`)
             .replaceAll("ck_sandbox_…", key)
-          const result = spawnSync("sh", ["-c", command], { cwd: root, env: { ...process.env, KEY: key }, encoding: "utf8", timeout: 60_000 })
+          const result = spawnSync("sh", ["-c", command], { cwd: root, env: { ...process.env, KEY: key, RESOURCE_ID: resourceId }, encoding: "utf8", timeout: 60_000 })
           expect(result.status, `${written}\n${result.stderr}`).toBe(0)
           const body = JSON.parse(result.stdout) as { type?: unknown; status?: unknown }
           const problem = typeof body.type === "string" && typeof body.status === "number" && body.status >= 400

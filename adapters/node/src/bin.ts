@@ -5,22 +5,26 @@
  */
 import { OperatorRefused, operatorUsage, runOperator } from "./operator.ts"
 import { infoRequested, ListenError, parseServeArgs, serve, serveHelp, StoreError, UsageError } from "./serve.ts"
+import { runTail, tailUsage } from "./tail.ts"
 
 /** What `fos`, `fos help` and `fos --help` print; `fos serve --help` prints the server's own (serveHelp). */
 const usage = `usage: fos serve [flags]          runs the server (npm start in the repository); fos serve --help lists its flags
        fos orgs|users|keys|snapshots ...   the operator commands, below: they call a running server
        fos reset ORG_ID          empties an organization's sandbox
        fos faults ...            an organization's sandbox faults (docs/faults.md)
+       fos tail [ORG_ID]         a sandbox's events and requests, live (docs/inspect.md)
        fos --version             prints the version
 
 ${operatorUsage}
+${tailUsage}
 
 examples:
   fos serve --store memory --port 0
   export FOS_OPERATOR_TOKEN=...                      # printed by fos serve at its store's first start
   fos orgs list
   fos users list --org org_acme
-  fos keys create --org org_acme --user usr_ada --env sandbox --access read_write`
+  fos keys create --org org_acme --user usr_ada --env sandbox --access read_write
+  FOS_API_KEY=ck_sandbox_... fos tail --types events`
 
 const main = async (argv: ReadonlyArray<string>) => {
   const [command, ...args] = argv
@@ -44,7 +48,13 @@ const main = async (argv: ReadonlyArray<string>) => {
     case "events":
     case "journal":
     case "audit":
+    case "timeline":
       console.log(JSON.stringify(await runOperator(command, args, process.env), null, 2))
+      return
+    case "tail":
+      await runTail(args, process.env, (line) => console.log(line))
+      // Ended by Ctrl-C or SIGTERM: a clean end.
+      process.exit(0)
       return
     case undefined:
     case "help":

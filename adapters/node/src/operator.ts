@@ -90,6 +90,7 @@ const usage = `operator commands (they call a running server; --server URL or FO
   fos events ORG_ID [--resource ID] [--type T] [--limit N] [--cursor C]   (the sandbox's emitted events, oldest first)
   fos journal ORG_ID WALLET_OR_VIRTUAL_ACCOUNT_ID [--asset A] [--chain C] [--limit N] [--cursor C]
   fos audit ORG_ID                          (checks the sandbox ledger's invariants; lists every violation)
+  fos timeline ORG_ID RESOURCE_ID           (a sandbox resource's state changes, events, transfers and timers, and what it waits for)
   fos snapshots list --org ORG_ID
   fos snapshots create --org ORG_ID         (saves the organization's whole sandbox; prints the snapshot)
   fos snapshots restore SNAPSHOT_ID         (puts the sandbox back as the snapshot saved it)
@@ -108,6 +109,12 @@ export const runOperator = async (
     const id = p.positional[0]
     if (id === undefined || p.positional.length > 1) throw new UsageError("fos reset needs one organization id")
     return call(p, env, "POST", `/operator/organizations/${encodeURIComponent(id)}/reset`)
+  }
+  if (group === "timeline") {
+    const p = parse(args, connection)
+    const [id, resourceId] = p.positional
+    if (id === undefined || resourceId === undefined || p.positional.length !== 2) throw new UsageError("fos timeline needs an organization id and a resource id")
+    return call(p, env, "GET", `/operator/organizations/${encodeURIComponent(id)}/timeline/${encodeURIComponent(resourceId)}`)
   }
   if (group === "timers" || group === "events" || group === "journal" || group === "audit") {
     const p = parse(args, [...connection, "limit", "cursor", ...(group === "events" ? ["resource", "type"] : group === "journal" ? ["asset", "chain"] : [])])

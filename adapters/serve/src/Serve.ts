@@ -13,11 +13,11 @@ import { lookup } from "node:dns/promises"
 import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
-import { Operator, Seed, Transport } from "@fos/core"
+import { Operator, RealClock, Seed, Transport } from "@fos/core"
 import { toIso } from "@fos/contract"
-import { createEngine, type Engine, formatRequestLog, layerRoutes, type OperatorSecret, readDocsAssets } from "@fos/http"
+import { type ConnectionDropper, createEngine, type Engine, formatRequestLog, layerRoutes, LiveFeed, type OperatorSecret, readDocsAssets } from "@fos/http"
 import { describeStoreFailure } from "@fos/sql"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { ListenError, type ServeOptions, StoreError, storeLayer, UsageError } from "./Options.ts"
 import { nodeWebhookTransport } from "./Transport.ts"
@@ -137,14 +137,18 @@ const keyHint = async (engine: Engine): Promise<string> => {
 
 /**
  * Serves `engine` on `server` until interrupted. Prints the start lines once the server listens; on interruption
- * the server stops first (waiting for the requests in flight), then the engine closes.
+ * the live streams end first (a stream is a request that never finishes by itself, and the server waits for the
+ * requests in flight), then the server stops, then the engine closes.
  */
 export const serveEngine = <E>(
   engine: ServedEngine,
   options: ServeOptions,
   server: Layer.Layer<HttpServer.HttpServer, E>,
-  out: (line: string) => void
+  out: (line: string) => void,
+  /** How the runtime's server drops a connection with no answer (a sandbox fault's `dropped_connection`), if it can. */
+  dropConnection?: ConnectionDropper
 ): Effect.Effect<never, E> => {
+  const feed = LiveFeed.make(Context.get(engine.context, RealClock.RealClock))
   // HttpRouter.serve infers `unknown` requirements from the HttpApi layer's request markers; the engine's context
   // provides every service the routes use, as it does for createEngine's web handler.
   const app = HttpRouter.serve(layerRoutes(Layer.succeedContext(engine.context), {
@@ -152,7 +156,9 @@ export const serveEngine = <E>(
     // The reference page at /docs, with Swagger UI's files from the installed swagger-ui-dist.
     docs: readDocsAssets((file) => readFileSync(file)),
     // One line per request on the same output as the start lines; coloured only in a terminal that allows it.
-    requestLog: options.quiet ? undefined : (entry) => out(formatRequestLog(entry, options.logFormat, { color: colorAllowed() }))
+    requestLog: options.quiet ? undefined : (entry) => out(formatRequestLog(entry, options.logFormat, { color: colorAllowed() })),
+    dropConnection,
+    liveFeed: feed
   }), {
     disableLogger: true,
     disableListenLog: true
@@ -170,5 +176,5 @@ export const serveEngine = <E>(
     out(`sandbox: ${origin}/sandbox`)
     out(`live: ${origin}/live`)
     return yield* Effect.never
-  }).pipe(Effect.provide(app), Effect.ensuring(Effect.promise(() => engine.close())))
+  }).pipe(Effect.onInterrupt(() => feed.closeAll), Effect.provide(app), Effect.ensuring(Effect.promise(() => engine.close())))
 }

@@ -26,6 +26,7 @@ import * as Deliveries from "./webhooks/Deliveries.ts"
 import * as Documents from "./onboarding/Documents.ts"
 import * as Endpoints from "./webhooks/Endpoints.ts"
 import * as Faults from "./simulate/Faults.ts"
+import * as History from "./kernel/History.ts"
 import * as Idempotency from "./kernel/Idempotency.ts"
 import * as Ledger from "./money/Ledger.ts"
 import * as Operator from "./tenancy/Operator.ts"
@@ -145,6 +146,8 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
   { table: Endpoints.WebhookEndpoints, order: "byScope", counted: "webhookEndpoints" },
   { table: Outbox.OutboxEvents, order: "byScope", counted: "events" },
   { table: Timers.Timers, order: "byScope", counted: "timers" },
+  // What caused each state change, and the timers that fired, for a resource's timeline (inspect/Timeline.ts).
+  { table: History.History, order: "byScope" },
   {
     table: Idempotency.IdempotencyRecords,
     order: "byScope",

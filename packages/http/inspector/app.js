@@ -512,6 +512,8 @@ const useLiveFeed = (session) => {
         } catch (e) {
           if (stopped) return
           if (e?.name === "AbortError") return
+          // The last event shown is no longer the sandbox's (a reset emptied it): resume from now on instead.
+          if (e?.status === 400 && lastEventId !== undefined) lastEventId = undefined
           if (e?.status === 404 || e?.status === 401 || e?.status === 403) {
             setState(`unavailable (${e.status})`)
             return

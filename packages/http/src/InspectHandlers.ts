@@ -1,10 +1,12 @@
 /**
  * The handlers of the sandbox's inspect group (contract api/Inspect.ts): thin reads of the caller's sandbox.
  */
-import { EventLog, LedgerAudit, PendingTimers } from "@fos/core"
+import { EventLog, LedgerAudit, PendingTimers, ResourceActions, Timeline } from "@fos/core"
 import { defaultPageSize } from "@fos/contract"
 import { Effect } from "effect"
+import { HttpServerRequest } from "effect/http"
 import { group } from "./HandlerGroups.ts"
+import { LiveFeed, parseTopics, recentPage } from "./LiveFeed.ts"
 import { CurrentCaller, ServerApi } from "./ServerApi.ts"
 
 const pageOf = (
@@ -22,7 +24,7 @@ const pageOf = (
 const mutable = <A>(value: A) => value as { -readonly [K in keyof A]: A[K] }
 
 export const InspectLive = group(ServerApi, "inspect", (handlers) =>
-  handlers
+  Effect.map(Effect.service(LiveFeed), (feed) => handlers
     .handle("listTimers", ({ query }) =>
       CurrentCaller.use((caller) => PendingTimers.list(caller.organization.id, caller.environment, pageOf(query, "dueAt"))).pipe(
         Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))
@@ -43,4 +45,23 @@ export const InspectLive = group(ServerApi, "inspect", (handlers) =>
     .handle("auditLedger", () =>
       CurrentCaller.use((caller) => LedgerAudit.auditLedger(caller.organization.id)).pipe(
         Effect.map((r) => ({ ...r, checks: r.checks.map(mutable), violations: r.violations.map(mutable) }))
-      )))
+      ))
+    .handle("resourceTimeline", ({ params }) =>
+      CurrentCaller.use((caller) => Timeline.timeline(caller.organization.id, params.resourceId)).pipe(
+        Effect.map((t) => ({ ...t, entries: t.entries.map(mutable) }))
+      ))
+    .handle("listRecentRequests", ({ query }) =>
+      CurrentCaller.use((caller) => recentPage(feed, caller.organization.id, caller.environment, query)).pipe(
+        Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))
+      ))
+    .handle("streamSandbox", ({ query }) =>
+      Effect.gen(function*() {
+        const caller = yield* CurrentCaller
+        const request = yield* HttpServerRequest.HttpServerRequest
+        // `after` wins over the header a reconnecting EventSource-like client sends.
+        const after = query.after ?? request.headers["last-event-id"]
+        return yield* feed.stream({ organizationId: caller.organization.id, topics: yield* parseTopics(query.topics), after })
+      }))
+    .handle("resourceActions", ({ params }) => CurrentCaller.use((caller) => ResourceActions.resourceActions(caller.organization.id, params.resourceId)).pipe(
+        Effect.map((r) => ({ ...r, actions: r.actions.map(mutable) }))
+      ))))

@@ -13,6 +13,7 @@ import {
   LedgerAudit,
   Operator,
   PendingTimers,
+  Timeline,
   Problem,
   Reset,
   Restrictions,
@@ -24,6 +25,7 @@ import { defaultPageSize, FaultCreate, KeyAccess, maxPageSize, OrganizationStatu
 import { Context, Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { checkMatch } from "./FaultHandlers.ts"
+import { LiveFeed, parseTopics, recentPage } from "./LiveFeed.ts"
 import { Edge, readJsonBody } from "./Pipeline.ts"
 
 /** The operator token, or only its SHA-256 hash (as a store keeps it, `keepOperatorToken`). */
@@ -147,9 +149,10 @@ const pageQuery = Effect.gen(function*() {
 })
 
 /** The operator routes, guarded by the token configured when the routes are built. */
-export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter | Engine.EngineServices | Edge> = Layer.unwrap(Effect.gen(function*() {
+export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter | Engine.EngineServices | Edge | LiveFeed> = Layer.unwrap(Effect.gen(function*() {
   // The engine's services, taken once: a server may run requests in a context of its own.
   const guard = guarded(yield* Edge, yield* OperatorToken, yield* Effect.context<Engine.EngineServices>())
+  const feed = yield* LiveFeed
   return HttpRouter.addAll([
   HttpRouter.route("GET", "/operator/organizations", guard(Effect.map(Operator.listOrganizations, (orgs) => json({ data: orgs })))),
   HttpRouter.route("POST", "/operator/organizations", guard(Effect.gen(function*() {
@@ -202,7 +205,8 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
     yield* Faults.deleteFault(yield* sandboxOf(yield* param("id")), faultId)
     return json({ deleted: faultId })
   }))),
-  // What an organization's sandbox shows of itself (docs/inspect.md), for support: `fos timers|events|audit ORG_ID`.
+  // What an organization's sandbox shows of itself (docs/inspect.md), for support: `fos timers|events|audit ORG_ID`,
+  // `fos timeline ORG_ID RESOURCE_ID`.
   HttpRouter.route("GET", "/operator/organizations/:id/timers", guard(Effect.gen(function*() {
     const organization = yield* Operator.getOrganization(yield* param("id"))
     const page = yield* pageQuery
@@ -222,6 +226,30 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
   HttpRouter.route("GET", "/operator/organizations/:id/ledger/audit", guard(Effect.gen(function*() {
     const organization = yield* Operator.getOrganization(yield* param("id"))
     return json(yield* LedgerAudit.auditLedger(organization.id))
+  }))),
+  HttpRouter.route("GET", "/operator/organizations/:id/timeline/:resourceId", guard(Effect.gen(function*() {
+    const organization = yield* Operator.getOrganization(yield* param("id"))
+    return json(yield* Timeline.timeline(organization.id, yield* param("resourceId")))
+  }))),
+  // An organization's recent requests and live stream (LiveFeed.ts, docs/inspect.md), for `fos tail ORG_ID`.
+  HttpRouter.route("GET", "/operator/organizations/:id/requests", guard(Effect.gen(function*() {
+    const organization = yield* Operator.getOrganization(yield* param("id"))
+    const page = yield* pageQuery
+    const environment = (yield* queryParam("environment")) ?? "sandbox"
+    if (environment !== "sandbox" && environment !== "live") {
+      return yield* Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
+        errors: [{ pointer: "/environment", detail: "must be sandbox or live" }]
+      })
+    }
+    return json(yield* recentPage(feed, organization.id, environment, page))
+  }))),
+  HttpRouter.route("GET", "/operator/organizations/:id/stream", guard(Effect.gen(function*() {
+    const organization = yield* Operator.getOrganization(yield* param("id"))
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const topics = yield* parseTopics(yield* queryParam("topics"))
+    const after = (yield* queryParam("after")) ?? request.headers["last-event-id"]
+    const stream = yield* feed.stream({ organizationId: organization.id, topics, after })
+    return HttpServerResponse.stream(stream, { contentType: "text/event-stream", headers: { "cache-control": "no-store", "x-accel-buffering": "no" } })
   }))),
   // Snapshots of an organization's sandbox (`fos snapshots`, Snapshots.ts); a snapshot's id names its organization.
   HttpRouter.route("GET", "/operator/organizations/:id/snapshots", guard(Effect.gen(function*() {

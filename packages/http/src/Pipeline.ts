@@ -17,6 +17,7 @@ import type { Engine } from "@fos/core"
 import {
   Auth,
   Documents,
+  History,
   Idempotency,
   IdGenerator,
   Payouts,
@@ -42,8 +43,9 @@ import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, Random, type Sc
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, errorReferencePage, makeDocsPages } from "./Docs.ts"
+import { DropConnection, faultableTarget, faultTargetOf, underFault } from "./Faults.ts"
 import { inspectorPage } from "./Inspector.ts"
-import { faultableTarget, underFault } from "./Faults.ts"
+import { LiveFeed } from "./LiveFeed.ts"
 import { problemTypeOf, RequestLog } from "./RequestLog.ts"
 import { CurrentUpload } from "./ServerApi.ts"
 
@@ -64,7 +66,7 @@ export interface RequestInfo {
    * (docs/clock.md). Undefined: the engine's.
    */
   clock: Clock.Clock | undefined
-  /** When the request reached the edge, in real-time nanoseconds; 0 when nothing logs it. */
+  /** When the request reached the edge, on the real clock's monotonic nanoseconds (for durations only). */
   readonly startedNs: bigint
   /** The request itself: a problem's `docs` is on its origin, worked out only when a problem is rendered. */
   readonly request: HttpServerRequest.HttpServerRequest
@@ -565,7 +567,7 @@ export interface EdgeService {
 
 export class Edge extends Context.Service<Edge, EdgeService>()("fos/http/Edge") {}
 
-export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correlation> = Layer.effect(
+export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correlation | LiveFeed> = Layer.effect(
   Edge,
   Effect.gen(function*() {
     const correlation = yield* Correlation
@@ -574,8 +576,13 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
     // The engine's clock, taken once: a server may run requests in a context of its own.
     const clock = yield* Clock.Clock
     const nowMs = () => clock.currentTimeMillisUnsafe()
-    // The request log, when one is configured, reads real time at each end of a request (RequestLog.ts).
+    // The request log, when one is configured, and the feed of recent requests (LiveFeed.ts), which is always on,
+    // read real time at each end of a request: the monotonic clock (one hrtime read) for its duration, and the wall
+    // clock (Date.now) at its end.
     const requestLog = yield* RequestLog
+    // How the server drops a connection (a commit-then-lose fault's dropped_connection), when it can.
+    const dropConnection = yield* DropConnection
+    const feed = yield* LiveFeed
     const realClock = yield* RealClock.RealClock
     const docsFiles = yield* DocsFiles
     const docs = docsFiles === undefined ? undefined : makeDocsPages(docsFiles)
@@ -614,7 +621,7 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
         rate: undefined,
         organizationId: undefined,
         clock: undefined,
-        startedNs: requestLog === undefined ? 0n : realClock.currentTimeNanosUnsafe(),
+        startedNs: realClock.monotonicTimeNanosUnsafe(),
         request,
         injected: undefined
       }
@@ -635,11 +642,21 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       return sent !== undefined && !visible.test(sent)
     }
 
-    /** Sends the request's entry to the log, if any; the response goes on unchanged. */
+    /**
+     * Records the request in its organization's recent requests (a caller once known) and sends its entry to the
+     * log, if any; the response goes on unchanged.
+     */
+    const recorded = (request: HttpServerRequest.HttpServerRequest, info: RequestInfo, response: HttpServerResponse.HttpServerResponse) => {
+      if (info.organizationId !== undefined && info.environment !== undefined) {
+        feed.record(info.organizationId, info.environment, request.method, info.instance, response, info.startedNs, info.correlationId, info.injected)
+      }
+      return response
+    }
     const logged = requestLog === undefined
-      ? (_request: HttpServerRequest.HttpServerRequest, _info: RequestInfo, response: HttpServerResponse.HttpServerResponse) => response
+      ? recorded
       : (request: HttpServerRequest.HttpServerRequest, info: RequestInfo, response: HttpServerResponse.HttpServerResponse) => {
-        const endNs = realClock.currentTimeNanosUnsafe()
+        recorded(request, info, response)
+        const endNs = realClock.monotonicTimeNanosUnsafe()
         requestLog({
           time: toIso(realClock.currentTimeMillisUnsafe()),
           method: request.method,
@@ -717,6 +734,28 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       const { bucket, idempotency: policy, transactional, upload, rereadOnReplay, sandboxOnly, openWhenRestricted: open, keepsTimers } = policyOf(endpoint, group)
       const refresh = rereadOnReplay === undefined ? undefined : replayReads[rereadOnReplay]
       const target = faultableTarget(endpoint, group)
+      // A write's changes are caused by it: the sandbox's history records it (core kernel/History.ts), a simulate
+      // call with its operation. The correlation id is read when a change is written (it may be drawn late).
+      const operation = faultTargetOf(endpoint, group)
+      const causeOf = (info: RequestInfo): History.Cause =>
+        operation.path.startsWith("/v2/simulate/")
+          ? {
+            type: "simulate",
+            operation: operation.operationId,
+            method: operation.method,
+            path: info.instance,
+            get correlationId() {
+              return info.correlationId
+            }
+          }
+          : {
+            type: "request",
+            method: operation.method,
+            path: info.instance,
+            get correlationId() {
+              return info.correlationId
+            }
+          }
       return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, Engine.EngineServices> =>
         admit(info, request.method, request.headers["x-api-key"], bucket, !open && bodyMethods.has(request.method), (caller) => {
           if (sandboxOnly && info.environment !== "sandbox") {
@@ -725,14 +764,14 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
           // Only an organization marked as having request faults looks them up (core simulate/Faults.ts).
           if (target !== undefined && caller.organization.sandboxFaults === true && caller.environment === "sandbox") {
             const faulted = <R>(body: string | undefined, proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R>) =>
-              underFault(caller, target, request, body, (id) => (info.injected = id), proceed)
+              underFault(caller, target, request, body, (id) => (info.injected = id), proceed, dropConnection)
             // A write whose answer a fault loses has committed: what it made due still runs.
             return onClockOf(info, caller, bodyMethods.has(request.method)
-              ? Effect.ensuring(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh, faulted), settle(caller))
+              ? Effect.ensuring(write((body) => History.causedBy(causeOf(info))(run(request, body, caller)), request, info, caller, policy, transactional, upload, refresh, faulted), settle(caller))
               : faulted(undefined, run(request, undefined, caller)))
           }
           return onClockOf(info, caller, bodyMethods.has(request.method)
-            ? Effect.tap(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh), () => keepsTimers ? Effect.void : settle(caller))
+            ? Effect.tap(write((body) => History.causedBy(causeOf(info))(run(request, body, caller)), request, info, caller, policy, transactional, upload, refresh), () => keepsTimers ? Effect.void : settle(caller))
             : run(request, undefined, caller))
         })
     }

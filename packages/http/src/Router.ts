@@ -21,7 +21,7 @@
 import type { Auth, Engine } from "@fos/core"
 import { Problem, Wire } from "@fos/core"
 import { type Environment, openApiDocument, policyOf } from "@fos/contract"
-import { Cause, Context, Effect, Exit, Fiber, Layer, Schema, SchemaAST } from "effect"
+import { Cause, Context, Effect, Exit, Fiber, Layer, Schema, SchemaAST, type Stream } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { CurrentCaller, ServerApi } from "./ServerApi.ts"
@@ -38,6 +38,13 @@ export const statusOf = (ast: SchemaAST.AST): number => {
   const own = ast.annotations?.httpApiStatus ?? ast.context?.annotations?.httpApiStatus
   return typeof own === "number" ? own : 200
 }
+
+/**
+ * The media type of a streamed success schema (`HttpApiSchema.StreamUint8Array`, `StreamSse`), or undefined for
+ * any other. Effect marks those schemas with a type id it does not export a guard for.
+ */
+const streamContentTypeOf = (success: Schema.Top | undefined): string | undefined =>
+  success !== undefined && "~effect/http-api/HttpApiSchema/Stream" in success ? (success as unknown as { readonly contentType: string }).contentType : undefined
 
 /**
  * A decoder that answers at once: a Schema's synchronous form, failing with the problem HttpApi's failure maps to.
@@ -123,8 +130,16 @@ export const compileEndpoint = (
   if (successes.length > 1) throw new Error(`${group.identifier}.${endpoint.identifier}: the router takes one success schema per endpoint`)
   const success = successes[0]
   // The handler's value to its response; a value that does not encode is a defect (thrown, so a 500).
-  const respond: (value: unknown) => HttpServerResponse.HttpServerResponse =
-    success === undefined || HttpApiSchema.isNoContent(success.ast)
+  const streamed = streamContentTypeOf(success)
+  const respond: (value: unknown) => HttpServerResponse.HttpServerResponse = streamed !== undefined
+    // A streamed body (the live stream's server-sent events): the handler's stream, sent as it comes, never cached
+    // or buffered by a proxy.
+    ? (value) =>
+      HttpServerResponse.stream(value as Stream.Stream<Uint8Array>, {
+        contentType: streamed,
+        headers: { "cache-control": "no-store", "x-accel-buffering": "no" }
+      })
+    : success === undefined || HttpApiSchema.isNoContent(success.ast)
       ? (() => {
         const response = HttpServerResponse.empty({ status: success === undefined ? 204 : statusOf(success.ast) })
         return () => response

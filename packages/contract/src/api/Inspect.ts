@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import {
   AccountJournal,
   JournalParams,
@@ -7,7 +7,14 @@ import {
   LoggedEventList,
   LoggedEventQuery,
   PendingTimerList,
-  PendingTimerQuery
+  PendingTimerQuery,
+  Timeline,
+  TimelineParams,
+  RecentRequestList,
+  RecentRequestQuery,
+  ResourceActions,
+  ResourceActionsParams,
+  StreamQuery
 } from "../simulate/Inspect.ts"
 import { documented } from "./OpenApiDocument.ts"
 import { common, OpenWhenRestricted, SandboxOnly } from "./Policies.ts"
@@ -37,5 +44,37 @@ export const Inspect = HttpApiGroup.make("inspect")
     success: LedgerAudit,
     error: common
   }).annotateMerge(documented("Audit the ledger", "Checks the sandbox ledger's invariants and answers each check made and every violation found.")))
+  .add(HttpApiEndpoint.get("resourceTimeline", "/v2/simulate/timeline/:resourceId", {
+    params: TimelineParams,
+    success: Timeline,
+    error: common
+  }).annotateMerge(documented(
+    "Read a resource's timeline",
+    "A transaction's, order's, application's, RFI's, webhook delivery's, wallet signer's, ceremony's or claim's state changes with their causes, events, ledger transfers and timers, oldest first (the latest 500), and what it waits for next."
+  )))
+  .add(HttpApiEndpoint.get("listRecentRequests", "/v2/simulate/requests", {
+    query: RecentRequestQuery,
+    success: RecentRequestList,
+    error: common
+  }).annotateMerge(documented(
+    "List recent requests",
+    "The last requests the caller's sandbox answered on this server (at most 500, kept in memory), newest first: time, method, path, status, error type, duration and correlation id; never a header, query or body."
+  )))
+  .add(HttpApiEndpoint.get("streamSandbox", "/v2/simulate/stream", {
+    query: StreamQuery,
+    success: HttpApiSchema.StreamUint8Array({ contentType: "text/event-stream" }),
+    error: common
+  }).annotateMerge(documented(
+    "Stream events and requests",
+    "Server-sent events, pushed as they happen: `event: event` for each event emitted in the caller's sandbox (as the event log shows it, with `id:` its id; resume with Last-Event-ID or `after`), `event: request` for each request it answers. `topics=events,requests` (both by default); a comment every 15 s; at most 10 open streams per organization (429 beyond)."
+  )))
+  .add(HttpApiEndpoint.get("resourceActions", "/v2/simulate/actions/:resourceId", {
+    params: ResourceActionsParams,
+    success: ResourceActions,
+    error: common
+  }).annotateMerge(documented(
+    "List a resource's actions",
+    "The simulate and public actions of a transaction, order, application, RFI, signer, ceremony, claim or webhook delivery, each with whether the resource's state table allows it now and, when not, why."
+  )))
   .annotate(OpenWhenRestricted, true)
   .annotate(SandboxOnly, true)

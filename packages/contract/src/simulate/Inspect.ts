@@ -103,3 +103,119 @@ export const LedgerAudit = Schema.Struct({
   violationCount: Schema.Number
 }).annotate({ identifier: "LedgerAudit" })
 export type LedgerAudit = typeof LedgerAudit.Type
+
+/** What set a state change off: a request (with its correlation id), a simulate call, a timer, or the engine itself. */
+export const TimelineCause = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("request"), method: Schema.String, path: Schema.String, correlationId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("simulate"), operation: Schema.String, method: Schema.String, path: Schema.String, correlationId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("timer"), kind: Schema.String, timerId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("engine") })
+]).annotate({ identifier: "TimelineCause" })
+
+const entryHead = { at: Schema.String, sequence: Schema.Number, summary: Schema.String }
+
+/** One entry of a resource's timeline (docs/inspect.md): a state change, an event, a transfer, or a timer. */
+export const TimelineEntry = Schema.Union([
+  Schema.Struct({
+    ...entryHead,
+    kind: Schema.Literal("state"),
+    from: Schema.optionalKey(Schema.String),
+    to: Schema.String,
+    fromStage: Schema.optionalKey(Schema.String),
+    toStage: Schema.optionalKey(Schema.String),
+    cause: TimelineCause
+  }),
+  Schema.Struct({ ...entryHead, kind: Schema.Literal("event"), eventId: Schema.String, eventType: Schema.String, resourceSequence: Schema.optionalKey(Schema.Number) }),
+  Schema.Struct({
+    ...entryHead,
+    kind: Schema.Literal("transfer"),
+    transferId: Schema.String,
+    state: Schema.Literals(["pending", "posted", "voided"]),
+    bookedAs: Schema.String,
+    amount: Schema.String,
+    asset: Schema.String,
+    chain: Schema.optionalKey(Schema.String),
+    accountId: Schema.String,
+    debitAccountId: Schema.String,
+    creditAccountId: Schema.String,
+    code: Schema.String
+  }),
+  Schema.Struct({ ...entryHead, kind: Schema.Literal("timer_scheduled"), timerId: Schema.String, timerKind: Schema.String, dueAt: Schema.String, pending: Schema.Boolean }),
+  Schema.Struct({ ...entryHead, kind: Schema.Literal("timer_fired"), timerId: Schema.String, timerKind: Schema.String, dueAt: Schema.String })
+]).annotate({ identifier: "TimelineEntry" })
+export type TimelineEntry = typeof TimelineEntry.Type
+
+export const TimelineResourceTypes = ["transaction", "order", "application", "rfi", "webhook_delivery", "wallet_signer", "wallet_ceremony", "claim"] as const
+
+/** A resource's timeline, oldest entry first, and what it waits for next (absent once it has ended). */
+export const Timeline = Schema.Struct({
+  resourceId: Schema.String,
+  resourceType: Schema.Literals(TimelineResourceTypes),
+  transactionType: Schema.optionalKey(Schema.String),
+  status: Schema.optionalKey(Schema.String),
+  entries: Schema.Array(TimelineEntry),
+  truncated: Schema.Boolean,
+  waitingFor: Schema.optionalKey(Schema.Struct({
+    description: Schema.String,
+    at: Schema.optionalKey(Schema.String),
+    timerId: Schema.optionalKey(Schema.String),
+    timerKind: Schema.optionalKey(Schema.String)
+  }))
+}).annotate({ identifier: "Timeline" })
+export type Timeline = typeof Timeline.Type
+
+export const TimelineParams = { resourceId: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(128)) }
+/**
+ * A request the sandbox answered, as its recent requests (`GET /v2/simulate/requests`) and the live stream show it:
+ * the request log's entry of the caller's organization (no header, query string or body is ever kept).
+ */
+export const RecentRequest = Schema.Struct({
+  /** When the answer was ready, in real time. */
+  time: Schema.String,
+  method: Schema.String,
+  /** The path as requested, base address included, without the query string. */
+  path: Schema.String,
+  status: Schema.Number,
+  /** The problem's `type` (its error code) on an error answer. */
+  type: Schema.optionalKey(Schema.String),
+  /** From the request reaching the server's pipeline to its answer, in real-time milliseconds. */
+  durationMs: Schema.Number,
+  correlationId: Schema.String,
+  /** The id of the sandbox fault that shaped the answer, if one did. */
+  injected: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "RecentRequest" })
+export type RecentRequest = typeof RecentRequest.Type
+
+export const RecentRequestList = listOf(RecentRequest).annotate({ identifier: "RecentRequestList" })
+/** Newest first, the only order: `limit` and `cursor` only. */
+export const RecentRequestQuery = Schema.Struct({
+  cursor: Schema.optionalKey(Schema.String),
+  limit: listQuery(["time"] as const).fields.limit
+})
+
+/** `topics`: a comma-separated list of `events` and `requests` (both when omitted). `after`: an event id to resume after. */
+export const StreamQuery = Schema.Struct({
+  topics: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64))),
+  after: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(128)))
+})
+
+/** One move the inspector can offer on a resource, and whether the resource's state table allows it now. */
+export const ResourceAction = Schema.Struct({
+  /** The endpoint's name: `settleTransaction`, `cancelOrder`, `retryDelivery`, ... */
+  name: Schema.String,
+  method: Schema.Literals(["POST", "DELETE"]),
+  /** The path to call, under the sandbox's base address (`/v2/simulate/transactions/txn_…/settle`). */
+  path: Schema.String,
+  allowed: Schema.Boolean,
+  /** Why the state table refuses it, when it does: the problem's code and the state that refuses it. */
+  reason: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "ResourceAction" })
+
+export const ResourceActions = Schema.Struct({
+  resourceId: Schema.String,
+  resourceType: Schema.Literals(["transaction", "order", "application", "rfi", "wallet_signer", "wallet_ceremony", "claim", "webhook_delivery"]),
+  actions: Schema.Array(ResourceAction)
+}).annotate({ identifier: "ResourceActions" })
+export type ResourceActions = typeof ResourceActions.Type
+
+export const ResourceActionsParams = { resourceId: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(128)) }

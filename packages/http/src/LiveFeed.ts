@@ -1,0 +1,382 @@
+/**
+ * What an organization's sandbox shows live, for the inspector and `fos tail` (docs/inspect.md, "Recent requests"
+ * and "The live stream"):
+ *
+ * - **Recent requests.** Every answered request of a known caller is recorded here, in memory, in a ring of the
+ *   last `recentRequestsPerScope` per organization and environment: `GET /sandbox/v2/simulate/requests` reads the
+ *   sandbox's, newest first. Recording is one object and one array slot per request, whatever the `--quiet` flag
+ *   or the engine's `requestLog` option say; an entry holds no header, query string or body (RequestLog.ts). The
+ *   ring is this process's: after a restart, or on another process sharing the store, it starts empty.
+ * - **The live stream.** `GET /sandbox/v2/simulate/stream` answers server-sent events: each request entry as it is
+ *   recorded (`event: request`), and each event of the sandbox's outbox (`event: event`, with `id:` the event's id,
+ *   so a client resumes with `Last-Event-ID` or `?after=`). Events come from the outbox, not from the code that
+ *   emits them, so an event is shown only once committed: a stream reads the outbox right after every answered
+ *   request of its organization (the request's transactions have committed by then), and once a second of real time
+ *   (`tailIntervalMs`) for what commits outside a request of this process (a timer of the system clock, the live
+ *   scheduler, another process sharing a PostgreSQL store).
+ *
+ * Sequence numbers are handed out before commit (kernel/Store.ts, `nextSequence`), so two transactions may commit
+ * out of number order. Each read starts `reorderWindow` numbers below the highest event sent and skips the ids sent
+ * already: an event committed after one numbered up to that many later is still pushed.
+ *
+ * Bounds: at most `maxStreamsPerOrganization` open streams per organization (the next is `429 RATE_LIMITED`); a
+ * stream whose client reads too slowly to take `streamBufferMessages` messages is ended (reconnect with
+ * `Last-Event-ID`). Closing the connection ends the stream's fibers and unregisters it.
+ */
+import { EventLog, Outbox, Paging, Problem, RealClock, Store, Tenancy } from "@fos/core"
+import { defaultPageSize, type Environment, toIso } from "@fos/contract"
+import { Clock, Context, Deferred, Effect, Layer, Queue, Stream } from "effect"
+import type { HttpServerResponse } from "effect/http"
+import { problemTypeOf } from "./RequestLog.ts"
+
+/** How many requests each organization's environment keeps. */
+export const recentRequestsPerScope = 500
+/** How many streams one organization may have open at once (operator streams of it included). */
+export const maxStreamsPerOrganization = 10
+/** How often a stream sends a comment line when nothing else was sent, in real time. */
+export const heartbeatMs = 15_000
+/** How often a stream reads the outbox for what committed outside this process's requests, in real time. */
+export const tailIntervalMs = 1_000
+/** How many messages a stream holds for a slow client before it is ended. */
+export const streamBufferMessages = 1_024
+/** How far below the highest event sent a read starts, in sequence numbers (see the module comment). */
+export const reorderWindow = 256
+const tailPage = 100
+
+/** A request as the feed shows it: the request log's entry without the organization and environment. */
+export interface RecentRequest {
+  readonly time: string
+  readonly method: string
+  readonly path: string
+  readonly status: number
+  readonly type?: string
+  readonly durationMs: number
+  readonly correlationId: string
+  readonly injected?: string
+}
+
+/**
+ * A request as the ring keeps it: raw numbers, turned into a `RecentRequest` only when read, so that recording costs
+ * the request path a wall-clock and a monotonic read and one object.
+ */
+interface Recorded {
+  seq: number
+  /** The wall clock at the answer, in ms; the two monotonic readings give the duration. */
+  readonly endMs: number
+  readonly endNs: bigint
+  readonly startedNs: bigint
+  readonly method: string
+  readonly path: string
+  readonly status: number
+  readonly type: string | undefined
+  readonly correlationId: string
+  readonly injected: string | undefined
+}
+
+const toRecentRequest = (r: Recorded): RecentRequest => ({
+  time: toIso(r.endMs),
+  method: r.method,
+  path: r.path,
+  status: r.status,
+  ...(r.type === undefined ? {} : { type: r.type }),
+  durationMs: Math.round(Number(r.endNs - r.startedNs) / 1e3) / 1e3,
+  correlationId: r.correlationId,
+  ...(r.injected === undefined ? {} : { injected: r.injected })
+})
+
+/** The last `capacity` requests of one scope; `count` is how many were ever recorded (the next one's number). */
+class Ring {
+  readonly slots: Array<Recorded | undefined>
+  readonly capacity: number
+  count = 0
+  constructor(capacity: number) {
+    this.capacity = capacity
+    this.slots = new Array(capacity)
+  }
+  push(recorded: Recorded): void {
+    recorded.seq = this.count
+    this.slots[this.count % this.capacity] = recorded
+    this.count++
+  }
+  get size(): number {
+    return Math.min(this.count, this.capacity)
+  }
+  /** Up to `limit` entries numbered below `before`, newest first. */
+  newestBefore(before: number, limit: number): ReadonlyArray<Recorded> {
+    const out: Array<Recorded> = []
+    const oldest = this.count - this.size
+    for (let seq = Math.min(before, this.count) - 1; seq >= oldest && out.length < limit; seq--) out.push(this.slots[seq % this.capacity]!)
+    return out
+  }
+}
+
+export type Topic = "events" | "requests"
+export const topics: ReadonlyArray<Topic> = ["events", "requests"]
+
+interface Subscriber {
+  readonly topics: ReadonlySet<Topic>
+  readonly send: (message: string) => void
+  readonly nudge: () => void
+}
+
+const encoder = new TextEncoder()
+
+/** One server-sent event; `data` is one line of JSON (JSON.stringify never writes a newline). */
+const sse = (event: string, data: string, id?: string): string => `${id === undefined ? "" : `id: ${id}\n`}event: ${event}\ndata: ${data}\n\n`
+
+export const requestMessage = (request: RecentRequest): string => sse("request", JSON.stringify(request))
+export const eventMessage = (event: Outbox.OutboxEvent): string => sse("event", JSON.stringify(EventLog.loggedEventToWire(event)), event.id)
+
+export interface StreamOptions {
+  readonly organizationId: string
+  readonly topics: ReadonlySet<Topic>
+  /** Resume after this event (Last-Event-ID or `?after=`); else from the events committed from now on. */
+  readonly after: string | undefined
+}
+
+export interface LiveFeedService {
+  /** Records an answered request of a known caller; what the edge calls once per request. */
+  readonly record: (
+    organizationId: string,
+    environment: Environment,
+    method: string,
+    path: string,
+    response: HttpServerResponse.HttpServerResponse,
+    startedNs: bigint,
+    correlationId: string,
+    injected: string | undefined
+  ) => void
+  /** A page of an organization's environment's recent requests, newest first, below `before` (a number from a cursor). */
+  readonly recent: (
+    organizationId: string,
+    environment: Environment,
+    before: number | undefined,
+    limit: number
+  ) => { readonly data: ReadonlyArray<RecentRequest>; readonly next: number | undefined; readonly total: number }
+  /** The stream of server-sent events of an organization's sandbox; fails with 429 or 400 before it starts. */
+  readonly stream: (options: StreamOptions) => Effect.Effect<Stream.Stream<Uint8Array>, Problem.ApiError, Store.Store>
+  /** Ends every open stream (a server shutting down: it then need not wait for them). */
+  readonly closeAll: Effect.Effect<void>
+}
+
+export class LiveFeed extends Context.Service<LiveFeed, LiveFeedService>()("fos/http/LiveFeed") {}
+
+/** Starts with `evt_`, as every event id does; anything else cannot name one. */
+const eventIdPattern = /^evt_[A-Za-z0-9_-]{1,100}$/
+
+export const make = (realClock: Clock.Clock): LiveFeedService => {
+  // organization → environment → ring: two lookups and no string built per request.
+  const rings = new Map<string, { sandbox?: Ring; live?: Ring }>()
+  const subscribers = new Map<string, Set<Subscriber>>()
+  const open = new Set<Effect.Effect<void>>()
+
+  const ringOf = (organizationId: string, environment: Environment, create: boolean): Ring | undefined => {
+    let scopes = rings.get(organizationId)
+    if (scopes === undefined) {
+      if (!create) return undefined
+      scopes = {}
+      rings.set(organizationId, scopes)
+    }
+    return scopes[environment] ?? (create ? (scopes[environment] = new Ring(recentRequestsPerScope)) : undefined)
+  }
+
+  const record: LiveFeedService["record"] = (organizationId, environment, method, path, response, startedNs, correlationId, injected) => {
+    const recorded: Recorded = {
+      seq: 0,
+      endMs: realClock.currentTimeMillisUnsafe(),
+      endNs: realClock.monotonicTimeNanosUnsafe(),
+      startedNs,
+      method,
+      path,
+      status: response.status,
+      // Only an error's body is read for its type.
+      type: response.status >= 400 ? problemTypeOf(response) : undefined,
+      correlationId,
+      injected
+    }
+    ringOf(organizationId, environment, true)!.push(recorded)
+    if (environment !== "sandbox") return
+    const listening = subscribers.get(organizationId)
+    if (listening === undefined) return
+    const message = requestMessage(toRecentRequest(recorded))
+    for (const subscriber of listening) {
+      if (subscriber.topics.has("requests")) subscriber.send(message)
+      // What the request committed is in the outbox now.
+      subscriber.nudge()
+    }
+  }
+
+  const recent: LiveFeedService["recent"] = (organizationId, environment, before, limit) => {
+    const ring = ringOf(organizationId, environment, false)
+    if (ring === undefined) return { data: [], next: undefined, total: 0 }
+    const page = ring.newestBefore(before ?? ring.count, limit)
+    const last = page[page.length - 1]
+    const oldest = ring.count - ring.size
+    return { data: page.map(toRecentRequest), next: last !== undefined && last.seq > oldest ? last.seq : undefined, total: ring.size }
+  }
+
+  /** The outbox's rows of the sandbox after `afterSequence`, in sequence order, a page at a time. */
+  const readAfter = (store: Store.StoreService, partition: string, afterSequence: number) =>
+    store.page(Outbox.OutboxEvents, {
+      order: "byScope",
+      partition,
+      descending: false,
+      backward: false,
+      from: { sort: afterSequence, key: "\uffff" },
+      limit: tailPage
+    })
+
+  const startingPoint = (store: Store.StoreService, organizationId: string, after: string | undefined) =>
+    Effect.gen(function*() {
+      const partition = Tenancy.scopeOf(organizationId, "sandbox")
+      if (after !== undefined) {
+        const row = eventIdPattern.test(after) ? yield* store.get(Outbox.OutboxEvents, after) : undefined
+        if (row === undefined || row.organizationId !== organizationId || row.environment !== "sandbox") {
+          return yield* Problem.apiError("VALIDATION_ERROR", "The event to resume after is not one of this sandbox's events; reconnect without Last-Event-ID or after.", {
+            errors: [{ pointer: "/after", detail: "names no event of this sandbox" }]
+          })
+        }
+        return row.sequence
+      }
+      const last = yield* store.page(Outbox.OutboxEvents, { order: "byScope", partition, descending: true, backward: false, from: undefined, limit: 1 })
+      return last[0]?.sequence ?? 0
+    })
+
+  const stream: LiveFeedService["stream"] = (options) =>
+    Effect.gen(function*() {
+      const store = yield* Store.Store
+      const { organizationId } = options
+      const current = subscribers.get(organizationId)
+      if (current !== undefined && current.size >= maxStreamsPerOrganization) {
+        return yield* Problem.apiError("RATE_LIMITED", `At most ${maxStreamsPerOrganization} streams of an organization are open at once; close one first.`, {
+          retryAfterSeconds: heartbeatMs / 1000
+        })
+      }
+      const start = options.topics.has("events") ? yield* startingPoint(store, organizationId, options.after) : 0
+      const partition = Tenancy.scopeOf(organizationId, "sandbox")
+      return Stream.callback<Uint8Array>((queue) =>
+        Effect.gen(function*() {
+          let wake = Deferred.makeUnsafe<void>()
+          let ended = false
+          let lastSentMs = realClock.currentTimeMillisUnsafe()
+          const end = () => {
+            if (ended) return
+            ended = true
+            Queue.endUnsafe(queue)
+          }
+          const send = (message: string) => {
+            if (ended) return
+            lastSentMs = realClock.currentTimeMillisUnsafe()
+            // A client too slow to take what is sent is ended rather than held in memory without bound.
+            if (!Queue.offerUnsafe(queue, encoder.encode(message))) end()
+          }
+          const subscriber: Subscriber = {
+            topics: options.topics,
+            send,
+            nudge: () => Deferred.doneUnsafe(wake, Effect.void)
+          }
+          // Registered at once, so a slot is taken before anything else can be: the bound holds under a burst.
+          let set = subscribers.get(organizationId)
+          if (set === undefined) subscribers.set(organizationId, (set = new Set()))
+          if (set.size >= maxStreamsPerOrganization) return end()
+          set.add(subscriber)
+          const closeThis = Effect.sync(end)
+          open.add(closeThis)
+          yield* Effect.addFinalizer(() =>
+            Effect.sync(() => {
+              open.delete(closeThis)
+              set.delete(subscriber)
+              if (set.size === 0 && subscribers.get(organizationId) === set) subscribers.delete(organizationId)
+            })
+          )
+          // Asks the client to wait two seconds before reconnecting, and sends something at once so that the
+          // response starts (some clients wait for the first bytes).
+          send("retry: 2000\n: connected\n\n")
+          // Heartbeats keep proxies and clients from timing the connection out while nothing happens.
+          yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Effect.sleep(heartbeatMs / 3), () =>
+            Effect.sync(() => {
+              if (realClock.currentTimeMillisUnsafe() - lastSentMs >= heartbeatMs) send(": heartbeat\n\n")
+            }))).pipe(Effect.provideService(Clock.Clock, realClock)))
+          if (!options.topics.has("events")) return
+          // The outbox's tail: after every request of the organization (a nudge) and every `tailIntervalMs`.
+          let high = start
+          const sent = new Map<string, number>()
+          // What was committed before the stream began, within the window, was not the client's to see: it is
+          // marked sent. On a resume, the window's events after the resumed one are sent.
+          for (const row of yield* readAfter(store, partition, Math.max(0, start - reorderWindow))) {
+            if (row.sequence > start) break
+            sent.set(row.id, row.sequence)
+          }
+          const readOnce = Effect.gen(function*() {
+            // From the window's start, page by page; at most 20 pages a round, the rest in the next.
+            let from = Math.max(0, high - reorderWindow)
+            for (let pages = 0; pages < 20 && !ended; pages++) {
+              const rows = yield* readAfter(store, partition, from)
+              for (const row of rows) {
+                if (sent.has(row.id)) continue
+                sent.set(row.id, row.sequence)
+                if (row.sequence > high) high = row.sequence
+                send(eventMessage(row))
+              }
+              if (rows.length < tailPage) break
+              from = rows[rows.length - 1]!.sequence
+            }
+            for (const [id, sequence] of sent) if (sequence <= high - reorderWindow) sent.delete(id)
+          })
+          yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
+            wake = Deferred.makeUnsafe<void>()
+            yield* readOnce
+            yield* Effect.raceFirst(Deferred.await(wake), Effect.sleep(tailIntervalMs))
+          })).pipe(Effect.provideService(Clock.Clock, realClock)))
+        }), { bufferSize: streamBufferMessages, strategy: "dropping" })
+    })
+
+  const closeAll = Effect.suspend(() => Effect.forEach([...open], (close) => close, { discard: true }))
+
+  return { record, recent, stream, closeAll }
+}
+
+/** A feed of its own, on the engine's real clock (RealClock.ts). */
+export const layer: Layer.Layer<LiveFeed, never, RealClock.RealClock> = Layer.effect(
+  LiveFeed,
+  Effect.map(Effect.service(RealClock.RealClock), make)
+)
+
+/** `topics` of a stream request: a comma-separated list of `events` and `requests`; both when omitted. */
+export const parseTopics = (text: string | undefined): Effect.Effect<ReadonlySet<Topic>, Problem.ApiError> => {
+  if (text === undefined) return Effect.succeed(new Set(topics))
+  const names = text.split(",").map((t) => t.trim())
+  const unknown = names.filter((t) => !(topics as ReadonlyArray<string>).includes(t))
+  if (unknown.length > 0 || names.length === 0) {
+    return Effect.fail(Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
+      errors: [{ pointer: "/topics", detail: "must be a comma-separated list of events and requests" }]
+    }))
+  }
+  return Effect.succeed(new Set(names as ReadonlyArray<Topic>))
+}
+
+/** The list a recent-requests cursor belongs to: one organization's environment. */
+const requestsList = (organizationId: string, environment: Environment) => Paging.listBinding("requests", "recent", Tenancy.scopeOf(organizationId, environment))
+
+/** A page of recent requests as a list envelope, `cursor` read and `nextCursor` made as every list's are. */
+export const recentPage = (
+  feed: LiveFeedService,
+  organizationId: string,
+  environment: Environment,
+  query: { readonly cursor?: string | undefined; readonly limit?: number | undefined }
+) =>
+  Effect.gen(function*() {
+    const list = requestsList(organizationId, environment)
+    const before = query.cursor === undefined ? undefined : (yield* Paging.decodeCursor(query.cursor, list, "time", "desc")).sort
+    if (before !== undefined && typeof before !== "number") return yield* Problem.apiError("INVALID_CURSOR", "The cursor is malformed.")
+    const page = feed.recent(organizationId, environment, before, query.limit ?? defaultPageSize)
+    return {
+      data: page.data,
+      meta: {
+        mode: "cursor" as const,
+        nextCursor: page.next === undefined ? null : Paging.encodeCursor(list, "time", "desc", { sort: page.next, key: "" }),
+        previousCursor: null,
+        total: page.total
+      }
+    }
+  })
