@@ -706,36 +706,14 @@ const balanceText = (b) => (Array.isArray(b) ? b.map((x) => `${x.available ?? x.
 
 // --- pictures -------------------------------------------------------------------------------------------------------
 
-/** What caused a state change, in words (the timeline's `cause`). */
-const causeText = (cause) => {
-  if (cause === undefined) return undefined
-  switch (cause.type) {
-    case "request": return `by ${cause.method} ${cause.path}`
-    case "simulate": return `simulated: ${cause.method} ${cause.path}`
-    case "timer": return `by timer ${cause.kind}`
-    case "engine": return "by the engine"
-    default: return undefined
-  }
-}
-
-/** The detail under an entry's summary: a state change's cause, a transfer's amount and accounts. */
-const entryDetail = (e) => {
-  if (e.kind === "state") return causeText(e.cause)
-  if (e.kind === "transfer") return `${e.state} ${e.amount} ${e.asset}: ${e.debitAccountId} → ${e.creditAccountId}`
-  return undefined
-}
-
 /** A transaction's (or any resource's) timeline, vertically, each entry at its time; ends with what it waits for. */
 const VerticalTimeline = ({ entries, waitingFor, truncated }) => html`<ol class="vtimeline" aria-label="timeline">
-  ${entries.map((e) => {
-    const detail = entryDetail(e)
-    return html`<li class=${`vt-entry vt-${e.kind}`}>
-      <span class="vt-dot"></span>
-      <span class="time">${time(e.at)}</span>
-      <span class="vt-kind">${e.kind.replace("_", " ")}</span>
-      <span class="vt-summary">${e.summary}${detail !== undefined ? html`<small class="vt-detail">${detail}</small>` : null}</span>
-    </li>`
-  })}
+  ${entries.map((e) => html`<li class=${`vt-entry vt-${e.kind}`}>
+    <span class="vt-dot"></span>
+    <span class="time">${time(e.at)}</span>
+    <span class="vt-kind">${e.kind.replace("_", " ")}</span>
+    <span class="vt-summary">${e.summary}</span>
+  </li>`)}
   ${truncated ? html`<li class="vt-entry"><span class="vt-dot"></span><span></span><span></span><span class="muted">(the oldest entries are left out)</span></li>` : null}
   ${waitingFor !== undefined ? html`<li class="vt-entry vt-waiting"><span class="vt-dot"></span><span class="time">${waitingFor.at ? time(waitingFor.at) : "next"}</span><span class="vt-kind">waiting for</span><span class="vt-summary">${waitingFor.description}</span></li>` : null}
 </ol>`
