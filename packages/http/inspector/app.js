@@ -731,7 +731,7 @@ const orderStates = [
   { id: "cancelled", label: "cancelled", x: 295, y: 170 }
 ]
 const orderEdges = [
-  ["new", "pending", "POST /orders"],
+  ["new", "pending", "create"],
   ["pending", "executing", "execute"],
   ["executing", "sent", "source sent"],
   ["sent", "succeeded", "completes"],
