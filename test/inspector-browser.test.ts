@@ -346,6 +346,16 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
       expect(await page.locator("main script").count()).toBe(0)
       expect(await page.evaluate(() => (window as any).__xss)).toBeUndefined()
 
+      // The webhook body that told the receiver about that customer, as text too.
+      const deliveries = (await api("GET", "/v2/webhooks/deliveries?limit=100")).data as Array<any>
+      const delivered = deliveries.find((d) => d.id !== deliveryId && d.eventType === "customer.created")
+      await search(page, delivered.id)
+      const payload = page.locator("pre.payload")
+      await poll(() => payload.textContent()).toContain(xssCustomerId)
+      expect(await payload.textContent()).toContain(JSON.stringify(imgReference).slice(1, -1))
+      expect(await page.locator("main img").count()).toBe(0)
+      expect(await page.evaluate(() => (window as any).__xss)).toBeUndefined()
+
       // The page's policy: an inline script added to the page does not run, and the refusal is reported.
       const ran = await page.evaluate(() => {
         const w = window as any
