@@ -323,6 +323,9 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
       await page.getByRole("link", { name: "org_inspector" }).click()
       await page.getByRole("heading", { name: "org_inspector" }).waitFor()
       await poll(() => page.locator("main").textContent()).toContain("admin@inspector.example")
+      // Its sandbox's recent requests, read through the operator surface.
+      const requests = page.locator("section", { hasText: "Sandbox: recent requests" }).locator("td .path")
+      await poll(() => requests.first().textContent()).toMatch(/^\/sandbox\/v2\//)
       await shot(page, "11-operator")
     } finally {
       await close()

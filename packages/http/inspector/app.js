@@ -1097,6 +1097,7 @@ const OperatorOrg = ({ orgId }) => {
     <h2>${orgId}</h2>
     <section><h3>Users</h3><${Paged} path=${`${at}/users`} columns=${[idColumn(), { label: "email", key: "email" }, { label: "role", key: "role" }, timeColumn()]} /></section>
     <section><h3>API keys</h3><${Paged} path=${`${at}/api-keys`} columns=${[{ label: "environment", key: "environment" }, { label: "access", key: "access" }, { label: "last 4", key: "last4" }, { label: "created by", key: "createdBy" }, timeColumn(), { label: "revoked", key: "revokedAt" }]} /></section>
+    <section><h3>Sandbox: recent requests</h3><${Paged} path=${`${at}/requests?environment=sandbox`} columns=${requestColumns} pageSize=${10} empty="none since this process started" /></section>
     <section><h3>Sandbox: pending timers</h3><${Paged} path=${`${at}/timers`} columns=${timerColumns} pageSize=${10} /></section>
     <section><h3>Sandbox: events</h3><${Paged} path=${`${at}/events`} columns=${eventColumns} pageSize=${10} /></section>
     <${Audit} path=${`${at}/ledger/audit`} />
