@@ -105,6 +105,29 @@ describe("fos operator commands", { timeout: 120_000 }, () => {
     expect(typo.stderr).toContain("VALIDATION_ERROR")
   }, 240_000)
 
+  it("fos outcomes adds, lists and deletes an organization's sandbox outcome rules, as its own API sees them", async () => {
+    await fos(server.origin, "orgs", "create", "--name", "Outcomes", "--id", "org_clioutcomes", "--status", "active")
+    await fos(server.origin, "users", "create", "--org", "org_clioutcomes", "--email", "ada@outcomes.test", "--role", "admin", "--id", "usr_clioutcomes")
+    const key = JSON.parse((await fos(server.origin, "keys", "create", "--org", "org_clioutcomes", "--user", "usr_clioutcomes", "--env", "sandbox", "--access", "read_write")).stdout).key as string
+    const added = await fos(server.origin, "outcomes", "add", "org_clioutcomes", "--rule", JSON.stringify({
+      match: { rail: "ach" },
+      outcome: { type: "fail", failureCode: "insufficient_funds_at_settle" },
+      count: 2
+    }))
+    expect(added.code, added.stderr).toBe(0)
+    const rule = JSON.parse(added.stdout) as { id: string }
+    const seen = await fetch(`${server.origin}/sandbox/v2/simulate/outcomes`, { headers: { "x-api-key": key } })
+    expect(((await seen.json()) as { data: Array<{ id: string }> }).data).toMatchObject([{ id: rule.id, remaining: 2, applied: 0 }])
+    const listed = JSON.parse((await fos(server.origin, "outcomes", "list", "org_clioutcomes", "--limit", "10")).stdout) as { data: Array<{ id: string }> }
+    expect(listed.data.map((r) => r.id)).toEqual([rule.id])
+    // A rule that could never apply is refused, as the API refuses it.
+    const never = await fos(server.origin, "outcomes", "add", "org_clioutcomes", "--rule", JSON.stringify({ match: { rail: "ach" }, outcome: { type: "fail", failureCode: "chain_broadcast_failed" } }))
+    expect(never.code).toBe(1)
+    expect(never.stderr).toContain("VALIDATION_ERROR")
+    expect((await fos(server.origin, "outcomes", "delete", "org_clioutcomes", rule.id)).code).toBe(0)
+    expect(JSON.parse((await fos(server.origin, "outcomes", "list", "org_clioutcomes")).stdout).data).toEqual([])
+  }, 240_000)
+
   it("print the problem and exit 1 when the server refuses", async () => {
     await fos(server.origin, "orgs", "create", "--name", "Beta", "--id", "org_clibeta")
     await fos(server.origin, "users", "create", "--org", "org_clibeta", "--email", "dev@cli.test", "--role", "developer", "--id", "usr_clidev")

@@ -189,11 +189,20 @@ const plans: ReadonlyArray<{ readonly holds: RegExp; readonly plan: Plan }> = [
         "builds, packs and installs the same packages with the folder in the system's temporary directory, and the test below holds the block to it"
     }
   },
+  {
+    holds: /^npm run fos -- listen --forward-to http:\/\/localhost:3000\/webhooks --key \$KEY /,
+    plan: {
+      kind: "accounted",
+      reason: "it runs until Ctrl-C, forwarding to a receiver the reader runs: test/listen.test.ts runs fos listen with these flags " +
+        "against a server and a receiver of its own, and stops it with SIGINT"
+    }
+  },
   { holds: /^curl -s http:\/\/127\.0\.0\.1:4000\/sandbox\/v2\/portal\/users\/me/, plan: { kind: "run" } },
   { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/webhooks\/endpoints/, plan: { kind: "run" } },
   { holds: /^curl -s localhost:4000\/sandbox\/v2\/simulate\/clock /, plan: { kind: "run" } },
   { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/simulate\/reset/, plan: { kind: "run" } },
   { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/simulate\/faults/, plan: { kind: "run" } },
+  { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/simulate\/outcomes/, plan: { kind: "run" } },
   { holds: /^curl -s "localhost:4000\/sandbox\/v2\/simulate\/timers/, plan: { kind: "run" } },
   {
     holds: /^npx bun --conditions=@fos\/source adapters\/bun\/src\/main\.ts serve --store memory --port 4000\n$/,
@@ -280,7 +289,7 @@ describe("README sh blocks", () => {
       await api("POST", "/v2/simulate/events", { type: "customer.created" })
       const resourceId = (await api("GET", "/v2/webhooks/deliveries")).data[0].id as string
       const runnable = shBlocks.filter((b) => planOf(b.code)?.kind === "run")
-      expect(runnable.length).toBe(6)
+      expect(runnable.length).toBe(7)
       for (const block of runnable) {
         for (const written of commandsOf(block.code)) {
           expect(written).toMatch(/^curl -s /)

@@ -13,7 +13,7 @@ import { lookup } from "node:dns/promises"
 import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
-import { Operator, RealClock, Seed, Transport } from "@fos/core"
+import { Listeners, Operator, RealClock, Seed, Transport } from "@fos/core"
 import { toIso } from "@fos/contract"
 import { type ConnectionDropper, createEngine, type Engine, formatRequestLog, layerRoutes, LiveFeed, type OperatorSecret, readDocsAssets } from "@fos/http"
 import { describeStoreFailure } from "@fos/sql"
@@ -175,6 +175,11 @@ export const serveEngine = <E>(
     out(`inspector: ${origin}/inspect`)
     out(`sandbox: ${origin}/sandbox`)
     out(`live: ${origin}/live`)
-    return yield* Effect.never
-  }).pipe(Effect.onInterrupt(() => feed.closeAll), Effect.provide(app), Effect.ensuring(Effect.promise(() => engine.close())))
+    // A stop ends the live streams and answers the `fos listen` polls waiting first, so that the server's wait for
+    // its requests in flight is not held up by them (LiveFeed.ts, webhooks/Listeners.ts).
+    return yield* Effect.onInterrupt(
+      Effect.never,
+      () => Effect.andThen(feed.closeAll, Context.get(engine.context, Listeners.ListenerHub).close)
+    )
+  }).pipe(Effect.provide(app), Effect.ensuring(Effect.promise(() => engine.close())))
 }
