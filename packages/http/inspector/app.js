@@ -307,10 +307,10 @@ const Json = ({ value }) => {
 const Table = ({ rows, columns, empty = "none" }) => {
   if (rows === undefined) return null
   if (rows.length === 0) return html`<p class="muted">${empty}</p>`
-  return html`<table>
+  return html`<div class="table-wrap"><table>
     <thead><tr>${columns.map((c) => html`<th>${c.label}</th>`)}</tr></thead>
     <tbody>${rows.map((row) => html`<tr>${columns.map((c) => html`<td>${c.render ? c.render(row) : html`<${Json} value=${row[c.key]} />`}</td>`)}</tr>`)}</tbody>
-  </table>`
+  </table></div>`
 }
 
 /** A list endpoint, paged forward with its cursor. */
@@ -791,11 +791,12 @@ const OrderPath = ({ order }) => {
 }
 
 /** Balances over virtual time, from an account's journal (each entry carries the balance after it). */
-const BalanceChart = ({ entries, asset }) => {
+const BalanceChart = ({ entries, asset, now }) => {
   if (entries.length === 0) return null
   const points = entries.map((e) => ({ t: Date.parse(e.createdAt), posted: Number(e.balance.posted), available: Number(e.balance.available) }))
   const t0 = points[0].t
-  const t1 = Math.max(points.at(-1).t, t0 + 1)
+  // The last balance holds until the sandbox's clock now, so the latest change is not at the picture's edge.
+  const t1 = Math.max(points.at(-1).t, now === undefined ? 0 : Date.parse(now), t0 + 1)
   const max = Math.max(1, ...points.map((p) => Math.max(p.posted, p.available)))
   const W = 640
   const H = 180
@@ -1003,13 +1004,14 @@ const Journal = ({ holderId, assets = [] }) => {
   }, [assets.join(",")])
   const query = asset === "" ? "" : `&asset=${encodeURIComponent(asset)}`
   const { data, error } = useGet(`/v2/simulate/ledger/accounts/${encodeURIComponent(holderId)}/journal?limit=100${query}`, [v])
+  const clock = useGet("/v2/simulate/clock", [v])
   return html`<section>
     <h2>Journal <span class="muted">${data?.account?.id ?? ""}</span></h2>
     ${assets.length > 1 ? html`<label>asset <select value=${asset} onChange=${(e) => setAsset(e.currentTarget.value)}>${assets.map((a) => html`<option value=${a}>${a}</option>`)}</select></label>` : null}
     ${error?.status === 404 ? html`<p class="muted">No money has moved through this account yet.</p>` : html`<${ErrorNote} error=${error} />`}
     ${data !== undefined ? html`<div>
       <p>Balance: posted ${data.account.balance.posted}, available ${data.account.balance.available}, pending ${data.account.balance.pending}, incoming ${data.account.balance.incoming} ${data.account.asset}</p>
-      <${BalanceChart} entries=${data.data} asset=${data.account.asset} />
+      <${BalanceChart} entries=${data.data} asset=${data.account.asset} now=${data.meta?.nextCursor ? undefined : clock.data?.now} />
       <${Table} rows=${data.data} columns=${[
         { label: "#", key: "sequence" },
         { label: "booked", render: (e) => html`<span class="time">${time(e.createdAt)}</span>` },
