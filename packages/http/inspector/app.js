@@ -10,7 +10,7 @@
  */
 import htm from "htm"
 import { h, render } from "preact"
-import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
+import { useCallback, useEffect, useState } from "preact/hooks"
 
 const html = htm.bind(h)
 
