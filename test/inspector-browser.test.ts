@@ -6,7 +6,8 @@
  * - "advance 1 hour" clicked: the payout settles, and its transaction.completed event appears in the live feed,
  *   pushed by the server, without a reload;
  * - the failed delivery retried;
- * - a read-only key's buttons disabled, saying why;
+ * - a read-only key's buttons disabled, saying why, and every view of the menu opening for it;
+ * - the operator token listing the organizations; a live key seeing the live resources without a sandbox clock;
  * - a customer whose name and clientReferenceId hold markup shown as text, and the page's policy refusing inline
  *   script and eval.
  * One browser for the whole file. Screenshots of each step go to test-artifacts/inspector/ (gitignored).
@@ -46,6 +47,7 @@ if (chromiumPath === undefined && chromiumRequired) {
 const artifacts = join(repoRoot, "test-artifacts", "inspector")
 const readWrite = `ck_sandbox_${hex64("inspector/rw")}`
 const readOnly = `ck_sandbox_${hex64("inspector/ro")}`
+const live = `ck_live_${hex64("inspector/live")}`
 
 let server: RunningFos | undefined
 let receiver: Server | undefined
@@ -122,7 +124,8 @@ beforeAll(async () => {
       users: [{ id: "usr_inspectoradmin", email: "admin@inspector.example", role: "admin" }],
       apiKeys: [
         { key: readWrite, access: "read_write", createdBy: "usr_inspectoradmin" },
-        { key: readOnly, access: "read_only", createdBy: "usr_inspectoradmin" }
+        { key: readOnly, access: "read_only", createdBy: "usr_inspectoradmin" },
+        { key: live, access: "read_only", createdBy: "usr_inspectoradmin" }
       ]
     }]
   }))
@@ -327,6 +330,22 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
       const requests = page.locator("section", { hasText: "Sandbox: recent requests" }).locator("td .path")
       await poll(() => requests.first().textContent()).toMatch(/^\/sandbox\/v2\//)
       await shot(page, "11-operator")
+    } finally {
+      await close()
+    }
+  }, 60_000)
+
+  it("shows a live key the live environment's resources, with no sandbox clock", async () => {
+    const { page, problems, close } = await signedIn(live)
+    try {
+      expect(await page.locator("header .who").textContent()).toContain("live")
+      expect(await page.getByRole("button", { name: "advance 1 hour" }).count()).toBe(0)
+      await page.locator("nav").getByRole("link", { name: "Customers", exact: true }).click()
+      await page.locator("main h1", { hasText: "Customers" }).waitFor()
+      await page.locator("html[data-pending='0']").waitFor({ state: "attached" })
+      expect(await page.locator("main .error").allTextContents()).toEqual([])
+      expect(await page.locator("main").textContent()).toContain("none")
+      expect(problems).toEqual([])
     } finally {
       await close()
     }
