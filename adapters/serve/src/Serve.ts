@@ -171,6 +171,8 @@ export const serveEngine = <E>(
     const address = (yield* HttpServer.HttpServer).address
     const port = "port" in address ? address.port : options.port
     const origin = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`
+    // The inspector first: the base addresses stay the last start lines, which scripts and tests wait for.
+    out(`inspector: ${origin}/inspect`)
     out(`sandbox: ${origin}/sandbox`)
     out(`live: ${origin}/live`)
     // A stop ends the live streams and answers the `fos listen` polls waiting first, so that the server's wait for

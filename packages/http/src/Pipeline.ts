@@ -5,7 +5,7 @@
  *   the request's base address (`/sandbox` or `/live`, which each route knows as its own), the engine's services
  *   when the server's context lacks them, the 500 for anything unexpected, and the response headers every answer
  *   carries. What no route matches goes to `Edge.unrouted`
- *   (a global middleware): `/healthz`, the `/docs` reference pages, bad percent-encoding, and the unknown-route
+ *   (a global middleware): `/healthz`, the `/docs` reference pages, the `/inspect` application, bad percent-encoding, and the unknown-route
  *   404 (after authentication, so routes cannot be probed without a key).
  * - The gate, around each endpoint (`Edge.gate`, settled per endpoint when the server is built): authentication,
  *   the rate limit, the body checks (media type, size, JSON; or on an endpoint marked `Upload`, the multipart form),
@@ -44,6 +44,7 @@ import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse,
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, errorReferencePage, makeDocsPages } from "./Docs.ts"
 import { DropConnection, faultableTarget, faultTargetOf, underFault } from "./Faults.ts"
+import { inspectorPage } from "./Inspector.ts"
 import { LiveFeed } from "./LiveFeed.ts"
 import { problemTypeOf, RequestLog } from "./RequestLog.ts"
 import { CurrentUpload } from "./ServerApi.ts"
@@ -787,9 +788,10 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
         if (refusesClientCorrelation(request)) return Effect.succeed(done(problemResponse(badClientCorrelationId, info, nowMs())))
         if (path === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
         // The reference pages are public documentation, like the OpenAPI documents they show: no key. The error
-        // reference needs no files, so every engine serves it.
+        // reference and the inspector (Inspector.ts, whose data needs a key) need no files, so every engine serves
+        // them.
         const readable = request.method === "GET" || request.method === "HEAD"
-        const page = readable ? errorReferencePage(path) ?? docs?.(path) : undefined
+        const page = readable ? errorReferencePage(path) ?? inspectorPage(path) ?? docs?.(path) : undefined
         if (page !== undefined) return Effect.succeed(done(page))
         return unknownRoute(request, path, info)
       })

@@ -1,0 +1,403 @@
+/**
+ * The inspector (`/inspect`) in Debian's Chromium, driven by playwright-core, against the real server on a virtual
+ * clock (issue 28's checks). Through the API: a customer onboarded, funded, a conversion executed and a payout sent;
+ * a webhook endpoint whose receiver fails five times, so its delivery ends failed. Then, in the inspector:
+ * - the payout opened by searching its id, with its timeline;
+ * - "advance 1 hour" clicked: the payout settles, and its transaction.completed event appears in the live feed,
+ *   pushed by the server, without a reload;
+ * - the failed delivery retried;
+ * - a read-only key's buttons disabled, saying why, and every view of the menu opening for it;
+ * - the operator token listing the organizations; a live key seeing the live resources without a sandbox clock;
+ * - a customer whose name and clientReferenceId hold markup shown as text, and the page's policy refusing inline
+ *   script and eval.
+ * One browser for the whole file. Screenshots of each step go to test-artifacts/inspector/ (gitignored).
+ *
+ * Chromium is Debian's `chromium`; without it the file is skipped, unless FOS_REQUIRE_CHROMIUM=1 (as CI sets),
+ * when it fails.
+ */
+import { accessSync, constants, mkdirSync, writeFileSync } from "node:fs"
+import { createServer, type Server } from "node:http"
+import { tmpdir } from "node:os"
+import { delimiter, join } from "node:path"
+import { type Browser, chromium as playwright, type Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { killAllFos, repoRoot, type RunningFos, startFos } from "./fosProcess.ts"
+import { deuSubmission } from "./submissions.ts"
+import { hex64 } from "./support.ts"
+
+const findChromium = (): string | undefined => {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    const candidate = join(dir, "chromium")
+    try {
+      accessSync(candidate, constants.X_OK)
+      return candidate
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined
+}
+
+const chromiumPath = findChromium()
+const chromiumRequired = process.env.FOS_REQUIRE_CHROMIUM === "1"
+if (chromiumPath === undefined && chromiumRequired) {
+  throw new Error("FOS_REQUIRE_CHROMIUM=1 but there is no chromium on the PATH (apt-get install chromium)")
+}
+
+const artifacts = join(repoRoot, "test-artifacts", "inspector")
+const readWrite = `ck_sandbox_${hex64("inspector/rw")}`
+const readOnly = `ck_sandbox_${hex64("inspector/ro")}`
+const live = `ck_live_${hex64("inspector/live")}`
+
+let server: RunningFos | undefined
+let receiver: Server | undefined
+let browser: Browser | undefined
+let origin = ""
+
+/** A call to the sandbox API with the read-write key (and an Idempotency-Key on writes). */
+let keyCounter = 0
+const api = async (method: string, path: string, body?: unknown): Promise<any> => {
+  const headers: Record<string, string> = { "x-api-key": readWrite }
+  if (body !== undefined) headers["content-type"] = "application/json"
+  if (method !== "GET") headers["idempotency-key"] = `browser-test-${++keyCounter}`
+  const response = await fetch(`${origin}/sandbox${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+  const text = await response.text()
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`)
+  return text === "" ? undefined : JSON.parse(text)
+}
+
+const upload = async (type: string): Promise<string> => {
+  const form = new FormData()
+  form.set("type", type)
+  form.set("file", new Blob([new TextEncoder().encode(`%PDF-1.7\n% ${type}\n`)], { type: "application/pdf" }), `${type}.pdf`)
+  const response = await fetch(`${origin}/sandbox/v2/documents`, { method: "POST", headers: { "x-api-key": readWrite }, body: form })
+  expect(response.status).toBe(201)
+  return (await response.json()).id
+}
+
+const advance = (seconds: number) => api("POST", "/v2/simulate/clock/advance", { seconds })
+
+/** An approved DEU business customer, its clientReferenceId given. */
+const approvedCustomer = async (clientReferenceId: string, legalName?: string): Promise<string> => {
+  const docs = { register: await upload("certificate_of_incorporation"), articles: await upload("articles_of_association"), passport: await upload("passport") }
+  const submission: any = deuSubmission(docs, { clientReferenceId })
+  if (legalName !== undefined) submission.businessInfo.legalName = legalName
+  const submitted = await api("POST", "/v2/onboarding", submission)
+  return (await api("POST", `/v2/simulate/applications/${submitted.applicationId}/decision`, { outcome: "approved" })).customerId
+}
+
+const virtualAccount = async (customerId: string, code: "USD" | "EUR"): Promise<string> => {
+  const applied = await api("POST", `/v2/customers/${customerId}/features`, { type: "virtual_account", asset: { code } })
+  await api("POST", `/v2/simulate/applications/${applied.applicationId}/decision`, { outcome: "approved" })
+  await advance(30)
+  const accounts = (await api("GET", `/v2/customers/${customerId}/virtual-accounts`)).data as Array<any>
+  return accounts.find((a) => JSON.stringify(a).includes(`"${code}"`)).id
+}
+
+let payoutId = ""
+let deliveryId = ""
+let xssCustomerId = ""
+let orderId = ""
+let usdAccountId = ""
+const operatorToken = hex64("inspector/operator")
+const scriptName = `<script>window.__xss = "script"</script>`
+const imgReference = `"><img src=x onerror="window.__xss='img'">`
+
+beforeAll(async () => {
+  if (chromiumPath === undefined) return
+  mkdirSync(artifacts, { recursive: true })
+  // The webhook receiver on this machine: it answers 200 (the endpoint's receiver fault fails the first five).
+  receiver = createServer((request, response) => {
+    request.resume()
+    request.on("end", () => response.writeHead(200).end("ok"))
+  })
+  await new Promise<void>((resolve) => receiver!.listen(0, "127.0.0.1", resolve))
+  const receiverPort = (receiver.address() as { port: number }).port
+
+  const seed = join(tmpdir(), `fos-inspector-seed-${process.pid}.json`)
+  writeFileSync(seed, JSON.stringify({
+    organizations: [{
+      id: "org_inspector",
+      name: "Inspector Test Org",
+      status: "active",
+      // The default rate limit: the inspector's reads stay within it.
+      users: [{ id: "usr_inspectoradmin", email: "admin@inspector.example", role: "admin" }],
+      apiKeys: [
+        { key: readWrite, access: "read_write", createdBy: "usr_inspectoradmin" },
+        { key: readOnly, access: "read_only", createdBy: "usr_inspectoradmin" },
+        { key: live, access: "read_only", createdBy: "usr_inspectoradmin" }
+      ]
+    }]
+  }))
+  // A Monday noon: the foreign-exchange market is open for the conversion, and the payout goes on RTP (seconds).
+  server = await startFos(["--store", "memory", "--port", "0", "--clock", "virtual", "--clock-start", "2026-03-02T12:00:00.000Z", "--seed", seed, "--insecure-webhooks", "--quiet", "--operator-token", operatorToken])
+  origin = server.origin
+
+  // A webhook endpoint for customer.created whose receiver fails the next five attempts: its delivery ends failed.
+  const endpoint = await api("POST", "/v2/webhooks/endpoints", { url: `http://127.0.0.1:${receiverPort}/hooks`, subscription: { mode: "selected", eventTypes: ["customer.created"] } })
+  await api("POST", `/v2/simulate/webhooks/endpoints/${endpoint.id}/faults`, { effect: { type: "status", status: 503 }, count: 5 })
+
+  const customerId = await approvedCustomer("inspector-customer-1")
+  const usd = await virtualAccount(customerId, "USD")
+  const eur = await virtualAccount(customerId, "EUR")
+  const deposit = await api("POST", "/v2/simulate/deposits", { destination: { type: "virtual_account", virtualAccountId: usd }, assetAmount: { code: "USD", amount: "1000.00" }, rail: "rtp" })
+  await api("POST", `/v2/simulate/transactions/${deposit.id}/settle`)
+  // The conversion: USD to EUR between the customer's accounts.
+  const order = await api("POST", "/v2/orders", { source: { type: "virtual_account", virtualAccountId: usd }, destination: { type: "virtual_account", virtualAccountId: eur }, amount: "100", lockSide: "source" })
+  await api("POST", `/v2/orders/${order.id}/execute`)
+  orderId = order.id
+  usdAccountId = usd
+  await advance(120)
+  // The five attempts of the delivery, 30 s, 2 min, 15 min and 1 h apart: then it is failed.
+  await advance(2 * 3600)
+  const deliveries = (await api("GET", "/v2/webhooks/deliveries")).data as Array<any>
+  expect(deliveries.map((d) => [d.eventType, d.status, d.attempts])).toEqual([["customer.created", "failed", 5]])
+  deliveryId = deliveries[0].id
+
+  const recipient = await api("POST", `/v2/customers/${customerId}/whitelist-recipients`, {
+    rail: "rtp",
+    name: "Ada Lovelace",
+    address: { line1: "1 Main St", city: "New York", state: "NY", postalCode: "10001", country: "USA" },
+    routingNumber: "021000021",
+    accountNumber: "123456789"
+  })
+  const payout = await api("POST", "/v2/payouts", {
+    source: { type: "virtual_account", virtualAccountId: usd },
+    destination: { type: "external_bank", whitelistRecipientId: recipient.id },
+    amount: "250.00",
+    purpose: "supplier_payment"
+  })
+  payoutId = payout.id
+  expect(payout.status).toBe("pending")
+
+  // A customer whose legal name and clientReferenceId are markup.
+  xssCustomerId = await approvedCustomer(imgReference, scriptName)
+
+  browser = await playwright.launch({
+    executablePath: chromiumPath,
+    // Every host but this one fails to resolve: the inspector must work with nothing from the network.
+    args: ["--no-sandbox", "--disable-gpu", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"]
+  })
+}, 180_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await server?.stop()
+  killAllFos()
+  await new Promise((resolve) => (receiver === undefined ? resolve(undefined) : receiver.close(resolve)))
+})
+
+/** A new page, signed in with `key`, its console errors and refused loads collected. */
+const signedIn = async (key: string) => {
+  const context = await browser!.newContext({ viewport: { width: 1440, height: 900 } })
+  const page = await context.newPage()
+  const problems: Array<string> = []
+  page.on("pageerror", (error) => problems.push(`pageerror: ${error.message}`))
+  // A request the page aborted itself (a view left before its read answered) is not a failure.
+  page.on("requestfailed", (request) => {
+    if (request.failure()?.errorText !== "net::ERR_ABORTED") problems.push(`requestfailed: ${request.url()} ${request.failure()?.errorText}`)
+  })
+  await page.goto(`${origin}/inspect`)
+  await page.getByLabel("Key or operator token").fill(key)
+  await page.getByRole("button", { name: "Sign in" }).click()
+  await page.locator("header .who").waitFor()
+  return { page, problems, close: () => context.close() }
+}
+
+/** expect.poll with room for a loaded machine (CI has two cores): its default waits one second. */
+const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 20_000 })
+
+const shot = (page: Page, name: string) => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: false })
+
+const search = async (page: Page, id: string) => {
+  await page.getByLabel("search by id").fill(id)
+  await page.getByRole("button", { name: "Open" }).click()
+  await page.locator("h1", { hasText: id }).waitFor()
+}
+
+describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
+  it("opens the payout by its id with its timeline, settles it with advance 1 hour, its event pushed to the live feed, and retries the failed delivery", async () => {
+    const { page, problems, close } = await signedIn(readWrite)
+    try {
+      await poll(() => page.locator(".feed-state").textContent()).toBe("live")
+      await shot(page, "1-overview")
+      // The credential is in no URL.
+      expect(page.url()).not.toContain(readWrite)
+
+      await search(page, payoutId)
+      const timeline = page.getByRole("list", { name: "timeline" })
+      await poll(() => timeline.textContent()).toContain("transaction.created")
+      await poll(() => page.locator("h1 .status").textContent()).toBe("pending")
+      await shot(page, "2-payout-pending")
+
+      // Nothing in the live feed yet about its completion; then one click, no reload.
+      const feed = page.getByRole("complementary", { name: "live events" })
+      expect(await feed.textContent()).not.toContain("transaction.completed")
+      await page.getByRole("button", { name: "advance 1 hour" }).click()
+      await poll(() => feed.locator(".feed-item", { hasText: "transaction.completed" }).filter({ hasText: payoutId }).count()).toBe(1)
+      await poll(() => page.locator("h1 .status").textContent()).toBe("completed")
+      await poll(() => timeline.textContent()).toContain("transaction.completed")
+      // A completed payout settles no more: its button is disabled with the state table's refusal.
+      const settle = page.locator(".actions").getByRole("button", { name: "settle", exact: true })
+      await poll(() => settle.isDisabled()).toBe(true)
+      const refusal = await settle.getAttribute("title")
+      expect(refusal).toMatch(/^[A-Z_]+: /)
+      expect(await page.locator(".refusals li", { hasText: refusal! }).textContent()).toContain("settle")
+      await shot(page, "3-payout-completed")
+
+      await search(page, deliveryId)
+      await poll(() => page.locator("h1 .status").textContent()).toBe("failed")
+      await poll(() => page.locator("table").first().locator("tbody tr").count()).toBe(5)
+      await shot(page, "4-delivery-failed")
+      await page.getByRole("button", { name: "retry" }).click()
+      await poll(() => page.locator("h1 .status").textContent()).toBe("succeeded")
+      await poll(() => page.locator("table").first().locator("tbody tr").count()).toBe(6)
+      await shot(page, "5-delivery-retried")
+      const retried = (await api("GET", `/v2/webhooks/deliveries/${deliveryId}`))
+      expect(retried).toMatchObject({ status: "succeeded", run: 2 })
+
+      // The pictures: the order's path through its state table, and an account's balances over virtual time.
+      await search(page, orderId)
+      await poll(() => page.getByRole("img", { name: /^order path/ }).getAttribute("aria-label")).toBe("order path: new → pending → executing → sent → succeeded")
+      await shot(page, "6-order-path")
+      await search(page, usdAccountId)
+      await page.getByRole("img", { name: "balance over virtual time" }).waitFor()
+      await shot(page, "7-account-balances")
+      await page.getByRole("link", { name: "Ledger" }).click()
+      await page.getByRole("button", { name: "Run the ledger audit" }).click()
+      await poll(() => page.locator("main p.ok").textContent()).toMatch(/^Clean at /)
+      await page.getByRole("link", { name: "Overview" }).click()
+      await page.getByRole("button", { name: "run until idle" }).click()
+      await poll(() => page.locator(".clock .report").textContent()).toMatch(/^idle: /)
+      expect((await api("GET", "/v2/simulate/timers?limit=100")).data.filter((t: any) => !t.kind.startsWith("idempotency."))).toEqual([])
+      await shot(page, "8-overview-idle")
+
+      expect(problems).toEqual([])
+    } finally {
+      await close()
+    }
+  }, 120_000)
+
+  it("disables a read-only key's buttons, saying why, and opens every view for it", async () => {
+    const { page, problems, close } = await signedIn(readOnly)
+    try {
+      expect(await page.locator("header .who").textContent()).toContain("read-only")
+      await search(page, payoutId)
+      await page.locator(".actions button").first().waitFor()
+      const buttons = page.locator(".actions button")
+      expect(await buttons.count()).toBeGreaterThan(0)
+      for (const button of await buttons.all()) expect(await button.isDisabled()).toBe(true)
+      expect(await page.locator(".actions .reason").first().textContent()).toBe("this key is read-only")
+      expect(await page.getByRole("button", { name: "advance 1 hour" }).isDisabled()).toBe(true)
+      await search(page, deliveryId)
+      await poll(() => page.getByRole("button", { name: "retry" }).isDisabled()).toBe(true)
+      await shot(page, "9-read-only")
+      // Every view of the menu opens, lists, and shows no error to a read-only key.
+      const views: Record<string, string> = {
+        Customers: "Customers", Applications: "Applications", Wallets: "Wallets", "Virtual accounts": "Virtual accounts",
+        Transactions: "Transactions", Orders: "Orders", Recipients: "Recipients", Signers: "Wallet signers",
+        Ceremonies: "Wallet ceremonies", RFIs: "Requests for information", Webhooks: "Webhooks", Ledger: "Ledger",
+        Timers: "Pending timers", Events: "Event log", Overview: "Inspector Test Org"
+      }
+      for (const [link, heading] of Object.entries(views)) {
+        await page.locator("nav").getByRole("link", { name: link, exact: true }).click()
+        await page.locator("main h1", { hasText: heading }).waitFor()
+        // Every read the view started has answered (the page counts its calls in flight; the stream is not one).
+        await page.locator("html[data-pending='0']").waitFor({ state: "attached" })
+        expect(await page.locator("main .error").allTextContents(), link).toEqual([])
+      }
+      // The key is kept for the tab (sessionStorage, as the sign-in's box says): a reload stays signed in; signing
+      // out forgets it.
+      await page.reload()
+      await page.locator("header .who").waitFor()
+      await page.getByRole("button", { name: "Sign out" }).click()
+      await page.getByLabel("Key or operator token").waitFor()
+      expect(await page.evaluate(() => window.sessionStorage.length)).toBe(0)
+      expect(problems).toEqual([])
+    } finally {
+      await close()
+    }
+  }, 60_000)
+
+  it("lists every organization to the operator token", async () => {
+    const { page, close } = await signedIn(operatorToken)
+    try {
+      expect(await page.locator("header .who").textContent()).toBe("operator")
+      await page.getByRole("link", { name: "org_inspector" }).click()
+      await page.getByRole("heading", { name: "org_inspector" }).waitFor()
+      await poll(() => page.locator("main").textContent()).toContain("admin@inspector.example")
+      // Its sandbox's recent requests, read through the operator surface.
+      const requests = page.locator("section", { hasText: "Sandbox: recent requests" }).locator("td .path")
+      await poll(() => requests.first().textContent()).toMatch(/^\/sandbox\/v2\//)
+      await shot(page, "11-operator")
+    } finally {
+      await close()
+    }
+  }, 60_000)
+
+  it("shows a live key the live environment's resources, with no sandbox clock", async () => {
+    const { page, problems, close } = await signedIn(live)
+    try {
+      expect(await page.locator("header .who").textContent()).toContain("live")
+      expect(await page.getByRole("button", { name: "advance 1 hour" }).count()).toBe(0)
+      await page.locator("nav").getByRole("link", { name: "Customers", exact: true }).click()
+      await page.locator("main h1", { hasText: "Customers" }).waitFor()
+      await page.locator("html[data-pending='0']").waitFor({ state: "attached" })
+      expect(await page.locator("main .error").allTextContents()).toEqual([])
+      expect(await page.locator("main").textContent()).toContain("none")
+      expect(problems).toEqual([])
+    } finally {
+      await close()
+    }
+  }, 60_000)
+
+  it("renders markup in a customer's name and clientReferenceId as text, under a policy that refuses inline script and eval", async () => {
+    const { page, problems, close } = await signedIn(readWrite)
+    try {
+      await page.goto(`${origin}/inspect#/customers`)
+      const row = page.locator("tr", { hasText: xssCustomerId })
+      await row.waitFor()
+      expect(await row.textContent()).toContain(imgReference)
+      await search(page, xssCustomerId)
+      const detail = page.locator(".detail")
+      await poll(() => detail.textContent()).toContain(scriptName)
+      expect(await detail.textContent()).toContain(imgReference)
+      await shot(page, "10-xss-as-text")
+      // Neither became an element, and neither ran.
+      expect(await page.locator("main img").count()).toBe(0)
+      expect(await page.locator("main script").count()).toBe(0)
+      expect(await page.evaluate(() => (window as any).__xss)).toBeUndefined()
+
+      // The webhook body that told the receiver about that customer, as text too.
+      const deliveries = (await api("GET", "/v2/webhooks/deliveries?limit=100")).data as Array<any>
+      const delivered = deliveries.find((d) => d.id !== deliveryId && d.eventType === "customer.created")
+      await search(page, delivered.id)
+      const payload = page.locator("pre.payload")
+      await poll(() => payload.textContent()).toContain(xssCustomerId)
+      expect(await payload.textContent()).toContain(JSON.stringify(imgReference).slice(1, -1))
+      expect(await page.locator("main img").count()).toBe(0)
+      expect(await page.evaluate(() => (window as any).__xss)).toBeUndefined()
+
+      // The page's policy: an inline script added to the page does not run, and the refusal is reported.
+      const ran = await page.evaluate(() => {
+        const w = window as any
+        w.__violations = []
+        document.addEventListener("securitypolicyviolation", (e) => w.__violations.push(e.effectiveDirective))
+        const script = document.createElement("script")
+        script.textContent = "window.__inline = true"
+        document.body.appendChild(script)
+        return w.__inline === true
+      })
+      expect(ran).toBe(false)
+      await poll(() => page.evaluate(() => (window as any).__violations)).toContain("script-src-elem")
+      const response = await page.request.get(`${origin}/inspect`)
+      const policy = response.headers()["content-security-policy"]!
+      expect(policy).toContain("script-src 'self'")
+      expect(policy).not.toContain("unsafe-inline")
+      expect(policy).not.toContain("unsafe-eval")
+      expect(problems).toEqual([])
+    } finally {
+      await close()
+    }
+  }, 60_000)
+})
