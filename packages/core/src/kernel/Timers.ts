@@ -50,6 +50,7 @@ export const timerResourceMembers: Readonly<Record<string, string | undefined>> 
   "payout.send": "transactionId",
   "payout.settle": "transactionId",
   "payout.late_references": "transactionId",
+  "payout.scripted_return": "transactionId",
   "order.payout_settle": "transactionId",
   "order.lock_expiry": "orderId",
   "order.start": "orderId",
