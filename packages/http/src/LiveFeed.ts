@@ -275,7 +275,8 @@ export const make = (realClock: Clock.Clock): LiveFeedService => {
             send,
             nudge: () => Deferred.doneUnsafe(wake, Effect.void)
           }
-          // Registered at once, so a slot is taken before anything else can be: the bound holds under a burst.
+          // The bound was checked when the request came; streams opened in a burst past it are counted again here,
+          // when they start, and one past the bound ends at once (its client reconnects later).
           let set = subscribers.get(organizationId)
           if (set === undefined) subscribers.set(organizationId, (set = new Set()))
           if (set.size >= maxStreamsPerOrganization) return end()
