@@ -192,6 +192,18 @@ describe("the live stream through engine.fetch", () => {
     expect((await theirs.json()).type).toBe("VALIDATION_ERROR")
   })
 
+  it("pushes what a timer commits outside any request at once (an advance of the embedded clock)", async () => {
+    const { depositId } = await pendingDeposit()
+    const stream = sseOf(await open(engine.fetch, "http://fos", keysOf("acme").sandbox, "?topics=events"))
+    // No request follows, and real time stands still in this engine (no tail runs): only the timer's commit can tell
+    // the stream.
+    await engine.clock.advance("1 hour")
+    let message = await stream.next()
+    while (message.data.resourceId !== depositId) message = await stream.next()
+    expect(message.data.type).toMatch(/^transaction\./)
+    await stream.close()
+  })
+
   it("sends only the topics asked for", async () => {
     const stream = sseOf(await open(engine.fetch, "http://fos", keysOf("acme").sandbox, "?topics=requests"))
     const emitted = await emit(acme)
