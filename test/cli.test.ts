@@ -105,6 +105,29 @@ describe("fos operator commands", { timeout: 120_000 }, () => {
     expect(typo.stderr).toContain("VALIDATION_ERROR")
   }, 240_000)
 
+  it("fos outcomes adds, lists and deletes an organization's sandbox outcome rules, as its own API sees them", async () => {
+    await fos(server.origin, "orgs", "create", "--name", "Outcomes", "--id", "org_clioutcomes", "--status", "active")
+    await fos(server.origin, "users", "create", "--org", "org_clioutcomes", "--email", "ada@outcomes.test", "--role", "admin", "--id", "usr_clioutcomes")
+    const key = JSON.parse((await fos(server.origin, "keys", "create", "--org", "org_clioutcomes", "--user", "usr_clioutcomes", "--env", "sandbox", "--access", "read_write")).stdout).key as string
+    const added = await fos(server.origin, "outcomes", "add", "org_clioutcomes", "--rule", JSON.stringify({
+      match: { rail: "ach" },
+      outcome: { type: "fail", failureCode: "insufficient_funds_at_settle" },
+      count: 2
+    }))
+    expect(added.code, added.stderr).toBe(0)
+    const rule = JSON.parse(added.stdout) as { id: string }
+    const seen = await fetch(`${server.origin}/sandbox/v2/simulate/outcomes`, { headers: { "x-api-key": key } })
+    expect(((await seen.json()) as { data: Array<{ id: string }> }).data).toMatchObject([{ id: rule.id, remaining: 2, applied: 0 }])
+    const listed = JSON.parse((await fos(server.origin, "outcomes", "list", "org_clioutcomes", "--limit", "10")).stdout) as { data: Array<{ id: string }> }
+    expect(listed.data.map((r) => r.id)).toEqual([rule.id])
+    // A rule that could never apply is refused, as the API refuses it.
+    const never = await fos(server.origin, "outcomes", "add", "org_clioutcomes", "--rule", JSON.stringify({ match: { rail: "ach" }, outcome: { type: "fail", failureCode: "chain_broadcast_failed" } }))
+    expect(never.code).toBe(1)
+    expect(never.stderr).toContain("VALIDATION_ERROR")
+    expect((await fos(server.origin, "outcomes", "delete", "org_clioutcomes", rule.id)).code).toBe(0)
+    expect(JSON.parse((await fos(server.origin, "outcomes", "list", "org_clioutcomes")).stdout).data).toEqual([])
+  }, 240_000)
+
   it("print the problem and exit 1 when the server refuses", async () => {
     await fos(server.origin, "orgs", "create", "--name", "Beta", "--id", "org_clibeta")
     await fos(server.origin, "users", "create", "--org", "org_clibeta", "--email", "dev@cli.test", "--role", "developer", "--id", "usr_clidev")
@@ -183,7 +206,7 @@ describe("fos serve shutdown", () => {
 })
 
 describe("fos inspection commands", { timeout: 180_000 }, () => {
-  it("fos timers, events, journal and audit read an organization's sandbox; bad usage exits 2", async () => {
+  it("fos timers, events, journal, audit and timeline read an organization's sandbox; bad usage exits 2", async () => {
     // The demo organization the server creates, and its sandbox key.
     const server = await startFos(["--store", "memory", "--port", "0", "--clock", "virtual"], { FOS_OPERATOR_TOKEN: token })
     try {
@@ -211,6 +234,20 @@ describe("fos inspection commands", { timeout: 180_000 }, () => {
       expect(journal.code).toBe(1)
       expect(journal.stderr).toContain("NOT_FOUND")
       expect(usage.code).toBe(2)
+
+      // The delivery's timeline, by the id its pending timer names.
+      const deliveryId = JSON.parse(timers.stdout).data.find((t: { kind: string }) => t.kind === "webhook.attempt").resourceId as string
+      const [timeline, unknown, noResource] = await Promise.all([
+        fos(server.origin, "timeline", org, deliveryId),
+        fos(server.origin, "timeline", org, "wdl_nothing"),
+        fos(server.origin, "timeline", org)
+      ])
+      expect(timeline.code, timeline.stderr).toBe(0)
+      expect(JSON.parse(timeline.stdout)).toMatchObject({ resourceId: deliveryId, resourceType: "webhook_delivery", truncated: false })
+      expect(JSON.parse(timeline.stdout).entries.find((e: { kind: string }) => e.kind === "state")).toMatchObject({ to: "pending", cause: { type: "simulate" } })
+      expect(unknown.code).toBe(1)
+      expect(unknown.stderr).toContain("NOT_FOUND")
+      expect(noResource.code).toBe(2)
     } finally {
       await server.stop()
     }

@@ -6,12 +6,13 @@
  */
 import { InjectableProblems } from "@fos/contract"
 import { createEngine, type Engine, type RequestLogEntry } from "@fos/http"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest"
+import { killAllFos, startFos } from "./fosProcess.ts"
 import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
 import { expectProblem, keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
 import { Timers } from "@fos/core"
 import { layerPgliteStore } from "@fos/sql"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
@@ -137,48 +138,68 @@ describe("latency", () => {
   })
 })
 
+/**
+ * A funded USD virtual account of `client`'s and an ACH recipient: the body of a 250.00 payout between them, and the
+ * account. `advance` moves the sandbox's clock (the account activates on it).
+ */
+const payoutSetup = async (client: Client, advance: (ms: number) => Promise<unknown>) => {
+  const customerId = await approvedCustomer(client)
+  const applied = await client.call("POST", `/v2/customers/${customerId}/features`, { type: "virtual_account", asset: { code: "USD" } }, idem())
+  await client.call("POST", `/v2/simulate/applications/${applied.json.applicationId}/decision`, { outcome: "approved" })
+  await advance(30_000)
+  const accountId = (await client.call("GET", `/v2/customers/${customerId}/virtual-accounts`)).json.data[0].id as string
+  const deposited = await client.call("POST", "/v2/simulate/deposits", {
+    destination: { type: "virtual_account", virtualAccountId: accountId },
+    assetAmount: { code: "USD", amount: "1000.00" },
+    rail: "rtp"
+  })
+  await client.call("POST", `/v2/simulate/transactions/${deposited.json.id}/settle`)
+  const recipient = await client.call("POST", `/v2/customers/${customerId}/whitelist-recipients`, {
+    rail: "ach",
+    name: "Ada Lovelace",
+    address: { line1: "1 Main St", city: "New York", state: "NY", postalCode: "10001", country: "USA" },
+    routingNumber: "021000021",
+    accountNumber: "123456789"
+  }, idem())
+  expect(recipient.status, recipient.text).toBe(201)
+  const body = {
+    source: { type: "virtual_account", virtualAccountId: accountId },
+    destination: { type: "external_bank", whitelistRecipientId: recipient.json.id },
+    amount: "250.00",
+    purpose: "supplier_payment"
+  }
+  return { accountId, body }
+}
+
+/** The retry replays the first answer, one payout exists, and the money moved once (250.00 and its 1.00 fee). */
+const expectOnePayout = async (client: Client, retried: Awaited<ReturnType<Client["call"]>>, accountId: string) => {
+  expect(retried.status, retried.text).toBe(201)
+  expect(retried.headers.get("idempotency-replayed")).toBe("true")
+  const payouts = (await client.call("GET", "/v2/transactions?type=withdrawal")).json.data
+  expect(payouts.map((p: { id: string }) => p.id)).toEqual([retried.json.id])
+  const balances = (await client.call("GET", `/v2/virtual-accounts/${accountId}`)).json.balances
+  expect(balances[0]).toMatchObject({ code: "USD", available: "749.00" })
+}
+
 describe("commit, then lose the answer", () => {
   it("a keyed payout commits and answers 500; its retry with the same key replays it, and one payout exists", async () => {
-    const customerId = await approvedCustomer(acme)
-    const applied = await acme.call("POST", `/v2/customers/${customerId}/features`, { type: "virtual_account", asset: { code: "USD" } }, idem())
-    await acme.call("POST", `/v2/simulate/applications/${applied.json.applicationId}/decision`, { outcome: "approved" })
-    await engine.clock.advance(30_000)
-    const accountId = (await acme.call("GET", `/v2/customers/${customerId}/virtual-accounts`)).json.data[0].id as string
-    const deposited = await acme.call("POST", "/v2/simulate/deposits", {
-      destination: { type: "virtual_account", virtualAccountId: accountId },
-      assetAmount: { code: "USD", amount: "1000.00" },
-      rail: "rtp"
-    })
-    await acme.call("POST", `/v2/simulate/transactions/${deposited.json.id}/settle`)
-    const recipient = await acme.call("POST", `/v2/customers/${customerId}/whitelist-recipients`, {
-      rail: "ach",
-      name: "Ada Lovelace",
-      address: { line1: "1 Main St", city: "New York", state: "NY", postalCode: "10001", country: "USA" },
-      routingNumber: "021000021",
-      accountNumber: "123456789"
-    }, idem())
-    expect(recipient.status, recipient.text).toBe(201)
-
+    const { accountId, body } = await payoutSetup(acme, (ms) => engine.clock.advance(ms))
     const fault = await arm({ match: { method: "POST", path: "/v2/payouts" }, effect: { type: "commit_then_lose" }, count: 1 })
-    const body = {
-      source: { type: "virtual_account", virtualAccountId: accountId },
-      destination: { type: "external_bank", whitelistRecipientId: recipient.json.id },
-      amount: "250.00",
-      purpose: "supplier_payment"
-    }
     const key = idem("payout")
     const lost = await acme.call("POST", "/v2/payouts", body, key)
     const problem = expectProblem(lost, { type: "INTERNAL_ERROR", status: 500, instance: "/sandbox/v2/payouts" })
     expect(log.find((e) => e.correlationId === problem.correlationId)).toMatchObject({ status: 500, injected: fault.id })
+    await expectOnePayout(acme, await acme.call("POST", "/v2/payouts", body, key), accountId)
+  })
 
-    const retried = await acme.call("POST", "/v2/payouts", body, key)
-    expect(retried.status, retried.text).toBe(201)
-    expect(retried.headers.get("idempotency-replayed")).toBe("true")
-    const payouts = (await acme.call("GET", "/v2/transactions?type=withdrawal")).json.data
-    expect(payouts.map((p: { id: string }) => p.id)).toEqual([retried.json.id])
-    // The money moved once: 250.00 and its 1.00 fee reserved, once.
-    const balances = (await acme.call("GET", `/v2/virtual-accounts/${accountId}`)).json.balances
-    expect(balances[0]).toMatchObject({ code: "USD", available: "749.00" })
+  it("a dropped connection: the embedded engine's fetch rejects as a network error; the retry replays, one payout exists", async () => {
+    const { accountId, body } = await payoutSetup(acme, (ms) => engine.clock.advance(ms))
+    const fault = await arm({ match: { method: "POST", path: "/v2/payouts" }, effect: { type: "commit_then_lose", lose: "dropped_connection" }, count: 1 })
+    const key = idem("payout")
+    const before = log.length
+    await expect(acme.call("POST", "/v2/payouts", body, key)).rejects.toThrow(TypeError)
+    expect(log.slice(before).find((e) => e.path === "/sandbox/v2/payouts")).toMatchObject({ injected: fault.id })
+    await expectOnePayout(acme, await acme.call("POST", "/v2/payouts", body, key), accountId)
   })
 
   it("a failed write loses nothing: its own problem is answered", async () => {
@@ -313,6 +334,36 @@ describe("on a durable store (PGlite)", () => {
       expect((await client.call("GET", "/v2/customers")).status).toBe(200)
     } finally {
       await durable.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+})
+
+describe("a dropped connection on the server", () => {
+  afterAll(() => killAllFos())
+
+  it("fos serve destroys the connection after the keyed payout commits: the client sees a socket error, the retry replays, one payout exists", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fos-dropped-"))
+    try {
+      const seedPath = join(dir, "seed.json")
+      writeFileSync(seedPath, JSON.stringify(seedOf(orgSeed("acme"))))
+      const server = await startFos(["--store", "memory", "--port", "0", "--clock", "virtual", "--seed", seedPath])
+      const client = clientOf(fetch, server.origin, keysOf("acme").sandbox)
+      const advance = async (ms: number) => expect((await client.call("POST", "/v2/simulate/clock/advance", { seconds: ms / 1000 })).status).toBe(200)
+      const { accountId, body } = await payoutSetup(client, advance)
+      expect((await client.call("POST", "/v2/simulate/faults", {
+        match: { method: "POST", path: "/v2/payouts" },
+        effect: { type: "commit_then_lose", lose: "dropped_connection" },
+        count: 1
+      })).status).toBe(201)
+      const key = idem("payout")
+      // undici's network error: the socket closed before any answer came.
+      const lost = await client.call("POST", "/v2/payouts", body, key).then(() => undefined, (e: unknown) => e)
+      expect(lost).toBeInstanceOf(TypeError)
+      expect(String((lost as { cause?: { code?: string; message?: string } }).cause?.code ?? (lost as Error).cause)).toMatch(/UND_ERR_SOCKET|ECONNRESET|other side closed|socket/i)
+      await expectOnePayout(client, await client.call("POST", "/v2/payouts", body, key), accountId)
+      await server.stop()
+    } finally {
       rmSync(dir, { recursive: true, force: true })
     }
   }, 120_000)

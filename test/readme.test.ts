@@ -189,11 +189,20 @@ const plans: ReadonlyArray<{ readonly holds: RegExp; readonly plan: Plan }> = [
         "builds, packs and installs the same packages with the folder in the system's temporary directory, and the test below holds the block to it"
     }
   },
+  {
+    holds: /^npm run fos -- listen --forward-to http:\/\/localhost:3000\/webhooks --key \$KEY /,
+    plan: {
+      kind: "accounted",
+      reason: "it runs until Ctrl-C, forwarding to a receiver the reader runs: test/listen.test.ts runs fos listen with these flags " +
+        "against a server and a receiver of its own, and stops it with SIGINT"
+    }
+  },
   { holds: /^curl -s http:\/\/127\.0\.0\.1:4000\/sandbox\/v2\/portal\/users\/me/, plan: { kind: "run" } },
   { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/webhooks\/endpoints/, plan: { kind: "run" } },
   { holds: /^curl -s localhost:4000\/sandbox\/v2\/simulate\/clock /, plan: { kind: "run" } },
   { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/simulate\/reset/, plan: { kind: "run" } },
   { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/simulate\/faults/, plan: { kind: "run" } },
+  { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/simulate\/outcomes/, plan: { kind: "run" } },
   { holds: /^curl -s "localhost:4000\/sandbox\/v2\/simulate\/timers/, plan: { kind: "run" } },
   {
     holds: /^npx bun --conditions=@fos\/source adapters\/bun\/src\/main\.ts serve --store memory --port 4000\n$/,
@@ -269,8 +278,18 @@ describe("README sh blocks", () => {
     try {
       const key = /sandbox key: (ck_sandbox_[0-9a-f]{64})/.exec(server.stdout())![1]!
       const port = new URL(server.origin).port
+      // A resource for the timeline's example (`$RESOURCE_ID`): a webhook delivery, the quickest a new sandbox makes.
+      const api = (method: string, path: string, body?: unknown) =>
+        fetch(`${server.origin}/sandbox${path}`, {
+          method,
+          headers: { "x-api-key": key, "content-type": "application/json" },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) })
+        }).then((r) => r.json() as Promise<any>)
+      await api("POST", "/v2/webhooks/endpoints", { url: "https://hooks.readme.test/fos" })
+      await api("POST", "/v2/simulate/events", { type: "customer.created" })
+      const resourceId = (await api("GET", "/v2/webhooks/deliveries")).data[0].id as string
       const runnable = shBlocks.filter((b) => planOf(b.code)?.kind === "run")
-      expect(runnable.length).toBe(6)
+      expect(runnable.length).toBe(7)
       for (const block of runnable) {
         for (const written of commandsOf(block.code)) {
           expect(written).toMatch(/^curl -s /)
@@ -278,7 +297,7 @@ describe("README sh blocks", () => {
             .replaceAll("http://127.0.0.1:4000", server.origin)
             .replaceAll("localhost:4000", `127.0.0.1:${port}`)
             .replaceAll("ck_sandbox_…", key)
-          const result = spawnSync("sh", ["-c", command], { cwd: root, env: { ...process.env, KEY: key }, encoding: "utf8", timeout: 60_000 })
+          const result = spawnSync("sh", ["-c", command], { cwd: root, env: { ...process.env, KEY: key, RESOURCE_ID: resourceId }, encoding: "utf8", timeout: 60_000 })
           expect(result.status, `${written}\n${result.stderr}`).toBe(0)
           const body = JSON.parse(result.stdout) as { type?: unknown; status?: unknown }
           const problem = typeof body.type === "string" && typeof body.status === "number" && body.status >= 400

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
  * The `fos` command line: `fos serve` runs the server (what `npm start` runs); `fos orgs|users|keys|snapshots|reset` are the
- * operator commands, which call a running server's operator surface.
+ * operator commands, which call a running server's operator surface; `fos listen` forwards a sandbox's webhooks to a local
+ * receiver (listen.ts).
  */
+import { listen, ListenRefused, listenUsage, parseListenArgs } from "./listen.ts"
 import { OperatorRefused, operatorUsage, runOperator } from "./operator.ts"
 import { infoRequested, ListenError, parseServeArgs, serve, serveHelp, StoreError, UsageError } from "./serve.ts"
 import { runTail, tailUsage } from "./tail.ts"
@@ -13,6 +15,8 @@ const usage = `usage: fos serve [flags]          runs the server (npm start in t
        fos reset ORG_ID          empties an organization's sandbox
        fos faults ...            an organization's sandbox faults (docs/faults.md)
        fos tail [ORG_ID]         a sandbox's events and requests, live (docs/inspect.md)
+       fos outcomes ...          an organization's sandbox outcome rules (docs/outcomes.md)
+       fos listen --forward-to URL   forwards a sandbox's webhooks to a local receiver (docs/listen.md)
        fos --version             prints the version
 
 ${operatorUsage}
@@ -24,13 +28,16 @@ examples:
   fos orgs list
   fos users list --org org_acme
   fos keys create --org org_acme --user usr_ada --env sandbox --access read_write
-  FOS_API_KEY=ck_sandbox_... fos tail --types events`
+  FOS_API_KEY=ck_sandbox_... fos tail --types events
+  fos listen --forward-to http://localhost:3000/webhooks --key ck_sandbox_...`
 
 const main = async (argv: ReadonlyArray<string>) => {
   const [command, ...args] = argv
   // `fos --help`, `fos --version`, and either among `fos serve`'s flags.
   const info = command === "serve"
     ? infoRequested(args, serveHelp("fos"))
+    : command === "listen"
+    ? infoRequested(args, listenUsage)
     : command === undefined || command.startsWith("-")
     ? infoRequested(argv, usage)
     : undefined
@@ -38,16 +45,22 @@ const main = async (argv: ReadonlyArray<string>) => {
   switch (command) {
     case "serve":
       return serve(parseServeArgs(args, process.env), (line) => console.log(line))
+    case "listen":
+      await listen(parseListenArgs(args, process.env), (line) => console.log(line))
+      // Its sockets to the server and the receiver may idle on keep-alive a while: the work is done.
+      return process.exit(0)
     case "orgs":
     case "users":
     case "keys":
     case "snapshots":
     case "reset":
     case "faults":
+    case "outcomes":
     case "timers":
     case "events":
     case "journal":
     case "audit":
+    case "timeline":
       console.log(JSON.stringify(await runOperator(command, args, process.env), null, 2))
       return
     case "tail":
@@ -70,7 +83,7 @@ main(process.argv.slice(2)).catch((e: unknown) => {
     console.error(`fos: ${e.message}`)
     process.exit(2)
   }
-  if (e instanceof OperatorRefused || e instanceof StoreError || e instanceof ListenError) {
+  if (e instanceof OperatorRefused || e instanceof StoreError || e instanceof ListenError || e instanceof ListenRefused) {
     console.error(`fos: ${e.message}`)
     process.exit(1)
   }

@@ -86,10 +86,14 @@ const usage = `operator commands (they call a running server; --server URL or FO
   fos faults arm ORG_ID --fault JSON        (a request fault: {"match": {...}, "effect": {...}, "count": N})
   fos faults arm ORG_ID --endpoint wep_... --fault JSON   (a receiver fault: {"effect": {...}, "count": N})
   fos faults delete ORG_ID [FAULT_ID]       (one fault, or all of them)
+  fos outcomes list ORG_ID [--limit N] [--cursor C]   (its sandbox's scripted outcome rules; docs/outcomes.md)
+  fos outcomes add ORG_ID --rule JSON       (a rule: {"match": {...}, "outcome": {...}, "count": N})
+  fos outcomes delete ORG_ID [RULE_ID]      (one rule, or all of them)
   fos timers ORG_ID [--limit N] [--cursor C] (the sandbox's pending timers, soonest first, with what each will do)
   fos events ORG_ID [--resource ID] [--type T] [--limit N] [--cursor C]   (the sandbox's emitted events, oldest first)
   fos journal ORG_ID WALLET_OR_VIRTUAL_ACCOUNT_ID [--asset A] [--chain C] [--limit N] [--cursor C]
   fos audit ORG_ID                          (checks the sandbox ledger's invariants; lists every violation)
+  fos timeline ORG_ID RESOURCE_ID           (a sandbox resource's state changes, events, transfers and timers, and what it waits for)
   fos snapshots list --org ORG_ID
   fos snapshots create --org ORG_ID         (saves the organization's whole sandbox; prints the snapshot)
   fos snapshots restore SNAPSHOT_ID         (puts the sandbox back as the snapshot saved it)
@@ -108,6 +112,12 @@ export const runOperator = async (
     const id = p.positional[0]
     if (id === undefined || p.positional.length > 1) throw new UsageError("fos reset needs one organization id")
     return call(p, env, "POST", `/operator/organizations/${encodeURIComponent(id)}/reset`)
+  }
+  if (group === "timeline") {
+    const p = parse(args, connection)
+    const [id, resourceId] = p.positional
+    if (id === undefined || resourceId === undefined || p.positional.length !== 2) throw new UsageError("fos timeline needs an organization id and a resource id")
+    return call(p, env, "GET", `/operator/organizations/${encodeURIComponent(id)}/timeline/${encodeURIComponent(resourceId)}`)
   }
   if (group === "timers" || group === "events" || group === "journal" || group === "audit") {
     const p = parse(args, [...connection, "limit", "cursor", ...(group === "events" ? ["resource", "type"] : group === "journal" ? ["asset", "chain"] : [])])
@@ -254,6 +264,33 @@ export const runOperator = async (
       }
       const endpoint = one(p, "endpoint")
       return call(p, env, "POST", endpoint === undefined ? `${base}/faults` : `${base}/webhooks/endpoints/${encodeURIComponent(endpoint)}/faults`, fault)
+    }
+    case "outcomes list":
+    case "outcomes add":
+    case "outcomes delete": {
+      const p = known("rule", "limit", "cursor")
+      const [org, ruleId, ...extra] = p.positional
+      if (org === undefined || extra.length > 0 || (ruleId !== undefined && action !== "delete")) {
+        throw new UsageError(`fos outcomes ${action} needs one organization id${action === "delete" ? " (and optionally a rule id)" : ""}`)
+      }
+      const base = `/operator/organizations/${encodeURIComponent(org)}/outcomes`
+      if (action === "list") {
+        const query = new URLSearchParams()
+        for (const flag of ["limit", "cursor"] as const) {
+          const value = one(p, flag)
+          if (value !== undefined) query.set(flag, value)
+        }
+        return call(p, env, "GET", query.size === 0 ? base : `${base}?${query}`)
+      }
+      if (action === "delete") return call(p, env, "DELETE", ruleId === undefined ? base : `${base}/${encodeURIComponent(ruleId)}`)
+      let rule: unknown
+      try {
+        rule = JSON.parse(required(p, "rule"))
+      } catch (e) {
+        if (e instanceof UsageError) throw e
+        throw new UsageError("--rule is the outcome rule as JSON (docs/outcomes.md)")
+      }
+      return call(p, env, "POST", base, rule)
     }
     default:
       throw new UsageError(`unknown command ${JSON.stringify(action === undefined ? group : `${group} ${action}`)}\n${usage}`)

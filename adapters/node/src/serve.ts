@@ -10,7 +10,7 @@
  */
 import { createServer, type Server } from "node:http"
 import type { Duplex } from "node:stream"
-import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { NodeHttpServer, NodeHttpServerRequest, NodeRuntime } from "@effect/platform-node"
 import type { Engine } from "@fos/http"
 import {
   bareDetail,
@@ -25,6 +25,7 @@ import {
   serveEngine
 } from "@fos/serve"
 import { Cause, Exit } from "effect"
+import type { HttpServerRequest } from "effect/http"
 
 /** The address `server` listens on, as a URL's host (for a problem's `docs` when the Host header is unreadable). */
 const listeningOn = (server: Server): string => {
@@ -64,11 +65,20 @@ const makeServer = (engine: Engine): Server => {
 
 export { infoRequested, ListenError, parseServeArgs, type ServeOptions, serveHelp, StoreError, storeLayer, UsageError } from "@fos/serve"
 
+/**
+ * A sandbox fault's `dropped_connection` (docs/faults.md): the response is destroyed with its socket, so the client
+ * sees its connection close with no answer; the write it sent has committed.
+ */
+const dropConnection = (request: HttpServerRequest.HttpServerRequest): boolean => {
+  NodeHttpServerRequest.toServerResponse(request).destroy()
+  return true
+}
+
 /** Starts the server and runs until SIGTERM or SIGINT. */
 export const serve = async (options: ServeOptions, out: (line: string) => void): Promise<void> => {
   const engine = await openEngine(options, out)
   const server = NodeHttpServer.layer(() => makeServer(engine), { port: options.port, host: options.host, gracefulShutdownTimeout: "20 seconds" })
-  NodeRuntime.runMain(serveEngine(engine, options, server, out), {
+  NodeRuntime.runMain(serveEngine(engine, options, server, out, dropConnection), {
     // A stop by SIGTERM or SIGINT is the normal end of a server.
     teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
   })

@@ -13,9 +13,9 @@ import { lookup } from "node:dns/promises"
 import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
-import { Operator, RealClock, Seed, Transport } from "@fos/core"
+import { Listeners, Operator, RealClock, Seed, Transport } from "@fos/core"
 import { toIso } from "@fos/contract"
-import { createEngine, type Engine, formatRequestLog, layerRoutes, LiveFeed, type OperatorSecret, readDocsAssets } from "@fos/http"
+import { type ConnectionDropper, createEngine, type Engine, formatRequestLog, layerRoutes, LiveFeed, type OperatorSecret, readDocsAssets } from "@fos/http"
 import { describeStoreFailure } from "@fos/sql"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
@@ -144,7 +144,9 @@ export const serveEngine = <E>(
   engine: ServedEngine,
   options: ServeOptions,
   server: Layer.Layer<HttpServer.HttpServer, E>,
-  out: (line: string) => void
+  out: (line: string) => void,
+  /** How the runtime's server drops a connection with no answer (a sandbox fault's `dropped_connection`), if it can. */
+  dropConnection?: ConnectionDropper
 ): Effect.Effect<never, E> => {
   const feed = LiveFeed.make(Context.get(engine.context, RealClock.RealClock))
   // HttpRouter.serve infers `unknown` requirements from the HttpApi layer's request markers; the engine's context
@@ -155,6 +157,7 @@ export const serveEngine = <E>(
     docs: readDocsAssets((file) => readFileSync(file)),
     // One line per request on the same output as the start lines; coloured only in a terminal that allows it.
     requestLog: options.quiet ? undefined : (entry) => out(formatRequestLog(entry, options.logFormat, { color: colorAllowed() })),
+    dropConnection,
     liveFeed: feed
   }), {
     disableLogger: true,
@@ -170,6 +173,11 @@ export const serveEngine = <E>(
     const origin = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`
     out(`sandbox: ${origin}/sandbox`)
     out(`live: ${origin}/live`)
-    return yield* Effect.never
-  }).pipe(Effect.onInterrupt(() => feed.closeAll), Effect.provide(app), Effect.ensuring(Effect.promise(() => engine.close())))
+    // A stop ends the live streams and answers the `fos listen` polls waiting first, so that the server's wait for
+    // its requests in flight is not held up by them (LiveFeed.ts, webhooks/Listeners.ts).
+    return yield* Effect.onInterrupt(
+      Effect.never,
+      () => Effect.andThen(feed.closeAll, Context.get(engine.context, Listeners.ListenerHub).close)
+    )
+  }).pipe(Effect.provide(app), Effect.ensuring(Effect.promise(() => engine.close())))
 }

@@ -3,7 +3,7 @@
  * two processes starting at once apply each migration once. A database migrated by a newer fos (a version this
  * code does not know) is refused with a clear message instead of being used.
  */
-import { Outbox } from "@fos/core"
+import { Outbox, Timers } from "@fos/core"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
@@ -41,6 +41,16 @@ const sandboxEventOrder = (ord: string, part: string): string =>
      FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.key
      WHERE o.tbl = 'outbox' AND o.ord = 'bySequence' AND r.data->>'environment' = 'sandbox'
      ON CONFLICT DO NOTHING`
+
+/**
+ * A timer row's resource id (packages/core Timers.ts, `resourceIdOf`): the payload member its kind names, or for a kind
+ * the table does not know the first `…Id` string member; '' when none. (jsonb keeps an object's keys by length, not in
+ * the order they were written: a host's kind with several `…Id` members may be indexed under another of them.)
+ */
+const timerResourceSql = `coalesce(CASE r.data->>'kind' ${
+  Object.entries(Timers.timerResourceMembers).map(([kind, member]) => `WHEN '${kind}' THEN ${member === undefined ? "NULL" : `r.data->'payload'->>'${member}'`}`).join(" ")
+} ELSE (SELECT p.value #>> '{}' FROM jsonb_each(CASE jsonb_typeof(r.data->'payload') WHEN 'object' THEN r.data->'payload' ELSE '{}'::jsonb END) WITH ORDINALITY AS p(key, value, n)
+        WHERE p.key LIKE '%Id' AND jsonb_typeof(p.value) = 'string' ORDER BY p.n LIMIT 1) END, '')`
 
 export const migrations: ReadonlyArray<Migration> = [
   {
@@ -208,6 +218,21 @@ export const migrations: ReadonlyArray<Migration> = [
          SELECT o.tbl, 'byClock', CASE WHEN r.data->>'scope' LIKE '%/live' THEN 'real' ELSE 'virtual' END, o.sort, o.key
          FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.key
          WHERE o.tbl = 'timers' AND o.ord = 'due'
+         ON CONFLICT DO NOTHING`
+    ]
+  },
+  {
+    // A sandbox resource's timeline (packages/core inspect/Timeline.ts) reads its pending timers by resource (the
+    // `sandboxByResource` order of Timers.ts): the sandbox timers stored before get their entries, copied from their
+    // `due` entries (same sort value). The history the timeline reads is a declared table and needs no DDL; it starts
+    // empty, so a resource changed before this version shows only what changed after it.
+    version: 10,
+    name: "a sandbox's timers by the resource they belong to",
+    statements: [
+      `INSERT INTO fos_orders (tbl, ord, part, sort, key)
+         SELECT o.tbl, 'sandboxByResource', (r.data->>'scope') || '|' || ${timerResourceSql}, o.sort, o.key
+         FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.key
+         WHERE o.tbl = 'timers' AND o.ord = 'due' AND r.data->>'scope' LIKE '%/sandbox' AND ${timerResourceSql} <> ''
          ON CONFLICT DO NOTHING`
     ]
   }

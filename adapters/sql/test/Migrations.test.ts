@@ -440,3 +440,39 @@ describe("migration 9 indexes stored timers by the clock they run on", () => {
     }
   }, 60_000)
 })
+
+/**
+ * Migration 10 puts the sandbox timers stored before it in the `sandboxByResource` order, as the store puts new ones:
+ * by the payload member their kind names (or a host kind's first `…Id` member), and none for a live timer or one
+ * that belongs to no resource.
+ */
+describe("migration 10 indexes stored sandbox timers by their resource", () => {
+  it("on PGlite", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fos-timer-resources-"))
+    const client = ManagedRuntime.make(layerPgliteClient(dir))
+    try {
+      await client.runPromise(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* migrate
+        const store = yield* makeSqlStore
+        const schedule = (kind: string, dueAtMs: number, payload: unknown, scope?: string) =>
+          Timers.schedule(kind, dueAtMs, payload, scope).pipe(Effect.provideService(Store.Store, store))
+        yield* schedule("payout.settle", 1000, { transactionId: "txn_1" }, "org_a/sandbox")
+        yield* schedule("webhook.attempt", 2000, { deliveryId: "wdl_1" }, "org_a/sandbox")
+        yield* schedule("host.kind", 3000, { note: 1, widgetId: "wgt_1" }, "org_a/sandbox")
+        yield* schedule("idempotency.expire", 4000, { id: "org_a/sandbox/key" }, "org_a/sandbox")
+        yield* schedule("payout.settle", 5000, { transactionId: "txn_2" }, "org_a/live")
+        const entries = () => sql<{ part: string; sort: string; key: string }>`
+          SELECT part, sort, key FROM fos_orders WHERE tbl = 'timers' AND ord = 'sandboxByResource' ORDER BY part, sort, key`
+        const written = yield* entries()
+        expect(written.map((e) => e.part)).toEqual(["org_a/sandbox|txn_1", "org_a/sandbox|wdl_1", "org_a/sandbox|wgt_1"])
+        yield* sql`DELETE FROM fos_orders WHERE tbl = 'timers' AND ord = 'sandboxByResource'`
+        yield* sql.withTransaction(Effect.forEach(migrations.find((m) => m.version === 10)!.statements, (s) => sql.unsafe(s), { discard: true }))
+        expect(yield* entries()).toEqual(written)
+      }))
+    } finally {
+      await client.dispose()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+})

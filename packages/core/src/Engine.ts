@@ -14,6 +14,7 @@ import * as Dispatch from "./webhooks/Dispatch.ts"
 import * as FanOut from "./webhooks/FanOut.ts"
 import * as Faults from "./simulate/Faults.ts"
 import * as Idempotency from "./kernel/Idempotency.ts"
+import * as Listeners from "./webhooks/Listeners.ts"
 import * as MemoryStore from "./kernel/MemoryStore.ts"
 import * as Outbox from "./kernel/Outbox.ts"
 import * as Payouts from "./money/Payouts.ts"
@@ -98,7 +99,15 @@ const noTransport: Transport.WebhookTransportService = {
   send: () => Effect.fail(new Transport.TransportError({ message: "this engine has no webhook transport" }))
 }
 
-export type EngineServices = Store.Store | RateLimit.RateLimiter | Idempotency.RunningClaims | Timers.TimeControl | Timers.TimerHandlers | RealClock.RealClock | DeliveryWorker.DeliveryWorker
+export type EngineServices =
+  | Store.Store
+  | RateLimit.RateLimiter
+  | Idempotency.RunningClaims
+  | Timers.TimeControl
+  | Timers.TimerHandlers
+  | RealClock.RealClock
+  | DeliveryWorker.DeliveryWorker
+  | Listeners.ListenerHub
 
 /** Every timer kind of the engine and what it does. */
 const engineTimerHandlers: Record<string, Timers.TimerHandler> = {
@@ -122,6 +131,8 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
     const worldModel = WorldModel.worldModelOf(options.worldModel)
     // Webhook sends run on this worker, in the background: no request or advance waits for a receiver.
     const deliveryWorker = yield* DeliveryWorker.make
+    // The `fos listen` clients connected to this process (webhooks/Listeners.ts).
+    const listenerHub = Listeners.makeHub(realClock)
     const timerHandlers = Layer.mergeAll(
       Layer.succeed(RealClock.RealClock, realClock),
       Timers.layerTimerHandlers({
@@ -138,10 +149,16 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
         ...Quotes.timerHandlers,
         ...Payouts.timerHandlers,
         ...Rfis.timerHandlers,
-        // A sandbox's receiver faults (simulate/Faults.ts) stand in for its receivers' answers.
-        ...Dispatch.webhookTimerHandlers(Faults.withReceiverFaults(options.webhookTransport ?? noTransport, Dispatch.receiverTimeoutMs), webhookSettings, deliveryWorker)
+        // A sandbox's receiver faults (simulate/Faults.ts) stand in for its receivers' answers; a listener's attempts
+        // go to its client (webhooks/Listeners.ts).
+        ...Dispatch.webhookTimerHandlers(
+          Faults.withReceiverFaults(Listeners.withListeners(listenerHub, options.webhookTransport ?? noTransport), Dispatch.receiverTimeoutMs),
+          webhookSettings,
+          deliveryWorker
+        )
       }),
       Layer.succeed(DeliveryWorker.DeliveryWorker, deliveryWorker),
+      Layer.succeed(Listeners.ListenerHub, listenerHub),
       // The worker's fibers live as long as the engine.
       Layer.effectDiscard(deliveryWorker.start),
       Layer.succeed(Transport.WebhookSettings, webhookSettings),

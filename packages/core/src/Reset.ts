@@ -26,6 +26,9 @@ import * as Deliveries from "./webhooks/Deliveries.ts"
 import * as Documents from "./onboarding/Documents.ts"
 import * as Endpoints from "./webhooks/Endpoints.ts"
 import * as Faults from "./simulate/Faults.ts"
+import * as History from "./kernel/History.ts"
+import * as Outcomes from "./simulate/Outcomes.ts"
+import * as Listeners from "./webhooks/Listeners.ts"
 import * as Idempotency from "./kernel/Idempotency.ts"
 import * as Ledger from "./money/Ledger.ts"
 import * as Operator from "./tenancy/Operator.ts"
@@ -143,8 +146,14 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
   { table: Documents.Documents, order: "byScope", counted: "documents" },
   { table: Deliveries.WebhookDeliveries, order: "byScope", counted: "webhookDeliveries" },
   { table: Endpoints.WebhookEndpoints, order: "byScope", counted: "webhookEndpoints" },
+  // A listener's attempts in flight and its client's presence (webhooks/Listeners.ts) live only as long as a
+  // connection does: a snapshot saves neither.
+  { table: Listeners.ListenerAttempts, order: "byScope", saved: () => false },
+  { table: Listeners.ListenerPresences, order: "byScope", saved: () => false },
   { table: Outbox.OutboxEvents, order: "byScope", counted: "events" },
   { table: Timers.Timers, order: "byScope", counted: "timers" },
+  // What caused each state change, and the timers that fired, for a resource's timeline (inspect/Timeline.ts).
+  { table: History.History, order: "byScope" },
   {
     table: Idempotency.IdempotencyRecords,
     order: "byScope",
@@ -170,6 +179,8 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
   { table: Rfis.Rfis, order: "byScope", counted: "rfis" },
   // The organization's request-fault mark is cleared by the next look-up that finds none (simulate/Faults.ts).
   { table: Faults.SimulatedFaults, order: "byScope" },
+  // Outcome rules are sandbox state like faults: a reset removes them, a snapshot saves and restores them.
+  { table: Outcomes.OutcomeRules, order: "byScope" },
   // The sandbox's clock (kernel/Clocks.ts): a reset empties the sandbox at the time it is at, since a clock never
   // goes back by itself (docs/clock.md); a restore puts the snapshot's time back, with the timers it held.
   { table: Clocks.Clocks, order: "byScope", keptByReset: true }

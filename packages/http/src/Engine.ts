@@ -23,7 +23,7 @@ import {
 } from "@fos/core"
 import { type Environment, parseIso, type Snapshot, toIso, type WebhookFlush } from "@fos/contract"
 import { Context, Duration, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
-import { HttpRouter, HttpServer } from "effect/http"
+import { HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
 import { layerRoutes } from "./App.ts"
 import type { RequestLogger } from "./RequestLog.ts"
 import { httpTransport } from "./Transport.ts"
@@ -566,12 +566,24 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
   // Built on the first `fetch`: a server adapter serves `context` and never calls it, so it need not build and hold
   // a second copy of the routes.
   let web: ReturnType<typeof HttpRouter.toWebHandler> | undefined
+  // The requests whose connection a sandbox fault dropped after their write committed (docs/faults.md): their
+  // `fetch` rejects as a network error would, with no answer.
+  const dropped = new WeakSet<object>()
+  const dropConnection = (request: HttpServerRequest.HttpServerRequest) => {
+    dropped.add(request.source as object)
+    return true
+  }
   const handler = (request: Request): Promise<Response> => {
     web ??= HttpRouter.toWebHandler(
-      layerRoutes(Layer.succeedContext(context), { operatorToken: options.operatorToken, requestLog: options.requestLog }).pipe(Layer.provide(HttpServer.layerServices)),
+      layerRoutes(Layer.succeedContext(context), { operatorToken: options.operatorToken, requestLog: options.requestLog, dropConnection })
+        .pipe(Layer.provide(HttpServer.layerServices)),
       { disableLogger: true }
     )
-    return (web.handler as (request: Request) => Promise<Response>)(request)
+    return (web.handler as (request: Request) => Promise<Response>)(request).then((response) => {
+      if (!dropped.has(request)) return response
+      void response.body?.cancel()
+      return Promise.reject(new TypeError("fetch failed", { cause: new Error("the connection was dropped with no answer (a sandbox fault's dropped_connection)") }))
+    })
   }
   const run = <A, E>(effect: Effect.Effect<A, E, EmbeddedServices>) => runtime.runPromise(effect)
   return {

@@ -13,6 +13,18 @@ import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { OpenApi } from "effect/http-api"
 import { ServerApi } from "./ServerApi.ts"
 
+/**
+ * How a server drops a request's connection with no answer (commit-then-lose with `lose: "dropped_connection"`):
+ * true when it did. Node's server destroys the socket (adapters/node); an embedded engine's `fetch` rejects as a
+ * network error would (Engine.ts). Where none is given (Bun's and Deno's servers, whose handlers cannot drop a
+ * connection) the lost answer is the 500 form.
+ */
+export type ConnectionDropper = (request: HttpServerRequest.HttpServerRequest) => boolean
+
+export class DropConnection extends Context.Reference<ConnectionDropper | undefined>("fos/http/DropConnection", {
+  defaultValue: () => undefined
+}) {}
+
 /** The group whose endpoints arm and clear faults: no fault matches them, so a tester cannot lock them out. */
 const faultsGroup = "faults"
 
@@ -85,7 +97,8 @@ export const underFault = <R>(
   request: HttpServerRequest.HttpServerRequest,
   body: string | undefined,
   injected: (faultId: string) => void,
-  proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R>
+  proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R>,
+  dropConnection?: ConnectionDropper
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R | Store.Store> =>
   Effect.withFiber((fiber) => {
     const params = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext)?.params ?? {}
@@ -101,8 +114,13 @@ export const underFault = <R>(
           // Latency is the network's, so real time whatever the engine's clock (as a receiver's time limit is).
           return Effect.andThen(Effect.sleep(Duration.millis(effect.ms)).pipe(Effect.provideService(Clock.Clock, Clock.Clock.defaultValue())), proceed)
         case "commit_then_lose":
-          // What failed commits nothing and loses nothing: its answer goes out as usual.
-          return Effect.flatMap(proceed, (response) => response.status < 400 ? Effect.fail(lostAnswer(fault)) : Effect.succeed(response))
+          // What failed commits nothing and loses nothing: its answer goes out as usual. A dropped connection is
+          // dropped once the write has committed; the 500 then goes nowhere (the request log still records it).
+          return Effect.flatMap(proceed, (response) => {
+            if (response.status >= 400) return Effect.succeed(response)
+            if (effect.lose === "dropped_connection") dropConnection?.(request)
+            return Effect.fail(lostAnswer(fault))
+          })
       }
     })
   })

@@ -57,8 +57,10 @@ import {
 
 import { Clock, Effect, Layer } from "effect"
 import { FaultsLive } from "./FaultHandlers.ts"
+import { ListenersLive } from "./ListenerHandlers.ts"
 import { group } from "./HandlerGroups.ts"
 import { InspectLive } from "./InspectHandlers.ts"
+import { OutcomesLive } from "./OutcomeHandlers.ts"
 import { CurrentCaller, CurrentUpload, ServerApi } from "./ServerApi.ts"
 
 const PortalLive = group(ServerApi, "portal", (handlers) =>
@@ -505,5 +507,7 @@ export const layerHandlers = Layer.mergeAll(
   PayoutsLive,
   RfisLive,
   FaultsLive,
+  OutcomesLive,
+  ListenersLive,
   InspectLive
 )

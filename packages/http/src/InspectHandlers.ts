@@ -1,7 +1,7 @@
 /**
  * The handlers of the sandbox's inspect group (contract api/Inspect.ts): thin reads of the caller's sandbox.
  */
-import { EventLog, LedgerAudit, PendingTimers, ResourceActions } from "@fos/core"
+import { EventLog, LedgerAudit, PendingTimers, ResourceActions, Timeline } from "@fos/core"
 import { defaultPageSize } from "@fos/contract"
 import { Effect } from "effect"
 import { HttpServerRequest } from "effect/http"
@@ -45,6 +45,10 @@ export const InspectLive = group(ServerApi, "inspect", (handlers) =>
     .handle("auditLedger", () =>
       CurrentCaller.use((caller) => LedgerAudit.auditLedger(caller.organization.id)).pipe(
         Effect.map((r) => ({ ...r, checks: r.checks.map(mutable), violations: r.violations.map(mutable) }))
+      ))
+    .handle("resourceTimeline", ({ params }) =>
+      CurrentCaller.use((caller) => Timeline.timeline(caller.organization.id, params.resourceId)).pipe(
+        Effect.map((t) => ({ ...t, entries: t.entries.map(mutable) }))
       ))
     .handle("listRecentRequests", ({ query }) =>
       CurrentCaller.use((caller) => recentPage(feed, caller.organization.id, caller.environment, query)).pipe(

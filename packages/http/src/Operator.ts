@@ -12,7 +12,9 @@ import {
   Faults,
   LedgerAudit,
   Operator,
+  Outcomes,
   PendingTimers,
+  Timeline,
   Problem,
   Reset,
   Restrictions,
@@ -20,7 +22,7 @@ import {
   Store,
   Wire
 } from "@fos/core"
-import { defaultPageSize, FaultCreate, KeyAccess, maxPageSize, OrganizationStatus, ReceiverFaultCreate, UserRole } from "@fos/contract"
+import { defaultPageSize, FaultCreate, KeyAccess, maxPageSize, OrganizationStatus, OutcomeRuleCreate, ReceiverFaultCreate, UserRole } from "@fos/contract"
 import { Context, Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { checkMatch } from "./FaultHandlers.ts"
@@ -204,7 +206,26 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
     yield* Faults.deleteFault(yield* sandboxOf(yield* param("id")), faultId)
     return json({ deleted: faultId })
   }))),
-  // What an organization's sandbox shows of itself (docs/inspect.md), for support: `fos timers|events|audit ORG_ID`.
+  // An organization's sandbox outcome rules (`fos outcomes`), as its own /sandbox/v2/simulate/outcomes endpoints keep them (docs/outcomes.md).
+  HttpRouter.route("GET", "/operator/organizations/:id/outcomes", guard(Effect.gen(function*() {
+    const owner = yield* sandboxOf(yield* param("id"))
+    const page = yield* pageQuery
+    return json(yield* Outcomes.list(owner, { ...page, direction: "forward", sortBy: "createdAt", sortOrder: "asc" }))
+  }))),
+  HttpRouter.route("POST", "/operator/organizations/:id/outcomes", guard(Effect.gen(function*() {
+    const owner = yield* sandboxOf(yield* param("id"))
+    return json(yield* Outcomes.create(owner, yield* body(OutcomeRuleCreate)), 201)
+  }))),
+  HttpRouter.route("DELETE", "/operator/organizations/:id/outcomes", guard(Effect.gen(function*() {
+    return json(yield* Outcomes.clear(yield* sandboxOf(yield* param("id"))))
+  }))),
+  HttpRouter.route("DELETE", "/operator/organizations/:id/outcomes/:ruleId", guard(Effect.gen(function*() {
+    const ruleId = yield* param("ruleId")
+    yield* Outcomes.remove(yield* sandboxOf(yield* param("id")), ruleId)
+    return json({ deleted: ruleId })
+  }))),
+  // What an organization's sandbox shows of itself (docs/inspect.md), for support: `fos timers|events|audit ORG_ID`,
+  // `fos timeline ORG_ID RESOURCE_ID`.
   HttpRouter.route("GET", "/operator/organizations/:id/timers", guard(Effect.gen(function*() {
     const organization = yield* Operator.getOrganization(yield* param("id"))
     const page = yield* pageQuery
@@ -224,6 +245,10 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
   HttpRouter.route("GET", "/operator/organizations/:id/ledger/audit", guard(Effect.gen(function*() {
     const organization = yield* Operator.getOrganization(yield* param("id"))
     return json(yield* LedgerAudit.auditLedger(organization.id))
+  }))),
+  HttpRouter.route("GET", "/operator/organizations/:id/timeline/:resourceId", guard(Effect.gen(function*() {
+    const organization = yield* Operator.getOrganization(yield* param("id"))
+    return json(yield* Timeline.timeline(organization.id, yield* param("resourceId")))
   }))),
   // An organization's recent requests and live stream (LiveFeed.ts, docs/inspect.md), for `fos tail ORG_ID`.
   HttpRouter.route("GET", "/operator/organizations/:id/requests", guard(Effect.gen(function*() {

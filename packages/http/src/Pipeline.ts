@@ -17,6 +17,7 @@ import type { Engine } from "@fos/core"
 import {
   Auth,
   Documents,
+  History,
   Idempotency,
   IdGenerator,
   Payouts,
@@ -42,7 +43,7 @@ import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, Random, type Sc
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, errorReferencePage, makeDocsPages } from "./Docs.ts"
-import { faultableTarget, underFault } from "./Faults.ts"
+import { DropConnection, faultableTarget, faultTargetOf, underFault } from "./Faults.ts"
 import { LiveFeed } from "./LiveFeed.ts"
 import { problemTypeOf, RequestLog } from "./RequestLog.ts"
 import { CurrentUpload } from "./ServerApi.ts"
@@ -578,6 +579,8 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
     // read real time at each end of a request: the monotonic clock (one hrtime read) for its duration, and the wall
     // clock (Date.now) at its end.
     const requestLog = yield* RequestLog
+    // How the server drops a connection (a commit-then-lose fault's dropped_connection), when it can.
+    const dropConnection = yield* DropConnection
     const feed = yield* LiveFeed
     const realClock = yield* RealClock.RealClock
     const docsFiles = yield* DocsFiles
@@ -730,6 +733,28 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       const { bucket, idempotency: policy, transactional, upload, rereadOnReplay, sandboxOnly, openWhenRestricted: open, keepsTimers } = policyOf(endpoint, group)
       const refresh = rereadOnReplay === undefined ? undefined : replayReads[rereadOnReplay]
       const target = faultableTarget(endpoint, group)
+      // A write's changes are caused by it: the sandbox's history records it (core kernel/History.ts), a simulate
+      // call with its operation. The correlation id is read when a change is written (it may be drawn late).
+      const operation = faultTargetOf(endpoint, group)
+      const causeOf = (info: RequestInfo): History.Cause =>
+        operation.path.startsWith("/v2/simulate/")
+          ? {
+            type: "simulate",
+            operation: operation.operationId,
+            method: operation.method,
+            path: info.instance,
+            get correlationId() {
+              return info.correlationId
+            }
+          }
+          : {
+            type: "request",
+            method: operation.method,
+            path: info.instance,
+            get correlationId() {
+              return info.correlationId
+            }
+          }
       return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, Engine.EngineServices> =>
         admit(info, request.method, request.headers["x-api-key"], bucket, !open && bodyMethods.has(request.method), (caller) => {
           if (sandboxOnly && info.environment !== "sandbox") {
@@ -738,14 +763,14 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
           // Only an organization marked as having request faults looks them up (core simulate/Faults.ts).
           if (target !== undefined && caller.organization.sandboxFaults === true && caller.environment === "sandbox") {
             const faulted = <R>(body: string | undefined, proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R>) =>
-              underFault(caller, target, request, body, (id) => (info.injected = id), proceed)
+              underFault(caller, target, request, body, (id) => (info.injected = id), proceed, dropConnection)
             // A write whose answer a fault loses has committed: what it made due still runs.
             return onClockOf(info, caller, bodyMethods.has(request.method)
-              ? Effect.ensuring(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh, faulted), settle(caller))
+              ? Effect.ensuring(write((body) => History.causedBy(causeOf(info))(run(request, body, caller)), request, info, caller, policy, transactional, upload, refresh, faulted), settle(caller))
               : faulted(undefined, run(request, undefined, caller)))
           }
           return onClockOf(info, caller, bodyMethods.has(request.method)
-            ? Effect.tap(write((body) => run(request, body, caller), request, info, caller, policy, transactional, upload, refresh), () => keepsTimers ? Effect.void : settle(caller))
+            ? Effect.tap(write((body) => History.causedBy(causeOf(info))(run(request, body, caller)), request, info, caller, policy, transactional, upload, refresh), () => keepsTimers ? Effect.void : settle(caller))
             : run(request, undefined, caller))
         })
     }

@@ -18,6 +18,8 @@ import { Recipients } from "./Recipients.ts"
 import { Rfis } from "./Rfis.ts"
 import { Signers } from "./Signers.ts"
 import { Inspect } from "./Inspect.ts"
+import { Outcomes } from "./Outcomes.ts"
+import { Listeners } from "./Listeners.ts"
 import { Simulate } from "./Simulate.ts"
 import { Transactions } from "./Transactions.ts"
 import { Wallets } from "./Wallets.ts"
@@ -57,6 +59,8 @@ export const Api = HttpApi.make("fos")
   .add(Webhooks.annotate(OpenApi.Description, "Webhook endpoints, deliveries and the event types fos sends (each described under Webhooks)."))
   .add(Simulate.annotate(OpenApi.Description, "Sandbox-only controls: decide applications, move money and time, raise events. Under /live they are 404."))
   .add(Faults.annotate(OpenApi.Description, "Sandbox-only scripted faults: answer the next matching requests with an infrastructure problem, add latency, or commit and lose the answer; and make a webhook endpoint's receiver fail. Under /live they are 404."))
+  .add(Outcomes.annotate(OpenApi.Description, "Sandbox-only scripted outcomes: rules that decide how the next matching transactions end and at which phase (a failure at send or settlement, a bank return after completion, a compliance hold). Under /live they are 404."))
+  .add(Listeners.annotate(OpenApi.Description, "Sandbox-only webhook listeners, what `fos listen --forward-to URL` uses: an endpoint whose deliveries are handed to a polling client, which forwards them to a receiver on its own machine and reports the answer. Under /live they are 404."))
   .add(Inspect.annotate(OpenApi.Description, "Sandbox-only reads of what is pending and what happened: timers, the event log, an account's ledger journal and the ledger audit. Under /live they are 404."))
   .add(Documents.annotate(OpenApi.Description, "Uploaded documents for onboarding and requests for information."))
   .add(Onboarding.annotate(OpenApi.Description, "Onboarding requirements per country, and customer and organization onboarding."))

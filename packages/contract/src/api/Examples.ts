@@ -15,9 +15,12 @@ export const requestExamples: Readonly<Record<string, unknown>> = {
     subscription: { mode: "selected", eventTypes: ["transaction.completed", "transaction.failed", "order.succeeded"] }
   },
   "webhooks.updateEndpoint": { subscription: { mode: "all" }, status: "active" },
+  "listeners.createListener": { subscription: { mode: "selected", eventTypes: ["transaction.completed", "transaction.failed"] } },
+  "listeners.reportAttempt": { status: 200, latencyMs: 12 },
   "simulate.emitEvent": { type: "order.succeeded" },
   "faults.createFault": { match: { method: "POST", path: "/v2/payouts" }, effect: { type: "commit_then_lose" }, count: 1 },
   "faults.createReceiverFault": { effect: { type: "status", status: 503 }, count: 4 },
+  "outcomes.createOutcomeRule": { match: { type: "withdrawal", rail: "ach", minAmount: "100.00" }, outcome: { type: "return", returnCode: "R01", afterSeconds: 172800 }, count: 1 },
   "simulate.decideApplication": { outcome: "approved" },
   "simulate.complianceResult": { failureCode: "compliance_denied", failureMessage: "Sanctions screening matched.", resubmittable: false },
   "simulate.restrictCustomer": { type: "account" },

@@ -8,6 +8,8 @@ import {
   LoggedEventQuery,
   PendingTimerList,
   PendingTimerQuery,
+  Timeline,
+  TimelineParams,
   RecentRequestList,
   RecentRequestQuery,
   ResourceActions,
@@ -42,6 +44,14 @@ export const Inspect = HttpApiGroup.make("inspect")
     success: LedgerAudit,
     error: common
   }).annotateMerge(documented("Audit the ledger", "Checks the sandbox ledger's invariants and answers each check made and every violation found.")))
+  .add(HttpApiEndpoint.get("resourceTimeline", "/v2/simulate/timeline/:resourceId", {
+    params: TimelineParams,
+    success: Timeline,
+    error: common
+  }).annotateMerge(documented(
+    "Read a resource's timeline",
+    "A transaction's, order's, application's, RFI's, webhook delivery's, wallet signer's, ceremony's or claim's state changes with their causes, events, ledger transfers and timers, oldest first (the latest 500), and what it waits for next."
+  )))
   .add(HttpApiEndpoint.get("listRecentRequests", "/v2/simulate/requests", {
     query: RecentRequestQuery,
     success: RecentRequestList,

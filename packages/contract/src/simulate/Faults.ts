@@ -78,10 +78,15 @@ export const FaultEffect = Schema.Union([
   }),
   Schema.Struct({
     /**
-     * Run the request and commit it (its idempotency record included), then answer 500 INTERNAL_ERROR instead of its
-     * answer: the client cannot tell whether it happened, and a retry with the same Idempotency-Key replays it.
+     * Run the request and commit it (its idempotency record included), then lose its answer: the client cannot tell
+     * whether it happened, and a retry with the same Idempotency-Key replays it.
      */
-    type: Schema.Literal("commit_then_lose")
+    type: Schema.Literal("commit_then_lose"),
+    /**
+     * How the answer is lost: `internal_error` (the default) answers 500 INTERNAL_ERROR instead; `dropped_connection`
+     * closes the client's connection with no answer at all (on a server that can: Node's; see docs/faults.md).
+     */
+    lose: Schema.optionalKey(Schema.Literals(["internal_error", "dropped_connection"]))
   })
 ]).annotate({ identifier: "FaultEffect" })
 export type FaultEffect = typeof FaultEffect.Type

@@ -104,6 +104,67 @@ export const LedgerAudit = Schema.Struct({
 }).annotate({ identifier: "LedgerAudit" })
 export type LedgerAudit = typeof LedgerAudit.Type
 
+/** What set a state change off: a request (with its correlation id), a simulate call, a timer, or the engine itself. */
+export const TimelineCause = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("request"), method: Schema.String, path: Schema.String, correlationId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("simulate"), operation: Schema.String, method: Schema.String, path: Schema.String, correlationId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("timer"), kind: Schema.String, timerId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("engine") })
+]).annotate({ identifier: "TimelineCause" })
+
+const entryHead = { at: Schema.String, sequence: Schema.Number, summary: Schema.String }
+
+/** One entry of a resource's timeline (docs/inspect.md): a state change, an event, a transfer, or a timer. */
+export const TimelineEntry = Schema.Union([
+  Schema.Struct({
+    ...entryHead,
+    kind: Schema.Literal("state"),
+    from: Schema.optionalKey(Schema.String),
+    to: Schema.String,
+    fromStage: Schema.optionalKey(Schema.String),
+    toStage: Schema.optionalKey(Schema.String),
+    cause: TimelineCause
+  }),
+  Schema.Struct({ ...entryHead, kind: Schema.Literal("event"), eventId: Schema.String, eventType: Schema.String, resourceSequence: Schema.optionalKey(Schema.Number) }),
+  Schema.Struct({
+    ...entryHead,
+    kind: Schema.Literal("transfer"),
+    transferId: Schema.String,
+    state: Schema.Literals(["pending", "posted", "voided"]),
+    bookedAs: Schema.String,
+    amount: Schema.String,
+    asset: Schema.String,
+    chain: Schema.optionalKey(Schema.String),
+    accountId: Schema.String,
+    debitAccountId: Schema.String,
+    creditAccountId: Schema.String,
+    code: Schema.String
+  }),
+  Schema.Struct({ ...entryHead, kind: Schema.Literal("timer_scheduled"), timerId: Schema.String, timerKind: Schema.String, dueAt: Schema.String, pending: Schema.Boolean }),
+  Schema.Struct({ ...entryHead, kind: Schema.Literal("timer_fired"), timerId: Schema.String, timerKind: Schema.String, dueAt: Schema.String })
+]).annotate({ identifier: "TimelineEntry" })
+export type TimelineEntry = typeof TimelineEntry.Type
+
+export const TimelineResourceTypes = ["transaction", "order", "application", "rfi", "webhook_delivery", "wallet_signer", "wallet_ceremony", "claim"] as const
+
+/** A resource's timeline, oldest entry first, and what it waits for next (absent once it has ended). */
+export const Timeline = Schema.Struct({
+  resourceId: Schema.String,
+  resourceType: Schema.Literals(TimelineResourceTypes),
+  transactionType: Schema.optionalKey(Schema.String),
+  status: Schema.optionalKey(Schema.String),
+  entries: Schema.Array(TimelineEntry),
+  truncated: Schema.Boolean,
+  waitingFor: Schema.optionalKey(Schema.Struct({
+    description: Schema.String,
+    at: Schema.optionalKey(Schema.String),
+    timerId: Schema.optionalKey(Schema.String),
+    timerKind: Schema.optionalKey(Schema.String)
+  }))
+}).annotate({ identifier: "Timeline" })
+export type Timeline = typeof Timeline.Type
+
+export const TimelineParams = { resourceId: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(128)) }
 /**
  * A request the sandbox answered, as its recent requests (`GET /v2/simulate/requests`) and the live stream show it:
  * the request log's entry of the caller's organization (no header, query string or body is ever kept).

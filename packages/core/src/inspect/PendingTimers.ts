@@ -56,6 +56,10 @@ export const timerDescriptions: Readonly<Record<string, TimerDescription>> = {
   "payout.send": { resource: "transactionId", action: (id, _p, route) => `sends payout ${id}${route}` },
   "payout.settle": { resource: "transactionId", action: (id, _p, route) => `settles payout ${id}${route} (it completes)` },
   "payout.late_references": { resource: "transactionId", action: (id) => `adds the bank's late references to payout ${id}` },
+  "payout.scripted_return": {
+    resource: "transactionId",
+    action: (id, p, route) => `returns payout ${id}${route} with ${String(p.returnCode ?? "")} (an outcome rule scripted it; it fails with returned_by_sender)`
+  },
   "order.payout_settle": { resource: "transactionId", action: (id) => `sends and settles the autoPayout withdrawal ${id}` },
   "order.lock_expiry": { resource: "orderId", action: (id) => `ends the rate lock of order ${id} (it is cancelled as expired unless executed)` },
   "order.start": { resource: "orderId", action: (id) => `starts order ${id}'s conversion (processing)` },

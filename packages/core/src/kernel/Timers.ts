@@ -14,6 +14,7 @@
  * one kind of clock.
  */
 import { Cause, Clock, Context, Deferred, Duration, Effect, Layer } from "effect"
+import * as History from "./History.ts"
 import * as Outbox from "./Outbox.ts"
 import type * as Problem from "./Problem.ts"
 import * as RandomStreams from "./RandomStreams.ts"
@@ -26,7 +27,64 @@ export interface Timer {
   readonly payload: unknown
   /** The organization and environment (`scopeOf`) whose state the deadline belongs to, so a reset finds it. */
   readonly scope?: string
+  /** When it was scheduled, on its scope's clock (a resource's timeline shows it); absent on timers stored before. */
+  readonly scheduledAtMs?: number
 }
+
+/**
+ * The payload member that names the resource a timer of each kind belongs to (a transaction, an order, ...): a
+ * sandbox's timers are listed per resource for its timeline, and the pending timers' list shows it. A kind not here
+ * (a host's own) belongs to the first string member of its payload whose name ends in `Id`; `idempotency.expire`
+ * belongs to none.
+ */
+export const timerResourceMembers: Readonly<Record<string, string | undefined>> = {
+  "idempotency.expire": undefined,
+  "application.review": "applicationId",
+  "application.cancel": "applicationId",
+  "application.late_compliance": "applicationId",
+  "virtual_account.activate": "virtualAccountId",
+  "deposit.confirm": "transactionId",
+  "deposit.settle": "transactionId",
+  "deposit.sender_information_expiry": "transactionId",
+  "payout.start": "transactionId",
+  "payout.review_end": "transactionId",
+  "payout.send": "transactionId",
+  "payout.settle": "transactionId",
+  "payout.late_references": "transactionId",
+  "order.payout_settle": "transactionId",
+  "order.lock_expiry": "orderId",
+  "order.start": "orderId",
+  "order.settle": "orderId",
+  "order.signed": "orderId",
+  "order.deposit_return": "transactionId",
+  "quote.expiry": "optionId",
+  "rfi.deadline": "rfiId",
+  "signing.window_expiry": "transactionId",
+  "signing.queue_timeout": "transactionId",
+  "signing.return_broadcast": "transactionId",
+  "signing.return_confirmed": "transactionId",
+  "signing.claim_provisioning": "claimId",
+  "signing.ceremony_expiry": "ceremonyId",
+  "webhook.attempt": "deliveryId",
+  "webhook.fanout": "eventId"
+}
+
+/** The payload member naming a timer's resource (`timerResourceMembers`), or undefined when it names none. */
+export const resourceMemberOf = (kind: string, payload: unknown): string | undefined => {
+  if (kind in timerResourceMembers) return timerResourceMembers[kind]
+  if (typeof payload !== "object" || payload === null) return undefined
+  const record = payload as Readonly<Record<string, unknown>>
+  return Object.keys(record).find((k) => k.endsWith("Id") && typeof record[k] === "string")
+}
+
+/** The id of the resource a timer belongs to, or undefined. */
+export const resourceIdOf = (timer: Pick<Timer, "kind" | "payload">): string | undefined => {
+  const member = resourceMemberOf(timer.kind, timer.payload)
+  const value = member === undefined ? undefined : (timer.payload as Readonly<Record<string, unknown>>)[member]
+  return typeof value === "string" ? value : undefined
+}
+
+const isSandboxScope = (scope: string | undefined) => scope !== undefined && scope.endsWith("/sandbox")
 
 /**
  * Whether a timer runs on real time under the virtual clock: the live environment's timers do (docs/clock.md). Every
@@ -42,7 +100,17 @@ export const Timers = Store.table<Timer>({
     due: { partition: () => "", sort: (t) => t.dueAtMs, counted: false },
     byScope: { partition: (t) => t.scope ?? "", sort: (t) => t.dueAtMs, counted: false },
     // Under the virtual clock the live timers fire on real time and the rest on their clocks: each kind is a lane.
-    byClock: { partition: (t) => (isRealTimeScope(t.scope) ? "real" : "virtual"), sort: (t) => t.dueAtMs, counted: false }
+    byClock: { partition: (t) => (isRealTimeScope(t.scope) ? "real" : "virtual"), sort: (t) => t.dueAtMs, counted: false },
+    // A sandbox resource's pending timers, for its timeline (inspect/Timeline.ts); a live timer has no entry.
+    sandboxByResource: {
+      partition: (t) => {
+        if (!isSandboxScope(t.scope)) return undefined
+        const resourceId = resourceIdOf(t)
+        return resourceId === undefined ? undefined : `${t.scope}|${resourceId}`
+      },
+      sort: (t) => t.dueAtMs,
+      counted: false
+    }
   }
 })
 
@@ -89,7 +157,8 @@ export const schedule = (kind: string, dueAtMs: number, payload: unknown, scope?
     // every time.
     const sequence = yield* store.nextSequence
     const id = `tmr_${dueAtMs.toString(36).padStart(10, "0")}${sequence.toString(36).padStart(12, "0")}`
-    yield* store.insertFresh(Timers, scope === undefined ? { id, kind, dueAtMs, payload } : { id, kind, dueAtMs, payload, scope })
+    const scheduledAtMs = yield* Clock.currentTimeMillis
+    yield* store.insertFresh(Timers, scope === undefined ? { id, kind, dueAtMs, payload, scheduledAtMs } : { id, kind, dueAtMs, payload, scope, scheduledAtMs })
     return id
   })
 
@@ -146,10 +215,19 @@ export const fireDue = (
             const current = yield* store.getForUpdate(Timers, timer.id)
             if (current === undefined) return undefined
             yield* store.remove(Timers, timer.id)
+            // A sandbox resource's timeline shows the timer fired, since its row is gone now (kernel/History.ts).
+            yield* History.recordTimerFired(current.scope, resourceIdOf(current), {
+              id: current.id,
+              kind: current.kind,
+              dueAtMs: current.dueAtMs,
+              ...(current.scheduledAtMs === undefined ? {} : { scheduledAtMs: current.scheduledAtMs })
+            })
             const handler = handlers.get(timer.kind)
             return handler === undefined ? undefined : yield* handler(timer.payload)
           })
         ).pipe(
+          // What the handler changes was caused by this timer.
+          History.causedBy({ type: "timer", kind: timer.kind, timerId: timer.id }),
           Effect.catchCause((cause) => Effect.as(retryLater(timer, nowMs, cause), undefined)),
           // A seeded engine: what a timer invents comes from its organization's stream, whoever fires it.
           RandomStreams.withStream(timer.scope)

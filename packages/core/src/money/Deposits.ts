@@ -7,6 +7,9 @@
  * to the `virtual_account` (what was credited); the difference is the rail's inbound fee, listed in `fees`. While it
  * is open the credit and the fee are pending ledger transfers from the outside world's account of the rail; when it
  * completes they are posted, so the balance is credited in the same store transaction as transaction.completed.
+ *
+ * In the sandbox, the settlement asks the tester's outcome rules (simulate/Outcomes.ts) first: a rule may fail the
+ * deposit there instead (insufficient_funds_at_settle, a rail failure), releasing its credit.
  */
 import {
   type DepositBlock,
@@ -28,6 +31,7 @@ import * as Addresses from "./Addresses.ts"
 import type * as Auth from "../tenancy/Auth.ts"
 import type * as Ledger from "./Ledger.ts"
 import * as Outbox from "../kernel/Outbox.ts"
+import * as Outcomes from "../simulate/Outcomes.ts"
 import * as PayoutRequirements from "./PayoutRequirements.ts"
 import * as Payouts from "./Payouts.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -341,6 +345,12 @@ const onSettle: Timers.TimerHandler = (payload: { readonly transactionId: Transa
     const store = yield* Store.Store
     const transaction = yield* store.get(Transactions.Transactions, payload.transactionId)
     if (transaction === undefined || (transaction.status !== "pending" && transaction.status !== "processing")) return
+    // A scripted failure at settlement (simulate/Outcomes.ts): the credit it held is released.
+    const scripted = yield* Outcomes.take(transaction, "settle")
+    if (scripted !== undefined) {
+      yield* Effect.ignore(Transactions.move(payload.transactionId, { type: "fail" }, { failureCode: scripted.failureCode }))
+      return
+    }
     yield* Effect.ignore(Transactions.move(payload.transactionId, { type: "settle" }))
   })
 

@@ -8,17 +8,19 @@
  * - the world model sending the source transfer (`order.start`, after execution is claimed), or, out of a
  *   non-custodial wallet, its roster signing it first (`order.signed` once the quorum is met);
  * - the conversion settling on the clock (`order.settle`), which completes the transaction, opens the autoPayout and
- *   succeeds the order, or fails it with the failure the sandbox armed;
+ *   succeeds the order, or fails it with the failure the sandbox armed (`simulate/orders/{id}/fail`, or an outcome
+ *   rule matching its transaction, simulate/Outcomes.ts);
  * - the chain confirming a deposit_return (Orders.ts) and the legacy autoPayout withdrawal (AutoPayouts.ts).
  *
  * A timer that finds its order moved on (cancelled, failed, already sent) does nothing: it asks the order table
  * (OrderMachine.ts `orderMoves`), which holds every guard, rather than checking the order itself.
  */
-import type { OrderId } from "@fos/contract"
+import { type OrderId, orderLegFailures } from "@fos/contract"
 import { Clock, Effect } from "effect"
 import * as Addresses from "./Addresses.ts"
 import * as Ledger from "./Ledger.ts"
 import * as OrderMachine from "./OrderMachine.ts"
+import * as Outcomes from "../simulate/Outcomes.ts"
 import * as Orders from "./Orders.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
@@ -99,9 +101,17 @@ const settled: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
       yield* Effect.orDie(Orders.fail(order, order.forcedFailure))
       return
     }
+    const store = yield* Store.Store
+    // A scripted failure of the conversion at settlement (simulate/Outcomes.ts): the order fails through its table.
+    const leg = order.environment === "sandbox" ? yield* store.get(Transactions.Transactions, order.transactionId!) : undefined
+    const scripted = leg === undefined ? undefined : yield* Outcomes.take(leg, "settle")
+    const reasonCode = scripted === undefined ? undefined : orderLegFailures[scripted.failureCode]
+    if (reasonCode !== undefined) {
+      yield* Effect.orDie(Orders.fail(order, reasonCode))
+      return
+    }
     const transaction = yield* Effect.orDie(Transactions.move(order.transactionId!, { type: "settle" }))
     const chain = order.destination.side.chain ?? order.source.side.chain
-    const store = yield* Store.Store
     // The settle opened the autoPayout (executeFundedOrders) and may have run autoExecute orders on the destination;
     // read this one again before moving it.
     const current = (yield* store.get(Orders.Orders, order.id))!

@@ -61,6 +61,7 @@ import { Clock, Effect } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Customers from "../onboarding/Customers.ts"
 import * as DepositReturns from "./DepositReturns.ts"
+import * as History from "../kernel/History.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Ledger from "./Ledger.ts"
 import * as OrderMachine from "./OrderMachine.ts"
@@ -358,6 +359,7 @@ export const create = (caller: Auth.Caller, body: OrderCreate): Effect.Effect<Or
     const stored = order.autoExecute ? yield* Effect.catch(claim(order), () => Effect.succeed(order)) : order
     const inserted = yield* Effect.exit(store.insert(Orders, stored))
     if (inserted._tag === "Failure") return yield* Problem.apiError("DUPLICATE_CLIENT_REFERENCE_ID", "This clientReferenceId is already used by another order.")
+    yield* History.recordState(undefined, stored)
     if (quoteOptionId !== undefined) {
       const option = (yield* store.get(Quotes.QuoteOptions, quoteOptionId))!
       yield* Effect.orDie(store.update(Quotes.QuoteOptions, { ...option, usedByOrderId: order.id }))
@@ -391,6 +393,7 @@ export const move = (
     const now = toIso(yield* Clock.currentTimeMillis)
     const moved: StoredOrder = { ...order, ...outcome.next, ...extra, updatedAt: now }
     yield* Effect.orDie(store.update(Orders, moved))
+    yield* History.recordState(order.status, moved)
     if (outcome.event !== undefined) {
       const head = { orderId: moved.id, customerId: moved.customerId, clientReferenceId: moved.clientReferenceId }
       const data = outcome.event === "order.cancelled"

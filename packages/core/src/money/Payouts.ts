@@ -26,6 +26,10 @@
  * review at creation (transaction.under_review) and clears after `reviewMs`; a simulate call can review any payout
  * at any step, and a timer that finds the payout in review leaves it for the review's end to resume.
  *
+ * In the sandbox, the opening, the send and the settlement ask the tester's outcome rules (simulate/Outcomes.ts)
+ * first: a rule may hold the payout in review, fail it at its send or settlement instead, or schedule its return
+ * after completion (`payout.scripted_return`). Each is the same move the world model or a simulate call would make.
+ *
  * Network references per rail (spec: "each only when the network exposes it ... on some rails these arrive shortly
  * after the completed event"): ach `achTraceNumber` at sending; fedwire `fedwireImad` at sending and `fedwireOmad`
  * after completion; swift and international_wire `swiftUetr` at sending; rtp `rtpTransactionId` and fednow
@@ -56,6 +60,7 @@ import * as Addresses from "./Addresses.ts"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Customers from "../onboarding/Customers.ts"
 import * as Documents from "../onboarding/Documents.ts"
+import * as Outcomes from "../simulate/Outcomes.ts"
 import type * as Idempotency from "../kernel/Idempotency.ts"
 import type * as Ledger from "./Ledger.ts"
 import * as PayoutRequirements from "./PayoutRequirements.ts"
@@ -79,6 +84,7 @@ export const sendKind = "payout.send"
 export const settleKind = "payout.settle"
 export const reviewEndKind = "payout.review_end"
 export const lateReferencesKind = "payout.late_references"
+export const scriptedReturnKind = "payout.scripted_return"
 
 // --- creating ---------------------------------------------------------------------------------------------------------
 
@@ -147,7 +153,18 @@ export const open = (p: PayoutOpening): Effect.Effect<Transactions.StoredTransac
     const sourceWallet = holder.type === "wallet" ? yield* store.get(Wallets.Wallets, holder.id) : undefined
     // The world model's compliance rules: a payout that must be reviewed is born in review.
     const firstToRecipient = target.recipient !== undefined && !target.recipient.paidOut
-    const reviewed = p.documentsRequired || (model.reviewNewRecipients && firstToRecipient)
+    // A scripted compliance hold (simulate/Outcomes.ts), chosen before the payout exists so that it opens in review
+    // as the rules' reviews do (transaction.created carries the stage), but with no review end on the clock: the
+    // tester's clear or reject (`simulate/transactions/{id}/review`) decides.
+    const hold = yield* Outcomes.choose(p.organizationId, p.environment, {
+      customerId: p.customerId,
+      type: "withdrawal",
+      route: target.route,
+      amount: amountOf(p.amount).amount,
+      clientReferenceId: p.clientReferenceId,
+      destinationType: target.side(amountOf(p.amount)).type
+    }, "opened")
+    const reviewed = p.documentsRequired || (model.reviewNewRecipients && firstToRecipient) || hold !== undefined
     const transaction = yield* Transactions.open({
       organizationId: p.organizationId,
       environment: p.environment,
@@ -187,6 +204,10 @@ export const open = (p: PayoutOpening): Effect.Effect<Transactions.StoredTransac
     const now = yield* Clock.currentTimeMillis
     if (target.recipient !== undefined && firstToRecipient) {
       yield* Effect.orDie(store.update(Recipients.Recipients, { ...target.recipient, paidOut: true }))
+    }
+    if (hold !== undefined) {
+      yield* Outcomes.use(hold, transaction.id)
+      return transaction
     }
     if (reviewed) {
       yield* Timers.schedule(reviewEndKind, now + model.reviewMs, { transactionId: transaction.id }, scope)
@@ -466,6 +487,12 @@ const onSend = payoutTimer((t) =>
     if (t.status !== "processing" || t.sent || t.stage !== null) return
     // A non-custodial wallet's payout is sent only once its roster's quorum is met.
     if (t.signingWalletId !== undefined && t.signed !== true) return
+    // A scripted failure at the send (simulate/Outcomes.ts): nothing leaves, the reservation is released.
+    const scripted = yield* Outcomes.take(t, "send")
+    if (scripted !== undefined) {
+      yield* Effect.orDie(Transactions.move(t.id, { type: "fail" }, { failureCode: scripted.failureCode }))
+      return
+    }
     const now = yield* Clock.currentTimeMillis
     const sent = yield* Effect.orDie(Transactions.move(t.id, { type: "send" }))
     yield* addReferences(sent, "send", now)
@@ -477,9 +504,21 @@ const onSettle = payoutTimer((t) =>
     if (t.status !== "processing" || !t.sent || t.stage !== null) return
     // The receive policy held it (signing/WalletFreeze.ts, a recovery): it does not settle.
     if (t.heldByReceivePolicy === true) return
+    // A scripted failure at settlement (simulate/Outcomes.ts), insufficient_funds_at_settle among them.
+    const scripted = yield* Outcomes.take(t, "settle")
+    if (scripted !== undefined) {
+      yield* Effect.orDie(Transactions.move(t.id, { type: "fail" }, { failureCode: scripted.failureCode }))
+      return
+    }
     const now = yield* Clock.currentTimeMillis
     yield* addReferences(t, "complete", now)
-    yield* Effect.orDie(Transactions.move(t.id, { type: "settle" }))
+    const completed = yield* Effect.orDie(Transactions.move(t.id, { type: "settle" }))
+    // A scripted return after completion: the beneficiary's bank sends it back on a durable timer.
+    const scriptedReturn = yield* Outcomes.take(completed, "completed")
+    if (scriptedReturn !== undefined) {
+      const payload: ScriptedReturn = { transactionId: t.id, returnCode: scriptedReturn.returnCode, returnReason: scriptedReturn.returnReason }
+      yield* Timers.schedule(scriptedReturnKind, now + scriptedReturn.afterSeconds * 1000, payload, Tenancy.scopeOf(t.organizationId, t.environment))
+    }
     if (t.route !== undefined && "rail" in t.route && t.route.rail === "fedwire") {
       const model = (yield* WorldModel.WorldModel).payouts
       yield* Timers.schedule(lateReferencesKind, now + model.lateReferenceMs, { transactionId: t.id }, Tenancy.scopeOf(t.organizationId, t.environment))
@@ -494,12 +533,28 @@ const onLateReferences: Timers.TimerHandler = (payload: { readonly transactionId
     yield* addReferences(t, "late", yield* Clock.currentTimeMillis)
   })
 
+interface ScriptedReturn {
+  readonly transactionId: TransactionId
+  readonly returnCode: string
+  readonly returnReason?: string | undefined
+}
+
+/** A return a rule scripted (simulate/Outcomes.ts) comes due: booked as `simulate/transactions/{id}/return` books one. */
+const onScriptedReturn: Timers.TimerHandler = (payload: ScriptedReturn) =>
+  Effect.gen(function*() {
+    const store = yield* Store.Store
+    const t = yield* store.getForUpdate(Transactions.Transactions, payload.transactionId)
+    if (t === undefined || t.status !== "completed") return
+    yield* Effect.orDie(bookReturn(t.id, payload.returnCode, payload.returnReason))
+  })
+
 export const timerHandlers: Record<string, Timers.TimerHandler> = {
   [startKind]: onStart,
   [reviewEndKind]: onReviewEnd,
   [sendKind]: onSend,
   [settleKind]: onSettle,
-  [lateReferencesKind]: onLateReferences
+  [lateReferencesKind]: onLateReferences,
+  [scriptedReturnKind]: onScriptedReturn
 }
 
 // --- returns and restrictions -------------------------------------------------------------------------------------------
@@ -535,9 +590,15 @@ export const simulateReturn = (caller: Auth.Caller, id: TransactionId, body: Tra
     }
     const ach = t.payoutRail === "ach"
     if (ach && !/^R\d{2}$/.test(body.returnCode)) return yield* invalidBody("/returnCode", "must be a Nacha return code (R and two digits) on an ACH payout")
-    const returnReason = body.returnReason ?? nachaReasons[body.returnCode] ?? "The beneficiary's bank returned the transfer."
+    return yield* bookReturn(id, body.returnCode, body.returnReason)
+  })
+
+/** The return of a completed bank payout: failed with returned_by_sender, the principal back as new transfers. */
+const bookReturn = (id: TransactionId, returnCode: string, returnReason: string | undefined) =>
+  Effect.gen(function*() {
+    const reason = returnReason ?? nachaReasons[returnCode] ?? "The beneficiary's bank returned the transfer."
     return yield* Transactions.move(id, { type: "return" }, {
-      returned: { returnedAt: toIso(yield* Clock.currentTimeMillis), returnReason, returnCode: body.returnCode }
+      returned: { returnedAt: toIso(yield* Clock.currentTimeMillis), returnReason: reason, returnCode }
     })
   })
 

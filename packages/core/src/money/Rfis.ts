@@ -36,6 +36,7 @@ import {
 import { Clock, Effect } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Documents from "../onboarding/Documents.ts"
+import * as History from "../kernel/History.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Outbox from "../kernel/Outbox.ts"
 import * as Payouts from "./Payouts.ts"
@@ -113,7 +114,9 @@ const emitRfi = (rfi: StoredRfi, type: RfiMachine.RfiEvent, now: string) =>
     })
   })
 
-const save = (rfi: StoredRfi) => Effect.flatMap(Store.Store, (store) => Effect.orDie(store.update(Rfis, rfi)))
+/** Stores a move of an RFI that was `from`, with the change of status in the sandbox's history (kernel/History.ts). */
+const save = (from: RfiStatus, rfi: StoredRfi) =>
+  Effect.flatMap(Store.Store, (store) => Effect.andThen(Effect.orDie(store.update(Rfis, rfi)), History.recordState(from, rfi)))
 
 const newQuestions = (rfi: { readonly questions: ReadonlyArray<Question> }, asked: RfiPublish["questions"], now: string): ReadonlyArray<Question> =>
   asked.map((q, i) => ({ id: `q${rfi.questions.length + i + 1}`, text: q.text, kind: q.kind ?? "text", askedAt: now }))
@@ -148,6 +151,7 @@ export const publish = (caller: Auth.Caller, transactionId: TransactionId, body:
       updatedAt: now
     }
     yield* Effect.orDie(store.insert(Rfis, rfi))
+    yield* History.recordState(undefined, rfi)
     yield* Transactions.move(transactionId, { type: "request_information" })
     yield* Transactions.setHasRfi(transactionId, true)
     yield* scheduleDeadline(rfi)
@@ -169,7 +173,7 @@ export const respond = (caller: Auth.Caller, id: RfiId, body: RfiResponseCreate)
     }
     const now = toIso(yield* Clock.currentTimeMillis)
     const answered: StoredRfi = { ...rfi, status: outcome.next, responses: [...rfi.responses, { submittedAt: now, answers: body.answers }], updatedAt: now }
-    yield* save(answered)
+    yield* save(rfi.status, answered)
     if (rfi.status === "awaiting_response") {
       const transaction = yield* Transactions.get(caller, rfi.transactionId, true)
       if (!TransactionMachine.terminalStatuses.has(transaction.status) && transaction.stage === "awaiting_customer_action") {
@@ -220,7 +224,7 @@ export const review = (caller: Auth.Caller, id: RfiId, body: RfiReview): Effect.
             (body.action === "request_more" && rfi.deadline > now ? rfi.deadline : toIso(nowMs + model.rfiDeadlineMs)),
           updatedAt: now
         }
-        yield* save(asked)
+        yield* save(rfi.status, asked)
         if (!ended && transaction.stage !== "awaiting_customer_action") yield* Transactions.move(rfi.transactionId, { type: "request_information" })
         yield* Transactions.setHasRfi(rfi.transactionId, true)
         if (asked.deadline !== rfi.deadline) yield* scheduleDeadline(asked)
@@ -237,7 +241,7 @@ export const review = (caller: Auth.Caller, id: RfiId, body: RfiReview): Effect.
           })
         }
         const extended: StoredRfi = { ...rfi, deadline, updatedAt: now }
-        yield* save(extended)
+        yield* save(rfi.status, extended)
         yield* scheduleDeadline(extended)
         yield* emitRfi(extended, outcome.event, now)
         return extended
@@ -247,7 +251,7 @@ export const review = (caller: Auth.Caller, id: RfiId, body: RfiReview): Effect.
         const outcome = RfiMachine.rfiTransition(rfi.status, { type: body.action })
         if ("refused" in outcome) return yield* notViable(`The request for information is ${rfi.status} already.`)
         const ended: StoredRfi = { ...rfi, status: outcome.next, updatedAt: now }
-        yield* save(ended)
+        yield* save(rfi.status, ended)
         yield* release(ended)
         yield* emitRfi(ended, outcome.event, now)
         return ended
@@ -269,7 +273,7 @@ const deadlinePassed: Timers.TimerHandler = (payload: { readonly rfiId: RfiId; r
     if ("refused" in outcome) return
     const now = toIso(yield* Clock.currentTimeMillis)
     const expired: StoredRfi = { ...rfi, status: outcome.next, updatedAt: now }
-    yield* save(expired)
+    yield* save(rfi.status, expired)
     yield* Transactions.setHasRfi(rfi.transactionId, false)
     const transaction = yield* store.get(Transactions.Transactions, rfi.transactionId)
     if (transaction !== undefined && !TransactionMachine.terminalStatuses.has(transaction.status)) {

@@ -51,6 +51,7 @@ import {
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
+import * as History from "../kernel/History.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Ledger from "./Ledger.ts"
 import * as Outbox from "../kernel/Outbox.ts"
@@ -417,6 +418,7 @@ export const open = (input: NewTransaction): Effect.Effect<StoredTransaction, Le
     }
     const stored: StoredTransaction = { ...born, ...outcome.next, sequence: 1 + outcome.events.length }
     yield* store.insertFresh(Transactions, stored)
+    yield* History.recordState(undefined, stored)
     yield* Outbox.emitEvent({
       type: "transaction.created",
       organizationId: stored.organizationId,
@@ -513,6 +515,7 @@ export const move = (
       updatedAt: now
     }
     yield* Effect.orDie(store.update(Transactions, moved))
+    yield* History.recordState(current, moved)
     let sequence = current.sequence
     for (const event of events) {
       sequence += 1

@@ -12,6 +12,7 @@
 import { Effect } from "effect"
 import * as ApplicationMachine from "./ApplicationMachine.ts"
 import type * as Auth from "../tenancy/Auth.ts"
+import * as History from "../kernel/History.ts"
 import * as Outbox from "../kernel/Outbox.ts"
 import * as Paging from "../kernel/Paging.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -135,6 +136,13 @@ export const moved = (application: Application, outcome: AllowedMove, now: strin
     : application.persons.map((p) => ({ ...p, verificationStatus: outcome.persons! })),
   updatedAt: now
 })
+
+/**
+ * Stores `after`, a move of `before` (locked by the caller), and writes the change of status into the sandbox's
+ * history (kernel/History.ts) in the same transaction.
+ */
+export const saveMoved = (before: Application, after: Application): Effect.Effect<void, never, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) => Effect.andThen(Effect.orDie(store.update(Applications, after)), History.recordState(before.status, after)))
 
 // --- wire ---------------------------------------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ export const requestCancel = (caller: Auth.Caller, id: ApplicationId): Effect.Ef
     const outcome = yield* Applications.move(application, { _tag: "RequestCancel" })
     const nowMs = yield* Clock.currentTimeMillis
     const cancelling = Applications.moved(application, outcome, toIso(nowMs))
-    yield* Effect.orDie(store.update(Applications.Applications, cancelling))
+    yield* Applications.saveMoved(application, cancelling)
     yield* Timers.schedule(cancelTimerKind, nowMs + (yield* ReviewSettings.ReviewSettings).cancelDelayMs, { applicationId: id }, Applications.applicationScope(application))
     return Applications.toWire(cancelling)
   })
@@ -43,5 +43,5 @@ export const completeCancel: Timers.TimerHandler = (payload: { readonly applicat
     if (application === undefined) return
     const outcome = Applications.allowedApplicationMove(application, { _tag: "CompleteCancel" })
     if (outcome === undefined) return
-    yield* Effect.orDie(store.update(Applications.Applications, Applications.moved(application, outcome, toIso(yield* Clock.currentTimeMillis))))
+    yield* Applications.saveMoved(application, Applications.moved(application, outcome, toIso(yield* Clock.currentTimeMillis)))
   })

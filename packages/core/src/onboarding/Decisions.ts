@@ -25,6 +25,7 @@ import * as Applications from "./Applications.ts"
 import * as ApprovalEffects from "./ApprovalEffects.ts"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
+import * as History from "../kernel/History.ts"
 import * as Problem from "../kernel/Problem.ts"
 import * as Store from "../kernel/Store.ts"
 
@@ -70,7 +71,7 @@ export const decide = (application: Applications.Application, decision: Applicat
     const now = toIso(yield* Clock.currentTimeMillis)
     if (outcome.next === "approved") {
       const approved: Applications.Application = { ...Applications.moved(application, outcome, now), decidedAt: now }
-      yield* Effect.orDie(store.update(Applications.Applications, approved))
+      yield* Applications.saveMoved(application, approved)
       yield* Applications.emitApplicationEvents(approved, outcome.events, now)
       yield* ApprovalEffects.approvalEffects(approved, now)
       return approved
@@ -86,7 +87,7 @@ export const decide = (application: Applications.Application, decision: Applicat
         : undefined,
       decidedAt: now
     }
-    yield* Effect.orDie(store.update(Applications.Applications, rejected))
+    yield* Applications.saveMoved(application, rejected)
     yield* Applications.emitApplicationEvents(rejected, outcome.events, now)
     if (rejected.type === "organization_onboarding" && rejected.resubmittable === true) yield* openDraft(rejected, now)
     return rejected
@@ -111,6 +112,7 @@ const openDraft = (rejected: Applications.Application, now: string) =>
       updatedAt: now
     }
     yield* Effect.orDie(store.insert(Applications.Applications, draft))
+    yield* History.recordState(undefined, draft)
   })
 
 /** `POST /sandbox/v2/simulate/applications/{id}/decision`: decides as the reviewer would, even a cancelled one. */
@@ -152,14 +154,14 @@ export const lateComplianceResult = (
       failureMessage: correction.failureMessage ?? defaultMessages[failureCode ?? "compliance_denied"],
       resubmittable: isOrganization ? correction.resubmittable ?? false : undefined
     }
-    yield* Effect.orDie(store.update(Applications.Applications, corrected))
+    yield* Applications.saveMoved(application, corrected)
     yield* Applications.emitApplicationEvents(corrected, outcome.events, now)
     if (isOrganization && corrected.resubmittable !== application.resubmittable) {
       const current = yield* Applications.currentOrganization(application.organizationId)
       // Now final: the draft the first result opened is withdrawn. Now resubmittable: a draft opens.
       if (corrected.resubmittable === false && current !== undefined) {
         const withdrawn = Applications.allowedApplicationMove(current, { _tag: "Withdraw" })
-        if (withdrawn !== undefined) yield* Effect.orDie(store.update(Applications.Applications, Applications.moved(current, withdrawn, now)))
+        if (withdrawn !== undefined) yield* Applications.saveMoved(current, Applications.moved(current, withdrawn, now))
       } else if (corrected.resubmittable === true && current?.id === corrected.id) yield* openDraft(corrected, now)
     }
     return corrected

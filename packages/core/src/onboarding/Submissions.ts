@@ -27,6 +27,7 @@ import {
 import * as ApplicationMachine from "./ApplicationMachine.ts"
 import * as Applications from "./Applications.ts"
 import * as ApplicationTimers from "./ApplicationTimers.ts"
+import * as History from "../kernel/History.ts"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Completeness from "./Completeness.ts"
 import * as Customers from "./Customers.ts"
@@ -141,6 +142,7 @@ const insertApplication = (application: Applications.Application): Effect.Effect
           ? Problem.apiError("CONFLICT", "This organization already has a house account (or one under review) in this environment.")
           : duplicateReference()))
     )
+    yield* History.recordState(undefined, application)
     if (application.status === "open") yield* ApplicationTimers.scheduleReview(application)
   })
 
@@ -355,7 +357,7 @@ export const submitOrganizationOnboarding = (caller: Auth.Caller, body: Organiza
     }
     if (current?.status === "draft") {
       const submitted: Applications.Application = { ...Applications.moved(current, yield* Applications.move(current, { _tag: "Submit" }), now), ...filled }
-      yield* Effect.orDie(store.update(Applications.Applications, submitted))
+      yield* Applications.saveMoved(current, submitted)
       yield* ApplicationTimers.scheduleReview(submitted)
       return Applications.toWire(submitted)
     }

@@ -25,6 +25,7 @@ import {
 import { Effect } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Claims from "./Claims.ts"
+import * as History from "../kernel/History.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Problem from "../kernel/Problem.ts"
 import * as Roster from "./Roster.ts"
@@ -48,8 +49,14 @@ const liveClaim = (signer: Roster.StoredSigner) =>
     return claim
   })
 
+/** Stores a move of `signer`, with its change of status in the sandbox's history (kernel/History.ts). */
 const saveSigner = (signer: Roster.StoredSigner, next: Partial<Roster.StoredSigner>, iso: string) =>
-  Effect.flatMap(Store.Store, (store) => Effect.as(Effect.orDie(store.update(Roster.WalletSigners, { ...signer, ...next, updatedAt: iso })), { ...signer, ...next, updatedAt: iso }))
+  Effect.gen(function*() {
+    const saved: Roster.StoredSigner = { ...signer, ...next, updatedAt: iso }
+    yield* Effect.orDie((yield* Store.Store).update(Roster.WalletSigners, saved))
+    yield* History.recordState(signer.status, saved)
+    return saved
+  })
 
 /** `POST /sandbox/v2/simulate/wallet-signers/{signerId}/enroll`: the end user (or machine) enrolls its credential. */
 export const simulateEnrollment = (caller: Auth.Caller, id: WalletSignerId, passkeyCount: number | undefined): Effect.Effect<WalletSignerWire, Problem.ApiError, Store.Store> =>
@@ -92,6 +99,7 @@ const openCeremony = (signer: Roster.StoredSigner, type: SignerMachine.CeremonyT
       updatedAt: at.iso
     }
     yield* Effect.orDie(store.insert(Roster.WalletCeremonies, ceremony))
+    yield* History.recordState(undefined, ceremony)
     yield* saveSigner(signer, { ceremonyId: id }, at.iso)
     yield* Timers.schedule(expiryKind, at.ms + Settings.signingSettings.ceremonyTtlMs, { ceremonyId: id, linkVersion: 1 }, Roster.scope(ceremony))
     return ceremony
@@ -185,6 +193,7 @@ const applyCeremonyMove = (signer: Roster.StoredSigner, ceremony: Roster.StoredC
     const updatedSigner = yield* saveSigner(signer, next, at.iso)
     const closed: Roster.StoredCeremony = { ...ceremony, status: outcome.next.ceremony!.status, updatedAt: at.iso }
     yield* Effect.orDie(store.update(Roster.WalletCeremonies, closed))
+    yield* History.recordState(ceremony.status, closed)
     const head = { walletSignerId: signer.id, customerId: signer.customerId }
     for (const event of outcome.events) {
       switch (event) {
@@ -258,6 +267,7 @@ export const simulateOpsRemoval = (caller: Auth.Caller, id: WalletSignerId): Eff
       // The machine cancels the signer's open ceremony first (SignerMachine.ts, ops_remove).
       const cancelled: Roster.StoredCeremony = { ...ceremony, status: outcome.next.ceremony!.status, updatedAt: at.iso }
       yield* Effect.orDie(store.update(Roster.WalletCeremonies, cancelled))
+      yield* History.recordState(ceremony.status, cancelled)
       yield* Roster.emitRosterEvent(cancelled, "wallet_ceremony.failed", { ...ceremonyHead(cancelled), status: cancelled.status, occurredAt: at.iso })
     }
     yield* Roster.emitRosterEvent(signer, "wallet_signer.removed", { walletSignerId: signer.id, customerId: signer.customerId, reason: "ops_removed", occurredAt: at.iso })

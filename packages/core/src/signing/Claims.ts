@@ -37,6 +37,7 @@ import { Effect } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as ClaimMachine from "./ClaimMachine.ts"
 import * as Customers from "../onboarding/Customers.ts"
+import * as History from "../kernel/History.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Problem from "../kernel/Problem.ts"
 import * as Requirements from "../onboarding/Requirements.ts"
@@ -140,6 +141,7 @@ export const claimNonCustodial = (caller: Auth.Caller, customerId: CustomerId, b
       const outcome = SignerMachine.transition({ signer: undefined, ceremony: undefined, otherAdmins: 0 }, { type: "invite", role: signer.role, credentialType: signer.credentialType })
       if ("refused" in outcome) return yield* Effect.die(new Error(`invite refused: ${outcome.reason}`))
       yield* Effect.orDie(store.insert(Roster.WalletSigners, signer))
+      yield* History.recordState(undefined, signer)
       yield* Roster.emitRosterEvent(signer, "wallet_signer.added", { walletSignerId: signer.id, customerId, role: signer.role, credentialType: signer.credentialType, occurredAt: at.iso })
       yield* Roster.emitRosterEvent(signer, "wallet_signer.invited", {
         walletSignerId: signer.id,
@@ -163,6 +165,7 @@ export const claimNonCustodial = (caller: Auth.Caller, customerId: CustomerId, b
       updatedAt: at.iso
     }
     yield* Effect.orDie(store.insert(Roster.Claims, claim))
+    yield* History.recordState(undefined, claim)
     yield* Timers.schedule(provisioningKind, at.ms + Settings.signingSettings.provisioningMs, { claimId }, Roster.scope(claim))
     return Wire.toWire({
       claimId,
@@ -192,6 +195,7 @@ export const resolveIfReady = (claim: Roster.StoredClaim) =>
     const at = yield* Roster.now
     const resolved: Roster.StoredClaim = { ...claim, ...outcome.next, walletIds, updatedAt: at.iso }
     yield* Effect.orDie(store.update(Roster.Claims, resolved))
+    yield* History.recordState(claim.status, resolved)
     yield* Roster.emitRosterEvent(claim, "claim.completed", { claimId: claim.id, customerId: claim.customerId, walletIds, occurredAt: at.iso })
     yield* Roster.emitRosterEvent(claim, "crypto_wallet.completed", { customerId: claim.customerId, claimId: claim.id, occurredAt: at.iso })
     return resolved
@@ -207,10 +211,12 @@ const provision = (claim: Roster.StoredClaim, outcome: "succeeded" | "failed") =
     if (outcome === "succeeded") {
       const provisioned: Roster.StoredClaim = { ...claim, ...moved.next, updatedAt: at.iso }
       yield* Effect.orDie(store.update(Roster.Claims, provisioned))
+      yield* History.recordState(claim.status, provisioned)
       return yield* resolveIfReady(provisioned)
     }
     const failed: Roster.StoredClaim = { ...claim, ...moved.next, updatedAt: at.iso }
     yield* Effect.orDie(store.update(Roster.Claims, failed))
+    yield* History.recordState(claim.status, failed)
     yield* Roster.emitRosterEvent(claim, "claim.failed", {
       claimId: claim.id,
       customerId: claim.customerId,

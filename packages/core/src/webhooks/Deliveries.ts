@@ -16,6 +16,7 @@ import { Clock, Effect } from "effect"
 import { type DeliveryStatus, type Environment, parseIso, toIso, type WebhookDelivery as DeliveryWire } from "@fos/contract"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as DeliveryMachine from "./DeliveryMachine.ts"
+import * as History from "../kernel/History.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import type * as Outbox from "../kernel/Outbox.ts"
 import * as Paging from "../kernel/Paging.ts"
@@ -136,6 +137,7 @@ const write = (
       ...fields
     }
     yield* Effect.orDie((yield* Store.Store).update(WebhookDeliveries, next))
+    yield* History.recordState(delivery.status, next)
     return next
   })
 
@@ -165,6 +167,7 @@ export const open = (event: Outbox.OutboxEvent, endpointId: string, body: string
       createdAt: now,
       updatedAt: now
     })
+    yield* History.recordState(undefined, { id, organizationId: event.organizationId, environment: event.environment, status: outcome.next.status })
   })
 
 /** A delivery claimed for an attempt: the attempt's id, and the recovery lease that is now its timer. */

@@ -28,6 +28,7 @@ import * as Deliveries from "./Deliveries.ts"
 import type * as DeliveryWorker from "./DeliveryWorker.ts"
 import * as Endpoints from "./Endpoints.ts"
 import * as FanOut from "./FanOut.ts"
+import * as Listeners from "./Listeners.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
 import type * as Timers from "../kernel/Timers.ts"
@@ -88,9 +89,12 @@ const sendAndRecord = (claimed: Deliveries.Claimed, request: Transport.DeliveryR
     const realStart = realClock.currentTimeMillisUnsafe()
     // Checked again before each send, since a name can come to resolve somewhere else, and sent to the address that
     // was checked, so that the name cannot answer differently in between (DNS rebinding).
-    const target = yield* Effect.result(AddressRules.deliveryAddresses(request.url, settings))
+    // A listener's attempt goes to the client polling it, never over the network (Listeners.ts): no address to check.
+    const target = yield* Effect.result(
+      Listeners.isListenerUrl(request.url) ? Effect.succeed(undefined) : AddressRules.deliveryAddresses(request.url, settings)
+    )
     const outcome = target._tag === "Failure"
-      ? { status: null, error: target.failure }
+      ? { status: null, error: target.failure, latencyMs: undefined }
       : yield* transport.send(target.success === undefined ? request : { ...request, addresses: target.success }).pipe(
         Effect.timeoutOrElse({
           duration: Duration.millis(receiverTimeoutMs),
@@ -98,11 +102,11 @@ const sendAndRecord = (claimed: Deliveries.Claimed, request: Transport.DeliveryR
         }),
         Effect.provideService(Clock.Clock, realClock),
         Effect.match({
-          onFailure: (e) => ({ status: null, error: e.message }),
-          onSuccess: (r) => ({ status: r.status, error: r.status >= 200 && r.status < 300 ? null : `answered ${r.status}` })
+          onFailure: (e) => ({ status: null, error: e.message, latencyMs: undefined }),
+          onSuccess: (r) => ({ status: r.status, error: r.status >= 200 && r.status < 300 ? null : `answered ${r.status}`, latencyMs: r.latencyMs })
         })
       )
-    const latencyMs = Math.max(0, realClock.currentTimeMillisUnsafe() - realStart)
+    const latencyMs = outcome.latencyMs ?? Math.max(0, realClock.currentTimeMillisUnsafe() - realStart)
     const store = yield* Store.Store
     yield* store.transaction(Effect.gen(function*() {
       const current = yield* store.getForUpdate(Deliveries.WebhookDeliveries, claimed.delivery.id)

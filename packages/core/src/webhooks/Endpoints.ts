@@ -83,7 +83,7 @@ const notFound = () => Problem.apiError("WEBHOOK_ENDPOINT_NOT_FOUND", "No webhoo
 const gone = () => Problem.apiError("GONE", "The webhook endpoint was deleted; it cannot be read, changed or rotated. Create a new one.")
 
 /** An endpoint of the caller's organization and environment, deleted ones included. */
-const findEndpoint = (caller: Auth.Caller, id: string, lock = false) =>
+export const findEndpoint = (caller: Auth.Caller, id: string, lock = false) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const endpoint = yield* (lock ? store.getForUpdate(WebhookEndpoints, id) : store.get(WebhookEndpoints, id))
@@ -95,16 +95,26 @@ const findEndpoint = (caller: Auth.Caller, id: string, lock = false) =>
 
 export const create = (caller: Auth.Caller, input: { readonly url: string; readonly subscription?: Subscription }) =>
   Effect.gen(function*() {
-    const store = yield* Store.Store
     const settings = yield* Transport.WebhookSettings
     const url = yield* AddressRules.checkWebhookUrl(input.url, settings)
+    return yield* insert(caller, () => url, input.subscription)
+  })
+
+/**
+ * Stores a new endpoint whose URL is already checked, or made by the engine from the endpoint's id (a listener's,
+ * webhooks/Listeners.ts), and answers it with its secret.
+ */
+export const insert = (caller: Auth.Caller, urlOf: (id: string) => string, subscription: Subscription | undefined) =>
+  Effect.gen(function*() {
+    const store = yield* Store.Store
     const now = yield* nowIso
+    const id = yield* IdGenerator.newId("wep")
     const endpoint: WebhookEndpoint = {
-      id: yield* IdGenerator.newId("wep"),
+      id,
       organizationId: caller.organization.id,
       environment: caller.environment,
-      url,
-      subscription: input.subscription ?? { mode: "all" },
+      url: urlOf(id),
+      subscription: subscription ?? { mode: "all" },
       status: "active",
       secret: yield* newSecret,
       previousSecret: undefined,

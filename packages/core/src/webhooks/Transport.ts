@@ -27,7 +27,11 @@ export class TransportError extends Data.TaggedError("TransportError")<{ readonl
 
 /** How deliveries leave the engine: HTTP by default, or a callback in process. */
 export interface WebhookTransportService {
-  readonly send: (request: DeliveryRequest) => Effect.Effect<{ readonly status: number }, TransportError>
+  /**
+   * The receiver's status; and its latency when the transport measured it nearer the receiver than the engine can
+   * (a listener's client, webhooks/Listeners.ts), else the engine times the send.
+   */
+  readonly send: (request: DeliveryRequest) => Effect.Effect<{ readonly status: number; readonly latencyMs?: number }, TransportError>
 }
 
 export class WebhookTransport extends Context.Service<WebhookTransport, WebhookTransportService>()("fos/WebhookTransport") {}

@@ -1,0 +1,144 @@
+/**
+ * The history of a sandbox's resources: one row per change of a resource's status, written by the machine's move in
+ * the store transaction of the change, with what caused it. It is what a resource's timeline (inspect/Timeline.ts,
+ * `GET /sandbox/v2/simulate/timeline/{resourceId}`) shows beside the events, transfers and timers the engine keeps
+ * anyway; those say what happened, this says when each status began and why.
+ *
+ * The cause is read from a fiber reference (`CurrentCause`) that whatever runs the change sets: the request pipeline
+ * for a write (`request`, with its method, path and correlation id; `simulate` for a call under `/simulate`, with its
+ * operation), the timer scheduler while a timer's handler runs (`timer`, with its kind and id). Work outside both
+ * (a webhook attempt's answer coming back to the background worker, a host's `engine.run`) is `engine`.
+ *
+ * Only sandboxes keep history: the timeline is a sandbox read, a sandbox reset empties it with the rest, and live
+ * writes pay nothing for it. A fired timer is written here too (`timer_fired`), since its row is gone once it fires.
+ */
+import { type Environment, toIso } from "@fos/contract"
+import { Clock, Context, Effect } from "effect"
+import * as Store from "./Store.ts"
+
+/** What set a change off. */
+export type Cause =
+  | { readonly type: "request"; readonly method: string; readonly path: string; readonly correlationId: string }
+  | {
+    readonly type: "simulate"
+    /** The OpenAPI operation id of the simulate call (`simulate.advanceClock`). */
+    readonly operation: string
+    readonly method: string
+    readonly path: string
+    readonly correlationId: string
+  }
+  | { readonly type: "timer"; readonly kind: string; readonly timerId: string }
+  | { readonly type: "engine" }
+
+/**
+ * The cause of the changes the current fiber makes. A request's correlation id may be drawn only once it is first
+ * read (a seeded engine's), so the pipeline may hand a cause whose `correlationId` is a getter: it is read when a
+ * change is written.
+ */
+export class CurrentCause extends Context.Reference<Cause>("fos/HistoryCause", { defaultValue: () => ({ type: "engine" }) }) {}
+
+/** Runs `effect` with `cause` as the cause of the changes it makes. */
+export const causedBy = (cause: Cause) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Effect.provideService(effect, CurrentCause, cause)
+
+/** A fired timer, as its `timer_fired` row keeps it. */
+export interface FiredTimer {
+  readonly id: string
+  readonly kind: string
+  readonly dueAtMs: number
+  /** When it was scheduled; absent for a timer scheduled before timers kept it. */
+  readonly scheduledAtMs?: number
+}
+
+export interface HistoryRow {
+  /** `hst_` and the sequence. */
+  readonly id: string
+  /** The store-wide sequence (`nextSequence`): orders the row among the resource's events and transfers. */
+  readonly sequence: number
+  /** The organization and environment (`scopeOf`). */
+  readonly scope: string
+  readonly resourceId: string
+  readonly at: string
+  readonly kind: "state" | "timer_fired"
+  /** A state change's status before (absent when the resource was created) and after. */
+  readonly from?: string
+  readonly to?: string
+  /** A transaction's stage (`under_review`, `awaiting_customer_action`) before and after, when it had one. */
+  readonly fromStage?: string
+  readonly toStage?: string
+  readonly cause: Cause
+  readonly timer?: FiredTimer
+}
+
+export const History = Store.table<HistoryRow>({
+  name: "history",
+  key: (h) => h.id,
+  orders: {
+    // A resource's rows, for its timeline, and a scope's, for a reset; nothing reads a total.
+    byResource: { partition: (h) => `${h.scope}|${h.resourceId}`, sort: (h) => h.sequence, counted: false },
+    byScope: { partition: (h) => h.scope, sort: (h) => h.sequence, counted: false }
+  }
+})
+
+/** The partition of one resource's history in `byResource`. */
+export const resourcePartition = (scope: string, resourceId: string) => `${scope}|${resourceId}`
+
+const isSandboxScope = (scope: string) => scope.endsWith("/sandbox")
+
+/** A plain copy of the cause: a getter (a correlation id drawn late) is read now. */
+const plainCause = (cause: Cause): Cause => {
+  switch (cause.type) {
+    case "request":
+      return { type: "request", method: cause.method, path: cause.path, correlationId: cause.correlationId }
+    case "simulate":
+      return { type: "simulate", operation: cause.operation, method: cause.method, path: cause.path, correlationId: cause.correlationId }
+    default:
+      return cause
+  }
+}
+
+const insert = (row: Omit<HistoryRow, "id" | "sequence" | "at" | "cause">) =>
+  Effect.gen(function*() {
+    const store = yield* Store.Store
+    const sequence = yield* store.nextSequence
+    const cause = plainCause(yield* CurrentCause)
+    yield* store.insertFresh(History, { id: `hst_${sequence.toString(36).padStart(12, "0")}`, sequence, at: toIso(yield* Clock.currentTimeMillis), cause, ...row })
+  })
+
+/** A resource whose status a machine moves; a transaction's stage is part of its state too. */
+export interface Tracked {
+  readonly id: string
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly status: string
+  readonly stage?: string | null | undefined
+}
+
+/** A state a resource was in: its status, or its status and stage. */
+export type State = string | { readonly status: string; readonly stage?: string | null | undefined }
+
+/**
+ * Records that `resource` moved from `from` (undefined: it was created) to its state, in the caller's store
+ * transaction. Nothing when the state did not change, or outside a sandbox.
+ */
+export const recordState = (from: State | undefined, resource: Tracked): Effect.Effect<void, never, Store.Store> => {
+  if (resource.environment !== "sandbox") return Effect.void
+  const fromStatus = typeof from === "string" ? from : from?.status
+  const fromStage = typeof from === "object" ? from.stage ?? undefined : undefined
+  const toStage = resource.stage ?? undefined
+  if (fromStatus === resource.status && fromStage === toStage) return Effect.void
+  return insert({
+    scope: `${resource.organizationId}/${resource.environment}`,
+    resourceId: resource.id,
+    kind: "state",
+    ...(fromStatus === undefined ? {} : { from: fromStatus }),
+    ...(fromStage === undefined ? {} : { fromStage }),
+    to: resource.status,
+    ...(toStage === undefined ? {} : { toStage })
+  })
+}
+
+/** Records that a timer of a sandbox's resource fired, in its firing transaction. */
+export const recordTimerFired = (scope: string | undefined, resourceId: string | undefined, timer: FiredTimer): Effect.Effect<void, never, Store.Store> =>
+  scope === undefined || resourceId === undefined || !isSandboxScope(scope)
+    ? Effect.void
+    : insert({ scope, resourceId, kind: "timer_fired", timer })
