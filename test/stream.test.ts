@@ -5,9 +5,14 @@
  * open streams, a closed connection freeing its slot), through `engine.fetch` and through a real server; and the
  * actions a resource's state table allows.
  */
+import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Timers } from "@fos/core"
 import { createEngine, type Engine, LiveFeed } from "@fos/http"
+import { layerPgliteStore } from "@fos/sql"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { approvedCustomer, type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
 import { expectProblem, keysOf, makeEngine, orgSeed, seedOf, START_MS } from "./support.ts"
@@ -187,6 +192,18 @@ describe("the live stream through engine.fetch", () => {
     expect((await theirs.json()).type).toBe("VALIDATION_ERROR")
   })
 
+  it("pushes what a timer commits outside any request at once (an advance of the embedded clock)", async () => {
+    const { depositId } = await pendingDeposit()
+    const stream = sseOf(await open(engine.fetch, "http://fos", keysOf("acme").sandbox, "?topics=events"))
+    // No request follows, and real time stands still in this engine (no tail runs): only the timer's commit can tell
+    // the stream.
+    await engine.clock.advance("1 hour")
+    let message = await stream.next()
+    while (message.data.resourceId !== depositId) message = await stream.next()
+    expect(message.data.type).toMatch(/^transaction\./)
+    await stream.close()
+  })
+
   it("sends only the topics asked for", async () => {
     const stream = sseOf(await open(engine.fetch, "http://fos", keysOf("acme").sandbox, "?topics=requests"))
     const emitted = await emit(acme)
@@ -232,6 +249,35 @@ describe("the live stream through engine.fetch", () => {
     const response = await engine.fetch(new Request("http://fos/sandbox/v2/simulate/stream"))
     expect(response.status).toBe(401)
   })
+})
+
+describe("the live stream on PGlite", () => {
+  it("reads the events from SQL: live, and resumed after an id", async () => {
+    await engine.close()
+    const dir = mkdtempSync(join(tmpdir(), "fos-stream-"))
+    engine = await createEngine({
+      store: layerPgliteStore(dir),
+      clock: { mode: "virtual", startMs: START_MS },
+      realClock: Timers.makeVirtualClock(START_MS),
+      seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never
+    })
+    acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
+    rival = clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox)
+    try {
+      const first = await emit(acme)
+      const stream = sseOf(await open(engine.fetch, "http://fos", keysOf("acme").sandbox, "?topics=events"))
+      await emit(rival)
+      const second = await emit(acme, "customer.restricted")
+      expect((await stream.next()).id).toBe(second.json.id)
+      await stream.close()
+      const resumed = sseOf(await open(engine.fetch, "http://fos", keysOf("acme").sandbox, `?topics=events&after=${first.json.id}`))
+      expect((await resumed.next()).data).toEqual({ ...second.json, resourceId: second.json.data.customerId })
+      await resumed.close()
+    } finally {
+      await engine.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
 })
 
 describe("the live stream through a real server", () => {

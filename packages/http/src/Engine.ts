@@ -70,7 +70,9 @@ export interface CreateEngineOptions extends Omit<EngineModule.EngineOptions, "s
   readonly operatorToken?: string
   /**
    * Receives one entry per request `engine.fetch` answers (off by default: a test suite's output stays its own).
-   * `(entry) => console.log(formatRequestLog(entry, "pretty"))` prints what `fos serve` prints.
+   * `(entry) => console.log(formatRequestLog(entry, "pretty"))` prints what `fos serve` prints. Whether given or
+   * not, the engine keeps each organization's last 500 requests for `GET /sandbox/v2/simulate/requests` and its live
+   * stream (docs/inspect.md).
    */
   readonly requestLog?: RequestLogger
 }

@@ -11,9 +11,10 @@
  *   recorded (`event: request`), and each event of the sandbox's outbox (`event: event`, with `id:` the event's id,
  *   so a client resumes with `Last-Event-ID` or `?after=`). Events come from the outbox, not from the code that
  *   emits them, so an event is shown only once committed: a stream reads the outbox right after every answered
- *   request of its organization (the request's transactions have committed by then), and once a second of real time
- *   (`tailIntervalMs`) for what commits outside a request of this process (a timer of the system clock, the live
- *   scheduler, another process sharing a PostgreSQL store).
+ *   request of its organization (the request's transactions have committed by then), right after every timer of its
+ *   sandbox this process fires (`Outbox.committed`, told by `Timers.fireDue`: the system clock's scheduler, an
+ *   advance), and once a second of real time (`tailIntervalMs`) for what another process sharing a PostgreSQL store
+ *   commits.
  *
  * Sequence numbers are handed out before commit (kernel/Store.ts, `nextSequence`), so two transactions may commit
  * out of number order. Each read starts `reorderWindow` numbers below the highest event sent and skips the ids sent
@@ -170,6 +171,16 @@ export const make = (realClock: Clock.Clock): LiveFeedService => {
   const subscribers = new Map<string, Set<Subscriber>>()
   const open = new Set<Effect.Effect<void>>()
 
+  // What commits outside a request of this process (a timer fired by the scheduler or an advance): the stores this
+  // feed's streams read, each listened to once, from its first stream on.
+  const listenedStores = new WeakSet<object>()
+  const sandboxSuffix = "/sandbox"
+  const onCommitted = (scope: string) => {
+    if (!scope.endsWith(sandboxSuffix)) return
+    const streams = subscribers.get(scope.slice(0, -sandboxSuffix.length))
+    if (streams !== undefined) for (const subscriber of streams) subscriber.nudge()
+  }
+
   const ringOf = (organizationId: string, environment: Environment, create: boolean): Ring | undefined => {
     let scopes = rings.get(organizationId)
     if (scopes === undefined) {
@@ -245,6 +256,10 @@ export const make = (realClock: Clock.Clock): LiveFeedService => {
   const stream: LiveFeedService["stream"] = (options) =>
     Effect.gen(function*() {
       const store = yield* Store.Store
+      if (!listenedStores.has(store)) {
+        listenedStores.add(store)
+        Outbox.onCommitted(store, onCommitted)
+      }
       const { organizationId } = options
       const current = subscribers.get(organizationId)
       if (current !== undefined && current.size >= maxStreamsPerOrganization) {
@@ -275,7 +290,8 @@ export const make = (realClock: Clock.Clock): LiveFeedService => {
             send,
             nudge: () => Deferred.doneUnsafe(wake, Effect.void)
           }
-          // Registered at once, so a slot is taken before anything else can be: the bound holds under a burst.
+          // The bound was checked when the request came; streams opened in a burst past it are counted again here,
+          // when they start, and one past the bound ends at once (its client reconnects later).
           let set = subscribers.get(organizationId)
           if (set === undefined) subscribers.set(organizationId, (set = new Set()))
           if (set.size >= maxStreamsPerOrganization) return end()

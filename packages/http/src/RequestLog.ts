@@ -2,7 +2,9 @@
  * The request log: one entry per answered request (method, path, status, the problem's `type` on an error,
  * duration, correlation id, organization),
  * what `fos serve` prints a line of, pretty or as JSON, unless `--quiet`. An embedded engine logs nothing unless
- * given a `requestLog` function (docs/decisions.md, "Request logs").
+ * given a `requestLog` function (docs/decisions.md, "Request logs"). Apart from this log, and whatever it is set to,
+ * every engine keeps each organization's last requests in memory for `GET /sandbox/v2/simulate/requests` and the
+ * live stream (LiveFeed.ts).
  *
  * An entry never holds a header, a query string or a body, so no API key, webhook secret or operator token can
  * reach a log. Its time and duration are real time (the engine's `RealClock`), whatever the engine's clock says: a

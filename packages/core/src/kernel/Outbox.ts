@@ -120,6 +120,33 @@ export class EventWritten extends Context.Reference<(event: OutboxEvent) => Effe
   defaultValue: () => () => Effect.void
 }) {}
 
+/**
+ * Who hears that a scope's transaction has committed outside a request: the live stream of the http layer
+ * (packages/http/src/LiveFeed.ts) reads the outbox then, rather than at its next tail. A request's commits are
+ * heard by the request pipeline itself when it answers; what commits in the background (a timer fired by the
+ * scheduler or by an advance of the virtual clock) is told here, by the timer's scope (`Timers.fireDue`). Listeners
+ * are kept per store, so engines in one process hear only their own; a store nobody listens to costs one lookup.
+ */
+const commitListeners = new WeakMap<object, Set<(scope: string) => void>>()
+
+/** Listens for commits of `store`'s scopes outside requests; returns the call that stops listening. */
+export const onCommitted = (store: Store.StoreService, listener: (scope: string) => void): () => void => {
+  let listeners = commitListeners.get(store)
+  if (listeners === undefined) commitListeners.set(store, (listeners = new Set()))
+  listeners.add(listener)
+  return () => {
+    listeners.delete(listener)
+  }
+}
+
+/** Tells the listeners of `store` that a transaction of `scope` has committed (nothing when none listens). */
+export const committed = (store: Store.StoreService, scope: string | undefined): void => {
+  if (scope === undefined) return
+  const listeners = commitListeners.get(store)
+  if (listeners === undefined) return
+  for (const listener of listeners) listener(scope)
+}
+
 /** The `data` of an event type as it is sent: the encoded form of its schema in the catalog (contract Events.ts). */
 export type EventDataOf<T extends EventType> = typeof EventData[T]["Encoded"]
 

@@ -15,6 +15,7 @@
  */
 import { Cause, Clock, Context, Deferred, Duration, Effect, Layer } from "effect"
 import * as History from "./History.ts"
+import * as Outbox from "./Outbox.ts"
 import type * as Problem from "./Problem.ts"
 import * as RandomStreams from "./RandomStreams.ts"
 import * as Store from "./Store.ts"
@@ -233,6 +234,8 @@ export const fireDue = (
           RandomStreams.withStream(timer.scope)
         )
         if (after !== undefined) afterCommit.push(RandomStreams.withStream(timer.scope)(after))
+        // What the timer's transaction emitted is in the outbox now: a live stream of its scope reads it at once.
+        Outbox.committed(store, timer.scope)
         onFired?.(timer)
         fired++
       }
