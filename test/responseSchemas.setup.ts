@@ -1,0 +1,20 @@
+/**
+ * A setup file of every test file (vitest.config.ts): records the answers the file's requests get through the test
+ * helpers (responseRecorder.ts) and, after its tests, checks each against its operation's declared responses in
+ * the served OpenAPI document (responseSchemas.ts). A file that recorded nothing pays nothing; one whose answers
+ * break their schemas fails, each finding named. `FOS_RESPONSE_SCHEMAS=off` turns the check off (to bisect).
+ */
+import { afterAll, expect } from "vitest"
+import { startRecording, takeRecorded } from "./responseRecorder.ts"
+
+if (process.env.FOS_RESPONSE_SCHEMAS !== "off") {
+  startRecording()
+  afterAll(async () => {
+    const answers = await takeRecorded()
+    if (answers.length === 0) return
+    const { checkResponses } = await import("./responseSchemas.ts")
+    const { findings, checked, unmatched } = checkResponses(answers)
+    if (process.env.FOS_RESPONSE_SCHEMAS === "report") console.log(`response schemas: ${checked} answers checked, ${unmatched} not an operation's`)
+    expect([...new Set(findings)], "answers that break their operation's declared responses (test/responseSchemas.ts)").toEqual([])
+  }, 120_000)
+}
