@@ -149,12 +149,12 @@ describe("the served documents", () => {
     }
   })
 
-  it("declare the response headers: correlation id and rate limit on every answer, Retry-After on 429, Idempotency-Replayed on a keyed write's success", () => {
+  it("declare the response headers: correlation id and rate limit on every answer, Retry-After on 429 and 503, Idempotency-Replayed on a keyed write's success", () => {
     for (const { method, path, operation } of operations(documents.sandbox)) {
       for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
         const names = Object.keys(response.headers ?? {})
         expect(names, `${method} ${path} ${status}`).toEqual(expect.arrayContaining(["x-correlation-id", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]))
-        expect(names.includes("Retry-After"), `${method} ${path} ${status}`).toBe(status === "429")
+        expect(names.includes("Retry-After"), `${method} ${path} ${status}`).toBe(status === "429" || status === "503")
       }
     }
     expect(Object.keys(documents.sandbox.paths["/v2/orders"].post.responses["201"].headers)).toContain("Idempotency-Replayed")

@@ -94,3 +94,12 @@ export const requestExamples: Readonly<Record<string, unknown>> = {
   },
   "rfis.respond": { answers: [{ questionId: "q1", text: "Revenue from the sale of software licences." }] }
 }
+
+/** One realistic instance of each resource a success response returns, by its schema's name in the document. */
+export const resourceExamples: Readonly<Record<string, unknown>> = {}
+
+/** The example of a success response that is not a resource or a page of one, by operation id. */
+export const responseExamples: Readonly<Record<string, unknown>> = {}
+
+/** A first page of a list whose one item is `item`, as a list response carries it. */
+export const listExample = (item: unknown) => ({ data: [item], meta: { mode: "cursor", nextCursor: null, previousCursor: null, total: 1 } })

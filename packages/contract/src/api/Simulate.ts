@@ -215,7 +215,7 @@ export const Simulate = HttpApiGroup.make("simulate")
     headers: SignerHeaders,
     payload: SimulatedSignature,
     success: Transaction,
-    error: [...withBody, problem(422), problem(502)]
+    error: [...withBody, problem(422)]
   }).annotateMerge(documented("Sign a transaction", "Adds a signer's signature to a transaction awaiting signatures.")))
   // The receive policy holds a broadcast crypto payout from a non-custodial wallet: its roster signs the recovery.
   .add(HttpApiEndpoint.post("holdByReceivePolicy", "/v2/simulate/transactions/:id/receive-policy", {
