@@ -108,7 +108,8 @@ export const checkResponses = (answers: ReadonlyArray<RecordedResponse>): Respon
     }
     let validator = validators.get(environment)
     if (validator === undefined) {
-      validator = responseValidator(openApiDocument(Api, environment as Environment))
+      // The Router's call (packages/http/src/Router.ts), with the API as the HttpApi.Top it takes.
+      validator = responseValidator(openApiDocument(Api as unknown as Parameters<typeof openApiDocument>[0], environment as Environment))
       validators.set(environment, validator)
     }
     const finding = validator(environment, answer)

@@ -333,12 +333,11 @@ const componentOf = (schema: Json | undefined): string | undefined =>
 
 /**
  * Each success response's example: the resource's (Examples.ts) where the response is a resource or a page of
- * them, unless the operation has its own. An `Event` is the catalog's example of one event type. The resource's schema
- * shows its example too.
+ * them, unless the operation has its own. The resource's schema shows its example too.
  */
 const addResponseExamples = (spec: Json): void => {
   const schemas: Json = spec.components.schemas
-  const resources: Record<string, unknown> = { ...resourceExamples, Event: exampleEnvelope("order.succeeded") }
+  const resources = resourceExamples
   for (const [name, example] of Object.entries(resources)) {
     if (schemas[name] !== undefined && schemas[name].example === undefined) schemas[name].examples ??= [example]
   }
