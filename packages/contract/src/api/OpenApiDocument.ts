@@ -68,7 +68,7 @@ const impliedCodes = (endpoint: HttpApiEndpoint.Top, policy: EndpointPolicy, pag
   if (policy.upload !== undefined) codes.push("FILE_TOO_LARGE")
   else if (write) codes.push("PAYLOAD_TOO_LARGE")
   if (write) codes.push("UNSUPPORTED_MEDIA_TYPE")
-  codes.push("RATE_LIMITED", "INTERNAL_ERROR", "SERVICE_UNAVAILABLE")
+  codes.push("RATE_LIMITED", "INTERNAL_ERROR", "BAD_GATEWAY", "SERVICE_UNAVAILABLE")
   return codes
 }
 
