@@ -182,7 +182,10 @@ const ajvErrors = (errors: ReadonlyArray<{ instancePath: string; message?: strin
 
 describe("the served documents", () => {
   it("pass Redocly's recommended ruleset with no error", async () => {
-    const config = await createConfig({ extends: ["recommended"] })
+    // The two rules that validate examples against their schemas are what "the examples" above checks with ajv
+    // (each schema compiled once, failing on any example); Redocly repeats it per example at several times the
+    // cost, and they are warnings in the recommended ruleset, so they cannot change its count of errors.
+    const config = await createConfig({ extends: ["recommended"], rules: { "no-invalid-media-type-examples": "off", "no-invalid-schema-examples": "off" } } as never)
     for (const environment of ["sandbox", "live"] as const) {
       const problems = await lintFromString({ source: JSON.stringify(documents[environment]), absoluteRef: `http://fos.test/${environment}/v2/openapi.json`, config })
       const errors = problems.filter((p) => p.severity === "error").map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)
