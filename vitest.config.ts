@@ -14,6 +14,8 @@ export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts", "adapters/*/test/**/*.test.ts", "test/**/*.test.ts"],
     env: { NODE_OPTIONS: `--conditions=${sourceCondition}`, DENO_CONDITIONS: sourceCondition },
+    // Every answer a test file's requests get through the test helpers is checked against the OpenAPI document.
+    setupFiles: ["test/responseSchemas.setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000
   }

@@ -5,10 +5,11 @@
  * itself: every problem response is the Problem schema, never an empty `{}`.
  *
  * Chromium is Debian's `chromium`; without it the browser test is skipped, unless FOS_REQUIRE_CHROMIUM=1 (as CI
- * sets), when it fails.
+ * sets), when it fails. The screenshot of one opened operation (its description, its request example and its
+ * response example) is saved as an artifact: `test-artifacts/docs-operation.png`, or in FOS_ARTIFACTS_DIR.
  */
-import { execFile } from "node:child_process"
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { execFile, spawn } from "node:child_process"
+import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
 import { ErrorCatalog, type ErrorCode } from "@fos/contract"
@@ -287,6 +288,83 @@ const renderInChromium = (binary: string, url: string): Promise<{ dom: string; l
   })
 }
 
+/**
+ * Opens `url` in headless Chromium driven over the DevTools protocol (Node's WebSocket), waits until `ready` (a
+ * script) is true, and returns the visible text (`innerText`) of the element whose id is `id` and a PNG of it, from
+ * its top down to the bottom of `until` inside it (Chromium's own --screenshot captures a viewport, and the page
+ * scrolls to a deep-linked operation after load, which that capture does not wait for).
+ */
+const inspectInChromium = async (binary: string, url: string, id: string, until: string, ready: string): Promise<{ text: string; png: Buffer }> => {
+  const profile = mkdtempSync(join(tmpdir(), "fos-chromium-"))
+  const child = spawn(binary, [
+    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--hide-scrollbars", "--window-size=1280,2200", `--user-data-dir=${profile}`,
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1", "--remote-debugging-port=0", "about:blank"
+  ], { stdio: ["ignore", "ignore", "pipe"] })
+  try {
+    const endpoint = await new Promise<string>((resolve, reject) => {
+      let err = ""
+      child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+        err += chunk
+        const m = /DevTools listening on (ws:\/\/\S+)/.exec(err)
+        if (m !== null) resolve(m[1]!)
+      })
+      child.on("exit", (code) => reject(new Error(`chromium exited (${code}) before listening: ${err}`)))
+    })
+    const socket = new WebSocket(endpoint)
+    await new Promise((resolve, reject) => {
+      socket.onopen = resolve
+      socket.onerror = reject
+    })
+    let next = 0
+    const waiting = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>()
+    socket.onmessage = (message) => {
+      const reply = JSON.parse(String(message.data))
+      const caller = waiting.get(reply.id)
+      if (caller === undefined) return
+      waiting.delete(reply.id)
+      if (reply.error !== undefined) caller.reject(new Error(`${reply.error.message}`))
+      else caller.resolve(reply.result)
+    }
+    const send = (method: string, params: object = {}, sessionId?: string): Promise<any> =>
+      new Promise((resolve, reject) => {
+        const id = ++next
+        waiting.set(id, { resolve, reject })
+        socket.send(JSON.stringify({ id, method, params, ...(sessionId === undefined ? {} : { sessionId }) }))
+      })
+    const { targetId } = await send("Target.createTarget", { url: "about:blank" })
+    const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true })
+    await send("Page.enable", {}, sessionId)
+    await send("Page.navigate", { url }, sessionId)
+    const evaluate = async (expression: string) => (await send("Runtime.evaluate", { expression, returnByValue: true }, sessionId)).result.value
+    const deadline = Date.now() + 60_000
+    while (!(await evaluate(ready))) {
+      if (Date.now() > deadline) {
+        const seen = await evaluate("location.href + ': ' + document.querySelectorAll('.opblock').length + ' operations, open: ' + [...document.querySelectorAll('.opblock.is-open')].map((o) => o.id).join(' ')")
+        throw new Error(`the page did not get ready (${ready}); it shows ${seen}`)
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+    const box = await evaluate(`(() => {
+      const element = document.getElementById(${JSON.stringify(id)})
+      const top = element.getBoundingClientRect().top + window.scrollY
+      const bottom = element.querySelector(${JSON.stringify(until)}).getBoundingClientRect().bottom + window.scrollY
+      return { text: element.innerText, x: 0, y: top, width: document.documentElement.clientWidth, height: bottom - top }
+    })()`)
+    const shot = await send("Page.captureScreenshot", { format: "png", captureBeyondViewport: true, clip: { x: box.x, y: box.y, width: box.width, height: box.height, scale: 1 } }, sessionId)
+    await send("Browser.close").catch(() => undefined)
+    socket.close()
+    return { text: box.text, png: Buffer.from(shot.data, "base64") }
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once("exit", resolve))
+      child.kill("SIGKILL")
+      await exited
+    }
+    rmSync(profile, { recursive: true, force: true, maxRetries: 5 })
+  }
+}
+
 describe("/docs in headless Chromium", () => {
   it("renders the reference, listing every operation of the document, with nothing loaded from elsewhere", async (context) => {
     if (chromium === undefined) {
@@ -312,25 +390,58 @@ describe("/docs in headless Chromium", () => {
     expect(log.split("\n").filter((line) => line.includes(":CONSOLE"))).toEqual([])
   }, 120_000)
 
-  it("shows an operation's description, its rules and its request example, the webhooks and the error reference", async (context) => {
+  it("shows an opened operation's description, its rules, its request and response examples, the webhooks and the error reference; its screenshot is an artifact", async (context) => {
     if (chromium === undefined) {
       if (chromiumRequired) throw new Error("FOS_REQUIRE_CHROMIUM=1 but there is no chromium on the PATH (apt-get install chromium)")
       context.skip("chromium is not on the PATH (apt-get install chromium); FOS_REQUIRE_CHROMIUM=1 makes this a failure")
       return
     }
     // Deep-linked to POST /v2/orders, which the page opens expanded.
-    const { dom } = await renderInChromium(chromium, `${origin}/docs#/orders/orders.create`)
+    const page = `${origin}/docs#/orders/orders.create`
+    const { dom } = await renderInChromium(chromium, page)
+    const document = await (await fetch(`${origin}/sandbox/v2/openapi.json`)).json()
+    const operation = document.paths["/v2/orders"].post
+    // The opened operation is the only one whose body Swagger UI renders: its parameters and its responses.
+    const opened = [...dom.matchAll(/<div class="opblock opblock-(\w+) is-open" id="operations-([^"]+)">/g)].map((m) => `${m[1]} ${m[2]}`)
+    expect(opened).toEqual(["post orders-orders\\.create"])
     const text = dom.replace(/<[^>]+>/g, " ").replace(/&quot;/g, "\"").replace(/\s+/g, " ")
     // The operation's own description, and the rules the document adds to it.
     expect(text).toContain("Creates a conversion order from a quote option")
     expect(text).toContain("requires an Idempotency-Key header")
     expect(text).toContain("IDEMPOTENCY_KEY_REQUIRED")
-    // Its request body's example (Examples.ts), in the example value.
-    expect(text).toContain("order-2026-03-01-1")
+    // Its request body's example and its 201 response's example (Examples.ts), each in its example value (Swagger UI
+    // highlights the JSON, spacing the colons).
+    const member = (name: string, value: string) => new RegExp(`"${name}"\\s*:\\s*"${value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}"`)
+    expect(text).toMatch(member("clientReferenceId", operation.requestBody.content["application/json"].example.clientReferenceId))
+    const created = operation.responses["201"].content["application/json"].example
+    expect(text).toMatch(member("id", created.id))
+    expect(text).toMatch(member("direction", created.direction))
     // The webhooks, one per event type, and the error reference with its link.
     expect(text).toContain("Webhooks")
     expect(text).toContain("wallet_signer.removed")
     expect(text).toContain("ORGANIZATION_ACCESS_SUSPENDED")
     expect(dom).toContain(`href="/docs/errors"`)
-  }, 120_000)
+
+    // What a reader sees of the opened operation: its visible text holds the description and both examples, and its
+    // picture, from its summary down to its 201 response's example, is kept as the run's artifact.
+    // Swagger UI's id of the operation's block (it escapes the dot of the operation id).
+    const block = "operations-orders-orders\\.create"
+    const { text: visible, png } = await inspectInChromium(
+      chromium,
+      page,
+      block,
+      ".responses-table .response",
+      `document.getElementById(${JSON.stringify(block)})?.matches(".is-open") && !!document.getElementById(${JSON.stringify(block)}).querySelector(".responses-table .response .microlight")`
+    )
+    expect(visible).toContain("Creates a conversion order from a quote option")
+    expect(visible).toMatch(member("clientReferenceId", operation.requestBody.content["application/json"].example.clientReferenceId))
+    expect(visible).toMatch(member("id", created.id))
+    const artifacts = process.env.FOS_ARTIFACTS_DIR ?? join(repoRoot, "test-artifacts")
+    mkdirSync(artifacts, { recursive: true })
+    const screenshot = join(artifacts, "docs-operation.png")
+    writeFileSync(screenshot, png)
+    expect(png.subarray(0, 8).toString("hex")).toBe("89504e470d0a1a0a")
+    // The IHDR's width: the page's.
+    expect(png.readUInt32BE(16)).toBeGreaterThan(1000)
+  }, 180_000)
 })

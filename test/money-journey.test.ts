@@ -8,6 +8,7 @@ import { createClient, verifyWebhook } from "@fos/client"
 import { createEngine } from "@fos/http"
 import { expect, it } from "vitest"
 import { clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
+import { recording } from "./responseRecorder.ts"
 import { keysOf, orgSeed, seedOf } from "./support.ts"
 
 it("approve, apply, create a wallet, deposit, advance: the balance, the transaction and its signed webhooks", async () => {
@@ -19,7 +20,7 @@ it("approve, apply, create a wallet, deposit, advance: the balance, the transact
   try {
     const apiKey = keysOf("acme").sandbox
     const acme = clientOf(engine.fetch, "http://fos", apiKey)
-    const fos = createClient({ baseUrl: "http://fos/sandbox", apiKey, fetch: engine.fetch })
+    const fos = createClient({ baseUrl: "http://fos/sandbox", apiKey, fetch: recording(engine.fetch) })
     const endpoint = await fos.webhooks.createEndpoint({ payload: { url: "https://hooks.acme.test/fos", subscription: { mode: "selected", eventTypes: ["transaction.created", "transaction.processing", "transaction.completed", "wallet.created"] } } })
 
     const onboarding = await acme.call("POST", "/v2/onboarding", deuSubmission(await deuDocuments(acme)), idem())

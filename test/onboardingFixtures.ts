@@ -3,6 +3,7 @@
  * engine's, or the real server's), document uploads, and complete submissions per country.
  */
 import { expect } from "vitest"
+import { recording } from "./responseRecorder.ts"
 import { type Reply, toReply } from "./support.ts"
 import { deuSubmission } from "./submissions.ts"
 
@@ -15,8 +16,9 @@ export interface Client {
   readonly upload: (type: string, options?: { customerId?: string }) => Promise<string>
 }
 
-/** Requests under `<origin>/<environment>` with `key`. */
-export const clientOf = (fetch: Fetch, origin: string, key: string, environment: "sandbox" | "live" = "sandbox"): Client => {
+/** Requests under `<origin>/<environment>` with `key` (recorded for the response-schema check: responseRecorder.ts). */
+export const clientOf = (unrecorded: Fetch, origin: string, key: string, environment: "sandbox" | "live" = "sandbox"): Client => {
+  const fetch = recording(unrecorded)
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     toReply(await fetch(new Request(`${origin}/${environment}${path}`, {
       method,

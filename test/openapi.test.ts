@@ -5,6 +5,8 @@
  * - it declares what a generated client needs: the Idempotency-Key header, response headers, numbers as numbers,
  *   `limit` as an integer, formats and patterns, discriminators, typed uploads, one webhook per event type, and
  *   only what its environment serves under a base address a client can join paths onto;
+ * - every request body and every success response has an example, and ajv validates each example (request,
+ *   response, named schema, webhook) against its own schema;
  * - a client generated from the served document with openapi-typescript and openapi-fetch type-checks a journey
  *   that uses no cast (Idempotency-Key included, and a typed event payload) and runs it against the engine, and ajv
  *   validates every response the journey got against its operation's response schema.
@@ -18,7 +20,7 @@ import { Api, documentationOf, ErrorCatalog, ErrorCodes, EventTypes, policyOf, r
 import { Context, Schema } from "effect"
 import { createEngine, type Engine } from "@fos/http"
 import { createConfig, lintFromString } from "@redocly/openapi-core"
-import { Ajv2020 } from "ajv/dist/2020.js"
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js"
 import addFormats from "ajv-formats"
 import openapiTS, { astToString } from "openapi-typescript"
 import ts from "typescript"
@@ -100,9 +102,90 @@ describe("the contract's documentation", () => {
   })
 })
 
+/**
+ * An ajv that resolves the document's `#/components/...` references, and compiles a schema of it once (one per
+ * document, shared by the tests of this file: compiling is most of their time).
+ */
+const validators = new WeakMap<Json, (schema: Json) => ValidateFunction>()
+const schemaValidator = (document: Json) => {
+  const known = validators.get(document)
+  if (known !== undefined) return known
+  const ajv = new Ajv2020({ strict: false, allErrors: true })
+  addFormats.default(ajv)
+  const base = "https://fos.test/openapi.json"
+  ajv.addSchema({ $id: base, components: document.components })
+  const compiled = new Map<string, ValidateFunction>()
+  const compile = (schema: Json): ValidateFunction => {
+    const key = JSON.stringify(schema)
+    let validate = compiled.get(key)
+    if (validate === undefined) {
+      // A named schema is compiled once, as the document's own fragment; an inline one on its own.
+      validate = typeof schema.$ref === "string" && Object.keys(schema).length === 1
+        ? ajv.getSchema(`${base}${schema.$ref}`)!
+        : ajv.compile(JSON.parse(key.replaceAll("\"#/components/", `"${base}#/components/`)))
+      compiled.set(key, validate)
+    }
+    return validate
+  }
+  validators.set(document, compile)
+  return compile
+}
+
+describe("the examples", () => {
+  it("give every success response with a JSON body an example (Examples.ts)", () => {
+    const missing: Array<string> = []
+    for (const { method, path, operation } of operations(documents.sandbox)) {
+      for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
+        const json = response.content?.["application/json"]
+        if (Number(status) < 300 && json !== undefined && json.example === undefined) missing.push(`${operation.operationId} (${method} ${path}) ${status}`)
+      }
+    }
+    expect(missing).toEqual([])
+  })
+
+  it("each validate against their own schema with ajv: every request body's, every response's, every named schema's and every webhook's", () => {
+    const compile = schemaValidator(documents.sandbox)
+    const broken: Array<string> = []
+    let checked = 0
+    const check = (where: string, schema: Json | undefined, example: unknown) => {
+      if (schema === undefined || example === undefined) return
+      const validate = compile(schema)
+      checked++
+      if (!validate(example)) broken.push(`${where}: ${ajvErrors(validate.errors)}`)
+    }
+    for (const { operation } of operations(documents.sandbox)) {
+      const body = operation.requestBody?.content?.["application/json"]
+      check(`${operation.operationId} request`, body?.schema, body?.example)
+      for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
+        const json = response.content?.["application/json"]
+        check(`${operation.operationId} ${status}`, json?.schema, json?.example)
+      }
+    }
+    for (const [name, schema] of Object.entries(documents.sandbox.components.schemas as Record<string, Json>)) {
+      for (const [i, example] of (schema.examples ?? []).entries()) check(`schema ${name} example ${i}`, { $ref: `#/components/schemas/${name}` }, example)
+      if (schema.example !== undefined) check(`schema ${name} example`, { $ref: `#/components/schemas/${name}` }, schema.example)
+    }
+    for (const [type, item] of Object.entries(documents.sandbox.webhooks as Record<string, Json>)) {
+      const body = item.post.requestBody.content["application/json"]
+      check(`webhook ${type}`, body.schema, body.example)
+    }
+    expect(broken).toEqual([])
+    expect(checked).toBeGreaterThan(300)
+    // The check can fail: an example with a member of the wrong type does not validate.
+    const order = documents.sandbox.paths["/v2/orders/{orderId}"].get.responses["200"].content["application/json"]
+    expect(compile(order.schema)({ ...order.example, id: 42 })).toBe(false)
+  })
+})
+
+const ajvErrors = (errors: ReadonlyArray<{ instancePath: string; message?: string }> | null | undefined): string =>
+  (errors ?? []).slice(0, 5).map((e) => `${e.instancePath || "/"} ${e.message}`).join("; ")
+
 describe("the served documents", () => {
   it("pass Redocly's recommended ruleset with no error", async () => {
-    const config = await createConfig({ extends: ["recommended"] })
+    // The two rules that validate examples against their schemas are what "the examples" above checks with ajv
+    // (each schema compiled once, failing on any example); Redocly repeats it per example at several times the
+    // cost, and they are warnings in the recommended ruleset, so they cannot change its count of errors.
+    const config = await createConfig({ extends: ["recommended"], rules: { "no-invalid-media-type-examples": "off", "no-invalid-schema-examples": "off" } } as never)
     for (const environment of ["sandbox", "live"] as const) {
       const problems = await lintFromString({ source: JSON.stringify(documents[environment]), absoluteRef: `http://fos.test/${environment}/v2/openapi.json`, config })
       const errors = problems.filter((p) => p.severity === "error").map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)
@@ -149,12 +232,12 @@ describe("the served documents", () => {
     }
   })
 
-  it("declare the response headers: correlation id and rate limit on every answer, Retry-After on 429, Idempotency-Replayed on a keyed write's success", () => {
+  it("declare the response headers: correlation id and rate limit on every answer, Retry-After on 429 and 503, Idempotency-Replayed on a keyed write's success", () => {
     for (const { method, path, operation } of operations(documents.sandbox)) {
       for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
         const names = Object.keys(response.headers ?? {})
         expect(names, `${method} ${path} ${status}`).toEqual(expect.arrayContaining(["x-correlation-id", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]))
-        expect(names.includes("Retry-After"), `${method} ${path} ${status}`).toBe(status === "429")
+        expect(names.includes("Retry-After"), `${method} ${path} ${status}`).toBe(status === "429" || status === "503")
       }
     }
     expect(Object.keys(documents.sandbox.paths["/v2/orders"].post.responses["201"].headers)).toContain("Idempotency-Replayed")
@@ -298,12 +381,8 @@ describe("a client generated from the served document", () => {
       )
       expect(recorded.length).toBeGreaterThan(10)
 
-      const ajv = new Ajv2020({ strict: false, allErrors: true })
-      addFormats.default(ajv)
-      const base = "https://fos.test/openapi.json"
-      ajv.addSchema({ $id: base, components: document.components })
+      const compile = schemaValidator(document)
       let checked = 0
-      const rebased = (schema: Json) => JSON.parse(JSON.stringify(schema).replaceAll("\"#/components/", `"${base}#/components/`))
       for (const { schemaPath, method, status, body } of recorded) {
         const where = `${method} ${schemaPath} ${status}`
         const response = document.paths[schemaPath][method].responses[String(status)]
@@ -313,7 +392,7 @@ describe("a client generated from the served document", () => {
           expect(body, where).toBeUndefined()
           continue
         }
-        const validate = ajv.compile(rebased(schema))
+        const validate = compile(schema)
         expect(validate(body) ? [] : validate.errors, where).toEqual([])
         checked++
         // The check can fail: a resource whose id is a number does not validate.

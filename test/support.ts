@@ -8,6 +8,7 @@ import { Customers, Outbox, Store, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { Effect, Schema } from "effect"
 import { expect } from "vitest"
+import { recording } from "./responseRecorder.ts"
 
 // --- time ------------------------------------------------------------------------------------------------------
 
@@ -165,12 +166,12 @@ export const toReply = async (response: Response, url: string = response.url): P
 /** One request through an engine's fetch handler. */
 export const call = async (engine: Engine, path: string, c: Call = {}): Promise<Reply> => {
   const request = buildRequest("http://localhost", path, c)
-  return toReply(await engine.fetch(request), request.url)
+  return toReply(await recording(engine.fetch)(request), request.url)
 }
 
 /** One request over real HTTP. */
 export const httpCall = async (origin: string, path: string, c: Call = {}): Promise<Reply> =>
-  toReply(await fetch(buildRequest(origin, path, c)))
+  toReply(await recording(fetch)(buildRequest(origin, path, c)))
 
 // --- assertions ------------------------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ import { Timers, Transport } from "@fos/core"
 import { Effect } from "effect"
 import { createEngine, type Engine } from "@fos/http"
 import { afterEach, describe, expect, it } from "vitest"
+import { recording } from "./responseRecorder.ts"
 import { expectProblem, orgSeed, sandboxKey, seedOf, START_MS } from "./support.ts"
 
 const key = sandboxKey("hooks")
@@ -40,7 +41,7 @@ const start = async (
 }
 
 const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-  const response = await engine.fetch(new Request(`http://fos/sandbox${path}`, {
+  const response = await recording(engine.fetch)(new Request(`http://fos/sandbox${path}`, {
     method,
     headers: { "x-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
     ...(body === undefined ? {} : { body: JSON.stringify(body) })

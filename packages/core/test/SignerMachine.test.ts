@@ -200,3 +200,42 @@ describe("the signer table's invariants, over random move sequences", () => {
     )
   })
 })
+
+describe("the roster-wide origin change (webauthn_origin_change)", () => {
+  const moves: ReadonlyArray<SignerMachine.OriginChangeMove> = ["start", "approve_ceremony", "decline_ceremony", "expire_ceremony"]
+  const result = (outcome: SignerMachine.OriginChangeOutcome) => ("refused" in outcome ? outcome.refused : [outcome.next, ...outcome.events])
+
+  it("waits for an admin, then completes, is cancelled or fails, each with its event", () => {
+    const waiting = { latest: "awaiting_admin_approval" as const, activeAdmins: 1 }
+    expect(result(SignerMachine.originChange({ latest: undefined, activeAdmins: 1 }, "start"))).toEqual(["awaiting_admin_approval", "wallet_ceremony.awaiting_admin_approval"])
+    expect(result(SignerMachine.originChange(waiting, "approve_ceremony"))).toEqual(["completed", "wallet_ceremony.completed"])
+    expect(result(SignerMachine.originChange(waiting, "decline_ceremony"))).toEqual(["cancelled", "wallet_ceremony.failed"])
+    expect(result(SignerMachine.originChange(waiting, "expire_ceremony"))).toEqual(["failed", "wallet_ceremony.failed"])
+  })
+
+  it("refuses a second one while one waits, a roster with no admin that can act, and a decision on none or on a closed one", () => {
+    expect(result(SignerMachine.originChange({ latest: "awaiting_admin_approval", activeAdmins: 2 }, "start"))).toBe("CONFLICT")
+    expect(result(SignerMachine.originChange({ latest: undefined, activeAdmins: 0 }, "start"))).toBe("UNPROCESSABLE_ENTITY")
+    for (const latest of ["completed", "failed", "cancelled"] as const) {
+      expect(result(SignerMachine.originChange({ latest, activeAdmins: 1 }, "start")), latest).toEqual(["awaiting_admin_approval", "wallet_ceremony.awaiting_admin_approval"])
+      for (const move of moves.slice(1)) expect(result(SignerMachine.originChange({ latest, activeAdmins: 1 }, move)), `${latest} ${move}`).toBe("RESOURCE_TERMINAL")
+    }
+    for (const move of moves.slice(1)) expect(result(SignerMachine.originChange({ latest: undefined, activeAdmins: 1 }, move)), move).toBe("CONFLICT")
+  })
+
+  it("never leaves two open, and closes only what is open (any sequence of moves)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom(...moves), fc.integer({ min: 0, max: 2 })), { maxLength: 30 }), (path) => {
+        let latest: SignerMachine.CeremonyStatus | undefined
+        for (const [move, activeAdmins] of path) {
+          const outcome = SignerMachine.originChange({ latest, activeAdmins }, move)
+          if ("refused" in outcome) continue
+          if (move === "start") expect(latest).not.toBe("awaiting_admin_approval")
+          else expect(latest).toBe("awaiting_admin_approval")
+          expect(outcome.events).toHaveLength(1)
+          latest = outcome.next
+        }
+      })
+    )
+  })
+})

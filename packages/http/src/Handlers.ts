@@ -270,6 +270,8 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
       CurrentCaller.use((caller) => Effect.map(WalletFreeze.simulateReceivePolicyHold(caller, params.id), Transactions.toWire)).pipe(Effect.map(mutable)))
     .handle("unsupportedDeposit", ({ params, payload }) =>
       CurrentCaller.use((caller) => Effect.map(DepositReturns.simulateUnsupportedDeposit(caller, params.walletId, payload), Transactions.toWire)).pipe(Effect.map(mutable)))
+    .handle("startOriginChange", ({ params, payload }) =>
+      CurrentCaller.use((caller) => Ceremonies.startOriginChange(caller, params.walletId, payload)).pipe(Effect.map(mutable)))
     .handle("misconfigureWallet", ({ params }) =>
       CurrentCaller.use((caller) => WalletFreeze.simulateWalletMisconfigured(caller, params.walletId)).pipe(Effect.map(mutable)))
     .handle("setRate", ({ payload }) => CurrentCaller.use((caller) => Pricing.setRate(caller, payload)))

@@ -4,12 +4,15 @@
  * - each operation's summary and description are its own (`documented`, below); to the description are added the
  *   rules the contract states elsewhere: its idempotency policy, its rate bucket, its upload form and its problems;
  * - the Idempotency-Key header where an operation takes one (required or optional), and the response headers every
- *   answer carries (x-correlation-id, the X-RateLimit trio, Retry-After on 429, Idempotency-Replayed on a replay);
+ *   answer carries (x-correlation-id, the X-RateLimit trio, Retry-After on 429 and 503, Idempotency-Replayed on a
+ *   replay);
  * - numbers as numbers: fos never sends a non-finite number (JSON has none), so Effect's `"Infinity" | "NaN"`
  *   alternative of `Schema.Number` is dropped; a list's `limit` is an integer;
  * - a `discriminator` on every union whose members are tagged by `type`, and an upload's file as binary content;
  * - a `webhooks` entry per event type, with its envelope's schema and the catalog's example, and the `Event`
  *   resource as the union of those envelopes;
+ * - an example on every request body and every success response (Examples.ts): a resource's example where the
+ *   response is that resource or a page of it, else the operation's own; the named schema shows it too;
  * - only what the environment serves (no sandbox-only operation under /live), and a `servers` entry that is the
  *   environment's base address, with no trailing slash to join paths onto.
  */
@@ -20,7 +23,7 @@ import { errorReference } from "../kernel/ErrorReference.ts"
 import { ErrorCatalog, type ErrorCode, errorReferencePath } from "../kernel/Errors.ts"
 import { defaultPageSize, maxPageSize } from "../kernel/Lists.ts"
 import type { Environment } from "../tenancy/Tenancy.ts"
-import { requestExamples } from "./Examples.ts"
+import { listExample, requestExamples, resourceExamples, responseExamples } from "./Examples.ts"
 import { type Annotated, type EndpointPolicy, policyOf } from "./Policies.ts"
 
 /**
@@ -65,7 +68,7 @@ const impliedCodes = (endpoint: HttpApiEndpoint.Top, policy: EndpointPolicy, pag
   if (policy.upload !== undefined) codes.push("FILE_TOO_LARGE")
   else if (write) codes.push("PAYLOAD_TOO_LARGE")
   if (write) codes.push("UNSUPPORTED_MEDIA_TYPE")
-  codes.push("RATE_LIMITED", "INTERNAL_ERROR")
+  codes.push("RATE_LIMITED", "INTERNAL_ERROR", "BAD_GATEWAY", "SERVICE_UNAVAILABLE")
   return codes
 }
 
@@ -106,7 +109,7 @@ const headers = {
   "X-RateLimit-Limit": { description: "Requests allowed per window in the bucket this request counted against.", schema: { type: "integer", minimum: 0 } },
   "X-RateLimit-Remaining": { description: "Requests left in the current window of that bucket.", schema: { type: "integer", minimum: 0 } },
   "X-RateLimit-Reset": { description: "Seconds until the current window of that bucket ends.", schema: { type: "integer", minimum: 0 } },
-  "Retry-After": { description: "Seconds to wait before sending more requests (the problem's retryAfterSeconds).", schema: { type: "integer", minimum: 0 } },
+  "Retry-After": { description: "Seconds to wait before sending more requests (the problem's retryAfterSeconds): on every 429, and on a 503 whose problem says when to retry.", schema: { type: "integer", minimum: 0 } },
   "Idempotency-Replayed": { description: "`true` when this is the stored answer of an earlier request with the same Idempotency-Key.", schema: { type: "string", enum: ["true"] } }
 } as const
 
@@ -319,8 +322,40 @@ const buildDocument = (api: HttpApi.Top, environment: Environment): Json => {
     }
   }
   addWebhooks(spec)
+  addResponseExamples(spec)
   rewriteSchemas(spec)
   return spec
+}
+
+/** The name of the component a `$ref` points at, or undefined. */
+const componentOf = (schema: Json | undefined): string | undefined =>
+  typeof schema?.$ref === "string" && schema.$ref.startsWith("#/components/schemas/") ? schema.$ref.slice("#/components/schemas/".length) : undefined
+
+/**
+ * Each success response's example: the resource's (Examples.ts) where the response is a resource or a page of
+ * them, unless the operation has its own. The resource's schema shows its example too.
+ */
+const addResponseExamples = (spec: Json): void => {
+  const schemas: Json = spec.components.schemas
+  const resources = resourceExamples
+  for (const [name, example] of Object.entries(resources)) {
+    if (schemas[name] !== undefined && schemas[name].example === undefined) schemas[name].examples ??= [example]
+  }
+  for (const item of Object.values(spec.paths as Record<string, Json>)) {
+    for (const operation of Object.values(item) as Array<Json>) {
+      for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
+        const json = response.content?.["application/json"]
+        if (Number(status) >= 300 || json === undefined) continue
+        const own = componentOf(json.schema)
+        const item = componentOf(json.schema?.properties?.data?.items)
+        const example = responseExamples[operation.operationId] ??
+          (own !== undefined ? resources[own]
+            : item !== undefined && json.schema.properties.meta !== undefined && resources[item] !== undefined ? listExample(resources[item])
+            : undefined)
+        if (example !== undefined) json.example = example
+      }
+    }
+  }
 }
 
 /** A request body's description (its schema's, else the operation's summary) and its example (Examples.ts). */
@@ -367,7 +402,7 @@ const decorate = (operation: Json, endpoint: HttpApiEndpoint.Top, policy: Endpoi
       "X-RateLimit-Limit": headerRef("X-RateLimit-Limit"),
       "X-RateLimit-Remaining": headerRef("X-RateLimit-Remaining"),
       "X-RateLimit-Reset": headerRef("X-RateLimit-Reset"),
-      ...(code === 429 ? { "Retry-After": headerRef("Retry-After") } : {}),
+      ...(code === 429 || code === 503 ? { "Retry-After": headerRef("Retry-After") } : {}),
       ...(code < 400 && write && policy.idempotency !== "refused" ? { "Idempotency-Replayed": headerRef("Idempotency-Replayed") } : {})
     }
   }

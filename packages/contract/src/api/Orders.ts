@@ -14,7 +14,7 @@ export const Quotes = HttpApiGroup.make("quotes")
     HttpApiEndpoint.post("create", "/v2/quotes", {
       payload: QuoteRequest,
       success: Quote.pipe(HttpApiSchema.status(201)),
-      error: [...withBody, problem(422), problem(503)]
+      error: [...withBody, problem(422)]
     }).annotate(ErrorCodes, ["UNSUPPORTED_PAIR", "NO_PRICING_CONFIGURED", "AMOUNT_OUT_OF_RANGE", "CLIENT_MARKUP_NOT_ENABLED", "CLIENT_MARKUP_SPREAD_EXCEEDED", "RATE_UNAVAILABLE", "RATE_UNAVAILABLE_AFTER_HOURS"]).annotateMerge(documented("Request a quote", "Prices a conversion between two assets: each option has a rate, fees and an expiry, and is used once by an order.")).annotate(Idempotency, "refused")
   )
 
@@ -23,7 +23,7 @@ export const Orders = HttpApiGroup.make("orders")
     HttpApiEndpoint.post("create", "/v2/orders", {
       payload: OrderCreate,
       success: Order.pipe(HttpApiSchema.status(201)),
-      error: [...withBody, problem(422), problem(503)]
+      error: [...withBody, problem(422)]
     }).annotate(ErrorCodes, ["QUOTE_NOT_FOUND", "QUOTE_EXPIRED", "QUOTE_ALREADY_USED", "QUOTE_ASSET_MISMATCH", "QUOTE_RECIPIENT_TYPE_UNPRICED", "INVALID_ORDER_COMBO", "UNSUPPORTED_PAIR", "INSUFFICIENT_FUNDS", "MISSING_REQUIRED_FIELDS", "DUPLICATE_CLIENT_REFERENCE_ID", "RATE_UNAVAILABLE"]).annotateMerge(documented("Create an order", "Creates a conversion order from a quote option, locking its price until lockExpiresAt; execute it to move the funds.")).annotate(Idempotency, "required")
   )
   .add(HttpApiEndpoint.get("list", "/v2/orders", {
@@ -40,7 +40,7 @@ export const Orders = HttpApiGroup.make("orders")
     HttpApiEndpoint.post("execute", "/v2/orders/:orderId/execute", {
       params: orderParams,
       success: Order,
-      error: [...withBody, problem(422), problem(503)]
+      error: [...withBody, problem(422)]
     }).annotate(ErrorCodes, ["ORDER_NOT_FOUND", "ORDER_NOT_EXECUTABLE", "ORDER_EXPIRED", "INSUFFICIENT_FUNDS", "PROVIDER_UNAVAILABLE"]).annotateMerge(documented("Execute an order", "Executes a pending order before its lock expires: the source is debited and the conversion runs; order.* events follow.")).annotate(Idempotency, "required").annotate(RateBucket, "order_execute")
   )
   .add(

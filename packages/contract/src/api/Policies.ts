@@ -128,8 +128,12 @@ export const policyOf = (endpoint: Annotated, group: Annotated): EndpointPolicy 
 /** The problem response of `status`. */
 export const problem = (status: number) => Problem.pipe(HttpApiSchema.status(status))
 
-/** The problems every authenticated endpoint can answer with. */
-export const common = [problem(400), problem(401), problem(403), problem(404), problem(409), problem(429), problem(500)]
+/**
+ * The problems every authenticated endpoint can answer with. 502 and 503 included: any request may meet the store
+ * out of reach (503 SERVICE_UNAVAILABLE, with Retry-After) or, in the sandbox, a scripted fault's injected problem
+ * (Faults.ts: BAD_GATEWAY, SERVICE_UNAVAILABLE, …), and a client must be able to read those answers too.
+ */
+export const common = [problem(400), problem(401), problem(403), problem(404), problem(409), problem(429), problem(500), problem(502), problem(503)]
 
 /** The problems of an endpoint that takes a body, besides `common`. */
 export const withBody = [...common, problem(413), problem(415)]

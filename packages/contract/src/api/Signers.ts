@@ -56,11 +56,11 @@ export const Signers = HttpApiGroup.make("signers")
     params: { id: SigningRequestId },
     headers: SignerHeaders,
     success: SigningRequest,
-    error: [...withBody, problem(422), problem(502)]
+    error: [...withBody, problem(422)]
   }).annotateMerge(documented("Approve a signing request", "Signs a transaction with the session's signer; the transaction moves on once its quorum is met.")))
   .add(HttpApiEndpoint.post("rejectSigningRequest", "/v2/signing-requests/:id/reject", {
     params: { id: SigningRequestId },
     headers: SignerHeaders,
     success: SigningRequest,
-    error: [...withBody, problem(422), problem(502)]
+    error: [...withBody, problem(422)]
   }).annotateMerge(documented("Reject a signing request", "Refuses to sign a transaction; the transaction is rejected and nothing moves.")))

@@ -36,6 +36,7 @@ import {
   SignerSession,
   SimulatedCeremonyDecision,
   SimulatedEnrollment,
+  SimulatedOriginChange,
   SimulatedProvisioning,
   SimulatedSignature,
   SimulatedSignerLogin,
@@ -44,7 +45,7 @@ import {
 } from "../signing/Signers.ts"
 import { applicationParams } from "./Applications.ts"
 import { common, Idempotency, KeepsTimers, OpenWhenRestricted, OutsideTransaction, problem, SandboxOnly, withBody } from "./Policies.ts"
-import { documented } from "./OpenApiDocument.ts"
+import { documented, ErrorCodes } from "./OpenApiDocument.ts"
 
 const transactionParams = { id: TransactionId }
 
@@ -208,14 +209,14 @@ export const Simulate = HttpApiGroup.make("simulate")
     payload: SimulatedCeremonyDecision,
     success: WalletCeremony,
     error: [...withBody, problem(422)]
-  }).annotateMerge(documented("Decide a ceremony", "Approves or fails a wallet ceremony awaiting an admin, as the admin would.")))
+  }).annotateMerge(documented("Decide a ceremony", "Approves or declines a wallet ceremony awaiting an admin, as the admin would: a signer's (by an admin of its roster) or a roster's webauthn_origin_change (by an admin of that roster).")))
   // A passkey signer (by its session) stamps or declines a transfer at its verificationUrl.
   .add(HttpApiEndpoint.post("signTransaction", "/v2/simulate/transactions/:id/signatures", {
     params: transactionParams,
     headers: SignerHeaders,
     payload: SimulatedSignature,
     success: Transaction,
-    error: [...withBody, problem(422), problem(502)]
+    error: [...withBody, problem(422)]
   }).annotateMerge(documented("Sign a transaction", "Adds a signer's signature to a transaction awaiting signatures.")))
   // The receive policy holds a broadcast crypto payout from a non-custodial wallet: its roster signs the recovery.
   .add(HttpApiEndpoint.post("holdByReceivePolicy", "/v2/simulate/transactions/:id/receive-policy", {
@@ -236,6 +237,16 @@ export const Simulate = HttpApiGroup.make("simulate")
     success: Wallet,
     error: [...withBody, problem(422)]
   }).annotateMerge(documented("Misconfigure a wallet", "Breaks a wallet's configuration, to test how transfers from it fail.")))
+  // With the custom_domains feature, the customer moves a non-custodial wallet's roster to its custom domain.
+  .add(HttpApiEndpoint.post("startOriginChange", "/v2/simulate/wallets/:walletId/webauthn-origin-change", {
+    params: { walletId: WalletId },
+    payload: SimulatedOriginChange,
+    success: WalletCeremony.pipe(HttpApiSchema.status(201)),
+    error: [...withBody, problem(422)]
+  }).annotate(ErrorCodes, ["FEATURE_NOT_ENABLED", "WALLET_NOT_FOUND", "CONFLICT", "UNPROCESSABLE_ENTITY"]).annotateMerge(documented(
+    "Start a WebAuthn origin change",
+    "Starts the roster-wide webauthn_origin_change ceremony of a non-custodial wallet's roster: its passkeys are to sign for the organization's custom domain (`origin`). It waits for an admin of the roster (wallet_ceremony.awaiting_admin_approval, with no walletSignerId), who decides it with the ceremony decision call. Only an organization with the `custom_domains` feature may start one (403 FEATURE_NOT_ENABLED otherwise); a custodial wallet, or a roster with no admin that can act, is 422; a roster with one already waiting is 409 CONFLICT."
+  )))
   // The sandbox's outside actors and clock act on a restricted organization too (lifting the restriction among them).
   .annotate(OpenWhenRestricted, true)
   // Simulation is the sandbox's alone: there is no /live/v2/simulate.

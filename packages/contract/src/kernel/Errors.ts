@@ -8,6 +8,7 @@
  */
 
 import { Schema } from "effect"
+import { UtcTimestamp } from "./Primitives.ts"
 
 /** One entry of the catalog. */
 export interface ErrorSpec {
@@ -180,7 +181,8 @@ export const Problem = Schema.Struct({
   docs: Schema.String,
   instance: Schema.String,
   correlationId: Schema.String,
-  timestamp: Schema.String,
+  // Every timestamp on the wire is fos's one form (Representation rule 1); the document says so of this one too.
+  timestamp: UtcTimestamp,
   errors: Schema.optionalKey(Schema.Array(ProblemEntry)),
   retryAfterSeconds: Schema.optionalKey(Schema.Number),
   field: Schema.optionalKey(Schema.String),

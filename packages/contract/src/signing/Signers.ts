@@ -104,14 +104,20 @@ export const WalletCeremonyStatuses = ["awaiting_admin_approval", "completed", "
 export const WalletCeremony = Schema.Struct({
   id: Schema.String,
   customerId: Schema.String,
-  walletSignerId: Schema.String,
-  type: Schema.Literals(["passkey_addition", "signer_promotion", "signer_demotion", "signer_removal"]),
+  /** The signer it is about; omitted on the roster-wide webauthn_origin_change. */
+  walletSignerId: Schema.optionalKey(Schema.String),
+  /** webauthn_origin_change only: the custom domain's origin the roster's passkeys are to sign for. */
+  origin: Schema.optionalKey(Schema.String),
+  type: Schema.Literals(["passkey_addition", "signer_promotion", "signer_demotion", "signer_removal", "webauthn_origin_change"]),
   status: Schema.Literals(WalletCeremonyStatuses),
   adminVerificationUrl: Schema.String,
   expiresAt: UtcTimestamp,
   createdAt: UtcTimestamp,
   updatedAt: UtcTimestamp
-}).annotate({ identifier: "WalletCeremony", description: "A wallet signer ceremony (enrollment, promotion, recovery) and its status." })
+}).annotate({
+  identifier: "WalletCeremony",
+  description: "A wallet ceremony an admin co-stamps and its status: about one signer (a passkey addition, a promotion, a demotion, a removal), or the whole roster (webauthn_origin_change, with the custom_domains feature)."
+})
 export type WalletCeremony = typeof WalletCeremony.Type
 
 /** `POST /v2/signer/ceremonies`: an admin starts a roster change that another admin's co-stamp completes. */
@@ -158,6 +164,20 @@ export const SimulatedCeremonyDecision = Schema.Struct({
   outcome: Schema.Literals(["approved", "declined"])
 }).annotate({ identifier: "SimulatedCeremonyDecision", description: "The admin's decision on a wallet ceremony." })
 export type SimulatedCeremonyDecision = typeof SimulatedCeremonyDecision.Type
+
+/**
+ * The custom domain a roster's passkeys are to sign for, as a WebAuthn origin: `https://` and a lower-case host
+ * (an optional port), no path. `POST /sandbox/v2/simulate/wallets/{walletId}/webauthn-origin-change`.
+ */
+export const SimulatedOriginChange = Schema.Struct({
+  origin: Schema.String.check(
+    Schema.isPattern(/^https:\/\/[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+(?::\d{1,5})?$/, {
+      fosDetail: "must be an https origin of a custom domain, such as https://pay.acme.example (no path)"
+    }),
+    Schema.isMaxLength(253, { fosDetail: "must be at most 253 characters" })
+  )
+}).annotate({ identifier: "SimulatedOriginChange", description: "The custom domain's origin the roster's passkeys are to sign for." })
+export type SimulatedOriginChange = typeof SimulatedOriginChange.Type
 
 /** The wallet provider's answer to a claim's provisioning. */
 export const SimulatedProvisioning = Schema.Struct({

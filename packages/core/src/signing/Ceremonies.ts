@@ -17,7 +17,9 @@
  */
 import {
   type CustomerId,
+  type SimulatedOriginChange,
   toIso,
+  type WalletId,
   type WalletCeremony as WalletCeremonyWire,
   type WalletSigner as WalletSignerWire,
   type WalletSignerId
@@ -79,7 +81,7 @@ const approvalUrl = (ceremonyId: string) =>
   Effect.map(IdGenerator.randomString("0123456789abcdef", 32), (secret) => `${Settings.signingSettings.signingOrigin}/approvals/${ceremonyId}/${secret}`)
 
 /** Opens a ceremony of `signer` waiting for an admin, with its expiry timer. */
-const openCeremony = (signer: Roster.StoredSigner, type: SignerMachine.CeremonyType) =>
+const openCeremony = (signer: Roster.StoredSigner, type: SignerMachine.SignerCeremonyType) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const at = yield* Roster.now
@@ -115,8 +117,8 @@ const signerAwaitingApproval = (ceremony: Roster.StoredCeremony, iso: string) =>
     occurredAt: iso
   })
 
-const approvalOf = (c: Roster.StoredCeremony) => ({
-  walletSignerId: c.walletSignerId,
+const approvalOf = (signer: Roster.StoredSigner, c: Roster.StoredCeremony) => ({
+  walletSignerId: signer.id,
   ceremonyId: c.id,
   adminVerificationUrl: c.adminVerificationUrl,
   expiresAt: c.expiresAt
@@ -130,7 +132,7 @@ export const simulatePasskeyAddition = (caller: Auth.Caller, id: WalletSignerId)
     yield* Roster.moveSigner(signer, { type: "add_passkey" })
     const ceremony = yield* openCeremony(signer, "passkey_addition")
     yield* signerAwaitingApproval(ceremony, ceremony.createdAt)
-    return approvalOf(ceremony)
+    return approvalOf(signer, ceremony)
   })
 
 /** `POST /v2/customers/{customerId}/wallet-signers/{signerId}/reissue-admin-approval`: a fresh link for the waiting passkey. */
@@ -152,7 +154,7 @@ export const reissueAdminApproval = (caller: Auth.Caller, customerId: CustomerId
     yield* Effect.orDie(store.update(Roster.WalletCeremonies, reissued))
     yield* Timers.schedule(expiryKind, at.ms + Settings.signingSettings.ceremonyTtlMs, { ceremonyId: reissued.id, linkVersion: reissued.linkVersion }, Roster.scope(reissued))
     yield* signerAwaitingApproval(reissued, at.iso)
-    return approvalOf(reissued)
+    return approvalOf(signer, reissued)
   })
 
 /** `POST /v2/signer/ceremonies`: an admin of the roster (by its session) starts a promotion, demotion or removal. */
@@ -232,6 +234,7 @@ export const decide = (
     const store = yield* Store.Store
     const ceremony = yield* store.getForUpdate(Roster.WalletCeremonies, ceremonyId)
     if (!Roster.inCallerScope(ceremony, caller)) return yield* Problem.apiError("NOT_FOUND", "No wallet ceremony with this id exists in this organization and environment.")
+    if (ceremony.walletSignerId === undefined) return yield* decideOriginChange(admin, ceremony, outcome)
     const signer = yield* Roster.getSigner(caller, ceremony.walletSignerId)
     // Only the signer's latest ceremony can be open; an older one closed before it started.
     if (ceremony.id !== signer.ceremonyId || ceremony.status !== "awaiting_admin_approval") {
@@ -250,9 +253,136 @@ const expireOnTime: Timers.TimerHandler = (payload: { readonly ceremonyId: strin
     const ceremony = yield* store.getForUpdate(Roster.WalletCeremonies, payload.ceremonyId)
     // A reissued link replaced this timer's, or the ceremony closed first.
     if (ceremony === undefined || ceremony.status !== "awaiting_admin_approval" || ceremony.linkVersion !== payload.linkVersion) return
+    if (ceremony.walletSignerId === undefined) {
+      yield* Effect.orDie(applyOriginChangeMove(ceremony, "expire_ceremony"))
+      return
+    }
     const signer = yield* store.getForUpdate(Roster.WalletSigners, ceremony.walletSignerId)
     if (signer === undefined) return
     yield* Effect.orDie(applyCeremonyMove(signer, ceremony, { type: "expire_ceremony" }))
+  })
+
+// --- the roster-wide ceremony: webauthn_origin_change ------------------------------------------------------------
+
+/**
+ * The organization feature that offers webauthn_origin_change. The spec sends that ceremony type "only to
+ * organizations using custom domains once enabled", and refuses what an organization's features do not include
+ * with 403 FEATURE_NOT_ENABLED (Authentication rule 9: "feature is per account"); the operator sets features
+ * (`fos orgs set --features custom_domains ORG_ID`, or the seed).
+ */
+export const customDomainsFeature = "custom_domains"
+
+/** The resolved claim whose roster signs for `walletId`, with the roster's admins that can act. */
+const rosterOfWallet = (caller: Auth.Caller, walletId: WalletId) =>
+  Effect.gen(function*() {
+    const wallet = yield* Wallets.get(caller, walletId)
+    if (wallet.custody !== "non_custodial") {
+      return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "A custodial wallet has no roster of signers; only a non-custodial wallet's roster changes its WebAuthn origin.")
+    }
+    const store = yield* Store.Store
+    // A customer's claims are few (one resolved, and any that failed before it); their wallets name the claim.
+    const claims = yield* store.page(Roster.Claims, {
+      order: "byCustomer",
+      partition: `${Roster.scope(wallet)}/${wallet.customerId}`,
+      descending: true,
+      backward: false,
+      from: undefined,
+      limit: 100
+    })
+    const found = claims.find((c) => c.walletIds.includes(wallet.id))
+    const claim = found === undefined ? undefined : yield* Roster.getClaimForUpdate(found.id)
+    if (claim === undefined || claim.status !== "completed") return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "The wallet's claim has not completed; its roster cannot change its origin yet.")
+    return claim
+  })
+
+const originChangeState = (claim: Roster.StoredClaim) =>
+  Effect.gen(function*() {
+    const store = yield* Store.Store
+    const latest = claim.originChangeId === undefined ? undefined : yield* store.getForUpdate(Roster.WalletCeremonies, claim.originChangeId)
+    const roster = yield* Roster.rosterOf(claim.id)
+    const activeAdmins = roster.filter((s) => s.role === "admin" && SignerMachine.isActive(s.status)).length
+    return { latest, state: { latest: latest?.status, activeAdmins } satisfies SignerMachine.OriginChangeState }
+  })
+
+/**
+ * `POST /sandbox/v2/simulate/wallets/{walletId}/webauthn-origin-change`: the customer asks that the roster of a
+ * non-custodial wallet sign for its custom domain. The ceremony waits for an admin of the roster
+ * (wallet_ceremony.awaiting_admin_approval, no walletSignerId: it is the roster's) and expires like the others.
+ */
+export const startOriginChange = (caller: Auth.Caller, walletId: WalletId, body: SimulatedOriginChange): Effect.Effect<WalletCeremonyWire, Problem.ApiError, Store.Store> =>
+  Effect.gen(function*() {
+    if (!caller.organization.features.includes(customDomainsFeature)) {
+      return yield* Problem.apiError("FEATURE_NOT_ENABLED", `A WebAuthn origin change needs the organization's ${customDomainsFeature} feature.`)
+    }
+    const claim = yield* rosterOfWallet(caller, walletId)
+    const { state } = yield* originChangeState(claim)
+    const outcome = SignerMachine.originChange(state, "start")
+    if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, outcome.reason)
+    const store = yield* Store.Store
+    const at = yield* Roster.now
+    const id = yield* Roster.mintRosterId("cer")
+    const ceremony: Roster.StoredCeremony = {
+      organizationId: claim.organizationId,
+      environment: claim.environment,
+      customerId: claim.customerId,
+      id,
+      walletSignerId: undefined,
+      claimId: claim.id,
+      origin: body.origin,
+      type: "webauthn_origin_change",
+      status: outcome.next,
+      adminVerificationUrl: yield* approvalUrl(id),
+      expiresAt: toIso(at.ms + Settings.signingSettings.ceremonyTtlMs),
+      linkVersion: 1,
+      createdAt: at.iso,
+      updatedAt: at.iso
+    }
+    yield* Effect.orDie(store.insert(Roster.WalletCeremonies, ceremony))
+    yield* Effect.orDie(store.update(Roster.Claims, { ...claim, originChangeId: id, updatedAt: at.iso }))
+    yield* Timers.schedule(expiryKind, at.ms + Settings.signingSettings.ceremonyTtlMs, { ceremonyId: id, linkVersion: 1 }, Roster.scope(ceremony))
+    yield* Roster.emitRosterEvent(ceremony, "wallet_ceremony.awaiting_admin_approval", {
+      ceremonyId: id,
+      customerId: ceremony.customerId,
+      type: ceremony.type,
+      adminVerificationUrl: ceremony.adminVerificationUrl,
+      expiresAt: ceremony.expiresAt,
+      occurredAt: at.iso
+    })
+    return Roster.ceremonyToWire(ceremony)
+  })
+
+/** Applies a decided or expired origin change: the ceremony, the roster's origin when it completed, the event. */
+const applyOriginChangeMove = (ceremony: Roster.StoredCeremony, move: SignerMachine.OriginChangeMove) =>
+  Effect.gen(function*() {
+    const store = yield* Store.Store
+    const claim = yield* Roster.getClaimForUpdate(ceremony.claimId!)
+    if (claim === undefined) return yield* Problem.apiError("RESOURCE_TERMINAL", "The ceremony's roster is gone.")
+    const { latest, state } = yield* originChangeState(claim)
+    // Only the roster's latest origin change can be open; an older one closed before it started.
+    const outcome = SignerMachine.originChange(latest?.id === ceremony.id ? state : { ...state, latest: ceremony.status }, move)
+    if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, outcome.reason)
+    const at = yield* Roster.now
+    const closed: Roster.StoredCeremony = { ...ceremony, status: outcome.next, updatedAt: at.iso }
+    yield* Effect.orDie(store.update(Roster.WalletCeremonies, closed))
+    if (outcome.next === "completed") yield* Effect.orDie(store.update(Roster.Claims, { ...claim, webauthnOrigin: ceremony.origin, updatedAt: at.iso }))
+    const head = { ceremonyId: closed.id, customerId: closed.customerId, type: closed.type }
+    for (const event of outcome.events) {
+      if (event === "wallet_ceremony.completed") yield* Roster.emitRosterEvent(closed, event, { ...head, occurredAt: at.iso })
+      else if (event === "wallet_ceremony.failed") yield* Roster.emitRosterEvent(closed, event, { ...head, status: closed.status, occurredAt: at.iso })
+      else return yield* Effect.die(new Error(`an origin change decision emitted ${event}`))
+    }
+    return closed
+  })
+
+/** An admin of the roster (by its session) co-stamps or declines the roster's origin change. */
+const decideOriginChange = (admin: Roster.StoredSigner, ceremony: Roster.StoredCeremony, outcome: "approved" | "declined") =>
+  Effect.gen(function*() {
+    if (ceremony.status !== "awaiting_admin_approval") return yield* Problem.apiError("RESOURCE_TERMINAL", `The ceremony is already ${ceremony.status}.`)
+    if (admin.role !== "admin" || admin.claimId !== ceremony.claimId || !SignerMachine.isActive(admin.status)) {
+      return yield* Problem.apiError("INSUFFICIENT_ROLE", "Only an admin of the wallet's roster co-stamps its origin change.")
+    }
+    const closed = yield* applyOriginChangeMove(ceremony, outcome === "approved" ? "approve_ceremony" : "decline_ceremony")
+    return Roster.ceremonyToWire(closed)
   })
 
 /** `POST /sandbox/v2/simulate/wallet-signers/{signerId}/remove`: ops remove a signer (reason ops_removed). */

@@ -47,6 +47,10 @@ export interface StoredClaim extends Owned {
   readonly provisioned: boolean
   readonly walletIds: ReadonlyArray<WalletId>
   readonly clientReferenceId: string | undefined
+  /** The roster's latest webauthn_origin_change ceremony (SignerMachine.ts `originChange`), if it has had one. */
+  readonly originChangeId?: string | undefined
+  /** The WebAuthn origin the roster's passkeys sign for, once an origin change completed (else fos's signing origin). */
+  readonly webauthnOrigin?: string | undefined
   readonly createdAt: string
   readonly updatedAt: string
 }
@@ -69,7 +73,12 @@ export interface StoredSigner extends Owned {
 
 export interface StoredCeremony extends Owned {
   readonly id: string
-  readonly walletSignerId: WalletSignerId
+  /** The signer it is about; undefined for the roster-wide webauthn_origin_change. */
+  readonly walletSignerId: WalletSignerId | undefined
+  /** The roster's claim, on a roster-wide ceremony. */
+  readonly claimId?: ClaimId | undefined
+  /** The origin a webauthn_origin_change moves the roster's passkeys to. */
+  readonly origin?: string | undefined
   readonly type: SignerMachine.CeremonyType
   readonly status: SignerMachine.CeremonyStatus
   readonly adminVerificationUrl: string
@@ -129,7 +138,9 @@ export const signerToWire = (s: StoredSigner): WalletSignerWire =>
 export const ceremonyToWire = (c: StoredCeremony): WalletCeremonyWire => ({
   id: c.id,
   customerId: c.customerId,
-  walletSignerId: c.walletSignerId,
+  // A roster-wide ceremony is about no one signer: the member is omitted.
+  ...(c.walletSignerId === undefined ? {} : { walletSignerId: c.walletSignerId }),
+  ...(c.origin === undefined ? {} : { origin: c.origin }),
   type: c.type,
   status: c.status,
   adminVerificationUrl: c.adminVerificationUrl,
@@ -186,7 +197,8 @@ export const rosterState = (signer: StoredSigner) =>
     const otherAdmins = roster.filter((s) => s.id !== signer.id && s.role === "admin" && SignerMachine.isActive(s.status)).length
     const state: SignerMachine.RosterState = {
       signer: { status: signer.status, role: signer.role, credentialType: signer.credentialType, passkeyCount: signer.passkeyCount },
-      ceremony: ceremony === undefined ? undefined : { type: ceremony.type, status: ceremony.status },
+      // A signer's latest ceremony is always one of its own (the roster-wide one is the claim's).
+      ceremony: ceremony === undefined || ceremony.type === "webauthn_origin_change" ? undefined : { type: ceremony.type, status: ceremony.status },
       otherAdmins
     }
     return { state, ceremony }

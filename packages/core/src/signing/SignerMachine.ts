@@ -38,8 +38,13 @@ export type SignerRole = "signer" | "admin"
 export type CredentialType = "passkey" | "api_key"
 export type RemovalReason = "customer_removed" | "ops_removed"
 
-/** The ceremonies of a signer fos runs; webauthn_origin_change (custom domains) is not offered. */
-export type CeremonyType = "passkey_addition" | "signer_promotion" | "signer_demotion" | "signer_removal"
+/**
+ * The ceremonies fos runs: four about one signer, and webauthn_origin_change about the whole roster (its passkeys
+ * move to the organization's custom domain; `originChange` below), offered only to an organization with the
+ * custom_domains feature (Ceremonies.ts).
+ */
+export type SignerCeremonyType = "passkey_addition" | "signer_promotion" | "signer_demotion" | "signer_removal"
+export type CeremonyType = SignerCeremonyType | "webauthn_origin_change"
 export type CeremonyStatus = "awaiting_admin_approval" | "completed" | "failed" | "cancelled"
 
 /** The most passkeys a signer holds; a bound like every other. */
@@ -56,7 +61,7 @@ export interface SignerState {
 }
 
 export interface CeremonyState {
-  readonly type: CeremonyType
+  readonly type: SignerCeremonyType
   readonly status: CeremonyStatus
 }
 
@@ -203,5 +208,54 @@ export const transition = (state: RosterState, move: Move): Outcome => {
         removalReason: "ops_removed"
       }
     }
+  }
+}
+
+// --- the roster-wide ceremony ------------------------------------------------------------------------------------
+
+/**
+ * The webauthn_origin_change ceremony (spec, Versioning rule 4: a ceremony type "sent only to organizations using
+ * custom domains once enabled"): the roster's passkeys are to sign for the organization's custom domain, a change
+ * of every signer's WebAuthn origin at once, so it is about the roster, not one signer (its events carry no
+ * walletSignerId). Like the signer's ceremonies it waits for an admin's co-stamp and expires at expiresAt:
+ *
+ * | State | Trigger | Next | Also |
+ * |---|---|---|---|
+ * | (none open) | start | awaiting admin | wallet_ceremony.awaiting_admin_approval |
+ * | awaiting admin | an admin approves | completed | wallet_ceremony.completed; the roster signs for the new origin |
+ * | awaiting admin | an admin declines, or it expires | cancelled or failed | wallet_ceremony.failed |
+ *
+ * A roster has at most one open at a time (CONFLICT), and one with no admin that can act cannot start one, as no
+ * one could co-stamp it (UNPROCESSABLE_ENTITY); a decision on a closed one is RESOURCE_TERMINAL.
+ */
+export interface OriginChangeState {
+  /** The status of the roster's latest origin change, or undefined when it has had none. */
+  readonly latest: CeremonyStatus | undefined
+  /** Admins of the roster that can act (enrolled or approved). */
+  readonly activeAdmins: number
+}
+
+export type OriginChangeMove = "start" | "approve_ceremony" | "decline_ceremony" | "expire_ceremony"
+
+export type OriginChangeOutcome =
+  | { readonly next: CeremonyStatus; readonly events: ReadonlyArray<"wallet_ceremony.awaiting_admin_approval" | "wallet_ceremony.completed" | "wallet_ceremony.failed"> }
+  | { readonly refused: Refusal; readonly reason: string }
+
+export const originChange = (state: OriginChangeState, move: OriginChangeMove): OriginChangeOutcome => {
+  const open = state.latest === "awaiting_admin_approval"
+  if (move === "start") {
+    if (open) return { refused: "CONFLICT", reason: "The roster already has a WebAuthn origin change waiting for an admin." }
+    if (state.activeAdmins === 0) return { refused: "UNPROCESSABLE_ENTITY", reason: "The roster has no admin that can act to co-stamp the origin change." }
+    return { next: "awaiting_admin_approval", events: ["wallet_ceremony.awaiting_admin_approval"] }
+  }
+  if (state.latest === undefined) return { refused: "CONFLICT", reason: "The roster has no origin change waiting for an admin." }
+  if (!open) return { refused: "RESOURCE_TERMINAL", reason: `The ceremony is already ${state.latest}.` }
+  switch (move) {
+    case "approve_ceremony":
+      return { next: "completed", events: ["wallet_ceremony.completed"] }
+    case "decline_ceremony":
+      return { next: "cancelled", events: ["wallet_ceremony.failed"] }
+    case "expire_ceremony":
+      return { next: "failed", events: ["wallet_ceremony.failed"] }
   }
 }
