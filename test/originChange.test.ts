@@ -103,6 +103,9 @@ describe("webauthn_origin_change behind the custom_domains feature", () => {
     })
     // A signer that is not an admin cannot co-stamp it.
     const path = `/sandbox/v2/simulate/wallet-ceremonies/${started.json.id}/decision`
+    // The inspector's buttons read the same table: open, both decisions are allowed.
+    const actionsOf = async () => (await acme.call("GET", `/v2/simulate/actions/${started.json.id}`)).json.actions as Array<{ name: string; allowed: boolean; reason?: string }>
+    expect((await actionsOf()).map((a) => [a.name, a.allowed])).toEqual([["approveCeremony", true], ["declineCeremony", true]])
     expectProblem(await decide(acme, started.json.id, "approved", await login(bob)), { type: "INSUFFICIENT_ROLE", status: 403, instance: path })
     const approved = await decide(acme, started.json.id, "approved", await login(alice))
     expect(approved.status, approved.text).toBe(200)
@@ -114,6 +117,10 @@ describe("webauthn_origin_change behind the custom_domains feature", () => {
     })
     expect((await ceremonyEvents()).at(-1)!.data).not.toHaveProperty("walletSignerId")
     expectProblem(await decide(acme, started.json.id, "declined", await login(alice)), { type: "RESOURCE_TERMINAL", status: 409, instance: path })
+    expect(await actionsOf()).toEqual([
+      { name: "approveCeremony", method: "POST", path: `/v2/simulate/wallet-ceremonies/${started.json.id}/decision`, allowed: false, reason: "RESOURCE_TERMINAL: The ceremony is already completed." },
+      { name: "declineCeremony", method: "POST", path: `/v2/simulate/wallet-ceremonies/${started.json.id}/decision`, allowed: false, reason: "RESOURCE_TERMINAL: The ceremony is already completed." }
+    ])
     // A completed change leaves the roster free to start another.
     expect((await originChange(acme, walletId, { origin: "https://wallet.acme.example" })).status).toBe(201)
   })

@@ -150,13 +150,31 @@ const signerActions = (signer: Roster.StoredSigner, state: SignerMachine.RosterS
   ]
 }
 
-const ceremonyActions = (ceremony: Roster.StoredCeremony, state: SignerMachine.RosterState): ReadonlyArray<ResourceAction> => {
+const ceremonyActions = (
+  ceremony: Roster.StoredCeremony & { readonly type: SignerMachine.SignerCeremonyType },
+  state: SignerMachine.RosterState
+): ReadonlyArray<ResourceAction> => {
   // The ceremony asked about, whether or not it is the signer's latest.
   const asked: SignerMachine.RosterState = { ...state, ceremony: { type: ceremony.type, status: ceremony.status } }
   const path = `/v2/simulate/wallet-ceremonies/${ceremony.id}/decision`
   return [
     action("approveCeremony", path, signerVerdict(asked, { type: "approve_ceremony" })),
     action("declineCeremony", path, signerVerdict(asked, { type: "decline_ceremony" }))
+  ]
+}
+
+const originChangeVerdict = (state: SignerMachine.OriginChangeState, move: SignerMachine.OriginChangeMove): Verdict => {
+  const outcome = SignerMachine.originChange(state, move)
+  return "refused" in outcome ? refused(outcome.refused, outcome.reason) : allowed
+}
+
+/** A roster-wide webauthn_origin_change, decided by its own table (SignerMachine.ts `originChange`). */
+const originChangeActions = (ceremony: Roster.StoredCeremony, activeAdmins: number): ReadonlyArray<ResourceAction> => {
+  const state: SignerMachine.OriginChangeState = { latest: ceremony.status, activeAdmins }
+  const path = `/v2/simulate/wallet-ceremonies/${ceremony.id}/decision`
+  return [
+    action("approveCeremony", path, originChangeVerdict(state, "approve_ceremony")),
+    action("declineCeremony", path, originChangeVerdict(state, "decline_ceremony"))
   ]
 }
 
@@ -193,7 +211,8 @@ const rosterStateOf = (signer: Roster.StoredSigner) =>
     const roster = yield* Roster.rosterOf(signer.claimId)
     const state: SignerMachine.RosterState = {
       signer: { status: signer.status, role: signer.role, credentialType: signer.credentialType, passkeyCount: signer.passkeyCount },
-      ceremony: ceremony === undefined ? undefined : { type: ceremony.type, status: ceremony.status },
+      // A roster-wide origin change is not the signer's ceremony (Roster.rosterState reads it the same way).
+      ceremony: ceremony === undefined || ceremony.type === "webauthn_origin_change" ? undefined : { type: ceremony.type, status: ceremony.status },
       otherAdmins: roster.filter((s) => s.id !== signer.id && s.role === "admin" && SignerMachine.isActive(s.status)).length
     }
     return state
@@ -236,9 +255,16 @@ export const resourceActions = (organizationId: string, resourceId: string): Eff
       case "cer_": {
         const row = yield* store.get(Roster.WalletCeremonies, resourceId)
         if (!inSandbox(row, organizationId)) break
+        if (row.type === "webauthn_origin_change") {
+          if (row.claimId === undefined) break
+          const roster = yield* Roster.rosterOf(row.claimId)
+          const activeAdmins = roster.filter((s) => s.role === "admin" && SignerMachine.isActive(s.status)).length
+          return answer("wallet_ceremony", originChangeActions(row, activeAdmins))
+        }
+        if (row.walletSignerId === undefined) break
         const signer = yield* store.get(Roster.WalletSigners, row.walletSignerId)
         if (signer === undefined) break
-        return answer("wallet_ceremony", ceremonyActions(row, yield* rosterStateOf(signer)))
+        return answer("wallet_ceremony", ceremonyActions({ ...row, type: row.type }, yield* rosterStateOf(signer)))
       }
       case "clm_": {
         const row = yield* store.get(Roster.Claims, resourceId)
