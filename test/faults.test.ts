@@ -236,8 +236,8 @@ describe("arming faults", () => {
   it("holds at most 50 faults per sandbox, and none under /live", async () => {
     for (let i = 0; i < 50; i++) await arm({ match: { path: "/v2/customers" }, effect: { type: "latency", ms: 1 }, count: 1 })
     expectProblem(await acme.call("POST", "/v2/simulate/faults", { match: { path: "/v2/customers" }, effect: { type: "latency", ms: 1 } }), {
-      type: "UNPROCESSABLE_ENTITY",
-      status: 422,
+      type: "CONFLICT",
+      status: 409,
       instance: "/sandbox/v2/simulate/faults"
     })
     expect((await acme.call("GET", "/v2/simulate/faults")).json.data).toHaveLength(50)

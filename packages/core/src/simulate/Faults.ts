@@ -90,7 +90,8 @@ const arm = (caller: FaultOwner, fault: Omit<FaultRow, "id" | "organizationId" |
       const organization = yield* store.getForUpdate(Tenancy.Organizations, caller.organization.id)
       const scope = Tenancy.scopeOf(caller.organization.id, "sandbox")
       if ((yield* store.count(SimulatedFaults, "byScope", scope)) >= maxFaultsPerOrganization) {
-        return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `A sandbox holds at most ${maxFaultsPerOrganization} faults; delete some first.`, {
+        // Past the bound the sandbox's own state refuses, as a snapshot or an outcome rule past theirs: 409, cleared by deleting.
+        return yield* Problem.apiError("CONFLICT", `A sandbox holds at most ${maxFaultsPerOrganization} faults; delete some first.`, {
           resolution: "Delete faults you no longer need (DELETE /v2/simulate/faults/{faultId}, or DELETE /v2/simulate/faults for all), then arm this one."
         })
       }
