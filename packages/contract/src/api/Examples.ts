@@ -614,6 +614,56 @@ export const resourceExamples: Readonly<Record<string, unknown>> = {
     createdAt: "2026-03-01T12:00:30.000Z",
     updatedAt: "2026-03-01T12:01:30.000Z"
   },
+  ListenerPoll: {
+    requests: [
+      {
+        attemptId: "wda_01jd8x4m2q7rz5k3n9v6t0w1ym",
+        deliveryId: "wdl_01jd8x4m2q7rz5k3n9v6t0w1yn",
+        headers: {
+          "content-type": "application/json",
+          "webhook-id": "evt_01jd8x4m2q7rz5k3n9v6t0w1yp",
+          "webhook-timestamp": "1772366400",
+          "webhook-signature": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+        },
+        body: "{\"id\":\"evt_01jd8x4m2q7rz5k3n9v6t0w1yp\",\"type\":\"customer.created\",\"createdAt\":\"2026-03-01T12:00:00.000Z\",\"apiVersion\":\"2\",\"mode\":\"sandbox\",\"data\":{\"customerId\":\"cus_01j9wq3m8d5k2t7v4x6z8b0c1e\"}}"
+      }
+    ]
+  },
+  ListenerReportResult: { recorded: true },
+  OutcomeRule: {
+    id: "otr_01jd8x4m2q7rz5k3n9v6t0w1yq",
+    match: { type: "withdrawal", rail: "ach", clientReferenceId: "payout-2026-114" },
+    outcome: { type: "return", returnCode: "R01", afterSeconds: 172800 },
+    count: 1,
+    remaining: 0,
+    applied: 1,
+    transactionIds: ["txn_01j9x4k2m7q8r3t5v6w8y0z2ab"],
+    createdAt: "2026-03-01T12:00:00.000Z"
+  },
+  OutcomeRulesCleared: { removed: 2 },
+  RecentRequest: {
+    time: "2026-11-25T21:08:19.304Z",
+    method: "GET",
+    path: "/sandbox/v2/customers/cus_01j9wq3m8d5k2t7v4x6z8b0c1e",
+    status: 404,
+    type: "CUSTOMER_NOT_FOUND",
+    durationMs: 1.532,
+    correlationId: "f49e05556fc8bdb40000000000000001"
+  },
+  ResourceActions: {
+    resourceId: "txn_01j9x4k2m7q8r3t5v6w8y0z2ab",
+    resourceType: "transaction",
+    actions: [
+      { name: "settleTransaction", method: "POST", path: "/v2/simulate/transactions/txn_01j9x4k2m7q8r3t5v6w8y0z2ab/settle", allowed: true },
+      {
+        name: "returnTransaction",
+        method: "POST",
+        path: "/v2/simulate/transactions/txn_01j9x4k2m7q8r3t5v6w8y0z2ab/return",
+        allowed: false,
+        reason: "TRANSACTION_NOT_RETURNABLE: only a completed transaction can be returned (status processing)."
+      }
+    ]
+  },
   SandboxReset: {
     organizationId: "org_acme",
     environment: "sandbox",
@@ -715,6 +765,62 @@ export const resourceExamples: Readonly<Record<string, unknown>> = {
       walletSigners: 0,
       walletCeremonies: 0,
       signingRequests: 0
+    }
+  },
+  Timeline: {
+    resourceId: "txn_01j9x4k2m7q8r3t5v6w8y0z2ab",
+    resourceType: "transaction",
+    transactionType: "withdrawal",
+    status: "processing",
+    entries: [
+      {
+        at: "2026-03-01T12:00:00.000Z",
+        sequence: 411,
+        summary: "created as pending by POST /v2/payouts",
+        kind: "state",
+        to: "pending",
+        cause: { type: "request", method: "POST", path: "/sandbox/v2/payouts", correlationId: "f49e05556fc8bdb40000000000000002" }
+      },
+      {
+        at: "2026-03-01T12:00:00.000Z",
+        sequence: 412,
+        summary: "250.00 USD held pending",
+        kind: "transfer",
+        transferId: "txn_01j9x4k2m7q8r3t5v6w8y0z2ab/payout",
+        state: "pending",
+        bookedAs: "pending",
+        amount: "250.00",
+        asset: "USD",
+        accountId: "virtual_account/vac_8yqd7j2d1kyhbq9xvncac1ye/USD",
+        debitAccountId: "virtual_account/vac_8yqd7j2d1kyhbq9xvncac1ye/USD",
+        creditAccountId: "world/rail:ach/USD#17",
+        code: "withdrawal"
+      },
+      {
+        at: "2026-03-01T12:00:30.000Z",
+        sequence: 420,
+        summary: "pending to processing, by the payout.start timer",
+        kind: "state",
+        from: "pending",
+        to: "processing",
+        cause: { type: "timer", kind: "payout.start", timerId: "tmr_01jd8x4m2q7rz5k3n9v6t0w1yr" }
+      },
+      {
+        at: "2026-03-01T12:00:30.000Z",
+        sequence: 421,
+        summary: "transaction.processing emitted",
+        kind: "event",
+        eventId: "evt_01jd8x4m2q7rz5k3n9v6t0w1ys",
+        eventType: "transaction.processing",
+        resourceSequence: 2
+      }
+    ],
+    truncated: false,
+    waitingFor: {
+      description: "the engine: at 2026-03-02T14:00:00.000Z it settles payout txn_01j9x4k2m7q8r3t5v6w8y0z2ab on ach (it completes)",
+      at: "2026-03-02T14:00:00.000Z",
+      timerId: "tmr_01jd8x4m2q7rz5k3n9v6t0w1yt",
+      timerKind: "payout.settle"
     }
   },
   Transaction: {

@@ -347,10 +347,12 @@ const addResponseExamples = (spec: Json): void => {
         const json = response.content?.["application/json"]
         if (Number(status) >= 300 || json === undefined) continue
         const own = componentOf(json.schema)
-        const item = componentOf(json.schema?.properties?.data?.items)
+        // A page of resources, inline or named (`OutcomeRuleList`): its item's example, as a first page.
+        const page: Json | undefined = own !== undefined ? schemas[own] : json.schema
+        const item = page?.properties?.meta !== undefined ? componentOf(page.properties.data?.items) : undefined
         const example = responseExamples[operation.operationId] ??
-          (own !== undefined ? resources[own]
-            : item !== undefined && json.schema.properties.meta !== undefined && resources[item] !== undefined ? listExample(resources[item])
+          (own !== undefined && resources[own] !== undefined ? resources[own]
+            : item !== undefined && resources[item] !== undefined ? listExample(resources[item])
             : undefined)
         if (example !== undefined) json.example = example
       }
