@@ -18,19 +18,23 @@ const sourceCondition = "@fos/source"
  * list only runs in vitest's own order (larger files first, or by the last run's durations when it has them).
  */
 const slowFirst = [
+  "test/cli.test.ts",
   "test/readme.test.ts",
   "test/durability.test.ts",
-  "test/cli.test.ts",
-  "test/runtimes.test.ts",
+  "test/server.test.ts",
+  "test/bank.test.ts",
+  "test/snapshots.test.ts",
+  "test/documents.test.ts",
   "test/reset.test.ts",
-  "test/webhooks-server.test.ts",
-  "test/docs-page.test.ts",
-  "test/reproducible.test.ts",
   "test/packages.test.ts",
   "adapters/sql/test/Migrations.test.ts",
+  "test/docs-page.test.ts",
+  "adapters/sql/test/SqlStore.test.ts",
+  "test/webhooks-server.test.ts",
+  "test/openapi.test.ts",
+  "test/runtimes.test.ts",
+  "test/reproducible.test.ts",
   "test/clock.test.ts",
-  "test/snapshots.test.ts",
-  "test/server.test.ts",
   "test/inspect.test.ts"
 ].map((file) => join(import.meta.dirname, file))
 
