@@ -41,6 +41,7 @@ import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { killAllFos, startFos } from "./fosProcess.ts"
 import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
 import { keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
+import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
 // --- where the bank runs -------------------------------------------------------------------------------------------
 
@@ -58,7 +59,7 @@ interface Bank {
 }
 
 const embedded = async (store: "memory" | "pglite"): Promise<Bank> => {
-  const dir = store === "pglite" ? mkdtempSync(join(tmpdir(), "fos-bank-")) : undefined
+  const dir = store === "pglite" ? await freshPgliteDirectory("bank") : undefined
   const engine = await createEngine({
     ...(dir === undefined ? {} : { store: layerPgliteStore(dir) }),
     clock: { mode: "virtual", start: START_MS },

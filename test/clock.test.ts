@@ -15,6 +15,7 @@ import { Deferred, Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
 import { expectCatalogEvents, expectProblem, keysOf, orgSeed, outboxEvents, seedOf } from "./support.ts"
+import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
 /** Monday 09:00 UTC: markets open, a business day for ACH. */
 const MONDAY = Date.parse("2026-03-02T09:00:00.000Z")
@@ -46,8 +47,8 @@ const start = async (options: Partial<CreateEngineOptions> = {}) => {
   }
 }
 
-const pgliteDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), "fos-clock-"))
+const pgliteDir = async () => {
+  const dir = await freshPgliteDirectory("clock")
   dirs.push(dir)
   return dir
 }
@@ -185,7 +186,7 @@ describe("two organizations on one server", () => {
   }, 120_000)
 
   it("PGlite: the same, and the clocks are kept in the store: a restart resumes each one, not --clock-start", async () => {
-    const dir = pgliteDir()
+    const dir = await pgliteDir()
     const e = await twoOrganizations({ store: layerPgliteStore(dir) })
     const acmeTime = await e.clockOf("org_acme").now()
     const rivalTime = await e.clockOf("org_rival").now()

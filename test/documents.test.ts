@@ -31,6 +31,7 @@ import {
   START_MS,
   toReply
 } from "./support.ts"
+import { pgliteDirectoryAt } from "../adapters/sql/test/pgliteDirectory.ts"
 
 const A = keysOf("docs")
 const B = keysOf("rival")
@@ -577,7 +578,7 @@ describe("fos serve on PGlite", () => {
     const seedFile = join(dir, "seed.json")
     writeFileSync(seedFile, JSON.stringify(seedOf(orgSeed("docs"))))
     const store = join(dir, "store")
-    const server = await startFos(["--store", store, "--port", "0", "--seed", seedFile])
+    const server = await startFos(["--store", await pgliteDirectoryAt(store), "--port", "0", "--seed", seedFile])
     const bytes = pdf(maxDocumentBytes)
     let id: string
     try {

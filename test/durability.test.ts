@@ -11,6 +11,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { killAllFos, type RunningFos, startFos } from "./fosProcess.ts"
+import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
 const token = "durability-operator-token"
 
@@ -126,7 +127,7 @@ const suite = (name: string, makeStore: () => Promise<{ readonly store: string; 
   })
 
 suite("PGlite", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "fos-durability-"))
+  const dir = await freshPgliteDirectory("durability")
   return { store: dir, cleanup: async () => rmSync(dir, { recursive: true, force: true }) }
 })
 

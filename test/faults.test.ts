@@ -15,6 +15,7 @@ import { layerPgliteStore } from "@fos/sql"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
 let engine: Engine
 let acme: Client
@@ -308,7 +309,7 @@ describe("a receiver fault", () => {
 
 describe("on a durable store (PGlite)", () => {
   it("keeps faults in the store: a request fault and a receiver fault apply, are listed, and a reset removes them", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "fos-faults-"))
+    const dir = await freshPgliteDirectory("faults")
     const durable = await createEngine({
       clock: { mode: "virtual", startMs: START_MS },
       realClock: Timers.makeVirtualClock(START_MS),

@@ -13,6 +13,7 @@ import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
 import { expectProblem, keysOf, makeEngine, orgSeed, seedOf, START_MS } from "./support.ts"
+import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
 let engine: Engine
 let acme: Client
@@ -246,7 +247,7 @@ describe("the ledger", () => {
 describe("on PGlite", () => {
   it("the timers, the event log, the journal and the audit read the same from SQL", async () => {
     await engine.close()
-    const dir = mkdtempSync(join(tmpdir(), "fos-inspect-"))
+    const dir = await freshPgliteDirectory("inspect")
     engine = await createEngine({
       store: layerPgliteStore(dir),
       clock: { mode: "virtual", startMs: START_MS },

@@ -13,6 +13,7 @@ import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { killAllFos, startFos } from "./fosProcess.ts"
 import { clientOf, deuDocuments, deuSubmission } from "./onboardingFixtures.ts"
+import { pgliteDirectoryAt } from "../adapters/sql/test/pgliteDirectory.ts"
 
 const key = `ck_sandbox_${"4b".repeat(32)}`
 const tmp = mkdtempSync(join(tmpdir(), "fos-journey-"))
@@ -65,7 +66,7 @@ describe("the onboarding journey through fos serve", () => {
     const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
 
     // On the durable default store (PGlite), so the onboarding tables go through SQL.
-    const fos = await startFos(["--store", join(tmp, "store"), "--port", "0", "--clock", "virtual", "--insecure-webhooks", "--seed", seedPath])
+    const fos = await startFos(["--store", await pgliteDirectoryAt(join(tmp, "store")), "--port", "0", "--clock", "virtual", "--insecure-webhooks", "--seed", seedPath])
     const client = clientOf((request) => fetch(request), fos.origin, key)
 
     const endpoint = await client.call("POST", "/v2/webhooks/endpoints", { url: hookUrl })

@@ -18,6 +18,7 @@ import { parseServeArgs, UsageError } from "../adapters/serve/src/Options.ts"
 import { killAllFos, startFos } from "./fosProcess.ts"
 import { clientOf, deuSubmission, type Fetch } from "./onboardingFixtures.ts"
 import { keysOf, orgSeed, seedOf } from "./support.ts"
+import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
 /** Monday 09:00 UTC: the foreign-exchange market is open for the order. */
 const START = "2026-03-02T09:00:00.000Z"
@@ -294,7 +295,7 @@ describe("a seeded engine on a durable store", () => {
     }
     const options = { clock: { mode: "virtual", start: START }, randomSeed: 25 } as const
     const memory = await firstEndpoint(await createEngine({ ...options, seed: seed as never }))
-    const dir = mkdtempSync(join(tmpdir(), "fos-seeded-pglite-"))
+    const dir = await freshPgliteDirectory("seeded-pglite")
     const fresh = await firstEndpoint(await createEngine({ ...options, seed: seed as never, store: layerPgliteStore(dir) }))
     expect(fresh).toEqual(memory)
     // Restarted on the same data with the same seed: the streams of the first run would mint its ids again.

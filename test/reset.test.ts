@@ -15,11 +15,12 @@ import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
 import { expectProblem, keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
+import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
 const stores = {
   memory: () => ({ store: "memory" as const, cleanup: () => {} }),
-  PGlite: () => {
-    const dir = mkdtempSync(join(tmpdir(), "fos-reset-"))
+  PGlite: async () => {
+    const dir = await freshPgliteDirectory("reset")
     return { store: layerPgliteStore(dir), cleanup: () => rmSync(dir, { recursive: true, force: true }) }
   }
 }
@@ -33,7 +34,7 @@ describe.each(Object.keys(stores) as Array<keyof typeof stores>)("sandbox reset 
   })
 
   const start = async () => {
-    const made = stores[storeName]()
+    const made = await stores[storeName]()
     cleanup = made.cleanup
     engine = await createEngine({
       store: made.store,

@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { type FosRuntime, killAllFos, repoRoot, type RunningFos, serveCommand, startFos, v8StartFlags } from "./fosProcess.ts"
 import { expectProblem, httpCall, keysOf, orgSeed, type Reply, sandboxKey, seedOf, START_MS } from "./support.ts"
+import { pgliteDirectoryAt } from "../adapters/sql/test/pgliteDirectory.ts"
 
 const tmp = mkdtempSync(join(tmpdir(), "fos-runtimes-"))
 const receivers: Array<Server> = []
@@ -195,7 +196,7 @@ describe.each(["bun", "deno"] as const)("durable stores on %s", (runtime) => {
     ((await sandbox(server, "/v2/webhooks/endpoints")).json.data as Array<{ url: string }>).map((e) => e.url)
 
   it("keeps its data in a PGlite directory across a stop and a start", async () => {
-    const dir = join(tmp, `pglite-${runtime}`)
+    const dir = await pgliteDirectoryAt(join(tmp, `pglite-${runtime}`))
     const first = await start(dir)
     const url = `https://hooks.example.com/pglite-${runtime}`
     expect((await sandbox(first, "/v2/webhooks/endpoints", { body: { url } })).status).toBe(201)

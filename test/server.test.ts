@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { killAllFos, type RunningFos, startFos } from "./fosProcess.ts"
 import { expectProblem, httpCall, type Reply, keysOf, noRateHeaders, orgSeed, rateHeaders, sandboxKey, type Seed, seedOf, START_MS } from "./support.ts"
+import { pgliteDirectoryAt } from "../adapters/sql/test/pgliteDirectory.ts"
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const bin = ["adapters/node/src/bin.ts"]
@@ -494,7 +495,8 @@ describe("fos serve lifecycle", () => {
   })
 
   it("SIGTERM sent to npm start's own process stops the server and releases its store", async () => {
-    const store = mkdtempSync(path.join(tmp, "npm-start-"))
+    // A copy of an initdb'd cluster: this test is about the stop, not the first start (cli.test.ts has that).
+    const store = await pgliteDirectoryAt(mkdtempSync(path.join(tmp, "npm-start-")))
     // As the README starts it, with the flags after npm's `--`.
     const npm = spawn("npm", ["start", "--", "--port", "0", "--store", store], { cwd: repoRoot, env: env(), stdio: ["ignore", "pipe", "pipe"] })
     children.add(npm)
@@ -529,7 +531,7 @@ describe("fos serve lifecycle", () => {
     } finally {
       for (const pid of leftovers()) process.kill(pid, "SIGKILL")
     }
-  })
+  }, 60_000)
 
   it("SIGTERM stops the server with exit code 0", async () => {
     const server = await startServer(["--port", "0", "--clock", "virtual", "--seed", writeSeed("term.json", seed)])

@@ -18,6 +18,7 @@ import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { auditLedger, ledgerOf } from "./ledgerAudit.ts"
 import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
 import { expectProblem, keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
+import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
 const operatorToken = "snapshots-operator-token"
 
@@ -29,7 +30,7 @@ interface Made {
 const stores: Record<string, () => Promise<Made>> = {
   memory: async () => ({ store: "memory", cleanup: () => {} }),
   PGlite: async () => {
-    const dir = mkdtempSync(join(tmpdir(), "fos-snapshots-"))
+    const dir = await freshPgliteDirectory("snapshots")
     return { store: layerPgliteStore(dir), cleanup: () => rmSync(dir, { recursive: true, force: true }) }
   },
   ...(adminUrl === undefined || adminUrl === ""

@@ -12,6 +12,7 @@ import { join } from "node:path"
 import { verifyWebhook } from "@fos/client/webhooks"
 import { afterAll, describe, expect, it } from "vitest"
 import { killAllFos, startFos } from "./fosProcess.ts"
+import { pgliteDirectoryAt } from "../adapters/sql/test/pgliteDirectory.ts"
 
 const key = `ck_sandbox_${"9a".repeat(32)}`
 const tmp = mkdtempSync(join(tmpdir(), "fos-hooks-server-"))
@@ -204,7 +205,7 @@ describe("webhooks through fos serve", () => {
       if (hits.length === 1) sent() // hold the first request: the server dies before it hears back
       else hit.respond(200)
     })
-    const store = join(tmp, "pglite")
+    const store = await pgliteDirectoryAt(join(tmp, "pglite"))
     const first = await serve(store)
     const endpoint = await api(first.origin, "POST", "/v2/webhooks/endpoints", { url })
     expect(endpoint.status).toBe(201)

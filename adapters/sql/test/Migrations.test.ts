@@ -13,6 +13,7 @@ import { killAllFos, startFos } from "../../../test/fosProcess.ts"
 import { Applications, Deliveries, Endpoints, Outbox, Store, Timers, Transactions, TransferSigning } from "@fos/core"
 import { latestVersion, layerPgliteClient, layerPostgresClient, makeSqlStore, migrate, migrations } from "../src/index.ts"
 import { adminUrl, freshDatabase } from "./databases.ts"
+import { freshPgliteDirectory } from "./pgliteDirectory.ts"
 
 const root = resolve(import.meta.dirname, "../../..")
 
@@ -97,7 +98,7 @@ describe("the PGlite directory lock", () => {
   afterAll(() => killAllFos())
 
   it("a directory another process holds: a message naming the holder, and the directory untouched", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "fos-heldstore-"))
+    const dir = await freshPgliteDirectory("heldstore")
     // The holder is this test's process; fos serve is another one.
     const holder = ManagedRuntime.make(layerPgliteClient(dir))
     try {
@@ -118,7 +119,7 @@ describe("the PGlite directory lock", () => {
   }, 60_000)
 
   it("a crash never leaves a lock that blocks a start: not after SIGKILL, nor when an old lock names a live pid", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "fos-crashlock-"))
+    const dir = await freshPgliteDirectory("crashlock")
     try {
       const first = await startFos(["--store", dir, "--port", "0"])
       expect((await first.stop("SIGKILL")).signal).toBe("SIGKILL")
@@ -238,7 +239,7 @@ const backfillMatchesTheStore = (client: ManagedRuntime.ManagedRuntime<SqlClient
 
 describe("migrations 4 and 5 index the rows already stored as the store indexes new ones", () => {
   it("on PGlite", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "fos-backfill-"))
+    const dir = await freshPgliteDirectory("backfill")
     const client = ManagedRuntime.make(layerPgliteClient(dir))
     try {
       await backfillMatchesTheStore(client)
@@ -297,7 +298,7 @@ const eventLogBackfill = (client: ManagedRuntime.ManagedRuntime<SqlClient.SqlCli
 
 describe("migration 8 indexes the sandbox events already stored as the store indexes new ones", () => {
   it("on PGlite", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "fos-eventlog-"))
+    const dir = await freshPgliteDirectory("eventlog")
     const client = ManagedRuntime.make(layerPgliteClient(dir))
     try {
       await eventLogBackfill(client)
@@ -384,7 +385,7 @@ const signingsMove = (client: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient,
 
 describe("migration 7 moves transfer signings off their transactions", () => {
   it("on PGlite", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "fos-signings-"))
+    const dir = await freshPgliteDirectory("signings")
     const client = ManagedRuntime.make(layerPgliteClient(dir))
     try {
       await signingsMove(client)
@@ -412,7 +413,7 @@ describe("migration 7 moves transfer signings off their transactions", () => {
  */
 describe("migration 9 indexes stored timers by the clock they run on", () => {
   it("on PGlite", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "fos-timers-"))
+    const dir = await freshPgliteDirectory("timers")
     const client = ManagedRuntime.make(layerPgliteClient(dir))
     try {
       await client.runPromise(Effect.gen(function*() {

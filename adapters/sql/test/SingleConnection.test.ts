@@ -10,11 +10,12 @@ import { Transport } from "@fos/core"
 import { createEngine } from "@fos/http"
 import { expect, it } from "vitest"
 import { layerPgliteStore } from "../src/index.ts"
+import { freshPgliteDirectory } from "./pgliteDirectory.ts"
 
 const key = `ck_sandbox_${"5c".repeat(32)}`
 
 it("concurrent keyed advances and webhook emits on PGlite all answer: each advance runs or is refused, every emit is delivered", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "fos-single-conn-"))
+  const dir = await freshPgliteDirectory("single-conn")
   let delivered = 0
   const engine = await createEngine({
     store: layerPgliteStore(dir),
@@ -63,7 +64,7 @@ it("concurrent keyed advances and webhook emits on PGlite all answer: each advan
 }, 60_000)
 
 it("keeps serving after a virtual clock jumps hours and days: the store's connections live on real time", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "fos-virtual-jump-"))
+  const dir = await freshPgliteDirectory("virtual-jump")
   const engine = await createEngine({
     store: layerPgliteStore(dir),
     clock: { mode: "virtual", start: "2026-01-01T00:00:00.000Z" },

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { storeContract } from "../../../packages/core/test/storeContract.ts"
 import { layerPgliteClient, layerPostgresClient, makeSqlStore, migrate } from "../src/index.ts"
 import { adminUrl, freshDatabase } from "./databases.ts"
+import { freshPgliteDirectory } from "./pgliteDirectory.ts"
 
 /** The store on an already open client, emptied first. */
 const freshStore = (client: () => Context.Context<SqlClient.SqlClient>) =>
@@ -28,7 +29,7 @@ const freshStore = (client: () => Context.Context<SqlClient.SqlClient>) =>
 /** Fewer rows per property run: each write is a round trip. */
 const sqlScale = { propertyRows: 120, propertyRuns: 3 }
 
-const dir = mkdtempSync(join(tmpdir(), "fos-pglite-contract-"))
+const dir = await freshPgliteDirectory("pglite-contract")
 const pglite = ManagedRuntime.make(layerPgliteClient(dir))
 let pgliteContext: Context.Context<SqlClient.SqlClient>
 beforeAll(async () => {
