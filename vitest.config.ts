@@ -35,7 +35,10 @@ const slowFirst = [
   "test/runtimes.test.ts",
   "test/reproducible.test.ts",
   "test/clock.test.ts",
-  "test/inspect.test.ts"
+  "test/inspect.test.ts",
+  "test/inspector-browser.test.ts",
+  "test/listen.test.ts",
+  "test/tail.test.ts"
 ].map((file) => join(import.meta.dirname, file))
 
 class SlowFirst extends BaseSequencer {

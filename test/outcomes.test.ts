@@ -6,9 +6,7 @@
  * the spec says, the rule showing what it applied to, and the ledger audit clean; then the matchers, the bounds and
  * bad input (nothing changed), and the isolation of organizations.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { rmSync } from "node:fs"
 import { TransactionFailureMessages } from "@fos/contract"
 import { Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
@@ -16,6 +14,7 @@ import { layerPgliteStore } from "@fos/sql"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
 import { expectCatalogEvents, expectProblem, keysOf, makeEngine, orgSeed, seedOf, START_MS } from "./support.ts"
+import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
 let engine: Engine
 let acme: Client
@@ -373,7 +372,7 @@ describe("an order's conversion leg", () => {
 
 describe("on a durable store (PGlite)", () => {
   it("keeps the rules in the store: one fails a deposit at settlement, is listed as applied, and a reset removes it", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "fos-outcomes-"))
+    const dir = await freshPgliteDirectory("outcomes")
     const durable = await createEngine({
       clock: { mode: "virtual", startMs: START_MS },
       realClock: Timers.makeVirtualClock(START_MS),

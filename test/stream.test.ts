@@ -5,17 +5,16 @@
  * open streams, a closed connection freeing its slot), through `engine.fetch` and through a real server; and the
  * actions a resource's state table allows.
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { rmSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { Timers } from "@fos/core"
 import { createEngine, type Engine, LiveFeed } from "@fos/http"
 import { layerPgliteStore } from "@fos/sql"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { approvedCustomer, type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
 import { expectProblem, keysOf, makeEngine, orgSeed, seedOf, START_MS } from "./support.ts"
+import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
 let engine: Engine
 let acme: Client
@@ -254,7 +253,7 @@ describe("the live stream through engine.fetch", () => {
 describe("the live stream on PGlite", () => {
   it("reads the events from SQL: live, and resumed after an id", async () => {
     await engine.close()
-    const dir = mkdtempSync(join(tmpdir(), "fos-stream-"))
+    const dir = await freshPgliteDirectory("stream")
     engine = await createEngine({
       store: layerPgliteStore(dir),
       clock: { mode: "virtual", startMs: START_MS },
