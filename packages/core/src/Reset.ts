@@ -20,6 +20,7 @@
 import type { OrganizationId, SandboxReset } from "@fos/contract"
 import { Effect } from "effect"
 import * as Applications from "./onboarding/Applications.ts"
+import * as AttemptRequests from "./webhooks/AttemptRequests.ts"
 import * as Clocks from "./kernel/Clocks.ts"
 import * as Customers from "./onboarding/Customers.ts"
 import * as Deliveries from "./webhooks/Deliveries.ts"
@@ -138,6 +139,8 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
     children: (_scope, o) => (o.fundingAddress === undefined ? undefined : { key: o.source.id }),
     counted: "wallets"
   },
+  // What each sandbox attempt sent (webhooks/AttemptRequests.ts), found through its delivery like the attempts.
+  { table: AttemptRequests.AttemptRequests, parent: Deliveries.WebhookDeliveries, parentOrder: "byScope", children: (_scope, d) => ({ order: "byDelivery", partition: d.id }) },
   { table: Deliveries.WebhookAttempts, parent: Deliveries.WebhookDeliveries, parentOrder: "byScope", children: (_scope, d) => ({ order: "byDelivery", partition: d.id }) },
   { table: Documents.DocumentContents, parent: Documents.Documents, parentOrder: "byScope", children: (_scope, d) => ({ key: d.id }) },
   { table: Customers.Customers, order: "createdAt", counted: "customers" },

@@ -97,3 +97,40 @@ export const requestExamples: Readonly<Record<string, unknown>> = {
   },
   "rfis.respond": { answers: [{ questionId: "q1", text: "Revenue from the sale of software licences." }] }
 }
+
+const exampleBody = JSON.stringify({
+  id: "evt_01JD8X4M2Q7RZ5K3N9V6T0W1YM",
+  type: "transaction.completed",
+  createdAt: "2026-03-01T12:00:00.000Z",
+  apiVersion: "2",
+  mode: "sandbox",
+  data: { transactionId: "txn_01JD8X4M2Q7RZ5K3N9V6T0W1YN", status: "completed" }
+})
+
+/**
+ * A success answer's example, by operation id, where the schema alone says too little (the OpenAPI document shows
+ * it on the 2xx response). test/openapi.test.ts encodes each with its endpoint's success schema.
+ */
+export const responseExamples: Readonly<Record<string, unknown>> = {
+  "inspect.listSentAttempts": {
+    data: [{
+      attemptId: "wda_01JD8X4M2Q7RZ5K3N9V6T0W1YP",
+      run: 1,
+      attemptNumber: 1,
+      at: "2026-03-01T12:00:00.000Z",
+      request: {
+        url: "https://hooks.acme.example/fos",
+        headers: {
+          "content-type": "application/json",
+          "x-service-signature": "t=1772366400,v1=5f0c8a7d3b2e1f4a6c9d8e7b0a1f2e3d4c5b6a7980f1e2d3c4b5a69788f9e0d1",
+          "x-service-delivery-id": "wda_01JD8X4M2Q7RZ5K3N9V6T0W1YP",
+          "x-service-event": "transaction.completed",
+          "user-agent": "fos-webhooks/2"
+        },
+        body: exampleBody
+      },
+      response: { status: 503, latencyMs: 41, error: "answered 503" }
+    }],
+    meta: { mode: "cursor", nextCursor: null, previousCursor: null, total: 1 }
+  }
+}

@@ -20,7 +20,7 @@ import { errorReference } from "../kernel/ErrorReference.ts"
 import { ErrorCatalog, type ErrorCode, errorReferencePath } from "../kernel/Errors.ts"
 import { defaultPageSize, maxPageSize } from "../kernel/Lists.ts"
 import type { Environment } from "../tenancy/Tenancy.ts"
-import { requestExamples } from "./Examples.ts"
+import { requestExamples, responseExamples } from "./Examples.ts"
 import { type Annotated, type EndpointPolicy, policyOf } from "./Policies.ts"
 
 /**
@@ -316,11 +316,22 @@ const buildDocument = (api: HttpApi.Top, environment: Environment): Json => {
       }
       decorate(operation, endpoint, policy)
       describeBody(operation, spec.components.schemas)
+      describeSuccess(operation)
     }
   }
   addWebhooks(spec)
   rewriteSchemas(spec)
   return spec
+}
+
+/** A success answer's example (Examples.ts `responseExamples`), on the operation's 2xx JSON response. */
+const describeSuccess = (operation: Json): void => {
+  const example = responseExamples[operation.operationId]
+  if (example === undefined) return
+  for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
+    const json = Number(status) < 300 ? response.content?.["application/json"] : undefined
+    if (json !== undefined) json.example = example
+  }
 }
 
 /** A request body's description (its schema's, else the operation's summary) and its example (Examples.ts). */
