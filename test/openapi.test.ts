@@ -100,7 +100,7 @@ describe("the contract's documentation", () => {
   })
 
   it("gives each success example (Examples.ts responseExamples) an endpoint whose success schema encodes it", () => {
-    const endpoints = new Map(Object.values(Api.groups).flatMap((group) =>
+    const endpoints = new Map<string, { readonly success: ReadonlySet<Schema.Top> }>(Object.values(Api.groups).flatMap((group) =>
       Object.values(group.endpoints).map((endpoint) => [`${group.identifier}.${endpoint.identifier}`, endpoint] as const)))
     for (const [id, example] of Object.entries(responseExamples)) {
       const endpoint = endpoints.get(id)
