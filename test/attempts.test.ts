@@ -4,7 +4,8 @@
  * that verifies with the endpoint's secret, the receiver's answer, and nothing for another organization.
  */
 import { verifyWebhook } from "@fos/client/webhooks"
-import { Transport } from "@fos/core"
+import { AttemptRequests, Deliveries, Store, Transport } from "@fos/core"
+import { Effect } from "effect"
 import { createEngine, type Engine } from "@fos/http"
 import { afterEach, describe, expect, it } from "vitest"
 import { expectProblem, liveKey, orgSeed, sandboxKey, seedOf, START_MS } from "./support.ts"
@@ -126,6 +127,27 @@ describe("a sandbox delivery's attempts, with what each sent", () => {
     expect(live.status, live.text).toBe(404)
     // Not a delivery id at all: the path's parameter is refused.
     expect((await attemptsOf("txn_01JD8X4M2Q7RZ5K3N9V6T0W1YC")).status).toBe(400)
+  })
+
+  it("keeps a sandbox attempt's request in its attempt's transaction, and nothing for a live one", async () => {
+    await start([])
+    await call("POST", "/sandbox/v2/webhooks/endpoints", { url: "https://hooks.example.com/fos" })
+    await call("POST", "/sandbox/v2/simulate/events", { type: "customer.created" })
+    await engine.deliveries.flush()
+    const [listed] = (await call("GET", "/sandbox/v2/webhooks/deliveries")).json.data
+    const kept = await engine.run(Effect.gen(function*() {
+      const store = yield* Store.Store
+      const delivery = (yield* store.get(Deliveries.WebhookDeliveries, listed.id))!
+      const [attempt] = yield* store.page(Deliveries.WebhookAttempts, { order: "byDelivery", partition: delivery.id, descending: false, backward: false, from: undefined, limit: 10 })
+      const sandboxRow = yield* store.get(AttemptRequests.AttemptRequests, attempt!.id)
+      // The same attempt as a live delivery's: keep writes nothing.
+      const liveAttempt = { ...attempt!, id: "wda_01JD8X4M2Q7RZ5K3N9V6T0W1YQ" }
+      yield* store.transaction(AttemptRequests.keep({ ...delivery, environment: "live" }, liveAttempt, { url: "https://hooks.example.com/fos", headers: {} }))
+      return { sandboxRow, liveRow: yield* store.get(AttemptRequests.AttemptRequests, liveAttempt.id) }
+    }))
+    expect(kept.sandboxRow).toMatchObject({ deliveryId: listed.id, run: 1, number: 1, url: "https://hooks.example.com/fos" })
+    expect(Object.keys(kept.sandboxRow!.headers).sort()).toEqual(["content-type", "user-agent", "x-service-delivery-id", "x-service-event", "x-service-signature"])
+    expect(kept.liveRow).toBeUndefined()
   })
 
   it("a reset removes what the attempts sent along with them", async () => {
