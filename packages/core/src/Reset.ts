@@ -3,7 +3,7 @@
  * server (`POST /sandbox/v2/simulate/reset`, `fos reset`). It spans every domain, so it lives beside Engine.ts.
  *
  * What goes: customers (and the ids applications reserved for them), applications, documents and their bytes,
- * webhook endpoints, deliveries and their attempts, events, timers and idempotency records, each
+ * webhook endpoints, deliveries and their attempts (with what each sent), events, timers and idempotency records, each
  * of the organization's sandbox only. What stays: the organization (its status, features and restriction), its
  * users and its keys, every other organization, and the organization's live data, which no reset touches.
  * Money goes too: wallets (funding addresses included), virtual accounts, transactions (payouts among them), the

@@ -17,7 +17,8 @@
  * delivery worker (DeliveryWorker.ts), so the request or advance that fired the timer never waits for the receiver.
  * The worker sends the signed body and records the attempt in a new transaction, which schedules the next attempt
  * (30 s, 2 min, 15 min, 1 h) or ends the run; the DeliveryMachine decides which. A crash between sending and
- * recording leaves the lease, which sends the same event again: at least once.
+ * recording leaves the lease, which sends the same event again: at least once. In a sandbox, the same transaction
+ * keeps what the attempt sent (URL and headers, the signature among them; AttemptRequests.ts).
  */
 import { hmac } from "@noble/hashes/hmac.js"
 import { sha256 } from "@noble/hashes/sha2.js"
