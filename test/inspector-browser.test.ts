@@ -51,6 +51,8 @@ const live = `ck_live_${hex64("inspector/live")}`
 
 let server: RunningFos | undefined
 let receiver: Server | undefined
+/** The headers the receiver got, by attempt id (X-Service-Delivery-Id). */
+const receivedHeaders = new Map<string, Record<string, string>>()
 let browser: Browser | undefined
 let origin = ""
 
@@ -108,6 +110,7 @@ beforeAll(async () => {
   mkdirSync(artifacts, { recursive: true })
   // The webhook receiver on this machine: it answers 200 (the endpoint's receiver fault fails the first five).
   receiver = createServer((request, response) => {
+    receivedHeaders.set(String(request.headers["x-service-delivery-id"]), { ...request.headers } as Record<string, string>)
     request.resume()
     request.on("end", () => response.writeHead(200).end("ok"))
   })
@@ -247,14 +250,27 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
 
       await search(page, deliveryId)
       await poll(() => page.locator("h1 .status").textContent()).toBe("failed")
-      await poll(() => page.locator("table").first().locator("tbody tr").count()).toBe(5)
+      // Each attempt with what it sent: the signature header, as the sandbox's attempts read keeps it, and the answer.
+      await poll(() => page.locator(".attempt").count()).toBe(5)
+      const sent = (await api("GET", `/v2/simulate/webhooks/deliveries/${deliveryId}/attempts`)).data as Array<any>
+      const lastSignature = sent[4].request.headers["x-service-signature"]
+      expect(lastSignature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/)
+      const lastAttempt = page.locator(".attempt").nth(4)
+      expect(await lastAttempt.locator(".attempt-signature code").isVisible()).toBe(true)
+      expect(await lastAttempt.locator(".attempt-signature code").textContent()).toBe(lastSignature)
+      expect(await lastAttempt.locator("h3").textContent()).toContain("503")
       await shot(page, "4-delivery-failed")
       await page.getByRole("button", { name: "retry" }).click()
       await poll(() => page.locator("h1 .status").textContent()).toBe("succeeded")
-      await poll(() => page.locator("table").first().locator("tbody tr").count()).toBe(6)
+      await poll(() => page.locator(".attempt").count()).toBe(6)
       await shot(page, "5-delivery-retried")
       const retried = (await api("GET", `/v2/webhooks/deliveries/${deliveryId}`))
       expect(retried).toMatchObject({ status: "succeeded", run: 2 })
+      // The retry reached the receiver: it got the headers the attempt kept, and HTTP's own (Host, Content-Length, Connection).
+      const [kept] = (await api("GET", `/v2/simulate/webhooks/deliveries/${deliveryId}/attempts?limit=1&sortOrder=desc`)).data as Array<any>
+      const got = receivedHeaders.get(kept.attemptId)!
+      expect(got).toEqual({ ...kept.request.headers, host: new URL(kept.request.url).host, "content-length": String(Buffer.byteLength(kept.request.body)), connection: got.connection })
+      expect(["keep-alive", "close"]).toContain(got.connection)
 
       // The pictures: the order's path through its state table, and an account's balances over virtual time.
       await search(page, orderId)

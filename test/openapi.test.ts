@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import SwaggerParser from "@apidevtools/swagger-parser"
-import { Api, documentationOf, ErrorCatalog, ErrorCodes, EventTypes, policyOf, requestExamples } from "@fos/contract"
+import { Api, documentationOf, ErrorCatalog, ErrorCodes, EventTypes, policyOf, requestExamples, responseExamples } from "@fos/contract"
 import { Context, Schema } from "effect"
 import { createEngine, type Engine } from "@fos/http"
 import { createConfig, lintFromString } from "@redocly/openapi-core"
@@ -99,6 +99,19 @@ describe("the contract's documentation", () => {
     }
     expect(missing).toEqual([])
     expect(Object.keys(requestExamples).filter((id) => !used.has(id))).toEqual([])
+  })
+
+  it("gives each success example (Examples.ts responseExamples) an endpoint whose success schema encodes it", () => {
+    const endpoints = new Map<string, { readonly success: ReadonlySet<Schema.Top> }>(Object.values(Api.groups).flatMap((group) =>
+      Object.values(group.endpoints).map((endpoint) => [`${group.identifier}.${endpoint.identifier}`, endpoint] as const)))
+    for (const [id, example] of Object.entries(responseExamples)) {
+      const endpoint = endpoints.get(id)
+      expect(endpoint, id).toBeDefined()
+      const schemas = [...endpoint!.success]
+      const success = schemas.length === 1 ? schemas[0]! : Schema.Union(schemas)
+      const decoded = Schema.decodeUnknownExit(Schema.toType(success) as Schema.Codec<unknown, unknown>, { errors: "all", onExcessProperty: "error" })(example)
+      expect(decoded._tag === "Success" ? "decodes" : String(decoded.cause), id).toBe("decodes")
+    }
   })
 })
 

@@ -3,7 +3,7 @@
  * server (`POST /sandbox/v2/simulate/reset`, `fos reset`). It spans every domain, so it lives beside Engine.ts.
  *
  * What goes: customers (and the ids applications reserved for them), applications, documents and their bytes,
- * webhook endpoints, deliveries and their attempts, events, timers and idempotency records, each
+ * webhook endpoints, deliveries and their attempts (with what each sent), events, timers and idempotency records, each
  * of the organization's sandbox only. What stays: the organization (its status, features and restriction), its
  * users and its keys, every other organization, and the organization's live data, which no reset touches.
  * Money goes too: wallets (funding addresses included), virtual accounts, transactions (payouts among them), the
@@ -20,6 +20,7 @@
 import type { OrganizationId, SandboxReset } from "@fos/contract"
 import { Effect } from "effect"
 import * as Applications from "./onboarding/Applications.ts"
+import * as AttemptRequests from "./webhooks/AttemptRequests.ts"
 import * as Clocks from "./kernel/Clocks.ts"
 import * as Customers from "./onboarding/Customers.ts"
 import * as Deliveries from "./webhooks/Deliveries.ts"
@@ -138,6 +139,8 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
     children: (_scope, o) => (o.fundingAddress === undefined ? undefined : { key: o.source.id }),
     counted: "wallets"
   },
+  // What each sandbox attempt sent (webhooks/AttemptRequests.ts), found through its delivery like the attempts.
+  { table: AttemptRequests.AttemptRequests, parent: Deliveries.WebhookDeliveries, parentOrder: "byScope", children: (_scope, d) => ({ order: "byDelivery", partition: d.id }) },
   { table: Deliveries.WebhookAttempts, parent: Deliveries.WebhookDeliveries, parentOrder: "byScope", children: (_scope, d) => ({ order: "byDelivery", partition: d.id }) },
   { table: Documents.DocumentContents, parent: Documents.Documents, parentOrder: "byScope", children: (_scope, d) => ({ key: d.id }) },
   { table: Customers.Customers, order: "createdAt", counted: "customers" },

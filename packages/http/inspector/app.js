@@ -966,8 +966,47 @@ const Webhooks = () => {
   </div>`
 }
 
+/** The receiver's answer to one attempt: its status, or that none came. */
+const Answer = ({ status }) =>
+  status === undefined || status === null ? html`<span class="http-error">no answer</span>` : html`<span class=${status >= 300 ? "http-error" : "http-ok"}>${status}</span>`
+
+/**
+ * One sandbox attempt with what it sent (GET /v2/simulate/webhooks/deliveries/{id}/attempts): the signature first,
+ * then every header, the URL and the body, each as text.
+ */
+const SentAttempt = ({ attempt, open }) => html`<article class="attempt">
+  <h3>Run ${attempt.run}, attempt ${attempt.attemptNumber} <span class="time">${time(attempt.at)}</span> <${Answer} status=${attempt.response.status} /> <span class="muted">${attempt.response.latencyMs} ms</span> ${attempt.response.error !== undefined ? html`<span class="http-error">${attempt.response.error}</span>` : null}</h3>
+  ${attempt.request === undefined ? html`<p class="muted">Made before fos kept what attempts sent.</p>` : html`<div>
+    <p class="attempt-signature">Signature <code class="mono">${attempt.request.headers["x-service-signature"] ?? "none"}</code></p>
+    <p>POST <span class="mono">${attempt.request.url}</span></p>
+    <dl class="json headers">${Object.entries(attempt.request.headers).map(([name, value]) => html`<div><dt class="mono">${name}</dt><dd class="mono">${value}</dd></div>`)}</dl>
+    <details open=${open}><summary>Body (${new TextEncoder().encode(attempt.request.body).length} bytes, as signed)</summary><pre class="payload">${attempt.request.body}</pre></details>
+  </div>`}
+</article>`
+
+/** A delivery's attempts: in a sandbox, with what each sent; elsewhere (a live key), the public read's. */
+const Attempts = ({ session, id, delivery }) => {
+  const v = useVersion()
+  const sandbox = session.kind === "key" && session.environment === "sandbox"
+  const sent = useGet(sandbox ? `/v2/simulate/webhooks/deliveries/${id}/attempts?limit=100` : undefined, [v, delivery.updatedAt])
+  if (sandbox && sent.data !== undefined) {
+    const attempts = sent.data.data
+    if (attempts.length === 0) return html`<p class="muted">no attempt yet</p>`
+    return html`<div>${attempts.map((a, i) => html`<${SentAttempt} attempt=${a} open=${i === attempts.length - 1} />`)}
+      ${sent.data.meta.nextCursor !== null ? html`<p class="muted">The first 100 attempts are shown.</p>` : null}</div>`
+  }
+  return html`<div><${ErrorNote} error=${sent.error} /><${Table} rows=${delivery.attemptList} empty="no attempt yet" columns=${[
+    { label: "run", key: "run" },
+    { label: "#", key: "number" },
+    { label: "started", render: (a) => html`<span class="time">${time(a.startedAt)}</span>` },
+    { label: "receiver's status", render: (a) => html`<${Answer} status=${a.responseStatus} />` },
+    { label: "latency", render: (a) => `${a.latencyMs} ms` },
+    { label: "error", render: (a) => a.error ?? "" }
+  ]} /></div>`
+}
+
 const Delivery = ({ session, id, delivery, error }) => {
-  const event = useGet(delivery === undefined ? undefined : `/v2/simulate/events?type=${encodeURIComponent(delivery.eventType)}&sortOrder=desc&limit=100`, [delivery?.eventId])
+  const event = useGet(delivery === undefined || delivery.attempts > 0 ? undefined : `/v2/simulate/events?type=${encodeURIComponent(delivery.eventType)}&sortOrder=desc&limit=100`, [delivery?.eventId])
   const body = event.data?.data?.find((e) => e.id === delivery?.eventId)
   return html`<div class="resource">
     <h1><span class="muted">Webhook delivery</span> <span class="mono">${id}</span> <${Status} value=${delivery?.status} /></h1>
@@ -975,21 +1014,9 @@ const Delivery = ({ session, id, delivery, error }) => {
     ${delivery !== undefined ? html`<div>
       <p>Event <span class="event-type">${delivery.eventType}</span> <span class="mono">${delivery.eventId}</span> to endpoint <${IdLink} id=${delivery.endpointId} />, run ${delivery.run}, ${delivery.attempts} attempt(s)${delivery.nextAttemptAt ? `, next at ${time(delivery.nextAttemptAt)}` : ""}.</p>
       <${Actions} session=${session} id=${id} resource=${delivery} />
-      <section><h2>Attempts</h2>
-        <${Table} rows=${delivery.attemptList} empty="no attempt yet" columns=${[
-          { label: "run", key: "run" },
-          { label: "#", key: "number" },
-          { label: "started", render: (a) => html`<span class="time">${time(a.startedAt)}</span>` },
-          { label: "receiver's status", render: (a) => (a.responseStatus === undefined || a.responseStatus === null ? html`<span class="http-error">no answer</span>` : html`<span class=${a.responseStatus >= 300 ? "http-error" : "http-ok"}>${a.responseStatus}</span>`) },
-          { label: "latency", render: (a) => `${a.latencyMs} ms` },
-          { label: "error", render: (a) => a.error ?? "" }
-        ]} />
-      </section>
+      <section><h2>Attempts</h2><${Attempts} session=${session} id=${id} delivery=${delivery} /></section>
       <section><h2>Timeline</h2><${Timeline} id=${id} /></section>
-      <section><h2>The body sent</h2>
-        ${body !== undefined ? html`<pre class="payload">${JSON.stringify(body, null, 2)}</pre>` : html`<p class="muted">The event is not among its type's latest 100 in the event log.</p>`}
-        <p class="muted">Each attempt sends this envelope, signed with the endpoint's secret (the signature headers of the endpoint's scheme); the API keeps no copy of an attempt's headers.</p>
-      </section>
+      ${delivery.attempts === 0 && body !== undefined ? html`<section><h2>The event to send</h2><pre class="payload">${JSON.stringify(body, null, 2)}</pre></section>` : null}
     </div>` : null}
   </div>`
 }

@@ -1,7 +1,7 @@
 /**
  * The handlers of the sandbox's inspect group (contract api/Inspect.ts): thin reads of the caller's sandbox.
  */
-import { EventLog, LedgerAudit, PendingTimers, ResourceActions, Timeline } from "@fos/core"
+import { AttemptRequests, EventLog, LedgerAudit, PendingTimers, ResourceActions, Timeline } from "@fos/core"
 import { defaultPageSize } from "@fos/contract"
 import { Effect } from "effect"
 import { HttpServerRequest } from "effect/http"
@@ -62,6 +62,10 @@ export const InspectLive = group(ServerApi, "inspect", (handlers) =>
         const after = query.after ?? request.headers["last-event-id"]
         return yield* feed.stream({ organizationId: caller.organization.id, topics: yield* parseTopics(query.topics), after })
       }))
+    .handle("listSentAttempts", ({ params, query }) =>
+      CurrentCaller.use((caller) => AttemptRequests.list(caller, params.deliveryId, pageOf(query, "at"))).pipe(
+        Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))
+      ))
     .handle("resourceActions", ({ params }) => CurrentCaller.use((caller) => ResourceActions.resourceActions(caller.organization.id, params.resourceId)).pipe(
         Effect.map((r) => ({ ...r, actions: r.actions.map(mutable) }))
       ))))

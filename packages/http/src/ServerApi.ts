@@ -8,7 +8,7 @@ import { Api } from "@fos/contract"
 import type { Auth, Documents } from "@fos/core"
 import { Problem } from "@fos/core"
 import { Context, Schema, SchemaGetter } from "effect"
-import { HttpApiMiddleware } from "effect/http-api"
+import { type HttpApi, type HttpApiGroup, HttpApiMiddleware } from "effect/http-api"
 
 /** The authenticated caller, for handlers; the gate provides it. */
 export class CurrentCaller extends Context.Service<CurrentCaller, Auth.Caller>()("fos/http/CurrentCaller") {}
@@ -40,4 +40,9 @@ export class Gate extends HttpApiMiddleware.Service<Gate, { provides: CurrentCal
 }) {}
 
 /** The API the server implements: the contract's, every endpoint behind the gate. */
-export const ServerApi = Api.middleware(Gate)
+export const ServerApi: ServerApi = Api.middleware(Gate)
+/**
+ * Its type, named: inferred, it is the whole contract's groups spelled out, which is longer than the compiler will
+ * write into a declaration file (TS7056) once the contract grows.
+ */
+export type ServerApi = typeof Api extends HttpApi.HttpApi<infer Id, infer Groups> ? HttpApi.HttpApi<Id, HttpApiGroup.AddMiddleware<Groups, Gate>> : never

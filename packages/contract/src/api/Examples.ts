@@ -1012,6 +1012,34 @@ export const resourceExamples: Readonly<Record<string, unknown>> = {
 
 /** The example of a success response that is not a resource or a page of one, by operation id. */
 export const responseExamples: Readonly<Record<string, unknown>> = {
+  "inspect.listSentAttempts": {
+    data: [{
+      attemptId: "wda_01JD8X4M2Q7RZ5K3N9V6T0W1YP",
+      run: 1,
+      attemptNumber: 1,
+      at: "2026-03-01T12:00:00.000Z",
+      request: {
+        url: "https://hooks.acme.example/fos",
+        headers: {
+          "content-type": "application/json",
+          "x-service-signature": "t=1772366400,v1=5f0c8a7d3b2e1f4a6c9d8e7b0a1f2e3d4c5b6a7980f1e2d3c4b5a69788f9e0d1",
+          "x-service-delivery-id": "wda_01JD8X4M2Q7RZ5K3N9V6T0W1YP",
+          "x-service-event": "transaction.completed",
+          "user-agent": "fos-webhooks/2"
+        },
+        body: JSON.stringify({
+          id: "evt_01JD8X4M2Q7RZ5K3N9V6T0W1YM",
+          type: "transaction.completed",
+          createdAt: "2026-03-01T12:00:00.000Z",
+          apiVersion: "2",
+          mode: "sandbox",
+          data: { transactionId: "txn_01JD8X4M2Q7RZ5K3N9V6T0W1YN", status: "completed" }
+        })
+      },
+      response: { status: 503, latencyMs: 41, error: "answered 503" }
+    }],
+    meta: { mode: "cursor", nextCursor: null, previousCursor: null, total: 1 }
+  },
   "simulate.restrictOrganization": { organizationId: "org_acme", restricted: true },
   "simulate.unrestrictOrganization": { organizationId: "org_acme", restricted: false },
   "webhooks.eventTypes": {

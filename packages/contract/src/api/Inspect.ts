@@ -14,6 +14,9 @@ import {
   RecentRequestQuery,
   ResourceActions,
   ResourceActionsParams,
+  SentAttemptList,
+  SentAttemptParams,
+  SentAttemptQuery,
   StreamQuery
 } from "../simulate/Inspect.ts"
 import { documented } from "./OpenApiDocument.ts"
@@ -75,6 +78,15 @@ export const Inspect = HttpApiGroup.make("inspect")
   }).annotateMerge(documented(
     "List a resource's actions",
     "The simulate and public actions of a transaction, order, application, RFI, signer, ceremony, claim or webhook delivery, each with whether the resource's state table allows it now and, when not, why."
+  )))
+  .add(HttpApiEndpoint.get("listSentAttempts", "/v2/simulate/webhooks/deliveries/:deliveryId/attempts", {
+    params: SentAttemptParams,
+    query: SentAttemptQuery,
+    success: SentAttemptList,
+    error: common
+  }).annotateMerge(documented(
+    "List what a delivery's attempts sent",
+    "A sandbox delivery's attempts, oldest first, each with the request it sent (URL, headers with the X-Service-Signature, body) and the receiver's status, latency and error. Kept for sandbox attempts only; 404 for a delivery of another organization."
   )))
   .annotate(OpenWhenRestricted, true)
   .annotate(SandboxOnly, true)

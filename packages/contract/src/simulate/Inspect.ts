@@ -5,7 +5,7 @@
  */
 import { Schema } from "effect"
 import "../kernel/Annotations.ts"
-import { VirtualAccountId, WalletId } from "../kernel/Ids.ts"
+import { VirtualAccountId, WalletId, WebhookDeliveryId } from "../kernel/Ids.ts"
 import { ListMeta, listOf, listQuery } from "../kernel/Lists.ts"
 
 /** A durable deadline of the caller's sandbox: what fires when, and what it will do. */
@@ -219,3 +219,33 @@ export const ResourceActions = Schema.Struct({
 export type ResourceActions = typeof ResourceActions.Type
 
 export const ResourceActionsParams = { resourceId: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(128)) }
+
+/**
+ * One attempt of a sandbox delivery with what it sent (core webhooks/AttemptRequests.ts): the URL, the headers the
+ * engine signed and handed to the transport (X-Service-Signature among them, never the secret) and the body; and
+ * the receiver's answer as the public attempt holds it.
+ */
+export const SentAttempt = Schema.Struct({
+  attemptId: Schema.String,
+  run: Schema.Number,
+  attemptNumber: Schema.Number,
+  at: Schema.String,
+  /** Omitted for an attempt recorded before fos kept what attempts sent. */
+  request: Schema.optionalKey(Schema.Struct({
+    url: Schema.String,
+    headers: Schema.Record(Schema.String, Schema.String),
+    body: Schema.String
+  })),
+  response: Schema.Struct({
+    /** Omitted when no answer came (refused, timed out, an address the rules forbid). */
+    status: Schema.optionalKey(Schema.Number),
+    latencyMs: Schema.Number,
+    /** Omitted when the receiver answered 2xx. */
+    error: Schema.optionalKey(Schema.String)
+  })
+}).annotate({ identifier: "SentAttempt" })
+export type SentAttempt = typeof SentAttempt.Type
+
+export const SentAttemptList = listOf(SentAttempt).annotate({ identifier: "SentAttemptList" })
+export const SentAttemptQuery = listQuery(["at"] as const)
+export const SentAttemptParams = { deliveryId: WebhookDeliveryId }

@@ -209,15 +209,16 @@ export interface AttemptResult {
 
 /**
  * Records the claimed attempt of a processing delivery (its recovery lease is its timer) and moves the delivery on:
- * succeeded, its next attempt scheduled, or failed at the end of the run.
+ * succeeded, its next attempt scheduled, or failed at the end of the run. Answers the attempt's row, or undefined
+ * when the delivery was no longer waiting for it.
  */
-export const recordAttempt = (current: WebhookDelivery, attempt: AttemptResult): Effect.Effect<void, never, Store.Store> =>
+export const recordAttempt = (current: WebhookDelivery, attempt: AttemptResult): Effect.Effect<WebhookAttempt | undefined, never, Store.Store> =>
   Effect.gen(function*() {
     const step = stepOf(current, { type: attempt.error === null ? "succeed" : "fail" })
-    if (step === undefined) return
+    if (step === undefined) return undefined
     const store = yield* Store.Store
     if (current.timerId !== undefined) yield* store.remove(Timers.Timers, current.timerId)
-    yield* Effect.orDie(store.insert(WebhookAttempts, {
+    const row: WebhookAttempt = {
       id: attempt.id,
       deliveryId: current.id,
       run: current.run,
@@ -226,10 +227,12 @@ export const recordAttempt = (current: WebhookDelivery, attempt: AttemptResult):
       responseStatus: attempt.responseStatus,
       latencyMs: attempt.latencyMs,
       error: attempt.error
-    }))
+    }
+    yield* Effect.orDie(store.insert(WebhookAttempts, row))
     const nowMs = yield* Clock.currentTimeMillis
     const timerId = yield* timerOf(current.id, deliveryScope(current), step, nowMs)
     yield* write(current, step, timerId, nowMs, { attemptId: undefined, lastAttemptAt: toIso(attempt.startedMs) })
+    return row
   })
 
 /**

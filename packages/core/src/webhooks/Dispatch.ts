@@ -17,13 +17,15 @@
  * delivery worker (DeliveryWorker.ts), so the request or advance that fired the timer never waits for the receiver.
  * The worker sends the signed body and records the attempt in a new transaction, which schedules the next attempt
  * (30 s, 2 min, 15 min, 1 h) or ends the run; the DeliveryMachine decides which. A crash between sending and
- * recording leaves the lease, which sends the same event again: at least once.
+ * recording leaves the lease, which sends the same event again: at least once. In a sandbox, the same transaction
+ * keeps what the attempt sent (URL and headers, the signature among them; AttemptRequests.ts).
  */
 import { hmac } from "@noble/hashes/hmac.js"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { Clock, Duration, Effect } from "effect"
 import * as AddressRules from "./AddressRules.ts"
+import * as AttemptRequests from "./AttemptRequests.ts"
 import * as Deliveries from "./Deliveries.ts"
 import type * as DeliveryWorker from "./DeliveryWorker.ts"
 import * as Endpoints from "./Endpoints.ts"
@@ -112,7 +114,9 @@ const sendAndRecord = (claimed: Deliveries.Claimed, request: Transport.DeliveryR
       const current = yield* store.getForUpdate(Deliveries.WebhookDeliveries, claimed.delivery.id)
       // Another process took this delivery over after our lease ran out: its attempt is the one that counts.
       if (current === undefined || current.timerId !== claimed.lease) return
-      yield* Deliveries.recordAttempt(current, { id: claimed.attemptId, startedMs, responseStatus: outcome.status, latencyMs, error: outcome.error })
+      const recorded = yield* Deliveries.recordAttempt(current, { id: claimed.attemptId, startedMs, responseStatus: outcome.status, latencyMs, error: outcome.error })
+      // What a sandbox attempt sent, in the same transaction as its result (AttemptRequests.ts).
+      if (recorded !== undefined) yield* AttemptRequests.keep(current, recorded, request)
     }))
   }) as Timers.AfterCommit
 
