@@ -32,10 +32,18 @@ describe("the router's reading of the API", () => {
       Object.values(Api.groups).flatMap((group) =>
         Object.values(group.endpoints).filter((endpoint) => pick(policyOf(endpoint, group))).map((endpoint) => `${group.identifier}.${endpoint.identifier}`)
       )
-    expect(named((p) => !p.transactional)).toEqual(["simulate.advanceClock", "simulate.flushWebhooks"])
+    // Each waits on something outside its own transaction: the clock's timers, the deliveries' attempts, a listener's
+    // next request or its attempt's report.
+    expect(named((p) => !p.transactional)).toEqual([
+      "simulate.advanceClock",
+      "simulate.flushWebhooks",
+      "listeners.pollListener",
+      "listeners.reportAttempt"
+    ])
     expect(named((p) => p.rereadOnReplay)).toEqual(["payouts.create"])
-    // The simulate calls act, the faults break, the inspect reads look: all are the sandbox's alone.
-    const sandboxGroups = (["simulate", "faults", "inspect"] as const).flatMap((g) => Object.keys(Api.groups[g].endpoints).map((name) => `${g}.${name}`))
+    // The simulate calls act, the faults break, the outcome rules decide, the listeners forward, the inspect reads
+    // look: all are the sandbox's alone.
+    const sandboxGroups = (["simulate", "faults", "outcomes", "listeners", "inspect"] as const).flatMap((g) => Object.keys(Api.groups[g].endpoints).map((name) => `${g}.${name}`))
     expect(named((p) => p.sandboxOnly)).toEqual(sandboxGroups)
   })
 })
