@@ -117,6 +117,12 @@ describe("webauthn_origin_change behind the custom_domains feature", () => {
     })
     expect((await ceremonyEvents()).at(-1)!.data).not.toHaveProperty("walletSignerId")
     expectProblem(await decide(acme, started.json.id, "declined", await login(alice)), { type: "RESOURCE_TERMINAL", status: 409, instance: path })
+    // Its timeline holds both its states, each with its cause.
+    const timeline = (await acme.call("GET", `/v2/simulate/timeline/${started.json.id}`)).json as { entries: Array<{ kind: string; to?: string; cause?: { type: string } }> }
+    expect(timeline.entries.filter((e) => e.kind === "state").map((e) => [e.to, e.cause?.type])).toEqual([
+      ["awaiting_admin_approval", "simulate"],
+      ["completed", "simulate"]
+    ])
     expect(await actionsOf()).toEqual([
       { name: "approveCeremony", method: "POST", path: `/v2/simulate/wallet-ceremonies/${started.json.id}/decision`, allowed: false, reason: "RESOURCE_TERMINAL: The ceremony is already completed." },
       { name: "declineCeremony", method: "POST", path: `/v2/simulate/wallet-ceremonies/${started.json.id}/decision`, allowed: false, reason: "RESOURCE_TERMINAL: The ceremony is already completed." }

@@ -80,19 +80,24 @@ export const simulateEnrollment = (caller: Auth.Caller, id: WalletSignerId, pass
 const approvalUrl = (ceremonyId: string) =>
   Effect.map(IdGenerator.randomString("0123456789abcdef", 32), (secret) => `${Settings.signingSettings.signingOrigin}/approvals/${ceremonyId}/${secret}`)
 
-/** Opens a ceremony of `signer` waiting for an admin, with its expiry timer. */
-const openCeremony = (signer: Roster.StoredSigner, type: SignerMachine.SignerCeremonyType) =>
+/**
+ * Stores a new ceremony waiting for an admin: a signer's (`walletSignerId`) or its roster's (`claimId`), with its
+ * first row of history and its expiry timer.
+ */
+const insertCeremony = (
+  owner: Pick<Roster.StoredClaim, "organizationId" | "environment" | "customerId">,
+  about: Pick<Roster.StoredCeremony, "walletSignerId" | "claimId" | "origin" | "type">
+) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const at = yield* Roster.now
     const id = yield* Roster.mintRosterId("cer")
     const ceremony: Roster.StoredCeremony = {
-      organizationId: signer.organizationId,
-      environment: signer.environment,
-      customerId: signer.customerId,
+      organizationId: owner.organizationId,
+      environment: owner.environment,
+      customerId: owner.customerId,
       id,
-      walletSignerId: signer.id,
-      type,
+      ...about,
       status: "awaiting_admin_approval",
       adminVerificationUrl: yield* approvalUrl(id),
       expiresAt: toIso(at.ms + Settings.signingSettings.ceremonyTtlMs),
@@ -102,8 +107,15 @@ const openCeremony = (signer: Roster.StoredSigner, type: SignerMachine.SignerCer
     }
     yield* Effect.orDie(store.insert(Roster.WalletCeremonies, ceremony))
     yield* History.recordState(undefined, ceremony)
-    yield* saveSigner(signer, { ceremonyId: id }, at.iso)
     yield* Timers.schedule(expiryKind, at.ms + Settings.signingSettings.ceremonyTtlMs, { ceremonyId: id, linkVersion: 1 }, Roster.scope(ceremony))
+    return { ceremony, at }
+  })
+
+/** Opens a ceremony of `signer` waiting for an admin, with its expiry timer. */
+const openCeremony = (signer: Roster.StoredSigner, type: SignerMachine.SignerCeremonyType) =>
+  Effect.gen(function*() {
+    const { at, ceremony } = yield* insertCeremony(signer, { walletSignerId: signer.id, type })
+    yield* saveSigner(signer, { ceremonyId: ceremony.id }, at.iso)
     return ceremony
   })
 
@@ -319,29 +331,10 @@ export const startOriginChange = (caller: Auth.Caller, walletId: WalletId, body:
     const outcome = SignerMachine.originChange(state, "start")
     if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, outcome.reason)
     const store = yield* Store.Store
-    const at = yield* Roster.now
-    const id = yield* Roster.mintRosterId("cer")
-    const ceremony: Roster.StoredCeremony = {
-      organizationId: claim.organizationId,
-      environment: claim.environment,
-      customerId: claim.customerId,
-      id,
-      walletSignerId: undefined,
-      claimId: claim.id,
-      origin: body.origin,
-      type: "webauthn_origin_change",
-      status: outcome.next,
-      adminVerificationUrl: yield* approvalUrl(id),
-      expiresAt: toIso(at.ms + Settings.signingSettings.ceremonyTtlMs),
-      linkVersion: 1,
-      createdAt: at.iso,
-      updatedAt: at.iso
-    }
-    yield* Effect.orDie(store.insert(Roster.WalletCeremonies, ceremony))
-    yield* Effect.orDie(store.update(Roster.Claims, { ...claim, originChangeId: id, updatedAt: at.iso }))
-    yield* Timers.schedule(expiryKind, at.ms + Settings.signingSettings.ceremonyTtlMs, { ceremonyId: id, linkVersion: 1 }, Roster.scope(ceremony))
+    const { at, ceremony } = yield* insertCeremony(claim, { walletSignerId: undefined, claimId: claim.id, origin: body.origin, type: "webauthn_origin_change" })
+    yield* Effect.orDie(store.update(Roster.Claims, { ...claim, originChangeId: ceremony.id, updatedAt: at.iso }))
     yield* Roster.emitRosterEvent(ceremony, "wallet_ceremony.awaiting_admin_approval", {
-      ceremonyId: id,
+      ceremonyId: ceremony.id,
       customerId: ceremony.customerId,
       type: ceremony.type,
       adminVerificationUrl: ceremony.adminVerificationUrl,
@@ -364,6 +357,7 @@ const applyOriginChangeMove = (ceremony: Roster.StoredCeremony, move: SignerMach
     const at = yield* Roster.now
     const closed: Roster.StoredCeremony = { ...ceremony, status: outcome.next, updatedAt: at.iso }
     yield* Effect.orDie(store.update(Roster.WalletCeremonies, closed))
+    yield* History.recordState(ceremony.status, closed)
     if (outcome.next === "completed") yield* Effect.orDie(store.update(Roster.Claims, { ...claim, webauthnOrigin: ceremony.origin, updatedAt: at.iso }))
     const head = { ceremonyId: closed.id, customerId: closed.customerId, type: closed.type }
     for (const event of outcome.events) {
