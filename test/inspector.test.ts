@@ -78,14 +78,14 @@ describe("/inspect", () => {
 
   it("is served from the generated module that scripts/inspector-assets.ts writes from the application now", async () => {
     const committed = readFileSync(inspectorAssetsPath, "utf8")
-    // Run `node scripts/inspector-assets.ts` after changing packages/http/inspector/ or the pinned Preact or htm.
+    // Run `node scripts/inspector-assets.ts` after changing inspector/ or the pinned Preact or htm.
     expect(committed === (await renderInspectorAssets()), "packages/http/src/InspectorAssets.ts is out of date: run node scripts/inspector-assets.ts").toBe(true)
     const served = await (await get("/inspect/app.css")).text()
-    expect(served).toBe(readFileSync(join(repoRoot, "packages/http/inspector/app.css"), "utf8"))
+    expect(served).toBe(readFileSync(join(repoRoot, "inspector/app.css"), "utf8"))
   })
 
   it("renders every string as text: its source sets no HTML and evaluates no string", () => {
-    const source = readFileSync(join(repoRoot, "packages/http/inspector/app.js"), "utf8")
+    const source = readFileSync(join(repoRoot, "inspector/app.js"), "utf8")
     for (const sink of ["innerHTML", "outerHTML", "dangerouslySetInnerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "localStorage"]) {
       expect(source.includes(sink), sink).toBe(false)
     }

@@ -3,16 +3,19 @@
  * and acts through the same public, sandbox and operator endpoints a client uses, with the credential the user signs
  * in with, so it has no access of its own and no private route.
  *
- * Its script (the application bundled with Preact and htm) and stylesheet are string constants of the generated
- * module InspectorAssets.ts (scripts/inspector-assets.ts), part of this package's code: every engine serves the
- * inspector, an embedded one included, with no file read and no network.
+ * Its script (the application, in inspector/ at the repository's root, bundled with Preact and htm) and stylesheet
+ * are base64 constants of the generated module InspectorAssets.ts (scripts/inspector-assets.ts), part of this
+ * package's code: every engine serves the inspector, an embedded one included, with no file read and no network.
+ * The script is browser code: its timers and the Idempotency-Keys it draws are a browser client's, outside the
+ * engine's clock and seed, so the package holds it as bytes rather than as source among the engine's.
  *
  * The page is public (it holds no data; the data needs a key), like `/docs`. Its policy lets the browser load
  * nothing but this origin's script, stylesheet and API: no inline script, no eval, no inline style attribute, no
  * frame, no form posted elsewhere.
  */
+import { base64 } from "@scure/base"
 import { HttpServerResponse } from "effect/http"
-import { inspectorScript, inspectorStyle } from "./InspectorAssets.ts"
+import { inspectorScriptBase64, inspectorStyleBase64 } from "./InspectorAssets.ts"
 
 /** Where the inspector is served. */
 export const inspectorPath = "/inspect"
@@ -73,11 +76,11 @@ const build = (): Map<string, HttpServerResponse.HttpServerResponse> => {
   pages.set(`${inspectorPath}/`, html)
   pages.set(
     `${inspectorPath}/app.js`,
-    HttpServerResponse.uint8Array(utf8.encode(inspectorScript), { contentType: "text/javascript; charset=utf-8", headers: common })
+    HttpServerResponse.uint8Array(base64.decode(inspectorScriptBase64), { contentType: "text/javascript; charset=utf-8", headers: common })
   )
   pages.set(
     `${inspectorPath}/app.css`,
-    HttpServerResponse.uint8Array(utf8.encode(inspectorStyle), { contentType: "text/css; charset=utf-8", headers: common })
+    HttpServerResponse.uint8Array(base64.decode(inspectorStyleBase64), { contentType: "text/css; charset=utf-8", headers: common })
   )
   return pages
 }
