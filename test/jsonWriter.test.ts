@@ -4,18 +4,18 @@
  * on values generated from the schema, and on the same values spoiled (extra fields, wrong types, missing fields).
  */
 import { Api } from "@fos/contract"
-import { Arbitrary, Effect, Exit, Schema } from "effect"
+import { Arbitrary, Effect, Exit, Schema, type SchemaAST } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { compileJsonWriter } from "../packages/http/src/JsonWriter.ts"
+import { compileJsonWriter as compile } from "../packages/http/src/JsonWriter.ts"
 
 const responseSchemas = Object.values(Api.groups).flatMap((group) =>
   Object.values(group.endpoints).flatMap((endpoint) =>
     ([...endpoint.success] as ReadonlyArray<Schema.Top>).map((schema) => ({ name: `${group.identifier}.${endpoint.identifier}`, schema }))
   )
 )
-const written = responseSchemas.flatMap(({ name, schema }) => {
-  const write = compileJsonWriter(schema.ast)
+const writtenBy = (generate: boolean) => responseSchemas.flatMap(({ name, schema }) => {
+  const write = compile(schema.ast, { generate })
   return write === undefined ? [] : [{ name, schema, write, encode: Schema.encodeUnknownExit(schema as Schema.Codec<unknown, unknown>) }]
 })
 
@@ -45,9 +45,18 @@ const spoil = (value: unknown, pick: number, change: (old: unknown) => unknown):
   return copy
 }
 
-describe("compiled JSON writers", () => {
+// Both forms of a writer: the generated function, and the closures a runtime that forbids generating code gets.
+describe.each([
+  { form: "generated", generate: true },
+  { form: "closures", generate: false }
+])("compiled JSON writers ($form)", ({ generate }) => {
+  const written = writtenBy(generate)
+  const compileJsonWriter = (ast: SchemaAST.AST) => compile(ast, { generate })
+
   it("cover the cheapest endpoint, users/me, and only schemas whose encoding is plain JSON", () => {
     expect(written.map((w) => w.name)).toContain("portal.me")
+    // The generated form really is generated, not the closures it falls back to.
+    for (const { name, write } of written) expect(String(write).includes("let o = "), name).toBe(generate)
     expect(compileJsonWriter(Schema.Struct({ at: Schema.Date }).ast)).toBeUndefined()
     expect(compileJsonWriter(Schema.Struct({ n: Schema.NumberFromString }).ast)).toBeUndefined()
     expect(compileJsonWriter(Schema.Struct({ s: Schema.String.check(Schema.isMinLength(1)) }).ast)).toBeUndefined()
