@@ -74,6 +74,20 @@ export interface RequestInfo {
   injected: string | undefined
 }
 
+/**
+ * One request header, by its lower-case name. Effect's `request.headers` copies every header of the request into a
+ * record of its own on first read, lower-casing each name, and the edge reads two or three headers on every
+ * request. Node's server holds that record already, with the names lower-cased and a repeated header's values
+ * joined with ", " as Effect's copy has them, so on Node the edge reads Node's; a web `Request` (Bun, Deno,
+ * `engine.fetch`) holds a `Headers` object instead, read through Effect's copy.
+ */
+export const headerOf = (request: HttpServerRequest.HttpServerRequest, name: string): string | undefined => {
+  const own = (request.source as { readonly headers?: unknown }).headers
+  if (typeof own !== "object" || own === null || typeof (own as { readonly get?: unknown }).get === "function") return request.headers[name]
+  const value = (own as Readonly<Record<string, string | ReadonlyArray<string> | undefined>>)[name]
+  return value === undefined || typeof value === "string" ? value : value.join(", ")
+}
+
 /** The largest JSON body accepted, in bytes (docs/decisions.md). */
 export const maxJsonBodyBytes = 1024 * 1024
 
@@ -138,13 +152,13 @@ const readMethods = new Set(["GET", "HEAD", "OPTIONS"])
 /** Reads and checks a JSON body: media type, size and syntax. Returns the raw text. */
 export const readJsonBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string, Problem.ApiError> =>
   Effect.gen(function*() {
-    const contentType = request.headers["content-type"]
+    const contentType = headerOf(request, "content-type")
     if (contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() !== jsonType) {
       return yield* Problem.apiError("UNSUPPORTED_MEDIA_TYPE", "This endpoint takes Content-Type: application/json.")
     }
     // Built only when needed: an error captures a stack trace, and this runs on every write.
     const tooLarge = () => Problem.apiError("PAYLOAD_TOO_LARGE", `The request body is larger than ${maxJsonBodyBytes} bytes.`)
-    const declared = Number(request.headers["content-length"])
+    const declared = Number(headerOf(request, "content-length"))
     if (Number.isFinite(declared) && declared > maxJsonBodyBytes) return yield* tooLarge()
     const text = yield* request.text.pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, BigInt(maxJsonBodyBytes) as never),
@@ -185,7 +199,7 @@ export interface UploadForm {
  */
 export const readUpload = (request: HttpServerRequest.HttpServerRequest, policy: UploadPolicy): Effect.Effect<UploadForm, Problem.ApiError> =>
   Effect.gen(function*() {
-    const contentType = request.headers["content-type"]
+    const contentType = headerOf(request, "content-type")
     if (contentType === undefined || contentType.split(";")[0]!.trim().toLowerCase() !== multipartType) {
       return yield* Problem.apiError("UNSUPPORTED_MEDIA_TYPE", "This endpoint takes a file upload: Content-Type: multipart/form-data.")
     }
@@ -196,7 +210,7 @@ export const readUpload = (request: HttpServerRequest.HttpServerRequest, policy:
         `Files may be at most ${policy.maxFileBytes} bytes (${policy.maxFileBytes / (1024 * 1024)} MiB), and the whole form at most ${maxBodyBytes} bytes.`,
         { field }
       )
-    const declared = Number(request.headers["content-length"])
+    const declared = Number(headerOf(request, "content-length"))
     if (Number.isFinite(declared) && declared > maxBodyBytes) return yield* tooLarge(policy.fileField)
     const body = yield* request.arrayBuffer.pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, BigInt(maxBodyBytes) as never),
@@ -320,7 +334,9 @@ export const makeAdmit = (store: Store.StoreService, limiter: RateLimit.RateLimi
 export type EndpointRun = (
   request: HttpServerRequest.HttpServerRequest,
   body: string | undefined,
-  caller: Auth.Caller
+  caller: Auth.Caller,
+  /** What the edge knows of the request: a JSON answer is built with the headers every answer carries. */
+  info: RequestInfo
 ) => Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError>
 
 /**
@@ -380,7 +396,7 @@ const keyedWrite = (
   refresh: ((caller: Auth.Caller, stored: Idempotency.StoredResponse) => Effect.Effect<Idempotency.StoredResponse, never, Store.Store>) | undefined
 ) =>
   Effect.gen(function*() {
-    const key = request.headers["idempotency-key"]
+    const key = headerOf(request, "idempotency-key")
     if (key === undefined) {
       if (policy === "required") return yield* Problem.apiError("IDEMPOTENCY_KEY_REQUIRED", "This endpoint requires an Idempotency-Key header.")
       // A write without a key commits all or nothing too, as a keyed one does: its row locks must hold until it
@@ -470,7 +486,7 @@ const baseOf = (path: string): { environment: Environment | undefined } | undefi
 }
 
 /** The headers every answer carries: correlation ids, and the rate limit once a key was accepted. */
-const finish = (info: RequestInfo, response: HttpServerResponse.HttpServerResponse) => {
+export const answerHeaders = (info: RequestInfo): Record<string, string> => {
   const headers: Record<string, string> = { "x-correlation-id": info.correlationId }
   if (info.clientCorrelationId !== undefined) headers["x-client-correlation-id"] = info.clientCorrelationId
   const rate = info.rate
@@ -479,8 +495,16 @@ const finish = (info: RequestInfo, response: HttpServerResponse.HttpServerRespon
     headers["x-ratelimit-remaining"] = String(rate.remaining)
     headers["x-ratelimit-reset"] = String(rate.resetSeconds)
   }
-  return HttpServerResponse.setHeaders(response, headers)
+  return headers
 }
+
+/**
+ * An answer with the headers every answer carries. An endpoint's JSON answer is built with them already
+ * (Router.ts), which saves building the response and its headers a second time on every read; any other answer
+ * (a problem, a replay, a page) gets them here.
+ */
+const finish = (info: RequestInfo, response: HttpServerResponse.HttpServerResponse) =>
+  response.headers["x-correlation-id"] === info.correlationId ? response : HttpServerResponse.setHeaders(response, answerHeaders(info))
 
 const decodable = (path: string): boolean => {
   try {
@@ -611,7 +635,7 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
     const nowOf = (info: RequestInfo) => (info.clock ?? clock).currentTimeMillisUnsafe()
 
     const begin = (request: HttpServerRequest.HttpServerRequest, environment: Environment | undefined): RequestInfo => {
-      const clientHeader = request.headers["x-client-correlation-id"]
+      const clientHeader = headerOf(request, "x-client-correlation-id")
       const info: RequestInfo = {
         correlationId: correlation.perScope ? "" : correlation.next(undefined),
         clientCorrelationId: clientHeader !== undefined && visible.test(clientHeader) ? clientHeader : undefined,
@@ -638,7 +662,7 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
 
     /** A client correlation id sent but not one to echo is refused rather than silently dropped. */
     const refusesClientCorrelation = (request: HttpServerRequest.HttpServerRequest): boolean => {
-      const sent = request.headers["x-client-correlation-id"]
+      const sent = headerOf(request, "x-client-correlation-id")
       return sent !== undefined && !visible.test(sent)
     }
 
@@ -703,7 +727,7 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       }
       // Under an environment's base the key is checked first, so the refusal of a path carries the rate headers.
       const refusal = badPath ? Problem.apiError("BAD_REQUEST", "The request path is not valid percent-encoding.") : Problem.apiError("NOT_FOUND", "No such route.")
-      return Effect.catch(admit(info, request.method, request.headers["x-api-key"], undefined, false, () => Effect.fail(refusal)), problem)
+      return Effect.catch(admit(info, request.method, headerOf(request, "x-api-key"), undefined, false, () => Effect.fail(refusal)), problem)
     }
 
     const serve: EdgeService["serve"] = (environment, run) =>
@@ -757,7 +781,7 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
             }
           }
       return (request, info): Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, Engine.EngineServices> =>
-        admit(info, request.method, request.headers["x-api-key"], bucket, !open && bodyMethods.has(request.method), (caller) => {
+        admit(info, request.method, headerOf(request, "x-api-key"), bucket, !open && bodyMethods.has(request.method), (caller) => {
           if (sandboxOnly && info.environment !== "sandbox") {
             return Effect.fail(Problem.apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
           }
@@ -767,12 +791,12 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
               underFault(caller, target, request, body, (id) => (info.injected = id), proceed, dropConnection)
             // A write whose answer a fault loses has committed: what it made due still runs.
             return onClockOf(info, caller, bodyMethods.has(request.method)
-              ? Effect.ensuring(write((body) => History.causedBy(causeOf(info))(run(request, body, caller)), request, info, caller, policy, transactional, upload, refresh, faulted), settle(caller))
-              : faulted(undefined, run(request, undefined, caller)))
+              ? Effect.ensuring(write((body) => History.causedBy(causeOf(info))(run(request, body, caller, info)), request, info, caller, policy, transactional, upload, refresh, faulted), settle(caller))
+              : faulted(undefined, run(request, undefined, caller, info)))
           }
           return onClockOf(info, caller, bodyMethods.has(request.method)
-            ? Effect.tap(write((body) => History.causedBy(causeOf(info))(run(request, body, caller)), request, info, caller, policy, transactional, upload, refresh), () => keepsTimers ? Effect.void : settle(caller))
-            : run(request, undefined, caller))
+            ? Effect.tap(write((body) => History.causedBy(causeOf(info))(run(request, body, caller, info)), request, info, caller, policy, transactional, upload, refresh), () => keepsTimers ? Effect.void : settle(caller))
+            : run(request, undefined, caller, info))
         })
     }
 
@@ -799,7 +823,7 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
     const options: EdgeService["options"] = (allow) => {
       const answer = HttpServerResponse.setHeader(HttpServerResponse.empty({ status: 204 }), "allow", allow)
       const answered = Effect.succeed(answer)
-      return (request, info) => admit(info, "OPTIONS", request.headers["x-api-key"], undefined, false, () => answered)
+      return (request, info) => admit(info, "OPTIONS", headerOf(request, "x-api-key"), undefined, false, () => answered)
     }
 
     return { serve, gate, options, unrouted }
