@@ -27,7 +27,7 @@ import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } 
 import { CurrentCaller, ServerApi } from "./ServerApi.ts"
 import { handlersOf, type HandlerItem } from "./HandlerGroups.ts"
 import { compileJsonWriter } from "./JsonWriter.ts"
-import { answerHeaders, Edge, type EndpointRun, fromSchemaError, type RequestInfo, type SchemaFailureKind } from "./Pipeline.ts"
+import { Edge, type EndpointRun, fromSchemaError, type SchemaFailureKind } from "./Pipeline.ts"
 
 /** The status of a success schema: its `HttpApiSchema.status` annotation (on the schema, a check, or its key), else 200. */
 export const statusOf = (ast: SchemaAST.AST): number => {
@@ -131,7 +131,7 @@ export const compileEndpoint = (
   const success = successes[0]
   // The handler's value to its response; a value that does not encode is a defect (thrown, so a 500).
   const streamed = streamContentTypeOf(success)
-  const respond: (value: unknown, info: RequestInfo) => HttpServerResponse.HttpServerResponse = streamed !== undefined
+  const respond: (value: unknown) => HttpServerResponse.HttpServerResponse = streamed !== undefined
     // A streamed body (the live stream's server-sent events): the handler's stream, sent as it comes, never cached
     // or buffered by a proxy.
     ? (value) =>
@@ -155,15 +155,12 @@ export const compileEndpoint = (
         }
         // The compiled writer when the schema has one and the value fits; else Effect's encoder, which also words
         // the failure when the value does not fit.
-        // Built once with the headers every answer carries, rather than again by the edge.
-        return (value, info) =>
-          HttpServerResponse.text((write === undefined ? undefined : write(value)) ?? json(value), { status, contentType: "application/json", headers: answerHeaders(info) })
+        return (value) => HttpServerResponse.text((write === undefined ? undefined : write(value)) ?? json(value), { status, contentType: "application/json" })
       })()
   const run = (
     request: HttpServerRequest.HttpServerRequest,
     body: string | undefined,
     caller: Auth.Caller,
-    info: RequestInfo,
     context: Context.Context<never> | undefined
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError> => {
     const input: Record<string, unknown> = { request, endpoint, group }
@@ -197,13 +194,13 @@ export const compileEndpoint = (
     // its context when it ends. `Effect.provideService` would cost the request two more steps of its chain.
     const fiber = Fiber.getCurrent()!
     fiber.setContext(Context.add(fiber.context, CurrentCaller, caller))
-    return Effect.map(handler(input), (value) => respond(value, info)) as Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError>
+    return Effect.map(handler(input), respond) as Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError>
   }
   // The path parameters and the query are read from the fiber's context; an endpoint with neither skips that step
   // unless it was sent a query to refuse, since every step of the per-request chain costs (docs/performance.md).
-  const withContext: EndpointRun = (request, body, caller, info) => Effect.withFiber((fiber) => run(request, body, caller, info, fiber.context))
+  const withContext: EndpointRun = (request, body, caller) => Effect.withFiber((fiber) => run(request, body, caller, fiber.context))
   return decodeParams === undefined && !takesQuery
-    ? (request, body, caller, info) => hasQuery(request.url) ? withContext(request, body, caller, info) : run(request, body, caller, info, undefined)
+    ? (request, body, caller) => hasQuery(request.url) ? withContext(request, body, caller) : run(request, body, caller, undefined)
     : withContext
 }
 
