@@ -7,21 +7,9 @@
  * listens. SIGTERM or SIGINT closes it.
  */
 import { createServer } from "node:http"
-import { readFileSync } from "node:fs"
+import { readPayload } from "./payload.ts"
 
-interface Payload {
-  readonly status: number
-  /** Header name/value pairs as fos sent them, minus the ones Node writes itself (date, connection, keep-alive). */
-  readonly headers: ReadonlyArray<readonly [string, string]>
-  readonly body: string
-}
-
-const payloadPath = process.env.BENCH_PAYLOAD
-if (payloadPath === undefined) {
-  console.error("raw-server: set BENCH_PAYLOAD to the JSON file written by bench/run.ts")
-  process.exit(2)
-}
-const payload = JSON.parse(readFileSync(payloadPath, "utf8")) as Payload
+const payload = readPayload("raw-server")
 const body = Buffer.from(payload.body, "utf8")
 const headers: Array<string> = []
 for (const [name, value] of payload.headers) {

@@ -6,9 +6,12 @@
  *      into a temporary directory and starts `fos serve --port 0 --seed <file>` as a child process, with the node
  *      flags of `npm start` (package.json).
  *   2. Reads the child's idle RSS, fetches `GET /sandbox/v2/portal/users/me` once, and starts
- *      bench/raw-server.ts as another child process that answers with the same status, headers and body.
+ *      bench/raw-server.ts as another child process that answers with the same status, headers and body, and
+ *      bench/effect-server.ts, Effect's HTTP server answering the same from one route with no pipeline (the
+ *      ceiling: what fos pays before its own work).
  *   3. Sends 100,000 requests to fos (checking every body) and reads its RSS again.
- *   4. For each target, raw first, then fos: a warm-up run, then a timed run, with the same autocannon settings.
+ *   4. For each target, raw first, then the Effect route, then fos: a warm-up run, then a timed run, with the same
+ *      autocannon settings.
  *   5. Prints a markdown table, writes bench/results/latest.json, and rewrites the section of
  *      docs/performance.md between `<!-- bench:foundation:start -->` and `<!-- bench:foundation:end -->`.
  *
@@ -27,7 +30,7 @@ import { availableParallelism, cpus, release, tmpdir, totalmem } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
-import { nodeStartArgs as startArgs } from "../test/fosProcess.ts"
+import { nodeStartArgs as startArgs, sourceConditionFlag, v8StartFlags } from "../test/fosProcess.ts"
 import { recordSection, writeBenchSeed } from "./record.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -420,8 +423,17 @@ interface Results {
   readonly commit: string | undefined
   readonly settings: typeof settings & { readonly path: string }
   readonly raw: Run
+  /** Effect's HTTP server with one route and no pipeline (bench/effect-server.ts): what fos pays before its own work. */
+  readonly effect: Run
   readonly fos: Run
-  readonly ratios: { readonly throughput: number; readonly p50: number; readonly p99: number; readonly cpuPerRequest: number | undefined }
+  readonly ratios: {
+    readonly throughput: number
+    readonly p50: number
+    readonly p99: number
+    readonly cpuPerRequest: number | undefined
+    readonly effectThroughput: number
+    readonly effectCpuPerRequest: number | undefined
+  }
   readonly goals: {
     readonly throughput: { readonly atLeast: number; readonly met: boolean }
     readonly p99: { readonly atMost: number; readonly met: boolean }
@@ -435,7 +447,11 @@ interface Results {
     readonly rawRssAtEndKiB: number | undefined
     readonly amountRun: Run
   }
-  readonly shutdown: { readonly fos: Awaited<ReturnType<typeof stopChild>>; readonly raw: Awaited<ReturnType<typeof stopChild>> }
+  readonly shutdown: {
+    readonly fos: Awaited<ReturnType<typeof stopChild>>
+    readonly raw: Awaited<ReturnType<typeof stopChild>>
+    readonly effect: Awaited<ReturnType<typeof stopChild>>
+  }
 }
 
 const markdown = (r: Results): string => {
@@ -467,7 +483,15 @@ const markdown = (r: Results): string => {
     `| at the end of the bench (${fmtInt(r.settings.amount + r.fos.completed2xx)}+ requests) | ${fmtMiB(r.memory.fosRssAtEndKiB)} |`,
     `| peak (VmHWM) | ${fmtMiB(r.memory.fosPeakRssKiB)} |`,
     `| for comparison: raw \`node:http\` server, idle | ${fmtMiB(r.memory.rawIdleRssKiB)} |`,
-    `| for comparison: raw \`node:http\` server, after its ${fmtInt(r.raw.completed2xx)}+ requests | ${fmtMiB(r.memory.rawRssAtEndKiB)} |`
+    `| for comparison: raw \`node:http\` server, after its ${fmtInt(r.raw.completed2xx)}+ requests | ${fmtMiB(r.memory.rawRssAtEndKiB)} |`,
+    "",
+    "The ceiling: Effect's HTTP server answering the same bytes from one route, with no pipeline (bench/effect-server.ts, `npm start`'s V8 flags). fos cannot come closer to raw than this.",
+    "",
+    "| | raw `node:http` | Effect route | Effect / raw | fos / Effect |",
+    "|---|---:|---:|---:|---:|",
+    `| throughput, req/s (mean of 1 s samples) | ${fmtInt(r.raw.requestsPerSecond.mean)} | ${fmtInt(r.effect.requestsPerSecond.mean)} | ${fmtRatio(r.ratios.effectThroughput)} | ${fmtRatio(r.fos.requestsPerSecond.mean / r.effect.requestsPerSecond.mean)} |`,
+    `| server CPU per request, µs | ${fmtUs(r.raw.serverCpuPerRequestUs)} | ${fmtUs(r.effect.serverCpuPerRequestUs)} | ${r.ratios.effectCpuPerRequest === undefined ? "" : fmtRatio(r.ratios.effectCpuPerRequest)} | ${r.fos.serverCpuPerRequestUs === undefined || r.effect.serverCpuPerRequestUs === undefined ? "" : fmtRatio(r.fos.serverCpuPerRequestUs / r.effect.serverCpuPerRequestUs)} |`,
+    `| other processes' CPU, % of one core | ${fmtPct(r.raw.otherCpuPercent)} | ${fmtPct(r.effect.otherCpuPercent)} | | |`
   ]
   return lines.join("\n")
 }
@@ -508,28 +532,38 @@ const main = async () => {
     const payloadPath = join(tmp, "payload.json")
     writeFileSync(payloadPath, JSON.stringify({ status: probe.status, headers: [...probe.headers].filter(([k]) => !skip.has(k)), body }))
 
-    log("starting raw node:http server")
-    const rawStart = await startChild("raw server", ["bench/raw-server.ts"], { BENCH_PAYLOAD: payloadPath }, "raw: ")
-    const raw = rawStart.child
-    children.push(raw)
-    const rawUrl = `${rawStart.value}/sandbox${path}`
-    const rawProbe = await fetch(rawUrl)
-    const rawBody = await rawProbe.text()
-    if (rawProbe.status !== probe.status || rawBody !== body) throw new Error("the raw server does not answer what fos answered")
+    // A baseline answers what fos answered, checked once, or the comparison would be of different work.
+    const startBaseline = async (name: string, args: ReadonlyArray<string>, env: Record<string, string>, prefix: string) => {
+      log(`starting the ${name}`)
+      const started = await startChild(name, args, { BENCH_PAYLOAD: payloadPath, ...env }, prefix)
+      children.push(started.child)
+      const url = `${started.value}/sandbox${path}`
+      const answer = await fetch(url)
+      if (answer.status !== probe.status || (await answer.text()) !== body) throw new Error(`the ${name} does not answer what fos answered`)
+      return { child: started.child, url }
+    }
+    const { child: raw, url: rawUrl } = await startBaseline("raw node:http server", ["bench/raw-server.ts"], {}, "raw: ")
     await sleep(500)
     const rawIdle = readMemory(raw.pid)
+    const { child: effect, url: effectUrl } = await startBaseline(
+      "Effect route",
+      [...v8StartFlags, sourceConditionFlag, "bench/effect-server.ts"],
+      { BENCH_PATH: `/sandbox${path}` },
+      "effect: "
+    )
 
     log(`fos: ${fmtInt(settings.amount)} requests for memory, checking every body`)
     const amountRun = await load("fos", fosUrl, fos.pid, { amount: settings.amount }, headers, body)
     const fosAfterAmount = readMemory(fos.pid)
 
     const rawRun = await measure("raw", rawUrl, raw.pid, {})
+    const effectRun = await measure("Effect route", effectUrl, effect.pid, {})
     const fosRun = await measure("fos", fosUrl, fos.pid, headers)
     const fosEnd = readMemory(fos.pid)
     const rawEnd = readMemory(raw.pid)
 
     log("stopping servers")
-    const [fosStop, rawStop] = await Promise.all([stopChild(fos), stopChild(raw)])
+    const [fosStop, rawStop, effectStop] = await Promise.all([stopChild(fos), stopChild(raw), stopChild(effect)])
 
     const ratios = {
       throughput: fosRun.requestsPerSecond.mean / rawRun.requestsPerSecond.mean,
@@ -537,7 +571,11 @@ const main = async () => {
       p99: fosRun.latencyMs.p99 / rawRun.latencyMs.p99,
       cpuPerRequest: fosRun.serverCpuPerRequestUs === undefined || rawRun.serverCpuPerRequestUs === undefined
         ? undefined
-        : fosRun.serverCpuPerRequestUs / rawRun.serverCpuPerRequestUs
+        : fosRun.serverCpuPerRequestUs / rawRun.serverCpuPerRequestUs,
+      effectThroughput: effectRun.requestsPerSecond.mean / rawRun.requestsPerSecond.mean,
+      effectCpuPerRequest: effectRun.serverCpuPerRequestUs === undefined || rawRun.serverCpuPerRequestUs === undefined
+        ? undefined
+        : effectRun.serverCpuPerRequestUs / rawRun.serverCpuPerRequestUs
     }
     const results: Results = {
       date: new Date().toISOString(),
@@ -546,6 +584,7 @@ const main = async () => {
       commit: commit(),
       settings: { ...settings, path },
       raw: rawRun,
+      effect: effectRun,
       fos: fosRun,
       ratios,
       goals: {
@@ -561,7 +600,7 @@ const main = async () => {
         rawRssAtEndKiB: rawEnd.rssKiB,
         amountRun
       },
-      shutdown: { fos: fosStop, raw: rawStop }
+      shutdown: { fos: fosStop, raw: rawStop, effect: effectStop }
     }
 
     const table = markdown(results)
@@ -575,12 +614,12 @@ const main = async () => {
       log("updated docs/performance.md")
     }
 
-    const bad = [amountRun, rawRun, fosRun].filter((run) => problems(run) > 0)
+    const bad = [amountRun, rawRun, effectRun, fosRun].filter((run) => problems(run) > 0)
     for (const run of bad) {
       log(`${run.target} (${run.url}): ${run.errors} errors, ${run.timeouts} timeouts, ${run.non2xx} non-2xx, ${run.mismatches} unexpected bodies; status codes ${JSON.stringify(run.statusCodes)}`)
     }
     if (fosStop.killed) log(`fos did not exit within ${stopTimeoutMs / 1000} s of SIGTERM and was killed. Its output:\n${fos.log}`)
-    const busy = [rawRun, fosRun].filter((run) => (run.otherCpuPercent ?? 0) > 20)
+    const busy = [rawRun, effectRun, fosRun].filter((run) => (run.otherCpuPercent ?? 0) > 20)
     if (busy.length > 0) log(`other processes used CPU during the ${busy.map((run) => run.target).join(" and ")} run(s); the numbers are disturbed, run again on a quiet machine`)
     if (bad.length > 0 || fosStop.killed) process.exitCode = 1
   } finally {
