@@ -127,6 +127,27 @@ describe.each([
     }
   })
 
+  it("put the brace and the commas right whichever optional fields are there", () => {
+    const schema = Schema.Struct({
+      a: Schema.optionalKey(Schema.String),
+      b: Schema.optionalKey(Schema.Number),
+      c: Schema.String,
+      d: Schema.optionalKey(Schema.Struct({ e: Schema.optionalKey(Schema.Boolean) }))
+    })
+    const write = compileJsonWriter(schema.ast)!
+    const encode = Schema.encodeUnknownExit(schema as Schema.Codec<unknown, unknown>)
+    for (const a of [undefined, "x"]) {
+      for (const b of [undefined, 1]) {
+        for (const d of [undefined, {}, { e: true }]) {
+          const value = { ...(a === undefined ? {} : { a }), ...(b === undefined ? {} : { b }), c: "c", ...(d === undefined ? {} : { d }) }
+          expect(write(value)).toBe(viaEncoder(encode, value))
+        }
+      }
+    }
+    const onlyOptional = compileJsonWriter(Schema.Struct({ a: Schema.optionalKey(Schema.String), b: Schema.optionalKey(Schema.String) }).ast)!
+    expect([onlyOptional({}), onlyOptional({ b: "y" }), onlyOptional({ a: "x", b: "y" })]).toEqual([`{}`, `{"b":"y"}`, `{"a":"x","b":"y"}`])
+  })
+
   it("leave out fields the schema does not declare, as the encoder does", () => {
     const write = compileJsonWriter(Schema.Struct({ id: Schema.String, note: Schema.optionalKey(Schema.NullOr(Schema.String)) }).ast)!
     expect(write({ id: "a", secret: "internal" })).toBe(`{"id":"a"}`)
