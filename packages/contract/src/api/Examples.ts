@@ -9,9 +9,34 @@
  * with its endpoint's payload schema, validates every request and response example against its schema in the
  * served document with ajv, and names every body and success response that has none.
  */
+import { signatureScheme } from "../webhooks/Webhooks.ts"
 
 const berlin = { line1: "Unter den Linden 1", city: "Berlin", postalCode: "10117", country: "DEU" }
 const newYork = { line1: "1 Wall St", city: "New York", state: "NY", postalCode: "10005", country: "USA" }
+
+/** A sandbox's rows per table, as a reset removes them and a snapshot holds them (the same registry, Reset.ts). */
+const sandboxTableCounts = {
+  customers: 1,
+  applications: 4,
+  documents: 6,
+  virtualAccounts: 1,
+  wallets: 2,
+  webhookEndpoints: 1,
+  webhookDeliveries: 14,
+  events: 14,
+  timers: 28,
+  idempotencyRecords: 9,
+  transactions: 4,
+  ledgerTransfers: 7,
+  orders: 1,
+  quoteOptions: 2,
+  recipients: 2,
+  rfis: 1,
+  claims: 0,
+  walletSigners: 0,
+  walletCeremonies: 0,
+  signingRequests: 0
+}
 
 export const requestExamples: Readonly<Record<string, unknown>> = {
   "customers.submitUpdate": { businessInfo: { tradingName: "Acme Payments", website: "https://acme.example" }, clientReferenceId: "acme-update-7" },
@@ -667,28 +692,7 @@ export const resourceExamples: Readonly<Record<string, unknown>> = {
   SandboxReset: {
     organizationId: "org_acme",
     environment: "sandbox",
-    removed: {
-      customers: 1,
-      applications: 4,
-      documents: 6,
-      virtualAccounts: 1,
-      wallets: 2,
-      webhookEndpoints: 1,
-      webhookDeliveries: 14,
-      events: 14,
-      timers: 28,
-      idempotencyRecords: 9,
-      transactions: 4,
-      ledgerTransfers: 7,
-      orders: 1,
-      quoteOptions: 2,
-      recipients: 2,
-      rfis: 1,
-      claims: 0,
-      walletSigners: 0,
-      walletCeremonies: 0,
-      signingRequests: 0
-    }
+    removed: sandboxTableCounts
   },
   SignerSession: {
     token: "fss.wsg_xkaqgn58q8kjn6vv6qh13e4g.org_acme.sandbox.1772367310000.5c257b8ac5ea3f6dae5f564b95e561c4d285992de2ee6fa483d40de9c767ecf6",
@@ -744,28 +748,7 @@ export const resourceExamples: Readonly<Record<string, unknown>> = {
     environment: "sandbox",
     createdAt: "2026-03-01T12:00:00.000Z",
     rows: 42,
-    contents: {
-      customers: 1,
-      applications: 4,
-      documents: 6,
-      virtualAccounts: 1,
-      wallets: 2,
-      webhookEndpoints: 1,
-      webhookDeliveries: 14,
-      events: 14,
-      timers: 28,
-      idempotencyRecords: 9,
-      transactions: 4,
-      ledgerTransfers: 7,
-      orders: 1,
-      quoteOptions: 2,
-      recipients: 2,
-      rfis: 1,
-      claims: 0,
-      walletSigners: 0,
-      walletCeremonies: 0,
-      signingRequests: 0
-    }
+    contents: sandboxTableCounts
   },
   Timeline: {
     resourceId: "txn_01j9x4k2m7q8r3t5v6w8y0z2ab",
@@ -967,16 +950,7 @@ export const resourceExamples: Readonly<Record<string, unknown>> = {
     createdAt: "2026-06-01T09:00:00.000Z",
     updatedAt: "2026-06-01T09:00:00.000Z",
     secret: "whsec_cea691dc6ecbec5111d7308f793331a448d250acee109d0a077de8e62690c23c",
-    signature: {
-      algorithm: "HMAC-SHA256",
-      header: "X-Service-Signature",
-      format: "t=<unix-seconds>,v1=<hex>[,v1=<hex>]",
-      signedPayload: "<t>.<raw request body>",
-      key: "the full secret, whsec_ prefix included",
-      encoding: "lowercase hex, 64 characters",
-      toleranceSeconds: 300,
-      rotationGraceHours: 48
-    }
+    signature: signatureScheme
   },
   WebhookFlush: {
     deliveries: [
