@@ -10,13 +10,16 @@
  *      bench/effect-server.ts, Effect's HTTP server answering the same from one route with no pipeline (the
  *      ceiling: what fos pays before its own work).
  *   3. Sends 100,000 requests to fos (checking every body) and reads its RSS again.
- *   4. For each target, raw first, then the Effect route, then fos: a warm-up run, then a timed run, with the same
- *      autocannon settings.
+ *   4. A warm-up run of each target, then rounds: in each round a timed run of each target, raw, the Effect route
+ *      and fos, the first of them moving on by one every round, with the same autocannon settings. A VM's speed
+ *      drifts from one minute to the next; alternating short runs puts every target under the same drift, and
+ *      each round's ratio compares runs seconds apart. The ratios are the median of the rounds'.
  *   5. Prints a markdown table, writes bench/results/latest.json, and rewrites the section of
  *      docs/performance.md between `<!-- bench:foundation:start -->` and `<!-- bench:foundation:end -->`.
  *
- * Settings can be changed through the environment: BENCH_CONNECTIONS (32), BENCH_DURATION (seconds, 10),
- * BENCH_WARMUP (seconds, 3), BENCH_AMOUNT (100000). BENCH_NO_DOCS=1 leaves docs/performance.md alone.
+ * Settings can be changed through the environment: BENCH_CONNECTIONS (32), BENCH_ROUNDS (5), BENCH_DURATION
+ * (seconds per target and round, 3), BENCH_WARMUP (seconds, 3), BENCH_AMOUNT (100000). BENCH_NO_DOCS=1 leaves
+ * docs/performance.md alone.
  *
  * The goals (throughput at least 0.5× raw, p99 at most 2× raw) are reported, never enforced: timing depends on
  * the machine. The exit code is non-zero only when something is wrong: a server fails to start, or a run saw
@@ -98,9 +101,12 @@ const intFromEnv = (name: string, fallback: number, min: number): number => {
 
 const settings = {
   connections: intFromEnv("BENCH_CONNECTIONS", 32, 1),
-  durationSeconds: intFromEnv("BENCH_DURATION", 10, 1),
+  rounds: intFromEnv("BENCH_ROUNDS", 5, 1),
+  durationSeconds: intFromEnv("BENCH_DURATION", 3, 1),
   warmupSeconds: intFromEnv("BENCH_WARMUP", 3, 0),
   amount: intFromEnv("BENCH_AMOUNT", 100_000, 1),
+  /** Another checkout of fos, with its dependencies installed, to measure in the same rounds: before and after. */
+  compare: process.env.BENCH_COMPARE === undefined || process.env.BENCH_COMPARE === "" ? undefined : resolve(process.env.BENCH_COMPARE),
   pipelining: 1,
   timeoutSeconds: 10
 }
@@ -121,14 +127,15 @@ interface Child {
   readonly exited: Promise<void>
 }
 
-/** Spawns `node <args>` in the repository root and resolves once a stdout line starts with `prefix`. */
+/** Spawns `node <args>` in `cwd` (the repository root) and resolves once a stdout line starts with `prefix`. */
 const startChild = (
   name: string,
   args: ReadonlyArray<string>,
   env: Record<string, string>,
-  prefix: string
+  prefix: string,
+  cwd = root
 ): Promise<{ child: Child; value: string }> => {
-  const proc = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+  const proc = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
   if (proc.pid === undefined) return Promise.reject(new Error(`${name}: could not spawn ${process.execPath}`))
   let resolveExited!: () => void
   const child: Child = {
@@ -258,9 +265,9 @@ const machine = () => {
   }
 }
 
-const commit = (): string | undefined => {
+const commit = (cwd = root): string | undefined => {
   try {
-    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim()
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim()
   } catch {
     return undefined
   }
@@ -303,7 +310,16 @@ interface Run {
   readonly url: string
   readonly connections: number
   readonly durationSeconds: number
+  /**
+   * `mean` and `stddev` are autocannon's, over the run's 1 s samples; `overall` is 2xx responses over wall time. For
+   * a target's rounds together (`combine`), `mean` is the overall figure and `stddev` is across the rounds.
+   */
   readonly requestsPerSecond: { readonly mean: number; readonly stddev: number; readonly overall: number }
+  /** Wall time of the run, and the CPU times the percentages below are made of, in milliseconds. */
+  readonly wallMs: number
+  readonly serverCpuMs: number | undefined
+  readonly loadGeneratorCpuMs: number
+  readonly otherCpuMs: number | undefined
   readonly completed2xx: number
   readonly latencyMs: ReturnType<LatencyRecorder["summary"]>
   /** autocannon's own histogram, whole milliseconds. */
@@ -336,9 +352,10 @@ const load = async (
   pid: number,
   limit: { readonly duration: number } | { readonly amount: number },
   headers: Record<string, string>,
-  expectBody?: string
+  expectBody?: string,
+  /** Where the run's response times go; a target's rounds share one, so that its percentiles cover them all. */
+  latencies = new LatencyRecorder()
 ): Promise<Run> => {
-  const latencies = new LatencyRecorder()
   const cpu0 = readCpuNs(pid)
   const busy0 = readMachineBusyMs()
   const self0 = process.cpuUsage()
@@ -362,6 +379,7 @@ const load = async (
   const self = process.cpuUsage(self0)
   const serverCpuMs = cpu0 === undefined || cpu1 === undefined ? undefined : (cpu1 - cpu0) / 1e6
   const selfCpuMs = (self.user + self.system) / 1000
+  const otherCpuMs = busy0 === undefined || busy1 === undefined || serverCpuMs === undefined ? undefined : Math.max(0, busy1 - busy0 - serverCpuMs - selfCpuMs)
   const statusCodes: Record<string, number> = {}
   for (const [code, { count }] of Object.entries(result.statusCodeStats)) statusCodes[code] = count
   return {
@@ -375,6 +393,10 @@ const load = async (
       overall: result["2xx"] / (wallMs / 1000)
     },
     completed2xx: result["2xx"],
+    wallMs,
+    serverCpuMs,
+    loadGeneratorCpuMs: selfCpuMs,
+    otherCpuMs,
     latencyMs: latencies.summary(),
     autocannonLatencyMs: { mean: result.latency.average, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
     errors: result.errors,
@@ -386,20 +408,110 @@ const load = async (
     serverCpuPercent: serverCpuMs === undefined ? undefined : (serverCpuMs / wallMs) * 100,
     serverCpuPerRequestUs: serverCpuMs === undefined || result["2xx"] === 0 ? undefined : (serverCpuMs * 1000) / result["2xx"],
     loadGeneratorCpuPercent: (selfCpuMs / wallMs) * 100,
-    otherCpuPercent: busy0 === undefined || busy1 === undefined || serverCpuMs === undefined
-      ? undefined
-      : Math.max(0, ((busy1 - busy0 - serverCpuMs - selfCpuMs) / wallMs) * 100)
+    otherCpuPercent: otherCpuMs === undefined ? undefined : (otherCpuMs / wallMs) * 100
   }
 }
 
-/** A warm-up run (discarded), then the timed run. */
-const measure = async (target: string, url: string, pid: number, headers: Record<string, string>): Promise<Run> => {
-  if (settings.warmupSeconds > 0) {
-    log(`${target}: warm-up, ${settings.warmupSeconds} s`)
-    await load(target, url, pid, { duration: settings.warmupSeconds }, headers)
+const sum = (values: ReadonlyArray<number>) => values.reduce((a, b) => a + b, 0)
+const sumOrUndefined = (values: ReadonlyArray<number | undefined>) => values.some((v) => v === undefined) ? undefined : sum(values as ReadonlyArray<number>)
+
+/** The middle value (the mean of the middle two for an even count). */
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+/** A target's timed runs as one: totals over the rounds, percentiles over every response (`latencies`). */
+const combine = (runs: ReadonlyArray<Run>, latencies: LatencyRecorder): Run => {
+  const first = runs[0]!
+  const wallMs = sum(runs.map((r) => r.wallMs))
+  const completed2xx = sum(runs.map((r) => r.completed2xx))
+  const serverCpuMs = sumOrUndefined(runs.map((r) => r.serverCpuMs))
+  const loadGeneratorCpuMs = sum(runs.map((r) => r.loadGeneratorCpuMs))
+  const otherCpuMs = sumOrUndefined(runs.map((r) => r.otherCpuMs))
+  const perRound = runs.map((r) => r.requestsPerSecond.mean)
+  const meanOfRounds = sum(perRound) / perRound.length
+  const statusCodes: Record<string, number> = {}
+  for (const run of runs) for (const [code, count] of Object.entries(run.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + count
+  return {
+    target: first.target,
+    url: first.url,
+    connections: first.connections,
+    durationSeconds: sum(runs.map((r) => r.durationSeconds)),
+    requestsPerSecond: {
+      mean: completed2xx / (wallMs / 1000),
+      stddev: Math.sqrt(sum(perRound.map((v) => (v - meanOfRounds) ** 2)) / perRound.length),
+      overall: completed2xx / (wallMs / 1000)
+    },
+    completed2xx,
+    wallMs,
+    serverCpuMs,
+    loadGeneratorCpuMs,
+    otherCpuMs,
+    latencyMs: latencies.summary(),
+    autocannonLatencyMs: {
+      mean: sum(runs.map((r) => r.autocannonLatencyMs.mean * r.completed2xx)) / Math.max(1, completed2xx),
+      p50: median(runs.map((r) => r.autocannonLatencyMs.p50)),
+      p99: Math.max(...runs.map((r) => r.autocannonLatencyMs.p99)),
+      max: Math.max(...runs.map((r) => r.autocannonLatencyMs.max))
+    },
+    errors: sum(runs.map((r) => r.errors)),
+    timeouts: sum(runs.map((r) => r.timeouts)),
+    non2xx: sum(runs.map((r) => r.non2xx)),
+    mismatches: sum(runs.map((r) => r.mismatches)),
+    resets: sum(runs.map((r) => r.resets)),
+    statusCodes,
+    serverCpuPercent: serverCpuMs === undefined ? undefined : (serverCpuMs / wallMs) * 100,
+    serverCpuPerRequestUs: serverCpuMs === undefined || completed2xx === 0 ? undefined : (serverCpuMs * 1000) / completed2xx,
+    loadGeneratorCpuPercent: (loadGeneratorCpuMs / wallMs) * 100,
+    otherCpuPercent: otherCpuMs === undefined ? undefined : (otherCpuMs / wallMs) * 100
   }
-  log(`${target}: measuring, ${settings.durationSeconds} s with ${settings.connections} connections`)
-  return load(target, url, pid, { duration: settings.durationSeconds }, headers)
+}
+
+interface Target {
+  readonly name: string
+  readonly url: string
+  readonly pid: number
+  readonly headers: Record<string, string>
+}
+
+/** Each round's throughput of every target, in req/s, by target name. */
+type Round = Record<string, number>
+
+/**
+ * A warm-up run of each target (discarded), then `settings.rounds` rounds of one timed run per target. Round `i`
+ * starts with target `i` (modulo their count), so no target always runs first, right after another's load.
+ */
+const measureRounds = async (targets: ReadonlyArray<Target>): Promise<{ readonly runs: ReadonlyArray<Run>; readonly rounds: ReadonlyArray<Round> }> => {
+  if (settings.warmupSeconds > 0) {
+    for (const target of targets) {
+      log(`${target.name}: warm-up, ${settings.warmupSeconds} s`)
+      await load(target.name, target.url, target.pid, { duration: settings.warmupSeconds }, target.headers)
+    }
+  }
+  const runs = targets.map(() => [] as Array<Run>)
+  const latencies = targets.map(() => new LatencyRecorder())
+  const rounds: Array<Round> = []
+  for (let round = 0; round < settings.rounds; round++) {
+    const result: Round = {}
+    for (let k = 0; k < targets.length; k++) {
+      const i = (round + k) % targets.length
+      const target = targets[i]!
+      log(`round ${round + 1} of ${settings.rounds}: ${target.name}, ${settings.durationSeconds} s with ${settings.connections} connections`)
+      const run = await load(target.name, target.url, target.pid, { duration: settings.durationSeconds }, target.headers, undefined, latencies[i])
+      runs[i]!.push(run)
+      result[target.name] = run.requestsPerSecond.mean
+    }
+    rounds.push(result)
+  }
+  return { runs: runs.map((r, i) => combine(r, latencies[i]!)), rounds }
+}
+
+/** The median over the rounds of `a`'s throughput over `b`'s, with the lowest and highest. */
+const roundRatios = (rounds: ReadonlyArray<Round>, a: string, b: string) => {
+  const each = rounds.map((round) => round[a]! / round[b]!)
+  return { median: median(each), min: Math.min(...each), max: Math.max(...each), each }
 }
 
 const problems = (run: Run): number => run.errors + run.timeouts + run.non2xx + run.mismatches
@@ -415,6 +527,9 @@ const fmtRatio = (n: number) => `${n.toFixed(2)}×`
 const fmtMiB = (kib: number | undefined) => (kib === undefined ? "n/a" : `${(kib / 1024).toFixed(1)} MiB`)
 const fmtUs = (n: number | undefined) => (n === undefined ? "n/a" : n.toFixed(1))
 const fmtPct = (n: number | undefined) => (n === undefined ? "n/a" : `${Math.round(n)} %`)
+/** The rounds' ratios in order, then their spread. */
+const fmtRounds = (ratios: { readonly each: ReadonlyArray<number>; readonly min: number; readonly max: number }) =>
+  `${ratios.each.map((v) => v.toFixed(2)).join(", ")} (${fmtRatio(ratios.min)}–${fmtRatio(ratios.max)})`
 
 interface Results {
   readonly date: string
@@ -426,8 +541,21 @@ interface Results {
   /** Effect's HTTP server with one route and no pipeline (bench/effect-server.ts): what fos pays before its own work. */
   readonly effect: Run
   readonly fos: Run
+  /** Each round's throughput of every target, req/s. */
+  readonly rounds: ReadonlyArray<Round>
+  /** Another build of fos measured in the same rounds (`BENCH_COMPARE`). */
+  readonly compared?: {
+    readonly name: string
+    readonly run: Run
+    readonly throughput: ReturnType<typeof roundRatios>
+    readonly fosOverOther: ReturnType<typeof roundRatios>
+  }
   readonly ratios: {
+    /** The median over the rounds of fos's throughput over raw's; `throughputRounds` has the rest. */
     readonly throughput: number
+    readonly throughputRounds: ReturnType<typeof roundRatios>
+    readonly effectThroughputRounds: ReturnType<typeof roundRatios>
+    readonly fosOverEffectRounds: ReturnType<typeof roundRatios>
     readonly p50: number
     readonly p99: number
     readonly cpuPerRequest: number | undefined
@@ -460,11 +588,13 @@ const markdown = (r: Results): string => {
     `Measured ${r.date.slice(0, 10)} on ${r.machine.cores} × ${r.machine.model} (${r.machine.memoryGiB} GiB, ${r.machine.os}), ` +
       `Node ${r.node}${r.commit === undefined ? "" : `, commit ${r.commit}`}. ` +
       `\`GET /sandbox${r.settings.path}\`, ${r.settings.connections} connections, no pipelining, ` +
-      `${r.settings.warmupSeconds} s warm-up then ${r.settings.durationSeconds} s per target; load generator and servers on the same machine.`,
+      `${r.settings.warmupSeconds} s warm-up per target, then ${r.settings.rounds} rounds of ${r.settings.durationSeconds} s per target, the targets alternating; ` +
+      "load generator and servers on the same machine. A throughput ratio is the median of the rounds' ratios; the other figures cover all the rounds.",
     "",
     "| | raw `node:http` | fos | fos / raw | goal |",
     "|---|---:|---:|---:|---|",
-    `| throughput, req/s (mean of 1 s samples) | ${fmtInt(r.raw.requestsPerSecond.mean)} | ${fmtInt(r.fos.requestsPerSecond.mean)} | ${fmtRatio(r.ratios.throughput)} | ≥ ${r.goals.throughput.atLeast}×: ${mark(r.goals.throughput.met)} |`,
+    `| throughput, req/s (all rounds) | ${fmtInt(r.raw.requestsPerSecond.mean)} | ${fmtInt(r.fos.requestsPerSecond.mean)} | ${fmtRatio(r.ratios.throughput)} | ≥ ${r.goals.throughput.atLeast}×: ${mark(r.goals.throughput.met)} |`,
+    `| throughput in each round, req/s | ${r.rounds.map((round) => fmtInt(round.raw!)).join(", ")} | ${r.rounds.map((round) => fmtInt(round.fos!)).join(", ")} | ${fmtRounds(r.ratios.throughputRounds)} | |`,
     `| latency p50, ms | ${fmtMs(r.raw.latencyMs.p50)} | ${fmtMs(r.fos.latencyMs.p50)} | ${fmtRatio(r.ratios.p50)} | |`,
     `| latency p99, ms | ${fmtMs(r.raw.latencyMs.p99)} | ${fmtMs(r.fos.latencyMs.p99)} | ${fmtRatio(r.ratios.p99)} | ≤ ${r.goals.p99.atMost}×: ${mark(r.goals.p99.met)} |`,
     `| latency max, ms | ${fmtMs(r.raw.latencyMs.max)} | ${fmtMs(r.fos.latencyMs.max)} | | |`,
@@ -489,9 +619,21 @@ const markdown = (r: Results): string => {
     "",
     "| | raw `node:http` | Effect route | Effect / raw | fos / Effect |",
     "|---|---:|---:|---:|---:|",
-    `| throughput, req/s (mean of 1 s samples) | ${fmtInt(r.raw.requestsPerSecond.mean)} | ${fmtInt(r.effect.requestsPerSecond.mean)} | ${fmtRatio(r.ratios.effectThroughput)} | ${fmtRatio(r.fos.requestsPerSecond.mean / r.effect.requestsPerSecond.mean)} |`,
+    `| throughput, req/s (all rounds) | ${fmtInt(r.raw.requestsPerSecond.mean)} | ${fmtInt(r.effect.requestsPerSecond.mean)} | ${fmtRatio(r.ratios.effectThroughput)} | ${fmtRatio(r.ratios.fosOverEffectRounds.median)} |`,
+    `| throughput in each round, req/s | ${r.rounds.map((round) => fmtInt(round.raw!)).join(", ")} | ${r.rounds.map((round) => fmtInt(round["Effect route"]!)).join(", ")} | ${fmtRounds(r.ratios.effectThroughputRounds)} | ${fmtRounds(r.ratios.fosOverEffectRounds)} |`,
     `| server CPU per request, µs | ${fmtUs(r.raw.serverCpuPerRequestUs)} | ${fmtUs(r.effect.serverCpuPerRequestUs)} | ${r.ratios.effectCpuPerRequest === undefined ? "" : fmtRatio(r.ratios.effectCpuPerRequest)} | ${r.fos.serverCpuPerRequestUs === undefined || r.effect.serverCpuPerRequestUs === undefined ? "" : fmtRatio(r.fos.serverCpuPerRequestUs / r.effect.serverCpuPerRequestUs)} |`,
-    `| other processes' CPU, % of one core | ${fmtPct(r.raw.otherCpuPercent)} | ${fmtPct(r.effect.otherCpuPercent)} | | |`
+    `| other processes' CPU, % of one core | ${fmtPct(r.raw.otherCpuPercent)} | ${fmtPct(r.effect.otherCpuPercent)} | | |`,
+    ...(r.compared === undefined ? [] : [
+      "",
+      `Another build in the same rounds (\`BENCH_COMPARE\`): ${r.compared.name}, started by its own \`npm start\` script.`,
+      "",
+      `| | ${r.compared.name} | fos | ${r.compared.name} / raw | fos / ${r.compared.name} |`,
+      "|---|---:|---:|---:|---:|",
+      `| throughput, req/s (all rounds) | ${fmtInt(r.compared.run.requestsPerSecond.mean)} | ${fmtInt(r.fos.requestsPerSecond.mean)} | ${fmtRatio(r.compared.throughput.median)} | ${fmtRatio(r.compared.fosOverOther.median)} |`,
+      `| throughput in each round, req/s | ${r.rounds.map((round) => fmtInt(round[r.compared!.name]!)).join(", ")} | ${r.rounds.map((round) => fmtInt(round.fos!)).join(", ")} | ${fmtRounds(r.compared.throughput)} | ${fmtRounds(r.compared.fosOverOther)} |`,
+      `| latency p99, ms | ${fmtMs(r.compared.run.latencyMs.p99)} | ${fmtMs(r.fos.latencyMs.p99)} | | |`,
+      `| server CPU per request, µs | ${fmtUs(r.compared.run.serverCpuPerRequestUs)} | ${fmtUs(r.fos.serverCpuPerRequestUs)} | | ${r.fos.serverCpuPerRequestUs === undefined || r.compared.run.serverCpuPerRequestUs === undefined ? "" : fmtRatio(r.fos.serverCpuPerRequestUs / r.compared.run.serverCpuPerRequestUs)} |`
+    ])
   ]
   return lines.join("\n")
 }
@@ -500,6 +642,25 @@ const markdown = (r: Results): string => {
 // ---------------------------------------------------------------------------------------------------------------
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+
+/**
+ * `fos serve` from another checkout (`BENCH_COMPARE`), started as that checkout's `npm start` starts it, on the same
+ * seed, so that the bench measures two builds in the same rounds. It must answer the route with 200; its body may
+ * differ (another build, other timestamps).
+ */
+const startOther = async (dir: string, seedPath: string, headers: Record<string, string>) => {
+  const script = (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start
+  const [exec, command, ...args] = script.trim().split(/\s+/)
+  if (exec !== "exec" || command !== "node" || args.at(-1) !== "serve") throw new Error(`${dir}: its start script is not "exec node ... serve": ${script}`)
+  const name = `fos at ${commit(dir) ?? dir}`
+  log(`starting ${name}: exec node ${args.join(" ")}`)
+  const started = await startChild(name, [...args, "--store", "memory", "--port", "0", "--host", "127.0.0.1", "--seed", seedPath, "--quiet"], {}, "sandbox: ", dir)
+  const url = `${started.value}${path}`
+  const answer = await fetch(url, { headers })
+  if (answer.status !== 200) throw new Error(`${name} answered ${answer.status} to GET ${url}`)
+  await answer.text()
+  return { name, child: started.child, url }
+}
 
 const main = async () => {
   const tmp = mkdtempSync(join(tmpdir(), "fos-bench-"))
@@ -556,23 +717,34 @@ const main = async () => {
     const amountRun = await load("fos", fosUrl, fos.pid, { amount: settings.amount }, headers, body)
     const fosAfterAmount = readMemory(fos.pid)
 
-    const rawRun = await measure("raw", rawUrl, raw.pid, {})
-    const effectRun = await measure("Effect route", effectUrl, effect.pid, {})
-    const fosRun = await measure("fos", fosUrl, fos.pid, headers)
+    const other = settings.compare === undefined ? undefined : await startOther(settings.compare, seedPath, headers)
+    if (other !== undefined) children.push(other.child)
+    const measured = await measureRounds([
+      { name: "raw", url: rawUrl, pid: raw.pid, headers: {} },
+      { name: "Effect route", url: effectUrl, pid: effect.pid, headers: {} },
+      { name: "fos", url: fosUrl, pid: fos.pid, headers },
+      ...(other === undefined ? [] : [{ name: other.name, url: other.url, pid: other.child.pid, headers }])
+    ])
+    const [rawRun, effectRun, fosRun, otherRun] = measured.runs as [Run, Run, Run, Run | undefined]
+    const throughputRounds = roundRatios(measured.rounds, "fos", "raw")
+    const effectThroughputRounds = roundRatios(measured.rounds, "Effect route", "raw")
     const fosEnd = readMemory(fos.pid)
     const rawEnd = readMemory(raw.pid)
 
     log("stopping servers")
-    const [fosStop, rawStop, effectStop] = await Promise.all([stopChild(fos), stopChild(raw), stopChild(effect)])
+    const [fosStop, rawStop, effectStop] = await Promise.all([stopChild(fos), stopChild(raw), stopChild(effect), ...(other === undefined ? [] : [stopChild(other.child)])])
 
     const ratios = {
-      throughput: fosRun.requestsPerSecond.mean / rawRun.requestsPerSecond.mean,
+      throughput: throughputRounds.median,
+      throughputRounds,
+      effectThroughputRounds,
+      fosOverEffectRounds: roundRatios(measured.rounds, "fos", "Effect route"),
       p50: fosRun.latencyMs.p50 / rawRun.latencyMs.p50,
       p99: fosRun.latencyMs.p99 / rawRun.latencyMs.p99,
       cpuPerRequest: fosRun.serverCpuPerRequestUs === undefined || rawRun.serverCpuPerRequestUs === undefined
         ? undefined
         : fosRun.serverCpuPerRequestUs / rawRun.serverCpuPerRequestUs,
-      effectThroughput: effectRun.requestsPerSecond.mean / rawRun.requestsPerSecond.mean,
+      effectThroughput: effectThroughputRounds.median,
       effectCpuPerRequest: effectRun.serverCpuPerRequestUs === undefined || rawRun.serverCpuPerRequestUs === undefined
         ? undefined
         : effectRun.serverCpuPerRequestUs / rawRun.serverCpuPerRequestUs
@@ -586,6 +758,10 @@ const main = async () => {
       raw: rawRun,
       effect: effectRun,
       fos: fosRun,
+      rounds: measured.rounds,
+      ...(other === undefined || otherRun === undefined
+        ? {}
+        : { compared: { name: other.name, run: otherRun, throughput: roundRatios(measured.rounds, other.name, "raw"), fosOverOther: roundRatios(measured.rounds, "fos", other.name) } }),
       ratios,
       goals: {
         throughput: { atLeast: 0.5, met: ratios.throughput >= 0.5 },
@@ -614,12 +790,13 @@ const main = async () => {
       log("updated docs/performance.md")
     }
 
-    const bad = [amountRun, rawRun, effectRun, fosRun].filter((run) => problems(run) > 0)
+    const timed = [rawRun, effectRun, fosRun, ...(otherRun === undefined ? [] : [otherRun])]
+    const bad = [amountRun, ...timed].filter((run) => problems(run) > 0)
     for (const run of bad) {
       log(`${run.target} (${run.url}): ${run.errors} errors, ${run.timeouts} timeouts, ${run.non2xx} non-2xx, ${run.mismatches} unexpected bodies; status codes ${JSON.stringify(run.statusCodes)}`)
     }
     if (fosStop.killed) log(`fos did not exit within ${stopTimeoutMs / 1000} s of SIGTERM and was killed. Its output:\n${fos.log}`)
-    const busy = [rawRun, effectRun, fosRun].filter((run) => (run.otherCpuPercent ?? 0) > 20)
+    const busy = timed.filter((run) => (run.otherCpuPercent ?? 0) > 20)
     if (busy.length > 0) log(`other processes used CPU during the ${busy.map((run) => run.target).join(" and ")} run(s); the numbers are disturbed, run again on a quiet machine`)
     if (bad.length > 0 || fosStop.killed) process.exitCode = 1
   } finally {

@@ -9,7 +9,7 @@
  * warm-up run and a timed run with autocannon, checking every body. Servers run in their own processes, started from
  * the npm-installed binaries as README says (Node with its own type stripping, for fos and raw alike).
  *
- * Settings, as for bench/run.ts: BENCH_CONNECTIONS (32), BENCH_DURATION (seconds, 10), BENCH_WARMUP (seconds, 3).
+ * Settings, in the variables bench/run.ts reads (with this bench's own defaults): BENCH_CONNECTIONS (32), BENCH_DURATION (seconds, 10), BENCH_WARMUP (seconds, 3).
  * Results go to stdout and to the section of docs/performance.md between `<!-- bench:runtimes:start -->` and
  * `<!-- bench:runtimes:end -->` (BENCH_NO_DOCS=1 leaves the docs alone). Nothing is asserted about time; the exit
  * status is non-zero only when a run saw errors, timeouts, non-2xx responses or unexpected bodies, or a server did
