@@ -542,4 +542,18 @@ describe("fos serve lifecycle", () => {
     expect(exit.code).toBe(0)
     await expect(fetch(`${server.origin}/healthz`)).rejects.toThrow()
   })
+
+  // A terminal's Ctrl-C, or `npm start` passing on the signal its process group got, reaches the server twice or
+  // more; the later ones can land while the process is exiting, after the runtime has removed its own handlers.
+  it("stop signals repeated until the server has exited still end in exit code 0", async () => {
+    const server = await startServer(["--port", "0"])
+    let exited = false
+    const exit = server.exited.finally(() => (exited = true))
+    server.child.kill("SIGTERM")
+    for (let i = 0; !exited; i++) {
+      server.child.kill(i % 2 === 0 ? "SIGTERM" : "SIGINT")
+      await new Promise((resolve) => setTimeout(resolve, 1))
+    }
+    expect(await exit).toEqual({ code: 0, signal: null })
+  })
 })

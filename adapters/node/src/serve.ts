@@ -74,10 +74,19 @@ const dropConnection = (request: HttpServerRequest.HttpServerRequest): boolean =
   return true
 }
 
+/** A stop signal once the runtime's own handling has begun (see `serve`). */
+const ignoreStopSignal = (): void => {}
+
 /** Starts the server and runs until SIGTERM or SIGINT. */
 export const serve = async (options: ServeOptions, out: (line: string) => void): Promise<void> => {
   const engine = await openEngine(options, out)
   const server = NodeHttpServer.layer(() => makeServer(engine), { port: options.port, host: options.host, gracefulShutdownTimeout: "20 seconds" })
+  // The runtime stops on the first SIGTERM or SIGINT and removes its handlers when the server's fiber ends, before
+  // `process.exit` has finished. A stop signal arriving after that would kill the process by the default action, and
+  // one does arrive when the signal went to the whole process group: a terminal's Ctrl-C, or `npm start`, which
+  // passes the group's signal on to the server a second time. The server then died of the signal instead of exiting
+  // 0, and npm reported that. These handlers ignore every stop signal but the runtime's own handling of the first.
+  for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, ignoreStopSignal)
   NodeRuntime.runMain(serveEngine(engine, options, server, out, dropConnection), {
     // A stop by SIGTERM or SIGINT is the normal end of a server.
     teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
