@@ -46,6 +46,22 @@ export interface RunningFos {
 
 const running = new Set<ChildProcess>()
 
+/**
+ * Sends SIGTERM, then SIGTERM and SIGINT in turn every millisecond until the server has exited, and resolves with
+ * its exit: what a server gets when a terminal's Ctrl-C or a kill of `npm start`'s process group reaches it
+ * directly and again through npm, with the later signals landing anywhere in its shutdown.
+ */
+export const stopUnderRepeatedSignals = async (server: RunningFos) => {
+  let exited = false
+  const exit = server.exited.finally(() => (exited = true))
+  server.child.kill("SIGTERM")
+  for (let i = 0; !exited; i++) {
+    server.child.kill(i % 2 === 0 ? "SIGTERM" : "SIGINT")
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+  return exit
+}
+
 /** The environment a server gets: this one without PORT (so --port decides), plus `extra`. */
 const envWith = (extra: Readonly<Record<string, string>>) => {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extra }

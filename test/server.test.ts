@@ -9,7 +9,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { killAllFos, type RunningFos, startFos } from "./fosProcess.ts"
+import { killAllFos, type RunningFos, startFos, stopUnderRepeatedSignals } from "./fosProcess.ts"
 import { expectProblem, httpCall, type Reply, keysOf, noRateHeaders, orgSeed, rateHeaders, sandboxKey, type Seed, seedOf, START_MS } from "./support.ts"
 import { pgliteDirectoryAt } from "../adapters/sql/test/pgliteDirectory.ts"
 
@@ -547,13 +547,6 @@ describe("fos serve lifecycle", () => {
   // more; the later ones can land while the process is exiting, after the runtime has removed its own handlers.
   it("stop signals repeated until the server has exited still end in exit code 0", async () => {
     const server = await startServer(["--port", "0"])
-    let exited = false
-    const exit = server.exited.finally(() => (exited = true))
-    server.child.kill("SIGTERM")
-    for (let i = 0; !exited; i++) {
-      server.child.kill(i % 2 === 0 ? "SIGTERM" : "SIGINT")
-      await new Promise((resolve) => setTimeout(resolve, 1))
-    }
-    expect(await exit).toEqual({ code: 0, signal: null })
+    expect(await stopUnderRepeatedSignals(server)).toEqual({ code: 0, signal: null })
   })
 })

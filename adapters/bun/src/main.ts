@@ -41,10 +41,6 @@ runServeCommand(process.argv.slice(2), process.env, {
   onStopSignal: (stop) => {
     process.on("SIGTERM", stop)
     process.on("SIGINT", stop)
-    return () => {
-      process.off("SIGTERM", stop)
-      process.off("SIGINT", stop)
-    }
   },
   exit: (code) => process.exit(code)
 })

@@ -21,7 +21,6 @@ interface DenoGlobal {
     handler: (request: Request, info: { readonly remoteAddr: { readonly hostname: string } }) => Promise<Response>
   ): DenoServer
   addSignalListener(signal: Signal, listener: () => void): void
-  removeSignalListener(signal: Signal, listener: () => void): void
   exit(code: number): never
 }
 const Deno = (globalThis as unknown as { readonly Deno: DenoGlobal }).Deno
@@ -36,10 +35,6 @@ runServeCommand(Deno.args, Deno.env.toObject(), {
   onStopSignal: (stop) => {
     Deno.addSignalListener("SIGTERM", stop)
     Deno.addSignalListener("SIGINT", stop)
-    return () => {
-      Deno.removeSignalListener("SIGTERM", stop)
-      Deno.removeSignalListener("SIGINT", stop)
-    }
   },
   exit: (code) => Deno.exit(code)
 })

@@ -15,19 +15,22 @@ export interface WebRuntime {
   /** How the usage line starts, e.g. `bun adapters/bun/src/main.ts`. */
   readonly command: string
   readonly listen: Listen
-  /** Calls `stop` on SIGTERM and SIGINT; the function returned removes the listeners. */
-  readonly onStopSignal: (stop: () => void) => () => void
+  /** Calls `stop` on every SIGTERM and SIGINT, for the rest of the process. */
+  readonly onStopSignal: (stop: () => void) => void
   readonly exit: (code: number) => void
 }
 
-/** Runs `effect` as the process's main fiber: a stop signal interrupts it; its end exits the process. */
+/**
+ * Runs `effect` as the process's main fiber: a stop signal interrupts it; its end exits the process. The listeners
+ * stay until the process is gone: a signal sent to the process group (a terminal's Ctrl-C, a kill of `npm start`'s
+ * group) comes again through npm, and one landing after they were removed would kill the process by the default
+ * action instead of letting it exit 0 (docs/decisions.md, "A second stop signal is ignored"). Interrupting the
+ * fiber again, or once it has ended, does nothing.
+ */
 const runMain = (runtime: WebRuntime) =>
   Runtime.makeRunMain(({ fiber, teardown }) => {
-    const removeListeners = runtime.onStopSignal(() => fiber.interruptUnsafe(fiber.id))
-    fiber.addObserver((exit) => {
-      removeListeners()
-      teardown(exit, runtime.exit)
-    })
+    runtime.onStopSignal(() => fiber.interruptUnsafe(fiber.id))
+    fiber.addObserver((exit) => teardown(exit, runtime.exit))
   })
 
 /** `<command> serve [flags]`, with `argv` the arguments after the script and `env` the environment. */
