@@ -55,9 +55,10 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
     cleanup = () => {}
   })
 
-  const open = (store: Made["store"]) =>
+  const open = (store: Made["store"], randomSeed?: string) =>
     createEngine({
       store,
+      ...(randomSeed === undefined ? {} : { randomSeed }),
       clock: { mode: "virtual", startMs: START_MS },
       realClock: Timers.makeVirtualClock(START_MS),
       webhookTransport: "memory",
@@ -68,10 +69,10 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
       return engine
     })
 
-  const start = async () => {
+  const start = async (randomSeed?: string) => {
     const made = await stores[storeName]!()
     cleanup = made.cleanup
-    const engine = await open(made.store)
+    const engine = await open(made.store, randomSeed)
     return {
       engine,
       acme: clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox),
@@ -264,6 +265,16 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
     // The snapshot's own key was still running when it was taken, so it is not in it: a retry takes a new snapshot.
     const retried = await ok(acme.call("POST", "/v2/simulate/snapshots", undefined, { "idempotency-key": "the-snapshot" }), 201)
     expect(retried.id).not.toBe(snapshot.id)
+  }, 120_000)
+
+  it("does not rewind a seeded engine's values: what is made after a restore has ids and secrets never minted before", async () => {
+    const { acme } = await start("snapshots")
+    const snapshot = await ok(acme.call("POST", "/v2/simulate/snapshots"), 201)
+    const before = await ok(acme.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.acme.test/one" }, idem()), 201)
+    await ok(acme.call("POST", `/v2/simulate/snapshots/${snapshot.id}/restore`))
+    const after = await ok(acme.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.acme.test/one" }, idem()), 201)
+    expect(after.id).not.toBe(before.id)
+    expect(after.secret).not.toBe(before.secret)
   }, 120_000)
 
   it("lists, reads and deletes snapshots, newest first, paged like every list", async () => {
