@@ -10,23 +10,17 @@ import { Ledger, Store, Timers, Transactions } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore } from "@fos/sql"
 import { Effect } from "effect"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
-import { expectProblem, keysOf, makeEngine, orgSeed, seedOf, START_MS } from "./support.ts"
+import { describe, expect, it } from "vitest"
+import { approvedCustomer, type Client, clientOf, idem, twoOrganizationsPerTest } from "./onboardingFixtures.ts"
+import { expectProblem, keysOf, orgSeed, seedOf, START_MS, makeEngine } from "./support.ts"
 import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
 let engine: Engine
 let acme: Client
 let rival: Client
 
-beforeEach(async () => {
-  engine = await makeEngine(seedOf(orgSeed("acme"), orgSeed("rival")))
-  acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
-  rival = clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox)
-})
-afterEach(async () => {
-  await engine?.close()
-})
+// Every event a test made is one the event catalog accepts.
+twoOrganizationsPerTest({ set: (world) => ({ engine, acme, rival } = world), current: () => engine })
 
 const now = async () => Date.parse((await acme.call("GET", "/v2/simulate/clock")).json.now)
 

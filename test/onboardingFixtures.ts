@@ -2,9 +2,10 @@
  * Onboarding fixtures shared by the in-process tests and the black-box journey: a client over any fetch (an
  * engine's, or the real server's), document uploads, and complete submissions per country.
  */
-import { expect } from "vitest"
+import type { Engine } from "@fos/http"
+import { afterEach, beforeEach, expect } from "vitest"
 import { recording } from "./responseRecorder.ts"
-import { type Reply, toReply } from "./support.ts"
+import { expectCatalogEvents, keysOf, makeEngine, orgSeed, type Reply, seedOf, toReply } from "./support.ts"
 import { deuSubmission } from "./submissions.ts"
 
 export { deuSubmission, germanAddress } from "./submissions.ts"
@@ -14,6 +15,39 @@ export type Fetch = (request: Request) => Promise<Response>
 export interface Client {
   readonly call: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<Reply>
   readonly upload: (type: string, options?: { customerId?: string }) => Promise<string>
+}
+
+/** An engine with two organizations, acme and rival, and a sandbox client of each. */
+export interface TwoOrganizations {
+  readonly engine: Engine
+  readonly acme: Client
+  readonly rival: Client
+}
+
+/**
+ * Before each test of the file (or `describe`) that calls it: a fresh engine on the virtual clock at START_MS seeded
+ * with acme and rival, handed to `set`. After each: the engine `current` gives (a test may put another in its
+ * place) has every event the test made checked against the event catalog (unless `checkCatalog` is false), and is
+ * closed.
+ */
+export const twoOrganizationsPerTest = (options: {
+  readonly set: (world: TwoOrganizations) => void
+  readonly current: () => Engine | undefined
+  readonly checkCatalog?: boolean
+}): void => {
+  beforeEach(async () => {
+    const engine = await makeEngine(seedOf(orgSeed("acme"), orgSeed("rival")))
+    options.set({ engine, acme: clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox), rival: clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox) })
+  })
+  afterEach(async () => {
+    const engine = options.current()
+    if (engine === undefined) return
+    try {
+      if (options.checkCatalog !== false) await expectCatalogEvents(engine)
+    } finally {
+      await engine.close()
+    }
+  })
 }
 
 /** Requests under `<origin>/<environment>` with `key` (recorded for the response-schema check: responseRecorder.ts). */

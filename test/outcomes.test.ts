@@ -11,24 +11,17 @@ import { TransactionFailureMessages } from "@fos/contract"
 import { Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore } from "@fos/sql"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
-import { expectCatalogEvents, expectProblem, keysOf, makeEngine, orgSeed, seedOf, START_MS } from "./support.ts"
+import { describe, expect, it } from "vitest"
+import { approvedCustomer, type Client, clientOf, idem, twoOrganizationsPerTest } from "./onboardingFixtures.ts"
+import { expectProblem, keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
 import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
 let engine: Engine
 let acme: Client
 let rival: Client
 
-beforeEach(async () => {
-  engine = await makeEngine(seedOf(orgSeed("acme"), orgSeed("rival")))
-  acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
-  rival = clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox)
-})
-afterEach(async () => {
-  if (engine !== undefined) await expectCatalogEvents(engine)
-  await engine?.close()
-})
+// Every event a test made is one the event catalog accepts.
+twoOrganizationsPerTest({ set: (world) => ({ engine, acme, rival } = world), current: () => engine })
 
 const advance = (ms: number) => engine.clock.advance(ms)
 const iso = (ms: number) => new Date(ms).toISOString()

@@ -5,23 +5,16 @@
  * expiry, ops removal, and the signer sessions of Authentication rule 10.
  */
 import type { Engine } from "@fos/http"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { type Client, clientOf, deuDocuments, deuSubmission, idem, usaSubmission } from "./onboardingFixtures.ts"
-import { expectCatalogEvents, expectProblem, keysOf, makeEngine, orgSeed, outboxEvents, seedOf, START_MS } from "./support.ts"
+import { describe, expect, it } from "vitest"
+import { type Client, clientOf, deuDocuments, deuSubmission, idem, twoOrganizationsPerTest, usaSubmission } from "./onboardingFixtures.ts"
+import { expectProblem, keysOf, outboxEvents, START_MS } from "./support.ts"
 
 let engine: Engine
 let acme: Client
 let rival: Client
 
-beforeEach(async () => {
-  engine = await makeEngine(seedOf(orgSeed("acme"), orgSeed("rival")))
-  acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
-  rival = clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox)
-})
-afterEach(async () => {
-  if (engine !== undefined) await expectCatalogEvents(engine)
-  await engine?.close()
-})
+// Every event a test made is one the event catalog accepts.
+twoOrganizationsPerTest({ set: (world) => ({ engine, acme, rival } = world), current: () => engine })
 
 const events = (type?: string) => outboxEvents(engine, type)
 const iso = (ms: number) => new Date(ms).toISOString()

@@ -11,8 +11,8 @@ import type { AddressInfo } from "node:net"
 import { Timers } from "@fos/core"
 import { createEngine, type Engine, LiveFeed } from "@fos/http"
 import { layerPgliteStore } from "@fos/sql"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { approvedCustomer, type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
+import { describe, expect, it } from "vitest"
+import { approvedCustomer, type Client, clientOf, deuDocuments, deuSubmission, idem, twoOrganizationsPerTest } from "./onboardingFixtures.ts"
 import { expectProblem, keysOf, makeEngine, orgSeed, seedOf, START_MS } from "./support.ts"
 import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
@@ -20,14 +20,7 @@ let engine: Engine
 let acme: Client
 let rival: Client
 
-beforeEach(async () => {
-  engine = await makeEngine(seedOf(orgSeed("acme"), orgSeed("rival")))
-  acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
-  rival = clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox)
-})
-afterEach(async () => {
-  await engine?.close()
-})
+twoOrganizationsPerTest({ set: (world) => ({ engine, acme, rival } = world), current: () => engine, checkCatalog: false })
 
 interface Message {
   readonly event: string | undefined
