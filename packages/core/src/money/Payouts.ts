@@ -35,6 +35,10 @@
  * after completion; swift and international_wire `swiftUetr` at sending; rtp `rtpTransactionId` and fednow
  * `fedNowMessageId` at completion; sepa and faster_payments none (the spec names no reference for them); crypto
  * `txHash` at broadcast (sending).
+ *
+ * It is a little over 600 lines and one concept, the payout: its checks and its opening, its steps on the clock
+ * (the timers above), the references each rail gives at each step, and the sandbox's return. A saved destination is
+ * Recipients.ts's, the money's legs and every write of the row are Transactions.ts's.
  */
 import {
   type AssetCode,

@@ -23,6 +23,9 @@
  * Money never imports signing or orders: what they do when a transaction ends, or when a transfer needs its
  * roster's signatures, they subscribe to through the topics declared here (`TransactionEnded`,
  * `SignaturesRequested`); Subscriptions.ts names every subscriber.
+ *
+ * It is a little over 600 lines because it is the table's one writer: each named operation is short, and moving
+ * some of them elsewhere would give the table a second writer again, which is what this module exists to prevent.
  */
 import {
   type CancellationReason,
