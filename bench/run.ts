@@ -35,6 +35,7 @@ import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { nodeStartArgs as startArgs, sourceConditionFlag, v8StartFlags } from "../test/fosProcess.ts"
 import { recordSection, writeBenchSeed } from "./record.ts"
+import { combine, LatencyRecorder, type Round, roundOrder, roundRatios, type Run } from "./rounds.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
 // autocannon has no type declarations; this is the part of its programmatic API the bench uses.
@@ -276,76 +277,6 @@ const commit = (cwd = root): string | undefined => {
 // ---------------------------------------------------------------------------------------------------------------
 // Load
 
-/** Every 2xx response time of a run, in milliseconds, at full precision (autocannon's histogram keeps whole ms). */
-class LatencyRecorder {
-  private values = new Float64Array(1 << 16)
-  private n = 0
-  push(ms: number) {
-    if (this.n === this.values.length) {
-      const bigger = new Float64Array(this.values.length * 2)
-      bigger.set(this.values)
-      this.values = bigger
-    }
-    this.values[this.n++] = ms
-  }
-  summary() {
-    const sorted = this.values.slice(0, this.n).sort()
-    const at = (p: number) => (this.n === 0 ? 0 : sorted[Math.min(this.n - 1, Math.max(0, Math.ceil((p / 100) * this.n) - 1))]!)
-    let sum = 0
-    for (let i = 0; i < this.n; i++) sum += sorted[i]!
-    return {
-      count: this.n,
-      mean: this.n === 0 ? 0 : sum / this.n,
-      p50: at(50),
-      p90: at(90),
-      p99: at(99),
-      p999: at(99.9),
-      max: this.n === 0 ? 0 : sorted[this.n - 1]!
-    }
-  }
-}
-
-interface Run {
-  readonly target: string
-  readonly url: string
-  readonly connections: number
-  readonly durationSeconds: number
-  /**
-   * `mean` and `stddev` are autocannon's, over the run's 1 s samples; `overall` is 2xx responses over wall time. For
-   * a target's rounds together (`combine`), `mean` is the overall figure and `stddev` is across the rounds.
-   */
-  readonly requestsPerSecond: { readonly mean: number; readonly stddev: number; readonly overall: number }
-  /** Wall time of the run, and the CPU times the percentages below are made of, in milliseconds. */
-  readonly wallMs: number
-  readonly serverCpuMs: number | undefined
-  readonly loadGeneratorCpuMs: number
-  readonly otherCpuMs: number | undefined
-  readonly completed2xx: number
-  readonly latencyMs: ReturnType<LatencyRecorder["summary"]>
-  /** autocannon's own histogram, whole milliseconds. */
-  readonly autocannonLatencyMs: { readonly mean: number; readonly p50: number; readonly p99: number; readonly max: number }
-  readonly errors: number
-  readonly timeouts: number
-  readonly non2xx: number
-  readonly mismatches: number
-  readonly resets: number
-  readonly statusCodes: Record<string, number>
-  /** CPU time of the server process over the run, as a percentage of one core. */
-  readonly serverCpuPercent: number | undefined
-  /**
-   * CPU time of the server process per 2xx response, microseconds. Less sensitive than throughput to a machine
-   * shared with other work, since it counts the server's own time only.
-   */
-  readonly serverCpuPerRequestUs: number | undefined
-  /** CPU time of this process (the load generator) over the run, as a percentage of one core. */
-  readonly loadGeneratorCpuPercent: number
-  /**
-   * CPU time of everything else on the machine over the run, as a percentage of one core: the busy time of all
-   * CPUs minus the server and the load generator. Well above a few percent means the numbers are disturbed.
-   */
-  readonly otherCpuPercent: number | undefined
-}
-
 const load = async (
   target: string,
   url: string,
@@ -412,63 +343,6 @@ const load = async (
   }
 }
 
-const sum = (values: ReadonlyArray<number>) => values.reduce((a, b) => a + b, 0)
-const sumOrUndefined = (values: ReadonlyArray<number | undefined>) => values.some((v) => v === undefined) ? undefined : sum(values as ReadonlyArray<number>)
-
-/** The middle value (the mean of the middle two for an even count). */
-const median = (values: ReadonlyArray<number>): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
-
-/** A target's timed runs as one: totals over the rounds, percentiles over every response (`latencies`). */
-const combine = (runs: ReadonlyArray<Run>, latencies: LatencyRecorder): Run => {
-  const first = runs[0]!
-  const wallMs = sum(runs.map((r) => r.wallMs))
-  const completed2xx = sum(runs.map((r) => r.completed2xx))
-  const serverCpuMs = sumOrUndefined(runs.map((r) => r.serverCpuMs))
-  const loadGeneratorCpuMs = sum(runs.map((r) => r.loadGeneratorCpuMs))
-  const otherCpuMs = sumOrUndefined(runs.map((r) => r.otherCpuMs))
-  const perRound = runs.map((r) => r.requestsPerSecond.mean)
-  const meanOfRounds = sum(perRound) / perRound.length
-  const statusCodes: Record<string, number> = {}
-  for (const run of runs) for (const [code, count] of Object.entries(run.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + count
-  return {
-    target: first.target,
-    url: first.url,
-    connections: first.connections,
-    durationSeconds: sum(runs.map((r) => r.durationSeconds)),
-    requestsPerSecond: {
-      mean: completed2xx / (wallMs / 1000),
-      stddev: Math.sqrt(sum(perRound.map((v) => (v - meanOfRounds) ** 2)) / perRound.length),
-      overall: completed2xx / (wallMs / 1000)
-    },
-    completed2xx,
-    wallMs,
-    serverCpuMs,
-    loadGeneratorCpuMs,
-    otherCpuMs,
-    latencyMs: latencies.summary(),
-    autocannonLatencyMs: {
-      mean: sum(runs.map((r) => r.autocannonLatencyMs.mean * r.completed2xx)) / Math.max(1, completed2xx),
-      p50: median(runs.map((r) => r.autocannonLatencyMs.p50)),
-      p99: Math.max(...runs.map((r) => r.autocannonLatencyMs.p99)),
-      max: Math.max(...runs.map((r) => r.autocannonLatencyMs.max))
-    },
-    errors: sum(runs.map((r) => r.errors)),
-    timeouts: sum(runs.map((r) => r.timeouts)),
-    non2xx: sum(runs.map((r) => r.non2xx)),
-    mismatches: sum(runs.map((r) => r.mismatches)),
-    resets: sum(runs.map((r) => r.resets)),
-    statusCodes,
-    serverCpuPercent: serverCpuMs === undefined ? undefined : (serverCpuMs / wallMs) * 100,
-    serverCpuPerRequestUs: serverCpuMs === undefined || completed2xx === 0 ? undefined : (serverCpuMs * 1000) / completed2xx,
-    loadGeneratorCpuPercent: (loadGeneratorCpuMs / wallMs) * 100,
-    otherCpuPercent: otherCpuMs === undefined ? undefined : (otherCpuMs / wallMs) * 100
-  }
-}
-
 interface Target {
   readonly name: string
   readonly url: string
@@ -476,12 +350,9 @@ interface Target {
   readonly headers: Record<string, string>
 }
 
-/** Each round's throughput of every target, in req/s, by target name. */
-type Round = Record<string, number>
-
 /**
- * A warm-up run of each target (discarded), then `settings.rounds` rounds of one timed run per target. Round `i`
- * starts with target `i` (modulo their count), so no target always runs first, right after another's load.
+ * A warm-up run of each target (discarded), then `settings.rounds` rounds of one timed run per target, in
+ * `roundOrder`.
  */
 const measureRounds = async (targets: ReadonlyArray<Target>): Promise<{ readonly runs: ReadonlyArray<Run>; readonly rounds: ReadonlyArray<Round> }> => {
   if (settings.warmupSeconds > 0) {
@@ -495,8 +366,7 @@ const measureRounds = async (targets: ReadonlyArray<Target>): Promise<{ readonly
   const rounds: Array<Round> = []
   for (let round = 0; round < settings.rounds; round++) {
     const result: Round = {}
-    for (let k = 0; k < targets.length; k++) {
-      const i = (round + k) % targets.length
+    for (const i of roundOrder(round, targets.length)) {
       const target = targets[i]!
       log(`round ${round + 1} of ${settings.rounds}: ${target.name}, ${settings.durationSeconds} s with ${settings.connections} connections`)
       const run = await load(target.name, target.url, target.pid, { duration: settings.durationSeconds }, target.headers, undefined, latencies[i])
@@ -506,12 +376,6 @@ const measureRounds = async (targets: ReadonlyArray<Target>): Promise<{ readonly
     rounds.push(result)
   }
   return { runs: runs.map((r, i) => combine(r, latencies[i]!)), rounds }
-}
-
-/** The median over the rounds of `a`'s throughput over `b`'s, with the lowest and highest. */
-const roundRatios = (rounds: ReadonlyArray<Round>, a: string, b: string) => {
-  const each = rounds.map((round) => round[a]! / round[b]!)
-  return { median: median(each), min: Math.min(...each), max: Math.max(...each), each }
 }
 
 const problems = (run: Run): number => run.errors + run.timeouts + run.non2xx + run.mismatches
