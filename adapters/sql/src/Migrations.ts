@@ -235,6 +235,11 @@ export const migrations: ReadonlyArray<Migration> = [
          WHERE o.tbl = 'timers' AND o.ord = 'due' AND r.data->>'scope' LIKE '%/sandbox' AND ${timerResourceSql} <> ''
          ON CONFLICT DO NOTHING`
     ]
+  },
+  {
+    version: 11,
+    name: "index entries by row",
+    statements: [`CREATE INDEX fos_orders_by_key ON fos_orders (tbl, key)`]
   }
 ]
 

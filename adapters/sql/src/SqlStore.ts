@@ -582,13 +582,17 @@ export const makeSqlStore = Effect.gen(function*() {
   /**
    * Set-based, so a reset costs a handful of statements whatever the partition holds: the counts of the counted
    * orders go down by the rows leaving each of their partitions (on this connection's shard; only the sum means
-   * anything), then the unique values, the rows and every index entry of those rows go. Each statement finds the
-   * rows through the partition's index entries, which go last. The rows this transaction remembered are forgotten.
+   * anything), then the unique values, the rows and every index entry of those rows go (found by row, through
+   * `fos_orders_by_key`). Each statement finds the rows through the partitions' index entries, which go last. The
+   * rows this transaction remembered are forgotten.
    */
-  const removePartition = <Row>(t: Store.Table<Row>, order: string, partition: string): Effect.Effect<number> =>
+  const removePartition = <Row>(t: Store.Table<Row>, order: string, partition: string | ReadonlyArray<string>): Effect.Effect<number> =>
     ownTransaction<number, never>(Effect.gen(function*() {
+      if (typeof partition !== "string" && partition.length === 0) return 0
       yield* sendHeld
-      const doomed = sql`SELECT key FROM fos_orders WHERE tbl = ${t.name} AND ord = ${order} AND part = ${partition}`
+      const doomed = typeof partition === "string"
+        ? sql`SELECT key FROM fos_orders WHERE tbl = ${t.name} AND ord = ${order} AND part = ${partition}`
+        : sql`SELECT key FROM fos_orders WHERE tbl = ${t.name} AND ord = ${order} AND part IN ${sql.in([...new Set(partition)])}`
       const counted = Object.entries(t.orders).filter(([, o]) => o.counted !== false).map(([name]) => name)
       if (counted.length > 0) {
         yield* sql`INSERT INTO fos_count_shards (tbl, ord, part, shard, n)

@@ -1054,6 +1054,26 @@ export const storeContract = <E>(
           })
         ))
 
+      it.effect("removes several partitions at once, each matched exactly, a repeated one once", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* items(store)
+            expect(yield* store.removePartition(Items, "byOwner", ["bob", "alicea", "nobody", "bob"])).toBe(2)
+            for (const id of ["i4", "i5"]) expect(yield* store.get(Items, id)).toBeUndefined()
+            expect(yield* inOrder(store, "byOwner", "alice")).toEqual(["i1", "i2", "i3"])
+            expect(yield* inOrder(store, "byTag", "red")).toEqual(["i1", "i3"])
+            expect(yield* inOrder(store, "byTag", "blue")).toEqual(["i2"])
+            expect(yield* store.count(Items, "byTag", "red")).toBe(2)
+            expect(yield* store.count(Items, "byOwner", "bob")).toBe(0)
+            expect(yield* store.findUnique(Items, "code", "c4")).toBeUndefined()
+            expect(yield* store.findUnique(Items, "code", "c1")).toBeDefined()
+            expect((yield* store.get(Notes, "i1"))?.text).toBe("same key, other table")
+            // No partitions, nothing removed.
+            expect(yield* store.removePartition(Items, "byOwner", [])).toBe(0)
+            expect(yield* store.count(Items, "byOwner", "alice")).toBe(3)
+          })
+        ))
+
       it.effect("removes by an order whose count is not kept", () =>
         run((store) =>
           Effect.gen(function*() {

@@ -212,15 +212,19 @@ export const make = (): Store.StoreService => {
       ),
     remove: <Row>(t: Store.Table<Row>, key: string) =>
       writeOp((undo) => Effect.sync(() => write(t, key, undefined, undo))),
-    removePartition: <Row>(t: Store.Table<Row>, order: string, partition: string) =>
+    removePartition: <Row>(t: Store.Table<Row>, order: string, partition: string | ReadonlyArray<string>) =>
       writeOp((undo) =>
         Effect.sync(() => {
-          const index = state(t).orders.get(order)?.get(partition)
-          if (index === undefined) return 0
-          // The keys first: each removal changes the index being read.
-          const keys = index.take(undefined, true, index.size).map((p) => p.key)
-          for (const key of keys) write(t, key, undefined, undo)
-          return keys.length
+          let removed = 0
+          for (const one of typeof partition === "string" ? [partition] : new Set(partition)) {
+            const index = state(t).orders.get(order)?.get(one)
+            if (index === undefined) continue
+            // The keys first: each removal changes the index being read.
+            const keys = index.take(undefined, true, index.size).map((p) => p.key)
+            for (const key of keys) write(t, key, undefined, undo)
+            removed += keys.length
+          }
+          return removed
         })
       ),
     page,

@@ -11,7 +11,7 @@
  *   store may send it with a later statement of the transaction.
  *   `updateMany` updates several rows of a table without unique keys, all or none.
  * - `findUnique`: a row by one of its table's unique keys.
- * - `removePartition`: every row of one partition of an order, at once (a sandbox reset).
+ * - `removePartition`: every row of one partition of an order, or of several, at once (a sandbox reset).
  * - `page` / `count`: keyset scans over a declared order within one partition, so a page costs the same at
  *   row 10 as at row 1,000,000.
  * - `nextSequence`: a store-wide increasing number (the outbox's order).
@@ -118,11 +118,12 @@ export interface StoreService {
   readonly updateMany: <Row>(table: Table<Row>, rows: ReadonlyArray<Row>) => Effect.Effect<void>
   readonly remove: <Row>(table: Table<Row>, key: string) => Effect.Effect<void>
   /**
-   * Removes every row of one partition of `order`, with its unique values and its entries in the table's other
-   * orders, as one write (atomic outside a transaction, part of it inside one). Answers how many rows went. The
-   * partition is matched exactly: removing `o1` leaves `o1x` alone.
+   * Removes every row of one partition of `order`, or of several (a reset removes a page of parents' children at
+   * once), with its unique values and its entries in the table's other orders, as one write (atomic outside a
+   * transaction, part of it inside one). Answers how many rows went. A partition is matched exactly: removing `o1`
+   * leaves `o1x` alone.
    */
-  readonly removePartition: <Row>(table: Table<Row>, order: string, partition: string) => Effect.Effect<number>
+  readonly removePartition: <Row>(table: Table<Row>, order: string, partition: string | ReadonlyArray<string>) => Effect.Effect<number>
   /** Rows of one page, in the order's direction (even when walking backward). */
   readonly page: <Row>(table: Table<Row>, query: PageQuery) => Effect.Effect<ReadonlyArray<Row>>
   readonly count: <Row>(table: Table<Row>, order: string, partition: string) => Effect.Effect<number>
