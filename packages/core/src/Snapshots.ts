@@ -35,7 +35,7 @@ export const maxSnapshotsPerOrganization = 20
 
 /**
  * The most rows one snapshot holds: an organization with 10,000 settled deposits (each with its Idempotency-Key, its
- * events delivered to one endpoint) has about 110,000 (docs/performance.md, "Snapshots").
+ * events delivered to one endpoint) has about 240,000 (docs/performance.md, "Snapshots").
  */
 export const maxSnapshotRows = 500_000
 
