@@ -209,6 +209,42 @@ describe.each(Object.keys(stores) as Array<keyof typeof stores>)("sandbox reset 
     expect(redeemed.status, redeemed.text).toBeGreaterThanOrEqual(400)
   }, 120_000)
 
+  it("removes the attempts of more deliveries than one page of parents holds, and what each attempt sent", async () => {
+    const { acme } = await start()
+    const { accountId } = await populate(acme, "hooks.acme.test")
+    // A reset removes the children of a page of parents (100 deliveries) at once: more than a page makes it remove
+    // a full page in the middle of the walk and the rest at its end.
+    for (let i = 0; i < 70; i++) {
+      const made = await acme.call("POST", "/v2/simulate/deposits", { destination: { type: "virtual_account", virtualAccountId: accountId }, assetAmount: { code: "EUR", amount: "1.00" } })
+      expect(made.status, made.text).toBe(201)
+    }
+    await engine.clock.runUntilIdle()
+    const scope = Tenancy.scopeOf("org_acme", "sandbox")
+    const inPartition = <Row>(table: Store.Table<Row>, order: string, partition: string) =>
+      engine.run(Effect.flatMap(Store.Store, (store) =>
+        store.page(table, { order, partition, descending: false, backward: false, from: undefined, limit: 10_000 }))) as Promise<ReadonlyArray<Row>>
+    const deliveries = await inPartition(core.Deliveries.WebhookDeliveries, "byScope", scope)
+    expect(deliveries.length).toBeGreaterThan(150)
+    const childrenOf = async (ids: ReadonlyArray<string>) => {
+      let attempts = 0
+      let requests = 0
+      for (const id of ids) {
+        attempts += (await inPartition(core.Deliveries.WebhookAttempts, "byDelivery", id)).length
+        requests += (await inPartition(core.AttemptRequests.AttemptRequests, "byDelivery", id)).length
+      }
+      return { attempts, requests }
+    }
+    const ids = deliveries.map((d) => d.id)
+    const before = await childrenOf(ids)
+    expect(before.attempts).toBeGreaterThanOrEqual(deliveries.length)
+    expect(before.requests).toBe(before.attempts)
+
+    const reset = await acme.call("POST", "/v2/simulate/reset")
+    expect(reset.status, reset.text).toBe(200)
+    expect(reset.json.removed.webhookDeliveries).toBe(deliveries.length)
+    expect(await childrenOf(ids)).toEqual({ attempts: 0, requests: 0 })
+  }, 120_000)
+
   it("knows every table of the engine: each is emptied by a reset or kept on purpose", () => {
     const isTable = (v: unknown): v is { name: string } =>
       typeof v === "object" && v !== null && typeof (v as any).name === "string" && typeof (v as any).key === "function" && typeof (v as any).orders === "object"

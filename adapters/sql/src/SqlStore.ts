@@ -587,8 +587,7 @@ export const makeSqlStore = Effect.gen(function*() {
    * rows this transaction remembered are forgotten.
    */
   const removePartition = <Row>(t: Store.Table<Row>, order: string, partition: string | ReadonlyArray<string>): Effect.Effect<number> =>
-    ownTransaction<number, never>(Effect.gen(function*() {
-      if (typeof partition !== "string" && partition.length === 0) return 0
+    typeof partition !== "string" && partition.length === 0 ? Effect.succeed(0) : ownTransaction<number, never>(Effect.gen(function*() {
       yield* sendHeld
       const doomed = typeof partition === "string"
         ? sql`SELECT key FROM fos_orders WHERE tbl = ${t.name} AND ord = ${order} AND part = ${partition}`
