@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs"
 import { resolve } from "node:path"
 import type { Store } from "@fos/core"
-import { MemoryStore, Seed } from "@fos/core"
+import { Clocks, MemoryStore, Seed } from "@fos/core"
 import { parseIso } from "@fos/contract"
 import { layerPgliteStore, layerPostgresStore, redactUrl } from "@fos/sql"
 import { Effect, type Layer } from "effect"
@@ -47,13 +47,16 @@ flags:
   --store S                         memory: nothing kept after the process ends;
                                     a directory: embedded PGlite, created if missing;
                                     postgres://user:pass@host:port/db: PostgreSQL        (default: ./.fos)
-  --clock system|virtual            virtual: time moves only through the clock endpoints (default: system)
-  --clock-start ISO                 where a new store's virtual clocks start              (default: now)
+  --clock system|virtual            virtual: time moves only through the clock endpoints
+                                    (default: system; virtual with --random-seed)
+  --clock-start ISO                 where a new store's virtual clocks start
+                                    (default: now; 2026-03-03T09:00:00.000Z with --random-seed)
   --seed FILE                       organizations, users and keys to create (JSON, see the README's "Seed file");
                                     no demo organization then
   --random-seed N                   every id, secret, address, number and hash fos invents comes from N (such as
-                                    42), each organization's from a stream of its own: on a fresh store, the same
-                                    requests get the same answers (docs/testing.md)    (default: random)
+                                    42), each organization's from a stream of its own, and the clock is virtual from
+                                    a fixed instant: on a fresh store, the same requests get the same answers,
+                                    whatever the day (docs/testing.md)                  (default: random)
   --idempotency-retention-seconds N how long an idempotent response is replayed         (default: 2592000, 30 days)
   --operator-token T                the operator surface's bearer token, at least 16 characters
                                     (default: FOS_OPERATOR_TOKEN, else the store's: minted and printed at its first
@@ -70,7 +73,7 @@ examples:
   ${command} serve                                         # ./.fos, port 4000, the system clock
   ${command} serve --store memory --port 0                 # throwaway data, a free port
   ${command} serve --clock virtual --clock-start 2026-01-01T00:00:00Z --seed seed.json
-  ${command} serve --store memory --clock virtual --clock-start 2026-01-01T00:00:00Z --seed seed.json --random-seed 42
+  ${command} serve --store memory --seed seed.json --random-seed 42      # reproducible: virtual clock from 2026-03-03T09:00Z
   ${command} serve --store postgres://fos:secret@127.0.0.1:5432/fos --log-format json`
 
 /** A bad flag or seed: the message names the problem; the process exits with status 2 having written nothing. */
@@ -101,7 +104,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
   let port = env.PORT === undefined ? 4000 : Number(env.PORT)
   let host = "127.0.0.1"
   let store = "./.fos"
-  let clock: "system" | "virtual" = "system"
+  let clockFlag: "system" | "virtual" | undefined
   let clockStart: string | undefined
   let seedPath: string | undefined
   let randomSeed: string | undefined
@@ -126,7 +129,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
       case "--clock": {
         const v = value()
         if (v !== "system" && v !== "virtual") throw new UsageError(`--clock is system or virtual, not ${JSON.stringify(v)}`)
-        clock = v
+        clockFlag = v
         break
       }
       case "--clock-start": clockStart = value(); break
@@ -157,12 +160,16 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
   if (scheme !== undefined && !/^postgres(ql)?$/i.test(scheme)) {
     throw new UsageError(`--store ${scheme}://...: fos stores in memory, in a directory (PGlite) or in PostgreSQL (postgres:// or postgresql://), not ${scheme}`)
   }
-  let clockStartMs: number | undefined
+  // A seed is for reproducing a run, so with one the clock is virtual and starts at a fixed instant unless a flag
+  // says otherwise (Clocks.seededStartMs); without one, the system clock.
+  const clock = clockFlag ?? (randomSeed === undefined ? "system" : "virtual")
+  let clockStartMs = randomSeed === undefined ? undefined : Clocks.seededStartMs
   if (clockStart !== undefined) {
-    if (clock !== "virtual") throw new UsageError("--clock-start goes with --clock virtual")
+    if (clock !== "virtual") throw new UsageError(randomSeed === undefined ? "--clock-start goes with --clock virtual" : "--clock-start goes with a virtual clock, not --clock system")
     clockStartMs = parseIso(clockStart)
     if (clockStartMs === undefined) throw new UsageError("--clock-start is an ISO 8601 timestamp with a time zone, such as 2026-01-01T00:00:00Z")
   }
+  if (clock === "system") clockStartMs = undefined
   let idempotencyRetentionMs: number | undefined
   if (retention !== undefined) {
     const seconds = Number(retention)

@@ -79,8 +79,6 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
   const engine = await createEngine({
     store: store.layer,
     insecureWebhooks: options.insecureWebhooks,
-    // Receivers of a server run on their own machines' clocks, which is what they check a signature's `t` against.
-    signatureClock: "real",
     // Deliveries go to the addresses checked before each send, with the delivery's headers only.
     webhookTransport: nodeWebhookTransport,
     resolveHost: (host: string) =>

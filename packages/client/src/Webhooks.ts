@@ -60,9 +60,9 @@ export interface VerifyOptions {
   /** How far `t` may be from `now`, in the past or the future (300 when omitted). */
   readonly toleranceSeconds?: number
   /**
-   * The receiver's time: epoch milliseconds or a Date; Effect's Clock when omitted. `fos serve` signs with real time,
-   * so a receiver leaves this out; an embedded engine signs with its own clock by default (`signatureClock`), so a
-   * test against its virtual clock passes the engine's time (`await engine.clock.now()`).
+   * The receiver's time: epoch milliseconds or a Date; Effect's Clock when omitted. fos signs with real time, so a
+   * receiver leaves this out; an embedded engine created with `signatureClock: "engine"` signs with its own clock, and
+   * a receiver of it passes that clock's time (`await engine.clock.now()`).
    */
   readonly now?: number | Date
 }

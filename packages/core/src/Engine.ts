@@ -61,10 +61,13 @@ export interface EngineOptions {
    */
   readonly realClock?: Clock.Clock
   /**
-   * The time a webhook signature's `t` carries. `"engine"` (the default): the engine's clock, virtual or not, so a
-   * receiver in the same process verifies against `engine.clock.now()` (or the TestClock it shares) and a virtual
-   * run signs the same bytes every time. `"real"`: real time (`realClock`), what a receiver on its own machine
-   * checks `t` against; `fos serve` uses it. The event's `createdAt` is the engine's clock either way.
+   * The time a webhook signature's `t` carries. `"real"` (the default): real time (`realClock`), what a receiver
+   * checks `t` against with its own clock (the spec's replay protection: a `t` more than 300 seconds away is
+   * refused), as it does against the real service and against `fos serve`. `"engine"`: the engine's clock, virtual
+   * or not. Choose it when the receiver checks `t` against that clock (a receiver in the test's own process passing
+   * `now: await engine.clock.now()`, or sharing its TestClock), or when a golden file records the signature header
+   * itself: a virtual run then signs the same bytes every time, where real time changes `t` and `v1` on every run.
+   * The event's `createdAt` is the engine's clock either way.
    */
   readonly signatureClock?: "engine" | "real"
   /**
@@ -125,7 +128,7 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
     const webhookSettings = {
       insecureWebhooks: options.insecureWebhooks ?? false,
       resolveHost: options.resolveHost,
-      signatureClock: options.signatureClock === "real" ? realClock : undefined
+      signatureClock: options.signatureClock === "engine" ? undefined : realClock
     }
     const review: ReviewSettings.ReviewSettingsValue = { ...ReviewSettings.defaultReviewSettings, ...options.review }
     const worldModel = WorldModel.worldModelOf(options.worldModel)
@@ -205,8 +208,10 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
       return Layer.mergeAll(base, liveScheduler)
     }
     const limiter = Layer.succeed(RateLimit.RateLimiter, RateLimit.makeRateLimiter(realNow))
-    const base = Layer.mergeAll(storeAndRandom, limiter, runningClaims, timerHandlers, retention)
+    // The system clock is real time: the engine's Clock is `realClock`, so a host that gives one (a test's) governs
+    // every timestamp, as the virtual clock's root does.
+    const base = Layer.mergeAll(storeAndRandom, limiter, runningClaims, timerHandlers, retention, Layer.succeed(Clock.Clock, realClock))
     // The system clock: one background fiber fires due timers for the life of the engine.
     const scheduler = Layer.effectDiscard(Effect.forkScoped(Timers.runScheduler())).pipe(Layer.provide(base))
-    return Layer.mergeAll(base, Layer.succeed(Timers.TimeControl, Timers.systemTimeControl), scheduler)
+    return Layer.mergeAll(base, Layer.succeed(Timers.TimeControl, Timers.systemTimeControl(realClock)), scheduler)
   }))

@@ -8,6 +8,7 @@
  */
 import type { FanOut, Problem, WorldModel } from "@fos/core"
 import {
+  Clocks,
   Deliveries as DeliveriesModule,
   DeliveryWorker,
   Engine as EngineModule,
@@ -31,9 +32,11 @@ import { httpTransport } from "./Transport.ts"
 // --- options -----------------------------------------------------------------------------------------------------
 
 /**
- * The engine's time: `"system"` (the default), or `"virtual"`, which stands still until told to move and starts at
- * the real time, or at `start` (an ISO 8601 instant with its zone, a Date, or epoch milliseconds; `startMs` is the
- * older spelling of the last).
+ * The engine's time: `"system"`, or `"virtual"`, which stands still until told to move and starts at `start` (an ISO
+ * 8601 instant with its zone, a Date, or epoch milliseconds; `startMs` is the older spelling of the last). Without a
+ * `randomSeed` the default is `"system"` and a virtual clock starts at the real time; with one, the default is
+ * `"virtual"` and it starts at `Clocks.seededStartMs` (Tuesday 2026-03-03T09:00:00.000Z), so that the seed alone
+ * reproduces a run whatever the day and hour it runs (docs/testing.md).
  */
 export type ClockOption =
   | "system"
@@ -106,13 +109,16 @@ const randomSeedOf = (seed: string | number): string | number => {
   return seed
 }
 
-const clockOf = (clock: ClockOption | undefined): NonNullable<EngineModule.EngineOptions["clock"]> => {
-  if (clock === undefined || clock === "system") return { mode: "system" }
-  if (clock === "virtual") return { mode: "virtual" }
+/** The clock `clock` names; `seeded`: the engine has a random seed, which makes a virtual clock at a fixed start the default. */
+const clockOf = (clock: ClockOption | undefined, seeded: boolean): NonNullable<EngineModule.EngineOptions["clock"]> => {
+  const unstarted = seeded ? { mode: "virtual", startMs: Clocks.seededStartMs } as const : { mode: "virtual" } as const
+  if (clock === undefined) return seeded ? unstarted : { mode: "system" }
+  if (clock === "system") return { mode: "system" }
+  if (clock === "virtual") return unstarted
   if (clock.mode === "system") return clock
   if (clock.start !== undefined && clock.startMs !== undefined) throw new TypeError("clock: give start or startMs, not both")
   const start = clock.start ?? clock.startMs
-  return start === undefined ? { mode: "virtual" } : { mode: "virtual", startMs: instantMs(start, "clock.start") }
+  return start === undefined ? unstarted : { mode: "virtual", startMs: instantMs(start, "clock.start") }
 }
 
 // --- the deliveries the engine sent ----------------------------------------------------------------------------
@@ -468,7 +474,7 @@ export const layerEmbedded = (options: CreateEngineOptions = {}): Layer.Layer<Em
       // A seed may change the world model's money rules too; the embedding option wins over it.
       worldModel: { ...seed?.worldModel, ...rest.worldModel } as WorldModel.WorldModelOptions,
       store: store === undefined || store === "memory" ? MemoryStore.layer : store,
-      clock: clockOf(clock),
+      clock: clockOf(clock, rest.randomSeed !== undefined),
       webhookTransport: recorder.transport
     })
     const deliveries = Layer.effect(

@@ -35,6 +35,15 @@ export interface StoredClock {
 /** The root clock's row. */
 export const rootClockId = ""
 
+/**
+ * Where a seeded engine's virtual clock starts when no start is given (`--random-seed` alone, `createEngine({
+ * randomSeed })`): Tuesday 3 March 2026, 09:00 UTC. A seed is meant to reproduce a run, and a clock started at the
+ * real time would make every timestamp, and the path (a payout made at 13:52 meets another ACH day than one made at
+ * 14:05), depend on the minute the suite started. A weekday morning is inside every window the world model has: the
+ * foreign-exchange market is open, ACH and SEPA settle on the next business day, and nothing waits for Monday.
+ */
+export const seededStartMs = Date.UTC(2026, 2, 3, 9, 0, 0, 0)
+
 export const Clocks = Store.table<StoredClock>({
   name: "clocks",
   key: (c) => c.id,

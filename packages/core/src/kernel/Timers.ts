@@ -342,15 +342,16 @@ export class TimeControl extends Context.Service<TimeControl, TimeControlService
 
 const systemOnly = (what: string) => Effect.die(new Error(`${what} needs the virtual clock`))
 
-export const systemTimeControl: TimeControlService = {
+/** The system clock's control: every scope runs on `clock`, real time. */
+export const systemTimeControl = (clock: Clock.Clock): TimeControlService => ({
   mode: "system",
-  now: Clock.currentTimeMillis,
+  now: clock.currentTimeMillis,
   advanceTo: () => Effect.void,
   advanceEvery: () => Effect.void,
-  clockFor: () => Clock.clockWith(Effect.succeed),
+  clockFor: () => Effect.succeed(clock),
   advanceClock: () => systemOnly("advancing a clock"),
   settle: () => Effect.void
-}
+})
 
 /** How long the system-clock scheduler sleeps at most, so timers written by other processes are seen. */
 const pollMs = 250
