@@ -49,7 +49,7 @@ const sandboxEventOrder = (ord: string, part: string): string =>
  */
 const timerResourceSql = `coalesce(CASE r.data->>'kind' ${
   Object.entries(Timers.timerResourceMembers).map(([kind, member]) => `WHEN '${kind}' THEN ${member === undefined ? "NULL" : `r.data->'payload'->>'${member}'`}`).join(" ")
-} ELSE (SELECT p.value #>> '{}' FROM jsonb_each(CASE jsonb_typeof(r.data->'payload') WHEN 'object' THEN r.data->'payload' ELSE '{}'::jsonb END) WITH ORDINALITY AS p(key, value, n)
+} ELSE (SELECT p.value #>> '{}' FROM jsonb_each(CASE jsonb_typeof(r.data::jsonb->'payload') WHEN 'object' THEN r.data::jsonb->'payload' ELSE '{}'::jsonb END) WITH ORDINALITY AS p(key, value, n)
         WHERE p.key LIKE '%Id' AND jsonb_typeof(p.value) = 'string' ORDER BY p.n LIMIT 1) END, '')`
 
 export const migrations: ReadonlyArray<Migration> = [
@@ -177,7 +177,7 @@ export const migrations: ReadonlyArray<Migration> = [
     name: "transfer signings in a table of their own, off their transactions",
     statements: [
       `INSERT INTO fos_rows (tbl, key, data)
-         SELECT 'transfer_signings', key, (data->'signing') || jsonb_build_object(
+         SELECT 'transfer_signings', key, (data::jsonb->'signing') || jsonb_build_object(
            'transactionId', key,
            'organizationId', data->'organizationId',
            'environment', data->'environment',
@@ -188,7 +188,7 @@ export const migrations: ReadonlyArray<Migration> = [
       `INSERT INTO fos_orders (tbl, ord, part, sort, key)
          SELECT tbl, 'byScope', ${scopeSql}, key, key FROM fos_rows WHERE tbl = 'transfer_signings'
          ON CONFLICT DO NOTHING`,
-      `UPDATE fos_rows SET data = (data - 'signing')
+      `UPDATE fos_rows SET data = (data::jsonb - 'signing')
          || CASE WHEN data->'signing'->'state'->>'phase' = 'quorum_met' OR data->'signing'->'recovery' IS NOT NULL
               THEN '{"signed": true}'::jsonb ELSE '{}'::jsonb END
          || CASE WHEN data->'signing'->'recovery' IS NOT NULL THEN '{"heldByReceivePolicy": true}'::jsonb ELSE '{}'::jsonb END
@@ -244,6 +244,15 @@ export const migrations: ReadonlyArray<Migration> = [
     version: 11,
     name: "index entries by row",
     statements: [`CREATE INDEX fos_orders_by_key ON fos_orders (tbl, key)`]
+  },
+  {
+    // jsonb keeps an object's keys ordered by length, so an event's payload came back from PGlite and PostgreSQL with
+    // its keys in another order than it was written in, and a webhook body or an event log answer differed from the
+    // memory store's bytes for the same seed. `json` keeps the text as written. The rows stored before keep the order
+    // jsonb gave them. (The migrations above cast `data` to jsonb where they use its functions, so they read either.)
+    version: 12,
+    name: "rows kept as written (json, not jsonb)",
+    statements: [`ALTER TABLE fos_rows ALTER COLUMN data TYPE json USING data::json`]
   }
 ]
 

@@ -2,7 +2,8 @@
  * The store port on SQL (Effect's `effect/sql`), one implementation for PostgreSQL and for PGlite.
  *
  * Every declared table lives in four generic tables, so a new resource needs no migration:
- * - `fos_rows`: one row per stored row, its JSON in `data`;
+ * - `fos_rows`: one row per stored row, its JSON in `data`, kept as written (type `json`, not `jsonb`, which orders
+ *   an object's keys by length: an event's payload read back must be the bytes the memory store gives, docs/storage.md);
  * - `fos_uniques`: one row per (unique key, value), whose primary key enforces uniqueness;
  * - `fos_orders`: one row per (order, partition, sort value, key), the index keyset pages walk;
  * - `fos_count_shards`: the row count per (order, partition), kept in the same transaction, so `total` costs the
@@ -344,7 +345,7 @@ export const makeSqlStore = Effect.gen(function*() {
     if (rows.length === 0) return Effect.void
     const fresh = rows.filter((r) => r.fresh)
     const updated = rows.filter((r) => !r.fresh)
-    const values = (list: ReadonlyArray<Held>) => sql.csv(list.map((r) => sql`(${r.t.name}, ${r.key}, ${r.json}::jsonb)`))
+    const values = (list: ReadonlyArray<Held>) => sql.csv(list.map((r) => sql`(${r.t.name}, ${r.key}, ${r.json}::json)`))
     const parts: Array<Statement.Fragment> = []
     if (fresh.length > 0) {
       parts.push(sql`fresh AS (INSERT INTO fos_rows (tbl, key, data) VALUES ${values(fresh)} ON CONFLICT DO NOTHING RETURNING 1)`)
@@ -419,7 +420,7 @@ export const makeSqlStore = Effect.gen(function*() {
       // A held fresh row under one of these keys must be in the database for the conflict to show.
       yield* sendHeldOf(t)
       const rowPart = sql`inserted AS (INSERT INTO fos_rows (tbl, key, data)
-        VALUES ${sql.csv(written.map((w) => sql`(${t.name}, ${w.key}, ${w.json}::jsonb)`))}
+        VALUES ${sql.csv(written.map((w) => sql`(${t.name}, ${w.key}, ${w.json}::json)`))}
         ON CONFLICT DO NOTHING RETURNING key)`
       const parts: Array<Statement.Fragment> = [rowPart]
       if (uniques.length > 0) {
@@ -490,7 +491,7 @@ export const makeSqlStore = Effect.gen(function*() {
         const key = t.key(row)
         const json = JSON.stringify(row)
         const before = yield* readRow(t.name, key, true)
-        const upsert = sql`INSERT INTO fos_rows (tbl, key, data) VALUES (${t.name}, ${key}, ${json}::jsonb)
+        const upsert = sql`INSERT INTO fos_rows (tbl, key, data) VALUES (${t.name}, ${key}, ${json}::json)
           ON CONFLICT (tbl, key) DO UPDATE SET data = EXCLUDED.data`
         yield* sql`WITH ${sql.csv([sql`written AS (${upsert})`, ...indexPartsOfRows([{ t, key, before, after: row }])])}
           DELETE FROM fos_uniques WHERE tbl = ${t.name} AND key = ${key}`
