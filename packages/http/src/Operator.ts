@@ -16,6 +16,7 @@ import {
   PendingTimers,
   Timeline,
   Problem,
+  RandomStreams,
   Reset,
   Restrictions,
   Snapshots,
@@ -120,7 +121,11 @@ const guarded = (edge: Edge["Service"], token: OperatorSecret | undefined, servi
     const header = request.headers.authorization ?? ""
     const given = header.startsWith("Bearer ") ? header.slice(7) : ""
     if (!sameSecret(given, token)) return Effect.fail(Problem.apiError("UNAUTHORIZED", "The operator token is missing or wrong."))
-    return Effect.provideContext(handler, services as Context.Context<never>) as Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError>
+    // A seeded engine: what the operator's calls invent comes from the operator's own stream (RandomStreams.ts).
+    return Effect.provideContext(RandomStreams.withStream(RandomStreams.operatorStream)(handler), services as Context.Context<never>) as Effect.Effect<
+      HttpServerResponse.HttpServerResponse,
+      Problem.ApiError
+    >
   })
 
 const param = (name: string) => Effect.map(HttpRouter.params, (p) => p[name] ?? "")

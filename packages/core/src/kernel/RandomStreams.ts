@@ -5,9 +5,12 @@
  * cryptographic one where secrets are minted (`randomFromBytes` over `crypto.getRandomValues`, which the runtimes
  * give: the core uses no runtime global). With a seed (`fos serve --random-seed`, `createEngine({ randomSeed })`),
  * each organization's environment draws from a stream of its own, derived from the seed and its scope
- * (`scopeOf`), so one suite's ids never depend on another suite's traffic; work that belongs to no organization (the
- * operator's, the seed file's, a request not yet authenticated) draws from the root stream. The streams are
- * ISAAC generators (Effect's `Random.withSeed`), kept in memory for the life of the engine.
+ * (`scopeOf`), so one suite's ids never depend on another suite's traffic. The operator surface's calls draw from a
+ * stream of their own, and so does the demo organization `fos serve` creates on a first start without a seed file:
+ * the same operator calls then mint the same ids and keys on a server (which made the demo organization first) and
+ * on an embedded engine (which made none). What is left (the seed file, a request not yet authenticated, a host's
+ * own calls) draws from the root stream. The streams are ISAAC generators (Effect's `Random.withSeed`), kept in
+ * memory for the life of the engine.
  *
  * A seeded engine opened on a store that already holds organizations (a restart on PGlite or PostgreSQL, a second
  * process on one database) salts its streams with the store's sequence: the streams of its first run would mint the
@@ -23,6 +26,10 @@ export interface RandomStreamsService {
 
 /** The key of the stream of work that belongs to no organization. */
 export const rootStream = ""
+
+/** The keys of the operator surface's stream and of the demo organization's making (no scope has them: a scope holds a `/`). */
+export const operatorStream = "operator"
+export const demoStream = "demo"
 
 /** The engine's seeded streams; undefined when the engine has no seed (every draw then uses the ambient `Random`). */
 export const RandomStreams = Context.Reference<RandomStreamsService | undefined>("fos/RandomStreams", { defaultValue: () => undefined })

@@ -8,6 +8,7 @@
 import { Effect, Schema } from "effect"
 import * as Operator from "./Operator.ts"
 import * as Problem from "../kernel/Problem.ts"
+import * as RandomStreams from "../kernel/RandomStreams.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "./Tenancy.ts"
 import * as Wire from "../kernel/Wire.ts"
@@ -164,7 +165,11 @@ export interface DemoOrganization {
   readonly liveKey: string
 }
 
-/** On an empty store, creates the demo organization and returns its keys; otherwise does nothing. */
+/**
+ * On an empty store, creates the demo organization and returns its keys; otherwise does nothing. On a seeded engine
+ * it draws from a stream of its own, so the ids the operator's calls mint afterwards are those an engine with no demo
+ * organization mints.
+ */
 export const ensureDemoOrganization: Effect.Effect<DemoOrganization | undefined, never, Store.Store> = Effect.flatMap(Store.Store, (store) =>
   store.transaction(Effect.gen(function*() {
     if ((yield* Operator.listOrganizations).length > 0) return undefined
@@ -173,4 +178,4 @@ export const ensureDemoOrganization: Effect.Effect<DemoOrganization | undefined,
     const sandbox = yield* Operator.createApiKey({ organizationId: org.id, environment: "sandbox", access: "read_write", createdBy: admin.id })
     const live = yield* Operator.createApiKey({ organizationId: org.id, environment: "live", access: "read_write", createdBy: admin.id })
     return { organizationId: org.id, sandboxKey: sandbox.key, liveKey: live.key }
-  }).pipe(Effect.orDie)))
+  }).pipe(Effect.orDie))).pipe(RandomStreams.withStream(RandomStreams.demoStream))
