@@ -16,134 +16,14 @@ import { layerPgliteStore } from "@fos/sql"
 import { afterAll, describe, expect, it, vi } from "vitest"
 import { parseServeArgs, UsageError } from "../adapters/serve/src/Options.ts"
 import { killAllFos, startFos } from "./fosProcess.ts"
-import { clientOf, deuSubmission, type Fetch } from "./onboardingFixtures.ts"
-import { keysOf, orgSeed, seedOf } from "./support.ts"
+import { acmeKey, deliveriesSettled, idsIn, journey, journeySeed, rivalKey } from "./journey.ts"
+import { clientOf, deuSubmission } from "./onboardingFixtures.ts"
 import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
 /** Monday 09:00 UTC: the foreign-exchange market is open for the order. */
 const START = "2026-03-02T09:00:00.000Z"
 
-/** What one request answered, as compared between runs. */
-interface Answer {
-  readonly request: string
-  readonly status: number
-  readonly correlationId: string | null
-  readonly body: string
-}
-
-interface Journey {
-  readonly answers: Array<Answer>
-}
-
-const recipient = {
-  rail: "ach",
-  name: "Ada Lovelace",
-  address: { line1: "1 Main St", city: "New York", state: "NY", postalCode: "10001", country: "USA" },
-  routingNumber: "021000021",
-  accountNumber: "123456789"
-}
-
-/**
- * The journey, through HTTP only, under `<origin>/sandbox` with `key`: every answer recorded in order. `between` runs
- * between its steps (another organization's traffic, in the test of independence).
- */
-const journey = async (fetch: Fetch, origin: string, key: string, webhookUrl: string, between: () => Promise<void> = async () => {}): Promise<Journey> => {
-  const client = clientOf(fetch, origin, key)
-  const answers: Array<Answer> = []
-  let keys = 0
-  const call = async (method: string, path: string, body?: unknown, keyed = false) => {
-    const reply = await client.call(method, path, body, keyed ? { "idempotency-key": `journey-${++keys}` } : {})
-    answers.push({ request: `${method} ${path}`, status: reply.status, correlationId: reply.headers.get("x-correlation-id"), body: reply.text })
-    return reply
-  }
-  const ok = async (method: string, path: string, body?: unknown, keyed = false) => {
-    const reply = await call(method, path, body, keyed)
-    expect(reply.status, `${method} ${path}: ${reply.text}`).toBeLessThan(300)
-    return reply.json
-  }
-  const advance = (seconds: number) => ok("POST", "/v2/simulate/clock/advance", { seconds })
-  // A multipart body: its boundary is random, its parts are not, and the answer is recorded.
-  const upload = async (type: string) => {
-    const reply = await fetch(new Request(`${origin}/sandbox/v2/documents`, { method: "POST", headers: { "x-api-key": key }, body: uploadForm(type) }))
-    const body = await reply.text()
-    answers.push({ request: `POST /v2/documents ${type}`, status: reply.status, correlationId: reply.headers.get("x-correlation-id"), body })
-    expect(reply.status, body).toBe(201)
-    return JSON.parse(body).id as string
-  }
-
-  await ok("POST", "/v2/webhooks/endpoints", { url: webhookUrl })
-  const documents = { register: await upload("certificate_of_incorporation"), articles: await upload("articles_of_association"), passport: await upload("passport") }
-  const onboarding = await ok("POST", "/v2/onboarding", deuSubmission(documents), true)
-  const { customerId } = await ok("POST", `/v2/simulate/applications/${onboarding.applicationId}/decision`, { outcome: "approved" })
-  await between()
-
-  const walletApplication = await ok("POST", `/v2/customers/${customerId}/features`, { type: "crypto_wallet", asset: { code: "USDC", chain: "base" } }, true)
-  await ok("POST", `/v2/simulate/applications/${walletApplication.applicationId}/decision`, { outcome: "approved" })
-  const wallet = await ok("POST", `/v2/customers/${customerId}/wallets`, { chain: "base" }, true)
-  const accountApplication = await ok("POST", `/v2/customers/${customerId}/features`, { type: "virtual_account", asset: { code: "USD" } }, true)
-  await ok("POST", `/v2/simulate/applications/${accountApplication.applicationId}/decision`, { outcome: "approved" })
-  await advance(30)
-  const account = (await ok("GET", `/v2/customers/${customerId}/virtual-accounts`)).data[0]
-  await between()
-
-  await ok("POST", "/v2/simulate/deposits", { destination: { type: "virtual_account", virtualAccountId: account.id }, assetAmount: { code: "USD", amount: "1000.00" }, rail: "rtp" })
-  await ok("POST", "/v2/simulate/deposits", { destination: { type: "deposit_address", address: wallet.address }, assetAmount: { code: "USDC", amount: "25.50", chain: "base" } })
-  await advance(90)
-  // An answer that is a problem: its correlationId is drawn from the organization's ids too.
-  expect((await call("GET", "/v2/transactions/txn_000000000000000000000000")).status).toBe(404)
-
-  const order = await ok("POST", "/v2/orders", {
-    source: { type: "virtual_account", virtualAccountId: account.id },
-    destination: { type: "wallet", walletId: wallet.id, asset: "USDC" },
-    amount: "100",
-    lockSide: "source"
-  }, true)
-  await ok("POST", `/v2/orders/${order.id}/execute`, undefined, true)
-  await advance(62)
-  await between()
-
-  const whitelisted = await ok("POST", `/v2/customers/${customerId}/whitelist-recipients`, recipient, true)
-  await ok("POST", "/v2/payouts", {
-    source: { type: "virtual_account", virtualAccountId: account.id },
-    destination: { type: "external_bank", whitelistRecipientId: whitelisted.id },
-    amount: "250.00",
-    purpose: "supplier_payment"
-  }, true)
-  await advance(2 * 24 * 3600)
-
-  await ok("GET", `/v2/orders/${order.id}`)
-  await ok("GET", `/v2/wallets/${wallet.id}`)
-  await ok("GET", `/v2/virtual-accounts/${account.id}`)
-  await ok("GET", "/v2/transactions?limit=100")
-  await ok("GET", "/v2/customers")
-  await ok("GET", "/v2/webhooks/deliveries?limit=100")
-  return { answers }
-}
-
-const uploadForm = (type: string) => {
-  const form = new FormData()
-  form.set("type", type)
-  form.set("file", new Blob([new TextEncoder().encode(`%PDF-1.7\n% ${type}\n`)], { type: "application/pdf" }), `${type}.pdf`)
-  return form
-}
-
-/** Waits until no delivery of the organization is waiting for its attempt (the receivers answer 200 at once). */
-const deliveriesSettled = async (fetch: Fetch, origin: string, key: string): Promise<number> => {
-  const client = clientOf(fetch, origin, key)
-  for (let i = 0; i < 600; i++) {
-    const list = (await client.call("GET", "/v2/webhooks/deliveries?limit=100")).json.data as Array<{ status: string }>
-    if (list.length > 0 && list.every((d) => d.status === "succeeded")) return list.length
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error("deliveries did not settle")
-}
-
-const acmeKey = keysOf("acme").sandbox
-const rivalKey = keysOf("rival").sandbox
-const seed = seedOf(orgSeed("acme"), orgSeed("rival"))
-
-/** Every id of fos's own shape in `text` (prefix, underscore, 24 base32 characters). */
-const idsIn = (text: string) => text.match(/\b[a-z]{2,5}_[0-9a-z]{24}\b/g) ?? []
+const seed = journeySeed
 
 describe("two fresh seeded servers", () => {
   afterAll(killAllFos)
