@@ -8,7 +8,7 @@
  */
 import { formatAmount, parseAmount, type AssetCode } from "@fos/contract"
 import type { WorldModel } from "@fos/core"
-import { Ledger, Orders, Store, Tenancy, Timers, Transactions } from "@fos/core"
+import { Ledger, Orders, Pricing, Quotes, Store, Tenancy, Timers, Transactions } from "@fos/core"
 import { layerPostgresStore } from "@fos/sql"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { createEngine, type Engine } from "@fos/http"
@@ -122,6 +122,22 @@ const ledger = () =>
       limit: 10_000
     })
     return accounts
+  }))
+
+/** The market rows of acme's sandbox: only what simulate/rates set. */
+const marketRows = () =>
+  engine.run(Effect.gen(function*() {
+    const store = yield* Store.Store
+    const scope = Tenancy.scopeOf("org_acme", "sandbox")
+    return yield* store.page(Pricing.MarketRates, { order: "byScope", partition: scope, descending: false, backward: false, from: undefined, limit: 100 })
+  }))
+
+/** How many quote options acme's sandbox holds. */
+const quoteOptionCount = () =>
+  engine.run(Effect.gen(function*() {
+    const store = yield* Store.Store
+    const scope = Tenancy.scopeOf("org_acme", "sandbox")
+    return (yield* store.page(Quotes.QuoteOptions, { order: "byScope", partition: scope, descending: false, backward: false, from: undefined, limit: 10_000 })).length
   }))
 
 /** Every asset's accounts sum to zero, posted and pending; answers what each fees holder holds per asset. */
@@ -245,21 +261,129 @@ describe("the market", () => {
     }
   })
 
-  it("follows the foreign-exchange market's hours: closed with no prior rate is 503 RATE_UNAVAILABLE_AFTER_HOURS; crypto trades all week; a prior rate is used", async () => {
+  it("quotes a fiat pair at the market's last close whoever asks: a fresh sandbox on a Saturday quotes and executes; a quote writes no market row", async () => {
     await start({ startMs: SATURDAY })
     const fiat = { source: { asset: "USD" }, target: { asset: "USDC", chain: "base" }, amount: "10", lockSide: "source" }
-    expectProblem(await quote(fiat), { type: "RATE_UNAVAILABLE_AFTER_HOURS", status: 503, instance: "/sandbox/v2/quotes", nowMs: SATURDAY })
+    // The last close of a pair is its mid: the rule's (USD/USDC 1, EUR/USD 1.08) less the spread.
+    const usd = await quote(fiat)
+    expect(usd.status, usd.text).toBe(201)
+    expect(usd.json.options[0].rate).toBe("0.995")
+    const eur = await quote({ source: { asset: "EUR" }, target: { asset: "USD" }, amount: "10", lockSide: "source" })
+    expect(eur.status, eur.text).toBe(201)
+    expect(eur.json.options[0].rate).toBe("1.07676")
     expect((await quote({ source: { asset: "USDC", chain: "base" }, target: { asset: "ETH", chain: "base" }, amount: "10", lockSide: "source" })).status).toBe(201)
-    // Sunday 22:00 UTC the market opens; the rate seen then is the prior rate of the next weekend.
-    await advance(Date.parse("2026-03-08T22:00:00.000Z") - SATURDAY)
-    expect((await quote(fiat)).status).toBe(201)
-    await advance(6 * 24 * 3_600_000)
-    expect(new Date(await now()).getUTCDay()).toBe(6)
-    expect((await quote(fiat)).status).toBe(201)
-    // A rate set through the simulate call is a prior rate too.
-    expectProblem(await quote({ ...fiat, source: { asset: "GBP" } }), { type: "RATE_UNAVAILABLE_AFTER_HOURS", status: 503, instance: "/sandbox/v2/quotes" })
+    expect(await marketRows()).toEqual([])
+    // A mid a simulate call set is the pair's last close too.
     await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "GBP", destinationAsset: "USDC", mid: "1.25" })
     expect((await quote({ ...fiat, source: { asset: "GBP" } })).json.options[0].rate).toBe("1.24375")
+    // An order with a fiat side executes on a Saturday, and settles.
+    const a = await customerWithAccounts()
+    await fundUsd(a.usd, "100.00")
+    const created = await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "50", lockSide: "source" })
+    expect(created.status, created.text).toBe(201)
+    expect((await execute(created.json.id)).status).toBe(200)
+    await advance(62_000)
+    expect(new Date(await now()).getUTCDay()).toBe(6)
+    expect((await readOrder(created.json.id)).status).toBe("succeeded")
+    expect(await available("wallet", a.base, "USDC")).toBe("49.750000")
+    expect((await marketRows()).map((r) => r.pair)).toEqual(["GBP/USDC"])
+  })
+
+  it("closes a fiat pair after hours on demand (afterHours: true): 503 RATE_UNAVAILABLE_AFTER_HOURS with Retry-After until Sunday's opening, when it prices again by itself", async () => {
+    // Tuesday 09:00 UTC: the next opening is Sunday 22:00 UTC, 5 days and 13 hours on.
+    const tuesday = Date.parse("2026-03-03T09:00:00.000Z")
+    const opening = Date.parse("2026-03-08T22:00:00.000Z")
+    await start({ startMs: tuesday })
+    const fiat = { source: { asset: "USD" }, target: { asset: "USDC", chain: "base" }, amount: "10", lockSide: "source" }
+    const set = await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "USD", destinationAsset: "USDC", afterHours: true })
+    expect(set.status, set.text).toBe(200)
+    expect(set.json).toEqual({ sourceAsset: "USD", destinationAsset: "USDC", mid: "1", spreadBps: 50, available: true, afterHoursUntil: iso(opening) })
+    const seconds = (opening - tuesday) / 1000
+    const closed = expectProblem(await quote(fiat), { type: "RATE_UNAVAILABLE_AFTER_HOURS", status: 503, instance: "/sandbox/v2/quotes", nowMs: tuesday })
+    expect(closed.retryAfterSeconds).toBe(seconds)
+    expect(closed.detail).toContain("USD to USDC")
+    expect(closed.detail).toContain(iso(opening))
+    // An order priced now is refused alike, and a 503 writes nothing.
+    const a = await customerWithAccounts()
+    const optionsBefore = await quoteOptionCount()
+    const atOrder = expectProblem(await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source" }), {
+      type: "RATE_UNAVAILABLE_AFTER_HOURS",
+      status: 503,
+      instance: "/sandbox/v2/orders"
+    })
+    expect(atOrder.retryAfterSeconds).toBe(Math.ceil((opening - (await now())) / 1000))
+    expectProblem(await quote(fiat), { type: "RATE_UNAVAILABLE_AFTER_HOURS", status: 503, instance: "/sandbox/v2/quotes" })
+    expect(await quoteOptionCount()).toBe(optionsBefore)
+    expect((await acme.call("GET", "/v2/orders")).json.data).toEqual([])
+    // The reverse pair is a pair of its own; another organization's market is its own.
+    expect((await quote({ source: { asset: "USDC", chain: "base" }, target: { asset: "USD" }, amount: "10", lockSide: "source" })).status).toBe(201)
+    expect((await rival.call("POST", "/v2/quotes", fiat)).status).toBe(201)
+    // Half a second on, Retry-After rounds the wait up to whole seconds.
+    const sandbox = engine.clockOf("org_acme")
+    await sandbox.advance(500)
+    const rounded = expectProblem(await quote(fiat), { type: "RATE_UNAVAILABLE_AFTER_HOURS", status: 503, instance: "/sandbox/v2/quotes" })
+    expect(rounded.retryAfterSeconds).toBe(Math.ceil((opening - (await sandbox.now())) / 1000))
+    expect(rounded.retryAfterSeconds).toBe((opening - (await sandbox.now()) + 500) / 1000)
+    await sandbox.advance(500)
+    // While forced, the answer of simulate/rates carries the opening; a mid combines with it.
+    const moved = await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "USD", destinationAsset: "USDC", mid: "0.98" })
+    expect(moved.json).toMatchObject({ mid: "0.98", available: true, afterHoursUntil: iso(opening) })
+    // The sandbox's clock, moved through the API: one second before the opening it is still closed; at the opening
+    // it prices again by itself, at its mid.
+    const advanceSandbox = async (seconds: number) => {
+      const r = await acme.call("POST", "/v2/simulate/clock/advance", { seconds })
+      expect(r.status, r.text).toBe(200)
+    }
+    await advanceSandbox((opening - (await sandbox.now())) / 1000 - 1)
+    const last = expectProblem(await quote(fiat), { type: "RATE_UNAVAILABLE_AFTER_HOURS", status: 503, instance: "/sandbox/v2/quotes" })
+    expect(last.retryAfterSeconds).toBe(1)
+    await advanceSandbox(1)
+    expect(await sandbox.now()).toBe(opening)
+    const open = await quote(fiat)
+    expect(open.status, open.text).toBe(201)
+    expect(open.json.options[0].rate).toBe("0.9751")
+    const after = await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "USD", destinationAsset: "USDC", mid: "0.99" })
+    expect(after.json).toEqual({ sourceAsset: "USD", destinationAsset: "USDC", mid: "0.99", spreadBps: 50, available: true })
+  })
+
+  it("on a Saturday closes a pair until the coming Sunday evening; afterHours: false reopens it at once; available: false takes precedence", async () => {
+    const opening = Date.parse("2026-03-08T22:00:00.000Z")
+    await start({ startMs: SATURDAY })
+    const eurUsd = { source: { asset: "EUR" }, target: { asset: "USD" }, amount: "10", lockSide: "source" }
+    const set = await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "EUR", destinationAsset: "USD", afterHours: true })
+    expect(set.json.afterHoursUntil).toBe(iso(opening))
+    const closed = expectProblem(await quote(eurUsd), { type: "RATE_UNAVAILABLE_AFTER_HOURS", status: 503, instance: "/sandbox/v2/quotes", nowMs: SATURDAY })
+    expect(closed.retryAfterSeconds).toBe(34 * 3_600)
+    // Unavailable is the stronger state: it answers while both are set.
+    await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "EUR", destinationAsset: "USD", available: false })
+    expectProblem(await quote(eurUsd), { type: "RATE_UNAVAILABLE", status: 503, instance: "/sandbox/v2/quotes" })
+    await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "EUR", destinationAsset: "USD", available: true })
+    expectProblem(await quote(eurUsd), { type: "RATE_UNAVAILABLE_AFTER_HOURS", status: 503, instance: "/sandbox/v2/quotes" })
+    const reopened = await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "EUR", destinationAsset: "USD", afterHours: false })
+    expect(reopened.status, reopened.text).toBe(200)
+    expect(reopened.json).toEqual({ sourceAsset: "EUR", destinationAsset: "USD", mid: "1.08", spreadBps: 30, available: true })
+    expect((await quote(eurUsd)).status).toBe(201)
+    // A Sunday after its opening hour waits for the next Sunday's.
+    await advance(opening + 3_600_000 - (await now()))
+    const nextWeek = await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "EUR", destinationAsset: "USD", afterHours: true })
+    expect(nextWeek.json.afterHoursUntil).toBe(iso(opening + 7 * 24 * 3_600_000))
+  })
+
+  it("refuses afterHours on a pair with no fiat asset (it trades all week) with 422 UNPROCESSABLE_ENTITY, and a body with neither mid, available nor afterHours", async () => {
+    await start()
+    const refused = expectProblem(await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "USDC", destinationAsset: "ETH", afterHours: true }), {
+      type: "UNPROCESSABLE_ENTITY",
+      status: 422,
+      instance: "/sandbox/v2/simulate/rates"
+    })
+    expect(refused.detail).toContain("USDC to ETH")
+    expect(await marketRows()).toEqual([])
+    expect((await quote({ source: { asset: "USDC", chain: "base" }, target: { asset: "ETH", chain: "base" }, amount: "10", lockSide: "source" })).status).toBe(201)
+    expectProblem(await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "USD", destinationAsset: "EUR" }), {
+      type: "VALIDATION_ERROR",
+      status: 400,
+      instance: "/sandbox/v2/simulate/rates"
+    })
   })
 
   it("refuses an Idempotency-Key on POST /v2/quotes with 400 VALIDATION_ERROR", async () => {

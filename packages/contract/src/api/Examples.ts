@@ -61,7 +61,7 @@ export const requestExamples: Readonly<Record<string, unknown>> = {
   },
   "simulate.endTransaction": { outcome: "failed", failureCode: "chain_broadcast_failed", reason: "The node refused the broadcast." },
   "simulate.reviewTransaction": { action: "enter" },
-  "simulate.setRate": { sourceAsset: "USD", destinationAsset: "EUR", mid: "0.9215" },
+  "simulate.setRate": { sourceAsset: "USD", destinationAsset: "EUR", mid: "0.9215", afterHours: true },
   "simulate.failOrder": { reasonCode: "provider_unavailable", at: "execution" },
   "simulate.returnTransaction": { returnCode: "R01", returnReason: "Insufficient funds" },
   "simulate.publishRfi": { questions: [{ text: "What is the source of these funds?" }, { text: "Upload the invoice for this payment.", kind: "document" }], deadlineSeconds: 604800 },
@@ -525,7 +525,8 @@ export const resourceExamples: Readonly<Record<string, unknown>> = {
     createdAt: "2026-03-02T09:02:30.000Z",
     updatedAt: "2026-03-02T09:03:32.000Z"
   },
-  PairPricing: { sourceAsset: "USDC", destinationAsset: "ETH", mid: "0.0004", spreadBps: 100, available: false },
+  // A Monday's call with afterHours: the pair's market opens again at the next Sunday 22:00 UTC.
+  PairPricing: { sourceAsset: "USD", destinationAsset: "EUR", mid: "0.9215", spreadBps: 30, available: true, afterHoursUntil: "2026-03-08T22:00:00.000Z" },
   PayoutRequirements: {
     recipient: [
       {

@@ -24,7 +24,7 @@ export const Orders = HttpApiGroup.make("orders")
       payload: OrderCreate,
       success: Order.pipe(HttpApiSchema.status(201)),
       error: [...withBody, problem(422)]
-    }).annotate(ErrorCodes, ["QUOTE_NOT_FOUND", "QUOTE_EXPIRED", "QUOTE_ALREADY_USED", "QUOTE_ASSET_MISMATCH", "QUOTE_RECIPIENT_TYPE_UNPRICED", "INVALID_ORDER_COMBO", "UNSUPPORTED_PAIR", "INSUFFICIENT_FUNDS", "MISSING_REQUIRED_FIELDS", "DUPLICATE_CLIENT_REFERENCE_ID", "RATE_UNAVAILABLE"]).annotateMerge(documented("Create an order", "Creates a conversion order from a quote option, locking its price until lockExpiresAt; execute it to move the funds.")).annotate(Idempotency, "required")
+    }).annotate(ErrorCodes, ["QUOTE_NOT_FOUND", "QUOTE_EXPIRED", "QUOTE_ALREADY_USED", "QUOTE_ASSET_MISMATCH", "QUOTE_RECIPIENT_TYPE_UNPRICED", "INVALID_ORDER_COMBO", "UNSUPPORTED_PAIR", "INSUFFICIENT_FUNDS", "MISSING_REQUIRED_FIELDS", "DUPLICATE_CLIENT_REFERENCE_ID", "RATE_UNAVAILABLE", "RATE_UNAVAILABLE_AFTER_HOURS"]).annotateMerge(documented("Create an order", "Creates a conversion order from a quote option, locking its price until lockExpiresAt; execute it to move the funds.")).annotate(Idempotency, "required")
   )
   .add(HttpApiEndpoint.get("list", "/v2/orders", {
     query: Schema.Struct({

@@ -110,7 +110,7 @@ export const Simulate = HttpApiGroup.make("simulate")
     payload: RateChange,
     success: PairPricing,
     error: [...withBody, problem(422)]
-  }).annotateMerge(documented("Set a rate", "Sets the rate the sandbox quotes for an asset pair, or makes it unavailable.")))
+  }).annotateMerge(documented("Set a rate", "Sets the rate the sandbox quotes for an asset pair, makes it unavailable, or closes its market after hours until the next opening.")))
   .add(HttpApiEndpoint.post("failOrder", "/v2/simulate/orders/:orderId/fail", {
     params: { orderId: OrderId },
     payload: OrderFailure,

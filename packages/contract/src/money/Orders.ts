@@ -199,24 +199,36 @@ export type Order = typeof Order.Type
 /**
  * `POST /sandbox/v2/simulate/rates`: moves the market. `mid` replaces the pair's mid rate from now on (units of
  * `destinationAsset` per `sourceAsset`); `available: false` makes the pair's rate unavailable (503 RATE_UNAVAILABLE)
- * until `available: true`.
+ * until `available: true`; `afterHours: true` closes the pair's market with no prior rate (503
+ * RATE_UNAVAILABLE_AFTER_HOURS, with Retry-After) until the foreign-exchange market's next regular opening, and
+ * `afterHours: false` reopens it at once. Only a pair with a fiat asset follows market hours: `afterHours` on any
+ * other is 422 UNPROCESSABLE_ENTITY. The three combine; at least one is sent.
  */
 export const RateChange = Schema.Struct({
   sourceAsset: AssetCode,
   destinationAsset: AssetCode,
   mid: Schema.optionalKey(PositiveDecimal),
-  available: Schema.optionalKey(Schema.Boolean)
-}).check(Schema.makeFilter((r) => r.mid === undefined && r.available === undefined ? { path: ["mid"], issue: "is required unless available is sent" } : undefined))
-  .annotate({ identifier: "RateChange", description: "A rate to set for an asset pair, or its unavailability." })
+  available: Schema.optionalKey(Schema.Boolean),
+  afterHours: Schema.optionalKey(Schema.Boolean)
+}).check(Schema.makeFilter((r) =>
+  r.mid === undefined && r.available === undefined && r.afterHours === undefined
+    ? { path: ["mid"], issue: "is required unless available or afterHours is sent" }
+    : undefined
+))
+  .annotate({ identifier: "RateChange", description: "A rate to set for an asset pair, its unavailability, or its market closed after hours." })
 export type RateChange = typeof RateChange.Type
 
-/** A pair's pricing as the market holds it now. */
+/**
+ * A pair's pricing as the market holds it now. `afterHoursUntil` is present only while a simulate call holds the
+ * pair after hours: the instant its market opens again by itself.
+ */
 export const PairPricing = Schema.Struct({
   sourceAsset: AssetCode,
   destinationAsset: AssetCode,
   mid: DecimalString,
   spreadBps: Schema.Int,
-  available: Schema.Boolean
+  available: Schema.Boolean,
+  afterHoursUntil: Schema.optionalKey(UtcTimestamp)
 }).annotate({ identifier: "PairPricing", description: "The pricing the sandbox now quotes for an asset pair." })
 export type PairPricing = typeof PairPricing.Type
 
