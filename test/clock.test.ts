@@ -280,13 +280,15 @@ describe("one advance of a clock at a time", () => {
     expect(slow.fired).toEqual(["slow", "r0", "r1", "r2", "r3", "r4"])
   })
 
-  it("an advance another process left running holds the clock until its lease lapses in real time", async () => {
+  it("an advance a fos from before the liveness table left holds the clock until its lease lapses in real time", async () => {
     const realClock = Timers.makeVirtualClock(MONDAY)
     const { engine: e, acme } = await start({ realClock })
     // What a process that crashed mid-advance leaves: the clock's row with its lease.
     await e.run(Effect.gen(function*() {
       const store = yield* Store.Store
-      yield* store.insert(Clocks.Clocks, { id: "org_acme/sandbox", nowMs: MONDAY + 10_000, advancing: { owner: "crashed.0", leaseUntilMs: MONDAY + 60_000 } })
+      // An older fos wrote the lease alone, without the advance's target.
+      const legacy = { owner: "crashed.0", leaseUntilMs: MONDAY + 60_000 } as unknown as Clocks.AdvanceUnderWay
+      yield* store.insert(Clocks.Clocks, { id: "org_acme/sandbox", nowMs: MONDAY + 10_000, advancing: legacy })
     }))
     expectProblem(await advance(acme, { seconds: 1 }), { type: "CONFLICT", status: 409, instance: "/sandbox/v2/simulate/clock/advance" })
     expect(await clockOf(acme)).toBe(MONDAY + 10_000)

@@ -15,6 +15,7 @@ import * as FanOut from "./webhooks/FanOut.ts"
 import * as Faults from "./simulate/Faults.ts"
 import * as Idempotency from "./kernel/Idempotency.ts"
 import * as Listeners from "./webhooks/Listeners.ts"
+import * as Liveness from "./kernel/Liveness.ts"
 import * as MemoryStore from "./kernel/MemoryStore.ts"
 import * as Outbox from "./kernel/Outbox.ts"
 import * as Payouts from "./money/Payouts.ts"
@@ -106,6 +107,7 @@ export type EngineServices =
   | Store.Store
   | RateLimit.RateLimiter
   | Idempotency.RunningClaims
+  | Liveness.Liveness
   | Timers.TimeControl
   | Timers.TimerHandlers
   | RealClock.RealClock
@@ -176,7 +178,9 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
     // among those sharing a store, so they come from the unseeded source either way.
     const baseRandom = options.random ?? (yield* Random.Random)
     const storeAndRandom = layerRandom(baseRandom, options.randomSeed).pipe(Layer.provideMerge(store))
-    const runningClaims = Idempotency.layerRunningClaims.pipe(Layer.provide(Layer.succeedContext(Context.make(Random.Random, baseRandom))))
+    // Which processes sharing the store are alive, for the leases a crash leaves (kernel/Liveness.ts).
+    const liveness = Liveness.layer(realClock).pipe(Layer.provide(Layer.succeedContext(Context.make(Random.Random, baseRandom))))
+    const runningClaims = Idempotency.layerRunningClaims
     const retention = options.idempotencyRetentionMs === undefined
       ? Layer.empty
       : Layer.succeed(Idempotency.IdempotencyRetention, options.idempotencyRetentionMs)
@@ -188,9 +192,8 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
       const time = Layer.effectContext(Effect.gen(function*() {
         const root = Timers.makeVirtualClock(yield* Clocks.loadRoot(yield* Store.Store, startMs))
         // A clock stands still while a receiver answers: an advance waits for the sends in flight before it moves
-        // the clock (webhooks/DeliveryWorker.ts). The control's lease owner names this process, so it draws from
-        // the unseeded source, as the claim tokens do.
-        const control = yield* Clocks.makeVirtualTimeControl(root, realClock, deliveryWorker.settled).pipe(Effect.provideService(Random.Random, baseRandom))
+        // the clock (webhooks/DeliveryWorker.ts).
+        const control = Clocks.makeVirtualTimeControl(root, realClock, yield* Liveness.Liveness, deliveryWorker.settled)
         // The buckets refill as real time passes and as virtual clocks are advanced: each is time passing for the
         // client (docs/decisions.md, "Rate limits").
         const limiter = RateLimit.makeRateLimiter(() => realNow() + control.advancedMs())
@@ -200,7 +203,11 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
         )
       })).pipe(Layer.provide(store))
       // The services that read time are built on the root clock.
-      const base = Layer.mergeAll(runningClaims, timerHandlers, retention).pipe(Layer.provideMerge(time), Layer.provideMerge(storeAndRandom))
+      const base = Layer.mergeAll(runningClaims, timerHandlers, retention).pipe(
+        Layer.provideMerge(time),
+        Layer.provideMerge(liveness),
+        Layer.provideMerge(storeAndRandom)
+      )
       // The live environment runs on real time: its timers fire on a scheduler of their own (docs/clock.md).
       const liveScheduler = Layer.effectDiscard(Effect.forkScoped(
         Timers.runScheduler(Timers.realTime).pipe(Effect.provideService(Clock.Clock, realClock))
@@ -210,7 +217,10 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
     const limiter = Layer.succeed(RateLimit.RateLimiter, RateLimit.makeRateLimiter(realNow))
     // The system clock is real time: the engine's Clock is `realClock`, so a host that gives one (a test's) governs
     // every timestamp, as the virtual clock's root does.
-    const base = Layer.mergeAll(storeAndRandom, limiter, runningClaims, timerHandlers, retention, Layer.succeed(Clock.Clock, realClock))
+    const base = Layer.mergeAll(limiter, runningClaims, timerHandlers, retention, Layer.succeed(Clock.Clock, realClock)).pipe(
+      Layer.provideMerge(liveness),
+      Layer.provideMerge(storeAndRandom)
+    )
     // The system clock: one background fiber fires due timers for the life of the engine.
     const scheduler = Layer.effectDiscard(Effect.forkScoped(Timers.runScheduler())).pipe(Layer.provide(base))
     return Layer.mergeAll(base, Layer.succeed(Timers.TimeControl, Timers.systemTimeControl(realClock)), scheduler)

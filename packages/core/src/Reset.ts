@@ -23,6 +23,7 @@ import { Effect } from "effect"
 import * as Applications from "./onboarding/Applications.ts"
 import * as AttemptRequests from "./webhooks/AttemptRequests.ts"
 import * as Clocks from "./kernel/Clocks.ts"
+import * as Liveness from "./kernel/Liveness.ts"
 import * as Customers from "./onboarding/Customers.ts"
 import * as Deliveries from "./webhooks/Deliveries.ts"
 import * as Documents from "./onboarding/Documents.ts"
@@ -91,8 +92,8 @@ export type ChildRows = { readonly order: string; readonly partition: string } |
  * One kind of sandbox row and how a reset (and a snapshot, Snapshots.ts) finds a sandbox's rows of it: every row of
  * the scope's partition of `order`, or, for tables partitioned per parent, the `children` of each row of the
  * parent's scope order. `keptByReset` marks a table a reset leaves alone but a snapshot saves and a restore puts
- * back (the organization's own clock, once it has one); `saved` leaves out of a snapshot the rows that are not
- * state yet (a running request's idempotency claim).
+ * back (the organization's own clock, once it has one); `saved` gives what of a row a snapshot saves, and leaves out
+ * (undefined) the rows that are not state yet (a running request's idempotency claim).
  */
 export type SandboxTable =
   | {
@@ -100,7 +101,7 @@ export type SandboxTable =
     readonly order: string
     readonly counted?: keyof Removed
     readonly keptByReset?: true
-    readonly saved?: (row: any) => boolean
+    readonly saved?: (row: any) => unknown
   }
   | {
     readonly table: Store.Table<any>
@@ -109,7 +110,7 @@ export type SandboxTable =
     readonly children: (scope: string, parent: any) => ChildRows
     readonly counted?: keyof Removed
     readonly keptByReset?: true
-    readonly saved?: (row: any) => boolean
+    readonly saved?: (row: any) => unknown
   }
 
 /**
@@ -152,8 +153,8 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
   { table: Endpoints.WebhookEndpoints, order: "byScope", counted: "webhookEndpoints" },
   // A listener's attempts in flight and its client's presence (webhooks/Listeners.ts) live only as long as a
   // connection does: a snapshot saves neither.
-  { table: Listeners.ListenerAttempts, order: "byScope", saved: () => false },
-  { table: Listeners.ListenerPresences, order: "byScope", saved: () => false },
+  { table: Listeners.ListenerAttempts, order: "byScope", saved: () => undefined },
+  { table: Listeners.ListenerPresences, order: "byScope", saved: () => undefined },
   { table: Outbox.OutboxEvents, order: "byScope", counted: "events" },
   { table: Timers.Timers, order: "byScope", counted: "timers" },
   // What caused each state change, and the timers that fired, for a resource's timeline (inspect/Timeline.ts).
@@ -165,7 +166,7 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
     // A claim is a request still running, whose work has not committed (the snapshot's own request among them):
     // restored, it would hold its key for a request that never ends, against other processes until its lease ran
     // out (on the virtual clock, until an advance).
-    saved: (r: Idempotency.IdempotencyRecord) => r.state !== "in_progress"
+    saved: (r: Idempotency.IdempotencyRecord) => (r.state !== "in_progress" ? r : undefined)
   },
   { table: Transactions.Transactions, order: Transactions.ofScope, counted: "transactions" },
   { table: Ledger.LedgerTransfers, order: "byScope", counted: "ledgerTransfers" },
@@ -186,17 +187,27 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
   // Outcome rules are sandbox state like faults: a reset removes them, a snapshot saves and restores them.
   { table: Outcomes.OutcomeRules, order: "byScope" },
   // The sandbox's clock (kernel/Clocks.ts): a reset empties the sandbox at the time it is at, since a clock never
-  // goes back by itself (docs/clock.md); a restore puts the snapshot's time back, with the timers it held.
-  { table: Clocks.Clocks, order: "byScope", keptByReset: true }
+  // goes back by itself (docs/clock.md); a restore puts the snapshot's time back, with the timers it held. An advance
+  // under way is not state: restored, it would be finished to its target by whoever touched the clock next.
+  { table: Clocks.Clocks, order: "byScope", keptByReset: true, saved: ({ advancing: _, ...clock }: Clocks.StoredClock) => clock }
 ]
 
 /**
 /**
  * The tables a reset keeps: the organization itself, its users and keys (tenancy), its snapshots (a suite resets,
- * then restores), and what belongs to no organization: the operator token (the engine's signer-session key is not
- * exported). A sandbox's clock is kept by a reset too, but saved and restored by a snapshot (`sandboxTables`).
+ * then restores), and what belongs to no organization: the operator token and the processes sharing the store
+ * (kernel/Liveness.ts; the engine's signer-session key is not exported). A sandbox's clock is kept by a reset too,
+ * but saved and restored by a snapshot (`sandboxTables`).
  */
-export const keptTables: ReadonlyArray<Store.Table<any>> = [Tenancy.Organizations, Tenancy.Users, Tenancy.ApiKeys, Operator.OperatorTokens, SnapshotTables.Snapshots, SnapshotTables.SnapshotRows]
+export const keptTables: ReadonlyArray<Store.Table<any>> = [
+  Tenancy.Organizations,
+  Tenancy.Users,
+  Tenancy.ApiKeys,
+  Operator.OperatorTokens,
+  SnapshotTables.Snapshots,
+  SnapshotTables.SnapshotRows,
+  Liveness.Processes
+]
 
 /** A sandbox with nothing in it: the counts a reset and a snapshot start from. */
 export const emptyCounts: Removed = {

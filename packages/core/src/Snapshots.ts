@@ -113,9 +113,10 @@ export const take = (organizationId: OrganizationId | string): Effect.Effect<Sna
         pending = []
         return Effect.orDie(store.insertMany(SnapshotTables.SnapshotRows, rows))
       })
-      const save = (t: Store.Table<any>, counted: keyof SandboxCounts | undefined, kept: ((row: any) => boolean) | undefined) => (row: unknown): Effect.Effect<void, Problem.ApiError> =>
+      const save = (t: Store.Table<any>, counted: keyof SandboxCounts | undefined, savedOf: ((row: any) => unknown) | undefined) => (stored: unknown): Effect.Effect<void, Problem.ApiError> =>
         Effect.suspend(() => {
-          if (kept !== undefined && !kept(row)) return Effect.void
+          const row = savedOf === undefined ? stored : savedOf(stored)
+          if (row === undefined) return Effect.void
           const identity = `${t.name}\u0000${t.key(row)}`
           if (saved.has(identity)) return Effect.void
           saved.add(identity)

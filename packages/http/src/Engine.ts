@@ -170,7 +170,7 @@ export class Deliveries extends Context.Service<Deliveries, DeliveriesService>()
 
 interface Recorder {
   readonly transport: Transport.WebhookTransportService
-  readonly attach: (store: Store.StoreService, time: Timers.TimeControlService) => DeliveriesService
+  readonly attach: (store: Store.StoreService, time: Timers.TimeControlService, handlers: Timers.TimerHandlers["Service"]) => DeliveriesService
 }
 
 /**
@@ -178,16 +178,19 @@ interface Recorder {
  * The attempt's run and number come from the delivery row (the engine's truth), read when the send starts.
  */
 const makeRecorder = (inner: Transport.WebhookTransportService | undefined, recording: boolean): Recorder => {
-  let services: { readonly store: Store.StoreService; readonly time: Timers.TimeControlService } | undefined
+  let services: { readonly store: Store.StoreService; readonly time: Timers.TimeControlService; readonly handlers: Timers.TimerHandlers["Service"] } | undefined
   let answer: Answer = 200
   let sends = 0
   let sent: Array<{ readonly order: number; readonly delivery: SentDelivery }> = []
 
   const sentAtOf = (row: { readonly organizationId: string; readonly environment: Environment } | undefined) =>
     Effect.gen(function*() {
-      const { store, time } = services!
+      const { store, time, handlers } = services!
       if (row === undefined) return yield* time.now
-      const clock = yield* time.clockFor(Tenancy.scopeOf(row.organizationId, row.environment)).pipe(Effect.provideService(Store.Store, store))
+      const clock = yield* time.clockFor(Tenancy.scopeOf(row.organizationId, row.environment)).pipe(
+        Effect.provideService(Store.Store, store),
+        Effect.provideService(Timers.TimerHandlers, handlers)
+      )
       return clock.currentTimeMillisUnsafe()
     })
 
@@ -240,8 +243,8 @@ const makeRecorder = (inner: Transport.WebhookTransportService | undefined, reco
   }
   return {
     transport: recording ? transport : (inner ?? transport),
-    attach: (store, time) => {
-      services = { store, time }
+    attach: (store, time, handlers) => {
+      services = { store, time, handlers }
       return {
         list: () => recording ? [...sent].sort((a, b) => a.order - b.order).map((s) => s.delivery) : notRecording(),
         answerWith: (next) => {
@@ -480,7 +483,7 @@ export const layerEmbedded = (options: CreateEngineOptions = {}): Layer.Layer<Em
     const deliveries = Layer.effect(
       Deliveries,
       Effect.gen(function*() {
-        return recorder.attach(yield* Store.Store, yield* Timers.TimeControl)
+        return recorder.attach(yield* Store.Store, yield* Timers.TimeControl, yield* Timers.TimerHandlers)
       })
     )
     const seeded = seed === undefined ? Layer.empty : Layer.effectDiscard(Seed.apply(seed))

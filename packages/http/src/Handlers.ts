@@ -15,6 +15,7 @@ import {
   Documents,
   Endpoints,
   FanOut,
+  Idempotency,
   IdvLinks,
   Orders,
   Outbox,
@@ -56,6 +57,7 @@ import {
 } from "@fos/contract"
 
 import { Clock, Effect, Layer } from "effect"
+import { HttpServerRequest } from "effect/http"
 import { FaultsLive } from "./FaultHandlers.ts"
 import { ListenersLive } from "./ListenerHandlers.ts"
 import { group } from "./HandlerGroups.ts"
@@ -227,8 +229,11 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
             }
             return target
           })
-        // Runs to its end even if the client goes away (TimeControl.advanceClock is uninterruptible).
-        const report = yield* time.advanceClock(Tenancy.scopeOf(caller.organization.id, caller.environment), targetOf)
+        // Runs to its end even if the client goes away (TimeControl.advanceClock is uninterruptible). Its key lets a
+        // retry of an advance whose process died before answering find what that advance did (kernel/Clocks.ts).
+        const key = (yield* HttpServerRequest.HttpServerRequest).headers["idempotency-key"]
+        const keyed = key === undefined ? undefined : { key, resumed: yield* Idempotency.ResumedClaim }
+        const report = yield* time.advanceClock(Tenancy.scopeOf(caller.organization.id, caller.environment), targetOf, keyed)
         return advanceToWire(report)
       }))
     .handle("deposit", ({ payload }) =>

@@ -616,7 +616,7 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
     const onClockOf = time.mode === "virtual"
       ? <A, E, R>(info: RequestInfo, caller: Auth.Caller, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
         Effect.flatMap(
-          time.clockFor(Tenancy.scopeOf(caller.organization.id, caller.environment)).pipe(Effect.provideService(Store.Store, store)),
+          time.clockFor(Tenancy.scopeOf(caller.organization.id, caller.environment)).pipe(Effect.provideContext(timerContext)),
           (clock) => {
             info.clock = clock
             return Effect.provideService(effect, Clock.Clock, clock)

@@ -10,27 +10,62 @@
  * - A request of a sandbox reads its clock once and runs on that instant (`clockFor`); the live environment runs on
  *   real time, so its timers fire on a real-time scheduler; what has no scope (the operator surface, the seed, a
  *   host's own timers) runs on the root clock.
- * - `advanceClock` moves one sandbox's clock and fires only that sandbox's timers. It takes a lease on the clock's row
- *   first: a second advance of the same clock while one runs is refused (409 CONFLICT), in this process or any other.
- *   The lease is renewed at every step and ends with the advance; one left by a crashed process lapses after a
- *   minute of real time. Once begun, an advance runs to its end even if its caller is interrupted (a client gone).
+ * - `advanceClock` moves one sandbox's clock and fires only that sandbox's timers. It writes itself on the clock's row
+ *   first, with its target: a second advance of the same clock while one runs is refused (409 CONFLICT), in this
+ *   process or any other. It holds while its process lives (Liveness.ts); one left by a crashed process is finished
+ *   to its target by the next to touch the clock, a few seconds after the crash (`makeVirtualTimeControl`). Once
+ *   begun, an advance runs to its end even if its caller is interrupted (a client gone).
  * - `advanceEvery` moves every virtual clock, each from its own time (`engine.clock` of an embedded engine): each
  *   sandbox clock of its own by its own timers, then the root clock with the sandboxes that follow it.
  */
 import { Clock, Effect, Semaphore } from "effect"
-import * as IdGenerator from "./IdGenerator.ts"
+import type * as Liveness from "./Liveness.ts"
 import * as Outbox from "./Outbox.ts"
 import * as Problem from "./Problem.ts"
 import * as Store from "./Store.ts"
 import * as Timers from "./Timers.ts"
 
+/**
+ * An advance under way, as its clock's row keeps it: it is defined by its target, so whoever finishes it (its own
+ * process, or the next to touch the clock after a crash) lands where it was asked to.
+ */
+export interface AdvanceUnderWay {
+  /** Who runs it: a lease owner of a process (Liveness.ts). */
+  readonly owner: string
+  /** A lease written by a fos from before the liveness table: it holds until then (real time). */
+  readonly leaseUntilMs?: number
+  /** Where the clock was when the advance took it, and where it lands. */
+  readonly fromMs: number
+  readonly targetMs: number
+  /** The Idempotency-Key of the request that asked for it, if any: a retry of that request answers its report. */
+  readonly key?: string
+  /** The store's sequence when it began: the events written since are its report's. */
+  readonly firstSequence: number
+  /** The timers fired so far, by kind, as of its last step. */
+  readonly timersFired: Readonly<Record<string, number>>
+}
+
 export interface StoredClock {
   /** The sandbox's scope (`<organization>/sandbox`), or `rootClockId`. */
   readonly id: string
   readonly nowMs: number
-  /** The advance under way, if any: who runs it, and until when (real time) its lease holds for other processes. */
-  readonly advancing?: { readonly owner: string; readonly leaseUntilMs: number }
+  /** The advance under way, if any. */
+  readonly advancing?: AdvanceUnderWay
+  /**
+   * The last advances asked for with an Idempotency-Key that finished, newest first (at most `keptAdvances`), and what
+   * each did: a retry of a request whose process died before it answered finds its answer here, since its key's
+   * record never got one.
+   */
+  readonly keyedAdvances?: ReadonlyArray<KeyedAdvance>
 }
+
+export interface KeyedAdvance {
+  readonly key: string
+  readonly report: Timers.AdvanceReport
+}
+
+/** How many finished keyed advances a clock keeps for the retries of requests that never answered. */
+export const keptAdvances = 10
 
 /** The root clock's row. */
 export const rootClockId = ""
@@ -54,9 +89,6 @@ export const Clocks = Store.table<StoredClock>({
     byScope: { partition: (c) => (c.id === rootClockId ? undefined : c.id), sort: (c) => c.id, counted: false }
   }
 })
-
-/** How long an advance's lease holds, in real time, past its last step, for other processes. */
-const leaseMs = 60_000
 
 /** How many outbox rows one read of the events an advance emitted takes. */
 const eventsPage = 1000
@@ -110,173 +142,288 @@ export interface VirtualTimeControl extends Timers.TimeControlService {
   readonly advancedMs: () => number
 }
 
+/** A clock's advance was taken over by another process, which judged this one dead; that one finishes it. */
+const takenOver = () =>
+  Problem.apiError("CONFLICT", "Another process took this advance over (it judged this one stopped) and finishes it.", {
+    resolution: "Retry with the same Idempotency-Key for the advance's answer, or read the clock."
+  })
+
+const inProgress = () =>
+  Problem.apiError("CONFLICT", "Another advance of this organization's clock is running; nothing was changed.", {
+    resolution: "Wait for the running advance to answer, then advance again: one advance of a clock runs at a time."
+  })
+
 /**
- * The virtual clocks' control over `root` (loaded with `Clocks.loadRoot`), with `realClock` for what runs on real time:
- * the live environment, leases, and the sleeps of a clock standing still.
+ * The virtual clocks' control over `root` (loaded with `Clocks.loadRoot`), with `realClock` for what runs on real time
+ * (the live environment, and the sleeps of a clock standing still) and `liveness` for the leases of advances.
  *
  * `settled(scope)` waits for the work timers handed to the background (webhook sends) that is in flight, for one
  * sandbox or (undefined) for all: a clock stands still while a receiver answers, so an attempt's outcome belongs to
  * the instant it was made (a retry is due 30 s after its attempt, not after the receiver answered). A clock waits for
- * it before it moves forward; a write's settle does not move a clock, so never waits.
+ * it before it moves forward, and an advance before it reports (what the sends schedule is the clock's next timer);
+ * a write's settle does not move a clock, so never waits.
+ *
+ * An advance survives the crash of its process. It is stored with its target before it moves the clock, and each
+ * step stores the step's time (and the timers fired so far) before it fires what is due, under the check that the
+ * advance is still this process's. The process that next touches the clock (a request of the sandbox, an advance of
+ * it, `engine.clock`) once the crashed process counts as dead (Liveness.ts: a few seconds) takes the advance over
+ * and finishes it to its target: every timer due by then fires once (a timer fires in its own transaction, which
+ * removes it), and no request sees the clock short of it. A retry of the request that asked for it (its
+ * Idempotency-Key) answers what it did, and never advances again: it ends at the original target.
  */
 export const makeVirtualTimeControl = (
   root: Timers.VirtualClock,
   realClock: Clock.Clock,
+  liveness: Liveness.LivenessService,
   settled: (scope?: string) => Effect.Effect<void> = () => Effect.void
-): Effect.Effect<VirtualTimeControl> =>
-  Effect.map(IdGenerator.randomHex(16), (engine) => {
-    const realNow = () => realClock.currentTimeMillisUnsafe()
-    // The advances this process runs now: its own leases hold for exactly as long, whatever real time says.
-    const running = new Set<string>()
-    let owners = 0
-    let advancedMs = 0
-    const holds = (lease: NonNullable<StoredClock["advancing"]>) =>
-      lease.owner.startsWith(`${engine}.`) ? running.has(lease.owner) : lease.leaseUntilMs > realNow()
-    const leaseOf = (owner: string) => ({ owner, leaseUntilMs: realNow() + leaseMs })
-    // Root advances take turns; they are the embedder's, in one process.
-    const rootTurn = Semaphore.makeUnsafe(1).withPermits(1)
+): VirtualTimeControl => {
+  const realNow = () => realClock.currentTimeMillisUnsafe()
+  // The advances this process runs now: its own leases hold for exactly as long, whatever real time says.
+  const running = new Set<string>()
+  let advancedMs = 0
+  const holds = (advance: AdvanceUnderWay): Effect.Effect<boolean> =>
+    liveness.isOwn(advance.owner)
+      ? Effect.succeed(running.has(advance.owner))
+      : Effect.map(liveness.isAlive(advance.owner), (alive) => alive ?? (advance.leaseUntilMs ?? 0) > realNow())
+  // Root advances take turns; they are the embedder's, in one process.
+  const rootTurn = Semaphore.makeUnsafe(1).withPermits(1)
 
-    /** A sandbox's time: its row's, never behind the root clock. */
-    const timeOf = (row: StoredClock | undefined) => Math.max(row?.nowMs ?? 0, root.currentTimeMillisUnsafe())
+  /** A sandbox's time: its row's, never behind the root clock. */
+  const timeOf = (row: StoredClock | undefined) => Math.max(row?.nowMs ?? 0, root.currentTimeMillisUnsafe())
 
-    const saveRoot = (store: Store.StoreService, nowMs: number) => Effect.orDie(store.update(Clocks, { id: rootClockId, nowMs }))
+  const saveRoot = (store: Store.StoreService, nowMs: number) => Effect.orDie(store.update(Clocks, { id: rootClockId, nowMs }))
 
-    const release = (owner: string) => Effect.sync(() => running.delete(owner))
+  /** Runs `work` as a lease owner of this process, which holds for as long as it runs. */
+  const asOwner = <A, E, R>(work: (owner: string) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.suspend(() => {
+      const owner = liveness.newOwner()
+      running.add(owner)
+      return Effect.ensuring(work(owner), Effect.sync(() => running.delete(owner)))
+    })
 
-    /** Takes the clock's lease, and the target its current time gives. */
-    const inProgress = () =>
-      Problem.apiError("CONFLICT", "Another advance of this organization's clock is running; nothing was changed.", {
-        resolution: "Wait for the running advance to answer, then advance again: one advance of a clock runs at a time."
-      })
+  /** Writes `next` over the clock's row if the advance there is still `owner`'s; fails with `takenOver` if not. */
+  const writeIfOwned = (store: Store.StoreService, scope: string, owner: string, next: StoredClock) =>
+    store.transaction(Effect.gen(function*() {
+      const row = yield* store.getForUpdate(Clocks, scope)
+      if (row?.advancing?.owner !== owner) return yield* takenOver()
+      yield* Effect.orDie(store.update(Clocks, next))
+    }))
 
-    const claim = <E>(store: Store.StoreService, scope: string, owner: string, targetOf: (nowMs: number) => Effect.Effect<number, E>) =>
-      Effect.gen(function*() {
-        // Refused from committed state at once, without waiting on the running advance's transactions; the
-        // transaction below checks again under the row lock.
-        const seen = yield* store.get(Clocks, scope)
-        if (seen?.advancing !== undefined && holds(seen.advancing)) return yield* inProgress()
-        // An advance that neither moves the clock nor finds a timer due ({"seconds": 0} on a quiet sandbox) changes
-        // nothing: it answers from committed state, without a lease or a write, so such advances never meet each
-        // other's lease.
-        const fromMs = timeOf(seen)
-        if (Math.max(fromMs, yield* targetOf(fromMs)) === fromMs) {
-          const next = yield* Timers.nextTimerIn(Timers.scope(scope))
-          if (next === undefined || next.dueAtMs > fromMs) return { fromMs, targetMs: fromMs, idle: true, nextDueMs: next?.dueAtMs }
+  /**
+   * Steps `advance` (owned by `owner`, the clock at `nowMs`) to its target, firing the sandbox's timers due on the way,
+   * then lands and answers what it did.
+   */
+  const runToTarget = (store: Store.StoreService, scope: string, owner: string, fromNowMs: number, advance: AdvanceUnderWay, kept: StoredClock["keyedAdvances"]) =>
+    Effect.gen(function*() {
+      const lane = Timers.scope(scope)
+      const timersFired: Record<string, number> = { ...advance.timersFired }
+      const count = (timer: Timers.Timer) => void (timersFired[timer.kind] = (timersFired[timer.kind] ?? 0) + 1)
+      let nowMs = fromNowMs
+      while (true) {
+        let next = yield* Timers.nextTimerIn(lane)
+        if (advance.targetMs > nowMs && (next === undefined || next.dueAtMs > nowMs)) {
+          // The clock is about to move: the sends in flight end first, and may schedule or remove timers.
+          yield* settled(scope)
+          next = yield* Timers.nextTimerIn(lane)
         }
-        return { ...yield* claimLocked(store, scope, owner, targetOf), idle: false, nextDueMs: undefined }
-      })
+        if (next === undefined || next.dueAtMs > advance.targetMs) break
+        nowMs = Math.max(nowMs, next.dueAtMs)
+        // The step's time is stored before its timers fire: a request of the sandbox meanwhile sees it, and a process
+        // that finishes the advance after a crash starts from it.
+        yield* writeIfOwned(store, scope, owner, { id: scope, nowMs, advancing: { ...advance, timersFired: { ...timersFired } }, ...keptOf(kept) })
+        yield* Timers.fireDue(nowMs, lane, count).pipe(Effect.provideService(Clock.Clock, fixedClock(nowMs, realClock)))
+      }
+      // The report is read once the sends of the last instant have ended: whatever they schedule (a retry) is the
+      // clock's next timer, on every store and however fast the receivers answer.
+      yield* settled(scope)
+      const eventsEmitted = yield* eventsSince(store, scope, advance.firstSequence)
+      const next = yield* Timers.nextTimerIn(lane)
+      const report: Timers.AdvanceReport = { fromMs: advance.fromMs, nowMs: advance.targetMs, timersFired, eventsEmitted, nextDueMs: next?.dueAtMs }
+      const keyedAdvances = advance.key === undefined ? kept : [{ key: advance.key, report }, ...(kept ?? [])].slice(0, keptAdvances)
+      yield* writeIfOwned(store, scope, owner, { id: scope, nowMs: advance.targetMs, ...keptOf(keyedAdvances) })
+      return { report, key: advance.key }
+    })
 
-    const claimLocked = <E>(store: Store.StoreService, scope: string, owner: string, targetOf: (nowMs: number) => Effect.Effect<number, E>) =>
-      store.transaction(Effect.gen(function*() {
+  /**
+   * An advance of `scope` left by a crashed process, finished by `owner` first: its key and report, or undefined
+   * when there is none. Fails with 409 CONFLICT when the clock's advance is a running one.
+   */
+  const finishAbandoned = (store: Store.StoreService, scope: string, owner: string) =>
+    Effect.gen(function*() {
+      const seen = yield* store.get(Clocks, scope)
+      if (seen?.advancing === undefined) return undefined
+      if (yield* holds(seen.advancing)) return yield* inProgress()
+      // Taken over under the row lock: of two processes that found it abandoned, one finishes it.
+      const taken = yield* store.transaction(Effect.gen(function*() {
+        const row = yield* store.getForUpdate(Clocks, scope)
+        if (row?.advancing === undefined) return undefined
+        if (yield* holds(row.advancing)) return yield* inProgress()
+        const advance = resumable(row, owner)
+        yield* Effect.orDie(store.update(Clocks, { ...row, advancing: advance }))
+        return { row, advance }
+      }))
+      if (taken === undefined) return undefined
+      yield* Effect.logWarning("Finishing an advance left by a stopped process", { clock: scope, targetMs: taken.advance.targetMs })
+      const finished = yield* runToTarget(store, scope, owner, taken.row.nowMs, taken.advance, taken.row.keyedAdvances)
+      advancedMs += taken.advance.targetMs - taken.row.nowMs
+      return finished
+    })
+
+  /** Takes the clock for a new advance: its target, and where the clock was; or, for an advance that changes nothing, its answer. */
+  const claim = <E>(store: Store.StoreService, scope: string, owner: string, targetOf: (nowMs: number) => Effect.Effect<number, E>, key: string | undefined) =>
+    Effect.gen(function*() {
+      // Refused from committed state at once, without waiting on the running advance's transactions; the
+      // transaction below checks again under the row lock.
+      const seen = yield* store.get(Clocks, scope)
+      if (seen?.advancing !== undefined) return yield* inProgress()
+      // An advance that neither moves the clock nor finds a timer due ({"seconds": 0} on a quiet sandbox) changes
+      // nothing: it answers from committed state, without a lease or a write, so such advances never meet each
+      // other's lease.
+      const fromMs = timeOf(seen)
+      if (Math.max(fromMs, yield* targetOf(fromMs)) === fromMs) {
+        const next = yield* Timers.nextTimerIn(Timers.scope(scope))
+        if (next === undefined || next.dueAtMs > fromMs) {
+          return { idle: { fromMs, nowMs: fromMs, timersFired: {}, eventsEmitted: {}, nextDueMs: next?.dueAtMs } satisfies Timers.AdvanceReport } as const
+        }
+      }
+      return yield* store.transaction(Effect.gen(function*() {
         let row = yield* store.getForUpdate(Clocks, scope)
         if (row === undefined) {
           // A sandbox's first advance: its row, from the root clock's time (another process may insert it first).
           yield* store.insert(Clocks, { id: scope, nowMs: root.currentTimeMillisUnsafe() }).pipe(Effect.catchTag("UniqueViolation", () => Effect.void))
           row = yield* store.getForUpdate(Clocks, scope)
         }
-        if (row?.advancing !== undefined && holds(row.advancing)) return yield* inProgress()
+        if (row?.advancing !== undefined) return yield* inProgress()
         const fromMs = timeOf(row)
-        const targetMs = Math.max(fromMs, yield* targetOf(fromMs))
-        yield* Effect.orDie(store.update(Clocks, { id: scope, nowMs: fromMs, advancing: leaseOf(owner) }))
-        return { fromMs, targetMs }
-      }))
-
-    /** One sandbox's advance; `counted`: it adds to the time the rate limiter sees passing. */
-    const advanceOne = <E>(scope: string, targetOf: (nowMs: number) => Effect.Effect<number, E>, counted: boolean) =>
-      Effect.uninterruptible(Effect.gen(function*() {
-        const store = yield* Store.Store
-        const owner = `${engine}.${owners++}`
-        running.add(owner)
-        return yield* Effect.ensuring(
-          Effect.gen(function*() {
-            const { fromMs, targetMs, idle, nextDueMs } = yield* claim(store, scope, owner, targetOf)
-            if (idle) return { fromMs, nowMs: fromMs, timersFired: {}, eventsEmitted: {}, nextDueMs } satisfies Timers.AdvanceReport
-            // Every event written from here on has a higher number (Store.ts, `nextSequence`).
-            const firstSequence = yield* store.nextSequence
-            const lane = Timers.scope(scope)
-            const timersFired: Record<string, number> = {}
-            const count = (timer: Timers.Timer) => void (timersFired[timer.kind] = (timersFired[timer.kind] ?? 0) + 1)
-            let nowMs = fromMs
-            while (true) {
-              let next = yield* Timers.nextTimerIn(lane)
-              if (targetMs > nowMs && (next === undefined || next.dueAtMs > nowMs)) {
-                // The clock is about to move: the sends in flight end first, and may schedule or remove timers.
-                yield* settled(scope)
-                next = yield* Timers.nextTimerIn(lane)
-              }
-              if (next === undefined || next.dueAtMs > targetMs) break
-              nowMs = Math.max(nowMs, next.dueAtMs)
-              // The step's time is stored before its timers fire: a request of the sandbox meanwhile sees it, and the
-              // lease is renewed.
-              yield* Effect.orDie(store.update(Clocks, { id: scope, nowMs, advancing: leaseOf(owner) }))
-              yield* Timers.fireDue(nowMs, lane, count).pipe(Effect.provideService(Clock.Clock, fixedClock(nowMs, realClock)))
-            }
-            yield* Effect.orDie(store.update(Clocks, { id: scope, nowMs: targetMs }))
-            if (counted) advancedMs += targetMs - fromMs
-            const eventsEmitted = yield* eventsSince(store, scope, firstSequence)
-            const next = yield* Timers.nextTimerIn(lane)
-            const report: Timers.AdvanceReport = { fromMs, nowMs: targetMs, timersFired, eventsEmitted, nextDueMs: next?.dueAtMs }
-            return report
-          }),
-          release(owner)
-        )
-      }))
-
-    const advanceClock: Timers.TimeControlService["advanceClock"] = (scope, targetOf) => advanceOne(scope, targetOf, true)
-
-    /**
-     * Every clock to the target `targetOf` gives from its own time: first each sandbox clock of its own, by its own
-     * timers, then the root clock with every sandbox that follows it, and the timers without a scope. A sandbox clock
-     * is never behind the root, so the root's steps find none of the first ones' timers due.
-     */
-    const advanceEvery: Timers.TimeControlService["advanceEvery"] = (targetOf) =>
-      Effect.uninterruptible(rootTurn(Effect.gen(function*() {
-        const store = yield* Store.Store
-        let from: { sort: string; key: string } | undefined
-        while (true) {
-          const rows = yield* store.page(Clocks, { order: "all", partition: "", descending: false, backward: false, from, limit: 100 })
-          for (const row of rows) {
-            if (row.id !== rootClockId) yield* Effect.orDie(advanceOne(row.id, (now) => Effect.succeed(targetOf(now)), false))
-          }
-          if (rows.length < 100) break
-          from = { sort: rows[rows.length - 1]!.id, key: rows[rows.length - 1]!.id }
+        const advance: AdvanceUnderWay = {
+          owner,
+          fromMs,
+          targetMs: Math.max(fromMs, yield* targetOf(fromMs)),
+          ...(key === undefined ? {} : { key }),
+          // Every event written from here on has a higher number (Store.ts, `nextSequence`).
+          firstSequence: yield* store.nextSequence,
+          timersFired: {}
         }
-        const fromMs = root.currentTimeMillisUnsafe()
-        const targetMs = Math.max(fromMs, targetOf(fromMs))
-        while (true) {
-          let next = yield* Timers.nextTimerIn(Timers.virtual)
-          if (targetMs > root.currentTimeMillisUnsafe() && (next === undefined || next.dueAtMs > root.currentTimeMillisUnsafe())) {
-            yield* settled()
-            next = yield* Timers.nextTimerIn(Timers.virtual)
-          }
-          if (next === undefined || next.dueAtMs > targetMs) break
-          // A sandbox reads its clock as never behind the root clock, so moving the root moves every clock behind it.
-          root.set(next.dueAtMs)
-          yield* saveRoot(store, root.currentTimeMillisUnsafe())
-          yield* Timers.fireDue(root.currentTimeMillisUnsafe(), Timers.virtual).pipe(Effect.provideService(Clock.Clock, root))
+        yield* Effect.orDie(store.update(Clocks, { id: scope, nowMs: fromMs, advancing: advance, ...keptOf(row?.keyedAdvances) }))
+        return { advance, kept: row?.keyedAdvances } as const
+      }))
+    })
+
+  /** One sandbox's advance; `counted`: it adds to the time the rate limiter sees passing. */
+  const advanceOne = <E>(
+    scope: string,
+    targetOf: (nowMs: number) => Effect.Effect<number, E>,
+    counted: boolean,
+    keyed?: { readonly key: string; readonly resumed: boolean }
+  ) =>
+    Effect.uninterruptible(asOwner((owner) =>
+      Effect.gen(function*() {
+        const store = yield* Store.Store
+        // An advance a crash left half done is finished first: this one starts where it was asked to end.
+        const finished = yield* finishAbandoned(store, scope, owner)
+        if (keyed?.resumed === true) {
+          // A retry of an advance whose process died before answering: what it did, and no second advance.
+          if (finished?.key === keyed.key) return finished.report
+          const kept = (yield* store.get(Clocks, scope))?.keyedAdvances?.find((a) => a.key === keyed.key)
+          if (kept !== undefined) return kept.report
         }
-        root.set(targetMs)
+        const claimed = yield* claim(store, scope, owner, targetOf, keyed?.key)
+        if ("idle" in claimed) return claimed.idle
+        const { report } = yield* runToTarget(store, scope, owner, claimed.advance.fromMs, claimed.advance, claimed.kept)
+        if (counted) advancedMs += report.nowMs - report.fromMs
+        return report
+      })
+    ))
+
+  const advanceClock: Timers.TimeControlService["advanceClock"] = (scope, targetOf, keyed) => advanceOne(scope, targetOf, true, keyed)
+
+  /**
+   * Every clock to the target `targetOf` gives from its own time: first each sandbox clock of its own, by its own
+   * timers, then the root clock with every sandbox that follows it, and the timers without a scope. A sandbox clock
+   * is never behind the root, so the root's steps find none of the first ones' timers due.
+   */
+  const advanceEvery: Timers.TimeControlService["advanceEvery"] = (targetOf) =>
+    Effect.uninterruptible(rootTurn(Effect.gen(function*() {
+      const store = yield* Store.Store
+      let from: { sort: string; key: string } | undefined
+      while (true) {
+        const rows = yield* store.page(Clocks, { order: "all", partition: "", descending: false, backward: false, from, limit: 100 })
+        for (const row of rows) {
+          if (row.id !== rootClockId) yield* Effect.orDie(advanceOne(row.id, (now) => Effect.succeed(targetOf(now)), false))
+        }
+        if (rows.length < 100) break
+        from = { sort: rows[rows.length - 1]!.id, key: rows[rows.length - 1]!.id }
+      }
+      const fromMs = root.currentTimeMillisUnsafe()
+      const targetMs = Math.max(fromMs, targetOf(fromMs))
+      while (true) {
+        let next = yield* Timers.nextTimerIn(Timers.virtual)
+        if (targetMs > root.currentTimeMillisUnsafe() && (next === undefined || next.dueAtMs > root.currentTimeMillisUnsafe())) {
+          yield* settled()
+          next = yield* Timers.nextTimerIn(Timers.virtual)
+        }
+        if (next === undefined || next.dueAtMs > targetMs) break
+        // A sandbox reads its clock as never behind the root clock, so moving the root moves every clock behind it.
+        root.set(next.dueAtMs)
         yield* saveRoot(store, root.currentTimeMillisUnsafe())
-        advancedMs += root.currentTimeMillisUnsafe() - fromMs
-      })))
+        yield* Timers.fireDue(root.currentTimeMillisUnsafe(), Timers.virtual).pipe(Effect.provideService(Clock.Clock, root))
+      }
+      root.set(targetMs)
+      yield* saveRoot(store, root.currentTimeMillisUnsafe())
+      advancedMs += root.currentTimeMillisUnsafe() - fromMs
+    })))
 
-    const control: VirtualTimeControl = {
-      mode: "virtual",
-      now: root.currentTimeMillis,
-      advanceTo: (targetMs) => advanceEvery((nowMs) => Math.max(nowMs, targetMs)),
-      advanceEvery,
-      clockFor: (scope) =>
-        scope === undefined
-          ? Effect.succeed(root)
-          : Timers.isRealTimeScope(scope)
-          ? Effect.succeed(realClock)
-          : Effect.flatMap(Store.Store, (store) => Effect.map(store.get(Clocks, scope), (row) => fixedClock(timeOf(row), realClock))),
-      advanceClock,
-      settle: (scope, nowMs) =>
-        Timers.fireDue(nowMs, Timers.scope(scope)).pipe(
-          Effect.provideService(Clock.Clock, Timers.isRealTimeScope(scope) ? realClock : fixedClock(nowMs, realClock))
-        ),
-      advancedMs: () => advancedMs
-    }
-    return control
-  })
+  /**
+   * The clock a sandbox request runs on: its row's time, read once. An advance left by a crashed process is finished
+   * first, so no request sees the sandbox half advanced.
+   */
+  const sandboxClock = (scope: string) =>
+    Effect.flatMap(Store.Store, (store) =>
+      Effect.flatMap(store.get(Clocks, scope), (row) => {
+        if (row?.advancing === undefined) return Effect.succeed(fixedClock(timeOf(row), realClock))
+        return Effect.gen(function*() {
+          if (yield* holds(row.advancing!)) return fixedClock(timeOf(row), realClock)
+          // Another request may be finishing it already: then this one runs at the time that one has reached.
+          yield* Effect.uninterruptible(asOwner((owner) => Effect.ignore(finishAbandoned(store, scope, owner))))
+          return fixedClock(timeOf(yield* store.get(Clocks, scope)), realClock)
+        })
+      }))
+
+  return {
+    mode: "virtual",
+    now: root.currentTimeMillis,
+    advanceTo: (targetMs) => advanceEvery((nowMs) => Math.max(nowMs, targetMs)),
+    advanceEvery,
+    clockFor: (scope) =>
+      scope === undefined
+        ? Effect.succeed(root)
+        : Timers.isRealTimeScope(scope)
+        ? Effect.succeed(realClock)
+        : sandboxClock(scope),
+    advanceClock,
+    settle: (scope, nowMs) =>
+      Timers.fireDue(nowMs, Timers.scope(scope)).pipe(
+        Effect.provideService(Clock.Clock, Timers.isRealTimeScope(scope) ? realClock : fixedClock(nowMs, realClock))
+      ),
+    advancedMs: () => advancedMs
+  }
+}
+
+/** The `keyedAdvances` member of a clock's row, present only when there are some. */
+const keptOf = (kept: StoredClock["keyedAdvances"]) => kept === undefined || kept.length === 0 ? {} : { keyedAdvances: kept }
+
+/**
+ * The advance of `row` to finish, now owned by `owner`. One written by a fos from before advances kept their target
+ * has none: it is finished where its clock stands, firing what is due there.
+ */
+const resumable = (row: StoredClock, owner: string): AdvanceUnderWay => {
+  const advance = row.advancing as Partial<AdvanceUnderWay>
+  return {
+    owner,
+    fromMs: advance.fromMs ?? row.nowMs,
+    targetMs: Math.max(row.nowMs, advance.targetMs ?? row.nowMs),
+    ...(advance.key === undefined ? {} : { key: advance.key }),
+    firstSequence: advance.firstSequence ?? Number.MAX_SAFE_INTEGER,
+    timersFired: advance.timersFired ?? {}
+  }
+}

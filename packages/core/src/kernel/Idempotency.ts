@@ -10,16 +10,17 @@
  * - same key while the first is still running: IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS. A claim this engine holds is
  *   running for as long as its request is, whatever the clock says: an advance of the virtual clock (even the keyed
  *   request's own) can pass a lease while the request that took it still runs. A claim of another process holds
- *   until its lease is over, after which it counts as left by a crash. The lease runs on real time (`RealClock`),
- *   whatever the engine's clock: it guards a crash, not business, and a virtual clock standing still would hold a
- *   crashed request's key for good;
+ *   while that process is alive (Liveness.ts): a claim left by a crash is free a few seconds after it, and one of a
+ *   live process holds however long its request runs. A claim whose process has no liveness row keeps its lease,
+ *   which runs on real time (`RealClock`) whatever the engine's clock: it guards a crash, not business. A request
+ *   whose claim was taken over (its process judged dead while it ran) finds so when it commits, and commits nothing;
  * - a 4xx commits nothing and frees the key; a 5xx binds the key to its body, and the same body runs again;
  * - keys are scoped to one organization and environment;
  * - records are kept for the configured retention, then removed by a durable timer.
  */
 import { type IdempotencyPolicy } from "@fos/contract"
 import { Clock, Context, Effect, Exit, Layer } from "effect"
-import * as IdGenerator from "./IdGenerator.ts"
+import * as Liveness from "./Liveness.ts"
 import * as Problem from "./Problem.ts"
 import * as RealClock from "./RealClock.ts"
 import * as Store from "./Store.ts"
@@ -65,7 +66,7 @@ export class IdempotencyRetention extends Context.Reference<number>("fos/Idempot
   defaultValue: () => 30 * 24 * 60 * 60 * 1000
 }) {}
 
-/** How long a claim holds, for other engines, before it counts as abandoned. */
+/** How long a claim of a process with no liveness row holds, for other engines, before it counts as abandoned. */
 const leaseMs = 60_000
 
 /** The claims whose requests this engine is running now. */
@@ -73,30 +74,41 @@ export interface RunningClaimsService {
   /** A new claim token, running until released. */
   readonly take: () => string
   readonly release: (token: string) => void
-  /** Whether an in-progress claim is still running: this engine's while its request runs, another's until its lease is over. */
-  readonly holds: (record: IdempotencyRecord, nowMs: number) => boolean
+  /**
+   * Whether an in-progress claim is still running: this engine's while its request runs, another's while its process
+   * is alive (or, when that process has no liveness row, until the claim's lease is over).
+   */
+  readonly holds: (record: IdempotencyRecord, nowMs: number) => Effect.Effect<boolean>
 }
 
 export class RunningClaims extends Context.Service<RunningClaims, RunningClaimsService>()("fos/RunningClaims") {}
 
-export const layerRunningClaims: Layer.Layer<RunningClaims> = Layer.effect(
+export const layerRunningClaims: Layer.Layer<RunningClaims, never, Liveness.Liveness> = Layer.effect(
   RunningClaims,
-  Effect.map(IdGenerator.randomHex(16), (engine): RunningClaimsService => {
+  Effect.map(Liveness.Liveness, (liveness): RunningClaimsService => {
     const running = new Set<string>()
-    let counter = 0
     return {
       take: () => {
-        const token = `${engine}.${counter++}`
+        const token = liveness.newOwner()
         running.add(token)
         return token
       },
       release: (token) => void running.delete(token),
-      holds: (record, nowMs) =>
-        record.state === "in_progress" &&
-        (record.claim?.startsWith(`${engine}.`) === true ? running.has(record.claim) : record.leaseUntilMs > nowMs)
+      holds: (record, nowMs) => {
+        if (record.state !== "in_progress") return Effect.succeed(false)
+        if (record.claim !== undefined && liveness.isOwn(record.claim)) return Effect.succeed(running.has(record.claim))
+        if (record.claim === undefined) return Effect.succeed(record.leaseUntilMs > nowMs)
+        return Effect.map(liveness.isAlive(record.claim), (alive) => alive ?? record.leaseUntilMs > nowMs)
+      }
     }
   })
 )
+
+/**
+ * Whether the keyed request running is a retry of one that never answered: its process died while it ran, or it
+ * ended in a 5xx. What that one did may be this one's answer (an advance of the virtual clock: kernel/Clocks.ts).
+ */
+export const ResumedClaim = Context.Reference<boolean>("fos/ResumedClaim", { defaultValue: () => false })
 
 /** Key constraints: 1 to 255 visible ASCII characters. */
 export const isValidIdempotencyKey = (key: string): boolean => /^[\x21-\x7e]{1,255}$/.test(key)
@@ -165,8 +177,10 @@ const runClaimed = <R>(
         if (seen.fingerprint !== request.fingerprint) return yield* conflict()
         return { response: seen.response!, replayed: true }
       }
-      if (claims.holds(seen, realNow())) return yield* inProgress()
+      if (yield* claims.holds(seen, realNow())) return yield* inProgress()
     }
+    // Whether this request takes the key over from one that never answered (its process died, or it ended in a 5xx).
+    let resumed = false
     const claimed = seen === undefined
       ? yield* firstClaim
       : yield* store.transaction(
@@ -177,20 +191,31 @@ const runClaimed = <R>(
             if (existing.fingerprint !== request.fingerprint) return yield* conflict()
             return existing.response
           }
-          if (claims.holds(existing, realNow())) return yield* inProgress()
+          if (yield* claims.holds(existing, realNow())) return yield* inProgress()
           if (existing.fingerprint !== request.fingerprint) return yield* conflict()
         }
         if (existing === undefined) {
           // Two first requests at once on a store with real concurrency: the row lock cannot cover a row that does
           // not exist yet, so the loser of the insert learns here that the other one is running.
           yield* store.insert(IdempotencyRecords, claimRecord()).pipe(Effect.catchTag("UniqueViolation", () => Effect.fail(inProgress())))
-        } else yield* Effect.orDie(store.update(IdempotencyRecords, claimRecord()))
+        } else {
+          resumed = true
+          yield* Effect.orDie(store.update(IdempotencyRecords, claimRecord()))
+        }
         return undefined
       })
     )
     if (claimed !== undefined) return { response: claimed, replayed: true }
+    // Whether the key is still this request's: another process takes a claim over once it judges this one dead, and
+    // writes its own claim. (A restore removes the claim with the sandbox's other records, the restore's own claim
+    // among them: no record is this request's still.) Locking the record costs nothing more, since its update reads
+    // it locked anyway.
+    const stillOurs = Effect.map(store.getForUpdate(IdempotencyRecords, id), (current) => current === undefined || (current.state === "in_progress" && current.claim === claim))
+    const takenOver = () =>
+      Problem.apiError("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS", "Another process took this Idempotency-Key's request over; nothing of this one was kept.")
     const keep = (response: StoredResponse) =>
       Effect.gen(function*() {
+        if (!(yield* stillOurs)) return yield* takenOver()
         const now = yield* Clock.currentTimeMillis
         const expiresAtMs = now + (yield* IdempotencyRetention)
         yield* Effect.orDie(store.update(IdempotencyRecords, {
@@ -204,17 +229,20 @@ const runClaimed = <R>(
         yield* Timers.schedule(expireTimerKind, expiresAtMs, { id }, request.scope)
         return response
       })
+    const runs = Effect.provideService(run, ResumedClaim, resumed)
     const exit = yield* Effect.exit(
       options.transactional === false
-        ? Effect.flatMap(run, (response) => store.transaction(keep(response)))
-        : store.transaction(Effect.flatMap(run, keep))
+        ? Effect.flatMap(runs, (response) => store.transaction(keep(response)))
+        : store.transaction(Effect.flatMap(runs, keep))
     )
     if (Exit.isSuccess(exit)) return { response: exit.value, replayed: false }
 
-    // The effect did not commit. A 4xx frees the key; anything else binds it to this body.
+    // The effect did not commit. A 4xx frees the key; anything else binds it to this body; a key another process
+    // took over is its own.
     const clientError = Exit.findErrorOption(exit)
     const freesKey = clientError._tag === "Some" && clientError.value.status < 500
     yield* store.transaction(Effect.gen(function*() {
+      if (!(yield* stillOurs)) return
       if (freesKey) return yield* store.remove(IdempotencyRecords, id)
       const now = yield* Clock.currentTimeMillis
       const expiresAtMs = now + (yield* IdempotencyRetention)

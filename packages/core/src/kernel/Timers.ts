@@ -322,17 +322,21 @@ export interface TimeControlService {
   readonly advanceEvery: (targetOf: (nowMs: number) => number) => Effect.Effect<void, never, Store.Store | TimerHandlers>
   /**
    * The clock a request of `scope` runs on. Virtual mode: a sandbox's clock as stored (read once, standing still for
-   * the request), real time for live, the root clock without a scope. System mode: the engine's Clock.
+   * the request; an advance a crashed process left is finished first), real time for live, the root clock without a
+   * scope. System mode: the engine's Clock.
    */
-  readonly clockFor: (scope: string | undefined) => Effect.Effect<Clock.Clock, never, Store.Store>
+  readonly clockFor: (scope: string | undefined) => Effect.Effect<Clock.Clock, never, Store.Store | TimerHandlers>
   /**
    * Virtual mode: advances the clock of one sandbox scope to the target `targetOf` picks from its time, firing that
    * scope's timers due on the way. One advance of a clock at a time (a second is refused with 409 CONFLICT), and
-   * once begun it runs to its end even if its caller is interrupted.
+   * once begun it runs to its end even if its caller is interrupted. `keyed`: the request's Idempotency-Key, and
+   * whether the request resumes that key from one that never answered (`Idempotency.ResumedClaim`); such a retry of
+   * an advance whose process died answers what that advance did, and advances no further.
    */
   readonly advanceClock: <E>(
     scope: string,
-    targetOf: (nowMs: number) => Effect.Effect<number, E>
+    targetOf: (nowMs: number) => Effect.Effect<number, E>,
+    keyed?: { readonly key: string; readonly resumed: boolean }
   ) => Effect.Effect<AdvanceReport, E | Problem.ApiError, Store.Store | TimerHandlers>
   /** Virtual mode: fires what is due in `scope` at `nowMs`, the request's time (what a write made due at once). */
   readonly settle: (scope: string, nowMs: number) => Effect.Effect<void, never, Store.Store | TimerHandlers>
