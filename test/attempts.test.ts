@@ -81,12 +81,10 @@ describe("a sandbox delivery's attempts, with what each sent", () => {
     expect(attempts[0].response).toEqual({ latencyMs: attempts[0].response.latencyMs, error: "no answer within 5 seconds" })
     expect(attempts[0].request.headers["x-service-delivery-id"]).toBe(attempts[0].attemptId)
 
-    // Each attempt's signature verifies with the endpoint's secret, at the time it was made; the secret is nowhere.
+    // Each attempt's signature verifies with the endpoint's secret, against the receiver's own clock (fos signs with
+    // real time); the secret is nowhere.
     for (const attempt of attempts) {
-      const event = await verifyWebhook(attempt.request.body, attempt.request.headers["x-service-signature"], {
-        secret: endpoint.json.secret,
-        now: Date.parse(attempt.at)
-      })
+      const event = await verifyWebhook(attempt.request.body, attempt.request.headers["x-service-signature"], { secret: endpoint.json.secret })
       expect(event.type).toBe("customer.created")
       expect(attempt.request.headers["x-service-event"]).toBe("customer.created")
       expect(attempt.request.headers["content-type"]).toBe("application/json")

@@ -202,4 +202,19 @@ describe("fos serve --random-seed", () => {
       expect(() => parseServeArgs(bad, {}), JSON.stringify(bad)).toThrow(UsageError)
     }
   })
+
+  it("makes the clock virtual from a fixed weekday morning unless --clock or --clock-start says otherwise", () => {
+    const clockOf = (args: Array<string>) => {
+      const options = parseServeArgs(args, {})
+      return { clock: options.clock, start: options.clockStartMs === undefined ? undefined : new Date(options.clockStartMs).toISOString() }
+    }
+    expect(clockOf(["--random-seed", "42"])).toEqual({ clock: "virtual", start: "2026-03-03T09:00:00.000Z" })
+    expect(clockOf(["--random-seed", "42", "--clock", "virtual"])).toEqual({ clock: "virtual", start: "2026-03-03T09:00:00.000Z" })
+    expect(clockOf(["--random-seed", "42", "--clock-start", "2026-05-01T00:00:00Z"])).toEqual({ clock: "virtual", start: "2026-05-01T00:00:00.000Z" })
+    expect(clockOf(["--random-seed", "42", "--clock", "system"])).toEqual({ clock: "system", start: undefined })
+    expect(clockOf([])).toEqual({ clock: "system", start: undefined })
+    expect(clockOf(["--clock", "virtual"])).toEqual({ clock: "virtual", start: undefined })
+    expect(() => parseServeArgs(["--clock-start", "2026-05-01T00:00:00Z"], {})).toThrow(/--clock-start goes with --clock virtual/)
+    expect(() => parseServeArgs(["--random-seed", "42", "--clock", "system", "--clock-start", "2026-05-01T00:00:00Z"], {})).toThrow(/not --clock system/)
+  })
 })

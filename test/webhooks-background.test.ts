@@ -136,19 +136,21 @@ describe("the retry timetable with sends in the background", () => {
     const receiver = await setUp("virtual")
     await call("POST", "/v2/simulate/events", { type: "customer.created" })
     await receiver.until(1)
-    // The receiver still holds the first attempt when the advance starts. The advance ends on the retry's instant:
-    // the retry it fires there runs in the background, like a write's.
+    // The receiver still holds the first attempt when the advance starts. The advance ends on the retry's instant,
+    // and answers once the retry it fires there has had its answer too: what that answer schedules is the clock's
+    // next timer, which the advance reports.
     const advancing = call("POST", "/v2/simulate/clock/advance", { seconds: 30 })
     // Answered a little later, so that an advance that did not wait would have moved the clock first (the result
     // does not depend on this pause: with the wait, the outcome is the same whichever comes first).
     await new Promise((resolve) => setTimeout(resolve, 100))
     receiver.held[0]!.answer(503)
-    expect((await advancing).status).toBe(200)
-    // The first attempt's failure was recorded at its own instant, so the advance made the retry at +30 s.
-    const [during] = (await call("GET", "/v2/webhooks/deliveries")).json.data
-    expect(during).toMatchObject({ status: "processing", attempts: 1, nextAttemptAt: new Date(START_MS + 30_000).toISOString() })
     await receiver.until(2)
     receiver.held[1]!.answer(503)
+    const advanced = await advancing
+    expect(advanced.status).toBe(200)
+    // The first attempt's failure was recorded at its own instant, so the advance made the retry at +30 s; the
+    // retry failed there, so the third attempt, 2 minutes after it, is the clock's next timer.
+    expect(advanced.json.nextDueAt).toBe(new Date(START_MS + 150_000).toISOString())
     expect((await call("POST", "/v2/simulate/webhooks/flush")).json.complete).toBe(true)
     const events = receiver.held.map((h) => JSON.parse(h.request.body).id as string)
     expect(new Set(events).size).toBe(1)
