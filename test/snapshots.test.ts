@@ -240,6 +240,26 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
     expect(await auditLedger(engine, acmeScope)).toEqual([])
   }, 240_000)
 
+  it("puts the organization's own clock back with its timers: nothing is overdue, and another organization's clock stays", async () => {
+    const { engine, acme, rival } = await start()
+    await buildWorld(engine, acme)
+    await ok(acme.call("POST", "/v2/simulate/clock/advance", { seconds: 60 }))
+    await ok(rival.call("POST", "/v2/simulate/clock/advance", { seconds: 3600 }))
+    const savedAt = (await ok(acme.call("GET", "/v2/simulate/clock"))).now
+    const pending = (await ok(acme.call("GET", "/v2/simulate/timers?limit=100"))).data
+    const snapshot = await ok(acme.call("POST", "/v2/simulate/snapshots"), 201)
+    expect(snapshot.createdAt).toBe(savedAt)
+    const moved = await ok(acme.call("POST", "/v2/simulate/clock/advance", { seconds: 3 * 86_400 }))
+    expect(moved.timersFired.total).toBeGreaterThan(0)
+    const rivalAt = (await ok(rival.call("GET", "/v2/simulate/clock"))).now
+    await ok(acme.call("POST", `/v2/simulate/snapshots/${snapshot.id}/restore`))
+    // The sandbox's time goes back with the rest: its timers are due when they were, not overdue.
+    expect((await ok(acme.call("GET", "/v2/simulate/clock"))).now).toBe(savedAt)
+    expect((await ok(acme.call("GET", "/v2/simulate/timers?limit=100"))).data).toEqual(pending)
+    expect((await ok(acme.call("POST", "/v2/simulate/clock/advance", { seconds: 0 }))).timersFired.total).toBe(0)
+    expect((await ok(rival.call("GET", "/v2/simulate/clock"))).now).toBe(rivalAt)
+  }, 240_000)
+
   it("restores idempotency records with the rest: a key used before the snapshot replays, one used after runs anew", async () => {
     const { acme } = await start()
     const endpoint = (url: string, key: string) => acme.call("POST", "/v2/webhooks/endpoints", { url }, { "idempotency-key": key })
