@@ -245,14 +245,12 @@ export const makeVirtualTimeControl = (
     })
 
   /**
-   * An advance of `scope` left by a crashed process, finished by `owner` first: its key and report, or undefined
-   * when there is none. Fails with 409 CONFLICT when the clock's advance is a running one.
+   * The advance `seen` on `scope`'s clock, if a crashed process left it, finished by `owner` first: its key and
+   * report, or undefined when another finished it meanwhile. Fails with 409 CONFLICT when it is a running one.
    */
-  const finishAbandoned = (store: Store.StoreService, scope: string, owner: string) =>
+  const finishAbandoned = (store: Store.StoreService, scope: string, owner: string, seen: AdvanceUnderWay) =>
     Effect.gen(function*() {
-      const seen = yield* store.get(Clocks, scope)
-      if (seen?.advancing === undefined) return undefined
-      if (yield* holds(seen.advancing)) return yield* inProgress()
+      if (yield* holds(seen)) return yield* inProgress()
       // Taken over under the row lock: of two processes that found it abandoned, one finishes it.
       const taken = yield* store.transaction(Effect.gen(function*() {
         const row = yield* store.getForUpdate(Clocks, scope)
@@ -269,12 +267,21 @@ export const makeVirtualTimeControl = (
       return finished
     })
 
-  /** Takes the clock for a new advance: its target, and where the clock was; or, for an advance that changes nothing, its answer. */
-  const claim = <E>(store: Store.StoreService, scope: string, owner: string, targetOf: (nowMs: number) => Effect.Effect<number, E>, key: string | undefined) =>
+  /**
+   * Takes the clock for a new advance: its target, and where the clock was; or, for an advance that changes nothing,
+   * its answer. `seen` is the clock's row as committed.
+   */
+  const claim = <E>(
+    store: Store.StoreService,
+    scope: string,
+    owner: string,
+    targetOf: (nowMs: number) => Effect.Effect<number, E>,
+    key: string | undefined,
+    seen: StoredClock | undefined
+  ) =>
     Effect.gen(function*() {
       // Refused from committed state at once, without waiting on the running advance's transactions; the
       // transaction below checks again under the row lock.
-      const seen = yield* store.get(Clocks, scope)
       if (seen?.advancing !== undefined) return yield* inProgress()
       // An advance that neither moves the clock nor finds a timer due ({"seconds": 0} on a quiet sandbox) changes
       // nothing: it answers from committed state, without a lease or a write, so such advances never meet each
@@ -319,15 +326,19 @@ export const makeVirtualTimeControl = (
     Effect.uninterruptible(asOwner((owner) =>
       Effect.gen(function*() {
         const store = yield* Store.Store
-        // An advance a crash left half done is finished first: this one starts where it was asked to end.
-        const finished = yield* finishAbandoned(store, scope, owner)
-        if (keyed?.resumed === true) {
+        let seen = yield* store.get(Clocks, scope)
+        if (seen?.advancing !== undefined) {
+          // An advance a crash left half done is finished first: this one starts where it was asked to end.
+          const finished = yield* finishAbandoned(store, scope, owner, seen.advancing)
           // A retry of an advance whose process died before answering: what it did, and no second advance.
-          if (finished?.key === keyed.key) return finished.report
-          const kept = (yield* store.get(Clocks, scope))?.keyedAdvances?.find((a) => a.key === keyed.key)
+          if (keyed?.resumed === true && finished?.key === keyed.key) return finished.report
+          seen = yield* store.get(Clocks, scope)
+        }
+        if (keyed?.resumed === true) {
+          const kept = seen?.keyedAdvances?.find((a) => a.key === keyed.key)
           if (kept !== undefined) return kept.report
         }
-        const claimed = yield* claim(store, scope, owner, targetOf, keyed?.key)
+        const claimed = yield* claim(store, scope, owner, targetOf, keyed?.key, seen)
         if ("idle" in claimed) return claimed.idle
         const { report } = yield* runToTarget(store, scope, owner, claimed.advance.fromMs, claimed.advance, claimed.kept)
         if (counted) advancedMs += report.nowMs - report.fromMs
@@ -384,7 +395,7 @@ export const makeVirtualTimeControl = (
         return Effect.gen(function*() {
           if (yield* holds(row.advancing!)) return fixedClock(timeOf(row), realClock)
           // Another request may be finishing it already: then this one runs at the time that one has reached.
-          yield* Effect.uninterruptible(asOwner((owner) => Effect.ignore(finishAbandoned(store, scope, owner))))
+          yield* Effect.uninterruptible(asOwner((owner) => Effect.ignore(finishAbandoned(store, scope, owner, row.advancing!))))
           return fixedClock(timeOf(yield* store.get(Clocks, scope)), realClock)
         })
       }))
