@@ -10,7 +10,7 @@ SELECT data FROM fos_rows WHERE tbl = 'clocks' AND key = 'org_storebench/sandbox
 -- Idempotency: a plain read of the key's record, then the claim of a new key with its index entry, one statement.
 SELECT data FROM fos_rows WHERE tbl = 'idempotency' AND key = 'org_storebench/sandbox/b-' || :k;
 WITH inserted AS (INSERT INTO fos_rows (tbl, key, data) VALUES ('idempotency', 'org_storebench/sandbox/b-' || :k,
-    '{"id":"org_storebench/sandbox/b","claim":"105493590761647c.0","fingerprint":"0e1d2c3b4a5968778695a4b3c2d1e0f00e1d2c3b4a5968778695a4b3c2d1e0f0","state":"in_progress","leaseUntilMs":1790000060000,"expiresAtMs":1790000060000}'::jsonb)
+    '{"id":"org_storebench/sandbox/b","claim":"105493590761647c.0","fingerprint":"0e1d2c3b4a5968778695a4b3c2d1e0f00e1d2c3b4a5968778695a4b3c2d1e0f0","state":"in_progress","leaseUntilMs":1790000060000,"expiresAtMs":1790000060000}'::json)
     ON CONFLICT DO NOTHING RETURNING key),
   added AS (INSERT INTO fos_orders (tbl, ord, part, sort, key)
     SELECT v.tbl, v.ord, v.part, v.sort, v.key FROM (VALUES ('idempotency', 'byScope', 'org_storebench/sandbox',
@@ -29,10 +29,10 @@ WITH found AS MATERIALIZED (SELECT data FROM fos_rows WHERE tbl = 'idempotency' 
   SELECT (SELECT data FROM found) AS data, (SELECT string_agg(n::text, ',' ORDER BY n) FROM (SELECT nextval('fos_sequence') AS n
     FROM generate_series(1, 8) CROSS JOIN (SELECT count(*) FROM found) AS locked) AS g) AS block;
 WITH fresh AS (INSERT INTO fos_rows (tbl, key, data) VALUES ('timers', 'tmr_' || :k,
-    '{"id":"tmr_00ldpq1s0g7k2m4n6p8r9t1v3x5z7b","kind":"idempotency.expire","scope":"org_storebench/sandbox","dueAtMs":1792592000000,"payload":{"id":"org_storebench/sandbox/b"},"scheduledAtMs":1790000000000}'::jsonb)
+    '{"id":"tmr_00ldpq1s0g7k2m4n6p8r9t1v3x5z7b","kind":"idempotency.expire","scope":"org_storebench/sandbox","dueAtMs":1792592000000,"payload":{"id":"org_storebench/sandbox/b"},"scheduledAtMs":1790000000000}'::json)
     ON CONFLICT DO NOTHING RETURNING 1),
   updated AS (INSERT INTO fos_rows (tbl, key, data) VALUES ('idempotency', 'org_storebench/sandbox/b-' || :k,
-    '{"id":"org_storebench/sandbox/b","fingerprint":"0e1d2c3b4a5968778695a4b3c2d1e0f00e1d2c3b4a5968778695a4b3c2d1e0f0","state":"completed","response":{"status":200,"contentType":"application/json","body":"{\"now\":\"2026-11-21T20:40:00.000Z\",\"mode\":\"virtual\",\"from\":\"2026-11-21T20:40:00.000Z\",\"timersFired\":{\"total\":0,\"by\":{}},\"eventsEmitted\":{\"total\":0,\"by\":{}},\"nextDueAt\":\"2026-12-21T20:40:00.000Z\"}"},"leaseUntilMs":1790000000000,"expiresAtMs":1792592000000}'::jsonb)
+    '{"id":"org_storebench/sandbox/b","fingerprint":"0e1d2c3b4a5968778695a4b3c2d1e0f00e1d2c3b4a5968778695a4b3c2d1e0f0","state":"completed","response":{"status":200,"contentType":"application/json","body":"{\"now\":\"2026-11-21T20:40:00.000Z\",\"mode\":\"virtual\",\"from\":\"2026-11-21T20:40:00.000Z\",\"timersFired\":{\"total\":0,\"by\":{}},\"eventsEmitted\":{\"total\":0,\"by\":{}},\"nextDueAt\":\"2026-12-21T20:40:00.000Z\"}"},"leaseUntilMs":1790000000000,"expiresAtMs":1792592000000}'::json)
     ON CONFLICT (tbl, key) DO UPDATE SET data = EXCLUDED.data),
   added AS (INSERT INTO fos_orders (tbl, ord, part, sort, key)
     SELECT v.tbl, v.ord, v.part, v.sort, v.key FROM (VALUES ('timers', 'due', '', '09799846666665472', 'tmr_' || :k),
