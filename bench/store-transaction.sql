@@ -29,7 +29,7 @@ WITH found AS MATERIALIZED (SELECT data FROM fos_rows WHERE tbl = 'idempotency' 
   SELECT (SELECT data FROM found) AS data, (SELECT string_agg(n::text, ',' ORDER BY n) FROM (SELECT nextval('fos_sequence') AS n
     FROM generate_series(1, 8) CROSS JOIN (SELECT count(*) FROM found) AS locked) AS g) AS block;
 WITH fresh AS (INSERT INTO fos_rows (tbl, key, data) VALUES ('timers', 'tmr_' || :k,
-    '{"id":"tmr_00ldpq1s0g7k2m4n6p8r9t1v3x5z7b","kind":"idempotency.expire","scope":"org_storebench/sandbox","dueAtMs":1792592000000,"payload":{"id":"org_storebench/sandbox/b"},"scheduledAtMs":1790000000000}'::json)
+    '{"id":"tmr_00ldpq1s0g7k2m4n6p8r9t1v3x5z7b","kind":"idempotency.expire","scope":"org_storebench/sandbox","dueAtMs":1792592000000,"payload":{"id":"org_storebench/sandbox/b"},"scheduledAtMs":1790000000000,"housekeeping":true}'::json)
     ON CONFLICT DO NOTHING RETURNING 1),
   updated AS (INSERT INTO fos_rows (tbl, key, data) VALUES ('idempotency', 'org_storebench/sandbox/b-' || :k,
     '{"id":"org_storebench/sandbox/b","fingerprint":"0e1d2c3b4a5968778695a4b3c2d1e0f00e1d2c3b4a5968778695a4b3c2d1e0f0","state":"completed","response":{"status":200,"contentType":"application/json","body":"{\"now\":\"2026-11-21T20:40:00.000Z\",\"mode\":\"virtual\",\"from\":\"2026-11-21T20:40:00.000Z\",\"timersFired\":{\"total\":0,\"by\":{}},\"eventsEmitted\":{\"total\":0,\"by\":{}},\"nextDueAt\":\"2026-12-21T20:40:00.000Z\"}"},"leaseUntilMs":1790000000000,"expiresAtMs":1792592000000}'::json)

@@ -229,6 +229,22 @@ describe("fos inspection commands", { timeout: 180_000 }, () => {
       expect(JSON.parse(events.stdout).data.map((e: { type: string }) => e.type)).toEqual(["customer.created"])
       expect(timers.code, timers.stderr).toBe(0)
       expect(JSON.parse(timers.stdout).data.map((t: { kind: string }) => t.kind)).toContain("webhook.attempt")
+      // The engine's housekeeping (the endpoint's creation left no keyed request: a keyed one is made here) shows
+      // only with --housekeeping.
+      const keyed = await fetch(`${server.origin}/sandbox/v2/webhooks/endpoints`, {
+        method: "POST",
+        headers: { ...headers, "idempotency-key": "cli-housekeeping" },
+        body: JSON.stringify({ url: "https://hooks.look.test/other" })
+      })
+      expect(keyed.status).toBe(201)
+      const [world, everything, badSwitch] = await Promise.all([
+        fos(server.origin, "timers", org),
+        fos(server.origin, "timers", org, "--housekeeping", "--limit", "100"),
+        fos(server.origin, "timers", org, "--housekeeping=yes")
+      ])
+      expect(JSON.parse(world.stdout).data.map((t: { kind: string }) => t.kind)).not.toContain("idempotency.expire")
+      expect(JSON.parse(everything.stdout).data.map((t: { kind: string }) => t.kind)).toContain("idempotency.expire")
+      expect(badSwitch.code).toBe(2)
       expect(audit.code, audit.stderr).toBe(0)
       expect(JSON.parse(audit.stdout)).toMatchObject({ clean: true, violationCount: 0 })
       expect(journal.code).toBe(1)

@@ -110,6 +110,36 @@ describe("the pending timers", () => {
     const live = clientOf(engine.fetch, "http://fos", keysOf("acme").live, "live")
     expect((await live.call("GET", "/v2/simulate/timers")).status).toBe(404)
   })
+
+  it("leave the engine's housekeeping out unless housekeeping=true, with full pages and totals either way", async () => {
+    await achPayout()
+    const list = async (query: string) => (await acme.call("GET", `/v2/simulate/timers?${query}`)).json
+    const world = await list("limit=100")
+    const everything = await list("limit=100&housekeeping=true")
+    // The keyed requests left their keys' retention timers, 30 days out: housekeeping, not the tester's world.
+    const housekeeping = everything.data.filter((t: any) => t.kind === "idempotency.expire")
+    expect(housekeeping.length).toBeGreaterThan(0)
+    expect(world.data.some((t: any) => t.kind === "idempotency.expire")).toBe(false)
+    expect(world.data).toEqual(everything.data.filter((t: any) => t.kind !== "idempotency.expire"))
+    expect(world.data.length).toBeGreaterThan(1)
+    expect(world.meta.total).toBe(world.data.length)
+    expect(everything.meta.total).toBe(everything.data.length)
+    expect((await list("housekeeping=false&limit=100")).data).toEqual(world.data)
+    // Paged one at a time, each mode gives its own list in order, every page full.
+    for (const [query, expected] of [["", world.data], ["&housekeeping=true", everything.data]] as const) {
+      const walked: Array<unknown> = []
+      let cursor: string | null = null
+      do {
+        const page: any = await list(`limit=1${query}${cursor === null ? "" : `&cursor=${cursor}`}`)
+        expect(page.data.length).toBe(1)
+        expect(page.meta.total).toBe(expected.length)
+        walked.push(...page.data)
+        cursor = page.meta.nextCursor
+      } while (cursor !== null)
+      expect(walked).toEqual(expected)
+    }
+    expectProblem(await acme.call("GET", "/v2/simulate/timers?housekeeping=maybe"), { type: "VALIDATION_ERROR", status: 400, instance: "/sandbox/v2/simulate/timers" })
+  })
 })
 
 describe("the event log", () => {

@@ -12,7 +12,8 @@ interface Parsed {
   readonly flags: ReadonlyMap<string, ReadonlyArray<string>>
 }
 
-const parse = (args: ReadonlyArray<string>, known: ReadonlyArray<string>): Parsed => {
+/** `known` flags take a value; `switches` take none (`--housekeeping`), and read as "true". */
+const parse = (args: ReadonlyArray<string>, known: ReadonlyArray<string>, switches: ReadonlyArray<string> = []): Parsed => {
   const positional: Array<string> = []
   const flags = new Map<string, Array<string>>()
   for (let i = 0; i < args.length; i++) {
@@ -23,6 +24,11 @@ const parse = (args: ReadonlyArray<string>, known: ReadonlyArray<string>): Parse
     }
     const eq = arg.indexOf("=")
     const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq)
+    if (switches.includes(name)) {
+      if (eq >= 0) throw new UsageError(`--${name} takes no value`)
+      flags.set(name, ["true"])
+      continue
+    }
     if (!known.includes(name)) throw new UsageError(`unknown flag --${name}`)
     let value: string
     if (eq >= 0) value = arg.slice(eq + 1)
@@ -89,7 +95,8 @@ const usage = `operator commands (they call a running server; --server URL or FO
   fos outcomes list ORG_ID [--limit N] [--cursor C]   (its sandbox's scripted outcome rules; docs/outcomes.md)
   fos outcomes add ORG_ID --rule JSON       (a rule: {"match": {...}, "outcome": {...}, "count": N})
   fos outcomes delete ORG_ID [RULE_ID]      (one rule, or all of them)
-  fos timers ORG_ID [--limit N] [--cursor C] (the sandbox's pending timers, soonest first, with what each will do)
+  fos timers ORG_ID [--housekeeping] [--limit N] [--cursor C]   (the sandbox's pending timers, soonest first, with
+                                            what each will do; --housekeeping: idempotency retention's too)
   fos events ORG_ID [--resource ID] [--type T] [--limit N] [--cursor C]   (the sandbox's emitted events, oldest first)
   fos journal ORG_ID WALLET_OR_VIRTUAL_ACCOUNT_ID [--asset A] [--chain C] [--limit N] [--cursor C]
   fos audit ORG_ID                          (checks the sandbox ledger's invariants; lists every violation)
@@ -120,7 +127,7 @@ export const runOperator = async (
     return call(p, env, "GET", `/operator/organizations/${encodeURIComponent(id)}/timeline/${encodeURIComponent(resourceId)}`)
   }
   if (group === "timers" || group === "events" || group === "journal" || group === "audit") {
-    const p = parse(args, [...connection, "limit", "cursor", ...(group === "events" ? ["resource", "type"] : group === "journal" ? ["asset", "chain"] : [])])
+    const p = parse(args, [...connection, "limit", "cursor", ...(group === "events" ? ["resource", "type"] : group === "journal" ? ["asset", "chain"] : [])], group === "timers" ? ["housekeeping"] : [])
     const id = p.positional[0]
     const holder = group === "journal" ? p.positional[1] : undefined
     const arity = group === "journal" ? 2 : 1
@@ -128,7 +135,7 @@ export const runOperator = async (
       throw new UsageError(`fos ${group} needs ${group === "journal" ? "an organization id and a wallet or virtual account id" : "one organization id"}`)
     }
     const query = new URLSearchParams()
-    for (const [flag, name] of [["limit", "limit"], ["cursor", "cursor"], ["resource", "resourceId"], ["type", "type"], ["asset", "asset"], ["chain", "chain"]] as const) {
+    for (const [flag, name] of [["limit", "limit"], ["cursor", "cursor"], ["resource", "resourceId"], ["type", "type"], ["asset", "asset"], ["chain", "chain"], ["housekeeping", "housekeeping"]] as const) {
       const value = one(p, flag)
       if (value !== undefined) query.set(name, value)
     }

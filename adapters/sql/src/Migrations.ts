@@ -253,6 +253,23 @@ export const migrations: ReadonlyArray<Migration> = [
     version: 12,
     name: "rows kept as written (json, not jsonb)",
     statements: [`ALTER TABLE fos_rows ALTER COLUMN data TYPE json USING data::json`]
+  },
+  {
+    // The pending timers' list leaves the engine's housekeeping out (packages/core kernel/Timers.ts, the `worldByScope`
+    // order; inspect/PendingTimers.ts). A timer says it is housekeeping when it is scheduled; the ones stored before
+    // are marked by their kind, `idempotency.expire` (the only housekeeping kind when this was written), and the rest
+    // get their entries, copied from their `byScope` entries (same partition and sort value).
+    version: 13,
+    name: "timers of the world, their housekeeping left out",
+    statements: [
+      `UPDATE fos_rows SET data = (data::jsonb || '{"housekeeping": true}'::jsonb)::json
+         WHERE tbl = 'timers' AND data->>'kind' = 'idempotency.expire' AND data->>'housekeeping' IS NULL`,
+      `INSERT INTO fos_orders (tbl, ord, part, sort, key)
+         SELECT o.tbl, 'worldByScope', o.part, o.sort, o.key
+         FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.key
+         WHERE o.tbl = 'timers' AND o.ord = 'byScope' AND r.data->>'housekeeping' IS NULL
+         ON CONFLICT DO NOTHING`
+    ]
   }
 ]
 

@@ -477,3 +477,70 @@ describe("migration 10 indexes stored sandbox timers by their resource", () => {
     }
   }, 60_000)
 })
+
+/**
+ * Migration 12 keeps rows as written (`json`): an object's keys come back in the order they were written, as the
+ * memory store gives them, where `jsonb` ordered them by length.
+ */
+describe("migration 12 keeps a row's JSON as written", () => {
+  it("on PGlite", async () => {
+    const dir = await freshPgliteDirectory("json-rows")
+    const client = ManagedRuntime.make(layerPgliteClient(dir))
+    try {
+      await client.runPromise(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* migrate
+        const store = yield* makeSqlStore
+        const payload = { transactionId: "txn_1", type: "deposit", destination: { virtualAccountId: "vac_1", assetAmount: { code: "USD", amount: "1.00" } } }
+        yield* Timers.schedule("host.kind", 1000, payload, "org_a/sandbox").pipe(Effect.provideService(Store.Store, store))
+        const [row] = yield* sql<{ data: string }>`SELECT data::text AS data FROM fos_rows WHERE tbl = 'timers'`
+        expect(row!.data).toContain(JSON.stringify(payload))
+        const [column] = yield* sql<{ type: string }>`SELECT data_type AS type FROM information_schema.columns WHERE table_name = 'fos_rows' AND column_name = 'data'`
+        expect(column!.type).toBe("json")
+        const [read] = yield* store.page(Timers.Timers, { order: "byScope", partition: "org_a/sandbox", descending: false, backward: false, from: undefined, limit: 1 })
+        expect(JSON.stringify(read!.payload)).toBe(JSON.stringify(payload))
+      }))
+    } finally {
+      await client.dispose()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+})
+
+/**
+ * Migration 13 indexes the timers stored before it in the `worldByScope` order, as the store indexes new ones, and
+ * marks the stored `idempotency.expire` timers as housekeeping, which that order leaves out.
+ */
+describe("migration 13 indexes stored timers of the world, their housekeeping left out", () => {
+  it("on PGlite", async () => {
+    const dir = await freshPgliteDirectory("world-timers")
+    const client = ManagedRuntime.make(layerPgliteClient(dir))
+    try {
+      await client.runPromise(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* migrate
+        const store = yield* makeSqlStore
+        const schedule = (kind: string, dueAtMs: number, payload: unknown, scope?: string, housekeeping?: boolean) =>
+          Timers.schedule(kind, dueAtMs, payload, scope, { housekeeping: housekeeping === true }).pipe(Effect.provideService(Store.Store, store))
+        yield* schedule("payout.settle", 1000, { transactionId: "txn_1" }, "org_a/sandbox")
+        yield* schedule("idempotency.expire", 2000, { id: "org_a/sandbox/new" }, "org_a/sandbox", true)
+        yield* schedule("webhook.attempt", 3000, { deliveryId: "wdl_1" }, "org_a/live")
+        yield* schedule("host.kind", 4000, {})
+        const entries = () => sql<{ part: string; sort: string; key: string }>`
+          SELECT part, sort, key FROM fos_orders WHERE tbl = 'timers' AND ord = 'worldByScope' ORDER BY part, sort, key`
+        const written = yield* entries()
+        expect(written.map((e) => e.part)).toEqual(["", "org_a/live", "org_a/sandbox"])
+        // A retention timer stored before timers said they were housekeeping.
+        yield* schedule("idempotency.expire", 5000, { id: "org_a/sandbox/old" }, "org_a/sandbox")
+        yield* sql`DELETE FROM fos_orders WHERE tbl = 'timers' AND ord = 'worldByScope'`
+        yield* sql.withTransaction(Effect.forEach(migrations.find((m) => m.version === 13)!.statements, (s) => sql.unsafe(s), { discard: true }))
+        expect(yield* entries()).toEqual(written)
+        const all = yield* store.page(Timers.Timers, { order: "byScope", partition: "org_a/sandbox", descending: false, backward: false, from: undefined, limit: 10 })
+        expect(all.map((t) => [t.kind, t.housekeeping ?? false])).toEqual([["payout.settle", false], ["idempotency.expire", true], ["idempotency.expire", true]])
+      }))
+    } finally {
+      await client.dispose()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+})

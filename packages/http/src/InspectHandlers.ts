@@ -26,7 +26,9 @@ const mutable = <A>(value: A) => value as { -readonly [K in keyof A]: A[K] }
 export const InspectLive = group(ServerApi, "inspect", (handlers) =>
   Effect.map(Effect.service(LiveFeed), (feed) => handlers
     .handle("listTimers", ({ query }) =>
-      CurrentCaller.use((caller) => PendingTimers.list(caller.organization.id, caller.environment, pageOf(query, "dueAt"))).pipe(
+      CurrentCaller.use((caller) =>
+        PendingTimers.list(caller.organization.id, caller.environment, pageOf(query, "dueAt"), { includeHousekeeping: query.housekeeping === "true" })
+      ).pipe(
         Effect.map((page) => ({ data: page.data.map(mutable), meta: page.meta }))
       ))
     .handle("listEvents", ({ query }) =>

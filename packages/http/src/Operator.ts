@@ -234,7 +234,15 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
   HttpRouter.route("GET", "/operator/organizations/:id/timers", guard(Effect.gen(function*() {
     const organization = yield* Operator.getOrganization(yield* param("id"))
     const page = yield* pageQuery
-    return json(yield* PendingTimers.list(organization.id, "sandbox", { ...page, direction: "forward", sortBy: "dueAt", sortOrder: "asc" }))
+    const housekeeping = yield* queryParam("housekeeping")
+    if (housekeeping !== undefined && housekeeping !== "true" && housekeeping !== "false") {
+      return yield* Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
+        errors: [{ pointer: "/housekeeping", detail: "must be true or false" }]
+      })
+    }
+    return json(yield* PendingTimers.list(organization.id, "sandbox", { ...page, direction: "forward", sortBy: "dueAt", sortOrder: "asc" }, {
+      includeHousekeeping: housekeeping === "true"
+    }))
   }))),
   HttpRouter.route("GET", "/operator/organizations/:id/events", guard(Effect.gen(function*() {
     const organization = yield* Operator.getOrganization(yield* param("id"))

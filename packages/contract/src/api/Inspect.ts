@@ -31,7 +31,7 @@ export const Inspect = HttpApiGroup.make("inspect")
     query: PendingTimerQuery,
     success: PendingTimerList,
     error: common
-  }).annotateMerge(documented("List pending timers", "The caller's pending sandbox timers, soonest first: kind, due time, resource and what firing will do.")))
+  }).annotateMerge(documented("List pending timers", "The caller's pending sandbox timers, soonest first: kind, due time, resource and what firing will do. The engine's housekeeping (idempotency keys' retention) is left out unless housekeeping=true.")))
   .add(HttpApiEndpoint.get("listEvents", "/v2/simulate/events", {
     query: LoggedEventQuery,
     success: LoggedEventList,

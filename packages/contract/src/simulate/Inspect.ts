@@ -21,7 +21,16 @@ export const PendingTimer = Schema.Struct({
 export type PendingTimer = typeof PendingTimer.Type
 
 export const PendingTimerList = listOf(PendingTimer).annotate({ identifier: "PendingTimerList" })
-export const PendingTimerQuery = listQuery(["dueAt"] as const)
+/**
+ * The pending timers' query: paging, and `housekeeping=true` to list the engine's own housekeeping too (an idempotency
+ * key's retention), which is left out by default.
+ */
+export const PendingTimerQuery = Schema.Struct({
+  ...listQuery(["dueAt"] as const).fields,
+  housekeeping: Schema.optionalKey(Schema.Literals(["true", "false"]).annotate({
+    description: "`true` lists the engine's housekeeping timers too (idempotency keys' retention); they are left out by default."
+  }))
+})
 
 /** An emitted event as the sandbox's event log shows it: the webhook envelope and the resource it is about. */
 export const LoggedEvent = Schema.Struct({

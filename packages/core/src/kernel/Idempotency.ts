@@ -226,7 +226,7 @@ const runClaimed = <R>(
           leaseUntilMs: now,
           expiresAtMs
         }))
-        yield* Timers.schedule(expireTimerKind, expiresAtMs, { id }, request.scope)
+        yield* Timers.schedule(expireTimerKind, expiresAtMs, { id }, request.scope, { housekeeping: true })
         return response
       })
     const runs = Effect.provideService(run, ResumedClaim, resumed)
@@ -254,7 +254,7 @@ const runClaimed = <R>(
         leaseUntilMs: now,
         expiresAtMs
       }))
-      yield* Timers.schedule(expireTimerKind, expiresAtMs, { id }, request.scope)
+      yield* Timers.schedule(expireTimerKind, expiresAtMs, { id }, request.scope, { housekeeping: true })
     }))
     return yield* Effect.failCause(exit.cause)
   })

@@ -29,6 +29,11 @@ export interface Timer {
   readonly scope?: string
   /** When it was scheduled, on its scope's clock (a resource's timeline shows it); absent on timers stored before. */
   readonly scheduledAtMs?: number
+  /**
+   * The engine keeping itself tidy (an idempotency key's retention), not the tester's world: the pending timers'
+   * list leaves it out unless asked (inspect/PendingTimers.ts). Its owner says so when it schedules it.
+   */
+  readonly housekeeping?: true
 }
 
 /**
@@ -102,6 +107,8 @@ export const Timers = Store.table<Timer>({
     byScope: { partition: (t) => t.scope ?? "", sort: (t) => t.dueAtMs, counted: false },
     // Under the virtual clock the live timers fire on real time and the rest on their clocks: each kind is a lane.
     byClock: { partition: (t) => (isRealTimeScope(t.scope) ? "real" : "virtual"), sort: (t) => t.dueAtMs, counted: false },
+    // A scope's timers of the world, its housekeeping left out: what the pending timers' list shows by default.
+    worldByScope: { partition: (t) => (t.housekeeping === true ? undefined : t.scope ?? ""), sort: (t) => t.dueAtMs, counted: false },
     // A sandbox resource's pending timers, for its timeline (inspect/Timeline.ts); a live timer has no entry.
     sandboxByResource: {
       partition: (t) => {
@@ -148,9 +155,16 @@ export class TimerHandlers extends Context.Service<TimerHandlers, ReadonlyMap<st
 
 /**
  * Schedules a timer; call it inside the transaction of the state the deadline belongs to, with that state's scope
- * (organization and environment) when it has one.
+ * (organization and environment) when it has one. `housekeeping`: the timer keeps the engine tidy rather than moving
+ * the tester's world (`Timer.housekeeping`).
  */
-export const schedule = (kind: string, dueAtMs: number, payload: unknown, scope?: string): Effect.Effect<string, never, Store.Store> =>
+export const schedule = (
+  kind: string,
+  dueAtMs: number,
+  payload: unknown,
+  scope?: string,
+  options: { readonly housekeeping?: boolean } = {}
+): Effect.Effect<string, never, Store.Store> =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     // The id sorts by due time, then by the store's sequence: timers due at the same instant fire in the order they
@@ -159,7 +173,15 @@ export const schedule = (kind: string, dueAtMs: number, payload: unknown, scope?
     const sequence = yield* store.nextSequence
     const id = `tmr_${dueAtMs.toString(36).padStart(10, "0")}${sequence.toString(36).padStart(12, "0")}`
     const scheduledAtMs = yield* Clock.currentTimeMillis
-    yield* store.insertFresh(Timers, scope === undefined ? { id, kind, dueAtMs, payload, scheduledAtMs } : { id, kind, dueAtMs, payload, scope, scheduledAtMs })
+    yield* store.insertFresh(Timers, {
+      id,
+      kind,
+      dueAtMs,
+      payload,
+      ...(scope === undefined ? {} : { scope }),
+      scheduledAtMs,
+      ...(options.housekeeping === true ? { housekeeping: true as const } : {})
+    })
     return id
   })
 
