@@ -107,6 +107,30 @@ describe("a seed alone reproduces a run, whatever the day it starts", () => {
     }
   }, 240_000)
 
+  it("fos serve on the system clock, started on a Saturday, quotes fiat pairs at the market's last close", async () => {
+    const shift = pathToFileURL(resolve(repoRoot, "test/fixtures/shiftTime.mjs")).href
+    const fos = await startFos(["--store", "memory", "--port", "0", "--quiet"], { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import=${shift}`, FOS_TEST_NOW: SATURDAY })
+    try {
+      expect(fos.stdout()).toMatch(/^clock: system \(real time\)$/m)
+      const key = /sandbox key: (ck_sandbox_[0-9a-f]{64})/.exec(fos.stdout())![1]!
+      const quote = (body: unknown) =>
+        fetch(`${fos.origin}/sandbox/v2/quotes`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) })
+      for (const body of [
+        { source: { asset: "USD" }, target: { asset: "USDC", chain: "base" }, amount: "100", lockSide: "source" },
+        { source: { asset: "EUR" }, target: { asset: "USD" }, amount: "100", lockSide: "source" },
+        { source: { asset: "USDC", chain: "base" }, target: { asset: "GBP" }, amount: "100", lockSide: "source" }
+      ]) {
+        const reply = await quote(body)
+        const text = await reply.text()
+        expect(reply.status, text).toBe(201)
+        // Stamped on the Saturday it runs on.
+        expect(JSON.parse(text).createdAt.slice(0, 10)).toBe(SATURDAY.slice(0, 10))
+      }
+    } finally {
+      await fos.stop()
+    }
+  }, 60_000)
+
   it("an embedded engine with a randomSeed, on a Saturday and on a Tuesday (injected real time): the same answers and webhook bodies", async () => {
     const runs: Array<Run> = []
     for (const day of [SATURDAY, TUESDAY]) {
