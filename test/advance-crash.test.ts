@@ -9,26 +9,17 @@
  * fires a thousand timers over dozens of steps. On PGlite the process is killed and restarted on the same directory;
  * on PostgreSQL two processes share the database, and the second finishes what the first left.
  */
-import { mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
 import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 import { killAllFos, type RunningFos, startFos } from "./fosProcess.ts"
-import { acmeKey, journeySeed } from "./journey.ts"
+import { acmeKey, journeySeedFile } from "./journey.ts"
 import { type Client, clientOf, deuSubmission } from "./onboardingFixtures.ts"
 
 const days = 3
 const deposits = 40
 /** A port nothing listens on: every delivery attempt is refused at once, and retried on the clock. */
 const refusingReceiver = "http://127.0.0.1:9/hooks"
-
-const seedFile = () => {
-  const file = join(mkdtempSync(join(tmpdir(), "fos-crash-")), "seed.json")
-  writeFileSync(file, JSON.stringify(journeySeed))
-  return file
-}
 
 const serve = (store: string, seed: string) => startFos(["--store", store, "--port", "0", "--seed", seed, "--random-seed", "36", "--insecure-webhooks", "--quiet"])
 
@@ -133,7 +124,7 @@ describe("an advance and a crash", () => {
 
   it("PGlite: killed mid-advance and restarted, the retry with the same key finishes it at its target and never past", async () => {
     const dir = await freshPgliteDirectory("advance-crash")
-    const seed = seedFile()
+    const seed = journeySeedFile()
     const first = await serve(dir, seed)
     const fromIso = await buildWorld(sandbox(first))
     const { from, target } = await killMidAdvance(first, fromIso, "advance-3-days")
@@ -163,7 +154,7 @@ describe("an advance and a crash", () => {
     async () => {
       const database = await freshDatabase("advance_crash")
       cleanups.push(database.drop)
-      const seed = seedFile()
+      const seed = journeySeedFile()
       // One first: two seeded processes started at once on an empty database would mint the same ids.
       const a = await serve(database.url, seed)
       const b = await serve(database.url, seed)

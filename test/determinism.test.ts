@@ -11,11 +11,7 @@
  * - An embedded engine with a seed and default options signs with real time, so a receiver checking `t` against
  *   its own clock (the spec's 300 seconds) accepts every delivery.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
-import { mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { verifyWebhook } from "@fos/client/webhooks"
 import { Timers } from "@fos/core"
@@ -25,7 +21,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
 import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 import { killAllFos, repoRoot, startFos } from "./fosProcess.ts"
-import { acmeKey, deliveriesSettled, type Journey, journey, journeySeed } from "./journey.ts"
+import { acmeKey, bodiesById, deliveriesSettled, type Journey, journey, journeySeed, journeySeedFile, recordingReceiver } from "./journey.ts"
 
 /** A Saturday afternoon, with the foreign-exchange market closed, and a Tuesday afternoon past ACH's 14:00. */
 const SATURDAY = "2026-11-28T13:52:00.000Z"
@@ -59,41 +55,29 @@ const expectFiatPriced = (run: Run) => {
   expect(order.status, order.body).toBe(201)
 }
 
-const seedFile = () => {
-  const file = join(mkdtempSync(join(tmpdir(), "fos-determinism-")), "seed.json")
-  writeFileSync(file, JSON.stringify(journeySeed))
-  return file
-}
+/** The environment that makes a `fos serve` process's system time `day` (test/fixtures/shiftTime.mjs). */
+const onDay = (day: string) => ({
+  NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import=${pathToFileURL(resolve(repoRoot, "test/fixtures/shiftTime.mjs")).href}`,
+  FOS_TEST_NOW: day
+})
 
 describe("a seed alone reproduces a run, whatever the day it starts", () => {
   afterAll(killAllFos)
 
   it("fos serve --random-seed, started on a Saturday and on a Tuesday: the same answers and webhook bodies, fiat priced on both", async () => {
-    let received = new Map<string, string>()
-    const receiver: Server = createServer((request, response) => {
-      let body = ""
-      request.setEncoding("utf8").on("data", (chunk: string) => (body += chunk)).on("end", () => {
-        received.set(String(request.headers["x-service-delivery-id"]), body)
-        response.writeHead(200).end()
-      })
-    })
-    await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done))
-    const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/fos`
-    const seed = seedFile()
-    const shift = pathToFileURL(resolve(repoRoot, "test/fixtures/shiftTime.mjs")).href
+    const receiver = await recordingReceiver()
+    const seed = journeySeedFile()
     const runOn = async (day: string): Promise<Run> => {
-      received = new Map()
-      const fos = await startFos(["--store", "memory", "--port", "0", "--seed", seed, "--random-seed", "36", "--insecure-webhooks", "--quiet"], {
-        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import=${shift}`,
-        FOS_TEST_NOW: day
-      })
+      receiver.take()
+      const fos = await startFos(["--store", "memory", "--port", "0", "--seed", seed, "--random-seed", "36", "--insecure-webhooks", "--quiet"], onDay(day))
       try {
         expect(fos.stdout()).toContain(`clock: virtual, at ${SEEDED_START}`)
-        const result = await journey(fetch, fos.origin, acmeKey, webhookUrl)
-        expect(received.size).toBeLessThanOrEqual(await deliveriesSettled(fetch, fos.origin, acmeKey))
-        await deliveriesSettled(fetch, fos.origin, acmeKey)
+        const result = await journey(fetch, fos.origin, acmeKey, receiver.url)
+        const delivered = await deliveriesSettled(fetch, fos.origin, acmeKey)
+        const deliveries = bodiesById(receiver.take())
+        expect(deliveries.size).toBe(delivered)
         const answers = result.answers.map((a) => ({ ...a, body: a.body.replaceAll(fos.origin, "http://origin") }))
-        return { answers, deliveries: new Map(received) }
+        return { answers, deliveries }
       } finally {
         await fos.stop()
       }
@@ -108,8 +92,7 @@ describe("a seed alone reproduces a run, whatever the day it starts", () => {
   }, 240_000)
 
   it("fos serve on the system clock, started on a Saturday, quotes fiat pairs at the market's last close", async () => {
-    const shift = pathToFileURL(resolve(repoRoot, "test/fixtures/shiftTime.mjs")).href
-    const fos = await startFos(["--store", "memory", "--port", "0", "--quiet"], { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import=${shift}`, FOS_TEST_NOW: SATURDAY })
+    const fos = await startFos(["--store", "memory", "--port", "0", "--quiet"], onDay(SATURDAY))
     try {
       expect(fos.stdout()).toMatch(/^clock: system \(real time\)$/m)
       const key = /sandbox key: (ck_sandbox_[0-9a-f]{64})/.exec(fos.stdout())![1]!
@@ -189,24 +172,16 @@ describe("the same bytes on every store", () => {
 
 describe("an embedded engine's signatures", () => {
   it("with a seed and default options, verify at a receiver that checks t against its own clock (300 seconds)", async () => {
-    const received: Array<{ readonly headers: IncomingHttpHeaders; readonly body: string; readonly atMs: number }> = []
-    const receiver: Server = createServer((request, response) => {
-      let body = ""
-      request.setEncoding("utf8").on("data", (chunk: string) => (body += chunk)).on("end", () => {
-        received.push({ headers: request.headers, body, atMs: Date.now() })
-        response.writeHead(200).end()
-      })
-    })
-    await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done))
+    const receiver = await recordingReceiver()
     const engine = await createEngine({ randomSeed: 36, seed: journeySeed as never, insecureWebhooks: true })
     try {
-      const result = await journey(engine.fetch, "http://fos", acmeKey, `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/fos`)
+      const result = await journey(engine.fetch, "http://fos", acmeKey, receiver.url)
       await deliveriesSettled(engine.fetch, "http://fos", acmeKey)
       const secret = JSON.parse(result.answers[0]!.body).secret as string
+      const received = receiver.take()
       expect(received.length).toBeGreaterThan(10)
       for (const delivery of received) {
-        await expect(verifyWebhook(delivery.body, delivery.headers["x-service-signature"] as string, { secret, toleranceSeconds: 300, now: delivery.atMs }))
-          .resolves.toMatchObject({ apiVersion: "2" })
+        await expect(verifyWebhook(delivery.body, delivery.signature, { secret, toleranceSeconds: 300, now: delivery.atMs })).resolves.toMatchObject({ apiVersion: "2" })
       }
     } finally {
       await engine.close()

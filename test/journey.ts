@@ -4,6 +4,11 @@
  * and an idempotent retry. Every answer is recorded in order. test/reproducible.test.ts runs it twice to show a seed
  * reproduces it; test/determinism.test.ts runs it on other days, stores and runtimes.
  */
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { expect } from "vitest"
 import { clientOf, deuSubmission, type Fetch } from "./onboardingFixtures.ts"
 import { keysOf, orgSeed, seedOf } from "./support.ts"
@@ -32,6 +37,54 @@ const recipient = {
 export const acmeKey = keysOf("acme").sandbox
 export const rivalKey = keysOf("rival").sandbox
 export const journeySeed = seedOf(orgSeed("acme"), orgSeed("rival"))
+
+/** The journeys' seed as a file, for `fos serve --seed`. */
+export const journeySeedFile = (): string => {
+  const file = join(mkdtempSync(join(tmpdir(), "fos-journey-")), "seed.json")
+  writeFileSync(file, JSON.stringify(journeySeed))
+  return file
+}
+
+/** A delivery attempt as a receiver got it, and when (real time). */
+export interface Received {
+  readonly attemptId: string
+  readonly signature: string
+  readonly body: string
+  readonly atMs: number
+}
+
+/**
+ * A webhook receiver on loopback that answers 200 at once and keeps every attempt it got. One receiver serves several
+ * runs, so that their endpoints' URL is the same; `take` hands over what it got so far and starts afresh.
+ */
+export const recordingReceiver = async () => {
+  let received: Array<Received> = []
+  const server = createServer((request, response) => {
+    let body = ""
+    request.setEncoding("utf8").on("data", (chunk: string) => (body += chunk)).on("end", () => {
+      received.push({
+        attemptId: String(request.headers["x-service-delivery-id"]),
+        signature: String(request.headers["x-service-signature"]),
+        body,
+        atMs: Date.now()
+      })
+      response.writeHead(200).end()
+    })
+  })
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/fos`,
+    take: (): Array<Received> => {
+      const taken = received
+      received = []
+      return taken
+    },
+    close: () => void server.close()
+  }
+}
+
+/** Each attempt's body by its id. */
+export const bodiesById = (received: ReadonlyArray<Received>): Map<string, string> => new Map(received.map((r) => [r.attemptId, r.body]))
 
 /**
  * The journey, through HTTP only, under `<origin>/sandbox` with `key`: every answer recorded in order. `between` runs

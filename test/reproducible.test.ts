@@ -6,17 +6,12 @@
  * seed, two runs differ, and secrets do not come from Math.random. docs/testing.md names the fields that may still
  * differ and why.
  */
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
-import { mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore } from "@fos/sql"
 import { afterAll, describe, expect, it, vi } from "vitest"
 import { parseServeArgs, UsageError } from "../adapters/serve/src/Options.ts"
 import { killAllFos, startFos } from "./fosProcess.ts"
-import { acmeKey, deliveriesSettled, idsIn, journey, journeySeed, rivalKey } from "./journey.ts"
+import { acmeKey, bodiesById, deliveriesSettled, idsIn, journey, journeySeed, journeySeedFile, recordingReceiver, rivalKey } from "./journey.ts"
 import { clientOf, deuSubmission } from "./onboardingFixtures.ts"
 import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
@@ -29,30 +24,20 @@ describe("two fresh seeded servers", () => {
   afterAll(killAllFos)
 
   it("answer a journey's requests with the same bytes and deliver the same webhook bodies", async () => {
-    // One receiver for both runs (so the endpoints' URL is the same); each run's deliveries are kept apart.
-    let received = new Map<string, string>()
-    const receiver: Server = createServer((request, response) => {
-      let body = ""
-      request.setEncoding("utf8").on("data", (chunk: string) => (body += chunk)).on("end", () => {
-        received.set(String(request.headers["x-service-delivery-id"]), body)
-        response.writeHead(200).end()
-      })
-    })
-    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
-    const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/fos`
-    const seedFile = join(mkdtempSync(join(tmpdir(), "fos-seeded-")), "seed.json")
-    writeFileSync(seedFile, JSON.stringify(seed))
+    const receiver = await recordingReceiver()
+    const seedFile = journeySeedFile()
     const run = async () => {
-      received = new Map()
+      receiver.take()
       const fos = await startFos(["--store", "memory", "--port", "0", "--clock", "virtual", "--clock-start", START, "--seed", seedFile, "--random-seed", "25", "--insecure-webhooks", "--quiet"])
       try {
         expect(fos.stdout()).toMatch(/^random seed: 25 /m)
-        const result = await journey(fetch, fos.origin, acmeKey, webhookUrl)
+        const result = await journey(fetch, fos.origin, acmeKey, receiver.url)
         const delivered = await deliveriesSettled(fetch, fos.origin, acmeKey)
-        expect(received.size).toBe(delivered)
+        const deliveries = bodiesById(receiver.take())
+        expect(deliveries.size).toBe(delivered)
         // A problem's `docs` link is on the origin the request was sent to: each server listens on a port of its own.
         const answers = result.answers.map((a) => ({ ...a, body: a.body.replaceAll(fos.origin, "http://origin") }))
-        return { answers, deliveries: new Map(received) }
+        return { answers, deliveries }
       } finally {
         await fos.stop()
       }

@@ -478,19 +478,33 @@ describe("migration 10 indexes stored sandbox timers by their resource", () => {
   }, 60_000)
 })
 
+/** Runs `test` against a new PGlite store, migrated to the latest version: its SQL client and its store. */
+const onMigratedPglite = async (
+  label: string,
+  test: (sql: SqlClient.SqlClient, store: Store.StoreService) => Effect.Effect<void, unknown, SqlClient.SqlClient>
+): Promise<void> => {
+  const dir = await freshPgliteDirectory(label)
+  const client = ManagedRuntime.make(layerPgliteClient(dir))
+  try {
+    await client.runPromise(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* migrate
+      yield* test(sql, yield* makeSqlStore)
+    }))
+  } finally {
+    await client.dispose()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 /**
  * Migration 12 keeps rows as written (`json`): an object's keys come back in the order they were written, as the
  * memory store gives them, where `jsonb` ordered them by length.
  */
 describe("migration 12 keeps a row's JSON as written", () => {
-  it("on PGlite", async () => {
-    const dir = await freshPgliteDirectory("json-rows")
-    const client = ManagedRuntime.make(layerPgliteClient(dir))
-    try {
-      await client.runPromise(Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* migrate
-        const store = yield* makeSqlStore
+  it("on PGlite", () =>
+    onMigratedPglite("json-rows", (sql, store) =>
+      Effect.gen(function*() {
         const payload = { transactionId: "txn_1", type: "deposit", destination: { virtualAccountId: "vac_1", assetAmount: { code: "USD", amount: "1.00" } } }
         yield* Timers.schedule("host.kind", 1000, payload, "org_a/sandbox").pipe(Effect.provideService(Store.Store, store))
         const [row] = yield* sql<{ data: string }>`SELECT data::text AS data FROM fos_rows WHERE tbl = 'timers'`
@@ -499,12 +513,7 @@ describe("migration 12 keeps a row's JSON as written", () => {
         expect(column!.type).toBe("json")
         const [read] = yield* store.page(Timers.Timers, { order: "byScope", partition: "org_a/sandbox", descending: false, backward: false, from: undefined, limit: 1 })
         expect(JSON.stringify(read!.payload)).toBe(JSON.stringify(payload))
-      }))
-    } finally {
-      await client.dispose()
-      rmSync(dir, { recursive: true, force: true })
-    }
-  }, 60_000)
+      })), 60_000)
 })
 
 /**
@@ -512,14 +521,9 @@ describe("migration 12 keeps a row's JSON as written", () => {
  * marks the stored `idempotency.expire` timers as housekeeping, which that order leaves out.
  */
 describe("migration 13 indexes stored timers of the world, their housekeeping left out", () => {
-  it("on PGlite", async () => {
-    const dir = await freshPgliteDirectory("world-timers")
-    const client = ManagedRuntime.make(layerPgliteClient(dir))
-    try {
-      await client.runPromise(Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* migrate
-        const store = yield* makeSqlStore
+  it("on PGlite", () =>
+    onMigratedPglite("world-timers", (sql, store) =>
+      Effect.gen(function*() {
         const schedule = (kind: string, dueAtMs: number, payload: unknown, scope?: string, housekeeping?: boolean) =>
           Timers.schedule(kind, dueAtMs, payload, scope, { housekeeping: housekeeping === true }).pipe(Effect.provideService(Store.Store, store))
         yield* schedule("payout.settle", 1000, { transactionId: "txn_1" }, "org_a/sandbox")
@@ -537,10 +541,5 @@ describe("migration 13 indexes stored timers of the world, their housekeeping le
         expect(yield* entries()).toEqual(written)
         const all = yield* store.page(Timers.Timers, { order: "byScope", partition: "org_a/sandbox", descending: false, backward: false, from: undefined, limit: 10 })
         expect(all.map((t) => [t.kind, t.housekeeping ?? false])).toEqual([["payout.settle", false], ["idempotency.expire", true], ["idempotency.expire", true]])
-      }))
-    } finally {
-      await client.dispose()
-      rmSync(dir, { recursive: true, force: true })
-    }
-  }, 60_000)
+      })), 60_000)
 })
