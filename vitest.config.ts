@@ -21,6 +21,8 @@ const slowFirst = [
   "test/cli.test.ts",
   "test/readme.test.ts",
   "test/durability.test.ts",
+  "test/advance-crash.test.ts",
+  "test/determinism.test.ts",
   "test/server.test.ts",
   "test/bank.test.ts",
   "test/snapshots.test.ts",
