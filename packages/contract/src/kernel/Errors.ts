@@ -137,7 +137,7 @@ export const ErrorCatalog = {
   SERVICE_UNAVAILABLE: e(503, "Service unavailable", retry),
   POLICY_EVALUATION_UNAVAILABLE: e(503, "Policy evaluation unavailable", retry),
   RATE_UNAVAILABLE: e(503, "Rate unavailable", retry),
-  RATE_UNAVAILABLE_AFTER_HOURS: e(503, "Rate unavailable after hours", "The market is closed and no prior rate exists; retry when it opens."),
+  RATE_UNAVAILABLE_AFTER_HOURS: e(503, "Rate unavailable after hours", "The market is closed and no prior rate exists; retry when it opens, after the seconds Retry-After gives."),
   PROVIDER_UNAVAILABLE: e(503, "Provider unavailable", "No funds moved; retry with backoff.")
 } as const satisfies Record<string, ErrorSpec>
 
