@@ -36,7 +36,7 @@ export const Processes = Store.table<ProcessRow>({
 export const heartbeatMs = 1_000
 
 /** How long after its last renewal a process counts as alive: a crashed process's leases are free this long after. */
-export const aliveForMs = 4_000
+export const aliveForMs = 3_000
 
 /** How long a dead process's row is kept before an engine's start removes it, and how many one start removes. */
 const keepDeadMs = 24 * 60 * 60 * 1000
