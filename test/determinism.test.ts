@@ -21,7 +21,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
 import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 import { killAllFos, repoRoot, startFos } from "./fosProcess.ts"
-import { acmeKey, bodiesById, deliveriesSettled, type Journey, journey, journeySeed, journeySeedFile, recordingReceiver } from "./journey.ts"
+import { acmeKey, deliveriesSettled, type Journey, journey, journeySeed, journeySeedFile, recordingReceiver, serverJourney } from "./journey.ts"
 
 /** A Saturday afternoon, with the foreign-exchange market closed, and a Tuesday afternoon past ACH's 14:00. */
 const SATURDAY = "2026-11-28T13:52:00.000Z"
@@ -68,16 +68,10 @@ describe("a seed alone reproduces a run, whatever the day it starts", () => {
     const receiver = await recordingReceiver()
     const seed = journeySeedFile()
     const runOn = async (day: string): Promise<Run> => {
-      receiver.take()
       const fos = await startFos(["--store", "memory", "--port", "0", "--seed", seed, "--random-seed", "36", "--insecure-webhooks", "--quiet"], onDay(day))
       try {
         expect(fos.stdout()).toContain(`clock: virtual, at ${SEEDED_START}`)
-        const result = await journey(fetch, fos.origin, acmeKey, receiver.url)
-        const delivered = await deliveriesSettled(fetch, fos.origin, acmeKey)
-        const deliveries = bodiesById(receiver.take())
-        expect(deliveries.size).toBe(delivered)
-        const answers = result.answers.map((a) => ({ ...a, body: a.body.replaceAll(fos.origin, "http://origin") }))
-        return { answers, deliveries }
+        return await serverJourney(fos.origin, receiver)
       } finally {
         await fos.stop()
       }

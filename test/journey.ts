@@ -83,6 +83,23 @@ export const recordingReceiver = async () => {
   }
 }
 
+/**
+ * The journey against a running `fos serve` at `origin`, delivering to `receiver`: its answers (each problem's `docs`
+ * link, which is on the origin the request was sent to, written on `http://origin`, since each server listens on a
+ * port of its own) and each delivery attempt's body by its id, once every delivery has had its answer.
+ */
+export const serverJourney = async (
+  origin: string,
+  receiver: { readonly url: string; readonly take: () => Array<Received> }
+): Promise<{ readonly answers: Array<Answer>; readonly deliveries: Map<string, string> }> => {
+  receiver.take()
+  const result = await journey(fetch, origin, acmeKey, receiver.url)
+  const delivered = await deliveriesSettled(fetch, origin, acmeKey)
+  const deliveries = bodiesById(receiver.take())
+  expect(deliveries.size).toBe(delivered)
+  return { answers: result.answers.map((a) => ({ ...a, body: a.body.replaceAll(origin, "http://origin") })), deliveries }
+}
+
 /** Each attempt's body by its id. */
 export const bodiesById = (received: ReadonlyArray<Received>): Map<string, string> => new Map(received.map((r) => [r.attemptId, r.body]))
 

@@ -11,7 +11,7 @@ import { layerPgliteStore } from "@fos/sql"
 import { afterAll, describe, expect, it, vi } from "vitest"
 import { parseServeArgs, UsageError } from "../adapters/serve/src/Options.ts"
 import { killAllFos, startFos } from "./fosProcess.ts"
-import { acmeKey, bodiesById, deliveriesSettled, idsIn, journey, journeySeed, journeySeedFile, recordingReceiver, rivalKey } from "./journey.ts"
+import { acmeKey, deliveriesSettled, idsIn, journey, journeySeed, journeySeedFile, recordingReceiver, rivalKey, serverJourney } from "./journey.ts"
 import { clientOf, deuSubmission } from "./onboardingFixtures.ts"
 import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
@@ -27,17 +27,10 @@ describe("two fresh seeded servers", () => {
     const receiver = await recordingReceiver()
     const seedFile = journeySeedFile()
     const run = async () => {
-      receiver.take()
       const fos = await startFos(["--store", "memory", "--port", "0", "--clock", "virtual", "--clock-start", START, "--seed", seedFile, "--random-seed", "25", "--insecure-webhooks", "--quiet"])
       try {
         expect(fos.stdout()).toMatch(/^random seed: 25 /m)
-        const result = await journey(fetch, fos.origin, acmeKey, receiver.url)
-        const delivered = await deliveriesSettled(fetch, fos.origin, acmeKey)
-        const deliveries = bodiesById(receiver.take())
-        expect(deliveries.size).toBe(delivered)
-        // A problem's `docs` link is on the origin the request was sent to: each server listens on a port of its own.
-        const answers = result.answers.map((a) => ({ ...a, body: a.body.replaceAll(fos.origin, "http://origin") }))
-        return { answers, deliveries }
+        return await serverJourney(fos.origin, receiver)
       } finally {
         await fos.stop()
       }
