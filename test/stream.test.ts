@@ -82,7 +82,8 @@ describe("the recent requests", () => {
         path: "/sandbox/v2/simulate/events",
         status: 201,
         durationMs: expect.any(Number),
-        correlationId: expect.any(String)
+        correlationId: expect.any(String),
+        answeredBy: expect.stringMatching(/^[0-9a-f]{16}$/)
       },
       {
         time: expect.stringMatching(/Z$/),
@@ -91,7 +92,8 @@ describe("the recent requests", () => {
         status: 404,
         type: "CUSTOMER_NOT_FOUND",
         durationMs: expect.any(Number),
-        correlationId: missing.headers.get("x-correlation-id")
+        correlationId: missing.headers.get("x-correlation-id"),
+        answeredBy: expect.stringMatching(/^[0-9a-f]{16}$/)
       }
     ])
     expect(first.json.meta).toEqual({ mode: "cursor", nextCursor: expect.any(String), previousCursor: null, total: 3 })

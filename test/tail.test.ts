@@ -66,7 +66,7 @@ describe("fos tail", { timeout: 180_000 }, () => {
       const event = (await emitted.json()) as { id: string; data: { customerId: string } }
       await fetch(`${server.origin}/sandbox/v2/customers/cus_000000000000000000000000`, { headers: { "x-api-key": key } })
 
-      expect(await pretty.waitFor(/POST\s+\/sandbox\/v2\/simulate\/events 201/)).toMatch(/^\S+Z POST {3}\/sandbox\/v2\/simulate\/events 201 [\d.]+ms \S+$/)
+      expect(await pretty.waitFor(/POST\s+\/sandbox\/v2\/simulate\/events 201/)).toMatch(/^\S+Z POST {3}\/sandbox\/v2\/simulate\/events 201 [\d.]+ms \S+ by:[0-9a-f]{16}$/)
       expect(await pretty.waitFor(/ event  customer\.created /)).toContain(`customer.created ${event.data.customerId} ${event.id}`)
       expect(await pretty.waitFor(/CUSTOMER_NOT_FOUND/)).toMatch(/GET {4}\/sandbox\/v2\/customers\/cus_0+ 404 CUSTOMER_NOT_FOUND/)
 

@@ -74,7 +74,9 @@ export const prettyLine = (event: string, data: any, color: boolean): string => 
   const status = color ? `\u001b[${statusColor(data.status)}m${data.status}\u001b[0m` : String(data.status)
   const type = data.type === undefined ? "" : ` ${data.type}`
   const injected = data.injected === undefined ? "" : ` injected:${data.injected}`
-  return `${dim(color, String(data.time))} ${String(data.method).padEnd(6)} ${data.path} ${status}${type} ${data.durationMs}ms ${dim(color, String(data.correlationId))}${injected}`
+  // Which process answered: several may share a PostgreSQL store behind one address.
+  const by = data.answeredBy === undefined ? "" : ` ${dim(color, `by:${data.answeredBy}`)}`
+  return `${dim(color, String(data.time))} ${String(data.method).padEnd(6)} ${data.path} ${status}${type} ${data.durationMs}ms ${dim(color, String(data.correlationId))}${injected}${by}`
 }
 
 /** Runs `fos tail` until SIGINT or SIGTERM; `out` takes each line. */

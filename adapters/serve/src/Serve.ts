@@ -13,7 +13,7 @@ import { lookup } from "node:dns/promises"
 import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
-import { Listeners, Operator, RealClock, Seed, Transport } from "@fos/core"
+import { Listeners, Operator, Seed, Transport } from "@fos/core"
 import { toIso } from "@fos/contract"
 import { type ConnectionDropper, createEngine, type Engine, formatRequestLog, layerRoutes, LiveFeed, type OperatorSecret, readDocsAssets } from "@fos/http"
 import { describeStoreFailure } from "@fos/sql"
@@ -146,7 +146,7 @@ export const serveEngine = <E>(
   /** How the runtime's server drops a connection with no answer (a sandbox fault's `dropped_connection`), if it can. */
   dropConnection?: ConnectionDropper
 ): Effect.Effect<never, E> => {
-  const feed = LiveFeed.make(Context.get(engine.context, RealClock.RealClock))
+  const feed = LiveFeed.makeOf(engine.context)
   // HttpRouter.serve infers `unknown` requirements from the HttpApi layer's request markers; the engine's context
   // provides every service the routes use, as it does for createEngine's web handler.
   const app = HttpRouter.serve(layerRoutes(Layer.succeedContext(engine.context), {

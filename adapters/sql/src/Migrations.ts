@@ -270,6 +270,58 @@ export const migrations: ReadonlyArray<Migration> = [
          WHERE o.tbl = 'timers' AND o.ord = 'byScope' AND r.data->>'housekeeping' IS NULL
          ON CONFLICT DO NOTHING`
     ]
+  },
+  {
+    // What the processes sharing a PostgreSQL database keep for the service (SharedState.ts in packages/core;
+    // SharedState.ts here): a row per rate-limit bucket, taken from by `fos_take_tokens` in one statement under the
+    // row's lock, with the time every process's clock advances count as passed; and the recent requests of every
+    // organization's environments. PGlite, which serves one process, has the tables and does not use them.
+    version: 14,
+    name: "rate-limit buckets and recent requests for the service",
+    statements: [
+      `CREATE TABLE fos_rate_buckets (
+         scope text NOT NULL,
+         name text NOT NULL,
+         tokens double precision NOT NULL,
+         at_ms double precision NOT NULL,
+         per_second double precision NOT NULL,
+         burst double precision NOT NULL,
+         PRIMARY KEY (scope, name)
+       )`,
+      `CREATE TABLE fos_rate_time (id integer PRIMARY KEY, advanced_ms double precision NOT NULL)`,
+      `INSERT INTO fos_rate_time (id, advanced_ms) VALUES (1, 0)`,
+      `CREATE FUNCTION fos_take_tokens(p_scope text, p_name text, p_rate double precision, p_burst double precision, p_want integer, p_real_now double precision)
+         RETURNS TABLE (o_taken integer, o_tokens double precision) LANGUAGE plpgsql AS $fn$
+       DECLARE
+         v_now double precision := p_real_now + (SELECT t.advanced_ms FROM fos_rate_time t WHERE t.id = 1);
+         v_tokens double precision;
+         v_at double precision;
+         v_taken integer;
+       BEGIN
+         SELECT b.tokens, b.at_ms INTO v_tokens, v_at FROM fos_rate_buckets b WHERE b.scope = p_scope AND b.name = p_name FOR UPDATE;
+         IF NOT FOUND THEN
+           INSERT INTO fos_rate_buckets (scope, name, tokens, at_ms, per_second, burst) VALUES (p_scope, p_name, p_burst, v_now, p_rate, p_burst)
+             ON CONFLICT DO NOTHING;
+           SELECT b.tokens, b.at_ms INTO v_tokens, v_at FROM fos_rate_buckets b WHERE b.scope = p_scope AND b.name = p_name FOR UPDATE;
+         END IF;
+         v_tokens := least(p_burst, v_tokens + greatest(0, v_now - v_at) * p_rate / 1000);
+         v_taken := least(p_want, floor(v_tokens))::integer;
+         v_tokens := v_tokens - v_taken;
+         UPDATE fos_rate_buckets b SET tokens = v_tokens, at_ms = greatest(v_at, v_now), per_second = p_rate, burst = p_burst
+           WHERE b.scope = p_scope AND b.name = p_name;
+         RETURN QUERY SELECT v_taken, v_tokens;
+       END
+       $fn$`,
+      `CREATE TABLE fos_requests (
+         organization_id text NOT NULL,
+         environment text NOT NULL,
+         answered_ms double precision NOT NULL,
+         answered_by text NOT NULL,
+         n bigint NOT NULL,
+         entry text NOT NULL,
+         PRIMARY KEY (organization_id, environment, answered_ms, answered_by, n)
+       )`
+    ]
   }
 ]
 

@@ -144,7 +144,7 @@ const abortedByDatabase = (cause: Cause.Cause<unknown>): boolean =>
  * socket, a connect timeout) or a server shutting down (57P01-57P03) is the store being unreachable (the pipeline
  * answers 503 SERVICE_UNAVAILABLE); anything else is the SqlError itself (a 500).
  */
-const sqlDefect = (e: SqlError.SqlError): unknown => {
+export const sqlDefect = (e: SqlError.SqlError): unknown => {
   const reason = (e as { reason?: { _tag?: string; cause?: { code?: unknown } } }).reason
   const code = (e as { cause?: { code?: unknown } }).cause?.code ?? reason?.cause?.code
   return reason?._tag === "ConnectionError" || (typeof code === "string" && /^57P0[123]$/.test(code))

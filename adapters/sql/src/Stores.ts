@@ -15,6 +15,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Store } from "@fos/core"
 import { Effect, Layer, Redacted } from "effect"
 import { migrate } from "./Migrations.ts"
+import { makeSharedState } from "./SharedState.ts"
 import { makeSqlStore } from "./SqlStore.ts"
 
 /** The store over whatever SQL client the layer is given: migrations first. */
@@ -48,9 +49,19 @@ export const layerPostgresClient = (url: string, options: { readonly maxConnecti
     applicationName: "fos"
   })
 
-/** The store on PostgreSQL at `url`. */
+/**
+ * The store on PostgreSQL at `url`, with what the processes sharing its database keep for the service (rate-limit
+ * buckets, recent requests: SharedState.ts).
+ */
 export const layerPostgresStore = (url: string, options: { readonly maxConnections?: number } = {}) =>
-  layerSqlStore.pipe(Layer.provide(layerPostgresClient(url, options)))
+  Layer.effect(
+    Store.Store,
+    Effect.gen(function*() {
+      yield* migrate
+      const store = yield* makeSqlStore
+      return { ...store, shared: yield* makeSharedState }
+    })
+  ).pipe(Layer.provide(layerPostgresClient(url, options)))
 
 /** The URL without its password, for messages. */
 export const redactUrl = (url: string): string => {

@@ -190,13 +190,17 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
       const startMs = clockMode.startMs ?? (yield* Clock.currentTimeMillis)
       // The clocks live in the store: the root clock resumes where the store has it (docs/clock.md).
       const time = Layer.effectContext(Effect.gen(function*() {
-        const root = Timers.makeVirtualClock(yield* Clocks.loadRoot(yield* Store.Store, startMs))
+        const sharedStore = yield* Store.Store
+        const root = Timers.makeVirtualClock(yield* Clocks.loadRoot(sharedStore, startMs))
+        const shared = sharedStore.shared?.buckets
         // A clock stands still while a receiver answers: an advance waits for the sends in flight before it moves
-        // the clock (webhooks/DeliveryWorker.ts).
-        const control = Clocks.makeVirtualTimeControl(root, realClock, yield* Liveness.Liveness, deliveryWorker.settled)
+        // the clock (webhooks/DeliveryWorker.ts). Buckets shared with other processes hear of each advance.
+        const control = Clocks.makeVirtualTimeControl(root, realClock, yield* Liveness.Liveness, deliveryWorker.settled, shared?.advanced)
         // The buckets refill as real time passes and as virtual clocks are advanced: each is time passing for the
-        // client (docs/decisions.md, "Rate limits").
-        const limiter = RateLimit.makeRateLimiter(() => realNow() + control.advancedMs())
+        // client (docs/decisions.md, "Rate limits"). Shared buckets count every process's advances (SharedState.ts).
+        const limiter = shared !== undefined
+          ? RateLimit.makeSharedRateLimiter(shared, realNow)
+          : RateLimit.makeRateLimiter(() => realNow() + control.advancedMs())
         return Context.make(Clock.Clock, root as Clock.Clock).pipe(
           Context.add(Timers.TimeControl, control as Timers.TimeControlService),
           Context.add(RateLimit.RateLimiter, limiter)
@@ -214,7 +218,11 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
       )).pipe(Layer.provide(base))
       return Layer.mergeAll(base, liveScheduler)
     }
-    const limiter = Layer.succeed(RateLimit.RateLimiter, RateLimit.makeRateLimiter(realNow))
+    const limiter = Layer.effect(
+      RateLimit.RateLimiter,
+      Effect.map(Store.Store, (store) =>
+        store.shared === undefined ? RateLimit.makeRateLimiter(realNow) : RateLimit.makeSharedRateLimiter(store.shared.buckets, realNow))
+    )
     // The system clock is real time: the engine's Clock is `realClock`, so a host that gives one (a test's) governs
     // every timestamp, as the virtual clock's root does.
     const base = Layer.mergeAll(limiter, runningClaims, timerHandlers, retention, Layer.succeed(Clock.Clock, realClock)).pipe(

@@ -196,7 +196,7 @@ export const sandboxTables: ReadonlyArray<SandboxTable> = [
 /**
  * The tables a reset keeps: the organization itself, its users and keys (tenancy), its snapshots (a suite resets,
  * then restores), and what belongs to no organization: the operator token and the processes sharing the store
- * (kernel/Liveness.ts; the engine's signer-session key is not exported). A sandbox's clock is kept by a reset too,
+ * (kernel/Liveness.ts, with the live streams they hold open; the engine's signer-session key is not exported). A sandbox's clock is kept by a reset too,
  * but saved and restored by a snapshot (`sandboxTables`).
  */
 export const keptTables: ReadonlyArray<Store.Table<any>> = [
@@ -206,7 +206,8 @@ export const keptTables: ReadonlyArray<Store.Table<any>> = [
   Operator.OperatorTokens,
   SnapshotTables.Snapshots,
   SnapshotTables.SnapshotRows,
-  Liveness.Processes
+  Liveness.Processes,
+  Liveness.OpenStreams
 ]
 
 /** A sandbox with nothing in it: the counts a reset and a snapshot start from. */

@@ -24,14 +24,14 @@
  * stream whose client reads too slowly to take `streamBufferMessages` messages is ended (reconnect with
  * `Last-Event-ID`). Closing the connection ends the stream's fibers and unregisters it.
  */
-import { EventLog, Outbox, Paging, Problem, RealClock, Store, Tenancy } from "@fos/core"
+import { EventLog, Liveness, Outbox, Paging, Problem, RealClock, SharedState, Store, Tenancy } from "@fos/core"
 import { defaultPageSize, type Environment, toIso } from "@fos/contract"
 import { Clock, Context, Deferred, Effect, Layer, Queue, Stream } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { problemTypeOf } from "./RequestLog.ts"
 
 /** How many requests each organization's environment keeps. */
-export const recentRequestsPerScope = 500
+export const recentRequestsPerScope = SharedState.requestsKeptPerScope
 /** How many streams one organization may have open at once (operator streams of it included). */
 export const maxStreamsPerOrganization = 10
 /** How often a stream sends a comment line when nothing else was sent, in real time. */
@@ -54,6 +54,8 @@ export interface RecentRequest {
   readonly durationMs: number
   readonly correlationId: string
   readonly injected?: string
+  /** The process that answered it (its id in Liveness.ts): one of several sharing a PostgreSQL store. */
+  readonly answeredBy: string
 }
 
 /**
@@ -74,7 +76,7 @@ interface Recorded {
   readonly injected: string | undefined
 }
 
-const toRecentRequest = (r: Recorded): RecentRequest => ({
+const toRecentRequest = (r: Recorded, answeredBy: string): RecentRequest => ({
   time: toIso(r.endMs),
   method: r.method,
   path: r.path,
@@ -82,7 +84,8 @@ const toRecentRequest = (r: Recorded): RecentRequest => ({
   ...(r.type === undefined ? {} : { type: r.type }),
   durationMs: Math.round(Number(r.endNs - r.startedNs) / 1e3) / 1e3,
   correlationId: r.correlationId,
-  ...(r.injected === undefined ? {} : { injected: r.injected })
+  ...(r.injected === undefined ? {} : { injected: r.injected }),
+  answeredBy
 })
 
 /** The last `capacity` requests of one scope; `count` is how many were ever recorded (the next one's number). */
@@ -147,13 +150,16 @@ export interface LiveFeedService {
     correlationId: string,
     injected: string | undefined
   ) => void
-  /** A page of an organization's environment's recent requests, newest first, below `before` (a number from a cursor). */
+  /**
+   * A page of an organization's environment's recent requests, newest first, below `before` (a cursor's position:
+   * a number in one process's ring, a text in the service's list); 400 INVALID_CURSOR for a position of the other kind.
+   */
   readonly recent: (
     organizationId: string,
     environment: Environment,
-    before: number | undefined,
+    before: Store.SortValue | undefined,
     limit: number
-  ) => { readonly data: ReadonlyArray<RecentRequest>; readonly next: number | undefined; readonly total: number }
+  ) => Effect.Effect<{ readonly data: ReadonlyArray<RecentRequest>; readonly next: Store.SortValue | undefined; readonly total: number }, Problem.ApiError>
   /** The stream of server-sent events of an organization's sandbox; fails with 429 or 400 before it starts. */
   readonly stream: (options: StreamOptions) => Effect.Effect<Stream.Stream<Uint8Array>, Problem.ApiError, Store.Store>
   /** Ends every open stream (a server shutting down: it then need not wait for them). */
@@ -165,7 +171,27 @@ export class LiveFeed extends Context.Service<LiveFeed, LiveFeedService>()("fos/
 /** Starts with `evt_`, as every event id does; anything else cannot name one. */
 const eventIdPattern = /^evt_[A-Za-z0-9_-]{1,100}$/
 
-export const make = (realClock: Clock.Clock): LiveFeedService => {
+export interface FeedOptions {
+  /** This process's id (Liveness.ts), which every request it answers names; `local` when omitted. */
+  readonly processId?: string | undefined
+  /** The store's live streams and liveness, so the stream cap counts every process's streams (Liveness.ts). */
+  readonly liveness?: Liveness.LivenessService | undefined
+  /** The service's recent requests, when several processes share the store (SharedState.ts). */
+  readonly shared?: SharedState.SharedRequests | undefined
+}
+
+/** A position in the service's list as a cursor's sort value: the answer's time, the count and the process. */
+const positionText = (p: SharedState.RequestPosition): string => `${p.answeredMs}:${p.n}:${p.answeredBy}`
+const positionPattern = /^(\d+(?:\.\d+)?):(\d+):([0-9a-f]{1,64})$/
+const positionOf = (text: string): SharedState.RequestPosition | undefined => {
+  const match = positionPattern.exec(text)
+  return match === null ? undefined : { answeredMs: Number(match[1]), n: Number(match[2]), answeredBy: match[3]! }
+}
+const invalidCursor = () => Problem.apiError("INVALID_CURSOR", "The cursor is malformed.")
+
+export const make = (realClock: Clock.Clock, options: FeedOptions = {}): LiveFeedService => {
+  const processId = options.processId ?? "local"
+  const { liveness, shared } = options
   // organization → environment → ring: two lookups and no string built per request.
   const rings = new Map<string, { sandbox?: Ring; live?: Ring }>()
   const subscribers = new Map<string, Set<Subscriber>>()
@@ -191,6 +217,21 @@ export const make = (realClock: Clock.Clock): LiveFeedService => {
     return scopes[environment] ?? (create ? (scopes[environment] = new Ring(recentRequestsPerScope)) : undefined)
   }
 
+  /** Tells an organization's streams of a request: its line, and a read of the outbox for what it committed. */
+  const tell = (organizationId: string, message: string) => {
+    const listening = subscribers.get(organizationId)
+    if (listening === undefined) return
+    for (const subscriber of listening) {
+      if (subscriber.topics.has("requests")) subscriber.send(message)
+      subscriber.nudge()
+    }
+  }
+  // The requests other processes answer reach this one's streams as the store tells of them; its own, at once.
+  shared?.subscribe((r) => {
+    if (r.answeredBy !== processId && r.environment === "sandbox" && subscribers.has(r.organizationId)) tell(r.organizationId, sse("request", r.json))
+  })
+  let recordedCount = 0
+
   const record: LiveFeedService["record"] = (organizationId, environment, method, path, response, startedNs, correlationId, injected) => {
     const recorded: Recorded = {
       seq: 0,
@@ -205,25 +246,44 @@ export const make = (realClock: Clock.Clock): LiveFeedService => {
       correlationId,
       injected
     }
-    ringOf(organizationId, environment, true)!.push(recorded)
-    if (environment !== "sandbox") return
-    const listening = subscribers.get(organizationId)
-    if (listening === undefined) return
-    const message = requestMessage(toRecentRequest(recorded))
-    for (const subscriber of listening) {
-      if (subscriber.topics.has("requests")) subscriber.send(message)
-      // What the request committed is in the outbox now.
-      subscriber.nudge()
+    if (shared !== undefined) {
+      // The service keeps it; the text is made once, for the store and for this process's streams.
+      const json = JSON.stringify(toRecentRequest(recorded, processId))
+      shared.record({ organizationId, environment, answeredMs: recorded.endMs, answeredBy: processId, n: recordedCount++, json })
+      if (environment === "sandbox" && subscribers.has(organizationId)) tell(organizationId, sse("request", json))
+      return
     }
+    ringOf(organizationId, environment, true)!.push(recorded)
+    // What the request committed is in the outbox now.
+    if (environment === "sandbox" && subscribers.has(organizationId)) tell(organizationId, requestMessage(toRecentRequest(recorded, processId)))
   }
 
   const recent: LiveFeedService["recent"] = (organizationId, environment, before, limit) => {
+    if (shared !== undefined) {
+      const position = before === undefined ? undefined : typeof before === "string" ? positionOf(before) : undefined
+      if (before !== undefined && position === undefined) return Effect.fail(invalidCursor())
+      // One more than the page, so that `next` is given only when there is more.
+      return Effect.map(shared.newest(organizationId, environment, position, limit + 1), ({ records, total }) => {
+        const page = records.slice(0, limit)
+        const last = page[page.length - 1]
+        return {
+          data: page.map((r) => JSON.parse(r.json) as RecentRequest),
+          next: records.length > limit && last !== undefined ? positionText(last) : undefined,
+          total
+        }
+      })
+    }
+    if (before !== undefined && typeof before !== "number") return Effect.fail(invalidCursor())
     const ring = ringOf(organizationId, environment, false)
-    if (ring === undefined) return { data: [], next: undefined, total: 0 }
+    if (ring === undefined) return Effect.succeed({ data: [], next: undefined, total: 0 })
     const page = ring.newestBefore(before ?? ring.count, limit)
     const last = page[page.length - 1]
     const oldest = ring.count - ring.size
-    return { data: page.map(toRecentRequest), next: last !== undefined && last.seq > oldest ? last.seq : undefined, total: ring.size }
+    return Effect.succeed({
+      data: page.map((r) => toRecentRequest(r, processId)),
+      next: last !== undefined && last.seq > oldest ? last.seq : undefined,
+      total: ring.size
+    })
   }
 
   /** The outbox's rows of the sandbox after `afterSequence`, in sequence order, a page at a time. */
@@ -253,6 +313,43 @@ export const make = (realClock: Clock.Clock): LiveFeedService => {
       return last[0]?.sequence ?? 0
     })
 
+  const refused = () =>
+    Problem.apiError("RATE_LIMITED", `At most ${maxStreamsPerOrganization} streams of an organization are open at once; close one first.`, {
+      retryAfterSeconds: heartbeatMs / 1000
+    })
+
+  /**
+   * A place among the organization's open streams, counted over every process sharing the store: the row that holds
+   * it, or 429. The organization's row is locked while its streams are counted, so a burst of opens on several
+   * processes is counted one at a time. Rows of dead processes are removed as they are found. Without the store's
+   * liveness (a feed made alone), this process's streams are counted.
+   */
+  const admit = (store: Store.StoreService, organizationId: string): Effect.Effect<string | undefined, Problem.ApiError> => {
+    if (liveness === undefined) {
+      return (subscribers.get(organizationId)?.size ?? 0) >= maxStreamsPerOrganization ? Effect.fail(refused()) : Effect.void as Effect.Effect<undefined>
+    }
+    return store.transaction(Effect.gen(function*() {
+      yield* store.getForUpdate(Tenancy.Organizations, organizationId)
+      const rows = yield* store.page(Liveness.OpenStreams, {
+        order: "byOrganization",
+        partition: organizationId,
+        descending: false,
+        backward: false,
+        from: undefined,
+        limit: 1_000
+      })
+      let held = 0
+      for (const row of rows) {
+        if (liveness.isOwn(row.owner) || (yield* liveness.isAlive(row.owner)) === true) held++
+        else yield* store.remove(Liveness.OpenStreams, row.id)
+      }
+      if (held >= maxStreamsPerOrganization) return yield* refused()
+      const owner = liveness.newOwner()
+      yield* Effect.orDie(store.insert(Liveness.OpenStreams, { id: owner, organizationId, owner }))
+      return owner
+    }))
+  }
+
   const stream: LiveFeedService["stream"] = (options) =>
     Effect.gen(function*() {
       const store = yield* Store.Store
@@ -261,12 +358,9 @@ export const make = (realClock: Clock.Clock): LiveFeedService => {
         Outbox.onCommitted(store, onCommitted)
       }
       const { organizationId } = options
-      const current = subscribers.get(organizationId)
-      if (current !== undefined && current.size >= maxStreamsPerOrganization) {
-        return yield* Problem.apiError("RATE_LIMITED", `At most ${maxStreamsPerOrganization} streams of an organization are open at once; close one first.`, {
-          retryAfterSeconds: heartbeatMs / 1000
-        })
-      }
+      const admitted = yield* admit(store, organizationId)
+      // A stream admitted but never started (its client gone before the answer) holds no place.
+      const release = admitted === undefined ? Effect.void : Effect.ignore(store.remove(Liveness.OpenStreams, admitted))
       const start = options.topics.has("events") ? yield* startingPoint(store, organizationId, options.after) : 0
       const partition = Tenancy.scopeOf(organizationId, "sandbox")
       return Stream.callback<Uint8Array>((queue) =>
@@ -290,20 +384,20 @@ export const make = (realClock: Clock.Clock): LiveFeedService => {
             send,
             nudge: () => Deferred.doneUnsafe(wake, Effect.void)
           }
-          // The bound was checked when the request came; streams opened in a burst past it are counted again here,
-          // when they start, and one past the bound ends at once (its client reconnects later).
           let set = subscribers.get(organizationId)
           if (set === undefined) subscribers.set(organizationId, (set = new Set()))
-          if (set.size >= maxStreamsPerOrganization) return end()
           set.add(subscriber)
           const closeThis = Effect.sync(end)
           open.add(closeThis)
           yield* Effect.addFinalizer(() =>
-            Effect.sync(() => {
-              open.delete(closeThis)
-              set.delete(subscriber)
-              if (set.size === 0 && subscribers.get(organizationId) === set) subscribers.delete(organizationId)
-            })
+            Effect.andThen(
+              Effect.sync(() => {
+                open.delete(closeThis)
+                set.delete(subscriber)
+                if (set.size === 0 && subscribers.get(organizationId) === set) subscribers.delete(organizationId)
+              }),
+              release
+            )
           )
           // Asks the client to wait two seconds before reconnecting, and sends something at once so that the
           // response starts (some clients wait for the first bytes).
@@ -352,10 +446,23 @@ export const make = (realClock: Clock.Clock): LiveFeedService => {
   return { record, recent, stream, closeAll }
 }
 
-/** A feed of its own, on the engine's real clock (RealClock.ts). */
-export const layer: Layer.Layer<LiveFeed, never, RealClock.RealClock> = Layer.effect(
+/**
+ * The feed of an engine, from its context: its real clock (RealClock.ts), its process id and liveness (Liveness.ts),
+ * and the recent requests of the service when its store is shared (SharedState.ts).
+ */
+export const makeOf = (context: Context.Context<RealClock.RealClock | Liveness.Liveness | Store.Store>): LiveFeedService => {
+  const liveness = Context.get(context, Liveness.Liveness)
+  return make(Context.get(context, RealClock.RealClock), {
+    processId: liveness.processId,
+    liveness,
+    shared: Context.get(context, Store.Store).shared?.requests
+  })
+}
+
+/** The engine's feed, from the layer's context (`makeOf`). */
+export const layer: Layer.Layer<LiveFeed, never, RealClock.RealClock | Liveness.Liveness | Store.Store> = Layer.effect(
   LiveFeed,
-  Effect.map(Effect.service(RealClock.RealClock), make)
+  Effect.map(Effect.context<RealClock.RealClock | Liveness.Liveness | Store.Store>(), makeOf)
 )
 
 /** `topics` of a stream request: a comma-separated list of `events` and `requests`; both when omitted. */
@@ -384,8 +491,7 @@ export const recentPage = (
   Effect.gen(function*() {
     const list = requestsList(organizationId, environment)
     const before = query.cursor === undefined ? undefined : (yield* Paging.decodeCursor(query.cursor, list, "time", "desc")).sort
-    if (before !== undefined && typeof before !== "number") return yield* Problem.apiError("INVALID_CURSOR", "The cursor is malformed.")
-    const page = feed.recent(organizationId, environment, before, query.limit ?? defaultPageSize)
+    const page = yield* feed.recent(organizationId, environment, before, query.limit ?? defaultPageSize)
     return {
       data: page.data,
       meta: {

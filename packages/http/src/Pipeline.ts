@@ -305,24 +305,25 @@ export const makeAdmit = (store: Store.StoreService, limiter: RateLimit.RateLimi
     return authenticate({ method: "GET", environment: info.environment, apiKey, clientIp: info.clientIp }, (caller): Effect.Effect<A, Problem.ApiError | E, R> => {
       info.organizationId = caller.organization.id
       const limit = Auth.rateLimitFor(caller, dedicated)
-      const decision = limiter.take(limit.scope, limit.name, limit.spec)
-      info.rate = decision
-      if (!decision.allowed) {
-        return Effect.fail(Problem.apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! }))
-      }
-      if (Auth.isSuspended(caller)) return Effect.fail(Auth.suspendedError())
-      if (caller.key.access === "read_only" && !readMethods.has(method)) {
-        return Effect.fail(Problem.apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only."))
-      }
-      if (restrictable && caller.organization.restrictedIn !== undefined && Tenancy.isRestrictedIn(caller.organization, caller.environment)) {
-        return Effect.fail(Problem.apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business.", {
-          // The catalog's resolution speaks of a suspension (every key refused); a restriction refuses new business only.
-          resolution: restrictedResolution
-        }))
-      }
-      return streams === undefined
-        ? then(caller)
-        : Effect.provideService(then(caller), Random.Random, streams.of(Tenancy.scopeOf(caller.organization.id, caller.environment)))
+      return RateLimit.decide(limiter.take(limit.scope, limit.name, limit.spec), (decision): Effect.Effect<A, Problem.ApiError | E, R> => {
+        info.rate = decision
+        if (!decision.allowed) {
+          return Effect.fail(Problem.apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! }))
+        }
+        if (Auth.isSuspended(caller)) return Effect.fail(Auth.suspendedError())
+        if (caller.key.access === "read_only" && !readMethods.has(method)) {
+          return Effect.fail(Problem.apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only."))
+        }
+        if (restrictable && caller.organization.restrictedIn !== undefined && Tenancy.isRestrictedIn(caller.organization, caller.environment)) {
+          return Effect.fail(Problem.apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business.", {
+            // The catalog's resolution speaks of a suspension (every key refused); a restriction refuses new business only.
+            resolution: restrictedResolution
+          }))
+        }
+        return streams === undefined
+          ? then(caller)
+          : Effect.provideService(then(caller), Random.Random, streams.of(Tenancy.scopeOf(caller.organization.id, caller.environment)))
+      })
     })
   }
 }

@@ -61,7 +61,7 @@ export const Inspect = HttpApiGroup.make("inspect")
     error: common
   }).annotateMerge(documented(
     "List recent requests",
-    "The last requests the caller's sandbox answered on this server (at most 500, kept in memory), newest first: time, method, path, status, error type, duration and correlation id; never a header, query or body."
+    "The last requests the caller's sandbox answered (at most 500), newest first, by every server process sharing the store: time, method, path, status, error type, duration, correlation id and the process that answered; never a header, query or body."
   )))
   .add(HttpApiEndpoint.get("streamSandbox", "/v2/simulate/stream", {
     query: StreamQuery,

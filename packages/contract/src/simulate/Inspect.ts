@@ -191,7 +191,9 @@ export const RecentRequest = Schema.Struct({
   durationMs: Schema.Number,
   correlationId: Schema.String,
   /** The id of the sandbox fault that shaped the answer, if one did. */
-  injected: Schema.optionalKey(Schema.String)
+  injected: Schema.optionalKey(Schema.String),
+  /** The server process that answered it: one of several sharing a PostgreSQL database. */
+  answeredBy: Schema.String
 }).annotate({ identifier: "RecentRequest" })
 export type RecentRequest = typeof RecentRequest.Type
 

@@ -175,7 +175,9 @@ export const makeVirtualTimeControl = (
   root: Timers.VirtualClock,
   realClock: Clock.Clock,
   liveness: Liveness.LivenessService,
-  settled: (scope?: string) => Effect.Effect<void> = () => Effect.void
+  settled: (scope?: string) => Effect.Effect<void> = () => Effect.void,
+  /** Told of every advance, by how far it moved its clock: buckets shared with other processes count it as passed. */
+  advanced: (ms: number) => Effect.Effect<void> = () => Effect.void
 ): VirtualTimeControl => {
   const realNow = () => realClock.currentTimeMillisUnsafe()
   // The advances this process runs now: its own leases hold for exactly as long, whatever real time says.
@@ -264,6 +266,7 @@ export const makeVirtualTimeControl = (
       yield* Effect.logWarning("Finishing an advance left by a stopped process", { clock: scope, targetMs: taken.advance.targetMs })
       const finished = yield* runToTarget(store, scope, owner, taken.row.nowMs, taken.advance, taken.row.keyedAdvances)
       advancedMs += taken.advance.targetMs - taken.row.nowMs
+      yield* advanced(taken.advance.targetMs - taken.row.nowMs)
       return finished
     })
 
@@ -341,7 +344,10 @@ export const makeVirtualTimeControl = (
         const claimed = yield* claim(store, scope, owner, targetOf, keyed?.key, seen)
         if ("idle" in claimed) return claimed.idle
         const { report } = yield* runToTarget(store, scope, owner, claimed.advance.fromMs, claimed.advance, claimed.kept)
-        if (counted) advancedMs += report.nowMs - report.fromMs
+        if (counted) {
+          advancedMs += report.nowMs - report.fromMs
+          yield* advanced(report.nowMs - report.fromMs)
+        }
         return report
       })
     ))
@@ -382,6 +388,7 @@ export const makeVirtualTimeControl = (
       root.set(targetMs)
       yield* saveRoot(store, root.currentTimeMillisUnsafe())
       advancedMs += root.currentTimeMillisUnsafe() - fromMs
+      yield* advanced(root.currentTimeMillisUnsafe() - fromMs)
     })))
 
   /**

@@ -32,6 +32,24 @@ export const Processes = Store.table<ProcessRow>({
   orders: { byAliveUntil: { partition: () => "", sort: (p) => p.aliveUntilMs, counted: false } }
 })
 
+/**
+ * A live stream a process holds open (LiveFeed.ts in @fos/http): the streams of an organization are counted over
+ * every process sharing the store, so the cap holds for the service. A row whose owner is dead (a process killed
+ * with its streams open) no longer counts, and is removed by the next count that finds it.
+ */
+export interface OpenStreamRow {
+  readonly id: string
+  readonly organizationId: string
+  /** The lease owner of the process holding it (`newOwner`). */
+  readonly owner: string
+}
+
+export const OpenStreams = Store.table<OpenStreamRow>({
+  name: "open_streams",
+  key: (s) => s.id,
+  orders: { byOrganization: { partition: (s) => s.organizationId, sort: (s) => s.id, counted: false } }
+})
+
 /** How often a process renews its row. */
 export const heartbeatMs = 1_000
 

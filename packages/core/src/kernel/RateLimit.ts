@@ -8,17 +8,17 @@
  * engine's clock is virtual and stands still, and on a virtual clock an advance counts as time passing too
  * (`Engine.layer` builds that source; docs/decisions.md, "Rate limits", gives the reason).
  *
- * Buckets live in the engine's memory: one process enforces its own buckets exactly. Several processes on one
- * database each keep their own (README, "Running several processes").
+ * One process keeps its buckets in its memory (`makeRateLimiter`) and enforces them exactly. Processes sharing a
+ * PostgreSQL store take their tokens from one row per bucket (`makeSharedRateLimiter`, SharedState.ts), so the
+ * service admits what one process would, whatever the number of processes (docs/decisions.md, "Rate limits across
+ * processes").
  */
 import { type DedicatedBucket } from "@fos/contract"
 import { Context, Effect, Layer } from "effect"
 import * as RealClock from "./RealClock.ts"
+import type { BucketSpec, SharedBuckets } from "./SharedState.ts"
 
-export interface BucketSpec {
-  readonly perSecond: number
-  readonly burst: number
-}
+export type { BucketSpec } from "./SharedState.ts"
 
 export interface BucketState {
   readonly tokens: number
@@ -69,9 +69,19 @@ export interface RateLimiterService {
    * scope is an organization (its buckets are named per environment) or a kind of per-address bucket (named by
    * the address). Two parts rather than one key so that a request builds no new string to look its bucket up.
    *
-   * Synchronous, since the buckets live in this process's memory: every request takes a token, and an effect
-   * around it would cost each request steps of the fiber for nothing. Call it from within an effect.
+   * The decision itself when the limiter can make it at once (always, in one process's memory: every request takes
+   * a token, and an effect around it would cost each request steps of the fiber for nothing), else an effect that
+   * asks the shared bucket (`decide` runs either). Call it from within an effect.
    */
+  readonly take: (scope: string, name: string, spec: BucketSpec) => Decision | Effect.Effect<Decision>
+}
+
+/** Goes on with a `take`'s decision, made at once or asked of the store. */
+export const decide = <A, E, R>(taken: Decision | Effect.Effect<Decision>, then: (decision: Decision) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.isEffect(taken) ? Effect.flatMap(taken, then) : then(taken)
+
+/** A limiter in this process's memory: it always decides at once. */
+export interface LocalRateLimiter extends RateLimiterService {
   readonly take: (scope: string, name: string, spec: BucketSpec) => Decision
 }
 
@@ -84,7 +94,7 @@ const maxBuckets = 100_000
  * A limiter on the time source `nowMs`: milliseconds that move at least as real time does (only their differences
  * count), fixed when the engine is built.
  */
-export const makeRateLimiter = (nowMs: () => number): RateLimiterService => {
+export const makeRateLimiter = (nowMs: () => number): LocalRateLimiter => {
   const scopes = new Map<string, Map<string, BucketState>>()
   let count = 0
   const forgetFull = (spec: BucketSpec, nowMs: number) => {
@@ -114,6 +124,69 @@ export const makeRateLimiter = (nowMs: () => number): RateLimiterService => {
       }
       buckets!.set(name, next)
       return decision
+    }
+  }
+}
+
+/** A decision from a bucket's tokens after the take; `allowed` says whether this request got one. */
+const decisionOf = (spec: BucketSpec, tokens: number, allowed: boolean): Decision => ({
+  allowed,
+  limit: spec.burst,
+  remaining: Math.max(0, Math.floor(tokens)),
+  resetSeconds: Math.max(0, Math.ceil((spec.burst - tokens) / spec.perSecond)),
+  retryAfterSeconds: allowed ? undefined : Math.max(1, Math.ceil((1 - tokens) / spec.perSecond))
+})
+
+/**
+ * How many tokens a process takes from a shared bucket at once: one below 100 per second, so such a bucket admits
+ * exactly what one process would; above, a fiftieth of a second's refill (4 for the sandbox's 200 per second, at
+ * most 100), so that a busy bucket costs the store one statement per lease rather than per request. The tokens a
+ * lease leaves are this process's to spend: at most `lease - 1` per process past the bound, and as many held back
+ * from the others (docs/decisions.md, "Rate limits across processes").
+ */
+export const leaseOf = (spec: BucketSpec): number => Math.max(1, Math.min(100, Math.floor(spec.perSecond / 50)))
+
+/** How long a lease's tokens stay this process's: after that they are dropped, not spent late. */
+export const leaseHoldMs = 1_000
+
+interface Lease {
+  /** The whole tokens leased and not yet spent. */
+  tokens: number
+  /** When they were leased, in real time. */
+  readonly atMs: number
+  /** The shared bucket's tokens after the lease, for the headers. */
+  readonly bucketTokens: number
+}
+
+/**
+ * A limiter over the buckets every process sharing the store takes from (SharedState.ts), on real time `realNow`.
+ * A request spends a token of this process's lease when it has one (decided at once), else takes a new lease from
+ * its shared bucket (one statement). The headers describe the shared bucket as the lease left it, refilled since,
+ * plus what the lease still holds.
+ */
+export const makeSharedRateLimiter = (buckets: SharedBuckets, realNow: () => number): RateLimiterService => {
+  const leases = new Map<string, Lease>()
+  const fromLease = (spec: BucketSpec, lease: Lease, nowMs: number): Decision => {
+    lease.tokens--
+    const refilled = Math.min(spec.burst, lease.bucketTokens + ((nowMs - lease.atMs) * spec.perSecond) / 1000)
+    return decisionOf(spec, Math.min(spec.burst, refilled + lease.tokens), true)
+  }
+  return {
+    take: (scope, name, spec) => {
+      const key = `${scope}\u0000${name}`
+      const nowMs = realNow()
+      const held = leases.get(key)
+      if (held !== undefined) {
+        if (held.tokens >= 1 && nowMs - held.atMs < leaseHoldMs) return fromLease(spec, held, nowMs)
+        leases.delete(key)
+      }
+      return Effect.map(buckets.take(scope, name, spec, leaseOf(spec), nowMs), ({ taken, tokens }) => {
+        if (taken < 1) return decisionOf(spec, tokens, false)
+        if (taken === 1) return decisionOf(spec, tokens, true)
+        const lease: Lease = { tokens: taken, atMs: nowMs, bucketTokens: tokens }
+        leases.set(key, lease)
+        return fromLease(spec, lease, nowMs)
+      })
     }
   }
 }

@@ -20,6 +20,7 @@
  * (partition, sort, key) index per order. Rows are plain JSON-able data and are never mutated in place.
  */
 import { Context, Data, type Effect } from "effect"
+import type { SharedState } from "./SharedState.ts"
 
 /** A sort value of a declared order. */
 export type SortValue = string | number
@@ -134,6 +135,11 @@ export interface StoreService {
    * interleave, as their commits may anyway. It orders the outbox and the ledger's transfers.
    */
   readonly nextSequence: Effect.Effect<number>
+  /**
+   * What the processes sharing this store keep for the service (SharedState.ts): present on a store several
+   * processes may share (PostgreSQL), absent on one that serves one process (memory, PGlite).
+   */
+  readonly shared?: SharedState | undefined
 }
 
 export class Store extends Context.Service<Store, StoreService>()("fos/Store") {}

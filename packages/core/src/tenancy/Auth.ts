@@ -131,10 +131,9 @@ const admitKey = (credentials: Credentials, key: Tenancy.ApiKey, organization: T
 export const makeAuthenticate = (store: Store.StoreService, limiter: RateLimit.RateLimiterService) => {
   // Per-address buckets: the scope names the kind, the bucket the address.
   const refuse = (kind: string, clientIp: string, spec: RateLimit.BucketSpec, what: string, error: Problem.ApiError) =>
-    Effect.suspend(() => {
-      const decision = limiter.take(kind, clientIp, spec)
-      return Effect.fail(decision.allowed ? error : limited(what, decision.retryAfterSeconds))
-    })
+    Effect.suspend(() =>
+      RateLimit.decide(limiter.take(kind, clientIp, spec), (decision) => Effect.fail(decision.allowed ? error : limited(what, decision.retryAfterSeconds)))
+    )
   const invalid = (credentials: Credentials) =>
     refuse(
       "ip-invalid",
