@@ -7,8 +7,8 @@
  *   have moved, which the buckets count as time passed.
  * - **Recent requests**: `fos_requests`, the newest of each organization's environment. A process gathers the
  *   requests it answers while one insert is in flight and inserts them with the next (one statement for a moment's
- *   requests, off the requests' path), which also notifies every process (`NOTIFY fos_requests`), for the live
- *   streams. Each process listens on one connection of its own, and listens again when that connection is lost.
+ *   requests, off the requests' path, for at most `gatherMs`), which also notifies every process of the sandbox's records (`NOTIFY
+ *   fos_requests`, a notification per few kilobytes of records), for the live streams. Each process listens on one connection of its own, and listens again when that connection is lost.
  *
  * Its statements run outside any request's transaction, in the context the store was built in.
  */
@@ -19,16 +19,34 @@ import { sqlDefect } from "./SqlStore.ts"
 
 /** The channel every process listens on for the requests the others answer. */
 const channel = "fos_requests"
-/** A notification's payload is at most 8000 bytes; a record past this (a path of thousands of bytes) is kept, not told. */
+/** A notification's payload is at most 8000 bytes. */
 const maxPayloadBytes = 7_900
-/** A process removes a scope's records past the kept ones once it has added this many to it. */
-const pruneEvery = 50
-/** The records one insert takes at most (six parameters each). */
+const encoder = new TextEncoder()
+/**
+ * A process removes a scope's records past the kept ones once it has added this many to it: a scope holds at most
+ * the kept ones and this many per process (a read takes the newest kept ones only).
+ */
+const pruneEvery = 500
+/** The records one insert takes at most. */
 const insertSlice = 1_000
+/**
+ * How long a process gathers the requests it answers before it inserts them, in real time: a busy process inserts
+ * a statement's worth at a time. A read of the list does not wait for it.
+ */
+const gatherMs = 20
 /** How long a lost listening connection waits before listening again, in real time. */
 const relistenMs = 1_000
 
 type Row = { organization_id: string; environment: string; answered_ms: number; answered_by: string; n: string | number; entry: string }
+
+const rowOf = (r: SharedState.SharedRequestRecord): Row => ({
+  organization_id: r.organizationId,
+  environment: r.environment,
+  answered_ms: r.answeredMs,
+  answered_by: r.answeredBy,
+  n: r.n,
+  entry: r.json
+})
 
 const recordOf = (row: Row): SharedState.SharedRequestRecord => ({
   organizationId: row.organization_id,
@@ -59,18 +77,49 @@ export const makeSharedState = Effect.gen(function*() {
   // The records gathered while an insert is in flight, and the two moments a reader may wait for.
   let pending: Array<SharedState.SharedRequestRecord> = []
   let wake = Deferred.makeUnsafe<void>()
+  let urgent = Deferred.makeUnsafe<void>()
   let gathered = Deferred.makeUnsafe<void>()
   let inFlight: Deferred.Deferred<void> | undefined
   const addedSincePrune = new Map<string, number>()
 
+  /**
+   * The notifications of a batch: the sandbox's records (what a stream shows), as JSON arrays of records, each
+   * within a notification's bound. A record past it alone (a path of thousands of bytes) is kept, not told.
+   */
+  const notificationsOf = (batch: ReadonlyArray<SharedState.SharedRequestRecord>): Array<string> => {
+    const out: Array<string> = []
+    let parts: Array<string> = []
+    let bytes = 2
+    for (const r of batch) {
+      if (r.environment !== "sandbox") continue
+      const part = JSON.stringify([r.organizationId, r.environment, r.answeredMs, r.answeredBy, r.n, r.json])
+      const size = encoder.encode(part).length + 1
+      if (size + 2 > maxPayloadBytes) continue
+      if (bytes + size > maxPayloadBytes) {
+        out.push(`[${parts.join(",")}]`)
+        parts = []
+        bytes = 2
+      }
+      parts.push(part)
+      bytes += size
+    }
+    if (parts.length > 0) out.push(`[${parts.join(",")}]`)
+    return out
+  }
+
+  /**
+   * One statement, of the same text whatever the batch (so PostgreSQL plans it once): the records, and the
+   * notifications of them, sent when it commits.
+   */
   const insert = (batch: ReadonlyArray<SharedState.SharedRequestRecord>) =>
     run(sql`WITH added AS (
         INSERT INTO fos_requests (organization_id, environment, answered_ms, answered_by, n, entry)
-        VALUES ${sql.csv(batch.map((r) => sql`(${r.organizationId}, ${r.environment}, ${r.answeredMs}::float8, ${r.answeredBy}, ${r.n}::bigint, ${r.json})`))}
-        ON CONFLICT DO NOTHING
-        RETURNING organization_id, environment, answered_ms, answered_by, n, entry),
-      told AS (SELECT json_build_array(organization_id, environment, answered_ms, answered_by, n, entry)::text AS payload FROM added)
-      SELECT count(pg_notify(${channel}, payload)) FROM told WHERE octet_length(payload) <= ${maxPayloadBytes}`)
+        SELECT r.organization_id, r.environment, r.answered_ms, r.answered_by, r.n, r.entry
+        FROM json_to_recordset(${JSON.stringify(batch.map(rowOf))}::json)
+          AS r (organization_id text, environment text, answered_ms float8, answered_by text, n bigint, entry text)
+        ON CONFLICT DO NOTHING RETURNING 1)
+      SELECT (SELECT count(*) FROM added) AS added,
+        (SELECT count(pg_notify(${channel}, p)) FROM json_array_elements_text(${JSON.stringify(notificationsOf(batch))}::json) AS v (p)) AS told`)
 
   /** Removes what lies past the newest kept records of a scope. */
   const prune = (organizationId: string, environment: string) =>
@@ -81,13 +130,16 @@ export const makeSharedState = Effect.gen(function*() {
 
   const flushOnce = Effect.gen(function*() {
     yield* Deferred.await(wake)
+    // The requests of the next moment go with these, unless a reader waits for them.
+    yield* Effect.raceFirst(Effect.sleep(Duration.millis(gatherMs)), Deferred.await(urgent))
     wake = Deferred.makeUnsafe()
+    urgent = Deferred.makeUnsafe()
     const batch = pending
     const done = gathered
     pending = []
     gathered = Deferred.makeUnsafe()
     inFlight = done
-    // A statement's parameters are bounded (65,535): a busy moment's records go in slices.
+    // A very busy moment's records go in slices.
     for (let i = 0; i < batch.length; i += insertSlice) yield* Effect.ignore(insert(batch.slice(i, i + insertSlice)))
     for (const record of batch) {
       const scope = `${record.organizationId}/${record.environment}`
@@ -109,9 +161,10 @@ export const makeSharedState = Effect.gen(function*() {
     while (true) {
       const note = yield* Queue.take(notes)
       if (listeners.size === 0) continue
-      const [organizationId, environment, answeredMs, answeredBy, n, entry] = JSON.parse(note.payload) as [string, string, number, string, number, string]
-      const record = recordOf({ organization_id: organizationId, environment, answered_ms: answeredMs, answered_by: answeredBy, n, entry })
-      for (const listener of listeners) listener(record)
+      for (const [organizationId, environment, answeredMs, answeredBy, n, entry] of JSON.parse(note.payload) as Array<[string, string, number, string, number, string]>) {
+        const record = recordOf({ organization_id: organizationId, environment, answered_ms: answeredMs, answered_by: answeredBy, n, entry })
+        for (const listener of listeners) listener(record)
+      }
     }
   }))
   yield* Effect.forkScoped(Effect.forever(Effect.catchCause(listenOnce, () => Effect.sleep(Duration.millis(relistenMs)))))
@@ -125,6 +178,7 @@ export const makeSharedState = Effect.gen(function*() {
       Effect.gen(function*() {
         // What this process recorded before the call is inserted before it is read.
         const waitFor = pending.length > 0 ? gathered : inFlight
+        if (pending.length > 0) Deferred.doneUnsafe(urgent, Exit.void)
         if (waitFor !== undefined) yield* Deferred.await(waitFor)
         const kept = sql`SELECT answered_ms, answered_by, n, entry FROM fos_requests
           WHERE organization_id = ${organizationId} AND environment = ${environment}

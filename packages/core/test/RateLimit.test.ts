@@ -4,6 +4,7 @@ import { TestClock } from "effect/testing"
 import * as Auth from "../src/tenancy/Auth.ts"
 import * as Engine from "../src/Engine.ts"
 import * as RateLimit from "../src/kernel/RateLimit.ts"
+import type * as SharedState from "../src/kernel/SharedState.ts"
 import type * as Tenancy from "../src/tenancy/Tenancy.ts"
 import * as Timers from "../src/kernel/Timers.ts"
 
@@ -108,4 +109,69 @@ describe("token bucket", () => {
       yield* Context.get(engine, Timers.TimeControl).advanceTo(1000).pipe(Effect.provideContext(engine))
       expect(limiter.take("org_a", "k", spec).allowed).toBe(true)
     }).pipe(Effect.scoped))
+})
+
+describe("a limiter over shared buckets", () => {
+  /** One bucket in memory standing for the store's row, counting the takes it is asked for. */
+  const fakeStore = (nowMs: () => number) => {
+    const states = new Map<string, RateLimit.Decision & { tokens: number; atMs: number }>()
+    const calls: Array<number> = []
+    const buckets: SharedState.SharedBuckets = {
+      take: (scope, name, spec, want) =>
+        Effect.sync(() => {
+          calls.push(want)
+          const key = `${scope}/${name}`
+          const state = states.get(key)
+          const refilled = state === undefined ? spec.burst : Math.min(spec.burst, state.tokens + ((nowMs() - state.atMs) * spec.perSecond) / 1000)
+          const taken = Math.min(want, Math.floor(refilled))
+          states.set(key, { ...(state as any), tokens: refilled - taken, atMs: nowMs() })
+          return { taken, tokens: refilled - taken }
+        }),
+      advanced: () => Effect.void
+    }
+    return { buckets, calls }
+  }
+
+  it.effect("decides as one process's buckets do, request by request", () =>
+    Effect.gen(function*() {
+      let now = 0
+      const { buckets } = fakeStore(() => now)
+      const shared = RateLimit.makeSharedRateLimiter(buckets, () => now)
+      const local = RateLimit.makeRateLimiter(() => now)
+      const spec = { perSecond: 2, burst: 3 }
+      for (let i = 0; i < 12; i++) {
+        now += i % 4 === 0 ? 700 : 0
+        const decision = yield* RateLimit.decide(shared.take("org_a", "k", spec), Effect.succeed)
+        expect(decision).toEqual(local.take("org_a", "k", spec))
+      }
+    }))
+
+  it.effect("takes once for the requests that wait together, and gives the tokens in the order they came", () =>
+    Effect.gen(function*() {
+      const { buckets, calls } = fakeStore(() => 0)
+      const shared = RateLimit.makeSharedRateLimiter(buckets, () => 0)
+      const spec = { perSecond: 1, burst: 5 }
+      const decisions = yield* Effect.all(
+        Array.from({ length: 8 }, () => RateLimit.decide(shared.take("org_a", "k", spec), Effect.succeed)),
+        { concurrency: "unbounded" }
+      )
+      expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, false, false, false])
+      expect(decisions.map((d) => d.remaining)).toEqual([4, 3, 2, 1, 0, 0, 0, 0])
+      expect(decisions[7]!.retryAfterSeconds).toBe(1)
+      // One take for the eight: the first request's take starts in a fiber of its own, after the others came.
+      expect(calls).toEqual([8])
+    }))
+
+  it.effect("fails the waiting requests with the store's failure, and takes again afterwards", () =>
+    Effect.gen(function*() {
+      let down = true
+      const { buckets } = fakeStore(() => 0)
+      const flaky: SharedState.SharedBuckets = { ...buckets, take: (...args) => down ? Effect.die("store down") : buckets.take(...args) }
+      const shared = RateLimit.makeSharedRateLimiter(flaky, () => 0)
+      const spec = { perSecond: 1, burst: 5 }
+      const exit = yield* Effect.exit(RateLimit.decide(shared.take("org_a", "k", spec), Effect.succeed))
+      expect(exit._tag).toBe("Failure")
+      down = false
+      expect((yield* RateLimit.decide(shared.take("org_a", "k", spec), Effect.succeed)).allowed).toBe(true)
+    }))
 })

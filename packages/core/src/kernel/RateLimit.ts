@@ -14,7 +14,7 @@
  * processes").
  */
 import { type DedicatedBucket } from "@fos/contract"
-import { Context, Effect, Layer } from "effect"
+import { Context, Deferred, Effect, Exit, Layer } from "effect"
 import * as RealClock from "./RealClock.ts"
 import type { BucketSpec, SharedBuckets } from "./SharedState.ts"
 
@@ -138,55 +138,59 @@ const decisionOf = (spec: BucketSpec, tokens: number, allowed: boolean): Decisio
 })
 
 /**
- * How many tokens a process takes from a shared bucket at once: one below 100 per second, so such a bucket admits
- * exactly what one process would; above, a fiftieth of a second's refill (4 for the sandbox's 200 per second, at
- * most 100), so that a busy bucket costs the store one statement per lease rather than per request. The tokens a
- * lease leaves are this process's to spend: at most `lease - 1` per process past the bound, and as many held back
- * from the others (docs/decisions.md, "Rate limits across processes").
+ * A bucket a take from the store is under way for, as this process sees it: the requests that came meanwhile, which
+ * wait for the next take.
  */
-export const leaseOf = (spec: BucketSpec): number => Math.max(1, Math.min(100, Math.floor(spec.perSecond / 50)))
-
-/** How long a lease's tokens stay this process's: after that they are dropped, not spent late. */
-export const leaseHoldMs = 1_000
-
-interface Lease {
-  /** The whole tokens leased and not yet spent. */
-  tokens: number
-  /** When they were leased, in real time. */
-  readonly atMs: number
-  /** The shared bucket's tokens after the lease, for the headers. */
-  readonly bucketTokens: number
+interface SharedBucket {
+  readonly waiting: Array<Deferred.Deferred<Decision>>
 }
 
 /**
  * A limiter over the buckets every process sharing the store takes from (SharedState.ts), on real time `realNow`.
- * A request spends a token of this process's lease when it has one (decided at once), else takes a new lease from
- * its shared bucket (one statement). The headers describe the shared bucket as the lease left it, refilled since,
- * plus what the lease still holds.
+ * A request waits for the next take from its shared bucket: one statement at a time per bucket, for every request
+ * of this process waiting by then, so a burst of concurrent requests costs one round trip, not one each, and no
+ * token is taken that a request does not spend (the service admits exactly what one bucket would). The waiting
+ * requests get the tokens taken in the order they came; the headers describe the shared bucket as the take left
+ * it (docs/decisions.md, "Rate limits across processes").
  */
-export const makeSharedRateLimiter = (buckets: SharedBuckets, realNow: () => number): RateLimiterService => {
-  const leases = new Map<string, Lease>()
-  const fromLease = (spec: BucketSpec, lease: Lease, nowMs: number): Decision => {
-    lease.tokens--
-    const refilled = Math.min(spec.burst, lease.bucketTokens + ((nowMs - lease.atMs) * spec.perSecond) / 1000)
-    return decisionOf(spec, Math.min(spec.burst, refilled + lease.tokens), true)
-  }
+export const makeSharedRateLimiter = (store: SharedBuckets, realNow: () => number): RateLimiterService => {
+  const buckets = new Map<string, SharedBucket>()
+  /** Takes for the waiting requests until none waits; runs in a fiber of its own. */
+  const drain = (key: string, bucket: SharedBucket, scope: string, name: string, spec: BucketSpec): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const batch = bucket.waiting.splice(0)
+      if (batch.length === 0) {
+        // A bucket no request waits for is forgotten (a per-address bucket may never be asked again).
+        buckets.delete(key)
+        return Effect.void
+      }
+      return Effect.matchCauseEffect(store.take(scope, name, spec, batch.length, realNow()), {
+        onSuccess: ({ taken, tokens }) => {
+          batch.forEach((waiter, i) =>
+            Deferred.doneUnsafe(waiter, Exit.succeed(i < taken ? decisionOf(spec, tokens + taken - 1 - i, true) : decisionOf(spec, tokens, false)))
+          )
+          return drain(key, bucket, scope, name, spec)
+        },
+        // A store that failed fails every request waiting with its cause, as a request's own read would.
+        onFailure: (cause) => {
+          buckets.delete(key)
+          for (const waiter of [...batch, ...bucket.waiting.splice(0)]) Deferred.doneUnsafe(waiter, Exit.failCause(cause))
+          return Effect.void
+        }
+      })
+    })
   return {
     take: (scope, name, spec) => {
       const key = `${scope}\u0000${name}`
-      const nowMs = realNow()
-      const held = leases.get(key)
-      if (held !== undefined) {
-        if (held.tokens >= 1 && nowMs - held.atMs < leaseHoldMs) return fromLease(spec, held, nowMs)
-        leases.delete(key)
+      const waiter = Deferred.makeUnsafe<Decision>()
+      const bucket = buckets.get(key)
+      if (bucket !== undefined) {
+        bucket.waiting.push(waiter)
+        return Deferred.await(waiter)
       }
-      return Effect.map(buckets.take(scope, name, spec, leaseOf(spec), nowMs), ({ taken, tokens }) => {
-        if (taken < 1) return decisionOf(spec, tokens, false)
-        if (taken === 1) return decisionOf(spec, tokens, true)
-        const lease: Lease = { tokens: taken, atMs: nowMs, bucketTokens: tokens }
-        leases.set(key, lease)
-        return fromLease(spec, lease, nowMs)
-      })
+      const fresh: SharedBucket = { waiting: [waiter] }
+      buckets.set(key, fresh)
+      return Effect.andThen(Effect.forkDetach(drain(key, fresh, scope, name, spec)), Deferred.await(waiter))
     }
   }
 }
