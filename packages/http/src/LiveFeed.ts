@@ -2,25 +2,27 @@
  * What an organization's sandbox shows live, for the inspector and `fos tail` (docs/inspect.md, "Recent requests"
  * and "The live stream"):
  *
- * - **Recent requests.** Every answered request of a known caller is recorded here, in memory, in a ring of the
- *   last `recentRequestsPerScope` per organization and environment: `GET /sandbox/v2/simulate/requests` reads the
- *   sandbox's, newest first. Recording is one object and one array slot per request, whatever the `--quiet` flag
- *   or the engine's `requestLog` option say; an entry holds no header, query string or body (RequestLog.ts). The
- *   ring is this process's: after a restart, or on another process sharing the store, it starts empty.
+ * - **Recent requests.** Every answered request of a known caller is recorded here, the last
+ *   `recentRequestsPerScope` per organization and environment: `GET /sandbox/v2/simulate/requests` reads the
+ *   sandbox's, newest first, each naming the process that answered it. One process keeps them in a ring in memory
+ *   (one object and one array slot per request, whatever the `--quiet` flag or the engine's `requestLog` option
+ *   say), which a restart empties. Processes sharing a PostgreSQL store keep them in the store (SharedState.ts), so
+ *   each lists and streams every process's. An entry holds no header, query string or body (RequestLog.ts).
  * - **The live stream.** `GET /sandbox/v2/simulate/stream` answers server-sent events: each request entry as it is
  *   recorded (`event: request`), and each event of the sandbox's outbox (`event: event`, with `id:` the event's id,
  *   so a client resumes with `Last-Event-ID` or `?after=`). Events come from the outbox, not from the code that
  *   emits them, so an event is shown only once committed: a stream reads the outbox right after every answered
  *   request of its organization (the request's transactions have committed by then), right after every timer of its
  *   sandbox this process fires (`Outbox.committed`, told by `Timers.fireDue`: the system clock's scheduler, an
- *   advance), and once a second of real time (`tailIntervalMs`) for what another process sharing a PostgreSQL store
- *   commits.
+ *   advance), right after another process tells of a request of the organization, and once a second of real time
+ *   (`tailIntervalMs`) for what another process sharing a PostgreSQL store commits outside a request.
  *
  * Sequence numbers are handed out before commit (kernel/Store.ts, `nextSequence`), so two transactions may commit
  * out of number order. Each read starts `reorderWindow` numbers below the highest event sent and skips the ids sent
  * already: an event committed after one numbered up to that many later is still pushed.
  *
- * Bounds: at most `maxStreamsPerOrganization` open streams per organization (the next is `429 RATE_LIMITED`); a
+ * Bounds: at most `maxStreamsPerOrganization` open streams per organization, counted over every process sharing
+ * the store (`admit`; the next is `429 RATE_LIMITED`); a
  * stream whose client reads too slowly to take `streamBufferMessages` messages is ended (reconnect with
  * `Last-Event-ID`). Closing the connection ends the stream's fibers and unregisters it.
  */
