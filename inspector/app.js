@@ -576,6 +576,8 @@ const requestColumns = [
   { label: "duration", render: (r) => `${Number(r.durationMs).toFixed(1)} ms` },
   { label: "correlation id", render: (r) => html`<span class="mono">${r.correlationId}</span>` }
 ]
+/** Which process answered: shown once the list holds more than one (several processes sharing a PostgreSQL store). */
+const processColumn = { label: "process", render: (r) => html`<span class="mono" title=${r.answeredBy}>${String(r.answeredBy ?? "").slice(0, 8)}</span>` }
 
 const RecentRequests = ({ feed }) => {
   const v = useVersion()
@@ -589,7 +591,7 @@ const RecentRequests = ({ feed }) => {
   return html`<section>
     <h2>Recent requests <label class="muted toggle"><input type="checkbox" checked=${writesOnly} onChange=${(e) => setWritesOnly(e.currentTarget.checked)} /> writes only (this page's own reads are listed too)</label></h2>
     ${error?.status === 404 ? html`<p class="muted">This server does not serve the request log (GET /simulate/requests).</p>` : html`<${ErrorNote} error=${error} />`}
-    ${error?.status === 404 && rows.length === 0 ? null : html`<${Table} rows=${rows} columns=${requestColumns} empty="no requests yet" />`}
+    ${error?.status === 404 && rows.length === 0 ? null : html`<${Table} rows=${rows} columns=${new Set(rows.map((r) => r.answeredBy)).size > 1 ? [...requestColumns, processColumn] : requestColumns} empty="no requests yet" />`}
   </section>`
 }
 
