@@ -166,9 +166,13 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("three fos serve proc
         expect(r.status).toBe(200)
         correlationIds.push(r.headers.get("x-correlation-id")!)
       }
-      const list = (await get(b, wideKey, "/v2/simulate/requests?limit=100")).json() as {
-        data: Array<{ path: string; correlationId: string; answeredBy: string }>
-      }
+      // Another process's requests are in the list once its insert is in: a round trip after each answer.
+      type Listed = { data: Array<{ path: string; correlationId: string; answeredBy: string }> }
+      let list: Listed = { data: [] }
+      await eventually(async () => {
+        list = (await get(b, wideKey, "/v2/simulate/requests?limit=100")).json() as Listed
+        return correlationIds.every((id) => list.data.some((r) => r.correlationId === id))
+      })
       const throughA = list.data.filter((r) => correlationIds.includes(r.correlationId))
       // Newest first, as they were answered.
       expect(throughA.map((r) => r.correlationId)).toEqual([...correlationIds].reverse())

@@ -275,11 +275,14 @@ export const migrations: ReadonlyArray<Migration> = [
     // What the processes sharing a PostgreSQL database keep for the service (SharedState.ts in packages/core;
     // SharedState.ts here): a row per rate-limit bucket, taken from by `fos_take_tokens` in one statement under the
     // row's lock, with the time every process's clock advances count as passed; and the recent requests of every
-    // organization's environments. PGlite, which serves one process, has the tables and does not use them.
+    // organization's environments. PGlite, which serves one process, has the tables and does not use them. The
+    // buckets and the requests are UNLOGGED: written without the write-ahead log, as a process's memory was, they
+    // are emptied by a crash of the database (full buckets, no recent requests), as a restart of one process empties
+    // its own.
     version: 14,
     name: "rate-limit buckets and recent requests for the service",
     statements: [
-      `CREATE TABLE fos_rate_buckets (
+      `CREATE UNLOGGED TABLE fos_rate_buckets (
          scope text NOT NULL,
          name text NOT NULL,
          tokens double precision NOT NULL,
@@ -293,7 +296,7 @@ export const migrations: ReadonlyArray<Migration> = [
       `CREATE FUNCTION fos_take_tokens(p_scope text, p_name text, p_rate double precision, p_burst double precision, p_want integer, p_real_now double precision)
          RETURNS TABLE (o_taken integer, o_tokens double precision) LANGUAGE plpgsql AS $fn$
        DECLARE
-         v_now double precision := p_real_now + (SELECT t.advanced_ms FROM fos_rate_time t WHERE t.id = 1);
+         v_now double precision := p_real_now + coalesce((SELECT t.advanced_ms FROM fos_rate_time t WHERE t.id = 1), 0);
          v_tokens double precision;
          v_at double precision;
          v_taken integer;
@@ -312,7 +315,7 @@ export const migrations: ReadonlyArray<Migration> = [
          RETURN QUERY SELECT v_taken, v_tokens;
        END
        $fn$`,
-      `CREATE TABLE fos_requests (
+      `CREATE UNLOGGED TABLE fos_requests (
          organization_id text NOT NULL,
          environment text NOT NULL,
          answered_ms double precision NOT NULL,

@@ -7,7 +7,7 @@
  *   have moved, which the buckets count as time passed.
  * - **Recent requests**: `fos_requests`, the newest of each organization's environment. A process gathers the
  *   requests it answers while one insert is in flight and inserts them with the next (one statement for a moment's
- *   requests, off the requests' path, for at most `gatherMs`), which also notifies every process of the sandbox's records (`NOTIFY
+ *   requests, off the requests' path), which also notifies every process of the sandbox's records (`NOTIFY
  *   fos_requests`, a notification per few kilobytes of records), for the live streams. Each process listens on one connection of its own, and listens again when that connection is lost.
  *
  * Its statements run outside any request's transaction, in the context the store was built in.
@@ -29,11 +29,6 @@ const encoder = new TextEncoder()
 const pruneEvery = 500
 /** The records one insert takes at most. */
 const insertSlice = 1_000
-/**
- * How long a process gathers the requests it answers before it inserts them, in real time: a busy process inserts
- * a statement's worth at a time. A read of the list does not wait for it.
- */
-const gatherMs = 20
 /** How long a lost listening connection waits before listening again, in real time. */
 const relistenMs = 1_000
 
@@ -77,7 +72,6 @@ export const makeSharedState = Effect.gen(function*() {
   // The records gathered while an insert is in flight, and the two moments a reader may wait for.
   let pending: Array<SharedState.SharedRequestRecord> = []
   let wake = Deferred.makeUnsafe<void>()
-  let urgent = Deferred.makeUnsafe<void>()
   let gathered = Deferred.makeUnsafe<void>()
   let inFlight: Deferred.Deferred<void> | undefined
   const addedSincePrune = new Map<string, number>()
@@ -130,10 +124,7 @@ export const makeSharedState = Effect.gen(function*() {
 
   const flushOnce = Effect.gen(function*() {
     yield* Deferred.await(wake)
-    // The requests of the next moment go with these, unless a reader waits for them.
-    yield* Effect.raceFirst(Effect.sleep(Duration.millis(gatherMs)), Deferred.await(urgent))
     wake = Deferred.makeUnsafe()
-    urgent = Deferred.makeUnsafe()
     const batch = pending
     const done = gathered
     pending = []
@@ -155,12 +146,23 @@ export const makeSharedState = Effect.gen(function*() {
   })
   yield* Effect.forkScoped(Effect.forever(flushOnce))
 
+  // Listening holds a connection and has every notification decoded: only while a stream of this process waits.
   const listeners = new Set<(record: SharedState.SharedRequestRecord) => void>()
+  let wanted = Deferred.makeUnsafe<void>()
+  let unwanted = Deferred.makeUnsafe<void>()
+  // Done once PostgreSQL confirms the LISTEN: a new listener waits for it, so that it misses nothing told after.
+  let listening = Deferred.makeUnsafe<void>()
   const listenOnce = Effect.scoped(Effect.gen(function*() {
+    yield* Deferred.await(wanted)
+    const stop = unwanted
+    yield* Effect.addFinalizer(() => Effect.sync(() => {
+      if (Deferred.isDoneUnsafe(listening)) listening = Deferred.makeUnsafe()
+    }))
     const notes = yield* sql.listen(channel)
+    Deferred.doneUnsafe(listening, Exit.void)
     while (true) {
-      const note = yield* Queue.take(notes)
-      if (listeners.size === 0) continue
+      const note = yield* Effect.raceFirst(Queue.take(notes), Effect.as(Deferred.await(stop), undefined))
+      if (note === undefined) return
       for (const [organizationId, environment, answeredMs, answeredBy, n, entry] of JSON.parse(note.payload) as Array<[string, string, number, string, number, string]>) {
         const record = recordOf({ organization_id: organizationId, environment, answered_ms: answeredMs, answered_by: answeredBy, n, entry })
         for (const listener of listeners) listener(record)
@@ -178,7 +180,6 @@ export const makeSharedState = Effect.gen(function*() {
       Effect.gen(function*() {
         // What this process recorded before the call is inserted before it is read.
         const waitFor = pending.length > 0 ? gathered : inFlight
-        if (pending.length > 0) Deferred.doneUnsafe(urgent, Exit.void)
         if (waitFor !== undefined) yield* Deferred.await(waitFor)
         const kept = sql`SELECT answered_ms, answered_by, n, entry FROM fos_requests
           WHERE organization_id = ${organizationId} AND environment = ${environment}
@@ -194,14 +195,24 @@ export const makeSharedState = Effect.gen(function*() {
       }),
     subscribe: (listener) => {
       listeners.add(listener)
-      return () => listeners.delete(listener)
-    }
+      if (listeners.size === 1) {
+        unwanted = Deferred.makeUnsafe()
+        Deferred.doneUnsafe(wanted, Exit.void)
+      }
+      return () => {
+        if (!listeners.delete(listener) || listeners.size > 0) return
+        wanted = Deferred.makeUnsafe()
+        Deferred.doneUnsafe(unwanted, Exit.void)
+      }
+    },
+    // At most a second: a database that cannot be reached delays a stream's start, never holds it.
+    listening: Effect.suspend(() => Effect.raceFirst(Deferred.await(listening), Effect.sleep(Duration.millis(relistenMs)))).pipe(Effect.provideContext(context))
   }
 
   /** Buckets left full are forgotten when a process starts: a missing bucket is a full one. */
   const startedMs = yield* Clock.currentTimeMillis
   yield* Effect.ignore(run(sql`DELETE FROM fos_rate_buckets
-    WHERE tokens + greatest(0, ${startedMs} + (SELECT advanced_ms FROM fos_rate_time WHERE id = 1) - at_ms) * per_second / 1000 >= burst`))
+    WHERE tokens + greatest(0, ${startedMs} + coalesce((SELECT advanced_ms FROM fos_rate_time WHERE id = 1), 0) - at_ms) * per_second / 1000 >= burst`))
 
   return { buckets, requests } satisfies Store.StoreService["shared"]
 })

@@ -45,6 +45,7 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("the shared state of 
     const [a, b] = [await sharedOf(runtimes[0]!), await sharedOf(runtimes[1]!)]
     const heardByB: Array<SharedState.SharedRequestRecord> = []
     const stop = b.requests.subscribe((r) => heardByB.push(r))
+    await runtimes[1]!.runPromise(b.requests.listening)
     const record = (shared: typeof a, by: string, n: number, answeredMs: number, environment: "sandbox" | "live" = "sandbox") =>
       shared.requests.record({ organizationId: "org_list", environment, answeredMs, answeredBy: by, n, json: JSON.stringify({ n, by }) })
     // Interleaved in time, recorded by two processes.

@@ -228,10 +228,21 @@ export const make = (realClock: Clock.Clock, options: FeedOptions = {}): LiveFee
       subscriber.nudge()
     }
   }
-  // The requests other processes answer reach this one's streams as the store tells of them; its own, at once.
-  shared?.subscribe((r) => {
-    if (r.answeredBy !== processId && r.environment === "sandbox" && subscribers.has(r.organizationId)) tell(r.organizationId, sse("request", r.json))
+  // The requests other processes answer reach this one's streams as the store tells of them, while a stream is
+  // open here; its own, at once.
+  let stopHearing: (() => void) | undefined
+  const hearOthers: Effect.Effect<void> = Effect.suspend(() => {
+    if (shared === undefined) return Effect.void
+    stopHearing ??= shared.subscribe((r) => {
+      if (r.answeredBy !== processId && subscribers.has(r.organizationId)) tell(r.organizationId, sse("request", r.json))
+    })
+    return shared.listening
   })
+  const stopHearingOthers = () => {
+    if (subscribers.size > 0 || stopHearing === undefined) return
+    stopHearing()
+    stopHearing = undefined
+  }
   let recordedCount = 0
 
   const record: LiveFeedService["record"] = (organizationId, environment, method, path, response, startedNs, correlationId, injected) => {
@@ -389,6 +400,7 @@ export const make = (realClock: Clock.Clock, options: FeedOptions = {}): LiveFee
           let set = subscribers.get(organizationId)
           if (set === undefined) subscribers.set(organizationId, (set = new Set()))
           set.add(subscriber)
+          yield* hearOthers
           const closeThis = Effect.sync(end)
           open.add(closeThis)
           yield* Effect.addFinalizer(() =>
@@ -397,6 +409,7 @@ export const make = (realClock: Clock.Clock, options: FeedOptions = {}): LiveFee
                 open.delete(closeThis)
                 set.delete(subscriber)
                 if (set.size === 0 && subscribers.get(organizationId) === set) subscribers.delete(organizationId)
+                stopHearingOthers()
               }),
               release
             )

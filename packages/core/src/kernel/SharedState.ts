@@ -78,10 +78,12 @@ export interface SharedRequests {
     limit: number
   ) => Effect.Effect<{ readonly records: ReadonlyArray<SharedRequestRecord>; readonly total: number }>
   /**
-   * Calls `listener` with every record any process keeps from now on (this one's included), as the store tells
-   * them; the returned function stops it.
+   * Calls `listener` with every sandbox record any process keeps (this one's included), as the store tells them,
+   * from the moment `listening` ends; the returned function stops it.
    */
   readonly subscribe: (listener: (record: SharedRequestRecord) => void) => () => void
+  /** Ends once the store tells this process of the records kept (or, if it cannot, a moment later). */
+  readonly listening: Effect.Effect<void>
 }
 
 export interface SharedState {
