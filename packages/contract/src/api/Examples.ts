@@ -674,7 +674,8 @@ export const resourceExamples: Readonly<Record<string, unknown>> = {
     status: 404,
     type: "CUSTOMER_NOT_FOUND",
     durationMs: 1.532,
-    correlationId: "f49e05556fc8bdb40000000000000001"
+    correlationId: "f49e05556fc8bdb40000000000000001",
+    answeredBy: "9f2c41d07ab35e18"
   },
   ResourceActions: {
     resourceId: "txn_01j9x4k2m7q8r3t5v6w8y0z2ab",
