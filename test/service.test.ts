@@ -5,12 +5,24 @@
  * and `fos tail` are the service's; and killing one process loses none of it.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { delimiter, join } from "node:path"
+import { chromium } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { killAllFos, repoRoot, type RunningFos, startFos } from "./fosProcess.ts"
+
+/** Debian's Chromium, for the inspector's check; CI requires it (FOS_REQUIRE_CHROMIUM=1). */
+const chromiumPath = (process.env.PATH ?? "").split(delimiter).map((dir) => join(dir, "chromium")).find((candidate) => {
+  try {
+    accessSync(candidate, constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+})
+if (chromiumPath === undefined && process.env.FOS_REQUIRE_CHROMIUM === "1") throw new Error("FOS_REQUIRE_CHROMIUM=1 but there is no chromium on the PATH")
 
 const keyOf = (n: number) => `ck_sandbox_${n.toString(16).padStart(2, "0").repeat(32)}`
 /** Limit 1/s, burst 20: the issue's check. */
@@ -191,6 +203,27 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("three fos serve proc
     } finally {
       stream.close()
       tail.kill("SIGINT")
+    }
+  })
+
+  it.skipIf(chromiumPath === undefined)("show in the inspector which process answered each request", async () => {
+    const [a, b] = origins as [string, string]
+    for (let i = 0; i < 3; i++) expect((await get(a, wideKey, "/v2/customers?limit=3")).status).toBe(200)
+    const browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-gpu"] })
+    try {
+      const page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage()
+      await page.goto(`${b}/inspect`)
+      await page.getByLabel("Key or operator token").fill(wideKey)
+      await page.getByRole("button", { name: "Sign in" }).click()
+      // B's list holds A's requests and its own: the table names the process of each.
+      const header = page.locator("section", { hasText: "Recent requests" }).locator("th", { hasText: "process" })
+      await expect.poll(() => header.count(), { timeout: 20_000 }).toBe(1)
+      const list = (await get(b, wideKey, "/v2/simulate/requests?limit=100")).json() as { data: Array<{ answeredBy: string }> }
+      const shown = await page.locator("section", { hasText: "Recent requests" }).locator("td .mono[title]").evaluateAll((cells) => cells.map((c) => c.getAttribute("title")))
+      expect(new Set(shown).size).toBeGreaterThan(1)
+      for (const process of shown) expect(list.data.map((r) => r.answeredBy)).toContain(process)
+    } finally {
+      await browser.close()
     }
   })
 
