@@ -209,7 +209,7 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("three fos serve proc
   it.skipIf(chromiumPath === undefined)("show in the inspector which process answered each request", async () => {
     const [a, b] = origins as [string, string]
     for (let i = 0; i < 3; i++) expect((await get(a, wideKey, "/v2/customers?limit=3")).status).toBe(200)
-    const browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-gpu"] })
+    const browser = await chromium.launch({ executablePath: chromiumPath!, args: ["--no-sandbox", "--disable-gpu"] })
     try {
       const page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage()
       await page.goto(`${b}/inspect`)
