@@ -4,9 +4,9 @@
  * operator commands, which call a running server's operator surface; `fos listen` forwards a sandbox's webhooks to a local
  * receiver (listen.ts).
  */
+import { infoRequested, ListenError, serveHelp, StoreError, UsageError } from "@fos/serve/cli"
 import { listen, ListenRefused, listenUsage, parseListenArgs } from "./listen.ts"
 import { OperatorRefused, operatorUsage, runOperator } from "./operator.ts"
-import { infoRequested, ListenError, parseServeArgs, serve, serveHelp, StoreError, UsageError } from "./serve.ts"
 import { runTail, tailUsage } from "./tail.ts"
 
 /** What `fos`, `fos help` and `fos --help` print; `fos serve --help` prints the server's own (serveHelp). */
@@ -43,8 +43,11 @@ const main = async (argv: ReadonlyArray<string>) => {
     : undefined
   if (info !== undefined) return console.log(info)
   switch (command) {
-    case "serve":
+    case "serve": {
+      // The engine is loaded by the command that runs it, so that the others (and --version) start in milliseconds.
+      const { parseServeArgs, serve } = await import("./serve.ts")
       return serve(parseServeArgs(args, process.env), (line) => console.log(line))
+    }
     case "listen":
       await listen(parseListenArgs(args, process.env), (line) => console.log(line))
       // Its sockets to the server and the receiver may idle on keep-alive a while: the work is done.

@@ -9,7 +9,7 @@
  * The server is `--url URL` or FOS_SERVER (default http://127.0.0.1:4000); the key is `--key KEY` or FOS_API_KEY,
  * a sandbox key with read_write access.
  */
-import { UsageError } from "./serve.ts"
+import { UsageError } from "@fos/serve/cli"
 
 export const listenUsage = `usage: fos listen --forward-to URL [--events TYPE,TYPE] [--key KEY] [--url URL]
 

@@ -5,7 +5,7 @@
  * The server is `--server URL` or FOS_SERVER (default http://127.0.0.1:4000); the token is `--token T` or
  * FOS_OPERATOR_TOKEN. A refusal prints the problem's type and detail and exits 1; bad usage exits 2.
  */
-import { UsageError } from "./serve.ts"
+import { UsageError } from "@fos/serve/cli"
 
 interface Parsed {
   readonly positional: ReadonlyArray<string>

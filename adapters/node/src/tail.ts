@@ -12,7 +12,7 @@
  * resuming after the last event shown (Last-Event-ID); Ctrl-C (SIGINT) or SIGTERM ends it, exit 0.
  */
 import { OperatorRefused } from "./operator.ts"
-import { UsageError } from "./serve.ts"
+import { UsageError } from "@fos/serve/cli"
 
 export const tailUsage = `  fos tail [ORG_ID] [--json] [--types events,requests] [--key K]
                                             (the live stream of a sandbox's events and requests: with a sandbox key,

@@ -10,6 +10,9 @@ import { Clocks, MemoryStore, Seed } from "@fos/core"
 import { parseIso } from "@fos/contract"
 import { layerPgliteStore, layerPostgresStore, redactUrl } from "@fos/sql"
 import { Effect, type Layer } from "effect"
+import { UsageError } from "./Cli.ts"
+
+export * from "./Cli.ts"
 
 export interface ServeOptions {
   readonly port: number
@@ -29,69 +32,6 @@ export interface ServeOptions {
   /** No request log (the start lines are still printed). */
   readonly quiet: boolean
 }
-
-/** The flags, for usage messages. */
-export const serveUsage = `serve [--port N] [--host H] [--store memory|DIR|postgres://URL] [--clock system|virtual] [--clock-start ISO]
-      [--seed FILE] [--random-seed N] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]
-      [--log-format pretty|json] [--quiet]`
-
-/** What `<command> serve --help` prints: every flag with its meaning and default, and examples. */
-export const serveHelp = (command: string): string => `usage: ${command} ${serveUsage}
-
-Serves the Financial Operations Service API: sandbox at <origin>/sandbox, production at <origin>/live, the operator
-surface at <origin>/operator (for the fos orgs/users/keys commands) and the reference page at <origin>/docs.
-
-flags:
-  --port N                          port to listen on; 0 picks a free one              (default: PORT, else 4000)
-  --host H                          address to listen on                               (default: 127.0.0.1)
-  --store S                         memory: nothing kept after the process ends;
-                                    a directory: embedded PGlite, created if missing;
-                                    postgres://user:pass@host:port/db: PostgreSQL        (default: ./.fos)
-  --clock system|virtual            virtual: time moves only through the clock endpoints
-                                    (default: system; virtual with --random-seed)
-  --clock-start ISO                 where a new store's virtual clocks start
-                                    (default: now; 2026-03-03T09:00:00.000Z with --random-seed)
-  --seed FILE                       organizations, users and keys to create (JSON, see the README's "Seed file");
-                                    no demo organization then
-  --random-seed N                   every id, secret, address, number and hash fos invents comes from N (such as
-                                    42), each organization's from a stream of its own, and the clock is virtual from
-                                    a fixed instant: on a fresh store, the same requests get the same answers,
-                                    whatever the day (docs/testing.md)                  (default: random)
-  --idempotency-retention-seconds N how long an idempotent response is replayed         (default: 2592000, 30 days)
-  --operator-token T                the operator surface's bearer token, at least 16 characters
-                                    (default: FOS_OPERATOR_TOKEN, else the store's: minted and printed at its first
-                                    start, the same at later starts)
-  --insecure-webhooks               allows webhook URLs on loopback hosts (http:// or https:// to 127.0.0.1, ::1,
-                                    localhost), for a receiver on this machine           (default: off)
-  --log-format pretty|json          the request log: a line per request, or a JSON object per line (default: pretty)
-  --quiet                           no request log (the start lines are still printed)
-  --help, --version                 print this, or the version
-
-On its first start on a store, and without --seed, fos creates a demo organization and prints its keys once.
-
-examples:
-  ${command} serve                                         # ./.fos, port 4000, the system clock
-  ${command} serve --store memory --port 0                 # throwaway data, a free port
-  ${command} serve --clock virtual --clock-start 2026-01-01T00:00:00Z --seed seed.json
-  ${command} serve --store memory --seed seed.json --random-seed 42      # reproducible: virtual clock from 2026-03-03T09:00Z
-  ${command} serve --store postgres://fos:secret@127.0.0.1:5432/fos --log-format json`
-
-/** A bad flag or seed: the message names the problem; the process exits with status 2 having written nothing. */
-export class UsageError extends Error {}
-
-/** fos's version: this package's own (src/ and an installed dist/ both sit one folder below its package.json). */
-export const fosVersion = (): string =>
-  (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version
-
-/** What `--help` and `--version` print, when `args` asks for either (whatever else it holds); else undefined. */
-export const infoRequested = (args: ReadonlyArray<string>, usage: string): string | undefined =>
-  args.includes("--help") || args.includes("-h") ? usage : args.includes("--version") ? `fos ${fosVersion()}` : undefined
-
-/** A store that cannot be opened: the message says which and why; the data is left as it was. */
-export class StoreError extends Error {}
-
-/** An address the server cannot listen on (a port in use, a port it may not take): one line, status 1. */
-export class ListenError extends Error {}
 
 const flagValue = (args: ReadonlyArray<string>, i: number, name: string): string => {
   const value = args[i + 1]
