@@ -4,6 +4,7 @@
  * operator commands, which call a running server's operator surface; `fos listen` forwards a sandbox's webhooks to a local
  * receiver (listen.ts).
  */
+import { enableCompileCache, flushCompileCache } from "node:module"
 import { infoRequested, ListenError, serveHelp, StoreError, UsageError } from "@fos/serve/cli"
 import { listen, ListenRefused, listenUsage, parseListenArgs } from "./listen.ts"
 import { OperatorRefused, operatorUsage, runOperator } from "./operator.ts"
@@ -45,8 +46,17 @@ const main = async (argv: ReadonlyArray<string>) => {
   switch (command) {
     case "serve": {
       // The engine is loaded by the command that runs it, so that the others (and --version) start in milliseconds.
+      // V8's code for its modules, the type-stripped sources included, is kept on disk between starts (Node's own
+      // cache: in NODE_COMPILE_CACHE, else the system's temporary directory; NODE_DISABLE_COMPILE_CACHE=1 turns it
+      // off), so a start compiles only what changed (docs/performance.md, "Start").
+      enableCompileCache()
       const { parseServeArgs, serve } = await import("./serve.ts")
-      return serve(parseServeArgs(args, process.env), (line) => console.log(line))
+      return serve(parseServeArgs(args, process.env), (line) => {
+        console.log(line)
+        // The cache is written once the server is ready (its last start line), rather than at exit, which a server
+        // stopped by kill -9 (a test's SIGKILL) never reaches; after the line, so writing it never delays "ready".
+        if (line.startsWith("live: ")) setImmediate(flushCompileCache)
+      })
     }
     case "listen":
       await listen(parseListenArgs(args, process.env), (line) => console.log(line))

@@ -6,8 +6,9 @@
  * client (`@effect/sql-pg`) and one implementation (docs/storage.md says why this route was chosen). PGlite is a
  * single session, so on it transactions run one at a time.
  */
-import { mkdirSync, rmSync } from "node:fs"
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs"
 import { connect, createServer, type Server } from "node:net"
+import { homedir } from "node:os"
 import { join, relative } from "node:path"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
@@ -156,6 +157,48 @@ const lockDirectory = async (dir: string): Promise<() => Promise<void>> => {
   throw new StoreOpenError(`PGlite directory ${dir}: cannot take its lock`)
 }
 
+/**
+ * Where a new PGlite directory's cluster comes from: one that PGlite's initdb made once, kept per PGlite version in
+ * the user's cache (`$XDG_CACHE_HOME/fos`, else `~/.cache/fos`), and copied into each new directory. initdb is most
+ * of what opening a new store costs (seconds of CPU, against a fraction of one for the copy); the copy is the
+ * cluster initdb would make, and fos's migrations run on it as on any new store. Made in a directory of its own
+ * and renamed into place, so a process that finds it finds it whole. Undefined when the cache cannot be written:
+ * the directory then gets its own initdb, as before. Made once per process.
+ */
+let templateMade: Promise<string | undefined> | undefined
+export const pgliteClusterTemplate = (): Promise<string | undefined> => templateMade ??= makeTemplate()
+
+const makeTemplate = async (): Promise<string | undefined> => {
+  try {
+    const pin = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { dependencies: Record<string, string> })
+      .dependencies["@electric-sql/pglite"]
+    const cache = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "fos")
+    const template = join(cache, `pglite-cluster-${pin}`)
+    if (existsSync(join(template, "PG_VERSION"))) return template
+    const building = `${template}.building-${process.pid}`
+    rmSync(building, { recursive: true, force: true })
+    mkdirSync(building, { recursive: true })
+    const db = await PGlite.create(building)
+    await db.close()
+    try {
+      renameSync(building, template)
+    } catch {
+      // Another process put its own in place first.
+      rmSync(building, { recursive: true, force: true })
+    }
+    return existsSync(join(template, "PG_VERSION")) ? template : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** A new directory (no cluster in it yet) gets a copy of the template cluster; an existing one is left alone. */
+const seedCluster = async (dir: string): Promise<void> => {
+  if (existsSync(join(dir, "PG_VERSION"))) return
+  const template = await pgliteClusterTemplate()
+  if (template !== undefined) cpSync(template, dir, { recursive: true })
+}
+
 /** The store on PGlite in `dir`: durable, in process, no set-up. */
 export const layerPgliteStore = (dir: string) => layerSqlStore.pipe(Layer.provide(layerPgliteClient(dir)))
 
@@ -165,7 +208,7 @@ export const layerPgliteClient = (dir: string) =>
     const release = yield* Effect.tryPromise({ try: () => lockDirectory(dir), catch: (e) => e as StoreOpenError })
     yield* Effect.addFinalizer(() => Effect.promise(release))
     const db = yield* Effect.tryPromise({
-      try: () => PGlite.create(dir),
+      try: () => seedCluster(dir).then(() => PGlite.create(dir)),
       catch: (e) => new StoreOpenError(`PGlite directory ${dir}: cannot open the database (${(e as Error).message})`)
     })
     yield* Effect.addFinalizer(() => Effect.promise(() => db.close()).pipe(Effect.ignore))
