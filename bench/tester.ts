@@ -1,0 +1,386 @@
+/**
+ * `npm run bench:tester`: what a test suite pays for fos, each figure beside its baseline, measured in one run
+ * (issue 37). Nothing here asserts a time; the table goes to stdout and to docs/performance.md (`bench:tester`,
+ * unless `BENCH_NO_DOCS=1`).
+ *
+ * 1. **Start**, spawn to ready (the start lines printed), beside a bare Effect HTTP server's start on the same Node
+ *    with `npm start`'s flags (bench/effect-server.ts, which imports only what it uses): `fos serve` on the memory
+ *    store, on PGlite (a restart on a directory made before, and a first start on a new directory), and on
+ *    PostgreSQL (a restart on a database migrated before) when DATABASE_URL is set. One untimed start of each first
+ *    (the compile cache a repeated start finds is a suite's case), then `BENCH_TESTER_ROUNDS` (5) rounds, the
+ *    targets alternating; the median.
+ * 2. **The command line**: `fos --version` and `fos orgs list` (against a running server), beside `node -e 0`.
+ * 3. **Snapshot and restore** of a fixture of 3 customers, each onboarded with two USDC wallets, and 20 settled
+ *    deposits, and of ten times that, on each store (embedded engines, virtual clock), beside the memory store. The
+ *    fixture is built once through the API on the memory store and carried to the SQL stores by its snapshot rows.
+ * 4. **The journey** (test/journey.ts: about 40 requests, from a webhook endpoint and onboarding to an order and a
+ *    payout, with clock advances) on each store, embedded, beside the memory store.
+ *
+ * `BENCH_COMPARE` names another checkout (its dependencies installed): its starts and command line are measured in
+ * the same rounds, as "before".
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { SnapshotTables, Store } from "@fos/core"
+import { createEngine, type Engine } from "@fos/http"
+import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
+import { Duration, Effect } from "effect"
+import { freshDatabase } from "../adapters/sql/test/databases.ts"
+import { nodeStartArgs, v8StartFlags } from "../test/fosProcess.ts"
+import { acmeKey, journey, journeySeed } from "../test/journey.ts"
+import { deuSubmission } from "../test/submissions.ts"
+import { recordSection } from "./record.ts"
+import { median } from "./rounds.ts"
+
+const rounds = Number(process.env.BENCH_TESTER_ROUNDS ?? 5)
+const root = resolve(import.meta.dirname, "..")
+const compare = process.env.BENCH_COMPARE === undefined || process.env.BENCH_COMPARE === "" ? undefined : resolve(process.env.BENCH_COMPARE)
+const postgres = process.env.DATABASE_URL === undefined || process.env.DATABASE_URL === "" ? undefined : process.env.DATABASE_URL
+const log = (line: string) => console.error(`[bench:tester] ${line}`)
+const work = mkdtempSync(join(tmpdir(), "fos-bench-tester-"))
+const ms = (x: number) => (x < 10 ? x.toFixed(1) : x.toFixed(0))
+const ratio = (x: number, base: number) => `${(x / base).toFixed(1)}×`
+
+// ---- 1. Start --------------------------------------------------------------------------------------------------
+
+const payload = join(work, "payload.json")
+writeFileSync(payload, JSON.stringify({ status: 200, headers: [["content-type", "application/json"]], body: "{}" }))
+const token = "bench-tester-operator-token"
+
+/** Spawns `args` in `cwd` and resolves with the milliseconds until stdout shows `ready`; the process is then killed. */
+const startTime = (cwd: string, args: ReadonlyArray<string>, ready: RegExp, env: Record<string, string> = {}): Promise<number> =>
+  new Promise((ok, fail) => {
+    const t0 = performance.now()
+    const child: ChildProcess = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+    let out = ""
+    let err = ""
+    child.stderr!.on("data", (c: Buffer) => (err += c))
+    child.stdout!.on("data", (c: Buffer) => {
+      out += c
+      if (ready.test(out)) {
+        const took = performance.now() - t0
+        // The compile cache is written once the server is ready: a moment for it before the kill.
+        setTimeout(() => child.kill("SIGKILL"), 300)
+        child.once("exit", () => ok(took))
+      }
+    })
+    child.once("exit", (code) => {
+      if (!ready.test(out)) fail(new Error(`${args.join(" ")} exited ${code} before it was ready\n${out}\n${err}`))
+    })
+  })
+
+interface StartTarget {
+  readonly name: string
+  readonly run: () => Promise<number>
+  /** Runs before each timed start (untimed): a new directory for a first start. */
+  readonly before?: () => void
+}
+
+const serveArgs = [...nodeStartArgs, "--port", "0", "--quiet", "--operator-token", token]
+const fosReady = /^live: /m
+
+const startTargets = async (): Promise<Array<StartTarget>> => {
+  const targets: Array<StartTarget> = [{
+    name: "bare Effect HTTP server",
+    run: () => startTime(root, [...v8StartFlags, "bench/effect-server.ts"], /^effect: /m, { BENCH_PAYLOAD: payload })
+  }]
+  for (const [label, checkout] of [["", root], ...(compare === undefined ? [] : [[" (before)", compare]])] as const) {
+    targets.push({ name: `fos, memory${label}`, run: () => startTime(checkout, [...serveArgs, "--store", "memory"], fosReady) })
+    const restartDir = join(work, `pglite-restart${label === "" ? "" : "-before"}`)
+    await startTime(checkout, [...serveArgs, "--store", restartDir], fosReady)
+    targets.push({ name: `fos, PGlite, restart${label}`, run: () => startTime(checkout, [...serveArgs, "--store", restartDir], fosReady) })
+    const firstDir = join(work, `pglite-first${label === "" ? "" : "-before"}`)
+    targets.push({
+      name: `fos, PGlite, first start (a new directory)${label}`,
+      before: () => rmSync(firstDir, { recursive: true, force: true }),
+      run: () => startTime(checkout, [...serveArgs, "--store", firstDir], fosReady)
+    })
+    if (postgres !== undefined) {
+      const database = await freshDatabase("bench_tester")
+      dropAtEnd.push(database.drop)
+      await startTime(checkout, [...serveArgs, "--store", database.url], fosReady)
+      targets.push({ name: `fos, PostgreSQL, restart${label}`, run: () => startTime(checkout, [...serveArgs, "--store", database.url], fosReady) })
+    }
+  }
+  return targets
+}
+
+const dropAtEnd: Array<() => Promise<void>> = []
+
+const measureStarts = async () => {
+  const targets = await startTargets()
+  const times = new Map<string, Array<number>>()
+  for (const t of targets) {
+    t.before?.()
+    await t.run()
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (let i = 0; i < targets.length; i++) {
+      const t = targets[(i + round) % targets.length]!
+      t.before?.()
+      const took = await t.run()
+      times.set(t.name, [...(times.get(t.name) ?? []), took])
+    }
+    log(`start: round ${round + 1} of ${rounds}`)
+  }
+  const base = median(times.get(targets[0]!.name)!)
+  return [
+    "| Start, spawn to ready | median ms (rounds) | × the bare Effect server |",
+    "|---|---:|---:|",
+    ...targets.map((t) => {
+      const runs = times.get(t.name)!
+      return `| ${t.name} | ${ms(median(runs))} (${runs.map(ms).join(", ")}) | ${t === targets[0] ? "1.0×" : ratio(median(runs), base)} |`
+    })
+  ]
+}
+
+// ---- 2. The command line ---------------------------------------------------------------------------------------
+
+const commandTime = (cwd: string, args: ReadonlyArray<string>, env: Record<string, string> = {}): number => {
+  const t0 = performance.now()
+  execFileSync(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "inherit"] })
+  return performance.now() - t0
+}
+
+const measureCommands = async () => {
+  const server = spawn(process.execPath, [...serveArgs, "--store", "memory"], { cwd: root, stdio: ["ignore", "pipe", "inherit"] })
+  const origin = await new Promise<string>((ok) => {
+    let out = ""
+    server.stdout!.on("data", (c: Buffer) => {
+      out += c
+      const m = /^sandbox: (http:\/\/\S+)\/sandbox$/m.exec(out)
+      if (m !== null) ok(m[1]!)
+    })
+  })
+  try {
+    const env = { FOS_SERVER: origin, FOS_OPERATOR_TOKEN: token }
+    const commands: Array<[string, string, ReadonlyArray<string>]> = [["node -e 0", root, ["-e", "0"]]]
+    for (const [label, checkout] of [["", root], ...(compare === undefined ? [] : [[" (before)", compare]])] as const) {
+      commands.push([`fos --version${label}`, checkout, [...nodeStartArgs.slice(0, -1), "--version"]])
+      commands.push([`fos orgs list${label}`, checkout, [...nodeStartArgs.slice(0, -1), "orgs", "list"]])
+    }
+    const times = new Map<string, Array<number>>()
+    for (let round = 0; round <= rounds * 2; round++) {
+      for (const [name, cwd, args] of commands) {
+        const took = commandTime(cwd, args, env)
+        if (round > 0) times.set(name, [...(times.get(name) ?? []), took])
+      }
+    }
+    const base = median(times.get("node -e 0")!)
+    return [
+      "| The command line | median ms | × `node -e 0` |",
+      "|---|---:|---:|",
+      ...commands.map(([name]) => `| ${name} | ${ms(median(times.get(name)!))} | ${name === "node -e 0" ? "1.0×" : ratio(median(times.get(name)!), base)} |`)
+    ]
+  } finally {
+    server.kill("SIGKILL")
+  }
+}
+
+// ---- 3. Snapshot and restore; 4. the journey -------------------------------------------------------------------
+
+const benchKey = `ck_sandbox_${"6b".repeat(32)}`
+const seed = {
+  organizations: [{
+    id: "org_bench",
+    name: "Bench",
+    status: "active",
+    rateLimit: { sustainedPerSecond: 1_000_000, burst: 1_000_000 },
+    users: [{ id: "usr_bench", email: "bench@example.com", role: "admin" }],
+    apiKeys: [{ key: benchKey, access: "read_write", createdBy: "usr_bench" }]
+  }]
+}
+
+type StoreName = "memory" | "PGlite" | "PostgreSQL"
+const storeNames: ReadonlyArray<StoreName> = ["memory", "PGlite", ...(postgres === undefined ? [] : ["PostgreSQL" as const])]
+
+/** A new engine on a new store of `name`, with `seedFile`; `close` also removes the store. */
+const open = async (name: StoreName, seedFile: unknown) => {
+  let remove = async () => {}
+  let store: "memory" | ReturnType<typeof layerPgliteStore> | ReturnType<typeof layerPostgresStore> = "memory"
+  if (name === "PGlite") {
+    const dir = mkdtempSync(join(work, "pglite-"))
+    store = layerPgliteStore(dir)
+    remove = async () => rmSync(dir, { recursive: true, force: true })
+  }
+  if (name === "PostgreSQL") {
+    const database = await freshDatabase("bench_tester")
+    store = layerPostgresStore(database.url)
+    remove = database.drop
+  }
+  const engine = await createEngine({ store, clock: { mode: "virtual", start: "2026-03-03T09:00:00.000Z" }, webhookTransport: "memory", seed: seedFile as never })
+  return { engine, close: async () => { await engine.close(); await remove() } }
+}
+
+/**
+ * A client of the bench organization on `engine`; throws on an unexpected status. A 429 of a dedicated bucket (the
+ * documents' 5 per second) is waited out by advancing the engine's clock, which refills the buckets.
+ */
+const clientOf = (engine: Engine) => {
+  let keys = 0
+  const send = async (request: () => Promise<Response>): Promise<Response> => {
+    while (true) {
+      const response = await request()
+      if (response.status !== 429) return response
+      await response.text()
+      await engine.clock.advance(Duration.seconds(Number(response.headers.get("retry-after") ?? "1")))
+    }
+  }
+  const call = async (method: string, path: string, body?: unknown, expected = method === "POST" ? 201 : 200): Promise<any> => {
+    const response = await send(() => engine.fetch(`http://fos/sandbox${path}`, {
+      method,
+      headers: {
+        "x-api-key": benchKey,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...(method === "POST" ? { "idempotency-key": `tester-${++keys}` } : {})
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    }))
+    const text = await response.text()
+    if (response.status !== expected) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`)
+    return text === "" ? undefined : JSON.parse(text)
+  }
+  const upload = async (type: string): Promise<string> => {
+    const form = new FormData()
+    form.set("type", type)
+    form.set("file", new Blob([new TextEncoder().encode(`%PDF-1.7\n% ${type}\n`)], { type: "application/pdf" }), `${type}.pdf`)
+    const response = await send(() => engine.fetch("http://fos/sandbox/v2/documents", { method: "POST", headers: { "x-api-key": benchKey }, body: form }))
+    const text = await response.text()
+    if (response.status !== 201) throw new Error(`upload ${type}: ${response.status} ${text.slice(0, 300)}`)
+    return JSON.parse(text).id
+  }
+  return { call, upload }
+}
+
+/**
+ * `scale` × (3 customers, each onboarded with two USDC wallets on Base; 20 settled deposits over the wallets), every
+ * event delivered to one webhook endpoint.
+ */
+const buildFixture = async (engine: Engine, scale: number) => {
+  const client = clientOf(engine)
+  // Every event is delivered to an endpoint, as in a suite's world: the deliveries and their attempts are rows too.
+  await client.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.bench.test/fixture" })
+  const wallets: Array<string> = []
+  for (let c = 0; c < 3 * scale; c++) {
+    const docs = {
+      register: await client.upload("certificate_of_incorporation"),
+      articles: await client.upload("articles_of_association"),
+      passport: await client.upload("passport")
+    }
+    const submitted = await client.call("POST", "/v2/onboarding", deuSubmission(docs, { clientReferenceId: `fixture-${c}` }))
+    const decided = await client.call("POST", `/v2/simulate/applications/${submitted.applicationId}/decision`, { outcome: "approved" }, 200)
+    const applied = await client.call("POST", `/v2/customers/${decided.customerId}/features`, { type: "crypto_wallet", asset: { code: "USDC", chain: "base" } })
+    await client.call("POST", `/v2/simulate/applications/${applied.applicationId}/decision`, { outcome: "approved" }, 200)
+    for (let w = 0; w < 2; w++) wallets.push((await client.call("POST", `/v2/customers/${decided.customerId}/wallets`, { chain: "base" })).address)
+  }
+  for (let d = 0; d < 20 * scale; d++) {
+    await client.call("POST", "/v2/simulate/deposits", { destination: { type: "deposit_address", address: wallets[d % wallets.length] }, assetAmount: { code: "USDC", amount: "10.00", chain: "base" } })
+  }
+  await engine.clock.runUntilIdle()
+}
+
+/** The snapshot of `engine`'s organization as stored rows, to put into another store. */
+const carried = async (engine: Engine) => {
+  const snapshot = await engine.snapshot()
+  return engine.run(Effect.flatMap(Store.Store, (store) =>
+    Effect.all([
+      store.get(SnapshotTables.Snapshots, snapshot.id),
+      store.page(SnapshotTables.SnapshotRows, { order: "bySnapshot", partition: snapshot.id, descending: false, backward: false, from: undefined, limit: 10_000_000 })
+    ])))
+}
+
+/** Puts carried rows into `engine`'s store and restores them once (untimed); answers the snapshot's id. */
+const put = async (engine: Engine, world: Awaited<ReturnType<typeof carried>>) => {
+  await engine.run(Effect.flatMap(Store.Store, (store) =>
+    store.transaction(Effect.gen(function*() {
+      yield* Effect.orDie(store.insert(SnapshotTables.Snapshots, world[0]!))
+      for (let i = 0; i < world[1].length; i += 200) yield* Effect.orDie(store.insertMany(SnapshotTables.SnapshotRows, world[1].slice(i, i + 200)))
+    }))))
+  await engine.restore(world[0]!.id)
+  return world[0]!.id
+}
+
+const measureSnapshots = async () => {
+  const lines = ["| Snapshot and restore | rows | store | snapshot, median ms | × memory | restore, median ms | × memory |", "|---|---:|---|---:|---:|---:|---:|"]
+  for (const scale of [1, 10]) {
+    const memory = await open("memory", seed)
+    let world: Awaited<ReturnType<typeof carried>>
+    try {
+      await buildFixture(memory.engine, scale)
+      world = await carried(memory.engine)
+    } finally {
+      await memory.close()
+    }
+    const results = new Map<StoreName, { snapshot: number; restore: number }>()
+    for (const name of storeNames) {
+      const opened = await open(name, seed)
+      try {
+        const id = await put(opened.engine, world)
+        const snapshotMs: Array<number> = []
+        const restoreMs: Array<number> = []
+        for (let round = 0; round < rounds; round++) {
+          const t0 = performance.now()
+          const taken = await opened.engine.snapshot()
+          snapshotMs.push(performance.now() - t0)
+          await opened.engine.deleteSnapshot(taken.id)
+          const t1 = performance.now()
+          await opened.engine.restore(id)
+          restoreMs.push(performance.now() - t1)
+        }
+        results.set(name, { snapshot: median(snapshotMs), restore: median(restoreMs) })
+        log(`snapshots: ${scale}× on ${name}: snapshot ${ms(median(snapshotMs))} ms, restore ${ms(median(restoreMs))} ms`)
+      } finally {
+        await opened.close()
+      }
+    }
+    const base = results.get("memory")!
+    for (const [name, r] of results) {
+      lines.push(`| ${scale === 1 ? "3 customers, 6 wallets, 20 deposits" : "ten times that"} | ${world[1].length.toLocaleString("en-US")} | ${name} | ${ms(r.snapshot)} | ${ratio(r.snapshot, base.snapshot)} | ${ms(r.restore)} | ${ratio(r.restore, base.restore)} |`)
+    }
+  }
+  return lines
+}
+
+const measureJourneys = async () => {
+  const times = new Map<StoreName, Array<number>>()
+  for (let round = 0; round < rounds; round++) {
+    for (const name of storeNames) {
+      const opened = await open(name, journeySeed)
+      try {
+        const t0 = performance.now()
+        await journey(opened.engine.fetch, "http://fos", acmeKey, "https://hooks.bench.test/journey")
+        times.set(name, [...(times.get(name) ?? []), performance.now() - t0])
+      } finally {
+        await opened.close()
+      }
+    }
+    log(`journey: round ${round + 1} of ${rounds}`)
+  }
+  const base = median(times.get("memory")!)
+  return [
+    "| The journey (about 40 requests) | median ms (rounds) | × memory |",
+    "|---|---:|---:|",
+    ...storeNames.map((name) => `| ${name} | ${ms(median(times.get(name)!))} (${times.get(name)!.map(ms).join(", ")}) | ${ratio(median(times.get(name)!), base)} |`)
+  ]
+}
+
+try {
+  const sections = [
+    `Measured ${new Date().toISOString().slice(0, 10)} on Node ${process.version}${compare === undefined ? "" : `; "before" is ${execFileSync("git", ["-C", compare, "rev-parse", "--short", "HEAD"]).toString().trim()}`}. ${rounds} rounds; medians.`,
+    "",
+    ...(await measureStarts()),
+    "",
+    ...(await measureCommands()),
+    "",
+    ...(await measureSnapshots()),
+    "",
+    ...(await measureJourneys())
+  ]
+  console.log(sections.join("\n"))
+  if (process.env.BENCH_NO_DOCS !== "1") recordSection("tester", sections.join("\n"))
+} finally {
+  for (const drop of dropAtEnd) await drop()
+  rmSync(work, { recursive: true, force: true })
+}
