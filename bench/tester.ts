@@ -366,20 +366,21 @@ const measureJourneys = async () => {
   ]
 }
 
+/** `BENCH_TESTER_ONLY` (a comma-separated list of starts, commands, snapshots, journey) runs those parts alone, and records nothing. */
+const only = process.env.BENCH_TESTER_ONLY?.split(",")
+const parts: ReadonlyArray<[string, () => Promise<Array<string>>]> = [
+  ["starts", measureStarts],
+  ["commands", measureCommands],
+  ["snapshots", measureSnapshots],
+  ["journey", measureJourneys]
+]
 try {
   const sections = [
-    `Measured ${new Date().toISOString().slice(0, 10)} on Node ${process.version}${compare === undefined ? "" : `; "before" is ${execFileSync("git", ["-C", compare, "rev-parse", "--short", "HEAD"]).toString().trim()}`}. ${rounds} rounds; medians.`,
-    "",
-    ...(await measureStarts()),
-    "",
-    ...(await measureCommands()),
-    "",
-    ...(await measureSnapshots()),
-    "",
-    ...(await measureJourneys())
+    `Measured ${new Date().toISOString().slice(0, 10)} on Node ${process.version}${compare === undefined ? "" : `; "before" is ${execFileSync("git", ["-C", compare, "rev-parse", "--short", "HEAD"]).toString().trim()}`}. ${rounds} rounds; medians.`
   ]
+  for (const [name, measure] of parts) if (only === undefined || only.includes(name)) sections.push("", ...(await measure()))
   console.log(sections.join("\n"))
-  if (process.env.BENCH_NO_DOCS !== "1") recordSection("tester", sections.join("\n"))
+  if (process.env.BENCH_NO_DOCS !== "1" && only === undefined) recordSection("tester", sections.join("\n"))
 } finally {
   for (const drop of dropAtEnd) await drop()
   rmSync(work, { recursive: true, force: true })

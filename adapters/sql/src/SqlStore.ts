@@ -595,9 +595,13 @@ export const makeSqlStore = Effect.gen(function*() {
         : sql`SELECT key FROM fos_orders WHERE tbl = ${t.name} AND ord = ${order} AND part IN ${sql.in([...new Set(partition)])}`
       const counted = Object.entries(t.orders).filter(([, o]) => o.counted !== false).map(([name]) => name)
       if (counted.length > 0) {
+        // Driven by the doomed keys, each looked up by (tbl, key): a semi-join instead walked every entry of the
+        // table's counted orders for each page of partitions, which a reset or restore of thousands of rows paid
+        // again page after page (docs/performance.md, "What a test suite pays").
         yield* sql`INSERT INTO fos_count_shards (tbl, ord, part, shard, n)
-          SELECT tbl, ord, part, pg_backend_pid() % ${countShards}, -count(*) FROM fos_orders
-          WHERE tbl = ${t.name} AND ord IN ${sql.in(counted)} AND key IN (${doomed}) GROUP BY tbl, ord, part
+          SELECT o.tbl, o.ord, o.part, pg_backend_pid() % ${countShards}, -count(*)
+          FROM (SELECT DISTINCT key FROM (${doomed}) AS k) AS d JOIN fos_orders o ON o.tbl = ${t.name} AND o.key = d.key
+          WHERE o.ord IN ${sql.in(counted)} GROUP BY o.tbl, o.ord, o.part
           ON CONFLICT (tbl, ord, part, shard) DO UPDATE SET n = fos_count_shards.n + EXCLUDED.n`
       }
       yield* forgetAll
