@@ -16,6 +16,9 @@
  * 4. **The journey** (test/journey.ts: about 40 requests, from a webhook endpoint and onboarding to an order and a
  *    payout, with clock advances) on each store, embedded, beside the memory store.
  *
+ * `BENCH_TESTER_ONLY` (starts, commands, snapshots, journey) runs those parts alone, `BENCH_TESTER_STORES` (PGlite,
+ * PostgreSQL) those SQL stores beside memory, and neither records anything.
+ *
  * `BENCH_COMPARE` names another checkout (its dependencies installed): its starts and command line are measured in
  * the same rounds, as "before".
  */
@@ -194,7 +197,8 @@ const seed = {
 }
 
 type StoreName = "memory" | "PGlite" | "PostgreSQL"
-const storeNames: ReadonlyArray<StoreName> = ["memory", "PGlite", ...(postgres === undefined ? [] : ["PostgreSQL" as const])]
+const storeNames: ReadonlyArray<StoreName> = ["memory", "PGlite", ...(postgres === undefined ? [] : ["PostgreSQL" as const])].filter((name) =>
+  process.env.BENCH_TESTER_STORES === undefined || name === "memory" || process.env.BENCH_TESTER_STORES.split(",").includes(name)) as Array<StoreName>
 
 /** A new engine on a new store of `name`, with `seedFile`; `close` also removes the store. */
 const open = async (name: StoreName, seedFile: unknown) => {
@@ -380,7 +384,7 @@ try {
   ]
   for (const [name, measure] of parts) if (only === undefined || only.includes(name)) sections.push("", ...(await measure()))
   console.log(sections.join("\n"))
-  if (process.env.BENCH_NO_DOCS !== "1" && only === undefined) recordSection("tester", sections.join("\n"))
+  if (process.env.BENCH_NO_DOCS !== "1" && only === undefined && process.env.BENCH_TESTER_STORES === undefined) recordSection("tester", sections.join("\n"))
 } finally {
   for (const drop of dropAtEnd) await drop()
   rmSync(work, { recursive: true, force: true })
