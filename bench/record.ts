@@ -16,18 +16,21 @@ export const recordSection = (name: string, markdown: string): void => {
   writeFileSync(performanceDoc, existing.test(text) ? text.replace(existing, () => block) : `${text.replace(/\n*$/, "")}\n\n${block}\n`)
 }
 
-/** Writes the benches' seed file into `dir`: one organization with `key`, its rate limit out of the way. */
+/** The benches' seed: one organization with `key`, its rate limit out of the way. */
+export const benchSeed = (key: string) => ({
+  organizations: [{
+    id: "org_bench",
+    name: "Bench",
+    status: "active",
+    rateLimit: { sustainedPerSecond: 1_000_000, burst: 1_000_000 },
+    users: [{ id: "usr_bench", email: "bench@example.com", role: "admin" }],
+    apiKeys: [{ key, access: "read_write", createdBy: "usr_bench" }]
+  }]
+})
+
+/** Writes the benches' seed file (`benchSeed`) into `dir`. */
 export const writeBenchSeed = (dir: string, key: string): string => {
   const seedPath = join(dir, "seed.json")
-  writeFileSync(seedPath, JSON.stringify({
-    organizations: [{
-      id: "org_bench",
-      name: "Bench",
-      status: "active",
-      rateLimit: { sustainedPerSecond: 1_000_000, burst: 1_000_000 },
-      users: [{ id: "usr_bench", email: "bench@example.com", role: "admin" }],
-      apiKeys: [{ key, access: "read_write", createdBy: "usr_bench" }]
-    }]
-  }))
+  writeFileSync(seedPath, JSON.stringify(benchSeed(key)))
   return seedPath
 }

@@ -23,7 +23,8 @@ import { createEngine, type Engine } from "@fos/http"
 import { Effect } from "effect"
 import { layerPgliteStore } from "@fos/sql"
 import { deuSubmission } from "../test/submissions.ts"
-import { recordSection } from "./record.ts"
+import { engineClient } from "./engineClient.ts"
+import { benchSeed, recordSection } from "./record.ts"
 
 const key = `ck_sandbox_${"5a".repeat(32)}`
 const transactions = Number(process.env.BENCH_SNAPSHOT_TRANSACTIONS ?? 10_000)
@@ -32,38 +33,9 @@ const stores = (process.env.BENCH_SNAPSHOT_STORES ?? "memory,pglite").split(",")
 const log = (line: string) => console.error(`[bench:snapshots] ${line}`)
 
 
-/** A client of the bench organization's sandbox on the engine; throws on an unexpected status. */
-const clientOf = (engine: Engine) => {
-  let keys = 0
-  const call = async (method: string, path: string, body?: unknown, expected = 200): Promise<any> => {
-    const response = await engine.fetch(`http://fos/sandbox${path}`, {
-      method,
-      headers: {
-        "x-api-key": key,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-        ...(method === "POST" ? { "idempotency-key": `bench-${++keys}` } : {})
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    const text = await response.text()
-    if (response.status !== expected) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`)
-    return text === "" ? undefined : JSON.parse(text)
-  }
-  const upload = async (type: string): Promise<string> => {
-    const form = new FormData()
-    form.set("type", type)
-    form.set("file", new Blob([new TextEncoder().encode(`%PDF-1.7\n% ${type}\n`)], { type: "application/pdf" }), `${type}.pdf`)
-    const response = await engine.fetch("http://fos/sandbox/v2/documents", { method: "POST", headers: { "x-api-key": key }, body: form })
-    const text = await response.text()
-    if (response.status !== 201) throw new Error(`upload ${type}: ${response.status} ${text.slice(0, 300)}`)
-    return JSON.parse(text).id
-  }
-  return { call, upload }
-}
-
 /** The bench organization's world: a customer with an active EUR account, an endpoint, `transactions` settled deposits. */
 const build = async (engine: Engine) => {
-  const client = clientOf(engine)
+  const client = engineClient(engine, key)
   await client.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.bench.test/fos" }, 201)
   const docs = {
     register: await client.upload("certificate_of_incorporation"),
@@ -71,9 +43,9 @@ const build = async (engine: Engine) => {
     passport: await client.upload("passport")
   }
   const submitted = await client.call("POST", "/v2/onboarding", deuSubmission(docs, { clientReferenceId: "bench" }), 201)
-  const decided = await client.call("POST", `/v2/simulate/applications/${submitted.applicationId}/decision`, { outcome: "approved" })
+  const decided = await client.call("POST", `/v2/simulate/applications/${submitted.applicationId}/decision`, { outcome: "approved" }, 200)
   const applied = await client.call("POST", `/v2/customers/${decided.customerId}/features`, { type: "virtual_account", asset: { code: "EUR" } }, 201)
-  await client.call("POST", `/v2/simulate/applications/${applied.applicationId}/decision`, { outcome: "approved" })
+  await client.call("POST", `/v2/simulate/applications/${applied.applicationId}/decision`, { outcome: "approved" }, 200)
   await engine.clock.runUntilIdle()
   const accountId = (await client.call("GET", `/v2/customers/${decided.customerId}/virtual-accounts`)).data[0].id as string
   for (let i = 1; i <= transactions; i++) {
@@ -97,16 +69,7 @@ interface Result {
   readonly restoreMs: ReadonlyArray<number>
 }
 
-const seed = {
-  organizations: [{
-    id: "org_bench",
-    name: "Bench",
-    status: "active",
-    rateLimit: { sustainedPerSecond: 1_000_000, burst: 1_000_000 },
-    users: [{ id: "usr_bench", email: "bench@example.com", role: "admin" }],
-    apiKeys: [{ key, access: "read_write", createdBy: "usr_bench" }]
-  }]
-}
+const seed = benchSeed(key)
 
 const open = (store: "memory" | ReturnType<typeof layerPgliteStore>) =>
   createEngine({ store, clock: { mode: "virtual", start: "2026-03-02T09:00:00.000Z" }, webhookTransport: "memory", seed: seed as never })

@@ -29,12 +29,13 @@ import { join, resolve } from "node:path"
 import { SnapshotTables, Store } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
-import { Duration, Effect } from "effect"
+import { Effect } from "effect"
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
 import { nodeStartArgs, v8StartFlags } from "../test/fosProcess.ts"
 import { acmeKey, journey, journeySeed } from "../test/journey.ts"
 import { deuSubmission } from "../test/submissions.ts"
-import { recordSection } from "./record.ts"
+import { engineClient } from "./engineClient.ts"
+import { benchSeed, recordSection } from "./record.ts"
 import { median } from "./rounds.ts"
 
 const rounds = Number(process.env.BENCH_TESTER_ROUNDS ?? 5)
@@ -185,16 +186,7 @@ const measureCommands = async () => {
 // ---- 3. Snapshot and restore; 4. the journey -------------------------------------------------------------------
 
 const benchKey = `ck_sandbox_${"6b".repeat(32)}`
-const seed = {
-  organizations: [{
-    id: "org_bench",
-    name: "Bench",
-    status: "active",
-    rateLimit: { sustainedPerSecond: 1_000_000, burst: 1_000_000 },
-    users: [{ id: "usr_bench", email: "bench@example.com", role: "admin" }],
-    apiKeys: [{ key: benchKey, access: "read_write", createdBy: "usr_bench" }]
-  }]
-}
+const seed = benchSeed(benchKey)
 
 type StoreName = "memory" | "PGlite" | "PostgreSQL"
 const storeNames: ReadonlyArray<StoreName> = ["memory", "PGlite", ...(postgres === undefined ? [] : ["PostgreSQL" as const])].filter((name) =>
@@ -219,51 +211,11 @@ const open = async (name: StoreName, seedFile: unknown) => {
 }
 
 /**
- * A client of the bench organization on `engine`; throws on an unexpected status. A 429 of a dedicated bucket (the
- * documents' 5 per second) is waited out by advancing the engine's clock, which refills the buckets.
- */
-const clientOf = (engine: Engine) => {
-  let keys = 0
-  const send = async (request: () => Promise<Response>): Promise<Response> => {
-    while (true) {
-      const response = await request()
-      if (response.status !== 429) return response
-      await response.text()
-      await engine.clock.advance(Duration.seconds(Number(response.headers.get("retry-after") ?? "1")))
-    }
-  }
-  const call = async (method: string, path: string, body?: unknown, expected = method === "POST" ? 201 : 200): Promise<any> => {
-    const response = await send(() => engine.fetch(`http://fos/sandbox${path}`, {
-      method,
-      headers: {
-        "x-api-key": benchKey,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-        ...(method === "POST" ? { "idempotency-key": `tester-${++keys}` } : {})
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    }))
-    const text = await response.text()
-    if (response.status !== expected) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`)
-    return text === "" ? undefined : JSON.parse(text)
-  }
-  const upload = async (type: string): Promise<string> => {
-    const form = new FormData()
-    form.set("type", type)
-    form.set("file", new Blob([new TextEncoder().encode(`%PDF-1.7\n% ${type}\n`)], { type: "application/pdf" }), `${type}.pdf`)
-    const response = await send(() => engine.fetch("http://fos/sandbox/v2/documents", { method: "POST", headers: { "x-api-key": benchKey }, body: form }))
-    const text = await response.text()
-    if (response.status !== 201) throw new Error(`upload ${type}: ${response.status} ${text.slice(0, 300)}`)
-    return JSON.parse(text).id
-  }
-  return { call, upload }
-}
-
-/**
  * `scale` × (3 customers, each onboarded with two USDC wallets on Base; 20 settled deposits over the wallets), every
  * event delivered to one webhook endpoint.
  */
 const buildFixture = async (engine: Engine, scale: number) => {
-  const client = clientOf(engine)
+  const client = engineClient(engine, benchKey)
   // Every event is delivered to an endpoint, as in a suite's world: the deliveries and their attempts are rows too.
   await client.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.bench.test/fixture" })
   const wallets: Array<string> = []
