@@ -7,7 +7,8 @@
 import type { Engine } from "@fos/http"
 import { Duration } from "effect"
 
-export const engineClient = (engine: Engine, key: string) => {
+/** `keyPrefix` keeps its Idempotency-Keys apart from another client's (one whose world a snapshot brought back). */
+export const engineClient = (engine: Engine, key: string, keyPrefix = "bench") => {
   let keys = 0
   const send = async (request: () => Promise<Response>): Promise<Response> => {
     while (true) {
@@ -25,7 +26,7 @@ export const engineClient = (engine: Engine, key: string) => {
         headers: {
           "x-api-key": key,
           ...(body === undefined ? {} : { "content-type": "application/json" }),
-          ...(method === "POST" ? { "idempotency-key": `bench-${++keys}` } : {})
+          ...(method === "POST" ? { "idempotency-key": `${keyPrefix}-${++keys}` } : {})
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) })
       }))

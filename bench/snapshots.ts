@@ -18,11 +18,10 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { SnapshotTables, Store } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
-import { Effect } from "effect"
 import { layerPgliteStore } from "@fos/sql"
 import { deuSubmission } from "../test/submissions.ts"
+import { type Carried, carried, put } from "./carry.ts"
 import { engineClient } from "./engineClient.ts"
 import { benchSeed, recordSection } from "./record.ts"
 
@@ -93,22 +92,10 @@ const rounds_ = async (name: string, engine: Engine): Promise<Omit<Result, "buil
   return { store: name, rows, snapshotMs, restoreMs }
 }
 
-/** Every stored row of a snapshot of `engine`'s organization, with its `Snapshots` row, to carry to another store. */
-const carried = async (engine: Engine) => {
-  const snapshot = await engine.snapshot()
-  const rows = await engine.run(Effect.flatMap(Store.Store, (store) =>
-    Effect.all([
-      store.get(SnapshotTables.Snapshots, snapshot.id),
-      store.page(SnapshotTables.SnapshotRows, { order: "bySnapshot", partition: snapshot.id, descending: false, backward: false, from: undefined, limit: 10_000_000 })
-    ])))
-  await engine.deleteSnapshot(snapshot.id)
-  return { snapshot: rows[0]!, rows: rows[1] }
-}
-
 const main = async () => {
   const results: Array<Result> = []
   const memory = await open("memory")
-  let world: Awaited<ReturnType<typeof carried>>
+  let world: Carried
   try {
     const built = performance.now()
     await build(memory)
@@ -124,11 +111,7 @@ const main = async () => {
     const engine = await open(layerPgliteStore(dir))
     try {
       const loaded = performance.now()
-      await engine.run(Effect.flatMap(Store.Store, (store) =>
-        store.transaction(Effect.gen(function*() {
-          yield* Effect.orDie(store.insert(SnapshotTables.Snapshots, world.snapshot))
-          for (let i = 0; i < world.rows.length; i += 200) yield* Effect.orDie(store.insertMany(SnapshotTables.SnapshotRows, world.rows.slice(i, i + 200)))
-        }))))
+      await put(engine, world)
       await engine.restore(world.snapshot.id)
       await engine.deleteSnapshot(world.snapshot.id)
       const buildSeconds = (performance.now() - loaded) / 1000
@@ -140,7 +123,7 @@ const main = async () => {
     }
   }
   const table = [
-    `**Snapshots: an organization holding ${transactions.toLocaleString("en-US")} transactions.** Embedded engine (\`createEngine\`, virtual clock), one customer with an active EUR virtual account and one webhook endpoint (in-memory receiver), ${transactions.toLocaleString("en-US")} settled deposits made through the API on the memory store (carried to PGlite by its snapshot rows and one untimed restore); then ${rounds} rounds of \`engine.snapshot()\` and \`engine.restore(id)\`, each timed alone (the snapshot deleted after each round). Median of the rounds; all rounds in brackets. A snapshot and a restore are each one store transaction (docs/snapshots.md).`,
+    `**Snapshots: an organization holding ${transactions.toLocaleString("en-US")} transactions.** Embedded engine (\`createEngine\`, virtual clock), one customer with an active EUR virtual account and one webhook endpoint (in-memory receiver), ${transactions.toLocaleString("en-US")} settled deposits made through the API on the memory store (carried to PGlite as its snapshot's copy and one untimed restore); then ${rounds} rounds of \`engine.snapshot()\` and \`engine.restore(id)\`, each timed alone (the snapshot deleted after each round). Median of the rounds; all rounds in brackets. A snapshot and a restore are each one store transaction (docs/snapshots.md).`,
     "",
     "| store | rows in the snapshot | snapshot (ms) | restore (ms) |",
     "|---|---:|---:|---:|",

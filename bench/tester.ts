@@ -11,8 +11,10 @@
  *    targets alternating; the median.
  * 2. **The command line**: `fos --version` and `fos orgs list` (against a running server), beside `node -e 0`.
  * 3. **Snapshot and restore** of a fixture of 3 customers, each onboarded with two USDC wallets, and 20 settled
- *    deposits, and of ten times that, on each store (embedded engines, virtual clock), beside the memory store. The
- *    fixture is built once through the API on the memory store and carried to the SQL stores by its snapshot rows.
+ *    deposits, and of ten times that, on each store (embedded engines, virtual clock), beside the memory store: a
+ *    snapshot, a restore after a test's change (one deposit, settled), and a restore after a reset (every row written
+ *    back). The fixture is built once through the API on the memory store and carried to the SQL stores as its
+ *    snapshot's copy (bench/carry.ts).
  * 4. **The journey** (test/journey.ts: about 40 requests, from a webhook endpoint and onboarding to an order and a
  *    payout, with clock advances) on each store, embedded, beside the memory store.
  *
@@ -26,14 +28,13 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { SnapshotTables, Store } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
-import { Effect } from "effect"
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
 import { nodeStartArgs, v8StartFlags } from "../test/fosProcess.ts"
 import { acmeKey, journey, journeySeed } from "../test/journey.ts"
 import { deuSubmission } from "../test/submissions.ts"
+import { type Carried, carried, put } from "./carry.ts"
 import { engineClient } from "./engineClient.ts"
 import { benchSeed, recordSection } from "./record.ts"
 import { median } from "./rounds.ts"
@@ -237,63 +238,66 @@ const buildFixture = async (engine: Engine, scale: number) => {
   await engine.clock.runUntilIdle()
 }
 
-/** The snapshot of `engine`'s organization as stored rows, to put into another store. */
-const carried = async (engine: Engine) => {
-  const snapshot = await engine.snapshot()
-  return engine.run(Effect.flatMap(Store.Store, (store) =>
-    Effect.all([
-      store.get(SnapshotTables.Snapshots, snapshot.id),
-      store.page(SnapshotTables.SnapshotRows, { order: "bySnapshot", partition: snapshot.id, descending: false, backward: false, from: undefined, limit: 10_000_000 })
-    ])))
+/** Puts a carried snapshot into `engine`'s store and restores it once (untimed); answers the snapshot's id. */
+const putAndRestore = async (engine: Engine, world: Carried) => {
+  const id = await put(engine, world)
+  await engine.restore(id)
+  return id
 }
 
-/** Puts carried rows into `engine`'s store and restores them once (untimed); answers the snapshot's id. */
-const put = async (engine: Engine, world: Awaited<ReturnType<typeof carried>>) => {
-  await engine.run(Effect.flatMap(Store.Store, (store) =>
-    store.transaction(Effect.gen(function*() {
-      yield* Effect.orDie(store.insert(SnapshotTables.Snapshots, world[0]!))
-      for (let i = 0; i < world[1].length; i += 200) yield* Effect.orDie(store.insertMany(SnapshotTables.SnapshotRows, world[1].slice(i, i + 200)))
-    }))))
-  await engine.restore(world[0]!.id)
-  return world[0]!.id
-}
-
+/**
+ * Each round: a snapshot (then deleted); a test's change (a deposit, settled) and a restore; a reset and a restore,
+ * which writes the whole sandbox back. Only the snapshot and the restores are timed.
+ */
 const measureSnapshots = async () => {
-  const lines = ["| Snapshot and restore | rows | store | snapshot, median ms | × memory | restore, median ms | × memory |", "|---|---:|---|---:|---:|---:|---:|"]
+  const lines = [
+    "| Snapshot and restore | rows | store | snapshot, median ms | × memory | restore after a test's deposit | × memory | restore after a reset | × memory |",
+    "|---|---:|---|---:|---:|---:|---:|---:|---:|"
+  ]
   for (const scale of [1, 10]) {
     const memory = await open("memory", seed)
-    let world: Awaited<ReturnType<typeof carried>>
+    let world: Carried
     try {
       await buildFixture(memory.engine, scale)
       world = await carried(memory.engine)
     } finally {
       await memory.close()
     }
-    const results = new Map<StoreName, { snapshot: number; restore: number }>()
+    const address = (world.rows.find((r) => r.table === "wallets")!.row as { address: string }).address
+    const results = new Map<StoreName, { snapshot: number; afterTest: number; afterReset: number }>()
     for (const name of storeNames) {
       const opened = await open(name, seed)
       try {
-        const id = await put(opened.engine, world)
+        const id = await putAndRestore(opened.engine, world)
+        const client = engineClient(opened.engine, benchKey, "bench-test")
         const snapshotMs: Array<number> = []
-        const restoreMs: Array<number> = []
-        for (let round = 0; round < rounds; round++) {
+        const afterTestMs: Array<number> = []
+        const afterResetMs: Array<number> = []
+        const timed = async (into: Array<number>, f: () => Promise<unknown>) => {
           const t0 = performance.now()
-          const taken = await opened.engine.snapshot()
-          snapshotMs.push(performance.now() - t0)
-          await opened.engine.deleteSnapshot(taken.id)
-          const t1 = performance.now()
-          await opened.engine.restore(id)
-          restoreMs.push(performance.now() - t1)
+          await f()
+          into.push(performance.now() - t0)
         }
-        results.set(name, { snapshot: median(snapshotMs), restore: median(restoreMs) })
-        log(`snapshots: ${scale}× on ${name}: snapshot ${ms(median(snapshotMs))} ms, restore ${ms(median(restoreMs))} ms`)
+        for (let round = 0; round < rounds; round++) {
+          let taken = ""
+          await timed(snapshotMs, async () => (taken = (await opened.engine.snapshot()).id))
+          await opened.engine.deleteSnapshot(taken)
+          await client.call("POST", "/v2/simulate/deposits", { destination: { type: "deposit_address", address }, assetAmount: { code: "USDC", amount: "1.00", chain: "base" } })
+          await opened.engine.clock.runUntilIdle()
+          await timed(afterTestMs, () => opened.engine.restore(id))
+          await client.call("POST", "/v2/simulate/reset", undefined, 200)
+          await timed(afterResetMs, () => opened.engine.restore(id))
+        }
+        const r = { snapshot: median(snapshotMs), afterTest: median(afterTestMs), afterReset: median(afterResetMs) }
+        results.set(name, r)
+        log(`snapshots: ${scale}× on ${name}: snapshot ${ms(r.snapshot)} ms, restore after a test ${ms(r.afterTest)} ms, after a reset ${ms(r.afterReset)} ms`)
       } finally {
         await opened.close()
       }
     }
     const base = results.get("memory")!
     for (const [name, r] of results) {
-      lines.push(`| ${scale === 1 ? "3 customers, 6 wallets, 20 deposits" : "ten times that"} | ${world[1].length.toLocaleString("en-US")} | ${name} | ${ms(r.snapshot)} | ${ratio(r.snapshot, base.snapshot)} | ${ms(r.restore)} | ${ratio(r.restore, base.restore)} |`)
+      lines.push(`| ${scale === 1 ? "3 customers, 6 wallets, 20 deposits" : "ten times that"} | ${world.rows.length.toLocaleString("en-US")} | ${name} | ${ms(r.snapshot)} | ${ratio(r.snapshot, base.snapshot)} | ${ms(r.afterTest)} | ${ratio(r.afterTest, base.afterTest)} | ${ms(r.afterReset)} | ${ratio(r.afterReset, base.afterReset)} |`)
     }
   }
   return lines

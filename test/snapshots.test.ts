@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { MemoryStore, Outbox, Snapshots, Store, Tenancy, Timers } from "@fos/core"
+import { MemoryStore, Outbox, SnapshotTables, Snapshots, Store, Tenancy, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
 import { Effect, Layer } from "effect"
@@ -178,6 +178,36 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
     events: await eventsOf(engine),
     timers: await timersOf(engine),
     ledger: await ledgerOf(engine, acmeScope)
+  })
+
+  it("restores a snapshot taken before snapshots were copies (a row per saved row), once made into a copy", async () => {
+    const { engine, acme } = await start()
+    const world = await buildWorld(engine, acme)
+    const before = await stateOf(engine, acme)
+    const snapshot = await ok(acme.call("POST", "/v2/simulate/snapshots"), 201)
+    // The snapshot as an earlier fos stored it: its rows as `snapshot_rows`, no copy, no `copied` mark.
+    await engine.run(Effect.flatMap(Store.Store, (store) =>
+      store.transaction(Effect.gen(function*() {
+        const rows = yield* store.copies.rows(snapshot.id)
+        yield* Effect.orDie(store.insertMany(SnapshotTables.SnapshotRows, rows.map((r, n) => ({ id: `${snapshot.id}/${n}`, snapshotId: snapshot.id, n, tbl: r.table, row: r.row }))))
+        yield* store.copies.remove(snapshot.id)
+        const { copied: _, ...stored } = (yield* store.get(SnapshotTables.Snapshots, snapshot.id))!
+        yield* Effect.orDie(store.update(SnapshotTables.Snapshots, stored))
+      }))))
+    await changeEverything(engine, acme, world)
+    expect(await ok(acme.call("POST", `/v2/simulate/snapshots/${snapshot.id}/restore`))).toEqual(snapshot)
+    const after = await stateOf(engine, acme)
+    expect(after.reads).toEqual(before.reads)
+    expect(after.timers).toEqual(before.timers)
+    expect(after.ledger).toEqual(before.ledger)
+    // Made into a copy once: its old rows are gone, and it restores again as any other.
+    const [legacyRows, copied] = await engine.run(Effect.flatMap(Store.Store, (store) =>
+      Effect.all([store.count(SnapshotTables.SnapshotRows, "bySnapshot", snapshot.id), store.get(SnapshotTables.Snapshots, snapshot.id)])))
+    expect(legacyRows).toBe(0)
+    expect(copied?.copied).toBe(true)
+    await ok(acme.call("POST", "/v2/simulate/reset"))
+    await ok(acme.call("POST", `/v2/simulate/snapshots/${snapshot.id}/restore`))
+    expect((await stateOf(engine, acme)).reads).toEqual(before.reads)
   })
 
   it("restores the whole sandbox after a change of everything: every read, timer, event and ledger row as it was", async () => {

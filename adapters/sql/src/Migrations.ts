@@ -325,6 +325,38 @@ export const migrations: ReadonlyArray<Migration> = [
          PRIMARY KEY (organization_id, environment, answered_ms, answered_by, n)
        )`
     ]
+  },
+  {
+    // Snapshots are copies (packages/core Store.ts `Copies`, SqlStore.ts): a sandbox's rows are copied by the
+    // database, each with its index entries and unique values (as JSON arrays beside the row: indexed rows of their
+    // own cost a copy three times the writes), and put back the same way. `fos_copies` holds each copy's schema
+    // version, since its entries are the index as it was then (a later migration that indexes stored rows anew has
+    // its copies' entries made again at their next restore), and how many rows it holds. The snapshots saved before,
+    // one `snapshot_rows` row per saved row, are turned into copies at their first restore (packages/core Snapshots.ts).
+    //
+    // A reset and a snapshot find a sandbox's rows by their index entries, never by reading them: the wallets that
+    // fund an order's deposit get an order of their own (`funding`, packages/core Wallets.ts), the stored ones their
+    // entries here. It keeps no count.
+    version: 15,
+    name: "copies of rows for snapshots, and the funding wallets' order",
+    statements: [
+      `CREATE TABLE fos_copies (
+         copy text COLLATE "C" PRIMARY KEY,
+         version integer NOT NULL,
+         rows bigint NOT NULL)`,
+      `CREATE TABLE fos_copy_rows (
+         copy text COLLATE "C" NOT NULL,
+         tbl text COLLATE "C" NOT NULL,
+         key text COLLATE "C" NOT NULL,
+         data json NOT NULL,
+         entries json NOT NULL,
+         uniques json NOT NULL,
+         PRIMARY KEY (copy, tbl, key))`,
+      `INSERT INTO fos_orders (tbl, ord, part, sort, key)
+         SELECT tbl, 'funding', ${scopeSql}, data->>'createdAt', key FROM fos_rows
+         WHERE tbl = 'wallets' AND data->>'fundingOrderId' IS NOT NULL
+         ON CONFLICT DO NOTHING`
+    ]
   }
 ]
 

@@ -32,6 +32,7 @@
 import { Store } from "@fos/core"
 import { type Cause, Context, Effect, Option } from "effect"
 import { SqlClient, type SqlError, type Statement } from "effect/sql"
+import { latestVersion } from "./Migrations.ts"
 
 const offset = 2n ** 53n
 
@@ -60,6 +61,15 @@ const uniquesOf = (t: Store.Table<any>, row: unknown): ReadonlyArray<readonly [s
     const v = f(row)
     return v === undefined ? [] : [[name, v] as const]
   })
+
+/** How many rows one statement writes into a copy when their entries are worked out here (`copyRowsOf`). */
+const copyBatch = 200
+
+const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
 
 /** How many rows a partition's count is spread over (`fos_count_shards`). */
 const countShards = 32
@@ -581,37 +591,254 @@ export const makeSqlStore = Effect.gen(function*() {
     }))
 
   /**
-   * Set-based, so a reset costs a handful of statements whatever the partition holds: the counts of the counted
-   * orders go down by the rows leaving each of their partitions (on this connection's shard; only the sum means
-   * anything), then the unique values, the rows and every index entry of those rows go (found by row, through
-   * `fos_orders_by_key`). Each statement finds the rows through the partitions' index entries, which go last. The
-   * rows this transaction remembered are forgotten.
+   * A selection's rows (Store.ts, `Selection`) as `SELECT i, tbl, key`: found through the index entries, never by
+   * reading the rows, except the few an `except` reads to leave out.
    */
-  const removePartition = <Row>(t: Store.Table<Row>, order: string, partition: string | ReadonlyArray<string>): Effect.Effect<number> =>
-    typeof partition !== "string" && partition.length === 0 ? Effect.succeed(0) : ownTransaction<number, never>(Effect.gen(function*() {
-      yield* sendHeld
-      const doomed = typeof partition === "string"
-        ? sql`SELECT key FROM fos_orders WHERE tbl = ${t.name} AND ord = ${order} AND part = ${partition}`
-        : sql`SELECT key FROM fos_orders WHERE tbl = ${t.name} AND ord = ${order} AND part IN ${sql.in([...new Set(partition)])}`
-      const counted = Object.entries(t.orders).filter(([, o]) => o.counted !== false).map(([name]) => name)
-      if (counted.length > 0) {
-        // Driven by the doomed keys, each looked up by (tbl, key): a semi-join instead walked every entry of the
-        // table's counted orders for each page of partitions, which a reset or restore of thousands of rows paid
-        // again page after page (docs/performance.md, "What a test suite pays").
-        yield* sql`INSERT INTO fos_count_shards (tbl, ord, part, shard, n)
-          SELECT o.tbl, o.ord, o.part, pg_backend_pid() % ${countShards}, -count(*)
-          FROM (SELECT DISTINCT key FROM (${doomed}) AS k) AS d JOIN fos_orders o ON o.tbl = ${t.name} AND o.key = d.key
-          WHERE o.ord IN ${sql.in(counted)} GROUP BY o.tbl, o.ord, o.part
-          ON CONFLICT (tbl, ord, part, shard) DO UPDATE SET n = fos_count_shards.n + EXCLUDED.n`
+  const selectionSql = (selection: Store.Selection, i: number): Statement.Fragment => {
+    const tbl = selection.table.name
+    // A parent's children are looked up by their partition, one index probe per parent: `OFFSET 0` keeps the
+    // lateral subquery whole, since flattened the planner may scan every child partition of the table per parent.
+    const found = "sameKeys" in selection
+      ? sql`SELECT r.key FROM fos_orders p CROSS JOIN LATERAL (SELECT r.key FROM fos_rows r WHERE r.tbl = ${tbl} AND r.key = p.key OFFSET 0) AS r
+          WHERE p.tbl = ${selection.sameKeys.table.name} AND p.ord = ${selection.sameKeys.order} AND p.part = ${selection.sameKeys.partition}`
+      : "parents" in selection
+      ? sql`SELECT c.key FROM fos_orders p CROSS JOIN LATERAL (SELECT c.key FROM fos_orders c
+            WHERE c.tbl = ${tbl} AND c.ord = ${selection.order} AND c.part = ${selection.prefix} || p.key OFFSET 0) AS c
+          WHERE p.tbl = ${selection.parents.table.name} AND p.ord = ${selection.parents.order} AND p.part = ${selection.parents.partition}`
+      : sql`SELECT o.key FROM fos_orders o WHERE o.tbl = ${tbl} AND o.ord = ${selection.order} AND o.part = ${selection.partition}`
+    const except = selection.except
+    return except === undefined
+      ? sql`SELECT ${i}::int AS i, ${tbl}::text AS tbl, f.key FROM (${found}) AS f`
+      : sql`SELECT ${i}::int AS i, ${tbl}::text AS tbl, f.key FROM (${found}) AS f JOIN fos_rows x ON x.tbl = ${tbl} AND x.key = f.key
+          WHERE NOT (json_typeof(x.data -> ${except.field}) = 'string' AND x.data ->> ${except.field} = ${except.equals})`
+  }
+
+  /**
+   * The CTEs every set-based statement over selections starts with: `sel`, each selection's rows, and `firsts`, each
+   * row once, under the first selection that found it.
+   */
+  const selectedParts = (selections: ReadonlyArray<Store.Selection>): Array<Statement.Fragment> => [
+    sql`sel AS MATERIALIZED (${sql.join(" UNION ALL ", false)(selections.map(selectionSql))})`,
+    sql`firsts AS MATERIALIZED (SELECT DISTINCT ON (tbl, key) i, tbl, key FROM sel ORDER BY tbl, key, i)`
+  ]
+
+  /** `[[i, n], …]` (JSON) back as `n` per selection, 0 for a selection that found nothing. */
+  const perSelection = (selections: ReadonlyArray<Store.Selection>, counted: unknown): ReadonlyArray<number> => {
+    const out = selections.map(() => 0)
+    for (const [i, n] of (parse(counted) ?? []) as Array<[number, number]>) out[i] = Number(n)
+    return out
+  }
+
+  /** The (table, order) pairs whose partitions keep a count, of `tables`, as VALUES rows; none gives none. */
+  const countedOrders = (tables: Iterable<Store.Table<any>>): Array<Statement.Fragment> => {
+    const pairs = new Map<string, Statement.Fragment>()
+    for (const t of tables) {
+      for (const [ord, o] of Object.entries(t.orders)) {
+        if (o.counted !== false) pairs.set(knownKey(t.name, ord), sql`(${t.name}::text, ${ord}::text)`)
       }
+    }
+    return [...pairs.values()]
+  }
+
+  /**
+   * Set-based, so a reset costs one statement whatever the sandbox holds: the counts of the counted orders go down
+   * by the rows leaving each of their partitions (on this connection's shard; only the sum means anything), and the
+   * unique values, the rows and every index entry of those rows go (found by row, through `fos_orders_by_key`). Every
+   * part of the statement sees the rows as they were before it, so a selection through parents finds the parents
+   * another selection removes. With `keeping`, a row that copy holds as it is stays (a restore writes back only what
+   * changed). The rows this transaction remembered are forgotten.
+   */
+  const removeSelected = (selections: ReadonlyArray<Store.Selection>, keeping?: string): Effect.Effect<ReadonlyArray<number>, SqlError.SqlError> =>
+    Effect.gen(function*() {
+      yield* sendHeld
+      const counted = countedOrders(selections.map((s) => s.table))
+      const parts = selectedParts(selections)
+      if (keeping === undefined) parts.push(sql`doomed AS MATERIALIZED (SELECT i, tbl, key FROM firsts)`)
+      else {
+        // The rows the copy holds as they are, then the rest: as two sets, so the planner joins them by hash (a
+        // NOT EXISTS per row was planned as a scan of the copy per row).
+        parts.push(
+          sql`same AS MATERIALIZED (SELECT c.tbl, c.key FROM fos_copy_rows c JOIN fos_rows r ON r.tbl = c.tbl AND r.key = c.key
+            WHERE c.copy = ${keeping} AND c.data::text = r.data::text)`,
+          sql`doomed AS MATERIALIZED (SELECT f.i, f.tbl, f.key FROM firsts f LEFT JOIN same s ON s.tbl = f.tbl AND s.key = f.key
+            WHERE s.key IS NULL)`
+        )
+      }
+      if (counted.length > 0) {
+        parts.push(sql`counted AS (INSERT INTO fos_count_shards (tbl, ord, part, shard, n)
+          SELECT o.tbl, o.ord, o.part, pg_backend_pid() % ${countShards}, -count(*)
+          FROM doomed d JOIN fos_orders o ON o.tbl = d.tbl AND o.key = d.key
+          WHERE (o.tbl, o.ord) IN (VALUES ${sql.csv(counted)}) GROUP BY o.tbl, o.ord, o.part ORDER BY o.tbl, o.ord, o.part
+          ON CONFLICT (tbl, ord, part, shard) DO UPDATE SET n = fos_count_shards.n + EXCLUDED.n)`)
+      }
+      parts.push(
+        sql`values_gone AS (DELETE FROM fos_uniques x USING doomed d WHERE x.tbl = d.tbl AND x.key = d.key)`,
+        sql`entries_gone AS (DELETE FROM fos_orders x USING doomed d WHERE x.tbl = d.tbl AND x.key = d.key)`,
+        sql`gone AS (DELETE FROM fos_rows x USING doomed d WHERE x.tbl = d.tbl AND x.key = d.key RETURNING x.tbl, x.key)`
+      )
+      const [result] = yield* sql<{ removed: unknown }>`WITH ${sql.csv(parts)}
+        SELECT json_agg(json_build_array(c.i, c.n)) AS removed
+        FROM (SELECT d.i, count(*) AS n FROM gone g JOIN doomed d ON d.tbl = g.tbl AND d.key = g.key GROUP BY d.i) AS c`
       yield* forgetAll
-      if (hasUniques(t)) yield* sql`DELETE FROM fos_uniques WHERE tbl = ${t.name} AND key IN (${doomed})`
-      const removed = yield* sql<{ n: string | number }>`WITH gone AS (
-          DELETE FROM fos_rows WHERE tbl = ${t.name} AND key IN (${doomed}) RETURNING 1)
-        SELECT count(*) AS n FROM gone`
-      yield* sql`DELETE FROM fos_orders WHERE tbl = ${t.name} AND key IN (${doomed})`
-      return Number(removed[0]!.n)
+      return perSelection(selections, result!.removed)
+    })
+
+  const removeRows = (selections: ReadonlyArray<Store.Selection>): Effect.Effect<ReadonlyArray<number>> =>
+    selections.length === 0 ? Effect.succeed([]) : statementOnly<ReadonlyArray<number>, never>(removeSelected(selections))
+
+  const removePartition = <Row>(t: Store.Table<Row>, order: string, partition: string | ReadonlyArray<string>): Effect.Effect<number> =>
+    Effect.map(
+      removeRows([...new Set(typeof partition === "string" ? [partition] : partition)].map((one) => ({ table: t, order, partition: one }))),
+      (removed) => removed.reduce((sum, n) => sum + n, 0)
+    )
+
+  // ---- copies (Store.ts, `Copies`): fos_copy_rows, each row with its entries and values as JSON, and fos_copies ---
+
+  /**
+   * Saves selected rows in one statement, read and written by the database: each row with its index entries
+   * (`[ord, part, sort]`) and unique values (`[name, value]`) as they are stored, so a restore writes them back without
+   * working anything out again.
+   */
+  const saveSelected = (id: string, selections: ReadonlyArray<Store.Selection>): Effect.Effect<ReadonlyArray<number>> =>
+    selections.length === 0 ? Effect.succeed([]) : statementOnly<ReadonlyArray<number>, never>(Effect.gen(function*() {
+      yield* sendHeld
+      const [result] = yield* sql<{ added: unknown }>`WITH ${sql.csv([
+        ...selectedParts(selections),
+        sql`added AS (INSERT INTO fos_copy_rows (copy, tbl, key, data, entries, uniques)
+          SELECT ${id}, f.tbl, f.key, r.data,
+            (SELECT coalesce(json_agg(json_build_array(o.ord, o.part, o.sort)), '[]') FROM fos_orders o WHERE o.tbl = f.tbl AND o.key = f.key),
+            (SELECT coalesce(json_agg(json_build_array(u.name, u.value)), '[]') FROM fos_uniques u WHERE u.tbl = f.tbl AND u.key = f.key)
+          FROM firsts f JOIN fos_rows r ON r.tbl = f.tbl AND r.key = f.key
+          ON CONFLICT DO NOTHING RETURNING tbl, key)`,
+        copyMade(id, sql`(SELECT count(*) FROM added)`)
+      ])}
+        SELECT json_agg(json_build_array(c.i, c.n)) AS added
+        FROM (SELECT f.i, count(*) AS n FROM added a JOIN firsts f ON f.tbl = a.tbl AND f.key = a.key GROUP BY f.i) AS c`
+      return perSelection(selections, result!.added)
     }))
+
+  /** The CTE that records a copy (its schema version) or adds to its count of rows. */
+  const copyMade = (id: string, rows: Statement.Fragment) =>
+    sql`made AS (INSERT INTO fos_copies (copy, version, rows) VALUES (${id}, ${latestVersion}, ${rows})
+      ON CONFLICT (copy) DO UPDATE SET rows = fos_copies.rows + EXCLUDED.rows)`
+
+  /**
+   * Writes rows into a copy with the entries and values their table gives them now, a batch per statement: rows
+   * given by value, and the rows of a copy whose entries are made again (`reindexCopy`).
+   */
+  const copyRowsOf = (id: string, t: Store.Table<any>, rows: ReadonlyArray<unknown>): Effect.Effect<number, SqlError.SqlError> =>
+    Effect.map(
+      Effect.forEach(chunks(rows, copyBatch), (batch) => {
+        const values = batch.map((row) => {
+          const entries = JSON.stringify(entriesOf(t, row).map((e) => [e.ord, e.part, e.sort]))
+          const uniques = JSON.stringify(uniquesOf(t, row))
+          return sql`(${id}, ${t.name}, ${t.key(row)}, ${JSON.stringify(row)}::json, ${entries}::json, ${uniques}::json)`
+        })
+        return Effect.map(
+          sql<{ n: string | number }>`WITH ${sql.csv([
+            sql`added AS (INSERT INTO fos_copy_rows (copy, tbl, key, data, entries, uniques) VALUES ${sql.csv(values)}
+              ON CONFLICT DO NOTHING RETURNING 1)`,
+            copyMade(id, sql`(SELECT count(*) FROM added)`)
+          ])} SELECT count(*) AS n FROM added`,
+          ([r]) => Number(r!.n)
+        )
+      }),
+      (added) => added.reduce((sum, n) => sum + n, 0)
+    )
+
+  /**
+   * Makes a copy's index entries and unique values again from its rows, with the tables as this version declares
+   * them: a copy saved before a migration that indexed stored rows anew has the entries of its own time.
+   */
+  const reindexCopy = (tables: ReadonlyArray<Store.Table<any>>, id: string): Effect.Effect<void, Store.UnknownTable> =>
+    Effect.gen(function*() {
+      const byName = new Map(tables.map((t) => [t.name, t]))
+      const saved = yield* sql<{ tbl: string; data: unknown }>`SELECT tbl, data FROM fos_copy_rows WHERE copy = ${id} ORDER BY tbl, key`
+      const unknown = saved.find((r) => !byName.has(r.tbl))
+      if (unknown !== undefined) return yield* Effect.fail(new Store.UnknownTable({ table: unknown.tbl }))
+      yield* sql`WITH made AS (DELETE FROM fos_copies WHERE copy = ${id}) DELETE FROM fos_copy_rows WHERE copy = ${id}`
+      const byTable = new Map<string, Array<unknown>>()
+      for (const r of saved) byTable.set(r.tbl, [...(byTable.get(r.tbl) ?? []), parse(r.data)])
+      for (const [name, rows] of byTable) yield* copyRowsOf(id, byName.get(name)!, rows)
+    }).pipe(Effect.catchTag("SqlError", dieOf))
+
+  /**
+   * A restore writes back only what changed since the copy was saved, in two statements: the replaced rows that
+   * the copy does not hold as they are go (`removeSelected` keeping the copy's), then the copy's rows that are not
+   * in the store as they are go in, with their values and entries, and the counts of their counted orders'
+   * partitions (`tables` says which are counted) go up. A restore after a test that changed a few rows writes a few
+   * rows. Rows and values go in with ON CONFLICT DO NOTHING, so a key or value another row holds shows as a
+   * shortfall: the restore's savepoint then rolls it all back, once a look has named what holds it. A copy of an
+   * older schema version has its entries made again first.
+   */
+  const restoreCopy = (id: string, options: { readonly tables: ReadonlyArray<Store.Table<any>>; readonly replacing: ReadonlyArray<Store.Selection> }): Effect.Effect<number, Store.UniqueViolation | Store.UnknownTable> => {
+    const counted = countedOrders(options.tables)
+    const fromCopy = sql`EXISTS (SELECT 1 FROM current)`
+    const written = sql<{ rows: string | number | null; missing: string | number; put: string | number; wanted: string | number; taken: string | number }>`WITH ${sql.csv([
+      // A copy of this schema version holding rows of the given tables only; else nothing is written, and the copy
+      // is indexed anew (which names a table it does not know).
+      sql`current AS MATERIALIZED (SELECT rows FROM fos_copies WHERE copy = ${id} AND version = ${latestVersion}
+        AND NOT EXISTS (SELECT 1 FROM fos_copy_rows WHERE copy = ${id} AND tbl NOT IN ${sql.in(options.tables.map((t) => t.name))}))`,
+      sql`missing AS MATERIALIZED (SELECT c.tbl, c.key, c.data, c.entries, c.uniques FROM fos_copy_rows c
+        LEFT JOIN fos_rows r ON r.tbl = c.tbl AND r.key = c.key
+        WHERE c.copy = ${id} AND EXISTS (SELECT 1 FROM current) AND (r.key IS NULL OR r.data::text <> c.data::text))`,
+      sql`put AS (INSERT INTO fos_rows (tbl, key, data) SELECT tbl, key, data FROM missing ON CONFLICT DO NOTHING RETURNING 1)`,
+      sql`wanted AS MATERIALIZED (SELECT m.tbl, v ->> 0 AS name, v ->> 1 AS value, m.key FROM missing m CROSS JOIN json_array_elements(m.uniques) AS v)`,
+      sql`taken AS (INSERT INTO fos_uniques (tbl, name, value, key) SELECT tbl, name, value, key FROM wanted ON CONFLICT DO NOTHING RETURNING 1)`,
+      sql`entries AS MATERIALIZED (SELECT m.tbl, e ->> 0 AS ord, e ->> 1 AS part, e ->> 2 AS sort, m.key
+        FROM missing m CROSS JOIN json_array_elements(m.entries) AS e)`,
+      sql`indexed AS (INSERT INTO fos_orders (tbl, ord, part, sort, key) SELECT tbl, ord, part, sort, key FROM entries ON CONFLICT DO NOTHING)`,
+      ...(counted.length === 0 ? [] : [sql`counted AS (INSERT INTO fos_count_shards (tbl, ord, part, shard, n)
+        SELECT tbl, ord, part, pg_backend_pid() % ${countShards}, count(*) FROM entries
+        WHERE (tbl, ord) IN (VALUES ${sql.csv(counted)}) GROUP BY tbl, ord, part ORDER BY tbl, ord, part
+        ON CONFLICT (tbl, ord, part, shard) DO UPDATE SET n = fos_count_shards.n + EXCLUDED.n)`])
+    ])}
+      SELECT (SELECT rows FROM current) AS rows, (SELECT count(*) FROM missing) AS missing, (SELECT count(*) FROM put) AS put,
+        (SELECT count(*) FROM wanted) AS wanted, (SELECT count(*) FROM taken) AS taken`
+    /** What holds a key or value of the copy that the restore could not take. */
+    const refusal = Effect.gen(function*() {
+      const [row] = yield* sql<{ tbl: string; key: string }>`SELECT c.tbl, c.key FROM fos_copy_rows c JOIN fos_rows r ON r.tbl = c.tbl AND r.key = c.key
+        WHERE c.copy = ${id} AND r.data::text <> c.data::text ORDER BY c.tbl, c.key LIMIT 1`
+      if (row !== undefined) return new Store.UniqueViolation({ table: row.tbl, unique: "primary", key: row.key })
+      const [value] = yield* sql<{ tbl: string; name: string; key: string }>`SELECT c.tbl, v ->> 0 AS name, c.key
+        FROM fos_copy_rows c CROSS JOIN json_array_elements(c.uniques) AS v
+        JOIN fos_uniques u ON u.tbl = c.tbl AND u.name = v ->> 0 AND u.value = v ->> 1
+        WHERE c.copy = ${id} AND u.key <> c.key ORDER BY c.tbl, c.key LIMIT 1`
+      return new Store.UniqueViolation({ table: value?.tbl ?? "", unique: value?.name ?? "primary", key: value?.key ?? "" })
+    })
+    const write = Effect.gen(function*() {
+      yield* removeSelected(options.replacing, id)
+      let [r] = yield* written
+      if (r!.rows === null) {
+        const [made] = yield* sql<{ n: string | number }>`SELECT count(*) AS n FROM fos_copies WHERE copy = ${id}`
+        if (Number(made!.n) === 0) return 0
+        yield* reindexCopy(options.tables, id)
+        ;[r] = yield* written
+      }
+      if (Number(r!.put) !== Number(r!.missing) || Number(r!.taken) !== Number(r!.wanted)) return yield* Effect.fail(yield* refusal)
+      return Number(r!.rows)
+    })
+    return Effect.andThen(sendHeld, Effect.tap(atomically<number, Store.UniqueViolation | Store.UnknownTable>(write), () => forgetAll))
+  }
+
+  const copies: Store.Copies = {
+    save: saveSelected,
+    saveRows: (id, t, rows) =>
+      rows.length === 0 ? Effect.succeed(0) : ownTransaction<number, never>(Effect.andThen(sendHeld, copyRowsOf(id, t, rows))),
+    restore: restoreCopy,
+    rows: (id) =>
+      dieOnSql(Effect.map(
+        sql<{ tbl: string; data: unknown }>`SELECT tbl, data FROM fos_copy_rows WHERE copy = ${id} ORDER BY tbl, key`,
+        (rows) => rows.map((r) => ({ table: r.tbl, row: parse(r.data) }))
+      )),
+    remove: (id) =>
+      statementOnly<number, never>(Effect.map(
+        sql<{ n: string | number }>`WITH made AS (DELETE FROM fos_copies WHERE copy = ${id}),
+            gone AS (DELETE FROM fos_copy_rows WHERE copy = ${id} RETURNING 1)
+          SELECT count(*) AS n FROM gone`,
+        ([r]) => Number(r!.n)
+      ))
+  }
 
   const page = <Row>(t: Store.Table<Row>, q: Store.PageQuery): Effect.Effect<ReadonlyArray<Row>> => {
     const ascending = q.descending === q.backward
@@ -697,6 +924,8 @@ export const makeSqlStore = Effect.gen(function*() {
     updateMany,
     remove,
     removePartition,
+    removeRows,
+    copies,
     page,
     nextSequence,
     count: (t, order, partition) =>

@@ -21,7 +21,7 @@ const freshStore = (client: () => Context.Context<SqlClient.SqlClient>) =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* migrate
-      yield* sql`TRUNCATE fos_rows, fos_uniques, fos_orders, fos_counts, fos_count_shards`
+      yield* sql`TRUNCATE fos_rows, fos_uniques, fos_orders, fos_counts, fos_count_shards, fos_copies, fos_copy_rows`
       return yield* makeSqlStore
     }).pipe(Effect.orDie)
   ).pipe(Layer.provide(Layer.suspend(() => Layer.succeedContext(client()))))

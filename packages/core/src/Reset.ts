@@ -13,10 +13,10 @@
  * empties; the answer counts each kind. The same registry is what a snapshot saves and a restore puts back
  * (Snapshots.ts), so a table added to it is reset, snapshotted and restored alike.
  *
- * It is one transaction, so a request meanwhile sees the sandbox as it was or empty, never half of it. Rows are
- * removed by partition (`removePartition`); what is partitioned per parent (attempts by delivery, accounts by
- * customer, contents by document) is walked page by page, a bounded page at a time, and each page's child
- * partitions go in one removal.
+ * It is one transaction, so a request meanwhile sees the sandbox as it was or empty, never half of it. Every row
+ * goes in one removal (`removeRows`), named by where the tables' orders put it, what is partitioned per parent
+ * (attempts by delivery, accounts by customer, contents by document) through its parents' entries: on the SQL stores
+ * that is one statement, whatever the sandbox holds, and no row is read.
  */
 import type { OrganizationId, SandboxReset } from "@fos/contract"
 import { Effect } from "effect"
@@ -83,116 +83,101 @@ export const walk = <Row, E = never>(
 type Removed = SandboxReset["removed"]
 
 /**
- * Where a sandbox's rows of a table partitioned per parent are, for one parent row: one partition of an order, or
- * one row by key; `undefined` for none.
+ * What a snapshot saves of a table's rows (Snapshots.ts): every row (the default); none (`false`: what lives only as
+ * long as a connection); every row but those `except` names (a running request's claim, whose work has not
+ * committed); or, for a table of a row or two per scope, each row as `as` gives it, read through the process.
  */
-export type ChildRows = { readonly order: string; readonly partition: string } | { readonly key: string } | undefined
+export type Saved = false | { readonly except: NonNullable<Store.Selection["except"]> } | { readonly as: (row: any) => unknown }
 
 /**
- * One kind of sandbox row and how a reset (and a snapshot, Snapshots.ts) finds a sandbox's rows of it: every row of
- * the scope's partition of `order`, or, for tables partitioned per parent, the `children` of each row of the
- * parent's scope order. `keptByReset` marks a table a reset leaves alone but a snapshot saves and a restore puts
- * back (the organization's own clock, once it has one); `saved` gives what of a row a snapshot saves, and leaves out
- * (undefined) the rows that are not state yet (a running request's idempotency claim).
+ * One kind of sandbox row and where a scope's rows of it are (`rows`, a `Store.Selection`), so that a reset removes
+ * them and a snapshot copies them all at once, whatever their number, without reading them. `keptByReset` marks a
+ * table a reset leaves alone but a snapshot saves and a restore puts back (the organization's own clock, once it has
+ * one); `saved` is what of it a snapshot saves.
  */
-export type SandboxTable =
-  | {
-    readonly table: Store.Table<any>
-    readonly order: string
-    readonly counted?: keyof Removed
-    readonly keptByReset?: true
-    readonly saved?: (row: any) => unknown
-  }
-  | {
-    readonly table: Store.Table<any>
-    readonly parent: Store.Table<any>
-    readonly parentOrder: string
-    readonly children: (scope: string, parent: any) => ChildRows
-    readonly counted?: keyof Removed
-    readonly keptByReset?: true
-    readonly saved?: (row: any) => unknown
-  }
+export interface SandboxTable {
+  readonly table: Store.Table<any>
+  readonly rows: (scope: string) => Store.Selection
+  readonly counted?: keyof Removed
+  readonly keptByReset?: true
+  readonly saved?: Saved
+}
+
+/** The table's rows in the scope's partition of `order`. */
+const inScope = (table: Store.Table<any>, order: string): SandboxTable => ({ table, rows: (scope) => ({ table, order, partition: scope }) })
+
+/** The table's rows in `order`'s partitions `<scope>/<parent key>` (or `<parent key>`), one per parent of the scope. */
+const underParents = (table: Store.Table<any>, order: string, parent: Store.Table<any>, parentOrder: string, prefix: "scope/" | ""): SandboxTable => ({
+  table,
+  rows: (scope) => ({ table, order, prefix: prefix === "" ? "" : `${scope}/`, parents: { table: parent, order: parentOrder, partition: scope } })
+})
 
 /**
- * Every table that holds a sandbox's data, children before their parents (a child is found through its parent
- * while that is still there). A new table that holds an organization's data belongs here: `test/reset.test.ts`
- * fails on a table that is neither here nor in `keptTables`.
+ * Every table that holds a sandbox's data. A new table that holds an organization's data belongs here:
+ * `test/reset.test.ts` fails on a table that is neither here nor in `keptTables`.
  */
 export const sandboxTables: ReadonlyArray<SandboxTable> = [
-  {
-    table: VirtualAccounts.VirtualAccounts,
-    parent: Customers.Customers,
-    parentOrder: "createdAt",
-    children: (scope, c) => ({ order: "byCustomer", partition: `${scope}/${c.id}` }),
-    counted: "virtualAccounts"
-  },
-  {
-    table: Wallets.Wallets,
-    parent: Customers.Customers,
-    parentOrder: "createdAt",
-    children: (scope, c) => ({ order: "byCustomer", partition: `${scope}/${c.id}` }),
-    counted: "wallets"
-  },
-  {
-    // A deposit-funded order's funding address is a wallet listed under no customer: found through its order.
-    table: Wallets.Wallets,
-    parent: Orders.Orders,
-    parentOrder: Orders.ofScope,
-    children: (_scope, o) => (o.fundingAddress === undefined ? undefined : { key: o.source.id }),
-    counted: "wallets"
-  },
+  { ...underParents(VirtualAccounts.VirtualAccounts, "byCustomer", Customers.Customers, "createdAt", "scope/"), counted: "virtualAccounts" },
+  { ...underParents(Wallets.Wallets, "byCustomer", Customers.Customers, "createdAt", "scope/"), counted: "wallets" },
+  // A deposit-funded order's funding address is a wallet listed under no customer.
+  { ...inScope(Wallets.Wallets, "funding"), counted: "wallets" },
   // What each sandbox attempt sent (webhooks/AttemptRequests.ts), found through its delivery like the attempts.
-  { table: AttemptRequests.AttemptRequests, parent: Deliveries.WebhookDeliveries, parentOrder: "byScope", children: (_scope, d) => ({ order: "byDelivery", partition: d.id }) },
-  { table: Deliveries.WebhookAttempts, parent: Deliveries.WebhookDeliveries, parentOrder: "byScope", children: (_scope, d) => ({ order: "byDelivery", partition: d.id }) },
-  { table: Documents.DocumentContents, parent: Documents.Documents, parentOrder: "byScope", children: (_scope, d) => ({ key: d.id }) },
-  { table: Customers.Customers, order: "createdAt", counted: "customers" },
-  { table: Customers.ReservedCustomers, order: "byScope" },
-  { table: Applications.Applications, order: "createdAt", counted: "applications" },
-  { table: Documents.Documents, order: "byScope", counted: "documents" },
-  { table: Deliveries.WebhookDeliveries, order: "byScope", counted: "webhookDeliveries" },
-  { table: Endpoints.WebhookEndpoints, order: "byScope", counted: "webhookEndpoints" },
+  underParents(AttemptRequests.AttemptRequests, "byDelivery", Deliveries.WebhookDeliveries, "byScope", ""),
+  underParents(Deliveries.WebhookAttempts, "byDelivery", Deliveries.WebhookDeliveries, "byScope", ""),
+  {
+    table: Documents.DocumentContents,
+    rows: (scope) => ({ table: Documents.DocumentContents, sameKeys: { table: Documents.Documents, order: "byScope", partition: scope } })
+  },
+  { ...inScope(Customers.Customers, "createdAt"), counted: "customers" },
+  inScope(Customers.ReservedCustomers, "byScope"),
+  { ...inScope(Applications.Applications, "createdAt"), counted: "applications" },
+  { ...inScope(Documents.Documents, "byScope"), counted: "documents" },
+  { ...inScope(Deliveries.WebhookDeliveries, "byScope"), counted: "webhookDeliveries" },
+  { ...inScope(Endpoints.WebhookEndpoints, "byScope"), counted: "webhookEndpoints" },
   // A listener's attempts in flight and its client's presence (webhooks/Listeners.ts) live only as long as a
   // connection does: a snapshot saves neither.
-  { table: Listeners.ListenerAttempts, order: "byScope", saved: () => undefined },
-  { table: Listeners.ListenerPresences, order: "byScope", saved: () => undefined },
-  { table: Outbox.OutboxEvents, order: "byScope", counted: "events" },
-  { table: Timers.Timers, order: "byScope", counted: "timers" },
+  { ...inScope(Listeners.ListenerAttempts, "byScope"), saved: false },
+  { ...inScope(Listeners.ListenerPresences, "byScope"), saved: false },
+  { ...inScope(Outbox.OutboxEvents, "byScope"), counted: "events" },
+  { ...inScope(Timers.Timers, "byScope"), counted: "timers" },
   // What caused each state change, and the timers that fired, for a resource's timeline (inspect/Timeline.ts).
-  { table: History.History, order: "byScope" },
+  inScope(History.History, "byScope"),
   {
-    table: Idempotency.IdempotencyRecords,
-    order: "byScope",
+    ...inScope(Idempotency.IdempotencyRecords, "byScope"),
     counted: "idempotencyRecords",
     // A claim is a request still running, whose work has not committed (the snapshot's own request among them):
     // restored, it would hold its key for a request that never ends, against other processes until its lease ran
     // out (on the virtual clock, until an advance).
-    saved: (r: Idempotency.IdempotencyRecord) => (r.state !== "in_progress" ? r : undefined)
+    saved: { except: { field: "state", equals: "in_progress" } }
   },
-  { table: Transactions.Transactions, order: Transactions.ofScope, counted: "transactions" },
-  { table: Ledger.LedgerTransfers, order: "byScope", counted: "ledgerTransfers" },
-  { table: Ledger.LedgerAccounts, order: "byScope" },
-  { table: Roster.Claims, order: "byScope", counted: "claims" },
-  { table: Roster.WalletSigners, order: "byScope", counted: "walletSigners" },
-  { table: Roster.WalletCeremonies, order: "byScope", counted: "walletCeremonies" },
-  { table: TransferSigning.TransferSignings, order: "byScope" },
-  { table: TransferSigning.SigningSeats, order: "byScope" },
-  { table: TransferSigning.SigningRequests, order: "byScope", counted: "signingRequests" },
-  { table: Orders.Orders, order: Orders.ofScope, counted: "orders" },
-  { table: Quotes.QuoteOptions, order: "byScope", counted: "quoteOptions" },
-  { table: Pricing.MarketRates, order: "byScope" },
-  { table: Recipients.Recipients, order: "byScope", counted: "recipients" },
-  { table: Rfis.Rfis, order: "byScope", counted: "rfis" },
+  { ...inScope(Transactions.Transactions, Transactions.ofScope), counted: "transactions" },
+  { ...inScope(Ledger.LedgerTransfers, "byScope"), counted: "ledgerTransfers" },
+  inScope(Ledger.LedgerAccounts, "byScope"),
+  { ...inScope(Roster.Claims, "byScope"), counted: "claims" },
+  { ...inScope(Roster.WalletSigners, "byScope"), counted: "walletSigners" },
+  { ...inScope(Roster.WalletCeremonies, "byScope"), counted: "walletCeremonies" },
+  inScope(TransferSigning.TransferSignings, "byScope"),
+  inScope(TransferSigning.SigningSeats, "byScope"),
+  { ...inScope(TransferSigning.SigningRequests, "byScope"), counted: "signingRequests" },
+  { ...inScope(Orders.Orders, Orders.ofScope), counted: "orders" },
+  { ...inScope(Quotes.QuoteOptions, "byScope"), counted: "quoteOptions" },
+  inScope(Pricing.MarketRates, "byScope"),
+  { ...inScope(Recipients.Recipients, "byScope"), counted: "recipients" },
+  { ...inScope(Rfis.Rfis, "byScope"), counted: "rfis" },
   // The organization's request-fault mark is cleared by the next look-up that finds none (simulate/Faults.ts).
-  { table: Faults.SimulatedFaults, order: "byScope" },
+  inScope(Faults.SimulatedFaults, "byScope"),
   // Outcome rules are sandbox state like faults: a reset removes them, a snapshot saves and restores them.
-  { table: Outcomes.OutcomeRules, order: "byScope" },
+  inScope(Outcomes.OutcomeRules, "byScope"),
   // The sandbox's clock (kernel/Clocks.ts): a reset empties the sandbox at the time it is at, since a clock never
   // goes back by itself (docs/clock.md); a restore puts the snapshot's time back, with the timers it held. An advance
   // under way is not state: restored, it would be finished to its target by whoever touched the clock next.
-  { table: Clocks.Clocks, order: "byScope", keptByReset: true, saved: ({ advancing: _, ...clock }: Clocks.StoredClock) => clock }
+  {
+    ...inScope(Clocks.Clocks, "byScope"),
+    keptByReset: true,
+    saved: { as: ({ advancing: _, ...clock }: Clocks.StoredClock) => clock }
+  }
 ]
 
-/**
 /**
  * The tables a reset keeps: the organization itself, its users and keys (tenancy), its snapshots (a suite resets,
  * then restores), and what belongs to no organization: the operator token and the processes sharing the store
@@ -234,40 +219,25 @@ export const emptyCounts: Removed = {
   signingRequests: 0
 }
 
+/** The tables a reset empties, or, with `keptByReset`, every table of a sandbox (a restore's). */
+const sandboxSteps = (options: { readonly keptByReset: boolean }) => sandboxTables.filter((step) => step.keptByReset !== true || options.keptByReset)
+
+/** Where every row of the sandbox `scope` is (a restore puts a snapshot back in their place). */
+export const sandboxSelections = (scope: string): ReadonlyArray<Store.Selection> => sandboxSteps({ keptByReset: true }).map((step) => step.rows(scope))
+
 /**
- * Removes the sandbox rows of `scope` in the caller's store transaction: every table of `sandboxTables`, or, with
- * `keptByReset`, those a reset keeps too (a restore). Answers how many rows of each counted kind went.
+ * Removes the sandbox rows of `scope` in the caller's store transaction, all at once (`removeRows`): every table of
+ * `sandboxTables`, or, with `keptByReset`, those a reset keeps too (a restore). Answers how many rows of each counted
+ * kind went.
  */
 export const clearSandbox = (store: Store.StoreService, scope: string, options: { readonly keptByReset: boolean }): Effect.Effect<Removed> =>
   Effect.gen(function*() {
+    const steps = sandboxSteps(options)
+    const gone = yield* store.removeRows(steps.map((step) => step.rows(scope)))
     const removed: { -readonly [K in keyof Removed]: number } = { ...emptyCounts }
-    for (const step of sandboxTables) {
-      if (step.keptByReset === true && !options.keptByReset) continue
-      let n = 0
-      if ("order" in step) {
-        n = yield* store.removePartition(step.table, step.order, scope)
-      } else {
-        // A page of parents' child partitions go in one removal: one per parent made a reset's statements grow with
-        // the parents (a delivery's attempts), which on PGlite took seconds per thousand deliveries.
-        const partitions = new Map<string, Array<string>>()
-        const removeChildren = Effect.suspend(() => {
-          const pending = [...partitions]
-          partitions.clear()
-          return Effect.forEach(pending, ([order, parts]) => Effect.map(store.removePartition(step.table, order, parts), (m) => (n += m)), { discard: true })
-        })
-        yield* walk(store, step.parent, step.parentOrder, scope, (parent) => {
-          const children = step.children(scope, parent)
-          if (children === undefined) return Effect.void
-          if ("key" in children) return Effect.sync(() => (n += 1)).pipe(Effect.andThen(store.remove(step.table, children.key)))
-          const parts = partitions.get(children.order) ?? []
-          partitions.set(children.order, parts)
-          parts.push(children.partition)
-          return parts.length >= walkPage ? removeChildren : Effect.void
-        })
-        yield* removeChildren
-      }
-      if (step.counted !== undefined) removed[step.counted] += n
-    }
+    steps.forEach((step, i) => {
+      if (step.counted !== undefined) removed[step.counted] += gone[i]!
+    })
     return removed
   })
 

@@ -13,6 +13,11 @@ export interface StoredSnapshot {
   readonly createdAt: string
   readonly rows: number
   readonly contents: SandboxCounts
+  /**
+   * Its rows are in the store's copy of the same id (Store.ts, `Copies`); absent on a snapshot taken before, whose
+   * rows are `SnapshotRows`, made into a copy at its first restore.
+   */
+  readonly copied?: true
 }
 
 export const Snapshots = Store.table<StoredSnapshot>({
@@ -21,7 +26,7 @@ export const Snapshots = Store.table<StoredSnapshot>({
   orders: { byOrganization: { partition: (s) => s.organizationId, sort: (s) => s.sequence } }
 })
 
-/** One saved row: the table it goes back to and the row as it was stored. */
+/** One saved row of a snapshot taken before snapshots were copies: the table it goes back to and the row as it was stored. */
 export interface SnapshotRow {
   /** `<snapshot id>/<n>`. */
   readonly id: string

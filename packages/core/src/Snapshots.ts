@@ -9,12 +9,13 @@
  * saved and restored with no change here. The organization, its users and keys, and its live data are never in a
  * snapshot, and a restore never touches them.
  *
- * Storage: a `Snapshots` row per snapshot, and one `SnapshotRows` row per saved row (its table's name and the row as
- * stored), so no stored value grows with the sandbox, and a snapshot is durable on every store (the SQL stores keep
- * every declared table in their generic tables: no migration). A restore removes the sandbox's rows as a reset does,
- * then writes the saved ones back through `insertMany`, which indexes them as any write does. Both run in one store
- * transaction that first locks the organization's row, so snapshots, restores and deletes of one organization take
- * turns, and a restore commits whole or not at all: no reader ever sees half of one.
+ * Storage: a `Snapshots` row per snapshot, and the store's copy of the same id (Store.ts, `Copies`), which holds each
+ * saved row with its index entries and unique values, so no stored value grows with the sandbox, and a snapshot is
+ * durable on every durable store. The rows are found by where the tables' orders put them (`Reset.sandboxTables`'s
+ * selections), never read one by one: on the SQL stores a snapshot is one statement that the database runs, and a
+ * restore two (what changed since removed, then the copy's rows that are not there written back). Both run in one store transaction that first locks
+ * the organization's row, so snapshots, restores and deletes of one organization take turns, and a restore commits
+ * whole or not at all: no reader ever sees half of one.
  *
  * Nothing of a sandbox is cached in a process (each request reads the store), so a restore committed through one
  * process is what every process sharing the store serves next.
@@ -39,7 +40,7 @@ export const maxSnapshotsPerOrganization = 20
  */
 export const maxSnapshotRows = 500_000
 
-/** How many rows one write of a snapshot or a restore carries (a SQL statement's parameters stay bounded). */
+/** How many rows of a snapshot taken before copies one write carries into its copy (`copyLegacy`). */
 const writeBatch = 200
 
 /** How many rows one read of a table's partition takes. */
@@ -48,6 +49,7 @@ const readPage = 500
 
 /** The tables a snapshot's rows go back to, by name. */
 const tablesByName: ReadonlyMap<string, Store.Table<any>> = new Map(Reset.sandboxTables.map((step) => [step.table.name, step.table]))
+const sandboxTableList = [...tablesByName.values()]
 
 export const toWire = (s: SnapshotTables.StoredSnapshot): Snapshot => ({
   id: s.id,
@@ -104,93 +106,95 @@ export const take = (organizationId: OrganizationId | string): Effect.Effect<Sna
       const id = yield* IdGenerator.newId("snp")
       const scope = Tenancy.scopeOf(organizationId, "sandbox")
       const contents: { -readonly [K in keyof SandboxCounts]: number } = { ...Reset.emptyCounts }
-      // A row reached twice (through two parents) is saved once.
-      const saved = new Set<string>()
-      let pending: Array<SnapshotTables.SnapshotRow> = []
-      let n = 0
-      const flush = Effect.suspend(() => {
-        const rows = pending
-        pending = []
-        return Effect.orDie(store.insertMany(SnapshotTables.SnapshotRows, rows))
-      })
-      const save = (t: Store.Table<any>, counted: keyof SandboxCounts | undefined, savedOf: ((row: any) => unknown) | undefined) => (stored: unknown): Effect.Effect<void, Problem.ApiError> =>
-        Effect.suspend(() => {
-          const row = savedOf === undefined ? stored : savedOf(stored)
-          if (row === undefined) return Effect.void
-          const identity = `${t.name}\u0000${t.key(row)}`
-          if (saved.has(identity)) return Effect.void
-          saved.add(identity)
-          if (n >= maxSnapshotRows) {
-            return Effect.fail(Problem.apiError("UNPROCESSABLE_ENTITY", `The sandbox holds more than ${maxSnapshotRows} rows, the most a snapshot takes.`, {
-              resolution: "Snapshot a smaller sandbox: reset it, or build the world the tests need in a fresh organization."
-            }))
-          }
-          if (counted !== undefined) contents[counted]++
-          pending.push({ id: `${id}/${n}`, snapshotId: id, n, tbl: t.name, row })
-          n++
-          return pending.length >= writeBatch ? flush : Effect.void
-        })
+      const count = (step: Reset.SandboxTable, added: number) => {
+        if (step.counted !== undefined) contents[step.counted] += added
+        return added
+      }
+      // Every table the database copies at once, in one statement on the SQL stores; a row found twice (a wallet
+      // through two parents) is saved once.
+      const copied = Reset.sandboxTables.filter((step) => step.saved === undefined || (step.saved !== false && "except" in step.saved))
+      const added = yield* store.copies.save(id, copied.map((step) => {
+        const rows = step.rows(scope)
+        return step.saved !== undefined && step.saved !== false && "except" in step.saved ? { ...rows, except: step.saved.except } : rows
+      }))
+      let rows = copied.reduce((sum, step, i) => sum + count(step, added[i]!), 0)
+      // The few rows saved as a function gives them, through the process.
       for (const step of Reset.sandboxTables) {
-        const each = save(step.table, step.counted, step.saved)
-        if ("order" in step) {
-          yield* eachInPartition(store, step.table, step.order, scope, each)
-          continue
-        }
-        yield* Reset.walk(store, step.parent, step.parentOrder, scope, (parent) => {
-          const children = step.children(scope, parent)
-          if (children === undefined) return Effect.void
-          return "key" in children
-            ? Effect.flatMap(store.get(step.table, children.key), (row) => (row === undefined ? Effect.void : each(row)))
-            : eachInPartition(store, step.table, children.order, children.partition, each)
+        if (step.saved === undefined || step.saved === false || !("as" in step.saved)) continue
+        const where = step.rows(scope)
+        if (!("partition" in where)) return yield* Effect.die(new Error(`${step.table.name}: a row saved through the process is found by its partition`))
+        const saved: Array<unknown> = []
+        yield* eachInPartition(store, step.table, where.order, where.partition, (row) => Effect.sync(() => saved.push((step.saved as { as: (row: unknown) => unknown }).as(row))))
+        rows += count(step, yield* store.copies.saveRows(id, step.table, saved))
+      }
+      if (rows > maxSnapshotRows) {
+        return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The sandbox holds more than ${maxSnapshotRows} rows, the most a snapshot takes.`, {
+          resolution: "Snapshot a smaller sandbox: reset it, or build the world the tests need in a fresh organization."
         })
       }
-      if (pending.length > 0) yield* flush
       const snapshot: SnapshotTables.StoredSnapshot = {
         id,
         organizationId,
         sequence: yield* store.nextSequence,
         createdAt: toIso(yield* Clock.currentTimeMillis),
-        rows: n,
-        contents
+        rows,
+        contents,
+        copied: true
       }
       yield* Effect.orDie(store.insert(SnapshotTables.Snapshots, snapshot))
       return toWire(snapshot)
     })))
 
 /**
- * Puts the organization's sandbox back as the snapshot saved it, in one transaction: every sandbox row removed (a
- * reset's, and the tables a reset keeps), then the saved rows written. The snapshot stays, to be restored again.
+ * A snapshot taken before snapshots were copies (`SnapshotTables.SnapshotRows`, a row per saved row) made into one,
+ * at its first restore: its rows go into the copy, a batch of one table's rows at a time, and its old rows go.
+ */
+const copyLegacy = (store: Store.StoreService, snapshot: SnapshotTables.StoredSnapshot) =>
+  Effect.gen(function*() {
+    let batch: Array<unknown> = []
+    let batchTable: Store.Table<any> | undefined
+    const flush = Effect.suspend(() => {
+      const t = batchTable
+      const rows = batch
+      batch = []
+      return t === undefined || rows.length === 0 ? Effect.void : Effect.asVoid(store.copies.saveRows(snapshot.id, t, rows))
+    })
+    yield* eachInPartition(store, SnapshotTables.SnapshotRows, "bySnapshot", snapshot.id, (saved) =>
+      Effect.gen(function*() {
+        const t = tablesByName.get(saved.tbl)
+        if (t === undefined) return yield* unknownTable(saved.tbl)
+        if (t !== batchTable || batch.length >= writeBatch) {
+          yield* flush
+          batchTable = t
+        }
+        batch.push(saved.row)
+      }))
+    yield* flush
+    yield* store.removePartition(SnapshotTables.SnapshotRows, "bySnapshot", snapshot.id)
+    yield* Effect.orDie(store.update(SnapshotTables.Snapshots, { ...snapshot, copied: true }))
+  })
+
+const unknownTable = (table: string) =>
+  Effect.fail(Problem.apiError("CONFLICT", `The snapshot holds rows of ${table}, which this version of fos does not keep.`))
+
+/**
+ * Puts the organization's sandbox back as the snapshot saved it, in one transaction: the snapshot's copy in place of
+ * every sandbox row (a reset's, and the tables a reset keeps), all at once, so that a store writes only what changed
+ * since. The snapshot stays, to be restored again.
  */
 export const restore = (organizationId: OrganizationId | string, id: string): Effect.Effect<Snapshot, Problem.ApiError, Store.Store> =>
   Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {
       yield* lockOrganization(store, organizationId)
       const snapshot = yield* findSnapshot(store, organizationId, id)
-      yield* Reset.clearSandbox(store, Tenancy.scopeOf(organizationId, "sandbox"), { keptByReset: true })
-      // Consecutive rows of one table go back in one write.
-      let batch: Array<unknown> = []
-      let batchTable: Store.Table<any> | undefined
-      const flush = Effect.suspend(() => {
-        const t = batchTable
-        const rows = batch
-        batch = []
-        if (t === undefined || rows.length === 0) return Effect.void
-        return Effect.catchTag(store.insertMany(t, rows), "UniqueViolation", (v) =>
-          Effect.fail(Problem.apiError("CONFLICT", `The snapshot cannot be restored: its ${v.table} row ${v.key} is taken by another row (${v.unique}).`)))
-      })
-      yield* eachInPartition(store, SnapshotTables.SnapshotRows, "bySnapshot", snapshot.id, (saved) =>
-        Effect.gen(function*() {
-          const t = tablesByName.get(saved.tbl)
-          if (t === undefined) {
-            return yield* Problem.apiError("CONFLICT", `The snapshot holds rows of ${saved.tbl}, which this version of fos does not keep.`)
-          }
-          if (t !== batchTable || batch.length >= writeBatch) {
-            yield* flush
-            batchTable = t
-          }
-          batch.push(saved.row)
-        }))
-      yield* flush
+      if (snapshot.copied !== true) yield* copyLegacy(store, snapshot)
+      yield* store.copies.restore(snapshot.id, { tables: sandboxTableList, replacing: Reset.sandboxSelections(Tenancy.scopeOf(organizationId, "sandbox")) }).pipe(
+        Effect.catchTags({
+          UniqueViolation: (v) =>
+            Effect.fail(Problem.apiError("CONFLICT", `The snapshot cannot be restored: its ${v.table} row ${v.key} is taken by another row (${v.unique}).`)),
+          UnknownTable: (u) => unknownTable(u.table)
+        })
+      )
       return toWire(snapshot)
     })))
 
@@ -220,6 +224,7 @@ export const deleteSnapshot = (organizationId: string, id: string): Effect.Effec
     store.transaction(Effect.gen(function*() {
       yield* lockOrganization(store, organizationId)
       yield* findSnapshot(store, organizationId, id)
+      yield* store.copies.remove(id)
       yield* store.removePartition(SnapshotTables.SnapshotRows, "bySnapshot", id)
       yield* store.remove(SnapshotTables.Snapshots, id)
     })))

@@ -1118,6 +1118,131 @@ export const storeContract = <E>(
         ))
     })
 
+    describe("selections and copies", () => {
+      // Parents: the owners, listed in Events' one partition; their keys name Items' byOwner partitions and Notes' keys.
+      const world = (store: Store.StoreService) =>
+        Effect.gen(function*() {
+          yield* store.insert(Events, { id: "alice", text: "a" })
+          yield* store.insert(Events, { id: "bob", text: "b" })
+          yield* store.insert(Items, { id: "i1", owner: "alice", tag: "red", code: "c1" })
+          yield* store.insert(Items, { id: "i2", owner: "alice", tag: "blue", code: "c2" })
+          yield* store.insert(Items, { id: "i3", owner: "bob", tag: "red" })
+          yield* store.insert(Items, { id: "i4", owner: "carol", tag: "red", code: "c4" })
+          yield* store.insert(Notes, { id: "alice", text: "alice's note" })
+          yield* store.insert(Notes, { id: "dave", text: "no owner of that name" })
+        })
+      const owners: Store.Partition = { table: Events, order: "byText", partition: "" }
+      const selections: ReadonlyArray<Store.Selection> = [
+        { table: Items, order: "byOwner", prefix: "", parents: owners },
+        { table: Notes, sameKeys: owners },
+        owners
+      ]
+      const view = (store: Store.StoreService) =>
+        Effect.gen(function*() {
+          const inOrder = (order: string, partition: string) =>
+            store.page(Items, { order, partition, descending: false, backward: false, from: undefined, limit: 100 }).pipe(Effect.map(ids))
+          return {
+            items: [yield* store.get(Items, "i1"), yield* store.get(Items, "i2"), yield* store.get(Items, "i3"), yield* store.get(Items, "i4")],
+            red: yield* inOrder("byTag", "red"),
+            alice: yield* inOrder("byOwner", "alice"),
+            counts: [yield* store.count(Items, "byTag", "red"), yield* store.count(Items, "byOwner", "alice"), yield* store.count(Events, "byText", "")],
+            c1: (yield* store.findUnique(Items, "code", "c1"))?.id,
+            notes: [yield* store.get(Notes, "alice"), yield* store.get(Notes, "dave")],
+            owners: yield* store.page(Events, { order: "byText", partition: "", descending: false, backward: false, from: undefined, limit: 10 }).pipe(Effect.map(ids))
+          }
+        })
+
+      it.effect("removes every selection's rows at once: children through their parents, rows under their parents' keys, the parents", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* world(store)
+            expect(yield* store.removeRows(selections)).toEqual([3, 1, 2])
+            const after = yield* view(store)
+            expect(after.items.map((i) => i?.id)).toEqual([undefined, undefined, undefined, "i4"])
+            expect(after.red).toEqual(["i4"])
+            expect(after.counts).toEqual([1, 0, 0])
+            expect(after.c1).toBeUndefined()
+            expect(after.notes.map((n) => n?.id)).toEqual([undefined, "dave"])
+            expect(yield* store.removeRows(selections)).toEqual([0, 0, 0])
+          })
+        ))
+
+      it.effect("leaves out the rows a selection's except names, and counts a row found twice once", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* world(store)
+            const removed = yield* store.removeRows([
+              { table: Items, order: "byTag", partition: "red", except: { field: "owner", equals: "bob" } },
+              { table: Items, order: "byOwner", partition: "alice" }
+            ])
+            expect(removed).toEqual([2, 1])
+            expect((yield* view(store)).items.map((i) => i?.id)).toEqual([undefined, undefined, "i3", undefined])
+          })
+        ))
+
+      it.effect("saves selections into a copy and puts it back in place of the rows that changed since", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* world(store)
+            const before = yield* view(store)
+            expect(yield* store.copies.save("copy1", selections)).toEqual([3, 1, 2])
+            // A row already in the copy is not added again.
+            expect(yield* store.copies.saveRows("copy1", Notes, [{ id: "alice", text: "ignored" }, { id: "extra", text: "given by value" }])).toBe(1)
+            expect((yield* store.copies.rows("copy1")).map((r) => `${r.table}/${(r.row as { id: string }).id}`)).toEqual([
+              "contract_events/alice", "contract_events/bob", "contract_items/i1", "contract_items/i2", "contract_items/i3",
+              "contract_notes/alice", "contract_notes/extra"
+            ])
+            // A test: a row changed, one removed, one added, a unique value moved.
+            yield* store.update(Items, { id: "i1", owner: "alice", tag: "blue" })
+            yield* store.remove(Items, "i2")
+            yield* store.insert(Items, { id: "i9", owner: "bob", tag: "red", code: "c2" })
+            yield* store.insert(Events, { id: "erin", text: "e" })
+            const restored = yield* store.copies.restore("copy1", { tables: [Items, Notes, Events], replacing: selections })
+            expect(restored).toBe(7)
+            expect(yield* view(store)).toEqual(before)
+            expect(yield* store.get(Items, "i9")).toBeUndefined()
+            expect((yield* store.get(Notes, "extra"))?.text).toBe("given by value")
+            expect((yield* store.findUnique(Items, "code", "c2"))?.id).toBe("i2")
+            // Again, with nothing changed: the same world.
+            yield* store.copies.restore("copy1", { tables: [Items, Notes, Events], replacing: selections })
+            expect(yield* view(store)).toEqual(before)
+            expect(yield* store.copies.remove("copy1")).toBe(7)
+            expect(yield* store.copies.rows("copy1")).toEqual([])
+          })
+        ))
+
+      it.effect("refuses a copy whose key or unique value another row holds, and changes nothing", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* world(store)
+            yield* store.copies.save("copy1", selections)
+            yield* store.removeRows(selections)
+            // Carol's item, outside the replaced rows, takes alice's code.
+            yield* store.update(Items, { id: "i4", owner: "carol", tag: "red", code: "c1" })
+            const before = yield* view(store)
+            const refused = yield* Effect.flip(store.copies.restore("copy1", { tables: [Items, Notes, Events], replacing: selections }))
+            expect(refused).toMatchObject({ _tag: "UniqueViolation", table: "contract_items", unique: "code", key: "i1" })
+            expect(yield* view(store)).toEqual(before)
+            const unknown = yield* Effect.flip(store.copies.restore("copy1", { tables: [Items, Events], replacing: selections }))
+            expect(unknown).toMatchObject({ _tag: "UnknownTable", table: "contract_notes" })
+            expect(yield* view(store)).toEqual(before)
+          })
+        ))
+
+      it.effect("is written and rolled back with its transaction", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* world(store)
+            const exit = yield* Effect.exit(store.transaction(Effect.gen(function*() {
+              yield* store.copies.save("copy1", selections)
+              return yield* Effect.fail(new Boom())
+            })))
+            expect(Exit.isFailure(exit)).toBe(true)
+            expect(yield* store.copies.rows("copy1")).toEqual([])
+          })
+        ))
+    })
+
     describe("sequence and outbox", () => {
       it.effect("hand out increasing numbers that a rollback does not take back", () =>
         run((store) =>

@@ -161,6 +161,126 @@ export const make = (): Store.StoreService => {
       return q.backward ? rows.reverse() : rows
     })
 
+  /** The keys of one partition's rows, in the order's order. */
+  const keysIn = (p: Store.Partition): Array<string> => {
+    const index = state(p.table).orders.get(p.order)?.get(p.partition)
+    return index === undefined ? [] : index.take(undefined, true, index.size).map((position) => position.key)
+  }
+
+  /** The keys of a selection's rows (Store.ts, `Selection`). */
+  const selected = (selection: Store.Selection): Array<string> => {
+    const rows = state(selection.table).rows
+    const keys = "sameKeys" in selection
+      ? keysIn(selection.sameKeys).filter((key) => rows.has(key))
+      : "parents" in selection
+      ? keysIn(selection.parents).flatMap((key) => keysIn({ table: selection.table, order: selection.order, partition: selection.prefix + key }))
+      : keysIn(selection)
+    const except = selection.except
+    if (except === undefined) return keys
+    return keys.filter((key) => (rows.get(key) as Record<string, unknown> | undefined)?.[except.field] !== except.equals)
+  }
+
+  /**
+   * Each selection's rows, a row found by an earlier selection left out of the later ones: every selection is
+   * resolved before the caller changes anything.
+   */
+  const selectAll = (selections: ReadonlyArray<Store.Selection>): Array<Array<string>> => {
+    const found = new Set<string>()
+    return selections.map((selection) =>
+      selected(selection).filter((key) => {
+        const id = rowId(selection.table, key)
+        if (found.has(id)) return false
+        found.add(id)
+        return true
+      })
+    )
+  }
+
+  /** The copies (Store.ts, `Copies`): by id, each saved row by table and key. Written with undo steps, as rows are. */
+  const copies = new Map<string, Map<string, { readonly table: Store.Table<any>; readonly key: string; readonly row: unknown }>>()
+  const copiesDirty = () => touchedTables.has("\u0000copies")
+
+  /** Adds rows to a copy; answers how many were not in it yet. */
+  const saveInto = (id: string, t: Store.Table<any>, rows: ReadonlyArray<readonly [key: string, row: unknown]>, undo: Array<() => void>): number => {
+    let copy = copies.get(id)
+    if (copy === undefined) {
+      const made = (copy = new Map())
+      copies.set(id, made)
+      undo.push(() => {
+        if (copies.get(id) === made) copies.delete(id)
+      })
+    }
+    touchedTables.add("\u0000copies")
+    let added = 0
+    for (const [key, row] of rows) {
+      const entry = rowId(t, key)
+      if (copy.has(entry)) continue
+      copy.set(entry, { table: t, key, row })
+      undo.push(() => copy.delete(entry))
+      added++
+    }
+    return added
+  }
+
+  const copiesOf: Store.Copies = {
+    save: (id, selections) =>
+      writeOp((undo) =>
+        Effect.sync(() =>
+          selectAll(selections).map((keys, i) => {
+            const t = selections[i]!.table
+            return saveInto(id, t, keys.map((key) => [key, state(t).rows.get(key)] as const), undo)
+          })
+        )
+      ),
+    saveRows: (id, t, rows) => writeOp((undo) => Effect.sync(() => saveInto(id, t, rows.map((row) => [t.key(row), row] as const), undo))),
+    // A row the copy holds as it is (the same object: rows are never changed in place) stays where it is; a refusal
+    // takes back what the restore had done.
+    restore: (id, { tables, replacing }) =>
+      writeOp<number, Store.UniqueViolation | Store.UnknownTable>((undo) => {
+        const byName = new Map(tables.map((t) => [t.name, t]))
+        const saved = [...(copies.get(id)?.values() ?? [])]
+        const unknown = saved.find((entry) => !byName.has(entry.table.name))
+        if (unknown !== undefined) return Effect.fail(new Store.UnknownTable({ table: unknown.table.name }))
+        const copy = copies.get(id)
+        const mark = undo.length
+        selectAll(replacing).forEach((keys, i) => {
+          const t = replacing[i]!.table
+          for (const key of keys) {
+            if (copy?.get(rowId(t, key))?.row !== state(t).rows.get(key)) write(t, key, undefined, undo)
+          }
+        })
+        for (const entry of saved) {
+          const t = byName.get(entry.table.name)!
+          const current = state(t).rows.get(entry.key)
+          if (current === entry.row) continue
+          const taken = current !== undefined ? "primary" : uniqueTaken(t, entry.row, entry.key)
+          if (taken !== undefined) {
+            for (let i = undo.length - 1; i >= mark; i--) undo[i]!()
+            undo.length = mark
+            return Effect.fail(new Store.UniqueViolation({ table: t.name, unique: taken, key: entry.key }))
+          }
+          write(t, entry.key, entry.row, undo)
+        }
+        return Effect.succeed(saved.length)
+      }),
+    rows: (id) =>
+      read(copiesDirty, () =>
+        [...(copies.get(id)?.values() ?? [])]
+          .sort((a, b) => (a.table.name < b.table.name ? -1 : a.table.name > b.table.name ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+          .map(({ table, row }) => ({ table: table.name, row }))),
+    remove: (id) =>
+      writeOp((undo) =>
+        Effect.sync(() => {
+          const copy = copies.get(id)
+          if (copy === undefined) return 0
+          copies.delete(id)
+          touchedTables.add("\u0000copies")
+          undo.push(() => copies.set(id, copy))
+          return copy.size
+        })
+      )
+  }
+
   const store: Store.StoreService = {
     transaction,
     get,
@@ -213,20 +333,21 @@ export const make = (): Store.StoreService => {
     remove: <Row>(t: Store.Table<Row>, key: string) =>
       writeOp((undo) => Effect.sync(() => write(t, key, undefined, undo))),
     removePartition: <Row>(t: Store.Table<Row>, order: string, partition: string | ReadonlyArray<string>) =>
-      writeOp((undo) =>
-        Effect.sync(() => {
-          let removed = 0
-          for (const one of typeof partition === "string" ? [partition] : new Set(partition)) {
-            const index = state(t).orders.get(order)?.get(one)
-            if (index === undefined) continue
-            // The keys first: each removal changes the index being read.
-            const keys = index.take(undefined, true, index.size).map((p) => p.key)
-            for (const key of keys) write(t, key, undefined, undo)
-            removed += keys.length
-          }
-          return removed
-        })
+      Effect.map(
+        store.removeRows([...new Set(typeof partition === "string" ? [partition] : partition)].map((one) => ({ table: t, order, partition: one }))),
+        (removed) => removed.reduce((sum, n) => sum + n, 0)
       ),
+    // The keys first, every selection's: each removal changes the indexes being read.
+    removeRows: (selections) =>
+      writeOp((undo) =>
+        Effect.sync(() =>
+          selectAll(selections).map((keys, i) => {
+            for (const key of keys) write(selections[i]!.table, key, undefined, undo)
+            return keys.length
+          })
+        )
+      ),
+    copies: copiesOf,
     page,
     nextSequence: Effect.sync(() => ++sequence),
     count: <Row>(t: Store.Table<Row>, order: string, partition: string) =>

@@ -83,7 +83,11 @@ export const Wallets = Store.table<StoredWallet>({
     address: (w) => `${w.chain}:${w.address}`,
     clientReferenceId: (w) => (w.clientReferenceId === undefined ? undefined : `${scope(w)}/${w.clientReferenceId}`)
   },
-  orders: { byCustomer: { partition: (w) => (w.fundingOrderId === undefined ? `${scope(w)}/${w.customerId}` : undefined), sort: (w) => w.createdAt } }
+  orders: {
+    byCustomer: { partition: (w) => (w.fundingOrderId === undefined ? `${scope(w)}/${w.customerId}` : undefined), sort: (w) => w.createdAt },
+    // The wallets that fund an order's deposit, listed under no customer: how a reset and a snapshot find them.
+    funding: { partition: (w) => (w.fundingOrderId === undefined ? undefined : scope(w)), sort: (w) => w.createdAt, counted: false }
+  }
 })
 
 /** Non-custodial wallets can sign on these chains (spec: EVM chains Ethereum, Base, Polygon; Solana; Tron). */
