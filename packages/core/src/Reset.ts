@@ -51,13 +51,10 @@ import * as TransferSigning from "./signing/TransferSigning.ts"
 import * as VirtualAccounts from "./money/VirtualAccounts.ts"
 import * as Wallets from "./money/Wallets.ts"
 
-/** How many parent rows one step of a walk reads. */
+/** How many rows one step of a walk reads. */
 const walkPage = 100
 
-/**
- * Calls `each` on every row of one partition of an order, a page at a time, and answers how many there were (the
- * ledger audit reads a sandbox with it too).
- */
+/** Calls `each` on every row of one partition of an order, a page at a time, and answers how many there were (the ledger audit). */
 export const walk = <Row, E = never>(
   store: Store.StoreService,
   table: Store.Table<Row>,
