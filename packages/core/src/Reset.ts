@@ -100,6 +100,14 @@ export interface SandboxTable {
   readonly saved?: Saved
 }
 
+/** The rows a snapshot leaves out of a table it copies whole (`Saved`'s `except`). */
+export const savedExcept = (step: SandboxTable): Store.Selection["except"] =>
+  step.saved !== undefined && step.saved !== false && "except" in step.saved ? step.saved.except : undefined
+
+/** How a snapshot saves each row of a table it saves through the process (`Saved`'s `as`); undefined for the rest. */
+export const savedAs = (step: SandboxTable): ((row: any) => unknown) | undefined =>
+  step.saved !== undefined && step.saved !== false && "as" in step.saved ? step.saved.as : undefined
+
 /** The table's rows in the scope's partition of `order`. */
 const inScope = (table: Store.Table<any>, order: string): SandboxTable => ({ table, rows: (scope) => ({ table, order, partition: scope }) })
 

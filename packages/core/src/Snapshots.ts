@@ -13,9 +13,9 @@
  * saved row with its index entries and unique values, so no stored value grows with the sandbox, and a snapshot is
  * durable on every durable store. The rows are found by where the tables' orders put them (`Reset.sandboxTables`'s
  * selections), never read one by one: on the SQL stores a snapshot is one statement that the database runs, and a
- * restore two (what changed since removed, then the copy's rows that are not there written back). Both run in one store transaction that first locks
- * the organization's row, so snapshots, restores and deletes of one organization take turns, and a restore commits
- * whole or not at all: no reader ever sees half of one.
+ * restore two (what changed since removed, then the copy's rows that are not there written back). Both run in one
+ * store transaction that first locks the organization's row, so snapshots, restores and deletes of one organization
+ * take turns, and a restore commits whole or not at all: no reader ever sees half of one.
  *
  * Nothing of a sandbox is cached in a process (each request reads the store), so a restore committed through one
  * process is what every process sharing the store serves next.
@@ -112,19 +112,17 @@ export const take = (organizationId: OrganizationId | string): Effect.Effect<Sna
       }
       // Every table the database copies at once, in one statement on the SQL stores; a row found twice (a wallet
       // through two parents) is saved once.
-      const copied = Reset.sandboxTables.filter((step) => step.saved === undefined || (step.saved !== false && "except" in step.saved))
-      const added = yield* store.copies.save(id, copied.map((step) => {
-        const rows = step.rows(scope)
-        return step.saved !== undefined && step.saved !== false && "except" in step.saved ? { ...rows, except: step.saved.except } : rows
-      }))
+      const copied = Reset.sandboxTables.filter((step) => step.saved !== false && Reset.savedAs(step) === undefined)
+      const added = yield* store.copies.save(id, copied.map((step) => ({ ...step.rows(scope), except: Reset.savedExcept(step) })))
       let rows = copied.reduce((sum, step, i) => sum + count(step, added[i]!), 0)
       // The few rows saved as a function gives them, through the process.
       for (const step of Reset.sandboxTables) {
-        if (step.saved === undefined || step.saved === false || !("as" in step.saved)) continue
+        const as = Reset.savedAs(step)
+        if (as === undefined) continue
         const where = step.rows(scope)
         if (!("partition" in where)) return yield* Effect.die(new Error(`${step.table.name}: a row saved through the process is found by its partition`))
         const saved: Array<unknown> = []
-        yield* eachInPartition(store, step.table, where.order, where.partition, (row) => Effect.sync(() => saved.push((step.saved as { as: (row: unknown) => unknown }).as(row))))
+        yield* eachInPartition(store, step.table, where.order, where.partition, (row) => Effect.sync(() => saved.push(as(row))))
         rows += count(step, yield* store.copies.saveRows(id, step.table, saved))
       }
       if (rows > maxSnapshotRows) {
