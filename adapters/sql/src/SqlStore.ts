@@ -30,8 +30,8 @@
  * failures are defects: domain code only ever sees `UniqueViolation`.
  */
 import { Store } from "@fos/core"
-import { type Cause, Context, Effect, Option } from "effect"
-import { SqlClient, type SqlError, type Statement } from "effect/sql"
+import { Cause, Context, Data, Effect, Exit, Option, Stream } from "effect"
+import { SqlClient, type SqlConnection, type SqlError, type Statement } from "effect/sql"
 import { latestVersion } from "./Migrations.ts"
 
 const offset = 2n ** 53n
@@ -94,7 +94,36 @@ interface TransactionState {
    */
   readonly seen: Map<string, { readonly value: unknown }>
   readonly pages: Map<string, Map<string, ReadonlyArray<unknown>>>
+  /**
+   * Whether the transaction has sent BEGIN. A transaction begins lazily (`transaction`): until its first write that
+   * must reach the database at once, its statements are reads outside any database transaction, and its locking
+   * reads are plain reads remembered in `expected`.
+   */
+  begun: boolean
+  /**
+   * The rows read for update before the transaction began, by table and key, with their text as read: the statement
+   * that begins the transaction, or the one that commits it, locks them and checks they are unchanged.
+   */
+  readonly expected: Map<string, { readonly tbl: string; readonly key: string; readonly text: string }>
+  /** The connection the transaction runs on, for its BEGIN, COMMIT, ROLLBACK and savepoints. */
+  readonly connection: SqlConnection.Connection
+  /** How many savepoints it has made: each gets a name of its own. */
+  savepoints: number
+  /** Whether it found a row it read for update changed (`OptimisticConflict`): whatever its body made of that, it runs again. */
+  conflict: boolean
 }
+
+/**
+ * A transaction that began lazily found a row it read for update changed when it came to lock it: it is run again,
+ * beginning at once (`transaction`).
+ */
+class OptimisticConflict extends Data.TaggedError("OptimisticConflict")<{}> {}
+
+/**
+ * Whether a statement may run before its transaction began: a read that locks nothing. (Every write path begins the
+ * transaction first; this is the check that none was missed, since a write sent before BEGIN would commit alone.)
+ */
+const readsOnly = (text: string): boolean => /^\s*SELECT\b/i.test(text) && !/\bFOR\s+(UPDATE|SHARE|NO\s+KEY|KEY)\b/i.test(text)
 
 class CurrentTransaction extends Context.Reference<TransactionState | undefined>("fos/sql/CurrentTransaction", {
   defaultValue: () => undefined
@@ -141,6 +170,10 @@ const valueOf = (known: Known): unknown => (known.value ??= JSON.parse(known.jso
 /** How many times a transaction the database aborted (deadlock, serialization failure) is run again. */
 const deadlockRetries = 3
 
+/** Whether a lazy transaction found a row it read for update changed (`OptimisticConflict`). */
+const conflicted = (cause: Cause.Cause<unknown>): boolean =>
+  cause.reasons.some((r) => r._tag === "Die" && (r.defect as { _tag?: string })?._tag === "OptimisticConflict")
+
 /** Whether a transaction died because PostgreSQL chose it as a deadlock's victim, or failed to serialize it. */
 const abortedByDatabase = (cause: Cause.Cause<unknown>): boolean =>
   cause.reasons.some((r) => {
@@ -171,9 +204,24 @@ export const makeSqlStore = Effect.gen(function*() {
 
   const inTransaction = Effect.map(Effect.serviceOption(sql.transactionService), Option.isSome)
 
-  /** Runs one write atomically on its own: a savepoint inside a transaction, a transaction outside one. */
+  /**
+   * Runs one write atomically on its own: a savepoint inside a store transaction (which begins first), a transaction
+   * outside one.
+   */
   const atomically = <A, E>(effect: Effect.Effect<A, E | SqlError.SqlError>): Effect.Effect<A, E> =>
-    sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (e) => dieOf(e))) as Effect.Effect<A, E>
+    Effect.flatMap(CurrentTransaction, (state) =>
+      state === undefined
+        ? sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (e) => dieOf(e))) as Effect.Effect<A, E>
+        : Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function*() {
+            yield* begin(state)
+            const name = `fos_savepoint_${++state.savepoints}`
+            yield* dieOnSql(state.connection.executeRaw(`SAVEPOINT ${name}`, []))
+            const exit = yield* Effect.exit(restore(Effect.catchTag(effect, "SqlError", (e) => dieOf(e)) as Effect.Effect<A, E>))
+            if (Exit.isFailure(exit)) yield* dieOnSql(state.connection.executeRaw(`ROLLBACK TO SAVEPOINT ${name}`, []))
+            return yield* exit
+          })
+        ))
 
   const dieOnSql = <A>(effect: Effect.Effect<A, SqlError.SqlError>): Effect.Effect<A> => Effect.catch(effect, dieOf)
 
@@ -181,6 +229,44 @@ export const makeSqlStore = Effect.gen(function*() {
   const blockAfter = (found: Statement.Fragment) =>
     sql`SELECT string_agg(n::text, ',' ORDER BY n) FROM (SELECT nextval('fos_sequence') AS n
       FROM generate_series(1, ${sequenceBlock}) CROSS JOIN (SELECT count(*) FROM ${found}) AS locked) AS g`
+
+  /**
+   * Sends the transaction's BEGIN, once: before its first write that must reach the database at once. The rows it read
+   * for update until then are locked and checked unchanged in the next statement (which also takes a fresh block of
+   * sequence numbers, after those locks: see `sequenceBlock`); a row changed since is an `OptimisticConflict`, and the
+   * transaction is run again from its start.
+   */
+  const begin = (state: TransactionState): Effect.Effect<void> => {
+    if (state.begun) return Effect.void
+    state.begun = true
+    return Effect.gen(function*() {
+      yield* dieOnSql(state.connection.executeRaw("BEGIN", []))
+      if (state.expected.size === 0) return
+      const expected = [...state.expected.values()]
+      state.expected.clear()
+      const [checked] = yield* dieOnSql(sql<{ n: string | number; block: string }>`WITH locked AS MATERIALIZED (${lockUnchanged(expected)})
+        SELECT (SELECT count(*) FROM locked) AS n, (${blockAfter(sql`locked`)}) AS block`)
+      if (Number(checked!.n) !== expected.length) {
+        state.conflict = true
+        return yield* Effect.die(new OptimisticConflict())
+      }
+      state.sequences.splice(0, Infinity, ...checked!.block.split(",").map(Number))
+    })
+  }
+
+  /** Begins the current store transaction, if there is one and it has not begun. */
+  const begun = Effect.flatMap(CurrentTransaction, (state) => (state === undefined ? Effect.void : begin(state)))
+
+  /** Locks, in key order, the rows read for update before the transaction began that are still as they were read. */
+  const lockUnchanged = (expected: ReadonlyArray<{ readonly tbl: string; readonly key: string; readonly text: string }>) =>
+    sql`SELECT r.key FROM fos_rows r
+      JOIN (VALUES ${sql.csv(expected.map((e) => sql`(${e.tbl}, ${e.key}, ${e.text})`))}) AS v (tbl, key, text)
+        ON r.tbl = v.tbl AND r.key = v.key
+      WHERE r.data::text = v.text ORDER BY r.tbl, r.key FOR UPDATE OF r`
+
+  /** A block of sequence numbers taken with nothing locked: a read's before the transaction began. */
+  const blockNow = sql`SELECT string_agg(n::text, ',' ORDER BY n) FROM (SELECT nextval('fos_sequence') AS n
+    FROM generate_series(1, ${sequenceBlock})) AS g`
 
   /**
    * A row by key; `lock` also locks it to the end of the transaction. A row this transaction has locked or written
@@ -194,6 +280,7 @@ export const makeSqlStore = Effect.gen(function*() {
       if (hit !== undefined) return Effect.succeed(valueOf(hit) as any)
       const seen = lock ? undefined : current?.seen.get(knownKey(tbl, key))
       if (seen !== undefined) return Effect.succeed(seen.value as any)
+      if (current !== undefined && !current.begun) return readBeforeBegin(current, tbl, key, lock)
       const select = lock
         ? sql<{ data: unknown; block?: string }>`SELECT data FROM fos_rows WHERE tbl = ${tbl} AND key = ${key} FOR UPDATE`
         : sql<{ data: unknown; block?: string }>`SELECT data FROM fos_rows WHERE tbl = ${tbl} AND key = ${key}`
@@ -218,6 +305,70 @@ export const makeSqlStore = Effect.gen(function*() {
             })
           )
       )
+    })
+
+  /**
+   * A read of a transaction that has not begun: a plain read, with the transaction's first block of sequence numbers
+   * or, for update, a fresh one. A row read for update is remembered as held and as expected unchanged (`begin`).
+   */
+  const readBeforeBegin = (current: TransactionState, tbl: string, key: string, lock: boolean) => {
+    const withBlock = lock || !current.blockTaken
+    if (withBlock) current.blockTaken = true
+    return dieOnSql(
+      (withBlock
+        ? sql<{ data: string | null; block?: string }>`SELECT (SELECT data::text FROM fos_rows WHERE tbl = ${tbl} AND key = ${key}) AS data,
+            (${blockNow}) AS block`
+        : sql<{ data: string | null; block?: string }>`SELECT data::text AS data FROM fos_rows WHERE tbl = ${tbl} AND key = ${key}`).pipe(
+          Effect.map((rows) => {
+            if (withBlock) current.sequences.splice(0, Infinity, ...rows[0]!.block!.split(",").map(Number))
+            const text = rows.length === 0 ? null : rows[0]!.data
+            const value = text === null ? undefined : JSON.parse(text)
+            const id = knownKey(tbl, key)
+            if (lock && text !== null) {
+              current.rows.set(id, { value, json: text })
+              current.expected.set(id, { tbl, key, text })
+            }
+            if (!lock) current.seen.set(id, { value })
+            return value
+          })
+        )
+    )
+  }
+
+  /**
+   * A row and the rows it names, in one statement outside a transaction (each linked row found by the named key in a
+   * subquery, gathered in one JSON array); inside one, read by key one after another, so what the transaction holds or
+   * has seen answers.
+   */
+  const getLinked = <Row>(t: Store.Table<Row>, key: string, links: ReadonlyArray<Store.Link>) =>
+    Effect.flatMap(CurrentTransaction, (current) => {
+      const named = (row: unknown, link: Store.Link) => {
+        const value = row === undefined ? undefined : (row as Record<string, unknown>)[link.member]
+        return typeof value === "string" ? value + (link.suffix ?? "") : undefined
+      }
+      if (current !== undefined) {
+        return Effect.flatMap(readRow(t.name, key, false), (row: Row | undefined) =>
+          Effect.map(
+            Effect.forEach(links, (link) => {
+              const linkedKey = named(row, link)
+              return linkedKey === undefined ? Effect.succeed(undefined) : readRow(link.table.name, linkedKey, false)
+            }),
+            (linked) => ({ row, linked })
+          ))
+      }
+      const subqueries = links.map((link) =>
+        sql`(SELECT l.data FROM fos_rows l WHERE l.tbl = ${link.table.name}
+          AND l.key = (r.data ->> ${link.member}) || ${link.suffix ?? ""} AND json_typeof(r.data -> ${link.member}) = 'string')`
+      )
+      const linkedColumn = links.length === 0 ? sql`NULL` : sql`json_build_array(${sql.csv(subqueries)})`
+      return dieOnSql(Effect.map(
+        sql<{ data: unknown; linked: unknown }>`SELECT r.data, ${linkedColumn} AS linked FROM fos_rows r WHERE r.tbl = ${t.name} AND r.key = ${key}`,
+        (rows) => {
+          if (rows.length === 0) return { row: undefined, linked: links.map(() => undefined) }
+          const linked = (parse(rows[0]!.linked) ?? []) as Array<unknown>
+          return { row: parse(rows[0]!.data) as Row, linked: links.map((_, i) => linked[i] ?? undefined) }
+        }
+      ))
     })
 
   /** Remembers a row this transaction wrote (`undefined`: removed). */
@@ -259,14 +410,25 @@ export const makeSqlStore = Effect.gen(function*() {
 
   const parse = (data: unknown): any => (typeof data === "string" ? JSON.parse(data) : data)
 
-  /** Runs a write in the caller's transaction, or in a transaction of its own outside one. */
+  /** Runs a write in the caller's transaction (which begins first), or in a transaction of its own outside one. */
   const ownTransaction = <A, E>(effect: Effect.Effect<A, E | SqlError.SqlError>): Effect.Effect<A, E> =>
     Effect.flatMap(inTransaction, (inside) =>
-      inside ? Effect.catchTag(effect, "SqlError", (e) => dieOf(e)) as Effect.Effect<A, E> : atomically(effect))
+      inside ? Effect.andThen(begun, Effect.catchTag(effect, "SqlError", (e) => dieOf(e)) as Effect.Effect<A, E>) : atomically(effect))
 
-  /** A write of exactly one statement: atomic on its own, so outside a transaction it runs without one. */
+  /**
+   * A write a store transaction holds (it reads for update and holds what it writes: `hold`), so it needs no BEGIN
+   * there; outside one, `ownTransaction`.
+   */
+  const unlessHeld = <A, E>(effect: Effect.Effect<A, E | SqlError.SqlError>): Effect.Effect<A, E> =>
+    Effect.flatMap(CurrentTransaction, (state) =>
+      state !== undefined ? Effect.catchTag(effect, "SqlError", (e) => dieOf(e)) as Effect.Effect<A, E> : ownTransaction(effect))
+
+  /**
+   * A write of exactly one statement: atomic on its own, so outside a transaction it runs without one; inside one,
+   * the transaction begins first.
+   */
   const statementOnly = <A, E>(effect: Effect.Effect<A, E | SqlError.SqlError>): Effect.Effect<A, E> =>
-    Effect.catchTag(effect, "SqlError", (e) => dieOf(e)) as Effect.Effect<A, E>
+    Effect.andThen(begun, Effect.catchTag(effect, "SqlError", (e) => dieOf(e)) as Effect.Effect<A, E>)
 
   const sameEntry = (a: IndexEntry, b: IndexEntry) => a.ord === b.ord && a.part === b.part && a.sort === b.sort
 
@@ -306,8 +468,8 @@ export const makeSqlStore = Effect.gen(function*() {
    * leave, one insert of the entries they take, and one upsert of the counts they move, added up per (table, order,
    * partition) and written in that order, so one statement never upserts one count row twice, and two transactions
    * that move rows between the same partitions in opposite directions (a delivery going pending to processing while
-   * another goes processing to pending) take their count locks in one order and cannot deadlock. `guard` makes the
-   * insert and the counts conditional (on every row having been inserted).
+   * another goes processing to pending) take their count locks in one order and cannot deadlock. `guard` makes them
+   * conditional (on every row having been inserted; on the rows read for update being unchanged).
    */
   const indexPartsOfRows = (
     rows: ReadonlyArray<{ readonly t: Store.Table<any>; readonly key: string; readonly before: unknown | undefined; readonly after: unknown | undefined }>,
@@ -334,7 +496,7 @@ export const makeSqlStore = Effect.gen(function*() {
     const parts: Array<Statement.Fragment> = []
     if (removed.length > 0) {
       parts.push(sql`removed AS (DELETE FROM fos_orders o USING (VALUES ${sql.csv(removed)}) AS v (tbl, ord, part, sort, key)
-        WHERE o.tbl = v.tbl AND o.ord = v.ord AND o.part = v.part AND o.sort = v.sort AND o.key = v.key)`)
+        WHERE o.tbl = v.tbl AND o.ord = v.ord AND o.part = v.part AND o.sort = v.sort AND o.key = v.key AND ${guard})`)
     }
     if (added.length > 0) {
       parts.push(sql`added AS (INSERT INTO fos_orders (tbl, ord, part, sort, key)
@@ -350,13 +512,40 @@ export const makeSqlStore = Effect.gen(function*() {
     return parts
   }
 
-  /** Sends writes as one statement: the fresh rows (which must not exist), the new versions of the others, and their index CTEs. */
-  const sendRows = (rows: ReadonlyArray<Held>): Effect.Effect<void> => {
+  /**
+   * Sends writes as one statement: the fresh rows (which must not exist), the new versions of the others, and their
+   * index CTEs. `unchanged`: the statement is the commit of a transaction that never began (`finish`): it first locks
+   * those rows and writes only if every one is as it was read; a fresh key found taken fails the whole statement.
+   */
+  const sendRows = (
+    rows: ReadonlyArray<Held>,
+    unchanged?: ReadonlyArray<{ readonly tbl: string; readonly key: string; readonly text: string }>
+  ): Effect.Effect<void> => {
     if (rows.length === 0) return Effect.void
     const fresh = rows.filter((r) => r.fresh)
     const updated = rows.filter((r) => !r.fresh)
     const values = (list: ReadonlyArray<Held>) => sql.csv(list.map((r) => sql`(${r.t.name}, ${r.key}, ${r.json}::json)`))
     const parts: Array<Statement.Fragment> = []
+    const checked = unchanged !== undefined && unchanged.length > 0
+    if (checked) parts.push(sql`locked AS MATERIALIZED (${lockUnchanged(unchanged)})`)
+    const guard = checked ? sql`(SELECT count(*) FROM locked) = ${unchanged.length}` : sql`true`
+    if (unchanged !== undefined) {
+      if (fresh.length > 0) {
+        parts.push(sql`fresh AS (INSERT INTO fos_rows (tbl, key, data)
+          SELECT v.tbl, v.key, v.data::json FROM (VALUES ${sql.csv(fresh.map((r) => sql`(${r.t.name}, ${r.key}, ${r.json})`))}) AS v (tbl, key, data)
+          WHERE ${guard} RETURNING 1)`)
+      }
+      if (updated.length > 0) {
+        parts.push(sql`updated AS (INSERT INTO fos_rows (tbl, key, data)
+          SELECT v.tbl, v.key, v.data::json FROM (VALUES ${sql.csv(updated.map((r) => sql`(${r.t.name}, ${r.key}, ${r.json})`))}) AS v (tbl, key, data)
+          WHERE ${guard}
+          ON CONFLICT (tbl, key) DO UPDATE SET data = EXCLUDED.data)`)
+      }
+      parts.push(...indexPartsOfRows(rows, guard))
+      return dieOnSql(sql<{ ok: boolean }>`WITH ${sql.csv(parts)} SELECT ${guard} AS ok`).pipe(
+        Effect.flatMap(([result]) => (result!.ok ? Effect.void : Effect.die(new OptimisticConflict())))
+      )
+    }
     if (fresh.length > 0) {
       parts.push(sql`fresh AS (INSERT INTO fos_rows (tbl, key, data) VALUES ${values(fresh)} ON CONFLICT DO NOTHING RETURNING 1)`)
     }
@@ -390,13 +579,33 @@ export const makeSqlStore = Effect.gen(function*() {
     changed(state, t.name, key)
   }
 
-  /** Sends every held write of the transaction. */
+  /** Sends every held write of the transaction, which begins first. */
   const sendHeld = Effect.flatMap(CurrentTransaction, (state) => {
     if (state === undefined || state.held.size === 0) return Effect.void
+    return Effect.andThen(begin(state), Effect.suspend(() => {
+      const rows = [...state.held.values()]
+      state.held.clear()
+      state.heldTables.clear()
+      return sendRows(rows)
+    }))
+  })
+
+  /**
+   * What ends a store transaction's body: its held writes sent. A transaction that never began sends them as one
+   * statement, which is its commit: it locks the rows read for update and checks them unchanged, and writes only if
+   * they are (else `OptimisticConflict`, and the transaction is run again). One that wrote nothing sends nothing.
+   */
+  const finish = Effect.flatMap(CurrentTransaction, (state) => {
+    if (state === undefined) return Effect.void
+    if (state.begun) return sendHeld
+    if (state.held.size === 0) return Effect.void
     const rows = [...state.held.values()]
     state.held.clear()
     state.heldTables.clear()
-    return sendRows(rows)
+    // The commit itself: the one write that may run without BEGIN, so it goes past the connection's guard.
+    return Effect.provideService(sendRows(rows, [...state.expected.values()]), sql.transactionService, [state.connection, 0] as const).pipe(
+      Effect.onError((cause) => Effect.sync(() => void (state.conflict ||= conflicted(cause))))
+    )
   })
 
   /** Sends the held writes before a statement that reads or writes `t` through the database. */
@@ -481,6 +690,37 @@ export const makeSqlStore = Effect.gen(function*() {
       return Effect.void
     })
 
+  /**
+   * One statement: the row (ON CONFLICT DO NOTHING), its index entries and counts when it went in, and the row that
+   * held the key as the statement's snapshot saw it. A key taken by a row the snapshot cannot see (inserted by a
+   * transaction that had not committed when the statement began) is a `UniqueViolation`.
+   */
+  const insertIfAbsent = <Row>(t: Store.Table<Row>, row: Row): Effect.Effect<Row | undefined, Store.UniqueViolation> => {
+    if (hasUniques(t)) return Effect.die(new Error(`insertIfAbsent: ${t.name} declares unique keys`))
+    const key = t.key(row)
+    const json = JSON.stringify(row)
+    return statementOnly(Effect.gen(function*() {
+      const known = (yield* CurrentTransaction)?.rows.get(knownKey(t.name, key))
+      if (known !== undefined) return valueOf(known) as Row
+      yield* sendHeldOf(t)
+      const parts = [
+        sql`inserted AS (INSERT INTO fos_rows (tbl, key, data) VALUES (${t.name}, ${key}, ${json}::json) ON CONFLICT DO NOTHING RETURNING key)`,
+        ...indexPartsOfRows([{ t, key, before: undefined, after: row }], sql`(SELECT count(*) FROM inserted) = 1`)
+      ]
+      const [result] = yield* sql<{ inserted: boolean; holder: unknown }>`WITH ${sql.csv(parts)}
+        SELECT EXISTS (SELECT 1 FROM inserted) AS inserted,
+          (SELECT data FROM fos_rows WHERE tbl = ${t.name} AND key = ${key}) AS holder`
+      if (result!.inserted) {
+        yield* wrote(t.name, key, json)
+        return undefined
+      }
+      if (result!.holder === null || result!.holder === undefined) {
+        return yield* Effect.fail(new Store.UniqueViolation({ table: t.name, unique: "primary", key }))
+      }
+      return parse(result!.holder) as Row
+    }))
+  }
+
   /** Takes the row's unique values; a value held by another row is a `UniqueViolation` naming the key. */
   const addUniques = (t: Store.Table<any>, row: unknown, key: string) =>
     Effect.forEach(uniquesOf(t, row), ([name, value]) =>
@@ -510,7 +750,7 @@ export const makeSqlStore = Effect.gen(function*() {
       })
       return Effect.andThen(sendHeld, Effect.tapError(atomically(write), () => forgetAll))
     }
-    return ownTransaction(Effect.gen(function*() {
+    return unlessHeld(Effect.gen(function*() {
       const key = t.key(row)
       const before = yield* readRow(t.name, key, true)
       const state = yield* CurrentTransaction
@@ -527,7 +767,7 @@ export const makeSqlStore = Effect.gen(function*() {
   const updateMany = <Row>(t: Store.Table<Row>, rows: ReadonlyArray<Row>): Effect.Effect<void> => {
     if (rows.length === 0) return Effect.void
     if (hasUniques(t)) return Effect.die(new Error(`updateMany: ${t.name} declares unique keys`))
-    return ownTransaction<void, never>(Effect.gen(function*() {
+    return unlessHeld<void, never>(Effect.gen(function*() {
       const keys = rows.map((row) => t.key(row))
       if (new Set(keys).size !== keys.length) return yield* Effect.die(new Error(`updateMany: a key twice in ${t.name}`))
       const befores = new Map((yield* getManyForUpdate(t, keys)).map((row) => [t.key(row), row as unknown]))
@@ -551,7 +791,24 @@ export const makeSqlStore = Effect.gen(function*() {
       const state = yield* CurrentTransaction
       const missing = state === undefined ? sorted : sorted.filter((key) => !state.rows.has(knownKey(t.name, key)))
       const fetched = new Map<string, Row>()
-      if (missing.length > 0) {
+      if (missing.length > 0 && state !== undefined && !state.begun) {
+        // Before the transaction began: read, with a fresh block, and expected unchanged (`readBeforeBegin`).
+        state.blockTaken = true
+        const rows = yield* dieOnSql(sql<{ key: string | null; data: string | null; block: string | null }>`SELECT key, data::text AS data, NULL AS block
+            FROM fos_rows WHERE tbl = ${t.name} AND key IN ${sql.in(missing)}
+          UNION ALL SELECT NULL, NULL, (${blockNow})`)
+        for (const r of rows) {
+          if (r.block !== null) {
+            state.sequences.splice(0, Infinity, ...r.block.split(",").map(Number))
+            continue
+          }
+          const id = knownKey(t.name, r.key!)
+          const value = JSON.parse(r.data!)
+          state.rows.set(id, { value, json: r.data! })
+          state.expected.set(id, { tbl: t.name, key: r.key!, text: r.data! })
+          fetched.set(r.key!, value)
+        }
+      } else if (missing.length > 0) {
         // Also a fresh block of sequence numbers, taken once the locks are granted (see `sequenceBlock`).
         const block = state !== undefined
         const rows = yield* dieOnSql(block
@@ -886,29 +1143,80 @@ export const makeSqlStore = Effect.gen(function*() {
   const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.flatMap(inTransaction, (inside) => {
       if (inside) return effect
-      const body = Effect.suspend(() =>
-        Effect.provideService(Effect.tap(effect, () => sendHeld), CurrentTransaction, {
+      const run = (left: number, lazy: boolean): Effect.Effect<A, E, R> =>
+        Effect.catchCause(runTransaction(effect, lazy), (cause) => {
+          // A lazy transaction that found what it read for update changed runs again, beginning at once.
+          if (conflicted(cause)) return run(left, false)
+          return left > 0 && abortedByDatabase(cause) ? run(left - 1, lazy) : Effect.failCause(cause)
+        })
+      return run(deadlockRetries, true)
+    })
+
+  /**
+   * One run of a store transaction on a connection of its own. `lazy`: BEGIN waits for the first write that must reach
+   * the database at once (`begin`); until then its statements are reads, and one that never needs it commits with
+   * its held writes in one statement (`finish`): a transaction that reads a row for update and writes it back
+   * (an Idempotency-Key's completion, a timer firing) costs two statements instead of four. Otherwise BEGIN goes first.
+   * The connection refuses any statement but a read until BEGIN (`readsOnly`). It commits, or rolls back on a failure,
+   * a defect or an interruption.
+   */
+  const runTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>, lazy: boolean): Effect.Effect<A, E, R> =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.scoped(Effect.gen(function*() {
+        const connection = yield* Effect.catch(restore(sql.reserve), dieOf)
+        const state: TransactionState = {
           rows: new Map(),
           held: new Map(),
           heldTables: new Set<string>(),
           sequences: [],
           blockTaken: false,
           seen: new Map(),
-          pages: new Map()
-        })
-      )
-      const once = sql.withTransaction(body).pipe(
-        Effect.catchIf((e): e is SqlError.SqlError => (e as { _tag?: string })?._tag === "SqlError", dieOf)
-      ) as Effect.Effect<A, E, R>
-      const run = (left: number): Effect.Effect<A, E, R> =>
-        left === 0 ? once : Effect.catchCause(once, (cause) => (abortedByDatabase(cause) ? run(left - 1) : Effect.failCause(cause)))
-      return run(deadlockRetries)
-    })
+          pages: new Map(),
+          begun: false,
+          expected: new Map(),
+          connection,
+          savepoints: 0,
+          conflict: false
+        }
+        const guarded = guardBeforeBegin(connection, state)
+        if (!lazy) yield* begin(state)
+        const exit = yield* Effect.exit(restore(Effect.tap(effect, () => finish)).pipe(
+          Effect.provideService(CurrentTransaction, state),
+          Effect.provideService(sql.transactionService, [guarded, 0] as const)
+        ))
+        if (state.begun) {
+          if (Exit.isSuccess(exit) && !state.conflict) {
+            const committed = yield* dieOnSql(connection.executeRaw("COMMIT", []))
+            if ((committed as { command?: string }).command === "ROLLBACK") return yield* Effect.die(new Error("COMMIT rolled back an aborted transaction"))
+          } else {
+            yield* dieOnSql(connection.executeRaw("ROLLBACK", []))
+          }
+        }
+        // A conflict its body caught (as a defect of some write) still runs it again.
+        if (state.conflict) return yield* Effect.die(new OptimisticConflict())
+        return yield* exit
+      }))
+    )
+
+  /** The connection as a transaction's statements see it: until BEGIN, it refuses all but reads (`readsOnly`). */
+  const guardBeforeBegin = (connection: SqlConnection.Connection, state: TransactionState): SqlConnection.Connection => {
+    const refuse = (text: string) => new Error(`a store transaction sent a write before it began: ${text.slice(0, 80)}`)
+    const check = <X>(text: string, run: () => X, refused: (e: Error) => X): X => (state.begun || readsOnly(text) ? run() : refused(refuse(text)))
+    return {
+      execute: (text, params, transform) => check(text, () => connection.execute(text, params, transform), Effect.die),
+      executeRaw: (text, params) => check(text, () => connection.executeRaw(text, params), Effect.die),
+      executeStream: (text, params, transform) => check(text, () => connection.executeStream(text, params, transform), Stream.die),
+      executeValues: (text, params) => check(text, () => connection.executeValues(text, params), Effect.die),
+      executeValuesUnprepared: (text, params) => check(text, () => connection.executeValuesUnprepared(text, params), Effect.die),
+      executeUnprepared: (text, params, transform) => check(text, () => connection.executeUnprepared(text, params, transform), Effect.die)
+    }
+  }
 
   const store: Store.StoreService = {
     transaction,
     get: (t, key) => readRow(t.name, key, false),
     getForUpdate: (t, key) => readRow(t.name, key, true),
+    getLinked,
     getManyForUpdate,
     findUnique: (t, unique, value) =>
       Effect.andThen(sendHeldOf(t), dieOnSql(
@@ -920,6 +1228,7 @@ export const makeSqlStore = Effect.gen(function*() {
     insert,
     insertMany,
     insertFresh,
+    insertIfAbsent,
     update,
     updateMany,
     remove,

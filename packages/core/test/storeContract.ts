@@ -221,6 +221,26 @@ export const storeContract = <E>(
           })
         ))
 
+      it.effect("reads a row with the rows it names, inside a transaction and out", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* store.insert(Notes, { id: "n1", text: "o1" })
+            yield* store.insert(Notes, { id: "o1/x", text: "suffixed" })
+            yield* store.insert(People, person("o1"))
+            const links: ReadonlyArray<Store.Link> = [
+              { table: People, member: "text" },
+              { table: Notes, member: "text", suffix: "/x" },
+              { table: Notes, member: "missing" },
+              { table: People, member: "id" }
+            ]
+            const expected = { row: { id: "n1", text: "o1" }, linked: [person("o1"), { id: "o1/x", text: "suffixed" }, undefined, undefined] }
+            expect(yield* store.getLinked(Notes, "n1", links)).toEqual(expected)
+            expect(yield* store.transaction(store.getLinked(Notes, "n1", links))).toEqual(expected)
+            expect(yield* store.getLinked(Notes, "absent", links)).toEqual({ row: undefined, linked: [undefined, undefined, undefined, undefined] })
+            expect(yield* store.getLinked(Notes, "n1", [])).toEqual({ row: { id: "n1", text: "o1" }, linked: [] })
+          })
+        ))
+
       it.effect("keeps tables apart", () =>
         run((store) =>
           Effect.gen(function*() {
@@ -628,6 +648,56 @@ export const storeContract = <E>(
             expect(yield* store.count(People, "byRank", "o2")).toBe(2)
             const o2 = yield* store.page(People, { order: "byRank", partition: "o2", descending: false, backward: false, from: undefined, limit: 10 })
             expect(ids(o2)).toEqual(["d", "q"])
+          })
+        ))
+
+      it.effect("insert a row unless its key is taken, else answer the row that holds it and write nothing", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            expect(yield* store.insertIfAbsent(Files, filed("c1", "alice", 1))).toBeUndefined()
+            expect(yield* store.get(Files, "c1")).toEqual(filed("c1", "alice", 1))
+            expect(yield* store.count(Files, "all", "alice")).toBe(1)
+            // The key is taken: the holder comes back, and the row, its entries and its counts stay as they were.
+            expect(yield* store.insertIfAbsent(Files, filed("c1", "bob", 2))).toEqual(filed("c1", "alice", 1))
+            expect(yield* store.count(Files, "all", "bob")).toBe(0)
+            expect(yield* store.count(Files, "all", "alice")).toBe(1)
+            const alice = yield* store.page(Files, { order: "live", partition: "alice", descending: false, backward: false, from: undefined, limit: 10 })
+            expect(alice.map((f) => f.id)).toEqual(["c1"])
+            // In a transaction that rolls back, the claim goes with it.
+            const exit = yield* Effect.exit(store.transaction(Effect.gen(function*() {
+              expect(yield* store.insertIfAbsent(Files, filed("c2", "carol", 3))).toBeUndefined()
+              expect(yield* store.insertIfAbsent(Files, filed("c2", "dave", 4))).toEqual(filed("c2", "carol", 3))
+              return yield* Effect.fail("undone")
+            })))
+            expect(exit._tag).toBe("Failure")
+            expect(yield* store.get(Files, "c2")).toBeUndefined()
+            expect(yield* store.count(Files, "all", "carol")).toBe(0)
+            // A table with unique keys cannot be claimed this way.
+            const refused = yield* Effect.exit(store.insertIfAbsent(People, person("z")))
+            expect(refused._tag === "Failure" && Cause.hasDies(refused.cause)).toBe(true)
+          })
+        ))
+
+      it.live("answer a claim made at the same moment by another transaction as its holder or as taken, never as free", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            const inside = yield* Deferred.make<void>()
+            const release = yield* Deferred.make<void>()
+            const holder = yield* Effect.forkChild(store.transaction(Effect.gen(function*() {
+              yield* store.insert(Files, filed("c3", "erin", 5))
+              yield* Deferred.succeed(inside, undefined)
+              yield* Deferred.await(release)
+            })))
+            yield* Deferred.await(inside)
+            const claim = yield* Effect.forkChild(Effect.exit(store.insertIfAbsent(Files, filed("c3", "frank", 6))))
+            yield* Effect.sleep("20 millis")
+            yield* Deferred.succeed(release, undefined)
+            yield* Fiber.join(holder)
+            const answer = yield* Fiber.join(claim)
+            if (answer._tag === "Success") expect(answer.value).toEqual(filed("c3", "erin", 5))
+            else expect(Cause.findErrorOption(answer.cause)).toMatchObject({ value: { _tag: "UniqueViolation", key: "c3" } })
+            expect(yield* store.get(Files, "c3")).toEqual(filed("c3", "erin", 5))
+            expect(yield* store.count(Files, "all", "frank")).toBe(0)
           })
         ))
 

@@ -285,6 +285,15 @@ export const make = (): Store.StoreService => {
     transaction,
     get,
     getForUpdate: get,
+    getLinked: <Row>(t: Store.Table<Row>, key: string, links: ReadonlyArray<Store.Link>) =>
+      Effect.flatMap(get(t, key), (row) =>
+        Effect.map(
+          Effect.forEach(links, (link) => {
+            const named = row === undefined ? undefined : (row as Record<string, unknown>)[link.member]
+            return typeof named === "string" ? get(link.table, named + (link.suffix ?? "")) : Effect.succeed(undefined)
+          }),
+          (linked) => ({ row, linked })
+        )),
     getManyForUpdate: <Row>(t: Store.Table<Row>, keys: ReadonlyArray<string>) =>
       Effect.map(Effect.forEach([...new Set(keys)].sort(), (key) => get(t, key)), (rows) => rows.filter((r): r is Row => r !== undefined)),
     findUnique: <Row>(t: Store.Table<Row>, unique: string, value: string) =>
@@ -315,6 +324,16 @@ export const make = (): Store.StoreService => {
         return Effect.void
       }),
     insertFresh: (t, row) => Effect.orDie(store.insert(t, row)),
+    // A key taken by a committed row is answered from the committed rows, without waiting for a running transaction
+    // (an Idempotency-Key's duplicate is answered while the first request runs); a free one is taken under the lock.
+    insertIfAbsent: <Row>(t: Store.Table<Row>, row: Row) =>
+      Effect.flatMap(get(t, t.key(row)), (holder) => holder !== undefined ? Effect.succeed(holder) : writeOp((undo) => {
+        if (Object.keys(t.unique).length > 0) return Effect.die(new Error(`insertIfAbsent: ${t.name} declares unique keys`))
+        const key = t.key(row)
+        const holder = state(t).rows.get(key) as Row | undefined
+        if (holder === undefined) write(t, key, row, undo)
+        return Effect.succeed(holder)
+      })),
     update: <Row>(t: Store.Table<Row>, row: Row) =>
       writeOp((undo) => {
         const key = t.key(row)

@@ -4,12 +4,14 @@
  * - `transaction` runs an effect atomically: every write in it commits, or none does (a failure, defect or
  *   interruption rolls back). A transaction inside a transaction joins the outer one.
  * - `get` / `getForUpdate`: a row by primary key; the second also locks it until the transaction ends.
+ *   `getLinked` reads a row with the rows of other tables it names (an API key's organization), at once.
  *   `getManyForUpdate` locks several in key order at once (a ledger batch's accounts).
  * - `insert` / `insertMany` / `update` / `remove`: writes; a unique key taken by another row fails with
  *   `UniqueViolation`.
  *   `insertFresh` inserts a row under a key nothing else can hold (a freshly made id) and answers nothing, so a
  *   store may send it with a later statement of the transaction.
  *   `updateMany` updates several rows of a table without unique keys, all or none.
+ *   `insertIfAbsent` inserts a row unless its key is taken, and otherwise answers the row that holds it (a claim).
  * - `findUnique`: a row by one of its table's unique keys.
  * - `removePartition`: every row of one partition of an order, or of several, at once; `removeRows`: the rows of
  *   several selections of several tables at once (a sandbox reset).
@@ -59,6 +61,16 @@ export const table = <Row>(def: {
   readonly unique?: Readonly<Record<string, (row: Row) => string | undefined>>
   readonly orders?: Readonly<Record<string, Order<Row>>>
 }): Table<Row> => ({ unique: {}, orders: {}, ...def })
+
+/**
+ * A row of another table that a row names: the one whose key is the row's top-level string member `member`, followed
+ * by `suffix` (an API key's organization: `{ table: Organizations, member: "organizationId" }`).
+ */
+export interface Link {
+  readonly table: Table<any>
+  readonly member: string
+  readonly suffix?: string
+}
 
 /** One partition of one order of a table. */
 export interface Partition {
@@ -158,6 +170,16 @@ export interface StoreService {
   readonly get: <Row>(table: Table<Row>, key: string) => Effect.Effect<Row | undefined>
   readonly getForUpdate: <Row>(table: Table<Row>, key: string) => Effect.Effect<Row | undefined>
   /**
+   * A row by key, and the rows it names through `links`, read together (one statement on SQL, which a request's
+   * authentication pays once instead of once per row): `linked[i]` is the row of `links[i]`, undefined when there is
+   * none or the row is absent. Each is as `get` would find it.
+   */
+  readonly getLinked: <Row>(
+    table: Table<Row>,
+    key: string,
+    links: ReadonlyArray<Link>
+  ) => Effect.Effect<{ readonly row: Row | undefined; readonly linked: ReadonlyArray<unknown> }>
+  /**
    * The rows of `keys` that exist, locked in key order (so two callers locking overlapping sets cannot deadlock),
    * returned in key order.
    */
@@ -173,6 +195,13 @@ export interface StoreService {
   /** Inserts several rows, all or none; a refusal names the first row refused (`key`). */
   readonly insertMany: <Row>(table: Table<Row>, rows: ReadonlyArray<Row>) => Effect.Effect<void, UniqueViolation>
   readonly insertFresh: <Row>(table: Table<Row>, row: Row) => Effect.Effect<void>
+  /**
+   * Inserts `row` unless a row holds its key, and answers `undefined`; otherwise writes nothing and answers the row
+   * that holds the key, as committed: a read and a claim in one (an Idempotency-Key's first request, one statement on
+   * SQL). A key taken by a row not yet visible (another transaction inserting it at the same moment) fails with
+   * `UniqueViolation`. The table must declare no unique keys.
+   */
+  readonly insertIfAbsent: <Row>(table: Table<Row>, row: Row) => Effect.Effect<Row | undefined, UniqueViolation>
   readonly update: <Row>(table: Table<Row>, row: Row) => Effect.Effect<void, UniqueViolation>
   /** Updates every row, all or none; the table must declare no unique keys (nothing can then refuse a row). */
   readonly updateMany: <Row>(table: Table<Row>, rows: ReadonlyArray<Row>) => Effect.Effect<void>

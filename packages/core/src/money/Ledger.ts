@@ -378,8 +378,9 @@ const lockOrOpen = (id: string, holder: Holder, asset: LedgerAsset, shard: numbe
       creditsPosted: "0",
       createdAt: now
     }
-    const inserted = yield* Effect.exit(store.insert(LedgerAccounts, opened))
-    if (inserted._tag === "Success") return opened
+    // Only a refused key means a racing creator's row: any other failure is a defect and stays one.
+    const inserted = yield* store.insert(LedgerAccounts, opened).pipe(Effect.as(true), Effect.catchTag("UniqueViolation", () => Effect.succeed(false)))
+    if (inserted) return opened
     return yield* lockExisting(id)
   })
 
