@@ -30,6 +30,7 @@ import * as Reset from "./Reset.ts"
 import * as SnapshotTables from "./SnapshotTables.ts"
 import * as Store from "./kernel/Store.ts"
 import * as Tenancy from "./tenancy/Tenancy.ts"
+import * as Timers from "./kernel/Timers.ts"
 
 /** The most snapshots one organization keeps; past it, a new one is refused until one is deleted. */
 export const maxSnapshotsPerOrganization = 20
@@ -193,6 +194,8 @@ export const restore = (organizationId: OrganizationId | string, id: string): Ef
           UnknownTable: (u) => unknownTable(u.table)
         })
       )
+      // The timers put back may be due at the clock put back with them.
+      yield* Timers.markDue
       return toWire(snapshot)
     })))
 

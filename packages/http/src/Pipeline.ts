@@ -16,6 +16,7 @@
 import type { Engine } from "@fos/core"
 import {
   Auth,
+  Clocks,
   Documents,
   History,
   Idempotency,
@@ -288,8 +289,17 @@ const fromStored = (stored: Idempotency.StoredResponse) =>
 const restrictedResolution =
   "Reads, webhook management, documents and the organization's own onboarding stay open; new business waits until the restriction is lifted (contact support; in the sandbox, POST /v2/simulate/organization/unrestrict)."
 
-export const makeAdmit = (store: Store.StoreService, limiter: RateLimit.RateLimiterService, streams?: RandomStreams.RandomStreamsService) => {
-  const authenticate = Auth.makeAuthenticate(store, limiter)
+/** What a request under the virtual clock reads with its key: its sandbox's clock (`<organization>/sandbox`). */
+const clockLinks = (environment: Environment): ReadonlyArray<Store.Link> =>
+  environment === "sandbox" ? [{ table: Clocks.Clocks, member: "organizationId", suffix: "/sandbox" }] : []
+
+export const makeAdmit = (
+  store: Store.StoreService,
+  limiter: RateLimit.RateLimiterService,
+  streams?: RandomStreams.RandomStreamsService,
+  linked?: (environment: Environment) => ReadonlyArray<Store.Link>
+) => {
+  const authenticate = Auth.makeAuthenticate(store, limiter, linked)
   // The admitted caller goes straight on to `then`: every step of the per-request chain costs (docs/performance.md).
   return <A, E, R>(
     info: RequestInfo,
@@ -589,7 +599,9 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
   Effect.gen(function*() {
     const correlation = yield* Correlation
     const store = yield* Store.Store
-    const admit = makeAdmit(store, yield* RateLimit.RateLimiter, yield* RandomStreams.RandomStreams)
+    const time = yield* Timers.TimeControl
+    // Under the virtual clock a sandbox request reads its clock once its caller is known: it is read with the key.
+    const admit = makeAdmit(store, yield* RateLimit.RateLimiter, yield* RandomStreams.RandomStreams, time.mode === "virtual" ? clockLinks : undefined)
     // The engine's clock, taken once: a server may run requests in a context of its own.
     const clock = yield* Clock.Clock
     const nowMs = () => clock.currentTimeMillisUnsafe()
@@ -603,26 +615,36 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
     const realClock = yield* RealClock.RealClock
     const docsFiles = yield* DocsFiles
     const docs = docsFiles === undefined ? undefined : makeDocsPages(docsFiles)
-    const time = yield* Timers.TimeControl
     const timerContext = yield* Effect.context<Store.Store | Timers.TimerHandlers>()
     const engineContext = yield* Effect.context<Engine.EngineServices>()
     // Under the virtual clock, what a write makes due at once in its scope (a first attempt) runs before the answer.
+    // A write that made nothing due at once (`Timers.DueAtOnce`, most writes) skips the look.
     const settle = time.mode === "virtual"
-      ? (caller: Auth.Caller) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          time.settle(Tenancy.scopeOf(caller.organization.id, caller.environment), now).pipe(Effect.provideContext(timerContext)))
+      ? (caller: Auth.Caller, mark: Timers.DueMark) =>
+        Effect.suspend(() =>
+          mark.due
+            ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              time.settle(Tenancy.scopeOf(caller.organization.id, caller.environment), now).pipe(Effect.provideContext(timerContext)))
+            : Effect.void
+        )
       : () => Effect.void
     // Under the virtual clock a request runs on its scope's clock (its sandbox's, or real time in live), read once
     // when its caller is known; on the system clock nothing is read.
     const onClockOf = time.mode === "virtual"
-      ? <A, E, R>(info: RequestInfo, caller: Auth.Caller, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-        Effect.flatMap(
-          time.clockFor(Tenancy.scopeOf(caller.organization.id, caller.environment)).pipe(Effect.provideContext(timerContext)),
+      ? <A, E, R>(info: RequestInfo, caller: Auth.Caller, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+        const scope = Tenancy.scopeOf(caller.organization.id, caller.environment)
+        // The sandbox's clock row, read with the key (`clockLinks`): neither the clock nor an advance reads it again.
+        const read: Clocks.ReadClockRow | undefined = caller.environment === "sandbox" && caller.linked !== undefined && caller.linked.length > 0
+          ? { scope, row: caller.linked[0] as Clocks.StoredClock | undefined, used: false }
+          : undefined
+        return Effect.flatMap(
+          time.clockFor(scope).pipe(Effect.provideService(Clocks.ReadClock, read), Effect.provideContext(timerContext)),
           (clock) => {
             info.clock = clock
-            return Effect.provideService(effect, Clock.Clock, clock)
+            return effect.pipe(Effect.provideService(Clock.Clock, clock), Effect.provideService(Clocks.ReadClock, read))
           }
         )
+      }
       : <A, E, R>(_info: RequestInfo, _caller: Auth.Caller, effect: Effect.Effect<A, E, R>) => effect
     /** The time a problem is stamped with: the request's clock once known, else the engine's. */
     const nowOf = (info: RequestInfo) => (info.clock ?? clock).currentTimeMillisUnsafe()
@@ -783,13 +805,23 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
             const faulted = <R>(body: string | undefined, proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R>) =>
               underFault(caller, target, request, body, (id) => (info.injected = id), proceed, dropConnection)
             // A write whose answer a fault loses has committed: what it made due still runs.
-            return onClockOf(info, caller, bodyMethods.has(request.method)
-              ? Effect.ensuring(write((body) => History.causedBy(causeOf(info))(run(request, body, caller)), request, info, caller, policy, transactional, upload, refresh, faulted), settle(caller))
-              : faulted(undefined, run(request, undefined, caller)))
+            if (!bodyMethods.has(request.method)) return onClockOf(info, caller, faulted(undefined, run(request, undefined, caller)))
+            const mark: Timers.DueMark = { due: false }
+            return onClockOf(info, caller, Effect.ensuring(
+              write((body) => History.causedBy(causeOf(info))(run(request, body, caller)), request, info, caller, policy, transactional, upload, refresh, faulted).pipe(
+                Effect.provideService(Timers.DueAtOnce, mark)
+              ),
+              settle(caller, mark)
+            ))
           }
-          return onClockOf(info, caller, bodyMethods.has(request.method)
-            ? Effect.tap(write((body) => History.causedBy(causeOf(info))(run(request, body, caller)), request, info, caller, policy, transactional, upload, refresh), () => keepsTimers ? Effect.void : settle(caller))
-            : run(request, undefined, caller))
+          if (!bodyMethods.has(request.method)) return onClockOf(info, caller, run(request, undefined, caller))
+          const mark: Timers.DueMark = { due: false }
+          return onClockOf(info, caller, Effect.tap(
+            write((body) => History.causedBy(causeOf(info))(run(request, body, caller)), request, info, caller, policy, transactional, upload, refresh).pipe(
+              Effect.provideService(Timers.DueAtOnce, mark)
+            ),
+            () => keepsTimers ? Effect.void : settle(caller, mark)
+          ))
         })
     }
 

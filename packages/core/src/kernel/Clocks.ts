@@ -18,7 +18,7 @@
  * - `advanceEvery` moves every virtual clock, each from its own time (`engine.clock` of an embedded engine): each
  *   sandbox clock of its own by its own timers, then the root clock with the sandboxes that follow it.
  */
-import { Clock, Effect, Semaphore } from "effect"
+import { Clock, Context, Effect, Semaphore } from "effect"
 import type * as Liveness from "./Liveness.ts"
 import * as Outbox from "./Outbox.ts"
 import * as Problem from "./Problem.ts"
@@ -89,6 +89,28 @@ export const Clocks = Store.table<StoredClock>({
     byScope: { partition: (c) => (c.id === rootClockId ? undefined : c.id), sort: (c) => c.id, counted: false }
   }
 })
+
+/**
+ * A sandbox clock's row as a request read it with its caller (the pipeline has it read with the API key, one
+ * statement: tenancy/Auth.ts), so neither the request's clock nor its advance reads it again. `row` is what a read
+ * would have found then; the request's clock updates it when it finishes an advance a crash left, and an advance
+ * takes it once (`used`), since what it writes makes it old.
+ */
+export interface ReadClockRow {
+  readonly scope: string
+  row: StoredClock | undefined
+  used: boolean
+}
+
+export class ReadClock extends Context.Reference<ReadClockRow | undefined>("fos/ReadClock", { defaultValue: () => undefined }) {}
+
+/** `scope`'s clock row: as the request read it with its caller, when it did and nothing has used it up, else read now. */
+const readClock = (store: Store.StoreService, scope: string, use: boolean) =>
+  Effect.flatMap(ReadClock, (read) => {
+    if (read === undefined || read.scope !== scope || read.used) return store.get(Clocks, scope)
+    if (use) read.used = true
+    return Effect.succeed(read.row)
+  })
 
 /** How many outbox rows one read of the events an advance emitted takes. */
 const eventsPage = 1000
@@ -329,7 +351,7 @@ export const makeVirtualTimeControl = (
     Effect.uninterruptible(asOwner((owner) =>
       Effect.gen(function*() {
         const store = yield* Store.Store
-        let seen = yield* store.get(Clocks, scope)
+        let seen = yield* readClock(store, scope, true)
         if (seen?.advancing !== undefined) {
           // An advance a crash left half done is finished first: this one starts where it was asked to end.
           const finished = yield* finishAbandoned(store, scope, owner, seen.advancing)
@@ -397,13 +419,16 @@ export const makeVirtualTimeControl = (
    */
   const sandboxClock = (scope: string) =>
     Effect.flatMap(Store.Store, (store) =>
-      Effect.flatMap(store.get(Clocks, scope), (row) => {
+      Effect.flatMap(readClock(store, scope, false), (row) => {
         if (row?.advancing === undefined) return Effect.succeed(fixedClock(timeOf(row), realClock))
         return Effect.gen(function*() {
           if (yield* holds(row.advancing!)) return fixedClock(timeOf(row), realClock)
           // Another request may be finishing it already: then this one runs at the time that one has reached.
           yield* Effect.uninterruptible(asOwner((owner) => Effect.ignore(finishAbandoned(store, scope, owner, row.advancing!))))
-          return fixedClock(timeOf(yield* store.get(Clocks, scope)), realClock)
+          const after = yield* store.get(Clocks, scope)
+          const read = yield* ReadClock
+          if (read?.scope === scope) read.row = after
+          return fixedClock(timeOf(after), realClock)
         })
       }))
 

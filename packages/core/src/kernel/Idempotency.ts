@@ -163,15 +163,11 @@ const runClaimed = <R>(
       leaseUntilMs: realNow() + leaseMs,
       expiresAtMs: realNow() + leaseMs
     })
-    // A key seen for the first time is claimed by one insert; another request inserting it at the same moment
-    // makes this one a duplicate of a running request.
-    const firstClaim = Effect.gen(function*() {
-      yield* store.insert(IdempotencyRecords, claimRecord()).pipe(Effect.catchTag("UniqueViolation", () => Effect.fail(inProgress())))
-      return undefined
-    })
-    // A plain read first: a duplicate of a running request, a replay and a conflict are answered from committed
-    // state without waiting for any transaction. The claim below checks again under the row lock.
-    const seen = yield* store.get(IdempotencyRecords, id)
+    // A key seen for the first time is claimed by one insert, which answers the key's record when there is one: a
+    // duplicate of a running request, a replay and a conflict are answered from committed state without waiting for
+    // any transaction (the takeover below checks again under the row lock). Another request inserting the key at the
+    // same moment makes this one a duplicate of a running request.
+    const seen = yield* store.insertIfAbsent(IdempotencyRecords, claimRecord()).pipe(Effect.catchTag("UniqueViolation", () => Effect.fail(inProgress())))
     if (seen !== undefined) {
       if (seen.state === "completed") {
         if (seen.fingerprint !== request.fingerprint) return yield* conflict()
@@ -182,7 +178,7 @@ const runClaimed = <R>(
     // Whether this request takes the key over from one that never answered (its process died, or it ended in a 5xx).
     let resumed = false
     const claimed = seen === undefined
-      ? yield* firstClaim
+      ? undefined
       : yield* store.transaction(
       Effect.gen(function*() {
         const existing = yield* store.getForUpdate(IdempotencyRecords, id)

@@ -154,6 +154,23 @@ const afterCommitConcurrency = 64
 export class TimerHandlers extends Context.Service<TimerHandlers, ReadonlyMap<string, TimerHandler>>()("fos/TimerHandlers") {}
 
 /**
+ * A write's mark that it made a timer due at once (at or before its clock's time): under the virtual clock the
+ * pipeline then fires what is due in the write's scope before it answers (`TimeControlService.settle`), and a write
+ * that made nothing due skips that look. The pipeline gives each write a fresh mark; without one nothing is marked.
+ */
+export interface DueMark {
+  due: boolean
+}
+
+export class DueAtOnce extends Context.Reference<DueMark | undefined>("fos/DueAtOnce", { defaultValue: () => undefined }) {}
+
+/** Marks the running write as having made timers due at once (`DueAtOnce`): a restore puts back timers of any time. */
+export const markDue: Effect.Effect<void> = Effect.flatMap(DueAtOnce, (mark) =>
+  Effect.sync(() => {
+    if (mark !== undefined) mark.due = true
+  }))
+
+/**
  * Schedules a timer; call it inside the transaction of the state the deadline belongs to, with that state's scope
  * (organization and environment) when it has one. `housekeeping`: the timer keeps the engine tidy rather than moving
  * the tester's world (`Timer.housekeeping`).
@@ -173,6 +190,7 @@ export const schedule = (
     const sequence = yield* store.nextSequence
     const id = `tmr_${dueAtMs.toString(36).padStart(10, "0")}${sequence.toString(36).padStart(12, "0")}`
     const scheduledAtMs = yield* Clock.currentTimeMillis
+    if (dueAtMs <= scheduledAtMs) yield* markDue
     yield* store.insertFresh(Timers, {
       id,
       kind,

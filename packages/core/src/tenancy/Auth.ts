@@ -49,6 +49,8 @@ export interface Caller {
   readonly organization: Tenancy.Organization
   readonly key: Tenancy.ApiKey
   readonly environment: Environment
+  /** The rows the authenticator was asked to read with the key (`makeAuthenticate`'s `linked`), in its order. */
+  readonly linked?: ReadonlyArray<unknown>
 }
 
 export interface Credentials {
@@ -61,6 +63,9 @@ export interface Credentials {
 const keyPrefixes = { sandbox: Tenancy.keyPrefix("sandbox"), live: Tenancy.keyPrefix("live") } as const satisfies Record<Environment, string>
 
 const readMethods = new Set(["GET", "HEAD", "OPTIONS"])
+
+/** An API key's organization, read with it. */
+const organizationLink: Store.Link = { table: Tenancy.Organizations, member: "organizationId" }
 
 /** True when `ip` lies in one of the CIDR ranges (v4 or v6; IPv4-mapped v6 addresses count as v4). */
 export const ipAllowed = (ip: string, cidrs: ReadonlyArray<string>): boolean => {
@@ -105,8 +110,8 @@ export const suspendedError = () => Problem.apiError("ORGANIZATION_ACCESS_SUSPEN
 export const isSuspended = (caller: Caller): boolean => caller.organization.status === "suspended"
 
 /** Rules 3 to 7, which need nothing but the key and its organization (rule 3 is the gate's, see `isSuspended`). */
-const admitKey = (credentials: Credentials, key: Tenancy.ApiKey, organization: Tenancy.Organization): Caller | Problem.ApiError => {
-  if (organization.status === "suspended") return { organization, key, environment: credentials.environment }
+const admitKey = (credentials: Credentials, key: Tenancy.ApiKey, organization: Tenancy.Organization, linked: ReadonlyArray<unknown>): Caller | Problem.ApiError => {
+  if (organization.status === "suspended") return { organization, key, environment: credentials.environment, linked }
   if (credentials.environment === "live" && organization.status !== "active") {
     return Problem.apiError("PRODUCTION_ACCESS_REQUIRED", "Production opens once the organization is approved and active.")
   }
@@ -119,16 +124,22 @@ const admitKey = (credentials: Credentials, key: Tenancy.ApiKey, organization: T
   if (key.access === "read_only" && !readMethods.has(credentials.method)) {
     return Problem.apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only.")
   }
-  return { organization, key, environment: credentials.environment }
+  return { organization, key, environment: credentials.environment, linked }
 }
 
 /**
- * Authentication over given services: the caller goes straight on to `then`, in the step that read its
- * organization. It runs on every request, so it is written as a short chain of effects (two store reads, and a
- * bucket only when refusing) rather than a generator; each step of a request's chain costs
- * (docs/performance.md).
+ * Authentication over given services: the caller goes straight on to `then`. It runs on every request, so it is
+ * written as a short chain of effects (one store read, and a bucket only when refusing) rather than a generator; each
+ * step of a request's chain costs (docs/performance.md). The key and its organization are read together
+ * (`Store.getLinked`), with the rows `linked` names for the environment (the sandbox's clock, which the request
+ * reads next): one statement on SQL, where they were one each.
  */
-export const makeAuthenticate = (store: Store.StoreService, limiter: RateLimit.RateLimiterService) => {
+export const makeAuthenticate = (
+  store: Store.StoreService,
+  limiter: RateLimit.RateLimiterService,
+  linked: (environment: Environment) => ReadonlyArray<Store.Link> = () => []
+) => {
+  const links = { sandbox: [organizationLink, ...linked("sandbox")], live: [organizationLink, ...linked("live")] } as const satisfies Record<Environment, ReadonlyArray<Store.Link>>
   // Per-address buckets: the scope names the kind, the bucket the address.
   const refuse = (kind: string, clientIp: string, spec: RateLimit.BucketSpec, what: string, error: Problem.ApiError) =>
     Effect.suspend(() =>
@@ -149,13 +160,11 @@ export const makeAuthenticate = (store: Store.StoreService, limiter: RateLimit.R
     }
     const hash = keyHash(apiKey)
     if (hash === undefined || !apiKey.startsWith(keyPrefixes[environment])) return invalid(credentials)
-    return Effect.flatMap(store.get(Tenancy.ApiKeys, hash), (key): Effect.Effect<A, Problem.ApiError | E, R> => {
+    return Effect.flatMap(store.getLinked(Tenancy.ApiKeys, hash, links[environment]), ({ row: key, linked: [organization, ...rest] }): Effect.Effect<A, Problem.ApiError | E, R> => {
       if (key === undefined || key.revokedAt !== undefined || key.environment !== environment) return invalid(credentials)
-      return Effect.flatMap(store.get(Tenancy.Organizations, key.organizationId), (organization): Effect.Effect<A, Problem.ApiError | E, R> => {
-        if (organization === undefined) return invalid(credentials)
-        const admitted = admitKey(credentials, key, organization)
-        return admitted instanceof Problem.ApiError ? Effect.fail(admitted) : then(admitted)
-      })
+      if (organization === undefined) return invalid(credentials)
+      const admitted = admitKey(credentials, key, organization as Tenancy.Organization, rest)
+      return admitted instanceof Problem.ApiError ? Effect.fail(admitted) : then(admitted)
     })
   }
 }
