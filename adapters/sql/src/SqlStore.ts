@@ -273,14 +273,23 @@ export const makeSqlStore = Effect.gen(function*() {
    * is answered from memory; a row read with `lock` is remembered as held, one read without it as seen (answered
    * again until the transaction writes it, never for a locking read).
    */
-  const readRow = (tbl: string, key: string, lock: boolean) =>
+  const readRow = (tbl: string, key: string, lock: boolean, assumed?: unknown) =>
     Effect.flatMap(CurrentTransaction, (current) => {
       const known = current?.rows
       const hit = known?.get(knownKey(tbl, key))
       if (hit !== undefined) return Effect.succeed(valueOf(hit) as any)
       const seen = lock ? undefined : current?.seen.get(knownKey(tbl, key))
       if (seen !== undefined) return Effect.succeed(seen.value as any)
-      if (current !== undefined && !current.begun) return readBeforeBegin(current, tbl, key, lock)
+      if (current !== undefined && !current.begun) {
+        if (lock && assumed !== undefined) {
+          // Taken as the caller says it wrote it, unread: expected unchanged like any row read for update (`begin`).
+          const text = JSON.stringify(assumed)
+          current.rows.set(knownKey(tbl, key), { value: assumed, json: text })
+          current.expected.set(knownKey(tbl, key), { tbl, key, text })
+          return Effect.succeed(assumed as any)
+        }
+        return readBeforeBegin(current, tbl, key, lock)
+      }
       const select = lock
         ? sql<{ data: unknown; block?: string }>`SELECT data FROM fos_rows WHERE tbl = ${tbl} AND key = ${key} FOR UPDATE`
         : sql<{ data: unknown; block?: string }>`SELECT data FROM fos_rows WHERE tbl = ${tbl} AND key = ${key}`
@@ -403,6 +412,22 @@ export const makeSqlStore = Effect.gen(function*() {
       (rows) => {
         const taken = rows.map((r) => Number(r.n)).sort((a, b) => a - b)
         current?.sequences.push(...taken.slice(1))
+        return taken[0]!
+      }
+    ))
+  })
+
+  /** Numbers for `nextNumber`, taken a block at a time by this process, outside any transaction's order. */
+  const spareNumbers: Array<number> = []
+  const spareBlock = 32
+  const nextNumber: Effect.Effect<number> = Effect.suspend(() => {
+    const spare = spareNumbers.shift()
+    if (spare !== undefined) return Effect.succeed(spare)
+    return dieOnSql(Effect.map(
+      sql<{ n: string | number }>`SELECT nextval('fos_sequence') AS n FROM generate_series(1, ${spareBlock})`,
+      (rows) => {
+        const taken = rows.map((r) => Number(r.n)).sort((a, b) => a - b)
+        spareNumbers.push(...taken.slice(1))
         return taken[0]!
       }
     ))
@@ -1215,7 +1240,7 @@ export const makeSqlStore = Effect.gen(function*() {
   const store: Store.StoreService = {
     transaction,
     get: (t, key) => readRow(t.name, key, false),
-    getForUpdate: (t, key) => readRow(t.name, key, true),
+    getForUpdate: (t, key, options) => readRow(t.name, key, true, options?.assumed),
     getLinked,
     getManyForUpdate,
     findUnique: (t, unique, value) =>
@@ -1237,6 +1262,7 @@ export const makeSqlStore = Effect.gen(function*() {
     copies,
     page,
     nextSequence,
+    nextNumber,
     count: (t, order, partition) =>
       Effect.andThen(sendHeldOf(t), dieOnSql(
         (t.orders[order]?.counted === false

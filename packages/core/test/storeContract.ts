@@ -651,6 +651,38 @@ export const storeContract = <E>(
           })
         ))
 
+      it.effect("take a row read for update as the caller says it wrote it, and never commit on a wrong assumption", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            const written = { id: "n1", text: "a" }
+            yield* store.insert(Notes, written)
+            // Right: the row is as assumed, and the write on it commits.
+            yield* store.transaction(Effect.gen(function*() {
+              const row = yield* store.getForUpdate(Notes, "n1", { assumed: written })
+              yield* store.update(Notes, { ...row!, text: `${row!.text}b` })
+            }))
+            expect(yield* store.get(Notes, "n1")).toEqual({ id: "n1", text: "ab" })
+            // Wrong (the row changed since): what commits is built on the row as it is, whatever the store answered
+            // first.
+            const seen = yield* store.transaction(Effect.gen(function*() {
+              const row = yield* store.getForUpdate(Notes, "n1", { assumed: written })
+              yield* store.update(Notes, { ...row!, text: `${row!.text}c` })
+              return row!.text
+            }))
+            expect(seen).toBe("ab")
+            expect(yield* store.get(Notes, "n1")).toEqual({ id: "n1", text: "abc" })
+            // Assumed present but gone: the transaction sees it gone.
+            yield* store.remove(Notes, "n1")
+            const gone = yield* store.transaction(Effect.gen(function*() {
+              const row = yield* store.getForUpdate(Notes, "n1", { assumed: written })
+              if (row !== undefined) yield* store.update(Notes, { ...row, text: "revived" })
+              return row
+            }))
+            expect(gone).toBeUndefined()
+            expect(yield* store.get(Notes, "n1")).toBeUndefined()
+          })
+        ))
+
       it.effect("insert a row unless its key is taken, else answer the row that holds it and write nothing", () =>
         run((store) =>
           Effect.gen(function*() {

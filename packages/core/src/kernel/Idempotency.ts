@@ -167,7 +167,9 @@ const runClaimed = <R>(
     // duplicate of a running request, a replay and a conflict are answered from committed state without waiting for
     // any transaction (the takeover below checks again under the row lock). Another request inserting the key at the
     // same moment makes this one a duplicate of a running request.
-    const seen = yield* store.insertIfAbsent(IdempotencyRecords, claimRecord()).pipe(Effect.catchTag("UniqueViolation", () => Effect.fail(inProgress())))
+    // The claim this request wrote, as it wrote it (`stillOurs` below).
+    let ours = claimRecord()
+    const seen = yield* store.insertIfAbsent(IdempotencyRecords, ours).pipe(Effect.catchTag("UniqueViolation", () => Effect.fail(inProgress())))
     if (seen !== undefined) {
       if (seen.state === "completed") {
         if (seen.fingerprint !== request.fingerprint) return yield* conflict()
@@ -190,13 +192,14 @@ const runClaimed = <R>(
           if (yield* claims.holds(existing, realNow())) return yield* inProgress()
           if (existing.fingerprint !== request.fingerprint) return yield* conflict()
         }
+        ours = claimRecord()
         if (existing === undefined) {
           // Two first requests at once on a store with real concurrency: the row lock cannot cover a row that does
           // not exist yet, so the loser of the insert learns here that the other one is running.
-          yield* store.insert(IdempotencyRecords, claimRecord()).pipe(Effect.catchTag("UniqueViolation", () => Effect.fail(inProgress())))
+          yield* store.insert(IdempotencyRecords, ours).pipe(Effect.catchTag("UniqueViolation", () => Effect.fail(inProgress())))
         } else {
           resumed = true
-          yield* Effect.orDie(store.update(IdempotencyRecords, claimRecord()))
+          yield* Effect.orDie(store.update(IdempotencyRecords, ours))
         }
         return undefined
       })
@@ -205,8 +208,10 @@ const runClaimed = <R>(
     // Whether the key is still this request's: another process takes a claim over once it judges this one dead, and
     // writes its own claim. (A restore removes the claim with the sandbox's other records, the restore's own claim
     // among them: no record is this request's still.) Locking the record costs nothing more, since its update reads
-    // it locked anyway.
-    const stillOurs = Effect.map(store.getForUpdate(IdempotencyRecords, id), (current) => current === undefined || (current.state === "in_progress" && current.claim === claim))
+    // it locked anyway; and a store may take it as this request wrote it, checking that at the commit (a SQL store
+    // whose transaction has not begun then writes the kept response and its timer in one statement).
+    const stillOurs = Effect.suspend(() =>
+      Effect.map(store.getForUpdate(IdempotencyRecords, id, { assumed: ours }), (current) => current === undefined || (current.state === "in_progress" && current.claim === claim)))
     const takenOver = () =>
       Problem.apiError("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS", "Another process took this Idempotency-Key's request over; nothing of this one was kept.")
     const keep = (response: StoredResponse) =>

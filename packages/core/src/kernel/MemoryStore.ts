@@ -369,6 +369,7 @@ export const make = (): Store.StoreService => {
     copies: copiesOf,
     page,
     nextSequence: Effect.sync(() => ++sequence),
+    nextNumber: Effect.sync(() => ++sequence),
     count: <Row>(t: Store.Table<Row>, order: string, partition: string) =>
       read(tableDirty(t), () => state(t).orders.get(order)?.get(partition)?.size ?? 0)
   }

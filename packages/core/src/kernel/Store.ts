@@ -168,7 +168,12 @@ export class UnknownTable extends Data.TaggedError("UnknownTable")<{ readonly ta
 export interface StoreService {
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   readonly get: <Row>(table: Table<Row>, key: string) => Effect.Effect<Row | undefined>
-  readonly getForUpdate: <Row>(table: Table<Row>, key: string) => Effect.Effect<Row | undefined>
+  /**
+   * `assumed`: the row as this caller last wrote it (a claim it made). A store may answer it without reading, if it
+   * checks, no later than the commit, that the row is still exactly that, and runs the transaction again from its
+   * start when it is not (the run again reads what is there).
+   */
+  readonly getForUpdate: <Row>(table: Table<Row>, key: string, options?: { readonly assumed?: Row }) => Effect.Effect<Row | undefined>
   /**
    * A row by key, and the rows it names through `links`, read together (one statement on SQL, which a request's
    * authentication pays once instead of once per row): `linked[i]` is the row of `links[i]`, undefined when there is
@@ -230,6 +235,12 @@ export interface StoreService {
    * interleave, as their commits may anyway. It orders the outbox and the ledger's transfers.
    */
   readonly nextSequence: Effect.Effect<number>
+  /**
+   * A number of the same sequence that orders nothing (a housekeeping timer's id): unique and never reused, but a
+   * store may hand it from a block it took earlier, without a round trip, so it may be below numbers already handed
+   * out.
+   */
+  readonly nextNumber: Effect.Effect<number>
   /**
    * What the processes sharing this store keep for the service (SharedState.ts): present on a store several
    * processes may share (PostgreSQL), absent on one that serves one process (memory, PGlite).

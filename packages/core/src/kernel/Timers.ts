@@ -186,8 +186,9 @@ export const schedule = (
     const store = yield* Store.Store
     // The id sorts by due time, then by the store's sequence: timers due at the same instant fire in the order they
     // were scheduled (the scheduler reads them in (due time, id) order), so a seeded run fires them the same way
-    // every time.
-    const sequence = yield* store.nextSequence
+    // every time. A housekeeping timer changes nothing of the world whatever it fires beside, so its number need not
+    // follow the others' (`nextNumber`: no round trip for the retention timer of every kept response).
+    const sequence = yield* (options.housekeeping === true ? store.nextNumber : store.nextSequence)
     const id = `tmr_${dueAtMs.toString(36).padStart(10, "0")}${sequence.toString(36).padStart(12, "0")}`
     const scheduledAtMs = yield* Clock.currentTimeMillis
     if (dueAtMs <= scheduledAtMs) yield* markDue
