@@ -40,7 +40,7 @@ import {
   toIso,
   type UploadPolicy
 } from "@fos/contract"
-import { ByteSize, Cause, Clock, Context, Effect, Layer, Option, Random, type Schema, Stream } from "effect"
+import { ByteSize, Cause, Clock, Context, Effect, Fiber, Layer, Option, Random, type Schema, Stream } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { DocsFiles, errorReferencePage, makeDocsPages } from "./Docs.ts"
@@ -300,6 +300,15 @@ export const makeAdmit = (
   linked?: (environment: Environment) => ReadonlyArray<Store.Link>
 ) => {
   const authenticate = Auth.makeAuthenticate(store, limiter, linked)
+  // A limiter whose takes cost a round trip (the buckets processes share) is asked for a known key's token while the
+  // key is read, from the bucket the key's caller last counted against: one round trip for both. What the read finds
+  // decides; a token taken from a bucket the request does not count against (the key refused since, the
+  // organization's limit changed) goes back. The callers are those of keys admitted lately, in this process only.
+  const lastAdmitted = limiter.refund === undefined ? undefined : new Map<string, Auth.Caller>()
+  const maxRemembered = 4096
+  const sameBucket = (a: ReturnType<typeof Auth.rateLimitFor>, b: ReturnType<typeof Auth.rateLimitFor>) =>
+    a.scope === b.scope && a.name === b.name && a.spec.perSecond === b.spec.perSecond && a.spec.burst === b.spec.burst
+  const asked = (taken: RateLimit.Decision | Effect.Effect<RateLimit.Decision>) => (Effect.isEffect(taken) ? taken : Effect.succeed(taken))
   // The admitted caller goes straight on to `then`: every step of the per-request chain costs (docs/performance.md).
   return <A, E, R>(
     info: RequestInfo,
@@ -310,31 +319,57 @@ export const makeAdmit = (
     then: (caller: Auth.Caller) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, Problem.ApiError | E, R> => {
     if (info.environment === undefined) return Effect.die(new Error("admit outside a base address"))
+    const credentials: Auth.Credentials = { method: "GET", environment: info.environment, apiKey, clientIp: info.clientIp }
+    const guess = apiKey === undefined ? undefined : lastAdmitted?.get(apiKey)
+    if (guess === undefined || guess.environment !== info.environment) {
+      return authenticate(credentials, (caller) => {
+        if (lastAdmitted !== undefined && apiKey !== undefined) {
+          if (lastAdmitted.size >= maxRemembered) lastAdmitted.clear()
+          lastAdmitted.set(apiKey, caller)
+        }
+        const limit = Auth.rateLimitFor(caller, dedicated)
+        return RateLimit.decide(limiter.take(limit.scope, limit.name, limit.spec), (decision) => admitted(caller, decision))
+      })
+    }
+    const guessed = Auth.rateLimitFor(guess, dedicated)
+    return Effect.flatMap(Effect.forkChild(asked(limiter.take(guessed.scope, guessed.name, guessed.spec))), (token) => {
+      let spent = false
+      const giveBack = Effect.flatMap(Fiber.join(token), (decision) => (decision.allowed ? limiter.refund!(guessed.scope, guessed.name, guessed.spec) : Effect.void))
+      return authenticate(credentials, (caller) => {
+        spent = true
+        lastAdmitted!.set(apiKey!, caller)
+        const limit = Auth.rateLimitFor(caller, dedicated)
+        if (sameBucket(limit, guessed)) return Effect.flatMap(Fiber.join(token), (decision) => admitted(caller, decision))
+        return Effect.andThen(giveBack, Effect.suspend(() => RateLimit.decide(limiter.take(limit.scope, limit.name, limit.spec), (decision) => admitted(caller, decision))))
+      }).pipe(Effect.onExit(() => {
+        if (spent) return Effect.void
+        lastAdmitted!.delete(apiKey!)
+        return Effect.ignore(giveBack)
+      }))
+    })
+
     // Rule 7 (a read-only key on a write) is checked here, after the bucket, rather than by `authenticate`: it is
     // asked as a read, which every accepted key may make.
-    return authenticate({ method: "GET", environment: info.environment, apiKey, clientIp: info.clientIp }, (caller): Effect.Effect<A, Problem.ApiError | E, R> => {
+    function admitted(caller: Auth.Caller, decision: RateLimit.Decision): Effect.Effect<A, Problem.ApiError | E, R> {
       info.organizationId = caller.organization.id
-      const limit = Auth.rateLimitFor(caller, dedicated)
-      return RateLimit.decide(limiter.take(limit.scope, limit.name, limit.spec), (decision): Effect.Effect<A, Problem.ApiError | E, R> => {
-        info.rate = decision
-        if (!decision.allowed) {
-          return Effect.fail(Problem.apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! }))
-        }
-        if (Auth.isSuspended(caller)) return Effect.fail(Auth.suspendedError())
-        if (caller.key.access === "read_only" && !readMethods.has(method)) {
-          return Effect.fail(Problem.apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only."))
-        }
-        if (restrictable && caller.organization.restrictedIn !== undefined && Tenancy.isRestrictedIn(caller.organization, caller.environment)) {
-          return Effect.fail(Problem.apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business.", {
-            // The catalog's resolution speaks of a suspension (every key refused); a restriction refuses new business only.
-            resolution: restrictedResolution
-          }))
-        }
-        return streams === undefined
-          ? then(caller)
-          : Effect.provideService(then(caller), Random.Random, streams.of(Tenancy.scopeOf(caller.organization.id, caller.environment)))
-      })
-    })
+      info.rate = decision
+      if (!decision.allowed) {
+        return Effect.fail(Problem.apiError("RATE_LIMITED", "The rate limit of this bucket is exhausted.", { retryAfterSeconds: decision.retryAfterSeconds! }))
+      }
+      if (Auth.isSuspended(caller)) return Effect.fail(Auth.suspendedError())
+      if (caller.key.access === "read_only" && !readMethods.has(method)) {
+        return Effect.fail(Problem.apiError("API_KEY_READ_ONLY", "A read-only key may use GET, HEAD and OPTIONS only."))
+      }
+      if (restrictable && caller.organization.restrictedIn !== undefined && Tenancy.isRestrictedIn(caller.organization, caller.environment)) {
+        return Effect.fail(Problem.apiError("ORGANIZATION_ACCESS_SUSPENDED", "The organization is restricted: it may read and manage what it has, but not start new business.", {
+          // The catalog's resolution speaks of a suspension (every key refused); a restriction refuses new business only.
+          resolution: restrictedResolution
+        }))
+      }
+      return streams === undefined
+        ? then(caller)
+        : Effect.provideService(then(caller), Random.Random, streams.of(Tenancy.scopeOf(caller.organization.id, caller.environment)))
+    }
   }
 }
 

@@ -74,6 +74,12 @@ export interface RateLimiterService {
    * asks the shared bucket (`decide` runs either). Call it from within an effect.
    */
   readonly take: (scope: string, name: string, spec: BucketSpec) => Decision | Effect.Effect<Decision>
+  /**
+   * Puts back a token `take` gave. Only a limiter whose takes cost a round trip has it (the shared one): a request
+   * may then ask for its token while its key is read, and give it back when the key turns out not to spend from
+   * that bucket (Pipeline.ts, `makeAdmit`).
+   */
+  readonly refund?: (scope: string, name: string, spec: BucketSpec) => Effect.Effect<void>
 }
 
 /** Goes on with a `take`'s decision, made at once or asked of the store. */
@@ -181,7 +187,8 @@ export const makeSharedRateLimiter = (store: SharedBuckets, realNow: () => numbe
     })
   return {
     take: (scope, name, spec) => {
-      const key = `${scope}\u0000${name}`
+      // A take with another spec (an organization's limit just changed) waits for a take of its own.
+      const key = `${scope}\u0000${name}\u0000${spec.perSecond}\u0000${spec.burst}`
       const waiter = Deferred.makeUnsafe<Decision>()
       const bucket = buckets.get(key)
       if (bucket !== undefined) {
@@ -191,7 +198,9 @@ export const makeSharedRateLimiter = (store: SharedBuckets, realNow: () => numbe
       const fresh: SharedBucket = { waiting: [waiter] }
       buckets.set(key, fresh)
       return Effect.andThen(Effect.forkDetach(drain(key, fresh, scope, name, spec)), Deferred.await(waiter))
-    }
+    },
+    // Taking minus one puts one back (a bucket over its size is brought down to it at its next take).
+    refund: (scope, name, spec) => Effect.asVoid(store.take(scope, name, spec, -1, realNow()))
   }
 }
 
