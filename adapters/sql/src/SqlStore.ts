@@ -140,7 +140,8 @@ interface Held {
   readonly key: string
   readonly before: unknown | undefined
   readonly after: unknown
-  readonly json: string
+  /** The new version as JSON; undefined for a removal. */
+  readonly json: string | undefined
   readonly fresh: boolean
 }
 
@@ -161,11 +162,13 @@ const sequenceBlock = 8
 interface Known {
   value?: unknown
   json?: string
+  /** Removed by a write the transaction holds: gone for its reads, still in the database until the write is sent. */
+  gone?: true
 }
 
 const knownKey = (tbl: string, key: string) => `${tbl}\u0000${key}`
 
-const valueOf = (known: Known): unknown => (known.value ??= JSON.parse(known.json!))
+const valueOf = (known: Known): unknown => (known.gone ? undefined : (known.value ??= JSON.parse(known.json!)))
 
 /** How many times a transaction the database aborted (deadlock, serialization failure) is run again. */
 const deadlockRetries = 3
@@ -548,12 +551,17 @@ export const makeSqlStore = Effect.gen(function*() {
   ): Effect.Effect<void> => {
     if (rows.length === 0) return Effect.void
     const fresh = rows.filter((r) => r.fresh)
-    const updated = rows.filter((r) => !r.fresh)
-    const values = (list: ReadonlyArray<Held>) => sql.csv(list.map((r) => sql`(${r.t.name}, ${r.key}, ${r.json}::json)`))
+    const updated = rows.filter((r) => !r.fresh && r.after !== undefined)
+    const removed = rows.filter((r) => r.after === undefined)
+    const values = (list: ReadonlyArray<Held>) => sql.csv(list.map((r) => sql`(${r.t.name}, ${r.key}, ${r.json!}::json)`))
     const parts: Array<Statement.Fragment> = []
     const checked = unchanged !== undefined && unchanged.length > 0
     if (checked) parts.push(sql`locked AS MATERIALIZED (${lockUnchanged(unchanged)})`)
     const guard = checked ? sql`(SELECT count(*) FROM locked) = ${unchanged.length}` : sql`true`
+    if (removed.length > 0) {
+      parts.push(sql`gone AS (DELETE FROM fos_rows r USING (VALUES ${sql.csv(removed.map((h) => sql`(${h.t.name}, ${h.key})`))}) AS v (tbl, key)
+        WHERE r.tbl = v.tbl AND r.key = v.key AND ${guard})`)
+    }
     if (unchanged !== undefined) {
       if (fresh.length > 0) {
         parts.push(sql`fresh AS (INSERT INTO fos_rows (tbl, key, data)
@@ -594,13 +602,15 @@ export const makeSqlStore = Effect.gen(function*() {
    * to a row already held replaces the held version, keeping what the database has as `before`. The row is
    * remembered, so reads in the transaction find it at once.
    */
-  const hold = (state: TransactionState, t: Store.Table<any>, key: string, before: unknown | undefined, row: unknown, fresh: boolean) => {
+  const hold = (state: TransactionState, t: Store.Table<any>, key: string, before: unknown | undefined, row: unknown | undefined, fresh: boolean) => {
     const id = knownKey(t.name, key)
-    const json = JSON.stringify(row)
+    const json = row === undefined ? undefined : JSON.stringify(row)
     const earlier = state.held.get(id)
-    state.held.set(id, earlier === undefined ? { t, key, before, after: row, json, fresh } : { ...earlier, after: row, json })
+    // A fresh row removed before it was sent never reaches the database.
+    if (row === undefined && earlier?.fresh === true) state.held.delete(id)
+    else state.held.set(id, earlier === undefined ? { t, key, before, after: row, json, fresh } : { ...earlier, after: row, json })
     state.heldTables.add(t.name)
-    state.rows.set(id, { value: row, json })
+    state.rows.set(id, json === undefined ? { gone: true } : { value: row, json })
     changed(state, t.name, key)
   }
 
@@ -710,7 +720,8 @@ export const makeSqlStore = Effect.gen(function*() {
     Effect.flatMap(CurrentTransaction, (state) => {
       if (state === undefined || hasUniques(t)) return Effect.orDie(insert(t, row))
       const key = t.key(row)
-      if (state.rows.has(knownKey(t.name, key))) return Effect.die(new Error(`insertFresh: ${t.name}/${key} is taken`))
+      const known = state.rows.get(knownKey(t.name, key))
+      if (known !== undefined && known.gone !== true) return Effect.die(new Error(`insertFresh: ${t.name}/${key} is taken`))
       hold(state, t, key, undefined, row, true)
       return Effect.void
     })
@@ -861,7 +872,21 @@ export const makeSqlStore = Effect.gen(function*() {
       })
     })
 
+  /**
+   * A removal reads the row it removes (locking it), unless the transaction holds it. In a store transaction a row of
+   * a table without unique keys is held removed (`hold`): gone for the transaction's reads, sent with its other held
+   * writes (a timer firing removes its timer and may commit in one statement). Otherwise it is one statement.
+   */
   const remove = <Row>(t: Store.Table<Row>, key: string): Effect.Effect<void> =>
+    Effect.flatMap(CurrentTransaction, (state) =>
+      state === undefined || hasUniques(t)
+        ? removeNow(t, key)
+        : Effect.flatMap(readRow(t.name, key, true), (before) => {
+          if (before !== undefined) hold(state, t, key, before, undefined, false)
+          return Effect.void
+        }))
+
+  const removeNow = <Row>(t: Store.Table<Row>, key: string): Effect.Effect<void> =>
     ownTransaction<void, never>(Effect.gen(function*() {
       yield* sendHeldOf(t)
       const before = yield* readRow(t.name, key, true)
@@ -1240,7 +1265,8 @@ export const makeSqlStore = Effect.gen(function*() {
   const store: Store.StoreService = {
     transaction,
     get: (t, key) => readRow(t.name, key, false),
-    getForUpdate: (t, key, options) => readRow(t.name, key, true, options?.assumed),
+    getForUpdate: (t, key, options) =>
+      options?.lockNow === true ? Effect.andThen(begun, readRow(t.name, key, true)) : readRow(t.name, key, true, options?.assumed),
     getLinked,
     getManyForUpdate,
     findUnique: (t, unique, value) =>

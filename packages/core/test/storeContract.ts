@@ -683,6 +683,43 @@ export const storeContract = <E>(
           })
         ))
 
+      it.effect("remove rows in a transaction: its reads, pages and counts see them gone at once, and a rollback keeps them", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* store.insertMany(Files, [filed("r1", "alice", 1), filed("r2", "alice", 2), filed("r3", "alice", 3)])
+            const ids = (rows: ReadonlyArray<Filed>) => rows.map((f) => f.id)
+            const all = () => store.page(Files, { order: "all", partition: "alice", descending: false, backward: false, from: undefined, limit: 10 })
+            const exit = yield* Effect.exit(store.transaction(Effect.gen(function*() {
+              yield* store.remove(Files, "r1")
+              // A fresh row removed before the commit, and a removed key written again.
+              yield* store.insertFresh(Files, filed("r4", "alice", 4))
+              yield* store.remove(Files, "r4")
+              yield* store.remove(Files, "r2")
+              yield* store.insertFresh(Files, filed("r2", "alice", 5))
+              expect(yield* store.get(Files, "r1")).toBeUndefined()
+              expect(yield* store.get(Files, "r4")).toBeUndefined()
+              expect(ids(yield* all())).toEqual(["r3", "r2"])
+              expect(yield* store.count(Files, "all", "alice")).toBe(2)
+              return yield* Effect.fail("undone")
+            })))
+            expect(exit._tag).toBe("Failure")
+            expect(ids(yield* all())).toEqual(["r1", "r2", "r3"])
+            expect(yield* store.count(Files, "all", "alice")).toBe(3)
+            yield* store.transaction(Effect.gen(function*() {
+              const row = yield* store.getForUpdate(Files, "r1")
+              yield* store.remove(Files, row!.id)
+              yield* store.insertFresh(Files, filed("r4", "alice", 4))
+              yield* store.remove(Files, "r4")
+              yield* store.remove(Files, "absent")
+            }))
+            expect(yield* store.get(Files, "r1")).toBeUndefined()
+            expect(yield* store.get(Files, "r4")).toBeUndefined()
+            expect(ids(yield* all())).toEqual(["r2", "r3"])
+            expect(yield* store.count(Files, "all", "alice")).toBe(2)
+            expect(yield* store.count(Files, "live", "alice")).toBe(2)
+          })
+        ))
+
       it.effect("insert a row unless its key is taken, else answer the row that holds it and write nothing", () =>
         run((store) =>
           Effect.gen(function*() {

@@ -169,11 +169,17 @@ export interface StoreService {
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   readonly get: <Row>(table: Table<Row>, key: string) => Effect.Effect<Row | undefined>
   /**
-   * `assumed`: the row as this caller last wrote it (a claim it made). A store may answer it without reading, if it
-   * checks, no later than the commit, that the row is still exactly that, and runs the transaction again from its
-   * start when it is not (the run again reads what is there).
+   * A store may defer the lock to the commit (a SQL transaction that has not begun), checking then that the row is
+   * unchanged and running the transaction again from its start if not: what commits is as if the lock was taken here,
+   * but the work before the commit may run twice. `lockNow` takes the lock here, for a caller whose work must run
+   * once (a timer's firing). `assumed`: the row as this caller last wrote it (a claim it made): a store may answer
+   * it without reading, if it checks it as it checks a deferred lock.
    */
-  readonly getForUpdate: <Row>(table: Table<Row>, key: string, options?: { readonly assumed?: Row }) => Effect.Effect<Row | undefined>
+  readonly getForUpdate: <Row>(
+    table: Table<Row>,
+    key: string,
+    options?: { readonly assumed?: Row; readonly lockNow?: boolean }
+  ) => Effect.Effect<Row | undefined>
   /**
    * A row by key, and the rows it names through `links`, read together (one statement on SQL, which a request's
    * authentication pays once instead of once per row): `linked[i]` is the row of `links[i]`, undefined when there is

@@ -257,8 +257,9 @@ export const fireDue = (
       for (const timer of due) {
         const after = yield* store.transaction(
           Effect.gen(function*() {
-            // The row lock makes a timer fire once: another process waiting on it finds it gone.
-            const current = yield* store.getForUpdate(Timers, timer.id)
+            // The row lock makes a timer fire once: another process waiting on it finds it gone. It is taken before
+            // the handler runs, so the handler's work is done once too.
+            const current = yield* store.getForUpdate(Timers, timer.id, { lockNow: true })
             if (current === undefined) return undefined
             yield* store.remove(Timers, timer.id)
             // A sandbox resource's timeline shows the timer fired, since its row is gone now (kernel/History.ts).
