@@ -241,8 +241,9 @@ export const makeSqlStore = Effect.gen(function*() {
    */
   const begin = (state: TransactionState): Effect.Effect<void> => {
     if (state.begun) return Effect.void
-    state.begun = true
     return Effect.gen(function*() {
+      if (state.begun) return
+      state.begun = true
       yield* dieOnSql(state.connection.executeRaw("BEGIN", []))
       if (state.expected.size === 0) return
       const expected = [...state.expected.values()]
