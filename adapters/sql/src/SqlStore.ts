@@ -22,7 +22,9 @@
  * transaction has locked or written (their data is exactly what a read would find, since no other transaction
  * can change them until the commit), so an update or removal of such a row needs no read first. The writes nothing
  * could refuse (fresh rows under ids just made, new versions of locked rows of tables without unique keys) are held
- * and sent together, before the commit or before a statement that reads their table (`hold`, docs/storage.md).
+ * and sent together, before the commit or before a statement that reads their table (`hold`, docs/storage.md). A
+ * transaction sends BEGIN only before its first write that must reach the database at once; one that never does
+ * commits its held writes, checked against what it read for update, in one statement (`runTransaction`).
  *
  * A unique violation fails that write alone and the caller's transaction can go on, as with the memory store:
  * inserts detect conflicts with ON CONFLICT DO NOTHING and take back their own writes, and updates of tables with

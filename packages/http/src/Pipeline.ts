@@ -332,7 +332,8 @@ export const makeAdmit = (
       })
     }
     const guessed = Auth.rateLimitFor(guess, dedicated)
-    return Effect.flatMap(Effect.forkChild(asked(limiter.take(guessed.scope, guessed.name, guessed.spec))), (token) => {
+    // Asked when the request runs, not when its effect is made: a shared bucket queues the asker at once.
+    return Effect.flatMap(Effect.forkChild(Effect.suspend(() => asked(limiter.take(guessed.scope, guessed.name, guessed.spec)))), (token) => {
       let spent = false
       const giveBack = Effect.flatMap(Fiber.join(token), (decision) => (decision.allowed ? limiter.refund!(guessed.scope, guessed.name, guessed.spec) : Effect.void))
       return authenticate(credentials, (caller) => {

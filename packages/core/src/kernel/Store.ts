@@ -18,7 +18,8 @@
  * - `copies`: sets of rows saved apart with their index, and put back in bulk (a sandbox snapshot and its restore).
  * - `page` / `count`: keyset scans over a declared order within one partition, so a page costs the same at
  *   row 10 as at row 1,000,000.
- * - `nextSequence`: a store-wide increasing number (the outbox's order).
+ * - `nextSequence`: a store-wide increasing number (the outbox's order); `nextNumber`, one of the same sequence that
+ *   orders nothing (a housekeeping timer's id).
  *
  * A table maps to a SQL table with the key as primary key, a unique index per unique key and a
  * (partition, sort, key) index per order. Rows are plain JSON-able data and are never mutated in place.
