@@ -1,10 +1,11 @@
 /**
- * The durable stores as layers: PostgreSQL at a URL, and PGlite (the same SQL dialect, in process) in a
- * directory. Both run the migrations, then serve the one SQL store.
+ * The durable stores as layers: PostgreSQL at a URL, served by the SQL store (SqlStore.ts), and PGlite (the same SQL
+ * dialect, in process) in a directory, served by the memory store with the database as its image (ImageStore.ts).
+ * Both run the same migrations.
  *
- * PGlite is reached through its socket server on 127.0.0.1 with one connection, so both stores share one SQL
- * client (`@effect/sql-pg`) and one implementation (docs/storage.md says why this route was chosen). PGlite is a
- * single session, so on it transactions run one at a time.
+ * The migrations (and the SQL store's tests on PGlite) reach PGlite through its socket server on 127.0.0.1 with one
+ * connection, so one SQL client (`@effect/sql-pg`) runs every statement of the schema on both (docs/storage.md says
+ * why this route was chosen).
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs"
 import { connect, createServer, type Server } from "node:net"
@@ -15,7 +16,8 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
 import { Store } from "@fos/core"
 import { Effect, Layer, Redacted } from "effect"
-import { migrate } from "./Migrations.ts"
+import { makeImageStore } from "./ImageStore.ts"
+import { latestVersion, migrate } from "./Migrations.ts"
 import { makeSharedState } from "./SharedState.ts"
 import { makeSqlStore } from "./SqlStore.ts"
 
@@ -199,12 +201,23 @@ const seedCluster = async (dir: string): Promise<void> => {
   if (template !== undefined) cpSync(template, dir, { recursive: true })
 }
 
-/** The store on PGlite in `dir`: durable, in process, no set-up. */
-export const layerPgliteStore = (dir: string) => layerSqlStore.pipe(Layer.provide(layerPgliteClient(dir)))
+/** The store on PGlite in `dir`: durable, in process, no set-up. The memory store with PGlite as its image (ImageStore.ts). */
+export const layerPgliteStore = (dir: string) =>
+  Layer.effect(
+    Store.Store,
+    Effect.gen(function*() {
+      const db = yield* openPglite(dir)
+      yield* migratePglite(db)
+      return yield* makeImageStore(db)
+    })
+  )
 
-/** A SQL client for PGlite in `dir`, which it locks for this process. */
-export const layerPgliteClient = (dir: string) =>
-  Layer.unwrap(Effect.gen(function*() {
+/** A SQL client for PGlite in `dir`, which it locks for this process (the SQL store's tests and the migrations use it). */
+export const layerPgliteClient = (dir: string) => Layer.unwrap(Effect.flatMap(openPglite(dir), sqlClientOf))
+
+/** PGlite in `dir`, locked for this process and closed with the scope; a new directory gets the template cluster. */
+const openPglite = (dir: string) =>
+  Effect.gen(function*() {
     const release = yield* Effect.tryPromise({ try: () => lockDirectory(dir), catch: (e) => e as StoreOpenError })
     yield* Effect.addFinalizer(() => Effect.promise(release))
     const db = yield* Effect.tryPromise({
@@ -212,6 +225,12 @@ export const layerPgliteClient = (dir: string) =>
       catch: (e) => new StoreOpenError(`PGlite directory ${dir}: cannot open the database (${(e as Error).message})`)
     })
     yield* Effect.addFinalizer(() => Effect.promise(() => db.close()).pipe(Effect.ignore))
+    return db
+  })
+
+/** A SQL client for `db` through its socket server on 127.0.0.1, with one connection; the server stops with the scope. */
+const sqlClientOf = (db: PGlite) =>
+  Effect.gen(function*() {
     const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0 })
     yield* Effect.tryPromise({
       try: () => server.start(),
@@ -220,4 +239,19 @@ export const layerPgliteClient = (dir: string) =>
     yield* Effect.addFinalizer(() => Effect.promise(() => server.stop()).pipe(Effect.ignore))
     const [host, port] = server.getServerConn().split(":") as [string, string]
     return PgClient.layer({ host, port: Number(port), username: "postgres", database: "postgres", maxConnections: 1 })
-  }))
+  })
+
+/**
+ * Runs the migrations `db` lacks, through a SQL client that lives only while they run. A directory already at the
+ * latest version (every restart of the same fos) is told so by one query, without the client.
+ */
+const migratePglite = (db: PGlite) =>
+  Effect.gen(function*() {
+    const version = yield* Effect.promise(async () => {
+      const found = await db.query<{ found: boolean }>(`SELECT to_regclass('fos_migrations') IS NOT NULL AS found`)
+      if (found.rows[0]?.found !== true) return 0
+      return Number((await db.query<{ version: number | null }>(`SELECT max(version) AS version FROM fos_migrations`)).rows[0]?.version ?? 0)
+    })
+    if (version === latestVersion) return
+    yield* Effect.scoped(Effect.flatMap(sqlClientOf(db), (client) => Effect.provide(migrate, client)))
+  })

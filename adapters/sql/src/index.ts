@@ -1,3 +1,4 @@
 export * from "./Migrations.ts"
 export * from "./SqlStore.ts"
 export * from "./Stores.ts"
+export * from "./ImageStore.ts"

@@ -1,5 +1,6 @@
 /**
- * PGlite has one connection: concurrent requests must queue for it, never wait on each other in a cycle. Keyed
+ * PGlite is one session, and its store runs one transaction at a time: concurrent requests must queue, never wait
+ * on each other in a cycle. Keyed
  * clock advances (which fire timers outside the request's transaction) and writes whose fan-out runs right after
  * them, all at once, must all finish.
  */

@@ -4,10 +4,48 @@
  * Transactions are serialised by one lock (so `getForUpdate` needs no extra lock) and keep an undo log that is
  * replayed backwards when the transaction does not succeed. Orders are sorted indexes per partition
  * (SortedIndex.ts), so a keyset page is O(log n + limit) and a write O(log n) plus one small chunk.
+ *
+ * Given an `Image`, the store is durable: it starts from the rows the image holds, and a transaction commits only
+ * once the image has taken what it changed (the PGlite store, adapters/sql ImageStore.ts).
  */
 import { Context, Effect, Exit, Fiber, Layer, Semaphore } from "effect"
 import { SortedIndex } from "./SortedIndex.ts"
 import * as Store from "./Store.ts"
+
+/**
+ * Where a durable memory store keeps its rows. Its rows, copies and sequence are read once, when the store is made;
+ * `commit` makes one transaction's changes durable, and the transaction commits only if it succeeds (a failure
+ * rolls the transaction back, as any failure inside it would).
+ */
+export interface Image {
+  /** The committed rows by table name, each as `[key, row]`: a table's rows are indexed when the table is first used. */
+  readonly rows: ReadonlyMap<string, ReadonlyArray<readonly [key: string, row: unknown]>>
+  /** The committed copies by id. */
+  readonly copies: ReadonlyMap<string, ReadonlyArray<CopiedRow>>
+  /** The last number the sequence handed out (0 for none). */
+  readonly sequence: number
+  readonly commit: (changes: Changes) => Effect.Effect<void>
+}
+
+/** A row of a copy: its table's name, its key, and the row as saved. */
+export interface CopiedRow {
+  readonly table: string
+  readonly key: string
+  readonly row: unknown
+}
+
+/** What one transaction changed, as its image must make durable. */
+export interface Changes {
+  /** Every row the transaction wrote, as committed now: `row` undefined for a row removed. */
+  readonly rows: ReadonlyArray<{ readonly table: string; readonly key: string; readonly row: unknown }>
+  /**
+   * Each copy the transaction touched: `replaced` when what the image holds of it goes first (the copy was removed,
+   * and perhaps made again), then the rows it gained, and `size`, what it holds now (0: it is gone).
+   */
+  readonly copies: ReadonlyArray<{ readonly id: string; readonly replaced: boolean; readonly added: ReadonlyArray<CopiedRow>; readonly size: number }>
+  /** The last number the sequence handed out. */
+  readonly sequence: number
+}
 
 class TableState {
   readonly rows = new Map<string, unknown>()
@@ -17,10 +55,12 @@ class TableState {
 
 let instances = 0
 
-export const make = (): Store.StoreService => {
+export const make = (image?: Image): Store.StoreService => {
   const tables = new Map<string, TableState>()
   const lock = Semaphore.makeUnsafe(1)
-  let sequence = 0
+  let sequence = image?.sequence ?? 0
+  /** The image's rows of the tables not used yet. */
+  const unread = new Map(image?.rows)
   /** The transaction of this store the current fiber runs in: its undo log. One key per store instance. */
   const CurrentTx = Context.Reference<Array<() => void> | undefined>(`fos/MemoryStore/CurrentTx/${instances++}`, {
     defaultValue: () => undefined
@@ -31,7 +71,7 @@ export const make = (): Store.StoreService => {
    */
   const committedRows = new Map<string, unknown>()
   const touchedTables = new Set<string>()
-  const rowId = (t: Store.Table<any>, key: string) => `${t.name}\u0000${key}`
+  const rowId = (t: Store.Table<any> | string, key: string) => `${typeof t === "string" ? t : t.name}\u0000${key}`
 
   /**
    * A read outside any transaction sees committed data only: `get` reads a row the open transaction has written as
@@ -51,6 +91,14 @@ export const make = (): Store.StoreService => {
       for (const name of Object.keys(t.unique)) s.uniques.set(name, new Map())
       for (const name of Object.keys(t.orders)) s.orders.set(name, new Map())
       tables.set(t.name, s)
+      const saved = unread.get(t.name)
+      if (saved !== undefined) {
+        unread.delete(t.name)
+        for (const [key, row] of saved) {
+          s.rows.set(key, row)
+          reindex(t, s, undefined, row, key)
+        }
+      }
     }
     return s
   }
@@ -126,16 +174,38 @@ export const make = (): Store.StoreService => {
           const undo: Array<() => void> = []
           return effect.pipe(
             Effect.provideService(CurrentTx, undo),
+            image === undefined ? (self) => self : Effect.tap(() => commitToImage(image)),
             Effect.onExit((exit) =>
               Effect.sync(() => {
                 if (Exit.isFailure(exit)) for (let i = undo.length - 1; i >= 0; i--) undo[i]!()
                 committedRows.clear()
                 touchedTables.clear()
+                copyChanges.clear()
               })
             )
           )
         })
       )
+    })
+
+  /** The sequence's last number the image holds. */
+  let durableSequence = sequence
+
+  /** Hands the image what the open transaction changed, if anything. */
+  const commitToImage = (image: Image): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      if (committedRows.size === 0 && copyChanges.size === 0 && sequence === durableSequence) return Effect.void
+      const rows = [...committedRows.keys()].map((id) => {
+        const cut = id.indexOf("\u0000")
+        const table = id.slice(0, cut)
+        const key = id.slice(cut + 1)
+        return { table, key, row: tables.get(table)!.rows.get(key) }
+      })
+      const copied = [...copyChanges].map(([id, change]) => ({ id, ...change, size: copies.get(id)?.size ?? 0 }))
+      const handed = sequence
+      return Effect.map(image.commit({ rows, copies: copied, sequence: handed }), () => {
+        durableSequence = handed
+      })
     })
 
   // The commonest call (every request authenticates with two of these), so one step that never waits: outside the
@@ -197,8 +267,16 @@ export const make = (): Store.StoreService => {
   }
 
   /** The copies (Store.ts, `Copies`): by id, each saved row by table and key. Written with undo steps, as rows are. */
-  const copies = new Map<string, Map<string, { readonly table: Store.Table<any>; readonly key: string; readonly row: unknown }>>()
+  const copies = new Map<string, Map<string, CopiedRow>>()
+  for (const [id, rows] of image?.copies ?? []) copies.set(id, new Map(rows.map((entry) => [rowId(entry.table, entry.key), entry])))
   const copiesDirty = () => touchedTables.has("\u0000copies")
+  /** What the open transaction did to each copy it touched, for the image. */
+  const copyChanges = new Map<string, { replaced: boolean; added: Array<CopiedRow> }>()
+  const changeOf = (id: string) => {
+    let change = copyChanges.get(id)
+    if (change === undefined) copyChanges.set(id, (change = { replaced: false, added: [] }))
+    return change
+  }
 
   /** Adds rows to a copy; answers how many were not in it yet. */
   const saveInto = (id: string, t: Store.Table<any>, rows: ReadonlyArray<readonly [key: string, row: unknown]>, undo: Array<() => void>): number => {
@@ -212,10 +290,13 @@ export const make = (): Store.StoreService => {
     }
     touchedTables.add("\u0000copies")
     let added = 0
+    const change = image === undefined ? undefined : changeOf(id)
     for (const [key, row] of rows) {
       const entry = rowId(t, key)
       if (copy.has(entry)) continue
-      copy.set(entry, { table: t, key, row })
+      const copied = { table: t.name, key, row }
+      copy.set(entry, copied)
+      change?.added.push(copied)
       undo.push(() => copy.delete(entry))
       added++
     }
@@ -239,8 +320,8 @@ export const make = (): Store.StoreService => {
       writeOp<number, Store.UniqueViolation | Store.UnknownTable>((undo) => {
         const byName = new Map(tables.map((t) => [t.name, t]))
         const saved = [...(copies.get(id)?.values() ?? [])]
-        const unknown = saved.find((entry) => !byName.has(entry.table.name))
-        if (unknown !== undefined) return Effect.fail(new Store.UnknownTable({ table: unknown.table.name }))
+        const unknown = saved.find((entry) => !byName.has(entry.table))
+        if (unknown !== undefined) return Effect.fail(new Store.UnknownTable({ table: unknown.table }))
         const copy = copies.get(id)
         const mark = undo.length
         selectAll(replacing).forEach((keys, i) => {
@@ -250,7 +331,7 @@ export const make = (): Store.StoreService => {
           }
         })
         for (const entry of saved) {
-          const t = byName.get(entry.table.name)!
+          const t = byName.get(entry.table)!
           const current = state(t).rows.get(entry.key)
           if (current === entry.row) continue
           const taken = current !== undefined ? "primary" : uniqueTaken(t, entry.row, entry.key)
@@ -266,8 +347,8 @@ export const make = (): Store.StoreService => {
     rows: (id) =>
       read(copiesDirty, () =>
         [...(copies.get(id)?.values() ?? [])]
-          .sort((a, b) => (a.table.name < b.table.name ? -1 : a.table.name > b.table.name ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-          .map(({ table, row }) => ({ table: table.name, row }))),
+          .sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+          .map(({ table, row }) => ({ table, row }))),
     remove: (id) =>
       writeOp((undo) =>
         Effect.sync(() => {
@@ -275,6 +356,8 @@ export const make = (): Store.StoreService => {
           if (copy === undefined) return 0
           copies.delete(id)
           touchedTables.add("\u0000copies")
+          // What the transaction added to it goes with it (a failure drops every change anyway).
+          if (image !== undefined) copyChanges.set(id, { replaced: true, added: [] })
           undo.push(() => copies.set(id, copy))
           return copy.size
         })
@@ -377,4 +460,4 @@ export const make = (): Store.StoreService => {
 }
 
 /** The memory store as a layer; each build is a fresh, empty store. */
-export const layer: Layer.Layer<Store.Store> = Layer.sync(Store.Store, make)
+export const layer: Layer.Layer<Store.Store> = Layer.sync(Store.Store, () => make())

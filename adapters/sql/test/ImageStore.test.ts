@@ -1,0 +1,169 @@
+/**
+ * The PGlite store (src/ImageStore.ts): the memory store with the PGlite database as its durable image. It passes
+ * the storage contract, and what it committed is what a store opened again on the same database finds: rows,
+ * indexes, unique values, copies and the sequence, after random writes, rollbacks and copies.
+ */
+import { rmSync } from "node:fs"
+import { PGlite } from "@electric-sql/pglite"
+import { Store } from "@fos/core"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import fc from "fast-check"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { storeContract } from "../../../packages/core/test/storeContract.ts"
+import { layerPgliteClient, makeImageStore, migrate } from "../src/index.ts"
+import { freshPgliteDirectory } from "./pgliteDirectory.ts"
+
+const dir = await freshPgliteDirectory("pglite-image")
+let db: PGlite
+beforeAll(async () => {
+  // The migrations through the SQL client, as the store's layer runs them; then the database alone.
+  const client = ManagedRuntime.make(layerPgliteClient(dir))
+  await client.runPromise(migrate)
+  await client.dispose()
+  db = await PGlite.create(dir)
+}, 60_000)
+afterAll(async () => {
+  await db.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const empty = () => db.exec(`TRUNCATE fos_rows, fos_copies, fos_copy_rows; ALTER SEQUENCE fos_sequence RESTART`)
+
+/** A store on the emptied database. */
+const freshStore = () => Layer.effect(Store.Store, Effect.andThen(Effect.promise(empty), Effect.suspend(() => makeImageStore(db))))
+
+storeContract("PGlite image", freshStore, { propertyRows: 300, propertyRuns: 4 })
+
+interface Account {
+  readonly id: string
+  readonly owner: string
+  readonly balance: number
+  readonly handle?: string
+}
+
+const Accounts = Store.table<Account>({
+  name: "image_accounts",
+  key: (a) => a.id,
+  unique: { handle: (a) => a.handle },
+  orders: { byOwner: { partition: (a) => a.owner, sort: (a) => a.balance } }
+})
+
+/** Everything observable of the accounts of `owners` and of copy `copy`, to compare two stores. */
+const observe = (store: Store.StoreService, ids: ReadonlyArray<string>, owners: ReadonlyArray<string>, copy: string) =>
+  Effect.gen(function*() {
+    const rows = yield* Effect.forEach(ids, (id) => store.get(Accounts, id))
+    const pages = yield* Effect.forEach(owners, (owner) =>
+      store.page(Accounts, { order: "byOwner", partition: owner, descending: false, backward: false, from: undefined, limit: 1000 }))
+    const counts = yield* Effect.forEach(owners, (owner) => store.count(Accounts, "byOwner", owner))
+    const handles = yield* Effect.forEach(ids, (id) => Effect.map(store.findUnique(Accounts, "handle", `h-${id}`), (a) => a?.id))
+    const copied = yield* store.copies.rows(copy)
+    return { rows, pages, counts, handles, copied }
+  })
+
+type Step =
+  | { readonly op: "put"; readonly id: string; readonly owner: string; readonly balance: number; readonly handle: boolean }
+  | { readonly op: "remove"; readonly id: string }
+  | { readonly op: "failed"; readonly id: string }
+  | { readonly op: "save" }
+  | { readonly op: "drop" }
+  | { readonly op: "restore" }
+  | { readonly op: "number" }
+
+const ids = ["a", "b", "c", "d", "e", "f"]
+const owners = ["o1", "o2"]
+const step: fc.Arbitrary<Step> = fc.oneof(
+  fc.record({ op: fc.constant("put" as const), id: fc.constantFrom(...ids), owner: fc.constantFrom(...owners), balance: fc.integer({ min: 0, max: 9 }), handle: fc.boolean() }),
+  fc.record({ op: fc.constant("remove" as const), id: fc.constantFrom(...ids) }),
+  fc.record({ op: fc.constant("failed" as const), id: fc.constantFrom(...ids) }),
+  fc.constant({ op: "save" as const }),
+  fc.constant({ op: "drop" as const }),
+  fc.constant({ op: "restore" as const }),
+  fc.constant({ op: "number" as const })
+)
+
+const everyAccount = owners.map((owner): Store.Selection => ({ table: Accounts, order: "byOwner", partition: owner }))
+
+const run = (store: Store.StoreService, s: Step): Effect.Effect<void> => {
+  switch (s.op) {
+    case "put":
+      return store.transaction(Effect.gen(function*() {
+        const row: Account = { id: s.id, owner: s.owner, balance: s.balance, ...(s.handle ? { handle: `h-${s.id}` } : {}) }
+        const current = yield* store.getForUpdate(Accounts, s.id)
+        yield* current === undefined ? store.insert(Accounts, row) : store.update(Accounts, row)
+      })).pipe(Effect.ignore)
+    case "remove":
+      return store.remove(Accounts, s.id)
+    case "failed":
+      // A transaction that writes, then fails: nothing of it reaches the image.
+      return store.transaction(Effect.gen(function*() {
+        yield* store.remove(Accounts, s.id)
+        yield* store.insert(Accounts, { id: `${s.id}-ghost`, owner: "o1", balance: 1 })
+        yield* store.copies.save("ghost", everyAccount)
+        return yield* Effect.fail("boom")
+      })).pipe(Effect.ignore)
+    case "save":
+      return Effect.asVoid(store.copies.save("copy", everyAccount))
+    case "drop":
+      return Effect.asVoid(store.copies.remove("copy"))
+    case "restore":
+      return Effect.asVoid(Effect.ignore(store.copies.restore("copy", { tables: [Accounts], replacing: everyAccount })))
+    case "number":
+      return Effect.asVoid(store.transaction(store.nextSequence))
+  }
+}
+
+describe("the PGlite image", () => {
+  it("is what the store committed: a store opened again finds the same rows, indexes, copies and sequence", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
+        await empty()
+        const program = Effect.gen(function*() {
+          const live = yield* makeImageStore(db)
+          for (const s of steps) yield* run(live, s)
+          const seen = yield* observe(live, [...ids, ...ids.map((id) => `${id}-ghost`)], owners, "copy")
+          const handed = yield* live.nextSequence
+          const reopened = yield* makeImageStore(db)
+          expect(yield* observe(reopened, [...ids, ...ids.map((id) => `${id}-ghost`)], owners, "copy")).toEqual(seen)
+          expect(yield* reopened.copies.rows("ghost")).toEqual([])
+          // Numbers go on from those the committed transactions took (the one above committed nothing).
+          expect(yield* reopened.nextSequence).toBeGreaterThanOrEqual(handed)
+        })
+        await Effect.runPromise(program)
+      }),
+      { numRuns: 25 }
+    )
+  }, 120_000)
+
+  it("takes a transaction of thousands of rows, written and removed, as it takes one of a few", async () => {
+    await empty()
+    const program = Effect.gen(function*() {
+      const store = yield* makeImageStore(db)
+      const many = Array.from({ length: 3000 }, (_, i): Account => ({ id: `m${String(i).padStart(4, "0")}`, owner: `o${i % 3}`, balance: i % 10, ...(i % 2 === 0 ? { handle: `h-m${i}` } : {}) }))
+      yield* store.insertMany(Accounts, many)
+      yield* Effect.asVoid(store.copies.save("many", owners.concat("o0").map((owner): Store.Selection => ({ table: Accounts, order: "byOwner", partition: owner }))))
+      yield* Effect.asVoid(store.removeRows([{ table: Accounts, order: "byOwner", partition: "o1" }]))
+      const reopened = yield* makeImageStore(db)
+      for (const owner of ["o0", "o1", "o2"]) expect(yield* reopened.count(Accounts, "byOwner", owner)).toBe(owner === "o1" ? 0 : 1000)
+      expect((yield* reopened.findUnique(Accounts, "handle", "h-m2"))?.id).toBe("m0002")
+      expect(yield* reopened.copies.rows("many")).toEqual(yield* store.copies.rows("many"))
+      expect((yield* reopened.copies.rows("many")).length).toBe(3000)
+    })
+    await Effect.runPromise(program)
+  })
+
+  it("rolls a transaction back when the image cannot take it", async () => {
+    await empty()
+    const program = Effect.gen(function*() {
+      const store = yield* makeImageStore(db)
+      yield* store.insert(Accounts, { id: "kept", owner: "o1", balance: 1 })
+      // The image refuses: a row its table cannot hold (PostgreSQL refuses a NUL character in text).
+      const refused = yield* Effect.exit(store.insert(Accounts, { id: "bad\u0000key", owner: "o1", balance: 2 }))
+      expect(refused._tag).toBe("Failure")
+      expect(yield* store.get(Accounts, "bad\u0000key")).toBeUndefined()
+      expect(yield* store.count(Accounts, "byOwner", "o1")).toBe(1)
+      const reopened = yield* makeImageStore(db)
+      expect((yield* reopened.page(Accounts, { order: "byOwner", partition: "o1", descending: false, backward: false, from: undefined, limit: 10 })).map((a) => a.id)).toEqual(["kept"])
+    })
+    await Effect.runPromise(program)
+  })
+})
