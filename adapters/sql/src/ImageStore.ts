@@ -35,40 +35,64 @@ const relation = (rows: ReadonlyArray<ReadonlyArray<string>>, columns: ReadonlyA
   return `(SELECT ${columns.map((column, i) => `e->${column === "data" ? "" : ">"}${i} AS ${column}`).join(", ")} FROM json_array_elements($${params.length}::json) AS e) AS v`
 }
 
-/** One transaction's rows and sequence, as one statement with only the parts it needs. */
+/** `keys` (table and key) as a relation, joined to `alias`'s rows of the same table and key. */
+const byKeys = (keys: ReadonlyArray<ReadonlyArray<string>>, alias: string, params: Array<unknown>): string =>
+  `JOIN ${relation(keys, ["tbl", "key"], params)} ON ${alias}.tbl = v.tbl AND ${alias}.key = v.key`
+
+const upsert = `ON CONFLICT (tbl, key) DO UPDATE SET data = excluded.data RETURNING 1`
+
+/**
+ * One transaction's rows and sequence, as one statement with only the parts it needs: the rows written (a row a
+ * restore put back as its copy holds it is copied from the copy, not sent), the rows removed, the sequence.
+ */
 const sendRows = (db: Queries, changes: MemoryStore.Changes) => {
   const params: Array<unknown> = []
   const written: Array<Array<string>> = []
   const gone: Array<Array<string>> = []
-  for (const { table, key, row } of changes.rows) {
+  const restored = new Map<string, Array<Array<string>>>()
+  for (const { table, key, row, fromCopy } of changes.rows) {
     if (row === undefined) gone.push([table, key])
-    else written.push([table, key, JSON.stringify(row)])
+    else if (fromCopy === undefined) written.push([table, key, JSON.stringify(row)])
+    else restored.set(fromCopy, [...(restored.get(fromCopy) ?? []), [table, key]])
   }
   const parts = [
     ...(written.length === 0 ? [] : [
-      `written AS (INSERT INTO fos_rows (tbl, key, data) SELECT * FROM ${relation(written, ["tbl", "key", "data"], params)}
-         ON CONFLICT (tbl, key) DO UPDATE SET data = excluded.data RETURNING 1)`
+      `written AS (INSERT INTO fos_rows (tbl, key, data) SELECT * FROM ${relation(written, ["tbl", "key", "data"], params)} ${upsert})`
     ]),
+    ...[...restored].map(([copy, keys], i) =>
+      `restored${i} AS (INSERT INTO fos_rows (tbl, key, data) SELECT c.tbl, c.key, c.data FROM fos_copy_rows c ${byKeys(keys, "c", params)}
+         WHERE c.copy = $${params.push(copy)} ${upsert})`
+    ),
     ...(gone.length === 0 ? [] : [
-      `gone AS (DELETE FROM fos_rows r USING ${relation(gone, ["tbl", "key"], params)}
-         WHERE r.tbl = v.tbl AND r.key = v.key RETURNING 1)`
+      `gone AS (DELETE FROM fos_rows r USING ${relation(gone, ["tbl", "key"], params)} WHERE r.tbl = v.tbl AND r.key = v.key RETURNING 1)`
     ])
   ]
   const sequence = changes.sequence > 0 ? `setval('fos_sequence', $${params.push(changes.sequence)}::bigint)` : "NULL"
   return db.query(`${parts.length === 0 ? "" : `WITH ${parts.join(", ")} `}SELECT ${sequence} AS n`, params)
 }
 
+/**
+ * The copies a transaction touched, after its rows: a row saved as its table holds it (a snapshot's) is copied from
+ * `fos_rows` by the database, the others are sent. The SQL store's restore reads each row's index entries and
+ * unique values beside it; this store makes its own, so they are empty.
+ */
 const sendCopies = async (db: Queries, changes: MemoryStore.Changes) => {
   for (const copy of changes.copies) {
     if (copy.replaced) {
       await db.query(`DELETE FROM fos_copy_rows WHERE copy = $1`, [copy.id])
       await db.query(`DELETE FROM fos_copies WHERE copy = $1`, [copy.id])
     }
-    if (copy.added.length > 0) {
-      // The SQL store's restore reads each row's index entries and unique values beside it; this store makes its own.
+    const stored = copy.added.filter((c) => c.stored).map((c) => [c.table, c.key])
+    if (stored.length > 0) {
       const params: Array<unknown> = [copy.id]
-      const rows = relation(copy.added.map((c) => [c.table, c.key, JSON.stringify(c.row)]), ["tbl", "key", "data"], params)
-      await db.query(`INSERT INTO fos_copy_rows (copy, tbl, key, data, entries, uniques) SELECT $1, v.*, '[]', '[]' FROM ${rows}`, params)
+      await db.query(`INSERT INTO fos_copy_rows (copy, tbl, key, data, entries, uniques)
+        SELECT $1, r.tbl, r.key, r.data, '[]', '[]' FROM fos_rows r ${byKeys(stored, "r", params)}`, params)
+    }
+    const sent = copy.added.filter((c) => !c.stored).map((c) => [c.table, c.key, JSON.stringify(c.row)])
+    if (sent.length > 0) {
+      const params: Array<unknown> = [copy.id]
+      await db.query(`INSERT INTO fos_copy_rows (copy, tbl, key, data, entries, uniques)
+        SELECT $1, v.*, '[]', '[]' FROM ${relation(sent, ["tbl", "key", "data"], params)}`, params)
     }
     if (copy.size > 0) {
       await db.query(

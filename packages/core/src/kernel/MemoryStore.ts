@@ -36,13 +36,22 @@ export interface CopiedRow {
 
 /** What one transaction changed, as its image must make durable. */
 export interface Changes {
-  /** Every row the transaction wrote, as committed now: `row` undefined for a row removed. */
-  readonly rows: ReadonlyArray<{ readonly table: string; readonly key: string; readonly row: unknown }>
+  /**
+   * Every row the transaction changed, as committed now: `row` undefined for a row removed. `fromCopy` names the copy
+   * (one the image held before this transaction) that holds the row as it is now, put back by a restore.
+   */
+  readonly rows: ReadonlyArray<{ readonly table: string; readonly key: string; readonly row: unknown; readonly fromCopy?: string }>
   /**
    * Each copy the transaction touched: `replaced` when what the image holds of it goes first (the copy was removed,
-   * and perhaps made again), then the rows it gained, and `size`, what it holds now (0: it is gone).
+   * and perhaps made again), then the rows it gained, and `size`, what it holds now (0: it is gone). A row `stored`
+   * is its table's row as committed now (a snapshot's rows, unless the transaction changed them after saving them).
    */
-  readonly copies: ReadonlyArray<{ readonly id: string; readonly replaced: boolean; readonly added: ReadonlyArray<CopiedRow>; readonly size: number }>
+  readonly copies: ReadonlyArray<{
+    readonly id: string
+    readonly replaced: boolean
+    readonly added: ReadonlyArray<CopiedRow & { readonly stored: boolean }>
+    readonly size: number
+  }>
   /** The last number the sequence handed out. */
   readonly sequence: number
 }
@@ -181,6 +190,7 @@ export const make = (image?: Image): Store.StoreService => {
                 committedRows.clear()
                 touchedTables.clear()
                 copyChanges.clear()
+                restoredFrom.clear()
               })
             )
           )
@@ -195,13 +205,23 @@ export const make = (image?: Image): Store.StoreService => {
   const commitToImage = (image: Image): Effect.Effect<void> =>
     Effect.suspend(() => {
       if (committedRows.size === 0 && copyChanges.size === 0 && sequence === durableSequence) return Effect.void
-      const rows = [...committedRows.keys()].map((id) => {
+      const rows: Array<Changes["rows"][number]> = []
+      for (const [id, before] of committedRows) {
         const cut = id.indexOf("\u0000")
         const table = id.slice(0, cut)
         const key = id.slice(cut + 1)
-        return { table, key, row: tables.get(table)!.rows.get(key) }
-      })
-      const copied = [...copyChanges].map(([id, change]) => ({ id, ...change, size: copies.get(id)?.size ?? 0 }))
+        const row = tables.get(table)!.rows.get(key)
+        if (row === before) continue
+        const from = restoredFrom.get(id)
+        const fromCopy = from !== undefined && !copyChanges.has(from) && copies.get(from)?.get(id)?.row === row ? from : undefined
+        rows.push(fromCopy === undefined ? { table, key, row } : { table, key, row, fromCopy })
+      }
+      const copied = [...copyChanges].map(([id, change]) => ({
+        id,
+        replaced: change.replaced,
+        added: change.added.map((entry) => ({ ...entry, stored: tables.get(entry.table)?.rows.get(entry.key) === entry.row })),
+        size: copies.get(id)?.size ?? 0
+      }))
       const handed = sequence
       return Effect.map(image.commit({ rows, copies: copied, sequence: handed }), () => {
         durableSequence = handed
@@ -270,6 +290,8 @@ export const make = (image?: Image): Store.StoreService => {
   const copies = new Map<string, Map<string, CopiedRow>>()
   for (const [id, rows] of image?.copies ?? []) copies.set(id, new Map(rows.map((entry) => [rowId(entry.table, entry.key), entry])))
   const copiesDirty = () => touchedTables.has("\u0000copies")
+  /** The rows the open transaction's restores put back, each with its copy, for the image. */
+  const restoredFrom = new Map<string, string>()
   /** What the open transaction did to each copy it touched, for the image. */
   const copyChanges = new Map<string, { replaced: boolean; added: Array<CopiedRow> }>()
   const changeOf = (id: string) => {
@@ -341,6 +363,7 @@ export const make = (image?: Image): Store.StoreService => {
             return Effect.fail(new Store.UniqueViolation({ table: t.name, unique: taken, key: entry.key }))
           }
           write(t, entry.key, entry.row, undo)
+          if (image !== undefined) restoredFrom.set(rowId(t, entry.key), id)
         }
         return Effect.succeed(saved.length)
       }),
