@@ -53,7 +53,11 @@ const sendRows = (db: Queries, changes: MemoryStore.Changes) => {
   for (const { table, key, row, fromCopy } of changes.rows) {
     if (row === undefined) gone.push([table, key])
     else if (fromCopy === undefined) written.push([table, key, JSON.stringify(row)])
-    else restored.set(fromCopy, [...(restored.get(fromCopy) ?? []), [table, key]])
+    else {
+      let keys = restored.get(fromCopy)
+      if (keys === undefined) restored.set(fromCopy, (keys = []))
+      keys.push([table, key])
+    }
   }
   const parts = [
     ...(written.length === 0 ? [] : [
