@@ -162,11 +162,17 @@ const lockDirectory = async (dir: string): Promise<() => Promise<void>> => {
 /**
  * Where a new PGlite directory's cluster comes from: one that PGlite's initdb made once, kept per PGlite version in
  * the user's cache (`$XDG_CACHE_HOME/fos`, else `~/.cache/fos`), and copied into each new directory. initdb is most
- * of what opening a new store costs (seconds of CPU, against a fraction of one for the copy); the copy is the
- * cluster initdb would make, and fos's migrations run on it as on any new store. Made in a directory of its own
- * and renamed into place, so a process that finds it finds it whole. Undefined when the cache cannot be written:
- * the directory then gets its own initdb, as before. Made once per process.
+ * of what opening a new store costs (seconds of CPU, against a fraction of one for the copy); fos's migrations run
+ * on the copy as on any new store. Made in a directory of its own and renamed into place, so a process that finds
+ * it finds it whole. Undefined when the cache cannot be written: the directory then gets its own initdb, as before.
+ * Made once per process.
+ *
+ * The cluster is made smaller than initdb's own (docs/storage.md, "What a PGlite directory holds"): write-ahead
+ * segments of 1 MB instead of 16, at most 2 MB of them kept for reuse and 64 MB written between checkpoints, and
+ * without the two template databases, which only `CREATE DATABASE` reads. `templateRecipe` names this recipe in the
+ * cache's path, so a cluster made by an earlier one is not copied.
  */
+const templateRecipe = "small-1"
 let templateMade: Promise<string | undefined> | undefined
 export const pgliteClusterTemplate = (): Promise<string | undefined> => templateMade ??= makeTemplate()
 
@@ -175,12 +181,19 @@ const makeTemplate = async (): Promise<string | undefined> => {
     const pin = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { dependencies: Record<string, string> })
       .dependencies["@electric-sql/pglite"]
     const cache = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "fos")
-    const template = join(cache, `pglite-cluster-${pin}`)
+    const template = join(cache, `pglite-cluster-${pin}-${templateRecipe}`)
     if (existsSync(join(template, "PG_VERSION"))) return template
     const building = `${template}.building-${process.pid}`
     rmSync(building, { recursive: true, force: true })
     mkdirSync(building, { recursive: true })
-    const db = await PGlite.create(building)
+    const db = await PGlite.create(building, { initDbStartParams: ["--wal-segsize=1"] })
+    await db.exec(`ALTER SYSTEM SET min_wal_size = '2MB'`)
+    await db.exec(`ALTER SYSTEM SET max_wal_size = '64MB'`)
+    await db.exec(`UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')`)
+    // One statement each: DROP DATABASE cannot run in the transaction a multi-statement exec is.
+    await db.exec(`DROP DATABASE template0`)
+    await db.exec(`DROP DATABASE template1`)
+    await db.exec(`CHECKPOINT`)
     await db.close()
     try {
       renameSync(building, template)
