@@ -357,6 +357,15 @@ export const migrations: ReadonlyArray<Migration> = [
          WHERE tbl = 'wallets' AND data->>'fundingOrderId' IS NOT NULL
          ON CONFLICT DO NOTHING`
     ]
+  },
+  {
+    // A PGlite directory is served by the memory store with the database as its image (ImageStore.ts): it keeps the
+    // rows, the copies and the sequence, and leaves the index tables empty. No statement: the version is what makes a
+    // fos older than this refuse such a directory (DatabaseTooNew) instead of answering from empty indexes. On
+    // PostgreSQL it changes nothing.
+    version: 16,
+    name: "PGlite directories keep rows without index entries",
+    statements: []
   }
 ]
 
