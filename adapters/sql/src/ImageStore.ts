@@ -8,12 +8,16 @@
  * and the sequence (`fos_sequence`) as the SQL store does; the index tables stay empty, because the memory store
  * indexes the rows as it reads them.
  */
-import type { PGlite, Transaction } from "@electric-sql/pglite"
+import type { PGlite } from "@electric-sql/pglite"
 import { MemoryStore, Store } from "@fos/core"
 import { Effect } from "effect"
 import { latestVersion } from "./Migrations.ts"
+import { preparedStatements, type PreparedStatements } from "./PglitePrepared.ts"
 
-type Queries = Pick<PGlite | Transaction, "query">
+/** Runs a statement with its parameters as text. */
+const runWith = (run: PreparedStatements) => (text: string, params: ReadonlyArray<unknown>) =>
+  run(text, params.map((value) => (value === null || value === undefined ? null : String(value))))
+type Run = ReturnType<typeof runWith>
 
 /** Up to this many rows are listed in a statement as `VALUES`; more go as one JSON parameter. */
 const listedAtMost = 64
@@ -45,7 +49,7 @@ const upsert = `ON CONFLICT (tbl, key) DO UPDATE SET data = excluded.data RETURN
  * One transaction's rows and sequence, as one statement with only the parts it needs: the rows written (a row a
  * restore put back as its copy holds it is copied from the copy, not sent), the rows removed, the sequence.
  */
-const sendRows = (db: Queries, changes: MemoryStore.Changes) => {
+const sendRows = (run: Run, changes: MemoryStore.Changes) => {
   const params: Array<unknown> = []
   const written: Array<Array<string>> = []
   const gone: Array<Array<string>> = []
@@ -72,7 +76,7 @@ const sendRows = (db: Queries, changes: MemoryStore.Changes) => {
     ])
   ]
   const sequence = changes.sequence > 0 ? `setval('fos_sequence', $${params.push(changes.sequence)}::bigint)` : "NULL"
-  return db.query(`${parts.length === 0 ? "" : `WITH ${parts.join(", ")} `}SELECT ${sequence} AS n`, params)
+  return run(`${parts.length === 0 ? "" : `WITH ${parts.join(", ")} `}SELECT ${sequence} AS n`, params)
 }
 
 /**
@@ -80,26 +84,26 @@ const sendRows = (db: Queries, changes: MemoryStore.Changes) => {
  * `fos_rows` by the database, the others are sent. The SQL store's restore reads each row's index entries and
  * unique values beside it; this store makes its own, so they are empty.
  */
-const sendCopies = async (db: Queries, changes: MemoryStore.Changes) => {
+const sendCopies = async (run: Run, changes: MemoryStore.Changes) => {
   for (const copy of changes.copies) {
     if (copy.replaced) {
-      await db.query(`DELETE FROM fos_copy_rows WHERE copy = $1`, [copy.id])
-      await db.query(`DELETE FROM fos_copies WHERE copy = $1`, [copy.id])
+      await run(`DELETE FROM fos_copy_rows WHERE copy = $1`, [copy.id])
+      await run(`DELETE FROM fos_copies WHERE copy = $1`, [copy.id])
     }
     const stored = copy.added.filter((c) => c.stored).map((c) => [c.table, c.key])
     if (stored.length > 0) {
       const params: Array<unknown> = [copy.id]
-      await db.query(`INSERT INTO fos_copy_rows (copy, tbl, key, data, entries, uniques)
+      await run(`INSERT INTO fos_copy_rows (copy, tbl, key, data, entries, uniques)
         SELECT $1, r.tbl, r.key, r.data, '[]', '[]' FROM fos_rows r ${byKeys(stored, "r", params)}`, params)
     }
     const sent = copy.added.filter((c) => !c.stored).map((c) => [c.table, c.key, JSON.stringify(c.row)])
     if (sent.length > 0) {
       const params: Array<unknown> = [copy.id]
-      await db.query(`INSERT INTO fos_copy_rows (copy, tbl, key, data, entries, uniques)
+      await run(`INSERT INTO fos_copy_rows (copy, tbl, key, data, entries, uniques)
         SELECT $1, v.*, '[]', '[]' FROM ${relation(sent, ["tbl", "key", "data"], params)}`, params)
     }
     if (copy.size > 0) {
-      await db.query(
+      await run(
         `INSERT INTO fos_copies (copy, version, rows) VALUES ($1, $2, $3) ON CONFLICT (copy) DO UPDATE SET rows = excluded.rows`,
         [copy.id, latestVersion, copy.size]
       )
@@ -111,15 +115,18 @@ const sendCopies = async (db: Queries, changes: MemoryStore.Changes) => {
  * Makes one transaction's changes durable: its rows and sequence in one statement; with its copies (a snapshot
  * taken, restored over, deleted) in one PGlite transaction. A failure is the store's, and rolls the transaction back.
  */
-const commit = (db: PGlite) => (changes: MemoryStore.Changes): Effect.Effect<void> =>
+const commit = (run: Run) => (changes: MemoryStore.Changes): Effect.Effect<void> =>
   Effect.tryPromise({
     try: async () => {
-      if (changes.copies.length === 0) await sendRows(db, changes)
-      else {
-        await db.transaction(async (tx) => {
-          await sendRows(tx, changes)
-          await sendCopies(tx, changes)
-        })
+      if (changes.copies.length === 0) return await sendRows(run, changes)
+      await run("BEGIN", [])
+      try {
+        await sendRows(run, changes)
+        await sendCopies(run, changes)
+        await run("COMMIT", [])
+      } catch (e) {
+        await run("ROLLBACK", []).catch(() => undefined)
+        throw e
       }
     },
     catch: (e: unknown) => new Store.StoreUnavailable({ message: `PGlite: cannot write (${(e as Error).message})` })
@@ -149,7 +156,7 @@ const load = async (db: PGlite): Promise<MemoryStore.Image> => {
     rows,
     copies,
     sequence: sequence === undefined || !sequence.is_called ? 0 : Number(sequence.last_value),
-    commit: commit(db)
+    commit: commit(runWith(preparedStatements(db)))
   }
 }
 

@@ -11,6 +11,7 @@ import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { storeContract } from "../../../packages/core/test/storeContract.ts"
 import { layerPgliteClient, makeImageStore, migrate } from "../src/index.ts"
+import { PgliteStatementError, preparedStatements } from "../src/PglitePrepared.ts"
 import { freshPgliteDirectory } from "./pgliteDirectory.ts"
 
 const dir = await freshPgliteDirectory("pglite-image")
@@ -174,5 +175,24 @@ describe("the PGlite image", () => {
       expect((yield* reopened.page(Accounts, { order: "byOwner", partition: "o1", descending: false, backward: false, from: undefined, limit: 10 })).map((a) => a.id)).toEqual(["kept"])
     })
     await Effect.runPromise(program)
+  })
+
+  it("runs a statement's text prepared once, and says what PGlite refused without breaking the session", async () => {
+    await empty()
+    const run = preparedStatements(db)
+    const insert = `INSERT INTO fos_rows (tbl, key, data) VALUES ($1, $2, $3::json)`
+    await run(insert, ["t", "one", `{"n":1}`])
+    await run(insert, ["t", "two", `{"n":2}`])
+    const prepared = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1`, [insert])
+    expect(prepared.rows[0]!.n).toBe(1)
+    const refused = await run(`INSERT INTO fos_rows VALUES (`, []).then(() => undefined, (e: unknown) => e)
+    expect(refused).toBeInstanceOf(PgliteStatementError)
+    expect((refused as PgliteStatementError).code).toBe("42601")
+    const taken = await run(insert, ["t", "one", `{"n":3}`]).then(() => undefined, (e: unknown) => e)
+    expect((taken as PgliteStatementError).code).toBe("23505")
+    const missing = await run(insert, ["t", "three", null]).then(() => undefined, (e: unknown) => e)
+    expect((missing as PgliteStatementError).code).toBe("23502")
+    const rows = await db.query<{ key: string; data: string }>(`SELECT key, data::text AS data FROM fos_rows ORDER BY key`)
+    expect(rows.rows).toEqual([{ key: "one", data: `{"n":1}` }, { key: "two", data: `{"n":2}` }])
   })
 })
