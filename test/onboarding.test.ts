@@ -117,9 +117,12 @@ describe("GET /v2/onboarding/requirements", () => {
     expect(p.errors[0].pointer).toBe("/country")
   })
 
-  it("refuses a missing country with 400", async () => {
-    const r = await acme.call("GET", "/v2/onboarding/requirements")
-    expect(r.status).toBe(400)
+  it("refuses a missing country as a required parameter missing: 400 BAD_REQUEST, naming it, without errors[]", async () => {
+    for (const path of ["/v2/onboarding/requirements", "/v2/onboarding/requirements?other=1"]) {
+      const p = expectProblem(await acme.call("GET", path), { type: "BAD_REQUEST", status: 400, instance: "/sandbox/v2/onboarding/requirements" })
+      expect(p.detail).toBe("The required query parameter country is missing.")
+      expect(p).not.toHaveProperty("errors")
+    }
   })
 })
 
@@ -802,6 +805,13 @@ describe("feature applications", () => {
     const crypto = await acme.call("GET", `/v2/customers/${customerId}/features/requirements?type=CRYPTO_WALLET`)
     expect(crypto.json.requirements.find((e: any) => e.pointer === "/asset/code").allowedValues).toContain("USDC")
     expect((await acme.call("GET", `/v2/customers/${customerId}/features/requirements?type=CARD`)).status).toBe(400)
+    // Without the type: a required parameter missing, not a value that failed validation.
+    const untyped = expectProblem(await acme.call("GET", `/v2/customers/${customerId}/features/requirements`), {
+      type: "BAD_REQUEST",
+      status: 400,
+      instance: `/sandbox/v2/customers/${customerId}/features/requirements`
+    })
+    expect(untyped.detail).toBe("The required query parameter type is missing.")
   })
 
   it("an approved virtual_account application creates an account that activates on the clock", async () => {
