@@ -90,7 +90,7 @@ const lockOrganization = (store: Store.StoreService, organizationId: string) =>
 const findSnapshot = (store: Store.StoreService, organizationId: string, id: string) =>
   Effect.flatMap(store.get(SnapshotTables.Snapshots, id), (s) =>
     s === undefined || s.organizationId !== organizationId
-      ? Effect.fail(Problem.apiError("NOT_FOUND", `No snapshot ${id} in this organization's sandbox.`))
+      ? Effect.fail(Problem.apiError("NOT_FOUND", "No snapshot with this id exists in this organization's sandbox."))
       : Effect.succeed(s))
 
 /** Saves the organization's whole sandbox; answers the snapshot. */

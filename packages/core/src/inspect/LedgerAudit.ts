@@ -138,7 +138,7 @@ const journalAccount = (scope: string, holderId: string, query: JournalQuery): E
       accounts.push(...rows)
     }
     if (accounts.length === 0) {
-      return yield* Problem.apiError("NOT_FOUND", `No ledger account is held by ${holderId} in this sandbox: a wallet or virtual account has one once money has moved through it.`)
+      return yield* Problem.apiError("NOT_FOUND", "No ledger account is held by the resource with this id in this sandbox: a wallet or virtual account has one once money has moved through it.")
     }
     const matching = accounts.filter((a) =>
       (query.asset === undefined || a.asset === query.asset.toUpperCase()) && (query.chain === undefined || a.chain === query.chain)

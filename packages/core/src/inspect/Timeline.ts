@@ -152,15 +152,15 @@ const tables: Readonly<Record<string, { readonly type: ResourceType; readonly ta
   clm: { type: "claim", table: Roster.Claims }
 }
 
-const notFound = (resourceId: string) =>
-  Problem.apiError("NOT_FOUND", `No transaction, order, application, RFI, webhook delivery, wallet signer, ceremony or claim ${resourceId} in this sandbox.`)
+const notFound = () =>
+  Problem.apiError("NOT_FOUND", "No transaction, order, application, RFI, webhook delivery, wallet signer, ceremony or claim with this id exists in this sandbox.")
 
 const find = (organizationId: string, resourceId: string): Effect.Effect<Found, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const kind = tables[resourceId.slice(0, resourceId.indexOf("_"))]
-    if (kind === undefined) return yield* notFound(resourceId)
+    if (kind === undefined) return yield* notFound()
     const row = yield* (yield* Store.Store).get(kind.table, resourceId) as Effect.Effect<Found["row"] | undefined>
-    if (row === undefined || row.organizationId !== organizationId || row.environment !== "sandbox") return yield* notFound(resourceId)
+    if (row === undefined || row.organizationId !== organizationId || row.environment !== "sandbox") return yield* notFound()
     return { type: kind.type, row, ended: endedStatuses[kind.type].has(row.status) }
   })
 
