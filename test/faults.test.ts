@@ -17,6 +17,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
+/** The list of a sandbox with no fault armed: the list envelope, whole on one page. */
+const noFaults = { data: [], meta: { mode: "cursor", nextCursor: null, previousCursor: null, total: 0 } }
+
 let engine: Engine
 let acme: Client
 let rival: Client
@@ -79,7 +82,7 @@ describe("an injected problem", () => {
     expect(log.find((e) => e.correlationId === problem.correlationId)).toMatchObject({ ...expected, injected: fault.id })
     // Used up: the next request is answered as usual, and the fault is gone.
     expect((await acme.call("GET", "/v2/customers")).status).toBe(200)
-    expect((await acme.call("GET", "/v2/simulate/faults")).json).toEqual({ data: [] })
+    expect((await acme.call("GET", "/v2/simulate/faults")).json).toEqual(noFaults)
     expect(log.at(-2)!.injected).toBeUndefined()
   })
 
@@ -231,7 +234,7 @@ describe("arming faults", () => {
       const r = await acme.call("POST", "/v2/simulate/faults", { match: { path: "/v2/customers" }, effect })
       expectProblem(r, { type: "VALIDATION_ERROR", status: 400, instance: "/sandbox/v2/simulate/faults" })
     }
-    expect((await acme.call("GET", "/v2/simulate/faults")).json).toEqual({ data: [] })
+    expect((await acme.call("GET", "/v2/simulate/faults")).json).toEqual(noFaults)
   })
 
   it("holds at most 50 faults per sandbox, and none under /live", async () => {
@@ -241,12 +244,14 @@ describe("arming faults", () => {
       status: 409,
       instance: "/sandbox/v2/simulate/faults"
     })
-    expect((await acme.call("GET", "/v2/simulate/faults")).json.data).toHaveLength(50)
+    const full = (await acme.call("GET", "/v2/simulate/faults")).json
+    expect(full.data).toHaveLength(50)
+    expect(full.meta).toEqual({ mode: "cursor", nextCursor: null, previousCursor: null, total: 50 })
     const live = clientOf(engine.fetch, "http://fos", keysOf("acme").live, "live")
     expectProblem(await live.call("GET", "/v2/simulate/faults"), { type: "NOT_FOUND", status: 404, instance: "/live/v2/simulate/faults" })
     // A reset empties them.
     expect((await acme.call("POST", "/v2/simulate/reset")).status).toBe(200)
-    expect((await acme.call("GET", "/v2/simulate/faults")).json).toEqual({ data: [] })
+    expect((await acme.call("GET", "/v2/simulate/faults")).json).toEqual(noFaults)
     expect((await acme.call("GET", "/v2/customers")).status).toBe(200)
   })
 })
@@ -279,7 +284,7 @@ describe("a receiver fault", () => {
     const waits = [30, 120, 900, 3600]
     for (const [i, seconds] of waits.entries()) {
       if (i === 3) {
-        expect((await acme.call("GET", "/v2/simulate/faults")).json).toEqual({ data: [] })
+        expect((await acme.call("GET", "/v2/simulate/faults")).json).toEqual(noFaults)
         expect((await acme.call("POST", `/v2/simulate/webhooks/endpoints/${endpoint.json.id}/faults`, { effect: { type: "timeout" } })).status).toBe(201)
       }
       await engine.clock.advance((seconds - 1) * 1000)
@@ -331,7 +336,7 @@ describe("on a durable store (PGlite)", () => {
       const listed = (await client.call("GET", "/v2/simulate/faults")).json.data
       expect(listed.map((f: any) => [f.target, f.applied, f.remaining])).toEqual([["request", 1, 1], ["receiver", 1, undefined]])
       expect((await client.call("POST", "/v2/simulate/reset")).status).toBe(200)
-      expect((await client.call("GET", "/v2/simulate/faults")).json).toEqual({ data: [] })
+      expect((await client.call("GET", "/v2/simulate/faults")).json).toEqual(noFaults)
       expect((await client.call("GET", "/v2/customers")).status).toBe(200)
     } finally {
       await durable.close()

@@ -172,6 +172,24 @@ const commandsOf = (code: string): Array<string> =>
   code.replace(/\\\n\s*/g, "").split("\n").map((line) => line.replace(/\s+#.*$/, "").trim()).filter((line) => line !== "" && !line.startsWith("#"))
 
 /**
+ * What the README says each command of `code` answers, where it says it whole: the comment line after the command,
+ * when it is JSON to its end (`# {"removed":1}`). An answer shown in part (with `…`) is only illustrated.
+ */
+const answersOf = (code: string): Array<unknown> => {
+  const lines = code.replace(/\\\n\s*/g, "").split("\n").map((line) => line.trim()).filter((line) => line !== "")
+  return lines.flatMap((line, i) => {
+    if (line.startsWith("#")) return []
+    const next = lines[i + 1]
+    if (next === undefined || !next.startsWith("# {")) return [undefined]
+    try {
+      return [JSON.parse(next.slice(2))]
+    } catch {
+      return [undefined]
+    }
+  })
+}
+
+/**
  * How each block is covered, by what it holds. `run`: its commands run as written against one server (on a
  * virtual clock, as "Driving time" asks), the only changes being the server's address (the test's port instead of
  * 4000, which may be taken) and the key placeholders (`ck_sandbox_…`, `$KEY`) given the key it printed; each must
@@ -303,8 +321,10 @@ describe("README sh blocks", () => {
       const resourceId = (await api("GET", "/v2/webhooks/deliveries")).data[0].id as string
       const runnable = shBlocks.filter((b) => planOf(b.code)?.kind === "run")
       expect(runnable.length).toBe(7)
+      let checkedAnswers = 0
       for (const block of runnable) {
-        for (const written of commandsOf(block.code)) {
+        const answers = answersOf(block.code)
+        for (const [index, written] of commandsOf(block.code).entries()) {
           expect(written).toMatch(/^curl -s /)
           const command = written
             .replaceAll("http://127.0.0.1:4000", server.origin)
@@ -315,8 +335,14 @@ describe("README sh blocks", () => {
           const body = JSON.parse(result.stdout) as { type?: unknown; status?: unknown }
           const problem = typeof body.type === "string" && typeof body.status === "number" && body.status >= 400
           expect(problem, `${written}\n${result.stdout}`).toBe(false)
+          if (answers[index] !== undefined) {
+            expect(body, `${written}: the answer README.md shows`).toEqual(answers[index])
+            checkedAnswers++
+          }
         }
       }
+      // The faults block's {"removed":1} at least.
+      expect(checkedAnswers).toBeGreaterThanOrEqual(1)
     } finally {
       await server.stop()
     }

@@ -53,7 +53,8 @@ import {
   EventTypes,
   FeatureTypes,
   parseIso,
-  toIso
+  toIso,
+  wholeList
 } from "@fos/contract"
 
 import { Clock, Effect, Layer } from "effect"
@@ -432,14 +433,11 @@ const WebhooksLive = group(ServerApi, "webhooks", (handlers) =>
       CurrentCaller.use((caller) => Deliveries.get(caller, params.id)).pipe(Effect.map((d) => ({ ...d, attemptList: [...d.attemptList] }))))
     .handle("retryDelivery", ({ params }) => CurrentCaller.use((caller) => Deliveries.retry(caller, params.id)))
     .handle("eventTypes", () =>
-      Effect.succeed({
-        data: EventTypes.map((type) => ({
-          type,
-          deprecated: DeprecatedEventTypes.has(type),
-          example: { id: "evt_example", type, createdAt: "2026-01-01T00:00:00.000Z", apiVersion: "2", mode: "sandbox", data: EventExamples[type] }
-        })),
-        meta: { mode: "cursor" as const, nextCursor: null, previousCursor: null, total: EventTypes.length }
-      })))
+      Effect.succeed(wholeList(EventTypes.map((type) => ({
+        type,
+        deprecated: DeprecatedEventTypes.has(type),
+        example: { id: "evt_example", type, createdAt: "2026-01-01T00:00:00.000Z", apiVersion: "2", mode: "sandbox", data: EventExamples[type] }
+      }))))))
 
 const DocumentsLive = group(ServerApi, "documents", (handlers) =>
   handlers

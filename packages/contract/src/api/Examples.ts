@@ -331,7 +331,8 @@ export const resourceExamples: Readonly<Record<string, unknown>> = {
         applied: 0,
         createdAt: "2026-03-01T12:00:00.000Z"
       }
-    ]
+    ],
+    meta: { mode: "cursor", nextCursor: null, previousCursor: null, total: 2 }
   },
   FaultsCleared: { removed: 1 },
   FeatureRequirements: {

@@ -19,6 +19,12 @@ export type ListMeta = typeof ListMeta.Type
 /** The list envelope of `item`. */
 export const listOf = <S extends Schema.Top>(item: S) => Schema.Struct({ data: Schema.Array(item), meta: ListMeta })
 
+/** A list answered whole, on one page (a list with no paging query: faults, event types). */
+export const wholeList = <A>(data: ReadonlyArray<A>): { readonly data: ReadonlyArray<A>; readonly meta: ListMeta } => ({
+  data,
+  meta: { mode: "cursor", nextCursor: null, previousCursor: null, total: data.length }
+})
+
 const PageSize = Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: maxPageSize }, {
   fosDetail: `must be an integer from 1 to ${maxPageSize}`
 }))

@@ -12,6 +12,7 @@
 import { Schema } from "effect"
 import "../kernel/Annotations.ts"
 import { CustomerId } from "../kernel/Ids.ts"
+import { listOf } from "../kernel/Lists.ts"
 
 /** A fault's id: `flt_` and 1 to 64 letters or digits. */
 export const FaultId = Schema.String.check(
@@ -143,7 +144,7 @@ export const Fault = Schema.Struct({
 export type Fault = typeof Fault.Type
 
 /** Every fault of the sandbox, oldest first (at most `maxFaultsPerOrganization`, so one page). */
-export const FaultList = Schema.Struct({ data: Schema.Array(Fault) }).annotate({ identifier: "FaultList" })
+export const FaultList = listOf(Fault).annotate({ identifier: "FaultList" })
 export type FaultList = typeof FaultList.Type
 
 /** What `DELETE /simulate/faults` removed. */

@@ -20,7 +20,9 @@ import {
   type ReceiverFaultCreate,
   type ReceiverFaultEffect,
   toIso,
-  type Environment
+  type Environment,
+  type FaultList,
+  wholeList
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
 import * as Deliveries from "../webhooks/Deliveries.ts"
@@ -139,11 +141,11 @@ export const armReceiverFault = (caller: FaultOwner, endpointId: string, body: R
     }, false)
   })
 
-export const list = (caller: FaultOwner): Effect.Effect<{ data: Array<Fault> }, Problem.ApiError, Store.Store> =>
+export const list = (caller: FaultOwner): Effect.Effect<FaultList, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     yield* sandboxOnly(caller)
     const rows = yield* scopeFaults(yield* Store.Store, Tenancy.scopeOf(caller.organization.id, "sandbox"))
-    return { data: rows.map(toWire) }
+    return wholeList(rows.map(toWire))
   })
 
 export const deleteFault = (caller: FaultOwner, id: string): Effect.Effect<void, Problem.ApiError, Store.Store> =>
