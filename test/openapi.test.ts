@@ -206,6 +206,24 @@ describe("the served documents", () => {
     }
   })
 
+  it("write no raw angle bracket in their Markdown, which a renderer would take for an HTML tag and drop", () => {
+    // Every description and summary is CommonMark: `<prefix>_<opaque>` outside a code span rendered as "_".
+    const raw: Array<string> = []
+    const walk = (value: unknown, at: string): void => {
+      if (Array.isArray(value)) value.forEach((v, i) => walk(v, `${at}/${i}`))
+      else if (typeof value === "object" && value !== null) {
+        for (const [key, v] of Object.entries(value)) {
+          if ((key === "description" || key === "summary") && typeof v === "string") {
+            const prose = v.replace(/`[^`]*`/g, "")
+            if (/<[A-Za-z/!?]/.test(prose)) raw.push(`${at}/${key}: ${/.{0,30}<[A-Za-z/!?].{0,30}/.exec(prose)![0]}`)
+          } else walk(v, `${at}/${key}`)
+        }
+      }
+    }
+    for (const environment of ["sandbox", "live"] as const) walk(documents[environment], environment)
+    expect(raw).toEqual([])
+  })
+
   it("are valid OpenAPI 3.1 to swagger-parser", async () => {
     for (const environment of ["sandbox", "live"] as const) {
       const api = await SwaggerParser.validate(structuredClone(documents[environment]) as never)

@@ -19,7 +19,7 @@
 import { Context, Schema } from "effect"
 import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "effect/http-api"
 import { DeprecatedEventTypes, envelopeSchema, EventExamples, type EventType, EventTypes } from "../events/Events.ts"
-import { errorReference } from "../kernel/ErrorReference.ts"
+import { errorReference, inlineMarkdown } from "../kernel/ErrorReference.ts"
 import { ErrorCatalog, type ErrorCode, errorReferencePath } from "../kernel/Errors.ts"
 import { defaultPageSize, maxPageSize } from "../kernel/Lists.ts"
 import type { Environment } from "../tenancy/Tenancy.ts"
@@ -275,7 +275,7 @@ const errorsSection = (): string =>
     "",
     "| type | status | title | what to do |",
     "| --- | --- | --- | --- |",
-    ...errorReference().map((e) => `| ${e.code} | ${e.status} | ${e.title} | ${e.resolution.replaceAll("|", "\\|")} |`)
+    ...errorReference().map((e) => `| ${e.code} | ${e.status} | ${inlineMarkdown(e.title)} | ${inlineMarkdown(e.resolution).replaceAll("|", "\\|")} |`)
   ].join("\n")
 
 // --- the document ------------------------------------------------------------------------------------------------
@@ -399,6 +399,8 @@ const decorate = (operation: Json, endpoint: HttpApiEndpoint.Top, policy: Endpoi
   if (parameters.length > 0) operation.parameters = parameters
   for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
     const code = Number(status)
+    // Effect names an empty response "<No Content>", which a Markdown renderer takes for an HTML tag and drops.
+    if (response.description === "<No Content>") response.description = "No Content"
     response.headers = {
       "x-correlation-id": headerRef("x-correlation-id"),
       "X-RateLimit-Limit": headerRef("X-RateLimit-Limit"),

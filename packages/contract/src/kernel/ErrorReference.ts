@@ -27,6 +27,13 @@ export const errorReference = (): ReadonlyArray<ErrorReferenceEntry> =>
 
 const intro = "Every error is an RFC 9457 problem object. Clients match on `type`, the stable code below; the title may change."
 
+/**
+ * The catalog's text as Markdown: outside its code spans, an angle bracket or ampersand is written as an entity, since
+ * a renderer takes `<prefix>` for an HTML tag and drops it.
+ */
+export const inlineMarkdown = (text: string): string =>
+  text.split("`").map((part, i) => (i % 2 === 1 ? part : part.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;"))).join("`")
+
 /** The text of docs/errors.md. */
 export const renderErrorsMarkdown = (): string => {
   const entries = errorReference()
@@ -40,7 +47,7 @@ export const renderErrorsMarkdown = (): string => {
     "",
     "| Code | HTTP status | Title |",
     "|---|---|---|",
-    ...entries.map((e) => `| [${e.code}](#${e.anchor}) | ${e.status} | ${e.title} |`),
+    ...entries.map((e) => `| [${e.code}](#${e.anchor}) | ${e.status} | ${inlineMarkdown(e.title)} |`),
     ""
   ]
   for (const e of entries) {
@@ -50,8 +57,8 @@ export const renderErrorsMarkdown = (): string => {
       `## ${e.code}`,
       "",
       `- **HTTP status:** ${e.status}`,
-      `- **Title:** ${e.title}`,
-      `- **Resolution:** ${e.resolution}`,
+      `- **Title:** ${inlineMarkdown(e.title)}`,
+      `- **Resolution:** ${inlineMarkdown(e.resolution)}`,
       ""
     )
   }
