@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { existsSync, readFileSync } from "node:fs"
 import { anchorOf, errorsDocPath, renderErrorsDoc } from "../../../scripts/errors-doc.ts"
-import { docsUrl, ErrorCatalog, type ErrorCode, isErrorCode, renderErrorsHtml } from "@fos/contract"
+import { docsUrl, ErrorCatalog, type ErrorCode, inlineMarkdown, isErrorCode, renderErrorsHtml } from "@fos/contract"
 import * as Problem from "../src/kernel/Problem.ts"
 import { specFacts } from "./spec.ts"
 
@@ -190,8 +190,11 @@ describe("docs/errors.md", () => {
       const { resolution, status, title } = ErrorCatalog[code]
       expect(entry).toContain(`## ${code}\n`)
       expect(entry).toContain(`**HTTP status:** ${status}`)
-      expect(entry).toContain(`**Title:** ${title}`)
-      expect(entry).toContain(`**Resolution:** ${resolution}`)
+      expect(entry).toContain(`**Title:** ${inlineMarkdown(title)}`)
+      expect(entry).toContain(`**Resolution:** ${inlineMarkdown(resolution)}`)
     }
+    // Markdown takes <prefix> for an HTML tag: INVALID_OID_FORMAT's resolution is written with entities.
+    expect(doc).toContain("of the form &lt;prefix&gt;_&lt;opaque&gt;")
+    expect(doc).not.toContain("<prefix>")
   })
 })
