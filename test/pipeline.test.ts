@@ -15,6 +15,7 @@ import {
   noRateHeaders,
   orgSeed,
   rateHeaders,
+  liveKey,
   type Reply,
   sandboxKey,
   seedOf,
@@ -124,9 +125,15 @@ describe("authentication", () => {
     expect((await get(meLive, A.live)).status).toBe(200)
   })
 
-  it("a live key on /sandbox and a sandbox key on /live: 401 API_KEY_INVALID", async () => {
-    expectProblem(await get(me, A.live), { type: "API_KEY_INVALID", status: 401, instance: me, nowMs: START_MS })
-    expectProblem(await get(meLive, A.sandbox), { type: "API_KEY_INVALID", status: 401, instance: meLive, nowMs: START_MS })
+  it("a live key on /sandbox and a sandbox key on /live: 401 API_KEY_INVALID, saying which environment the key's form is for", async () => {
+    const onSandbox = expectProblem(await get(me, A.live), { type: "API_KEY_INVALID", status: 401, instance: me, nowMs: START_MS })
+    expect(onSandbox.detail).toBe("The API key has the form of a live key (ck_live_…); the sandbox takes sandbox keys (ck_sandbox_…).")
+    const onLive = expectProblem(await get(meLive, A.sandbox), { type: "API_KEY_INVALID", status: 401, instance: meLive, nowMs: START_MS })
+    expect(onLive.detail).toBe("The API key has the form of a sandbox key (ck_sandbox_…); the live environment takes live keys (ck_live_…).")
+    // Said of the key's form alone, whether or not such a key exists: an unknown live-form key is told the same.
+    expect((await get(me, liveKey("nobody"))).json.detail).toBe(onSandbox.detail)
+    // Any other key is not an active key of the environment, as before.
+    expect((await get(me, "hello")).json.detail).toBe("The API key is not an active key of the sandbox environment.")
     // and each on its own environment works
     expect((await get(me, A.sandbox)).json.apiKey.environment).toBe("sandbox")
     expect((await get(meLive, A.live)).json.apiKey.environment).toBe("live")

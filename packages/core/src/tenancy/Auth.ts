@@ -62,6 +62,14 @@ export interface Credentials {
 
 const keyPrefixes = { sandbox: Tenancy.keyPrefix("sandbox"), live: Tenancy.keyPrefix("live") } as const satisfies Record<Environment, string>
 
+const otherEnvironment = { sandbox: "live", live: "sandbox" } as const satisfies Record<Environment, Environment>
+
+/** What a key of the other environment's form is told, per environment it was sent to. */
+const wrongEnvironment = {
+  sandbox: `The API key has the form of a live key (${keyPrefixes.live}…); the sandbox takes sandbox keys (${keyPrefixes.sandbox}…).`,
+  live: `The API key has the form of a sandbox key (${keyPrefixes.sandbox}…); the live environment takes live keys (${keyPrefixes.live}…).`
+} as const satisfies Record<Environment, string>
+
 const readMethods = new Set(["GET", "HEAD", "OPTIONS"])
 
 /** An API key's organization, read with it. */
@@ -145,20 +153,16 @@ export const makeAuthenticate = (
     Effect.suspend(() =>
       RateLimit.decide(limiter.take(kind, clientIp, spec), (decision) => Effect.fail(decision.allowed ? error : limited(what, decision.retryAfterSeconds)))
     )
-  const invalid = (credentials: Credentials) =>
-    refuse(
-      "ip-invalid",
-      credentials.clientIp,
-      RateLimit.Buckets.invalidKeyPerIp,
-      "requests with an invalid API key",
-      Problem.apiError("API_KEY_INVALID", `The API key is not an active key of the ${credentials.environment} environment.`)
-    )
+  const invalid = (credentials: Credentials, detail = `The API key is not an active key of the ${credentials.environment} environment.`) =>
+    refuse("ip-invalid", credentials.clientIp, RateLimit.Buckets.invalidKeyPerIp, "requests with an invalid API key", Problem.apiError("API_KEY_INVALID", detail))
   return <A, E, R>(credentials: Credentials, then: (caller: Caller) => Effect.Effect<A, E, R>): Effect.Effect<A, Problem.ApiError | E, R> => {
     const { apiKey, environment } = credentials
     if (apiKey === undefined || apiKey === "") {
       return refuse("ip-unauth", credentials.clientIp, RateLimit.Buckets.unauthenticatedPerIp, "unauthenticated requests", Problem.apiError("API_KEY_MISSING", "The x-api-key header is missing."))
     }
     const hash = keyHash(apiKey)
+    // A well-formed key of the other environment is told so: that is what its text says, not what the store holds.
+    if (hash !== undefined && apiKey.startsWith(keyPrefixes[otherEnvironment[environment]])) return invalid(credentials, wrongEnvironment[environment])
     if (hash === undefined || !apiKey.startsWith(keyPrefixes[environment])) return invalid(credentials)
     return Effect.flatMap(store.getLinked(Tenancy.ApiKeys, hash, links[environment]), ({ row: key, linked: [organization, ...rest] }): Effect.Effect<A, Problem.ApiError | E, R> => {
       if (key === undefined || key.revokedAt !== undefined || key.environment !== environment) return invalid(credentials)
