@@ -4,9 +4,9 @@
  * help, and the start lines: which store and clock, how to get a key, an operator token that survives restarts.
  */
 import { type ChildProcess, execFile, spawnSync } from "node:child_process"
-import { request } from "node:http"
+import { createServer, request } from "node:http"
 import { once } from "node:events"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -294,6 +294,84 @@ describe("fos help", () => {
     expect(serve.stdout).toMatch(/examples:\n {2}fos serve/)
     expect(run("serve", "-h").stdout).toBe(serve.stdout)
   }, 60_000)
+})
+
+describe("one command line", { timeout: 120_000 }, () => {
+  const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+    spawnSync(process.execPath, ["adapters/node/src/bin.ts", ...args], { cwd: root, encoding: "utf8", env: { ...process.env, FOS_SERVER: "", FOS_API_KEY: "", FOS_OPERATOR_TOKEN: "", ...env } })
+
+  it("every command that calls a server names it with --server or FOS_SERVER (--url too), and a failure to reach it says both", async () => {
+    // A port nothing listens on: its listener is closed before the commands run.
+    const closed = await new Promise<number>((done) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const port = (probe.address() as { port: number }).port
+        probe.close(() => done(port))
+      })
+    })
+    const nowhere = `http://127.0.0.1:${closed}`
+    const commands: ReadonlyArray<ReadonlyArray<string>> = [
+      ["orgs", "list", "--token", token],
+      ["tail", "--key", "ck_sandbox_x"],
+      ["listen", "--key", "ck_sandbox_x", "--forward-to", "http://127.0.0.1:3000/webhooks"]
+    ]
+    for (const command of commands) {
+      for (const [args, env] of [[["--server", nowhere], {}], [["--url", nowhere], {}], [[], { FOS_SERVER: nowhere }]] as const) {
+        const result = run([...command, ...args], env)
+        expect(result.status, `${command.join(" ")} ${args.join(" ")}: ${result.stderr}`).toBe(1)
+        expect(result.stderr).toContain(`cannot reach the server at ${nowhere}`)
+        expect(result.stderr).toContain("--server URL or FOS_SERVER")
+      }
+    }
+  })
+
+  it("every command's --help lists each flag it takes, and each flag the README gives a command is among them", () => {
+    const help = (command: string) => {
+      const result = run([command, "--help"])
+      expect(result.status, command).toBe(0)
+      return result.stdout
+    }
+    // Every flag any command takes is in its help: the parsers' lists, and the connection's for those that call a server.
+    for (const command of ["orgs", "users", "keys", "snapshots", "reset", "faults", "outcomes", "timers", "events", "journal", "audit", "timeline", "tail", "listen"]) {
+      const text = help(command)
+      for (const flag of ["--server", ...(command === "listen" || command === "tail" ? ["--key"] : []), ...(command === "listen" ? [] : ["--token"])]) {
+        expect(text, `fos ${command} --help: ${flag}`).toContain(flag)
+      }
+    }
+    // The README's commands (fos ... and npm run fos -- ...), each flag checked against its command's help.
+    const readme = readFileSync(join(root, "README.md"), "utf8")
+    const used = [...readme.matchAll(/(?:npm run fos --|npx fos|\bfos) (serve|orgs|users|keys|snapshots|reset|faults|outcomes|timers|events|journal|audit|timeline|tail|listen)\b([^`\n#|]*)/g)]
+    expect(used.length).toBeGreaterThan(20)
+    for (const [, command, rest] of used) {
+      for (const [flag] of rest!.matchAll(/--[a-z][a-z-]*/g)) {
+        expect(help(command!), `README: fos ${command} ${flag}`).toMatch(new RegExp(`${flag}(?![a-z-])`))
+      }
+    }
+  })
+
+  it("a restart's key hint names the server with --server when it is not the default 127.0.0.1:4000", async () => {
+    const parent = mkdtempSync(join(tmpdir(), "fos-hint-"))
+    const dir = join(parent, "store")
+    try {
+      const free = await new Promise<number>((done) => {
+        const probe = createServer().listen(0, "127.0.0.1", () => {
+          const port = (probe.address() as { port: number }).port
+          probe.close(() => done(port))
+        })
+      })
+      await (await startFos(["--store", dir, "--port", "0"])).stop()
+      const second = await startFos(["--store", dir, "--port", String(free)])
+      await second.stop()
+      const hint = /^keys: .*make one with: (fos keys create .*--access read_write --server (\S+)) \(/m.exec(second.stdout())
+      expect(hint, second.stdout()).not.toBeNull()
+      expect(hint![2]).toBe(`http://127.0.0.1:${free}`)
+      // On a free port (0), the hint says where the address is.
+      const third = await startFos(["--store", dir, "--port", "0"])
+      await third.stop()
+      expect(third.stdout()).toMatch(/--access read_write --server ORIGIN \(.*ORIGIN is this server's address, on the sandbox: line below/m)
+    } finally {
+      rmSync(parent, { recursive: true, force: true })
+    }
+  })
 })
 
 describe("fos serve's start lines", () => {

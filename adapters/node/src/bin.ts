@@ -7,8 +7,8 @@
 import { enableCompileCache, flushCompileCache } from "node:module"
 import { infoRequested, ListenError, serveHelp, StoreError, UsageError } from "@fos/serve/cli"
 import { listen, ListenRefused, listenUsage, parseListenArgs } from "./listen.ts"
-import { OperatorRefused, operatorUsage, runOperator } from "./operator.ts"
-import { runTail, tailUsage } from "./tail.ts"
+import { OperatorRefused, operatorHelp, operatorUsage, runOperator } from "./operator.ts"
+import { runTail, tailHelp, tailUsage } from "./tail.ts"
 
 /** What `fos`, `fos help` and `fos --help` print; `fos serve --help` prints the server's own (serveHelp). */
 const usage = `usage: fos serve [flags]          runs the server (npm start in the repository); fos serve --help lists its flags
@@ -32,13 +32,20 @@ examples:
   FOS_API_KEY=ck_sandbox_... fos tail --types events
   fos listen --forward-to http://localhost:3000/webhooks --key ck_sandbox_...`
 
+/** The commands that call the operator surface (operator.ts). */
+const operatorCommands = new Set(["orgs", "users", "keys", "snapshots", "reset", "faults", "outcomes", "timers", "events", "journal", "audit", "timeline"])
+
 const main = async (argv: ReadonlyArray<string>) => {
   const [command, ...args] = argv
-  // `fos --help`, `fos --version`, and either among `fos serve`'s flags.
+  // `fos --help`, `fos --version`, and either among a command's flags: each command's help lists every flag it takes.
   const info = command === "serve"
     ? infoRequested(args, serveHelp("fos"))
     : command === "listen"
     ? infoRequested(args, listenUsage)
+    : command === "tail"
+    ? infoRequested(args, tailHelp)
+    : command !== undefined && operatorCommands.has(command)
+    ? infoRequested(args, operatorHelp)
     : command === undefined || command.startsWith("-")
     ? infoRequested(argv, usage)
     : undefined
@@ -62,20 +69,6 @@ const main = async (argv: ReadonlyArray<string>) => {
       await listen(parseListenArgs(args, process.env), (line) => console.log(line))
       // Its sockets to the server and the receiver may idle on keep-alive a while: the work is done.
       return process.exit(0)
-    case "orgs":
-    case "users":
-    case "keys":
-    case "snapshots":
-    case "reset":
-    case "faults":
-    case "outcomes":
-    case "timers":
-    case "events":
-    case "journal":
-    case "audit":
-    case "timeline":
-      console.log(JSON.stringify(await runOperator(command, args, process.env), null, 2))
-      return
     case "tail":
       await runTail(args, process.env, (line) => console.log(line))
       // Ended by Ctrl-C or SIGTERM: a clean end.
@@ -87,6 +80,7 @@ const main = async (argv: ReadonlyArray<string>) => {
       console.log(usage)
       return
     default:
+      if (operatorCommands.has(command)) return console.log(JSON.stringify(await runOperator(command, args, process.env), null, 2))
       throw new UsageError(`unknown command ${JSON.stringify(command)}\n${usage}`)
   }
 }

@@ -6,17 +6,18 @@
  * the server never connects to the user's machine), reports the receiver's status and latency back as the attempt's
  * result, and prints one line per attempt. Ctrl-C (SIGINT) or SIGTERM deletes the endpoint and exits 0.
  *
- * The server is `--url URL` or FOS_SERVER (default http://127.0.0.1:4000); the key is `--key KEY` or FOS_API_KEY,
- * a sandbox key with read_write access.
+ * The server is `--server URL` or FOS_SERVER (default http://127.0.0.1:4000); the key is `--key KEY` or FOS_API_KEY,
+ * a sandbox key with read_write access (connection.ts).
  */
 import { UsageError } from "@fos/serve/cli"
+import { cannotReach, flagName, keyOf, serverOf } from "./connection.ts"
 
-export const listenUsage = `usage: fos listen --forward-to URL [--events TYPE,TYPE] [--key KEY] [--url URL]
+export const listenUsage = `usage: fos listen --forward-to URL [--events TYPE,TYPE] [--key KEY] [--server URL]
 
   --forward-to URL   where each delivery is POSTed, e.g. http://localhost:3000/webhooks
   --events a,b       the event types to receive (default: all)
   --key KEY          a sandbox API key with read_write access (or FOS_API_KEY)
-  --url URL          the fos server (or FOS_SERVER; default http://127.0.0.1:4000)
+  --server URL       the fos server (or FOS_SERVER; default http://127.0.0.1:4000)
 
 Prints the endpoint's signing secret, then one line per delivery attempt; Ctrl-C deletes the endpoint.
 
@@ -42,8 +43,8 @@ export const parseListenArgs = (args: ReadonlyArray<string>, env: Record<string,
     const arg = args[i]!
     if (!arg.startsWith("--")) throw new UsageError(`unexpected argument ${JSON.stringify(arg)}\n${listenUsage}`)
     const eq = arg.indexOf("=")
-    const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq)
-    if (!["forward-to", "events", "key", "url"].includes(name)) throw new UsageError(`unknown flag --${name}\n${listenUsage}`)
+    const name = flagName(eq < 0 ? arg.slice(2) : arg.slice(2, eq))
+    if (!["forward-to", "events", "key", "server"].includes(name)) throw new UsageError(`unknown flag --${name}\n${listenUsage}`)
     const value = eq >= 0 ? arg.slice(eq + 1) : args[++i]
     if (value === undefined || value === "") throw new UsageError(`--${name} needs a value`)
     flags.set(name, value)
@@ -55,11 +56,11 @@ export const parseListenArgs = (args: ReadonlyArray<string>, env: Record<string,
   } catch {
     throw new UsageError(`--forward-to must be an http:// or https:// URL, such as http://localhost:3000/webhooks`)
   }
-  const key = flags.get("key") ?? (env.FOS_API_KEY === "" ? undefined : env.FOS_API_KEY)
+  const key = keyOf(flags.get("key"), env)
   if (key === undefined) throw new UsageError("a sandbox API key is needed: --key or FOS_API_KEY")
   const events = flags.get("events")?.split(",").map((e) => e.trim()).filter((e) => e !== "")
   if (events !== undefined && events.length === 0) throw new UsageError("--events needs at least one event type")
-  return { forwardTo, events, key, server: (flags.get("url") ?? env.FOS_SERVER ?? "http://127.0.0.1:4000").replace(/\/+$/, "").replace(/\/sandbox$/, "") }
+  return { forwardTo, events, key, server: serverOf(flags.get("server"), env) }
 }
 
 interface ForwardedRequest {
@@ -97,7 +98,7 @@ export const listen = async (options: ListenOptions, print: (line: string) => vo
   try {
     created = await call("POST", "/simulate/webhooks/listeners", options.events === undefined ? {} : { subscription: { mode: "selected", eventTypes: options.events } })
   } catch (e) {
-    throw new ListenRefused(`cannot reach ${options.server}: ${forwardError(e)}`)
+    throw new ListenRefused(cannotReach(options.server, forwardError(e)))
   }
   if (created.status !== 201) throw new ListenRefused(`the server refused the listener: ${await problemText(created)}`)
   const endpoint = (await created.json()) as { id: string; url: string; secret: string }

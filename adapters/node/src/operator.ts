@@ -3,9 +3,10 @@
  * (`/operator/...`) with its operator token, so they act on the store that server serves.
  *
  * The server is `--server URL` or FOS_SERVER (default http://127.0.0.1:4000); the token is `--token T` or
- * FOS_OPERATOR_TOKEN. A refusal prints the problem's type and detail and exits 1; bad usage exits 2.
+ * FOS_OPERATOR_TOKEN (connection.ts). A refusal prints the problem's type and detail and exits 1; bad usage exits 2.
  */
 import { UsageError } from "@fos/serve/cli"
+import { cannotReach, connectionHelp, flagName, serverOf, tokenOf } from "./connection.ts"
 
 interface Parsed {
   readonly positional: ReadonlyArray<string>
@@ -23,7 +24,7 @@ const parse = (args: ReadonlyArray<string>, known: ReadonlyArray<string>, switch
       continue
     }
     const eq = arg.indexOf("=")
-    const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq)
+    const name = flagName(eq < 0 ? arg.slice(2) : arg.slice(2, eq))
     if (switches.includes(name)) {
       if (eq >= 0) throw new UsageError(`--${name} takes no value`)
       flags.set(name, ["true"])
@@ -55,8 +56,8 @@ export class OperatorRefused extends Error {}
 const connection = ["server", "token"]
 
 const call = async (p: Parsed, env: Record<string, string | undefined>, method: string, path: string, body?: unknown): Promise<unknown> => {
-  const server = (one(p, "server") ?? env.FOS_SERVER ?? "http://127.0.0.1:4000").replace(/\/+$/, "")
-  const token = one(p, "token") ?? env.FOS_OPERATOR_TOKEN
+  const server = serverOf(one(p, "server"), env)
+  const token = tokenOf(one(p, "token"), env)
   if (token === undefined) throw new UsageError("the operator token is needed: --token or FOS_OPERATOR_TOKEN (fos serve prints it at start)")
   let response: Response
   try {
@@ -66,7 +67,7 @@ const call = async (p: Parsed, env: Record<string, string | undefined>, method: 
       ...(body === undefined ? {} : { body: JSON.stringify(body) })
     })
   } catch {
-    throw new OperatorRefused(`cannot reach the server at ${server}`)
+    throw new OperatorRefused(cannotReach(server))
   }
   const json = (await response.json()) as Record<string, unknown>
   if (!response.ok) {
@@ -76,7 +77,7 @@ const call = async (p: Parsed, env: Record<string, string | undefined>, method: 
   return json
 }
 
-const usage = `operator commands (they call a running server; --server URL or FOS_SERVER, --token T or FOS_OPERATOR_TOKEN):
+const usage = `operator commands (they call a running server: --server URL or FOS_SERVER, --token T or FOS_OPERATOR_TOKEN):
   fos orgs list
   fos orgs create --name NAME [--id org_...] [--status onboarding|active|suspended]
   fos orgs activate|suspend|provision-sandbox|restrict|unrestrict ORG_ID
@@ -107,6 +108,11 @@ const usage = `operator commands (they call a running server; --server URL or FO
   fos snapshots delete SNAPSHOT_ID`
 
 export const operatorUsage = usage
+
+/** What `fos <operator command> --help` prints: every operator command with its flags, and the connection's. */
+export const operatorHelp = `${usage}
+
+${connectionHelp}`
 
 /** Runs one operator command; returns what to print. */
 export const runOperator = async (

@@ -13,10 +13,23 @@
  */
 import { OperatorRefused } from "./operator.ts"
 import { UsageError } from "@fos/serve/cli"
+import { cannotReach, connectionHelp, flagName, keyOf, serverOf, tokenOf } from "./connection.ts"
 
-export const tailUsage = `  fos tail [ORG_ID] [--json] [--types events,requests] [--key K]
+export const tailUsage = `  fos tail [ORG_ID] [--json] [--types events,requests] [--key K] [--token T] [--server URL]
                                             (the live stream of a sandbox's events and requests: with a sandbox key,
-                                            --key or FOS_API_KEY, its own; with ORG_ID, the operator's view of it)`
+                                            --key or FOS_API_KEY, its own; with ORG_ID and the operator token, the
+                                            operator's view of it)`
+
+/** What `fos tail --help` prints: every flag. */
+export const tailHelp = `usage: fos tail [ORG_ID] [flags]
+
+Prints a running server's live stream of a sandbox's events and requests, one line each, until Ctrl-C.
+
+flags:
+  --types events,requests   which of the two to print (default: both)
+  --json                    one JSON object per line instead of a pretty line
+
+${connectionHelp}`
 
 interface TailOptions {
   readonly url: string
@@ -39,8 +52,8 @@ const parseTail = (args: ReadonlyArray<string>, env: Record<string, string | und
       continue
     }
     const eq = arg.indexOf("=")
-    const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq)
-    if (!["types", "key", "server", "token"].includes(name)) throw new UsageError(`unknown flag --${name}`)
+    const name = flagName(eq < 0 ? arg.slice(2) : arg.slice(2, eq))
+    if (!["types", "key", "server", "token"].includes(name)) throw new UsageError(`unknown flag --${name}\n${tailHelp}`)
     const value = eq >= 0 ? arg.slice(eq + 1) : args[++i]
     if (value === undefined || (eq < 0 && value.startsWith("--"))) throw new UsageError(`--${name} needs a value`)
     flags.set(name, value)
@@ -50,15 +63,15 @@ const parseTail = (args: ReadonlyArray<string>, env: Record<string, string | und
   if (types !== undefined && !types.split(",").every((t) => t === "events" || t === "requests")) {
     throw new UsageError("--types is a comma-separated list of events and requests")
   }
-  const server = (flags.get("server") ?? env.FOS_SERVER ?? "http://127.0.0.1:4000").replace(/\/+$/, "")
+  const server = serverOf(flags.get("server"), env)
   const query = types === undefined ? "" : `?topics=${encodeURIComponent(types)}`
   const organizationId = positional[0]
   if (organizationId !== undefined) {
-    const token = flags.get("token") ?? env.FOS_OPERATOR_TOKEN
+    const token = tokenOf(flags.get("token"), env)
     if (token === undefined) throw new UsageError("fos tail ORG_ID needs the operator token: --token or FOS_OPERATOR_TOKEN")
     return { url: `${server}/operator/organizations/${encodeURIComponent(organizationId)}/stream${query}`, headers: { authorization: `Bearer ${token}` }, json }
   }
-  const key = flags.get("key") ?? env.FOS_API_KEY
+  const key = keyOf(flags.get("key"), env)
   if (key === undefined) throw new UsageError("fos tail needs a sandbox key (--key or FOS_API_KEY), or an organization id and the operator token")
   return { url: `${server}/sandbox/v2/simulate/stream${query}`, headers: { "x-api-key": key }, json }
 }
@@ -99,7 +112,7 @@ export const runTail = async (args: ReadonlyArray<string>, env: Record<string, s
         })
       } catch {
         if (stop.signal.aborted) return
-        if (!connectedOnce) throw new OperatorRefused(`cannot reach the server at ${new URL(options.url).origin}`)
+        if (!connectedOnce) throw new OperatorRefused(cannotReach(new URL(options.url).origin))
         await new Promise((resolve) => setTimeout(resolve, 2000))
         continue
       }

@@ -103,7 +103,7 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
       out(`demo organization ${demo.organizationId} created; its keys are shown once:`)
       out(`  sandbox key: ${demo.sandboxKey}`)
       out(`  live key:    ${demo.liveKey}`)
-    } else out(await keyHint(engine))
+    } else out(await keyHint(engine, options))
   }
   let operatorSecret: OperatorSecret
   if (options.operatorToken !== undefined) operatorSecret = options.operatorToken
@@ -123,14 +123,24 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
   return { ...engine, operatorSecret }
 }
 
-/** On a start that created no keys: keys are shown only when created, so this says how to create one. */
-const keyHint = async (engine: Engine): Promise<string> => {
+/**
+ * On a start that created no keys: keys are shown only when created, so this says how to create one. The command
+ * names this server with `--server` unless it is the command line's default (127.0.0.1:4000); a free port (0) is
+ * known only once the server listens, on the base address lines below.
+ */
+const keyHint = async (engine: Engine, options: ServeOptions): Promise<string> => {
   const organizations = await engine.run(Operator.listOrganizations)
   const first = organizations[0]
   const users = first === undefined ? [] : await engine.run(Effect.orElseSucceed(Operator.listUsers(first.id), () => []))
   const admin = users.find((u) => u.role === "admin" && u.removedAt === undefined)
   const org = first?.id ?? "ORG_ID"
-  return `keys: shown only when created (stored as hashes); make one with: fos keys create --org ${org} --user ${admin?.id ?? "USER_ID"} --env sandbox --access read_write (npm run fos -- ... in the repository; fos users list --org ${org} lists the users)`
+  const server = options.port === 4000 && options.host === "127.0.0.1"
+    ? ""
+    : options.port === 0
+    ? " --server ORIGIN"
+    : ` --server http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${options.port}`
+  const origin = options.port === 0 ? "; ORIGIN is this server's address, on the sandbox: line below without /sandbox" : ""
+  return `keys: shown only when created (stored as hashes); make one with: fos keys create --org ${org} --user ${admin?.id ?? "USER_ID"} --env sandbox --access read_write${server} (npm run fos -- ... in the repository; fos users list --org ${org}${server} lists the users${origin})`
 }
 
 /**
