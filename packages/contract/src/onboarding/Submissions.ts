@@ -18,7 +18,11 @@ const isDate = (s: string): boolean => {
 }
 
 /** A calendar date, `YYYY-MM-DD`. */
-export const CalendarDate = Schema.String.check(Schema.makeFilter(isDate, { fosDetail: "must be a date (YYYY-MM-DD)" }))
+export const CalendarDate = Schema.String.check(Schema.makeFilter(isDate, {
+  fosDetail: "must be a date (YYYY-MM-DD)",
+  // What the OpenAPI document says of it, so that a generated client knows it for a date.
+  toJsonSchema: () => ({ format: "date", examples: ["1990-05-17"] })
+}))
 
 const Email = Schema.String.check(Schema.isPattern(/^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{2,63}$/, { fosDetail: "must be an email address" }))
 
