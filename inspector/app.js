@@ -1222,7 +1222,7 @@ const Signed = ({ session, route, signOut }) => {
       <button class="signout" onClick=${signOut}>Sign out</button>
     </header>
     ${sandbox ? html`<${Clock} session=${session} />` : null}
-    <div class=${operator || !sandbox ? "body body-wide" : "body"}>
+    <div class=${operator ? "body body-alone" : !sandbox ? "body body-wide" : "body"}>
       ${operator ? null : html`<nav>${nav.map(([view, label]) => html`<a class=${route[0] === view ? "current" : ""} href=${`#/${view}`}>${label}</a>`)}</nav>`}
       <main>
         ${operator

@@ -191,8 +191,8 @@ afterAll(async () => {
 })
 
 /** A new page, signed in with `key`, its console errors and refused loads collected. */
-const signedIn = async (key: string) => {
-  const context = await browser!.newContext({ viewport: { width: 1440, height: 900 } })
+const signedIn = async (key: string, viewport = { width: 1440, height: 900 }) => {
+  const context = await browser!.newContext({ viewport })
   const page = await context.newPage()
   const problems: Array<string> = []
   page.on("pageerror", (error) => problems.push(`pageerror: ${error.message}`))
@@ -416,4 +416,51 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
       await close()
     }
   }, 60_000)
+
+  describe("at every size, for a key and for the operator", () => {
+    /** What the layout measures: the main column's width, and whether anything is wider than the window or its box. */
+    const measure = (page: Page) =>
+      page.evaluate(() => {
+        const main = document.querySelector("main")!.getBoundingClientRect()
+        const header = document.querySelector("header")!
+        const clipped = [...document.querySelectorAll("header, nav, main, .clock, .feed")]
+          .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
+          .map((e) => e.tagName.toLowerCase() + (e.className === "" ? "" : `.${String(e.className).split(" ")[0]}`))
+        return {
+          mainWidth: Math.round(main.width),
+          mainLeft: Math.round(main.left),
+          pageWidth: document.documentElement.scrollWidth,
+          headerOverflows: header.scrollWidth > header.clientWidth + 1,
+          clipped
+        }
+      })
+
+    const sizes = [{ name: "wide", width: 1440, height: 900 }, { name: "phone", width: 390, height: 844 }] as const
+    for (const size of sizes) {
+      for (const who of ["key", "operator"] as const) {
+        it(`lays out at ${size.width} × ${size.height} for the ${who}: the main column takes the page, nothing overflows; its screenshot is an artifact`, async () => {
+          const { page, problems, close } = await signedIn(who === "key" ? readWrite : operatorToken, { width: size.width, height: size.height })
+          try {
+            if (who === "operator") await page.getByRole("link", { name: "org_inspector" }).waitFor()
+            else await poll(() => page.locator(".feed-state").textContent()).toBe("live")
+            await page.locator("html[data-pending='0']").waitFor({ state: "attached" })
+            const layout = await measure(page)
+            // Wide: beside the navigation and the feed for a key (1440 - 170 - 300), the whole width for the operator,
+            // who has neither. Narrow: one column, the whole width less its padding.
+            const least = size.width === 1440 ? (who === "key" ? 900 : 1400) : 360
+            expect(layout.mainWidth, JSON.stringify(layout)).toBeGreaterThanOrEqual(least)
+            expect(layout.pageWidth, JSON.stringify(layout)).toBeLessThanOrEqual(size.width)
+            expect(layout.headerOverflows, JSON.stringify(layout)).toBe(false)
+            expect(layout.clipped, JSON.stringify(layout)).toEqual([])
+            // The content is there to read: the operator's organizations, the key's overview.
+            expect(await page.locator("main").textContent()).toMatch(who === "operator" ? /org_inspector/ : /customers/i)
+            await shot(page, `layout-${size.name}-${who}`)
+            expect(problems).toEqual([])
+          } finally {
+            await close()
+          }
+        }, 60_000)
+      }
+    }
+  })
 })
