@@ -67,6 +67,18 @@ const call = async (session, method, path, body, signal) => {
   }
 }
 
+/**
+ * The correlation ids of the reads this page made itself (its lists, counts and polls), so that the recent requests
+ * can leave them out: the server logs them like any client's. Bounded: the oldest go first.
+ */
+const readsOfThisPage = new (class extends Set {
+  add(id) {
+    if (id === null || id === undefined) return this
+    if (this.size >= 2000) this.delete(this.values().next().value)
+    return super.add(id)
+  }
+})()
+
 const send = async (session, method, path, body, signal) => {
   const headers = { accept: "application/json", ...headersOf(session) }
   if (method !== "GET") headers["idempotency-key"] = idempotencyKey()
@@ -79,6 +91,7 @@ const send = async (session, method, path, body, signal) => {
     credentials: "omit",
     signal
   })
+  if (method === "GET") readsOfThisPage.add(response.headers.get("x-correlation-id"))
   const text = await response.text()
   let json
   try {
@@ -304,6 +317,33 @@ const Json = ({ value }) => {
 }
 
 /** A list's rows as a table: each column shows its `key` member as JSON, or what its `render` makes of the row. */
+/** JSON text indented for reading, or the text as it is when it is not JSON. */
+const indented = (text) => {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2)
+  } catch {
+    return text
+  }
+}
+
+/**
+ * A ledger account as a reader names it, by its holder and asset (`wallet wlt_… · USDC@base`), not by the path the
+ * ledger keys it by (`org_…/sandbox/wallet/wlt_…/USDC@base`), which stays in its title.
+ */
+const Account = ({ id }) => {
+  // `org_…/sandbox/virtual_account/vac_…/USD` (the ledger's key) or `virtual_account/vac_…/USD` (a journal's).
+  const all = String(id ?? "").split("/")
+  const parts = all[0]?.startsWith("org_") ? all.slice(2) : all
+  if (parts.length < 3) return html`<span class="mono">${id}</span>`
+  const [type, ...rest] = parts
+  const asset = rest.pop().replace(/#\d+$/, "")
+  const holder = rest.join("/")
+  const named = /^[a-z]+_[0-9A-Za-z]+$/.test(holder)
+    ? html`${type.replaceAll("_", " ")} <a href=${`#/r/${encodeURIComponent(holder)}`}>${holder}</a>`
+    : type === "world" ? html`the outside world (${holder.replace(":", " ")})` : html`${type.replaceAll("_", " ")} ${holder}`
+  return html`<span title=${id}>${named} · ${asset}</span>`
+}
+
 const Table = ({ rows, columns, empty = "none" }) => {
   if (rows === undefined) return null
   if (rows.length === 0) return html`<p class="muted">${empty}</p>`
@@ -568,7 +608,7 @@ const Counts = () => {
 }
 
 const requestColumns = [
-  { label: "time", render: (r) => html`<span class="time">${time(r.time)}</span>` },
+  { label: "answered (real time)", render: (r) => html`<span class="time" title="When the server answered, on the real clock: the sandbox's clock may be virtual">${time(r.time)}</span>` },
   { label: "method", key: "method" },
   { label: "path", render: (r) => html`<span class="path">${r.path}</span>` },
   { label: "status", render: (r) => html`<span class=${r.status >= 400 ? "http-error" : "http-ok"}>${r.status}</span>` },
@@ -582,14 +622,19 @@ const processColumn = { label: "process", render: (r) => html`<span class="mono"
 const RecentRequests = ({ feed }) => {
   const v = useVersion()
   const [writesOnly, setWritesOnly] = useState(false)
+  const [ownReads, setOwnReads] = useState(false)
   const { data, error } = useGet("/v2/simulate/requests?limit=100", [v])
   const listed = data?.data ?? []
   const seen = new Set(listed.map((r) => r.correlationId))
   const rows = [...feed.requests.filter((r) => !seen.has(r.correlationId)), ...listed]
     .filter((r) => !writesOnly || (r.method !== "GET" && r.method !== "HEAD"))
+    .filter((r) => ownReads || !readsOfThisPage.has(r.correlationId))
     .slice(0, 30)
   return html`<section>
-    <h2>Recent requests <label class="muted toggle"><input type="checkbox" checked=${writesOnly} onChange=${(e) => setWritesOnly(e.currentTarget.checked)} /> writes only (this page's own reads are listed too)</label></h2>
+    <h2>Recent requests
+      <label class="muted toggle"><input type="checkbox" checked=${writesOnly} onChange=${(e) => setWritesOnly(e.currentTarget.checked)} /> writes only</label>
+      <label class="muted toggle"><input type="checkbox" checked=${ownReads} onChange=${(e) => setOwnReads(e.currentTarget.checked)} /> this page's own reads</label>
+    </h2>
     ${error?.status === 404 ? html`<p class="muted">This server does not serve the request log (GET /simulate/requests).</p>` : html`<${ErrorNote} error=${error} />`}
     ${error?.status === 404 && rows.length === 0 ? null : html`<${Table} rows=${rows} columns=${new Set(rows.map((r) => r.answeredBy)).size > 1 ? [...requestColumns, processColumn] : requestColumns} empty="no requests yet" />`}
   </section>`
@@ -633,12 +678,12 @@ const eventColumns = [
 ]
 
 const lists = {
-  customers: { title: "Customers", path: "/v2/customers", columns: [idColumn(), { label: "name", render: (c) => c.name ?? c.businessName ?? c.legalName ?? "" }, { label: "clientReferenceId", key: "clientReferenceId" }, statusColumn, timeColumn()] },
-  applications: { title: "Applications", path: "/v2/applications", columns: [idColumn(), { label: "type", render: (a) => a.applicationType ?? a.type }, idColumn("customerId"), statusColumn, timeColumn()] },
-  transactions: { title: "Transactions", path: "/v2/transactions", columns: [idColumn(), { label: "type", key: "type" }, idColumn("customerId"), statusColumn, { label: "amount", render: (t) => amountOf(t) }, timeColumn()] },
-  orders: { title: "Orders", path: "/v2/orders", columns: [idColumn(), { label: "direction", key: "direction" }, idColumn("customerId"), statusColumn, { label: "rate", key: "rate" }, timeColumn()] },
-  timers: { title: "Pending timers", path: "/v2/simulate/timers", columns: timerColumns },
-  events: { title: "Event log", path: "/v2/simulate/events?sortOrder=desc", columns: eventColumns }
+  customers: { title: "Customers", path: "/v2/customers", empty: "No customers yet: POST /v2/onboarding onboards one (with its documents from POST /v2/documents), and POST /v2/simulate/applications/{id}/decision approves it.", columns: [idColumn(), { label: "name", render: (c) => c.name ?? c.businessName ?? c.legalName ?? "" }, { label: "clientReferenceId", key: "clientReferenceId" }, statusColumn, timeColumn()] },
+  applications: { title: "Applications", path: "/v2/applications", empty: "No applications yet: POST /v2/onboarding makes a customer's, POST /v2/customers/{id}/features one for a wallet or a virtual account.", columns: [idColumn(), { label: "type", render: (a) => a.applicationType ?? a.type }, idColumn("customerId"), statusColumn, timeColumn()] },
+  transactions: { title: "Transactions", path: "/v2/transactions", empty: "No transactions yet: POST /v2/simulate/deposits sends money to a wallet or virtual account; orders and payouts make more.", columns: [idColumn(), { label: "type", key: "type" }, idColumn("customerId"), statusColumn, { label: "amount", render: (t) => amountOf(t) }, timeColumn()] },
+  orders: { title: "Orders", path: "/v2/orders", empty: "No orders yet: POST /v2/quotes prices a conversion, POST /v2/orders makes an order of one of its options, POST /v2/orders/{id}/execute runs it.", columns: [idColumn(), { label: "direction", key: "direction" }, idColumn("customerId"), statusColumn, { label: "rate", key: "rate" }, timeColumn()] },
+  timers: { title: "Pending timers", path: "/v2/simulate/timers", empty: "No timer is pending: nothing waits on the clock.", columns: timerColumns },
+  events: { title: "Event log", path: "/v2/simulate/events?sortOrder=desc", empty: "No events yet: every change of a resource emits one.", columns: eventColumns }
 }
 
 const amountOf = (t) => {
@@ -650,7 +695,7 @@ const amountOf = (t) => {
 
 const ListView = ({ name }) => {
   const list = lists[name]
-  return html`<div><h1>${list.title}</h1><${Paged} path=${list.path} columns=${list.columns} /></div>`
+  return html`<div><h1>${list.title}</h1><${Paged} path=${list.path} columns=${list.columns} empty=${list.empty} /></div>`
 }
 
 /**
@@ -847,6 +892,23 @@ const Timeline = ({ id }) => {
   </div>`
 }
 
+/** A move that ends or undoes something (fail, cancel, reject, decline, remove, return): red, and asked first. */
+const destructive = (label) => /\b(fail|fails|failure|cancel|reject|decline|remove|return)\b/.test(label)
+
+/** A refusal the server words as `CODE: why`: split, so the why reads first and the code stands beside it. */
+const splitRefusal = (reason) => {
+  const m = /^([A-Z][A-Z0-9_]+): (.*)$/s.exec(reason)
+  return m === null ? { why: reason } : { code: m[1], why: m[2] }
+}
+const refusalText = (reason) => {
+  const { code, why } = splitRefusal(reason)
+  return code === undefined ? why : `${why} (${code})`
+}
+const Refusal = ({ reason }) => {
+  const { code, why } = splitRefusal(reason)
+  return html`<span class="reason">${why}</span>${code === undefined ? null : html` <code class="reason-code">${code}</code>`}`
+}
+
 /** The resource's simulate actions as buttons, disabled with the reason where the state table refuses them. */
 const Actions = ({ session, id, resource }) => {
   const v = useVersion()
@@ -891,11 +953,13 @@ const Actions = ({ session, id, resource }) => {
     <div class="buttons">
       ${buttons.map((button) => {
         const reason = reasonOf(button)
-        return html`<button disabled=${busy || reason !== undefined} title=${reason ?? `${button.method} ${button.path}`} data-action=${button.label} onClick=${() => run(button)}>${button.label}</button>`
+        const danger = destructive(button.label)
+        const ask = () => (!danger || window.confirm(`${button.label}: ${button.method} ${button.path}. It cannot be undone. Go on?`)) && run(button)
+        return html`<button class=${danger ? "danger" : ""} disabled=${busy || reason !== undefined} title=${reason === undefined ? `${button.method} ${button.path}` : refusalText(reason)} data-action=${button.label} onClick=${ask}>${button.label}</button>`
       })}
     </div>
     ${!writable ? html`<p class="reason">${readOnlyReason}</p>` : null}
-    ${refusals.size > 0 ? html`<ul class="refusals">${[...refusals].map(([reason, labels]) => html`<li><strong>${labels.join(", ")}</strong>: <span class="reason">${reason}</span></li>`)}</ul>` : null}
+    ${refusals.size > 0 ? html`<ul class="refusals">${[...refusals].map(([reason, labels]) => html`<li><strong>${labels.join(", ")}</strong>: <${Refusal} reason=${reason} /></li>`)}</ul>` : null}
     ${result?.ok ? html`<p class="ok">${result.ok}</p>` : null}
     <${ErrorNote} error=${result?.error} />
     ${fallback ? html`<p class="muted">This server does not say which moves the state table allows for this resource (GET /simulate/actions); a refused one answers its problem.</p>` : null}
@@ -929,8 +993,11 @@ const ResourcePage = ({ session, id }) => {
   const { data, error } = useGet(kind?.path?.(encodeURIComponent(id)), [v, id])
   if (!idPattern.test(id) || kind === undefined) return html`<div><h1>${id}</h1><p class="error">Not an id fos knows: ids look like txn_…, ord_…, cus_…, wdl_….</p></div>`
   if (prefix === "wdl") return html`<${Delivery} session=${session} id=${id} delivery=${data} error=${error} />`
+  const heading = html`<h1><span class="muted">${kind.label}</span> <span class="mono">${id}</span> <${Status} value=${data?.status} /></h1>`
+  // An id that names nothing here: the answer, and nothing of a resource that is not there (no actions, no timeline).
+  if (error?.status === 404) return html`<div class="resource">${heading}<${ErrorNote} error=${error} /></div>`
   return html`<div class="resource">
-    <h1><span class="muted">${kind.label}</span> <span class="mono">${id}</span> <${Status} value=${data?.status} /></h1>
+    ${heading}
     <${ErrorNote} error=${error} />
     <${Actions} session=${session} id=${id} resource=${data} />
     <${Picture} id=${id} resource=${data} />
@@ -982,7 +1049,7 @@ const SentAttempt = ({ attempt, open }) => html`<article class="attempt">
     <p class="attempt-signature">Signature <code class="mono">${attempt.request.headers["x-service-signature"] ?? "none"}</code></p>
     <p>POST <span class="mono">${attempt.request.url}</span></p>
     <dl class="json headers">${Object.entries(attempt.request.headers).map(([name, value]) => html`<div><dt class="mono">${name}</dt><dd class="mono">${value}</dd></div>`)}</dl>
-    <details open=${open}><summary>Body (${new TextEncoder().encode(attempt.request.body).length} bytes, as signed)</summary><pre class="payload">${attempt.request.body}</pre></details>
+    <details open=${open}><summary>Body (${new TextEncoder().encode(attempt.request.body).length} bytes as signed; shown indented)</summary><pre class="payload">${indented(attempt.request.body)}</pre></details>
   </div>`}
 </article>`
 
@@ -1035,7 +1102,7 @@ const Journal = ({ holderId, assets = [] }) => {
   const { data, error } = useGet(`/v2/simulate/ledger/accounts/${encodeURIComponent(holderId)}/journal?limit=100${query}`, [v])
   const clock = useGet("/v2/simulate/clock", [v])
   return html`<section>
-    <h2>Journal <span class="muted">${data?.account?.id ?? ""}</span></h2>
+    <h2>Journal ${data?.account?.id === undefined ? null : html`<span class="muted"><${Account} id=${data.account.id} /></span>`}</h2>
     ${assets.length > 1 ? html`<label>asset <select value=${asset} onChange=${(e) => setAsset(e.currentTarget.value)}>${assets.map((a) => html`<option value=${a}>${a}</option>`)}</select></label>` : null}
     ${error?.status === 404 ? html`<p class="muted">No money has moved through this account yet.</p>` : html`<${ErrorNote} error=${error} />`}
     ${data !== undefined ? html`<div>
@@ -1049,7 +1116,7 @@ const Journal = ({ holderId, assets = [] }) => {
         { label: "amount", key: "amount" },
         { label: "code", key: "code" },
         idColumn("transactionId"),
-        { label: "counterparty", render: (e) => html`<span class="mono">${e.counterpartyAccountId}</span>` },
+        { label: "counterparty", render: (e) => html`<${Account} id=${e.counterpartyAccountId} />` },
         { label: "posted after", render: (e) => e.balance.posted },
         { label: "available after", render: (e) => e.balance.available }
       ]} />
@@ -1080,7 +1147,7 @@ const Audit = ({ path }) => {
     ${result !== undefined ? html`<div>
       <p class=${result.clean ? "ok" : "error"}>${result.clean ? "Clean" : `${result.violationCount} violation(s)`} at ${time(result.checkedAt)}: ${result.scanned.accounts} accounts, ${result.scanned.transfers} transfers, ${result.scanned.transactions} transactions scanned.</p>
       <${Table} rows=${result.checks} columns=${[{ label: "check", key: "name" }, { label: "what it holds", key: "description" }, { label: "violations", key: "violations" }]} />
-      ${result.violations.length > 0 ? html`<${Table} rows=${result.violations} columns=${[{ label: "check", key: "check" }, { label: "detail", key: "detail" }, { label: "account", key: "accountId" }, idColumn("transactionId")]} />` : null}
+      ${result.violations.length > 0 ? html`<${Table} rows=${result.violations} columns=${[{ label: "check", key: "check" }, { label: "detail", key: "detail" }, { label: "account", render: (v) => html`<${Account} id=${v.accountId} />` }, idColumn("transactionId")]} />` : null}
     </div>` : null}
   </section>`
 }

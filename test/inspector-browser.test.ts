@@ -243,9 +243,12 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
       // A completed payout settles no more: its button is disabled with the state table's refusal.
       const settle = page.locator(".actions").getByRole("button", { name: "settle", exact: true })
       await poll(() => settle.isDisabled()).toBe(true)
+      // The refusal reads as words, with its code beside them, not as the code alone.
       const refusal = await settle.getAttribute("title")
-      expect(refusal).toMatch(/^[A-Z_]+: /)
-      expect(await page.locator(".refusals li", { hasText: refusal! }).textContent()).toContain("settle")
+      const [, why, code] = /^(.+) \(([A-Z][A-Z0-9_]+)\)$/.exec(refusal!)!
+      const listed = page.locator(".refusals li", { hasText: why! })
+      expect(await listed.textContent()).toContain("settle")
+      expect(await listed.locator(".reason-code").textContent()).toBe(code)
       await shot(page, "3-payout-completed")
 
       await search(page, deliveryId)
@@ -259,6 +262,8 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
       expect(await lastAttempt.locator(".attempt-signature code").isVisible()).toBe(true)
       expect(await lastAttempt.locator(".attempt-signature code").textContent()).toBe(lastSignature)
       expect(await lastAttempt.locator("h3").textContent()).toContain("503")
+      // The body as signed, shown indented to be read.
+      expect(await lastAttempt.locator("pre.payload").textContent()).toMatch(/^\{\n {2}"/)
       await shot(page, "4-delivery-failed")
       await page.getByRole("button", { name: "retry" }).click()
       await poll(() => page.locator("h1 .status").textContent()).toBe("succeeded")
@@ -278,6 +283,12 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
       await shot(page, "6-order-path")
       await search(page, usdAccountId)
       await page.getByRole("img", { name: "balance over virtual time" }).waitFor()
+      // Accounts read as their holder and asset, not as the ledger's storage path.
+      expect(await page.locator("main h2", { hasText: "Journal" }).textContent()).toContain(`virtual account ${usdAccountId} · USD`)
+      const counterparties = await page.locator("main table tbody tr td:nth-child(8)").allTextContents()
+      expect(counterparties.length).toBeGreaterThan(0)
+      for (const text of counterparties) expect(text).toMatch(/^.+ · [A-Z]+(@\w+)?$/)
+      for (const text of counterparties) expect(text).not.toContain("org_")
       await shot(page, "7-account-balances")
       await page.getByRole("link", { name: "Ledger" }).click()
       await page.getByRole("button", { name: "Run the ledger audit" }).click()
@@ -360,7 +371,8 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
       await page.locator("main h1", { hasText: "Customers" }).waitFor()
       await page.locator("html[data-pending='0']").waitFor({ state: "attached" })
       expect(await page.locator("main .error").allTextContents()).toEqual([])
-      expect(await page.locator("main").textContent()).toContain("none")
+      // An empty list says how to fill it.
+      expect(await page.locator("main").textContent()).toContain("No customers yet: POST /v2/onboarding")
       expect(problems).toEqual([])
     } finally {
       await close()
@@ -411,6 +423,52 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
       expect(policy).toContain("script-src 'self'")
       expect(policy).not.toContain("unsafe-inline")
       expect(policy).not.toContain("unsafe-eval")
+      expect(problems).toEqual([])
+    } finally {
+      await close()
+    }
+  }, 60_000)
+
+  it("asks before a destructive move, answers an unknown id with its 404 alone, and lists other clients' requests without its own reads", async () => {
+    const { page, problems, close } = await signedIn(readWrite)
+    try {
+      const deposit = await api("POST", "/v2/simulate/deposits", { destination: { type: "virtual_account", virtualAccountId: usdAccountId }, assetAmount: { code: "USD", amount: "5.00" }, rail: "rtp" })
+      await search(page, deposit.id)
+      await poll(() => page.locator("h1 .status").textContent()).toBe("pending")
+      const fail = page.locator(".actions").getByRole("button", { name: "fail", exact: true })
+      await poll(() => fail.isEnabled()).toBe(true)
+      expect(await fail.getAttribute("class")).toContain("danger")
+      expect(await page.locator(".actions").getByRole("button", { name: "settle", exact: true }).getAttribute("class")).not.toContain("danger")
+      // Dismissed: nothing happens. Accepted: the move is made.
+      page.once("dialog", (dialog) => void dialog.dismiss())
+      await fail.click()
+      expect((await api("GET", `/v2/transactions/${deposit.id}`)).status).toBe("pending")
+      page.once("dialog", (dialog) => {
+        expect(dialog.message()).toContain("cannot be undone")
+        void dialog.accept()
+      })
+      await fail.click()
+      await poll(() => page.locator("h1 .status").textContent()).toBe("failed")
+      await shot(page, "12-failed-after-asking")
+
+      // An id that names nothing: its 404, and no empty timeline or actions after it.
+      const nothing = "txn_00000000000000000000000000"
+      await page.getByLabel("search by id").fill(nothing)
+      await page.getByRole("button", { name: "Open" }).click()
+      await poll(() => page.locator("main .error").count()).toBeGreaterThan(0)
+      expect(await page.locator("main h2").allTextContents()).toEqual([])
+      expect(await page.locator("main .actions").count()).toBe(0)
+
+      // The recent requests: another client's write is there, this page's own reads are not until asked for; the
+      // time column says which clock it is.
+      await page.locator("nav").getByRole("link", { name: "Overview" }).click()
+      const recent = page.locator("section", { hasText: "Recent requests" })
+      await poll(() => recent.locator("tbody tr", { hasText: "/sandbox/v2/simulate/deposits" }).count()).toBeGreaterThan(0)
+      expect(await recent.locator("th").first().textContent()).toBe("answered (real time)")
+      const reads = () => recent.locator("tbody tr", { hasText: "/sandbox/v2/simulate/clock" }).count()
+      expect(await reads()).toBe(0)
+      await recent.getByLabel("this page's own reads").check()
+      await poll(reads).toBeGreaterThan(0)
       expect(problems).toEqual([])
     } finally {
       await close()
