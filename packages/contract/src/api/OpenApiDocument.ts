@@ -324,7 +324,38 @@ const buildDocument = (api: HttpApi.Top, environment: Environment): Json => {
   addWebhooks(spec)
   addResponseExamples(spec)
   rewriteSchemas(spec)
+  dropUnusedComponents(spec)
   return spec
+}
+
+/**
+ * Removes the components nothing of the document reaches: the live document leaves out the sandbox's operations, and
+ * the schemas only they use would stand in it unused (a linter's warning, and noise in a generated client). Among
+ * them is `Event`, the union of the webhooks' envelopes, which only the sandbox's `POST /v2/simulate/events` answers
+ * with: a live receiver has each event type's envelope under `webhooks`.
+ */
+const dropUnusedComponents = (spec: Json): void => {
+  const reached = new Set<string>()
+  const pending: Array<unknown> = [{ ...spec, components: undefined }]
+  while (pending.length > 0) {
+    const value = pending.pop()
+    if (Array.isArray(value)) pending.push(...value)
+    else if (typeof value === "object" && value !== null) {
+      for (const [key, member] of Object.entries(value)) {
+        // A `$ref`, or a discriminator's mapping to a component: both name it by its pointer.
+        if (typeof member === "string" && member.startsWith("#/components/") && !reached.has(member)) {
+          reached.add(member)
+          const [, , kind, name] = member.split("/")
+          pending.push(spec.components?.[kind!]?.[name!])
+        } else if (typeof member === "object") pending.push(member)
+      }
+    }
+  }
+  for (const [kind, entries] of Object.entries(spec.components ?? {}) as Array<[string, Json]>) {
+    // Security schemes are named by `security`, not by `$ref`.
+    if (kind === "securitySchemes") continue
+    for (const name of Object.keys(entries)) if (!reached.has(`#/components/${kind}/${name}`)) delete entries[name]
+  }
 }
 
 /** The name of the component a `$ref` points at, or undefined. */
