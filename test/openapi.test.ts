@@ -380,6 +380,16 @@ export async function journey(fetch: (request: Request) => Promise<Response>, ap
   const orderId: string = event.data.data.orderId
   if (!orderId.startsWith("ord_")) throw new Error("an order event names its order")
 
+  // The event log's entries are typed by their type too.
+  const logged = await fos.GET("/v2/simulate/events", { params: { query: { type: "customer.created", limit: 5 } } })
+  if (logged.error !== undefined) throw new Error("events: " + logged.error.type)
+  if (logged.data.data.length === 0) throw new Error("onboarding emitted customer.created")
+  for (const entry of logged.data.data) {
+    if (entry.type !== "customer.created") throw new Error("the log answers the type asked for")
+    const created: string = entry.data.customerId
+    if (created !== customerId) throw new Error("a customer event names its customer")
+  }
+
   // A problem's status is a number a client compares.
   const missing = await fos.GET("/v2/customers/{customerId}", { params: { path: { customerId: "cus_doesnotexist" } } })
   if (missing.error === undefined || !(missing.error.status >= 400 && missing.error.status < 500)) throw new Error("a missing customer is a 4xx problem")

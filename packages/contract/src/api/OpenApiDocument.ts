@@ -264,6 +264,18 @@ const addWebhooks = (spec: Json): void => {
     oneOf: EventTypes.map((type) => ({ $ref: mapping[type] })),
     discriminator: { propertyName: "type", mapping }
   }
+  // An entry of the sandbox's event log is the event as delivered, and the resource it is about: typed by its `type`
+  // as the webhooks are, so a generated client narrows `data` on it (the contract's own schema keeps `data` opaque,
+  // since the log answers the stored envelope as it is).
+  if (schemas.LoggedEvent !== undefined) {
+    schemas.LoggedEvent = {
+      description: "An emitted event, as its webhook delivers it (one of the envelopes, told apart by `type`), with the resource it is about.",
+      type: "object",
+      properties: { resourceId: { type: "string", description: "The resource the event is about, when it is about one." } },
+      oneOf: EventTypes.map((type) => ({ $ref: mapping[type] })),
+      discriminator: { propertyName: "type", mapping }
+    }
+  }
 }
 
 /** The error reference, as the document's introduction shows it: every code with its status, title and resolution. */
