@@ -102,6 +102,11 @@ describe("a payout's timeline", () => {
       [`${id}/fee`, "pending", "0.500000", "USDC", "base"]
     ])
     for (const transfer of ofKind(first, "transfer")) expect(transfer.accountId).toContain(`wallet/${walletId}/`)
+    // The summary names the accounts by their holders, not by the ledger's paths.
+    for (const transfer of ofKind(first, "transfer")) {
+      expect(transfer.summary).toMatch(new RegExp(`^[0-9.]+ USDC held, pending, from wallet ${walletId} to (the outside world \\(.+\\)|[a-z ]+ \\S+) \\(`))
+      expect(transfer.summary).not.toContain("org_")
+    }
     const [start] = ofKind(first, "timer_scheduled")
     expect(start).toMatchObject({ at: iso(t0), timerKind: "payout.start", dueAt: iso(t0 + 2_000), pending: true })
     expect(first.waitingFor).toEqual({

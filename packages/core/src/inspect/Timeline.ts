@@ -252,18 +252,32 @@ const eventEntry = (event: Outbox.OutboxEvent): TimelineEntry => {
 
 const customerAccount = (id: string) => id.startsWith("wallet/") || id.startsWith("virtual_account/")
 
+/**
+ * A ledger account in words, by its holder (`virtual account vac_…`, `the outside world (rail rtp)`), not by the path
+ * the ledger keys it by (`org_…/sandbox/world/rail:rtp/USD#74`): the amount beside it names the asset.
+ */
+const accountWords = (accountId: string): string => {
+  const all = accountId.split("/")
+  const parts = all[0]?.startsWith("org_") ? all.slice(2) : all
+  if (parts.length < 3) return accountId
+  const type = parts[0]!
+  const holder = parts.slice(1, -1).join("/")
+  if (type === "world") return `the outside world (${holder.replace(":", " ")})`
+  return `${type.replaceAll("_", " ")} ${holder}`
+}
+
 const transferEntry = (t: Ledger.LedgerTransfer): TimelineEntry => {
   const amount = formatAmount({ asset: t.asset as AssetCode, units: BigInt(t.amount) })
   const accountId = customerAccount(t.debitAccountId) || !customerAccount(t.creditAccountId) ? t.debitAccountId : t.creditAccountId
   const state = t.kind === "pending" ? "pending" : t.kind === "void" ? "voided" : "posted"
   const transferId = t.resolves ?? t.id
   const summary = t.kind === "pending"
-    ? `${amount} ${t.asset} held, pending, from ${t.debitAccountId} to ${t.creditAccountId} (${t.code}).`
+    ? `${amount} ${t.asset} held, pending, from ${accountWords(t.debitAccountId)} to ${accountWords(t.creditAccountId)} (${t.code}).`
     : t.kind === "post"
     ? `The pending transfer ${transferId} was posted: ${amount} ${t.asset} moved (${t.code}).`
     : t.kind === "void"
     ? `The pending transfer ${transferId} was voided: ${amount} ${t.asset} released (${t.code}).`
-    : `${amount} ${t.asset} posted from ${t.debitAccountId} to ${t.creditAccountId} (${t.code}).`
+    : `${amount} ${t.asset} posted from ${accountWords(t.debitAccountId)} to ${accountWords(t.creditAccountId)} (${t.code}).`
   return {
     at: toIso(t.createdAt),
     sequence: t.sequence,
