@@ -67,6 +67,10 @@ const nonCustodialWallet = async () => {
   const deposited = await acme.call("POST", "/v2/simulate/deposits", { destination: { type: "wallet", walletId }, assetAmount: { code: "USDC", amount: "500", chain: "base" } })
   expect(deposited.status, deposited.text).toBe(201)
   await acme.call("POST", `/v2/simulate/transactions/${deposited.json.id}/settle`)
+  // A deposit's transfers credit the wallet: their accountId is the customer's side, the world's is the other.
+  const transfers = ofKind(await timeline(deposited.json.id as string), "transfer")
+  expect(transfers.length).toBeGreaterThan(0)
+  for (const transfer of transfers) expect(transfer.accountId, transfer.summary).toContain(`/wallet/${walletId}/`)
   return { customerId, walletId, signers, claimId: claimed.json.claimId as string }
 }
 

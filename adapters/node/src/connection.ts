@@ -4,10 +4,7 @@
  * FOS_OPERATOR_TOKEN. `--url` is kept as another name of `--server` (fos listen's first spelling).
  */
 
-export const defaultServer = "http://127.0.0.1:4000"
-
-/** The flags every command that calls a server takes, with `url` for `server`. */
-export const connectionFlags = ["server", "url", "key", "token"] as const
+const defaultServer = "http://127.0.0.1:4000"
 
 /** A flag's name, an older spelling given as the one it stands for. */
 export const flagName = (name: string): string => (name === "url" ? "server" : name)

@@ -250,20 +250,31 @@ const eventEntry = (event: Outbox.OutboxEvent): TimelineEntry => {
   }
 }
 
-const customerAccount = (id: string) => id.startsWith("wallet/") || id.startsWith("virtual_account/")
+/**
+ * A ledger account's holder: its type and id, from the path the ledger keys it by (`org_…/sandbox/<type>/<id>/<asset>`,
+ * Ledger.accountId), or from a journal's (`<type>/<id>/<asset>`).
+ */
+const holderOf = (accountId: string): { readonly type: string; readonly id: string } | undefined => {
+  const all = accountId.split("/")
+  const parts = all[0]?.startsWith("org_") ? all.slice(2) : all
+  return parts.length < 3 ? undefined : { type: parts[0]!, id: parts.slice(1, -1).join("/") }
+}
+
+/** Whether a customer holds the account (a wallet or a virtual account), not the world, the market or the fees. */
+const customerAccount = (accountId: string) => {
+  const type = holderOf(accountId)?.type
+  return type === "wallet" || type === "virtual_account"
+}
 
 /**
  * A ledger account in words, by its holder (`virtual account vac_…`, `the outside world (rail rtp)`), not by the path
  * the ledger keys it by (`org_…/sandbox/world/rail:rtp/USD#74`): the amount beside it names the asset.
  */
 const accountWords = (accountId: string): string => {
-  const all = accountId.split("/")
-  const parts = all[0]?.startsWith("org_") ? all.slice(2) : all
-  if (parts.length < 3) return accountId
-  const type = parts[0]!
-  const holder = parts.slice(1, -1).join("/")
-  if (type === "world") return `the outside world (${holder.replace(":", " ")})`
-  return `${type.replaceAll("_", " ")} ${holder}`
+  const holder = holderOf(accountId)
+  if (holder === undefined) return accountId
+  if (holder.type === "world") return `the outside world (${holder.id.replace(":", " ")})`
+  return `${holder.type.replaceAll("_", " ")} ${holder.id}`
 }
 
 const transferEntry = (t: Ledger.LedgerTransfer): TimelineEntry => {
