@@ -225,6 +225,21 @@ describe("fos listen --forward-to", () => {
     const id = deliveries[0].id
     expect((await api(origin, "GET", `/v2/webhooks/deliveries/${id}`)).json.attemptList[0].error).toMatch(/^connection refused/)
 
+    // A poll with wait=0 answers at once and connects the listener: the next attempt is handed over, not refused.
+    const poll = (query: string) => api(origin, "POST", `/v2/simulate/webhooks/listeners/${created.json.id}/poll${query}`)
+    for (const wait of ["21", "-1", "1.5", "soon"]) {
+      expect(await poll(`?wait=${wait}`)).toMatchObject({ status: 400, json: { type: expect.stringContaining("VALIDATION_ERROR") } })
+    }
+    expect(await poll("?wait=0")).toEqual({ status: 200, json: { requests: [] } })
+    await api(origin, "POST", "/v2/simulate/events", { type: "transaction.completed" })
+    const handed = api(origin, "POST", "/v2/simulate/webhooks/flush")
+    let taken: Array<{ attemptId: string }> = []
+    for (let i = 0; i < 100 && taken.length === 0; i++) taken = (await poll("?wait=1")).json.requests
+    expect(taken).toHaveLength(1)
+    const answered = await api(origin, "POST", `/v2/simulate/webhooks/listeners/${created.json.id}/attempts/${taken[0]!.attemptId}`, { status: 204, latencyMs: 2 })
+    expect(answered.json).toEqual({ recorded: true })
+    expect((await handed).status).toBe(200)
+
     // A report for an attempt no longer waiting is not recorded; an ordinary endpoint is no listener.
     const late = await api(origin, "POST", `/v2/simulate/webhooks/listeners/${created.json.id}/attempts/wda_${"0".repeat(26)}`, { status: 200, latencyMs: 3 })
     expect(late).toMatchObject({ status: 200, json: { recorded: false } })

@@ -102,9 +102,15 @@ export const listen = async (options: ListenOptions, print: (line: string) => vo
   }
   if (created.status !== 201) throw new ListenRefused(`the server refused the listener: ${await problemText(created)}`)
   const endpoint = (await created.json()) as { id: string; url: string; secret: string }
-  print(`listening: endpoint ${endpoint.id} (${endpoint.url}), ${options.events === undefined ? "all events" : options.events.join(", ")}, forwarding to ${options.forwardTo}`)
-  print(`signing secret: ${endpoint.secret}`)
-  print("Ctrl-C deletes the endpoint and stops.")
+  // Printed once the first poll has answered, so that the listener counts as connected from the moment these lines
+  // show: an event made after them is forwarded, not refused (the server's poll with wait=0 answers at once).
+  let connected = false
+  const printListening = () => {
+    connected = true
+    print(`listening: endpoint ${endpoint.id} (${endpoint.url}), ${options.events === undefined ? "all events" : options.events.join(", ")}, forwarding to ${options.forwardTo}`)
+    print(`signing secret: ${endpoint.secret}`)
+    print("Ctrl-C deletes the endpoint and stops.")
+  }
 
   const stopping = new AbortController()
   const stopped = new Promise<void>((done) => {
@@ -156,7 +162,7 @@ export const listen = async (options: ListenOptions, print: (line: string) => vo
     while (!stopping.signal.aborted) {
       let response: Response
       try {
-        response = await call("POST", `/simulate/webhooks/listeners/${endpoint.id}/poll`, undefined, stopping.signal)
+        response = await call("POST", `/simulate/webhooks/listeners/${endpoint.id}/poll${connected ? "" : "?wait=0"}`, undefined, stopping.signal)
       } catch (e) {
         if (stopping.signal.aborted) return
         print(`cannot reach ${options.server} (${forwardError(e)}); trying again in a second`)
@@ -172,6 +178,7 @@ export const listen = async (options: ListenOptions, print: (line: string) => vo
         continue
       }
       const { requests } = (await response.json()) as { requests: ReadonlyArray<ForwardedRequest> }
+      if (!connected) printListening()
       // Concurrently, as the server sends deliveries: one slow receiver's answer does not hold the others back.
       await Promise.all(requests.map(forward))
     }

@@ -10,5 +10,6 @@ import { CurrentCaller, ServerApi } from "./ServerApi.ts"
 export const ListenersLive = group(ServerApi, "listeners", (handlers) =>
   handlers
     .handle("createListener", ({ payload }) => CurrentCaller.use((caller) => Listeners.create(caller, payload)).pipe(Effect.map((e) => e as never)))
-    .handle("pollListener", ({ params }) => CurrentCaller.use((caller) => Listeners.poll(caller, params.id)).pipe(Effect.map((p) => p as never)))
+    .handle("pollListener", ({ params, query }) =>
+      CurrentCaller.use((caller) => Listeners.poll(caller, params.id, query.wait === undefined ? undefined : query.wait * 1000)).pipe(Effect.map((p) => p as never)))
     .handle("reportAttempt", ({ params, payload }) => CurrentCaller.use((caller) => Listeners.report(caller, params.id, params.attemptId, payload))))

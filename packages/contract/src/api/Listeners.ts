@@ -7,7 +7,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { WebhookDeliveryAttemptId, WebhookEndpointId } from "../kernel/Ids.ts"
-import { ListenerCreate, ListenerPoll, ListenerReport, ListenerReportResult } from "../webhooks/Listeners.ts"
+import { ListenerCreate, ListenerPoll, ListenerPollQuery, ListenerReport, ListenerReportResult } from "../webhooks/Listeners.ts"
 import { WebhookEndpoint } from "../webhooks/Webhooks.ts"
 import { documented } from "./OpenApiDocument.ts"
 import { common, OpenWhenRestricted, OutsideTransaction, problem, SandboxOnly, withBody } from "./Policies.ts"
@@ -23,11 +23,12 @@ export const Listeners = HttpApiGroup.make("listeners")
   )))
   .add(HttpApiEndpoint.post("pollListener", "/v2/simulate/webhooks/listeners/:id/poll", {
     params: { id: WebhookEndpointId },
+    query: ListenerPollQuery,
     success: ListenerPoll,
     error: [...withBody, problem(410)]
   }).annotateMerge(documented(
     "Take the attempts to forward",
-    "Waits up to 20 seconds for delivery attempts to the listener and answers them (at most 100), each with the exact headers and body to forward. A listener counts as connected while a poll waits and for 10 seconds after one answers; an attempt made while none is connected fails at once, as a refused connection would."
+    "Waits up to 20 seconds (or `wait` seconds) for delivery attempts to the listener and answers them (at most 100), each with the exact headers and body to forward. A listener counts as connected while a poll waits and for 10 seconds after one answers; an attempt made while none is connected fails at once, as a refused connection would."
   )).annotate(OutsideTransaction, true))
   .add(HttpApiEndpoint.post("reportAttempt", "/v2/simulate/webhooks/listeners/:id/attempts/:attemptId", {
     params: { id: WebhookEndpointId, attemptId: WebhookDeliveryAttemptId },

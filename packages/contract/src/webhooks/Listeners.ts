@@ -20,6 +20,16 @@ export const listenerPollWaitMs = 20_000
 /** The most requests one poll hands over. */
 export const maxRequestsPerPoll = 100
 
+/**
+ * How long a poll may wait, in whole seconds (`?wait=`, 0 to 20; 20 when omitted). `wait=0` answers at once: the
+ * CLI's first poll, so that the listener counts as connected before the CLI says it is listening.
+ */
+export const ListenerPollQuery = Schema.Struct({
+  wait: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: listenerPollWaitMs / 1000 }, {
+    fosDetail: `must be a whole number of seconds from 0 to ${listenerPollWaitMs / 1000}`
+  })))
+}).annotate({ identifier: "ListenerPollQuery" })
+
 export const ListenerCreate = Schema.Struct({ subscription: Schema.optionalKey(Subscription) }).annotate({
   identifier: "ListenerCreate",
   description: "The event types the listener's endpoint subscribes to; all when omitted."

@@ -332,10 +332,10 @@ const take = (store: Store.StoreService, id: string, nowMs: number) =>
   })
 
 /**
- * The attempts to forward, after waiting up to `listenerPollWaitMs` for one: cued at once by an attempt this process
- * makes, found within `pollStoreEveryMs` when another process made it.
+ * The attempts to forward, after waiting up to `waitMs` (`listenerPollWaitMs` when not given) for one: cued at once
+ * by an attempt this process makes, found within `pollStoreEveryMs` when another process made it.
  */
-export const poll = (caller: Auth.Caller, id: string) =>
+export const poll = (caller: Auth.Caller, id: string, waitMs: number = listenerPollWaitMs) =>
   Effect.gen(function*() {
     const hub = yield* ListenerHub
     const store = yield* Store.Store
@@ -344,7 +344,7 @@ export const poll = (caller: Auth.Caller, id: string) =>
       yield* store.remove(ListenerPresences, id)
       return yield* Problem.apiError("GONE", "The listener's endpoint was deleted; it receives nothing more. Create a new listener.")
     }
-    const deadline = hub.now() + listenerPollWaitMs
+    const deadline = hub.now() + waitMs
     yield* present(store, caller, id, deadline + connectedGraceMs)
     let taken: ReadonlyArray<ListenerAttempt> = []
     while (true) {
