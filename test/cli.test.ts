@@ -226,7 +226,10 @@ describe("fos inspection commands", { timeout: 180_000 }, () => {
         fos(server.origin, "audit")
       ])
       expect(events.code, events.stderr).toBe(0)
-      expect(JSON.parse(events.stdout).data.map((e: { type: string }) => e.type)).toEqual(["customer.created"])
+      // The demo customer's own customer.created, and the one emitted here.
+      const emittedId = ((await emitted.json()) as { id: string }).id
+      expect(JSON.parse(events.stdout).data.map((e: { type: string }) => e.type)).toEqual(["customer.created", "customer.created"])
+      expect(JSON.parse(events.stdout).data.map((e: { id: string }) => e.id)).toContain(emittedId)
       expect(timers.code, timers.stderr).toBe(0)
       expect(JSON.parse(timers.stdout).data.map((t: { kind: string }) => t.kind)).toContain("webhook.attempt")
       // The engine's housekeeping (the endpoint's creation left no keyed request: a keyed one is made here) shows

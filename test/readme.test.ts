@@ -228,6 +228,14 @@ const plans: ReadonlyArray<{ readonly holds: RegExp; readonly plan: Plan }> = [
         "against a server and a receiver of its own, and stops it with SIGINT"
     }
   },
+  {
+    holds: /^npm start -- --store memory --clock virtual\n$/,
+    plan: { kind: "accounted", reason: "the walk-through's server: \"README: a first deposit, order and payout\" below starts it as written (on a free port)" }
+  },
+  {
+    holds: /^# \$1,000 arrives in the virtual account by RTP/,
+    plan: { kind: "accounted", reason: "run as written, in order, by \"README: a first deposit, order and payout\" below, with the export line its server printed" }
+  },
   { holds: /^curl -s http:\/\/127\.0\.0\.1:4000\/sandbox\/v2\/portal\/users\/me/, plan: { kind: "run" } },
   { holds: /^curl -s -X POST localhost:4000\/sandbox\/v2\/webhooks\/endpoints/, plan: { kind: "run" } },
   { holds: /^curl -s localhost:4000\/sandbox\/v2\/simulate\/clock /, plan: { kind: "run" } },
@@ -396,4 +404,52 @@ describe("README sh blocks", () => {
       expect((JSON.parse(readFileSync(join(root, folder, "package.json"), "utf8")) as { version: string }).version).toBe(tarball[2])
     }
   })
+})
+
+describe("README: a first deposit, order and payout", () => {
+  const section = readme.slice(readme.indexOf("### A first deposit, order and payout"))
+  const [serverBlock, curlBlock] = [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].slice(0, 2).map((m) => m[1]!)
+  const commands = commandsOf(curlBlock!)
+
+  /** Starts the server as the section says (plus `extra`), runs its commands with the export line it printed. */
+  const walk = async (extra: string) => {
+    const server = await startServerCommand(`${serverBlock!.trim()}${extra}`, { PORT: "0" })
+    try {
+      const origin = /^sandbox: (http:\/\/\S+)\/sandbox$/m.exec(server.stdout())![1]!
+      const exported = /^ {2}for the quick start: export (.+)$/m.exec(server.stdout())
+      expect(exported, server.stdout()).not.toBeNull()
+      const env = Object.fromEntries(exported![1]!.split(" ").map((pair) => pair.split("=") as [string, string]))
+      expect(Object.keys(env)).toEqual(["FOS_API_KEY", "CUSTOMER", "WALLET", "ACCOUNT"])
+      const answers: Array<any> = []
+      for (const written of commands) {
+        expect(written).toMatch(/^curl -s /)
+        const command = written.replaceAll("localhost:4000", origin.slice("http://".length))
+        const result = spawnSync("sh", ["-c", command], { cwd: root, env: { ...process.env, ...env }, encoding: "utf8", timeout: 60_000 })
+        expect(result.status, `${written}\n${result.stderr}`).toBe(0)
+        const body = JSON.parse(result.stdout) as { type?: unknown; status?: unknown }
+        expect(typeof body.type === "string" && typeof body.status === "number", `${written}\n${result.stdout}`).toBe(false)
+        answers.push(body)
+      }
+      return { answers, env, startLines: server.stdout().split("\n").filter((l) => l.startsWith("demo ") || l.startsWith("  ")) }
+    } finally {
+      await server.stop()
+    }
+  }
+
+  it("the demo customer's deposit, order and payout run as written and complete", async () => {
+    const { answers, env } = await walk("")
+    expect(answers[0]).toMatchObject({ type: "deposit", status: "pending", customerId: env.CUSTOMER })
+    expect(answers[2]).toMatchObject({ id: env.ACCOUNT, status: "active", balances: [{ code: "USD", available: "1000.00" }] })
+    expect(answers[6]).toMatchObject({ id: env.WALLET, balances: [{ code: "USDC", available: "99.500000" }] })
+    const transactions = answers.at(-1).data as Array<{ type: string; status: string }>
+    expect(transactions.map((t) => [t.type, t.status])).toEqual([["withdrawal", "completed"], ["onramp", "completed"], ["deposit", "completed"]])
+  }, 180_000)
+
+  it("with --random-seed, the demo and every answer come out the same at every run", async () => {
+    const first = await walk(" --random-seed 7")
+    const second = await walk(" --random-seed 7")
+    expect(second.startLines).toEqual(first.startLines)
+    expect(second.env).toEqual(first.env)
+    expect(JSON.stringify(second.answers)).toBe(JSON.stringify(first.answers))
+  }, 240_000)
 })

@@ -196,7 +196,9 @@ describe("claims", () => {
     expect((await bad({ roster: [{ credentialType: "quill", role: "admin" }] }))[0].pointer).toBe("/roster/0/credentialType")
     expectProblem(await claim(customerId, { chains: ["stellar"], roster, threshold: 2 }), { type: "NON_CUSTODIAL_SOURCE_NOT_SUPPORTED", status: 422, instance: at })
     // No approved crypto_wallet application on the chain.
-    expectProblem(await claim(customerId, { chains: ["ethereum"], roster, threshold: 2 }), { type: "UNPROCESSABLE_ENTITY", status: 422, instance: at })
+    const noFeature = await claim(customerId, { chains: ["ethereum"], roster, threshold: 2 })
+    expectProblem(noFeature, { type: "UNPROCESSABLE_ENTITY", status: 422, instance: at })
+    expect(noFeature.json.resolution).toContain("POST /v2/customers/{customerId}/features")
     // A customer in a jurisdiction crypto wallets are not offered in (New York).
     const ny = await acme.call("POST", "/v2/onboarding", await usaSubmission(acme, "ny-claim"), idem())
     const nyCustomer = (await acme.call("POST", `/v2/simulate/applications/${ny.json.applicationId}/decision`, { outcome: "approved" })).json.customerId

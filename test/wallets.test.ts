@@ -97,8 +97,12 @@ describe("custodial wallets", () => {
   it("refuses what it cannot create, with the spec's codes, and creates nothing", async () => {
     const customerId = await customer()
     const at = `/sandbox/v2/customers/${customerId}/wallets`
-    // No approved crypto_wallet application for the chain.
-    expectProblem(await createWallet(customerId), { type: "UNPROCESSABLE_ENTITY", status: 422, instance: at })
+    // No approved crypto_wallet application for the chain: the resolution names the calls that fix it.
+    const refused = await createWallet(customerId)
+    expectProblem(refused, { type: "UNPROCESSABLE_ENTITY", status: 422, instance: at })
+    expect(refused.json.detail).toBe("The customer has no approved crypto_wallet application for base.")
+    expect(refused.json.resolution).toContain(`POST /v2/customers/{customerId}/features, an Idempotency-Key and {"type": "crypto_wallet", "asset": {"code": "USDC", "chain": "base"}}`)
+    expect(refused.json.resolution).toContain("POST /v2/simulate/applications/{applicationId}/decision")
     await cryptoWallet(customerId, "solana", "SOL")
     expectProblem(await createWallet(customerId, { chain: "base" }), { type: "UNPROCESSABLE_ENTITY", status: 422, instance: at })
     expect((await createWallet(customerId, { chain: "solana", clientReferenceId: "sol" })).status).toBe(201)

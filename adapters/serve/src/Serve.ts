@@ -19,6 +19,7 @@ import { type ConnectionDropper, createEngine, type Engine, formatRequestLog, la
 import { describeStoreFailure } from "@fos/sql"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
+import { makeDemoCustomer } from "./Demo.ts"
 import { ListenError, type ServeOptions, StoreError, storeLayer, UsageError } from "./Options.ts"
 import { nodeWebhookTransport } from "./Transport.ts"
 
@@ -103,6 +104,16 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
       out(`demo organization ${demo.organizationId} created; its keys are shown once:`)
       out(`  sandbox key: ${demo.sandboxKey}`)
       out(`  live key:    ${demo.liveKey}`)
+      // A demo that could not be made is a fos bug, said in one line; the organization and its keys still serve.
+      const customer = await makeDemoCustomer(engine, demo.sandboxKey, options.clock).catch((e: unknown) => {
+        out(`demo customer: not made (${e instanceof Error ? e.message : String(e)})`)
+        return undefined
+      })
+      if (customer !== undefined) {
+        const active = customer.virtualAccountActive ? "active" : "active 30 seconds after this start"
+        out(`demo customer ${customer.customerId}, onboarded: USDC wallet ${customer.walletId} on base (${customer.walletAddress}), USD virtual account ${customer.virtualAccountId} (${active})`)
+        out(`  for the quick start: export FOS_API_KEY=${demo.sandboxKey} CUSTOMER=${customer.customerId} WALLET=${customer.walletId} ACCOUNT=${customer.virtualAccountId}`)
+      }
     } else out(await keyHint(engine, options))
   }
   let operatorSecret: OperatorSecret

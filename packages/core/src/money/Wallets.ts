@@ -224,6 +224,15 @@ export const cryptoWalletApproved = (caller: Auth.Caller, customerId: CustomerId
     return applications.some((a) => a.status === "approved" && a.asset?.chain === chain)
   })
 
+/**
+ * The refusal of a wallet on a chain the customer holds no approved crypto_wallet application for: UNPROCESSABLE_ENTITY
+ * (docs/money.md says why that code), with the calls that fix it as its resolution.
+ */
+export const noCryptoWalletFeature = (chain: Chain) =>
+  Problem.apiError("UNPROCESSABLE_ENTITY", `The customer has no approved crypto_wallet application for ${chain}.`, {
+    resolution: `Apply for the feature with POST /v2/customers/{customerId}/features, an Idempotency-Key and {"type": "crypto_wallet", "asset": {"code": "USDC", "chain": "${chain}"}} (any asset on the chain); once the application is approved (in the sandbox, POST /v2/simulate/applications/{applicationId}/decision with {"outcome": "approved"}), send this request again.`
+  })
+
 /** The organization and environment a wallet is opened in. */
 export interface WalletOwner {
   readonly organizationId: string
@@ -302,12 +311,7 @@ export const openFunding = (
 export const create = (caller: Auth.Caller, customerId: CustomerId, body: WalletCreate): Effect.Effect<WalletWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     yield* onboardedCustomer(caller, customerId)
-    if (!(yield* cryptoWalletApproved(caller, customerId, body.chain))) {
-      return yield* Problem.apiError(
-        "UNPROCESSABLE_ENTITY",
-        `The customer has no approved crypto_wallet application for ${body.chain}; apply with POST /v2/customers/{customerId}/features first.`
-      )
-    }
+    if (!(yield* cryptoWalletApproved(caller, customerId, body.chain))) return yield* noCryptoWalletFeature(body.chain)
     return yield* toWire(yield* open(ownerOf(caller), customerId, body.chain, body.clientReferenceId))
   })
 

@@ -96,12 +96,7 @@ export const claimNonCustodial = (caller: Auth.Caller, customerId: CustomerId, b
     if (!Requirements.cryptoEligible(customer)) return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "Crypto wallets are not offered in the customer's jurisdiction.")
     if (customer.status !== "active") return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "The customer is restricted; a claim cannot start.")
     for (const chain of body.chains) {
-      if (!(yield* Wallets.cryptoWalletApproved(caller, customerId, chain))) {
-        return yield* Problem.apiError(
-          "UNPROCESSABLE_ENTITY",
-          `The customer has no approved crypto_wallet application for ${chain}; apply with POST /v2/customers/{customerId}/features first.`
-        )
-      }
+      if (!(yield* Wallets.cryptoWalletApproved(caller, customerId, chain))) return yield* Wallets.noCryptoWalletFeature(chain)
     }
     // The customer's row lock serialises its claims, so two at once cannot both pass the check below.
     yield* store.getForUpdate(Customers.Customers, customerId)
