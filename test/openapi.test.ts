@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import SwaggerParser from "@apidevtools/swagger-parser"
-import { Api, documentationOf, ErrorCatalog, ErrorCodes, EventTypes, policyOf, requestExamples, responseExamples } from "@fos/contract"
+import { Api, documentationOf, ErrorCatalog, ErrorCodes, EventTypes, policyOf, requestExamples, responseExamples, TimerKinds } from "@fos/contract"
 import { Context, Schema } from "effect"
 import { createEngine, type Engine } from "@fos/http"
 import { createConfig, lintFromString } from "@redocly/openapi-core"
@@ -194,6 +194,37 @@ const ajvErrors = (errors: ReadonlyArray<{ instancePath: string; message?: strin
   (errors ?? []).slice(0, 5).map((e) => `${e.instancePath || "/"} ${e.message}`).join("; ")
 
 describe("the served documents", () => {
+  it("list the known values of each enumeration that grows, and accept a value a later version adds (Versioning rule 4)", () => {
+    for (const document of [documents.sandbox, documents.live]) {
+      const schemas = document.components.schemas
+      expect(schemas.ProblemType.enum).toEqual(Object.keys(ErrorCatalog))
+      expect(schemas.EventType.enum).toEqual([...EventTypes])
+      const open = (ref: string) => ({ anyOf: [{ $ref: `#/components/schemas/${ref}` }, { type: "string" }] })
+      expect(schemas.Problem.properties.type).toMatchObject(open("ProblemType"))
+      expect(schemas.WebhookDelivery.properties.eventType).toMatchObject(open("EventType"))
+      const validate = schemaValidator(document)
+      const problem = {
+        type: "CUSTOMER_NOT_FOUND",
+        title: "Customer not found",
+        status: 404,
+        detail: "No customer with this id exists in this organization.",
+        resolution: "Check the id.",
+        docs: "https://fos.test/docs/errors#customer_not_found",
+        instance: "/sandbox/v2/customers/cus_x",
+        correlationId: "0".repeat(32),
+        timestamp: "2026-03-03T09:00:00.000Z"
+      }
+      expect(validate({ $ref: "#/components/schemas/Problem" })(problem)).toBe(true)
+      expect(validate({ $ref: "#/components/schemas/Problem" })({ ...problem, type: "A_CODE_ADDED_LATER" })).toBe(true)
+      expect(validate({ $ref: "#/components/schemas/ProblemType" })("A_CODE_ADDED_LATER")).toBe(false)
+      expect(validate({ $ref: "#/components/schemas/ProblemType" })("CUSTOMER_NOT_FOUND")).toBe(true)
+    }
+    const sandbox = documents.sandbox.components.schemas
+    expect(sandbox.TimerKind.enum).toEqual([...TimerKinds])
+    expect(sandbox.PendingTimer.properties.kind).toMatchObject({ anyOf: [{ $ref: "#/components/schemas/TimerKind" }, { type: "string" }] })
+    expect(schemaValidator(documents.sandbox)({ $ref: "#/components/schemas/PendingTimer" })({ id: "tmr_1", kind: "host.own_kind", dueAt: "2026-03-03T09:00:00.000Z", action: "a host's own" })).toBe(true)
+  })
+
   it("pass Redocly's recommended ruleset with no error and no warning", async () => {
     // The two rules that validate examples against their schemas are what "the examples" above checks with ajv
     // (each schema compiled once, failing on any example); Redocly repeats it per example at several times the
@@ -390,9 +421,27 @@ export async function journey(fetch: (request: Request) => Promise<Response>, ap
     if (created !== customerId) throw new Error("a customer event names its customer")
   }
 
-  // A problem's status is a number a client compares.
+  // A problem's status is a number a client compares, and its type one of the codes the document lists (a code
+  // added later is still a string the client reads).
   const missing = await fos.GET("/v2/customers/{customerId}", { params: { path: { customerId: "cus_doesnotexist" } } })
   if (missing.error === undefined || !(missing.error.status >= 400 && missing.error.status < 500)) throw new Error("a missing customer is a 4xx problem")
+  const notFound: components["schemas"]["ProblemType"] = "CUSTOMER_NOT_FOUND"
+  // @ts-expect-error a code the API does not have
+  const misspelt: components["schemas"]["ProblemType"] = "CUSTOMER_NOT_FOUNDD"
+  if (missing.error.type !== notFound || misspelt === notFound) throw new Error("a missing customer is CUSTOMER_NOT_FOUND")
+
+  // The event types and timer kinds a delivery and a pending timer name are listed too.
+  const created: components["schemas"]["EventType"] = "customer.created"
+  // @ts-expect-error an event type the API does not have
+  const noEvent: components["schemas"]["EventType"] = "customer.creatd"
+  const fanout: components["schemas"]["TimerKind"] = "webhook.fanout"
+  // @ts-expect-error a timer kind the engine does not have
+  const noTimer: components["schemas"]["TimerKind"] = "webhook.fanot"
+  const timers = await fos.GET("/v2/simulate/timers", { params: { query: { limit: 100 } } })
+  if (timers.error !== undefined) throw new Error("timers: " + timers.error.type)
+  const kinds: Array<string> = timers.data.data.map((timer) => timer.kind)
+  if (kinds.includes(noTimer) || kinds.includes(noEvent)) throw new Error("no timer is of a kind the engine does not have")
+  if (logged.data.data.some((entry) => entry.type !== created) || fanout !== "webhook.fanout") throw new Error("the log answers customer.created")
   return recorded
 }
 `

@@ -5,6 +5,7 @@
  * and nothing once it ended); an order's, an application's and a webhook delivery's; the operator's and the engine
  * function's reads; and the 404s (unknown, malformed, another organization's, under /live).
  */
+import { TimerKinds } from "@fos/contract"
 import { PendingTimers, Timeline, Timers } from "@fos/core"
 import type { Engine } from "@fos/http"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -321,10 +322,10 @@ describe("refusals", () => {
 
 describe("the timers' resources", () => {
   it("are named alike by the pending timers' table and the timers' order by resource, kind by kind", () => {
-    expect(Object.keys(Timers.timerResourceMembers).sort()).toEqual(Object.keys(PendingTimers.timerDescriptions).sort())
-    for (const [kind, description] of Object.entries(PendingTimers.timerDescriptions)) {
-      expect(Timers.timerResourceMembers[kind], kind).toBe(description.resource)
-    }
+    // Both tables are keyed by the contract's TimerKinds (the OpenAPI document's TimerKind), each kind once.
+    expect(Object.keys(Timers.timerResourceMembers).sort()).toEqual([...TimerKinds].sort())
+    expect(Object.keys(PendingTimers.timerDescriptions).sort()).toEqual([...TimerKinds].sort())
+    for (const kind of TimerKinds) expect(Timers.timerResourceMembers[kind], kind).toBe(PendingTimers.timerDescriptions[kind].resource)
     // A host's own kind: its payload's first `…Id` member.
     expect(Timers.resourceIdOf({ kind: "host.kind", payload: { note: 1, widgetId: "wgt_1", otherId: "x" } })).toBe("wgt_1")
     expect(Timers.resourceIdOf({ kind: "idempotency.expire", payload: { id: "org/sandbox/key" } })).toBeUndefined()

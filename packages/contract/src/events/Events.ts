@@ -108,7 +108,7 @@ export const EventTypes = [
 ] as const
 
 export type EventType = typeof EventTypes[number]
-export const EventType = Schema.Literals(EventTypes)
+export const EventType = Schema.Literals(EventTypes).annotate({ identifier: "EventType", description: "An event type, as this version knows them." })
 
 /** Announced deprecations (spec, Versioning 5): still delivered during a compatibility window. */
 export const DeprecatedEventTypes: ReadonlySet<EventType> = new Set<EventType>(["transaction.awaiting_user_signature"])

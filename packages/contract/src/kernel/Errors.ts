@@ -8,7 +8,7 @@
  */
 
 import { Schema } from "effect"
-import { UtcTimestamp } from "./Primitives.ts"
+import { openEnum, UtcTimestamp } from "./Primitives.ts"
 
 /** One entry of the catalog. */
 export interface ErrorSpec {
@@ -168,12 +168,18 @@ export const ProblemEntry = Schema.Struct({
 })
 export type ErrorEntry = typeof ProblemEntry.Type
 
+/** The catalog's codes, as the OpenAPI document names them (`ProblemType`). */
+export const ProblemType = Schema.Literals(Object.keys(ErrorCatalog) as Array<ErrorCode>).annotate({
+  identifier: "ProblemType",
+  description: "A problem's stable `type` code, as this version knows them (docs/errors.md has each one's meaning)."
+})
+
 /**
  * An RFC 9457 problem, as every error response carries it, in the order the spec lists its members. `type` is a
- * code of the catalog; a client reads it as text, so a code added later still decodes.
+ * code of the catalog, or one a later version adds, which a client still decodes (`openEnum`).
  */
 export const Problem = Schema.Struct({
-  type: Schema.String,
+  type: openEnum(ProblemType),
   title: Schema.String,
   status: Schema.Number,
   detail: Schema.String,

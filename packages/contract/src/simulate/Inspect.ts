@@ -7,11 +7,58 @@ import { Schema } from "effect"
 import "../kernel/Annotations.ts"
 import { VirtualAccountId, WalletId, WebhookDeliveryId } from "../kernel/Ids.ts"
 import { ListMeta, listOf, listQuery } from "../kernel/Lists.ts"
+import { openEnum } from "../kernel/Primitives.ts"
+import { EventType } from "../events/Events.ts"
+
+/** Every kind of durable timer the engine schedules (core kernel/Timers.ts and inspect/PendingTimers.ts describe each). */
+export const TimerKinds = [
+  "idempotency.expire",
+  "application.review",
+  "application.cancel",
+  "application.late_compliance",
+  "virtual_account.activate",
+  "deposit.confirm",
+  "deposit.settle",
+  "deposit.sender_information_expiry",
+  "payout.start",
+  "payout.review_end",
+  "payout.send",
+  "payout.settle",
+  "payout.late_references",
+  "payout.scripted_return",
+  "order.payout_settle",
+  "order.lock_expiry",
+  "order.start",
+  "order.settle",
+  "order.signed",
+  "order.deposit_return",
+  "quote.expiry",
+  "rfi.deadline",
+  "signing.window_expiry",
+  "signing.queue_timeout",
+  "signing.return_broadcast",
+  "signing.return_confirmed",
+  "signing.claim_provisioning",
+  "signing.ceremony_expiry",
+  "webhook.attempt",
+  "webhook.fanout"
+] as const
+export type TimerKind = typeof TimerKinds[number]
+
+const timerKindSet: ReadonlySet<string> = new Set(TimerKinds)
+/** Whether `kind` is one of the engine's own (a host's timers are of kinds of its own). */
+export const isTimerKind = (kind: string): kind is TimerKind => timerKindSet.has(kind)
+
+/**
+ * The engine's timer kinds, as the OpenAPI document names them (`TimerKind`). A timer's `kind` is open: a later
+ * version adds kinds, and an embedding host schedules its own (`openEnum`).
+ */
+export const TimerKind = Schema.Literals(TimerKinds).annotate({ identifier: "TimerKind", description: "A kind of timer the engine schedules, as this version knows them." })
 
 /** A durable deadline of the caller's sandbox: what fires when, and what it will do. */
 export const PendingTimer = Schema.Struct({
   id: Schema.String,
-  kind: Schema.String,
+  kind: openEnum(TimerKind),
   dueAt: Schema.String,
   /** The resource the deadline belongs to; omitted when it belongs to none. */
   resourceId: Schema.optionalKey(Schema.String),
@@ -117,7 +164,7 @@ export type LedgerAudit = typeof LedgerAudit.Type
 export const TimelineCause = Schema.Union([
   Schema.Struct({ type: Schema.Literal("request"), method: Schema.String, path: Schema.String, correlationId: Schema.String }),
   Schema.Struct({ type: Schema.Literal("simulate"), operation: Schema.String, method: Schema.String, path: Schema.String, correlationId: Schema.String }),
-  Schema.Struct({ type: Schema.Literal("timer"), kind: Schema.String, timerId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("timer"), kind: openEnum(TimerKind), timerId: Schema.String }),
   Schema.Struct({ type: Schema.Literal("engine") })
 ]).annotate({ identifier: "TimelineCause" })
 
@@ -134,7 +181,7 @@ export const TimelineEntry = Schema.Union([
     toStage: Schema.optionalKey(Schema.String),
     cause: TimelineCause
   }),
-  Schema.Struct({ ...entryHead, kind: Schema.Literal("event"), eventId: Schema.String, eventType: Schema.String, resourceSequence: Schema.optionalKey(Schema.Number) }),
+  Schema.Struct({ ...entryHead, kind: Schema.Literal("event"), eventId: Schema.String, eventType: openEnum(EventType), resourceSequence: Schema.optionalKey(Schema.Number) }),
   Schema.Struct({
     ...entryHead,
     kind: Schema.Literal("transfer"),
@@ -149,8 +196,8 @@ export const TimelineEntry = Schema.Union([
     creditAccountId: Schema.String,
     code: Schema.String
   }),
-  Schema.Struct({ ...entryHead, kind: Schema.Literal("timer_scheduled"), timerId: Schema.String, timerKind: Schema.String, dueAt: Schema.String, pending: Schema.Boolean }),
-  Schema.Struct({ ...entryHead, kind: Schema.Literal("timer_fired"), timerId: Schema.String, timerKind: Schema.String, dueAt: Schema.String })
+  Schema.Struct({ ...entryHead, kind: Schema.Literal("timer_scheduled"), timerId: Schema.String, timerKind: openEnum(TimerKind), dueAt: Schema.String, pending: Schema.Boolean }),
+  Schema.Struct({ ...entryHead, kind: Schema.Literal("timer_fired"), timerId: Schema.String, timerKind: openEnum(TimerKind), dueAt: Schema.String })
 ]).annotate({ identifier: "TimelineEntry" })
 export type TimelineEntry = typeof TimelineEntry.Type
 
@@ -168,7 +215,7 @@ export const Timeline = Schema.Struct({
     description: Schema.String,
     at: Schema.optionalKey(Schema.String),
     timerId: Schema.optionalKey(Schema.String),
-    timerKind: Schema.optionalKey(Schema.String)
+    timerKind: Schema.optionalKey(openEnum(TimerKind))
   }))
 }).annotate({ identifier: "Timeline" })
 export type Timeline = typeof Timeline.Type

@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import "../kernel/Annotations.ts"
-import { NonBlankString } from "../kernel/Primitives.ts"
+import { NonBlankString, openEnum } from "../kernel/Primitives.ts"
 import { EventModes, EventType } from "../events/Events.ts"
 
 export const Subscription = Schema.Union([
@@ -67,7 +67,7 @@ export const WebhookDelivery = Schema.Struct({
   id: Schema.String,
   endpointId: Schema.String,
   eventId: Schema.String,
-  eventType: Schema.String,
+  eventType: openEnum(EventType),
   status: Schema.Literals(DeliveryStatuses),
   attempts: Schema.Number,
   run: Schema.Number,
@@ -98,7 +98,7 @@ export const WebhookDeliveryDetail = Schema.Struct({
 export type WebhookDeliveryDetail = typeof WebhookDeliveryDetail.Type
 
 export const EventTypeInfo = Schema.Struct({
-  type: Schema.String,
+  type: openEnum(EventType),
   deprecated: Schema.Boolean,
   example: Schema.Unknown
 }).annotate({ identifier: "EventTypeInfo", description: "An event type fos sends, with an example payload." })

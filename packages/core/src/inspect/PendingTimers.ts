@@ -7,7 +7,7 @@
  * it) and its sentence; a kind it does not know (a host's own, `EngineOptions.timerHandlers`) is shown by the
  * first `…Id` member of its payload and "fires a <kind> timer".
  */
-import { type Environment, toIso } from "@fos/contract"
+import { type Environment, isTimerKind, type TimerKind, toIso } from "@fos/contract"
 import { Effect } from "effect"
 import * as Paging from "../kernel/Paging.ts"
 import type * as Problem from "../kernel/Problem.ts"
@@ -37,7 +37,7 @@ interface TimerDescription {
 }
 
 /** Every timer kind of the engine, its resource and what it does when it fires. */
-export const timerDescriptions: Readonly<Record<string, TimerDescription>> = {
+export const timerDescriptions: Readonly<Record<TimerKind, TimerDescription>> = {
   "idempotency.expire": {
     action: (_id, p) => `forgets the stored answer of idempotency key ${String(p.id ?? "").split("/").slice(2).join("/")} (its retention ends)`
   },
@@ -96,7 +96,7 @@ const routeOf = (transactionId: string): Effect.Effect<string, never, Store.Stor
 export const describeTimer = (timer: Timers.Timer): Effect.Effect<PendingTimer, never, Store.Store> =>
   Effect.gen(function*() {
     const payload: Payload = typeof timer.payload === "object" && timer.payload !== null ? timer.payload as Payload : {}
-    const description = timerDescriptions[timer.kind]
+    const description = isTimerKind(timer.kind) ? timerDescriptions[timer.kind] : undefined
     const member = description === undefined ? firstIdMember(payload) : description.resource
     const value = member === undefined ? undefined : payload[member]
     const resourceId = typeof value === "string" ? value : undefined

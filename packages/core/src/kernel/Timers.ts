@@ -13,6 +13,7 @@
  * and lands on the target. A sweep reads one lane of timers (`TimerLane`): all of them, one scope's, or those of
  * one kind of clock.
  */
+import { isTimerKind, type TimerKind } from "@fos/contract"
 import { Cause, Clock, Context, Deferred, Duration, Effect, Layer } from "effect"
 import * as History from "./History.ts"
 import * as Outbox from "./Outbox.ts"
@@ -42,7 +43,7 @@ export interface Timer {
  * (a host's own) belongs to the first string member of its payload whose name ends in `Id`; `idempotency.expire`
  * belongs to none.
  */
-export const timerResourceMembers: Readonly<Record<string, string | undefined>> = {
+export const timerResourceMembers: Readonly<Record<TimerKind, string | undefined>> = {
   "idempotency.expire": undefined,
   "application.review": "applicationId",
   "application.cancel": "applicationId",
@@ -77,7 +78,7 @@ export const timerResourceMembers: Readonly<Record<string, string | undefined>> 
 
 /** The payload member naming a timer's resource (`timerResourceMembers`), or undefined when it names none. */
 export const resourceMemberOf = (kind: string, payload: unknown): string | undefined => {
-  if (kind in timerResourceMembers) return timerResourceMembers[kind]
+  if (isTimerKind(kind)) return timerResourceMembers[kind]
   if (typeof payload !== "object" || payload === null) return undefined
   const record = payload as Readonly<Record<string, unknown>>
   return Object.keys(record).find((k) => k.endsWith("Id") && typeof record[k] === "string")
