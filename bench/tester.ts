@@ -5,7 +5,7 @@
  *
  * 1. **Start**, spawn to ready (the start lines printed), beside a bare Effect HTTP server's start on the same Node
  *    with `npm start`'s flags (bench/effect-server.ts, which imports only what it uses): `fos serve` on the memory
- *    store, on PGlite (a restart on a directory made before, and a first start on a new directory), and on
+ *    store (a first start, with the demo, and with a seed file, as a suite starts it), on PGlite (a restart on a directory made before, and a first start on a new directory), and on
  *    PostgreSQL (a restart on a database migrated before) when DATABASE_URL is set. One untimed start of each first
  *    (the compile cache a repeated start finds is a suite's case), then `BENCH_TESTER_ROUNDS` (5) rounds, the
  *    targets alternating; the median.
@@ -51,6 +51,8 @@ const ratio = (x: number, base: number) => `${(x / base).toFixed(1)}×`
 // ---- 1. Start --------------------------------------------------------------------------------------------------
 
 const payload = join(work, "payload.json")
+const seedFile = join(work, "seed.json")
+writeFileSync(seedFile, JSON.stringify({ organizations: [{ id: "org_bench", name: "Bench", status: "active" }] }))
 writeFileSync(payload, JSON.stringify({ status: 200, headers: [["content-type", "application/json"]], body: "{}" }))
 const token = "bench-tester-operator-token"
 
@@ -92,7 +94,10 @@ const startTargets = async (): Promise<Array<StartTarget>> => {
     run: () => startTime(root, [...v8StartFlags, "bench/effect-server.ts"], /^effect: /m, { BENCH_PAYLOAD: payload })
   }]
   for (const [label, checkout] of [["", root], ...(compare === undefined ? [] : [[" (before)", compare]])] as const) {
-    targets.push({ name: `fos, memory${label}`, run: () => startTime(checkout, [...serveArgs, "--store", "memory"], fosReady) })
+    // A first start without a seed makes the demo organization and its customer (adapters/serve/src/Demo.ts); a
+    // suite's own start passes its seed, and makes neither.
+    targets.push({ name: `fos, memory (with the demo)${label}`, run: () => startTime(checkout, [...serveArgs, "--store", "memory"], fosReady) })
+    targets.push({ name: `fos, memory, --seed${label}`, run: () => startTime(checkout, [...serveArgs, "--store", "memory", "--seed", seedFile], fosReady) })
     const restartDir = join(work, `pglite-restart${label === "" ? "" : "-before"}`)
     await startTime(checkout, [...serveArgs, "--store", restartDir], fosReady)
     targets.push({ name: `fos, PGlite, restart${label}`, run: () => startTime(checkout, [...serveArgs, "--store", restartDir], fosReady) })

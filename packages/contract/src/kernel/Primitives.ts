@@ -34,5 +34,7 @@ export const DecimalString = Schema.String.check(
  * is `anyOf` that schema or a string: a generated client gets the known values as a type it can compare against,
  * and a validating client still accepts a value a later fos adds (docs/decisions.md, "Enumerations that grow").
  */
-export const openEnum = <S extends Schema.Top>(known: S) =>
+export const openEnum = (known: Schema.Codec<string>): Schema.Codec<string> =>
+  // Typed as the string it decodes to: the known values' tuple, spelt out in every endpoint that answers a Problem,
+  // would pass the length TypeScript serializes into the API's declaration.
   Schema.Union([known, Schema.String]).annotate({ description: "One of the known values, or a value added later: tolerate it." })
