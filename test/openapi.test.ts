@@ -430,6 +430,13 @@ export async function journey(fetch: (request: Request) => Promise<Response>, ap
   const misspelt: components["schemas"]["ProblemType"] = "CUSTOMER_NOT_FOUNDD"
   if (missing.error.type !== notFound || misspelt === notFound) throw new Error("a missing customer is CUSTOMER_NOT_FOUND")
 
+  // A timeline's entries are typed by their kind: a state change names the state it went to.
+  const timeline = await fos.GET("/v2/simulate/timeline/{resourceId}", { params: { path: { resourceId: onboarded.data.applicationId } } })
+  if (timeline.error !== undefined) throw new Error("timeline: " + timeline.error.type)
+  const states: Array<string> = []
+  for (const entry of timeline.data.entries) if (entry.kind === "state") states.push(entry.to)
+  if (!states.includes("approved")) throw new Error("the application's timeline shows its approval")
+
   // The event types and timer kinds a delivery and a pending timer name are listed too.
   const created: components["schemas"]["EventType"] = "customer.created"
   // @ts-expect-error an event type the API does not have
