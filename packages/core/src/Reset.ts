@@ -51,31 +51,6 @@ import * as TransferSigning from "./signing/TransferSigning.ts"
 import * as VirtualAccounts from "./money/VirtualAccounts.ts"
 import * as Wallets from "./money/Wallets.ts"
 
-/** How many rows one step of a walk reads. */
-const walkPage = 100
-
-/** Calls `each` on every row of one partition of an order, a page at a time, and answers how many there were (the ledger audit). */
-export const walk = <Row, E = never>(
-  store: Store.StoreService,
-  table: Store.Table<Row>,
-  order: string,
-  partition: string,
-  each: (row: Row) => Effect.Effect<unknown, E>
-): Effect.Effect<number, E> =>
-  Effect.gen(function*() {
-    const sortOf = table.orders[order]!.sort
-    let from: Store.Position | undefined = undefined
-    let seen = 0
-    while (true) {
-      const rows: ReadonlyArray<Row> = yield* store.page(table, { order, partition, descending: false, backward: false, from, limit: walkPage })
-      for (const row of rows) yield* each(row)
-      seen += rows.length
-      if (rows.length < walkPage) return seen
-      const last = rows[rows.length - 1]!
-      from = { sort: sortOf(last), key: table.key(last) }
-    }
-  })
-
 /** The counts a reset answers with, one per kind of row (SandboxReset's `removed`). */
 type Removed = SandboxReset["removed"]
 

@@ -61,26 +61,6 @@ export const toWire = (s: SnapshotTables.StoredSnapshot): Snapshot => ({
   contents: s.contents
 })
 
-/** Calls `each` on every row of one partition of an order, a page at a time. */
-const eachInPartition = <Row>(
-  store: Store.StoreService,
-  t: Store.Table<Row>,
-  order: string,
-  partition: string,
-  each: (row: Row) => Effect.Effect<void, Problem.ApiError>
-): Effect.Effect<void, Problem.ApiError> =>
-  Effect.gen(function*() {
-    const sortOf = t.orders[order]!.sort
-    let from: Store.Position | undefined = undefined
-    while (true) {
-      const rows: ReadonlyArray<Row> = yield* store.page(t, { order, partition, descending: false, backward: false, from, limit: readPage })
-      for (const row of rows) yield* each(row)
-      if (rows.length < readPage) return
-      const last = rows[rows.length - 1]!
-      from = { sort: sortOf(last), key: t.key(last) }
-    }
-  })
-
 /** The organization's row, locked: snapshots, restores and deletes of one organization take turns. */
 const lockOrganization = (store: Store.StoreService, organizationId: string) =>
   Effect.flatMap(store.getForUpdate(Tenancy.Organizations, organizationId), (o) =>
@@ -123,7 +103,7 @@ export const take = (organizationId: OrganizationId | string): Effect.Effect<Sna
         const where = step.rows(scope)
         if (!("partition" in where)) return yield* Effect.die(new Error(`${step.table.name}: a row saved through the process is found by its partition`))
         const saved: Array<unknown> = []
-        yield* eachInPartition(store, step.table, where.order, where.partition, (row) => Effect.sync(() => saved.push(as(row))))
+        yield* Store.walk(store, step.table, where.order, where.partition, (row) => Effect.sync(() => saved.push(as(row))), readPage)
         rows += count(step, yield* store.copies.saveRows(id, step.table, saved))
       }
       if (rows > maxSnapshotRows) {
@@ -158,7 +138,7 @@ const copyLegacy = (store: Store.StoreService, snapshot: SnapshotTables.StoredSn
       batch = []
       return t === undefined || rows.length === 0 ? Effect.void : Effect.asVoid(store.copies.saveRows(snapshot.id, t, rows))
     })
-    yield* eachInPartition(store, SnapshotTables.SnapshotRows, "bySnapshot", snapshot.id, (saved) =>
+    yield* Store.walk(store, SnapshotTables.SnapshotRows, "bySnapshot", snapshot.id, (saved) =>
       Effect.gen(function*() {
         const t = tablesByName.get(saved.tbl)
         if (t === undefined) return yield* unknownTable(saved.tbl)
@@ -167,7 +147,7 @@ const copyLegacy = (store: Store.StoreService, snapshot: SnapshotTables.StoredSn
           batchTable = t
         }
         batch.push(saved.row)
-      }))
+      }), readPage)
     yield* flush
     yield* store.removePartition(SnapshotTables.SnapshotRows, "bySnapshot", snapshot.id)
     yield* Effect.orDie(store.update(SnapshotTables.Snapshots, { ...snapshot, copied: true }))

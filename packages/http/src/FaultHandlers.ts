@@ -11,7 +11,7 @@ import { group } from "./HandlerGroups.ts"
 import { CurrentCaller, ServerApi } from "./ServerApi.ts"
 
 const invalidMatch = (pointer: string, detail: string) =>
-  Effect.fail(Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] }))
+  Effect.fail(Problem.invalidRequest([{ pointer, detail }]))
 
 /** Refuses a matcher that no operation of the API meets. */
 export const checkMatch = (match: FaultCreate["match"]) => {

@@ -105,9 +105,7 @@ const CustomersLive = group(ServerApi, "customers", (handlers) =>
         const caller = yield* CurrentCaller
         const type = FeatureTypes.find((t) => t === query.type.toLowerCase())
         if (type === undefined) {
-          return yield* Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
-            errors: [{ pointer: "/type", detail: `must be one of ${FeatureTypes.map((t) => t.toUpperCase()).join(", ")}` }]
-          })
+          return yield* Problem.invalidRequest([{ pointer: "/type", detail: `must be one of ${FeatureTypes.map((t) => t.toUpperCase()).join(", ")}` }], "query")
         }
         const customer = yield* Customers.get(caller, params.customerId)
         return { type, requirements: Requirements.featureRequirements(type, customer.country).map(mutable) }
@@ -212,21 +210,15 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
             else {
               const to = parseIso(payload.to ?? "")
               if (to === undefined) {
-                return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
-                  errors: [{ pointer: "/to", detail: "must be an ISO 8601 timestamp with a time zone" }]
-                })
+                return yield* Problem.invalidRequest([{ pointer: "/to", detail: "must be an ISO 8601 timestamp with a time zone" }])
               }
               if (to < now) {
-                return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
-                  errors: [{ pointer: "/to", detail: "must not be before the clock's current time" }]
-                })
+                return yield* Problem.invalidRequest([{ pointer: "/to", detail: "must not be before the clock's current time" }])
               }
               target = to
             }
             if (target > maxWireInstantMs) {
-              return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
-                errors: [{ pointer: payload.seconds !== undefined ? "/seconds" : "/to", detail: "would move the clock past 9999-12-31T23:59:59.999Z" }]
-              })
+              return yield* Problem.invalidRequest([{ pointer: payload.seconds !== undefined ? "/seconds" : "/to", detail: "would move the clock past 9999-12-31T23:59:59.999Z" }])
             }
             return target
           })
@@ -418,9 +410,7 @@ const WebhooksLive = group(ServerApi, "webhooks", (handlers) =>
         const caller = yield* CurrentCaller
         const status = query.status?.toLowerCase()
         if (status !== undefined && !(DeliveryStatuses as ReadonlyArray<string>).includes(status)) {
-          return yield* Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
-            errors: [{ pointer: "/status", detail: `must be one of: ${DeliveryStatuses.join(", ")}` }]
-          })
+          return yield* Problem.invalidRequest([{ pointer: "/status", detail: `must be one of: ${DeliveryStatuses.join(", ")}` }], "query")
         }
         const page = yield* Deliveries.list(caller, {
           endpointId: query.endpointId,

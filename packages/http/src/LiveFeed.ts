@@ -486,9 +486,7 @@ export const parseTopics = (text: string | undefined): Effect.Effect<ReadonlySet
   const names = text.split(",").map((t) => t.trim())
   const unknown = names.filter((t) => !(topics as ReadonlyArray<string>).includes(t))
   if (unknown.length > 0 || names.length === 0) {
-    return Effect.fail(Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
-      errors: [{ pointer: "/topics", detail: "must be a comma-separated list of events and requests" }]
-    }))
+    return Effect.fail(Problem.invalidRequest([{ pointer: "/topics", detail: "must be a comma-separated list of events and requests" }], "query"))
   }
   return Effect.succeed(new Set(names as ReadonlyArray<Topic>))
 }

@@ -95,7 +95,7 @@ const body = <S extends Schema.Decoder<unknown>>(schema: S) =>
     const json = text === "" ? undefined : JSON.parse(text)
     // Members the schema does not name are refused, as on the API (docs/decisions.md, "Unknown members").
     return yield* Schema.decodeUnknownEffect(schema)(json, { errors: "all", onExcessProperty: "error" }).pipe(
-      Effect.mapError((e) => Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: Wire.decodeFailure(e.issue).errors }))
+      Effect.mapError((e) => Problem.invalidRequest(Wire.decodeFailure(e.issue).errors))
     )
   })
 
@@ -147,9 +147,7 @@ const pageQuery = Effect.gen(function*() {
   const text = yield* queryParam("limit")
   const limit = text === undefined ? defaultPageSize : Number(text)
   if (!Number.isInteger(limit) || limit < 1 || limit > maxPageSize) {
-    return yield* Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
-      errors: [{ pointer: "/limit", detail: `must be an integer from 1 to ${maxPageSize}` }]
-    })
+    return yield* Problem.invalidRequest([{ pointer: "/limit", detail: `must be an integer from 1 to ${maxPageSize}` }], "query")
   }
   return { cursor: yield* queryParam("cursor"), limit }
 })
@@ -236,9 +234,7 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
     const page = yield* pageQuery
     const housekeeping = yield* queryParam("housekeeping")
     if (housekeeping !== undefined && housekeeping !== "true" && housekeeping !== "false") {
-      return yield* Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
-        errors: [{ pointer: "/housekeeping", detail: "must be true or false" }]
-      })
+      return yield* Problem.invalidRequest([{ pointer: "/housekeeping", detail: "must be true or false" }], "query")
     }
     return json(yield* PendingTimers.list(organization.id, "sandbox", { ...page, direction: "forward", sortBy: "dueAt", sortOrder: "asc" }, {
       includeHousekeeping: housekeeping === "true"
@@ -269,9 +265,7 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
     const page = yield* pageQuery
     const environment = (yield* queryParam("environment")) ?? "sandbox"
     if (environment !== "sandbox" && environment !== "live") {
-      return yield* Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
-        errors: [{ pointer: "/environment", detail: "must be sandbox or live" }]
-      })
+      return yield* Problem.invalidRequest([{ pointer: "/environment", detail: "must be sandbox or live" }], "query")
     }
     return json(yield* recentPage(feed, organization.id, environment, page))
   }))),

@@ -135,14 +135,14 @@ export type SchemaFailureKind = "Params" | "Query" | "Headers" | "Payload"
 export const fromSchemaError = (kind: SchemaFailureKind, error: Schema.SchemaError): Problem.ApiError => {
   const failure = Wire.decodeFailure(error.issue)
   if (kind === "Payload") {
-    return Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: failure.errors })
+    return Problem.invalidRequest(failure.errors)
   }
   if (failure.code === "INVALID_OID_FORMAT") {
     const first = failure.errors.find((e) => e.detail.includes(" id ")) ?? failure.errors[0]!
     return Problem.apiError("INVALID_OID_FORMAT", `${first.pointer.slice(1) || "The identifier"} ${first.detail}.`)
   }
   const where = kind === "Query" ? "query" : kind === "Params" ? "path" : "headers"
-  return Problem.apiError("VALIDATION_ERROR", `The request ${where} failed validation; see errors[].`, { errors: failure.errors })
+  return Problem.invalidRequest(failure.errors, where)
 }
 
 const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])

@@ -71,9 +71,10 @@ const decoder = (schema: Schema.Top | undefined, kind: SchemaFailureKind) => {
 const refuseQuery = (query: unknown): Exit.Exit<unknown, Problem.ApiError> => {
   const names = Object.keys(query as object)
   if (names.length === 0) return Exit.succeed(query)
-  return Exit.fail(Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
-    errors: names.slice(0, Wire.maxErrorEntries).map((name) => ({ pointer: Problem.toPointer([name]), detail: "is not allowed" }))
-  }))
+  return Exit.fail(Problem.invalidRequest(
+    names.slice(0, Wire.maxErrorEntries).map((name) => ({ pointer: Problem.toPointer([name]), detail: "is not allowed" })),
+    "query"
+  ))
 }
 
 /**
@@ -109,7 +110,7 @@ const refuseBody = (body: string): Exit.Exit<unknown, Problem.ApiError> => {
   const errors = isObject
     ? Object.keys(value).slice(0, Wire.maxErrorEntries).map((name) => ({ pointer: Problem.toPointer([name]), detail: "is not allowed" }))
     : [{ pointer: "", detail: "must be empty: this endpoint takes no body" }]
-  return Exit.fail(Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors }))
+  return Exit.fail(Problem.invalidRequest(errors))
 }
 
 /** A decoder's failure as the endpoint run's. */

@@ -23,7 +23,6 @@ import { base64urlnopad, utf8 } from "@scure/base"
 import { Clock, Effect } from "effect"
 import * as Ledger from "../money/Ledger.ts"
 import * as Problem from "../kernel/Problem.ts"
-import * as Reset from "../Reset.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
 import * as TransactionMachine from "../money/TransactionMachine.ts"
@@ -145,14 +144,10 @@ const journalAccount = (scope: string, holderId: string, query: JournalQuery): E
     )
     const held = accounts.map((a) => a.chain === undefined ? a.asset : `${a.asset}@${a.chain}`).join(", ")
     if (matching.length === 0) {
-      return yield* Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
-        errors: [{ pointer: query.asset === undefined ? "/chain" : "/asset", detail: `${holderId} holds no account in that asset; it holds ${held}` }]
-      })
+      return yield* Problem.invalidRequest([{ pointer: query.asset === undefined ? "/chain" : "/asset", detail: `${holderId} holds no account in that asset; it holds ${held}` }], "query")
     }
     if (matching.length > 1) {
-      return yield* Problem.apiError("VALIDATION_ERROR", "The request query failed validation; see errors[].", {
-        errors: [{ pointer: "/asset", detail: `${holderId} holds several assets (${held}); name one with asset (and chain)` }]
-      })
+      return yield* Problem.invalidRequest([{ pointer: "/asset", detail: `${holderId} holds several assets (${held}); name one with asset (and chain)` }], "query")
     }
     return matching[0]!
   })
@@ -277,9 +272,9 @@ export const auditLedger = (organizationId: string): Effect.Effect<LedgerAuditRe
     const accounts: Array<Ledger.LedgerAccount> = []
     const transfers: Array<Ledger.LedgerTransfer> = []
     const transactions: Array<Transactions.StoredTransaction> = []
-    yield* Reset.walk(store, Ledger.LedgerAccounts, "byScope", scope, (a) => Effect.sync(() => accounts.push(a)))
-    yield* Reset.walk(store, Ledger.LedgerTransfers, "byScope", scope, (t) => Effect.sync(() => transfers.push(t)))
-    yield* Reset.walk(store, Transactions.Transactions, Transactions.ofScope, scope, (t) => Effect.sync(() => transactions.push(t)))
+    yield* Store.walk(store, Ledger.LedgerAccounts, "byScope", scope, (a) => Effect.sync(() => accounts.push(a)))
+    yield* Store.walk(store, Ledger.LedgerTransfers, "byScope", scope, (t) => Effect.sync(() => transfers.push(t)))
+    yield* Store.walk(store, Transactions.Transactions, Transactions.ofScope, scope, (t) => Effect.sync(() => transactions.push(t)))
 
     const violations: Array<AuditViolation> = []
     const counts: Record<AuditCheck, number> = { zero_sum: 0, no_negative_customer_account: 0, totals_match_transfers: 0, holds_match_transactions: 0 }

@@ -42,6 +42,13 @@ export const apiError = (
   extra?: { errors?: ReadonlyArray<ErrorEntry>; retryAfterSeconds?: number; field?: string; pair?: PairDetails; resolution?: string }
 ): ApiError => new ApiError({ code, detail, ...extra })
 
+/**
+ * 400 VALIDATION_ERROR: the request's body (or query) broke its schema or a rule checked with it, each problem an
+ * entry of `errors[]` named by its JSON Pointer. The one wording every such answer has.
+ */
+export const invalidRequest = (errors: ReadonlyArray<ErrorEntry>, part: "body" | "query" | "path" | "headers" = "body"): ApiError =>
+  apiError("VALIDATION_ERROR", `The request ${part} failed validation; see errors[].`, { errors })
+
 /** A problem as fos renders it: the contract's `Problem`, its `type` a code of the catalog. */
 export type ProblemBody = Omit<Problem, "type"> & { readonly type: ErrorCode }
 

@@ -24,7 +24,7 @@
  * A table maps to a SQL table with the key as primary key, a unique index per unique key and a
  * (partition, sort, key) index per order. Rows are plain JSON-able data and are never mutated in place.
  */
-import { Context, Data, type Effect } from "effect"
+import { Context, Data, Effect } from "effect"
 import type { SharedState } from "./SharedState.ts"
 
 /** A sort value of a declared order. */
@@ -256,3 +256,30 @@ export interface StoreService {
 }
 
 export class Store extends Context.Service<Store, StoreService>()("fos/Store") {}
+
+/**
+ * Calls `each` on every row of one partition of an order, in the order's sort, `pageSize` rows read at a time, and
+ * answers how many there were: the one page walk of the engine (a reset's and a snapshot's tables, the ledger
+ * audit, a restriction's open payouts). Keyset paging, so a row `each` moves out of the partition skips nothing.
+ */
+export const walk = <Row, E = never, R = never>(
+  store: StoreService,
+  table: Table<Row>,
+  order: string,
+  partition: string,
+  each: (row: Row) => Effect.Effect<unknown, E, R>,
+  pageSize = 100
+): Effect.Effect<number, E, R> =>
+  Effect.gen(function*() {
+    const sortOf = table.orders[order]!.sort
+    let from: Position | undefined = undefined
+    let seen = 0
+    while (true) {
+      const rows: ReadonlyArray<Row> = yield* store.page(table, { order, partition, descending: false, backward: false, from, limit: pageSize })
+      for (const row of rows) yield* each(row)
+      seen += rows.length
+      if (rows.length < pageSize) return seen
+      const last = rows[rows.length - 1]!
+      from = { sort: sortOf(last), key: table.key(last) }
+    }
+  })

@@ -115,9 +115,7 @@ export const simulateUnsupportedDeposit = (
     }
     const parsed = parseAmount(body.assetAmount.code, body.assetAmount.amount)
     if (parsed === undefined) {
-      return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
-        errors: [{ pointer: "/assetAmount/amount", detail: "has more decimal places than the asset has" }]
-      })
+      return yield* Problem.invalidRequest([{ pointer: "/assetAmount/amount", detail: "has more decimal places than the asset has" }])
     }
     // At the asset's precision, as every amount fos answers (a deposit's too).
     const assetAmount = { code: body.assetAmount.code, amount: formatAmount(parsed), chain: body.assetAmount.chain }

@@ -74,9 +74,7 @@ export const simulate = (caller: Auth.Caller, body: SimulatedDeposit): Effect.Ef
     case "deposit_address": {
       const chain = body.assetAmount.chain
       if (chain === undefined) {
-        return Effect.fail(Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
-          errors: [{ pointer: "/assetAmount/chain", detail: "is required: a deposit address takes on-chain assets" }]
-        }))
+        return Effect.fail(Problem.invalidRequest([{ pointer: "/assetAmount/chain", detail: "is required: a deposit address takes on-chain assets" }]))
       }
       // The address is checked by its chain's validator first, as every address the API takes is.
       return Addresses.validAddress(chain, destination.address, "/destination/address").pipe(
@@ -99,9 +97,7 @@ const bankDeposit = (caller: Auth.Caller, virtualAccountId: VirtualAccountId, bo
   Effect.gen(function*() {
     const account = yield* VirtualAccounts.get(caller, virtualAccountId)
     if (body.sender !== undefined) {
-      return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
-        errors: [{ pointer: "/sender", detail: "is sent only for an on-chain deposit into a wallet" }]
-      })
+      return yield* Problem.invalidRequest([{ pointer: "/sender", detail: "is sent only for an on-chain deposit into a wallet" }])
     }
     // 422s carry no errors[] (the spec keeps it for VALIDATION_ERROR and two others): the detail says what is wrong.
     if (account.status !== "active") {
@@ -118,9 +114,7 @@ const bankDeposit = (caller: Auth.Caller, virtualAccountId: VirtualAccountId, bo
       return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The virtual account does not take payments on this rail; its deposit instructions offer ${offered.join(", ")}.`)
     }
     if (body.wireReceiveDetails !== undefined && !wireRails.has(rail)) {
-      return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
-        errors: [{ pointer: "/wireReceiveDetails", detail: "is sent only for a wire (fedwire, swift, international_wire)" }]
-      })
+      return yield* Problem.invalidRequest([{ pointer: "/wireReceiveDetails", detail: "is sent only for a wire (fedwire, swift, international_wire)" }])
     }
     const sent = parseAmount(currency, body.assetAmount.amount)!
     const model = yield* WorldModel.WorldModel
@@ -170,9 +164,7 @@ const chainDeposit = (caller: Auth.Caller, addressed: Wallets.StoredWallet, body
     }
     if (body.rail !== undefined || body.wireReceiveDetails !== undefined) {
       const pointer = body.rail !== undefined ? "/rail" : "/wireReceiveDetails"
-      return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
-        errors: [{ pointer, detail: "is sent only for a bank transfer into a virtual account" }]
-      })
+      return yield* Problem.invalidRequest([{ pointer, detail: "is sent only for a bank transfer into a virtual account" }])
     }
     const sender = body.sender?.address === undefined ? undefined : yield* Addresses.validAddress(chain, body.sender.address, "/sender/address")
     const amount = parseAmount(code, body.assetAmount.amount)!

@@ -79,7 +79,7 @@ export const payoutRequirements = (body: PayoutRequirementsRequest): Effect.Effe
   Effect.gen(function*() {
     const model = (yield* WorldModel.WorldModel).payouts
     const invalid = (pointer: string, detail: string) =>
-      Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] })
+      Problem.invalidRequest([{ pointer, detail }])
     const amount = parseAmount(body.asset, body.amount)
     if (amount === undefined) return yield* invalid("/amount", "has more decimal places than the asset has")
     if (body.destinationType === "external_bank") {

@@ -93,7 +93,7 @@ export const scriptedReturnKind = "payout.scripted_return"
 // --- creating ---------------------------------------------------------------------------------------------------------
 
 const invalidBody = (pointer: string, detail: string) =>
-  Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] })
+  Problem.invalidRequest([{ pointer, detail }])
 
 /** Where the money goes: the transaction's destination side (without its amount) and what routes it. */
 export interface PayoutTarget {
@@ -619,16 +619,8 @@ export const restrictCustomerWithPayouts = (caller: Auth.Caller, customerId: Cus
     for (const status of ["pending", "processing"] as const) {
       const { order, partition } = Transactions.partition(caller, { type: "withdrawal", status, customerId })
       // A customer has few payouts in flight; they are walked a bounded page at a time.
-      let from: Store.Position | undefined = undefined
-      while (true) {
-        const open: ReadonlyArray<Transactions.StoredTransaction> = yield* store.page(Transactions.Transactions, { order, partition, descending: false, backward: false, from, limit: 100 })
-        for (const t of open) {
-          if (!t.sent) yield* Effect.orDie(Transactions.move(t.id, { type: "fail" }, { failureCode: "capability_suspended" }))
-        }
-        if (open.length < 100) break
-        const last = open[open.length - 1]!
-        from = { sort: last.createdAt, key: last.id }
-      }
+      yield* Store.walk(store, Transactions.Transactions, order, partition, (t) =>
+        t.sent ? Effect.void : Effect.orDie(Transactions.move(t.id, { type: "fail" }, { failureCode: "capability_suspended" })))
     }
     return restricted
   })

@@ -167,7 +167,7 @@ export const respond = (caller: Auth.Caller, id: RfiId, body: RfiResponseCreate)
     if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, `The request for information is ${rfi.status}; it takes no responses.`)
     const asked = new Set(rfi.questions.map((q) => q.id))
     const unknown = body.answers.flatMap((a, i) => (asked.has(a.questionId) ? [] : [{ pointer: `/answers/${i}/questionId`, detail: "must be the id of one of the RFI's questions" }]))
-    if (unknown.length > 0) return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: unknown })
+    if (unknown.length > 0) return yield* Problem.invalidRequest(unknown)
     for (const [i, answer] of body.answers.entries()) {
       if (answer.documentIds !== undefined) yield* Documents.require(caller, answer.documentIds, { customerId: rfi.customerId, pointer: `/answers/${i}/documentIds` })
     }
@@ -208,7 +208,7 @@ export const review = (caller: Auth.Caller, id: RfiId, body: RfiReview): Effect.
         const outcome = RfiMachine.rfiTransition(rfi.status, { type: body.action })
         if ("refused" in outcome) return yield* notViable(`Only ${body.action === "request_more" ? "an answered" : "a resolved"} request for information can ${body.action === "request_more" ? "be asked for more" : "be reopened"} (status ${rfi.status}).`)
         if (body.questions === undefined) {
-          return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer: "/questions", detail: `is required with action ${body.action}` }] })
+          return yield* Problem.invalidRequest([{ pointer: "/questions", detail: `is required with action ${body.action}` }])
         }
         const transaction = yield* Transactions.get(caller, rfi.transactionId, true)
         const ended = TransactionMachine.terminalStatuses.has(transaction.status)
@@ -236,9 +236,7 @@ export const review = (caller: Auth.Caller, id: RfiId, body: RfiReview): Effect.
         if ("refused" in outcome) return yield* notViable(`The request for information is ${rfi.status}; its deadline no longer runs.`)
         const deadline = deadlineFrom(body.deadlineSeconds)
         if (deadline === undefined || deadline <= rfi.deadline) {
-          return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
-            errors: [{ pointer: "/deadlineSeconds", detail: "is required and must move the deadline later than it is" }]
-          })
+          return yield* Problem.invalidRequest([{ pointer: "/deadlineSeconds", detail: "is required and must move the deadline later than it is" }])
         }
         const extended: StoredRfi = { ...rfi, deadline, updatedAt: now }
         yield* save(rfi.status, extended)

@@ -122,9 +122,7 @@ export const simulate = (
 ): Effect.Effect<ApplicationWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     if (decision.outcome === "approved" && decision.category !== undefined) {
-      return yield* Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", {
-        errors: [{ pointer: "/category", detail: "applies only to a rejection" }]
-      })
+      return yield* Problem.invalidRequest([{ pointer: "/category", detail: "applies only to a rejection" }])
     }
     const application = yield* Applications.get(caller, id, true)
     return Applications.toWire(yield* decide(application, { ...decision, bySimulate: true }))

@@ -39,9 +39,6 @@ import * as Requirements from "./Requirements.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
 
-const validationError = (errors: ReadonlyArray<ErrorEntry>) =>
-  Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors })
-
 const notReady = (errors: ReadonlyArray<ErrorEntry>) =>
   Problem.apiError("ONBOARDING_NOT_READY", `The submission is incomplete: ${errors.length} requirement(s) are not met; see errors[].`, { errors })
 
@@ -186,14 +183,14 @@ export const submitOnboarding = (caller: Auth.Caller, body: OnboardingSubmission
     const store = yield* Store.Store
     const customerType = body.customerType ?? "business"
     if (customerType === "business" && body.individual !== undefined) {
-      return yield* validationError([{ pointer: "/individual", detail: "is only for customerType individual" }])
+      return yield* Problem.invalidRequest([{ pointer: "/individual", detail: "is only for customerType individual" }])
     }
     if (customerType === "individual") {
       const wrong = (["businessInfo", "ownership", "companyClassification"] as const).filter((k) => body[k] !== undefined)
-      if (wrong.length > 0) return yield* validationError(wrong.map((k) => ({ pointer: `/${k}`, detail: "is only for customerType business" })))
+      if (wrong.length > 0) return yield* Problem.invalidRequest(wrong.map((k) => ({ pointer: `/${k}`, detail: "is only for customerType business" })))
     }
     const duplicates = duplicateReferences(body.ownership?.persons ?? [])
-    if (duplicates.length > 0) return yield* validationError(duplicates)
+    if (duplicates.length > 0) return yield* Problem.invalidRequest(duplicates)
     const requirements = yield* countryRequirements(body.country)
     yield* classificationChecks(body.companyClassification, body.country)
     const documentTypes = yield* resolveDocuments(caller, documentLists(body), undefined)
@@ -246,13 +243,13 @@ export const submitCustomerUpdate = (
   Effect.gen(function*() {
     const customer = yield* Customers.get(caller, customerId)
     if (customer.type === "business" && body.individual !== undefined) {
-      return yield* validationError([{ pointer: "/individual", detail: "is only for an individual customer" }])
+      return yield* Problem.invalidRequest([{ pointer: "/individual", detail: "is only for an individual customer" }])
     }
     if (customer.type === "individual" && (body.businessInfo !== undefined || body.ownership !== undefined)) {
-      return yield* validationError([{ pointer: body.businessInfo !== undefined ? "/businessInfo" : "/ownership", detail: "is only for a business customer" }])
+      return yield* Problem.invalidRequest([{ pointer: body.businessInfo !== undefined ? "/businessInfo" : "/ownership", detail: "is only for a business customer" }])
     }
     const duplicates = duplicateReferences(body.ownership?.persons ?? [])
-    if (duplicates.length > 0) return yield* validationError(duplicates)
+    if (duplicates.length > 0) return yield* Problem.invalidRequest(duplicates)
     yield* resolveDocuments(caller, documentLists(body), customer.id)
     const now = toIso(yield* Clock.currentTimeMillis)
     const application: Applications.Application = {
@@ -290,9 +287,9 @@ export const submitFeatureApplication = (
             "NO_ELIGIBLE_PROVIDER",
             `No provider holds ${body.asset.code} virtual accounts for a customer in ${customer.country}; this customer's currencies are ${allowed.join(", ")}.`
           )
-          : validationError([{ pointer: "/asset/code", detail: `must be one of ${allowed.join(", ")} for this customer` }]))
+          : Problem.invalidRequest([{ pointer: "/asset/code", detail: `must be one of ${allowed.join(", ")} for this customer` }]))
       }
-      if (body.asset.chain !== undefined) return yield* validationError([{ pointer: "/asset/chain", detail: "must be omitted for a virtual account" }])
+      if (body.asset.chain !== undefined) return yield* Problem.invalidRequest([{ pointer: "/asset/chain", detail: "must be omitted for a virtual account" }])
     } else {
       // Refused before anything is written or emitted: an ineligible jurisdiction is a 422 with no event.
       if (!Requirements.cryptoEligible(customer)) {
@@ -300,10 +297,10 @@ export const submitFeatureApplication = (
       }
       const offered = Requirements.cryptoWalletAssets.find((a) => a.code === body.asset.code)
       if (offered === undefined) {
-        return yield* validationError([{ pointer: "/asset/code", detail: `must be one of ${Requirements.cryptoWalletAssets.map((a) => a.code).join(", ")}` }])
+        return yield* Problem.invalidRequest([{ pointer: "/asset/code", detail: `must be one of ${Requirements.cryptoWalletAssets.map((a) => a.code).join(", ")}` }])
       }
       if (body.asset.chain === undefined || !offered.chains.includes(body.asset.chain)) {
-        return yield* validationError([{ pointer: "/asset/chain", detail: `must be one of ${offered.chains.join(", ")} for ${offered.code}` }])
+        return yield* Problem.invalidRequest([{ pointer: "/asset/chain", detail: `must be one of ${offered.chains.join(", ")} for ${offered.code}` }])
       }
     }
     const now = toIso(yield* Clock.currentTimeMillis)
@@ -341,7 +338,7 @@ export const submitOrganizationOnboarding = (caller: Auth.Caller, body: Organiza
       }
     }
     const duplicates = duplicateReferences(body.ownership?.persons ?? [])
-    if (duplicates.length > 0) return yield* validationError(duplicates)
+    if (duplicates.length > 0) return yield* Problem.invalidRequest(duplicates)
     const requirements = yield* countryRequirements(body.country)
     yield* classificationChecks(body.companyClassification, body.country)
     const sandboxCaller: Auth.Caller = { ...caller, environment: "sandbox" }

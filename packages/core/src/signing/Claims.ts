@@ -85,7 +85,7 @@ export const claimNonCustodial = (caller: Auth.Caller, customerId: CustomerId, b
     const store = yield* Store.Store
     const customer = yield* Wallets.onboardedCustomer(caller, customerId)
     const problems = rosterProblems(body)
-    if (problems.length > 0) return yield* Roster.validation(problems)
+    if (problems.length > 0) return yield* Problem.invalidRequest(problems)
     const unsupported = body.chains.find((c) => !Wallets.nonCustodialChains.includes(c))
     if (unsupported !== undefined) {
       return yield* Problem.apiError(

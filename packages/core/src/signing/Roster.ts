@@ -10,7 +10,6 @@ import {
   type ClaimState,
   type CustomerId,
   type Environment,
-  type ErrorEntry,
   maxRosterSize,
   toIso,
   type WalletCeremony as WalletCeremonyWire,
@@ -167,8 +166,6 @@ export const emitRosterEvent = (row: Owned, type: Parameters<typeof Outbox.emitE
 const opaque = IdGenerator.randomString("0123456789abcdefghjkmnpqrstvwxyz", 24)
 
 export const mintRosterId = <P extends "clm" | "cer">(p: P) => Effect.map(opaque, (o) => `${p}_${o}`)
-
-export const validation = (errors: ReadonlyArray<ErrorEntry>) => Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors })
 
 export const inCallerScope = <R extends Owned>(row: R | undefined, caller: Auth.Caller): row is R =>
   row !== undefined && row.organizationId === caller.organization.id && row.environment === caller.environment

@@ -93,7 +93,7 @@ const sandboxOnly = (owner: OutcomeOwner) =>
   owner.environment === "sandbox" ? Effect.void : Effect.fail(Problem.apiError("NOT_FOUND", "Simulate endpoints exist only under /sandbox."))
 
 const invalid = (pointer: string, detail: string) =>
-  Effect.fail(Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] }))
+  Effect.fail(Problem.invalidRequest([{ pointer, detail }]))
 
 /** Compares two decimal strings as numbers: "10" and "10.00" are equal. */
 export const compareDecimals = (a: string, b: string): number => {

@@ -17,7 +17,7 @@ import type * as Transport from "./Transport.ts"
 const maxUrlLength = 2048
 
 const invalid = (pointer: string, detail: string) =>
-  Problem.apiError("VALIDATION_ERROR", "The request body failed validation; see errors[].", { errors: [{ pointer, detail }] })
+  Problem.invalidRequest([{ pointer, detail }])
 
 const nat64 = ipaddr.parseCIDR("64:ff9b::/96")
 const ipv4Compatible = ipaddr.parseCIDR("::/96")

@@ -254,14 +254,8 @@ const countListeners = (caller: Auth.Caller) =>
     const store = yield* Store.Store
     const partition = Tenancy.scopeOf(caller.organization.id, caller.environment)
     let count = 0
-    let from: Store.Position | undefined = undefined
-    while (true) {
-      const page: ReadonlyArray<Endpoints.WebhookEndpoint> = yield* store.page(Endpoints.WebhookEndpoints, { order: "live", partition, descending: false, backward: false, from, limit: 100 })
-      count += page.filter((e) => isListenerUrl(e.url)).length
-      if (page.length < 100) return count
-      const last = page.at(-1)!
-      from = { sort: last.createdAt, key: last.id }
-    }
+    yield* Store.walk(store, Endpoints.WebhookEndpoints, "live", partition, (e) => Effect.sync(() => isListenerUrl(e.url) && count++))
+    return count
   })
 
 /**
