@@ -5,6 +5,7 @@
  * alone.
  */
 export * from "./kernel/Errors.ts"
+export * from "./kernel/Problem.ts"
 export * from "./kernel/ErrorReference.ts"
 export * from "./kernel/Ids.ts"
 export * from "./kernel/Money.ts"

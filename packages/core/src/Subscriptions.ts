@@ -7,6 +7,7 @@
  * | TransactionEnded (money/Transactions.ts) | a transaction reaches its first terminal status | orders: execute the autoExecute orders its credit now covers, fail those its failed deposit or signing leaves unfunded (Orders.ts); signing: free its wallet's seat or its place in the queue (TransferSigning.ts) |
  * | SignaturesRequested (money/Transactions.ts) | a transfer out of a non-custodial wallet (payout, conversion, deposit return) is processing | signing: start its roster's signing, or go on where it stands (TransferSigning.ts) |
  * | SignerLeftPool (signing/Roster.ts) | a signer is removed from its roster's signing pool | signing: fail the transfers the change breaks, roster_changed (TransferSigning.ts) |
+ * | VirtualAccountApproved (onboarding/ApprovalEffects.ts) | a virtual_account application is approved | money: open its account, pending until it activates on the clock (VirtualAccounts.ts) |
  *
  * Why here, and why topics: a publisher that imported its subscribers would make dependencies run both ways
  * (money/Transactions.ts would import Orders.ts and TransferSigning.ts, both of which import it back). So each
@@ -17,10 +18,12 @@
  * dies rather than skip what should have run (kernel/Topics.ts).
  */
 import { Layer } from "effect"
+import * as ApprovalEffects from "./onboarding/ApprovalEffects.ts"
 import * as Roster from "./signing/Roster.ts"
 import type * as Topics from "./kernel/Topics.ts"
 import * as Transactions from "./money/Transactions.ts"
 import * as TransferSigning from "./signing/TransferSigning.ts"
+import * as VirtualAccounts from "./money/VirtualAccounts.ts"
 import { onTransactionEnded } from "./money/FundedOrders.ts"
 
 const subscribe = <A>(t: Topics.Topic<A>, subscribers: ReadonlyArray<Topics.Subscriber<A>>) => Layer.succeed(t, subscribers)
@@ -28,5 +31,6 @@ const subscribe = <A>(t: Topics.Topic<A>, subscribers: ReadonlyArray<Topics.Subs
 export const layer = Layer.mergeAll(
   subscribe<Transactions.StoredTransaction>(Transactions.TransactionEnded, [onTransactionEnded, TransferSigning.onTransferEnded]),
   subscribe<Transactions.SignatureRequest>(Transactions.SignaturesRequested, [TransferSigning.startSigning]),
-  subscribe<Roster.StoredSigner>(Roster.SignerLeftPool, [TransferSigning.onSignerLeftPool])
+  subscribe<Roster.StoredSigner>(Roster.SignerLeftPool, [TransferSigning.onSignerLeftPool]),
+  subscribe<ApprovalEffects.ApprovedAccount>(ApprovalEffects.VirtualAccountApproved, [VirtualAccounts.onApproved])
 )

@@ -9,7 +9,7 @@
  */
 import { Context } from "effect"
 import { HttpApiSchema } from "effect/http-api"
-import { Problem } from "../kernel/Errors.ts"
+import { Problem } from "../kernel/Problem.ts"
 
 /** `required`: 400 IDEMPOTENCY_KEY_REQUIRED without the header; `refused`: the header is an error. */
 export type IdempotencyPolicy = "required" | "accepted" | "refused"

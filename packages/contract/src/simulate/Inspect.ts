@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import "../kernel/Annotations.ts"
 import { VirtualAccountId, WalletId, WebhookDeliveryId } from "../kernel/Ids.ts"
 import { ListMeta, listOf, listQuery } from "../kernel/Lists.ts"
-import { openEnum } from "../kernel/Primitives.ts"
+import { openEnum } from "../kernel/OpenEnum.ts"
 import { EventType } from "../events/Events.ts"
 
 /** Every kind of durable timer the engine schedules (core kernel/Timers.ts and inspect/PendingTimers.ts describe each). */

@@ -4,7 +4,8 @@
  */
 import { Schema } from "effect"
 import "../kernel/Annotations.ts"
-import { NonBlankString, openEnum } from "../kernel/Primitives.ts"
+import { openEnum } from "../kernel/OpenEnum.ts"
+import { NonBlankString } from "../kernel/Primitives.ts"
 import { EventModes, EventType } from "../events/Events.ts"
 
 export const Subscription = Schema.Union([

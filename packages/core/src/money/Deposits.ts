@@ -31,7 +31,6 @@ import * as Addresses from "./Addresses.ts"
 import type * as Auth from "../tenancy/Auth.ts"
 import type * as Ledger from "./Ledger.ts"
 import * as Outbox from "../kernel/Outbox.ts"
-import * as Outcomes from "../simulate/Outcomes.ts"
 import * as PayoutRequirements from "./PayoutRequirements.ts"
 import * as Payouts from "./Payouts.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -338,7 +337,7 @@ const onSettle: Timers.TimerHandler = (payload: { readonly transactionId: Transa
     const transaction = yield* store.get(Transactions.Transactions, payload.transactionId)
     if (transaction === undefined || (transaction.status !== "pending" && transaction.status !== "processing")) return
     // A scripted failure at settlement (simulate/Outcomes.ts): the credit it held is released.
-    const scripted = yield* Outcomes.take(transaction, "settle")
+    const scripted = yield* Transactions.scriptedOutcome(transaction, "settle")
     if (scripted !== undefined) {
       yield* Effect.ignore(Transactions.move(payload.transactionId, { type: "fail" }, { failureCode: scripted.failureCode }))
       return

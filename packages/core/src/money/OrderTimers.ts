@@ -20,7 +20,6 @@ import { Clock, Effect } from "effect"
 import * as Addresses from "./Addresses.ts"
 import * as Ledger from "./Ledger.ts"
 import * as OrderMachine from "./OrderMachine.ts"
-import * as Outcomes from "../simulate/Outcomes.ts"
 import * as Orders from "./Orders.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
@@ -104,7 +103,7 @@ const settled: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
     const store = yield* Store.Store
     // A scripted failure of the conversion at settlement (simulate/Outcomes.ts): the order fails through its table.
     const leg = order.environment === "sandbox" ? yield* store.get(Transactions.Transactions, order.transactionId!) : undefined
-    const scripted = leg === undefined ? undefined : yield* Outcomes.take(leg, "settle")
+    const scripted = leg === undefined ? undefined : yield* Transactions.scriptedOutcome(leg, "settle")
     const reasonCode = scripted === undefined ? undefined : orderLegFailures[scripted.failureCode]
     if (reasonCode !== undefined) {
       yield* Effect.orDie(Orders.fail(order, reasonCode))

@@ -492,7 +492,7 @@ const onSend = payoutTimer((t) =>
     // A non-custodial wallet's payout is sent only once its roster's quorum is met.
     if (t.signingWalletId !== undefined && t.signed !== true) return
     // A scripted failure at the send (simulate/Outcomes.ts): nothing leaves, the reservation is released.
-    const scripted = yield* Outcomes.take(t, "send")
+    const scripted = yield* Transactions.scriptedOutcome(t, "send")
     if (scripted !== undefined) {
       yield* Effect.orDie(Transactions.move(t.id, { type: "fail" }, { failureCode: scripted.failureCode }))
       return
@@ -509,7 +509,7 @@ const onSettle = payoutTimer((t) =>
     // The receive policy held it (signing/WalletFreeze.ts, a recovery): it does not settle.
     if (t.heldByReceivePolicy === true) return
     // A scripted failure at settlement (simulate/Outcomes.ts), insufficient_funds_at_settle among them.
-    const scripted = yield* Outcomes.take(t, "settle")
+    const scripted = yield* Transactions.scriptedOutcome(t, "settle")
     if (scripted !== undefined) {
       yield* Effect.orDie(Transactions.move(t.id, { type: "fail" }, { failureCode: scripted.failureCode }))
       return
@@ -518,7 +518,7 @@ const onSettle = payoutTimer((t) =>
     yield* addReferences(t, "complete", now)
     const completed = yield* Effect.orDie(Transactions.move(t.id, { type: "settle" }))
     // A scripted return after completion: the beneficiary's bank sends it back on a durable timer.
-    const scriptedReturn = yield* Outcomes.take(completed, "completed")
+    const scriptedReturn = yield* Transactions.scriptedOutcome(completed, "completed")
     if (scriptedReturn !== undefined) {
       const payload: ScriptedReturn = { transactionId: t.id, returnCode: scriptedReturn.returnCode, returnReason: scriptedReturn.returnReason }
       yield* Timers.schedule(scriptedReturnKind, now + scriptedReturn.afterSeconds * 1000, payload, Tenancy.scopeOf(t.organizationId, t.environment))

@@ -58,6 +58,7 @@ import * as History from "../kernel/History.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Ledger from "./Ledger.ts"
 import * as Outbox from "../kernel/Outbox.ts"
+import * as Outcomes from "../simulate/Outcomes.ts"
 import * as Paging from "../kernel/Paging.ts"
 import * as Problem from "../kernel/Problem.ts"
 import * as Store from "../kernel/Store.ts"
@@ -156,6 +157,39 @@ export const Transactions = Store.table<StoredTransaction>({
 
 /** The order of every transaction of a scope (no filter), whose partition is the scope itself. */
 export const ofScope = Paging.filterOrderName("createdAt", [])
+
+/** The rail or chain a transaction's money moves over. */
+const routeOf = (t: StoredTransaction): { readonly rail?: PayoutRail; readonly chain?: Chain } => {
+  if (t.route !== undefined) return t.route
+  if (t.payoutRail !== undefined && t.payoutRail !== null) return { rail: t.payoutRail }
+  const chain = t.destination.assetAmount.chain ?? t.source.assetAmount.chain
+  if (chain !== undefined) return { chain }
+  // A bank deposit keeps its rail only in its ledger legs: the outside world's account of that rail (Deposits.ts).
+  for (const hold of t.holds) {
+    const rail = typeof hold === "string" ? undefined : /\/world\/rail:([a-z_]+)\//.exec(hold.debitAccountId)?.[1]
+    if (rail !== undefined) return { rail: rail as PayoutRail }
+  }
+  return {}
+}
+
+/** The amount a rule's bounds compare: what the recipient gets on a payout, what the source sends on any other. */
+const amountOf = (t: StoredTransaction): string => (t.type === "withdrawal" ? t.destination : t.source).assetAmount.amount
+
+/** What a scripted outcome rule reads of a transaction (simulate/Outcomes.ts). */
+export const outcomeFactsOf = (t: StoredTransaction): Outcomes.TransactionFacts => ({
+  customerId: t.customerId,
+  type: t.type,
+  route: routeOf(t),
+  amount: amountOf(t),
+  clientReferenceId: t.clientReferenceId,
+  destinationType: t.destination.type
+})
+
+/**
+ * The sandbox's scripted outcome for the transaction at `phase`, if a rule matches it (used once for it); undefined
+ * when none does, or outside the sandbox. Runs in the caller's store transaction.
+ */
+export const scriptedOutcome = <P extends Outcomes.Phase>(t: StoredTransaction, phase: P) => Outcomes.take(t, outcomeFactsOf(t), phase)
 
 /** The wallet a transaction's destination credits: a `wallet` side's, or the one behind an order's funding address. */
 export const creditedWalletId = (t: StoredTransaction): string | undefined =>

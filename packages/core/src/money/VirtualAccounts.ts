@@ -10,6 +10,7 @@
  */
 import { Clock, Effect } from "effect"
 import * as Auth from "../tenancy/Auth.ts"
+import type * as ApprovalEffects from "../onboarding/ApprovalEffects.ts"
 import * as Customers from "../onboarding/Customers.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Ledger from "./Ledger.ts"
@@ -106,6 +107,10 @@ export const depositBlocks = (id: string, currency: AssetCode, holder: string): 
       return [swift("FOSBUS33")]
   }
 }
+
+/** Opens the account of an approved virtual_account application (ApprovalEffects' topic, Subscriptions.ts). */
+export const onApproved = (approved: ApprovalEffects.ApprovedAccount): Effect.Effect<void, never, Store.Store> =>
+  Effect.asVoid(create(approved.application, approved.now))
 
 /** Creates the account of an approved virtual_account application; it activates on the clock. */
 export const create = (

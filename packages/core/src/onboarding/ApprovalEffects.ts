@@ -7,11 +7,12 @@
  * |---|---|
  * | customer_onboarding | the customer (under the id the submission reserved), customer.created, paired with application.approved |
  * | customer_update | the customer's name and state, as submitted; no event (the spec has none) |
- * | virtual_account | the account, pending; it activates on the clock (VirtualAccounts.ts) |
+ * | virtual_account | the account, pending; it activates on the clock (money/VirtualAccounts.ts, told through `VirtualAccountApproved`) |
  * | crypto_wallet | nothing itself: it lets the customer create wallets on that chain (money/Wallets.ts) |
  * | organization_onboarding | the organization active, organization.activated |
  *
- * They run in the decision's transaction, after application.approved is written.
+ * They run in the decision's transaction, after application.approved is written. Money, a layer above onboarding,
+ * hears of a virtual_account approval through a topic (Subscriptions.ts), so that onboarding imports nothing of it.
  */
 import { Effect } from "effect"
 import { type CustomerId, type CustomerUpdateSubmission, type OnboardingSubmission } from "@fos/contract"
@@ -20,8 +21,17 @@ import * as Customers from "./Customers.ts"
 import * as Outbox from "../kernel/Outbox.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
-import * as VirtualAccounts from "../money/VirtualAccounts.ts"
+import * as Topics from "../kernel/Topics.ts"
 import * as Wire from "../kernel/Wire.ts"
+
+/** A virtual_account application was approved, in its decision's transaction: money opens its account. */
+export interface ApprovedAccount {
+  readonly application: Applications.Application
+  /** The decision's time. */
+  readonly now: string
+}
+
+export const VirtualAccountApproved = Topics.topic<ApprovedAccount>("fos/VirtualAccountApproved")
 
 /** What an approval creates, by application type. */
 export const approvalEffects = (application: Applications.Application, now: string): Effect.Effect<void, never, Store.Store> =>
@@ -83,7 +93,7 @@ export const approvalEffects = (application: Applications.Application, now: stri
         return
       }
       case "virtual_account": {
-        yield* VirtualAccounts.create(application, now)
+        yield* Topics.publish(VirtualAccountApproved, { application, now })
         return
       }
       case "crypto_wallet":

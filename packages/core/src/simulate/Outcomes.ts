@@ -41,7 +41,9 @@ import {
   outcomeRuleTransactionsShown,
   type PayoutRail,
   type ScriptedOutcome,
-  toIso
+  toIso,
+  type TransactionSide,
+  type TransactionType
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
@@ -49,7 +51,6 @@ import * as Paging from "../kernel/Paging.ts"
 import * as Problem from "../kernel/Problem.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
-import type * as Transactions from "../money/Transactions.ts"
 
 export interface OutcomeRuleRow {
   readonly id: string
@@ -219,42 +220,19 @@ export type OutcomeAt<P extends Phase> = P extends "opened" ? Extract<ScriptedOu
 const phaseOf = (outcome: ScriptedOutcome): Phase =>
   outcome.type === "review" ? "opened" : outcome.type === "return" ? "completed" : outcome.phase ?? defaultFailurePhase(outcome.failureCode)
 
-/** What a rule's matcher reads of a transaction: of a stored one (`factsOf`), or of a payout about to open. */
+/**
+ * What a rule's matcher reads of a transaction: of a stored one (money/Transactions.ts `outcomeFactsOf`), or of a
+ * payout about to open. Money hands it over, so that this module, below money, knows no stored transaction.
+ */
 export interface TransactionFacts {
   readonly customerId: string
-  readonly type: Transactions.StoredTransaction["type"]
+  readonly type: TransactionType
   readonly route: { readonly rail?: PayoutRail | undefined; readonly chain?: Chain | undefined }
   /** The amount the bounds compare (`amountOf`). */
   readonly amount: string
   readonly clientReferenceId: string | undefined
-  readonly destinationType: Transactions.StoredTransaction["destination"]["type"]
+  readonly destinationType: TransactionSide["type"]
 }
-
-/** The rail or chain a transaction's money moves over. */
-const routeOf = (t: Transactions.StoredTransaction): { readonly rail?: PayoutRail; readonly chain?: Chain } => {
-  if (t.route !== undefined) return t.route
-  if (t.payoutRail !== undefined && t.payoutRail !== null) return { rail: t.payoutRail }
-  const chain = t.destination.assetAmount.chain ?? t.source.assetAmount.chain
-  if (chain !== undefined) return { chain }
-  // A bank deposit keeps its rail only in its ledger legs: the outside world's account of that rail (Deposits.ts).
-  for (const hold of t.holds) {
-    const rail = typeof hold === "string" ? undefined : /\/world\/rail:([a-z_]+)\//.exec(hold.debitAccountId)?.[1]
-    if (rail !== undefined) return { rail: rail as PayoutRail }
-  }
-  return {}
-}
-
-/** The amount a rule's bounds compare: what the recipient gets on a payout, what the source sends on any other. */
-const amountOf = (t: Transactions.StoredTransaction): string => (t.type === "withdrawal" ? t.destination : t.source).assetAmount.amount
-
-export const factsOf = (t: Transactions.StoredTransaction): TransactionFacts => ({
-  customerId: t.customerId,
-  type: t.type,
-  route: routeOf(t),
-  amount: amountOf(t),
-  clientReferenceId: t.clientReferenceId,
-  destinationType: t.destination.type
-})
 
 const matches = (rule: OutcomeRuleRow, t: TransactionFacts, phase: Phase): boolean => {
   const { match, outcome } = rule
@@ -337,9 +315,13 @@ export const use = (chosen: Chosen<Phase>, transactionId: string): Effect.Effect
  * The oldest rule of the transaction's sandbox that matches it at `phase`, used once for it (counted, and its id
  * recorded); undefined when none does, or outside the sandbox. Runs in the caller's store transaction.
  */
-export const take = <P extends Phase>(t: Transactions.StoredTransaction, phase: P): Effect.Effect<OutcomeAt<P> | undefined, never, Store.Store> =>
+export const take = <P extends Phase>(
+  t: { readonly id: string; readonly organizationId: string; readonly environment: Environment },
+  facts: TransactionFacts,
+  phase: P
+): Effect.Effect<OutcomeAt<P> | undefined, never, Store.Store> =>
   Effect.gen(function*() {
-    const chosen = yield* choose(t.organizationId, t.environment, factsOf(t), phase)
+    const chosen = yield* choose(t.organizationId, t.environment, facts, phase)
     if (chosen === undefined) return undefined
     yield* use(chosen, t.id)
     return chosen.outcome
