@@ -429,7 +429,7 @@ describe("the application state table", () => {
         if (cancelling && status !== "open") continue
         for (const m of moves) {
           const name = m._tag === "Decide" ? `Decide:${m.outcome}:${m.bySimulate}` : m._tag
-          const result = ApplicationMachine.transition(status, cancelling, m)
+          const result = ApplicationMachine.transition({ status, cancelling }, m)
           if ("next" in result) {
             const row = `${status}|${cancelling}|${name}->${result.next}`
             expect(allowed, `unexpected move ${row}`).toContain(row)

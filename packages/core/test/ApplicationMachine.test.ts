@@ -126,7 +126,7 @@ describe("the application state table", () => {
     describe(`from ${state.name}`, () => {
       for (const { move, name } of moves) {
         it(`${name} → ${table[state.name]![name]}`, () => {
-          expect(show(ApplicationMachine.transition(state.status, state.cancelling, move))).toBe(table[state.name]![name])
+          expect(show(ApplicationMachine.transition(state, move))).toBe(table[state.name]![name])
         })
       }
     })
@@ -138,23 +138,23 @@ describe("the application state table", () => {
   })
 
   it("the spec's rows: open → approval → approved, open → rejection → rejected, a decided application is never decided again", () => {
-    expect(ApplicationMachine.transition("open", false, { _tag: "Decide", outcome: "approved", bySimulate: false })).toMatchObject({ next: "approved", events: ["application.approved"] })
-    expect(ApplicationMachine.transition("open", false, { _tag: "Decide", outcome: "rejected", bySimulate: false })).toMatchObject({ next: "rejected", events: ["application.rejected"] })
+    expect(ApplicationMachine.transition({ status: "open", cancelling: false }, { _tag: "Decide", outcome: "approved", bySimulate: false })).toMatchObject({ next: "approved", events: ["application.approved"] })
+    expect(ApplicationMachine.transition({ status: "open", cancelling: false }, { _tag: "Decide", outcome: "rejected", bySimulate: false })).toMatchObject({ next: "rejected", events: ["application.rejected"] })
     for (const status of ["approved", "rejected"] as const) {
       for (const outcome of ["approved", "rejected"] as const) {
         for (const bySimulate of [false, true]) {
-          expect(ApplicationMachine.transition(status, false, { _tag: "Decide", outcome, bySimulate })).toEqual({ refused: "APPLICATION_ALREADY_DECIDED" })
+          expect(ApplicationMachine.transition({ status, cancelling: false }, { _tag: "Decide", outcome, bySimulate })).toEqual({ refused: "APPLICATION_ALREADY_DECIDED" })
         }
       }
     }
   })
 
   it("a cancelled application is final but for the sandbox's simulate decision", () => {
-    expect(ApplicationMachine.transition("cancelled", false, { _tag: "Decide", outcome: "approved", bySimulate: false })).toEqual({ refused: "APPLICATION_INVALID_STATUS" })
-    expect(ApplicationMachine.transition("cancelled", false, { _tag: "Decide", outcome: "approved", bySimulate: true })).toMatchObject({ next: "approved" })
+    expect(ApplicationMachine.transition({ status: "cancelled", cancelling: false }, { _tag: "Decide", outcome: "approved", bySimulate: false })).toEqual({ refused: "APPLICATION_INVALID_STATUS" })
+    expect(ApplicationMachine.transition({ status: "cancelled", cancelling: false }, { _tag: "Decide", outcome: "approved", bySimulate: true })).toMatchObject({ next: "approved" })
   })
 
   it("withdraws only a draft (a late result made the rejection final), with no event", () => {
-    expect(ApplicationMachine.transition("draft", false, { _tag: "Withdraw" })).toEqual({ next: "cancelled", cancelling: false, events: [], persons: undefined })
+    expect(ApplicationMachine.transition({ status: "draft", cancelling: false }, { _tag: "Withdraw" })).toEqual({ next: "cancelled", cancelling: false, events: [], persons: undefined })
   })
 })

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest"
 import * as DeliveryMachine from "../src/webhooks/DeliveryMachine.ts"
 import { section, specAbsent, specFacts, specText } from "./spec.ts"
 
-const moves: ReadonlyArray<DeliveryMachine.DeliveryMove> = [
+const moves: ReadonlyArray<DeliveryMachine.Move> = [
   { type: "open" },
   { type: "begin" },
   { type: "succeed" },
@@ -11,17 +11,17 @@ const moves: ReadonlyArray<DeliveryMachine.DeliveryMove> = [
   { type: "retry" }
 ]
 
-const pending: DeliveryMachine.DeliveryState = { status: "pending", run: 1, attemptsInRun: 0 }
-const processing: DeliveryMachine.DeliveryState = { ...pending, status: "processing" }
-const succeeded: DeliveryMachine.DeliveryState = { ...pending, status: "succeeded", attemptsInRun: 1 }
-const failed: DeliveryMachine.DeliveryState = { ...pending, status: "failed", attemptsInRun: DeliveryMachine.attemptsPerRun }
+const pending: DeliveryMachine.State = { status: "pending", run: 1, attemptsInRun: 0 }
+const processing: DeliveryMachine.State = { ...pending, status: "processing" }
+const succeeded: DeliveryMachine.State = { ...pending, status: "succeeded", attemptsInRun: 1 }
+const failed: DeliveryMachine.State = { ...pending, status: "failed", attemptsInRun: DeliveryMachine.attemptsPerRun }
 const states = { pending, processing, succeeded, failed }
 
 /** Applies moves in order; fails the test on a refusal or a move that does not apply. */
-const walk = (state: DeliveryMachine.DeliveryState | undefined, ...path: ReadonlyArray<DeliveryMachine.DeliveryMove>) => {
+const walk = (state: DeliveryMachine.State | undefined, ...path: ReadonlyArray<DeliveryMachine.Move>) => {
   const timers: Array<string> = []
   for (const move of path) {
-    const outcome = DeliveryMachine.deliveryTransition(state, move)
+    const outcome = DeliveryMachine.transition(state, move)
     if (!("next" in outcome)) throw new Error(`${move.type} on ${state?.status} did not apply: ${JSON.stringify(outcome)}`)
     timers.push(outcome.timer === undefined ? "none" : `${outcome.timer.kind} ${outcome.timer.afterMs / 1000}s`)
     state = outcome.next
@@ -29,7 +29,7 @@ const walk = (state: DeliveryMachine.DeliveryState | undefined, ...path: Readonl
   return { state: state!, timers }
 }
 
-const verdict = (outcome: DeliveryMachine.DeliveryOutcome) => ("refused" in outcome ? outcome.refused : "unchanged" in outcome ? "unchanged" : outcome.next.status)
+const verdict = (outcome: DeliveryMachine.Outcome) => ("refused" in outcome ? outcome.refused : "unchanged" in outcome ? "unchanged" : outcome.next.status)
 
 describe("the webhook delivery table", () => {
   // The state table is read from the spec's text where it is present; a fresh clone has none (spec.ts).
@@ -38,7 +38,7 @@ describe("the webhook delivery table", () => {
     const tables = specText!.slice(specText!.indexOf("## States and transitions"))
     const rows = section("### Webhook delivery", tables).filter((l) => l.startsWith("| ") && !l.startsWith("| State"))
     expect(rows).toHaveLength(6)
-    const trigger: Record<string, DeliveryMachine.DeliveryMove> = {
+    const trigger: Record<string, DeliveryMachine.Move> = {
       "dispatch begins": { type: "begin" },
       "endpoint answers 2xx": { type: "succeed" },
       "attempt fails, attempts remain": { type: "fail" },
@@ -49,7 +49,7 @@ describe("the webhook delivery table", () => {
       const [from, on, to, also] = row.split("|").slice(1, -1).map((c) => c.trim())
       for (const name of from!.split(", ")) {
         const state = on === "attempt 5 fails" ? { ...processing, attemptsInRun: DeliveryMachine.attemptsPerRun - 1 } : states[name as keyof typeof states]
-        const outcome = DeliveryMachine.deliveryTransition(state, trigger[on!]!)
+        const outcome = DeliveryMachine.transition(state, trigger[on!]!)
         if (to === "unchanged") expect(verdict(outcome), row).toBe(also!.split(" ")[1])
         else expect(verdict(outcome), row).toBe(to)
       }
@@ -60,7 +60,7 @@ describe("the webhook delivery table", () => {
     expect(DeliveryMachine.retryDelaysSeconds).toEqual(specFacts().limits.webhookRetryWaitsSeconds)
     expect(DeliveryMachine.retryDelaysSeconds).toEqual([30, 120, 900, 3600])
     expect(DeliveryMachine.attemptsPerRun).toBe(specFacts().limits.webhookAttemptsPerRun)
-    const failOnce: ReadonlyArray<DeliveryMachine.DeliveryMove> = [{ type: "begin" }, { type: "fail" }]
+    const failOnce: ReadonlyArray<DeliveryMachine.Move> = [{ type: "begin" }, { type: "fail" }]
     const { state, timers } = walk(undefined, { type: "open" }, ...failOnce, ...failOnce, ...failOnce, ...failOnce, ...failOnce)
     expect(timers).toEqual([
       "attempt 0s",
@@ -76,22 +76,22 @@ describe("the webhook delivery table", () => {
   })
 
   it("opens a delivery pending in run 1 with its first attempt due at once, once", () => {
-    expect(DeliveryMachine.deliveryTransition(undefined, { type: "open" })).toEqual({ next: pending, timer: { kind: "attempt", afterMs: 0 } })
-    for (const state of Object.values(states)) expect(DeliveryMachine.deliveryTransition(state, { type: "open" })).toEqual({ unchanged: true })
+    expect(DeliveryMachine.transition(undefined, { type: "open" })).toEqual({ next: pending, timer: { kind: "attempt", afterMs: 0 } })
+    for (const state of Object.values(states)) expect(DeliveryMachine.transition(state, { type: "open" })).toEqual({ unchanged: true })
   })
 
   it("changes nothing for a move on a delivery not opened yet", () => {
-    for (const move of moves.filter((m) => m.type !== "open")) expect(DeliveryMachine.deliveryTransition(undefined, move)).toEqual({ unchanged: true })
+    for (const move of moves.filter((m) => m.type !== "open")) expect(DeliveryMachine.transition(undefined, move)).toEqual({ unchanged: true })
   })
 
   it("begins a pending delivery's attempt under a recovery lease, and begins a processing one again (the same attempt) when the lease fires", () => {
-    expect(DeliveryMachine.deliveryTransition(pending, { type: "begin" })).toEqual({ next: processing, timer: { kind: "lease", afterMs: DeliveryMachine.leaseMs }, send: "new" })
-    expect(DeliveryMachine.deliveryTransition(processing, { type: "begin" })).toEqual({ next: processing, timer: { kind: "lease", afterMs: DeliveryMachine.leaseMs }, send: "again" })
+    expect(DeliveryMachine.transition(pending, { type: "begin" })).toEqual({ next: processing, timer: { kind: "lease", afterMs: DeliveryMachine.leaseMs }, send: "new" })
+    expect(DeliveryMachine.transition(processing, { type: "begin" })).toEqual({ next: processing, timer: { kind: "lease", afterMs: DeliveryMachine.leaseMs }, send: "again" })
     expect(DeliveryMachine.leaseMs).toBe(60_000)
   })
 
   it("records a 2xx as succeeded, ending the delivery", () => {
-    expect(DeliveryMachine.deliveryTransition({ ...processing, attemptsInRun: 2 }, { type: "succeed" })).toEqual({
+    expect(DeliveryMachine.transition({ ...processing, attemptsInRun: 2 }, { type: "succeed" })).toEqual({
       next: { status: "succeeded", run: 1, attemptsInRun: 3 },
       timer: undefined
     })
@@ -99,7 +99,7 @@ describe("the webhook delivery table", () => {
 
   it("records a failed attempt with attempts left as pending, its next attempt after the wait", () => {
     for (const [done, wait] of DeliveryMachine.retryDelaysSeconds.entries()) {
-      expect(DeliveryMachine.deliveryTransition({ ...processing, attemptsInRun: done }, { type: "fail" })).toEqual({
+      expect(DeliveryMachine.transition({ ...processing, attemptsInRun: done }, { type: "fail" })).toEqual({
         next: { status: "pending", run: 1, attemptsInRun: done + 1 },
         timer: { kind: "attempt", afterMs: wait * 1000 }
       })
@@ -108,7 +108,7 @@ describe("the webhook delivery table", () => {
 
   it("abandons an open delivery of a deleted endpoint as failed", () => {
     for (const state of [pending, processing]) {
-      expect(DeliveryMachine.deliveryTransition(state, { type: "abandon" })).toEqual({ next: { ...state, status: "failed" }, timer: undefined })
+      expect(DeliveryMachine.transition(state, { type: "abandon" })).toEqual({ next: { ...state, status: "failed" }, timer: undefined })
     }
   })
 
@@ -121,7 +121,7 @@ describe("the webhook delivery table", () => {
 
   it("refuses a manual retry of a pending, processing or succeeded delivery (WEBHOOK_DELIVERY_NOT_RETRYABLE)", () => {
     for (const state of [pending, processing, succeeded]) {
-      expect(DeliveryMachine.deliveryTransition(state, { type: "retry" })).toEqual({
+      expect(DeliveryMachine.transition(state, { type: "retry" })).toEqual({
         refused: "WEBHOOK_DELIVERY_NOT_RETRYABLE",
         reason: `The delivery is ${state.status}; only a failed delivery can be retried.`
       })
@@ -137,7 +137,7 @@ describe("the webhook delivery table", () => {
     }
     // Every move from every state, refused ones included.
     for (const [name, state] of Object.entries(states)) {
-      expect(moves.map((move) => verdict(DeliveryMachine.deliveryTransition(state, move))), name).toEqual(expected[name])
+      expect(moves.map((move) => verdict(DeliveryMachine.transition(state, move))), name).toEqual(expected[name])
     }
   })
 })

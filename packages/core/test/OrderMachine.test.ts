@@ -4,15 +4,15 @@ import * as OrderMachine from "../src/money/OrderMachine.ts"
 const lock = 1_000
 const before = lock - 1
 
-const pending = OrderMachine.initialOrderState(lock)
-const executing: OrderMachine.OrderState = { ...pending, executing: true }
-const sent: OrderMachine.OrderState = { ...executing, sent: true }
-const succeeded: OrderMachine.OrderState = { ...sent, status: "succeeded" }
-const failed: OrderMachine.OrderState = { ...sent, status: "failed" }
-const cancelled: OrderMachine.OrderState = { ...pending, status: "cancelled", cancellationReason: "client_cancelled" }
-const expired: OrderMachine.OrderState = { ...pending, status: "cancelled", cancellationReason: "expired" }
+const pending = OrderMachine.initialState(lock)
+const executing: OrderMachine.State = { ...pending, executing: true }
+const sent: OrderMachine.State = { ...executing, sent: true }
+const succeeded: OrderMachine.State = { ...sent, status: "succeeded" }
+const failed: OrderMachine.State = { ...sent, status: "failed" }
+const cancelled: OrderMachine.State = { ...pending, status: "cancelled", cancellationReason: "client_cancelled" }
+const expired: OrderMachine.State = { ...pending, status: "cancelled", cancellationReason: "expired" }
 
-const moves: ReadonlyArray<OrderMachine.OrderMove> = [
+const moves: ReadonlyArray<OrderMachine.Move> = [
   { type: "execute", nowMs: before },
   { type: "cancel" },
   { type: "expire", nowMs: lock },
@@ -27,25 +27,25 @@ describe("the order state table", () => {
   })
 
   it("claims execution of a pending order before its lock passes, with no event", () => {
-    expect(OrderMachine.orderTransition(pending, { type: "execute", nowMs: before })).toEqual({ next: executing, event: undefined })
+    expect(OrderMachine.transition(pending, { type: "execute", nowMs: before })).toEqual({ next: executing, event: undefined })
   })
 
   it("refuses execution once the lock passed (ORDER_EXPIRED), of an executing or ended order (ORDER_NOT_EXECUTABLE), and of an expired one (ORDER_EXPIRED)", () => {
-    expect(OrderMachine.orderTransition(pending, { type: "execute", nowMs: lock })).toEqual({ refused: "ORDER_EXPIRED" })
-    expect(OrderMachine.orderTransition(expired, { type: "execute", nowMs: before })).toEqual({ refused: "ORDER_EXPIRED" })
+    expect(OrderMachine.transition(pending, { type: "execute", nowMs: lock })).toEqual({ refused: "ORDER_EXPIRED" })
+    expect(OrderMachine.transition(expired, { type: "execute", nowMs: before })).toEqual({ refused: "ORDER_EXPIRED" })
     for (const state of [executing, sent, succeeded, failed, cancelled]) {
-      expect(OrderMachine.orderTransition(state, { type: "execute", nowMs: before })).toEqual({ refused: "ORDER_NOT_EXECUTABLE" })
+      expect(OrderMachine.transition(state, { type: "execute", nowMs: before })).toEqual({ refused: "ORDER_NOT_EXECUTABLE" })
     }
   })
 
   it("executes a deposit-funded order whose funding arrived in time past its funding deadline: the sweep, not the clock, ends it", () => {
-    const funded = OrderMachine.initialOrderState(lock, true)
-    expect(OrderMachine.orderTransition(funded, { type: "execute", nowMs: lock + 60_000 })).toEqual({ next: { ...funded, executing: true }, event: undefined })
+    const funded = OrderMachine.initialState(lock, true)
+    expect(OrderMachine.transition(funded, { type: "execute", nowMs: lock + 60_000 })).toEqual({ next: { ...funded, executing: true }, event: undefined })
   })
 
   it("cancels a pending order, executing or not, while its source transfer is not sent (reason client_cancelled)", () => {
     for (const state of [pending, executing]) {
-      expect(OrderMachine.orderTransition(state, { type: "cancel" })).toEqual({
+      expect(OrderMachine.transition(state, { type: "cancel" })).toEqual({
         next: { ...state, status: "cancelled", cancellationReason: "client_cancelled" },
         event: "order.cancelled"
       })
@@ -53,52 +53,52 @@ describe("the order state table", () => {
   })
 
   it("answers a cancel of a cancelled order unchanged, refuses it once the source transfer is sent (transient) and on an ended order", () => {
-    expect(OrderMachine.orderTransition(cancelled, { type: "cancel" })).toEqual({ unchanged: true })
-    expect(OrderMachine.orderTransition(expired, { type: "cancel" })).toEqual({ unchanged: true })
-    expect(OrderMachine.orderTransition(sent, { type: "cancel" })).toEqual({ refused: "ORDER_CANCEL_IN_PROGRESS" })
-    expect(OrderMachine.orderTransition(succeeded, { type: "cancel" })).toEqual({ refused: "ORDER_NOT_CANCELLABLE" })
-    expect(OrderMachine.orderTransition(failed, { type: "cancel" })).toEqual({ refused: "ORDER_NOT_CANCELLABLE" })
+    expect(OrderMachine.transition(cancelled, { type: "cancel" })).toEqual({ unchanged: true })
+    expect(OrderMachine.transition(expired, { type: "cancel" })).toEqual({ unchanged: true })
+    expect(OrderMachine.transition(sent, { type: "cancel" })).toEqual({ refused: "ORDER_CANCEL_IN_PROGRESS" })
+    expect(OrderMachine.transition(succeeded, { type: "cancel" })).toEqual({ refused: "ORDER_NOT_CANCELLABLE" })
+    expect(OrderMachine.transition(failed, { type: "cancel" })).toEqual({ refused: "ORDER_NOT_CANCELLABLE" })
   })
 
   it("sweeps a pending order whose lock passed before execution was claimed into cancelled (reason expired), and nothing else", () => {
-    expect(OrderMachine.orderTransition(pending, { type: "expire", nowMs: lock })).toEqual({
+    expect(OrderMachine.transition(pending, { type: "expire", nowMs: lock })).toEqual({
       next: { ...pending, status: "cancelled", cancellationReason: "expired" },
       event: "order.cancelled"
     })
-    expect(OrderMachine.orderTransition(pending, { type: "expire", nowMs: before })).toEqual({ unchanged: true })
+    expect(OrderMachine.transition(pending, { type: "expire", nowMs: before })).toEqual({ unchanged: true })
     for (const state of [executing, sent, succeeded, failed, cancelled, expired]) {
-      expect(OrderMachine.orderTransition(state, { type: "expire", nowMs: lock + 1 })).toEqual({ unchanged: true })
+      expect(OrderMachine.transition(state, { type: "expire", nowMs: lock + 1 })).toEqual({ unchanged: true })
     }
   })
 
   it("sends an executing order's source transfer once, then succeeds it (order.succeeded)", () => {
-    expect(OrderMachine.orderTransition(executing, { type: "send" })).toEqual({ next: sent, event: undefined })
-    expect(OrderMachine.orderTransition(sent, { type: "send" })).toEqual({ unchanged: true })
-    expect(OrderMachine.orderTransition(sent, { type: "succeed" })).toEqual({ next: succeeded, event: "order.succeeded" })
-    expect(OrderMachine.orderTransition(executing, { type: "succeed" })).toEqual({ next: { ...executing, status: "succeeded" }, event: "order.succeeded" })
-    expect(OrderMachine.orderTransition(pending, { type: "succeed" })).toEqual({ unchanged: true })
-    expect(OrderMachine.orderTransition(pending, { type: "send" })).toEqual({ unchanged: true })
+    expect(OrderMachine.transition(executing, { type: "send" })).toEqual({ next: sent, event: undefined })
+    expect(OrderMachine.transition(sent, { type: "send" })).toEqual({ unchanged: true })
+    expect(OrderMachine.transition(sent, { type: "succeed" })).toEqual({ next: succeeded, event: "order.succeeded" })
+    expect(OrderMachine.transition(executing, { type: "succeed" })).toEqual({ next: { ...executing, status: "succeeded" }, event: "order.succeeded" })
+    expect(OrderMachine.transition(pending, { type: "succeed" })).toEqual({ unchanged: true })
+    expect(OrderMachine.transition(pending, { type: "send" })).toEqual({ unchanged: true })
   })
 
   it("fails a pending order, executing or not (order.failed)", () => {
     for (const state of [pending, executing, sent]) {
-      expect(OrderMachine.orderTransition(state, { type: "fail" })).toEqual({ next: { ...state, status: "failed" }, event: "order.failed" })
+      expect(OrderMachine.transition(state, { type: "fail" })).toEqual({ next: { ...state, status: "failed" }, event: "order.failed" })
     }
   })
 
   it("leaves every ended order as it is under the engine's own moves", () => {
     for (const state of [succeeded, failed, cancelled, expired]) {
       for (const move of moves.filter((m) => m.type !== "execute" && m.type !== "cancel")) {
-        expect(OrderMachine.orderTransition(state, move), `${state.status} ${move.type}`).toEqual({ unchanged: true })
+        expect(OrderMachine.transition(state, move), `${state.status} ${move.type}`).toEqual({ unchanged: true })
       }
     }
   })
 })
 
 describe("the order state table, walked whole", () => {
-  const funded = OrderMachine.initialOrderState(lock, true)
-  const states: Readonly<Record<string, OrderMachine.OrderState>> = { pending, executing, sent, succeeded, failed, cancelled, expired, funded }
-  const walked: Readonly<Record<string, OrderMachine.OrderMove>> = {
+  const funded = OrderMachine.initialState(lock, true)
+  const states: Readonly<Record<string, OrderMachine.State>> = { pending, executing, sent, succeeded, failed, cancelled, expired, funded }
+  const walked: Readonly<Record<string, OrderMachine.Move>> = {
     "execute before the lock": { type: "execute", nowMs: before },
     "execute at the lock": { type: "execute", nowMs: lock },
     cancel: { type: "cancel" },
@@ -109,7 +109,7 @@ describe("the order state table, walked whole", () => {
     succeed: { type: "succeed" },
     fail: { type: "fail" }
   }
-  const to = (state: OrderMachine.OrderState, next: Partial<OrderMachine.OrderState>, event?: OrderMachine.OrderEvent): OrderMachine.OrderOutcome => ({ next: { ...state, ...next }, event })
+  const to = (state: OrderMachine.State, next: Partial<OrderMachine.State>, event?: OrderMachine.Event): OrderMachine.Outcome => ({ next: { ...state, ...next }, event })
   const unchanged = { unchanged: true }
   const refused = (code: string) => ({ refused: code })
   const asCancelled = { status: "cancelled", cancellationReason: "client_cancelled" } as const
@@ -187,8 +187,8 @@ describe("the order state table, walked whole", () => {
       expect(Object.keys(table[stateName]!).sort(), stateName).toEqual(Object.keys(walked).sort())
       for (const [moveName, move] of Object.entries(walked)) {
         const expected = table[stateName]![moveName]
-        expect(OrderMachine.orderTransition(state, move), `${stateName}, ${moveName}`).toEqual(expected)
-        expect(OrderMachine.orderMoves(state, move), `${stateName}, ${moveName} moves`).toBe("next" in (expected as object))
+        expect(OrderMachine.transition(state, move), `${stateName}, ${moveName}`).toEqual(expected)
+        expect(OrderMachine.moves(state, move), `${stateName}, ${moveName} moves`).toBe("next" in (expected as object))
       }
     }
   })

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest"
 import * as RfiMachine from "../src/money/RfiMachine.ts"
 
 const statuses: ReadonlyArray<RfiStatus> = ["awaiting_response", "under_review", "resolved", "cancelled", "expired"]
-const moves: ReadonlyArray<RfiMachine.RfiMove["type"]> = ["respond", "request_more", "reopen", "extend_deadline", "resolve", "cancel", "deadline_passed"]
+const moves: ReadonlyArray<RfiMachine.Move["type"]> = ["respond", "request_more", "reopen", "extend_deadline", "resolve", "cancel", "deadline_passed"]
 
 /** Every move the table allows, from each status: the next status and its event. */
 const table: Record<string, { readonly next: RfiStatus; readonly event: string }> = {
@@ -22,14 +22,14 @@ const table: Record<string, { readonly next: RfiStatus; readonly event: string }
 
 describe("the RFI table", () => {
   it("publishes an RFI awaiting the caller's response (rfi.published), which holds its transaction while open", () => {
-    expect(RfiMachine.initialRfi).toEqual({ status: "awaiting_response", event: "rfi.published" })
-    expect([...RfiMachine.openRfiStatuses]).toEqual(["awaiting_response", "under_review"])
+    expect(RfiMachine.initialStatus).toEqual({ status: "awaiting_response", event: "rfi.published" })
+    expect([...RfiMachine.openStatuses]).toEqual(["awaiting_response", "under_review"])
   })
 
   it("walks every move from every status: the table's rows, and every other move refused", () => {
     for (const status of statuses) {
       for (const type of moves) {
-        const outcome = RfiMachine.rfiTransition(status, { type } as RfiMachine.RfiMove)
+        const outcome = RfiMachine.transition(status, { type } as RfiMachine.Move)
         const row = table[`${status} ${type}`]
         if (row !== undefined) {
           expect(outcome, `${status} ${type}`).toEqual(row)
@@ -44,7 +44,7 @@ describe("the RFI table", () => {
   })
 
   it("lets a deadline expire only an RFI still waiting for its answer: an answered one is left alone", () => {
-    expect(RfiMachine.rfiTransition("under_review", { type: "deadline_passed" })).toEqual({ refused: "CONFLICT" })
-    expect(RfiMachine.rfiTransition("awaiting_response", { type: "deadline_passed" })).toEqual({ next: "expired", event: "rfi.cancelled" })
+    expect(RfiMachine.transition("under_review", { type: "deadline_passed" })).toEqual({ refused: "CONFLICT" })
+    expect(RfiMachine.transition("awaiting_response", { type: "deadline_passed" })).toEqual({ next: "expired", event: "rfi.cancelled" })
   })
 })

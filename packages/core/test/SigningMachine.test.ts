@@ -2,10 +2,10 @@ import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import * as SigningMachine from "../src/signing/SigningMachine.ts"
 
-const walk = (state: SigningMachine.SigningState, ...path: ReadonlyArray<SigningMachine.SigningMove>) => {
+const walk = (state: SigningMachine.State, ...path: ReadonlyArray<SigningMachine.Move>) => {
   const events: Array<string> = []
   for (const move of path) {
-    const outcome = SigningMachine.signingTransition(state, move)
+    const outcome = SigningMachine.transition(state, move)
     if ("refused" in outcome) throw new Error(`${move.type} refused with ${outcome.refused}: ${outcome.reason}`)
     events.push(...outcome.events)
     state = outcome.next
@@ -13,14 +13,14 @@ const walk = (state: SigningMachine.SigningState, ...path: ReadonlyArray<Signing
   return { state, events }
 }
 
-const refusal = (outcome: SigningMachine.SigningOutcome) => ("refused" in outcome ? outcome.refused : "accepted")
+const refusal = (outcome: SigningMachine.Outcome) => ("refused" in outcome ? outcome.refused : "accepted")
 
-const twoOfThree = SigningMachine.initialSigning(2, 3)
-const start: SigningMachine.SigningMove = { type: "start", seatFree: true, poolSize: 3 }
-const stamp = (signerId: string, inPool = true): SigningMachine.SigningMove => ({ type: "stamp", signerId, inPool })
-const expire: SigningMachine.SigningMove = { type: "window_expired" }
+const twoOfThree = SigningMachine.initialState(2, 3)
+const start: SigningMachine.Move = { type: "start", seatFree: true, poolSize: 3 }
+const stamp = (signerId: string, inPool = true): SigningMachine.Move => ({ type: "stamp", signerId, inPool })
+const expire: SigningMachine.Move = { type: "window_expired" }
 
-const allMoves: ReadonlyArray<SigningMachine.SigningMove> = [
+const allMoves: ReadonlyArray<SigningMachine.Move> = [
   start,
   { type: "start", seatFree: false, poolSize: 3, queuePosition: 1 },
   { type: "queue_advance", queuePosition: 1 },
@@ -42,9 +42,9 @@ describe("the signing table", () => {
 
   it("refuses a stamp twice from one signer, or from outside the signing pool", () => {
     const { state } = walk(twoOfThree, start, stamp("wsg_a"))
-    expect(refusal(SigningMachine.signingTransition(state, stamp("wsg_a")))).toBe("CONFLICT")
-    expect(refusal(SigningMachine.signingTransition(state, stamp("wsg_z", false)))).toBe("CONFLICT")
-    expect(refusal(SigningMachine.signingTransition(state, { type: "decline", signerId: "wsg_z", inPool: false }))).toBe("CONFLICT")
+    expect(refusal(SigningMachine.transition(state, stamp("wsg_a")))).toBe("CONFLICT")
+    expect(refusal(SigningMachine.transition(state, stamp("wsg_z", false)))).toBe("CONFLICT")
+    expect(refusal(SigningMachine.transition(state, { type: "decline", signerId: "wsg_z", inPool: false }))).toBe("CONFLICT")
   })
 
   it("opens a new attempt when a window expires with attempts left, voiding its stamps; the final attempt's expiry fails it user_signature_expired", () => {
@@ -100,10 +100,10 @@ describe("the signing table", () => {
     expect(walk(twoOfThree, start).events).toEqual(["awaiting_signature"])
     const queued = walk(twoOfThree, { type: "start", seatFree: false, poolSize: 3, queuePosition: 2 }).state
     expect(queued.queuePosition).toBe(2)
-    expect(refusal(SigningMachine.signingTransition(queued, { type: "queue_advance", queuePosition: 2 }))).toBe("CONFLICT")
-    expect(refusal(SigningMachine.signingTransition(queued, { type: "queue_advance", queuePosition: 3 }))).toBe("CONFLICT")
-    expect(refusal(SigningMachine.signingTransition(queued, { type: "queue_advance", queuePosition: 0 }))).toBe("CONFLICT")
-    expect(refusal(SigningMachine.signingTransition(twoOfThree, { type: "start", seatFree: false, poolSize: 3 }))).toBe("CONFLICT")
+    expect(refusal(SigningMachine.transition(queued, { type: "queue_advance", queuePosition: 2 }))).toBe("CONFLICT")
+    expect(refusal(SigningMachine.transition(queued, { type: "queue_advance", queuePosition: 3 }))).toBe("CONFLICT")
+    expect(refusal(SigningMachine.transition(queued, { type: "queue_advance", queuePosition: 0 }))).toBe("CONFLICT")
+    expect(refusal(SigningMachine.transition(twoOfThree, { type: "start", seatFree: false, poolSize: 3 }))).toBe("CONFLICT")
     expect(walk(queued, { type: "queue_timeout" })).toMatchObject({ state: { phase: "failed", failureCode: "user_signature_timeout", queuePosition: null }, events: ["failed"] })
   })
 
@@ -118,7 +118,7 @@ describe("the signing table", () => {
   })
 
   it("refuses what each phase does not allow", () => {
-    const phases: Record<string, SigningMachine.SigningState> = {
+    const phases: Record<string, SigningMachine.State> = {
       not_started: twoOfThree,
       queued: walk(twoOfThree, { type: "start", seatFree: false, poolSize: 3, queuePosition: 3 }).state,
       awaiting_signature: walk(twoOfThree, start).state
@@ -130,14 +130,14 @@ describe("the signing table", () => {
     }
     for (const [phase, state] of Object.entries(phases)) {
       for (const move of allMoves) {
-        expect(refusal(SigningMachine.signingTransition(state, move)), `${phase} ${move.type}`).toBe(allowed[phase]!.includes(move.type) ? "accepted" : "CONFLICT")
+        expect(refusal(SigningMachine.transition(state, move)), `${phase} ${move.type}`).toBe(allowed[phase]!.includes(move.type) ? "accepted" : "CONFLICT")
       }
     }
   })
 
   it("refuses every move once signing is over, quorum met or failed", () => {
     const over = [walk(twoOfThree, start, stamp("wsg_a"), stamp("wsg_b")).state, walk(twoOfThree, start, { type: "decline", signerId: "wsg_a", inPool: true }).state]
-    for (const state of over) for (const move of allMoves) expect(refusal(SigningMachine.signingTransition(state, move)), move.type).toBe("RESOURCE_TERMINAL")
+    for (const state of over) for (const move of allMoves) expect(refusal(SigningMachine.transition(state, move)), move.type).toBe("RESOURCE_TERMINAL")
   })
 
   it("derives the signing mode from the pool, and pairs awaiting_signature with the deprecated event while the window lasts", () => {
@@ -152,10 +152,10 @@ describe("the signing table", () => {
 
 describe("the signing table's invariants, over random move sequences", () => {
   const signer = fc.constantFrom("wsg_a", "wsg_b", "wsg_c")
-  const moveArb: fc.Arbitrary<SigningMachine.SigningMove> = fc.oneof(
+  const moveArb: fc.Arbitrary<SigningMachine.Move> = fc.oneof(
     fc.record({ type: fc.constant("start" as const), seatFree: fc.boolean(), queuePosition: fc.integer({ min: 0, max: 4 }), poolSize: fc.integer({ min: 0, max: 3 }) }),
     fc.record({ type: fc.constant("queue_advance" as const), queuePosition: fc.integer({ min: 0, max: 4 }) }),
-    fc.constantFrom<SigningMachine.SigningMove>({ type: "seat" }, { type: "queue_timeout" }, { type: "window_expired" }, { type: "wallet_frozen" }),
+    fc.constantFrom<SigningMachine.Move>({ type: "seat" }, { type: "queue_timeout" }, { type: "window_expired" }, { type: "wallet_frozen" }),
     fc.record({ type: fc.constant("stamp" as const), signerId: signer, inPool: fc.boolean() }),
     fc.record({ type: fc.constant("decline" as const), signerId: signer, inPool: fc.boolean() }),
     fc.record({ type: fc.constant("roster_changed" as const), signerId: signer, poolSize: fc.integer({ min: 0, max: 3 }) })
@@ -164,10 +164,10 @@ describe("the signing table's invariants, over random move sequences", () => {
   it("never collects a quorum it does not report, never passes its last attempt, and fails with a code", () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 4 }), fc.array(moveArb, { maxLength: 40 }), (required, maxAttempts, path) => {
-        let state = SigningMachine.initialSigning(required, maxAttempts)
+        let state = SigningMachine.initialState(required, maxAttempts)
         let quorumEvents = 0
         for (const move of path) {
-          const outcome = SigningMachine.signingTransition(state, move)
+          const outcome = SigningMachine.transition(state, move)
           if ("refused" in outcome) continue
           const previous = state
           state = outcome.next

@@ -88,8 +88,8 @@ const transactionActions = (t: Transactions.StoredTransaction): ReadonlyArray<Re
 
 // --- orders ------------------------------------------------------------------------------------------------------
 
-const orderVerdict = (o: Orders.StoredOrder, move: OrderMachine.OrderMove): Verdict => {
-  const outcome = OrderMachine.orderTransition(o, move)
+const orderVerdict = (o: Orders.StoredOrder, move: OrderMachine.Move): Verdict => {
+  const outcome = OrderMachine.transition(o, move)
   if ("next" in outcome) return allowed
   if ("refused" in outcome) return refused(outcome.refused, `the order's state (status ${o.status}${o.executing ? ", executing" : ""}${o.sent ? ", sent" : ""}) does not allow it.`)
   return refused("CONFLICT", `the move would change nothing: the order is ${o.status}.`)
@@ -104,7 +104,7 @@ const orderActions = (o: Orders.StoredOrder, nowMs: number): ReadonlyArray<Resou
 // --- applications ----------------------------------------------------------------------------------------------
 
 const applicationVerdict = (a: Applications.Application, move: ApplicationMachine.Move): Verdict => {
-  const outcome = ApplicationMachine.transition(a.status, Applications.isCancelling(a), move)
+  const outcome = ApplicationMachine.transition(Applications.machineState(a), move)
   return "refused" in outcome
     ? refused(outcome.refused, `the application is ${a.status}${Applications.isCancelling(a) ? " with a cancel in progress" : ""}.`)
     : allowed
@@ -119,8 +119,8 @@ const applicationActions = (a: Applications.Application): ReadonlyArray<Resource
 
 // --- RFIs --------------------------------------------------------------------------------------------------------
 
-const rfiVerdict = (r: Rfis.StoredRfi, move: RfiMachine.RfiMove): Verdict => {
-  const outcome = RfiMachine.rfiTransition(r.status, move)
+const rfiVerdict = (r: Rfis.StoredRfi, move: RfiMachine.Move): Verdict => {
+  const outcome = RfiMachine.transition(r.status, move)
   return "refused" in outcome ? refused(outcome.refused, `the RFI is ${r.status}.`) : allowed
 }
 
@@ -178,8 +178,8 @@ const originChangeActions = (ceremony: Roster.StoredCeremony, activeAdmins: numb
   ]
 }
 
-const claimVerdict = (claim: Roster.StoredClaim, move: ClaimMachine.ClaimMove): Verdict => {
-  const outcome = ClaimMachine.claimTransition({ status: claim.status, provisioned: claim.provisioned }, move)
+const claimVerdict = (claim: Roster.StoredClaim, move: ClaimMachine.Move): Verdict => {
+  const outcome = ClaimMachine.transition({ status: claim.status, provisioned: claim.provisioned }, move)
   return "refused" in outcome ? refused(outcome.refused, outcome.reason) : allowed
 }
 
@@ -191,7 +191,7 @@ const claimActions = (claim: Roster.StoredClaim): ReadonlyArray<ResourceAction> 
 // --- webhook deliveries ------------------------------------------------------------------------------------------
 
 const deliveryActions = (d: Deliveries.WebhookDelivery): ReadonlyArray<ResourceAction> => {
-  const outcome = DeliveryMachine.deliveryTransition({ status: d.status, run: d.run, attemptsInRun: d.attemptsInRun }, { type: "retry" })
+  const outcome = DeliveryMachine.transition({ status: d.status, run: d.run, attemptsInRun: d.attemptsInRun }, { type: "retry" })
   const verdict = DeliveryMachine.isStep(outcome)
     ? allowed
     : "refused" in outcome

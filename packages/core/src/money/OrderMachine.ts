@@ -19,13 +19,13 @@
  *   source transfer is sent the cancel is 409 ORDER_CANCEL_IN_PROGRESS, transient: the order is about to end,
  *   read it or retry (then ORDER_NOT_CANCELLABLE);
  * - the engine's own moves (send, succeed, fail, expire) on an order they no longer apply to change nothing; the
- *   timers that make them ask the table (`orderMoves`) rather than check the order themselves;
+ *   timers that make them ask the table (`moves`) rather than check the order themselves;
  * - the sweep of a deposit-funded order whose funding is still being checked is deferred: it looks again later.
  */
 import type { OrderCancellationReason, OrderStatus } from "@fos/contract"
 
 /** The part of an order the table decides on. */
-export interface OrderState {
+export interface State {
   readonly status: OrderStatus
   /** Execution is claimed: the order's transaction exists. */
   readonly executing: boolean
@@ -41,7 +41,7 @@ export interface OrderState {
   readonly depositFunded: boolean
 }
 
-export type OrderMove =
+export type Move =
   | { readonly type: "execute"; readonly nowMs: number }
   | { readonly type: "cancel" }
   | {
@@ -54,18 +54,18 @@ export type OrderMove =
   | { readonly type: "succeed" }
   | { readonly type: "fail" }
 
-export type OrderEvent = "order.cancelled" | "order.succeeded" | "order.failed"
+export type Event = "order.cancelled" | "order.succeeded" | "order.failed"
 
-export type OrderRefusal = "ORDER_NOT_EXECUTABLE" | "ORDER_EXPIRED" | "ORDER_NOT_CANCELLABLE" | "ORDER_CANCEL_IN_PROGRESS"
+export type Refusal = "ORDER_NOT_EXECUTABLE" | "ORDER_EXPIRED" | "ORDER_NOT_CANCELLABLE" | "ORDER_CANCEL_IN_PROGRESS"
 
-export type OrderOutcome =
-  | { readonly next: OrderState; readonly event: OrderEvent | undefined }
-  | { readonly refused: OrderRefusal }
+export type Outcome =
+  | { readonly next: State; readonly event: Event | undefined }
+  | { readonly refused: Refusal }
   | { readonly unchanged: true }
   /** The sweep waits: it fires again later (deposit-funded order whose funding is still being checked). */
   | { readonly deferred: true }
 
-export const initialOrderState = (lockExpiresAtMs: number, depositFunded = false): OrderState => ({
+export const initialState = (lockExpiresAtMs: number, depositFunded = false): State => ({
   status: "pending",
   executing: false,
   sent: false,
@@ -76,7 +76,7 @@ export const initialOrderState = (lockExpiresAtMs: number, depositFunded = false
 
 const unchanged = { unchanged: true } as const
 
-export const orderTransition = (state: OrderState, move: OrderMove): OrderOutcome => {
+export const transition = (state: State, move: Move): Outcome => {
   const pending = state.status === "pending"
   switch (move.type) {
     case "execute":
@@ -103,4 +103,4 @@ export const orderTransition = (state: OrderState, move: OrderMove): OrderOutcom
 }
 
 /** Whether `move` moves `state` (rather than being refused, changing nothing, or waiting). */
-export const orderMoves = (state: OrderState, move: OrderMove): boolean => "next" in orderTransition(state, move)
+export const moves = (state: State, move: Move): boolean => "next" in transition(state, move)

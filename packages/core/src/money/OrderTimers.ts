@@ -13,7 +13,7 @@
  * - the chain confirming a deposit_return (Orders.ts) and the legacy autoPayout withdrawal (AutoPayouts.ts).
  *
  * A timer that finds its order moved on (cancelled, failed, already sent) does nothing: it asks the order table
- * (OrderMachine.ts `orderMoves`), which holds every guard, rather than checking the order itself.
+ * (OrderMachine.ts `moves`), which holds every guard, rather than checking the order itself.
  */
 import { type OrderId, orderLegFailures } from "@fos/contract"
 import { Clock, Effect } from "effect"
@@ -49,8 +49,8 @@ const lockExpired: Timers.TimerHandler = (payload: { readonly orderId: OrderId }
     const order = yield* Orders.locked(payload.orderId)
     if (order === undefined) return
     const nowMs = yield* Clock.currentTimeMillis
-    const move: OrderMachine.OrderMove = { type: "expire", nowMs, fundingBeingChecked: yield* fundingBeingChecked(order) }
-    if ("deferred" in OrderMachine.orderTransition(order, move)) {
+    const move: OrderMachine.Move = { type: "expire", nowMs, fundingBeingChecked: yield* fundingBeingChecked(order) }
+    if ("deferred" in OrderMachine.transition(order, move)) {
       // A transfer to the funding address is still being checked: the deadline waits for it.
       yield* Timers.schedule(Orders.lockExpiryKind, nowMs + fundingRecheckMs, { orderId: order.id }, scope(order))
       return
@@ -62,7 +62,7 @@ const lockExpired: Timers.TimerHandler = (payload: { readonly orderId: OrderId }
 const started: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
   Effect.gen(function*() {
     const order = yield* Orders.locked(payload.orderId)
-    if (order === undefined || !OrderMachine.orderMoves(order, { type: "send" })) return
+    if (order === undefined || !OrderMachine.moves(order, { type: "send" })) return
     const processing = yield* Effect.orDie(Transactions.move(order.transactionId!, { type: "start" }))
     const model = yield* WorldModel.WorldModel
     if (processing.signingWalletId !== undefined) {
@@ -87,7 +87,7 @@ export const orderSignedKind = "order.signed"
 const signed: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
   Effect.gen(function*() {
     const order = yield* Orders.locked(payload.orderId)
-    if (order === undefined || !OrderMachine.orderMoves(order, { type: "send" })) return
+    if (order === undefined || !OrderMachine.moves(order, { type: "send" })) return
     yield* sendSource(order)
   })
 
@@ -95,7 +95,7 @@ const signed: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
 const settled: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
   Effect.gen(function*() {
     const order = yield* Orders.locked(payload.orderId)
-    if (order === undefined || !OrderMachine.orderMoves(order, { type: "succeed" })) return
+    if (order === undefined || !OrderMachine.moves(order, { type: "succeed" })) return
     if (order.forcedFailure !== undefined) {
       yield* Effect.orDie(Orders.fail(order, order.forcedFailure))
       return

@@ -86,7 +86,7 @@ import { refuseRestricted } from "./SourceRules.ts"
 export type { OrderAccountOf } from "./OrderAccounts.ts"
 export { legacyAutoPayoutSettleKind } from "./AutoPayouts.ts"
 
-export interface StoredOrder extends OrderMachine.OrderState {
+export interface StoredOrder extends OrderMachine.State {
   readonly id: OrderId
   readonly organizationId: string
   readonly environment: Environment
@@ -307,7 +307,7 @@ export const create = (caller: Auth.Caller, body: OrderCreate): Effect.Effect<Or
     const order: StoredOrder = {
       autoPayout: checkedPayout?.payout,
       payoutMarkup: checkedPayout?.margin.toString(),
-      ...OrderMachine.initialOrderState(nowMs + model.orderLockMs, depositFunded),
+      ...OrderMachine.initialState(nowMs + model.orderLockMs, depositFunded),
       id: orderId,
       organizationId: caller.organization.id,
       environment: caller.environment,
@@ -381,12 +381,12 @@ const refusalDetail = {
 /** Applies `move` to `order` (locked by the caller): the next state stored, and its event emitted. */
 export const move = (
   order: StoredOrder,
-  move: OrderMachine.OrderMove,
+  move: OrderMachine.Move,
   extra: Partial<StoredOrder> = {},
   eventData: Record<string, unknown> = {}
 ): Effect.Effect<StoredOrder, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const outcome = OrderMachine.orderTransition(order, move)
+    const outcome = OrderMachine.transition(order, move)
     if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${order.status}).`)
     if ("unchanged" in outcome || "deferred" in outcome) return order
     const store = yield* Store.Store
@@ -482,7 +482,7 @@ const insufficient = (order: StoredOrder, available: bigint) =>
 const claim = (order: StoredOrder): Effect.Effect<StoredOrder, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const nowMs = yield* Clock.currentTimeMillis
-    const outcome = OrderMachine.orderTransition(order, { type: "execute", nowMs })
+    const outcome = OrderMachine.transition(order, { type: "execute", nowMs })
     if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${order.status}).`)
     if (!("next" in outcome)) return yield* Effect.die(new Error("the order table answers execute with a move or a refusal"))
     yield* refuseRestrictedCustomer(order.customerId)
@@ -541,7 +541,7 @@ export const executeOrder = (caller: Auth.Caller, id: OrderId): Effect.Effect<Or
 export const cancel = (caller: Auth.Caller, id: OrderId): Effect.Effect<OrderWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const order = yield* get(caller, id, true)
-    const outcome = OrderMachine.orderTransition(order, { type: "cancel" })
+    const outcome = OrderMachine.transition(order, { type: "cancel" })
     // Cancelling an executing order whose source transfer is not sent cancels its transaction too, releasing the holds.
     if ("next" in outcome && order.executing && order.transactionId !== null) {
       yield* Transactions.move(order.transactionId, { type: "cancel" }, { cancellationReason: "client_cancelled" })

@@ -21,7 +21,7 @@
  */
 import type { RfiStatus } from "@fos/contract"
 
-export type RfiMove =
+export type Move =
   | { readonly type: "respond" }
   | { readonly type: "request_more" }
   | { readonly type: "reopen" }
@@ -30,7 +30,7 @@ export type RfiMove =
   | { readonly type: "cancel" }
   | { readonly type: "deadline_passed" }
 
-export type RfiEvent =
+export type Event =
   | "rfi.published"
   | "rfi.response_submitted"
   | "rfi.more_info_requested"
@@ -38,19 +38,19 @@ export type RfiEvent =
   | "rfi.resolved"
   | "rfi.cancelled"
 
-export type RfiRefusal = "CONFLICT" | "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY"
+export type Refusal = "CONFLICT" | "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY"
 
-export type RfiOutcome = { readonly next: RfiStatus; readonly event: RfiEvent } | { readonly refused: RfiRefusal }
+export type Outcome = { readonly next: RfiStatus; readonly event: Event } | { readonly refused: Refusal }
 
 /** A published RFI: it waits for the caller's answer (rfi.published). */
-export const initialRfi = { status: "awaiting_response" as const, event: "rfi.published" as const }
+export const initialStatus = { status: "awaiting_response" as const, event: "rfi.published" as const }
 
 /** The statuses in which an RFI holds its transaction (`hasRfi`). */
-export const openRfiStatuses: ReadonlySet<RfiStatus> = new Set<RfiStatus>(["awaiting_response", "under_review"])
+export const openStatuses: ReadonlySet<RfiStatus> = new Set<RfiStatus>(["awaiting_response", "under_review"])
 
-export const rfiTransition = (status: RfiStatus, move: RfiMove): RfiOutcome => {
-  const open = openRfiStatuses.has(status)
-  const reviewer = (allowed: boolean, next: RfiStatus, event: RfiEvent): RfiOutcome =>
+export const transition = (status: RfiStatus, move: Move): Outcome => {
+  const open = openStatuses.has(status)
+  const reviewer = (allowed: boolean, next: RfiStatus, event: Event): Outcome =>
     allowed ? { next, event } : { refused: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY" }
   switch (move.type) {
     case "respond":

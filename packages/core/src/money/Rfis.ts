@@ -15,7 +15,7 @@
  * | awaiting_response, under_review | reviewer cancels | cancelled | rfi.cancelled | hasRfi false, leaves review; a payout goes on |
  * | awaiting_response | the deadline passes | expired | rfi.cancelled | hasRfi false; fails with compliance_hold, reservation returned |
  *
- * The statuses move only through RfiMachine.ts's `rfiTransition`, this table as one pure function. `hasRfi` is true
+ * The statuses move only through RfiMachine.ts's `transition`, this table as one pure function. `hasRfi` is true
  * while an RFI of the transaction is open (awaiting_response or under_review). The deadline is a
  * durable timer; an answered RFI (under_review) is not expired by it: the caller did its part. A transaction has at
  * most one open RFI. The reviewer's moves are the sandbox's simulate calls.
@@ -100,7 +100,7 @@ export const get = (caller: Auth.Caller, id: RfiId, forUpdate = false): Effect.E
     return found
   })
 
-const emitRfi = (rfi: StoredRfi, type: RfiMachine.RfiEvent, now: string) =>
+const emitRfi = (rfi: StoredRfi, type: RfiMachine.Event, now: string) =>
   Outbox.emitEvent({
     type,
     organizationId: rfi.organizationId,
@@ -143,7 +143,7 @@ export const publish = (caller: Auth.Caller, transactionId: TransactionId, body:
       environment: transaction.environment,
       customerId: transaction.customerId,
       transactionId,
-      status: RfiMachine.initialRfi.status,
+      status: RfiMachine.initialStatus.status,
       questions: newQuestions({ questions: [] }, body.questions, now),
       deadline: toIso(nowMs + (body.deadlineSeconds === undefined ? model.rfiDeadlineMs : body.deadlineSeconds * 1000)),
       responses: [],
@@ -155,7 +155,7 @@ export const publish = (caller: Auth.Caller, transactionId: TransactionId, body:
     yield* Transactions.move(transactionId, { type: "request_information" })
     yield* Transactions.setHasRfi(transactionId, true)
     yield* scheduleDeadline(rfi)
-    yield* emitRfi(rfi, RfiMachine.initialRfi.event, now)
+    yield* emitRfi(rfi, RfiMachine.initialStatus.event, now)
     return rfi
   })
 
@@ -163,7 +163,7 @@ export const publish = (caller: Auth.Caller, transactionId: TransactionId, body:
 export const respond = (caller: Auth.Caller, id: RfiId, body: RfiResponseCreate): Effect.Effect<StoredRfi, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const rfi = yield* get(caller, id, true)
-    const outcome = RfiMachine.rfiTransition(rfi.status, { type: "respond" })
+    const outcome = RfiMachine.transition(rfi.status, { type: "respond" })
     if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, `The request for information is ${rfi.status}; it takes no responses.`)
     const asked = new Set(rfi.questions.map((q) => q.id))
     const unknown = body.answers.flatMap((a, i) => (asked.has(a.questionId) ? [] : [{ pointer: `/answers/${i}/questionId`, detail: "must be the id of one of the RFI's questions" }]))
@@ -205,7 +205,7 @@ export const review = (caller: Auth.Caller, id: RfiId, body: RfiReview): Effect.
     switch (body.action) {
       case "request_more":
       case "reopen": {
-        const outcome = RfiMachine.rfiTransition(rfi.status, { type: body.action })
+        const outcome = RfiMachine.transition(rfi.status, { type: body.action })
         if ("refused" in outcome) return yield* notViable(`Only ${body.action === "request_more" ? "an answered" : "a resolved"} request for information can ${body.action === "request_more" ? "be asked for more" : "be reopened"} (status ${rfi.status}).`)
         if (body.questions === undefined) {
           return yield* Problem.invalidRequest([{ pointer: "/questions", detail: `is required with action ${body.action}` }])
@@ -232,7 +232,7 @@ export const review = (caller: Auth.Caller, id: RfiId, body: RfiReview): Effect.
         return asked
       }
       case "extend_deadline": {
-        const outcome = RfiMachine.rfiTransition(rfi.status, { type: "extend_deadline" })
+        const outcome = RfiMachine.transition(rfi.status, { type: "extend_deadline" })
         if ("refused" in outcome) return yield* notViable(`The request for information is ${rfi.status}; its deadline no longer runs.`)
         const deadline = deadlineFrom(body.deadlineSeconds)
         if (deadline === undefined || deadline <= rfi.deadline) {
@@ -246,7 +246,7 @@ export const review = (caller: Auth.Caller, id: RfiId, body: RfiReview): Effect.
       }
       case "resolve":
       case "cancel": {
-        const outcome = RfiMachine.rfiTransition(rfi.status, { type: body.action })
+        const outcome = RfiMachine.transition(rfi.status, { type: body.action })
         if ("refused" in outcome) return yield* notViable(`The request for information is ${rfi.status} already.`)
         const ended: StoredRfi = { ...rfi, status: outcome.next, updatedAt: now }
         yield* save(rfi.status, ended)
@@ -267,7 +267,7 @@ const deadlinePassed: Timers.TimerHandler = (payload: { readonly rfiId: RfiId; r
     const store = yield* Store.Store
     const rfi = yield* store.getForUpdate(Rfis, payload.rfiId)
     if (rfi === undefined || rfi.deadline !== payload.deadline) return
-    const outcome = RfiMachine.rfiTransition(rfi.status, { type: "deadline_passed" })
+    const outcome = RfiMachine.transition(rfi.status, { type: "deadline_passed" })
     if ("refused" in outcome) return
     const now = toIso(yield* Clock.currentTimeMillis)
     const expired: StoredRfi = { ...rfi, status: outcome.next, updatedAt: now }

@@ -24,17 +24,17 @@ import type { VirtualAccountStatuses } from "@fos/contract"
 
 export type VirtualAccountStatus = typeof VirtualAccountStatuses[number]
 
-export type VirtualAccountMove = { readonly type: "activate" } | { readonly type: "use" }
+export type Move = { readonly type: "activate" } | { readonly type: "use" }
 
-export type VirtualAccountOutcome =
+export type Outcome =
   | { readonly next: VirtualAccountStatus; readonly event: "virtual_account.activated" }
   | { readonly unchanged: true }
   | { readonly refused: "VIRTUAL_ACCOUNT_NOT_ACTIVE" }
 
 /** The status an approved application creates its account in. */
-export const initialVirtualAccountStatus: VirtualAccountStatus = "pending"
+export const initialStatus: VirtualAccountStatus = "pending"
 
-export const virtualAccountTransition = (status: VirtualAccountStatus, move: VirtualAccountMove): VirtualAccountOutcome => {
+export const transition = (status: VirtualAccountStatus, move: Move): Outcome => {
   switch (move.type) {
     case "activate":
       return status === "pending" ? { next: "active", event: "virtual_account.activated" } : { unchanged: true }

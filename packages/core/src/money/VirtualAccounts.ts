@@ -3,7 +3,7 @@
  * `pending`; it activates asynchronously on the clock and emits virtual_account.activated with its deposit
  * instructions, one block per rail family, each in its own currency.
  *
- * Its states are VirtualAccountMachine.ts's: every status change goes through `virtualAccountTransition`.
+ * Its states are VirtualAccountMachine.ts's: every status change goes through `VirtualAccountMachine.transition`.
  *
  * Account numbers are derived from the account id, so the same seed and clock give the same numbers, and they are
  * well-formed (IBAN check digits, ABA routing prefix and checksum) so an integration's validators accept them.
@@ -126,7 +126,7 @@ export const create = (
       customerId: application.customerId!,
       applicationId: application.id,
       asset: { code: application.asset!.code },
-      status: VirtualAccountMachine.initialVirtualAccountStatus,
+      status: VirtualAccountMachine.initialStatus,
       depositInstructions: [],
       activatedAt: undefined,
       createdAt: now,
@@ -144,7 +144,7 @@ const activate: Timers.TimerHandler = (payload: { readonly virtualAccountId: str
     const account = yield* store.getForUpdate(VirtualAccounts, payload.virtualAccountId)
     if (account === undefined) return
     // Activated already (a timer fired again): nothing to do.
-    const outcome = VirtualAccountMachine.virtualAccountTransition(account.status, { type: "activate" })
+    const outcome = VirtualAccountMachine.transition(account.status, { type: "activate" })
     if (!("next" in outcome)) return
     const customer = yield* store.get(Customers.Customers, account.customerId)
     const now = toIso(yield* Clock.currentTimeMillis)

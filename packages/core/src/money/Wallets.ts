@@ -10,7 +10,7 @@
  *   unsupported-coin return pending can rotate. A retired (or frozen) wallet is WALLET_NOT_ROTATABLE; an
  *   unsupported coin's return still open from it (signing/TransferSigning.ts) is WALLET_ROTATION_BLOCKED_RETURN; a
  *   balance above the floor (or money reserved or on its way in) is WALLET_ROTATION_BLOCKED_BALANCE.
- * - A wallet's status changes only through `Wallets.move`, the one place that knows its table: active -> frozen (the
+ * - A wallet's status changes only through `Wallets.move`, through its table (WalletMachine.ts): active -> frozen (the
  *   wallet provider reports its signing configuration blocks movement, signing/WalletFreeze.ts), active -> retired
  *   (rotation). Frozen and retired are final. A new wallet is born active (`Wallets.open`).
  * - A rotation lasts the world model's `rotationForwardingMs` (`rotationEndsAt` on both wallets): what senders still
@@ -44,6 +44,7 @@ import * as Problem from "../kernel/Problem.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
 import * as Transactions from "./Transactions.ts"
+import * as WalletMachine from "./WalletMachine.ts"
 import * as Wire from "../kernel/Wire.ts"
 import * as WorldModel from "./WorldModel.ts"
 
@@ -125,23 +126,15 @@ export const get = (caller: Auth.Caller, id: WalletId, forUpdate = false): Effec
     return wallet
   })
 
-/** A wallet's moves: the provider freezes it, or a rotation retires it for its successor. */
-export type WalletMove =
-  | { readonly type: "freeze" }
-  | { readonly type: "retire"; readonly replacedByWalletId: WalletId; readonly rotationEndsAt: string }
-
-/** The wallet's status table as one pure function: the next status, or undefined when the move is not allowed. */
-export const transition = (status: WalletStatus, move: WalletMove): WalletStatus | undefined =>
-  status !== "active" ? undefined : move.type === "freeze" ? "frozen" : "retired"
-
 /**
- * Applies `move` to the wallet `w` (locked) and stores it; a move its status does not allow is a bug of the caller,
- * which checks first to answer with its own code.
+ * Applies `move` to the wallet `w` (locked) through its table (WalletMachine.ts) and stores it; a move its status
+ * does not allow is a bug of the caller, which checks first to answer with its own code.
  */
-export const move = (w: StoredWallet, move: WalletMove): Effect.Effect<StoredWallet, never, Store.Store> =>
+export const move = (w: StoredWallet, move: WalletMachine.Move): Effect.Effect<StoredWallet, never, Store.Store> =>
   Effect.gen(function*() {
-    const status = transition(w.status, move)
-    if (status === undefined) return yield* Effect.die(new Error(`${withArticle(w.status)} wallet cannot ${move.type}`))
+    const outcome = WalletMachine.transition(w.status, move)
+    if ("refused" in outcome) return yield* Effect.die(new Error(`${withArticle(w.status)} wallet cannot ${move.type}`))
+    const status = outcome.next
     const updatedAt = toIso(yield* Clock.currentTimeMillis)
     const moved: StoredWallet = move.type === "retire"
       ? { ...w, status, replacedByWalletId: move.replacedByWalletId, rotationEndsAt: move.rotationEndsAt, updatedAt }
@@ -284,7 +277,7 @@ const newWallet = (
       environment: owner.environment,
       customerId,
       chain,
-      status: "active",
+      status: WalletMachine.initialStatus,
       address: Addresses.depositAddress(chain, id),
       replacedByWalletId: undefined,
       ...extra,

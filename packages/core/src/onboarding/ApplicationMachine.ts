@@ -74,12 +74,18 @@ const to = (
 
 const invalid = { refused: "APPLICATION_INVALID_STATUS" } as const
 
+/** The part of an application the table decides on: its status, and whether a cancel of it is in progress. */
+export interface State {
+  readonly status: ApplicationStatus
+  /** An open application with a cancel in progress. */
+  readonly cancelling: boolean
+}
+
 /**
  * The state table as a function: the next status (with whether a cancel is in progress, the events and what
- * becomes of the persons), or the code the move is refused with. `cancelling` is an open application with a cancel
- * in progress.
+ * becomes of the persons), or the code the move is refused with.
  */
-export const transition = (status: ApplicationStatus, cancelling: boolean, move: Move): Outcome => {
+export const transition = ({ status, cancelling }: State, move: Move): Outcome => {
   switch (move._tag) {
     case "Submit":
       return status === "draft" ? to("open") : invalid

@@ -104,6 +104,9 @@ export const Applications = Store.table<Application>({
 /** An open application with a cancel in progress. */
 export const isCancelling = (a: Application) => a.status === "open" && a.cancelRequestedAt !== undefined
 
+/** What the application's table (ApplicationMachine.ts) decides on. */
+export const machineState = (a: Application): ApplicationMachine.State => ({ status: a.status, cancelling: isCancelling(a) })
+
 /** A move the table allows: the next status, whether a cancel is in progress, the events and the persons' fate. */
 export type AllowedMove = Exclude<ApplicationMachine.Outcome, { readonly refused: ApplicationMachine.Refusal }>
 
@@ -115,14 +118,14 @@ const refusalDetail = {
 
 /** Runs the state table: what the move makes of the application, or the spec's problem it is refused with. */
 export const move = (application: Application, m: ApplicationMachine.Move): Effect.Effect<AllowedMove, Problem.ApiError> => {
-  const outcome = ApplicationMachine.transition(application.status, isCancelling(application), m)
+  const outcome = ApplicationMachine.transition(machineState(application), m)
   if ("next" in outcome) return Effect.succeed(outcome)
   return Effect.fail(Problem.apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${application.status})`))
 }
 
 /** What the move makes of the application, or undefined where the table refuses it (for the engine's own moves). */
 export const allowedApplicationMove = (application: Application, m: ApplicationMachine.Move): AllowedMove | undefined => {
-  const outcome = ApplicationMachine.transition(application.status, isCancelling(application), m)
+  const outcome = ApplicationMachine.transition(machineState(application), m)
   return "next" in outcome ? outcome : undefined
 }
 

@@ -29,7 +29,7 @@ export const create = (caller: Auth.Caller, id: ApplicationId, referenceId: stri
   Effect.gen(function*() {
     const application = yield* Applications.get(caller, id, true)
     const person = yield* Applications.findPerson(application, referenceId)
-    const outcome = ApplicationMachine.transition(application.status, Applications.isCancelling(application), { _tag: "IssueIdvLink" })
+    const outcome = ApplicationMachine.transition(Applications.machineState(application), { _tag: "IssueIdvLink" })
     if ("refused" in outcome && outcome.refused === "CANCEL_IN_PROGRESS") {
       return yield* Problem.apiError("CANCEL_IN_PROGRESS", "A cancellation of this application is in progress.")
     }

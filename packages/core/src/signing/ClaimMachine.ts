@@ -14,30 +14,30 @@
  * Refusals: any move on a completed or failed claim is RESOURCE_TERMINAL; provisioning twice is CONFLICT; resolving
  * before both conditions hold is CONFLICT.
  */
-export type ClaimStatus = "pending" | "completed" | "failed"
+export type Status = "pending" | "completed" | "failed"
 
-export interface ClaimState {
-  readonly status: ClaimStatus
+export interface State {
+  readonly status: Status
   readonly provisioned: boolean
 }
 
-export type ClaimMove =
+export type Move =
   | { readonly type: "provisioned" }
   | { readonly type: "provisioning_failed" }
   | { readonly type: "resolve"; readonly rosterSize: number; readonly rosterActive: boolean }
 
-export type ClaimEvent = "claim.completed" | "crypto_wallet.completed" | "claim.failed"
+export type Event = "claim.completed" | "crypto_wallet.completed" | "claim.failed"
 
-export type ClaimRefusal = "CONFLICT" | "RESOURCE_TERMINAL"
+export type Refusal = "CONFLICT" | "RESOURCE_TERMINAL"
 
-export type ClaimOutcome =
-  | { readonly next: ClaimState; readonly events: ReadonlyArray<ClaimEvent> }
-  | { readonly refused: ClaimRefusal; readonly reason: string }
+export type Outcome =
+  | { readonly next: State; readonly events: ReadonlyArray<Event> }
+  | { readonly refused: Refusal; readonly reason: string }
 
 /** An accepted claim (202): pending, its wallets not yet provisioned. */
-export const initialClaim: ClaimState = { status: "pending", provisioned: false }
+export const initialState: State = { status: "pending", provisioned: false }
 
-export const claimTransition = (state: ClaimState, move: ClaimMove): ClaimOutcome => {
+export const transition = (state: State, move: Move): Outcome => {
   if (state.status !== "pending") return { refused: "RESOURCE_TERMINAL", reason: `The claim is already ${state.status}.` }
   switch (move.type) {
     case "provisioned":

@@ -16,7 +16,7 @@
  *   wallet provider starts provisioning.
  * - Provisioning succeeds on its own after `provisioningMs` (a durable timer), or as the simulate call says; a
  *   failure fails the claim (claim.failed) and its roster with it (its signers can no longer enroll).
- * - The claim's status moves only through ClaimMachine.ts (`claimTransition`), the table above as one pure function.
+ * - The claim's status moves only through ClaimMachine.ts (`transition`), the table above as one pure function.
  * - When the claim is provisioned and every signer of its roster (not removed) has enrolled, its wallets open (one
  *   per chain, custody non_custodial, wallet.created each), then claim.completed with their ids and
  *   crypto_wallet.completed: the end user's part ends with the last enrollment, so both come in that transaction.
@@ -153,7 +153,7 @@ export const claimNonCustodial = (caller: Auth.Caller, customerId: CustomerId, b
       chains: body.chains,
       threshold: body.threshold,
       signerIds: signers.map((s) => s.id),
-      ...ClaimMachine.initialClaim,
+      ...ClaimMachine.initialState,
       walletIds: [],
       clientReferenceId: body.clientReferenceId,
       createdAt: at.iso,
@@ -179,7 +179,7 @@ export const resolveIfReady = (claim: Roster.StoredClaim) =>
   Effect.gen(function*() {
     if (claim.status !== "pending" || !claim.provisioned) return claim
     const roster = (yield* Roster.rosterOf(claim.id)).filter((s) => s.status !== "removed")
-    const outcome = ClaimMachine.claimTransition(claim, { type: "resolve", rosterSize: roster.length, rosterActive: roster.every((s) => SignerMachine.isActive(s.status)) })
+    const outcome = ClaimMachine.transition(claim, { type: "resolve", rosterSize: roster.length, rosterActive: roster.every((s) => SignerMachine.isActive(s.status)) })
     if ("refused" in outcome) return claim
     const store = yield* Store.Store
     const walletIds: Array<WalletId> = []
@@ -201,7 +201,7 @@ const provision = (claim: Roster.StoredClaim, outcome: "succeeded" | "failed") =
   Effect.gen(function*() {
     const store = yield* Store.Store
     const at = yield* Roster.now
-    const moved = ClaimMachine.claimTransition(claim, { type: outcome === "succeeded" ? "provisioned" : "provisioning_failed" })
+    const moved = ClaimMachine.transition(claim, { type: outcome === "succeeded" ? "provisioned" : "provisioning_failed" })
     if ("refused" in moved) return yield* Effect.die(new Error(`claim ${claim.id}: ${moved.reason}`))
     if (outcome === "succeeded") {
       const provisioned: Roster.StoredClaim = { ...claim, ...moved.next, updatedAt: at.iso }
@@ -234,7 +234,7 @@ export const simulateProvisioning = (caller: Auth.Caller, claimId: ClaimId, outc
   Effect.gen(function*() {
     const claim = yield* Roster.getClaimForUpdate(claimId)
     if (!Roster.inCallerScope(claim, caller)) return yield* Problem.apiError("NOT_FOUND", "No claim with this id exists in this organization and environment.")
-    const refusal = ClaimMachine.claimTransition(claim, { type: outcome === "succeeded" ? "provisioned" : "provisioning_failed" })
+    const refusal = ClaimMachine.transition(claim, { type: outcome === "succeeded" ? "provisioned" : "provisioning_failed" })
     if ("refused" in refusal) return yield* Problem.apiError(refusal.refused, refusal.reason)
     return Roster.claimStateOf(yield* provision(claim, outcome))
   })

@@ -42,7 +42,7 @@ export interface StoredClaim extends Owned {
   readonly chains: ReadonlyArray<Chain>
   readonly threshold: number
   readonly signerIds: ReadonlyArray<WalletSignerId>
-  readonly status: ClaimMachine.ClaimStatus
+  readonly status: ClaimMachine.Status
   readonly provisioned: boolean
   readonly walletIds: ReadonlyArray<WalletId>
   readonly clientReferenceId: string | undefined

@@ -45,7 +45,7 @@ export type SigningFailureCode =
 
 export type SigningMode = "passkey_required" | "programmatic" | "programmatic_unattended"
 
-export interface SigningState {
+export interface State {
   readonly phase: SigningPhase
   /** In the queue: 1 is next. */
   readonly queuePosition: number | null
@@ -59,7 +59,7 @@ export interface SigningState {
   readonly failureCode: SigningFailureCode | null
 }
 
-export type SigningMove =
+export type Move =
   | { readonly type: "start"; readonly seatFree: boolean; readonly queuePosition?: number; readonly poolSize: number }
   | { readonly type: "queue_advance"; readonly queuePosition: number }
   | { readonly type: "seat" }
@@ -74,21 +74,21 @@ export type SigningMove =
  * The table's events by their name under `transaction.` (awaiting_signature is transaction.awaiting_signature): the
  * transfer that runs the table sends them with its transaction's payload.
  */
-export type SigningEvent =
+export type Event =
   | "awaiting_signature"
   | "queue_position_changed"
   | "signature_collected"
   | "quorum_met"
   | "failed"
 
-export type SigningRefusal = "CONFLICT" | "RESOURCE_TERMINAL"
+export type Refusal = "CONFLICT" | "RESOURCE_TERMINAL"
 
-export type SigningOutcome =
-  | { readonly next: SigningState; readonly events: ReadonlyArray<SigningEvent> }
-  | { readonly refused: SigningRefusal; readonly reason: string }
+export type Outcome =
+  | { readonly next: State; readonly events: ReadonlyArray<Event> }
+  | { readonly refused: Refusal; readonly reason: string }
 
 /** A transfer before signing starts: `required` stamps of the roster, within `maxAttempts` windows. */
-export const initialSigning = (required: number, maxAttempts: number): SigningState => ({
+export const initialState = (required: number, maxAttempts: number): State => ({
   phase: "not_started",
   queuePosition: null,
   attempt: 0,
@@ -98,19 +98,19 @@ export const initialSigning = (required: number, maxAttempts: number): SigningSt
   failureCode: null
 })
 
-const refuse = (refused: SigningRefusal, reason: string): SigningOutcome => ({ refused, reason })
+const refuse = (refused: Refusal, reason: string): Outcome => ({ refused, reason })
 
-const fail = (state: SigningState, failureCode: SigningFailureCode): SigningOutcome => ({
+const fail = (state: State, failureCode: SigningFailureCode): Outcome => ({
   next: { ...state, phase: "failed", queuePosition: null, collected: [], failureCode },
   events: ["failed"]
 })
 
-const firstAttempt = (state: SigningState): SigningOutcome => ({
+const firstAttempt = (state: State): Outcome => ({
   next: { ...state, phase: "awaiting_signature", queuePosition: null, attempt: 1, collected: [] },
   events: ["awaiting_signature"]
 })
 
-export const signingTransition = (state: SigningState, move: SigningMove): SigningOutcome => {
+export const transition = (state: State, move: Move): Outcome => {
   if (state.phase === "quorum_met" || state.phase === "failed") return refuse("RESOURCE_TERMINAL", `The transfer's signing is over (${state.phase}).`)
   switch (move.type) {
     case "start":
@@ -172,10 +172,10 @@ export const signingModeOf = (pool: { readonly passkeySigners: number; readonly 
  * awaiting_user_signature while its compatibility window (ending at `compatibilityEndsMs`) lasts.
  */
 export const withDeprecatedEvents = (
-  events: ReadonlyArray<SigningEvent>,
+  events: ReadonlyArray<Event>,
   nowMs: number,
   compatibilityEndsMs: number
-): ReadonlyArray<SigningEvent | "awaiting_user_signature"> =>
+): ReadonlyArray<Event | "awaiting_user_signature"> =>
   nowMs < compatibilityEndsMs
     ? events.flatMap((e) => (e === "awaiting_signature" ? [e, "awaiting_user_signature" as const] : [e]))
     : events

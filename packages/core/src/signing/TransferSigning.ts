@@ -71,7 +71,7 @@ export interface TransferSigning extends Owned {
   readonly walletId: string
   /** The claim whose roster signs (the customer's). */
   readonly claimId: string
-  readonly state: SigningMachine.SigningState
+  readonly state: SigningMachine.State
   readonly signingMode: SigningMachine.SigningMode
   /** The current attempt's signing request (programmatic modes). */
   readonly signingRequestId: string | undefined
@@ -177,8 +177,8 @@ export const modeOf = (pool: ReadonlyArray<Roster.StoredSigner>): SigningMachine
   })
 
 /** The machine's answer to a move the engine's own flows make; a refusal there is a bug. */
-export const transitionOrDie = (state: SigningMachine.SigningState, move: SigningMachine.SigningMove) => {
-  const outcome = SigningMachine.signingTransition(state, move)
+export const transitionOrDie = (state: SigningMachine.State, move: SigningMachine.Move) => {
+  const outcome = SigningMachine.transition(state, move)
   if ("refused" in outcome) return Effect.die(new Error(`signing ${move.type} refused: ${outcome.reason}`))
   return Effect.succeed(outcome)
 }
@@ -316,7 +316,7 @@ export const startSigning = (request: Transactions.SignatureRequest): Effect.Eff
       transactionId: t.id,
       walletId,
       claimId: claim.id,
-      state: SigningMachine.initialSigning(claim.threshold, Settings.signingSettings.signingAttempts),
+      state: SigningMachine.initialState(claim.threshold, Settings.signingSettings.signingAttempts),
       signingMode: modeOf(pool),
       signingRequestId: undefined,
       verificationUrl: undefined,
@@ -414,7 +414,7 @@ export const onTransferEnded = (t: Transactions.StoredTransaction): Effect.Effec
  * The signing failed (`state`, failed with the table's code): the transaction fails with it (its reservation
  * voided), which frees the seat. A recovery that fails closes instead; the payout stays held (docs/signing.md).
  */
-export const failSigning = (t: Transactions.StoredTransaction, signing: TransferSigning, state: SigningMachine.SigningState): Effect.Effect<Transactions.StoredTransaction, never, Store.Store> =>
+export const failSigning = (t: Transactions.StoredTransaction, signing: TransferSigning, state: SigningMachine.State): Effect.Effect<Transactions.StoredTransaction, never, Store.Store> =>
   Effect.gen(function*() {
     yield* saveSigning({ ...signing, state })
     if (signing.recovery !== undefined && state.failureCode !== "crypto_wallet_misconfigured") return yield* Transactions.recordSigning(t.id)
@@ -426,7 +426,7 @@ export const failSigning = (t: Transactions.StoredTransaction, signing: Transfer
 const applySignerMove = (
   t: Transactions.StoredTransaction,
   current: TransferSigning,
-  outcome: { readonly next: SigningMachine.SigningState; readonly events: ReadonlyArray<string> }
+  outcome: { readonly next: SigningMachine.State; readonly events: ReadonlyArray<string> }
 ) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
@@ -482,7 +482,7 @@ export const decideStamp = (
       )
     }
     const inPool = signer.claimId === signing.claimId && SignerMachine.isActive(signer.status)
-    const outcome = SigningMachine.signingTransition(signing.state, decision === "approve" ? { type: "stamp", signerId: signer.id, inPool } : { type: "decline", signerId: signer.id, inPool })
+    const outcome = SigningMachine.transition(signing.state, decision === "approve" ? { type: "stamp", signerId: signer.id, inPool } : { type: "decline", signerId: signer.id, inPool })
     if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, outcome.reason)
     if (provider === "rejected") return yield* Problem.apiError("SIGNATURE_REJECTED", "The signing provider rejected the stamped request; nothing changed. Sign again.")
     if (provider === "unavailable") return yield* Problem.apiError("SIGNING_PROVIDER_UNAVAILABLE", "The signing provider did not answer; nothing changed. Retry.")

@@ -53,7 +53,7 @@ export const simulateWalletMisconfigured = (caller: Auth.Caller, id: WalletId): 
         const t = yield* TransferSigning.locked(id as TransactionId)
         const signing = yield* TransferSigning.signingOf(id)
         if (t === undefined || signing === undefined || TransactionMachine.terminalStatuses.has(t.status)) continue
-        const outcome = SigningMachine.signingTransition(signing.state, { type: "wallet_frozen" })
+        const outcome = SigningMachine.transition(signing.state, { type: "wallet_frozen" })
         if (!("refused" in outcome)) yield* TransferSigning.failSigning(t, signing, outcome.next)
       }
     }
@@ -88,7 +88,7 @@ export const simulateReceivePolicyHold = (caller: Auth.Caller, id: TransactionId
     const wallet = yield* store.get(Wallets.Wallets, t.signingWalletId)
     const pool = yield* TransferSigning.poolOf(signing.claimId)
     const claim = yield* store.get(Roster.Claims, signing.claimId)
-    const base = SigningMachine.initialSigning(claim!.threshold, Settings.signingSettings.signingAttempts)
+    const base = SigningMachine.initialState(claim!.threshold, Settings.signingSettings.signingAttempts)
     const outcome = yield* TransferSigning.transitionOrDie(base, { type: "start", seatFree: true, poolSize: pool.length })
     if (outcome.next.phase === "failed") return yield* TransferSigning.failSigning(t, signing, outcome.next)
     const recovery: TransferSigning.TransferSigning = {

@@ -106,22 +106,22 @@ export const WebhookAttempts = Store.table<WebhookAttempt>({
 /** The timer kind of a delivery's attempts and of their recovery leases (Dispatch.ts handles it). */
 export const attemptKind = "webhook.attempt"
 
-const stateOf = (d: WebhookDelivery): DeliveryMachine.DeliveryState => ({ status: d.status, run: d.run, attemptsInRun: d.attemptsInRun })
+const stateOf = (d: WebhookDelivery): DeliveryMachine.State => ({ status: d.status, run: d.run, attemptsInRun: d.attemptsInRun })
 
 /** A move's step on a delivery, or undefined when the move does not apply (a refusal here is a stale move). */
-const stepOf = (d: WebhookDelivery, move: DeliveryMachine.DeliveryMove): DeliveryMachine.DeliveryStep | undefined => {
-  const outcome = DeliveryMachine.deliveryTransition(stateOf(d), move)
+const stepOf = (d: WebhookDelivery, move: DeliveryMachine.Move): DeliveryMachine.Step | undefined => {
+  const outcome = DeliveryMachine.transition(stateOf(d), move)
   return DeliveryMachine.isStep(outcome) ? outcome : undefined
 }
 
 /** Schedules the timer a step asks for, in the delivery's scope. */
-const timerOf = (deliveryId: string, scope: string, step: DeliveryMachine.DeliveryStep, nowMs: number): Effect.Effect<string | undefined, never, Store.Store> =>
+const timerOf = (deliveryId: string, scope: string, step: DeliveryMachine.Step, nowMs: number): Effect.Effect<string | undefined, never, Store.Store> =>
   step.timer === undefined ? Effect.succeed(undefined) : Timers.schedule(attemptKind, nowMs + step.timer.afterMs, { deliveryId }, scope)
 
 /** Writes a step onto a delivery: its state, the timer that acts next, when the next attempt is due, and `fields`. */
 const write = (
   delivery: WebhookDelivery,
-  step: DeliveryMachine.DeliveryStep,
+  step: DeliveryMachine.Step,
   timerId: string | undefined,
   nowMs: number,
   fields: Partial<Pick<WebhookDelivery, "attemptId" | "lastAttemptAt">>
@@ -144,7 +144,7 @@ const write = (
 /** Fan-out's delivery of `event` to one endpoint: pending in run 1, its first attempt due at once. */
 export const open = (event: Outbox.OutboxEvent, endpointId: string, body: string, nowMs: number): Effect.Effect<void, never, Store.Store> =>
   Effect.gen(function*() {
-    const outcome = DeliveryMachine.deliveryTransition(undefined, { type: "open" })
+    const outcome = DeliveryMachine.transition(undefined, { type: "open" })
     if (!DeliveryMachine.isStep(outcome)) return
     const store = yield* Store.Store
     const now = toIso(nowMs)
@@ -318,7 +318,7 @@ export const retry = (caller: Auth.Caller, id: string) =>
       if (delivery === undefined || delivery.organizationId !== caller.organization.id || delivery.environment !== caller.environment) {
         return yield* Problem.apiError("NOT_FOUND", "No webhook delivery with this id exists in this organization and environment.")
       }
-      const outcome = DeliveryMachine.deliveryTransition(stateOf(delivery), { type: "retry" })
+      const outcome = DeliveryMachine.transition(stateOf(delivery), { type: "retry" })
       if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, outcome.reason)
       if (!DeliveryMachine.isStep(outcome)) return toWire(delivery)
       const nowMs = yield* Clock.currentTimeMillis

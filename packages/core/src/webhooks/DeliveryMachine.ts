@@ -36,7 +36,7 @@ export const attemptsPerRun = retryDelaysSeconds.length + 1
 export const leaseMs = 60_000
 
 /** The part of a delivery the table decides on; undefined before fan-out opens it. */
-export interface DeliveryState {
+export interface State {
   readonly status: DeliveryStatus
   /** Runs of 5 attempts: 1 at first, one more per manual retry. */
   readonly run: number
@@ -44,7 +44,7 @@ export interface DeliveryState {
   readonly attemptsInRun: number
 }
 
-export type DeliveryMove =
+export type Move =
   /** Fan-out: an active endpoint subscribed to the event gets a delivery. */
   | { readonly type: "open" }
   /** Dispatch begins: the attempt's timer, or the lease of an attempt never recorded, fired. */
@@ -59,30 +59,30 @@ export type DeliveryMove =
   | { readonly type: "retry" }
 
 /** The timer that acts next on a delivery. */
-export type DeliveryTimer =
+export type Timer =
   /** The next attempt, due after `afterMs` (the delivery's nextAttemptAt). */
   | { readonly kind: "attempt"; readonly afterMs: number }
   /** The recovery lease of the attempt just claimed (nextAttemptAt stays the claimed attempt's). */
   | { readonly kind: "lease"; readonly afterMs: number }
 
-export interface DeliveryStep {
-  readonly next: DeliveryState
+export interface Step {
+  readonly next: State
   /** What acts next on the delivery; undefined once it has ended (succeeded or failed). */
-  readonly timer: DeliveryTimer | undefined
+  readonly timer: Timer | undefined
   /** `begin` only: send a new attempt, or the claimed one again under its id (its lease ran out unrecorded). */
   readonly send?: "new" | "again"
 }
 
-export type DeliveryOutcome =
-  | DeliveryStep
+export type Outcome =
+  | Step
   | { readonly refused: "WEBHOOK_DELIVERY_NOT_RETRYABLE"; readonly reason: string }
   | { readonly unchanged: true }
 
 const unchanged = { unchanged: true } as const
 
-const attemptAfter = (afterMs: number): DeliveryTimer => ({ kind: "attempt", afterMs })
+const attemptAfter = (afterMs: number): Timer => ({ kind: "attempt", afterMs })
 
-export const deliveryTransition = (state: DeliveryState | undefined, move: DeliveryMove): DeliveryOutcome => {
+export const transition = (state: State | undefined, move: Move): Outcome => {
   if (state === undefined) {
     return move.type === "open" ? { next: { status: "pending", run: 1, attemptsInRun: 0 }, timer: attemptAfter(0) } : unchanged
   }
@@ -114,4 +114,4 @@ export const deliveryTransition = (state: DeliveryState | undefined, move: Deliv
 }
 
 /** Whether an outcome is a step (the move applies), rather than a refusal or nothing to do. */
-export const isStep = (outcome: DeliveryOutcome): outcome is DeliveryStep => "next" in outcome
+export const isStep = (outcome: Outcome): outcome is Step => "next" in outcome
