@@ -251,6 +251,35 @@ const withSlowTimers = async () => {
   }
 }
 
+describe("a timer of a kind the engine has no handler for", () => {
+  it("is kept and listed, left out of every advance, and fires in the first engine on the store that has its handler", async () => {
+    const dir = await pgliteDir()
+    const scope = Tenancy.scopeOf("org_acme", "sandbox")
+    const first = await start({ store: layerPgliteStore(dir) })
+    const id = await first.engine.run(Timers.schedule("host.reminder", MONDAY + 1000, { reminderId: "rem_1" }, scope))
+    // Due, and no handler: the advance fires nothing, ends, and the timer stays.
+    const advanced = await advance(first.acme, { seconds: 60 })
+    expect(advanced.status).toBe(200)
+    expect(advanced.json.timersFired).toEqual({ total: 0, by: {} })
+    expect((await advance(first.acme, { seconds: 60 })).json.timersFired).toEqual({ total: 0, by: {} })
+    expect((await timersOf(first.engine, "org_acme")).filter((t) => t.kind === "host.reminder")).toEqual([{ id, kind: "host.reminder", dueAtMs: MONDAY + 1000 }])
+    const listed = (await first.acme.call("GET", "/v2/simulate/timers")).json.data as Array<{ id: string; resourceId?: string; action: string }>
+    expect(listed.find((t) => t.id === id)).toMatchObject({ resourceId: "rem_1", action: expect.stringContaining("is kept, not fired: this engine has no handler for host.reminder timers") })
+    await first.engine.close()
+    engine = undefined
+
+    // The next engine on the store has the handler: the kept timer goes back into its lane and fires at the next sweep.
+    const fired: Array<string> = []
+    const second = await start({
+      store: layerPgliteStore(dir),
+      timerHandlers: { "host.reminder": (payload: { reminderId: string }) => Effect.sync(() => void fired.push(payload.reminderId)) }
+    })
+    expect((await advance(second.acme, { seconds: 0 })).json.timersFired).toEqual({ total: 1, by: { "host.reminder": 1 } })
+    expect(fired).toEqual(["rem_1"])
+    expect((await timersOf(second.engine, "org_acme")).filter((t) => t.kind === "host.reminder")).toEqual([])
+  })
+})
+
 describe("one advance of a clock at a time", () => {
   it("advances that move nothing and find nothing due change nothing, so any number at once all answer", async () => {
     const { acme } = await start()

@@ -366,6 +366,21 @@ export const migrations: ReadonlyArray<Migration> = [
     version: 16,
     name: "PGlite directories keep rows without index entries",
     statements: []
+  },
+  {
+    // A timer that came due in an engine with no handler for its kind is kept, out of the lanes that fire (packages/core
+    // kernel/Timers.ts, `Timer.unhandled`): a sandbox's timers now fire from the `firing` order, which leaves such a
+    // timer out, while `byScope` keeps every timer for a reset, a snapshot and the full list. The timers stored before
+    // get their `firing` entries, copied from their `byScope` ones (same partition and sort); none is kept yet, so
+    // the `unhandled` order starts empty.
+    version: 17,
+    name: "the timers a sweep fires, apart from those kept for want of a handler",
+    statements: [
+      `INSERT INTO fos_orders (tbl, ord, part, sort, key)
+         SELECT tbl, 'firing', part, sort, key FROM fos_orders
+         WHERE tbl = 'timers' AND ord = 'byScope'
+         ON CONFLICT DO NOTHING`
+    ]
   }
 ]
 

@@ -212,9 +212,11 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
         Layer.provideMerge(liveness),
         Layer.provideMerge(storeAndRandom)
       )
-      // The live environment runs on real time: its timers fire on a scheduler of their own (docs/clock.md).
-      const liveScheduler = Layer.effectDiscard(Effect.forkScoped(
-        Timers.runScheduler(Timers.realTime).pipe(Effect.provideService(Clock.Clock, realClock))
+      // The live environment runs on real time: its timers fire on a scheduler of their own (docs/clock.md). Timers
+      // an engine without their handler kept go back into their lanes first (Timers.resumeKept).
+      const liveScheduler = Layer.effectDiscard(Effect.andThen(
+        Timers.resumeKept,
+        Effect.forkScoped(Timers.runScheduler(Timers.realTime).pipe(Effect.provideService(Clock.Clock, realClock)))
       )).pipe(Layer.provide(base))
       return Layer.mergeAll(base, liveScheduler)
     }
@@ -229,7 +231,8 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
       Layer.provideMerge(liveness),
       Layer.provideMerge(storeAndRandom)
     )
-    // The system clock: one background fiber fires due timers for the life of the engine.
-    const scheduler = Layer.effectDiscard(Effect.forkScoped(Timers.runScheduler())).pipe(Layer.provide(base))
+    // The system clock: one background fiber fires due timers for the life of the engine, once the timers an engine
+    // without their handler kept are back in their lanes (Timers.resumeKept).
+    const scheduler = Layer.effectDiscard(Effect.andThen(Timers.resumeKept, Effect.forkScoped(Timers.runScheduler()))).pipe(Layer.provide(base))
     return Layer.mergeAll(base, Layer.succeed(Timers.TimeControl, Timers.systemTimeControl(realClock)), scheduler)
   }))

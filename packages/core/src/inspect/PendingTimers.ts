@@ -101,7 +101,11 @@ export const describeTimer = (timer: Timers.Timer): Effect.Effect<PendingTimer, 
     const value = member === undefined ? undefined : payload[member]
     const resourceId = typeof value === "string" ? value : undefined
     const route = resourceId !== undefined && member === "transactionId" ? yield* routeOf(resourceId) : ""
-    const action = description === undefined ? `fires a ${timer.kind} timer` : description.action(resourceId ?? "", payload, route)
+    const action = timer.unhandled === true
+      ? `is kept, not fired: this engine has no handler for ${timer.kind} timers (the first engine on this store that has one fires it)`
+      : description === undefined
+      ? `fires a ${timer.kind} timer`
+      : description.action(resourceId ?? "", payload, route)
     return {
       id: timer.id,
       kind: timer.kind,

@@ -35,6 +35,12 @@ export interface Timer {
    * list leaves it out unless asked (inspect/PendingTimers.ts). Its owner says so when it schedules it.
    */
   readonly housekeeping?: true
+  /**
+   * Came due in an engine with no handler for its kind (one a later fos, or a host's own handler, knows): kept,
+   * out of every lane that fires, listed as pending, and fired again by the first engine that has a handler
+   * (`resumeKept`). Never dropped: the work it stands for would be lost.
+   */
+  readonly unhandled?: true
 }
 
 /**
@@ -104,10 +110,19 @@ export const Timers = Store.table<Timer>({
   key: (t) => t.id,
   // Nothing reads a total of timers, so no count is kept.
   orders: {
-    due: { partition: () => "", sort: (t) => t.dueAtMs, counted: false },
-    byScope: { partition: (t) => t.scope ?? "", sort: (t) => t.dueAtMs, counted: false },
+    // The lanes a sweep fires (`TimerLane`) leave out a timer kept for want of a handler.
+    due: { partition: (t) => (t.unhandled === true ? undefined : ""), sort: (t) => t.dueAtMs, counted: false },
+    firing: { partition: (t) => (t.unhandled === true ? undefined : t.scope ?? ""), sort: (t) => t.dueAtMs, counted: false },
     // Under the virtual clock the live timers fire on real time and the rest on their clocks: each kind is a lane.
-    byClock: { partition: (t) => (isRealTimeScope(t.scope) ? "real" : "virtual"), sort: (t) => t.dueAtMs, counted: false },
+    byClock: {
+      partition: (t) => (t.unhandled === true ? undefined : isRealTimeScope(t.scope) ? "real" : "virtual"),
+      sort: (t) => t.dueAtMs,
+      counted: false
+    },
+    // Every timer of a scope, kept ones included: what a reset removes, a snapshot saves and the full list shows.
+    byScope: { partition: (t) => t.scope ?? "", sort: (t) => t.dueAtMs, counted: false },
+    // The timers kept for want of a handler, for the engine that has one (`resumeKept`).
+    unhandled: { partition: (t) => (t.unhandled === true ? "" : undefined), sort: (t) => t.dueAtMs, counted: false },
     // A scope's timers of the world, its housekeeping left out: what the pending timers' list shows by default.
     worldByScope: { partition: (t) => (t.housekeeping === true ? undefined : t.scope ?? ""), sort: (t) => t.dueAtMs, counted: false },
     // A sandbox resource's pending timers, for its timeline (inspect/Timeline.ts); a live timer has no entry.
@@ -125,14 +140,14 @@ export const Timers = Store.table<Timer>({
 
 /** Which timers a sweep reads: one partition of one of the timers' orders, in due order. */
 export interface TimerLane {
-  readonly order: "due" | "byScope" | "byClock"
+  readonly order: "due" | "firing" | "byClock"
   readonly partition: string
 }
 
 /** Every timer: the system clock's lane. */
 export const all: TimerLane = { order: "due", partition: "" }
 /** The timers of one scope (organization and environment); `""` for the timers with none. */
-export const scope = (scope: string): TimerLane => ({ order: "byScope", partition: scope })
+export const scope = (scope: string): TimerLane => ({ order: "firing", partition: scope })
 /** Under the virtual clock: the timers on real time (live), and the timers on a virtual clock (all the others). */
 export const realTime: TimerLane = { order: "byClock", partition: "real" }
 export const virtual: TimerLane = { order: "byClock", partition: "virtual" }
@@ -222,6 +237,33 @@ const retryLater = (timer: Timer, nowMs: number, cause: Cause.Cause<unknown>) =>
     }))
   }).pipe(Effect.catchCause(() => Effect.void))
 
+/** Keeps a timer no handler of this engine takes (`Timer.unhandled`), and says so in the log. */
+const keep = (timer: Timer) =>
+  Effect.gen(function*() {
+    yield* Effect.logError("A timer came due whose kind this engine has no handler for: kept, not fired", { timer: timer.id, kind: timer.kind })
+    yield* Effect.orDie((yield* Store.Store).update(Timers, { ...timer, unhandled: true }))
+  })
+
+/**
+ * Puts back into their lanes the timers kept for want of a handler that this engine has (`Timer.unhandled`): run at
+ * the engine's start, so a timer a newer fos, or a host's handler, left waiting fires (at once, being due).
+ */
+export const resumeKept: Effect.Effect<number, never, Store.Store | TimerHandlers> = Effect.gen(function*() {
+  const store = yield* Store.Store
+  const handlers = yield* TimerHandlers
+  const kept: Array<Timer> = []
+  yield* Store.walk(store, Timers, "unhandled", "", (timer) => Effect.sync(() => handlers.has(timer.kind) && kept.push(timer)))
+  for (const timer of kept) {
+    yield* store.transaction(Effect.gen(function*() {
+      const current = yield* store.getForUpdate(Timers, timer.id)
+      if (current === undefined || current.unhandled !== true) return
+      const { unhandled: _, ...resumed } = current
+      yield* Effect.orDie(store.update(Timers, resumed))
+    }))
+  }
+  return kept.length
+})
+
 /** How many timers one sweep takes at most before looking again. */
 const sweepBatch = 100
 
@@ -262,6 +304,11 @@ export const fireDue = (
             // the handler runs, so the handler's work is done once too.
             const current = yield* store.getForUpdate(Timers, timer.id, { lockNow: true })
             if (current === undefined) return undefined
+            const handler = handlers.get(current.kind)
+            if (handler === undefined) {
+              yield* keep(current)
+              return "kept" as const
+            }
             yield* store.remove(Timers, timer.id)
             // A sandbox resource's timeline shows the timer fired, since its row is gone now (kernel/History.ts).
             yield* History.recordTimerFired(current.scope, resourceIdOf(current), {
@@ -270,8 +317,7 @@ export const fireDue = (
               dueAtMs: current.dueAtMs,
               ...(current.scheduledAtMs === undefined ? {} : { scheduledAtMs: current.scheduledAtMs })
             })
-            const handler = handlers.get(timer.kind)
-            return handler === undefined ? undefined : yield* handler(timer.payload)
+            return yield* handler(timer.payload)
           })
         ).pipe(
           // What the handler changes was caused by this timer.
@@ -280,6 +326,8 @@ export const fireDue = (
           // A seeded engine: what a timer invents comes from its organization's stream, whoever fires it.
           RandomStreams.withStream(timer.scope)
         )
+        // Kept for want of a handler: nothing fired, and the timer is out of the lane now.
+        if (after === "kept") continue
         if (after !== undefined) afterCommit.push(RandomStreams.withStream(timer.scope)(after))
         // What the timer's transaction emitted is in the outbox now: a live stream of its scope reads it at once.
         Outbox.committed(store, timer.scope)
