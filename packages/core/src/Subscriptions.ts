@@ -4,7 +4,7 @@
  *
  * | Topic (declared by) | Published when | Subscribers, in order |
  * |---|---|---|
- * | TransactionEnded (money/Transactions.ts) | a transaction reaches its first terminal status | orders: execute the autoExecute orders its credit now covers, fail those its failed deposit or signing leaves unfunded (Orders.ts); signing: free its wallet's seat or its place in the queue (TransferSigning.ts) |
+ * | TransactionEnded (money/Transactions.ts) | a transaction reaches its first terminal status | orders: execute the autoExecute orders its credit now covers, fail those its failed deposit or signing leaves unfunded (FundedOrders.ts); signing: free its wallet's seat or its place in the queue (TransferSigning.ts) |
  * | SignaturesRequested (money/Transactions.ts) | a transfer out of a non-custodial wallet (payout, conversion, deposit return) is processing | signing: start its roster's signing, or go on where it stands (TransferSigning.ts) |
  * | SignerLeftPool (signing/Roster.ts) | a signer is removed from its roster's signing pool | signing: fail the transfers the change breaks, roster_changed (TransferSigning.ts) |
  * | VirtualAccountApproved (onboarding/ApprovalEffects.ts) | a virtual_account application is approved | money: open its account, pending until it activates on the clock (VirtualAccounts.ts) |

@@ -6,7 +6,7 @@
  * and the imports still run one way (money never imports signing or orders to tell them a transaction ended).
  *
  * A topic is a context key whose value is its subscribers, in the order they run. An engine built without them
- * (not through layerEngine) has none declared: publishing then dies rather than skip what should have run.
+ * (not through Engine.layer) has none declared: publishing then dies rather than skip what should have run.
  */
 import { Context, Effect } from "effect"
 import type * as Store from "./Store.ts"
@@ -24,5 +24,5 @@ export const topic = <A>(name: string): Topic<A> =>
 export const publish = <A>(t: Topic<A>, event: A): Effect.Effect<void, never, Store.Store> =>
   Effect.flatMap(t, (subscribers) =>
     subscribers === undefined
-      ? Effect.die(new Error(`no subscribers declared for ${t.key}: build the engine with layerEngine (Subscriptions.ts)`))
+      ? Effect.die(new Error(`no subscribers declared for ${t.key}: build the engine with Engine.layer (Subscriptions.ts)`))
       : Effect.forEach(subscribers, (subscriber) => subscriber(event), { discard: true }))
