@@ -26,10 +26,13 @@ export type VirtualAccountStatus = typeof VirtualAccountStatuses[number]
 
 export type Move = { readonly type: "activate" } | { readonly type: "use" }
 
+/** The one refusal of the table: money cannot move through an account that is not active yet. */
+export type Refusal = "VIRTUAL_ACCOUNT_NOT_ACTIVE"
+
 export type Outcome =
   | { readonly next: VirtualAccountStatus; readonly event: "virtual_account.activated" }
   | { readonly unchanged: true }
-  | { readonly refused: "VIRTUAL_ACCOUNT_NOT_ACTIVE" }
+  | { readonly refused: Refusal }
 
 /** The status an approved application creates its account in. */
 export const initialStatus: VirtualAccountStatus = "pending"

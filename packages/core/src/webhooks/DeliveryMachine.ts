@@ -73,9 +73,12 @@ export interface Step {
   readonly send?: "new" | "again"
 }
 
+/** The one refusal of the table: a manual retry of a delivery that has not failed. */
+export type Refusal = "WEBHOOK_DELIVERY_NOT_RETRYABLE"
+
 export type Outcome =
   | Step
-  | { readonly refused: "WEBHOOK_DELIVERY_NOT_RETRYABLE"; readonly reason: string }
+  | { readonly refused: Refusal; readonly reason: string }
   | { readonly unchanged: true }
 
 const unchanged = { unchanged: true } as const
