@@ -488,6 +488,34 @@ describe("a bank payout", () => {
   })
 })
 
+describe("the order of a payout's refusals", () => {
+  it("a request that breaks two rules gets the first: the request alone, then existence, then state, then funds", async () => {
+    const { customerId, walletId } = await fundedWallet("10")
+    const toAddress = { type: "external_crypto", chain: "base", address: "0x52908400098527886e0f7030069857d2e4169ee7" }
+    const body = { source: { type: "wallet", walletId }, destination: toAddress, asset: "USDC", amount: "5", purpose: "supplier_payment" }
+    const unknownWallet = { type: "wallet", walletId: "wlt_000000000000000000000000" }
+    const first = async (broken: Record<string, unknown>, type: string, status: number) =>
+      expectProblem(await payout({ ...body, ...broken }), { type, status, instance: "/sandbox/v2/payouts" })
+    // The request alone, before anything is read: a missing member, then a source that cannot pay that destination.
+    await first({ source: unknownWallet, asset: undefined }, "VALIDATION_ERROR", 400)
+    await first({ source: unknownWallet, destination: { type: "external_bank", whitelistRecipientId: "wlr_000000000000000000000000" } }, "UNPROCESSABLE_ENTITY", 422)
+    await first({ source: unknownWallet, asset: "USD" }, "UNPROCESSABLE_ENTITY", 422)
+    // Existence, before the amount's state and the funds.
+    await first({ source: unknownWallet, amount: "0" }, "WALLET_NOT_FOUND", 404)
+    await first({ source: unknownWallet, amount: "500" }, "WALLET_NOT_FOUND", 404)
+    // State before funds: an amount of nothing, or one the wallet cannot cover.
+    await first({ amount: "0" }, "AMOUNT_OUT_OF_RANGE", 422)
+    await first({ amount: "500" }, "INSUFFICIENT_FUNDS", 422)
+    // A retired wallet (rotated, with nothing in it) is refused for its state, not for its funds; its missing asset first.
+    const spare = await acme.call("POST", `/v2/customers/${customerId}/wallets`, { chain: "base" }, idem())
+    const rotated = await acme.call("POST", `/v2/wallets/${spare.json.id}/rotate`, undefined, idem())
+    expect(rotated.status, rotated.text).toBe(201)
+    const retired = { source: { type: "wallet", walletId: spare.json.id } }
+    await first({ ...retired, amount: "500" }, "WALLET_NOT_ACTIVE", 422)
+    await first({ ...retired, asset: undefined }, "VALIDATION_ERROR", 400)
+  })
+})
+
 describe("a crypto payout", () => {
   it("from a wallet to an address on its chain: network fee reserved, broadcast with its hash, completed after the chain's confirmations", async () => {
     const { customerId, walletId } = await fundedWallet("500")

@@ -95,6 +95,34 @@ export const scriptedReturnKind = "payout.scripted_return"
 const invalidBody = (pointer: string, detail: string) =>
   Problem.invalidRequest([{ pointer, detail }])
 
+/**
+ * The rules a payout request breaks by itself, before anything is read: the first of its refusals. The order of a
+ * payout's refusals, the precedence the spec's error table implies (docs/money.md, "The order of a payout's
+ * refusals"); a request that breaks two rules gets the first:
+ * 1. the request alone: its members (400 VALIDATION_ERROR, after the schema's own), then its combination of source
+ *    and destination (422 UNPROCESSABLE_ENTITY), here;
+ * 2. existence and ownership: the source (404), then the saved recipient, of the source's customer;
+ * 3. state: the source active (WALLET_NOT_ACTIVE, VIRTUAL_ACCOUNT_NOT_ACTIVE), its asset, the customer not
+ *    restricted, the recipient's rail, the amount (AMOUNT_OUT_OF_RANGE), the travel rule and documents
+ *    (MISSING_REQUIRED_FIELDS);
+ * 4. funds: INSUFFICIENT_FUNDS, when the ledger reserves the amount (`open`), last.
+ */
+const refuseRequest = (body: PayoutCreate): Effect.Effect<void, Problem.ApiError> => {
+  const toBank = body.destination.type === "external_bank"
+  const fromWallet = body.source.type === "wallet"
+  if (fromWallet && body.asset === undefined) return Effect.fail(invalidBody("/asset", "is required for a payout from a wallet"))
+  if (toBank && body.travelRule !== undefined) return Effect.fail(invalidBody("/travelRule", "is sent only for a crypto payout"))
+  if (!toBank && body.rail !== undefined) return Effect.fail(invalidBody("/rail", "is sent only for a bank payout"))
+  if (fromWallet && isFiat(body.asset!)) return Effect.fail(Problem.apiError("UNPROCESSABLE_ENTITY", "A wallet pays out on-chain assets; asset must be one."))
+  if (fromWallet && toBank) {
+    return Effect.fail(Problem.apiError("UNPROCESSABLE_ENTITY", "A bank payout is paid from a virtual account; a wallet pays out to crypto addresses."))
+  }
+  if (!fromWallet && !toBank) {
+    return Effect.fail(Problem.apiError("UNPROCESSABLE_ENTITY", "A crypto payout is paid from a wallet; a virtual account pays out to bank accounts."))
+  }
+  return Effect.void
+}
+
 /** Where the money goes: the transaction's destination side (without its amount) and what routes it. */
 export interface PayoutTarget {
   readonly side: (amount: TransactionSide["assetAmount"]) => TransactionSide
@@ -225,6 +253,7 @@ export const open = (p: PayoutOpening): Effect.Effect<Transactions.StoredTransac
 export const create = (caller: Auth.Caller, body: PayoutCreate): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const model = (yield* WorldModel.WorldModel).payouts
+    yield* refuseRequest(body)
 
     // The source: whose money, in which asset, held where.
     let customerId: CustomerId
@@ -236,10 +265,8 @@ export const create = (caller: Auth.Caller, body: PayoutCreate): Effect.Effect<T
       const wallet = yield* Wallets.get(caller, body.source.walletId)
       if (wallet.status !== "active") return yield* Problem.apiError("WALLET_NOT_ACTIVE", Wallets.notActiveDetail(wallet))
       yield* refuseNonCustodialSource(wallet, "A non-custodial wallet pays out")
-      if (body.asset === undefined) return yield* invalidBody("/asset", "is required for a payout from a wallet")
-      if (isFiat(body.asset)) return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "A wallet pays out on-chain assets; asset must be one.")
       customerId = wallet.customerId
-      asset = body.asset
+      asset = body.asset!
       chain = wallet.chain
       holder = Wallets.holder(wallet)
       sourceSide = (assetAmount) => ({ type: "wallet", walletId: wallet.id, assetAmount })
@@ -261,10 +288,6 @@ export const create = (caller: Auth.Caller, body: PayoutCreate): Effect.Effect<T
     let target: PayoutTarget
     const destination = body.destination
     if (destination.type === "external_bank") {
-      if (body.source.type !== "virtual_account") {
-        return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "A bank payout is paid from a virtual account; a wallet pays out to crypto addresses.")
-      }
-      if (body.travelRule !== undefined) return yield* invalidBody("/travelRule", "is sent only for a crypto payout")
       const recipient = yield* savedRecipient(caller, "whitelist_recipient", destination.whitelistRecipientId, customerId, "/destination/whitelistRecipientId")
       const rail = body.rail ?? recipient.rail!
       if (rail !== recipient.rail) {
@@ -278,10 +301,8 @@ export const create = (caller: Auth.Caller, body: PayoutCreate): Effect.Effect<T
       }
       target = { side: (assetAmount) => ({ type: "external_bank", assetAmount }), route: { rail }, recipient, country: recipient.address?.country }
     } else {
-      if (chain === undefined) {
-        return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "A crypto payout is paid from a wallet; a virtual account pays out to bank accounts.")
-      }
-      if (body.rail !== undefined) return yield* invalidBody("/rail", "is sent only for a bank payout")
+      // A crypto payout comes from a wallet (`refuseRequest`), which gave its chain.
+      if (chain === undefined) return yield* Effect.die(new Error("a crypto payout without its wallet's chain"))
       let address: string
       let recipient: Recipients.StoredRecipient | undefined
       if (destination.type === "external_crypto") {
