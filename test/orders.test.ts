@@ -899,6 +899,22 @@ describe("creating an order", () => {
     await refused({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source", clientReferenceId: "once" }, "DUPLICATE_CLIENT_REFERENCE_ID", 409)
   })
 
+  it("a request that breaks two rules gets the first: the request alone, then each side, then the two together, then the price", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    const other = await customerWithAccounts()
+    const refused = async (body: Record<string, unknown>, type: string, status = 422) =>
+      expectProblem(await createOrder(body), { type, status, instance: "/sandbox/v2/orders" })
+    const unknownWallet = wl("wlt_000000000000000000000000", "USDC")
+    // The request alone, before anything is read: no amount, whatever else is wrong.
+    await refused({ source: va(a.usd), destination: unknownWallet, lockSide: "source" }, "MISSING_REQUIRED_FIELDS")
+    await refused({ source: va(a.usd), destination: va(a.usd), lockSide: "source" }, "MISSING_REQUIRED_FIELDS")
+    // Then each side: an unknown destination before the two sides together or the amount.
+    await refused({ source: va(other.usd), destination: unknownWallet, amount: "0.01", lockSide: "source" }, "WALLET_NOT_FOUND", 404)
+    // Then the two sides together before the price: another customer's account with an amount out of range.
+    await refused({ source: va(a.usd), destination: va(other.eur), amount: "0.01", lockSide: "source" }, "INVALID_ORDER_COMBO")
+  })
+
   it("is gone after a sandbox reset, with its quote options and the market's rates", async () => {
     await start()
     const a = await customerWithAccounts()
