@@ -8,7 +8,7 @@
  */
 import { formatAmount, parseAmount, type AssetCode } from "@fos/contract"
 import type { WorldModel } from "@fos/core"
-import { Ledger, Orders, Pricing, Quotes, Store, Tenancy, Timers, Transactions } from "@fos/core"
+import { AutoPayouts, Ledger, Orders, Pricing, Quotes, Store, Tenancy, Timers, Transactions } from "@fos/core"
 import { layerPostgresStore } from "@fos/sql"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { createEngine, type Engine } from "@fos/http"
@@ -1440,7 +1440,7 @@ describe("autoPayout", () => {
           transactionId: id
         }]
       }))
-      yield* Timers.schedule(Orders.legacyAutoPayoutSettleKind, dueAtMs, { transactionId: t.id }, scope)
+      yield* Timers.schedule(AutoPayouts.legacyPayoutSettleTimer, dueAtMs, { transactionId: t.id }, scope)
       return t.id
     }))
     await advance(59_000)

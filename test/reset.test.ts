@@ -250,7 +250,10 @@ describe.each(Object.keys(stores) as Array<keyof typeof stores>)("sandbox reset 
       typeof v === "object" && v !== null && typeof (v as any).name === "string" && typeof (v as any).key === "function" && typeof (v as any).orders === "object"
     // @fos/core exports a namespace per module: the tables are one level down.
     const declared = new Set((Object.values(core) as Array<object>).flatMap((module) => Object.values(module)).filter(isTable).map((t) => t.name))
-    const known = new Set([...core.Reset.sandboxTables.map((t) => t.table.name), ...core.Reset.keptTables.map((t) => t.name)])
+    const known = new Set(core.Domains.all.flatMap((d) => [
+      ...("tables" in d ? d.tables as ReadonlyArray<core.Domain.SandboxTable> : []).map((t) => t.table.name),
+      ...("keptTables" in d ? d.keptTables as ReadonlyArray<core.Store.Table<any>> : []).map((t) => t.name)
+    ]))
     expect([...declared].filter((name) => !known.has(name)).sort()).toEqual([])
     expect(declared.size).toBeGreaterThan(20)
   })

@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { MemoryStore, Outbox, SnapshotTables, Snapshots, Store, Tenancy, Timers } from "@fos/core"
+import { MemoryStore, Outbox, Snapshots, Store, Tenancy, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
 import { Effect, Layer } from "effect"
@@ -189,10 +189,10 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
     await engine.run(Effect.flatMap(Store.Store, (store) =>
       store.transaction(Effect.gen(function*() {
         const rows = yield* store.copies.rows(snapshot.id)
-        yield* Effect.orDie(store.insertMany(SnapshotTables.SnapshotRows, rows.map((r, n) => ({ id: `${snapshot.id}/${n}`, snapshotId: snapshot.id, n, tbl: r.table, row: r.row }))))
+        yield* Effect.orDie(store.insertMany(Snapshots.SnapshotRows, rows.map((r, n) => ({ id: `${snapshot.id}/${n}`, snapshotId: snapshot.id, n, tbl: r.table, row: r.row }))))
         yield* store.copies.remove(snapshot.id)
-        const { copied: _, ...stored } = (yield* store.get(SnapshotTables.Snapshots, snapshot.id))!
-        yield* Effect.orDie(store.update(SnapshotTables.Snapshots, stored))
+        const { copied: _, ...stored } = (yield* store.get(Snapshots.Snapshots, snapshot.id))!
+        yield* Effect.orDie(store.update(Snapshots.Snapshots, stored))
       }))))
     await changeEverything(engine, acme, world)
     expect(await ok(acme.call("POST", `/v2/simulate/snapshots/${snapshot.id}/restore`))).toEqual(snapshot)
@@ -202,7 +202,7 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
     expect(after.ledger).toEqual(before.ledger)
     // Made into a copy once: its old rows are gone, and it restores again as any other.
     const [legacyRows, copied] = await engine.run(Effect.flatMap(Store.Store, (store) =>
-      Effect.all([store.count(SnapshotTables.SnapshotRows, "bySnapshot", snapshot.id), store.get(SnapshotTables.Snapshots, snapshot.id)])))
+      Effect.all([store.count(Snapshots.SnapshotRows, "bySnapshot", snapshot.id), store.get(Snapshots.Snapshots, snapshot.id)])))
     expect(legacyRows).toBe(0)
     expect(copied?.copied).toBe(true)
     await ok(acme.call("POST", "/v2/simulate/reset"))

@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto"
 import { type CustomerId, EventData, type EventType } from "@fos/contract"
-import { Customers, Outbox, Store, Timers } from "@fos/core"
+import { Customers, type Domain, Outbox, Store, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { Effect, Schema } from "effect"
 import { expect } from "vitest"
@@ -90,14 +90,18 @@ export const keysOf = (name: string) => ({
 export const seedOf = (...organizations: Array<SeedOrg>): Seed => ({ organizations })
 
 /** A virtual-clock engine at START_MS with `seed`. */
-export const makeEngine = (seed: Seed, options: { idempotencyRetentionMs?: number; startMs?: number } = {}): Promise<Engine> =>
+export const makeEngine = (
+  seed: Seed,
+  options: { idempotencyRetentionMs?: number; startMs?: number; domains?: ReadonlyArray<Domain.Domain> } = {}
+): Promise<Engine> =>
   createEngine({
     clock: { mode: "virtual", startMs: options.startMs ?? START_MS },
     // Real time stands still in these engines, so their buckets refill only on clock advances and a slow machine
     // cannot give a test a token it did not expect.
     realClock: Timers.makeVirtualClock(options.startMs ?? START_MS),
     seed: seed as never,
-    ...(options.idempotencyRetentionMs === undefined ? {} : { idempotencyRetentionMs: options.idempotencyRetentionMs })
+    ...(options.idempotencyRetentionMs === undefined ? {} : { idempotencyRetentionMs: options.idempotencyRetentionMs }),
+    ...(options.domains === undefined ? {} : { domains: options.domains })
   })
 
 // --- events ----------------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
  * function's reads; and the 404s (unknown, malformed, another organization's, under /live).
  */
 import { TimerKinds } from "@fos/contract"
-import { PendingTimers, Timeline, Timers } from "@fos/core"
+import { Domains, Timeline, Timers } from "@fos/core"
 import type { Engine } from "@fos/http"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { approvedCustomer, type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
@@ -321,13 +321,15 @@ describe("refusals", () => {
 })
 
 describe("the timers' resources", () => {
-  it("are named alike by the pending timers' table and the timers' order by resource, kind by kind", () => {
-    // Both tables are keyed by the contract's TimerKinds (the OpenAPI document's TimerKind), each kind once.
-    expect(Object.keys(Timers.timerResourceMembers).sort()).toEqual([...TimerKinds].sort())
-    expect(Object.keys(PendingTimers.timerDescriptions).sort()).toEqual([...TimerKinds].sort())
-    for (const kind of TimerKinds) expect(Timers.timerResourceMembers[kind], kind).toBe(PendingTimers.timerDescriptions[kind].resource)
-    // A host's own kind: its payload's first `…Id` member.
-    expect(Timers.resourceIdOf({ kind: "host.kind", payload: { note: 1, widgetId: "wgt_1", otherId: "x" } })).toBe("wgt_1")
-    expect(Timers.resourceIdOf({ kind: "idempotency.expire", payload: { id: "org/sandbox/key" } })).toBeUndefined()
+  it("are named by each kind's descriptor, one handler for every kind the contract names", () => {
+    const handled = Domains.all.flatMap((domain) => ("timers" in domain ? domain.timers : []) as ReadonlyArray<Timers.Handling<any>>)
+    expect(handled.map((h) => h.kind.name).sort()).toEqual([...TimerKinds].sort())
+    // Every kind of the engine belongs to a resource its payload names, but the idempotency key's retention.
+    for (const h of handled) expect(h.kind.resource === undefined, h.kind.name).toBe(h.kind.name === "idempotency.expire")
+    // A kind declared by name alone (a host's own), or a timer stored before timers carried the id: the payload's
+    // first `…Id` member.
+    expect(Timers.resourceIdOf({ payload: { note: 1, widgetId: "wgt_1", otherId: "x" } })).toBe("wgt_1")
+    expect(Timers.resourceIdOf({ payload: { id: "org/sandbox/key" } })).toBeUndefined()
+    expect(Timers.resourceIdOf({ payload: { transactionId: "txn_1" }, resourceId: "txn_2" })).toBe("txn_2")
   })
 })

@@ -3,7 +3,7 @@
  * two processes starting at once apply each migration once. A database migrated by a newer fos (a version this
  * code does not know) is refused with a clear message instead of being used.
  */
-import { Outbox, Timers } from "@fos/core"
+import { Outbox } from "@fos/core"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
@@ -43,12 +43,50 @@ const sandboxEventOrder = (ord: string, part: string): string =>
      ON CONFLICT DO NOTHING`
 
 /**
+ * The payload member naming each timer kind's resource, for the kinds the engine had before a timer carried its
+ * resource's id (packages/core Timers.ts, `Timer.resourceId`: each kind's descriptor names its member now). Frozen
+ * here: migration 10 indexes the timers stored before it, and a migration does what it did the day it was written.
+ */
+const timerResourceMembersBeforeIds: Readonly<Record<string, string | undefined>> = {
+  "idempotency.expire": undefined,
+  "application.review": "applicationId",
+  "application.cancel": "applicationId",
+  "application.late_compliance": "applicationId",
+  "virtual_account.activate": "virtualAccountId",
+  "deposit.confirm": "transactionId",
+  "deposit.settle": "transactionId",
+  "deposit.sender_information_expiry": "transactionId",
+  "payout.start": "transactionId",
+  "payout.review_end": "transactionId",
+  "payout.send": "transactionId",
+  "payout.settle": "transactionId",
+  "payout.late_references": "transactionId",
+  "payout.scripted_return": "transactionId",
+  "order.payout_settle": "transactionId",
+  "order.lock_expiry": "orderId",
+  "order.start": "orderId",
+  "order.settle": "orderId",
+  "order.signed": "orderId",
+  "order.deposit_return": "transactionId",
+  "quote.expiry": "optionId",
+  "rfi.deadline": "rfiId",
+  "signing.window_expiry": "transactionId",
+  "signing.queue_timeout": "transactionId",
+  "signing.return_broadcast": "transactionId",
+  "signing.return_confirmed": "transactionId",
+  "signing.claim_provisioning": "claimId",
+  "signing.ceremony_expiry": "ceremonyId",
+  "webhook.attempt": "deliveryId",
+  "webhook.fanout": "eventId"
+}
+
+/**
  * A timer row's resource id (packages/core Timers.ts, `resourceIdOf`): the payload member its kind names, or for a kind
  * the table does not know the first `…Id` string member; '' when none. (jsonb keeps an object's keys by length, not in
  * the order they were written: a host's kind with several `…Id` members may be indexed under another of them.)
  */
 const timerResourceSql = `coalesce(CASE r.data->>'kind' ${
-  Object.entries(Timers.timerResourceMembers).map(([kind, member]) => `WHEN '${kind}' THEN ${member === undefined ? "NULL" : `r.data->'payload'->>'${member}'`}`).join(" ")
+  Object.entries(timerResourceMembersBeforeIds).map(([kind, member]) => `WHEN '${kind}' THEN ${member === undefined ? "NULL" : `r.data->'payload'->>'${member}'`}`).join(" ")
 } ELSE (SELECT p.value #>> '{}' FROM jsonb_each(CASE jsonb_typeof(r.data::jsonb->'payload') WHEN 'object' THEN r.data::jsonb->'payload' ELSE '{}'::jsonb END) WITH ORDINALITY AS p(key, value, n)
         WHERE p.key LIKE '%Id' AND jsonb_typeof(p.value) = 'string' ORDER BY p.n LIMIT 1) END, '')`
 

@@ -1,16 +1,14 @@
 /**
- * The engine's services as one layer: the store, the rate limiter, time (system or virtual), the timer
- * handlers, the topics' subscribers (Subscriptions.ts) and the scheduler. Every runtime (the servers, embedding, tests) builds the engine through this.
+ * The engine's services as one layer: the store, the rate limiter, time (system or virtual), the registry its
+ * domains' descriptors compose (Domains.ts: the tables, and the timer kinds with their handlers), the topics'
+ * subscribers (Subscriptions.ts) and the scheduler. Every runtime (the servers, embedding, tests) builds the engine through this.
  */
 import { Clock, Context, Effect, Layer, Random } from "effect"
-import * as ApplicationTimers from "./onboarding/ApplicationTimers.ts"
-import * as Ceremonies from "./signing/Ceremonies.ts"
-import * as Claims from "./signing/Claims.ts"
 import * as Clocks from "./kernel/Clocks.ts"
 import * as DeliveryWorker from "./webhooks/DeliveryWorker.ts"
-import * as DepositReturns from "./money/DepositReturns.ts"
-import * as Deposits from "./money/Deposits.ts"
 import * as Dispatch from "./webhooks/Dispatch.ts"
+import * as Domain from "./kernel/Domain.ts"
+import * as Domains from "./Domains.ts"
 import * as FanOut from "./webhooks/FanOut.ts"
 import * as Faults from "./simulate/Faults.ts"
 import * as Idempotency from "./kernel/Idempotency.ts"
@@ -18,23 +16,16 @@ import * as Listeners from "./webhooks/Listeners.ts"
 import * as Liveness from "./kernel/Liveness.ts"
 import * as MemoryStore from "./kernel/MemoryStore.ts"
 import * as Outbox from "./kernel/Outbox.ts"
-import * as Payouts from "./money/Payouts.ts"
-import * as Quotes from "./money/Quotes.ts"
 import * as RandomStreams from "./kernel/RandomStreams.ts"
 import * as RateLimit from "./kernel/RateLimit.ts"
 import * as RealClock from "./kernel/RealClock.ts"
 import * as ReviewSettings from "./onboarding/ReviewSettings.ts"
-import * as Rfis from "./money/Rfis.ts"
 import * as Store from "./kernel/Store.ts"
 import * as Subscriptions from "./Subscriptions.ts"
 import * as Tenancy from "./tenancy/Tenancy.ts"
 import * as Timers from "./kernel/Timers.ts"
-import * as TransferSigning from "./signing/TransferSigning.ts"
 import * as Transport from "./webhooks/Transport.ts"
-import * as VirtualAccounts from "./money/VirtualAccounts.ts"
 import * as WorldModel from "./money/WorldModel.ts"
-
-import { orderTimerHandlers } from "./money/OrderTimers.ts"
 
 export interface EngineOptions {
   /** The store; the memory store when omitted. */
@@ -43,7 +34,12 @@ export interface EngineOptions {
   readonly clock?: { readonly mode: "system" } | { readonly mode: "virtual"; readonly startMs?: number }
   /** How long idempotent responses are replayed (30 days by default). */
   readonly idempotencyRetentionMs?: number
-  /** More timer kinds, beside the engine's own (tests and hosts that schedule their own deadlines). */
+  /**
+   * More domains, beside the engine's own (kernel/Domain.ts): a host's own tables, which resets and snapshots then
+   * take with the sandbox, and its own kinds of timer, fired on the sandbox's clock.
+   */
+  readonly domains?: ReadonlyArray<Domain.Domain>
+  /** More timer kinds by name alone, beside the engine's own (`Timers.handleByName`): a host's deadlines in a line. */
   readonly timerHandlers?: Record<string, Timers.TimerHandler>
   /** How webhook deliveries leave the engine; deliveries fail with "no transport" when none is given. */
   readonly webhookTransport?: Transport.WebhookTransportService
@@ -110,14 +106,10 @@ export type EngineServices =
   | Liveness.Liveness
   | Timers.TimeControl
   | Timers.TimerHandlers
+  | Domain.Domains
   | RealClock.RealClock
   | DeliveryWorker.DeliveryWorker
   | Listeners.ListenerHub
-
-/** Every timer kind of the engine and what it does. */
-const engineTimerHandlers: Record<string, Timers.TimerHandler> = {
-  [Idempotency.expireTimerKind]: Idempotency.expireRecord
-}
 
 export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, unknown> =>
   Layer.unwrap(Effect.gen(function*() {
@@ -138,30 +130,24 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
     const deliveryWorker = yield* DeliveryWorker.make
     // The `fos listen` clients connected to this process (webhooks/Listeners.ts).
     const listenerHub = Listeners.makeHub(realClock)
+    // A sandbox's receiver faults (simulate/Faults.ts) stand in for its receivers' answers; a listener's attempts go
+    // to its client (webhooks/Listeners.ts).
+    const transport = Faults.withReceiverFaults(Listeners.withListeners(listenerHub, options.webhookTransport ?? noTransport), Dispatch.receiverTimeoutMs)
+    // Every descriptor, the host's after the engine's; a table or a kind declared twice stops the engine here.
+    const hostTimers = Object.entries(options.timerHandlers ?? {}).map(([name, fire]) => Timers.handleByName(name, fire))
+    const registry = Domain.compose(
+      [...Domains.all, ...(options.domains ?? []), { name: "EngineOptions.timerHandlers", timers: hostTimers }],
+      // What the handlers read beyond the store, the same for each.
+      Context.make(ReviewSettings.ReviewSettings, review).pipe(
+        Context.add(Transport.WebhookTransport, transport),
+        Context.add(Transport.WebhookSettings, webhookSettings),
+        Context.add(DeliveryWorker.DeliveryWorker, deliveryWorker)
+      )
+    )
     const timerHandlers = Layer.mergeAll(
       Layer.succeed(RealClock.RealClock, realClock),
-      Timers.layerTimerHandlers({
-        ...options.timerHandlers,
-        ...engineTimerHandlers,
-        ...ApplicationTimers.handlers(review),
-        ...VirtualAccounts.timerHandlers,
-        ...Deposits.timerHandlers,
-        ...Claims.timerHandlers,
-        ...Ceremonies.timerHandlers,
-        ...TransferSigning.timerHandlers,
-        ...DepositReturns.timerHandlers,
-        ...orderTimerHandlers,
-        ...Quotes.timerHandlers,
-        ...Payouts.timerHandlers,
-        ...Rfis.timerHandlers,
-        // A sandbox's receiver faults (simulate/Faults.ts) stand in for its receivers' answers; a listener's attempts
-        // go to its client (webhooks/Listeners.ts).
-        ...Dispatch.webhookTimerHandlers(
-          Faults.withReceiverFaults(Listeners.withListeners(listenerHub, options.webhookTransport ?? noTransport), Dispatch.receiverTimeoutMs),
-          webhookSettings,
-          deliveryWorker
-        )
-      }),
+      Layer.succeed(Domain.Domains, registry),
+      Layer.succeed(Timers.TimerHandlers, registry.timerHandlers),
       Layer.succeed(DeliveryWorker.DeliveryWorker, deliveryWorker),
       Layer.succeed(Listeners.ListenerHub, listenerHub),
       // The worker's fibers live as long as the engine.

@@ -3,15 +3,15 @@
  * (`POST /sandbox/v2/simulate/snapshots`, `.../{id}/restore`, `fos snapshots`, `engine.snapshot()`), so a test suite
  * builds its world once and returns to it before every test (docs/snapshots.md).
  *
- * What a snapshot holds is exactly what the registry of Reset.ts names (`sandboxTables`): everything a reset
+ * What a snapshot holds is exactly what the engine's registry names (kernel/Domain.ts, the descriptors' `tables`): everything a reset
  * removes (the ledger's accounts, with their balances, and transfers, the timers, the outbox, the idempotency
- * records among them), and the tables a reset keeps but a restore puts back (`keptByReset`). A table added there is
- * saved and restored with no change here. The organization, its users and keys, and its live data are never in a
+ * records among them), and the tables a reset keeps but a restore puts back (`keptByReset`). A table a descriptor
+ * adds is saved and restored with no change here. The organization, its users and keys, and its live data are never in a
  * snapshot, and a restore never touches them.
  *
  * Storage: a `Snapshots` row per snapshot, and the store's copy of the same id (Store.ts, `Copies`), which holds each
  * saved row with its index entries and unique values, so no stored value grows with the sandbox, and a snapshot is
- * durable on every durable store. The rows are found by where the tables' orders put them (`Reset.sandboxTables`'s
+ * durable on every durable store. The rows are found by where the tables' orders put them (the descriptors'
  * selections), never read one by one: on the SQL stores a snapshot is one statement that the database runs, and a
  * restore two (what changed since removed, then the copy's rows that are not there written back). Both run in one
  * store transaction that first locks the organization's row, so snapshots, restores and deletes of one organization
@@ -20,14 +20,14 @@
  * Nothing of a sandbox is cached in a process (each request reads the store), so a restore committed through one
  * process is what every process sharing the store serves next.
  */
-import type { ListMeta, OrganizationId, SandboxCounts, Snapshot } from "@fos/contract"
+import type { ListMeta, OrganizationId, SandboxCounts, Snapshot, SnapshotId } from "@fos/contract"
 import { toIso } from "@fos/contract"
 import { Clock, Effect } from "effect"
+import * as Domain from "./kernel/Domain.ts"
 import * as IdGenerator from "./kernel/IdGenerator.ts"
 import * as Paging from "./kernel/Paging.ts"
 import * as Problem from "./kernel/Problem.ts"
 import * as Reset from "./Reset.ts"
-import * as SnapshotTables from "./SnapshotTables.ts"
 import * as Store from "./kernel/Store.ts"
 import * as Tenancy from "./tenancy/Tenancy.ts"
 import * as Timers from "./kernel/Timers.ts"
@@ -48,11 +48,53 @@ const writeBatch = 200
 const readPage = 500
 
 
-/** The tables a snapshot's rows go back to, by name. */
-const tablesByName: ReadonlyMap<string, Store.Table<any>> = new Map(Reset.sandboxTables.map((step) => [step.table.name, step.table]))
-const sandboxTableList = [...tablesByName.values()]
+export interface StoredSnapshot {
+  readonly id: SnapshotId
+  readonly organizationId: string
+  /** The store's sequence when it was taken: lists it in the order snapshots were taken, even within one instant. */
+  readonly sequence: number
+  readonly createdAt: string
+  readonly rows: number
+  readonly contents: SandboxCounts
+  /**
+   * Its rows are in the store's copy of the same id (Store.ts, `Copies`); absent on a snapshot taken before, whose
+   * rows are `SnapshotRows`, made into a copy at its first restore.
+   */
+  readonly copied?: true
+}
 
-export const toWire = (s: SnapshotTables.StoredSnapshot): Snapshot => ({
+export const Snapshots = Store.table<StoredSnapshot>({
+  name: "snapshots",
+  key: (s) => s.id,
+  orders: { byOrganization: { partition: (s) => s.organizationId, sort: (s) => s.sequence } }
+})
+
+/** One saved row of a snapshot taken before snapshots were copies: the table it goes back to and the row as it was stored. */
+export interface SnapshotRow {
+  /** `<snapshot id>/<n>`. */
+  readonly id: string
+  readonly snapshotId: string
+  /** Its place in the snapshot: rows go back in the order they were saved. */
+  readonly n: number
+  readonly tbl: string
+  readonly row: unknown
+}
+
+export const SnapshotRows = Store.table<SnapshotRow>({
+  name: "snapshot_rows",
+  key: (r) => r.id,
+  orders: { bySnapshot: { partition: (r) => r.snapshotId, sort: (r) => r.n, counted: false } }
+})
+
+
+/** The snapshots themselves are no sandbox's rows: a reset keeps them (a suite resets, then restores). */
+export const domain = Domain.make({ name: "Snapshots", keptTables: [Snapshots, SnapshotRows] })
+
+/** The tables a snapshot's rows go back to, by name. */
+const tablesByName = (registry: Domain.Registry): ReadonlyMap<string, Store.Table<any>> =>
+  new Map(registry.sandboxTables.map((step) => [step.table.name, step.table]))
+
+export const toWire = (s: StoredSnapshot): Snapshot => ({
   id: s.id,
   organizationId: s.organizationId,
   environment: "sandbox",
@@ -68,17 +110,17 @@ const lockOrganization = (store: Store.StoreService, organizationId: string) =>
 
 /** A snapshot of this organization, or 404: another organization's snapshot is not found, as an unknown id. */
 const findSnapshot = (store: Store.StoreService, organizationId: string, id: string) =>
-  Effect.flatMap(store.get(SnapshotTables.Snapshots, id), (s) =>
+  Effect.flatMap(store.get(Snapshots, id), (s) =>
     s === undefined || s.organizationId !== organizationId
       ? Effect.fail(Problem.apiError("NOT_FOUND", "No snapshot with this id exists in this organization's sandbox."))
       : Effect.succeed(s))
 
 /** Saves the organization's whole sandbox; answers the snapshot. */
-export const take = (organizationId: OrganizationId | string): Effect.Effect<Snapshot, Problem.ApiError, Store.Store> =>
-  Effect.flatMap(Store.Store, (store) =>
+export const take = (organizationId: OrganizationId | string): Effect.Effect<Snapshot, Problem.ApiError, Store.Store | Domain.Domains> =>
+  Effect.flatMap(Effect.all([Store.Store, Domain.Domains]), ([store, registry]) =>
     store.transaction(Effect.gen(function*() {
       yield* lockOrganization(store, organizationId)
-      const held = yield* store.count(SnapshotTables.Snapshots, "byOrganization", organizationId)
+      const held = yield* store.count(Snapshots, "byOrganization", organizationId)
       if (held >= maxSnapshotsPerOrganization) {
         return yield* Problem.apiError("CONFLICT", `This organization holds ${held} snapshots, the most it may keep.`, {
           resolution: "Delete a snapshot (DELETE /v2/simulate/snapshots/{id}) before taking another."
@@ -87,18 +129,18 @@ export const take = (organizationId: OrganizationId | string): Effect.Effect<Sna
       const id = yield* IdGenerator.newId("snp")
       const scope = Tenancy.scopeOf(organizationId, "sandbox")
       const contents: { -readonly [K in keyof SandboxCounts]: number } = { ...Reset.emptyCounts }
-      const count = (step: Reset.SandboxTable, added: number) => {
+      const count = (step: Domain.SandboxTable, added: number) => {
         if (step.counted !== undefined) contents[step.counted] += added
         return added
       }
       // Every table the database copies at once, in one statement on the SQL stores; a row found twice (a wallet
       // through two parents) is saved once.
-      const copied = Reset.sandboxTables.filter((step) => step.saved !== false && Reset.savedAs(step) === undefined)
-      const added = yield* store.copies.save(id, copied.map((step) => ({ ...step.rows(scope), except: Reset.savedExcept(step) })))
+      const copied = registry.sandboxTables.filter((step) => step.saved !== false && Domain.savedAs(step) === undefined)
+      const added = yield* store.copies.save(id, copied.map((step) => ({ ...step.rows(scope), except: Domain.savedExcept(step) })))
       let rows = copied.reduce((sum, step, i) => sum + count(step, added[i]!), 0)
       // The few rows saved as a function gives them, through the process.
-      for (const step of Reset.sandboxTables) {
-        const as = Reset.savedAs(step)
+      for (const step of registry.sandboxTables) {
+        const as = Domain.savedAs(step)
         if (as === undefined) continue
         const where = step.rows(scope)
         if (!("partition" in where)) return yield* Effect.die(new Error(`${step.table.name}: a row saved through the process is found by its partition`))
@@ -111,7 +153,7 @@ export const take = (organizationId: OrganizationId | string): Effect.Effect<Sna
           resolution: "Snapshot a smaller sandbox: reset it, or build the world the tests need in a fresh organization."
         })
       }
-      const snapshot: SnapshotTables.StoredSnapshot = {
+      const snapshot: StoredSnapshot = {
         id,
         organizationId,
         sequence: yield* store.nextSequence,
@@ -120,16 +162,17 @@ export const take = (organizationId: OrganizationId | string): Effect.Effect<Sna
         contents,
         copied: true
       }
-      yield* Effect.orDie(store.insert(SnapshotTables.Snapshots, snapshot))
+      yield* Effect.orDie(store.insert(Snapshots, snapshot))
       return toWire(snapshot)
     })))
 
 /**
- * A snapshot taken before snapshots were copies (`SnapshotTables.SnapshotRows`, a row per saved row) made into one,
+ * A snapshot taken before snapshots were copies (`SnapshotRows`, a row per saved row) made into one,
  * at its first restore: its rows go into the copy, a batch of one table's rows at a time, and its old rows go.
  */
-const copyLegacy = (store: Store.StoreService, snapshot: SnapshotTables.StoredSnapshot) =>
+const copyLegacy = (store: Store.StoreService, registry: Domain.Registry, snapshot: StoredSnapshot) =>
   Effect.gen(function*() {
+    const tables = tablesByName(registry)
     let batch: Array<unknown> = []
     let batchTable: Store.Table<any> | undefined
     const flush = Effect.suspend(() => {
@@ -138,9 +181,9 @@ const copyLegacy = (store: Store.StoreService, snapshot: SnapshotTables.StoredSn
       batch = []
       return t === undefined || rows.length === 0 ? Effect.void : Effect.asVoid(store.copies.saveRows(snapshot.id, t, rows))
     })
-    yield* Store.walk(store, SnapshotTables.SnapshotRows, "bySnapshot", snapshot.id, (saved) =>
+    yield* Store.walk(store, SnapshotRows, "bySnapshot", snapshot.id, (saved) =>
       Effect.gen(function*() {
-        const t = tablesByName.get(saved.tbl)
+        const t = tables.get(saved.tbl)
         if (t === undefined) return yield* unknownTable(saved.tbl)
         if (t !== batchTable || batch.length >= writeBatch) {
           yield* flush
@@ -149,8 +192,8 @@ const copyLegacy = (store: Store.StoreService, snapshot: SnapshotTables.StoredSn
         batch.push(saved.row)
       }), readPage)
     yield* flush
-    yield* store.removePartition(SnapshotTables.SnapshotRows, "bySnapshot", snapshot.id)
-    yield* Effect.orDie(store.update(SnapshotTables.Snapshots, { ...snapshot, copied: true }))
+    yield* store.removePartition(SnapshotRows, "bySnapshot", snapshot.id)
+    yield* Effect.orDie(store.update(Snapshots, { ...snapshot, copied: true }))
   })
 
 const unknownTable = (table: string) =>
@@ -161,13 +204,13 @@ const unknownTable = (table: string) =>
  * every sandbox row (a reset's, and the tables a reset keeps), all at once, so that a store writes only what changed
  * since. The snapshot stays, to be restored again.
  */
-export const restore = (organizationId: OrganizationId | string, id: string): Effect.Effect<Snapshot, Problem.ApiError, Store.Store> =>
-  Effect.flatMap(Store.Store, (store) =>
+export const restore = (organizationId: OrganizationId | string, id: string): Effect.Effect<Snapshot, Problem.ApiError, Store.Store | Domain.Domains> =>
+  Effect.flatMap(Effect.all([Store.Store, Domain.Domains]), ([store, registry]) =>
     store.transaction(Effect.gen(function*() {
       yield* lockOrganization(store, organizationId)
       const snapshot = yield* findSnapshot(store, organizationId, id)
-      if (snapshot.copied !== true) yield* copyLegacy(store, snapshot)
-      yield* store.copies.restore(snapshot.id, { tables: sandboxTableList, replacing: Reset.sandboxSelections(Tenancy.scopeOf(organizationId, "sandbox")) }).pipe(
+      if (snapshot.copied !== true) yield* copyLegacy(store, registry, snapshot)
+      yield* store.copies.restore(snapshot.id, { tables: [...tablesByName(registry).values()], replacing: Reset.sandboxSelections(registry, Tenancy.scopeOf(organizationId, "sandbox")) }).pipe(
         Effect.catchTags({
           UniqueViolation: (v) =>
             Effect.fail(Problem.apiError("CONFLICT", `The snapshot cannot be restored: its ${v.table} row ${v.key} is taken by another row (${v.unique}).`)),
@@ -181,12 +224,12 @@ export const restore = (organizationId: OrganizationId | string, id: string): Ef
 
 /** The organization's snapshots, newest first by default. */
 export const list = (organizationId: string, query: Paging.ListQuery): Effect.Effect<{ readonly data: ReadonlyArray<Snapshot>; readonly meta: ListMeta }, Problem.ApiError, Store.Store> =>
-  Paging.listPage(SnapshotTables.Snapshots, { order: "byOrganization", partition: organizationId, query, toWire: toWire })
+  Paging.listPage(Snapshots, { order: "byOrganization", partition: organizationId, query, toWire: toWire })
 
 /** Every snapshot of the organization, oldest first (at most `maxSnapshotsPerOrganization`): operators, embedding. */
 export const all = (organizationId: string): Effect.Effect<ReadonlyArray<Snapshot>, never, Store.Store> =>
   Effect.flatMap(Store.Store, (store) =>
-    store.page(SnapshotTables.Snapshots, { order: "byOrganization", partition: organizationId, descending: false, backward: false, from: undefined, limit: maxSnapshotsPerOrganization })).pipe(
+    store.page(Snapshots, { order: "byOrganization", partition: organizationId, descending: false, backward: false, from: undefined, limit: maxSnapshotsPerOrganization })).pipe(
       Effect.map((rows) => rows.map(toWire))
     )
 
@@ -196,7 +239,7 @@ export const get = (organizationId: string, id: string): Effect.Effect<Snapshot,
 /** The organization a snapshot belongs to, for callers that name only the snapshot (operators, embedding). */
 export const owner = (id: string): Effect.Effect<string, Problem.ApiError, Store.Store> =>
   Effect.flatMap(Store.Store, (store) =>
-    Effect.flatMap(store.get(SnapshotTables.Snapshots, id), (s) =>
+    Effect.flatMap(store.get(Snapshots, id), (s) =>
       s === undefined ? Effect.fail(Problem.apiError("NOT_FOUND", `No snapshot ${id}.`)) : Effect.succeed(s.organizationId)))
 
 /** Deletes a snapshot and its rows. */
@@ -206,6 +249,6 @@ export const deleteSnapshot = (organizationId: string, id: string): Effect.Effec
       yield* lockOrganization(store, organizationId)
       yield* findSnapshot(store, organizationId, id)
       yield* store.copies.remove(id)
-      yield* store.removePartition(SnapshotTables.SnapshotRows, "bySnapshot", id)
-      yield* store.remove(SnapshotTables.Snapshots, id)
+      yield* store.removePartition(SnapshotRows, "bySnapshot", id)
+      yield* store.remove(Snapshots, id)
     })))

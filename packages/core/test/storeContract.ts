@@ -1470,7 +1470,7 @@ export const storeContract = <E>(
     describe("timers", () => {
       it.effect("fire in due order, each once, only when due, and not when their transaction rolled back", () => {
         const fired: Array<string> = []
-        const handlers = Layer.succeed(Timers.TimerHandlers, new Map([["note", (p: { name: string }) => Effect.sync(() => void fired.push(p.name))]]))
+        const handlers = Timers.layerTimerHandlers({ note: (p: { name: string }) => Effect.sync(() => void fired.push(p.name)) })
         return run(() =>
           Effect.gen(function*() {
             const store = yield* Store.Store

@@ -2,12 +2,12 @@
  * What is pending in a sandbox (`GET /sandbox/v2/simulate/timers`): its durable timers, soonest first, each with the
  * resource it belongs to and what firing it will do, in words.
  *
- * Every deadline of the engine is a timer row (kernel/Timers.ts) carrying its kind, its scope and the payload its
- * handler reads. `timerDescriptions` is the one table from a kind to its resource (the payload member that names
- * it) and its sentence; a kind it does not know (a host's own, `EngineOptions.timerHandlers`) is shown by the
- * first `…Id` member of its payload and "fires a <kind> timer".
+ * Every deadline of the engine is a timer row (kernel/Timers.ts) carrying its kind, its scope, the resource it
+ * belongs to and the payload its handler reads. What firing it does, in words, is its kind's `action`, declared with
+ * its handler in its domain's descriptor (kernel/Domain.ts) and read from the engine's registry; a kind declared by
+ * name alone (a host's own, `EngineOptions.timerHandlers`) "fires a <kind> timer".
  */
-import { type Environment, isTimerKind, type TimerKind, toIso } from "@fos/contract"
+import { type Environment, toIso } from "@fos/contract"
 import { Effect } from "effect"
 import * as Paging from "../kernel/Paging.ts"
 import type * as Problem from "../kernel/Problem.ts"
@@ -27,64 +27,6 @@ export interface PendingTimer {
   readonly action: string
 }
 
-type Payload = Readonly<Record<string, unknown>>
-
-interface TimerDescription {
-  /** The payload member naming the timer's resource. */
-  readonly resource?: string
-  /** The sentence, given the resource id, the payload and where a transaction's money goes (`on ach`, `on base`). */
-  readonly action: (id: string, payload: Payload, route: string) => string
-}
-
-/** Every timer kind of the engine, its resource and what it does when it fires. */
-export const timerDescriptions: Readonly<Record<TimerKind, TimerDescription>> = {
-  "idempotency.expire": {
-    action: (_id, p) => `forgets the stored answer of idempotency key ${String(p.id ?? "").split("/").slice(2).join("/")} (its retention ends)`
-  },
-  "application.review": { resource: "applicationId", action: (id) => `reviews application ${id} (the world model approves or rejects it)` },
-  "application.cancel": { resource: "applicationId", action: (id) => `completes the cancellation of application ${id}` },
-  "application.late_compliance": { resource: "applicationId", action: (id) => `delivers a late compliance result for application ${id}` },
-  "virtual_account.activate": { resource: "virtualAccountId", action: (id) => `activates virtual account ${id}` },
-  "deposit.confirm": { resource: "transactionId", action: (id, _p, route) => `confirms deposit ${id}${route} (it starts processing)` },
-  "deposit.settle": { resource: "transactionId", action: (id, _p, route) => `settles deposit ${id}${route} (it completes)` },
-  "deposit.sender_information_expiry": {
-    resource: "transactionId",
-    action: (id) => `ends the window for deposit ${id}'s sender information (it fails with travel_rule_rejected unless supplied)`
-  },
-  "payout.start": { resource: "transactionId", action: (id) => `starts payout ${id} (its screening ends: processing, or under_review)` },
-  "payout.review_end": { resource: "transactionId", action: (id) => `ends the compliance review of payout ${id}` },
-  "payout.send": { resource: "transactionId", action: (id, _p, route) => `sends payout ${id}${route}` },
-  "payout.settle": { resource: "transactionId", action: (id, _p, route) => `settles payout ${id}${route} (it completes)` },
-  "payout.late_references": { resource: "transactionId", action: (id) => `adds the bank's late references to payout ${id}` },
-  "payout.scripted_return": {
-    resource: "transactionId",
-    action: (id, p, route) => `returns payout ${id}${route} with ${String(p.returnCode ?? "")} (an outcome rule scripted it; it fails with returned_by_sender)`
-  },
-  "order.payout_settle": { resource: "transactionId", action: (id) => `sends and settles the autoPayout withdrawal ${id}` },
-  "order.lock_expiry": { resource: "orderId", action: (id) => `ends the rate lock of order ${id} (it is cancelled as expired unless executed)` },
-  "order.start": { resource: "orderId", action: (id) => `starts order ${id}'s conversion (processing)` },
-  "order.settle": { resource: "orderId", action: (id) => `settles order ${id} (it succeeds)` },
-  "order.signed": { resource: "orderId", action: (id) => `sends order ${id}'s conversion, its roster's quorum met` },
-  "order.deposit_return": { resource: "transactionId", action: (id, _p, route) => `confirms the return of deposit ${id}${route}` },
-  "quote.expiry": { resource: "optionId", action: (id) => `expires quote option ${id}` },
-  "rfi.deadline": { resource: "rfiId", action: (id) => `ends RFI ${id}'s deadline (unanswered, it expires and its transaction fails with compliance_hold)` },
-  "signing.window_expiry": {
-    resource: "transactionId",
-    action: (id, p) => `ends signing attempt ${String(p.attempt ?? "")} of transaction ${id} (without a quorum, the next attempt opens or it fails)`
-  },
-  "signing.queue_timeout": { resource: "transactionId", action: (id) => `ends transaction ${id}'s wait in its wallet's signing queue` },
-  "signing.return_broadcast": { resource: "transactionId", action: (id, _p, route) => `broadcasts the return ${id}${route}` },
-  "signing.return_confirmed": { resource: "transactionId", action: (id, _p, route) => `confirms the return ${id}${route} (it completes)` },
-  "signing.claim_provisioning": { resource: "claimId", action: (id) => `provisions claim ${id}'s wallets (the wallet provider answers)` },
-  "signing.ceremony_expiry": { resource: "ceremonyId", action: (id) => `expires wallet ceremony ${id} unless decided` },
-  "webhook.attempt": { resource: "deliveryId", action: (id) => `sends the next attempt of webhook delivery ${id}` },
-  "webhook.fanout": { resource: "eventId", action: (id) => `fans event ${id} out to the subscribed webhook endpoints` }
-}
-
-/** The first string member of a payload whose name ends in `Id`: the resource of a kind the table does not know. */
-const firstIdMember = (payload: Payload): string | undefined =>
-  Object.keys(payload).find((k) => k.endsWith("Id") && typeof payload[k] === "string")
-
 /** ` on ach`, ` on base`: where a transaction's money moves, when it names it. */
 const routeOf = (transactionId: string): Effect.Effect<string, never, Store.Store> =>
   Effect.map(Effect.flatMap(Store.Store, (store) => store.get(Transactions.Transactions, transactionId)), (t) => {
@@ -93,19 +35,22 @@ const routeOf = (transactionId: string): Effect.Effect<string, never, Store.Stor
     return t?.payoutRail ? ` on ${t.payoutRail}` : ""
   })
 
-export const describeTimer = (timer: Timers.Timer): Effect.Effect<PendingTimer, never, Store.Store> =>
+/**
+ * A timer as the list shows it: its resource, and its sentence from the handling its kind's descriptor declares. A
+ * timer kept for want of a handler says so; one whose payload its kind's schema refused says why.
+ */
+export const describeTimer = (timer: Timers.Timer): Effect.Effect<PendingTimer, never, Store.Store | Timers.TimerHandlers> =>
   Effect.gen(function*() {
-    const payload: Payload = typeof timer.payload === "object" && timer.payload !== null ? timer.payload as Payload : {}
-    const description = isTimerKind(timer.kind) ? timerDescriptions[timer.kind] : undefined
-    const member = description === undefined ? firstIdMember(payload) : description.resource
-    const value = member === undefined ? undefined : payload[member]
-    const resourceId = typeof value === "string" ? value : undefined
-    const route = resourceId !== undefined && member === "transactionId" ? yield* routeOf(resourceId) : ""
+    const handling = (yield* Timers.TimerHandlers).get(timer.kind)
+    const resourceId = Timers.resourceIdOf(timer)
+    const route = resourceId !== undefined && handling?.kind.resource === "transactionId" ? yield* routeOf(resourceId) : ""
     const action = timer.unhandled === true
-      ? `is kept, not fired: this engine has no handler for ${timer.kind} timers (the first engine on this store that has one fires it)`
-      : description === undefined
+      ? timer.keptBecause === undefined
+        ? `is kept, not fired: this engine has no handler for ${timer.kind} timers (the first engine on this store that has one fires it)`
+        : `is kept, not fired: ${timer.keptBecause}`
+      : handling === undefined
       ? `fires a ${timer.kind} timer`
-      : description.action(resourceId ?? "", payload, route)
+      : handling.action(resourceId ?? "", timer.payload, route)
     return {
       id: timer.id,
       kind: timer.kind,
@@ -126,7 +71,7 @@ export const list = (
   environment: Environment,
   query: Paging.ListQuery,
   options: { readonly includeHousekeeping?: boolean } = {}
-): Effect.Effect<Paging.ListEnvelope<PendingTimer>, Problem.ApiError, Store.Store> =>
+): Effect.Effect<Paging.ListEnvelope<PendingTimer>, Problem.ApiError, Store.Store | Timers.TimerHandlers> =>
   Effect.gen(function*() {
     const page = yield* Paging.listPage(Timers.Timers, {
       order: options.includeHousekeeping === true ? "byScope" : "worldByScope",

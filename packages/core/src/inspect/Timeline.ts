@@ -26,10 +26,12 @@
 import { type AssetCode, formatAmount, toIso } from "@fos/contract"
 import { Effect } from "effect"
 import * as Applications from "../onboarding/Applications.ts"
+import * as Ceremonies from "../signing/Ceremonies.ts"
 import * as Deliveries from "../webhooks/Deliveries.ts"
 import * as History from "../kernel/History.ts"
 import * as Ledger from "../money/Ledger.ts"
 import * as Orders from "../money/Orders.ts"
+import * as Payouts from "../money/Payouts.ts"
 import * as Outbox from "../kernel/Outbox.ts"
 import * as PendingTimers from "./PendingTimers.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -339,12 +341,12 @@ const outsideActor = (
 ): Effect.Effect<WaitingFor | undefined, never, Store.Store> =>
   Effect.gen(function*() {
     const store = yield* Store.Store
-    const timerOf = (kind: string) => timers.find((t) => t.kind === kind)
+    const timerOf = (kind: Timers.Kind<any>) => timers.find((t) => t.kind === kind.name)
     const row = found.row as any
     switch (found.type) {
       case "transaction": {
         const signing = yield* store.get(TransferSigning.TransferSignings, resourceId)
-        const window = timerOf("signing.window_expiry")
+        const window = timerOf(TransferSigning.windowTimer)
         if (signing?.state.phase === "awaiting_signature") {
           const stamps = `${signing.state.collected.length} of ${signing.state.required} collected`
           const ends = signing.expiresAt ?? window?.dueAt
@@ -352,7 +354,7 @@ const outsideActor = (
           return window === undefined ? { description, ...(ends === undefined ? {} : { at: ends }) } : timerWait(window, description)
         }
         if (signing?.state.phase === "queued") {
-          const timeout = timerOf("signing.queue_timeout")
+          const timeout = timerOf(TransferSigning.queueTimeoutTimer)
           const description = `its turn in its wallet's signing queue (position ${signing.state.queuePosition ?? "?"})${timeout === undefined ? "" : `; the wait ends at ${timeout.dueAt}`}`
           return timeout === undefined ? { description } : timerWait(timeout, description)
         }
@@ -360,7 +362,7 @@ const outsideActor = (
           return { description: "the caller's response to the transaction's request for information (POST /v2/rfis/{rfiId}/responses)" }
         }
         if (row.stage === "under_review") {
-          const end = timerOf("payout.review_end")
+          const end = timerOf(Payouts.reviewEndTimer)
           return end === undefined
             ? { description: `a compliance reviewer's decision (POST /sandbox/v2/simulate/transactions/${resourceId}/review clears it)` }
             : timerWait(end, `the end of its compliance review at ${end.dueAt}`)
@@ -369,14 +371,14 @@ const outsideActor = (
       }
       case "rfi":
         if (row.status === "awaiting_response") {
-          const deadline = timerOf(Rfis.deadlineKind)
+          const deadline = timerOf(Rfis.deadlineTimer)
           const description = `the caller's response (POST /v2/rfis/${resourceId}/responses); the deadline is ${row.deadline}`
           return deadline === undefined ? { description, at: row.deadline } : timerWait(deadline, description)
         }
         if (row.status === "under_review") return { description: `the reviewer's decision (POST /sandbox/v2/simulate/rfis/${resourceId})` }
         return undefined
       case "order": {
-        const lock = timerOf(Orders.lockExpiryKind)
+        const lock = timerOf(Orders.lockExpiryTimer)
         if (row.status === "pending" && !row.executing && lock !== undefined) {
           return timerWait(lock, `the caller's execution (POST /v2/orders/${resourceId}/execute); the rate lock ends at ${lock.dueAt}`)
         }
@@ -392,7 +394,7 @@ const outsideActor = (
         return undefined
       case "wallet_ceremony":
         if (row.status === "awaiting_admin_approval") {
-          const expiry = timerOf("signing.ceremony_expiry")
+          const expiry = timerOf(Ceremonies.expiryTimer)
           const description = `an admin's approval; the link expires at ${row.expiresAt}`
           return expiry === undefined ? { description, at: row.expiresAt } : timerWait(expiry, description)
         }
@@ -432,7 +434,7 @@ const compareEntries = (a: TimelineEntry, b: TimelineEntry) => (a.at < b.at ? -1
  * The timeline of one resource of an organization's sandbox. `404 NOT_FOUND` for an id of no resource of that
  * sandbox (another organization's, a live one, an unknown one).
  */
-export const timeline = (organizationId: string, resourceId: string): Effect.Effect<Timeline, Problem.ApiError, Store.Store> =>
+export const timeline = (organizationId: string, resourceId: string): Effect.Effect<Timeline, Problem.ApiError, Store.Store | Timers.TimerHandlers> =>
   Effect.gen(function*() {
     const found = yield* find(organizationId, resourceId)
     const store = yield* Store.Store

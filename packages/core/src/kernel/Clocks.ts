@@ -19,6 +19,7 @@
  *   sandbox clock of its own by its own timers, then the root clock with the sandboxes that follow it.
  */
 import { Clock, Context, Effect, Semaphore } from "effect"
+import * as Domain from "./Domain.ts"
 import type * as Liveness from "./Liveness.ts"
 import * as Outbox from "./Outbox.ts"
 import * as Problem from "./Problem.ts"
@@ -85,9 +86,24 @@ export const Clocks = Store.table<StoredClock>({
   orders: {
     // Every clock, for an advance of them all (`engine.clock`); nothing reads their total.
     all: { partition: () => "", sort: (c) => c.id, counted: false },
-    // One sandbox's clock, for its snapshot and restore (Reset.ts `sandboxTables`); the root clock has no scope.
+    // One sandbox's clock, for its snapshot and restore (`domain`); the root clock has no scope.
     byScope: { partition: (c) => (c.id === rootClockId ? undefined : c.id), sort: (c) => c.id, counted: false }
   }
+})
+
+/** Each sandbox's clock, which a reset keeps and a snapshot saves. */
+export const domain = Domain.make({
+  name: "kernel/Clocks",
+  tables: [
+    // The sandbox's clock (kernel/Clocks.ts): a reset empties the sandbox at the time it is at, since a clock never
+    // goes back by itself (docs/clock.md); a restore puts the snapshot's time back, with the timers it held. An advance
+    // under way is not state: restored, it would be finished to its target by whoever touched the clock next.
+    {
+      ...Domain.inScope(Clocks, "byScope"),
+      keptByReset: true,
+      saved: { as: ({ advancing: _, ...clock }: StoredClock) => clock }
+    }
+  ]
 })
 
 /**

@@ -19,7 +19,8 @@
  * - records are kept for the configured retention, then removed by a durable timer.
  */
 import { type IdempotencyPolicy } from "@fos/contract"
-import { Clock, Context, Effect, Exit, Layer } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Schema } from "effect"
+import * as Domain from "./Domain.ts"
 import * as Liveness from "./Liveness.ts"
 import * as Problem from "./Problem.ts"
 import * as RealClock from "./RealClock.ts"
@@ -113,11 +114,34 @@ export const ResumedClaim = Context.Reference<boolean>("fos/ResumedClaim", { def
 /** Key constraints: 1 to 255 visible ASCII characters. */
 export const isValidIdempotencyKey = (key: string): boolean => /^[\x21-\x7e]{1,255}$/.test(key)
 
-export const expireTimerKind = "idempotency.expire"
+/** A kept response's retention: its record (`<organization>/<environment>/<key>`) is forgotten when it ends. */
+export const expireTimer = Timers.kind("idempotency.expire", Schema.Struct({ id: Schema.String }))
 
 /** The timer handler that forgets a record once its retention is over. */
 export const expireRecord = (payload: { readonly id: string }) =>
   Effect.flatMap(Store.Store, (store) => store.remove(IdempotencyRecords, payload.id))
+
+/** The kept responses of each sandbox, and their retention's end (housekeeping). */
+export const domain = Domain.make({
+  name: "kernel/Idempotency",
+  tables: [
+    {
+      ...Domain.inScope(IdempotencyRecords, "byScope"),
+      counted: "idempotencyRecords",
+      // A claim is a request still running, whose work has not committed (the snapshot's own request among them):
+      // restored, it would hold its key for a request that never ends, against other processes until its lease ran
+      // out (on the virtual clock, until an advance).
+      saved: { except: { field: "state", equals: "in_progress" } }
+    }
+  ],
+  timers: [
+    Timers.handle(
+      expireTimer,
+      expireRecord,
+      (_id, p) => `forgets the stored answer of idempotency key ${String(p.id ?? "").split("/").slice(2).join("/")} (its retention ends)`
+    )
+  ]
+})
 
 export interface IdempotentResult {
   readonly response: StoredResponse
@@ -227,7 +251,7 @@ const runClaimed = <R>(
           leaseUntilMs: now,
           expiresAtMs
         }))
-        yield* Timers.schedule(expireTimerKind, expiresAtMs, { id }, request.scope, { housekeeping: true })
+        yield* Timers.schedule(expireTimer, expiresAtMs, { id }, request.scope, { housekeeping: true })
         return response
       })
     const runs = Effect.provideService(run, ResumedClaim, resumed)
@@ -255,7 +279,7 @@ const runClaimed = <R>(
         leaseUntilMs: now,
         expiresAtMs
       }))
-      yield* Timers.schedule(expireTimerKind, expiresAtMs, { id }, request.scope, { housekeeping: true })
+      yield* Timers.schedule(expireTimer, expiresAtMs, { id }, request.scope, { housekeeping: true })
     }))
     return yield* Effect.failCause(exit.cause)
   })

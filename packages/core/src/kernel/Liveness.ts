@@ -16,6 +16,7 @@
  * with. Rows of processes dead for a day are removed when an engine starts, so the table does not grow with restarts.
  */
 import { Clock, Context, Duration, Effect, Layer } from "effect"
+import * as Domain from "./Domain.ts"
 import * as IdGenerator from "./IdGenerator.ts"
 import * as Store from "./Store.ts"
 
@@ -49,6 +50,9 @@ export const OpenStreams = Store.table<OpenStreamRow>({
   key: (s) => s.id,
   orders: { byOrganization: { partition: (s) => s.organizationId, sort: (s) => s.id, counted: false } }
 })
+
+/** The processes sharing the store and the live streams they hold open: no sandbox's, so a reset keeps them. */
+export const domain = Domain.make({ name: "kernel/Liveness", keptTables: [Processes, OpenStreams] })
 
 /** How often a process renews its row. */
 export const heartbeatMs = 1_000

@@ -13,8 +13,7 @@
  * and lands on the target. A sweep reads one lane of timers (`TimerLane`): all of them, one scope's, or those of
  * one kind of clock.
  */
-import { isTimerKind, type TimerKind } from "@fos/contract"
-import { Cause, Clock, Context, Deferred, Duration, Effect, Layer } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Schema } from "effect"
 import * as History from "./History.ts"
 import * as Outbox from "./Outbox.ts"
 import type * as Problem from "./Problem.ts"
@@ -41,61 +40,72 @@ export interface Timer {
    * (`resumeKept`). Never dropped: the work it stands for would be lost.
    */
   readonly unhandled?: true
+  /** Why it was kept, when a handler exists but its payload did not decode (`Kind.payload`). */
+  readonly keptBecause?: string
+  /** The resource it belongs to (`Kind.resource`); absent when it belongs to none, and on timers stored before. */
+  readonly resourceId?: string
 }
 
 /**
- * The payload member that names the resource a timer of each kind belongs to (a transaction, an order, ...): a
- * sandbox's timers are listed per resource for its timeline, and the pending timers' list shows it. A kind not here
- * (a host's own) belongs to the first string member of its payload whose name ends in `Id`; `idempotency.expire`
- * belongs to none.
+ * A kind of timer as the code that schedules it knows it: its name, the schema of its payload, and the payload member
+ * that names the resource a timer of it belongs to (a transaction, an order, ...), if any: a sandbox's timers are
+ * listed per resource for its timeline, and the pending timers' list shows it. What firing it does is its owner's
+ * `Handling` (`handle`), declared in its domain's descriptor (Domain.ts), not here: the kernel names no domain.
  */
-export const timerResourceMembers: Readonly<Record<TimerKind, string | undefined>> = {
-  "idempotency.expire": undefined,
-  "application.review": "applicationId",
-  "application.cancel": "applicationId",
-  "application.late_compliance": "applicationId",
-  "virtual_account.activate": "virtualAccountId",
-  "deposit.confirm": "transactionId",
-  "deposit.settle": "transactionId",
-  "deposit.sender_information_expiry": "transactionId",
-  "payout.start": "transactionId",
-  "payout.review_end": "transactionId",
-  "payout.send": "transactionId",
-  "payout.settle": "transactionId",
-  "payout.late_references": "transactionId",
-  "payout.scripted_return": "transactionId",
-  "order.payout_settle": "transactionId",
-  "order.lock_expiry": "orderId",
-  "order.start": "orderId",
-  "order.settle": "orderId",
-  "order.signed": "orderId",
-  "order.deposit_return": "transactionId",
-  "quote.expiry": "optionId",
-  "rfi.deadline": "rfiId",
-  "signing.window_expiry": "transactionId",
-  "signing.queue_timeout": "transactionId",
-  "signing.return_broadcast": "transactionId",
-  "signing.return_confirmed": "transactionId",
-  "signing.claim_provisioning": "claimId",
-  "signing.ceremony_expiry": "ceremonyId",
-  "webhook.attempt": "deliveryId",
-  "webhook.fanout": "eventId"
+export interface Kind<P, N extends string = string> {
+  readonly name: N
+  readonly payload: Schema.Decoder<P>
+  readonly resource: (keyof P & string) | undefined
 }
 
-/** The payload member naming a timer's resource (`timerResourceMembers`), or undefined when it names none. */
-export const resourceMemberOf = (kind: string, payload: unknown): string | undefined => {
-  if (isTimerKind(kind)) return timerResourceMembers[kind]
+/** Declares a kind of timer: `Timers.kind("payout.settle", Schema.Struct({ transactionId: TransactionId }), "transactionId")`. */
+export const kind = <const N extends string, S extends Schema.Decoder<any>>(
+  name: N,
+  payload: S,
+  resource?: keyof S["Type"] & string
+): Kind<S["Type"], N> => ({ name, payload, resource })
+
+/**
+ * What a kind of timer does when it fires (`fire`, in the firing transaction) and what that is in words (`action`,
+ * after "it": "settles payout txn_… on ach"; `route` is " on <rail or chain>" for a transaction's timers, else "").
+ * `R`: the engine's services the handler reads beyond the store, provided once when the engine is built (Domain.ts).
+ */
+export interface Handling<P, R = never, N extends string = string> {
+  readonly kind: Kind<P, N>
+  readonly fire: (payload: P) => Effect.Effect<void | AfterCommit, never, Store.Store | R>
+  readonly action: (id: string, payload: P, route: string) => string
+}
+
+export const handle = <P, R, const N extends string>(
+  kind: Kind<P, N>,
+  fire: (payload: P) => Effect.Effect<void | AfterCommit, never, R>,
+  action: (id: string, payload: P, route: string) => string
+): Handling<P, Exclude<R, Store.Store>, N> =>
+  // R is Store | Exclude<R, Store> for every R the handler may need; TypeScript does not see it of a generic R.
+  ({ kind, fire: fire as Handling<P, Exclude<R, Store.Store>, N>["fire"], action })
+
+/**
+ * A kind only a name and a handler declare (a host's own, `EngineOptions.timerHandlers`): its payload is whatever
+ * was scheduled, its resource the first string member whose name ends in `Id`, and its sentence "fires a <kind> timer".
+ */
+export const handleByName = (name: string, fire: TimerHandler): Handling<unknown> =>
+  handle(kind(name, Schema.Unknown), fire, () => `fires a ${name} timer`)
+
+/** The first string member of a payload whose name ends in `Id`: the resource of a kind declared by name alone. */
+const firstIdMember = (payload: unknown): string | undefined => {
   if (typeof payload !== "object" || payload === null) return undefined
   const record = payload as Readonly<Record<string, unknown>>
-  return Object.keys(record).find((k) => k.endsWith("Id") && typeof record[k] === "string")
+  const member = Object.keys(record).find((k) => k.endsWith("Id") && typeof record[k] === "string")
+  return member === undefined ? undefined : record[member] as string
 }
 
-/** The id of the resource a timer belongs to, or undefined. */
-export const resourceIdOf = (timer: Pick<Timer, "kind" | "payload">): string | undefined => {
-  const member = resourceMemberOf(timer.kind, timer.payload)
-  const value = member === undefined ? undefined : (timer.payload as Readonly<Record<string, unknown>>)[member]
-  return typeof value === "string" ? value : undefined
-}
+/**
+ * The id of the resource a timer belongs to, or undefined: the one its kind named when it was scheduled, or, for a
+ * timer scheduled by name or stored before timers carried it, its payload's first `…Id` member (every kind of the
+ * engine names its resource so, and nothing else: `idempotency.expire`'s `{ id }` names none).
+ */
+export const resourceIdOf = (timer: Pick<Timer, "payload" | "resourceId">): string | undefined =>
+  timer.resourceId ?? firstIdMember(timer.payload)
 
 const isSandboxScope = (scope: string | undefined) => scope !== undefined && scope.endsWith("/sandbox")
 
@@ -166,8 +176,11 @@ export type AfterCommit = Effect.Effect<void, never, Store.Store>
 /** How many after-commit effects run at once. */
 const afterCommitConcurrency = 64
 
-/** Timer kinds and their handlers, registered once when the engine is built. */
-export class TimerHandlers extends Context.Service<TimerHandlers, ReadonlyMap<string, TimerHandler>>()("fos/TimerHandlers") {}
+/**
+ * Every kind of timer the engine fires, by name, with what firing it does: composed once, when the engine is built,
+ * from the domains' descriptors (Domain.ts), their services already provided.
+ */
+export class TimerHandlers extends Context.Service<TimerHandlers, ReadonlyMap<string, Handling<any>>>()("fos/TimerHandlers") {}
 
 /**
  * A write's mark that it made a timer due at once (at or before its clock's time): under the virtual clock the
@@ -191,10 +204,10 @@ export const markDue: Effect.Effect<void> = Effect.flatMap(DueAtOnce, (mark) =>
  * (organization and environment) when it has one. `housekeeping`: the timer keeps the engine tidy rather than moving
  * the tester's world (`Timer.housekeeping`).
  */
-export const schedule = (
-  kind: string,
+export const schedule = <P>(
+  kind: Kind<P> | string,
   dueAtMs: number,
-  payload: unknown,
+  payload: P,
   scope?: string,
   options: { readonly housekeeping?: boolean } = {}
 ): Effect.Effect<string, never, Store.Store> =>
@@ -208,14 +221,18 @@ export const schedule = (
     const id = `tmr_${dueAtMs.toString(36).padStart(10, "0")}${sequence.toString(36).padStart(12, "0")}`
     const scheduledAtMs = yield* Clock.currentTimeMillis
     if (dueAtMs <= scheduledAtMs) yield* markDue
+    const member = typeof kind === "string" ? undefined : kind.resource
+    const named = member === undefined ? undefined : (payload as Readonly<Record<string, unknown>>)[member]
+    const resourceId = typeof kind === "string" ? firstIdMember(payload) : typeof named === "string" ? named : undefined
     yield* store.insertFresh(Timers, {
       id,
-      kind,
+      kind: typeof kind === "string" ? kind : kind.name,
       dueAtMs,
       payload,
       ...(scope === undefined ? {} : { scope }),
       scheduledAtMs,
-      ...(options.housekeeping === true ? { housekeeping: true as const } : {})
+      ...(options.housekeeping === true ? { housekeeping: true as const } : {}),
+      ...(resourceId === undefined ? {} : { resourceId })
     })
     return id
   })
@@ -237,11 +254,17 @@ const retryLater = (timer: Timer, nowMs: number, cause: Cause.Cause<unknown>) =>
     }))
   }).pipe(Effect.catchCause(() => Effect.void))
 
-/** Keeps a timer no handler of this engine takes (`Timer.unhandled`), and says so in the log. */
-const keep = (timer: Timer) =>
+/**
+ * Keeps a timer this engine cannot fire (`Timer.unhandled`): no handler takes its kind, or its payload does not
+ * decode as its kind's (`because`). Says so in the log.
+ */
+const keep = (timer: Timer, because?: string) =>
   Effect.gen(function*() {
-    yield* Effect.logError("A timer came due whose kind this engine has no handler for: kept, not fired", { timer: timer.id, kind: timer.kind })
-    yield* Effect.orDie((yield* Store.Store).update(Timers, { ...timer, unhandled: true }))
+    yield* Effect.logError(`A timer came due that this engine cannot fire: kept, not fired (${because ?? "no handler takes its kind"})`, {
+      timer: timer.id,
+      kind: timer.kind
+    })
+    yield* Effect.orDie((yield* Store.Store).update(Timers, { ...timer, unhandled: true, ...(because === undefined ? {} : { keptBecause: because }) }))
   })
 
 /**
@@ -257,7 +280,7 @@ export const resumeKept: Effect.Effect<number, never, Store.Store | TimerHandler
     yield* store.transaction(Effect.gen(function*() {
       const current = yield* store.getForUpdate(Timers, timer.id)
       if (current === undefined || current.unhandled !== true) return
-      const { unhandled: _, ...resumed } = current
+      const { unhandled: _, keptBecause: _because, ...resumed } = current
       yield* Effect.orDie(store.update(Timers, resumed))
     }))
   }
@@ -304,9 +327,16 @@ export const fireDue = (
             // the handler runs, so the handler's work is done once too.
             const current = yield* store.getForUpdate(Timers, timer.id, { lockNow: true })
             if (current === undefined) return undefined
-            const handler = handlers.get(current.kind)
-            if (handler === undefined) {
+            const handling = handlers.get(current.kind)
+            if (handling === undefined) {
               yield* keep(current)
+              return "kept" as const
+            }
+            const payload = Schema.decodeUnknownExit(handling.kind.payload)(current.payload)
+            if (Exit.isFailure(payload)) {
+              const error = Cause.squash(payload.cause)
+              const issue = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, " ")
+              yield* keep(current, `its payload is not a ${current.kind} timer's: ${issue}`)
               return "kept" as const
             }
             yield* store.remove(Timers, timer.id)
@@ -317,7 +347,7 @@ export const fireDue = (
               dueAtMs: current.dueAtMs,
               ...(current.scheduledAtMs === undefined ? {} : { scheduledAtMs: current.scheduledAtMs })
             })
-            return yield* handler(timer.payload)
+            return yield* handling.fire(payload.value)
           })
         ).pipe(
           // What the handler changes was caused by this timer.
@@ -465,5 +495,6 @@ export const runScheduler = (lane: TimerLane = all): Effect.Effect<never, never,
   }
 })
 
+/** Timer kinds declared by name alone (`handleByName`), for tests of the scheduler without the engine's domains. */
 export const layerTimerHandlers = (handlers: Record<string, TimerHandler>): Layer.Layer<TimerHandlers> =>
-  Layer.succeed(TimerHandlers, new Map(Object.entries(handlers)))
+  Layer.succeed(TimerHandlers, new Map(Object.entries(handlers).map(([name, fire]) => [name, handleByName(name, fire)])))

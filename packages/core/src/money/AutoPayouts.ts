@@ -19,14 +19,15 @@ import {
   type CustomerId,
   type OrderId,
   parseAmount,
-  type TransactionId,
+  TransactionId,
   withArticle
 } from "@fos/contract"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import * as Addresses from "./Addresses.ts"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Customers from "../onboarding/Customers.ts"
 import * as Documents from "../onboarding/Documents.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as PayoutRequirements from "./PayoutRequirements.ts"
 import * as Payouts from "./Payouts.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -34,7 +35,7 @@ import * as Quotes from "./Quotes.ts"
 import * as Rates from "./Rates.ts"
 import * as Recipients from "./Recipients.ts"
 import * as Store from "../kernel/Store.ts"
-import type * as Timers from "../kernel/Timers.ts"
+import * as Timers from "../kernel/Timers.ts"
 import * as Transactions from "./Transactions.ts"
 
 import { accountSide, type OrderAccountOf } from "./OrderAccounts.ts"
@@ -219,9 +220,9 @@ export const openAutoPayout = (order: AutoPayoutOrder): Effect.Effect<Transactio
  * scheduled any more, but a database may still hold one (with its pending withdrawal): it does the old job, so that
  * withdrawal is sent (processing) and settles (completed).
  */
-export const legacyAutoPayoutSettleKind = "order.payout_settle"
+export const legacyPayoutSettleTimer = Timers.kind("order.payout_settle", Schema.Struct({ transactionId: TransactionId }), "transactionId")
 
-export const legacyPayoutSettled: Timers.TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+const legacyPayoutSettled = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const transaction = yield* store.get(Transactions.Transactions, payload.transactionId)
@@ -229,3 +230,9 @@ export const legacyPayoutSettled: Timers.TimerHandler = (payload: { readonly tra
     yield* Effect.orDie(Transactions.move(payload.transactionId, { type: "start" }))
     yield* Effect.orDie(Transactions.move(payload.transactionId, { type: "settle" }))
   })
+
+/** The legacy autoPayout withdrawal's timer, still fired for the databases that hold one. */
+export const domain = Domain.make({
+  name: "money/AutoPayouts",
+  timers: [Timers.handle(legacyPayoutSettleTimer, legacyPayoutSettled, (id) => `sends and settles the autoPayout withdrawal ${id}`)]
+})

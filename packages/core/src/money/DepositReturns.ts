@@ -25,13 +25,14 @@ import {
   type OrderId,
   formatAmount,
   parseAmount,
-  type TransactionId,
+  TransactionId,
   type TransactionSide,
   type WalletId
 } from "@fos/contract"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import * as Addresses from "./Addresses.ts"
 import type * as Auth from "../tenancy/Auth.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import type * as Ledger from "./Ledger.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -44,12 +45,17 @@ import * as Transactions from "./Transactions.ts"
 import * as Wallets from "./Wallets.ts"
 import * as WorldModel from "./WorldModel.ts"
 
-/** The chain confirmed a return from an order's funding address (the kind predates this module; timers keep it). */
-const fundingReturnConfirmedKind = "order.deposit_return"
-/** A return from a wallet is signed (or needs no signature): it is broadcast. */
-const returnBroadcastKind = "signing.return_broadcast"
-/** The chain confirmed a return from a wallet. */
-const returnConfirmedKind = "signing.return_confirmed"
+const oneReturn = Schema.Struct({ transactionId: TransactionId })
+
+/**
+ * The chain confirms a return from an order's funding address, its chain's settlement time after it was opened (the
+ * kind predates this module; timers keep it).
+ */
+const fundingReturnConfirmedTimer = Timers.kind("order.deposit_return", oneReturn, "transactionId")
+/** A return from a wallet is broadcast, `sendMs` after it opened or, from a non-custodial wallet, its quorum was met. */
+const returnBroadcastTimer = Timers.kind("signing.return_broadcast", oneReturn, "transactionId")
+/** The chain confirms a return from a wallet, its chain's settlement time after the broadcast. */
+const returnConfirmedTimer = Timers.kind("signing.return_confirmed", oneReturn, "transactionId")
 
 const scope = (t: { readonly organizationId: string; readonly environment: Environment }) => Tenancy.scopeOf(t.organizationId, t.environment)
 
@@ -93,7 +99,7 @@ export const returnFromFundingAddress = (r: FundingReturn): Effect.Effect<void, 
       }]
     }))
     const model = yield* WorldModel.WorldModel
-    yield* Timers.schedule(fundingReturnConfirmedKind, (yield* Clock.currentTimeMillis) + model.chainSettlementMs[chain], { transactionId: transaction.id }, scoped)
+    yield* Timers.schedule(fundingReturnConfirmedTimer, (yield* Clock.currentTimeMillis) + model.chainSettlementMs[chain], { transactionId: transaction.id }, scoped)
   })
 
 /**
@@ -136,9 +142,9 @@ export const simulateUnsupportedDeposit = (
     }))
     const processing = yield* Effect.orDie(Transactions.move(opened.id, { type: "start" }))
     const model = yield* WorldModel.WorldModel
-    const onQuorum = { kind: returnBroadcastKind, payload: { transactionId: processing.id }, delayMs: model.payouts.sendMs }
+    const onQuorum = { kind: returnBroadcastTimer.name, payload: { transactionId: processing.id }, delayMs: model.payouts.sendMs }
     if (!nonCustodial) {
-      yield* Timers.schedule(onQuorum.kind, (yield* Clock.currentTimeMillis) + onQuorum.delayMs, onQuorum.payload, scope(processing))
+      yield* Timers.schedule(returnBroadcastTimer, (yield* Clock.currentTimeMillis) + onQuorum.delayMs, onQuorum.payload, scope(processing))
       return processing
     }
     yield* Topics.publish(Transactions.SignaturesRequested, { transaction: processing, onQuorum, return: { destinationAddress } })
@@ -146,7 +152,7 @@ export const simulateUnsupportedDeposit = (
   })
 
 /** The return is signed (or needs no signature): it is broadcast with its hash, and confirmed on the chain's clock. */
-const returnBroadcast: Timers.TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+const returnBroadcast = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
     const t = yield* (yield* Store.Store).getForUpdate(Transactions.Transactions, payload.transactionId)
     if (t === undefined || t.status !== "processing" || t.sent || t.route === undefined || !("chain" in t.route)) return
@@ -154,19 +160,23 @@ const returnBroadcast: Timers.TimerHandler = (payload: { readonly transactionId:
     yield* Effect.orDie(Transactions.move(t.id, { type: "send" }))
     yield* Transactions.addDestinationReferences(t.id, { txHash: Addresses.sandboxTxHash(chain, t.id) })
     const model = yield* WorldModel.WorldModel
-    yield* Timers.schedule(returnConfirmedKind, (yield* Clock.currentTimeMillis) + model.chainSettlementMs[chain], { transactionId: t.id }, scope(t))
+    yield* Timers.schedule(returnConfirmedTimer, (yield* Clock.currentTimeMillis) + model.chainSettlementMs[chain], { transactionId: t.id }, scope(t))
   })
 
 /** The chain confirmed a return: the deposit_return ends failed, with no failureCode, its funds gone out. */
-const returnConfirmed: Timers.TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+const returnConfirmed = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
     const t = yield* (yield* Store.Store).getForUpdate(Transactions.Transactions, payload.transactionId)
     if (t === undefined || TransactionMachine.terminalStatuses.has(t.status)) return
     yield* Effect.orDie(Transactions.move(t.id, { type: "fail" }, { failureCode: null, postHolds: true }))
   })
 
-export const timerHandlers: Record<string, Timers.TimerHandler> = {
-  [fundingReturnConfirmedKind]: returnConfirmed,
-  [returnBroadcastKind]: returnBroadcast,
-  [returnConfirmedKind]: returnConfirmed
-}
+/** A deposit_return's broadcast and its confirmation on the chain's clock. */
+export const domain = Domain.make({
+  name: "money/DepositReturns",
+  timers: [
+    Timers.handle(fundingReturnConfirmedTimer, returnConfirmed, (id, _p, route) => `confirms the return of deposit ${id}${route}`),
+    Timers.handle(returnBroadcastTimer, returnBroadcast, (id, _p, route) => `broadcasts the return ${id}${route}`),
+    Timers.handle(returnConfirmedTimer, returnConfirmed, (id, _p, route) => `confirms the return ${id}${route} (it completes)`)
+  ]
+})

@@ -22,13 +22,14 @@ import {
   type SimulatedDeposit as SimulatedDepositBody,
   toIso,
   type TransactionFailureCode,
-  type TransactionId,
+  TransactionId,
   type VirtualAccountId,
   withArticle
 } from "@fos/contract"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import * as Addresses from "./Addresses.ts"
 import type * as Auth from "../tenancy/Auth.ts"
+import * as Domain from "../kernel/Domain.ts"
 import type * as Ledger from "./Ledger.ts"
 import * as Outbox from "../kernel/Outbox.ts"
 import * as PayoutRequirements from "./PayoutRequirements.ts"
@@ -55,9 +56,23 @@ const railsOfFamily: Readonly<Record<DepositBlock["railFamily"], ReadonlyArray<P
 /** What `POST /simulate/deposits` takes (the contract's `SimulatedDeposit`). */
 export type SimulatedDeposit = SimulatedDepositBody
 
-export const confirmKind = "deposit.confirm"
-export const settleKind = "deposit.settle"
-export const senderInformationExpiryKind = "deposit.sender_information_expiry"
+/**
+ * A deposit's confirmation, `confirmationMs` after it arrived (or sooner, when its rail settles sooner); it carries
+ * when the deposit settles (absent from confirm timers written before, which came with a settle timer).
+ */
+export const confirmTimer = Timers.kind(
+  "deposit.confirm",
+  Schema.Struct({ transactionId: TransactionId, settleAtMs: Schema.optionalKey(Schema.Number) }),
+  "transactionId"
+)
+/** A deposit's settlement on its rail's clock, scheduled when it confirms. */
+export const settleTimer = Timers.kind("deposit.settle", Schema.Struct({ transactionId: TransactionId }), "transactionId")
+/** The end of the window for a deposit's missing sender information, `senderInformationWindowMs` after it arrived. */
+export const senderInformationExpiryTimer = Timers.kind(
+  "deposit.sender_information_expiry",
+  Schema.Struct({ transactionId: TransactionId }),
+  "transactionId"
+)
 
 const world = (scope: string, rail: PayoutRail): Ledger.Holder => ({ scope, type: "world", id: `rail:${rail}` })
 const fees = (scope: string): Ledger.Holder => ({ scope, type: "fees", id: "service" })
@@ -258,7 +273,7 @@ const arrived = (transaction: Transactions.StoredTransaction, route: Route, send
         occurredAt: toIso(now)
       })
     })
-    yield* Timers.schedule(senderInformationExpiryKind, now + model.senderInformationWindowMs, { transactionId: parked.id }, scope)
+    yield* Timers.schedule(senderInformationExpiryTimer, now + model.senderInformationWindowMs, { transactionId: parked.id }, scope)
     return parked
   })
 
@@ -273,7 +288,7 @@ const scheduleSettlement = (transaction: Transactions.StoredTransaction, route: 
     const model = yield* WorldModel.WorldModel
     const payload: ConfirmPayload = { transactionId: transaction.id, settleAtMs: yield* settlementTimeFrom(now, route) }
     // A world model may settle a rail sooner than it confirms: then the deposit confirms as it settles.
-    yield* Timers.schedule(confirmKind, Math.min(now + model.confirmationMs, payload.settleAtMs!), payload, scope)
+    yield* Timers.schedule(confirmTimer, Math.min(now + model.confirmationMs, payload.settleAtMs!), payload, scope)
   })
 
 interface ConfirmPayload {
@@ -307,7 +322,7 @@ export const supplySenderInformation = (
  * with travel_rule_rejected (the originator's details the travel rule asks for never came), and its credit is
  * released; sender_info_timeout is the spec's legacy code and is not set on new transactions.
  */
-const senderInformationExpired: Timers.TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+const senderInformationExpired = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const transaction = yield* store.get(Transactions.Transactions, payload.transactionId)
@@ -320,7 +335,7 @@ const senderInformationExpired: Timers.TimerHandler = (payload: { readonly trans
  * timer carries. A deposit a simulate call has already moved past a point is left as it is there; one a simulate
  * call confirmed still settles on time.
  */
-const onConfirm: Timers.TimerHandler = (payload: ConfirmPayload) =>
+const onConfirm = (payload: ConfirmPayload) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const transaction = yield* store.get(Transactions.Transactions, payload.transactionId)
@@ -328,10 +343,10 @@ const onConfirm: Timers.TimerHandler = (payload: ConfirmPayload) =>
     if (transaction.status === "pending") yield* Effect.ignore(Transactions.move(payload.transactionId, { type: "start" }))
     if (payload.settleAtMs === undefined) return
     const scope = Tenancy.scopeOf(transaction.organizationId, transaction.environment)
-    yield* Timers.schedule(settleKind, Math.max(payload.settleAtMs, yield* Clock.currentTimeMillis), { transactionId: transaction.id }, scope)
+    yield* Timers.schedule(settleTimer, Math.max(payload.settleAtMs, yield* Clock.currentTimeMillis), { transactionId: transaction.id }, scope)
   })
 
-const onSettle: Timers.TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+const onSettle = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const transaction = yield* store.get(Transactions.Transactions, payload.transactionId)
@@ -345,11 +360,19 @@ const onSettle: Timers.TimerHandler = (payload: { readonly transactionId: Transa
     yield* Effect.ignore(Transactions.move(payload.transactionId, { type: "settle" }))
   })
 
-export const timerHandlers: Record<string, Timers.TimerHandler> = {
-  [confirmKind]: onConfirm,
-  [settleKind]: onSettle,
-  [senderInformationExpiryKind]: senderInformationExpired
-}
+/** A deposit's confirmation and settlement on the world model's clock, and its sender information's window. */
+export const domain = Domain.make({
+  name: "money/Deposits",
+  timers: [
+    Timers.handle(confirmTimer, onConfirm, (id, _p, route) => `confirms deposit ${id}${route} (it starts processing)`),
+    Timers.handle(settleTimer, onSettle, (id, _p, route) => `settles deposit ${id}${route} (it completes)`),
+    Timers.handle(
+      senderInformationExpiryTimer,
+      senderInformationExpired,
+      (id) => `ends the window for deposit ${id}'s sender information (it fails with travel_rule_rejected unless supplied)`
+    )
+  ]
+})
 
 // --- the sandbox's outside actors on any transaction ------------------------------------------------------------------
 

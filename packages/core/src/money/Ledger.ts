@@ -28,6 +28,7 @@
  */
 import { type AssetCode, type Chain, formatAmount } from "@fos/contract"
 import { Clock, Data, Effect } from "effect"
+import * as Domain from "../kernel/Domain.ts"
 import * as Store from "../kernel/Store.ts"
 
 /** Who holds an account. Customer holders are the ones whose accounts may never go below zero. */
@@ -124,6 +125,15 @@ export const LedgerTransfers = Store.table<LedgerTransfer>({
     // Every transfer of an organization's environment: for audits and reset.
     byScope: { partition: (t) => t.scope, sort: (t) => t.sequence, counted: false }
   }
+})
+
+/** The ledger's accounts and transfers of each sandbox. */
+export const domain = Domain.make({
+  name: "money/Ledger",
+  tables: [
+    { ...Domain.inScope(LedgerTransfers, "byScope"), counted: "ledgerTransfers" },
+    Domain.inScope(LedgerAccounts, "byScope")
+  ]
 })
 
 const assetKey = (code: AssetCode, chain: Chain | undefined) => (chain === undefined ? code : `${code}@${chain}`)

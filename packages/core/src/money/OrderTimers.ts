@@ -9,15 +9,18 @@
  *   non-custodial wallet, its roster signing it first (`order.signed` once the quorum is met);
  * - the conversion settling on the clock (`order.settle`), which completes the transaction, opens the autoPayout and
  *   succeeds the order, or fails it with the failure the sandbox armed (`simulate/orders/{id}/fail`, or an outcome
- *   rule matching its transaction, simulate/Outcomes.ts);
- * - the chain confirming a deposit_return (Orders.ts) and the legacy autoPayout withdrawal (AutoPayouts.ts).
+ *   rule matching its transaction, simulate/Outcomes.ts).
+ *
+ * The chain confirming an order's deposit_return and the legacy autoPayout withdrawal are timers of their own
+ * modules (DepositReturns.ts, AutoPayouts.ts).
  *
  * A timer that finds its order moved on (cancelled, failed, already sent) does nothing: it asks the order table
  * (OrderMachine.ts `moves`), which holds every guard, rather than checking the order itself.
  */
-import { type OrderId, orderLegFailures } from "@fos/contract"
-import { Clock, Effect } from "effect"
+import { OrderId, orderLegFailures } from "@fos/contract"
+import { Clock, Effect, Schema } from "effect"
 import * as Addresses from "./Addresses.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as Ledger from "./Ledger.ts"
 import * as OrderMachine from "./OrderMachine.ts"
 import * as Orders from "./Orders.ts"
@@ -28,7 +31,7 @@ import * as Topics from "../kernel/Topics.ts"
 import * as Transactions from "./Transactions.ts"
 import * as WorldModel from "./WorldModel.ts"
 
-import { legacyAutoPayoutSettleKind, legacyPayoutSettled, openAutoPayout } from "./AutoPayouts.ts"
+import { openAutoPayout } from "./AutoPayouts.ts"
 
 const scope = (o: Orders.StoredOrder) => Tenancy.scopeOf(o.organizationId, o.environment)
 
@@ -44,7 +47,7 @@ const fundingBeingChecked = (order: Orders.StoredOrder) =>
   })
 
 /** The lock expiry sweep: a pending order whose execution was not claimed is cancelled (reason expired). */
-const lockExpired: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
+const lockExpired = (payload: { readonly orderId: OrderId }) =>
   Effect.gen(function*() {
     const order = yield* Orders.locked(payload.orderId)
     if (order === undefined) return
@@ -52,14 +55,14 @@ const lockExpired: Timers.TimerHandler = (payload: { readonly orderId: OrderId }
     const move: OrderMachine.Move = { type: "expire", nowMs, fundingBeingChecked: yield* fundingBeingChecked(order) }
     if ("deferred" in OrderMachine.transition(order, move)) {
       // A transfer to the funding address is still being checked: the deadline waits for it.
-      yield* Timers.schedule(Orders.lockExpiryKind, nowMs + fundingRecheckMs, { orderId: order.id }, scope(order))
+      yield* Timers.schedule(Orders.lockExpiryTimer, nowMs + fundingRecheckMs, { orderId: order.id }, scope(order))
       return
     }
     yield* Effect.orDie(Orders.move(order, move))
   })
 
 /** The world model sends the order's source transfer: its transaction starts (processing), and settles later. */
-const started: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
+const started = (payload: { readonly orderId: OrderId }) =>
   Effect.gen(function*() {
     const order = yield* Orders.locked(payload.orderId)
     if (order === undefined || !OrderMachine.moves(order, { type: "send" })) return
@@ -67,7 +70,7 @@ const started: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
     const model = yield* WorldModel.WorldModel
     if (processing.signingWalletId !== undefined) {
       // The source wallet's roster signs first; the quorum sends the transfer (`signed`), the service co-signing.
-      yield* Topics.publish(Transactions.SignaturesRequested, { transaction: processing, onQuorum: { kind: orderSignedKind, payload: { orderId: order.id }, delayMs: model.payouts.sendMs } })
+      yield* Topics.publish(Transactions.SignaturesRequested, { transaction: processing, onQuorum: { kind: orderSignedTimer.name, payload: { orderId: order.id }, delayMs: model.payouts.sendMs } })
       return
     }
     yield* sendSource(order)
@@ -78,13 +81,14 @@ const sendSource = (order: Orders.StoredOrder) =>
   Effect.gen(function*() {
     yield* Effect.orDie(Orders.move(order, { type: "send" }))
     const model = yield* WorldModel.WorldModel
-    yield* Timers.schedule(Orders.settleKind, (yield* Clock.currentTimeMillis) + model.orderSettlementMs[order.direction], { orderId: order.id }, scope(order))
+    yield* Timers.schedule(Orders.settleTimer, (yield* Clock.currentTimeMillis) + model.orderSettlementMs[order.direction], { orderId: order.id }, scope(order))
   })
 
-export const orderSignedKind = "order.signed"
+/** An order's source transfer out of a non-custodial wallet is sent, `sendMs` after its roster's quorum was met. */
+export const orderSignedTimer = Timers.kind("order.signed", Schema.Struct({ orderId: OrderId }), "orderId")
 
 /** The source transfer out of a non-custodial wallet met its roster's quorum: it is sent. */
-const signed: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
+const signed = (payload: { readonly orderId: OrderId }) =>
   Effect.gen(function*() {
     const order = yield* Orders.locked(payload.orderId)
     if (order === undefined || !OrderMachine.moves(order, { type: "send" })) return
@@ -92,7 +96,7 @@ const signed: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
   })
 
 /** The conversion settles: every hold posts, the transaction completes and the order succeeds; or the armed failure. */
-const settled: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
+const settled = (payload: { readonly orderId: OrderId }) =>
   Effect.gen(function*() {
     const order = yield* Orders.locked(payload.orderId)
     if (order === undefined || !OrderMachine.moves(order, { type: "succeed" })) return
@@ -118,10 +122,13 @@ const settled: Timers.TimerHandler = (payload: { readonly orderId: OrderId }) =>
     yield* Effect.orDie(Orders.move(current, { type: "succeed" }, { payoutTransactionId }, chain === undefined ? {} : { txHash: Addresses.sandboxTxHash(chain, transaction.id) }))
   })
 
-export const orderTimerHandlers: Record<string, Timers.TimerHandler> = {
-  [Orders.lockExpiryKind]: lockExpired,
-  [Orders.startKind]: started,
-  [Orders.settleKind]: settled,
-  [orderSignedKind]: signed,
-  [legacyAutoPayoutSettleKind]: legacyPayoutSettled
-}
+/** An order's clock: its lock expiry sweep, its source transfer's sending (or signing) and its settlement. */
+export const domain = Domain.make({
+  name: "money/OrderTimers",
+  timers: [
+    Timers.handle(Orders.lockExpiryTimer, lockExpired, (id) => `ends the rate lock of order ${id} (it is cancelled as expired unless executed)`),
+    Timers.handle(Orders.startTimer, started, (id) => `starts order ${id}'s conversion (processing)`),
+    Timers.handle(Orders.settleTimer, settled, (id) => `settles order ${id} (it succeeds)`),
+    Timers.handle(orderSignedTimer, signed, (id) => `sends order ${id}'s conversion, its roster's quorum met`)
+  ]
+})

@@ -48,7 +48,7 @@ import {
   type OrderDirection,
   OrderFailureMessages,
   type OrderFailureReasonCode,
-  type OrderId,
+  OrderId,
   OrderSorts,
   type OrderStatus,
   type RecipientType,
@@ -57,10 +57,11 @@ import {
   type TransactionId,
   withArticle
 } from "@fos/contract"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Customers from "../onboarding/Customers.ts"
 import * as DepositReturns from "./DepositReturns.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as History from "../kernel/History.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Ledger from "./Ledger.ts"
@@ -84,7 +85,6 @@ import { accountSide, fundingAccount, ledgerAsset, type OrderAccountOf, resolveA
 import { refuseRestricted } from "./SourceRules.ts"
 
 export type { OrderAccountOf } from "./OrderAccounts.ts"
-export { legacyAutoPayoutSettleKind } from "./AutoPayouts.ts"
 
 export interface StoredOrder extends OrderMachine.State {
   readonly id: OrderId
@@ -171,6 +171,12 @@ export const Orders = Store.table<StoredOrder>({
 /** The order of every order of a scope (no filter). */
 export const ofScope = Paging.filterOrderName("createdAt", [])
 
+/** A sandbox's orders; their timers are OrderTimers.ts's. */
+export const domain = Domain.make({
+  name: "money/Orders",
+  tables: [{ ...Domain.inScope(Orders, ofScope), counted: "orders" }]
+})
+
 export const list = (caller: Auth.Caller, filter: OrderFilter, query: Paging.ListQuery): Effect.Effect<Paging.ListEnvelope<OrderWire>, Problem.ApiError, Store.Store> =>
   Paging.listPage(Orders, {
     ...Paging.filteredList(filterKeys, "createdAt", Tenancy.scopeOf(caller.organization.id, caller.environment), filter, query.sortBy),
@@ -227,9 +233,17 @@ export const get = (caller: Auth.Caller, id: OrderId, forUpdate = false): Effect
 
 // --- creating ------------------------------------------------------------------------------------------------------------
 
-export const lockExpiryKind = "order.lock_expiry"
-export const startKind = "order.start"
-export const settleKind = "order.settle"
+const oneOrder = Schema.Struct({ orderId: OrderId })
+
+/**
+ * The lock expiry sweep, at an order's lockExpiresAt (or a minute later, again and again, while a transfer to a
+ * deposit-funded order's funding address is still being checked). OrderTimers.ts handles the order's kinds.
+ */
+export const lockExpiryTimer = Timers.kind("order.lock_expiry", oneOrder, "orderId")
+/** The world model sends an executing order's source transfer, `orderStartMs` after its execution was claimed. */
+export const startTimer = Timers.kind("order.start", oneOrder, "orderId")
+/** The conversion settles, `orderSettlementMs` of its direction after its source transfer was sent. */
+export const settleTimer = Timers.kind("order.settle", oneOrder, "orderId")
 
 /**
  * A restricted customer makes no new orders (SourceRules.ts, as no new payouts): creating or executing one is 422
@@ -378,7 +392,7 @@ export const create = (caller: Auth.Caller, body: OrderCreate): Effect.Effect<Or
       yield* Effect.orDie(store.update(Quotes.QuoteOptions, { ...option, usedByOrderId: order.id }))
     }
     // The sweep is for an order whose execution is not claimed; an executing order never expires.
-    if (!stored.executing) yield* Timers.schedule(lockExpiryKind, order.lockExpiresAtMs, { orderId: order.id }, scoped)
+    if (!stored.executing) yield* Timers.schedule(lockExpiryTimer, order.lockExpiresAtMs, { orderId: order.id }, scoped)
     return toWire(stored)
   })
 
@@ -530,7 +544,7 @@ const claim = (order: StoredOrder): Effect.Effect<StoredOrder, Problem.ApiError,
     }).pipe(Effect.catchTag("LedgerRefusal", (refusal) =>
       refusal.reason === "insufficient_funds" ? Effect.fail(insufficient(order, balance.available)) : Effect.die(refusal)))
     const model = yield* WorldModel.WorldModel
-    yield* Timers.schedule(startKind, nowMs + model.orderStartMs, { orderId: order.id }, scope(order))
+    yield* Timers.schedule(startTimer, nowMs + model.orderStartMs, { orderId: order.id }, scope(order))
     return { ...order, ...outcome.next, transactionId: transaction.id, updatedAt: toIso(nowMs) }
   })
 

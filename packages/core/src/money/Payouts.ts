@@ -52,18 +52,19 @@ import {
   parseAmount,
   type PayoutCreate,
   type PayoutRail,
-  type TransactionId,
+  TransactionId,
   type TransactionReturn,
   type TransactionSide,
   toIso
 } from "@fos/contract"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import * as Addresses from "./Addresses.ts"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Customers from "../onboarding/Customers.ts"
 import * as Documents from "../onboarding/Documents.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as Outcomes from "../simulate/Outcomes.ts"
 import type * as Idempotency from "../kernel/Idempotency.ts"
 import type * as Ledger from "./Ledger.ts"
@@ -83,12 +84,24 @@ import * as WorldModel from "./WorldModel.ts"
 
 import { refuseNonCustodialSource, refuseRestricted } from "./SourceRules.ts"
 
-export const startKind = "payout.start"
-export const sendKind = "payout.send"
-export const settleKind = "payout.settle"
-export const reviewEndKind = "payout.review_end"
-export const lateReferencesKind = "payout.late_references"
-export const scriptedReturnKind = "payout.scripted_return"
+const onePayout = Schema.Struct({ transactionId: TransactionId })
+
+/** A payout's screening ends, `complianceMs` after its creation. */
+export const startTimer = Timers.kind("payout.start", onePayout, "transactionId")
+/** A payout is sent, `sendMs` after it began processing (or its roster's quorum was met). */
+export const sendTimer = Timers.kind("payout.send", onePayout, "transactionId")
+/** A sent payout settles, at its rail's settlement time or its chain's confirmation time. */
+export const settleTimer = Timers.kind("payout.settle", onePayout, "transactionId")
+/** A payout's compliance review ends, `reviewMs` after it entered review at its creation. */
+export const reviewEndTimer = Timers.kind("payout.review_end", onePayout, "transactionId")
+/** A completed Fedwire payout's late references arrive, `lateReferenceMs` after its completion. */
+export const lateReferencesTimer = Timers.kind("payout.late_references", onePayout, "transactionId")
+/** A completed payout comes back, when the outcome rule that scripted its return says. */
+export const scriptedReturnTimer = Timers.kind(
+  "payout.scripted_return",
+  Schema.Struct({ transactionId: TransactionId, returnCode: Schema.String, returnReason: Schema.optional(Schema.String) }),
+  "transactionId"
+)
 
 // --- creating ---------------------------------------------------------------------------------------------------------
 
@@ -242,10 +255,10 @@ export const open = (p: PayoutOpening): Effect.Effect<Transactions.StoredTransac
       return transaction
     }
     if (reviewed) {
-      yield* Timers.schedule(reviewEndKind, now + model.reviewMs, { transactionId: transaction.id }, scope)
+      yield* Timers.schedule(reviewEndTimer, now + model.reviewMs, { transactionId: transaction.id }, scope)
       return transaction
     }
-    yield* Timers.schedule(startKind, now + model.complianceMs, { transactionId: transaction.id }, scope)
+    yield* Timers.schedule(startTimer, now + model.complianceMs, { transactionId: transaction.id }, scope)
     return transaction
   })
 
@@ -467,19 +480,19 @@ const resume = (t: Transactions.StoredTransaction) =>
     const model = (yield* WorldModel.WorldModel).payouts
     const now = yield* Clock.currentTimeMillis
     const scope = Tenancy.scopeOf(t.organizationId, t.environment)
-    const sendAfterQuorum = { kind: sendKind, payload: { transactionId: t.id }, delayMs: model.sendMs }
+    const sendAfterQuorum = { kind: sendTimer.name, payload: { transactionId: t.id }, delayMs: model.sendMs }
     if (t.status === "pending") {
       const processing = yield* Effect.orDie(Transactions.move(t.id, { type: "start" }))
       if (t.signingWalletId !== undefined) yield* Topics.publish(Transactions.SignaturesRequested, { transaction: processing, onQuorum: sendAfterQuorum })
-      else yield* Timers.schedule(sendKind, now + model.sendMs, { transactionId: t.id }, scope)
+      else yield* Timers.schedule(sendTimer, now + model.sendMs, { transactionId: t.id }, scope)
     } else if (t.signingWalletId !== undefined && !t.sent) {
       // A review ended while processing: the signing starts, or goes on where it stands (the quorum already met
       // sends it).
       yield* Topics.publish(Transactions.SignaturesRequested, { transaction: t, onQuorum: sendAfterQuorum })
     } else if (!t.sent) {
-      yield* Timers.schedule(sendKind, now + model.sendMs, { transactionId: t.id }, scope)
+      yield* Timers.schedule(sendTimer, now + model.sendMs, { transactionId: t.id }, scope)
     } else {
-      yield* Timers.schedule(settleKind, yield* settleTime(t, now), { transactionId: t.id }, scope)
+      yield* Timers.schedule(settleTimer, yield* settleTime(t, now), { transactionId: t.id }, scope)
     }
   })
 
@@ -488,7 +501,7 @@ export const resumeAfterReview = (id: TransactionId): Effect.Effect<void, never,
   Effect.flatMap(Store.Store, (store) =>
     Effect.flatMap(store.get(Transactions.Transactions, id), (t) => (t === undefined || t.type !== "withdrawal" ? Effect.void : resume(t))))
 
-const payoutTimer = (step: (t: Transactions.StoredTransaction) => Effect.Effect<void, never, Store.Store>): Timers.TimerHandler =>
+const payoutTimer = (step: (t: Transactions.StoredTransaction) => Effect.Effect<void, never, Store.Store>) =>
   (payload: { readonly transactionId: TransactionId }) =>
     Effect.gen(function*() {
       const store = yield* Store.Store
@@ -521,7 +534,7 @@ const onSend = payoutTimer((t) =>
     const now = yield* Clock.currentTimeMillis
     const sent = yield* Effect.orDie(Transactions.move(t.id, { type: "send" }))
     yield* addReferences(sent, "send", now)
-    yield* Timers.schedule(settleKind, yield* settleTime(t, now), { transactionId: t.id }, Tenancy.scopeOf(t.organizationId, t.environment))
+    yield* Timers.schedule(settleTimer, yield* settleTime(t, now), { transactionId: t.id }, Tenancy.scopeOf(t.organizationId, t.environment))
   }))
 
 const onSettle = payoutTimer((t) =>
@@ -542,15 +555,15 @@ const onSettle = payoutTimer((t) =>
     const scriptedReturn = yield* Transactions.scriptedOutcome(completed, "completed")
     if (scriptedReturn !== undefined) {
       const payload: ScriptedReturn = { transactionId: t.id, returnCode: scriptedReturn.returnCode, returnReason: scriptedReturn.returnReason }
-      yield* Timers.schedule(scriptedReturnKind, now + scriptedReturn.afterSeconds * 1000, payload, Tenancy.scopeOf(t.organizationId, t.environment))
+      yield* Timers.schedule(scriptedReturnTimer, now + scriptedReturn.afterSeconds * 1000, payload, Tenancy.scopeOf(t.organizationId, t.environment))
     }
     if (t.route !== undefined && "rail" in t.route && t.route.rail === "fedwire") {
       const model = (yield* WorldModel.WorldModel).payouts
-      yield* Timers.schedule(lateReferencesKind, now + model.lateReferenceMs, { transactionId: t.id }, Tenancy.scopeOf(t.organizationId, t.environment))
+      yield* Timers.schedule(lateReferencesTimer, now + model.lateReferenceMs, { transactionId: t.id }, Tenancy.scopeOf(t.organizationId, t.environment))
     }
   }))
 
-const onLateReferences: Timers.TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+const onLateReferences = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const t = yield* store.getForUpdate(Transactions.Transactions, payload.transactionId)
@@ -565,7 +578,7 @@ interface ScriptedReturn {
 }
 
 /** A return a rule scripted (simulate/Outcomes.ts) comes due: booked as `simulate/transactions/{id}/return` books one. */
-const onScriptedReturn: Timers.TimerHandler = (payload: ScriptedReturn) =>
+const onScriptedReturn = (payload: ScriptedReturn) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const t = yield* store.getForUpdate(Transactions.Transactions, payload.transactionId)
@@ -573,14 +586,22 @@ const onScriptedReturn: Timers.TimerHandler = (payload: ScriptedReturn) =>
     yield* Effect.orDie(bookReturn(t.id, payload.returnCode, payload.returnReason))
   })
 
-export const timerHandlers: Record<string, Timers.TimerHandler> = {
-  [startKind]: onStart,
-  [reviewEndKind]: onReviewEnd,
-  [sendKind]: onSend,
-  [settleKind]: onSettle,
-  [lateReferencesKind]: onLateReferences,
-  [scriptedReturnKind]: onScriptedReturn
-}
+/** A payout's steps on the world model's clock (the table of the module's comment), and its scripted return. */
+export const domain = Domain.make({
+  name: "money/Payouts",
+  timers: [
+    Timers.handle(startTimer, onStart, (id) => `starts payout ${id} (its screening ends: processing, or under_review)`),
+    Timers.handle(reviewEndTimer, onReviewEnd, (id) => `ends the compliance review of payout ${id}`),
+    Timers.handle(sendTimer, onSend, (id, _p, route) => `sends payout ${id}${route}`),
+    Timers.handle(settleTimer, onSettle, (id, _p, route) => `settles payout ${id}${route} (it completes)`),
+    Timers.handle(lateReferencesTimer, onLateReferences, (id) => `adds the bank's late references to payout ${id}`),
+    Timers.handle(
+      scriptedReturnTimer,
+      onScriptedReturn,
+      (id, p, route) => `returns payout ${id}${route} with ${String(p.returnCode ?? "")} (an outcome rule scripted it; it fails with returned_by_sender)`
+    )
+  ]
+})
 
 // --- returns and restrictions -------------------------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@
 import { type AssetCode, type Chain, isFiat, type PairPricing, type RateChange, toIso } from "@fos/contract"
 import { Clock, Effect } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as Problem from "../kernel/Problem.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
@@ -69,6 +70,12 @@ export const MarketRates = Store.table<MarketRate>({
   name: "market_rates",
   key: (r) => `${r.scope}/${r.pair}`,
   orders: { byScope: { partition: (r) => r.scope, sort: (r) => r.pair, counted: false } }
+})
+
+/** The market rates a sandbox's simulate calls set. */
+export const domain = Domain.make({
+  name: "money/Pricing",
+  tables: [Domain.inScope(MarketRates, "byScope")]
 })
 
 /** A pair's price now. */

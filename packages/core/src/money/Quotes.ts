@@ -32,8 +32,9 @@ import {
   AssetPrecision,
   toIso
 } from "@fos/contract"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Pricing from "./Pricing.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -236,7 +237,7 @@ export const create = (caller: Auth.Caller, body: QuoteRequest): Effect.Effect<Q
         createdAt: toIso(now)
       }
       yield* Effect.orDie(store.insert(QuoteOptions, option))
-      yield* Timers.schedule(expiryKind, option.expiresAtMs, { optionId: option.id }, scope)
+      yield* Timers.schedule(expiryTimer, option.expiresAtMs, { optionId: option.id }, scope)
       options.push(optionToWire(option, terms))
     }
     return { options, createdAt: toIso(now) }
@@ -260,15 +261,21 @@ export const redeemableOption = (caller: Auth.Caller, id: string): Effect.Effect
     return option
   })
 
-export const expiryKind = "quote.expiry"
+/** A quote option's expiry, at its `expiresAtMs`. */
+export const expiryTimer = Timers.kind("quote.expiry", Schema.Struct({ optionId: Schema.String }), "optionId")
 
 /** A quote option's expiry: an option not redeemed by then is expired. */
-export const timerHandlers: Record<string, Timers.TimerHandler> = {
-  [expiryKind]: (payload: { readonly optionId: string }) =>
-    Effect.gen(function*() {
-      const store = yield* Store.Store
-      const option = yield* store.getForUpdate(QuoteOptions, payload.optionId)
-      if (option === undefined || option.usedByOrderId !== undefined || option.expired === true) return
-      yield* Effect.orDie(store.update(QuoteOptions, { ...option, expired: true }))
-    })
-}
+const expire = (payload: { readonly optionId: string }) =>
+  Effect.gen(function*() {
+    const store = yield* Store.Store
+    const option = yield* store.getForUpdate(QuoteOptions, payload.optionId)
+    if (option === undefined || option.usedByOrderId !== undefined || option.expired === true) return
+    yield* Effect.orDie(store.update(QuoteOptions, { ...option, expired: true }))
+  })
+
+/** A sandbox's quote options, and their expiry. */
+export const domain = Domain.make({
+  name: "money/Quotes",
+  tables: [{ ...Domain.inScope(QuoteOptions, "byScope"), counted: "quoteOptions" }],
+  timers: [Timers.handle(expiryTimer, expire, (id) => `expires quote option ${id}`)]
+})

@@ -33,6 +33,7 @@ import {
 import { Clock, Effect } from "effect"
 import * as Addresses from "./Addresses.ts"
 import type * as Auth from "../tenancy/Auth.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Paging from "../kernel/Paging.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -87,6 +88,12 @@ export const Recipients = Store.table<StoredRecipient>({
     byCustomer: { partition: (r) => (r.removed ? undefined : `${scope(r)}/${r.customerId}/${r.kind}`), sort: (r) => r.createdAt },
     byScope: { partition: scope, sort: (r) => r.id, counted: false }
   }
+})
+
+/** A sandbox's whitelist recipients and registered addresses. */
+export const domain = Domain.make({
+  name: "money/Recipients",
+  tables: [{ ...Domain.inScope(Recipients, "byScope"), counted: "recipients" }]
 })
 
 // --- bank account checks -------------------------------------------------------------------------------------------

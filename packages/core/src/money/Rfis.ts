@@ -24,7 +24,7 @@ import {
   type CustomerId,
   type Environment,
   type Rfi as RfiWire,
-  type RfiId,
+  RfiId,
   type RfiPublish,
   type RfiResponseCreate,
   type RfiReview,
@@ -33,9 +33,10 @@ import {
   toIso,
   type TransactionId
 } from "@fos/contract"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Documents from "../onboarding/Documents.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as History from "../kernel/History.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Outbox from "../kernel/Outbox.ts"
@@ -75,7 +76,8 @@ export const Rfis = Store.table<StoredRfi>({
   orders: { byScope: { partition: scope, sort: (r) => r.id, counted: false } }
 })
 
-export const deadlineKind = "rfi.deadline"
+/** An RFI's deadline, at its `deadline`, which the timer carries: a timer of a deadline since moved does nothing. */
+export const deadlineTimer = Timers.kind("rfi.deadline", Schema.Struct({ rfiId: RfiId, deadline: Schema.String }), "rfiId")
 
 export const toWire = (r: StoredRfi): RfiWire =>
   Wire.toWire({
@@ -122,7 +124,7 @@ const newQuestions = (rfi: { readonly questions: ReadonlyArray<Question> }, aske
   asked.map((q, i) => ({ id: `q${rfi.questions.length + i + 1}`, text: q.text, kind: q.kind ?? "text", askedAt: now }))
 
 const scheduleDeadline = (rfi: StoredRfi) =>
-  Timers.schedule(deadlineKind, parseIso(rfi.deadline)!, { rfiId: rfi.id, deadline: rfi.deadline }, scope(rfi))
+  Timers.schedule(deadlineTimer, parseIso(rfi.deadline)!, { rfiId: rfi.id, deadline: rfi.deadline }, scope(rfi))
 
 const notViable = (detail: string) => Problem.apiError("SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", detail)
 
@@ -262,7 +264,7 @@ export const review = (caller: Auth.Caller, id: RfiId, body: RfiReview): Effect.
  * event), and the transaction it held fails with compliance_hold, returning what it reserved. An answered RFI, or a
  * deadline since moved, is left alone.
  */
-const deadlinePassed: Timers.TimerHandler = (payload: { readonly rfiId: RfiId; readonly deadline: string }) =>
+const deadlinePassed = (payload: { readonly rfiId: RfiId; readonly deadline: string }) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const rfi = yield* store.getForUpdate(Rfis, payload.rfiId)
@@ -280,4 +282,15 @@ const deadlinePassed: Timers.TimerHandler = (payload: { readonly rfiId: RfiId; r
     yield* emitRfi(expired, outcome.event, now)
   })
 
-export const timerHandlers: Record<string, Timers.TimerHandler> = { [deadlineKind]: deadlinePassed }
+/** A sandbox's RFIs, and their deadlines. */
+export const domain = Domain.make({
+  name: "money/Rfis",
+  tables: [{ ...Domain.inScope(Rfis, "byScope"), counted: "rfis" }],
+  timers: [
+    Timers.handle(
+      deadlineTimer,
+      deadlinePassed,
+      (id) => `ends RFI ${id}'s deadline (unanswered, it expires and its transaction fails with compliance_hold)`
+    )
+  ]
+})

@@ -54,6 +54,7 @@ import {
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as History from "../kernel/History.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Ledger from "./Ledger.ts"
@@ -157,6 +158,12 @@ export const Transactions = Store.table<StoredTransaction>({
 
 /** The order of every transaction of a scope (no filter), whose partition is the scope itself. */
 export const ofScope = Paging.filterOrderName("createdAt", [])
+
+/** A sandbox's transactions (payouts, deposits, returns, an order's legs); their timers are their owners'. */
+export const domain = Domain.make({
+  name: "money/Transactions",
+  tables: [{ ...Domain.inScope(Transactions, ofScope), counted: "transactions" }]
+})
 
 /** The rail or chain a transaction's money moves over. */
 const routeOf = (t: StoredTransaction): { readonly rail?: PayoutRail; readonly chain?: Chain } => {

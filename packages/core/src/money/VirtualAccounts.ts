@@ -8,10 +8,11 @@
  * Account numbers are derived from the account id, so the same seed and clock give the same numbers, and they are
  * well-formed (IBAN check digits, ABA routing prefix and checksum) so an integration's validators accept them.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import * as Auth from "../tenancy/Auth.ts"
 import type * as ApprovalEffects from "../onboarding/ApprovalEffects.ts"
 import * as Customers from "../onboarding/Customers.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Ledger from "./Ledger.ts"
 import * as Outbox from "../kernel/Outbox.ts"
@@ -60,7 +61,8 @@ export const VirtualAccounts = Store.table<VirtualAccount>({
   orders: { byCustomer: { partition: (v) => `${scope(v)}/${v.customerId}`, sort: (v) => v.createdAt } }
 })
 
-export const activateTimerKind = "virtual_account.activate"
+/** A pending account's activation, `virtualAccountActivationMs` after its application's approval. */
+export const activateTimer = Timers.kind("virtual_account.activate", Schema.Struct({ virtualAccountId: Schema.String }), "virtualAccountId")
 
 const bankName = "fos Sandbox Bank"
 
@@ -134,11 +136,11 @@ export const create = (
     }
     yield* Effect.orDie(store.insert(VirtualAccounts, account))
     const delay = (yield* ReviewSettings.ReviewSettings).virtualAccountActivationMs
-    yield* Timers.schedule(activateTimerKind, (yield* Clock.currentTimeMillis) + delay, { virtualAccountId: account.id }, scope(account))
+    yield* Timers.schedule(activateTimer, (yield* Clock.currentTimeMillis) + delay, { virtualAccountId: account.id }, scope(account))
     return account
   })
 
-const activate: Timers.TimerHandler = (payload: { readonly virtualAccountId: string }) =>
+const activate = (payload: { readonly virtualAccountId: string }) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const account = yield* store.getForUpdate(VirtualAccounts, payload.virtualAccountId)
@@ -171,7 +173,12 @@ const activate: Timers.TimerHandler = (payload: { readonly virtualAccountId: str
     })
   })
 
-export const timerHandlers: Record<string, Timers.TimerHandler> = { [activateTimerKind]: activate }
+/** A customer's virtual accounts, listed under it, and their activation. */
+export const domain = Domain.make({
+  name: "money/VirtualAccounts",
+  tables: [{ ...Domain.underParents(VirtualAccounts, "byCustomer", { table: Customers.Customers, order: "createdAt", prefix: "scope/" }), counted: "virtualAccounts" }],
+  timers: [Timers.handle(activateTimer, activate, (id) => `activates virtual account ${id}`)]
+})
 
 /** The ledger holder of a virtual account's money. */
 export const holder = (v: VirtualAccount): Ledger.Holder => ({ scope: scope(v), type: "virtual_account", id: v.id })

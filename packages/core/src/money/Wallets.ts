@@ -36,6 +36,7 @@ import * as Addresses from "./Addresses.ts"
 import * as Applications from "../onboarding/Applications.ts"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Customers from "../onboarding/Customers.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Ledger from "./Ledger.ts"
 import * as Outbox from "../kernel/Outbox.ts"
@@ -89,6 +90,16 @@ export const Wallets = Store.table<StoredWallet>({
     // The wallets that fund an order's deposit, listed under no customer: how a reset and a snapshot find them.
     funding: { partition: (w) => (w.fundingOrderId === undefined ? undefined : scope(w)), sort: (w) => w.createdAt, counted: false }
   }
+})
+
+/** A customer's wallets, listed under it, and the funding addresses of deposit-funded orders. */
+export const domain = Domain.make({
+  name: "money/Wallets",
+  tables: [
+    { ...Domain.underParents(Wallets, "byCustomer", { table: Customers.Customers, order: "createdAt", prefix: "scope/" }), counted: "wallets" },
+    // A deposit-funded order's funding address is a wallet listed under no customer.
+    { ...Domain.inScope(Wallets, "funding"), counted: "wallets" }
+  ]
 })
 
 /** Non-custodial wallets can sign on these chains (spec: EVM chains Ethereum, Base, Polygon; Solana; Tron). */

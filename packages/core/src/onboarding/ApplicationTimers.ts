@@ -11,16 +11,19 @@
  * Each handler asks the state table first: an application decided by simulate, cancelled, or being cancelled
  * meanwhile has nothing left for the timer to do.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import * as Applications from "./Applications.ts"
-import * as Cancellation from "./Cancellation.ts"
 import * as Decisions from "./Decisions.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as ReviewSettings from "./ReviewSettings.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Timers from "../kernel/Timers.ts"
 
-export const reviewTimerKind = "application.review"
-export const lateComplianceTimerKind = "application.late_compliance"
+/** A submitted application's review by the world model, `reviewDelayMs[type]` after its submission. */
+export const reviewTimer = Timers.kind("application.review", Schema.Struct({ applicationId: Schema.String }), "applicationId")
+
+/** The late compliance result of an application the review rejected with `fos:late-reject`, `lateComplianceDelayMs` later. */
+export const lateComplianceTimer = Timers.kind("application.late_compliance", Schema.Struct({ applicationId: Schema.String }), "applicationId")
 
 /** Schedules the world model's review of a submitted application (unless reviews are off: simulate decides). */
 export const scheduleReview = (application: Applications.Application) =>
@@ -28,7 +31,7 @@ export const scheduleReview = (application: Applications.Application) =>
     const settings = yield* ReviewSettings.ReviewSettings
     if (!settings.automatic) return
     const now = yield* Clock.currentTimeMillis
-    yield* Timers.schedule(reviewTimerKind, now + settings.reviewDelayMs[application.type], { applicationId: application.id }, Applications.applicationScope(application))
+    yield* Timers.schedule(reviewTimer, now + settings.reviewDelayMs[application.type], { applicationId: application.id }, Applications.applicationScope(application))
   })
 
 const markers = (application: Applications.Application): string => {
@@ -40,8 +43,8 @@ const markers = (application: Applications.Application): string => {
     .filter((t) => t !== undefined).join(" ").toLowerCase()
 }
 
-/** The world model's review: deterministic on the application's own data (see ReviewSettings). */
-const review: Timers.TimerHandler = (payload: { readonly applicationId: string }) =>
+/** The world model's review: deterministic on the application's own data, by the engine's ReviewSettings. */
+const review = (payload: { readonly applicationId: string }) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const application = yield* store.getForUpdate(Applications.Applications, payload.applicationId)
@@ -53,7 +56,7 @@ const review: Timers.TimerHandler = (payload: { readonly applicationId: string }
     if (text.includes("fos:late-reject")) {
       yield* Decisions.decide(application, { outcome: "rejected", failureCode: "rejected_by_ops", bySimulate: false })
       yield* Timers.schedule(
-        lateComplianceTimerKind,
+        lateComplianceTimer,
         (yield* Clock.currentTimeMillis) + settings.lateComplianceDelayMs,
         { applicationId: application.id },
         Applications.applicationScope(application)
@@ -67,7 +70,7 @@ const review: Timers.TimerHandler = (payload: { readonly applicationId: string }
     yield* Decisions.decide(application, { outcome: "approved", bySimulate: false })
   }).pipe(Effect.orDie)
 
-const lateCompliance: Timers.TimerHandler = (payload: { readonly applicationId: string }) =>
+const lateCompliance = (payload: { readonly applicationId: string }) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const application = yield* store.getForUpdate(Applications.Applications, payload.applicationId)
@@ -75,13 +78,11 @@ const lateCompliance: Timers.TimerHandler = (payload: { readonly applicationId: 
     yield* Decisions.lateComplianceResult(application, { failureCode: "compliance_denied", resubmittable: false })
   }).pipe(Effect.orDie)
 
-/** The application timers, over the review settings the engine was built with. */
-export const handlers = (settings: ReviewSettings.ReviewSettingsValue): Record<string, Timers.TimerHandler> => {
-  const withSettings = (handler: Timers.TimerHandler): Timers.TimerHandler => (payload) =>
-    handler(payload).pipe(Effect.provideService(ReviewSettings.ReviewSettings, settings))
-  return {
-    [reviewTimerKind]: withSettings(review),
-    [Cancellation.cancelTimerKind]: Cancellation.completeCancel,
-    [lateComplianceTimerKind]: lateCompliance
-  }
-}
+/** The world model's review of applications and its late compliance results (the cancel timer is Cancellation.ts's). */
+export const domain = Domain.make({
+  name: "onboarding/ApplicationTimers",
+  timers: [
+    Timers.handle(reviewTimer, review, (id) => `reviews application ${id} (the world model approves or rejects it)`),
+    Timers.handle(lateComplianceTimer, lateCompliance, (id) => `delivers a late compliance result for application ${id}`)
+  ]
+})

@@ -12,6 +12,7 @@
 import { Effect } from "effect"
 import * as ApplicationMachine from "./ApplicationMachine.ts"
 import type * as Auth from "../tenancy/Auth.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as History from "../kernel/History.ts"
 import * as Outbox from "../kernel/Outbox.ts"
 import * as Paging from "../kernel/Paging.ts"
@@ -97,6 +98,12 @@ export const Applications = Store.table<Application>({
     /** The list filtered by type under sortBy=updatedAt. */
     byTypeUpdatedAt: { partition: (a) => `${scope(a)}/${a.type}`, sort: (a) => a.updatedAt }
   }
+})
+
+/** A sandbox's applications (their timers are ApplicationTimers.ts's and Cancellation.ts's). */
+export const domain = Domain.make({
+  name: "onboarding/Applications",
+  tables: [{ ...Domain.inScope(Applications, "createdAt"), counted: "applications" }]
 })
 
 // --- moves --------------------------------------------------------------------------------------------------------

@@ -11,16 +11,18 @@
  * A cancelled application frees its client reference and house-account claim, and only the sandbox's simulate
  * decision can still decide it (the spec: "a cancelled application is usually final, except...").
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { type Application as ApplicationWire, type ApplicationId, toIso } from "@fos/contract"
 import * as Applications from "./Applications.ts"
 import type * as Auth from "../tenancy/Auth.ts"
+import * as Domain from "../kernel/Domain.ts"
 import type * as Problem from "../kernel/Problem.ts"
 import * as ReviewSettings from "./ReviewSettings.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Timers from "../kernel/Timers.ts"
 
-export const cancelTimerKind = "application.cancel"
+/** A requested cancel's completion, `cancelDelayMs` after the request. */
+export const cancelTimer = Timers.kind("application.cancel", Schema.Struct({ applicationId: Schema.String }), "applicationId")
 
 /** `POST /v2/applications/{id}/cancel`: starts a cancellation, which completes on the clock. */
 export const requestCancel = (caller: Auth.Caller, id: ApplicationId): Effect.Effect<ApplicationWire, Problem.ApiError, Store.Store> =>
@@ -30,12 +32,12 @@ export const requestCancel = (caller: Auth.Caller, id: ApplicationId): Effect.Ef
     const nowMs = yield* Clock.currentTimeMillis
     const cancelling = Applications.moved(application, outcome, toIso(nowMs))
     yield* Applications.saveMoved(application, cancelling)
-    yield* Timers.schedule(cancelTimerKind, nowMs + (yield* ReviewSettings.ReviewSettings).cancelDelayMs, { applicationId: id }, Applications.applicationScope(application))
+    yield* Timers.schedule(cancelTimer, nowMs + (yield* ReviewSettings.ReviewSettings).cancelDelayMs, { applicationId: id }, Applications.applicationScope(application))
     return Applications.toWire(cancelling)
   })
 
 /** The cancel timer: completes the cancel, unless a decision or another move got there first. */
-export const completeCancel: Timers.TimerHandler = (payload: { readonly applicationId: string }) =>
+export const completeCancel = (payload: { readonly applicationId: string }) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const application = yield* store.getForUpdate(Applications.Applications, payload.applicationId)
@@ -44,3 +46,9 @@ export const completeCancel: Timers.TimerHandler = (payload: { readonly applicat
     if (outcome === undefined) return
     yield* Applications.saveMoved(application, Applications.moved(application, outcome, toIso(yield* Clock.currentTimeMillis)))
   })
+
+/** The cancel timer, which completes a requested cancel. */
+export const domain = Domain.make({
+  name: "onboarding/Cancellation",
+  timers: [Timers.handle(cancelTimer, completeCancel, (id) => `completes the cancellation of application ${id}`)]
+})

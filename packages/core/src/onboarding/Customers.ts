@@ -12,6 +12,7 @@ import type {
   CustomerId
 } from "@fos/contract"
 import type * as Auth from "../tenancy/Auth.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as Paging from "../kernel/Paging.ts"
 import * as Problem from "../kernel/Problem.ts"
 import * as Store from "../kernel/Store.ts"
@@ -84,6 +85,15 @@ export const ReservedCustomers = Store.table<ReservedCustomer>({
   name: "reserved_customers",
   key: (r) => r.customerId,
   orders: { byScope: { partition: (r) => r.scope, sort: (r) => r.customerId, counted: false } }
+})
+
+/** A sandbox's customers and the customer ids its applications reserved. */
+export const domain = Domain.make({
+  name: "onboarding/Customers",
+  tables: [
+    { ...Domain.inScope(Customers, "createdAt"), counted: "customers" },
+    Domain.inScope(ReservedCustomers, "byScope")
+  ]
 })
 
 /**

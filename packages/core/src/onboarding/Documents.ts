@@ -19,6 +19,7 @@ import { Effect } from "effect"
 import { Base64 } from "effect/encoding"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Customers from "./Customers.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Problem from "../kernel/Problem.ts"
 import * as Store from "../kernel/Store.ts"
@@ -82,6 +83,18 @@ export interface DocumentContent {
 }
 
 export const DocumentContents = Store.table<DocumentContent>({ name: "document_contents", key: (c) => c.id })
+
+/** A sandbox's documents, and their bytes, found by their documents' keys. */
+export const domain = Domain.make({
+  name: "onboarding/Documents",
+  tables: [
+    {
+      table: DocumentContents,
+      rows: (scope) => ({ table: DocumentContents, sameKeys: { table: Documents, order: "byScope", partition: scope } })
+    },
+    { ...Domain.inScope(Documents, "byScope"), counted: "documents" }
+  ]
+})
 
 /** A document's metadata on the wire; never its bytes. An organization-level document has no customerId. */
 export const toWire = (d: Document): DocumentWire =>

@@ -24,9 +24,10 @@ import {
   type WalletSigner as WalletSignerWire,
   type WalletSignerId
 } from "@fos/contract"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Claims from "./Claims.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as History from "../kernel/History.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -38,8 +39,8 @@ import * as Timers from "../kernel/Timers.ts"
 import * as Topics from "../kernel/Topics.ts"
 import * as Wallets from "../money/Wallets.ts"
 
-/** A ceremony's admin approval link runs out. */
-export const expiryKind = "signing.ceremony_expiry"
+/** A ceremony's admin approval link runs out, `ceremonyTtlMs` after it was issued (a reissued link bumps `linkVersion`). */
+export const expiryTimer = Timers.kind("signing.ceremony_expiry", Schema.Struct({ ceremonyId: Schema.String, linkVersion: Schema.Number }), "ceremonyId")
 
 // --- the roster's outside actors ---------------------------------------------------------------------------------
 
@@ -107,7 +108,7 @@ const insertCeremony = (
     }
     yield* Effect.orDie(store.insert(Roster.WalletCeremonies, ceremony))
     yield* History.recordState(undefined, ceremony)
-    yield* Timers.schedule(expiryKind, at.ms + Settings.signingSettings.ceremonyTtlMs, { ceremonyId: id, linkVersion: 1 }, Roster.scope(ceremony))
+    yield* Timers.schedule(expiryTimer, at.ms + Settings.signingSettings.ceremonyTtlMs, { ceremonyId: id, linkVersion: 1 }, Roster.scope(ceremony))
     return { ceremony, at }
   })
 
@@ -164,7 +165,7 @@ export const reissueAdminApproval = (caller: Auth.Caller, customerId: CustomerId
       updatedAt: at.iso
     }
     yield* Effect.orDie(store.update(Roster.WalletCeremonies, reissued))
-    yield* Timers.schedule(expiryKind, at.ms + Settings.signingSettings.ceremonyTtlMs, { ceremonyId: reissued.id, linkVersion: reissued.linkVersion }, Roster.scope(reissued))
+    yield* Timers.schedule(expiryTimer, at.ms + Settings.signingSettings.ceremonyTtlMs, { ceremonyId: reissued.id, linkVersion: reissued.linkVersion }, Roster.scope(reissued))
     yield* signerAwaitingApproval(reissued, at.iso)
     return approvalOf(signer, reissued)
   })
@@ -259,7 +260,7 @@ export const decide = (
     return Roster.ceremonyToWire(decided.ceremony)
   })
 
-const expireOnTime: Timers.TimerHandler = (payload: { readonly ceremonyId: string; readonly linkVersion: number }) =>
+const expireOnTime = (payload: { readonly ceremonyId: string; readonly linkVersion: number }) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const ceremony = yield* store.getForUpdate(Roster.WalletCeremonies, payload.ceremonyId)
@@ -415,6 +416,8 @@ export const signerForLogin = (caller: Auth.Caller, id: WalletSignerId, authenti
     return signer
   })
 
-export const timerHandlers: Record<string, Timers.TimerHandler> = {
-  [expiryKind]: expireOnTime
-}
+/** The expiry of each ceremony's admin approval link (the ceremonies' rows are Roster.ts's). */
+export const domain = Domain.make({
+  name: "signing/Ceremonies",
+  timers: [Timers.handle(expiryTimer, expireOnTime, (id) => `expires wallet ceremony ${id} unless decided`)]
+})

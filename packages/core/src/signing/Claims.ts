@@ -23,7 +23,7 @@
  */
 import {
   type ClaimAccepted,
-  type ClaimId,
+  ClaimId,
   type ClaimNonCustodial,
   type ClaimState,
   type CustomerId,
@@ -33,10 +33,11 @@ import {
   type WalletId,
   withArticle
 } from "@fos/contract"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as ClaimMachine from "./ClaimMachine.ts"
 import * as Customers from "../onboarding/Customers.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as History from "../kernel/History.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -50,8 +51,8 @@ import * as Timers from "../kernel/Timers.ts"
 import * as Wallets from "../money/Wallets.ts"
 import * as Wire from "../kernel/Wire.ts"
 
-/** The wallet provider's provisioning of a claim, on time. */
-export const provisioningKind = "signing.claim_provisioning"
+/** The wallet provider's provisioning of a claim, on time: `provisioningMs` after the claim is accepted. */
+export const provisioningTimer = Timers.kind("signing.claim_provisioning", Schema.Struct({ claimId: ClaimId }), "claimId")
 
 // --- the claim ---------------------------------------------------------------------------------------------------
 
@@ -161,7 +162,7 @@ export const claimNonCustodial = (caller: Auth.Caller, customerId: CustomerId, b
     }
     yield* Effect.orDie(store.insert(Roster.Claims, claim))
     yield* History.recordState(undefined, claim)
-    yield* Timers.schedule(provisioningKind, at.ms + Settings.signingSettings.provisioningMs, { claimId }, Roster.scope(claim))
+    yield* Timers.schedule(provisioningTimer, at.ms + Settings.signingSettings.provisioningMs, { claimId }, Roster.scope(claim))
     return Wire.toWire({
       claimId,
       customerId,
@@ -222,7 +223,7 @@ const provision = (claim: Roster.StoredClaim, outcome: "succeeded" | "failed") =
     return failed
   })
 
-const provisionOnTime: Timers.TimerHandler = (payload: { readonly claimId: ClaimId }) =>
+const provisionOnTime = (payload: { readonly claimId: ClaimId }) =>
   Effect.gen(function*() {
     const claim = yield* Roster.getClaimForUpdate(payload.claimId)
     if (claim === undefined || claim.status !== "pending" || claim.provisioned) return
@@ -239,6 +240,8 @@ export const simulateProvisioning = (caller: Auth.Caller, claimId: ClaimId, outc
     return Roster.claimStateOf(yield* provision(claim, outcome))
   })
 
-export const timerHandlers: Record<string, Timers.TimerHandler> = {
-  [provisioningKind]: provisionOnTime
-}
+/** The wallet provider's provisioning of each claim, on time (the claims' rows are Roster.ts's). */
+export const domain = Domain.make({
+  name: "signing/Claims",
+  timers: [Timers.handle(provisioningTimer, provisionOnTime, (id) => `provisions claim ${id}'s wallets (the wallet provider answers)`)]
+})

@@ -20,6 +20,7 @@ import {
 import { Clock, Effect } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
 import type * as ClaimMachine from "./ClaimMachine.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Outbox from "../kernel/Outbox.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -107,6 +108,16 @@ export const WalletCeremonies = Store.table<StoredCeremony>({
   name: "wallet_ceremonies",
   key: (c) => c.id,
   orders: { byScope: { partition: scope, sort: (c) => c.createdAt, counted: false } }
+})
+
+/** A sandbox's non-custodial claims, their rosters' signers and their ceremonies (their timers are Claims.ts's and Ceremonies.ts's). */
+export const domain = Domain.make({
+  name: "signing/Roster",
+  tables: [
+    { ...Domain.inScope(Claims, "byScope"), counted: "claims" },
+    { ...Domain.inScope(WalletSigners, "byScope"), counted: "walletSigners" },
+    { ...Domain.inScope(WalletCeremonies, "byScope"), counted: "walletCeremonies" }
+  ]
 })
 
 /**

@@ -21,6 +21,7 @@ import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, hexToBytes, utf8ToBytes } from "@noble/hashes/utils.js"
 import { Clock, Effect } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Problem from "../kernel/Problem.ts"
 import * as Roster from "./Roster.ts"
@@ -34,6 +35,9 @@ interface SessionKey {
 }
 
 const SessionKeys = Store.table<SessionKey>({ name: "signer_session_keys", key: (k) => k.id })
+
+/** The engine's session key belongs to no organization: a reset keeps it, and no snapshot holds it. */
+export const domain = Domain.make({ name: "signing/Sessions", keptTables: [SessionKeys] })
 
 const keyId = "signer-sessions"
 

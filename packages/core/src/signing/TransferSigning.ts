@@ -37,10 +37,11 @@ import {
   type Environment,
   maxRosterSize,
   toIso,
-  type TransactionId
+  TransactionId
 } from "@fos/contract"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Problem from "../kernel/Problem.ts"
 import * as Roster from "./Roster.ts"
@@ -139,8 +140,15 @@ export const SigningRequests = Store.table<StoredSigningRequest>({
   orders: { byScope: { partition: scope, sort: (r) => r.createdAt, counted: false } }
 })
 
-const windowKind = "signing.window_expiry"
-const queueTimeoutKind = "signing.queue_timeout"
+/** An attempt's signing window closes, at its `expiresAt` (`signingWindowMs` after it opened). */
+export const windowTimer = Timers.kind(
+  "signing.window_expiry",
+  Schema.Struct({ transactionId: TransactionId, attempt: Schema.Number, expiresAt: Schema.optionalKey(Schema.String) }),
+  "transactionId"
+)
+
+/** A queued transfer's wait for its wallet's signing seat runs out, `queueWaitMs` after it entered the queue. */
+export const queueTimeoutTimer = Timers.kind("signing.queue_timeout", Schema.Struct({ transactionId: TransactionId }), "transactionId")
 
 // --- helpers -----------------------------------------------------------------------------------------------------
 
@@ -244,7 +252,7 @@ export const openAttempt = (t: Transactions.StoredTransaction, signing: Transfer
     yield* saveSigning({ ...signing, signingRequestId, verificationUrl, expiresAt })
     const next = yield* Transactions.recordSigning(t.id, { queuePosition: null })
     // The window's end names it: a recovery restarts at attempt 1, and an earlier signing's timer must find no match.
-    yield* Timers.schedule(windowKind, expiresAtMs, { transactionId: t.id, attempt, expiresAt }, scope(t))
+    yield* Timers.schedule(windowTimer, expiresAtMs, { transactionId: t.id, attempt, expiresAt }, scope(t))
     if (signing.return !== undefined) {
       yield* Transactions.emitTransactionEvent(next, "transaction.awaiting_return_signature", {
         destinationAddress: signing.return.destinationAddress,
@@ -356,7 +364,7 @@ export const startSigning = (request: Transactions.SignatureRequest): Effect.Eff
     yield* saveSigning({ ...base, state: outcome.next })
     const queued = yield* Transactions.recordSigning(t.id, { queuePosition })
     yield* Transactions.emitTransactionEvent(queued, "transaction.queue_position_changed", { queuePosition }, at.iso)
-    yield* Timers.schedule(queueTimeoutKind, at.ms + Settings.signingSettings.queueWaitMs, { transactionId: t.id }, scope(t))
+    yield* Timers.schedule(queueTimeoutTimer, at.ms + Settings.signingSettings.queueWaitMs, { transactionId: t.id }, scope(t))
   })
 
 /** Each transfer of `queue` takes its position (1 is next); one that moved forward fires queue_position_changed. */
@@ -509,7 +517,7 @@ export const simulateSignature = (
 export const locked = (id: TransactionId) => Effect.flatMap(Store.Store, (store) => store.getForUpdate(Transactions.Transactions, id))
 
 /** An attempt's window closed: the next attempt, or the last one's failure user_signature_expired. */
-const windowExpired: Timers.TimerHandler = (payload: { readonly transactionId: TransactionId; readonly attempt: number; readonly expiresAt?: string }) =>
+const windowExpired = (payload: { readonly transactionId: TransactionId; readonly attempt: number; readonly expiresAt?: string }) =>
   Effect.gen(function*() {
     const t = yield* locked(payload.transactionId)
     if (t === undefined || TransactionMachine.terminalStatuses.has(t.status)) return
@@ -525,7 +533,7 @@ const windowExpired: Timers.TimerHandler = (payload: { readonly transactionId: T
   })
 
 /** A transfer still queued `queueWaitMs` after it entered the queue fails user_signature_timeout. */
-const queueTimedOut: Timers.TimerHandler = (payload: { readonly transactionId: TransactionId }) =>
+const queueTimedOut = (payload: { readonly transactionId: TransactionId }) =>
   Effect.gen(function*() {
     const t = yield* locked(payload.transactionId)
     if (t === undefined || TransactionMachine.terminalStatuses.has(t.status)) return
@@ -575,7 +583,20 @@ export const onSignerLeftPool = (signer: Roster.StoredSigner): Effect.Effect<voi
     }
   })
 
-export const timerHandlers: Record<string, Timers.TimerHandler> = {
-  [windowKind]: windowExpired,
-  [queueTimeoutKind]: queueTimedOut
-}
+/** A sandbox's transfer signings, wallets' signing seats and signing requests, and the signing windows and queue waits. */
+export const domain = Domain.make({
+  name: "signing/TransferSigning",
+  tables: [
+    Domain.inScope(TransferSignings, "byScope"),
+    Domain.inScope(SigningSeats, "byScope"),
+    { ...Domain.inScope(SigningRequests, "byScope"), counted: "signingRequests" }
+  ],
+  timers: [
+    Timers.handle(
+      windowTimer,
+      windowExpired,
+      (id, p) => `ends signing attempt ${String(p.attempt ?? "")} of transaction ${id} (without a quorum, the next attempt opens or it fails)`
+    ),
+    Timers.handle(queueTimeoutTimer, queueTimedOut, (id) => `ends transaction ${id}'s wait in its wallet's signing queue`)
+  ]
+})

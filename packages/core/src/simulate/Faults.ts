@@ -26,6 +26,7 @@ import {
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
 import * as Deliveries from "../webhooks/Deliveries.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as Endpoints from "../webhooks/Endpoints.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -55,6 +56,15 @@ export const SimulatedFaults = Store.table<FaultRow>({
   // One receiver fault per endpoint: two would leave it unclear which attempt meets which.
   unique: { receiver: (f) => (f.target === "receiver" ? f.webhookEndpointId : undefined) },
   orders: { byScope: { partition: (f) => Tenancy.scopeOf(f.organizationId, f.environment), sort: (f) => f.seq } }
+})
+
+/** A sandbox's scripted faults. */
+export const domain = Domain.make({
+  name: "simulate/Faults",
+  tables: [
+    // The organization's request-fault mark is cleared by the next look-up that finds none (simulate/Faults.ts).
+    Domain.inScope(SimulatedFaults, "byScope")
+  ]
 })
 
 export const toWire = (f: FaultRow): Fault => ({

@@ -46,6 +46,7 @@ import {
   type TransactionType
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
+import * as Domain from "../kernel/Domain.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Paging from "../kernel/Paging.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -72,6 +73,15 @@ export const OutcomeRules = Store.table<OutcomeRuleRow>({
   name: "simulated_outcomes",
   key: (r) => r.id,
   orders: { byScope: { partition: (r) => Tenancy.scopeOf(r.organizationId, r.environment), sort: (r) => r.seq } }
+})
+
+/** A sandbox's scripted outcome rules. */
+export const domain = Domain.make({
+  name: "simulate/Outcomes",
+  tables: [
+    // Outcome rules are sandbox state like faults: a reset removes them, a snapshot saves and restores them.
+    Domain.inScope(OutcomeRules, "byScope")
+  ]
 })
 
 export const toWire = (r: OutcomeRuleRow): OutcomeRule => ({

@@ -12,6 +12,7 @@
  */
 import { Clock, Effect } from "effect"
 import * as Auth from "./Auth.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Outbox from "../kernel/Outbox.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -249,6 +250,9 @@ export interface StoredOperatorToken {
 }
 
 export const OperatorTokens = Store.table<StoredOperatorToken>({ name: "operator_token", key: (r) => r.id })
+
+/** The operator token, which belongs to no organization: a reset keeps it. */
+export const domain = Domain.make({ name: "tenancy/Operator", keptTables: [OperatorTokens] })
 
 /**
  * The store's operator token: the one kept already, or else `minted`, kept now (its hash). `minted` tells which:

@@ -5,6 +5,7 @@
  * never reads another's rows, and sandbox never reads live.
  */
 import type { Environment, KeyAccess, OrganizationId, OrganizationStatus, UserId, UserRole } from "@fos/contract"
+import * as Domain from "../kernel/Domain.ts"
 import * as Store from "../kernel/Store.ts"
 
 /** A support override of the general bucket. */
@@ -79,6 +80,9 @@ export const ApiKeys = Store.table<ApiKey>({
     byCreator: { partition: (k) => k.createdBy, sort: (k) => k.createdAt }
   }
 })
+
+/** The organizations, their users and their keys: no sandbox's data, so a reset keeps them. */
+export const domain = Domain.make({ name: "tenancy/Tenancy", keptTables: [Organizations, Users, ApiKeys] })
 
 /** The partition of customer data: one organization in one environment. */
 export const scopeOf = (organizationId: string, environment: Environment): string => `${organizationId}/${environment}`

@@ -15,12 +15,13 @@
  *   and sends `delivery.body`, fixed when fan-out opened the delivery), so the read answers that one stored text.
  *   Copying it would store each event up to five times a run for nothing.
  * - Bounded: one row per attempt (5 a run, as the attempts), each a URL (at most `Endpoints`' URL limit) and five
- *   engine-written headers, about half a KiB; a reset, a snapshot and a restore cover the rows (Reset.ts
- *   `sandboxTables`, found through their deliveries).
+ *   engine-written headers, about half a KiB; a reset, a snapshot and a restore cover the rows (`domain`, found
+ *   through their deliveries).
  */
 import { Effect } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Deliveries from "./Deliveries.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as Paging from "../kernel/Paging.ts"
 import * as Problem from "../kernel/Problem.ts"
 import * as Store from "../kernel/Store.ts"
@@ -40,6 +41,15 @@ export const AttemptRequests = Store.table<AttemptRequest>({
   name: "webhook_attempt_requests",
   key: (r) => r.id,
   orders: { byDelivery: { partition: (r) => r.deliveryId, sort: (r) => r.run * 100 + r.number, counted: false } }
+})
+
+/** What each sandbox attempt sent, listed under its delivery. */
+export const domain = Domain.make({
+  name: "webhooks/AttemptRequests",
+  tables: [
+    // What each sandbox attempt sent (webhooks/AttemptRequests.ts), found through its delivery like the attempts.
+    Domain.underParents(AttemptRequests, "byDelivery", { table: Deliveries.WebhookDeliveries, order: "byScope", prefix: "" })
+  ]
 })
 
 /**

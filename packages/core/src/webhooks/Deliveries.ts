@@ -12,10 +12,11 @@
  * attempts, the API retries it, each through a named operation here, and every status change is a step of the
  * DeliveryMachine, written with the timer the step asks for.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { type DeliveryStatus, type Environment, parseIso, toIso, type WebhookDelivery as DeliveryWire } from "@fos/contract"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as DeliveryMachine from "./DeliveryMachine.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as History from "../kernel/History.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import type * as Outbox from "../kernel/Outbox.ts"
@@ -101,10 +102,19 @@ export const WebhookAttempts = Store.table<WebhookAttempt>({
   orders: { byDelivery: { partition: (a) => a.deliveryId, sort: (a) => a.run * 100 + a.number } }
 })
 
+/** A sandbox's webhook deliveries and their attempts, listed under each delivery (their timer is Dispatch.ts's). */
+export const domain = Domain.make({
+  name: "webhooks/Deliveries",
+  tables: [
+    Domain.underParents(WebhookAttempts, "byDelivery", { table: WebhookDeliveries, order: "byScope", prefix: "" }),
+    { ...Domain.inScope(WebhookDeliveries, "byScope"), counted: "webhookDeliveries" }
+  ]
+})
+
 // --- the writer: every change of a delivery is a step of the machine ---------------------------------------------
 
-/** The timer kind of a delivery's attempts and of their recovery leases (Dispatch.ts handles it). */
-export const attemptKind = "webhook.attempt"
+/** A delivery's next attempt, or its claimed attempt's recovery lease: the timer kind of both (Dispatch.ts handles it). */
+export const attemptTimer = Timers.kind("webhook.attempt", Schema.Struct({ deliveryId: Schema.String }), "deliveryId")
 
 const stateOf = (d: WebhookDelivery): DeliveryMachine.State => ({ status: d.status, run: d.run, attemptsInRun: d.attemptsInRun })
 
@@ -116,7 +126,7 @@ const stepOf = (d: WebhookDelivery, move: DeliveryMachine.Move): DeliveryMachine
 
 /** Schedules the timer a step asks for, in the delivery's scope. */
 const timerOf = (deliveryId: string, scope: string, step: DeliveryMachine.Step, nowMs: number): Effect.Effect<string | undefined, never, Store.Store> =>
-  step.timer === undefined ? Effect.succeed(undefined) : Timers.schedule(attemptKind, nowMs + step.timer.afterMs, { deliveryId }, scope)
+  step.timer === undefined ? Effect.succeed(undefined) : Timers.schedule(attemptTimer, nowMs + step.timer.afterMs, { deliveryId }, scope)
 
 /** Writes a step onto a delivery: its state, the timer that acts next, when the next attempt is due, and `fields`. */
 const write = (

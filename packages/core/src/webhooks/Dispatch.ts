@@ -27,13 +27,13 @@ import { Clock, Duration, Effect } from "effect"
 import * as AddressRules from "./AddressRules.ts"
 import * as AttemptRequests from "./AttemptRequests.ts"
 import * as Deliveries from "./Deliveries.ts"
-import type * as DeliveryWorker from "./DeliveryWorker.ts"
+import * as DeliveryWorker from "./DeliveryWorker.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as Endpoints from "./Endpoints.ts"
-import * as FanOut from "./FanOut.ts"
 import * as Listeners from "./Listeners.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
-import type * as Timers from "../kernel/Timers.ts"
+import * as Timers from "../kernel/Timers.ts"
 import * as Transport from "./Transport.ts"
 
 /** The most a receiver is given to answer. */
@@ -121,24 +121,26 @@ const sendAndRecord = (claimed: Deliveries.Claimed, request: Transport.DeliveryR
   }) as Timers.AfterCommit
 
 /**
- * The engine's webhook timers, over the transport they deliver with. An attempt's work after its claim commits is
- * only to queue the send on `worker`, with the context the timer fired in (the store, the engine's clock).
+ * An attempt's timer, over the transport the engine delivers with (`Transport.WebhookTransport`, its settings and
+ * its delivery worker, which the engine provides). Its work after its claim commits is only to queue the send on
+ * the worker, with the context the timer fired in (the store, the engine's clock).
  */
-export const webhookTimerHandlers = (
-  transport: Transport.WebhookTransportService,
-  settings: Transport.WebhookSettingsValue,
-  worker: DeliveryWorker.DeliveryWorkerService
-): Record<string, Timers.TimerHandler> => {
-  const provide = <A>(effect: Effect.Effect<A, never, Store.Store | Transport.WebhookTransport>) =>
-    effect.pipe(Effect.provideService(Transport.WebhookTransport, transport), Effect.provideService(Transport.WebhookSettings, settings))
-  return {
-    [FanOut.fanoutKind]: FanOut.fanoutTimer,
-    [Deliveries.attemptKind]: (payload) =>
-      Effect.map(provide(attempt(payload)), (claimed) => {
-        if (claimed === undefined) return undefined
-        const send = provide(claimed.send as Effect.Effect<void, never, Store.Store | Transport.WebhookTransport>)
-        const handOff: Timers.AfterCommit = Effect.flatMap(Effect.context<Store.Store>(), (context) => worker.submit(claimed.scope, Effect.provideContext(send, context)))
-        return handOff
-      })
-  }
-}
+const fireAttempt = (payload: { readonly deliveryId: string }) =>
+  Effect.gen(function*() {
+    const transport = yield* Transport.WebhookTransport
+    const settings = yield* Transport.WebhookSettings
+    const worker = yield* DeliveryWorker.DeliveryWorker
+    const provide = <A>(effect: Effect.Effect<A, never, Store.Store | Transport.WebhookTransport>) =>
+      effect.pipe(Effect.provideService(Transport.WebhookTransport, transport), Effect.provideService(Transport.WebhookSettings, settings))
+    const claimed = yield* provide(attempt(payload))
+    if (claimed === undefined) return undefined
+    const send = provide(claimed.send as Effect.Effect<void, never, Store.Store | Transport.WebhookTransport>)
+    const handOff: Timers.AfterCommit = Effect.flatMap(Effect.context<Store.Store>(), (context) => worker.submit(claimed.scope, Effect.provideContext(send, context)))
+    return handOff
+  })
+
+/** A delivery's attempts, sent through the engine's transport on its delivery worker. */
+export const domain = Domain.make({
+  name: "webhooks/Dispatch",
+  timers: [Timers.handle(Deliveries.attemptTimer, fireAttempt, (id) => `sends the next attempt of webhook delivery ${id}`)]
+})

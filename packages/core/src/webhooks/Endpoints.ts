@@ -18,6 +18,7 @@ import { Clock, Effect } from "effect"
 import { type Subscription, signatureScheme, toIso, type WebhookEndpoint as WebhookEndpointWire, type Environment } from "@fos/contract"
 import * as AddressRules from "./AddressRules.ts"
 import type * as Auth from "../tenancy/Auth.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Paging from "../kernel/Paging.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -49,6 +50,12 @@ export const WebhookEndpoints = Store.table<WebhookEndpoint>({
     /** The endpoints not deleted: what the list shows and what fan-out reads. A deletion takes the endpoint out. */
     live: { partition: (e) => (e.deletedAt === undefined ? Tenancy.scopeOf(e.organizationId, e.environment) : undefined), sort: (e) => e.createdAt }
   }
+})
+
+/** A sandbox's webhook endpoints. */
+export const domain = Domain.make({
+  name: "webhooks/Endpoints",
+  tables: [{ ...Domain.inScope(WebhookEndpoints, "byScope"), counted: "webhookEndpoints" }]
 })
 
 export const toWire = (e: WebhookEndpoint, reveal = false): WebhookEndpointWire => ({

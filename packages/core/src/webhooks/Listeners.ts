@@ -36,6 +36,7 @@ import {
 } from "@fos/contract"
 import { Clock, Context, Deferred, Duration, Effect } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
+import * as Domain from "../kernel/Domain.ts"
 import * as Endpoints from "./Endpoints.ts"
 import * as Problem from "../kernel/Problem.ts"
 import * as Store from "../kernel/Store.ts"
@@ -109,6 +110,17 @@ export const ListenerPresences = Store.table<ListenerPresence>({
   name: "webhook_listener_presence",
   key: (p) => p.id,
   orders: { byScope: { partition: (p) => Tenancy.scopeOf(p.organizationId, p.environment), sort: (p) => p.id, counted: false } }
+})
+
+/** A sandbox's listener attempts in flight and its clients' presence, which a reset removes and a snapshot skips. */
+export const domain = Domain.make({
+  name: "webhooks/Listeners",
+  tables: [
+    // A listener's attempts in flight and its client's presence (webhooks/Listeners.ts) live only as long as a
+    // connection does: a snapshot saves neither.
+    { ...Domain.inScope(ListenerAttempts, "byScope"), saved: false },
+    { ...Domain.inScope(ListenerPresences, "byScope"), saved: false }
+  ]
 })
 
 /**
