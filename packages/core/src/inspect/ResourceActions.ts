@@ -22,12 +22,13 @@ import * as Transactions from "../money/Transactions.ts"
 import * as ApplicationMachine from "../onboarding/ApplicationMachine.ts"
 import * as Applications from "../onboarding/Applications.ts"
 import * as ClaimMachine from "../signing/ClaimMachine.ts"
+import * as Resources from "./Resources.ts"
 import * as Roster from "../signing/Roster.ts"
 import * as SignerMachine from "../signing/SignerMachine.ts"
 import * as DeliveryMachine from "../webhooks/DeliveryMachine.ts"
 import * as Deliveries from "../webhooks/Deliveries.ts"
 
-export type ResourceType = "transaction" | "order" | "application" | "rfi" | "wallet_signer" | "wallet_ceremony" | "claim" | "webhook_delivery"
+export type ResourceType = Resources.ResourceType
 
 export interface ResourceAction {
   readonly name: string
@@ -54,9 +55,6 @@ const action = (name: string, path: string, verdict: Verdict, method: "POST" | "
   verdict.allowed ? { name, method, path, allowed: true } : { name, method, path, allowed: false, reason: verdict.reason }
 
 const notFound = () => Problem.apiError("NOT_FOUND", "No transaction, order, application, RFI, signer, ceremony, claim or webhook delivery with this id exists in this sandbox.")
-
-const inSandbox = <R extends { readonly organizationId: string; readonly environment: string }>(row: R | undefined, organizationId: string): row is R =>
-  row !== undefined && row.organizationId === organizationId && row.environment === "sandbox"
 
 // --- transactions ------------------------------------------------------------------------------------------------
 
@@ -220,62 +218,46 @@ const rosterStateOf = (signer: Roster.StoredSigner) =>
 
 // --- the lookup ----------------------------------------------------------------------------------------------------
 
-/** The actions of one of the organization's sandbox resources, by its id's prefix; 404 for any other id. */
+/** The actions of one of the organization's sandbox resources, found by its id's prefix (Resources.ts); 404 for any other id. */
 export const resourceActions = (organizationId: string, resourceId: string): Effect.Effect<ResourceActions, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
+    const found = yield* Resources.find(organizationId, resourceId)
+    if (found === undefined) return yield* notFound()
+    const actions = yield* actionsOf(found.type, found.row)
+    return actions === undefined ? yield* notFound() : { resourceId, resourceType: found.type, actions }
+  })
+
+/** A found resource's actions; undefined for a ceremony that names no signer or roster (nothing decides it). */
+const actionsOf = (type: ResourceType, row: Resources.ResourceRow): Effect.Effect<ReadonlyArray<ResourceAction> | undefined, never, Store.Store> =>
+  Effect.gen(function*() {
     const store = yield* Store.Store
-    const answer = (resourceType: ResourceType, actions: ReadonlyArray<ResourceAction>): ResourceActions => ({ resourceId, resourceType, actions })
-    const prefix = resourceId.slice(0, resourceId.indexOf("_") + 1)
-    switch (prefix) {
-      case "txn_": {
-        const row = yield* store.get(Transactions.Transactions, resourceId)
-        if (inSandbox(row, organizationId)) return answer("transaction", transactionActions(row))
-        break
-      }
-      case "ord_": {
-        const row = yield* store.get(Orders.Orders, resourceId)
-        if (inSandbox(row, organizationId)) return answer("order", orderActions(row, yield* Clock.currentTimeMillis))
-        break
-      }
-      case "app_": {
-        const row = yield* store.get(Applications.Applications, resourceId)
-        if (inSandbox(row, organizationId)) return answer("application", applicationActions(row))
-        break
-      }
-      case "rfi_": {
-        const row = yield* store.get(Rfis.Rfis, resourceId)
-        if (inSandbox(row, organizationId)) return answer("rfi", rfiActions(row))
-        break
-      }
-      case "wsg_": {
-        const row = yield* store.get(Roster.WalletSigners, resourceId)
-        if (inSandbox(row, organizationId)) return answer("wallet_signer", signerActions(row, yield* rosterStateOf(row)))
-        break
-      }
-      case "cer_": {
-        const row = yield* store.get(Roster.WalletCeremonies, resourceId)
-        if (!inSandbox(row, organizationId)) break
-        if (row.type === "webauthn_origin_change") {
-          if (row.claimId === undefined) break
-          const roster = yield* Roster.rosterOf(row.claimId)
+    switch (type) {
+      case "transaction":
+        return transactionActions(row as Transactions.StoredTransaction)
+      case "order":
+        return orderActions(row as Orders.StoredOrder, yield* Clock.currentTimeMillis)
+      case "application":
+        return applicationActions(row as Applications.Application)
+      case "rfi":
+        return rfiActions(row as Rfis.StoredRfi)
+      case "wallet_signer":
+        return signerActions(row as Roster.StoredSigner, yield* rosterStateOf(row as Roster.StoredSigner))
+      case "wallet_ceremony": {
+        const ceremony = row as Roster.StoredCeremony
+        if (ceremony.type === "webauthn_origin_change") {
+          if (ceremony.claimId === undefined) return undefined
+          const roster = yield* Roster.rosterOf(ceremony.claimId)
           const activeAdmins = roster.filter((s) => s.role === "admin" && SignerMachine.isActive(s.status)).length
-          return answer("wallet_ceremony", originChangeActions(row, activeAdmins))
+          return originChangeActions(ceremony, activeAdmins)
         }
-        if (row.walletSignerId === undefined) break
-        const signer = yield* store.get(Roster.WalletSigners, row.walletSignerId)
-        if (signer === undefined) break
-        return answer("wallet_ceremony", ceremonyActions({ ...row, type: row.type }, yield* rosterStateOf(signer)))
+        if (ceremony.walletSignerId === undefined) return undefined
+        const signer = yield* store.get(Roster.WalletSigners, ceremony.walletSignerId)
+        if (signer === undefined) return undefined
+        return ceremonyActions({ ...ceremony, type: ceremony.type }, yield* rosterStateOf(signer))
       }
-      case "clm_": {
-        const row = yield* store.get(Roster.Claims, resourceId)
-        if (inSandbox(row, organizationId)) return answer("claim", claimActions(row))
-        break
-      }
-      case "wdl_": {
-        const row = yield* store.get(Deliveries.WebhookDeliveries, resourceId)
-        if (inSandbox(row, organizationId)) return answer("webhook_delivery", deliveryActions(row))
-        break
-      }
+      case "claim":
+        return claimActions(row as Roster.StoredClaim)
+      case "webhook_delivery":
+        return deliveryActions(row as Deliveries.WebhookDelivery)
     }
-    return yield* notFound()
   })

@@ -25,7 +25,6 @@
  */
 import { type AssetCode, formatAmount, toIso } from "@fos/contract"
 import { Effect } from "effect"
-import * as Applications from "../onboarding/Applications.ts"
 import * as Ceremonies from "../signing/Ceremonies.ts"
 import * as Deliveries from "../webhooks/Deliveries.ts"
 import * as History from "../kernel/History.ts"
@@ -35,12 +34,11 @@ import * as Payouts from "../money/Payouts.ts"
 import * as Outbox from "../kernel/Outbox.ts"
 import * as PendingTimers from "./PendingTimers.ts"
 import * as Problem from "../kernel/Problem.ts"
+import * as Resources from "./Resources.ts"
 import * as Rfis from "../money/Rfis.ts"
-import * as Roster from "../signing/Roster.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
 import * as Timers from "../kernel/Timers.ts"
-import * as TransactionMachine from "../money/TransactionMachine.ts"
 import * as Transactions from "../money/Transactions.ts"
 import * as TransferSigning from "../signing/TransferSigning.ts"
 
@@ -50,15 +48,7 @@ export const maxEntries = 500
 /** The most pending timers read for one resource (a resource has a handful at once). */
 const maxPendingTimers = 100
 
-export type ResourceType =
-  | "transaction"
-  | "order"
-  | "application"
-  | "rfi"
-  | "webhook_delivery"
-  | "wallet_signer"
-  | "wallet_ceremony"
-  | "claim"
+export type ResourceType = Resources.ResourceType
 
 interface EntryHead {
   readonly at: string
@@ -126,58 +116,18 @@ export interface Timeline {
 
 interface Found {
   readonly type: ResourceType
-  readonly row: { readonly organizationId: string; readonly environment: string; readonly status: string }
+  readonly row: Resources.ResourceRow
   readonly ended: boolean
-}
-
-const endedStatuses: Readonly<Record<ResourceType, ReadonlySet<string>>> = {
-  transaction: TransactionMachine.terminalStatuses,
-  order: new Set(["succeeded", "failed", "cancelled"]),
-  application: new Set(["approved", "rejected", "cancelled"]),
-  rfi: new Set(["resolved", "cancelled", "expired"]),
-  webhook_delivery: new Set(["succeeded", "failed"]),
-  // An approved signer is at rest: it waits for nothing of its own.
-  wallet_signer: new Set(["approved", "removed"]),
-  wallet_ceremony: new Set(["completed", "failed", "cancelled"]),
-  claim: new Set(["completed", "failed"])
-}
-
-/** Each resource's table, by the prefix of its id. */
-const tables: Readonly<Record<string, { readonly type: ResourceType; readonly table: Store.Table<any> }>> = {
-  txn: { type: "transaction", table: Transactions.Transactions },
-  ord: { type: "order", table: Orders.Orders },
-  app: { type: "application", table: Applications.Applications },
-  rfi: { type: "rfi", table: Rfis.Rfis },
-  wdl: { type: "webhook_delivery", table: Deliveries.WebhookDeliveries },
-  wsg: { type: "wallet_signer", table: Roster.WalletSigners },
-  cer: { type: "wallet_ceremony", table: Roster.WalletCeremonies },
-  clm: { type: "claim", table: Roster.Claims }
 }
 
 const notFound = () =>
   Problem.apiError("NOT_FOUND", "No transaction, order, application, RFI, webhook delivery, wallet signer, ceremony or claim with this id exists in this sandbox.")
 
 const find = (organizationId: string, resourceId: string): Effect.Effect<Found, Problem.ApiError, Store.Store> =>
-  Effect.gen(function*() {
-    const kind = tables[resourceId.slice(0, resourceId.indexOf("_"))]
-    if (kind === undefined) return yield* notFound()
-    const row = yield* (yield* Store.Store).get(kind.table, resourceId) as Effect.Effect<Found["row"] | undefined>
-    if (row === undefined || row.organizationId !== organizationId || row.environment !== "sandbox") return yield* notFound()
-    return { type: kind.type, row, ended: endedStatuses[kind.type].has(row.status) }
-  })
+  Effect.flatMap(Resources.find(organizationId, resourceId), (found) =>
+    found === undefined ? notFound() : Effect.succeed({ ...found, ended: Resources.resources[found.type].ended.has(found.row.status) }))
 
 // --- entries -------------------------------------------------------------------------------------------------------
-
-const words: Readonly<Record<ResourceType, string>> = {
-  transaction: "transaction",
-  order: "order",
-  application: "application",
-  rfi: "RFI",
-  webhook_delivery: "delivery",
-  wallet_signer: "signer",
-  wallet_ceremony: "ceremony",
-  claim: "claim"
-}
 
 const causeWords = (cause: History.Cause): string => {
   switch (cause.type) {
@@ -196,7 +146,7 @@ const historyEntries = (type: ResourceType, row: History.HistoryRow): ReadonlyAr
   if (row.kind === "state") {
     const from = row.fromStage === undefined ? row.from : `${row.from} (${row.fromStage})`
     const to = row.toStage === undefined ? row.to : `${row.to} (${row.toStage})`
-    const what = from === undefined ? `The ${words[type]} was created ${to}` : `The ${words[type]} moved from ${from} to ${to}`
+    const what = from === undefined ? `The ${Resources.resources[type].word} was created ${to}` : `The ${Resources.resources[type].word} moved from ${from} to ${to}`
     return [{
       at: row.at,
       sequence: row.sequence,
