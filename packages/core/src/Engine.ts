@@ -9,13 +9,11 @@ import * as DeliveryWorker from "./webhooks/DeliveryWorker.ts"
 import * as Dispatch from "./webhooks/Dispatch.ts"
 import * as Domain from "./kernel/Domain.ts"
 import * as Domains from "./Domains.ts"
-import * as FanOut from "./webhooks/FanOut.ts"
 import * as Faults from "./simulate/Faults.ts"
 import * as Idempotency from "./kernel/Idempotency.ts"
 import * as Listeners from "./webhooks/Listeners.ts"
 import * as Liveness from "./kernel/Liveness.ts"
 import * as MemoryStore from "./kernel/MemoryStore.ts"
-import * as Outbox from "./kernel/Outbox.ts"
 import * as RandomStreams from "./kernel/RandomStreams.ts"
 import * as RateLimit from "./kernel/RateLimit.ts"
 import * as RealClock from "./kernel/RealClock.ts"
@@ -153,8 +151,6 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
       // The worker's fibers live as long as the engine.
       Layer.effectDiscard(deliveryWorker.start),
       Layer.succeed(Transport.WebhookSettings, webhookSettings),
-      // An event written to the outbox fans out to the webhook endpoints subscribed to it, in the same transaction.
-      Layer.succeed(Outbox.EventWritten, FanOut.fanOut),
       Layer.succeed(ReviewSettings.ReviewSettings, review),
       Layer.succeed(WorldModel.WorldModel, worldModel),
       // Who reacts to what, in the publisher's store transaction: every subscriber is named in Subscriptions.ts.

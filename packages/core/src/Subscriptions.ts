@@ -8,6 +8,7 @@
  * | SignaturesRequested (money/Transactions.ts) | a transfer out of a non-custodial wallet (payout, conversion, deposit return) is processing | signing: start its roster's signing, or go on where it stands (TransferSigning.ts) |
  * | SignerLeftPool (signing/Roster.ts) | a signer is removed from its roster's signing pool | signing: fail the transfers the change breaks, roster_changed (TransferSigning.ts) |
  * | VirtualAccountApproved (onboarding/ApprovalEffects.ts) | a virtual_account application is approved | money: open its account, pending until it activates on the clock (VirtualAccounts.ts) |
+ * | EventWritten (kernel/Outbox.ts) | an event is written to the outbox | webhooks: fan it out, a delivery per subscribed endpoint (FanOut.ts) |
  *
  * Why here, and why topics: a publisher that imported its subscribers would make dependencies run both ways
  * (money/Transactions.ts would import Orders.ts and TransferSigning.ts, both of which import it back). So each
@@ -19,6 +20,8 @@
  */
 import { Layer } from "effect"
 import * as ApprovalEffects from "./onboarding/ApprovalEffects.ts"
+import * as FanOut from "./webhooks/FanOut.ts"
+import * as Outbox from "./kernel/Outbox.ts"
 import * as Roster from "./signing/Roster.ts"
 import type * as Topics from "./kernel/Topics.ts"
 import * as Transactions from "./money/Transactions.ts"
@@ -32,5 +35,6 @@ export const layer = Layer.mergeAll(
   subscribe<Transactions.StoredTransaction>(Transactions.TransactionEnded, [onTransactionEnded, TransferSigning.onTransferEnded]),
   subscribe<Transactions.SignatureRequest>(Transactions.SignaturesRequested, [TransferSigning.startSigning]),
   subscribe<Roster.StoredSigner>(Roster.SignerLeftPool, [TransferSigning.onSignerLeftPool]),
-  subscribe<ApprovalEffects.ApprovedAccount>(ApprovalEffects.VirtualAccountApproved, [VirtualAccounts.onApproved])
+  subscribe<ApprovalEffects.ApprovedAccount>(ApprovalEffects.VirtualAccountApproved, [VirtualAccounts.onApproved]),
+  subscribe<Outbox.OutboxEvent>(Outbox.EventWritten, [FanOut.fanOut])
 )

@@ -14,17 +14,25 @@ import * as Wire from "../src/kernel/Wire.ts"
 const scope = { organizationId: "org_t", environment: "sandbox" } as const
 
 describe("emitEvent", () => {
-  it.effect("writes the event to the outbox, and nothing else without a subscriber", () =>
+  it.effect("writes the event to the outbox, and nothing else with no subscriber", () =>
     Effect.gen(function*() {
       const store = yield* Store.Store
       const written = yield* store.transaction(Outbox.emitEvent({ type: "customer.created", ...scope, data: EventExamples["customer.created"] }))
       expect(written).toMatchObject({ type: "customer.created", ...scope, data: EventExamples["customer.created"] })
       expect(yield* Outbox.readEvents(undefined, 10)).toEqual([written])
+    }).pipe(Effect.provide(Layer.mergeAll(MemoryStore.layer, Layer.succeed(Outbox.EventWritten, [])))))
+
+  it.effect("dies, writing nothing, in an engine built without its subscribers declared: no event goes unheard", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.Store
+      const exit = yield* Effect.exit(store.transaction(Outbox.emitEvent({ type: "customer.created", ...scope, data: EventExamples["customer.created"] })))
+      expect(exit._tag).toBe("Failure")
+      expect(yield* Outbox.readEvents(undefined, 10)).toEqual([])
     }).pipe(Effect.provide(MemoryStore.layer)))
 
   it.effect("hands every event it writes to the EventWritten subscriber, in the writing transaction", () => {
     const seen: Array<Outbox.OutboxEvent> = []
-    const layer = Layer.mergeAll(MemoryStore.layer, Layer.succeed(Outbox.EventWritten, (event) => Effect.sync(() => void seen.push(event))))
+    const layer = Layer.mergeAll(MemoryStore.layer, Layer.succeed(Outbox.EventWritten, [(event) => Effect.sync(() => void seen.push(event))]))
     return Effect.gen(function*() {
       const store = yield* Store.Store
       const written = yield* store.transaction(Outbox.emitEvent({ type: "organization.activated", ...scope, data: { organizationId: "org_t", occurredAt: "2026-03-01T12:00:00.000Z" } }))

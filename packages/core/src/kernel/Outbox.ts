@@ -4,13 +4,14 @@
  * guarantees: "At-least-once delivery; the same event may arrive more than once. Deduplicate by id.").
  *
  * A domain that reports a change calls `emitEvent` and imports nothing else of webhooks. What an event sets off
- * (webhook fan-out: a delivery per subscribed endpoint, in the same transaction) is the one subscriber of
- * `EventWritten`, which the engine declares (Engine.ts); the outbox knows nothing of delivery.
+ * (webhook fan-out: a delivery per subscribed endpoint, in the same transaction) is the one subscriber of the topic
+ * `EventWritten`, named in Subscriptions.ts; the outbox knows nothing of delivery.
  */
 import { Clock, Context, Effect } from "effect"
 import { type Environment, type EventData, type EventId, type EventType, EventTypes, toIso } from "@fos/contract"
 import * as IdGenerator from "./IdGenerator.ts"
 import * as Store from "./Store.ts"
+import * as Topics from "./Topics.ts"
 
 export interface OutboxEvent {
   readonly id: EventId
@@ -113,12 +114,11 @@ export const readEvents = (afterSequence: number | undefined, limit: number): Ef
     }))
 
 /**
- * What runs when an event is written, in the writing transaction: webhook fan-out, which the engine registers
- * (Engine.ts). Nothing by default, so an event written outside an engine still lands in the outbox.
+ * An event was written: a topic like every other (kernel/Topics.ts), whose subscriber, webhook fan-out, is named in
+ * Subscriptions.ts and runs in the writing transaction. As with every topic, an engine built without its
+ * subscribers dies at the first event rather than write one no endpoint ever hears of.
  */
-export class EventWritten extends Context.Reference<(event: OutboxEvent) => Effect.Effect<void, never, Store.Store>>("fos/EventWritten", {
-  defaultValue: () => () => Effect.void
-}) {}
+export const EventWritten = Topics.topic<OutboxEvent>("fos/EventWritten")
 
 /**
  * Who hears that a scope's transaction has committed outside a request: the live stream of the http layer
@@ -185,7 +185,7 @@ export const emitEvent = <T extends EventType, D>(event: {
 }): Effect.Effect<OutboxEvent, never, Store.Store> =>
   Effect.gen(function*() {
     const written = yield* appendEvent(event)
-    yield* (yield* EventWritten)(written)
+    yield* Topics.publish(EventWritten, written)
     return written
   })
 
