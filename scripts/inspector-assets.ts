@@ -1,7 +1,11 @@
 /**
- * Builds the inspector's assets into packages/http/src/InspectorAssets.ts: the application (inspector/app.js at
- * the repository's root) bundled with Preact and htm by esbuild into one script, and its stylesheet, as base64
- * constants of their bytes.
+ * Builds the inspector's assets into packages/http/src/InspectorAssets.ts: the application (inspector/app.ts and the
+ * modules beside it, at the repository's root) bundled with Preact and htm by esbuild into one script, and its
+ * stylesheet, as base64 constants of their bytes.
+ *
+ * esbuild strips the types and checks none: `tsc -p inspector` does (npm test). The application imports the contract's
+ * types, which leave nothing in the bundle, and one module of values, kernel/IdPrefixes.ts, by its path: it imports
+ * nothing, so the bundle holds no schema and no Effect.
  *
  * The application is browser code, not the engine's: its debounce and reconnect timers, the dates it formats and
  * the Idempotency-Keys it draws are those of a client in the user's browser, which the engine's clock and seed do
@@ -31,7 +35,7 @@ const versionOf = (name: string): string =>
 export const renderInspectorAssets = async (): Promise<string> => {
   const libraries = `Preact ${versionOf("preact")} (MIT, (c) Jason Miller), htm ${versionOf("htm")} (Apache-2.0, (c) Google LLC)`
   const bundled = await build({
-    entryPoints: [fileURLToPath(new URL("app.js", sourceDir))],
+    entryPoints: [fileURLToPath(new URL("app.ts", sourceDir))],
     bundle: true,
     write: false,
     format: "iife",

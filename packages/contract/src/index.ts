@@ -7,6 +7,7 @@
 export * from "./kernel/Errors.ts"
 export * from "./kernel/Problem.ts"
 export * from "./kernel/ErrorReference.ts"
+export * from "./kernel/IdPrefixes.ts"
 export * from "./kernel/Ids.ts"
 export * from "./kernel/Money.ts"
 export * from "./kernel/Time.ts"

@@ -1,48 +1,13 @@
 /**
  * Identifiers: `<prefix>_<opaque>` for every prefix of the spec's table (and the two fos adds), as branded schemas. A path or query id
  * of the wrong shape or prefix is rejected at the edge with INVALID_OID_FORMAT. The engine mints them
- * (`newId` in @fos/core); ids given by an operator (seed file) may use 1 to 64 ASCII letters and digits.
+ * (`newId` in @fos/core); ids given by an operator (seed file) may use 1 to 64 ASCII letters and digits. The
+ * prefixes and the pattern are IdPrefixes.ts's.
  */
 import { Schema } from "effect"
 import "./Annotations.ts"
+import { type IdPrefix, IdPrefixes, idPattern } from "./IdPrefixes.ts"
 import { withArticle } from "./Text.ts"
-
-/** The spec's identifier table. */
-export const SpecIdPrefixes = {
-  app: "Application",
-  cus: "Customer",
-  doc: "Document",
-  org: "Organization",
-  ord: "Order",
-  txn: "Transaction",
-  usr: "User",
-  vac: "Virtual account",
-  vrf: "Verification",
-  wda: "Webhook delivery attempt",
-  wdl: "Webhook delivery",
-  wep: "Webhook endpoint",
-  wlr: "Whitelist recipient",
-  wlt: "Wallet",
-  wsg: "Wallet signer",
-  evt: "Webhook event"
-} as const
-
-/**
- * Prefixes fos adds for resources the spec shows without one in its table (docs/decisions.md, "Identifiers fos
- * adds"): registered addresses, and RFIs, whose `rfi_` the spec's own rfi.* examples show.
- */
-export const FosIdPrefixes = {
-  rad: "Registered address",
-  rfi: "Request for information",
-  snp: "Sandbox snapshot"
-} as const
-
-export const IdPrefixes = { ...SpecIdPrefixes, ...FosIdPrefixes } as const
-
-export type IdPrefix = keyof typeof IdPrefixes
-
-// The `u` flag: Effect exports a pattern to the JSON Schema (and the OpenAPI document) only from a unicode regex.
-const idPattern = (prefix: IdPrefix) => new RegExp(`^${prefix}_[0-9A-Za-z]{1,64}$`, "u")
 
 /** The string schema of one id prefix. Its check carries the INVALID_OID_FORMAT code for the edge. */
 const oid = (prefix: IdPrefix) =>

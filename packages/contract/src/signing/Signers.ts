@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import "../kernel/Annotations.ts"
+import { type SigningIdPrefix, SigningIdPrefixes } from "../kernel/IdPrefixes.ts"
 import { Chain } from "../kernel/Money.ts"
 import { NonBlankString, UtcTimestamp } from "../kernel/Primitives.ts"
 import { TransactionSide } from "../money/Transactions.ts"
@@ -12,19 +13,21 @@ import { withArticle } from "../kernel/Text.ts"
 
 /**
  * An id of a resource the spec's identifier table has no prefix for (claims `clm_`, ceremonies `cer_`): fos mints
- * them with a prefix of its own, and a path parameter of another shape is 400 INVALID_OID_FORMAT like any id.
+ * them with a prefix of its own (`SigningIdPrefixes`), and a path parameter of another shape is 400
+ * INVALID_OID_FORMAT like any id. The pattern has no `u` flag, unlike `idPattern`'s, so the OpenAPI document leaves
+ * it out, as it always has.
  */
-const plainOid = (prefix: string, name: string) =>
+const plainOid = (prefix: SigningIdPrefix) =>
   Schema.String.check(
     Schema.isPattern(new RegExp(`^${prefix}_[0-9A-Za-z]{1,64}$`), {
       fosCode: "INVALID_OID_FORMAT",
-      fosDetail: `must be ${withArticle(name)} id (${prefix}_ followed by 1 to 64 letters or digits)`
+      fosDetail: `must be ${withArticle(SigningIdPrefixes[prefix].toLowerCase())} id (${prefix}_ followed by 1 to 64 letters or digits)`
     })
   )
 
-export const ClaimId = plainOid("clm", "claim").pipe(Schema.brand("ClaimId"))
+export const ClaimId = plainOid("clm").pipe(Schema.brand("ClaimId"))
 export type ClaimId = typeof ClaimId.Type
-export const CeremonyId = plainOid("cer", "wallet ceremony").pipe(Schema.brand("CeremonyId"))
+export const CeremonyId = plainOid("cer").pipe(Schema.brand("CeremonyId"))
 export type CeremonyId = typeof CeremonyId.Type
 
 export const SignerRoles = ["signer", "admin"] as const
@@ -202,7 +205,7 @@ export type ClaimState = typeof ClaimState.Type
  * "signing details for a machine signer"; transaction.awaiting_signature carries its id as `signingRequestId` in the
  * programmatic modes). fos mints `sr_` ids.
  */
-export const SigningRequestId = plainOid("sr", "signing request").pipe(Schema.brand("SigningRequestId"))
+export const SigningRequestId = plainOid("sr").pipe(Schema.brand("SigningRequestId"))
 export type SigningRequestId = typeof SigningRequestId.Type
 
 /**
