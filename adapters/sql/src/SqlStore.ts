@@ -30,6 +30,11 @@
  * inserts detect conflicts with ON CONFLICT DO NOTHING and take back their own writes, and updates of tables with
  * unique keys run in a savepoint. Outside a transaction each write is a transaction of its own. Infrastructure
  * failures are defects: domain code only ever sees `UniqueViolation`.
+ *
+ * It is one file of about 1,300 lines because it is one implementation of one port (kernel/Store.ts): its parts
+ * (held writes, deferred locks, index entries, copies) share the connection, the held batch and the encodings, and
+ * split apart they would pass those to one another on every call. The migrations, the shared state and the image
+ * store are files of their own.
  */
 import { Store } from "@fos/core"
 import { Cause, Context, Data, Effect, Exit, Option, Stream } from "effect"

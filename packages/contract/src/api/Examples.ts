@@ -8,6 +8,9 @@
  * test/responseSchemas.setup.ts), lists cut to one or two items. test/openapi.test.ts decodes each request example
  * with its endpoint's payload schema, validates every request and response example against its schema in the
  * served document with ajv, and names every body and success response that has none.
+ *
+ * It is over 1,000 lines of data, not logic: one example per resource and response, beside one another so a reader
+ * compares them and a recording replaces them whole.
  */
 import { signatureScheme } from "../webhooks/Webhooks.ts"
 

@@ -21,6 +21,9 @@
  *   `expiresAt`, an RFI's response deadline is `deadline`;
  * - ids with a prefix in the spec's table use the branded id schemas; the rest (claim, signing request, RFI,
  *   ceremony, quote option) are non-blank strings.
+ *
+ * It is over 1,000 lines because it is the catalog: every event type's payload schema, each a few lines, in one
+ * place so the conventions above hold across them and the OpenAPI document's event list is read from one table.
  */
 import { Schema } from "effect"
 import "../kernel/Annotations.ts"

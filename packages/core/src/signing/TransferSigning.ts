@@ -31,6 +31,10 @@
  * only what its wire and its path need (`queuePosition`, `signed`), written through Transactions' `recordSigning`.
  * The wallet provider's freeze and the receive policy's recovery are WalletFreeze.ts; the machine signers' API on
  * signing requests is SigningRequests.ts; unsupported coins' returns are money/DepositReturns.ts.
+ *
+ * It is a little over 600 lines because it is one table's life, the signing of a transfer, from its first window to
+ * its quorum or its failure, with that table's one writer and the wallet's queue that orders it; the pieces that
+ * are not that life are the modules named above.
  */
 import {
   type CustomerId,
@@ -196,6 +200,13 @@ export const signingOf = (id: string) => Effect.flatMap(Store.Store, (store) => 
 
 /** Stores a transfer's signing, as it now stands. */
 const saveSigning = (s: TransferSigning) => Effect.as(Effect.orDie(Effect.flatMap(Store.Store, (store) => store.update(TransferSignings, s))), s)
+
+/**
+ * The wallet's seat (locked) empties: its holder and its queue are let go at once (WalletFreeze.ts: a frozen wallet
+ * signs nothing, so no queued transfer may take the seat as the others end). Failing them is the caller's.
+ */
+export const emptySeat = (seat: StoredSeat): Effect.Effect<void, never, Store.Store> =>
+  Effect.orDie(Effect.flatMap(Store.Store, (store) => store.update(SigningSeats, { ...seat, holder: null, queue: [] })))
 
 /** The wallet's seat, locked; made on the wallet's first signed transfer. */
 const seatOf = (t: Transactions.StoredTransaction, walletId: string) =>
