@@ -145,7 +145,7 @@ export const take = (organizationId: OrganizationId | string): Effect.Effect<Sna
         const where = step.rows(scope)
         if (!("partition" in where)) return yield* Effect.die(new Error(`${step.table.name}: a row saved through the process is found by its partition`))
         const saved: Array<unknown> = []
-        yield* Store.walk(store, step.table, where.order, where.partition, (row) => Effect.sync(() => saved.push(as(row))), readPage)
+        yield* Store.walk(store, step.table, { order: where.order, partition: where.partition, pageSize: readPage }, (row) => Effect.sync(() => saved.push(as(row))))
         rows += count(step, yield* store.copies.saveRows(id, step.table, saved))
       }
       if (rows > maxSnapshotRows) {
@@ -181,7 +181,7 @@ const copyLegacy = (store: Store.StoreService, registry: Domain.Registry, snapsh
       batch = []
       return t === undefined || rows.length === 0 ? Effect.void : Effect.asVoid(store.copies.saveRows(snapshot.id, t, rows))
     })
-    yield* Store.walk(store, SnapshotRows, "bySnapshot", snapshot.id, (saved) =>
+    yield* Store.walk(store, SnapshotRows, { order: "bySnapshot", partition: snapshot.id, pageSize: readPage }, (saved) =>
       Effect.gen(function*() {
         const t = tables.get(saved.tbl)
         if (t === undefined) return yield* unknownTable(saved.tbl)
@@ -190,7 +190,7 @@ const copyLegacy = (store: Store.StoreService, registry: Domain.Registry, snapsh
           batchTable = t
         }
         batch.push(saved.row)
-      }), readPage)
+      }))
     yield* flush
     yield* store.removePartition(SnapshotRows, "bySnapshot", snapshot.id)
     yield* Effect.orDie(store.update(Snapshots, { ...snapshot, copied: true }))

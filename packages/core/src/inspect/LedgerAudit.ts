@@ -272,9 +272,9 @@ export const auditLedger = (organizationId: string): Effect.Effect<LedgerAuditRe
     const accounts: Array<Ledger.LedgerAccount> = []
     const transfers: Array<Ledger.LedgerTransfer> = []
     const transactions: Array<Transactions.StoredTransaction> = []
-    yield* Store.walk(store, Ledger.LedgerAccounts, "byScope", scope, (a) => Effect.sync(() => accounts.push(a)))
-    yield* Store.walk(store, Ledger.LedgerTransfers, "byScope", scope, (t) => Effect.sync(() => transfers.push(t)))
-    yield* Store.walk(store, Transactions.Transactions, Transactions.ofScope, scope, (t) => Effect.sync(() => transactions.push(t)))
+    yield* Store.walk(store, Ledger.LedgerAccounts, { order: "byScope", partition: scope }, (a) => Effect.sync(() => accounts.push(a)))
+    yield* Store.walk(store, Ledger.LedgerTransfers, { order: "byScope", partition: scope }, (t) => Effect.sync(() => transfers.push(t)))
+    yield* Store.walk(store, Transactions.Transactions, { order: Transactions.ofScope, partition: scope }, (t) => Effect.sync(() => transactions.push(t)))
 
     const violations: Array<AuditViolation> = []
     const counts: Record<AuditCheck, number> = { zero_sum: 0, no_negative_customer_account: 0, totals_match_transfers: 0, holds_match_transactions: 0 }

@@ -165,14 +165,12 @@ export const loadRoot = (store: Store.StoreService, startMs: number): Effect.Eff
 const eventsSince = (store: Store.StoreService, scope: string, afterSequence: number) =>
   Effect.gen(function*() {
     const counts: Record<string, number> = {}
-    let from = { sort: afterSequence as number, key: "\uffff" }
-    while (true) {
-      const page = yield* store.page(Outbox.OutboxEvents, { order: "byScope", partition: scope, descending: false, backward: false, from, limit: eventsPage })
-      for (const event of page) counts[event.type] = (counts[event.type] ?? 0) + 1
-      if (page.length < eventsPage) return counts
-      const last = page[page.length - 1]!
-      from = { sort: last.sequence, key: last.id }
-    }
+    const after = { sort: afterSequence, key: "\uffff" }
+    yield* Store.walk(store, Outbox.OutboxEvents, { order: "byScope", partition: scope, after, pageSize: eventsPage }, (event) =>
+      Effect.sync(() => {
+        counts[event.type] = (counts[event.type] ?? 0) + 1
+      }))
+    return counts
   })
 
 export interface VirtualTimeControl extends Timers.TimeControlService {
@@ -400,15 +398,8 @@ export const makeVirtualTimeControl = (
   const advanceEvery: Timers.TimeControlService["advanceEvery"] = (targetOf) =>
     Effect.uninterruptible(rootTurn(Effect.gen(function*() {
       const store = yield* Store.Store
-      let from: { sort: string; key: string } | undefined
-      while (true) {
-        const rows = yield* store.page(Clocks, { order: "all", partition: "", descending: false, backward: false, from, limit: 100 })
-        for (const row of rows) {
-          if (row.id !== rootClockId) yield* Effect.orDie(advanceOne(row.id, (now) => Effect.succeed(targetOf(now)), false))
-        }
-        if (rows.length < 100) break
-        from = { sort: rows[rows.length - 1]!.id, key: rows[rows.length - 1]!.id }
-      }
+      yield* Store.walk(store, Clocks, { order: "all", partition: "" }, (row) =>
+        row.id === rootClockId ? Effect.void : Effect.orDie(advanceOne(row.id, (now) => Effect.succeed(targetOf(now)), false)))
       const fromMs = root.currentTimeMillisUnsafe()
       const targetMs = Math.max(fromMs, targetOf(fromMs))
       while (true) {

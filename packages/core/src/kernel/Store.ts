@@ -257,22 +257,33 @@ export interface StoreService {
 
 export class Store extends Context.Service<Store, StoreService>()("fos/Store") {}
 
+/** Where a walk goes: one partition of an order, from its start or after a position, a page of rows at a time. */
+export interface Walk {
+  readonly order: string
+  readonly partition: string
+  /** The position after which it starts (the last row a caller already has); the partition's start when omitted. */
+  readonly after?: Position | undefined
+  /** How many rows one read takes; 100 when omitted. */
+  readonly pageSize?: number | undefined
+}
+
 /**
- * Calls `each` on every row of one partition of an order, in the order's sort, `pageSize` rows read at a time, and
- * answers how many there were: the one page walk of the engine (a reset's and a snapshot's tables, the ledger
- * audit, a restriction's open payouts). Keyset paging, so a row `each` moves out of the partition skips nothing.
+ * Calls `each` on every row of one partition of an order, in the order's sort, a page at a time, and answers how
+ * many there were: the one page walk of the engine (a reset's and a snapshot's tables, the ledger audit, a
+ * restriction's open payouts, an advance's events). Keyset paging, so a row `each` moves out of the partition skips
+ * nothing.
  */
 export const walk = <Row, E = never, R = never>(
   store: StoreService,
   table: Table<Row>,
-  order: string,
-  partition: string,
-  each: (row: Row) => Effect.Effect<unknown, E, R>,
-  pageSize = 100
+  where: Walk,
+  each: (row: Row) => Effect.Effect<unknown, E, R>
 ): Effect.Effect<number, E, R> =>
   Effect.gen(function*() {
+    const { order, partition } = where
+    const pageSize = where.pageSize ?? 100
     const sortOf = table.orders[order]!.sort
-    let from: Position | undefined = undefined
+    let from: Position | undefined = where.after
     let seen = 0
     while (true) {
       const rows: ReadonlyArray<Row> = yield* store.page(table, { order, partition, descending: false, backward: false, from, limit: pageSize })

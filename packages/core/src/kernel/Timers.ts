@@ -237,6 +237,12 @@ export const schedule = <P>(
     return id
   })
 
+/**
+ * Removes the timer `id` before it fires, in the transaction of the state it belonged to (a webhook delivery's
+ * recovery lease, once the attempt it guarded is recorded).
+ */
+export const cancel = (id: string): Effect.Effect<void, never, Store.Store> => Effect.flatMap(Store.Store, (store) => store.remove(Timers, id))
+
 /** How long a timer whose handler failed waits before it is tried again. */
 const retryAfterFailureMs = 60_000
 
@@ -275,7 +281,7 @@ export const resumeKept: Effect.Effect<number, never, Store.Store | TimerHandler
   const store = yield* Store.Store
   const handlers = yield* TimerHandlers
   const kept: Array<Timer> = []
-  yield* Store.walk(store, Timers, "unhandled", "", (timer) => Effect.sync(() => handlers.has(timer.kind) && kept.push(timer)))
+  yield* Store.walk(store, Timers, { order: "unhandled", partition: "" }, (timer) => Effect.sync(() => handlers.has(timer.kind) && kept.push(timer)))
   for (const timer of kept) {
     yield* store.transaction(Effect.gen(function*() {
       const current = yield* store.getForUpdate(Timers, timer.id)

@@ -248,7 +248,7 @@ export const open = (p: PayoutOpening): Effect.Effect<Transactions.StoredTransac
         : Effect.die(refusal)))
     const now = yield* Clock.currentTimeMillis
     if (target.recipient !== undefined && firstToRecipient) {
-      yield* Effect.orDie(store.update(Recipients.Recipients, { ...target.recipient, paidOut: true }))
+      yield* Recipients.markPaidOut(target.recipient)
     }
     if (hold !== undefined) {
       yield* Outcomes.use(hold, transaction.id)
@@ -661,7 +661,7 @@ export const restrictCustomerWithPayouts = (caller: Auth.Caller, customerId: Cus
     for (const status of ["pending", "processing"] as const) {
       const { order, partition } = Transactions.partition(caller, { type: "withdrawal", status, customerId })
       // A customer has few payouts in flight; they are walked a bounded page at a time.
-      yield* Store.walk(store, Transactions.Transactions, order, partition, (t) =>
+      yield* Store.walk(store, Transactions.Transactions, { order, partition }, (t) =>
         t.sent ? Effect.void : Effect.orDie(Transactions.move(t.id, { type: "fail" }, { failureCode: "capability_suspended" })))
     }
     return restricted

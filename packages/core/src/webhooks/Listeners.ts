@@ -266,7 +266,7 @@ const countListeners = (caller: Auth.Caller) =>
     const store = yield* Store.Store
     const partition = Tenancy.scopeOf(caller.organization.id, caller.environment)
     let count = 0
-    yield* Store.walk(store, Endpoints.WebhookEndpoints, "live", partition, (e) => Effect.sync(() => isListenerUrl(e.url) && count++))
+    yield* Store.walk(store, Endpoints.WebhookEndpoints, { order: "live", partition }, (e) => Effect.sync(() => isListenerUrl(e.url) && count++))
     return count
   })
 
