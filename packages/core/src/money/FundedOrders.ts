@@ -105,7 +105,7 @@ const executeFundedOrders = (transaction: Transactions.StoredTransaction): Effec
       const converted = yield* store.getForUpdate(Orders.Orders, transaction.linkedOrderId)
       if (converted?.autoPayout !== undefined && converted.payoutTransactionId === undefined && converted.transactionId === transaction.id) {
         const payoutTransactionId = yield* openAutoPayout(converted)
-        yield* Effect.orDie(store.update(Orders.Orders, { ...converted, payoutTransactionId }))
+        yield* Orders.recordAutoPayout(converted, payoutTransactionId)
       }
     }
     const walletId = Transactions.creditedWalletId(transaction)
@@ -121,8 +121,7 @@ const executeFundedOrders = (transaction: Transactions.StoredTransaction): Effec
             // Another asset than the order's can never fund it: it goes back to its sender at once.
             if (sender !== undefined) yield* Orders.returnFunding(funded, { asset: credit.code, chain: credit.chain ?? undefined }, parseAmount(credit.code, credit.amount)!.units, sender)
           } else {
-            const recorded: Orders.StoredOrder = { ...funded, fundingSender: sender }
-            yield* Effect.orDie(store.update(Orders.Orders, recorded))
+            const recorded = yield* Orders.recordFundingSender(funded, sender)
             // Funds that arrive after the order ended go back.
             if (recorded.status !== "pending") yield* Orders.returnLeftover(recorded)
           }

@@ -30,8 +30,9 @@
  *   (AutoPayouts.ts).
  *
  * This module is the order resource and its lifecycle: the row and its lists, create, get, execute, cancel, fail,
- * every move through the state table. Beside it: the state table (OrderMachine.ts), the timers that move an order
- * on the clock (OrderTimers.ts), an order's accounts and the side they make (OrderAccounts.ts), autoPayout
+ * every move through the state table, and every write of the row (issue 39: FundedOrders.ts records through
+ * `recordAutoPayout` and `recordFundingSender`). Beside it: the state table (OrderMachine.ts), the timers that move an
+ * order on the clock (OrderTimers.ts), an order's accounts and the side they make (OrderAccounts.ts), autoPayout
  * (AutoPayouts.ts), and what a transaction's end does to orders (FundedOrders.ts). It is a little over 600 lines
  * because it still holds what an ended deposit-funded order leaves at its funding address (`returnLeftover`,
  * `returnFunding`; the returns themselves are DepositReturns.ts's, shared with signing).
@@ -389,7 +390,7 @@ export const create = (caller: Auth.Caller, body: OrderCreate): Effect.Effect<Or
     yield* History.recordState(undefined, stored)
     if (quoteOptionId !== undefined) {
       const option = (yield* store.get(Quotes.QuoteOptions, quoteOptionId))!
-      yield* Effect.orDie(store.update(Quotes.QuoteOptions, { ...option, usedByOrderId: order.id }))
+      yield* Quotes.markUsed(option, order.id)
     }
     // The sweep is for an order whose execution is not claimed; an executing order never expires.
     if (!stored.executing) yield* Timers.schedule(lockExpiryTimer, order.lockExpiresAtMs, { orderId: order.id }, scoped)
@@ -439,6 +440,24 @@ export const move = (
     if (moved.depositFunded && moved.status !== "pending") yield* returnLeftover(moved)
     return moved
   })
+
+/** Stores `order` as it now is (locked by the caller), in the caller's transaction, and answers it. */
+const save = (order: StoredOrder): Effect.Effect<StoredOrder, never, Store.Store> =>
+  Effect.as(Effect.orDie(Effect.flatMap(Store.Store, (store) => store.update(Orders, order))), order)
+
+/**
+ * The order's own autoPayout opened as its conversion's transaction completed (FundedOrders.ts): the order names the
+ * payout, so no later credit opens it again. No event: the payout's transaction announces itself.
+ */
+export const recordAutoPayout = (order: StoredOrder, payoutTransactionId: TransactionId): Effect.Effect<StoredOrder, never, Store.Store> =>
+  save({ ...order, payoutTransactionId })
+
+/**
+ * A deposit in the order's asset reached its funding address (FundedOrders.ts): who sent it, which is where anything
+ * left over once the order ends goes back to.
+ */
+export const recordFundingSender = (order: StoredOrder, sender: string | undefined): Effect.Effect<StoredOrder, never, Store.Store> =>
+  save({ ...order, fundingSender: sender })
 
 /**
  * What sits at an ended deposit-funded order's funding address goes back to the address it came from: a

@@ -261,6 +261,10 @@ export const redeemableOption = (caller: Auth.Caller, id: string): Effect.Effect
     return option
   })
 
+/** The option (locked by `redeemableOption`) is redeemed by order `orderId`, in the order's transaction. */
+export const markUsed = (option: StoredQuoteOption, orderId: string): Effect.Effect<void, never, Store.Store> =>
+  Effect.orDie(Effect.flatMap(Store.Store, (store) => store.update(QuoteOptions, { ...option, usedByOrderId: orderId })))
+
 /** A quote option's expiry, at its `expiresAtMs`. */
 export const expiryTimer = Timers.kind("quote.expiry", Schema.Struct({ optionId: Schema.String }), "optionId")
 

@@ -282,6 +282,10 @@ export const remove = (caller: Auth.Caller, kind: RecipientKind, id: string): Ef
     if (!found.removed) yield* Effect.orDie(store.update(Recipients, { ...found, removed: true }))
   })
 
+/** A payout goes to the recipient for the first time (Payouts.ts), in the payout's transaction. */
+export const markPaidOut = (recipient: StoredRecipient): Effect.Effect<void, never, Store.Store> =>
+  Effect.orDie(Effect.flatMap(Store.Store, (store) => store.update(Recipients, { ...recipient, paidOut: true })))
+
 const insertRecipient = (recipient: StoredRecipient) =>
   Effect.gen(function*() {
     const store = yield* Store.Store

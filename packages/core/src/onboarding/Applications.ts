@@ -2,7 +2,8 @@
  * Applications: how customers, their features and the organization itself are onboarded. This module is the
  * Application resource: its stored row and table, its wire shape, its reads and its events. `Applications.move` runs
  * the state table (ApplicationMachine.ts) on a stored application and `Applications.moved` is the row it decides; no
- * status is written but through them.
+ * status is written but through them. It is the table's one writer (issue 39): a new application goes in through
+ * `add`, a move through `saveMoved`, each with its row of history.
  *
  * The rest of onboarding, by concept: the four submission flows (Submissions.ts), decisions and late compliance
  * results (Decisions.ts), what approval creates (ApprovalEffects.ts), cancellation (Cancellation.ts), identity
@@ -146,6 +147,14 @@ export const moved = (application: Application, outcome: AllowedMove, now: strin
     : application.persons.map((p) => ({ ...p, verificationStatus: outcome.persons! })),
   updatedAt: now
 })
+
+/**
+ * Stores a new application (a submission, or a draft after a resubmittable rejection) with its first row of history,
+ * in the caller's transaction. A unique key taken (its clientReferenceId, a house account) is the caller's
+ * `UniqueViolation`, and then nothing is written.
+ */
+export const add = (application: Application): Effect.Effect<void, Store.UniqueViolation, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) => Effect.andThen(store.insert(Applications, application), History.recordState(undefined, application)))
 
 /**
  * Stores `after`, a move of `before` (locked by the caller), and writes the change of status into the sandbox's

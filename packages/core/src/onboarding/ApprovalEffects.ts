@@ -60,13 +60,7 @@ export const approvalEffects = (application: Applications.Application, now: stri
           createdAt: now,
           updatedAt: now
         }
-        // A clientReferenceId or house account taken meanwhile (by a cancelled application decided later) is
-        // dropped from the customer rather than failing the decision.
-        yield* store.insert(Customers.Customers, customer).pipe(
-          Effect.catchTag("UniqueViolation", () => store.insert(Customers.Customers, { ...customer, clientReferenceId: undefined, houseAccount: false })),
-          Effect.orDie
-        )
-        yield* store.remove(Customers.ReservedCustomers, customer.id)
+        yield* Customers.create(customer)
         yield* Outbox.emitEvent({
           type: "customer.created",
           organizationId: application.organizationId,
@@ -84,12 +78,7 @@ export const approvalEffects = (application: Applications.Application, now: stri
           : [submission.individual?.firstName ?? customer.name.split(" ")[0], submission.individual?.lastName ?? customer.name.split(" ").slice(1).join(" ")]
             .join(" ").trim()
         const address = submission.businessInfo?.registeredAddress ?? submission.individual?.address
-        yield* Effect.orDie(store.update(Customers.Customers, {
-          ...customer,
-          name,
-          state: address?.state ?? customer.state,
-          updatedAt: now
-        }))
+        yield* Customers.applyUpdate(customer, { name, state: address?.state ?? customer.state }, now)
         return
       }
       case "virtual_account": {
@@ -101,7 +90,7 @@ export const approvalEffects = (application: Applications.Application, now: stri
       case "organization_onboarding": {
         const organization = yield* store.getForUpdate(Tenancy.Organizations, application.organizationId)
         if (organization === undefined || organization.status !== "onboarding") return
-        yield* Effect.orDie(store.update(Tenancy.Organizations, { ...organization, status: "active" }))
+        yield* Tenancy.activate(organization)
         yield* Outbox.emitEvent({
           type: "organization.activated",
           organizationId: organization.id,

@@ -1,7 +1,8 @@
 /**
  * Customers: the organization's own clients. Approving a customer_onboarding application creates one (see
- * ApprovalEffects.ts); this module holds their table, wire shape and reads. The restrictions ops can place on one
- * are Restrictions.ts's.
+ * ApprovalEffects.ts); this module holds their table, wire shape and reads, and is their rows' one writer (issue 39):
+ * a submission's reservation, an approval's customer and its changes, and ops' restrictions (Restrictions.ts decides
+ * which, and what they emit) are the writes at its end, each named for what it means.
  *
  * A customer id exists from the moment its onboarding application is submitted (the application reserves it), but
  * the customer does not until approval: using the id before then is 422 CUSTOMER_NOT_ONBOARDED, not 404.
@@ -123,3 +124,42 @@ export const list = (caller: Auth.Caller, query: Paging.ListQuery): Effect.Effec
     query,
     toWire: toWire
   })
+
+// --- writes: each in the caller's transaction; an update takes the row as the caller locked it -------------------
+
+/** A customer_onboarding submission reserves its customer's id, with the application. */
+export const reserve = (reserved: ReservedCustomer): Effect.Effect<void, never, Store.Store> =>
+  Effect.orDie(Effect.flatMap(Store.Store, (store) => store.insert(ReservedCustomers, reserved)))
+
+/**
+ * The customer its approved onboarding application reserved is created, and the id is no longer a reservation. A
+ * clientReferenceId or house account taken meanwhile (by a cancelled application decided later) is dropped from the
+ * customer rather than failing the decision.
+ */
+export const create = (customer: Customer): Effect.Effect<void, never, Store.Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store.Store
+    yield* store.insert(Customers, customer).pipe(
+      Effect.catchTag("UniqueViolation", () => store.insert(Customers, { ...customer, clientReferenceId: undefined, houseAccount: false })),
+      Effect.orDie
+    )
+    yield* store.remove(ReservedCustomers, customer.id)
+  })
+
+const save = (customer: Customer): Effect.Effect<Customer, never, Store.Store> =>
+  Effect.as(Effect.orDie(Effect.flatMap(Store.Store, (store) => store.update(Customers, customer))), customer)
+
+/** An approved customer_update application's changes: the customer's name and state, as submitted. */
+export const applyUpdate = (customer: Customer, change: Pick<Customer, "name" | "state">, now: string): Effect.Effect<Customer, never, Store.Store> =>
+  save({ ...customer, name: change.name, state: change.state, updatedAt: now })
+
+/**
+ * Ops' restriction of the customer: `account` makes it restricted, `monitoring` counts one more restriction that does
+ * not show. Whether it is restricted already, and what it emits, are Restrictions.ts's.
+ */
+export const restrict = (customer: Customer, type: "account" | "monitoring", now: string): Effect.Effect<Customer, never, Store.Store> =>
+  save(
+    type === "monitoring"
+      ? { ...customer, silentRestrictions: customer.silentRestrictions + 1, updatedAt: now }
+      : { ...customer, status: "restricted", updatedAt: now }
+  )

@@ -25,7 +25,6 @@ import * as Applications from "./Applications.ts"
 import * as ApprovalEffects from "./ApprovalEffects.ts"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
-import * as History from "../kernel/History.ts"
 import * as Problem from "../kernel/Problem.ts"
 import * as Store from "../kernel/Store.ts"
 
@@ -95,7 +94,6 @@ export const decide = (application: Applications.Application, decision: Applicat
 /** A fresh organization_onboarding draft after a resubmittable rejection. */
 const openDraft = (rejected: Applications.Application, now: string) =>
   Effect.gen(function*() {
-    const store = yield* Store.Store
     const draft: Applications.Application = {
       ...rejected,
       id: yield* IdGenerator.newId("app"),
@@ -110,8 +108,7 @@ const openDraft = (rejected: Applications.Application, now: string) =>
       createdAt: now,
       updatedAt: now
     }
-    yield* Effect.orDie(store.insert(Applications.Applications, draft))
-    yield* History.recordState(undefined, draft)
+    yield* Effect.orDie(Applications.add(draft))
   })
 
 /** `POST /sandbox/v2/simulate/applications/{id}/decision`: decides as the reviewer would, even a cancelled one. */

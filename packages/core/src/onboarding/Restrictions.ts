@@ -37,8 +37,7 @@ export const restrictOrganization = (organizationId: string, environments: Reado
     const now = toIso(yield* Clock.currentTimeMillis)
     const added = environments.filter((e) => !Tenancy.isRestrictedIn(organization, e))
     if (added.length === 0) return organization
-    const next: Tenancy.Organization = { ...organization, restrictedIn: [...(organization.restrictedIn ?? []), ...added] }
-    yield* Effect.orDie(store.update(Tenancy.Organizations, next))
+    const next = yield* Tenancy.setRestrictedIn(organization, [...(organization.restrictedIn ?? []), ...added])
     for (const environment of added) {
       if (environment === "live" && organization.status !== "active") continue
       yield* Outbox.emitEvent({ type: "organization.restricted", organizationId, environment, data: { organizationId, occurredAt: now } })
@@ -54,9 +53,7 @@ export const liftOrganization = (organizationId: string, environments: ReadonlyA
     if (organization === undefined) return yield* Problem.apiError("NOT_FOUND", `No organization ${organizationId}.`)
     const remaining = (organization.restrictedIn ?? []).filter((e) => !environments.includes(e))
     if (remaining.length === (organization.restrictedIn ?? []).length) return organization
-    const next: Tenancy.Organization = { ...organization, restrictedIn: remaining }
-    yield* Effect.orDie(store.update(Tenancy.Organizations, next))
-    return next
+    return yield* Tenancy.setRestrictedIn(organization, remaining)
   })
 
 // --- customer restrictions (ops) -------------------------------------------------------------------------------------
@@ -72,14 +69,9 @@ export const restrictCustomer = (caller: Auth.Caller, customerId: CustomerId, ty
     const found = yield* Customers.get(caller, customerId)
     const customer = (yield* store.getForUpdate(Customers.Customers, found.id))!
     const now = toIso(yield* Clock.currentTimeMillis)
-    if (type === "monitoring") {
-      const next = { ...customer, silentRestrictions: customer.silentRestrictions + 1, updatedAt: now }
-      yield* Effect.orDie(store.update(Customers.Customers, next))
-      return next
-    }
+    if (type === "monitoring") return yield* Customers.restrict(customer, "monitoring", now)
     if (customer.status === "restricted") return customer
-    const next: Customers.Customer = { ...customer, status: "restricted", updatedAt: now }
-    yield* Effect.orDie(store.update(Customers.Customers, next))
+    const next = yield* Customers.restrict(customer, "account", now)
     yield* Outbox.emitEvent({
       type: "customer.restricted",
       organizationId: customer.organizationId,

@@ -27,7 +27,6 @@ import {
 import * as ApplicationMachine from "./ApplicationMachine.ts"
 import * as Applications from "./Applications.ts"
 import * as ApplicationTimers from "./ApplicationTimers.ts"
-import * as History from "../kernel/History.ts"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Completeness from "./Completeness.ts"
 import * as Customers from "./Customers.ts"
@@ -132,14 +131,12 @@ const duplicateReference = () =>
 /** Inserts a new application with its review timer; unique-key clashes become the spec's problems. */
 const insertApplication = (application: Applications.Application): Effect.Effect<void, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store.Store
-    yield* store.insert(Applications.Applications, application).pipe(
+    yield* Applications.add(application).pipe(
       Effect.catchTag("UniqueViolation", (e: Store.UniqueViolation) =>
         Effect.fail(e.unique === "houseAccount"
           ? Problem.apiError("CONFLICT", "This organization already has a house account (or one under review) in this environment.")
           : duplicateReference()))
     )
-    yield* History.recordState(undefined, application)
     if (application.status === "open") yield* ApplicationTimers.scheduleReview(application)
   })
 
@@ -230,7 +227,7 @@ export const submitOnboarding = (caller: Auth.Caller, body: OnboardingSubmission
       submission: body
     }
     yield* insertApplication(application)
-    yield* Effect.orDie(store.insert(Customers.ReservedCustomers, { customerId, scope: Applications.applicationScope(application), applicationId: application.id }))
+    yield* Customers.reserve({ customerId, scope: Applications.applicationScope(application), applicationId: application.id })
     return Applications.toWire(application)
   })
 

@@ -28,7 +28,6 @@ import { Effect, Schema } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Claims from "./Claims.ts"
 import * as Domain from "../kernel/Domain.ts"
-import * as History from "../kernel/History.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Problem from "../kernel/Problem.ts"
 import * as Roster from "./Roster.ts"
@@ -52,15 +51,6 @@ const liveClaim = (signer: Roster.StoredSigner) =>
     return claim
   })
 
-/** Stores a move of `signer`, with its change of status in the sandbox's history (kernel/History.ts). */
-const saveSigner = (signer: Roster.StoredSigner, next: Partial<Roster.StoredSigner>, iso: string) =>
-  Effect.gen(function*() {
-    const saved: Roster.StoredSigner = { ...signer, ...next, updatedAt: iso }
-    yield* Effect.orDie((yield* Store.Store).update(Roster.WalletSigners, saved))
-    yield* History.recordState(signer.status, saved)
-    return saved
-  })
-
 /** `POST /sandbox/v2/simulate/wallet-signers/{signerId}/enroll`: the end user (or machine) enrolls its credential. */
 export const simulateEnrollment = (caller: Auth.Caller, id: WalletSignerId, passkeyCount: number | undefined): Effect.Effect<WalletSignerWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
@@ -72,7 +62,7 @@ export const simulateEnrollment = (caller: Auth.Caller, id: WalletSignerId, pass
     }
     const count = passkeyCount ?? (signer.credentialType === "api_key" ? 0 : signer.role === "admin" ? 2 : 1)
     const { outcome } = yield* Roster.moveSigner(signer, { type: "enroll", passkeyCount: count })
-    const enrolled = yield* saveSigner(signer, outcome.next.signer, at.iso)
+    const enrolled = yield* Roster.saveSigner(signer, outcome.next.signer, at.iso)
     yield* Roster.emitRosterEvent(signer, "wallet_signer.enrolled", { walletSignerId: signer.id, customerId: signer.customerId, passkeyCount: count, occurredAt: at.iso })
     yield* Claims.resolveIfReady(claim)
     return Roster.signerToWire(enrolled)
@@ -90,7 +80,6 @@ const insertCeremony = (
   about: Pick<Roster.StoredCeremony, "walletSignerId" | "claimId" | "origin" | "type">
 ) =>
   Effect.gen(function*() {
-    const store = yield* Store.Store
     const at = yield* Roster.now
     const id = yield* Roster.mintRosterId("cer")
     const ceremony: Roster.StoredCeremony = {
@@ -106,8 +95,7 @@ const insertCeremony = (
       createdAt: at.iso,
       updatedAt: at.iso
     }
-    yield* Effect.orDie(store.insert(Roster.WalletCeremonies, ceremony))
-    yield* History.recordState(undefined, ceremony)
+    yield* Roster.addCeremony(ceremony)
     yield* Timers.schedule(expiryTimer, at.ms + Settings.signingSettings.ceremonyTtlMs, { ceremonyId: id, linkVersion: 1 }, Roster.scope(ceremony))
     return { ceremony, at }
   })
@@ -116,7 +104,7 @@ const insertCeremony = (
 const openCeremony = (signer: Roster.StoredSigner, type: SignerMachine.SignerCeremonyType) =>
   Effect.gen(function*() {
     const { at, ceremony } = yield* insertCeremony(signer, { walletSignerId: signer.id, type })
-    yield* saveSigner(signer, { ceremonyId: ceremony.id }, at.iso)
+    yield* Roster.saveSigner(signer, { ceremonyId: ceremony.id }, at.iso)
     return ceremony
   })
 
@@ -151,20 +139,15 @@ export const simulatePasskeyAddition = (caller: Auth.Caller, id: WalletSignerId)
 /** `POST /v2/customers/{customerId}/wallet-signers/{signerId}/reissue-admin-approval`: a fresh link for the waiting passkey. */
 export const reissueAdminApproval = (caller: Auth.Caller, customerId: CustomerId, id: WalletSignerId) =>
   Effect.gen(function*() {
-    const store = yield* Store.Store
     yield* Wallets.onboardedCustomer(caller, customerId)
     const signer = yield* Roster.getSigner(caller, id)
     if (signer.customerId !== customerId) return yield* Problem.apiError("NOT_FOUND", "The customer has no wallet signer with this id.")
     const { ceremony } = yield* Roster.moveSigner(signer, { type: "reissue_approval" })
     const at = yield* Roster.now
-    const reissued: Roster.StoredCeremony = {
-      ...ceremony!,
+    const reissued = yield* Roster.reissueLink(ceremony!, {
       adminVerificationUrl: yield* approvalUrl(ceremony!.id),
-      expiresAt: toIso(at.ms + Settings.signingSettings.ceremonyTtlMs),
-      linkVersion: ceremony!.linkVersion + 1,
-      updatedAt: at.iso
-    }
-    yield* Effect.orDie(store.update(Roster.WalletCeremonies, reissued))
+      expiresAt: toIso(at.ms + Settings.signingSettings.ceremonyTtlMs)
+    }, at.iso)
     yield* Timers.schedule(expiryTimer, at.ms + Settings.signingSettings.ceremonyTtlMs, { ceremonyId: reissued.id, linkVersion: reissued.linkVersion }, Roster.scope(reissued))
     yield* signerAwaitingApproval(reissued, at.iso)
     return approvalOf(signer, reissued)
@@ -201,14 +184,11 @@ const ceremonyHead = (c: Roster.StoredCeremony) => ({ ceremonyId: c.id, customer
 /** Applies a decided ceremony move's outcome: the signer, the ceremony, and their events in the table's order. */
 const applyCeremonyMove = (signer: Roster.StoredSigner, ceremony: Roster.StoredCeremony, m: SignerMachine.Move, approvedBy?: Roster.StoredSigner) =>
   Effect.gen(function*() {
-    const store = yield* Store.Store
     const { outcome } = yield* Roster.moveSigner(signer, m)
     const at = yield* Roster.now
     const next = outcome.next.signer
-    const updatedSigner = yield* saveSigner(signer, next, at.iso)
-    const closed: Roster.StoredCeremony = { ...ceremony, status: outcome.next.ceremony!.status, updatedAt: at.iso }
-    yield* Effect.orDie(store.update(Roster.WalletCeremonies, closed))
-    yield* History.recordState(ceremony.status, closed)
+    const updatedSigner = yield* Roster.saveSigner(signer, next, at.iso)
+    const closed = yield* Roster.closeCeremony(ceremony, outcome.next.ceremony!.status, at.iso)
     const head = { walletSignerId: signer.id, customerId: signer.customerId }
     for (const event of outcome.events) {
       switch (event) {
@@ -331,9 +311,8 @@ export const startOriginChange = (caller: Auth.Caller, walletId: WalletId, body:
     const { state } = yield* originChangeState(claim)
     const outcome = SignerMachine.originChange(state, "start")
     if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, outcome.reason)
-    const store = yield* Store.Store
     const { at, ceremony } = yield* insertCeremony(claim, { walletSignerId: undefined, claimId: claim.id, origin: body.origin, type: "webauthn_origin_change" })
-    yield* Effect.orDie(store.update(Roster.Claims, { ...claim, originChangeId: ceremony.id, updatedAt: at.iso }))
+    yield* Roster.recordOriginChange(claim, ceremony.id, at.iso)
     yield* Roster.emitRosterEvent(ceremony, "wallet_ceremony.awaiting_admin_approval", {
       ceremonyId: ceremony.id,
       customerId: ceremony.customerId,
@@ -348,7 +327,6 @@ export const startOriginChange = (caller: Auth.Caller, walletId: WalletId, body:
 /** Applies a decided or expired origin change: the ceremony, the roster's origin when it completed, the event. */
 const applyOriginChangeMove = (ceremony: Roster.StoredCeremony, move: SignerMachine.OriginChangeMove) =>
   Effect.gen(function*() {
-    const store = yield* Store.Store
     const claim = yield* Roster.getClaimForUpdate(ceremony.claimId!)
     if (claim === undefined) return yield* Problem.apiError("RESOURCE_TERMINAL", "The ceremony's roster is gone.")
     const { latest, state } = yield* originChangeState(claim)
@@ -356,10 +334,8 @@ const applyOriginChangeMove = (ceremony: Roster.StoredCeremony, move: SignerMach
     const outcome = SignerMachine.originChange(latest?.id === ceremony.id ? state : { ...state, latest: ceremony.status }, move)
     if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, outcome.reason)
     const at = yield* Roster.now
-    const closed: Roster.StoredCeremony = { ...ceremony, status: outcome.next, updatedAt: at.iso }
-    yield* Effect.orDie(store.update(Roster.WalletCeremonies, closed))
-    yield* History.recordState(ceremony.status, closed)
-    if (outcome.next === "completed") yield* Effect.orDie(store.update(Roster.Claims, { ...claim, webauthnOrigin: ceremony.origin, updatedAt: at.iso }))
+    const closed = yield* Roster.closeCeremony(ceremony, outcome.next, at.iso)
+    if (outcome.next === "completed") yield* Roster.adoptOrigin(claim, ceremony.origin, at.iso)
     const head = { ceremonyId: closed.id, customerId: closed.customerId, type: closed.type }
     for (const event of outcome.events) {
       if (event === "wallet_ceremony.completed") yield* Roster.emitRosterEvent(closed, event, { ...head, occurredAt: at.iso })
@@ -383,16 +359,13 @@ const decideOriginChange = (admin: Roster.StoredSigner, ceremony: Roster.StoredC
 /** `POST /sandbox/v2/simulate/wallet-signers/{signerId}/remove`: ops remove a signer (reason ops_removed). */
 export const simulateOpsRemoval = (caller: Auth.Caller, id: WalletSignerId): Effect.Effect<WalletSignerWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store.Store
     const signer = yield* Roster.getSigner(caller, id)
     const { outcome, ceremony } = yield* Roster.moveSigner(signer, { type: "ops_remove" })
     const at = yield* Roster.now
-    const removed = yield* saveSigner(signer, outcome.next.signer, at.iso)
+    const removed = yield* Roster.saveSigner(signer, outcome.next.signer, at.iso)
     if (Roster.hasSignerEvent(outcome.events, "wallet_ceremony.failed") && ceremony !== undefined) {
       // The machine cancels the signer's open ceremony first (SignerMachine.ts, ops_remove).
-      const cancelled: Roster.StoredCeremony = { ...ceremony, status: outcome.next.ceremony!.status, updatedAt: at.iso }
-      yield* Effect.orDie(store.update(Roster.WalletCeremonies, cancelled))
-      yield* History.recordState(ceremony.status, cancelled)
+      const cancelled = yield* Roster.closeCeremony(ceremony, outcome.next.ceremony!.status, at.iso)
       yield* Roster.emitRosterEvent(cancelled, "wallet_ceremony.failed", { ...ceremonyHead(cancelled), status: cancelled.status, occurredAt: at.iso })
     }
     yield* Roster.emitRosterEvent(signer, "wallet_signer.removed", { walletSignerId: signer.id, customerId: signer.customerId, reason: "ops_removed", occurredAt: at.iso })

@@ -38,7 +38,6 @@ import type * as Auth from "../tenancy/Auth.ts"
 import * as ClaimMachine from "./ClaimMachine.ts"
 import * as Customers from "../onboarding/Customers.ts"
 import * as Domain from "../kernel/Domain.ts"
-import * as History from "../kernel/History.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Problem from "../kernel/Problem.ts"
 import * as Requirements from "../onboarding/Requirements.ts"
@@ -136,8 +135,7 @@ export const claimNonCustodial = (caller: Auth.Caller, customerId: CustomerId, b
       // The table's invite: wallet_signer.added with wallet_signer.invited.
       const outcome = SignerMachine.transition({ signer: undefined, ceremony: undefined, otherAdmins: 0 }, { type: "invite", role: signer.role, credentialType: signer.credentialType })
       if ("refused" in outcome) return yield* Effect.die(new Error(`invite refused: ${outcome.reason}`))
-      yield* Effect.orDie(store.insert(Roster.WalletSigners, signer))
-      yield* History.recordState(undefined, signer)
+      yield* Roster.addSigner(signer)
       yield* Roster.emitRosterEvent(signer, "wallet_signer.added", { walletSignerId: signer.id, customerId, role: signer.role, credentialType: signer.credentialType, occurredAt: at.iso })
       yield* Roster.emitRosterEvent(signer, "wallet_signer.invited", {
         walletSignerId: signer.id,
@@ -160,8 +158,7 @@ export const claimNonCustodial = (caller: Auth.Caller, customerId: CustomerId, b
       createdAt: at.iso,
       updatedAt: at.iso
     }
-    yield* Effect.orDie(store.insert(Roster.Claims, claim))
-    yield* History.recordState(undefined, claim)
+    yield* Roster.addClaim(claim)
     yield* Timers.schedule(provisioningTimer, at.ms + Settings.signingSettings.provisioningMs, { claimId }, Roster.scope(claim))
     return Wire.toWire({
       claimId,
@@ -182,7 +179,6 @@ export const resolveIfReady = (claim: Roster.StoredClaim) =>
     const roster = (yield* Roster.rosterOf(claim.id)).filter((s) => s.status !== "removed")
     const outcome = ClaimMachine.transition(claim, { type: "resolve", rosterSize: roster.length, rosterActive: roster.every((s) => SignerMachine.isActive(s.status)) })
     if ("refused" in outcome) return claim
-    const store = yield* Store.Store
     const walletIds: Array<WalletId> = []
     for (const chain of claim.chains) {
       const wallet = yield* Effect.orDie(Wallets.open(claim, claim.customerId, chain, undefined, "non_custodial"))
@@ -190,8 +186,7 @@ export const resolveIfReady = (claim: Roster.StoredClaim) =>
     }
     const at = yield* Roster.now
     const resolved: Roster.StoredClaim = { ...claim, ...outcome.next, walletIds, updatedAt: at.iso }
-    yield* Effect.orDie(store.update(Roster.Claims, resolved))
-    yield* History.recordState(claim.status, resolved)
+    yield* Roster.saveClaim(claim, resolved)
     yield* Roster.emitRosterEvent(claim, "claim.completed", { claimId: claim.id, customerId: claim.customerId, walletIds, occurredAt: at.iso })
     yield* Roster.emitRosterEvent(claim, "crypto_wallet.completed", { customerId: claim.customerId, claimId: claim.id, occurredAt: at.iso })
     return resolved
@@ -200,19 +195,16 @@ export const resolveIfReady = (claim: Roster.StoredClaim) =>
 /** The provider's answer: provisioned (then the claim resolves if its roster has enrolled), or failed. */
 const provision = (claim: Roster.StoredClaim, outcome: "succeeded" | "failed") =>
   Effect.gen(function*() {
-    const store = yield* Store.Store
     const at = yield* Roster.now
     const moved = ClaimMachine.transition(claim, { type: outcome === "succeeded" ? "provisioned" : "provisioning_failed" })
     if ("refused" in moved) return yield* Effect.die(new Error(`claim ${claim.id}: ${moved.reason}`))
     if (outcome === "succeeded") {
       const provisioned: Roster.StoredClaim = { ...claim, ...moved.next, updatedAt: at.iso }
-      yield* Effect.orDie(store.update(Roster.Claims, provisioned))
-      yield* History.recordState(claim.status, provisioned)
+      yield* Roster.saveClaim(claim, provisioned)
       return yield* resolveIfReady(provisioned)
     }
     const failed: Roster.StoredClaim = { ...claim, ...moved.next, updatedAt: at.iso }
-    yield* Effect.orDie(store.update(Roster.Claims, failed))
-    yield* History.recordState(claim.status, failed)
+    yield* Roster.saveClaim(claim, failed)
     yield* Roster.emitRosterEvent(claim, "claim.failed", {
       claimId: claim.id,
       customerId: claim.customerId,

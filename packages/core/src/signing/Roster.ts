@@ -3,6 +3,10 @@
  * reads and moves the claim (Claims.ts) and the roster's outside actors (Ceremonies.ts) share (spec, "Claims, virtual
  * accounts, wallets" and "Wallet signers and ceremonies"; the moves are SignerMachine.ts's and ClaimMachine.ts's).
  * A signer leaving its roster's signing pool is the topic `SignerLeftPool`.
+ *
+ * Claims.ts and Ceremonies.ts decide what happens; the rows change only through the writes at the end of this module
+ * (issue 39), each with the row of history a change of status leaves, so every way a claim, a signer or a ceremony
+ * changes is read here.
  */
 import {
   type Chain,
@@ -21,6 +25,7 @@ import { Clock, Effect } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
 import type * as ClaimMachine from "./ClaimMachine.ts"
 import * as Domain from "../kernel/Domain.ts"
+import * as History from "../kernel/History.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Outbox from "../kernel/Outbox.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -222,3 +227,68 @@ export const moveSigner = (signer: StoredSigner, m: SignerMachine.Move) =>
   })
 
 export const hasSignerEvent = (events: ReadonlyArray<SignerMachine.SignerEvent>, type: SignerMachine.SignerEvent) => events.includes(type)
+
+// --- writes: each in the caller's transaction; an update takes the row as the caller locked it -------------------
+
+/** A new claim, accepted, with its first row of history. */
+export const addClaim = (claim: StoredClaim): Effect.Effect<void, never, Store.Store> =>
+  Effect.andThen(Effect.orDie(Effect.flatMap(Store.Store, (store) => store.insert(Claims, claim))), History.recordState(undefined, claim))
+
+/** Stores `after`, a move of the claim `before` (ClaimMachine.ts), with its change of status in the history. */
+export const saveClaim = (before: StoredClaim, after: StoredClaim): Effect.Effect<void, never, Store.Store> =>
+  Effect.andThen(Effect.orDie(Effect.flatMap(Store.Store, (store) => store.update(Claims, after))), History.recordState(before.status, after))
+
+/** The roster's latest webauthn_origin_change ceremony is `ceremonyId` (SignerMachine.ts `originChange` reads it). */
+export const recordOriginChange = (claim: StoredClaim, ceremonyId: string, iso: string): Effect.Effect<void, never, Store.Store> =>
+  Effect.orDie(Effect.flatMap(Store.Store, (store) => store.update(Claims, { ...claim, originChangeId: ceremonyId, updatedAt: iso })))
+
+/** An origin change completed: the roster's passkeys sign for `origin` from now on. */
+export const adoptOrigin = (claim: StoredClaim, origin: string | undefined, iso: string): Effect.Effect<void, never, Store.Store> =>
+  Effect.orDie(Effect.flatMap(Store.Store, (store) => store.update(Claims, { ...claim, webauthnOrigin: origin, updatedAt: iso })))
+
+/** A new signer of a claim's roster, invited, with its first row of history. */
+export const addSigner = (signer: StoredSigner): Effect.Effect<void, never, Store.Store> =>
+  Effect.andThen(Effect.orDie(Effect.flatMap(Store.Store, (store) => store.insert(WalletSigners, signer))), History.recordState(undefined, signer))
+
+/** Stores a move of `signer` (SignerMachine.ts), with its change of status in the history; answers the signer saved. */
+export const saveSigner = (signer: StoredSigner, next: Partial<StoredSigner>, iso: string): Effect.Effect<StoredSigner, never, Store.Store> =>
+  Effect.gen(function*() {
+    const saved: StoredSigner = { ...signer, ...next, updatedAt: iso }
+    yield* Effect.orDie((yield* Store.Store).update(WalletSigners, saved))
+    yield* History.recordState(signer.status, saved)
+    return saved
+  })
+
+/** A new ceremony waiting for an admin, with its first row of history (its expiry timer is Ceremonies.ts's). */
+export const addCeremony = (ceremony: StoredCeremony): Effect.Effect<void, never, Store.Store> =>
+  Effect.andThen(Effect.orDie(Effect.flatMap(Store.Store, (store) => store.insert(WalletCeremonies, ceremony))), History.recordState(undefined, ceremony))
+
+/**
+ * A fresh admin approval link for a waiting ceremony: its `linkVersion` bumped, so the expiry timer of the older link
+ * does nothing. Answers the ceremony reissued.
+ */
+export const reissueLink = (
+  ceremony: StoredCeremony,
+  link: Pick<StoredCeremony, "adminVerificationUrl" | "expiresAt">,
+  iso: string
+): Effect.Effect<StoredCeremony, never, Store.Store> =>
+  Effect.gen(function*() {
+    const reissued: StoredCeremony = {
+      ...ceremony,
+      adminVerificationUrl: link.adminVerificationUrl,
+      expiresAt: link.expiresAt,
+      linkVersion: ceremony.linkVersion + 1,
+      updatedAt: iso
+    }
+    yield* Effect.orDie((yield* Store.Store).update(WalletCeremonies, reissued))
+    return reissued
+  })
+
+/** The ceremony ends `status` (completed, failed or cancelled), with its change in the history; answers it closed. */
+export const closeCeremony = (ceremony: StoredCeremony, status: SignerMachine.CeremonyStatus, iso: string): Effect.Effect<StoredCeremony, never, Store.Store> =>
+  Effect.gen(function*() {
+    const closed: StoredCeremony = { ...ceremony, status, updatedAt: iso }
+    yield* Effect.orDie((yield* Store.Store).update(WalletCeremonies, closed))
+    yield* History.recordState(ceremony.status, closed)
+    return closed
+  })

@@ -48,7 +48,7 @@ export const simulateWalletMisconfigured = (caller: Auth.Caller, id: WalletId): 
     const seat = yield* store.getForUpdate(TransferSigning.SigningSeats, wallet.id)
     if (seat !== undefined) {
       // The seat empties first, so no queued transfer takes it as the others end.
-      yield* Effect.orDie(store.update(TransferSigning.SigningSeats, { ...seat, holder: null, queue: [] }))
+      yield* TransferSigning.emptySeat(seat)
       for (const id of [...(seat.holder === null ? [] : [seat.holder]), ...seat.queue]) {
         const t = yield* TransferSigning.locked(id as TransactionId)
         const signing = yield* TransferSigning.signingOf(id)

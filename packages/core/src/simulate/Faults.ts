@@ -121,7 +121,7 @@ const arm = (caller: FaultOwner, fault: Omit<FaultRow, "id" | "organizationId" |
           resolution: "Delete the endpoint's receiver fault (DELETE /v2/simulate/faults/{faultId}) before arming another."
         }))))
       if (mark && organization !== undefined && organization.sandboxFaults !== true) {
-        yield* Effect.orDie(store.update(Tenancy.Organizations, { ...organization, sandboxFaults: true }))
+        yield* Tenancy.setSandboxFaults(organization, true)
       }
       return toWire(row)
     }))
@@ -218,10 +218,7 @@ export const takeRequestFault = (caller: FaultOwner, request: FaultedRequest): E
         const organization = yield* store.getForUpdate(Tenancy.Organizations, caller.organization.id)
         // Read again under the organization's lock, which arming takes too.
         const left = (yield* scopeFaults(store, scope)).some((f) => f.target === "request")
-        if (!left && organization?.sandboxFaults === true) {
-          const { sandboxFaults: _, ...unmarked } = organization
-          yield* Effect.orDie(store.update(Tenancy.Organizations, unmarked))
-        }
+        if (!left && organization?.sandboxFaults === true) yield* Tenancy.setSandboxFaults(organization, false)
         return undefined
       }
       const found = requestFaults.find((f) => matches(f.match!, request))

@@ -44,7 +44,6 @@ export interface NewOrganization {
 
 export const createOrganization = (input: NewOrganization): Effect.Effect<Tenancy.Organization, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store.Store
     if (input.id !== undefined && !isId("org", input.id)) {
       return yield* Problem.apiError("INVALID_OID_FORMAT", "An organization id is org_ followed by 1 to 64 letters or digits.")
     }
@@ -61,7 +60,7 @@ export const createOrganization = (input: NewOrganization): Effect.Effect<Tenanc
       rateLimit: input.rateLimit,
       createdAt: yield* nowIso
     }
-    yield* store.insert(Tenancy.Organizations, organization).pipe(
+    yield* Tenancy.addOrganization(organization).pipe(
       Effect.catchTag("UniqueViolation", () => Effect.fail(Problem.apiError("CONFLICT", `Organization ${organization.id} already exists.`)))
     )
     return organization
@@ -75,14 +74,13 @@ export const getOrganization = (id: string): Effect.Effect<Tenancy.Organization,
 /** Changes an organization; the change is one transaction. */
 export const updateOrganization = (
   id: string,
-  change: Partial<Pick<Tenancy.Organization, "status" | "sandboxProvisioned" | "apiKeyCreationEnabled" | "features" | "rateLimit" | "name">>
+  change: Tenancy.OrganizationChange
 ): Effect.Effect<Tenancy.Organization, Problem.ApiError, Store.Store> =>
   Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {
       const current = yield* store.getForUpdate(Tenancy.Organizations, id)
       if (current === undefined) return yield* Problem.apiError("NOT_FOUND", `No organization ${id}.`)
-      const next: Tenancy.Organization = { ...current, ...change }
-      yield* Effect.orDie(store.update(Tenancy.Organizations, next))
+      const next = yield* Tenancy.changeOrganization(current, change)
       // Production opens: the same event an approved organization_onboarding application emits.
       if (current.status === "onboarding" && next.status === "active") {
         yield* Outbox.emitEvent({ type: "organization.activated", organizationId: id, environment: "sandbox", data: { organizationId: id, occurredAt: yield* nowIso } })
@@ -105,7 +103,6 @@ const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
 export const createUser = (input: NewUser): Effect.Effect<Tenancy.User, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store.Store
     yield* getOrganization(input.organizationId)
     if (input.id !== undefined && !isId("usr", input.id)) {
       return yield* Problem.apiError("INVALID_OID_FORMAT", "A user id is usr_ followed by 1 to 64 letters or digits.")
@@ -120,7 +117,7 @@ export const createUser = (input: NewUser): Effect.Effect<Tenancy.User, Problem.
       createdAt: yield* nowIso,
       removedAt: undefined
     }
-    yield* store.insert(Tenancy.Users, user).pipe(
+    yield* Tenancy.addUser(user).pipe(
       Effect.catchTag("UniqueViolation", (e) =>
         Effect.fail(Problem.apiError(
           e.unique === "email" ? "USER_ALREADY_BELONGS_TO_ORG" : "USER_ALREADY_EXISTS",
@@ -149,12 +146,12 @@ export const removeUser = (id: string): Effect.Effect<{ readonly revokedKeys: nu
         }
       }
       const now = yield* nowIso
-      yield* Effect.orDie(store.update(Tenancy.Users, { ...user, removedAt: now }))
+      yield* Tenancy.markRemoved(user, now)
       const keys = yield* store.page(Tenancy.ApiKeys, { order: "byCreator", partition: user.id, descending: false, backward: false, from: undefined, limit: 10_000 })
       let revokedKeys = 0
       for (const key of keys) {
         if (key.revokedAt !== undefined) continue
-        yield* Effect.orDie(store.update(Tenancy.ApiKeys, { ...key, revokedAt: now }))
+        yield* Tenancy.revokeKey(key, now)
         revokedKeys++
       }
       return { revokedKeys }
@@ -187,7 +184,6 @@ export interface CreatedApiKey {
 
 export const createApiKey = (input: NewApiKey): Effect.Effect<CreatedApiKey, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store.Store
     const organization = yield* getOrganization(input.organizationId)
     const creator = yield* getUser(input.createdBy)
     if (creator.organizationId !== organization.id) {
@@ -218,7 +214,7 @@ export const createApiKey = (input: NewApiKey): Effect.Effect<CreatedApiKey, Pro
       createdAt: yield* nowIso,
       revokedAt: undefined
     }
-    yield* store.insert(Tenancy.ApiKeys, record).pipe(
+    yield* Tenancy.addKey(record).pipe(
       Effect.catchTag("UniqueViolation", () => Effect.fail(Problem.apiError("CONFLICT", "This API key already exists.")))
     )
     return { key, record }
@@ -232,9 +228,7 @@ export const revokeApiKey = (keyOrHash: string): Effect.Effect<Tenancy.ApiKey, P
       const key = yield* store.getForUpdate(Tenancy.ApiKeys, hash)
       if (key === undefined) return yield* Problem.apiError("NOT_FOUND", "No such API key.")
       if (key.revokedAt !== undefined) return key
-      const revoked = { ...key, revokedAt: yield* nowIso }
-      yield* Effect.orDie(store.update(Tenancy.ApiKeys, revoked))
-      return revoked
+      return yield* Tenancy.revokeKey(key, yield* nowIso)
     })))
 
 export const listApiKeys = (organizationId: string): Effect.Effect<ReadonlyArray<Tenancy.ApiKey>, never, Store.Store> =>

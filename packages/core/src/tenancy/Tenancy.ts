@@ -3,8 +3,14 @@
  *
  * Every row of customer data is partitioned by organization and environment (`scopeOf`), so one organization
  * never reads another's rows, and sandbox never reads live.
+ *
+ * This module is their rows' one writer (issue 39): the operator (Operator.ts), an approval (onboarding's
+ * ApprovalEffects.ts), ops' restrictions (Restrictions.ts) and the request-fault mark (simulate/Faults.ts) change an
+ * organization, a user or a key through the writes at its end, each named for what it means, so every way such a
+ * row changes is read here.
  */
 import type { Environment, KeyAccess, OrganizationId, OrganizationStatus, UserId, UserRole } from "@fos/contract"
+import { Effect } from "effect"
 import * as Domain from "../kernel/Domain.ts"
 import * as Store from "../kernel/Store.ts"
 
@@ -91,3 +97,57 @@ export const scopeOf = (organizationId: string, environment: Environment): strin
 export const keyPrefix = (environment: Environment): string => `ck_${environment}_`
 
 export const keyPattern = /^ck_(sandbox|live)_[0-9a-f]{64}$/
+
+// --- writes: each in the caller's transaction; an update takes the row as the caller locked it -------------------
+
+/** A new organization; an id already taken is the caller's `UniqueViolation`. */
+export const addOrganization = (organization: Organization): Effect.Effect<void, Store.UniqueViolation, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) => store.insert(Organizations, organization))
+
+const saveOrganization = (organization: Organization): Effect.Effect<Organization, never, Store.Store> =>
+  Effect.as(Effect.orDie(Effect.flatMap(Store.Store, (store) => store.update(Organizations, organization))), organization)
+
+/** What the operator may change of an organization (Operator.ts `updateOrganization`). */
+export type OrganizationChange = Partial<Pick<Organization, "status" | "sandboxProvisioned" | "apiKeyCreationEnabled" | "features" | "rateLimit" | "name">>
+
+/** The operator's change of an organization; answers it as it now is. */
+export const changeOrganization = (organization: Organization, change: OrganizationChange): Effect.Effect<Organization, never, Store.Store> =>
+  saveOrganization({ ...organization, ...change })
+
+/** Its organization_onboarding application approved: the organization is active (the caller emits the event). */
+export const activate = (organization: Organization): Effect.Effect<Organization, never, Store.Store> =>
+  saveOrganization({ ...organization, status: "active" })
+
+/** The environments where ops restrict the organization now (Restrictions.ts decides them and what they emit). */
+export const setRestrictedIn = (organization: Organization, restrictedIn: ReadonlyArray<Environment>): Effect.Effect<Organization, never, Store.Store> =>
+  saveOrganization({ ...organization, restrictedIn })
+
+/**
+ * Sets or clears the mark that the organization's sandbox may hold request faults (simulate/Faults.ts): cleared, the
+ * member is gone from the row rather than false, as a row never marked has none.
+ */
+export const setSandboxFaults = (organization: Organization, marked: boolean): Effect.Effect<Organization, never, Store.Store> => {
+  if (marked) return saveOrganization({ ...organization, sandboxFaults: true })
+  const { sandboxFaults: _, ...unmarked } = organization
+  return saveOrganization(unmarked)
+}
+
+/** A new user; an id or an email already taken is the caller's `UniqueViolation` (`unique` says which). */
+export const addUser = (user: User): Effect.Effect<void, Store.UniqueViolation, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) => store.insert(Users, user))
+
+/** The user leaves the organization at `at`: the row stays (lists show it, with `removedAt`), its email free again. */
+export const markRemoved = (user: User, at: string): Effect.Effect<void, never, Store.Store> =>
+  Effect.orDie(Effect.flatMap(Store.Store, (store) => store.update(Users, { ...user, removedAt: at })))
+
+/** A new API key (its hash); a key already kept is the caller's `UniqueViolation`. */
+export const addKey = (key: ApiKey): Effect.Effect<void, Store.UniqueViolation, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) => store.insert(ApiKeys, key))
+
+/** Revokes the key at `at`; answers it revoked. */
+export const revokeKey = (key: ApiKey, at: string): Effect.Effect<ApiKey, never, Store.Store> =>
+  Effect.gen(function*() {
+    const revoked = { ...key, revokedAt: at }
+    yield* Effect.orDie((yield* Store.Store).update(ApiKeys, revoked))
+    return revoked
+  })

@@ -227,7 +227,7 @@ export const recordAttempt = (current: WebhookDelivery, attempt: AttemptResult):
     const step = stepOf(current, { type: attempt.error === null ? "succeed" : "fail" })
     if (step === undefined) return undefined
     const store = yield* Store.Store
-    if (current.timerId !== undefined) yield* store.remove(Timers.Timers, current.timerId)
+    if (current.timerId !== undefined) yield* Timers.cancel(current.timerId)
     const row: WebhookAttempt = {
       id: attempt.id,
       deliveryId: current.id,
