@@ -11,17 +11,34 @@ import type { ErrorCode, ErrorEntry } from "@fos/contract"
 import { SchemaAST, type SchemaIssue } from "effect"
 import * as Problem from "./Problem.ts"
 
+/** The members of `A` that may be `undefined`: optional on the wire, where such a member is left out. */
+type MaybeAbsent<A> = { [K in keyof A]-?: undefined extends A[K] ? K : never }[keyof A]
+
+/**
+ * What `toWire` makes of a value of type `A`, as a type: every member that may be `undefined` becomes optional and
+ * never `undefined`, all the way down. So a payload built with `toWire` is still one the compiler can check against
+ * its event's schema (`Outbox.emitEvent`).
+ */
+export type Wire<A> = A extends string | number | boolean | bigint | null | undefined ? A
+  : A extends ReadonlyArray<infer E> ? ReadonlyArray<Wire<E>>
+  // A record of unknowns says nothing a compiler could check: it stays as it is.
+  : A extends object ? string extends keyof A ? A
+  : { readonly [K in Exclude<keyof A, MaybeAbsent<A>>]: Wire<A[K]> } & { readonly [K in MaybeAbsent<A>]?: Wire<Exclude<A[K], undefined>> }
+  : A
+
 /**
  * Normalises a value for the wire: drops `undefined` members, keeps `null`, and keeps arrays as arrays.
  * Values are plain data (records, arrays, strings, numbers, booleans, null) by construction of the domain.
  */
-export const toWire = (value: unknown): unknown => {
+export const toWire = <A>(value: A): Wire<A> => normalise(value) as Wire<A>
+
+const normalise = (value: unknown): unknown => {
   if (value === null || typeof value !== "object") return value
-  if (Array.isArray(value)) return value.map(toWire)
+  if (Array.isArray(value)) return value.map(normalise)
   const out: Record<string, unknown> = {}
   for (const key in value) {
     const member = (value as Record<string, unknown>)[key]
-    if (member !== undefined) out[key] = toWire(member)
+    if (member !== undefined) out[key] = normalise(member)
   }
   return out
 }

@@ -406,6 +406,15 @@ const refusalDetail = {
   ORDER_CANCEL_IN_PROGRESS: "The order's source transfer is already sent and the order is about to end; read it or retry"
 } as const
 
+/**
+ * What OrderMachine sets with every move that emits the event reading it (a cancel's reason, a failure's code): its
+ * absence is a defect, not a payload to send.
+ */
+const setByMachine = <A>(order: StoredOrder, value: A | null, what: string): A => {
+  if (value === null) throw new Error(`order ${order.id} moved to ${order.status} without its ${what}`)
+  return value
+}
+
 /** Applies `move` to `order` (locked by the caller): the next state stored, and its event emitted. */
 export const move = (
   order: StoredOrder,
@@ -425,16 +434,16 @@ export const move = (
     if (outcome.event !== undefined) {
       const head = { orderId: moved.id, customerId: moved.customerId, clientReferenceId: moved.clientReferenceId }
       const data = outcome.event === "order.cancelled"
-        ? { ...head, reason: moved.cancellationReason, occurredAt: now }
+        ? { ...head, reason: setByMachine(moved, moved.cancellationReason, "cancellation reason"), occurredAt: now }
         : outcome.event === "order.failed"
         ? {
           ...head,
-          reasonCode: moved.reasonCode,
-          failureMessage: OrderFailureMessages[moved.reasonCode!],
+          reasonCode: setByMachine(moved, moved.reasonCode, "reason code"),
+          failureMessage: OrderFailureMessages[setByMachine(moved, moved.reasonCode, "reason code")],
           failureCode: moved.transactionFailureCode,
           occurredAt: now
         }
-        : { ...head, transactionId: moved.transactionId, ...eventData, succeededAt: now, occurredAt: now }
+        : { ...head, transactionId: setByMachine(moved, moved.transactionId, "transaction"), ...eventData, succeededAt: now, occurredAt: now }
       yield* Outbox.emitEvent({ type: outcome.event, organizationId: moved.organizationId, environment: moved.environment, data: Wire.toWire(data) })
     }
     if (moved.depositFunded && moved.status !== "pending") yield* returnLeftover(moved)
