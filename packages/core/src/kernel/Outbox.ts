@@ -162,7 +162,7 @@ type Relaxed<T> = T extends readonly [infer A, ...Array<unknown>] ? ReadonlyArra
 /**
  * The payload `emitEvent` takes for type `T` when handed `D`: a payload the compiler can see into must fit the
  * catalog's schema for `T`, so a missing, misspelt or mistyped field is a compile error. A payload it cannot see into
- * (`unknown`, which `toWire` returns, or a record of unknowns) is taken as it is; the black-box tests check those
+ * (a record of unknowns, such as the signing events' fields) is taken as it is; the black-box tests check those
  * payloads at run time, decoding every event an engine wrote with its catalog schema (`expectCatalogEvents`,
  * test/support.ts).
  */
