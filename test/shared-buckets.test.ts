@@ -1,6 +1,6 @@
 /**
  * The rate-limit buckets processes share on PostgreSQL (DATABASE_URL), as a request meets them: a key admitted before
- * has its organization's token asked for while the key is read (one round trip for both, Pipeline.ts `makeAdmit`),
+ * has its organization's token asked for while the key is read (one round trip for both, Gate.ts `makeAdmit`),
  * and what the read finds decides. A token taken for a key refused since, or from a bucket whose limit changed, goes
  * back: a client sees what one process with its buckets in memory would show.
  */

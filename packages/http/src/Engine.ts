@@ -6,28 +6,41 @@
  * webhook deliveries it sent. `layerEmbedded` is the same engine as a Layer, for hosts written with Effect. Many
  * engines can run side by side in one process; they share nothing.
  */
-import type { FanOut, Problem, WorldModel } from "@fos/core"
-import {
-  Clocks,
-  Deliveries as DeliveriesModule,
-  DeliveryWorker,
-  Engine as EngineModule,
-  MemoryStore,
-  Operator,
-  RandomStreams,
-  Seed,
-  Snapshots,
-  Store,
-  Tenancy,
-  Timers,
-  Transport
-} from "@fos/core"
-import { type Environment, parseIso, type Snapshot, toIso, type WebhookFlush } from "@fos/contract"
-import { Context, Duration, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
+import type { Transport, WorldModel } from "@fos/core"
+import { Clocks, Engine as EngineModule, MemoryStore, Operator, RandomStreams, Seed, Snapshots, Store, Timers } from "@fos/core"
+import type { Snapshot, WebhookFlush } from "@fos/contract"
+import { Context, type Duration, Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
 import { layerRoutes } from "./App.ts"
+import * as EngineTime from "./EngineTime.ts"
 import type { RequestLogger } from "./RequestLog.ts"
+import { Deliveries, type DeliveriesService, flushWebhooks, type FlushOptions, makeRecorder } from "./SentDeliveries.ts"
 import { httpTransport } from "./Transport.ts"
+
+// The engine's time and the deliveries it sent are modules of their own (EngineTime.ts, SentDeliveries.ts); the
+// package exports them from here, as it always has, and keeps what they share with this module to itself.
+export {
+  advanceBy,
+  advanceSandboxBy,
+  advanceSandboxTo,
+  advanceTo,
+  type IdleReport,
+  runSandboxUntilIdle,
+  runUntilIdle,
+  type RunUntilIdleOptions,
+  type SandboxAdvanceReport,
+  sandboxNow
+} from "./EngineTime.ts"
+export {
+  type Answer,
+  Deliveries,
+  type DeliveriesService,
+  type DeliveryAttempt,
+  flushWebhooks,
+  type FlushOptions,
+  type SentDelivery,
+  type WebhookEnvelope
+} from "./SentDeliveries.ts"
 
 // --- options -----------------------------------------------------------------------------------------------------
 
@@ -80,27 +93,6 @@ export interface CreateEngineOptions extends Omit<EngineModule.EngineOptions, "s
   readonly requestLog?: RequestLogger
 }
 
-/** The last instant a wire timestamp (four-digit year) can show; the clock never goes past it. */
-const maxInstantMs = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
-
-/** Epoch milliseconds of an instant given as ISO 8601 text with a zone, a Date, or epoch milliseconds. */
-const instantMs = (instant: string | number | Date, what: string): number => {
-  const ms = typeof instant === "string" ? parseIso(instant) : typeof instant === "number" ? instant : instant.getTime()
-  if (ms === undefined || !Number.isInteger(ms) || ms < 0 || ms > maxInstantMs) {
-    throw new RangeError(`${what}: ${String(instant)} is not an instant from 1970 to 9999 (ISO 8601 with a zone, a Date, or whole epoch milliseconds)`)
-  }
-  return ms
-}
-
-/** A length of time as Effect's `Duration` takes it ("15 minutes", "30 seconds", a number of ms, ...). */
-const durationMs = (input: Duration.Input, what: string): number => {
-  const ms = Option.map(Duration.fromInput(input), Duration.toMillis)
-  if (Option.isNone(ms) || !Number.isInteger(ms.value) || ms.value < 0) {
-    throw new RangeError(`${what}: ${JSON.stringify(input)} is not a whole, finite, non-negative number of milliseconds ("15 minutes", "30 seconds", "1 hour", 900000)`)
-  }
-  return ms.value
-}
-
 /** A seed as `fos serve --random-seed` takes it (1 to 256 visible ASCII characters), or a safe integer. */
 const randomSeedOf = (seed: string | number): string | number => {
   if (typeof seed === "number" ? !Number.isSafeInteger(seed) : !/^[\x21-\x7e]{1,256}$/.test(seed)) {
@@ -118,335 +110,8 @@ const clockOf = (clock: ClockOption | undefined, seeded: boolean): NonNullable<E
   if (clock.mode === "system") return clock
   if (clock.start !== undefined && clock.startMs !== undefined) throw new TypeError("clock: give start or startMs, not both")
   const start = clock.start ?? clock.startMs
-  return start === undefined ? unstarted : { mode: "virtual", startMs: instantMs(start, "clock.start") }
+  return start === undefined ? unstarted : { mode: "virtual", startMs: EngineTime.instantMs(start, "clock.start") }
 }
-
-// --- the deliveries the engine sent ----------------------------------------------------------------------------
-
-/** What receivers get: the event envelope. */
-export type WebhookEnvelope = ReturnType<typeof FanOut.envelopeOf>
-
-/** One delivery attempt as the engine sent it. */
-export interface DeliveryAttempt {
-  readonly deliveryId: string
-  /** The attempt's own id (wda_), sent as `x-service-delivery-id` and listed in the delivery's `attemptList`. */
-  readonly attemptId: string
-  readonly endpointId: string
-  readonly url: string
-  /** The envelope, parsed from `body`. */
-  readonly event: WebhookEnvelope
-  /** The exact bytes sent, as text: what a receiver verifies the signature over. */
-  readonly body: string
-  /** As sent, lower-case names: `x-service-signature`, `x-service-delivery-id`, `x-service-event`, ... */
-  readonly headers: Readonly<Record<string, string>>
-  /** The run of 5 attempts (1, then one more per manual retry) and the attempt's number in it (1 to 5). */
-  readonly run: number
-  readonly attempt: number
-  /** The engine's clock when it was sent (virtual time on a virtual clock). */
-  readonly sentAt: string
-}
-
-export interface SentDelivery extends DeliveryAttempt {
-  /** The receiver's status, or null when none came (no answer in time, refused, the transport failed). */
-  readonly status: number | null
-  /** Why the attempt failed without a status; null otherwise. */
-  readonly error: string | null
-}
-
-/** How the memory receiver answers an attempt: a status, or a thrown error for "no answer" (a network failure). */
-export type Answer = number | ((attempt: DeliveryAttempt) => number)
-
-export interface DeliveriesService {
-  /** Every attempt sent so far, in the order sent (answered attempts only: a send in flight shows once it ends). */
-  readonly list: () => ReadonlyArray<SentDelivery>
-  /** Memory transport: how the receiver answers from now on (200 until told otherwise). */
-  readonly answerWith: (answer: Answer) => void
-  /** Forgets what was recorded so far. */
-  readonly clear: () => void
-}
-
-/** The deliveries an engine sent, for tests and hosts; see `CreateEngineOptions.recordDeliveries`. */
-export class Deliveries extends Context.Service<Deliveries, DeliveriesService>()("fos/http/Deliveries") {}
-
-interface Recorder {
-  readonly transport: Transport.WebhookTransportService
-  readonly attach: (store: Store.StoreService, time: Timers.TimeControlService, handlers: Timers.TimerHandlers["Service"]) => DeliveriesService
-}
-
-/**
- * A transport that records what it sends, over `inner` or, when `inner` is undefined, over the memory receiver.
- * The attempt's run and number come from the delivery row (the engine's truth), read when the send starts.
- */
-const makeRecorder = (inner: Transport.WebhookTransportService | undefined, recording: boolean): Recorder => {
-  let services: { readonly store: Store.StoreService; readonly time: Timers.TimeControlService; readonly handlers: Timers.TimerHandlers["Service"] } | undefined
-  let answer: Answer = 200
-  let sends = 0
-  let sent: Array<{ readonly order: number; readonly delivery: SentDelivery }> = []
-
-  const sentAtOf = (row: { readonly organizationId: string; readonly environment: Environment } | undefined) =>
-    Effect.gen(function*() {
-      const { store, time, handlers } = services!
-      if (row === undefined) return yield* time.now
-      const clock = yield* time.clockFor(Tenancy.scopeOf(row.organizationId, row.environment)).pipe(
-        Effect.provideService(Store.Store, store),
-        Effect.provideService(Timers.TimerHandlers, handlers)
-      )
-      return clock.currentTimeMillisUnsafe()
-    })
-
-  const attemptOf = (request: Transport.DeliveryRequest) =>
-    Effect.gen(function*() {
-      if (services === undefined) return yield* Effect.die(new Error("the delivery recorder was used before its engine was built"))
-      const row = yield* services.store.get(DeliveriesModule.WebhookDeliveries, request.deliveryId)
-      const attempt: DeliveryAttempt = {
-        deliveryId: request.deliveryId,
-        attemptId: request.attemptId,
-        endpointId: row?.endpointId ?? "",
-        url: request.url,
-        event: JSON.parse(request.body) as WebhookEnvelope,
-        body: request.body,
-        headers: request.headers,
-        run: row?.run ?? 1,
-        attempt: (row?.attemptsInRun ?? 0) + 1,
-        // The clock of the delivery's scope: its sandbox's on a virtual clock (the send itself runs on real time).
-        sentAt: toIso(yield* sentAtOf(row))
-      }
-      return attempt
-    })
-
-  const receive = (attempt: DeliveryAttempt): Effect.Effect<{ readonly status: number }, Transport.TransportError> =>
-    Effect.try({
-      try: () => ({ status: typeof answer === "number" ? answer : answer(attempt) }),
-      catch: (e) => new Transport.TransportError({ message: e instanceof Error ? e.message : String(e) })
-    })
-
-  const transport: Transport.WebhookTransportService = {
-    send: (request) =>
-      Effect.gen(function*() {
-        const order = sends++
-        const attempt = yield* attemptOf(request)
-        const send = inner === undefined ? receive(attempt) : inner.send(request)
-        return yield* send.pipe(Effect.onExit((exit) =>
-          Effect.sync(() => {
-            const status = Exit.isSuccess(exit) ? exit.value.status : null
-            const error = Exit.isSuccess(exit)
-              ? null
-              : Exit.findErrorOption(exit).pipe(Option.map((e) => e.message), Option.getOrElse(() => "the send was interrupted"))
-            sent.push({ order, delivery: { ...attempt, status, error } })
-          })
-        ))
-      })
-  }
-
-  const notRecording = () => {
-    throw new Error("this engine does not record deliveries: create it with webhookTransport: \"memory\" or recordDeliveries: true")
-  }
-  return {
-    transport: recording ? transport : (inner ?? transport),
-    attach: (store, time, handlers) => {
-      services = { store, time, handlers }
-      return {
-        list: () => recording ? [...sent].sort((a, b) => a.order - b.order).map((s) => s.delivery) : notRecording(),
-        answerWith: (next) => {
-          if (inner !== undefined) throw new Error("answerWith needs the memory transport (webhookTransport: \"memory\")")
-          answer = next
-        },
-        clear: () => {
-          sent = []
-        }
-      }
-    }
-  }
-}
-
-// --- driving time --------------------------------------------------------------------------------------------
-
-const virtualOnly = (time: Timers.TimeControlService) =>
-  time.mode === "virtual"
-    ? Effect.void
-    : Effect.die(new Error("this engine runs on the system clock; create it with clock: \"virtual\" to move time"))
-
-/**
- * Virtual clock: moves time forward by `by` ("15 minutes", "30 seconds", "1 hour", or ms), firing every timer due on
- * the way: the root clock and every organization's sandbox clock, each by `by` from its own time.
- */
-export const advanceBy = (by: Duration.Input): Effect.Effect<void, never, EngineModule.EngineServices> =>
-  Effect.gen(function*() {
-    const time = yield* Timers.TimeControl
-    yield* virtualOnly(time)
-    const ms = durationMs(by, "advance")
-    if ((yield* time.now) + ms > maxInstantMs) return yield* Effect.die(new RangeError(`advance: would move the clock past ${toIso(maxInstantMs)}`))
-    // Every clock moves by `by` from its own time: a sandbox advanced on its own stays that far ahead.
-    yield* time.advanceEvery((now) => Math.min(maxInstantMs, now + ms))
-  })
-
-/** Virtual clock: moves time forward to `instant` (not before now), firing every timer due on the way. */
-export const advanceTo = (instant: string | number | Date): Effect.Effect<void, never, EngineModule.EngineServices> =>
-  Effect.gen(function*() {
-    const time = yield* Timers.TimeControl
-    yield* virtualOnly(time)
-    const target = instantMs(instant, "advanceTo")
-    const now = yield* time.now
-    if (target < now) return yield* Effect.die(new RangeError(`advanceTo: ${toIso(target)} is before the clock's time ${toIso(now)}; the clock only moves forward`))
-    yield* time.advanceTo(target)
-  })
-
-export interface RunUntilIdleOptions {
-  /**
-   * How far past the clock's time at the call it may go ("1 day" when omitted). Timers due later stay pending:
-   * idempotency retention (30 days) and anything periodic are not jumped over.
-   */
-  readonly within?: Duration.Input
-  /** The most due times it steps to (10,000 when omitted), a bound for timers that keep making new ones. */
-  readonly maxSteps?: number
-}
-
-export interface IdleReport {
-  /** The clock's time at the end: the due time of the last timer fired, or the time at the call if none was. */
-  readonly now: number
-  /** How many due times it stepped to. */
-  readonly steps: number
-  /** `idle`: no timer is left; `horizon`: the next one is due after `within`; `maxSteps`: the bound was hit. */
-  readonly stoppedBy: "idle" | "horizon" | "maxSteps"
-  /** When the next pending timer is due, if one is left. */
-  readonly nextDueMs: number | undefined
-}
-
-/** One virtual clock as `runUntilIdle` drives it: its time, its timers, and a move to a time. */
-interface DrivenClock {
-  readonly now: Effect.Effect<number, never, EngineModule.EngineServices>
-  readonly lane: Timers.TimerLane
-  readonly moveTo: (targetMs: number) => Effect.Effect<void, never, EngineModule.EngineServices>
-}
-
-const untilIdle = (clock: DrivenClock, options: RunUntilIdleOptions): Effect.Effect<IdleReport, never, EngineModule.EngineServices> =>
-  Effect.gen(function*() {
-    const start = yield* clock.now
-    const horizon = start + durationMs(options.within ?? "1 day", "runUntilIdle within")
-    const maxSteps = options.maxSteps ?? 10_000
-    const worker = yield* DeliveryWorker.DeliveryWorker
-    let steps = 0
-    while (true) {
-      // The sends in flight may schedule a retry or end their delivery's lease: the next timer is known after them.
-      yield* worker.settled()
-      const next = yield* Timers.nextTimerIn(clock.lane)
-      const report = (stoppedBy: IdleReport["stoppedBy"]) =>
-        Effect.map(clock.now, (now): IdleReport => ({ now, steps, stoppedBy, nextDueMs: next?.dueAtMs }))
-      if (next === undefined) return yield* report("idle")
-      if (next.dueAtMs > horizon) return yield* report("horizon")
-      if (steps >= maxSteps) return yield* report("maxSteps")
-      // A timer already overdue (one whose handler failed is moved a minute on) fires at the current time.
-      yield* clock.moveTo(Math.max(next.dueAtMs, yield* clock.now))
-      steps++
-    }
-  })
-
-/**
- * Virtual clock: fires what is due now and everything it leads to, stepping the clock to each next pending timer
- * in due order (so a webhook's retries at 30 s, 2 min, 15 min and 1 h all run), until no timer is left within
- * `within` or `maxSteps` due times were stepped to. The clock stops at the last timer fired, not at the horizon.
- * This is the engine's root clock, with every sandbox clock behind it (`engine.clock`); `runSandboxUntilIdle` runs
- * one organization's.
- */
-export const runUntilIdle = (options: RunUntilIdleOptions = {}): Effect.Effect<IdleReport, never, EngineModule.EngineServices> =>
-  Effect.gen(function*() {
-    const time = yield* Timers.TimeControl
-    yield* virtualOnly(time)
-    return yield* untilIdle({ now: time.now, lane: Timers.virtual, moveTo: time.advanceTo }, options)
-  })
-
-// --- one organization's sandbox clock ------------------------------------------------------------------------------
-
-/** An advance of one sandbox's clock as the embedding API reports it (the HTTP advance's report, in epoch ms). */
-export type SandboxAdvanceReport = Timers.AdvanceReport
-
-/** The sandbox scope of an organization that exists; a defect names an unknown one. */
-const sandboxOf = (organizationId: string): Effect.Effect<string, never, EngineModule.EngineServices> =>
-  Effect.flatMap(Store.Store, (store) =>
-    Effect.flatMap(store.get(Tenancy.Organizations, organizationId), (organization) =>
-      organization === undefined
-        ? Effect.die(new RangeError(`no organization ${organizationId} in this engine`))
-        : Effect.succeed(Tenancy.scopeOf(organizationId, "sandbox"))))
-
-/** An advance's refusal (another advance of the clock runs) as the error an embedder sees. */
-const orThrow = <A>(effect: Effect.Effect<A, Problem.ApiError, EngineModule.EngineServices>): Effect.Effect<A, never, EngineModule.EngineServices> =>
-  Effect.catch(effect, (error) => Effect.die(new Error(`${error.code}: ${error.detail}`)))
-
-/** The time of an organization's sandbox clock (the engine's Clock on the system clock). */
-export const sandboxNow = (organizationId: string): Effect.Effect<number, never, EngineModule.EngineServices> =>
-  Effect.gen(function*() {
-    const time = yield* Timers.TimeControl
-    const clock = yield* time.clockFor(yield* sandboxOf(organizationId))
-    return clock.currentTimeMillisUnsafe()
-  })
-
-const advanceSandbox = (organizationId: string, targetOf: (nowMs: number) => number) =>
-  Effect.gen(function*() {
-    const time = yield* Timers.TimeControl
-    yield* virtualOnly(time)
-    const scope = yield* sandboxOf(organizationId)
-    return yield* orThrow(time.advanceClock(scope, (now) => Effect.sync(() => targetOf(now))))
-  })
-
-/**
- * Virtual clock: moves one organization's sandbox clock forward by `by`, firing that sandbox's timers due on the way
- * (the HTTP advance, for that organization). Another advance of the same clock running meanwhile is an error.
- */
-export const advanceSandboxBy = (organizationId: string, by: Duration.Input): Effect.Effect<SandboxAdvanceReport, never, EngineModule.EngineServices> => {
-  const ms = durationMs(by, "advance")
-  return advanceSandbox(organizationId, (now) => {
-    if (now + ms > maxInstantMs) throw new RangeError(`advance: would move the clock past ${toIso(maxInstantMs)}`)
-    return now + ms
-  })
-}
-
-/** Virtual clock: moves one organization's sandbox clock to `instant` (not before its time). */
-export const advanceSandboxTo = (organizationId: string, instant: string | number | Date): Effect.Effect<SandboxAdvanceReport, never, EngineModule.EngineServices> => {
-  const target = instantMs(instant, "advanceTo")
-  return advanceSandbox(organizationId, (now) => {
-    if (target < now) throw new RangeError(`advanceTo: ${toIso(target)} is before the clock's time ${toIso(now)}; the clock only moves forward`)
-    return target
-  })
-}
-
-/** `runUntilIdle` on one organization's sandbox clock: its timers only. */
-export const runSandboxUntilIdle = (organizationId: string, options: RunUntilIdleOptions = {}): Effect.Effect<IdleReport, never, EngineModule.EngineServices> =>
-  Effect.gen(function*() {
-    const time = yield* Timers.TimeControl
-    yield* virtualOnly(time)
-    const scope = yield* sandboxOf(organizationId)
-    return yield* untilIdle({
-      now: sandboxNow(organizationId),
-      lane: Timers.scope(scope),
-      moveTo: (targetMs) => Effect.asVoid(orThrow(time.advanceClock(scope, (now) => Effect.succeed(Math.max(now, targetMs)))))
-    }, options)
-  })
-
-export interface FlushOptions {
-  /** One organization's deliveries (both environments unless `environment` says); every organization's if omitted. */
-  readonly organizationId?: string
-  readonly environment?: Environment
-}
-
-/**
- * Waits until every delivery whose attempt is due or in flight has had that attempt recorded, for at most about 6
- * seconds of real time (the spec's 5-second receiver limit and a second to record): what
- * `POST /sandbox/v2/simulate/webhooks/flush` does for the caller's organization. Deliveries waiting for a retry
- * later on the clock had their attempt already; advance the clock, then flush again. On a virtual clock it first
- * fires what is due at the clock's time.
- */
-export const flushWebhooks = (options: FlushOptions = {}): Effect.Effect<WebhookFlush, never, EngineModule.EngineServices> =>
-  Effect.map(
-    DeliveryWorker.flushDeliveries(
-      options.organizationId === undefined
-        ? undefined
-        : (options.environment === undefined ? (["sandbox", "live"] as const) : [options.environment]).map((environment) => ({
-          organizationId: options.organizationId!,
-          environment
-        }))
-    ),
-    (report) => ({ deliveries: report.deliveries.map(DeliveriesModule.toWire), complete: report.complete })
-  )
 
 // --- the engine as a Layer ---------------------------------------------------------------------------------------
 
@@ -501,7 +166,7 @@ export interface EngineClock {
   /** Virtual clock: moves time forward to an instant (ISO 8601 with a zone, a Date, or epoch ms). */
   readonly advanceTo: (instant: string | number | Date) => Promise<void>
   /** Virtual clock: fires everything due and everything it leads to; see `runUntilIdle`. */
-  readonly runUntilIdle: (options?: RunUntilIdleOptions) => Promise<IdleReport>
+  readonly runUntilIdle: (options?: EngineTime.RunUntilIdleOptions) => Promise<EngineTime.IdleReport>
 }
 
 export interface EngineDeliveries extends DeliveriesService {
@@ -518,11 +183,11 @@ export interface SandboxClock {
   /** The sandbox clock's time in epoch milliseconds. */
   readonly now: () => Promise<number>
   /** Virtual clock: moves this sandbox's clock forward, firing its timers due on the way; answers what it did. */
-  readonly advance: (by: Duration.Input) => Promise<SandboxAdvanceReport>
+  readonly advance: (by: Duration.Input) => Promise<EngineTime.SandboxAdvanceReport>
   /** Virtual clock: moves this sandbox's clock to an instant (ISO 8601 with a zone, a Date, or epoch ms). */
-  readonly advanceTo: (instant: string | number | Date) => Promise<SandboxAdvanceReport>
+  readonly advanceTo: (instant: string | number | Date) => Promise<EngineTime.SandboxAdvanceReport>
   /** Virtual clock: fires everything due in this sandbox and everything it leads to; see `runUntilIdle`. */
-  readonly runUntilIdle: (options?: RunUntilIdleOptions) => Promise<IdleReport>
+  readonly runUntilIdle: (options?: EngineTime.RunUntilIdleOptions) => Promise<EngineTime.IdleReport>
 }
 
 export interface Engine {
@@ -603,16 +268,16 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
     clock: {
       mode: Context.get(context, Timers.TimeControl).mode,
       now: () => run(Context.get(context, Timers.TimeControl).now),
-      advance: (by) => run(advanceBy(by)),
-      advanceTo: (instant) => run(advanceTo(instant)),
-      runUntilIdle: (runOptions) => run(runUntilIdle(runOptions))
+      advance: (by) => run(EngineTime.advanceBy(by)),
+      advanceTo: (instant) => run(EngineTime.advanceTo(instant)),
+      runUntilIdle: (runOptions) => run(EngineTime.runUntilIdle(runOptions))
     },
     clockOf: (organizationId) => ({
       mode: Context.get(context, Timers.TimeControl).mode,
-      now: () => run(sandboxNow(organizationId)),
-      advance: (by) => run(advanceSandboxBy(organizationId, by)),
-      advanceTo: (instant) => run(advanceSandboxTo(organizationId, instant)),
-      runUntilIdle: (runOptions) => run(runSandboxUntilIdle(organizationId, runOptions))
+      now: () => run(EngineTime.sandboxNow(organizationId)),
+      advance: (by) => run(EngineTime.advanceSandboxBy(organizationId, by)),
+      advanceTo: (instant) => run(EngineTime.advanceSandboxTo(organizationId, instant)),
+      runUntilIdle: (runOptions) => run(EngineTime.runSandboxUntilIdle(organizationId, runOptions))
     }),
     deliveries: { ...Context.get(context, Deliveries), flush: (flushOptions) => run(flushWebhooks(flushOptions)) },
     snapshot: (snapshotOptions) => run(Effect.flatMap(organizationOf(snapshotOptions), Snapshots.take)),

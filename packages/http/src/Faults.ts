@@ -11,6 +11,7 @@ import { Clock, Context, Duration, Effect } from "effect"
 import { HttpRouter, type HttpServerRequest, type HttpServerResponse } from "effect/http"
 import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { OpenApi } from "effect/http-api"
+import type { RequestInfo } from "./RequestInfo.ts"
 import { ServerApi } from "./ServerApi.ts"
 
 /**
@@ -88,24 +89,29 @@ const customersOf = (request: HttpServerRequest.HttpServerRequest, body: string 
 }
 
 /**
- * Runs `proceed` under the fault the request meets, if any; marks `injected` (for the request log) with the fault's
- * id when one applies. `body` is the JSON body's text (undefined on reads and uploads).
+ * What the sandbox's request faults do to a request of one endpoint (core simulate/Faults.ts): `proceed` runs under
+ * the fault the request meets, if any, and the request is marked with the fault's id (`info.injected`, for the
+ * request log) when one applies. `body` is the JSON body's text (undefined on reads and uploads).
  */
-export const underFault = <R>(
+export type RequestFaults = <R>(
   caller: Auth.Caller,
-  target: FaultTarget,
-  request: HttpServerRequest.HttpServerRequest,
+  info: RequestInfo,
   body: string | undefined,
-  injected: (faultId: string) => void,
-  proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R>,
-  dropConnection?: ConnectionDropper
-): Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R | Store.Store> =>
+  proceed: Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R>
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R | Store.Store>
+
+/**
+ * The request faults of the endpoint `target` names, settled when the server is built; `dropConnection` is how the
+ * server drops a connection, when it can.
+ */
+export const requestFaults = (target: FaultTarget, dropConnection: ConnectionDropper | undefined): RequestFaults => (caller, info, body, proceed) =>
   Effect.withFiber((fiber) => {
     const params = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext)?.params ?? {}
+    const request = info.request
     const faulted: Faults.FaultedRequest = { ...target, customerIds: customersOf(request, body, params) }
-    return Effect.flatMap(Faults.takeRequestFault(caller, faulted), (fault): Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError, R> => {
+    return Effect.flatMap(Faults.takeRequestFault(caller, faulted), (fault): typeof proceed => {
       if (fault === undefined) return proceed
-      injected(fault.id)
+      info.injected = fault.id
       const effect = fault.effect
       switch (effect.type) {
         case "problem":

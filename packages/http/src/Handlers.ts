@@ -190,7 +190,7 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
     .handle("restoreSnapshot", ({ params }) =>
       CurrentCaller.use((caller) => Snapshots.restore(caller.organization.id, params.id)).pipe(Effect.map(mutable)))
     .handle("deleteSnapshot", ({ params }) => CurrentCaller.use((caller) => Snapshots.deleteSnapshot(caller.organization.id, params.id)))
-    // The caller's clock: the request runs on it (Pipeline.ts reads it once under the virtual clock).
+    // The caller's clock: the request runs on it (Gate.ts reads it once under the virtual clock).
     .handle("clock", () =>
       Effect.gen(function*() {
         const time = yield* Timers.TimeControl

@@ -140,18 +140,24 @@ export interface StreamOptions {
   readonly after: string | undefined
 }
 
+/** An answered request of a known caller, as the edge hands it to the feed. */
+export interface AnsweredRequest {
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly method: string
+  /** The resolved path, base included, query stripped. */
+  readonly path: string
+  readonly response: HttpServerResponse.HttpServerResponse
+  /** When the request reached the edge, on the real clock's monotonic nanoseconds. */
+  readonly startedNs: bigint
+  readonly correlationId: string
+  /** The sandbox fault that shaped the answer, if one did (Faults.ts). */
+  readonly injected: string | undefined
+}
+
 export interface LiveFeedService {
   /** Records an answered request of a known caller; what the edge calls once per request. */
-  readonly record: (
-    organizationId: string,
-    environment: Environment,
-    method: string,
-    path: string,
-    response: HttpServerResponse.HttpServerResponse,
-    startedNs: bigint,
-    correlationId: string,
-    injected: string | undefined
-  ) => void
+  readonly record: (answered: AnsweredRequest) => void
   /**
    * A page of an organization's environment's recent requests, newest first, below `before` (a cursor's position:
    * a number in one process's ring, a text in the service's list); 400 INVALID_CURSOR for a position of the other kind.
@@ -245,7 +251,7 @@ export const make = (realClock: Clock.Clock, options: FeedOptions = {}): LiveFee
   }
   let recordedCount = 0
 
-  const record: LiveFeedService["record"] = (organizationId, environment, method, path, response, startedNs, correlationId, injected) => {
+  const record: LiveFeedService["record"] = ({ organizationId, environment, method, path, response, startedNs, correlationId, injected }) => {
     const recorded: Recorded = {
       seq: 0,
       endMs: realClock.currentTimeMillisUnsafe(),

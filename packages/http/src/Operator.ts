@@ -28,7 +28,8 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { checkMatch } from "./FaultHandlers.ts"
 import { LiveFeed, parseTopics, recentPage } from "./LiveFeed.ts"
-import { Edge, readJsonBody } from "./Pipeline.ts"
+import { Edge } from "./Pipeline.ts"
+import { readJsonBody } from "./Write.ts"
 
 /** The operator token, or only its SHA-256 hash (as a store keeps it, `keepOperatorToken`). */
 export type OperatorSecret = string | { readonly sha256: string }

@@ -27,7 +27,8 @@ import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } 
 import { CurrentCaller, ServerApi } from "./ServerApi.ts"
 import { handlersOf, type HandlerItem } from "./HandlerGroups.ts"
 import { compileJsonWriter } from "./JsonWriter.ts"
-import { Edge, type EndpointRun, fromSchemaError, type SchemaFailureKind } from "./Pipeline.ts"
+import { Edge } from "./Pipeline.ts"
+import { type EndpointRun, fromSchemaError, type SchemaFailureKind } from "./RequestInfo.ts"
 
 /** The status of a success schema: its `HttpApiSchema.status` annotation (on the schema, a check, or its key), else 200. */
 export const statusOf = (ast: SchemaAST.AST): number => {

@@ -32,7 +32,7 @@ const GateError = Schema.Void.pipe(Schema.decodeTo(Schema.instanceOf(Problem.Api
 /**
  * Runs authentication, rate limits, idempotency and the problem encoder around every endpoint. Handlers fail
  * with `ApiError`; the gate renders it, so it never reaches HttpApi's own error encoding. It is a declaration only,
- * for the handlers' types and the endpoints' documented problems: `Edge.gate` (Pipeline.ts) runs it, on the routes
+ * for the handlers' types and the endpoints' documented problems: `Edge.gate` (Gate.ts) runs it, on the routes
  * Router.ts builds, and no layer implements it.
  */
 export class Gate extends HttpApiMiddleware.Service<Gate, { provides: CurrentCaller }>()("fos/http/Gate", {

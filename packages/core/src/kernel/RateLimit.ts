@@ -77,7 +77,7 @@ export interface RateLimiterService {
   /**
    * Puts back a token `take` gave. Only a limiter whose takes cost a round trip has it (the shared one): a request
    * may then ask for its token while its key is read, and give it back when the key turns out not to spend from
-   * that bucket (Pipeline.ts, `makeAdmit`).
+   * that bucket (Gate.ts, `makeAdmit`).
    */
   readonly refund?: (scope: string, name: string, spec: BucketSpec) => Effect.Effect<void>
 }

@@ -1,0 +1,406 @@
+/**
+ * The edge, around every route: what happens to a request before anything is known of its caller, and to every
+ * answer on its way out. In the order a request meets it:
+ *
+ * 1. `makeBegin`: the request's `RequestInfo`: its correlation id (`Correlation`), the client's own if it is one to
+ *    echo, the environment of its base address (`/sandbox` or `/live`, which each route knows as its own), its path
+ *    as the problem's `instance`, the client's address and when it came.
+ * 2. A path that only the router's lenient reading matches is no route (`isExactPath`): the unknown route's 404.
+ * 3. A client correlation id sent but not one to echo is 400 at once (`refusesClientCorrelation`).
+ * 4. The route's work (the gate, Gate.ts, for an endpoint), in a context that holds the engine's services.
+ * 5. `recover`: a failure becomes its problem (`problemResponse`), the store out of reach 503, anything unexpected
+ *    500, never with a stack trace.
+ * 6. `finish`: the headers every answer carries; `makeLogged`: the answer recorded in the organization's recent
+ *    requests (LiveFeed.ts) and the request log.
+ *
+ * What no route matches goes to `unrouted` (a global middleware): `/healthz`, the `/docs` reference pages, the
+ * `/inspect` application, bad percent-encoding, and the unknown-route 404 (after authentication, so routes cannot be
+ * probed without a key).
+ */
+import type { Engine } from "@fos/core"
+import { IdGenerator, Problem, RandomStreams, Store, Tenancy } from "@fos/core"
+import { type Environment, toIso } from "@fos/contract"
+import { Cause, type Clock, Context, Effect, Layer, Option, Random } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { errorReferencePage } from "./Docs.ts"
+import type { Admit } from "./Gate.ts"
+import { inspectorPage } from "./Inspector.ts"
+import type { LiveFeedService } from "./LiveFeed.ts"
+import { problemTypeOf, type RequestLogger } from "./RequestLog.ts"
+import { headerOf, jsonType, pathOf, type RequestInfo, type RouteRun } from "./RequestInfo.ts"
+
+// --- correlation ids ---------------------------------------------------------------------------------------------
+
+/**
+ * Correlation ids: a random prefix and a counter, unique and cheap. Per engine; on a seeded engine per scope, with
+ * the prefix from a stream of the scope's own, so that an organization's ids follow its own requests only and a
+ * read does not move the stream its resources' ids come from.
+ */
+export interface CorrelationIds {
+  /** The next id of a request of `scope` (its organization's environment; undefined before one is known). */
+  readonly next: (scope: string | undefined) => string
+  /** Whether ids depend on the scope: the edge then draws a request's id once its caller is known. */
+  readonly perScope: boolean
+}
+
+export class Correlation extends Context.Service<Correlation, CorrelationIds>()("fos/http/Correlation") {}
+
+const correlationId = (prefix: string, counter: number) => prefix + counter.toString(16).padStart(16, "0")
+
+export const layerCorrelation: Layer.Layer<Correlation> = Layer.effect(
+  Correlation,
+  Effect.gen(function*() {
+    const streams = yield* RandomStreams.RandomStreams
+    if (streams === undefined) {
+      const prefix = yield* IdGenerator.randomHex(16)
+      let counter = 0
+      return { perScope: false, next: () => correlationId(prefix, counter++) }
+    }
+    const scopes = new Map<string, { readonly prefix: string; counter: number }>()
+    return {
+      perScope: true,
+      next: (scope) => {
+        const key = scope ?? ""
+        let ids = scopes.get(key)
+        if (ids === undefined) {
+          ids = { prefix: Effect.runSync(Effect.provideService(IdGenerator.randomHex(16), Random.Random, streams.of(`correlation:${key}`))), counter: 0 }
+          scopes.set(key, ids)
+        }
+        return correlationId(ids.prefix, ids.counter++)
+      }
+    }
+  })
+)
+
+/** The longest `x-client-correlation-id` echoed; a longer one is refused (docs/decisions.md, "Correlation ids"). */
+export const maxClientCorrelationIdLength = 128
+const visible = /^[\x21-\x7e]{1,128}$/
+const badClientCorrelationId = Problem.apiError(
+  "BAD_REQUEST",
+  `The x-client-correlation-id header must be 1 to ${maxClientCorrelationIdLength} visible ASCII characters.`
+)
+
+/** A client correlation id sent but not one to echo is refused rather than silently dropped. */
+export const refusesClientCorrelation = (request: HttpServerRequest.HttpServerRequest): boolean => {
+  const sent = headerOf(request, "x-client-correlation-id")
+  return sent !== undefined && !visible.test(sent)
+}
+
+// --- the request's beginning -------------------------------------------------------------------------------------
+
+/** The edge's `RequestInfo` of a request, for the environment of its base address (undefined: the operator's). */
+export type Begin = (request: HttpServerRequest.HttpServerRequest, environment: Environment | undefined) => RequestInfo
+
+/** `Begin` over the engine's correlation ids and the real clock, which times the request. */
+export const makeBegin = (correlation: CorrelationIds, realClock: Clock.Clock): Begin => (request, environment) => {
+  const clientHeader = headerOf(request, "x-client-correlation-id")
+  const info: RequestInfo = {
+    correlationId: correlation.perScope ? "" : correlation.next(undefined),
+    clientCorrelationId: clientHeader !== undefined && visible.test(clientHeader) ? clientHeader : undefined,
+    environment,
+    instance: pathOf(request.url),
+    clientIp: Option.getOrElse(request.remoteAddress, () => "127.0.0.1"),
+    rate: undefined,
+    organizationId: undefined,
+    clock: undefined,
+    startedNs: realClock.monotonicTimeNanosUnsafe(),
+    request,
+    injected: undefined
+  }
+  // A seeded engine draws a request's id from its organization's ids when it is first read: after authentication
+  // when there is a caller (every read of it is for the answer or the log).
+  if (correlation.perScope) {
+    let id: string | undefined
+    Object.defineProperty(info, "correlationId", {
+      get: () => (id ??= correlation.next(info.organizationId === undefined || environment === undefined ? undefined : Tenancy.scopeOf(info.organizationId, environment)))
+    })
+  }
+  return info
+}
+
+/** The base address of a path: an environment or the operator surface. */
+const baseOf = (path: string): { environment: Environment | undefined } | undefined => {
+  if (path.startsWith("/sandbox/") || path === "/sandbox") return { environment: "sandbox" }
+  if (path.startsWith("/live/") || path === "/live") return { environment: "live" }
+  if (path.startsWith("/operator/")) return { environment: undefined }
+  return undefined
+}
+
+// --- what one path is --------------------------------------------------------------------------------------------
+
+const decodable = (path: string): boolean => {
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** A parameter's segment as sent, decoded; undefined when it is not valid percent-encoding. */
+const decodedSegment = (segment: string): string | undefined => {
+  if (!segment.includes("%")) return segment
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Whether `path` (as sent, query stripped) is exactly a path of the route `pattern` (`/sandbox/v2/customers/:id`):
+ * every fixed segment equal to the pattern's, character for character (so case-sensitive, and never
+ * percent-encoded); as many segments as the pattern (no trailing or doubled slash); and each parameter's segment
+ * not empty, without `;` (a matrix parameter, which the router would cut off), and not `/`, `.` or `..` once
+ * decoded (an encoded slash, a dot segment). The router is lenient on all of these; a proxy's path filter in
+ * front of fos is not, so fos refuses them rather than answer a path the filter did not see
+ * (docs/decisions.md, "What one path is").
+ */
+export const isExactPath = (pattern: string, path: string): boolean => {
+  if (pattern === path) return true
+  if (!pattern.includes("/:")) return false
+  const want = pattern.split("/")
+  const got = path.split("/")
+  if (want.length !== got.length) return false
+  for (let i = 0; i < want.length; i++) {
+    const fixed = want[i]!
+    const sent = got[i]!
+    if (!fixed.startsWith(":")) {
+      if (sent !== fixed) return false
+      continue
+    }
+    if (sent === "" || sent.includes(";")) return false
+    const value = decodedSegment(sent)
+    if (value === undefined || value === "." || value === ".." || value.includes("/")) return false
+  }
+  return true
+}
+
+const isRouteNotFound = (e: unknown): boolean =>
+  typeof e === "object" && e !== null && (e as { reason?: { _tag?: string } }).reason?._tag === "RouteNotFound"
+
+// --- the answer --------------------------------------------------------------------------------------------------
+
+/**
+ * The origin a request was sent to (`http://host:port`): the URL an embedded engine was called with when it is
+ * absolute (a `Request` handed to the web handler, as on Bun and Deno), else the Host header and the server's
+ * protocol (Node's server); `http://localhost` when neither can be read.
+ */
+export const originOf = (request: HttpServerRequest.HttpServerRequest): string => {
+  const original = request.originalUrl
+  if (/^https?:\/\//i.test(original)) {
+    try {
+      return new URL(original).origin
+    } catch {
+      // not a URL after all: the Host header's turn
+    }
+  }
+  return Option.match(HttpServerRequest.toURL(request), { onNone: () => "http://localhost", onSome: (url) => url.origin })
+}
+
+/** A problem as its answer: `Problem.render`'s body, sent as JSON, stamped `nowMs`. */
+export const problemResponse = (error: Problem.ApiError, info: RequestInfo, nowMs: number): HttpServerResponse.HttpServerResponse => {
+  const body = Problem.render(error, {
+    instance: info.instance,
+    correlationId: info.correlationId,
+    timestamp: toIso(nowMs),
+    origin: originOf(info.request)
+  })
+  const response = HttpServerResponse.text(JSON.stringify(body), {
+    status: error.status,
+    contentType: jsonType,
+    // A 413 leaves the body unread, and the server closes the connection rather than read the rest: it says so, so
+    // that a client does not send its next request on a connection about to close (docs/decisions.md).
+    ...(error.status === 413 ? { headers: { connection: "close" } } : {})
+  })
+  return error.retryAfterSeconds === undefined ? response : HttpServerResponse.setHeader(response, "retry-after", String(error.retryAfterSeconds))
+}
+
+const internalError = Problem.apiError("INTERNAL_ERROR", "An unexpected error occurred. Give the correlationId to support.")
+
+/** How long a client is asked to wait while the store is out of reach: about one connection attempt's timeout. */
+const storeRetryAfterSeconds = 5
+const storeUnavailable = Problem.apiError("SERVICE_UNAVAILABLE", "The service cannot reach its database right now; nothing was changed. Retry shortly.", {
+  retryAfterSeconds: storeRetryAfterSeconds
+})
+
+/**
+ * An ApiError becomes its problem; the store out of reach is 503 SERVICE_UNAVAILABLE (nothing was committed, and
+ * the store reconnects by itself); anything else but an interruption (a client gone) is logged and a 500. A problem
+ * is stamped with the request's clock once known, else with `clock`, the engine's.
+ */
+export const recover = (info: RequestInfo, cause: Cause.Cause<Problem.ApiError>, clock: Clock.Clock) => {
+  const nowMs = () => (info.clock ?? clock).currentTimeMillisUnsafe()
+  const failure = Cause.findErrorOption(cause)
+  if (failure._tag === "Some") return Effect.succeed(problemResponse(failure.value, info, nowMs()))
+  if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  if (cause.reasons.some((r) => r._tag === "Die" && Store.isStoreUnavailable(r.defect))) {
+    return Effect.succeed(problemResponse(storeUnavailable, info, nowMs()))
+  }
+  return Effect.as(
+    Effect.logError("Unexpected failure", { correlationId: info.correlationId, cause: Cause.pretty(cause) }),
+    problemResponse(internalError, info, nowMs())
+  )
+}
+
+/**
+ * The headers every answer carries: correlation ids, and the rate limit once a key was accepted. As name and value
+ * pairs, which Effect's Headers take without listing an object's entries first: a third less than a record on
+ * every answer (docs/performance.md).
+ */
+export const finish = (info: RequestInfo, response: HttpServerResponse.HttpServerResponse) => {
+  const headers: Array<readonly [string, string]> = [["x-correlation-id", info.correlationId]]
+  if (info.clientCorrelationId !== undefined) headers.push(["x-client-correlation-id", info.clientCorrelationId])
+  const rate = info.rate
+  if (rate !== undefined) {
+    headers.push(["x-ratelimit-limit", String(rate.limit)], ["x-ratelimit-remaining", String(rate.remaining)], ["x-ratelimit-reset", String(rate.resetSeconds)])
+  }
+  return HttpServerResponse.setHeaders(response, headers)
+}
+
+/** Records an answered request and hands its response on unchanged. */
+export type Logged = (
+  request: HttpServerRequest.HttpServerRequest,
+  info: RequestInfo,
+  response: HttpServerResponse.HttpServerResponse
+) => HttpServerResponse.HttpServerResponse
+
+/**
+ * Records the request in its organization's recent requests (a caller once known) and sends its entry to the
+ * request log, if one is configured. Both read real time at each end of a request: the monotonic clock (one hrtime
+ * read) for its duration, and the wall clock (Date.now) at its end.
+ */
+export const makeLogged = (feed: LiveFeedService, requestLog: RequestLogger | undefined, realClock: Clock.Clock): Logged => {
+  const recorded: Logged = (request, info, response) => {
+    if (info.organizationId !== undefined && info.environment !== undefined) {
+      feed.record({
+        organizationId: info.organizationId,
+        environment: info.environment,
+        method: request.method,
+        path: info.instance,
+        response,
+        startedNs: info.startedNs,
+        correlationId: info.correlationId,
+        injected: info.injected
+      })
+    }
+    return response
+  }
+  if (requestLog === undefined) return recorded
+  return (request, info, response) => {
+    recorded(request, info, response)
+    const endNs = realClock.monotonicTimeNanosUnsafe()
+    requestLog({
+      time: toIso(realClock.currentTimeMillisUnsafe()),
+      method: request.method,
+      path: info.instance,
+      status: response.status,
+      type: problemTypeOf(response),
+      durationMs: Number(endNs - info.startedNs) / 1e6,
+      correlationId: info.correlationId,
+      organizationId: info.organizationId,
+      environment: info.environment,
+      injected: info.injected
+    })
+    return response
+  }
+}
+
+// --- the edge ----------------------------------------------------------------------------------------------------
+
+/** What the edge is made of, once per engine. */
+export interface EdgeOptions {
+  readonly correlation: CorrelationIds
+  /** The engine's clock, taken once: a server may run requests in a context of its own. */
+  readonly clock: Clock.Clock
+  /** Real time, for the request's duration and the log's time, whatever the engine's clock. */
+  readonly realClock: Clock.Clock
+  readonly feed: LiveFeedService
+  readonly requestLog: RequestLogger | undefined
+  /** The gate's authentication, which an unknown route under a base address passes before its 404. */
+  readonly admit: Admit
+  /** The `/docs` reference pages, when the engine has their files. */
+  readonly docs: ((path: string) => HttpServerResponse.HttpServerResponse | undefined) | undefined
+  readonly store: Store.StoreService
+  /** The engine's services, added for a host that serves the routes in a context of its own. */
+  readonly engineContext: Context.Context<Engine.EngineServices>
+}
+
+/** The edge of one engine: around every route, and for what no route matched. */
+export interface EdgeRoutes {
+  /** A route under the edge, for `environment` (undefined on the operator surface). */
+  readonly serve: (environment: Environment | undefined, run: RouteRun) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** The global middleware for what no route matched. */
+  readonly unrouted: (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) => Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
+}
+
+/** The edge over one engine's services: `serve` and `unrouted`, which begin, answer and record a request alike. */
+export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
+  const { clock, admit, docs, store, engineContext } = options
+  const begin = makeBegin(options.correlation, options.realClock)
+  const logged = makeLogged(options.feed, options.requestLog, options.realClock)
+  const nowMs = () => clock.currentTimeMillisUnsafe()
+
+  /**
+   * What answers a path that is no route (or only the router's lenient reading of one): `/healthz` and `/docs`
+   * are handled before; outside the base addresses it is 404 at once, and under one it is 404 after
+   * authentication, so the route table cannot be probed without a key.
+   */
+  const unknownRoute = (request: HttpServerRequest.HttpServerRequest, path: string, info: RequestInfo) => {
+    const problem = (error: Problem.ApiError) => Effect.succeed(logged(request, info, finish(info, problemResponse(error, info, nowMs()))))
+    if (baseOf(path) === undefined) return problem(Problem.apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live."))
+    const badPath = path.includes("%") && !decodable(path)
+    if (info.environment === undefined) {
+      return problem(badPath ? Problem.apiError("BAD_REQUEST", "The request path is not valid percent-encoding.") : Problem.apiError("NOT_FOUND", "No such operator route."))
+    }
+    // Under an environment's base the key is checked first, so the refusal of a path carries the rate headers.
+    const refusal = badPath ? Problem.apiError("BAD_REQUEST", "The request path is not valid percent-encoding.") : Problem.apiError("NOT_FOUND", "No such route.")
+    return Effect.catch(admit(info, undefined, false, () => Effect.fail(refusal)), problem)
+  }
+
+  const serve: EdgeRoutes["serve"] = (environment, run) =>
+    Effect.withFiber((fiber) => {
+      const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+      const path = pathOf(request.url)
+      const route = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext)?.route
+      let answered: Effect.Effect<HttpServerResponse.HttpServerResponse, never, Engine.EngineServices>
+      if (route !== undefined && !isExactPath(route.path, path)) {
+        answered = unknownRoute(request, path, begin(request, baseOf(path)?.environment))
+      } else {
+        const info = begin(request, environment)
+        answered = Effect.matchCauseEffect(refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info), {
+          onSuccess: (response) => Effect.succeed(logged(request, info, finish(info, response))),
+          onFailure: (cause) => Effect.map(recover(info, cause, clock), (response) => logged(request, info, finish(info, response)))
+        })
+      }
+      // The servers run requests in a context that holds this engine's services already (`serveEngine`, the web
+      // handler). A host that serves the routes in a context of its own gets them added here, once, for all the
+      // request does: the engine's services win over the host's, and what the request adds (its route, a
+      // transaction) is kept.
+      return Context.getOrUndefined(fiber.context, Store.Store) === store
+        ? answered as Effect.Effect<HttpServerResponse.HttpServerResponse>
+        : Effect.provideContext(answered, Context.merge(fiber.context, engineContext))
+    })
+
+  const unrouted: EdgeRoutes["unrouted"] = (httpEffect) =>
+    Effect.catchCause(httpEffect, (cause) => {
+      const failure = Cause.findErrorOption(cause)
+      if (failure._tag === "None" || !isRouteNotFound(failure.value)) return Effect.failCause(cause)
+      const request = (failure.value as { reason: { request: HttpServerRequest.HttpServerRequest } }).reason.request
+      const path = pathOf(request.url)
+      const base = baseOf(path)
+      const info = begin(request, base?.environment)
+      const done = (response: HttpServerResponse.HttpServerResponse) => logged(request, info, finish(info, response))
+      if (refusesClientCorrelation(request)) return Effect.succeed(done(problemResponse(badClientCorrelationId, info, nowMs())))
+      if (path === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
+      // The reference pages are public documentation, like the OpenAPI documents they show: no key. The error
+      // reference and the inspector (Inspector.ts, whose data needs a key) need no files, so every engine serves
+      // them.
+      const readable = request.method === "GET" || request.method === "HEAD"
+      const page = readable ? errorReferencePage(path) ?? inspectorPage(path) ?? docs?.(path) : undefined
+      if (page !== undefined) return Effect.succeed(done(page))
+      return unknownRoute(request, path, info)
+    })
+
+  return { serve, unrouted }
+}
