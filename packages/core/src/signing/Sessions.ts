@@ -29,7 +29,7 @@ import * as Settings from "./Settings.ts"
 import * as SignerMachine from "./SignerMachine.ts"
 import * as Store from "../kernel/Store.ts"
 
-interface SessionKey {
+export interface SessionKey {
   readonly id: string
   readonly keyHex: string
 }
