@@ -27,7 +27,7 @@ describe("the order state table", () => {
   })
 
   it("claims execution of a pending order before its lock passes, with no event", () => {
-    expect(OrderMachine.transition(pending, { type: "execute", nowMs: before })).toEqual({ next: executing, event: undefined })
+    expect(OrderMachine.transition(pending, { type: "execute", nowMs: before })).toEqual({ next: executing, events: [] })
   })
 
   it("refuses execution once the lock passed (ORDER_EXPIRED), of an executing or ended order (ORDER_NOT_EXECUTABLE), and of an expired one (ORDER_EXPIRED)", () => {
@@ -40,14 +40,14 @@ describe("the order state table", () => {
 
   it("executes a deposit-funded order whose funding arrived in time past its funding deadline: the sweep, not the clock, ends it", () => {
     const funded = OrderMachine.initialState(lock, true)
-    expect(OrderMachine.transition(funded, { type: "execute", nowMs: lock + 60_000 })).toEqual({ next: { ...funded, executing: true }, event: undefined })
+    expect(OrderMachine.transition(funded, { type: "execute", nowMs: lock + 60_000 })).toEqual({ next: { ...funded, executing: true }, events: [] })
   })
 
   it("cancels a pending order, executing or not, while its source transfer is not sent (reason client_cancelled)", () => {
     for (const state of [pending, executing]) {
       expect(OrderMachine.transition(state, { type: "cancel" })).toEqual({
         next: { ...state, status: "cancelled", cancellationReason: "client_cancelled" },
-        event: "order.cancelled"
+        events: ["order.cancelled"]
       })
     }
   })
@@ -63,7 +63,7 @@ describe("the order state table", () => {
   it("sweeps a pending order whose lock passed before execution was claimed into cancelled (reason expired), and nothing else", () => {
     expect(OrderMachine.transition(pending, { type: "expire", nowMs: lock })).toEqual({
       next: { ...pending, status: "cancelled", cancellationReason: "expired" },
-      event: "order.cancelled"
+      events: ["order.cancelled"]
     })
     expect(OrderMachine.transition(pending, { type: "expire", nowMs: before })).toEqual({ unchanged: true })
     for (const state of [executing, sent, succeeded, failed, cancelled, expired]) {
@@ -72,17 +72,17 @@ describe("the order state table", () => {
   })
 
   it("sends an executing order's source transfer once, then succeeds it (order.succeeded)", () => {
-    expect(OrderMachine.transition(executing, { type: "send" })).toEqual({ next: sent, event: undefined })
+    expect(OrderMachine.transition(executing, { type: "send" })).toEqual({ next: sent, events: [] })
     expect(OrderMachine.transition(sent, { type: "send" })).toEqual({ unchanged: true })
-    expect(OrderMachine.transition(sent, { type: "succeed" })).toEqual({ next: succeeded, event: "order.succeeded" })
-    expect(OrderMachine.transition(executing, { type: "succeed" })).toEqual({ next: { ...executing, status: "succeeded" }, event: "order.succeeded" })
+    expect(OrderMachine.transition(sent, { type: "succeed" })).toEqual({ next: succeeded, events: ["order.succeeded"] })
+    expect(OrderMachine.transition(executing, { type: "succeed" })).toEqual({ next: { ...executing, status: "succeeded" }, events: ["order.succeeded"] })
     expect(OrderMachine.transition(pending, { type: "succeed" })).toEqual({ unchanged: true })
     expect(OrderMachine.transition(pending, { type: "send" })).toEqual({ unchanged: true })
   })
 
   it("fails a pending order, executing or not (order.failed)", () => {
     for (const state of [pending, executing, sent]) {
-      expect(OrderMachine.transition(state, { type: "fail" })).toEqual({ next: { ...state, status: "failed" }, event: "order.failed" })
+      expect(OrderMachine.transition(state, { type: "fail" })).toEqual({ next: { ...state, status: "failed" }, events: ["order.failed"] })
     }
   })
 
@@ -109,7 +109,10 @@ describe("the order state table, walked whole", () => {
     succeed: { type: "succeed" },
     fail: { type: "fail" }
   }
-  const to = (state: OrderMachine.State, next: Partial<OrderMachine.State>, event?: OrderMachine.Event): OrderMachine.Outcome => ({ next: { ...state, ...next }, event })
+  const to = (state: OrderMachine.State, next: Partial<OrderMachine.State>, event?: OrderMachine.Event): OrderMachine.Outcome => ({
+    next: { ...state, ...next },
+    events: event === undefined ? [] : [event]
+  })
   const unchanged = { unchanged: true }
   const refused = (code: string) => ({ refused: code })
   const asCancelled = { status: "cancelled", cancellationReason: "client_cancelled" } as const

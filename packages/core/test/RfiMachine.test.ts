@@ -5,24 +5,24 @@ import * as RfiMachine from "../src/money/RfiMachine.ts"
 const statuses: ReadonlyArray<RfiStatus> = ["awaiting_response", "under_review", "resolved", "cancelled", "expired"]
 const moves: ReadonlyArray<RfiMachine.Move["type"]> = ["respond", "request_more", "reopen", "extend_deadline", "resolve", "cancel", "deadline_passed"]
 
-/** Every move the table allows, from each status: the next status and its event. */
-const table: Record<string, { readonly next: RfiStatus; readonly event: string }> = {
-  "awaiting_response respond": { next: "under_review", event: "rfi.response_submitted" },
-  "under_review respond": { next: "under_review", event: "rfi.response_submitted" },
-  "under_review request_more": { next: "awaiting_response", event: "rfi.more_info_requested" },
-  "resolved reopen": { next: "awaiting_response", event: "rfi.more_info_requested" },
-  "awaiting_response extend_deadline": { next: "awaiting_response", event: "rfi.deadline_extended" },
-  "under_review extend_deadline": { next: "under_review", event: "rfi.deadline_extended" },
-  "awaiting_response resolve": { next: "resolved", event: "rfi.resolved" },
-  "under_review resolve": { next: "resolved", event: "rfi.resolved" },
-  "awaiting_response cancel": { next: "cancelled", event: "rfi.cancelled" },
-  "under_review cancel": { next: "cancelled", event: "rfi.cancelled" },
-  "awaiting_response deadline_passed": { next: "expired", event: "rfi.cancelled" }
+/** Every move the table allows, from each status: the next status and its events. */
+const table: Record<string, { readonly next: RfiStatus; readonly events: ReadonlyArray<string> }> = {
+  "awaiting_response respond": { next: "under_review", events: ["rfi.response_submitted"] },
+  "under_review respond": { next: "under_review", events: ["rfi.response_submitted"] },
+  "under_review request_more": { next: "awaiting_response", events: ["rfi.more_info_requested"] },
+  "resolved reopen": { next: "awaiting_response", events: ["rfi.more_info_requested"] },
+  "awaiting_response extend_deadline": { next: "awaiting_response", events: ["rfi.deadline_extended"] },
+  "under_review extend_deadline": { next: "under_review", events: ["rfi.deadline_extended"] },
+  "awaiting_response resolve": { next: "resolved", events: ["rfi.resolved"] },
+  "under_review resolve": { next: "resolved", events: ["rfi.resolved"] },
+  "awaiting_response cancel": { next: "cancelled", events: ["rfi.cancelled"] },
+  "under_review cancel": { next: "cancelled", events: ["rfi.cancelled"] },
+  "awaiting_response deadline_passed": { next: "expired", events: ["rfi.cancelled"] }
 }
 
 describe("the RFI table", () => {
   it("publishes an RFI awaiting the caller's response (rfi.published), which holds its transaction while open", () => {
-    expect(RfiMachine.initialStatus).toEqual({ status: "awaiting_response", event: "rfi.published" })
+    expect(RfiMachine.initialStatus).toEqual({ status: "awaiting_response", events: ["rfi.published"] })
     expect([...RfiMachine.openStatuses]).toEqual(["awaiting_response", "under_review"])
   })
 
@@ -45,6 +45,6 @@ describe("the RFI table", () => {
 
   it("lets a deadline expire only an RFI still waiting for its answer: an answered one is left alone", () => {
     expect(RfiMachine.transition("under_review", { type: "deadline_passed" })).toEqual({ refused: "CONFLICT" })
-    expect(RfiMachine.transition("awaiting_response", { type: "deadline_passed" })).toEqual({ next: "expired", event: "rfi.cancelled" })
+    expect(RfiMachine.transition("awaiting_response", { type: "deadline_passed" })).toEqual({ next: "expired", events: ["rfi.cancelled"] })
   })
 })

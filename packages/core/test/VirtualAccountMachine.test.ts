@@ -7,7 +7,7 @@ const moves: ReadonlyArray<VirtualAccountMachine.Move> = [{ type: "activate" }, 
 /** Every move from every status, refused ones included. */
 const table: Record<VirtualAccountMachine.VirtualAccountStatus, Record<VirtualAccountMachine.Move["type"], ReturnType<typeof VirtualAccountMachine.transition>>> = {
   pending: {
-    activate: { next: "active", event: "virtual_account.activated" },
+    activate: { next: "active", events: ["virtual_account.activated"] },
     use: { refused: "VIRTUAL_ACCOUNT_NOT_ACTIVE" }
   },
   active: {
@@ -31,7 +31,7 @@ describe("the virtual account state table", () => {
 
   it("activation happens once: the account is active after it, and activating again changes nothing", () => {
     const first = VirtualAccountMachine.transition(VirtualAccountMachine.initialStatus, { type: "activate" })
-    expect(first).toEqual({ next: "active", event: "virtual_account.activated" })
+    expect(first).toEqual({ next: "active", events: ["virtual_account.activated"] })
     if (!("next" in first)) throw new Error("unreachable")
     expect(VirtualAccountMachine.transition(first.next, { type: "activate" })).toEqual({ unchanged: true })
     expect(VirtualAccountMachine.transition(first.next, { type: "use" })).toEqual({ unchanged: true })

@@ -54,12 +54,13 @@ export type Move =
   | { readonly type: "succeed" }
   | { readonly type: "fail" }
 
+/** The events a move emits, in order. */
 export type Event = "order.cancelled" | "order.succeeded" | "order.failed"
 
 export type Refusal = "ORDER_NOT_EXECUTABLE" | "ORDER_EXPIRED" | "ORDER_NOT_CANCELLABLE" | "ORDER_CANCEL_IN_PROGRESS"
 
 export type Outcome =
-  | { readonly next: State; readonly event: Event | undefined }
+  | { readonly next: State; readonly events: ReadonlyArray<Event> }
   | { readonly refused: Refusal }
   | { readonly unchanged: true }
   /** The sweep waits: it fires again later (deposit-funded order whose funding is still being checked). */
@@ -83,22 +84,22 @@ export const transition = (state: State, move: Move): Outcome => {
       if (state.status === "cancelled" && state.cancellationReason === "expired") return { refused: "ORDER_EXPIRED" }
       if (!pending || state.executing) return { refused: "ORDER_NOT_EXECUTABLE" }
       if (move.nowMs >= state.lockExpiresAtMs && !state.depositFunded) return { refused: "ORDER_EXPIRED" }
-      return { next: { ...state, executing: true }, event: undefined }
+      return { next: { ...state, executing: true }, events: [] }
     case "cancel":
       if (state.status === "cancelled") return unchanged
       if (!pending) return { refused: "ORDER_NOT_CANCELLABLE" }
       if (state.sent) return { refused: "ORDER_CANCEL_IN_PROGRESS" }
-      return { next: { ...state, status: "cancelled", cancellationReason: "client_cancelled" }, event: "order.cancelled" }
+      return { next: { ...state, status: "cancelled", cancellationReason: "client_cancelled" }, events: ["order.cancelled"] }
     case "expire":
       if (!pending || state.executing || move.nowMs < state.lockExpiresAtMs) return unchanged
       if (state.depositFunded && move.fundingBeingChecked === true) return { deferred: true }
-      return { next: { ...state, status: "cancelled", cancellationReason: "expired" }, event: "order.cancelled" }
+      return { next: { ...state, status: "cancelled", cancellationReason: "expired" }, events: ["order.cancelled"] }
     case "send":
-      return pending && state.executing && !state.sent ? { next: { ...state, sent: true }, event: undefined } : unchanged
+      return pending && state.executing && !state.sent ? { next: { ...state, sent: true }, events: [] } : unchanged
     case "succeed":
-      return pending && state.executing ? { next: { ...state, status: "succeeded" }, event: "order.succeeded" } : unchanged
+      return pending && state.executing ? { next: { ...state, status: "succeeded" }, events: ["order.succeeded"] } : unchanged
     case "fail":
-      return pending ? { next: { ...state, status: "failed" }, event: "order.failed" } : unchanged
+      return pending ? { next: { ...state, status: "failed" }, events: ["order.failed"] } : unchanged
   }
 }
 

@@ -415,7 +415,7 @@ const setByMachine = <A>(order: StoredOrder, value: A | null, what: string): A =
   return value
 }
 
-/** Applies `move` to `order` (locked by the caller): the next state stored, and its event emitted. */
+/** Applies `move` to `order` (locked by the caller): the next state stored, and its events emitted, in order. */
 export const move = (
   order: StoredOrder,
   move: OrderMachine.Move,
@@ -431,11 +431,11 @@ export const move = (
     const moved: StoredOrder = { ...order, ...outcome.next, ...extra, updatedAt: now }
     yield* Effect.orDie(store.update(Orders, moved))
     yield* History.recordState(order.status, moved)
-    if (outcome.event !== undefined) {
+    for (const event of outcome.events) {
       const head = { orderId: moved.id, customerId: moved.customerId, clientReferenceId: moved.clientReferenceId }
-      const data = outcome.event === "order.cancelled"
+      const data = event === "order.cancelled"
         ? { ...head, reason: setByMachine(moved, moved.cancellationReason, "cancellation reason"), occurredAt: now }
-        : outcome.event === "order.failed"
+        : event === "order.failed"
         ? {
           ...head,
           reasonCode: setByMachine(moved, moved.reasonCode, "reason code"),
@@ -444,7 +444,7 @@ export const move = (
           occurredAt: now
         }
         : { ...head, transactionId: setByMachine(moved, moved.transactionId, "transaction"), ...eventData, succeededAt: now, occurredAt: now }
-      yield* Outbox.emitEvent({ type: outcome.event, organizationId: moved.organizationId, environment: moved.environment, data: Wire.toWire(data) })
+      yield* Outbox.emitEvent({ type: event, organizationId: moved.organizationId, environment: moved.environment, data: Wire.toWire(data) })
     }
     if (moved.depositFunded && moved.status !== "pending") yield* returnLeftover(moved)
     return moved

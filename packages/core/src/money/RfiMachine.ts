@@ -40,10 +40,13 @@ export type Event =
 
 export type Refusal = "CONFLICT" | "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY"
 
-export type Outcome = { readonly next: RfiStatus; readonly event: Event } | { readonly refused: Refusal }
+export type Outcome = { readonly next: RfiStatus; readonly events: ReadonlyArray<Event> } | { readonly refused: Refusal }
 
 /** A published RFI: it waits for the caller's answer (rfi.published). */
-export const initialStatus = { status: "awaiting_response" as const, event: "rfi.published" as const }
+export const initialStatus: { readonly status: "awaiting_response"; readonly events: ReadonlyArray<Event> } = {
+  status: "awaiting_response",
+  events: ["rfi.published"]
+}
 
 /** The statuses in which an RFI holds its transaction (`hasRfi`). */
 export const openStatuses: ReadonlySet<RfiStatus> = new Set<RfiStatus>(["awaiting_response", "under_review"])
@@ -51,10 +54,10 @@ export const openStatuses: ReadonlySet<RfiStatus> = new Set<RfiStatus>(["awaitin
 export const transition = (status: RfiStatus, move: Move): Outcome => {
   const open = openStatuses.has(status)
   const reviewer = (allowed: boolean, next: RfiStatus, event: Event): Outcome =>
-    allowed ? { next, event } : { refused: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY" }
+    allowed ? { next, events: [event] } : { refused: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY" }
   switch (move.type) {
     case "respond":
-      return open ? { next: "under_review", event: "rfi.response_submitted" } : { refused: "CONFLICT" }
+      return open ? { next: "under_review", events: ["rfi.response_submitted"] } : { refused: "CONFLICT" }
     case "request_more":
       return reviewer(status === "under_review", "awaiting_response", "rfi.more_info_requested")
     case "reopen":
@@ -66,6 +69,6 @@ export const transition = (status: RfiStatus, move: Move): Outcome => {
     case "cancel":
       return reviewer(open, "cancelled", "rfi.cancelled")
     case "deadline_passed":
-      return status === "awaiting_response" ? { next: "expired", event: "rfi.cancelled" } : { refused: "CONFLICT" }
+      return status === "awaiting_response" ? { next: "expired", events: ["rfi.cancelled"] } : { refused: "CONFLICT" }
   }
 }

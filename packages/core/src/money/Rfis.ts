@@ -102,19 +102,21 @@ export const get = (caller: Auth.Caller, id: RfiId, forUpdate = false): Effect.E
     return found
   })
 
-const emitRfi = (rfi: StoredRfi, type: RfiMachine.Event, now: string) =>
-  Outbox.emitEvent({
-    type,
-    organizationId: rfi.organizationId,
-    environment: rfi.environment,
-    data: Wire.toWire({
-      rfiId: rfi.id,
-      customerId: rfi.customerId,
-      transactionId: rfi.transactionId,
-      ...(type === "rfi.deadline_extended" ? { deadline: rfi.deadline } : {}),
-      occurredAt: now
-    })
-  })
+/** Emits each of a move's events, in order. */
+const emitRfi = (rfi: StoredRfi, events: ReadonlyArray<RfiMachine.Event>, now: string) =>
+  Effect.forEach(events, (type) =>
+    Outbox.emitEvent({
+      type,
+      organizationId: rfi.organizationId,
+      environment: rfi.environment,
+      data: Wire.toWire({
+        rfiId: rfi.id,
+        customerId: rfi.customerId,
+        transactionId: rfi.transactionId,
+        ...(type === "rfi.deadline_extended" ? { deadline: rfi.deadline } : {}),
+        occurredAt: now
+      })
+    }), { discard: true })
 
 /** Stores a move of an RFI that was `from`, with the change of status in the sandbox's history (kernel/History.ts). */
 const save = (from: RfiStatus, rfi: StoredRfi) =>
@@ -157,7 +159,7 @@ export const publish = (caller: Auth.Caller, transactionId: TransactionId, body:
     yield* Transactions.move(transactionId, { type: "request_information" })
     yield* Transactions.setHasRfi(transactionId, true)
     yield* scheduleDeadline(rfi)
-    yield* emitRfi(rfi, RfiMachine.initialStatus.event, now)
+    yield* emitRfi(rfi, RfiMachine.initialStatus.events, now)
     return rfi
   })
 
@@ -182,7 +184,7 @@ export const respond = (caller: Auth.Caller, id: RfiId, body: RfiResponseCreate)
         yield* Transactions.move(rfi.transactionId, { type: "enter_review" })
       }
     }
-    yield* emitRfi(answered, outcome.event, now)
+    yield* emitRfi(answered, outcome.events, now)
     return answered
   })
 
@@ -230,7 +232,7 @@ export const review = (caller: Auth.Caller, id: RfiId, body: RfiReview): Effect.
         if (!ended && transaction.stage !== "awaiting_customer_action") yield* Transactions.move(rfi.transactionId, { type: "request_information" })
         yield* Transactions.setHasRfi(rfi.transactionId, true)
         if (asked.deadline !== rfi.deadline) yield* scheduleDeadline(asked)
-        yield* emitRfi(asked, outcome.event, now)
+        yield* emitRfi(asked, outcome.events, now)
         return asked
       }
       case "extend_deadline": {
@@ -243,7 +245,7 @@ export const review = (caller: Auth.Caller, id: RfiId, body: RfiReview): Effect.
         const extended: StoredRfi = { ...rfi, deadline, updatedAt: now }
         yield* save(rfi.status, extended)
         yield* scheduleDeadline(extended)
-        yield* emitRfi(extended, outcome.event, now)
+        yield* emitRfi(extended, outcome.events, now)
         return extended
       }
       case "resolve":
@@ -253,7 +255,7 @@ export const review = (caller: Auth.Caller, id: RfiId, body: RfiReview): Effect.
         const ended: StoredRfi = { ...rfi, status: outcome.next, updatedAt: now }
         yield* save(rfi.status, ended)
         yield* release(ended)
-        yield* emitRfi(ended, outcome.event, now)
+        yield* emitRfi(ended, outcome.events, now)
         return ended
       }
     }
@@ -279,7 +281,7 @@ const deadlinePassed = (payload: { readonly rfiId: RfiId; readonly deadline: str
     if (transaction !== undefined && !TransactionMachine.terminalStatuses.has(transaction.status)) {
       yield* Effect.ignore(Transactions.move(rfi.transactionId, { type: "fail" }, { failureCode: "compliance_hold" }))
     }
-    yield* emitRfi(expired, outcome.event, now)
+    yield* emitRfi(expired, outcome.events, now)
   })
 
 /** A sandbox's RFIs, and their deadlines. */

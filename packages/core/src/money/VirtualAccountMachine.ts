@@ -30,7 +30,7 @@ export type Move = { readonly type: "activate" } | { readonly type: "use" }
 export type Refusal = "VIRTUAL_ACCOUNT_NOT_ACTIVE"
 
 export type Outcome =
-  | { readonly next: VirtualAccountStatus; readonly event: "virtual_account.activated" }
+  | { readonly next: VirtualAccountStatus; readonly events: ReadonlyArray<"virtual_account.activated"> }
   | { readonly unchanged: true }
   | { readonly refused: Refusal }
 
@@ -40,7 +40,7 @@ export const initialStatus: VirtualAccountStatus = "pending"
 export const transition = (status: VirtualAccountStatus, move: Move): Outcome => {
   switch (move.type) {
     case "activate":
-      return status === "pending" ? { next: "active", event: "virtual_account.activated" } : { unchanged: true }
+      return status === "pending" ? { next: "active", events: ["virtual_account.activated"] } : { unchanged: true }
     case "use":
       return status === "active" ? { unchanged: true } : { refused: "VIRTUAL_ACCOUNT_NOT_ACTIVE" }
   }

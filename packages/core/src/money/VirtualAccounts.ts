@@ -158,19 +158,21 @@ const activate = (payload: { readonly virtualAccountId: string }) =>
       updatedAt: now
     }
     yield* Effect.orDie(store.update(VirtualAccounts, active))
-    yield* Outbox.emitEvent({
-      type: outcome.event,
-      organizationId: account.organizationId,
-      environment: account.environment,
-      data: {
-        virtualAccountId: account.id,
-        customerId: account.customerId,
-        applicationId: account.applicationId,
-        asset: active.asset,
-        depositInstructions: active.depositInstructions,
-        occurredAt: now
-      }
-    })
+    for (const type of outcome.events) {
+      yield* Outbox.emitEvent({
+        type,
+        organizationId: account.organizationId,
+        environment: account.environment,
+        data: {
+          virtualAccountId: account.id,
+          customerId: account.customerId,
+          applicationId: account.applicationId,
+          asset: active.asset,
+          depositInstructions: active.depositInstructions,
+          occurredAt: now
+        }
+      })
+    }
   })
 
 /** A customer's virtual accounts, listed under it, and their activation. */
