@@ -86,7 +86,6 @@ export const SnapshotRows = Store.table<SnapshotRow>({
   orders: { bySnapshot: { partition: (r) => r.snapshotId, sort: (r) => r.n, counted: false } }
 })
 
-
 /** The snapshots themselves are no sandbox's rows: a reset keeps them (a suite resets, then restores). */
 export const domain = Domain.make({ name: "Snapshots", keptTables: [Snapshots, SnapshotRows] })
 
