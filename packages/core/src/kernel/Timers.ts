@@ -35,9 +35,10 @@ export interface Timer {
    */
   readonly housekeeping?: true
   /**
-   * Came due in an engine with no handler for its kind (one a later fos, or a host's own handler, knows): kept,
-   * out of every lane that fires, listed as pending, and fired again by the first engine that has a handler
-   * (`resumeKept`). Never dropped: the work it stands for would be lost.
+   * Came due in an engine that cannot fire it: no handler for its kind (one a later fos, or a host's own handler,
+   * knows), or a payload its kind's schema refuses (`keptBecause`). Kept, out of every lane that fires, listed as
+   * pending, and put back by the next engine start that has a handler (`resumeKept`): a refused payload is then
+   * tried once more and kept again, which a fixed schema ends. Never dropped: the work it stands for would be lost.
    */
   readonly unhandled?: true
   /** Why it was kept, when a handler exists but its payload did not decode (`Kind.payload`). */
