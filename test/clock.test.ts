@@ -5,9 +5,7 @@
  * resumes it), one advance of a clock at a time, an advance runs to its end when its client goes away, and what an
  * advance answers.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { rmSync } from "node:fs"
 import { Clocks, Store, Tenancy, Timers } from "@fos/core"
 import { layerPgliteStore } from "@fos/sql"
 import { createEngine, type CreateEngineOptions, type Engine } from "@fos/http"

@@ -5,9 +5,7 @@
  * - a timer written before a crash fires after the restart (here: idempotency retention).
  */
 import { once } from "node:events"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { rmSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { killAllFos, type RunningFos, startFos } from "./fosProcess.ts"

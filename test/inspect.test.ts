@@ -3,9 +3,7 @@
  * before and after advances, the event log per resource and type, an account's journal with running balances, and
  * the ledger audit (clean after a payout's life; every kind of corruption written straight into the store reported).
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { rmSync } from "node:fs"
 import { Ledger, Store, Timers, Transactions } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore } from "@fos/sql"

@@ -4,9 +4,7 @@
  * events, timers, idempotency records), its organization, users and keys stay, and neither its live data nor
  * another organization's sandbox is touched.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { rmSync } from "node:fs"
 import * as core from "@fos/core"
 import { Outbox, Store, Tenancy, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"

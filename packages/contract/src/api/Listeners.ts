@@ -10,7 +10,7 @@ import { WebhookDeliveryAttemptId, WebhookEndpointId } from "../kernel/Ids.ts"
 import { ListenerCreate, ListenerPoll, ListenerPollQuery, ListenerReport, ListenerReportResult } from "../webhooks/Listeners.ts"
 import { WebhookEndpoint } from "../webhooks/Webhooks.ts"
 import { documented } from "./OpenApiDocument.ts"
-import { common, OpenWhenRestricted, OutsideTransaction, problem, SandboxOnly, withBody } from "./Policies.ts"
+import { OpenWhenRestricted, OutsideTransaction, problem, SandboxOnly, withBody } from "./Policies.ts"
 
 export const Listeners = HttpApiGroup.make("listeners")
   .add(HttpApiEndpoint.post("createListener", "/v2/simulate/webhooks/listeners", {

@@ -353,7 +353,7 @@ const dropUnusedComponents = (spec: Json): void => {
     const value = pending.pop()
     if (Array.isArray(value)) pending.push(...value)
     else if (typeof value === "object" && value !== null) {
-      for (const [key, member] of Object.entries(value)) {
+      for (const member of Object.values(value)) {
         // A `$ref`, or a discriminator's mapping to a component: both name it by its pointer.
         if (typeof member === "string" && member.startsWith("#/components/") && !reached.has(member)) {
           reached.add(member)

@@ -39,10 +39,9 @@ import {
   WalletSignerId
 } from "../kernel/Ids.ts"
 import { AssetCode, Chain, isFiat } from "../kernel/Money.ts"
-import { DecimalString, NonBlankString, UtcTimestamp } from "../kernel/Primitives.ts"
+import { NonBlankString, UtcTimestamp } from "../kernel/Primitives.ts"
 import {
   AssetAmount,
-  AssetRef,
   CancellationReasons,
   Fee,
   PayoutRail,

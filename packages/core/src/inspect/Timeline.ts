@@ -39,7 +39,6 @@ import * as Rfis from "../money/Rfis.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
 import * as Timers from "../kernel/Timers.ts"
-import * as Transactions from "../money/Transactions.ts"
 import * as TransferSigning from "../signing/TransferSigning.ts"
 
 /** The most entries one timeline answers with: the latest ones. */

@@ -18,7 +18,6 @@
  * - keys are scoped to one organization and environment;
  * - records are kept for the configured retention, then removed by a durable timer.
  */
-import { type IdempotencyPolicy } from "@fos/contract"
 import { Clock, Context, Effect, Exit, Layer, Schema } from "effect"
 import * as Domain from "./Domain.ts"
 import * as Liveness from "./Liveness.ts"

@@ -7,7 +7,7 @@
  * (webhook fan-out: a delivery per subscribed endpoint, in the same transaction) is the one subscriber of the topic
  * `EventWritten`, named in Subscriptions.ts; the outbox knows nothing of delivery.
  */
-import { Clock, Context, Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { type Environment, type EventData, type EventId, type EventType, EventTypes, toIso } from "@fos/contract"
 import * as IdGenerator from "./IdGenerator.ts"
 import * as Store from "./Store.ts"

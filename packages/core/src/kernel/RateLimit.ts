@@ -13,7 +13,6 @@
  * service admits what one process would, whatever the number of processes (docs/decisions.md, "Rate limits across
  * processes").
  */
-import { type DedicatedBucket } from "@fos/contract"
 import { Context, Deferred, Effect, Exit, Layer } from "effect"
 import * as RealClock from "./RealClock.ts"
 import type { BucketSpec, SharedBuckets } from "./SharedState.ts"
