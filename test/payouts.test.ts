@@ -254,6 +254,29 @@ describe("registered addresses", () => {
     expect((await acme.call("GET", path)).json.data).toEqual([])
     expectProblem(await acme.call("GET", `/v2/registered-addresses/${created.json.id}`), { type: "GONE", status: 410, instance: `/sandbox/v2/registered-addresses/${created.json.id}` })
   })
+
+  it("a request that breaks two rules gets the first: a recipient's details alone, then its customer, then a duplicate clientReferenceId", async () => {
+    const customerId = await onboardedCustomer()
+    const first = async (client: Client, customer: string, kind: string, body: Record<string, unknown>, type: string, status: number) =>
+      expectProblem(await client.call("POST", `/v2/customers/${customer}/${kind}`, body, idem()), { type, status, instance: `/sandbox/v2/customers/${customer}/${kind}` })
+    const badAch = { ...recipientBodies.ach, routingNumber: "021000022", clientReferenceId: "taken" }
+    const mixedCase = { chain: "base", address: "0x52908400098527886E0F7030069857D2E4169ee7", clientReferenceId: "taken" }
+    const badSolana = { chain: "solana", address: "not-an-address", clientReferenceId: "taken" }
+    expect((await acme.call("POST", `/v2/customers/${customerId}/whitelist-recipients`, { ...recipientBodies.ach, clientReferenceId: "taken" }, idem())).status).toBe(201)
+    expect((await acme.call("POST", `/v2/customers/${customerId}/registered-addresses`, { chain: "base", address: "0x52908400098527886e0f7030069857d2e4169ee7", clientReferenceId: "taken" }, idem())).status).toBe(201)
+    // The details alone, before the customer is read: an unknown customer, or another organization's.
+    for (const [client, customer] of [[acme, "cus_nobody"], [rival, customerId]] as const) {
+      await first(client, customer, "whitelist-recipients", badAch, "RECIPIENT_VALIDATION_FAILED", 422)
+      await first(client, customer, "registered-addresses", mixedCase, "INVALID_ADDRESS_FORMAT", 400)
+      await first(client, customer, "registered-addresses", badSolana, "RECIPIENT_VALIDATION_FAILED", 422)
+    }
+    // The customer before the duplicate, and the details before it too.
+    await first(acme, "cus_nobody", "whitelist-recipients", { ...recipientBodies.ach, clientReferenceId: "taken" }, "CUSTOMER_NOT_FOUND", 404)
+    await first(acme, "cus_nobody", "registered-addresses", { ...mixedCase, address: mixedCase.address.toLowerCase() }, "CUSTOMER_NOT_FOUND", 404)
+    await first(acme, customerId, "whitelist-recipients", badAch, "RECIPIENT_VALIDATION_FAILED", 422)
+    await first(acme, customerId, "registered-addresses", mixedCase, "INVALID_ADDRESS_FORMAT", 400)
+    await first(acme, customerId, "registered-addresses", { ...mixedCase, address: mixedCase.address.toLowerCase() }, "DUPLICATE_CLIENT_REFERENCE_ID", 409)
+  })
 })
 
 describe("payout requirements", () => {

@@ -509,3 +509,95 @@ describe("signer sessions (Authentication rule 10)", () => {
     })
   })
 })
+
+describe("the order of refusals", () => {
+  const claimPath = (customerId: string) => `/v2/customers/${customerId}/wallets/claim-non-custodial`
+
+  it("a request that breaks two rules gets the first: a claim's request alone, then its customer, then the customer's state, then an earlier claim", async () => {
+    const customerId = await customer()
+    await cryptoWallet(customerId)
+    const body = { chains: ["base"], roster, threshold: 2 }
+    const first = async (id: string, sent: Record<string, unknown>, type: string, status: number, client: Client = acme) =>
+      expectProblem(await client.call("POST", claimPath(id), sent, idem()), { type, status, instance: `/sandbox${claimPath(id)}` })
+    // The request alone, before the customer is read: its roster or threshold, then its chains.
+    for (const [client, id] of [[acme, "cus_nobody"], [rival, customerId]] as const) {
+      await first(id, { ...body, threshold: 0 }, "VALIDATION_ERROR", 400, client)
+      await first(id, { ...body, chains: ["stellar"] }, "NON_CUSTODIAL_SOURCE_NOT_SUPPORTED", 422, client)
+    }
+    await first(customerId, { ...body, chains: ["stellar"], threshold: 0 }, "VALIDATION_ERROR", 400)
+    // The customer's state: its jurisdiction, then a restriction, before a chain's application.
+    const ny = await acme.call("POST", "/v2/onboarding", await usaSubmission(acme, "ny-order"), idem())
+    const nyCustomer = (await acme.call("POST", `/v2/simulate/applications/${ny.json.applicationId}/decision`, { outcome: "approved" })).json.customerId as string
+    expect((await first(nyCustomer, { ...body, chains: ["ethereum"] }, "UNPROCESSABLE_ENTITY", 422)).detail).toContain("jurisdiction")
+    const restricted = await customer()
+    expect((await acme.call("POST", `/v2/simulate/customers/${restricted}/restrict`, {})).status).toBe(200)
+    expect((await first(restricted, body, "UNPROCESSABLE_ENTITY", 422)).detail).toContain("restricted")
+    // An earlier claim last: after the request alone and the chain's application.
+    expect((await claim(customerId, body)).status).toBe(202)
+    await first(customerId, { ...body, threshold: 4 }, "VALIDATION_ERROR", 400)
+    expect((await first(customerId, { ...body, chains: ["ethereum"] }, "UNPROCESSABLE_ENTITY", 422)).detail).toContain("crypto_wallet")
+    await first(customerId, body, "CONFLICT", 409)
+  })
+
+  it("a request that breaks two rules gets the first: reissuing an admin approval, the customer, then the signer of that customer, then its state", async () => {
+    const { customerId, bob } = await claimed()
+    const other = await customer()
+    const first = async (id: string, signerId: string, type: string, status: number) => {
+      const path = `/v2/customers/${id}/wallet-signers/${signerId}/reissue-admin-approval`
+      return expectProblem(await acme.call("POST", path), { type, status, instance: `/sandbox${path}` })
+    }
+    // Bob has no additional passkey waiting (409 CONFLICT on its own path).
+    await first("cus_nobody", bob, "CUSTOMER_NOT_FOUND", 404)
+    await first(other, bob, "NOT_FOUND", 404)
+    await first(customerId, bob, "CONFLICT", 409)
+  })
+
+  it("a request that breaks two rules gets the first: starting a ceremony, the session's role, then the signer of its roster, then the signer's state", async () => {
+    const { alice, bob } = await claimed()
+    const elsewhere = await claimed()
+    const start = async (token: string, walletSignerId: string, type: string, status: number) =>
+      expectProblem(await acme.call("POST", "/v2/signer/ceremonies", { type: "signer_promotion", walletSignerId }, bearer(token)), {
+        type,
+        status,
+        instance: "/sandbox/v2/signer/ceremonies"
+      })
+    // A signer's session is refused before its subject is read.
+    await start(await login(bob), "wsg_00000000000000000000000000", "INSUFFICIENT_ROLE", 403)
+    // Another roster's bob, who has one passkey (a promotion the table refuses, 422): not found before its state.
+    const aliceToken = await login(alice)
+    await start(aliceToken, elsewhere.bob, "NOT_FOUND", 404)
+    await start(aliceToken, bob, "UNPROCESSABLE_ENTITY", 422)
+  })
+
+  it("a request that breaks two rules gets the first: a signing request's approval, the session, its kind of signer, the request, the signer's roster, then its state", async () => {
+    const { customerId, bot, alice } = await claimed()
+    const elsewhere = await claimed()
+    const walletId = (await acme.call("GET", `/v2/customers/${customerId}/wallets`)).json.data.find((w: { chain: string }) => w.chain === "base").id as string
+    const deposited = await acme.call("POST", "/v2/simulate/deposits", { destination: { type: "wallet", walletId }, assetAmount: { code: "USDC", amount: "500", chain: "base" } })
+    expect(deposited.status, deposited.text).toBe(201)
+    await acme.call("POST", `/v2/simulate/transactions/${deposited.json.id}/settle`)
+    const payout = await acme.call("POST", "/v2/payouts", {
+      source: { type: "wallet", walletId },
+      destination: { type: "external_crypto", chain: "base", address: "0x52908400098527886e0f7030069857d2e4169ee7" },
+      asset: "USDC",
+      amount: "100",
+      purpose: "treasury_transfer"
+    }, idem())
+    expect(payout.status, payout.text).toBe(201)
+    await engine.clock.advance("2 seconds")
+    const [awaiting] = await events("transaction.awaiting_signature")
+    const expired = awaiting!.data.signingRequestId as string
+    // The first attempt's window closes: its request is a state conflict from now on.
+    await engine.clock.advance("15 minutes")
+    const unknown = "sr_00000000000000000000000000"
+    const first = async (id: string, headers: Record<string, string>, type: string, status: number) =>
+      expectProblem(await acme.call("POST", `/v2/signing-requests/${id}/approve`, undefined, headers), { type, status, instance: `/sandbox/v2/signing-requests/${id}/approve` })
+    // The session before anything; a passkey signer's session before the request is read.
+    await first(unknown, {}, "SIGNER_SESSION_INVALID", 401)
+    await first(unknown, bearer(await login(alice)), "FORBIDDEN", 403)
+    // The request, then the signer's roster before the request's state: another customer's machine signer.
+    await first(unknown, bearer(await login(elsewhere.bot)), "COSIGN_ACTIVITY_NOT_FOUND", 404)
+    expect((await first(expired, bearer(await login(elsewhere.bot)), "CONFLICT", 409)).detail).toBe("The signer is not in the wallet's signing pool.")
+    expect((await first(expired, bearer(await login(bot)), "CONFLICT", 409)).detail).toContain("expired")
+  })
+})

@@ -317,3 +317,51 @@ describe("rotation", () => {
     expect((await acme.call("GET", `/v2/wallets/${successor.id}`)).json).toMatchObject({ status: "retired", replacedByWalletId: again.json.id })
   })
 })
+
+describe("the order of a wallet's refusals", () => {
+  it("a request that breaks two rules gets the first: creating, the customer, then its crypto_wallet application, then a duplicate clientReferenceId", async () => {
+    const customerId = await customer()
+    await cryptoWallet(customerId)
+    expect((await createWallet(customerId, { chain: "base", clientReferenceId: "taken" })).status).toBe(201)
+    const first = async (id: string, body: Record<string, unknown>, type: string, status: number) =>
+      expectProblem(await createWallet(id, body), { type, status, instance: `/sandbox/v2/customers/${id}/wallets` })
+    // The customer before what it holds: unknown, or still onboarding, with a clientReferenceId already taken.
+    await first("cus_nobody", { chain: "base", clientReferenceId: "taken" }, "CUSTOMER_NOT_FOUND", 404)
+    await first(await customer(false), { chain: "base", clientReferenceId: "taken" }, "CUSTOMER_NOT_ONBOARDED", 422)
+    // Its crypto_wallet application for the chain before the duplicate, which the insert finds last.
+    await first(customerId, { chain: "solana", clientReferenceId: "taken" }, "UNPROCESSABLE_ENTITY", 422)
+    await first(customerId, { chain: "base", clientReferenceId: "taken" }, "DUPLICATE_CLIENT_REFERENCE_ID", 409)
+    expect(await events("wallet.created")).toHaveLength(1)
+  })
+
+  it("a request that breaks two rules gets the first: rotating, the rotation underway, then the wallet's status, then an open return, then its balance", async () => {
+    const customerId = await customer()
+    await cryptoWallet(customerId)
+    const rotate = (id: string) => acme.call("POST", `/v2/wallets/${id}/rotate`, undefined, idem())
+    const first = async (id: string, type: string, status: number) => expectProblem(await rotate(id), { type, status, instance: `/sandbox/v2/wallets/${id}/rotate` })
+    const funded = async (walletId: string) => {
+      expect((await deposit({ type: "wallet", walletId }, { code: "USDC", amount: "5", chain: "base" })).status).toBe(201)
+      await engine.clock.advance("1 minute")
+    }
+    // While a rotation lasts: the retired wallet is refused for the rotation before its status, and its successor,
+    // holding money, for the rotation before its balance.
+    const old = (await createWallet(customerId)).json
+    const successor = (await rotate(old.id)).json
+    await funded(successor.id)
+    await first(old.id, "WALLET_ROTATION_IN_PROGRESS", 409)
+    await first(successor.id, "WALLET_ROTATION_IN_PROGRESS", 409)
+    // An unsupported coin's return open from a wallet that holds money: the return (its state) before the balance (funds).
+    const held = (await createWallet(customerId)).json
+    await funded(held.id)
+    const returned = await acme.call("POST", `/v2/simulate/wallets/${held.id}/unsupported-deposits`, {
+      assetAmount: { code: "DAI", amount: "12.5", chain: "base" },
+      sender: { address: "0x8ba1f109551bd432803012645ac136ddd64dba72" }
+    })
+    expect(returned.status, returned.text).toBe(201)
+    await first(held.id, "WALLET_ROTATION_BLOCKED_RETURN", 422)
+    // Once the rotation is over, the successor's balance is what is left.
+    await engine.clock.advance("24 hours")
+    await first(old.id, "WALLET_NOT_ROTATABLE", 409)
+    await first(successor.id, "WALLET_ROTATION_BLOCKED_BALANCE", 422)
+  })
+})

@@ -311,7 +311,15 @@ export const openFunding = (
     return wallet
   })
 
-/** `POST /v2/customers/{customerId}/wallets`. */
+/**
+ * `POST /v2/customers/{customerId}/wallets`. Its refusals come in a fixed order, the precedence the spec's error
+ * table implies (docs/money.md, "The order of a wallet's refusals"); a request that breaks two rules gets the first.
+ * Nothing in the body is checked beyond the schema, so it starts with what is read:
+ * 1. the path's customer (404 CUSTOMER_NOT_FOUND, 422 CUSTOMER_NOT_ONBOARDED);
+ * 2. its approved crypto_wallet application for the chain (422 UNPROCESSABLE_ENTITY);
+ * 3. a clientReferenceId already used by another wallet (409 DUPLICATE_CLIENT_REFERENCE_ID), which the insert finds
+ *    last.
+ */
 export const create = (caller: Auth.Caller, customerId: CustomerId, body: WalletCreate): Effect.Effect<WalletWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     yield* onboardedCustomer(caller, customerId)
@@ -319,7 +327,16 @@ export const create = (caller: Auth.Caller, customerId: CustomerId, body: Wallet
     return yield* toWire(yield* open(ownerOf(caller), customerId, body.chain, body.clientReferenceId))
   })
 
-/** `POST /v2/wallets/{walletId}/rotate`: retires the wallet and answers its successor. */
+/**
+ * `POST /v2/wallets/{walletId}/rotate`: retires the wallet and answers its successor. Its refusals come in a fixed
+ * order (docs/money.md, "The order of a wallet's refusals"); a request that breaks two rules gets the first:
+ * 1. the wallet (404 WALLET_NOT_FOUND);
+ * 2. its state: a rotation it took part in still lasting (409 WALLET_ROTATION_IN_PROGRESS, before its status, so the
+ *    retired wallet answers as its successor does until the rotation ends), then its status (409
+ *    WALLET_NOT_ROTATABLE), then an unsupported coin's return open from it (422 WALLET_ROTATION_BLOCKED_RETURN);
+ * 3. its funds, last: a balance above the dust floor, or money reserved or on its way (422
+ *    WALLET_ROTATION_BLOCKED_BALANCE).
+ */
 export const rotate = (caller: Auth.Caller, id: WalletId): Effect.Effect<WalletWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const store = yield* Store.Store

@@ -136,7 +136,14 @@ export const simulatePasskeyAddition = (caller: Auth.Caller, id: WalletSignerId)
     return approvalOf(signer, ceremony)
   })
 
-/** `POST /v2/customers/{customerId}/wallet-signers/{signerId}/reissue-admin-approval`: a fresh link for the waiting passkey. */
+/**
+ * `POST /v2/customers/{customerId}/wallet-signers/{signerId}/reissue-admin-approval`: a fresh link for the waiting
+ * passkey. Its refusals come in a fixed order (docs/signing.md, "The order of a roster write's refusals"); a request
+ * that breaks two rules gets the first:
+ * 1. the path's customer (404 CUSTOMER_NOT_FOUND, 422 CUSTOMER_NOT_ONBOARDED);
+ * 2. the signer, of that customer (404 NOT_FOUND);
+ * 3. its state, the table's (409 CONFLICT when no additional passkey waits, RESOURCE_TERMINAL for a removed signer).
+ */
 export const reissueAdminApproval = (caller: Auth.Caller, customerId: CustomerId, id: WalletSignerId) =>
   Effect.gen(function*() {
     yield* Wallets.onboardedCustomer(caller, customerId)
@@ -153,7 +160,17 @@ export const reissueAdminApproval = (caller: Auth.Caller, customerId: CustomerId
     return approvalOf(signer, reissued)
   })
 
-/** `POST /v2/signer/ceremonies`: an admin of the roster (by its session) starts a promotion, demotion or removal. */
+/**
+ * `POST /v2/signer/ceremonies`: an admin of the roster (by its session) starts a promotion, demotion or removal. Its
+ * refusals come in a fixed order (docs/signing.md, "The order of a roster write's refusals"); a request that breaks
+ * two rules gets the first:
+ * 1. the session (401 SIGNER_SESSION_INVALID, the handler's `Sessions.signerOf`), then its role, known before
+ *    anything is read (403 INSUFFICIENT_ROLE);
+ * 2. the subject, a signer of the session's roster (404 NOT_FOUND);
+ * 3. the subject's state: its claim failed (409 RESOURCE_TERMINAL; a session of a failed claim's roster is invalid
+ *    already, so only a signer of another roster could reach it, and step 2 refuses that one), then the table's
+ *    refusals (422 UNPROCESSABLE_ENTITY, 409 CONFLICT, 409 RESOURCE_TERMINAL).
+ */
 export const start = (
   caller: Auth.Caller,
   admin: Roster.StoredSigner,

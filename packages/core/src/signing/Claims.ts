@@ -79,11 +79,19 @@ const rosterProblems = (body: ClaimNonCustodial): ReadonlyArray<ErrorEntry> => {
   return errors
 }
 
-/** `POST /v2/customers/{customerId}/wallets/claim-non-custodial`. */
+/**
+ * `POST /v2/customers/{customerId}/wallets/claim-non-custodial`. Its refusals come in a fixed order, the precedence
+ * the spec's error table implies (docs/signing.md, "The order of a claim's refusals"); a request that breaks two
+ * rules gets the first:
+ * 1. the request alone, before anything is read: its roster, threshold and chains (400 VALIDATION_ERROR), then a
+ *    chain where non-custodial wallets cannot sign (422 NON_CUSTODIAL_SOURCE_NOT_SUPPORTED);
+ * 2. the path's customer (404 CUSTOMER_NOT_FOUND, 422 CUSTOMER_NOT_ONBOARDED);
+ * 3. the customer's state: its jurisdiction, a restriction, then each chain's approved crypto_wallet application
+ *    (422 UNPROCESSABLE_ENTITY), then a claim of its own pending or resolved (409 CONFLICT).
+ */
 export const claimNonCustodial = (caller: Auth.Caller, customerId: CustomerId, body: ClaimNonCustodial): Effect.Effect<ClaimAccepted, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const store = yield* Store.Store
-    const customer = yield* Wallets.onboardedCustomer(caller, customerId)
     const problems = rosterProblems(body)
     if (problems.length > 0) return yield* Problem.invalidRequest(problems)
     const unsupported = body.chains.find((c) => !Wallets.nonCustodialChains.includes(c))
@@ -93,6 +101,7 @@ export const claimNonCustodial = (caller: Auth.Caller, customerId: CustomerId, b
         `Non-custodial wallets are offered on ${Wallets.nonCustodialChains.join(", ")}; not on ${unsupported}.`
       )
     }
+    const customer = yield* Wallets.onboardedCustomer(caller, customerId)
     if (!Requirements.cryptoEligible(customer)) return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "Crypto wallets are not offered in the customer's jurisdiction.")
     if (customer.status !== "active") return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "The customer is restricted; a claim cannot start.")
     for (const chain of body.chains) {

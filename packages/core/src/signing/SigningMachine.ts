@@ -100,6 +100,9 @@ export const initialState = (required: number, maxAttempts: number): State => ({
 
 const refuse = (refused: Refusal, reason: string): Outcome => ({ refused, reason })
 
+/** The refusal of a stamp or a decline from outside the pool; a signing request's decision gives it first (SigningRequests.ts). */
+export const notInPool = "The signer is not in the wallet's signing pool."
+
 const fail = (state: State, failureCode: SigningFailureCode): Outcome => ({
   next: { ...state, phase: "failed", queuePosition: null, collected: [], failureCode },
   events: ["failed"]
@@ -132,7 +135,7 @@ export const transition = (state: State, move: Move): Outcome => {
       return fail(state, "user_signature_timeout")
     case "stamp": {
       if (state.phase !== "awaiting_signature") return refuse("CONFLICT", "The transfer is not awaiting signatures.")
-      if (!move.inPool) return refuse("CONFLICT", "The signer is not in the wallet's signing pool.")
+      if (!move.inPool) return refuse("CONFLICT", notInPool)
       if (state.collected.includes(move.signerId)) return refuse("CONFLICT", "The signer already stamped this attempt.")
       const collected = [...state.collected, move.signerId]
       if (collected.length >= state.required) {
@@ -146,7 +149,7 @@ export const transition = (state: State, move: Move): Outcome => {
       return { next: { ...state, attempt: state.attempt + 1, collected: [] }, events: ["awaiting_signature"] }
     case "decline":
       if (state.phase !== "awaiting_signature") return refuse("CONFLICT", "The transfer is not awaiting signatures.")
-      if (!move.inPool) return refuse("CONFLICT", "The signer is not in the wallet's signing pool.")
+      if (!move.inPool) return refuse("CONFLICT", notInPool)
       return fail(state, "user_signature_declined")
     case "roster_changed":
       if (state.phase === "queued") return move.poolSize < state.required ? fail(state, "roster_changed") : { next: state, events: [] }

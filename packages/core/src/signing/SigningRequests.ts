@@ -12,6 +12,7 @@ import { Effect } from "effect"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Problem from "../kernel/Problem.ts"
 import type * as Roster from "./Roster.ts"
+import * as SigningMachine from "./SigningMachine.ts"
 import * as Store from "../kernel/Store.ts"
 import * as TransactionMachine from "../money/TransactionMachine.ts"
 import * as Transactions from "../money/Transactions.ts"
@@ -83,6 +84,15 @@ export const get = (caller: Auth.Caller, id: SigningRequestId): Effect.Effect<Si
  * (its transfer met its quorum, its signing failed, or its transfer ended) is 409 CONFLICT too, "state conflict" in
  * the spec's catalog: RESOURCE_TERMINAL is the catalog's code for a simulate call against a terminal entity, and
  * this is no simulate call.
+ *
+ * Its refusals come in a fixed order, the precedence the spec's error table implies (docs/signing.md, "The order of
+ * a signing request's refusals"); a request that breaks two rules gets the first:
+ * 1. the session (401 SIGNER_SESSION_INVALID, the handler's `Sessions.signerOf`), then its kind of signer, known
+ *    before anything is read: a passkey signer's (403 FORBIDDEN);
+ * 2. the request (404 COSIGN_ACTIVITY_NOT_FOUND), then the signer's roster: a signer of another roster is outside
+ *    the transfer's pool (409 CONFLICT, `SigningMachine.notInPool`), whatever the request's state;
+ * 3. the request's state: its attempt no longer the latest, its transfer's quorum met, its signing failed or its
+ *    transfer ended (409 CONFLICT), then the table's own refusals (a second stamp of the attempt, 409 CONFLICT).
  */
 export const decide = (
   caller: Auth.Caller,
@@ -91,12 +101,15 @@ export const decide = (
   decision: TransferSigning.SignerDecision
 ): Effect.Effect<SigningRequestWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const row = yield* requestOf(caller, id)
     if (signer.credentialType !== "api_key") {
       return yield* Problem.apiError("FORBIDDEN", "A passkey signer signs at the transfer's verificationUrl; signing requests are for machine signers.")
     }
+    const row = yield* requestOf(caller, id)
     const t = yield* Transactions.get(caller, row.transactionId, true)
     const signing = yield* TransferSigning.signingOf(t.id)
+    // The table refuses a signer outside the pool too (TransferSigning.decideStamp), but only after the checks of
+    // the request's state below: asked here, a signer of another roster gets the same answer whatever that state is.
+    if (signing !== undefined && signer.claimId !== signing.claimId) return yield* Problem.apiError("CONFLICT", SigningMachine.notInPool)
     if (!ofCurrentSigning(row, signing)) return yield* alreadyDecided("its transfer met its quorum")
     if (signing !== undefined && signing.state.attempt !== row.attempt && !TransactionMachine.terminalStatuses.has(t.status)) {
       return yield* Problem.apiError("CONFLICT", `The request's attempt ${row.attempt} expired; the transfer's signing is at attempt ${signing.state.attempt}.`)
