@@ -317,6 +317,16 @@ describe("POST /v2/documents refusals (nothing is ever kept)", () => {
     expect(p.errors).toEqual([{ pointer: "/file", detail: "is required" }, { pointer: "/type", detail: "is required" }])
   })
 
+  it("a request that breaks two rules gets the first: the file's size, then the form, then the customer", async () => {
+    const unknownCustomer = { name: "customerId", value: "cus_nobody" }
+    // The form, before the customer it names.
+    expectFormError(await upload([filePart(pdf()), { name: "type", value: "selfie" }, unknownCustomer]), "type")
+    expectFormError(await upload([filePart(exe(), "application/pdf", "invoice.pdf"), { name: "type", value: "passport" }, unknownCustomer]), "file")
+    // The size, while the body is read, before the form and the customer.
+    const large = await upload([{ name: "type", value: "selfie" }, unknownCustomer, filePart(pdf(maxDocumentBytes + 1))])
+    expect(expectProblem(large, { type: "FILE_TOO_LARGE", status: 413, instance: path }).field).toBe("file")
+  })
+
   it("garbage, truncated or malformed multipart: a 4xx problem, never a 500", async () => {
     const ct = "multipart/form-data; boundary=fosTestBoundary0"
     const good = formBody([{ name: "type", value: "passport" }, filePart(pdf())])

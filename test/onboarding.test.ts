@@ -351,6 +351,38 @@ describe("POST /v2/onboarding", () => {
     expectProblem(second, { type: "CONFLICT", status: 409, instance: "/sandbox/v2/onboarding" })
   })
 
+  it("a request that breaks two rules gets the first: the request alone, then the documents, then completeness, then the references taken", async () => {
+    const docs = await deuDocuments(acme)
+    const body = (overrides: Record<string, unknown>) => deuSubmission(docs, overrides)
+    const first = async (sent: unknown, type: string, status: number) => {
+      // The application-submit bucket (5/s, burst 10) refills between requests.
+      await advance(1)
+      expectProblem(await acme.call("POST", "/v2/onboarding", sent, idem()), { type, status, instance: "/sandbox/v2/onboarding" })
+    }
+    const person = body({}).ownership.persons[0]
+    const twice = { ownership: { persons: [person, person] } }
+    const unknownDocument = { documentIds: [docs.register, "doc_missing1", docs.articles] }
+    const incomplete = { businessInfo: { legalName: "Acme GmbH" } }
+    // The request alone, before anything is read: its members, the country and its classification, the
+    // house-account rules.
+    await first(body({ ...twice, country: "FRA" }), "VALIDATION_ERROR", 400)
+    await first(body({ ...unknownDocument, country: "FRA" }), "APPLICATION_COUNTRY_NOT_SUPPORTED", 409)
+    await first(body({ clientReferenceId: "house-account", companyClassification: { legalStructure: "llc", primaryIndustry: "software" } }), "INVALID_LEGAL_STRUCTURE", 400)
+    const individual = { country: "DEU", customerType: "individual", individual: { firstName: "Erika", documentIds: ["doc_missing1"] } }
+    await first({ ...individual, houseAccount: true }, "HOUSE_ACCOUNT_BUSINESS_ONLY", 409)
+    await first(body({ ...unknownDocument, clientReferenceId: "house-account" }), "SANDBOX_HOUSE_ACCOUNT_RESERVED_REFERENCE", 409)
+    // The documents, before the requirements their types fill.
+    await first(body({ ...unknownDocument, ...incomplete }), "DOCUMENT_IDS_NOT_FOUND", 400)
+    // The requirements, before the references other applications hold.
+    await submit()
+    await first(body(incomplete), "ONBOARDING_NOT_READY", 422)
+    // A clientReferenceId taken, before the house account taken.
+    await advance(1)
+    expect((await acme.call("POST", "/v2/onboarding", body({ clientReferenceId: "house-account", houseAccount: true }), idem())).status).toBe(201)
+    await first(body({ houseAccount: true }), "DUPLICATE_CLIENT_REFERENCE_ID", 409)
+    expect(await events()).toEqual([])
+  })
+
   it("onboards an individual", async () => {
     const passport = await acme.upload("passport")
     const r = await acme.call("POST", "/v2/onboarding", {
@@ -560,6 +592,24 @@ describe("persons", () => {
     })
     await decide(acme, app.applicationId, { outcome: "approved" })
     expectProblem(await acme.call("POST", path), { type: "APPLICATION_INVALID_STATUS", status: 409, instance: `/sandbox${path}` })
+  })
+
+  it("a request that breaks two rules gets the first: the application, then the person, then the application's state", async () => {
+    const cancelling = await submit()
+    const cancel = await acme.call("POST", `/v2/applications/${cancelling.applicationId}/cancel`, undefined, idem())
+    expect(cancel.status, cancel.text).toBe(202)
+    const decided = await submit(acme, { clientReferenceId: "decided" })
+    await decide(acme, decided.applicationId, { outcome: "approved" })
+    const first = async (client: Client, id: string, referenceId: string, type: string, status: number) => {
+      const path = `/v2/applications/${id}/persons/${referenceId}/idv-link`
+      expectProblem(await client.call("POST", path), { type, status, instance: `/sandbox${path}` })
+    }
+    // Another organization's application, whatever its persons and state.
+    await first(rival, cancelling.applicationId, "nobody", "APPLICATION_NOT_FOUND", 404)
+    // A person the application does not have, before the application's state.
+    await first(acme, cancelling.applicationId, "nobody", "APPLICATION_PERSON_NOT_FOUND", 404)
+    await first(acme, decided.applicationId, "nobody", "APPLICATION_PERSON_NOT_FOUND", 404)
+    expect(await events("idv_link.created")).toEqual([])
   })
 
   it("reads one sensitive field at a time; an empty one is APPLICATION_PERSON_FIELD_EMPTY", async () => {
@@ -775,6 +825,36 @@ describe("customer updates", () => {
   })
 })
 
+describe("customer updates: the order of their refusals", () => {
+  it("a request that breaks two rules gets the first: the request alone, the customer, the members its type rules out, the documents, then the reference taken", async () => {
+    const customerId = await onboardedCustomer()
+    const pending = (await submit(acme, { clientReferenceId: "pending" })).customerId as string
+    const first = async (id: string, body: Record<string, unknown>, type: string, status: number) => {
+      // The application-submit bucket (5/s, burst 10) refills between requests.
+      await advance(1)
+      const path = `/v2/customers/${id}/updates`
+      expectProblem(await acme.call("POST", path, body, idem()), { type, status, instance: `/sandbox${path}` })
+    }
+    const person = { referenceId: "ubo-2", roles: ["owner"], firstName: "Max" }
+    const twice = { ownership: { persons: [person, person] } }
+    const unknownDocument = { documentIds: ["doc_missing1"] }
+    // The request alone, before the customer is read.
+    await first("cus_nothere", twice, "VALIDATION_ERROR", 400)
+    await first(pending, twice, "VALIDATION_ERROR", 400)
+    // The customer, before the members its type rules out and the documents.
+    await first("cus_nothere", { individual: { firstName: "Erika" }, ...unknownDocument }, "CUSTOMER_NOT_FOUND", 404)
+    await first(pending, { individual: { firstName: "Erika" }, ...unknownDocument }, "CUSTOMER_NOT_ONBOARDED", 422)
+    // The members a business does not take, before the documents.
+    await first(customerId, { individual: { firstName: "Erika" }, ...unknownDocument }, "VALIDATION_ERROR", 400)
+    // The documents, before the reference another update holds.
+    await advance(1)
+    const held = await acme.call("POST", `/v2/customers/${customerId}/updates`, { businessInfo: { legalName: "Acme Holding GmbH" }, clientReferenceId: "update-1" }, idem())
+    expect(held.status, held.text).toBe(201)
+    await first(customerId, { ...unknownDocument, clientReferenceId: "update-1" }, "DOCUMENT_IDS_NOT_FOUND", 400)
+    await first(customerId, { businessInfo: { legalName: "Acme AG" }, clientReferenceId: "update-1" }, "DUPLICATE_CLIENT_REFERENCE_ID", 409)
+  })
+})
+
 describe("customer restrictions", () => {
   it("an account restriction emits customer.restricted without reason or type; monitoring emits nothing", async () => {
     const customerId = await onboardedCustomer()
@@ -910,6 +990,40 @@ describe("feature applications", () => {
   })
 })
 
+describe("feature applications: the order of their refusals", () => {
+  it("a request that breaks two rules gets the first: the request alone, the customer, its state, what it is offered, then the reference taken", async () => {
+    const customerId = await onboardedCustomer()
+    const restricted = await onboardedCustomer({ clientReferenceId: "restricted" })
+    expect((await acme.call("POST", `/v2/simulate/customers/${restricted}/restrict`, {})).json.status).toBe("restricted")
+    // New York: no crypto wallets, and no provider holds GBP accounts for a US customer.
+    const ny = await acme.call("POST", "/v2/onboarding", await usaSubmission(acme, "ny"), idem())
+    expect(ny.status, ny.text).toBe(201)
+    await decide(acme, ny.json.applicationId, { outcome: "approved" })
+    const newYork = ny.json.customerId as string
+    const first = async (id: string, body: Record<string, unknown>, type: string, status: number) => {
+      const path = `/v2/customers/${id}/features`
+      expectProblem(await acme.call("POST", path, body, idem()), { type, status, instance: `/sandbox${path}` })
+    }
+    // The request alone, before the customer is read: a chain on a virtual account, a crypto asset or chain not offered.
+    await first("cus_nothere", { type: "virtual_account", asset: { code: "EUR", chain: "base" } }, "VALIDATION_ERROR", 400)
+    await first(restricted, { type: "crypto_wallet", asset: { code: "EUR" } }, "VALIDATION_ERROR", 400)
+    await first(newYork, { type: "crypto_wallet", asset: { code: "USDC", chain: "tron" } }, "VALIDATION_ERROR", 400)
+    // The customer, before what it is offered (a currency's detail names the customer's currencies).
+    await first("cus_nothere", { type: "virtual_account", asset: { code: "BRL" } }, "CUSTOMER_NOT_FOUND", 404)
+    // Its state, before what it is offered and the reference taken.
+    await first(restricted, { type: "virtual_account", asset: { code: "BRL" } }, "UNPROCESSABLE_ENTITY", 422)
+    const held = await acme.call("POST", `/v2/customers/${customerId}/features`, { type: "virtual_account", asset: { code: "EUR" }, clientReferenceId: "va-1" }, idem())
+    expect(held.status, held.text).toBe(201)
+    await first(restricted, { type: "virtual_account", asset: { code: "EUR" }, clientReferenceId: "va-1" }, "UNPROCESSABLE_ENTITY", 422)
+    // What it is offered, before the reference taken.
+    await first(newYork, { type: "virtual_account", asset: { code: "GBP" }, clientReferenceId: "va-1" }, "NO_ELIGIBLE_PROVIDER", 422)
+    const wallet = await acme.call("POST", `/v2/customers/${customerId}/features`, { type: "crypto_wallet", asset: { code: "USDC", chain: "base" }, clientReferenceId: "cw-1" }, idem())
+    expect(wallet.status, wallet.text).toBe(201)
+    await first(newYork, { type: "crypto_wallet", asset: { code: "USDC", chain: "base" }, clientReferenceId: "cw-1" }, "UNPROCESSABLE_ENTITY", 422)
+    await first(newYork, { type: "virtual_account", asset: { code: "EUR" }, clientReferenceId: "va-1" }, "DUPLICATE_CLIENT_REFERENCE_ID", 409)
+  })
+})
+
 // --- the organization -----------------------------------------------------------------------------------------------
 
 describe("organization onboarding", () => {
@@ -948,6 +1062,30 @@ describe("organization onboarding", () => {
     expect(activated!.data).toEqual({ organizationId: "org_newco", occurredAt: new Date(await engine.clock.now()).toISOString() })
     expect((await newcoLive().call("GET", "/v2/customers")).status).toBe(200)
     expectProblem(await submitOrganization(client), { type: "APPLICATION_INVALID_STATUS", status: 409, instance: "/sandbox/v2/organization/onboarding" })
+  })
+
+  it("a request that breaks two rules gets the first: the request alone, the documents, completeness, then the organization's state", async () => {
+    const client = newco()
+    // newco has an application under review; acme is active: both refuse a submission for their state, last.
+    expect((await submitOrganization(client)).status).toBe(201)
+    const docs = await deuDocuments(client)
+    const { clientReferenceId: _, ...good } = deuSubmission(docs)
+    const first = async (c: Client, body: unknown, type: string, status: number) => {
+      // The application-submit bucket (5/s, burst 10) refills between requests.
+      await advance(1)
+      expectProblem(await c.call("POST", "/v2/organization/onboarding", body, idem()), { type, status, instance: "/sandbox/v2/organization/onboarding" })
+    }
+    const person = good.ownership.persons[0]
+    // The request alone, before anything is read: its persons' references, the country and its classification.
+    await first(client, { ...good, ownership: { persons: [person, person] } }, "VALIDATION_ERROR", 400)
+    await first(acme, { country: "DEU", ownership: { persons: [person, person] } }, "VALIDATION_ERROR", 400)
+    await first(client, { ...good, country: "FRA" }, "APPLICATION_COUNTRY_NOT_SUPPORTED", 409)
+    await first(client, { ...good, companyClassification: { legalStructure: "llc", primaryIndustry: "software" } }, "INVALID_LEGAL_STRUCTURE", 400)
+    // The documents, then the requirements, before the organization's state.
+    await first(client, { ...good, documentIds: ["doc_missing1"] }, "DOCUMENT_IDS_NOT_FOUND", 400)
+    await first(client, { ...good, businessInfo: { legalName: "Newco GmbH" } }, "ONBOARDING_NOT_READY", 422)
+    await first(acme, { country: "DEU", businessInfo: { legalName: "Acme GmbH" } }, "ONBOARDING_NOT_READY", 422)
+    await first(client, good, "APPLICATION_INVALID_STATUS", 409)
   })
 
   it("a final rejection opens no draft and refuses resubmission", async () => {

@@ -24,7 +24,12 @@ import * as Timers from "../kernel/Timers.ts"
 /** A requested cancel's completion, `cancelDelayMs` after the request. */
 export const cancelTimer = Timers.kind("application.cancel", Schema.Struct({ applicationId: Schema.String }), "applicationId")
 
-/** `POST /v2/applications/{id}/cancel`: starts a cancellation, which completes on the clock. */
+/**
+ * `POST /v2/applications/{id}/cancel`: starts a cancellation, which completes on the clock. A request breaks one rule
+ * at most, so its refusals have no order to keep (docs/onboarding.md, "The order of the other writes' refusals"): an
+ * application the caller cannot see is 404 APPLICATION_NOT_FOUND, and one it can has a single state, which the table
+ * refuses with one code (409 APPLICATION_ALREADY_DECIDED, CANCEL_IN_PROGRESS or APPLICATION_INVALID_STATUS).
+ */
 export const requestCancel = (caller: Auth.Caller, id: ApplicationId): Effect.Effect<ApplicationWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const application = yield* Applications.get(caller, id, true)

@@ -219,7 +219,12 @@ export const checkUploadForm = (parts: ReadonlyArray<FormPart>): Effect.Effect<D
 
 /**
  * Keeps an uploaded document: checks the form, the customer it names (CUSTOMER_NOT_FOUND unless it is the
- * caller's), then writes the metadata and the bytes in one transaction. Nothing is written on any failure.
+ * caller's), then writes the metadata and the bytes in one transaction. Nothing is written on any failure. Its
+ * refusals come in a fixed order (docs/onboarding.md, "The order of the other writes' refusals"); a request that
+ * breaks two rules gets the first:
+ * 1. the size of each file, while the pipeline reads the body (413 FILE_TOO_LARGE), before the form is looked at;
+ * 2. the form alone (400 VALIDATION_ERROR: every field's problems at once, `field` naming the first);
+ * 3. the customer it names (404 CUSTOMER_NOT_FOUND; 422 CUSTOMER_NOT_ONBOARDED while its onboarding is not approved).
  */
 export const upload = (caller: Auth.Caller, parts: ReadonlyArray<FormPart>): Effect.Effect<DocumentWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {

@@ -23,7 +23,12 @@ const idvLinkLifetimeMs = 7 * 24 * 60 * 60_000
 
 /**
  * `POST /v2/applications/{id}/persons/{referenceId}/idv-link`: a fresh identity-verification link, while the
- * person's verification is in progress; emits idv_link.created (url, and the deprecated shortUrl).
+ * person's verification is in progress; emits idv_link.created (url, and the deprecated shortUrl). Its refusals come
+ * in a fixed order, existence before state (docs/onboarding.md, "The order of the other writes' refusals"); a request
+ * that breaks two rules gets the first:
+ * 1. existence: the application (404 APPLICATION_NOT_FOUND), then its person (404 APPLICATION_PERSON_NOT_FOUND);
+ * 2. state: a cancel running (409 CANCEL_IN_PROGRESS), else the application not open or the person's verification
+ *    not in progress (409 APPLICATION_INVALID_STATUS).
  */
 export const create = (caller: Auth.Caller, id: ApplicationId, referenceId: string) =>
   Effect.gen(function*() {

@@ -174,7 +174,19 @@ const documentLists = (body: {
   ...(body.ownership?.persons ?? []).map((p, i) => ({ pointer: `/ownership/persons/${i}/documentIds`, ids: p.documentIds }))
 ]
 
-/** `POST /v2/onboarding`: a customer_onboarding application, open, with the customer id it reserves. */
+/**
+ * `POST /v2/onboarding`: a customer_onboarding application, open, with the customer id it reserves. Its refusals come
+ * in a fixed order, the precedence the spec's error table implies (docs/onboarding.md, "The order of a submission's
+ * refusals"); a request that breaks two rules gets the first:
+ * 1. the request alone, before anything is read: its members for its customer type and its persons' references (400
+ *    VALIDATION_ERROR), the country (409 APPLICATION_COUNTRY_NOT_SUPPORTED) and then its classification, whose legal
+ *    structures are the country's (400 INVALID_LEGAL_STRUCTURE, INVALID_POLICY_SUBJECT), the house-account rules (409
+ *    HOUSE_ACCOUNT_BUSINESS_ONLY, SANDBOX_HOUSE_ACCOUNT_RESERVED_REFERENCE);
+ * 2. existence: every document id (400 DOCUMENT_IDS_NOT_FOUND);
+ * 3. the country's requirements, which the documents' types fill (422 ONBOARDING_NOT_READY);
+ * 4. state: the clientReferenceId held by a customer or an application (409 DUPLICATE_CLIENT_REFERENCE_ID), then the
+ *    organization's house account held (409 CONFLICT), when the application is stored.
+ */
 export const submitOnboarding = (caller: Auth.Caller, body: OnboardingSubmission): Effect.Effect<ApplicationWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const store = yield* Store.Store
@@ -190,7 +202,6 @@ export const submitOnboarding = (caller: Auth.Caller, body: OnboardingSubmission
     if (duplicates.length > 0) return yield* Problem.invalidRequest(duplicates)
     const requirements = yield* countryRequirements(body.country)
     yield* classificationChecks(body.companyClassification, body.country)
-    const documentTypes = yield* resolveDocuments(caller, documentLists(body), undefined)
     if (body.houseAccount === true && customerType !== "business") {
       return yield* Problem.apiError("HOUSE_ACCOUNT_BUSINESS_ONLY", "Only a business customer can be marked as the house account.")
     }
@@ -203,6 +214,7 @@ export const submitOnboarding = (caller: Auth.Caller, body: OnboardingSubmission
         `In the sandbox, clientReferenceId "${sandboxHouseAccountReference}" is reserved for the house account; mark the submission houseAccount: true or choose another reference.`
       )
     }
+    const documentTypes = yield* resolveDocuments(caller, documentLists(body), undefined)
     const typeOf = (id: string) => documentTypes.get(id)
     const gaps = customerType === "business" ? Completeness.kybGaps(body, requirements, typeOf) : Completeness.individualGaps(body, requirements, typeOf)
     if (gaps.length > 0) return yield* notReady(gaps)
@@ -231,13 +243,26 @@ export const submitOnboarding = (caller: Auth.Caller, body: OnboardingSubmission
     return Applications.toWire(application)
   })
 
-/** `POST /v2/customers/{customerId}/updates`: a customer_update application. */
+/**
+ * `POST /v2/customers/{customerId}/updates`: a customer_update application. Its refusals come in a fixed order, the
+ * precedence the spec's error table implies (docs/onboarding.md, "The order of a submission's refusals"); a request
+ * that breaks two rules gets the first:
+ * 1. the request alone, before anything is read: its persons' references (400 VALIDATION_ERROR);
+ * 2. existence: the customer (404 CUSTOMER_NOT_FOUND; 422 CUSTOMER_NOT_ONBOARDED while its onboarding is not approved);
+ * 3. the members the customer's type rules out (400 VALIDATION_ERROR), which need the customer;
+ * 4. existence and ownership of every document id: the organization's, or this customer's (400
+ *    DOCUMENT_IDS_NOT_FOUND);
+ * 5. state: the clientReferenceId held by another customer_update application (409 DUPLICATE_CLIENT_REFERENCE_ID),
+ *    when the application is stored.
+ */
 export const submitCustomerUpdate = (
   caller: Auth.Caller,
   customerId: CustomerId,
   body: CustomerUpdateSubmission
 ): Effect.Effect<ApplicationWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
+    const duplicates = duplicateReferences(body.ownership?.persons ?? [])
+    if (duplicates.length > 0) return yield* Problem.invalidRequest(duplicates)
     const customer = yield* Customers.get(caller, customerId)
     if (customer.type === "business" && body.individual !== undefined) {
       return yield* Problem.invalidRequest([{ pointer: "/individual", detail: "is only for an individual customer" }])
@@ -245,8 +270,6 @@ export const submitCustomerUpdate = (
     if (customer.type === "individual" && (body.businessInfo !== undefined || body.ownership !== undefined)) {
       return yield* Problem.invalidRequest([{ pointer: body.businessInfo !== undefined ? "/businessInfo" : "/ownership", detail: "is only for a business customer" }])
     }
-    const duplicates = duplicateReferences(body.ownership?.persons ?? [])
-    if (duplicates.length > 0) return yield* Problem.invalidRequest(duplicates)
     yield* resolveDocuments(caller, documentLists(body), customer.id)
     const now = toIso(yield* Clock.currentTimeMillis)
     const application: Applications.Application = {
@@ -263,13 +286,37 @@ export const submitCustomerUpdate = (
     return Applications.toWire(application)
   })
 
-/** `POST /v2/customers/{customerId}/features`: a virtual_account or crypto_wallet application. */
+/**
+ * `POST /v2/customers/{customerId}/features`: a virtual_account or crypto_wallet application. Its refusals come in a
+ * fixed order, the precedence the spec's error table implies (docs/onboarding.md, "The order of a submission's
+ * refusals"); a request that breaks two rules gets the first:
+ * 1. the request alone, before anything is read: a chain on a virtual account, a crypto asset or chain not offered
+ *    (400 VALIDATION_ERROR);
+ * 2. existence: the customer (404 CUSTOMER_NOT_FOUND; 422 CUSTOMER_NOT_ONBOARDED while its onboarding is not approved);
+ * 3. state: the customer active, not restricted (422 UNPROCESSABLE_ENTITY);
+ * 4. what the customer is offered: a virtual account's currency for its country (400 VALIDATION_ERROR, whose detail
+ *    names the customer's currencies, or 422 NO_ELIGIBLE_PROVIDER for a currency fos holds elsewhere), crypto wallets
+ *    in its jurisdiction (422 UNPROCESSABLE_ENTITY);
+ * 5. the clientReferenceId held by another application of the type (409 DUPLICATE_CLIENT_REFERENCE_ID), when the
+ *    application is stored.
+ */
 export const submitFeatureApplication = (
   caller: Auth.Caller,
   customerId: CustomerId,
   body: FeatureSubmission
 ): Effect.Effect<ApplicationWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
+    if (body.type === "virtual_account") {
+      if (body.asset.chain !== undefined) return yield* Problem.invalidRequest([{ pointer: "/asset/chain", detail: "must be omitted for a virtual account" }])
+    } else {
+      const offered = Requirements.cryptoWalletAssets.find((a) => a.code === body.asset.code)
+      if (offered === undefined) {
+        return yield* Problem.invalidRequest([{ pointer: "/asset/code", detail: `must be one of ${Requirements.cryptoWalletAssets.map((a) => a.code).join(", ")}` }])
+      }
+      if (body.asset.chain === undefined || !offered.chains.includes(body.asset.chain)) {
+        return yield* Problem.invalidRequest([{ pointer: "/asset/chain", detail: `must be one of ${offered.chains.join(", ")} for ${offered.code}` }])
+      }
+    }
     const customer = yield* Customers.get(caller, customerId)
     if (customer.status !== "active") {
       return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "The customer is restricted; new features cannot be requested.")
@@ -286,19 +333,9 @@ export const submitFeatureApplication = (
           )
           : Problem.invalidRequest([{ pointer: "/asset/code", detail: `must be one of ${allowed.join(", ")} for this customer` }]))
       }
-      if (body.asset.chain !== undefined) return yield* Problem.invalidRequest([{ pointer: "/asset/chain", detail: "must be omitted for a virtual account" }])
-    } else {
+    } else if (!Requirements.cryptoEligible(customer)) {
       // Refused before anything is written or emitted: an ineligible jurisdiction is a 422 with no event.
-      if (!Requirements.cryptoEligible(customer)) {
-        return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "Crypto wallets are not offered in the customer's jurisdiction.")
-      }
-      const offered = Requirements.cryptoWalletAssets.find((a) => a.code === body.asset.code)
-      if (offered === undefined) {
-        return yield* Problem.invalidRequest([{ pointer: "/asset/code", detail: `must be one of ${Requirements.cryptoWalletAssets.map((a) => a.code).join(", ")}` }])
-      }
-      if (body.asset.chain === undefined || !offered.chains.includes(body.asset.chain)) {
-        return yield* Problem.invalidRequest([{ pointer: "/asset/chain", detail: `must be one of ${offered.chains.join(", ")} for ${offered.code}` }])
-      }
+      return yield* Problem.apiError("UNPROCESSABLE_ENTITY", "Crypto wallets are not offered in the customer's jurisdiction.")
     }
     const now = toIso(yield* Clock.currentTimeMillis)
     const application: Applications.Application = {
@@ -318,11 +355,28 @@ export const submitFeatureApplication = (
 /**
  * `POST /v2/organization/onboarding`: submits the organization's own KYB. It fills the current draft (one opens
  * after a resubmittable rejection) or starts the first application; it is refused while one is open, after a final
- * rejection, and once the organization is active.
+ * rejection, and once the organization is active. Its refusals come in a fixed order, the precedence the spec's error
+ * table implies (docs/onboarding.md, "The order of a submission's refusals"); a request that breaks two rules gets
+ * the first:
+ * 1. the request alone, before anything is read: its persons' references (400 VALIDATION_ERROR), the country (409
+ *    APPLICATION_COUNTRY_NOT_SUPPORTED) and then its classification (400 INVALID_LEGAL_STRUCTURE,
+ *    INVALID_POLICY_SUBJECT);
+ * 2. existence: every document id, of the organization's sandbox (400 DOCUMENT_IDS_NOT_FOUND);
+ * 3. the country's requirements, which the documents' types fill (422 ONBOARDING_NOT_READY);
+ * 4. state, last: the organization still onboarding, its current application neither under review nor finally
+ *    rejected (409 APPLICATION_INVALID_STATUS).
  */
 export const submitOrganizationOnboarding = (caller: Auth.Caller, body: OrganizationSubmission): Effect.Effect<ApplicationWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const store = yield* Store.Store
+    const duplicates = duplicateReferences(body.ownership?.persons ?? [])
+    if (duplicates.length > 0) return yield* Problem.invalidRequest(duplicates)
+    const requirements = yield* countryRequirements(body.country)
+    yield* classificationChecks(body.companyClassification, body.country)
+    const sandboxCaller: Auth.Caller = { ...caller, environment: "sandbox" }
+    const documentTypes = yield* resolveDocuments(sandboxCaller, documentLists(body), undefined)
+    const gaps = Completeness.kybGaps(body, requirements, (id) => documentTypes.get(id))
+    if (gaps.length > 0) return yield* notReady(gaps)
     const organization = yield* Operator.getOrganization(caller.organization.id)
     if (organization.status !== "onboarding") {
       return yield* Problem.apiError("APPLICATION_INVALID_STATUS", `The organization is ${organization.status}; there is nothing to onboard.`)
@@ -334,14 +388,6 @@ export const submitOrganizationOnboarding = (caller: Auth.Caller, body: Organiza
         return yield* Problem.apiError("APPLICATION_INVALID_STATUS", `Application ${current.id} was rejected and cannot be resubmitted; contact support.`)
       }
     }
-    const duplicates = duplicateReferences(body.ownership?.persons ?? [])
-    if (duplicates.length > 0) return yield* Problem.invalidRequest(duplicates)
-    const requirements = yield* countryRequirements(body.country)
-    yield* classificationChecks(body.companyClassification, body.country)
-    const sandboxCaller: Auth.Caller = { ...caller, environment: "sandbox" }
-    const documentTypes = yield* resolveDocuments(sandboxCaller, documentLists(body), undefined)
-    const gaps = Completeness.kybGaps(body, requirements, (id) => documentTypes.get(id))
-    if (gaps.length > 0) return yield* notReady(gaps)
     const now = toIso(yield* Clock.currentTimeMillis)
     const filled = {
       country: body.country,
