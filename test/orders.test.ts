@@ -420,6 +420,36 @@ describe("the market", () => {
       totalDebit: { code: "USD", amount: "10.52" }
     })
   })
+
+  it("a request that breaks two rules gets the first: the caller, the request alone, the price, then the terms at it", async () => {
+    const worldModel = { pricing: { "USD/EURC": null } }
+    await start({ worldModel })
+    const first = async (body: Record<string, unknown>, type: string, status = 422) =>
+      expectProblem(await quote({ lockSide: "source", ...body }), { type, status, instance: "/sandbox/v2/quotes" })
+    const usdToEur = { source: { asset: "USD" }, target: { asset: "EUR" } }
+    const unsupported = { source: { asset: "USD" }, target: { asset: "BTC", chain: "base" } }
+    const unpriced = { source: { asset: "USD" }, target: { asset: "EURC", chain: "base" } }
+    // The caller: markup without the feature, whatever else is wrong.
+    await first({ ...unsupported, amount: "0.001", markupBps: 10 }, "CLIENT_MARKUP_NOT_ENABLED", 403)
+    await engine.close()
+    await start({ markup: true, worldModel })
+    expect((await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "USD", destinationAsset: "EUR", available: false })).status).toBe(200)
+    // The request alone, before anything is read: an amount that rounds to zero at USD's precision, before its pair,
+    // the pair's rule, the market and the markup.
+    await first({ ...unsupported, amount: "0.001" }, "AMOUNT_OUT_OF_RANGE")
+    await first({ ...unpriced, amount: "0.001" }, "AMOUNT_OUT_OF_RANGE")
+    await first({ ...usdToEur, amount: "0.001" }, "AMOUNT_OUT_OF_RANGE")
+    await first({ source: { asset: "USD" }, target: { asset: "USDC", chain: "base" }, amount: "0.001", markupBps: 9_999 }, "AMOUNT_OUT_OF_RANGE")
+    // Then the pair, then its rule, before the markup the spread leaves no rate for.
+    await first({ ...unsupported, amount: "10", markupBps: 9_999 }, "UNSUPPORTED_PAIR")
+    await first({ ...unpriced, amount: "10", markupBps: 9_999 }, "NO_PRICING_CONFIGURED", 404)
+    // The market's state before the terms at its price.
+    await first({ ...usdToEur, amount: "10", markupBps: 9_999 }, "RATE_UNAVAILABLE", 503)
+    await first({ ...usdToEur, amount: "0.99" }, "RATE_UNAVAILABLE", 503)
+    // The terms: the markup with the spread, then the amount's bounds.
+    await first({ source: { asset: "USD" }, target: { asset: "USDC", chain: "base" }, amount: "0.99", markupBps: 9_999 }, "CLIENT_MARKUP_SPREAD_EXCEEDED")
+    await first({ source: { asset: "USD" }, target: { asset: "USDC", chain: "base" }, amount: "0.99" }, "AMOUNT_OUT_OF_RANGE")
+  })
 })
 
 describe("markupAmount", () => {
@@ -676,6 +706,30 @@ describe("an order's life", () => {
     expectWire(await readOrder(pending.id), { status: "pending", transactionId: undefined })
     expect(await available("virtual_account", a.usd, "USD")).toBe("300.00")
     expect((await acme.call("GET", "/v2/transactions?type=onramp")).json.data).toEqual([])
+  })
+
+  it("execute: a request that breaks two rules gets the first: the order, its state, its customer, the provider, then funds", async () => {
+    await start()
+    const a = await customerWithAccounts()
+    // Nothing funds the source: every execution below would also be INSUFFICIENT_FUNDS.
+    const make = async () => (await createOrder({ source: va(a.usd), destination: wl(a.base, "USDC"), amount: "10", lockSide: "source" })).json
+    const first = async (id: string, type: string, status: number, client: Client = acme) =>
+      expectProblem(await client.call("POST", `/v2/orders/${id}/execute`, undefined, idem("execute")), { type, status, instance: `/sandbox/v2/orders/${id}/execute` })
+    const arm = (id: string) => acme.call("POST", `/v2/simulate/orders/${id}/fail`, { reasonCode: "provider_rejected", at: "execution" })
+    const cancelled = await make()
+    expect((await cancel(cancelled.id)).status).toBe(200)
+    await first(cancelled.id, "ORDER_NOT_EXECUTABLE", 409)
+    const refusedByProvider = await make()
+    expect((await arm(refusedByProvider.id)).status).toBe(200)
+    await first(refusedByProvider.id, "PROVIDER_REJECTED", 422)
+    // A restricted customer before the provider's refusal.
+    expect((await acme.call("POST", `/v2/simulate/customers/${a.customerId}/restrict`, {})).status).toBe(200)
+    await first(refusedByProvider.id, "UNPROCESSABLE_ENTITY", 422)
+    // The order's own state before its customer's.
+    await advance(15 * 60_000)
+    await first(refusedByProvider.id, "ORDER_EXPIRED", 409)
+    // Another organization's order is not found, whatever state it is in.
+    await first(refusedByProvider.id, "ORDER_NOT_FOUND", 404, rival)
   })
 
   it("autoExecute: runs at once when the balance covers it, else when the funds arrive", async () => {

@@ -995,6 +995,23 @@ describe("requests for information", () => {
     expect((await rfiEvents(published.id)).map((e) => e.type)).toEqual(["rfi.published", "rfi.cancelled"])
     expectProblem(await acme.call("GET", "/v2/rfis/txn_1"), { type: "INVALID_OID_FORMAT", status: 400, instance: "/sandbox/v2/rfis/txn_1" })
   })
+
+  it("a request that breaks two rules gets the first: the RFI, then the questions and documents its answers name, then its state", async () => {
+    const { payout: created } = await achPayout()
+    const rfi = (await acme.call("POST", `/v2/simulate/transactions/${created.id}/rfi`, { questions: [{ text: "What is the payment for?" }] })).json
+    const path = `/v2/rfis/${rfi.id}/responses`
+    const first = async (answers: ReadonlyArray<Record<string, unknown>>, type: string, status: number, client: Client = acme) =>
+      expectProblem(await client.call("POST", path, { answers }, idem()), { type, status, instance: `/sandbox${path}` })
+    const unknownQuestion = { questionId: "q9", text: "Rent" }
+    const unknownDocument = { questionId: "q1", documentIds: ["doc_000000000000000000000000"] }
+    // Resolved: the RFI takes no responses (409 CONFLICT), but what the answers name is checked first.
+    expect((await acme.call("POST", `/v2/simulate/rfis/${rfi.id}`, { action: "resolve" })).status).toBe(200)
+    await first([unknownQuestion], "NOT_FOUND", 404, rival)
+    await first([unknownQuestion, unknownDocument], "VALIDATION_ERROR", 400)
+    await first([unknownQuestion], "VALIDATION_ERROR", 400)
+    await first([unknownDocument], "DOCUMENT_IDS_NOT_FOUND", 400)
+    await first([{ questionId: "q1", text: "Rent" }], "CONFLICT", 409)
+  })
 })
 
 describe("the world model's review rules", () => {

@@ -300,6 +300,9 @@ interface ConfirmPayload {
 /**
  * `POST /v2/transactions/{id}/sender-information`: the caller names who sent a deposit that arrived without its
  * sender's details; the deposit leaves review and the world model confirms and settles it from now.
+ *
+ * Its refusals: existence (404 NOT_FOUND), then the transaction's state (409 CONFLICT: not waiting for sender
+ * information, or ended). The body's rules are the schema's, so no request breaks two of these rules.
  */
 export const supplySenderInformation = (
   caller: Auth.Caller,

@@ -588,11 +588,24 @@ const execute = (order: StoredOrder): Effect.Effect<StoredOrder, Problem.ApiErro
 export const tryExecute = (order: StoredOrder): Effect.Effect<StoredOrder, never, Store.Store> =>
   Effect.catch(execute(order), () => Effect.succeed(order))
 
-/** `POST /v2/orders/{orderId}/execute`: one attempt. */
+/**
+ * `POST /v2/orders/{orderId}/execute`: one attempt. Its refusals come in a fixed order, the precedence the spec's
+ * error table implies (docs/money.md, "The order of an order's refusals"), `claim`'s; a request that breaks two rules
+ * gets the first:
+ * 1. existence: the order, of the caller's organization and environment (404 ORDER_NOT_FOUND);
+ * 2. the order's state, by the state table: ORDER_EXPIRED, ORDER_NOT_EXECUTABLE (409);
+ * 3. the state around it: its customer not restricted (422 UNPROCESSABLE_ENTITY), then a refusal the sandbox armed
+ *    for the provider (422 PROVIDER_REJECTED, CANCELLED, 503 PROVIDER_UNAVAILABLE);
+ * 4. funds: INSUFFICIENT_FUNDS, last, so that the same key works once the balance covers totalDebit.
+ */
 export const executeOrder = (caller: Auth.Caller, id: OrderId): Effect.Effect<OrderWire, Problem.ApiError, Store.Store> =>
   Effect.map(Effect.flatMap(get(caller, id, true), execute), toWire)
 
-/** `POST /v2/orders/{orderId}/cancel`. */
+/**
+ * `POST /v2/orders/{orderId}/cancel`. Its refusals: existence (404 ORDER_NOT_FOUND), then the order's state by the
+ * state table (409 ORDER_NOT_CANCELLABLE, ORDER_CANCEL_IN_PROGRESS). A found order is in one state, so no request
+ * breaks two of these rules.
+ */
 export const cancel = (caller: Auth.Caller, id: OrderId): Effect.Effect<OrderWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const order = yield* get(caller, id, true)

@@ -392,6 +392,9 @@ export const get = (caller: Auth.Caller, id: TransactionId, forUpdate = false): 
  * with the payout as it stands (200, still under review); when the review clears, the payout is cancelled
  * (transaction.cancelled); when the reviewer rejects the supporting document, it ends failed with compliance_rejected
  * through transaction.failed (not transaction.rejected: the caller has withdrawn it and resubmits nothing).
+ *
+ * Its refusals: existence (404 NOT_FOUND, a transaction that is no payout included), then the payout's state (409
+ * CONFLICT). A found payout is in one state, so no request breaks two of these rules (docs/money.md, "Cancelling").
  */
 export const cancel = (caller: Auth.Caller, id: TransactionId): Effect.Effect<Transactions.StoredTransaction, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {

@@ -79,6 +79,16 @@ const unitsOf = (asset: AssetCode, text: string): bigint => {
   return parseAmount(asset, fraction.length > AssetPrecision[asset] ? `${whole}.${fraction.slice(0, AssetPrecision[asset])}` : text)!.units
 }
 
+/** An amount that rounds to zero: at the asset's precision (the request alone), or at the rate (`termsOf`). */
+const roundsToZero = () => Problem.apiError("AMOUNT_OUT_OF_RANGE", "The amount rounds to zero at the asset's precision or at the rate; send a larger amount.")
+
+/**
+ * The amount the caller locks, cut to its asset's precision, refused when nothing is left (422 AMOUNT_OUT_OF_RANGE):
+ * a check of the request alone, made before any price is read. `termsOf` makes it again, with the amount at the rate.
+ */
+export const refuseZeroAmount = (input: Pick<TermsInput, "source" | "destination" | "amount" | "lockSide">): Effect.Effect<void, Problem.ApiError> =>
+  unitsOf(input.lockSide === "source" ? input.source.asset : input.destination.asset, input.amount) === 0n ? Effect.fail(roundsToZero()) : Effect.void
+
 export interface TermsInput {
   readonly source: Pricing.PairSide
   readonly destination: Pricing.PairSide
@@ -103,7 +113,7 @@ export const termsOf = (price: Pricing.Price, input: TermsInput): Effect.Effect<
     const afterSpread = Rates.lessBps(price.mid, price.spreadBps)
     const rate = Rates.lessBps(price.mid, price.spreadBps + markupBps)
     const locked = unitsOf(lockSide === "source" ? source.asset : destination.asset, input.amount)
-    const tooSmall = Problem.apiError("AMOUNT_OUT_OF_RANGE", "The amount rounds to zero at the asset's precision or at the rate; send a larger amount.")
+    const tooSmall = roundsToZero()
     if (locked === 0n) return yield* tooSmall
     const principal = lockSide === "source" ? locked : Rates.sourceFor({ asset: destination.asset, units: locked }, rate, source.asset).units
     const received = Rates.convertAmount({ asset: source.asset, units: principal }, rate, destination.asset, "customer_receives").units
@@ -211,16 +221,29 @@ export const optionToWire = (option: StoredQuoteOption, terms: Terms): QuoteOpti
   ...(terms.markupAmount > 0n ? { markupAmount: assetAmountOf(terms.source, terms.markupAmount).amount } : {})
 }) as QuoteOption
 
-/** `POST /v2/quotes`. */
+/**
+ * `POST /v2/quotes`. Its refusals come in a fixed order (docs/money.md, "The order of a quote's refusals"); a request
+ * that breaks two rules gets the first:
+ * 1. the caller: markup fields without the organization's client_markup feature (403 CLIENT_MARKUP_NOT_ENABLED), as
+ *    on an order;
+ * 2. the request alone, before anything is read: its amount, which rounds to zero at its asset's precision (422
+ *    AMOUNT_OUT_OF_RANGE), then its pair (422 UNSUPPORTED_PAIR; INVALID_ORDER_COMBO for no conversion at all);
+ * 3. the price: the pair's rule (404 NO_PRICING_CONFIGURED), then the market's state (503 RATE_UNAVAILABLE, then
+ *    RATE_UNAVAILABLE_AFTER_HOURS);
+ * 4. the terms at that price, which need it: the markup with the spread (422 CLIENT_MARKUP_SPREAD_EXCEEDED), then the
+ *    amount at the rate and within the bounds (422 AMOUNT_OUT_OF_RANGE).
+ * A quote reserves nothing, so no funds are checked.
+ */
 export const create = (caller: Auth.Caller, body: QuoteRequest): Effect.Effect<Quote, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     yield* checkMarkupAllowed(caller, body)
-    const store = yield* Store.Store
-    const scope = Tenancy.scopeOf(caller.organization.id, caller.environment)
     const source: Pricing.PairSide = { asset: body.source.asset, chain: body.source.chain }
     const destination: Pricing.PairSide = { asset: body.target.asset, chain: body.target.chain }
-    const price = yield* Pricing.priceOf(scope, source, destination)
     const input: TermsInput = { source, destination, amount: body.amount, lockSide: body.lockSide, markupBps: body.markupBps, markupAmount: body.markupAmount }
+    yield* refuseZeroAmount(input)
+    const store = yield* Store.Store
+    const scope = Tenancy.scopeOf(caller.organization.id, caller.environment)
+    const price = yield* Pricing.priceOf(scope, source, destination)
     const terms = yield* termsOf(price, input)
     const now = yield* Clock.currentTimeMillis
     const model = yield* WorldModel.WorldModel

@@ -163,18 +163,27 @@ export const publish = (caller: Auth.Caller, transactionId: TransactionId, body:
     return rfi
   })
 
-/** `POST /v2/rfis/{id}/responses`: the caller answers (or adds to its answer); the transaction goes back to review. */
+/**
+ * `POST /v2/rfis/{id}/responses`: the caller answers (or adds to its answer); the transaction goes back to review.
+ * Its refusals come in a fixed order, the precedence the spec's error table implies (docs/money.md, "The order of an
+ * RFI response's refusals"); a request that breaks two rules gets the first:
+ * 1. existence: the RFI, of the caller's organization and environment (404 NOT_FOUND);
+ * 2. what the answers name: each one of the RFI's questions (400 VALIDATION_ERROR), then their documents, of the
+ *    RFI's customer (400 DOCUMENT_IDS_NOT_FOUND);
+ * 3. state: the RFI open (409 CONFLICT, RfiMachine's refusal).
+ * Nothing is checked before the RFI is read: the schema checks the body's shape, and the rest is about the RFI.
+ */
 export const respond = (caller: Auth.Caller, id: RfiId, body: RfiResponseCreate): Effect.Effect<StoredRfi, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
     const rfi = yield* get(caller, id, true)
-    const outcome = RfiMachine.transition(rfi.status, { type: "respond" })
-    if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, `The request for information is ${rfi.status}; it takes no responses.`)
     const asked = new Set(rfi.questions.map((q) => q.id))
     const unknown = body.answers.flatMap((a, i) => (asked.has(a.questionId) ? [] : [{ pointer: `/answers/${i}/questionId`, detail: "must be the id of one of the RFI's questions" }]))
     if (unknown.length > 0) return yield* Problem.invalidRequest(unknown)
     for (const [i, answer] of body.answers.entries()) {
       if (answer.documentIds !== undefined) yield* Documents.require(caller, answer.documentIds, { customerId: rfi.customerId, pointer: `/answers/${i}/documentIds` })
     }
+    const outcome = RfiMachine.transition(rfi.status, { type: "respond" })
+    if ("refused" in outcome) return yield* Problem.apiError(outcome.refused, `The request for information is ${rfi.status}; it takes no responses.`)
     const now = toIso(yield* Clock.currentTimeMillis)
     const answered: StoredRfi = { ...rfi, status: outcome.next, responses: [...rfi.responses, { submittedAt: now, answers: body.answers }], updatedAt: now }
     yield* save(rfi.status, answered)

@@ -320,7 +320,11 @@ export const get = (caller: Auth.Caller, id: string) =>
     }
   })
 
-/** A manual retry: only of a failed delivery, which starts a new run of 5 attempts at once. */
+/**
+ * A manual retry: only of a failed delivery, which starts a new run of 5 attempts at once. Its refusals: existence
+ * (404 NOT_FOUND), then the delivery's state (422 WEBHOOK_DELIVERY_NOT_RETRYABLE); it takes no body, so no request
+ * breaks two of these rules.
+ */
 export const retry = (caller: Auth.Caller, id: string) =>
   Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {

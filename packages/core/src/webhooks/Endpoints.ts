@@ -13,6 +13,11 @@
  * endpoint reads." DELETE answers 204, also for an endpoint deleted before; "an id that never existed in the
  * organization returns 404 WEBHOOK_ENDPOINT_NOT_FOUND". fos keeps a deleted endpoint's row for that, out of lists and
  * fan-out; a read, change or rotation of it is 410 GONE (docs/decisions.md, "Webhook endpoints and delivery").
+ *
+ * No write here has refusals to order (docs/decisions.md, "The order of a webhook write's refusals"): after the
+ * schema, creating checks one member, the URL (400 VALIDATION_ERROR at /url, the first of AddressRules.ts's rules it
+ * breaks); a change and a rotation check existence (404 WEBHOOK_ENDPOINT_NOT_FOUND), then deletion (410 GONE), which
+ * one request cannot both break; a deletion checks existence only.
  */
 import { Clock, Effect } from "effect"
 import { type Subscription, signatureScheme, toIso, type WebhookEndpoint as WebhookEndpointWire, type Environment } from "@fos/contract"
