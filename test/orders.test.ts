@@ -967,6 +967,10 @@ describe("creating an order", () => {
     await refused({ source: va(other.usd), destination: unknownWallet, amount: "0.01", lockSide: "source" }, "WALLET_NOT_FOUND", 404)
     // Then the two sides together before the price: another customer's account with an amount out of range.
     await refused({ source: va(a.usd), destination: va(other.eur), amount: "0.01", lockSide: "source" }, "INVALID_ORDER_COMBO")
+    // Then, as on a quote, an amount of nothing at its asset's precision before the market's state.
+    expect((await acme.call("POST", "/v2/simulate/rates", { sourceAsset: "USD", destinationAsset: "EUR", available: false })).status).toBe(200)
+    await refused({ source: va(a.usd), destination: va(a.eur), amount: "0.001", lockSide: "source" }, "AMOUNT_OUT_OF_RANGE")
+    await refused({ source: va(a.usd), destination: va(a.eur), amount: "10", lockSide: "source" }, "RATE_UNAVAILABLE", 503)
   })
 
   it("is gone after a sandbox reset, with its quote options and the market's rates", async () => {

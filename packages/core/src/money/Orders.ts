@@ -261,8 +261,9 @@ const refuseRestrictedCustomer = (customerId: CustomerId): Effect.Effect<void, P
  *    (422 MISSING_REQUIRED_FIELDS);
  * 3. existence and state of each side: the destination, its customer not restricted, then the source (404s,
  *    WALLET_NOT_ACTIVE, VIRTUAL_ACCOUNT_NOT_ACTIVE, UNPROCESSABLE_ENTITY);
- * 4. the two sides together (INVALID_TRANSFER_PAIR, INVALID_ORDER_COMBO), then the quote option or the price
- *    (QUOTE_*, UNSUPPORTED_PAIR, AMOUNT_OUT_OF_RANGE, the autoPayout's checks);
+ * 4. the two sides together (INVALID_TRANSFER_PAIR, INVALID_ORDER_COMBO), then the quote option (QUOTE_*), or the
+ *    amount at its asset's precision (AMOUNT_OUT_OF_RANGE) and the price, as on a quote (UNSUPPORTED_PAIR,
+ *    NO_PRICING_CONFIGURED, RATE_UNAVAILABLE, the terms at the price), then the autoPayout's checks;
  * 5. funds: INSUFFICIENT_FUNDS, at execution.
  */
 export const create = (caller: Auth.Caller, body: OrderCreate): Effect.Effect<OrderWire, Problem.ApiError, Store.Store> =>
@@ -316,7 +317,6 @@ export const create = (caller: Auth.Caller, body: OrderCreate): Effect.Effect<Or
     } else {
       // Both present: checked first of all, above.
       if (body.amount === undefined || body.lockSide === undefined) return yield* Effect.die(new Error("an order's amount and lockSide, checked above"))
-      const price = yield* Pricing.priceOf(scoped, source.account.side, destination.account.side)
       const input: Quotes.TermsInput = {
         source: source.account.side,
         destination: destination.account.side,
@@ -325,6 +325,9 @@ export const create = (caller: Auth.Caller, body: OrderCreate): Effect.Effect<Or
         markupBps: body.markupBps,
         markupAmount: body.markupAmount
       }
+      // As on a quote: an amount of nothing at its asset's precision before the pair and its price.
+      yield* Quotes.refuseZeroAmount(input)
+      const price = yield* Pricing.priceOf(scoped, source.account.side, destination.account.side)
       terms = yield* Quotes.termsOf(price, input)
     }
     const checkedPayout = payout === undefined ? undefined : yield* checkAutoPayout(caller, payout, terms, destination.account, destination.customerId)
