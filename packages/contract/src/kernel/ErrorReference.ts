@@ -28,6 +28,16 @@ export const errorReference = (): ReadonlyArray<ErrorReferenceEntry> =>
 const intro = "Every error is an RFC 9457 problem object. Clients match on `type`, the stable code below; the title may change."
 
 /**
+ * Which problem a request that breaks several rules gets: always the same one, the first in a fixed precedence. Each
+ * write states its own list in its entry function's comment and in the docs of its domain (docs/decisions.md, "The
+ * order of refusals", lists them).
+ */
+const precedence = "A request that breaks several rules gets one problem, always the same: the first it breaks, in this order. " +
+  "First what is checked before the endpoint runs (the API key and the rate limit, the body's media type, size and JSON, the Idempotency-Key, the body's schema); " +
+  "then what the request says on its own; then whether what it names exists and belongs to the caller (404); " +
+  "then the state of what it names (409, and 422 for a business rule); funds (422 `INSUFFICIENT_FUNDS`) come last."
+
+/**
  * The catalog's text as Markdown: outside its code spans, an angle bracket or ampersand is written as an entity, since
  * a renderer takes `<prefix>` for an HTML tag and drops it.
  */
@@ -44,6 +54,8 @@ export const renderErrorsMarkdown = (): string => {
     "",
     intro,
     `The server serves this reference at \`${errorReferencePath}\`, where each problem's \`docs\` points.`,
+    "",
+    precedence,
     "",
     "| Code | HTTP status | Title |",
     "|---|---|---|",
@@ -91,6 +103,7 @@ export const renderErrorsHtml = (): string => {
   <body>
     <h1>Error codes</h1>
     <p>${inlineHtml(intro)} <a href="/docs">The API reference</a>.</p>
+    <p>${inlineHtml(precedence)}</p>
     <table>
       <thead><tr><th>Code</th><th>HTTP status</th><th>Title</th></tr></thead>
       <tbody>
