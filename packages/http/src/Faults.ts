@@ -2,7 +2,8 @@
  * Scripted request faults at the gate (core simulate/Faults.ts, docs/faults.md): which operation an endpoint is, as
  * the OpenAPI document names it, and what a fault does to a request of it. An injected problem is the catalog's
  * problem, rendered like any other (its correlation id, its rate-limit headers, its Retry-After) and commits
- * nothing; latency holds the request and then runs it; commit-then-lose runs it, commits it, and answers 500.
+ * nothing; latency holds the request and then runs it; commit-then-lose runs it, commits it, and answers 500. A
+ * request that a fault's probability spares, or that meets none, runs as usual.
  */
 import type { Auth, Store } from "@fos/core"
 import { Faults, Problem } from "@fos/core"
@@ -117,7 +118,8 @@ export const requestFaults = (target: FaultTarget, dropConnection: ConnectionDro
         case "problem":
           return Effect.fail(injectedProblem(fault, effect))
         case "latency":
-          // Latency is the network's, so real time whatever the engine's clock (as a receiver's time limit is).
+          // Latency is the network's, so real time whatever the engine's clock (as a receiver's time limit is). A
+          // range's wait was drawn when the fault was taken (core simulate/Faults.ts).
           return Effect.andThen(Effect.sleep(Duration.millis(effect.ms)).pipe(Effect.provideService(Clock.Clock, Clock.Clock.defaultValue())), proceed)
         case "commit_then_lose":
           // What failed commits nothing and loses nothing: its answer goes out as usual. A dropped connection is

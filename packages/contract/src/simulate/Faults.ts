@@ -7,7 +7,10 @@
  * - A receiver fault makes a webhook endpoint's next attempts fail with a status, or time out, as if its receiver
  *   did; the retry timetable runs as usual.
  *
- * Each applies to its next `count` matches, or to every match until it is deleted. docs/faults.md has the shapes.
+ * Each applies to its next `count` matches, or to every match until it is deleted. A request fault with a
+ * `probability` affects each matching request with that probability, and a latency may be a range: which requests
+ * are affected, and how long each waits, is drawn from the engine's seed when it has one, so two runs with one seed
+ * fail the same requests. docs/faults.md has the shapes.
  */
 import { Schema } from "effect"
 import "../kernel/Annotations.ts"
@@ -45,6 +48,23 @@ export type InjectableProblem = typeof InjectableProblems[number]
 
 export const FaultMethods = ["GET", "POST", "PATCH", "PUT", "DELETE"] as const
 
+/** A latency, in whole milliseconds. */
+const FaultLatencyMs = Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: maxFaultLatencyMs }, {
+  fosDetail: `must be a whole number of milliseconds from 1 to ${maxFaultLatencyMs}`
+}))
+
+/** A range of latencies: each affected request waits a whole number of milliseconds drawn from `min` to `max`, both included. */
+export const FaultLatencyRange = Schema.Struct({
+  min: FaultLatencyMs,
+  max: FaultLatencyMs
+}).check(Schema.makeFilter((r) => r.max < r.min ? { path: ["max"], issue: "must be at least min" } : undefined)).annotate({ identifier: "FaultLatencyRange" })
+export type FaultLatencyRange = typeof FaultLatencyRange.Type
+
+/** The chance that a fault affects a matching request: more than 0, at most 1 (every request, as without one). */
+export const FaultProbability = Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1, exclusiveMinimum: true }, {
+  fosDetail: "must be a number greater than 0 and at most 1, such as 0.3"
+}))
+
 /** Which requests a request fault applies to: every member given must match. */
 export const FaultMatch = Schema.Struct({
   method: Schema.optionalKey(Schema.Literals(FaultMethods)),
@@ -71,11 +91,12 @@ export const FaultEffect = Schema.Union([
     })))
   }),
   Schema.Struct({
-    /** Hold the request this long (real time, as the network would) before running it as usual. */
+    /**
+     * Hold the request this long (real time, as the network would) before running it as usual: `ms` milliseconds,
+     * or a time drawn for each affected request from a range `{ "min": a, "max": b }`.
+     */
     type: Schema.Literal("latency"),
-    ms: Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: maxFaultLatencyMs }, {
-      fosDetail: `must be a whole number of milliseconds from 1 to ${maxFaultLatencyMs}`
-    }))
+    ms: Schema.Union([FaultLatencyMs, FaultLatencyRange])
   }),
   Schema.Struct({
     /**
@@ -96,11 +117,16 @@ const FaultCount = Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimu
   fosDetail: `must be a whole number from 1 to ${maxFaultCount}`
 }))
 
-/** `POST /simulate/faults`: a request fault, for the next `count` matches, or until deleted when `count` is omitted. */
+/**
+ * `POST /simulate/faults`: a request fault, for the next `count` requests it affects, or until deleted when `count`
+ * is omitted. With a `probability`, each matching request is affected with that chance (drawn from the engine's
+ * seed when it has one); a request it spares runs as usual and uses none of the count.
+ */
 export const FaultCreate = Schema.Struct({
   match: FaultMatch,
   effect: FaultEffect,
-  count: Schema.optionalKey(FaultCount)
+  count: Schema.optionalKey(FaultCount),
+  probability: Schema.optionalKey(FaultProbability)
 }).annotate({ identifier: "FaultCreate" })
 export type FaultCreate = typeof FaultCreate.Type
 
@@ -135,10 +161,14 @@ export const Fault = Schema.Struct({
   effect: Schema.Union([FaultEffect, ReceiverFaultEffect]),
   /** The count it was armed for; omitted when it applies until deleted. */
   count: Schema.optionalKey(Schema.Number),
-  /** How many more matches it applies to; omitted when it applies until deleted. */
+  /** How many more requests it will affect; omitted when it applies until deleted. */
   remaining: Schema.optionalKey(Schema.Number),
   /** How many times it has applied. */
   applied: Schema.Number,
+  /** A request fault's chance of affecting a matching request; omitted when it affects every one. */
+  probability: Schema.optionalKey(Schema.Number),
+  /** With a probability: how many matching requests it has drawn for, those it spared included. */
+  draws: Schema.optionalKey(Schema.Number),
   createdAt: Schema.String
 }).annotate({ identifier: "Fault" })
 export type Fault = typeof Fault.Type

@@ -15,13 +15,22 @@
  * A seeded engine opened on a store that already holds organizations (a restart on PGlite or PostgreSQL, a second
  * process on one database) salts its streams with the store's sequence: the streams of its first run would mint the
  * ids that run already stored.
+ *
+ * A draw that must not depend on what was drawn before it (which requests a sandbox fault's probability picks,
+ * simulate/Faults.ts) is a keyed draw instead (`keyedDouble`): with a seed, SHA-256 of the seed and a key that names
+ * the draw, so it moves no stream (adding chaos to a run changes none of its ids) and needs no salt (the key names
+ * a row the store holds once, so a restart draws what the first run would have).
  */
+import { sha256 } from "@noble/hashes/sha2.js"
+import { utf8ToBytes } from "@noble/hashes/utils.js"
 import { Context, Effect, Random } from "effect"
 
 /** The seeded streams of an engine. */
 export interface RandomStreamsService {
   /** The stream of `key` (a scope, or `rootStream`): the same key, the same stream, for the life of the engine. */
   readonly of: (key: string) => Random.Random
+  /** A number in [0, 1) decided by the seed and `key` alone (unsalted: the same on every run and every process). */
+  readonly keyed: (key: ReadonlyArray<string | number>) => number
 }
 
 /** The key of the stream of work that belongs to no organization. */
@@ -44,6 +53,7 @@ const isaac = (seed: string): Random.Random => Effect.runSync(Random.withSeed(Ra
 export const seededStreams = (seed: string, salt: string): RandomStreamsService => {
   const streams = new Map<string, Random.Random>()
   return {
+    keyed: (key) => doubleOf(sha256(utf8ToBytes(JSON.stringify([seed, ...key])))),
     of: (key) => {
       let stream = streams.get(key)
       if (stream === undefined) {
@@ -54,6 +64,23 @@ export const seededStreams = (seed: string, salt: string): RandomStreamsService 
     }
   }
 }
+
+/** 53 bits of the first eight of `bytes` as a number in [0, 1), as `randomFromBytes` makes one from two words. */
+const doubleOf = (bytes: Uint8Array): number => {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  return ((view.getUint32(0) & 0x1fffff) * 4294967296 + view.getUint32(4)) / 9007199254740992
+}
+
+/**
+ * A number in [0, 1) for the draw `key` names (strings and numbers, such as a fault's id and the number of the
+ * request it draws for): on a seeded engine decided by the seed and the key alone, whatever was drawn before and
+ * whichever process draws; otherwise drawn from the ambient `Random`.
+ */
+export const keyedDouble = (key: ReadonlyArray<string | number>): Effect.Effect<number> =>
+  Effect.withFiber((fiber) => {
+    const streams = fiber.getRef(RandomStreams)
+    return streams === undefined ? Random.next : Effect.succeed(streams.keyed(key))
+  })
 
 /**
  * Runs `effect` drawing from the stream of `scope` (the root stream when undefined), when the engine is seeded;

@@ -9,6 +9,15 @@
  * organization's row lock, so a fault armed meanwhile is never missed.
  *
  * A fault with a count applies to that many matches and is then removed; one without applies until it is deleted.
+ *
+ * Seeded chaos (issue 41): a request fault with a `probability` affects the n-th matching request it meets when the
+ * n-th draw, a number in [0, 1), is below it; a latency range's wait is drawn the same way. A draw is keyed by
+ * (the fault's id, n) (RandomStreams.keyedDouble): on a seeded engine it is decided by the seed and the key alone,
+ * never by which process answers, a restart, or what other traffic drew, and drawing moves no stream, so arming chaos
+ * changes none of the run's ids. n is kept on the row (`draws`), counted in the store write that counts a use, under
+ * the row's lock. A spared request uses none of the count and runs as usual: it does not go on to the next-oldest
+ * matching fault, since only the oldest is ever considered (what applies to a request then depends on the faults
+ * armed, not on another fault's draws), and "a probability of 0.3" keeps meaning 30 % of the matching requests.
  */
 import {
   type Fault,
@@ -30,6 +39,7 @@ import * as Domain from "../kernel/Domain.ts"
 import * as Endpoints from "../webhooks/Endpoints.ts"
 import * as IdGenerator from "../kernel/IdGenerator.ts"
 import * as Problem from "../kernel/Problem.ts"
+import * as RandomStreams from "../kernel/RandomStreams.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
 import * as Transport from "../webhooks/Transport.ts"
@@ -48,6 +58,10 @@ export interface FaultRow {
   readonly count?: number
   readonly remaining?: number
   readonly applied: number
+  /** A request fault's chance of affecting a matching request; absent: every one. */
+  readonly probability?: number
+  /** With a probability: how many matching requests it has drawn for (n of the next draw). */
+  readonly draws?: number
 }
 
 export const SimulatedFaults = Store.table<FaultRow>({
@@ -75,6 +89,7 @@ export const toWire = (f: FaultRow): Fault => ({
   effect: f.effect,
   ...(f.count === undefined ? {} : { count: f.count, remaining: f.remaining ?? 0 }),
   applied: f.applied,
+  ...(f.probability === undefined ? {} : { probability: f.probability, draws: f.draws ?? 0 }),
   createdAt: f.createdAt
 })
 
@@ -133,7 +148,8 @@ export const armFault = (caller: FaultOwner, body: FaultCreate): Effect.Effect<F
     target: "request",
     match: body.match,
     effect: body.effect,
-    ...(body.count === undefined ? {} : { count: body.count, remaining: body.count })
+    ...(body.count === undefined ? {} : { count: body.count, remaining: body.count }),
+    ...(body.probability === undefined ? {} : { probability: body.probability, draws: 0 })
   }, true)
 
 /** Arms a receiver fault on one of the caller's webhook endpoints. */
@@ -174,13 +190,18 @@ export const clear = (caller: FaultOwner): Effect.Effect<FaultsCleared, Problem.
     return { removed: yield* store.removePartition(SimulatedFaults, "byScope", Tenancy.scopeOf(caller.organization.id, "sandbox")) }
   })
 
-/** One use of a fault: counted, and removed once its count is used up. */
-const use = (store: Store.StoreService, row: FaultRow) =>
-  row.remaining === undefined
-    ? Effect.orDie(store.update(SimulatedFaults, { ...row, applied: row.applied + 1 }))
+/** One use of a fault: counted (and its draw with it), and removed once its count is used up. */
+const use = (store: Store.StoreService, row: FaultRow) => {
+  const drawn = row.draws === undefined ? {} : { draws: row.draws + 1 }
+  return row.remaining === undefined
+    ? Effect.orDie(store.update(SimulatedFaults, { ...row, ...drawn, applied: row.applied + 1 }))
     : row.remaining <= 1
     ? store.remove(SimulatedFaults, row.id)
-    : Effect.orDie(store.update(SimulatedFaults, { ...row, applied: row.applied + 1, remaining: row.remaining - 1 }))
+    : Effect.orDie(store.update(SimulatedFaults, { ...row, ...drawn, applied: row.applied + 1, remaining: row.remaining - 1 }))
+}
+
+/** A request the draw spared: counted among the fault's draws, and nothing else. */
+const spare = (store: Store.StoreService, row: FaultRow) => Effect.orDie(store.update(SimulatedFaults, { ...row, draws: (row.draws ?? 0) + 1 }))
 
 /** A request as a fault's matcher sees it. */
 export interface FaultedRequest {
@@ -198,15 +219,33 @@ const matches = (m: FaultMatch, request: FaultedRequest): boolean =>
   (m.operationId === undefined || m.operationId === request.operationId) &&
   (m.customerId === undefined || request.customerIds.includes(m.customerId))
 
+/** A request fault's effect as one request meets it: a latency range's wait drawn, in milliseconds. */
+export type AppliedFaultEffect = Exclude<FaultEffect, { readonly type: "latency" }> | { readonly type: "latency"; readonly ms: number }
+
 /** The fault a request meets: its id and effect. */
 export interface TakenFault {
   readonly id: string
-  readonly effect: FaultEffect
+  readonly effect: AppliedFaultEffect
 }
 
 /**
- * The oldest request fault of the caller's sandbox that matches `request`, used once; undefined when none does.
- * Called only for an organization marked as having request faults; the look-up that finds none clears the mark.
+ * The n-th draw of fault `id` for `what` (`affects`: whether the request is affected; `latency`: its wait), a number
+ * in [0, 1): the seed's (keyed, so decided by these alone) on a seeded engine, the engine's `Random` otherwise.
+ */
+const draw = (id: string, n: number, what: "affects" | "latency") => RandomStreams.keyedDouble(["fault", id, n, what])
+
+/** The effect of `row` on the request it meets as its n-th: a latency range's wait drawn, from min to max both included. */
+const appliedEffect = (row: FaultRow, n: number): Effect.Effect<AppliedFaultEffect> => {
+  const effect = row.effect as FaultEffect
+  if (effect.type !== "latency" || typeof effect.ms === "number") return Effect.succeed(effect as AppliedFaultEffect)
+  const { min, max } = effect.ms
+  return Effect.map(draw(row.id, n, "latency"), (u) => ({ type: "latency", ms: min + Math.floor(u * (max - min + 1)) }))
+}
+
+/**
+ * The oldest request fault of the caller's sandbox that matches `request`, used once; undefined when none does, or
+ * when its probability's draw spares the request (counted as a draw, not a use). Called only for an organization
+ * marked as having request faults; the look-up that finds none clears the mark.
  */
 export const takeRequestFault = (caller: FaultOwner, request: FaultedRequest): Effect.Effect<TakenFault | undefined, never, Store.Store> =>
   Effect.gen(function*() {
@@ -226,8 +265,15 @@ export const takeRequestFault = (caller: FaultOwner, request: FaultedRequest): E
       const row = yield* store.getForUpdate(SimulatedFaults, found.id)
       // Used up by a concurrent request meanwhile: that one had it.
       if (row === undefined) return undefined
+      // Which matching request this is for the fault: a fault without a probability affects every one.
+      const n = row.draws ?? row.applied
+      if (row.probability !== undefined && (yield* draw(row.id, n, "affects")) >= row.probability) {
+        yield* spare(store, row)
+        return undefined
+      }
+      const effect = yield* appliedEffect(row, n)
       yield* use(store, row)
-      return { id: row.id, effect: row.effect as FaultEffect }
+      return { id: row.id, effect }
     }))
   })
 
