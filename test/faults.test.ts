@@ -26,12 +26,15 @@ let engine: Engine
 let acme: Client
 let rival: Client
 let log: Array<RequestLogEntry>
+/** The engine's real time (its rate limits' and its latency faults'), which these tests move by hand. */
+let realClock: Timers.VirtualClock
 
 beforeEach(async () => {
   log = []
+  realClock = Timers.makeVirtualClock(START_MS)
   engine = await createEngine({
     clock: { mode: "virtual", startMs: START_MS },
-    realClock: Timers.makeVirtualClock(START_MS),
+    realClock,
     seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never,
     webhookTransport: "memory",
     requestLog: (entry) => log.push(entry)
@@ -135,9 +138,21 @@ describe("an injected problem", () => {
 })
 
 describe("latency", () => {
-  it("holds the request, then answers it as usual, marked in the request log", async () => {
+  it("holds the request for its time on the engine's real clock, then answers it as usual, marked in the request log", async () => {
     const fault = await arm({ match: { operationId: "customers.list" }, effect: { type: "latency", ms: 20 }, count: 1 })
-    const r = await acme.call("GET", "/v2/customers")
+    // The wait is on the engine's real time (its RealClock), which this engine's host moves: 5 ms at a time until
+    // the answer comes, so the request is seen to wait for its 20 ms of it and no more.
+    let answered = false
+    const pending = acme.call("GET", "/v2/customers").finally(() => {
+      answered = true
+    })
+    const before = realClock.currentTimeMillisUnsafe()
+    while (!answered) {
+      realClock.set(realClock.currentTimeMillisUnsafe() + 5)
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    expect(realClock.currentTimeMillisUnsafe() - before).toBeGreaterThanOrEqual(20)
+    const r = await pending
     expect(r.status).toBe(200)
     expect(r.json.data).toEqual([])
     expect(log.find((e) => e.correlationId === r.headers.get("x-correlation-id"))).toMatchObject({ status: 200, injected: fault.id })

@@ -139,7 +139,8 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
       Context.make(ReviewSettings.ReviewSettings, review).pipe(
         Context.add(Transport.WebhookTransport, transport),
         Context.add(Transport.WebhookSettings, webhookSettings),
-        Context.add(DeliveryWorker.DeliveryWorker, deliveryWorker)
+        Context.add(DeliveryWorker.DeliveryWorker, deliveryWorker),
+        Context.add(RealClock.RealClock, realClock)
       )
     )
     const timerHandlers = Layer.mergeAll(

@@ -103,9 +103,10 @@ export type RequestFaults = <R>(
 
 /**
  * The request faults of the endpoint `target` names, settled when the server is built; `dropConnection` is how the
- * server drops a connection, when it can.
+ * server drops a connection, when it can, and `realClock` the engine's real time (core kernel/RealClock.ts), on which
+ * a latency fault waits.
  */
-export const requestFaults = (target: FaultTarget, dropConnection: ConnectionDropper | undefined): RequestFaults => (caller, info, body, proceed) =>
+export const requestFaults = (target: FaultTarget, dropConnection: ConnectionDropper | undefined, realClock: Clock.Clock): RequestFaults => (caller, info, body, proceed) =>
   Effect.withFiber((fiber) => {
     const params = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext)?.params ?? {}
     const request = info.request
@@ -120,7 +121,7 @@ export const requestFaults = (target: FaultTarget, dropConnection: ConnectionDro
         case "latency":
           // Latency is the network's, so real time whatever the engine's clock (as a receiver's time limit is). A
           // range's wait was drawn when the fault was taken (core simulate/Faults.ts).
-          return Effect.andThen(Effect.sleep(Duration.millis(effect.ms)).pipe(Effect.provideService(Clock.Clock, Clock.Clock.defaultValue())), proceed)
+          return Effect.andThen(Effect.sleep(Duration.millis(effect.ms)).pipe(Effect.provideService(Clock.Clock, realClock)), proceed)
         case "commit_then_lose":
           // What failed commits nothing and loses nothing: its answer goes out as usual. A dropped connection is
           // dropped once the write has committed; the 500 then goes nowhere (the request log still records it).

@@ -173,6 +173,8 @@ export interface GateOptions {
   readonly settle: Settle
   /** How the server drops a connection (a commit-then-lose fault's `dropped_connection`), when it can. */
   readonly dropConnection: ConnectionDropper | undefined
+  /** The engine's real time (core kernel/RealClock.ts), on which a latency fault waits. */
+  readonly realClock: Clock.Clock
 }
 
 /** The gate of one engine: each endpoint's, and the answer to OPTIONS on a route. */
@@ -184,12 +186,12 @@ export interface GateService {
 }
 
 /** The gate over one engine's services: each endpoint's, and the answer to OPTIONS. */
-export const makeGate = ({ admit, onClockOf, settle, dropConnection }: GateOptions): GateService => {
+export const makeGate = ({ admit, onClockOf, settle, dropConnection, realClock }: GateOptions): GateService => {
   const gate: GateService["gate"] = (endpoint, group, run) => {
     const policy = policyOf(endpoint, group)
     const { bucket, sandboxOnly, openWhenRestricted: open } = policy
     const target = faultableTarget(endpoint, group)
-    const faults = target === undefined ? undefined : requestFaults(target, dropConnection)
+    const faults = target === undefined ? undefined : requestFaults(target, dropConnection, realClock)
     const write = makeWrite({ policy, operation: faultTargetOf(endpoint, group), settle })
     return (request, info) =>
       admit(info, bucket, !open && bodyMethods.has(request.method), (caller) => {

@@ -64,10 +64,11 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
     const docsFiles = yield* DocsFiles
     // Under the virtual clock a sandbox request reads its clock once its caller is known: it is read with the key.
     const admit = makeAdmit(store, yield* RateLimit.RateLimiter, yield* RandomStreams.RandomStreams, time.mode === "virtual" ? clockLinks : undefined)
+    const realClock = yield* RealClock.RealClock
     const edge = makeEdge({
       correlation: yield* Correlation,
       clock: yield* Clock.Clock,
-      realClock: yield* RealClock.RealClock,
+      realClock,
       feed: yield* LiveFeed,
       requestLog: yield* RequestLog,
       admit,
@@ -79,7 +80,8 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       admit,
       onClockOf: makeOnClockOf(time, timerContext),
       settle: makeSettle(time, timerContext),
-      dropConnection: yield* DropConnection
+      dropConnection: yield* DropConnection,
+      realClock
     })
     return { ...edge, ...gate }
   })

@@ -32,6 +32,7 @@ import * as Domain from "../kernel/Domain.ts"
 import * as Endpoints from "./Endpoints.ts"
 import * as Listeners from "./Listeners.ts"
 import * as Store from "../kernel/Store.ts"
+import * as RealClock from "../kernel/RealClock.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
 import * as Timers from "../kernel/Timers.ts"
 import * as Transport from "./Transport.ts"
@@ -87,7 +88,7 @@ const sendAndRecord = (claimed: Deliveries.Claimed, request: Transport.DeliveryR
     const transport = yield* Transport.WebhookTransport
     const settings = yield* Transport.WebhookSettings
     // The receiver's time limit is real time, whatever clock the engine runs on.
-    const realClock = Clock.Clock.defaultValue()
+    const realClock = yield* RealClock.RealClock
     const realStart = realClock.currentTimeMillisUnsafe()
     // Checked again before each send, since a name can come to resolve somewhere else, and sent to the address that
     // was checked, so that the name cannot answer differently in between (DNS rebinding).
@@ -130,11 +131,16 @@ const fireAttempt = (payload: { readonly deliveryId: string }) =>
     const transport = yield* Transport.WebhookTransport
     const settings = yield* Transport.WebhookSettings
     const worker = yield* DeliveryWorker.DeliveryWorker
-    const provide = <A>(effect: Effect.Effect<A, never, Store.Store | Transport.WebhookTransport>) =>
-      effect.pipe(Effect.provideService(Transport.WebhookTransport, transport), Effect.provideService(Transport.WebhookSettings, settings))
+    const realClock = yield* RealClock.RealClock
+    const provide = <A>(effect: Effect.Effect<A, never, Store.Store | Transport.WebhookTransport | RealClock.RealClock>) =>
+      effect.pipe(
+        Effect.provideService(Transport.WebhookTransport, transport),
+        Effect.provideService(Transport.WebhookSettings, settings),
+        Effect.provideService(RealClock.RealClock, realClock)
+      )
     const claimed = yield* provide(attempt(payload))
     if (claimed === undefined) return undefined
-    const send = provide(claimed.send as Effect.Effect<void, never, Store.Store | Transport.WebhookTransport>)
+    const send = provide(claimed.send as Effect.Effect<void, never, Store.Store | Transport.WebhookTransport | RealClock.RealClock>)
     const handOff: Timers.AfterCommit = Effect.flatMap(Effect.context<Store.Store>(), (context) => worker.submit(claimed.scope, Effect.provideContext(send, context)))
     return handOff
   })
