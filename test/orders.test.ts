@@ -8,7 +8,7 @@
  */
 import { formatAmount, parseAmount, type AssetCode } from "@fos/contract"
 import type { WorldModel } from "@fos/core"
-import { AutoPayouts, Ledger, Orders, Pricing, Quotes, Store, Tenancy, Timers, Transactions } from "@fos/core"
+import { AutoPayouts, Ledger, Pricing, Quotes, Store, Tenancy, Timers, Transactions } from "@fos/core"
 import { layerPostgresStore } from "@fos/sql"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { createEngine, type Engine } from "@fos/http"

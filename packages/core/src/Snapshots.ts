@@ -20,7 +20,7 @@
  * Nothing of a sandbox is cached in a process (each request reads the store), so a restore committed through one
  * process is what every process sharing the store serves next.
  */
-import type { ListMeta, OrganizationId, SandboxCounts, Snapshot, SnapshotId } from "@fos/contract"
+import type { ListMeta, OrganizationId, SandboxCounts, Snapshot } from "@fos/contract"
 import { toIso } from "@fos/contract"
 import { Clock, Effect } from "effect"
 import * as Domain from "./kernel/Domain.ts"
@@ -31,6 +31,7 @@ import * as Reset from "./Reset.ts"
 import * as Store from "./kernel/Store.ts"
 import * as Tenancy from "./tenancy/Tenancy.ts"
 import * as Timers from "./kernel/Timers.ts"
+import type * as Wire from "./kernel/Wire.ts"
 
 /** The most snapshots one organization keeps; past it, a new one is refused until one is deleted. */
 export const maxSnapshotsPerOrganization = 20
@@ -47,15 +48,10 @@ const writeBatch = 200
 /** How many rows one read of a table's partition takes. */
 const readPage = 500
 
-
-export interface StoredSnapshot {
-  readonly id: SnapshotId
-  readonly organizationId: string
+/** A snapshot's row: its wire members (the contract's `Snapshot`), and where its rows are. */
+export interface StoredSnapshot extends Wire.Stored<Snapshot, "id" | "organizationId" | "createdAt" | "rows" | "contents"> {
   /** The store's sequence when it was taken: lists it in the order snapshots were taken, even within one instant. */
   readonly sequence: number
-  readonly createdAt: string
-  readonly rows: number
-  readonly contents: SandboxCounts
   /**
    * Its rows are in the store's copy of the same id (Store.ts, `Copies`); absent on a snapshot taken before, whose
    * rows are `SnapshotRows`, made into a copy at its first restore.

@@ -27,6 +27,15 @@ export type Wire<A> = A extends string | number | boolean | bigint | null | unde
   : A
 
 /**
+ * The members `K` of the wire shape `W` as a stored row keeps them: typed by the contract's schema, so a row does
+ * not write a second time what its wire shape says, and each present on the row, where a member the wire omits when
+ * it has no value is `undefined` (a row is written whole, so forgetting one is a compile error). A row's other
+ * members, those the wire does not show or shows in another form (a branded id, null where the wire omits), are
+ * its own: `interface StoredWallet extends Wire.Stored<Wallet, "chain" | "status"> { readonly id: WalletId }`.
+ */
+export type Stored<W, K extends keyof W> = { readonly [P in K]-?: W[P] | ({} extends Pick<W, P> ? undefined : never) }
+
+/**
  * Normalises a value for the wire: drops `undefined` members, keeps `null`, and keeps arrays as arrays.
  * Values are plain data (records, arrays, strings, numbers, booleans, null) by construction of the domain.
  */

@@ -41,12 +41,9 @@ import {
   type AutoPayout,
   type CustomerId,
   type Environment,
-  type Fee,
-  type LockSide,
   type Order as OrderWire,
   type OrderCancellationReason,
   type OrderCreate,
-  type OrderDirection,
   OrderFailureMessages,
   type OrderFailureReasonCode,
   OrderId,
@@ -87,19 +84,24 @@ import { refuseRestricted } from "./SourceRules.ts"
 
 export type { OrderAccountOf } from "./OrderAccounts.ts"
 
-export interface StoredOrder extends OrderMachine.State {
-  readonly id: OrderId
+/**
+ * An order's row: the wire's members it keeps as they are (the contract's `Order`), its machine's state, and its own:
+ * the accounts behind its sides and its amounts in units, from which the wire's are worked out.
+ */
+export interface StoredOrder
+  extends
+    OrderMachine.State,
+    Wire.Stored<
+      OrderWire,
+      "id" | "customerId" | "direction" | "lockSide" | "rate" | "fees" | "autoExecute" | "quoteOptionId" | "markupBps" | "clientReferenceId" | "createdAt" | "updatedAt"
+    >
+{
   readonly organizationId: string
   readonly environment: Environment
-  readonly customerId: CustomerId
-  readonly direction: OrderDirection
   readonly source: OrderAccountOf
   readonly destination: OrderAccountOf
-  readonly lockSide: LockSide
-  readonly rate: string
   readonly mid: string
   readonly spreadBps: number
-  readonly markupBps: number | undefined
   /** Units of the assets' smallest units, as decimal text (rows are JSON). */
   readonly principal: string
   readonly fee: string
@@ -108,10 +110,6 @@ export interface StoredOrder extends OrderMachine.State {
   readonly destinationAmount: string
   readonly spreadAmount: string
   readonly markupBpsAmount: string
-  readonly fees: ReadonlyArray<Fee>
-  readonly autoExecute: boolean
-  readonly quoteOptionId: string | undefined
-  readonly clientReferenceId: string | undefined
   readonly transactionId: TransactionId | null
   readonly reasonCode: OrderFailureReasonCode | null
   /** A failure the sandbox armed for the order's execution. */
@@ -127,8 +125,6 @@ export interface StoredOrder extends OrderMachine.State {
   readonly fundingSender?: string | undefined
   /** Why the order's transaction failed, when its source transfer's signing failed (order.failed `failureCode`). */
   readonly transactionFailureCode?: TransactionFailureCode | undefined
-  readonly createdAt: string
-  readonly updatedAt: string
 }
 
 const scope = (o: StoredOrder) => Tenancy.scopeOf(o.organizationId, o.environment)

@@ -46,33 +46,29 @@ import { abaRoutingNumberProblem } from "./AbaRoutingNumbers.ts"
 
 export type RecipientKind = "whitelist_recipient" | "registered_address"
 
-type Address = WhitelistRecipientCreate["address"]
-
-export interface StoredRecipient {
-  readonly id: string
+/**
+ * A recipient's row, of either kind: the members of its kind's wire shape it keeps as they are (typed by the
+ * contract's `WhitelistRecipient` and `RegisteredAddress`, each absent on the other kind's row), and its own.
+ */
+export interface StoredRecipient
+  extends
+    Partial<Wire.Stored<WhitelistRecipientWire, "rail" | "name" | "address" | "routingNumber" | "bic" | "sortCode" | "accountType">>,
+    Partial<Wire.Stored<RegisteredAddressWire, "chain" | "label">>,
+    Wire.Stored<WhitelistRecipientWire, "id" | "createdAt">
+{
   readonly kind: RecipientKind
   readonly organizationId: string
   readonly environment: Environment
   readonly customerId: CustomerId
   readonly removed: boolean
-  // A whitelist recipient's bank account (kept whole: a payout sends to it; reads show the last four only).
-  readonly rail?: PayoutRail | undefined
-  readonly name?: string | undefined
-  readonly address?: Address | undefined
+  /** A whitelist recipient's bank account, kept whole: a payout sends to it; reads show the last four only. */
   readonly accountNumber?: string | undefined
-  readonly routingNumber?: string | undefined
   readonly iban?: string | undefined
-  readonly bic?: string | undefined
-  readonly sortCode?: string | undefined
-  readonly accountType?: "checking" | "savings" | undefined
-  // A registered address.
-  readonly chain?: Chain | undefined
+  /** A registered address's address (`address` is a whitelist recipient's postal one). */
   readonly cryptoAddress?: string | undefined
-  readonly label?: string | undefined
   readonly clientReferenceId?: string | undefined
   /** Whether a payout has gone to it (the world model may review the first one). */
   readonly paidOut?: boolean | undefined
-  readonly createdAt: string
 }
 
 const scope = (r: StoredRecipient) => Tenancy.scopeOf(r.organizationId, r.environment)

@@ -51,21 +51,13 @@ import * as Transactions from "./Transactions.ts"
 import * as Wire from "../kernel/Wire.ts"
 import * as WorldModel from "./WorldModel.ts"
 
-type Question = RfiWire["questions"][number]
-type Response = RfiWire["responses"][number]
-
-export interface StoredRfi {
+/** An RFI's row: the wire's members as they are (the contract's `Rfi`), its ids branded, and its owner. */
+export interface StoredRfi extends Wire.Stored<RfiWire, "status" | "questions" | "deadline" | "responses" | "createdAt" | "updatedAt"> {
   readonly id: RfiId
   readonly organizationId: string
   readonly environment: Environment
   readonly customerId: CustomerId
   readonly transactionId: TransactionId
-  readonly status: RfiStatus
-  readonly questions: ReadonlyArray<Question>
-  readonly deadline: string
-  readonly responses: ReadonlyArray<Response>
-  readonly createdAt: string
-  readonly updatedAt: string
 }
 
 const scope = (r: StoredRfi) => Tenancy.scopeOf(r.organizationId, r.environment)
@@ -122,7 +114,7 @@ const emitRfi = (rfi: StoredRfi, events: ReadonlyArray<RfiMachine.Event>, now: s
 const save = (from: RfiStatus, rfi: StoredRfi) =>
   Effect.flatMap(Store.Store, (store) => Effect.andThen(Effect.orDie(store.update(Rfis, rfi)), History.recordState(from, rfi)))
 
-const newQuestions = (rfi: { readonly questions: ReadonlyArray<Question> }, asked: RfiPublish["questions"], now: string): ReadonlyArray<Question> =>
+const newQuestions = (rfi: Pick<StoredRfi, "questions">, asked: RfiPublish["questions"], now: string): StoredRfi["questions"] =>
   asked.map((q, i) => ({ id: `q${rfi.questions.length + i + 1}`, text: q.text, kind: q.kind ?? "text", askedAt: now }))
 
 const scheduleDeadline = (rfi: StoredRfi) =>

@@ -68,17 +68,17 @@ import * as Topics from "../kernel/Topics.ts"
 import * as TransactionMachine from "./TransactionMachine.ts"
 import * as Wire from "../kernel/Wire.ts"
 
-export interface StoredTransaction extends TransactionMachine.MachineState {
-  readonly id: TransactionId
+/**
+ * A transaction's row: the wire's members it keeps as they are, typed by the contract's `Transaction`, its machine's
+ * state, and its own. Its failure and return fields are null until set, where the wire omits them.
+ */
+export interface StoredTransaction
+  extends
+    TransactionMachine.MachineState,
+    Wire.Stored<TransactionWire, "id" | "customerId" | "type" | "source" | "destination" | "fees" | "clientReferenceId" | "linkedOrderId" | "hasRfi" | "createdAt" | "updatedAt">
+{
   readonly organizationId: string
   readonly environment: Environment
-  readonly customerId: CustomerId
-  readonly type: TransactionType
-  readonly source: TransactionSide
-  readonly destination: TransactionSide
-  readonly fees: ReadonlyArray<Fee>
-  readonly clientReferenceId: string | undefined
-  readonly linkedOrderId: OrderId | undefined
   /** Fiat payouts only: the rail (null while not known). */
   readonly payoutRail: PayoutRail | null | undefined
   readonly failureCode: TransactionFailureCode | null
@@ -86,7 +86,6 @@ export interface StoredTransaction extends TransactionMachine.MachineState {
   readonly returnReason: string | null
   readonly returnCode: string | null
   readonly queuePosition: number | null
-  readonly hasRfi: boolean
   /** While a deposit waits for its sender's details: when the window ends. */
   readonly senderInformationExpiresAt?: string | undefined
   /** The sender's details, as the caller supplied them. */
@@ -124,8 +123,6 @@ export interface StoredTransaction extends TransactionMachine.MachineState {
   readonly holds: ReadonlyArray<Ledger.LedgerTransfer | string>
   /** The sequence of its last status event (1 after transaction.created). */
   readonly sequence: number
-  readonly createdAt: string
-  readonly updatedAt: string
 }
 
 // --- lists ---------------------------------------------------------------------------------------------------------

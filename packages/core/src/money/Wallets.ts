@@ -28,7 +28,6 @@ import {
   type WalletCreate,
   type WalletId,
   type WalletCustody,
-  type WalletStatus,
   withArticle
 } from "@fos/contract"
 import { Clock, Effect } from "effect"
@@ -49,17 +48,17 @@ import * as WalletMachine from "./WalletMachine.ts"
 import * as Wire from "../kernel/Wire.ts"
 import * as WorldModel from "./WorldModel.ts"
 
-export interface StoredWallet {
+/**
+ * A wallet's row: the wire's members it keeps as they are (the contract's `Wallet`; custodial wallets are the
+ * service's to sign for, non-custodial ones, signing/Claims.ts, need the roster's quorum), its ids branded, and its own.
+ */
+export interface StoredWallet
+  extends Wire.Stored<WalletWire, "chain" | "custody" | "status" | "address" | "clientReferenceId" | "createdAt" | "updatedAt">
+{
   readonly id: WalletId
   readonly organizationId: string
   readonly environment: Environment
   readonly customerId: CustomerId
-  readonly chain: Chain
-  /** Custodial wallets are the service's to sign for; non-custodial ones (signing/Claims.ts) need the roster's quorum. */
-  readonly custody: WalletCustody
-  readonly status: WalletStatus
-  readonly address: string
-  readonly clientReferenceId: string | undefined
   readonly replacedByWalletId: WalletId | undefined
   /**
    * Set on the service-managed funding address of a deposit-funded order (Orders.ts): it takes deposits at its
@@ -71,8 +70,6 @@ export interface StoredWallet {
    * the retired address forwards to the successor and neither rotates. Not on the wire; the refusal's detail says it.
    */
   readonly rotationEndsAt?: string | undefined
-  readonly createdAt: string
-  readonly updatedAt: string
 }
 
 const scope = (w: StoredWallet) => Tenancy.scopeOf(w.organizationId, w.environment)

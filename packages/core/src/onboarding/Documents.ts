@@ -37,7 +37,6 @@ import {
   type Environment,
   type ErrorEntry,
   isId,
-  maxDocumentBytes,
   nowIso
 } from "@fos/contract"
 

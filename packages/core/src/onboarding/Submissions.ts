@@ -368,7 +368,6 @@ export const submitFeatureApplication = (
  */
 export const submitOrganizationOnboarding = (caller: Auth.Caller, body: OrganizationSubmission): Effect.Effect<ApplicationWire, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {
-    const store = yield* Store.Store
     const duplicates = duplicateReferences(body.ownership?.persons ?? [])
     if (duplicates.length > 0) return yield* Problem.invalidRequest(duplicates)
     const requirements = yield* countryRequirements(body.country)

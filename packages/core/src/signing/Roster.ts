@@ -43,13 +43,16 @@ export interface Owned {
   readonly customerId: CustomerId
 }
 
-export interface StoredClaim extends Owned {
+/**
+ * A claim's row: its own ids and state, and the roster's settings. Each row of this module keeps the members its
+ * wire shape shows as they are, typed by the contract's schema (`Wire.Stored`), and its ids branded.
+ */
+export interface StoredClaim extends Owned, Wire.Stored<ClaimState, "provisioned"> {
   readonly id: ClaimId
   readonly chains: ReadonlyArray<Chain>
   readonly threshold: number
   readonly signerIds: ReadonlyArray<WalletSignerId>
   readonly status: ClaimMachine.Status
-  readonly provisioned: boolean
   readonly walletIds: ReadonlyArray<WalletId>
   readonly clientReferenceId: string | undefined
   /** The roster's latest webauthn_origin_change ceremony (SignerMachine.ts `originChange`), if it has had one. */
@@ -60,23 +63,20 @@ export interface StoredClaim extends Owned {
   readonly updatedAt: string
 }
 
-export interface StoredSigner extends Owned {
+export interface StoredSigner
+  extends Owned, Wire.Stored<WalletSignerWire, "role" | "credentialType" | "passkeyCount" | "email" | "name" | "createdAt" | "updatedAt">
+{
   readonly id: WalletSignerId
   readonly claimId: ClaimId
-  readonly role: SignerMachine.SignerRole
-  readonly credentialType: SignerMachine.CredentialType
   readonly status: SignerMachine.SignerStatus
-  readonly passkeyCount: number
-  readonly email: string | undefined
-  readonly name: string | undefined
   readonly invitationExpiresAt: string
   /** The signer's latest ceremony. */
   readonly ceremonyId: string | undefined
-  readonly createdAt: string
-  readonly updatedAt: string
 }
 
-export interface StoredCeremony extends Owned {
+export interface StoredCeremony
+  extends Owned, Wire.Stored<WalletCeremonyWire, "type" | "status" | "adminVerificationUrl" | "expiresAt" | "createdAt" | "updatedAt">
+{
   readonly id: string
   /** The signer it is about; undefined for the roster-wide webauthn_origin_change. */
   readonly walletSignerId: WalletSignerId | undefined
@@ -84,14 +84,8 @@ export interface StoredCeremony extends Owned {
   readonly claimId?: ClaimId | undefined
   /** The origin a webauthn_origin_change moves the roster's passkeys to. */
   readonly origin?: string | undefined
-  readonly type: SignerMachine.CeremonyType
-  readonly status: SignerMachine.CeremonyStatus
-  readonly adminVerificationUrl: string
-  readonly expiresAt: string
   /** Bumped by each reissued link, so the expiry timer of an older link does nothing. */
   readonly linkVersion: number
-  readonly createdAt: string
-  readonly updatedAt: string
 }
 
 export const scope = (row: Owned) => Tenancy.scopeOf(row.organizationId, row.environment)

@@ -40,6 +40,7 @@ import {
   type CustomerId,
   type Environment,
   maxRosterSize,
+  type SigningRequest as SigningRequestWire,
   toIso,
   TransactionId
 } from "@fos/contract"
@@ -58,6 +59,7 @@ import * as Timers from "../kernel/Timers.ts"
 import * as TransactionMachine from "../money/TransactionMachine.ts"
 import * as Transactions from "../money/Transactions.ts"
 import * as Wallets from "../money/Wallets.ts"
+import type * as Wire from "../kernel/Wire.ts"
 
 // --- storage -----------------------------------------------------------------------------------------------------
 
@@ -105,16 +107,12 @@ interface StoredSeat extends Owned {
 }
 
 /** One attempt's signing request, for the machine signers (SigningRequests.ts serves them). */
-export interface StoredSigningRequest extends Owned {
-  readonly id: string
+export interface StoredSigningRequest
+  extends Owned, Wire.Stored<SigningRequestWire, "id" | "walletId" | "attempt" | "signingMode" | "expiresAt" | "createdAt">
+{
   readonly transactionId: TransactionId
-  readonly walletId: string
-  readonly attempt: number
-  readonly signingMode: SigningMachine.SigningMode
-  readonly expiresAt: string
   /** A recovery's request, not the transfer's own signing. */
   readonly recovery?: true | undefined
-  readonly createdAt: string
 }
 
 const scope = (row: Owned) => Tenancy.scopeOf(row.organizationId, row.environment)
