@@ -422,13 +422,6 @@ const eventColumns: Columns<LoggedEvent> = [
   { label: "id", render: (e) => html`<span class="mono">${e.id}</span>` }
 ]
 
-/**
- * A column whose rows have no such member, so its cells are empty: an application's `id` (its id is its
- * `applicationId`), a recipient's or a registered address's `status` (they have none). The tables keep these columns
- * as they were before the inspector was typed, which found them; each is one to mend or drop.
- */
-const emptyColumn = (label: string): Column<unknown> => ({ label, render: () => null })
-
 /** A list view: its endpoint's path, and columns of the rows it answers. */
 interface ListDef<K extends ReadKey> {
   readonly title: string
@@ -442,7 +435,7 @@ const amountOf = (t: Transaction): string => `${t.source.assetAmount.amount} ${t
 
 const lists = {
   customers: { title: "Customers", path: "/v2/customers", empty: "No customers yet: POST /v2/onboarding onboards one (with its documents from POST /v2/documents), and POST /v2/simulate/applications/{id}/decision approves it.", columns: [idColumn(), { label: "name", render: (c) => c.name }, { label: "clientReferenceId", key: "clientReferenceId" }, statusColumn, timeColumn()] } satisfies ListDef<"customers.list">,
-  applications: { title: "Applications", path: "/v2/applications", empty: "No applications yet: POST /v2/onboarding makes a customer's, POST /v2/customers/{id}/features one for a wallet or a virtual account.", columns: [emptyColumn("id"), { label: "type", render: (a) => a.applicationType }, idColumn("customerId"), statusColumn, timeColumn()] } satisfies ListDef<"applications.list">,
+  applications: { title: "Applications", path: "/v2/applications", empty: "No applications yet: POST /v2/onboarding makes a customer's, POST /v2/customers/{id}/features one for a wallet or a virtual account.", columns: [idColumn("applicationId"), { label: "type", render: (a) => a.applicationType }, idColumn("customerId"), statusColumn, timeColumn()] } satisfies ListDef<"applications.list">,
   transactions: { title: "Transactions", path: "/v2/transactions", empty: "No transactions yet: POST /v2/simulate/deposits sends money to a wallet or virtual account; orders and payouts make more.", columns: [idColumn(), { label: "type", key: "type" }, idColumn("customerId"), statusColumn, { label: "amount", render: (t) => amountOf(t) }, timeColumn()] } satisfies ListDef<"transactions.list">,
   orders: { title: "Orders", path: "/v2/orders", empty: "No orders yet: POST /v2/quotes prices a conversion, POST /v2/orders makes an order of one of its options, POST /v2/orders/{id}/execute runs it.", columns: [idColumn(), { label: "direction", key: "direction" }, idColumn("customerId"), statusColumn, { label: "rate", key: "rate" }, timeColumn()] } satisfies ListDef<"orders.list">,
   timers: { title: "Pending timers", path: "/v2/simulate/timers", empty: "No timer is pending: nothing waits on the clock.", columns: timerColumns } satisfies ListDef<"inspect.listTimers">,
@@ -531,7 +524,7 @@ const recipientColumns: Columns<WhitelistRecipient | RegisteredAddress> = [
   idColumn(),
   { label: "name or address", render: (r) => ("name" in r ? r.name : r.address) },
   { label: "rail or chain", render: (r) => ("rail" in r ? r.rail : r.chain) },
-  emptyColumn("status")
+  timeColumn()
 ]
 
 // --- pictures -------------------------------------------------------------------------------------------------------
@@ -703,8 +696,8 @@ const Actions = ({ session, id, resource }: { readonly session: Session; readonl
   </section>`
 }
 
-const whitelistRecipientColumns: Columns<WhitelistRecipient> = [idColumn(), { label: "name", key: "name" }, { label: "rail", key: "rail" }, emptyColumn("status")]
-const registeredAddressColumns: Columns<RegisteredAddress> = [idColumn(), { label: "address", key: "address" }, { label: "chain", key: "chain" }, emptyColumn("status")]
+const whitelistRecipientColumns: Columns<WhitelistRecipient> = [idColumn(), { label: "name", key: "name" }, { label: "rail", key: "rail" }, timeColumn()]
+const registeredAddressColumns: Columns<RegisteredAddress> = [idColumn(), { label: "address", key: "address" }, { label: "chain", key: "chain" }, timeColumn()]
 
 const Related = ({ id }: { readonly id: string }) => {
   const prefix = prefixOf(id)

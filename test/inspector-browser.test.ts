@@ -332,6 +332,8 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
         // Every read the view started has answered (the page counts its calls in flight; the stream is not one).
         await page.locator("html[data-pending='0']").waitFor({ state: "attached" })
         expect(await page.locator("main .error").allTextContents(), link).toEqual([])
+        // An application's id is its applicationId: its column links it, as every list's first column does.
+        if (link === "Applications") expect(await page.locator("main table a.id").first().textContent()).toMatch(/^app_/)
       }
       // The key is kept for the tab (sessionStorage, as the sign-in's box says): a reload stays signed in; signing
       // out forgets it.
