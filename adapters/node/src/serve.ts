@@ -11,7 +11,6 @@
 import { createServer, type Server } from "node:http"
 import type { Duplex } from "node:stream"
 import { NodeHttpServer, NodeHttpServerRequest, NodeRuntime } from "@effect/platform-node"
-import type { Engine } from "@fos/http"
 import {
   bareDetail,
   bareInstance,
@@ -21,6 +20,7 @@ import {
   openEngine,
   rawAnswer,
   requestTargetOf,
+  type ServedEngine,
   type ServeOptions,
   serveEngine
 } from "@fos/serve"
@@ -35,7 +35,7 @@ const listeningOn = (server: Server): string => {
 }
 
 /** Answers on `socket` with the problem for `code`, then closes it; a socket that cannot be written is destroyed. */
-const refuse = (engine: Engine, socket: Duplex, code: string | undefined, requestTarget: string | undefined, origin: string): void => {
+const refuse = (engine: ServedEngine, socket: Duplex, code: string | undefined, requestTarget: string | undefined, origin: string): void => {
   // A response already begun on this connection (the parser failed in a body the application reads) cannot be
   // followed by another: the connection is dropped, as Node does.
   const inProgress = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage
@@ -47,7 +47,7 @@ const refuse = (engine: Engine, socket: Duplex, code: string | undefined, reques
 }
 
 /** Node's HTTP server, with problems for what its parser refuses. */
-const makeServer = (engine: Engine): Server => {
+const makeServer = (engine: ServedEngine): Server => {
   const server = createServer()
   server.on("clientError", (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
     const head = error.rawPacket?.toString("latin1")
