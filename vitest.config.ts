@@ -26,6 +26,7 @@ const slowFirst = [
   "test/server.test.ts",
   "test/bank.test.ts",
   "test/snapshots.test.ts",
+  "test/snapshot-files.test.ts",
   "test/documents.test.ts",
   "test/reset.test.ts",
   "test/packages.test.ts",

@@ -33,14 +33,19 @@ describe("the router's reading of the API", () => {
         Object.values(group.endpoints).filter((endpoint) => pick(policyOf(endpoint, group))).map((endpoint) => `${group.identifier}.${endpoint.identifier}`)
       )
     // Each waits on something outside its own transaction: the clock's timers, the deliveries' attempts, a listener's
-    // next request or its attempt's report.
+    // next request or its attempt's report; or, a snapshot file's import, checks its file before its one transaction.
     expect(named((p) => !p.transactional)).toEqual([
+      "simulate.importSnapshot",
       "simulate.advanceClock",
       "simulate.flushWebhooks",
       "listeners.pollListener",
       "listeners.reportAttempt"
     ])
     expect(named((p) => p.rereadOnReplay)).toEqual(["payouts.create"])
+    // A snapshot's file: a larger body, read by the engine in its own order; and an attachment.
+    expect(named((p) => p.maxBodyBytes !== undefined)).toEqual(["simulate.importSnapshot"])
+    expect(named((p) => p.decodedByEngine)).toEqual(["simulate.importSnapshot"])
+    expect(named((p) => p.attachment !== undefined)).toEqual(["simulate.exportSnapshot"])
     // The simulate calls act, the faults break, the outcome rules decide, the listeners forward, the inspect reads
     // look: all are the sandbox's alone.
     const sandboxGroups = (["simulate", "faults", "outcomes", "listeners", "inspect"] as const).flatMap((g) => Object.keys(Api.groups[g].endpoints).map((name) => `${g}.${name}`))

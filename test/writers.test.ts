@@ -29,8 +29,8 @@ const tableWrites = ["insert", "insertMany", "insertFresh", "insertIfAbsent", "u
 const wholeStoreWrites = ["removeRows", "copies.restore"]
 /** The rest: reads, and the writes of copies, whose rows are in no table until a restore puts them back. */
 const others = [
-  ...["transaction", "get", "getForUpdate", "getLinked", "getManyForUpdate", "findUnique", "page", "count", "nextSequence", "nextNumber", "shared"],
-  ...["copies", "copies.save", "copies.saveRows", "copies.rows", "copies.remove"]
+  ...["transaction", "get", "getForUpdate", "getLinked", "getManyForUpdate", "findUnique", "page", "count", "nextSequence", "nextNumber", "raiseSequence", "shared"],
+  ...["copies", "copies.save", "copies.saveRows", "copies.conflict", "copies.rows", "copies.remove"]
 ]
 
 /** The modules that write whole sandboxes, each with why. */

@@ -7,7 +7,7 @@
 import { enableCompileCache, flushCompileCache } from "node:module"
 import { infoRequested, ListenError, serveHelp, StoreError, UsageError } from "@fos/serve/cli"
 import { listen, ListenRefused, listenUsage, parseListenArgs } from "./listen.ts"
-import { OperatorRefused, operatorHelp, operatorUsage, runOperator } from "./operator.ts"
+import { OperatorRefused, operatorHelp, operatorUsage, RawOutput, runOperator } from "./operator.ts"
 import { runTail, tailHelp, tailUsage } from "./tail.ts"
 
 /** What `fos`, `fos help` and `fos --help` print; `fos serve --help` prints the server's own (serveHelp). */
@@ -80,7 +80,12 @@ const main = async (argv: ReadonlyArray<string>) => {
       console.log(usage)
       return
     default:
-      if (operatorCommands.has(command)) return console.log(JSON.stringify(await runOperator(command, args, process.env), null, 2))
+      if (operatorCommands.has(command)) {
+        const output = await runOperator(command, args, process.env)
+        // A snapshot's file goes out as the server wrote it (`fos snapshots export ID > world.json`); the rest as JSON.
+        if (output instanceof RawOutput) return void process.stdout.write(output.text)
+        return console.log(JSON.stringify(output, null, 2))
+      }
       throw new UsageError(`unknown command ${JSON.stringify(command)}\n${usage}`)
   }
 }

@@ -5,6 +5,7 @@
  * The server is `--server URL` or FOS_SERVER (default http://127.0.0.1:4000); the token is `--token T` or
  * FOS_OPERATOR_TOKEN (connection.ts). A refusal prints the problem's type and detail and exits 1; bad usage exits 2.
  */
+import { readFileSync } from "node:fs"
 import { UsageError } from "@fos/serve/cli"
 import { cannotReach, connectionHelp, flagName, serverOf, tokenOf } from "./connection.ts"
 
@@ -55,7 +56,19 @@ export class OperatorRefused extends Error {}
 
 const connection = ["server", "token"]
 
-const call = async (p: Parsed, env: Record<string, string | undefined>, method: string, path: string, body?: unknown): Promise<unknown> => {
+/**
+ * What a command prints as it is, not as JSON: a snapshot's file (`fos snapshots export ID > world.json`), so the
+ * file on disk is byte for byte what the server exported.
+ */
+export class RawOutput {
+  readonly text: string
+  constructor(text: string) {
+    this.text = text
+  }
+}
+
+/** Calls the operator surface; answers the body's text. A refusal throws `OperatorRefused` with its type and detail. */
+const callText = async (p: Parsed, env: Record<string, string | undefined>, method: string, path: string, body?: string): Promise<string> => {
   const server = serverOf(one(p, "server"), env)
   const token = tokenOf(one(p, "token"), env)
   if (token === undefined) throw new UsageError("the operator token is needed: --token or FOS_OPERATOR_TOKEN (fos serve prints it at start)")
@@ -64,18 +77,22 @@ const call = async (p: Parsed, env: Record<string, string | undefined>, method: 
     response = await fetch(server + path, {
       method,
       headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      ...(body === undefined ? {} : { body })
     })
   } catch {
     throw new OperatorRefused(cannotReach(server))
   }
-  const json = (await response.json()) as Record<string, unknown>
+  const text = await response.text()
   if (!response.ok) {
+    const json = JSON.parse(text) as Record<string, unknown>
     const errors = Array.isArray(json.errors) ? json.errors.map((e: { pointer: string; detail: string }) => `\n  ${e.pointer} ${e.detail}`).join("") : ""
     throw new OperatorRefused(`${String(json.type)}: ${String(json.detail)}${errors}`)
   }
-  return json
+  return text
 }
+
+const call = async (p: Parsed, env: Record<string, string | undefined>, method: string, path: string, body?: unknown): Promise<unknown> =>
+  JSON.parse(await callText(p, env, method, path, body === undefined ? undefined : JSON.stringify(body)))
 
 const usage = `operator commands (they call a running server: --server URL or FOS_SERVER, --token T or FOS_OPERATOR_TOKEN):
   fos orgs list
@@ -105,7 +122,9 @@ const usage = `operator commands (they call a running server: --server URL or FO
   fos snapshots list --org ORG_ID
   fos snapshots create --org ORG_ID         (saves the organization's whole sandbox; prints the snapshot)
   fos snapshots restore SNAPSHOT_ID         (puts the sandbox back as the snapshot saved it)
-  fos snapshots delete SNAPSHOT_ID`
+  fos snapshots delete SNAPSHOT_ID
+  fos snapshots export SNAPSHOT_ID > world.json   (the snapshot as a file, to commit; docs/snapshots.md)
+  fos snapshots import --org ORG_ID world.json    (a file as a new snapshot of the organization's sandbox; prints it)`
 
 export const operatorUsage = usage
 
@@ -242,6 +261,25 @@ export const runOperator = async (
     case "snapshots create": {
       const p = known("org")
       return call(p, env, action === "list" ? "GET" : "POST", `/operator/organizations/${encodeURIComponent(required(p, "org"))}/snapshots`)
+    }
+    case "snapshots export": {
+      const p = known()
+      const id = p.positional[0]
+      if (id === undefined || p.positional.length > 1) throw new UsageError("fos snapshots export needs one snapshot id")
+      return new RawOutput(await callText(p, env, "GET", `/operator/snapshots/${encodeURIComponent(id)}/export`))
+    }
+    case "snapshots import": {
+      const p = known("org")
+      const path = p.positional[0]
+      if (path === undefined || p.positional.length > 1) throw new UsageError("fos snapshots import needs one file (a snapshot's export)")
+      let text: string
+      try {
+        text = readFileSync(path, "utf8")
+      } catch (e) {
+        throw new UsageError(`${path}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? "error"})`)
+      }
+      // Sent as it is on disk: the server reads it as it reads the sandbox's import (MALFORMED_JSON for text that is no JSON).
+      return JSON.parse(await callText(p, env, "POST", `/operator/organizations/${encodeURIComponent(required(p, "org"))}/snapshots/import`, text))
     }
     case "snapshots restore":
     case "snapshots delete": {

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs"
 
 /** The flags, for usage messages. */
 export const serveUsage = `serve [--port N] [--host H] [--store memory|DIR|postgres://URL] [--clock system|virtual] [--clock-start ISO]
-      [--seed FILE] [--random-seed N] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]
+      [--seed FILE] [--load ORG=FILE]... [--random-seed N] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]
       [--log-format pretty|json] [--quiet]`
 
 /** What `<command> serve --help` prints: every flag with its meaning and default, and examples. */
@@ -28,6 +28,10 @@ flags:
                                     (default: now; 2026-03-03T09:00:00.000Z with --random-seed)
   --seed FILE                       organizations, users and keys to create (JSON, see the README's "Seed file");
                                     no demo organization then
+  --load ORG=FILE                   starts with the snapshot file FILE (fos snapshots export) restored in the
+                                    sandbox of the organization ORG (of the seed or the store); repeatable. Its
+                                    snapshot is kept, and a later start loading the same file restores that one
+                                    again (docs/snapshots.md)
   --random-seed N                   every id, secret, address, number and hash fos invents comes from N (such as
                                     42), each organization's from a stream of its own, and the clock is virtual from
                                     a fixed instant: on a fresh store, the same requests get the same answers,

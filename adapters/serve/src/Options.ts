@@ -21,6 +21,11 @@ export interface ServeOptions {
   readonly clock: "system" | "virtual"
   readonly clockStartMs: number | undefined
   readonly seed: Seed.SeedFile | undefined
+  /**
+   * Snapshot files to start with, restored in their organizations' sandboxes (`--load ORG=FILE`, repeatable), in the
+   * order given: each file's JSON, read and parsed (the engine checks the rest).
+   */
+  readonly loads: ReadonlyArray<{ readonly organizationId: string; readonly path: string; readonly file: unknown }>
   /** Makes every value fos invents reproducible (`--random-seed`); random when undefined. */
   readonly randomSeed: string | undefined
   readonly insecureWebhooks: boolean
@@ -47,6 +52,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
   let clockFlag: "system" | "virtual" | undefined
   let clockStart: string | undefined
   let seedPath: string | undefined
+  const loadFlags: Array<string> = []
   let randomSeed: string | undefined
   let insecureWebhooks = false
   let retention: string | undefined
@@ -74,6 +80,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
       }
       case "--clock-start": clockStart = value(); break
       case "--seed": seedPath = value(); break
+      case "--load": loadFlags.push(value()); break
       case "--random-seed": {
         const v = value()
         if (!/^[\x21-\x7e]{1,256}$/.test(v)) throw new UsageError("--random-seed is 1 to 256 visible ASCII characters, such as 42")
@@ -128,8 +135,28 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
     if (parsed._tag === "Failure") throw new UsageError(`--seed ${seedPath}: ${parsed.failure.detail}`)
     seed = parsed.success
   }
+  const loads = loadFlags.map((flag) => {
+    const at = flag.indexOf("=")
+    const organizationId = at < 0 ? "" : flag.slice(0, at)
+    const path = at < 0 ? "" : flag.slice(at + 1)
+    if (!/^org_[0-9A-Za-z]{1,64}$/.test(organizationId) || path === "") {
+      throw new UsageError(`--load is ORG=FILE, an organization's id and a snapshot file (such as org_acme=world.json), not ${JSON.stringify(flag)}`)
+    }
+    let text: string
+    try {
+      text = readFileSync(path, "utf8")
+    } catch (e) {
+      throw new UsageError(`--load ${flag}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? "error"})`)
+    }
+    try {
+      return { organizationId, path, file: JSON.parse(text) as unknown }
+    } catch {
+      throw new UsageError(`--load ${flag}: the file is not JSON (a snapshot file is what fos snapshots export prints)`)
+    }
+  })
+  if (new Set(loads.map((l) => l.organizationId)).size !== loads.length) throw new UsageError("--load names an organization twice: one file per organization")
   if (operatorToken !== undefined && operatorToken.length < 16) throw new UsageError("--operator-token (or FOS_OPERATOR_TOKEN) needs at least 16 characters")
-  return { port, host, store, clock, clockStartMs, seed, randomSeed, insecureWebhooks, idempotencyRetentionMs, operatorToken, logFormat, quiet }
+  return { port, host, store, clock, clockStartMs, seed, loads, randomSeed, insecureWebhooks, idempotencyRetentionMs, operatorToken, logFormat, quiet }
 }
 
 /** The store a `--store` value names: memory, PostgreSQL by URL, or PGlite in a directory. */

@@ -13,7 +13,7 @@ import { lookup } from "node:dns/promises"
 import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
-import { Listeners, Operator, Seed, Transport } from "@fos/core"
+import { Listeners, Operator, Seed, SnapshotFiles, Store, Transport } from "@fos/core"
 import { toIso } from "@fos/contract"
 import { type ConnectionDropper, createEngine, type Engine, formatRequestLog, layerRoutes, LiveFeed, type OperatorSecret, readDocsAssets } from "@fos/http"
 import { describeStoreFailure } from "@fos/sql"
@@ -116,6 +116,7 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
       }
     } else out(await keyHint(engine, options))
   }
+  if (options.loads.length > 0) await loadFiles(engine, options, out)
   let operatorSecret: OperatorSecret
   if (options.operatorToken !== undefined) operatorSecret = options.operatorToken
   else {
@@ -132,6 +133,28 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
     ? `clock: virtual, at ${toIso(await engine.clock.now())}; time moves only through POST /sandbox/v2/simulate/clock/advance`
     : "clock: system (real time)")
   return { ...engine, operatorSecret }
+}
+
+/**
+ * `--load ORG=FILE`: each file's world restored in its organization's sandbox, all in one store transaction, so a
+ * start whose files do not all load loads none (SnapshotFiles.ts, `load`), and fails with the problem (status 2).
+ */
+const loadFiles = async (engine: Engine, options: ServeOptions, out: (line: string) => void): Promise<void> => {
+  const loaded = await engine.run(Effect.flatMap(Store.Store, (store) =>
+    store.transaction(Effect.forEach(options.loads, (load) =>
+      SnapshotFiles.load(load.organizationId, load.file).pipe(
+        Effect.mapError((problem) => ({ load, problem })),
+        Effect.map((done) => ({ load, ...done }))
+      ))))).catch(async (e: unknown) => {
+    await engine.close()
+    const failed = e as { load?: ServeOptions["loads"][number]; problem?: { code: string; detail: string; errors?: ReadonlyArray<{ pointer: string; detail: string }> } }
+    if (failed.load === undefined || failed.problem === undefined) throw e
+    const errors = (failed.problem.errors ?? []).slice(0, 10).map((entry) => `\n  ${entry.pointer} ${entry.detail}`).join("")
+    throw new UsageError(`--load ${failed.load.organizationId}=${failed.load.path}: ${failed.problem.code}: ${failed.problem.detail}${errors}`)
+  })
+  for (const { load, snapshot, imported } of loaded) {
+    out(`loaded ${load.path} into ${load.organizationId}'s sandbox: snapshot ${snapshot.id} (${snapshot.rows} rows${imported ? "" : ", imported at an earlier start"}), restored`)
+  }
 }
 
 /**

@@ -428,6 +428,9 @@ export const makeSqlStore = Effect.gen(function*() {
     ))
   })
 
+  /** How far `raiseSequence` moves the sequence by taking numbers one by one; further, it sets it. */
+  const raiseByTaking = 100_000
+
   /** Numbers for `nextNumber`, taken a block at a time by this process, outside any transaction's order. */
   const spareNumbers: Array<number> = []
   const spareBlock = 32
@@ -443,6 +446,27 @@ export const makeSqlStore = Effect.gen(function*() {
       }
     ))
   })
+
+  /**
+   * Moves `fos_sequence` past `atLeast` (Store.ts, `raiseSequence`), and drops the numbers this process and its
+   * transaction hold from earlier blocks. A sequence cannot be locked, and `setval` is no compare-and-set: another
+   * process's `nextval` landing between a read of the sequence and the `setval` would be handed again. So a short way
+   * to go is gone by taking the numbers (each `nextval` is atomic: the last one taken is at least `atLeast`), and only
+   * a long one is jumped with `setval`, which could repeat a number only if other processes took more than
+   * `raiseByTaking` numbers within this one statement.
+   */
+  const raiseSequence = (atLeast: number): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      spareNumbers.splice(0)
+      const state = yield* CurrentTransaction
+      if (state !== undefined) state.sequences.splice(0)
+      // `handed`: the last number handed out (a sequence never called has handed none below its start).
+      yield* dieOnSql(sql`SELECT CASE
+          WHEN s.handed >= ${atLeast}::bigint THEN s.handed
+          WHEN ${atLeast}::bigint - s.handed <= ${raiseByTaking} THEN (SELECT max(nextval('fos_sequence')) FROM generate_series(1, (${atLeast}::bigint - s.handed)::int))
+          ELSE setval('fos_sequence', ${atLeast}::bigint)
+        END AS n FROM (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END AS handed FROM fos_sequence) AS s`)
+    })
 
   const parse = (data: unknown): any => (typeof data === "string" ? JSON.parse(data) : data)
 
@@ -1136,8 +1160,39 @@ export const makeSqlStore = Effect.gen(function*() {
     return Effect.andThen(sendHeld, Effect.tap(atomically<number, Store.UniqueViolation | Store.UnknownTable>(write), () => forgetAll))
   }
 
+  /**
+   * What `restoreCopy` would refuse, found as it finds it, in two reads and no write: the first row of the copy (in
+   * table and key order) whose key another row than a replaced one holds with other data, or one of whose unique
+   * values such a row holds. A copy of an older schema version has its entries made again first, as a restore would.
+   */
+  const copyConflict = (id: string, options: { readonly tables: ReadonlyArray<Store.Table<any>>; readonly replacing: ReadonlyArray<Store.Selection> }): Effect.Effect<Store.UniqueViolation | undefined, Store.UnknownTable> =>
+    Effect.gen(function*() {
+      // Its statements read only, but a `WITH` is sent after BEGIN, as every statement that is not a plain SELECT.
+      yield* begun
+      yield* sendHeld
+      const [copy] = yield* sql<{ version: number | string; unknown: string | null }>`SELECT version,
+          (SELECT tbl FROM fos_copy_rows WHERE copy = ${id} AND tbl NOT IN ${sql.in(options.tables.map((t) => t.name))} ORDER BY tbl LIMIT 1) AS unknown
+        FROM fos_copies WHERE copy = ${id}`
+      if (copy === undefined) return undefined
+      if (copy.unknown !== null) return yield* Effect.fail(new Store.UnknownTable({ table: copy.unknown }))
+      if (Number(copy.version) !== latestVersion) yield* reindexCopy(options.tables, id)
+      const replaced = options.replacing.length === 0 ? [sql`firsts AS (SELECT NULL::text AS tbl, NULL::text AS key WHERE false)`] : selectedParts(options.replacing)
+      const [found] = yield* sql<{ tbl: string; key: string; name: string }>`WITH ${sql.csv([
+        ...replaced,
+        sql`held AS (SELECT c.tbl, c.key, 'primary' AS name FROM fos_copy_rows c JOIN fos_rows r ON r.tbl = c.tbl AND r.key = c.key
+          WHERE c.copy = ${id} AND r.data::text <> c.data::text AND NOT EXISTS (SELECT 1 FROM firsts f WHERE f.tbl = c.tbl AND f.key = c.key))`,
+        sql`valued AS (SELECT c.tbl, c.key, v ->> 0 AS name FROM fos_copy_rows c CROSS JOIN json_array_elements(c.uniques) AS v
+          JOIN fos_uniques u ON u.tbl = c.tbl AND u.name = v ->> 0 AND u.value = v ->> 1
+          WHERE c.copy = ${id} AND u.key <> c.key AND NOT EXISTS (SELECT 1 FROM firsts f WHERE f.tbl = u.tbl AND f.key = u.key))`
+      ])}
+        SELECT tbl, key, name FROM (SELECT tbl, key, name FROM held UNION ALL SELECT tbl, key, name FROM valued) AS x
+        ORDER BY tbl, key, name <> 'primary', name LIMIT 1`
+      return found === undefined ? undefined : new Store.UniqueViolation({ table: found.tbl, unique: found.name, key: found.key })
+    }).pipe(Effect.catchTag("SqlError", dieOf))
+
   const copies: Store.Copies = {
     save: saveSelected,
+    conflict: copyConflict,
     saveRows: (id, t, rows) =>
       rows.length === 0 ? Effect.succeed(0) : ownTransaction<number, never>(Effect.andThen(sendHeld, copyRowsOf(id, t, rows))),
     restore: restoreCopy,
@@ -1297,6 +1352,7 @@ export const makeSqlStore = Effect.gen(function*() {
     page,
     nextSequence,
     nextNumber,
+    raiseSequence,
     count: (t, order, partition) =>
       Effect.andThen(sendHeldOf(t), dieOnSql(
         (t.orders[order]?.counted === false

@@ -57,6 +57,11 @@ export interface StoredSnapshot extends Wire.Stored<Snapshot, "id" | "organizati
    * rows are `SnapshotRows`, made into a copy at its first restore.
    */
   readonly copied?: true
+  /**
+   * For a snapshot `fos serve --load` imported: the SHA-256 of its file (SnapshotFiles.ts, `digestOf`), so that the
+   * next start loading the same file restores it rather than importing it again.
+   */
+  readonly loadedFrom?: string
 }
 
 export const Snapshots = Store.table<StoredSnapshot>({
@@ -110,17 +115,21 @@ const findSnapshot = (store: Store.StoreService, organizationId: string, id: str
       ? Effect.fail(Problem.apiError("NOT_FOUND", "No snapshot with this id exists in this organization's sandbox."))
       : Effect.succeed(s))
 
+/** 409 when the organization holds as many snapshots as it may keep. */
+const refuseOverLimit = (store: Store.StoreService, organizationId: string) =>
+  Effect.flatMap(store.count(Snapshots, "byOrganization", organizationId), (held) =>
+    held < maxSnapshotsPerOrganization
+      ? Effect.void
+      : Effect.fail(Problem.apiError("CONFLICT", `This organization holds ${held} snapshots, the most it may keep.`, {
+        resolution: "Delete a snapshot (DELETE /v2/simulate/snapshots/{id}) before taking another."
+      })))
+
 /** Saves the organization's whole sandbox; answers the snapshot. */
 export const take = (organizationId: OrganizationId | string): Effect.Effect<Snapshot, Problem.ApiError, Store.Store | Domain.Domains> =>
   Effect.flatMap(Effect.all([Store.Store, Domain.Domains]), ([store, registry]) =>
     store.transaction(Effect.gen(function*() {
       yield* lockOrganization(store, organizationId)
-      const held = yield* store.count(Snapshots, "byOrganization", organizationId)
-      if (held >= maxSnapshotsPerOrganization) {
-        return yield* Problem.apiError("CONFLICT", `This organization holds ${held} snapshots, the most it may keep.`, {
-          resolution: "Delete a snapshot (DELETE /v2/simulate/snapshots/{id}) before taking another."
-        })
-      }
+      yield* refuseOverLimit(store, organizationId)
       const id = yield* IdGenerator.newId("snp")
       const scope = Tenancy.scopeOf(organizationId, "sandbox")
       const contents: { -readonly [K in keyof SandboxCounts]: number } = { ...Reset.emptyCounts }
@@ -216,6 +225,123 @@ export const restore = (organizationId: OrganizationId | string, id: string): Ef
       yield* Timers.markDue
       return toWire(snapshot)
     })))
+
+/**
+ * The snapshot `id` of the organization, with every row it holds and the table each belongs to, in table and key
+ * order as the store keeps them (a snapshot's export, SnapshotFiles.ts). Reads only: a snapshot taken before
+ * snapshots were copies is read from its `SnapshotRows`.
+ */
+export const readRows = (organizationId: string, id: string): Effect.Effect<{
+  readonly snapshot: StoredSnapshot
+  readonly rows: ReadonlyArray<{ readonly table: string; readonly row: unknown }>
+}, Problem.ApiError, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
+    store.transaction(Effect.gen(function*() {
+      const snapshot = yield* findSnapshot(store, organizationId, id)
+      if (snapshot.copied === true) return { snapshot, rows: yield* store.copies.rows(id) }
+      const rows: Array<{ readonly table: string; readonly row: unknown }> = []
+      yield* Store.walk(store, SnapshotRows, { order: "bySnapshot", partition: id, pageSize: readPage }, (saved) =>
+        Effect.sync(() => rows.push({ table: saved.tbl, row: saved.row })))
+      return { snapshot, rows }
+    })))
+
+/** Rows of an imported snapshot, by table, each checked to be a row of the sandbox it is imported into (SnapshotFiles.ts). */
+export interface ImportedRows {
+  readonly tables: ReadonlyArray<{ readonly step: Domain.SandboxTable; readonly rows: ReadonlyArray<unknown> }>
+  /** The sandbox's time when the snapshot was taken (its `createdAt`). */
+  readonly createdAt: string
+  /** The source store's sequence when it was taken: above every number the rows hold. */
+  readonly sequence: number
+  readonly loadedFrom?: string | undefined
+}
+
+/**
+ * Rows another store wrote, with the keys this store gives them: each key of a table whose keys are the store's
+ * sequence (`renumbered` in its descriptor: the history's) moved up by `by`, and every string of every row equal to
+ * such an old key the new one. Their order is kept.
+ */
+const renumber = (tables: ImportedRows["tables"], by: number): ImportedRows["tables"] => {
+  const moved = new Map<string, string>()
+  for (const { step, rows } of tables) {
+    if (step.renumbered === undefined) continue
+    for (const row of rows) {
+      const key = step.table.key(row)
+      const next = step.renumbered(key, by)
+      if (next === undefined) throw new Error(`${step.table.name}: the key ${key} is not one fos numbers, which the file's check let through`)
+      moved.set(key, next)
+    }
+  }
+  if (moved.size === 0) return tables
+  const swap = (value: unknown): unknown => {
+    if (typeof value === "string") return moved.get(value) ?? value
+    if (Array.isArray(value)) return value.map(swap)
+    if (value === null || typeof value !== "object") return value
+    const out: Record<string, unknown> = {}
+    for (const [name, inner] of Object.entries(value)) out[name] = swap(inner)
+    return out
+  }
+  return tables.map(({ step, rows }) => ({ step, rows: rows.map(swap) }))
+}
+
+/**
+ * Keeps checked rows as a snapshot of the organization's sandbox, in one transaction: counted against the snapshots
+ * it may keep, its rows in a copy (their numbered keys renumbered, `renumber`), which must be restorable in place of
+ * the sandbox (no key or unique value of it held by a row outside the sandbox, ids being the store's), and the
+ * store's sequence moved past the rows' numbers.
+ * Refused whole: 409 past the limit of snapshots or for a row taken, and then nothing is written.
+ */
+export const keepImported = (organizationId: string, imported: ImportedRows): Effect.Effect<Snapshot, Problem.ApiError, Store.Store | Domain.Domains> =>
+  Effect.flatMap(Effect.all([Store.Store, Domain.Domains]), ([store, registry]) =>
+    store.transaction(Effect.gen(function*() {
+      yield* lockOrganization(store, organizationId)
+      yield* refuseOverLimit(store, organizationId)
+      const id = yield* IdGenerator.newId("snp")
+      // Above every number this store has handed out: the file's keys that are its store's numbers move up by it, and
+      // the sequence past the file's, so nothing this store numbers next takes their keys or sorts before them.
+      const by = yield* store.nextSequence
+      const contents: { -readonly [K in keyof SandboxCounts]: number } = { ...Reset.emptyCounts }
+      let rows = 0
+      for (const { step, rows: saved } of renumber(imported.tables, by)) {
+        if (saved.length === 0) continue
+        const added = yield* store.copies.saveRows(id, step.table, saved)
+        if (step.counted !== undefined) contents[step.counted] += added
+        rows += added
+      }
+      const scope = Tenancy.scopeOf(organizationId, "sandbox")
+      const taken = yield* store.copies.conflict(id, { tables: [...tablesByName(registry).values()], replacing: Reset.sandboxSelections(registry, scope) }).pipe(
+        Effect.catchTag("UnknownTable", (u) => Effect.die(new Error(`an imported snapshot holds rows of ${u.table}, which its file's check let through`)))
+      )
+      if (taken !== undefined) {
+        const what = taken.unique === "primary" ? "id" : `${taken.unique} value`
+        return yield* Problem.apiError("CONFLICT", `The file's ${taken.table} row ${taken.key} cannot be imported: its ${what} is another organization's (ids are unique in a store, and this store holds that row outside this sandbox). Nothing was written.`, {
+          resolution: "Import the file into a fos whose store does not hold that world already (a fresh one), or into the organization it was exported from."
+        })
+      }
+      yield* store.raiseSequence(imported.sequence + by)
+      const snapshot: StoredSnapshot = {
+        id,
+        organizationId,
+        sequence: yield* store.nextSequence,
+        createdAt: imported.createdAt,
+        rows,
+        contents,
+        copied: true,
+        ...(imported.loadedFrom === undefined ? {} : { loadedFrom: imported.loadedFrom })
+      }
+      yield* Effect.orDie(store.insert(Snapshots, snapshot))
+      return toWire(snapshot)
+    })))
+
+/** The snapshot of the organization an earlier `fos serve --load` made from the file of this digest, if it still has one. */
+export const loadedFrom = (organizationId: string, digest: string): Effect.Effect<Snapshot | undefined, never, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
+    Effect.map(
+      store.page(Snapshots, { order: "byOrganization", partition: organizationId, descending: true, backward: false, from: undefined, limit: maxSnapshotsPerOrganization }),
+      (rows) => {
+        const found = rows.find((s) => s.loadedFrom === digest)
+        return found === undefined ? undefined : toWire(found)
+      }
+    ))
 
 /** The organization's snapshots, newest first by default. */
 export const list = (organizationId: string, query: Paging.ListQuery): Effect.Effect<{ readonly data: ReadonlyArray<Snapshot>; readonly meta: ListMeta }, Problem.ApiError, Store.Store> =>

@@ -1368,6 +1368,38 @@ export const storeContract = <E>(
           })
         ))
 
+      it.effect("finds what a restore would refuse, before it is tried: a key or unique value held outside the rows replaced", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* world(store)
+            const options = { tables: [Items, Notes, Events], replacing: selections }
+            // A copy that holds the rows as they are is in nobody's way; one of a table not named is refused.
+            yield* store.copies.save("same", selections)
+            expect(yield* store.copies.conflict("same", options)).toBeUndefined()
+            expect(yield* Effect.flip(store.copies.conflict("same", { ...options, tables: [Items, Events] }))).toMatchObject({ _tag: "UnknownTable", table: "contract_notes" })
+            expect(yield* store.copies.conflict("no such copy", options)).toBeUndefined()
+            // Rows given by value, as an import brings them: alice's item again (replaced, so taken by nothing), an
+            // item whose key i4 carol holds, one whose code carol's item holds, and one clear of everything.
+            yield* store.copies.saveRows("imported", Items, [
+              { id: "i1", owner: "alice", tag: "green", code: "c1" },
+              { id: "i5", owner: "bob", tag: "red", code: "c4" },
+              { id: "i6", owner: "bob", tag: "red", code: "c6" }
+            ])
+            expect(yield* store.copies.conflict("imported", options)).toMatchObject({ _tag: "UniqueViolation", table: "contract_items", unique: "code", key: "i5" })
+            yield* store.copies.saveRows("imported", Items, [{ id: "i4", owner: "alice", tag: "red" }])
+            expect(yield* store.copies.conflict("imported", options)).toMatchObject({ _tag: "UniqueViolation", table: "contract_items", unique: "primary", key: "i4" })
+            // What it names is what the restore refuses, and neither changed anything.
+            const before = yield* view(store)
+            expect(yield* Effect.flip(store.copies.restore("imported", options))).toMatchObject({ _tag: "UniqueViolation", table: "contract_items" })
+            expect(yield* view(store)).toEqual(before)
+            // With carol's item among the rows replaced, nothing is in the way, and the restore takes every row.
+            const wider = { ...options, replacing: [...selections, { table: Items, order: "byOwner", partition: "carol" }] }
+            expect(yield* store.copies.conflict("imported", wider)).toBeUndefined()
+            expect(yield* store.copies.restore("imported", wider)).toBe(4)
+            expect((yield* store.findUnique(Items, "code", "c4"))?.id).toBe("i5")
+          })
+        ))
+
       it.effect("is written and rolled back with its transaction", () =>
         run((store) =>
           Effect.gen(function*() {
@@ -1390,6 +1422,28 @@ export const storeContract = <E>(
             yield* Effect.exit(store.transaction(Effect.andThen(store.nextSequence, Effect.fail(new Boom()))))
             const b = yield* store.nextSequence
             expect(b).toBeGreaterThan(a + 1)
+          })
+        ))
+
+      it.effect("are raised past numbers another store handed out, never lowered, in or out of a transaction", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            const a = yield* store.nextSequence
+            yield* store.raiseSequence(a + 7)
+            expect(yield* store.nextSequence).toBeGreaterThan(a + 7)
+            expect(yield* store.nextNumber).toBeGreaterThan(a + 7)
+            // Far past, as a snapshot from a busy store's is.
+            const far = a + 5_000_000
+            const taken = yield* store.transaction(Effect.gen(function*() {
+              const first = yield* store.nextSequence
+              yield* store.raiseSequence(far)
+              return [first, yield* store.nextSequence, yield* store.nextSequence, yield* store.nextNumber] as const
+            }))
+            expect(taken[0]).toBeLessThan(far)
+            for (const n of taken.slice(1)) expect(n).toBeGreaterThan(far)
+            const next = yield* store.nextSequence
+            yield* store.raiseSequence(a)
+            expect(yield* store.nextSequence).toBeGreaterThan(next)
           })
         ))
 

@@ -7,7 +7,7 @@
  * engines can run side by side in one process; they share nothing.
  */
 import type { Transport, WorldModel } from "@fos/core"
-import { Clocks, Engine as EngineModule, MemoryStore, Operator, RandomStreams, Seed, Snapshots, Store, Timers } from "@fos/core"
+import { Clocks, Engine as EngineModule, MemoryStore, Operator, Problem, RandomStreams, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
 import type { Snapshot, WebhookFlush } from "@fos/contract"
 import { Context, type Duration, Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
@@ -218,6 +218,17 @@ export interface Engine {
   readonly snapshots: (options?: { readonly organizationId?: string }) => Promise<ReadonlyArray<Snapshot>>
   /** Deletes a snapshot. */
   readonly deleteSnapshot: (id: string) => Promise<void>
+  /**
+   * A snapshot as a file (docs/snapshots.md, "Files"): its text, byte for byte what
+   * `GET /sandbox/v2/simulate/snapshots/{id}/export` answers, to write to disk and commit.
+   */
+  readonly exportSnapshot: (id: string) => Promise<string>
+  /**
+   * Imports a snapshot file (its text, or its JSON already parsed) as a new snapshot of an organization's sandbox:
+   * `organizationId`, or the engine's only organization when it holds one. `restore` it to put its world in place.
+   * Rejects with the problem's `ApiError` for a file it refuses, having written nothing.
+   */
+  readonly importSnapshot: (file: unknown, options?: { readonly organizationId?: string }) => Promise<Snapshot>
   /** Stops the engine and releases its store; the engine answers nothing afterwards. */
   readonly close: () => Promise<void>
 }
@@ -233,6 +244,12 @@ const organizationOf = (options: { readonly organizationId?: string } | undefine
       organizations.length === 1
         ? Effect.succeed(organizations[0]!.id as string)
         : Effect.die(new TypeError(`this engine holds ${organizations.length} organizations: name one, as { organizationId }`)))
+
+/** A snapshot file given as text, parsed: 400 MALFORMED_JSON for text that is not JSON, as the HTTP import answers. */
+const parsedFile = (file: unknown) =>
+  typeof file !== "string"
+    ? Effect.succeed(file)
+    : Effect.try({ try: () => JSON.parse(file) as unknown, catch: () => Problem.apiError("MALFORMED_JSON", "The snapshot file is not valid JSON.") })
 
 export const createEngine = async (options: CreateEngineOptions = {}): Promise<Engine> => {
   const runtime = ManagedRuntime.make(layerEmbedded(options) as Layer.Layer<EmbeddedServices>)
@@ -284,6 +301,10 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
     restore: (id) => run(Effect.flatMap(Snapshots.owner(id), (organizationId) => Snapshots.restore(organizationId, id))),
     snapshots: (listOptions) => run(Effect.flatMap(organizationOf(listOptions), Snapshots.all)),
     deleteSnapshot: (id) => run(Effect.flatMap(Snapshots.owner(id), (organizationId) => Snapshots.deleteSnapshot(organizationId, id))),
+    exportSnapshot: (id) =>
+      run(Effect.flatMap(Snapshots.owner(id), (organizationId) => Effect.map(SnapshotFiles.exportFile(organizationId, id), (exported) => exported.text))),
+    importSnapshot: (file, importOptions) =>
+      run(Effect.flatMap(Effect.all([organizationOf(importOptions), parsedFile(file)]), ([organizationId, parsed]) => SnapshotFiles.importFile(organizationId, parsed))),
     close: async () => {
       await web?.dispose()
       await runtime.dispose()

@@ -32,6 +32,7 @@ import {
   Roster,
   Sessions,
   SigningRequests,
+  SnapshotFiles,
   Snapshots,
   Store,
   Submissions,
@@ -190,6 +191,13 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
     .handle("restoreSnapshot", ({ params }) =>
       CurrentCaller.use((caller) => Snapshots.restore(caller.organization.id, params.id)).pipe(Effect.map(mutable)))
     .handle("deleteSnapshot", ({ params }) => CurrentCaller.use((caller) => Snapshots.deleteSnapshot(caller.organization.id, params.id)))
+    // The file's text as the engine wrote it, which the router sends as it is, as an attachment (Policies.ts,
+    // `Attachment`): the same world is the same bytes, whoever serves it.
+    .handle("exportSnapshot", ({ params }) =>
+      CurrentCaller.use((caller) => SnapshotFiles.exportFile(caller.organization.id, params.id)).pipe(Effect.map((exported) => exported.text as never)))
+    // The engine decodes the file itself, its format and version first (Policies.ts, `DecodedByEngine`).
+    .handle("importSnapshot", ({ payload }) =>
+      CurrentCaller.use((caller) => SnapshotFiles.importFile(caller.organization.id, payload as unknown)).pipe(Effect.map(mutable)))
     // The caller's clock: the request runs on it (Gate.ts reads it once under the virtual clock).
     .handle("clock", () =>
       Effect.gen(function*() {

@@ -19,11 +19,12 @@ import {
   RandomStreams,
   Reset,
   Restrictions,
+  SnapshotFiles,
   Snapshots,
   Store,
   Wire
 } from "@fos/core"
-import { defaultPageSize, FaultCreate, KeyAccess, maxPageSize, OrganizationStatus, OutcomeRuleCreate, ReceiverFaultCreate, UserRole } from "@fos/contract"
+import { defaultPageSize, FaultCreate, KeyAccess, maxPageSize, maxSnapshotFileBytes, OrganizationStatus, OutcomeRuleCreate, ReceiverFaultCreate, UserRole } from "@fos/contract"
 import { Context, Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { checkMatch } from "./FaultHandlers.ts"
@@ -290,6 +291,18 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
   HttpRouter.route("POST", "/operator/snapshots/:id/restore", guard(Effect.gen(function*() {
     const id = yield* param("id")
     return json(yield* Snapshots.restore(yield* Snapshots.owner(id), id))
+  }))),
+  // A snapshot as a file, and a file as a snapshot (`fos snapshots export|import`, SnapshotFiles.ts): the same text
+  // as the sandbox's export, and the same checks and larger body as its import.
+  HttpRouter.route("GET", "/operator/snapshots/:id/export", guard(Effect.gen(function*() {
+    const id = yield* param("id")
+    const exported = yield* SnapshotFiles.exportFile(yield* Snapshots.owner(id), id)
+    return HttpServerResponse.text(exported.text, { contentType: "application/json", headers: { "content-disposition": `attachment; filename="${id}.fos-snapshot.json"` } })
+  }))),
+  HttpRouter.route("POST", "/operator/organizations/:id/snapshots/import", guard(Effect.gen(function*() {
+    const organization = yield* Operator.getOrganization(yield* param("id"))
+    const text = yield* readJsonBody(yield* HttpServerRequest.HttpServerRequest, maxSnapshotFileBytes)
+    return json(yield* SnapshotFiles.importFile(organization.id, text === "" ? undefined : JSON.parse(text)), 201)
   }))),
   HttpRouter.route("DELETE", "/operator/snapshots/:id", guard(Effect.gen(function*() {
     const id = yield* param("id")

@@ -140,17 +140,23 @@ export const compileEndpoint = (
   const decodeQuery = takesQuery ? decoder(Schema.toCodecArrayFromSingle(endpoint.query!), "Query")! : refuseQuery
   const requiredQuery = takesQuery ? requiredQueryOf(endpoint.query!) : []
   const decodeHeaders = decoder(endpoint.headers, "Headers")
+  const policy = policyOf(endpoint, group)
   const payload = jsonPayloadOf(endpoint, group)
-  const decodePayload = decoder(payload, "Payload")
+  const decodePayload = policy.decodedByEngine ? undefined : decoder(payload, "Payload")
   const nullOnEmpty = payload !== undefined && SchemaAST.isNull(SchemaAST.toEncoded(payload.ast))
   // An endpoint with neither a JSON body nor an upload takes no body at all.
-  const takesNoBody = payload === undefined && policyOf(endpoint, group).upload === undefined
+  const takesNoBody = payload === undefined && policy.upload === undefined
   const successes = [...endpoint.success] as ReadonlyArray<Schema.Top>
   if (successes.length > 1) throw new Error(`${group.identifier}.${endpoint.identifier}: the router takes one success schema per endpoint`)
   const success = successes[0]
   // The handler's value to its response; a value that does not encode is a defect (thrown, so a 500).
   const streamed = streamContentTypeOf(success)
-  const respond: (value: unknown) => HttpServerResponse.HttpServerResponse = streamed !== undefined
+  const attachment = policy.attachment
+  const respond: (value: unknown) => HttpServerResponse.HttpServerResponse = attachment !== undefined
+    // A file (a snapshot's export): its text as the engine wrote it (a value, for a handler that gives one, as JSON),
+    // unencoded, since the engine's text is the file, byte for byte; `attachmentOf` adds its name.
+    ? (value) => HttpServerResponse.text(typeof value === "string" ? value : JSON.stringify(value), { status: 200, contentType: "application/json" })
+    : streamed !== undefined
     // A streamed body (the live stream's server-sent events): the handler's stream, sent as it comes, never cached
     // or buffered by a proxy.
     ? (value) =>
@@ -204,7 +210,10 @@ export const compileEndpoint = (
       const query = decodeQuery(Context.getUnsafe(context, HttpServerRequest.ParsedSearchParams))
       if (Exit.isFailure(query)) return failed(query)
     }
-    if (decodePayload !== undefined) {
+    if (policy.decodedByEngine) {
+      // The engine decodes this body itself, in its own order (Policies.ts, `DecodedByEngine`).
+      input.payload = body === undefined || body === "" ? undefined : JSON.parse(body)
+    } else if (decodePayload !== undefined) {
       const decoded = decodePayload(body === undefined || body === "" ? (nullOnEmpty ? null : undefined) : JSON.parse(body))
       if (Exit.isFailure(decoded)) return failed(decoded)
       input.payload = decoded.value
@@ -216,7 +225,10 @@ export const compileEndpoint = (
     // its context when it ends. `Effect.provideService` would cost the request two more steps of its chain.
     const fiber = Fiber.getCurrent()!
     fiber.setContext(Context.add(fiber.context, CurrentCaller, caller))
-    return Effect.map(handler(input), respond) as Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError>
+    const answered = Effect.map(handler(input), respond) as Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError>
+    if (attachment === undefined) return answered
+    const name = attachment((input.params ?? {}) as Readonly<Record<string, unknown>>)
+    return Effect.map(answered, (response) => HttpServerResponse.setHeader(response, "content-disposition", `attachment; filename="${name}"`))
   }
   // The path parameters and the query are read from the fiber's context; an endpoint with neither skips that step
   // unless it was sent a query to refuse, since every step of the per-request chain costs (docs/performance.md).

@@ -23,22 +23,25 @@ import { CurrentUpload } from "./ServerApi.ts"
 
 // --- the body ----------------------------------------------------------------------------------------------------
 
-/** The largest JSON body accepted, in bytes (docs/decisions.md). */
+/**
+ * The largest JSON body accepted, in bytes (docs/decisions.md), but on an endpoint that declares its own
+ * (`MaxBodyBytes`: a snapshot file's import, docs/snapshots.md).
+ */
 export const maxJsonBodyBytes = 1024 * 1024
 
-/** Reads and checks a JSON body: media type, size and syntax. Returns the raw text. */
-export const readJsonBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string, Problem.ApiError> =>
+/** Reads and checks a JSON body: media type, size (at most `maxBytes`) and syntax. Returns the raw text. */
+export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: number = maxJsonBodyBytes): Effect.Effect<string, Problem.ApiError> =>
   Effect.gen(function*() {
     const contentType = headerOf(request, "content-type")
     if (contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() !== jsonType) {
       return yield* Problem.apiError("UNSUPPORTED_MEDIA_TYPE", "This endpoint takes Content-Type: application/json.")
     }
     // Built only when needed: an error captures a stack trace, and this runs on every write.
-    const tooLarge = () => Problem.apiError("PAYLOAD_TOO_LARGE", `The request body is larger than ${maxJsonBodyBytes} bytes.`)
+    const tooLarge = () => Problem.apiError("PAYLOAD_TOO_LARGE", `The request body is larger than ${maxBytes} bytes.`)
     const declared = Number(headerOf(request, "content-length"))
-    if (Number.isFinite(declared) && declared > maxJsonBodyBytes) return yield* tooLarge()
+    if (Number.isFinite(declared) && declared > maxBytes) return yield* tooLarge()
     const text = yield* request.text.pipe(
-      Effect.provideService(HttpIncomingMessage.MaxBodySize, BigInt(maxJsonBodyBytes) as never),
+      Effect.provideService(HttpIncomingMessage.MaxBodySize, BigInt(maxBytes) as never),
       Effect.mapError(tooLarge)
     )
     if (text.length > 0) {
@@ -253,6 +256,7 @@ export type Write = (
 export const makeWrite = (options: WriteOptions): Write => {
   const { policy, operation, settle } = options
   const { upload, keepsTimers } = policy
+  const maxBodyBytes = policy.maxBodyBytes ?? maxJsonBodyBytes
   const keyedWrite = makeKeyedWrite(policy)
   // A write's changes are caused by it: the sandbox's history records it (core kernel/History.ts), a simulate
   // call with its operation. The correlation id is read when a change is written (it may be drawn late).
@@ -283,7 +287,7 @@ export const makeWrite = (options: WriteOptions): Write => {
       let work: Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError>
       let body: string
       if (upload === undefined) {
-        body = yield* readJsonBody(request)
+        body = yield* readJsonBody(request, maxBodyBytes)
         work = endpointRun(body)
       } else {
         const form = yield* readUpload(request, upload)

@@ -41,7 +41,38 @@ const sandboxTableCounts = {
   signingRequests: 0
 }
 
+/** A snapshot's file: the sandbox's clock and one webhook endpoint, as the store keeps them. */
+const snapshotFileExample = {
+  format: "fos-snapshot",
+  version: 1,
+  fosVersion: "0.1.0",
+  snapshot: {
+    id: "snp_01jd8x4m2q7rz5k3n9v6t0w1ym",
+    organizationId: "org_acme",
+    environment: "sandbox",
+    createdAt: "2026-03-01T12:00:35.000Z",
+    rows: 2,
+    contents: { ...Object.fromEntries(Object.keys(sandboxTableCounts).map((k) => [k, 0])), webhookEndpoints: 1 }
+  },
+  sequence: 412,
+  tables: {
+    clocks: [{ id: "org_acme/sandbox", nowMs: 1772366435000 }],
+    webhook_endpoints: [{
+      id: "wep_01jd8x4m2q7rz5k3n9v6t0w1yn",
+      organizationId: "org_acme",
+      environment: "sandbox",
+      url: "https://hooks.acme.example/fos",
+      subscription: { mode: "all" },
+      status: "active",
+      secret: "whsec_47719683794b834f56eea11daa7af5489b4ea09748ac58d4b00ebc1eee872b6b",
+      createdAt: "2026-03-01T12:00:00.000Z",
+      updatedAt: "2026-03-01T12:00:00.000Z"
+    }]
+  }
+}
+
 export const requestExamples: Readonly<Record<string, unknown>> = {
+  "simulate.importSnapshot": snapshotFileExample,
   "customers.submitUpdate": { businessInfo: { tradingName: "Acme Payments", website: "https://acme.example" }, clientReferenceId: "acme-update-7" },
   "customers.submitFeature": { type: "crypto_wallet", asset: { code: "USDC", chain: "base" }, clientReferenceId: "acme-wallets" },
   "webhooks.createEndpoint": {
@@ -748,6 +779,7 @@ export const resourceExamples: Readonly<Record<string, unknown>> = {
     expiresAt: "2026-03-02T12:15:34.000Z",
     createdAt: "2026-03-02T12:00:34.000Z"
   },
+  SnapshotFile: snapshotFileExample,
   Snapshot: {
     id: "snp_01JD8X4M2Q7RZ5K3N9V6T0W1YM",
     organizationId: "org_acme",

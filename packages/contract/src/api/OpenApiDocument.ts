@@ -87,6 +87,8 @@ const rulesOf = (endpoint: HttpApiEndpoint.Top, policy: EndpointPolicy, statuses
   if (policy.upload !== undefined) {
     lines.push(`**Upload:** multipart/form-data with one file in the \`${policy.upload.fileField}\` field, at most ${policy.upload.maxFileBytes} bytes.`)
   }
+  if (policy.maxBodyBytes !== undefined) lines.push(`**Body:** at most ${policy.maxBodyBytes} bytes (413 PAYLOAD_TOO_LARGE past it), more than other operations take.`)
+  if (policy.attachment !== undefined) lines.push("**Answer:** a file, with `Content-Disposition: attachment` and its file name.")
   if (policy.sandboxOnly) lines.push("**Sandbox only:** served under /sandbox; under /live it is 404 NOT_FOUND.")
   if (write && policy.openWhenRestricted) lines.push("**Restricted organizations:** may still call it.")
   const own = Context.get(endpoint.annotations, ErrorCodes)
@@ -110,7 +112,8 @@ const headers = {
   "X-RateLimit-Remaining": { description: "Requests left in the current window of that bucket.", schema: { type: "integer", minimum: 0 } },
   "X-RateLimit-Reset": { description: "Seconds until the current window of that bucket ends.", schema: { type: "integer", minimum: 0 } },
   "Retry-After": { description: "Seconds to wait before sending more requests (the problem's retryAfterSeconds): on every 429, and on a 503 whose problem says when to retry.", schema: { type: "integer", minimum: 0 } },
-  "Idempotency-Replayed": { description: "`true` when this is the stored answer of an earlier request with the same Idempotency-Key.", schema: { type: "string", enum: ["true"] } }
+  "Idempotency-Replayed": { description: "`true` when this is the stored answer of an earlier request with the same Idempotency-Key.", schema: { type: "string", enum: ["true"] } },
+  "Content-Disposition": { description: "`attachment`, with the file's name: the answer is a file to keep (a snapshot's export).", schema: { type: "string", example: "attachment; filename=\"snp_01jd8x4m2q7rz5k3n9v6t0w1ym.fos-snapshot.json\"" } }
 } as const
 
 const headerRef = (name: keyof typeof headers) => ({ $ref: `#/components/headers/${name}` })
@@ -450,7 +453,8 @@ const decorate = (operation: Json, endpoint: HttpApiEndpoint.Top, policy: Endpoi
       "X-RateLimit-Remaining": headerRef("X-RateLimit-Remaining"),
       "X-RateLimit-Reset": headerRef("X-RateLimit-Reset"),
       ...(code === 429 || code === 503 ? { "Retry-After": headerRef("Retry-After") } : {}),
-      ...(code < 400 && write && policy.idempotency !== "refused" ? { "Idempotency-Replayed": headerRef("Idempotency-Replayed") } : {})
+      ...(code < 400 && write && policy.idempotency !== "refused" ? { "Idempotency-Replayed": headerRef("Idempotency-Replayed") } : {}),
+      ...(code < 400 && policy.attachment !== undefined ? { "Content-Disposition": headerRef("Content-Disposition") } : {})
     }
   }
   const form = operation.requestBody?.content?.["multipart/form-data"]

@@ -2,8 +2,9 @@
  * What each endpoint declares beyond its shapes, as annotations on the endpoint (or its whole group) that the
  * server reads through `policyOf`, and nowhere else: whether it requires, accepts or refuses an Idempotency-Key,
  * the dedicated rate bucket it counts against, the form of an upload, whether an organization under restriction
- * may still call it, whether it runs outside a store transaction, what a replayed answer is read again as, and
- * whether it exists only under /sandbox. Also the problem responses endpoints document.
+ * may still call it, whether it runs outside a store transaction, what a replayed answer is read again as, whether
+ * it exists only under /sandbox, a larger body, a body the engine decodes, and a file answered as an attachment.
+ * Also the problem responses endpoints document.
  *
  * The annotations are Context keys, which the OpenAPI generator does not read: they change no document.
  */
@@ -50,8 +51,9 @@ export class OpenWhenRestricted extends Context.Reference<boolean>("fos/contract
 
 /**
  * Marks an endpoint whose effect must not run inside a store transaction: the virtual clock's advance fires timers
- * and sends webhooks in transactions of their own; its idempotency record is kept right after it. Every other
- * write commits all or nothing, keyed or not.
+ * and sends webhooks in transactions of their own; a snapshot's import checks its file (seconds, for a large one)
+ * before the one transaction that keeps it, so no lock is held meanwhile. Its idempotency record is kept right after
+ * it. Every other write commits all or nothing, keyed or not.
  */
 export class OutsideTransaction extends Context.Reference<boolean>("fos/contract/OutsideTransaction", {
   defaultValue: () => false
@@ -78,6 +80,33 @@ export class KeepsTimers extends Context.Reference<boolean>("fos/contract/KeepsT
   defaultValue: () => false
 }) {}
 
+/**
+ * Marks an endpoint whose JSON body may be larger than every other's (`maxJsonBodyBytes`, packages/http Write.ts):
+ * the most bytes it takes. A snapshot file's import: a world's file is megabytes where a request is kilobytes.
+ */
+export class MaxBodyBytes extends Context.Reference<number | undefined>("fos/contract/MaxBodyBytes", {
+  defaultValue: () => undefined
+}) {}
+
+/**
+ * Marks an endpoint whose body the engine decodes itself, in an order of its own: the server hands the handler the
+ * body's JSON as it came, and the payload schema documents it. A snapshot file's import reads the file's format and
+ * version before its shape, so a file of a newer version is refused as one (422), not as a list of members this fos
+ * does not know (400); the embedded engine and `fos serve --load` decode files the same way (docs/snapshots.md).
+ */
+export class DecodedByEngine extends Context.Reference<boolean>("fos/contract/DecodedByEngine", {
+  defaultValue: () => false
+}) {}
+
+/**
+ * Marks an endpoint whose answer is a file to keep: it comes with `Content-Disposition: attachment` and the file name
+ * this gives for the request's path parameters, and its body is the handler's value as the engine wrote it (the
+ * success schema documents it). A snapshot's export.
+ */
+export class Attachment extends Context.Reference<((params: Readonly<Record<string, unknown>>) => string) | undefined>("fos/contract/Attachment", {
+  defaultValue: () => undefined
+}) {}
+
 /** Marks an endpoint (or a whole group) that exists only under /sandbox: under /live it is 404 NOT_FOUND. */
 export class SandboxOnly extends Context.Reference<boolean>("fos/contract/SandboxOnly", {
   defaultValue: () => false
@@ -102,6 +131,12 @@ export interface EndpointPolicy {
   readonly sandboxOnly: boolean
   /** True for an endpoint marked `KeepsTimers`: no virtual-clock settle after it. */
   readonly keepsTimers: boolean
+  /** The most bytes its JSON body may have, for an endpoint marked `MaxBodyBytes`; undefined for the general limit. */
+  readonly maxBodyBytes: number | undefined
+  /** True for an endpoint marked `DecodedByEngine`: its handler gets the body's JSON undecoded. */
+  readonly decodedByEngine: boolean
+  /** The file name of an endpoint marked `Attachment`, for the request's path parameters. */
+  readonly attachment: ((params: Readonly<Record<string, unknown>>) => string) | undefined
 }
 
 /**
@@ -121,7 +156,10 @@ export const policyOf = (endpoint: Annotated, group: Annotated): EndpointPolicy 
     transactional: !read(OutsideTransaction),
     rereadOnReplay: read(RereadOnReplay),
     sandboxOnly: read(SandboxOnly),
-    keepsTimers: read(KeepsTimers)
+    keepsTimers: read(KeepsTimers),
+    maxBodyBytes: read(MaxBodyBytes),
+    decodedByEngine: read(DecodedByEngine),
+    attachment: read(Attachment)
   }
 }
 

@@ -24,7 +24,9 @@ import {
   TransactionTerminal,
   SandboxReset,
   WebhookFlush,
-  Snapshot
+  Snapshot,
+  SnapshotFile,
+  maxSnapshotFileBytes
 } from "../simulate/Simulate.ts"
 import { Event } from "../webhooks/Webhooks.ts"
 import {
@@ -44,7 +46,7 @@ import {
   WalletSigner
 } from "../signing/Signers.ts"
 import { applicationParams } from "./Applications.ts"
-import { common, Idempotency, KeepsTimers, OpenWhenRestricted, OutsideTransaction, problem, SandboxOnly, withBody } from "./Policies.ts"
+import { Attachment, common, DecodedByEngine, Idempotency, KeepsTimers, MaxBodyBytes, OpenWhenRestricted, OutsideTransaction, problem, SandboxOnly, withBody } from "./Policies.ts"
 import { documented, ErrorCodes } from "./OpenApiDocument.ts"
 
 const transactionParams = { id: TransactionId }
@@ -160,6 +162,15 @@ export const Simulate = HttpApiGroup.make("simulate")
     error: withBody
   }).annotateMerge(documented("Restore a snapshot", "Puts the sandbox back as the snapshot saved it, in one transaction: every row, the ledger, the timers and the clock. Timers it restores fire at the next advance, not in the restore's own answer.")).annotate(KeepsTimers, true))
   .add(HttpApiEndpoint.delete("deleteSnapshot", "/v2/simulate/snapshots/:id", { params: { id: SnapshotId }, error: common }).annotateMerge(documented("Delete a snapshot", "Deletes a snapshot; the sandbox is unchanged.")))
+  // A snapshot as a file, and a file as a snapshot (docs/snapshots.md, "Files").
+  .add(HttpApiEndpoint.get("exportSnapshot", "/v2/simulate/snapshots/:id/export", { params: { id: SnapshotId }, success: SnapshotFile, error: [...common, problem(422)] })
+    .annotateMerge(documented("Export a snapshot", "Answers the snapshot as one file (`SnapshotFile`, JSON, as an attachment): its format and version, the fos version that wrote it, and every row it holds, in an order that makes the same world the same bytes. Import it into any fos of the same major version."))
+    .annotate(Attachment, (params) => `${String(params.id)}.fos-snapshot.json`))
+  .add(HttpApiEndpoint.post("importSnapshot", "/v2/simulate/snapshots/import", {
+    payload: SnapshotFile,
+    success: Snapshot.pipe(HttpApiSchema.status(201)),
+    error: [...withBody, problem(422)]
+  }).annotateMerge(documented("Import a snapshot", "Makes a snapshot of the caller's sandbox from a file an export answered, on this fos or another of the same major version; restore it to put its world in place. The file's organization becomes the caller's. The file is checked whole before anything is written: a file of another format is 400, of a newer format version or another major version of fos 422, one whose ids are taken by another organization's rows 409.")).annotate(MaxBodyBytes, maxSnapshotFileBytes).annotate(DecodedByEngine, true).annotate(OutsideTransaction, true))
   .add(
     HttpApiEndpoint.post("advanceClock", "/v2/simulate/clock/advance", {
       payload: ClockAdvance,

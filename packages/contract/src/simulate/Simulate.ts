@@ -205,3 +205,42 @@ export const Snapshot = Schema.Struct({
   contents: SandboxCounts
 }).annotate({ identifier: "Snapshot", description: "A saved copy of an organization's whole sandbox." })
 export type Snapshot = typeof Snapshot.Type
+
+/** The name a snapshot file gives its format (`format`), so that no other JSON document is taken for one. */
+export const snapshotFileFormat = "fos-snapshot"
+
+/**
+ * The version of the snapshot file's format this fos writes, and the newest it reads. A change of the file's shape
+ * is a new version; a fos refuses a file of a newer version than its own with 422, naming both (docs/snapshots.md).
+ */
+export const snapshotFileVersion = 1
+
+/**
+ * The largest snapshot file an import takes, in bytes (256 MiB), and so the largest an export answers: every file
+ * fos exports, fos imports. A sandbox at the snapshot's row bound (500,000 rows of about 400 bytes) is about 200 MB.
+ */
+export const maxSnapshotFileBytes = 256 * 1024 * 1024
+
+/**
+ * A snapshot as a file (`GET /v2/simulate/snapshots/{id}/export`, docs/snapshots.md, "Files"): to commit beside a
+ * test suite and import into any fos of the same major version (`POST /v2/simulate/snapshots/import`). Its members
+ * come in this order, its tables by name and each table's rows by key, so the same world is the same bytes:
+ * - `format` and `version`: what the file is, read first by an import;
+ * - `fosVersion`: the version of the fos that wrote it (`fos --version`);
+ * - `snapshot`: the snapshot as it was listed (`createdAt` is the sandbox's time when it was taken: a restore puts
+ *   the sandbox's clock there);
+ * - `sequence`: the store's sequence when it was taken, above every number its rows hold (an import moves the
+ *   importing store's sequence past it);
+ * - `tables`: every row the snapshot holds, as the store keeps it, by table.
+ */
+export const SnapshotFile = Schema.Struct({
+  format: Schema.Literal(snapshotFileFormat),
+  version: Schema.Literal(snapshotFileVersion),
+  fosVersion: Schema.String.check(
+    Schema.isPattern(/^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?$/u, { fosDetail: "must be a fos version, such as 0.1.0" })
+  ),
+  snapshot: Snapshot,
+  sequence: Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0, { fosDetail: "must be a whole number, at least 0" })),
+  tables: Schema.Record(Schema.String, Schema.Array(Schema.Record(Schema.String, Schema.Unknown)))
+}).annotate({ identifier: "SnapshotFile", description: "A snapshot of a sandbox as a file, to keep with a test suite and import into another fos." })
+export type SnapshotFile = typeof SnapshotFile.Type

@@ -44,6 +44,14 @@ export interface SandboxTable {
   readonly counted?: keyof SandboxCounts
   readonly keptByReset?: true
   readonly saved?: Saved
+  /**
+   * For a table whose keys are the store's sequence and nothing else shows (the history's): the key a row written
+   * by another store takes in this one, its number moved up by `by`, or undefined for a key fos did not make. An
+   * imported snapshot's rows (Snapshots.ts) take such keys, since the other store's numbers are likely keys here
+   * already, and every string of the snapshot equal to an old key the new one. (A timer's key carries the sequence
+   * too, but a client sees it, and the timeline orders by its number: timers keep theirs.)
+   */
+  readonly renumbered?: (key: string, by: number) => string | undefined
 }
 
 /** The table's rows in the scope's partition of `order`. */
@@ -141,6 +149,6 @@ export const kernel = make({
   tables: [
     { ...inScope(Outbox.OutboxEvents, "byScope"), counted: "events" },
     { ...inScope(Timers.Timers, "byScope"), counted: "timers" },
-    inScope(History.History, "byScope")
+    { ...inScope(History.History, "byScope"), renumbered: History.renumberedId }
   ]
 })

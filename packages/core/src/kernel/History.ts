@@ -101,8 +101,20 @@ const insert = (row: Omit<HistoryRow, "id" | "sequence" | "at" | "cause">) =>
     const store = yield* Store.Store
     const sequence = yield* store.nextSequence
     const cause = plainCause(yield* CurrentCause)
-    yield* store.insertFresh(History, { id: `hst_${sequence.toString(36).padStart(12, "0")}`, sequence, at: toIso(yield* Clock.currentTimeMillis), cause, ...row })
+    yield* store.insertFresh(History, { id: historyId(sequence), sequence, at: toIso(yield* Clock.currentTimeMillis), cause, ...row })
   })
+
+/** A row's key: `hst_` and the store's sequence in base 36, twelve digits, so the keys sort as the rows were written. */
+const historyId = (sequence: number): string => `hst_${sequence.toString(36).padStart(12, "0")}`
+
+/**
+ * The key a row another store wrote takes in this one, its number moved up by `by` (an imported snapshot's rows,
+ * Snapshots.ts: another store's numbers may be this one's keys already); undefined for a key fos did not make.
+ */
+export const renumberedId = (id: string, by: number): string | undefined => {
+  const m = /^hst_([0-9a-z]{12})$/.exec(id)
+  return m === null ? undefined : historyId(parseInt(m[1]!, 36) + by)
+}
 
 /** A resource whose status a machine moves; a transaction's stage is part of its state too. */
 export interface Tracked {

@@ -325,6 +325,10 @@ export const make = (image?: Image): Store.StoreService => {
     return added
   }
 
+  /** A copy's rows in table and key order (code point order, as the SQL stores' "C" collation sorts). */
+  const byTableAndKey = (a: CopiedRow, b: CopiedRow) =>
+    a.table < b.table ? -1 : a.table > b.table ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0
+
   const copiesOf: Store.Copies = {
     save: (id, selections) =>
       writeOp((undo) =>
@@ -367,10 +371,41 @@ export const make = (image?: Image): Store.StoreService => {
         }
         return Effect.succeed(saved.length)
       }),
+    // What `restore` would refuse, found as it finds it: a row outside `replacing` holding a key or a unique value of
+    // a row the copy does not hold as it is.
+    conflict: (id, { tables, replacing }) =>
+      Effect.flatMap(
+        read(() => copiesDirty() || touchedTables.size > 0, (): Store.UniqueViolation | Store.UnknownTable | undefined => {
+          const byName = new Map(tables.map((t) => [t.name, t]))
+          const saved = [...(copies.get(id)?.values() ?? [])].sort(byTableAndKey)
+          const unknown = saved.find((entry) => !byName.has(entry.table))
+          if (unknown !== undefined) return new Store.UnknownTable({ table: unknown.table })
+          const replaced = new Set<string>()
+          selectAll(replacing).forEach((keys, i) => {
+            for (const key of keys) replaced.add(rowId(replacing[i]!.table, key))
+          })
+          for (const entry of saved) {
+            const t = byName.get(entry.table)!
+            const s = state(t)
+            const current = s.rows.get(entry.key)
+            if (current === entry.row) continue
+            if (current !== undefined && !replaced.has(rowId(t, entry.key))) return new Store.UniqueViolation({ table: t.name, unique: "primary", key: entry.key })
+            for (const name of Object.keys(t.unique).sort()) {
+              const value = t.unique[name]!(entry.row)
+              const holder = value === undefined ? undefined : s.uniques.get(name)!.get(value)
+              if (holder !== undefined && holder !== entry.key && !replaced.has(rowId(t, holder))) {
+                return new Store.UniqueViolation({ table: t.name, unique: name, key: entry.key })
+              }
+            }
+          }
+          return undefined
+        }),
+        (found) => (found?._tag === "UnknownTable" ? Effect.fail(found) : Effect.succeed(found))
+      ),
     rows: (id) =>
       read(copiesDirty, () =>
         [...(copies.get(id)?.values() ?? [])]
-          .sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+          .sort(byTableAndKey)
           .map(({ table, row }) => ({ table, row }))),
     remove: (id) =>
       writeOp((undo) =>
@@ -476,6 +511,10 @@ export const make = (image?: Image): Store.StoreService => {
     page,
     nextSequence: Effect.sync(() => ++sequence),
     nextNumber: Effect.sync(() => ++sequence),
+    raiseSequence: (atLeast) =>
+      Effect.sync(() => {
+        if (sequence < atLeast) sequence = atLeast
+      }),
     count: <Row>(t: Store.Table<Row>, order: string, partition: string) =>
       read(tableDirty(t), () => state(t).orders.get(order)?.get(partition)?.size ?? 0)
   }

@@ -31,6 +31,12 @@ export interface RandomStreamsService {
   readonly of: (key: string) => Random.Random
   /** A number in [0, 1) decided by the seed and `key` alone (unsalted: the same on every run and every process). */
   readonly keyed: (key: ReadonlyArray<string | number>) => number
+  /**
+   * Starts the stream of `key` anew from the seed, the engine's salt, `key` and `salt`: a sandbox that takes in rows
+   * another engine minted from the same seed (an imported snapshot, Snapshots.ts) would otherwise mint their ids
+   * again.
+   */
+  readonly reseed: (key: string, salt: string) => void
 }
 
 /** The key of the stream of work that belongs to no organization. */
@@ -61,9 +67,19 @@ export const seededStreams = (seed: string, salt: string): RandomStreamsService 
         streams.set(key, stream)
       }
       return stream
+    },
+    reseed: (key, more) => {
+      streams.set(key, isaac(JSON.stringify([seed, salt, key, more])))
     }
   }
 }
+
+/** Starts the stream of `key` anew with `salt` (`RandomStreamsService.reseed`), on a seeded engine; nothing otherwise. */
+export const reseed = (key: string, salt: string): Effect.Effect<void> =>
+  Effect.withFiber((fiber) => {
+    fiber.getRef(RandomStreams)?.reseed(key, salt)
+    return Effect.void
+  })
 
 /** 53 bits of the first eight of `bytes` as a number in [0, 1), as `randomFromBytes` makes one from two words. */
 const doubleOf = (bytes: Uint8Array): number => {

@@ -19,7 +19,7 @@
  * - `page` / `count`: keyset scans over a declared order within one partition, so a page costs the same at
  *   row 10 as at row 1,000,000.
  * - `nextSequence`: a store-wide increasing number (the outbox's order); `nextNumber`, one of the same sequence that
- *   orders nothing (a housekeeping timer's id).
+ *   orders nothing (a housekeeping timer's id); `raiseSequence` moves the sequence past rows another store numbered.
  *
  * A table maps to a SQL table with the key as primary key, a unique index per unique key and a
  * (partition, sort, key) index per order. Rows are plain JSON-able data and are never mutated in place.
@@ -121,6 +121,17 @@ export interface Copies {
     id: string,
     options: { readonly tables: ReadonlyArray<Table<any>>; readonly replacing: ReadonlyArray<Selection> }
   ) => Effect.Effect<number, UniqueViolation | UnknownTable>
+  /**
+   * The first row of copy `id`, in table and key order, that `restore` in place of the same `replacing` would be
+   * refused for now: its key, or one of its unique values, held by another row than one of `replacing` (a row the copy
+   * holds as it is does not count, as `restore` leaves it where it is); undefined when `restore` would take every row.
+   * A row of a table not in `tables` fails with `UnknownTable`. It changes nothing: an imported snapshot is checked
+   * with it before it is kept (Snapshots.ts).
+   */
+  readonly conflict: (
+    id: string,
+    options: { readonly tables: ReadonlyArray<Table<any>>; readonly replacing: ReadonlyArray<Selection> }
+  ) => Effect.Effect<UniqueViolation | undefined, UnknownTable>
   /** Every row of copy `id` with its table's name, in table and key order (a snapshot carried to another store). */
   readonly rows: (id: string) => Effect.Effect<ReadonlyArray<{ readonly table: string; readonly row: unknown }>>
   /** Removes copy `id`; answers how many rows it held. */
@@ -248,6 +259,12 @@ export interface StoreService {
    * out.
    */
   readonly nextNumber: Effect.Effect<number>
+  /**
+   * Makes every number `nextSequence` and `nextNumber` hand out from now on greater than `atLeast`; a sequence past
+   * it already is left as it is. For rows another store numbered (an imported snapshot's events, transfers, history
+   * and timers, Snapshots.ts): what this store numbers after them must sort after them, and take no id theirs hold.
+   */
+  readonly raiseSequence: (atLeast: number) => Effect.Effect<void>
   /**
    * What the processes sharing this store keep for the service (SharedState.ts): present on a store several
    * processes may share (PostgreSQL), absent on one that serves one process (memory, PGlite).

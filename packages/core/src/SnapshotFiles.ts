@@ -1,0 +1,392 @@
+/**
+ * Sandbox snapshots as files (docs/snapshots.md, "Files"): a snapshot exported as one JSON document a team commits
+ * beside its tests (`GET /sandbox/v2/simulate/snapshots/{id}/export`, `fos snapshots export`, `engine.exportSnapshot`),
+ * and such a file imported as a snapshot of another sandbox, on this fos or another (`POST .../snapshots/import`,
+ * `fos snapshots import`, `engine.importSnapshot`, `fos serve --load`), which a restore then puts in place.
+ *
+ * The file (the contract's `SnapshotFile`) holds the rows the snapshot holds, as the store keeps them: whatever a
+ * snapshot saves, the file carries, and nothing of the store that wrote it. Its tables come by name and each table's
+ * rows by key (code point order), so the same world is the same bytes on every store that numbers it alike.
+ *
+ * An import is checked whole before anything is written, the refusals in this order (a file that breaks two rules
+ * always gets the first):
+ * 1. what the file is (400 VALIDATION_ERROR): a JSON object whose `format` is "fos-snapshot" and whose `version` is a
+ *    whole number;
+ * 2. whether this fos can read it (422 UNPROCESSABLE_ENTITY): a `version` of the format above this fos's, or a
+ *    `fosVersion` of another major version;
+ * 3. its size (422): more rows than a snapshot holds (Snapshots.ts, `maxSnapshotRows`);
+ * 4. its tables (422): each one this fos's registry saves in a snapshot (kernel/Domain.ts);
+ * 5. its shape (400, with a pointer per problem): the contract's `SnapshotFile`;
+ * 6. its rows (400, with pointers): each is its table's row with a key of its own and no unique value another row
+ *    of the file holds, names no organization but the file's and nothing of it outside its sandbox, and is one of
+ *    the sandbox's rows where the registry looks for them (so a reset or a restore finds it again);
+ * 7. the store (Snapshots.ts, `keepImported`): 409 past the organization's snapshots, or when a row's id or unique
+ *    value is held outside this sandbox (another organization's row: ids are unique in a store).
+ *
+ * Organizations: a row names its organization as an `organizationId` member and in scopes and keys that begin with
+ * `<organization id>/sandbox`. An import into another organization rewrites those, and only those, to the importing
+ * organization's; every other id is kept, since the tests that hold them expect them, so a file's ids must be free in
+ * the importing store. What is the store's own and not the world's, the keeping does (Snapshots.ts, `keepImported`):
+ * the history's keys, which are the store's sequence, are renumbered; the store's sequence moves past the file's.
+ *
+ * Time: a sandbox that followed its engine's root clock (the file holds no clock of its own) is imported with one at
+ * the snapshot's `createdAt`, so a restore puts the world's time back on any engine.
+ */
+import { type ErrorEntry, maxSnapshotFileBytes, parseIso, type Snapshot, SnapshotFile, snapshotFileFormat, snapshotFileVersion, toIso } from "@fos/contract"
+import { Effect, Schema } from "effect"
+import corePackage from "../package.json" with { type: "json" }
+import * as Clocks from "./kernel/Clocks.ts"
+import * as Domain from "./kernel/Domain.ts"
+import * as Problem from "./kernel/Problem.ts"
+import * as RandomStreams from "./kernel/RandomStreams.ts"
+import * as Store from "./kernel/Store.ts"
+import * as Wire from "./kernel/Wire.ts"
+import * as Snapshots from "./Snapshots.ts"
+import * as Auth from "./tenancy/Auth.ts"
+import * as Tenancy from "./tenancy/Tenancy.ts"
+
+/** The version of this fos (every fos package has the same; `fos --version` prints it), written in every file. */
+export const fosVersion: string = corePackage.version
+
+/** The major version of a fos version: a file imports into a fos of the same one. */
+const majorOf = (version: string): string => version.split(".")[0]!
+
+/** Code point order (what the SQL stores' "C" collation sorts by), so no store's own order shows in a file. */
+export const compareCodePoints = (a: string, b: string): number => {
+  const n = Math.min(a.length, b.length)
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i)
+    const y = b.charCodeAt(i)
+    if (x === y) continue
+    // UTF-16 puts the surrogates (code points past U+FFFF) below U+E000..U+FFFF; code points put them above.
+    const lift = (c: number) => (c >= 0xe000 ? c - 0x800 : c >= 0xd800 ? c + 0x2000 : c)
+    return lift(x) - lift(y)
+  }
+  return a.length - b.length
+}
+
+/** How many bytes a text is in UTF-8, without encoding it. */
+const utf8Length = (text: string): number => {
+  let bytes = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 0x80) bytes += 1
+    else if (c < 0x800) bytes += 2
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      bytes += 4
+      i++
+    } else bytes += 3
+  }
+  return bytes
+}
+
+/** A snapshot's file, with its text: what an export answers, byte for byte. */
+export interface Exported {
+  readonly file: SnapshotFile
+  readonly text: string
+}
+
+/**
+ * The snapshot `id` of the organization as a file. 422 when its text would be larger than an import takes
+ * (`maxSnapshotFileBytes`): every file fos exports, fos imports.
+ */
+export const exportFile = (organizationId: string, id: string): Effect.Effect<Exported, Problem.ApiError, Store.Store | Domain.Domains> =>
+  Effect.gen(function*() {
+    const registry = yield* Domain.Domains
+    const { snapshot, rows } = yield* Snapshots.readRows(organizationId, id)
+    const keyOf = new Map(registry.sandboxTables.map((step) => [step.table.name, step.table.key]))
+    const byTable = new Map<string, Array<{ readonly key: string; readonly row: unknown }>>()
+    for (const { table, row } of rows) {
+      const key = keyOf.get(table)
+      if (key === undefined) {
+        return yield* Problem.apiError("CONFLICT", `The snapshot holds rows of ${table}, which this version of fos does not keep.`)
+      }
+      let list = byTable.get(table)
+      if (list === undefined) byTable.set(table, (list = []))
+      list.push({ key: key(row), row })
+    }
+    const tables: Record<string, ReadonlyArray<Record<string, unknown>>> = {}
+    for (const name of [...byTable.keys()].sort(compareCodePoints)) {
+      tables[name] = byTable.get(name)!.sort((a, b) => compareCodePoints(a.key, b.key)).map((r) => r.row as Record<string, unknown>)
+    }
+    const file: SnapshotFile = {
+      format: snapshotFileFormat,
+      version: snapshotFileVersion,
+      fosVersion,
+      snapshot: Snapshots.toWire(snapshot),
+      sequence: snapshot.sequence,
+      tables
+    }
+    const text = JSON.stringify(file)
+    const bytes = utf8Length(text)
+    if (bytes > maxSnapshotFileBytes) {
+      return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The snapshot's file would be ${bytes} bytes, more than the ${maxSnapshotFileBytes} an import takes.`, {
+        resolution: "Snapshot a smaller sandbox: documents' bytes and delivered webhooks are most of a large one; reset it, or build the world the tests need in a fresh organization."
+      })
+    }
+    return { file, text }
+  })
+
+// --- reading a file ----------------------------------------------------------------------------------------------
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
+const invalid = (pointer: string, detail: string) => Problem.invalidRequest([{ pointer, detail }])
+
+/**
+ * Steps 1 to 5 of the module comment: the file as the contract's `SnapshotFile`, once this fos knows it can read it,
+ * with the registry's table of each name.
+ */
+const decode = (input: unknown, registry: Domain.Registry) =>
+  Effect.gen(function*() {
+    // 1. What it is.
+    if (!isObject(input)) return yield* invalid("", `must be a fos snapshot file: a JSON object whose format is "${snapshotFileFormat}"`)
+    if (input.format !== snapshotFileFormat) return yield* invalid("/format", `must be "${snapshotFileFormat}"`)
+    const version = input.version
+    if (typeof version !== "number" || !Number.isInteger(version) || version < 1) return yield* invalid("/version", "must be a whole number, at least 1")
+    const written = typeof input.fosVersion === "string" ? input.fosVersion : undefined
+    // 2. Whether this fos reads it.
+    if (version > snapshotFileVersion) {
+      return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The file is version ${version} of fos's snapshot format${written === undefined ? "" : `, written by fos ${written}`}; this fos (${fosVersion}) reads version ${snapshotFileVersion} and earlier.`, {
+        resolution: "Import it into a fos at least as new as the one that wrote it, or export the snapshot again from a fos of this version."
+      })
+    }
+    if (written !== undefined && /^\d+\./.test(written) && majorOf(written) !== majorOf(fosVersion)) {
+      return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The file was written by fos ${written}; this fos (${fosVersion}) imports files of fos ${majorOf(fosVersion)}.x only, since another major version may keep its rows otherwise.`, {
+        resolution: `Import it into a fos ${majorOf(written)}.x, or build the world again on this one and export it.`
+      })
+    }
+    // 3. Its size, and 4. its tables: counted and named before a row is read.
+    const tables = input.tables
+    if (isObject(tables)) {
+      let rows = 0
+      for (const list of Object.values(tables)) if (Array.isArray(list)) rows += list.length
+      if (rows > Snapshots.maxSnapshotRows) {
+        return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The file holds ${rows} rows, more than the ${Snapshots.maxSnapshotRows} a snapshot takes.`, {
+          resolution: "Export a smaller sandbox."
+        })
+      }
+      const saved = new Set(registry.sandboxTables.filter((step) => step.saved !== false).map((step) => step.table.name))
+      const unknown = Object.keys(tables).filter((name) => !saved.has(name))
+      if (unknown.length > 0) {
+        return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The file holds rows of ${unknown.map((name) => JSON.stringify(name)).join(", ")}, which this fos (${fosVersion}) does not keep in a snapshot.`, {
+          resolution: "Import it into the fos version that exported it, or a newer one."
+        })
+      }
+    }
+    // 5. Its shape.
+    return yield* Schema.decodeUnknownEffect(SnapshotFile)(input, { errors: "all", onExcessProperty: "error" }).pipe(
+      Effect.mapError((e) => Problem.invalidRequest(Wire.decodeFailure(e.issue).errors))
+    )
+  })
+
+/** A string that begins with an organization's id and a slash: a scope, or a key under one. */
+const scoped = /^(org_[0-9A-Za-z]{1,64})(\/.*)$/su
+
+/**
+ * Step 6 of the module comment, for one file: every row with the file's organization rewritten to `organizationId`
+ * (`organizationId` members, and the scopes and keys under `<organization>/sandbox`), checked, by table; or the
+ * problems found, with pointers, at most `Wire.maxErrorEntries`.
+ */
+const checkRows = (file: SnapshotFile, registry: Domain.Registry, organizationId: string) => {
+  const from = file.snapshot.organizationId
+  const errors: Array<ErrorEntry> = []
+  const problem = (path: ReadonlyArray<string | number>, detail: string) => {
+    if (errors.length < Wire.maxErrorEntries) errors.push({ pointer: Problem.toPointer(path), detail })
+  }
+  /** A string as the importing organization names it, or undefined (and a problem) when it names what the file may not. */
+  const rewriteString = (s: string, path: ReadonlyArray<string | number>, isOrganization: boolean): string | undefined => {
+    if (isOrganization) {
+      if (s === from) return organizationId
+      problem(path, `names the organization ${s}, where the file's rows are all ${from}'s`)
+      return undefined
+    }
+    const m = scoped.exec(s)
+    if (m === null) return s
+    if (m[1] !== from) {
+      problem(path, `names the organization ${m[1]}, where the file's rows are all ${from}'s`)
+      return undefined
+    }
+    const rest = m[2]!
+    if (rest !== "/sandbox" && !rest.startsWith("/sandbox/")) {
+      problem(path, "names the organization's data outside its sandbox, which no snapshot holds")
+      return undefined
+    }
+    return organizationId + rest
+  }
+  const rewrite = (value: unknown, path: Array<string | number>, member: string | undefined): unknown => {
+    if (typeof value === "string") return rewriteString(value, path, member === "organizationId") ?? value
+    if (Array.isArray(value)) return value.map((item, i) => rewrite(item, [...path, i], undefined))
+    if (value !== null && typeof value === "object") {
+      const out: Record<string, unknown> = {}
+      for (const [name, inner] of Object.entries(value)) out[rewriteString(name, [...path, name], false) ?? name] = rewrite(inner, [...path, name], name)
+      return out
+    }
+    return value
+  }
+
+  // A table may be found in more than one place of a sandbox (the wallets under their customers, and the funding
+  // ones under no customer): a row is the sandbox's when one of its table's selections names it.
+  const steps = new Map<string, Array<Domain.SandboxTable>>()
+  for (const step of registry.sandboxTables) {
+    if (step.saved === false) continue
+    const list = steps.get(step.table.name)
+    if (list === undefined) steps.set(step.table.name, [step])
+    else list.push(step)
+  }
+  const scope = Tenancy.scopeOf(organizationId, "sandbox")
+  const rewritten = new Map<string, { readonly steps: ReadonlyArray<Domain.SandboxTable>; readonly rows: Array<Record<string, unknown>>; readonly keys: Array<string | undefined> }>()
+  for (const [name, rows] of Object.entries(file.tables)) {
+    const of = steps.get(name)!
+    const step = of[0]!
+    const keys: Array<string | undefined> = []
+    const out = rows.map((row, i) => {
+      const next = rewrite(row, ["tables", name, i], undefined) as Record<string, unknown>
+      let key: unknown
+      try {
+        key = step.table.key(next)
+      } catch {
+        key = undefined
+      }
+      if (typeof key !== "string" || key === "") problem(["tables", name, i], `is not a row of ${name}: it has no key`)
+      else if (of.some((t) => t.renumbered !== undefined && t.renumbered(key, 0) === undefined)) problem(["tables", name, i], `is not a row of ${name}: its key ${key} is not one fos makes`)
+      keys.push(typeof key === "string" && key !== "" ? key : undefined)
+      return next
+    })
+    rewritten.set(name, { steps: of, rows: out, keys })
+  }
+
+  /** The keys of the file's rows in one partition of an order, as the sandbox will hold them. */
+  const partitions = new Map<string, ReadonlySet<string>>()
+  const keysIn = (p: Store.Partition): ReadonlySet<string> => {
+    const id = `${p.table.name}\u0000${p.order}\u0000${p.partition}`
+    let keys = partitions.get(id)
+    if (keys === undefined) {
+      const found = new Set<string>()
+      const of = rewritten.get(p.table.name)
+      of?.rows.forEach((row, i) => {
+        const key = of.keys[i]
+        if (key !== undefined && partitionOf(p.table, p.order, row) === p.partition) found.add(key)
+      })
+      partitions.set(id, (keys = found))
+    }
+    return keys
+  }
+  /** Whether the sandbox's selection of a table names this row, the file's rows being the sandbox. */
+  const selects = (selection: Store.Selection, row: Record<string, unknown>, key: string): boolean => {
+    const except = selection.except
+    if (except !== undefined && row[except.field] === except.equals) return false
+    if ("sameKeys" in selection) return keysIn(selection.sameKeys).has(key)
+    const partition = partitionOf(selection.table, selection.order, row)
+    if (partition === undefined) return false
+    if ("parents" in selection) return partition.startsWith(selection.prefix) && keysIn(selection.parents).has(partition.slice(selection.prefix.length))
+    return partition === selection.partition
+  }
+
+  // Each row with the selection that names it, so a snapshot counts it as a reset would.
+  const placed = new Map<Domain.SandboxTable, Array<Record<string, unknown>>>()
+  for (const [name, { steps: of, rows, keys }] of rewritten) {
+    const table = of[0]!.table
+    const selections = of.map((step) => [step, step.rows(scope)] as const)
+    const seen = new Map<string, number>()
+    const values = new Map<string, number>()
+    rows.forEach((row, i) => {
+      const key = keys[i]
+      if (key === undefined) return
+      const at = ["tables", name, i]
+      const twin = seen.get(key)
+      if (twin !== undefined) return problem(at, `has the key of row ${twin} (${key})`)
+      seen.set(key, i)
+      for (const [unique, valueOf] of Object.entries(table.unique)) {
+        const value = guarded(() => valueOf(row))
+        if (value === undefined) continue
+        const other = values.get(`${unique}\u0000${value}`)
+        if (other !== undefined) problem(at, `has the ${unique} of row ${other}`)
+        else values.set(`${unique}\u0000${value}`, i)
+      }
+      const step = selections.find(([, selection]) => selects(selection, row, key))?.[0]
+      if (step === undefined) return problem(at, `is not a row of the sandbox's ${name} (a claim of a request still running, or a row of another organization, environment or parent)`)
+      // Kept as a snapshot keeps it (a clock without an advance under way, `Saved`'s `as`), whatever the file says.
+      const as = Domain.savedAs(step)
+      const kept = (as === undefined ? row : as(row)) as Record<string, unknown>
+      const list = placed.get(step)
+      if (list === undefined) placed.set(step, [kept])
+      else list.push(kept)
+    })
+  }
+  // In the registry's order, each table's rows in the file's.
+  return { errors, tables: registry.sandboxTables.flatMap((step) => placed.has(step) ? [{ step, rows: placed.get(step)! }] : []) }
+}
+
+/** A function of a row that may meet a row it does not expect (a file edited by hand): undefined when it throws. */
+const guarded = <A>(f: () => A): A | undefined => {
+  try {
+    return f()
+  } catch {
+    return undefined
+  }
+}
+
+const partitionOf = (table: Store.Table<any>, order: string, row: unknown): string | undefined =>
+  guarded(() => table.orders[order]?.partition(row))
+
+/** The SHA-256 of a file as fos writes it: the same for the same world, whatever spacing the file was saved with. */
+export const digestOf = (file: SnapshotFile): string => Auth.sha256Hex(JSON.stringify(file))
+
+/**
+ * A file as the rows of a snapshot of `organizationId`'s sandbox: decoded and checked (steps 1 to 6 of the module
+ * comment), or the first refusal. Writes nothing.
+ */
+export const read = (organizationId: string, input: unknown): Effect.Effect<{ readonly file: SnapshotFile; readonly rows: Snapshots.ImportedRows }, Problem.ApiError, Domain.Domains> =>
+  Effect.gen(function*() {
+    const registry = yield* Domain.Domains
+    const file = yield* decode(input, registry)
+    const createdAtMs = parseIso(file.snapshot.createdAt)
+    if (createdAtMs === undefined) return yield* invalid("/snapshot/createdAt", "must be an ISO 8601 timestamp with a time zone, such as 2026-03-01T12:00:00.000Z")
+    const checked = checkRows(file, registry, organizationId)
+    if (checked.errors.length > 0) return yield* Problem.invalidRequest(checked.errors)
+    const tables: Array<{ readonly step: Domain.SandboxTable; readonly rows: ReadonlyArray<unknown> }> = [...checked.tables]
+    // The world's time travels with it: a sandbox that followed its engine's root clock (no clock row of its own) is
+    // imported with a clock at the snapshot's time, rather than taking the importing engine's (docs/snapshots.md).
+    const scope = Tenancy.scopeOf(organizationId, "sandbox")
+    const clock = registry.sandboxTables.find((step) => step.table === Clocks.Clocks)
+    if (clock !== undefined && !checked.tables.some((t) => t.step === clock && t.rows.length > 0)) {
+      const row: Clocks.StoredClock = { id: scope, nowMs: createdAtMs }
+      tables.push({ step: clock, rows: [row] })
+    }
+    return { file, rows: { tables, createdAt: toIso(createdAtMs), sequence: file.sequence } }
+  })
+
+/**
+ * Imports a file (its JSON, parsed) as a new snapshot of the organization's sandbox; answers the snapshot, which a
+ * restore puts in place. Nothing is written unless all of it is. On a seeded engine the sandbox's random stream
+ * starts anew, salted with the new snapshot's id: the file's ids came from a stream this engine may hold too (the
+ * same seed and organization), and would be minted again.
+ */
+export const importFile = (organizationId: string, input: unknown): Effect.Effect<Snapshot, Problem.ApiError, Store.Store | Domain.Domains> =>
+  Effect.gen(function*() {
+    const { rows } = yield* read(organizationId, input)
+    const snapshot = yield* Snapshots.keepImported(organizationId, rows)
+    yield* RandomStreams.reseed(Tenancy.scopeOf(organizationId, "sandbox"), snapshot.id)
+    return snapshot
+  })
+
+/**
+ * `fos serve --load`: the file's world put in place in the organization's sandbox, in one transaction, and the
+ * snapshot it came from. The snapshot an earlier load of the same file made (by its digest) is restored again, so a
+ * server that loads a file at every start keeps one snapshot of it, not one per start.
+ */
+export const load = (organizationId: string, input: unknown): Effect.Effect<{ readonly snapshot: Snapshot; readonly imported: boolean }, Problem.ApiError, Store.Store | Domain.Domains> =>
+  Effect.gen(function*() {
+    const store = yield* Store.Store
+    const { file, rows } = yield* read(organizationId, input)
+    const digest = digestOf(file)
+    const done = yield* store.transaction(Effect.gen(function*() {
+      const earlier = yield* Snapshots.loadedFrom(organizationId, digest)
+      const snapshot = earlier ?? (yield* Snapshots.keepImported(organizationId, { ...rows, loadedFrom: digest }))
+      yield* Snapshots.restore(organizationId, snapshot.id)
+      return { snapshot, imported: earlier === undefined }
+    }))
+    if (done.imported) yield* RandomStreams.reseed(Tenancy.scopeOf(organizationId, "sandbox"), done.snapshot.id)
+    return done
+  })
