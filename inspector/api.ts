@@ -91,7 +91,10 @@ export interface OperatorList<Row> {
  */
 export type Whole<Union, Listed extends Union> = [Exclude<Union, Listed>] extends [never] ? true : false
 
-/** Compiles only when `T` is `true`: a check of the compiler's, which leaves nothing in the bundle. */
+/**
+ * Compiles only when `T` is `true`: a check of the compiler's, which leaves nothing in the bundle. A check is an
+ * exported alias (`export type _Name = Check<…>`), since the type check refuses an unused local one.
+ */
 export type Check<T extends true> = T
 
 // --- the credential ----------------------------------------------------------------------------------------------

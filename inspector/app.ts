@@ -140,7 +140,7 @@ const readOnlyReason = "this key is read-only"
 /** The prefix of the engine's housekeeping timers' kinds (an idempotency record's expiry), which the views leave out. */
 const housekeeping = "idempotency."
 // A timer kind of the contract's starts with it: renamed there, it fails here.
-type _HousekeepingKind = Check<[Extract<TimerKind, `${typeof housekeeping}${string}`>] extends [never] ? false : true>
+export type _HousekeepingKind = Check<[Extract<TimerKind, `${typeof housekeeping}${string}`>] extends [never] ? false : true>
 const isHousekeeping = (timer: PendingTimer): boolean => timer.kind.startsWith(housekeeping)
 
 /** What the clock's last move did: an advance's report, or a run until idle. */
@@ -758,7 +758,7 @@ const endpointColumns: Columns<WebhookEndpoint> = [idColumn(), { label: "url", r
 /** The deliveries' statuses, to filter by: the contract's, in its order. */
 const deliveryStatuses = ["pending", "processing", "succeeded", "failed"] as const satisfies ReadonlyArray<DeliveryStatus>
 // Every one: a status the contract adds fails here.
-type _EveryDeliveryStatus = Check<Whole<DeliveryStatus, typeof deliveryStatuses[number]>>
+export type _EveryDeliveryStatus = Check<Whole<DeliveryStatus, typeof deliveryStatuses[number]>>
 
 const Webhooks = () => {
   const [status, setStatus] = useState("")

@@ -29,7 +29,7 @@ interface Reads {
 }
 
 // Each is a prefix of the contract's.
-type _ReadsPrefixes = Check<keyof Reads extends IdPrefix ? true : false>
+export type _ReadsPrefixes = Check<keyof Reads extends IdPrefix ? true : false>
 
 /** What the API answers for a resource the inspector reads by its id. */
 export type Resource = Answer<Reads[keyof Reads]>

@@ -6,9 +6,7 @@
  * Also: the list, get and delete, the limit per organization, one organization never reaching another's snapshot,
  * no snapshots under /live, the operator surface and the embedded engine's calls.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { rmSync } from "node:fs"
 import { MemoryStore, Outbox, Snapshots, Store, Tenancy, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore, layerPostgresStore } from "@fos/sql"

@@ -1112,7 +1112,6 @@ export const makeSqlStore = Effect.gen(function*() {
    */
   const restoreCopy = (id: string, options: { readonly tables: ReadonlyArray<Store.Table<any>>; readonly replacing: ReadonlyArray<Store.Selection> }): Effect.Effect<number, Store.UniqueViolation | Store.UnknownTable> => {
     const counted = countedOrders(options.tables)
-    const fromCopy = sql`EXISTS (SELECT 1 FROM current)`
     const written = sql<{ rows: string | number | null; missing: string | number; put: string | number; wanted: string | number; taken: string | number }>`WITH ${sql.csv([
       // A copy of this schema version holding rows of the given tables only; else nothing is written, and the copy
       // is indexed anew (which names a table it does not know).

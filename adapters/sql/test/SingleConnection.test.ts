@@ -4,9 +4,7 @@
  * clock advances (which fire timers outside the request's transaction) and writes whose fan-out runs right after
  * them, all at once, must all finish.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { rmSync } from "node:fs"
 import { Transport } from "@fos/core"
 import { createEngine } from "@fos/http"
 import { expect, it } from "vitest"

@@ -2,9 +2,7 @@
  * The storage contract suite on the SQL store: on PGlite always, and on PostgreSQL when DATABASE_URL is set (CI
  * sets it). Each test starts from empty tables on one shared database, so the suite stays fast.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { rmSync } from "node:fs"
 import { Store } from "@fos/core"
 import { type Context, Deferred, Effect, Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
