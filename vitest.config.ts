@@ -27,6 +27,7 @@ const slowFirst = [
   "test/bank.test.ts",
   "test/snapshots.test.ts",
   "test/snapshot-files.test.ts",
+  "test/forks.test.ts",
   "test/documents.test.ts",
   "test/reset.test.ts",
   "test/packages.test.ts",

@@ -10,11 +10,12 @@
  *    (the compile cache a repeated start finds is a suite's case), then `BENCH_TESTER_ROUNDS` (5) rounds, the
  *    targets alternating; the median.
  * 2. **The command line**: `fos --version` and `fos orgs list` (against a running server), beside `node -e 0`.
- * 3. **Snapshot and restore** of a fixture of 3 customers, each onboarded with two USDC wallets, and 20 settled
+ * 3. **Snapshot, restore and fork** of a fixture of 3 customers, each onboarded with two USDC wallets, and 20 settled
  *    deposits, and of ten times that, on each store (embedded engines, virtual clock), beside the memory store: a
- *    snapshot, a restore after a test's change (one deposit, settled), and a restore after a reset (every row written
- *    back). The fixture is built once through the API on the memory store and carried to the SQL stores as its
- *    snapshot's copy (bench/carry.ts).
+ *    snapshot, a restore after a test's change (one deposit, settled), a restore after a reset (every row written
+ *    back), and a fork of the snapshot (every row written into a new organization, its ids new; docs/snapshots.md,
+ *    "Forks"), beside that restore. The fixture is built once through the API on the memory store and carried to the
+ *    SQL stores as its snapshot's copy (bench/carry.ts).
  * 4. **The journey** (test/journey.ts: about 40 requests, from a webhook endpoint and onboarding to an order and a
  *    payout, with clock advances) on each store, embedded, beside the memory store.
  *
@@ -252,12 +253,13 @@ const putAndRestore = async (engine: Engine, world: Carried) => {
 
 /**
  * Each round: a snapshot (then deleted); a test's change (a deposit, settled) and a restore; a reset and a restore,
- * which writes the whole sandbox back. Only the snapshot and the restores are timed.
+ * which writes the whole sandbox back; a fork of the snapshot (then deleted). Only the snapshot, the restores and the
+ * fork are timed.
  */
 const measureSnapshots = async () => {
   const lines = [
-    "| Snapshot and restore | rows | store | snapshot, median ms | × memory | restore after a test's deposit | × memory | restore after a reset | × memory |",
-    "|---|---:|---|---:|---:|---:|---:|---:|---:|"
+    "| Snapshot, restore and fork | rows | store | snapshot, median ms | × memory | restore after a test's deposit | × memory | restore after a reset | × memory | fork | × memory | fork ÷ restore after a reset |",
+    "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   ]
   for (const scale of [1, 10]) {
     const memory = await open("memory", seed)
@@ -269,7 +271,7 @@ const measureSnapshots = async () => {
       await memory.close()
     }
     const address = (world.rows.find((r) => r.table === "wallets")!.row as { address: string }).address
-    const results = new Map<StoreName, { snapshot: number; afterTest: number; afterReset: number }>()
+    const results = new Map<StoreName, { snapshot: number; afterTest: number; afterReset: number; fork: number }>()
     for (const name of storeNames) {
       const opened = await open(name, seed)
       try {
@@ -278,6 +280,7 @@ const measureSnapshots = async () => {
         const snapshotMs: Array<number> = []
         const afterTestMs: Array<number> = []
         const afterResetMs: Array<number> = []
+        const forkMs: Array<number> = []
         const timed = async (into: Array<number>, f: () => Promise<unknown>) => {
           const t0 = performance.now()
           await f()
@@ -292,17 +295,20 @@ const measureSnapshots = async () => {
           await timed(afterTestMs, () => opened.engine.restore(id))
           await client.call("POST", "/v2/simulate/reset", undefined, 200)
           await timed(afterResetMs, () => opened.engine.restore(id))
+          let forked = ""
+          await timed(forkMs, async () => (forked = (await opened.engine.fork(id)).organizationId))
+          await opened.engine.deleteFork(forked)
         }
-        const r = { snapshot: median(snapshotMs), afterTest: median(afterTestMs), afterReset: median(afterResetMs) }
+        const r = { snapshot: median(snapshotMs), afterTest: median(afterTestMs), afterReset: median(afterResetMs), fork: median(forkMs) }
         results.set(name, r)
-        log(`snapshots: ${scale}× on ${name}: snapshot ${ms(r.snapshot)} ms, restore after a test ${ms(r.afterTest)} ms, after a reset ${ms(r.afterReset)} ms`)
+        log(`snapshots: ${scale}× on ${name}: snapshot ${ms(r.snapshot)} ms, restore after a test ${ms(r.afterTest)} ms, after a reset ${ms(r.afterReset)} ms, fork ${ms(r.fork)} ms`)
       } finally {
         await opened.close()
       }
     }
     const base = results.get("memory")!
     for (const [name, r] of results) {
-      lines.push(`| ${scale === 1 ? "3 customers, 6 wallets, 20 deposits" : "ten times that"} | ${world.rows.length.toLocaleString("en-US")} | ${name} | ${ms(r.snapshot)} | ${ratio(r.snapshot, base.snapshot)} | ${ms(r.afterTest)} | ${ratio(r.afterTest, base.afterTest)} | ${ms(r.afterReset)} | ${ratio(r.afterReset, base.afterReset)} |`)
+      lines.push(`| ${scale === 1 ? "3 customers, 6 wallets, 20 deposits" : "ten times that"} | ${world.rows.length.toLocaleString("en-US")} | ${name} | ${ms(r.snapshot)} | ${ratio(r.snapshot, base.snapshot)} | ${ms(r.afterTest)} | ${ratio(r.afterTest, base.afterTest)} | ${ms(r.afterReset)} | ${ratio(r.afterReset, base.afterReset)} | ${ms(r.fork)} | ${ratio(r.fork, base.fork)} | ${(r.fork / r.afterReset).toFixed(2)} |`)
     }
   }
   return lines

@@ -10,9 +10,9 @@
  * that module fails the second test, which names it; so does a write whose table the check cannot follow to its
  * declaration (a table handed around as a value), since such a write could be anyone's.
  *
- * Two writes name no one table: `removeRows` and a copy's `restore` write a sandbox's rows of every table the
- * domains' descriptors name (kernel/Domain.ts), each descriptor its table's own module's. They belong to the reset
- * and the snapshots, and the third test keeps them there. The first test keeps the check whole: a method the store
+ * Three writes name no one table: `removeRows`, `insertRows` and a copy's `restore` write a sandbox's rows of every
+ * table the domains' descriptors name (kernel/Domain.ts), each descriptor its table's own module's. They belong to the
+ * reset, the snapshots and the forks, and the third test keeps them there. The first test keeps the check whole: a method the store
  * port gains must be named below as a read or a write before anything passes.
  */
 import { readdirSync } from "node:fs"
@@ -26,17 +26,18 @@ const core = join(root, "packages/core/src")
 /** StoreService's methods (kernel/Store.ts) that write rows of the table their first argument names. */
 const tableWrites = ["insert", "insertMany", "insertFresh", "insertIfAbsent", "update", "updateMany", "remove", "removePartition"]
 /** The methods of StoreService and of its `copies` that write rows of many tables at once, named by selections. */
-const wholeStoreWrites = ["removeRows", "copies.restore"]
+const wholeStoreWrites = ["removeRows", "insertRows", "copies.restore"]
 /** The rest: reads, and the writes of copies, whose rows are in no table until a restore puts them back. */
 const others = [
-  ...["transaction", "get", "getForUpdate", "getLinked", "getManyForUpdate", "findUnique", "page", "count", "nextSequence", "nextNumber", "raiseSequence", "shared"],
+  ...["transaction", "get", "getForUpdate", "getLinked", "getManyForUpdate", "findUnique", "page", "count", "nextSequence", "nextNumber", "takeNumbers", "raiseSequence", "shared"],
   ...["copies", "copies.save", "copies.saveRows", "copies.conflict", "copies.rows", "copies.remove"]
 ]
 
 /** The modules that write whole sandboxes, each with why. */
 const wholeStoreWriters: Readonly<Record<string, string>> = {
   "Reset.ts": "a reset removes a sandbox's rows of every table the registry names, where each descriptor says they are",
-  "Snapshots.ts": "a restore puts a sandbox's rows back, of every table the registry names"
+  "Snapshots.ts": "a restore puts a sandbox's rows back, of every table the registry names",
+  "Forks.ts": "a fork writes a sandbox's rows of every table the registry names, the snapshot's rewritten"
 }
 
 /** Files of packages/core/src the check does not read, each with why. */
@@ -159,7 +160,7 @@ describe("packages/core's tables", () => {
     expect(scan.strays).toEqual([])
   })
 
-  it("are written whole (a sandbox at once) only by the reset and the snapshots", () => {
+  it("are written whole (a sandbox at once) only by the reset, the snapshots and the forks", () => {
     expect(scan.wholeStore).toEqual([])
   })
 })

@@ -419,6 +419,20 @@ export const migrations: ReadonlyArray<Migration> = [
          WHERE tbl = 'timers' AND ord = 'byScope'
          ON CONFLICT DO NOTHING`
     ]
+  },
+  {
+    // A wallet's deposit address is unique within its organization's environment, no longer across the store
+    // (packages/core money/Wallets.ts, the `address` key), since a fork keeps its world's addresses (docs/snapshots.md,
+    // "Forks"). The wallets stored before get their scope in front of their value, as the store writes it now. A copy
+    // saved before this version keeps the old values beside its rows, and has them made again at its next restore
+    // (its version in fos_copies is older). PGlite keeps no unique values (ImageStore.ts): the statement finds none.
+    version: 18,
+    name: "wallet addresses unique per organization and environment",
+    statements: [
+      `UPDATE fos_uniques u SET value = (r.data->>'organizationId') || '/' || (r.data->>'environment') || '/' || u.value
+         FROM fos_rows r
+         WHERE u.tbl = 'wallets' AND u.name = 'address' AND r.tbl = u.tbl AND r.key = u.key`
+    ]
   }
 ]
 

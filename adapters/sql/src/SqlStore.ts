@@ -72,6 +72,12 @@ const uniquesOf = (t: Store.Table<any>, row: unknown): ReadonlyArray<readonly [s
 /** How many rows one statement writes into a copy when their entries are worked out here (`copyRowsOf`). */
 const copyBatch = 200
 
+/** How many rows one statement of `insertRows` writes, carried as JSON parameters. */
+const insertBatch = 2000
+
+/** A statement of `insertRows` wrote fewer rows or values than it carried: a key or value was taken. */
+class Shortfall extends Data.TaggedError("Shortfall")<{}> {}
+
 const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
   const out: Array<ReadonlyArray<A>> = []
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
@@ -447,6 +453,13 @@ export const makeSqlStore = Effect.gen(function*() {
     ))
   })
 
+  /** `count` numbers of `fos_sequence` in one statement (Store.ts, `takeNumbers`): nextval's, each above every one before. */
+  const takeNumbers = (count: number): Effect.Effect<ReadonlyArray<number>> =>
+    count <= 0 ? Effect.succeed([]) : dieOnSql(Effect.map(
+      sql<{ n: string | number }>`SELECT nextval('fos_sequence') AS n FROM generate_series(1, ${count})`,
+      (rows) => rows.map((r) => Number(r.n)).sort((a, b) => a - b)
+    ))
+
   /**
    * Moves `fos_sequence` past `atLeast` (Store.ts, `raiseSequence`), and drops the numbers this process and its
    * transaction hold from earlier blocks. A sequence cannot be locked, and `setval` is no compare-and-set: another
@@ -743,6 +756,95 @@ export const makeSqlStore = Effect.gen(function*() {
   }
 
   const insert = <Row>(t: Store.Table<Row>, row: Row): Effect.Effect<void, Store.UniqueViolation> => insertMany(t, [row])
+
+  /**
+   * Rows of several tables written whole (Store.ts, `insertRows`: a fork's sandbox), a batch of `insertBatch` rows
+   * per statement, each statement carrying its rows, their unique values, their index entries and the counts they
+   * add as JSON parameters (as a restore carries them from its copy): one round trip per batch, whatever the number
+   * of tables, and no limit on a statement's parameters to meet. Keys and values repeated within the rows are refused
+   * before anything is sent; one taken by a stored row shows as a shortfall, which rolls the batches back (a
+   * savepoint in a transaction), and a read then names the first row refused.
+   */
+  const insertRows = (groups: ReadonlyArray<{ readonly table: Store.Table<any>; readonly rows: ReadonlyArray<unknown> }>): Effect.Effect<void, Store.UniqueViolation> => {
+    const written = groups.flatMap(({ table: t, rows }) => rows.map((row) => ({ t, key: t.key(row), row, uniques: uniquesOf(t, row) })))
+    if (written.length === 0) return Effect.void
+    const seen = new Set<string>()
+    for (const w of written) {
+      const id = knownKey(w.t.name, w.key)
+      if (seen.has(id)) return Effect.fail(new Store.UniqueViolation({ table: w.t.name, unique: "primary", key: w.key }))
+      seen.add(id)
+      for (const [name, value] of w.uniques) {
+        const valueId = `${w.t.name}\u0000${knownKey(name, value)}`
+        if (seen.has(valueId)) return Effect.fail(new Store.UniqueViolation({ table: w.t.name, unique: name, key: w.key }))
+        seen.add(valueId)
+      }
+    }
+    const statement = (batch: ReadonlyArray<typeof written[number]>) => {
+      const uniques: Array<string> = []
+      const entries: Array<string> = []
+      const counts = new Map<string, { tbl: string; ord: string; part: string; n: number }>()
+      const text = JSON.stringify
+      for (const w of batch) {
+        const tbl = text(w.t.name)
+        const key = text(w.key)
+        for (const [name, value] of w.uniques) uniques.push(`{"tbl":${tbl},"name":${text(name)},"value":${text(value)},"key":${key}}`)
+        for (const e of entriesOf(w.t, w.row)) {
+          entries.push(`{"tbl":${tbl},"ord":${text(e.ord)},"part":${text(e.part)},"sort":${text(e.sort)},"key":${key}}`)
+          if (!e.counted) continue
+          const id = `${w.t.name}\u0000${e.ord}\u0000${e.part}`
+          const count = counts.get(id)
+          if (count === undefined) counts.set(id, { tbl: w.t.name, ord: e.ord, part: e.part, n: 1 })
+          else count.n++
+        }
+      }
+      // A row's JSON goes in as it is: a `json` member of a record keeps its text as written.
+      const rowsJson = `[${batch.map((w) => `{"tbl":${text(w.t.name)},"key":${text(w.key)},"data":${text(w.row)}}`).join(",")}]`
+      // The counts in (table, order, partition) order, as every write takes their locks.
+      const countsJson = text([...counts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, c]) => c))
+      return Effect.map(
+        sql<{ put: string | number; taken: string | number }>`WITH ${sql.csv([
+          sql`put AS (INSERT INTO fos_rows (tbl, key, data)
+            SELECT tbl, key, data FROM json_to_recordset(${rowsJson}::json) AS v (tbl text, key text, data json)
+            ON CONFLICT DO NOTHING RETURNING 1)`,
+          sql`taken AS (INSERT INTO fos_uniques (tbl, name, value, key)
+            SELECT tbl, name, value, key FROM json_to_recordset(${`[${uniques.join(",")}]`}::json) AS v (tbl text, name text, value text, key text)
+            ON CONFLICT DO NOTHING RETURNING 1)`,
+          sql`indexed AS (INSERT INTO fos_orders (tbl, ord, part, sort, key)
+            SELECT tbl, ord, part, sort, key FROM json_to_recordset(${`[${entries.join(",")}]`}::json) AS v (tbl text, ord text, part text, sort text, key text)
+            ON CONFLICT DO NOTHING)`,
+          sql`counted AS (INSERT INTO fos_count_shards (tbl, ord, part, shard, n)
+            SELECT tbl, ord, part, pg_backend_pid() % ${countShards}, n FROM json_to_recordset(${countsJson}::json) AS v (tbl text, ord text, part text, n bigint)
+            ON CONFLICT (tbl, ord, part, shard) DO UPDATE SET n = fos_count_shards.n + EXCLUDED.n)`
+        ])} SELECT (SELECT count(*) FROM put) AS put, (SELECT count(*) FROM taken) AS taken`,
+        ([r]) => Number(r!.put) === batch.length && Number(r!.taken) === uniques.length
+      )
+    }
+    /** The first row, in the order given, whose key or unique value a stored row holds. */
+    const refusal = Effect.gen(function*() {
+      const keys = JSON.stringify(written.map((w) => [w.t.name, w.key]))
+      const [held] = yield* sql<{ i: string | number }>`SELECT k.i FROM json_array_elements(${keys}::json) WITH ORDINALITY AS k (e, i)
+        JOIN fos_rows r ON r.tbl = k.e ->> 0 AND r.key = k.e ->> 1 ORDER BY k.i LIMIT 1`
+      const values = JSON.stringify(written.flatMap((w, i) => w.uniques.map(([name, value]) => [w.t.name, name, value, i])))
+      const [valued] = yield* sql<{ i: string | number; name: string }>`SELECT (v.e ->> 3)::bigint AS i, v.e ->> 1 AS name
+        FROM json_array_elements(${values}::json) AS v (e)
+        JOIN fos_uniques u ON u.tbl = v.e ->> 0 AND u.name = v.e ->> 1 AND u.value = v.e ->> 2 ORDER BY 1 LIMIT 1`
+      const rowAt = held === undefined ? undefined : Number(held.i) - 1
+      const valueAt = valued === undefined ? undefined : Number(valued.i)
+      if (rowAt === undefined && valueAt === undefined) return yield* Effect.die(new Error("insertRows: a row or value was refused, and none is held now"))
+      const at = valueAt === undefined || (rowAt !== undefined && rowAt <= valueAt) ? rowAt! : valueAt
+      const w = written[at]!
+      return new Store.UniqueViolation({ table: w.t.name, unique: at === rowAt ? "primary" : valued!.name, key: w.key })
+    })
+    const write = Effect.forEach(chunks(written, insertBatch), (batch) =>
+      Effect.flatMap(statement(batch), (complete) => (complete ? Effect.void : Effect.fail(new Shortfall()))), { discard: true })
+    return Effect.andThen(
+      sendHeld,
+      atomically<void, Shortfall>(write).pipe(
+        Effect.catchTag("Shortfall", () => Effect.flatMap(dieOnSql(refusal), Effect.fail)),
+        Effect.ensuring(forgetAll)
+      )
+    )
+  }
 
   /**
    * Inside a store transaction a fresh row of a table without unique keys is held and sent with a later statement
@@ -1340,6 +1442,7 @@ export const makeSqlStore = Effect.gen(function*() {
       )),
     insert,
     insertMany,
+    insertRows,
     insertFresh,
     insertIfAbsent,
     update,
@@ -1351,6 +1454,7 @@ export const makeSqlStore = Effect.gen(function*() {
     page,
     nextSequence,
     nextNumber,
+    takeNumbers,
     raiseSequence,
     count: (t, order, partition) =>
       Effect.andThen(sendHeldOf(t), dieOnSql(

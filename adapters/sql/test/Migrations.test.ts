@@ -10,7 +10,7 @@ import { Effect, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, describe, expect, it } from "vitest"
 import { killAllFos, startFos } from "../../../test/fosProcess.ts"
-import { Applications, Deliveries, Endpoints, Outbox, Store, Timers, Transactions, TransferSigning } from "@fos/core"
+import { Applications, type Auth, Deliveries, Endpoints, Outbox, Store, Timers, Transactions, TransferSigning, Wallets } from "@fos/core"
 import { latestVersion, layerPgliteClient, layerPostgresClient, makeSqlStore, migrate, migrations } from "../src/index.ts"
 import { adminUrl, freshDatabase } from "./databases.ts"
 import { freshPgliteDirectory } from "./pgliteDirectory.ts"
@@ -542,4 +542,80 @@ describe("migration 13 indexes stored timers of the world, their housekeeping le
         const all = yield* store.page(Timers.Timers, { order: "byScope", partition: "org_a/sandbox", descending: false, backward: false, from: undefined, limit: 10 })
         expect(all.map((t) => [t.kind, t.housekeeping ?? false])).toEqual([["payout.settle", false], ["idempotency.expire", true], ["idempotency.expire", true]])
       })), 60_000)
+})
+
+/**
+ * Migration 18 makes a wallet's deposit address unique per organization and environment (packages/core Wallets.ts):
+ * a wallet stored before it keeps being found at its address, and so does one a snapshot copied before it, once the
+ * copy is restored (its older version has its values made again).
+ */
+const walletAddressesMigrate = (client: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>) =>
+  client.runPromise(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* migrate
+    const store = yield* makeSqlStore
+    const wallet = (id: string, organizationId: string, address: string): Wallets.StoredWallet => ({
+      id: id as never,
+      organizationId,
+      environment: "sandbox",
+      customerId: "cus_1" as never,
+      chain: "base",
+      custody: "custodial",
+      status: "active",
+      address,
+      clientReferenceId: undefined,
+      replacedByWalletId: undefined,
+      createdAt: "2026-01-01T00:00:00.000Z",
+      updatedAt: "2026-01-01T00:00:00.000Z"
+    })
+    const caller = (organizationId: string) => ({ organization: { id: organizationId }, environment: "sandbox" }) as unknown as Auth.Caller
+    const at = (organizationId: string, address: string) =>
+      Effect.map(Wallets.at(caller(organizationId), "base", address).pipe(Effect.provideService(Store.Store, store)), (w) => w?.id)
+    yield* store.insert(Wallets.Wallets, wallet("wlt_a", "org_a", "0xAAA"))
+    yield* store.insert(Wallets.Wallets, wallet("wlt_b", "org_b", "0xBBB"))
+    const copied = { table: Wallets.Wallets, order: "byCustomer", partition: "org_b/sandbox/cus_1" }
+    yield* store.copies.save("snp_b", [copied])
+    // As a fos before migration 18 wrote them: the address alone, in the row's unique values and in the copy's.
+    yield* sql`UPDATE fos_uniques SET value = split_part(value, '/', 3) WHERE tbl = 'wallets' AND name = 'address'`
+    yield* sql`UPDATE fos_copy_rows SET uniques = json_build_array(json_build_array('address', 'base:0xBBB')) WHERE copy = 'snp_b'`
+    yield* sql`UPDATE fos_copies SET version = 17 WHERE copy = 'snp_b'`
+    expect(yield* at("org_a", "0xAAA")).toBeUndefined()
+    yield* sql.withTransaction(Effect.forEach(migrations.find((m) => m.version === 18)!.statements, (s) => sql.unsafe(s), { discard: true }))
+    expect(yield* at("org_a", "0xAAA")).toBe("wlt_a")
+    expect(yield* at("org_b", "0xBBB")).toBe("wlt_b")
+    // Another organization's sandbox does not find it, and may hold a wallet at the same address.
+    expect(yield* at("org_b", "0xAAA")).toBeUndefined()
+    yield* store.insert(Wallets.Wallets, wallet("wlt_c", "org_c", "0xAAA"))
+    expect(yield* at("org_c", "0xAAA")).toBe("wlt_c")
+    expect(yield* at("org_a", "0xAAA")).toBe("wlt_a")
+    // The copy saved before: restored in place of the wallet, its value is the new one.
+    yield* store.removeRows([copied])
+    expect(yield* store.copies.restore("snp_b", { tables: [Wallets.Wallets], replacing: [copied] })).toBe(1)
+    expect(yield* at("org_b", "0xBBB")).toBe("wlt_b")
+    const [value] = yield* sql<{ value: string }>`SELECT value FROM fos_uniques WHERE tbl = 'wallets' AND key = 'wlt_b'`
+    expect(value!.value).toBe("org_b/sandbox/base:0xBBB")
+  }))
+
+describe("migration 18 makes a wallet's address unique per sandbox, and a wallet stored before is found at it", () => {
+  it("on PGlite", async () => {
+    const dir = await freshPgliteDirectory("wallet-addresses")
+    const client = ManagedRuntime.make(layerPgliteClient(dir))
+    try {
+      await walletAddressesMigrate(client)
+    } finally {
+      await client.dispose()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+
+  it.skipIf(adminUrl === undefined || adminUrl === "")("on PostgreSQL", async () => {
+    const database = await freshDatabase("wallet_addresses")
+    const client = ManagedRuntime.make(layerPostgresClient(database.url, { maxConnections: 1 }))
+    try {
+      await walletAddressesMigrate(client)
+    } finally {
+      await client.dispose()
+      await database.drop()
+    }
+  }, 60_000)
 })

@@ -363,6 +363,23 @@ export const owner = (id: string): Effect.Effect<string, Problem.ApiError, Store
     Effect.flatMap(store.get(Snapshots, id), (s) =>
       s === undefined ? Effect.fail(Problem.apiError("NOT_FOUND", `No snapshot ${id}.`)) : Effect.succeed(s.organizationId)))
 
+/**
+ * Deletes every snapshot of the organization with its rows, in the caller's transaction (a fork's deletion,
+ * Forks.ts); answers how many went.
+ */
+export const removeAll = (organizationId: string): Effect.Effect<number, never, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
+    store.transaction(Effect.gen(function*() {
+      const held: Array<string> = []
+      yield* Store.walk(store, Snapshots, { order: "byOrganization", partition: organizationId, pageSize: readPage }, (s) => Effect.sync(() => held.push(s.id)))
+      for (const id of held) {
+        yield* store.copies.remove(id)
+        yield* store.removePartition(SnapshotRows, "bySnapshot", id)
+      }
+      yield* store.removePartition(Snapshots, "byOrganization", organizationId)
+      return held.length
+    })))
+
 /** Deletes a snapshot and its rows. */
 export const deleteSnapshot = (organizationId: string, id: string): Effect.Effect<void, Problem.ApiError, Store.Store> =>
   Effect.flatMap(Store.Store, (store) =>

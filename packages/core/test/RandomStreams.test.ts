@@ -65,3 +65,17 @@ describe("randomFromBytes", () => {
     expect(new Set(draws(varied, 100)).size).toBe(100)
   })
 })
+
+describe("ids minted at once", () => {
+  it("are the ids as many calls of newPlainId mint, from the same draws, and leave the stream where they would", () => {
+    const stream = (seed: string) => RandomStreams.seededStreams(seed, "").of("org_a/sandbox")
+    const one = stream("ids")
+    const byOne = Effect.runSync(Effect.forEach([1, 2, 3, 4, 5], () => IdGenerator.newPlainId("cus")).pipe(Effect.provideService(Random.Random, one)))
+    const many = stream("ids")
+    const atOnce = Effect.runSync(IdGenerator.newPlainIds("cus", 5).pipe(Effect.provideService(Random.Random, many)))
+    expect(atOnce).toEqual(byOne)
+    for (const id of atOnce) expect(id).toMatch(new RegExp(`^${IdGenerator.mintedIdSource}$`))
+    expect(draws(many)).toEqual(draws(one))
+    expect(Effect.runSync(IdGenerator.newPlainIds("cus", 0))).toEqual([])
+  })
+})

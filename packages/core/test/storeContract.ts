@@ -651,6 +651,54 @@ export const storeContract = <E>(
           })
         ))
 
+      it.effect("insert rows of several tables at once, indexed as inserts index them, all or none, naming the row refused", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            yield* seed(store)
+            const before = yield* snapshot(store, [...seededKeys, "p", "q", "r"])
+            const refused = (groups: Parameters<Store.StoreService["insertRows"]>[0]) => Effect.flip(store.insertRows(groups))
+            // A key or unique value a stored row holds (the first refused row in the order given is named), and a key
+            // or value twice within one table's rows; the same key in two tables is no conflict.
+            expect(yield* refused([{ table: Notes, rows: [{ id: "n9", text: "x" }] }, { table: People, rows: [person("p"), person("a")] }])).toMatchObject({ table: "contract_people", unique: "primary", key: "a" })
+            expect(yield* refused([{ table: People, rows: [person("p"), person("q", { email: "b@x" }), person("r")] }])).toMatchObject({ unique: "email", key: "q" })
+            expect(yield* refused([{ table: People, rows: [person("p")] }, { table: People, rows: [person("p")] }])).toMatchObject({ unique: "primary", key: "p" })
+            expect(yield* refused([{ table: People, rows: [person("p", { handle: "h" }), person("q", { handle: "h" })] }])).toMatchObject({ unique: "handle", key: "q" })
+            expect(yield* refused([{ table: Notes, rows: [{ id: "n1", text: "again" }] }])).toMatchObject({ table: "contract_notes", unique: "primary", key: "n1" })
+            // Inside a transaction that goes on after catching the refusal, nothing of the refused rows stays.
+            yield* store.transaction(Effect.gen(function*() {
+              yield* Effect.flip(store.insertRows([{ table: Notes, rows: [{ id: "n8", text: "gone" }] }, { table: People, rows: [person("r", { email: "r@x" }), person("q", { email: "c@x" })] }]))
+              expect(yield* store.get(People, "r")).toBeUndefined()
+              expect(yield* store.get(Notes, "n8")).toBeUndefined()
+              expect(yield* store.findUnique(People, "email", "r@x")).toBeUndefined()
+            }))
+            expect(yield* snapshot(store, [...seededKeys, "p", "q", "r"])).toEqual(before)
+            expect(yield* store.get(Notes, "n9")).toBeUndefined()
+            // Taken: rows, unique values, entries and counts, in a transaction that reads them back, and committed.
+            yield* store.transaction(Effect.gen(function*() {
+              yield* store.insertRows([
+                { table: People, rows: [person("p", { rank: 7, email: "p@x" }), person("q", { org: "o2", rank: 8 })] },
+                { table: Notes, rows: [{ id: "p", text: "a note keyed like a person" }] },
+                { table: Items, rows: [{ id: "i1", owner: "alice", tag: "red", code: "c1" }] }
+              ])
+              expect(yield* store.count(People, "byRank", "o1")).toBe(4)
+            }))
+            expect((yield* store.findUnique(People, "email", "p@x"))?.id).toBe("p")
+            expect((yield* store.findUnique(Items, "code", "c1"))?.id).toBe("i1")
+            expect(yield* store.get(Notes, "p")).toEqual({ id: "p", text: "a note keyed like a person" })
+            expect(yield* store.count(People, "byRank", "o1")).toBe(4)
+            expect(yield* store.count(People, "byRank", "o2")).toBe(2)
+            expect(yield* store.count(Items, "byOwner", "alice")).toBe(1)
+            const o2 = yield* store.page(People, { order: "byRank", partition: "o2", descending: false, backward: false, from: undefined, limit: 10 })
+            expect(ids(o2)).toEqual(["d", "q"])
+            const uncounted = yield* store.page(Items, { order: "byOwnerUncounted", partition: "alice", descending: false, backward: false, from: undefined, limit: 10 })
+            expect(ids(uncounted)).toEqual(["i1"])
+            // The rows are as given, byte for byte as any insert keeps them.
+            yield* store.insertRows([{ table: Notes, rows: [{ id: "u", text: "ünïcødé \u2028 and \"quotes\"" }] }])
+            expect(yield* store.get(Notes, "u")).toEqual({ id: "u", text: "ünïcødé \u2028 and \"quotes\"" })
+            yield* store.insertRows([])
+          })
+        ))
+
       it.effect("take a row read for update as the caller says it wrote it, and never commit on a wrong assumption", () =>
         run((store) =>
           Effect.gen(function*() {
@@ -1444,6 +1492,29 @@ export const storeContract = <E>(
             const next = yield* store.nextSequence
             yield* store.raiseSequence(a)
             expect(yield* store.nextSequence).toBeGreaterThan(next)
+          })
+        ))
+
+      it.effect("hand out many numbers at once, increasing, above every number before and below every one after", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            const before = yield* store.nextSequence
+            const taken = yield* store.transaction(Effect.gen(function*() {
+              // Numbers a transaction took a block of earlier may still be handed out below them.
+              yield* store.nextSequence
+              return yield* store.takeNumbers(300)
+            }))
+            expect(taken).toHaveLength(300)
+            expect([...taken].sort((x, y) => x - y)).toEqual(taken)
+            expect(new Set(taken).size).toBe(300)
+            expect(taken[0]).toBeGreaterThan(before)
+            expect(yield* store.nextSequence).toBeGreaterThan(taken[299]!)
+            expect(yield* store.takeNumbers(0)).toEqual([])
+            // Beside concurrent callers, no number is handed out twice.
+            const runs = yield* Effect.forEach(Array.from({ length: 12 }, (_, i) => i), (i) =>
+              i % 3 === 0 ? store.takeNumbers(50) : store.transaction(Effect.forEach([1, 2, 3], () => store.nextSequence)), { concurrency: 6 })
+            const all = runs.flat()
+            expect(new Set(all).size).toBe(all.length)
           })
         ))
 

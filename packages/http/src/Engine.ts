@@ -7,8 +7,8 @@
  * engines can run side by side in one process; they share nothing.
  */
 import type { Transport, WorldModel } from "@fos/core"
-import { Clocks, Engine as EngineModule, MemoryStore, Operator, Problem, RandomStreams, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
-import type { Snapshot, WebhookFlush } from "@fos/contract"
+import { Clocks, Engine as EngineModule, Forks, MemoryStore, Operator, Problem, RandomStreams, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
+import type { Fork, ForkSummary, Snapshot, WebhookFlush } from "@fos/contract"
 import { Context, type Duration, Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
 import { layerRoutes } from "./App.ts"
@@ -229,21 +229,35 @@ export interface Engine {
    * Rejects with the problem's `ApiError` for a file it refuses, having written nothing.
    */
   readonly importSnapshot: (file: unknown, options?: { readonly organizationId?: string }) => Promise<Snapshot>
+  /**
+   * Forks a snapshot (docs/snapshots.md, "Forks"): a new organization whose sandbox holds the snapshot's world, with
+   * its own clock and seeded stream; answers its id, a read-write sandbox key and the map of the world's ids to its
+   * own, as `POST /sandbox/v2/simulate/snapshots/{id}/fork` does. The snapshot's id names its organization;
+   * `organizationId`, when given, must be it. Rejects with the problem's `ApiError` (404, or 409 past the bound).
+   */
+  readonly fork: (snapshotId: string, options?: { readonly organizationId?: string }) => Promise<Fork>
+  /** An organization's forks (the engine's only one, its forks aside, when not given), oldest first. */
+  readonly forks: (options?: { readonly organizationId?: string }) => Promise<ReadonlyArray<ForkSummary>>
+  /** Deletes a fork with everything in it: its sandbox, snapshots, keys and user. */
+  readonly deleteFork: (forkOrganizationId: string) => Promise<void>
   /** Stops the engine and releases its store; the engine answers nothing afterwards. */
   readonly close: () => Promise<void>
 }
 
 /**
  * The organization an embedded snapshot call names: the one given, or the engine's only organization (an engine
- * built for one test suite holds one), else a TypeError asking for it.
+ * built for one test suite holds one; the forks it made are organizations too, and not counted), else a TypeError
+ * asking for it.
  */
 const organizationOf = (options: { readonly organizationId?: string } | undefined) =>
   options?.organizationId !== undefined
     ? Effect.succeed(options.organizationId)
-    : Effect.flatMap(Operator.listOrganizations, (organizations) =>
-      organizations.length === 1
+    : Effect.flatMap(Operator.listOrganizations, (all) => {
+      const organizations = all.filter((o) => o.forkedFrom === undefined)
+      return organizations.length === 1
         ? Effect.succeed(organizations[0]!.id as string)
-        : Effect.die(new TypeError(`this engine holds ${organizations.length} organizations: name one, as { organizationId }`)))
+        : Effect.die(new TypeError(`this engine holds ${organizations.length} organizations: name one, as { organizationId }`))
+    })
 
 /** A snapshot file given as text, parsed: 400 MALFORMED_JSON for text that is not JSON, as the HTTP import answers. */
 const parsedFile = (file: unknown) =>
@@ -305,6 +319,13 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
       run(Effect.flatMap(Snapshots.owner(id), (organizationId) => Effect.map(SnapshotFiles.exportFile(organizationId, id), (exported) => exported.text))),
     importSnapshot: (file, importOptions) =>
       run(Effect.flatMap(Effect.all([organizationOf(importOptions), parsedFile(file)]), ([organizationId, parsed]) => SnapshotFiles.importFile(organizationId, parsed))),
+    fork: (snapshotId, forkOptions) =>
+      run(Effect.flatMap(
+        forkOptions?.organizationId === undefined ? Snapshots.owner(snapshotId) : Effect.succeed(forkOptions.organizationId),
+        (organizationId) => Forks.make(organizationId, snapshotId)
+      )),
+    forks: (listOptions) => run(Effect.flatMap(organizationOf(listOptions), Forks.list)),
+    deleteFork: (forkOrganizationId) => run(Effect.flatMap(Forks.parentOf(forkOrganizationId), (parent) => Forks.remove(parent, forkOrganizationId))),
     close: async () => {
       await web?.dispose()
       await runtime.dispose()

@@ -15,6 +15,7 @@ import {
   Documents,
   Endpoints,
   FanOut,
+  Forks,
   Idempotency,
   IdvLinks,
   Orders,
@@ -198,6 +199,10 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
     // The engine decodes the file itself, its format and version first (Policies.ts, `DecodedByEngine`).
     .handle("importSnapshot", ({ payload }) =>
       CurrentCaller.use((caller) => SnapshotFiles.importFile(caller.organization.id, payload as unknown)).pipe(Effect.map(mutable)))
+    // Forks of the caller's snapshots, each an organization of its own (Forks.ts, docs/snapshots.md, "Forks").
+    .handle("createFork", ({ params }) => CurrentCaller.use((caller) => Forks.make(caller.organization.id, params.id)).pipe(Effect.map(mutable)))
+    .handle("listForks", () => CurrentCaller.use((caller) => Effect.map(Forks.list(caller.organization.id), (forks) => ({ data: [...forks], meta: wholeList(forks).meta }))))
+    .handle("deleteFork", ({ params }) => CurrentCaller.use((caller) => Forks.remove(caller.organization.id, params.organizationId)))
     // The caller's clock: the request runs on it (Gate.ts reads it once under the virtual clock).
     .handle("clock", () =>
       Effect.gen(function*() {

@@ -788,6 +788,27 @@ export const resourceExamples: Readonly<Record<string, unknown>> = {
     rows: 42,
     contents: sandboxTableCounts
   },
+  Fork: {
+    organizationId: "org_4xkq2m7r9v3t5w8y0z2b6n1pcd",
+    parentOrganizationId: "org_acme",
+    snapshotId: "snp_01jd8x4m2q7rz5k3n9v6t0w1ym",
+    environment: "sandbox",
+    apiKey: "ck_sandbox_3f9a1c7e5b2d8f4a6c0e9b7d5f3a1c8e6b4d2f0a9c7e5b3d1f8a6c4e2b0d9f7a",
+    ids: {
+      cus_01jd8x4m2q7rz5k3n9v6t0w1yp: "cus_8w2k5n9q3t7v1y4b6d0f2h5jmx",
+      evt_01jd8x4m2q7rz5k3n9v6t0w1yq: "evt_2n6q9t3w7y1b5d8f0h4k6m9pry",
+      wep_01jd8x4m2q7rz5k3n9v6t0w1yn: "wep_5r8t2w6y9b3d7f1h4k8m0p3sqz",
+      wlt_01jd8x4m2q7rz5k3n9v6t0w1yr: "wlt_7t1w5y8b2d6f9h3k7m1p4s8vna"
+    },
+    createdAt: "2026-03-01T12:00:35.000Z"
+  },
+  ForkSummary: {
+    organizationId: "org_4xkq2m7r9v3t5w8y0z2b6n1pcd",
+    parentOrganizationId: "org_acme",
+    snapshotId: "snp_01jd8x4m2q7rz5k3n9v6t0w1ym",
+    environment: "sandbox",
+    createdAt: "2026-03-01T12:00:35.000Z"
+  },
   Timeline: {
     resourceId: "txn_01j9x4k2m7q8r3t5v6w8y0z2ab",
     resourceType: "transaction",

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { EventType } from "../events/Events.ts"
-import { CustomerId, OrderId, RfiId, SnapshotId, TransactionId, WalletId, WalletSignerId } from "../kernel/Ids.ts"
+import { CustomerId, OrderId, OrganizationId, RfiId, SnapshotId, TransactionId, WalletId, WalletSignerId } from "../kernel/Ids.ts"
 import { listOf, listQuery } from "../kernel/Lists.ts"
 import { Wallet } from "../money/Wallets.ts"
 import { Order, OrderFailure, PairPricing, RateChange } from "../money/Orders.ts"
@@ -26,7 +26,10 @@ import {
   WebhookFlush,
   Snapshot,
   SnapshotFile,
-  maxSnapshotFileBytes
+  maxSnapshotFileBytes,
+  Fork,
+  ForkSummary,
+  maxForksPerOrganization
 } from "../simulate/Simulate.ts"
 import { Event } from "../webhooks/Webhooks.ts"
 import {
@@ -171,6 +174,18 @@ export const Simulate = HttpApiGroup.make("simulate")
     success: Snapshot.pipe(HttpApiSchema.status(201)),
     error: [...withBody, problem(422)]
   }).annotateMerge(documented("Import a snapshot", "Makes a snapshot of the caller's sandbox from a file an export answered, on this fos or another of the same major version; restore it to put its world in place. The file's organization becomes the caller's. The file is checked whole before anything is written: a file of another format is 400, of a newer format version or another major version of fos 422, one whose ids are taken by another organization's rows 409.")).annotate(MaxBodyBytes, maxSnapshotFileBytes).annotate(DecodedByEngine, true).annotate(OutsideTransaction, true))
+  // Forks: a snapshot's world in a new organization of its own, one per parallel test worker (docs/snapshots.md, "Forks").
+  .add(HttpApiEndpoint.post("createFork", "/v2/simulate/snapshots/:id/fork", {
+    params: { id: SnapshotId },
+    success: Fork.pipe(HttpApiSchema.status(201)),
+    error: withBody
+  }).annotateMerge(documented("Fork a snapshot", `Makes a new organization whose sandbox holds the snapshot's world, with its own clock (at the snapshot's time) and its own seeded stream, and answers its id, a read-write sandbox key (shown once) and the map of every id of the world to the fork's. The caller's sandbox and the snapshot are unchanged. Refused in this order: a snapshot that is not the organization's 404, an organization holding ${maxForksPerOrganization} forks already 409.`)))
+  .add(HttpApiEndpoint.get("listForks", "/v2/simulate/forks", {
+    success: listOf(ForkSummary),
+    error: common
+  }).annotateMerge(documented("List forks", `Lists the organization's forks, oldest first (at most ${maxForksPerOrganization}).`)))
+  .add(HttpApiEndpoint.delete("deleteFork", "/v2/simulate/forks/:organizationId", { params: { organizationId: OrganizationId }, error: common })
+    .annotateMerge(documented("Delete a fork", "Deletes a fork of the organization with everything in it: its sandbox, its snapshots, its keys and its user. The organization's own sandbox and its other forks are unchanged.")))
   .add(
     HttpApiEndpoint.post("advanceClock", "/v2/simulate/clock/advance", {
       payload: ClockAdvance,

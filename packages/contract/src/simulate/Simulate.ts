@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import "../kernel/Annotations.ts"
-import { SnapshotId, VirtualAccountId, WalletId } from "../kernel/Ids.ts"
+import { OrganizationId, SnapshotId, VirtualAccountId, WalletId } from "../kernel/Ids.ts"
 import { NonBlankString } from "../kernel/Primitives.ts"
 import { AssetAmount, PayoutRail, TransactionFailureCode, WireReceiveDetails } from "../money/Transactions.ts"
 import { ApplicationFailureCodes, RejectionCategories } from "../onboarding/Applications.ts"
@@ -205,6 +205,46 @@ export const Snapshot = Schema.Struct({
   contents: SandboxCounts
 }).annotate({ identifier: "Snapshot", description: "A saved copy of an organization's whole sandbox." })
 export type Snapshot = typeof Snapshot.Type
+
+/** The most forks one organization holds at a time (docs/snapshots.md, "Forks"): one more is 409 CONFLICT. */
+export const maxForksPerOrganization = 64
+
+/**
+ * A fork in a list (`GET /v2/simulate/forks`): an organization of its own whose sandbox began as a snapshot of the
+ * caller's (`snapshotId`). `createdAt` is the fork's time when it was made: the snapshot's.
+ */
+export const ForkSummary = Schema.Struct({
+  organizationId: OrganizationId,
+  parentOrganizationId: OrganizationId,
+  snapshotId: SnapshotId,
+  environment: Schema.Literal("sandbox"),
+  createdAt: Schema.String
+}).annotate({
+  identifier: "ForkSummary",
+  description: "A fork of the organization's sandbox: another organization, made from one of its snapshots."
+})
+export type ForkSummary = typeof ForkSummary.Type
+
+/**
+ * A fork as made (`POST /v2/simulate/snapshots/{id}/fork`, docs/snapshots.md, "Forks"): a new organization whose
+ * sandbox holds the snapshot's world, with its own clock (at the snapshot's time) and its own seeded stream.
+ * `apiKey` is a read-write sandbox key of the fork, shown this once. `ids` maps every id of the snapshot's world to
+ * the fork's (ids are unique across a store, so the fork's rows take new ones), its keys in code point order; wallet
+ * deposit addresses are the same in every fork.
+ */
+export const Fork = Schema.Struct({
+  organizationId: OrganizationId,
+  parentOrganizationId: OrganizationId,
+  snapshotId: SnapshotId,
+  environment: Schema.Literal("sandbox"),
+  apiKey: Schema.String,
+  ids: Schema.Record(Schema.String, Schema.String),
+  createdAt: Schema.String
+}).annotate({
+  identifier: "Fork",
+  description: "A fork of a snapshot: a new organization holding the snapshot's world, its read-write sandbox key (shown once) and the map of the world's ids to its own."
+})
+export type Fork = typeof Fork.Type
 
 /** The name a snapshot file gives its format (`format`), so that no other JSON document is taken for one. */
 export const snapshotFileFormat = "fos-snapshot"

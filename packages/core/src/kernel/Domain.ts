@@ -52,6 +52,22 @@ export interface SandboxTable {
    * too, but a client sees it, and the timeline orders by its number: timers keep theirs.)
    */
   readonly renumbered?: (key: string, by: number) => string | undefined
+  /**
+   * For a table whose keys carry the store's sequence (the history's, the timers'): the number a key carries and the
+   * key with another in its place. A fork (Forks.ts) copies rows within the store, whose sandbox copied keeps its
+   * keys: the copies' keys take new numbers (`Store.takeNumbers`), in the order of the old ones.
+   */
+  readonly sequenced?: SequencedKeys
+}
+
+/** Keys that carry the store's sequence (`SandboxTable.sequenced`). */
+export interface SequencedKeys {
+  /** The number a key carries; undefined for a key fos did not make. */
+  readonly numberOf: (key: string) => number | undefined
+  /** The key with `n` in place of its number, all else kept. */
+  readonly withNumber: (key: string, n: number) => string
+  /** Whether a client sees these keys (a timer's id is listed; a history entry's is shown nowhere): a fork maps them. */
+  readonly shown: boolean
 }
 
 /** The table's rows in the scope's partition of `order`. */
@@ -148,7 +164,7 @@ export const kernel = make({
   name: "kernel",
   tables: [
     { ...inScope(Outbox.OutboxEvents, "byScope"), counted: "events" },
-    { ...inScope(Timers.Timers, "byScope"), counted: "timers" },
-    { ...inScope(History.History, "byScope"), renumbered: History.renumberedId }
+    { ...inScope(Timers.Timers, "byScope"), counted: "timers", sequenced: Timers.keyNumbers },
+    { ...inScope(History.History, "byScope"), renumbered: History.renumberedId, sequenced: History.keyNumbers }
   ]
 })

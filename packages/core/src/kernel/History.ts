@@ -112,8 +112,22 @@ const historyId = (sequence: number): string => `hst_${sequence.toString(36).pad
  * Snapshots.ts: another store's numbers may be this one's keys already); undefined for a key fos did not make.
  */
 export const renumberedId = (id: string, by: number): string | undefined => {
-  const m = /^hst_([0-9a-z]{12})$/.exec(id)
-  return m === null ? undefined : historyId(parseInt(m[1]!, 36) + by)
+  const number = keyNumbers.numberOf(id)
+  return number === undefined ? undefined : historyId(number + by)
+}
+
+/**
+ * The store's number a row's key carries, and the key of another number: how a fork numbers its copies of the
+ * history anew (Forks.ts; kernel/Domain.ts, `SandboxTable.sequenced`). `numberOf` is undefined for a key fos did not
+ * make.
+ */
+export const keyNumbers = {
+  numberOf: (id: string): number | undefined => {
+    const m = /^hst_([0-9a-z]{12})$/.exec(id)
+    return m === null ? undefined : parseInt(m[1]!, 36)
+  },
+  withNumber: (_id: string, n: number): string => historyId(n),
+  shown: false
 }
 
 /** A resource whose status a machine moves; a transaction's stage is part of its state too. */

@@ -444,24 +444,29 @@ export const make = (image?: Image): Store.StoreService => {
         return key === undefined ? undefined : (s.rows.get(key) as Row | undefined)
       }),
     insert: <Row>(t: Store.Table<Row>, row: Row) => store.insertMany(t, [row]),
-    // Every row is checked, against the table and the rows before it, before any is written: all or none.
-    insertMany: <Row>(t: Store.Table<Row>, rows: ReadonlyArray<Row>) =>
+    insertMany: <Row>(t: Store.Table<Row>, rows: ReadonlyArray<Row>) => store.insertRows([{ table: t, rows }]),
+    // Every row is checked, against its table and the rows of that table before it, before any is written: all or none.
+    insertRows: (groups) =>
       writeOp((undo) => {
-        const seen = new Set<string>()
-        for (const row of rows) {
-          const key = t.key(row)
-          if (state(t).rows.has(key) || seen.has(key)) return Effect.fail(new Store.UniqueViolation({ table: t.name, unique: "primary", key }))
-          seen.add(key)
-          const taken = uniqueTaken(t, row, key)
-          if (taken !== undefined) return Effect.fail(new Store.UniqueViolation({ table: t.name, unique: taken, key }))
-          for (const [name, u] of Object.entries(t.unique)) {
-            const value = u(row)
-            if (value === undefined) continue
-            if (seen.has(`${name}\u0000${value}`)) return Effect.fail(new Store.UniqueViolation({ table: t.name, unique: name, key }))
-            seen.add(`${name}\u0000${value}`)
+        const seen = new Map<string, Set<string>>()
+        for (const { table: t, rows } of groups) {
+          let ofTable = seen.get(t.name)
+          if (ofTable === undefined) seen.set(t.name, (ofTable = new Set()))
+          for (const row of rows) {
+            const key = t.key(row)
+            if (state(t).rows.has(key) || ofTable.has(key)) return Effect.fail(new Store.UniqueViolation({ table: t.name, unique: "primary", key }))
+            ofTable.add(key)
+            const taken = uniqueTaken(t, row, key)
+            if (taken !== undefined) return Effect.fail(new Store.UniqueViolation({ table: t.name, unique: taken, key }))
+            for (const [name, u] of Object.entries(t.unique)) {
+              const value = u(row)
+              if (value === undefined) continue
+              if (ofTable.has(`${name}\u0000${value}`)) return Effect.fail(new Store.UniqueViolation({ table: t.name, unique: name, key }))
+              ofTable.add(`${name}\u0000${value}`)
+            }
           }
         }
-        for (const row of rows) write(t, t.key(row), row, undo)
+        for (const { table: t, rows } of groups) for (const row of rows) write(t, t.key(row), row, undo)
         return Effect.void
       }),
     insertFresh: (t, row) => Effect.orDie(store.insert(t, row)),
@@ -511,6 +516,7 @@ export const make = (image?: Image): Store.StoreService => {
     page,
     nextSequence: Effect.sync(() => ++sequence),
     nextNumber: Effect.sync(() => ++sequence),
+    takeNumbers: (count) => Effect.sync(() => Array.from({ length: count }, () => ++sequence)),
     raiseSequence: (atLeast) =>
       Effect.sync(() => {
         if (sequence < atLeast) sequence = atLeast

@@ -14,12 +14,14 @@
  *   `insertIfAbsent` inserts a row unless its key is taken, and otherwise answers the row that holds it (a claim).
  * - `findUnique`: a row by one of its table's unique keys.
  * - `removePartition`: every row of one partition of an order, or of several, at once; `removeRows`: the rows of
- *   several selections of several tables at once (a sandbox reset).
+ *   several selections of several tables at once (a sandbox reset); `insertRows`: rows of several tables at once,
+ *   all or none (a sandbox written whole: a fork).
  * - `copies`: sets of rows saved apart with their index, and put back in bulk (a sandbox snapshot and its restore).
  * - `page` / `count`: keyset scans over a declared order within one partition, so a page costs the same at
  *   row 10 as at row 1,000,000.
  * - `nextSequence`: a store-wide increasing number (the outbox's order); `nextNumber`, one of the same sequence that
- *   orders nothing (a housekeeping timer's id); `raiseSequence` moves the sequence past rows another store numbered.
+ *   orders nothing (a housekeeping timer's id); `takeNumbers`, many at once (a fork's rows numbered anew);
+ *   `raiseSequence` moves the sequence past rows another store numbered.
  *
  * A table maps to a SQL table with the key as primary key, a unique index per unique key and a
  * (partition, sort, key) index per order. Rows are plain JSON-able data and are never mutated in place.
@@ -242,6 +244,13 @@ export interface StoreService {
    * resolved before anything goes, so a selection through parents finds the parents a selection before it removes.
    */
   readonly removeRows: (selections: ReadonlyArray<Selection>) => Effect.Effect<ReadonlyArray<number>>
+  /**
+   * Inserts the rows of several tables at once, each indexed as its table indexes it (its unique values, its entries
+   * and counts), as `insertMany` inserts one table's: all or none. A key or unique value that another row holds, or
+   * another of the rows of the same table, fails with `UniqueViolation` naming the first refused row, and writes
+   * nothing. A sandbox's rows written whole (a fork, Forks.ts), in as few statements as the store can send them.
+   */
+  readonly insertRows: (groups: ReadonlyArray<{ readonly table: Table<any>; readonly rows: ReadonlyArray<unknown> }>) => Effect.Effect<void, UniqueViolation>
   readonly copies: Copies
   /** Rows of one page, in the order's direction (even when walking backward). */
   readonly page: <Row>(table: Table<Row>, query: PageQuery) => Effect.Effect<ReadonlyArray<Row>>
@@ -259,6 +268,14 @@ export interface StoreService {
    * out.
    */
   readonly nextNumber: Effect.Effect<number>
+  /**
+   * `count` numbers of the same sequence at once, in increasing order: each unique and never reused, each above
+   * every number the sequence gave before the call and below every number it gives after it (numbers it gives others
+   * meanwhile may fall between them, as they may between a transaction's). For rows copied within the store that
+   * carry its numbers in their keys (a fork's timers and history, Forks.ts): numbered anew, in their order, they take
+   * no key another row holds or will hold, and what is numbered after them sorts after them.
+   */
+  readonly takeNumbers: (count: number) => Effect.Effect<ReadonlyArray<number>>
   /**
    * Makes every number `nextSequence` and `nextNumber` hand out from now on greater than `atLeast`; a sequence past
    * it already is left as it is. For rows another store numbered (an imported snapshot's events, transfers, history

@@ -201,6 +201,29 @@ export const markDue: Effect.Effect<void> = Effect.flatMap(DueAtOnce, (mark) =>
   }))
 
 /**
+ * A timer's key: `tmr_`, its due time and the store's sequence in base 36 (ten and twelve digits), so keys sort by
+ * due time, then in the order the timers were scheduled.
+ */
+const timerId = (dueAtMs: number, sequence: number): string =>
+  `tmr_${dueAtMs.toString(36).padStart(10, "0")}${sequence.toString(36).padStart(12, "0")}`
+
+const timerKey = /^tmr_([0-9a-z]{10})([0-9a-z]{12})$/
+
+/**
+ * The store's number a timer's key carries, and the key with another in its place (its due time kept): how a fork
+ * numbers its copies of timers anew (Forks.ts; kernel/Domain.ts, `SandboxTable.sequenced`). `numberOf` is undefined
+ * for a key fos did not make.
+ */
+export const keyNumbers = {
+  numberOf: (id: string): number | undefined => {
+    const m = timerKey.exec(id)
+    return m === null ? undefined : parseInt(m[2]!, 36)
+  },
+  withNumber: (id: string, n: number): string => timerId(parseInt(timerKey.exec(id)![1]!, 36), n),
+  shown: true
+}
+
+/**
  * Schedules a timer; call it inside the transaction of the state the deadline belongs to, with that state's scope
  * (organization and environment) when it has one. `housekeeping`: the timer keeps the engine tidy rather than moving
  * the tester's world (`Timer.housekeeping`).
@@ -219,7 +242,7 @@ export const schedule = <P>(
     // every time. A housekeeping timer changes nothing of the world whatever it fires beside, so its number need not
     // follow the others' (`nextNumber`: no round trip for the retention timer of every kept response).
     const sequence = yield* (options.housekeeping === true ? store.nextNumber : store.nextSequence)
-    const id = `tmr_${dueAtMs.toString(36).padStart(10, "0")}${sequence.toString(36).padStart(12, "0")}`
+    const id = timerId(dueAtMs, sequence)
     const scheduledAtMs = yield* Clock.currentTimeMillis
     if (dueAtMs <= scheduledAtMs) yield* markDue
     const member = typeof kind === "string" ? undefined : kind.resource

@@ -74,12 +74,16 @@ export interface StoredWallet
 
 const scope = (w: StoredWallet) => Tenancy.scopeOf(w.organizationId, w.environment)
 
+/** A wallet's value of the `address` unique key: its scope, its chain and its deposit address. */
+const addressKey = (walletScope: string, chain: Chain, address: string): string => `${walletScope}/${chain}:${address}`
+
 export const Wallets = Store.table<StoredWallet>({
   name: "wallets",
   key: (w) => w.id,
   unique: {
-    // Deposits sent to an address find their wallet.
-    address: (w) => `${w.chain}:${w.address}`,
+    // Deposits sent to an address find their wallet, in the sandbox (or live environment) they are sent to: a fork
+    // of a sandbox (Forks.ts) keeps its wallets' addresses, so an address is unique within a scope, not a store.
+    address: (w) => addressKey(scope(w), w.chain, w.address),
     clientReferenceId: (w) => (w.clientReferenceId === undefined ? undefined : `${scope(w)}/${w.clientReferenceId}`)
   },
   orders: {
@@ -179,8 +183,8 @@ const returnPending = (caller: Auth.Caller, wallet: StoredWallet): Effect.Effect
 
 /** The caller's wallet whose deposit address on `chain` is `address`; undefined when there is none. */
 export const at = (caller: Auth.Caller, chain: Chain, address: string): Effect.Effect<StoredWallet | undefined, never, Store.Store> =>
-  Effect.map(Effect.flatMap(Store.Store, (store) => store.findUnique(Wallets, "address", `${chain}:${address}`)), (wallet) =>
-    wallet !== undefined && scope(wallet) === Tenancy.scopeOf(caller.organization.id, caller.environment) ? wallet : undefined)
+  Effect.flatMap(Store.Store, (store) =>
+    store.findUnique(Wallets, "address", addressKey(Tenancy.scopeOf(caller.organization.id, caller.environment), chain, address)))
 
 /** A customer's wallets by createdAt (desc by default), a tie by id (docs/money.md); the funding addresses are not in it. */
 export const list = (caller: Auth.Caller, customerId: CustomerId, query: Paging.ListQuery): Effect.Effect<Paging.ListEnvelope<WalletWire>, Problem.ApiError, Store.Store> =>

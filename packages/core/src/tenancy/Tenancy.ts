@@ -36,6 +36,19 @@ export interface Organization {
   readonly restrictedIn?: ReadonlyArray<Environment>
   /** Its sandbox may hold request faults (simulate/Faults.ts): only then do its sandbox requests look them up. */
   readonly sandboxFaults?: true
+  /** Set on a fork (Forks.ts): the organization and the snapshot its sandbox was made from. */
+  readonly forkedFrom?: ForkedFrom
+}
+
+/** Where a fork came from (Forks.ts, docs/snapshots.md, "Forks"). */
+export interface ForkedFrom {
+  /** The organization whose snapshot it was made from: the one that lists and deletes it. */
+  readonly organizationId: OrganizationId
+  readonly snapshotId: string
+  /** The fork's time when it was made: the snapshot's. */
+  readonly createdAt: string
+  /** The store's sequence when it was made: its parent's forks are listed in the order they were made. */
+  readonly sequence: number
 }
 
 /** Whether the organization is restricted in `environment`. */
@@ -69,7 +82,15 @@ export interface ApiKey {
   readonly revokedAt: string | undefined
 }
 
-export const Organizations = Store.table<Organization>({ name: "organizations", key: (o) => o.id, orders: { all: { partition: () => "", sort: (o) => o.createdAt } } })
+export const Organizations = Store.table<Organization>({
+  name: "organizations",
+  key: (o) => o.id,
+  orders: {
+    all: { partition: () => "", sort: (o) => o.createdAt },
+    // An organization's forks, in the order they were made, counted for their bound (Forks.ts).
+    forks: { partition: (o) => o.forkedFrom?.organizationId, sort: (o) => o.forkedFrom?.sequence ?? 0 }
+  }
+})
 
 export const Users = Store.table<User>({
   name: "users",
@@ -131,6 +152,20 @@ export const setSandboxFaults = (organization: Organization, marked: boolean): E
   const { sandboxFaults: _, ...unmarked } = organization
   return saveOrganization(unmarked)
 }
+
+/**
+ * Removes the organization's row with its users and API keys, in the caller's transaction (a fork's deletion,
+ * Forks.ts, which removes its data first): its keys authenticate no more, and its users' emails are free again.
+ * Answers how many keys went.
+ */
+export const removeOrganization = (organizationId: string): Effect.Effect<number, never, Store.Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store.Store
+    const keys = yield* store.removePartition(ApiKeys, "byOrganization", organizationId)
+    yield* store.removePartition(Users, "byOrganization", organizationId)
+    yield* store.remove(Organizations, organizationId)
+    return keys
+  })
 
 /** A new user; an id or an email already taken is the caller's `UniqueViolation` (`unique` says which). */
 export const addUser = (user: User): Effect.Effect<void, Store.UniqueViolation, Store.Store> =>
