@@ -42,7 +42,8 @@ const slowFirst = [
   "test/inspect.test.ts",
   "test/inspector-browser.test.ts",
   "test/listen.test.ts",
-  "test/tail.test.ts"
+  "test/tail.test.ts",
+  "test/testing-package.test.ts"
 ].map((file) => join(import.meta.dirname, file))
 
 class SlowFirst extends BaseSequencer {

@@ -2,9 +2,9 @@
  * The packages as a project outside this repository gets them: every public package is built (`npm run build`),
  * packed (`npm pack`), and installed from its tarball into a fresh project in the system's temporary directory,
  * with nothing else of this repository. There, a consumer file type-checks under `tsc --init`'s defaults, the
- * README's embedding example runs on plain Node 24, on Bun and on Deno against the installed JavaScript, and
- * `npx fos serve` answers a request and stops. A second project installs the client alone, which must not bring
- * the engine.
+ * README's embedding example runs on plain Node 24, on Bun and on Deno against the installed JavaScript,
+ * `npx fos serve` answers a request and stops, and the README's "Testing with fos" example type-checks and runs with
+ * Vitest and 4 workers in parallel. A second project installs the client alone, which must not bring the engine.
  *
  * The tests of this repository run the packages' sources through the "@fos/source" export condition
  * (vitest.config.ts); every command here runs without it, as a user's would.
@@ -16,6 +16,7 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { repoRoot } from "./fosProcess.ts"
+import { testingExample, withOrganizationReport } from "./testingExample.ts"
 
 const exec = promisify(execFile)
 const bin = join(repoRoot, "node_modules/.bin")
@@ -26,6 +27,7 @@ const publicPackages = {
   "@fos/core": "packages/core",
   "@fos/http": "packages/http",
   "@fos/client": "packages/client",
+  "@fos/testing": "packages/testing",
   "@fos/sql": "adapters/sql",
   "@fos/serve": "adapters/serve",
   "@fos/node": "adapters/node"
@@ -247,6 +249,37 @@ describe("a project outside this repository", () => {
     // The server is gone with it: nothing answers on its port any more.
     await expect(fetch(`${base}/v2/portal/users/me`)).rejects.toThrow()
   })
+
+  it("runs the README's Testing with fos example with Vitest, 4 workers in parallel, each in an organization of its own", async () => {
+    const files = testingExample()
+    expect(Object.keys(files).sort()).toEqual(["fos.setup.ts", "onboarding.test.ts", "vitest.config.ts"])
+    // Vitest, as the project's own dev dependency, at the version this repository tests with.
+    const vitestVersion = (JSON.parse(readFileSync(join(repoRoot, "node_modules/vitest/package.json"), "utf8")) as { version: string }).version
+    const added = await npm(["install", "--save-dev", `vitest@${vitestVersion}`], full)
+    expect(added.code, added.stderr).toBe(0)
+    // The three files as the README has them type-check against the installed declarations, under tsc --init's defaults.
+    const typed = join(full, "typed-testing")
+    mkdirSync(typed)
+    expect((await run(join(bin, "tsc"), ["--init"], typed)).code).toBe(0)
+    for (const [name, code] of Object.entries(files)) writeFileSync(join(typed, name), code)
+    const tsc = await run(join(bin, "tsc"), ["--noEmit", "-p", "tsconfig.json"], typed)
+    expect(tsc.code, tsc.stdout + tsc.stderr).toBe(0)
+    // And run: the test file four times over, so that each of 4 workers runs one.
+    const dir = join(full, "testing")
+    mkdirSync(dir)
+    writeFileSync(join(dir, "vitest.config.ts"), files["vitest.config.ts"]!)
+    writeFileSync(join(dir, "fos.setup.ts"), files["fos.setup.ts"]!)
+    for (const n of [1, 2, 3, 4]) writeFileSync(join(dir, `onboarding-${n}.test.ts`), withOrganizationReport(files["onboarding.test.ts"]!))
+    const result = await run(join(bin, "node"), [join(full, "node_modules/vitest/vitest.mjs"), "run", "--maxWorkers=4", "--reporter=json", "--outputFile=report.json"], dir)
+    expect(result.code, result.stdout + result.stderr).toBe(0)
+    const report = JSON.parse(readFileSync(join(dir, "report.json"), "utf8")) as { numTotalTests: number; numPassedTests: number }
+    expect(report.numTotalTests).toBe(8)
+    expect(report.numPassedTests).toBe(8)
+    const lines = readFileSync(join(dir, "organizations.txt"), "utf8").trim().split("\n").map((line) => line.split(" "))
+    expect(lines).toHaveLength(4)
+    expect(new Set(lines.map(([worker]) => worker)).size).toBe(4)
+    expect(new Set(lines.map(([, organization]) => organization)).size).toBe(4)
+  }, 240_000)
 
   it("gets the client and the contract, and not the engine, when it installs the client alone", async () => {
     const installed = readdirSync(join(clientOnly, "node_modules/@fos")).sort()

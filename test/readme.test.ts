@@ -5,6 +5,9 @@
  * vitest, any other as a script on the Node that runs this test. Every `sh` block is run too, or accounted for
  * below with the reason it cannot run as is (a long-running server is started and stopped; what would write outside
  * the repository is checked against the test that does it elsewhere); a new `sh` block fails the test until it is.
+ * A block marked `ts title="<file>"` is one file of an example that spans several (a Vitest config, its global
+ * setup, a test file): test/testing-package.test.ts runs those together, and test/packages.test.ts from the
+ * installed tarballs.
  */
 import { execFile, spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -14,6 +17,7 @@ import { promisify } from "node:util"
 import ts from "typescript"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { killAllFos, startFos } from "./fosProcess.ts"
+import { testingExample } from "./testingExample.ts"
 
 const run = promisify(execFile)
 const root = join(import.meta.dirname, "..")
@@ -58,6 +62,13 @@ describe("README examples", () => {
   it("has the embedding example and the time-driving test among its ts blocks", () => {
     expect(examples.some((e) => e.code.includes("createEngine(") && !e.isTest)).toBe(true)
     expect(examples.some((e) => e.code.includes("runUntilIdle(") && e.isTest)).toBe(true)
+  })
+
+  it("are plain ts blocks, or the titled files of the Testing with fos example, which other tests run", () => {
+    const fences = [...readme.matchAll(/^```ts(.*)$/gm)].map((m) => m[1]!)
+    const titled = fences.filter((rest) => rest !== "")
+    expect(titled.length).toBe(fences.length - blocks.length)
+    expect(titled.map((rest) => /^ title="([^"]+)"$/.exec(rest)?.[1]).sort()).toEqual(Object.keys(testingExample()).sort())
   })
 
   it("type-check with the project's settings", () => {

@@ -1,0 +1,383 @@
+/**
+ * A world: one organization's sandbox as a test sees it, over HTTP. The same calls reach an embedded engine (its
+ * `fetch`, no port) and a running server (`fetch` over the network), so a helper written against a `World` runs
+ * against either: the typed client with the organization's key, the sandbox's clock, its snapshots, its event log and
+ * a webhook receiver of its own.
+ *
+ * Worlds come from `connect` (a key of a running server), `startEngine` (an embedded engine's one organization), and
+ * `forkWorld` (a fork of a snapshot: a new organization holding the snapshot's world under new ids; `id()` maps a
+ * fixture's id to the fork's). Each is only what its key reaches: two worlds on one server share nothing but the
+ * server (docs/clock.md: each sandbox has its own clock).
+ */
+import { readFile } from "node:fs/promises"
+import { createClient, type Problem, ProblemError, type PromiseClient } from "@fos/client"
+import type { ClockAdvanced, EventType, Fork, LoggedEvent, Snapshot, SnapshotFile, WebhookFlush } from "@fos/contract"
+import { Duration, Option } from "effect"
+import { type Receiver, type ReceiverOptions, startReceiver } from "./Receiver.ts"
+
+/** `fetch`'s signature: the global one for a server, an engine's `engine.fetch` for an embedded one. */
+export type Fetch = (input: Request | string | URL, init?: RequestInit) => Promise<Response>
+
+/**
+ * A length of time: milliseconds, as Effect's `Duration` writes it ("30 seconds", "15 minutes", "2 days"), or an ISO
+ * 8601 duration in days, hours, minutes and seconds ("PT30S", "P1DT2H").
+ */
+export type DurationInput = Duration.Input | `P${string}`
+
+const isoDuration = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d{1,3})?)S)?)?$/
+
+/** An instant: ISO 8601 with its zone, a Date, or epoch milliseconds. */
+export type Instant = string | number | Date
+
+/**
+ * A fork of a snapshot, as `POST /sandbox/v2/simulate/snapshots/{id}/fork` answers it: a new organization holding the
+ * snapshot's world, its own key (shown once), and every id of the snapshot's world mapped to the fork's.
+ */
+export type { Fork }
+
+export interface WaitForEventOptions {
+  readonly type: EventType
+  /** Only an event about this resource (the event log's `resourceId`: a `transaction.*` event's `transactionId`, …). */
+  readonly resourceId?: string
+  /** Only an event this accepts, among those of `type` (and `resourceId`). */
+  readonly match?: (event: LoggedEvent) => boolean
+  /**
+   * Under a virtual clock: how far the sandbox's time may be moved to find it. The world steps its clock to each
+   * next pending timer, in order, reading the log after each, until the event is there or the next timer is beyond
+   * this. Without it, a virtual world is read once: nothing happens there until the clock moves.
+   */
+  readonly within?: DurationInput
+  /** Under the system clock: how long to poll the log, in real time (5 seconds when omitted). */
+  readonly timeoutMs?: number
+}
+
+/** A receiver that a world registered as a webhook endpoint of its sandbox. */
+export interface WorldReceiver extends Receiver {
+  readonly endpointId: string
+  /** The endpoint's signing secret, which the receiver verifies with. */
+  readonly secret: string
+}
+
+export interface World<F = unknown> {
+  /** The typed client (`@fos/client`), sending this world's key. */
+  readonly client: PromiseClient
+  /** `<origin>/sandbox`. */
+  readonly baseUrl: string
+  readonly apiKey: string
+  readonly organizationId: string
+  /** How requests are sent: the global `fetch`, or an embedded engine's. */
+  readonly fetch: Fetch
+  /** The fixture's data (what its build answered), its ids already this world's. */
+  readonly fixture: F
+  /** A fork's map of the snapshot's ids to its own; empty for a world that is no fork. */
+  readonly ids: Readonly<Record<string, string>>
+  /** This world's id for an id of the fixture (the fork's copy); the id itself when the world is no fork. */
+  readonly id: (fixtureId: string) => string
+  /** The sandbox clock's time, in epoch milliseconds. */
+  readonly now: () => Promise<number>
+  /** Moves the sandbox's clock forward (virtual clock), firing its timers due on the way; answers what it did. */
+  readonly advance: (by: DurationInput) => Promise<ClockAdvanced>
+  /** Moves the sandbox's clock forward to an instant. */
+  readonly advanceTo: (instant: Instant) => Promise<ClockAdvanced>
+  /** Saves the whole sandbox (docs/snapshots.md). */
+  readonly snapshot: () => Promise<Snapshot>
+  /** Puts the sandbox back as the snapshot saved it (its clock too), and clears this world's receivers. */
+  readonly restore: (snapshotId: string) => Promise<Snapshot>
+  readonly deleteSnapshot: (snapshotId: string) => Promise<void>
+  /**
+   * The first event of a type (about a resource) in the sandbox's event log (`GET /sandbox/v2/simulate/events`). It
+   * reads the log, which holds every event emitted, subscribed or not, so no real time need pass under a virtual
+   * clock: there, what has not happened waits for the clock, which `within` moves (see `WaitForEventOptions`).
+   */
+  readonly waitForEvent: (options: WaitForEventOptions) => Promise<LoggedEvent>
+  /** Waits until every delivery due or in flight has had its attempt (`POST /sandbox/v2/simulate/webhooks/flush`). */
+  readonly flushWebhooks: () => Promise<WebhookFlush>
+  /**
+   * Starts an in-process receiver (`startReceiver`) and registers it as a webhook endpoint of this sandbox (every
+   * event type, or `eventTypes`), with the endpoint's secret to verify with. The server must allow loopback webhook
+   * URLs (`--insecure-webhooks`; `startEngine` does). Closed with the world.
+   */
+  readonly startReceiver: (options?: { readonly eventTypes?: ReadonlyArray<EventType> } & Omit<ReceiverOptions, "secret">) => Promise<WorldReceiver>
+  /** Closes this world's receivers. */
+  readonly close: () => Promise<void>
+}
+
+// --- requests ----------------------------------------------------------------------------------------------------
+
+/** Milliseconds of a duration, whole and not negative. */
+const durationMs = (input: DurationInput, what: string): number => {
+  const iso = typeof input === "string" && input !== "P" && !input.endsWith("T") ? isoDuration.exec(input) : null
+  const ms = iso !== null
+    ? Option.some(((Number(iso[1] ?? 0) * 24 + Number(iso[2] ?? 0)) * 60 + Number(iso[3] ?? 0)) * 60_000 + Math.round(Number(iso[4] ?? 0) * 1000))
+    : typeof input === "string" && input.startsWith("P")
+    ? Option.none()
+    : Option.map(Duration.fromInput(input as Duration.Input), Duration.toMillis)
+  if (Option.isNone(ms) || !Number.isSafeInteger(ms.value) || ms.value < 0) {
+    throw new RangeError(`${what}: ${JSON.stringify(input)} is not a whole, non-negative number of milliseconds ("30 seconds", "15 minutes", "PT15M", 900000)`)
+  }
+  return ms.value
+}
+
+const isoOf = (instant: Instant, what: string): string => {
+  const ms = typeof instant === "string" ? Date.parse(instant) : typeof instant === "number" ? instant : instant.getTime()
+  if (!Number.isFinite(ms)) throw new RangeError(`${what}: ${String(instant)} is not an instant`)
+  return new Date(ms).toISOString()
+}
+
+/** A JSON request with the key; a problem answer rejects with its `ProblemError`, as the typed client does. */
+const requestJson = async <A>(
+  target: { readonly baseUrl: string; readonly apiKey: string; readonly fetch: Fetch },
+  method: string,
+  path: string,
+  body?: string
+): Promise<A> => {
+  const response = await target.fetch(`${target.baseUrl}${path}`, {
+    method,
+    headers: { "x-api-key": target.apiKey, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body })
+  })
+  const text = await response.text()
+  const parsed: unknown = text === "" ? undefined : JSON.parse(text)
+  if (!response.ok) {
+    const problem = parsed as Problem | undefined
+    if (problem !== undefined && typeof problem.type === "string") throw new ProblemError(problem)
+    throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 200)}`)
+  }
+  return parsed as A
+}
+
+/** `value` with every string that is a key of `ids` replaced by its value, through arrays and plain objects. */
+export const translateIds = <A>(value: A, ids: Readonly<Record<string, string>>): A => {
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") return Object.hasOwn(ids, v) ? ids[v] : v
+    if (Array.isArray(v)) return v.map(walk)
+    if (typeof v === "object" && v !== null && Object.getPrototypeOf(v) === Object.prototype) {
+      return Object.fromEntries(Object.entries(v).map(([k, inner]) => [k, walk(inner)]))
+    }
+    return v
+  }
+  return walk(value) as A
+}
+
+// --- worlds ------------------------------------------------------------------------------------------------------
+
+/** The most pages of the event log `waitForEvent` reads per look (100 events each). */
+const maxEventPages = 100
+/** The most timers `waitForEvent` steps the clock to. */
+const maxTimerSteps = 1_000
+/** How often `waitForEvent` reads the log under the system clock. */
+const pollMs = 50
+
+export interface WorldOptions<F = undefined> {
+  /** `<origin>/sandbox`. */
+  readonly baseUrl: string
+  /** A read-write sandbox key. */
+  readonly apiKey: string
+  /** An embedded engine's `engine.fetch`; the global `fetch` when omitted. */
+  readonly fetch?: Fetch
+  /** The organization, when known (else read from `GET /v2/portal/users/me`). */
+  readonly organizationId?: string
+  /** A fork's ids. */
+  readonly ids?: Readonly<Record<string, string>>
+  /** The fixture's data, in the fixture's ids (translated with `ids`). */
+  readonly fixture?: F
+}
+
+/** A world over a key (see `connect`); the organization already known. */
+export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly organizationId: string }): World<F> => {
+  const baseUrl = options.baseUrl.replace(/\/+$/, "")
+  const fetch: Fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+  const client = createClient({ baseUrl, apiKey: options.apiKey, fetch })
+  const ids = options.ids ?? {}
+  const organizationId = options.organizationId
+  const receivers = new Set<Receiver>()
+
+  const readClock = () => client.simulate.clock()
+  const now = async () => Date.parse((await readClock()).now)
+  const advanceTo = (instant: Instant) => client.simulate.advanceClock({ payload: { to: isoOf(instant, "advanceTo") } })
+  const advance = async (by: DurationInput) => {
+    const ms = durationMs(by, "advance")
+    // Whole seconds as the endpoint takes them; a part of a second as the instant it leads to.
+    return ms % 1000 === 0
+      ? client.simulate.advanceClock({ payload: { seconds: ms / 1000 } })
+      : advanceTo((await now()) + ms)
+  }
+
+  const findEvent = async (options: WaitForEventOptions): Promise<LoggedEvent | undefined> => {
+    let cursor: string | undefined
+    for (let page = 0; page < maxEventPages; page++) {
+      const { data, meta } = await client.inspect.listEvents({
+        query: {
+          type: options.type,
+          limit: 100,
+          ...(options.resourceId === undefined ? {} : { resourceId: options.resourceId }),
+          ...(cursor === undefined ? {} : { cursor })
+        }
+      })
+      const found = options.match === undefined ? data[0] : data.find(options.match)
+      if (found !== undefined) return found
+      if (meta.nextCursor === null || meta.nextCursor === undefined) return undefined
+      cursor = meta.nextCursor
+    }
+    return undefined
+  }
+
+  const waitForEvent = async (options: WaitForEventOptions): Promise<LoggedEvent> => {
+    const what = `${options.type} event${options.resourceId === undefined ? "" : ` about ${options.resourceId}`}${options.match === undefined ? "" : " that matches"}`
+    const first = await findEvent(options)
+    if (first !== undefined) return first
+    const clock = await readClock()
+    if (clock.mode === "virtual") {
+      if (options.within === undefined) {
+        throw new Error(
+          `${organizationId}'s sandbox has no ${what} in its event log at ${clock.now}; its clock is virtual, so nothing happens ` +
+            `until it moves: advance it, or pass within (such as "1 hour") to step it timer by timer`
+        )
+      }
+      const horizon = Date.parse(clock.now) + durationMs(options.within, "waitForEvent within")
+      for (let step = 0; step < maxTimerSteps; step++) {
+        const next = (await client.inspect.listTimers({ query: { limit: 1 } })).data[0]
+        if (next === undefined || Date.parse(next.dueAt) > horizon) {
+          const after = next === undefined ? "no timer is pending" : `the next timer is due at ${next.dueAt}`
+          throw new Error(`${organizationId}'s sandbox emitted no ${what} by ${new Date(horizon).toISOString()} (${step} timers fired; ${after})`)
+        }
+        await advanceTo(Math.max(Date.parse(next.dueAt), Date.parse(clock.now)))
+        const found = await findEvent(options)
+        if (found !== undefined) return found
+      }
+      throw new Error(`${organizationId}'s sandbox emitted no ${what} in ${maxTimerSteps} timers`)
+    }
+    const timeoutMs = options.timeoutMs ?? 5_000
+    const deadline = Date.now() + timeoutMs
+    while (Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, pollMs))
+      const found = await findEvent(options)
+      if (found !== undefined) return found
+    }
+    throw new Error(`${organizationId}'s sandbox emitted no ${what} within ${timeoutMs} ms`)
+  }
+
+  return {
+    client,
+    baseUrl,
+    apiKey: options.apiKey,
+    organizationId,
+    fetch,
+    fixture: translateIds(options.fixture as F, ids),
+    ids,
+    id: (fixtureId) => ids[fixtureId] ?? fixtureId,
+    now,
+    advance,
+    advanceTo,
+    snapshot: () => client.simulate.createSnapshot(),
+    restore: async (snapshotId) => {
+      const restored = await client.simulate.restoreSnapshot({ params: { id: snapshotId } })
+      for (const receiver of receivers) receiver.clear()
+      return restored
+    },
+    deleteSnapshot: async (snapshotId) => {
+      await client.simulate.deleteSnapshot({ params: { id: snapshotId } })
+    },
+    waitForEvent,
+    flushWebhooks: () => client.simulate.flushWebhooks(),
+    startReceiver: async (receiverOptions = {}) => {
+      const { eventTypes, ...rest } = receiverOptions
+      const receiver = await startReceiver(rest)
+      receivers.add(receiver)
+      const endpoint = await client.webhooks.createEndpoint({
+        payload: {
+          url: receiver.url,
+          ...(eventTypes === undefined ? {} : { subscription: { mode: "selected", eventTypes } })
+        }
+      })
+      const secret = endpoint.secret!
+      receiver.setSecret(secret)
+      return { ...receiver, endpointId: endpoint.id, secret }
+    },
+    close: async () => {
+      for (const receiver of receivers) await receiver.close()
+      receivers.clear()
+    }
+  } satisfies World<F>
+}
+
+/** A world over a running server's sandbox key: `connect({ baseUrl: "http://127.0.0.1:4000/sandbox", apiKey })`. */
+export const connect = async <F = undefined>(options: WorldOptions<F>): Promise<World<F>> => {
+  if (options.organizationId !== undefined) return makeWorld({ ...options, organizationId: options.organizationId })
+  const probe = makeWorld({ ...options, organizationId: "" })
+  const me = await probe.client.portal.me()
+  if (me.apiKey.environment !== "sandbox" || me.apiKey.access !== "read_write") {
+    throw new TypeError(`connect: a read-write sandbox key is needed, not a ${me.apiKey.access} ${me.apiKey.environment} key`)
+  }
+  return makeWorld({ ...options, organizationId: me.organization.id })
+}
+
+// --- fixtures ----------------------------------------------------------------------------------------------------
+
+/** A world saved to build the tests on: the snapshot, and what the build answered (ids the tests need). */
+export interface Fixture<F = undefined> {
+  readonly snapshotId: string
+  readonly data: F
+}
+
+/**
+ * Builds a world once and saves it: runs `build` in `world` (onboarding, funding, endpoints: anything through the
+ * API), then snapshots the sandbox. `build`'s answer travels with the snapshot to every fork, its ids translated.
+ * Give the engine a `randomSeed` and the same build makes the same ids every run.
+ */
+export const buildFixture = async <F>(world: World<unknown>, build: (world: World<unknown>) => Promise<F>): Promise<Fixture<F>> => {
+  const data = await build(world)
+  const snapshot = await world.snapshot()
+  return { snapshotId: snapshot.id, data }
+}
+
+/**
+ * Imports an exported snapshot file (docs/snapshots.md, "Files": a path, or the file's JSON already parsed) as a
+ * snapshot of `world`'s sandbox, and answers it; `world.restore(fixture.snapshotId)` puts its world in place.
+ */
+export const loadFixture = async (world: World<unknown>, file: string | URL | SnapshotFile): Promise<Fixture<undefined>> => {
+  const text = typeof file === "string" || file instanceof URL ? await readFile(file, "utf8") : JSON.stringify(file)
+  const snapshot = await requestJson<Snapshot>(world, "POST", "/v2/simulate/snapshots/import", text)
+  return { snapshotId: snapshot.id, data: undefined }
+}
+
+// --- forks -------------------------------------------------------------------------------------------------------
+
+/** A world over a fork, which `discard` removes (the organization and everything of it). */
+export interface ForkedWorld<F = unknown> extends World<F> {
+  readonly fork: Fork
+  /** Closes the world and deletes the fork (`DELETE /sandbox/v2/simulate/forks/{organizationId}`). */
+  readonly discard: () => Promise<void>
+}
+
+/**
+ * Forks `snapshotId`, a snapshot of `world`'s sandbox: a new organization with the snapshot's world under new ids,
+ * its own clock and its own key, on the same server. The fork's world answers `id(fixtureId)` with the fork's id,
+ * and carries `world`'s fixture data with its ids translated. An organization has at most 64 forks at a time.
+ */
+export const forkWorld = async <F>(world: World<F>, snapshotId: string): Promise<ForkedWorld<F>> =>
+  forkedWorld(world, await world.client.simulate.createFork({ params: { id: snapshotId } }), world.fixture)
+
+/** The world of a fork made already (its key is shown once, at its making). */
+export const forkedWorld = <F>(
+  parent: { readonly baseUrl: string; readonly apiKey: string; readonly fetch: Fetch },
+  fork: Fork,
+  fixture: F
+): ForkedWorld<F> => {
+  const world = makeWorld<F>({
+    baseUrl: parent.baseUrl,
+    apiKey: fork.apiKey,
+    fetch: parent.fetch,
+    organizationId: fork.organizationId,
+    ids: fork.ids,
+    fixture
+  })
+  return {
+    ...world,
+    fork,
+    discard: async () => {
+      await world.close()
+      await createClient(parent).simulate.deleteFork({ params: { organizationId: fork.organizationId } })
+    }
+  }
+}

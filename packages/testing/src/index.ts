@@ -1,0 +1,4 @@
+export * from "./World.ts"
+export * from "./Receiver.ts"
+export * from "./Embedded.ts"
+export * from "./Suite.ts"
