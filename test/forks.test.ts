@@ -12,39 +12,17 @@
  * fork 409 (after the snapshot's 404, in the order of refusals), a reset, a restore and a snapshot's deletion in the
  * parent leaving the forks alone, a fork's timers on its own clock, and the embedded engine's calls.
  */
-import { rmSync } from "node:fs"
 import { maxForksPerOrganization } from "@fos/contract"
 import { Domain, Reset, Store, Tenancy, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
-import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
-import { Effect, type Layer } from "effect"
+import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
-import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 import { auditLedger } from "./ledgerAudit.ts"
 import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
-import { expectProblem, keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
+import { expectProblem, keysOf, ok, orgSeed, seedOf, START_MS } from "./support.ts"
+import { storeMakers } from "./stores.ts"
 
-interface Made {
-  readonly store: "memory" | Layer.Layer<Store.Store, unknown>
-  readonly cleanup: () => Promise<void> | void
-}
-
-const stores: Record<string, () => Promise<Made>> = {
-  memory: async () => ({ store: "memory", cleanup: () => {} }),
-  PGlite: async () => {
-    const dir = await freshPgliteDirectory("forks")
-    return { store: layerPgliteStore(dir), cleanup: () => rmSync(dir, { recursive: true, force: true }) }
-  },
-  ...(adminUrl === undefined || adminUrl === ""
-    ? {}
-    : {
-      PostgreSQL: async () => {
-        const database = await freshDatabase("forks")
-        return { store: layerPostgresStore(database.url), cleanup: database.drop }
-      }
-    })
-}
+const stores = storeMakers("forks")
 
 let engines: Array<Engine> = []
 let cleanups: Array<() => Promise<void> | void> = []
@@ -73,12 +51,6 @@ const start = async (storeName: string, randomSeed: string | undefined = "forks"
     acme: clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox),
     rival: clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox)
   }
-}
-
-const ok = async (reply: Promise<{ status: number; text: string; json: any }>, status = 200) => {
-  const r = await reply
-  expect(r.status, r.text).toBe(status)
-  return r.json
 }
 
 /**

@@ -21,7 +21,7 @@ import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 import { killAllFos, startFos } from "./fosProcess.ts"
 import { auditLedger } from "./ledgerAudit.ts"
 import { type Client, clientOf, deuDocuments, deuSubmission } from "./onboardingFixtures.ts"
-import { expectProblem, keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
+import { expectProblem, keysOf, ok, orgSeed, seedOf, START_MS } from "./support.ts"
 
 const operatorToken = "snapshot-files-operator-token"
 const root = resolve(import.meta.dirname, "..")
@@ -66,12 +66,6 @@ const open = async (store: StoreOption, names: ReadonlyArray<string>, randomSeed
 }
 
 const clientFor = (engine: Engine, name: string) => clientOf(engine.fetch, "http://fos", keysOf(name).sandbox)
-
-const ok = async (reply: Promise<{ status: number; text: string; json: any }>, status = 200) => {
-  const r = await reply
-  expect(r.status, r.text).toBe(status)
-  return r.json
-}
 
 /**
  * A world worth committing, built the same way every time (its keys and references named here, not counted across

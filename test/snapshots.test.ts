@@ -6,40 +6,20 @@
  * Also: the list, get and delete, the limit per organization, one organization never reaching another's snapshot,
  * no snapshots under /live, the operator surface and the embedded engine's calls.
  */
-import { rmSync } from "node:fs"
 import { MemoryStore, Outbox, Snapshots, Store, Tenancy, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
-import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
+import { layerPostgresStore } from "@fos/sql"
 import { Effect, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
+import { freshDatabase } from "../adapters/sql/test/databases.ts"
 import { auditLedger, ledgerOf } from "./ledgerAudit.ts"
 import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
-import { expectProblem, keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
-import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
+import { expectProblem, keysOf, ok, orgSeed, seedOf, START_MS } from "./support.ts"
+import { type MadeStore, storeMakers } from "./stores.ts"
 
 const operatorToken = "snapshots-operator-token"
 
-interface Made {
-  readonly store: "memory" | Layer.Layer<Store.Store, unknown>
-  readonly cleanup: () => Promise<void> | void
-}
-
-const stores: Record<string, () => Promise<Made>> = {
-  memory: async () => ({ store: "memory", cleanup: () => {} }),
-  PGlite: async () => {
-    const dir = await freshPgliteDirectory("snapshots")
-    return { store: layerPgliteStore(dir), cleanup: () => rmSync(dir, { recursive: true, force: true }) }
-  },
-  ...(adminUrl === undefined || adminUrl === ""
-    ? {}
-    : {
-      PostgreSQL: async () => {
-        const database = await freshDatabase("snapshots")
-        return { store: layerPostgresStore(database.url), cleanup: database.drop }
-      }
-    })
-}
+const stores = storeMakers("snapshots")
 
 const acmeScope = Tenancy.scopeOf("org_acme", "sandbox")
 
@@ -53,7 +33,7 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
     cleanup = () => {}
   })
 
-  const open = (store: Made["store"], randomSeed?: string) =>
+  const open = (store: MadeStore["store"], randomSeed?: string) =>
     createEngine({
       store,
       ...(randomSeed === undefined ? {} : { randomSeed }),
@@ -76,12 +56,6 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
       acme: clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox),
       rival: clientOf(engine.fetch, "http://fos", keysOf("rival").sandbox)
     }
-  }
-
-  const ok = async (reply: Promise<{ status: number; text: string; json: any }>, status = 200) => {
-    const r = await reply
-    expect(r.status, r.text).toBe(status)
-    return r.json
   }
 
   const feature = async (client: Client, customerId: string, body: unknown) => {

@@ -184,6 +184,13 @@ const optionalProblemKeys = ["errors", "retryAfterSeconds", "field"]
 /** The members UNSUPPORTED_PAIR adds (the pair; chains null for fiat), and only it. */
 const pairProblemKeys = ["sourceAsset", "destinationAsset", "sourceChain", "destinationChain"]
 
+/** The JSON of a reply that answered `status` (200 unless named); a test fails on any other, showing the body. */
+export const ok = async (reply: Promise<{ status: number; text: string; json: any }>, status = 200): Promise<any> => {
+  const r = await reply
+  expect(r.status, r.text).toBe(status)
+  return r.json
+}
+
 export interface ProblemExpectation {
   readonly type: string
   readonly status: number
