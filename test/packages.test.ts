@@ -27,7 +27,7 @@ const publicPackages = {
   "@fos/core": "packages/core",
   "@fos/http": "packages/http",
   "@fos/client": "packages/client",
-  "@fos/testing": "packages/testing",
+  "@fos/testing": "adapters/testing",
   "@fos/sql": "adapters/sql",
   "@fos/serve": "adapters/serve",
   "@fos/node": "adapters/node"
