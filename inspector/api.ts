@@ -222,14 +222,26 @@ export const signIn = async (session: Session): Promise<Session> =>
 
 /**
  * The correlation ids of the reads this page made itself (its lists, counts and polls), so that the recent requests
- * can leave them out: the server logs them like any client's. Bounded: the oldest go first.
+ * can leave them out: the server logs them like any client's. Bounded: the oldest go first. The live stream can show
+ * a read before its own answer reaches the page and names it, so a view that leaves them out subscribes, to draw its
+ * rows again once it knows.
  */
 export const readsOfThisPage = new (class extends Set<string> {
+  readonly #listeners = new Set<() => void>()
+  /** Calls `listener` after each id added; answers how to stop. */
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener)
+    return () => {
+      this.#listeners.delete(listener)
+    }
+  }
   override add(id: string | null | undefined) {
     if (id === null || id === undefined) return this
     // At its bound, it has a first (oldest) id.
     if (this.size >= 2000) this.delete(this.values().next().value!)
-    return super.add(id)
+    super.add(id)
+    for (const listener of this.#listeners) listener()
+    return this
   }
 })()
 

@@ -368,6 +368,9 @@ const RecentRequests = ({ feed }: { readonly feed: Feed }) => {
   const v = useVersion()
   const [writesOnly, setWritesOnly] = useState(false)
   const [ownReads, setOwnReads] = useState(false)
+  // Drawn again as the page learns its own reads' ids, which may come after the live stream showed them.
+  const [, setKnownReads] = useState(0)
+  useEffect(() => readsOfThisPage.subscribe(() => setKnownReads((n) => n + 1)), [])
   const { data, error } = useGet<"inspect.listRecentRequests">("/v2/simulate/requests?limit=100", [v])
   const listed = data?.data ?? []
   const seen = new Set(listed.map((r) => r.correlationId))
