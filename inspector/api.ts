@@ -255,10 +255,13 @@ const send = async (session: Session, method: string, path: string, body: unknow
     body: body === undefined ? null : JSON.stringify(body),
     cache: "no-store",
     credentials: "omit",
-    signal: signal ?? null
+    // A read a view no longer wants is let finish rather than cut off: the server answers and logs it all the same,
+    // and only its answer names it as the page's own, for the recent requests to leave out.
+    signal: method === "GET" ? null : signal ?? null
   })
   if (method === "GET") readsOfThisPage.add(response.headers.get("x-correlation-id"))
   const text = await response.text()
+  if (signal?.aborted === true) throw signal.reason
   let json: unknown
   try {
     json = text === "" ? undefined : JSON.parse(text)
