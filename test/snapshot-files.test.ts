@@ -11,10 +11,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { maxSnapshotFileBytes } from "@fos/contract"
-import { Snapshots, SnapshotFiles, Store, Tenancy, Timers } from "@fos/core"
+import { MemoryStore, Snapshots, SnapshotFiles, Store, Tenancy, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
-import type { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
@@ -277,6 +277,39 @@ describe("snapshot files on one store", () => {
     const replayed = await acme.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.acme.test/small" }, { "idempotency-key": "small-1" })
     expect(replayed.headers.get("idempotency-replayed")).toBe("true")
   }, 120_000)
+
+  it("numbers the history it imports with numbers no other process sharing the store is handed while the import runs", async () => {
+    const source = await open("memory", ["acme"])
+    const acme = clientFor(source, "acme")
+    await buildWorld(acme)
+    const { text } = await exportOf(acme, (await ok(acme.call("POST", "/v2/simulate/snapshots"), 201)).id)
+    const fileKeys = (JSON.parse(text).tables.history as ReadonlyArray<{ id: string }>).map((r) => r.id)
+    expect(fileKeys.length).toBeGreaterThan(0)
+    // The importing store is shared with another process, busy numbering rows of its own (history, events) each time
+    // this one takes numbers from the sequence, as processes on one PostgreSQL database do.
+    const inner = MemoryStore.make()
+    const handedElsewhere = new Set<number>()
+    let busy = false
+    const elsewhere = Effect.suspend(() =>
+      busy ? Effect.forEach(Array.from({ length: 1000 }), () => Effect.map(inner.nextNumber, (n) => handedElsewhere.add(n)), { discard: true }) : Effect.void
+    )
+    const shared: Store.StoreService = {
+      ...inner,
+      nextSequence: Effect.tap(inner.nextSequence, () => elsewhere),
+      takeNumbers: (count) => Effect.tap(inner.takeNumbers(count), () => elsewhere)
+    }
+    const target = clientFor(await open(Layer.succeed(Store.Store, shared), ["acme"]), "acme")
+    busy = true
+    const imported = await ok(importInto(target, text), 201)
+    busy = false
+    expect(handedElsewhere.size).toBeGreaterThan(0)
+    const keys = (JSON.parse((await exportOf(target, imported.id)).text).tables.history as ReadonlyArray<{ id: string }>).map((r) => r.id)
+    expect(keys).toHaveLength(fileKeys.length)
+    // In the file's order, and none of them a number the other process holds a row under.
+    expect([...keys].sort()).toEqual(keys)
+    expect(keys.filter((key) => handedElsewhere.has(parseInt(key.slice("hst_".length), 36)))).toEqual([])
+    await ok(target.call("POST", `/v2/simulate/snapshots/${imported.id}/restore`))
+  })
 
   it("refuses a file it cannot take, whole, writing nothing: each refusal its status and a clear detail", async () => {
     const engine = await open("memory", ["acme", "rival"])

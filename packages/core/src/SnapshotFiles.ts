@@ -249,7 +249,7 @@ const checkRows = (file: SnapshotFile, registry: Domain.Registry, organizationId
         key = undefined
       }
       if (typeof key !== "string" || key === "") problem(["tables", name, i], `is not a row of ${name}: it has no key`)
-      else if (of.some((t) => t.renumbered !== undefined && t.renumbered(key, 0) === undefined)) problem(["tables", name, i], `is not a row of ${name}: its key ${key} is not one fos makes`)
+      else if (of.some((t) => t.renumberedOnImport === true && t.sequenced?.numberOf(key) === undefined)) problem(["tables", name, i], `is not a row of ${name}: its key ${key} is not one fos makes`)
       keys.push(typeof key === "string" && key !== "" ? key : undefined)
       return next
     })

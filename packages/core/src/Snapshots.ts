@@ -256,36 +256,44 @@ export interface ImportedRows {
 }
 
 /**
- * Rows another store wrote, with the keys this store gives them: each key of a table whose keys are the store's
- * sequence (`renumbered` in its descriptor: the history's) moved up by `by`, and every string of every row equal to
- * such an old key the new one. Their order is kept.
+ * Rows another store wrote, with the keys this store gives them: the keys of a table numbered anew on import (its
+ * descriptor's `renumberedOnImport`: the history's) take numbers taken now from this store, given in the order of
+ * the old ones, and every string of every row equal to such an old key the new one. Taken, not counted from the
+ * sequence's value: another process sharing the store may number rows of its own while the import runs, and a number
+ * taken is handed to no one else. The rows' order is kept.
  */
-const renumber = (tables: ImportedRows["tables"], by: number): ImportedRows["tables"] => {
-  const moved = new Map<string, string>()
-  for (const { step, rows } of tables) {
-    if (step.renumbered === undefined) continue
-    for (const row of rows) {
-      const key = step.table.key(row)
-      const next = step.renumbered(key, by)
-      if (next === undefined) throw new Error(`${step.table.name}: the key ${key} is not one fos numbers, which the file's check let through`)
-      moved.set(key, next)
+const renumber = (store: Store.StoreService, tables: ImportedRows["tables"]): Effect.Effect<ImportedRows["tables"]> =>
+  Effect.gen(function*() {
+    const numbered: Array<{ readonly key: string; readonly number: number; readonly keys: Domain.SequencedKeys }> = []
+    for (const { step, rows } of tables) {
+      if (step.renumberedOnImport !== true) continue
+      const keys = step.sequenced
+      if (keys === undefined) return yield* Effect.die(new Error(`${step.table.name}: renumbered on import, its keys carry no number of the store's`))
+      for (const row of rows) {
+        const key = step.table.key(row)
+        const number = keys.numberOf(key)
+        if (number === undefined) return yield* Effect.die(new Error(`${step.table.name}: the key ${key} is not one fos numbers, which the file's check let through`))
+        numbered.push({ key, number, keys })
+      }
     }
-  }
-  if (moved.size === 0) return tables
-  const swap = (value: unknown): unknown => {
-    if (typeof value === "string") return moved.get(value) ?? value
-    if (Array.isArray(value)) return value.map(swap)
-    if (value === null || typeof value !== "object") return value
-    const out: Record<string, unknown> = {}
-    for (const [name, inner] of Object.entries(value)) out[name] = swap(inner)
-    return out
-  }
-  return tables.map(({ step, rows }) => ({ step, rows: rows.map(swap) }))
-}
+    if (numbered.length === 0) return tables
+    numbered.sort((a, b) => a.number - b.number)
+    const taken = yield* store.takeNumbers(numbered.length)
+    const moved = new Map(numbered.map(({ key, keys }, i) => [key, keys.withNumber(key, taken[i]!)]))
+    const swap = (value: unknown): unknown => {
+      if (typeof value === "string") return moved.get(value) ?? value
+      if (Array.isArray(value)) return value.map(swap)
+      if (value === null || typeof value !== "object") return value
+      const out: Record<string, unknown> = {}
+      for (const [name, inner] of Object.entries(value)) out[name] = swap(inner)
+      return out
+    }
+    return tables.map(({ step, rows }) => ({ step, rows: rows.map(swap) }))
+  })
 
 /**
  * Keeps checked rows as a snapshot of the organization's sandbox, in one transaction: counted against the snapshots
- * it may keep, its rows in a copy (their numbered keys renumbered, `renumber`), which must be restorable in place of
+ * it may keep, its rows in a copy (the history's keys numbered anew, `renumber`), which must be restorable in place of
  * the sandbox (no key or unique value of it held by a row outside the sandbox, ids being the store's), and the
  * store's sequence moved past the rows' numbers.
  * Refused whole: 409 past the limit of snapshots or for a row taken, and then nothing is written.
@@ -296,12 +304,9 @@ export const keepImported = (organizationId: string, imported: ImportedRows): Ef
       yield* lockOrganization(store, organizationId)
       yield* refuseOverLimit(store, organizationId)
       const id = yield* IdGenerator.newId("snp")
-      // Above every number this store has handed out: the file's keys that are its store's numbers move up by it, and
-      // the sequence past the file's, so nothing this store numbers next takes their keys or sorts before them.
-      const by = yield* store.nextSequence
       const contents: { -readonly [K in keyof SandboxCounts]: number } = { ...Reset.emptyCounts }
       let rows = 0
-      for (const { step, rows: saved } of renumber(imported.tables, by)) {
+      for (const { step, rows: saved } of yield* renumber(store, imported.tables)) {
         if (saved.length === 0) continue
         const added = yield* store.copies.saveRows(id, step.table, saved)
         if (step.counted !== undefined) contents[step.counted] += added
@@ -317,7 +322,9 @@ export const keepImported = (organizationId: string, imported: ImportedRows): Ef
           resolution: "Import the file into a fos whose store does not hold that world already (a fresh one), or into the organization it was exported from."
         })
       }
-      yield* store.raiseSequence(imported.sequence + by)
+      // The sequence past the file's, so that nothing this store numbers next sorts before the rows' numbers or takes
+      // a timer's key (timers keep theirs).
+      yield* store.raiseSequence(imported.sequence)
       const snapshot: StoredSnapshot = {
         id,
         organizationId,

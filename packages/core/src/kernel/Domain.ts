@@ -45,13 +45,13 @@ export interface SandboxTable {
   readonly keptByReset?: true
   readonly saved?: Saved
   /**
-   * For a table whose keys are the store's sequence and nothing else shows (the history's): the key a row written
-   * by another store takes in this one, its number moved up by `by`, or undefined for a key fos did not make. An
-   * imported snapshot's rows (Snapshots.ts) take such keys, since the other store's numbers are likely keys here
-   * already, and every string of the snapshot equal to an old key the new one. (A timer's key carries the sequence
-   * too, but a client sees it, and the timeline orders by its number: timers keep theirs.)
+   * For a table whose keys are the store's sequence and nothing else shows (the history's): an imported snapshot's
+   * rows (Snapshots.ts) take new keys, numbers taken from the importing store (`Store.takeNumbers`, through
+   * `sequenced`) in the order of the old ones, since the other store's numbers are likely keys here already; every
+   * string of the snapshot equal to an old key becomes the new one. (A timer's key carries the sequence too, but a
+   * client sees it, and the timeline orders by its number: timers keep theirs.)
    */
-  readonly renumbered?: (key: string, by: number) => string | undefined
+  readonly renumberedOnImport?: true
   /**
    * For a table whose keys carry the store's sequence (the history's, the timers'): the number a key carries and the
    * key with another in its place. A fork (Forks.ts) copies rows within the store, whose sandbox copied keeps its
@@ -165,6 +165,6 @@ export const kernel = make({
   tables: [
     { ...inScope(Outbox.OutboxEvents, "byScope"), counted: "events" },
     { ...inScope(Timers.Timers, "byScope"), counted: "timers", sequenced: Timers.keyNumbers },
-    { ...inScope(History.History, "byScope"), renumbered: History.renumberedId, sequenced: History.keyNumbers }
+    { ...inScope(History.History, "byScope"), renumberedOnImport: true, sequenced: History.keyNumbers }
   ]
 })

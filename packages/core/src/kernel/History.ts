@@ -108,18 +108,9 @@ const insert = (row: Omit<HistoryRow, "id" | "sequence" | "at" | "cause">) =>
 const historyId = (sequence: number): string => `hst_${sequence.toString(36).padStart(12, "0")}`
 
 /**
- * The key a row another store wrote takes in this one, its number moved up by `by` (an imported snapshot's rows,
- * Snapshots.ts: another store's numbers may be this one's keys already); undefined for a key fos did not make.
- */
-export const renumberedId = (id: string, by: number): string | undefined => {
-  const number = keyNumbers.numberOf(id)
-  return number === undefined ? undefined : historyId(number + by)
-}
-
-/**
  * The store's number a row's key carries, and the key of another number: how a fork numbers its copies of the
- * history anew (Forks.ts; kernel/Domain.ts, `SandboxTable.sequenced`). `numberOf` is undefined for a key fos did not
- * make.
+ * history anew, and an import the history it brings (Forks.ts, Snapshots.ts; kernel/Domain.ts,
+ * `SandboxTable.sequenced`). `numberOf` is undefined for a key fos did not make.
  */
 export const keyNumbers = {
   numberOf: (id: string): number | undefined => {
