@@ -10,7 +10,8 @@
  * On the memory store: listing and deleting forks (the fork's key refused after, its rows gone, counted in the
  * store; the forks it made left alone), a keyed fork replayed, another organization's fork and snapshot 404, the 65th
  * fork 409 (after the snapshot's 404, in the order of refusals), a reset, a restore and a snapshot's deletion in the
- * parent leaving the forks alone, a fork's timers on its own clock, and the embedded engine's calls.
+ * parent leaving the forks alone, a later fork of a snapshot holding its world though the parent changed since (a
+ * fork's template is kept), a fork's timers on its own clock, and the embedded engine's calls.
  */
 import { maxForksPerOrganization } from "@fos/contract"
 import { Domain, Reset, Store, Tenancy, Timers } from "@fos/core"
@@ -393,6 +394,22 @@ describe("forks on the memory store", () => {
     expect((await ok(client.call("GET", "/v2/customers"))).data).toEqual([])
     expect((await ok(acme.call("GET", "/v2/customers"))).data).toHaveLength(1)
   }, 120_000)
+
+  it("a later fork of a snapshot holds the snapshot's world, whatever the parent did since, under ids of its own", async () => {
+    const { engine, acme } = await start("memory")
+    await ok(acme.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.acme.test/first" }), 201)
+    const snapshot = await ok(acme.call("POST", "/v2/simulate/snapshots"), 201)
+    const endpointsIn = async (apiKey: string) =>
+      (await ok(clientOf(engine.fetch, "http://fos", apiKey).call("GET", "/v2/webhooks/endpoints"))).data.map((e: { id: string; url: string }) => [e.id, e.url])
+    const first = await ok(acme.call("POST", `/v2/simulate/snapshots/${snapshot.id}/fork`), 201)
+    await ok(acme.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.acme.test/second" }), 201)
+    await ok(acme.call("POST", "/v2/simulate/reset"))
+    const second = await ok(acme.call("POST", `/v2/simulate/snapshots/${snapshot.id}/fork`), 201)
+    const [old] = Object.keys(first.ids).filter((id) => id.startsWith("wep_"))
+    expect(await endpointsIn(first.apiKey)).toEqual([[first.ids[old!], "https://hooks.acme.test/first"]])
+    expect(await endpointsIn(second.apiKey)).toEqual([[second.ids[old!], "https://hooks.acme.test/first"]])
+    expect(second.ids[old!]).not.toBe(first.ids[old!])
+  })
 
   it("is on the embedded engine: fork, forks, deleteFork; snapshot() still names the engine's one organization", async () => {
     const engine = await createEngine({ clock: { mode: "virtual", startMs: START_MS }, realClock: Timers.makeVirtualClock(START_MS), webhookTransport: "memory", seed: seedOf(orgSeed("acme")) as never })

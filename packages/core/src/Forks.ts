@@ -15,7 +15,7 @@
  *
  * Rewriting. A row's key is its id across the store, so two organizations of one store cannot hold one id: every id
  * of the world gets a new one, and the answer maps each old id to its new one (`ids`; docs/decisions.md, "A fork's
- * ids"). Each table's rows are rewritten as JSON text by one regular expression, whole words only:
+ * ids"). Every string of a row, and every member's name, is rewritten by one regular expression, whole words only:
  * - the parent's organization id becomes the fork's wherever it is a word: the rows' `organizationId` members and
  *   the scopes and keys under `<organization>/sandbox`, which an import rewrites too (SnapshotFiles.ts), and the
  *   answers idempotency records keep;
@@ -37,6 +37,11 @@
  * attempt's signature, which is what was sent. Everything else is kept as it is, wallet deposit addresses included:
  * an address is unique within a sandbox (Wallets.ts), and a deposit sent to a fixture wallet's address in a fork
  * credits the fork's wallet.
+ *
+ * What follows from the snapshot alone is worked out once and kept (`Template`, per store, a few of them): its rows
+ * by table, the world's ids, and where in each row the words to rewrite are. A fork then draws its ids and numbers
+ * and makes its rows from it, sharing with the snapshot's rows every value that holds no such word. A snapshot's rows
+ * never change, so a kept template is never stale, on any process sharing the store.
  *
  * The refusals of a fork, in this order (docs/decisions.md, "The order of refusals"): a snapshot that is not the
  * caller's organization's is 404 NOT_FOUND, as its read and restore are; an organization that holds
@@ -87,61 +92,151 @@ const lockOrganization = (store: Store.StoreService, organizationId: string) =>
   Effect.flatMap(store.getForUpdate(Tenancy.Organizations, organizationId, { lockNow: true }), (o) =>
     o === undefined ? Effect.fail(Problem.apiError("NOT_FOUND", `No organization ${organizationId}.`)) : Effect.succeed(o))
 
-/** One table's rows of the world, with the table's step in the registry. */
-interface TableRows {
-  readonly step: Domain.SandboxTable
-  rows: ReadonlyArray<unknown>
-}
-
-/** A table's rows as JSON text, with the words in it that may be ids and where each is. */
-interface Scanned {
-  readonly text: string
-  readonly at: Array<number>
-  readonly words: Array<string>
+/**
+ * A snapshot's rows as a fork rewrites them, read once (see the module comment): each table's rows, each with where
+ * its words that a fork gives new values are (`Plan`), and what the new values are drawn for. Everything in it
+ * follows from the snapshot's rows, which never change, so it is kept for the next fork of the same snapshot
+ * (`templates`); what a fork draws (ids, numbers) is drawn anew for each.
+ */
+interface Template {
+  readonly tables: ReadonlyArray<{ readonly step: Domain.SandboxTable; readonly rows: ReadonlyArray<unknown>; readonly plans: ReadonlyArray<Plan | undefined> }>
+  /** The world's ids by prefix, each prefix's in code point order. */
+  readonly idsByPrefix: ReadonlyMap<string, ReadonlyArray<string>>
+  /** The keys that carry the store's sequence, in the order of their numbers. */
+  readonly numbered: ReadonlyArray<{ readonly key: string; readonly number: number; readonly keys: Domain.SequencedKeys }>
+  /** The distinct numbers of `numbered`, ascending. */
+  readonly numbers: ReadonlyArray<number>
+  /** The characters of its strings: about what keeping it costs. */
+  readonly size: number
 }
 
 /**
- * The snapshot's rows, grouped by table, as the fork holds them: every id the rewrite gives a new one (see the module
- * comment), and the ids a client sees, old to new. Each table's text is read once for the words that may be ids, and
- * written again from where they are; the new ids are drawn from the current stream, the new numbers taken from the
- * store.
+ * Where a value holds words a fork rewrites: a string cut at them (`slots`, between the `literals`), or an object's
+ * or an array's members, each with its own plan or none (kept as it is), an object's names too. A value without such
+ * words has no plan, and a fork's row shares it with the snapshot's (rows are never changed in place).
  */
-const rewrite = (
-  store: Store.StoreService,
+type Plan =
+  | { readonly kind: "text"; readonly literals: ReadonlyArray<string>; readonly slots: ReadonlyArray<string> }
+  | { readonly kind: "array"; readonly items: ReadonlyArray<Plan | undefined> }
+  | { readonly kind: "object"; readonly members: ReadonlyArray<readonly [name: string, renamed: Plan | undefined, value: Plan | undefined]> }
+
+/** The words of `text` that may be ids, each with where it is. */
+const wordsIn = (text: string, each: (word: string, at: number) => void) => {
+  const word = new RegExp(idWord, "g")
+  for (let m = word.exec(text); m !== null; m = word.exec(text)) each(m[0], m.index)
+}
+
+/** The plan of a string: undefined when it holds no word `rewritten` names. */
+const textPlan = (text: string, rewritten: ReadonlySet<string>): Plan | undefined => {
+  const literals: Array<string> = []
+  const slots: Array<string> = []
+  let last = 0
+  wordsIn(text, (word, at) => {
+    if (!rewritten.has(word)) return
+    literals.push(text.slice(last, at))
+    slots.push(word)
+    last = at + word.length
+  })
+  if (slots.length === 0) return undefined
+  literals.push(text.slice(last))
+  return { kind: "text", literals, slots }
+}
+
+/** The plan of a value (`Plan`). */
+const planOf = (value: unknown, rewritten: ReadonlySet<string>): Plan | undefined => {
+  if (typeof value === "string") return textPlan(value, rewritten)
+  if (value === null || typeof value !== "object") return undefined
+  if (Array.isArray(value)) {
+    const items = value.map((item) => planOf(item, rewritten))
+    return items.some((item) => item !== undefined) ? { kind: "array", items } : undefined
+  }
+  let changed = false
+  const members = Object.entries(value).map(([name, inner]) => {
+    const namePlan = textPlan(name, rewritten)
+    const valuePlan = planOf(inner, rewritten)
+    if (namePlan !== undefined || valuePlan !== undefined) changed = true
+    return [name, namePlan, valuePlan] as const
+  })
+  return changed ? { kind: "object", members } : undefined
+}
+
+/** `value` with its plan's words given their new values (`words`); what has no plan is shared. */
+const applyPlan = (value: unknown, plan: Plan | undefined, words: ReadonlyMap<string, string>): unknown => {
+  if (plan === undefined) return value
+  switch (plan.kind) {
+    case "text": {
+      let text = plan.literals[0]!
+      for (let i = 0; i < plan.slots.length; i++) text += words.get(plan.slots[i]!)! + plan.literals[i + 1]!
+      return text
+    }
+    case "array":
+      return (value as ReadonlyArray<unknown>).map((item, i) => applyPlan(item, plan.items[i], words))
+    case "object": {
+      const out: Record<string, unknown> = {}
+      for (const [name, renamed, valuePlan] of plan.members) {
+        out[renamed === undefined ? name : (applyPlan(name, renamed, words) as string)] = applyPlan((value as Record<string, unknown>)[name], valuePlan, words)
+      }
+      return out
+    }
+  }
+}
+
+/**
+ * The templates a store's forks have made, by snapshot (its id and the store's sequence when it was taken, which no
+ * other snapshot of the store shares), most recently used last. Per store, since a snapshot id means that store's
+ * snapshot; bounded, since a template is about the size of its snapshot's rows.
+ */
+const templates = new WeakMap<Store.StoreService, Map<string, Template>>()
+/** The most characters of templates a store keeps; a larger template is made for each fork and not kept. */
+const maxTemplateChars = 64 * 1024 * 1024
+const maxTemplates = 8
+
+/**
+ * The template of a snapshot's rows (`Template`): grouped by table; each table's JSON text read once for the words
+ * that may be ids, the world's ids among them (the minted ones anywhere, and the rows' keys shaped as ids), the keys
+ * that carry the store's sequence, and the text cut at every word a fork rewrites (those, the parent's organization
+ * id, and the sequenced keys).
+ */
+const templateOf = (
   registry: Domain.Registry,
   rows: ReadonlyArray<{ readonly table: string; readonly row: unknown }>,
-  from: string,
-  to: string
-) =>
+  parent: string
+): Effect.Effect<Template, Problem.ApiError> =>
   Effect.gen(function*() {
     const steps = new Map<string, Domain.SandboxTable>()
     for (const step of registry.sandboxTables) if (!steps.has(step.table.name)) steps.set(step.table.name, step)
-    const tables = new Map<string, TableRows>()
+    const grouped = new Map<string, { readonly step: Domain.SandboxTable; readonly rows: Array<unknown> }>()
     for (const { table, row } of rows) {
-      let of = tables.get(table)
+      let of = grouped.get(table)
       if (of === undefined) {
         const step = steps.get(table)
         if (step === undefined) return yield* Problem.apiError("CONFLICT", `The snapshot holds rows of ${table}, which this version of fos does not keep.`)
-        tables.set(table, (of = { step, rows: [] }))
+        grouped.set(table, (of = { step, rows: [] }))
       }
-      ;(of.rows as Array<unknown>).push(row)
+      of.rows.push(row)
     }
-    // The ids of the world: the minted ones anywhere in its rows, and the rows' keys shaped as ids.
+    // The world's ids: the minted ones anywhere in its rows (a string, or a member's name), and the rows' keys shaped
+    // as ids; and the keys that carry the store's sequence.
     const found = new Set<string>()
-    const scanned = new Map<string, Scanned>()
-    const numbered: Array<{ readonly key: string; readonly number: number; readonly keys: Domain.SequencedKeys }> = []
-    for (const [name, { step, rows: list }] of tables) {
-      const text = JSON.stringify(list)
-      const word = new RegExp(idWord, "g")
-      const at: Array<number> = []
-      const words: Array<string> = []
-      for (let m = word.exec(text); m !== null; m = word.exec(text)) {
-        at.push(m.index)
-        words.push(m[0])
-        if (mintedId.test(m[0])) found.add(m[0])
+    let size = 0
+    const scan = (value: unknown): void => {
+      if (typeof value === "string") {
+        size += value.length
+        wordsIn(value, (word) => {
+          if (mintedId.test(word)) found.add(word)
+        })
+      } else if (Array.isArray(value)) value.forEach(scan)
+      else if (value !== null && typeof value === "object") {
+        for (const [name, inner] of Object.entries(value)) {
+          scan(name)
+          scan(inner)
+        }
       }
-      scanned.set(name, { text, at, words })
+    }
+    const numbered: Array<{ readonly key: string; readonly number: number; readonly keys: Domain.SequencedKeys }> = []
+    for (const [name, { step, rows: list }] of grouped) {
       for (const row of list) {
+        scan(row)
         const key = step.table.key(row)
         if (step.sequenced !== undefined) {
           const number = step.sequenced.numberOf(key)
@@ -150,46 +245,74 @@ const rewrite = (
         } else if (idShaped.test(key)) found.add(key)
       }
     }
-    // Each prefix's new ids, sorted, given to its old ids in their order: two ids compare as their old ones did, so
-    // a list ordered by id, or by time and then id, lists the fork's rows in the order it lists the parent's.
-    const byPrefix = new Map<string, Array<string>>()
+    const idsByPrefix = new Map<string, Array<string>>()
     for (const id of [...found].sort()) {
       const prefix = prefixOf(id)
       if (notTheWorlds.has(prefix)) continue
-      const olds = byPrefix.get(prefix)
-      if (olds === undefined) byPrefix.set(prefix, [id])
+      const olds = idsByPrefix.get(prefix)
+      if (olds === undefined) idsByPrefix.set(prefix, [id])
       else olds.push(id)
     }
+    // The words a fork gives new values, whole words only; every other word stays as it is.
+    const rewritten = new Set<string>([parent, ...numbered.map((n) => n.key)])
+    for (const olds of idsByPrefix.values()) for (const id of olds) rewritten.add(id)
+    const tables = [...grouped.values()].map(({ step, rows: list }) => ({ step, rows: list, plans: list.map((row) => planOf(row, rewritten)) }))
+    numbered.sort((a, b) => a.number - b.number)
+    return { tables, idsByPrefix, numbered, numbers: [...new Set(numbered.map((n) => n.number))], size }
+  })
+
+/** The template of the snapshot, kept by the store's forks or made (and kept, within the bounds). */
+const templateFor = (store: Store.StoreService, registry: Domain.Registry, snapshot: Snapshots.StoredSnapshot) =>
+  Effect.gen(function*() {
+    let kept = templates.get(store)
+    if (kept === undefined) templates.set(store, (kept = new Map()))
+    const name = `${snapshot.id}/${snapshot.sequence}`
+    const found = kept.get(name)
+    if (found !== undefined) {
+      kept.delete(name)
+      kept.set(name, found)
+      return found
+    }
+    const made = yield* templateOf(registry, yield* Snapshots.rowsOf(snapshot), snapshot.organizationId)
+    if (made.size > maxTemplateChars) return made
+    kept.set(name, made)
+    let total = 0
+    for (const t of kept.values()) total += t.size
+    for (const [oldest, t] of kept) {
+      if (kept.size <= maxTemplates && total <= maxTemplateChars) break
+      kept.delete(oldest)
+      total -= t.size
+    }
+    return made
+  })
+
+/**
+ * The snapshot's rows as the fork holds them, from its template: every id of the world given a new one of its
+ * prefix (drawn from the current stream, each prefix's sorted and given to its old ids in their order: two ids
+ * compare as their old ones did, so a list ordered by id, or by time and then id, lists the fork's rows in the order
+ * it lists the parent's), every sequenced key a number taken from the store (in the order of the old ones), and the
+ * parent's organization id the fork's. Answers the rows by table and the ids a client sees, old to new.
+ */
+const fill = (store: Store.StoreService, template: Template, to: string, parent: string) =>
+  Effect.gen(function*() {
     const ids = new Map<string, string>()
-    for (const [prefix, olds] of byPrefix) {
+    for (const [prefix, olds] of template.idsByPrefix) {
       const made = [...yield* IdGenerator.newPlainIds(prefix, olds.length)].sort()
       olds.forEach((old, i) => ids.set(old, made[i]!))
     }
-    // New numbers, in the order of the old ones (a number is the store's, so no two rows share one).
-    const numbers = [...new Set(numbered.map((n) => n.number))].sort((a, b) => a - b)
-    const taken = yield* store.takeNumbers(numbers.length)
-    const renumbered = new Map(numbers.map((n, i) => [n, taken[i]!]))
-    const moved = new Map<string, string>()
-    for (const { key, number, keys } of numbered) moved.set(key, keys.withNumber(key, renumbered.get(number)!))
-    const words = new Map([...ids, ...moved, [from, to]])
-    for (const [name, of] of tables) {
-      const { text, at, words: found } = scanned.get(name)!
-      let out = ""
-      let last = 0
-      for (let i = 0; i < found.length; i++) {
-        const made = words.get(found[i]!)
-        if (made === undefined) continue
-        out += text.slice(last, at[i]!) + made
-        last = at[i]! + found[i]!.length
-      }
-      of.rows = JSON.parse(out + text.slice(last)) as Array<unknown>
-    }
-    // The ids a client sees: the world's, and the keys of the sequenced tables it is shown (the timers').
+    const taken = yield* store.takeNumbers(template.numbers.length)
+    const renumbered = new Map(template.numbers.map((n, i) => [n, taken[i]!]))
+    const words = new Map(ids)
     const shown = new Map(ids)
-    for (const { key, keys } of numbered) if (keys.shown) shown.set(key, moved.get(key)!)
-    return { tables, shown }
+    for (const { key, number, keys } of template.numbered) {
+      const moved = keys.withNumber(key, renumbered.get(number)!)
+      words.set(key, moved)
+      if (keys.shown) shown.set(key, moved)
+    }
+    words.set(parent, to)
+    const tables = template.tables.map(({ step, rows, plans }) => ({ table: step.table, rows: rows.map((row, i) => applyPlan(row, plans[i], words)) }))
+    return { tables: tables as Array<{ readonly table: Store.Table<any>; readonly rows: ReadonlyArray<unknown> }>, shown }
   })
-
 /**
  * Forks the snapshot `snapshotId` of the organization (see the module comment): a new organization whose sandbox is
  * the snapshot's world, its key and the map of the world's ids to its own. Refused, in this order: 404 for a snapshot
@@ -200,7 +323,7 @@ export const make = (organizationId: OrganizationId | string, snapshotId: string
     store.transaction(Effect.gen(function*() {
       const parent = yield* lockOrganization(store, organizationId)
       // 1. The snapshot, the organization's.
-      const { snapshot, rows } = yield* Snapshots.readRows(organizationId, snapshotId)
+      const snapshot = yield* Snapshots.find(organizationId, snapshotId)
       // 2. The bound.
       const held = yield* store.count(Tenancy.Organizations, "forks", organizationId)
       if (held >= maxForksPerOrganization) {
@@ -208,16 +331,17 @@ export const make = (organizationId: OrganizationId | string, snapshotId: string
           resolution: "Delete a fork (DELETE /v2/simulate/forks/{organizationId}) before making another."
         })
       }
+      const template = yield* templateFor(store, registry, snapshot)
       const forkId = (yield* IdGenerator.newId("org")) as OrganizationId
       const scope = Tenancy.scopeOf(forkId, "sandbox")
-      const { tables, shown } = yield* rewrite(store, registry, rows, organizationId, forkId).pipe(RandomStreams.withStream(scope))
+      const { tables, shown } = yield* fill(store, template, forkId, organizationId).pipe(RandomStreams.withStream(scope))
       // The world's time travels with it: a sandbox that followed its engine's root clock gets one of its own.
       const clocks = registry.sandboxTables.find((step) => step.table === Clocks.Clocks)
-      if (clocks !== undefined && !tables.has(clocks.table.name)) {
+      if (clocks !== undefined && !tables.some((t) => t.table === clocks.table)) {
         const clock: Clocks.StoredClock = { id: scope, nowMs: parseIso(snapshot.createdAt)! }
-        tables.set(clocks.table.name, { step: clocks, rows: [clock] })
+        tables.push({ table: clocks.table, rows: [clock] })
       }
-      const faults = tables.get(Faults.SimulatedFaults.name)?.rows as ReadonlyArray<Faults.FaultRow> | undefined
+      const faults = tables.find((t) => t.table === Faults.SimulatedFaults)?.rows as ReadonlyArray<Faults.FaultRow> | undefined
       const organization: Tenancy.Organization = {
         id: forkId,
         name: `${parent.name} fork ${held + 1}`,
@@ -234,7 +358,7 @@ export const make = (organizationId: OrganizationId | string, snapshotId: string
       yield* Effect.orDie(Tenancy.addOrganization(organization))
       const user = yield* Effect.orDie(Operator.createUser({ organizationId: forkId, email: `${forkId.toLowerCase()}@forks.fos.invalid`, role: "admin" }))
       const key = yield* Effect.orDie(Operator.createApiKey({ organizationId: forkId, environment: "sandbox", access: "read_write", createdBy: user.id }))
-      yield* store.insertRows([...tables.values()].map(({ step, rows: list }) => ({ table: step.table, rows: list }))).pipe(
+      yield* store.insertRows(tables).pipe(
         Effect.catchTag("UniqueViolation", (v) => Effect.die(new Error(`a fork's ${v.table} row ${v.key} is taken (${v.unique}): its ids were all made anew`)))
       )
       const ids: Record<string, string> = {}

@@ -226,11 +226,25 @@ export const restore = (organizationId: OrganizationId | string, id: string): Ef
       return toWire(snapshot)
     })))
 
+/** The organization's snapshot `id` (404 for another's, as for an unknown id), read only. */
+export const find = (organizationId: string, id: string): Effect.Effect<StoredSnapshot, Problem.ApiError, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) => findSnapshot(store, organizationId, id))
+
 /**
- * The snapshot `id` of the organization, with every row it holds and the table each belongs to, in table and key
- * order as the store keeps them (a snapshot's export, SnapshotFiles.ts). Reads only: a snapshot taken before
- * snapshots were copies is read from its `SnapshotRows`.
+ * Every row a snapshot holds, with the table each belongs to, in table and key order as the store keeps them. Reads
+ * only: a snapshot taken before snapshots were copies is read from its `SnapshotRows`.
  */
+export const rowsOf = (snapshot: StoredSnapshot): Effect.Effect<ReadonlyArray<{ readonly table: string; readonly row: unknown }>, never, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) =>
+    store.transaction(Effect.gen(function*() {
+      if (snapshot.copied === true) return yield* store.copies.rows(snapshot.id)
+      const rows: Array<{ readonly table: string; readonly row: unknown }> = []
+      yield* Store.walk(store, SnapshotRows, { order: "bySnapshot", partition: snapshot.id, pageSize: readPage }, (saved) =>
+        Effect.sync(() => rows.push({ table: saved.tbl, row: saved.row })))
+      return rows
+    })))
+
+/** The snapshot `id` of the organization with every row it holds (`rowsOf`): a snapshot's export, SnapshotFiles.ts. */
 export const readRows = (organizationId: string, id: string): Effect.Effect<{
   readonly snapshot: StoredSnapshot
   readonly rows: ReadonlyArray<{ readonly table: string; readonly row: unknown }>
@@ -238,11 +252,7 @@ export const readRows = (organizationId: string, id: string): Effect.Effect<{
   Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {
       const snapshot = yield* findSnapshot(store, organizationId, id)
-      if (snapshot.copied === true) return { snapshot, rows: yield* store.copies.rows(id) }
-      const rows: Array<{ readonly table: string; readonly row: unknown }> = []
-      yield* Store.walk(store, SnapshotRows, { order: "bySnapshot", partition: id, pageSize: readPage }, (saved) =>
-        Effect.sync(() => rows.push({ table: saved.tbl, row: saved.row })))
-      return { snapshot, rows }
+      return { snapshot, rows: yield* rowsOf(snapshot) }
     })))
 
 /** Rows of an imported snapshot, by table, each checked to be a row of the sandbox it is imported into (SnapshotFiles.ts). */
