@@ -20,6 +20,7 @@ import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { auditLedger } from "./ledgerAudit.ts"
 import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
+import { readSandbox } from "./sandboxReads.ts"
 import { expectProblem, keysOf, ok, orgSeed, seedOf, START_MS } from "./support.ts"
 import { storeMakers } from "./stores.ts"
 
@@ -94,40 +95,6 @@ const buildWorld = async (client: Client) => {
 }
 
 /**
- * Every read of a sandbox a client can make of such a world: each list and each listed resource, each wallet's
- * ledger journal, each transaction's timeline, the clock, the pending timers, the events and the ledger's audit.
- */
-const readAll = async (client: Client) => {
-  const seen: Record<string, unknown> = {}
-  const read = async (path: string) => {
-    const r = await client.call("GET", path)
-    expect(r.status, `${path}: ${r.text}`).toBe(200)
-    seen[path] = r.json
-    return r.json
-  }
-  const ids = async (path: string, key = "id") => ((await read(path)).data as Array<any>).map((item) => item[key] as string)
-  for (const id of await ids("/v2/customers?limit=100")) {
-    await read(`/v2/customers/${id}`)
-    for (const wallet of await ids(`/v2/customers/${id}/wallets?limit=100`)) {
-      await read(`/v2/wallets/${wallet}`)
-      await read(`/v2/simulate/ledger/accounts/${wallet}/journal?limit=100`)
-    }
-  }
-  for (const id of await ids("/v2/applications?limit=100", "applicationId")) await read(`/v2/applications/${id}`)
-  for (const id of await ids("/v2/transactions?limit=100")) {
-    await read(`/v2/transactions/${id}`)
-    await read(`/v2/simulate/timeline/${id}`)
-  }
-  for (const id of await ids("/v2/webhooks/endpoints?limit=100")) await read(`/v2/webhooks/endpoints/${id}`)
-  for (const id of await ids("/v2/webhooks/deliveries?limit=100")) await read(`/v2/webhooks/deliveries/${id}`)
-  await read("/v2/simulate/clock")
-  await read("/v2/simulate/timers?limit=100")
-  await read("/v2/simulate/events?limit=100")
-  await read("/v2/simulate/ledger/audit")
-  return seen
-}
-
-/**
  * A value with the parent's ids written as the fork's: the world's ids by the fork's map, the organization's id. A
  * pending timer's id carries a new number in the fork, which its timeline entry shows and orders by (within its
  * instant), so such entries take their new numbers and their places.
@@ -173,7 +140,7 @@ describe.each(Object.keys(stores))("forks on %s", (storeName) => {
     const { engine, acme } = await start(storeName)
     const world = await buildWorld(acme)
     const snapshot = await ok(acme.call("POST", "/v2/simulate/snapshots"), 201)
-    const before = await readAll(acme)
+    const before = await readSandbox(acme)
     const file = await exportOf(acme, snapshot.id)
 
     const forks = await Promise.all(Array.from({ length: 8 }, () => ok(forkOf(acme, snapshot.id), 201)))
@@ -198,7 +165,7 @@ describe.each(Object.keys(stores))("forks on %s", (storeName) => {
     for (const fork of forks) {
       const client = clientOf(engine.fetch, "http://fos", fork.apiKey)
       // The parent's world, every read and list of it, under the fork's ids; its clock at the snapshot's time.
-      expect(await readAll(client)).toEqual(asFork(before, fork))
+      expect(await readSandbox(client)).toEqual(asFork(before, fork))
       expect((await ok(client.call("GET", "/v2/simulate/clock"))).now).toBe((before["/v2/simulate/clock"] as any).now)
       // The fork's rows, as its own snapshot's file holds them: every id in them is the fork's, none is the parent's.
       const own = await ok(client.call("POST", "/v2/simulate/snapshots"), 201)
@@ -246,7 +213,7 @@ describe.each(Object.keys(stores))("forks on %s", (storeName) => {
       expect(await auditLedger(engine, Tenancy.scopeOf(fork.organizationId, "sandbox"))).toEqual([])
     }
     // The parent saw none of it.
-    expect(await readAll(acme)).toEqual(before)
+    expect(await readSandbox(acme)).toEqual(before)
   }, 600_000)
 
   it("a seeded engine forks the same ids on two runs", async () => {
@@ -314,11 +281,11 @@ describe("forks on the memory store", () => {
     const grandchild = await ok(forkOf(forkClient, own.id), 201)
     expect(grandchild.parentOrganizationId).toBe(first.organizationId)
     const grandchildClient = clientOf(engine.fetch, "http://fos", grandchild.apiKey)
-    const grandchildBefore = await readAll(grandchildClient)
+    const grandchildBefore = await readSandbox(grandchildClient)
     expect((await ok(grandchildClient.call("GET", "/v2/webhooks/endpoints"))).data).toHaveLength(2)
     expect(await rowsOf(engine, first.organizationId)).toBeGreaterThan(20)
-    const before = await readAll(acme)
-    const secondBefore = await readAll(clientOf(engine.fetch, "http://fos", second.apiKey))
+    const before = await readSandbox(acme)
+    const secondBefore = await readSandbox(clientOf(engine.fetch, "http://fos", second.apiKey))
     expect((await acme.call("DELETE", `/v2/simulate/forks/${first.organizationId}`)).status).toBe(204)
     refusedWith(await forkClient.call("GET", "/v2/customers"), "API_KEY_INVALID", 401, "/v2/customers")
     expect(await rowsOf(engine, first.organizationId)).toBe(0)
@@ -334,9 +301,9 @@ describe("forks on the memory store", () => {
     expect((await ok(acme.call("GET", "/v2/simulate/forks"))).data).toEqual([summary(second)])
     refusedWith(await acme.call("DELETE", `/v2/simulate/forks/${first.organizationId}`), "NOT_FOUND", 404, `/v2/simulate/forks/${first.organizationId}`)
     // The parent and the other fork are as they were.
-    expect(await readAll(acme)).toEqual(before)
-    expect(await readAll(clientOf(engine.fetch, "http://fos", second.apiKey))).toEqual(secondBefore)
-    expect(await readAll(grandchildClient)).toEqual(grandchildBefore)
+    expect(await readSandbox(acme)).toEqual(before)
+    expect(await readSandbox(clientOf(engine.fetch, "http://fos", second.apiKey))).toEqual(secondBefore)
+    expect(await readSandbox(grandchildClient)).toEqual(grandchildBefore)
     // Under /live there are no forks.
     const live = clientOf(engine.fetch, "http://fos", keysOf("acme").live, "live")
     refusedWith(await live.call("GET", "/v2/simulate/forks"), "NOT_FOUND", 404, "/v2/simulate/forks", "live")
@@ -368,17 +335,17 @@ describe("forks on the memory store", () => {
     const snapshot = await ok(acme.call("POST", "/v2/simulate/snapshots"), 201)
     const fork = await ok(forkOf(acme, snapshot.id), 201)
     const client = clientOf(engine.fetch, "http://fos", fork.apiKey)
-    const forkBefore = await readAll(client)
-    expect(forkBefore).toEqual(asFork(await readAll(acme), fork))
+    const forkBefore = await readSandbox(client)
+    expect(forkBefore).toEqual(asFork(await readSandbox(acme), fork))
 
     // The parent's reset, then a restore, then the snapshot deleted: the fork reads as it did.
     await ok(acme.call("POST", "/v2/simulate/reset"))
     expect((await ok(acme.call("GET", "/v2/customers"))).data).toEqual([])
-    expect(await readAll(client)).toEqual(forkBefore)
+    expect(await readSandbox(client)).toEqual(forkBefore)
     await ok(acme.call("POST", `/v2/simulate/snapshots/${snapshot.id}/restore`))
-    expect(await readAll(client)).toEqual(forkBefore)
+    expect(await readSandbox(client)).toEqual(forkBefore)
     expect((await acme.call("DELETE", `/v2/simulate/snapshots/${snapshot.id}`)).status).toBe(204)
-    expect(await readAll(client)).toEqual(forkBefore)
+    expect(await readSandbox(client)).toEqual(forkBefore)
     expect((await ok(acme.call("GET", "/v2/simulate/forks"))).data.map((f: any) => f.snapshotId)).toEqual([snapshot.id])
 
     // The fork's clock moves alone, and its open deposit settles on it; the parent's stays open.

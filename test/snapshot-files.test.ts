@@ -21,6 +21,7 @@ import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 import { killAllFos, startFos } from "./fosProcess.ts"
 import { auditLedger } from "./ledgerAudit.ts"
 import { type Client, clientOf, deuDocuments, deuSubmission } from "./onboardingFixtures.ts"
+import { readSandbox } from "./sandboxReads.ts"
 import { expectProblem, keysOf, ok, orgSeed, seedOf, START_MS } from "./support.ts"
 
 const operatorToken = "snapshot-files-operator-token"
@@ -102,47 +103,6 @@ const buildWorld = async (client: Client) => {
   return { customerId, accountId, walletId: wallet.id as string, endpointId: endpoint.id as string, openDepositId: open.id as string }
 }
 
-/**
- * Every read of a sandbox a client can make: each list and each listed resource, the clock, the pending timers, the
- * events, each account's ledger journal and each resource's timeline, and the ledger's audit.
- */
-const readAll = async (client: Client) => {
-  const seen: Record<string, { status: number; body: unknown }> = {}
-  const read = async (path: string) => {
-    const r = await client.call("GET", path)
-    seen[path] = { status: r.status, body: r.json }
-    expect(r.status, `${path}: ${r.text}`).toBe(200)
-    return r.json
-  }
-  const ids = async (path: string, key = "id") => ((await read(path)).data as Array<any>).map((item) => item[key] as string)
-  for (const id of await ids("/v2/customers?limit=100")) {
-    await read(`/v2/customers/${id}`)
-    for (const wallet of await ids(`/v2/customers/${id}/wallets?limit=100`)) {
-      await read(`/v2/wallets/${wallet}`)
-      await read(`/v2/simulate/ledger/accounts/${wallet}/journal?limit=100`)
-    }
-    for (const account of await ids(`/v2/customers/${id}/virtual-accounts?limit=100`)) {
-      await read(`/v2/virtual-accounts/${account}`)
-      await read(`/v2/simulate/ledger/accounts/${account}/journal?limit=100`)
-    }
-    await read(`/v2/customers/${id}/registered-addresses?limit=100`)
-    await read(`/v2/customers/${id}/whitelist-recipients?limit=100`)
-  }
-  for (const id of await ids("/v2/applications?limit=100", "applicationId")) await read(`/v2/applications/${id}`)
-  for (const id of await ids("/v2/transactions?limit=100")) {
-    await read(`/v2/transactions/${id}`)
-    await read(`/v2/simulate/timeline/${id}`)
-  }
-  for (const id of await ids("/v2/orders?limit=100")) await read(`/v2/orders/${id}`)
-  for (const id of await ids("/v2/webhooks/endpoints?limit=100")) await read(`/v2/webhooks/endpoints/${id}`)
-  for (const id of await ids("/v2/webhooks/deliveries?limit=100")) await read(`/v2/webhooks/deliveries/${id}`)
-  await read("/v2/simulate/clock")
-  await read("/v2/simulate/timers?limit=100")
-  await read("/v2/simulate/events?limit=100")
-  await read("/v2/simulate/ledger/audit")
-  return seen
-}
-
 /** A value with one organization's id written as another's, everywhere (as an import into another organization does). */
 const asOrganization = <A>(value: A, from: string, to: string): A => JSON.parse(JSON.stringify(value).replaceAll(from, to))
 
@@ -182,7 +142,7 @@ describe("snapshot files across stores", () => {
     const source = await open(await pglite("files-source"), ["acme", "rival"])
     const acme = clientFor(source, "acme")
     const world = await buildWorld(acme)
-    const before = await readAll(acme)
+    const before = await readSandbox(acme)
     const snapshot = await ok(acme.call("POST", "/v2/simulate/snapshots"), 201)
     const exported = await exportOf(acme, snapshot.id)
     expect(exported.headers.get("content-type")).toMatch(/^application\/json/)
@@ -196,7 +156,7 @@ describe("snapshot files across stores", () => {
     for (const rows of Object.values(file.tables) as Array<Array<{ id: string }>>) expect(rows.map((r) => r.id)).toEqual(rows.map((r) => r.id).sort())
     // Exporting changes nothing, and answers the same file again.
     expect((await exportOf(acme, snapshot.id)).text).toBe(exported.text)
-    expect(await readAll(acme)).toEqual(before)
+    expect(await readSandbox(acme)).toEqual(before)
 
     const mirror = await open("memory", ["acme", "rival"])
     const mirrorAcme = clientFor(mirror, "acme")
@@ -214,7 +174,7 @@ describe("snapshot files across stores", () => {
       const other = clientFor(target, "other")
       await ok(other.call("POST", "/v2/simulate/clock/advance", { seconds: 7 }))
       await buildWorld(other)
-      const otherBefore = await readAll(other)
+      const otherBefore = await readSandbox(other)
       const imported = await ok(importInto(beta, exported.text), 201)
       expect(imported).toMatchObject({ id: expect.stringMatching(/^snp_/), organizationId: "org_beta", environment: "sandbox", createdAt: snapshot.createdAt, rows: snapshot.rows, contents: snapshot.contents })
       expect(imported.id).not.toBe(snapshot.id)
@@ -229,9 +189,9 @@ describe("snapshot files across stores", () => {
       expect(again.tables).toEqual(renumbered(asOrganization(file.tables, "org_acme", "org_beta"), moved))
       expect(again.snapshot).toEqual(imported)
       expect(again.sequence).toBeGreaterThan(file.sequence)
-      expect(await readAll(beta), name).toEqual(renumbered(asOrganization(before, "org_acme", "org_beta"), moved))
+      expect(await readSandbox(beta), name).toEqual(renumbered(asOrganization(before, "org_acme", "org_beta"), moved))
       expect(await auditLedger(target, Tenancy.scopeOf("org_beta", "sandbox"))).toEqual([])
-      expect(await readAll(other)).toEqual(otherBefore)
+      expect(await readSandbox(other)).toEqual(otherBefore)
 
       // The world goes on: its open deposit settles on its timer, the payout completes, and money moves again.
       await ok(beta.call("POST", "/v2/simulate/clock/advance", { seconds: 3 * 86_400 }))
@@ -259,7 +219,7 @@ describe("snapshot files on one store", () => {
     const engine = await open(await pglite("files-same"), ["acme"])
     const acme = clientFor(engine, "acme")
     await smallWorld(acme)
-    const before = await readAll(acme)
+    const before = await readSandbox(acme)
     const snapshot = await ok(acme.call("POST", "/v2/simulate/snapshots"), 201)
     const { text } = await exportOf(acme, snapshot.id)
     await ok(acme.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.acme.test/later" }), 201)
@@ -272,7 +232,7 @@ describe("snapshot files on one store", () => {
     expect(await snapshotIds(acme)).toEqual([imported.id, snapshot.id])
     await ok(acme.call("POST", `/v2/simulate/snapshots/${imported.id}/restore`))
     const moved = renumbering(JSON.parse(text), JSON.parse((await exportOf(acme, imported.id)).text))
-    expect(await readAll(acme)).toEqual(renumbered(before, moved))
+    expect(await readSandbox(acme)).toEqual(renumbered(before, moved))
     // A key used before the export replays there as it did here.
     const replayed = await acme.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.acme.test/small" }, { "idempotency-key": "small-1" })
     expect(replayed.headers.get("idempotency-replayed")).toBe("true")
@@ -452,7 +412,7 @@ describe("snapshot files on one store", () => {
     expect(imported.organizationId).toBe("org_beta")
     await target.restore(imported.id)
     const moved = renumbering(JSON.parse(text), JSON.parse(await target.exportSnapshot(imported.id)))
-    expect(await readAll(clientFor(target, "beta"))).toEqual(renumbered(asOrganization(await readAll(acme), "org_acme", "org_beta"), moved))
+    expect(await readSandbox(clientFor(target, "beta"))).toEqual(renumbered(asOrganization(await readSandbox(acme), "org_acme", "org_beta"), moved))
     await expect(target.importSnapshot("{ not json")).rejects.toMatchObject({ code: "MALFORMED_JSON" })
     await expect(target.importSnapshot({ ...JSON.parse(text), version: 9 })).rejects.toMatchObject({ code: "UNPROCESSABLE_ENTITY" })
     // Through the operator surface, into an organization it names.
