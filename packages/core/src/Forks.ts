@@ -192,10 +192,10 @@ const maxTemplateChars = 64 * 1024 * 1024
 const maxTemplates = 8
 
 /**
- * The template of a snapshot's rows (`Template`): grouped by table; each table's JSON text read once for the words
- * that may be ids, the world's ids among them (the minted ones anywhere, and the rows' keys shaped as ids), the keys
- * that carry the store's sequence, and the text cut at every word a fork rewrites (those, the parent's organization
- * id, and the sequenced keys).
+ * The template of a snapshot's rows (`Template`): grouped by table; every string of them (and every member's name)
+ * read once for the words that may be ids, the world's ids among them (the minted ones anywhere, and the rows' keys
+ * shaped as ids), the keys that carry the store's sequence, and each row's plan of the words a fork rewrites (those,
+ * the parent's organization id, and the sequenced keys).
  */
 const templateOf = (
   registry: Domain.Registry,
