@@ -17,37 +17,27 @@ import { maxForksPerOrganization } from "@fos/contract"
 import { Domain, Reset, Store, Tenancy, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { Effect } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { auditLedger } from "./ledgerAudit.ts"
 import { type Client, clientOf, deuDocuments, deuSubmission, idem } from "./onboardingFixtures.ts"
 import { readSandbox } from "./sandboxReads.ts"
 import { expectProblem, keysOf, ok, orgSeed, seedOf, START_MS } from "./support.ts"
-import { storeMakers } from "./stores.ts"
+import { closedAfterEach, storeMakers } from "./stores.ts"
 
 const stores = storeMakers("forks")
 
-let engines: Array<Engine> = []
-let cleanups: Array<() => Promise<void> | void> = []
-afterEach(async () => {
-  for (const e of engines) await e.close()
-  engines = []
-  for (const c of cleanups) await c()
-  cleanups = []
-})
+const after = closedAfterEach()
 
 /** An engine on a new store of `storeName`, with acme and rival, on a virtual clock (real time standing still too). */
 const start = async (storeName: string, randomSeed: string | undefined = "forks") => {
-  const made = await stores[storeName]!()
-  cleanups.push(made.cleanup)
-  const engine = await createEngine({
-    store: made.store,
+  const engine = after.engine(await createEngine({
+    store: await after.store(storeName, "forks"),
     ...(randomSeed === undefined ? {} : { randomSeed }),
     clock: { mode: "virtual", startMs: START_MS },
     realClock: Timers.makeVirtualClock(START_MS),
     webhookTransport: "memory",
     seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never
-  })
-  engines.push(engine)
+  }))
   return {
     engine,
     acme: clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox),
@@ -380,7 +370,7 @@ describe("forks on the memory store", () => {
 
   it("is on the embedded engine: fork, forks, deleteFork; snapshot() still names the engine's one organization", async () => {
     const engine = await createEngine({ clock: { mode: "virtual", startMs: START_MS }, realClock: Timers.makeVirtualClock(START_MS), webhookTransport: "memory", seed: seedOf(orgSeed("acme")) as never })
-    engines.push(engine)
+    after.engine(engine)
     const acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
     const world = await smallWorld(acme)
     const snapshot = await engine.snapshot()

@@ -13,15 +13,14 @@ import { join, resolve } from "node:path"
 import { maxSnapshotFileBytes } from "@fos/contract"
 import { MemoryStore, Snapshots, SnapshotFiles, Store, Tenancy, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
-import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
 import { Effect, Layer } from "effect"
-import { afterAll, afterEach, describe, expect, it } from "vitest"
-import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
-import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
+import { afterAll, describe, expect, it } from "vitest"
+import { adminUrl } from "../adapters/sql/test/databases.ts"
 import { killAllFos, startFos } from "./fosProcess.ts"
 import { auditLedger } from "./ledgerAudit.ts"
 import { type Client, clientOf, deuDocuments, deuSubmission } from "./onboardingFixtures.ts"
 import { readSandbox } from "./sandboxReads.ts"
+import { closedAfterEach } from "./stores.ts"
 import { expectProblem, keysOf, ok, orgSeed, seedOf, START_MS } from "./support.ts"
 
 const operatorToken = "snapshot-files-operator-token"
@@ -30,26 +29,7 @@ const corePackageVersion = (JSON.parse(readFileSync(join(root, "packages/core/pa
 
 type StoreOption = "memory" | Layer.Layer<Store.Store, unknown>
 
-let engines: Array<Engine> = []
-let cleanups: Array<() => Promise<void> | void> = []
-afterEach(async () => {
-  for (const e of engines) await e.close()
-  engines = []
-  for (const c of cleanups) await c()
-  cleanups = []
-})
-
-const pglite = async (label: string): Promise<StoreOption> => {
-  const dir = await freshPgliteDirectory(label)
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
-  return layerPgliteStore(dir)
-}
-
-const postgres = async (label: string): Promise<StoreOption> => {
-  const database = await freshDatabase(label)
-  cleanups.push(database.drop)
-  return layerPostgresStore(database.url)
-}
+const after = closedAfterEach()
 
 /** An engine on `store` with the organizations `names`, on a virtual clock (real time standing still too). */
 const open = async (store: StoreOption, names: ReadonlyArray<string>, randomSeed: string | undefined = "files") => {
@@ -62,8 +42,7 @@ const open = async (store: StoreOption, names: ReadonlyArray<string>, randomSeed
     operatorToken,
     seed: seedOf(...names.map((name) => orgSeed(name))) as never
   })
-  engines.push(engine)
-  return engine
+  return after.engine(engine)
 }
 
 const clientFor = (engine: Engine, name: string) => clientOf(engine.fetch, "http://fos", keysOf(name).sandbox)
@@ -139,7 +118,7 @@ const snapshotIds = async (client: Client) => (await ok(client.call("GET", "/v2/
 describe("snapshot files across stores", () => {
   it("a world exported on PGlite imports into another organization on memory and on PostgreSQL: every read and list answers the same", async () => {
     // The source: PGlite. The same world built on the memory store exports the same bytes.
-    const source = await open(await pglite("files-source"), ["acme", "rival"])
+    const source = await open(await after.store("PGlite", "files-source"), ["acme", "rival"])
     const acme = clientFor(source, "acme")
     const world = await buildWorld(acme)
     const before = await readSandbox(acme)
@@ -165,7 +144,7 @@ describe("snapshot files across stores", () => {
     expect((await exportOf(mirrorAcme, mirrorSnapshot.id)).text).toBe(exported.text)
 
     const targets: Array<[string, StoreOption]> = [["memory", "memory"]]
-    if (adminUrl !== undefined && adminUrl !== "") targets.push(["PostgreSQL", await postgres("files_target")])
+    if (adminUrl !== undefined && adminUrl !== "") targets.push(["PostgreSQL", await after.store("PostgreSQL", "files_target")])
     for (const [name, store] of targets) {
       // Another organization, on a store whose other organization already has a world of its own (built a few
       // seconds later: the same requests at the same instants would schedule timers under the file's keys).
@@ -216,7 +195,7 @@ describe("snapshot files on one store", () => {
   }
 
   it("imports into the organization it came from, where its ids are its own sandbox's; restored, the sandbox is as exported", async () => {
-    const engine = await open(await pglite("files-same"), ["acme"])
+    const engine = await open(await after.store("PGlite", "files-same"), ["acme"])
     const acme = clientFor(engine, "acme")
     await smallWorld(acme)
     const before = await readSandbox(acme)
@@ -454,7 +433,7 @@ describe("fos snapshots export|import and fos serve --load", { timeout: 240_000 
 
   it("carry a world from one server to another by a file, and start a server with it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "fos-files-"))
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+    after.cleanup(() => rmSync(dir, { recursive: true, force: true }))
     const seedFile = join(dir, "seed.json")
     writeFileSync(seedFile, JSON.stringify(seedOf(orgSeed("acme"), orgSeed("beta"))))
     const args = ["--store", "memory", "--port", "0", "--seed", seedFile, "--random-seed", "cli", "--quiet"]
@@ -514,7 +493,7 @@ describe("fos snapshots export|import and fos serve --load", { timeout: 240_000 
 
   it("fos serve --load on a durable store restores the snapshot an earlier start made of the same file", async () => {
     const dir = mkdtempSync(join(tmpdir(), "fos-files-load-"))
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+    after.cleanup(() => rmSync(dir, { recursive: true, force: true }))
     const seedFile = join(dir, "seed.json")
     writeFileSync(seedFile, JSON.stringify(seedOf(orgSeed("acme"))))
     const engine = await open("memory", ["acme"])

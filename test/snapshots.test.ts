@@ -10,12 +10,12 @@ import { MemoryStore, Outbox, Snapshots, Store, Tenancy, Timers } from "@fos/cor
 import { createEngine, type Engine } from "@fos/http"
 import { layerPostgresStore } from "@fos/sql"
 import { Effect, Layer } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
 import { auditLedger, ledgerOf } from "./ledgerAudit.ts"
 import { approvedCustomer, type Client, clientOf, idem } from "./onboardingFixtures.ts"
 import { expectProblem, keysOf, ok, orgSeed, seedOf, START_MS } from "./support.ts"
-import { type MadeStore, storeMakers } from "./stores.ts"
+import { closedAfterEach, type MadeStore, storeMakers } from "./stores.ts"
 
 const operatorToken = "snapshots-operator-token"
 
@@ -24,14 +24,7 @@ const stores = storeMakers("snapshots")
 const acmeScope = Tenancy.scopeOf("org_acme", "sandbox")
 
 describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
-  let engines: Array<Engine> = []
-  let cleanup: () => Promise<void> | void = () => {}
-  afterEach(async () => {
-    for (const e of engines) await e.close()
-    engines = []
-    await cleanup()
-    cleanup = () => {}
-  })
+  const after = closedAfterEach()
 
   const open = (store: MadeStore["store"], randomSeed?: string) =>
     createEngine({
@@ -42,15 +35,10 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
       webhookTransport: "memory",
       operatorToken,
       seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never
-    }).then((engine) => {
-      engines.push(engine)
-      return engine
-    })
+    }).then(after.engine)
 
   const start = async (randomSeed?: string) => {
-    const made = await stores[storeName]!()
-    cleanup = made.cleanup
-    const engine = await open(made.store, randomSeed)
+    const engine = await open(await after.store(storeName, "snapshots"), randomSeed)
     return {
       engine,
       acme: clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox),
@@ -405,7 +393,7 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
   if (storeName === "PostgreSQL") {
     it("a restore made through one process is what another process on the same database serves next", async () => {
       const database = await freshDatabase("snapshots_two")
-      cleanup = database.drop
+      after.cleanup(database.drop)
       const one = await open(layerPostgresStore(database.url))
       const two = await open(layerPostgresStore(database.url))
       const acmeOne = clientOf(one.fetch, "http://fos", keysOf("acme").sandbox)

@@ -4,8 +4,10 @@
  */
 import { rmSync } from "node:fs"
 import type { Store } from "@fos/core"
+import type { Engine } from "@fos/http"
 import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
 import type { Layer } from "effect"
+import { afterEach } from "vitest"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
 
@@ -31,3 +33,33 @@ export const storeMakers = (label: string): Record<string, () => Promise<MadeSto
       }
     })
 })
+
+/**
+ * What a test opens and must let go after it, closed and dropped after each test of the suite that calls this: the
+ * engines first (`engine`), then the stores and files they used (`cleanup`), in the order they were given.
+ */
+export const closedAfterEach = () => {
+  let engines: Array<Engine> = []
+  let cleanups: Array<() => Promise<void> | void> = []
+  afterEach(async () => {
+    for (const e of engines) await e.close()
+    engines = []
+    for (const c of cleanups) await c()
+    cleanups = []
+  })
+  return {
+    engine: <E extends Engine>(engine: E): E => {
+      engines.push(engine)
+      return engine
+    },
+    cleanup: (f: () => Promise<void> | void): void => {
+      cleanups.push(f)
+    },
+    /** A fresh store of `name` (`storeMakers`), dropped after the test. */
+    store: async (name: string, label: string): Promise<MadeStore["store"]> => {
+      const made = await storeMakers(label)[name]!()
+      cleanups.push(made.cleanup)
+      return made.store
+    }
+  }
+}
