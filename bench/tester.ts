@@ -32,7 +32,7 @@ import { join, resolve } from "node:path"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
-import { nodeStartArgs, v8StartFlags } from "../test/fosProcess.ts"
+import { startArgsOf, v8StartFlags } from "../test/fosProcess.ts"
 import { acmeKey, journey, journeySeed } from "../test/journey.ts"
 import { deuSubmission } from "../test/submissions.ts"
 import { type Carried, carried, put } from "./carry.ts"
@@ -86,7 +86,8 @@ interface StartTarget {
   readonly before?: () => void
 }
 
-const serveArgs = [...nodeStartArgs, "--port", "0", "--quiet", "--operator-token", token]
+/** `fos serve` as `npm start` runs it in `checkout` (a checkout "before" may start another entry point). */
+const serveArgsOf = (checkout: string) => [...startArgsOf(checkout), "--port", "0", "--quiet", "--operator-token", token]
 const fosReady = /^live: /m
 
 const startTargets = async (): Promise<Array<StartTarget>> => {
@@ -95,6 +96,7 @@ const startTargets = async (): Promise<Array<StartTarget>> => {
     run: () => startTime(root, [...v8StartFlags, "bench/effect-server.ts"], /^effect: /m, { BENCH_PAYLOAD: payload })
   }]
   for (const [label, checkout] of [["", root], ...(compare === undefined ? [] : [[" (before)", compare]])] as const) {
+    const serveArgs = serveArgsOf(checkout)
     // A first start without a seed makes the demo organization and its customer (adapters/serve/src/Demo.ts); a
     // suite's own start passes its seed, and makes neither.
     targets.push({ name: `fos, memory (with the demo)${label}`, run: () => startTime(checkout, [...serveArgs, "--store", "memory"], fosReady) })
@@ -156,7 +158,7 @@ const commandTime = (cwd: string, args: ReadonlyArray<string>, env: Record<strin
 }
 
 const measureCommands = async () => {
-  const server = spawn(process.execPath, [...serveArgs, "--store", "memory"], { cwd: root, stdio: ["ignore", "pipe", "inherit"] })
+  const server = spawn(process.execPath, [...serveArgsOf(root), "--store", "memory"], { cwd: root, stdio: ["ignore", "pipe", "inherit"] })
   const origin = await new Promise<string>((ok) => {
     let out = ""
     server.stdout!.on("data", (c: Buffer) => {
@@ -169,8 +171,9 @@ const measureCommands = async () => {
     const env = { FOS_SERVER: origin, FOS_OPERATOR_TOKEN: token }
     const commands: Array<[string, string, ReadonlyArray<string>]> = [["node -e 0", root, ["-e", "0"]]]
     for (const [label, checkout] of [["", root], ...(compare === undefined ? [] : [[" (before)", compare]])] as const) {
-      commands.push([`fos --version${label}`, checkout, [...nodeStartArgs.slice(0, -1), "--version"]])
-      commands.push([`fos orgs list${label}`, checkout, [...nodeStartArgs.slice(0, -1), "orgs", "list"]])
+      const fos = startArgsOf(checkout).slice(0, -1)
+      commands.push([`fos --version${label}`, checkout, [...fos, "--version"]])
+      commands.push([`fos orgs list${label}`, checkout, [...fos, "orgs", "list"]])
     }
     const times = new Map<string, Array<number>>()
     for (let round = 0; round <= rounds * 2; round++) {

@@ -27,7 +27,7 @@ const fos = (origin: string, ...args: Array<string>): Promise<{ code: number | n
 
 const fosWith = (operatorToken: string, origin: string, ...args: Array<string>): Promise<{ code: number | null; stdout: string; stderr: string }> =>
   new Promise((done) => {
-    execFile(process.execPath, ["adapters/node/src/bin.ts", ...args], {
+    execFile(process.execPath, ["adapters/node/bin/fos.js", ...args], {
       cwd: root,
       env: { ...process.env, FOS_SERVER: origin, FOS_OPERATOR_TOKEN: operatorToken },
       encoding: "utf8"
@@ -168,7 +168,7 @@ describe("fos operator commands", { timeout: 120_000 }, () => {
     const bad = await fos(server.origin, "keys", "create", "--org", "org_clitest")
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain("--user is required")
-    const wrong = spawnSync(process.execPath, ["adapters/node/src/bin.ts", "orgs", "list"], {
+    const wrong = spawnSync(process.execPath, ["adapters/node/bin/fos.js", "orgs", "list"], {
       cwd: root,
       env: { ...process.env, FOS_SERVER: server.origin, FOS_OPERATOR_TOKEN: "not-the-token" },
       encoding: "utf8"
@@ -274,7 +274,7 @@ describe("fos inspection commands", { timeout: 180_000 }, () => {
 })
 
 describe("fos help", () => {
-  const run = (...args: Array<string>) => spawnSync(process.execPath, ["adapters/node/src/bin.ts", ...args], { cwd: root, encoding: "utf8" })
+  const run = (...args: Array<string>) => spawnSync(process.execPath, ["adapters/node/bin/fos.js", ...args], { cwd: root, encoding: "utf8" })
 
   it("fos --help names every command, with examples; fos serve --help every flag with its meaning and default", () => {
     const general = run("--help")
@@ -301,7 +301,7 @@ describe("fos help", () => {
 
 describe("one command line", { timeout: 120_000 }, () => {
   const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-    spawnSync(process.execPath, ["adapters/node/src/bin.ts", ...args], { cwd: root, encoding: "utf8", env: { ...process.env, FOS_SERVER: "", FOS_API_KEY: "", FOS_OPERATOR_TOKEN: "", ...env } })
+    spawnSync(process.execPath, ["adapters/node/bin/fos.js", ...args], { cwd: root, encoding: "utf8", env: { ...process.env, FOS_SERVER: "", FOS_API_KEY: "", FOS_OPERATOR_TOKEN: "", ...env } })
 
   it("every command that calls a server names it with --server or FOS_SERVER (--url too), and a failure to reach it says both", async () => {
     // A port nothing listens on: its listener is closed before the commands run.

@@ -10,16 +10,19 @@ import { resolve } from "node:path"
 export const repoRoot = resolve(import.meta.dirname, "..")
 
 /**
- * What `npm start` runs after `exec node` (its V8 flags, the entry point and `serve`), read from package.json so that
- * the tests and the benches run the server as it is started.
+ * What `npm start` runs after `exec node` (its V8 flags, the entry point and `serve`) in a checkout, read from its
+ * package.json so that the tests and the benches run the server as it is started.
  */
-export const nodeStartArgs: ReadonlyArray<string> = (() => {
-  const script = (JSON.parse(readFileSync(resolve(repoRoot, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start
+export const startArgsOf = (checkout: string): ReadonlyArray<string> => {
+  const script = (JSON.parse(readFileSync(resolve(checkout, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start
   // `exec`: sh becomes node, so the signal npm forwards to its script reaches the server (docs/decisions.md).
   const [exec, command, ...args] = script.trim().split(/\s+/)
   if (exec !== "exec" || command !== "node" || args.at(-1) !== "serve") throw new Error(`package.json's start script is not "exec node ... serve": ${script}`)
   return args
-})()
+}
+
+/** `startArgsOf` this checkout. */
+export const nodeStartArgs: ReadonlyArray<string> = startArgsOf(repoRoot)
 
 /**
  * The flag that makes a runtime read the workspace packages' TypeScript sources instead of a build (the

@@ -102,7 +102,7 @@ interface RunningListen {
 /** `fos listen <args>` through the repo's bin; resolves once it printed its endpoint and secret. */
 const startListen = (origin: string, args: ReadonlyArray<string>): Promise<RunningListen> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["adapters/node/src/bin.ts", "listen", "--url", origin, "--key", key, ...args], {
+    const child = spawn(process.execPath, ["adapters/node/bin/fos.js", "listen", "--url", origin, "--key", key, ...args], {
       cwd: repoRoot,
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -260,7 +260,7 @@ describe("fos listen --forward-to", () => {
   it("exits 2 on bad usage and 1 when the server refuses, having created nothing", async () => {
     const { origin } = await serve()
     const run = (...args: Array<string>) =>
-      spawnSync(process.execPath, ["adapters/node/src/bin.ts", "listen", "--url", origin, ...args], { cwd: repoRoot, encoding: "utf8", env: { ...process.env, FOS_API_KEY: "" } })
+      spawnSync(process.execPath, ["adapters/node/bin/fos.js", "listen", "--url", origin, ...args], { cwd: repoRoot, encoding: "utf8", env: { ...process.env, FOS_API_KEY: "" } })
     const noTarget = run("--key", key)
     expect(noTarget.status).toBe(2)
     expect(noTarget.stderr).toContain("--forward-to is required")

@@ -134,12 +134,18 @@ afterAll(() => {
 })
 
 describe("the packed packages", () => {
-  it("hold their built JavaScript, declarations, README and LICENSE, and no sources, tests or benches", async () => {
+  it("hold their built JavaScript, declarations, commands, README and LICENSE, and no sources, tests or benches", async () => {
     for (const [name, tarball] of Object.entries(tarballs)) {
       const listing = await run("tar", ["tzf", tarball], work)
       const files = listing.stdout.trim().split("\n").map((f) => f.replace(/^package\//, ""))
       expect(files, name).toEqual(expect.arrayContaining(["package.json", "README.md", "LICENSE"]))
-      const shipped = files.filter((f) => !["package.json", "README.md", "LICENSE"].includes(f))
+      // A command (the manifest's `bin`) is JavaScript as written: @fos/node's bin/fos.js says why.
+      const manifest = JSON.parse(readFileSync(join(repoRoot, publicPackages[name as PackageName], "package.json"), "utf8")) as {
+        bin?: Record<string, string>
+      }
+      const commands = Object.values(manifest.bin ?? {}).map((target) => target.replace(/^\.\//, ""))
+      expect(files, name).toEqual(expect.arrayContaining(commands))
+      const shipped = files.filter((f) => !["package.json", "README.md", "LICENSE", ...commands].includes(f))
       expect(shipped.length, name).toBeGreaterThan(0)
       for (const file of shipped) expect(file, name).toMatch(/^dist\/.*(?<!\.test)\.(js|d\.ts)$/)
     }

@@ -157,7 +157,7 @@ describe("README operator commands", () => {
       // What the sequence did, seen through the server: the revoked key and the suspended organization refuse.
       const me = await fetch(`${server.origin}/sandbox/v2/portal/users/me`, { headers: { "x-api-key": lastKey! } })
       expect(me.status).toBe(401)
-      const orgs = spawnSync(process.execPath, ["adapters/node/src/bin.ts", "orgs", "list"], {
+      const orgs = spawnSync(process.execPath, ["adapters/node/bin/fos.js", "orgs", "list"], {
         cwd: root,
         env: { ...process.env, FOS_SERVER: server.origin, FOS_OPERATOR_TOKEN: token },
         encoding: "utf8"

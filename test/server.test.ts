@@ -14,7 +14,7 @@ import { expectProblem, httpCall, type Reply, keysOf, noRateHeaders, orgSeed, ra
 import { pgliteDirectoryAt } from "../adapters/sql/test/pgliteDirectory.ts"
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const bin = ["adapters/node/src/bin.ts"]
+const bin = ["adapters/node/bin/fos.js"]
 const tmp = mkdtempSync(path.join(tmpdir(), "fos-server-test-"))
 const children = new Set<ChildProcess>()
 

@@ -159,7 +159,7 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("three fos serve proc
     const [a, b] = origins as [string, string]
     const stream = await openStream(b, wideKey)
     expect(stream.status).toBe(200)
-    const tail = spawn(process.execPath, ["adapters/node/src/bin.ts", "tail", "--types", "requests"], {
+    const tail = spawn(process.execPath, ["adapters/node/bin/fos.js", "tail", "--types", "requests"], {
       cwd: repoRoot,
       env: { ...process.env, FOS_SERVER: b, FOS_API_KEY: wideKey },
       stdio: ["ignore", "pipe", "pipe"]

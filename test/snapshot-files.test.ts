@@ -420,7 +420,7 @@ describe("snapshot files on one store", () => {
 
 const fos = (origin: string, ...args: Array<string>): Promise<{ code: number | null; stdout: string; stderr: string }> =>
   new Promise((done) => {
-    execFile(process.execPath, ["adapters/node/src/bin.ts", ...args], {
+    execFile(process.execPath, ["adapters/node/bin/fos.js", ...args], {
       cwd: root,
       env: { ...process.env, FOS_SERVER: origin, FOS_OPERATOR_TOKEN: operatorToken },
       encoding: "utf8",

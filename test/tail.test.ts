@@ -13,7 +13,7 @@ const token = "tail-test-operator-token"
 
 /** `fos tail <args>` running, with its output so far and a wait for a line that matches. */
 const tail = (origin: string, env: Record<string, string>, ...args: Array<string>) => {
-  const child: ChildProcess = spawn(process.execPath, ["adapters/node/src/bin.ts", "tail", ...args], {
+  const child: ChildProcess = spawn(process.execPath, ["adapters/node/bin/fos.js", "tail", ...args], {
     cwd: root,
     env: { ...process.env, FOS_SERVER: origin, ...env },
     stdio: ["ignore", "pipe", "pipe"]

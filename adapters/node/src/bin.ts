@@ -53,9 +53,8 @@ const main = async (argv: ReadonlyArray<string>) => {
   switch (command) {
     case "serve": {
       // The engine is loaded by the command that runs it, so that the others (and --version) start in milliseconds.
-      // V8's code for its modules, the type-stripped sources included, is kept on disk between starts (Node's own
-      // cache: in NODE_COMPILE_CACHE, else the system's temporary directory; NODE_DISABLE_COMPILE_CACHE=1 turns it
-      // off), so a start compiles only what changed (docs/performance.md, "Start").
+      // V8's code for its modules, the type-stripped sources included, is kept on disk between starts (Node's compile
+      // cache, which bin/fos.js turns on), so a start compiles only what changed (docs/performance.md, "Start").
       enableCompileCache()
       const { parseServeArgs, serve } = await import("./serve.ts")
       return serve(parseServeArgs(args, process.env), (line) => {

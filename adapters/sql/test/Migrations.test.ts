@@ -18,7 +18,7 @@ import { freshPgliteDirectory } from "./pgliteDirectory.ts"
 const root = resolve(import.meta.dirname, "../../..")
 
 const serve = (store: string) =>
-  spawnSync(process.execPath, ["adapters/node/src/bin.ts", "serve", "--store", store, "--port", "0"], {
+  spawnSync(process.execPath, ["adapters/node/bin/fos.js", "serve", "--store", store, "--port", "0"], {
     cwd: root,
     encoding: "utf8",
     timeout: 60_000
@@ -105,7 +105,7 @@ describe("the PGlite directory lock", () => {
       await holder.runPromise(migrate)
       // Run without blocking this process, whose event loop answers the lock's connections.
       const run = await new Promise<{ status: number | null; stderr: string }>((ok) =>
-        execFile(process.execPath, ["adapters/node/src/bin.ts", "serve", "--store", dir, "--port", "0"], { cwd: root, timeout: 60_000 }, (error, _out, stderr) =>
+        execFile(process.execPath, ["adapters/node/bin/fos.js", "serve", "--store", dir, "--port", "0"], { cwd: root, timeout: 60_000 }, (error, _out, stderr) =>
           ok({ status: error === null ? 0 : (error.code as number | null), stderr })))
       expect(run.status).toBe(1)
       expect(run.stderr).toContain(`in use by another fos process (pid ${process.pid})`)
