@@ -3,10 +3,10 @@
  * `Image`). docs/storage.md ("PGlite: the memory store with a durable image") says why.
  *
  * A PGlite directory serves one process (its lock), so no other process reads or writes its rows: the process can
- * hold all of them in memory, read them there, and send PGlite only what each transaction changed, in one statement
- * as the transaction commits. The database keeps the rows (`fos_rows`), the copies (`fos_copies`, `fos_copy_rows`)
- * and the sequence (`fos_sequence`) as the SQL store does; the index tables stay empty, because the memory store
- * indexes the rows as it reads them.
+ * hold all of them in memory, read them there, and send PGlite only what each transaction changed, as one record of
+ * the log (`fos_log`) as the transaction commits. The log is folded into the tables now and then: the rows
+ * (`fos_rows`), the copies (`fos_copies`, `fos_copy_rows`) and the sequence (`fos_sequence`), kept as the SQL store
+ * keeps them; the index tables stay empty, because the memory store indexes the rows as it reads them.
  */
 import type { PGlite } from "@electric-sql/pglite"
 import { MemoryStore, Store } from "@fos/core"
@@ -112,54 +112,206 @@ const sendCopies = async (run: Run, changes: MemoryStore.Changes) => {
 }
 
 /**
- * Makes one transaction's changes durable: its rows and sequence in one statement; with its copies (a snapshot
- * taken, restored over, deleted) in one PGlite transaction. A failure is the store's, and rolls the transaction back.
+ * A transaction's changes as the log keeps them (`Changes`, in short): rows written, with their values; rows removed;
+ * rows a restore put back as a copy holds them, by key only; then the copies touched, a copy's rows that its table
+ * holds as they are by key only; and the sequence.
  */
-const commit = (run: Run) => (changes: MemoryStore.Changes): Effect.Effect<void> =>
-  Effect.tryPromise({
-    try: async () => {
-      if (changes.copies.length === 0) return await sendRows(run, changes)
-      await run("BEGIN", [])
-      try {
-        await sendRows(run, changes)
-        await sendCopies(run, changes)
-        await run("COMMIT", [])
-      } catch (e) {
-        await run("ROLLBACK", []).catch(() => undefined)
-        throw e
-      }
-    },
-    catch: (e: unknown) => new Store.StoreUnavailable({ message: `PGlite: cannot write (${(e as Error).message})` })
-  }).pipe(Effect.asVoid, Effect.orDie)
+interface LogRecord {
+  readonly w?: ReadonlyArray<readonly [table: string, key: string, row: unknown]>
+  readonly d?: ReadonlyArray<readonly [table: string, key: string]>
+  readonly r?: ReadonlyArray<readonly [copy: string, keys: ReadonlyArray<readonly [table: string, key: string]>]>
+  readonly c?: ReadonlyArray<{
+    readonly id: string
+    readonly replaced: boolean
+    readonly stored: ReadonlyArray<readonly [table: string, key: string]>
+    readonly sent: ReadonlyArray<readonly [table: string, key: string, row: unknown]>
+    readonly size: number
+  }>
+  readonly s: number
+}
 
-/** The image's rows, copies and sequence as the database holds them, read once when the store opens. */
-const load = async (db: PGlite): Promise<MemoryStore.Image> => {
-  // Once, for a directory the SQL store wrote: the index tables are the memory store's to make now.
-  const indexed = await db.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM fos_orders) OR EXISTS (SELECT 1 FROM fos_uniques) AS any`)
-  if (indexed.rows[0]?.any === true) await db.exec(`TRUNCATE fos_orders, fos_uniques, fos_counts, fos_count_shards`)
-  const rows = new Map<string, Array<readonly [string, unknown]>>()
-  for (const r of (await db.query<{ tbl: string; key: string; data: string }>(`SELECT tbl, key, data::text AS data FROM fos_rows ORDER BY tbl, key`)).rows) {
-    let table = rows.get(r.tbl)
-    if (table === undefined) rows.set(r.tbl, (table = []))
-    table.push([r.key, JSON.parse(r.data)])
+const recordOf = (changes: MemoryStore.Changes): LogRecord => {
+  const w: Array<readonly [string, string, unknown]> = []
+  const d: Array<readonly [string, string]> = []
+  const r = new Map<string, Array<readonly [string, string]>>()
+  for (const { table, key, row, fromCopy } of changes.rows) {
+    if (row === undefined) d.push([table, key])
+    else if (fromCopy === undefined) w.push([table, key, row])
+    else {
+      let keys = r.get(fromCopy)
+      if (keys === undefined) r.set(fromCopy, (keys = []))
+      keys.push([table, key])
+    }
   }
-  const copies = new Map<string, Array<MemoryStore.CopiedRow>>()
-  for (const r of (await db.query<{ copy: string; tbl: string; key: string; data: string }>(
-    `SELECT copy, tbl, key, data::text AS data FROM fos_copy_rows ORDER BY copy, tbl, key`
-  )).rows) {
-    let copy = copies.get(r.copy)
-    if (copy === undefined) copies.set(r.copy, (copy = []))
-    copy.push({ table: r.tbl, key: r.key, row: JSON.parse(r.data) })
-  }
-  const sequence = (await db.query<{ last_value: string | number; is_called: boolean }>(`SELECT last_value, is_called FROM fos_sequence`)).rows[0]
   return {
-    rows,
-    copies,
-    sequence: sequence === undefined || !sequence.is_called ? 0 : Number(sequence.last_value),
-    commit: commit(runWith(preparedStatements(db)))
+    ...(w.length === 0 ? {} : { w }),
+    ...(d.length === 0 ? {} : { d }),
+    ...(r.size === 0 ? {} : { r: [...r] }),
+    ...(changes.copies.length === 0 ? {} : {
+      c: changes.copies.map((copy) => ({
+        id: copy.id,
+        replaced: copy.replaced,
+        stored: copy.added.filter((c) => c.stored).map((c) => [c.table, c.key] as const),
+        sent: copy.added.filter((c) => !c.stored).map((c) => [c.table, c.key, c.row] as const),
+        size: copy.size
+      }))
+    }),
+    s: changes.sequence
   }
 }
 
-/** The memory store over the (migrated) PGlite database `db`, starting from the rows it holds. */
-export const makeImageStore = (db: PGlite): Effect.Effect<Store.StoreService> =>
-  Effect.map(Effect.promise(() => load(db)), MemoryStore.make)
+/** What the database holds as a store: the tables' rows and the copies (each by table and key), and the sequence. */
+interface Held {
+  readonly rows: Map<string, Map<string, unknown>>
+  readonly copies: Map<string, Map<string, MemoryStore.CopiedRow>>
+  sequence: number
+}
+
+const copyKey = (table: string, key: string) => `${table}\u0000${key}`
+
+/** Applies one record to `held`, as the transaction it keeps changed the store: its rows first, then its copies. */
+const replay = (held: Held, record: LogRecord) => {
+  const table = (name: string) => {
+    let rows = held.rows.get(name)
+    if (rows === undefined) held.rows.set(name, (rows = new Map()))
+    return rows
+  }
+  for (const [name, key, row] of record.w ?? []) table(name).set(key, row)
+  for (const [name, key] of record.d ?? []) held.rows.get(name)?.delete(key)
+  for (const [copy, keys] of record.r ?? []) {
+    for (const [name, key] of keys) table(name).set(key, held.copies.get(copy)?.get(copyKey(name, key))?.row)
+  }
+  for (const change of record.c ?? []) {
+    let copy = change.replaced ? undefined : held.copies.get(change.id)
+    if (copy === undefined) held.copies.set(change.id, (copy = new Map()))
+    for (const [name, key] of change.stored) copy.set(copyKey(name, key), { table: name, key, row: held.rows.get(name)?.get(key) })
+    for (const [name, key, row] of change.sent) copy.set(copyKey(name, key), { table: name, key, row })
+    if (change.size === 0) held.copies.delete(change.id)
+  }
+  if (record.s > held.sequence) held.sequence = record.s
+}
+
+/**
+ * The log is folded into the tables once what it holds passes this many characters: a start reads the tables and
+ * replays the log, so this bounds what a start replays, and how long one commit in many takes to fold it.
+ */
+const foldAtChars = 16 * 1024 * 1024
+
+/**
+ * A string PostgreSQL would refuse in the tables, as the record's JSON escapes it: a NUL character (text refuses
+ * it, and jsonb its escape) or half a surrogate pair (jsonb refuses it). A record is written as JSON text, which
+ * takes both, so a commit refuses them itself: a fold would fail on them later, for good.
+ */
+const refusedByTheTables = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/
+
+/**
+ * The image's writer. A transaction's changes go to the log (`fos_log`) as one record, one statement, whatever
+ * they are: a restore of 9,000 rows is the keys it put back, a snapshot the keys it saved. Once the log passes
+ * `foldAtChars`, the commit that passes it writes instead, in one PGlite transaction, every row and copy the log
+ * touched as the store holds it now, and empties the log. A start reads the tables and replays the log
+ * (docs/storage.md, "PGlite: the memory store with a durable image").
+ */
+const imageWriter = (
+  run: Run,
+  logged: { chars: number; next: number; rows: Map<string, Set<string>>; copies: Set<string> },
+  foldAt: number
+) => {
+  const touch = (record: LogRecord) => {
+    const row = (table: string, key: string) => {
+      let keys = logged.rows.get(table)
+      if (keys === undefined) logged.rows.set(table, (keys = new Set()))
+      keys.add(key)
+    }
+    for (const [table, key] of record.w ?? []) row(table, key)
+    for (const [table, key] of record.d ?? []) row(table, key)
+    for (const [, keys] of record.r ?? []) for (const [table, key] of keys) row(table, key)
+    for (const copy of record.c ?? []) logged.copies.add(copy.id)
+  }
+  /** Writes what the log touched as `now` holds it, and empties the log: one PGlite transaction. */
+  const fold = async (now: MemoryStore.Now, sequence: number) => {
+    const rows: Array<MemoryStore.Changes["rows"][number]> = []
+    for (const [table, keys] of logged.rows) for (const key of keys) rows.push({ table, key, row: now.row(table, key) })
+    const copies = [...logged.copies].map((id) => {
+      const held = now.copy(id) ?? []
+      return { id, replaced: true, added: held.map((row) => ({ ...row, stored: false })), size: held.length }
+    })
+    await run("BEGIN", [])
+    try {
+      await sendRows(run, { rows, copies, sequence })
+      await sendCopies(run, { rows, copies, sequence })
+      await run("DELETE FROM fos_log", [])
+      await run("COMMIT", [])
+    } catch (e) {
+      await run("ROLLBACK", []).catch(() => undefined)
+      throw e
+    }
+    logged.chars = 0
+    logged.rows.clear()
+    logged.copies.clear()
+  }
+  /** Makes one transaction's changes durable: a record in the log, or a fold. A failure rolls the transaction back. */
+  const commit = (changes: MemoryStore.Changes, now: MemoryStore.Now): Effect.Effect<void> =>
+    Effect.tryPromise({
+      try: async () => {
+        const record = recordOf(changes)
+        const text = JSON.stringify(record)
+        if (refusedByTheTables.test(text)) throw new Error("a row holds a NUL character or half a surrogate pair, which PostgreSQL does not store")
+        if (logged.chars + text.length > foldAt) {
+          touch(record)
+          return await fold(now, changes.sequence)
+        }
+        await run(`INSERT INTO fos_log (n, record) VALUES ($1, $2)`, [logged.next, text])
+        logged.next++
+        logged.chars += text.length
+        touch(record)
+      },
+      catch: (e: unknown) => new Store.StoreUnavailable({ message: `PGlite: cannot write (${(e as Error).message})` })
+    }).pipe(Effect.orDie)
+  return { commit, touch }
+}
+
+/** The image's rows, copies and sequence as the database holds them (its tables, then its log), read once when the store opens. */
+const load = async (db: PGlite, foldAt: number): Promise<MemoryStore.Image> => {
+  // Once, for a directory the SQL store wrote: the index tables are the memory store's to make now.
+  const indexed = await db.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM fos_orders) OR EXISTS (SELECT 1 FROM fos_uniques) AS any`)
+  if (indexed.rows[0]?.any === true) await db.exec(`TRUNCATE fos_orders, fos_uniques, fos_counts, fos_count_shards`)
+  const held: Held = { rows: new Map(), copies: new Map(), sequence: 0 }
+  for (const r of (await db.query<{ tbl: string; key: string; data: string }>(`SELECT tbl, key, data::text AS data FROM fos_rows ORDER BY tbl, key`)).rows) {
+    let table = held.rows.get(r.tbl)
+    if (table === undefined) held.rows.set(r.tbl, (table = new Map()))
+    table.set(r.key, JSON.parse(r.data))
+  }
+  for (const r of (await db.query<{ copy: string; tbl: string; key: string; data: string }>(
+    `SELECT copy, tbl, key, data::text AS data FROM fos_copy_rows ORDER BY copy, tbl, key`
+  )).rows) {
+    let copy = held.copies.get(r.copy)
+    if (copy === undefined) held.copies.set(r.copy, (copy = new Map()))
+    copy.set(copyKey(r.tbl, r.key), { table: r.tbl, key: r.key, row: JSON.parse(r.data) })
+  }
+  const sequence = (await db.query<{ last_value: string | number; is_called: boolean }>(`SELECT last_value, is_called FROM fos_sequence`)).rows[0]
+  held.sequence = sequence === undefined || !sequence.is_called ? 0 : Number(sequence.last_value)
+  const logged = { chars: 0, next: 1, rows: new Map<string, Set<string>>(), copies: new Set<string>() }
+  const writer = imageWriter(runWith(preparedStatements(db)), logged, foldAt)
+  for (const r of (await db.query<{ n: string | number; record: string }>(`SELECT n, record FROM fos_log ORDER BY n`)).rows) {
+    const record = JSON.parse(r.record) as LogRecord
+    replay(held, record)
+    writer.touch(record)
+    logged.chars += r.record.length
+    logged.next = Number(r.n) + 1
+  }
+  // A table's rows in key order, as the memory store indexes them.
+  const rows = new Map([...held.rows].map(([table, byKey]) => [table, new Map([...byKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))]))
+  return {
+    rows,
+    copies: new Map([...held.copies].map(([id, copy]) => [id, [...copy.values()]])),
+    sequence: held.sequence,
+    commit: writer.commit
+  }
+}
+
+/**
+ * The memory store over the (migrated) PGlite database `db`, starting from the rows it holds. `foldAtChars` (for
+ * tests) folds the log sooner.
+ */
+export const makeImageStore = (db: PGlite, options: { readonly foldAtChars?: number } = {}): Effect.Effect<Store.StoreService> =>
+  Effect.map(Effect.promise(() => load(db, options.foldAtChars ?? foldAtChars)), MemoryStore.make)

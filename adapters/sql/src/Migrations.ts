@@ -433,6 +433,18 @@ export const migrations: ReadonlyArray<Migration> = [
          FROM fos_rows r
          WHERE u.tbl = 'wallets' AND u.name = 'address' AND r.tbl = u.tbl AND r.key = u.key`
     ]
+  },
+  {
+    // A PGlite directory keeps each transaction as a record of a log, folded into the tables from time to time
+    // (ImageStore.ts): a fos older than this would read the tables without the log, so the version makes it refuse
+    // such a directory. On PostgreSQL the table stays empty.
+    version: 19,
+    name: "PGlite directories keep a log of transactions",
+    statements: [
+      `CREATE TABLE fos_log (
+         n bigint PRIMARY KEY,
+         record text NOT NULL)`
+    ]
   }
 ]
 

@@ -28,7 +28,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-const empty = () => db.exec(`TRUNCATE fos_rows, fos_copies, fos_copy_rows; ALTER SEQUENCE fos_sequence RESTART`)
+const empty = () => db.exec(`TRUNCATE fos_rows, fos_copies, fos_copy_rows, fos_log; ALTER SEQUENCE fos_sequence RESTART`)
 
 /** A store on the emptied database. */
 const freshStore = () => Layer.effect(Store.Store, Effect.andThen(Effect.promise(empty), Effect.suspend(() => makeImageStore(db))))
@@ -123,16 +123,23 @@ const run = (store: Store.StoreService, s: Step): Effect.Effect<void> => {
 }
 
 describe("the PGlite image", () => {
-  it("is what the store committed: a store opened again finds the same rows, indexes, copies and sequence", async () => {
+  // The log folded into the tables at each commit past 300 characters (every few), and never: the tables and the log
+  // after any number of folds, replayed, are what the store committed.
+  it.each([["folded often", 300], ["not folded", undefined]] as const)("is what the store committed: a store opened again finds the same rows, indexes, copies and sequence (%s)", async (_, foldAtChars) => {
+    const options = foldAtChars === undefined ? {} : { foldAtChars }
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { maxLength: 30, size: "max" }), async (steps) => {
+      fc.asyncProperty(fc.array(step, { maxLength: 30, size: "max" }), fc.integer({ min: 0, max: 30 }), async (steps, reopenAt) => {
         await empty()
         const program = Effect.gen(function*() {
-          const live = yield* makeImageStore(db)
-          for (const s of steps) yield* run(live, s)
+          let live = yield* makeImageStore(db, options)
+          for (const [i, s] of steps.entries()) {
+            // Opened again in the middle too: a store that replayed a log writes on after it.
+            if (i === reopenAt) live = yield* makeImageStore(db, options)
+            yield* run(live, s)
+          }
           const seen = yield* observe(live, [...ids, ...ids.map((id) => `${id}-ghost`)], owners, "copy")
           const handed = yield* live.nextSequence
-          const reopened = yield* makeImageStore(db)
+          const reopened = yield* makeImageStore(db, options)
           expect(yield* observe(reopened, [...ids, ...ids.map((id) => `${id}-ghost`)], owners, "copy")).toEqual(seen)
           expect(yield* reopened.copies.rows("ghost")).toEqual([])
           // Numbers go on from those the committed transactions took (the one above committed nothing).
@@ -173,6 +180,21 @@ describe("the PGlite image", () => {
       expect(yield* store.count(Accounts, "byOwner", "o1")).toBe(1)
       const reopened = yield* makeImageStore(db)
       expect((yield* reopened.page(Accounts, { order: "byOwner", partition: "o1", descending: false, backward: false, from: undefined, limit: 10 })).map((a) => a.id)).toEqual(["kept"])
+    })
+    await Effect.runPromise(program)
+  })
+
+  it("refuses a row PostgreSQL could not store, which a later fold would fail on, and takes its look-alikes", async () => {
+    await empty()
+    const program = Effect.gen(function*() {
+      const store = yield* makeImageStore(db, { foldAtChars: 1 })
+      const half = yield* Effect.exit(store.insert(Accounts, { id: "half", owner: "o1", balance: 1, handle: "\ud800" }))
+      expect(half._tag).toBe("Failure")
+      // A backslash before "u0000", and a whole surrogate pair: text PostgreSQL takes.
+      yield* store.insert(Accounts, { id: "look-alike", owner: "o1", balance: 2, handle: "\\u0000 \ud83d\ude00" })
+      const reopened = yield* makeImageStore(db)
+      expect(yield* reopened.get(Accounts, "half")).toBeUndefined()
+      expect((yield* reopened.get(Accounts, "look-alike"))?.handle).toBe("\\u0000 \ud83d\ude00")
     })
     await Effect.runPromise(program)
   })

@@ -18,13 +18,21 @@ import * as Store from "./Store.ts"
  * rolls the transaction back, as any failure inside it would).
  */
 export interface Image {
-  /** The committed rows by table name, each as `[key, row]`: a table's rows are indexed when the table is first used. */
-  readonly rows: ReadonlyMap<string, ReadonlyArray<readonly [key: string, row: unknown]>>
+  /** The committed rows by table name, each table's by key: a table's rows are indexed when the table is first used. */
+  readonly rows: ReadonlyMap<string, ReadonlyMap<string, unknown>>
   /** The committed copies by id. */
   readonly copies: ReadonlyMap<string, ReadonlyArray<CopiedRow>>
   /** The last number the sequence handed out (0 for none). */
   readonly sequence: number
-  readonly commit: (changes: Changes) => Effect.Effect<void>
+  /** Makes `changes` durable; `now` reads the store as the transaction leaves it, any row or copy, changed or not. */
+  readonly commit: (changes: Changes, now: Now) => Effect.Effect<void>
+}
+
+/** The store's rows and copies as they are, for an image's `commit`. */
+export interface Now {
+  readonly row: (table: string, key: string) => unknown
+  /** A copy's rows; undefined for a copy that does not exist. */
+  readonly copy: (id: string) => ReadonlyArray<CopiedRow> | undefined
 }
 
 /** A row of a copy: its table's name, its key, and the row as saved. */
@@ -198,6 +206,17 @@ export const make = (image?: Image): Store.StoreService => {
       )
     })
 
+  const now: Now = {
+    row: (table, key) => {
+      const s = tables.get(table)
+      return s !== undefined ? s.rows.get(key) : unread.get(table)?.get(key)
+    },
+    copy: (id) => {
+      const copy = copies.get(id)
+      return copy === undefined ? undefined : [...copy.values()]
+    }
+  }
+
   /** The sequence's last number the image holds. */
   let durableSequence = sequence
 
@@ -223,7 +242,7 @@ export const make = (image?: Image): Store.StoreService => {
         size: copies.get(id)?.size ?? 0
       }))
       const handed = sequence
-      return Effect.map(image.commit({ rows, copies: copied, sequence: handed }), () => {
+      return Effect.map(image.commit({ rows, copies: copied, sequence: handed }, now), () => {
         durableSequence = handed
       })
     })
