@@ -15,7 +15,8 @@
  *    snapshot, a restore after a test's change (one deposit, settled), a restore after a reset (every row written
  *    back), and a fork of the snapshot (every row written into a new organization, its ids new; docs/snapshots.md,
  *    "Forks"), beside that restore. The fixture is built once through the API on the memory store and carried to the
- *    SQL stores as its snapshot's copy (bench/carry.ts).
+ *    SQL stores as its snapshot's copy (bench/carry.ts). `BENCH_TESTER_SNAPSHOT_ROUNDS` (15) rounds, going round
+ *    the stores.
  * 4. **The journey** (test/journey.ts: about 40 requests, from a webhook endpoint and onboarding to an order and a
  *    payout, with clock advances) on each store, embedded, beside the memory store.
  *
@@ -41,6 +42,7 @@ import { benchSeed, recordSection } from "./record.ts"
 import { median } from "./rounds.ts"
 
 const rounds = Number(process.env.BENCH_TESTER_ROUNDS ?? 5)
+const snapshotRounds = Number(process.env.BENCH_TESTER_SNAPSHOT_ROUNDS ?? 15)
 const root = resolve(import.meta.dirname, "..")
 const compare = process.env.BENCH_COMPARE === undefined || process.env.BENCH_COMPARE === "" ? undefined : resolve(process.env.BENCH_COMPARE)
 const postgres = process.env.DATABASE_URL === undefined || process.env.DATABASE_URL === "" ? undefined : process.env.DATABASE_URL
@@ -257,7 +259,9 @@ const putAndRestore = async (engine: Engine, world: Carried) => {
 /**
  * Each round: a snapshot (then deleted); a test's change (a deposit, settled) and a restore; a reset and a restore,
  * which writes the whole sandbox back; a fork of the snapshot (then deleted). Only the snapshot, the restores and the
- * fork are timed.
+ * fork are timed. Every store's engine is open at once and the rounds go round the stores, one untimed round first,
+ * so that a ratio compares times taken minutes apart at most, whatever the machine does meanwhile;
+ * `BENCH_TESTER_SNAPSHOT_ROUNDS` (15) rounds, since one is a few milliseconds on the small fixture.
  */
 const measureSnapshots = async () => {
   const lines = [
@@ -274,41 +278,41 @@ const measureSnapshots = async () => {
       await memory.close()
     }
     const address = (world.rows.find((r) => r.table === "wallets")!.row as { address: string }).address
-    const results = new Map<StoreName, { snapshot: number; afterTest: number; afterReset: number; fork: number }>()
-    for (const name of storeNames) {
-      const opened = await open(name, seed)
-      try {
-        const id = await putAndRestore(opened.engine, world)
-        const client = engineClient(opened.engine, benchKey, "bench-test")
-        const snapshotMs: Array<number> = []
-        const afterTestMs: Array<number> = []
-        const afterResetMs: Array<number> = []
-        const forkMs: Array<number> = []
-        const timed = async (into: Array<number>, f: () => Promise<unknown>) => {
-          const t0 = performance.now()
-          await f()
-          into.push(performance.now() - t0)
-        }
-        for (let round = 0; round < rounds; round++) {
-          let taken = ""
-          await timed(snapshotMs, async () => (taken = (await opened.engine.snapshot()).id))
-          await opened.engine.deleteSnapshot(taken)
-          await client.call("POST", "/v2/simulate/deposits", { destination: { type: "deposit_address", address }, assetAmount: { code: "USDC", amount: "1.00", chain: "base" } })
-          await opened.engine.clock.runUntilIdle()
-          await timed(afterTestMs, () => opened.engine.restore(id))
-          await client.call("POST", "/v2/simulate/reset", undefined, 200)
-          await timed(afterResetMs, () => opened.engine.restore(id))
-          let forked = ""
-          await timed(forkMs, async () => (forked = (await opened.engine.fork(id)).organizationId))
-          await opened.engine.deleteFork(forked)
-        }
-        const r = { snapshot: median(snapshotMs), afterTest: median(afterTestMs), afterReset: median(afterResetMs), fork: median(forkMs) }
-        results.set(name, r)
-        log(`snapshots: ${scale}× on ${name}: snapshot ${ms(r.snapshot)} ms, restore after a test ${ms(r.afterTest)} ms, after a reset ${ms(r.afterReset)} ms, fork ${ms(r.fork)} ms`)
-      } finally {
-        await opened.close()
+    const stores: Array<{ name: StoreName; opened: Awaited<ReturnType<typeof open>>; id: string; times: Record<"snapshot" | "afterTest" | "afterReset" | "fork", Array<number>> }> = []
+    try {
+      for (const name of storeNames) {
+        const opened = await open(name, seed)
+        stores.push({ name, opened, id: await putAndRestore(opened.engine, world), times: { snapshot: [], afterTest: [], afterReset: [], fork: [] } })
       }
+      for (let round = 0; round <= snapshotRounds; round++) {
+        for (const { opened: { engine }, id, times } of stores) {
+          const client = engineClient(engine, benchKey, "bench-test")
+          const timed = async (into: Array<number>, f: () => Promise<unknown>) => {
+            const t0 = performance.now()
+            await f()
+            if (round > 0) into.push(performance.now() - t0)
+          }
+          let taken = ""
+          await timed(times.snapshot, async () => (taken = (await engine.snapshot()).id))
+          await engine.deleteSnapshot(taken)
+          await client.call("POST", "/v2/simulate/deposits", { destination: { type: "deposit_address", address }, assetAmount: { code: "USDC", amount: "1.00", chain: "base" } })
+          await engine.clock.runUntilIdle()
+          await timed(times.afterTest, () => engine.restore(id))
+          await client.call("POST", "/v2/simulate/reset", undefined, 200)
+          await timed(times.afterReset, () => engine.restore(id))
+          let forked = ""
+          await timed(times.fork, async () => (forked = (await engine.fork(id)).organizationId))
+          await engine.deleteFork(forked)
+        }
+      }
+    } finally {
+      for (const { opened } of stores) await opened.close()
     }
+    const results = new Map(stores.map(({ name, times }) => {
+      const r = { snapshot: median(times.snapshot), afterTest: median(times.afterTest), afterReset: median(times.afterReset), fork: median(times.fork) }
+      log(`snapshots: ${scale}× on ${name}: snapshot ${ms(r.snapshot)} ms, restore after a test ${ms(r.afterTest)} ms, after a reset ${ms(r.afterReset)} ms, fork ${ms(r.fork)} ms`)
+      return [name, r] as const
+    }))
     const base = results.get("memory")!
     for (const [name, r] of results) {
       lines.push(`| ${scale === 1 ? "3 customers, 6 wallets, 20 deposits" : "ten times that"} | ${world.rows.length.toLocaleString("en-US")} | ${name} | ${ms(r.snapshot)} | ${ratio(r.snapshot, base.snapshot)} | ${ms(r.afterTest)} | ${ratio(r.afterTest, base.afterTest)} | ${ms(r.afterReset)} | ${ratio(r.afterReset, base.afterReset)} | ${ms(r.fork)} | ${ratio(r.fork, base.fork)} | ${(r.fork / r.afterReset).toFixed(2)} |`)
@@ -350,7 +354,7 @@ const parts: ReadonlyArray<[string, () => Promise<Array<string>>]> = [
 ]
 try {
   const sections = [
-    `Measured ${new Date().toISOString().slice(0, 10)} on Node ${process.version}${compare === undefined ? "" : `; "before" is ${execFileSync("git", ["-C", compare, "rev-parse", "--short", "HEAD"]).toString().trim()}`}. ${rounds} rounds; medians.`
+    `Measured ${new Date().toISOString().slice(0, 10)} on Node ${process.version}${compare === undefined ? "" : `; "before" is ${execFileSync("git", ["-C", compare, "rev-parse", "--short", "HEAD"]).toString().trim()}`}. ${rounds} rounds (snapshots ${snapshotRounds}); medians.`
   ]
   for (const [name, measure] of parts) if (only === undefined || only.includes(name)) sections.push("", ...(await measure()))
   console.log(sections.join("\n"))

@@ -111,50 +111,70 @@ const sendCopies = async (run: Run, changes: MemoryStore.Changes) => {
   }
 }
 
+/** Keys (or entries of them) grouped by table name, so that a record names each table once. */
+type ByTable<A> = Record<string, Array<A>>
+
+/** An empty `ByTable` (no prototype: a table's name is only ever a member). */
+const byTable = <A>(): ByTable<A> => Object.create(null) as ByTable<A>
+
+const addTo = <A>(byTable: ByTable<A>, table: string, item: A) => {
+  const items = byTable[table]
+  if (items === undefined) byTable[table] = [item]
+  else items.push(item)
+}
+
 /**
  * A transaction's changes as the log keeps them (`Changes`, in short): rows written, with their values; rows removed;
- * rows a restore put back as a copy holds them, by key only; then the copies touched, a copy's rows that its table
- * holds as they are by key only; and the sequence.
+ * rows a restore put back as a copy holds them, by key only, or `null` when it put back every row of the copy; then
+ * the copies touched, a copy's rows that its table holds as they are by key only; and the sequence.
  */
 interface LogRecord {
-  readonly w?: ReadonlyArray<readonly [table: string, key: string, row: unknown]>
-  readonly d?: ReadonlyArray<readonly [table: string, key: string]>
-  readonly r?: ReadonlyArray<readonly [copy: string, keys: ReadonlyArray<readonly [table: string, key: string]>]>
+  readonly w?: ByTable<readonly [key: string, row: unknown]>
+  readonly d?: ByTable<string>
+  readonly r?: ReadonlyArray<readonly [copy: string, keys: ByTable<string> | null]>
   readonly c?: ReadonlyArray<{
     readonly id: string
     readonly replaced: boolean
-    readonly stored: ReadonlyArray<readonly [table: string, key: string]>
-    readonly sent: ReadonlyArray<readonly [table: string, key: string, row: unknown]>
+    readonly stored: ByTable<string>
+    readonly sent: ByTable<readonly [key: string, row: unknown]>
     readonly size: number
   }>
   readonly s: number
 }
 
-const recordOf = (changes: MemoryStore.Changes): LogRecord => {
-  const w: Array<readonly [string, string, unknown]> = []
-  const d: Array<readonly [string, string]> = []
-  const r = new Map<string, Array<readonly [string, string]>>()
+const recordOf = (changes: MemoryStore.Changes, now: MemoryStore.Now): LogRecord => {
+  const w = byTable<readonly [string, unknown]>()
+  const d = byTable<string>()
+  const r = new Map<string, { keys: ByTable<string>; count: number }>()
+  let written = false
+  let removed = false
   for (const { table, key, row, fromCopy } of changes.rows) {
-    if (row === undefined) d.push([table, key])
-    else if (fromCopy === undefined) w.push([table, key, row])
-    else {
-      let keys = r.get(fromCopy)
-      if (keys === undefined) r.set(fromCopy, (keys = []))
-      keys.push([table, key])
+    if (row === undefined) {
+      addTo(d, table, key)
+      removed = true
+    } else if (fromCopy === undefined) {
+      addTo(w, table, [key, row] as const)
+      written = true
+    } else {
+      let restored = r.get(fromCopy)
+      if (restored === undefined) r.set(fromCopy, (restored = { keys: byTable(), count: 0 }))
+      addTo(restored.keys, table, key)
+      restored.count++
     }
   }
+  const stored = (added: ReadonlyArray<MemoryStore.CopiedRow & { readonly stored: boolean }>, asStored: boolean) => {
+    const out = byTable<any>()
+    for (const c of added) if (c.stored === asStored) addTo(out, c.table, asStored ? c.key : [c.key, c.row])
+    return out
+  }
   return {
-    ...(w.length === 0 ? {} : { w }),
-    ...(d.length === 0 ? {} : { d }),
-    ...(r.size === 0 ? {} : { r: [...r] }),
+    ...(written ? { w } : {}),
+    ...(removed ? { d } : {}),
+    // A restore that put back every row of its copy (after a reset) says so, rather than naming them all: each row it
+    // put back is one of the copy's, so as many rows as the copy holds are all of them.
+    ...(r.size === 0 ? {} : { r: [...r].map(([copy, { keys, count }]) => [copy, count === now.copy(copy)?.length ? null : keys] as const) }),
     ...(changes.copies.length === 0 ? {} : {
-      c: changes.copies.map((copy) => ({
-        id: copy.id,
-        replaced: copy.replaced,
-        stored: copy.added.filter((c) => c.stored).map((c) => [c.table, c.key] as const),
-        sent: copy.added.filter((c) => !c.stored).map((c) => [c.table, c.key, c.row] as const),
-        size: copy.size
-      }))
+      c: changes.copies.map((copy) => ({ id: copy.id, replaced: copy.replaced, stored: stored(copy.added, true), sent: stored(copy.added, false), size: copy.size }))
     }),
     s: changes.sequence
   }
@@ -169,6 +189,11 @@ interface Held {
 
 const copyKey = (table: string, key: string) => `${table}\u0000${key}`
 
+/** Each (table, item) of `byTable`. */
+const eachOf = <A>(byTable: ByTable<A> | undefined, f: (table: string, item: A) => void) => {
+  for (const [table, items] of Object.entries(byTable ?? {})) for (const item of items) f(table, item)
+}
+
 /** Applies one record to `held`, as the transaction it keeps changed the store: its rows first, then its copies. */
 const replay = (held: Held, record: LogRecord) => {
   const table = (name: string) => {
@@ -176,16 +201,19 @@ const replay = (held: Held, record: LogRecord) => {
     if (rows === undefined) held.rows.set(name, (rows = new Map()))
     return rows
   }
-  for (const [name, key, row] of record.w ?? []) table(name).set(key, row)
-  for (const [name, key] of record.d ?? []) held.rows.get(name)?.delete(key)
-  for (const [copy, keys] of record.r ?? []) {
-    for (const [name, key] of keys) table(name).set(key, held.copies.get(copy)?.get(copyKey(name, key))?.row)
+  eachOf(record.w, (name, [key, row]) => table(name).set(key, row))
+  eachOf(record.d, (name, key) => held.rows.get(name)?.delete(key))
+  for (const [id, keys] of record.r ?? []) {
+    const copy = held.copies.get(id)
+    if (keys === null) for (const { table: name, key, row } of copy?.values() ?? []) table(name).set(key, row)
+    else eachOf(keys, (name, key) => table(name).set(key, copy?.get(copyKey(name, key))?.row))
   }
   for (const change of record.c ?? []) {
     let copy = change.replaced ? undefined : held.copies.get(change.id)
     if (copy === undefined) held.copies.set(change.id, (copy = new Map()))
-    for (const [name, key] of change.stored) copy.set(copyKey(name, key), { table: name, key, row: held.rows.get(name)?.get(key) })
-    for (const [name, key, row] of change.sent) copy.set(copyKey(name, key), { table: name, key, row })
+    const into = copy
+    eachOf(change.stored, (name, key) => into.set(copyKey(name, key), { table: name, key, row: held.rows.get(name)?.get(key) }))
+    eachOf(change.sent, (name, [key, row]) => into.set(copyKey(name, key), { table: name, key, row }))
     if (change.size === 0) held.copies.delete(change.id)
   }
   if (record.s > held.sequence) held.sequence = record.s
@@ -216,15 +244,19 @@ const imageWriter = (
   logged: { chars: number; next: number; rows: Map<string, Set<string>>; copies: Set<string> },
   foldAt: number
 ) => {
-  const touch = (record: LogRecord) => {
+  /** Adds what `record` changed to what the log has touched; `copyRows` reads a copy's rows (for a whole-copy restore). */
+  const touch = (record: LogRecord, copyRows: (id: string) => Iterable<MemoryStore.CopiedRow>) => {
     const row = (table: string, key: string) => {
       let keys = logged.rows.get(table)
       if (keys === undefined) logged.rows.set(table, (keys = new Set()))
       keys.add(key)
     }
-    for (const [table, key] of record.w ?? []) row(table, key)
-    for (const [table, key] of record.d ?? []) row(table, key)
-    for (const [, keys] of record.r ?? []) for (const [table, key] of keys) row(table, key)
+    eachOf(record.w, (table, [key]) => row(table, key))
+    eachOf(record.d, row)
+    for (const [id, keys] of record.r ?? []) {
+      if (keys === null) for (const c of copyRows(id)) row(c.table, c.key)
+      else eachOf(keys, row)
+    }
     for (const copy of record.c ?? []) logged.copies.add(copy.id)
   }
   /** Writes what the log touched as `now` holds it, and empties the log: one PGlite transaction. */
@@ -253,17 +285,17 @@ const imageWriter = (
   const commit = (changes: MemoryStore.Changes, now: MemoryStore.Now): Effect.Effect<void> =>
     Effect.tryPromise({
       try: async () => {
-        const record = recordOf(changes)
+        const record = recordOf(changes, now)
         const text = JSON.stringify(record)
         if (refusedByTheTables.test(text)) throw new Error("a row holds a NUL character or half a surrogate pair, which PostgreSQL does not store")
         if (logged.chars + text.length > foldAt) {
-          touch(record)
+          touch(record, (id) => now.copy(id) ?? [])
           return await fold(now, changes.sequence)
         }
         await run(`INSERT INTO fos_log (n, record) VALUES ($1, $2)`, [logged.next, text])
         logged.next++
         logged.chars += text.length
-        touch(record)
+        touch(record, (id) => now.copy(id) ?? [])
       },
       catch: (e: unknown) => new Store.StoreUnavailable({ message: `PGlite: cannot write (${(e as Error).message})` })
     }).pipe(Effect.orDie)
@@ -295,7 +327,7 @@ const load = async (db: PGlite, foldAt: number): Promise<MemoryStore.Image> => {
   for (const r of (await db.query<{ n: string | number; record: string }>(`SELECT n, record FROM fos_log ORDER BY n`)).rows) {
     const record = JSON.parse(r.record) as LogRecord
     replay(held, record)
-    writer.touch(record)
+    writer.touch(record, (id) => held.copies.get(id)?.values() ?? [])
     logged.chars += r.record.length
     logged.next = Number(r.n) + 1
   }

@@ -443,7 +443,8 @@ export const migrations: ReadonlyArray<Migration> = [
     statements: [
       `CREATE TABLE fos_log (
          n bigint PRIMARY KEY,
-         record text NOT NULL)`
+         record text NOT NULL)`,
+      `ALTER TABLE fos_log ALTER record SET STORAGE EXTERNAL`
     ]
   }
 ]

@@ -184,6 +184,32 @@ describe("the PGlite image", () => {
     await Effect.runPromise(program)
   })
 
+  it("keeps a restore of every row of a copy, logged as the copy's name alone, through a replay and a fold", async () => {
+    await empty()
+    const accounts = ids.map((id, i): Account => ({ id, owner: owners[i % 2]!, balance: i, handle: `h-${id}` }))
+    const program = Effect.gen(function*() {
+      // Folded at once, so that the restore is the log's one record: nothing else names the rows it put back.
+      const folding = yield* makeImageStore(db, { foldAtChars: 1 })
+      yield* folding.insertMany(Accounts, accounts)
+      yield* Effect.asVoid(folding.copies.save("copy", everyAccount))
+      yield* Effect.asVoid(folding.removeRows(everyAccount))
+      const store = yield* makeImageStore(db, { foldAtChars: 4_000 })
+      yield* Effect.asVoid(store.copies.restore("copy", { tables: [Accounts], replacing: everyAccount }))
+      const logged = yield* Effect.promise(() => db.query<{ record: string }>(`SELECT record FROM fos_log ORDER BY n DESC LIMIT 1`))
+      expect(JSON.parse(logged.rows[0]!.record).r).toEqual([["copy", null]])
+      // Replayed by a store opened again, which then folds the log (a row past the bound) with the restored rows in it.
+      const reopened = yield* makeImageStore(db, { foldAtChars: 4_000 })
+      for (const account of accounts) expect(yield* reopened.get(Accounts, account.id)).toEqual(account)
+      yield* reopened.insert(Accounts, { id: "large", owner: "o1", balance: 0, handle: "x".repeat(5_000) })
+      const log = yield* Effect.promise(() => db.query<{ n: number }>(`SELECT count(*)::int AS n FROM fos_log`))
+      expect(log.rows[0]!.n).toBe(0)
+      const folded = yield* makeImageStore(db)
+      for (const account of accounts) expect(yield* folded.get(Accounts, account.id)).toEqual(account)
+      expect(yield* folded.count(Accounts, "byOwner", "o1")).toBe(3)
+    })
+    await Effect.runPromise(program)
+  })
+
   it("refuses a row PostgreSQL could not store, which a later fold would fail on, and takes its look-alikes", async () => {
     await empty()
     const program = Effect.gen(function*() {
