@@ -173,6 +173,15 @@ const lockDirectory = async (dir: string): Promise<() => Promise<void>> => {
  * cache's path, so a cluster made by an earlier one is not copied.
  */
 const templateRecipe = "small-1"
+
+/**
+ * How fos starts PGlite: its own start parameters, with a buffer pool of 16 MB instead of PostgreSQL's 128. PGlite
+ * zeroes its whole pool in WebAssembly at every start, which was most of a start's time in PGlite (650 to 860 ms of
+ * `PGlite.create` on this VM; 200 ms with 16 MB). The PGlite store reads the database once at its start and then only
+ * appends to its log (ImageStore.ts), so a large pool bought nothing; it also cost the process 112 MB of memory.
+ * Given at each start, so directories made before get it too (docs/performance.md, "PGlite's start").
+ */
+const pgliteStartParams: ReadonlyArray<string> = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"]
 let templateMade: Promise<string | undefined> | undefined
 export const pgliteClusterTemplate = (): Promise<string | undefined> => templateMade ??= makeTemplate()
 
@@ -186,7 +195,7 @@ const makeTemplate = async (): Promise<string | undefined> => {
     const building = `${template}.building-${process.pid}`
     rmSync(building, { recursive: true, force: true })
     mkdirSync(building, { recursive: true })
-    const db = await PGlite.create(building, { initDbStartParams: ["--wal-segsize=1"] })
+    const db = await PGlite.create(building, { initDbStartParams: ["--wal-segsize=1"], startParams: [...pgliteStartParams] })
     await db.exec(`ALTER SYSTEM SET min_wal_size = '2MB'`)
     await db.exec(`ALTER SYSTEM SET max_wal_size = '64MB'`)
     await db.exec(`UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')`)
@@ -234,7 +243,7 @@ const openPglite = (dir: string) =>
     const release = yield* Effect.tryPromise({ try: () => lockDirectory(dir), catch: (e) => e as StoreOpenError })
     yield* Effect.addFinalizer(() => Effect.promise(release))
     const db = yield* Effect.tryPromise({
-      try: () => seedCluster(dir).then(() => PGlite.create(dir)),
+      try: () => seedCluster(dir).then(() => PGlite.create(dir, { startParams: [...pgliteStartParams] })),
       catch: (e) => new StoreOpenError(`PGlite directory ${dir}: cannot open the database (${(e as Error).message})`)
     })
     yield* Effect.addFinalizer(() => Effect.promise(() => db.close()).pipe(Effect.ignore))

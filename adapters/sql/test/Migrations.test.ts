@@ -94,6 +94,25 @@ describe("stores an operator gets wrong", () => {
 
 })
 
+describe("PGlite's start", () => {
+  it("gives every directory a buffer pool of 16 MB, one whose own configuration says otherwise too", async () => {
+    const dir = await freshPgliteDirectory("buffers")
+    const showBuffers = Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ shared_buffers: string }>`SHOW shared_buffers`)
+    try {
+      const first = ManagedRuntime.make(layerPgliteClient(dir))
+      expect((await first.runPromise(showBuffers))[0]!.shared_buffers).toBe("16MB")
+      // A directory made by an earlier fos kept PostgreSQL's default in its configuration.
+      await first.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`ALTER SYSTEM SET shared_buffers = '128MB'`))
+      await first.dispose()
+      const again = ManagedRuntime.make(layerPgliteClient(dir))
+      expect((await again.runPromise(showBuffers))[0]!.shared_buffers).toBe("16MB")
+      await again.dispose()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+})
+
 describe("the PGlite directory lock", () => {
   afterAll(() => killAllFos())
 
