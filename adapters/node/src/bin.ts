@@ -54,7 +54,8 @@ const main = async (argv: ReadonlyArray<string>) => {
     case "serve": {
       // The engine is loaded by the command that runs it, so that the others (and --version) start in milliseconds.
       // V8's code for its modules, the type-stripped sources included, is kept on disk between starts (Node's compile
-      // cache, which bin/fos.js turns on), so a start compiles only what changed (docs/performance.md, "Start").
+      // cache: bin/fos.js turns it on first; this call is for a run of this file alone), so a start compiles only
+      // what changed (docs/performance.md, "Start").
       enableCompileCache()
       const { parseServeArgs, serve } = await import("./serve.ts")
       return serve(parseServeArgs(args, process.env), (line) => {
