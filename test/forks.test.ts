@@ -14,7 +14,7 @@
  * fork's template is kept), a fork's timers on its own clock, and the embedded engine's calls.
  */
 import { maxForksPerOrganization } from "@fos/contract"
-import { Domain, Reset, Store, Tenancy, Timers } from "@fos/core"
+import { Domain, MemoryStore, Reset, Store, Tenancy, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
@@ -298,6 +298,19 @@ describe("forks on the memory store", () => {
     const live = clientOf(engine.fetch, "http://fos", keysOf("acme").live, "live")
     refusedWith(await live.call("GET", "/v2/simulate/forks"), "NOT_FOUND", 404, "/v2/simulate/forks", "live")
   }, 120_000)
+
+  it("a deleted fork leaves no index of its partitions behind", async () => {
+    const { engine, acme } = await start("memory")
+    await smallWorld(acme)
+    const snapshot = await engine.snapshot({ organizationId: "org_acme" })
+    const held = () => engine.run(Effect.map(Store.Store, MemoryStore.partitionsHeld))
+    const before = await held()
+    const fork = await engine.fork(snapshot.id)
+    // The fork's world is in partitions of its own (its scope, its deliveries' attempts, ...), a hundred or so.
+    expect(await held()).toBeGreaterThan(before + 50)
+    await engine.deleteFork(fork.organizationId)
+    expect(await held()).toBe(before)
+  })
 
   it(`holds at most ${maxForksPerOrganization} forks at a time: one more is 409, after a snapshot that is not the caller's is 404`, async () => {
     const { acme, rival } = await start("memory")

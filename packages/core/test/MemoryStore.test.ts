@@ -1,4 +1,62 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
 import * as MemoryStore from "../src/kernel/MemoryStore.ts"
+import * as Store from "../src/kernel/Store.ts"
 import { storeContract } from "./storeContract.ts"
 
 storeContract("memory", () => MemoryStore.layer)
+
+interface Attempt {
+  readonly id: string
+  readonly delivery: string
+  readonly status: string
+}
+
+/** Partitions that come and go with their resources, as a delivery's attempts do. */
+const Attempts = Store.table<Attempt>({
+  name: "footprint_attempts",
+  key: (a) => a.id,
+  orders: {
+    byDelivery: { partition: (a) => a.delivery, sort: (a) => a.id },
+    byStatus: { partition: (a) => a.status, sort: (a) => a.id, counted: false }
+  }
+})
+
+const attempt = (id: string, delivery: string, status = "pending"): Attempt => ({ id, delivery, status })
+
+describe("the memory store's footprint", () => {
+  it.effect("drops a partition with its last row, however the row goes, and brings it back with an undone removal", () =>
+    Effect.gen(function*() {
+      const store = MemoryStore.make()
+      const held = () => MemoryStore.partitionsHeld(store)
+      yield* Effect.orDie(store.insertMany(Attempts, [attempt("a1", "d1"), attempt("a2", "d1"), attempt("a3", "d2"), attempt("a4", "d3")]))
+      // d1, d2, d3 by delivery; pending by status.
+      expect(held()).toBe(4)
+
+      yield* store.remove(Attempts, "a3")
+      expect(held()).toBe(3)
+      yield* Effect.orDie(store.update(Attempts, attempt("a4", "d1", "failed")))
+      expect(held()).toBe(3) // d3 went, failed came
+      yield* store.removePartition(Attempts, "byDelivery", "d1")
+      expect(held()).toBe(0)
+
+      yield* Effect.orDie(store.insertMany(Attempts, [attempt("b1", "e1"), attempt("b2", "e2")]))
+      const rolledBack = yield* Effect.exit(store.transaction(Effect.andThen(store.removePartition(Attempts, "byDelivery", "e1"), Effect.fail("undo"))))
+      expect(rolledBack._tag).toBe("Failure")
+      expect(held()).toBe(3)
+      expect(yield* store.count(Attempts, "byDelivery", "e1")).toBe(1)
+      const page = yield* store.page(Attempts, { order: "byStatus", partition: "pending", limit: 10, descending: false, backward: false })
+      expect(page.map((a) => a.id)).toEqual(["b1", "b2"])
+    }))
+
+  it.effect("holds no partition for a copy's rows once a restore has replaced them with an empty copy's", () =>
+    Effect.gen(function*() {
+      const store = MemoryStore.make()
+      const sandbox: Store.Selection = { table: Attempts, order: "byStatus", partition: "pending" }
+      yield* store.copies.save("empty", [sandbox])
+      yield* Effect.orDie(store.insertMany(Attempts, [attempt("c1", "f1"), attempt("c2", "f2")]))
+      expect(MemoryStore.partitionsHeld(store)).toBe(3)
+      yield* Effect.orDie(store.copies.restore("empty", { tables: [Attempts], replacing: [sandbox] }))
+      expect(MemoryStore.partitionsHeld(store)).toBe(0)
+    }))
+})

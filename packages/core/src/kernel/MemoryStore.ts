@@ -72,6 +72,20 @@ class TableState {
 
 let instances = 0
 
+/** Each memory store's count of the partitions its orders hold an index for (`partitionsHeld`). */
+const heldPartitions = new WeakMap<Store.StoreService, () => number>()
+
+/**
+ * How many partitions the orders of memory store `store` hold an index for, over every table: a diagnostic of what
+ * the store keeps beside its rows. A partition whose last row goes is dropped, so this is the number of partitions
+ * that hold a row (the tests check it after resets, restores and deleted forks).
+ */
+export const partitionsHeld = (store: Store.StoreService): number => {
+  const held = heldPartitions.get(store)
+  if (held === undefined) throw new Error("partitionsHeld: not a memory store")
+  return held()
+}
+
 export const make = (image?: Image): Store.StoreService => {
   const tables = new Map<string, TableState>()
   const lock = Semaphore.makeUnsafe(1)
@@ -144,7 +158,12 @@ export const make = (image?: Image): Store.StoreService => {
       const newPartition = after === undefined ? undefined : o.partition(after)
       const newSort = newPartition === undefined ? undefined : o.sort(after)
       if (oldPartition === newPartition && oldSort === newSort) continue
-      if (oldPartition !== undefined) byPartition.get(oldPartition)?.remove({ sort: oldSort!, key })
+      if (oldPartition !== undefined) {
+        const index = byPartition.get(oldPartition)
+        // A partition left empty goes: partitions come and go with resources (a delivery's attempts, a fork's
+        // scope), and an empty index kept for each would grow the store by every partition it ever held.
+        if (index !== undefined && index.remove({ sort: oldSort!, key }) && index.size === 0) byPartition.delete(oldPartition)
+      }
       if (newPartition !== undefined) {
         let index = byPartition.get(newPartition)
         if (index === undefined) byPartition.set(newPartition, (index = new SortedIndex()))
@@ -543,6 +562,11 @@ export const make = (image?: Image): Store.StoreService => {
     count: <Row>(t: Store.Table<Row>, order: string, partition: string) =>
       read(tableDirty(t), () => state(t).orders.get(order)?.get(partition)?.size ?? 0)
   }
+  heldPartitions.set(store, () => {
+    let n = 0
+    for (const s of tables.values()) for (const byPartition of s.orders.values()) n += byPartition.size
+    return n
+  })
   return store
 }
 
