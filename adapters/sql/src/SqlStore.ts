@@ -1082,12 +1082,13 @@ export const makeSqlStore = Effect.gen(function*() {
   }
 
   /**
-   * Set-based, so a reset costs one statement whatever the sandbox holds: the counts of the counted orders go down
+   * Set-based, so a reset costs two statements whatever the sandbox holds: the counts of the counted orders go down
    * by the rows leaving each of their partitions (on this connection's shard; only the sum means anything), and the
    * unique values, the rows and every index entry of those rows go (found by row, through `fos_orders_by_key`). Every
    * part of the statement sees the rows as they were before it, so a selection through parents finds the parents
    * another selection removes. With `keeping`, a row that copy holds as it is stays (a restore writes back only what
-   * changed). The rows this transaction remembered are forgotten.
+   * changed). The rows this transaction remembered are forgotten. The second statement drops the count rows of the
+   * partitions the first emptied (`dropEmptyCounts`).
    */
   const removeSelected = (selections: ReadonlyArray<Store.Selection>, keeping?: string): Effect.Effect<ReadonlyArray<number>, SqlError.SqlError> =>
     Effect.gen(function*() {
@@ -1110,22 +1111,42 @@ export const makeSqlStore = Effect.gen(function*() {
           SELECT o.tbl, o.ord, o.part, pg_backend_pid() % ${countShards}, -count(*)
           FROM doomed d JOIN fos_orders o ON o.tbl = d.tbl AND o.key = d.key
           WHERE (o.tbl, o.ord) IN (VALUES ${sql.csv(counted)}) GROUP BY o.tbl, o.ord, o.part ORDER BY o.tbl, o.ord, o.part
-          ON CONFLICT (tbl, ord, part, shard) DO UPDATE SET n = fos_count_shards.n + EXCLUDED.n)`)
+          ON CONFLICT (tbl, ord, part, shard) DO UPDATE SET n = fos_count_shards.n + EXCLUDED.n
+          RETURNING tbl, ord, part)`)
       }
       parts.push(
         sql`values_gone AS (DELETE FROM fos_uniques x USING doomed d WHERE x.tbl = d.tbl AND x.key = d.key)`,
         sql`entries_gone AS (DELETE FROM fos_orders x USING doomed d WHERE x.tbl = d.tbl AND x.key = d.key)`,
         sql`gone AS (DELETE FROM fos_rows x USING doomed d WHERE x.tbl = d.tbl AND x.key = d.key RETURNING x.tbl, x.key)`
       )
-      const [result] = yield* sql<{ removed: unknown }>`WITH ${sql.csv(parts)}
-        SELECT json_agg(json_build_array(c.i, c.n)) AS removed
+      const [result] = yield* sql<{ removed: unknown; lowered: unknown }>`WITH ${sql.csv(parts)}
+        SELECT json_agg(json_build_array(c.i, c.n)) AS removed,
+          ${counted.length > 0 ? sql`(SELECT json_agg(json_build_object('tbl', tbl, 'ord', ord, 'part', part)) FROM counted)` : sql`NULL`} AS lowered
         FROM (SELECT d.i, count(*) AS n FROM gone g JOIN doomed d ON d.tbl = g.tbl AND d.key = g.key GROUP BY d.i) AS c`
       yield* forgetAll
+      const lowered = typeof result!.lowered === "string" ? result!.lowered : result!.lowered === null ? undefined : JSON.stringify(result!.lowered)
+      if (lowered !== undefined) yield* dropEmptyCounts(lowered)
       return perSelection(selections, result!.removed)
     })
 
+  /**
+   * Removes the count rows of the partitions `lowered` (JSON `[{ tbl, ord, part }, …]`) whose shards add up to
+   * nothing. Partitions come and go with resources (a delivery's attempts, a fork's scope), so without this a removal
+   * left a row per shard of every partition it emptied, for good: a fork and its deletion left hundreds. The shards are
+   * locked first, in (table, order, partition, shard) order as every write takes them, and only the locked rows whose
+   * sum is zero go, so a count is never changed: a shard another transaction adds meanwhile is not among them.
+   */
+  const dropEmptyCounts = (lowered: string) =>
+    sql`WITH parts AS (SELECT DISTINCT tbl, ord, part FROM json_to_recordset(${lowered}::json) AS v (tbl text, ord text, part text)),
+      locked AS MATERIALIZED (SELECT s.tbl, s.ord, s.part, s.shard, s.n FROM fos_count_shards s
+        JOIN parts p ON p.tbl = s.tbl AND p.ord = s.ord AND p.part = s.part
+        ORDER BY s.tbl, s.ord, s.part, s.shard FOR UPDATE OF s),
+      empty AS (SELECT tbl, ord, part FROM locked GROUP BY tbl, ord, part HAVING sum(n) = 0)
+      DELETE FROM fos_count_shards s USING locked l JOIN empty e ON e.tbl = l.tbl AND e.ord = l.ord AND e.part = l.part
+      WHERE s.tbl = l.tbl AND s.ord = l.ord AND s.part = l.part AND s.shard = l.shard`
+
   const removeRows = (selections: ReadonlyArray<Store.Selection>): Effect.Effect<ReadonlyArray<number>> =>
-    selections.length === 0 ? Effect.succeed([]) : statementOnly<ReadonlyArray<number>, never>(removeSelected(selections))
+    selections.length === 0 ? Effect.succeed([]) : ownTransaction<ReadonlyArray<number>, never>(removeSelected(selections))
 
   const removePartition = <Row>(t: Store.Table<Row>, order: string, partition: string | ReadonlyArray<string>): Effect.Effect<number> =>
     Effect.map(
