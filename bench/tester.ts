@@ -35,9 +35,9 @@ import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
 import { startArgsOf, v8StartFlags } from "../test/fosProcess.ts"
 import { acmeKey, journey, journeySeed } from "../test/journey.ts"
-import { deuSubmission } from "../test/submissions.ts"
 import { type Carried, carried, put } from "./carry.ts"
 import { engineClient } from "./engineClient.ts"
+import { buildFixture } from "./fixture.ts"
 import { benchSeed, recordSection } from "./record.ts"
 import { median } from "./rounds.ts"
 
@@ -225,33 +225,6 @@ const open = async (name: StoreName, seedFile: unknown, randomSeed = 2) => {
   return { engine, close: async () => { await engine.close(); await remove() } }
 }
 
-/**
- * `scale` × (3 customers, each onboarded with two USDC wallets on Base; 20 settled deposits over the wallets), every
- * event delivered to one webhook endpoint.
- */
-const buildFixture = async (engine: Engine, scale: number) => {
-  const client = engineClient(engine, benchKey)
-  // Every event is delivered to an endpoint, as in a suite's world: the deliveries and their attempts are rows too.
-  await client.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.bench.test/fixture" })
-  const wallets: Array<string> = []
-  for (let c = 0; c < 3 * scale; c++) {
-    const docs = {
-      register: await client.upload("certificate_of_incorporation"),
-      articles: await client.upload("articles_of_association"),
-      passport: await client.upload("passport")
-    }
-    const submitted = await client.call("POST", "/v2/onboarding", deuSubmission(docs, { clientReferenceId: `fixture-${c}` }))
-    const decided = await client.call("POST", `/v2/simulate/applications/${submitted.applicationId}/decision`, { outcome: "approved" }, 200)
-    const applied = await client.call("POST", `/v2/customers/${decided.customerId}/features`, { type: "crypto_wallet", asset: { code: "USDC", chain: "base" } })
-    await client.call("POST", `/v2/simulate/applications/${applied.applicationId}/decision`, { outcome: "approved" }, 200)
-    for (let w = 0; w < 2; w++) wallets.push((await client.call("POST", `/v2/customers/${decided.customerId}/wallets`, { chain: "base" })).address)
-  }
-  for (let d = 0; d < 20 * scale; d++) {
-    await client.call("POST", "/v2/simulate/deposits", { destination: { type: "deposit_address", address: wallets[d % wallets.length] }, assetAmount: { code: "USDC", amount: "10.00", chain: "base" } })
-  }
-  await engine.clock.runUntilIdle()
-}
-
 /** Puts a carried snapshot into `engine`'s store and restores it once (untimed); answers the snapshot's id. */
 const putAndRestore = async (engine: Engine, world: Carried) => {
   const id = await put(engine, world)
@@ -275,7 +248,7 @@ const measureSnapshots = async () => {
     const memory = await open("memory", seed, 1)
     let world: Carried
     try {
-      await buildFixture(memory.engine, scale)
+      await buildFixture(memory.engine, benchKey, scale)
       world = await carried(memory.engine)
     } finally {
       await memory.close()

@@ -45,7 +45,7 @@ describe("the memory store's footprint", () => {
       expect(rolledBack._tag).toBe("Failure")
       expect(held()).toBe(3)
       expect(yield* store.count(Attempts, "byDelivery", "e1")).toBe(1)
-      const page = yield* store.page(Attempts, { order: "byStatus", partition: "pending", limit: 10, descending: false, backward: false })
+      const page = yield* store.page(Attempts, { order: "byStatus", partition: "pending", from: undefined, limit: 10, descending: false, backward: false })
       expect(page.map((a) => a.id)).toEqual(["b1", "b2"])
     }))
 
