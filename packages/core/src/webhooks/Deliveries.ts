@@ -247,7 +247,9 @@ export const recordAttempt = (current: WebhookDelivery, attempt: AttemptResult):
 
 /**
  * The deliveries of one scope (scopeOf) that owe an attempt at `nowMs`: in flight (processing), or pending with
- * their next attempt due. What a flush (DeliveryWorker.ts) waits for.
+ * their next attempt due. What a flush (DeliveryWorker.ts) waits for. Both statuses are read in one store
+ * transaction, pending first: a send that begins between two separate reads moved its delivery from the partition
+ * not yet read to the one already read, and the flush answered at once without it (a CI run caught it).
  */
 export const unfinished = (scope: string, nowMs: number): Effect.Effect<ReadonlyArray<WebhookDelivery>, never, Store.Store> =>
   Effect.gen(function*() {
@@ -261,8 +263,8 @@ export const unfinished = (scope: string, nowMs: number): Effect.Effect<Readonly
         from: undefined,
         limit: 100_000
       })
-    const processing = yield* inStatus("processing")
-    const due = (yield* inStatus("pending")).filter((d) => d.nextAttemptAt !== null && parseIso(d.nextAttemptAt)! <= nowMs)
+    const [pending, processing] = yield* store.transaction(Effect.all([inStatus("pending"), inStatus("processing")]))
+    const due = pending.filter((d) => d.nextAttemptAt !== null && parseIso(d.nextAttemptAt)! <= nowMs)
     return [...processing, ...due]
   })
 
