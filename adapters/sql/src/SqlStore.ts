@@ -1088,7 +1088,7 @@ export const makeSqlStore = Effect.gen(function*() {
    * part of the statement sees the rows as they were before it, so a selection through parents finds the parents
    * another selection removes. With `keeping`, a row that copy holds as it is stays (a restore writes back only what
    * changed). The rows this transaction remembered are forgotten. The second statement drops the count rows of the
-   * partitions the first emptied (`dropEmptyCounts`).
+   * partitions the first lowered to nothing (`dropEmptyCounts`).
    */
   const removeSelected = (selections: ReadonlyArray<Store.Selection>, keeping?: string): Effect.Effect<ReadonlyArray<number>, SqlError.SqlError> =>
     Effect.gen(function*() {
@@ -1119,13 +1119,12 @@ export const makeSqlStore = Effect.gen(function*() {
         sql`entries_gone AS (DELETE FROM fos_orders x USING doomed d WHERE x.tbl = d.tbl AND x.key = d.key)`,
         sql`gone AS (DELETE FROM fos_rows x USING doomed d WHERE x.tbl = d.tbl AND x.key = d.key RETURNING x.tbl, x.key)`
       )
-      const [result] = yield* sql<{ removed: unknown; lowered: unknown }>`WITH ${sql.csv(parts)}
+      const [result] = yield* sql<{ removed: unknown; lowered: string | null }>`WITH ${sql.csv(parts)}
         SELECT json_agg(json_build_array(c.i, c.n)) AS removed,
-          ${counted.length > 0 ? sql`(SELECT json_agg(json_build_object('tbl', tbl, 'ord', ord, 'part', part)) FROM counted)` : sql`NULL`} AS lowered
+          ${counted.length > 0 ? sql`(SELECT json_agg(json_build_object('tbl', tbl, 'ord', ord, 'part', part))::text FROM counted)` : sql`NULL::text`} AS lowered
         FROM (SELECT d.i, count(*) AS n FROM gone g JOIN doomed d ON d.tbl = g.tbl AND d.key = g.key GROUP BY d.i) AS c`
       yield* forgetAll
-      const lowered = typeof result!.lowered === "string" ? result!.lowered : result!.lowered === null ? undefined : JSON.stringify(result!.lowered)
-      if (lowered !== undefined) yield* dropEmptyCounts(lowered)
+      if (result!.lowered !== null) yield* dropEmptyCounts(result!.lowered)
       return perSelection(selections, result!.removed)
     })
 
