@@ -44,7 +44,7 @@ export const approvalEffects = (application: Applications.Application, now: stri
           ? `${submission.individual?.firstName ?? ""} ${submission.individual?.lastName ?? ""}`.trim()
           : submission.businessInfo?.legalName ?? ""
         const address = application.customerType === "individual" ? submission.individual?.address : submission.businessInfo?.registeredAddress
-        const customer: Customers.Customer = {
+        const customer = yield* Customers.create({
           id: application.customerId as CustomerId,
           organizationId: application.organizationId,
           environment: application.environment,
@@ -59,8 +59,7 @@ export const approvalEffects = (application: Applications.Application, now: stri
           silentRestrictions: 0,
           createdAt: now,
           updatedAt: now
-        }
-        yield* Customers.create(customer)
+        })
         yield* Outbox.emitEvent({
           type: "customer.created",
           organizationId: application.organizationId,

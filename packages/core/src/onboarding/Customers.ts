@@ -133,17 +133,22 @@ export const reserve = (reserved: ReservedCustomer): Effect.Effect<void, never, 
 
 /**
  * The customer its approved onboarding application reserved is created, and the id is no longer a reservation. A
- * clientReferenceId or house account taken meanwhile (by a cancelled application decided later) is dropped from the
- * customer rather than failing the decision.
+ * clientReferenceId or house account another customer holds is dropped from the customer rather than failing the
+ * decision. Answers the customer as stored, which is what its customer.created must tell.
  */
-export const create = (customer: Customer): Effect.Effect<void, never, Store.Store> =>
+export const create = (customer: Customer): Effect.Effect<Customer, never, Store.Store> =>
   Effect.gen(function*() {
     const store = yield* Store.Store
-    yield* store.insert(Customers, customer).pipe(
-      Effect.catchTag("UniqueViolation", () => store.insert(Customers, { ...customer, clientReferenceId: undefined, houseAccount: false })),
+    const stored = yield* store.insert(Customers, customer).pipe(
+      Effect.as(customer),
+      Effect.catchTag("UniqueViolation", () => {
+        const without: Customer = { ...customer, clientReferenceId: undefined, houseAccount: false }
+        return Effect.as(store.insert(Customers, without), without)
+      }),
       Effect.orDie
     )
     yield* store.remove(ReservedCustomers, customer.id)
+    return stored
   })
 
 const save = (customer: Customer): Effect.Effect<Customer, never, Store.Store> =>
