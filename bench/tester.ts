@@ -234,15 +234,15 @@ const putAndRestore = async (engine: Engine, world: Carried) => {
 
 /**
  * Each round: a snapshot (then deleted); a test's change (a deposit, settled) and a restore; a reset and a restore,
- * which writes the whole sandbox back; a fork of the snapshot (then deleted). Only the snapshot, the restores and the
- * fork are timed. Every store's engine is open at once and the rounds go round the stores, one untimed round first,
+ * which writes the whole sandbox back; a fork of the snapshot (then deleted). Only the snapshot, the restores, the
+ * reset (through the API, as a suite calls it) and the fork are timed. Every store's engine is open at once and the rounds go round the stores, one untimed round first,
  * so that a ratio compares times taken minutes apart at most, whatever the machine does meanwhile;
  * `BENCH_TESTER_SNAPSHOT_ROUNDS` (15) rounds, since one is a few milliseconds on the small fixture.
  */
 const measureSnapshots = async () => {
   const lines = [
-    "| Snapshot, restore and fork | rows | store | snapshot, median ms | × memory | restore after a test's deposit | × memory | restore after a reset | × memory | fork | × memory | fork ÷ restore after a reset |",
-    "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    "| Snapshot, restore and fork | rows | store | snapshot, median ms | × memory | restore after a test's deposit | × memory | reset | × memory | restore after a reset | × memory | fork | × memory | fork ÷ restore after a reset |",
+    "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   ]
   for (const scale of [1, 10]) {
     const memory = await open("memory", seed, 1)
@@ -254,11 +254,11 @@ const measureSnapshots = async () => {
       await memory.close()
     }
     const address = (world.rows.find((r) => r.table === "wallets")!.row as { address: string }).address
-    const stores: Array<{ name: StoreName; opened: Awaited<ReturnType<typeof open>>; id: string; times: Record<"snapshot" | "afterTest" | "afterReset" | "fork", Array<number>> }> = []
+    const stores: Array<{ name: StoreName; opened: Awaited<ReturnType<typeof open>>; id: string; times: Record<"snapshot" | "afterTest" | "reset" | "afterReset" | "fork", Array<number>> }> = []
     try {
       for (const name of storeNames) {
         const opened = await open(name, seed)
-        stores.push({ name, opened, id: await putAndRestore(opened.engine, world), times: { snapshot: [], afterTest: [], afterReset: [], fork: [] } })
+        stores.push({ name, opened, id: await putAndRestore(opened.engine, world), times: { snapshot: [], afterTest: [], reset: [], afterReset: [], fork: [] } })
       }
       for (let round = 0; round <= snapshotRounds; round++) {
         for (const { opened: { engine }, id, times } of stores) {
@@ -274,7 +274,7 @@ const measureSnapshots = async () => {
           await client.call("POST", "/v2/simulate/deposits", { destination: { type: "deposit_address", address }, assetAmount: { code: "USDC", amount: "1.00", chain: "base" } })
           await engine.clock.runUntilIdle()
           await timed(times.afterTest, () => engine.restore(id))
-          await client.call("POST", "/v2/simulate/reset", undefined, 200)
+          await timed(times.reset, () => client.call("POST", "/v2/simulate/reset", undefined, 200))
           await timed(times.afterReset, () => engine.restore(id))
           let forked = ""
           await timed(times.fork, async () => (forked = (await engine.fork(id)).organizationId))
@@ -285,13 +285,13 @@ const measureSnapshots = async () => {
       for (const { opened } of stores) await opened.close()
     }
     const results = new Map(stores.map(({ name, times }) => {
-      const r = { snapshot: median(times.snapshot), afterTest: median(times.afterTest), afterReset: median(times.afterReset), fork: median(times.fork) }
-      log(`snapshots: ${scale}× on ${name}: snapshot ${ms(r.snapshot)} ms, restore after a test ${ms(r.afterTest)} ms, after a reset ${ms(r.afterReset)} ms, fork ${ms(r.fork)} ms`)
+      const r = { snapshot: median(times.snapshot), afterTest: median(times.afterTest), reset: median(times.reset), afterReset: median(times.afterReset), fork: median(times.fork) }
+      log(`snapshots: ${scale}× on ${name}: snapshot ${ms(r.snapshot)} ms, restore after a test ${ms(r.afterTest)} ms, reset ${ms(r.reset)} ms, restore after it ${ms(r.afterReset)} ms, fork ${ms(r.fork)} ms`)
       return [name, r] as const
     }))
     const base = results.get("memory")!
     for (const [name, r] of results) {
-      lines.push(`| ${scale === 1 ? "3 customers, 6 wallets, 20 deposits" : "ten times that"} | ${world.rows.length.toLocaleString("en-US")} | ${name} | ${ms(r.snapshot)} | ${ratio(r.snapshot, base.snapshot)} | ${ms(r.afterTest)} | ${ratio(r.afterTest, base.afterTest)} | ${ms(r.afterReset)} | ${ratio(r.afterReset, base.afterReset)} | ${ms(r.fork)} | ${ratio(r.fork, base.fork)} | ${(r.fork / r.afterReset).toFixed(2)} |`)
+      lines.push(`| ${scale === 1 ? "3 customers, 6 wallets, 20 deposits" : "ten times that"} | ${world.rows.length.toLocaleString("en-US")} | ${name} | ${ms(r.snapshot)} | ${ratio(r.snapshot, base.snapshot)} | ${ms(r.afterTest)} | ${ratio(r.afterTest, base.afterTest)} | ${ms(r.reset)} | ${ratio(r.reset, base.reset)} | ${ms(r.afterReset)} | ${ratio(r.afterReset, base.afterReset)} | ${ms(r.fork)} | ${ratio(r.fork, base.fork)} | ${(r.fork / r.afterReset).toFixed(2)} |`)
     }
   }
   return lines

@@ -1133,16 +1133,20 @@ export const makeSqlStore = Effect.gen(function*() {
    * nothing. Partitions come and go with resources (a delivery's attempts, a fork's scope), so without this a removal
    * left a row per shard of every partition it emptied, for good: a fork and its deletion left hundreds. The shards are
    * locked first, in (table, order, partition, shard) order as every write takes them, and only the locked rows whose
-   * sum is zero go, so a count is never changed: a shard another transaction adds meanwhile is not among them.
+   * sum is zero go, so a count is never changed: a shard another transaction adds meanwhile is not among them. The
+   * sums are a window over the locked rows, so each locked row is looked at once: a join of the locked rows with
+   * their partitions' sums was planned as a loop over both (the estimate of a CTE is one row), 888,306 comparisons
+   * and 244 ms for the 1,886 shards of a large sandbox's reset.
    */
   const dropEmptyCounts = (lowered: string) =>
     sql`WITH parts AS (SELECT DISTINCT tbl, ord, part FROM json_to_recordset(${lowered}::json) AS v (tbl text, ord text, part text)),
       locked AS MATERIALIZED (SELECT s.tbl, s.ord, s.part, s.shard, s.n FROM fos_count_shards s
         JOIN parts p ON p.tbl = s.tbl AND p.ord = s.ord AND p.part = s.part
         ORDER BY s.tbl, s.ord, s.part, s.shard FOR UPDATE OF s),
-      empty AS (SELECT tbl, ord, part FROM locked GROUP BY tbl, ord, part HAVING sum(n) = 0)
-      DELETE FROM fos_count_shards s USING locked l JOIN empty e ON e.tbl = l.tbl AND e.ord = l.ord AND e.part = l.part
-      WHERE s.tbl = l.tbl AND s.ord = l.ord AND s.part = l.part AND s.shard = l.shard`
+      empty AS MATERIALIZED (SELECT tbl, ord, part, shard FROM (SELECT tbl, ord, part, shard, sum(n) OVER (PARTITION BY tbl, ord, part) AS total
+        FROM locked) AS l WHERE total = 0)
+      DELETE FROM fos_count_shards s USING empty e
+      WHERE s.tbl = e.tbl AND s.ord = e.ord AND s.part = e.part AND s.shard = e.shard`
 
   const removeRows = (selections: ReadonlyArray<Store.Selection>): Effect.Effect<ReadonlyArray<number>> =>
     selections.length === 0 ? Effect.succeed([]) : ownTransaction<ReadonlyArray<number>, never>(removeSelected(selections))
