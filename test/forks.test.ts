@@ -14,7 +14,7 @@
  * fork's template is kept), a fork's timers on its own clock, and the embedded engine's calls.
  */
 import { maxForksPerOrganization } from "@fos/contract"
-import { Domain, MemoryStore, Reset, Store, Tenancy, Timers } from "@fos/core"
+import { Domain, MemoryStore, RandomStreams, Reset, Store, Tenancy, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
@@ -310,6 +310,20 @@ describe("forks on the memory store", () => {
     expect(await held()).toBeGreaterThan(before + 50)
     await engine.deleteFork(fork.organizationId)
     expect(await held()).toBe(before)
+  })
+
+  it("a deleted fork's seeded stream goes with it, once the deletion has committed", async () => {
+    const { engine, acme } = await start("memory")
+    await smallWorld(acme)
+    const snapshot = await engine.snapshot({ organizationId: "org_acme" })
+    const streams = () => engine.run(Effect.withFiber((fiber) => Effect.succeed(fiber.getRef(RandomStreams.RandomStreams)!.held())))
+    const fork = await engine.fork(snapshot.id)
+    const forkClient = clientOf(engine.fetch, "http://fos", fork.apiKey)
+    await ok(forkClient.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.acme.test/fork" }), 201)
+    expect(await streams()).toContain(`${fork.organizationId}/sandbox`)
+    await engine.deleteFork(fork.organizationId)
+    expect((await streams()).filter((key) => key.startsWith(fork.organizationId))).toEqual([])
+    expect(await streams()).toContain("org_acme/sandbox")
   })
 
   it(`holds at most ${maxForksPerOrganization} forks at a time: one more is 409, after a snapshot that is not the caller's is 404`, async () => {

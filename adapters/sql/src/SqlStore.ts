@@ -124,6 +124,8 @@ interface TransactionState {
   savepoints: number
   /** Whether it found a row it read for update changed (`OptimisticConflict`): whatever its body made of that, it runs again. */
   conflict: boolean
+  /** What this run of the transaction asked to run once it has committed (`afterCommit`); a run again starts anew. */
+  readonly after: Array<Effect.Effect<void>>
 }
 
 /**
@@ -1381,13 +1383,25 @@ export const makeSqlStore = Effect.gen(function*() {
   const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.flatMap(inTransaction, (inside) => {
       if (inside) return effect
+      // The `afterCommit` effects of the run that committed: each run collects its own.
+      let after: Array<Effect.Effect<void>> = []
       const run = (left: number, lazy: boolean): Effect.Effect<A, E, R> =>
-        Effect.catchCause(runTransaction(effect, lazy), (cause) => {
-          // A lazy transaction that found what it read for update changed runs again, beginning at once.
-          if (conflicted(cause)) return run(left, false)
-          return left > 0 && abortedByDatabase(cause) ? run(left - 1, lazy) : Effect.failCause(cause)
+        Effect.suspend(() => {
+          after = []
+          return Effect.catchCause(runTransaction(effect, lazy, after), (cause) => {
+            // A lazy transaction that found what it read for update changed runs again, beginning at once.
+            if (conflicted(cause)) return run(left, false)
+            return left > 0 && abortedByDatabase(cause) ? run(left - 1, lazy) : Effect.failCause(cause)
+          })
         })
-      return run(deadlockRetries, true)
+      return Effect.tap(run(deadlockRetries, true), () => Store.runAfterCommit(after))
+    })
+
+  const afterCommit = (effect: Effect.Effect<void>): Effect.Effect<void> =>
+    Effect.flatMap(CurrentTransaction, (state) => {
+      if (state === undefined) return Store.runAfterCommit([effect])
+      state.after.push(effect)
+      return Effect.void
     })
 
   /**
@@ -1398,7 +1412,7 @@ export const makeSqlStore = Effect.gen(function*() {
    * The connection refuses any statement but a read until BEGIN (`readsOnly`). It commits, or rolls back on a failure,
    * a defect or an interruption.
    */
-  const runTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>, lazy: boolean): Effect.Effect<A, E, R> =>
+  const runTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>, lazy: boolean, after: Array<Effect.Effect<void>>): Effect.Effect<A, E, R> =>
     Effect.uninterruptibleMask((restore) =>
       Effect.scoped(Effect.gen(function*() {
         const connection = yield* Effect.catch(restore(sql.reserve), dieOf)
@@ -1414,7 +1428,8 @@ export const makeSqlStore = Effect.gen(function*() {
           expected: new Map(),
           connection,
           savepoints: 0,
-          conflict: false
+          conflict: false,
+          after
         }
         const guarded = guardBeforeBegin(connection, state)
         if (!lazy) yield* begin(state)
@@ -1452,6 +1467,7 @@ export const makeSqlStore = Effect.gen(function*() {
 
   const store: Store.StoreService = {
     transaction,
+    afterCommit,
     get: (t, key) => readRow(t.name, key, false),
     getForUpdate: (t, key, options) =>
       options?.lockNow === true ? Effect.andThen(begun, readRow(t.name, key, true)) : readRow(t.name, key, true, options?.assumed),

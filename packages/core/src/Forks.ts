@@ -400,7 +400,10 @@ export const remove = (organizationId: string, forkId: string): Effect.Effect<vo
       const fork = yield* store.getForUpdate(Tenancy.Organizations, forkId, { lockNow: true })
       if (fork?.forkedFrom?.organizationId !== organizationId) return yield* notAFork()
       for (const environment of ["sandbox", "live"] as const) {
-        yield* Reset.clearSandbox(store, registry, Tenancy.scopeOf(forkId, environment), { keptByReset: true })
+        const scope = Tenancy.scopeOf(forkId, environment)
+        yield* Reset.clearSandbox(store, registry, scope, { keptByReset: true })
+        // An organization's id is never made again, so neither is its stream wanted again, once the deletion is sure.
+        yield* store.afterCommit(RandomStreams.forget(scope))
       }
       yield* Snapshots.removeAll(forkId)
       yield* Tenancy.removeOrganization(forkId)

@@ -458,6 +458,62 @@ export const storeContract = <E>(
             expect((yield* store.get(Counters, "c"))?.value).toBe(25)
           })
         ))
+
+      it.effect("run what they were asked to after their commit once it is sure, once each, and never after a rollback", () =>
+        run((store) =>
+          Effect.gen(function*() {
+            const ran: Array<string> = []
+            const note = (what: string) => Effect.sync(() => void ran.push(what))
+
+            // Outside a transaction, at once.
+            yield* store.afterCommit(note("alone"))
+            expect(ran).toEqual(["alone"])
+
+            // Inside one, after it returns, in the order asked, and seeing what it committed; a nested transaction's
+            // wait for the outer one's commit.
+            yield* store.transaction(
+              Effect.gen(function*() {
+                yield* store.insert(Notes, { id: "n1", text: "hello" })
+                yield* store.afterCommit(Effect.flatMap(store.get(Notes, "n1"), (n) => note(`first: ${n?.text}`)))
+                yield* store.transaction(store.afterCommit(note("inner")))
+                expect(ran).toEqual(["alone"])
+              })
+            )
+            expect(ran).toEqual(["alone", "first: hello", "inner"])
+
+            // Never for a transaction that fails, dies, or whose nested one's failure escapes.
+            yield* Effect.exit(store.transaction(Effect.andThen(store.afterCommit(note("failed")), Effect.fail(new Boom()))))
+            yield* Effect.exit(store.transaction(Effect.andThen(store.afterCommit(note("died")), Effect.die("boom"))))
+            yield* Effect.exit(store.transaction(store.transaction(Effect.andThen(store.afterCommit(note("nested")), Effect.fail(new Boom())))))
+            expect(ran).toEqual(["alone", "first: hello", "inner"])
+
+            // A defect of one is not the caller's: the transaction committed, and the rest still run.
+            const exit = yield* Effect.exit(store.transaction(Effect.gen(function*() {
+              yield* store.insert(Notes, { id: "n2", text: "kept" })
+              yield* store.afterCommit(Effect.die("after"))
+              yield* store.afterCommit(note("after the defect"))
+            })))
+            expect(exit._tag).toBe("Success")
+            expect((yield* store.get(Notes, "n2"))?.text).toBe("kept")
+            expect(ran.at(-1)).toBe("after the defect")
+
+            // Once per commit, however many times a store runs a transaction's body (a SQL store runs it again when
+            // what it read for update changed, or the database chose it as a deadlock's victim).
+            yield* store.insert(Counters, { id: "c", value: 0 })
+            let committed = 0
+            const increment = store.transaction(
+              Effect.gen(function*() {
+                const current = yield* store.getForUpdate(Counters, "c")
+                yield* store.afterCommit(Effect.sync(() => void committed++))
+                yield* Effect.yieldNow
+                yield* store.update(Counters, { id: "c", value: current!.value + 1 })
+              })
+            )
+            yield* Effect.all(Array.from({ length: 25 }, () => increment), { concurrency: "unbounded" })
+            expect((yield* store.get(Counters, "c"))?.value).toBe(25)
+            expect(committed).toBe(25)
+          })
+        ))
     })
 
     describe("unique keys", () => {

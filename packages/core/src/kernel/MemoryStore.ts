@@ -102,6 +102,8 @@ export const make = (image?: Image): Store.StoreService => {
    */
   const committedRows = new Map<string, unknown>()
   const touchedTables = new Set<string>()
+  /** What the open transaction asked to run once it has committed (`afterCommit`); one transaction is open at a time. */
+  const afterCommits: Array<Effect.Effect<void>> = []
   const rowId = (t: Store.Table<any> | string, key: string) => `${typeof t === "string" ? t : t.name}\u0000${key}`
 
   /**
@@ -205,24 +207,37 @@ export const make = (image?: Image): Store.StoreService => {
   const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.flatMap(CurrentTx, (current) => {
       if (current !== undefined) return effect
-      return lock.withPermits(1)(
-        Effect.suspend(() => {
-          const undo: Array<() => void> = []
-          return effect.pipe(
-            Effect.provideService(CurrentTx, undo),
-            image === undefined ? (self) => self : Effect.tap(() => commitToImage(image)),
-            Effect.onExit((exit) =>
-              Effect.sync(() => {
-                if (Exit.isFailure(exit)) for (let i = undo.length - 1; i >= 0; i--) undo[i]!()
-                committedRows.clear()
-                touchedTables.clear()
-                copyChanges.clear()
-                restoredFrom.clear()
-              })
+      return Effect.suspend(() => {
+        // Taken from the store's list while the lock is held, and run once it is released.
+        let committed: ReadonlyArray<Effect.Effect<void>> = []
+        return lock.withPermits(1)(
+          Effect.suspend(() => {
+            const undo: Array<() => void> = []
+            return effect.pipe(
+              Effect.provideService(CurrentTx, undo),
+              image === undefined ? (self) => self : Effect.tap(() => commitToImage(image)),
+              Effect.onExit((exit) =>
+                Effect.sync(() => {
+                  if (Exit.isFailure(exit)) for (let i = undo.length - 1; i >= 0; i--) undo[i]!()
+                  committedRows.clear()
+                  touchedTables.clear()
+                  copyChanges.clear()
+                  restoredFrom.clear()
+                  const after = afterCommits.splice(0)
+                  if (Exit.isSuccess(exit)) committed = after
+                })
+              )
             )
-          )
-        })
-      )
+          })
+        ).pipe(Effect.tap(() => Store.runAfterCommit(committed)))
+      })
+    })
+
+  const afterCommit = (effect: Effect.Effect<void>): Effect.Effect<void> =>
+    Effect.flatMap(CurrentTx, (current) => {
+      if (current === undefined) return Store.runAfterCommit([effect])
+      afterCommits.push(effect)
+      return Effect.void
     })
 
   const now: Now = {
@@ -462,6 +477,7 @@ export const make = (image?: Image): Store.StoreService => {
 
   const store: Store.StoreService = {
     transaction,
+    afterCommit,
     get,
     getForUpdate: get,
     getLinked: <Row>(t: Store.Table<Row>, key: string, links: ReadonlyArray<Store.Link>) =>

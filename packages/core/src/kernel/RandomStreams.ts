@@ -37,6 +37,15 @@ export interface RandomStreamsService {
    * again.
    */
   readonly reseed: (key: string, salt: string) => void
+  /**
+   * Drops the stream of `key`, for a scope that no longer exists (a deleted fork's, Forks.ts): kept, each would stay
+   * for the life of the engine (an ISAAC generator, about 4.6 KB). A key used again afterwards starts its stream anew
+   * from the seed, which would mint its first ids again: only a scope that cannot come back may be forgotten, and only
+   * once its end has committed (`Store.afterCommit`).
+   */
+  readonly forget: (key: string) => void
+  /** The keys of the streams held, in the order first drawn from: a diagnostic (a deleted fork's must be gone). */
+  readonly held: () => ReadonlyArray<string>
 }
 
 /** The key of the stream of work that belongs to no organization. */
@@ -70,7 +79,11 @@ export const seededStreams = (seed: string, salt: string): RandomStreamsService 
     },
     reseed: (key, more) => {
       streams.set(key, isaac(JSON.stringify([seed, salt, key, more])))
-    }
+    },
+    forget: (key) => {
+      streams.delete(key)
+    },
+    held: () => [...streams.keys()]
   }
 }
 
@@ -78,6 +91,13 @@ export const seededStreams = (seed: string, salt: string): RandomStreamsService 
 export const reseed = (key: string, salt: string): Effect.Effect<void> =>
   Effect.withFiber((fiber) => {
     fiber.getRef(RandomStreams)?.reseed(key, salt)
+    return Effect.void
+  })
+
+/** Drops the stream of `key` (`RandomStreamsService.forget`), on a seeded engine; nothing otherwise. */
+export const forget = (key: string): Effect.Effect<void> =>
+  Effect.withFiber((fiber) => {
+    fiber.getRef(RandomStreams)?.forget(key)
     return Effect.void
   })
 

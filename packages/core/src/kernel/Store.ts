@@ -26,7 +26,7 @@
  * A table maps to a SQL table with the key as primary key, a unique index per unique key and a
  * (partition, sort, key) index per order. Rows are plain JSON-able data and are never mutated in place.
  */
-import { Context, Data, Effect } from "effect"
+import { Cause, Context, Data, Effect } from "effect"
 import type { SharedState } from "./SharedState.ts"
 
 /** A sort value of a declared order. */
@@ -181,6 +181,15 @@ export class UnknownTable extends Data.TaggedError("UnknownTable")<{ readonly ta
 
 export interface StoreService {
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * Runs `effect` once the current store transaction has committed, in the caller's fiber and after the caller's
+   * transaction returns; at once outside a transaction. It never runs for a transaction that rolls back, and runs
+   * once however many times the store ran the transaction's body (a SQL store runs it again after a deadlock). For
+   * what a process keeps beside the store that must follow only what committed: a deleted organization's seeded
+   * stream (Forks.ts), which forgotten before its deletion commits would, if the deletion rolled back, mint the
+   * organization's ids again. A defect of `effect` is logged, not the caller's: the transaction has committed.
+   */
+  readonly afterCommit: (effect: Effect.Effect<void>) => Effect.Effect<void>
   readonly get: <Row>(table: Table<Row>, key: string) => Effect.Effect<Row | undefined>
   /**
    * A store may defer the lock to the commit (a SQL transaction that has not begun), checking then that the row is
@@ -290,6 +299,14 @@ export interface StoreService {
 }
 
 export class Store extends Context.Service<Store, StoreService>()("fos/Store") {}
+
+/**
+ * Runs a committed transaction's `afterCommit` effects, in the order they were given, each on its own: a defect of one
+ * is logged and the rest still run (a store's `afterCommit`).
+ */
+export const runAfterCommit = (effects: ReadonlyArray<Effect.Effect<void>>): Effect.Effect<void> =>
+  effects.length === 0 ? Effect.void : Effect.forEach(effects, (effect) =>
+    Effect.catchCause(effect, (cause) => Effect.logError("Work after a store transaction's commit failed", { cause: Cause.pretty(cause) })), { discard: true })
 
 /** Where a walk goes: one partition of an order, from its start or after a position, a page of rows at a time. */
 export interface Walk {
