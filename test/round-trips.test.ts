@@ -1,0 +1,167 @@
+/**
+ * The statements an idempotent write sends PostgreSQL, counted on the wire (issue 37: an idempotent write makes at
+ * most 4 round trips; docs/performance.md, "Round trips of a write"). A proxy between the engine and the database
+ * reads the client's side of PostgreSQL's protocol: each `Sync` ends an extended-protocol exchange (Parse, Bind,
+ * Execute), each `Query` is a simple one, and the text of every statement bound is known from its `Parse`. The
+ * engine's real clock stands still (a virtual one), so its heartbeat and its scheduler send nothing while the writes
+ * run; the recent requests, which a process inserts off the request's path, are told apart by their table.
+ *
+ * Without this test a change that adds a statement to every write would go unseen until the next bench.
+ */
+import { createServer, connect, type Server, type Socket } from "node:net"
+import { Timers } from "@fos/core"
+import { createEngine, type Engine } from "@fos/http"
+import { layerPostgresStore } from "@fos/sql"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
+import { call, keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
+
+/** What one connection sent, an exchange at a time: the statements of each, in order. */
+interface Wire {
+  readonly exchanges: Array<ReadonlyArray<string>>
+}
+
+/** Codes of the untyped messages a connection may open with before its startup message. */
+const sslRequest = 80877103
+const gssRequest = 80877104
+
+/**
+ * A TCP proxy to `target` that records, per connection, every exchange the client sends. Messages are parsed as
+ * they arrive, across chunk boundaries.
+ */
+const proxy = async (target: URL): Promise<{ readonly port: number; readonly wires: Array<Wire>; readonly close: () => Promise<void> }> => {
+  const wires: Array<Wire> = []
+  const sockets = new Set<Socket>()
+  const server: Server = createServer((client) => {
+    const wire: Wire = { exchanges: [] }
+    wires.push(wire)
+    const upstream = connect(Number(target.port || 5432), target.hostname)
+    sockets.add(client).add(upstream)
+    let buffered = Buffer.alloc(0)
+    let started = false
+    const named = new Map<string, string>()
+    let bound: Array<string> = []
+    client.on("data", (chunk) => {
+      upstream.write(chunk)
+      buffered = Buffer.concat([buffered, chunk])
+      while (true) {
+        if (!started) {
+          if (buffered.length < 8) return
+          const length = buffered.readInt32BE(0)
+          if (buffered.length < length) return
+          const code = buffered.readInt32BE(4)
+          buffered = buffered.subarray(length)
+          if (code !== sslRequest && code !== gssRequest) started = true
+          continue
+        }
+        if (buffered.length < 5) return
+        const type = String.fromCharCode(buffered[0]!)
+        const length = buffered.readInt32BE(1)
+        if (buffered.length < 1 + length) return
+        const body = buffered.subarray(5, 1 + length)
+        buffered = buffered.subarray(1 + length)
+        const strings = (count: number) => {
+          const out: Array<string> = []
+          let at = 0
+          for (let i = 0; i < count; i++) {
+            const end = body.indexOf(0, at)
+            out.push(body.toString("utf8", at, end))
+            at = end + 1
+          }
+          return out
+        }
+        if (type === "P") {
+          const [name, text] = strings(2)
+          named.set(name!, text!)
+          if (name === "") bound.push(text!)
+        } else if (type === "B") {
+          const statement = strings(2)[1]!
+          if (statement !== "") bound.push(named.get(statement) ?? `<unknown ${statement}>`)
+        } else if (type === "S") {
+          wire.exchanges.push(bound)
+          bound = []
+        } else if (type === "Q") {
+          wire.exchanges.push([strings(1)[0]!])
+        }
+      }
+    })
+    upstream.on("data", (chunk) => client.write(chunk))
+    const end = () => {
+      client.destroy()
+      upstream.destroy()
+    }
+    client.on("close", end).on("error", end)
+    upstream.on("close", end).on("error", end)
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    port: (server.address() as { port: number }).port,
+    wires,
+    close: async () => {
+      for (const s of sockets) s.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+}
+
+/** What a process sends off a request's path: the recent requests, and their notifications. */
+const upkeep = /\bfos_requests\b|pg_notify|\bLISTEN\b/i
+
+/** Every exchange recorded since `marks` (each connection's count of exchanges then) that is not upkeep. */
+const exchangesSince = (wires: ReadonlyArray<Wire>, marks: ReadonlyArray<number>): Array<ReadonlyArray<string>> =>
+  wires.flatMap((wire, i) => wire.exchanges.slice(marks[i] ?? 0)).filter((statements) => statements.length > 0 && !statements.some((s) => upkeep.test(s)))
+
+describe.skipIf(adminUrl === undefined || adminUrl === "")("an idempotent write on PostgreSQL, on the wire", () => {
+  const A = keysOf("a")
+  let database: Awaited<ReturnType<typeof freshDatabase>>
+  let wired: Awaited<ReturnType<typeof proxy>>
+  let engine: Engine
+
+  beforeAll(async () => {
+    database = await freshDatabase("round_trips")
+    wired = await proxy(new URL(database.url))
+    const url = new URL(database.url)
+    url.hostname = "127.0.0.1"
+    url.port = String(wired.port)
+    engine = await createEngine({
+      store: layerPostgresStore(url.toString()),
+      clock: { mode: "virtual", startMs: START_MS },
+      realClock: Timers.makeVirtualClock(START_MS),
+      seed: seedOf(orgSeed("a", { rateLimit: { sustainedPerSecond: 100_000, burst: 100_000 } })) as never
+    })
+  }, 60_000)
+
+  afterAll(async () => {
+    await engine?.close()
+    await wired?.close()
+    await database?.drop()
+  })
+
+  const advance = (key: string) =>
+    call(engine, "/sandbox/v2/simulate/clock/advance", { method: "POST", key: A.sandbox, body: { seconds: 0 }, headers: { "idempotency-key": key } })
+
+  it("sends at most 5 statements, in at most 5 exchanges, for a fresh Idempotency-Key, and 3 for a replay", async () => {
+    // Warm: the key's hash, the statements prepared, the pool's connections open.
+    for (let i = 0; i < 3; i++) expect((await advance(`warm-${i}`)).status).toBe(200)
+
+    const sent: Array<number> = []
+    const replayed: Array<number> = []
+    for (let i = 0; i < 5; i++) {
+      const marks = wired.wires.map((w) => w.exchanges.length)
+      expect((await advance(`fresh-${i}`)).status).toBe(200)
+      const fresh = exchangesSince(wired.wires, marks)
+      sent.push(fresh.length, fresh.flat().length)
+
+      const again = wired.wires.map((w) => w.exchanges.length)
+      const replay = await advance(`fresh-${i}`)
+      expect(replay.headers.get("idempotency-replayed")).toBe("true")
+      replayed.push(exchangesSince(wired.wires, again).length)
+    }
+    // The key with its organization and clock, the shared bucket's take (sent at once beside it, so the two are one
+    // round trip's wait), the claim, the look for a due timer, and the kept answer with its retention timer committed
+    // in one statement: 5 statements on 4 round trips. (Each write's exchanges, then its statements.)
+    expect(Math.max(...sent), JSON.stringify(sent)).toBeLessThanOrEqual(5)
+    // A replay: the key (the bucket's take beside it) and the claim, which answers the kept response.
+    expect(Math.max(...replayed), JSON.stringify(replayed)).toBeLessThanOrEqual(3)
+  })
+})
