@@ -2,7 +2,8 @@
  * The store port: declared tables of immutable rows, with the operations SQL implements directly.
  *
  * - `transaction` runs an effect atomically: every write in it commits, or none does (a failure, defect or
- *   interruption rolls back). A transaction inside a transaction joins the outer one.
+ *   interruption rolls back). A transaction inside a transaction joins the outer one. `afterCommit` runs work once
+ *   the transaction has committed, never after a rollback.
  * - `get` / `getForUpdate`: a row by primary key; the second also locks it until the transaction ends.
  *   `getLinked` reads a row with the rows of other tables it names (an API key's organization), at once.
  *   `getManyForUpdate` locks several in key order at once (a ledger batch's accounts).
