@@ -1,19 +1,19 @@
 /**
  * The statements an idempotent write sends PostgreSQL, counted on the wire (issue 37: an idempotent write makes at
- * most 4 round trips; docs/performance.md, "Round trips of a write"). A proxy between the engine and the database
- * reads the client's side of PostgreSQL's protocol: each `Sync` ends an extended-protocol exchange (Parse, Bind,
- * Execute), each `Query` is a simple one, and the text of every statement bound is known from its `Parse`. The
- * engine's real clock stands still (a virtual one), so its heartbeat and its scheduler send nothing while the writes
- * run; the recent requests, which a process inserts off the request's path, are told apart by their table.
+ * most 4 round trips; docs/performance.md, "Round trips of a write"). A relay between the engine and the database
+ * (test/pgRelay.ts) reads the client's side of PostgreSQL's protocol: each `Sync` ends an extended-protocol exchange
+ * (Parse, Bind, Execute), each `Query` is a simple one, and the text of every statement bound is known from its
+ * `Parse`. The engine's real clock stands still (a virtual one), so its heartbeat and its scheduler send nothing while
+ * the writes run; the recent requests, which a process inserts off the request's path, are told apart by their table.
  *
  * Without this test a change that adds a statement to every write would go unseen until the next bench.
  */
-import { createServer, connect, type Server, type Socket } from "node:net"
 import { Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPostgresStore } from "@fos/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
+import { type Relay, relayTo, throughRelay } from "./pgRelay.ts"
 import { call, keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
 
 /** What one connection sent, an exchange at a time: the statements of each, in order. */
@@ -26,80 +26,57 @@ const sslRequest = 80877103
 const gssRequest = 80877104
 
 /**
- * A TCP proxy to `target` that records, per connection, every exchange the client sends. Messages are parsed as
- * they arrive, across chunk boundaries.
+ * A reader of what a client sends PostgreSQL on one connection, recording each exchange into a new `Wire` of `wires`.
+ * Messages are parsed as they arrive, across chunk boundaries.
  */
-const proxy = async (target: URL): Promise<{ readonly port: number; readonly wires: Array<Wire>; readonly close: () => Promise<void> }> => {
-  const wires: Array<Wire> = []
-  const sockets = new Set<Socket>()
-  const server: Server = createServer((client) => {
-    const wire: Wire = { exchanges: [] }
-    wires.push(wire)
-    const upstream = connect(Number(target.port || 5432), target.hostname)
-    sockets.add(client).add(upstream)
-    let buffered = Buffer.alloc(0)
-    let started = false
-    const named = new Map<string, string>()
-    let bound: Array<string> = []
-    client.on("data", (chunk) => {
-      upstream.write(chunk)
-      buffered = Buffer.concat([buffered, chunk])
-      while (true) {
-        if (!started) {
-          if (buffered.length < 8) return
-          const length = buffered.readInt32BE(0)
-          if (buffered.length < length) return
-          const code = buffered.readInt32BE(4)
-          buffered = buffered.subarray(length)
-          if (code !== sslRequest && code !== gssRequest) started = true
-          continue
-        }
-        if (buffered.length < 5) return
-        const type = String.fromCharCode(buffered[0]!)
-        const length = buffered.readInt32BE(1)
-        if (buffered.length < 1 + length) return
-        const body = buffered.subarray(5, 1 + length)
-        buffered = buffered.subarray(1 + length)
-        const strings = (count: number) => {
-          const out: Array<string> = []
-          let at = 0
-          for (let i = 0; i < count; i++) {
-            const end = body.indexOf(0, at)
-            out.push(body.toString("utf8", at, end))
-            at = end + 1
-          }
-          return out
-        }
-        if (type === "P") {
-          const [name, text] = strings(2)
-          named.set(name!, text!)
-          if (name === "") bound.push(text!)
-        } else if (type === "B") {
-          const statement = strings(2)[1]!
-          if (statement !== "") bound.push(named.get(statement) ?? `<unknown ${statement}>`)
-        } else if (type === "S") {
-          wire.exchanges.push(bound)
-          bound = []
-        } else if (type === "Q") {
-          wire.exchanges.push([strings(1)[0]!])
-        }
+const protocolReader = (wires: Array<Wire>) => (): ((chunk: Buffer) => void) => {
+  const wire: Wire = { exchanges: [] }
+  wires.push(wire)
+  let buffered = Buffer.alloc(0)
+  let started = false
+  const named = new Map<string, string>()
+  let bound: Array<string> = []
+  return (chunk) => {
+    buffered = Buffer.concat([buffered, chunk])
+    while (true) {
+      if (!started) {
+        if (buffered.length < 8) return
+        const length = buffered.readInt32BE(0)
+        if (buffered.length < length) return
+        const code = buffered.readInt32BE(4)
+        buffered = buffered.subarray(length)
+        if (code !== sslRequest && code !== gssRequest) started = true
+        continue
       }
-    })
-    upstream.on("data", (chunk) => client.write(chunk))
-    const end = () => {
-      client.destroy()
-      upstream.destroy()
-    }
-    client.on("close", end).on("error", end)
-    upstream.on("close", end).on("error", end)
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  return {
-    port: (server.address() as { port: number }).port,
-    wires,
-    close: async () => {
-      for (const s of sockets) s.destroy()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      if (buffered.length < 5) return
+      const type = String.fromCharCode(buffered[0]!)
+      const length = buffered.readInt32BE(1)
+      if (buffered.length < 1 + length) return
+      const body = buffered.subarray(5, 1 + length)
+      buffered = buffered.subarray(1 + length)
+      const strings = (count: number) => {
+        const out: Array<string> = []
+        let at = 0
+        for (let i = 0; i < count; i++) {
+          const end = body.indexOf(0, at)
+          out.push(body.toString("utf8", at, end))
+          at = end + 1
+        }
+        return out
+      }
+      if (type === "P") {
+        const [name, text] = strings(2)
+        named.set(name!, text!)
+        if (name === "") bound.push(text!)
+      } else if (type === "B") {
+        const statement = strings(2)[1]!
+        if (statement !== "") bound.push(named.get(statement) ?? `<unknown ${statement}>`)
+      } else if (type === "S") {
+        wire.exchanges.push(bound)
+        bound = []
+      } else if (type === "Q") {
+        wire.exchanges.push([strings(1)[0]!])
+      }
     }
   }
 }
@@ -114,17 +91,15 @@ const exchangesSince = (wires: ReadonlyArray<Wire>, marks: ReadonlyArray<number>
 describe.skipIf(adminUrl === undefined || adminUrl === "")("an idempotent write on PostgreSQL, on the wire", () => {
   const A = keysOf("a")
   let database: Awaited<ReturnType<typeof freshDatabase>>
-  let wired: Awaited<ReturnType<typeof proxy>>
+  const wires: Array<Wire> = []
+  let relay: Relay
   let engine: Engine
 
   beforeAll(async () => {
     database = await freshDatabase("round_trips")
-    wired = await proxy(new URL(database.url))
-    const url = new URL(database.url)
-    url.hostname = "127.0.0.1"
-    url.port = String(wired.port)
+    relay = await relayTo(new URL(database.url), protocolReader(wires))
     engine = await createEngine({
-      store: layerPostgresStore(url.toString()),
+      store: layerPostgresStore(throughRelay(database.url, relay)),
       clock: { mode: "virtual", startMs: START_MS },
       realClock: Timers.makeVirtualClock(START_MS),
       seed: seedOf(orgSeed("a", { rateLimit: { sustainedPerSecond: 100_000, burst: 100_000 } })) as never
@@ -133,7 +108,7 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("an idempotent write 
 
   afterAll(async () => {
     await engine?.close()
-    await wired?.close()
+    await relay?.down()
     await database?.drop()
   })
 
@@ -147,15 +122,15 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("an idempotent write 
     const sent: Array<number> = []
     const replayed: Array<number> = []
     for (let i = 0; i < 5; i++) {
-      const marks = wired.wires.map((w) => w.exchanges.length)
+      const marks = wires.map((w) => w.exchanges.length)
       expect((await advance(`fresh-${i}`)).status).toBe(200)
-      const fresh = exchangesSince(wired.wires, marks)
+      const fresh = exchangesSince(wires, marks)
       sent.push(fresh.length, fresh.flat().length)
 
-      const again = wired.wires.map((w) => w.exchanges.length)
+      const again = wires.map((w) => w.exchanges.length)
       const replay = await advance(`fresh-${i}`)
       expect(replay.headers.get("idempotency-replayed")).toBe("true")
-      replayed.push(exchangesSince(wired.wires, again).length)
+      replayed.push(exchangesSince(wires, again).length)
     }
     // The key with its organization and clock, the shared bucket's take (sent at once beside it, so the two are one
     // round trip's wait), the claim, the look for a due timer, and the kept answer with its retention timer committed

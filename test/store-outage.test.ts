@@ -4,65 +4,29 @@
  * 500 or a hang; once it is back the same process serves again, without a restart.
  *
  * PostgreSQL itself is shared by every test file running in parallel, so it is not stopped: the server reaches it
- * through a TCP relay of this test's, which refuses connections (as a stopped server's port does) and drops the
+ * through a TCP relay (test/pgRelay.ts), which refuses connections (as a stopped server's port does) and drops the
  * open ones while "down".
  */
-import { once } from "node:events"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { killAllFos, startFos } from "./fosProcess.ts"
+import { type Relay, relayTo, throughRelay } from "./pgRelay.ts"
 
 const key = `ck_sandbox_${"ab".repeat(32)}`
 
-/** A relay on 127.0.0.1 to `target`, which can be taken down (connections refused, open ones dropped) and up again. */
-const relayTo = async (target: URL) => {
-  const sockets = new Set<Socket>()
-  let server: Server | undefined
-  let port = 0
-  const up = async () => {
-    server = createServer((client) => {
-      const upstream = connect({ host: target.hostname, port: Number(target.port || 5432) })
-      sockets.add(client).add(upstream)
-      const drop = () => {
-        client.destroy()
-        upstream.destroy()
-        sockets.delete(client)
-        sockets.delete(upstream)
-      }
-      client.on("error", drop).on("close", drop)
-      upstream.on("error", drop).on("close", drop)
-      client.pipe(upstream).pipe(client)
-    })
-    server.listen(port, "127.0.0.1")
-    await once(server, "listening")
-    port = (server.address() as AddressInfo).port
-  }
-  const down = async () => {
-    const closed = new Promise((done) => server!.close(done))
-    for (const s of sockets) s.destroy()
-    sockets.clear()
-    await closed
-  }
-  await up()
-  return { port: () => port, up, down }
-}
-
 describe.skipIf(adminUrl === undefined || adminUrl === "")("the store unreachable under a running server", () => {
   let database: Awaited<ReturnType<typeof freshDatabase>>
-  let relay: Awaited<ReturnType<typeof relayTo>>
+  let relay: Relay
   let tmp: string
   let origin: string
 
   beforeAll(async () => {
     database = await freshDatabase("outage")
     relay = await relayTo(new URL(database.url))
-    const url = new URL(database.url)
-    url.hostname = "127.0.0.1"
-    url.port = String(relay.port())
+    const url = throughRelay(database.url, relay)
     tmp = mkdtempSync(join(tmpdir(), "fos-outage-"))
     const seed = join(tmp, "seed.json")
     writeFileSync(seed, JSON.stringify({
@@ -74,7 +38,7 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("the store unreachabl
         apiKeys: [{ key, access: "read_write", createdBy: "usr_outage" }]
       }]
     }))
-    origin = (await startFos(["--store", url.toString(), "--port", "0", "--seed", seed, "--quiet"])).origin
+    origin = (await startFos(["--store", url, "--port", "0", "--seed", seed, "--quiet"])).origin
   }, 60_000)
 
   afterAll(async () => {
