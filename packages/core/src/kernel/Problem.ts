@@ -25,7 +25,40 @@ export class ApiError extends Data.TaggedError("ApiError")<{
   get status(): number {
     return ErrorCatalog[this.code].status
   }
+
+  /**
+   * `"<CODE>: <detail>"`, so that an ApiError a host meets outside a request (a rejection of `engine.run`, a log
+   * line, `String(error)`) says what it is, as any Error does.
+   */
+  override get message(): string {
+    return `${this.code}: ${this.detail}`
+  }
+
+  /** The problem this error renders as, but for what only a request knows (`instance`, `correlationId`, `timestamp`, `docs`). */
+  get problem(): ErrorProblem {
+    return problemOf(this)
+  }
 }
+
+/** A problem as an `ApiError` carries it, before a request gives it its `instance`, `correlationId`, `timestamp` and `docs`. */
+export type ErrorProblem = Omit<ProblemBody, "instance" | "correlationId" | "timestamp" | "docs">
+
+/** The members of the problem that follow from the error alone, in the wire's order. */
+const headOf = (error: ApiError): Record<string, unknown> => {
+  const spec = ErrorCatalog[error.code]
+  return { type: error.code, title: spec.title, status: spec.status, detail: error.detail, resolution: error.resolution ?? spec.resolution }
+}
+
+/** The members only some problems have, after the ones every problem has, as the wire orders them. */
+const withExtras = (error: ApiError, body: Record<string, unknown>): Record<string, unknown> => {
+  if (error.errors !== undefined) body.errors = error.errors
+  if (error.retryAfterSeconds !== undefined) body.retryAfterSeconds = error.retryAfterSeconds
+  if (error.field !== undefined) body.field = error.field
+  if (error.pair !== undefined) Object.assign(body, error.pair)
+  return body
+}
+
+const problemOf = (error: ApiError): ErrorProblem => withExtras(error, headOf(error)) as unknown as ErrorProblem
 
 /** The members UNSUPPORTED_PAIR adds to its problem. */
 export interface PairDetails {
@@ -61,22 +94,12 @@ export const render = (
   error: ApiError,
   request: { readonly instance: string; readonly correlationId: string; readonly timestamp: string; readonly origin: string }
 ): ProblemBody => {
-  const spec = ErrorCatalog[error.code]
-  const body: Record<string, unknown> = {
-    type: error.code,
-    title: spec.title,
-    status: spec.status,
-    detail: error.detail,
-    resolution: error.resolution ?? spec.resolution,
-    docs: request.origin + docsUrl(error.code),
-    instance: request.instance,
-    correlationId: request.correlationId,
-    timestamp: request.timestamp
-  }
-  if (error.errors !== undefined) body.errors = error.errors
-  if (error.retryAfterSeconds !== undefined) body.retryAfterSeconds = error.retryAfterSeconds
-  if (error.field !== undefined) body.field = error.field
-  if (error.pair !== undefined) Object.assign(body, error.pair)
+  const body = headOf(error)
+  body.docs = request.origin + docsUrl(error.code)
+  body.instance = request.instance
+  body.correlationId = request.correlationId
+  body.timestamp = request.timestamp
+  withExtras(error, body)
   return body as unknown as ProblemBody
 }
 
