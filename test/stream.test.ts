@@ -83,6 +83,7 @@ describe("the recent requests", () => {
         status: 201,
         durationMs: expect.any(Number),
         correlationId: expect.any(String),
+        clientAddress: "127.0.0.1",
         answeredBy: expect.stringMatching(/^[0-9a-f]{16}$/)
       },
       {
@@ -93,6 +94,7 @@ describe("the recent requests", () => {
         type: "CUSTOMER_NOT_FOUND",
         durationMs: expect.any(Number),
         correlationId: missing.headers.get("x-correlation-id"),
+        clientAddress: "127.0.0.1",
         answeredBy: expect.stringMatching(/^[0-9a-f]{16}$/)
       }
     ])

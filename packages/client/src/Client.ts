@@ -20,8 +20,11 @@ export type Problem = typeof ProblemSchema.Type
 export interface ClientOptions {
   /** The base address: `<origin>/sandbox` or `<origin>/live` (the spec's `{sandbox_base_url}`). */
   readonly baseUrl: string | URL
-  /** Sent as `x-api-key` with every request. */
-  readonly apiKey: string
+  /**
+   * Sent as `x-api-key` with every request. Left out, requests carry no key: for a `fetch` that names the caller
+   * itself (an embedded engine's `engine.client({ caller })`); over the network fos answers 401 API_KEY_MISSING.
+   */
+  readonly apiKey?: string | undefined
 }
 
 /** The base address without a trailing slash; it must name an environment. */
@@ -58,7 +61,7 @@ export const makeClient = (options: ClientOptions): Effect.Effect<FosClient, nev
     transformClient: HttpClient.mapRequestEffect((request) =>
       Effect.gen(function*() {
         const headers = yield* CallHeaders
-        return HttpClientRequest.setHeaders(request, { "x-api-key": options.apiKey, ...headers })
+        return HttpClientRequest.setHeaders(request, options.apiKey === undefined ? headers : { "x-api-key": options.apiKey, ...headers })
       }))
   })
 

@@ -30,6 +30,12 @@ export interface EngineOptions {
   readonly store?: Layer.Layer<Store.Store, unknown>
   /** `system` (the default), or `virtual` starting at `startMs` (the Clock's time when omitted). */
   readonly clock?: { readonly mode: "system" } | { readonly mode: "virtual"; readonly startMs?: number }
+  /**
+   * `false` turns every rate limit off, the organizations' and the per-address ones: for a host that limits its
+   * users itself. An organization's own limit (`rateLimit` of `Operator.createOrganization`) sets one per
+   * organization instead.
+   */
+  readonly rateLimits?: boolean
   /** How long idempotent responses are replayed (30 days by default). */
   readonly idempotencyRetentionMs?: number
   /**
@@ -181,7 +187,9 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
         const control = Clocks.makeVirtualTimeControl(root, realClock, yield* Liveness.Liveness, deliveryWorker.settled, shared?.advanced)
         // The buckets refill as real time passes and as virtual clocks are advanced: each is time passing for the
         // client (docs/decisions.md, "Rate limits"). Shared buckets count every process's advances (SharedState.ts).
-        const limiter = shared !== undefined
+        const limiter = options.rateLimits === false
+          ? RateLimit.unlimited
+          : shared !== undefined
           ? RateLimit.makeSharedRateLimiter(shared, realNow)
           : RateLimit.makeRateLimiter(() => realNow() + control.advancedMs())
         return Context.make(Clock.Clock, root as Clock.Clock).pipe(
@@ -206,7 +214,11 @@ export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, 
     const limiter = Layer.effect(
       RateLimit.RateLimiter,
       Effect.map(Store.Store, (store) =>
-        store.shared === undefined ? RateLimit.makeRateLimiter(realNow) : RateLimit.makeSharedRateLimiter(store.shared.buckets, realNow))
+        options.rateLimits === false
+          ? RateLimit.unlimited
+          : store.shared === undefined
+          ? RateLimit.makeRateLimiter(realNow)
+          : RateLimit.makeSharedRateLimiter(store.shared.buckets, realNow))
     )
     // The system clock is real time: the engine's Clock is `realClock`, so a host that gives one (a test's) governs
     // every timestamp, as the virtual clock's root does.

@@ -12,8 +12,12 @@ import { layerOperatorRoutes, type OperatorSecret, OperatorToken } from "./Opera
 import { layerCorrelation, layerEdge, layerUnrouted } from "./Pipeline.ts"
 import { RequestLog, type RequestLogger } from "./RequestLog.ts"
 import { layerApiRoutes } from "./Router.ts"
+import { type IdentifyRequest, HostIdentities } from "./HostIdentity.ts"
+import { type ServeOptions, ServedParts, servedOf } from "./Served.ts"
 
 export type { ConnectionDropper } from "./Faults.ts"
+export type { HostIdentity, IdentifyRequest } from "./HostIdentity.ts"
+export type { ServeOptions } from "./Served.ts"
 
 export interface RoutesOptions {
   /** Turns the operator surface on, guarded by this bearer token (or its SHA-256 hash). */
@@ -29,11 +33,19 @@ export interface RoutesOptions {
    * end the streams (`closeAll`) before it waits for the requests in flight.
    */
   readonly liveFeed?: LiveFeedModule.LiveFeedService | undefined
+  /** What of the API is served (Served.ts): everything when omitted. */
+  readonly serve?: ServeOptions | undefined
+  /**
+   * What an embedding host says of each request beside it: its caller, in the place of an API key, and its client's
+   * address (HostIdentity.ts). A server gives none: it never takes a caller from the network.
+   */
+  readonly identify?: IdentifyRequest | undefined
 }
 
 /** The routes and the pipeline over the engine services `engine` provides. */
-export const layerRoutes = <E>(engine: Layer.Layer<Engine.EngineServices, E>, options: RoutesOptions = {}) =>
-  Layer.mergeAll(
+export const layerRoutes = <E>(engine: Layer.Layer<Engine.EngineServices, E>, options: RoutesOptions = {}) => {
+  const served = servedOf(options.serve)
+  return Layer.mergeAll(
     layerApiRoutes().pipe(Layer.provide(layerHandlers)),
     layerOperatorRoutes,
     layerUnrouted
@@ -41,11 +53,15 @@ export const layerRoutes = <E>(engine: Layer.Layer<Engine.EngineServices, E>, op
     Layer.provide(layerEdge.pipe(
       Layer.provide(Layer.succeed(DocsFiles, options.docs)),
       Layer.provide(Layer.succeed(RequestLog, options.requestLog)),
-      Layer.provide(Layer.succeed(DropConnection, options.dropConnection))
+      Layer.provide(Layer.succeed(DropConnection, options.dropConnection)),
+      Layer.provide(Layer.succeed(HostIdentities, options.identify))
     )),
     Layer.provide(layerCorrelation),
     // One feed for the edge that records, the handlers that read and the operator's routes.
     Layer.provide(options.liveFeed === undefined ? LiveFeedModule.layer : Layer.succeed(LiveFeedModule.LiveFeed, options.liveFeed)),
     Layer.provideMerge(engine),
-    Layer.provide(Layer.succeed(OperatorToken, options.operatorToken))
+    // Left out, the operator surface is as without a token: no route.
+    Layer.provide(Layer.succeed(OperatorToken, served.operator ? options.operatorToken : undefined)),
+    Layer.provide(Layer.succeed(ServedParts, served))
   )
+}

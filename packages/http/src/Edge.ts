@@ -24,6 +24,7 @@ import { Cause, type Clock, Context, Effect, Layer, Option, Random } from "effec
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { errorReferencePage } from "./Docs.ts"
 import type { Admit } from "./Gate.ts"
+import type { IdentifyRequest } from "./HostIdentity.ts"
 import { inspectorPage } from "./Inspector.ts"
 import type { LiveFeedService } from "./LiveFeed.ts"
 import { problemTypeOf, type RequestLogger } from "./RequestLog.ts"
@@ -91,15 +92,20 @@ export const refusesClientCorrelation = (request: HttpServerRequest.HttpServerRe
 /** The edge's `RequestInfo` of a request, for the environment of its base address (undefined: the operator's). */
 export type Begin = (request: HttpServerRequest.HttpServerRequest, environment: Environment | undefined) => RequestInfo
 
-/** `Begin` over the engine's correlation ids and the real clock, which times the request. */
-export const makeBegin = (correlation: CorrelationIds, realClock: Clock.Clock): Begin => (request, environment) => {
+/**
+ * `Begin` over the engine's correlation ids and the real clock, which times the request, and what an embedding host
+ * says of the request beside it (`identify`, HostIdentity.ts): its caller and its client's address.
+ */
+export const makeBegin = (correlation: CorrelationIds, realClock: Clock.Clock, identify?: IdentifyRequest): Begin => (request, environment) => {
   const clientHeader = headerOf(request, "x-client-correlation-id")
+  const identity = identify?.(request)
   const info: RequestInfo = {
     correlationId: correlation.perScope ? "" : correlation.next(undefined),
     clientCorrelationId: clientHeader !== undefined && visible.test(clientHeader) ? clientHeader : undefined,
     environment,
     instance: pathOf(request.url),
-    clientIp: Option.getOrElse(request.remoteAddress, () => "127.0.0.1"),
+    clientIp: identity?.clientAddress ?? Option.getOrElse(request.remoteAddress, () => "127.0.0.1"),
+    hostCaller: identity?.caller,
     rate: undefined,
     organizationId: undefined,
     clock: undefined,
@@ -281,6 +287,7 @@ export const makeLogged = (feed: LiveFeedService, requestLog: RequestLogger | un
         response,
         startedNs: info.startedNs,
         correlationId: info.correlationId,
+        clientAddress: info.clientIp,
         injected: info.injected
       })
     }
@@ -300,6 +307,7 @@ export const makeLogged = (feed: LiveFeedService, requestLog: RequestLogger | un
       correlationId: info.correlationId,
       organizationId: info.organizationId,
       environment: info.environment,
+      clientAddress: info.clientIp,
       injected: info.injected
     })
     return response
@@ -324,6 +332,8 @@ export interface EdgeOptions {
   readonly store: Store.StoreService
   /** The engine's services, added for a host that serves the routes in a context of its own. */
   readonly engineContext: Context.Context<Engine.EngineServices>
+  /** What an embedding host says of each request beside it (HostIdentity.ts); undefined on a server. */
+  readonly identify?: IdentifyRequest | undefined
 }
 
 /** The edge of one engine: around every route, and for what no route matched. */
@@ -337,7 +347,7 @@ export interface EdgeRoutes {
 /** The edge over one engine's services: `serve` and `unrouted`, which begin, answer and record a request alike. */
 export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
   const { clock, admit, docs, store, engineContext } = options
-  const begin = makeBegin(options.correlation, options.realClock)
+  const begin = makeBegin(options.correlation, options.realClock, options.identify)
   const logged = makeLogged(options.feed, options.requestLog, options.realClock)
   const nowMs = () => clock.currentTimeMillisUnsafe()
 

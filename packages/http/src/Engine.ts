@@ -6,13 +6,16 @@
  * webhook deliveries it sent. `layerEmbedded` is the same engine as a Layer, for hosts written with Effect. Many
  * engines can run side by side in one process; they share nothing.
  */
-import type { Transport, WorldModel } from "@fos/core"
-import { Clocks, Engine as EngineModule, Forks, MemoryStore, Operator, Problem, RandomStreams, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
+import type { Tenancy, Transport, WorldModel } from "@fos/core"
+import { Auth, Clocks, Engine as EngineModule, Forks, MemoryStore, Operator, Problem, RandomStreams, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
+import { createClient, type PromiseClient } from "@fos/client"
 import type { Fork, ForkSummary, Snapshot, WebhookFlush } from "@fos/contract"
 import { Context, type Duration, Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
 import { layerRoutes } from "./App.ts"
 import * as EngineTime from "./EngineTime.ts"
+import type { HostIdentity } from "./HostIdentity.ts"
+import type { ServeOptions } from "./Served.ts"
 import type { RequestLogger } from "./RequestLog.ts"
 import { Deliveries, type DeliveriesService, flushWebhooks, type FlushOptions, makeRecorder } from "./SentDeliveries.ts"
 import { httpTransport } from "./Transport.ts"
@@ -91,6 +94,23 @@ export interface CreateEngineOptions extends Omit<EngineModule.EngineOptions, "s
    * stream (docs/inspect.md).
    */
   readonly requestLog?: RequestLogger
+  /**
+   * What of the API the engine serves; everything by default. A part left out is no route: `{ live: false }`, `{
+   * sandbox: false }`, `{ simulate: false }` (every `/sandbox/v2/simulate/...` endpoint), `{ faults: false }` (the
+   * fault endpoints, and every request fault), `{ operator: false }` (docs/embedding.md, "What the engine serves").
+   */
+  readonly serve?: ServeOptions
+}
+
+/**
+ * What `engine.fetch` takes beside the request: a `RequestInit`, and what the host says of the request, which never
+ * travels in it (docs/embedding.md, "The host's identity"). `caller`: the caller the host authenticated, admitted
+ * with no `x-api-key` (any sent is not read). `clientAddress`: the client's IP address, for the per-address buckets,
+ * a key's allowlist and the request log (127.0.0.1 when not given).
+ */
+export interface EngineRequestInit extends RequestInit {
+  readonly caller?: Auth.HostCaller | undefined
+  readonly clientAddress?: string | undefined
 }
 
 /** A seed as `fos serve --random-seed` takes it (1 to 256 visible ASCII characters), or a safe integer. */
@@ -126,7 +146,7 @@ export type EmbeddedServices = EngineModule.EngineServices | Deliveries
  */
 export const layerEmbedded = (options: CreateEngineOptions = {}): Layer.Layer<EmbeddedServices, unknown> =>
   Layer.unwrap(Effect.sync(() => {
-    const { store, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, requestLog: __, ...rest } = options
+    const { store, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, requestLog: __, serve: ___, ...rest } = options
     const inner = webhookTransport === undefined || webhookTransport === "http"
       ? httpTransport
       : webhookTransport === "memory"
@@ -190,11 +210,59 @@ export interface SandboxClock {
   readonly runUntilIdle: (options?: EngineTime.RunUntilIdleOptions) => Promise<EngineTime.IdleReport>
 }
 
+/** An engine's organizations, made and changed as the operator does, with no key minted (`Operator` of `@fos/core`). */
+export interface EngineOrganizations {
+  /** Makes an organization: `onboarding` and its sandbox provisioned unless told; `rateLimit` is its own limit. */
+  readonly create: (input: Operator.NewOrganization) => Promise<Tenancy.Organization>
+  /** Rejects with 404 NOT_FOUND for an id that names none. */
+  readonly get: (id: string) => Promise<Tenancy.Organization>
+  /** Every organization, oldest first. */
+  readonly list: () => Promise<ReadonlyArray<Tenancy.Organization>>
+  /** Changes an organization (its status, features, own rate limit, ...); answers it as it now is. */
+  readonly update: (id: string, change: Tenancy.OrganizationChange) => Promise<Tenancy.Organization>
+}
+
+/** An engine's users, made and removed as the operator does. */
+export interface EngineUsers {
+  readonly create: (input: Operator.NewUser) => Promise<Tenancy.User>
+  /** Rejects with 404 USER_NOT_FOUND for an id that names none, or a removed user. */
+  readonly get: (id: string) => Promise<Tenancy.User>
+  /** An organization's users, its removed ones too (`removedAt`). */
+  readonly list: (organizationId: string) => Promise<ReadonlyArray<Tenancy.User>>
+  /** Removes a user and revokes the keys it made; its organization's last admin stays (409 LAST_ORG_ADMIN). */
+  readonly remove: (id: string) => Promise<{ readonly revokedKeys: number }>
+}
+
+/** What `engine.client` binds its client to. */
+export interface EngineClientOptions {
+  /** The caller every request is made as (see `EngineRequestInit`); its environment is the client's base address. */
+  readonly caller: Auth.HostCaller
+  readonly clientAddress?: string
+  /** The origin the requests name, which a problem's `docs` is on; `http://localhost` when not given. */
+  readonly origin?: string
+}
+
 export interface Engine {
-  /** The HTTP API with no port: `fetch`'s signature, so it can stand in for `fetch` in any HTTP client. */
-  readonly fetch: (input: Request | string | URL, init?: RequestInit) => Promise<Response>
-  /** Runs an engine operation (operator calls, reads) against this engine's services. */
+  /**
+   * The HTTP API with no port: `fetch`'s signature, so it can stand in for `fetch` in any HTTP client; beside a
+   * `RequestInit`, it takes the caller a host authenticated and the client's address (`EngineRequestInit`).
+   * Rejects with a TypeError for a caller or address that is not one, and, as `fetch` does on a network error,
+   * when a sandbox fault drops the connection (docs/embedding.md, "Lifecycle").
+   */
+  readonly fetch: (input: Request | string | URL, init?: EngineRequestInit) => Promise<Response>
+  /**
+   * Runs an engine operation (operator calls, reads) against this engine's services. A failure rejects with its
+   * error: an `ApiError`'s message is `"<CODE>: <detail>"`, and its `problem` is on it.
+   */
   readonly run: <A, E>(effect: Effect.Effect<A, E, EmbeddedServices>) => Promise<A>
+  /** The organizations, for a host that maps its own users to them (docs/embedding.md, "The host's identity"). */
+  readonly organizations: EngineOrganizations
+  readonly users: EngineUsers
+  /**
+   * The typed client of `@fos/client` (`createClient`) over `engine.fetch`, every request made as `caller`: no key.
+   * A problem rejects with its `ProblemError`.
+   */
+  readonly client: (options: EngineClientOptions) => PromiseClient
   /** The engine services, for a server adapter to serve. */
   readonly context: Context.Context<EmbeddedServices>
   readonly operatorToken: string | undefined
@@ -278,10 +346,19 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
     dropped.add(request.source as object)
     return true
   }
+  // What the host said of each request beside it, keyed by the request (HostIdentity.ts): never read from the
+  // request itself, so nothing a client sends can name a caller.
+  const identities = new WeakMap<object, HostIdentity>()
+  const identify = (request: HttpServerRequest.HttpServerRequest) => identities.get(request.source as object)
   const handler = (request: Request): Promise<Response> => {
     web ??= HttpRouter.toWebHandler(
-      layerRoutes(Layer.succeedContext(context), { operatorToken: options.operatorToken, requestLog: options.requestLog, dropConnection })
-        .pipe(Layer.provide(HttpServer.layerServices)),
+      layerRoutes(Layer.succeedContext(context), {
+        operatorToken: options.operatorToken,
+        requestLog: options.requestLog,
+        dropConnection,
+        identify,
+        serve: options.serve
+      }).pipe(Layer.provide(HttpServer.layerServices)),
       { disableLogger: true }
     )
     return (web.handler as (request: Request) => Promise<Response>)(request).then((response) => {
@@ -291,9 +368,42 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
     })
   }
   const run = <A, E>(effect: Effect.Effect<A, E, EmbeddedServices>) => runtime.runPromise(effect)
+  const fetch: Engine["fetch"] = (input, init) => {
+    if (init === undefined) return handler(input instanceof Request ? input : new Request(input))
+    const { caller, clientAddress, ...rest } = init
+    const fault = caller === undefined ? undefined : Auth.hostCallerFault(caller)
+    if (fault !== undefined) return Promise.reject(new TypeError(`engine.fetch: ${fault}`))
+    if (clientAddress !== undefined && (typeof clientAddress !== "string" || !Auth.isIpAddress(clientAddress))) {
+      return Promise.reject(new TypeError(`engine.fetch: clientAddress: an IPv4 or IPv6 address, not ${JSON.stringify(clientAddress)}`))
+    }
+    const request = input instanceof Request && Object.keys(rest).length === 0 ? input : new Request(input, rest)
+    if (caller !== undefined || clientAddress !== undefined) identities.set(request, { caller, clientAddress })
+    return handler(request)
+  }
   return {
-    fetch: (input, init) => handler(input instanceof Request && init === undefined ? input : new Request(input, init)),
+    fetch,
     run,
+    organizations: {
+      create: (input) => run(Operator.createOrganization(input)),
+      get: (id) => run(Operator.getOrganization(id)),
+      list: () => run(Operator.listOrganizations),
+      update: (id, change) => run(Operator.updateOrganization(id, change))
+    },
+    users: {
+      create: (input) => run(Operator.createUser(input)),
+      get: (id) => run(Operator.getUser(id)),
+      list: (organizationId) => run(Operator.listUsers(organizationId)),
+      remove: (id) => run(Operator.removeUser(id))
+    },
+    client: (clientOptions) => {
+      const fault = Auth.hostCallerFault(clientOptions.caller)
+      if (fault !== undefined) throw new TypeError(`engine.client: ${fault}`)
+      const bound = { caller: clientOptions.caller, clientAddress: clientOptions.clientAddress }
+      return createClient({
+        baseUrl: `${(clientOptions.origin ?? "http://localhost").replace(/\/+$/, "")}/${clientOptions.caller.environment}`,
+        fetch: (input, requestInit) => fetch(input, { ...requestInit, ...bound })
+      })
+    },
     context,
     operatorToken: options.operatorToken,
     clock: {

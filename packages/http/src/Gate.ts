@@ -84,8 +84,10 @@ export const makeAdmit = (
     then: (caller: Auth.Caller) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, Problem.ApiError | E, R> => {
     if (info.environment === undefined) return Effect.die(new Error("admit outside a base address"))
-    const apiKey = headerOf(info.request, "x-api-key")
-    const credentials: Auth.Credentials = { method: "GET", environment: info.environment, apiKey, clientIp: info.clientIp }
+    // A caller its host named needs no key, and is not remembered by one.
+    const host = info.hostCaller
+    const apiKey = host === undefined ? headerOf(info.request, "x-api-key") : undefined
+    const credentials: Auth.Credentials = { method: "GET", environment: info.environment, apiKey, clientIp: info.clientIp, host }
     const guess = apiKey === undefined ? undefined : lastAdmitted?.get(apiKey)
     if (guess === undefined || guess.environment !== info.environment) {
       return authenticate(credentials, (caller) => {
@@ -175,6 +177,8 @@ export interface GateOptions {
   readonly dropConnection: ConnectionDropper | undefined
   /** The engine's real time (core kernel/RealClock.ts), on which a latency fault waits. */
   readonly realClock: Clock.Clock
+  /** Whether request faults apply: not on an engine that serves no fault endpoints (Served.ts). */
+  readonly faults?: boolean | undefined
 }
 
 /** The gate of one engine: each endpoint's, and the answer to OPTIONS on a route. */
@@ -186,12 +190,12 @@ export interface GateService {
 }
 
 /** The gate over one engine's services: each endpoint's, and the answer to OPTIONS. */
-export const makeGate = ({ admit, onClockOf, settle, dropConnection, realClock }: GateOptions): GateService => {
+export const makeGate = ({ admit, onClockOf, settle, dropConnection, realClock, faults: faultsApply = true }: GateOptions): GateService => {
   const gate: GateService["gate"] = (endpoint, group, run) => {
     const policy = policyOf(endpoint, group)
     const { bucket, sandboxOnly, openWhenRestricted: open } = policy
     const target = faultableTarget(endpoint, group)
-    const faults = target === undefined ? undefined : requestFaults(target, dropConnection, realClock)
+    const faults = target === undefined || !faultsApply ? undefined : requestFaults(target, dropConnection, realClock)
     const write = makeWrite({ policy, operation: faultTargetOf(endpoint, group), settle })
     return (request, info) =>
       admit(info, bucket, !open && bodyMethods.has(request.method), (caller) => {

@@ -3,6 +3,7 @@
  */
 import {
   Applications,
+  Auth,
   Cancellation,
   Ceremonies,
   Claims,
@@ -73,17 +74,24 @@ const PortalLive = group(ServerApi, "portal", (handlers) =>
   // over the engine's store taken once.
   Effect.map(Store.Store, (store) =>
     handlers.handle("me", () =>
-      CurrentCaller.use((caller) =>
-        Effect.map(store.get(Tenancy.Users, caller.key.createdBy), (user) => {
-          // A key's creator is never removed; if it were, this throw is a defect (a 500).
-          if (user === undefined) throw new Error(`key creator ${caller.key.createdBy} missing`)
+      CurrentCaller.use((caller) => {
+        const key = caller.key
+        // A caller its host named (Auth.HostCaller) is its user, if the host named one, and has no key: its
+        // `apiKey` tells the access the host granted, and no last four characters.
+        const userId = Auth.isApiKey(key) ? key.createdBy : key.userId
+        if (userId === undefined) return Effect.fail(Problem.apiError("USER_NOT_FOUND", "The host that embeds the engine named no user for this caller."))
+        return Effect.map(store.get(Tenancy.Users, userId), (user) => {
+          // A key's creator is never removed, and the gate admitted the host's user; if it were missing, this throw
+          // is a defect (a 500).
+          if (user === undefined) throw new Error(`caller's user ${userId} missing`)
           const org = caller.organization
           return {
             user: { id: user.id, email: user.email, role: user.role, emailVerified: user.emailVerified, createdAt: user.createdAt },
             organization: { id: org.id, name: org.name, status: org.status, features: [...org.features], createdAt: org.createdAt },
-            apiKey: { access: caller.key.access, environment: caller.environment, last4: caller.key.last4 }
+            apiKey: { access: key.access, environment: caller.environment, last4: Auth.isApiKey(key) ? key.last4 : "" }
           }
-        })))))
+        })
+      }))))
 
 const CustomersLive = group(ServerApi, "customers", (handlers) =>
   handlers

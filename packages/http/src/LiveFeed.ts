@@ -55,6 +55,8 @@ export interface RecentRequest {
   readonly type?: string
   readonly durationMs: number
   readonly correlationId: string
+  /** The client's IP address: the connection's, or the one the embedding host gave (HostIdentity.ts). */
+  readonly clientAddress: string
   readonly injected?: string
   /** The process that answered it (its id in Liveness.ts): one of several sharing a PostgreSQL store. */
   readonly answeredBy: string
@@ -75,6 +77,7 @@ interface Recorded {
   readonly status: number
   readonly type: string | undefined
   readonly correlationId: string
+  readonly clientAddress: string
   readonly injected: string | undefined
 }
 
@@ -86,6 +89,7 @@ const toRecentRequest = (r: Recorded, answeredBy: string): RecentRequest => ({
   ...(r.type === undefined ? {} : { type: r.type }),
   durationMs: Math.round(Number(r.endNs - r.startedNs) / 1e3) / 1e3,
   correlationId: r.correlationId,
+  clientAddress: r.clientAddress,
   ...(r.injected === undefined ? {} : { injected: r.injected }),
   answeredBy
 })
@@ -151,6 +155,8 @@ export interface AnsweredRequest {
   /** When the request reached the edge, on the real clock's monotonic nanoseconds. */
   readonly startedNs: bigint
   readonly correlationId: string
+  /** The client's IP address: the connection's, or the one the embedding host gave (HostIdentity.ts). */
+  readonly clientAddress: string
   /** The sandbox fault that shaped the answer, if one did (Faults.ts). */
   readonly injected: string | undefined
 }
@@ -251,7 +257,7 @@ export const make = (realClock: Clock.Clock, options: FeedOptions = {}): LiveFee
   }
   let recordedCount = 0
 
-  const record: LiveFeedService["record"] = ({ organizationId, environment, method, path, response, startedNs, correlationId, injected }) => {
+  const record: LiveFeedService["record"] = ({ organizationId, environment, method, path, response, startedNs, correlationId, clientAddress, injected }) => {
     const recorded: Recorded = {
       seq: 0,
       endMs: realClock.currentTimeMillisUnsafe(),
@@ -263,6 +269,7 @@ export const make = (realClock: Clock.Clock, options: FeedOptions = {}): LiveFee
       // Only an error's body is read for its type.
       type: response.status >= 400 ? problemTypeOf(response) : undefined,
       correlationId,
+      clientAddress,
       injected
     }
     if (shared !== undefined) {

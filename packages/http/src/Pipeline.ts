@@ -24,6 +24,8 @@ import { HttpRouter } from "effect/http"
 import { DocsFiles, makeDocsPages } from "./Docs.ts"
 import { Correlation, type EdgeRoutes, makeEdge } from "./Edge.ts"
 import { DropConnection } from "./Faults.ts"
+import { HostIdentities } from "./HostIdentity.ts"
+import { ServedParts } from "./Served.ts"
 import { clockLinks, type GateService, makeAdmit, makeGate, makeOnClockOf } from "./Gate.ts"
 import { LiveFeed } from "./LiveFeed.ts"
 import { RequestLog } from "./RequestLog.ts"
@@ -74,14 +76,16 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       admit,
       docs: docsFiles === undefined ? undefined : makeDocsPages(docsFiles),
       store,
-      engineContext: yield* Effect.context<Engine.EngineServices>()
+      engineContext: yield* Effect.context<Engine.EngineServices>(),
+      identify: yield* HostIdentities
     })
     const gate = makeGate({
       admit,
       onClockOf: makeOnClockOf(time, timerContext),
       settle: makeSettle(time, timerContext),
       dropConnection: yield* DropConnection,
-      realClock
+      realClock,
+      faults: (yield* ServedParts).faults
     })
     return { ...edge, ...gate }
   })

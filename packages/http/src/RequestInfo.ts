@@ -18,6 +18,8 @@ export interface RequestInfo {
   /** The resolved path, base included, query stripped: the problem's `instance`. */
   readonly instance: string
   readonly clientIp: string
+  /** The caller the host that embeds the engine named beside the request (HostIdentity.ts), in the place of a key. */
+  readonly hostCaller: Auth.HostCaller | undefined
   rate: RateLimit.Decision | undefined
   /** The caller's organization, once its key is accepted (for the request log). */
   organizationId: string | undefined

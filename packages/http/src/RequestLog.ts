@@ -30,6 +30,11 @@ export interface RequestLogEntry {
   readonly organizationId: string | undefined
   /** The base address's environment; undefined outside `/sandbox` and `/live`. */
   readonly environment: Environment | undefined
+  /**
+   * The client's IP address: the connection's on a server, the one the embedding host gave `engine.fetch`
+   * (127.0.0.1 when it gave none). `formatRequestLog` leaves it out of the server's line.
+   */
+  readonly clientAddress?: string | undefined
   /** The id of the sandbox fault that shaped the answer (an injected problem, latency, a lost answer), if one did. */
   readonly injected?: string | undefined
 }

@@ -29,6 +29,7 @@ import { handlersOf, type HandlerItem } from "./HandlerGroups.ts"
 import { compileJsonWriter } from "./JsonWriter.ts"
 import { Edge } from "./Pipeline.ts"
 import { type EndpointRun, fromSchemaError, type SchemaFailureKind } from "./RequestInfo.ts"
+import { servedApi, servedEnvironments, ServedParts } from "./Served.ts"
 
 /** The status of a success schema: its `HttpApiSchema.status` annotation (on the schema, a check, or its key), else 200. */
 export const statusOf = (ast: SchemaAST.AST): number => {
@@ -238,16 +239,18 @@ export const compileEndpoint = (
     : withContext
 }
 
-const bases: ReadonlyArray<Environment> = ["sandbox", "live"]
-
 /**
  * The API's routes under both base addresses, and its OpenAPI document at `<base>/v2/openapi.json` (public, like the
- * reference page). Needs the groups' handlers (`group`, HandlerGroups.ts) and the edge.
+ * reference page): of them, what the engine serves (`ServedParts`, Served.ts). Needs the groups' handlers (`group`,
+ * HandlerGroups.ts) and the edge.
  */
-export const layerApiRoutes = (api: HttpApi.Top = ServerApi as unknown as HttpApi.Top) =>
+export const layerApiRoutes = (whole: HttpApi.Top = ServerApi as unknown as HttpApi.Top) =>
   HttpRouter.use(Effect.fnUntraced(function*(router) {
     const services = yield* Effect.context<never>()
     const edge = Context.get(services as Context.Context<Edge>, Edge)
+    const served = yield* ServedParts
+    const api = servedApi(whole, served)
+    const bases: ReadonlyArray<Environment> = servedEnvironments(served)
     const routes: Array<HttpRouter.Route<never, never>> = []
     // Each path's methods under each base, for its OPTIONS route.
     const methodsOf = new Map<string, Set<string>>()

@@ -710,6 +710,7 @@ export const resourceExamples: Readonly<Record<string, unknown>> = {
     type: "CUSTOMER_NOT_FOUND",
     durationMs: 1.532,
     correlationId: "f49e05556fc8bdb40000000000000001",
+    clientAddress: "203.0.113.7",
     answeredBy: "9f2c41d07ab35e18"
   },
   ResourceActions: {

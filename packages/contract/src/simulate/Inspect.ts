@@ -237,6 +237,8 @@ export const RecentRequest = Schema.Struct({
   /** From the request reaching the server's pipeline to its answer, in real-time milliseconds. */
   durationMs: Schema.Number,
   correlationId: Schema.String,
+  /** The client's IP address: the connection's, or the one a host that embeds fos gave for the request. */
+  clientAddress: Schema.String,
   /** The id of the sandbox fault that shaped the answer, if one did. */
   injected: Schema.optionalKey(Schema.String),
   /** The server process that answered it: one of several sharing a PostgreSQL database. */

@@ -133,6 +133,14 @@ export const makeRateLimiter = (nowMs: () => number): LocalRateLimiter => {
   }
 }
 
+/**
+ * The limiter of an engine whose host turned rate limits off (`EngineOptions.rateLimits: false`): it grants every
+ * take and keeps no bucket, and its headers show the bucket full.
+ */
+export const unlimited: LocalRateLimiter = {
+  take: (_scope, _name, spec) => ({ allowed: true, limit: spec.burst, remaining: spec.burst, resetSeconds: 0, retryAfterSeconds: undefined })
+}
+
 /** A decision from a bucket's tokens after the take; `allowed` says whether this request got one. */
 const decisionOf = (spec: BucketSpec, tokens: number, allowed: boolean): Decision => ({
   allowed,

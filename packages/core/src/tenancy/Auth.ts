@@ -10,6 +10,9 @@
  * 5. `/sandbox` for an organization whose sandbox is not provisioned: 409 SANDBOX_NOT_PROVISIONED.
  * 6. A caller address outside the key's allowlist: 403 API_KEY_IP_NOT_ALLOWED.
  * 7. A read-only key on a method other than GET, HEAD, OPTIONS: 403 API_KEY_READ_ONLY.
+ *
+ * A host that embeds the engine and authenticates its own users may name the caller itself instead of sending a key
+ * (`HostCaller`): then the host's word stands for rules 1, 2 and 6, and everything after them holds as for a key.
  */
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
@@ -20,7 +23,7 @@ import * as RateLimit from "../kernel/RateLimit.ts"
 import type * as Store from "../kernel/Store.ts"
 import * as Tenancy from "./Tenancy.ts"
 
-import type { DedicatedBucket, Environment } from "@fos/contract"
+import type { DedicatedBucket, Environment, KeyAccess, UserId } from "@fos/contract"
 
 /** Lower-case hex SHA-256 of a text. */
 export const sha256Hex = (text: string): string => bytesToHex(sha256(utf8ToBytes(text)))
@@ -44,13 +47,59 @@ const keyHash = (key: string): string | undefined => {
   return hash
 }
 
-/** Who is calling: the accepted key and its organization, in the environment of the base address. */
+/**
+ * A caller as a host that embeds the engine names it, having authenticated its own user: an organization, the
+ * environment it may call and its access, as a key would grant them, and the user, when the host maps its users
+ * to the organization's. It travels beside the request, never in it (a server takes no caller from the network).
+ */
+export interface HostCaller {
+  readonly organizationId: string
+  readonly environment: Environment
+  readonly access: KeyAccess
+  readonly userId?: string | undefined
+}
+
+/** What a `HostCaller` grants once admitted: in the place of a key, the access and the user it named. */
+export interface HostGrant {
+  readonly kind: "host"
+  readonly access: KeyAccess
+  readonly userId: UserId | undefined
+}
+
+const environments: ReadonlyArray<unknown> = ["sandbox", "live"]
+const accesses: ReadonlyArray<unknown> = ["read_only", "read_write"]
+
+/**
+ * What is wrong with a value given as a `HostCaller`, in a sentence, or undefined when it is one. The host's own
+ * mistake, so its embedding API throws it rather than answer a request with it.
+ */
+export const hostCallerFault = (value: unknown): string | undefined => {
+  if (typeof value !== "object" || value === null) return "caller: give { organizationId, environment, access, userId? }"
+  const caller = value as Record<string, unknown>
+  if (typeof caller.organizationId !== "string" || caller.organizationId === "") return "caller.organizationId: give the organization's id"
+  if (!environments.includes(caller.environment)) return `caller.environment: "sandbox" or "live", not ${JSON.stringify(caller.environment)}`
+  if (!accesses.includes(caller.access)) return `caller.access: "read_only" or "read_write", not ${JSON.stringify(caller.access)}`
+  if (caller.userId !== undefined && (typeof caller.userId !== "string" || caller.userId === "")) return "caller.userId: the user's id, or leave it out"
+  return undefined
+}
+
+/** True for an IPv4 address in its four-part dotted form, or an IPv6 address (no range). */
+export const isIpAddress = (text: string): boolean => ipaddr.IPv4.isValidFourPartDecimal(text) || ipaddr.IPv6.isValid(text)
+
+/** Whether a caller was admitted on an API key rather than on its host's word. */
+export const isApiKey = (key: Tenancy.ApiKey | HostGrant): key is Tenancy.ApiKey => (key as Partial<HostGrant>).kind !== "host"
+
+/** Who is calling: the accepted key (or its host's word) and its organization, in the environment of the base address. */
 export interface Caller {
   readonly organization: Tenancy.Organization
-  readonly key: Tenancy.ApiKey
+  /** The key the request was admitted on, or what its host granted (`HostCaller`): both have its `access`. */
+  readonly key: Tenancy.ApiKey | HostGrant
   readonly environment: Environment
-  /** The rows the authenticator was asked to read with the key (`makeAuthenticate`'s `linked`), in its order. */
-  readonly linked?: ReadonlyArray<unknown>
+  /**
+   * The rows the authenticator was asked to read with the key (`makeAuthenticate`'s `linked`), in its order; not
+   * read for a host's caller that names no user.
+   */
+  readonly linked?: ReadonlyArray<unknown> | undefined
 }
 
 export interface Credentials {
@@ -58,6 +107,8 @@ export interface Credentials {
   readonly environment: Environment
   readonly apiKey: string | undefined
   readonly clientIp: string
+  /** The caller its host names; then `apiKey` is not read. */
+  readonly host?: HostCaller | undefined
 }
 
 const keyPrefixes = { sandbox: Tenancy.keyPrefix("sandbox"), live: Tenancy.keyPrefix("live") } as const satisfies Record<Environment, string>
@@ -104,6 +155,9 @@ export const isCidr = (cidr: string): boolean => {
   }
 }
 
+/** What a refused host's caller is told to do: the catalog's resolution speaks of keys, which the host did not send. */
+const hostResolution = "The host that embeds the engine named this caller: name an organization (and user) of this engine, in the environment of the base address."
+
 const limited = (what: string, retryAfterSeconds: number | undefined) =>
   new Problem.ApiError({ code: "RATE_LIMITED", detail: `Too many ${what} from this address.`, retryAfterSeconds: retryAfterSeconds ?? 1 })
 
@@ -117,8 +171,16 @@ export const suspendedError = () => Problem.apiError("ORGANIZATION_ACCESS_SUSPEN
  */
 export const isSuspended = (caller: Caller): boolean => caller.organization.status === "suspended"
 
-/** Rules 3 to 7, which need nothing but the key and its organization (rule 3 is the gate's, see `isSuspended`). */
-const admitKey = (credentials: Credentials, key: Tenancy.ApiKey, organization: Tenancy.Organization, linked: ReadonlyArray<unknown>): Caller | Problem.ApiError => {
+/**
+ * Rules 3 to 7, which need nothing but the key (or the host's grant) and its organization (rule 3 is the gate's, see
+ * `isSuspended`). A host's grant has no allowlist: the host that vouched for the caller knows where it called from.
+ */
+const admitKey = (
+  credentials: Credentials,
+  key: Tenancy.ApiKey | HostGrant,
+  organization: Tenancy.Organization,
+  linked: ReadonlyArray<unknown> | undefined
+): Caller | Problem.ApiError => {
   if (organization.status === "suspended") return { organization, key, environment: credentials.environment, linked }
   if (credentials.environment === "live" && organization.status !== "active") {
     return Problem.apiError("PRODUCTION_ACCESS_REQUIRED", "Production opens once the organization is approved and active.")
@@ -126,7 +188,7 @@ const admitKey = (credentials: Credentials, key: Tenancy.ApiKey, organization: T
   if (credentials.environment === "sandbox" && !organization.sandboxProvisioned) {
     return Problem.apiError("SANDBOX_NOT_PROVISIONED", "The organization's sandbox is not provisioned yet.")
   }
-  if (!ipAllowed(credentials.clientIp, key.ipAllowlist)) {
+  if (isApiKey(key) && !ipAllowed(credentials.clientIp, key.ipAllowlist)) {
     return Problem.apiError("API_KEY_IP_NOT_ALLOWED", "The caller's address is not in this key's IP allowlist.")
   }
   if (key.access === "read_only" && !readMethods.has(credentials.method)) {
@@ -155,7 +217,42 @@ export const makeAuthenticate = (
     )
   const invalid = (credentials: Credentials, detail = `The API key is not an active key of the ${credentials.environment} environment.`) =>
     refuse("ip-invalid", credentials.clientIp, RateLimit.Buckets.invalidKeyPerIp, "requests with an invalid API key", Problem.apiError("API_KEY_INVALID", detail))
+  const admitOrRefuse = <A, E, R>(
+    credentials: Credentials,
+    key: Tenancy.ApiKey | HostGrant,
+    organization: Tenancy.Organization,
+    linked: ReadonlyArray<unknown> | undefined,
+    then: (caller: Caller) => Effect.Effect<A, E, R>
+  ): Effect.Effect<A, Problem.ApiError | E, R> => {
+    const admitted = admitKey(credentials, key, organization, linked)
+    return admitted instanceof Problem.ApiError ? Effect.fail(admitted) : then(admitted)
+  }
+  // A host's caller is refused where a key would be: an organization or user it does not name, or another
+  // environment, is 401 API_KEY_INVALID (in the per-address bucket for invalid keys), each told in its own words.
+  const hostInvalid = (credentials: Credentials, detail: string) =>
+    refuse("ip-invalid", credentials.clientIp, RateLimit.Buckets.invalidKeyPerIp, "requests naming an invalid caller", Problem.apiError("API_KEY_INVALID", detail, { resolution: hostResolution }))
+  const authenticateHost = <A, E, R>(credentials: Credentials, host: HostCaller, then: (caller: Caller) => Effect.Effect<A, E, R>): Effect.Effect<A, Problem.ApiError | E, R> => {
+    const { environment } = credentials
+    if (host.environment !== environment) {
+      return hostInvalid(credentials, `The host's caller is one of the ${host.environment} environment; the ${environment} environment takes callers of its own.`)
+    }
+    const grant = (userId: UserId | undefined): HostGrant => ({ kind: "host", access: host.access, userId })
+    if (host.userId === undefined) {
+      return Effect.flatMap(store.get(Tenancy.Organizations, host.organizationId), (organization) =>
+        organization === undefined
+          ? hostInvalid(credentials, "The host's caller names no organization of this engine.")
+          : admitOrRefuse(credentials, grant(undefined), organization, undefined, then))
+    }
+    // The user is read with its organization, and with the rows the request reads next, as a key is.
+    return Effect.flatMap(store.getLinked(Tenancy.Users, host.userId, links[environment]), ({ row: user, linked: [organization, ...rest] }) => {
+      if (user === undefined || user.removedAt !== undefined || user.organizationId !== host.organizationId || organization === undefined) {
+        return hostInvalid(credentials, "The host's caller names no user of its organization (a removed user is refused, as its keys are).")
+      }
+      return admitOrRefuse(credentials, grant(user.id), organization as Tenancy.Organization, rest, then)
+    })
+  }
   return <A, E, R>(credentials: Credentials, then: (caller: Caller) => Effect.Effect<A, E, R>): Effect.Effect<A, Problem.ApiError | E, R> => {
+    if (credentials.host !== undefined) return authenticateHost(credentials, credentials.host, then)
     const { apiKey, environment } = credentials
     if (apiKey === undefined || apiKey === "") {
       return refuse("ip-unauth", credentials.clientIp, RateLimit.Buckets.unauthenticatedPerIp, "unauthenticated requests", Problem.apiError("API_KEY_MISSING", "The x-api-key header is missing."))
@@ -167,8 +264,7 @@ export const makeAuthenticate = (
     return Effect.flatMap(store.getLinked(Tenancy.ApiKeys, hash, links[environment]), ({ row: key, linked: [organization, ...rest] }): Effect.Effect<A, Problem.ApiError | E, R> => {
       if (key === undefined || key.revokedAt !== undefined || key.environment !== environment) return invalid(credentials)
       if (organization === undefined) return invalid(credentials)
-      const admitted = admitKey(credentials, key, organization as Tenancy.Organization, rest)
-      return admitted instanceof Problem.ApiError ? Effect.fail(admitted) : then(admitted)
+      return admitOrRefuse(credentials, key, organization as Tenancy.Organization, rest, then)
     })
   }
 }
