@@ -15,13 +15,13 @@ afterEach(async () => {
   await Promise.all(engines.splice(0).map((e) => e.close()))
 })
 
-const engineWith = async (options: Partial<CreateEngineOptions> = {}): Promise<Engine> => {
+const engineWith = async (options: Partial<CreateEngineOptions> = {}, token: string | null = operatorToken): Promise<Engine> => {
   const engine = await createEngine({
     clock: { mode: "virtual", startMs: START_MS },
     realClock: Timers.makeVirtualClock(START_MS),
     seed: seedOf(orgSeed("acme")) as never,
     webhookTransport: "memory",
-    operatorToken,
+    ...(token === null ? {} : { operatorToken: token }),
     ...options
   })
   engines.push(engine)
@@ -60,6 +60,7 @@ describe("createEngine({ serve })", () => {
     expect((await ask(engine, "GET", "/sandbox/v2/simulate/faults")).status).toBe(200)
     expect((await ask(engine, "GET", "/live/v2/webhooks/endpoints")).status).toBe(200)
     expect((await engine.fetch("http://fos/operator/organizations", { headers: { authorization: `Bearer ${operatorToken}` } })).status).toBe(200)
+    expect((await engine.fetch("http://fos/inspect")).status).toBe(200)
     expect((await paths(engine, "sandbox")).filter((p) => p.startsWith("/v2/simulate/"))).not.toEqual([])
   })
 
@@ -74,6 +75,9 @@ describe("createEngine({ serve })", () => {
     const listed = await paths(engine, "sandbox")
     expect(listed.filter((p) => p.startsWith("/v2/simulate/"))).toEqual([])
     expect(listed).toContain("/v2/webhooks/endpoints")
+    // The inspector, whose data they are, goes with them: /inspect is a path outside the base addresses.
+    const inspect = await engine.fetch("http://fos/inspect")
+    expect(said({ status: inspect.status, body: await inspect.json() })).toEqual(said(await ask(engine, "GET", "/no-such-page")))
   })
 
   it("faults: false leaves the fault endpoints out and applies no request fault; the other simulate endpoints stay", async () => {
@@ -127,7 +131,7 @@ describe("createEngine({ serve })", () => {
 
   it("operator: false leaves the operator surface out, though a token is given", async () => {
     const engine = await engineWith({ serve: { operator: false } })
-    const without = await engineWith({ operatorToken: undefined })
+    const without = await engineWith({}, null)
     const bearer = { headers: { authorization: `Bearer ${operatorToken}` } }
     const answer = async (e: Engine) => {
       const response = await e.fetch("http://fos/operator/organizations", bearer)

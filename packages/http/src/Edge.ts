@@ -334,6 +334,8 @@ export interface EdgeOptions {
   readonly engineContext: Context.Context<Engine.EngineServices>
   /** What an embedding host says of each request beside it (HostIdentity.ts); undefined on a server. */
   readonly identify?: IdentifyRequest | undefined
+  /** Whether `/inspect` is served: its data are the sandbox's simulate endpoints, so not without them (Served.ts). */
+  readonly inspector?: boolean | undefined
 }
 
 /** The edge of one engine: around every route, and for what no route matched. */
@@ -347,6 +349,7 @@ export interface EdgeRoutes {
 /** The edge over one engine's services: `serve` and `unrouted`, which begin, answer and record a request alike. */
 export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
   const { clock, admit, docs, store, engineContext } = options
+  const inspector = options.inspector === false ? () => undefined : inspectorPage
   const begin = makeBegin(options.correlation, options.realClock, options.identify)
   const logged = makeLogged(options.feed, options.requestLog, options.realClock)
   const nowMs = () => clock.currentTimeMillisUnsafe()
@@ -407,7 +410,7 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
       // reference and the inspector (Inspector.ts, whose data needs a key) need no files, so every engine serves
       // them.
       const readable = request.method === "GET" || request.method === "HEAD"
-      const page = readable ? errorReferencePage(path) ?? inspectorPage(path) ?? docs?.(path) : undefined
+      const page = readable ? errorReferencePage(path) ?? inspector(path) ?? docs?.(path) : undefined
       if (page !== undefined) return Effect.succeed(done(page))
       return unknownRoute(request, path, info)
     })

@@ -2,7 +2,8 @@
  * The gate, around each endpoint: the checks that decide whether a request goes on, in the order a request meets
  * them, and the first refusal is the answer:
  *
- * 1. Authentication (`Auth.makeAuthenticate`): the `x-api-key`, its organization and the client's address.
+ * 1. Authentication (`Auth.makeAuthenticate`): the `x-api-key`, its organization and the client's address; or the
+ *    caller an embedding host named beside the request (`RequestInfo.hostCaller`, HostIdentity.ts), in its place.
  * 2. The rate limit: a token from the caller's bucket, the general one or the endpoint's dedicated one.
  * 3. A suspended organization, a read-only key on a write (the spec's Authentication rule 7), and a restricted
  *    organization on a write its endpoint does not keep open: after the bucket, so they count against it and carry

@@ -67,6 +67,7 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
     // Under the virtual clock a sandbox request reads its clock once its caller is known: it is read with the key.
     const admit = makeAdmit(store, yield* RateLimit.RateLimiter, yield* RandomStreams.RandomStreams, time.mode === "virtual" ? clockLinks : undefined)
     const realClock = yield* RealClock.RealClock
+    const served = yield* ServedParts
     const edge = makeEdge({
       correlation: yield* Correlation,
       clock: yield* Clock.Clock,
@@ -77,7 +78,8 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       docs: docsFiles === undefined ? undefined : makeDocsPages(docsFiles),
       store,
       engineContext: yield* Effect.context<Engine.EngineServices>(),
-      identify: yield* HostIdentities
+      identify: yield* HostIdentities,
+      inspector: served.sandbox && served.simulate
     })
     const gate = makeGate({
       admit,
@@ -85,7 +87,7 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       settle: makeSettle(time, timerContext),
       dropConnection: yield* DropConnection,
       realClock,
-      faults: (yield* ServedParts).faults
+      faults: served.faults
     })
     return { ...edge, ...gate }
   })

@@ -15,7 +15,8 @@ export interface ServeOptions {
   readonly live?: boolean
   /**
    * The sandbox-only endpoints, `/sandbox/v2/simulate/...`: the simulate controls, faults, scripted outcomes,
-   * listeners and inspection, recent requests and the live stream among them (default true).
+   * listeners and inspection, recent requests and the live stream among them, and the inspector at `/inspect`,
+   * whose data they are (default true; false when `sandbox` is).
    */
   readonly simulate?: boolean
   /**
@@ -32,9 +33,10 @@ export interface ServeOptions {
 export type Served = { readonly [K in keyof ServeOptions]-?: boolean }
 
 export const servedOf = (options: ServeOptions = {}): Served => {
-  const simulate = options.simulate ?? true
+  const sandbox = options.sandbox ?? true
+  const simulate = sandbox && (options.simulate ?? true)
   return {
-    sandbox: options.sandbox ?? true,
+    sandbox,
     live: options.live ?? true,
     simulate,
     faults: simulate && (options.faults ?? true),
