@@ -325,4 +325,16 @@ describe("rate limits a host sets", () => {
     expect((await anonymous("203.0.113.50")).status).toBe(429)
     expect((await anonymous("203.0.113.51")).status).toBe(401)
   })
+
+  it("checks a key's allowlist against the client's address the host gave", async () => {
+    const organizationId = (await engine.organizations.create({ name: "Keyed", status: "active" })).id
+    const admin = await engine.users.create({ organizationId, email: "admin@keyed.example", role: "admin" })
+    const { key } = await engine.run(Operator.createApiKey({ organizationId, environment: "sandbox", createdBy: admin.id, ipAllowlist: ["203.0.113.0/24"] }))
+    const get = (clientAddress?: string) =>
+      engine.fetch("http://fos/sandbox/v2/webhooks/endpoints", { headers: { "x-api-key": key }, ...(clientAddress === undefined ? {} : { clientAddress }) })
+    expect((await get("203.0.113.8")).status).toBe(200)
+    const outside = await get("198.51.100.8")
+    expect([outside.status, (await outside.json()).type]).toEqual([403, "API_KEY_IP_NOT_ALLOWED"])
+    expect((await get()).status).toBe(403)
+  })
 })

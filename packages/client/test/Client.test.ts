@@ -114,6 +114,34 @@ describe("the Promise client", () => {
     expect((refused as ProblemError).problem).toMatchObject({ type: "API_KEY_READ_ONLY", status: 403 })
   })
 
+  it("rejects every way with an Error whose message says what went wrong", async () => {
+    const missing = await rejection(sandbox().customers.get({ params: { customerId: "cus_nobody" } }))
+    expect(String(missing)).toBe("ProblemError: 404 CUSTOMER_NOT_FOUND: No customer with this id exists in this organization and environment.")
+    // An answer that is no problem of fos's (a proxy's), and no answer at all.
+    const proxied = createClient({ baseUrl: "http://fos.test/sandbox", fetch: async () => new Response("bad gateway", { status: 502, headers: { "content-type": "text/plain" } }) })
+    const gateway = await rejection(proxied.portal.me())
+    expect(gateway).toBeInstanceOf(Error)
+    expect((gateway as Error).message).toContain("502")
+    const unreachable = createClient({ baseUrl: "http://fos.test/sandbox", fetch: () => Promise.reject(new TypeError("fetch failed")) })
+    const lost = await rejection(unreachable.portal.me())
+    expect(lost).toBeInstanceOf(Error)
+    expect((lost as Error).message).toMatch(/Transport error/)
+  })
+
+  it("sends no x-api-key when given none", async () => {
+    let sentKey: string | null = "unset"
+    const keyless = createClient({
+      baseUrl: "http://fos.test/sandbox",
+      fetch: (input, init) => {
+        sentKey = new Headers(init?.headers).get("x-api-key")
+        return engine.fetch(input, init)
+      }
+    })
+    const refused = await rejection(keyless.portal.me())
+    expect(sentKey).toBeNull()
+    expect((refused as ProblemError).type).toBe("API_KEY_MISSING")
+  })
+
   it("sends an idempotency key per call: required on rotate, replayed on a repeat", async () => {
     const client = sandbox()
     const endpoint = await client.webhooks.createEndpoint({ payload: { url: "https://receiver.example.com/rotate" } })
