@@ -139,8 +139,9 @@ const clockOf = (clock: ClockOption | undefined, seeded: boolean): NonNullable<E
 export type EmbeddedServices = EngineModule.EngineServices | Deliveries
 
 /**
- * The engine for hosts written with Effect, from the same options as `createEngine` (the operator token aside: it
- * belongs to the routes). Serve it with `layerRoutes(layerEmbedded(options))`, which adds the HTTP application,
+ * The engine for hosts written with Effect, from the same options as `createEngine` (the operator token, the request
+ * log and `serve` aside: they belong to the routes, `layerRoutes`'s options, with `identify` for the callers a host
+ * names). Serve it with `layerRoutes(layerEmbedded(options))`, which adds the HTTP application,
  * or turn that into a fetch-style handler with `HttpRouter.toWebHandler`; drive time with `advanceBy`,
  * `advanceTo` and `runUntilIdle`, and read `Deliveries`.
  */

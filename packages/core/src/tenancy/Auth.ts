@@ -23,7 +23,7 @@ import * as RateLimit from "../kernel/RateLimit.ts"
 import type * as Store from "../kernel/Store.ts"
 import * as Tenancy from "./Tenancy.ts"
 
-import type { DedicatedBucket, Environment, KeyAccess, UserId } from "@fos/contract"
+import { type DedicatedBucket, type Environment, Environments, KeyAccess, type UserId } from "@fos/contract"
 
 /** Lower-case hex SHA-256 of a text. */
 export const sha256Hex = (text: string): string => bytesToHex(sha256(utf8ToBytes(text)))
@@ -66,8 +66,8 @@ export interface HostGrant {
   readonly userId: UserId | undefined
 }
 
-const environments: ReadonlyArray<unknown> = ["sandbox", "live"]
-const accesses: ReadonlyArray<unknown> = ["read_only", "read_write"]
+const environments: ReadonlyArray<unknown> = Environments
+const accesses: ReadonlyArray<unknown> = KeyAccess.literals
 
 /**
  * What is wrong with a value given as a `HostCaller`, in a sentence, or undefined when it is one. The host's own
