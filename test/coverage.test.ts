@@ -30,7 +30,7 @@ describe("docs/coverage.md", () => {
     expect([...assertedCodes(text)].sort()).toEqual(["CUSTOMER_NOT_FOUND", "GONE", "INVALID_TRANSFER_PAIR"])
     // The table says the same: a code no test asserts is "not yet" even where the server's sources name it.
     const doc = readFileSync(coverageDocPath, "utf8")
-    expect(doc).toContain("| [USER_NOT_FOUND](errors.md#user_not_found) | 404 | not yet |")
+    expect(doc).toContain("| [USER_ALREADY_EXISTS](errors.md#user_already_exists) | 409 | not yet |")
   })
 
   it("lists every event of the spec's table (spec-facts.json), and they are the event catalog", () => {
