@@ -7,11 +7,15 @@
 import { once } from "node:events"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { ProblemError } from "@fos/client"
+import { NodeHttpServer } from "@effect/platform-node"
+import { it as effectIt } from "@effect/vitest"
+import { makeClient, ProblemError } from "@fos/client"
 import { Auth, Operator, Problem, Timers } from "@fos/core"
-import { createEngine, type Engine } from "@fos/http"
+import { createEngine, type EmbeddedServices, type Engine, layerEmbedded, layerRoutes } from "@fos/http"
+import { Effect, Layer } from "effect"
+import { FetchHttpClient, HttpClient, HttpClientRequest, HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { START_MS } from "./support.ts"
+import { orgSeed, seedOf, START_MS } from "./support.ts"
 
 const operatorToken = "host-operator-token"
 
@@ -337,4 +341,31 @@ describe("rate limits a host sets", () => {
     expect([outside.status, (await outside.json()).type]).toEqual([403, "API_KEY_IP_NOT_ALLOWED"])
     expect((await get()).status).toBe(403)
   })
+})
+
+describe("an Effect host that names its users' callers", () => {
+  // Organizations and users from the seed, and no key.
+  const engine = layerEmbedded({ clock: { mode: "virtual", startMs: START_MS }, seed: seedOf(orgSeed("effecthost", { keys: [] })) as never })
+  const caller: Auth.HostCaller = { organizationId: "org_effecthost", environment: "sandbox", access: "read_write", userId: "usr_effecthostadmin" }
+  // The host's own sign-in, read where the host serves the routes; a request it does not vouch for has no caller.
+  const identify = (request: HttpServerRequest.HttpServerRequest) => (request.headers["x-host-session"] === "ada" ? { caller, clientAddress: "192.0.2.10" } : undefined)
+  const server = HttpRouter.serve(layerRoutes(engine, { identify }), { disableLogger: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+  )
+  const host = Layer.mergeAll(server, engine, FetchHttpClient.layer) as Layer.Layer<HttpServer.HttpServer | EmbeddedServices | HttpClient.HttpClient, unknown>
+
+  effectIt.effect("layerRoutes(engine, { identify }) admits the host's caller with no key", () =>
+    Effect.gen(function*() {
+      const address = (yield* HttpServer.HttpServer).address
+      if (!("port" in address)) return expect.unreachable("a TCP server")
+      const signedIn = HttpClient.mapRequest(yield* HttpClient.HttpClient, HttpClientRequest.setHeader("x-host-session", "ada"))
+      const client = yield* makeClient({ baseUrl: `http://127.0.0.1:${address.port}/sandbox` }).pipe(Effect.provideService(HttpClient.HttpClient, signedIn))
+      const me = yield* client.portal.me()
+      expect([me.organization.id, me.user.id, me.apiKey.last4]).toEqual(["org_effecthost", "usr_effecthostadmin", ""])
+      const recent = yield* client.inspect.listRecentRequests({ query: {} })
+      expect(recent.data[0]).toMatchObject({ path: "/sandbox/v2/portal/users/me", clientAddress: "192.0.2.10" })
+      const anonymous = yield* makeClient({ baseUrl: `http://127.0.0.1:${address.port}/sandbox` })
+      const refused = yield* Effect.flip(anonymous.portal.me())
+      expect(refused).toMatchObject({ type: "API_KEY_MISSING", status: 401 })
+    }).pipe(Effect.provide(host)))
 })
