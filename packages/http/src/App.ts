@@ -4,6 +4,7 @@
  */
 import type { Engine } from "@fos/core"
 import { Layer } from "effect"
+import { BasePath, basePathOf } from "./BasePath.ts"
 import { type DocsAssets, DocsFiles } from "./Docs.ts"
 import { layerHandlers } from "./Handlers.ts"
 import { type ConnectionDropper, DropConnection } from "./Faults.ts"
@@ -16,6 +17,11 @@ import { layerApiRoutes } from "./Router.ts"
 export type { ConnectionDropper } from "./Faults.ts"
 
 export interface RoutesOptions {
+  /**
+   * The path the routes are mounted at (`/fos`): every route is under it, and every address fos hands out carries
+   * it (BasePath.ts). None by default.
+   */
+  readonly basePath?: string | undefined
   /** Turns the operator surface on, guarded by this bearer token (or its SHA-256 hash). */
   readonly operatorToken?: OperatorSecret | undefined
   /** Serves the reference page at `/docs` with these files (`readDocsAssets`); without them there is no `/docs`. */
@@ -47,5 +53,6 @@ export const layerRoutes = <E>(engine: Layer.Layer<Engine.EngineServices, E>, op
     // One feed for the edge that records, the handlers that read and the operator's routes.
     Layer.provide(options.liveFeed === undefined ? LiveFeedModule.layer : Layer.succeed(LiveFeedModule.LiveFeed, options.liveFeed)),
     Layer.provideMerge(engine),
-    Layer.provide(Layer.succeed(OperatorToken, options.operatorToken))
+    Layer.provide(Layer.succeed(OperatorToken, options.operatorToken)),
+    Layer.provide(Layer.succeed(BasePath, basePathOf(options.basePath)))
   )

@@ -12,6 +12,7 @@ import type { Fork, ForkSummary, Snapshot, WebhookFlush } from "@fos/contract"
 import { Context, type Duration, Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
 import { layerRoutes } from "./App.ts"
+import { basePathOf } from "./BasePath.ts"
 import * as EngineTime from "./EngineTime.ts"
 import type { RequestLogger } from "./RequestLog.ts"
 import { Deliveries, type DeliveriesService, flushWebhooks, type FlushOptions, makeRecorder } from "./SentDeliveries.ts"
@@ -85,6 +86,14 @@ export interface CreateEngineOptions extends Omit<EngineModule.EngineOptions, "s
   /** Turns the operator surface (`/operator/...`) on, guarded by this bearer token. */
   readonly operatorToken?: string
   /**
+   * The path the host mounts the engine at (`/fos`): every route is under it, as a server at that path would have
+   * them, so a host forwards `/fos/...` unchanged to `fetch`, and every address fos hands out carries it (problems'
+   * `docs` and `instance`, the OpenAPI documents' `servers`, the error reference's, the inspector's and the
+   * reference page's links). A path without it is a 404. `/` and segments of letters, digits, `-`, `.`, `_` and
+   * `~`; none by default (docs/embedding.md, "A mount path").
+   */
+  readonly basePath?: string
+  /**
    * Receives one entry per request `engine.fetch` answers (off by default: a test suite's output stays its own).
    * `(entry) => console.log(formatRequestLog(entry, "pretty"))` prints what `fos serve` prints. Whether given or
    * not, the engine keeps each organization's last 500 requests for `GET /sandbox/v2/simulate/requests` and its live
@@ -119,14 +128,14 @@ const clockOf = (clock: ClockOption | undefined, seeded: boolean): NonNullable<E
 export type EmbeddedServices = EngineModule.EngineServices | Deliveries
 
 /**
- * The engine for hosts written with Effect, from the same options as `createEngine` (the operator token aside: it
- * belongs to the routes). Serve it with `layerRoutes(layerEmbedded(options))`, which adds the HTTP application,
+ * The engine for hosts written with Effect, from the same options as `createEngine` (the operator token and the base
+ * path aside: they belong to the routes, `layerRoutes`' options). Serve it with `layerRoutes(layerEmbedded(options))`, which adds the HTTP application,
  * or turn that into a fetch-style handler with `HttpRouter.toWebHandler`; drive time with `advanceBy`,
  * `advanceTo` and `runUntilIdle`, and read `Deliveries`.
  */
 export const layerEmbedded = (options: CreateEngineOptions = {}): Layer.Layer<EmbeddedServices, unknown> =>
   Layer.unwrap(Effect.sync(() => {
-    const { store, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, requestLog: __, ...rest } = options
+    const { store, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, requestLog: __, basePath: ___, ...rest } = options
     const inner = webhookTransport === undefined || webhookTransport === "http"
       ? httpTransport
       : webhookTransport === "memory"
@@ -198,6 +207,8 @@ export interface Engine {
   /** The engine services, for a server adapter to serve. */
   readonly context: Context.Context<EmbeddedServices>
   readonly operatorToken: string | undefined
+  /** The path every route is under (`CreateEngineOptions.basePath`): `""`, or `/fos`. */
+  readonly basePath: string
   /**
    * The engine's root clock, and with it every organization's sandbox clock behind it: an advance moves them all
    * (docs/clock.md). On a system clock, the system's time.
@@ -266,6 +277,7 @@ const parsedFile = (file: unknown) =>
     : Effect.try({ try: () => JSON.parse(file) as unknown, catch: () => Problem.apiError("MALFORMED_JSON", "The snapshot file is not valid JSON.") })
 
 export const createEngine = async (options: CreateEngineOptions = {}): Promise<Engine> => {
+  const basePath = basePathOf(options.basePath)
   const runtime = ManagedRuntime.make(layerEmbedded(options) as Layer.Layer<EmbeddedServices>)
   const context = await runtime.context()
   // Built on the first `fetch`: a server adapter serves `context` and never calls it, so it need not build and hold
@@ -280,7 +292,7 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
   }
   const handler = (request: Request): Promise<Response> => {
     web ??= HttpRouter.toWebHandler(
-      layerRoutes(Layer.succeedContext(context), { operatorToken: options.operatorToken, requestLog: options.requestLog, dropConnection })
+      layerRoutes(Layer.succeedContext(context), { operatorToken: options.operatorToken, requestLog: options.requestLog, dropConnection, basePath })
         .pipe(Layer.provide(HttpServer.layerServices)),
       { disableLogger: true }
     )
@@ -296,6 +308,7 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
     run,
     context,
     operatorToken: options.operatorToken,
+    basePath,
     clock: {
       mode: Context.get(context, Timers.TimeControl).mode,
       now: () => run(Context.get(context, Timers.TimeControl).now),

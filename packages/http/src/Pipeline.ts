@@ -21,6 +21,7 @@ import type { Engine } from "@fos/core"
 import { RandomStreams, RateLimit, RealClock, Store, Timers } from "@fos/core"
 import { Clock, Context, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
+import { BasePath } from "./BasePath.ts"
 import { DocsFiles, makeDocsPages } from "./Docs.ts"
 import { Correlation, type EdgeRoutes, makeEdge } from "./Edge.ts"
 import { DropConnection } from "./Faults.ts"
@@ -65,6 +66,7 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
     // Under the virtual clock a sandbox request reads its clock once its caller is known: it is read with the key.
     const admit = makeAdmit(store, yield* RateLimit.RateLimiter, yield* RandomStreams.RandomStreams, time.mode === "virtual" ? clockLinks : undefined)
     const realClock = yield* RealClock.RealClock
+    const basePath = yield* BasePath
     const edge = makeEdge({
       correlation: yield* Correlation,
       clock: yield* Clock.Clock,
@@ -72,9 +74,10 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       feed: yield* LiveFeed,
       requestLog: yield* RequestLog,
       admit,
-      docs: docsFiles === undefined ? undefined : makeDocsPages(docsFiles),
+      docs: docsFiles === undefined ? undefined : makeDocsPages(docsFiles, basePath),
       store,
-      engineContext: yield* Effect.context<Engine.EngineServices>()
+      engineContext: yield* Effect.context<Engine.EngineServices>(),
+      basePath
     })
     const gate = makeGate({
       admit,

@@ -1,0 +1,150 @@
+/**
+ * An engine mounted at a path of a host's (`createEngine({ basePath: "/fos" })`): a plain `node:http` host forwards
+ * `/fos/...` unchanged to `engine.fetch` and answers everything else itself, its own 404 included. Every link fos
+ * hands out is followed (test/links.ts) and none is the host's 404; without the option, the same links are today's.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Readable } from "node:stream"
+import { createEngine, type Engine } from "@fos/http"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { followLinks } from "./links.ts"
+import { keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
+
+const keys = keysOf("mounted")
+const operatorToken = "base-path-operator-token"
+
+/** The host's own answer for what is not fos's: a 404 no fos answer looks like. */
+const hostNotFound = (res: ServerResponse) => {
+  res.writeHead(404, { "content-type": "text/plain", "x-answered-by": "host" })
+  res.end("the host has no such page")
+}
+
+/** `engine` in a node:http host at `base`, beside the host's own `/host/...` routes. */
+const host = (engine: Engine, base: string): Promise<Server> => {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = req.url ?? "/"
+    if (url.startsWith("/host/")) {
+      res.writeHead(200, { "content-type": "text/plain" })
+      res.end("the host's own page")
+      return
+    }
+    if (base !== "" && url !== base && !url.startsWith(`${base}/`) && !url.startsWith(`${base}?`)) return hostNotFound(res)
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
+    req.on("end", () => {
+      const headers = new Headers()
+      for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value)
+      const body = chunks.length === 0 ? undefined : Buffer.concat(chunks)
+      const controller = new AbortController()
+      res.on("close", () => controller.abort())
+      engine.fetch(new Request(`http://${req.headers.host}${url}`, { method: req.method!, headers, body: body ?? null, signal: controller.signal })).then(
+        (response) => {
+          res.writeHead(response.status, Object.fromEntries(response.headers))
+          if (response.body === null) res.end()
+          else Readable.fromWeb(response.body as never).on("error", () => res.destroy()).pipe(res)
+        },
+        () => res.destroy()
+      )
+    })
+  })
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)))
+}
+
+const mounted = async (basePath: string | undefined) => {
+  const engine = await createEngine({
+    clock: { mode: "virtual", startMs: START_MS },
+    seed: seedOf(orgSeed("mounted")) as never,
+    operatorToken,
+    ...(basePath === undefined ? {} : { basePath })
+  })
+  const server = await host(engine, basePath ?? "")
+  return { engine, server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
+}
+
+describe("an engine mounted at /fos in a node:http host", () => {
+  let site: Awaited<ReturnType<typeof mounted>>
+  beforeAll(async () => {
+    site = await mounted("/fos")
+  })
+  afterAll(async () => {
+    site?.server.close()
+    await site?.engine.close()
+  })
+
+  it("every link fos hands out resolves under /fos: none is the host's 404", async () => {
+    const failures = await followLinks({
+      origin: site.origin,
+      base: "/fos",
+      sandboxKey: keys.sandbox,
+      liveKey: keys.live,
+      operatorToken,
+      docsPage: false
+    })
+    expect(failures).toEqual([])
+  })
+
+  it("the host keeps its own routes", async () => {
+    expect((await fetch(`${site.origin}/host/hello`)).status).toBe(200)
+    const outside = await fetch(`${site.origin}/sandbox/v2/customers`, { headers: { "x-api-key": keys.sandbox } })
+    expect([outside.status, outside.headers.get("x-answered-by")]).toEqual([404, "host"])
+  })
+
+  it("engine.fetch answers only under its base path: a path without it is fos's unknown route", async () => {
+    const response = await site.engine.fetch("http://fos.test/sandbox/v2/customers", { headers: { "x-api-key": keys.sandbox } })
+    const problem = await response.json()
+    expect([response.status, problem.type, problem.instance]).toEqual([404, "NOT_FOUND", "/sandbox/v2/customers"])
+    expect(problem.detail).toContain("/fos/sandbox")
+    expect(problem.docs).toBe("http://fos.test/fos/docs/errors#not_found")
+    const under = await site.engine.fetch("http://fos.test/fos/sandbox/v2/customers", { headers: { "x-api-key": keys.sandbox } })
+    expect(under.status).toBe(200)
+  })
+
+  it("the engine says where it is mounted", () => {
+    expect(site.engine.basePath).toBe("/fos")
+  })
+})
+
+describe("an engine without a base path", () => {
+  let site: Awaited<ReturnType<typeof mounted>>
+  beforeAll(async () => {
+    site = await mounted(undefined)
+  })
+  afterAll(async () => {
+    site?.server.close()
+    await site?.engine.close()
+  })
+
+  it("hands out today's links, and every one resolves", async () => {
+    const failures = await followLinks({ origin: site.origin, base: "", sandboxKey: keys.sandbox, liveKey: keys.live, operatorToken, docsPage: false })
+    expect(failures).toEqual([])
+    const problem = await (await fetch(`${site.origin}/sandbox/v2/customers`)).json()
+    expect([problem.docs, problem.instance]).toEqual([`${site.origin}/docs/errors#api_key_missing`, "/sandbox/v2/customers"])
+    const document = await (await fetch(`${site.origin}/sandbox/v2/openapi.json`)).json()
+    expect(document.servers[0].url).toBe("/sandbox")
+    expect(await (await fetch(`${site.origin}/inspect`)).text()).toContain(`<link rel="stylesheet" href="/inspect/app.css">`)
+    expect(site.engine.basePath).toBe("")
+  })
+})
+
+describe("basePath is checked", () => {
+  it.each([
+    ["fos", "does not start with /"],
+    ["/fos//x", "an empty segment"],
+    ["/fos/../x", "a dot segment"],
+    ["/fos?x=1", "a query"],
+    ["/f%6fs", "percent-encoding"]
+  ])("%s (%s) is refused with a message naming it", async (basePath) => {
+    await expect(createEngine({ basePath })).rejects.toThrow(/basePath/)
+  })
+
+  it("/ and a trailing slash are the same as none and as without it", async () => {
+    const root = await createEngine({ basePath: "/" })
+    const trailing = await createEngine({ basePath: "/fos/" })
+    try {
+      expect([root.basePath, trailing.basePath]).toEqual(["", "/fos"])
+    } finally {
+      await Promise.all([root.close(), trailing.close()])
+    }
+  })
+})
