@@ -15,7 +15,8 @@
  *
  * What no route matches goes to `unrouted` (a global middleware): `/healthz`, the `/docs` reference pages, the
  * `/inspect` application, bad percent-encoding, and the unknown-route 404 (after authentication, so routes cannot be
- * probed without a key).
+ * probed without a key). All of them, and every route, are under the engine's base path (BasePath.ts), which a
+ * problem's `docs` carries too.
  */
 import type { Engine } from "@fos/core"
 import { IdGenerator, Problem, RandomStreams, Store, Tenancy } from "@fos/core"
