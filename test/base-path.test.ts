@@ -7,11 +7,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net"
 import { Readable } from "node:stream"
 import { createEngine, type Engine } from "@fos/http"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { followLinks } from "./links.ts"
 import { keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
 
 const keys = keysOf("mounted")
+const realFetch = globalThis.fetch
 const operatorToken = "base-path-operator-token"
 
 /** The host's own answer for what is not fos's: a 404 no fos answer looks like. */
@@ -102,6 +103,32 @@ describe("an engine mounted at /fos in a node:http host", () => {
 
   it("the engine says where it is mounted", () => {
     expect(site.engine.basePath).toBe("/fos")
+  })
+
+  it("the inspector's application calls the API under the base path its page names", async () => {
+    const page = await (await fetch(`${site.origin}/fos/inspect`)).text()
+    const mount = /<meta name="fos-base-path" content="([^"]*)">/.exec(page)?.[1]
+    const called: Array<string> = []
+    // The browser's globals the module reads: the page's meta element, and fetch on the page's origin.
+    vi.stubGlobal("document", {
+      querySelector: (selector: string) => (selector === 'meta[name="fos-base-path"]' && mount !== undefined ? { content: mount } : null),
+      documentElement: { dataset: {} }
+    })
+    vi.stubGlobal("fetch", (path: string, init: RequestInit) => {
+      called.push(path)
+      return realFetch(`${site.origin}${path}`, init)
+    })
+    try {
+      vi.resetModules()
+      const inspector = await import("../inspector/api.ts")
+      const key = await inspector.signIn(inspector.sessionOf(keys.sandbox))
+      expect(key.kind === "key" && key.me?.organization.id).toBe("org_mounted")
+      const operator = await inspector.signIn(inspector.sessionOf(operatorToken))
+      expect(operator.kind === "operator" && operator.me?.data.length).toBe(1)
+    } finally {
+      vi.unstubAllGlobals()
+    }
+    expect(called).toEqual(["/fos/sandbox/v2/portal/users/me", "/fos/operator/organizations"])
   })
 })
 
