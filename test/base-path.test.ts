@@ -6,7 +6,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Readable } from "node:stream"
-import { createEngine, type Engine } from "@fos/http"
+import { createClient } from "@fos/client"
+import { createEngine, type Engine, layerEmbedded, layerRoutes } from "@fos/http"
+import { Layer } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { followLinks } from "./links.ts"
 import { keysOf, orgSeed, seedOf, START_MS } from "./support.ts"
@@ -129,6 +132,34 @@ describe("an engine mounted at /fos in a node:http host", () => {
       vi.unstubAllGlobals()
     }
     expect(called).toEqual(["/fos/sandbox/v2/portal/users/me", "/fos/operator/organizations"])
+  })
+})
+
+describe("the base path elsewhere", () => {
+  it("the typed client takes <origin>/fos/sandbox as its base URL over engine.fetch", async () => {
+    const engine = await createEngine({ clock: { mode: "virtual", startMs: START_MS }, seed: seedOf(orgSeed("mounted")) as never, basePath: "/fos" })
+    try {
+      const client = createClient({ baseUrl: "http://fos.test/fos/sandbox", apiKey: keys.sandbox, fetch: engine.fetch })
+      expect((await client.portal.me()).organization.id).toBe("org_mounted")
+    } finally {
+      await engine.close()
+    }
+  })
+
+  it("an Effect host gives the path to layerRoutes", async () => {
+    const routes = layerRoutes(layerEmbedded({ clock: { mode: "virtual", startMs: START_MS }, seed: seedOf(orgSeed("mounted")) as never }), { basePath: "/fos" })
+    const web = HttpRouter.toWebHandler(routes.pipe(Layer.provide(HttpServer.layerServices)) as never, { disableLogger: true })
+    try {
+      const handler = web.handler as (request: Request) => Promise<Response>
+      const document = await (await handler(new Request("http://fos.test/fos/live/v2/openapi.json"))).json()
+      expect(document.servers[0].url).toBe("/fos/live")
+      const me = await handler(new Request("http://fos.test/fos/sandbox/v2/portal/users/me", { headers: { "x-api-key": keys.sandbox } }))
+      expect(me.status).toBe(200)
+      const outside = await (await handler(new Request("http://fos.test/sandbox/v2/portal/users/me", { headers: { "x-api-key": keys.sandbox } }))).json()
+      expect([outside.type, outside.docs]).toEqual(["NOT_FOUND", "http://fos.test/fos/docs/errors#not_found"])
+    } finally {
+      await web.dispose()
+    }
   })
 })
 
