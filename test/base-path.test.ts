@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net"
 import { Readable } from "node:stream"
 import { createClient } from "@fos/client"
 import { createEngine, type Engine, layerEmbedded, layerRoutes } from "@fos/http"
+import { startEngine } from "@fos/testing"
 import { Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
@@ -143,6 +144,19 @@ describe("the base path elsewhere", () => {
       expect((await client.portal.me()).organization.id).toBe("org_mounted")
     } finally {
       await engine.close()
+    }
+  })
+
+  it("@fos/testing's engine and its server take the engine's base path", async () => {
+    const fos = await startEngine({ engine: { basePath: "/fos" } })
+    try {
+      expect(fos.world.baseUrl).toBe("http://fos/fos/sandbox")
+      expect((await fos.world.client.portal.me()).organization.id).toBe("org_test")
+      const served = await fos.serve()
+      expect(served.baseUrl).toBe(`${served.origin}/fos/sandbox`)
+      expect((await fetch(`${served.baseUrl}/v2/portal/users/me`, { headers: { "x-api-key": fos.world.apiKey } })).status).toBe(200)
+    } finally {
+      await fos.close()
     }
   })
 
