@@ -129,9 +129,9 @@ export type EmbeddedServices = EngineModule.EngineServices | Deliveries
 
 /**
  * The engine for hosts written with Effect, from the same options as `createEngine` (the operator token and the base
- * path aside: they belong to the routes, `layerRoutes`' options). Serve it with `layerRoutes(layerEmbedded(options))`, which adds the HTTP application,
- * or turn that into a fetch-style handler with `HttpRouter.toWebHandler`; drive time with `advanceBy`,
- * `advanceTo` and `runUntilIdle`, and read `Deliveries`.
+ * path aside: they belong to the routes, `layerRoutes`' options). Serve it with `layerRoutes(layerEmbedded(options))`,
+ * which adds the HTTP application, or turn that into a fetch-style handler with `HttpRouter.toWebHandler`; drive
+ * time with `advanceBy`, `advanceTo` and `runUntilIdle`, and read `Deliveries`.
  */
 export const layerEmbedded = (options: CreateEngineOptions = {}): Layer.Layer<EmbeddedServices, unknown> =>
   Layer.unwrap(Effect.sync(() => {
