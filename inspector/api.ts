@@ -177,8 +177,14 @@ const idempotencyKey = () => `inspector-${crypto.randomUUID()}`
 export const headersOf = (session: Session): Record<string, string> =>
   session.kind === "key" ? { "x-api-key": session.credential } : { authorization: `Bearer ${session.credential}` }
 
-/** The environment's base (`/sandbox` or `/live`) for a key; the operator surface has none. */
-export const baseOf = (session: Session): string => (session.kind === "key" ? `/${session.environment}` : "")
+/**
+ * The path fos is mounted at (`/fos`), as the page names it in its `fos-base-path` meta element; `""` at the
+ * origin's root, where the page names none.
+ */
+const mount = document.querySelector<HTMLMetaElement>('meta[name="fos-base-path"]')?.content ?? ""
+
+/** The environment's base (`/sandbox` or `/live`, under the mount) for a key; the operator surface's is the mount. */
+export const baseOf = (session: Session): string => (session.kind === "key" ? `${mount}/${session.environment}` : mount)
 
 /** How many calls are in flight, shown on the root element as `data-pending` (a test waits for 0). */
 let inFlight = 0

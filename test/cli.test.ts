@@ -136,6 +136,19 @@ describe("fos operator commands", { timeout: 120_000 }, () => {
     expect(refused.stderr).toContain("API_KEY_WRITE_REQUIRES_ADMIN")
   })
 
+  it("reach a server under --base-path through --server <origin>/PATH", async () => {
+    const mounted = await startServer(["--base-path", "/fos"])
+    try {
+      expect(mounted.origin).toMatch(/\/fos$/)
+      const listed = await fos(mounted.origin, "orgs", "list")
+      expect(listed.code, listed.stderr).toBe(0)
+      // The demo organization, which the server made at its start.
+      expect(JSON.parse(listed.stdout).data).toHaveLength(1)
+    } finally {
+      mounted.child.kill("SIGKILL")
+    }
+  })
+
   it("fos users list lists an organization's users, removed ones with their removedAt", async () => {
     await fos(server.origin, "orgs", "create", "--name", "Users", "--id", "org_cliusers")
     await fos(server.origin, "users", "create", "--org", "org_cliusers", "--email", "ada@users.test", "--role", "admin", "--id", "usr_cliuada")
@@ -288,7 +301,7 @@ describe("fos help", () => {
     const serve = run("serve", "--help")
     expect(serve.status).toBe(0)
     expect(serve.stdout).not.toBe(general.stdout)
-    const flags = ["--port", "--host", "--store", "--clock", "--clock-start", "--seed", "--random-seed", "--idempotency-retention-seconds", "--operator-token", "--insecure-webhooks", "--log-format", "--quiet"]
+    const flags = ["--port", "--host", "--base-path", "--store", "--clock", "--clock-start", "--seed", "--random-seed", "--idempotency-retention-seconds", "--operator-token", "--insecure-webhooks", "--log-format", "--quiet"]
     const flagLines = serve.stdout.slice(serve.stdout.indexOf("flags:")).split("\n")
     for (const flag of flags) expect(flagLines.some((l) => l.startsWith(`  ${flag} `)), flag).toBe(true)
     for (const fact of ["(default: PORT, else 4000)", "(default: 127.0.0.1)", "(default: ./.fos)", "(default: system; virtual with --random-seed)", "(default: 2592000, 30 days)", "(default: pretty)", "loopback"]) {

@@ -10,6 +10,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { killAllFos, type RunningFos, startFos, stopUnderRepeatedSignals } from "./fosProcess.ts"
+import { followLinks } from "./links.ts"
 import { expectProblem, httpCall, type Reply, keysOf, noRateHeaders, orgSeed, rateHeaders, sandboxKey, type Seed, seedOf, START_MS } from "./support.ts"
 import { pgliteDirectoryAt } from "../adapters/sql/test/pgliteDirectory.ts"
 
@@ -229,6 +230,45 @@ describe("fos serve over HTTP", () => {
     await new Promise((resolve) => setTimeout(resolve, 1100))
     expect(await status(slow)).toBe(200)
     expect(await status()).toBe(401)
+  })
+})
+
+describe("fos serve --base-path /fos", () => {
+  const operatorToken = "base-path-server-operator-token"
+  let server: Running
+  let origin = ""
+  beforeAll(async () => {
+    server = await startServer(["--port", "0", "--base-path", "/fos/", "--seed", writeSeed("base-path.json", seed), "--operator-token", operatorToken])
+    origin = new URL(server.origin).origin
+  })
+  afterAll(() => {
+    server?.child.kill("SIGKILL")
+  })
+
+  it("prints the base addresses and the inspector under /fos", () => {
+    expect(server.origin).toBe(`${origin}/fos`)
+    expect(server.stdout()).toMatch(/^inspector: http:\/\/127\.0\.0\.1:\d+\/fos\/inspect$/m)
+    expect(server.stdout()).toMatch(/^sandbox: http:\/\/127\.0\.0\.1:\d+\/fos\/sandbox$/m)
+    expect(server.stdout()).toMatch(/^live: http:\/\/127\.0\.0\.1:\d+\/fos\/live$/m)
+  })
+
+  it("every link it hands out resolves under /fos, the reference page and its documents included", async () => {
+    expect(await followLinks({ origin, base: "/fos", sandboxKey: S.sandbox, liveKey: S.live, operatorToken, docsPage: true })).toEqual([])
+  })
+
+  it("serves nothing outside /fos, and a problem below the application has its docs under /fos too", async () => {
+    const outside = await httpCall(origin, "/sandbox/v2/portal/users/me", { headers: { "x-api-key": S.sandbox } })
+    expect([outside.status, outside.json.type, outside.json.instance, outside.json.docs]).toEqual([404, "NOT_FOUND", "/sandbox/v2/portal/users/me", `${origin}/fos/docs/errors#not_found`])
+    expect(outside.json.detail).toBe("No such route. Base addresses are /fos/sandbox and /fos/live.")
+    expect((await httpCall(origin, "/healthz")).status).toBe(404)
+    const [bare] = parseAnswers(await rawExchange(origin, "GET /fos/healthz HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n"))
+    expect(bare!.json.docs).toBe("http://x/fos/docs/errors#bad_request")
+  })
+
+  it("a bad --base-path: exit 2 naming the flag", async () => {
+    const r = await runCli(["serve", "--store", "memory", "--port", "0", "--base-path", "fos"])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/--base-path: "fos" is not a path such as \/fos/)
   })
 })
 

@@ -85,13 +85,16 @@ export const bareOrigin = (host: string | undefined, listening: string, protocol
 export const hostOf = (head: string | undefined): string | undefined =>
   head === undefined ? undefined : /\r\nhost:[ \t]*([^\r\n]*?)[ \t]*\r\n/i.exec(head)?.[1]
 
-/** The BAD_REQUEST problem for a request refused below the application, stamped with the engine's clock. */
+/**
+ * The BAD_REQUEST problem for a request refused below the application, stamped with the engine's clock; its `docs`
+ * is on `origin` under the engine's base path, as the application's problems are.
+ */
 export const bareProblem = (engine: Engine, detail: string, instance: string, origin: string): BareProblem => {
   const error = Problem.apiError("BAD_REQUEST", detail)
   // The same shape as the edge's ids (48 hex digits); these requests never reach the edge's counter.
   const correlationId = randomHex(24)
   const nowMs = Effect.runSync(Context.get(engine.context, Timers.TimeControl).now)
-  const body = JSON.stringify(Problem.render(error, { instance, correlationId, timestamp: toIso(nowMs), origin }))
+  const body = JSON.stringify(Problem.render(error, { instance, correlationId, timestamp: toIso(nowMs), origin: origin + engine.basePath }))
   return {
     status: error.status,
     headers: {

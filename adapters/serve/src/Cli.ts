@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs"
 
 /** The flags, for usage messages. */
-export const serveUsage = `serve [--port N] [--host H] [--store memory|DIR|postgres://URL] [--clock system|virtual] [--clock-start ISO]
+export const serveUsage = `serve [--port N] [--host H] [--base-path /PATH] [--store memory|DIR|postgres://URL] [--clock system|virtual] [--clock-start ISO]
       [--seed FILE] [--load ORG=FILE]... [--random-seed N] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]
       [--log-format pretty|json] [--quiet]`
 
@@ -19,6 +19,10 @@ surface at <origin>/operator (for the fos orgs/users/keys commands) and the refe
 flags:
   --port N                          port to listen on; 0 picks a free one              (default: PORT, else 4000)
   --host H                          address to listen on                               (default: 127.0.0.1)
+  --base-path /PATH                 serves everything under /PATH (such as /fos), for a proxy that forwards
+                                    /PATH/... unchanged: sandbox at <origin>/PATH/sandbox, and every address fos
+                                    hands out under it; the fos commands then take --server <origin>/PATH
+                                    (default: none, the origin's root)
   --store S                         memory: nothing kept after the process ends;
                                     a directory: embedded PGlite, created if missing;
                                     postgres://user:pass@host:port/db: PostgreSQL        (default: ./.fos)

@@ -57,7 +57,7 @@ export class DemoRefused extends Error {}
 
 /** Makes the demo customer in the sandbox `sandboxKey` opens, through `engine.fetch`. */
 export const makeDemoCustomer = async (engine: Engine, sandboxKey: string, clock: "virtual" | "system"): Promise<DemoCustomer> => {
-  const origin = "http://fos/sandbox/v2"
+  const origin = `http://fos${engine.basePath}/sandbox/v2`
   let keys = 0
   const call = async (method: string, path: string, body?: unknown, idempotent = false): Promise<any> => {
     const headers: Record<string, string> = { "x-api-key": sandboxKey }

@@ -8,6 +8,7 @@ import { resolve } from "node:path"
 import type { Store } from "@fos/core"
 import { Clocks, MemoryStore, Seed } from "@fos/core"
 import { parseIso } from "@fos/contract"
+import { basePathOf } from "@fos/http"
 import { layerPgliteStore, layerPostgresStore, redactUrl } from "@fos/sql"
 import { Effect, type Layer } from "effect"
 import { UsageError } from "./Cli.ts"
@@ -17,6 +18,8 @@ export * from "./Cli.ts"
 export interface ServeOptions {
   readonly port: number
   readonly host: string
+  /** The path every route is under (`--base-path /fos`): `""`, the default, or `/` and segments (BasePath.ts). */
+  readonly basePath: string
   readonly store: string
   readonly clock: "system" | "virtual"
   readonly clockStartMs: number | undefined
@@ -48,6 +51,7 @@ const flagValue = (args: ReadonlyArray<string>, i: number, name: string): string
 export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>>): ServeOptions => {
   let port = env.PORT === undefined ? 4000 : Number(env.PORT)
   let host = "127.0.0.1"
+  let basePath = ""
   let store = "./.fos"
   let clockFlag: "system" | "virtual" | undefined
   let clockStart: string | undefined
@@ -71,6 +75,15 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
     switch (name) {
       case "--port": port = Number(value()); break
       case "--host": host = value(); break
+      case "--base-path": {
+        const v = value()
+        try {
+          basePath = basePathOf(v, "--base-path")
+        } catch (e) {
+          throw new UsageError((e as Error).message)
+        }
+        break
+      }
       case "--store": store = value(); break
       case "--clock": {
         const v = value()
@@ -156,7 +169,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
   })
   if (new Set(loads.map((l) => l.organizationId)).size !== loads.length) throw new UsageError("--load names an organization twice: one file per organization")
   if (operatorToken !== undefined && operatorToken.length < 16) throw new UsageError("--operator-token (or FOS_OPERATOR_TOKEN) needs at least 16 characters")
-  return { port, host, store, clock, clockStartMs, seed, loads, randomSeed, insecureWebhooks, idempotencyRetentionMs, operatorToken, logFormat, quiet }
+  return { port, host, basePath, store, clock, clockStartMs, seed, loads, randomSeed, insecureWebhooks, idempotencyRetentionMs, operatorToken, logFormat, quiet }
 }
 
 /** The store a `--store` value names: memory, PostgreSQL by URL, or PGlite in a directory. */

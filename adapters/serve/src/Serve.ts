@@ -2,8 +2,8 @@
  * `fos serve` on any runtime: the engine on its store with the seed or the demo organization, the operator token,
  * and the application on the runtime's HTTP server, with the start lines once it listens.
  *
- * One process serves both environments, sandbox at `<origin>/sandbox` and production at `<origin>/live`, and
- * prints one line per environment once it listens. Interrupting the served effect (SIGTERM or SIGINT, by the
+ * One process serves both environments, sandbox at `<origin>/sandbox` and production at `<origin>/live` (under
+ * `--base-path`, when given: `<origin>/fos/sandbox`), and prints one line per environment once it listens. Interrupting the served effect (SIGTERM or SIGINT, by the
  * runtime's adapter) stops accepting connections, lets the requests in flight finish, then closes the engine.
  *
  * Only `node:dns`, `node:fs` and `node:net` are used here (and `node:http`, `node:https` by the webhook transport),
@@ -79,6 +79,7 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
   }
   const engine = await createEngine({
     store: store.layer,
+    basePath: options.basePath,
     insecureWebhooks: options.insecureWebhooks,
     // Deliveries go to the addresses checked before each send, with the delivery's headers only.
     webhookTransport: nodeWebhookTransport,
@@ -130,7 +131,7 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
   if (options.randomSeed !== undefined) out(`random seed: ${options.randomSeed} (every value fos invents comes from it; the operator token does not)`)
   out(`store: ${store.where}${options.store === "memory" ? " (nothing is kept when the process ends)" : ""}`)
   out(options.clock === "virtual"
-    ? `clock: virtual, at ${toIso(await engine.clock.now())}; time moves only through POST /sandbox/v2/simulate/clock/advance`
+    ? `clock: virtual, at ${toIso(await engine.clock.now())}; time moves only through POST ${options.basePath}/sandbox/v2/simulate/clock/advance`
     : "clock: system (real time)")
   return { ...engine, operatorSecret }
 }
@@ -159,8 +160,8 @@ const loadFiles = async (engine: Engine, options: ServeOptions, out: (line: stri
 
 /**
  * On a start that created no keys: keys are shown only when created, so this says how to create one. The command
- * names this server with `--server` unless it is the command line's default (127.0.0.1:4000); a free port (0) is
- * known only once the server listens, on the base address lines below.
+ * names this server with `--server` unless it is the command line's default (127.0.0.1:4000, no base path); a free
+ * port (0) is known only once the server listens, on the base address lines below.
  */
 const keyHint = async (engine: Engine, options: ServeOptions): Promise<string> => {
   const organizations = await engine.run(Operator.listOrganizations)
@@ -168,11 +169,11 @@ const keyHint = async (engine: Engine, options: ServeOptions): Promise<string> =
   const users = first === undefined ? [] : await engine.run(Effect.orElseSucceed(Operator.listUsers(first.id), () => []))
   const admin = users.find((u) => u.role === "admin" && u.removedAt === undefined)
   const org = first?.id ?? "ORG_ID"
-  const server = options.port === 4000 && options.host === "127.0.0.1"
+  const server = options.port === 4000 && options.host === "127.0.0.1" && options.basePath === ""
     ? ""
     : options.port === 0
     ? " --server ORIGIN"
-    : ` --server http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${options.port}`
+    : ` --server http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${options.port}${options.basePath}`
   const origin = options.port === 0 ? "; ORIGIN is this server's address, on the sandbox: line below without /sandbox" : ""
   return `keys: shown only when created (stored as hashes); make one with: fos keys create --org ${org} --user ${admin?.id ?? "USER_ID"} --env sandbox --access read_write${server} (npm run fos -- ... in the repository; fos users list --org ${org}${server} lists the users${origin})`
 }
@@ -195,6 +196,7 @@ export const serveEngine = <E>(
   // provides every service the routes use, as it does for createEngine's web handler.
   const app = HttpRouter.serve(layerRoutes(Layer.succeedContext(engine.context), {
     operatorToken: engine.operatorSecret,
+    basePath: engine.basePath,
     // The reference page at /docs, with Swagger UI's files from the installed swagger-ui-dist.
     docs: readDocsAssets((file) => readFileSync(file)),
     // One line per request on the same output as the start lines; coloured only in a terminal that allows it.
@@ -212,7 +214,8 @@ export const serveEngine = <E>(
   return Effect.gen(function*() {
     const address = (yield* HttpServer.HttpServer).address
     const port = "port" in address ? address.port : options.port
-    const origin = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`
+    // Where fos is: the origin, and the base path under it when one is given.
+    const origin = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}${engine.basePath}`
     // The inspector first: the base addresses stay the last start lines, which scripts and tests wait for.
     out(`inspector: ${origin}/inspect`)
     out(`sandbox: ${origin}/sandbox`)

@@ -96,7 +96,7 @@ export const startEngine = async <F = undefined>(options: StartEngineOptions<F> 
   })
   const servers: Array<ServedEngine> = []
   const worldOf = <D>(fixture: D) =>
-    makeWorld<D>({ baseUrl: "http://fos/sandbox", apiKey, fetch: engine.fetch, organizationId, fixture })
+    makeWorld<D>({ baseUrl: `http://fos${engine.basePath}/sandbox`, apiKey, fetch: engine.fetch, organizationId, fixture })
   try {
     let fixture: Fixture<F> | undefined
     const source = options.fixture
@@ -160,10 +160,11 @@ const writeResponse = (response: Response, to: ServerResponse): void => {
 /**
  * Serves an engine over node:http: every request to `engine.fetch`, and its answer back, streamed. A request the
  * engine drops with no answer (a sandbox fault's `dropped_connection`) closes its connection, as `fos serve` does.
- * The caller's IP address is not passed on, so keep API keys without an IP allowlist.
+ * The caller's IP address is not passed on, so keep API keys without an IP allowlist. The base URL is under the
+ * engine's base path, when it has one.
  */
 export const serveEngine = async (
-  engine: Pick<Engine, "fetch">,
+  engine: Pick<Engine, "fetch"> & { readonly basePath?: string },
   options: { readonly port?: number; readonly host?: string } = {}
 ): Promise<ServedEngine> => {
   const host = options.host ?? "127.0.0.1"
@@ -184,7 +185,7 @@ export const serveEngine = async (
   origin = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`
   return {
     origin,
-    baseUrl: `${origin}/sandbox`,
+    baseUrl: `${origin}${engine.basePath ?? ""}/sandbox`,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve())

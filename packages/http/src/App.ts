@@ -4,6 +4,7 @@
  */
 import type { Engine } from "@fos/core"
 import { Layer } from "effect"
+import { BasePath, basePathOf } from "./BasePath.ts"
 import { type DocsAssets, DocsFiles } from "./Docs.ts"
 import { layerHandlers } from "./Handlers.ts"
 import { type ConnectionDropper, DropConnection } from "./Faults.ts"
@@ -20,6 +21,11 @@ export type { HostIdentity, IdentifyRequest } from "./HostIdentity.ts"
 export type { ServeOptions } from "./Served.ts"
 
 export interface RoutesOptions {
+  /**
+   * The path the routes are mounted at (`/fos`): every route is under it, and every address fos hands out carries
+   * it (BasePath.ts). None by default.
+   */
+  readonly basePath?: string | undefined
   /** Turns the operator surface on, guarded by this bearer token (or its SHA-256 hash). */
   readonly operatorToken?: OperatorSecret | undefined
   /** Serves the reference page at `/docs` with these files (`readDocsAssets`); without them there is no `/docs`. */
@@ -62,6 +68,7 @@ export const layerRoutes = <E>(engine: Layer.Layer<Engine.EngineServices, E>, op
     Layer.provideMerge(engine),
     // Left out, the operator surface is as without a token: no route.
     Layer.provide(Layer.succeed(OperatorToken, served.operator ? options.operatorToken : undefined)),
-    Layer.provide(Layer.succeed(ServedParts, served))
+    Layer.provide(Layer.succeed(ServedParts, served)),
+    Layer.provide(Layer.succeed(BasePath, basePathOf(options.basePath)))
   )
 }

@@ -44,35 +44,36 @@ export class DocsFiles extends Context.Reference<DocsAssets | undefined>("fos/ht
 }) {}
 
 /** The environments the page offers, first the one it opens on; each serves its own document. */
-const documents = [
-  { url: "/sandbox/v2/openapi.json", name: "sandbox" },
-  { url: "/live/v2/openapi.json", name: "live (production)" }
+const documentsOf = (base: string) => [
+  { url: `${base}/sandbox/v2/openapi.json`, name: "sandbox" },
+  { url: `${base}/live/v2/openapi.json`, name: "live (production)" }
 ]
 
-const page = `<!DOCTYPE html>
+/** The page, its files under `base`, the engine's base path. */
+const pageOf = (base: string) => `<!DOCTYPE html>
 <html lang="en">
   <head>
     <meta charset="utf-8">
     <title>fos API reference</title>
-    <link rel="stylesheet" href="/docs/swagger-ui.css">
-    <link rel="stylesheet" href="/docs/index.css">
-    <link rel="icon" type="image/png" href="/docs/favicon-32x32.png" sizes="32x32">
-    <link rel="icon" type="image/png" href="/docs/favicon-16x16.png" sizes="16x16">
+    <link rel="stylesheet" href="${base}/docs/swagger-ui.css">
+    <link rel="stylesheet" href="${base}/docs/index.css">
+    <link rel="icon" type="image/png" href="${base}/docs/favicon-32x32.png" sizes="32x32">
+    <link rel="icon" type="image/png" href="${base}/docs/favicon-16x16.png" sizes="16x16">
   </head>
   <body>
     <div id="swagger-ui"></div>
-    <script src="/docs/swagger-ui-bundle.js"></script>
-    <script src="/docs/swagger-ui-standalone-preset.js"></script>
-    <script src="/docs/swagger-initializer.js"></script>
+    <script src="${base}/docs/swagger-ui-bundle.js"></script>
+    <script src="${base}/docs/swagger-ui-standalone-preset.js"></script>
+    <script src="${base}/docs/swagger-initializer.js"></script>
   </body>
 </html>
 `
 
 // validatorUrl: null, because Swagger UI's default sends the document's address to validator.swagger.io.
-const initializer = `window.onload = function () {
+const initializerOf = (base: string) => `window.onload = function () {
   window.ui = SwaggerUIBundle({
-    urls: ${JSON.stringify(documents)},
-    "urls.primaryName": ${JSON.stringify(documents[0]!.name)},
+    urls: ${JSON.stringify(documentsOf(base))},
+    "urls.primaryName": ${JSON.stringify(documentsOf(base)[0]!.name)},
     dom_id: "#swagger-ui",
     deepLinking: true,
     validatorUrl: null,
@@ -113,11 +114,14 @@ const pageCache = "no-cache"
 
 const utf8 = new TextEncoder()
 
-/** The `/docs` responses, built once: `path` (query stripped) to its response, or undefined when not a page of it. */
-export const makeDocsPages = (assets: DocsAssets): (path: string) => HttpServerResponse.HttpServerResponse | undefined => {
+/**
+ * The `/docs` responses, built once: `path` (query stripped, under the base path) to its response, or undefined when
+ * not a page of it. `basePath` is the engine's (BasePath.ts): the page's files and documents are under it.
+ */
+export const makeDocsPages = (assets: DocsAssets, basePath = ""): (path: string) => HttpServerResponse.HttpServerResponse | undefined => {
   const common = { "x-content-type-options": "nosniff" }
   const pages = new Map<string, HttpServerResponse.HttpServerResponse>()
-  const html = HttpServerResponse.uint8Array(utf8.encode(page), {
+  const html = HttpServerResponse.uint8Array(utf8.encode(pageOf(basePath)), {
     contentType: "text/html; charset=utf-8",
     headers: { ...common, "cache-control": pageCache, "content-security-policy": contentSecurityPolicy }
   })
@@ -125,7 +129,7 @@ export const makeDocsPages = (assets: DocsAssets): (path: string) => HttpServerR
   pages.set("/docs/", html)
   pages.set(
     "/docs/swagger-initializer.js",
-    HttpServerResponse.uint8Array(utf8.encode(initializer), {
+    HttpServerResponse.uint8Array(utf8.encode(initializerOf(basePath)), {
       contentType: contentTypes.js!,
       headers: { ...common, "cache-control": pageCache }
     })
@@ -143,17 +147,22 @@ export const makeDocsPages = (assets: DocsAssets): (path: string) => HttpServerR
 const errorsPolicy = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
 
 /**
- * The error reference page, or undefined when `path` (query stripped) is not its address. The page changes only
- * with fos's version, and it is revalidated on every load like the reference page.
+ * The error reference page, or undefined when `path` (query stripped, under the base path) is not its address;
+ * `basePath` is the engine's, which its link to the reference page carries. The page changes only with fos's
+ * version, and it is revalidated on every load like the reference page.
  */
-export const errorReferencePage: (path: string) => HttpServerResponse.HttpServerResponse | undefined = (() => {
-  let page: HttpServerResponse.HttpServerResponse | undefined
-  return (path) => {
+export const errorReferencePage: (path: string, basePath?: string) => HttpServerResponse.HttpServerResponse | undefined = (() => {
+  const pages = new Map<string, HttpServerResponse.HttpServerResponse>()
+  return (path, basePath = "") => {
     if (path !== errorReferencePath) return undefined
-    page ??= HttpServerResponse.uint8Array(utf8.encode(renderErrorsHtml()), {
-      contentType: "text/html; charset=utf-8",
-      headers: { "x-content-type-options": "nosniff", "cache-control": pageCache, "content-security-policy": errorsPolicy }
-    })
+    let page = pages.get(basePath)
+    if (page === undefined) {
+      page = HttpServerResponse.uint8Array(utf8.encode(renderErrorsHtml(basePath)), {
+        contentType: "text/html; charset=utf-8",
+        headers: { "x-content-type-options": "nosniff", "cache-control": pageCache, "content-security-policy": errorsPolicy }
+      })
+      pages.set(basePath, page)
+    }
     return page
   }
 })()

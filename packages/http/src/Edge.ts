@@ -15,13 +15,15 @@
  *
  * What no route matches goes to `unrouted` (a global middleware): `/healthz`, the `/docs` reference pages, the
  * `/inspect` application, bad percent-encoding, and the unknown-route 404 (after authentication, so routes cannot be
- * probed without a key).
+ * probed without a key). All of them, and every route, are under the engine's base path (BasePath.ts), which a
+ * problem's `docs` carries too.
  */
 import type { Engine } from "@fos/core"
 import { IdGenerator, Problem, RandomStreams, Store, Tenancy } from "@fos/core"
 import { type Environment, toIso } from "@fos/contract"
 import { Cause, type Clock, Context, Effect, Layer, Option, Random } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { underBase } from "./BasePath.ts"
 import { errorReferencePage } from "./Docs.ts"
 import type { Admit } from "./Gate.ts"
 import type { IdentifyRequest } from "./HostIdentity.ts"
@@ -204,13 +206,16 @@ export const originOf = (request: HttpServerRequest.HttpServerRequest): string =
   return Option.match(HttpServerRequest.toURL(request), { onNone: () => "http://localhost", onSome: (url) => url.origin })
 }
 
-/** A problem as its answer: `Problem.render`'s body, sent as JSON, stamped `nowMs`. */
-export const problemResponse = (error: Problem.ApiError, info: RequestInfo, nowMs: number): HttpServerResponse.HttpServerResponse => {
+/**
+ * A problem as its answer: `Problem.render`'s body, sent as JSON, stamped `nowMs`. Its `docs` is on the request's
+ * origin under `basePath`, the engine's (BasePath.ts), where the engine serves the error reference.
+ */
+export const problemResponse = (error: Problem.ApiError, info: RequestInfo, nowMs: number, basePath = ""): HttpServerResponse.HttpServerResponse => {
   const body = Problem.render(error, {
     instance: info.instance,
     correlationId: info.correlationId,
     timestamp: toIso(nowMs),
-    origin: originOf(info.request)
+    origin: originOf(info.request) + basePath
   })
   const response = HttpServerResponse.text(JSON.stringify(body), {
     status: error.status,
@@ -233,19 +238,19 @@ const storeUnavailable = Problem.apiError("SERVICE_UNAVAILABLE", "The service ca
 /**
  * An ApiError becomes its problem; the store out of reach is 503 SERVICE_UNAVAILABLE (nothing was committed, and
  * the store reconnects by itself); anything else but an interruption (a client gone) is logged and a 500. A problem
- * is stamped with the request's clock once known, else with `clock`, the engine's.
+ * is stamped with the request's clock once known, else with `clock`, the engine's; `basePath` is the engine's.
  */
-export const recover = (info: RequestInfo, cause: Cause.Cause<Problem.ApiError>, clock: Clock.Clock) => {
+export const recover = (info: RequestInfo, cause: Cause.Cause<Problem.ApiError>, clock: Clock.Clock, basePath = "") => {
   const nowMs = () => (info.clock ?? clock).currentTimeMillisUnsafe()
   const failure = Cause.findErrorOption(cause)
-  if (failure._tag === "Some") return Effect.succeed(problemResponse(failure.value, info, nowMs()))
+  if (failure._tag === "Some") return Effect.succeed(problemResponse(failure.value, info, nowMs(), basePath))
   if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
   if (cause.reasons.some((r) => r._tag === "Die" && Store.isStoreUnavailable(r.defect))) {
-    return Effect.succeed(problemResponse(storeUnavailable, info, nowMs()))
+    return Effect.succeed(problemResponse(storeUnavailable, info, nowMs(), basePath))
   }
   return Effect.as(
     Effect.logError("Unexpected failure", { correlationId: info.correlationId, cause: Cause.pretty(cause) }),
-    problemResponse(internalError, info, nowMs())
+    problemResponse(internalError, info, nowMs(), basePath)
   )
 }
 
@@ -336,6 +341,8 @@ export interface EdgeOptions {
   readonly identify?: IdentifyRequest | undefined
   /** Whether `/inspect` is served: its data are the sandbox's simulate endpoints, so not without them (Served.ts). */
   readonly inspector?: boolean | undefined
+  /** The path every route is under (BasePath.ts): `""`, or `/fos`. */
+  readonly basePath: string
 }
 
 /** The edge of one engine: around every route, and for what no route matched. */
@@ -348,11 +355,17 @@ export interface EdgeRoutes {
 
 /** The edge over one engine's services: `serve` and `unrouted`, which begin, answer and record a request alike. */
 export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
-  const { clock, admit, docs, store, engineContext } = options
+  const { clock, admit, docs, store, engineContext, basePath } = options
   const inspector = options.inspector === false ? () => undefined : inspectorPage
   const begin = makeBegin(options.correlation, options.realClock, options.identify)
   const logged = makeLogged(options.feed, options.requestLog, options.realClock)
   const nowMs = () => clock.currentTimeMillisUnsafe()
+  /** The base address of a path under the base path; undefined outside both. */
+  const baseUnder = (path: string) => {
+    const rest = underBase(basePath, path)
+    return rest === undefined ? undefined : baseOf(rest)
+  }
+  const noRoute = Problem.apiError("NOT_FOUND", `No such route. Base addresses are ${basePath}/sandbox and ${basePath}/live.`)
 
   /**
    * What answers a path that is no route (or only the router's lenient reading of one): `/healthz` and `/docs`
@@ -360,8 +373,8 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
    * authentication, so the route table cannot be probed without a key.
    */
   const unknownRoute = (request: HttpServerRequest.HttpServerRequest, path: string, info: RequestInfo) => {
-    const problem = (error: Problem.ApiError) => Effect.succeed(logged(request, info, finish(info, problemResponse(error, info, nowMs()))))
-    if (baseOf(path) === undefined) return problem(Problem.apiError("NOT_FOUND", "No such route. Base addresses are /sandbox and /live."))
+    const problem = (error: Problem.ApiError) => Effect.succeed(logged(request, info, finish(info, problemResponse(error, info, nowMs(), basePath))))
+    if (baseUnder(path) === undefined) return problem(noRoute)
     const badPath = path.includes("%") && !decodable(path)
     if (info.environment === undefined) {
       return problem(badPath ? Problem.apiError("BAD_REQUEST", "The request path is not valid percent-encoding.") : Problem.apiError("NOT_FOUND", "No such operator route."))
@@ -378,12 +391,12 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
       const route = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext)?.route
       let answered: Effect.Effect<HttpServerResponse.HttpServerResponse, never, Engine.EngineServices>
       if (route !== undefined && !isExactPath(route.path, path)) {
-        answered = unknownRoute(request, path, begin(request, baseOf(path)?.environment))
+        answered = unknownRoute(request, path, begin(request, baseUnder(path)?.environment))
       } else {
         const info = begin(request, environment)
         answered = Effect.matchCauseEffect(refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info), {
           onSuccess: (response) => Effect.succeed(logged(request, info, finish(info, response))),
-          onFailure: (cause) => Effect.map(recover(info, cause, clock), (response) => logged(request, info, finish(info, response)))
+          onFailure: (cause) => Effect.map(recover(info, cause, clock, basePath), (response) => logged(request, info, finish(info, response)))
         })
       }
       // The servers run requests in a context that holds this engine's services already (`serveEngine`, the web
@@ -401,16 +414,17 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
       if (failure._tag === "None" || !isRouteNotFound(failure.value)) return Effect.failCause(cause)
       const request = (failure.value as { reason: { request: HttpServerRequest.HttpServerRequest } }).reason.request
       const path = pathOf(request.url)
-      const base = baseOf(path)
-      const info = begin(request, base?.environment)
+      // What the path is under the base path; the pages are found by it.
+      const rest = underBase(basePath, path)
+      const info = begin(request, rest === undefined ? undefined : baseOf(rest)?.environment)
       const done = (response: HttpServerResponse.HttpServerResponse) => logged(request, info, finish(info, response))
-      if (refusesClientCorrelation(request)) return Effect.succeed(done(problemResponse(badClientCorrelationId, info, nowMs())))
-      if (path === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
+      if (refusesClientCorrelation(request)) return Effect.succeed(done(problemResponse(badClientCorrelationId, info, nowMs(), basePath)))
+      if (rest === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
       // The reference pages are public documentation, like the OpenAPI documents they show: no key. The error
       // reference and the inspector (Inspector.ts, whose data needs a key) need no files, so every engine serves
       // them.
       const readable = request.method === "GET" || request.method === "HEAD"
-      const page = readable ? errorReferencePage(path) ?? inspector(path) ?? docs?.(path) : undefined
+      const page = readable && rest !== undefined ? errorReferencePage(rest, basePath) ?? inspector(rest, basePath) ?? docs?.(rest) : undefined
       if (page !== undefined) return Effect.succeed(done(page))
       return unknownRoute(request, path, info)
     })

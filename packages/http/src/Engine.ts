@@ -13,6 +13,7 @@ import type { Fork, ForkSummary, Snapshot, WebhookFlush } from "@fos/contract"
 import { Context, type Duration, Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
 import { layerRoutes } from "./App.ts"
+import { basePathOf } from "./BasePath.ts"
 import * as EngineTime from "./EngineTime.ts"
 import type { HostIdentity } from "./HostIdentity.ts"
 import type { ServeOptions } from "./Served.ts"
@@ -88,6 +89,14 @@ export interface CreateEngineOptions extends Omit<EngineModule.EngineOptions, "s
   /** Turns the operator surface (`/operator/...`) on, guarded by this bearer token. */
   readonly operatorToken?: string
   /**
+   * The path the host mounts the engine at (`/fos`): every route is under it, as a server at that path would have
+   * them, so a host forwards `/fos/...` unchanged to `fetch`, and every address fos hands out carries it (problems'
+   * `docs` and `instance`, the OpenAPI documents' `servers`, the error reference's, the inspector's and the
+   * reference page's links). A path without it is a 404. `/` and segments of letters, digits, `-`, `.`, `_` and
+   * `~`; none by default (docs/embedding.md, "A mount path").
+   */
+  readonly basePath?: string
+  /**
    * Receives one entry per request `engine.fetch` answers (off by default: a test suite's output stays its own).
    * `(entry) => console.log(formatRequestLog(entry, "pretty"))` prints what `fos serve` prints. Whether given or
    * not, the engine keeps each organization's last 500 requests for `GET /sandbox/v2/simulate/requests` and its live
@@ -140,14 +149,14 @@ export type EmbeddedServices = EngineModule.EngineServices | Deliveries
 
 /**
  * The engine for hosts written with Effect, from the same options as `createEngine` (the operator token, the request
- * log and `serve` aside: they belong to the routes, `layerRoutes`'s options, with `identify` for the callers a host
+ * log, `serve` and the base path aside: they belong to the routes, `layerRoutes`'s options, with `identify` for the callers a host
  * names). Serve it with `layerRoutes(layerEmbedded(options))`, which adds the HTTP application,
  * or turn that into a fetch-style handler with `HttpRouter.toWebHandler`; drive time with `advanceBy`,
  * `advanceTo` and `runUntilIdle`, and read `Deliveries`.
  */
 export const layerEmbedded = (options: CreateEngineOptions = {}): Layer.Layer<EmbeddedServices, unknown> =>
   Layer.unwrap(Effect.sync(() => {
-    const { store, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, requestLog: __, serve: ___, ...rest } = options
+    const { store, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, requestLog: __, serve: ___, basePath: ____, ...rest } = options
     const inner = webhookTransport === undefined || webhookTransport === "http"
       ? httpTransport
       : webhookTransport === "memory"
@@ -267,6 +276,8 @@ export interface Engine {
   /** The engine services, for a server adapter to serve. */
   readonly context: Context.Context<EmbeddedServices>
   readonly operatorToken: string | undefined
+  /** The path every route is under (`CreateEngineOptions.basePath`): `""`, or `/fos`. */
+  readonly basePath: string
   /**
    * The engine's root clock, and with it every organization's sandbox clock behind it: an advance moves them all
    * (docs/clock.md). On a system clock, the system's time.
@@ -335,6 +346,7 @@ const parsedFile = (file: unknown) =>
     : Effect.try({ try: () => JSON.parse(file) as unknown, catch: () => Problem.apiError("MALFORMED_JSON", "The snapshot file is not valid JSON.") })
 
 export const createEngine = async (options: CreateEngineOptions = {}): Promise<Engine> => {
+  const basePath = basePathOf(options.basePath)
   const runtime = ManagedRuntime.make(layerEmbedded(options) as Layer.Layer<EmbeddedServices>)
   const context = await runtime.context()
   // Built on the first `fetch`: a server adapter serves `context` and never calls it, so it need not build and hold
@@ -358,7 +370,8 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
         requestLog: options.requestLog,
         dropConnection,
         identify,
-        serve: options.serve
+        serve: options.serve,
+        basePath
       }).pipe(Layer.provide(HttpServer.layerServices)),
       { disableLogger: true }
     )
@@ -401,12 +414,13 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
       if (fault !== undefined) throw new TypeError(`engine.client: ${fault}`)
       const bound = { caller: clientOptions.caller, clientAddress: clientOptions.clientAddress }
       return createClient({
-        baseUrl: `${(clientOptions.origin ?? "http://localhost").replace(/\/+$/, "")}/${clientOptions.caller.environment}`,
+        baseUrl: `${(clientOptions.origin ?? "http://localhost").replace(/\/+$/, "")}${basePath}/${clientOptions.caller.environment}`,
         fetch: (input, requestInit) => fetch(input, { ...requestInit, ...bound })
       })
     },
     context,
     operatorToken: options.operatorToken,
+    basePath,
     clock: {
       mode: Context.get(context, Timers.TimeControl).mode,
       now: () => run(Context.get(context, Timers.TimeControl).now),

@@ -20,19 +20,23 @@ import { inspectorScriptBase64, inspectorStyleBase64 } from "./InspectorAssets.t
 /** Where the inspector is served. */
 export const inspectorPath = "/inspect"
 
-const page = `<!DOCTYPE html>
+/**
+ * The page of an engine mounted at `base` (BasePath.ts): its files are under it, and a mounted engine's page names
+ * its base path in a `fos-base-path` meta element, where the application reads the base of the API it calls.
+ */
+const pageOf = (base: string) => `<!DOCTYPE html>
 <html lang="en">
   <head>
     <meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <meta name="referrer" content="no-referrer">
-    <title>fos inspector</title>
+${base === "" ? "" : `    <meta name="fos-base-path" content="${base}">\n`}    <title>fos inspector</title>
     <link rel="icon" href="data:,">
-    <link rel="stylesheet" href="${inspectorPath}/app.css">
+    <link rel="stylesheet" href="${base}${inspectorPath}/app.css">
   </head>
   <body>
     <div id="app"><noscript>The fos inspector needs JavaScript.</noscript></div>
-    <script src="${inspectorPath}/app.js"></script>
+    <script src="${base}${inspectorPath}/app.js"></script>
   </body>
 </html>
 `
@@ -66,9 +70,9 @@ const common = {
   "x-frame-options": "DENY"
 }
 
-const build = (): Map<string, HttpServerResponse.HttpServerResponse> => {
+const build = (base: string): Map<string, HttpServerResponse.HttpServerResponse> => {
   const pages = new Map<string, HttpServerResponse.HttpServerResponse>()
-  const html = HttpServerResponse.uint8Array(utf8.encode(page), {
+  const html = HttpServerResponse.uint8Array(utf8.encode(pageOf(base)), {
     contentType: "text/html; charset=utf-8",
     headers: { ...common, "content-security-policy": inspectorContentSecurityPolicy }
   })
@@ -86,14 +90,18 @@ const build = (): Map<string, HttpServerResponse.HttpServerResponse> => {
 }
 
 /**
- * The inspector's response for `path` (query stripped), or undefined when it is not one of its addresses. Built on
- * the first request for it, so an engine that never serves it pays nothing for it.
+ * The inspector's response for `path` (query stripped, under the base path `basePath`), or undefined when it is not
+ * one of its addresses. Built on the first request for it, so an engine that never serves it pays nothing for it.
  */
-export const inspectorPage: (path: string) => HttpServerResponse.HttpServerResponse | undefined = (() => {
-  let pages: Map<string, HttpServerResponse.HttpServerResponse> | undefined
-  return (path) => {
+export const inspectorPage: (path: string, basePath?: string) => HttpServerResponse.HttpServerResponse | undefined = (() => {
+  const built = new Map<string, Map<string, HttpServerResponse.HttpServerResponse>>()
+  return (path, basePath = "") => {
     if (!path.startsWith(inspectorPath)) return undefined
-    pages ??= build()
+    let pages = built.get(basePath)
+    if (pages === undefined) {
+      pages = build(basePath)
+      built.set(basePath, pages)
+    }
     return pages.get(path)
   }
 })()

@@ -27,6 +27,7 @@ import {
 import { defaultPageSize, FaultCreate, KeyAccess, maxPageSize, maxSnapshotFileBytes, OrganizationStatus, OutcomeRuleCreate, ReceiverFaultCreate, UserRole } from "@fos/contract"
 import { Context, Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { BasePath } from "./BasePath.ts"
 import { checkMatch } from "./FaultHandlers.ts"
 import { LiveFeed, parseTopics, recentPage } from "./LiveFeed.ts"
 import { Edge } from "./Pipeline.ts"
@@ -154,12 +155,13 @@ const pageQuery = Effect.gen(function*() {
   return { cursor: yield* queryParam("cursor"), limit }
 })
 
-/** The operator routes, guarded by the token configured when the routes are built. */
+/** The operator routes, guarded by the token configured when the routes are built, under the engine's base path. */
 export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter | Engine.EngineServices | Edge | LiveFeed> = Layer.unwrap(Effect.gen(function*() {
   // The engine's services, taken once: a server may run requests in a context of its own.
   const guard = guarded(yield* Edge, yield* OperatorToken, yield* Effect.context<Engine.EngineServices>())
   const feed = yield* LiveFeed
-  return HttpRouter.addAll([
+  const mount = yield* BasePath
+  return HttpRouter.addAll(underMount(mount, [
   HttpRouter.route("GET", "/operator/organizations", guard(Effect.map(Operator.listOrganizations, (orgs) => json({ data: orgs })))),
   HttpRouter.route("POST", "/operator/organizations", guard(Effect.gen(function*() {
     const input = yield* body(NewOrganizationBody)
@@ -333,5 +335,13 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
     const { key } = yield* body(RevokeKeyBody)
     return json(keyView(yield* Operator.revokeApiKey(key)))
   })))
-  ])
+  ]))
 })) as any
+
+/** `routes` with their paths under `mount` (a base path; `""` leaves them as they are). */
+const underMount = <E, R>(mount: string, routes: ReadonlyArray<HttpRouter.Route<E, R>>): ReadonlyArray<HttpRouter.Route<E, R>> =>
+  mount === ""
+    ? routes
+    : routes.map((route) =>
+      HttpRouter.route(route.method, `${mount}${route.path}` as HttpRouter.PathInput, route.handler, { uninterruptible: route.uninterruptible }) as unknown as HttpRouter.Route<E, R>
+    )

@@ -21,6 +21,7 @@ import type { Engine } from "@fos/core"
 import { RandomStreams, RateLimit, RealClock, Store, Timers } from "@fos/core"
 import { Clock, Context, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
+import { BasePath } from "./BasePath.ts"
 import { DocsFiles, makeDocsPages } from "./Docs.ts"
 import { Correlation, type EdgeRoutes, makeEdge } from "./Edge.ts"
 import { DropConnection } from "./Faults.ts"
@@ -68,6 +69,7 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
     const admit = makeAdmit(store, yield* RateLimit.RateLimiter, yield* RandomStreams.RandomStreams, time.mode === "virtual" ? clockLinks : undefined)
     const realClock = yield* RealClock.RealClock
     const served = yield* ServedParts
+    const basePath = yield* BasePath
     const edge = makeEdge({
       correlation: yield* Correlation,
       clock: yield* Clock.Clock,
@@ -75,11 +77,12 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       feed: yield* LiveFeed,
       requestLog: yield* RequestLog,
       admit,
-      docs: docsFiles === undefined ? undefined : makeDocsPages(docsFiles),
+      docs: docsFiles === undefined ? undefined : makeDocsPages(docsFiles, basePath),
       store,
       engineContext: yield* Effect.context<Engine.EngineServices>(),
       identify: yield* HostIdentities,
-      inspector: served.sandbox && served.simulate
+      inspector: served.sandbox && served.simulate,
+      basePath
     })
     const gate = makeGate({
       admit,

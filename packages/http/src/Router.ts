@@ -24,6 +24,7 @@ import { type Environment, openApiDocument, policyOf } from "@fos/contract"
 import { Cause, Context, Effect, Exit, Fiber, Layer, Schema, SchemaAST, type Stream } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { BasePath } from "./BasePath.ts"
 import { CurrentCaller, ServerApi } from "./ServerApi.ts"
 import { handlersOf, type HandlerItem } from "./HandlerGroups.ts"
 import { compileJsonWriter } from "./JsonWriter.ts"
@@ -241,8 +242,8 @@ export const compileEndpoint = (
 
 /**
  * The API's routes under both base addresses, and its OpenAPI document at `<base>/v2/openapi.json` (public, like the
- * reference page): of them, what the engine serves (`ServedParts`, Served.ts). Needs the groups' handlers (`group`,
- * HandlerGroups.ts) and the edge.
+ * reference page), all under the engine's base path: of them, what the engine serves (`ServedParts`, Served.ts). Needs
+ * the groups' handlers (`group`, HandlerGroups.ts) and the edge.
  */
 export const layerApiRoutes = (whole: HttpApi.Top = ServerApi as unknown as HttpApi.Top) =>
   HttpRouter.use(Effect.fnUntraced(function*(router) {
@@ -251,13 +252,14 @@ export const layerApiRoutes = (whole: HttpApi.Top = ServerApi as unknown as Http
     const served = yield* ServedParts
     const api = servedApi(whole, served)
     const bases: ReadonlyArray<Environment> = servedEnvironments(served)
+    const mount = yield* BasePath
     const routes: Array<HttpRouter.Route<never, never>> = []
-    // Each path's methods under each base, for its OPTIONS route.
-    const methodsOf = new Map<string, Set<string>>()
-    const addMethod = (path: string, method: string) => {
-      const methods = methodsOf.get(path) ?? new Set<string>()
-      methods.add(method)
-      methodsOf.set(path, methods)
+    // Each path's methods under each base, and the base's environment, for its OPTIONS route.
+    const methodsOf = new Map<string, { readonly environment: Environment; readonly methods: Set<string> }>()
+    const addMethod = (environment: Environment, path: string, method: string) => {
+      const entry = methodsOf.get(path) ?? { environment, methods: new Set<string>() }
+      entry.methods.add(method)
+      methodsOf.set(path, entry)
     }
     for (const group of Object.values(api.groups) as ReadonlyArray<HttpApiGroup.Top>) {
       const handlers = handlersOf(services, group)
@@ -266,9 +268,10 @@ export const layerApiRoutes = (whole: HttpApi.Top = ServerApi as unknown as Http
         const gated = edge.gate(endpoint, group, compileEndpoint(endpoint, group, handler))
         const sandboxOnly = policyOf(endpoint, group).sandboxOnly
         for (const environment of bases) {
-          routes.push(HttpRouter.route(endpoint.method, `/${environment}${endpoint.path}`, edge.serve(environment, gated)))
+          const path = `${mount}/${environment}${endpoint.path}`
+          routes.push(HttpRouter.route(endpoint.method, path as HttpRouter.PathInput, edge.serve(environment, gated)))
           // A sandbox-only endpoint is 404 under /live: it lends that path no method there.
-          if (!sandboxOnly || environment === "sandbox") addMethod(`/${environment}${endpoint.path}`, endpoint.method)
+          if (!sandboxOnly || environment === "sandbox") addMethod(environment, path, endpoint.method)
         }
       }
     }
@@ -276,15 +279,15 @@ export const layerApiRoutes = (whole: HttpApi.Top = ServerApi as unknown as Http
       // Each environment's own document: what it serves, under its own base address. Built on its first request,
       // since building it takes a while and most engines (a test's, an embedded one) are never asked for it.
       let openapi: HttpServerResponse.HttpServerResponse | undefined
-      const document = Effect.sync(() => (openapi ??= HttpServerResponse.jsonUnsafe(openApiDocument(api, environment))))
-      routes.push(HttpRouter.route("GET", `/${environment}/v2/openapi.json`, edge.serve(environment, () => document)))
-      addMethod(`/${environment}/v2/openapi.json`, "GET")
+      const document = Effect.sync(() => (openapi ??= HttpServerResponse.jsonUnsafe(openApiDocument(api, environment, mount))))
+      const path = `${mount}/${environment}/v2/openapi.json`
+      routes.push(HttpRouter.route("GET", path as HttpRouter.PathInput, edge.serve(environment, () => document)))
+      addMethod(environment, path, "GET")
     }
     // OPTIONS on every route (the spec names it among a read-only key's methods): 204, and the path's methods in
     // Allow; HEAD where GET is, as the router answers it.
-    for (const [path, methods] of methodsOf) {
+    for (const [path, { environment, methods }] of methodsOf) {
       const allow = [...methods, ...(methods.has("GET") ? ["HEAD"] : []), "OPTIONS"].sort().join(", ")
-      const environment = path.startsWith("/sandbox/") ? "sandbox" : "live"
       routes.push(HttpRouter.route("OPTIONS", path as HttpRouter.PathInput, edge.serve(environment, edge.options(allow))))
     }
     yield* router.addAll(routes)

@@ -73,7 +73,7 @@ const impliedCodes = (endpoint: HttpApiEndpoint.Top, policy: EndpointPolicy, pag
 }
 
 /** The rules of an endpoint that its annotations state, as the paragraphs after its own description. */
-const rulesOf = (endpoint: HttpApiEndpoint.Top, policy: EndpointPolicy, statuses: ReadonlyArray<number>, paged: boolean): string => {
+const rulesOf = (endpoint: HttpApiEndpoint.Top, policy: EndpointPolicy, statuses: ReadonlyArray<number>, paged: boolean, errorsAt: string): string => {
   const lines: Array<string> = []
   const write = endpoint.method !== "GET"
   if (policy.idempotency === "required") {
@@ -97,7 +97,7 @@ const rulesOf = (endpoint: HttpApiEndpoint.Top, policy: EndpointPolicy, statuses
     .sort((a, b) => ErrorCatalog[a].status - ErrorCatalog[b].status)
   const other = statuses.filter((status) => status >= 400 && !codes.some((code) => ErrorCatalog[code].status === status))
   lines.push(
-    "**Errors** (the problem's `type`; see the error reference at " + errorReferencePath + "):\n" +
+    "**Errors** (the problem's `type`; see the error reference at " + errorsAt + "):\n" +
       codes.map((code) => `- ${ErrorCatalog[code].status} ${code}: ${ErrorCatalog[code].title}`).join("\n") +
       (other.length > 0 ? `\n- ${other.join(", ")}: the codes of that status the error reference lists for this resource` : "")
   )
@@ -282,11 +282,11 @@ const addWebhooks = (spec: Json): void => {
 }
 
 /** The error reference, as the document's introduction shows it: every code with its status, title and resolution. */
-const errorsSection = (): string =>
+const errorsSection = (errorsAt: string): string =>
   [
     "## Errors",
     "",
-    `Every error is an RFC 9457 problem (the Problem schema). Match on \`type\`, the stable code below; each problem's \`docs\` links its entry on the [error reference](${errorReferencePath}).`,
+    `Every error is an RFC 9457 problem (the Problem schema). Match on \`type\`, the stable code below; each problem's \`docs\` links its entry on the [error reference](${errorsAt}).`,
     "",
     "| type | status | title | what to do |",
     "| --- | --- | --- | --- |",
@@ -297,26 +297,29 @@ const errorsSection = (): string =>
 
 const openApiPath = (path: string): string => path.replace(/:(\w+)/g, "{$1}")
 
-const built = new WeakMap<HttpApi.Top, Map<Environment, Json>>()
+const built = new WeakMap<HttpApi.Top, Map<string, Json>>()
 
 /**
- * The document an environment serves at `<base>/v2/openapi.json`. Built once per API and environment in a process
- * (it takes a while) and shared: a caller that changes it must change a copy.
+ * The document an environment serves at `<base>/v2/openapi.json`, for a server mounted at `basePath` (`/fos`; none
+ * by default): its `servers` and its links to the error reference are under it. Built once per API, environment
+ * and base path in a process (it takes a while) and shared: a caller that changes it must change a copy.
  */
-export const openApiDocument = (api: HttpApi.Top, environment: Environment): Json => {
-  const documents = built.get(api) ?? new Map<Environment, Json>()
+export const openApiDocument = (api: HttpApi.Top, environment: Environment, basePath = ""): Json => {
+  const documents = built.get(api) ?? new Map<string, Json>()
   built.set(api, documents)
-  const known = documents.get(environment)
+  const key = `${basePath}/${environment}`
+  const known = documents.get(key)
   if (known !== undefined) return known
-  const document = buildDocument(api, environment)
-  documents.set(environment, document)
+  const document = buildDocument(api, environment, basePath)
+  documents.set(key, document)
   return document
 }
 
-const buildDocument = (api: HttpApi.Top, environment: Environment): Json => {
+const buildDocument = (api: HttpApi.Top, environment: Environment, basePath: string): Json => {
   const spec = OpenApi.fromApi(api) as unknown as Json
-  spec.info.description = `${spec.info.description ?? ""}\n\n${errorsSection()}`
-  spec.servers = [{ url: `/${environment}`, description: `The ${environment} base address on this origin: every path below is under it.` }]
+  const errorsAt = basePath + errorReferencePath
+  spec.info.description = `${spec.info.description ?? ""}\n\n${errorsSection(errorsAt)}`
+  spec.servers = [{ url: `${basePath}/${environment}`, description: `The ${environment} base address on this origin: every path below is under it.` }]
   spec.components.headers = { ...spec.components.headers, ...headers }
   spec.webhooks = {}
   for (const group of Object.values(api.groups) as ReadonlyArray<HttpApiGroup.Top>) {
@@ -332,7 +335,7 @@ const buildDocument = (api: HttpApi.Top, environment: Environment): Json => {
         if (Object.keys(item).length === 0) delete spec.paths[path]
         continue
       }
-      decorate(operation, endpoint, policy)
+      decorate(operation, endpoint, policy, errorsAt)
       describeBody(operation, spec.components.schemas)
     }
   }
@@ -421,12 +424,12 @@ const describeBody = (operation: Json, schemas: Json): void => {
   if (component !== undefined) component.examples ??= [example]
 }
 
-/** The operation's rules, headers, `limit` and upload, in place. */
-const decorate = (operation: Json, endpoint: HttpApiEndpoint.Top, policy: EndpointPolicy): void => {
+/** The operation's rules, headers, `limit` and upload, in place; `errorsAt`: where the error reference is served. */
+const decorate = (operation: Json, endpoint: HttpApiEndpoint.Top, policy: EndpointPolicy, errorsAt: string): void => {
   const statuses = Object.keys(operation.responses).map(Number)
   const own = operation.description as string | undefined
   const paged = (operation.parameters ?? []).some((p: Json) => p.in === "query" && p.name === "cursor")
-  operation.description = [own, rulesOf(endpoint, policy, statuses, paged)].filter((p) => p !== undefined).join("\n\n")
+  operation.description = [own, rulesOf(endpoint, policy, statuses, paged, errorsAt)].filter((p) => p !== undefined).join("\n\n")
   operation["x-fos-idempotency"] = policy.idempotency
   operation["x-fos-rate-bucket"] = policy.bucket ?? "general"
   const parameters: Array<Json> = operation.parameters ?? []

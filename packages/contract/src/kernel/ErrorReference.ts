@@ -84,8 +84,11 @@ const escapeHtml = (text: string): string =>
 const inlineHtml = (text: string): string =>
   text.split("`").map((part, i) => (i % 2 === 1 ? `<code>${escapeHtml(part)}</code>` : escapeHtml(part))).join("")
 
-/** The page served at `errorReferencePath`: self-contained HTML (no script, no other file), one `id` per code. */
-export const renderErrorsHtml = (): string => {
+/**
+ * The page served at `errorReferencePath`: self-contained HTML (no script, no other file), one `id` per code. Its
+ * link to the API reference is under `basePath`, the path the server is mounted at (none by default).
+ */
+export const renderErrorsHtml = (basePath = ""): string => {
   const entries = errorReference()
   return `<!DOCTYPE html>
 <html lang="en">
@@ -102,7 +105,7 @@ export const renderErrorsHtml = (): string => {
   </head>
   <body>
     <h1>Error codes</h1>
-    <p>${inlineHtml(intro)} <a href="/docs">The API reference</a>.</p>
+    <p>${inlineHtml(intro)} <a href="${basePath}/docs">The API reference</a>.</p>
     <p>${inlineHtml(precedence)}</p>
     <table>
       <thead><tr><th>Code</th><th>HTTP status</th><th>Title</th></tr></thead>
