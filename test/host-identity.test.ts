@@ -7,6 +7,7 @@
 import { once } from "node:events"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { Readable } from "node:stream"
 import { NodeHttpServer } from "@effect/platform-node"
 import { it as effectIt } from "@effect/vitest"
 import { makeClient, ProblemError } from "@fos/client"
@@ -15,6 +16,7 @@ import { createEngine, type EmbeddedServices, type Engine, layerEmbedded, layerR
 import { Effect, Layer } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest, HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { followLinks } from "./links.ts"
 import { orgSeed, seedOf, START_MS } from "./support.ts"
 
 const operatorToken = "host-operator-token"
@@ -25,14 +27,16 @@ interface HostUser {
 }
 
 /**
- * The host: its own route `/hello`, and fos under `/fos`, which it strips itself. Its users sign in with its own
+ * The host: its own route `/hello`, and fos mounted at `/fos` (the engine's `basePath`), to which it forwards the
+ * requests under `/fos` as they came. Its users sign in with its own
  * header (a stand-in for its session); it names the caller to fos beside the request and passes the client's
  * address its own proxy reported (`x-host-client-address`), or the socket's.
  */
 const startHost = async (engine: Engine, users: ReadonlyMap<string, HostUser>): Promise<{ server: Server; origin: string }> => {
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
-      const url = new URL(req.url ?? "/", "http://host.internal")
+      // The origin the host was reached at: fos makes its absolute links (a problem's `docs`) on it.
+      const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "host.internal"}`)
       if (url.pathname === "/hello") {
         res.writeHead(200, { "content-type": "text/plain" }).end("the host's own route")
         return
@@ -51,7 +55,7 @@ const startHost = async (engine: Engine, users: ReadonlyMap<string, HostUser>): 
         headers.set(name, Array.isArray(value) ? value.join(", ") : value)
       }
       const body = chunks.length === 0 ? undefined : Buffer.concat(chunks)
-      const request = new Request(`http://host.internal${url.pathname.slice("/fos".length)}${url.search}`, {
+      const request = new Request(url, {
         method: req.method ?? "GET",
         headers,
         ...(body === undefined ? {} : { body })
@@ -59,7 +63,9 @@ const startHost = async (engine: Engine, users: ReadonlyMap<string, HostUser>): 
       const clientAddress = String(req.headers["x-host-client-address"] ?? req.socket.remoteAddress ?? "127.0.0.1")
       const response = await engine.fetch(request, { ...(user === undefined ? {} : { caller: user.caller }), clientAddress })
       res.writeHead(response.status, Object.fromEntries(response.headers))
-      res.end(Buffer.from(await response.arrayBuffer()))
+      // Streamed as it comes: the live stream never ends by itself.
+      if (response.body === null) res.end()
+      else Readable.fromWeb(response.body as never).on("error", () => res.destroy()).pipe(res)
     })().catch((error: unknown) => {
       res.writeHead(500).end(String(error))
     })
@@ -102,6 +108,7 @@ describe("a node:http host that names its users' callers", () => {
       realClock: Timers.makeVirtualClock(START_MS),
       webhookTransport: "memory",
       operatorToken,
+      basePath: "/fos",
       // The host limits its own users; fos does not.
       rateLimits: false
     })
@@ -196,10 +203,21 @@ describe("a node:http host that names its users' callers", () => {
 
   it("has no API key in its store", async () => {
     for (const organizationId of [acme, globex]) {
-      const keys = await engine.fetch(`http://fos/operator/organizations/${organizationId}/api-keys`, { headers: { authorization: `Bearer ${operatorToken}` } })
+      const keys = await engine.fetch(`http://fos/fos/operator/organizations/${organizationId}/api-keys`, { headers: { authorization: `Bearer ${operatorToken}` } })
       expect(keys.status).toBe(200)
       expect((await keys.json()).data).toEqual([])
     }
+  })
+
+  it("hands out only links that resolve under /fos, with the callers the host names and no key", async () => {
+    const failures = await followLinks({
+      origin: host.origin,
+      base: "/fos",
+      callerHeaders: (env) => ({ "x-host-user": env === "sandbox" ? "alice" : "alice-live" }),
+      operatorToken,
+      docsPage: false
+    })
+    expect(failures).toEqual([])
   })
 
   it("with rate limits off, 1,000 sequential GETs of one tenant meet no 429", async () => {
@@ -215,11 +233,11 @@ describe("a node:http host that names its users' callers", () => {
     const recent = await send(host.origin, "GET", "/fos/sandbox/v2/simulate/requests?limit=2", { user: "alice" })
     expect(recent.status).toBe(200)
     expect(recent.json.data.map((r: { path: string; clientAddress: string }) => [r.path, r.clientAddress])).toEqual([
-      ["/sandbox/v2/portal/users/me", "2001:db8::7"],
-      ["/sandbox/v2/webhooks/endpoints", "203.0.113.9"]
+      ["/fos/sandbox/v2/portal/users/me", "2001:db8::7"],
+      ["/fos/sandbox/v2/webhooks/endpoints", "203.0.113.9"]
     ])
     const own = await send(host.origin, "GET", "/fos/sandbox/v2/simulate/requests?limit=1", { user: "alice" })
-    expect(own.json.data[0]).toMatchObject({ path: "/sandbox/v2/simulate/requests", clientAddress: "127.0.0.1" })
+    expect(own.json.data[0]).toMatchObject({ path: "/fos/sandbox/v2/simulate/requests", clientAddress: "127.0.0.1" })
   })
 })
 

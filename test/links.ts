@@ -13,8 +13,13 @@ export interface LinkSite {
   readonly origin: string
   /** Where fos is mounted: `""` or `/fos`. */
   readonly base: string
-  readonly sandboxKey: string
-  readonly liveKey: string
+  readonly sandboxKey?: string
+  readonly liveKey?: string
+  /**
+   * What names the caller of each environment instead of a key: a host that authenticates its own users sends its
+   * own headers, and names the caller to fos beside the request (docs/embedding.md, "The host's identity").
+   */
+  readonly callerHeaders?: (env: "sandbox" | "live") => Record<string, string>
   readonly operatorToken: string
   /** Whether the reference page (`/docs`) is served: by the server, not by an embedded engine. */
   readonly docsPage: boolean
@@ -30,7 +35,8 @@ export const followLinks = async (site: LinkSite): Promise<ReadonlyArray<string>
   const { origin, base } = site
   const failures: Array<string> = []
   const fail = (what: string) => failures.push(what)
-  const key = (env: "sandbox" | "live") => ({ "x-api-key": env === "sandbox" ? site.sandboxKey : site.liveKey })
+  const key = (env: "sandbox" | "live"): Record<string, string> =>
+    site.callerHeaders?.(env) ?? { "x-api-key": (env === "sandbox" ? site.sandboxKey : site.liveKey) ?? "" }
   const operator = { authorization: `Bearer ${site.operatorToken}` }
 
   /** One request; its `Location`, if any, followed too. Its JSON or HTML is read for paths that lost the base. */
