@@ -111,6 +111,9 @@ export interface CreateEngineOptions extends Omit<EngineModule.EngineOptions, "s
   readonly serve?: ServeOptions
 }
 
+/** The caller a host authenticated itself: an organization, an environment, an access and, if the host names one, a user. */
+export type HostCaller = Auth.HostCaller
+
 /**
  * What `engine.fetch` takes beside the request: a `RequestInit`, and what the host says of the request, which never
  * travels in it (docs/embedding.md, "The host's identity"). `caller`: the caller the host authenticated, admitted
