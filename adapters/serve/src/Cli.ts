@@ -20,7 +20,9 @@ flags:
   --port N                          port to listen on; 0 picks a free one              (default: PORT, else 4000)
   --host H                          address to listen on                               (default: 127.0.0.1)
   --store S                         memory: nothing kept after the process ends;
-                                    a directory: embedded PGlite, created if missing;
+                                    a directory: embedded PGlite, created if missing (a new
+                                    one is a copy of a cluster kept in $XDG_CACHE_HOME/fos,
+                                    else ~/.cache/fos);
                                     postgres://user:pass@host:port/db: PostgreSQL        (default: ./.fos)
   --clock system|virtual            virtual: time moves only through the clock endpoints
                                     (default: system; virtual with --random-seed)
