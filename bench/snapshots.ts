@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createEngine, type Engine } from "@fos/http"
-import { layerPgliteStore } from "@fos/sql"
+import { layerPgliteStore, userTemplateCache } from "@fos/sql"
 import { deuSubmission } from "../test/submissions.ts"
 import { type Carried, carried, put } from "./carry.ts"
 import { engineClient } from "./engineClient.ts"
@@ -108,7 +108,7 @@ const main = async () => {
   }
   if (stores.includes("pglite")) {
     const dir = mkdtempSync(join(tmpdir(), "fos-bench-snapshots-"))
-    const engine = await open(layerPgliteStore(dir))
+    const engine = await open(layerPgliteStore(dir, { templateCache: userTemplateCache() }))
     try {
       const loaded = performance.now()
       await put(engine, world)

@@ -31,7 +31,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { createEngine, type Engine } from "@fos/http"
-import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
+import { layerPgliteStore, layerPostgresStore, userTemplateCache } from "@fos/sql"
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
 import { startArgsOf, v8StartFlags } from "../test/fosProcess.ts"
 import { acmeKey, journey, journeySeed } from "../test/journey.ts"
@@ -210,7 +210,8 @@ const open = async (name: StoreName, seedFile: unknown, randomSeed = 2) => {
   let store: "memory" | ReturnType<typeof layerPgliteStore> | ReturnType<typeof layerPostgresStore> = "memory"
   if (name === "PGlite") {
     const dir = mkdtempSync(join(work, "pglite-"))
-    store = layerPgliteStore(dir)
+    // As a suite would open it: a new directory is a copy of the template in the user's cache (docs/storage.md).
+    store = layerPgliteStore(dir, { templateCache: userTemplateCache() })
     remove = async () => rmSync(dir, { recursive: true, force: true })
   }
   if (name === "PostgreSQL") {

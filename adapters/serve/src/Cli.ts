@@ -24,7 +24,9 @@ flags:
                                     hands out under it; the fos commands then take --server <origin>/PATH
                                     (default: none, the origin's root)
   --store S                         memory: nothing kept after the process ends;
-                                    a directory: embedded PGlite, created if missing;
+                                    a directory: embedded PGlite, created if missing (a new
+                                    one is a copy of a cluster kept in $XDG_CACHE_HOME/fos,
+                                    else ~/.cache/fos);
                                     postgres://user:pass@host:port/db: PostgreSQL        (default: ./.fos)
   --clock system|virtual            virtual: time moves only through the clock endpoints
                                     (default: system; virtual with --random-seed)

@@ -9,7 +9,7 @@ import type { Store } from "@fos/core"
 import { Clocks, MemoryStore, Seed } from "@fos/core"
 import { parseIso } from "@fos/contract"
 import { basePathOf } from "@fos/http"
-import { layerPgliteStore, layerPostgresStore, redactUrl } from "@fos/sql"
+import { layerPgliteStore, layerPostgresStore, redactUrl, userTemplateCache } from "@fos/sql"
 import { Effect, type Layer } from "effect"
 import { UsageError } from "./Cli.ts"
 
@@ -172,7 +172,11 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
   return { port, host, basePath, store, clock, clockStartMs, seed, loads, randomSeed, insecureWebhooks, idempotencyRetentionMs, operatorToken, logFormat, quiet }
 }
 
-/** The store a `--store` value names: memory, PostgreSQL by URL, or PGlite in a directory. */
+/**
+ * The store a `--store` value names: memory, PostgreSQL by URL, or PGlite in a directory. The server keeps a new
+ * PGlite directory's template cluster in the user's cache (docs/storage.md, "A new directory's cluster"), where an
+ * embedded engine keeps none.
+ */
 export const storeLayer = (store: string): {
   readonly layer: Layer.Layer<Store.Store, unknown>
   readonly where: string
@@ -182,5 +186,5 @@ export const storeLayer = (store: string): {
   if (store === "memory") return { layer: MemoryStore.layer, where: "memory store" }
   if (/^postgres(ql)?:\/\//i.test(store)) return { layer: layerPostgresStore(store), where: `PostgreSQL ${redactUrl(store)}` }
   const dir = resolve(store)
-  return { layer: layerPgliteStore(dir), where: `PGlite directory ${dir}`, directory: dir }
+  return { layer: layerPgliteStore(dir, { templateCache: userTemplateCache() }), where: `PGlite directory ${dir}`, directory: dir }
 }

@@ -3,20 +3,20 @@
  * dialect, in process) in a directory, served by the memory store with the database as its image (ImageStore.ts).
  * Both run the same migrations.
  *
- * The migrations (and the SQL store's tests on PGlite) reach PGlite through its socket server on 127.0.0.1 with one
- * connection, so one SQL client (`@effect/sql-pg`) runs every statement of the schema on both (docs/storage.md says
- * why this route was chosen).
+ * The migrations (and the SQL store's tests on PGlite) reach PGlite through an Effect `SqlClient` over its own API,
+ * in the process (PgliteClient.ts), so one SQL client interface runs every statement of the schema on both, and
+ * nothing listens on a port (docs/storage.md says why this route was chosen).
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs"
 import { connect, createServer, type Server } from "node:net"
 import { homedir } from "node:os"
 import { join, relative } from "node:path"
 import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
 import { Store } from "@fos/core"
 import { Effect, Layer, Redacted } from "effect"
 import { makeImageStore } from "./ImageStore.ts"
+import { layerPgliteSqlClient } from "./PgliteClient.ts"
 import { latestVersion, migrate } from "./Migrations.ts"
 import { makeSharedState } from "./SharedState.ts"
 import { makeSqlStore } from "./SqlStore.ts"
@@ -159,18 +159,26 @@ const lockDirectory = async (dir: string): Promise<() => Promise<void>> => {
   throw new StoreOpenError(`PGlite directory ${dir}: cannot take its lock`)
 }
 
+/** How a PGlite store or client opens its directory. */
+export interface PgliteOptions {
+  /**
+   * A directory of the caller's choice where a new PGlite directory's cluster is kept as a template, made there once
+   * by PGlite's initdb and copied into each new directory (`pgliteClusterTemplate`). Undefined (the default): a new
+   * directory runs its own initdb, and nothing is written outside it. `fos serve` passes the user's cache
+   * (`userTemplateCache`).
+   */
+  readonly templateCache?: string | undefined
+}
+
+/** The user's cache for fos: `$XDG_CACHE_HOME/fos`, else `~/.cache/fos` (where `fos serve` keeps the template). */
+export const userTemplateCache = (): string => join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "fos")
+
 /**
- * Where a new PGlite directory's cluster comes from: one that PGlite's initdb made once, kept per PGlite version in
- * the user's cache (`$XDG_CACHE_HOME/fos`, else `~/.cache/fos`), and copied into each new directory. initdb is most
- * of what opening a new store costs (seconds of CPU, against a fraction of one for the copy); fos's migrations run
- * on the copy as on any new store. Made in a directory of its own and renamed into place, so a process that finds
- * it finds it whole. Undefined when the cache cannot be written: the directory then gets its own initdb, as before.
- * Made once per process.
- *
- * The cluster is made smaller than initdb's own (docs/storage.md, "What a PGlite directory holds"): write-ahead
+ * The cluster fos makes, smaller than initdb's own (docs/storage.md, "What a PGlite directory holds"): write-ahead
  * segments of 1 MB instead of 16, at most 2 MB of them kept for reuse and 64 MB written between checkpoints, and
- * without the two template databases, which only `CREATE DATABASE` reads. `templateRecipe` names this recipe in the
- * cache's path, so a cluster made by an earlier one is not copied.
+ * without the two template databases, which only `CREATE DATABASE` reads. `templateRecipe` names this recipe in a
+ * template's path, so a template made by an earlier one is not copied. The same recipe whether a directory is copied
+ * from a template or runs its own initdb.
  */
 const templateRecipe = "small-1"
 
@@ -182,26 +190,44 @@ const templateRecipe = "small-1"
  * Given at each start, so directories made before get it too (docs/performance.md, "PGlite's start").
  */
 const pgliteStartParams: ReadonlyArray<string> = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"]
-let templateMade: Promise<string | undefined> | undefined
-export const pgliteClusterTemplate = (): Promise<string | undefined> => templateMade ??= makeTemplate()
 
-const makeTemplate = async (): Promise<string | undefined> => {
+/** Opens PGlite on `dir`, which holds no cluster yet: initdb, then the recipe, which the next start reads. */
+const initCluster = async (dir: string): Promise<PGlite> => {
+  const db = await PGlite.create(dir, { initDbStartParams: ["--wal-segsize=1"], startParams: [...pgliteStartParams] })
+  await db.exec(`ALTER SYSTEM SET min_wal_size = '2MB'`)
+  await db.exec(`ALTER SYSTEM SET max_wal_size = '64MB'`)
+  await db.exec(`UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')`)
+  // One statement each: DROP DATABASE cannot run in the transaction a multi-statement exec is.
+  await db.exec(`DROP DATABASE template0`)
+  await db.exec(`DROP DATABASE template1`)
+  return db
+}
+
+/**
+ * The template cluster in `cache`: one that PGlite's initdb made once (`initCluster`), kept per PGlite version and
+ * recipe, and copied into each new directory. initdb is most of what opening a new store costs (seconds of CPU,
+ * against a fraction of one for the copy: docs/performance.md, "PGlite's start"); fos's migrations run on the copy as
+ * on any new store. Made in a directory of its own and renamed into place, so a process that finds it finds it
+ * whole. Undefined when `cache` cannot be written: the directory then gets its own initdb. Made once per process and
+ * cache.
+ */
+export const pgliteClusterTemplate = (cache: string): Promise<string | undefined> => {
+  let made = templates.get(cache)
+  if (made === undefined) templates.set(cache, (made = makeTemplate(cache)))
+  return made
+}
+const templates = new Map<string, Promise<string | undefined>>()
+
+const makeTemplate = async (cache: string): Promise<string | undefined> => {
   try {
     const pin = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { dependencies: Record<string, string> })
       .dependencies["@electric-sql/pglite"]
-    const cache = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "fos")
     const template = join(cache, `pglite-cluster-${pin}-${templateRecipe}`)
     if (existsSync(join(template, "PG_VERSION"))) return template
     const building = `${template}.building-${process.pid}`
     rmSync(building, { recursive: true, force: true })
     mkdirSync(building, { recursive: true })
-    const db = await PGlite.create(building, { initDbStartParams: ["--wal-segsize=1"], startParams: [...pgliteStartParams] })
-    await db.exec(`ALTER SYSTEM SET min_wal_size = '2MB'`)
-    await db.exec(`ALTER SYSTEM SET max_wal_size = '64MB'`)
-    await db.exec(`UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')`)
-    // One statement each: DROP DATABASE cannot run in the transaction a multi-statement exec is.
-    await db.exec(`DROP DATABASE template0`)
-    await db.exec(`DROP DATABASE template1`)
+    const db = await initCluster(building)
     await db.exec(`CHECKPOINT`)
     await db.close()
     try {
@@ -216,56 +242,51 @@ const makeTemplate = async (): Promise<string | undefined> => {
   }
 }
 
-/** A new directory (no cluster in it yet) gets a copy of the template cluster; an existing one is left alone. */
-const seedCluster = async (dir: string): Promise<void> => {
-  if (existsSync(join(dir, "PG_VERSION"))) return
-  const template = await pgliteClusterTemplate()
-  if (template !== undefined) cpSync(template, dir, { recursive: true })
+/**
+ * PGlite on `dir`: a directory with a cluster is opened; a new one gets a copy of the template in `templateCache`
+ * when one is given and can be made, else its own initdb.
+ */
+const startPglite = async (dir: string, options: PgliteOptions): Promise<PGlite> => {
+  if (!existsSync(join(dir, "PG_VERSION"))) {
+    const template = options.templateCache === undefined ? undefined : await pgliteClusterTemplate(options.templateCache)
+    if (template === undefined) return initCluster(dir)
+    cpSync(template, dir, { recursive: true })
+  }
+  return PGlite.create(dir, { startParams: [...pgliteStartParams] })
 }
 
 /** The store on PGlite in `dir`: durable, in process, no set-up. The memory store with PGlite as its image (ImageStore.ts). */
-export const layerPgliteStore = (dir: string) =>
+export const layerPgliteStore = (dir: string, options: PgliteOptions = {}) =>
   Layer.effect(
     Store.Store,
     Effect.gen(function*() {
-      const db = yield* openPglite(dir)
+      const db = yield* openPglite(dir, options)
       yield* migratePglite(db)
       return yield* makeImageStore(db)
     })
   )
 
 /** A SQL client for PGlite in `dir`, which it locks for this process (the SQL store's tests and the migrations use it). */
-export const layerPgliteClient = (dir: string) => Layer.unwrap(Effect.flatMap(openPglite(dir), sqlClientOf))
+export const layerPgliteClient = (dir: string, options: PgliteOptions = {}) =>
+  Layer.unwrap(Effect.map(openPglite(dir, options), layerPgliteSqlClient))
 
-/** PGlite in `dir`, locked for this process and closed with the scope; a new directory gets the template cluster. */
-const openPglite = (dir: string) =>
+/** PGlite in `dir`, locked for this process and closed with the scope. */
+const openPglite = (dir: string, options: PgliteOptions) =>
   Effect.gen(function*() {
     const release = yield* Effect.tryPromise({ try: () => lockDirectory(dir), catch: (e) => e as StoreOpenError })
     yield* Effect.addFinalizer(() => Effect.promise(release))
     const db = yield* Effect.tryPromise({
-      try: () => seedCluster(dir).then(() => PGlite.create(dir, { startParams: [...pgliteStartParams] })),
+      try: () => startPglite(dir, options),
       catch: (e) => new StoreOpenError(`PGlite directory ${dir}: cannot open the database (${(e as Error).message})`)
     })
     yield* Effect.addFinalizer(() => Effect.promise(() => db.close()).pipe(Effect.ignore))
     return db
   })
 
-/** A SQL client for `db` through its socket server on 127.0.0.1, with one connection; the server stops with the scope. */
-const sqlClientOf = (db: PGlite) =>
-  Effect.gen(function*() {
-    const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0 })
-    yield* Effect.tryPromise({
-      try: () => server.start(),
-      catch: (e) => new StoreOpenError(`PGlite: cannot start its local socket (${(e as Error).message})`)
-    })
-    yield* Effect.addFinalizer(() => Effect.promise(() => server.stop()).pipe(Effect.ignore))
-    const [host, port] = server.getServerConn().split(":") as [string, string]
-    return PgClient.layer({ host, port: Number(port), username: "postgres", database: "postgres", maxConnections: 1 })
-  })
-
 /**
- * Runs the migrations `db` lacks, through a SQL client that lives only while they run. A directory already at the
- * latest version (every restart of the same fos) is told so by one query, without the client.
+ * Runs the migrations `db` lacks, through a SQL client over it (PgliteClient.ts) that lives only while they run. A
+ * directory already at the latest version (every restart of the same fos) is told so by one query, without the
+ * client.
  */
 const migratePglite = (db: PGlite) =>
   Effect.gen(function*() {
@@ -275,5 +296,5 @@ const migratePglite = (db: PGlite) =>
       return Number((await db.query<{ version: number | null }>(`SELECT max(version) AS version FROM fos_migrations`)).rows[0]?.version ?? 0)
     })
     if (version === latestVersion) return
-    yield* Effect.scoped(Effect.flatMap(sqlClientOf(db), (client) => Effect.provide(migrate, client)))
+    yield* Effect.provide(migrate, layerPgliteSqlClient(db))
   })

@@ -4,9 +4,9 @@
  *
  * Why: PGlite runs initdb when it opens a directory with no cluster in it, and that is most of what opening a new
  * store costs (about 4.8 s of CPU against 0.25 s to open an existing cluster, on the development VM). The suite
- * opened over forty new directories. Here initdb runs once, into the template a new store is copied from too (the
- * store's own, `pgliteClusterTemplate` in src/Stores.ts: per PGlite version, in the user's cache), and each test
- * gets a copy of it (about 0.4 s).
+ * opened over forty new directories. Here initdb runs once, into the template `fos serve` copies a new store from
+ * too (`pgliteClusterTemplate` in src/Stores.ts: per PGlite version, in the user's cache), and each test gets a copy
+ * of it (about 0.4 s).
  *
  * A copy is the cluster initdb would make: the same files, and fos's migrations still run on it when the store
  * opens, from the first, as on any new store. What it is not is a directory fos has never seen the cluster of:
@@ -16,10 +16,10 @@
 import { cpSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { pgliteClusterTemplate } from "../src/Stores.ts"
+import { pgliteClusterTemplate, userTemplateCache } from "../src/Stores.ts"
 
 const template = async (): Promise<string> => {
-  const made = await pgliteClusterTemplate()
+  const made = await pgliteClusterTemplate(userTemplateCache())
   if (made === undefined) throw new Error("no PGlite template cluster: the user's cache directory cannot be written")
   return made
 }
