@@ -31,8 +31,12 @@ export interface RoutesOptions {
   readonly liveFeed?: LiveFeedModule.LiveFeedService | undefined
 }
 
-/** The routes and the pipeline over the engine services `engine` provides. */
-export const layerRoutes = <E>(engine: Layer.Layer<Engine.EngineServices, E>, options: RoutesOptions = {}) =>
+/**
+ * The routes and the pipeline over the engine services `engine` provides (`layerEmbedded(options)`), needing what
+ * `engine` needs and the router: `HttpRouter.toWebHandler` of it, with `HttpServer.layerServices`, is a handler of
+ * web-standard requests.
+ */
+export const layerRoutes = <E, R = never>(engine: Layer.Layer<Engine.EngineServices, E, R>, options: RoutesOptions = {}) =>
   Layer.mergeAll(
     layerApiRoutes().pipe(Layer.provide(layerHandlers)),
     layerOperatorRoutes,
