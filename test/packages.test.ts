@@ -85,6 +85,12 @@ const lowestOf = (range: string) => {
   return lowest
 }
 
+/** Orders two `x.y.z` versions. */
+const compareVersions = (a: string, b: string) => {
+  const [x, y] = [a, b].map((version) => version.split(".").map(Number))
+  return x![0]! - y![0]! || x![1]! - y![1]! || x![2]! - y![2]!
+}
+
 /** Every package installed under `dir`'s node_modules (nested ones too), by the folder holding its package.json. */
 const installedPackages = (dir: string): ReadonlyArray<{ readonly folder: string; readonly manifest: { name: string; version: string; scripts?: Record<string, string> } }> => {
   const found: Array<{ folder: string; manifest: { name: string; version: string; scripts?: Record<string, string> } }> = []
@@ -105,12 +111,37 @@ const installedPackages = (dir: string): ReadonlyArray<{ readonly folder: string
   return found
 }
 
-/** What npm would run on install: a package's preinstall, install or postinstall script, or node-gyp for a binding.gyp. */
-const installScriptsOf = (dir: string) =>
-  installedPackages(dir).flatMap(({ folder, manifest }) => [
+/** What npm would run on installing `packages`: a preinstall, install or postinstall script, or node-gyp for a binding.gyp. */
+const installScriptsOf = (packages: ReadonlyArray<{ readonly folder: string; readonly manifest: { name: string; scripts?: Record<string, string> } }>) =>
+  packages.flatMap(({ folder, manifest }) => [
     ...["preinstall", "install", "postinstall"].filter((hook) => manifest.scripts?.[hook] !== undefined).map((hook) => `${manifest.name} ${hook}`),
     ...(existsSync(join(folder, "binding.gyp")) ? [`${manifest.name} binding.gyp`] : [])
   ])
+
+/**
+ * The packages `roots` bring, themselves included, in the project `dir`: each one's dependencies and required
+ * peers, found as Node finds them (the nearest node_modules up from the package that needs them).
+ */
+const closureOf = (dir: string, roots: ReadonlyArray<string>) => {
+  type Manifest = { name: string; scripts?: Record<string, string>; dependencies?: Record<string, string>; peerDependencies?: Record<string, string>; peerDependenciesMeta?: Record<string, { optional?: boolean }> }
+  const found = new Map<string, Manifest>()
+  const resolve = (from: string, name: string): string => {
+    for (let at = from; at.startsWith(dir); at = join(at, "..")) {
+      const folder = join(at, "node_modules", name)
+      if (existsSync(join(folder, "package.json"))) return folder
+    }
+    throw new Error(`${name}, needed by ${from}, is not installed`)
+  }
+  const visit = (folder: string) => {
+    if (found.has(folder)) return
+    const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as Manifest
+    found.set(folder, manifest)
+    const peers = Object.keys(manifest.peerDependencies ?? {}).filter((name) => manifest.peerDependenciesMeta?.[name]?.optional !== true)
+    for (const name of [...Object.keys(manifest.dependencies ?? {}), ...peers]) visit(resolve(folder, name))
+  }
+  for (const name of roots) visit(resolve(dir, name))
+  return [...found.entries()].map(([folder, manifest]) => ({ folder, manifest }))
+}
 
 /** Kilobytes on disk under `path` (du -sk). */
 const kilobytes = async (path: string) => {
@@ -240,7 +271,7 @@ beforeAll(async () => {
   const published = await run("npm", ["view", `effect@${effectRange}`, "version", "--json"], work)
   expect(published.code, published.stderr).toBe(0)
   const inRange = [published.stdout].flatMap((out) => JSON.parse(out) as string | ReadonlyArray<string>)
-  const newest = inRange.at(-1)!
+  const newest = inRange.toSorted((a, b) => compareVersions(a, b)).at(-1)!
   for (const effect of [...new Set([lowestOf(effectRange), newest])]) {
     const dir = project(`effect-host-${effect}`)
     // The host's own effect, as a host has it before it adds fos.
@@ -477,7 +508,7 @@ describe("a host with an Effect of its own", () => {
       const names = installedPackages(dir).map(({ manifest }) => manifest.name)
       expect(names, effect).toEqual(expect.arrayContaining([...embeddingPackages, "effect"]))
       expect(names, effect).not.toContain("swagger-ui-dist")
-      expect(installScriptsOf(dir), effect).toEqual([])
+      expect(installScriptsOf(installedPackages(dir)), effect).toEqual([])
     }
     // The size of what they install, beside effect's own (docs/performance.md records it). fos and its own
     // dependencies add about 7 MB; a browser bundle such as Swagger UI's (12 MB) would take them past the bound.
@@ -491,14 +522,10 @@ describe("a host with an Effect of its own", () => {
   it("is refused at install, naming the peer, on an effect below the range, rather than given a copy of its own", async () => {
     const versions = await run("npm", ["view", "effect", "versions", "--json"], work)
     expect(versions.code, versions.stderr).toBe(0)
-    const parts = (version: string) => version.split(".").map(Number)
-    const lowest = parts(lowestOf(effectRange))
+    // The newest release below the range: a host one step behind.
     const below = (JSON.parse(versions.stdout) as ReadonlyArray<string>)
-      .filter((version) => /^\d+\.\d+\.\d+$/.test(version))
-      .filter((version) => {
-        const [major, minor, patch] = parts(version)
-        return major! < lowest[0]! || (major === lowest[0] && (minor! < lowest[1]! || (minor === lowest[1] && patch! < lowest[2]!)))
-      })
+      .filter((version) => /^\d+\.\d+\.\d+$/.test(version) && compareVersions(version, lowestOf(effectRange)) < 0)
+      .toSorted(compareVersions)
       .at(-1)!
     const dir = join(work, "effect-host-below")
     mkdirSync(dir)
@@ -507,6 +534,14 @@ describe("a host with an Effect of its own", () => {
     expect(refused.code, `effect ${below}`).not.toBe(0)
     expect(refused.stderr).toContain(`peer effect@"${effectRange}"`)
     expect(existsSync(join(dir, "node_modules/@fos"))).toBe(false)
+  })
+
+  it("brings no install script and no UI bundle with @fos/sql either, in a project that has every package", () => {
+    const brought = closureOf(full, [...embeddingPackages, "@fos/sql"])
+    const names = brought.map(({ manifest }) => manifest.name)
+    expect(names).toEqual(expect.arrayContaining([...embeddingPackages, "@fos/sql", "@electric-sql/pglite", "@effect/sql-pg", "effect"]))
+    expect(names).not.toContain("swagger-ui-dist")
+    expect(installScriptsOf(brought)).toEqual([])
   })
 
   it("leaves Swagger UI to the server: the full install has it, under @fos/serve's dependency", () => {
