@@ -7,12 +7,12 @@ import { createHmac } from "node:crypto"
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { makeClient, withIdempotencyKey } from "@fos/client"
-import { MemoryStore, Timers, Transport } from "@fos/core"
+import { MemoryStore, type Problem, Timers, Transport } from "@fos/core"
 import { WebhookEndpointId } from "@fos/contract"
 import { advanceBy, createEngine, Deliveries, type EmbeddedServices, type Engine, flushWebhooks, layerEmbedded, layerRoutes } from "@fos/http"
 import { it as effectIt } from "@effect/vitest"
 import { Clock, Effect, Layer } from "effect"
-import { FetchHttpClient, type HttpClient, HttpRouter, HttpServer } from "effect/http"
+import { FetchHttpClient, HttpRouter, HttpServer } from "effect/http"
 import { afterEach, describe, expect, it } from "vitest"
 import { keysOf, orgSeed, type Seed, seedOf, START_MS } from "./support.ts"
 
@@ -332,12 +332,7 @@ describe("an Effect host", () => {
   const server = HttpRouter.serve(layerRoutes(engine), { disableLogger: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
   )
-  // The edge middleware's requirements are typed `unknown` (its handler is cast in Pipeline.ts); the engine
-  // provides every one, as the request below shows.
-  const host = Layer.mergeAll(server, engine, FetchHttpClient.layer) as Layer.Layer<
-    HttpServer.HttpServer | EmbeddedServices | HttpClient.HttpClient,
-    unknown
-  >
+  const host = Layer.mergeAll(server, engine, FetchHttpClient.layer)
 
   effectIt.effect("serves layerRoutes(layerEmbedded(...)) on a port, drives its clock and reads its deliveries", () =>
     Effect.gen(function*() {
@@ -359,4 +354,19 @@ describe("an Effect host", () => {
       const deliveries = yield* Deliveries
       expect(deliveries.list().map((d) => d.event.id)).toEqual([event.id])
     }).pipe(Effect.provide(host)))
+
+  it("turns the routes layer into a web handler: HttpRouter.toWebHandler, with no context to pass and no cast", async () => {
+    // The types are the test as much as the answer: `handler` takes a Request alone (a routes layer with an
+    // untyped requirement would make it ask for a Context<unknown>), and the engine's only error is the seed's.
+    const engine: Layer.Layer<EmbeddedServices, Problem.ApiError> = layerEmbedded({ seed })
+    const web = HttpRouter.toWebHandler(layerRoutes(engine).pipe(Layer.provide(HttpServer.layerServices)), { disableLogger: true })
+    const handler: (request: Request) => Promise<Response> = web.handler
+    try {
+      const answer = await handler(new Request("http://host/sandbox/v2/portal/users/me", { headers: { "x-api-key": keys.sandbox } }))
+      expect(answer.status).toBe(200)
+      expect(await answer.json()).toMatchObject({ organization: { id: "org_embed" } })
+    } finally {
+      await web.dispose()
+    }
+  })
 })

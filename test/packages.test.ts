@@ -5,6 +5,10 @@
  * README's embedding example runs on plain Node 24, on Bun and on Deno against the installed JavaScript,
  * `npx fos serve` answers a request and stops, and the README's "Testing with fos" example type-checks and runs with
  * Vitest and 4 workers in parallel. A second project installs the client alone, which must not bring the engine.
+ * Two more are hosts with an Effect of their own, one on the lowest version of the packages' peer range and one on
+ * the newest published in it: each has one copy of effect, type-checks an Effect host that uses the engine's layer
+ * and its routes as a web handler with no cast, and runs it; and what the embedding packages install runs no
+ * install script and carries no UI bundle.
  *
  * The tests of this repository run the packages' sources through the "@fos/source" export condition
  * (vitest.config.ts); every command here runs without it, as a user's would.
@@ -54,6 +58,139 @@ const run = async (file: string, args: ReadonlyArray<string>, cwd: string, timeo
 
 const npm = (args: ReadonlyArray<string>, cwd: string) => run("npm", [...args, "--no-audit", "--no-fund", "--prefer-offline"], cwd)
 
+/** The packages a host embeds the engine with: no server, no store of PostgreSQL or PGlite. */
+const embeddingPackages = ["@fos/contract", "@fos/core", "@fos/http", "@fos/client"] as const
+
+/**
+ * The peer range of `effect` (and of each `@effect/*` package) the packages declare, the same in every package; its
+ * lowest version is the one this repository pins and its whole suite runs on.
+ */
+const peerRanges = (() => {
+  const ranges = new Map<string, string>()
+  for (const folder of Object.values(publicPackages)) {
+    const manifest = JSON.parse(readFileSync(join(repoRoot, folder, "package.json"), "utf8")) as { peerDependencies?: Record<string, string> }
+    for (const [name, range] of Object.entries(manifest.peerDependencies ?? {})) {
+      if (name !== "effect" && !name.startsWith("@effect/")) continue
+      if ((ranges.get(name) ?? range) !== range) throw new Error(`${folder} takes ${name} ${range}, another package ${ranges.get(name)}`)
+      ranges.set(name, range)
+    }
+  }
+  return ranges
+})()
+const effectRange = peerRanges.get("effect")!
+/** `^x.y.z`: the range's lowest version. */
+const lowestOf = (range: string) => {
+  const lowest = /^\^(\d+\.\d+\.\d+)$/.exec(range)?.[1]
+  if (lowest === undefined) throw new Error(`a peer range is ^ and a version (${range})`)
+  return lowest
+}
+
+/** Orders two `x.y.z` versions. */
+const compareVersions = (a: string, b: string) => {
+  const [x, y] = [a, b].map((version) => version.split(".").map(Number))
+  return x![0]! - y![0]! || x![1]! - y![1]! || x![2]! - y![2]!
+}
+
+/** Every package installed under `dir`'s node_modules (nested ones too), by the folder holding its package.json. */
+const installedPackages = (dir: string): ReadonlyArray<{ readonly folder: string; readonly manifest: { name: string; version: string; scripts?: Record<string, string> } }> => {
+  const found: Array<{ folder: string; manifest: { name: string; version: string; scripts?: Record<string, string> } }> = []
+  const walk = (modules: string) => {
+    if (!existsSync(modules)) return
+    for (const entry of readdirSync(modules)) {
+      if (entry.startsWith(".")) continue
+      const folders = entry.startsWith("@") ? readdirSync(join(modules, entry)).map((name) => join(modules, entry, name)) : [join(modules, entry)]
+      for (const folder of folders) {
+        const manifest = join(folder, "package.json")
+        if (!existsSync(manifest)) continue
+        found.push({ folder, manifest: JSON.parse(readFileSync(manifest, "utf8")) })
+        walk(join(folder, "node_modules"))
+      }
+    }
+  }
+  walk(join(dir, "node_modules"))
+  return found
+}
+
+/** What npm would run on installing `packages`: a preinstall, install or postinstall script, or node-gyp for a binding.gyp. */
+const installScriptsOf = (packages: ReadonlyArray<{ readonly folder: string; readonly manifest: { name: string; scripts?: Record<string, string> } }>) =>
+  packages.flatMap(({ folder, manifest }) => [
+    ...["preinstall", "install", "postinstall"].filter((hook) => manifest.scripts?.[hook] !== undefined).map((hook) => `${manifest.name} ${hook}`),
+    ...(existsSync(join(folder, "binding.gyp")) ? [`${manifest.name} binding.gyp`] : [])
+  ])
+
+/**
+ * The packages `roots` bring, themselves included, in the project `dir`: each one's dependencies and required
+ * peers, found as Node finds them (the nearest node_modules up from the package that needs them).
+ */
+const closureOf = (dir: string, roots: ReadonlyArray<string>) => {
+  type Manifest = { name: string; scripts?: Record<string, string>; dependencies?: Record<string, string>; peerDependencies?: Record<string, string>; peerDependenciesMeta?: Record<string, { optional?: boolean }> }
+  const found = new Map<string, Manifest>()
+  const resolve = (from: string, name: string): string => {
+    for (let at = from; at.startsWith(dir); at = join(at, "..")) {
+      const folder = join(at, "node_modules", name)
+      if (existsSync(join(folder, "package.json"))) return folder
+    }
+    throw new Error(`${name}, needed by ${from}, is not installed`)
+  }
+  const visit = (folder: string) => {
+    if (found.has(folder)) return
+    const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as Manifest
+    found.set(folder, manifest)
+    const peers = Object.keys(manifest.peerDependencies ?? {}).filter((name) => manifest.peerDependenciesMeta?.[name]?.optional !== true)
+    for (const name of [...Object.keys(manifest.dependencies ?? {}), ...peers]) visit(resolve(folder, name))
+  }
+  for (const name of roots) visit(resolve(dir, name))
+  return [...found.entries()].map(([folder, manifest]) => ({ folder, manifest }))
+}
+
+/** Kilobytes on disk under `path` (du -sk). */
+const kilobytes = async (path: string) => {
+  const du = await run("du", ["-sk", path], work)
+  expect(du.code, du.stderr).toBe(0)
+  return Number(du.stdout.split("\t")[0])
+}
+
+/**
+ * A host written with Effect: one engine (`layerEmbedded`) for its own Effect code, which moves the clock with
+ * `yield* advanceBy`, and for its HTTP handler, `HttpRouter.toWebHandler` of the routes layer, called with a
+ * Request alone. Both build the engine through one memo map, so the request reads the clock the host moved. It is
+ * type-checked strictly and has no cast: a type that leaves effect's (a second copy of effect, a Context<unknown>
+ * to pass) fails it.
+ */
+const effectHostFile = `import { advanceBy, layerEmbedded, layerRoutes, sandboxNow } from "@fos/http"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+
+const apiKey = \`ck_sandbox_\${"d4".repeat(32)}\`
+const start = Date.parse("2026-01-01T00:00:00.000Z")
+
+const engine = layerEmbedded({
+  clock: { mode: "virtual", start },
+  seed: {
+    organizations: [{
+      id: "org_host",
+      name: "Host",
+      status: "active",
+      users: [{ id: "usr_h", email: "h@host.test", role: "admin" }],
+      apiKeys: [{ key: apiKey, access: "read_write", createdBy: "usr_h" }]
+    }]
+  }
+})
+const memoMap = Layer.makeMemoMapUnsafe()
+const runtime = ManagedRuntime.make(engine, { memoMap })
+const web = HttpRouter.toWebHandler(layerRoutes(engine).pipe(Layer.provide(HttpServer.layerServices)), { memoMap, disableLogger: true })
+
+const moved: number = await runtime.runPromise(Effect.gen(function*() {
+  yield* advanceBy("1 minute")
+  return yield* sandboxNow("org_host")
+}))
+const response: Response = await web.handler(new Request("http://host/sandbox/v2/simulate/clock", { headers: { "x-api-key": apiKey } }))
+const clock = (await response.json()) as { readonly now: string }
+console.log(JSON.stringify({ movedMs: moved - start, status: response.status, now: clock.now }))
+await web.dispose()
+await runtime.dispose()
+`
+
 /** The README's embedding example: the first `ts` block that creates an engine and is not a vitest file. */
 const embeddingExample = (() => {
   const readme = readFileSync(join(repoRoot, "README.md"), "utf8")
@@ -101,6 +238,8 @@ let work = ""
 const tarballs = {} as Record<PackageName, string>
 let full = ""
 let clientOnly = ""
+/** The Effect hosts, by the effect version each installed first. */
+const hosts: Array<{ readonly effect: string; readonly dir: string }> = []
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "fos-packages-"))
@@ -127,6 +266,21 @@ beforeAll(async () => {
   clientOnly = project("client-only")
   const client = await npm(["install", tarballs["@fos/client"], tarballs["@fos/contract"]], clientOnly)
   expect(client.code, client.stderr).toBe(0)
+  // The newest effect published in the peer range, asked of the registry now: a release after this repository's
+  // pin is what a new host gets, and it must work without this repository changing.
+  const published = await run("npm", ["view", `effect@${effectRange}`, "version", "--json"], work)
+  expect(published.code, published.stderr).toBe(0)
+  const inRange = [published.stdout].flatMap((out) => JSON.parse(out) as string | ReadonlyArray<string>)
+  const newest = inRange.toSorted((a, b) => compareVersions(a, b)).at(-1)!
+  for (const effect of [...new Set([lowestOf(effectRange), newest])]) {
+    const dir = project(`effect-host-${effect}`)
+    // The host's own effect, as a host has it before it adds fos.
+    const own = await npm(["install", "--save-exact", `effect@${effect}`], dir)
+    expect(own.code, own.stderr).toBe(0)
+    const installed = await npm(["install", ...embeddingPackages.map((name) => tarballs[name])], dir)
+    expect(installed.code, installed.stderr).toBe(0)
+    hosts.push({ effect, dir })
+  }
 }, 600_000)
 
 afterAll(() => {
@@ -151,12 +305,24 @@ describe("the packed packages", () => {
     }
   })
 
-  it("declare an exports map with types and import, and their dependencies at the versions this repository pins", () => {
+  it("declare an exports map with types and import, their dependencies at the versions this repository pins, and effect as a peer", () => {
+    const root = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { devDependencies: Record<string, string> }
     for (const [name, folder] of Object.entries(publicPackages)) {
       const manifest = JSON.parse(readFileSync(join(repoRoot, folder, "package.json"), "utf8")) as {
         exports: Record<string, string | Record<string, string>>
         dependencies: Record<string, string>
+        peerDependencies?: Record<string, string>
         private?: boolean
+      }
+      // Effect is the host's: a package that depended on it would bring a copy of its own beside the host's.
+      expect(Object.keys(manifest.dependencies).filter((d) => d === "effect" || d.startsWith("@effect/")), name).toEqual([])
+      expect(manifest.peerDependencies?.effect, name).toBe(effectRange)
+      for (const [peer, range] of Object.entries(manifest.peerDependencies ?? {})) {
+        if (peer !== "effect" && !peer.startsWith("@effect/")) continue
+        // The range starts at the version this repository installs exactly, so its whole suite runs on the lowest.
+        expect(root.devDependencies[peer], `${name} → ${peer}`).toBe(lowestOf(range))
+        const installed = JSON.parse(readFileSync(join(repoRoot, "node_modules", peer, "package.json"), "utf8")) as { version: string }
+        expect(installed.version, `${name} → ${peer}`).toBe(lowestOf(range))
       }
       expect(manifest.private, name).toBeUndefined()
       for (const [subpath, target] of Object.entries(manifest.exports)) {
@@ -287,6 +453,10 @@ describe("a project outside this repository", () => {
     expect(new Set(lines.map(([, organization]) => organization)).size).toBe(4)
   }, 240_000)
 
+  it("has one copy of effect with every package installed", () => {
+    expect(installedPackages(full).filter(({ manifest }) => manifest.name === "effect")).toHaveLength(1)
+  })
+
   it("gets the client and the contract, and not the engine, when it installs the client alone", async () => {
     const installed = readdirSync(join(clientOnly, "node_modules/@fos")).sort()
     expect(installed).toEqual(["client", "contract"])
@@ -301,5 +471,85 @@ console.log(typeof client.customers.list, typeof verifyWebhook, ErrorCatalog.CUS
     const result = await run(join(bin, "node"), ["use.mjs"], clientOnly)
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout.trim()).toBe("function function 404")
+  })
+})
+
+describe("a host with an Effect of its own", () => {
+  it("is tried on the lowest effect of the peer range, which this repository pins, and on the newest published", () => {
+    expect(hosts.length).toBeGreaterThan(0)
+    expect(hosts[0]!.effect).toBe(lowestOf(effectRange))
+  })
+
+  it("keeps one copy of effect, its own, whatever the version in the range", () => {
+    for (const { effect, dir } of hosts) {
+      const copies = installedPackages(dir).filter(({ manifest }) => manifest.name === "effect")
+      expect(copies.map(({ folder, manifest }) => [folder, manifest.version]), effect).toEqual([[join(dir, "node_modules/effect"), effect]])
+    }
+  })
+
+  it("type-checks a host that yields advanceBy and serves the routes layer through toWebHandler with no cast, and runs it", async () => {
+    for (const { effect, dir } of hosts) {
+      const typed = join(dir, "typed")
+      mkdirSync(typed)
+      expect((await run(join(bin, "tsc"), ["--init"], typed)).code).toBe(0)
+      expect(readFileSync(join(typed, "tsconfig.json"), "utf8")).toMatch(/"strict": true/)
+      writeFileSync(join(typed, "host.ts"), effectHostFile)
+      const tsc = await run(join(bin, "tsc"), ["--noEmit", "-p", "tsconfig.json"], typed)
+      expect(tsc.code, `effect ${effect}: ${tsc.stdout}${tsc.stderr}`).toBe(0)
+      writeFileSync(join(dir, "host.ts"), effectHostFile)
+      const result = await run(join(bin, "node"), ["host.ts"], dir)
+      expect(result.code, `effect ${effect}: ${result.stderr}`).toBe(0)
+      expect(JSON.parse(result.stdout.trim().split("\n").at(-1)!), effect).toEqual({ movedMs: 60_000, status: 200, now: "2026-01-01T00:01:00.000Z" })
+    }
+  })
+
+  it("installs no install script and no UI bundle with the embedding packages", async () => {
+    for (const { effect, dir } of hosts) {
+      const names = installedPackages(dir).map(({ manifest }) => manifest.name)
+      expect(names, effect).toEqual(expect.arrayContaining([...embeddingPackages, "effect"]))
+      expect(names, effect).not.toContain("swagger-ui-dist")
+      expect(installScriptsOf(installedPackages(dir)), effect).toEqual([])
+    }
+    // The size of what they install, beside effect's own (docs/performance.md records it). fos and its own
+    // dependencies add about 7 MB; a browser bundle such as Swagger UI's (12 MB) would take them past the bound.
+    const { dir } = hosts[0]!
+    const all = await kilobytes(join(dir, "node_modules"))
+    const effect = await kilobytes(join(dir, "node_modules/effect"))
+    console.log(`contract, core, http and client install ${all} KiB, of which effect ${effect} KiB`)
+    expect(all - effect).toBeLessThan(16 * 1024)
+  })
+
+  it("is refused at install, naming the peer, on an effect below the range, rather than given a copy of its own", async () => {
+    const versions = await run("npm", ["view", "effect", "versions", "--json"], work)
+    expect(versions.code, versions.stderr).toBe(0)
+    // The newest release below the range: a host one step behind.
+    const below = (JSON.parse(versions.stdout) as ReadonlyArray<string>)
+      .filter((version) => /^\d+\.\d+\.\d+$/.test(version) && compareVersions(version, lowestOf(effectRange)) < 0)
+      .toSorted(compareVersions)
+      .at(-1)!
+    const dir = join(work, "effect-host-below")
+    mkdirSync(dir)
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "effect-host-below", private: true, type: "module", dependencies: { effect: below } }))
+    const refused = await npm(["install", ...embeddingPackages.map((name) => tarballs[name])], dir)
+    expect(refused.code, `effect ${below}`).not.toBe(0)
+    expect(refused.stderr).toContain(`peer effect@"${effectRange}"`)
+    expect(existsSync(join(dir, "node_modules/@fos"))).toBe(false)
+  })
+
+  it("brings no install script and no UI bundle with @fos/sql either, in a project that has every package", () => {
+    const brought = closureOf(full, [...embeddingPackages, "@fos/sql"])
+    const names = brought.map(({ manifest }) => manifest.name)
+    expect(names).toEqual(expect.arrayContaining([...embeddingPackages, "@fos/sql", "@electric-sql/pglite", "@effect/sql-pg", "effect"]))
+    expect(names).not.toContain("swagger-ui-dist")
+    expect(installScriptsOf(brought)).toEqual([])
+  })
+
+  it("leaves Swagger UI to the server: the full install has it, under @fos/serve's dependency", () => {
+    const serve = JSON.parse(readFileSync(join(full, "node_modules/@fos/serve/package.json"), "utf8")) as { dependencies: Record<string, string> }
+    expect(Object.keys(serve.dependencies)).toContain("swagger-ui-dist")
+    for (const name of embeddingPackages) {
+      const manifest = JSON.parse(readFileSync(join(full, "node_modules", name, "package.json"), "utf8")) as { dependencies?: Record<string, string> }
+      expect(Object.keys(manifest.dependencies ?? {}), name).not.toContain("swagger-ui-dist")
+    }
   })
 })

@@ -15,11 +15,12 @@ import { createServer } from "node:net"
 import { join } from "node:path"
 import { Listeners, Operator, Seed, SnapshotFiles, Store, Transport } from "@fos/core"
 import { toIso } from "@fos/contract"
-import { type ConnectionDropper, createEngine, type Engine, formatRequestLog, layerRoutes, LiveFeed, type OperatorSecret, readDocsAssets } from "@fos/http"
+import { type ConnectionDropper, createEngine, type Engine, formatRequestLog, layerRoutes, LiveFeed, type OperatorSecret } from "@fos/http"
 import { describeStoreFailure } from "@fos/sql"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { makeDemoCustomer } from "./Demo.ts"
+import { readDocsAssets } from "./DocsAssets.ts"
 import { ListenError, type ServeOptions, StoreError, storeLayer, UsageError } from "./Options.ts"
 import { nodeWebhookTransport } from "./Transport.ts"
 
@@ -192,8 +193,6 @@ export const serveEngine = <E>(
   dropConnection?: ConnectionDropper
 ): Effect.Effect<never, E> => {
   const feed = LiveFeed.makeOf(engine.context)
-  // HttpRouter.serve infers `unknown` requirements from the HttpApi layer's request markers; the engine's context
-  // provides every service the routes use, as it does for createEngine's web handler.
   const app = HttpRouter.serve(layerRoutes(Layer.succeedContext(engine.context), {
     operatorToken: engine.operatorSecret,
     basePath: engine.basePath,
@@ -210,7 +209,7 @@ export const serveEngine = <E>(
     // Requests then run in a context that holds the engine's services, so the pipeline adds only the caller to it.
     Layer.provide(Layer.succeedContext(engine.context)),
     Layer.provideMerge(server)
-  ) as Layer.Layer<HttpServer.HttpServer, E>
+  )
   return Effect.gen(function*() {
     const address = (yield* HttpServer.HttpServer).address
     const port = "port" in address ? address.port : options.port

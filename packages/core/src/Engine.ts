@@ -25,9 +25,10 @@ import * as Timers from "./kernel/Timers.ts"
 import * as Transport from "./webhooks/Transport.ts"
 import * as WorldModel from "./money/WorldModel.ts"
 
-export interface EngineOptions {
+/** `StoreError`: how the store's layer may fail to open; the engine's layer fails with that alone. */
+export interface EngineOptions<StoreError = unknown> {
   /** The store; the memory store when omitted. */
-  readonly store?: Layer.Layer<Store.Store, unknown>
+  readonly store?: Layer.Layer<Store.Store, StoreError>
   /** `system` (the default), or `virtual` starting at `startMs` (the Clock's time when omitted). */
   readonly clock?: { readonly mode: "system" } | { readonly mode: "virtual"; readonly startMs?: number }
   /**
@@ -115,7 +116,7 @@ export type EngineServices =
   | DeliveryWorker.DeliveryWorker
   | Listeners.ListenerHub
 
-export const layer = (options: EngineOptions = {}): Layer.Layer<EngineServices, unknown> =>
+export const layer = <E = never>(options: EngineOptions<E> = {}): Layer.Layer<EngineServices, E> =>
   Layer.unwrap(Effect.gen(function*() {
     // Real time: the clock the engine is built in, unless the host gives its own.
     const realClock = options.realClock ?? (yield* Clock.Clock)

@@ -48,8 +48,12 @@ export interface RoutesOptions {
   readonly identify?: IdentifyRequest | undefined
 }
 
-/** The routes and the pipeline over the engine services `engine` provides. */
-export const layerRoutes = <E>(engine: Layer.Layer<Engine.EngineServices, E>, options: RoutesOptions = {}) => {
+/**
+ * The routes and the pipeline over the engine services `engine` provides (`layerEmbedded(options)`), needing what
+ * `engine` needs and the router: `HttpRouter.toWebHandler` of it, with `HttpServer.layerServices`, is a handler of
+ * web-standard requests.
+ */
+export const layerRoutes = <E, R = never>(engine: Layer.Layer<Engine.EngineServices, E, R>, options: RoutesOptions = {}) => {
   const served = servedOf(options.serve)
   return Layer.mergeAll(
     layerApiRoutes().pipe(Layer.provide(layerHandlers)),

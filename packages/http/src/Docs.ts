@@ -2,9 +2,9 @@
  * The API reference at `/docs`: Swagger UI (the `swagger-ui-dist` npm package) over the generated OpenAPI
  * documents, served by fos itself so the page works with no network (docs/decisions.md).
  *
- * The page and its initializer are written here. Swagger UI's own files are read by the adapter and handed in
- * (`readDocsAssets` with the runtime's file reader), since reading files is runtime-specific and this package
- * imports no `node:*`. An engine given no files (an embedded one, say) serves no `/docs`.
+ * The page and its initializer are written here. Swagger UI's own files are read by the server's package and handed
+ * in (`readDocsAssets` of @fos/serve, which alone depends on swagger-ui-dist): an embedding package carries no UI
+ * bundle. An engine given no files (an embedded one, say) serves no `/docs`.
  *
  * The error reference at `/docs/errors`, where every problem's `docs` points, needs no file: it is rendered from the
  * catalog (`renderErrorsHtml`), so every engine serves it, embedded ones included.
@@ -25,18 +25,8 @@ export const docsAssetNames = [
 
 export type DocsAssetName = (typeof docsAssetNames)[number]
 
-/** The contents of each of `docsAssetNames`, as the adapter read them from `swagger-ui-dist`. */
+/** The contents of each of `docsAssetNames`, as the server read them from `swagger-ui-dist`. */
 export type DocsAssets = { readonly [Name in DocsAssetName]: Uint8Array }
-
-/**
- * Reads `docsAssetNames` from the installed swagger-ui-dist with `read`, the runtime's file reader (on Node, Bun
- * and Deno alike: `(url) => readFileSync(url)` from `node:fs`). The package is found by module resolution
- * (`import.meta.resolve`, the same on the three runtimes), so this works wherever npm installed it.
- */
-export const readDocsAssets = (read: (file: URL) => Uint8Array): DocsAssets => {
-  const root = import.meta.resolve("swagger-ui-dist/package.json")
-  return Object.fromEntries(docsAssetNames.map((name) => [name, read(new URL(name, root))])) as unknown as DocsAssets
-}
 
 /** The reference page's files; none (the default) means no `/docs`. */
 export class DocsFiles extends Context.Reference<DocsAssets | undefined>("fos/http/DocsFiles", {

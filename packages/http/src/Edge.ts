@@ -349,8 +349,8 @@ export interface EdgeOptions {
 export interface EdgeRoutes {
   /** A route under the edge, for `environment` (undefined on the operator surface). */
   readonly serve: (environment: Environment | undefined, run: RouteRun) => Effect.Effect<HttpServerResponse.HttpServerResponse>
-  /** The global middleware for what no route matched. */
-  readonly unrouted: (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) => Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
+  /** The global middleware for what no route matched: it answers the router's not-found and passes every other failure on. */
+  readonly unrouted: <E>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E>) => Effect.Effect<HttpServerResponse.HttpServerResponse, E>
 }
 
 /** The edge over one engine's services: `serve` and `unrouted`, which begin, answer and record a request alike. */

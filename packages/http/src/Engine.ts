@@ -68,9 +68,10 @@ export type ClockOption =
  */
 export type WebhookTransportOption = "http" | "memory" | Transport.WebhookTransportService
 
-export interface CreateEngineOptions extends Omit<EngineModule.EngineOptions, "store" | "clock" | "webhookTransport"> {
+/** `StoreError`: how the store's layer may fail to open (`layerEmbedded`'s error, with a seed's `ApiError`). */
+export interface CreateEngineOptions<StoreError = unknown> extends Omit<EngineModule.EngineOptions, "store" | "clock" | "webhookTransport"> {
   /** `"memory"` (the default) or a store Layer (`layerPgliteStore(dir)`, `layerPostgresStore(url)` from `@fos/sql`). */
-  readonly store?: "memory" | Layer.Layer<Store.Store, unknown>
+  readonly store?: "memory" | Layer.Layer<Store.Store, StoreError>
   readonly clock?: ClockOption
   readonly webhookTransport?: WebhookTransportOption
   /**
@@ -157,7 +158,7 @@ export type EmbeddedServices = EngineModule.EngineServices | Deliveries
  * or turn that into a fetch-style handler with `HttpRouter.toWebHandler`; drive time with `advanceBy`,
  * `advanceTo` and `runUntilIdle`, and read `Deliveries`.
  */
-export const layerEmbedded = (options: CreateEngineOptions = {}): Layer.Layer<EmbeddedServices, unknown> =>
+export const layerEmbedded = <E = never>(options: CreateEngineOptions<E> = {}): Layer.Layer<EmbeddedServices, E | Problem.ApiError> =>
   Layer.unwrap(Effect.sync(() => {
     const { store, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, requestLog: __, serve: ___, basePath: ____, ...rest } = options
     const inner = webhookTransport === undefined || webhookTransport === "http"
@@ -350,11 +351,11 @@ const parsedFile = (file: unknown) =>
 
 export const createEngine = async (options: CreateEngineOptions = {}): Promise<Engine> => {
   const basePath = basePathOf(options.basePath)
-  const runtime = ManagedRuntime.make(layerEmbedded(options) as Layer.Layer<EmbeddedServices>)
+  const runtime = ManagedRuntime.make(layerEmbedded(options))
   const context = await runtime.context()
   // Built on the first `fetch`: a server adapter serves `context` and never calls it, so it need not build and hold
   // a second copy of the routes.
-  let web: ReturnType<typeof HttpRouter.toWebHandler> | undefined
+  let web: { readonly handler: (request: Request) => Promise<Response>; readonly dispose: () => Promise<void> } | undefined
   // The requests whose connection a sandbox fault dropped after their write committed (docs/faults.md): their
   // `fetch` rejects as a network error would, with no answer.
   const dropped = new WeakSet<object>()
@@ -378,7 +379,7 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
       }).pipe(Layer.provide(HttpServer.layerServices)),
       { disableLogger: true }
     )
-    return (web.handler as (request: Request) => Promise<Response>)(request).then((response) => {
+    return web.handler(request).then((response) => {
       if (!dropped.has(request)) return response
       void response.body?.cancel()
       return Promise.reject(new TypeError("fetch failed", { cause: new Error("the connection was dropped with no answer (a sandbox fault's dropped_connection)") }))

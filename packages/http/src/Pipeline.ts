@@ -99,7 +99,7 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
 /** `Edge.unrouted` as the router's global middleware. */
 export const layerUnrouted = HttpRouter.middleware<{ provides: never }>()(
   Effect.gen(function*() {
-    return (yield* Edge).unrouted as never
+    return (yield* Edge).unrouted
   }),
   { global: true }
 )
