@@ -9,7 +9,7 @@ import { Store } from "@fos/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { storeContract } from "../../../packages/core/test/storeContract.ts"
+import { describeStoreContract } from "@fos/core/store-contract/vitest"
 import { layerPgliteClient, makeImageStore, migrate } from "../src/index.ts"
 import { PgliteStatementError, preparedStatements } from "../src/PglitePrepared.ts"
 import { freshPgliteDirectory } from "./pgliteDirectory.ts"
@@ -33,7 +33,7 @@ const empty = () => db.exec(`TRUNCATE fos_rows, fos_copies, fos_copy_rows, fos_l
 /** A store on the emptied database. */
 const freshStore = () => Layer.effect(Store.Store, Effect.andThen(Effect.promise(empty), Effect.suspend(() => makeImageStore(db))))
 
-storeContract("PGlite image", freshStore, { propertyRows: 300, propertyRuns: 4 })
+describeStoreContract({ name: "PGlite image", fresh: freshStore, scale: { propertyRows: 300, propertyRuns: 4 } })
 
 interface Account {
   readonly id: string

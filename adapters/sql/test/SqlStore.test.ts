@@ -7,7 +7,7 @@ import { Store } from "@fos/core"
 import { type Context, Deferred, Effect, Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { storeContract } from "../../../packages/core/test/storeContract.ts"
+import { describeStoreContract } from "@fos/core/store-contract/vitest"
 import { layerPgliteClient, layerPostgresClient, makeSqlStore, migrate } from "../src/index.ts"
 import { adminUrl, freshDatabase } from "./databases.ts"
 import { freshPgliteDirectory } from "./pgliteDirectory.ts"
@@ -37,7 +37,7 @@ afterAll(async () => {
   await pglite.dispose()
   rmSync(dir, { recursive: true, force: true })
 })
-storeContract("PGlite", () => freshStore(() => pgliteContext), sqlScale)
+describeStoreContract({ name: "PGlite", fresh: () => freshStore(() => pgliteContext), scale: sqlScale })
 
 if (adminUrl !== undefined && adminUrl !== "") {
   let database: Awaited<ReturnType<typeof freshDatabase>>
@@ -52,7 +52,7 @@ if (adminUrl !== undefined && adminUrl !== "") {
     await postgres.dispose()
     await database.drop()
   })
-  storeContract("PostgreSQL", () => freshStore(() => postgresContext), sqlScale)
+  describeStoreContract({ name: "PostgreSQL", fresh: () => freshStore(() => postgresContext), scale: sqlScale })
 }
 
 if (adminUrl !== undefined && adminUrl !== "") {
