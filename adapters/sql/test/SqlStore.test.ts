@@ -8,7 +8,7 @@ import { type Context, Deferred, Effect, Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { describeStoreContract } from "@fos/core/store-contract/vitest"
-import { layerPgliteClient, layerPostgresClient, makeSqlStore, migrate } from "../src/index.ts"
+import { layerPgliteClient, layerPostgresClient, layerPostgresStore, makeSqlStore, migrate } from "../src/index.ts"
 import { adminUrl, freshDatabase } from "./databases.ts"
 import { freshPgliteDirectory } from "./pgliteDirectory.ts"
 
@@ -52,7 +52,24 @@ if (adminUrl !== undefined && adminUrl !== "") {
     await postgres.dispose()
     await database.drop()
   })
-  describeStoreContract({ name: "PostgreSQL", fresh: () => freshStore(() => postgresContext), scale: sqlScale })
+  // Durable as fos serves it (layerPostgresStore): a database of its own, closed and opened again, and its client
+  // process killed mid-commit.
+  const databases = new Map<string, () => Promise<void>>()
+  describeStoreContract({
+    name: "PostgreSQL",
+    fresh: () => freshStore(() => postgresContext),
+    scale: sqlScale,
+    durable: {
+      place: async () => {
+        const made = await freshDatabase("contract_durable")
+        databases.set(made.url, made.drop)
+        return made.url
+      },
+      open: (url) => layerPostgresStore(url),
+      remove: async (url) => databases.get(url)?.(),
+      module: { url: new URL("../src/index.ts", import.meta.url).href, export: "layerPostgresStore" }
+    }
+  })
 }
 
 if (adminUrl !== undefined && adminUrl !== "") {
