@@ -157,6 +157,8 @@ export const durabilityCases = <E>(subject: StoreUnderTest<E>, processes: Proces
         expect(ended.signal, `how the child ended (stderr: ${ended.stderr})`).toBe("SIGKILL")
         const acknowledged = [...committer.acknowledged]
         expect(acknowledged.length, "commits acknowledged before the kill").toBeGreaterThanOrEqual(killCommits.killAfter)
+        // Killed in the middle of its commits, not after its last.
+        expect(acknowledged.length, "commits acknowledged before the kill").toBeLessThan(killCommits.commits)
         await Effect.runPromise(at(place, (store) =>
           Effect.gen(function*() {
             const last = yield* store.get(Commits, "last")
