@@ -3,14 +3,19 @@
  * file that run the published store contract on it) are written to a directory inside the repository, so that
  * `@fos/core` and `effect` resolve as they do for a reader working in it; they type-check with the project's
  * settings, the store takes under 100 lines, and the contract passes it under Vitest and under `node --test`, its
- * durability cases (a close and a reopen; SIGKILL in the middle of commits) among them.
+ * durability cases (a close and a reopen; SIGKILL in the middle of commits) among them. And an engine serves from it:
+ * what a request wrote is there for the engine opened again on the same file.
  */
 import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import ts from "typescript"
+import { createEngine } from "@fos/http"
+import type { Store } from "@fos/core"
+import type { Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { keysOf, orgSeed, seedOf } from "./support.ts"
 
 const exec = promisify(execFile)
 const root = join(import.meta.dirname, "..")
@@ -96,4 +101,23 @@ describe("docs/stores.md", () => {
     expect(/^# fail 0$/m.test(nodeTest.stdout), nodeTest.stdout).toBe(true)
     expect(Number(/^# pass (\d+)$/m.exec(nodeTest.stdout)?.[1])).toBe(results.length)
   }, 240_000)
+
+  it("its store serves an engine: an endpoint made is listed by the engine opened again on the same file", async () => {
+    const { layerSqliteStore } = (await import(join(dir, "sqliteStore.ts"))) as { layerSqliteStore: (path: string) => Layer.Layer<Store.Store, Error> }
+    const file = join(dir, "engine.db")
+    const key = keysOf("sqlite").sandbox
+    const call = (engine: Awaited<ReturnType<typeof createEngine>>, method: string, body?: unknown) =>
+      engine.fetch("http://fos.test/sandbox/v2/webhooks/endpoints", {
+        method,
+        headers: { "x-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+    const first = await createEngine({ store: layerSqliteStore(file), seed: seedOf(orgSeed("sqlite")), webhookTransport: "memory" })
+    expect((await call(first, "POST", { url: "https://hooks.example.com/sqlite" })).status).toBe(201)
+    await first.close()
+    const second = await createEngine({ store: layerSqliteStore(file), webhookTransport: "memory" })
+    const listed = (await (await call(second, "GET")).json()) as { data: ReadonlyArray<{ url: string }> }
+    await second.close()
+    expect(listed.data.map((e) => e.url)).toEqual(["https://hooks.example.com/sqlite"])
+  })
 })

@@ -5,6 +5,8 @@
  */
 import { storeContract, type StoreContractCase, type StoreUnderTest } from "@fos/core/store-contract"
 import { expect as contractExpect } from "@fos/core/store-contract"
+import { Effect, Layer } from "effect"
+import * as Store from "../src/kernel/Store.ts"
 import { describe, expect, it } from "vitest"
 import { nodeProcesses } from "../runners/processes.ts"
 import { open } from "./forgetfulStore.ts"
@@ -48,6 +50,16 @@ describe("the contract's assertions", () => {
     fails(() => contractExpect(null).toBeUndefined())
     fails(() => contractExpect(NaN).toBe(0))
     expect(() => contractExpect(1, "the count").toBe(2)).toThrow("the count: expected 1 to be 2")
+  })
+})
+
+describe("a store that cannot be opened", () => {
+  it("fails every case with an Error that says what the store failed with", async () => {
+    const cases = storeContract({ name: "unopenable", fresh: () => Layer.effect(Store.Store, Effect.fail({ _tag: "NoDisk", path: "/nowhere" })) })
+    expect(cases.length).toBeGreaterThan(60)
+    const first = await cases[0]!.run().then(() => undefined, (e: unknown) => e)
+    expect(first).toBeInstanceOf(Error)
+    expect((first as Error).message).toBe(`the store failed with {"_tag":"NoDisk","path":"/nowhere"}`)
   })
 })
 

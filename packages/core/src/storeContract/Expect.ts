@@ -9,7 +9,8 @@ export class ContractAssertion extends Error {
   override readonly name = "ContractAssertion"
 }
 
-const render = (value: unknown): string => {
+/** A value as a message shows it. */
+export const render = (value: unknown): string => {
   if (value === undefined) return "undefined"
   const seen = new WeakSet<object>()
   try {

@@ -7,6 +7,7 @@
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import type * as Store from "../kernel/Store.ts"
+import { render } from "./Expect.ts"
 
 /** How hard the property case pushes: a SQL store pays a round trip per write, the memory store does not. */
 export interface ContractScale {
@@ -101,8 +102,12 @@ export const collector = () => {
       group.pop()
     }
   }
+  // A store's failure that is not an Error (an Effect's typed failure) is reported as one, with what it was.
+  const asError = (e: unknown) => {
+    throw e instanceof Error ? e : new Error(`the store failed with ${render(e)}`, { cause: e })
+  }
   const add = (name: string, run: () => Promise<void>, timeout?: number) =>
-    void cases.push({ group: [...group], name, run, ...(timeout === undefined ? {} : { timeout }) })
+    void cases.push({ group: [...group], name, run: () => run().catch(asError), ...(timeout === undefined ? {} : { timeout }) })
   const it = Object.assign(add, {
     effect: <A, E>(name: string, self: () => Effect.Effect<A, E>, timeout?: number) =>
       add(name, () => Effect.runPromise(Effect.asVoid(Effect.provide(Effect.scoped(Effect.suspend(self)), TestClock.layer()))), timeout),
