@@ -187,6 +187,7 @@ export const behaviourCases = <E>(subject: StoreUnderTest<E>): ReadonlyArray<Sto
       yield* store.insert(Notes, { id: "n2", text: "new" })
     })
 
+  // The cases, in the sections a runner nests them in.
   {
     describe("rows", () => {
       it.effect("inserts, reads, updates and removes", () =>
