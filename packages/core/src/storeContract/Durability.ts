@@ -165,6 +165,7 @@ export const durabilityCases = <E>(subject: StoreUnderTest<E>, processes: Proces
             expect(last?.n, "the last commit the store holds").toBeGreaterThanOrEqual(acknowledged[acknowledged.length - 1]!)
             // Every commit up to the last one held, acknowledged or not: none is lost, and none is half there.
             for (let n = 0; n <= (last?.n ?? -1); n++) expect(yield* store.get(Commits, `commit-${n}`), `commit ${n}`).toEqual(commitRow(n))
+            expect(yield* store.get(Commits, `commit-${(last?.n ?? -1) + 1}`), "the row of a commit the store does not count as made").toBeUndefined()
             for (const n of acknowledged) expect(yield* store.get(Commits, `commit-${n}`), `acknowledged commit ${n}`).toEqual(commitRow(n))
           })))
       }), 60_000)
