@@ -31,6 +31,7 @@ const slowFirst = [
   "test/documents.test.ts",
   "test/reset.test.ts",
   "test/packages.test.ts",
+  "test/stores-doc.test.ts",
   "adapters/sql/test/Migrations.test.ts",
   "test/docs-page.test.ts",
   "adapters/sql/test/SqlStore.test.ts",

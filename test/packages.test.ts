@@ -553,3 +553,28 @@ describe("a host with an Effect of its own", () => {
     }
   })
 })
+
+describe("the store contract in @fos/core's tarball", () => {
+  it("ships @fos/core/store-contract with its runners, and passes docs/stores.md's SQLite store under node --test, durability and the kill included", async () => {
+    const listing = await run("tar", ["tzf", tarballs["@fos/core"]], work)
+    expect(listing.stdout.trim().split("\n")).toEqual(expect.arrayContaining([
+      "package/dist/storeContract/index.js",
+      "package/dist/storeContract/index.d.ts",
+      "package/dist/runners/vitest.js",
+      "package/dist/runners/node.js",
+      "package/dist/runners/processes.js",
+      "package/dist/runners/child.js"
+    ]))
+    // The documentation's store and node:test file, in the project that installed the tarballs, on Node 24.
+    const doc = readFileSync(join(repoRoot, "docs/stores.md"), "utf8")
+    const blocks = Object.fromEntries([...doc.matchAll(/^```ts title="([^"]+)"\n([\s\S]*?)^```$/gm)].map((m) => [m[1]!, m[2]!]))
+    const dir = join(full, "sqlite-store")
+    mkdirSync(dir)
+    for (const name of ["sqliteStore.ts", "sqliteStore.node.ts"]) writeFileSync(join(dir, name), blocks[name]!)
+    const result = await run(join(bin, "node"), ["--test", "--test-reporter=tap", "sqliteStore.node.ts"], dir)
+    expect(result.code, result.stdout + result.stderr).toBe(0)
+    expect(result.stdout).toMatch(/^# fail 0$/m)
+    expect(Number(/^# pass (\d+)$/m.exec(result.stdout)?.[1])).toBeGreaterThan(60)
+    expect(result.stdout).toMatch(/^\s*ok \d+ - loses no acknowledged commit when its process is killed \(SIGKILL\)/m)
+  }, 240_000)
+})

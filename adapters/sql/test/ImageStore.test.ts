@@ -9,8 +9,8 @@ import { Store } from "@fos/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { storeContract } from "../../../packages/core/test/storeContract.ts"
-import { layerPgliteClient, makeImageStore, migrate } from "../src/index.ts"
+import { describeStoreContract } from "@fos/core/store-contract/vitest"
+import { layerPgliteClient, layerPgliteStore, makeImageStore, migrate } from "../src/index.ts"
 import { PgliteStatementError, preparedStatements } from "../src/PglitePrepared.ts"
 import { freshPgliteDirectory } from "./pgliteDirectory.ts"
 
@@ -33,7 +33,18 @@ const empty = () => db.exec(`TRUNCATE fos_rows, fos_copies, fos_copy_rows, fos_l
 /** A store on the emptied database. */
 const freshStore = () => Layer.effect(Store.Store, Effect.andThen(Effect.promise(empty), Effect.suspend(() => makeImageStore(db))))
 
-storeContract("PGlite image", freshStore, { propertyRows: 300, propertyRuns: 4 })
+// Durable as fos serves it (layerPgliteStore): a directory of its own, closed and opened again, and killed mid-commit.
+describeStoreContract({
+  name: "PGlite image",
+  fresh: freshStore,
+  scale: { propertyRows: 300, propertyRuns: 4 },
+  durable: {
+    place: () => freshPgliteDirectory("pglite-image-durable"),
+    open: layerPgliteStore,
+    remove: async (place) => rmSync(place, { recursive: true, force: true }),
+    module: { url: new URL("../src/index.ts", import.meta.url).href, export: "layerPgliteStore" }
+  }
+})
 
 interface Account {
   readonly id: string

@@ -7,8 +7,8 @@ import { Store } from "@fos/core"
 import { type Context, Deferred, Effect, Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { storeContract } from "../../../packages/core/test/storeContract.ts"
-import { layerPgliteClient, layerPostgresClient, makeSqlStore, migrate } from "../src/index.ts"
+import { describeStoreContract } from "@fos/core/store-contract/vitest"
+import { layerPgliteClient, layerPostgresClient, layerPostgresStore, makeSqlStore, migrate } from "../src/index.ts"
 import { adminUrl, freshDatabase } from "./databases.ts"
 import { freshPgliteDirectory } from "./pgliteDirectory.ts"
 
@@ -37,7 +37,7 @@ afterAll(async () => {
   await pglite.dispose()
   rmSync(dir, { recursive: true, force: true })
 })
-storeContract("PGlite", () => freshStore(() => pgliteContext), sqlScale)
+describeStoreContract({ name: "PGlite", fresh: () => freshStore(() => pgliteContext), scale: sqlScale })
 
 if (adminUrl !== undefined && adminUrl !== "") {
   let database: Awaited<ReturnType<typeof freshDatabase>>
@@ -52,7 +52,24 @@ if (adminUrl !== undefined && adminUrl !== "") {
     await postgres.dispose()
     await database.drop()
   })
-  storeContract("PostgreSQL", () => freshStore(() => postgresContext), sqlScale)
+  // Durable as fos serves it (layerPostgresStore): a database of its own, closed and opened again, and its client
+  // process killed mid-commit.
+  const databases = new Map<string, () => Promise<void>>()
+  describeStoreContract({
+    name: "PostgreSQL",
+    fresh: () => freshStore(() => postgresContext),
+    scale: sqlScale,
+    durable: {
+      place: async () => {
+        const made = await freshDatabase("contract_durable")
+        databases.set(made.url, made.drop)
+        return made.url
+      },
+      open: (url) => layerPostgresStore(url),
+      remove: async (url) => databases.get(url)?.(),
+      module: { url: new URL("../src/index.ts", import.meta.url).href, export: "layerPostgresStore" }
+    }
+  })
 }
 
 if (adminUrl !== undefined && adminUrl !== "") {

@@ -2,9 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as MemoryStore from "../src/kernel/MemoryStore.ts"
 import * as Store from "../src/kernel/Store.ts"
-import { storeContract } from "./storeContract.ts"
+import { describeStoreContract } from "@fos/core/store-contract/vitest"
 
-storeContract("memory", () => MemoryStore.layer)
+describeStoreContract({ name: "memory", fresh: () => MemoryStore.layer })
 
 interface Attempt {
   readonly id: string
