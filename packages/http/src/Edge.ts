@@ -18,7 +18,7 @@
  * probed without a key).
  */
 import type { Engine } from "@fos/core"
-import { IdGenerator, Problem, RandomStreams, Store, Tenancy } from "@fos/core"
+import { IdGenerator, Lifecycle, Problem, RandomStreams, Store, Tenancy } from "@fos/core"
 import { type Environment, toIso } from "@fos/contract"
 import { Cause, type Clock, Context, Effect, Layer, Option, Random } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -216,6 +216,11 @@ export const problemResponse = (error: Problem.ApiError, info: RequestInfo, nowM
   return error.retryAfterSeconds === undefined ? response : HttpServerResponse.setHeader(response, "retry-after", String(error.retryAfterSeconds))
 }
 
+/** A request to an engine that is closing (kernel/Lifecycle.ts): refused at once, to be sent again to a running one. */
+const closingProblem = Problem.apiError("SERVICE_UNAVAILABLE", "The service is shutting down and takes no new requests; nothing was changed. Retry shortly.", {
+  retryAfterSeconds: Lifecycle.closingRetryAfterSeconds
+})
+
 const internalError = Problem.apiError("INTERNAL_ERROR", "An unexpected error occurred. Give the correlationId to support.")
 
 /** How long a client is asked to wait while the store is out of reach: about one connection attempt's timeout. */
@@ -324,6 +329,8 @@ export interface EdgeOptions {
   readonly store: Store.StoreService
   /** The engine's services, added for a host that serves the routes in a context of its own. */
   readonly engineContext: Context.Context<Engine.EngineServices>
+  /** Whether the engine still takes requests: a closing one answers each 503 (kernel/Lifecycle.ts). */
+  readonly lifecycle: Lifecycle.LifecycleService
 }
 
 /** The edge of one engine: around every route, and for what no route matched. */
@@ -336,10 +343,13 @@ export interface EdgeRoutes {
 
 /** The edge over one engine's services: `serve` and `unrouted`, which begin, answer and record a request alike. */
 export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
-  const { clock, admit, docs, store, engineContext } = options
+  const { clock, admit, docs, store, engineContext, lifecycle } = options
   const begin = makeBegin(options.correlation, options.realClock)
   const logged = makeLogged(options.feed, options.requestLog, options.realClock)
   const nowMs = () => clock.currentTimeMillisUnsafe()
+  /** `answer` as a request in flight, which a close waits for; once the engine is closing, the 503 instead. */
+  const inFlight = <R>(request: HttpServerRequest.HttpServerRequest, info: RequestInfo, answer: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>) =>
+    lifecycle.admit(answer, Effect.sync(() => logged(request, info, finish(info, problemResponse(closingProblem, info, nowMs())))))
 
   /**
    * What answers a path that is no route (or only the router's lenient reading of one): `/healthz` and `/docs`
@@ -365,13 +375,18 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
       const route = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext)?.route
       let answered: Effect.Effect<HttpServerResponse.HttpServerResponse, never, Engine.EngineServices>
       if (route !== undefined && !isExactPath(route.path, path)) {
-        answered = unknownRoute(request, path, begin(request, baseOf(path)?.environment))
+        const info = begin(request, baseOf(path)?.environment)
+        answered = inFlight(request, info, unknownRoute(request, path, info))
       } else {
         const info = begin(request, environment)
-        answered = Effect.matchCauseEffect(refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info), {
-          onSuccess: (response) => Effect.succeed(logged(request, info, finish(info, response))),
-          onFailure: (cause) => Effect.map(recover(info, cause, clock), (response) => logged(request, info, finish(info, response)))
-        })
+        answered = inFlight(
+          request,
+          info,
+          Effect.matchCauseEffect(refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info), {
+            onSuccess: (response) => Effect.succeed(logged(request, info, finish(info, response))),
+            onFailure: (cause) => Effect.map(recover(info, cause, clock), (response) => logged(request, info, finish(info, response)))
+          })
+        )
       }
       // The servers run requests in a context that holds this engine's services already (`serveEngine`, the web
       // handler). A host that serves the routes in a context of its own gets them added here, once, for all the
@@ -391,15 +406,18 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
       const base = baseOf(path)
       const info = begin(request, base?.environment)
       const done = (response: HttpServerResponse.HttpServerResponse) => logged(request, info, finish(info, response))
-      if (refusesClientCorrelation(request)) return Effect.succeed(done(problemResponse(badClientCorrelationId, info, nowMs())))
-      if (path === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
-      // The reference pages are public documentation, like the OpenAPI documents they show: no key. The error
-      // reference and the inspector (Inspector.ts, whose data needs a key) need no files, so every engine serves
-      // them.
-      const readable = request.method === "GET" || request.method === "HEAD"
-      const page = readable ? errorReferencePage(path) ?? inspectorPage(path) ?? docs?.(path) : undefined
-      if (page !== undefined) return Effect.succeed(done(page))
-      return unknownRoute(request, path, info)
+      // A closing engine answers what no route matched with the same 503 as its routes, `/healthz` first of all.
+      return inFlight(request, info, Effect.suspend(() => {
+        if (refusesClientCorrelation(request)) return Effect.succeed(done(problemResponse(badClientCorrelationId, info, nowMs())))
+        if (path === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
+        // The reference pages are public documentation, like the OpenAPI documents they show: no key. The error
+        // reference and the inspector (Inspector.ts, whose data needs a key) need no files, so every engine serves
+        // them.
+        const readable = request.method === "GET" || request.method === "HEAD"
+        const page = readable ? errorReferencePage(path) ?? inspectorPage(path) ?? docs?.(path) : undefined
+        if (page !== undefined) return Effect.succeed(done(page))
+        return unknownRoute(request, path, info)
+      }))
     })
 
   return { serve, unrouted }

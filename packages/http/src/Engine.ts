@@ -7,7 +7,7 @@
  * engines can run side by side in one process; they share nothing.
  */
 import type { Transport, WorldModel } from "@fos/core"
-import { Clocks, Engine as EngineModule, Forks, MemoryStore, Operator, Problem, RandomStreams, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
+import { Clocks, Engine as EngineModule, Forks, Lifecycle, Listeners, MemoryStore, Operator, Problem, RandomStreams, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
 import type { Fork, ForkSummary, Snapshot, WebhookFlush } from "@fos/contract"
 import { Context, type Duration, Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
@@ -240,8 +240,18 @@ export interface Engine {
   readonly forks: (options?: { readonly organizationId?: string }) => Promise<ReadonlyArray<ForkSummary>>
   /** Deletes a fork with everything in it: its sandbox, snapshots, keys and user. */
   readonly deleteFork: (forkOrganizationId: string) => Promise<void>
-  /** Stops the engine and releases its store; the engine answers nothing afterwards. */
-  readonly close: () => Promise<void>
+  /**
+   * Stops the engine (docs/embedding.md, "Lifecycle"): from the call on, every new request answers 503
+   * SERVICE_UNAVAILABLE with Retry-After; the requests in flight and the timer being fired finish, for up to
+   * `deadlineMs` (10 seconds by default), then the store closes. Webhook sends in flight are left to their lease.
+   * Once it has resolved the engine answers every request 503, and nothing else. A second call waits for the first.
+   */
+  readonly close: (options?: CloseOptions) => Promise<void>
+}
+
+export interface CloseOptions {
+  /** How long the requests in flight may take to finish, in milliseconds of real time; 10,000 by default. */
+  readonly deadlineMs?: number
 }
 
 /**
@@ -291,6 +301,20 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
     })
   }
   const run = <A, E>(effect: Effect.Effect<A, E, EmbeddedServices>) => runtime.runPromise(effect)
+  let closed: Promise<void> | undefined
+  const close = (closeOptions: CloseOptions = {}): Promise<void> => {
+    const deadlineMs = closeOptions.deadlineMs ?? Lifecycle.defaultDeadlineMs
+    if (!Number.isFinite(deadlineMs) || deadlineMs < 0) {
+      return Promise.reject(new RangeError(`close: deadlineMs is a number of milliseconds, at least 0, not ${String(deadlineMs)}`))
+    }
+    // The `fos listen` polls waiting are answered first: a poll would otherwise hold the drain to its deadline.
+    // The routes' handler stays: after the close it answers every request with the closing engine's 503, and
+    // holds nothing of the store.
+    return closed ??= run(Effect.andThen(
+      Context.get(context, Listeners.ListenerHub).close,
+      Context.get(context, Lifecycle.Lifecycle).drain(deadlineMs)
+    )).then(() => runtime.dispose())
+  }
   return {
     fetch: (input, init) => handler(input instanceof Request && init === undefined ? input : new Request(input, init)),
     run,
@@ -326,9 +350,6 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
       )),
     forks: (listOptions) => run(Effect.flatMap(organizationOf(listOptions), Forks.list)),
     deleteFork: (forkOrganizationId) => run(Effect.flatMap(Forks.parentOf(forkOrganizationId), (parent) => Forks.remove(parent, forkOrganizationId))),
-    close: async () => {
-      await web?.dispose()
-      await runtime.dispose()
-    }
+    close
   }
 }

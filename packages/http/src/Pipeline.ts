@@ -18,7 +18,7 @@
  * of the pipeline, the pieces themselves staying inside it.
  */
 import type { Engine } from "@fos/core"
-import { RandomStreams, RateLimit, RealClock, Store, Timers } from "@fos/core"
+import { Lifecycle, RandomStreams, RateLimit, RealClock, Store, Timers } from "@fos/core"
 import { Clock, Context, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { DocsFiles, makeDocsPages } from "./Docs.ts"
@@ -74,7 +74,8 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       admit,
       docs: docsFiles === undefined ? undefined : makeDocsPages(docsFiles),
       store,
-      engineContext: yield* Effect.context<Engine.EngineServices>()
+      engineContext: yield* Effect.context<Engine.EngineServices>(),
+      lifecycle: yield* Lifecycle.Lifecycle
     })
     const gate = makeGate({
       admit,
