@@ -9,7 +9,7 @@
 import type { Transport, WorldModel } from "@fos/core"
 import { Clocks, Engine as EngineModule, Forks, Lifecycle, Listeners, MemoryStore, Operator, Problem, RandomStreams, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
 import type { Fork, ForkSummary, Snapshot, WebhookFlush } from "@fos/contract"
-import { Context, type Duration, Effect, Layer, ManagedRuntime } from "effect"
+import { Context, Duration, Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
 import { layerRoutes } from "./App.ts"
 import * as EngineTime from "./EngineTime.ts"
@@ -67,6 +67,13 @@ export type WebhookTransportOption = "http" | "memory" | Transport.WebhookTransp
 export interface CreateEngineOptions extends Omit<EngineModule.EngineOptions, "store" | "clock" | "webhookTransport"> {
   /** `"memory"` (the default) or a store Layer (`layerPgliteStore(dir)`, `layerPostgresStore(url)` from `@fos/sql`). */
   readonly store?: "memory" | Layer.Layer<Store.Store, unknown>
+  /**
+   * How long the PostgreSQL store waits for an answer from its database (a statement, or a connection's start)
+   * before it takes it as unreachable and the request answers 503 SERVICE_UNAVAILABLE: a duration ("10 seconds", the
+   * default) or milliseconds. A store layer given a timeout of its own keeps it; the memory and PGlite stores have no
+   * network and none.
+   */
+  readonly storeTimeout?: Duration.Input
   readonly clock?: ClockOption
   readonly webhookTransport?: WebhookTransportOption
   /**
@@ -101,6 +108,13 @@ const randomSeedOf = (seed: string | number): string | number => {
   return seed
 }
 
+/** `storeTimeout` in milliseconds: 1 ms to about 24 days (what a runtime's timer takes). */
+const storeTimeoutMsOf = (timeout: Duration.Input): number => {
+  const ms = Duration.toMillis(Duration.fromInputUnsafe(timeout))
+  if (!(ms >= 1 && ms <= 2_147_483_647)) throw new RangeError(`storeTimeout: ${String(timeout)} is not a duration from 1 ms to about 24 days`)
+  return Math.ceil(ms)
+}
+
 /** The clock `clock` names; `seeded`: the engine has a random seed, which makes a virtual clock at a fixed start the default. */
 const clockOf = (clock: ClockOption | undefined, seeded: boolean): NonNullable<EngineModule.EngineOptions["clock"]> => {
   const unstarted = seeded ? { mode: "virtual", startMs: Clocks.seededStartMs } as const : { mode: "virtual" } as const
@@ -126,7 +140,7 @@ export type EmbeddedServices = EngineModule.EngineServices | Deliveries
  */
 export const layerEmbedded = (options: CreateEngineOptions = {}): Layer.Layer<EmbeddedServices, unknown> =>
   Layer.unwrap(Effect.sync(() => {
-    const { store, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, requestLog: __, ...rest } = options
+    const { store, storeTimeout, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, requestLog: __, ...rest } = options
     const inner = webhookTransport === undefined || webhookTransport === "http"
       ? httpTransport
       : webhookTransport === "memory"
@@ -141,7 +155,11 @@ export const layerEmbedded = (options: CreateEngineOptions = {}): Layer.Layer<Em
       ...(rest.randomSeed === undefined ? {} : { randomSeed: randomSeedOf(rest.randomSeed) }),
       // A seed may change the world model's money rules too; the embedding option wins over it.
       worldModel: { ...seed?.worldModel, ...rest.worldModel } as WorldModel.WorldModelOptions,
-      store: store === undefined || store === "memory" ? MemoryStore.layer : store,
+      store: store === undefined || store === "memory"
+        ? MemoryStore.layer
+        : storeTimeout === undefined
+        ? store
+        : Layer.provide(store, Layer.succeed(Store.StoreTimeout, storeTimeoutMsOf(storeTimeout))),
       clock: clockOf(clock, rest.randomSeed !== undefined),
       webhookTransport: recorder.transport
     })
