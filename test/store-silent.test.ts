@@ -11,8 +11,12 @@ import { createEngine, type Engine } from "@fos/http"
 import { layerPostgresClient, layerPostgresStore } from "@fos/sql"
 import { Effect, Exit, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
+import { startFos } from "./fosProcess.ts"
 import { type Relay, relayTo, throughRelay } from "./pgRelay.ts"
 
 const key = `ck_sandbox_${"ef".repeat(32)}`
@@ -125,4 +129,37 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("a silent PostgreSQL"
     const engine = entry.engine = await createEngine({ store: layerPostgresStore(throughRelay(database.url, relay)), storeTimeout: "1 second", seed })
     await silenceAndRecover(engine, relay)
   }, 30_000)
+
+  it("takes the timeout from fos serve --store-timeout-seconds", async () => {
+    const database = await freshDatabase("silent")
+    const relay = await relayTo(new URL(database.url))
+    const tmp = mkdtempSync(join(tmpdir(), "fos-silent-"))
+    opened.push({ relay, drop: async () => {
+      rmSync(tmp, { recursive: true, force: true })
+      await database.drop()
+    } })
+    writeFileSync(join(tmp, "seed.json"), JSON.stringify(seed))
+    const server = await startFos(["--store", throughRelay(database.url, relay), "--port", "0", "--seed", join(tmp, "seed.json"), "--quiet", "--store-timeout-seconds", "1"])
+    try {
+      const over = (method: string, path: string) =>
+        fetch(`${server.origin}/sandbox${path}`, { method, headers: { "x-api-key": key, connection: "close" } })
+      expect((await over("GET", "/v2/webhooks/endpoints")).status).toBe(200)
+      relay.silence()
+      const started = performance.now()
+      const silent = await over("GET", "/v2/webhooks/endpoints")
+      // The behaviour is the bound: well within the default 10 s, a generous ceiling over the 1 s asked for.
+      expect(performance.now() - started).toBeLessThan(5_000)
+      await expectUnavailable(silent, "GET over fos serve")
+      relay.speak()
+      let status = 0
+      for (let i = 0; i < 50 && status !== 200; i++) {
+        status = (await over("GET", "/v2/webhooks/endpoints")).status
+        if (status !== 200) await new Promise((done) => setTimeout(done, 200))
+      }
+      expect(status).toBe(200)
+    } finally {
+      relay.speak()
+      expect((await server.stop()).code).toBe(0)
+    }
+  }, 60_000)
 })

@@ -73,7 +73,7 @@ export type ServedEngine = Engine & { readonly operatorSecret: OperatorSecret }
  */
 export const openEngine = async (options: ServeOptions, out: (line: string) => void): Promise<ServedEngine> => {
   await checkListen(options.host, options.port)
-  const store = storeLayer(options.store)
+  const store = storeLayer(options.store, options.storeTimeoutMs)
   // Creating a PGlite database takes seconds; say so rather than stay silent.
   if (store.directory !== undefined && !existsSync(join(store.directory, "PG_VERSION"))) {
     out(`creating the PGlite database in ${store.directory} (first start; this takes a few seconds)...`)
