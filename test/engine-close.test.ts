@@ -5,10 +5,10 @@
  * is there when the store is opened again.
  */
 import { rmSync } from "node:fs"
-import type { Store } from "@fos/core"
+import { type Store, Timers } from "@fos/core"
 import { createEngine, type Engine, layerEmbedded, layerRoutes } from "@fos/http"
 import { layerPgliteStore, layerPostgresStore } from "@fos/sql"
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { describe, expect, it } from "vitest"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
@@ -123,6 +123,29 @@ describe("engine.close()", () => {
     // Generous: the deadline is the bound; close never waits past it by more than the store's own close.
     expect(performance.now() - started).toBeLessThan(2_000 + 5_000)
   }, 30_000)
+
+  it("lets the timer being fired finish, and fires no other", async () => {
+    let started = 0
+    let finished = 0
+    const engine = await createEngine({
+      timerHandlers: {
+        "test.slow": () =>
+          Effect.andThen(
+            Effect.promise(() => {
+              started++
+              return new Promise<void>((done) => setTimeout(done, 300))
+            }),
+            Effect.sync(() => void finished++)
+          )
+      }
+    })
+    const now = await engine.clock.now()
+    await engine.run(Effect.andThen(Timers.schedule("test.slow", now, {}), Timers.schedule("test.slow", now, {})))
+    while (started === 0) await new Promise((done) => setTimeout(done, 5))
+    // A deadline past the test's timeout: the close must end when the timer's work does, not at its deadline.
+    await close(engine, { deadlineMs: 120_000 })
+    expect({ started, finished }).toEqual({ started: 1, finished: 1 })
+  }, 15_000)
 
   it("closes an engine provided as a layer (layerEmbedded) the same way when its scope closes", async () => {
     const handler = HttpRouter.toWebHandler(

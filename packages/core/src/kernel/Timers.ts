@@ -403,6 +403,7 @@ export const fireDue = (
         concurrency: afterCommitConcurrency,
         discard: true
       })
+      if (lifecycle.closing()) return fired
     }
   })
 
