@@ -220,6 +220,12 @@ export const problemResponse = (error: Problem.ApiError, info: RequestInfo, nowM
 const closingProblem = Problem.apiError("SERVICE_UNAVAILABLE", "The service is shutting down and takes no new requests; nothing was changed. Retry shortly.", {
   retryAfterSeconds: Lifecycle.closingRetryAfterSeconds
 })
+/** A request the close's deadline overtook: what it did may have been kept, so the same Idempotency-Key is the retry. */
+const overtakenProblem = Problem.apiError(
+  "SERVICE_UNAVAILABLE",
+  "The service shut down before this request finished; it may or may not have taken effect. Retry it with the same Idempotency-Key.",
+  { retryAfterSeconds: Lifecycle.closingRetryAfterSeconds }
+)
 
 const internalError = Problem.apiError("INTERNAL_ERROR", "An unexpected error occurred. Give the correlationId to support.")
 
@@ -349,7 +355,11 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
   const nowMs = () => clock.currentTimeMillisUnsafe()
   /** `answer` as a request in flight, which a close waits for; once the engine is closing, the 503 instead. */
   const inFlight = <R>(request: HttpServerRequest.HttpServerRequest, info: RequestInfo, answer: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>) =>
-    lifecycle.admit(answer, Effect.sync(() => logged(request, info, finish(info, problemResponse(closingProblem, info, nowMs())))))
+    lifecycle.admit(
+      answer,
+      Effect.sync(() => logged(request, info, finish(info, problemResponse(closingProblem, info, nowMs())))),
+      Effect.sync(() => logged(request, info, finish(info, problemResponse(overtakenProblem, info, nowMs()))))
+    )
 
   /**
    * What answers a path that is no route (or only the router's lenient reading of one): `/healthz` and `/docs`

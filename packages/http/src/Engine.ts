@@ -13,6 +13,7 @@ import { Context, Duration, Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
 import { layerRoutes } from "./App.ts"
 import * as EngineTime from "./EngineTime.ts"
+import * as LiveFeed from "./LiveFeed.ts"
 import type { RequestLogger } from "./RequestLog.ts"
 import { Deliveries, type DeliveriesService, flushWebhooks, type FlushOptions, makeRecorder } from "./SentDeliveries.ts"
 import { httpTransport } from "./Transport.ts"
@@ -296,6 +297,8 @@ const parsedFile = (file: unknown) =>
 export const createEngine = async (options: CreateEngineOptions = {}): Promise<Engine> => {
   const runtime = ManagedRuntime.make(layerEmbedded(options) as Layer.Layer<EmbeddedServices>)
   const context = await runtime.context()
+  // The routes' recent requests and live streams, kept here so that a close can end the streams (LiveFeed.ts).
+  const feed = LiveFeed.makeOf(context)
   // Built on the first `fetch`: a server adapter serves `context` and never calls it, so it need not build and hold
   // a second copy of the routes.
   let web: ReturnType<typeof HttpRouter.toWebHandler> | undefined
@@ -308,7 +311,7 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
   }
   const handler = (request: Request): Promise<Response> => {
     web ??= HttpRouter.toWebHandler(
-      layerRoutes(Layer.succeedContext(context), { operatorToken: options.operatorToken, requestLog: options.requestLog, dropConnection })
+      layerRoutes(Layer.succeedContext(context), { operatorToken: options.operatorToken, requestLog: options.requestLog, dropConnection, liveFeed: feed })
         .pipe(Layer.provide(HttpServer.layerServices)),
       { disableLogger: true }
     )
@@ -325,11 +328,11 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
     if (!Number.isFinite(deadlineMs) || deadlineMs < 0) {
       return Promise.reject(new RangeError(`close: deadlineMs is a number of milliseconds, at least 0, not ${String(deadlineMs)}`))
     }
-    // The `fos listen` polls waiting are answered first: a poll would otherwise hold the drain to its deadline.
-    // The routes' handler stays: after the close it answers every request with the closing engine's 503, and
-    // holds nothing of the store.
+    // The live streams end and the `fos listen` polls waiting are answered first, as `fos serve` does: a poll
+    // would otherwise hold the drain to its deadline. The routes' handler stays: after the close it answers every
+    // request with the closing engine's 503, and holds nothing of the store.
     return closed ??= run(Effect.andThen(
-      Context.get(context, Listeners.ListenerHub).close,
+      Effect.andThen(feed.closeAll, Context.get(context, Listeners.ListenerHub).close),
       Context.get(context, Lifecycle.Lifecycle).drain(deadlineMs)
     )).then(() => runtime.dispose())
   }

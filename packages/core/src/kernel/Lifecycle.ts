@@ -23,8 +23,14 @@ export interface LifecycleService {
   /**
    * Runs `work` as work in flight, which a drain waits for; once the engine is closing, `refused` instead. The
    * refusal is decided when the effect starts, so work admitted before a close finishes even as the close begins.
+   * Work that ends after a drain's deadline passed is answered with `late` (`refused` when not given) instead of
+   * its own result: the close has resolved by then.
    */
-  readonly admit: <A, E, R, A2, E2, R2>(work: Effect.Effect<A, E, R>, refused: Effect.Effect<A2, E2, R2>) => Effect.Effect<A | A2, E | E2, R | R2>
+  readonly admit: <A, E, R, A2, E2, R2>(
+    work: Effect.Effect<A, E, R>,
+    refused: Effect.Effect<A2, E2, R2>,
+    late?: Effect.Effect<A2, E2, R2>
+  ) => Effect.Effect<A | A2, E | E2, R | R2>
   /**
    * Stops taking work and waits until what is in flight has finished, or `deadlineMs` of real time has passed,
    * whichever is first. A second drain waits on the same work with its own deadline.
@@ -45,14 +51,14 @@ export const make = (realClock: Clock.Clock): LifecycleService => {
   })
   return {
     closing: () => closing,
-    admit: <A, E, R, A2, E2, R2>(work: Effect.Effect<A, E, R>, refused: Effect.Effect<A2, E2, R2>) =>
+    admit: <A, E, R, A2, E2, R2>(work: Effect.Effect<A, E, R>, refused: Effect.Effect<A2, E2, R2>, late = refused) =>
       Effect.uninterruptibleMask((restore) =>
         Effect.suspend(() => {
           if (closing) return restore(refused)
           inFlight++
-          // Work that ends past a close's deadline is answered as refused: the close has resolved by then, and
-          // nothing may answer as if the engine were still open.
-          return Effect.flatMap(Effect.ensuring(restore(Effect.exit(work)), left), (exit): Effect.Effect<A | A2, E | E2, R | R2> => (expired ? restore(refused) : exit))
+          // Work that ends past a close's deadline is answered `late`: the close has resolved by then, and nothing
+          // may answer as if the engine were still open.
+          return Effect.flatMap(Effect.ensuring(restore(Effect.exit(work)), left), (exit): Effect.Effect<A | A2, E | E2, R | R2> => (expired ? restore(late) : exit))
         })
       ),
     drain: (deadlineMs = defaultDeadlineMs) =>
