@@ -137,7 +137,8 @@ export type EmbeddedServices = EngineModule.EngineServices | Deliveries
  * The engine for hosts written with Effect, from the same options as `createEngine` (the operator token aside: it
  * belongs to the routes). Serve it with `layerRoutes(layerEmbedded(options))`, which adds the HTTP application,
  * or turn that into a fetch-style handler with `HttpRouter.toWebHandler`; drive time with `advanceBy`,
- * `advanceTo` and `runUntilIdle`, and read `Deliveries`.
+ * `advanceTo` and `runUntilIdle`, and read `Deliveries`. Closing its scope drains the engine first, as
+ * `engine.close()` does with the default deadline (docs/embedding.md, "Lifecycle").
  */
 export const layerEmbedded = (options: CreateEngineOptions = {}): Layer.Layer<EmbeddedServices, unknown> =>
   Layer.unwrap(Effect.sync(() => {
