@@ -2,8 +2,9 @@
  * PostgreSQL goes silent under a running engine (a network partition: connections stay open and nothing comes back,
  * not a refusal): every request that needs the store answers 503 SERVICE_UNAVAILABLE with Retry-After within the
  * store's timeout, on the connections that were open and on the new ones it tries, and the same engine serves again
- * once the database answers. The timeout here is one second, given once to the store's layer and once to
- * `createEngine`; the test's own timeout is what "within the bound" is checked by.
+ * once the database answers. The timeout here is one second, given to the store's layer, to the SQL client, to
+ * `createEngine` and to `fos serve`; the tests' own timeouts are what "within the bound" is checked by, with a
+ * generous ceiling where the default would also pass.
  *
  * PostgreSQL is shared by every test file running in parallel, so the silence is a relay's (test/pgRelay.ts).
  */
