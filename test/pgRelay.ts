@@ -1,8 +1,8 @@
 /**
  * A TCP relay on 127.0.0.1 to a PostgreSQL server, for tests that stand between fos and its database: one that takes
  * the database away and brings it back (test/store-outage.test.ts), one that reads what fos sends it
- * (test/round-trips.test.ts). PostgreSQL itself is shared by every test file running in parallel, so no test stops
- * or inspects the server itself.
+ * (test/round-trips.test.ts), one that makes it go silent (test/store-silent.test.ts). PostgreSQL itself is shared by
+ * every test file running in parallel, so no test stops or inspects the server itself.
  */
 import { once } from "node:events"
 import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net"
@@ -13,6 +13,13 @@ export interface Relay {
   readonly up: () => Promise<void>
   /** Refuses connections, as a stopped server's port does, and drops the open ones. */
   readonly down: () => Promise<void>
+  /**
+   * Goes silent, as a network partition does: connections, open and new, stay open, and nothing is passed on either
+   * way; what is sent is held, as a network holds what it retransmits.
+   */
+  readonly silence: () => void
+  /** Passes on again what silence held, then everything, as a partition that heals. */
+  readonly speak: () => void
 }
 
 /**
@@ -23,6 +30,13 @@ export const relayTo = async (target: URL, onConnection?: () => (chunk: Buffer) 
   const sockets = new Set<Socket>()
   let server: Server | undefined
   let port = 0
+  let silent = false
+  let held: Array<() => void> = []
+  const forward = (from: Socket, to: Socket) =>
+    from.on("data", (chunk: Buffer) => {
+      if (silent) held.push(() => to.writable && to.write(chunk))
+      else if (to.writable) to.write(chunk)
+    })
   const up = async () => {
     server = createServer((client) => {
       const upstream = connect({ host: target.hostname, port: Number(target.port || 5432) })
@@ -37,7 +51,8 @@ export const relayTo = async (target: URL, onConnection?: () => (chunk: Buffer) 
       upstream.on("error", drop).on("close", drop)
       const observe = onConnection?.()
       if (observe !== undefined) client.on("data", observe)
-      client.pipe(upstream).pipe(client)
+      forward(client, upstream)
+      forward(upstream, client)
     })
     server.listen(port, "127.0.0.1")
     await once(server, "listening")
@@ -49,8 +64,17 @@ export const relayTo = async (target: URL, onConnection?: () => (chunk: Buffer) 
     sockets.clear()
     await closed
   }
+  const silence = () => {
+    silent = true
+  }
+  const speak = () => {
+    silent = false
+    const release = held
+    held = []
+    for (const send of release) send()
+  }
   await up()
-  return { port: () => port, up, down }
+  return { port: () => port, up, down, silence, speak }
 }
 
 /** `url` with its host and port those of `relay`. */

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs"
 /** The flags, for usage messages. */
 export const serveUsage = `serve [--port N] [--host H] [--base-path /PATH] [--store memory|DIR|postgres://URL] [--clock system|virtual] [--clock-start ISO]
       [--seed FILE] [--load ORG=FILE]... [--random-seed N] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]
-      [--log-format pretty|json] [--quiet]`
+      [--store-timeout-seconds N] [--log-format pretty|json] [--quiet]`
 
 /** What `<command> serve --help` prints: every flag with its meaning and default, and examples. */
 export const serveHelp = (command: string): string => `usage: ${command} ${serveUsage}
@@ -43,6 +43,8 @@ flags:
                                     a fixed instant: on a fresh store, the same requests get the same answers,
                                     whatever the day (docs/testing.md)                  (default: random)
   --idempotency-retention-seconds N how long an idempotent response is replayed         (default: 2592000, 30 days)
+  --store-timeout-seconds N         how long PostgreSQL may leave a statement or a connection unanswered before a
+                                    request answers 503 (a network partition)           (default: 10)
   --operator-token T                the operator surface's bearer token, at least 16 characters
                                     (default: FOS_OPERATOR_TOKEN, else the store's: minted and printed at its first
                                     start, the same at later starts)

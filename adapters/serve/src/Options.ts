@@ -33,6 +33,8 @@ export interface ServeOptions {
   readonly randomSeed: string | undefined
   readonly insecureWebhooks: boolean
   readonly idempotencyRetentionMs: number | undefined
+  /** How long PostgreSQL may leave a statement unanswered before the store is taken as unreachable; 10 s when undefined. */
+  readonly storeTimeoutMs: number | undefined
   /** The operator surface's bearer token; one is minted and printed when none is given. */
   readonly operatorToken: string | undefined
   /** How the request log prints: a line for people (`pretty`, the default) or one JSON object per line. */
@@ -60,6 +62,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
   let randomSeed: string | undefined
   let insecureWebhooks = false
   let retention: string | undefined
+  let storeTimeout: string | undefined
   let operatorToken = env.FOS_OPERATOR_TOKEN
   let logFormat: "pretty" | "json" = "pretty"
   let quiet = false
@@ -102,6 +105,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
       }
       case "--insecure-webhooks": insecureWebhooks = true; break
       case "--idempotency-retention-seconds": retention = value(); break
+      case "--store-timeout-seconds": storeTimeout = value(); break
       case "--operator-token": operatorToken = value(); break
       case "--log-format": {
         const v = value()
@@ -136,6 +140,12 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
     if (!Number.isInteger(seconds) || seconds < 1) throw new UsageError("--idempotency-retention-seconds is a whole number of seconds, at least 1")
     idempotencyRetentionMs = seconds * 1000
   }
+  let storeTimeoutMs: number | undefined
+  if (storeTimeout !== undefined) {
+    const seconds = Number(storeTimeout)
+    if (!Number.isInteger(seconds) || seconds < 1 || seconds > 86_400) throw new UsageError("--store-timeout-seconds is a whole number of seconds, from 1 to 86400")
+    storeTimeoutMs = seconds * 1000
+  }
   let seed: Seed.SeedFile | undefined
   if (seedPath !== undefined) {
     let text: string
@@ -169,22 +179,22 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
   })
   if (new Set(loads.map((l) => l.organizationId)).size !== loads.length) throw new UsageError("--load names an organization twice: one file per organization")
   if (operatorToken !== undefined && operatorToken.length < 16) throw new UsageError("--operator-token (or FOS_OPERATOR_TOKEN) needs at least 16 characters")
-  return { port, host, basePath, store, clock, clockStartMs, seed, loads, randomSeed, insecureWebhooks, idempotencyRetentionMs, operatorToken, logFormat, quiet }
+  return { port, host, basePath, store, clock, clockStartMs, seed, loads, randomSeed, insecureWebhooks, idempotencyRetentionMs, storeTimeoutMs, operatorToken, logFormat, quiet }
 }
 
 /**
- * The store a `--store` value names: memory, PostgreSQL by URL, or PGlite in a directory. The server keeps a new
- * PGlite directory's template cluster in the user's cache (docs/storage.md, "A new directory's cluster"), where an
- * embedded engine keeps none.
+ * The store a `--store` value names: memory, PostgreSQL by URL (with `timeoutMs`, `--store-timeout-seconds`), or
+ * PGlite in a directory. The server keeps a new PGlite directory's template cluster in the user's cache
+ * (docs/storage.md, "A new directory's cluster"), where an embedded engine keeps none.
  */
-export const storeLayer = (store: string): {
+export const storeLayer = (store: string, timeoutMs?: number): {
   readonly layer: Layer.Layer<Store.Store, unknown>
   readonly where: string
   /** PGlite's directory, absolute. */
   readonly directory?: string
 } => {
   if (store === "memory") return { layer: MemoryStore.layer, where: "memory store" }
-  if (/^postgres(ql)?:\/\//i.test(store)) return { layer: layerPostgresStore(store), where: `PostgreSQL ${redactUrl(store)}` }
+  if (/^postgres(ql)?:\/\//i.test(store)) return { layer: layerPostgresStore(store, timeoutMs === undefined ? {} : { timeout: timeoutMs }), where: `PostgreSQL ${redactUrl(store)}` }
   const dir = resolve(store)
   return { layer: layerPgliteStore(dir, { templateCache: userTemplateCache() }), where: `PGlite directory ${dir}`, directory: dir }
 }

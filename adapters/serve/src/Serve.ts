@@ -3,8 +3,9 @@
  * and the application on the runtime's HTTP server, with the start lines once it listens.
  *
  * One process serves both environments, sandbox at `<origin>/sandbox` and production at `<origin>/live` (under
- * `--base-path`, when given: `<origin>/fos/sandbox`), and prints one line per environment once it listens. Interrupting the served effect (SIGTERM or SIGINT, by the
- * runtime's adapter) stops accepting connections, lets the requests in flight finish, then closes the engine.
+ * `--base-path`, when given: `<origin>/fos/sandbox`), and prints one line per environment once it listens.
+ * Interrupting the served effect (SIGTERM or SIGINT, by the runtime's adapter) drains the engine (new requests
+ * answer 503, those in flight finish), stops the server, then closes the engine.
  *
  * Only `node:dns`, `node:fs` and `node:net` are used here (and `node:http`, `node:https` by the webhook transport),
  * which Bun and Deno implement too.
@@ -13,7 +14,7 @@ import { lookup } from "node:dns/promises"
 import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
-import { Listeners, Operator, Seed, SnapshotFiles, Store, Transport } from "@fos/core"
+import { Lifecycle, Listeners, Operator, Seed, SnapshotFiles, Store, Transport } from "@fos/core"
 import { toIso } from "@fos/contract"
 import { type ConnectionDropper, createEngine, type Engine, formatRequestLog, layerRoutes, LiveFeed, type OperatorSecret } from "@fos/http"
 import { describeStoreFailure } from "@fos/sql"
@@ -73,7 +74,7 @@ export type ServedEngine = Engine & { readonly operatorSecret: OperatorSecret }
  */
 export const openEngine = async (options: ServeOptions, out: (line: string) => void): Promise<ServedEngine> => {
   await checkListen(options.host, options.port)
-  const store = storeLayer(options.store)
+  const store = storeLayer(options.store, options.storeTimeoutMs)
   // Creating a PGlite database takes seconds; say so rather than stay silent.
   if (store.directory !== undefined && !existsSync(join(store.directory, "PG_VERSION"))) {
     out(`creating the PGlite database in ${store.directory} (first start; this takes a few seconds)...`)
@@ -219,11 +220,17 @@ export const serveEngine = <E>(
     out(`inspector: ${origin}/inspect`)
     out(`sandbox: ${origin}/sandbox`)
     out(`live: ${origin}/live`)
-    // A stop ends the live streams and answers the `fos listen` polls waiting first, so that the server's wait for
-    // its requests in flight is not held up by them (LiveFeed.ts, webhooks/Listeners.ts).
+    // A stop ends the live streams and answers the `fos listen` polls waiting first, so that the wait for the
+    // requests in flight is not held up by them (LiveFeed.ts, webhooks/Listeners.ts). Then the engine's drain, the
+    // one `engine.close()` runs (kernel/Lifecycle.ts): a request on a connection still open answers 503 from now
+    // on, and those in flight finish; the server then stops with nothing left to wait for, and the engine closes.
     return yield* Effect.onInterrupt(
       Effect.never,
-      () => Effect.andThen(feed.closeAll, Context.get(engine.context, Listeners.ListenerHub).close)
+      () =>
+        Effect.andThen(
+          Effect.andThen(feed.closeAll, Context.get(engine.context, Listeners.ListenerHub).close),
+          Context.get(engine.context, Lifecycle.Lifecycle).drain()
+        )
     )
   }).pipe(Effect.provide(app), Effect.ensuring(Effect.promise(() => engine.close())))
 }

@@ -202,13 +202,14 @@ const abortedByDatabase = (cause: Cause.Cause<unknown>): boolean =>
 
 /**
  * What a SQL failure dies as: a connection that cannot be made or was lost (SQLSTATE class 08, a refused or dropped
- * socket, a connect timeout) or a server shutting down (57P01-57P03) is the store being unreachable (the pipeline
- * answers 503 SERVICE_UNAVAILABLE); anything else is the SqlError itself (a 500).
+ * socket, a connect timeout, a server that went silent: SilentServer.ts), a server shutting down (57P01-57P03) or a
+ * statement it cancelled past the store's timeout (57014, `statement_timeout`) is the store being unreachable (the
+ * pipeline answers 503 SERVICE_UNAVAILABLE); anything else is the SqlError itself (a 500).
  */
 export const sqlDefect = (e: SqlError.SqlError): unknown => {
   const reason = (e as { reason?: { _tag?: string; cause?: { code?: unknown } } }).reason
   const code = (e as { cause?: { code?: unknown } }).cause?.code ?? reason?.cause?.code
-  return reason?._tag === "ConnectionError" || (typeof code === "string" && /^57P0[123]$/.test(code))
+  return reason?._tag === "ConnectionError" || (typeof code === "string" && /^57P0[123]$|^57014$/.test(code))
     ? new Store.StoreUnavailable({ message: "the database cannot be reached" })
     : e
 }

@@ -14,11 +14,12 @@ import { join, relative } from "node:path"
 import { PGlite } from "@electric-sql/pglite"
 import { PgClient } from "@effect/sql-pg"
 import { Store } from "@fos/core"
-import { Effect, Layer, Redacted } from "effect"
+import { Duration, Effect, Layer, Redacted } from "effect"
 import { makeImageStore } from "./ImageStore.ts"
 import { layerPgliteSqlClient } from "./PgliteClient.ts"
 import { latestVersion, migrate } from "./Migrations.ts"
 import { makeSharedState } from "./SharedState.ts"
+import { endpointOf, watchedConnection } from "./SilentServer.ts"
 import { makeSqlStore } from "./SqlStore.ts"
 
 /** The store over whatever SQL client the layer is given: migrations first. */
@@ -43,24 +44,57 @@ export const describeStoreFailure = (where: string, e: unknown): string => {
   return `${where}: ${what}`
 }
 
-/** A SQL client for PostgreSQL at `url`, with a pool of connections. */
-export const layerPostgresClient = (url: string, options: { readonly maxConnections?: number } = {}) =>
-  PgClient.layer({
-    url: Redacted.make(url),
-    maxConnections: options.maxConnections ?? 20,
-    connectTimeout: "5 seconds",
-    applicationName: "fos"
-  })
+export interface PostgresOptions {
+  /** How many connections the pool opens at most; 20 by default. */
+  readonly maxConnections?: number
+  /**
+   * How long a statement, or a connection's start, may go unanswered before the database is taken as unreachable
+   * and the request answers 503 (SilentServer.ts): `Store.StoreTimeout` by default (10 seconds, or `createEngine`'s
+   * `storeTimeout`). A duration ("10 seconds") or milliseconds.
+   */
+  readonly timeout?: Duration.Input
+}
+
+/** The timeout `options` gives in milliseconds (a RangeError at once for one that is not a duration), else the engine's. */
+const timeoutMsOf = (options: PostgresOptions): Effect.Effect<number> => {
+  if (options.timeout === undefined) return Effect.gen(function*() { return yield* Store.StoreTimeout })
+  const ms = Duration.toMillis(Duration.fromInputUnsafe(options.timeout))
+  if (!(ms >= 1 && ms <= 2_147_483_647)) throw new RangeError(`timeout: ${String(options.timeout)} is not a duration from 1 ms to about 24 days`)
+  return Effect.succeed(Math.ceil(ms))
+}
+
+/**
+ * A SQL client for PostgreSQL at `url`, with a pool of connections, each watched for a silent server
+ * (SilentServer.ts). A connect that fails fails within 5 seconds, or the timeout when it is shorter.
+ */
+export const layerPostgresClient = (url: string, options: PostgresOptions = {}) =>
+  Layer.unwrap(Effect.map(timeoutMsOf(options), (timeoutMs) => {
+    const endpoint = endpointOf(url)
+    return PgClient.layer({
+      url: Redacted.make(url),
+      maxConnections: options.maxConnections ?? 20,
+      connectTimeout: Duration.millis(Math.min(5_000, timeoutMs)),
+      stream: () => watchedConnection(endpoint, timeoutMs),
+      startupParameters: { statement_timeout: String(timeoutMs) },
+      applicationName: "fos"
+    })
+  }))
+
+/** A SQL client with one connection and no timeout, for what may rightly take long: the migrations at a start. */
+const layerUnboundedClient = (url: string) =>
+  PgClient.layer({ url: Redacted.make(url), maxConnections: 1, connectTimeout: "5 seconds", applicationName: "fos" })
 
 /**
  * The store on PostgreSQL at `url`, with what the processes sharing its database keep for the service (rate-limit
- * buckets, recent requests: SharedState.ts).
+ * buckets, recent requests: SharedState.ts). The migrations run first on a connection of their own with no timeout:
+ * a migration may rewrite a large table, and a start waits for another process's migrations, for longer than a
+ * request should.
  */
-export const layerPostgresStore = (url: string, options: { readonly maxConnections?: number } = {}) =>
+export const layerPostgresStore = (url: string, options: PostgresOptions = {}) =>
   Layer.effect(
     Store.Store,
     Effect.gen(function*() {
-      yield* migrate
+      yield* Effect.scoped(Layer.build(layerUnboundedClient(url)).pipe(Effect.flatMap((client) => Effect.provideContext(migrate, client))))
       const store = yield* makeSqlStore
       return { ...store, shared: yield* makeSharedState }
     })

@@ -11,6 +11,7 @@ import * as Domain from "./kernel/Domain.ts"
 import * as Domains from "./Domains.ts"
 import * as Faults from "./simulate/Faults.ts"
 import * as Idempotency from "./kernel/Idempotency.ts"
+import * as Lifecycle from "./kernel/Lifecycle.ts"
 import * as Listeners from "./webhooks/Listeners.ts"
 import * as Liveness from "./kernel/Liveness.ts"
 import * as MemoryStore from "./kernel/MemoryStore.ts"
@@ -120,6 +121,14 @@ export const layer = <E = never>(options: EngineOptions<E> = {}): Layer.Layer<En
   Layer.unwrap(Effect.gen(function*() {
     // Real time: the clock the engine is built in, unless the host gives its own.
     const realClock = options.realClock ?? (yield* Clock.Clock)
+    // Whether the engine still takes work (kernel/Lifecycle.ts): every way the engine's scope closes drains it
+    // first, before the scheduler is interrupted and the store closed, since the drain's finalizer is added last.
+    const lifecycle = Lifecycle.make(realClock)
+    const withLifecycle = <A, E, R>(engine: Layer.Layer<A, E, R>) =>
+      Layer.effectDiscard(Effect.addFinalizer(() => lifecycle.drain())).pipe(
+        Layer.provideMerge(engine),
+        Layer.provideMerge(Layer.succeed(Lifecycle.Lifecycle, lifecycle))
+      )
     // The store is infrastructure: its connection pool's timeouts and lifetimes run on real time. Built on a virtual
     // clock, an advance of an hour aged every pooled connection by an hour, and the pool closed them under the
     // requests using them.
@@ -210,7 +219,7 @@ export const layer = <E = never>(options: EngineOptions<E> = {}): Layer.Layer<En
         Timers.resumeKept,
         Effect.forkScoped(Timers.runScheduler(Timers.realTime).pipe(Effect.provideService(Clock.Clock, realClock)))
       )).pipe(Layer.provide(base))
-      return Layer.mergeAll(base, liveScheduler)
+      return withLifecycle(Layer.mergeAll(base, liveScheduler))
     }
     const limiter = Layer.effect(
       RateLimit.RateLimiter,
@@ -230,5 +239,5 @@ export const layer = <E = never>(options: EngineOptions<E> = {}): Layer.Layer<En
     // The system clock: one background fiber fires due timers for the life of the engine, once the timers an engine
     // without their handler kept are back in their lanes (Timers.resumeKept).
     const scheduler = Layer.effectDiscard(Effect.andThen(Timers.resumeKept, Effect.forkScoped(Timers.runScheduler()))).pipe(Layer.provide(base))
-    return Layer.mergeAll(base, Layer.succeed(Timers.TimeControl, Timers.systemTimeControl(realClock)), scheduler)
+    return withLifecycle(Layer.mergeAll(base, Layer.succeed(Timers.TimeControl, Timers.systemTimeControl(realClock)), scheduler))
   }))

@@ -19,7 +19,7 @@
  * problem's `docs` carries too.
  */
 import type { Engine } from "@fos/core"
-import { IdGenerator, Problem, RandomStreams, Store, Tenancy } from "@fos/core"
+import { IdGenerator, Lifecycle, Problem, RandomStreams, Store, Tenancy } from "@fos/core"
 import { type Environment, toIso } from "@fos/contract"
 import { Cause, type Clock, Context, Effect, Layer, Option, Random } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -227,6 +227,17 @@ export const problemResponse = (error: Problem.ApiError, info: RequestInfo, nowM
   return error.retryAfterSeconds === undefined ? response : HttpServerResponse.setHeader(response, "retry-after", String(error.retryAfterSeconds))
 }
 
+/** A request to an engine that is closing (kernel/Lifecycle.ts): refused at once, to be sent again to a running one. */
+const closingProblem = Problem.apiError("SERVICE_UNAVAILABLE", "The service is shutting down and takes no new requests; nothing was changed. Retry shortly.", {
+  retryAfterSeconds: Lifecycle.closingRetryAfterSeconds
+})
+/** A request the close's deadline overtook: what it did may have been kept, so the same Idempotency-Key is the retry. */
+const overtakenProblem = Problem.apiError(
+  "SERVICE_UNAVAILABLE",
+  "The service shut down before this request finished; it may or may not have taken effect. Retry it with the same Idempotency-Key.",
+  { retryAfterSeconds: Lifecycle.closingRetryAfterSeconds }
+)
+
 const internalError = Problem.apiError("INTERNAL_ERROR", "An unexpected error occurred. Give the correlationId to support.")
 
 /** How long a client is asked to wait while the store is out of reach: about one connection attempt's timeout. */
@@ -343,6 +354,8 @@ export interface EdgeOptions {
   readonly inspector?: boolean | undefined
   /** The path every route is under (BasePath.ts): `""`, or `/fos`. */
   readonly basePath: string
+  /** Whether the engine still takes requests: a closing one answers each 503 (kernel/Lifecycle.ts). */
+  readonly lifecycle: Lifecycle.LifecycleService
 }
 
 /** The edge of one engine: around every route, and for what no route matched. */
@@ -355,7 +368,7 @@ export interface EdgeRoutes {
 
 /** The edge over one engine's services: `serve` and `unrouted`, which begin, answer and record a request alike. */
 export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
-  const { clock, admit, docs, store, engineContext, basePath } = options
+  const { clock, admit, docs, store, engineContext, basePath, lifecycle } = options
   const inspector = options.inspector === false ? () => undefined : inspectorPage
   const begin = makeBegin(options.correlation, options.realClock, options.identify)
   const logged = makeLogged(options.feed, options.requestLog, options.realClock)
@@ -366,6 +379,13 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
     return rest === undefined ? undefined : baseOf(rest)
   }
   const noRoute = Problem.apiError("NOT_FOUND", `No such route. Base addresses are ${basePath}/sandbox and ${basePath}/live.`)
+  /** `answer` as a request in flight, which a close waits for; once the engine is closing, the 503 instead. */
+  const inFlight = <R>(request: HttpServerRequest.HttpServerRequest, info: RequestInfo, answer: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>) =>
+    lifecycle.admit(
+      answer,
+      Effect.sync(() => logged(request, info, finish(info, problemResponse(closingProblem, info, nowMs(), basePath)))),
+      Effect.sync(() => logged(request, info, finish(info, problemResponse(overtakenProblem, info, nowMs(), basePath))))
+    )
 
   /**
    * What answers a path that is no route (or only the router's lenient reading of one): `/healthz` and `/docs`
@@ -391,13 +411,18 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
       const route = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext)?.route
       let answered: Effect.Effect<HttpServerResponse.HttpServerResponse, never, Engine.EngineServices>
       if (route !== undefined && !isExactPath(route.path, path)) {
-        answered = unknownRoute(request, path, begin(request, baseUnder(path)?.environment))
+        const info = begin(request, baseUnder(path)?.environment)
+        answered = inFlight(request, info, unknownRoute(request, path, info))
       } else {
         const info = begin(request, environment)
-        answered = Effect.matchCauseEffect(refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info), {
-          onSuccess: (response) => Effect.succeed(logged(request, info, finish(info, response))),
-          onFailure: (cause) => Effect.map(recover(info, cause, clock, basePath), (response) => logged(request, info, finish(info, response)))
-        })
+        answered = inFlight(
+          request,
+          info,
+          Effect.matchCauseEffect(refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info), {
+            onSuccess: (response) => Effect.succeed(logged(request, info, finish(info, response))),
+            onFailure: (cause) => Effect.map(recover(info, cause, clock, basePath), (response) => logged(request, info, finish(info, response)))
+          })
+        )
       }
       // The servers run requests in a context that holds this engine's services already (`serveEngine`, the web
       // handler). A host that serves the routes in a context of its own gets them added here, once, for all the
@@ -418,15 +443,18 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
       const rest = underBase(basePath, path)
       const info = begin(request, rest === undefined ? undefined : baseOf(rest)?.environment)
       const done = (response: HttpServerResponse.HttpServerResponse) => logged(request, info, finish(info, response))
-      if (refusesClientCorrelation(request)) return Effect.succeed(done(problemResponse(badClientCorrelationId, info, nowMs(), basePath)))
-      if (rest === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
-      // The reference pages are public documentation, like the OpenAPI documents they show: no key. The error
-      // reference and the inspector (Inspector.ts, whose data needs a key) need no files, so every engine serves
-      // them.
-      const readable = request.method === "GET" || request.method === "HEAD"
-      const page = readable && rest !== undefined ? errorReferencePage(rest, basePath) ?? inspector(rest, basePath) ?? docs?.(rest) : undefined
-      if (page !== undefined) return Effect.succeed(done(page))
-      return unknownRoute(request, path, info)
+      // A closing engine answers what no route matched with the same 503 as its routes, `/healthz` first of all.
+      return inFlight(request, info, Effect.suspend(() => {
+        if (refusesClientCorrelation(request)) return Effect.succeed(done(problemResponse(badClientCorrelationId, info, nowMs(), basePath)))
+        if (rest === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
+        // The reference pages are public documentation, like the OpenAPI documents they show: no key. The error
+        // reference and the inspector (Inspector.ts, whose data needs a key) need no files, so every engine serves
+        // them.
+        const readable = request.method === "GET" || request.method === "HEAD"
+        const page = readable && rest !== undefined ? errorReferencePage(rest, basePath) ?? inspector(rest, basePath) ?? docs?.(rest) : undefined
+        if (page !== undefined) return Effect.succeed(done(page))
+        return unknownRoute(request, path, info)
+      }))
     })
 
   return { serve, unrouted }

@@ -7,16 +7,17 @@
  * engines can run side by side in one process; they share nothing.
  */
 import type { Tenancy, Transport, WorldModel } from "@fos/core"
-import { Auth, Clocks, Engine as EngineModule, Forks, MemoryStore, Operator, Problem, RandomStreams, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
+import { Auth, Clocks, Engine as EngineModule, Forks, Lifecycle, Listeners, MemoryStore, Operator, Problem, RandomStreams, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
 import { createClient, type PromiseClient } from "@fos/client"
 import type { Fork, ForkSummary, Snapshot, WebhookFlush } from "@fos/contract"
-import { Context, type Duration, Effect, Layer, ManagedRuntime } from "effect"
+import { Context, Duration, Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
 import { layerRoutes } from "./App.ts"
 import { basePathOf } from "./BasePath.ts"
 import * as EngineTime from "./EngineTime.ts"
 import type { HostIdentity } from "./HostIdentity.ts"
 import type { ServeOptions } from "./Served.ts"
+import * as LiveFeed from "./LiveFeed.ts"
 import type { RequestLogger } from "./RequestLog.ts"
 import { Deliveries, type DeliveriesService, flushWebhooks, type FlushOptions, makeRecorder } from "./SentDeliveries.ts"
 import { httpTransport } from "./Transport.ts"
@@ -72,6 +73,13 @@ export type WebhookTransportOption = "http" | "memory" | Transport.WebhookTransp
 export interface CreateEngineOptions<StoreError = unknown> extends Omit<EngineModule.EngineOptions, "store" | "clock" | "webhookTransport"> {
   /** `"memory"` (the default) or a store Layer (`layerPgliteStore(dir)`, `layerPostgresStore(url)` from `@fos/sql`). */
   readonly store?: "memory" | Layer.Layer<Store.Store, StoreError>
+  /**
+   * How long the PostgreSQL store waits for an answer from its database (a statement, or a connection's start)
+   * before it takes it as unreachable and the request answers 503 SERVICE_UNAVAILABLE: a duration ("10 seconds", the
+   * default) or milliseconds. A store layer given a timeout of its own keeps it; the memory and PGlite stores have no
+   * network and none.
+   */
+  readonly storeTimeout?: Duration.Input
   readonly clock?: ClockOption
   readonly webhookTransport?: WebhookTransportOption
   /**
@@ -134,6 +142,13 @@ const randomSeedOf = (seed: string | number): string | number => {
   return seed
 }
 
+/** `storeTimeout` in milliseconds: 1 ms to about 24 days (what a runtime's timer takes). */
+const storeTimeoutMsOf = (timeout: Duration.Input): number => {
+  const ms = Duration.toMillis(Duration.fromInputUnsafe(timeout))
+  if (!(ms >= 1 && ms <= 2_147_483_647)) throw new RangeError(`storeTimeout: ${String(timeout)} is not a duration from 1 ms to about 24 days`)
+  return Math.ceil(ms)
+}
+
 /** The clock `clock` names; `seeded`: the engine has a random seed, which makes a virtual clock at a fixed start the default. */
 const clockOf = (clock: ClockOption | undefined, seeded: boolean): NonNullable<EngineModule.EngineOptions["clock"]> => {
   const unstarted = seeded ? { mode: "virtual", startMs: Clocks.seededStartMs } as const : { mode: "virtual" } as const
@@ -156,11 +171,12 @@ export type EmbeddedServices = EngineModule.EngineServices | Deliveries
  * log, `serve` and the base path aside: they belong to the routes, `layerRoutes`'s options, with `identify` for the callers a host
  * names). Serve it with `layerRoutes(layerEmbedded(options))`, which adds the HTTP application,
  * or turn that into a fetch-style handler with `HttpRouter.toWebHandler`; drive time with `advanceBy`,
- * `advanceTo` and `runUntilIdle`, and read `Deliveries`.
+ * `advanceTo` and `runUntilIdle`, and read `Deliveries`. Closing its scope drains the engine first, as
+ * `engine.close()` does with the default deadline (docs/embedding.md, "Lifecycle").
  */
 export const layerEmbedded = <E = never>(options: CreateEngineOptions<E> = {}): Layer.Layer<EmbeddedServices, E | Problem.ApiError> =>
   Layer.unwrap(Effect.sync(() => {
-    const { store, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, requestLog: __, serve: ___, basePath: ____, ...rest } = options
+    const { store, storeTimeout, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, requestLog: __, serve: ___, basePath: ____, ...rest } = options
     const inner = webhookTransport === undefined || webhookTransport === "http"
       ? httpTransport
       : webhookTransport === "memory"
@@ -175,7 +191,11 @@ export const layerEmbedded = <E = never>(options: CreateEngineOptions<E> = {}): 
       ...(rest.randomSeed === undefined ? {} : { randomSeed: randomSeedOf(rest.randomSeed) }),
       // A seed may change the world model's money rules too; the embedding option wins over it.
       worldModel: { ...seed?.worldModel, ...rest.worldModel } as WorldModel.WorldModelOptions,
-      store: store === undefined || store === "memory" ? MemoryStore.layer : store,
+      store: store === undefined || store === "memory"
+        ? MemoryStore.layer
+        : storeTimeout === undefined
+        ? store
+        : Layer.provide(store, Layer.succeed(Store.StoreTimeout, storeTimeoutMsOf(storeTimeout))),
       clock: clockOf(clock, rest.randomSeed !== undefined),
       webhookTransport: recorder.transport
     })
@@ -324,8 +344,18 @@ export interface Engine {
   readonly forks: (options?: { readonly organizationId?: string }) => Promise<ReadonlyArray<ForkSummary>>
   /** Deletes a fork with everything in it: its sandbox, snapshots, keys and user. */
   readonly deleteFork: (forkOrganizationId: string) => Promise<void>
-  /** Stops the engine and releases its store; the engine answers nothing afterwards. */
-  readonly close: () => Promise<void>
+  /**
+   * Stops the engine (docs/embedding.md, "Lifecycle"): from the call on, every new request answers 503
+   * SERVICE_UNAVAILABLE with Retry-After; the requests in flight and the timer being fired finish, for up to
+   * `deadlineMs` (10 seconds by default), then the store closes. Webhook sends in flight are left to their lease.
+   * Once it has resolved the engine answers every request 503, and nothing else. A second call waits for the first.
+   */
+  readonly close: (options?: CloseOptions) => Promise<void>
+}
+
+export interface CloseOptions {
+  /** How long the requests in flight may take to finish, in milliseconds of real time; 10,000 by default. */
+  readonly deadlineMs?: number
 }
 
 /**
@@ -353,6 +383,8 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
   const basePath = basePathOf(options.basePath)
   const runtime = ManagedRuntime.make(layerEmbedded(options))
   const context = await runtime.context()
+  // The routes' recent requests and live streams, kept here so that a close can end the streams (LiveFeed.ts).
+  const feed = LiveFeed.makeOf(context)
   // Built on the first `fetch`: a server adapter serves `context` and never calls it, so it need not build and hold
   // a second copy of the routes.
   let web: { readonly handler: (request: Request) => Promise<Response>; readonly dispose: () => Promise<void> } | undefined
@@ -375,7 +407,8 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
         dropConnection,
         identify,
         serve: options.serve,
-        basePath
+        basePath,
+        liveFeed: feed
       }).pipe(Layer.provide(HttpServer.layerServices)),
       { disableLogger: true }
     )
@@ -397,6 +430,20 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
     const request = input instanceof Request && Object.keys(rest).length === 0 ? input : new Request(input, rest)
     if (caller !== undefined || clientAddress !== undefined) identities.set(request, { caller, clientAddress })
     return handler(request)
+  }
+  let closed: Promise<void> | undefined
+  const close = (closeOptions: CloseOptions = {}): Promise<void> => {
+    const deadlineMs = closeOptions.deadlineMs ?? Lifecycle.defaultDeadlineMs
+    if (!Number.isFinite(deadlineMs) || deadlineMs < 0) {
+      return Promise.reject(new RangeError(`close: deadlineMs is a number of milliseconds, at least 0, not ${String(deadlineMs)}`))
+    }
+    // The live streams end and the `fos listen` polls waiting are answered first, as `fos serve` does: a poll
+    // would otherwise hold the drain to its deadline. The routes' handler stays: after the close it answers every
+    // request with the closing engine's 503, and holds nothing of the store.
+    return closed ??= run(Effect.andThen(
+      Effect.andThen(feed.closeAll, Context.get(context, Listeners.ListenerHub).close),
+      Context.get(context, Lifecycle.Lifecycle).drain(deadlineMs)
+    )).then(() => runtime.dispose())
   }
   return {
     fetch,
@@ -455,9 +502,6 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
       )),
     forks: (listOptions) => run(Effect.flatMap(organizationOf(listOptions), Forks.list)),
     deleteFork: (forkOrganizationId) => run(Effect.flatMap(Forks.parentOf(forkOrganizationId), (parent) => Forks.remove(parent, forkOrganizationId))),
-    close: async () => {
-      await web?.dispose()
-      await runtime.dispose()
-    }
+    close
   }
 }

@@ -18,7 +18,7 @@
  * of the pipeline, the pieces themselves staying inside it.
  */
 import type { Engine } from "@fos/core"
-import { RandomStreams, RateLimit, RealClock, Store, Timers } from "@fos/core"
+import { Lifecycle, RandomStreams, RateLimit, RealClock, Store, Timers } from "@fos/core"
 import { Clock, Context, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { BasePath } from "./BasePath.ts"
@@ -82,7 +82,8 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       engineContext: yield* Effect.context<Engine.EngineServices>(),
       identify: yield* HostIdentities,
       inspector: served.sandbox && served.simulate,
-      basePath
+      basePath,
+      lifecycle: yield* Lifecycle.Lifecycle
     })
     const gate = makeGate({
       admit,

@@ -106,8 +106,15 @@ export const layer = (realClock: Clock.Clock): Layer.Layer<Liveness, never, Stor
           Effect.provideService(Clock.Clock, realClock)
         )
       )
-      // A closed process's leases are free at once: its row says it is gone.
-      yield* Effect.addFinalizer(() => Effect.ignore(store.update(Processes, { id: processId, aliveUntilMs: 0 })))
+      // A closed process's leases are free at once: its row says it is gone. A close does not wait for it past a
+      // second (work that outlived a close's deadline may hold the store, kernel/Lifecycle.ts): the row then runs out
+      // on its own, as a crashed process's does.
+      yield* Effect.addFinalizer(() =>
+        Effect.ignore(store.update(Processes, { id: processId, aliveUntilMs: 0 })).pipe(
+          Effect.timeoutOrElse({ duration: Duration.seconds(1), orElse: () => Effect.void }),
+          Effect.provideService(Clock.Clock, realClock)
+        )
+      )
       let owners = 0
       const service: LivenessService = {
         processId,

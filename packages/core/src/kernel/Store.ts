@@ -165,6 +165,14 @@ export interface PageQuery {
  */
 export class StoreUnavailable extends Data.TaggedError("StoreUnavailable")<{ readonly message: string }> {}
 
+/**
+ * How long, in milliseconds of real time, a store that talks to its database over a network waits for an answer
+ * before it takes the database as unreachable (`StoreUnavailable`): 10 seconds unless the engine is given another
+ * (`createEngine`'s `storeTimeout`). The PostgreSQL store reads it when it is built, unless its layer is given its
+ * own; the memory and PGlite stores have no network and ignore it.
+ */
+export class StoreTimeout extends Context.Reference<number>("fos/StoreTimeout", { defaultValue: () => 10_000 }) {}
+
 /** Whether a request's defect is the store being unreachable, found anywhere in its cause. */
 export const isStoreUnavailable = (defect: unknown): defect is StoreUnavailable =>
   (defect as { _tag?: unknown } | null)?._tag === "StoreUnavailable"

@@ -15,6 +15,7 @@
  */
 import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Schema } from "effect"
 import * as History from "./History.ts"
+import * as Lifecycle from "./Lifecycle.ts"
 import * as Outbox from "./Outbox.ts"
 import type * as Problem from "./Problem.ts"
 import * as RandomStreams from "./RandomStreams.ts"
@@ -340,6 +341,7 @@ export const fireDue = (
   Effect.gen(function*() {
     const store = yield* Store.Store
     const handlers = yield* TimerHandlers
+    const lifecycle = yield* Lifecycle.Lifecycle
     let fired = 0
     // The first look takes one timer: most sweeps (the one after every write under the virtual clock) find none due,
     // and a page of the lane's next hundred timers cost a SQL store a hundred rows read and parsed for nothing.
@@ -351,6 +353,8 @@ export const fireDue = (
       if (due.length === 0) return fired
       const afterCommit: Array<AfterCommit> = []
       for (const timer of due) {
+        // A closing engine fires no more: the timer under way finishes, the rest wait for the next start.
+        if (lifecycle.closing()) break
         const after = yield* store.transaction(
           Effect.gen(function*() {
             // The row lock makes a timer fire once: another process waiting on it finds it gone. It is taken before
@@ -399,6 +403,7 @@ export const fireDue = (
         concurrency: afterCommitConcurrency,
         discard: true
       })
+      if (lifecycle.closing()) return fired
     }
   })
 
@@ -516,9 +521,11 @@ const pollMs = 250
  * (or the poll bound). The system clock runs it over every timer; the virtual clock over the live timers, on real time.
  */
 export const runScheduler = (lane: TimerLane = all): Effect.Effect<never, never, Store.Store | TimerHandlers> => Effect.gen(function*() {
+  const lifecycle = yield* Lifecycle.Lifecycle
   while (true) {
     const now = yield* Clock.currentTimeMillis
-    yield* fireDue(now, lane)
+    // A sweep is work in flight, which a close lets finish; a closing engine starts none and waits for its end.
+    yield* lifecycle.admit(fireDue(now, lane), Effect.never)
     const next = yield* nextTimerIn(lane)
     const waitMs = next === undefined ? pollMs : Math.min(pollMs, Math.max(0, next.dueAtMs - now))
     yield* Effect.sleep(Duration.millis(Math.max(waitMs, 1)))
