@@ -5,9 +5,10 @@
  * - **Recent requests.** Every answered request of a known caller is recorded here, the last
  *   `recentRequestsPerScope` per organization and environment: `GET /sandbox/v2/simulate/requests` reads the
  *   sandbox's, newest first, each naming the process that answered it. One process keeps them in a ring in memory
- *   (typed arrays, no object per request; `Ring` says why), whatever the `--quiet` flag or the engine's `requestLog`
- *   option say, which a restart empties. Processes sharing a PostgreSQL store keep them in the store (SharedState.ts), so
- *   each lists and streams every process's. An entry holds no header, query string or body (RequestLog.ts).
+ *   (typed arrays, no object per request; `Ring` says why), whatever the `--quiet` flag or the engine's
+ *   `requestLog` option say, which a restart empties. Processes sharing a PostgreSQL store keep them in the store
+ *   (SharedState.ts), so each lists and streams every process's. An entry holds no header, query string or body
+ *   (RequestLog.ts).
  * - **The live stream.** `GET /sandbox/v2/simulate/stream` answers server-sent events: each request entry as it is
  *   recorded (`event: request`), and each event of the sandbox's outbox (`event: event`, with `id:` the event's id,
  *   so a client resumes with `Last-Event-ID` or `?after=`). Events come from the outbox, not from the code that
@@ -93,7 +94,7 @@ const methodCodes = new Map(methods.map((method, i) => [method, i + 1]))
 const pathWidth = 128
 const idWidth = 40
 const slotWidth = pathWidth + idWidth
-/** The strings a slot may hold: a method, path or id that did not fit in its characters, the problem type, the fault. */
+/** The strings a slot may hold: a method, path or id that did not fit, the problem type, the fault. */
 const stringsPerSlot = 5
 
 /**
@@ -101,8 +102,8 @@ const stringsPerSlot = 5
  *
  * It keeps them in typed arrays (numbers, and a path and correlation id as ASCII characters), not as an object per
  * request: an entry lives for the next `capacity` requests, long enough to outlive a young-generation collection,
- * so entries kept as objects and strings were copied by every collection and then promoted, and kept growing V8's
- * young generation and filling the old one with garbage (docs/performance.md, "An embedded engine's memory"). The
+ * so entries kept as objects and strings would be copied by every collection and then promoted, growing V8's young
+ * generation and filling the old one with garbage (docs/performance.md, "An embedded engine's memory"). The
  * arrays grow by doubling up to `capacity`, so a scope with few requests stays small.
  */
 class Ring {
