@@ -5,9 +5,10 @@
  * - **Recent requests.** Every answered request of a known caller is recorded here, the last
  *   `recentRequestsPerScope` per organization and environment: `GET /sandbox/v2/simulate/requests` reads the
  *   sandbox's, newest first, each naming the process that answered it. One process keeps them in a ring in memory
- *   (one object and one array slot per request, whatever the `--quiet` flag or the engine's `requestLog` option
- *   say), which a restart empties. Processes sharing a PostgreSQL store keep them in the store (SharedState.ts), so
- *   each lists and streams every process's. An entry holds no header, query string or body (RequestLog.ts).
+ *   (typed arrays, no object per request; `Ring` says why), whatever the `--quiet` flag or the engine's
+ *   `requestLog` option say, which a restart empties. Processes sharing a PostgreSQL store keep them in the store
+ *   (SharedState.ts), so each lists and streams every process's. An entry holds no header, query string or body
+ *   (RequestLog.ts).
  * - **The live stream.** `GET /sandbox/v2/simulate/stream` answers server-sent events: each request entry as it is
  *   recorded (`event: request`), and each event of the sandbox's outbox (`event: event`, with `id:` the event's id,
  *   so a client resumes with `Last-Event-ID` or `?after=`). Events come from the outbox, not from the code that
@@ -62,16 +63,13 @@ export interface RecentRequest {
   readonly answeredBy: string
 }
 
-/**
- * A request as the ring keeps it: raw numbers, turned into a `RecentRequest` only when read, so that recording costs
- * the request path a wall-clock and a monotonic read and one object.
- */
+/** A request as it was answered: raw numbers, turned into a `RecentRequest` only when read. */
 interface Recorded {
   seq: number
-  /** The wall clock at the answer, in ms; the two monotonic readings give the duration. */
+  /** The wall clock at the answer, in ms. */
   readonly endMs: number
-  readonly endNs: bigint
-  readonly startedNs: bigint
+  /** From the request reaching the edge to its answer, on the monotonic clock. */
+  readonly durationNs: number
   readonly method: string
   readonly path: string
   readonly status: number
@@ -87,26 +85,114 @@ const toRecentRequest = (r: Recorded, answeredBy: string): RecentRequest => ({
   path: r.path,
   status: r.status,
   ...(r.type === undefined ? {} : { type: r.type }),
-  durationMs: Math.round(Number(r.endNs - r.startedNs) / 1e3) / 1e3,
+  durationMs: Math.round(r.durationNs / 1e3) / 1e3,
   correlationId: r.correlationId,
   clientAddress: r.clientAddress,
   ...(r.injected === undefined ? {} : { injected: r.injected }),
   answeredBy
 })
 
-/** The last `capacity` requests of one scope; `count` is how many were ever recorded (the next one's number). */
+const methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+const methodCodes = new Map(methods.map((method, i) => [method, i + 1]))
+/** Room for a path and a correlation id in a slot's characters; a longer or non-ASCII one is kept as its string. */
+const pathWidth = 128
+const idWidth = 40
+const slotWidth = pathWidth + idWidth
+/** The strings a slot may hold: a method, path or id that did not fit, the problem type, the fault. */
+const stringsPerSlot = 5
+
+/**
+ * The last `capacity` requests of one scope; `count` is how many were ever recorded (the next one's number).
+ *
+ * It keeps them in typed arrays (numbers, and a path and correlation id as ASCII characters), not as an object per
+ * request: an entry lives for the next `capacity` requests, long enough to outlive a young-generation collection,
+ * so entries kept as objects and strings would be copied by every collection and then promoted, growing V8's young
+ * generation and filling the old one with garbage (docs/performance.md, "An embedded engine's memory"). The
+ * arrays grow by doubling up to `capacity`, so a scope with few requests stays small.
+ */
 class Ring {
-  readonly slots: Array<Recorded | undefined>
   readonly capacity: number
   count = 0
+  private slots = 0
+  private endMs = new Float64Array(0)
+  private durationNs = new Float64Array(0)
+  private status = new Uint16Array(0)
+  private method = new Uint8Array(0)
+  /** Per slot: the path's length and the id's length, in `chars`. */
+  private lengths = new Uint8Array(0)
+  private chars = new Uint8Array(0)
+  private readonly strings: Array<string | undefined> = []
   constructor(capacity: number) {
     this.capacity = capacity
-    this.slots = new Array(capacity)
+  }
+  private grow(): void {
+    const slots = Math.min(this.capacity, Math.max(16, this.slots * 2))
+    const widen = <T extends Float64Array | Uint16Array | Uint8Array>(from: T, make: (n: number) => T, perSlot: number): T => {
+      const to = make(slots * perSlot)
+      to.set(from)
+      return to
+    }
+    this.endMs = widen(this.endMs, (n) => new Float64Array(n), 1)
+    this.durationNs = widen(this.durationNs, (n) => new Float64Array(n), 1)
+    this.status = widen(this.status, (n) => new Uint16Array(n), 1)
+    this.method = widen(this.method, (n) => new Uint8Array(n), 1)
+    this.lengths = widen(this.lengths, (n) => new Uint8Array(n), 2)
+    this.chars = widen(this.chars, (n) => new Uint8Array(n), slotWidth)
+    this.slots = slots
+  }
+  /** Writes `text` into the slot's characters at `offset`; false when it is too long or not ASCII. */
+  private put(text: string, offset: number, width: number): boolean {
+    if (text.length > width) return false
+    const chars = this.chars
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i)
+      if (c > 0x7f) return false
+      chars[offset + i] = c
+    }
+    return true
+  }
+  private text(offset: number, length: number): string {
+    return String.fromCharCode.apply(null, this.chars.subarray(offset, offset + length) as unknown as Array<number>)
   }
   push(recorded: Recorded): void {
-    recorded.seq = this.count
-    this.slots[this.count % this.capacity] = recorded
+    const slot = this.count % this.capacity
+    if (slot >= this.slots) this.grow()
+    this.endMs[slot] = recorded.endMs
+    this.durationNs[slot] = recorded.durationNs
+    this.status[slot] = recorded.status
+    const code = methodCodes.get(recorded.method) ?? 0
+    this.method[slot] = code
+    const base = slot * stringsPerSlot
+    const strings = this.strings
+    strings[base] = code === 0 ? recorded.method : undefined
+    const at = slot * slotWidth
+    const pathFits = this.put(recorded.path, at, pathWidth)
+    strings[base + 1] = pathFits ? undefined : recorded.path
+    this.lengths[slot * 2] = pathFits ? recorded.path.length : 0
+    const idFits = this.put(recorded.correlationId, at + pathWidth, idWidth)
+    strings[base + 2] = idFits ? undefined : recorded.correlationId
+    this.lengths[slot * 2 + 1] = idFits ? recorded.correlationId.length : 0
+    strings[base + 3] = recorded.type
+    strings[base + 4] = recorded.injected
     this.count++
+  }
+  private at(seq: number): Recorded {
+    const slot = seq % this.capacity
+    const base = slot * stringsPerSlot
+    const strings = this.strings
+    const at = slot * slotWidth
+    const code = this.method[slot]!
+    return {
+      seq,
+      endMs: this.endMs[slot]!,
+      durationNs: this.durationNs[slot]!,
+      method: code === 0 ? strings[base]! : methods[code - 1]!,
+      path: strings[base + 1] ?? this.text(at, this.lengths[slot * 2]!),
+      status: this.status[slot]!,
+      type: strings[base + 3],
+      correlationId: strings[base + 2] ?? this.text(at + pathWidth, this.lengths[slot * 2 + 1]!),
+      injected: strings[base + 4]
+    }
   }
   get size(): number {
     return Math.min(this.count, this.capacity)
@@ -115,7 +201,7 @@ class Ring {
   newestBefore(before: number, limit: number): ReadonlyArray<Recorded> {
     const out: Array<Recorded> = []
     const oldest = this.count - this.size
-    for (let seq = Math.min(before, this.count) - 1; seq >= oldest && out.length < limit; seq--) out.push(this.slots[seq % this.capacity]!)
+    for (let seq = Math.min(before, this.count) - 1; seq >= oldest && out.length < limit; seq--) out.push(this.at(seq))
     return out
   }
 }
@@ -261,8 +347,7 @@ export const make = (realClock: Clock.Clock, options: FeedOptions = {}): LiveFee
     const recorded: Recorded = {
       seq: 0,
       endMs: realClock.currentTimeMillisUnsafe(),
-      endNs: realClock.monotonicTimeNanosUnsafe(),
-      startedNs,
+      durationNs: Number(realClock.monotonicTimeNanosUnsafe() - startedNs),
       method,
       path,
       status: response.status,
