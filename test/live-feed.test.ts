@@ -25,6 +25,7 @@ const answered = (over: Partial<LiveFeed.AnsweredRequest> & { readonly status?: 
   response: HttpServerResponse.text(over.body ?? "{}", { status: over.status ?? 200, contentType: "application/json" }),
   startedNs: 0n,
   correlationId: "0123456789abcdef0000000000000001",
+  clientAddress: "127.0.0.1",
   injected: undefined,
   ...over
 })
@@ -38,15 +39,17 @@ describe("recent requests of one process", () => {
     const longPath = `/sandbox/v2/customers/${"c".repeat(200)}`
     const wide = "/sandbox/v2/customers/caf\u00e9"
     const longId = "x".repeat(128)
-    feed.record(answered({ method: "PROPFIND", path: longPath, correlationId: longId }))
-    feed.record(answered({ method: "POST", path: wide, status: 404, body: `{"type":"NOT_FOUND","title":"x"}`, injected: "flt_1" }))
+    const v6 = "2001:db8:85a3:1234:5678:8a2e:370:7334"
+    const v4Mapped = "0000:0000:0000:0000:0000:ffff:192.168.100.200x"
+    feed.record(answered({ method: "PROPFIND", path: longPath, correlationId: longId, clientAddress: v4Mapped }))
+    feed.record(answered({ method: "POST", path: wide, status: 404, body: `{"type":"NOT_FOUND","title":"x"}`, injected: "flt_1", clientAddress: v6 }))
     feed.record(answered({ path: "/sandbox/v2/customers/" + "d".repeat(128) }))
     const { data, total } = page(feed)
     expect(total).toBe(3)
     expect(data).toEqual([
-      { time: "2026-03-03T09:00:00.000Z", method: "GET", path: "/sandbox/v2/customers/" + "d".repeat(128), status: 200, durationMs: 3.704, correlationId: "0123456789abcdef0000000000000001", answeredBy: "local" },
-      { time: "2026-03-03T09:00:00.000Z", method: "POST", path: wide, status: 404, type: "NOT_FOUND", durationMs: 2.469, correlationId: "0123456789abcdef0000000000000001", injected: "flt_1", answeredBy: "local" },
-      { time: "2026-03-03T09:00:00.000Z", method: "PROPFIND", path: longPath, status: 200, durationMs: 1.235, correlationId: longId, answeredBy: "local" }
+      { time: "2026-03-03T09:00:00.000Z", method: "GET", path: "/sandbox/v2/customers/" + "d".repeat(128), status: 200, durationMs: 3.704, correlationId: "0123456789abcdef0000000000000001", clientAddress: "127.0.0.1", answeredBy: "local" },
+      { time: "2026-03-03T09:00:00.000Z", method: "POST", path: wide, status: 404, type: "NOT_FOUND", durationMs: 2.469, correlationId: "0123456789abcdef0000000000000001", clientAddress: v6, injected: "flt_1", answeredBy: "local" },
+      { time: "2026-03-03T09:00:00.000Z", method: "PROPFIND", path: longPath, status: 200, durationMs: 1.235, correlationId: longId, clientAddress: v4Mapped, answeredBy: "local" }
     ])
   })
 

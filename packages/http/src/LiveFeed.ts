@@ -94,12 +94,16 @@ const toRecentRequest = (r: Recorded, answeredBy: string): RecentRequest => ({
 
 const methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 const methodCodes = new Map(methods.map((method, i) => [method, i + 1]))
-/** Room for a path and a correlation id in a slot's characters; a longer or non-ASCII one is kept as its string. */
+/**
+ * Room for a path, a correlation id and a client's address (an IPv6 address's text is at most 45 characters) in a
+ * slot's characters; a longer or non-ASCII one is kept as its string.
+ */
 const pathWidth = 128
 const idWidth = 40
-const slotWidth = pathWidth + idWidth
-/** The strings a slot may hold: a method, path or id that did not fit, the problem type, the fault. */
-const stringsPerSlot = 5
+const addressWidth = 45
+const slotWidth = pathWidth + idWidth + addressWidth
+/** The strings a slot may hold: a method, path, id or address that did not fit, the problem type, the fault. */
+const stringsPerSlot = 6
 
 /**
  * The last `capacity` requests of one scope; `count` is how many were ever recorded (the next one's number).
@@ -118,7 +122,7 @@ class Ring {
   private durationNs = new Float64Array(0)
   private status = new Uint16Array(0)
   private method = new Uint8Array(0)
-  /** Per slot: the path's length and the id's length, in `chars`. */
+  /** Per slot: the path's, the id's and the address's lengths, in `chars`. */
   private lengths = new Uint8Array(0)
   private chars = new Uint8Array(0)
   private readonly strings: Array<string | undefined> = []
@@ -136,7 +140,7 @@ class Ring {
     this.durationNs = widen(this.durationNs, (n) => new Float64Array(n), 1)
     this.status = widen(this.status, (n) => new Uint16Array(n), 1)
     this.method = widen(this.method, (n) => new Uint8Array(n), 1)
-    this.lengths = widen(this.lengths, (n) => new Uint8Array(n), 2)
+    this.lengths = widen(this.lengths, (n) => new Uint8Array(n), 3)
     this.chars = widen(this.chars, (n) => new Uint8Array(n), slotWidth)
     this.slots = slots
   }
@@ -168,10 +172,13 @@ class Ring {
     const at = slot * slotWidth
     const pathFits = this.put(recorded.path, at, pathWidth)
     strings[base + 1] = pathFits ? undefined : recorded.path
-    this.lengths[slot * 2] = pathFits ? recorded.path.length : 0
+    this.lengths[slot * 3] = pathFits ? recorded.path.length : 0
     const idFits = this.put(recorded.correlationId, at + pathWidth, idWidth)
     strings[base + 2] = idFits ? undefined : recorded.correlationId
-    this.lengths[slot * 2 + 1] = idFits ? recorded.correlationId.length : 0
+    this.lengths[slot * 3 + 1] = idFits ? recorded.correlationId.length : 0
+    const addressFits = this.put(recorded.clientAddress, at + pathWidth + idWidth, addressWidth)
+    strings[base + 5] = addressFits ? undefined : recorded.clientAddress
+    this.lengths[slot * 3 + 2] = addressFits ? recorded.clientAddress.length : 0
     strings[base + 3] = recorded.type
     strings[base + 4] = recorded.injected
     this.count++
@@ -187,10 +194,11 @@ class Ring {
       endMs: this.endMs[slot]!,
       durationNs: this.durationNs[slot]!,
       method: code === 0 ? strings[base]! : methods[code - 1]!,
-      path: strings[base + 1] ?? this.text(at, this.lengths[slot * 2]!),
+      path: strings[base + 1] ?? this.text(at, this.lengths[slot * 3]!),
       status: this.status[slot]!,
       type: strings[base + 3],
-      correlationId: strings[base + 2] ?? this.text(at + pathWidth, this.lengths[slot * 2 + 1]!),
+      correlationId: strings[base + 2] ?? this.text(at + pathWidth, this.lengths[slot * 3 + 1]!),
+      clientAddress: strings[base + 5] ?? this.text(at + pathWidth + idWidth, this.lengths[slot * 3 + 2]!),
       injected: strings[base + 4]
     }
   }
