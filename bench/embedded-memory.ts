@@ -13,12 +13,19 @@
  * alternated; the table gives each run's figures, the ratio is of the medians. `BENCH_NODE_FLAGS` gives both
  * children V8 flags, to compare with what a flag does. Nothing here asserts a figure.
  *
+ * `BENCH_FOS=dist` loads fos's built JavaScript (packages' dist/, `npm run build`), what a host installs from the
+ * tarballs; the default, `source`, its TypeScript sources, which Node strips of their types as it loads them (a few
+ * MiB more RSS: the stripped texts and the stripper's WebAssembly memory). `npm run bench:embedded-memory` builds
+ * and uses `dist`.
+ *
  *   node --conditions=@fos/source bench/embedded-memory.ts
  *
  * Results go to stdout and to docs/performance.md between `<!-- bench:embedded-memory:start -->` and its end marker
  * (BENCH_NO_DOCS=1 leaves the docs alone).
  */
 import { execFileSync } from "node:child_process"
+import { existsSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import { benchSeed, recordSection } from "./record.ts"
@@ -31,6 +38,8 @@ const counts = (process.env.BENCH_REQUESTS ?? "20000,200000").split(",").map(Num
 const concurrent = Number(process.env.BENCH_CONCURRENT ?? 2_000)
 const runs = Number(process.env.BENCH_RUNS ?? 3)
 const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "")
+const fosFrom = process.env.BENCH_FOS ?? "source"
+if (fosFrom !== "source" && fosFrom !== "dist") throw new Error(`BENCH_FOS: source or dist, not ${fosFrom}`)
 const log = (line: string) => console.error(`[bench:embedded-memory] ${line}`)
 const engineOptions = { seed: benchSeed(key) as never, clock: { mode: "virtual", start: "2026-03-03T09:00:00.000Z" } as const }
 
@@ -110,11 +119,14 @@ const mib = (bytes: number) => (bytes / 1048576).toFixed(1)
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 const main = async () => {
+  if (fosFrom === "dist" && !existsSync(fileURLToPath(new URL("../packages/http/dist/index.js", import.meta.url)))) {
+    throw new Error("BENCH_FOS=dist: no packages/http/dist/index.js; npm run build first")
+  }
   const body = await fosBody()
   const results: Record<Kind, Array<ReadonlyArray<Reading>>> = { effect: [], engine: [] }
   for (let r = 0; r < runs; r++) {
     for (const kind of r % 2 === 0 ? kinds : [...kinds].reverse()) {
-      const out = execFileSync(process.execPath, [...nodeFlags, "--conditions=@fos/source", import.meta.filename], {
+      const out = execFileSync(process.execPath, [...nodeFlags, ...(fosFrom === "source" ? ["--conditions=@fos/source"] : []), import.meta.filename], {
         encoding: "utf8",
         env: { ...process.env, BENCH_CHILD: kind, BENCH_BODY: body },
         stdio: ["ignore", "pipe", "inherit"],
@@ -129,7 +141,7 @@ const main = async () => {
   const cell = (kind: Kind, i: number, pick: (x: Reading) => number) => results[kind].map((run) => mib(pick(run[i]!))).join(", ")
   const ratio = (i: number) => median(results.engine.map((run) => run[i]!.rss)) / median(results.effect.map((run) => run[i]!.rss))
   const table = [
-    `Node ${process.version}${nodeFlags.length === 0 ? ", no V8 flags" : `, ${nodeFlags.join(" ")}`}; sequential \`GET ${path}\` with an \`x-api-key\`, ` +
+    `Node ${process.version}${nodeFlags.length === 0 ? ", no V8 flags" : `, ${nodeFlags.join(" ")}`}; fos from its ${fosFrom === "dist" ? "built JavaScript (dist/)" : "TypeScript sources"}; sequential \`GET ${path}\` with an \`x-api-key\`, ` +
     `then ${concurrent.toLocaleString("en")} more 32 at a time; MiB, ${runs} runs of each (the ratio is of the medians).`,
     "",
     "| reading | RSS, Effect handler | RSS, engine | engine / Effect | heap used, Effect / engine | new space, Effect / engine | old space, Effect / engine |",

@@ -14,6 +14,7 @@ import { Context, Duration, Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
 import { layerRoutes } from "./App.ts"
 import { basePathOf } from "./BasePath.ts"
+import { settleScopeSites } from "./ScopeSites.ts"
 import * as EngineTime from "./EngineTime.ts"
 import type { HostIdentity } from "./HostIdentity.ts"
 import type { ServeOptions } from "./Served.ts"
@@ -176,6 +177,8 @@ export type EmbeddedServices = EngineModule.EngineServices | Deliveries
  */
 export const layerEmbedded = <E = never>(options: CreateEngineOptions<E> = {}): Layer.Layer<EmbeddedServices, E | Problem.ApiError> =>
   Layer.unwrap(Effect.sync(() => {
+    // First, before any scope of the engine is made (ScopeSites.ts).
+    settleScopeSites()
     const { store, storeTimeout, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, requestLog: __, serve: ___, basePath: ____, ...rest } = options
     const inner = webhookTransport === undefined || webhookTransport === "http"
       ? httpTransport
