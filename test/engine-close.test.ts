@@ -13,17 +13,10 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { describe, expect, it } from "vitest"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { freshPgliteDirectory } from "../adapters/sql/test/pgliteDirectory.ts"
+import { keysOf, orgSeed, seedOf } from "./support.ts"
 
-const key = `ck_sandbox_${"cd".repeat(32)}`
-const seed = {
-  organizations: [{
-    id: "org_close",
-    name: "Close",
-    status: "active" as const,
-    users: [{ id: "usr_close", email: "ops@close.test", role: "admin" as const }],
-    apiKeys: [{ key, access: "read_write" as const, createdBy: "usr_close" }]
-  }]
-}
+const key = keysOf("close").sandbox
+const seed = seedOf(orgSeed("close"))
 
 /** A store to open twice: `layer()` is a new layer on the same data each time. */
 interface Reopenable {

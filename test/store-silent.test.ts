@@ -19,17 +19,10 @@ import { afterEach, describe, expect, it } from "vitest"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { startFos } from "./fosProcess.ts"
 import { type Relay, relayTo, throughRelay } from "./pgRelay.ts"
+import { keysOf, orgSeed, seedOf } from "./support.ts"
 
-const key = `ck_sandbox_${"ef".repeat(32)}`
-const seed = {
-  organizations: [{
-    id: "org_silent",
-    name: "Silent",
-    status: "active" as const,
-    users: [{ id: "usr_silent", email: "ops@silent.test", role: "admin" as const }],
-    apiKeys: [{ key, access: "read_write" as const, createdBy: "usr_silent" }]
-  }]
-}
+const key = keysOf("silent").sandbox
+const seed = seedOf(orgSeed("silent"))
 
 describe.skipIf(adminUrl === undefined || adminUrl === "")("a silent PostgreSQL", () => {
   let opened: Array<{ engine?: Engine; relay: Relay; drop: () => Promise<void> }> = []
