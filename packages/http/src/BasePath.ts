@@ -1,7 +1,7 @@
 /**
  * The path an engine is mounted at (`createEngine({ basePath: "/fos" })`, `fos serve --base-path /fos`): every
  * route is under it, as a server at that path would have them, and every address fos hands out carries it
- * (docs/embedding.md, "A mount path"). `""`, the default, is the origin's root: the wire as it has always been.
+ * (docs/embedding.md, "A mount path"). `""`, the default, is the origin's root.
  */
 import { Context } from "effect"
 

@@ -1,8 +1,8 @@
 /**
  * What a host that embeds the engine says of a request beside it, never in it: who calls (a caller its host
  * authenticated, `Auth.HostCaller`, in the place of an API key) and from where (the address its own server saw).
- * `createEngine` reads it from the second argument of `engine.fetch` or from its `resolveCaller` option; a server
- * has none, since a server never takes a caller from the network (docs/embedding.md, "The host's identity").
+ * `createEngine` reads it from the second argument of `engine.fetch`, an Effect host gives `layerRoutes` an `identify`
+ * function; a server has none, since a server never takes a caller from the network (docs/embedding.md, "The host's identity").
  */
 import type { Auth } from "@fos/core"
 import { Context } from "effect"
