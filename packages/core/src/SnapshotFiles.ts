@@ -32,14 +32,18 @@
  * Time: a sandbox that followed its engine's root clock (the file holds no clock of its own) is imported with one at
  * the snapshot's `createdAt`, so a restore puts the world's time back on any engine.
  */
-import { type ErrorEntry, maxSnapshotFileBytes, parseIso, type Snapshot, SnapshotFile, snapshotFileFormat, snapshotFileVersion, toIso } from "@fos/contract"
-import { Effect, Schema } from "effect"
+import { AssetCodes, Chains, type ErrorEntry, maxSnapshotFileBytes, parseIso, type Snapshot, SnapshotFile, snapshotFileFormat, snapshotFileVersion, toIso } from "@fos/contract"
+import { Cause, Effect, Exit, Schema } from "effect"
 import corePackage from "../package.json" with { type: "json" }
 import * as Clocks from "./kernel/Clocks.ts"
 import * as Domain from "./kernel/Domain.ts"
+import * as LedgerAudit from "./inspect/LedgerAudit.ts"
+import * as Ledger from "./money/Ledger.ts"
 import * as Problem from "./kernel/Problem.ts"
 import * as RandomStreams from "./kernel/RandomStreams.ts"
 import * as Store from "./kernel/Store.ts"
+import * as Timers from "./kernel/Timers.ts"
+import * as Transactions from "./money/Transactions.ts"
 import * as Wire from "./kernel/Wire.ts"
 import * as Snapshots from "./Snapshots.ts"
 import * as Auth from "./tenancy/Auth.ts"
@@ -283,6 +287,7 @@ const checkRows = (file: SnapshotFile, registry: Domain.Registry, organizationId
     return partition === selection.partition
   }
 
+  const ledger = ledgerRows(scope)
   // Each row with the selection that names it, so a snapshot counts it as a reset would.
   const placed = new Map<Domain.SandboxTable, Array<Record<string, unknown>>>()
   for (const [name, { steps: of, rows, keys }] of rewritten) {
@@ -309,13 +314,129 @@ const checkRows = (file: SnapshotFile, registry: Domain.Registry, organizationId
       // Kept as a snapshot keeps it (a clock without an advance under way, `Saved`'s `as`), whatever the file says.
       const as = Domain.savedAs(step)
       const kept = (as === undefined ? row : as(row)) as Record<string, unknown>
+      for (const found of readProblems(step, kept, registry)) problem([...at, ...found.path], found.detail)
+      ledger.add(name, kept, i)
       const list = placed.get(step)
       if (list === undefined) placed.set(step, [kept])
       else list.push(kept)
     })
   }
+  for (const found of ledger.amountProblems()) problem(found.path, found.detail)
   // In the registry's order, each table's rows in the file's.
-  return { errors, tables: registry.sandboxTables.flatMap((step) => placed.has(step) ? [{ step, rows: placed.get(step)! }] : []) }
+  return { errors, ledger, tables: registry.sandboxTables.flatMap((step) => placed.has(step) ? [{ step, rows: placed.get(step)! }] : []) }
+}
+
+/** A problem of one row, at a path within it. */
+interface RowProblem {
+  readonly path: ReadonlyArray<string | number>
+  readonly detail: string
+}
+
+/** The issues of a schema's failure, each at its path. */
+const issuesOf = (exit: Exit.Exit<unknown, unknown>): ReadonlyArray<RowProblem> => {
+  if (Exit.isSuccess(exit)) return []
+  const error = Cause.squash(exit.cause)
+  if (!Schema.isSchemaError(error)) return [{ path: [], detail: "is not a row this fos can read" }]
+  return Wire.decodeFailure(error.issue).errors.map((e) => ({ path: e.pointer === "" ? [] : e.pointer.slice(1).split("/").map(unescapeToken), detail: e.detail }))
+}
+
+const unescapeToken = (token: string) => token.replaceAll("~1", "/").replaceAll("~0", "~")
+
+/**
+ * Step 6's reading of a row: what a read of it would meet, so that an import takes no row that a later read answers
+ * with a 500. A row of a resource clients read must be that resource as its module makes it (`readsAs`: the
+ * contract's schema, which holds each state machine's states, each enumeration's values and each amount's form); a
+ * timer must be of a kind this fos fires, its payload that kind's (what the scheduler decodes it with).
+ */
+const readProblems = (step: Domain.SandboxTable, row: Record<string, unknown>, registry: Domain.Registry): ReadonlyArray<RowProblem> => {
+  if (step.readsAs !== undefined) {
+    const readAs = guarded(() => step.readsAs!(row))
+    if (readAs === undefined) return [{ path: [], detail: `is not a row of ${step.table.name} this fos can read: a member it needs is missing or of another type` }]
+    const members = readAs.members ?? {}
+    return issuesOf(Schema.encodeUnknownExit(readAs.schema as Schema.Codec<unknown, unknown>)(readAs.value, { errors: "all" })).map(({ path, detail }) =>
+      path.length === 0 ? { path, detail } : { path: [members[String(path[0])] ?? path[0]!, ...path.slice(1)], detail }
+    )
+  }
+  if (step.table === Timers.Timers) {
+    const handling = typeof row.kind === "string" ? registry.timerHandlers.get(row.kind) : undefined
+    if (handling === undefined) return [{ path: ["kind"], detail: "must be a kind of timer this fos fires" }]
+    if (typeof row.dueAtMs !== "number" || !Number.isSafeInteger(row.dueAtMs)) return [{ path: ["dueAtMs"], detail: "must be a whole number of milliseconds" }]
+    return issuesOf(Schema.decodeUnknownExit(handling.kind.payload as Schema.Decoder<unknown>)(row.payload, { errors: "all" })).map(({ path, detail }) => ({ path: ["payload", ...path], detail }))
+  }
+  return []
+}
+
+/** An amount as the ledger keeps it: a whole number of the asset's smallest unit, in decimal, with no sign. */
+const ledgerAmount = /^(0|[1-9][0-9]{0,39})$/
+
+/**
+ * The file's ledger (its accounts and transfers) and its transactions' holds, gathered as the rows are checked: each
+ * amount must be exact (`ledgerAmount`), and the whole must pass the ledger audit's checks (inspect/LedgerAudit.ts,
+ * `auditRows`): the postings add up to the balances each account holds, each asset's sum is zero, no customer account
+ * is below zero, and the open transactions' holds are pending.
+ */
+const ledgerRows = (scope: string) => {
+  const accounts: Array<{ readonly row: Ledger.LedgerAccount; readonly at: number }> = []
+  const transfers: Array<{ readonly row: Ledger.LedgerTransfer; readonly at: number }> = []
+  const transactions: Array<{ readonly row: Transactions.StoredTransaction; readonly at: number }> = []
+  const add = (table: string, row: Record<string, unknown>, at: number) => {
+    if (table === Ledger.LedgerAccounts.name) accounts.push({ row: row as unknown as Ledger.LedgerAccount, at })
+    else if (table === Ledger.LedgerTransfers.name) transfers.push({ row: row as unknown as Ledger.LedgerTransfer, at })
+    else if (table === Transactions.Transactions.name) transactions.push({ row: row as unknown as Transactions.StoredTransaction, at })
+  }
+  const amountProblems = (): ReadonlyArray<RowProblem> => {
+    const found: Array<RowProblem> = []
+    const amount = (table: string, at: number, row: Record<string, unknown>, member: string) => {
+      const value = row[member]
+      if (typeof value !== "string" || !ledgerAmount.test(value)) found.push({ path: ["tables", table, at, member], detail: "must be a whole number of the asset's smallest unit, in decimal text (\"1500\")" })
+    }
+    const asset = (table: string, at: number, row: Record<string, unknown>) => {
+      if (!(AssetCodes as ReadonlyArray<unknown>).includes(row.asset)) found.push({ path: ["tables", table, at, "asset"], detail: "must be an asset code" })
+      if (row.chain !== undefined && !(Chains as ReadonlyArray<unknown>).includes(row.chain)) found.push({ path: ["tables", table, at, "chain"], detail: "must be a chain, or absent for a fiat asset" })
+    }
+    for (const { row, at } of accounts) {
+      asset(Ledger.LedgerAccounts.name, at, row as never)
+      for (const member of ["debitsPending", "debitsPosted", "creditsPending", "creditsPosted"]) amount(Ledger.LedgerAccounts.name, at, row as never, member)
+      if (!(Ledger.HolderTypes as ReadonlyArray<unknown>).includes(row.holderType)) found.push({ path: ["tables", Ledger.LedgerAccounts.name, at, "holderType"], detail: `must be one of ${Ledger.HolderTypes.join(", ")}` })
+    }
+    for (const { row, at } of transfers) {
+      asset(Ledger.LedgerTransfers.name, at, row as never)
+      amount(Ledger.LedgerTransfers.name, at, row as never, "amount")
+      if (!(Ledger.TransferKinds as ReadonlyArray<unknown>).includes(row.kind)) found.push({ path: ["tables", Ledger.LedgerTransfers.name, at, "kind"], detail: `must be one of ${Ledger.TransferKinds.join(", ")}` })
+      for (const member of ["debitAccountId", "creditAccountId"] as const) {
+        if (typeof row[member] !== "string") found.push({ path: ["tables", Ledger.LedgerTransfers.name, at, member], detail: "must be a ledger account's id" })
+      }
+    }
+    for (const { row, at } of transactions) {
+      const holds: unknown = row.holds
+      if (!Array.isArray(holds) || !holds.every((h) => typeof h === "string" || (isObject(h) && typeof h.id === "string"))) {
+        found.push({ path: ["tables", Transactions.Transactions.name, at, "holds"], detail: "must be the ledger transfers the transaction holds: an array of their ids" })
+      }
+    }
+    return found
+  }
+  /** The audit's violations, each with the pointers of the rows it names; empty for a ledger that balances. */
+  const unbalanced = (): ReadonlyArray<string> => {
+    const { violations } = LedgerAudit.auditRows(scope, accounts.map((a) => a.row), transfers.map((t) => t.row), transactions.map((t) => t.row))
+    const pointerOf = (table: string, list: ReadonlyArray<{ readonly row: { readonly id: string }; readonly at: number }>, id: string | undefined) => {
+      const at = id === undefined ? undefined : list.find((r) => r.row.id === id)?.at
+      return at === undefined ? [] : [Problem.toPointer(["tables", table, at])]
+    }
+    return violations.map((v) => {
+      // A sum per asset that is not zero names the asset's accounts (the first few: one of them is off).
+      const ofAsset = v.check === "zero_sum" && v.asset !== undefined
+        ? accounts.filter((a) => (a.row.chain === undefined ? a.row.asset : `${a.row.asset}@${a.row.chain}`) === v.asset).slice(0, 5).map((a) => Problem.toPointer(["tables", Ledger.LedgerAccounts.name, a.at]))
+        : []
+      const pointers = [
+        ...ofAsset,
+        ...pointerOf(Ledger.LedgerAccounts.name, accounts, v.accountId === undefined ? undefined : `${scope}/${v.accountId}`),
+        ...pointerOf(Ledger.LedgerTransfers.name, transfers, v.transferId),
+        ...pointerOf(Transactions.Transactions.name, transactions, v.transactionId)
+      ]
+      return `${pointers.length === 0 ? "" : `${pointers.join(", ")}: `}${v.detail} (${v.check})`
+    })
+  }
+  return { add, amountProblems, unbalanced }
 }
 
 /** A function of a row that may meet a row it does not expect (a file edited by hand): undefined when it throws. */
@@ -327,8 +448,11 @@ const guarded = <A>(f: () => A): A | undefined => {
   }
 }
 
-const partitionOf = (table: Store.Table<any>, order: string, row: unknown): string | undefined =>
-  guarded(() => table.orders[order]?.partition(row))
+const partitionOf = (table: Store.Table<any>, order: string, row: unknown): string | undefined => {
+  const partition = guarded(() => table.orders[order]?.partition(row))
+  // A member of another type where the order reads its partition (a file edited by hand) lists the row nowhere.
+  return typeof partition === "string" ? partition : undefined
+}
 
 /** The SHA-256 of a file as fos writes it: the same for the same world, whatever spacing the file was saved with. */
 export const digestOf = (file: SnapshotFile): string => Auth.sha256Hex(JSON.stringify(file))
@@ -345,6 +469,13 @@ export const read = (organizationId: string, input: unknown): Effect.Effect<{ re
     if (createdAtMs === undefined) return yield* invalid("/snapshot/createdAt", "must be an ISO 8601 timestamp with a time zone, such as 2026-03-01T12:00:00.000Z")
     const checked = checkRows(file, registry, organizationId)
     if (checked.errors.length > 0) return yield* Problem.invalidRequest(checked.errors)
+    const unbalanced = checked.ledger.unbalanced()
+    if (unbalanced.length > 0) {
+      const shown = unbalanced.slice(0, 10)
+      return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The file's ledger does not balance: ${shown.join("; ")}${unbalanced.length > shown.length ? `; and ${unbalanced.length - shown.length} more` : ""}. Nothing was written.`, {
+        resolution: "Every balance a file holds must be what its ledger's transfers add up to: export the snapshot again rather than editing its amounts, or edit the transfers and the accounts' totals together."
+      })
+    }
     const tables: Array<{ readonly step: Domain.SandboxTable; readonly rows: ReadonlyArray<unknown> }> = [...checked.tables]
     // The world's time travels with it: a sandbox that followed its engine's root clock (no clock row of its own) is
     // imported with a clock at the snapshot's time, rather than taking the importing engine's (docs/snapshots.md).

@@ -62,6 +62,8 @@ export interface StoredSnapshot extends Wire.Stored<Snapshot, "id" | "organizati
    * next start loading the same file restores it rather than importing it again.
    */
   readonly loadedFrom?: string
+  /** For an imported snapshot: its file's `data` (what the fixture's build answered), which its export writes again. */
+  readonly data?: unknown
 }
 
 export const Snapshots = Store.table<StoredSnapshot>({
@@ -263,6 +265,8 @@ export interface ImportedRows {
   /** The source store's sequence when it was taken: above every number the rows hold. */
   readonly sequence: number
   readonly loadedFrom?: string | undefined
+  /** The file's `data`, kept with the snapshot. */
+  readonly data?: unknown
 }
 
 /**
@@ -343,7 +347,8 @@ export const keepImported = (organizationId: string, imported: ImportedRows): Ef
         rows,
         contents,
         copied: true,
-        ...(imported.loadedFrom === undefined ? {} : { loadedFrom: imported.loadedFrom })
+        ...(imported.loadedFrom === undefined ? {} : { loadedFrom: imported.loadedFrom }),
+        ...(imported.data === undefined ? {} : { data: imported.data })
       }
       yield* Effect.orDie(store.insert(Snapshots, snapshot))
       return toWire(snapshot)

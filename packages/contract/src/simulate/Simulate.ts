@@ -253,7 +253,7 @@ export const snapshotFileFormat = "fos-snapshot"
  * The version of the snapshot file's format this fos writes, and the newest it reads. A change of the file's shape
  * is a new version; a fos refuses a file of a newer version than its own with 422, naming both (docs/snapshots.md).
  */
-export const snapshotFileVersion = 1
+export const snapshotFileVersion = 2
 
 /**
  * The largest snapshot file an import takes, in bytes (256 MiB), and so the largest an export answers: every file
@@ -271,16 +271,20 @@ export const maxSnapshotFileBytes = 256 * 1024 * 1024
  *   the sandbox's clock there);
  * - `sequence`: the store's sequence when it was taken, above every number its rows hold (an import moves the
  *   importing store's sequence past it);
+ * - `data` (optional, from version 2): any JSON a suite keeps with its fixture (what the fixture's build answered),
+ *   which an import keeps with the snapshot and its export writes again;
  * - `tables`: every row the snapshot holds, as the store keeps it, by table.
+ * Version 1 is version 2 without `data`, written as one line; both are read.
  */
 export const SnapshotFile = Schema.Struct({
   format: Schema.Literal(snapshotFileFormat),
-  version: Schema.Literal(snapshotFileVersion),
+  version: Schema.Literals([1, snapshotFileVersion]),
   fosVersion: Schema.String.check(
     Schema.isPattern(/^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?$/u, { fosDetail: "must be a fos version, such as 0.1.0" })
   ),
   snapshot: Snapshot,
   sequence: Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0, { fosDetail: "must be a whole number, at least 0" })),
+  data: Schema.optionalKey(Schema.Unknown),
   tables: Schema.Record(Schema.String, Schema.Array(Schema.Record(Schema.String, Schema.Unknown)))
 }).annotate({ identifier: "SnapshotFile", description: "A snapshot of a sandbox as a file, to keep with a test suite and import into another fos." })
 export type SnapshotFile = typeof SnapshotFile.Type

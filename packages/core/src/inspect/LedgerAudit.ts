@@ -275,130 +275,144 @@ export const auditLedger = (organizationId: string): Effect.Effect<LedgerAuditRe
     yield* Store.walk(store, Ledger.LedgerAccounts, { order: "byScope", partition: scope }, (a) => Effect.sync(() => accounts.push(a)))
     yield* Store.walk(store, Ledger.LedgerTransfers, { order: "byScope", partition: scope }, (t) => Effect.sync(() => transfers.push(t)))
     yield* Store.walk(store, Transactions.Transactions, { order: Transactions.ofScope, partition: scope }, (t) => Effect.sync(() => transactions.push(t)))
-
-    const violations: Array<AuditViolation> = []
-    const counts: Record<AuditCheck, number> = { zero_sum: 0, no_negative_customer_account: 0, totals_match_transfers: 0, holds_match_transactions: 0 }
-    const report = (v: AuditViolation) => {
-      counts[v.check]++
-      if (violations.length < maxViolationsShown) violations.push(v)
-    }
-    const shown = (id: string) => withoutScope(scope, id)
-
-    // Recompute every account's totals from the transfers alone.
-    const byId = new Map<string, Ledger.LedgerTransfer>(transfers.map((t) => [t.id, t]))
-    const recomputed = new Map<string, Totals>()
-    const totalsOf = (id: string) => {
-      let t = recomputed.get(id)
-      if (t === undefined) recomputed.set(id, t = zero())
-      return t
-    }
-    const resolved = new Set<string>()
-    for (const t of transfers) {
-      const amount = BigInt(t.amount)
-      const debit = totalsOf(t.debitAccountId)
-      const credit = totalsOf(t.creditAccountId)
-      if (t.kind === "posted") {
-        debit.debitsPosted += amount
-        credit.creditsPosted += amount
-      } else if (t.kind === "pending") {
-        debit.debitsPending += amount
-        credit.creditsPending += amount
-      } else {
-        const pending = t.resolves === undefined ? undefined : byId.get(t.resolves)
-        if (pending === undefined || pending.kind !== "pending") {
-          report({ check: "totals_match_transfers", transferId: t.id, detail: `${t.kind} ${t.id} resolves ${t.resolves ?? "nothing"}, which is not a pending transfer of this ledger` })
-          continue
-        }
-        resolved.add(pending.id)
-        const reserved = BigInt(pending.amount)
-        debit.debitsPending -= reserved
-        credit.creditsPending -= reserved
-        if (t.kind === "post") {
-          debit.debitsPosted += amount
-          credit.creditsPosted += amount
-        }
-      }
-    }
-
-    const known = new Set(accounts.map((a) => a.id))
-    for (const id of recomputed.keys()) {
-      if (!known.has(id)) report({ check: "totals_match_transfers", accountId: shown(id), detail: `transfers name account ${shown(id)}, which does not exist` })
-    }
-
-    const sums = new Map<string, Totals>()
-    for (const a of accounts) {
-      const asset = a.chain === undefined ? a.asset : `${a.asset}@${a.chain}`
-      const stored: Totals = {
-        debitsPending: BigInt(a.debitsPending),
-        debitsPosted: BigInt(a.debitsPosted),
-        creditsPending: BigInt(a.creditsPending),
-        creditsPosted: BigInt(a.creditsPosted)
-      }
-      const sum = sums.get(asset) ?? zero()
-      for (const k of Object.keys(sum) as Array<keyof Totals>) sum[k] += stored[k]
-      sums.set(asset, sum)
-      const fromTransfers = recomputed.get(a.id) ?? zero()
-      const differ = (Object.keys(stored) as Array<keyof Totals>).filter((k) => stored[k] !== fromTransfers[k])
-      if (differ.length > 0) {
-        report({
-          check: "totals_match_transfers",
-          accountId: shown(a.id),
-          asset,
-          detail: `${shown(a.id)} keeps ${differ.map((k) => `${k} ${stored[k]}`).join(", ")}; its transfers sum to ${differ.map((k) => `${k} ${fromTransfers[k]}`).join(", ")} (units)`
-        })
-      }
-      if (Ledger.isCustomerHolder(a.holderType) && stored.debitsPosted + stored.debitsPending > stored.creditsPosted) {
-        report({
-          check: "no_negative_customer_account",
-          accountId: shown(a.id),
-          asset,
-          detail: `${shown(a.id)} has spent and reserved ${stored.debitsPosted + stored.debitsPending} units against ${stored.creditsPosted} credited`
-        })
-      }
-    }
-    for (const [asset, s] of sums) {
-      if (s.debitsPosted !== s.creditsPosted || s.debitsPending !== s.creditsPending) {
-        report({
-          check: "zero_sum",
-          asset,
-          detail: `${asset}: posted debits ${s.debitsPosted} against credits ${s.creditsPosted}; pending debits ${s.debitsPending} against credits ${s.creditsPending} (units)`
-        })
-      }
-    }
-
-    // Holds against their transactions' states.
-    const pendingOf = new Map<string, Array<Ledger.LedgerTransfer>>()
-    for (const t of transfers) {
-      if (t.kind !== "pending" || t.transactionId === undefined) continue
-      pendingOf.set(t.transactionId, [...(pendingOf.get(t.transactionId) ?? []), t])
-    }
-    for (const txn of transactions) {
-      if (TransactionMachine.terminalStatuses.has(txn.status)) {
-        for (const p of pendingOf.get(txn.id) ?? []) {
-          if (!resolved.has(p.id)) {
-            report({ check: "holds_match_transactions", transactionId: txn.id, transferId: p.id, detail: `${txn.id} is ${txn.status} but its hold ${p.id} is still pending` })
-          }
-        }
-        continue
-      }
-      for (const hold of txn.holds) {
-        const id = typeof hold === "string" ? hold : hold.id
-        const booked = byId.get(id)
-        if (booked === undefined || booked.kind !== "pending") {
-          report({ check: "holds_match_transactions", transactionId: txn.id, transferId: id, detail: `${txn.id} is ${txn.status} and holds ${id}, which is not a pending transfer` })
-        } else if (resolved.has(id)) {
-          report({ check: "holds_match_transactions", transactionId: txn.id, transferId: id, detail: `${txn.id} is ${txn.status} and holds ${id}, which was already posted or voided` })
-        }
-      }
-    }
-
+    const { violations, counts, assets } = auditRows(scope, accounts, transfers, transactions)
     const violationCount = Object.values(counts).reduce((a, b) => a + b, 0)
     return {
       clean: violationCount === 0,
       checkedAt: toIso(yield* Clock.currentTimeMillis),
-      scanned: { accounts: accounts.length, transfers: transfers.length, transactions: transactions.length, assets: sums.size },
+      scanned: { accounts: accounts.length, transfers: transfers.length, transactions: transactions.length, assets },
       checks: (Object.keys(AuditChecks) as Array<AuditCheck>).map((name) => ({ name, description: AuditChecks[name], violations: counts[name] })),
       violations,
       violationCount
     }
   })
+
+/**
+ * The audit's checks over one scope's ledger rows and transactions, however they were read: the sandbox's (the
+ * audit), or a snapshot file's before it is imported (SnapshotFiles.ts). Amounts must be decimal integer text, as
+ * the ledger writes them (a file's are checked for it before).
+ */
+export const auditRows = (
+  scope: string,
+  accounts: ReadonlyArray<Ledger.LedgerAccount>,
+  transfers: ReadonlyArray<Ledger.LedgerTransfer>,
+  transactions: ReadonlyArray<Pick<Transactions.StoredTransaction, "id" | "status" | "holds">>
+): { readonly violations: ReadonlyArray<AuditViolation>; readonly counts: Readonly<Record<AuditCheck, number>>; readonly assets: number } => {
+  const violations: Array<AuditViolation> = []
+  const counts: Record<AuditCheck, number> = { zero_sum: 0, no_negative_customer_account: 0, totals_match_transfers: 0, holds_match_transactions: 0 }
+  const report = (v: AuditViolation) => {
+    counts[v.check]++
+    if (violations.length < maxViolationsShown) violations.push(v)
+  }
+  const shown = (id: string) => withoutScope(scope, id)
+
+  // Recompute every account's totals from the transfers alone.
+  const byId = new Map<string, Ledger.LedgerTransfer>(transfers.map((t) => [t.id, t]))
+  const recomputed = new Map<string, Totals>()
+  const totalsOf = (id: string) => {
+    let t = recomputed.get(id)
+    if (t === undefined) recomputed.set(id, t = zero())
+    return t
+  }
+  const resolved = new Set<string>()
+  for (const t of transfers) {
+    const amount = BigInt(t.amount)
+    const debit = totalsOf(t.debitAccountId)
+    const credit = totalsOf(t.creditAccountId)
+    if (t.kind === "posted") {
+      debit.debitsPosted += amount
+      credit.creditsPosted += amount
+    } else if (t.kind === "pending") {
+      debit.debitsPending += amount
+      credit.creditsPending += amount
+    } else {
+      const pending = t.resolves === undefined ? undefined : byId.get(t.resolves)
+      if (pending === undefined || pending.kind !== "pending") {
+        report({ check: "totals_match_transfers", transferId: t.id, detail: `${t.kind} ${t.id} resolves ${t.resolves ?? "nothing"}, which is not a pending transfer of this ledger` })
+        continue
+      }
+      resolved.add(pending.id)
+      const reserved = BigInt(pending.amount)
+      debit.debitsPending -= reserved
+      credit.creditsPending -= reserved
+      if (t.kind === "post") {
+        debit.debitsPosted += amount
+        credit.creditsPosted += amount
+      }
+    }
+  }
+
+  const known = new Set(accounts.map((a) => a.id))
+  for (const id of recomputed.keys()) {
+    if (!known.has(id)) report({ check: "totals_match_transfers", accountId: shown(id), detail: `transfers name account ${shown(id)}, which does not exist` })
+  }
+
+  const sums = new Map<string, Totals>()
+  for (const a of accounts) {
+    const asset = a.chain === undefined ? a.asset : `${a.asset}@${a.chain}`
+    const stored: Totals = {
+      debitsPending: BigInt(a.debitsPending),
+      debitsPosted: BigInt(a.debitsPosted),
+      creditsPending: BigInt(a.creditsPending),
+      creditsPosted: BigInt(a.creditsPosted)
+    }
+    const sum = sums.get(asset) ?? zero()
+    for (const k of Object.keys(sum) as Array<keyof Totals>) sum[k] += stored[k]
+    sums.set(asset, sum)
+    const fromTransfers = recomputed.get(a.id) ?? zero()
+    const differ = (Object.keys(stored) as Array<keyof Totals>).filter((k) => stored[k] !== fromTransfers[k])
+    if (differ.length > 0) {
+      report({
+        check: "totals_match_transfers",
+        accountId: shown(a.id),
+        asset,
+        detail: `${shown(a.id)} keeps ${differ.map((k) => `${k} ${stored[k]}`).join(", ")}; its transfers sum to ${differ.map((k) => `${k} ${fromTransfers[k]}`).join(", ")} (units)`
+      })
+    }
+    if (Ledger.isCustomerHolder(a.holderType) && stored.debitsPosted + stored.debitsPending > stored.creditsPosted) {
+      report({
+        check: "no_negative_customer_account",
+        accountId: shown(a.id),
+        asset,
+        detail: `${shown(a.id)} has spent and reserved ${stored.debitsPosted + stored.debitsPending} units against ${stored.creditsPosted} credited`
+      })
+    }
+  }
+  for (const [asset, s] of sums) {
+    if (s.debitsPosted !== s.creditsPosted || s.debitsPending !== s.creditsPending) {
+      report({
+        check: "zero_sum",
+        asset,
+        detail: `${asset}: posted debits ${s.debitsPosted} against credits ${s.creditsPosted}; pending debits ${s.debitsPending} against credits ${s.creditsPending} (units)`
+      })
+    }
+  }
+
+  // Holds against their transactions' states.
+  const pendingOf = new Map<string, Array<Ledger.LedgerTransfer>>()
+  for (const t of transfers) {
+    if (t.kind !== "pending" || t.transactionId === undefined) continue
+    pendingOf.set(t.transactionId, [...(pendingOf.get(t.transactionId) ?? []), t])
+  }
+  for (const txn of transactions) {
+    if (TransactionMachine.terminalStatuses.has(txn.status)) {
+      for (const p of pendingOf.get(txn.id) ?? []) {
+        if (!resolved.has(p.id)) {
+          report({ check: "holds_match_transactions", transactionId: txn.id, transferId: p.id, detail: `${txn.id} is ${txn.status} but its hold ${p.id} is still pending` })
+        }
+      }
+      continue
+    }
+    for (const hold of txn.holds) {
+      const id = typeof hold === "string" ? hold : hold.id
+      const booked = byId.get(id)
+      if (booked === undefined || booked.kind !== "pending") {
+        report({ check: "holds_match_transactions", transactionId: txn.id, transferId: id, detail: `${txn.id} is ${txn.status} and holds ${id}, which is not a pending transfer` })
+      } else if (resolved.has(id)) {
+        report({ check: "holds_match_transactions", transactionId: txn.id, transferId: id, detail: `${txn.id} is ${txn.status} and holds ${id}, which was already posted or voided` })
+      }
+    }
+  }
+
+  return { violations, counts, assets: sums.size }
+}

@@ -18,7 +18,7 @@
  * order: a subscriber's place in that order is part of the behaviour, which a list spread over descriptors would hide.
  */
 import type { SandboxCounts } from "@fos/contract"
-import { Context, Effect } from "effect"
+import { Context, Effect, type Schema } from "effect"
 import * as History from "./History.ts"
 import * as Outbox from "./Outbox.ts"
 import type * as Store from "./Store.ts"
@@ -58,6 +58,23 @@ export interface SandboxTable {
    * keys: the copies' keys take new numbers (`Store.takeNumbers`), in the order of the old ones.
    */
   readonly sequenced?: SequencedKeys
+  /**
+   * For a table of resources a client reads: the resource a row is on the wire (`ReadAs`). An imported snapshot
+   * file's rows are checked through it (SnapshotFiles.ts), so that a row the API could not answer is refused by the
+   * import, not met as a 500 by a later read.
+   */
+  readonly readsAs?: (row: any) => ReadAs
+}
+
+/**
+ * A row as the API answers it: the contract's schema of the resource (what the endpoint encodes its answer with) and
+ * the row made into that resource by its module's own `toWire`. `members` names the row's member behind a wire
+ * member of another name (an application's `applicationId` is its row's `id`), so a refusal points at the row's.
+ */
+export interface ReadAs {
+  readonly schema: Schema.Top
+  readonly value: unknown
+  readonly members?: Readonly<Record<string, string>>
 }
 
 /** Keys that carry the store's sequence (`SandboxTable.sequenced`). */

@@ -455,7 +455,8 @@ export const balanceIn = (holder: Holder, asset: LedgerAsset): Effect.Effect<Bal
     : Effect.map(balancesOf(holder), (balances) =>
       balances.find((b) => b.asset === asset.code && b.chain === asset.chain) ?? emptyBalance(asset))
 
-const emptyBalance = (asset: LedgerAsset): Balance => ({ asset: asset.code, chain: asset.chain, available: 0n, pending: 0n, posted: 0n })
+/** A balance of nothing in the asset: an account money has not moved through yet. */
+export const emptyBalance = (asset: LedgerAsset): Balance => ({ asset: asset.code, chain: asset.chain, available: 0n, pending: 0n, posted: 0n })
 
 /** A balance on the wire: decimal text at the asset's precision. */
 export const balanceToWire = (b: Balance) => ({

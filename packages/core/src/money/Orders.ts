@@ -41,6 +41,7 @@ import {
   type AutoPayout,
   type CustomerId,
   type Environment,
+  Order as OrderSchema,
   type Order as OrderWire,
   type OrderCancellationReason,
   type OrderCreate,
@@ -171,7 +172,7 @@ export const ofScope = Paging.filterOrderName("createdAt", [])
 /** A sandbox's orders; their timers are OrderTimers.ts's. */
 export const domain = Domain.make({
   name: "money/Orders",
-  tables: [{ ...Domain.inScope(Orders, ofScope), counted: "orders" }]
+  tables: [{ ...Domain.inScope(Orders, ofScope), counted: "orders", readsAs: (o: StoredOrder) => ({ schema: OrderSchema, value: toWire(o) }) }]
 })
 
 export const list = (caller: Auth.Caller, filter: OrderFilter, query: Paging.ListQuery): Effect.Effect<Paging.ListEnvelope<OrderWire>, Problem.ApiError, Store.Store> =>

@@ -24,9 +24,11 @@ import {
   type Environment,
   type ErrorEntry,
   type PayoutRail,
+  RegisteredAddress as RegisteredAddressSchema,
   type RegisteredAddress as RegisteredAddressWire,
   type RegisteredAddressCreate,
   toIso,
+  WhitelistRecipient as WhitelistRecipientSchema,
   type WhitelistRecipient as WhitelistRecipientWire,
   type WhitelistRecipientCreate
 } from "@fos/contract"
@@ -89,7 +91,14 @@ export const Recipients = Store.table<StoredRecipient>({
 /** A sandbox's whitelist recipients and registered addresses. */
 export const domain = Domain.make({
   name: "money/Recipients",
-  tables: [{ ...Domain.inScope(Recipients, "byScope"), counted: "recipients" }]
+  tables: [{
+    ...Domain.inScope(Recipients, "byScope"),
+    counted: "recipients",
+    readsAs: (r: StoredRecipient) =>
+      r.kind === "registered_address"
+        ? { schema: RegisteredAddressSchema, value: registeredAddressToWire(r), members: { address: "cryptoAddress" } }
+        : { schema: WhitelistRecipientSchema, value: whitelistRecipientToWire(r) }
+  }]
 })
 
 // --- bank account checks -------------------------------------------------------------------------------------------

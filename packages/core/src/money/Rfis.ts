@@ -23,6 +23,7 @@
 import {
   type CustomerId,
   type Environment,
+  Rfi as RfiSchema,
   type Rfi as RfiWire,
   RfiId,
   type RfiPublish,
@@ -288,7 +289,7 @@ const deadlinePassed = (payload: { readonly rfiId: RfiId; readonly deadline: str
 /** A sandbox's RFIs, and their deadlines. */
 export const domain = Domain.make({
   name: "money/Rfis",
-  tables: [{ ...Domain.inScope(Rfis, "byScope"), counted: "rfis" }],
+  tables: [{ ...Domain.inScope(Rfis, "byScope"), counted: "rfis", readsAs: (r: StoredRfi) => ({ schema: RfiSchema, value: toWire(r) }) }],
   timers: [
     Timers.handle(
       deadlineTimer,

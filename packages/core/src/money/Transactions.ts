@@ -37,6 +37,7 @@ import {
   type OrderId,
   type PayoutRail,
   type SenderInformation,
+  Transaction as TransactionSchema,
   type Transaction as TransactionWire,
   TransactionCancellationMessages,
   type TransactionFailureCode,
@@ -159,7 +160,7 @@ export const ofScope = Paging.filterOrderName("createdAt", [])
 /** A sandbox's transactions (payouts, deposits, returns, an order's legs); their timers are their owners'. */
 export const domain = Domain.make({
   name: "money/Transactions",
-  tables: [{ ...Domain.inScope(Transactions, ofScope), counted: "transactions" }]
+  tables: [{ ...Domain.inScope(Transactions, ofScope), counted: "transactions", readsAs: (t: StoredTransaction) => ({ schema: TransactionSchema, value: toWire(t) }) }]
 })
 
 /** The rail or chain a transaction's money moves over. */

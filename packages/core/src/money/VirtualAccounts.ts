@@ -30,6 +30,7 @@ import {
   DepositBlock as DepositBlockSchema,
   type Environment,
   toIso,
+  VirtualAccount as VirtualAccountSchema,
   type VirtualAccount as VirtualAccountWire,
   type VirtualAccountId
 } from "@fos/contract"
@@ -178,7 +179,11 @@ const activate = (payload: { readonly virtualAccountId: string }) =>
 /** A customer's virtual accounts, listed under it, and their activation. */
 export const domain = Domain.make({
   name: "money/VirtualAccounts",
-  tables: [{ ...Domain.underParents(VirtualAccounts, "byCustomer", { table: Customers.Customers, order: "createdAt", prefix: "scope/" }), counted: "virtualAccounts" }],
+  tables: [{
+    ...Domain.underParents(VirtualAccounts, "byCustomer", { table: Customers.Customers, order: "createdAt", prefix: "scope/" }),
+    counted: "virtualAccounts",
+    readsAs: (v: VirtualAccount) => ({ schema: VirtualAccountSchema, value: wireOf(v, Ledger.emptyBalance({ code: v.asset.code })) })
+  }],
   timers: [Timers.handle(activateTimer, activate, (id) => `activates virtual account ${id}`)]
 })
 
@@ -187,19 +192,22 @@ export const holder = (v: VirtualAccount): Ledger.Holder => ({ scope: scope(v), 
 
 /** A virtual account on the wire, with its balance in the currency it collects (read from the ledger). */
 export const toWire = (v: VirtualAccount): Effect.Effect<VirtualAccountWire, never, Store.Store> =>
-  Effect.map(Ledger.balanceIn(holder(v), { code: v.asset.code }), (balance) =>
-    Wire.toWire({
-      id: v.id,
-      customerId: v.customerId,
-      applicationId: v.applicationId,
-      asset: v.asset,
-      status: v.status,
-      depositInstructions: v.depositInstructions,
-      balances: [Ledger.balanceToWire(balance)],
-      activatedAt: v.activatedAt,
-      createdAt: v.createdAt,
-      updatedAt: v.updatedAt
-    }) as VirtualAccountWire)
+  Effect.map(Ledger.balanceIn(holder(v), { code: v.asset.code }), (balance) => wireOf(v, balance))
+
+/** A virtual account on the wire with the balance given (the ledger's, read by `toWire`). */
+const wireOf = (v: VirtualAccount, balance: Ledger.Balance): VirtualAccountWire =>
+  Wire.toWire({
+    id: v.id,
+    customerId: v.customerId,
+    applicationId: v.applicationId,
+    asset: v.asset,
+    status: v.status,
+    depositInstructions: v.depositInstructions,
+    balances: [Ledger.balanceToWire(balance)],
+    activatedAt: v.activatedAt,
+    createdAt: v.createdAt,
+    updatedAt: v.updatedAt
+  }) as VirtualAccountWire
 
 export const get = (caller: Auth.Caller, id: VirtualAccountId): Effect.Effect<VirtualAccount, Problem.ApiError, Store.Store> =>
   Effect.gen(function*() {

@@ -24,6 +24,7 @@ import {
   parseAmount,
   parseIso,
   toIso,
+  Wallet as WalletSchema,
   type Wallet as WalletWire,
   type WalletCreate,
   type WalletId,
@@ -97,9 +98,9 @@ export const Wallets = Store.table<StoredWallet>({
 export const domain = Domain.make({
   name: "money/Wallets",
   tables: [
-    { ...Domain.underParents(Wallets, "byCustomer", { table: Customers.Customers, order: "createdAt", prefix: "scope/" }), counted: "wallets" },
+    { ...Domain.underParents(Wallets, "byCustomer", { table: Customers.Customers, order: "createdAt", prefix: "scope/" }), counted: "wallets", readsAs: (w: StoredWallet) => ({ schema: WalletSchema, value: wireOf(w, []) }) },
     // A deposit-funded order's funding address is a wallet listed under no customer.
-    { ...Domain.inScope(Wallets, "funding"), counted: "wallets" }
+    { ...Domain.inScope(Wallets, "funding"), counted: "wallets", readsAs: (w: StoredWallet) => ({ schema: WalletSchema, value: wireOf(w, []) }) }
   ]
 })
 
@@ -111,20 +112,23 @@ export const holder = (w: StoredWallet): Ledger.Holder => ({ scope: scope(w), ty
 
 /** A wallet on the wire, with its balances from the ledger. */
 export const toWire = (w: StoredWallet): Effect.Effect<WalletWire, never, Store.Store> =>
-  Effect.map(Ledger.balancesOf(holder(w)), (balances) =>
-    Wire.toWire({
-      id: w.id,
-      customerId: w.customerId,
-      chain: w.chain,
-      custody: w.custody,
-      status: w.status,
-      address: w.address,
-      balances: balances.map(Ledger.balanceToWire),
-      clientReferenceId: w.clientReferenceId,
-      replacedByWalletId: w.replacedByWalletId,
-      createdAt: w.createdAt,
-      updatedAt: w.updatedAt
-    }) as WalletWire)
+  Effect.map(Ledger.balancesOf(holder(w)), (balances) => wireOf(w, balances))
+
+/** A wallet on the wire with the balances given (the ledger's, read by `toWire`). */
+const wireOf = (w: StoredWallet, balances: ReadonlyArray<Ledger.Balance>): WalletWire =>
+  Wire.toWire({
+    id: w.id,
+    customerId: w.customerId,
+    chain: w.chain,
+    custody: w.custody,
+    status: w.status,
+    address: w.address,
+    balances: balances.map(Ledger.balanceToWire),
+    clientReferenceId: w.clientReferenceId,
+    replacedByWalletId: w.replacedByWalletId,
+    createdAt: w.createdAt,
+    updatedAt: w.updatedAt
+  }) as WalletWire
 
 const notFound = () => Problem.apiError("WALLET_NOT_FOUND", "No wallet with this id exists in this organization and environment.")
 

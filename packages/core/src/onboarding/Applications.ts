@@ -22,6 +22,7 @@ import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
 import * as Wire from "../kernel/Wire.ts"
 import {
+  Application as ApplicationSchema,
   type Application as ApplicationWire,
   type ApplicationFailureCode,
   type ApplicationId,
@@ -104,7 +105,11 @@ export const Applications = Store.table<Application>({
 /** A sandbox's applications (their timers are ApplicationTimers.ts's and Cancellation.ts's). */
 export const domain = Domain.make({
   name: "onboarding/Applications",
-  tables: [{ ...Domain.inScope(Applications, "createdAt"), counted: "applications" }]
+  tables: [{
+    ...Domain.inScope(Applications, "createdAt"),
+    counted: "applications",
+    readsAs: (a: Application) => ({ schema: ApplicationSchema, value: toWire(a), members: { applicationId: "id", applicationType: "type" } })
+  }]
 })
 
 // --- moves --------------------------------------------------------------------------------------------------------

@@ -8,9 +8,10 @@
  * the customer does not until approval: using the id before then is 422 CUSTOMER_NOT_ONBOARDED, not 404.
  */
 import { Effect } from "effect"
-import type {
-  Customer as CustomerWire,
-  CustomerId
+import {
+  Customer as CustomerSchema,
+  type Customer as CustomerWire,
+  type CustomerId
 } from "@fos/contract"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Domain from "../kernel/Domain.ts"
@@ -92,7 +93,7 @@ export const ReservedCustomers = Store.table<ReservedCustomer>({
 export const domain = Domain.make({
   name: "onboarding/Customers",
   tables: [
-    { ...Domain.inScope(Customers, "createdAt"), counted: "customers" },
+    { ...Domain.inScope(Customers, "createdAt"), counted: "customers", readsAs: (c: Customer) => ({ schema: CustomerSchema, value: toWire(c) }) },
     Domain.inScope(ReservedCustomers, "byScope")
   ]
 })

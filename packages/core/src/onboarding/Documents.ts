@@ -28,6 +28,7 @@ import * as Wire from "../kernel/Wire.ts"
 
 import {
   type CustomerId,
+  Document as DocumentSchema,
   type Document as DocumentWire,
   type DocumentContentType,
   DocumentContentTypes,
@@ -91,7 +92,7 @@ export const domain = Domain.make({
       table: DocumentContents,
       rows: (scope) => ({ table: DocumentContents, sameKeys: { table: Documents, order: "byScope", partition: scope } })
     },
-    { ...Domain.inScope(Documents, "byScope"), counted: "documents" }
+    { ...Domain.inScope(Documents, "byScope"), counted: "documents", readsAs: (d: Document) => ({ schema: DocumentSchema, value: toWire(d) }) }
   ]
 })
 

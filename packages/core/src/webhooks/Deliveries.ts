@@ -13,7 +13,7 @@
  * DeliveryMachine, written with the timer the step asks for.
  */
 import { Clock, Effect, Schema } from "effect"
-import { type DeliveryStatus, type Environment, parseIso, toIso, type WebhookDelivery as DeliveryWire } from "@fos/contract"
+import { type DeliveryStatus, type Environment, parseIso, toIso, WebhookDelivery as DeliverySchema, type WebhookDelivery as DeliveryWire } from "@fos/contract"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as DeliveryMachine from "./DeliveryMachine.ts"
 import * as Domain from "../kernel/Domain.ts"
@@ -107,7 +107,7 @@ export const domain = Domain.make({
   name: "webhooks/Deliveries",
   tables: [
     Domain.underParents(WebhookAttempts, "byDelivery", { table: WebhookDeliveries, order: "byScope", prefix: "" }),
-    { ...Domain.inScope(WebhookDeliveries, "byScope"), counted: "webhookDeliveries" }
+    { ...Domain.inScope(WebhookDeliveries, "byScope"), counted: "webhookDeliveries", readsAs: (d: WebhookDelivery) => ({ schema: DeliverySchema, value: toWire(d) }) }
   ]
 })
 

@@ -20,7 +20,7 @@
  * one request cannot both break; a deletion checks existence only.
  */
 import { Clock, Effect } from "effect"
-import { type Subscription, signatureScheme, toIso, type WebhookEndpoint as WebhookEndpointWire, type Environment } from "@fos/contract"
+import { type Subscription, signatureScheme, toIso, WebhookEndpoint as WebhookEndpointSchema, type WebhookEndpoint as WebhookEndpointWire, type Environment } from "@fos/contract"
 import * as AddressRules from "./AddressRules.ts"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Domain from "../kernel/Domain.ts"
@@ -60,7 +60,7 @@ export const WebhookEndpoints = Store.table<WebhookEndpoint>({
 /** A sandbox's webhook endpoints. */
 export const domain = Domain.make({
   name: "webhooks/Endpoints",
-  tables: [{ ...Domain.inScope(WebhookEndpoints, "byScope"), counted: "webhookEndpoints" }]
+  tables: [{ ...Domain.inScope(WebhookEndpoints, "byScope"), counted: "webhookEndpoints", readsAs: (e: WebhookEndpoint) => ({ schema: WebhookEndpointSchema, value: toWire(e) }) }]
 })
 
 export const toWire = (e: WebhookEndpoint, reveal = false): WebhookEndpointWire => ({
