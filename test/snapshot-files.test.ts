@@ -10,7 +10,7 @@ import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { maxSnapshotFileBytes } from "@fos/contract"
+import { maxSnapshotFileBytes, snapshotFileVersion } from "@fos/contract"
 import { MemoryStore, Snapshots, SnapshotFiles, Store, Tenancy, Timers } from "@fos/core"
 import { createEngine, type Engine } from "@fos/http"
 import { Effect, Layer } from "effect"
@@ -128,7 +128,7 @@ describe("snapshot files across stores", () => {
     expect(exported.headers.get("content-disposition")).toBe(`attachment; filename="${snapshot.id}.fos-snapshot.json"`)
     const file = JSON.parse(exported.text)
     expect(Object.keys(file)).toEqual(["format", "version", "fosVersion", "snapshot", "sequence", "tables"])
-    expect(file).toMatchObject({ format: "fos-snapshot", version: 1, fosVersion: corePackageVersion, snapshot })
+    expect(file).toMatchObject({ format: "fos-snapshot", version: snapshotFileVersion, fosVersion: corePackageVersion, snapshot })
     expect(Object.values(file.tables).reduce((n: number, rows: any) => n + rows.length, 0)).toBe(snapshot.rows)
     // Tables by name and rows by key: nothing of the store's own order.
     expect(Object.keys(file.tables)).toEqual([...Object.keys(file.tables)].sort())
@@ -278,10 +278,10 @@ describe("snapshot files on one store", () => {
     expect((await refused(edited((f) => (f.version = "1")), { type: "VALIDATION_ERROR", status: 400 })).errors[0].pointer).toBe("/version")
     // Whether this fos reads it: a newer format (whatever else it changed), another major version of fos.
     const newer = await refused(edited((f) => {
-      f.version = 2
+      f.version = snapshotFileVersion + 1
       f.tables = { renamed: "in a shape of its own" }
     }), { type: "UNPROCESSABLE_ENTITY", status: 422 })
-    expect(newer.detail).toContain("version 2 of fos's snapshot format")
+    expect(newer.detail).toContain(`version ${snapshotFileVersion + 1} of fos's snapshot format`)
     const major = Number(corePackageVersion.split(".")[0]) + 1
     expect((await refused(edited((f) => (f.fosVersion = `${major}.0.0`)), { type: "UNPROCESSABLE_ENTITY", status: 422 })).detail).toContain(`written by fos ${major}.0.0`)
     // A table this fos does not keep in a snapshot.

@@ -247,6 +247,36 @@ describe("fixtures", () => {
   })
 })
 
+describe("a fixture file carries its data", () => {
+  it("saveFixture writes the build's answer into the file, and a world loaded from the file has it as its fixture", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fos-testing-"))
+    try {
+      const source = await start({
+        randomSeed: 4,
+        fixture: async (world) => ({ endpointId: (await world.client.webhooks.createEndpoint({ payload: { url: "https://hooks.data.test/fos" } })).id, note: "built once" })
+      })
+      const { saveFixture } = await import("@fos/testing")
+      const path = join(dir, "fixture.json")
+      const text = await saveFixture(source.world, source.fixture!, path)
+      expect(readFileSync(path, "utf8")).toBe(text)
+      // One member, and one row, to a line: the data among the members, canonical.
+      const lines = text.split("\n")
+      expect(lines).toContain(`  "data": {"endpointId":${JSON.stringify(source.fixture!.data.endpointId)},"note":"built once"},`)
+      expect(lines.filter((line) => line.startsWith("      {") && line.includes("\"id\":\"wep_"))).toHaveLength(1)
+
+      const loaded = await start<{ endpointId: string; note: string }>({ randomSeed: 4, organizationId: "org_other", fixture: path })
+      expect(loaded.fixture).toEqual({ snapshotId: expect.stringMatching(/^snp_/), data: source.fixture!.data })
+      expect(loaded.world.fixture).toEqual(source.fixture!.data)
+      expect((await loaded.world.client.webhooks.listEndpoints({ query: {} })).data.map((e) => e.id)).toEqual([loaded.world.fixture.endpointId])
+      // The import kept the data with its snapshot: the snapshot's export writes it again.
+      const again = JSON.parse(await loaded.engine.exportSnapshot(loaded.fixture!.snapshotId))
+      expect(again.data).toEqual(source.fixture!.data)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
 describe("serveEngine and connect", () => {
   it("serves the engine over node:http: the same answers, problems and streamed bodies; connect learns the organization", async () => {
     const fos = await start()

@@ -9,7 +9,7 @@
  * fixture's id to the fork's). Each is only what its key reaches: two worlds on one server share nothing but the
  * server (docs/clock.md: each sandbox has its own clock).
  */
-import { readFile } from "node:fs/promises"
+import { readFile, writeFile } from "node:fs/promises"
 import { createClient, type Problem, ProblemError, type PromiseClient } from "@fos/client"
 import type { ClockAdvanced, EventType, Fork, LoggedEvent, Snapshot, SnapshotFile, WebhookFlush } from "@fos/contract"
 import { Duration, Option } from "effect"
@@ -333,12 +333,29 @@ export const buildFixture = async <F>(world: World<unknown>, build: (world: Worl
 
 /**
  * Imports an exported snapshot file (docs/snapshots.md, "Files": a path, or the file's JSON already parsed) as a
- * snapshot of `world`'s sandbox, and answers it; `world.restore(fixture.snapshotId)` puts its world in place.
+ * snapshot of `world`'s sandbox, and answers it with the file's `data` (what `saveFixture` wrote: the build's answer,
+ * in the file's ids; undefined for a file without it); `world.restore(fixture.snapshotId)` puts its world in place.
  */
-export const loadFixture = async (world: World<unknown>, file: string | URL | SnapshotFile): Promise<Fixture<undefined>> => {
+export const loadFixture = async <F = unknown>(world: World<unknown>, file: string | URL | SnapshotFile): Promise<Fixture<F>> => {
   const text = typeof file === "string" || file instanceof URL ? await readFile(file, "utf8") : JSON.stringify(file)
   const snapshot = await requestJson<Snapshot>(world, "POST", "/v2/simulate/snapshots/import", text)
-  return { snapshotId: snapshot.id, data: undefined }
+  // The server took the file whole, so it is a JSON object; its `data` is the fixture's.
+  return { snapshotId: snapshot.id, data: (JSON.parse(text) as { data?: F }).data as F }
+}
+
+/**
+ * A fixture as a file to commit beside the tests: the snapshot's export (`GET /v2/simulate/snapshots/{id}/export`)
+ * with the fixture's `data` in it (JSON: what the build answered), written as fos writes a file (one row to a line,
+ * so that building the fixture again reads as a diff). `loadFixture` (and a suite's `fixture: path`) reads it back,
+ * `data` and all. Answers the file's text, and writes it to `path` when one is given.
+ */
+export const saveFixture = async <F>(world: World<unknown>, fixture: Fixture<F>, path?: string | URL): Promise<string> => {
+  const file = await requestJson<SnapshotFile>(world, "GET", `/v2/simulate/snapshots/${encodeURIComponent(fixture.snapshotId)}/export`)
+  // The file's writer is the engine's, loaded only here: a suite that never saves a fixture does not pay for it.
+  const { SnapshotFiles } = await import("@fos/core")
+  const text = SnapshotFiles.fileText(fixture.data === undefined ? file : { ...file, data: JSON.parse(JSON.stringify(fixture.data)) })
+  if (path !== undefined) await writeFile(path, text)
+  return text
 }
 
 // --- forks -------------------------------------------------------------------------------------------------------

@@ -6,8 +6,8 @@
  * Two ways to use it: `makeClient` for Effect programs (needs an `HttpClient`), and `createClient`, the same
  * endpoints as plain async functions over `fetch` (or an engine's `engine.fetch`, with no port).
  */
-import { Api, Problem as ProblemSchema } from "@fos/contract"
-import { Brand, Cause, Context, Effect, Exit, Layer, Schema } from "effect"
+import { Api, docsUrl, ErrorCatalog, Problem as ProblemSchema } from "@fos/contract"
+import { Brand, Cause, Context, Effect, Exit, Layer, Schema, SchemaIssue } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { type HttpApi, HttpApiClient, type HttpApiEndpoint, type HttpApiGroup } from "effect/http-api"
 
@@ -119,6 +119,38 @@ export class ProblemError extends Error {
 
 const isProblem = Schema.is(ProblemSchema)
 
+const standardIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** Escapes one JSON Pointer reference token (RFC 6901). */
+const pointerToken = (key: PropertyKey): string => String(key).replaceAll("~", "~0").replaceAll("/", "~1")
+
+/**
+ * The problem a request the client refuses to send carries (a payload, path or query of the wrong shape, caught by
+ * the endpoint's schema before anything is sent): VALIDATION_ERROR with a pointer per issue, shaped as the server's
+ * answer to the same request would be, so a caller handles one kind of error. What only a server has, it has not:
+ * `correlationId` is empty; `instance` is the path the request would have been sent to.
+ */
+export const refusedRequestProblem = (error: Schema.SchemaError, where: { readonly origin: string; readonly instance: string }): Problem => {
+  const spec = ErrorCatalog.VALIDATION_ERROR
+  const errors = standardIssues(error.issue).issues.map((issue) => ({
+    pointer: (issue.path ?? []).map((key) => "/" + pointerToken(typeof key === "object" && key !== null && "key" in key ? key.key : key as PropertyKey)).join(""),
+    detail: issue.message
+  }))
+  return {
+    type: "VALIDATION_ERROR",
+    title: spec.title,
+    status: spec.status,
+    detail: "The request failed validation before it was sent; see errors[].",
+    resolution: spec.resolution,
+    docs: where.origin + docsUrl("VALIDATION_ERROR"),
+    instance: where.instance,
+    correlationId: "",
+    // The client's own clock: the problem was found here, when the call was made.
+    timestamp: new Date().toISOString() as Problem["timestamp"],
+    errors
+  }
+}
+
 export interface PromiseClientOptions extends ClientOptions {
   /** How requests are sent: the global `fetch` when omitted; an engine's `engine.fetch` reaches it with no port. */
   readonly fetch?: (input: Request | string | URL, init?: RequestInit) => Promise<Response>
@@ -137,18 +169,27 @@ export const createClient = (options: PromiseClientOptions): PromiseClient => {
     string,
     Record<string, (request: unknown) => Effect.Effect<unknown, unknown>>
   >
-  const call = async (method: (request: unknown) => Effect.Effect<unknown, unknown>, request: unknown, callOptions: CallOptions = {}) => {
+  const base = new URL(baseUrlOf(options.baseUrl))
+  const endpoints = (Api as unknown as { readonly groups: Record<string, { readonly endpoints: Record<string, { readonly path: string }> }> }).groups
+  const call = async (group: string, name: string, method: (request: unknown) => Effect.Effect<unknown, unknown>, request: unknown, callOptions: CallOptions = {}) => {
     const headers = { ...callOptions.headers, ...(callOptions.idempotencyKey === undefined ? {} : { "idempotency-key": callOptions.idempotencyKey }) }
     const exit = await Effect.runPromiseExit(method(request).pipe(withHeaders(headers)))
     if (Exit.isSuccess(exit)) return exit.value
     const error = Cause.squash(exit.cause)
-    throw isProblem(error) ? new ProblemError(error) : error
+    if (isProblem(error)) throw new ProblemError(error)
+    // A request its endpoint's schema refuses is never sent: the same problem error as a server's refusal.
+    if (Schema.isSchemaError(error)) {
+      const params = (request as { readonly params?: Record<string, unknown> } | undefined)?.params ?? {}
+      const path = (endpoints[group]?.endpoints[name]?.path ?? "").replace(/:(\w+)/g, (whole, param: string) => param in params ? encodeURIComponent(String(params[param])) : whole)
+      throw new ProblemError(refusedRequestProblem(error, { origin: base.origin, instance: base.pathname + path }))
+    }
+    throw error
   }
   return Object.fromEntries(Object.entries(client).map(([group, methods]) => [
     group,
     Object.fromEntries(Object.entries(methods).map(([name, method]) => [
       name,
-      (request: unknown, callOptions?: CallOptions) => call(method, request, callOptions)
+      (request: unknown, callOptions?: CallOptions) => call(group, name, method, request, callOptions)
     ]))
   ])) as PromiseClient
 }

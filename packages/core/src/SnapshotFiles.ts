@@ -5,8 +5,10 @@
  * `fos snapshots import`, `engine.importSnapshot`, `fos serve --load`), which a restore then puts in place.
  *
  * The file (the contract's `SnapshotFile`) holds the rows the snapshot holds, as the store keeps them: whatever a
- * snapshot saves, the file carries, and nothing of the store that wrote it. Its tables come by name and each table's
- * rows by key (code point order), so the same world is the same bytes on every store that numbers it alike.
+ * snapshot saves, the file carries, and nothing of the store that wrote it; and the `data` a suite keeps with its
+ * fixture, which an import keeps with the snapshot. Its tables come by name and each table's rows by key (code point
+ * order), one row to a line (`fileText`), so the same world is the same bytes on every store that numbers it alike,
+ * and a fixture built again reads as a diff.
  *
  * An import is checked whole before anything is written, the refusals in this order (a file that breaks two rules
  * always gets the first):
@@ -19,8 +21,11 @@
  * 5. its shape (400, with a pointer per problem): the contract's `SnapshotFile`;
  * 6. its rows (400, with pointers): each is its table's row with a key of its own and no unique value another row
  *    of the file holds, names no organization but the file's and nothing of it outside its sandbox, and is one of
- *    the sandbox's rows where the registry looks for them (so a reset or a restore finds it again);
- * 7. the store (Snapshots.ts, `keepImported`): 409 past the organization's snapshots, or when a row's id or unique
+ *    the sandbox's rows where the registry looks for them (so a reset or a restore finds it again); and is a row a
+ *    read of it can answer (`readProblems`: its resource's schema, a timer's kind and payload, exact ledger amounts),
+ *    so that nothing an import takes answers a read with a 500;
+ * 7. its ledger (422): the ledger audit's checks over the file's accounts, transfers and transactions (`ledgerRows`);
+ * 8. the store (Snapshots.ts, `keepImported`): 409 past the organization's snapshots, or when a row's id or unique
  *    value is held outside this sandbox (another organization's row: ids are unique in a store).
  *
  * Organizations: a row names its organization as an `organizationId` member and in scopes and keys that begin with
@@ -119,9 +124,10 @@ export const exportFile = (organizationId: string, id: string): Effect.Effect<Ex
       fosVersion,
       snapshot: Snapshots.toWire(snapshot),
       sequence: snapshot.sequence,
+      ...(snapshot.data === undefined ? {} : { data: snapshot.data }),
       tables
     }
-    const text = JSON.stringify(file)
+    const text = fileText(file)
     const bytes = utf8Length(text)
     if (bytes > maxSnapshotFileBytes) {
       return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The snapshot's file would be ${bytes} bytes, more than the ${maxSnapshotFileBytes} an import takes.`, {
@@ -130,6 +136,43 @@ export const exportFile = (organizationId: string, id: string): Effect.Effect<Ex
     }
     return { file, text }
   })
+
+/** JSON with every object's members in code point order, and no spacing: the same value is the same text. */
+export const canonicalJson = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item === undefined ? null : item)).join(",")}]`
+  if (value !== null && typeof value === "object") {
+    const members = Object.keys(value).filter((name) => (value as Record<string, unknown>)[name] !== undefined).sort(compareCodePoints)
+    return `{${members.map((name) => `${JSON.stringify(name)}:${canonicalJson((value as Record<string, unknown>)[name])}`).join(",")}}`
+  }
+  return JSON.stringify(value)
+}
+
+/**
+ * A file as fos writes it, to be read in a diff: the file's members in their order, one to a line; each table's rows
+ * one to a line, in the file's order (tables by name, rows by key); every row, the snapshot and `data` as
+ * `canonicalJson`. So a fixture built again shows, line for line, the rows that changed and nothing else.
+ */
+export const fileText = (file: SnapshotFile): string => {
+  const lines = ["{"]
+  const head: Array<[string, unknown]> = [["format", file.format], ["version", file.version], ["fosVersion", file.fosVersion], ["snapshot", file.snapshot], ["sequence", file.sequence]]
+  if (file.data !== undefined) head.push(["data", file.data])
+  for (const [name, value] of head) lines.push(`  ${JSON.stringify(name)}: ${canonicalJson(value)},`)
+  const tables = Object.entries(file.tables)
+  if (tables.length === 0) lines.push(`  "tables": {}`)
+  else {
+    lines.push(`  "tables": {`)
+    tables.forEach(([name, rows], t) => {
+      const end = t === tables.length - 1 ? "" : ","
+      if (rows.length === 0) return lines.push(`    ${JSON.stringify(name)}: []${end}`)
+      lines.push(`    ${JSON.stringify(name)}: [`)
+      rows.forEach((row, i) => lines.push(`      ${canonicalJson(row)}${i === rows.length - 1 ? "" : ","}`))
+      lines.push(`    ]${end}`)
+    })
+    lines.push("  }")
+  }
+  lines.push("}", "")
+  return lines.join("\n")
+}
 
 // --- reading a file ----------------------------------------------------------------------------------------------
 
@@ -485,7 +528,7 @@ export const read = (organizationId: string, input: unknown): Effect.Effect<{ re
       const row: Clocks.StoredClock = { id: scope, nowMs: createdAtMs }
       tables.push({ step: clock, rows: [row] })
     }
-    return { file, rows: { tables, createdAt: toIso(createdAtMs), sequence: file.sequence } }
+    return { file, rows: { tables, createdAt: toIso(createdAtMs), sequence: file.sequence, ...(file.data === undefined ? {} : { data: file.data }) } }
   })
 
 /**

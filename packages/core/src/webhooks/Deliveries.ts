@@ -13,7 +13,7 @@
  * DeliveryMachine, written with the timer the step asks for.
  */
 import { Clock, Effect, Schema } from "effect"
-import { type DeliveryStatus, type Environment, parseIso, toIso, WebhookDelivery as DeliverySchema, type WebhookDelivery as DeliveryWire } from "@fos/contract"
+import { type DeliveryStatus, type Environment, parseIso, toIso, WebhookAttempt as WebhookAttemptSchema, type WebhookAttempt as WebhookAttemptWire, WebhookDelivery as DeliverySchema, type WebhookDelivery as DeliveryWire } from "@fos/contract"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as DeliveryMachine from "./DeliveryMachine.ts"
 import * as Domain from "../kernel/Domain.ts"
@@ -106,7 +106,10 @@ export const WebhookAttempts = Store.table<WebhookAttempt>({
 export const domain = Domain.make({
   name: "webhooks/Deliveries",
   tables: [
-    Domain.underParents(WebhookAttempts, "byDelivery", { table: WebhookDeliveries, order: "byScope", prefix: "" }),
+    {
+      ...Domain.underParents(WebhookAttempts, "byDelivery", { table: WebhookDeliveries, order: "byScope", prefix: "" }),
+      readsAs: (a: WebhookAttempt) => ({ schema: WebhookAttemptSchema, value: attemptToWire(a) })
+    },
     { ...Domain.inScope(WebhookDeliveries, "byScope"), counted: "webhookDeliveries", readsAs: (d: WebhookDelivery) => ({ schema: DeliverySchema, value: toWire(d) }) }
   ]
 })
@@ -310,17 +313,20 @@ export const get = (caller: Auth.Caller, id: string) =>
     const attempts = yield* store.page(WebhookAttempts, { order: "byDelivery", partition: id, descending: false, backward: false, from: undefined, limit: 1000 })
     return {
       ...toWire(delivery),
-      attemptList: attempts.map((a) => ({
-        id: a.id,
-        run: a.run,
-        number: a.number,
-        startedAt: a.startedAt,
-        ...(a.responseStatus === null ? {} : { responseStatus: a.responseStatus }),
-        latencyMs: a.latencyMs,
-        ...(a.error === null ? {} : { error: a.error })
-      }))
+      attemptList: attempts.map(attemptToWire)
     }
   })
+
+/** An attempt as a delivery's read lists it. */
+export const attemptToWire = (a: WebhookAttempt): WebhookAttemptWire => ({
+  id: a.id,
+  run: a.run,
+  number: a.number,
+  startedAt: a.startedAt,
+  ...(a.responseStatus === null ? {} : { responseStatus: a.responseStatus }),
+  latencyMs: a.latencyMs,
+  ...(a.error === null ? {} : { error: a.error })
+})
 
 /**
  * A manual retry: only of a failed delivery, which starts a new run of 5 attempts at once. Its refusals: existence
