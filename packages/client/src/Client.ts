@@ -130,7 +130,7 @@ const pointerToken = (key: PropertyKey): string => String(key).replaceAll("~", "
  * answer to the same request would be, so a caller handles one kind of error. What only a server has, it has not:
  * `correlationId` is empty; `instance` is the path the request would have been sent to.
  */
-export const refusedRequestProblem = (error: Schema.SchemaError, where: { readonly origin: string; readonly instance: string }): Problem => {
+const refusedRequestProblem = (error: Schema.SchemaError, where: { readonly origin: string; readonly instance: string }): Problem => {
   const spec = ErrorCatalog.VALIDATION_ERROR
   const errors = standardIssues(error.issue).issues.map((issue) => ({
     pointer: (issue.path ?? []).map((key) => "/" + pointerToken(typeof key === "object" && key !== null && "key" in key ? key.key : key as PropertyKey)).join(""),

@@ -44,7 +44,7 @@ const sandboxTableCounts = {
 /** A snapshot's file: the sandbox's clock and one webhook endpoint, as the store keeps them. */
 const snapshotFileExample = {
   format: "fos-snapshot",
-  version: 1,
+  version: 2,
   fosVersion: "0.1.0",
   snapshot: {
     id: "snp_01jd8x4m2q7rz5k3n9v6t0w1ym",
@@ -55,6 +55,7 @@ const snapshotFileExample = {
     contents: { ...Object.fromEntries(Object.keys(sandboxTableCounts).map((k) => [k, 0])), webhookEndpoints: 1 }
   },
   sequence: 412,
+  data: { endpointId: "wep_01jd8x4m2q7rz5k3n9v6t0w1yn" },
   tables: {
     clocks: [{ id: "org_acme/sandbox", nowMs: 1772366435000 }],
     webhook_endpoints: [{
