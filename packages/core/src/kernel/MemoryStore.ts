@@ -283,14 +283,15 @@ export const make = (image?: Image): Store.StoreService => {
 
   // The commonest call (every request authenticates with two of these), so one step that never waits: outside the
   // transaction, a row it has written is read as committed. No row id is built unless a transaction has written.
-  const get = <Row>(t: Store.Table<Row>, key: string): Effect.Effect<Row | undefined> =>
-    Effect.sync(() => {
-      const current = state(t).rows.get(key) as Row | undefined
-      if (committedRows.size === 0) return current
-      const id = rowId(t, key)
-      if (!committedRows.has(id) || Fiber.getCurrent()?.getRef(CurrentTx) !== undefined) return current
-      return committedRows.get(id) as Row | undefined
-    })
+  /** `get`'s row, read at once: what `get` and `getLinked` answer. */
+  const rowNow = <Row>(t: Store.Table<Row>, key: string): Row | undefined => {
+    const current = state(t).rows.get(key) as Row | undefined
+    if (committedRows.size === 0) return current
+    const id = rowId(t, key)
+    if (!committedRows.has(id) || Fiber.getCurrent()?.getRef(CurrentTx) !== undefined) return current
+    return committedRows.get(id) as Row | undefined
+  }
+  const get = <Row>(t: Store.Table<Row>, key: string): Effect.Effect<Row | undefined> => Effect.sync(() => rowNow(t, key))
   const tableDirty = (t: Store.Table<any>) => () => touchedTables.has(t.name)
 
   const page = <Row>(t: Store.Table<Row>, q: Store.PageQuery) =>
@@ -480,15 +481,17 @@ export const make = (image?: Image): Store.StoreService => {
     afterCommit,
     get,
     getForUpdate: get,
+    // Every authenticated request reads its key and organization (and its sandbox's clock) here: one step of the
+    // fiber for all of them, where a get per row and a loop over the links took several (docs/performance.md).
     getLinked: <Row>(t: Store.Table<Row>, key: string, links: ReadonlyArray<Store.Link>) =>
-      Effect.flatMap(get(t, key), (row) =>
-        Effect.map(
-          Effect.forEach(links, (link) => {
-            const named = row === undefined ? undefined : (row as Record<string, unknown>)[link.member]
-            return typeof named === "string" ? get(link.table, named + (link.suffix ?? "")) : Effect.succeed(undefined)
-          }),
-          (linked) => ({ row, linked })
-        )),
+      Effect.sync(() => {
+        const row = rowNow(t, key)
+        const linked = links.map((link) => {
+          const named = row === undefined ? undefined : (row as Record<string, unknown>)[link.member]
+          return typeof named === "string" ? rowNow(link.table, named + (link.suffix ?? "")) : undefined
+        })
+        return { row, linked }
+      }),
     getManyForUpdate: <Row>(t: Store.Table<Row>, keys: ReadonlyArray<string>) =>
       Effect.map(Effect.forEach([...new Set(keys)].sort(), (key) => get(t, key)), (rows) => rows.filter((r): r is Row => r !== undefined)),
     findUnique: <Row>(t: Store.Table<Row>, unique: string, value: string) =>
