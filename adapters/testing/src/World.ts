@@ -49,6 +49,41 @@ export interface WaitForEventOptions {
   readonly within?: DurationInput
   /** Under the system clock: how long to poll the log, in real time (5 seconds when omitted). */
   readonly timeoutMs?: number
+  /**
+   * Which events of the log count. Omitted, the whole log does, oldest first (in a suite, the fixture's events and
+   * those of the file's set-up too). `"now"`: only an event logged after the wait began. An event (or its id): only
+   * one logged after it.
+   */
+  readonly after?: "now" | string | Pick<LoggedEvent, "id">
+  /**
+   * Under a virtual clock, what a wait that finds nothing within `within` does with the steps it took: `"rewind"`
+   * (the default) puts the sandbox back as the wait found it, its clock and everything its timers did, with a
+   * snapshot taken before the first step (so the world must have room for one, docs/snapshots.md, "Bounds");
+   * `"keep"` leaves the clock and what fired where the steps took them.
+   */
+  readonly onTimeout?: "rewind" | "keep"
+}
+
+/** A request a world sent (through its `client` or its `fetch`) that has had no answer yet. */
+export interface PendingRequest {
+  readonly method: string
+  /** The path as sent, without the query string. */
+  readonly path: string
+  /** When it was sent, in real time (epoch milliseconds). */
+  readonly sentAt: number
+}
+
+/** A restore's answer: the snapshot, and the requests of the world it waited for before restoring. */
+export interface Restored extends Snapshot {
+  readonly waitedFor: ReadonlyArray<PendingRequest>
+}
+
+export interface RestoreOptions {
+  /**
+   * How long to wait, in real time, for the world's requests still in flight before refusing to restore (30 seconds
+   * when omitted): a request that lands after the restore would change the restored world.
+   */
+  readonly settleMs?: number
 }
 
 /** A receiver that a world registered as a webhook endpoint of its sandbox. */
@@ -79,10 +114,16 @@ export interface World<F = unknown> {
   readonly advance: (by: DurationInput) => Promise<ClockAdvanced>
   /** Moves the sandbox's clock forward to an instant. */
   readonly advanceTo: (instant: Instant) => Promise<ClockAdvanced>
-  /** Saves the whole sandbox (docs/snapshots.md). */
-  readonly snapshot: () => Promise<Snapshot>
-  /** Puts the sandbox back as the snapshot saved it (its clock too), and clears this world's receivers. */
-  readonly restore: (snapshotId: string) => Promise<Snapshot>
+  /** Saves the whole sandbox (docs/snapshots.md), with a label it carries and lists with when given. */
+  readonly snapshot: (options?: { readonly label?: string }) => Promise<Snapshot>
+  /**
+   * Puts the sandbox back as the snapshot saved it (its clock too), and clears this world's receivers. It first waits
+   * for the world's requests still in flight (`pending`: a request a test did not await), so that none lands in the
+   * restored world, and answers them as `waitedFor`; one still in flight after `settleMs` refuses the restore, naming it.
+   */
+  readonly restore: (snapshotId: string, options?: RestoreOptions) => Promise<Restored>
+  /** The requests this world sent that have had no answer yet, oldest first. */
+  readonly pending: () => ReadonlyArray<PendingRequest>
   readonly deleteSnapshot: (snapshotId: string) => Promise<void>
   /**
    * The first event of a type (about a resource) in the sandbox's event log (`GET /sandbox/v2/simulate/events`). It
@@ -167,6 +208,10 @@ const maxEventPages = 100
 const maxTimerSteps = 1_000
 /** How often `waitForEvent` reads the log under the system clock. */
 const pollMs = 50
+/** The label of the snapshot a wait takes to rewind with (`onTimeout`), which it deletes before it answers. */
+export const waitLabel = "fos-testing role=wait"
+/** How long a restore waits for the world's requests in flight, in real time, before refusing. */
+const defaultSettleMs = 30_000
 
 export interface WorldOptions<F = undefined> {
   /** `<origin>/sandbox`. */
@@ -186,7 +231,32 @@ export interface WorldOptions<F = undefined> {
 /** A world over a key (see `connect`); the organization already known. */
 export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly organizationId: string }): World<F> => {
   const baseUrl = options.baseUrl.replace(/\/+$/, "")
-  const fetch: Fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+  const send: Fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+  // Every request the world sends is known until its answer's head arrives (a streamed body does not hold it), so
+  // that a restore can wait for what a test sent and did not await.
+  const inFlight = new Map<number, PendingRequest>()
+  const inFlightAnswers = new Map<number, Promise<unknown>>()
+  let sent = 0
+  const fetch: Fetch = (input, init) => {
+    const n = sent++
+    const url = input instanceof Request ? input.url : String(input)
+    const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase()
+    inFlight.set(n, { method, path: new URL(url, "http://fos").pathname, sentAt: Date.now() })
+    let answer: Promise<Response>
+    try {
+      answer = send(input, init)
+    } catch (error) {
+      inFlight.delete(n)
+      throw error
+    }
+    const settled = answer.finally(() => {
+      inFlight.delete(n)
+      inFlightAnswers.delete(n)
+    })
+    inFlightAnswers.set(n, settled)
+    return settled
+  }
+  const pending = () => [...inFlight.values()]
   const client = createClient({ baseUrl, apiKey: options.apiKey, fetch })
   const ids = options.ids ?? {}
   const organizationId = options.organizationId
@@ -203,7 +273,9 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
       : advanceTo((await now()) + ms)
   }
 
-  const findEvent = async (options: WaitForEventOptions): Promise<LoggedEvent | undefined> => {
+  /** The first event of the log that `options` asks for, not among `skip` (the ids of events logged before it counts). */
+  const findEvent = async (options: WaitForEventOptions, skip: ReadonlySet<string>): Promise<LoggedEvent | undefined> => {
+    const wanted = (event: LoggedEvent) => !skip.has(event.id) && (options.match === undefined || options.match(event))
     let cursor: string | undefined
     for (let page = 0; page < maxEventPages; page++) {
       const { data, meta } = await client.inspect.listEvents({
@@ -214,7 +286,7 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
           ...(cursor === undefined ? {} : { cursor })
         }
       })
-      const found = options.match === undefined ? data[0] : data.find(options.match)
+      const found = data.find(wanted)
       if (found !== undefined) return found
       if (meta.nextCursor === null || meta.nextCursor === undefined) return undefined
       cursor = meta.nextCursor
@@ -222,9 +294,40 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
     return undefined
   }
 
+  /**
+   * The ids of the events `after` rules out: every event of the type (and resource) in the log now, for `"now"`;
+   * every event up to the one named, for an event, read from the start of the whole log.
+   */
+  const eventsBefore = async (options: WaitForEventOptions): Promise<ReadonlySet<string>> => {
+    const seen = new Set<string>()
+    if (options.after === undefined) return seen
+    const marker = options.after === "now" ? undefined : typeof options.after === "string" ? options.after : options.after.id
+    let cursor: string | undefined
+    for (let page = 0; page < maxEventPages; page++) {
+      const { data, meta } = await client.inspect.listEvents({
+        query: {
+          limit: 100,
+          ...(marker !== undefined ? {} : { type: options.type }),
+          ...(marker !== undefined || options.resourceId === undefined ? {} : { resourceId: options.resourceId }),
+          ...(cursor === undefined ? {} : { cursor })
+        }
+      })
+      for (const event of data) {
+        seen.add(event.id)
+        if (event.id === marker) return seen
+      }
+      if (meta.nextCursor === null || meta.nextCursor === undefined) break
+      cursor = meta.nextCursor
+    }
+    if (marker !== undefined) throw new Error(`waitForEvent: after names ${marker}, which is not in ${organizationId}'s event log`)
+    return seen
+  }
+
   const waitForEvent = async (options: WaitForEventOptions): Promise<LoggedEvent> => {
-    const what = `${options.type} event${options.resourceId === undefined ? "" : ` about ${options.resourceId}`}${options.match === undefined ? "" : " that matches"}`
-    const first = await findEvent(options)
+    const what = `${options.type} event${options.resourceId === undefined ? "" : ` about ${options.resourceId}`}${options.match === undefined ? "" : " that matches"}` +
+      (options.after === undefined ? "" : options.after === "now" ? " logged after the wait began" : ` logged after ${typeof options.after === "string" ? options.after : options.after.id}`)
+    const skip = await eventsBefore(options)
+    const first = await findEvent(options, skip)
     if (first !== undefined) return first
     const clock = await readClock()
     if (clock.mode === "virtual") {
@@ -235,26 +338,68 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
         )
       }
       const horizon = Date.parse(clock.now) + durationMs(options.within, "waitForEvent within")
-      for (let step = 0; step < maxTimerSteps; step++) {
-        const next = (await client.inspect.listTimers({ query: { limit: 1 } })).data[0]
-        if (next === undefined || Date.parse(next.dueAt) > horizon) {
-          const after = next === undefined ? "no timer is pending" : `the next timer is due at ${next.dueAt}`
-          throw new Error(`${organizationId}'s sandbox emitted no ${what} by ${new Date(horizon).toISOString()} (${step} timers fired; ${after})`)
+      const rewind = options.onTimeout !== "keep"
+      // Taken only once a step is due, so that a wait answered without one costs no snapshot.
+      let saved: string | undefined
+      const giveUp = async (message: string): Promise<never> => {
+        if (saved !== undefined) {
+          await client.simulate.restoreSnapshot({ params: { id: saved } })
+          await client.simulate.deleteSnapshot({ params: { id: saved } })
+          message += `; the sandbox is back as the wait found it, at ${clock.now} (onTimeout: "keep" leaves it where the steps took it)`
         }
-        await advanceTo(Math.max(Date.parse(next.dueAt), Date.parse(clock.now)))
-        const found = await findEvent(options)
-        if (found !== undefined) return found
+        throw new Error(message)
       }
-      throw new Error(`${organizationId}'s sandbox emitted no ${what} in ${maxTimerSteps} timers`)
+      try {
+        for (let step = 0; step < maxTimerSteps; step++) {
+          const next = (await client.inspect.listTimers({ query: { limit: 1 } })).data[0]
+          if (next === undefined || Date.parse(next.dueAt) > horizon) {
+            const after = next === undefined ? "no timer is pending" : `the next timer is due at ${next.dueAt}`
+            return await giveUp(`${organizationId}'s sandbox emitted no ${what} by ${new Date(horizon).toISOString()} (${step} timers fired; ${after})`)
+          }
+          if (rewind && saved === undefined) saved = (await client.simulate.createSnapshot({ query: { label: waitLabel } })).id
+          await advanceTo(Math.max(Date.parse(next.dueAt), Date.parse(clock.now)))
+          const found = await findEvent(options, skip)
+          if (found !== undefined) return found
+        }
+        return await giveUp(`${organizationId}'s sandbox emitted no ${what} in ${maxTimerSteps} timers`)
+      } finally {
+        // Found, or given up on: the wait's own snapshot goes (a rewind deleted it already).
+        if (saved !== undefined) await client.simulate.deleteSnapshot({ params: { id: saved } }).catch(() => undefined)
+      }
     }
     const timeoutMs = options.timeoutMs ?? 5_000
     const deadline = Date.now() + timeoutMs
     while (Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, pollMs))
-      const found = await findEvent(options)
+      const found = await findEvent(options, skip)
       if (found !== undefined) return found
     }
     throw new Error(`${organizationId}'s sandbox emitted no ${what} within ${timeoutMs} ms`)
+  }
+
+  const restore = async (snapshotId: string, restoreOptions: RestoreOptions = {}): Promise<Restored> => {
+    const waitedFor = pending()
+    if (waitedFor.length > 0) {
+      const settleMs = restoreOptions.settleMs ?? defaultSettleMs
+      const settled = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), settleMs)
+        const answers = [...inFlight.keys()].map((n) => inFlightAnswers.get(n)).filter((p) => p !== undefined)
+        void Promise.allSettled(answers).then(() => {
+          clearTimeout(timer)
+          resolve(true)
+        })
+      })
+      if (!settled) {
+        const still = pending().filter((r) => waitedFor.includes(r)).map((r) => `${r.method} ${r.path}`)
+        throw new Error(
+          `${organizationId}: refusing to restore ${snapshotId} while ${still.join(", ")} is still in flight after ${settleMs} ms: ` +
+            `its answer would land in the restored world. Await every request a test sends`
+        )
+      }
+    }
+    const restored = await client.simulate.restoreSnapshot({ params: { id: snapshotId } })
+    for (const receiver of receivers) receiver.clear()
+    return { ...restored, waitedFor }
   }
 
   return {
@@ -269,12 +414,10 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
     now,
     advance,
     advanceTo,
-    snapshot: () => client.simulate.createSnapshot(),
-    restore: async (snapshotId) => {
-      const restored = await client.simulate.restoreSnapshot({ params: { id: snapshotId } })
-      for (const receiver of receivers) receiver.clear()
-      return restored
-    },
+    snapshot: (snapshotOptions = {}) =>
+      client.simulate.createSnapshot({ query: snapshotOptions.label === undefined ? {} : { label: snapshotOptions.label } }),
+    restore,
+    pending,
     deleteSnapshot: async (snapshotId) => {
       await client.simulate.deleteSnapshot({ params: { id: snapshotId } })
     },
