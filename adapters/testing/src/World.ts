@@ -11,7 +11,7 @@
  */
 import { readFile } from "node:fs/promises"
 import { createClient, type Problem, ProblemError, type PromiseClient } from "@fos/client"
-import type { ClockAdvanced, EventType, Fork, LoggedEvent, Snapshot, SnapshotFile, WebhookFlush } from "@fos/contract"
+import type { ClockAdvanced, EventType, Fork, LoggedEvent, RecentRequest, Snapshot, SnapshotFile, WebhookFlush } from "@fos/contract"
 import { Duration, Option } from "effect"
 import { type Receiver, type ReceiverOptions, startReceiver } from "./Receiver.ts"
 
@@ -73,6 +73,31 @@ export interface PendingRequest {
   readonly sentAt: number
 }
 
+/**
+ * Which requests of the service's request log to take (`requests`, `verify`): every member given must match. `path`
+ * is the path without the base address (`/v2/customers/cus_…`), or a template as the OpenAPI document writes it
+ * (`/v2/customers/{customerId}`), or a regular expression tried on it; `since` keeps the requests answered at or
+ * after an instant of real time (the log's `time`).
+ */
+export interface RequestMatcher {
+  readonly method?: string
+  readonly path?: string | RegExp
+  readonly status?: number
+  readonly since?: Instant
+}
+
+/** How many requests `verify` wants: exactly `times`, or between `atLeast` and `atMost` (at least 1 when none is given). */
+export interface VerifyCount {
+  readonly times?: number
+  readonly atLeast?: number
+  readonly atMost?: number
+  /**
+   * How long to read the log again while too few match, in real time (1 second when omitted): another process
+   * sharing a PostgreSQL store logs what it answered a round trip or two after its answer (docs/inspect.md).
+   */
+  readonly settleMs?: number
+}
+
 /** A restore's answer: the snapshot, and the requests of the world it waited for before restoring. */
 export interface Restored extends Snapshot {
   readonly waitedFor: ReadonlyArray<PendingRequest>
@@ -124,6 +149,17 @@ export interface World<F = unknown> {
   readonly restore: (snapshotId: string, options?: RestoreOptions) => Promise<Restored>
   /** The requests this world sent that have had no answer yet, oldest first. */
   readonly pending: () => ReadonlyArray<PendingRequest>
+  /**
+   * The requests the sandbox answered that `matcher` takes, oldest first, from the service's request log
+   * (`GET /sandbox/v2/simulate/requests`: its last 500, every process sharing the store included), whoever sent them;
+   * the log's own reads are left out.
+   */
+  readonly requests: (matcher?: RequestMatcher) => Promise<ReadonlyArray<RecentRequest>>
+  /**
+   * Fails unless the request log holds as many requests as `count` asks that `matcher` takes; answers them. Its
+   * error names, when none matched, the request closest to the matcher and each member that differs.
+   */
+  readonly verify: (matcher: RequestMatcher, count?: VerifyCount) => Promise<ReadonlyArray<RecentRequest>>
   readonly deleteSnapshot: (snapshotId: string) => Promise<void>
   /**
    * The first event of a type (about a resource) in the sandbox's event log (`GET /sandbox/v2/simulate/events`). It
@@ -377,6 +413,62 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
     throw new Error(`${organizationId}'s sandbox emitted no ${what} within ${timeoutMs} ms`)
   }
 
+  // The log's paths carry the base address (`/sandbox`, under the engine's base path); a matcher's do not.
+  const basePath = new URL(baseUrl, "http://fos").pathname.replace(/\/+$/, "")
+  const logReads = `${basePath}/v2/simulate/requests`
+  const readLog = async (): Promise<Array<RecentRequest>> => {
+    const all: Array<RecentRequest> = []
+    let cursor: string | undefined
+    for (let page = 0; page < 10; page++) {
+      const { data, meta } = await client.inspect.listRecentRequests({ query: { limit: 100, ...(cursor === undefined ? {} : { cursor }) } })
+      all.push(...data)
+      if (meta.nextCursor === null || meta.nextCursor === undefined) break
+      cursor = meta.nextCursor
+    }
+    return all.filter((r) => r.path !== logReads).reverse()
+  }
+  const pathOf = (r: RecentRequest) => (r.path.startsWith(`${basePath}/`) ? r.path.slice(basePath.length) : r.path)
+  /** The members of `matcher` that `r` does not match, each with what it holds. */
+  const differences = (matcher: RequestMatcher, r: RecentRequest): Array<string> => {
+    const differ: Array<string> = []
+    if (matcher.method !== undefined && r.method !== matcher.method.toUpperCase()) differ.push(`method is ${r.method}, not ${matcher.method.toUpperCase()}`)
+    if (matcher.path !== undefined) {
+      const path = pathOf(r)
+      const pattern = typeof matcher.path === "string"
+        ? new RegExp(`^${matcher.path.split(/\{[^}/]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, "\\$&")).join("[^/]+")}$`)
+        : matcher.path
+      if (!pattern.test(path)) differ.push(`path is ${path}, not ${String(matcher.path)}`)
+    }
+    if (matcher.status !== undefined && r.status !== matcher.status) differ.push(`status is ${r.status}, not ${matcher.status}`)
+    if (matcher.since !== undefined && Date.parse(r.time) < Date.parse(isoOf(matcher.since, "since"))) differ.push(`it was answered at ${r.time}, before ${isoOf(matcher.since, "since")}`)
+    return differ
+  }
+  const requests = async (matcher: RequestMatcher = {}) => (await readLog()).filter((r) => differences(matcher, r).length === 0)
+  const verify = async (matcher: RequestMatcher, count: VerifyCount = {}) => {
+    const atLeast = count.times ?? count.atLeast ?? (count.atMost === undefined ? 1 : 0)
+    const atMost = count.times ?? count.atMost ?? Infinity
+    const deadline = Date.now() + (count.settleMs ?? 1_000)
+    let log = await readLog()
+    let matched = log.filter((r) => differences(matcher, r).length === 0)
+    while (matched.length < atLeast && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, pollMs))
+      log = await readLog()
+      matched = log.filter((r) => differences(matcher, r).length === 0)
+    }
+    if (matched.length >= atLeast && matched.length <= atMost) return matched
+    const wanted = count.times !== undefined ? `exactly ${count.times}` : atMost === Infinity ? `at least ${atLeast}` : `${atLeast} to ${atMost}`
+    const members = Object.entries(matcher).map(([k, v]) => `${k}: ${v instanceof RegExp ? String(v) : JSON.stringify(v)}`).join(", ")
+    let message = `${organizationId}: ${matched.length} requests match { ${members} }, not ${wanted} (of the ${log.length} in the request log)`
+    if (matched.length === 0 && log.length > 0) {
+      // The closest: the fewest members that differ, the latest among equals.
+      const closest = log.map((r) => ({ r, differ: differences(matcher, r) })).reduce((best, next) => (next.differ.length <= best.differ.length ? next : best))
+      message += `; the closest is ${closest.r.method} ${pathOf(closest.r)} ${closest.r.status} at ${closest.r.time} (correlation id ${closest.r.correlationId}): its ${closest.differ.join("; its ")}`
+    } else if (matched.length > 0) {
+      message += `: ${matched.map((r) => `${r.method} ${pathOf(r)} ${r.status} at ${r.time}`).join(", ")}`
+    }
+    throw new Error(message)
+  }
+
   const restore = async (snapshotId: string, restoreOptions: RestoreOptions = {}): Promise<Restored> => {
     const waitedFor = pending()
     if (waitedFor.length > 0) {
@@ -418,6 +510,8 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
       client.simulate.createSnapshot({ query: snapshotOptions.label === undefined ? {} : { label: snapshotOptions.label } }),
     restore,
     pending,
+    requests,
+    verify,
     deleteSnapshot: async (snapshotId) => {
       await client.simulate.deleteSnapshot({ params: { id: snapshotId } })
     },
