@@ -12,6 +12,7 @@ import { createServer } from "node:net"
 import { join } from "node:path"
 import { eachTest, type FosEngine, formatSaveLabel, joinSuite, parseSaveLabel, startEngine, startReceiver, startSuite, type World } from "@fos/testing"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { storeMakers } from "./stores.ts"
 
 const root = join(import.meta.dirname, "..")
 const seededStart = Date.parse("2026-03-03T09:00:00.000Z")
@@ -170,6 +171,36 @@ describe("two files on one world", () => {
     const e = await joinSuite(suite.info, 1, { file: "test/e.test.ts" })
     await e.leave()
   })
+})
+
+describe("a snapshot's label", () => {
+  // PGlite keeps rows as PostgreSQL does (SqlStore.ts, one `json` column per row): not started again here, for its start's cost.
+  for (const [name, make] of Object.entries(storeMakers("testing_guards_label")).filter(([name]) => name !== "PGlite")) {
+    it(`is kept with the snapshot on ${name}: read, listed, exported; past 200 characters a 400 that writes nothing`, async () => {
+      const made = await make()
+      try {
+        const { world } = await start({ engine: { store: made.store } })
+        const label = formatSaveLabel({ owner: "suite", role: "start", expires: "2026-12-02T06:00:00.000Z", file: "test/a.test.ts" })
+        const taken = await world.snapshot({ label })
+        expect(taken.label).toBe(label)
+        expect(await world.client.simulate.getSnapshot({ params: { id: taken.id } })).toMatchObject({ label })
+        expect(await snapshotsOf(world)).toMatchObject([{ id: taken.id, label }])
+        const exported = await (await world.fetch(`${world.baseUrl}/v2/simulate/snapshots/${taken.id}/export`, { headers: { "x-api-key": world.apiKey } })).json()
+        expect(exported).toMatchObject({ snapshot: { label } })
+        expect(parseSaveLabel(label)).toEqual({ owner: "suite", role: "start", expires: "2026-12-02T06:00:00.000Z", file: "test/a.test.ts" })
+        // Sent as it is (the typed client checks the query itself): the service's own refusal.
+        const tooLong = await world.fetch(`${world.baseUrl}/v2/simulate/snapshots?label=${"x".repeat(201)}`, { method: "POST", headers: { "x-api-key": world.apiKey } })
+        expect(tooLong.status).toBe(400)
+        expect(await tooLong.json()).toMatchObject({ type: "VALIDATION_ERROR" })
+        expect(await snapshotsOf(world)).toHaveLength(1)
+        const plain = await world.snapshot()
+        expect(plain).not.toHaveProperty("label")
+      } finally {
+        for (const fos of started.splice(0).reverse()) await fos.close()
+        await made.cleanup()
+      }
+    })
+  }
 })
 
 describe("a suite on a running server cleans up after itself", () => {
