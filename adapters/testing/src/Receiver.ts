@@ -29,6 +29,11 @@ export interface ReceiverOptions {
   readonly secret?: string | ReadonlyArray<string>
   /** How far a delivery's `t` may be from the receiver's clock (the spec's 300 seconds when omitted). */
   readonly toleranceSeconds?: number
+  /**
+   * The port to listen on, on 127.0.0.1: a free one the system picks when omitted. A fixed port is for a receiver
+   * whose address must be known before it starts (an endpoint saved in a fixture file); a port taken is an error.
+   */
+  readonly port?: number
 }
 
 /** A delivery the receiver refused, and why. */
@@ -89,7 +94,7 @@ const readBody = (request: IncomingMessage): Promise<Uint8Array | undefined> =>
     request.on("error", reject)
   })
 
-/** Starts a receiver on 127.0.0.1 and a port the system picks. */
+/** Starts a receiver on 127.0.0.1, on `port` or a port the system picks. */
 export const startReceiver = async (options: ReceiverOptions = {}): Promise<Receiver> => {
   let secret = options.secret
   const events: Array<WebhookEvent> = []
@@ -139,7 +144,7 @@ export const startReceiver = async (options: ReceiverOptions = {}): Promise<Rece
   })
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => resolve())
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve())
   })
   const { port } = server.address() as AddressInfo
 

@@ -11,7 +11,7 @@
  */
 import { readFile, writeFile } from "node:fs/promises"
 import { createClient, type Problem, ProblemError, type PromiseClient } from "@fos/client"
-import type { ClockAdvanced, EventType, Fork, LoggedEvent, Snapshot, SnapshotFile, WebhookFlush } from "@fos/contract"
+import type { ClockAdvanced, EventType, Fork, LoggedEvent, RecentRequest, Snapshot, SnapshotFile, WebhookFlush } from "@fos/contract"
 import { Duration, Option } from "effect"
 import { type Receiver, type ReceiverOptions, startReceiver } from "./Receiver.ts"
 
@@ -49,6 +49,66 @@ export interface WaitForEventOptions {
   readonly within?: DurationInput
   /** Under the system clock: how long to poll the log, in real time (5 seconds when omitted). */
   readonly timeoutMs?: number
+  /**
+   * Which events of the log count. Omitted, the whole log does, oldest first (in a suite, the fixture's events and
+   * those of the file's set-up too). `"now"`: only an event logged after the wait began. An event (or its id): only
+   * one logged after it.
+   */
+  readonly after?: "now" | string | Pick<LoggedEvent, "id">
+  /**
+   * Under a virtual clock, what a wait that finds nothing within `within` does with the steps it took: `"rewind"`
+   * (the default) puts the sandbox back as the wait found it, its clock and everything its timers did, with a
+   * snapshot taken before the first step (so the world must have room for one, docs/snapshots.md, "Bounds");
+   * `"keep"` leaves the clock and what fired where the steps took them.
+   */
+  readonly onTimeout?: "rewind" | "keep"
+}
+
+/** A request a world sent (through its `client` or its `fetch`) that has had no answer yet. */
+export interface PendingRequest {
+  readonly method: string
+  /** The path as sent, without the query string. */
+  readonly path: string
+  /** When it was sent, in real time (epoch milliseconds). */
+  readonly sentAt: number
+}
+
+/**
+ * Which requests of the service's request log to take (`requests`, `verify`): every member given must match. `path`
+ * is the path without the base address (`/v2/customers/cus_…`), or a template as the OpenAPI document writes it
+ * (`/v2/customers/{customerId}`), or a regular expression tried on it; `since` keeps the requests answered at or
+ * after an instant of real time (the log's `time`).
+ */
+export interface RequestMatcher {
+  readonly method?: string
+  readonly path?: string | RegExp
+  readonly status?: number
+  readonly since?: Instant
+}
+
+/** How many requests `verify` wants: exactly `times`, or between `atLeast` and `atMost` (at least 1 when none is given). */
+export interface VerifyCount {
+  readonly times?: number
+  readonly atLeast?: number
+  readonly atMost?: number
+  /**
+   * How long to read the log again while too few match, in real time (1 second when omitted): another process
+   * sharing a PostgreSQL store logs what it answered a round trip or two after its answer (docs/inspect.md).
+   */
+  readonly settleMs?: number
+}
+
+/** A restore's answer: the snapshot, and the requests of the world it waited for before restoring. */
+export interface Restored extends Snapshot {
+  readonly waitedFor: ReadonlyArray<PendingRequest>
+}
+
+export interface RestoreOptions {
+  /**
+   * How long to wait, in real time, for the world's requests still in flight before refusing to restore (30 seconds
+   * when omitted): a request that lands after the restore would change the restored world.
+   */
+  readonly settleMs?: number
 }
 
 /** A receiver that a world registered as a webhook endpoint of its sandbox. */
@@ -79,10 +139,27 @@ export interface World<F = unknown> {
   readonly advance: (by: DurationInput) => Promise<ClockAdvanced>
   /** Moves the sandbox's clock forward to an instant. */
   readonly advanceTo: (instant: Instant) => Promise<ClockAdvanced>
-  /** Saves the whole sandbox (docs/snapshots.md). */
-  readonly snapshot: () => Promise<Snapshot>
-  /** Puts the sandbox back as the snapshot saved it (its clock too), and clears this world's receivers. */
-  readonly restore: (snapshotId: string) => Promise<Snapshot>
+  /** Saves the whole sandbox (docs/snapshots.md), with a label it carries and lists with when given. */
+  readonly snapshot: (options?: { readonly label?: string }) => Promise<Snapshot>
+  /**
+   * Puts the sandbox back as the snapshot saved it (its clock too), and clears this world's receivers. It first waits
+   * for the world's requests still in flight (`pending`: a request a test did not await), so that none lands in the
+   * restored world, and answers them as `waitedFor`; one still in flight after `settleMs` refuses the restore, naming it.
+   */
+  readonly restore: (snapshotId: string, options?: RestoreOptions) => Promise<Restored>
+  /** The requests this world sent that have had no answer yet, oldest first. */
+  readonly pending: () => ReadonlyArray<PendingRequest>
+  /**
+   * The requests the sandbox answered that `matcher` takes, oldest first, from the service's request log
+   * (`GET /sandbox/v2/simulate/requests`: its last 500, every process sharing the store included), whoever sent them;
+   * the log's own reads are left out.
+   */
+  readonly requests: (matcher?: RequestMatcher) => Promise<ReadonlyArray<RecentRequest>>
+  /**
+   * Fails unless the request log holds as many requests as `count` asks that `matcher` takes; answers them. Its
+   * error names, when none matched, the request closest to the matcher and each member that differs.
+   */
+  readonly verify: (matcher: RequestMatcher, count?: VerifyCount) => Promise<ReadonlyArray<RecentRequest>>
   readonly deleteSnapshot: (snapshotId: string) => Promise<void>
   /**
    * The first event of a type (about a resource) in the sandbox's event log (`GET /sandbox/v2/simulate/events`). It
@@ -167,6 +244,10 @@ const maxEventPages = 100
 const maxTimerSteps = 1_000
 /** How often `waitForEvent` reads the log under the system clock. */
 const pollMs = 50
+/** The label of the snapshot a wait takes to rewind with (`onTimeout`), which it deletes before it answers. */
+export const waitLabel = "fos-testing role=wait"
+/** How long a restore waits for the world's requests in flight, in real time, before refusing. */
+const defaultSettleMs = 30_000
 
 export interface WorldOptions<F = undefined> {
   /** `<origin>/sandbox`. */
@@ -186,7 +267,32 @@ export interface WorldOptions<F = undefined> {
 /** A world over a key (see `connect`); the organization already known. */
 export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly organizationId: string }): World<F> => {
   const baseUrl = options.baseUrl.replace(/\/+$/, "")
-  const fetch: Fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+  const send: Fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+  // Every request the world sends is known until its answer's head arrives (a streamed body does not hold it), so
+  // that a restore can wait for what a test sent and did not await.
+  const inFlight = new Map<number, PendingRequest>()
+  const inFlightAnswers = new Map<number, Promise<unknown>>()
+  let sent = 0
+  const fetch: Fetch = (input, init) => {
+    const n = sent++
+    const url = input instanceof Request ? input.url : String(input)
+    const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase()
+    inFlight.set(n, { method, path: new URL(url, "http://fos").pathname, sentAt: Date.now() })
+    let answer: Promise<Response>
+    try {
+      answer = send(input, init)
+    } catch (error) {
+      inFlight.delete(n)
+      throw error
+    }
+    const settled = answer.finally(() => {
+      inFlight.delete(n)
+      inFlightAnswers.delete(n)
+    })
+    inFlightAnswers.set(n, settled)
+    return settled
+  }
+  const pending = () => [...inFlight.values()]
   const client = createClient({ baseUrl, apiKey: options.apiKey, fetch })
   const ids = options.ids ?? {}
   const organizationId = options.organizationId
@@ -203,7 +309,9 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
       : advanceTo((await now()) + ms)
   }
 
-  const findEvent = async (options: WaitForEventOptions): Promise<LoggedEvent | undefined> => {
+  /** The first event of the log that `options` asks for, not among `skip` (the ids of events logged before it counts). */
+  const findEvent = async (options: WaitForEventOptions, skip: ReadonlySet<string>): Promise<LoggedEvent | undefined> => {
+    const wanted = (event: LoggedEvent) => !skip.has(event.id) && (options.match === undefined || options.match(event))
     let cursor: string | undefined
     for (let page = 0; page < maxEventPages; page++) {
       const { data, meta } = await client.inspect.listEvents({
@@ -214,7 +322,7 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
           ...(cursor === undefined ? {} : { cursor })
         }
       })
-      const found = options.match === undefined ? data[0] : data.find(options.match)
+      const found = data.find(wanted)
       if (found !== undefined) return found
       if (meta.nextCursor === null || meta.nextCursor === undefined) return undefined
       cursor = meta.nextCursor
@@ -222,9 +330,40 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
     return undefined
   }
 
+  /**
+   * The ids of the events `after` rules out: every event of the type (and resource) in the log now, for `"now"`;
+   * every event up to the one named, for an event, read from the start of the whole log.
+   */
+  const eventsBefore = async (options: WaitForEventOptions): Promise<ReadonlySet<string>> => {
+    const seen = new Set<string>()
+    if (options.after === undefined) return seen
+    const marker = options.after === "now" ? undefined : typeof options.after === "string" ? options.after : options.after.id
+    let cursor: string | undefined
+    for (let page = 0; page < maxEventPages; page++) {
+      const { data, meta } = await client.inspect.listEvents({
+        query: {
+          limit: 100,
+          ...(marker !== undefined ? {} : { type: options.type }),
+          ...(marker !== undefined || options.resourceId === undefined ? {} : { resourceId: options.resourceId }),
+          ...(cursor === undefined ? {} : { cursor })
+        }
+      })
+      for (const event of data) {
+        seen.add(event.id)
+        if (event.id === marker) return seen
+      }
+      if (meta.nextCursor === null || meta.nextCursor === undefined) break
+      cursor = meta.nextCursor
+    }
+    if (marker !== undefined) throw new Error(`waitForEvent: after names ${marker}, which is not in ${organizationId}'s event log`)
+    return seen
+  }
+
   const waitForEvent = async (options: WaitForEventOptions): Promise<LoggedEvent> => {
-    const what = `${options.type} event${options.resourceId === undefined ? "" : ` about ${options.resourceId}`}${options.match === undefined ? "" : " that matches"}`
-    const first = await findEvent(options)
+    const what = `${options.type} event${options.resourceId === undefined ? "" : ` about ${options.resourceId}`}${options.match === undefined ? "" : " that matches"}` +
+      (options.after === undefined ? "" : options.after === "now" ? " logged after the wait began" : ` logged after ${typeof options.after === "string" ? options.after : options.after.id}`)
+    const skip = await eventsBefore(options)
+    const first = await findEvent(options, skip)
     if (first !== undefined) return first
     const clock = await readClock()
     if (clock.mode === "virtual") {
@@ -235,26 +374,124 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
         )
       }
       const horizon = Date.parse(clock.now) + durationMs(options.within, "waitForEvent within")
-      for (let step = 0; step < maxTimerSteps; step++) {
-        const next = (await client.inspect.listTimers({ query: { limit: 1 } })).data[0]
-        if (next === undefined || Date.parse(next.dueAt) > horizon) {
-          const after = next === undefined ? "no timer is pending" : `the next timer is due at ${next.dueAt}`
-          throw new Error(`${organizationId}'s sandbox emitted no ${what} by ${new Date(horizon).toISOString()} (${step} timers fired; ${after})`)
+      const rewind = options.onTimeout !== "keep"
+      // Taken only once a step is due, so that a wait answered without one costs no snapshot.
+      let saved: string | undefined
+      const giveUp = async (message: string): Promise<never> => {
+        if (saved !== undefined) {
+          await client.simulate.restoreSnapshot({ params: { id: saved } })
+          await client.simulate.deleteSnapshot({ params: { id: saved } })
+          message += `; the sandbox is back as the wait found it, at ${clock.now} (onTimeout: "keep" leaves it where the steps took it)`
         }
-        await advanceTo(Math.max(Date.parse(next.dueAt), Date.parse(clock.now)))
-        const found = await findEvent(options)
-        if (found !== undefined) return found
+        throw new Error(message)
       }
-      throw new Error(`${organizationId}'s sandbox emitted no ${what} in ${maxTimerSteps} timers`)
+      try {
+        for (let step = 0; step < maxTimerSteps; step++) {
+          const next = (await client.inspect.listTimers({ query: { limit: 1 } })).data[0]
+          if (next === undefined || Date.parse(next.dueAt) > horizon) {
+            const after = next === undefined ? "no timer is pending" : `the next timer is due at ${next.dueAt}`
+            return await giveUp(`${organizationId}'s sandbox emitted no ${what} by ${new Date(horizon).toISOString()} (${step} timers fired; ${after})`)
+          }
+          if (rewind && saved === undefined) saved = (await client.simulate.createSnapshot({ query: { label: waitLabel } })).id
+          await advanceTo(Math.max(Date.parse(next.dueAt), Date.parse(clock.now)))
+          const found = await findEvent(options, skip)
+          if (found !== undefined) return found
+        }
+        return await giveUp(`${organizationId}'s sandbox emitted no ${what} in ${maxTimerSteps} timers`)
+      } finally {
+        // Found, or given up on: the wait's own snapshot goes (a rewind deleted it already).
+        if (saved !== undefined) await client.simulate.deleteSnapshot({ params: { id: saved } }).catch(() => undefined)
+      }
     }
     const timeoutMs = options.timeoutMs ?? 5_000
     const deadline = Date.now() + timeoutMs
     while (Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, pollMs))
-      const found = await findEvent(options)
+      const found = await findEvent(options, skip)
       if (found !== undefined) return found
     }
     throw new Error(`${organizationId}'s sandbox emitted no ${what} within ${timeoutMs} ms`)
+  }
+
+  // The log's paths carry the base address (`/sandbox`, under the engine's base path); a matcher's do not.
+  const basePath = new URL(baseUrl, "http://fos").pathname.replace(/\/+$/, "")
+  const logReads = `${basePath}/v2/simulate/requests`
+  const readLog = async (): Promise<Array<RecentRequest>> => {
+    const all: Array<RecentRequest> = []
+    let cursor: string | undefined
+    for (let page = 0; page < 10; page++) {
+      const { data, meta } = await client.inspect.listRecentRequests({ query: { limit: 100, ...(cursor === undefined ? {} : { cursor }) } })
+      all.push(...data)
+      if (meta.nextCursor === null || meta.nextCursor === undefined) break
+      cursor = meta.nextCursor
+    }
+    return all.filter((r) => r.path !== logReads).reverse()
+  }
+  const pathOf = (r: RecentRequest) => (r.path.startsWith(`${basePath}/`) ? r.path.slice(basePath.length) : r.path)
+  /** The members of `matcher` that `r` does not match, each with what it holds. */
+  const differences = (matcher: RequestMatcher, r: RecentRequest): Array<string> => {
+    const differ: Array<string> = []
+    if (matcher.method !== undefined && r.method !== matcher.method.toUpperCase()) differ.push(`method is ${r.method}, not ${matcher.method.toUpperCase()}`)
+    if (matcher.path !== undefined) {
+      const path = pathOf(r)
+      const pattern = typeof matcher.path === "string"
+        ? new RegExp(`^${matcher.path.split(/\{[^}/]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, "\\$&")).join("[^/]+")}$`)
+        : matcher.path
+      if (!pattern.test(path)) differ.push(`path is ${path}, not ${String(matcher.path)}`)
+    }
+    if (matcher.status !== undefined && r.status !== matcher.status) differ.push(`status is ${r.status}, not ${matcher.status}`)
+    if (matcher.since !== undefined && Date.parse(r.time) < Date.parse(isoOf(matcher.since, "since"))) differ.push(`it was answered at ${r.time}, before ${isoOf(matcher.since, "since")}`)
+    return differ
+  }
+  const requests = async (matcher: RequestMatcher = {}) => (await readLog()).filter((r) => differences(matcher, r).length === 0)
+  const verify = async (matcher: RequestMatcher, count: VerifyCount = {}) => {
+    const atLeast = count.times ?? count.atLeast ?? (count.atMost === undefined ? 1 : 0)
+    const atMost = count.times ?? count.atMost ?? Infinity
+    const deadline = Date.now() + (count.settleMs ?? 1_000)
+    let log = await readLog()
+    let matched = log.filter((r) => differences(matcher, r).length === 0)
+    while (matched.length < atLeast && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, pollMs))
+      log = await readLog()
+      matched = log.filter((r) => differences(matcher, r).length === 0)
+    }
+    if (matched.length >= atLeast && matched.length <= atMost) return matched
+    const wanted = count.times !== undefined ? `exactly ${count.times}` : atMost === Infinity ? `at least ${atLeast}` : `${atLeast} to ${atMost}`
+    const members = Object.entries(matcher).map(([k, v]) => `${k}: ${v instanceof RegExp ? String(v) : JSON.stringify(v)}`).join(", ")
+    let message = `${organizationId}: ${matched.length} requests match { ${members} }, not ${wanted} (of the ${log.length} in the request log)`
+    if (matched.length === 0 && log.length > 0) {
+      // The closest: the fewest members that differ, the latest among equals.
+      const closest = log.map((r) => ({ r, differ: differences(matcher, r) })).reduce((best, next) => (next.differ.length <= best.differ.length ? next : best))
+      message += `; the closest is ${closest.r.method} ${pathOf(closest.r)} ${closest.r.status} at ${closest.r.time} (correlation id ${closest.r.correlationId}): its ${closest.differ.join("; its ")}`
+    } else if (matched.length > 0) {
+      message += `: ${matched.map((r) => `${r.method} ${pathOf(r)} ${r.status} at ${r.time}`).join(", ")}`
+    }
+    throw new Error(message)
+  }
+
+  const restore = async (snapshotId: string, restoreOptions: RestoreOptions = {}): Promise<Restored> => {
+    const waitedFor = pending()
+    if (waitedFor.length > 0) {
+      const settleMs = restoreOptions.settleMs ?? defaultSettleMs
+      const settled = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), settleMs)
+        const answers = [...inFlight.keys()].map((n) => inFlightAnswers.get(n)).filter((p) => p !== undefined)
+        void Promise.allSettled(answers).then(() => {
+          clearTimeout(timer)
+          resolve(true)
+        })
+      })
+      if (!settled) {
+        const still = pending().filter((r) => waitedFor.includes(r)).map((r) => `${r.method} ${r.path}`)
+        throw new Error(
+          `${organizationId}: refusing to restore ${snapshotId} while ${still.join(", ")} is still in flight after ${settleMs} ms: ` +
+            `its answer would land in the restored world. Await every request a test sends`
+        )
+      }
+    }
+    const restored = await client.simulate.restoreSnapshot({ params: { id: snapshotId } })
+    for (const receiver of receivers) receiver.clear()
+    return { ...restored, waitedFor }
   }
 
   return {
@@ -269,12 +506,12 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
     now,
     advance,
     advanceTo,
-    snapshot: () => client.simulate.createSnapshot(),
-    restore: async (snapshotId) => {
-      const restored = await client.simulate.restoreSnapshot({ params: { id: snapshotId } })
-      for (const receiver of receivers) receiver.clear()
-      return restored
-    },
+    snapshot: (snapshotOptions = {}) =>
+      client.simulate.createSnapshot({ query: snapshotOptions.label === undefined ? {} : { label: snapshotOptions.label } }),
+    restore,
+    pending,
+    requests,
+    verify,
     deleteSnapshot: async (snapshotId) => {
       await client.simulate.deleteSnapshot({ params: { id: snapshotId } })
     },

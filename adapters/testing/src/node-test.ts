@@ -13,7 +13,7 @@
  * const world = await useWorld<{ customerId: string }>()
  * ```
  */
-import { after, beforeEach } from "node:test"
+import { after, afterEach, beforeEach } from "node:test"
 import { eachTest, joinSuite, type StartedSuite, type SuiteInfo, type SuiteOptions, startSuite } from "./Suite.ts"
 import type { World } from "./World.ts"
 
@@ -48,7 +48,8 @@ export const useWorld = async <F = unknown>(): Promise<World<F>> => {
   }
   const { world, leave } = await joinSuite(JSON.parse(text) as SuiteInfo<F>)
   const hooks = eachTest(world)
-  beforeEach(hooks.beforeEach)
+  beforeEach((context) => hooks.beforeEach(context.name))
+  afterEach((context) => hooks.afterEach(context.name))
   after(async () => {
     await hooks.after()
     await leave()

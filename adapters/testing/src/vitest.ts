@@ -13,7 +13,8 @@
  * const world = await useWorld<{ customerId: string }>()
  * ```
  */
-import { afterAll, beforeEach, inject } from "vitest"
+import { relative } from "node:path"
+import { afterAll, afterEach, beforeEach, expect, inject } from "vitest"
 import type { TestProject } from "vitest/node"
 import { eachTest, joinSuite, type SuiteInfo, type SuiteOptions, startSuite } from "./Suite.ts"
 import type { World } from "./World.ts"
@@ -48,9 +49,13 @@ export const useWorld = async <F = unknown>(): Promise<World<F>> => {
   const info = inject(key) as SuiteInfo<F> | undefined
   if (info === undefined) throw new Error(`useWorld: nothing was provided as "${key}": add a globalSetup file whose default export is fosGlobalSetup(...)`)
   const pool = Number(process.env.VITEST_POOL_ID)
-  const { world, leave } = await joinSuite(info, Number.isInteger(pool) && pool > 0 ? pool : undefined)
-  const hooks = eachTest(world)
-  beforeEach(hooks.beforeEach)
+  const testPath = expect.getState().testPath
+  const { world, leave, claim } = await joinSuite(info, Number.isInteger(pool) && pool > 0 ? pool : undefined, {
+    ...(testPath === undefined ? {} : { file: relative(process.cwd(), testPath) })
+  })
+  const hooks = eachTest(world, { claim })
+  beforeEach((context) => hooks.beforeEach(context.task.name))
+  afterEach((context) => hooks.afterEach(context.task.name))
   afterAll(async () => {
     await hooks.after()
     await leave()

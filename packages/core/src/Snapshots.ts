@@ -50,6 +50,8 @@ const readPage = 500
 
 /** A snapshot's row: its wire members (the contract's `Snapshot`), and where its rows are. */
 export interface StoredSnapshot extends Wire.Stored<Snapshot, "id" | "organizationId" | "createdAt" | "rows" | "contents"> {
+  /** What its taker said of it (`?label=`), kept as given and never read by fos. */
+  readonly label?: string
   /** The store's sequence when it was taken: lists it in the order snapshots were taken, even within one instant. */
   readonly sequence: number
   /**
@@ -102,7 +104,8 @@ export const toWire = (s: StoredSnapshot): Snapshot => ({
   environment: "sandbox",
   createdAt: s.createdAt,
   rows: s.rows,
-  contents: s.contents
+  contents: s.contents,
+  ...(s.label === undefined ? {} : { label: s.label })
 })
 
 /** The organization's row, locked: snapshots, restores and deletes of one organization take turns. */
@@ -126,8 +129,8 @@ const refuseOverLimit = (store: Store.StoreService, organizationId: string) =>
         resolution: "Delete a snapshot (DELETE /v2/simulate/snapshots/{id}) before taking another."
       })))
 
-/** Saves the organization's whole sandbox; answers the snapshot. */
-export const take = (organizationId: OrganizationId | string): Effect.Effect<Snapshot, Problem.ApiError, Store.Store | Domain.Domains> =>
+/** Saves the organization's whole sandbox, with the label the caller gave it (fos never reads one); answers the snapshot. */
+export const take = (organizationId: OrganizationId | string, options: { readonly label?: string | undefined } = {}): Effect.Effect<Snapshot, Problem.ApiError, Store.Store | Domain.Domains> =>
   Effect.flatMap(Effect.all([Store.Store, Domain.Domains]), ([store, registry]) =>
     store.transaction(Effect.gen(function*() {
       yield* lockOrganization(store, organizationId)
@@ -166,6 +169,7 @@ export const take = (organizationId: OrganizationId | string): Effect.Effect<Sna
         createdAt: toIso(yield* Clock.currentTimeMillis),
         rows,
         contents,
+        ...(options.label === undefined ? {} : { label: options.label }),
         copied: true
       }
       yield* Effect.orDie(store.insert(Snapshots, snapshot))

@@ -193,7 +193,7 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
         }))
       ).pipe(Effect.map(mutable)))
     // Snapshots of the caller's sandbox (Snapshots.ts, docs/snapshots.md).
-    .handle("createSnapshot", () => CurrentCaller.use((caller) => Snapshots.take(caller.organization.id)).pipe(Effect.map(mutable)))
+    .handle("createSnapshot", ({ query }) => CurrentCaller.use((caller) => Snapshots.take(caller.organization.id, { label: query.label })).pipe(Effect.map(mutable)))
     .handle("listSnapshots", ({ query }) =>
       CurrentCaller.use((caller) => Snapshots.list(caller.organization.id, listQueryOf(query))).pipe(Effect.map((p) => ({ data: [...p.data], meta: p.meta }))))
     .handle("getSnapshot", ({ params }) => CurrentCaller.use((caller) => Snapshots.get(caller.organization.id, params.id)).pipe(Effect.map(mutable)))

@@ -26,6 +26,7 @@ import {
   WebhookFlush,
   Snapshot,
   SnapshotFile,
+  SnapshotQuery,
   maxSnapshotFileBytes,
   Fork,
   ForkSummary,
@@ -150,9 +151,10 @@ export const Simulate = HttpApiGroup.make("simulate")
   }).annotateMerge(documented("Reset the sandbox", "Deletes everything the organization created in the sandbox and answers what was removed.")))
   // Snapshots of the caller's whole sandbox, restored in one transaction (docs/snapshots.md).
   .add(HttpApiEndpoint.post("createSnapshot", "/v2/simulate/snapshots", {
+    query: SnapshotQuery,
     success: Snapshot.pipe(HttpApiSchema.status(201)),
     error: [...withBody, problem(422)]
-  }).annotateMerge(documented("Save a snapshot", "Saves the caller's whole sandbox (everything a reset removes, plus the ledger, the timers and the sandbox's clock) and answers its id. At most 20 per organization.")))
+  }).annotateMerge(documented("Save a snapshot", "Saves the caller's whole sandbox (everything a reset removes, plus the ledger, the timers and the sandbox's clock) and answers its id. At most 20 per organization. `label` (1 to 200 characters) is carried with the snapshot, listed and exported with it, and never read by fos.")))
   .add(HttpApiEndpoint.get("listSnapshots", "/v2/simulate/snapshots", {
     query: listQuery(["createdAt"] as const),
     success: listOf(Snapshot),

@@ -202,9 +202,21 @@ export const Snapshot = Schema.Struct({
   environment: Schema.Literal("sandbox"),
   createdAt: Schema.String,
   rows: Schema.Number,
-  contents: SandboxCounts
+  contents: SandboxCounts,
+  label: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "Snapshot", description: "A saved copy of an organization's whole sandbox." })
 export type Snapshot = typeof Snapshot.Type
+
+/** The longest label a snapshot carries, in characters. */
+export const maxSnapshotLabelLength = 200
+
+/**
+ * What a save may say of itself (`POST /v2/simulate/snapshots?label=…`): a label it carries and lists with, which fos
+ * never reads (a test package writes who made the save and until when it is needed, docs/testing.md).
+ */
+export const SnapshotQuery = Schema.Struct({
+  label: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(maxSnapshotLabelLength)))
+})
 
 /** The most forks one organization holds at a time (docs/snapshots.md, "Forks"): one more is 409 CONFLICT. */
 export const maxForksPerOrganization = 64
