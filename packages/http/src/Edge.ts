@@ -11,7 +11,7 @@
  * 5. `recover`: a failure becomes its problem (`problemResponse`), the store out of reach 503, anything unexpected
  *    500, never with a stack trace.
  * 6. `finish`: the headers every answer carries; `makeLogged`: the answer recorded in the organization's recent
- *    requests (LiveFeed.ts) and the request log.
+ *    requests (LiveFeed.ts), the engine's metrics (kernel/Metrics.ts of @fos/core) and the request log.
  *
  * What no route matches goes to `unrouted` (a global middleware): `/healthz`, the `/docs` reference pages, the
  * `/inspect` application, bad percent-encoding, and the unknown-route 404 (after authentication, so routes cannot be
@@ -288,8 +288,9 @@ export type Logged = (
 ) => HttpServerResponse.HttpServerResponse
 
 /**
- * Records the request in its organization's recent requests (a caller once known) and sends its entry to the
- * request log, if one is configured. Both read real time at each end of a request: the monotonic clock (one hrtime
+ * Records the request in its organization's recent requests (a caller once known) and in the metrics of the
+ * registry `metrics` holds (its route and operation once a route matched), and sends its entry to the request log,
+ * if one is configured. They read real time at each end of a request: the monotonic clock (one hrtime
  * read) for its duration, and the wall clock (Date.now) at its end.
  */
 export const makeLogged = (
