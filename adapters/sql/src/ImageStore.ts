@@ -10,7 +10,7 @@
  */
 import type { PGlite } from "@electric-sql/pglite"
 import { MemoryStore, Store } from "@fos/core"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { latestVersion } from "./Migrations.ts"
 import { preparedStatements, type PreparedStatements } from "./PglitePrepared.ts"
 
@@ -346,4 +346,4 @@ const load = async (db: PGlite, foldAt: number): Promise<MemoryStore.Image> => {
  * tests) folds the log sooner.
  */
 export const makeImageStore = (db: PGlite, options: { readonly foldAtChars?: number } = {}): Effect.Effect<Store.StoreService> =>
-  Effect.map(Effect.promise(() => load(db, options.foldAtChars ?? foldAtChars)), MemoryStore.make)
+  Effect.flatMap(Clock.Clock, (clock) => Effect.map(Effect.promise(() => load(db, options.foldAtChars ?? foldAtChars)), (image) => MemoryStore.make(image, clock)))

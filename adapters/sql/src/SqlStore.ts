@@ -36,8 +36,8 @@
  * split apart they would pass those to one another on every call. The migrations, the shared state and the image
  * store are files of their own.
  */
-import { Store } from "@fos/core"
-import { Cause, Context, Data, Effect, Exit, Option, Stream } from "effect"
+import { Metrics, Store } from "@fos/core"
+import { Cause, Clock, Context, Data, Effect, Exit, Option, Stream } from "effect"
 import { SqlClient, type SqlConnection, type SqlError, type Statement } from "effect/sql"
 import { latestVersion } from "./Migrations.ts"
 
@@ -220,6 +220,8 @@ const isUniqueViolation = (e: SqlError.SqlError): boolean => (e as { reason?: { 
 
 export const makeSqlStore = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // Real time, which the engine builds its store on: transactions are timed on it (kernel/Metrics.ts).
+  const clock = yield* Clock.Clock
 
   const inTransaction = Effect.map(Effect.serviceOption(sql.transactionService), Option.isSome)
 
@@ -1391,11 +1393,11 @@ export const makeSqlStore = Effect.gen(function*() {
           after = []
           return Effect.catchCause(runTransaction(effect, lazy, after), (cause) => {
             // A lazy transaction that found what it read for update changed runs again, beginning at once.
-            if (conflicted(cause)) return run(left, false)
-            return left > 0 && abortedByDatabase(cause) ? run(left - 1, lazy) : Effect.failCause(cause)
+            if (conflicted(cause)) return Effect.andThen(Metrics.transactionRetried("conflict"), run(left, false))
+            return left > 0 && abortedByDatabase(cause) ? Effect.andThen(Metrics.transactionRetried("aborted"), run(left - 1, lazy)) : Effect.failCause(cause)
           })
         })
-      return Effect.tap(run(deadlockRetries, true), () => Store.runAfterCommit(after))
+      return Effect.tap(Metrics.timedTransaction(clock, run(deadlockRetries, true)), () => Store.runAfterCommit(after))
     })
 
   const afterCommit = (effect: Effect.Effect<void>): Effect.Effect<void> =>

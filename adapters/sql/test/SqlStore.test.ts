@@ -4,7 +4,7 @@
  */
 import { rmSync } from "node:fs"
 import { Store } from "@fos/core"
-import { type Context, Deferred, Effect, Layer, ManagedRuntime } from "effect"
+import { Context, Deferred, Effect, Layer, ManagedRuntime, Metric } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { describeStoreContract } from "@fos/core/store-contract/vitest"
@@ -91,10 +91,11 @@ if (adminUrl !== undefined && adminUrl !== "") {
 
     // Two transactions lock two rows in opposite orders: PostgreSQL aborts one to break the cycle, and the store
     // runs that one again, so both commit.
-    it("a transaction aborted to break a deadlock is run again and commits", async () => {
+    it("a transaction aborted to break a deadlock is run again and commits, and counts as a retry of the store", async () => {
       const Notes = Store.table<{ readonly id: string; readonly n: number }>({ name: "deadlock_notes", key: (r) => r.id })
       const runs = { first: 0, second: 0 }
-      await runtime.runPromise(Effect.gen(function*() {
+      const registry: Metric.MetricRegistry = new Map()
+      await runtime.runPromise(Effect.provideService(Effect.gen(function*() {
         const store = yield* Store.Store
         yield* store.insert(Notes, { id: "a", n: 0 })
         yield* store.insert(Notes, { id: "b", n: 0 })
@@ -117,8 +118,16 @@ if (adminUrl !== undefined && adminUrl !== "") {
         // Each transaction added 1 to its own row and 10 to the other's: both committed, each once.
         expect((yield* store.get(Notes, "a"))!.n).toBe(11)
         expect((yield* store.get(Notes, "b"))!.n).toBe(11)
-      }))
+      }), Metric.MetricRegistry, registry))
       expect(runs.first + runs.second).toBe(3)
+      // Each run again is one of the store's retries (kernel/Metrics.ts), whichever way the store found the cycle
+      // (the database's abort, or a row locked late found changed); each transaction's duration is one, its runs
+      // included.
+      const series = Metric.snapshotUnsafe(Context.make(Metric.MetricRegistry, registry))
+      const retries = series.filter((m) => m.id === "fos.store.transaction.retries").reduce((n, m) => n + (m.state as { count: number }).count, 0)
+      expect(retries).toBe(runs.first + runs.second - 2)
+      const timed = series.find((m) => m.id === "fos.store.transaction.duration")
+      expect((timed?.state as { count: number } | undefined)?.count).toBe(2)
     }, 30_000)
 
     // A resource's events are numbered in the order its changes commit, on any process: two transactions that change

@@ -3,7 +3,7 @@
  * domains' descriptors compose (Domains.ts: the tables, and the timer kinds with their handlers), the topics'
  * subscribers (Subscriptions.ts) and the scheduler. Every runtime (the servers, embedding, tests) builds the engine through this.
  */
-import { Clock, Context, Effect, Layer, Random } from "effect"
+import { Clock, Context, Effect, Layer, Metric, Random } from "effect"
 import * as Clocks from "./kernel/Clocks.ts"
 import * as DeliveryWorker from "./webhooks/DeliveryWorker.ts"
 import * as Dispatch from "./webhooks/Dispatch.ts"
@@ -17,6 +17,7 @@ import * as Liveness from "./kernel/Liveness.ts"
 import * as MemoryStore from "./kernel/MemoryStore.ts"
 import * as RandomStreams from "./kernel/RandomStreams.ts"
 import * as RateLimit from "./kernel/RateLimit.ts"
+import * as Metrics from "./kernel/Metrics.ts"
 import * as RealClock from "./kernel/RealClock.ts"
 import * as ReviewSettings from "./onboarding/ReviewSettings.ts"
 import * as Store from "./kernel/Store.ts"
@@ -124,10 +125,14 @@ export const layer = <E = never>(options: EngineOptions<E> = {}): Layer.Layer<En
     // Whether the engine still takes work (kernel/Lifecycle.ts): every way the engine's scope closes drains it
     // first, before the scheduler is interrupted and the store closed, since the drain's finalizer is added last.
     const lifecycle = Lifecycle.make(realClock)
+    // The engine's metrics, in a registry of its own or its host's (kernel/Metrics.ts): under every service, so the
+    // fibers they fork (the scheduler, the delivery worker) count into it too.
+    const metricRegistry = yield* Metrics.registryOf
     const withLifecycle = <A, E, R>(engine: Layer.Layer<A, E, R>) =>
       Layer.effectDiscard(Effect.addFinalizer(() => lifecycle.drain())).pipe(
         Layer.provideMerge(engine),
-        Layer.provideMerge(Layer.succeed(Lifecycle.Lifecycle, lifecycle))
+        Layer.provideMerge(Layer.succeed(Lifecycle.Lifecycle, lifecycle)),
+        Layer.provideMerge(Layer.succeed(Metric.MetricRegistry, metricRegistry))
       )
     // The store is infrastructure: its connection pool's timeouts and lifetimes run on real time. Built on a virtual
     // clock, an advance of an hour aged every pooled connection by an hour, and the pool closed them under the
@@ -159,6 +164,7 @@ export const layer = <E = never>(options: EngineOptions<E> = {}): Layer.Layer<En
         Context.add(RealClock.RealClock, realClock)
       )
     )
+    Metrics.registerKnownUnsafe(Context.make(Metric.MetricRegistry, metricRegistry), registry.timerHandlers.keys())
     const timerHandlers = Layer.mergeAll(
       Layer.succeed(RealClock.RealClock, realClock),
       Layer.succeed(Domain.Domains, registry),

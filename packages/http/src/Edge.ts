@@ -11,7 +11,7 @@
  * 5. `recover`: a failure becomes its problem (`problemResponse`), the store out of reach 503, anything unexpected
  *    500, never with a stack trace.
  * 6. `finish`: the headers every answer carries; `makeLogged`: the answer recorded in the organization's recent
- *    requests (LiveFeed.ts) and the request log.
+ *    requests (LiveFeed.ts), the engine's metrics (kernel/Metrics.ts of @fos/core) and the request log.
  *
  * What no route matches goes to `unrouted` (a global middleware): `/healthz`, the `/docs` reference pages, the
  * `/inspect` application, bad percent-encoding, and the unknown-route 404 (after authentication, so routes cannot be
@@ -19,7 +19,7 @@
  * problem's `docs` carries too.
  */
 import type { Engine } from "@fos/core"
-import { IdGenerator, Lifecycle, Problem, RandomStreams, Store, Tenancy } from "@fos/core"
+import { IdGenerator, Lifecycle, Metrics, Problem, RandomStreams, Store, Tenancy } from "@fos/core"
 import { type Environment, toIso } from "@fos/contract"
 import { Cause, type Clock, Context, Effect, Layer, Option, Random } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -288,12 +288,28 @@ export type Logged = (
 ) => HttpServerResponse.HttpServerResponse
 
 /**
- * Records the request in its organization's recent requests (a caller once known) and sends its entry to the
- * request log, if one is configured. Both read real time at each end of a request: the monotonic clock (one hrtime
+ * Records the request in its organization's recent requests (a caller once known) and in the metrics of the
+ * registry `metrics` holds (its route and operation once a route matched), and sends its entry to the request log,
+ * if one is configured. They read real time at each end of a request: the monotonic clock (one hrtime
  * read) for its duration, and the wall clock (Date.now) at its end.
  */
-export const makeLogged = (feed: LiveFeedService, requestLog: RequestLogger | undefined, realClock: Clock.Clock): Logged => {
+export const makeLogged = (
+  feed: LiveFeedService,
+  requestLog: RequestLogger | undefined,
+  realClock: Clock.Clock,
+  metrics?: Context.Context<never>
+): Logged => {
   const recorded: Logged = (request, info, response) => {
+    if (metrics !== undefined) {
+      Metrics.recordRequestUnsafe(metrics, {
+        method: request.method,
+        route: info.route,
+        operation: info.operation,
+        status: response.status,
+        code: problemTypeOf(response),
+        durationSeconds: Number(realClock.monotonicTimeNanosUnsafe() - info.startedNs) / 1e9
+      })
+    }
     if (info.organizationId !== undefined && info.environment !== undefined) {
       feed.record({
         organizationId: info.organizationId,
@@ -356,12 +372,14 @@ export interface EdgeOptions {
   readonly basePath: string
   /** Whether the engine still takes requests: a closing one answers each 503 (kernel/Lifecycle.ts). */
   readonly lifecycle: Lifecycle.LifecycleService
+  /** A context holding the registry the requests are counted in (kernel/Metrics.ts); none: not counted. */
+  readonly metrics?: Context.Context<never> | undefined
 }
 
 /** The edge of one engine: around every route, and for what no route matched. */
 export interface EdgeRoutes {
-  /** A route under the edge, for `environment` (undefined on the operator surface). */
-  readonly serve: (environment: Environment | undefined, run: RouteRun) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** A route under the edge, for `environment` (undefined on the operator surface); `operation`: its operation id. */
+  readonly serve: (environment: Environment | undefined, run: RouteRun, operation?: string) => Effect.Effect<HttpServerResponse.HttpServerResponse>
   /** The global middleware for what no route matched: it answers the router's not-found and passes every other failure on. */
   readonly unrouted: <E>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E>) => Effect.Effect<HttpServerResponse.HttpServerResponse, E>
 }
@@ -371,7 +389,7 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
   const { clock, admit, docs, store, engineContext, basePath, lifecycle } = options
   const inspector = options.inspector === false ? () => undefined : inspectorPage
   const begin = makeBegin(options.correlation, options.realClock, options.identify)
-  const logged = makeLogged(options.feed, options.requestLog, options.realClock)
+  const logged = makeLogged(options.feed, options.requestLog, options.realClock, options.metrics)
   const nowMs = () => clock.currentTimeMillisUnsafe()
   /** The base address of a path under the base path; undefined outside both. */
   const baseUnder = (path: string) => {
@@ -404,7 +422,7 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
     return Effect.catch(admit(info, undefined, false, () => Effect.fail(refusal)), problem)
   }
 
-  const serve: EdgeRoutes["serve"] = (environment, run) =>
+  const serve: EdgeRoutes["serve"] = (environment, run, operation) =>
     Effect.withFiber((fiber) => {
       const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
       const path = pathOf(request.url)
@@ -415,6 +433,8 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
         answered = inFlight(request, info, unknownRoute(request, path, info))
       } else {
         const info = begin(request, environment)
+        info.route = route?.path
+        info.operation = operation
         answered = inFlight(
           request,
           info,

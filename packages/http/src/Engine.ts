@@ -19,6 +19,7 @@ import * as EngineTime from "./EngineTime.ts"
 import type { HostIdentity } from "./HostIdentity.ts"
 import type { ServeOptions } from "./Served.ts"
 import * as LiveFeed from "./LiveFeed.ts"
+import { metricsText } from "./Metrics.ts"
 import type { RequestLogger } from "./RequestLog.ts"
 import { Deliveries, type DeliveriesService, flushWebhooks, type FlushOptions, makeRecorder } from "./SentDeliveries.ts"
 import { httpTransport } from "./Transport.ts"
@@ -348,6 +349,12 @@ export interface Engine {
   /** Deletes a fork with everything in it: its sandbox, snapshots, keys and user. */
   readonly deleteFork: (forkOrganizationId: string) => Promise<void>
   /**
+   * The engine's metrics in Prometheus' text format: what `GET /metrics` answers with the operator token
+   * (docs/observability.md, "Metrics"). They are this engine's alone, unless the host built it in a context that
+   * provides a `Metric.MetricRegistry` of its own: then they are in it too, beside the host's.
+   */
+  readonly metrics: () => Promise<string>
+  /**
    * Stops the engine (docs/embedding.md, "Lifecycle"): from the call on, every new request answers 503
    * SERVICE_UNAVAILABLE with Retry-After; the requests in flight and the timer being fired finish, for up to
    * `deadlineMs` (10 seconds by default), then the store closes. Webhook sends in flight are left to their lease.
@@ -505,6 +512,7 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
       )),
     forks: (listOptions) => run(Effect.flatMap(organizationOf(listOptions), Forks.list)),
     deleteFork: (forkOrganizationId) => run(Effect.flatMap(Forks.parentOf(forkOrganizationId), (parent) => Forks.remove(parent, forkOrganizationId))),
+    metrics: () => run(metricsText(feed)),
     close
   }
 }

@@ -272,6 +272,8 @@ export interface LiveFeedService {
   readonly stream: (options: StreamOptions) => Effect.Effect<Stream.Stream<Uint8Array>, Problem.ApiError, Store.Store>
   /** Ends every open stream (a server shutting down: it then need not wait for them). */
   readonly closeAll: Effect.Effect<void>
+  /** How many streams are open in this process now (the `fos.streams.open` metric). */
+  readonly openStreams: () => number
 }
 
 export class LiveFeed extends Context.Service<LiveFeed, LiveFeedService>()("fos/http/LiveFeed") {}
@@ -564,7 +566,7 @@ export const make = (realClock: Clock.Clock, options: FeedOptions = {}): LiveFee
 
   const closeAll = Effect.suspend(() => Effect.forEach([...open], (close) => close, { discard: true }))
 
-  return { record, recent, stream, closeAll }
+  return { record, recent, stream, closeAll, openStreams: () => open.size }
 }
 
 /**

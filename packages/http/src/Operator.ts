@@ -30,6 +30,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { BasePath } from "./BasePath.ts"
 import { checkMatch } from "./FaultHandlers.ts"
 import { LiveFeed, parseTopics, recentPage } from "./LiveFeed.ts"
+import { metricsResponse } from "./Metrics.ts"
 import { Edge } from "./Pipeline.ts"
 import { readJsonBody } from "./Write.ts"
 
@@ -162,6 +163,8 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
   const feed = yield* LiveFeed
   const mount = yield* BasePath
   return HttpRouter.addAll(underMount(mount, [
+  // The engine's metrics for Prometheus, with the operator's token (Metrics.ts says why).
+  HttpRouter.route("GET", "/metrics", guard(metricsResponse(feed))),
   HttpRouter.route("GET", "/operator/organizations", guard(Effect.map(Operator.listOrganizations, (orgs) => json({ data: orgs })))),
   HttpRouter.route("POST", "/operator/organizations", guard(Effect.gen(function*() {
     const input = yield* body(NewOrganizationBody)

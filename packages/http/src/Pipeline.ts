@@ -19,7 +19,7 @@
  */
 import type { Engine } from "@fos/core"
 import { Lifecycle, RandomStreams, RateLimit, RealClock, Store, Timers } from "@fos/core"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Metric } from "effect"
 import { HttpRouter } from "effect/http"
 import { BasePath } from "./BasePath.ts"
 import { DocsFiles, makeDocsPages } from "./Docs.ts"
@@ -83,7 +83,8 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       identify: yield* HostIdentities,
       inspector: served.sandbox && served.simulate,
       basePath,
-      lifecycle: yield* Lifecycle.Lifecycle
+      lifecycle: yield* Lifecycle.Lifecycle,
+      metrics: Context.make(Metric.MetricRegistry, yield* Metric.MetricRegistry)
     })
     const gate = makeGate({
       admit,

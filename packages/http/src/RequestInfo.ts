@@ -34,6 +34,9 @@ export interface RequestInfo {
   readonly request: HttpServerRequest.HttpServerRequest
   /** The sandbox fault that shaped the answer, if one did (Faults.ts), for the request log. */
   injected: string | undefined
+  /** The route's pattern and the endpoint's operation id, once a route matched, for the metrics (kernel/Metrics.ts). */
+  route?: string | undefined
+  operation?: string | undefined
 }
 
 /**

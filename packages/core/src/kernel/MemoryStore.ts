@@ -8,7 +8,8 @@
  * Given an `Image`, the store is durable: it starts from the rows the image holds, and a transaction commits only
  * once the image has taken what it changed (the PGlite store, adapters/sql ImageStore.ts).
  */
-import { Context, Effect, Exit, Fiber, Layer, Semaphore } from "effect"
+import { Clock, Context, Effect, Exit, Fiber, Layer, Semaphore } from "effect"
+import * as Metrics from "./Metrics.ts"
 import { SortedIndex } from "./SortedIndex.ts"
 import * as Store from "./Store.ts"
 
@@ -86,7 +87,8 @@ export const partitionsHeld = (store: Store.StoreService): number => {
   return held()
 }
 
-export const make = (image?: Image): Store.StoreService => {
+/** A memory store, durable over `image` when given; `clock` times its transactions (kernel/Metrics.ts) when given. */
+export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => {
   const tables = new Map<string, TableState>()
   const lock = Semaphore.makeUnsafe(1)
   let sequence = image?.sequence ?? 0
@@ -207,7 +209,7 @@ export const make = (image?: Image): Store.StoreService => {
   const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.flatMap(CurrentTx, (current) => {
       if (current !== undefined) return effect
-      return Effect.suspend(() => {
+      const outermost = Effect.suspend(() => {
         // Taken from the store's list while the lock is held, and run once it is released.
         let committed: ReadonlyArray<Effect.Effect<void>> = []
         return lock.withPermits(1)(
@@ -231,6 +233,7 @@ export const make = (image?: Image): Store.StoreService => {
           })
         ).pipe(Effect.tap(() => Store.runAfterCommit(committed)))
       })
+      return clock === undefined ? outermost : Metrics.timedTransaction(clock, outermost)
     })
 
   const afterCommit = (effect: Effect.Effect<void>): Effect.Effect<void> =>
@@ -590,4 +593,4 @@ export const make = (image?: Image): Store.StoreService => {
 }
 
 /** The memory store as a layer; each build is a fresh, empty store. */
-export const layer: Layer.Layer<Store.Store> = Layer.sync(Store.Store, () => make())
+export const layer: Layer.Layer<Store.Store> = Layer.effect(Store.Store, Effect.map(Clock.Clock, (clock) => make(undefined, clock)))

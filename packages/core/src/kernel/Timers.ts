@@ -16,6 +16,7 @@
 import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Schema } from "effect"
 import * as History from "./History.ts"
 import * as Lifecycle from "./Lifecycle.ts"
+import * as Metrics from "./Metrics.ts"
 import * as Outbox from "./Outbox.ts"
 import type * as Problem from "./Problem.ts"
 import * as RandomStreams from "./RandomStreams.ts"
@@ -329,6 +330,10 @@ export const nextTimerIn = (lane: TimerLane): Effect.Effect<Timer | undefined, n
 /** The earliest timer, if any. */
 export const nextTimer: Effect.Effect<Timer | undefined, never, Store.Store> = nextTimerIn(all)
 
+/** How many timers have not fired: those due to fire and those kept for want of a handler (a count of the index). */
+export const pendingCount: Effect.Effect<number, never, Store.Store> = Effect.flatMap(Store.Store, (store) =>
+  Effect.zipWith(store.count(Timers, "due", ""), store.count(Timers, "unhandled", ""), (due, kept) => due + kept))
+
 /**
  * Fires every timer of `lane` (every timer by default) due at or before `nowMs`, in order; `onFired` hears of each
  * timer taken. Returns how many fired.
@@ -381,6 +386,8 @@ export const fireDue = (
               dueAtMs: current.dueAtMs,
               ...(current.scheduledAtMs === undefined ? {} : { scheduledAtMs: current.scheduledAtMs })
             })
+            // Counted once its firing commits: a store that runs the transaction again counts it once.
+            yield* store.afterCommit(Metrics.timerFired(current.kind))
             return yield* handling.fire(payload.value)
           })
         ).pipe(

@@ -31,6 +31,7 @@ import * as DeliveryWorker from "./DeliveryWorker.ts"
 import * as Domain from "../kernel/Domain.ts"
 import * as Endpoints from "./Endpoints.ts"
 import * as Listeners from "./Listeners.ts"
+import * as Metrics from "../kernel/Metrics.ts"
 import * as Store from "../kernel/Store.ts"
 import * as RealClock from "../kernel/RealClock.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
@@ -110,6 +111,7 @@ const sendAndRecord = (claimed: Deliveries.Claimed, request: Transport.DeliveryR
         })
       )
     const latencyMs = outcome.latencyMs ?? Math.max(0, realClock.currentTimeMillisUnsafe() - realStart)
+    yield* Metrics.webhookAttempted(Metrics.attemptOutcomeOf(outcome.status), latencyMs / 1000)
     const store = yield* Store.Store
     yield* store.transaction(Effect.gen(function*() {
       const current = yield* store.getForUpdate(Deliveries.WebhookDeliveries, claimed.delivery.id)
