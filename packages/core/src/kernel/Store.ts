@@ -301,6 +301,11 @@ export interface StoreService {
    */
   readonly raiseSequence: (atLeast: number) => Effect.Effect<void>
   /**
+   * A trivial query, for a readiness probe (Readiness.ts): succeeds once the store has answered it, and dies with
+   * `StoreUnavailable` when its database cannot be reached. A store with nothing to reach (memory) is always ready.
+   */
+  readonly ready: Effect.Effect<void>
+  /**
    * What the processes sharing this store keep for the service (SharedState.ts): present on a store several
    * processes may share (PostgreSQL), absent on one that serves one process (memory, PGlite).
    */
