@@ -267,7 +267,10 @@ export const recover = (info: RequestInfo, cause: Cause.Cause<Problem.ApiError>,
     return Effect.succeed(problemResponse(storeUnavailable, info, nowMs(), basePath))
   }
   return Effect.as(
-    Effect.logError("Unexpected failure", { correlationId: info.correlationId, cause: Cause.pretty(cause) }),
+    Effect.logError("Unexpected failure", cause).pipe(Effect.annotateLogs({
+      correlationId: info.correlationId,
+      ...(info.organizationId === undefined ? {} : { organizationId: info.organizationId })
+    })),
     problemResponse(internalError, info, nowMs(), basePath)
   )
 }
