@@ -37,6 +37,17 @@ export interface LogRecord {
   readonly [field: string]: unknown
 }
 
+/**
+ * A record as a line for people (`fos serve`'s `pretty`): time, level and message, then its fields as `name=value`
+ * (JSON values), and a cause on the lines below.
+ */
+export const formatLogRecord = (record: LogRecord): string => {
+  const { level, message, timestamp, cause, ...fields } = record
+  const named = Object.entries(fields).map(([name, value]) => ` ${name}=${typeof value === "string" && /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value)}`).join("")
+  const below = typeof cause === "string" ? `\n${cause.replace(/^/gm, "  ")}` : ""
+  return `${timestamp ?? ""} ${level.toUpperCase()} ${message}${named}${below}`.trimStart()
+}
+
 /** A host's logger: called once per record, synchronously, in the fiber that logged (so it should not block). */
 export type EngineLogger = (record: LogRecord) => void
 
