@@ -301,7 +301,7 @@ describe("fos help", () => {
     const serve = run("serve", "--help")
     expect(serve.status).toBe(0)
     expect(serve.stdout).not.toBe(general.stdout)
-    const flags = ["--port", "--host", "--base-path", "--store", "--clock", "--clock-start", "--seed", "--random-seed", "--idempotency-retention-seconds", "--store-timeout-seconds", "--operator-token", "--insecure-webhooks", "--log-format", "--quiet"]
+    const flags = ["--port", "--host", "--base-path", "--store", "--clock", "--clock-start", "--seed", "--random-seed", "--idempotency-retention-seconds", "--store-timeout-seconds", "--operator-token", "--insecure-webhooks", "--log-format", "--quiet", "--otlp"]
     const flagLines = serve.stdout.slice(serve.stdout.indexOf("flags:")).split("\n")
     for (const flag of flags) expect(flagLines.some((l) => l.startsWith(`  ${flag} `)), flag).toBe(true)
     for (const fact of ["(default: PORT, else 4000)", "(default: 127.0.0.1)", "(default: ./.fos)", "(default: system; virtual with --random-seed)", "(default: 2592000, 30 days)", "(default: pretty)", "loopback"]) {

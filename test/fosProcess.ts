@@ -114,8 +114,9 @@ export const startFos = (
     child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (err += chunk))
     child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
       out += chunk
-      const m = /^sandbox: (http:\/\/\S+)\/sandbox\s*$/m.exec(out)
-      if (m !== null && /^live: /m.test(out) && !started) {
+      // A start line as printed, or as the message of a JSON record (--log-format json).
+      const m = /^(?:\{.*"message":")?sandbox: (http:\/\/[^\s"]+)\/sandbox(?:".*\})?\s*$/m.exec(out)
+      if (m !== null && /^(?:\{.*"message":")?live: /m.test(out) && !started) {
         started = true
         resolvePromise({
           child,

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs"
 /** The flags, for usage messages. */
 export const serveUsage = `serve [--port N] [--host H] [--base-path /PATH] [--store memory|DIR|postgres://URL] [--clock system|virtual] [--clock-start ISO]
       [--seed FILE] [--load ORG=FILE]... [--random-seed N] [--insecure-webhooks] [--idempotency-retention-seconds N] [--operator-token T]
-      [--store-timeout-seconds N] [--log-format pretty|json] [--quiet]`
+      [--store-timeout-seconds N] [--log-format pretty|json] [--quiet] [--otlp URL]`
 
 /** What `<command> serve --help` prints: every flag with its meaning and default, and examples. */
 export const serveHelp = (command: string): string => `usage: ${command} ${serveUsage}
@@ -50,8 +50,13 @@ flags:
                                     start, the same at later starts)
   --insecure-webhooks               allows webhook URLs on loopback hosts (http:// or https:// to 127.0.0.1, ::1,
                                     localhost), for a receiver on this machine           (default: off)
-  --log-format pretty|json          the request log: a line per request, or a JSON object per line (default: pretty)
+  --log-format pretty|json          standard output: lines for people, or one JSON log record per line (level,
+                                    message, timestamp, fields), start lines and request log included
+                                                                                         (default: pretty)
   --quiet                           no request log (the start lines are still printed)
+  --otlp URL                        exports traces, metrics and logs over OTLP/HTTP (JSON) to the collector at URL
+                                    (/v1/traces, /v1/metrics, /v1/logs are appended); OTEL_EXPORTER_OTLP_HEADERS
+                                    and OTEL_SERVICE_NAME are read too       (default: OTEL_EXPORTER_OTLP_ENDPOINT, else off)
   --help, --version                 print this, or the version
 
 On its first start on a store, and without --seed, fos creates a demo organization and prints its keys once.

@@ -36,8 +36,17 @@ export interface ServeOptions {
   readonly storeTimeoutMs: number | undefined
   /** The operator surface's bearer token; one is minted and printed when none is given. */
   readonly operatorToken: string | undefined
-  /** How the request log prints: a line for people (`pretty`, the default) or one JSON object per line. */
+  /**
+   * How standard output prints: lines for people (`pretty`, the default), or one JSON log record per line, the start
+   * lines, the request log and the engine's warnings and errors alike (`json`).
+   */
   readonly logFormat: "pretty" | "json"
+  /**
+   * Where traces, metrics and logs are exported over OTLP/HTTP (`--otlp`, else OTEL_EXPORTER_OTLP_ENDPOINT): the
+   * collector's base URL, the headers of OTEL_EXPORTER_OTLP_HEADERS and the service name of OTEL_SERVICE_NAME ("fos"
+   * when unset). Undefined: no export.
+   */
+  readonly otlp: { readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly serviceName: string } | undefined
   /** No request log (the start lines are still printed). */
   readonly quiet: boolean
 }
@@ -65,6 +74,8 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
   let operatorToken = env.FOS_OPERATOR_TOKEN
   let logFormat: "pretty" | "json" = "pretty"
   let quiet = false
+  let otlpUrl = env.OTEL_EXPORTER_OTLP_ENDPOINT === "" ? undefined : env.OTEL_EXPORTER_OTLP_ENDPOINT
+  let otlpFrom = "OTEL_EXPORTER_OTLP_ENDPOINT"
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
     const [name, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined]
@@ -113,6 +124,11 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
         break
       }
       case "--quiet": quiet = true; break
+      case "--otlp": {
+        otlpUrl = value()
+        otlpFrom = "--otlp"
+        break
+      }
       default: throw new UsageError(`unknown flag ${JSON.stringify(arg)}`)
     }
   }
@@ -178,7 +194,40 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
   })
   if (new Set(loads.map((l) => l.organizationId)).size !== loads.length) throw new UsageError("--load names an organization twice: one file per organization")
   if (operatorToken !== undefined && operatorToken.length < 16) throw new UsageError("--operator-token (or FOS_OPERATOR_TOKEN) needs at least 16 characters")
-  return { port, host, basePath, store, clock, clockStartMs, seed, loads, randomSeed, insecureWebhooks, idempotencyRetentionMs, storeTimeoutMs, operatorToken, logFormat, quiet }
+  const otlp = otlpUrl === undefined
+    ? undefined
+    : { url: otlpEndpoint(otlpUrl, otlpFrom), headers: otlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), serviceName: env.OTEL_SERVICE_NAME || "fos" }
+  return { port, host, basePath, store, clock, clockStartMs, seed, loads, randomSeed, insecureWebhooks, idempotencyRetentionMs, storeTimeoutMs, operatorToken, logFormat, quiet, otlp }
+}
+
+/** An OTLP/HTTP collector's base URL, as OpenTelemetry's SDKs read OTEL_EXPORTER_OTLP_ENDPOINT: http or https. */
+const otlpEndpoint = (url: string, from: string): string => {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new UsageError(`${from} is a collector's base URL, such as http://127.0.0.1:4318, not ${JSON.stringify(url)}`)
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new UsageError(`${from} is an http:// or https:// URL (OTLP/HTTP), not ${parsed.protocol}`)
+  return url
+}
+
+/**
+ * OTEL_EXPORTER_OTLP_HEADERS as OpenTelemetry's SDKs read it: `name=value` pairs separated by commas, each part
+ * percent-decoded and trimmed; a pair without `=` is skipped.
+ */
+const otlpHeaders = (text: string | undefined): Record<string, string> => {
+  const headers: Record<string, string> = {}
+  for (const pair of (text ?? "").split(",")) {
+    const at = pair.indexOf("=")
+    if (at <= 0) continue
+    try {
+      headers[decodeURIComponent(pair.slice(0, at)).trim().toLowerCase()] = decodeURIComponent(pair.slice(at + 1)).trim()
+    } catch {
+      throw new UsageError("OTEL_EXPORTER_OTLP_HEADERS is name=value pairs separated by commas, percent-encoded")
+    }
+  }
+  return headers
 }
 
 /**

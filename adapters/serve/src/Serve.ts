@@ -16,7 +16,18 @@ import { createServer } from "node:net"
 import { join } from "node:path"
 import { Lifecycle, Listeners, Operator, Seed, SnapshotFiles, Store, Transport } from "@fos/core"
 import { toIso } from "@fos/contract"
-import { type ConnectionDropper, createEngine, type Engine, formatRequestLog, layerRoutes, LiveFeed, type OperatorSecret } from "@fos/http"
+import {
+  type ConnectionDropper,
+  createEngine,
+  type Engine,
+  exportOnly,
+  formatLogRecord,
+  formatRequestLog,
+  layerRoutes,
+  LiveFeed,
+  type LogRecord,
+  type OperatorSecret
+} from "@fos/http"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { makeDemoCustomer } from "./Demo.ts"
@@ -49,6 +60,9 @@ export const checkListen = (host: string, port: number): Promise<void> =>
       probe.listen({ host, port, exclusive: true }, () => probe.close(() => ok()))
     })
 
+/** A record of a request answered through `engine.fetch` (RequestLog.ts, `requestRecord`). */
+const isEngineRequest = (record: LogRecord): boolean => typeof record.method === "string" && typeof record.status === "number"
+
 /** Whether the output is a terminal that takes colour (NO_COLOR, https://no-color.org, turns it off). */
 const colorAllowed = (): boolean => {
   const proc = (globalThis as { process?: { stdout?: { isTTY?: boolean }; env?: Record<string, string | undefined> } }).process
@@ -57,6 +71,17 @@ const colorAllowed = (): boolean => {
 
 const mintToken = (): string =>
   Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")
+
+/**
+ * Standard output as `--log-format` asks: `line` prints one of the server's own lines (a start line) as it is, or as
+ * a JSON log record; `record` prints one of the engine's records, for people or as JSON.
+ */
+const printerOf = (options: ServeOptions, write: (line: string) => void) => ({
+  line: options.logFormat === "json"
+    ? (text: string) => write(JSON.stringify({ level: "info", message: text, timestamp: toIso(Date.now()) }))
+    : write,
+  record: (record: LogRecord) => write(options.logFormat === "json" ? JSON.stringify(record) : formatLogRecord(record))
+})
 
 /** An engine as `fos serve` runs it: with the secret its operator surface checks. */
 export type ServedEngine = Engine & { readonly operatorSecret: OperatorSecret }
@@ -71,7 +96,9 @@ export type ServedEngine = Engine & { readonly operatorSecret: OperatorSecret }
  * store's: minted and printed on the store's first start, kept as its hash, and the same at every later start
  * (docs/decisions.md, "The operator token"). The memory store keeps nothing, so it mints one at every start.
  */
-export const openEngine = async (options: ServeOptions, out: (line: string) => void): Promise<ServedEngine> => {
+export const openEngine = async (options: ServeOptions, write: (line: string) => void): Promise<ServedEngine> => {
+  const printer = printerOf(options, write)
+  const out = printer.line
   await checkListen(options.host, options.port)
   const store = await storeLayer(options.store, options.storeTimeoutMs)
   // Creating a PGlite database takes seconds; say so rather than stay silent.
@@ -81,6 +108,12 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
   const engine = await createEngine({
     store: store.layer,
     basePath: options.basePath,
+    // The engine's warnings and errors on standard output, as `--log-format` prints; the records of the requests the
+    // server makes of its engine itself (the demo customer's) are not the request log, which serveEngine writes.
+    logger: (record) => {
+      if (!isEngineRequest(record)) printer.record(record)
+    },
+    ...(options.otlp === undefined ? {} : { telemetry: { otlp: options.otlp } }),
     insecureWebhooks: options.insecureWebhooks,
     // Deliveries go to the addresses checked before each send, with the delivery's headers only.
     webhookTransport: nodeWebhookTransport,
@@ -190,18 +223,19 @@ export const serveEngine = <E>(
   engine: ServedEngine,
   options: ServeOptions,
   server: Layer.Layer<HttpServer.HttpServer, E>,
-  out: (line: string) => void,
+  write: (line: string) => void,
   /** How the runtime's server drops a connection with no answer (a sandbox fault's `dropped_connection`), if it can. */
   dropConnection?: ConnectionDropper
 ): Effect.Effect<never, E> => {
   const feed = LiveFeed.makeOf(engine.context)
+  const out = printerOf(options, write).line
   const app = HttpRouter.serve(layerRoutes(Layer.succeedContext(engine.context), {
     operatorToken: engine.operatorSecret,
     basePath: engine.basePath,
     // The reference page at /docs, with Swagger UI's files from the installed swagger-ui-dist.
     docs: readDocsAssets((file) => readFileSync(file)),
     // One line per request on the same output as the start lines; coloured only in a terminal that allows it.
-    requestLog: options.quiet ? undefined : (entry) => out(formatRequestLog(entry, options.logFormat, { color: colorAllowed() })),
+    requestLog: options.quiet ? undefined : (entry) => write(formatRequestLog(entry, options.logFormat, { color: colorAllowed() })),
     dropConnection,
     liveFeed: feed
   }), {
@@ -221,6 +255,10 @@ export const serveEngine = <E>(
     out(`inspector: ${origin}/inspect`)
     out(`sandbox: ${origin}/sandbox`)
     out(`live: ${origin}/live`)
+    // The start, to the export too (printed already): a log pipeline sees each start of the service.
+    if (options.otlp !== undefined) {
+      yield* Effect.promise(() => engine.run(exportOnly(Effect.logInfo("fos serving").pipe(Effect.annotateLogs({ sandbox: `${origin}/sandbox`, live: `${origin}/live` })))))
+    }
     // A stop ends the live streams and answers the `fos listen` polls waiting first, so that the wait for the
     // requests in flight is not held up by them (LiveFeed.ts, webhooks/Listeners.ts). Then the engine's drain, the
     // one `engine.close()` runs (kernel/Lifecycle.ts): a request on a connection still open answers 503 from now

@@ -1499,6 +1499,8 @@ export const makeSqlStore = Effect.gen(function*() {
     nextNumber,
     takeNumbers,
     raiseSequence,
+    // Through the pool, as any statement: a database that is down or silent fails it as it fails a request's.
+    ready: Effect.asVoid(dieOnSql(sql`SELECT 1`)),
     count: (t, order, partition) =>
       Effect.andThen(sendHeldOf(t), dieOnSql(
         (t.orders[order]?.counted === false

@@ -13,13 +13,14 @@
  * 6. `finish`: the headers every answer carries; `makeLogged`: the answer recorded in the organization's recent
  *    requests (LiveFeed.ts), the engine's metrics (kernel/Metrics.ts of @fos/core) and the request log.
  *
- * What no route matches goes to `unrouted` (a global middleware): `/healthz`, the `/docs` reference pages, the
+ * What no route matches goes to `unrouted` (a global middleware): `/healthz` (the process is up), `/readyz` (the
+ * engine can work: its store answers, Readiness.ts), the `/docs` reference pages, the
  * `/inspect` application, bad percent-encoding, and the unknown-route 404 (after authentication, so routes cannot be
  * probed without a key). All of them, and every route, are under the engine's base path (BasePath.ts), which a
  * problem's `docs` carries too.
  */
 import type { Engine } from "@fos/core"
-import { IdGenerator, Lifecycle, Metrics, Problem, RandomStreams, Store, Tenancy } from "@fos/core"
+import { IdGenerator, Lifecycle, Metrics, Problem, RandomStreams, Readiness, Store, Tenancy } from "@fos/core"
 import { type Environment, toIso } from "@fos/contract"
 import { Cause, type Clock, Context, Effect, Layer, Option, Random } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -238,6 +239,12 @@ const overtakenProblem = Problem.apiError(
   { retryAfterSeconds: Lifecycle.closingRetryAfterSeconds }
 )
 
+/** `/readyz`'s answer: 200 `{"status":"ready"}`, or 503 SERVICE_UNAVAILABLE with the reason as its detail. */
+const readyResponse = (readiness: Readiness.Readiness, info: RequestInfo, nowMs: number, basePath: string) =>
+  readiness.ready
+    ? HttpServerResponse.jsonUnsafe({ status: "ready" })
+    : problemResponse(Problem.apiError("SERVICE_UNAVAILABLE", `${readiness.reason} Retry shortly.`, { retryAfterSeconds: storeRetryAfterSeconds }), info, nowMs, basePath)
+
 const internalError = Problem.apiError("INTERNAL_ERROR", "An unexpected error occurred. Give the correlationId to support.")
 
 /** How long a client is asked to wait while the store is out of reach: about one connection attempt's timeout. */
@@ -260,7 +267,10 @@ export const recover = (info: RequestInfo, cause: Cause.Cause<Problem.ApiError>,
     return Effect.succeed(problemResponse(storeUnavailable, info, nowMs(), basePath))
   }
   return Effect.as(
-    Effect.logError("Unexpected failure", { correlationId: info.correlationId, cause: Cause.pretty(cause) }),
+    Effect.logError("Unexpected failure", cause).pipe(Effect.annotateLogs({
+      correlationId: info.correlationId,
+      ...(info.organizationId === undefined ? {} : { organizationId: info.organizationId })
+    })),
     problemResponse(internalError, info, nowMs(), basePath)
   )
 }
@@ -467,6 +477,7 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
       return inFlight(request, info, Effect.suspend(() => {
         if (refusesClientCorrelation(request)) return Effect.succeed(done(problemResponse(badClientCorrelationId, info, nowMs(), basePath)))
         if (rest === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
+        if (rest === "/readyz") return Effect.map(Effect.provideContext(Readiness.check, engineContext), (readiness) => done(readyResponse(readiness, info, nowMs(), basePath)))
         // The reference pages are public documentation, like the OpenAPI documents they show: no key. The error
         // reference and the inspector (Inspector.ts, whose data needs a key) need no files, so every engine serves
         // them.

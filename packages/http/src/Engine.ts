@@ -7,10 +7,11 @@
  * engines can run side by side in one process; they share nothing.
  */
 import type { Tenancy, Transport, WorldModel } from "@fos/core"
-import { Auth, Clocks, Engine as EngineModule, Forks, Lifecycle, Listeners, MemoryStore, Operator, Problem, RandomStreams, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
+import { Auth, Clocks, Engine as EngineModule, Forks, Lifecycle, Listeners, MemoryStore, Operator, Problem, RandomStreams, Readiness, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
 import { createClient, type PromiseClient } from "@fos/client"
 import type { Fork, ForkSummary, Snapshot, WebhookFlush } from "@fos/contract"
-import { Context, Duration, Effect, Layer, ManagedRuntime } from "effect"
+import { Clock, Context, Duration, Effect, Layer, ManagedRuntime } from "effect"
+import { OtlpExporter } from "effect/observability"
 import { HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
 import { layerRoutes } from "./App.ts"
 import { basePathOf } from "./BasePath.ts"
@@ -20,8 +21,9 @@ import type { HostIdentity } from "./HostIdentity.ts"
 import type { ServeOptions } from "./Served.ts"
 import * as LiveFeed from "./LiveFeed.ts"
 import { metricsText } from "./Metrics.ts"
-import type { RequestLogger } from "./RequestLog.ts"
+import { requestRecord, type RequestLogger } from "./RequestLog.ts"
 import { Deliveries, type DeliveriesService, flushWebhooks, type FlushOptions, makeRecorder } from "./SentDeliveries.ts"
+import { checkOtlp, type EngineLogger, layerLogger, layerOtlp, type TelemetryOptions } from "./Telemetry.ts"
 import { httpTransport } from "./Transport.ts"
 
 // The engine's time and the deliveries it sent are modules of their own (EngineTime.ts, SentDeliveries.ts); the
@@ -115,6 +117,21 @@ export interface CreateEngineOptions<StoreError = unknown> extends Omit<EngineMo
    */
   readonly requestLog?: RequestLogger
   /**
+   * Receives the engine's log records instead of standard output (docs/observability.md, "Logs"): its warnings and
+   * errors (a timer that failed, a webhook send that failed, an unexpected failure of a request), each with what is
+   * known of it (a request's `correlationId` and `organizationId`, a timer's id and kind), and, from `createEngine`,
+   * one `info` record per request answered (the request log's entry as fields). Without it, Effect's console logger
+   * prints the warnings and errors, as any Effect program's; an Effect host (`layerEmbedded`) gets them through its own
+   * `Logger` when it gives none.
+   */
+  readonly logger?: EngineLogger
+  /**
+   * Where traces, metrics and logs go (docs/observability.md). `otlp`: a collector's base URL, or `{ url, headers }`,
+   * to which they are exported over OTLP/HTTP (JSON) in the background; `engine.close()` sends what is left. Off by
+   * default.
+   */
+  readonly telemetry?: TelemetryOptions
+  /**
    * What of the API the engine serves; everything by default. A part left out is no route: `{ live: false }`, `{
    * sandbox: false }`, `{ simulate: false }` (every `/sandbox/v2/simulate/...` endpoint), `{ faults: false }` (the
    * fault endpoints, and every request fault), `{ operator: false }` (docs/embedding.md, "What the engine serves").
@@ -180,7 +197,8 @@ export const layerEmbedded = <E = never>(options: CreateEngineOptions<E> = {}): 
   Layer.unwrap(Effect.sync(() => {
     // First, before any scope of the engine is made (ScopeSites.ts).
     settleScopeSites()
-    const { store, storeTimeout, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, requestLog: __, serve: ___, basePath: ____, ...rest } = options
+    const { store, storeTimeout, clock, webhookTransport, recordDeliveries, seed, logger, telemetry, operatorToken: _, requestLog: __, serve: ___, basePath: ____, ...rest } = options
+    if (telemetry?.otlp !== undefined) checkOtlp(telemetry.otlp)
     const inner = webhookTransport === undefined || webhookTransport === "http"
       ? httpTransport
       : webhookTransport === "memory"
@@ -210,8 +228,23 @@ export const layerEmbedded = <E = never>(options: CreateEngineOptions<E> = {}): 
       })
     )
     const seeded = seed === undefined ? Layer.empty : Layer.effectDiscard(Seed.apply(seed))
-    return Layer.mergeAll(deliveries, seeded).pipe(Layer.provideMerge(engine))
+    return Layer.mergeAll(deliveries, seeded).pipe(Layer.provideMerge(engine), Layer.provideMerge(layerObserved(logger, telemetry, rest.realClock)))
   }))
+
+/**
+ * The loggers and exporters the engine is built under, so that its background work (the scheduler, the webhook
+ * sends) and its requests (served in its context) log and trace through them. Built before the engine and closed
+ * after it, so the export's last batch holds the close. The export keeps to real time: the clock of the context
+ * the engine is built in, never the engine's virtual one.
+ */
+const layerObserved = (logger: EngineLogger | undefined, telemetry: TelemetryOptions | undefined, realClock: Clock.Clock | undefined): Layer.Layer<never> => {
+  if (logger === undefined && telemetry?.otlp === undefined) return Layer.empty
+  return Layer.unwrap(Effect.map(Clock.Clock, (clock) => {
+    const loggers = logger === undefined ? Layer.empty : layerLogger(logger, realClock ?? clock)
+    if (telemetry?.otlp === undefined) return loggers
+    return Layer.flatMap(Layer.provideMerge(layerOtlp(telemetry.otlp), loggers), (context) => Layer.succeedContext(Context.omit(OtlpExporter.Flusher)(context)))
+  }))
+}
 
 // --- the engine for hosts that do not use Effect -------------------------------------------------------------------
 
@@ -361,6 +394,12 @@ export interface Engine {
    * Once it has resolved the engine answers every request 503, and nothing else. A second call waits for the first.
    */
   readonly close: (options?: CloseOptions) => Promise<void>
+  /**
+   * Whether the engine can do its work now, as `GET /readyz` answers it (docs/observability.md, "Readiness"): `{ ready:
+   * true }` once its store answered a trivial query within 2 seconds, else `{ ready: false, reason }` (the store out
+   * of reach or slow, or the engine closing or closed). Never rejects.
+   */
+  readonly ready: () => Promise<Readiness.Readiness>
 }
 
 export interface CloseOptions {
@@ -409,11 +448,19 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
   // request itself, so nothing a client sends can name a caller.
   const identities = new WeakMap<object, HostIdentity>()
   const identify = (request: HttpServerRequest.HttpServerRequest) => identities.get(request.source as object)
+  // A host's logger gets a record per request answered, beside the request log's entry if one is asked for too.
+  const logger = options.logger
+  const requestLog: RequestLogger | undefined = logger === undefined
+    ? options.requestLog
+    : (entry) => {
+      options.requestLog?.(entry)
+      logger(requestRecord(entry))
+    }
   const handler = (request: Request): Promise<Response> => {
     web ??= HttpRouter.toWebHandler(
       layerRoutes(Layer.succeedContext(context), {
         operatorToken: options.operatorToken,
-        requestLog: options.requestLog,
+        requestLog,
         dropConnection,
         identify,
         serve: options.serve,
@@ -513,6 +560,10 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
     forks: (listOptions) => run(Effect.flatMap(organizationOf(listOptions), Forks.list)),
     deleteFork: (forkOrganizationId) => run(Effect.flatMap(Forks.parentOf(forkOrganizationId), (parent) => Forks.remove(parent, forkOrganizationId))),
     metrics: () => run(metricsText(feed)),
-    close
+    close,
+    ready: () => {
+      const notReady = { ready: false, reason: Readiness.closingReason } as const
+      return closed !== undefined ? Promise.resolve(notReady) : run(Readiness.check).catch(() => notReady)
+    }
   }
 }

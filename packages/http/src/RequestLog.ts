@@ -13,6 +13,7 @@
 import type { Environment } from "@fos/contract"
 import { Context } from "effect"
 import type { HttpServerResponse } from "effect/http"
+import type { LogRecord } from "./Telemetry.ts"
 
 export interface RequestLogEntry {
   /** When the answer was ready, in real time: ISO 8601, UTC, milliseconds. */
@@ -66,26 +67,33 @@ export type RequestLogFormat = "pretty" | "json"
 const statusColor = (status: number): string => (status >= 500 ? "31" : status >= 400 ? "33" : status >= 300 ? "36" : "32")
 
 /**
- * One line of the log. `json`: one object per line, every member always present (`type`, `organizationId` and
- * `environment` null when there is none). `pretty`: `time method path status [type] duration organization
+ * An entry as a log record (Telemetry.ts): `info`, or `error` for a 5xx answer, its message `METHOD path status`,
+ * its time the record's `timestamp`, and the entry's members as fields, those it does not have left out (the client's
+ * address always: a log pipeline keeps what it gets longer than fos does).
+ */
+export const requestRecord = (entry: RequestLogEntry): LogRecord => ({
+  level: entry.status >= 500 ? "error" : "info",
+  message: `${entry.method} ${entry.path} ${entry.status}`,
+  timestamp: entry.time,
+  method: entry.method,
+  path: entry.path,
+  status: entry.status,
+  ...(entry.type === undefined ? {} : { type: entry.type }),
+  durationMs: Math.round(entry.durationMs * 1000) / 1000,
+  correlationId: entry.correlationId,
+  ...(entry.organizationId === undefined ? {} : { organizationId: entry.organizationId }),
+  ...(entry.environment === undefined ? {} : { environment: entry.environment }),
+  ...(entry.injected === undefined ? {} : { injected: entry.injected })
+})
+
+/**
+ * One line of the log. `json`: the entry's log record (`requestRecord`) as one JSON object, as `--log-format json`
+ * writes every record of the server. `pretty`: `time method path status [type] duration organization
  * correlation-id`, the status coloured by class when `color` (a terminal), the type only on an error.
  */
 export const formatRequestLog = (entry: RequestLogEntry, format: RequestLogFormat, options: { readonly color?: boolean } = {}): string => {
   const durationMs = Math.round(entry.durationMs * 1000) / 1000
-  if (format === "json") {
-    return JSON.stringify({
-      time: entry.time,
-      method: entry.method,
-      path: entry.path,
-      status: entry.status,
-      type: entry.type ?? null,
-      durationMs,
-      correlationId: entry.correlationId,
-      organizationId: entry.organizationId ?? null,
-      environment: entry.environment ?? null,
-      injected: entry.injected ?? null
-    })
-  }
+  if (format === "json") return JSON.stringify(requestRecord(entry))
   const status = options.color === true ? `\u001b[${statusColor(entry.status)}m${entry.status}\u001b[0m` : String(entry.status)
   const duration = `${durationMs < 10 ? durationMs.toFixed(1) : Math.round(durationMs)}ms`
   const dim = (text: string) => (options.color === true ? `\u001b[2m${text}\u001b[0m` : text)

@@ -299,7 +299,7 @@ export const makeVirtualTimeControl = (
         return { row, advance }
       }))
       if (taken === undefined) return undefined
-      yield* Effect.logWarning("Finishing an advance left by a stopped process", { clock: scope, targetMs: taken.advance.targetMs })
+      yield* Effect.logWarning("Finishing an advance left by a stopped process").pipe(Effect.annotateLogs({ clock: scope, targetMs: taken.advance.targetMs }))
       const finished = yield* runToTarget(store, scope, owner, taken.row.nowMs, taken.advance, taken.row.keyedAdvances)
       advancedMs += taken.advance.targetMs - taken.row.nowMs
       yield* advanced(taken.advance.targetMs - taken.row.nowMs)

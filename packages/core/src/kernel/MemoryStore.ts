@@ -577,6 +577,8 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
     nextSequence: Effect.sync(() => ++sequence),
     nextNumber: Effect.sync(() => ++sequence),
     takeNumbers: (count) => Effect.sync(() => Array.from({ length: count }, () => ++sequence)),
+    // Nothing to reach: the rows are in this process.
+    ready: Effect.void,
     raiseSequence: (atLeast) =>
       Effect.sync(() => {
         if (sequence < atLeast) sequence = atLeast

@@ -27,7 +27,7 @@
  * A table maps to a SQL table with the key as primary key, a unique index per unique key and a
  * (partition, sort, key) index per order. Rows are plain JSON-able data and are never mutated in place.
  */
-import { Cause, Context, Data, Effect } from "effect"
+import { Context, Data, Effect } from "effect"
 import type { SharedState } from "./SharedState.ts"
 
 /** A sort value of a declared order. */
@@ -301,6 +301,11 @@ export interface StoreService {
    */
   readonly raiseSequence: (atLeast: number) => Effect.Effect<void>
   /**
+   * A trivial query, for a readiness probe (Readiness.ts): succeeds once the store has answered it, and dies with
+   * `StoreUnavailable` when its database cannot be reached. A store with nothing to reach (memory) is always ready.
+   */
+  readonly ready: Effect.Effect<void>
+  /**
    * What the processes sharing this store keep for the service (SharedState.ts): present on a store several
    * processes may share (PostgreSQL), absent on one that serves one process (memory, PGlite).
    */
@@ -315,7 +320,7 @@ export class Store extends Context.Service<Store, StoreService>()("fos/Store") {
  */
 export const runAfterCommit = (effects: ReadonlyArray<Effect.Effect<void>>): Effect.Effect<void> =>
   effects.length === 0 ? Effect.void : Effect.forEach(effects, (effect) =>
-    Effect.catchCause(effect, (cause) => Effect.logError("Work after a store transaction's commit failed", { cause: Cause.pretty(cause) })), { discard: true })
+    Effect.catchCause(effect, (cause) => Effect.logError("Work after a store transaction's commit failed", cause)), { discard: true })
 
 /** Where a walk goes: one partition of an order, from its start or after a position, a page of rows at a time. */
 export interface Walk {

@@ -276,9 +276,16 @@ const retryAfterFailureMs = 60_000
  * A handler that fails rolls its transaction back, so the timer is still there. It is moved a minute later and
  * logged, so one bad timer neither stops the scheduler nor keeps it spinning.
  */
+/** What a log record of a timer says of it (Effect log annotations): its id and kind, and its scope when it has one. */
+const timerAnnotations = (timer: Timer): Record<string, string> => ({
+  timer: timer.id,
+  kind: timer.kind,
+  ...(timer.scope === undefined ? {} : { scope: timer.scope })
+})
+
 const retryLater = (timer: Timer, nowMs: number, cause: Cause.Cause<unknown>) =>
   Effect.gen(function*() {
-    yield* Effect.logError("Timer handler failed; retrying later", { timer: timer.id, kind: timer.kind, cause: Cause.pretty(cause) })
+    yield* Effect.logError("Timer handler failed; retrying later", cause).pipe(Effect.annotateLogs(timerAnnotations(timer)))
     const store = yield* Store.Store
     yield* store.transaction(Effect.gen(function*() {
       const current = yield* store.getForUpdate(Timers, timer.id)
@@ -292,10 +299,9 @@ const retryLater = (timer: Timer, nowMs: number, cause: Cause.Cause<unknown>) =>
  */
 const keep = (timer: Timer, because?: string) =>
   Effect.gen(function*() {
-    yield* Effect.logError(`A timer came due that this engine cannot fire: kept, not fired (${because ?? "no handler takes its kind"})`, {
-      timer: timer.id,
-      kind: timer.kind
-    })
+    yield* Effect.logError(`A timer came due that this engine cannot fire: kept, not fired (${because ?? "no handler takes its kind"})`).pipe(
+      Effect.annotateLogs(timerAnnotations(timer))
+    )
     yield* Effect.orDie((yield* Store.Store).update(Timers, { ...timer, unhandled: true, ...(because === undefined ? {} : { keptBecause: because }) }))
   })
 
@@ -406,7 +412,7 @@ export const fireDue = (
         fired++
       }
       yield* Effect.forEach(afterCommit, (work) => Effect.catchCause(work, (cause) =>
-        Effect.logError("After-commit work of a timer failed", { cause: Cause.pretty(cause) })), {
+        Effect.logError("After-commit work of a timer failed", cause)), {
         concurrency: afterCommitConcurrency,
         discard: true
       })

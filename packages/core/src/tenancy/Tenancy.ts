@@ -114,6 +114,12 @@ export const domain = Domain.make({ name: "tenancy/Tenancy", keptTables: [Organi
 /** The partition of customer data: one organization in one environment. */
 export const scopeOf = (organizationId: string, environment: Environment): string => `${organizationId}/${environment}`
 
+/** What a log record of work in a scope says of it (Effect log annotations): its organization and the scope. */
+export const scopeLogAnnotations = (scope: string): Record<string, string> => {
+  const at = scope.indexOf("/")
+  return at < 0 ? { scope } : { organizationId: scope.slice(0, at), scope }
+}
+
 /** The key prefix of each environment. */
 export const keyPrefix = (environment: Environment): string => `ck_${environment}_`
 

@@ -17,7 +17,7 @@
  *
  * `flushDeliveries` is the testers' wait: until every delivery caused so far has had its attempt.
  */
-import { Cause, Clock, Context, Deferred, Duration, Effect, Queue, type Scope } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Queue, type Scope } from "effect"
 import type { Environment } from "@fos/contract"
 import * as Deliveries from "./Deliveries.ts"
 import * as RealClock from "../kernel/RealClock.ts"
@@ -67,7 +67,7 @@ export const make: Effect.Effect<DeliveryWorkerService> = Effect.gen(function*()
     })
   const work = Effect.forever(Effect.flatMap(Queue.take(queue), (job) =>
     job.send.pipe(
-      Effect.catchCause((cause) => Effect.logError("A webhook send failed", { cause: Cause.pretty(cause) })),
+      Effect.catchCause((cause) => Effect.logError("A webhook send failed", cause).pipe(Effect.annotateLogs(Tenancy.scopeLogAnnotations(job.scope)))),
       Effect.ensuring(finish(job))
     )))
   return {
@@ -77,7 +77,7 @@ export const make: Effect.Effect<DeliveryWorkerService> = Effect.gen(function*()
         open.add(job)
         if (yield* Queue.offer(queue, job)) return
         open.delete(job)
-        yield* Effect.logWarning("The webhook send queue is full; the attempt is sent again when its lease runs out", { scope })
+        yield* Effect.logWarning("The webhook send queue is full; the attempt is sent again when its lease runs out").pipe(Effect.annotateLogs(Tenancy.scopeLogAnnotations(scope)))
       }),
     settled: (scope) =>
       Effect.suspend(() =>
