@@ -36,7 +36,7 @@
  * split apart they would pass those to one another on every call. The migrations, the shared state and the image
  * store are files of their own.
  */
-import { Store } from "@fos/core"
+import { Store, Telemetry } from "@fos/core"
 import { Cause, Context, Data, Effect, Exit, Option, Stream } from "effect"
 import { SqlClient, type SqlConnection, type SqlError, type Statement } from "effect/sql"
 import { latestVersion } from "./Migrations.ts"
@@ -1391,11 +1391,11 @@ export const makeSqlStore = Effect.gen(function*() {
           after = []
           return Effect.catchCause(runTransaction(effect, lazy, after), (cause) => {
             // A lazy transaction that found what it read for update changed runs again, beginning at once.
-            if (conflicted(cause)) return run(left, false)
-            return left > 0 && abortedByDatabase(cause) ? run(left - 1, lazy) : Effect.failCause(cause)
+            if (conflicted(cause)) return Effect.andThen(Telemetry.transactionRetried("conflict"), run(left, false))
+            return left > 0 && abortedByDatabase(cause) ? Effect.andThen(Telemetry.transactionRetried("deadlock"), run(left - 1, lazy)) : Effect.failCause(cause)
           })
         })
-      return Effect.tap(run(deadlockRetries, true), () => Store.runAfterCommit(after))
+      return Effect.tap(Telemetry.transactionSpan(run(deadlockRetries, true)), () => Store.runAfterCommit(after))
     })
 
   const afterCommit = (effect: Effect.Effect<void>): Effect.Effect<void> =>

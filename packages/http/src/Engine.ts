@@ -10,8 +10,9 @@ import type { Tenancy, Transport, WorldModel } from "@fos/core"
 import { Auth, Clocks, Engine as EngineModule, Forks, Lifecycle, Listeners, MemoryStore, Operator, Problem, RandomStreams, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
 import { createClient, type PromiseClient } from "@fos/client"
 import type { Fork, ForkSummary, Snapshot, WebhookFlush } from "@fos/contract"
-import { Context, Duration, Effect, Layer, ManagedRuntime } from "effect"
-import { HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
+import { Context, Duration, Effect, Layer, ManagedRuntime, Tracer } from "effect"
+import { constTrue } from "effect/Function"
+import { HttpMiddleware, HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
 import { layerRoutes } from "./App.ts"
 import { basePathOf } from "./BasePath.ts"
 import { settleScopeSites } from "./ScopeSites.ts"
@@ -119,6 +120,18 @@ export interface CreateEngineOptions<StoreError = unknown> extends Omit<EngineMo
    * fault endpoints, and every request fault), `{ operator: false }` (docs/embedding.md, "What the engine serves").
    */
   readonly serve?: ServeOptions
+  /**
+   * Where the engine's spans go (docs/observability.md): `tracer`, an Effect `Tracer` (`OtlpTracer`'s, or a host's
+   * own), receives a span per request, store transaction, clock advance, timer fired, webhook attempt, snapshot,
+   * restore and fork, joined to a request's `traceparent`. Off by default, and then no span is made at all.
+   */
+  readonly telemetry?: TelemetryOptions
+}
+
+/** `CreateEngineOptions.telemetry`. */
+export interface TelemetryOptions {
+  /** Receives every span of the engine; an Effect host may instead provide its `Tracer` to `layerEmbedded`. */
+  readonly tracer?: Tracer.Tracer
 }
 
 /** The caller a host authenticated itself: an organization, an environment, an access and, if the host names one, a user. */
@@ -179,7 +192,7 @@ export const layerEmbedded = <E = never>(options: CreateEngineOptions<E> = {}): 
   Layer.unwrap(Effect.sync(() => {
     // First, before any scope of the engine is made (ScopeSites.ts).
     settleScopeSites()
-    const { store, storeTimeout, clock, webhookTransport, recordDeliveries, seed, operatorToken: _, requestLog: __, serve: ___, basePath: ____, ...rest } = options
+    const { store, storeTimeout, clock, webhookTransport, recordDeliveries, seed, telemetry, operatorToken: _, requestLog: __, serve: ___, basePath: ____, ...rest } = options
     const inner = webhookTransport === undefined || webhookTransport === "http"
       ? httpTransport
       : webhookTransport === "memory"
@@ -209,7 +222,10 @@ export const layerEmbedded = <E = never>(options: CreateEngineOptions<E> = {}): 
       })
     )
     const seeded = seed === undefined ? Layer.empty : Layer.effectDiscard(Seed.apply(seed))
-    return Layer.mergeAll(deliveries, seeded).pipe(Layer.provideMerge(engine))
+    const built = Layer.mergeAll(deliveries, seeded).pipe(Layer.provideMerge(engine))
+    // The tracer is in the context the engine is built in, so its background fibers (the scheduler, the delivery
+    // worker) trace too, and in the engine's context, so its requests and `engine.run` do.
+    return telemetry?.tracer === undefined ? built : built.pipe(Layer.provideMerge(Layer.succeed(Tracer.Tracer, telemetry.tracer)))
   }))
 
 // --- the engine for hosts that do not use Effect -------------------------------------------------------------------
@@ -384,7 +400,9 @@ const parsedFile = (file: unknown) =>
 
 export const createEngine = async (options: CreateEngineOptions = {}): Promise<Engine> => {
   const basePath = basePathOf(options.basePath)
-  const runtime = ManagedRuntime.make(layerEmbedded(options))
+  // The engine's request span is the server span (Edge.ts), so Effect's own (named by the method alone) is not made:
+  // a server serving `engine.context` (fos serve) has the same.
+  const runtime = ManagedRuntime.make(Layer.merge(layerEmbedded(options), Layer.succeed(HttpMiddleware.TracerDisabledWhen, constTrue)))
   const context = await runtime.context()
   // The routes' recent requests and live streams, kept here so that a close can end the streams (LiveFeed.ts).
   const feed = LiveFeed.makeOf(context)

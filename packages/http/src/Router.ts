@@ -27,6 +27,7 @@ import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } 
 import { BasePath } from "./BasePath.ts"
 import { CurrentCaller, ServerApi } from "./ServerApi.ts"
 import { handlersOf, type HandlerItem } from "./HandlerGroups.ts"
+import { faultTargetOf } from "./Faults.ts"
 import { compileJsonWriter } from "./JsonWriter.ts"
 import { Edge } from "./Pipeline.ts"
 import { type EndpointRun, fromSchemaError, type SchemaFailureKind } from "./RequestInfo.ts"
@@ -266,10 +267,11 @@ export const layerApiRoutes = (whole: HttpApi.Top = ServerApi as unknown as Http
       if (handlers === undefined) return yield* Effect.die(new Error(`no handlers for the HttpApi group "${group.identifier}"`))
       for (const { endpoint, handler } of handlers.values()) {
         const gated = edge.gate(endpoint, group, compileEndpoint(endpoint, group, handler))
+        const { operationId } = faultTargetOf(endpoint, group)
         const sandboxOnly = policyOf(endpoint, group).sandboxOnly
         for (const environment of bases) {
           const path = `${mount}/${environment}${endpoint.path}`
-          routes.push(HttpRouter.route(endpoint.method, path as HttpRouter.PathInput, edge.serve(environment, gated)))
+          routes.push(HttpRouter.route(endpoint.method, path as HttpRouter.PathInput, edge.serve(environment, gated, operationId)))
           // A sandbox-only endpoint is 404 under /live: it lends that path no method there.
           if (!sandboxOnly || environment === "sandbox") addMethod(environment, path, endpoint.method)
         }

@@ -11,6 +11,7 @@
 import { Context, Effect, Exit, Fiber, Layer, Semaphore } from "effect"
 import { SortedIndex } from "./SortedIndex.ts"
 import * as Store from "./Store.ts"
+import * as Telemetry from "./Telemetry.ts"
 
 /**
  * Where a durable memory store keeps its rows. Its rows, copies and sequence are read once, when the store is made;
@@ -210,7 +211,7 @@ export const make = (image?: Image): Store.StoreService => {
       return Effect.suspend(() => {
         // Taken from the store's list while the lock is held, and run once it is released.
         let committed: ReadonlyArray<Effect.Effect<void>> = []
-        return lock.withPermits(1)(
+        return Telemetry.transactionSpan(lock.withPermits(1)(
           Effect.suspend(() => {
             const undo: Array<() => void> = []
             return effect.pipe(
@@ -229,7 +230,7 @@ export const make = (image?: Image): Store.StoreService => {
               )
             )
           })
-        ).pipe(Effect.tap(() => Store.runAfterCommit(committed)))
+        )).pipe(Effect.tap(() => Store.runAfterCommit(committed)))
       })
     })
 
