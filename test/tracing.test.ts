@@ -6,8 +6,9 @@
  * snapshot, its restore and a fork. The same journey with no tracer answers the same bytes.
  */
 import { Telemetry } from "@fos/core"
-import { createEngine, type Engine } from "@fos/http"
-import { Tracer } from "effect"
+import { createEngine, type Engine, layerEmbedded, layerRoutes } from "@fos/http"
+import { Layer, Tracer } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
 import { afterAll, describe, expect, it } from "vitest"
 import { acmeKey, deliveriesSettled, journey, journeySeed, type Journey } from "./journey.ts"
 
@@ -162,4 +163,31 @@ describe("a host's tracer", () => {
     expect(traced.deliveries.size).toBeGreaterThan(10)
     expect(new Map([...traced.deliveries].sort())).toEqual(new Map([...untraced.deliveries].sort()))
   }, 120_000)
+})
+
+describe("an Effect host's tracer", () => {
+  it("receives fos's request span as the child of the host's own server span, which read the traceparent", async () => {
+    const recorder = recordingTracer()
+    const web = HttpRouter.toWebHandler(
+      layerRoutes(layerEmbedded({ clock: "virtual" })).pipe(
+        Layer.provide(HttpServer.layerServices),
+        Layer.provideMerge(Layer.succeed(Tracer.Tracer, recorder.tracer))
+      ),
+      { disableLogger: true }
+    )
+    try {
+      const response = await web.handler(new Request("http://host/sandbox/v2/openapi.json", { headers: { traceparent } }))
+      expect(response.status).toBe(200)
+      await response.arrayBuffer()
+      const fos = recorder.spans.find((s) => s.name === "GET /sandbox/v2/openapi.json")!
+      expect(fos).toBeDefined()
+      expect(attributesOf(fos)).toMatchObject({ "http.route": "/sandbox/v2/openapi.json", "http.response.status_code": 200, "fos.environment": "sandbox" })
+      const host = parentOf(fos) as Tracer.NativeSpan
+      expect(host).toMatchObject({ _tag: "Span", kind: "server", name: "GET" })
+      expect(parentOf(host)).toMatchObject({ _tag: "ExternalSpan", spanId: remoteSpanId })
+      expect(fos.traceId).toBe(remoteTraceId)
+    } finally {
+      await web.dispose()
+    }
+  })
 })
