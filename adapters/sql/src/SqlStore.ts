@@ -36,7 +36,7 @@
  * split apart they would pass those to one another on every call. The migrations, the shared state and the image
  * store are files of their own.
  */
-import { Metrics, Store } from "@fos/core"
+import { Metrics, Store, Telemetry } from "@fos/core"
 import { Cause, Clock, Context, Data, Effect, Exit, Option, Stream } from "effect"
 import { SqlClient, type SqlConnection, type SqlError, type Statement } from "effect/sql"
 import { latestVersion } from "./Migrations.ts"
@@ -189,6 +189,9 @@ const valueOf = (known: Known): unknown => (known.gone ? undefined : (known.valu
 const deadlockRetries = 3
 
 /** Whether a lazy transaction found a row it read for update changed (`OptimisticConflict`). */
+/** A transaction runs again from its start: counted (kernel/Metrics.ts) and told to its span (kernel/Telemetry.ts). */
+const retried = (reason: Metrics.RetryReason) => Effect.andThen(Metrics.transactionRetried(reason), Telemetry.transactionRetried(reason))
+
 const conflicted = (cause: Cause.Cause<unknown>): boolean =>
   cause.reasons.some((r) => r._tag === "Die" && (r.defect as { _tag?: string })?._tag === "OptimisticConflict")
 
@@ -1393,11 +1396,11 @@ export const makeSqlStore = Effect.gen(function*() {
           after = []
           return Effect.catchCause(runTransaction(effect, lazy, after), (cause) => {
             // A lazy transaction that found what it read for update changed runs again, beginning at once.
-            if (conflicted(cause)) return Effect.andThen(Metrics.transactionRetried("conflict"), run(left, false))
-            return left > 0 && abortedByDatabase(cause) ? Effect.andThen(Metrics.transactionRetried("aborted"), run(left - 1, lazy)) : Effect.failCause(cause)
+            if (conflicted(cause)) return Effect.andThen(retried("conflict"), run(left, false))
+            return left > 0 && abortedByDatabase(cause) ? Effect.andThen(retried("aborted"), run(left - 1, lazy)) : Effect.failCause(cause)
           })
         })
-      return Effect.tap(Metrics.timedTransaction(clock, run(deadlockRetries, true)), () => Store.runAfterCommit(after))
+      return Effect.tap(Telemetry.transactionSpan(Metrics.timedTransaction(clock, run(deadlockRetries, true))), () => Store.runAfterCommit(after))
     })
 
   const afterCommit = (effect: Effect.Effect<void>): Effect.Effect<void> =>

@@ -61,6 +61,7 @@ import * as IdGenerator from "./kernel/IdGenerator.ts"
 import * as Problem from "./kernel/Problem.ts"
 import * as RandomStreams from "./kernel/RandomStreams.ts"
 import * as Store from "./kernel/Store.ts"
+import * as Telemetry from "./kernel/Telemetry.ts"
 import * as Reset from "./Reset.ts"
 import * as Faults from "./simulate/Faults.ts"
 import * as Snapshots from "./Snapshots.ts"
@@ -367,12 +368,15 @@ export const make = (organizationId: OrganizationId | string, snapshotId: string
         organizationId: forkId,
         parentOrganizationId: parent.id,
         snapshotId: snapshot.id as Fork["snapshotId"],
-        environment: "sandbox",
+        environment: "sandbox" as const,
         apiKey: key.key,
         ids,
         createdAt: snapshot.createdAt
       }
-    })))
+    }))).pipe(
+    Effect.tap((fork) => Telemetry.annotate({ [Telemetry.Attribute.forkOrganization]: fork.organizationId })),
+    Telemetry.withSpan(Telemetry.SpanName.fork, { attributes: { [Telemetry.Attribute.organization]: organizationId, [Telemetry.Attribute.snapshotId]: snapshotId } })
+  )
 
 /** The organization's forks, oldest first (at most `maxForksPerOrganization`). */
 export const list = (organizationId: string): Effect.Effect<ReadonlyArray<ForkSummary>, never, Store.Store> =>

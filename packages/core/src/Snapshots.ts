@@ -29,6 +29,7 @@ import * as Paging from "./kernel/Paging.ts"
 import * as Problem from "./kernel/Problem.ts"
 import * as Reset from "./Reset.ts"
 import * as Store from "./kernel/Store.ts"
+import * as Telemetry from "./kernel/Telemetry.ts"
 import * as Tenancy from "./tenancy/Tenancy.ts"
 import * as Timers from "./kernel/Timers.ts"
 import type * as Wire from "./kernel/Wire.ts"
@@ -129,9 +130,16 @@ const refuseOverLimit = (store: Store.StoreService, organizationId: string) =>
         resolution: "Delete a snapshot (DELETE /v2/simulate/snapshots/{id}) before taking another."
       })))
 
+/** A snapshot's take or restore in its span (kernel/Telemetry.ts), which names the organization and the snapshot. */
+const traced = <E, R>(name: string, organizationId: string, id: string | undefined, work: Effect.Effect<Snapshot, E, R>) =>
+  work.pipe(
+    Effect.tap((snapshot) => Telemetry.annotate({ [Telemetry.Attribute.snapshotId]: snapshot.id })),
+    Telemetry.withSpan(name, { attributes: { [Telemetry.Attribute.organization]: organizationId, [Telemetry.Attribute.snapshotId]: id } })
+  )
+
 /** Saves the organization's whole sandbox, with the label the caller gave it (fos never reads one); answers the snapshot. */
 export const take = (organizationId: OrganizationId | string, options: { readonly label?: string | undefined } = {}): Effect.Effect<Snapshot, Problem.ApiError, Store.Store | Domain.Domains> =>
-  Effect.flatMap(Effect.all([Store.Store, Domain.Domains]), ([store, registry]) =>
+  traced(Telemetry.SpanName.snapshot, organizationId, undefined, Effect.flatMap(Effect.all([Store.Store, Domain.Domains]), ([store, registry]) =>
     store.transaction(Effect.gen(function*() {
       yield* lockOrganization(store, organizationId)
       yield* refuseOverLimit(store, organizationId)
@@ -174,7 +182,7 @@ export const take = (organizationId: OrganizationId | string, options: { readonl
       }
       yield* Effect.orDie(store.insert(Snapshots, snapshot))
       return toWire(snapshot)
-    })))
+    }))))
 
 /**
  * A snapshot taken before snapshots were copies (`SnapshotRows`, a row per saved row) made into one,
@@ -215,7 +223,7 @@ const unknownTable = (table: string) =>
  * since. The snapshot stays, to be restored again.
  */
 export const restore = (organizationId: OrganizationId | string, id: string): Effect.Effect<Snapshot, Problem.ApiError, Store.Store | Domain.Domains> =>
-  Effect.flatMap(Effect.all([Store.Store, Domain.Domains]), ([store, registry]) =>
+  traced(Telemetry.SpanName.restore, organizationId, id, Effect.flatMap(Effect.all([Store.Store, Domain.Domains]), ([store, registry]) =>
     store.transaction(Effect.gen(function*() {
       yield* lockOrganization(store, organizationId)
       const snapshot = yield* findSnapshot(store, organizationId, id)
@@ -230,7 +238,7 @@ export const restore = (organizationId: OrganizationId | string, id: string): Ef
       // The timers put back may be due at the clock put back with them.
       yield* Timers.markDue
       return toWire(snapshot)
-    })))
+    }))))
 
 /** The organization's snapshot `id` (404 for another's, as for an unknown id), read only. */
 export const find = (organizationId: string, id: string): Effect.Effect<StoredSnapshot, Problem.ApiError, Store.Store> =>

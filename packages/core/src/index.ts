@@ -6,6 +6,7 @@
 export * as Problem from "./kernel/Problem.ts"
 export * as IdGenerator from "./kernel/IdGenerator.ts"
 export * as RealClock from "./kernel/RealClock.ts"
+export * as Telemetry from "./kernel/Telemetry.ts"
 export * as Wire from "./kernel/Wire.ts"
 export * as Store from "./kernel/Store.ts"
 export * as MemoryStore from "./kernel/MemoryStore.ts"

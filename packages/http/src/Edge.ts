@@ -20,10 +20,10 @@
  * problem's `docs` carries too.
  */
 import type { Engine } from "@fos/core"
-import { IdGenerator, Lifecycle, Metrics, Problem, RandomStreams, Readiness, Store, Tenancy } from "@fos/core"
+import { IdGenerator, Lifecycle, Metrics, Problem, RandomStreams, Readiness, Store, Telemetry, Tenancy } from "@fos/core"
 import { type Environment, toIso } from "@fos/contract"
-import { Cause, type Clock, Context, Effect, Layer, Option, Random } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Cause, type Clock, Context, Effect, Exit, type Fiber, Layer, Option, Random, Tracer } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse, HttpTraceContext } from "effect/http"
 import { underBase } from "./BasePath.ts"
 import { errorReferencePage } from "./Docs.ts"
 import type { Admit } from "./Gate.ts"
@@ -356,6 +356,55 @@ export const makeLogged = (
   }
 }
 
+// --- the request's span ------------------------------------------------------------------------------------------
+
+/**
+ * `answered` in the request's span (kernel/Telemetry.ts), a server span named by the operation. Its parent is the
+ * span the request runs in when there is one (a host's own server span, which read the request's `traceparent`
+ * already), else the remote parent the request's `traceparent` (or `b3`) names, read by Effect's own decoder: so the
+ * header is read once, by whichever server span comes first. Its attributes are the request's and, at its end, the
+ * answer's: the status, the problem's code, and who the caller turned out to be. A 5xx answer marks it as an error.
+ */
+const traced = <R>(
+  fiber: Fiber.Fiber<unknown, unknown>,
+  tracer: Tracer.Tracer,
+  info: RequestInfo,
+  operationId: string | undefined,
+  route: string | undefined,
+  answered: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> => {
+  const request = info.request
+  const parent = fiber.cache.span ?? Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers))
+  const { span, end } = Telemetry.start(fiber, tracer, Telemetry.requestSpanName(request.method, operationId, route), {
+    kind: "server",
+    parent,
+    attributes: {
+      [Telemetry.Attribute.httpMethod]: request.method,
+      [Telemetry.Attribute.urlPath]: info.instance,
+      [Telemetry.Attribute.httpRoute]: route,
+      [Telemetry.Attribute.operationId]: operationId,
+      [Telemetry.Attribute.clientAddress]: info.clientIp,
+      [Telemetry.Attribute.userAgent]: headerOf(request, "user-agent"),
+      [Telemetry.Attribute.clientCorrelationId]: info.clientCorrelationId
+    }
+  })
+  return Effect.onExit(Effect.provideService(answered, Tracer.ParentSpan, span), (exit) =>
+    Effect.sync(() => {
+      // The correlation id is read once the answer carries it: a seeded engine draws it on its first read.
+      span.attribute(Telemetry.Attribute.correlationId, info.correlationId)
+      if (info.organizationId !== undefined) span.attribute(Telemetry.Attribute.organization, info.organizationId)
+      if (info.environment !== undefined) span.attribute(Telemetry.Attribute.environment, info.environment)
+      if (Exit.isFailure(exit)) return end(exit)
+      const status = exit.value.status
+      span.attribute(Telemetry.Attribute.httpStatus, status)
+      const code = problemTypeOf(exit.value)
+      if (code !== undefined) span.attribute(Telemetry.Attribute.errorCode, code)
+      if (status < 500) return end(Exit.void)
+      span.attribute(Telemetry.Attribute.errorType, code ?? String(status))
+      end(Telemetry.failed(`${status} ${code ?? ""}`.trim()))
+    }))
+}
+
 // --- the edge ----------------------------------------------------------------------------------------------------
 
 /** What the edge is made of, once per engine. */
@@ -388,8 +437,11 @@ export interface EdgeOptions {
 
 /** The edge of one engine: around every route, and for what no route matched. */
 export interface EdgeRoutes {
-  /** A route under the edge, for `environment` (undefined on the operator surface); `operation`: its operation id. */
-  readonly serve: (environment: Environment | undefined, run: RouteRun, operation?: string) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /**
+   * A route under the edge, for `environment` (undefined on the operator surface); `operationId`, the OpenAPI
+   * operation the route is, names its span.
+   */
+  readonly serve: (environment: Environment | undefined, run: RouteRun, operationId?: string) => Effect.Effect<HttpServerResponse.HttpServerResponse>
   /** The global middleware for what no route matched: it answers the router's not-found and passes every other failure on. */
   readonly unrouted: <E>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E>) => Effect.Effect<HttpServerResponse.HttpServerResponse, E>
 }
@@ -432,19 +484,21 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
     return Effect.catch(admit(info, undefined, false, () => Effect.fail(refusal)), problem)
   }
 
-  const serve: EdgeRoutes["serve"] = (environment, run, operation) =>
+  const serve: EdgeRoutes["serve"] = (environment, run, operationId) =>
     Effect.withFiber((fiber) => {
       const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
       const path = pathOf(request.url)
       const route = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext)?.route
       let answered: Effect.Effect<HttpServerResponse.HttpServerResponse, never, Engine.EngineServices>
-      if (route !== undefined && !isExactPath(route.path, path)) {
-        const info = begin(request, baseUnder(path)?.environment)
+      let info: RequestInfo
+      const exact = route === undefined || isExactPath(route.path, path)
+      if (!exact) {
+        info = begin(request, baseUnder(path)?.environment)
         answered = inFlight(request, info, unknownRoute(request, path, info))
       } else {
-        const info = begin(request, environment)
+        info = begin(request, environment)
         info.route = route?.path
-        info.operation = operation
+        info.operation = operationId
         answered = inFlight(
           request,
           info,
@@ -454,6 +508,8 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
           })
         )
       }
+      const tracer = Telemetry.tracerOf(fiber)
+      if (tracer !== undefined) answered = traced(fiber, tracer, info, exact ? operationId : undefined, exact ? route?.path : undefined, answered)
       // The servers run requests in a context that holds this engine's services already (`serveEngine`, the web
       // handler). A host that serves the routes in a context of its own gets them added here, once, for all the
       // request does: the engine's services win over the host's, and what the request adds (its route, a
@@ -474,7 +530,7 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
       const info = begin(request, rest === undefined ? undefined : baseOf(rest)?.environment)
       const done = (response: HttpServerResponse.HttpServerResponse) => logged(request, info, finish(info, response))
       // A closing engine answers what no route matched with the same 503 as its routes, `/healthz` first of all.
-      return inFlight(request, info, Effect.suspend(() => {
+      const answer = inFlight(request, info, Effect.suspend(() => {
         if (refusesClientCorrelation(request)) return Effect.succeed(done(problemResponse(badClientCorrelationId, info, nowMs(), basePath)))
         if (rest === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
         if (rest === "/readyz") return Effect.map(Effect.provideContext(Readiness.check, engineContext), (readiness) => done(readyResponse(readiness, info, nowMs(), basePath)))
@@ -486,6 +542,10 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
         if (page !== undefined) return Effect.succeed(done(page))
         return unknownRoute(request, path, info)
       }))
+      return Effect.withFiber((fiber) => {
+        const tracer = Telemetry.tracerOf(fiber)
+        return tracer === undefined ? answer : traced(fiber, tracer, info, undefined, undefined, answer)
+      })
     })
 
   return { serve, unrouted }

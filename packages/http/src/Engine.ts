@@ -10,9 +10,10 @@ import type { Tenancy, Transport, WorldModel } from "@fos/core"
 import { Auth, Clocks, Engine as EngineModule, Forks, Lifecycle, Listeners, MemoryStore, Operator, Problem, RandomStreams, Readiness, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
 import { createClient, type PromiseClient } from "@fos/client"
 import type { Fork, ForkSummary, Snapshot, WebhookFlush } from "@fos/contract"
-import { Clock, Context, Duration, Effect, Layer, ManagedRuntime } from "effect"
+import { Clock, Context, Duration, Effect, Layer, ManagedRuntime, Tracer } from "effect"
+import { constTrue } from "effect/Function"
 import { OtlpExporter } from "effect/observability"
-import { HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
+import { HttpMiddleware, HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
 import { layerRoutes } from "./App.ts"
 import { basePathOf } from "./BasePath.ts"
 import { settleScopeSites } from "./ScopeSites.ts"
@@ -126,9 +127,11 @@ export interface CreateEngineOptions<StoreError = unknown> extends Omit<EngineMo
    */
   readonly logger?: EngineLogger
   /**
-   * Where traces, metrics and logs go (docs/observability.md). `otlp`: a collector's base URL, or `{ url, headers }`,
-   * to which they are exported over OTLP/HTTP (JSON) in the background; `engine.close()` sends what is left. Off by
-   * default.
+   * Where traces, metrics and logs go (docs/observability.md). `tracer`: an Effect `Tracer` (a host's own) that
+   * receives a span per request, store transaction, clock advance, timer fired, webhook attempt, snapshot, restore
+   * and fork, joined to a request's `traceparent`. `otlp`: a collector's base URL, or `{ url, headers }`, to which they
+   * are exported over OTLP/HTTP (JSON) in the background; `engine.close()` sends what is left. Off by default, and
+   * then no span is made at all.
    */
   readonly telemetry?: TelemetryOptions
   /**
@@ -228,7 +231,10 @@ export const layerEmbedded = <E = never>(options: CreateEngineOptions<E> = {}): 
       })
     )
     const seeded = seed === undefined ? Layer.empty : Layer.effectDiscard(Seed.apply(seed))
-    return Layer.mergeAll(deliveries, seeded).pipe(Layer.provideMerge(engine), Layer.provideMerge(layerObserved(logger, telemetry, rest.realClock)))
+    const built = Layer.mergeAll(deliveries, seeded).pipe(Layer.provideMerge(engine), Layer.provideMerge(layerObserved(logger, telemetry, rest.realClock)))
+    // The tracer is in the context the engine is built in, so its background fibers (the scheduler, the delivery
+    // worker) trace too, and in the engine's context, so its requests and `engine.run` do.
+    return telemetry?.tracer === undefined ? built : built.pipe(Layer.provideMerge(Layer.succeed(Tracer.Tracer, telemetry.tracer)))
   }))
 
 /**
@@ -430,7 +436,9 @@ const parsedFile = (file: unknown) =>
 
 export const createEngine = async (options: CreateEngineOptions = {}): Promise<Engine> => {
   const basePath = basePathOf(options.basePath)
-  const runtime = ManagedRuntime.make(layerEmbedded(options))
+  // The engine's request span is the server span (Edge.ts), so Effect's own (named by the method alone) is not made:
+  // a server serving `engine.context` (fos serve) has the same.
+  const runtime = ManagedRuntime.make(Layer.merge(layerEmbedded(options), Layer.succeed(HttpMiddleware.TracerDisabledWhen, constTrue)))
   const context = await runtime.context()
   // The routes' recent requests and live streams, kept here so that a close can end the streams (LiveFeed.ts).
   const feed = LiveFeed.makeOf(context)

@@ -64,6 +64,7 @@ export type OtlpOption =
 
 /** What the engine's telemetry goes to. */
 export interface TelemetryOptions {
+  /** Receives every span of the engine; an Effect host may instead provide its `Tracer` to `layerEmbedded`. */
   readonly tracer?: Tracer.Tracer
   readonly otlp?: OtlpOption
 }

@@ -18,12 +18,14 @@
  * - `advanceEvery` moves every virtual clock, each from its own time (`engine.clock` of an embedded engine): each
  *   sandbox clock of its own by its own timers, then the root clock with the sandboxes that follow it.
  */
+import { toIso } from "@fos/contract"
 import { Clock, Context, Effect, Semaphore } from "effect"
 import * as Domain from "./Domain.ts"
 import type * as Liveness from "./Liveness.ts"
 import * as Outbox from "./Outbox.ts"
 import * as Problem from "./Problem.ts"
 import * as Store from "./Store.ts"
+import * as Telemetry from "./Telemetry.ts"
 import * as Timers from "./Timers.ts"
 
 /**
@@ -355,6 +357,19 @@ export const makeVirtualTimeControl = (
       }))
     })
 
+  /** A sandbox clock's advance in its span, which says where the clock went and how many timers fired. */
+  const traced = <E, R>(scope: string, advance: Effect.Effect<Timers.AdvanceReport, E, R>) =>
+    advance.pipe(
+      Effect.tap((report) =>
+        Telemetry.annotate({
+          [Telemetry.Attribute.clockFrom]: toIso(report.fromMs),
+          [Telemetry.Attribute.clockTo]: toIso(report.nowMs),
+          [Telemetry.Attribute.timersFired]: Object.values(report.timersFired).reduce((a, b) => a + b, 0)
+        })
+      ),
+      Telemetry.withSpan(Telemetry.SpanName.clockAdvance, { attributes: () => ({ [Telemetry.Attribute.clock]: scope, ...Telemetry.scopeAttributes(scope) }) })
+    )
+
   /** One sandbox's advance; `counted`: it adds to the time the rate limiter sees passing. */
   const advanceOne = <E>(
     scope: string,
@@ -388,7 +403,7 @@ export const makeVirtualTimeControl = (
       })
     ))
 
-  const advanceClock: Timers.TimeControlService["advanceClock"] = (scope, targetOf, keyed) => advanceOne(scope, targetOf, true, keyed)
+  const advanceClock: Timers.TimeControlService["advanceClock"] = (scope, targetOf, keyed) => traced(scope, advanceOne(scope, targetOf, true, keyed))
 
   /**
    * Every clock to the target `targetOf` gives from its own time: first each sandbox clock of its own, by its own
@@ -399,7 +414,7 @@ export const makeVirtualTimeControl = (
     Effect.uninterruptible(rootTurn(Effect.gen(function*() {
       const store = yield* Store.Store
       yield* Store.walk(store, Clocks, { order: "all", partition: "" }, (row) =>
-        row.id === rootClockId ? Effect.void : Effect.orDie(advanceOne(row.id, (now) => Effect.succeed(targetOf(now)), false)))
+        row.id === rootClockId ? Effect.void : Effect.orDie(traced(row.id, advanceOne(row.id, (now) => Effect.succeed(targetOf(now)), false))))
       const fromMs = root.currentTimeMillisUnsafe()
       const targetMs = Math.max(fromMs, targetOf(fromMs))
       while (true) {
@@ -418,7 +433,8 @@ export const makeVirtualTimeControl = (
       yield* saveRoot(store, root.currentTimeMillisUnsafe())
       advancedMs += root.currentTimeMillisUnsafe() - fromMs
       yield* advanced(root.currentTimeMillisUnsafe() - fromMs)
-    })))
+      yield* Telemetry.annotate({ [Telemetry.Attribute.clockFrom]: toIso(fromMs), [Telemetry.Attribute.clockTo]: toIso(targetMs) })
+    }).pipe(Telemetry.withSpan(Telemetry.SpanName.clockAdvance, { attributes: { [Telemetry.Attribute.clock]: "root" } }))))
 
   /**
    * The clock a sandbox request runs on: its row's time, read once. An advance left by a crashed process is finished

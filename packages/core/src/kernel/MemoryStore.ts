@@ -12,6 +12,7 @@ import { Clock, Context, Effect, Exit, Fiber, Layer, Semaphore } from "effect"
 import * as Metrics from "./Metrics.ts"
 import { SortedIndex } from "./SortedIndex.ts"
 import * as Store from "./Store.ts"
+import * as Telemetry from "./Telemetry.ts"
 
 /**
  * Where a durable memory store keeps its rows. Its rows, copies and sequence are read once, when the store is made;
@@ -212,7 +213,7 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
       const outermost = Effect.suspend(() => {
         // Taken from the store's list while the lock is held, and run once it is released.
         let committed: ReadonlyArray<Effect.Effect<void>> = []
-        return lock.withPermits(1)(
+        return Telemetry.transactionSpan(lock.withPermits(1)(
           Effect.suspend(() => {
             const undo: Array<() => void> = []
             return effect.pipe(
@@ -231,7 +232,7 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
               )
             )
           })
-        ).pipe(Effect.tap(() => Store.runAfterCommit(committed)))
+        )).pipe(Effect.tap(() => Store.runAfterCommit(committed)))
       })
       return clock === undefined ? outermost : Metrics.timedTransaction(clock, outermost)
     })

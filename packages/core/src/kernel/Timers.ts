@@ -13,6 +13,7 @@
  * and lands on the target. A sweep reads one lane of timers (`TimerLane`): all of them, one scope's, or those of
  * one kind of clock.
  */
+import { toIso } from "@fos/contract"
 import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Schema } from "effect"
 import * as History from "./History.ts"
 import * as Lifecycle from "./Lifecycle.ts"
@@ -21,6 +22,7 @@ import * as Outbox from "./Outbox.ts"
 import type * as Problem from "./Problem.ts"
 import * as RandomStreams from "./RandomStreams.ts"
 import * as Store from "./Store.ts"
+import * as Telemetry from "./Telemetry.ts"
 
 export interface Timer {
   readonly id: string
@@ -400,8 +402,19 @@ export const fireDue = (
           // What the handler changes was caused by this timer.
           History.causedBy({ type: "timer", kind: timer.kind, timerId: timer.id }),
           Effect.catchCause((cause) => Effect.as(retryLater(timer, nowMs, cause), undefined)),
+          // What it hands on after its commit (a webhook's send) is the timer span's child, however late it runs.
+          Effect.flatMap((after): Effect.Effect<AfterCommit | "kept" | undefined> => Effect.isEffect(after) ? Telemetry.underCurrentSpan(after as AfterCommit) : Effect.succeed(after as "kept" | undefined)),
           // A seeded engine: what a timer invents comes from its organization's stream, whoever fires it.
-          RandomStreams.withStream(timer.scope)
+          RandomStreams.withStream(timer.scope),
+          Telemetry.withSpan(Telemetry.SpanName.timer, {
+            attributes: () => ({
+              [Telemetry.Attribute.timerKind]: timer.kind,
+              [Telemetry.Attribute.timerId]: timer.id,
+              [Telemetry.Attribute.timerDue]: toIso(timer.dueAtMs),
+              [Telemetry.Attribute.resourceId]: resourceIdOf(timer),
+              ...Telemetry.scopeAttributes(timer.scope)
+            })
+          })
         )
         // Kept for want of a handler: nothing fired, and the timer is out of the lane now.
         if (after === "kept") continue

@@ -34,6 +34,7 @@ import * as Listeners from "./Listeners.ts"
 import * as Metrics from "../kernel/Metrics.ts"
 import * as Store from "../kernel/Store.ts"
 import * as RealClock from "../kernel/RealClock.ts"
+import * as Telemetry from "../kernel/Telemetry.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
 import * as Timers from "../kernel/Timers.ts"
 import * as Transport from "./Transport.ts"
@@ -112,6 +113,11 @@ const sendAndRecord = (claimed: Deliveries.Claimed, request: Transport.DeliveryR
       )
     const latencyMs = outcome.latencyMs ?? Math.max(0, realClock.currentTimeMillisUnsafe() - realStart)
     yield* Metrics.webhookAttempted(Metrics.attemptOutcomeOf(outcome.status), latencyMs / 1000)
+    yield* Telemetry.annotate({
+      [Telemetry.Attribute.httpStatus]: outcome.status ?? undefined,
+      [Telemetry.Attribute.latencyMs]: latencyMs,
+      [Telemetry.Attribute.errorType]: outcome.error === null ? undefined : outcome.status === null ? "no_answer" : String(outcome.status)
+    })
     const store = yield* Store.Store
     yield* store.transaction(Effect.gen(function*() {
       const current = yield* store.getForUpdate(Deliveries.WebhookDeliveries, claimed.delivery.id)
@@ -121,7 +127,19 @@ const sendAndRecord = (claimed: Deliveries.Claimed, request: Transport.DeliveryR
       // What a sandbox attempt sent, in the same transaction as its result (AttemptRequests.ts).
       if (recorded !== undefined) yield* AttemptRequests.keep(current, recorded, request)
     }))
-  }) as Timers.AfterCommit
+  }).pipe(
+    Telemetry.withSpan(Telemetry.SpanName.webhookAttempt, {
+      kind: "client",
+      attributes: () => ({
+        [Telemetry.Attribute.endpointId]: claimed.delivery.endpointId,
+        [Telemetry.Attribute.deliveryId]: claimed.delivery.id,
+        [Telemetry.Attribute.attemptId]: claimed.attemptId,
+        [Telemetry.Attribute.eventType]: claimed.delivery.eventType,
+        [Telemetry.Attribute.organization]: claimed.delivery.organizationId,
+        [Telemetry.Attribute.environment]: claimed.delivery.environment
+      })
+    })
+  ) as Timers.AfterCommit
 
 /**
  * An attempt's timer, over the transport the engine delivers with (`Transport.WebhookTransport`, its settings and
