@@ -54,6 +54,9 @@ flags:
   --quiet                           no request log (the start lines are still printed)
   --help, --version                 print this, or the version
 
+environment: every flag also comes from a variable, FOS_ and its name (FOS_STORE, FOS_PORT, FOS_BASE_PATH,
+FOS_LOAD="ORG=FILE ORG=FILE", FOS_QUIET=1, ...), as a container is configured; a flag on the command line wins.
+
 On its first start on a store, and without --seed, fos creates a demo organization and prints its keys once.
 
 examples:
