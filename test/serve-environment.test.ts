@@ -66,6 +66,13 @@ describe("fos serve's environment", () => {
     )
   })
 
+  it("takes FOS_SEED as a file's path or as the seed itself", () => {
+    const seed = { organizations: [{ id: "org_ci", name: "CI", status: "active", users: [{ id: "usr_ci", email: "ci@ci.test", role: "admin" }] }] }
+    expect(parseServeArgs([], { FOS_SEED: JSON.stringify(seed) }).seed?.organizations[0]?.id).toBe("org_ci")
+    expect(() => parseServeArgs([], { FOS_SEED: `{"organizations":[{"id":"org_ci"}]}` })).toThrow(/^--seed \{\.\.\.\}: /)
+    expect(() => parseServeArgs([], { FOS_SEED: "/nonexistent/seed.json" })).toThrow("--seed /nonexistent/seed.json: cannot read the file (ENOENT)")
+  })
+
   it("names the variable that set a refused value", () => {
     const refused = (env: Record<string, string>) => {
       try {

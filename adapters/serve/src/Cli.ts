@@ -32,8 +32,8 @@ flags:
                                     (default: system; virtual with --random-seed)
   --clock-start ISO                 where a new store's virtual clocks start
                                     (default: now; 2026-03-03T09:00:00.000Z with --random-seed)
-  --seed FILE                       organizations, users and keys to create (JSON, see the README's "Seed file");
-                                    no demo organization then
+  --seed FILE                       organizations, users and keys to create (JSON, see the README's "Seed file"),
+                                    or the JSON itself (starting with {); no demo organization then
   --load ORG=FILE                   starts with the snapshot file FILE (fos snapshots export) restored in the
                                     sandbox of the organization ORG (of the seed or the store); repeatable. Its
                                     snapshot is kept, and a later start loading the same file restores that one

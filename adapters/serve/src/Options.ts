@@ -204,14 +204,17 @@ export const parseServeArgs = (commandLine: ReadonlyArray<string>, env: Readonly
   }
   let seed: Seed.SeedFile | undefined
   if (seedPath !== undefined) {
+    // The seed itself rather than its file's path (a `{`), for a container configured by variables alone.
+    const inline = seedPath.trimStart().startsWith("{")
+    const named = inline ? "--seed {...}" : `--seed ${seedPath}`
     let text: string
     try {
-      text = readFileSync(seedPath, "utf8")
+      text = inline ? seedPath : readFileSync(seedPath, "utf8")
     } catch (e) {
-      throw new UsageError(`--seed ${seedPath}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? "error"})`)
+      throw new UsageError(`${named}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? "error"})`)
     }
     const parsed = Effect.runSync(Effect.result(Seed.parse(text)))
-    if (parsed._tag === "Failure") throw new UsageError(`--seed ${seedPath}: ${parsed.failure.detail}`)
+    if (parsed._tag === "Failure") throw new UsageError(`${named}: ${parsed.failure.detail}`)
     seed = parsed.success
   }
   const loads = loadFlags.map(({ flag, variable }) => {
