@@ -7,11 +7,12 @@
  * objects, the router. fos can come no closer to raw `node:http` than this server does, so its throughput against
  * raw, beside fos's, says how much of the gap is fos's own (docs/performance.md, "The last of the pipeline").
  *
- * It reads `BENCH_PAYLOAD` (the JSON file bench/run.ts writes), listens on an ephemeral port of 127.0.0.1, and prints
- * `effect: http://127.0.0.1:<port>` once it listens. SIGTERM or SIGINT closes it.
+ * It reads `BENCH_PAYLOAD` (the JSON file bench/run.ts writes), listens on `BENCH_PORT` of 127.0.0.1 (an ephemeral
+ * port when unset), and prints `effect: http://127.0.0.1:<port>` once it listens. SIGTERM or SIGINT closes it.
  */
 import { createServer } from "node:http"
-import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { readPayload } from "./payload.ts"
@@ -32,7 +33,7 @@ const main = Effect.gen(function*() {
 }).pipe(
   Effect.provide(
     HttpRouter.serve(HttpRouter.use((router) => router.addAll([route])), { disableLogger: true, disableListenLog: true }).pipe(
-      Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: 0, host: "127.0.0.1" }))
+      Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: Number(process.env.BENCH_PORT ?? 0), host: "127.0.0.1" }))
     )
   )
 )

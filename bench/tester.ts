@@ -3,9 +3,11 @@
  * (issue 37). Nothing here asserts a time; the table goes to stdout and to docs/performance.md (`bench:tester`,
  * unless `BENCH_NO_DOCS=1`).
  *
- * 1. **Start**, spawn to ready (the start lines printed), beside a bare Effect HTTP server's start on the same Node
- *    with `npm start`'s flags (bench/effect-server.ts, which imports only what it uses): `fos serve` on the memory
- *    store (a first start, with the demo, and with a seed file, as a suite starts it), on PGlite (a restart on a directory made before, and a first start on a new directory), and on
+ * 1. **Start**, spawn to the first `GET /healthz` answered 200 (what a suite waits for), and the CPU the server used
+ *    by then, beside a bare Effect HTTP server's start on the same Node with `npm start`'s flags
+ *    (bench/effect-server.ts, which imports only what it uses) and the same compile cache: `fos serve` on the memory
+ *    store (a first start, with the demo, and with a seed file, as a suite starts it, also without the compile
+ *    cache), on PGlite (a restart on a directory made before, and a first start on a new directory), and on
  *    PostgreSQL (a restart on a database migrated before) when DATABASE_URL is set. One untimed start of each first
  *    (the compile cache a repeated start finds is a suite's case), then `BENCH_TESTER_ROUNDS` (5) rounds, the
  *    targets alternating; the median.
@@ -27,7 +29,9 @@
  * the same rounds, as "before".
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { request as httpRequest } from "node:http"
+import { type AddressInfo, createServer as createNetServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { createEngine, type Engine } from "@fos/http"
@@ -59,64 +63,136 @@ writeFileSync(seedFile, JSON.stringify({ organizations: [{ id: "org_bench", name
 writeFileSync(payload, JSON.stringify({ status: 200, headers: [["content-type", "application/json"]], body: "{}" }))
 const token = "bench-tester-operator-token"
 
-/** Spawns `args` in `cwd` and resolves with the milliseconds until stdout shows `ready`; the process is then killed. */
-const startTime = (cwd: string, args: ReadonlyArray<string>, ready: RegExp, env: Record<string, string> = {}): Promise<number> =>
+/** A port of 127.0.0.1 that was free a moment ago, for a server to listen on. */
+const freePort = (): Promise<number> =>
   new Promise((ok, fail) => {
-    const t0 = performance.now()
-    const child: ChildProcess = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
-    let out = ""
-    let err = ""
-    child.stderr!.on("data", (c: Buffer) => (err += c))
-    child.stdout!.on("data", (c: Buffer) => {
-      out += c
-      if (ready.test(out)) {
-        const took = performance.now() - t0
-        // The compile cache is written once the server is ready: a moment for it before the kill.
-        setTimeout(() => child.kill("SIGKILL"), 300)
-        child.once("exit", () => ok(took))
-      }
-    })
-    child.once("exit", (code) => {
-      if (!ready.test(out)) fail(new Error(`${args.join(" ")} exited ${code} before it was ready\n${out}\n${err}`))
+    const probe = createNetServer()
+    probe.once("error", fail)
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => ok(port))
     })
   })
 
+/** `GET /healthz` on `port` of 127.0.0.1, on a connection of its own: the status, or undefined while nothing listens. */
+const healthz = (port: number): Promise<number | undefined> =>
+  new Promise((ok) => {
+    const request = httpRequest({ host: "127.0.0.1", port, path: "/healthz", agent: false }, (response) => {
+      response.resume()
+      response.once("end", () => ok(response.statusCode))
+    })
+    request.once("error", () => ok(undefined))
+    request.end()
+  })
+
+/** The CPU time (user and system, every thread) process `pid` has used, in ms; from /proc, so undefined off Linux. */
+const cpuMsOf = (pid: number | undefined): number | undefined => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    // utime and stime, fields 14 and 15 of proc(5), in clock ticks of 1/100 s.
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return undefined
+  }
+}
+
+interface Start {
+  /** Spawn to the first `GET /healthz` answered 200, in ms. */
+  readonly ms: number
+  /** The CPU time the server had used by then, in ms (undefined off Linux). */
+  readonly cpuMs: number | undefined
+}
+
+/** How to start a server on `port`: node's arguments, and what it adds to the environment. */
+type Spawn = (port: number) => { readonly args: ReadonlyArray<string>; readonly env: Record<string, string> }
+
+/**
+ * Spawns `on(port)` in `cwd`, a free port given, and asks `GET /healthz` every 5 ms until it answers 200: what a
+ * suite waits for before its first request, rather than a line the server prints. The server is then stopped with
+ * SIGTERM, so that it writes Node's compile cache as it exits (fos writes its own once ready as well).
+ */
+const startTime = async (cwd: string, on: Spawn): Promise<Start> => {
+  const port = await freePort()
+  const { args, env } = on(port)
+  const t0 = performance.now()
+  const child: ChildProcess = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+  let out = ""
+  child.stdout!.on("data", (c: Buffer) => (out += c))
+  child.stderr!.on("data", (c: Buffer) => (out += c))
+  let exitCode: number | null | undefined
+  const exited = new Promise<void>((ok) => child.once("exit", (code) => ((exitCode = code), ok())))
+  try {
+    for (;;) {
+      if (exitCode !== undefined) throw new Error(`${args.join(" ")} exited ${exitCode} before it answered /healthz\n${out}`)
+      if (performance.now() - t0 > 120_000) throw new Error(`${args.join(" ")} did not answer /healthz 200 within 120 s\n${out}`)
+      if ((await healthz(port)) === 200) return { ms: performance.now() - t0, cpuMs: cpuMsOf(child.pid) }
+      await new Promise((ok) => setTimeout(ok, 5))
+    }
+  } finally {
+    child.kill("SIGTERM")
+    const killer = setTimeout(() => child.kill("SIGKILL"), 20_000)
+    await exited
+    clearTimeout(killer)
+  }
+}
+
 interface StartTarget {
   readonly name: string
-  readonly run: () => Promise<number>
+  /** The target this one is divided by: the bare Effect server with the same compile cache. */
+  readonly baseline: string
+  readonly run: () => Promise<Start>
   /** Runs before each timed start (untimed): a new directory for a first start. */
   readonly before?: () => void
 }
 
-/** `fos serve` as `npm start` runs it in `checkout` (a checkout "before" may start another entry point). */
-const serveArgsOf = (checkout: string) => [...startArgsOf(checkout), "--port", "0", "--quiet", "--operator-token", token]
-const fosReady = /^live: /m
+/** `fos serve` as `npm start` runs it in `checkout` (a checkout "before" may start another entry point), on `port`. */
+const serveArgsOf = (checkout: string, port = 0) => [...startArgsOf(checkout), "--port", String(port), "--quiet", "--operator-token", token]
+
+/**
+ * Node's compile cache: one directory for every start of the bench, where V8 keeps what it compiled of a module (and
+ * the TypeScript stripped) for the next start of the same source. `fos` turns it on itself (adapters/node/bin/fos.js);
+ * the bare server gets it from NODE_COMPILE_CACHE, so that the ratio is between like starts. The rows without it are
+ * a first start after an install, or any start with NODE_DISABLE_COMPILE_CACHE=1.
+ */
+const compileCache = { NODE_COMPILE_CACHE: join(work, "compile-cache") }
+const noCompileCache = { NODE_DISABLE_COMPILE_CACHE: "1" }
+const bare = "bare Effect HTTP server"
+const bareNoCache = "bare Effect HTTP server, no compile cache"
 
 const startTargets = async (): Promise<Array<StartTarget>> => {
-  const targets: Array<StartTarget> = [{
-    name: "bare Effect HTTP server",
-    run: () => startTime(root, [...v8StartFlags, "bench/effect-server.ts"], /^effect: /m, { BENCH_PAYLOAD: payload })
-  }]
+  // bench/effect-server.ts answers its one route, here /healthz, with the payload.
+  const bareOn = (cache: Record<string, string>): Spawn => (port) => ({
+    args: [...v8StartFlags, "bench/effect-server.ts"],
+    env: { ...cache, BENCH_PAYLOAD: payload, BENCH_PATH: "/healthz", BENCH_PORT: String(port) }
+  })
+  const targets: Array<StartTarget> = [
+    { name: bare, baseline: bare, run: () => startTime(root, bareOn(compileCache)) },
+    { name: bareNoCache, baseline: bareNoCache, run: () => startTime(root, bareOn(noCompileCache)) }
+  ]
   for (const [label, checkout] of [["", root], ...(compare === undefined ? [] : [[" (before)", compare]])] as const) {
-    const serveArgs = serveArgsOf(checkout)
+    const fos = (cache: Record<string, string>, ...store: ReadonlyArray<string>) => () =>
+      startTime(checkout, (port) => ({ args: [...serveArgsOf(checkout, port), "--store", ...store], env: cache }))
     // A first start without a seed makes the demo organization and its customer (adapters/serve/src/Demo.ts); a
     // suite's own start passes its seed, and makes neither.
-    targets.push({ name: `fos, memory (with the demo)${label}`, run: () => startTime(checkout, [...serveArgs, "--store", "memory"], fosReady) })
-    targets.push({ name: `fos, memory, --seed${label}`, run: () => startTime(checkout, [...serveArgs, "--store", "memory", "--seed", seedFile], fosReady) })
+    targets.push({ name: `fos, memory (with the demo)${label}`, baseline: bare, run: fos(compileCache, "memory") })
+    targets.push({ name: `fos, memory, --seed${label}`, baseline: bare, run: fos(compileCache, "memory", "--seed", seedFile) })
+    targets.push({ name: `fos, memory, --seed, no compile cache${label}`, baseline: bareNoCache, run: fos(noCompileCache, "memory", "--seed", seedFile) })
     const restartDir = join(work, `pglite-restart${label === "" ? "" : "-before"}`)
-    await startTime(checkout, [...serveArgs, "--store", restartDir], fosReady)
-    targets.push({ name: `fos, PGlite, restart${label}`, run: () => startTime(checkout, [...serveArgs, "--store", restartDir], fosReady) })
+    await fos(compileCache, restartDir)()
+    targets.push({ name: `fos, PGlite, restart${label}`, baseline: bare, run: fos(compileCache, restartDir) })
     const firstDir = join(work, `pglite-first${label === "" ? "" : "-before"}`)
     targets.push({
       name: `fos, PGlite, first start (a new directory)${label}`,
+      baseline: bare,
       before: () => rmSync(firstDir, { recursive: true, force: true }),
-      run: () => startTime(checkout, [...serveArgs, "--store", firstDir], fosReady)
+      run: fos(compileCache, firstDir)
     })
     if (postgres !== undefined) {
       const database = await freshDatabase("bench_tester")
       dropAtEnd.push(database.drop)
-      await startTime(checkout, [...serveArgs, "--store", database.url], fosReady)
-      targets.push({ name: `fos, PostgreSQL, restart${label}`, run: () => startTime(checkout, [...serveArgs, "--store", database.url], fosReady) })
+      await fos(compileCache, database.url)()
+      targets.push({ name: `fos, PostgreSQL, restart${label}`, baseline: bare, run: fos(compileCache, database.url) })
     }
   }
   return targets
@@ -126,7 +202,7 @@ const dropAtEnd: Array<() => Promise<void>> = []
 
 const measureStarts = async () => {
   const targets = await startTargets()
-  const times = new Map<string, Array<number>>()
+  const times = new Map<string, Array<Start>>()
   for (const t of targets) {
     t.before?.()
     await t.run()
@@ -140,13 +216,20 @@ const measureStarts = async () => {
     }
     log(`start: round ${round + 1} of ${rounds}`)
   }
-  const base = median(times.get(targets[0]!.name)!)
+  const medianOf = (name: string, of: (s: Start) => number | undefined) => {
+    const values = times.get(name)!.map(of)
+    return values.some((v) => v === undefined) ? undefined : median(values as Array<number>)
+  }
   return [
-    "| Start, spawn to ready | median ms (rounds) | × the bare Effect server |",
-    "|---|---:|---:|",
+    "| Start, spawn to the first `GET /healthz` 200 | median ms (rounds) | × the bare Effect server | CPU ms, median | × the bare Effect server |",
+    "|---|---:|---:|---:|---:|",
     ...targets.map((t) => {
       const runs = times.get(t.name)!
-      return `| ${t.name} | ${ms(median(runs))} (${runs.map(ms).join(", ")}) | ${t === targets[0] ? "1.0×" : ratio(median(runs), base)} |`
+      const wall = median(runs.map((r) => r.ms))
+      const cpu = medianOf(t.name, (r) => r.cpuMs)
+      const baseCpu = medianOf(t.baseline, (r) => r.cpuMs)
+      const against = t.baseline === t.name ? "1.0×" : `${ratio(wall, median(times.get(t.baseline)!.map((r) => r.ms)))}${t.baseline === bare ? "" : " (of the bare server without it)"}`
+      return `| ${t.name} | ${ms(wall)} (${runs.map((r) => ms(r.ms)).join(", ")}) | ${against} | ${cpu === undefined ? "n/a" : ms(cpu)} | ${cpu === undefined || baseCpu === undefined ? "n/a" : t.baseline === t.name ? "1.0×" : ratio(cpu, baseCpu)} |`
     })
   ]
 }

@@ -9,7 +9,6 @@ import type { Store } from "@fos/core"
 import { Clocks, MemoryStore, Seed } from "@fos/core"
 import { parseIso } from "@fos/contract"
 import { basePathOf } from "@fos/http"
-import { layerPgliteStore, layerPostgresStore, redactUrl, userTemplateCache } from "@fos/sql"
 import { Effect, type Layer } from "effect"
 import { UsageError } from "./Cli.ts"
 
@@ -252,15 +251,18 @@ export const parseServeArgs = (commandLine: ReadonlyArray<string>, env: Readonly
 /**
  * The store a `--store` value names: memory, PostgreSQL by URL (with `timeoutMs`, `--store-timeout-seconds`), or
  * PGlite in a directory. The server keeps a new PGlite directory's template cluster in the user's cache
- * (docs/storage.md, "A new directory's cluster"), where an embedded engine keeps none.
+ * (docs/storage.md, "A new directory's cluster"), where an embedded engine keeps none. The SQL stores' modules
+ * (`@fos/sql`, PGlite, `@effect/sql-pg`) are loaded only for a store that needs them, so that a start on the memory
+ * store does not pay for them (docs/performance.md, "Start").
  */
-export const storeLayer = (store: string, timeoutMs?: number): {
+export const storeLayer = async (store: string, timeoutMs?: number): Promise<{
   readonly layer: Layer.Layer<Store.Store, unknown>
   readonly where: string
   /** PGlite's directory, absolute. */
   readonly directory?: string
-} => {
+}> => {
   if (store === "memory") return { layer: MemoryStore.layer, where: "memory store" }
+  const { layerPgliteStore, layerPostgresStore, redactUrl, userTemplateCache } = await import("@fos/sql")
   if (/^postgres(ql)?:\/\//i.test(store)) return { layer: layerPostgresStore(store, timeoutMs === undefined ? {} : { timeout: timeoutMs }), where: `PostgreSQL ${redactUrl(store)}` }
   const dir = resolve(store)
   return { layer: layerPgliteStore(dir, { templateCache: userTemplateCache() }), where: `PGlite directory ${dir}`, directory: dir }

@@ -17,7 +17,6 @@ import { join } from "node:path"
 import { Lifecycle, Listeners, Operator, Seed, SnapshotFiles, Store, Transport } from "@fos/core"
 import { toIso } from "@fos/contract"
 import { type ConnectionDropper, createEngine, type Engine, formatRequestLog, layerRoutes, LiveFeed, type OperatorSecret } from "@fos/http"
-import { describeStoreFailure } from "@fos/sql"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { makeDemoCustomer } from "./Demo.ts"
@@ -74,7 +73,7 @@ export type ServedEngine = Engine & { readonly operatorSecret: OperatorSecret }
  */
 export const openEngine = async (options: ServeOptions, out: (line: string) => void): Promise<ServedEngine> => {
   await checkListen(options.host, options.port)
-  const store = storeLayer(options.store, options.storeTimeoutMs)
+  const store = await storeLayer(options.store, options.storeTimeoutMs)
   // Creating a PGlite database takes seconds; say so rather than stay silent.
   if (store.directory !== undefined && !existsSync(join(store.directory, "PG_VERSION"))) {
     out(`creating the PGlite database in ${store.directory} (first start; this takes a few seconds)...`)
@@ -96,8 +95,10 @@ export const openEngine = async (options: ServeOptions, out: (line: string) => v
     ...(options.idempotencyRetentionMs === undefined ? {} : { idempotencyRetentionMs: options.idempotencyRetentionMs }),
     ...(options.seed === undefined ? {} : { seed: options.seed }),
     ...(options.randomSeed === undefined ? {} : { randomSeed: options.randomSeed })
-  }).catch((e: unknown) => {
+  }).catch(async (e: unknown) => {
     if (typeof e === "object" && e !== null && "detail" in e) throw new UsageError(String((e as { detail: unknown }).detail))
+    // Loaded here, as storeLayer loads the SQL stores: a start on the memory store does not load @fos/sql.
+    const { describeStoreFailure } = await import("@fos/sql")
     throw new StoreError(describeStoreFailure(store.where, e))
   })
   if (options.seed !== undefined) out("keys: those of the seed file (--seed)")

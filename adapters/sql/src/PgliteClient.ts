@@ -12,7 +12,7 @@
  * connection.
  */
 import type { PGlite, Results } from "@electric-sql/pglite"
-import { PgClient } from "@effect/sql-pg"
+import * as PgClient from "@effect/sql-pg/PgClient"
 import { Effect, Layer, Semaphore, Stream } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient, type SqlConnection, SqlError } from "effect/sql"

@@ -12,7 +12,7 @@
  *
  * Its statements run outside any request's transaction, in the context the store was built in.
  */
-import { PgClient } from "@effect/sql-pg"
+import * as PgClient from "@effect/sql-pg/PgClient"
 import { SharedState, Store } from "@fos/core"
 import { Clock, Deferred, Duration, Effect, Exit, Queue } from "effect"
 import { sqlDefect } from "./SqlStore.ts"
