@@ -7,7 +7,7 @@
  */
 import { execFile } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -134,19 +134,19 @@ describe("the image", { timeout: 300_000 }, () => {
   it("keeps its data on the volume, and stops on SIGTERM within podman's 5 s with every acknowledged write kept", async () => {
     const volume = `fos-test-${suffix}`
     volumes.push(volume)
-    const first = await start(["-v", `${volume}:/data`])
+    const first = await start(["-v", `${volume}:/data`, "-e", "FOS_CLOCK=virtual"])
     const { stdout } = await logsOnceThere(first.name, /^live: http:\/\/\S+\/live$/m, 240_000)
-    const { FOS_API_KEY: key } = exportLine(stdout)
+    const { FOS_API_KEY: key, ACCOUNT: account } = exportLine(stdout)
     const headers = { "x-api-key": key!, "content-type": "application/json" }
-    // Writes keep arriving while the container is told to stop; each one answered 201 must be there after.
+    // Deposits keep arriving while the container is told to stop; each one answered 201 must be there after.
     const acknowledged: Array<string> = []
     let writing = true
     const writer = (async () => {
       for (let i = 0; writing; i++) {
-        const response = await fetch(`${first.origin}/sandbox/v2/customers`, {
+        const response = await fetch(`${first.origin}/sandbox/v2/simulate/deposits`, {
           method: "POST",
           headers,
-          body: JSON.stringify({ type: "individual", email: `c${i}@volume.test`, firstName: "Vol", lastName: `Ume${i}` })
+          body: JSON.stringify({ destination: { type: "virtual_account", virtualAccountId: account }, assetAmount: { code: "USD", amount: `${i + 1}.00` }, rail: "rtp" })
         }).catch(() => undefined)
         if (response?.status === 201) acknowledged.push((await response.json()).id)
         else if (response !== undefined) await response.arrayBuffer()
@@ -160,17 +160,19 @@ describe("the image", { timeout: 300_000 }, () => {
     const [stopped] = JSON.parse(await podman(["inspect", first.name]))
     expect(stopped.State.ExitCode).toBe(0)
 
-    const second = await start(["-v", `${volume}:/data`])
+    const second = await start(["-v", `${volume}:/data`, "-e", "FOS_CLOCK=virtual"])
     await logsOnceThere(second.name, /^live: http:\/\/\S+\/live$/m, 240_000)
     for (const id of acknowledged) {
-      const response = await fetch(`${second.origin}/sandbox/v2/customers/${id}`, { headers })
+      const response = await fetch(`${second.origin}/sandbox/v2/transactions/${id}`, { headers })
       expect(response.status, id).toBe(200)
       await response.arrayBuffer()
     }
   })
 
   it("takes its configuration from the environment: store, clock, seed, fixture, operator token, base path, log format", async () => {
+    // Mounted files are read by the image's user, uid 1000 (mkdtemp makes the directory its creator's alone).
     const dir = mkdtempSync(join(tmpdir(), "fos-container-"))
+    chmodSync(dir, 0o755)
     const key = `ck_sandbox_${"c3".repeat(32)}`
     const token = "container-operator-token"
     const seed = {
@@ -184,14 +186,14 @@ describe("the image", { timeout: 300_000 }, () => {
     }
     writeFileSync(join(dir, "seed.json"), JSON.stringify(seed))
 
-    // A fixture: a world with one customer, saved and exported by a first container.
+    // A fixture: a world with a webhook endpoint, saved and exported by a first container.
     const maker = await start(["-v", `${dir}:/fixtures:ro`, "-e", "FOS_STORE=memory", "-e", "FOS_SEED=/fixtures/seed.json", "-e", `FOS_OPERATOR_TOKEN=${token}`])
     await logsOnceThere(maker.name, /^live: /m)
     const headers = { "x-api-key": key, "content-type": "application/json" }
-    const customer = await json(await fetch(`${maker.origin}/sandbox/v2/customers`, {
+    const endpoint = await json(await fetch(`${maker.origin}/sandbox/v2/webhooks/endpoints`, {
       method: "POST",
       headers,
-      body: JSON.stringify({ type: "individual", email: "fixture@ci.test", firstName: "Fix", lastName: "Ture" })
+      body: JSON.stringify({ url: "https://hooks.example.com/fos" })
     }))
     const snapshot = await json(await fetch(`${maker.origin}/sandbox/v2/simulate/snapshots`, { method: "POST", headers, body: "{}" }))
     const file = await fetch(`${maker.origin}/operator/snapshots/${snapshot.id}/export`, { headers: { authorization: `Bearer ${token}` } })
@@ -212,7 +214,7 @@ describe("the image", { timeout: 300_000 }, () => {
     const { stdout } = await logsOnceThere(name, /^live: http:\/\/\S+\/fos\/live$/m)
     expect(stdout).toMatch(/^clock: virtual/m)
     const base = `${origin}/fos/sandbox`
-    expect((await json(await fetch(`${base}/v2/customers/${customer.id}`, { headers }))).id).toBe(customer.id)
+    expect((await json(await fetch(`${base}/v2/webhooks/endpoints/${endpoint.id}`, { headers }))).id).toBe(endpoint.id)
     expect((await json(await fetch(`${base}/v2/simulate/clock`, { headers }))).now).toBe("2026-05-04T10:00:00.000Z")
     expect((await fetch(`${origin}/fos/operator/organizations`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200)
     expect((await fetch(`${origin}/fos/healthz`)).status).toBe(200)
@@ -255,12 +257,8 @@ describe("the image", { timeout: 300_000 }, () => {
       for (const name of names) await logsOnceThere(name, /^live: /m, 240_000)
       const [a, b] = ports.map((port) => `http://127.0.0.1:${port}/sandbox`)
       const headers = { "x-api-key": key, "content-type": "application/json" }
-      const made = await json(await fetch(`${a}/v2/customers`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify({ type: "individual", email: "two@two.test", firstName: "Two", lastName: "Processes" })
-      }))
-      expect((await json(await fetch(`${b}/v2/customers/${made.id}`, { headers }))).id).toBe(made.id)
+      const made = await json(await fetch(`${a}/v2/webhooks/endpoints`, { method: "POST", headers, body: JSON.stringify({ url: "https://hooks.example.com/two" }) }))
+      expect((await json(await fetch(`${b}/v2/webhooks/endpoints/${made.id}`, { headers }))).id).toBe(made.id)
     } finally {
       for (const name of containers.filter((n) => n.includes("-pg-"))) await podman(["rm", "-f", "-t", "0", name]).catch(() => {})
       await run("psql", ["-h", "127.0.0.1", "-U", "postgres", "-d", "test", "-c", `drop database if exists ${database} with (force)`]).catch(() => {})
