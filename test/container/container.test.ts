@@ -85,7 +85,7 @@ describe("the image", { timeout: 300_000 }, () => {
     expect(inspected.Config.User).toBe("node")
     expect(inspected.Config.ExposedPorts).toHaveProperty(["4000/tcp"])
     expect(Object.keys(inspected.Config.Volumes)).toEqual(["/data"])
-    expect(inspected.Config.Healthcheck.Test[0]).toBe("CMD")
+    expect(inspected.Healthcheck.Test[0]).toBe("CMD")
     // The same V8 flags as npm start's.
     expect(inspected.Config.Entrypoint.filter((arg: string) => arg.startsWith("--"))).toEqual(v8StartFlags)
     const ids = await podman(["run", "--rm", ...limits, "--entrypoint", "node", image, "-e", "console.log(process.getuid(), process.getgid(), process.version)"])
@@ -114,7 +114,7 @@ describe("the image", { timeout: 300_000 }, () => {
     const outputs: Array<unknown> = []
     for (const command of block!.split("\n").reduce<Array<string>>((commands, line) => {
       if (line.startsWith("#") || line.trim() === "") return commands
-      if (commands.length > 0 && commands.at(-1)!.endsWith("\\")) commands[commands.length - 1] = `${commands.at(-1)!.slice(0, -1)}\n${line}`
+      if (commands.length > 0 && commands.at(-1)!.endsWith("\\")) commands[commands.length - 1] = `${commands.at(-1)!}\n${line}`
       else commands.push(line)
       return commands
     }, [])) {
