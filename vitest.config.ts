@@ -63,6 +63,8 @@ export default defineConfig({
   ssr: { resolve: { conditions: [sourceCondition, "module", "node", "development|production"] } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "adapters/*/test/**/*.test.ts", "test/**/*.test.ts"],
+    // The image's test builds it for minutes: `npm run test:container`.
+    exclude: ["**/node_modules/**", "test/container/**"],
     env: {
       NODE_OPTIONS: `--conditions=${sourceCondition}`,
       DENO_CONDITIONS: sourceCondition,

@@ -4,8 +4,10 @@
  */
 import { Operator, Seed } from "@fos/core"
 import { createEngine } from "@fos/http"
+import { layerPostgresStore } from "@fos/sql"
 import { Effect } from "effect"
 import { expect, it } from "vitest"
+import { freshDatabase } from "../adapters/sql/test/databases.ts"
 
 const seed = (...ids: Array<string>) => ({
   organizations: ids.map((id) => ({ id, name: id, users: [{ id: `usr_${id.slice(4)}`, email: `${id}@seed.test`, role: "admin" as const }] }))
@@ -29,4 +31,19 @@ it("names the first problem of a malformed seed with its pointer", async () => {
   const error = await Effect.runPromise(Effect.flip(Seed.parse(JSON.stringify({ organizations: [{ id: "org_x" }] }))))
   expect(error.code).toBe("VALIDATION_ERROR")
   expect(error.detail).toBe("Seed file: /organizations/0/name is required.")
+})
+
+it.skipIf(process.env.DATABASE_URL === undefined)("applies a seed once when processes start with it together on one PostgreSQL", { timeout: 120_000 }, async () => {
+  // Each engine is a process of its own, as far as the database is concerned: its own pool and transactions.
+  const database = await freshDatabase("seedrace")
+  const engines = await Promise.all([0, 1, 2, 3].map(() => createEngine({ store: layerPostgresStore(database.url) })))
+  try {
+    const outcomes = await Promise.all(engines.map((engine) => engine.run(Seed.apply(seed("org_racea", "org_raceb")))))
+    expect(outcomes.filter((o) => o === "applied")).toHaveLength(1)
+    expect(outcomes.filter((o) => o === "already applied")).toHaveLength(3)
+    expect((await engines[0]!.run(Operator.listOrganizations)).map((o) => o.id).sort()).toEqual(["org_racea", "org_raceb"])
+  } finally {
+    await Promise.all(engines.map((engine) => engine.close()))
+    await database.drop()
+  }
 })

@@ -32,8 +32,8 @@ flags:
                                     (default: system; virtual with --random-seed)
   --clock-start ISO                 where a new store's virtual clocks start
                                     (default: now; 2026-03-03T09:00:00.000Z with --random-seed)
-  --seed FILE                       organizations, users and keys to create (JSON, see the README's "Seed file");
-                                    no demo organization then
+  --seed FILE                       organizations, users and keys to create (JSON, see the README's "Seed file"),
+                                    or the JSON itself (starting with {); no demo organization then
   --load ORG=FILE                   starts with the snapshot file FILE (fos snapshots export) restored in the
                                     sandbox of the organization ORG (of the seed or the store); repeatable. Its
                                     snapshot is kept, and a later start loading the same file restores that one
@@ -58,6 +58,9 @@ flags:
                                     (/v1/traces, /v1/metrics, /v1/logs are appended); OTEL_EXPORTER_OTLP_HEADERS
                                     and OTEL_SERVICE_NAME are read too       (default: OTEL_EXPORTER_OTLP_ENDPOINT, else off)
   --help, --version                 print this, or the version
+
+environment: every flag also comes from a variable, FOS_ and its name (FOS_STORE, FOS_PORT, FOS_BASE_PATH,
+FOS_LOAD="ORG=FILE ORG=FILE", FOS_QUIET=1, ...), as a container is configured; a flag on the command line wins.
 
 On its first start on a store, and without --seed, fos creates a demo organization and prints its keys once.
 

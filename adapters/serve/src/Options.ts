@@ -57,8 +57,52 @@ const flagValue = (args: ReadonlyArray<string>, i: number, name: string): string
   return value
 }
 
-/** Parses `fos serve` flags; `env` gives PORT and FOS_OPERATOR_TOKEN. */
-export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>>): ServeOptions => {
+/**
+ * The environment variable that sets each flag of `fos serve`, as a container is configured: `FOS_` and the flag's
+ * name. A flag on the command line wins over its variable; `--load` on the command line replaces `FOS_LOAD`'s list.
+ * `FOS_LOAD` holds `ORG=FILE` pairs separated by white space; a switch's variable is `1`/`true` or `0`/`false`.
+ */
+export const serveEnvironment = {
+  FOS_PORT: "--port",
+  FOS_HOST: "--host",
+  FOS_BASE_PATH: "--base-path",
+  FOS_STORE: "--store",
+  FOS_CLOCK: "--clock",
+  FOS_CLOCK_START: "--clock-start",
+  FOS_SEED: "--seed",
+  FOS_LOAD: "--load",
+  FOS_RANDOM_SEED: "--random-seed",
+  FOS_INSECURE_WEBHOOKS: "--insecure-webhooks",
+  FOS_IDEMPOTENCY_RETENTION_SECONDS: "--idempotency-retention-seconds",
+  FOS_STORE_TIMEOUT_SECONDS: "--store-timeout-seconds",
+  FOS_OPERATOR_TOKEN: "--operator-token",
+  FOS_LOG_FORMAT: "--log-format",
+  FOS_QUIET: "--quiet",
+  FOS_OTLP: "--otlp"
+} as const
+
+const switches: ReadonlySet<string> = new Set(["--insecure-webhooks", "--quiet"])
+
+/** The flags `env` sets, each with the variable it came from, in serveEnvironment's order. */
+const flagsFromEnvironment = (env: Readonly<Record<string, string | undefined>>, args: ReadonlyArray<string>) => {
+  const loadOnCommandLine = args.some((arg) => arg === "--load" || arg.startsWith("--load="))
+  return Object.entries(serveEnvironment).flatMap(([variable, flag]): ReadonlyArray<{ readonly arg: string; readonly variable: string }> => {
+    const value = env[variable]
+    if (value === undefined || value === "") return []
+    if (switches.has(flag)) {
+      if (/^(1|true)$/i.test(value)) return [{ arg: flag, variable }]
+      if (/^(0|false)$/i.test(value)) return []
+      throw new UsageError(`${variable} is 1, true, 0 or false, not ${JSON.stringify(value)}`)
+    }
+    if (flag === "--load") return loadOnCommandLine ? [] : value.trim().split(/\s+/).map((pair) => ({ arg: `${flag}=${pair}`, variable }))
+    return [{ arg: `${flag}=${value}`, variable }]
+  })
+}
+
+/** Parses `fos serve` flags over the environment's (serveEnvironment; PORT too, as platforms set it). */
+export const parseServeArgs = (commandLine: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>>): ServeOptions => {
+  const fromEnvironment = flagsFromEnvironment(env, commandLine)
+  const args = [...fromEnvironment.map((f) => f.arg), ...commandLine]
   let port = env.PORT === undefined ? 4000 : Number(env.PORT)
   let host = "127.0.0.1"
   let basePath = ""
@@ -66,18 +110,31 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
   let clockFlag: "system" | "virtual" | undefined
   let clockStart: string | undefined
   let seedPath: string | undefined
-  const loadFlags: Array<string> = []
+  const loadFlags: Array<{ readonly flag: string; readonly variable: string | undefined }> = []
   let randomSeed: string | undefined
   let insecureWebhooks = false
   let retention: string | undefined
   let storeTimeout: string | undefined
-  let operatorToken = env.FOS_OPERATOR_TOKEN
+  let operatorToken: string | undefined
   let logFormat: "pretty" | "json" = "pretty"
   let quiet = false
   let otlpUrl = env.OTEL_EXPORTER_OTLP_ENDPOINT === "" ? undefined : env.OTEL_EXPORTER_OTLP_ENDPOINT
   let otlpFrom = "OTEL_EXPORTER_OTLP_ENDPOINT"
-  for (let i = 0; i < args.length; i++) {
+  let i = 0
+  // The variable that set the flag being read, if one did.
+  let variable: string | undefined
+  for (; i < args.length; i++) {
     const arg = args[i]!
+    variable = fromEnvironment[i]?.variable
+    try {
+      parseFlag(arg)
+    } catch (e) {
+      // What a variable set is refused under the variable's name, which is what the user wrote.
+      if (variable !== undefined && e instanceof UsageError) throw new UsageError(`${variable}: ${e.message}`)
+      throw e
+    }
+  }
+  function parseFlag(arg: string) {
     const [name, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined]
     const value = () => {
       if (inline !== undefined) return inline
@@ -106,7 +163,7 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
       }
       case "--clock-start": clockStart = value(); break
       case "--seed": seedPath = value(); break
-      case "--load": loadFlags.push(value()); break
+      case "--load": loadFlags.push({ flag: value(), variable }); break
       case "--random-seed": {
         const v = value()
         if (!/^[\x21-\x7e]{1,256}$/.test(v)) throw new UsageError("--random-seed is 1 to 256 visible ASCII characters, such as 42")
@@ -126,13 +183,13 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
       case "--quiet": quiet = true; break
       case "--otlp": {
         otlpUrl = value()
-        otlpFrom = "--otlp"
+        otlpFrom = variable ?? "--otlp"
         break
       }
       default: throw new UsageError(`unknown flag ${JSON.stringify(arg)}`)
     }
   }
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port (or PORT) is a whole number from 0 to 65535")
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port (FOS_PORT, PORT) is a whole number from 0 to 65535")
   if (store === "") throw new UsageError("--store is memory, a directory (PGlite) or a postgres:// URL")
   // A URL of another database is not a directory name: refused before anything is created.
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(store)?.[1]
@@ -163,17 +220,28 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
   }
   let seed: Seed.SeedFile | undefined
   if (seedPath !== undefined) {
+    // The seed itself rather than its file's path (a `{`), for a container configured by variables alone.
+    const inline = seedPath.trimStart().startsWith("{")
+    const named = inline ? "--seed {...}" : `--seed ${seedPath}`
     let text: string
     try {
-      text = readFileSync(seedPath, "utf8")
+      text = inline ? seedPath : readFileSync(seedPath, "utf8")
     } catch (e) {
-      throw new UsageError(`--seed ${seedPath}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? "error"})`)
+      throw new UsageError(`${named}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? "error"})`)
     }
     const parsed = Effect.runSync(Effect.result(Seed.parse(text)))
-    if (parsed._tag === "Failure") throw new UsageError(`--seed ${seedPath}: ${parsed.failure.detail}`)
+    if (parsed._tag === "Failure") throw new UsageError(`${named}: ${parsed.failure.detail}`)
     seed = parsed.success
   }
-  const loads = loadFlags.map((flag) => {
+  const loads = loadFlags.map(({ flag, variable }) => {
+    try {
+      return loadOf(flag)
+    } catch (e) {
+      if (variable !== undefined && e instanceof UsageError) throw new UsageError(`${variable}: ${e.message}`)
+      throw e
+    }
+  })
+  function loadOf(flag: string) {
     const at = flag.indexOf("=")
     const organizationId = at < 0 ? "" : flag.slice(0, at)
     const path = at < 0 ? "" : flag.slice(at + 1)
@@ -191,9 +259,9 @@ export const parseServeArgs = (args: ReadonlyArray<string>, env: Readonly<Record
     } catch {
       throw new UsageError(`--load ${flag}: the file is not JSON (a snapshot file is what fos snapshots export prints)`)
     }
-  })
+  }
   if (new Set(loads.map((l) => l.organizationId)).size !== loads.length) throw new UsageError("--load names an organization twice: one file per organization")
-  if (operatorToken !== undefined && operatorToken.length < 16) throw new UsageError("--operator-token (or FOS_OPERATOR_TOKEN) needs at least 16 characters")
+  if (operatorToken !== undefined && operatorToken.length < 16) throw new UsageError("--operator-token (FOS_OPERATOR_TOKEN) needs at least 16 characters")
   const otlp = otlpUrl === undefined
     ? undefined
     : { url: otlpEndpoint(otlpUrl, otlpFrom), headers: otlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), serviceName: env.OTEL_SERVICE_NAME || "fos" }

@@ -119,9 +119,14 @@ export const parse = (text: string): Effect.Effect<SeedFile, Problem.ApiError> =
 /**
  * Applies a seed in one transaction; any error leaves the store as it was. Several processes of one deployment
  * start with the same seed, so a seed whose organizations all exist already is skipped; one that only some of
- * them exist for is refused, since it cannot be applied whole.
+ * them exist for is refused, since it cannot be applied whole. Processes that start together race: the one whose
+ * insert meets another's committed organization (a CONFLICT) decides again on what is there now, and finds the
+ * seed applied.
  */
 export const apply = (seed: SeedFile): Effect.Effect<"applied" | "already applied", Problem.ApiError, Store.Store> =>
+  applyOnce(seed).pipe(Effect.catchIf((e) => e.code === "CONFLICT", () => applyOnce(seed)))
+
+const applyOnce = (seed: SeedFile): Effect.Effect<"applied" | "already applied", Problem.ApiError, Store.Store> =>
   Effect.flatMap(Store.Store, (store) =>
     store.transaction(Effect.gen(function*() {
       const existing: Array<string> = []
