@@ -110,6 +110,8 @@ const expectExported = (decoded: ReturnType<typeof decode>, ran: { readonly path
   // Each request is a trace of its own.
   expect(new Set(ran.paths.map((path) => serverSpans.find((s: any) => attributesOf(s.attributes)["url.path"] === path).traceId)).size).toBe(ran.paths.length)
   expect(decoded.resourceMetrics.length).toBeGreaterThan(0)
+  // fos's own metrics (docs/observability.md, "Metrics") among them, the requests counted.
+  expect(decoded.metrics.map((m: any) => m.name)).toEqual(expect.arrayContaining(["fos.server.requests", "http.server.request.duration"]))
   const start = decoded.logs.find((l: any) => l.body?.stringValue === "fos serving")
   expect(start, JSON.stringify(decoded.logs)).toBeDefined()
   // INFO, as the specification numbers severities (9 to 12).

@@ -10,7 +10,7 @@ import type { Tenancy, Transport, WorldModel } from "@fos/core"
 import { Auth, Clocks, Engine as EngineModule, Forks, Lifecycle, Listeners, MemoryStore, Operator, Problem, RandomStreams, Readiness, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
 import { createClient, type PromiseClient } from "@fos/client"
 import type { Fork, ForkSummary, Snapshot, WebhookFlush } from "@fos/contract"
-import { Clock, Context, Duration, Effect, Layer, ManagedRuntime, Tracer } from "effect"
+import { Clock, Context, Duration, Effect, Layer, ManagedRuntime, Metric, Tracer } from "effect"
 import { constTrue } from "effect/Function"
 import { OtlpExporter } from "effect/observability"
 import { HttpMiddleware, HttpRouter, HttpServer, type HttpServerRequest } from "effect/http"
@@ -248,7 +248,9 @@ const layerObserved = (logger: EngineLogger | undefined, telemetry: TelemetryOpt
   return Layer.unwrap(Effect.map(Clock.Clock, (clock) => {
     const loggers = logger === undefined ? Layer.empty : layerLogger(logger, realClock ?? clock)
     if (telemetry?.otlp === undefined) return loggers
-    return Layer.flatMap(Layer.provideMerge(layerOtlp(telemetry.otlp), loggers), (context) => Layer.succeedContext(Context.omit(OtlpExporter.Flusher)(context)))
+    // One registry for the exporter to read and the engine to count into (kernel/Metrics.ts takes the context's).
+    const registry = Layer.effect(Metric.MetricRegistry, Effect.sync((): Metric.MetricRegistry => new Map()))
+    return Layer.flatMap(Layer.provideMerge(layerOtlp(telemetry.otlp), Layer.merge(loggers, registry)), (context) => Layer.succeedContext(Context.omit(OtlpExporter.Flusher)(context)))
   }))
 }
 
