@@ -125,7 +125,7 @@ const startTime = async (cwd: string, on: Spawn): Promise<Start> => {
   try {
     for (;;) {
       if (exitCode !== undefined) throw new Error(`${args.join(" ")} exited ${exitCode} before it answered /healthz\n${out}`)
-      // A bound for a stuck start only: a new PGlite directory took over two minutes on a VM eight sessions shared.
+      // A bound for a stuck start only: a new PGlite directory took over two minutes on a busy 2-core machine.
       if (performance.now() - t0 > 600_000) throw new Error(`${args.join(" ")} did not answer /healthz 200 within 600 s\n${out}`)
       if ((await healthz(port)) === 200) return { ms: performance.now() - t0, cpuMs: cpuMsOf(child.pid) }
       await new Promise((ok) => setTimeout(ok, 5))
