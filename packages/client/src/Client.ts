@@ -6,8 +6,8 @@
  * Two ways to use it: `makeClient` for Effect programs (needs an `HttpClient`), and `createClient`, the same
  * endpoints as plain async functions over `fetch` (or an engine's `engine.fetch`, with no port).
  */
-import { Api, docsUrl, ErrorCatalog, Problem as ProblemSchema } from "@fos/contract"
-import { Brand, Cause, Context, Effect, Exit, Layer, Schema, SchemaIssue } from "effect"
+import { Api, docsUrl, ErrorCatalog, Problem as ProblemSchema, toIso } from "@fos/contract"
+import { Brand, Cause, Clock, Context, Effect, Exit, Layer, Schema, SchemaIssue } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { type HttpApi, HttpApiClient, type HttpApiEndpoint, type HttpApiGroup } from "effect/http-api"
 
@@ -130,7 +130,7 @@ const pointerToken = (key: PropertyKey): string => String(key).replaceAll("~", "
  * answer to the same request would be, so a caller handles one kind of error. What only a server has, it has not:
  * `correlationId` is empty; `instance` is the path the request would have been sent to.
  */
-const refusedRequestProblem = (error: Schema.SchemaError, where: { readonly origin: string; readonly instance: string }): Problem => {
+const refusedRequestProblem = (error: Schema.SchemaError, where: { readonly origin: string; readonly instance: string }, nowMs: number): Problem => {
   const spec = ErrorCatalog.VALIDATION_ERROR
   const errors = standardIssues(error.issue).issues.map((issue) => ({
     pointer: (issue.path ?? []).map((key) => "/" + pointerToken(typeof key === "object" && key !== null && "key" in key ? key.key : key as PropertyKey)).join(""),
@@ -145,8 +145,8 @@ const refusedRequestProblem = (error: Schema.SchemaError, where: { readonly orig
     docs: where.origin + docsUrl("VALIDATION_ERROR"),
     instance: where.instance,
     correlationId: "",
-    // The client's own clock: the problem was found here, when the call was made.
-    timestamp: new Date().toISOString() as Problem["timestamp"],
+    // The client's own clock (Effect's): the problem was found here, when the call was made.
+    timestamp: toIso(nowMs) as Problem["timestamp"],
     errors
   }
 }
@@ -181,7 +181,7 @@ export const createClient = (options: PromiseClientOptions): PromiseClient => {
     if (Schema.isSchemaError(error)) {
       const params = (request as { readonly params?: Record<string, unknown> } | undefined)?.params ?? {}
       const path = (endpoints[group]?.endpoints[name]?.path ?? "").replace(/:(\w+)/g, (whole, param: string) => param in params ? encodeURIComponent(String(params[param])) : whole)
-      throw new ProblemError(refusedRequestProblem(error, { origin: base.origin, instance: base.pathname + path }))
+      throw new ProblemError(refusedRequestProblem(error, { origin: base.origin, instance: base.pathname + path }, Effect.runSync(Clock.currentTimeMillis)))
     }
     throw error
   }
