@@ -17,6 +17,8 @@
  *   5. Prints a markdown table, writes bench/results/latest.json, and rewrites the section of
  *      docs/performance.md between `<!-- bench:foundation:start -->` and `<!-- bench:foundation:end -->`.
  *
+ * A second `fos serve` with `--otlp` to bench/otlp-sink.ts runs in the same rounds: the cost of telemetry when on.
+ *
  * Settings can be changed through the environment: BENCH_CONNECTIONS (32), BENCH_ROUNDS (5), BENCH_DURATION
  * (seconds per target and round, 3), BENCH_WARMUP (seconds, 3), BENCH_AMOUNT (100000). BENCH_NO_DOCS=1 leaves
  * docs/performance.md alone.
@@ -407,6 +409,8 @@ interface Results {
   readonly fos: Run
   /** Each round's throughput of every target, req/s. */
   readonly rounds: ReadonlyArray<Round>
+  /** The same server with `--otlp` to a collector that drops what it is sent (bench/otlp-sink.ts). */
+  readonly traced: { readonly run: Run; readonly overFos: ReturnType<typeof roundRatios>; readonly exportedBytes: number }
   /** Another build of fos measured in the same rounds (`BENCH_COMPARE`). */
   readonly compared?: {
     readonly name: string
@@ -487,6 +491,15 @@ const markdown = (r: Results): string => {
     `| throughput in each round, req/s | ${r.rounds.map((round) => fmtInt(round.raw!)).join(", ")} | ${r.rounds.map((round) => fmtInt(round["Effect route"]!)).join(", ")} | ${fmtRounds(r.ratios.effectThroughputRounds)} | ${fmtRounds(r.ratios.fosOverEffectRounds)} |`,
     `| server CPU per request, µs | ${fmtUs(r.raw.serverCpuPerRequestUs)} | ${fmtUs(r.effect.serverCpuPerRequestUs)} | ${r.ratios.effectCpuPerRequest === undefined ? "" : fmtRatio(r.ratios.effectCpuPerRequest)} | ${r.fos.serverCpuPerRequestUs === undefined || r.effect.serverCpuPerRequestUs === undefined ? "" : fmtRatio(r.fos.serverCpuPerRequestUs / r.effect.serverCpuPerRequestUs)} |`,
     `| other processes' CPU, % of one core | ${fmtPct(r.raw.otherCpuPercent)} | ${fmtPct(r.effect.otherCpuPercent)} | | |`,
+    "",
+    `Telemetry: the same server with \`--otlp\`, exporting traces, metrics and logs over OTLP/HTTP JSON to a collector that drops them (bench/otlp-sink.ts; ${fmtMiB(r.traced.exportedBytes / 1024)} sent). Off is the default, so the first table is the cost with telemetry off. Goal: on within 15 % of off.`,
+    "",
+    `| | fos | fos \`--otlp\` | on / off |`,
+    "|---|---:|---:|---:|",
+    `| throughput, req/s (all rounds) | ${fmtInt(r.fos.requestsPerSecond.mean)} | ${fmtInt(r.traced.run.requestsPerSecond.mean)} | ${fmtRatio(r.traced.overFos.median)} |`,
+    `| throughput in each round, req/s | ${r.rounds.map((round) => fmtInt(round.fos!)).join(", ")} | ${r.rounds.map((round) => fmtInt(round[tracedName]!)).join(", ")} | ${fmtRounds(r.traced.overFos)} |`,
+    `| latency p99, ms | ${fmtMs(r.fos.latencyMs.p99)} | ${fmtMs(r.traced.run.latencyMs.p99)} | |`,
+    `| server CPU per request, µs | ${fmtUs(r.fos.serverCpuPerRequestUs)} | ${fmtUs(r.traced.run.serverCpuPerRequestUs)} | ${r.fos.serverCpuPerRequestUs === undefined || r.traced.run.serverCpuPerRequestUs === undefined ? "" : fmtRatio(r.traced.run.serverCpuPerRequestUs / r.fos.serverCpuPerRequestUs)} |`,
     ...(r.compared === undefined ? [] : [
       "",
       `Another build in the same rounds (\`BENCH_COMPARE\`): ${r.compared.name}, started by its own \`npm start\` script.`,
@@ -525,6 +538,8 @@ const startOther = async (dir: string, seedPath: string, headers: Record<string,
   await answer.text()
   return { name, child: started.child, url }
 }
+
+const tracedName = "fos --otlp"
 
 const main = async () => {
   const tmp = mkdtempSync(join(tmpdir(), "fos-bench-"))
@@ -577,6 +592,23 @@ const main = async () => {
       "effect: "
     )
 
+    // The same server exporting its traces, metrics and logs over OTLP/HTTP to a collector that drops them: what
+    // telemetry costs when it is on. (Off is the default, so `fos` above is the cost when it is off.)
+    const sink = await startChild("OTLP sink", ["bench/otlp-sink.ts"], {}, "otlp: ")
+    children.push(sink.child)
+    const tracedStart = await startChild(
+      "fos serve --otlp",
+      [...startArgs, "--store", "memory", "--port", "0", "--host", "127.0.0.1", "--seed", seedPath, "--quiet", "--otlp", sink.value],
+      {},
+      "sandbox: "
+    )
+    const traced = tracedStart.child
+    children.push(traced)
+    const tracedUrl = `${tracedStart.value}${path}`
+    const tracedProbe = await fetch(tracedUrl, { headers: { "x-api-key": key } })
+    if (tracedProbe.status !== 200) throw new Error(`fos serve --otlp answered ${tracedProbe.status} to GET ${tracedUrl}`)
+    await tracedProbe.text()
+
     log(`fos: ${fmtInt(settings.amount)} requests for memory, checking every body`)
     const amountRun = await load("fos", fosUrl, fos.pid, { amount: settings.amount }, headers, body)
     const fosAfterAmount = readMemory(fos.pid)
@@ -587,16 +619,19 @@ const main = async () => {
       { name: "raw", url: rawUrl, pid: raw.pid, headers: {} },
       { name: "Effect route", url: effectUrl, pid: effect.pid, headers: {} },
       { name: "fos", url: fosUrl, pid: fos.pid, headers },
+      { name: tracedName, url: tracedUrl, pid: traced.pid, headers },
       ...(other === undefined ? [] : [{ name: other.name, url: other.url, pid: other.child.pid, headers }])
     ])
-    const [rawRun, effectRun, fosRun, otherRun] = measured.runs as [Run, Run, Run, Run | undefined]
+    const [rawRun, effectRun, fosRun, tracedRun, otherRun] = measured.runs as [Run, Run, Run, Run, Run | undefined]
     const throughputRounds = roundRatios(measured.rounds, "fos", "raw")
     const effectThroughputRounds = roundRatios(measured.rounds, "Effect route", "raw")
     const fosEnd = readMemory(fos.pid)
     const rawEnd = readMemory(raw.pid)
 
     log("stopping servers")
-    const [fosStop, rawStop, effectStop] = await Promise.all([stopChild(fos), stopChild(raw), stopChild(effect), ...(other === undefined ? [] : [stopChild(other.child)])])
+    const [fosStop, rawStop, effectStop] = await Promise.all([stopChild(fos), stopChild(raw), stopChild(effect), stopChild(traced), ...(other === undefined ? [] : [stopChild(other.child)])])
+    await stopChild(sink.child)
+    const exportedBytes = Number(/otlp received: (\d+)/.exec(sink.child.log)?.[1] ?? Number.NaN)
 
     const ratios = {
       throughput: throughputRounds.median,
@@ -623,6 +658,7 @@ const main = async () => {
       effect: effectRun,
       fos: fosRun,
       rounds: measured.rounds,
+      traced: { run: tracedRun, overFos: roundRatios(measured.rounds, tracedName, "fos"), exportedBytes },
       ...(other === undefined || otherRun === undefined
         ? {}
         : { compared: { name: other.name, run: otherRun, throughput: roundRatios(measured.rounds, other.name, "raw"), fosOverOther: roundRatios(measured.rounds, "fos", other.name) } }),
@@ -654,7 +690,7 @@ const main = async () => {
       log("updated docs/performance.md")
     }
 
-    const timed = [rawRun, effectRun, fosRun, ...(otherRun === undefined ? [] : [otherRun])]
+    const timed = [rawRun, effectRun, fosRun, tracedRun, ...(otherRun === undefined ? [] : [otherRun])]
     const bad = [amountRun, ...timed].filter((run) => problems(run) > 0)
     for (const run of bad) {
       log(`${run.target} (${run.url}): ${run.errors} errors, ${run.timeouts} timeouts, ${run.non2xx} non-2xx, ${run.mismatches} unexpected bodies; status codes ${JSON.stringify(run.statusCodes)}`)
