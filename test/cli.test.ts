@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { killAllFos, startFos } from "./fosProcess.ts"
+import { guides } from "./guides.ts"
 
 const root = resolve(import.meta.dirname, "..")
 const token = "cli-test-operator-token"
@@ -340,7 +341,7 @@ describe("one command line", { timeout: 120_000 }, () => {
     }
   })
 
-  it("every command's --help lists each flag it takes, and each flag the README gives a command is among them", () => {
+  it("every command's --help lists each flag it takes, and each flag the README or a guide gives a command is among them", () => {
     const help = (command: string) => {
       const result = run([command, "--help"])
       expect(result.status, command).toBe(0)
@@ -353,13 +354,13 @@ describe("one command line", { timeout: 120_000 }, () => {
         expect(text, `fos ${command} --help: ${flag}`).toContain(flag)
       }
     }
-    // The README's commands (fos ... and npm run fos -- ...), each flag checked against its command's help.
-    const readme = readFileSync(join(root, "README.md"), "utf8")
+    // The commands of the README and the guides (fos ... and npm run fos -- ...), each flag checked against its command's help.
+    const readme = guides.map((g) => g.text).join("\n")
     const used = [...readme.matchAll(/(?:npm run fos --|npx fos|\bfos) (serve|orgs|users|keys|snapshots|reset|faults|outcomes|timers|events|journal|audit|timeline|tail|listen)\b([^`\n#|]*)/g)]
     expect(used.length).toBeGreaterThan(20)
     for (const [, command, rest] of used) {
       for (const [flag] of rest!.matchAll(/--[a-z][a-z-]*/g)) {
-        expect(help(command!), `README: fos ${command} ${flag}`).toMatch(new RegExp(`${flag}(?![a-z-])`))
+        expect(help(command!), `README or a guide: fos ${command} ${flag}`).toMatch(new RegExp(`${flag}(?![a-z-])`))
       }
     }
   })

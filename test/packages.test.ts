@@ -2,8 +2,8 @@
  * The packages as a project outside this repository gets them: every public package is built (`npm run build`),
  * packed (`npm pack`), and installed from its tarball into a fresh project in the system's temporary directory,
  * with nothing else of this repository. There, a consumer file type-checks under `tsc --init`'s defaults, the
- * README's embedding example runs on plain Node 24, on Bun and on Deno against the installed JavaScript,
- * `npx fos serve` answers a request and stops, and the README's "Testing with fos" example type-checks and runs with
+ * docs/embedding.md's first example runs on plain Node 24, on Bun and on Deno against the installed JavaScript,
+ * `npx fos serve` answers a request and stops, and docs/testing.md's @fos/testing example type-checks and runs with
  * Vitest and 4 workers in parallel. A second project installs the client alone, which must not bring the engine.
  * Two more are hosts with an Effect of their own, one on the lowest version of the packages' peer range and one on
  * the newest published in it: each has one copy of effect, type-checks an Effect host that uses the engine's layer
@@ -21,6 +21,7 @@ import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { repoRoot } from "./fosProcess.ts"
 import { testingExample, withOrganizationReport } from "./testingExample.ts"
+import { blocksOf } from "./guides.ts"
 
 const exec = promisify(execFile)
 const bin = join(repoRoot, "node_modules/.bin")
@@ -191,14 +192,11 @@ await web.dispose()
 await runtime.dispose()
 `
 
-/** The README's embedding example: the first `ts` block that creates an engine and is not a vitest file. */
+/** docs/embedding.md's first example: the first plain `ts` block of the guides that creates an engine and is not a vitest file. */
 const embeddingExample = (() => {
-  const readme = readFileSync(join(repoRoot, "README.md"), "utf8")
-  const block = [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!).find((code) =>
-    code.includes("createEngine(") && !code.includes(`from "vitest"`)
-  )
-  if (block === undefined) throw new Error("README.md has no embedding example")
-  return block
+  const block = blocksOf("ts").find((b) => b.info === "" && b.code.includes("createEngine(") && !b.code.includes(`from "vitest"`))
+  if (block === undefined) throw new Error("the guides have no embedding example")
+  return block.code
 })()
 
 /** A file a consumer writes against the packages' types (no Node APIs: `tsc --init` sets `types: []`). */
@@ -357,7 +355,7 @@ describe("a project outside this repository", () => {
     ["Deno (node_modules)", join(bin, "deno"), ["run", "-A"]]
   ] as const
   for (const [runtime, file, args] of runtimes) {
-    it(`runs the README's embedding example on ${runtime}`, async () => {
+    it(`runs docs/embedding.md's first example on ${runtime}`, async () => {
       const example = join(full, `embedding-${runtime.split(" ")[0]!.toLowerCase()}.ts`)
       writeFileSync(example, `${embeddingExample}\nconsole.log("embedding example finished")\n`)
       const result = await run(file, [...args, example], full)
@@ -422,14 +420,14 @@ describe("a project outside this repository", () => {
     await expect(fetch(`${base}/v2/portal/users/me`)).rejects.toThrow()
   })
 
-  it("runs the README's Testing with fos example with Vitest, 4 workers in parallel, each in an organization of its own", async () => {
+  it("runs docs/testing.md's @fos/testing example with Vitest, 4 workers in parallel, each in an organization of its own", async () => {
     const files = testingExample()
     expect(Object.keys(files).sort()).toEqual(["fos.setup.ts", "onboarding.test.ts", "vitest.config.ts"])
     // Vitest, as the project's own dev dependency, at the version this repository tests with.
     const vitestVersion = (JSON.parse(readFileSync(join(repoRoot, "node_modules/vitest/package.json"), "utf8")) as { version: string }).version
     const added = await npm(["install", "--save-dev", `vitest@${vitestVersion}`], full)
     expect(added.code, added.stderr).toBe(0)
-    // The three files as the README has them type-check against the installed declarations, under tsc --init's defaults.
+    // The three files as docs/testing.md has them type-check against the installed declarations, under tsc --init's defaults.
     const typed = join(full, "typed-testing")
     mkdirSync(typed)
     expect((await run(join(bin, "tsc"), ["--init"], typed)).code).toBe(0)

@@ -1,5 +1,6 @@
 /**
- * The README's examples run as written. Every fenced block marked `ts` is written to a file in a directory inside
+ * The README's examples, and those of the guides that carry its commands (test/guides.ts), run as written. Every
+ * fenced block marked `ts` is written to a file in a directory inside
  * the repository (so `@fos/http`, `@fos/client` and `effect` resolve as they do for a reader working in it),
  * type-checked with the project's compiler settings, then run: a block that imports vitest as a test file under
  * vitest, any other as a script on the Node that runs this test. Every `sh` block is run too, or accounted for
@@ -17,17 +18,15 @@ import { promisify } from "node:util"
 import ts from "typescript"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { killAllFos, startFos } from "./fosProcess.ts"
+import { blocksOf, guide } from "./guides.ts"
 import { testingExample } from "./testingExample.ts"
 
 const run = promisify(execFile)
 const root = join(import.meta.dirname, "..")
-const readme = readFileSync(join(root, "README.md"), "utf8")
+const readme = guide("README.md")
 
-/** The `ts` blocks, each with the README line it starts on. */
-const blocks = [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => ({
-  code: m[1]!,
-  line: readme.slice(0, m.index).split("\n").length
-}))
+/** The plain `ts` blocks (not titled, not fragments), each with the file and line it starts on. */
+const blocks = blocksOf("ts").filter((b) => b.info === "")
 
 const examples = blocks.map((block, i) => {
   const isTest = /from "vitest"/.test(block.code)
@@ -58,17 +57,19 @@ const node = async (args: ReadonlyArray<string>) =>
     (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" })
   )
 
-describe("README examples", () => {
+describe("README and guide examples", () => {
   it("has the embedding example and the time-driving test among its ts blocks", () => {
     expect(examples.some((e) => e.code.includes("createEngine(") && !e.isTest)).toBe(true)
     expect(examples.some((e) => e.code.includes("runUntilIdle(") && e.isTest)).toBe(true)
   })
 
-  it("are plain ts blocks, or the titled files of the Testing with fos example, which other tests run", () => {
-    const fences = [...readme.matchAll(/^```ts(.*)$/gm)].map((m) => m[1]!)
-    const titled = fences.filter((rest) => rest !== "")
-    expect(titled.length).toBe(fences.length - blocks.length)
-    expect(titled.map((rest) => /^ title="([^"]+)"$/.exec(rest)?.[1]).sort()).toEqual(Object.keys(testingExample()).sort())
+  it("are plain ts blocks, fragments, or the titled files of the Testing with fos example, which other tests run", () => {
+    const fenced = blocksOf("ts")
+    const titled = fenced.filter((b) => b.info !== "" && b.info !== " fragment")
+    expect(titled.every((b) => b.file === "docs/testing.md")).toBe(true)
+    expect(titled.map((b) => /^ title="([^"]+)"$/.exec(b.info)?.[1]).sort()).toEqual(Object.keys(testingExample()).sort())
+    // A fragment is shown inside an explanation, never as an example of its own: the README has none.
+    expect(fenced.filter((b) => b.info === " fragment" && b.file === "README.md")).toEqual([])
   })
 
   it("type-check with the project's settings", () => {
@@ -93,7 +94,7 @@ describe("README examples", () => {
   }, 180_000)
 
   for (const example of examples) {
-    it(`the block at README.md line ${example.line} runs${example.isTest ? " as a vitest file, every test passing" : ""}`, async () => {
+    it(`the block at ${example.file} line ${example.line} runs${example.isTest ? " as a vitest file, every test passing" : ""}`, async () => {
       if (!example.isTest) {
         const result = await node([fileOf(example)])
         expect(result.code, result.stderr).toBe(0)
@@ -117,8 +118,9 @@ describe("README examples", () => {
   }
 })
 
-describe("README operator commands", () => {
-  const section = readme.slice(readme.indexOf("### Operator commands"))
+describe("the operator commands of docs/operating.md", () => {
+  const operating = guide("docs/operating.md")
+  const section = operating.slice(operating.indexOf("## Operator commands"))
   const block = /^```sh\n([\s\S]*?)^```$/m.exec(section)![1]!
   const lines = block.split("\n").map((line) => line.replace(/\s+#.*$/, "").trim()).filter((line) => line !== "")
 
@@ -172,11 +174,8 @@ describe("README operator commands", () => {
 
 // --- the sh blocks ---------------------------------------------------------------------------------------------
 
-/** Every `sh` block, with the README line it starts on. */
-const shBlocks = [...readme.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => ({
-  code: m[1]!,
-  line: readme.slice(0, m.index).split("\n").length
-}))
+/** Every `sh` block of the README and the guides, with the file and line it starts on. */
+const shBlocks = blocksOf("sh")
 
 /** A block's commands: continuation lines joined, comments and blank lines dropped. */
 const commandsOf = (code: string): Array<string> =>
@@ -222,7 +221,7 @@ const plans: ReadonlyArray<{ readonly holds: RegExp; readonly plan: Plan }> = [
     }
   },
   { holds: /^npm test\n$/, plan: { kind: "accounted", reason: "it is what runs this test" } },
-  { holds: /^export FOS_OPERATOR_TOKEN=/, plan: { kind: "accounted", reason: "run as written, in order, by \"README operator commands\" above" } },
+  { holds: /^export FOS_OPERATOR_TOKEN=/, plan: { kind: "accounted", reason: "run as written, in order, by \"the operator commands of docs/operating.md\" above" } },
   {
     holds: /^# in this repository\nnpm install && npm run build\nmkdir -p \.\.\/fos-packages\nnpm pack --pack-destination \.\.\/fos-packages/,
     plan: {
@@ -309,14 +308,14 @@ const startServerCommand = (command: string, env: Record<string, string>) =>
     })
   })
 
-describe("README sh blocks", () => {
+describe("README and guide sh blocks", () => {
   afterAll(() => killAllFos())
 
   it("are each run or accounted for", () => {
     expect(shBlocks.length).toBeGreaterThan(8)
     for (const block of shBlocks) {
       const plan = planOf(block.code)
-      expect(plan, `the sh block at README.md line ${block.line} is neither run nor accounted for:\n${block.code}`).toBeDefined()
+      expect(plan, `the sh block at ${block.file} line ${block.line} is neither run nor accounted for:\n${block.code}`).toBeDefined()
       if (plan!.kind === "accounted") expect(plan!.reason.length).toBeGreaterThan(10)
     }
     // Every plan still has its block, so none lingers after the README changed.
@@ -355,7 +354,7 @@ describe("README sh blocks", () => {
           const problem = typeof body.type === "string" && typeof body.status === "number" && body.status >= 400
           expect(problem, `${written}\n${result.stdout}`).toBe(false)
           if (answers[index] !== undefined) {
-            expect(body, `${written}: the answer README.md shows`).toEqual(answers[index])
+            expect(body, `${written}: the answer ${block.file} shows`).toEqual(answers[index])
             checkedAnswers++
           }
         }
@@ -386,7 +385,7 @@ describe("README sh blocks", () => {
   }, 180_000)
 
   for (const block of shBlocks.filter((b) => planOf(b.code)?.kind === "server")) {
-    it(`the server at README.md line ${block.line} starts as written (on a free port) and stops on SIGTERM`, async () => {
+    it(`the server at ${block.file} line ${block.line} starts as written (on a free port) and stops on SIGTERM`, async () => {
       const plan = planOf(block.code) as Extract<Plan, { kind: "server" }>
       const server = await startServerCommand(plan.command(block.code, ""), plan.env ?? {})
       expect(server.stdout()).toMatch(/^store: memory store/m)

@@ -3,7 +3,7 @@
  * snapshots, `waitForEvent` reading the event log (stepping a virtual clock only within its bound, and refusing at
  * once without one), the receiver verifying signatures and refusing what it cannot verify, fixtures built and loaded
  * from an exported file, the engine served over node:http and reached with `connect`, forks, the suite's set-up and
- * workers; and the README's "Testing with fos" example, run under Vitest with 4 workers from the sources (its run
+ * workers; and docs/testing.md's @fos/testing example, run under Vitest with 4 workers from the sources (its run
  * from the installed tarball outside the repository is test/packages.test.ts's).
  */
 import { execFile } from "node:child_process"
@@ -433,17 +433,17 @@ test("starts again from the file's start", async () => {
   }, 120_000)
 })
 
-// --- the README's example ------------------------------------------------------------------------------------------
+// --- docs/testing.md's example ------------------------------------------------------------------------------------------
 
 const exec = promisify(execFile)
 
-describe("the README's Testing with fos example", () => {
+describe("docs/testing.md's @fos/testing example", () => {
   it("runs under Vitest with 4 workers, each test file in its own organization", async () => {
     const files = testingExample()
     expect(Object.keys(files).sort()).toEqual(["fos.setup.ts", "onboarding.test.ts", "vitest.config.ts"])
     const dir = mkdtempSync(join(root, ".readme-examples-testing-"))
     try {
-      // The README's config, with the repository's packages read from their sources (the "@fos/source" condition) in
+      // The example's config, with the repository's packages read from their sources (the "@fos/source" condition) in
       // every environment Vitest resolves in: the tests', and its own, where the global setup runs.
       writeFileSync(join(dir, "readme.config.ts"), files["vitest.config.ts"]!)
       writeFileSync(join(dir, "vitest.config.ts"), `import { mergeConfig } from "vitest/config"
