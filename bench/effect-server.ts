@@ -5,7 +5,7 @@
  *
  * What it measures is what fos pays before its own pipeline starts: the fiber per request, the request and response
  * objects, the router. fos can come no closer to raw `node:http` than this server does, so its throughput against
- * raw, beside fos's, says how much of the gap is fos's own (docs/performance.md, "The last of the pipeline").
+ * raw, beside fos's, says how much of the gap is fos's own (docs/performance.md, "The foundation").
  *
  * It reads `BENCH_PAYLOAD` (the JSON file bench/run.ts writes), listens on `BENCH_PORT` of 127.0.0.1 (an ephemeral
  * port when unset), and prints `effect: http://127.0.0.1:<port>` once it listens. SIGTERM or SIGINT closes it.

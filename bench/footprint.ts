@@ -1,6 +1,5 @@
 /**
- * What the memory store keeps of the worlds a suite makes and throws away (docs/performance.md, "What a deleted fork
- * left behind"): the heap after a full collection, before and after `N` (300) forks of the small fixture, each
+ * What the memory store keeps of the worlds a suite makes and throws away: the heap after a full collection, before and after `N` (300) forks of the small fixture, each
  * deleted (after 50 more, not counted, as a warm-up), then after `N` resets of the parent, each followed by a
  * restore. A store that keeps nothing of a deleted fork grows by what the engine keeps per organization it has
  * seen; run with `node --expose-gc`.

@@ -2,7 +2,7 @@
 # Instructions per request of `GET /sandbox/v2/portal/users/me`, counted by valgrind's callgrind. Outside V8's
 # compilers (whose share depends on how far compilation has got) the count repeats to within about 0.5 % from run
 # to run, where CPU time per request on a shared VM moves by a third
-# (docs/performance.md, "Counting instructions"). For comparing two versions of fos, not for the goals, which are
+# (docs/performance.md, "Running the benches"). For comparing two versions of fos, not for the goals, which are
 # about throughput and latency (`npm run bench`).
 #
 #   bash bench/instructions.sh [warm-up requests, default 100000] [measured requests, default 3000]

@@ -1,5 +1,5 @@
 /**
- * What the metrics cost a request (docs/performance.md, "Metrics"): the edge's work for one answered request's
+ * What the metrics cost a request (docs/performance.md, "Telemetry"): the edge's work for one answered request's
  * metrics (`Metrics.recordRequestUnsafe` with the duration's two monotonic reads), set beside the whole request it
  * belongs to, `GET /sandbox/v2/portal/users/me` through `engine.fetch`, in alternating rounds of the same process,
  * so a busy machine slows both alike. Prints the rounds and the medians; asserts nothing.

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:money`: the two rows issue 14 asks of the money domain.
+ * `npm run bench:money`: the money domain's two rows.
  *
  * 1. **Ledger: a balance read does not grow with postings.** Two wallet accounts in one store, `hot` and `cold`,
  *    each credited once from the world's account; their balance is read (`balanceIn`: one `ledger_accounts` row
@@ -45,7 +45,7 @@ import { Effect, type Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
 import { startFos } from "../test/fosProcess.ts"
-import { recordSection, writeBenchSeed } from "./record.ts"
+import { measuredAt, recordSection, writeBenchSeed } from "./record.ts"
 import { autocannon, checkClean, idempotentWrites } from "./writes.ts"
 
 const adminUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test"
@@ -486,7 +486,6 @@ const main = async () => {
   }
   const { deposits: writes, orders } = await moneyWrites()
 
-  const date = new Date().toISOString().slice(0, 10)
   const ledgerRows = ledgers.flatMap((l) => {
     const [hotAfter, coldAfter] = l.after.one
     const [hotBefore] = l.before.one
@@ -505,7 +504,7 @@ const main = async () => {
     `${l.store}: ${l.postings.toLocaleString("en")} postings in ${l.bookingSeconds.toFixed(0)} s (${Math.round(l.postings / l.bookingSeconds).toLocaleString("en")}/s)`
   ).join("; ")
   const table = [
-    `Measured ${date}, Node ${process.version}.`,
+    `Measured at ${measuredAt()}, Node ${process.version}.`,
     "",
     `**Ledger: a balance read against the postings behind it.** One account credited once, another credited N times through \`transfer()\` in linked batches of ${batchSize.toLocaleString("en")} (${bookings}); ${readsPerAccount.toLocaleString("en")} reads of each, alternated, in process. Ratio: N postings against 1 posting in the same store, on medians (goal ≤ 1.5×).`,
     "",

@@ -19,7 +19,7 @@ import { createEngine } from "@fos/http"
 import { Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { recordSection } from "./record.ts"
+import { measuredAt, recordSection } from "./record.ts"
 
 const key = `ck_sandbox_${"ab".repeat(32)}`
 const rounds = Number(process.env.BENCH_PIPELINE_ROUNDS ?? 5)
@@ -113,9 +113,8 @@ const main = async () => {
   await engine.close()
   await bare.dispose()
 
-  const date = new Date().toISOString().slice(0, 10)
   const table = [
-    `Measured ${date}, Node ${process.version}; best of ${rounds} rounds of ${perRound.toLocaleString("en")} requests, in process (no sockets).`,
+    `Measured at ${measuredAt()}, Node ${process.version}; best of ${rounds} rounds of ${perRound.toLocaleString("en")} requests, in process (no sockets).`,
     "",
     "| | µs per request |",
     "|---|---:|",

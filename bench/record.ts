@@ -3,6 +3,7 @@
  * `<!-- bench:<name>:end -->` (markers count only on a line of their own, so prose may mention them), and the
  * HTTP benches serve one organization whose rate limit is raised so it never throttles them.
  */
+import { execFileSync } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 
@@ -33,4 +34,18 @@ export const writeBenchSeed = (dir: string, key: string): string => {
   const seedPath = join(dir, "seed.json")
   writeFileSync(seedPath, JSON.stringify(benchSeed(key)))
   return seedPath
+}
+
+/**
+ * What a recorded figure was measured on: the commit checked out (with "+ changes" when the tree differs from it).
+ * The figures say which build they measure, not when: the history of the figures is git's.
+ */
+export const measuredAt = (cwd = resolve(import.meta.dirname, "..")): string => {
+  try {
+    const sha = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim()
+    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no", "--", ":!docs"], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim() !== ""
+    return `commit ${sha}${dirty ? " + changes" : ""}`
+  } catch {
+    return "a tree outside git"
+  }
 }

@@ -36,7 +36,7 @@ import { dirname, join, resolve } from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { nodeStartArgs as startArgs, sourceConditionFlag, v8StartFlags } from "../test/fosProcess.ts"
-import { recordSection, writeBenchSeed } from "./record.ts"
+import { measuredAt, recordSection, writeBenchSeed } from "./record.ts"
 import { combine, LatencyRecorder, type Round, roundOrder, roundRatios, type Run } from "./rounds.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -453,8 +453,8 @@ interface Results {
 const markdown = (r: Results): string => {
   const mark = (met: boolean) => (met ? "met" : "**missed**")
   const lines = [
-    `Measured ${r.date.slice(0, 10)} on ${r.machine.cores} × ${r.machine.model} (${r.machine.memoryGiB} GiB, ${r.machine.os}), ` +
-      `Node ${r.node}${r.commit === undefined ? "" : `, commit ${r.commit}`}. ` +
+    `Measured at ${measuredAt()} on ${r.machine.cores} × ${r.machine.model} (${r.machine.memoryGiB} GiB, ${r.machine.os}), ` +
+      `Node ${r.node}. ` +
       `\`GET /sandbox${r.settings.path}\`, ${r.settings.connections} connections, no pipelining, ` +
       `${r.settings.warmupSeconds} s warm-up per target, then ${r.settings.rounds} rounds of ${r.settings.durationSeconds} s per target, the targets alternating; ` +
       "load generator and servers on the same machine. A throughput ratio is the median of the rounds' ratios; the other figures cover all the rounds.",

@@ -23,7 +23,7 @@ import { createRequire } from "node:module"
 import { availableParallelism, release, tmpdir, totalmem } from "node:os"
 import { join, resolve } from "node:path"
 import { performance } from "node:perf_hooks"
-import { recordSection, writeBenchSeed } from "./record.ts"
+import { measuredAt, recordSection, writeBenchSeed } from "./record.ts"
 import { type FosRuntime, serveCommand, startFos } from "../test/fosProcess.ts"
 
 interface AutocannonResult {
@@ -219,19 +219,11 @@ const machine = () => {
   return `${availableParallelism()} × ${model} (${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${process.platform} ${release()} ${process.arch})`
 }
 
-const commit = () => {
-  try {
-    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8" }).trim()
-  } catch {
-    return "unknown"
-  }
-}
-
 const markdown = (results: ReadonlyArray<RuntimeResult>): string => {
   const row = (label: string, cell: (r: RuntimeResult) => string) => `| ${label} | ${results.map(cell).join(" | ")} |`
   const rawName = (r: RuntimeResult) => r.runtime === "node" ? "`node:http`" : r.runtime === "bun" ? "`Bun.serve`" : "`Deno.serve`"
   return [
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}, commit ${commit()}. \`GET ${path}\`, ${settings.connections} connections, no pipelining, ${settings.warmupSeconds} s warm-up then ${settings.durationSeconds} s per server; memory store; load generator (autocannon on Node) and servers on the same machine.`,
+    `Measured at ${measuredAt()} on ${machine()}. \`GET ${path}\`, ${settings.connections} connections, no pipelining, ${settings.warmupSeconds} s warm-up then ${settings.durationSeconds} s per server; memory store; load generator (autocannon on Node) and servers on the same machine.`,
     "",
     `| | ${results.map((r) => r.version).join(" | ")} |`,
     `|---|${results.map(() => "---:").join("|")}|`,

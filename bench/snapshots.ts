@@ -1,6 +1,6 @@
 /**
  * `npm run bench:snapshots`: the time to snapshot and to restore an organization holding 10,000 transactions
- * (issue 25, docs/snapshots.md), on the memory store and on PGlite, embedded (`createEngine`, virtual clock).
+ * (docs/snapshots.md), on the memory store and on PGlite, embedded (`createEngine`, virtual clock).
  *
  * The organization is built through the engine's HTTP API on the memory store: one onboarded DEU customer with an
  * active EUR virtual account, one webhook endpoint (the in-memory receiver answers 200), then

@@ -1,6 +1,6 @@
 -- The SQL fos sends for one idempotent POST /sandbox/v2/simulate/clock/advance with a fresh key on the virtual
 -- clock, statement for statement (5 of them, on 4 round trips: fos sends the first two at once), as PostgreSQL's
--- statement log showed it on 2026-11-29 (bench/store.ts runs it with pgbench on a database migrated by fos). The
+-- statement log shows it (bench/store.ts runs it with pgbench on a database migrated by fos). The
 -- values are shaped like fos's own. What a careful hand-written implementation would send: authentication's reads
 -- as one statement, the shared bucket's take, the key's claim that answers a replay, the advance's look, and the
 -- kept response with its check that the claim is still this request's, as one statement. (A space after a colon

@@ -22,7 +22,7 @@ import { ManagedRuntime } from "effect"
 import { layerPostgresClient, migrate } from "@fos/sql"
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
 import { startFos } from "../test/fosProcess.ts"
-import { recordSection } from "./record.ts"
+import { measuredAt, recordSection } from "./record.ts"
 import { idempotentWrites } from "./writes.ts"
 
 const root = resolve(import.meta.dirname, "..")
@@ -120,9 +120,8 @@ const main = async () => {
   const pg = perSecond("fos, PostgreSQL")
   const lite = perSecond("fos, PGlite")
   const bench = perSecond("pgbench, the same SQL transaction, PostgreSQL")
-  const date = new Date().toISOString().slice(0, 10)
   const table = [
-    `Measured ${date}, Node ${process.version}; ${connections} connections (pgbench: ${connections} clients), ${seconds} s after a 2 s warm-up; an idempotent \`POST /sandbox/v2/simulate/clock/advance\` with a fresh key each time.`,
+    `Measured at ${measuredAt()}, Node ${process.version}; ${connections} connections (pgbench: ${connections} clients), ${seconds} s after a 2 s warm-up; an idempotent \`POST /sandbox/v2/simulate/clock/advance\` with a fresh key each time.`,
     "",
     "| | writes/s | p50 ms | p99 ms |",
     "|---|---:|---:|---:|",

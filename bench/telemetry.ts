@@ -19,7 +19,7 @@ import { createEngine } from "@fos/http"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { OtlpSerialization, OtlpTracer } from "effect/observability"
-import { recordSection } from "./record.ts"
+import { measuredAt, recordSection } from "./record.ts"
 
 const key = `ck_sandbox_${"ab".repeat(32)}`
 const rounds = Number(process.env.BENCH_TELEMETRY_ROUNDS ?? 7)
@@ -123,7 +123,7 @@ const main = async () => {
     return `| ${k.name} | ${cells.join(" | ")} |${compare === undefined ? "" : ` ${pct(ratio(k.name, "off", "before"))} |`} ${pct(ratio(k.name, "on", "off"))} |`
   })
   const table = [
-    `Measured ${new Date().toISOString().slice(0, 10)}, Node ${process.version}; median of ${rounds} alternating rounds of ${perRound.toLocaleString("en")} requests per engine, in process. The exporter sent ${(exported / 1e6).toFixed(1)} MB of OTLP JSON.`,
+    `Measured at ${measuredAt()}, Node ${process.version}; median of ${rounds} alternating rounds of ${perRound.toLocaleString("en")} requests per engine, in process. The exporter sent ${(exported / 1e6).toFixed(1)} MB of OTLP JSON.`,
     "",
     header,
     rule,

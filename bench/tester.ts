@@ -1,6 +1,6 @@
 /**
- * `npm run bench:tester`: what a test suite pays for fos, each figure beside its baseline, measured in one run
- * (issue 37). Nothing here asserts a time; the table goes to stdout and to docs/performance.md (`bench:tester`,
+ * `npm run bench:tester`: what a test suite pays for fos, each figure beside its baseline, measured in one run.
+ * Nothing here asserts a time; the table goes to stdout and to docs/performance.md (`bench:tester`,
  * unless `BENCH_NO_DOCS=1`).
  *
  * 1. **Start**, spawn to the first `GET /healthz` answered 200 (what a suite waits for), and the CPU the server used
@@ -42,7 +42,7 @@ import { acmeKey, journey, journeySeed } from "../test/journey.ts"
 import { type Carried, carried, put } from "./carry.ts"
 import { engineClient } from "./engineClient.ts"
 import { buildFixture } from "./fixture.ts"
-import { benchSeed, recordSection } from "./record.ts"
+import { benchSeed, measuredAt, recordSection } from "./record.ts"
 import { median } from "./rounds.ts"
 
 const rounds = Number(process.env.BENCH_TESTER_ROUNDS ?? 5)
@@ -416,7 +416,7 @@ const parts: ReadonlyArray<[string, () => Promise<Array<string>>]> = [
 ]
 try {
   const sections = [
-    `Measured ${new Date().toISOString().slice(0, 10)} on Node ${process.version}${compare === undefined ? "" : `; "before" is ${execFileSync("git", ["-C", compare, "rev-parse", "--short", "HEAD"]).toString().trim()}`}. ${rounds} rounds (snapshots ${snapshotRounds}); medians.`
+    `Measured at ${measuredAt()} on Node ${process.version}${compare === undefined ? "" : `; "before" is ${execFileSync("git", ["-C", compare, "rev-parse", "--short", "HEAD"]).toString().trim()}`}. ${rounds} rounds (snapshots ${snapshotRounds}); medians.`
   ]
   for (const [name, measure] of parts) if (only === undefined || only.includes(name)) sections.push("", ...(await measure()))
   console.log(sections.join("\n"))

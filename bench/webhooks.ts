@@ -32,7 +32,7 @@ import { layerPostgresStore } from "@fos/sql"
 import { Effect, type Layer } from "effect"
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
 import { startFos } from "../test/fosProcess.ts"
-import { recordSection } from "./record.ts"
+import { measuredAt, recordSection } from "./record.ts"
 
 const key = `ck_sandbox_${"be".repeat(32)}`
 const seconds = Number(process.env.BENCH_WEBHOOK_DURATION ?? 10)
@@ -223,9 +223,8 @@ const main = async () => {
   const pageRows = (store: string, results: typeof memoryPages) =>
     results.map((r) =>
       `| ${store} | ${r.label} | ${r.total.toLocaleString("en")} | ${Math.round(r.firstUs)} | ${r.deepUs === undefined ? "" : Math.round(r.deepUs)} |`)
-  const date = new Date().toISOString().slice(0, 10)
   const table = [
-    `Measured ${date}, Node ${process.version}.`,
+    `Measured at ${measuredAt()}, Node ${process.version}.`,
     "",
     "| | result | goal |",
     "|---|---:|---|",

@@ -1,5 +1,5 @@
 /**
- * An advance survives the crash of the process running it (issue 36, docs/clock.md "An advance and a crash"): kill -9
+ * An advance survives the crash of the process running it (docs/clock.md "An advance and a crash"): kill -9
  * in the middle of a long advance, then the next process to touch the clock finishes it to its target, every timer
  * due by then fires exactly once, another advance can start within seconds (not a minute), and a retry with the
  * same Idempotency-Key answers the original advance and ends at its target, never past it.

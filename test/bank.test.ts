@@ -1,5 +1,5 @@
 /**
- * The bank-style check (issue 14, "Checked by"): many clients move money through HTTP at once, the sandbox's outside
+ * The bank-style check: many clients move money through HTTP at once, the sandbox's outside
  * actors end some of it, the virtual clock runs the world model, and afterwards the books must balance.
  *
  * - **Actors** (`actors`): one function per thing a client does. deposit sends money into a wallet or a virtual

@@ -248,7 +248,7 @@ describe("a deposit that arrives without its sender's details", () => {
     const r = await deposit(acme, accountId, "40.00", "EUR", { senderInformationMissing: true })
     expect(r.status, r.text).toBe(201)
     expect(r.json).toMatchObject({ status: "pending", stage: "awaiting_customer_action" })
-    // It opens waiting for the caller: transaction.created carries the stage the read shows (issue 24, item 5).
+    // It opens waiting for the caller: transaction.created carries the stage the read shows.
     const [created] = await transactionEvents(r.json.id)
     expect(created).toMatchObject({ type: "transaction.created", data: { sequence: 1, stage: "awaiting_customer_action" } })
     const [parked] = await events("transaction.awaiting_sender_information")

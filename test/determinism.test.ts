@@ -1,5 +1,5 @@
 /**
- * A suite's result depends on its inputs alone (issue 36): the same seed and requests give the same bytes whatever
+ * A suite's result depends on its inputs alone: the same seed and requests give the same bytes whatever
  * the day and hour the run starts, on every store, and an embedded engine's deliveries verify at a real receiver.
  *
  * - A seed alone makes the clock virtual from a fixed weekday morning (Clocks.seededStartMs), so a run started on a

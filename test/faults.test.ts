@@ -1,8 +1,8 @@
 /**
- * Scripted faults (issue 26, items 1 and 3; docs/faults.md) through the whole pipeline (engine.fetch) on a virtual
+ * Scripted faults (docs/faults.md) through the whole pipeline (engine.fetch) on a virtual
  * clock: each injectable problem with its catalog shape, correlation id and headers; latency; commit-then-lose on a
  * keyed payout, whose retry replays; matchers by path, operation id and customer; the bounds; a receiver fault
- * that fails an endpoint's five attempts at the retry table's times; and seeded chaos (issue 41, point 4): a fault's
+ * that fails an endpoint's five attempts at the retry table's times; and seeded chaos: a fault's
  * probability and latency range, drawn so that two runs with one seed fail the same requests.
  */
 import { InjectableProblems } from "@fos/contract"

@@ -1,5 +1,5 @@
 /**
- * Forks (docs/snapshots.md, "Forks"; issue 41, point 2): a snapshot's world in a new organization of its own, one per
+ * Forks (docs/snapshots.md, "Forks"): a snapshot's world in a new organization of its own, one per
  * parallel test worker. On the memory store, on PGlite and, when DATABASE_URL is set, on PostgreSQL: 8 forks made at
  * once from one snapshot of a world (customers, wallets, deposits, a webhook endpoint, a deposit still open), each
  * reading the parent's world under its own ids (every list and read, the clock, the pending timers and the events

@@ -31,7 +31,7 @@ export const nodeStartArgs: ReadonlyArray<string> = startArgsOf(repoRoot)
 export const sourceConditionFlag = "--conditions=@fos/source"
 
 /**
- * The V8 flags of `npm start` (docs/decisions.md, "Node's young generation"). Deno runs V8 too and gets the same
+ * The V8 flags of `npm start` (docs/decisions/0005-young-generation.md). Deno runs V8 too and gets the same
  * (deno.json's serve task).
  */
 export const v8StartFlags: ReadonlyArray<string> = nodeStartArgs.filter((arg) => arg.startsWith("--") && arg !== sourceConditionFlag)

@@ -1,7 +1,7 @@
 /**
  * Every package's modules import one way. A cycle between modules is a dependency that runs both ways, so the first
- * test fails on any, in every package and adapter, type-only imports included (issue 23). Inside the core the
- * folders are layers too (issue 39): kernel, then tenancy, webhooks, simulate, onboarding, money, signing and
+ * test fails on any, in every package and adapter, type-only imports included. Inside the core the
+ * folders are layers too: kernel, then tenancy, webhooks, simulate, onboarding, money, signing and
  * inspect, then storeContract (the published store contract, which the engine never imports), with Engine.ts,
  * Subscriptions.ts and the other modules at its root on top; a folder imports only the
  * folders below it, so an arrow that goes back fails the second test, which names it. dpdm reads the imports as

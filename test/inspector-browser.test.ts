@@ -1,6 +1,6 @@
 /**
  * The inspector (`/inspect`) in Debian's Chromium, driven by playwright-core, against the real server on a virtual
- * clock (issue 28's checks). Through the API: a customer onboarded, funded, a conversion executed and a payout sent;
+ * clock. Through the API: a customer onboarded, funded, a conversion executed and a payout sent;
  * a webhook endpoint whose receiver fails five times, so its delivery ends failed. Then, in the inspector:
  * - the payout opened by searching its id, with its timeline;
  * - "advance 1 hour" clicked: the payout settles, and its transaction.completed event appears in the live feed,

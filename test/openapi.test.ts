@@ -324,7 +324,7 @@ describe("the served documents", () => {
     const upload = documents.sandbox.paths["/v2/documents"].post.requestBody.content["multipart/form-data"]
     expect(upload.schema.properties.file).toMatchObject({ type: "string", format: "binary", contentMediaType: "application/octet-stream" })
     expect(upload.schema.required).toEqual(expect.arrayContaining(["file", "type"]))
-    // Calendar dates say so, for a generated client (issue 40).
+    // Calendar dates say so, for a generated client.
     const dates = [...text.matchAll(/"(dateOfBirth|incorporationDate)":(\{[^{}]*\})/g)].map((m) => JSON.parse(m[2]!))
     expect(dates.length).toBeGreaterThanOrEqual(2)
     for (const date of dates) expect(date).toMatchObject({ type: "string", format: "date" })

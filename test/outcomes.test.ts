@@ -1,5 +1,5 @@
 /**
- * Scripted outcomes (issue 26, item 2; docs/outcomes.md) through the whole pipeline (engine.fetch) on a virtual
+ * Scripted outcomes (docs/outcomes.md) through the whole pipeline (engine.fetch) on a virtual
  * clock: one test per outcome a rule scripts (an ACH payout returned R01 two days after completion,
  * chain_broadcast_failed at a crypto payout's broadcast, insufficient_funds_at_settle on a payout and on a deposit, a
  * compliance hold), each ending with the spec's events, their `sequence` and failure fields, the balances back where

@@ -779,7 +779,7 @@ describe("compliance review of payouts", () => {
     expect(created.status, created.text).toBe(201)
     expect(created.json).toMatchObject({ status: "pending", stage: "under_review" })
     const id = created.json.id
-    // Born in review: transaction.created carries the stage the read shows (issue 24, item 5).
+    // Born in review: transaction.created carries the stage the read shows.
     expect((await payoutEvents(id)).map((e) => [e.type, e.data.sequence, e.data.stage])).toEqual([
       ["transaction.created", 1, "under_review"],
       ["transaction.under_review", 2, undefined]

@@ -1,5 +1,5 @@
 /**
- * Seeded, reproducible runs (issue 25, item 1): one scripted journey (onboarding, a wallet, a virtual account,
+ * Seeded, reproducible runs: one scripted journey (onboarding, a wallet, a virtual account,
  * deposits, an order, a payout, webhooks and clock advances) run twice against two fresh seeded servers, and twice
  * against two fresh seeded embedded engines, answers every request with the same bytes and delivers the same
  * webhook bodies. One organization's answers do not change when another organization's traffic is added; without a

@@ -1,5 +1,5 @@
 /**
- * Issue 27: "every response of the black-box suites validates against its operation's schema". The suites reach the
+ * Every response of the black-box suites validates against its operation's schema. The suites reach the
  * engine (or a real server) through a few helpers — support.ts's `call` and `httpCall`, onboardingFixtures.ts's
  * `clientOf`, and the fetch a suite hands to @fos/client — and each passes its fetch through `recording`. While
  * recording is on (test/responseSchemas.setup.ts turns it on for every test file, and checks what was recorded in

@@ -1,6 +1,6 @@
 /**
- * The statements an idempotent write sends PostgreSQL, counted on the wire (issue 37: an idempotent write makes at
- * most 4 round trips; docs/performance.md, "Round trips of a write"). A relay between the engine and the database
+ * The statements an idempotent write sends PostgreSQL, counted on the wire (an idempotent write makes at
+ * most 4 round trips; docs/decisions/0003-lazy-transactions.md). A relay between the engine and the database
  * (test/pgRelay.ts) reads the client's side of PostgreSQL's protocol: each `Sync` ends an extended-protocol exchange
  * (Parse, Bind, Execute), each `Query` is a simple one, and the text of every statement bound is known from its
  * `Parse`. The engine's real clock stands still (a virtual one), so its heartbeat and its scheduler send nothing while

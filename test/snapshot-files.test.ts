@@ -1,5 +1,5 @@
 /**
- * Snapshots as files (docs/snapshots.md, "Files"; issue 41, point 1): a world exported on PGlite imports into another
+ * Snapshots as files (docs/snapshots.md, "Files"): a world exported on PGlite imports into another
  * organization on the memory store and on PostgreSQL (when DATABASE_URL is set), and once restored every read and
  * list answers what the source answered, the organization's id excepted; the same world exports the same bytes on
  * the memory store and on PGlite; every refused file is refused whole, with nothing written; a seeded engine that

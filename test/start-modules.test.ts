@@ -2,7 +2,7 @@
  * A start loads only what fos uses. `fos serve --store memory`, to its first answered request, loads modules of fos's
  * own packages and of the packages they depend on, and nothing else: not the `redis` client that npm installs as a
  * peer of `@effect/platform-node` (its index re-exports NodeRedis: some 650 modules of `@redis/*`), nor the SQL
- * stores' packages, which only a SQL store loads (docs/performance.md, "Start").
+ * stores' packages, which only a SQL store loads (docs/decisions/0010-a-start-loads-what-it-uses.md).
  *
  * The packages allowed are read from the workspace: every workspace package's dependencies and peers, and then, for
  * each of those, its own dependencies (not its peers: a peer is the installer's choice, and `redis` is one).

@@ -1,5 +1,5 @@
 /**
- * The store goes away under a running `fos serve` and comes back (issue 24, item 16): while PostgreSQL cannot be
+ * The store goes away under a running `fos serve` and comes back: while PostgreSQL cannot be
  * reached every request answers 503 SERVICE_UNAVAILABLE with Retry-After, within the connection timeout, never a
  * 500 or a hang; once it is back the same process serves again, without a restart.
  *

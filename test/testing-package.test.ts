@@ -1,5 +1,5 @@
 /**
- * @fos/testing (adapters/testing; issue 41, point 3), each helper against an embedded engine: a world's clock and
+ * @fos/testing (adapters/testing), each helper against an embedded engine: a world's clock and
  * snapshots, `waitForEvent` reading the event log (stepping a virtual clock only within its bound, and refusing at
  * once without one), the receiver verifying signatures and refusing what it cannot verify, fixtures built and loaded
  * from an exported file, the engine served over node:http and reached with `connect`, forks, the suite's set-up and

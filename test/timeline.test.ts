@@ -1,5 +1,5 @@
 /**
- * A resource's timeline (issue 26, item 4; docs/inspect.md) through the whole pipeline (engine.fetch) on a virtual
+ * A resource's timeline (docs/inspect.md) through the whole pipeline (engine.fetch) on a virtual
  * clock: a non-custodial payout through compliance review, signing and settlement (each state change with its cause,
  * the events, the holds pending then posted, the timers scheduled and fired, and what it waits for before each step
  * and nothing once it ended); an order's, an application's and a webhook delivery's; the operator's and the engine

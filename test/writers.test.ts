@@ -1,5 +1,5 @@
 /**
- * One writer per table (issue 39): a table's rows are written only by the module that declares it (`Store.table`).
+ * One writer per table: a table's rows are written only by the module that declares it (`Store.table`).
  * Another module that changes them calls a write that module exports, named for what it means
  * (`Customers.restrict`, `Tenancy.setRestrictedIn`, `Orders.recordFundingSender`), so every way a row can change is
  * read in one place, beside the row's type.

@@ -55,7 +55,7 @@ const main = async (argv: ReadonlyArray<string>) => {
       // The engine is loaded by the command that runs it, so that the others (and --version) start in milliseconds.
       // V8's code for its modules, the type-stripped sources included, is kept on disk between starts (Node's compile
       // cache: bin/fos.js turns it on first; this call is for a run of this file alone), so a start compiles only
-      // what changed (docs/performance.md, "Start").
+      // what changed (docs/decisions/0010-a-start-loads-what-it-uses.md).
       enableCompileCache()
       const { parseServeArgs, serve } = await import("./serve.ts")
       return serve(parseServeArgs(args, process.env), (line) => {

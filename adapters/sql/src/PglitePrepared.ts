@@ -6,7 +6,7 @@
  * Why not `PGlite.query`: it parses and plans every statement again, and crosses into PGlite's WebAssembly six times
  * per statement (parse, two describes, bind, execute, sync). A commit of the PGlite store (ImageStore.ts) is one
  * statement of a few shapes, run a hundred times in a test's journey: prepared, it took 0.2 ms instead of 0.5
- * (docs/performance.md, "PGlite as the memory store's image"). PGlite exports no serializer of the protocol, and the
+ * (docs/decisions/0004-pglite-as-an-image.md). PGlite exports no serializer of the protocol, and the
  * four messages needed (Parse, Bind, Execute, Sync; protocol 3.0, text parameters) are small.
  */
 import type { PGlite } from "@electric-sql/pglite"

@@ -221,7 +221,7 @@ const templateRecipe = "small-1"
  * zeroes its whole pool in WebAssembly at every start, which was most of a start's time in PGlite (650 to 860 ms of
  * `PGlite.create` on this VM; 200 ms with 16 MB). The PGlite store reads the database once at its start and then only
  * appends to its log (ImageStore.ts), so a large pool bought nothing; it also cost the process 112 MB of memory.
- * Given at each start, so directories made before get it too (docs/performance.md, "PGlite's start").
+ * Given at each start, so directories made before get it too (docs/decisions/0011-a-new-pglite-directory.md).
  */
 const pgliteStartParams: ReadonlyArray<string> = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"]
 
@@ -240,7 +240,7 @@ const initCluster = async (dir: string): Promise<PGlite> => {
 /**
  * The template cluster in `cache`: one that PGlite's initdb made once (`initCluster`), kept per PGlite version and
  * recipe, and copied into each new directory. initdb is most of what opening a new store costs (seconds of CPU,
- * against a fraction of one for the copy: docs/performance.md, "PGlite's start"); fos's migrations run on the copy as
+ * against a fraction of one for the copy: docs/decisions/0011); fos's migrations run on the copy as
  * on any new store. Made in a directory of its own and renamed into place, so a process that finds it finds it
  * whole. Undefined when `cache` cannot be written: the directory then gets its own initdb. Made once per process and
  * cache.

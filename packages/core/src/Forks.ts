@@ -1,5 +1,5 @@
 /**
- * Forks (docs/snapshots.md, "Forks"; issue 41, point 2): a snapshot's world in a new organization of its own, made in
+ * Forks (docs/snapshots.md, "Forks"): a snapshot's world in a new organization of its own, made in
  * one store transaction, so that each worker of a test runner gets its own copy of the fixture at once
  * (`POST /sandbox/v2/simulate/snapshots/{id}/fork`, `engine.fork`). It spans every domain, so it lives beside
  * Snapshots.ts.

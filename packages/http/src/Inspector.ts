@@ -1,5 +1,5 @@
 /**
- * The inspector at `/inspect`: a web application to see and drive a running fos in a browser (issue 28). It reads
+ * The inspector at `/inspect`: a web application to see and drive a running fos in a browser. It reads
  * and acts through the same public, sandbox and operator endpoints a client uses, with the credential the user signs
  * in with, so it has no access of its own and no private route.
  *

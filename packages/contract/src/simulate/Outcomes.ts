@@ -1,6 +1,6 @@
 /**
  * Scripted outcomes (sandbox only): rules that decide how the next matching transactions end, and at which phase,
- * so a tester can force the failures production brings without chasing a transaction id (issue 26, item 2).
+ * so a tester can force the failures production brings without chasing a transaction id.
  *
  * A rule matches transactions by customer, type, rail or chain, amount (exact, or within bounds) and
  * `clientReferenceId`, and names an outcome that the engine's own flows carry out where they would move the

@@ -30,7 +30,7 @@
  *   (AutoPayouts.ts).
  *
  * This module is the order resource and its lifecycle: the row and its lists, create, get, execute, cancel, fail,
- * every move through the state table, and every write of the row (issue 39: FundedOrders.ts records through
+ * every move through the state table, and every write of the row (FundedOrders.ts records through
  * `recordAutoPayout` and `recordFundingSender`). Beside it: the state table (OrderMachine.ts), the timers that move an
  * order on the clock (OrderTimers.ts), an order's accounts and the side they make (OrderAccounts.ts), autoPayout
  * (AutoPayouts.ts), and what a transaction's end does to orders (FundedOrders.ts). It is a little over 600 lines

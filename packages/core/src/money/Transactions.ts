@@ -119,7 +119,7 @@ export interface StoredTransaction
   readonly heldByReceivePolicy?: true | undefined
   /**
    * The pending ledger transfers the transaction holds while it is open, as booked, so posting or voiding them needs
-   * no read (a row stored before 2026-11-24 keeps only their ids).
+   * no read (a row an earlier build stored keeps only their ids).
    */
   readonly holds: ReadonlyArray<Ledger.LedgerTransfer | string>
   /** The sequence of its last status event (1 after transaction.created). */

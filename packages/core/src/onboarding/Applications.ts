@@ -2,7 +2,7 @@
  * Applications: how customers, their features and the organization itself are onboarded. This module is the
  * Application resource: its stored row and table, its wire shape, its reads and its events. `Applications.move` runs
  * the state table (ApplicationMachine.ts) on a stored application and `Applications.moved` is the row it decides; no
- * status is written but through them. It is the table's one writer (issue 39): a new application goes in through
+ * status is written but through them. It is the table's one writer: a new application goes in through
  * `add`, a move through `saveMoved`, each with its row of history.
  *
  * The rest of onboarding, by concept: the four submission flows (Submissions.ts), decisions and late compliance

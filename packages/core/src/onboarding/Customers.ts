@@ -1,6 +1,6 @@
 /**
  * Customers: the organization's own clients. Approving a customer_onboarding application creates one (see
- * ApprovalEffects.ts); this module holds their table, wire shape and reads, and is their rows' one writer (issue 39):
+ * ApprovalEffects.ts); this module holds their table, wire shape and reads, and is their rows' one writer:
  * a submission's reservation, an approval's customer and its changes, and ops' restrictions (Restrictions.ts decides
  * which, and what they emit) are the writes at its end, each named for what it means.
  *

@@ -4,8 +4,8 @@
  * accounts, wallets" and "Wallet signers and ceremonies"; the moves are SignerMachine.ts's and ClaimMachine.ts's).
  * A signer leaving its roster's signing pool is the topic `SignerLeftPool`.
  *
- * Claims.ts and Ceremonies.ts decide what happens; the rows change only through the writes at the end of this module
- * (issue 39), each with the row of history a change of status leaves, so every way a claim, a signer or a ceremony
+ * Claims.ts and Ceremonies.ts decide what happens; the rows change only through the writes at the end of this
+ * module, each with the row of history a change of status leaves, so every way a claim, a signer or a ceremony
  * changes is read here.
  */
 import {

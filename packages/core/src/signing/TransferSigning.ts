@@ -118,7 +118,7 @@ export interface StoredSigningRequest
 const scope = (row: Owned) => Tenancy.scopeOf(row.organizationId, row.environment)
 
 /**
- * Signings were kept on their transaction's row (`signing`) before 2026-11-25; adapters/sql's migration 7 moved the
+ * An earlier build kept signings on their transaction's row (`signing`); adapters/sql's migration 7 moved the
  * stored ones here.
  */
 export const TransferSignings = Store.table<TransferSigning>({

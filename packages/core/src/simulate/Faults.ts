@@ -10,7 +10,7 @@
  *
  * A fault with a count applies to that many matches and is then removed; one without applies until it is deleted.
  *
- * Seeded chaos (issue 41): a request fault with a `probability` affects the n-th matching request it meets when the
+ * Seeded chaos: a request fault with a `probability` affects the n-th matching request it meets when the
  * n-th draw, a number in [0, 1), is below it; a latency range's wait is drawn the same way. A draw is keyed by
  * (the fault's id, n) (RandomStreams.keyedDouble): on a seeded engine it is decided by the seed and the key alone,
  * never by which process answers, a restart, or what other traffic drew, and drawing moves no stream, so arming chaos

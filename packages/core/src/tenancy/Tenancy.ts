@@ -4,7 +4,7 @@
  * Every row of customer data is partitioned by organization and environment (`scopeOf`), so one organization
  * never reads another's rows, and sandbox never reads live.
  *
- * This module is their rows' one writer (issue 39): the operator (Operator.ts), an approval (onboarding's
+ * This module is their rows' one writer: the operator (Operator.ts), an approval (onboarding's
  * ApprovalEffects.ts), ops' restrictions (Restrictions.ts) and the request-fault mark (simulate/Faults.ts) change an
  * organization, a user or a key through the writes at its end, each named for what it means, so every way such a
  * row changes is read here.

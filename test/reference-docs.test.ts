@@ -1,0 +1,52 @@
+/**
+ * The README and docs/ are reference: they say what is true now. When and in which piece of work something was done
+ * is git's history and CHANGELOG.md's, so no tracked file but the changelog names an issue, a session or a date of
+ * work, in prose or in a comment; and the README and the benches' page stay short enough to be read.
+ */
+import { execFileSync } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { describe, expect, it } from "vitest"
+
+const root = join(import.meta.dirname, "..")
+const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: root, encoding: "utf8" })
+  .split("\0")
+  .filter((file) => /\.(ts|tsx|js|mjs|cjs|md|sh|sql|yaml|yml)$|^Containerfile$|^\.ci\/run$/.test(file))
+  .filter((file) => file !== "CHANGELOG.md" && !file.startsWith("packages/http/src/InspectorAssets"))
+
+/** Words that tell when, or in which piece of work, something was done. */
+const history: ReadonlyArray<{ readonly name: string; readonly pattern: RegExp }> = [
+  { name: "an issue number", pattern: /\bissues? #?\d+\b/i },
+  // ("this session" is a signer's, in the signing domain.)
+  { name: "a session of work", pattern: /\b(?:sessions? \d+|(?:last|earlier|previous|next) session)\b/i },
+  { name: "a date of work", pattern: /\b(?:until|before|since|after|as of|measured|on) 20\d\d-[01]\d-[0-3]\d\b(?!T)/i }
+]
+
+const linesOf = (file: string) => readFileSync(join(root, file), "utf8").split("\n")
+
+describe("docs and comments", () => {
+  it("name no issue, session or date of work", () => {
+    expect(tracked.length).toBeGreaterThan(300)
+    const found = tracked.flatMap((file) =>
+      linesOf(file).flatMap((line, i) => history.filter((h) => h.pattern.test(line)).map((h) => `${file}:${i + 1}: ${h.name}: ${line.trim()}`))
+    )
+    expect(found).toEqual([])
+  })
+
+  it("the test would find each kind", () => {
+    for (const [sample, kind] of [["(issue 39)", 0], ["as the last session found", 1], ["measured 2026-11-29 on", 2], ["until 2026-11-23 fan-out", 2]] as const) {
+      expect(history[kind].pattern.test(sample), sample).toBe(true)
+    }
+    // A date that is data is not a date of work: a timestamp, a clock's start, an incorporation date.
+    for (const sample of ["starts at 2026-03-03T09:00:00.000Z", "incorporationDate: \"2020-01-15\"", "Tuesday 2026-03-03 09:00 UTC"]) {
+      expect(history.some((h) => h.pattern.test(sample)), sample).toBe(false)
+    }
+  })
+})
+
+describe("lengths", () => {
+  it("the README is at most 200 lines, and docs/performance.md at most 400", () => {
+    expect(linesOf("README.md").length).toBeLessThanOrEqual(200 + 1)
+    expect(linesOf("docs/performance.md").length).toBeLessThanOrEqual(400 + 1)
+  })
+})
