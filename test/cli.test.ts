@@ -6,7 +6,7 @@
 import { type ChildProcess, execFile, spawnSync } from "node:child_process"
 import { createServer, request } from "node:http"
 import { once } from "node:events"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

@@ -9,10 +9,11 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 
 const root = join(import.meta.dirname, "..")
-const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: root, encoding: "utf8" })
-  .split("\0")
+const files = execFileSync("git", ["ls-files", "-z"], { cwd: root, encoding: "utf8" }).split("\0")
+const tracked = files
   .filter((file) => /\.(ts|tsx|js|mjs|cjs|md|sh|sql|yaml|yml)$|^Containerfile$|^\.ci\/run$/.test(file))
-  .filter((file) => file !== "CHANGELOG.md" && !file.startsWith("packages/http/src/InspectorAssets"))
+  // This file's own samples are the one place the words may stand.
+  .filter((file) => file !== "CHANGELOG.md" && file !== "test/reference-docs.test.ts" && !file.startsWith("packages/http/src/InspectorAssets"))
 
 /** Words that tell when, or in which piece of work, something was done. */
 const history: ReadonlyArray<{ readonly name: string; readonly pattern: RegExp }> = [
@@ -35,12 +36,39 @@ describe("docs and comments", () => {
 
   it("the test would find each kind", () => {
     for (const [sample, kind] of [["(issue 39)", 0], ["as the last session found", 1], ["measured 2026-11-29 on", 2], ["until 2026-11-23 fan-out", 2]] as const) {
-      expect(history[kind].pattern.test(sample), sample).toBe(true)
+      expect(history[kind]!.pattern.test(sample), sample).toBe(true)
     }
     // A date that is data is not a date of work: a timestamp, a clock's start, an incorporation date.
     for (const sample of ["starts at 2026-03-03T09:00:00.000Z", "incorporationDate: \"2020-01-15\"", "Tuesday 2026-03-03 09:00 UTC"]) {
       expect(history.some((h) => h.pattern.test(sample)), sample).toBe(false)
     }
+  })
+})
+
+/** GitHub's anchor of a heading: lower case, punctuation but hyphens dropped, spaces as hyphens. */
+const anchorOf = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-")
+
+describe("links between the docs", () => {
+  it("each relative link of the README and docs/ names a file that exists, and a heading of it", () => {
+    const pages = tracked.filter((file) => file === "README.md" || (file.startsWith("docs/") && file.endsWith(".md")))
+    const anchors = new Map(pages.map((page) => [page, new Set(linesOf(page).flatMap((line) => /^#{1,6} (.*)$/.exec(line)?.[1] ?? []).map(anchorOf))]))
+    const broken = pages.flatMap((page) =>
+      [...readFileSync(join(root, page), "utf8").matchAll(/\]\(([^)\s]+)\)/g)].flatMap(([, target]) => {
+        if (/^[a-z]+:/.test(target!)) return []
+        const [path, anchor] = target!.split("#") as [string, string | undefined]
+        const file = path === "" ? page : join(page, "..", path).replace(/^\.\//, "")
+        if (!files.includes(file) && !files.some((t) => t.startsWith(`${file.replace(/\/$/, "")}/`))) return [`${page}: ${target} (no such file)`]
+        if (anchor !== undefined && anchors.has(file) && !anchors.get(file)!.has(anchor)) return [`${page}: ${target} (no such heading)`]
+        return []
+      })
+    )
+    expect(broken).toEqual([])
+  })
+
+  it("reads a heading's anchor as GitHub makes it", () => {
+    expect(anchorOf("The host's Effect")).toBe("the-hosts-effect")
+    expect(anchorOf("Getting started with @fos/testing")).toBe("getting-started-with-fostesting")
+    expect(anchorOf("`fos serve`, spawn to first 200")).toBe("fos-serve-spawn-to-first-200")
   })
 })
 
