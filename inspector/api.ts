@@ -230,10 +230,24 @@ export const signIn = async (session: Session): Promise<Session> =>
  * The correlation ids of the reads this page made itself (its lists, counts and polls), so that the recent requests
  * can leave them out: the server logs them like any client's. Bounded: the oldest go first. The live stream can show
  * a read before its own answer reaches the page and names it, so a view that leaves them out subscribes, to draw its
- * rows again once it knows.
+ * rows again once it knows. The ids are kept for the tab (sessionStorage: they are no secret), so that after a reload
+ * the reads of the page before it are still known as its own.
  */
+const readsKey = "fos-inspector-own-reads"
 export const readsOfThisPage = new (class extends Set<string> {
   readonly #listeners = new Set<() => void>()
+  #saving: ReturnType<typeof setTimeout> | undefined
+  constructor() {
+    super()
+    for (const id of (window.sessionStorage.getItem(readsKey) ?? "").split(" ")) if (id !== "") super.add(id)
+  }
+  /** Forgets them, in the tab too (signing out). */
+  forget(): void {
+    clearTimeout(this.#saving)
+    this.#saving = undefined
+    super.clear()
+    window.sessionStorage.removeItem(readsKey)
+  }
   /** Calls `listener` after each id added; answers how to stop. */
   subscribe(listener: () => void): () => void {
     this.#listeners.add(listener)
@@ -247,6 +261,11 @@ export const readsOfThisPage = new (class extends Set<string> {
     if (this.size >= 2000) this.delete(this.values().next().value!)
     super.add(id)
     for (const listener of this.#listeners) listener()
+    // Written once for a burst of reads.
+    this.#saving ??= setTimeout(() => {
+      this.#saving = undefined
+      window.sessionStorage.setItem(readsKey, [...this].join(" "))
+    }, 200)
     return this
   }
 })()

@@ -100,7 +100,7 @@ type JournalEntry = Row<"inspect.accountJournal">
 
 const SignIn = ({ onSignedIn }: { readonly onSignedIn: (session: Session) => void }) => {
   const [credential, setCredential] = useState("")
-  const [remember, setRemember] = useState(true)
+  const [remember, setRemember] = useState(false)
   const [error, setError] = useState<Failure | undefined>(undefined)
   const [busy, setBusy] = useState(false)
   const submit = async (event: Event) => {
@@ -968,7 +968,7 @@ interface OperatorApiKey {
 }
 
 const userColumns: Columns<OperatorUser> = [idColumn(), { label: "email", key: "email" }, { label: "role", key: "role" }, timeColumn()]
-const apiKeyColumns: Columns<OperatorApiKey> = [{ label: "environment", key: "environment" }, { label: "access", key: "access" }, { label: "last 4", key: "last4" }, { label: "created by", key: "createdBy" }, timeColumn(), { label: "revoked", key: "revokedAt" }]
+const apiKeyColumns: Columns<OperatorApiKey> = [{ label: "environment", key: "environment" }, { label: "access", key: "access" }, { label: "last 4", key: "last4" }, { label: "created by", key: "createdBy" }, timeColumn(), { label: "revoked", render: (k) => (k.revokedAt === null ? html`<span class="muted">not revoked</span>` : html`<span class="time">${time(k.revokedAt)}</span>`) }]
 
 const OperatorOrg = ({ orgId }: { readonly orgId: string }) => {
   const at = `/operator/organizations/${encodeURIComponent(orgId)}` satisfies OperatorPath
@@ -1046,6 +1046,7 @@ const App = () => {
   }, [])
   const signOut = useCallback(() => {
     window.sessionStorage.removeItem(storageKey)
+    readsOfThisPage.forget()
     setSession(undefined)
   }, [])
   if (restoring) return html`<p class="muted">…</p>`
@@ -1070,7 +1071,7 @@ const Signed = ({ session, route, signOut }: { readonly session: Session; readon
     </header>
     ${sandbox ? html`<${Clock} session=${session} />` : null}
     <div class=${operator ? "body body-alone" : !sandbox ? "body body-wide" : "body"}>
-      ${operator ? null : html`<nav>${nav.map(([view, label]) => html`<a class=${route[0] === view ? "current" : ""} href=${`#/${view}`}>${label}</a>`)}</nav>`}
+      ${operator ? null : html`<nav>${nav.filter(([view]) => sandbox || liveServes(view)).map(([view, label]) => html`<a class=${route[0] === view ? "current" : ""} href=${`#/${view}`}>${label}</a>`)}</nav>`}
       <main>
         ${operator
           ? html`<${Operator} orgId=${route[0] === "operator" ? route[1] : undefined} />`
@@ -1083,13 +1084,17 @@ const Signed = ({ session, route, signOut }: { readonly session: Session; readon
   </div>`
 }
 
+/** The views a live key has, there being no simulate endpoints there: the overview, and the resources' own lists. */
+const liveServes = (view: string | undefined): boolean => {
+  const list = listNamed(view)
+  return view === "overview" || view === "webhooks" || (list !== undefined && !lists[list].path.includes("/simulate/"))
+}
+
 /** Under a live key there are no simulate endpoints: the resources only. */
 const LiveView = ({ session, route }: { readonly session: KeySession; readonly route: Route }) => {
   const [view, arg] = route
   if (view === "r") return html`<${ResourcePage} session=${session} id=${arg ?? ""} key=${arg} />`
-  const list = listNamed(view)
-  if (list !== undefined && !lists[list].path.includes("/simulate/")) return html`<${ListView} name=${view} key=${view} />`
-  if (view === "webhooks") return html`<${Webhooks} />`
+  if (view !== "overview" && liveServes(view)) return view === "webhooks" ? html`<${Webhooks} />` : html`<${ListView} name=${view} key=${view} />`
   return html`<div><h1>${session.me?.organization?.name}</h1><p>A live key: the resources are listed here; the clock, timers, events and the ledger's views are the sandbox's only.</p><${Counts} /></div>`
 }
 

@@ -121,13 +121,16 @@ export type Column<R> =
 
 export type Columns<R> = ReadonlyArray<Column<R>>
 
-/** A list's rows as a table: each column shows its `key` member as JSON, or what its `render` makes of the row. */
+/**
+ * A list's rows as a table: each column shows its `key` member as JSON, or what its `render` makes of the row. Each
+ * cell carries its column's label, which a narrow screen shows beside it when the rows become cards (app.css).
+ */
 export const Table = <R,>({ rows, columns, empty = "none" }: { readonly rows: ReadonlyArray<R> | undefined; readonly columns: Columns<R>; readonly empty?: string }) => {
   if (rows === undefined) return null
   if (rows.length === 0) return html`<p class="muted">${empty}</p>`
   return html`<div class="table-wrap"><table>
     <thead><tr>${columns.map((c) => html`<th>${c.label}</th>`)}</tr></thead>
-    <tbody>${rows.map((row) => html`<tr>${columns.map((c) => html`<td>${"render" in c ? c.render(row) : html`<${Json} value=${row[c.key]} />`}</td>`)}</tr>`)}</tbody>
+    <tbody>${rows.map((row) => html`<tr>${columns.map((c) => html`<td data-label=${c.label}>${"render" in c ? c.render(row) : html`<${Json} value=${row[c.key]} />`}</td>`)}</tr>`)}</tbody>
   </table></div>`
 }
 

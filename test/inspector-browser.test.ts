@@ -190,8 +190,11 @@ afterAll(async () => {
   await new Promise((resolve) => (receiver === undefined ? resolve(undefined) : receiver.close(resolve)))
 })
 
-/** A new page, signed in with `key`, its console errors and refused loads collected. */
-const signedIn = async (key: string, viewport = { width: 1440, height: 900 }) => {
+/**
+ * A new page, signed in with `key`, its console errors and refused loads collected; `remember` ticks the sign-in's
+ * box, which is not ticked until the user ticks it.
+ */
+const signedIn = async (key: string, viewport = { width: 1440, height: 900 }, { remember = false } = {}) => {
   const context = await browser!.newContext({ viewport })
   const page = await context.newPage()
   const problems: Array<string> = []
@@ -202,6 +205,9 @@ const signedIn = async (key: string, viewport = { width: 1440, height: 900 }) =>
   })
   await page.goto(`${origin}/inspect`)
   await page.getByLabel("Key or operator token").fill(key)
+  const box = page.getByLabel(/keep it for this tab/)
+  expect(await box.isChecked()).toBe(false)
+  if (remember) await box.check()
   await page.getByRole("button", { name: "Sign in" }).click()
   await page.locator("header .who").waitFor()
   return { page, problems, close: () => context.close() }
@@ -306,7 +312,7 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
   }, 120_000)
 
   it("disables a read-only key's buttons, saying why, and opens every view for it", async () => {
-    const { page, problems, close } = await signedIn(readOnly)
+    const { page, problems, close } = await signedIn(readOnly, undefined, { remember: true })
     try {
       expect(await page.locator("header .who").textContent()).toContain("read-only")
       await search(page, payoutId)
@@ -358,6 +364,10 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
       // Its sandbox's recent requests, read through the operator surface.
       const requests = page.locator("section", { hasText: "Sandbox: recent requests" }).locator("td .path")
       await poll(() => requests.first().textContent()).toMatch(/^\/sandbox\/v2\//)
+      // A key that was never revoked says so, in words.
+      const keys = page.locator("section", { hasText: "API keys" }).locator("td[data-label='revoked']")
+      await poll(() => keys.count()).toBeGreaterThan(0)
+      expect(new Set(await keys.allTextContents())).toEqual(new Set(["not revoked"]))
       await shot(page, "11-operator")
     } finally {
       await close()
@@ -369,6 +379,8 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
     try {
       expect(await page.locator("header .who").textContent()).toContain("live")
       expect(await page.getByRole("button", { name: "advance 1 hour" }).count()).toBe(0)
+      // Its navigation has the views a live key has, not the sandbox's clock, timers, events or ledger.
+      expect(await page.locator("nav a").allTextContents()).toEqual(["Overview", "Customers", "Applications", "Transactions", "Orders", "Webhooks"])
       await page.locator("nav").getByRole("link", { name: "Customers", exact: true }).click()
       await page.locator("main h1", { hasText: "Customers" }).waitFor()
       await page.locator("html[data-pending='0']").waitFor({ state: "attached" })
@@ -474,6 +486,13 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
       await poll(reads).toBe(0)
       await recent.getByLabel("this page's own reads").check()
       await poll(reads).toBeGreaterThan(0)
+      // After a reload (and a new sign-in) the reads of the page before it are still known as the page's own.
+      await page.reload()
+      await page.getByLabel("Key or operator token").fill(readWrite)
+      await page.getByRole("button", { name: "Sign in" }).click()
+      await page.locator("html[data-pending='0']").waitFor({ state: "attached" })
+      await poll(() => recent.locator("tbody tr", { hasText: "/sandbox/v2/simulate/deposits" }).count()).toBeGreaterThan(0)
+      await poll(reads).toBe(0)
       expect(problems).toEqual([])
     } finally {
       await close()
@@ -497,6 +516,74 @@ describe.skipIf(chromiumPath === undefined)("the inspector in Chromium", () => {
           clipped
         }
       })
+
+    /**
+     * Every view of a page at its size: how wide the page is, each table against the box it sits in, and how tall the
+     * header, the clock and the navigation stand above the page and each list's rows are.
+     */
+    const measureView = (page: Page) =>
+      page.evaluate(() => {
+        const tables = [...document.querySelectorAll("main .table-wrap")].map((wrap) => {
+          const rows = [...wrap.querySelectorAll("tbody tr")]
+          const heading = wrap.closest("section")?.querySelector("h2, h3")?.textContent ?? document.querySelector("main h1")?.textContent ?? ""
+          return {
+            heading: heading.trim().slice(0, 40),
+            overflow: Math.round(wrap.scrollWidth - wrap.clientWidth),
+            rows: rows.length,
+            perRow: rows.length === 0 ? 0 : Math.round(rows.reduce((sum, row) => sum + row.getBoundingClientRect().height, 0) / rows.length)
+          }
+        })
+        const nav = document.querySelector("nav")
+        return {
+          pageWidth: document.documentElement.scrollWidth,
+          // Where the page's own content starts: below the header, the clock and the navigation.
+          chrome: Math.round((document.querySelector("main h1, main h2") ?? document.querySelector("main")!).getBoundingClientRect().top + window.scrollY),
+          navRows: nav === null ? 0 : new Set([...nav.querySelectorAll("a")].map((a) => Math.round(a.getBoundingClientRect().top))).size,
+          tables
+        }
+      })
+
+    const views = () => [
+      ...["overview", "customers", "applications", "wallets", "virtual-accounts", "transactions", "orders", "recipients", "signers", "ceremonies", "rfis", "webhooks", "ledger", "timers", "events"],
+      `r/${payoutId}`,
+      `r/${deliveryId}`,
+      `r/${orderId}`,
+      `ledger/${usdAccountId}`
+    ]
+
+    for (const size of [{ width: 390, height: 844 }, { width: 1440, height: 900 }] as const) {
+      it(`at ${size.width} px every view is reachable from the navigation, no page is wider than the screen and every table fits its column${size.width === 390 ? ", the lists' rows as cards and the header, clock and navigation folded" : ""}`, async () => {
+        const { page, problems, close } = await signedIn(readWrite, size)
+        try {
+          await poll(() => page.locator(".feed-state").textContent()).toBe("live")
+          const found: Array<string> = []
+          for (const view of views()) {
+            const link = page.locator("nav a", { hasText: /./ }).and(page.locator(`a[href="#/${view}"]`))
+            if ((await link.count()) === 1) await link.click() // reachable: a click brings it (scrolled into view)
+            else await page.evaluate((hash) => (window.location.hash = hash), `#/${view}`)
+            await page.locator("html[data-pending='0']").waitFor({ state: "attached" })
+            await page.waitForTimeout(50)
+            const m = await measureView(page)
+            await shot(page, `view-${size.width}-${view.replace(/\//g, "-")}`)
+            if (m.pageWidth > size.width) found.push(`${view}: the page is ${m.pageWidth} px wide`)
+            for (const t of m.tables) {
+              if (t.overflow > 1) found.push(`${view}: the table under "${t.heading}" is ${t.overflow} px wider than its column`)
+              // A phone's list is cards: a few short lines a row, not a column of one word a line.
+              if (size.width === 390 && t.perRow > 110) found.push(`${view}: the rows under "${t.heading}" stand ${t.perRow} px tall each (${t.rows} rows)`)
+            }
+            if (size.width === 390 && m.chrome > 200) found.push(`${view}: the page's content starts ${m.chrome} px down`)
+            if (size.width === 390 && m.navRows > 1) found.push(`${view}: the navigation takes ${m.navRows} rows`)
+          }
+          // Every view of the navigation is one of those visited.
+          const hrefs = await page.locator("nav a").evaluateAll((links) => links.map((a) => a.getAttribute("href")))
+          expect(hrefs.filter((h) => !views().includes(String(h).slice(2)))).toEqual([])
+          expect(found).toEqual([])
+          expect(problems).toEqual([])
+        } finally {
+          await close()
+        }
+      }, 180_000)
+    }
 
     const sizes = [{ name: "wide", width: 1440, height: 900 }, { name: "phone", width: 390, height: 844 }] as const
     for (const size of sizes) {

@@ -20,7 +20,7 @@ describe("the transaction state table", () => {
     const { state, events } = walk(TransactionMachine.initialState(), "start")
     expect(state.status).toBe("processing")
     expect(events).toEqual(["transaction.processing"])
-    expect(TransactionMachine.transition(state, { type: "start" })).toEqual({ refused: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY" })
+    expect(TransactionMachine.transition(state, { type: "start" })).toMatchObject({ refused: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY" })
   })
 
   it("ends a non-terminal transaction completed, failed, rejected or cancelled, with its event, and clears its stage", () => {
@@ -38,7 +38,7 @@ describe("the transaction state table", () => {
       for (const type of moves) {
         // A completed transaction can still be returned by the bank (the one move out of a terminal status).
         if (end === "settle" && type === "return") continue
-        expect(TransactionMachine.transition(state, { type }), `${end} then ${type}`).toEqual({ refused: "RESOURCE_TERMINAL" })
+        expect(TransactionMachine.transition(state, { type }), `${end} then ${type}`).toMatchObject({ refused: "RESOURCE_TERMINAL" })
       }
     }
   })
@@ -46,8 +46,19 @@ describe("the transaction state table", () => {
   it("returns a completed transaction as failed with transaction.failed, and only a completed one", () => {
     const completed = walk(TransactionMachine.initialState(), "start", "send", "settle").state
     expect(walk(completed, "return")).toMatchObject({ state: { status: "failed", stage: null }, events: ["transaction.failed"] })
-    expect(TransactionMachine.transition(walk(completed, "return").state, { type: "return" })).toEqual({ refused: "RESOURCE_TERMINAL" })
-    expect(TransactionMachine.transition(walk(TransactionMachine.initialState(), "start", "send").state, { type: "return" })).toEqual({ refused: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY" })
+    expect(TransactionMachine.transition(walk(completed, "return").state, { type: "return" })).toMatchObject({ refused: "RESOURCE_TERMINAL" })
+    expect(TransactionMachine.transition(walk(TransactionMachine.initialState(), "start", "send").state, { type: "return" })).toMatchObject({ refused: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY" })
+  })
+
+  it("says why in words of its own for each move a phase refuses", () => {
+    const sent = walk(TransactionMachine.initialState(), "start", "send").state
+    const reasons = (["clear_review", "reject", "return", "cancel", "send", "start"] as const).map((type) => {
+      const outcome = TransactionMachine.transition(sent, { type })
+      return "refused" in outcome ? outcome.reason : `${type} allowed`
+    })
+    // A processing payout refuses each of them, and no two say the same.
+    expect(new Set(reasons).size).toBe(reasons.length)
+    for (const reason of reasons) expect(reason).toMatch(/^The transaction .+\.$|^Only a completed transaction can be returned\.$/)
   })
 
   it("fires transaction.under_review once per review period", () => {
@@ -68,14 +79,14 @@ describe("the transaction state table", () => {
 
   it("refuses moves the phase does not allow", () => {
     const notReady = { refused: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY" }
-    expect(TransactionMachine.transition(walk(TransactionMachine.initialState(), "enter_review").state, { type: "enter_review" })).toEqual(notReady)
-    expect(TransactionMachine.transition(walk(TransactionMachine.initialState(), "request_information").state, { type: "request_information" })).toEqual(notReady)
-    expect(TransactionMachine.transition(TransactionMachine.initialState(), { type: "clear_review" })).toEqual(notReady)
+    expect(TransactionMachine.transition(walk(TransactionMachine.initialState(), "enter_review").state, { type: "enter_review" })).toMatchObject(notReady)
+    expect(TransactionMachine.transition(walk(TransactionMachine.initialState(), "request_information").state, { type: "request_information" })).toMatchObject(notReady)
+    expect(TransactionMachine.transition(TransactionMachine.initialState(), { type: "clear_review" })).toMatchObject(notReady)
     const sent = walk(TransactionMachine.initialState(), "start", "send").state
-    expect(TransactionMachine.transition(sent, { type: "send" })).toEqual(notReady)
+    expect(TransactionMachine.transition(sent, { type: "send" })).toMatchObject(notReady)
     // Once sent, a payout can no longer be rejected or cancelled; it can still settle or fail.
-    expect(TransactionMachine.transition(sent, { type: "reject" })).toEqual(notReady)
-    expect(TransactionMachine.transition(sent, { type: "cancel" })).toEqual(notReady)
+    expect(TransactionMachine.transition(sent, { type: "reject" })).toMatchObject(notReady)
+    expect(TransactionMachine.transition(sent, { type: "cancel" })).toMatchObject(notReady)
     expect(walk(sent, "fail").events).toEqual(["transaction.failed"])
   })
 

@@ -60,10 +60,7 @@ const notFound = () => Problem.apiError("NOT_FOUND", "No transaction, order, app
 
 const transactionVerdict = (t: Transactions.StoredTransaction, move: TransactionMachine.Move): Verdict => {
   const outcome = TransactionMachine.transition(t, move)
-  if (!("refused" in outcome)) return allowed
-  return outcome.refused === "RESOURCE_TERMINAL"
-    ? refused(outcome.refused, `the transaction has ended (status ${t.status}).`)
-    : refused(outcome.refused, `the transaction's state (status ${t.status}, stage ${t.stage ?? "none"}${t.sent ? ", sent" : ""}) does not allow it.`)
+  return "refused" in outcome ? refused(outcome.refused, outcome.reason) : allowed
 }
 
 const transactionActions = (t: Transactions.StoredTransaction): ReadonlyArray<ResourceAction> => {

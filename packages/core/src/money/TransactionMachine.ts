@@ -61,7 +61,7 @@ export type Refusal = "RESOURCE_TERMINAL" | "SANDBOX_TRANSACTION_NOT_FORCE_TERMI
 
 export type Outcome =
   | { readonly next: MachineState; readonly events: ReadonlyArray<StatusEvent> }
-  | { readonly refused: Refusal }
+  | { readonly refused: Refusal; readonly reason: string }
 
 export const terminalStatuses: ReadonlySet<TransactionStatus> = new Set(["completed", "failed", "cancelled"])
 
@@ -73,37 +73,46 @@ export const initialState = (stage: TransactionStage | null = null): MachineStat
   sent: false
 })
 
+/** A move the transaction's phase does not allow, with the reason in words of its own (the inspector shows it). */
+const notReady = (reason: string) => ({ refused: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY", reason } as const)
+
 export const transition = (state: MachineState, move: Move): Outcome => {
-  const notReady = { refused: "SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY" } as const
+  const ended = { refused: "RESOURCE_TERMINAL", reason: `The transaction has already ended (${state.status}).` } as const
   if (move.type === "return") {
     if (state.status === "completed") return { next: { ...state, status: "failed", stage: null }, events: ["transaction.failed"] }
-    return terminalStatuses.has(state.status) ? { refused: "RESOURCE_TERMINAL" } : notReady
+    return terminalStatuses.has(state.status) ? ended : notReady("Only a completed transaction can be returned.")
   }
-  if (terminalStatuses.has(state.status)) return { refused: "RESOURCE_TERMINAL" }
+  if (terminalStatuses.has(state.status)) return ended
   switch (move.type) {
     case "start":
-      return state.status === "pending" ? { next: { ...state, status: "processing" }, events: ["transaction.processing"] } : notReady
+      return state.status === "pending" ? { next: { ...state, status: "processing" }, events: ["transaction.processing"] } : notReady("The transaction has already started.")
     case "enter_review":
-      if (state.stage === "under_review") return notReady
+      if (state.stage === "under_review") return notReady("The transaction is already under review.")
       return {
         next: { ...state, stage: "under_review", reviewPeriodOpen: false },
         events: state.reviewPeriodOpen || state.stage === "awaiting_customer_action" ? ["transaction.under_review"] : []
       }
     case "request_information":
-      return state.stage === "awaiting_customer_action" ? notReady : { next: { ...state, stage: "awaiting_customer_action" }, events: [] }
+      return state.stage === "awaiting_customer_action"
+        ? notReady("The transaction already waits for the customer's information.")
+        : { next: { ...state, stage: "awaiting_customer_action" }, events: [] }
     case "clear_review":
       // Closing a review fires nothing; answering a request for information leaves the stage too.
-      return state.stage === null ? notReady : { next: { ...state, stage: null }, events: [] }
+      return state.stage === null ? notReady("The transaction is not under review.") : { next: { ...state, stage: null }, events: [] }
     case "send":
-      return state.sent ? notReady : { next: { ...state, sent: true, reviewPeriodOpen: true }, events: [] }
+      return state.sent ? notReady("The transaction has already been sent.") : { next: { ...state, sent: true, reviewPeriodOpen: true }, events: [] }
     case "settle":
       return { next: { ...state, status: "completed", stage: null }, events: ["transaction.completed"] }
     case "fail":
       return { next: { ...state, status: "failed", stage: null }, events: ["transaction.failed"] }
     case "reject":
       // Only an accepted payout, before it is sent, can have its supporting document rejected.
-      return state.sent ? notReady : { next: { ...state, status: "failed", stage: null }, events: ["transaction.rejected"] }
+      return state.sent
+        ? notReady("The transaction has been sent: its supporting document can no longer be rejected.")
+        : { next: { ...state, status: "failed", stage: null }, events: ["transaction.rejected"] }
     case "cancel":
-      return state.sent ? notReady : { next: { ...state, status: "cancelled", stage: null }, events: ["transaction.cancelled"] }
+      return state.sent
+        ? notReady("The transaction has been sent: it can no longer be cancelled.")
+        : { next: { ...state, status: "cancelled", stage: null }, events: ["transaction.cancelled"] }
   }
 }

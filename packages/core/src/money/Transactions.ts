@@ -510,11 +510,6 @@ const returnLegs = (t: StoredTransaction) =>
     return legs
   })
 
-const refusalDetail = {
-  RESOURCE_TERMINAL: "The transaction has already ended",
-  SANDBOX_TRANSACTION_NOT_FORCE_TERMINAL_READY: "This outcome is not possible in the transaction's current phase"
-} as const
-
 /**
  * Applies `move` to the transaction `id` (locked): the table's next state, the ledger legs its end calls for, and
  * its status events, each with the next sequence number. A refused move is the table's code, and changes nothing.
@@ -530,7 +525,7 @@ export const move = (
     if (current === undefined) return yield* notFound()
     const outcome = TransactionMachine.transition(current, move)
     if ("refused" in outcome) {
-      return yield* Problem.apiError(outcome.refused, `${refusalDetail[outcome.refused]} (status ${current.status}).`)
+      return yield* Problem.apiError(outcome.refused, outcome.reason)
     }
     const now = toIso(yield* Clock.currentTimeMillis)
     const { next, events } = outcome
