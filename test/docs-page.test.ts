@@ -290,11 +290,12 @@ const renderInChromium = (binary: string, url: string): Promise<{ dom: string; l
 
 /**
  * Opens `url` in headless Chromium driven over the DevTools protocol (Node's WebSocket), waits until `ready` (a
- * script) is true, and returns the visible text (`innerText`) of the element whose id is `id` and a PNG of it, from
- * its top down to the bottom of `until` inside it (Chromium's own --screenshot captures a viewport, and the page
- * scrolls to a deep-linked operation after load, which that capture does not wait for).
+ * script) is true, and returns the page's DOM, the visible text (`innerText`) of the element whose id is `id` and a
+ * PNG of it, from its top down to the bottom of `until` inside it (Chromium's own --screenshot captures a viewport,
+ * and the page scrolls to a deep-linked operation after load, which that capture does not wait for). One Chromium
+ * gives all three: each start of it is seconds of CPU.
  */
-const inspectInChromium = async (binary: string, url: string, id: string, until: string, ready: string): Promise<{ text: string; png: Buffer }> => {
+const inspectInChromium = async (binary: string, url: string, id: string, until: string, ready: string): Promise<{ dom: string; text: string; png: Buffer }> => {
   const profile = mkdtempSync(join(tmpdir(), "fos-chromium-"))
   const child = spawn(binary, [
     "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update",
@@ -351,10 +352,11 @@ const inspectInChromium = async (binary: string, url: string, id: string, until:
       const bottom = element.querySelector(${JSON.stringify(until)}).getBoundingClientRect().bottom + window.scrollY
       return { text: element.innerText, x: 0, y: top, width: document.documentElement.clientWidth, height: bottom - top }
     })()`)
+    const dom = await evaluate("document.documentElement.outerHTML")
     const shot = await send("Page.captureScreenshot", { format: "png", captureBeyondViewport: true, clip: { x: box.x, y: box.y, width: box.width, height: box.height, scale: 1 } }, sessionId)
     await send("Browser.close").catch(() => undefined)
     socket.close()
-    return { text: box.text, png: Buffer.from(shot.data, "base64") }
+    return { dom, text: box.text, png: Buffer.from(shot.data, "base64") }
   } finally {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once("exit", resolve))
@@ -398,7 +400,15 @@ describe("/docs in headless Chromium", () => {
     }
     // Deep-linked to POST /v2/orders, which the page opens expanded.
     const page = `${origin}/docs#/orders/orders.create`
-    const { dom } = await renderInChromium(chromium, page)
+    // Swagger UI's id of the operation's block (it escapes the dot of the operation id).
+    const block = "operations-orders-orders\\.create"
+    const { dom, text: visible, png } = await inspectInChromium(
+      chromium,
+      page,
+      block,
+      ".responses-table .response",
+      `document.getElementById(${JSON.stringify(block)})?.matches(".is-open") && !!document.getElementById(${JSON.stringify(block)}).querySelector(".responses-table .response .microlight")`
+    )
     const document = await (await fetch(`${origin}/sandbox/v2/openapi.json`)).json()
     const operation = document.paths["/v2/orders"].post
     // The opened operation is the only one whose body Swagger UI renders: its parameters and its responses.
@@ -424,15 +434,6 @@ describe("/docs in headless Chromium", () => {
 
     // What a reader sees of the opened operation: its visible text holds the description and both examples, and its
     // picture, from its summary down to its 201 response's example, is kept as the run's artifact.
-    // Swagger UI's id of the operation's block (it escapes the dot of the operation id).
-    const block = "operations-orders-orders\\.create"
-    const { text: visible, png } = await inspectInChromium(
-      chromium,
-      page,
-      block,
-      ".responses-table .response",
-      `document.getElementById(${JSON.stringify(block)})?.matches(".is-open") && !!document.getElementById(${JSON.stringify(block)}).querySelector(".responses-table .response .microlight")`
-    )
     expect(visible).toContain("Creates a conversion order from a quote option")
     expect(visible).toMatch(member("clientReferenceId", operation.requestBody.content["application/json"].example.clientReferenceId))
     expect(visible).toMatch(member("id", created.id))
