@@ -401,7 +401,11 @@ describe("fos serve's start lines", () => {
     expect(memory.stdout()).toMatch(/^clock: system \(real time\)$/m)
     const virtual = await startFos(["--store", "memory", "--port", "0", "--clock", "virtual", "--clock-start", "2026-01-01T00:00:00Z"])
     await virtual.stop()
-    expect(virtual.stdout()).toMatch(/^clock: virtual, at 2026-01-01T00:00:00\.000Z; time moves only through POST \/sandbox\/v2\/simulate\/clock\/advance$/m)
+    // The time after the demo's moves: its virtual account activates 30 s after approval, and the demo waits for it.
+    expect(virtual.stdout()).toMatch(/^clock: virtual, at 2026-01-01T00:00:30\.000Z; time moves only through POST \/sandbox\/v2\/simulate\/clock\/advance$/m)
+    const seeded = await startFos(["--store", "memory", "--port", "0", "--seed", "{\"organizations\": []}", "--clock", "virtual", "--clock-start", "2026-01-01T00:00:00Z"])
+    await seeded.stop()
+    expect(seeded.stdout()).toMatch(/^clock: virtual, at 2026-01-01T00:00:00\.000Z; /m)
     // Before the base addresses, which stay the last start lines.
     const lines = virtual.stdout().split("\n")
     expect(lines.findIndex((l) => l.startsWith("clock: "))).toBeLessThan(lines.findIndex((l) => l.startsWith("sandbox: ")))

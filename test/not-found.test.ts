@@ -43,3 +43,39 @@ describe("a 404", () => {
     expect(problem.detail).toContain("with this id")
   })
 })
+
+/**
+ * The spec has no 405: a path that exists under other methods is still 404 NOT_FOUND, and its detail names the
+ * methods the path takes, so the client sees it sent the wrong method rather than the wrong path.
+ */
+describe("a 404 for a method the path does not take", () => {
+  it("names the path's methods", async () => {
+    const reply = await call(engine, "/sandbox/v2/customers", { method: "DELETE", key: acme })
+    const problem = expectProblem(reply, { type: "NOT_FOUND", status: 404, instance: "/sandbox/v2/customers" })
+    // The spec lists customers (GET) and creates them through onboarding: the path takes GET alone.
+    expect(problem.detail).toBe("No such route: this path takes GET.")
+    const endpoints = await call(engine, "/sandbox/v2/webhooks/endpoints", { method: "DELETE", key: acme })
+    expect(expectProblem(endpoints, { type: "NOT_FOUND", status: 404, instance: "/sandbox/v2/webhooks/endpoints" }).detail)
+      .toBe("No such route: this path takes GET and POST.")
+  })
+
+  it("names them for a path with an id, without repeating the id", async () => {
+    const path = `/sandbox/v2/wallets/${unknown.wallet}`
+    const reply = await call(engine, path, { method: "PUT", key: acme })
+    const problem = expectProblem(reply, { type: "NOT_FOUND", status: 404, instance: path })
+    expect(problem.detail).toMatch(/^No such route: this path takes (GET|[A-Z]+(, [A-Z]+)* and [A-Z]+)\.$/)
+    expect(problem.detail).toContain("GET")
+    expect(problem.detail).not.toContain(unknown.wallet)
+  })
+
+  it("a sandbox-only path under /live takes no method there: a plain 404", async () => {
+    const reply = await call(engine, "/live/v2/simulate/clock", { method: "DELETE", key: keysOf("acme").live })
+    expect(reply.status).toBe(404)
+    expect(reply.json.detail).toBe("No such route.")
+  })
+
+  it("a path no route has is a plain 404", async () => {
+    const reply = await call(engine, "/sandbox/v2/no-such-thing", { method: "GET", key: acme })
+    expect(reply.json.detail).toBe("No such route.")
+  })
+})

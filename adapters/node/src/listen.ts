@@ -9,7 +9,7 @@
  * The server is `--server URL` or FOS_SERVER (default http://127.0.0.1:4000); the key is `--key KEY` or FOS_API_KEY,
  * a sandbox key with read_write access (connection.ts).
  */
-import { UsageError } from "@fos/serve/cli"
+import { unknownFlag, UsageError } from "@fos/serve/cli"
 import { cannotReach, flagName, keyOf, serverOf } from "./connection.ts"
 
 export const listenUsage = `usage: fos listen --forward-to URL [--events TYPE,TYPE] [--key KEY] [--server URL]
@@ -44,7 +44,7 @@ export const parseListenArgs = (args: ReadonlyArray<string>, env: Record<string,
     if (!arg.startsWith("--")) throw new UsageError(`unexpected argument ${JSON.stringify(arg)}\n${listenUsage}`)
     const eq = arg.indexOf("=")
     const name = flagName(eq < 0 ? arg.slice(2) : arg.slice(2, eq))
-    if (!["forward-to", "events", "key", "server"].includes(name)) throw new UsageError(`unknown flag --${name}\n${listenUsage}`)
+    if (!["forward-to", "events", "key", "server"].includes(name)) throw unknownFlag(name, ["forward-to", "events", "key", "server"], "fos listen")
     const value = eq >= 0 ? arg.slice(eq + 1) : args[++i]
     if (value === undefined || value === "") throw new UsageError(`--${name} needs a value`)
     flags.set(name, value)

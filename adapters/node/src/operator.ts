@@ -6,7 +6,7 @@
  * FOS_OPERATOR_TOKEN (connection.ts). A refusal prints the problem's type and detail and exits 1; bad usage exits 2.
  */
 import { readFileSync } from "node:fs"
-import { UsageError } from "@fos/serve/cli"
+import { unknownFlag, UsageError } from "@fos/serve/cli"
 import { cannotReach, connectionHelp, flagName, serverOf, tokenOf } from "./connection.ts"
 
 interface Parsed {
@@ -15,7 +15,7 @@ interface Parsed {
 }
 
 /** `known` flags take a value; `switches` take none (`--housekeeping`), and read as "true". */
-const parse = (args: ReadonlyArray<string>, known: ReadonlyArray<string>, switches: ReadonlyArray<string> = []): Parsed => {
+const parse = (command: string, args: ReadonlyArray<string>, known: ReadonlyArray<string>, switches: ReadonlyArray<string> = []): Parsed => {
   const positional: Array<string> = []
   const flags = new Map<string, Array<string>>()
   for (let i = 0; i < args.length; i++) {
@@ -31,7 +31,7 @@ const parse = (args: ReadonlyArray<string>, known: ReadonlyArray<string>, switch
       flags.set(name, ["true"])
       continue
     }
-    if (!known.includes(name)) throw new UsageError(`unknown flag --${name}`)
+    if (!known.includes(name)) throw unknownFlag(name, [...known, ...switches], `fos ${command}`)
     let value: string
     if (eq >= 0) value = arg.slice(eq + 1)
     else {
@@ -140,19 +140,19 @@ export const runOperator = async (
   env: Record<string, string | undefined>
 ): Promise<unknown> => {
   if (group === "reset") {
-    const p = parse(args, connection)
+    const p = parse(group, args, connection)
     const id = p.positional[0]
     if (id === undefined || p.positional.length > 1) throw new UsageError("fos reset needs one organization id")
     return call(p, env, "POST", `/operator/organizations/${encodeURIComponent(id)}/reset`)
   }
   if (group === "timeline") {
-    const p = parse(args, connection)
+    const p = parse(group, args, connection)
     const [id, resourceId] = p.positional
     if (id === undefined || resourceId === undefined || p.positional.length !== 2) throw new UsageError("fos timeline needs an organization id and a resource id")
     return call(p, env, "GET", `/operator/organizations/${encodeURIComponent(id)}/timeline/${encodeURIComponent(resourceId)}`)
   }
   if (group === "timers" || group === "events" || group === "journal" || group === "audit") {
-    const p = parse(args, [...connection, "limit", "cursor", ...(group === "events" ? ["resource", "type"] : group === "journal" ? ["asset", "chain"] : [])], group === "timers" ? ["housekeeping"] : [])
+    const p = parse(group, args, [...connection, "limit", "cursor", ...(group === "events" ? ["resource", "type"] : group === "journal" ? ["asset", "chain"] : [])], group === "timers" ? ["housekeeping"] : [])
     const id = p.positional[0]
     const holder = group === "journal" ? p.positional[1] : undefined
     const arity = group === "journal" ? 2 : 1
@@ -173,7 +173,7 @@ export const runOperator = async (
     return call(p, env, "GET", `/operator/organizations/${encodeURIComponent(id)}/${path}${search}`)
   }
   const [action, ...rest] = args
-  const known = (...names: Array<string>) => parse(rest, [...connection, ...names])
+  const known = (...names: Array<string>) => parse(group, rest, [...connection, ...names])
   switch (`${group} ${action}`) {
     case "orgs list":
       return call(known(), env, "GET", "/operator/organizations")

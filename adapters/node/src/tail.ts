@@ -12,7 +12,7 @@
  * resuming after the last event shown (Last-Event-ID); Ctrl-C (SIGINT) or SIGTERM ends it, exit 0.
  */
 import { OperatorRefused } from "./operator.ts"
-import { UsageError } from "@fos/serve/cli"
+import { unknownFlag, UsageError } from "@fos/serve/cli"
 import { cannotReach, connectionHelp, flagName, keyOf, serverOf, tokenOf } from "./connection.ts"
 
 export const tailUsage = `  fos tail [ORG_ID] [--json] [--types events,requests] [--key K] [--token T] [--server URL]
@@ -53,7 +53,7 @@ const parseTail = (args: ReadonlyArray<string>, env: Record<string, string | und
     }
     const eq = arg.indexOf("=")
     const name = flagName(eq < 0 ? arg.slice(2) : arg.slice(2, eq))
-    if (!["types", "key", "server", "token"].includes(name)) throw new UsageError(`unknown flag --${name}\n${tailHelp}`)
+    if (!["types", "key", "server", "token"].includes(name)) throw unknownFlag(name, ["types", "json", "key", "server", "token"], "fos tail")
     const value = eq >= 0 ? arg.slice(eq + 1) : args[++i]
     if (value === undefined || (eq < 0 && value.startsWith("--"))) throw new UsageError(`--${name} needs a value`)
     flags.set(name, value)

@@ -74,6 +74,30 @@ examples:
 /** A bad flag or seed: the message names the problem; the process exits with status 2 having written nothing. */
 export class UsageError extends Error {}
 
+/** How many single-character edits turn `a` into `b` (Levenshtein). */
+const editDistance = (a: string, b: string): number => {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i]
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    row = next
+  }
+  return row[b.length]!
+}
+
+/**
+ * The refusal of a flag `command` does not take (`flag` with its dashes): the closest of the `known` flags when one
+ * is a slip away, and where every flag is listed. Flags are written bare, as typed; values the user gave, quoted.
+ */
+export const unknownFlag = (flag: string, known: ReadonlyArray<string>, command: string): UsageError => {
+  const name = flag.replace(/^-+/, "")
+  const closest = known
+    .map((k) => ({ k: k.replace(/^-+/, ""), d: editDistance(name, k.replace(/^-+/, "")) }))
+    .filter(({ k, d }) => d <= Math.max(2, Math.floor(k.length / 3)))
+    .sort((a, b) => a.d - b.d)[0]
+  return new UsageError(`unknown flag --${name}${closest === undefined ? "" : `; did you mean --${closest.k}?`} (${command} --help lists every flag)`)
+}
+
 /** fos's version: this package's own (src/ and an installed dist/ both sit one folder below its package.json). */
 export const fosVersion = (): string =>
   (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version

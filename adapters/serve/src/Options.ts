@@ -10,7 +10,7 @@ import { Clocks, MemoryStore, Seed } from "@fos/core"
 import { parseIso } from "@fos/contract"
 import { basePathOf } from "@fos/http"
 import { Effect, type Layer } from "effect"
-import { UsageError } from "./Cli.ts"
+import { unknownFlag, UsageError } from "./Cli.ts"
 
 export * from "./Cli.ts"
 
@@ -186,7 +186,7 @@ export const parseServeArgs = (commandLine: ReadonlyArray<string>, env: Readonly
         otlpFrom = variable ?? "--otlp"
         break
       }
-      default: throw new UsageError(`unknown flag ${JSON.stringify(arg)}`)
+      default: throw unknownFlag(name, [...Object.values(serveEnvironment), "--help", "--version"], "fos serve")
     }
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port (FOS_PORT, PORT) is a whole number from 0 to 65535")

@@ -134,6 +134,8 @@ export const openEngine = async (options: ServeOptions, write: (line: string) =>
     const { describeStoreFailure } = await import("@fos/sql")
     throw new StoreError(describeStoreFailure(store.where, e))
   })
+  // The sandbox whose time the clock line states: the demo's, which the demo moves (Demo.ts), else the engine's.
+  let demoSandbox: string | undefined
   if (options.seed !== undefined) out("keys: those of the seed file (--seed)")
   else {
     const demo = await engine.run(Seed.ensureDemoOrganization)
@@ -147,6 +149,7 @@ export const openEngine = async (options: ServeOptions, write: (line: string) =>
         return undefined
       })
       if (customer !== undefined) {
+        demoSandbox = demo.organizationId
         const active = customer.virtualAccountActive ? "active" : "active 30 seconds after this start"
         out(`demo customer ${customer.customerId}, onboarded: USDC wallet ${customer.walletId} on base (${customer.walletAddress}), USD virtual account ${customer.virtualAccountId} (${active})`)
         out(`  for the quick start: export FOS_API_KEY=${demo.sandboxKey} CUSTOMER=${customer.customerId} WALLET=${customer.walletId} ACCOUNT=${customer.virtualAccountId}`)
@@ -167,7 +170,7 @@ export const openEngine = async (options: ServeOptions, write: (line: string) =>
   if (options.randomSeed !== undefined) out(`random seed: ${options.randomSeed} (every value fos invents comes from it; the operator token does not)`)
   out(`store: ${store.where}${options.store === "memory" ? " (nothing is kept when the process ends)" : ""}`)
   out(options.clock === "virtual"
-    ? `clock: virtual, at ${toIso(await engine.clock.now())}; time moves only through POST ${options.basePath}/sandbox/v2/simulate/clock/advance`
+    ? `clock: virtual, at ${toIso(await (demoSandbox === undefined ? engine.clock : engine.clockOf(demoSandbox)).now())}; time moves only through POST ${options.basePath}/sandbox/v2/simulate/clock/advance`
     : "clock: system (real time)")
   return { ...engine, operatorSecret }
 }

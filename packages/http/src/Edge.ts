@@ -32,6 +32,7 @@ import { inspectorPage } from "./Inspector.ts"
 import type { LiveFeedService } from "./LiveFeed.ts"
 import { problemTypeOf, type RequestLogger } from "./RequestLog.ts"
 import { headerOf, jsonType, pathOf, type RequestInfo, type RouteRun } from "./RequestInfo.ts"
+import type { PathMethods } from "./Served.ts"
 
 // --- correlation ids ---------------------------------------------------------------------------------------------
 
@@ -433,7 +434,26 @@ export interface EdgeOptions {
   readonly lifecycle: Lifecycle.LifecycleService
   /** A context holding the registry the requests are counted in (kernel/Metrics.ts); none: not counted. */
   readonly metrics?: Context.Context<never> | undefined
+  /** The methods each route's path takes (Served.ts), asked only by a 404, which names them. */
+  readonly pathMethods?: (() => PathMethods) | undefined
 }
+
+/** The order a 404's detail names a path's methods in. */
+const methodOrder = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+/**
+ * The methods `path` takes, from the route whose path it is exactly: a fixed path's own (`/v2/customers/search`)
+ * before those of a pattern it also fits (`/v2/customers/:id`), as the router prefers it.
+ */
+const methodsAt = (pathMethods: PathMethods, path: string): ReadonlyArray<string> => {
+  const fixed = pathMethods.get(path)
+  const methods = fixed !== undefined ? [...fixed.methods] : [...pathMethods].flatMap(([pattern, entry]) => isExactPath(pattern, path) ? [...entry.methods] : [])
+  return methodOrder.filter((method) => methods.includes(method))
+}
+
+/** "No such route.", and when the path takes other methods, which (the spec has no 405: a wrong method is a 404). */
+const noSuchRoute = (methods: ReadonlyArray<string>): string =>
+  methods.length === 0 ? "No such route." : `No such route: this path takes ${methods.length === 1 ? methods[0] : `${methods.slice(0, -1).join(", ")} and ${methods.at(-1)}`}.`
 
 /** The edge of one engine: around every route, and for what no route matched. */
 export interface EdgeRoutes {
@@ -449,6 +469,8 @@ export interface EdgeRoutes {
 /** The edge over one engine's services: `serve` and `unrouted`, which begin, answer and record a request alike. */
 export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
   const { clock, admit, docs, store, engineContext, basePath, lifecycle } = options
+  let pathMethods: PathMethods | undefined
+  const methodsOf = (path: string) => options.pathMethods === undefined ? [] : methodsAt(pathMethods ??= options.pathMethods(), path)
   const inspector = options.inspector === false ? () => undefined : inspectorPage
   const begin = makeBegin(options.correlation, options.realClock, options.identify)
   const logged = makeLogged(options.feed, options.requestLog, options.realClock, options.metrics)
@@ -480,7 +502,7 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
       return problem(badPath ? Problem.apiError("BAD_REQUEST", "The request path is not valid percent-encoding.") : Problem.apiError("NOT_FOUND", "No such operator route."))
     }
     // Under an environment's base the key is checked first, so the refusal of a path carries the rate headers.
-    const refusal = badPath ? Problem.apiError("BAD_REQUEST", "The request path is not valid percent-encoding.") : Problem.apiError("NOT_FOUND", "No such route.")
+    const refusal = badPath ? Problem.apiError("BAD_REQUEST", "The request path is not valid percent-encoding.") : Problem.apiError("NOT_FOUND", noSuchRoute(methodsOf(path)))
     return Effect.catch(admit(info, undefined, false, () => Effect.fail(refusal)), problem)
   }
 

@@ -21,12 +21,14 @@ import type { Engine } from "@fos/core"
 import { Lifecycle, RandomStreams, RateLimit, RealClock, Store, Timers } from "@fos/core"
 import { Clock, Context, Effect, Layer, Metric } from "effect"
 import { HttpRouter } from "effect/http"
+import type { HttpApi } from "effect/http-api"
 import { BasePath } from "./BasePath.ts"
 import { DocsFiles, makeDocsPages } from "./Docs.ts"
 import { Correlation, type EdgeRoutes, makeEdge } from "./Edge.ts"
 import { DropConnection } from "./Faults.ts"
 import { HostIdentities } from "./HostIdentity.ts"
-import { ServedParts } from "./Served.ts"
+import { pathMethodsOf, servedApi, ServedParts } from "./Served.ts"
+import { ServerApi } from "./ServerApi.ts"
 import { clockLinks, type GateService, makeAdmit, makeGate, makeOnClockOf } from "./Gate.ts"
 import { LiveFeed } from "./LiveFeed.ts"
 import { RequestLog } from "./RequestLog.ts"
@@ -84,7 +86,8 @@ export const layerEdge: Layer.Layer<Edge, never, Engine.EngineServices | Correla
       inspector: served.sandbox && served.simulate,
       basePath,
       lifecycle: yield* Lifecycle.Lifecycle,
-      metrics: Context.make(Metric.MetricRegistry, yield* Metric.MetricRegistry)
+      metrics: Context.make(Metric.MetricRegistry, yield* Metric.MetricRegistry),
+      pathMethods: () => pathMethodsOf(servedApi(ServerApi as unknown as HttpApi.Top, served), served, basePath)
     })
     const gate = makeGate({
       admit,

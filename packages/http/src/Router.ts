@@ -31,7 +31,7 @@ import { faultTargetOf } from "./Faults.ts"
 import { compileJsonWriter } from "./JsonWriter.ts"
 import { Edge } from "./Pipeline.ts"
 import { type EndpointRun, fromSchemaError, type SchemaFailureKind } from "./RequestInfo.ts"
-import { servedApi, servedEnvironments, ServedParts } from "./Served.ts"
+import { pathMethodsOf, servedApi, servedEnvironments, ServedParts } from "./Served.ts"
 
 /** The status of a success schema: its `HttpApiSchema.status` annotation (on the schema, a check, or its key), else 200. */
 export const statusOf = (ast: SchemaAST.AST): number => {
@@ -255,25 +255,15 @@ export const layerApiRoutes = (whole: HttpApi.Top = ServerApi as unknown as Http
     const bases: ReadonlyArray<Environment> = servedEnvironments(served)
     const mount = yield* BasePath
     const routes: Array<HttpRouter.Route<never, never>> = []
-    // Each path's methods under each base, and the base's environment, for its OPTIONS route.
-    const methodsOf = new Map<string, { readonly environment: Environment; readonly methods: Set<string> }>()
-    const addMethod = (environment: Environment, path: string, method: string) => {
-      const entry = methodsOf.get(path) ?? { environment, methods: new Set<string>() }
-      entry.methods.add(method)
-      methodsOf.set(path, entry)
-    }
     for (const group of Object.values(api.groups) as ReadonlyArray<HttpApiGroup.Top>) {
       const handlers = handlersOf(services, group)
       if (handlers === undefined) return yield* Effect.die(new Error(`no handlers for the HttpApi group "${group.identifier}"`))
       for (const { endpoint, handler } of handlers.values()) {
         const gated = edge.gate(endpoint, group, compileEndpoint(endpoint, group, handler))
         const { operationId } = faultTargetOf(endpoint, group)
-        const sandboxOnly = policyOf(endpoint, group).sandboxOnly
         for (const environment of bases) {
           const path = `${mount}/${environment}${endpoint.path}`
           routes.push(HttpRouter.route(endpoint.method, path as HttpRouter.PathInput, edge.serve(environment, gated, operationId)))
-          // A sandbox-only endpoint is 404 under /live: it lends that path no method there.
-          if (!sandboxOnly || environment === "sandbox") addMethod(environment, path, endpoint.method)
         }
       }
     }
@@ -284,11 +274,10 @@ export const layerApiRoutes = (whole: HttpApi.Top = ServerApi as unknown as Http
       const document = Effect.sync(() => (openapi ??= HttpServerResponse.jsonUnsafe(openApiDocument(api, environment, mount))))
       const path = `${mount}/${environment}/v2/openapi.json`
       routes.push(HttpRouter.route("GET", path as HttpRouter.PathInput, edge.serve(environment, () => document)))
-      addMethod(environment, path, "GET")
     }
     // OPTIONS on every route (the spec names it among a read-only key's methods): 204, and the path's methods in
     // Allow; HEAD where GET is, as the router answers it.
-    for (const [path, { environment, methods }] of methodsOf) {
+    for (const [path, { environment, methods }] of pathMethodsOf(api, served, mount)) {
       const allow = [...methods, ...(methods.has("GET") ? ["HEAD"] : []), "OPTIONS"].sort().join(", ")
       routes.push(HttpRouter.route("OPTIONS", path as HttpRouter.PathInput, edge.serve(environment, edge.options(allow))))
     }

@@ -64,3 +64,31 @@ export const servedApi = <A extends HttpApi.Top>(api: A, served: Served): A => {
   if (kept.length === groups.length) return api
   return HttpApi.make(api.identifier).annotateMerge(api.annotations).add(...kept as [HttpApiGroup.Top]) as unknown as A
 }
+
+/** Each route's path (`/sandbox/v2/customers/:id`, under the base path) with its base's environment and methods. */
+export type PathMethods = ReadonlyMap<string, { readonly environment: Environment; readonly methods: ReadonlySet<string> }>
+
+/**
+ * The methods each path of `api` takes under each base served, its OpenAPI document's GET among them: what a path's
+ * OPTIONS answers in Allow, and what a 404 for a method the path does not take names. A sandbox-only endpoint lends
+ * its path no method under /live, where it is 404.
+ */
+export const pathMethodsOf = (api: HttpApi.Top, served: Served, mount: string): PathMethods => {
+  const methodsOf = new Map<string, { readonly environment: Environment; readonly methods: Set<string> }>()
+  const add = (environment: Environment, path: string, method: string) => {
+    const entry = methodsOf.get(path) ?? { environment, methods: new Set<string>() }
+    entry.methods.add(method)
+    methodsOf.set(path, entry)
+  }
+  const bases = servedEnvironments(served)
+  for (const group of Object.values(api.groups) as ReadonlyArray<HttpApiGroup.Top>) {
+    for (const endpoint of Object.values(group.endpoints) as ReadonlyArray<HttpApiEndpoint.Top>) {
+      const sandboxOnly = policyOf(endpoint, group).sandboxOnly
+      for (const environment of bases) {
+        if (!sandboxOnly || environment === "sandbox") add(environment, `${mount}/${environment}${endpoint.path}`, endpoint.method)
+      }
+    }
+  }
+  for (const environment of bases) add(environment, `${mount}/${environment}/v2/openapi.json`, "GET")
+  return methodsOf
+}
