@@ -68,7 +68,7 @@ const open = (fetch: (request: Request) => Promise<Response>, origin: string, ke
 const emit = (client: Client, type = "customer.created") => client.call("POST", "/v2/simulate/events", { type })
 
 describe("the recent requests", () => {
-  it("list the caller's organization's requests newest first, paged, with no header, query or body", async () => {
+  it("list the caller's organization's requests newest first, paged, with their operation and JSON body but no header or query", async () => {
     await acme.call("GET", "/v2/customers?limit=5")
     const missing = await acme.call("GET", "/v2/customers/cus_000000000000000000000000")
     await acme.call("POST", "/v2/simulate/events", { type: "customer.created" })
@@ -84,7 +84,10 @@ describe("the recent requests", () => {
         durationMs: expect.any(Number),
         correlationId: expect.any(String),
         clientAddress: "127.0.0.1",
-        answeredBy: expect.stringMatching(/^[0-9a-f]{16}$/)
+        answeredBy: expect.stringMatching(/^[0-9a-f]{16}$/),
+        operationId: "simulate.emitEvent",
+        body: { type: "customer.created" },
+        bodyBytes: JSON.stringify({ type: "customer.created" }).length
       },
       {
         time: expect.stringMatching(/Z$/),
@@ -95,7 +98,8 @@ describe("the recent requests", () => {
         durationMs: expect.any(Number),
         correlationId: missing.headers.get("x-correlation-id"),
         clientAddress: "127.0.0.1",
-        answeredBy: expect.stringMatching(/^[0-9a-f]{16}$/)
+        answeredBy: expect.stringMatching(/^[0-9a-f]{16}$/),
+        operationId: "customers.get"
       }
     ])
     expect(first.json.meta).toEqual({ mode: "cursor", nextCursor: expect.any(String), previousCursor: null, total: 3 })

@@ -76,17 +76,27 @@ export interface PendingRequest {
 /**
  * Which requests of the service's request log to take (`requests`, `verify`): every member given must match. `path`
  * is the path without the base address (`/v2/customers/cus_…`), or a template as the OpenAPI document writes it
- * (`/v2/customers/{customerId}`), or a regular expression tried on it; `since` keeps the requests answered at or
- * after an instant of real time (the log's `time`).
+ * (`/v2/customers/{customerId}`), or a regular expression tried on it; `operationId` the OpenAPI document's
+ * (`customers.get`); `since` keeps the requests answered at or after an instant of real time (the log's `time`).
+ * `body` matches a request whose JSON body holds it: each member given, at any depth, equal (an object's other
+ * members are free; an array must be equal whole). `replayed` takes only retries answered from an idempotency record
+ * (true) or only the others (false).
  */
 export interface RequestMatcher {
   readonly method?: string
   readonly path?: string | RegExp
+  readonly operationId?: string
   readonly status?: number
+  readonly body?: unknown
+  readonly replayed?: boolean
   readonly since?: Instant
 }
 
-/** How many requests `verify` wants: exactly `times`, or between `atLeast` and `atMost` (at least 1 when none is given). */
+/**
+ * How many requests `verify` wants: exactly `times`, or between `atLeast` and `atMost` (at least 1 when none is given).
+ * The counts are of effects: a retry answered from the idempotency record of an earlier request (`replayed`) changed
+ * nothing and is not counted, unless the matcher asks for retries (`replayed: true`), when the counts are of them.
+ */
 export interface VerifyCount {
   readonly times?: number
   readonly atLeast?: number
@@ -156,8 +166,9 @@ export interface World<F = unknown> {
    */
   readonly requests: (matcher?: RequestMatcher) => Promise<ReadonlyArray<RecentRequest>>
   /**
-   * Fails unless the request log holds as many requests as `count` asks that `matcher` takes; answers them. Its
-   * error names, when none matched, the request closest to the matcher and each member that differs.
+   * Fails unless the request log holds as many requests as `count` asks that `matcher` takes, retries counted apart
+   * (`VerifyCount`); answers every request it takes, retries included. Its error names, when none matched, the
+   * request closest to the matcher and each member that differs.
    */
   readonly verify: (matcher: RequestMatcher, count?: VerifyCount) => Promise<ReadonlyArray<RecentRequest>>
   readonly deleteSnapshot: (snapshotId: string) => Promise<void>
@@ -234,6 +245,28 @@ export const translateIds = <A>(value: A, ids: Readonly<Record<string, string>>)
     return v
   }
   return walk(value) as A
+}
+
+/** A member a body does not have, as `bodyDifferences` reports it. */
+const absent: unique symbol = Symbol("absent")
+
+/**
+ * Where `holds` does not hold `wanted`: each member of `wanted` (an object's, at any depth) that `holds` lacks or
+ * holds otherwise, with its JSON pointer-like place (`body.amount.value`). An array or a scalar must be equal whole.
+ */
+const bodyDifferences = (
+  wanted: unknown,
+  holds: unknown,
+  at: string
+): Array<{ readonly at: string; readonly holds: unknown; readonly wanted: unknown }> => {
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
+  if (isObject(wanted)) {
+    if (!isObject(holds)) return [{ at, holds, wanted }]
+    return Object.entries(wanted).flatMap(([name, member]) =>
+      Object.hasOwn(holds, name) ? bodyDifferences(member, holds[name], `${at}.${name}`) : [{ at: `${at}.${name}`, holds: absent, wanted: member }]
+    )
+  }
+  return JSON.stringify(wanted) === JSON.stringify(holds) ? [] : [{ at, holds: holds === undefined ? absent : holds, wanted }]
 }
 
 // --- worlds ------------------------------------------------------------------------------------------------------
@@ -428,6 +461,7 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
     return all.filter((r) => r.path !== logReads).reverse()
   }
   const pathOf = (r: RecentRequest) => (r.path.startsWith(`${basePath}/`) ? r.path.slice(basePath.length) : r.path)
+  const bodyOf = (r: RecentRequest) => (r.body !== undefined ? r.body : r.bodyBytes === undefined ? undefined : `(a body of ${r.bodyBytes} bytes, too large to keep)`)
   /** The members of `matcher` that `r` does not match, each with what it holds. */
   const differences = (matcher: RequestMatcher, r: RecentRequest): Array<string> => {
     const differ: Array<string> = []
@@ -439,7 +473,14 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
         : matcher.path
       if (!pattern.test(path)) differ.push(`path is ${path}, not ${String(matcher.path)}`)
     }
+    if (matcher.operationId !== undefined && r.operationId !== matcher.operationId) differ.push(`operationId is ${r.operationId ?? "none"}, not ${matcher.operationId}`)
     if (matcher.status !== undefined && r.status !== matcher.status) differ.push(`status is ${r.status}, not ${matcher.status}`)
+    if (matcher.body !== undefined) {
+      for (const { at, holds, wanted } of bodyDifferences(matcher.body, bodyOf(r), "body")) {
+        differ.push(`${at} is ${holds === absent || holds === undefined ? "absent" : JSON.stringify(holds)}, not ${JSON.stringify(wanted)}`)
+      }
+    }
+    if (matcher.replayed !== undefined && (r.replayed === true) !== matcher.replayed) differ.push(r.replayed === true ? "answer was replayed (a retry)" : "answer was not replayed (no retry)")
     if (matcher.since !== undefined && Date.parse(r.time) < Date.parse(isoOf(matcher.since, "since"))) differ.push(`it was answered at ${r.time}, before ${isoOf(matcher.since, "since")}`)
     return differ
   }
@@ -448,23 +489,27 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
     const atLeast = count.times ?? count.atLeast ?? (count.atMost === undefined ? 1 : 0)
     const atMost = count.times ?? count.atMost ?? Infinity
     const deadline = Date.now() + (count.settleMs ?? 1_000)
+    // What is counted: effects, or the retries a matcher asks for (`VerifyCount`).
+    const counted = (rs: ReadonlyArray<RecentRequest>) => (matcher.replayed === true ? rs : rs.filter((r) => r.replayed !== true))
     let log = await readLog()
     let matched = log.filter((r) => differences(matcher, r).length === 0)
-    while (matched.length < atLeast && Date.now() < deadline) {
+    while (counted(matched).length < atLeast && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, pollMs))
       log = await readLog()
       matched = log.filter((r) => differences(matcher, r).length === 0)
     }
-    if (matched.length >= atLeast && matched.length <= atMost) return matched
+    const n = counted(matched).length
+    if (n >= atLeast && n <= atMost) return matched
     const wanted = count.times !== undefined ? `exactly ${count.times}` : atMost === Infinity ? `at least ${atLeast}` : `${atLeast} to ${atMost}`
     const members = Object.entries(matcher).map(([k, v]) => `${k}: ${v instanceof RegExp ? String(v) : JSON.stringify(v)}`).join(", ")
-    let message = `${organizationId}: ${matched.length} requests match { ${members} }, not ${wanted} (of the ${log.length} in the request log)`
+    const retries = matched.length - n
+    let message = `${organizationId}: ${n} requests match { ${members} }${retries === 0 ? "" : ` (and ${retries} retries replayed from their Idempotency-Key, not counted)`}, not ${wanted} (of the ${log.length} in the request log)`
     if (matched.length === 0 && log.length > 0) {
       // The closest: the fewest members that differ, the latest among equals.
       const closest = log.map((r) => ({ r, differ: differences(matcher, r) })).reduce((best, next) => (next.differ.length <= best.differ.length ? next : best))
       message += `; the closest is ${closest.r.method} ${pathOf(closest.r)} ${closest.r.status} at ${closest.r.time} (correlation id ${closest.r.correlationId}): its ${closest.differ.join("; its ")}`
     } else if (matched.length > 0) {
-      message += `: ${matched.map((r) => `${r.method} ${pathOf(r)} ${r.status} at ${r.time}`).join(", ")}`
+      message += `: ${matched.map((r) => `${r.method} ${pathOf(r)} ${r.status}${r.replayed === true ? " (replayed)" : ""} at ${r.time}`).join(", ")}`
     }
     throw new Error(message)
   }

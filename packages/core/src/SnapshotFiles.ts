@@ -34,6 +34,11 @@
  * the importing store. What is the store's own and not the world's, the keeping does (Snapshots.ts, `keepImported`):
  * the history's keys, which are the store's sequence, are renumbered; the store's sequence moves past the file's.
  *
+ * Round trip: a file imported and exported again is the same bytes. A history row is written under the key fos
+ * gave it (`hst_` and its sequence, `Domain.SandboxTable.fileKey`), whatever number the store holds it under; an
+ * imported snapshot's export writes its file's `snapshot` (in the importing organization) and `sequence` again,
+ * and leaves out the clock the import added to a file without one.
+ *
  * Time: a sandbox that followed its engine's root clock (the file holds no clock of its own) is imported with one at
  * the snapshot's `createdAt`, so a restore puts the world's time back on any engine.
  */
@@ -102,8 +107,23 @@ export interface Exported {
 export const exportFile = (organizationId: string, id: string): Effect.Effect<Exported, Problem.ApiError, Store.Store | Domain.Domains> =>
   Effect.gen(function*() {
     const registry = yield* Domain.Domains
-    const { snapshot, rows } = yield* Snapshots.readRows(organizationId, id)
+    const { snapshot, rows: stored } = yield* Snapshots.readRows(organizationId, id)
     const keyOf = new Map(registry.sandboxTables.map((step) => [step.table.name, step.table.key]))
+    // The rows' keys as a file writes them (`fileKey`): every string that names a row under another, the one it was
+    // written under.
+    const moved = new Map<string, string>()
+    for (const step of registry.sandboxTables) {
+      const fileKey = step.fileKey
+      if (fileKey === undefined) continue
+      for (const { table, row } of stored) {
+        if (table !== step.table.name) continue
+        const key = step.table.key(row)
+        const written = fileKey(row)
+        if (written !== key) moved.set(key, written)
+      }
+    }
+    const added = snapshot.file?.clockAdded === true ? Clocks.Clocks.name : undefined
+    const rows = stored.filter((r) => r.table !== added).map((r) => (moved.size === 0 ? r : { table: r.table, row: Snapshots.swapStrings(r.row, moved) }))
     const byTable = new Map<string, Array<{ readonly key: string; readonly row: unknown }>>()
     for (const { table, row } of rows) {
       const key = keyOf.get(table)
@@ -122,8 +142,8 @@ export const exportFile = (organizationId: string, id: string): Effect.Effect<Ex
       format: snapshotFileFormat,
       version: snapshotFileVersion,
       fosVersion,
-      snapshot: Snapshots.toWire(snapshot),
-      sequence: snapshot.sequence,
+      snapshot: snapshot.file === undefined ? Snapshots.toWire(snapshot) : { ...snapshot.file.snapshot, organizationId },
+      sequence: snapshot.file?.sequence ?? snapshot.sequence,
       ...(snapshot.data === undefined ? {} : { data: snapshot.data }),
       tables
     }
@@ -337,6 +357,7 @@ const checkRows = (file: SnapshotFile, registry: Domain.Registry, organizationId
     const table = of[0]!.table
     const selections = of.map((step) => [step, step.rows(scope)] as const)
     const seen = new Map<string, number>()
+    const written = new Map<string, number>()
     const values = new Map<string, number>()
     rows.forEach((row, i) => {
       const key = keys[i]
@@ -357,7 +378,15 @@ const checkRows = (file: SnapshotFile, registry: Domain.Registry, organizationId
       // Kept as a snapshot keeps it (a clock without an advance under way, `Saved`'s `as`), whatever the file says.
       const as = Domain.savedAs(step)
       const kept = (as === undefined ? row : as(row)) as Record<string, unknown>
-      for (const found of readProblems(step, kept, registry)) problem([...at, ...found.path], found.detail)
+      const problems = readProblems(step, kept, registry)
+      for (const found of problems) problem([...at, ...found.path], found.detail)
+      // Each row written under a key of its own, so that the file this import exports again holds no two alike.
+      const fileKey = problems.length === 0 && step.fileKey !== undefined ? guarded(() => step.fileKey!(kept)) : undefined
+      if (fileKey !== undefined) {
+        const other = written.get(fileKey)
+        if (other !== undefined) problem(at, `would be written under the key of row ${other} (${fileKey}): each row's sequence must be its own`)
+        else written.set(fileKey, i)
+      }
       ledger.add(name, kept, i)
       const list = placed.get(step)
       if (list === undefined) placed.set(step, [kept])
@@ -524,11 +553,16 @@ export const read = (organizationId: string, input: unknown): Effect.Effect<{ re
     // imported with a clock at the snapshot's time, rather than taking the importing engine's (docs/snapshots.md).
     const scope = Tenancy.scopeOf(organizationId, "sandbox")
     const clock = registry.sandboxTables.find((step) => step.table === Clocks.Clocks)
-    if (clock !== undefined && !checked.tables.some((t) => t.step === clock && t.rows.length > 0)) {
+    const clockAdded = clock !== undefined && !checked.tables.some((t) => t.step === clock && t.rows.length > 0)
+    if (clockAdded) {
       const row: Clocks.StoredClock = { id: scope, nowMs: createdAtMs }
       tables.push({ step: clock, rows: [row] })
     }
-    return { file, rows: { tables, createdAt: toIso(createdAtMs), sequence: file.sequence, ...(file.data === undefined ? {} : { data: file.data }) } }
+    const head: Snapshots.ImportedFile = { snapshot: file.snapshot, sequence: file.sequence, ...(clockAdded ? { clockAdded: true as const } : {}) }
+    return {
+      file,
+      rows: { tables, createdAt: toIso(createdAtMs), sequence: file.sequence, file: head, ...(file.data === undefined ? {} : { data: file.data }) }
+    }
   })
 
 /**

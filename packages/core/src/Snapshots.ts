@@ -67,6 +67,19 @@ export interface StoredSnapshot extends Wire.Stored<Snapshot, "id" | "organizati
   readonly loadedFrom?: string
   /** For an imported snapshot: its file's `data` (what the fixture's build answered), which its export writes again. */
   readonly data?: unknown
+  /**
+   * For an imported snapshot: what its file said of the snapshot it was exported from (`snapshot`, its organization
+   * aside, and `sequence`), and whether the import added the sandbox's clock (a file without one), which its export
+   * writes again (SnapshotFiles.ts): a file imported and exported again is the same bytes.
+   */
+  readonly file?: ImportedFile
+}
+
+/** What an imported snapshot keeps of its file's head (`StoredSnapshot.file`). */
+export interface ImportedFile {
+  readonly snapshot: Snapshot
+  readonly sequence: number
+  readonly clockAdded?: true
 }
 
 export const Snapshots = Store.table<StoredSnapshot>({
@@ -279,6 +292,18 @@ export interface ImportedRows {
   readonly loadedFrom?: string | undefined
   /** The file's `data`, kept with the snapshot. */
   readonly data?: unknown
+  /** The file's head, kept with the snapshot (`StoredSnapshot.file`). */
+  readonly file?: ImportedFile
+}
+
+/** `value` with every string that `moved` names replaced by what it names, through arrays and objects. */
+export const swapStrings = (value: unknown, moved: ReadonlyMap<string, string>): unknown => {
+  if (typeof value === "string") return moved.get(value) ?? value
+  if (Array.isArray(value)) return value.map((item) => swapStrings(item, moved))
+  if (value === null || typeof value !== "object") return value
+  const out: Record<string, unknown> = {}
+  for (const [name, inner] of Object.entries(value)) out[name] = swapStrings(inner, moved)
+  return out
 }
 
 /**
@@ -306,15 +331,7 @@ const renumber = (store: Store.StoreService, tables: ImportedRows["tables"]): Ef
     numbered.sort((a, b) => a.number - b.number)
     const taken = yield* store.takeNumbers(numbered.length)
     const moved = new Map(numbered.map(({ key, keys }, i) => [key, keys.withNumber(key, taken[i]!)]))
-    const swap = (value: unknown): unknown => {
-      if (typeof value === "string") return moved.get(value) ?? value
-      if (Array.isArray(value)) return value.map(swap)
-      if (value === null || typeof value !== "object") return value
-      const out: Record<string, unknown> = {}
-      for (const [name, inner] of Object.entries(value)) out[name] = swap(inner)
-      return out
-    }
-    return tables.map(({ step, rows }) => ({ step, rows: rows.map(swap) }))
+    return tables.map(({ step, rows }) => ({ step, rows: rows.map((row) => swapStrings(row, moved)) }))
   })
 
 /**
@@ -360,7 +377,8 @@ export const keepImported = (organizationId: string, imported: ImportedRows): Ef
         contents,
         copied: true,
         ...(imported.loadedFrom === undefined ? {} : { loadedFrom: imported.loadedFrom }),
-        ...(imported.data === undefined ? {} : { data: imported.data })
+        ...(imported.data === undefined ? {} : { data: imported.data }),
+        ...(imported.file === undefined ? {} : { file: imported.file })
       }
       yield* Effect.orDie(store.insert(Snapshots, snapshot))
       return toWire(snapshot)

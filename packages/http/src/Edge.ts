@@ -331,7 +331,11 @@ export const makeLogged = (
         startedNs: info.startedNs,
         correlationId: info.correlationId,
         clientAddress: info.clientIp,
-        injected: info.injected
+        injected: info.injected,
+        operationId: info.operation,
+        // A live request's body may hold a real customer's data: only the sandbox's are kept.
+        body: info.environment === "sandbox" ? info.body : undefined,
+        replayed: info.replayed === true
       })
     }
     return response

@@ -7,8 +7,9 @@
  *   sandbox's, newest first, each naming the process that answered it. One process keeps them in a ring in memory
  *   (typed arrays, no object per request; `Ring` says why), whatever the `--quiet` flag or the engine's
  *   `requestLog` option say, which a restart empties. Processes sharing a PostgreSQL store keep them in the store
- *   (SharedState.ts), so each lists and streams every process's. An entry holds no header, query string or body
- *   (RequestLog.ts).
+ *   (SharedState.ts), so each lists and streams every process's. An entry holds no header or query string; it
+ *   names the request's operation, marks an answer replayed from an idempotency record, and holds a sandbox
+ *   request's JSON body up to `maxKeptBodyBytes`, its secrets redacted when it is read (`redactBody`).
  * - **The live stream.** `GET /sandbox/v2/simulate/stream` answers server-sent events: each request entry as it is
  *   recorded (`event: request`), and each event of the sandbox's outbox (`event: event`, with `id:` the event's id,
  *   so a client resumes with `Last-Event-ID` or `?after=`). Events come from the outbox, not from the code that
@@ -32,6 +33,7 @@ import { defaultPageSize, type Environment, toIso } from "@fos/contract"
 import { Clock, Context, Deferred, Effect, Layer, Queue, Stream } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { problemTypeOf } from "./RequestLog.ts"
+import { redactSecrets } from "./Telemetry.ts"
 
 /** How many requests each organization's environment keeps. */
 export const recentRequestsPerScope = SharedState.requestsKeptPerScope
@@ -46,6 +48,12 @@ export const streamBufferMessages = 1_024
 /** How far below the highest event sent a read starts, in sequence numbers (see the module comment). */
 export const reorderWindow = 256
 const tailPage = 100
+/**
+ * The largest request body a recent request keeps, in UTF-8 bytes: a larger one (a snapshot file's import) is counted
+ * (`bodyBytes`) but not kept, so that a scope's 500 kept requests hold at most 2 MiB of bodies, and a kept request's
+ * line stays within one PostgreSQL notification (SharedState.ts), so other processes stream it too.
+ */
+export const maxKeptBodyBytes = 4 * 1024
 
 /** A request as the feed shows it: the request log's entry without the organization and environment. */
 export interface RecentRequest {
@@ -61,6 +69,12 @@ export interface RecentRequest {
   readonly injected?: string
   /** The process that answered it (its id in Liveness.ts): one of several sharing a PostgreSQL store. */
   readonly answeredBy: string
+  readonly operationId?: string
+  /** The request's JSON body, its secrets redacted (`redactBody`), when it had one of at most `maxKeptBodyBytes`. */
+  readonly body?: unknown
+  readonly bodyBytes?: number
+  /** Answered from an idempotency record (a retry). */
+  readonly replayed?: true
 }
 
 /** A request as it was answered: raw numbers, turned into a `RecentRequest` only when read. */
@@ -77,7 +91,62 @@ interface Recorded {
   readonly correlationId: string
   readonly clientAddress: string
   readonly injected: string | undefined
+  readonly operationId: string | undefined
+  /** The body's text as sent, when it is at most `maxKeptBodyBytes`; redacted only when read. */
+  readonly body: string | undefined
+  /** The body's size in UTF-8 bytes; 0 for a request without one. */
+  readonly bodyBytes: number
+  readonly replayed: boolean
 }
+
+/**
+ * A member whose value is a secret, by its name: a key, a webhook secret, a token, a password, a passkey's or other
+ * credential's material (WebAuthn's `clientDataJSON`, `authenticatorData`, `attestationObject`, a `signature`). A
+ * count or a flag under such a name (`passkeyCount`) is not one.
+ */
+const secretMember = /secret|password|passphrase|token|api_?key|private_?key|credential|passkey|clientdatajson|authenticatordata|attestationobject|signature|mnemonic/i
+
+/**
+ * A JSON body with its secrets replaced by "[redacted]": the value of every member `secretMember` names (a number,
+ * a boolean or null is kept), and, in every string, an API key, a webhook secret and a URL's password
+ * (`redactSecrets`).
+ */
+export const redactBody = (value: unknown): unknown => {
+  if (typeof value === "string") return redactSecrets(value)
+  if (Array.isArray(value)) return value.map(redactBody)
+  if (typeof value !== "object" || value === null) return value
+  const out: Record<string, unknown> = {}
+  for (const [name, member] of Object.entries(value)) {
+    out[name] = secretMember.test(name) && member !== null && typeof member !== "number" && typeof member !== "boolean" ? "[redacted]" : redactBody(member)
+  }
+  return out
+}
+
+/** The UTF-8 length of a text, without encoding it. */
+const utf8Bytes = (text: string): number => {
+  let bytes = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 0x80) bytes += 1
+    else if (c < 0x800) bytes += 2
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length) {
+      bytes += 4
+      i++
+    } else bytes += 3
+  }
+  return bytes
+}
+
+/** What a recent request keeps of a body's text: the text when small enough, and its size. */
+const keptBody = (text: string | undefined): { readonly body: string | undefined; readonly bodyBytes: number } => {
+  if (text === undefined || text === "") return { body: undefined, bodyBytes: 0 }
+  const bodyBytes = utf8Bytes(text)
+  return { body: bodyBytes <= maxKeptBodyBytes ? text : undefined, bodyBytes }
+}
+
+/** The body members of a recent request, redacted (the text was JSON: the write checked it). */
+const bodyMembers = (r: Recorded): { body?: unknown; bodyBytes?: number } =>
+  r.bodyBytes === 0 ? {} : r.body === undefined ? { bodyBytes: r.bodyBytes } : { body: redactBody(JSON.parse(r.body)), bodyBytes: r.bodyBytes }
 
 const toRecentRequest = (r: Recorded, answeredBy: string): RecentRequest => ({
   time: toIso(r.endMs),
@@ -89,7 +158,10 @@ const toRecentRequest = (r: Recorded, answeredBy: string): RecentRequest => ({
   correlationId: r.correlationId,
   clientAddress: r.clientAddress,
   ...(r.injected === undefined ? {} : { injected: r.injected }),
-  answeredBy
+  answeredBy,
+  ...(r.operationId === undefined ? {} : { operationId: r.operationId }),
+  ...bodyMembers(r),
+  ...(r.replayed ? { replayed: true as const } : {})
 })
 
 const methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
@@ -102,8 +174,11 @@ const pathWidth = 128
 const idWidth = 40
 const addressWidth = 45
 const slotWidth = pathWidth + idWidth + addressWidth
-/** The strings a slot may hold: a method, path, id or address that did not fit, the problem type, the fault. */
-const stringsPerSlot = 6
+/**
+ * The strings a slot may hold: a method, path, id or address that did not fit, the problem type, the fault, the
+ * operation id (the route's own string, shared by every request of it) and the body's text (writes only).
+ */
+const stringsPerSlot = 8
 
 /**
  * The last `capacity` requests of one scope; `count` is how many were ever recorded (the next one's number).
@@ -112,7 +187,8 @@ const stringsPerSlot = 6
  * request: an entry lives for the next `capacity` requests, long enough to outlive a young-generation collection,
  * so entries kept as objects and strings would be copied by every collection and then promoted, growing V8's young
  * generation and filling the old one with garbage (docs/performance.md, "An embedded engine's memory"). The
- * arrays grow by doubling up to `capacity`, so a scope with few requests stays small.
+ * arrays grow by doubling up to `capacity`, so a scope with few requests stays small. The one string a request
+ * brings of its own is a sandbox write's body text (at most `maxKeptBodyBytes`), the one the write read already.
  */
 class Ring {
   readonly capacity: number
@@ -122,6 +198,8 @@ class Ring {
   private durationNs = new Float64Array(0)
   private status = new Uint16Array(0)
   private method = new Uint8Array(0)
+  private replayed = new Uint8Array(0)
+  private bodyBytes = new Uint32Array(0)
   /** Per slot: the path's, the id's and the address's lengths, in `chars`. */
   private lengths = new Uint8Array(0)
   private chars = new Uint8Array(0)
@@ -131,7 +209,7 @@ class Ring {
   }
   private grow(): void {
     const slots = Math.min(this.capacity, Math.max(16, this.slots * 2))
-    const widen = <T extends Float64Array | Uint16Array | Uint8Array>(from: T, make: (n: number) => T, perSlot: number): T => {
+    const widen = <T extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(from: T, make: (n: number) => T, perSlot: number): T => {
       const to = make(slots * perSlot)
       to.set(from)
       return to
@@ -140,6 +218,8 @@ class Ring {
     this.durationNs = widen(this.durationNs, (n) => new Float64Array(n), 1)
     this.status = widen(this.status, (n) => new Uint16Array(n), 1)
     this.method = widen(this.method, (n) => new Uint8Array(n), 1)
+    this.replayed = widen(this.replayed, (n) => new Uint8Array(n), 1)
+    this.bodyBytes = widen(this.bodyBytes, (n) => new Uint32Array(n), 1)
     this.lengths = widen(this.lengths, (n) => new Uint8Array(n), 3)
     this.chars = widen(this.chars, (n) => new Uint8Array(n), slotWidth)
     this.slots = slots
@@ -181,6 +261,10 @@ class Ring {
     this.lengths[slot * 3 + 2] = addressFits ? recorded.clientAddress.length : 0
     strings[base + 3] = recorded.type
     strings[base + 4] = recorded.injected
+    strings[base + 6] = recorded.operationId
+    strings[base + 7] = recorded.body
+    this.replayed[slot] = recorded.replayed ? 1 : 0
+    this.bodyBytes[slot] = recorded.bodyBytes
     this.count++
   }
   private at(seq: number): Recorded {
@@ -199,7 +283,11 @@ class Ring {
       type: strings[base + 3],
       correlationId: strings[base + 2] ?? this.text(at + pathWidth, this.lengths[slot * 3 + 1]!),
       clientAddress: strings[base + 5] ?? this.text(at + pathWidth + idWidth, this.lengths[slot * 3 + 2]!),
-      injected: strings[base + 4]
+      injected: strings[base + 4],
+      operationId: strings[base + 6],
+      body: strings[base + 7],
+      bodyBytes: this.bodyBytes[slot]!,
+      replayed: this.replayed[slot] === 1
     }
   }
   get size(): number {
@@ -253,6 +341,12 @@ export interface AnsweredRequest {
   readonly clientAddress: string
   /** The sandbox fault that shaped the answer, if one did (Faults.ts). */
   readonly injected: string | undefined
+  /** The OpenAPI operation, once a route matched. */
+  readonly operationId?: string | undefined
+  /** The JSON body's text, when the request had one (RequestInfo.ts). */
+  readonly body?: string | undefined
+  /** Answered from an idempotency record. */
+  readonly replayed?: boolean | undefined
 }
 
 export interface LiveFeedService {
@@ -353,7 +447,7 @@ export const make = (realClock: Clock.Clock, options: FeedOptions = {}): LiveFee
   }
   let recordedCount = 0
 
-  const record: LiveFeedService["record"] = ({ organizationId, environment, method, path, response, startedNs, correlationId, clientAddress, injected }) => {
+  const record: LiveFeedService["record"] = ({ organizationId, environment, method, path, response, startedNs, correlationId, clientAddress, injected, operationId, body, replayed }) => {
     const recorded: Recorded = {
       seq: 0,
       endMs: realClock.currentTimeMillisUnsafe(),
@@ -365,7 +459,10 @@ export const make = (realClock: Clock.Clock, options: FeedOptions = {}): LiveFee
       type: response.status >= 400 ? problemTypeOf(response) : undefined,
       correlationId,
       clientAddress,
-      injected
+      injected,
+      operationId,
+      ...keptBody(body),
+      replayed: replayed === true
     }
     if (shared !== undefined) {
       // The service keeps it; the text is made once, for the store and for this process's streams.

@@ -37,6 +37,10 @@ export interface RequestInfo {
   /** The route's pattern and the endpoint's operation id, once a route matched, for the metrics (kernel/Metrics.ts). */
   route?: string | undefined
   operation?: string | undefined
+  /** The JSON body's text, once the write read it (LiveFeed.ts keeps it, redacted, in the recent requests). */
+  body?: string | undefined
+  /** Whether the answer was replayed from an idempotency record (Write.ts), for the recent requests. */
+  replayed?: boolean | undefined
 }
 
 /**

@@ -75,11 +75,12 @@ export const otlpShutdownTimeoutMs = 3_000
 const levels: Record<string, LogLevel> = { Trace: "trace", Debug: "debug", Info: "info", Warn: "warn", Error: "error", Fatal: "fatal" }
 
 /**
- * Text with what must never reach a log masked: an API key (`ck_sandbox_...`, `ck_live_...`) and a URL's password
- * (`postgres://user:secret@host`), which a driver's error may quote.
+ * Text with what must never reach a log masked: an API key (`ck_sandbox_...`, `ck_live_...`), a webhook secret
+ * (`whsec_...`) and a URL's password (`postgres://user:secret@host`), which a driver's error may quote.
  */
 export const redactSecrets = (text: string): string =>
-  text.replace(/ck_(sandbox|live)_[0-9a-f]{8,}/g, "ck_$1_[redacted]").replace(/(\/\/[^/\s:@]*):[^@\s/]*@/g, "$1:[redacted]@")
+  text.replace(/ck_(sandbox|live)_[0-9a-f]{8,}/g, "ck_$1_[redacted]").replace(/whsec_[0-9a-f]{8,}/g, "whsec_[redacted]")
+    .replace(/(\/\/[^/\s:@]*):[^@\s/]*@/g, "$1:[redacted]@")
 
 /**
  * A record sent to the export alone (`exportOnly`): the host's logger does not get it. `fos serve` sends its start

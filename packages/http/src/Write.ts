@@ -205,7 +205,9 @@ const makeKeyedWrite = (policy: EndpointPolicy) => {
         { transactional }
       )
       const response = fromStored(result.replayed && refresh !== undefined ? yield* refresh(caller, result.response) : result.response)
-      return result.replayed ? HttpServerResponse.setHeader(response, "idempotency-replayed", "true") : response
+      if (!result.replayed) return response
+      info.replayed = true
+      return HttpServerResponse.setHeader(response, "idempotency-replayed", "true")
     })
 }
 
@@ -288,6 +290,7 @@ export const makeWrite = (options: WriteOptions): Write => {
       let body: string
       if (upload === undefined) {
         body = yield* readJsonBody(request, maxBodyBytes)
+        info.body = body
         work = endpointRun(body)
       } else {
         const form = yield* readUpload(request, upload)

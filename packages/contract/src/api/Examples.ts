@@ -712,7 +712,8 @@ export const resourceExamples: Readonly<Record<string, unknown>> = {
     durationMs: 1.532,
     correlationId: "f49e05556fc8bdb40000000000000001",
     clientAddress: "203.0.113.7",
-    answeredBy: "9f2c41d07ab35e18"
+    answeredBy: "9f2c41d07ab35e18",
+    operationId: "customers.get"
   },
   ResourceActions: {
     resourceId: "txn_01j9x4k2m7q8r3t5v6w8y0z2ab",

@@ -223,7 +223,8 @@ export type Timeline = typeof Timeline.Type
 export const TimelineParams = { resourceId: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(128)) }
 /**
  * A request the sandbox answered, as its recent requests (`GET /v2/simulate/requests`) and the live stream show it:
- * the request log's entry of the caller's organization (no header, query string or body is ever kept).
+ * the request log's entry of the caller's organization, with the operation it was and its JSON body, secrets
+ * redacted (no header or query string is ever kept).
  */
 export const RecentRequest = Schema.Struct({
   /** When the answer was ready, in real time. */
@@ -242,7 +243,22 @@ export const RecentRequest = Schema.Struct({
   /** The id of the sandbox fault that shaped the answer, if one did. */
   injected: Schema.optionalKey(Schema.String),
   /** The server process that answered it: one of several sharing a PostgreSQL database. */
-  answeredBy: Schema.String
+  answeredBy: Schema.String,
+  /** The OpenAPI operation the request was, once a route matched it. */
+  operationId: Schema.optionalKey(Schema.String),
+  /**
+   * A sandbox request's JSON body, as sent but for its secrets: every API key, webhook secret, token, password and
+   * passkey credential in it reads "[redacted]". Kept for a body of at most 4 KiB (`bodyBytes` says how large one
+   * was); a live request's body is never kept.
+   */
+  body: Schema.optionalKey(Schema.Unknown),
+  /** How many bytes the request's JSON body had, when it had one: a body over 4 KiB is counted, not kept. */
+  bodyBytes: Schema.optionalKey(Schema.Number),
+  /**
+   * True when the answer was replayed from the idempotency record of an earlier request with the same
+   * Idempotency-Key (a retry: it changed nothing); omitted otherwise.
+   */
+  replayed: Schema.optionalKey(Schema.Boolean)
 }).annotate({ identifier: "RecentRequest" })
 export type RecentRequest = typeof RecentRequest.Type
 

@@ -53,15 +53,22 @@ export interface SandboxTable {
    */
   readonly renumberedOnImport?: true
   /**
+   * For a table renumbered on import: the key a file writes a row under, the one fos gave it when it was written
+   * (the history's: `hst_` and its sequence), whatever number an import or a fork gave it since; so a file imported
+   * and exported again is the same bytes. A file's rows must have distinct ones (SnapshotFiles.ts).
+   */
+  readonly fileKey?: (row: any) => string
+  /**
    * For a table whose keys carry the store's sequence (the history's, the timers'): the number a key carries and the
    * key with another in its place. A fork (Forks.ts) copies rows within the store, whose sandbox copied keeps its
    * keys: the copies' keys take new numbers (`Store.takeNumbers`), in the order of the old ones.
    */
   readonly sequenced?: SequencedKeys
   /**
-   * For a table of resources a client reads: the resource a row is on the wire (`ReadAs`). An imported snapshot
-   * file's rows are checked through it (SnapshotFiles.ts), so that a row the API could not answer is refused by the
-   * import, not met as a 500 by a later read.
+   * For a table of rows a client reads (resources, and the events, history and kept answers the sandbox shows or
+   * replays): the row as it is read (`ReadAs`). An imported snapshot file's rows are checked through it
+   * (SnapshotFiles.ts), so that a row the API could not answer is refused by the import, not met as a 500 by a later
+   * read.
    */
   readonly readsAs?: (row: any) => ReadAs
 }
@@ -180,8 +187,8 @@ export const compose = <R>(domains: ReadonlyArray<Domain<R>>, services: Context.
 export const kernel = make({
   name: "kernel",
   tables: [
-    { ...inScope(Outbox.OutboxEvents, "byScope"), counted: "events" },
+    { ...inScope(Outbox.OutboxEvents, "byScope"), counted: "events", readsAs: Outbox.readAs },
     { ...inScope(Timers.Timers, "byScope"), counted: "timers", sequenced: Timers.keyNumbers },
-    { ...inScope(History.History, "byScope"), renumberedOnImport: true, sequenced: History.keyNumbers }
+    { ...inScope(History.History, "byScope"), renumberedOnImport: true, sequenced: History.keyNumbers, readsAs: History.readAs, fileKey: History.writtenKey }
   ]
 })

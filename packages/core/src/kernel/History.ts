@@ -12,9 +12,10 @@
  * Only sandboxes keep history: the timeline is a sandbox read, a sandbox reset empties it with the rest, and live
  * writes pay nothing for it. A fired timer is written here too (`timer_fired`), since its row is gone once it fires.
  */
-import { type Environment, toIso } from "@fos/contract"
-import { Clock, Context, Effect } from "effect"
+import { type Environment, toIso, UtcTimestamp } from "@fos/contract"
+import { Clock, Context, Effect, Schema } from "effect"
 import * as Store from "./Store.ts"
+import * as Wire from "./Wire.ts"
 
 /** What set a change off. */
 export type Cause =
@@ -68,6 +69,42 @@ export interface HistoryRow {
   readonly cause: Cause
   readonly timer?: FiredTimer
 }
+
+/** A cause as a row keeps it (`Cause`). */
+const CauseRow = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("request"), method: Schema.String, path: Schema.String, correlationId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("simulate"), operation: Schema.String, method: Schema.String, path: Schema.String, correlationId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("timer"), kind: Schema.String, timerId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("engine") })
+])
+const rowFields = { id: Schema.String, sequence: Wire.sequenceNumber, scope: Schema.String, resourceId: Schema.String, at: UtcTimestamp, cause: CauseRow }
+const StateRow = Schema.Struct({
+  ...rowFields,
+  kind: Schema.Literal("state"),
+  from: Schema.optionalKey(Schema.String),
+  to: Schema.String,
+  fromStage: Schema.optionalKey(Schema.String),
+  toStage: Schema.optionalKey(Schema.String)
+})
+const TimerFiredRow = Schema.Struct({
+  ...rowFields,
+  kind: Schema.Literal("timer_fired"),
+  timer: Schema.Struct({ id: Schema.String, kind: Schema.String, dueAtMs: Wire.epochMillis, scheduledAtMs: Schema.optionalKey(Wire.epochMillis) })
+})
+
+/**
+ * A row as a resource's timeline reads it (inspect/Timeline.ts): of its kind's members, each of its type, its
+ * instants ones a date can hold (kernel/Domain.ts, `readsAs`).
+ */
+export const readAs = (row: HistoryRow): { readonly schema: Schema.Top; readonly value: unknown } =>
+  row.kind === "state"
+    ? { schema: StateRow, value: row }
+    : row.kind === "timer_fired"
+    ? { schema: TimerFiredRow, value: row }
+    : { schema: Schema.Struct({ kind: Schema.Literals(["state", "timer_fired"]) }), value: { kind: row.kind } }
+
+/** The key a row was written under: `hst_` and its sequence (`historyId`), whatever key an import or a fork gave it since. */
+export const writtenKey = (row: HistoryRow): string => historyId(row.sequence)
 
 export const History = Store.table<HistoryRow>({
   name: "history",

@@ -25,6 +25,7 @@ import * as Problem from "./Problem.ts"
 import * as RealClock from "./RealClock.ts"
 import * as Store from "./Store.ts"
 import * as Timers from "./Timers.ts"
+import * as Wire from "./Wire.ts"
 
 /** A response as kept for replay: byte-identical body and its content type. */
 export interface StoredResponse {
@@ -48,6 +49,35 @@ export interface IdempotencyRecord {
   readonly leaseUntilMs: number
   readonly expiresAtMs: number
 }
+
+const recordFields = {
+  id: Schema.String,
+  fingerprint: Schema.String.check(Schema.isPattern(/^[0-9a-f]{64}$/, { fosDetail: "must be a SHA-256 in lower-case hex" })),
+  claim: Schema.optionalKey(Schema.String),
+  leaseUntilMs: Wire.epochMillis,
+  expiresAtMs: Wire.epochMillis
+}
+const CompletedRecord = Schema.Struct({
+  ...recordFields,
+  state: Schema.Literal("completed"),
+  response: Schema.Struct({
+    status: Wire.wholeNumber(200, 599, "must be an HTTP status from 200 to 599"),
+    contentType: Schema.String,
+    body: Schema.String
+  })
+})
+const FailedRecord = Schema.Struct({ ...recordFields, state: Schema.Literal("failed") })
+
+/**
+ * A kept record as a replay reads it (kernel/Domain.ts, `readsAs`): a completed one answers its response again, so
+ * that must be one (a status, a content type, a body); a claim still running is never saved.
+ */
+export const readAs = (row: IdempotencyRecord): { readonly schema: Schema.Top; readonly value: unknown } =>
+  row.state === "completed"
+    ? { schema: CompletedRecord, value: row }
+    : row.state === "failed"
+    ? { schema: FailedRecord, value: row }
+    : { schema: Schema.Struct({ state: Schema.Literals(["completed", "failed"]) }), value: { state: row.state } }
 
 /** The scope of a record (`<organization>/<environment>`): its id up to the second slash (keys may hold slashes). */
 const recordScope = (r: IdempotencyRecord): string => r.id.split("/", 2).join("/")
@@ -127,6 +157,7 @@ export const domain = Domain.make({
     {
       ...Domain.inScope(IdempotencyRecords, "byScope"),
       counted: "idempotencyRecords",
+      readsAs: readAs,
       // A claim is a request still running, whose work has not committed (the snapshot's own request among them):
       // restored, it would hold its key for a request that never ends, against other processes until its lease ran
       // out (on the virtual clock, until an advance).

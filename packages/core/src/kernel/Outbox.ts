@@ -7,11 +7,12 @@
  * (webhook fan-out: a delivery per subscribed endpoint, in the same transaction) is the one subscriber of the topic
  * `EventWritten`, named in Subscriptions.ts; the outbox knows nothing of delivery.
  */
-import { Clock, Effect } from "effect"
-import { type Environment, type EventData, type EventId, type EventType, EventTypes, toIso } from "@fos/contract"
+import { Clock, Effect, Schema } from "effect"
+import { type Environment, type EventData, type EventId, type EventType, EventTypes, envelopeSchema, toIso } from "@fos/contract"
 import * as IdGenerator from "./IdGenerator.ts"
 import * as Store from "./Store.ts"
 import * as Topics from "./Topics.ts"
+import * as Wire from "./Wire.ts"
 
 export interface OutboxEvent {
   readonly id: EventId
@@ -146,6 +147,32 @@ export const committed = (store: Store.StoreService, scope: string | undefined):
   if (listeners === undefined) return
   for (const listener of listeners) listener(scope)
 }
+
+/** Each type's row as its envelope (and its sequence), in the encoded form the outbox keeps, made at first use. */
+const rowSchemas = new Map<EventType, Schema.Top>()
+const rowSchemaOf = (type: EventType): Schema.Top => {
+  let schema = rowSchemas.get(type)
+  if (schema === undefined) {
+    // Flipped: the row holds the encoded envelope, so what is checked is that it decodes, as a client of the
+    // event log or a webhook receiver decodes it.
+    schema = Schema.flip(Schema.Struct({ ...envelopeSchema(type).fields, sequence: Wire.sequenceNumber }))
+    rowSchemas.set(type, schema)
+  }
+  return schema
+}
+
+/**
+ * An event's row as the event log, the live stream and its webhook deliveries send it: its type's envelope in the
+ * catalog (contract Events.ts), its `data` that type's, and its sequence a whole number (kernel/Domain.ts, `readsAs`).
+ */
+export const readAs = (row: OutboxEvent): { readonly schema: Schema.Top; readonly value: unknown; readonly members?: Readonly<Record<string, string>> } =>
+  (EventTypes as ReadonlyArray<unknown>).includes(row.type)
+    ? {
+      schema: rowSchemaOf(row.type as EventType),
+      value: { id: row.id, type: row.type, createdAt: row.createdAt, apiVersion: "2", mode: row.environment, data: row.data, sequence: row.sequence },
+      members: { mode: "environment" }
+    }
+    : { schema: Schema.Struct({ type: Schema.Literals(EventTypes) }), value: { type: row.type } }
 
 /** The `data` of an event type as it is sent: the encoded form of its schema in the catalog (contract Events.ts). */
 export type EventDataOf<T extends EventType> = typeof EventData[T]["Encoded"]

@@ -8,7 +8,7 @@
  * - A required text made only of spaces counts as missing.
  */
 import type { ErrorCode, ErrorEntry } from "@fos/contract"
-import { SchemaAST, type SchemaIssue } from "effect"
+import { Schema, SchemaAST, type SchemaIssue } from "effect"
 import * as Problem from "./Problem.ts"
 
 /** The members of `A` that may be `undefined`: optional on the wire, where such a member is left out. */
@@ -93,6 +93,19 @@ const describe = (ast: SchemaAST.AST): string => {
  * hold hundreds of thousands; the first hundred are enough to fix, and the answer stays small.
  */
 export const maxErrorEntries = 100
+
+/**
+ * A whole number from `minimum` to `maximum`, as a stored row holds a count, a sequence or an instant: one check, so
+ * a refusal names it once (`fosDetail`).
+ */
+export const wholeNumber = (minimum: number, maximum: number, fosDetail = `must be a whole number from ${minimum} to ${maximum}`) =>
+  Schema.Number.check(Schema.makeFilter((n: number) => Number.isSafeInteger(n) && n >= minimum && n <= maximum, { fosDetail }))
+
+/** An instant as a row holds it: epoch milliseconds that a date can hold. */
+export const epochMillis = wholeNumber(0, 8_640_000_000_000_000, "must be a whole number of milliseconds since 1970 that a date can hold")
+
+/** A store-wide sequence number as a row holds it. */
+export const sequenceNumber = wholeNumber(1, Number.MAX_SAFE_INTEGER, "must be a whole number, at least 1")
 
 /**
  * Flattens a schema issue tree into `errors[]` entries with JSON Pointers, at most `maxErrorEntries`. Details come
