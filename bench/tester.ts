@@ -20,9 +20,15 @@
  *    SQL stores as its snapshot's copy (bench/carry.ts). `BENCH_TESTER_SNAPSHOT_ROUNDS` (15) rounds, going round
  *    the stores.
  * 4. **The journey** (test/journey.ts: about 40 requests, from a webhook endpoint and onboarding to an order and a
- *    payout, with clock advances) on each store, embedded, beside the memory store.
+ *    payout, with clock advances) on each store, embedded, beside the memory store. On PostgreSQL one more journey,
+ *    untimed, goes through a relay that reads the protocol (test/pgRelay.ts) and counts the statements fos sent: in
+ *    all, and per request.
+ * 5. **An advance**: a sandbox whose webhook receiver answers 500 to every attempt, a wallet and `BENCH_TESTER_DEPOSITS`
+ *    (40) deposits, each event's delivery retrying on the clock; then one 3-day `POST /v2/simulate/clock/advance`,
+ *    timed, which fires every retry and settle (about 400 timers); on each store, beside the memory store, with its
+ *    statements counted on PostgreSQL as above.
  *
- * `BENCH_TESTER_ONLY` (starts, commands, snapshots, journey) runs those parts alone, `BENCH_TESTER_STORES` (PGlite,
+ * `BENCH_TESTER_ONLY` (starts, commands, snapshots, journey, advance) runs those parts alone, `BENCH_TESTER_STORES` (PGlite,
  * PostgreSQL) those SQL stores beside memory, and neither records anything.
  *
  * `BENCH_COMPARE` names another checkout (its dependencies installed): its starts and command line are measured in
@@ -39,6 +45,8 @@ import { layerPgliteStore, layerPostgresStore, userTemplateCache } from "@fos/sq
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
 import { startArgsOf, v8StartFlags } from "../test/fosProcess.ts"
 import { acmeKey, journey, journeySeed } from "../test/journey.ts"
+import { deuSubmission } from "../test/onboardingFixtures.ts"
+import { protocolReader, relayTo, throughRelay, type Wire } from "../test/pgRelay.ts"
 import { type Carried, carried, put } from "./carry.ts"
 import { engineClient } from "./engineClient.ts"
 import { buildFixture } from "./fixture.ts"
@@ -289,8 +297,12 @@ type StoreName = "memory" | "PGlite" | "PostgreSQL"
 const storeNames: ReadonlyArray<StoreName> = ["memory", "PGlite", ...(postgres === undefined ? [] : ["PostgreSQL" as const])].filter((name) =>
   process.env.BENCH_TESTER_STORES === undefined || name === "memory" || process.env.BENCH_TESTER_STORES.split(",").includes(name)) as Array<StoreName>
 
-/** A new engine on a new store of `name`, with `seedFile`; `close` also removes the store. */
-const open = async (name: StoreName, seedFile: unknown, randomSeed = 2) => {
+/**
+ * A new engine on a new store of `name`, with `seedFile`; `close` also removes the store. `wires`, on PostgreSQL: the
+ * engine reaches the database through a relay that records every statement sent into it (a relay costs the bench
+ * process CPU, so only untimed runs take one).
+ */
+const open = async (name: StoreName, seedFile: unknown, randomSeed = 2, wires?: Array<Wire>) => {
   let remove = async () => {}
   let store: "memory" | ReturnType<typeof layerPgliteStore> | ReturnType<typeof layerPostgresStore> = "memory"
   if (name === "PGlite") {
@@ -301,8 +313,17 @@ const open = async (name: StoreName, seedFile: unknown, randomSeed = 2) => {
   }
   if (name === "PostgreSQL") {
     const database = await freshDatabase("bench_tester")
-    store = layerPostgresStore(database.url)
-    remove = database.drop
+    if (wires === undefined) {
+      store = layerPostgresStore(database.url)
+      remove = database.drop
+    } else {
+      const relay = await relayTo(new URL(database.url), protocolReader(wires))
+      store = layerPostgresStore(throughRelay(database.url, relay))
+      remove = async () => {
+        await relay.down()
+        await database.drop()
+      }
+    }
   }
   // Seeded, so that every run builds the same fixture, row for row (unseeded, the ledger's shards of the world's
   // accounts fell differently, 914 to 916 rows). The fixture's engine has a seed of its own: an engine given the
@@ -383,36 +404,108 @@ const measureSnapshots = async () => {
   return lines
 }
 
-const measureJourneys = async () => {
+/** How many statements `wires` hold: every exchange's, on every connection. */
+const statementsIn = (wires: ReadonlyArray<Wire>) => wires.reduce((n, wire) => n + wire.exchanges.reduce((m, statements) => m + statements.length, 0), 0)
+
+/**
+ * Runs `prepare` on a new engine of each store, untimed, then the work it answers, timed (which answers how many
+ * requests, or timers, it took), `rounds` rounds going round the stores; then once more on PostgreSQL through a
+ * relay, untimed, counting the statements it sent. Answers the table's rows: the median, each round, × memory, and
+ * on PostgreSQL the statements, in all and `each`.
+ */
+const roundsOnEachStore = async (part: string, seedOf: unknown, prepare: (engine: Engine) => Promise<() => Promise<number>>, each = "a request") => {
   const times = new Map<StoreName, Array<number>>()
   for (let round = 0; round < rounds; round++) {
     for (const name of storeNames) {
-      const opened = await open(name, journeySeed)
+      const opened = await open(name, seedOf)
       try {
+        const timed = await prepare(opened.engine)
         const t0 = performance.now()
-        await journey(opened.engine.fetch, "http://fos", acmeKey, "https://hooks.bench.test/journey")
+        await timed()
         times.set(name, [...(times.get(name) ?? []), performance.now() - t0])
       } finally {
         await opened.close()
       }
     }
-    log(`journey: round ${round + 1} of ${rounds}`)
+    log(`${part}: round ${round + 1} of ${rounds}`)
+  }
+  let counted: { readonly statements: number; readonly requests: number } | undefined
+  if (storeNames.includes("PostgreSQL")) {
+    const wires: Array<Wire> = []
+    const opened = await open("PostgreSQL", seedOf, 2, wires)
+    try {
+      const timed = await prepare(opened.engine)
+      const before = statementsIn(wires)
+      const requests = await timed()
+      counted = { statements: statementsIn(wires) - before, requests }
+    } finally {
+      await opened.close()
+    }
   }
   const base = median(times.get("memory")!)
+  return storeNames.map((name) => {
+    const statements = name === "PostgreSQL" && counted !== undefined
+      ? `${counted.statements.toLocaleString("en-US")} (${(counted.statements / counted.requests).toFixed(1)} ${each})`
+      : "n/a"
+    return `| ${name} | ${ms(median(times.get(name)!))} (${times.get(name)!.map(ms).join(", ")}) | ${ratio(median(times.get(name)!), base)} | ${statements} |`
+  })
+}
+
+const measureJourneys = async () => [
+  "| The journey (about 40 requests) | median ms (rounds) | × memory | statements sent to PostgreSQL |",
+  "|---|---:|---:|---:|",
+  ...(await roundsOnEachStore("journey", journeySeed, async (engine) => async () =>
+    (await journey(engine.fetch, "http://fos", acmeKey, "https://hooks.bench.test/journey")).answers.length))
+]
+
+const deposits = Number(process.env.BENCH_TESTER_DEPOSITS ?? 40)
+
+/**
+ * A sandbox with a webhook endpoint whose receiver answers 500 to every attempt, a customer's wallet and `deposits`
+ * deposits: every event's delivery retries on the clock (30 s, 2 min, 15 min, 1 h), so a 3-day advance fires their
+ * retries and the deposits' settles. As test/advance-crash.test.ts builds it, through the API.
+ */
+const advanceWorld = async (engine: Engine) => {
+  engine.deliveries.answerWith(500)
+  const client = engineClient(engine, acmeKey, "advance")
+  await client.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.bench.test/refusing" })
+  const documents = { register: await client.upload("certificate_of_incorporation"), articles: await client.upload("articles_of_association"), passport: await client.upload("passport") }
+  const onboarding = await client.call("POST", "/v2/onboarding", deuSubmission(documents))
+  const { customerId } = await client.call("POST", `/v2/simulate/applications/${onboarding.applicationId}/decision`, { outcome: "approved" }, 200)
+  const application = await client.call("POST", `/v2/customers/${customerId}/features`, { type: "crypto_wallet", asset: { code: "USDC", chain: "base" } })
+  await client.call("POST", `/v2/simulate/applications/${application.applicationId}/decision`, { outcome: "approved" }, 200)
+  const wallet = await client.call("POST", `/v2/customers/${customerId}/wallets`, { chain: "base" })
+  for (let i = 0; i < deposits; i++) {
+    await client.call("POST", "/v2/simulate/deposits", { destination: { type: "deposit_address", address: wallet.address }, assetAmount: { code: "USDC", amount: `${i + 1}.00`, chain: "base" } })
+  }
+  return client
+}
+
+let timersFired = 0
+const measureAdvances = async () => {
+  const rows = await roundsOnEachStore("advance", journeySeed, async (engine) => {
+    const client = await advanceWorld(engine)
+    return async () => {
+      const report = await client.call("POST", "/v2/simulate/clock/advance", { seconds: 3 * 86_400 }, 200)
+      timersFired = report.timersFired.total
+      return timersFired
+    }
+  }, "a timer")
   return [
-    "| The journey (about 40 requests) | median ms (rounds) | × memory |",
-    "|---|---:|---:|",
-    ...storeNames.map((name) => `| ${name} | ${ms(median(times.get(name)!))} (${times.get(name)!.map(ms).join(", ")}) | ${ratio(median(times.get(name)!), base)} |`)
+    `| A 3-day advance (${deposits} deposits, every delivery refused: ${timersFired} timers) | median ms (rounds) | × memory | statements sent to PostgreSQL |`,
+    "|---|---:|---:|---:|",
+    ...rows
   ]
 }
 
-/** `BENCH_TESTER_ONLY` (a comma-separated list of starts, commands, snapshots, journey) runs those parts alone, and records nothing. */
+/** `BENCH_TESTER_ONLY` (a comma-separated list of starts, commands, snapshots, journey, advance) runs those parts alone, and records nothing. */
 const only = process.env.BENCH_TESTER_ONLY?.split(",")
 const parts: ReadonlyArray<[string, () => Promise<Array<string>>]> = [
   ["starts", measureStarts],
   ["commands", measureCommands],
   ["snapshots", measureSnapshots],
-  ["journey", measureJourneys]
+  ["journey", measureJourneys],
+  ["advance", measureAdvances]
 ]
 try {
   const sections = [

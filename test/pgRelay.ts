@@ -1,7 +1,8 @@
 /**
  * A TCP relay on 127.0.0.1 to a PostgreSQL server, for tests that stand between fos and its database: one that takes
  * the database away and brings it back (test/store-outage.test.ts), one that reads what fos sends it
- * (test/round-trips.test.ts), one that makes it go silent (test/store-silent.test.ts). PostgreSQL itself is shared by
+ * (test/round-trips.test.ts, and `bench:tester`, which counts the statements of a journey and of an advance), one that
+ * makes it go silent (test/store-silent.test.ts). PostgreSQL itself is shared by
  * every test file running in parallel, so no test stops or inspects the server itself.
  */
 import { once } from "node:events"
@@ -83,4 +84,69 @@ export const throughRelay = (url: string, relay: Relay): string => {
   through.hostname = "127.0.0.1"
   through.port = String(relay.port())
   return through.toString()
+}
+
+/** What one connection sent, an exchange at a time: the statements of each, in order. */
+export interface Wire {
+  readonly exchanges: Array<ReadonlyArray<string>>
+}
+
+/** Codes of the untyped messages a connection may open with before its startup message. */
+const sslRequest = 80877103
+const gssRequest = 80877104
+
+/**
+ * A reader of what a client sends PostgreSQL on one connection, recording each exchange into a new `Wire` of `wires`.
+ * Messages are parsed as they arrive, across chunk boundaries.
+ */
+export const protocolReader = (wires: Array<Wire>) => (): ((chunk: Buffer) => void) => {
+  const wire: Wire = { exchanges: [] }
+  wires.push(wire)
+  let buffered = Buffer.alloc(0)
+  let started = false
+  const named = new Map<string, string>()
+  let bound: Array<string> = []
+  return (chunk) => {
+    buffered = Buffer.concat([buffered, chunk])
+    while (true) {
+      if (!started) {
+        if (buffered.length < 8) return
+        const length = buffered.readInt32BE(0)
+        if (buffered.length < length) return
+        const code = buffered.readInt32BE(4)
+        buffered = buffered.subarray(length)
+        if (code !== sslRequest && code !== gssRequest) started = true
+        continue
+      }
+      if (buffered.length < 5) return
+      const type = String.fromCharCode(buffered[0]!)
+      const length = buffered.readInt32BE(1)
+      if (buffered.length < 1 + length) return
+      const body = buffered.subarray(5, 1 + length)
+      buffered = buffered.subarray(1 + length)
+      const strings = (count: number) => {
+        const out: Array<string> = []
+        let at = 0
+        for (let i = 0; i < count; i++) {
+          const end = body.indexOf(0, at)
+          out.push(body.toString("utf8", at, end))
+          at = end + 1
+        }
+        return out
+      }
+      if (type === "P") {
+        const [name, text] = strings(2)
+        named.set(name!, text!)
+        if (name === "") bound.push(text!)
+      } else if (type === "B") {
+        const statement = strings(2)[1]!
+        if (statement !== "") bound.push(named.get(statement) ?? `<unknown ${statement}>`)
+      } else if (type === "S") {
+        wire.exchanges.push(bound)
+        bound = []
+      } else if (type === "Q") {
+        wire.exchanges.push([strings(1)[0]!])
+      }
+    }
+  }
 }

@@ -90,6 +90,42 @@ const timerResourceSql = `coalesce(CASE r.data->>'kind' ${
 } ELSE (SELECT p.value #>> '{}' FROM jsonb_each(CASE jsonb_typeof(r.data::jsonb->'payload') WHEN 'object' THEN r.data::jsonb->'payload' ELSE '{}'::jsonb END) WITH ORDINALITY AS p(key, value, n)
         WHERE p.key LIKE '%Id' AND jsonb_typeof(p.value) = 'string' ORDER BY p.n LIMIT 1) END, '')`
 
+/**
+ * The views a team queries (migration 20, docs/storage.md "Reading the data with SQL"): one per resource in the `fos`
+ * schema, over `fos_rows`, with ids, statuses, amounts (numeric) and times (timestamptz) as typed columns. `columns`
+ * are SQL expressions over the row's JSON `d`, each with its name; `where` picks the table's rows.
+ */
+const resourceView = (view: string, tbl: string, columns: ReadonlyArray<readonly [string, string]>, where = "true"): string =>
+  `CREATE VIEW fos.${view} AS SELECT ${columns.map(([name, expression]) => `${expression} AS ${name}`).join(", ")}
+     FROM (SELECT key, data AS d FROM fos_rows WHERE tbl = '${tbl}') AS r WHERE ${where}`
+
+const text = (member: string) => `r.d->>'${member}'`
+const at = (member: string) => `(r.d->>'${member}')::timestamptz`
+const owned: ReadonlyArray<readonly [string, string]> = [["id", "r.key"], ["organization_id", text("organizationId")], ["environment", text("environment")]]
+const stamped: ReadonlyArray<readonly [string, string]> = [["created_at", at("createdAt")], ["updated_at", at("updatedAt")]]
+/** An amount kept in an asset's smallest units (orders, ledger), as a decimal of the asset: `fos.asset_units` has each precision. */
+const inUnits = (units: string, asset: string) =>
+  `(SELECT round((${units})::numeric / 10::numeric ^ a.decimals, a.decimals) FROM fos.asset_units a WHERE a.code = ${asset})`
+/** A transaction's columns, for `fos.transactions` and the views of its types (payouts, deposits). */
+const transactionColumns: ReadonlyArray<readonly [string, string]> = [
+  ...owned,
+  ["customer_id", text("customerId")],
+  ["type", text("type")],
+  ["status", text("status")],
+  ["stage", text("stage")],
+  ["source_type", "r.d->'source'->>'type'"],
+  ["source_asset", "r.d->'source'->'assetAmount'->>'code'"],
+  ["source_amount", "(r.d->'source'->'assetAmount'->>'amount')::numeric"],
+  ["destination_type", "r.d->'destination'->>'type'"],
+  ["destination_asset", "r.d->'destination'->'assetAmount'->>'code'"],
+  ["destination_amount", "(r.d->'destination'->'assetAmount'->>'amount')::numeric"],
+  ["chain", "coalesce(r.d->'destination'->'assetAmount'->>'chain', r.d->'source'->'assetAmount'->>'chain')"],
+  ["client_reference_id", text("clientReferenceId")],
+  ["linked_order_id", text("linkedOrderId")],
+  ["failure_code", text("failureCode")],
+  ...stamped
+]
+
 export const migrations: ReadonlyArray<Migration> = [
   {
     version: 1,
@@ -445,6 +481,111 @@ export const migrations: ReadonlyArray<Migration> = [
          n bigint PRIMARY KEY,
          record text NOT NULL)`,
       `ALTER TABLE fos_log ALTER record SET STORAGE EXTERNAL`
+    ]
+  },
+  {
+    // A team reads its data with SQL: a view per resource in the `fos` schema, with typed columns, so that psql
+    // answers "which payouts are pending" without knowing the four generic tables (docs/storage.md, "Reading the data
+    // with SQL"). Views hold no rows: they cost nothing until read. The assets' precisions are frozen here, as the
+    // contract had them (packages/contract kernel/Money.ts), for the amounts kept in smallest units.
+    version: 20,
+    name: "a view per resource in the fos schema",
+    statements: [
+      `CREATE SCHEMA fos`,
+      `CREATE VIEW fos.asset_units (code, decimals) AS VALUES ${
+        Object.entries({
+          USD: 2, EUR: 2, GBP: 2, CHF: 2, JPY: 0, CAD: 2, AUD: 2, NZD: 2, SGD: 2, HKD: 2, CNY: 2, KRW: 0, INR: 2,
+          BRL: 2, MXN: 2, ARS: 2, CLP: 0, COP: 2, PEN: 2, ZAR: 2, NGN: 2, KES: 2, GHS: 2, EGP: 2, AED: 2, SAR: 2,
+          ILS: 2, TRY: 2, PLN: 2, CZK: 2, HUF: 2, SEK: 2, NOK: 2, DKK: 2, THB: 2, IDR: 2, MYR: 2, PHP: 2, VND: 0,
+          TWD: 2, USDC: 6, USDT: 6, DAI: 18, EURC: 6, PYUSD: 6, BTC: 8, ETH: 18, SOL: 9, TRX: 6
+        }).map(([code, decimals]) => `('${code}', ${decimals})`).join(", ")
+      }`,
+      resourceView("organizations", "organizations", [["id", "r.key"], ["name", text("name")], ["status", text("status")], ["created_at", at("createdAt")]]),
+      resourceView("users", "users", [["id", "r.key"], ["organization_id", text("organizationId")], ["email", text("email")], ["role", text("role")], ["created_at", at("createdAt")]]),
+      // No hash: a key's id is its hash, which is not the team's to read; its last four characters name it.
+      resourceView("api_keys", "api_keys", [
+        ["organization_id", text("organizationId")], ["environment", text("environment")], ["access", text("access")], ["last4", text("last4")],
+        ["created_by", text("createdBy")], ["created_at", at("createdAt")]
+      ]),
+      resourceView("customers", "customers", [
+        ...owned, ["type", text("type")], ["status", text("status")], ["name", text("name")], ["country", text("country")],
+        ["client_reference_id", text("clientReferenceId")], ["application_id", text("applicationId")], ...stamped
+      ]),
+      resourceView("applications", "applications", [
+        ...owned, ["type", text("type")], ["status", text("status")], ["customer_id", text("customerId")], ["country", text("country")],
+        ["client_reference_id", text("clientReferenceId")], ["failure_code", text("failureCode")], ...stamped
+      ]),
+      resourceView("documents", "documents", [
+        ...owned, ["type", text("type")], ["file_name", text("fileName")], ["content_type", text("contentType")], ["size", "(r.d->>'size')::bigint"],
+        ["sha256", text("sha256")], ["created_at", at("createdAt")]
+      ]),
+      resourceView("wallets", "wallets", [
+        ...owned, ["customer_id", text("customerId")], ["chain", text("chain")], ["status", text("status")], ["address", text("address")],
+        ["custody", text("custody")], ["replaced_by_wallet_id", text("replacedByWalletId")], ...stamped
+      ]),
+      resourceView("virtual_accounts", "virtual_accounts", [
+        ...owned, ["customer_id", text("customerId")], ["currency", "r.d->'asset'->>'code'"], ["status", text("status")], ...stamped,
+        ["activated_at", at("activatedAt")]
+      ]),
+      resourceView("transactions", "transactions", transactionColumns),
+      resourceView("deposits", "transactions", transactionColumns, `${text("type")} = 'deposit'`),
+      resourceView("payouts", "transactions", [
+        ...transactionColumns, ["rail", text("payoutRail")], ["purpose", text("payoutPurpose")], ["recipient_id", text("payoutRecipientId")]
+      ], `${text("type")} = 'withdrawal'`),
+      resourceView("orders", "orders", [
+        ...owned, ["customer_id", text("customerId")], ["direction", text("direction")], ["status", text("status")],
+        ["source_type", "r.d->'source'->>'type'"], ["source_asset", "r.d->'source'->'side'->>'asset'"],
+        ["destination_type", "r.d->'destination'->>'type'"], ["destination_asset", "r.d->'destination'->'side'->>'asset'"],
+        ["destination_chain", "r.d->'destination'->'side'->>'chain'"], ["lock_side", text("lockSide")], ["rate", "(r.d->>'rate')::numeric"],
+        ["principal", inUnits(text("principal"), "r.d->'source'->'side'->>'asset'")],
+        ["total_debit", inUnits(text("totalDebit"), "r.d->'source'->'side'->>'asset'")],
+        ["destination_amount", inUnits(text("destinationAmount"), "r.d->'destination'->'side'->>'asset'")],
+        ["transaction_id", text("transactionId")], ["lock_expires_at", "to_timestamp((r.d->>'lockExpiresAtMs')::numeric / 1000)"], ...stamped
+      ]),
+      resourceView("quotes", "quote_options", [
+        ["id", "r.key"], ["organization_id", "split_part(r.d->>'scope', '/', 1)"], ["environment", "split_part(r.d->>'scope', '/', 2)"],
+        ["source_asset", "r.d->'input'->'source'->>'asset'"], ["destination_asset", "r.d->'input'->'destination'->>'asset'"],
+        ["amount", "(r.d->'input'->>'amount')::numeric"], ["lock_side", "r.d->'input'->>'lockSide'"],
+        ["expires_at", "to_timestamp((r.d->>'expiresAtMs')::numeric / 1000)"], ["expired", "coalesce((r.d->>'expired')::boolean, false)"],
+        ["created_at", at("createdAt")]
+      ]),
+      resourceView("whitelist_recipients", "recipients", [
+        ...owned, ["customer_id", text("customerId")], ["rail", text("rail")], ["name", text("name")],
+        ["removed", "coalesce((r.d->>'removed')::boolean, false)"], ["created_at", at("createdAt")]
+      ], `${text("kind")} = 'whitelist_recipient'`),
+      resourceView("rfis", "rfis", [
+        ...owned, ["customer_id", text("customerId")], ["transaction_id", text("transactionId")], ["status", text("status")],
+        ["deadline", at("deadline")], ...stamped
+      ]),
+      resourceView("wallet_signers", "wallet_signers", [
+        ...owned, ["customer_id", text("customerId")], ["claim_id", text("claimId")], ["status", text("status")],
+        ["invitation_expires_at", at("invitationExpiresAt")], ...stamped
+      ]),
+      resourceView("signing_requests", "signing_requests", [
+        ...owned, ["customer_id", text("customerId")], ["transaction_id", text("transactionId")], ["wallet_id", text("walletId")],
+        ["attempt", "(r.d->>'attempt')::integer"], ["signing_mode", text("signingMode")], ["expires_at", at("expiresAt")], ["created_at", at("createdAt")]
+      ]),
+      // No secret: the endpoint's signing secret is not for a query's output.
+      resourceView("webhook_endpoints", "webhook_endpoints", [...owned, ["url", text("url")], ["status", text("status")], ...stamped]),
+      resourceView("webhook_deliveries", "webhook_deliveries", [
+        ...owned, ["endpoint_id", text("endpointId")], ["event_id", text("eventId")], ["event_type", text("eventType")], ["status", text("status")],
+        ["run", "(r.d->>'run')::integer"], ["attempts_in_run", "(r.d->>'attemptsInRun')::integer"], ["next_attempt_at", at("nextAttemptAt")],
+        ["last_attempt_at", at("lastAttemptAt")], ...stamped
+      ]),
+      resourceView("webhook_attempts", "webhook_attempts", [
+        ["id", "r.key"], ["delivery_id", text("deliveryId")], ["run", "(r.d->>'run')::integer"], ["number", "(r.d->>'number')::integer"],
+        ["started_at", at("startedAt")], ["response_status", "(r.d->>'responseStatus')::integer"], ["latency_ms", "(r.d->>'latencyMs')::integer"],
+        ["error", text("error")]
+      ]),
+      resourceView("events", "outbox", [
+        ...owned, ["sequence", "(r.d->>'sequence')::bigint"], ["type", text("type")], ["created_at", at("createdAt")], ["data", "r.d->'data'"]
+      ]),
+      resourceView("ledger_transfers", "ledger_transfers", [
+        ["id", "r.key"], ["organization_id", "split_part(r.d->>'scope', '/', 1)"], ["environment", "split_part(r.d->>'scope', '/', 2)"],
+        ["transaction_id", text("transactionId")], ["code", text("code")], ["kind", text("kind")], ["debit_account_id", text("debitAccountId")],
+        ["credit_account_id", text("creditAccountId")], ["asset", text("asset")], ["chain", text("chain")],
+        ["amount", inUnits(text("amount"), text("asset"))], ["created_at", "to_timestamp((r.d->>'createdAt')::numeric / 1000)"]
+      ])
     ]
   }
 ]

@@ -120,6 +120,41 @@ describe("durable timers", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.effect("the timers of a sweep that are due fire in one transaction; a failing one alone is retried, one each", () => {
+    const fired: Array<string> = []
+    let transactions = 0
+    // The memory store, counting the transactions begun through it.
+    const counting = Layer.effect(Store.Store, Effect.map(Store.Store, (store): Store.StoreService => ({
+      ...store,
+      transaction: (effect) => Effect.suspend(() => (transactions++, store.transaction(effect)))
+    }))).pipe(Layer.provide(MemoryStore.layer))
+    let failing = false
+    const layer = Layer.mergeAll(counting, Timers.layerTimerHandlers({
+      record: (payload: { name: string }) =>
+        failing && payload.name === "b2" ? Effect.die(new Error("handler bug")) : Effect.sync(() => void fired.push(payload.name))
+    }))
+    return Effect.gen(function*() {
+      for (const name of ["a1", "a2", "a3"]) yield* Timers.schedule("record", t0 + 1000, { name })
+      transactions = 0
+      // An advance's step knows a timer is due: its first look takes them all.
+      expect(yield* Timers.fireDue(t0 + 1000, Timers.all, undefined, { knownDue: true })).toBe(3)
+      expect(fired).toEqual(["a1", "a2", "a3"])
+      expect(transactions).toBe(1)
+
+      for (const name of ["b1", "b2", "b3"]) yield* Timers.schedule("record", t0 + 2000, { name })
+      failing = true
+      transactions = 0
+      expect(yield* Timers.fireDue(t0 + 2000, Timers.all, undefined, { knownDue: true })).toBe(3)
+      // The batch ran b1, then b2 failed and rolled it back; then one transaction each (b1's second run is the one
+      // that commits: a handler's work is its store writes), and one more moving the failing timer a minute on.
+      expect(fired).toEqual(["a1", "a2", "a3", "b1", "b1", "b3"])
+      expect(transactions).toBe(1 + 3 + 1)
+      const store = yield* Store.Store
+      const left = yield* store.page(Timers.Timers, { order: "due", partition: "", descending: false, backward: false, from: undefined, limit: 10 })
+      expect(left.map((t) => [(t.payload as { name: string }).name, t.dueAtMs])).toEqual([["b2", t0 + 2000 + 60_000]])
+    }).pipe(Effect.provide(layer))
+  })
+
   it.effect("the virtual clock never moves backwards", () =>
     Effect.sync(() => {
       const clock = Timers.makeVirtualClock(t0)

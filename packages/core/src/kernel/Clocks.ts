@@ -271,7 +271,7 @@ export const makeVirtualTimeControl = (
         // The step's time is stored before its timers fire: a request of the sandbox meanwhile sees it, and a process
         // that finishes the advance after a crash starts from it.
         yield* writeIfOwned(store, scope, owner, { id: scope, nowMs, advancing: { ...advance, timersFired: { ...timersFired } }, ...keptOf(kept) })
-        yield* Timers.fireDue(nowMs, lane, count).pipe(Effect.provideService(Clock.Clock, fixedClock(nowMs, realClock)))
+        yield* Timers.fireDue(nowMs, lane, count, { knownDue: true }).pipe(Effect.provideService(Clock.Clock, fixedClock(nowMs, realClock)))
       }
       // The report is read once the sends of the last instant have ended: whatever they schedule (a retry) is the
       // clock's next timer, on every store and however fast the receivers answer.
@@ -427,7 +427,7 @@ export const makeVirtualTimeControl = (
         // A sandbox reads its clock as never behind the root clock, so moving the root moves every clock behind it.
         root.set(next.dueAtMs)
         yield* saveRoot(store, root.currentTimeMillisUnsafe())
-        yield* Timers.fireDue(root.currentTimeMillisUnsafe(), Timers.virtual).pipe(Effect.provideService(Clock.Clock, root))
+        yield* Timers.fireDue(root.currentTimeMillisUnsafe(), Timers.virtual, undefined, { knownDue: true }).pipe(Effect.provideService(Clock.Clock, root))
       }
       root.set(targetMs)
       yield* saveRoot(store, root.currentTimeMillisUnsafe())

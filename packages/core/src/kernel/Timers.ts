@@ -3,9 +3,9 @@
  *
  * Every deadline of the engine is a row of the timers table, written in the same transaction as the state it
  * belongs to. The scheduler fires due timers in (due time, id) order, and a timer's id carries the store's
- * sequence after its due time, so timers due together fire in the order they were scheduled. Each fires in its own
- * transaction that removes
- * the row and runs the timer's handler, so a timer fires once and a restarted process resumes where it was.
+ * sequence after its due time, so timers due together fire in the order they were scheduled. A timer fires in a
+ * transaction that removes the row and runs the timer's handler, so a timer fires once and a restarted process
+ * resumes where it was; the timers of one sweep that are due share one transaction (`fireDue`).
  *
  * With the system clock a background fiber sleeps on the Clock until the next due time. With the virtual clock
  * each organization's sandbox has a clock of its own, kept in the store (Clocks.ts): nothing of a sandbox moves
@@ -344,85 +344,117 @@ export const pendingCount: Effect.Effect<number, never, Store.Store> = Effect.fl
 
 /**
  * Fires every timer of `lane` (every timer by default) due at or before `nowMs`, in order; `onFired` hears of each
- * timer taken. Returns how many fired.
+ * timer taken. Returns how many fired. `knownDue`: the caller has seen a timer due (an advance's step), so the first
+ * look takes a whole batch rather than one.
  */
 export const fireDue = (
   nowMs: number,
   lane: TimerLane = all,
-  onFired?: (timer: Timer) => void
+  onFired?: (timer: Timer) => void,
+  options: { readonly knownDue?: boolean } = {}
 ): Effect.Effect<number, never, Store.Store | TimerHandlers> =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const handlers = yield* TimerHandlers
     const lifecycle = yield* Lifecycle.Lifecycle
     let fired = 0
+    /** Fires `timer` in the running transaction: what its handler hands on after the commit, or "kept". */
+    const fireIn = (timer: Timer) =>
+      Effect.gen(function*() {
+        // The row lock makes a timer fire once: another process waiting on it finds it gone. It is taken before
+        // the handler runs, so the handler's work is done once too.
+        const current = yield* store.getForUpdate(Timers, timer.id, { lockNow: true })
+        if (current === undefined) return undefined
+        const handling = handlers.get(current.kind)
+        if (handling === undefined) {
+          yield* keep(current)
+          return "kept" as const
+        }
+        const payload = Schema.decodeUnknownExit(handling.kind.payload)(current.payload)
+        if (Exit.isFailure(payload)) {
+          const error = Cause.squash(payload.cause)
+          const issue = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, " ")
+          yield* keep(current, `its payload is not a ${current.kind} timer's: ${issue}`)
+          return "kept" as const
+        }
+        yield* store.remove(Timers, timer.id)
+        // A sandbox resource's timeline shows the timer fired, since its row is gone now (kernel/History.ts).
+        yield* History.recordTimerFired(current.scope, resourceIdOf(current), {
+          id: current.id,
+          kind: current.kind,
+          dueAtMs: current.dueAtMs,
+          ...(current.scheduledAtMs === undefined ? {} : { scheduledAtMs: current.scheduledAtMs })
+        })
+        // Counted once its firing commits: a store that runs the transaction again counts it once.
+        yield* store.afterCommit(Metrics.timerFired(current.kind))
+        return yield* handling.fire(payload.value)
+      }).pipe(
+        // What the handler changes was caused by this timer.
+        History.causedBy({ type: "timer", kind: timer.kind, timerId: timer.id })
+      )
+    /** `firing` (of `timer`) in the timer's span, with its organization's random stream. */
+    const inSpan = <E>(timer: Timer, firing: Effect.Effect<void | AfterCommit | "kept" | undefined, E, Store.Store>) =>
+      firing.pipe(
+        // What it hands on after its commit (a webhook's send) is the timer span's child, however late it runs.
+        Effect.flatMap((after): Effect.Effect<AfterCommit | "kept" | undefined> => Effect.isEffect(after) ? Telemetry.underCurrentSpan(after as AfterCommit) : Effect.succeed(after as "kept" | undefined)),
+        // A seeded engine: what a timer invents comes from its organization's stream, whoever fires it.
+        RandomStreams.withStream(timer.scope),
+        Telemetry.withSpan(Telemetry.SpanName.timer, {
+          attributes: () => ({
+            [Telemetry.Attribute.timerKind]: timer.kind,
+            [Telemetry.Attribute.timerId]: timer.id,
+            [Telemetry.Attribute.timerDue]: toIso(timer.dueAtMs),
+            [Telemetry.Attribute.resourceId]: resourceIdOf(timer),
+            ...Telemetry.scopeAttributes(timer.scope)
+          })
+        })
+      )
     // The first look takes one timer: most sweeps (the one after every write under the virtual clock) find none due,
     // and a page of the lane's next hundred timers cost a SQL store a hundred rows read and parsed for nothing.
-    let limit = 1
+    let limit = options.knownDue === true ? sweepBatch : 1
     while (true) {
       const batch = yield* store.page(Timers, { ...lane, descending: false, backward: false, from: undefined, limit })
       limit = sweepBatch
       const due = batch.filter((t) => t.dueAtMs <= nowMs)
       if (due.length === 0) return fired
       const afterCommit: Array<AfterCommit> = []
-      for (const timer of due) {
-        // A closing engine fires no more: the timer under way finishes, the rest wait for the next start.
-        if (lifecycle.closing()) break
-        const after = yield* store.transaction(
-          Effect.gen(function*() {
-            // The row lock makes a timer fire once: another process waiting on it finds it gone. It is taken before
-            // the handler runs, so the handler's work is done once too.
-            const current = yield* store.getForUpdate(Timers, timer.id, { lockNow: true })
-            if (current === undefined) return undefined
-            const handling = handlers.get(current.kind)
-            if (handling === undefined) {
-              yield* keep(current)
-              return "kept" as const
-            }
-            const payload = Schema.decodeUnknownExit(handling.kind.payload)(current.payload)
-            if (Exit.isFailure(payload)) {
-              const error = Cause.squash(payload.cause)
-              const issue = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, " ")
-              yield* keep(current, `its payload is not a ${current.kind} timer's: ${issue}`)
-              return "kept" as const
-            }
-            yield* store.remove(Timers, timer.id)
-            // A sandbox resource's timeline shows the timer fired, since its row is gone now (kernel/History.ts).
-            yield* History.recordTimerFired(current.scope, resourceIdOf(current), {
-              id: current.id,
-              kind: current.kind,
-              dueAtMs: current.dueAtMs,
-              ...(current.scheduledAtMs === undefined ? {} : { scheduledAtMs: current.scheduledAtMs })
-            })
-            // Counted once its firing commits: a store that runs the transaction again counts it once.
-            yield* store.afterCommit(Metrics.timerFired(current.kind))
-            return yield* handling.fire(payload.value)
-          })
-        ).pipe(
-          // What the handler changes was caused by this timer.
-          History.causedBy({ type: "timer", kind: timer.kind, timerId: timer.id }),
-          Effect.catchCause((cause) => Effect.as(retryLater(timer, nowMs, cause), undefined)),
-          // What it hands on after its commit (a webhook's send) is the timer span's child, however late it runs.
-          Effect.flatMap((after): Effect.Effect<AfterCommit | "kept" | undefined> => Effect.isEffect(after) ? Telemetry.underCurrentSpan(after as AfterCommit) : Effect.succeed(after as "kept" | undefined)),
-          // A seeded engine: what a timer invents comes from its organization's stream, whoever fires it.
-          RandomStreams.withStream(timer.scope),
-          Telemetry.withSpan(Telemetry.SpanName.timer, {
-            attributes: () => ({
-              [Telemetry.Attribute.timerKind]: timer.kind,
-              [Telemetry.Attribute.timerId]: timer.id,
-              [Telemetry.Attribute.timerDue]: toIso(timer.dueAtMs),
-              [Telemetry.Attribute.resourceId]: resourceIdOf(timer),
-              ...Telemetry.scopeAttributes(timer.scope)
-            })
-          })
-        )
+      const taken = (timer: Timer, after: AfterCommit | "kept" | undefined) => {
         // Kept for want of a handler: nothing fired, and the timer is out of the lane now.
-        if (after === "kept") continue
+        if (after === "kept") return
         if (after !== undefined) afterCommit.push(RandomStreams.withStream(timer.scope)(after))
         // What the timer's transaction emitted is in the outbox now: a live stream of its scope reads it at once.
         Outbox.committed(store, timer.scope)
         onFired?.(timer)
         fired++
+      }
+      // The timers due together fire in one transaction, each as its own would fire it: on a SQL store that is one
+      // BEGIN, one statement locking them all, their held writes sent together and one COMMIT, where a transaction
+      // each paid those for every timer. A handler that fails rolls the whole batch back, and they fire again one
+      // transaction each, so that the failing one alone is retried later and the others' work stands.
+      const batched = due.length > 1 && !lifecycle.closing()
+        ? yield* store.transaction(Effect.gen(function*() {
+          // The first lock begins the transaction (`lockNow`); the rest are taken in one statement, in key order.
+          yield* store.getForUpdate(Timers, due[0]!.id, { lockNow: true })
+          yield* store.getManyForUpdate(Timers, due.map((t) => t.id))
+          const results: Array<readonly [Timer, AfterCommit | "kept" | undefined]> = []
+          for (const timer of due) {
+            if (lifecycle.closing()) break
+            results.push([timer, yield* inSpan(timer, fireIn(timer))] as const)
+          }
+          return results
+        })).pipe(Effect.catchCause(() => Effect.succeed(undefined)))
+        : undefined
+      if (batched !== undefined) {
+        for (const [timer, after] of batched) taken(timer, after)
+      } else {
+        for (const timer of due) {
+          // A closing engine fires no more: the timer under way finishes, the rest wait for the next start.
+          if (lifecycle.closing()) break
+          const after = yield* inSpan(timer, store.transaction(fireIn(timer)).pipe(
+            Effect.catchCause((cause) => Effect.as(retryLater(timer, nowMs, cause), undefined))
+          ))
+          taken(timer, after)
+        }
       }
       yield* Effect.forEach(afterCommit, (work) => Effect.catchCause(work, (cause) =>
         Effect.logError("After-commit work of a timer failed", cause)), {

@@ -63,15 +63,16 @@ export const keep = (
 ): Effect.Effect<void, never, Store.Store> =>
   delivery.environment !== "sandbox"
     ? Effect.void
+    // Keyed by its attempt, a fresh row (`Deliveries.recordAttempt`).
     : Effect.flatMap(Store.Store, (store) =>
-      Effect.orDie(store.insert(AttemptRequests, {
+      store.insertFresh(AttemptRequests, {
         id: attempt.id,
         deliveryId: delivery.id,
         run: attempt.run,
         number: attempt.number,
         url: request.url,
         headers: { ...request.headers }
-      })))
+      }))
 
 /** One attempt as the sandbox read shows it. */
 export interface AttemptView {

@@ -241,7 +241,9 @@ export const recordAttempt = (current: WebhookDelivery, attempt: AttemptResult):
       latencyMs: attempt.latencyMs,
       error: attempt.error
     }
-    yield* Effect.orDie(store.insert(WebhookAttempts, row))
+    // Its id was made by the claim, which this transaction's lock on the delivery still holds: a fresh row, which a
+    // SQL store sends with the delivery's own write at the commit.
+    yield* store.insertFresh(WebhookAttempts, row)
     const nowMs = yield* Clock.currentTimeMillis
     const timerId = yield* timerOf(current.id, deliveryScope(current), step, nowMs)
     yield* write(current, step, timerId, nowMs, { attemptId: undefined, lastAttemptAt: toIso(attempt.startedMs) })
