@@ -391,7 +391,7 @@ describe("a resource's actions", () => {
     expect((await acme.call("POST", named(pending, "settleTransaction").path)).status).toBe(200)
     const settled = await actionsOf(acme, depositId)
     const settleAgain = named(settled, "settleTransaction")
-    expect(settleAgain).toMatchObject({ allowed: false, reason: "RESOURCE_TERMINAL: the transaction has ended (status completed)." })
+    expect(settleAgain).toMatchObject({ allowed: false, reason: "RESOURCE_TERMINAL: The transaction has already ended (completed)." })
     expect((await acme.call("POST", settleAgain.path)).json.type).toBe("RESOURCE_TERMINAL")
     expect(named(settled, "returnTransaction").allowed).toBe(true)
     expect(named(settled, "enterReview").allowed).toBe(false)
