@@ -239,7 +239,9 @@ export const readsOfThisPage = new (class extends Set<string> {
   #saving: ReturnType<typeof setTimeout> | undefined
   constructor() {
     super()
-    for (const id of (window.sessionStorage.getItem(readsKey) ?? "").split(" ")) if (id !== "") super.add(id)
+    // Outside a browser (a test importing the application) there is no tab to keep them in.
+    const kept = typeof window === "undefined" ? null : window.sessionStorage.getItem(readsKey)
+    for (const id of (kept ?? "").split(" ")) if (id !== "") super.add(id)
   }
   /** Forgets them, in the tab too (signing out). */
   forget(): void {
@@ -262,7 +264,7 @@ export const readsOfThisPage = new (class extends Set<string> {
     super.add(id)
     for (const listener of this.#listeners) listener()
     // Written once for a burst of reads.
-    this.#saving ??= setTimeout(() => {
+    if (typeof window !== "undefined") this.#saving ??= setTimeout(() => {
       this.#saving = undefined
       window.sessionStorage.setItem(readsKey, [...this].join(" "))
     }, 200)

@@ -17,12 +17,12 @@ const steppingClock = (ms: number, stepNs: bigint) => {
   return { currentTimeMillisUnsafe: () => ms, monotonicTimeNanosUnsafe: () => (ns += stepNs) } as unknown as Clock.Clock
 }
 
-const answered = (over: Partial<LiveFeed.AnsweredRequest> & { readonly status?: number; readonly body?: string } = {}): LiveFeed.AnsweredRequest => ({
+const answered = (over: Partial<LiveFeed.AnsweredRequest> & { readonly status?: number; readonly responseBody?: string } = {}): LiveFeed.AnsweredRequest => ({
   organizationId: "org_a",
   environment: "sandbox",
   method: "GET",
   path: "/sandbox/v2/customers",
-  response: HttpServerResponse.text(over.body ?? "{}", { status: over.status ?? 200, contentType: "application/json" }),
+  response: HttpServerResponse.text(over.responseBody ?? "{}", { status: over.status ?? 200, contentType: "application/json" }),
   startedNs: 0n,
   correlationId: "0123456789abcdef0000000000000001",
   clientAddress: "127.0.0.1",
@@ -42,7 +42,7 @@ describe("recent requests of one process", () => {
     const v6 = "2001:db8:85a3:1234:5678:8a2e:370:7334"
     const v4Mapped = "0000:0000:0000:0000:0000:ffff:192.168.100.200x"
     feed.record(answered({ method: "PROPFIND", path: longPath, correlationId: longId, clientAddress: v4Mapped }))
-    feed.record(answered({ method: "POST", path: wide, status: 404, body: `{"type":"NOT_FOUND","title":"x"}`, injected: "flt_1", clientAddress: v6 }))
+    feed.record(answered({ method: "POST", path: wide, status: 404, responseBody: `{"type":"NOT_FOUND","title":"x"}`, injected: "flt_1", clientAddress: v6 }))
     feed.record(answered({ path: "/sandbox/v2/customers/" + "d".repeat(128) }))
     const { data, total } = page(feed)
     expect(total).toBe(3)
