@@ -102,6 +102,24 @@ describe("the image", { timeout: 300_000 }, () => {
     for (const size of documented) expect(Math.abs(megabytes - size) / size, `${megabytes.toFixed(0)} MB, documented ${size}`).toBeLessThan(0.1)
   })
 
+  it("starts a new container warm: every module the server loads is in the compile cache the build made", async () => {
+    // Node's debug lines for its compile cache say, for each module, whether the cache held it ("accepted") and
+    // whether the run had to write a new entry; a new container on the baked cache writes none.
+    const name = `fos-test-${suffix}-warm`
+    containers.push(name)
+    await podman(["run", "-d", "--name", name, ...limits, "-p", "127.0.0.1::4000", "-e", "FOS_STORE=memory", "-e", "NODE_DEBUG_NATIVE=COMPILE_CACHE", image])
+    const port = Number((await podman(["port", name, "4000/tcp"])).trim().split(":").at(-1))
+    await logsOnceThere(name, /^live: /m)
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
+    await podman(["stop", "-t", "5", name])
+    const { stdout, stderr } = await run("podman", ["logs", name], { maxBuffer: 64 << 20 })
+    const lines = `${stdout}\n${stderr}`.split("\n").filter((line) => line.startsWith("[compile cache]"))
+    const verdicts = lines.filter((line) => / V8 code cache for /.test(line))
+    expect(verdicts.length).toBeGreaterThan(100)
+    expect(verdicts.filter((line) => !line.includes("was accepted"))).toEqual([])
+    expect(lines.filter((line) => /persisting/.test(line) && !/skip persisting .* because cache was the same/.test(line))).toEqual([])
+  })
+
   it("runs the README's first deposit, order and payout as written, on a virtual clock", async () => {
     const { name, origin } = await start(["-e", "FOS_STORE=memory", "-e", "FOS_CLOCK=virtual"])
     const { stdout } = await logsOnceThere(name, /^live: http:\/\/\S+\/live$/m)
