@@ -65,6 +65,35 @@ describe("links between the docs", () => {
     expect(broken).toEqual([])
   })
 
+  // Comments and docs name a section as `docs/decisions.md, "Heading"`, or link it as `decisions.md#anchor`; a heading
+  // renamed, merged or moved to another page must not leave them pointing at nothing. A page is known by its file name,
+  // so docs/decisions/README.md, whose name is the top README's, is left out.
+  const sectioned = new Map(
+    tracked
+      .filter((file) => file.startsWith("docs/") && file.endsWith(".md") && file !== "docs/decisions/README.md")
+      .map((file) => [file.slice(file.lastIndexOf("/") + 1, -".md".length), file])
+  )
+  it("each section a source or doc names on a page of docs/, by its heading or its anchor, is a heading there", () => {
+    expect(sectioned.size).toBeGreaterThan(40)
+    const headings = new Map([...sectioned].map(([page, file]) => [page, linesOf(file).flatMap((line) => /^#{1,6} (.*)$/.exec(line)?.[1] ?? [])]))
+    const pages = [...sectioned.keys()].map((page) => page.replace(/[.-]/g, "\\$&")).join("|")
+    const reference = new RegExp(`\\b(${pages})\\.md\\)?(?:, | \\()"([^"]+)"|\\b(${pages})\\.md#([\\w-]+)`, "g")
+    const named = tracked.flatMap((file) => {
+      // A name may run over a comment's line break: " * ", "// " and "# " at the next line's start are not part of it.
+      const text = readFileSync(join(root, file), "utf8").replace(/\s*\n\s*(?:\*(?!\/)|\/\/|#(?!#))?\s*/g, " ")
+      return [...text.matchAll(reference)].map(([, page, name, anchorPage, anchor]) => ({ file, page: (page ?? anchorPage)!, name, anchor }))
+    })
+    const broken = named.flatMap(({ file, page, name, anchor }) => {
+      // A heading may add a parenthesis or, after a colon, its endpoint to the name it is known by: "The world model's
+      // review (no simulate call)", "Recent requests: `GET /sandbox/v2/simulate/requests`".
+      const known = (heading: string) => heading === name || heading.startsWith(`${name} (`) || heading.startsWith(`${name}: `)
+      const found = headings.get(page)!.some((heading) => (name !== undefined ? known(heading) : anchorOf(heading) === anchor))
+      return found ? [] : [`${file}: ${page}.md ${name !== undefined ? `"${name}"` : `#${anchor}`}`]
+    })
+    expect(named.length).toBeGreaterThan(60)
+    expect(broken).toEqual([])
+  })
+
   it("reads a heading's anchor as GitHub makes it", () => {
     expect(anchorOf("The host's Effect")).toBe("the-hosts-effect")
     expect(anchorOf("Getting started with @fos/testing")).toBe("getting-started-with-fostesting")

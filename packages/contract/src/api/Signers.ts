@@ -46,7 +46,7 @@ export const Signers = HttpApiGroup.make("signers")
     error: [...withBody, problem(422)]
   }).annotateMerge(documented("Start a wallet ceremony", "Starts a signer ceremony (enrollment, promotion, recovery) for the session's signer; wallet_ceremony.* events report it.")))
   // A machine signer's signing requests: the request's details with the organization's key; approving (its stamp)
-  // and rejecting (its decline) with the machine signer's session too (docs/signing.md, "Machine signers").
+  // and rejecting (its decline) with the machine signer's session too (docs/signing.md, "The outside actors").
   .add(HttpApiEndpoint.get("signingRequest", "/v2/signing-requests/:id", {
     params: { id: SigningRequestId },
     success: SigningRequest,

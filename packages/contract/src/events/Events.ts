@@ -9,7 +9,7 @@
  * payload schema is still a `Schema.Struct` whose `fields` can be read.
  *
  * Where the spec says the payload is "not shown", the design below applies one set of names everywhere (see
- * docs/decisions.md, "Webhook event payloads"):
+ * docs/webhooks.md, "Webhook event payloads"):
  * - every payload carries the id of its resource under the resource's name (`transactionId`, `orderId`,
  *   `walletSignerId`, ...), the `customerId` it belongs to when it belongs to a customer (`organizationId` on
  *   organization events), the caller's `clientReferenceId` when the resource has one set, and `occurredAt`, the

@@ -59,8 +59,8 @@ export const TransactionType = Schema.Literals(TransactionTypes)
 export type TransactionType = typeof TransactionTypes[number]
 
 /**
- * The stage values the spec names. The full vocabulary is not shown; fos sends only these, and null on
- * transaction.created when the transaction is in neither (a nullable field: present, null for "not applicable").
+ * The stage values the spec names. The full vocabulary is not shown; fos sends only these, and omits `stage` (on the
+ * read and on transaction.created) when the transaction is in neither: the spec does not call it nullable (rule 3).
  */
 export const TransactionStages = ["under_review", "awaiting_customer_action"] as const
 export const TransactionStage = Schema.Literals(TransactionStages)

@@ -26,7 +26,7 @@ export const DocumentTypes = [
 ] as const
 export type DocumentType = typeof DocumentTypes[number]
 
-/** The largest file accepted, in bytes: 10 MiB (docs/decisions.md, "Documents"). */
+/** The largest file accepted, in bytes: 10 MiB (docs/onboarding.md, "Documents"). */
 export const maxDocumentBytes = 10 * 1024 * 1024
 
 /** The content types accepted; the engine checks each file's bytes against its declared type. */

@@ -1,7 +1,7 @@
 /**
  * The address rules of webhook URLs (spec, Webhook endpoint: "url: HTTPS required"; Events: "Webhooks push events
  * to registered HTTPS endpoints"). What fos adds, so that a webhook cannot be pointed at the service's own network
- * (server-side request forgery; docs/decisions.md, "Webhook endpoints and delivery"): a URL is HTTPS, at most 2048
+ * (server-side request forgery; docs/webhooks.md, "Webhook endpoints and delivery"): a URL is HTTPS, at most 2048
  * characters, carries no credentials, and never leads to a private, loopback, link-local or otherwise non-public
  * address, whether written in the URL or found by resolving its name; `--insecure-webhooks` also allows http:// and
  * loopback hosts, and nothing else. Creation checks it once; delivery checks it again before each send, and the

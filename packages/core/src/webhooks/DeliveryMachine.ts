@@ -17,7 +17,7 @@
  * The outcome says what to do besides the next state: the timer that acts next on the delivery (its next attempt
  * after a wait, or the recovery lease of the attempt just claimed), or none once the delivery has ended.
  *
- * fos's readings where the table is silent (docs/decisions.md, "Webhook endpoints and delivery"):
+ * fos's readings where the table is silent (docs/webhooks.md, "Webhook endpoints and delivery"):
  * - (new) → pending: fan-out opens a delivery in run 1 with its first attempt due at once.
  * - "Dispatch begins" claims the attempt and holds a 60-second recovery lease: a process that dies between sending
  *   and recording leaves the delivery processing, and the lease begins it again, sending the same attempt once more

@@ -12,9 +12,9 @@
  * the previous secret; "after the grace period only the current secret signs. The grace deadline is not exposed on
  * endpoint reads." DELETE answers 204, also for an endpoint deleted before; "an id that never existed in the
  * organization returns 404 WEBHOOK_ENDPOINT_NOT_FOUND". fos keeps a deleted endpoint's row for that, out of lists and
- * fan-out; a read, change or rotation of it is 410 GONE (docs/decisions.md, "Webhook endpoints and delivery").
+ * fan-out; a read, change or rotation of it is 410 GONE (docs/webhooks.md, "Webhook endpoints and delivery").
  *
- * No write here has refusals to order (docs/decisions.md, "The order of a webhook write's refusals"): after the
+ * No write here has refusals to order (docs/webhooks.md, "The order of a webhook write's refusals"): after the
  * schema, creating checks one member, the URL (400 VALIDATION_ERROR at /url, the first of AddressRules.ts's rules it
  * breaks); a change and a rotation check existence (404 WEBHOOK_ENDPOINT_NOT_FOUND), then deletion (410 GONE), which
  * one request cannot both break; a deletion checks existence only.
