@@ -5,21 +5,23 @@
  * receiver (listen.ts).
  */
 import { enableCompileCache, flushCompileCache } from "node:module"
-import { infoRequested, ListenError, serveHelp, StoreError, UsageError } from "@fos/serve/cli"
+import { infoRequested, ListenError, quoted, serveHelp, StoreError, UsageError } from "@fos/serve/cli"
 import { listen, ListenRefused, listenUsage, parseListenArgs } from "./listen.ts"
-import { OperatorRefused, operatorHelp, operatorUsage, RawOutput, runOperator } from "./operator.ts"
+import { operatorCommands, OperatorRefused, operatorHelp, operatorUsage, RawOutput, runOperator } from "./operator.ts"
 import { runTail, tailHelp, tailUsage } from "./tail.ts"
 
-/** What `fos`, `fos help` and `fos --help` print; `fos serve --help` prints the server's own (serveHelp). */
-const usage = `usage: fos serve [flags]          runs the server (npm start in the repository); fos serve --help lists its flags
+/** What `fos`, `fos help` and `fos --help` print; `fos <command> --help` prints the command's own. */
+const usage = `usage: fos serve [flags]          runs the server (npm start in the repository)
        fos orgs|users|keys|snapshots ...   the operator commands, below: they call a running server
-       fos reset ORG_ID          empties an organization's sandbox
+       fos reset --org ORG_ID    empties an organization's sandbox
        fos faults ...            an organization's sandbox faults (docs/faults.md)
-       fos tail [ORG_ID]         a sandbox's events and requests, live (docs/inspect.md)
+       fos tail [--org ORG_ID]   a sandbox's events and requests, live (docs/inspect.md)
        fos outcomes ...          an organization's sandbox outcome rules (docs/outcomes.md)
        fos listen --forward-to URL   forwards a sandbox's webhooks to a local receiver (docs/listen.md)
        fos --version             prints the version
+Every command's --help lists its flags, with examples (fos users --help).
 
+operator commands (--server URL or FOS_SERVER, --token T or FOS_OPERATOR_TOKEN):
 ${operatorUsage}
 ${tailUsage}
 
@@ -32,9 +34,6 @@ examples:
   FOS_API_KEY=ck_sandbox_... fos tail --types events
   fos listen --forward-to http://localhost:3000/webhooks --key ck_sandbox_...`
 
-/** The commands that call the operator surface (operator.ts). */
-const operatorCommands = new Set(["orgs", "users", "keys", "snapshots", "reset", "faults", "outcomes", "timers", "events", "journal", "audit", "timeline"])
-
 const main = async (argv: ReadonlyArray<string>) => {
   const [command, ...args] = argv
   // `fos --help`, `fos --version`, and either among a command's flags: each command's help lists every flag it takes.
@@ -45,7 +44,7 @@ const main = async (argv: ReadonlyArray<string>) => {
     : command === "tail"
     ? infoRequested(args, tailHelp)
     : command !== undefined && operatorCommands.has(command)
-    ? infoRequested(args, operatorHelp)
+    ? infoRequested(args, operatorHelp(command))
     : command === undefined || command.startsWith("-")
     ? infoRequested(argv, usage)
     : undefined
@@ -81,12 +80,12 @@ const main = async (argv: ReadonlyArray<string>) => {
       return
     default:
       if (operatorCommands.has(command)) {
-        const output = await runOperator(command, args, process.env)
+        const output = await runOperator(command, args, process.env, (line) => console.error(`fos: ${line}`))
         // A snapshot's file goes out as the server wrote it (`fos snapshots export ID > world.json`); the rest as JSON.
         if (output instanceof RawOutput) return void process.stdout.write(output.text)
         return console.log(JSON.stringify(output, null, 2))
       }
-      throw new UsageError(`unknown command ${JSON.stringify(command)}\n${usage}`)
+      throw new UsageError(`unknown command ${quoted(command)}\n${usage}`)
   }
 }
 

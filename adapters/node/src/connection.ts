@@ -24,8 +24,13 @@ export const tokenOf = (flag: string | undefined, env: Record<string, string | u
 export const cannotReach = (server: string, cause?: string): string =>
   `cannot reach the server at ${server}${cause === undefined ? "" : ` (${cause})`}: is it running? Name another with --server URL or FOS_SERVER`
 
-/** The connection flags, as every command's help lists them. */
-export const connectionHelp = `connection (every command that calls a server):
+/** The connection flags, as fos tail's help lists them. */
+export const connectionHelp = `connection:
   --server URL    the fos server (or FOS_SERVER; default ${defaultServer}); --url is another name for it
-  --key K         a sandbox API key (or FOS_API_KEY): fos listen, fos tail
-  --token T       the operator token (or FOS_OPERATOR_TOKEN), printed by fos serve: the operator commands, fos tail ORG_ID`
+  --key K         a sandbox API key (or FOS_API_KEY): the key's own sandbox
+  --token T       the operator token (or FOS_OPERATOR_TOKEN), printed by fos serve: with --org, any organization's`
+
+/** The connection flags of the operator commands, as their help lists them. */
+export const operatorConnectionHelp = `connection:
+  --server URL    the fos server (or FOS_SERVER; default ${defaultServer}); --url is another name for it
+  --token T       the operator token (or FOS_OPERATOR_TOKEN), printed by fos serve at its store's first start`

@@ -9,7 +9,7 @@
  * The server is `--server URL` or FOS_SERVER (default http://127.0.0.1:4000); the key is `--key KEY` or FOS_API_KEY,
  * a sandbox key with read_write access (connection.ts).
  */
-import { unknownFlag, UsageError } from "@fos/serve/cli"
+import { quoted, unknownFlag, UsageError } from "@fos/serve/cli"
 import { cannotReach, flagName, keyOf, serverOf } from "./connection.ts"
 
 export const listenUsage = `usage: fos listen --forward-to URL [--events TYPE,TYPE] [--key KEY] [--server URL]
@@ -21,7 +21,8 @@ export const listenUsage = `usage: fos listen --forward-to URL [--events TYPE,TY
 
 Prints the endpoint's signing secret, then one line per delivery attempt; Ctrl-C deletes the endpoint.
 
-example:
+examples:
+  fos listen --forward-to http://localhost:3000/webhooks --key ck_sandbox_…
   fos listen --forward-to http://localhost:3000/webhooks --events transaction.completed,transaction.failed`
 
 /** The local receiver's limit: the spec's 5 seconds, less a little for reporting back within the server's wait. */
@@ -41,7 +42,7 @@ export const parseListenArgs = (args: ReadonlyArray<string>, env: Record<string,
   const flags = new Map<string, string>()
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
-    if (!arg.startsWith("--")) throw new UsageError(`unexpected argument ${JSON.stringify(arg)}\n${listenUsage}`)
+    if (!arg.startsWith("--")) throw new UsageError(`fos listen takes no argument but its flags, not ${quoted(arg)}\n${listenUsage}`)
     const eq = arg.indexOf("=")
     const name = flagName(eq < 0 ? arg.slice(2) : arg.slice(2, eq))
     if (!["forward-to", "events", "key", "server"].includes(name)) throw unknownFlag(name, ["forward-to", "events", "key", "server"], "fos listen")
@@ -54,7 +55,7 @@ export const parseListenArgs = (args: ReadonlyArray<string>, env: Record<string,
   try {
     if (!/^https?:$/.test(new URL(forwardTo).protocol)) throw new Error()
   } catch {
-    throw new UsageError(`--forward-to must be an http:// or https:// URL, such as http://localhost:3000/webhooks`)
+    throw new UsageError(`--forward-to is an http:// or https:// URL, such as http://localhost:3000/webhooks, not ${quoted(forwardTo)}`)
   }
   const key = keyOf(flags.get("key"), env)
   if (key === undefined) throw new UsageError("a sandbox API key is needed: --key or FOS_API_KEY")

@@ -1,21 +1,232 @@
 /**
- * `fos orgs|users|keys|snapshots ...`: the operator commands. They call a running server's operator surface
+ * `fos orgs|users|keys|snapshots|reset|...`: the operator commands. They call a running server's operator surface
  * (`/operator/...`) with its operator token, so they act on the store that server serves.
  *
  * The server is `--server URL` or FOS_SERVER (default http://127.0.0.1:4000); the token is `--token T` or
  * FOS_OPERATOR_TOKEN (connection.ts). A refusal prints the problem's type and detail and exits 1; bad usage exits 2.
+ *
+ * Each command is one entry of `commands`: its actions' usage, what its flags mean and its examples. The usage is
+ * what the parser reads the flags from (`--name VALUE` takes a value, a bare `--name` is a switch), so the help
+ * and the parser cannot disagree on a flag. An organization is `--org ORG_ID` in every command; the older bare id
+ * (`fos reset org_acme`) still works, with a note that names `--org`.
  */
 import { readFileSync } from "node:fs"
-import { unknownFlag, UsageError } from "@fos/serve/cli"
-import { cannotReach, connectionHelp, flagName, serverOf, tokenOf } from "./connection.ts"
+import { isOrganizationId, quoted, unknownFlag, UsageError } from "@fos/serve/cli"
+import { cannotReach, flagName, operatorConnectionHelp, serverOf, tokenOf } from "./connection.ts"
+
+/** One action of a command (`fos users create`), or a command that has none (`fos reset`). */
+interface Action {
+  /** What follows `fos <command>`: the action, its arguments, and its flags, optional ones in brackets. */
+  readonly usage: string
+  /** What it does, in a line. */
+  readonly does: string
+}
+
+interface Command {
+  /** What the command is for, in a sentence. */
+  readonly summary: string
+  /** By action name; one action named "" for a command that takes none. */
+  readonly actions: Readonly<Record<string, Action>>
+  /** What each flag of its actions means, by name (the connection's are listed apart). */
+  readonly flags: Readonly<Record<string, string>>
+  /** Lines that run as written against a server with the organization org_acme (docs/operating.md's). */
+  readonly examples: ReadonlyArray<string>
+}
+
+const org = "the organization (fos orgs list shows every one)"
+const paging = { limit: "at most N entries in a page (1 to 100)", cursor: "the page after the one whose nextCursor this is" }
+
+const commands: Readonly<Record<string, Command>> = {
+  orgs: {
+    summary: "Organizations: create them, open or close their live environment, set their features and rate limits.",
+    actions: {
+      list: { usage: "list", does: "every organization" },
+      create: { usage: "create --name NAME [--id org_...] [--status onboarding|active|suspended]", does: "a new organization (onboarding unless --status)" },
+      activate: { usage: "activate --org ORG_ID", does: "makes it active: opens /live" },
+      suspend: { usage: "suspend --org ORG_ID", does: "refuses every key of it until activated again" },
+      "provision-sandbox": { usage: "provision-sandbox --org ORG_ID", does: "marks its sandbox provisioned" },
+      restrict: { usage: "restrict --org ORG_ID", does: "reads and webhooks go on; new business is 403 ORGANIZATION_ACCESS_SUSPENDED" },
+      unrestrict: { usage: "unrestrict --org ORG_ID", does: "lifts the restriction" },
+      set: { usage: "set --org ORG_ID [--features a,b] [--key-creation on|off] [--rate-limit PER_SECOND:BURST|default]", does: "changes its settings (at least one flag)" }
+    },
+    flags: {
+      name: "the organization's name",
+      id: "the id to give it (default: one is made)",
+      status: "the status it starts in",
+      org,
+      features: "its feature flags, comma-separated (empty for none)",
+      "key-creation": "whether its admins may create API keys",
+      "rate-limit": "its own request rate (such as 500:1000), or default for the server's"
+    },
+    examples: ["fos orgs create --name Acme --id org_acme", "fos orgs activate --org org_acme", "fos orgs set --org org_acme --rate-limit 500:1000"]
+  },
+  users: {
+    summary: "An organization's users, who create its API keys.",
+    actions: {
+      list: { usage: "list --org ORG_ID", does: "its users, removed ones too (with their removedAt)" },
+      create: { usage: "create --org ORG_ID --email EMAIL --role admin|developer [--id usr_...]", does: "a new user" },
+      remove: { usage: "remove USER_ID", does: "removes the user and revokes every key it created; the last admin stays" }
+    },
+    flags: { org, email: "the user's email address", role: "admin (may create read_write keys) or developer", id: "the id to give it (default: one is made)" },
+    examples: ["fos users create --org org_acme --email ada@acme.test --role admin --id usr_ada", "fos users list --org org_acme"]
+  },
+  keys: {
+    summary: "An organization's API keys, shown once when created.",
+    actions: {
+      create: { usage: "create --org ORG_ID --user USER_ID --env sandbox|live [--access read_only|read_write] [--ip CIDR]...", does: "a new key, printed once" },
+      list: { usage: "list --org ORG_ID", does: "its keys, without their secrets" },
+      revoke: { usage: "revoke KEY_OR_HASH", does: "revokes a key, given as printed or as its SHA-256 hash" }
+    },
+    flags: {
+      org,
+      user: "the user who creates it (read_write needs an admin)",
+      env: "the environment it opens",
+      access: "what it may do (default: read_only)",
+      ip: "an address range it may be used from; repeatable (default: any)"
+    },
+    examples: ["fos keys create --org org_acme --user usr_ada --env sandbox --access read_write", "fos keys list --org org_acme"]
+  },
+  snapshots: {
+    summary: "Saved copies of an organization's whole sandbox, to put it back or to share as a file (docs/snapshots.md).",
+    actions: {
+      list: { usage: "list --org ORG_ID", does: "its snapshots, newest first" },
+      create: { usage: "create --org ORG_ID", does: "saves its sandbox; prints the snapshot" },
+      restore: { usage: "restore SNAPSHOT_ID", does: "puts the sandbox back as the snapshot saved it" },
+      delete: { usage: "delete SNAPSHOT_ID", does: "deletes the snapshot" },
+      export: { usage: "export SNAPSHOT_ID > FILE", does: "prints the snapshot as a file, byte for byte what the server exported" },
+      import: { usage: "import --org ORG_ID FILE", does: "a file export printed, as a new snapshot of the organization's sandbox" }
+    },
+    flags: { org },
+    examples: ["fos snapshots create --org org_acme", "fos snapshots export snp_… > world.json", "fos snapshots import --org org_acme world.json"]
+  },
+  reset: {
+    summary: "Empties an organization's sandbox; keeps the organization, its users and keys.",
+    actions: { "": { usage: "--org ORG_ID", does: "empties the sandbox" } },
+    flags: { org },
+    examples: ["fos reset --org org_acme"]
+  },
+  faults: {
+    summary: "An organization's scripted sandbox faults: a request's or a receiver's failure on cue (docs/faults.md).",
+    actions: {
+      list: { usage: "list --org ORG_ID", does: "its faults, with how often each applied" },
+      arm: { usage: "arm --org ORG_ID --fault JSON [--endpoint wep_...]", does: "a request fault, or with --endpoint a receiver fault" },
+      delete: { usage: "delete --org ORG_ID [FAULT_ID]", does: "one fault, or all of them" }
+    },
+    flags: {
+      org,
+      fault: "the fault: {\"match\": {...}, \"effect\": {...}, \"count\": N}, or for a receiver {\"effect\": {...}, \"count\": N}",
+      endpoint: "the webhook endpoint whose receiver fails"
+    },
+    examples: [
+      "fos faults arm --org org_acme --fault '{\"match\":{\"operationId\":\"customers.list\"},\"effect\":{\"type\":\"problem\",\"code\":\"POLICY_EVALUATION_UNAVAILABLE\"},\"count\":1}'",
+      "fos faults list --org org_acme"
+    ]
+  },
+  outcomes: {
+    summary: "An organization's scripted sandbox outcome rules: how its next transactions end (docs/outcomes.md).",
+    actions: {
+      list: { usage: "list --org ORG_ID [--limit N] [--cursor C]", does: "its rules, in the order they apply" },
+      add: { usage: "add --org ORG_ID --rule JSON", does: "a rule" },
+      delete: { usage: "delete --org ORG_ID [RULE_ID]", does: "one rule, or all of them" }
+    },
+    flags: { org, rule: "the rule: {\"match\": {...}, \"outcome\": {...}, \"count\": N}", ...paging },
+    examples: [
+      "fos outcomes add --org org_acme --rule '{\"match\":{\"rail\":\"ach\"},\"outcome\":{\"type\":\"fail\",\"failureCode\":\"insufficient_funds_at_settle\"},\"count\":1}'",
+      "fos outcomes list --org org_acme"
+    ]
+  },
+  timers: {
+    summary: "An organization's sandbox's pending timers, soonest first, each with what it will do (docs/inspect.md).",
+    actions: { "": { usage: "--org ORG_ID [--housekeeping] [--limit N] [--cursor C]", does: "lists them" } },
+    flags: { org, housekeeping: "idempotency retention's timers too", ...paging },
+    examples: ["fos timers --org org_acme --limit 10"]
+  },
+  events: {
+    summary: "The events an organization's sandbox emitted, oldest first (docs/inspect.md).",
+    actions: { "": { usage: "--org ORG_ID [--resource ID] [--type T] [--limit N] [--cursor C]", does: "lists them" } },
+    flags: { org, resource: "only those about this resource", type: "only those of this event type", ...paging },
+    examples: ["fos events --org org_acme --type customer.created"]
+  },
+  journal: {
+    summary: "The ledger postings of one wallet or virtual account of an organization's sandbox (docs/inspect.md).",
+    actions: { "": { usage: "--org ORG_ID WALLET_OR_VIRTUAL_ACCOUNT_ID [--asset A] [--chain C] [--limit N] [--cursor C]", does: "lists them" } },
+    flags: { org, asset: "only this asset's postings", chain: "only this chain's", ...paging },
+    examples: ["fos journal --org org_acme vac_… --asset USD"]
+  },
+  audit: {
+    summary: "Checks the invariants of an organization's sandbox ledger, and lists every violation (docs/inspect.md).",
+    actions: { "": { usage: "--org ORG_ID", does: "runs the check" } },
+    flags: { org },
+    examples: ["fos audit --org org_acme"]
+  },
+  timeline: {
+    summary: "A sandbox resource's state changes, events, transfers and timers, and what it waits for (docs/inspect.md).",
+    actions: { "": { usage: "--org ORG_ID RESOURCE_ID", does: "prints its timeline" } },
+    flags: { org },
+    examples: ["fos timeline --org org_acme txn_…"]
+  }
+}
+
+/** The operator commands, as `fos` dispatches them. */
+export const operatorCommands: ReadonlySet<string> = new Set(Object.keys(commands))
+
+/** The flags an action's usage names: `--name VALUE` takes a value, a bare `--name` (a switch) none. */
+const flagsOf = (usage: string): { readonly values: ReadonlyArray<string>; readonly switches: ReadonlyArray<string> } => {
+  const values: Array<string> = []
+  const switches: Array<string> = []
+  for (const m of usage.matchAll(/--([a-z][a-z-]*)( [^\s[\]-])?/g)) (m[2] === undefined ? switches : values).push(m[1]!)
+  return { values, switches }
+}
+
+/** Every action's usage line, `fos <command> ...`: what `fos --help` lists. */
+export const operatorUsage = Object.entries(commands)
+  .flatMap(([name, command]) => Object.values(command.actions).map((action) => `  fos ${name} ${action.usage}`))
+  .join("\n")
+
+/** What `fos <command> --help` prints: its actions, its flags, the connection's, and examples. */
+export const operatorHelp = (name: string): string => {
+  const command = commands[name]!
+  const actions = Object.entries(command.actions)
+  const lines = actions.map(([, action], i) => `${i === 0 ? "usage:" : "      "} fos ${name} ${action.usage}`)
+  const named = actions.filter(([action]) => action !== "")
+  const width = Math.max(...named.map(([action]) => action.length))
+  const flagWidth = Math.max(...Object.keys(command.flags).map((flag) => flag.length + placeholderOf(command, flag).length))
+  return [
+    ...lines,
+    "",
+    command.summary,
+    ...(named.length === 0 ? [] : ["", ...named.map(([action, { does }]) => `  ${action.padEnd(width)}  ${does}`)]),
+    "",
+    "flags:",
+    ...Object.entries(command.flags).map(([flag, meaning]) => `  --${`${flag}${placeholderOf(command, flag)}`.padEnd(flagWidth)}  ${meaning}`),
+    "",
+    operatorConnectionHelp,
+    "",
+    "examples:",
+    ...command.examples.map((example) => `  ${example}`)
+  ].join("\n")
+}
+
+/** How a flag's value is written in the command's usage (` ORG_ID`), or "" for a switch. */
+const placeholderOf = (command: Command, flag: string): string => {
+  for (const { usage } of Object.values(command.actions)) {
+    const m = new RegExp(`--${flag}( [^\\s[\\]]+)?`).exec(usage)
+    if (m !== null) return (m[1] ?? "").replace(/\]$/, "")
+  }
+  return ""
+}
 
 interface Parsed {
   readonly positional: ReadonlyArray<string>
   readonly flags: ReadonlyMap<string, ReadonlyArray<string>>
 }
 
-/** `known` flags take a value; `switches` take none (`--housekeeping`), and read as "true". */
-const parse = (command: string, args: ReadonlyArray<string>, known: ReadonlyArray<string>, switches: ReadonlyArray<string> = []): Parsed => {
+const connection = ["server", "token"]
+
+/** Reads `args` by the flags `usage` names, and the connection's, for `command` (`fos keys`, whose --help lists them). */
+const parse = (command: string, args: ReadonlyArray<string>, usage: string): Parsed => {
+  const { values, switches } = flagsOf(usage)
+  const known = [...values, ...connection]
   const positional: Array<string> = []
   const flags = new Map<string, Array<string>>()
   for (let i = 0; i < args.length; i++) {
@@ -27,11 +238,11 @@ const parse = (command: string, args: ReadonlyArray<string>, known: ReadonlyArra
     const eq = arg.indexOf("=")
     const name = flagName(eq < 0 ? arg.slice(2) : arg.slice(2, eq))
     if (switches.includes(name)) {
-      if (eq >= 0) throw new UsageError(`--${name} takes no value`)
+      if (eq >= 0) throw new UsageError(`--${name} takes no value, not ${quoted(arg.slice(eq + 1))}`)
       flags.set(name, ["true"])
       continue
     }
-    if (!known.includes(name)) throw unknownFlag(name, [...known, ...switches], `fos ${command}`)
+    if (!known.includes(name)) throw unknownFlag(name, [...known, ...switches], command)
     let value: string
     if (eq >= 0) value = arg.slice(eq + 1)
     else {
@@ -52,9 +263,34 @@ const required = (p: Parsed, name: string): string => {
   return v
 }
 
-export class OperatorRefused extends Error {}
+/** The arguments after the flags: exactly `names` (a trailing `?` marks one that may be left out), or a refusal. */
+const positionals = (p: Parsed, label: string, names: ReadonlyArray<string>): ReadonlyArray<string | undefined> => {
+  const least = names.filter((n) => !n.endsWith("?")).length
+  const wanted = names.map((n) => (n.endsWith("?") ? `[${n.slice(0, -1)}]` : n)).join(" ")
+  if (p.positional.length < least) throw new UsageError(`${label} needs ${wanted}`)
+  if (p.positional.length > names.length) {
+    const extra = quoted(p.positional.at(-1)!)
+    throw new UsageError(names.length === 0 ? `${label} takes no argument but its flags, not ${extra}` : `${label} takes ${wanted} only, not also ${extra}`)
+  }
+  return names.map((_, i) => p.positional[i])
+}
 
-const connection = ["server", "token"]
+/**
+ * The organization a command acts on, `--org ORG_ID`, and the arguments after the flags (`names`, as `positionals`
+ * takes them). Without --org, a bare organization id first is the organization, the older spelling, with a note naming --org.
+ */
+const organization = (p: Parsed, label: string, names: ReadonlyArray<string>, note: (line: string) => void) => {
+  const flag = one(p, "org")
+  if (flag !== undefined) return { org: flag, rest: positionals(p, label, names) }
+  const [first, ...rest] = p.positional
+  // Only an organization's id is taken for one (`fos outcomes delete rul_…` is a rule's id with --org forgotten).
+  if (first === undefined || !isOrganizationId(first)) throw new UsageError(`${label} needs --org ORG_ID`)
+  const after = positionals({ ...p, positional: rest }, label, names)
+  note(`note: ${label} takes the organization as --org ORG_ID; the bare ${quoted(first)} still works`)
+  return { org: first, rest: after }
+}
+
+export class OperatorRefused extends Error {}
 
 /**
  * What a command prints as it is, not as JSON: a snapshot's file (`fos snapshots export ID > world.json`), so the
@@ -67,15 +303,214 @@ export class RawOutput {
   }
 }
 
-/** Calls the operator surface; answers the body's text. A refusal throws `OperatorRefused` with its type and detail. */
-const callText = async (p: Parsed, env: Record<string, string | undefined>, method: string, path: string, body?: string): Promise<string> => {
-  const server = serverOf(one(p, "server"), env)
-  const token = tokenOf(one(p, "token"), env)
+/** What an operator command asks of the server, read from its arguments alone: nothing is sent or read yet. */
+export interface OperatorRequest {
+  readonly method: "GET" | "POST" | "PATCH" | "DELETE"
+  readonly path: string
+  /** A JSON body. */
+  readonly body?: unknown
+  /** A file whose text is the body, sent as it is on disk (fos snapshots import). */
+  readonly bodyFile?: string
+  /** The answer printed as the server wrote it (RawOutput), not as JSON. */
+  readonly raw?: boolean
+  /** The connection's flags, when given. */
+  readonly server: string | undefined
+  readonly token: string | undefined
+}
+
+const enc = encodeURIComponent
+
+/**
+ * Reads one operator command's arguments into the request it makes; bad usage throws UsageError. `note` takes a
+ * line for standard error (the older spelling of an organization, still taken).
+ */
+export const operatorRequest = (name: string, args: ReadonlyArray<string>, note: (line: string) => void): OperatorRequest => {
+  const command = commands[name]
+  if (command === undefined) throw new UsageError(`unknown command ${quoted(name)}`)
+  const single = command.actions[""] !== undefined
+  const [action = "", rest] = single ? ["", args] : [args[0], args.slice(1)]
+  const spec = command.actions[action]
+  const label = single ? `fos ${name}` : `fos ${name} ${action}`
+  if (spec === undefined) throw new UsageError(`unknown command ${quoted(action === "" ? name : `${name} ${action}`)}\n${operatorHelp(name)}`)
+  const p = parse(`fos ${name}`, rest, spec.usage)
+  const request = (method: OperatorRequest["method"], path: string, more: Partial<OperatorRequest> = {}): OperatorRequest =>
+    ({ method, path, server: one(p, "server"), token: one(p, "token"), ...more })
+  const orgOf = (names: ReadonlyArray<string> = []) => organization(p, label, names, note)
+  const jsonFlag = (flag: string, what: string, doc: string): unknown => {
+    const text = required(p, flag)
+    try {
+      return JSON.parse(text)
+    } catch {
+      throw new UsageError(`--${flag} is ${what} as JSON (${doc}), not ${quoted(text)}`)
+    }
+  }
+  const page = (flags: ReadonlyArray<readonly [string, string]>) => {
+    const query = new URLSearchParams()
+    for (const [flag, param] of flags) {
+      const value = one(p, flag)
+      if (value !== undefined) query.set(param, value)
+    }
+    return query.size === 0 ? "" : `?${query}`
+  }
+  const paged = [["limit", "limit"], ["cursor", "cursor"]] as const
+  switch (`${name} ${action}`.trim()) {
+    case "reset": {
+      const { org } = orgOf()
+      return request("POST", `/operator/organizations/${enc(org)}/reset`)
+    }
+    case "timeline": {
+      const { org, rest: [resource] } = orgOf(["RESOURCE_ID"])
+      return request("GET", `/operator/organizations/${enc(org)}/timeline/${enc(resource!)}`)
+    }
+    case "timers":
+    case "events":
+    case "audit": {
+      const { org } = orgOf()
+      const query = page([...paged, ["resource", "resourceId"], ["type", "type"], ["housekeeping", "housekeeping"]])
+      return request("GET", `/operator/organizations/${enc(org)}/${name === "audit" ? "ledger/audit" : name}${query}`)
+    }
+    case "journal": {
+      const { org, rest: [holder] } = orgOf(["WALLET_OR_VIRTUAL_ACCOUNT_ID"])
+      return request("GET", `/operator/organizations/${enc(org)}/ledger/accounts/${enc(holder!)}/journal${page([...paged, ["asset", "asset"], ["chain", "chain"]])}`)
+    }
+    case "orgs list":
+      positionals(p, label, [])
+      return request("GET", "/operator/organizations")
+    case "orgs create":
+      positionals(p, label, [])
+      return request("POST", "/operator/organizations", {
+        body: {
+          name: required(p, "name"),
+          ...(one(p, "id") === undefined ? {} : { id: one(p, "id") }),
+          ...(one(p, "status") === undefined ? {} : { status: one(p, "status") })
+        }
+      })
+    case "orgs restrict":
+    case "orgs unrestrict":
+      return request("POST", `/operator/organizations/${enc(orgOf().org)}/${action}`)
+    case "orgs activate":
+    case "orgs suspend":
+    case "orgs provision-sandbox": {
+      const change = action === "activate" ? { status: "active" } : action === "suspend" ? { status: "suspended" } : { sandboxProvisioned: true }
+      return request("PATCH", `/operator/organizations/${enc(orgOf().org)}`, { body: change })
+    }
+    case "orgs set": {
+      const { org } = orgOf()
+      const change: Record<string, unknown> = {}
+      const features = one(p, "features")
+      if (features !== undefined) change.features = features === "" ? [] : features.split(",").map((f) => f.trim())
+      const keyCreation = one(p, "key-creation")
+      if (keyCreation !== undefined) {
+        if (keyCreation !== "on" && keyCreation !== "off") throw new UsageError(`--key-creation is on or off, not ${quoted(keyCreation)}`)
+        change.apiKeyCreationEnabled = keyCreation === "on"
+      }
+      const rate = one(p, "rate-limit")
+      if (rate !== undefined) {
+        if (rate === "default") change.rateLimit = null
+        else {
+          const m = /^(\d+(?:\.\d+)?):(\d+)$/.exec(rate)
+          if (m === null) throw new UsageError(`--rate-limit is PER_SECOND:BURST (for example 500:1000) or default, not ${quoted(rate)}`)
+          change.rateLimit = { sustainedPerSecond: Number(m[1]), burst: Number(m[2]) }
+        }
+      }
+      if (Object.keys(change).length === 0) throw new UsageError("fos orgs set needs --features, --key-creation or --rate-limit")
+      return request("PATCH", `/operator/organizations/${enc(org)}`, { body: change })
+    }
+    case "users create": {
+      positionals(p, label, [])
+      return request("POST", "/operator/users", {
+        body: {
+          organizationId: required(p, "org"),
+          email: required(p, "email"),
+          role: required(p, "role"),
+          ...(one(p, "id") === undefined ? {} : { id: one(p, "id") })
+        }
+      })
+    }
+    case "users list":
+      return request("GET", `/operator/organizations/${enc(orgOf().org)}/users`)
+    case "users remove": {
+      const [user] = positionals(p, label, ["USER_ID"])
+      return request("DELETE", `/operator/users/${enc(user!)}`)
+    }
+    case "keys create": {
+      positionals(p, label, [])
+      return request("POST", "/operator/api-keys", {
+        body: {
+          organizationId: required(p, "org"),
+          createdBy: required(p, "user"),
+          environment: required(p, "env"),
+          ...(one(p, "access") === undefined ? {} : { access: one(p, "access") }),
+          ipAllowlist: p.flags.get("ip") ?? []
+        }
+      })
+    }
+    case "keys list":
+      return request("GET", `/operator/organizations/${enc(orgOf().org)}/api-keys`)
+    case "keys revoke": {
+      const [key] = positionals(p, label, ["KEY_OR_HASH"])
+      return request("POST", "/operator/api-keys/revoke", { body: { key } })
+    }
+    case "snapshots list":
+    case "snapshots create":
+      return request(action === "list" ? "GET" : "POST", `/operator/organizations/${enc(orgOf().org)}/snapshots`)
+    case "snapshots export": {
+      const [id] = positionals(p, label, ["SNAPSHOT_ID"])
+      return request("GET", `/operator/snapshots/${enc(id!)}/export`, { raw: true })
+    }
+    case "snapshots import": {
+      const { org, rest: [file] } = orgOf(["FILE"])
+      // Sent as it is on disk: the server reads it as it reads the sandbox's import (MALFORMED_JSON for text that is no JSON).
+      return request("POST", `/operator/organizations/${enc(org)}/snapshots/import`, { bodyFile: file! })
+    }
+    case "snapshots restore":
+    case "snapshots delete": {
+      const [id] = positionals(p, label, ["SNAPSHOT_ID"])
+      const path = `/operator/snapshots/${enc(id!)}`
+      return action === "restore" ? request("POST", `${path}/restore`) : request("DELETE", path)
+    }
+    case "faults list":
+    case "faults arm":
+    case "faults delete": {
+      const { org, rest: [faultId] } = orgOf(action === "delete" ? ["FAULT_ID?"] : [])
+      const base = `/operator/organizations/${enc(org)}`
+      if (action === "list") return request("GET", `${base}/faults`)
+      if (action === "delete") return request("DELETE", faultId === undefined ? `${base}/faults` : `${base}/faults/${enc(faultId)}`)
+      const fault = jsonFlag("fault", "the fault", "docs/faults.md")
+      const endpoint = one(p, "endpoint")
+      return request("POST", endpoint === undefined ? `${base}/faults` : `${base}/webhooks/endpoints/${enc(endpoint)}/faults`, { body: fault })
+    }
+    case "outcomes list":
+    case "outcomes add":
+    case "outcomes delete": {
+      const { org, rest: [ruleId] } = orgOf(action === "delete" ? ["RULE_ID?"] : [])
+      const base = `/operator/organizations/${enc(org)}/outcomes`
+      if (action === "list") return request("GET", `${base}${page(paged)}`)
+      if (action === "delete") return request("DELETE", ruleId === undefined ? base : `${base}/${enc(ruleId)}`)
+      return request("POST", base, { body: jsonFlag("rule", "the outcome rule", "docs/outcomes.md") })
+    }
+  }
+  // Every action of `commands` has its case above.
+  throw new Error(`fos ${name} ${action}: no request`)
+}
+
+/** Sends `request`; answers the body's text. A refusal throws `OperatorRefused` with its type and detail. */
+const send = async (request: OperatorRequest, env: Record<string, string | undefined>): Promise<string> => {
+  const server = serverOf(request.server, env)
+  const token = tokenOf(request.token, env)
   if (token === undefined) throw new UsageError("the operator token is needed: --token or FOS_OPERATOR_TOKEN (fos serve prints it at start)")
+  let body: string | undefined
+  if (request.bodyFile !== undefined) {
+    try {
+      body = readFileSync(request.bodyFile, "utf8")
+    } catch (e) {
+      throw new UsageError(`cannot read the file ${quoted(request.bodyFile)} (${(e as NodeJS.ErrnoException).code ?? "error"})`)
+    }
+  } else if (request.body !== undefined) body = JSON.stringify(request.body)
   let response: Response
   try {
-    response = await fetch(server + path, {
-      method,
+    response = await fetch(server + request.path, {
+      method: request.method,
       headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
       ...(body === undefined ? {} : { body })
     })
@@ -91,259 +526,14 @@ const callText = async (p: Parsed, env: Record<string, string | undefined>, meth
   return text
 }
 
-const call = async (p: Parsed, env: Record<string, string | undefined>, method: string, path: string, body?: unknown): Promise<unknown> =>
-  JSON.parse(await callText(p, env, method, path, body === undefined ? undefined : JSON.stringify(body)))
-
-const usage = `operator commands (they call a running server: --server URL or FOS_SERVER, --token T or FOS_OPERATOR_TOKEN):
-  fos orgs list
-  fos orgs create --name NAME [--id org_...] [--status onboarding|active|suspended]
-  fos orgs activate|suspend|provision-sandbox|restrict|unrestrict ORG_ID
-  fos orgs set --features a,b | --key-creation on|off | --rate-limit PER_SECOND:BURST | --rate-limit default  ORG_ID
-  fos users list --org ORG_ID               (removed users too, with their removedAt)
-  fos users create --org ORG_ID --email EMAIL --role admin|developer [--id usr_...]
-  fos users remove USER_ID                  (revokes every key the user created)
-  fos keys create --org ORG_ID --user USER_ID --env sandbox|live [--access read_only|read_write] [--ip CIDR]...
-  fos keys list --org ORG_ID
-  fos keys revoke KEY_OR_HASH
-  fos reset ORG_ID                          (empties the organization's sandbox; keeps it, its users and keys)
-  fos faults list ORG_ID                    (its sandbox's scripted faults; docs/faults.md)
-  fos faults arm ORG_ID --fault JSON        (a request fault: {"match": {...}, "effect": {...}, "count": N})
-  fos faults arm ORG_ID --endpoint wep_... --fault JSON   (a receiver fault: {"effect": {...}, "count": N})
-  fos faults delete ORG_ID [FAULT_ID]       (one fault, or all of them)
-  fos outcomes list ORG_ID [--limit N] [--cursor C]   (its sandbox's scripted outcome rules; docs/outcomes.md)
-  fos outcomes add ORG_ID --rule JSON       (a rule: {"match": {...}, "outcome": {...}, "count": N})
-  fos outcomes delete ORG_ID [RULE_ID]      (one rule, or all of them)
-  fos timers ORG_ID [--housekeeping] [--limit N] [--cursor C]   (the sandbox's pending timers, soonest first, with
-                                            what each will do; --housekeeping: idempotency retention's too)
-  fos events ORG_ID [--resource ID] [--type T] [--limit N] [--cursor C]   (the sandbox's emitted events, oldest first)
-  fos journal ORG_ID WALLET_OR_VIRTUAL_ACCOUNT_ID [--asset A] [--chain C] [--limit N] [--cursor C]
-  fos audit ORG_ID                          (checks the sandbox ledger's invariants; lists every violation)
-  fos timeline ORG_ID RESOURCE_ID           (a sandbox resource's state changes, events, transfers and timers, and what it waits for)
-  fos snapshots list --org ORG_ID
-  fos snapshots create --org ORG_ID         (saves the organization's whole sandbox; prints the snapshot)
-  fos snapshots restore SNAPSHOT_ID         (puts the sandbox back as the snapshot saved it)
-  fos snapshots delete SNAPSHOT_ID
-  fos snapshots export SNAPSHOT_ID > world.json   (the snapshot as a file, to commit; docs/snapshots.md)
-  fos snapshots import --org ORG_ID world.json    (a file as a new snapshot of the organization's sandbox; prints it)`
-
-export const operatorUsage = usage
-
-/** What `fos <operator command> --help` prints: every operator command with its flags, and the connection's. */
-export const operatorHelp = `${usage}
-
-${connectionHelp}`
-
-/** Runs one operator command; returns what to print. */
+/** Runs one operator command; returns what to print. `note` takes a line for standard error. */
 export const runOperator = async (
-  group: string,
+  name: string,
   args: ReadonlyArray<string>,
-  env: Record<string, string | undefined>
+  env: Record<string, string | undefined>,
+  note: (line: string) => void
 ): Promise<unknown> => {
-  if (group === "reset") {
-    const p = parse(group, args, connection)
-    const id = p.positional[0]
-    if (id === undefined || p.positional.length > 1) throw new UsageError("fos reset needs one organization id")
-    return call(p, env, "POST", `/operator/organizations/${encodeURIComponent(id)}/reset`)
-  }
-  if (group === "timeline") {
-    const p = parse(group, args, connection)
-    const [id, resourceId] = p.positional
-    if (id === undefined || resourceId === undefined || p.positional.length !== 2) throw new UsageError("fos timeline needs an organization id and a resource id")
-    return call(p, env, "GET", `/operator/organizations/${encodeURIComponent(id)}/timeline/${encodeURIComponent(resourceId)}`)
-  }
-  if (group === "timers" || group === "events" || group === "journal" || group === "audit") {
-    const p = parse(group, args, [...connection, "limit", "cursor", ...(group === "events" ? ["resource", "type"] : group === "journal" ? ["asset", "chain"] : [])], group === "timers" ? ["housekeeping"] : [])
-    const id = p.positional[0]
-    const holder = group === "journal" ? p.positional[1] : undefined
-    const arity = group === "journal" ? 2 : 1
-    if (id === undefined || p.positional.length !== arity) {
-      throw new UsageError(`fos ${group} needs ${group === "journal" ? "an organization id and a wallet or virtual account id" : "one organization id"}`)
-    }
-    const query = new URLSearchParams()
-    for (const [flag, name] of [["limit", "limit"], ["cursor", "cursor"], ["resource", "resourceId"], ["type", "type"], ["asset", "asset"], ["chain", "chain"], ["housekeeping", "housekeeping"]] as const) {
-      const value = one(p, flag)
-      if (value !== undefined) query.set(name, value)
-    }
-    const path = group === "audit"
-      ? "ledger/audit"
-      : group === "journal"
-      ? `ledger/accounts/${encodeURIComponent(holder!)}/journal`
-      : group
-    const search = query.size === 0 ? "" : `?${query}`
-    return call(p, env, "GET", `/operator/organizations/${encodeURIComponent(id)}/${path}${search}`)
-  }
-  const [action, ...rest] = args
-  const known = (...names: Array<string>) => parse(group, rest, [...connection, ...names])
-  switch (`${group} ${action}`) {
-    case "orgs list":
-      return call(known(), env, "GET", "/operator/organizations")
-    case "orgs create": {
-      const p = known("name", "id", "status")
-      return call(p, env, "POST", "/operator/organizations", {
-        name: required(p, "name"),
-        ...(one(p, "id") === undefined ? {} : { id: one(p, "id") }),
-        ...(one(p, "status") === undefined ? {} : { status: one(p, "status") })
-      })
-    }
-    case "orgs restrict":
-    case "orgs unrestrict": {
-      const id = known().positional[0]
-      if (id === undefined) throw new UsageError(`fos orgs ${action} needs an organization id`)
-      return call(known(), env, "POST", `/operator/organizations/${encodeURIComponent(id)}/${action}`)
-    }
-    case "orgs activate":
-    case "orgs suspend":
-    case "orgs provision-sandbox": {
-      const p = known()
-      const id = p.positional[0]
-      if (id === undefined) throw new UsageError(`fos orgs ${action} needs an organization id`)
-      const change = action === "activate" ? { status: "active" } : action === "suspend" ? { status: "suspended" } : { sandboxProvisioned: true }
-      return call(p, env, "PATCH", `/operator/organizations/${encodeURIComponent(id)}`, change)
-    }
-    case "orgs set": {
-      const p = known("features", "key-creation", "rate-limit")
-      const id = p.positional[0]
-      if (id === undefined) throw new UsageError("fos orgs set needs an organization id")
-      const change: Record<string, unknown> = {}
-      const features = one(p, "features")
-      if (features !== undefined) change.features = features === "" ? [] : features.split(",").map((f) => f.trim())
-      const keyCreation = one(p, "key-creation")
-      if (keyCreation !== undefined) {
-        if (keyCreation !== "on" && keyCreation !== "off") throw new UsageError("--key-creation is on or off")
-        change.apiKeyCreationEnabled = keyCreation === "on"
-      }
-      const rate = one(p, "rate-limit")
-      if (rate !== undefined) {
-        if (rate === "default") change.rateLimit = null
-        else {
-          const m = /^(\d+(?:\.\d+)?):(\d+)$/.exec(rate)
-          if (m === null) throw new UsageError("--rate-limit is PER_SECOND:BURST (for example 500:1000) or default")
-          change.rateLimit = { sustainedPerSecond: Number(m[1]), burst: Number(m[2]) }
-        }
-      }
-      if (Object.keys(change).length === 0) throw new UsageError("fos orgs set needs --features, --key-creation or --rate-limit")
-      return call(p, env, "PATCH", `/operator/organizations/${encodeURIComponent(id)}`, change)
-    }
-    case "users create": {
-      const p = known("org", "email", "role", "id")
-      return call(p, env, "POST", "/operator/users", {
-        organizationId: required(p, "org"),
-        email: required(p, "email"),
-        role: required(p, "role"),
-        ...(one(p, "id") === undefined ? {} : { id: one(p, "id") })
-      })
-    }
-    case "users list": {
-      const p = known("org")
-      return call(p, env, "GET", `/operator/organizations/${encodeURIComponent(required(p, "org"))}/users`)
-    }
-    case "users remove": {
-      const p = known()
-      const id = p.positional[0]
-      if (id === undefined) throw new UsageError("fos users remove needs a user id")
-      return call(p, env, "DELETE", `/operator/users/${encodeURIComponent(id)}`)
-    }
-    case "keys create": {
-      const p = known("org", "user", "env", "access", "ip")
-      return call(p, env, "POST", "/operator/api-keys", {
-        organizationId: required(p, "org"),
-        createdBy: required(p, "user"),
-        environment: required(p, "env"),
-        ...(one(p, "access") === undefined ? {} : { access: one(p, "access") }),
-        ipAllowlist: p.flags.get("ip") ?? []
-      })
-    }
-    case "keys list": {
-      const p = known("org")
-      return call(p, env, "GET", `/operator/organizations/${encodeURIComponent(required(p, "org"))}/api-keys`)
-    }
-    case "snapshots list":
-    case "snapshots create": {
-      const p = known("org")
-      return call(p, env, action === "list" ? "GET" : "POST", `/operator/organizations/${encodeURIComponent(required(p, "org"))}/snapshots`)
-    }
-    case "snapshots export": {
-      const p = known()
-      const id = p.positional[0]
-      if (id === undefined || p.positional.length > 1) throw new UsageError("fos snapshots export needs one snapshot id")
-      return new RawOutput(await callText(p, env, "GET", `/operator/snapshots/${encodeURIComponent(id)}/export`))
-    }
-    case "snapshots import": {
-      const p = known("org")
-      const path = p.positional[0]
-      if (path === undefined || p.positional.length > 1) throw new UsageError("fos snapshots import needs one file (a snapshot's export)")
-      let text: string
-      try {
-        text = readFileSync(path, "utf8")
-      } catch (e) {
-        throw new UsageError(`${path}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? "error"})`)
-      }
-      // Sent as it is on disk: the server reads it as it reads the sandbox's import (MALFORMED_JSON for text that is no JSON).
-      return JSON.parse(await callText(p, env, "POST", `/operator/organizations/${encodeURIComponent(required(p, "org"))}/snapshots/import`, text))
-    }
-    case "snapshots restore":
-    case "snapshots delete": {
-      const p = known()
-      const id = p.positional[0]
-      if (id === undefined || p.positional.length > 1) throw new UsageError(`fos snapshots ${action} needs one snapshot id`)
-      const path = `/operator/snapshots/${encodeURIComponent(id)}`
-      return action === "restore" ? call(p, env, "POST", `${path}/restore`) : call(p, env, "DELETE", path)
-    }
-    case "keys revoke": {
-      const p = known()
-      const key = p.positional[0]
-      if (key === undefined) throw new UsageError("fos keys revoke needs the key (or its SHA-256 hash)")
-      return call(p, env, "POST", "/operator/api-keys/revoke", { key })
-    }
-    case "faults list":
-    case "faults arm":
-    case "faults delete": {
-      const p = known("fault", "endpoint")
-      const [org, faultId, ...extra] = p.positional
-      if (org === undefined || extra.length > 0 || (faultId !== undefined && action !== "delete")) {
-        throw new UsageError(`fos faults ${action} needs one organization id${action === "delete" ? " (and optionally a fault id)" : ""}`)
-      }
-      const base = `/operator/organizations/${encodeURIComponent(org)}`
-      if (action === "list") return call(p, env, "GET", `${base}/faults`)
-      if (action === "delete") return call(p, env, "DELETE", faultId === undefined ? `${base}/faults` : `${base}/faults/${encodeURIComponent(faultId)}`)
-      let fault: unknown
-      try {
-        fault = JSON.parse(required(p, "fault"))
-      } catch (e) {
-        if (e instanceof UsageError) throw e
-        throw new UsageError("--fault is the fault as JSON (docs/faults.md)")
-      }
-      const endpoint = one(p, "endpoint")
-      return call(p, env, "POST", endpoint === undefined ? `${base}/faults` : `${base}/webhooks/endpoints/${encodeURIComponent(endpoint)}/faults`, fault)
-    }
-    case "outcomes list":
-    case "outcomes add":
-    case "outcomes delete": {
-      const p = known("rule", "limit", "cursor")
-      const [org, ruleId, ...extra] = p.positional
-      if (org === undefined || extra.length > 0 || (ruleId !== undefined && action !== "delete")) {
-        throw new UsageError(`fos outcomes ${action} needs one organization id${action === "delete" ? " (and optionally a rule id)" : ""}`)
-      }
-      const base = `/operator/organizations/${encodeURIComponent(org)}/outcomes`
-      if (action === "list") {
-        const query = new URLSearchParams()
-        for (const flag of ["limit", "cursor"] as const) {
-          const value = one(p, flag)
-          if (value !== undefined) query.set(flag, value)
-        }
-        return call(p, env, "GET", query.size === 0 ? base : `${base}?${query}`)
-      }
-      if (action === "delete") return call(p, env, "DELETE", ruleId === undefined ? base : `${base}/${encodeURIComponent(ruleId)}`)
-      let rule: unknown
-      try {
-        rule = JSON.parse(required(p, "rule"))
-      } catch (e) {
-        if (e instanceof UsageError) throw e
-        throw new UsageError("--rule is the outcome rule as JSON (docs/outcomes.md)")
-      }
-      return call(p, env, "POST", base, rule)
-    }
-    default:
-      throw new UsageError(`unknown command ${JSON.stringify(action === undefined ? group : `${group} ${action}`)}\n${usage}`)
-  }
+  const request = operatorRequest(name, args, note)
+  const text = await send(request, env)
+  return request.raw === true ? new RawOutput(text) : JSON.parse(text)
 }

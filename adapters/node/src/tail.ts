@@ -1,10 +1,10 @@
 /**
- * `fos tail [ORG_ID] [--json] [--types events,requests]`: a running server's live stream of an organization's
+ * `fos tail [--org ORG_ID] [--json] [--types events,requests]`: a running server's live stream of an organization's
  * sandbox (docs/inspect.md, "The live stream"), one line per event and per request as they happen.
  *
- * With a sandbox key (`--key K` or FOS_API_KEY) and no ORG_ID it reads `/sandbox/v2/simulate/stream`, the key's own
- * organization; with an ORG_ID it reads the operator's `/operator/organizations/{id}/stream` with the operator token
- * (`--token T` or FOS_OPERATOR_TOKEN). The server is `--server URL` or FOS_SERVER (default http://127.0.0.1:4000).
+ * With a sandbox key (`--key K` or FOS_API_KEY) and no --org it reads `/sandbox/v2/simulate/stream`, the key's own
+ * organization; with `--org ORG_ID` (or the older bare id) it reads the operator's
+ * `/operator/organizations/{id}/stream` with the operator token (`--token T` or FOS_OPERATOR_TOKEN). The server is `--server URL` or FOS_SERVER (default http://127.0.0.1:4000).
  *
  * Lines are pretty (a time, `event` or the request's method, and what it is about), or with `--json` one JSON
  * object per line: `{"event":"event","id":"evt_…","data":{…}}` (the event as the event log shows it) or
@@ -12,32 +12,38 @@
  * resuming after the last event shown (Last-Event-ID); Ctrl-C (SIGINT) or SIGTERM ends it, exit 0.
  */
 import { OperatorRefused } from "./operator.ts"
-import { unknownFlag, UsageError } from "@fos/serve/cli"
+import { isOrganizationId, quoted, unknownFlag, UsageError } from "@fos/serve/cli"
 import { cannotReach, connectionHelp, flagName, keyOf, serverOf, tokenOf } from "./connection.ts"
 
-export const tailUsage = `  fos tail [ORG_ID] [--json] [--types events,requests] [--key K] [--token T] [--server URL]
+export const tailUsage = `  fos tail [--org ORG_ID] [--json] [--types events,requests] [--key K] [--token T] [--server URL]
                                             (the live stream of a sandbox's events and requests: with a sandbox key,
-                                            --key or FOS_API_KEY, its own; with ORG_ID and the operator token, the
+                                            --key or FOS_API_KEY, its own; with --org and the operator token, the
                                             operator's view of it)`
 
-/** What `fos tail --help` prints: every flag. */
-export const tailHelp = `usage: fos tail [ORG_ID] [flags]
+/** What `fos tail --help` prints: every flag, and examples. */
+export const tailHelp = `usage: fos tail [--org ORG_ID] [flags]
 
 Prints a running server's live stream of a sandbox's events and requests, one line each, until Ctrl-C.
 
 flags:
   --types events,requests   which of the two to print (default: both)
   --json                    one JSON object per line instead of a pretty line
+  --org ORG_ID              any organization's sandbox, with the operator token (default: the key's own)
 
-${connectionHelp}`
+${connectionHelp}
 
-interface TailOptions {
+examples:
+  fos tail --key ck_sandbox_… --types events
+  fos tail --org org_acme --json`
+
+export interface TailOptions {
   readonly url: string
   readonly headers: Readonly<Record<string, string>>
   readonly json: boolean
 }
 
-const parseTail = (args: ReadonlyArray<string>, env: Record<string, string | undefined>): TailOptions => {
+/** Reads `fos tail`'s arguments; `note` takes a line for standard error (the older bare organization id, still taken). */
+export const parseTailArgs = (args: ReadonlyArray<string>, env: Record<string, string | undefined>, note: (line: string) => void): TailOptions => {
   const positional: Array<string> = []
   const flags = new Map<string, string>()
   let json = false
@@ -53,26 +59,27 @@ const parseTail = (args: ReadonlyArray<string>, env: Record<string, string | und
     }
     const eq = arg.indexOf("=")
     const name = flagName(eq < 0 ? arg.slice(2) : arg.slice(2, eq))
-    if (!["types", "key", "server", "token"].includes(name)) throw unknownFlag(name, ["types", "json", "key", "server", "token"], "fos tail")
+    if (!["types", "org", "key", "server", "token"].includes(name)) throw unknownFlag(name, ["types", "json", "org", "key", "server", "token"], "fos tail")
     const value = eq >= 0 ? arg.slice(eq + 1) : args[++i]
     if (value === undefined || (eq < 0 && value.startsWith("--"))) throw new UsageError(`--${name} needs a value`)
     flags.set(name, value)
   }
-  if (positional.length > 1) throw new UsageError("fos tail takes at most one organization id")
+  if (positional.length > (flags.has("org") || !isOrganizationId(positional[0] ?? "") ? 0 : 1)) throw new UsageError(`fos tail takes no argument but its flags, not ${quoted(positional.at(-1)!)}`)
   const types = flags.get("types")
   if (types !== undefined && !types.split(",").every((t) => t === "events" || t === "requests")) {
-    throw new UsageError("--types is a comma-separated list of events and requests")
+    throw new UsageError(`--types is a comma-separated list of events and requests, not ${quoted(types)}`)
   }
   const server = serverOf(flags.get("server"), env)
   const query = types === undefined ? "" : `?topics=${encodeURIComponent(types)}`
-  const organizationId = positional[0]
+  const organizationId = flags.get("org") ?? positional[0]
   if (organizationId !== undefined) {
+    if (!flags.has("org")) note(`note: fos tail takes the organization as --org ORG_ID; the bare ${quoted(organizationId)} still works`)
     const token = tokenOf(flags.get("token"), env)
-    if (token === undefined) throw new UsageError("fos tail ORG_ID needs the operator token: --token or FOS_OPERATOR_TOKEN")
+    if (token === undefined) throw new UsageError("fos tail --org needs the operator token: --token or FOS_OPERATOR_TOKEN")
     return { url: `${server}/operator/organizations/${encodeURIComponent(organizationId)}/stream${query}`, headers: { authorization: `Bearer ${token}` }, json }
   }
   const key = keyOf(flags.get("key"), env)
-  if (key === undefined) throw new UsageError("fos tail needs a sandbox key (--key or FOS_API_KEY), or an organization id and the operator token")
+  if (key === undefined) throw new UsageError("fos tail needs a sandbox key (--key or FOS_API_KEY), or --org ORG_ID and the operator token")
   return { url: `${server}/sandbox/v2/simulate/stream${query}`, headers: { "x-api-key": key }, json }
 }
 
@@ -94,7 +101,7 @@ export const prettyLine = (event: string, data: any, color: boolean): string => 
 
 /** Runs `fos tail` until SIGINT or SIGTERM; `out` takes each line. */
 export const runTail = async (args: ReadonlyArray<string>, env: Record<string, string | undefined>, out: (line: string) => void): Promise<void> => {
-  const options = parseTail(args, env)
+  const options = parseTailArgs(args, env, (line) => process.stderr.write(`fos: ${line}\n`))
   const color = !options.json && process.stdout.isTTY === true && env.NO_COLOR === undefined
   const stop = new AbortController()
   const onSignal = () => stop.abort()

@@ -21,7 +21,7 @@ flags:
   --host H                          address to listen on                               (default: 127.0.0.1)
   --base-path /PATH                 serves everything under /PATH (such as /fos), for a proxy that forwards
                                     /PATH/... unchanged: sandbox at <origin>/PATH/sandbox, and every address fos
-                                    hands out under it; the fos commands then take --server <origin>/PATH
+                                    hands out under it; the other fos commands are then given <origin>/PATH
                                     (default: none, the origin's root)
   --store S                         memory: nothing kept after the process ends;
                                     a directory: embedded PGlite, created if missing (a new
@@ -74,6 +74,21 @@ examples:
 /** A bad flag or seed: the message names the problem; the process exits with status 2 having written nothing. */
 export class UsageError extends Error {}
 
+/**
+ * A value the user gave, as every command's error message names it: in double quotes, as JSON writes a string. A
+ * flag, a command or a variable stands bare, as typed (--org, fos users list, FOS_SERVER): its dashes or capitals
+ * already set it apart, and it reads as what to type. A value is quoted because it may be anything: empty, with
+ * spaces, or a word that would read as part of the sentence; JSON's quotes show each of those as it is, escapes
+ * included, and are what a shell takes back. Backticks and single quotes are used by no message.
+ */
+export const quoted = (value: string): string => JSON.stringify(value)
+
+/**
+ * Whether `text` is an organization's id (`org_` and 1 to 64 letters or digits, @fos/contract's IdPrefixes.ts), read
+ * here so that a command that only parses loads none of the engine.
+ */
+export const isOrganizationId = (text: string): boolean => /^org_[0-9A-Za-z]{1,64}$/.test(text)
+
 /** How many single-character edits turn `a` into `b` (Levenshtein). */
 const editDistance = (a: string, b: string): number => {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j)
@@ -87,7 +102,7 @@ const editDistance = (a: string, b: string): number => {
 
 /**
  * The refusal of a flag `command` does not take (`flag` with its dashes): the closest of the `known` flags when one
- * is a slip away, and where every flag is listed. Flags are written bare, as typed; values the user gave, quoted.
+ * is a slip away, and where every flag is listed (flags bare, as `quoted` says).
  */
 export const unknownFlag = (flag: string, known: ReadonlyArray<string>, command: string): UsageError => {
   const name = flag.replace(/^-+/, "")

@@ -7,7 +7,7 @@
  */
 import { Cause, Exit, Layer, Runtime } from "effect"
 import { HttpServer } from "effect/http"
-import { infoRequested, ListenError, parseServeArgs, serveHelp, serveUsage, StoreError, UsageError } from "./Options.ts"
+import { infoRequested, ListenError, parseServeArgs, quoted, serveHelp, serveUsage, StoreError, UsageError } from "./Options.ts"
 import { openEngine, resolveHost, serveEngine } from "./Serve.ts"
 import { type Listen, makeWebServer } from "./WebServer.ts"
 
@@ -42,14 +42,14 @@ export const runServeCommand = (argv: ReadonlyArray<string>, env: Readonly<Recor
     if (command === undefined || command === "help") return out(serveHelp(runtime.command))
     const info = command === "serve" || command.startsWith("-") ? infoRequested(argv, serveHelp(runtime.command)) : undefined
     if (info !== undefined) return out(info)
-    if (command !== "serve") throw new UsageError(`unknown command ${JSON.stringify(command)}\n${usage}`)
+    if (command !== "serve") throw new UsageError(`unknown command ${quoted(command)}\n${usage}`)
     const options = parseServeArgs(args, env)
     // Bun and Deno take an address to listen on; Node's server resolves a name itself, to its first address.
     const hostname = await resolveHost(options.host).then(
       (addresses) => addresses[0],
       () => undefined
     )
-    if (hostname === undefined) throw new UsageError(`--host ${options.host}: cannot resolve the name`)
+    if (hostname === undefined) throw new UsageError(`--host ${quoted(options.host)}: cannot resolve the name`)
     const engine = await openEngine(options, out)
     const server = Layer.merge(
       Layer.effect(HttpServer.HttpServer, makeWebServer(runtime.listen, { hostname, port: options.port })),

@@ -10,7 +10,7 @@ import { Clocks, MemoryStore, Seed } from "@fos/core"
 import { parseIso } from "@fos/contract"
 import { basePathOf } from "@fos/http"
 import { Effect, type Layer } from "effect"
-import { unknownFlag, UsageError } from "./Cli.ts"
+import { isOrganizationId, quoted, unknownFlag, UsageError } from "./Cli.ts"
 
 export * from "./Cli.ts"
 
@@ -92,7 +92,7 @@ const flagsFromEnvironment = (env: Readonly<Record<string, string | undefined>>,
     if (switches.has(flag)) {
       if (/^(1|true)$/i.test(value)) return [{ arg: flag, variable }]
       if (/^(0|false)$/i.test(value)) return []
-      throw new UsageError(`${variable} is 1, true, 0 or false, not ${JSON.stringify(value)}`)
+      throw new UsageError(`${variable} is 1, true, 0 or false, not ${quoted(value)}`)
     }
     if (flag === "--load") return loadOnCommandLine ? [] : value.trim().split(/\s+/).map((pair) => ({ arg: `${flag}=${pair}`, variable }))
     return [{ arg: `${flag}=${value}`, variable }]
@@ -104,6 +104,7 @@ export const parseServeArgs = (commandLine: ReadonlyArray<string>, env: Readonly
   const fromEnvironment = flagsFromEnvironment(env, commandLine)
   const args = [...fromEnvironment.map((f) => f.arg), ...commandLine]
   let port = env.PORT === undefined ? 4000 : Number(env.PORT)
+  let portGiven = env.PORT ?? "4000"
   let host = "127.0.0.1"
   let basePath = ""
   let store = "./.fos"
@@ -143,7 +144,7 @@ export const parseServeArgs = (commandLine: ReadonlyArray<string>, env: Readonly
       return v
     }
     switch (name) {
-      case "--port": port = Number(value()); break
+      case "--port": portGiven = value(); port = Number(portGiven); break
       case "--host": host = value(); break
       case "--base-path": {
         const v = value()
@@ -157,7 +158,7 @@ export const parseServeArgs = (commandLine: ReadonlyArray<string>, env: Readonly
       case "--store": store = value(); break
       case "--clock": {
         const v = value()
-        if (v !== "system" && v !== "virtual") throw new UsageError(`--clock is system or virtual, not ${JSON.stringify(v)}`)
+        if (v !== "system" && v !== "virtual") throw new UsageError(`--clock is system or virtual, not ${quoted(v)}`)
         clockFlag = v
         break
       }
@@ -166,7 +167,7 @@ export const parseServeArgs = (commandLine: ReadonlyArray<string>, env: Readonly
       case "--load": loadFlags.push({ flag: value(), variable }); break
       case "--random-seed": {
         const v = value()
-        if (!/^[\x21-\x7e]{1,256}$/.test(v)) throw new UsageError("--random-seed is 1 to 256 visible ASCII characters, such as 42")
+        if (!/^[\x21-\x7e]{1,256}$/.test(v)) throw new UsageError(`--random-seed is 1 to 256 visible ASCII characters, such as 42, not ${quoted(v)}`)
         randomSeed = v
         break
       }
@@ -176,7 +177,7 @@ export const parseServeArgs = (commandLine: ReadonlyArray<string>, env: Readonly
       case "--operator-token": operatorToken = value(); break
       case "--log-format": {
         const v = value()
-        if (v !== "pretty" && v !== "json") throw new UsageError(`--log-format is pretty or json, not ${JSON.stringify(v)}`)
+        if (v !== "pretty" && v !== "json") throw new UsageError(`--log-format is pretty or json, not ${quoted(v)}`)
         logFormat = v
         break
       }
@@ -189,12 +190,13 @@ export const parseServeArgs = (commandLine: ReadonlyArray<string>, env: Readonly
       default: throw unknownFlag(name, [...Object.values(serveEnvironment), "--help", "--version"], "fos serve")
     }
   }
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port (FOS_PORT, PORT) is a whole number from 0 to 65535")
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port (FOS_PORT, PORT) is a whole number from 0 to 65535, not ${quoted(portGiven)}`)
   if (store === "") throw new UsageError("--store is memory, a directory (PGlite) or a postgres:// URL")
   // A URL of another database is not a directory name: refused before anything is created.
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(store)?.[1]
   if (scheme !== undefined && !/^postgres(ql)?$/i.test(scheme)) {
-    throw new UsageError(`--store ${scheme}://...: fos stores in memory, in a directory (PGlite) or in PostgreSQL (postgres:// or postgresql://), not ${scheme}`)
+    // Only the scheme is named: the rest of a URL may hold a password.
+    throw new UsageError(`--store is memory, a directory (PGlite) or a postgres:// or postgresql:// URL, not a ${quoted(`${scheme}://`)} URL`)
   }
   // A seed is for reproducing a run, so with one the clock is virtual and starts at a fixed instant unless a flag
   // says otherwise (Clocks.seededStartMs); without one, the system clock.
@@ -222,7 +224,7 @@ export const parseServeArgs = (commandLine: ReadonlyArray<string>, env: Readonly
   if (seedPath !== undefined) {
     // The seed itself rather than its file's path (a `{`), for a container configured by variables alone.
     const inline = seedPath.trimStart().startsWith("{")
-    const named = inline ? "--seed {...}" : `--seed ${seedPath}`
+    const named = inline ? "--seed (the JSON given)" : `--seed ${quoted(seedPath)}`
     let text: string
     try {
       text = inline ? seedPath : readFileSync(seedPath, "utf8")
@@ -245,19 +247,19 @@ export const parseServeArgs = (commandLine: ReadonlyArray<string>, env: Readonly
     const at = flag.indexOf("=")
     const organizationId = at < 0 ? "" : flag.slice(0, at)
     const path = at < 0 ? "" : flag.slice(at + 1)
-    if (!/^org_[0-9A-Za-z]{1,64}$/.test(organizationId) || path === "") {
-      throw new UsageError(`--load is ORG=FILE, an organization's id and a snapshot file (such as org_acme=world.json), not ${JSON.stringify(flag)}`)
+    if (!isOrganizationId(organizationId) || path === "") {
+      throw new UsageError(`--load is ORG=FILE, an organization's id and a snapshot file (such as org_acme=world.json), not ${quoted(flag)}`)
     }
     let text: string
     try {
       text = readFileSync(path, "utf8")
     } catch (e) {
-      throw new UsageError(`--load ${flag}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? "error"})`)
+      throw new UsageError(`--load ${quoted(flag)}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? "error"})`)
     }
     try {
       return { organizationId, path, file: JSON.parse(text) as unknown }
     } catch {
-      throw new UsageError(`--load ${flag}: the file is not JSON (a snapshot file is what fos snapshots export prints)`)
+      throw new UsageError(`--load ${quoted(flag)}: the file is not JSON (a snapshot file is what fos snapshots export prints)`)
     }
   }
   if (new Set(loads.map((l) => l.organizationId)).size !== loads.length) throw new UsageError("--load names an organization twice: one file per organization")
@@ -274,9 +276,9 @@ const otlpEndpoint = (url: string, from: string): string => {
   try {
     parsed = new URL(url)
   } catch {
-    throw new UsageError(`${from} is a collector's base URL, such as http://127.0.0.1:4318, not ${JSON.stringify(url)}`)
+    throw new UsageError(`${from} is a collector's base URL, such as http://127.0.0.1:4318, not ${quoted(url)}`)
   }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new UsageError(`${from} is an http:// or https:// URL (OTLP/HTTP), not ${parsed.protocol}`)
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new UsageError(`${from} is an http:// or https:// URL (OTLP/HTTP), not a ${quoted(`${parsed.protocol}//`)} URL`)
   return url
 }
 

@@ -32,7 +32,7 @@ import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { makeDemoCustomer } from "./Demo.ts"
 import { readDocsAssets } from "./DocsAssets.ts"
-import { ListenError, type ServeOptions, StoreError, storeLayer, UsageError } from "./Options.ts"
+import { ListenError, quoted, type ServeOptions, StoreError, storeLayer, UsageError } from "./Options.ts"
 import { nodeWebhookTransport } from "./Transport.ts"
 
 /** Every address `host` resolves to, by the system's resolver (so /etc/hosts counts, as it would for curl). */
@@ -190,7 +190,7 @@ const loadFiles = async (engine: Engine, options: ServeOptions, out: (line: stri
     const failed = e as { load?: ServeOptions["loads"][number]; problem?: { code: string; detail: string; errors?: ReadonlyArray<{ pointer: string; detail: string }> } }
     if (failed.load === undefined || failed.problem === undefined) throw e
     const errors = (failed.problem.errors ?? []).slice(0, 10).map((entry) => `\n  ${entry.pointer} ${entry.detail}`).join("")
-    throw new UsageError(`--load ${failed.load.organizationId}=${failed.load.path}: ${failed.problem.code}: ${failed.problem.detail}${errors}`)
+    throw new UsageError(`--load ${quoted(`${failed.load.organizationId}=${failed.load.path}`)}: ${failed.problem.code}: ${failed.problem.detail}${errors}`)
   })
   for (const { load, snapshot, imported } of loaded) {
     out(`loaded ${load.path} into ${load.organizationId}'s sandbox: snapshot ${snapshot.id} (${snapshot.rows} rows${imported ? "" : ", imported at an earlier start"}), restored`)
