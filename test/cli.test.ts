@@ -69,14 +69,21 @@ describe("fos operator commands", { timeout: 120_000 }, () => {
     const created = await fetch(`${server.origin}/sandbox/v2/webhooks/endpoints`, { method: "POST", headers, body: JSON.stringify({ url: "https://hooks.reset.test/fos" }) })
     expect(created.status).toBe(201)
 
-    const reset = await fos(server.origin, "reset", "org_clireset")
+    const reset = await fos(server.origin, "reset", "--org", "org_clireset")
     expect(reset.code, reset.stderr).toBe(0)
+    expect(reset.stderr).toBe("")
     expect(JSON.parse(reset.stdout)).toMatchObject({ organizationId: "org_clireset", environment: "sandbox", removed: { webhookEndpoints: 1 } })
     const list = await fetch(`${server.origin}/sandbox/v2/webhooks/endpoints`, { headers })
     expect(list.status).toBe(200)
     expect(((await list.json()) as { data: Array<unknown> }).data).toEqual([])
 
-    const unknown = await fos(server.origin, "reset", "org_nobody")
+    // The older spelling, a bare organization id, still runs, with a note on standard error that names --org.
+    const older = await fos(server.origin, "reset", "org_clireset")
+    expect(older.code, older.stderr).toBe(0)
+    expect(JSON.parse(older.stdout)).toMatchObject({ organizationId: "org_clireset", environment: "sandbox" })
+    expect(older.stderr).toBe("fos: note: fos reset takes the organization as --org ORG_ID; the bare \"org_clireset\" still works\n")
+
+    const unknown = await fos(server.origin, "reset", "--org", "org_nobody")
     expect(unknown.code).toBe(1)
     expect(unknown.stderr).toContain("NOT_FOUND")
     expect((await fos(server.origin, "reset")).code).toBe(2)
@@ -87,7 +94,7 @@ describe("fos operator commands", { timeout: 120_000 }, () => {
     await fos(server.origin, "orgs", "create", "--name", "Faults", "--id", "org_clifaults", "--status", "active")
     await fos(server.origin, "users", "create", "--org", "org_clifaults", "--email", "ada@faults.test", "--role", "admin", "--id", "usr_clifaults")
     const key = JSON.parse((await fos(server.origin, "keys", "create", "--org", "org_clifaults", "--user", "usr_clifaults", "--env", "sandbox", "--access", "read_write")).stdout).key as string
-    const armed = await fos(server.origin, "faults", "arm", "org_clifaults", "--fault", JSON.stringify({
+    const armed = await fos(server.origin, "faults", "arm", "--org", "org_clifaults", "--fault", JSON.stringify({
       match: { operationId: "customers.list" },
       effect: { type: "problem", code: "POLICY_EVALUATION_UNAVAILABLE" }
     }))
@@ -96,12 +103,12 @@ describe("fos operator commands", { timeout: 120_000 }, () => {
     const refused = await fetch(`${server.origin}/sandbox/v2/customers`, { headers: { "x-api-key": key } })
     expect(refused.status).toBe(503)
     expect(((await refused.json()) as { type: string }).type).toBe("POLICY_EVALUATION_UNAVAILABLE")
-    const listed = JSON.parse((await fos(server.origin, "faults", "list", "org_clifaults")).stdout) as { data: Array<{ id: string; applied: number }> }
+    const listed = JSON.parse((await fos(server.origin, "faults", "list", "--org", "org_clifaults")).stdout) as { data: Array<{ id: string; applied: number }> }
     expect(listed.data).toMatchObject([{ id: fault.id, applied: 1 }])
-    expect((await fos(server.origin, "faults", "delete", "org_clifaults", fault.id)).code).toBe(0)
+    expect((await fos(server.origin, "faults", "delete", "--org", "org_clifaults", fault.id)).code).toBe(0)
     expect((await fetch(`${server.origin}/sandbox/v2/customers`, { headers: { "x-api-key": key } })).status).toBe(200)
     // A matcher that names no operation is refused.
-    const typo = await fos(server.origin, "faults", "arm", "org_clifaults", "--fault", JSON.stringify({ match: { path: "/v2/customer" }, effect: { type: "commit_then_lose" } }))
+    const typo = await fos(server.origin, "faults", "arm", "--org", "org_clifaults", "--fault", JSON.stringify({ match: { path: "/v2/customer" }, effect: { type: "commit_then_lose" } }))
     expect(typo.code).toBe(1)
     expect(typo.stderr).toContain("VALIDATION_ERROR")
   }, 240_000)
@@ -110,7 +117,7 @@ describe("fos operator commands", { timeout: 120_000 }, () => {
     await fos(server.origin, "orgs", "create", "--name", "Outcomes", "--id", "org_clioutcomes", "--status", "active")
     await fos(server.origin, "users", "create", "--org", "org_clioutcomes", "--email", "ada@outcomes.test", "--role", "admin", "--id", "usr_clioutcomes")
     const key = JSON.parse((await fos(server.origin, "keys", "create", "--org", "org_clioutcomes", "--user", "usr_clioutcomes", "--env", "sandbox", "--access", "read_write")).stdout).key as string
-    const added = await fos(server.origin, "outcomes", "add", "org_clioutcomes", "--rule", JSON.stringify({
+    const added = await fos(server.origin, "outcomes", "add", "--org", "org_clioutcomes", "--rule", JSON.stringify({
       match: { rail: "ach" },
       outcome: { type: "fail", failureCode: "insufficient_funds_at_settle" },
       count: 2
@@ -119,14 +126,14 @@ describe("fos operator commands", { timeout: 120_000 }, () => {
     const rule = JSON.parse(added.stdout) as { id: string }
     const seen = await fetch(`${server.origin}/sandbox/v2/simulate/outcomes`, { headers: { "x-api-key": key } })
     expect(((await seen.json()) as { data: Array<{ id: string }> }).data).toMatchObject([{ id: rule.id, remaining: 2, applied: 0 }])
-    const listed = JSON.parse((await fos(server.origin, "outcomes", "list", "org_clioutcomes", "--limit", "10")).stdout) as { data: Array<{ id: string }> }
+    const listed = JSON.parse((await fos(server.origin, "outcomes", "list", "--org", "org_clioutcomes", "--limit", "10")).stdout) as { data: Array<{ id: string }> }
     expect(listed.data.map((r) => r.id)).toEqual([rule.id])
     // A rule that could never apply is refused, as the API refuses it.
-    const never = await fos(server.origin, "outcomes", "add", "org_clioutcomes", "--rule", JSON.stringify({ match: { rail: "ach" }, outcome: { type: "fail", failureCode: "chain_broadcast_failed" } }))
+    const never = await fos(server.origin, "outcomes", "add", "--org", "org_clioutcomes", "--rule", JSON.stringify({ match: { rail: "ach" }, outcome: { type: "fail", failureCode: "chain_broadcast_failed" } }))
     expect(never.code).toBe(1)
     expect(never.stderr).toContain("VALIDATION_ERROR")
-    expect((await fos(server.origin, "outcomes", "delete", "org_clioutcomes", rule.id)).code).toBe(0)
-    expect(JSON.parse((await fos(server.origin, "outcomes", "list", "org_clioutcomes")).stdout).data).toEqual([])
+    expect((await fos(server.origin, "outcomes", "delete", "--org", "org_clioutcomes", rule.id)).code).toBe(0)
+    expect(JSON.parse((await fos(server.origin, "outcomes", "list", "--org", "org_clioutcomes")).stdout).data).toEqual([])
   }, 240_000)
 
   it("print the problem and exit 1 when the server refuses", async () => {
@@ -168,13 +175,13 @@ describe("fos operator commands", { timeout: 120_000 }, () => {
     expect((await fos(server.origin, "users", "list")).stderr).toContain("--org is required")
   }, 120_000)
 
-  it("say \"unknown command\" before the usage, and exit 2", async () => {
-    for (const args of [["frobnicate"], ["users", "frobnicate"], ["orgs"]]) {
+  it("say \"unknown command\" before the usage (the command's own, for an unknown action), and exit 2", async () => {
+    for (const [args, usage] of [[["frobnicate"], /fos users list --org ORG_ID/], [["users", "frobnicate"], /^usage: fos users list --org ORG_ID$/m], [["orgs"], /^usage: fos orgs list$/m]] as const) {
       const result = await fos(server.origin, ...args)
       expect(result.code, args.join(" ")).toBe(2)
       const lines = result.stderr.split("\n")
       expect(lines[0], args.join(" ")).toBe(`fos: unknown command ${JSON.stringify(args.join(" "))}`)
-      expect(result.stderr, args.join(" ")).toMatch(/fos users list --org ORG_ID/)
+      expect(result.stderr, args.join(" ")).toMatch(usage)
     }
   }, 60_000)
 
@@ -233,10 +240,10 @@ describe("fos inspection commands", { timeout: 180_000 }, () => {
       expect(emitted.status).toBe(201)
 
       const [events, timers, audit, journal, usage] = await Promise.all([
-        fos(server.origin, "events", org, "--type", "customer.created"),
-        fos(server.origin, "timers", org, "--limit", "10"),
-        fos(server.origin, "audit", org),
-        fos(server.origin, "journal", org, "vac_nothing"),
+        fos(server.origin, "events", "--org", org, "--type", "customer.created"),
+        fos(server.origin, "timers", "--org", org, "--limit", "10"),
+        fos(server.origin, "audit", "--org", org),
+        fos(server.origin, "journal", "--org", org, "vac_nothing"),
         fos(server.origin, "audit")
       ])
       expect(events.code, events.stderr).toBe(0)
@@ -255,9 +262,9 @@ describe("fos inspection commands", { timeout: 180_000 }, () => {
       })
       expect(keyed.status).toBe(201)
       const [world, everything, badSwitch] = await Promise.all([
-        fos(server.origin, "timers", org),
-        fos(server.origin, "timers", org, "--housekeeping", "--limit", "100"),
-        fos(server.origin, "timers", org, "--housekeeping=yes")
+        fos(server.origin, "timers", "--org", org),
+        fos(server.origin, "timers", "--org", org, "--housekeeping", "--limit", "100"),
+        fos(server.origin, "timers", "--org", org, "--housekeeping=yes")
       ])
       expect(JSON.parse(world.stdout).data.map((t: { kind: string }) => t.kind)).not.toContain("idempotency.expire")
       expect(JSON.parse(everything.stdout).data.map((t: { kind: string }) => t.kind)).toContain("idempotency.expire")
@@ -271,9 +278,9 @@ describe("fos inspection commands", { timeout: 180_000 }, () => {
       // The delivery's timeline, by the id its pending timer names.
       const deliveryId = JSON.parse(timers.stdout).data.find((t: { kind: string }) => t.kind === "webhook.attempt").resourceId as string
       const [timeline, unknown, noResource] = await Promise.all([
-        fos(server.origin, "timeline", org, deliveryId),
-        fos(server.origin, "timeline", org, "wdl_nothing"),
-        fos(server.origin, "timeline", org)
+        fos(server.origin, "timeline", "--org", org, deliveryId),
+        fos(server.origin, "timeline", "--org", org, "wdl_nothing"),
+        fos(server.origin, "timeline", "--org", org)
       ])
       expect(timeline.code, timeline.stderr).toBe(0)
       expect(JSON.parse(timeline.stdout)).toMatchObject({ resourceId: deliveryId, resourceType: "webhook_delivery", truncated: false })

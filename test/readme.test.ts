@@ -13,7 +13,7 @@
 import { execFile, spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { delimiter, join } from "node:path"
 import { promisify } from "node:util"
 import ts from "typescript"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -24,6 +24,9 @@ import { testingExample } from "./testingExample.ts"
 const run = promisify(execFile)
 const root = join(import.meta.dirname, "..")
 const readme = guide("README.md")
+
+/** The PATH a reader's shell has in the repository: without the node_modules/.bin a test runner may have put first. */
+const readerPath = (process.env.PATH ?? "").split(delimiter).filter((dir) => !dir.includes("node_modules")).join(delimiter)
 
 /** The plain `ts` blocks (not titled, not fragments), each with the file and line it starts on. */
 const blocks = blocksOf("ts").filter((b) => b.info === "")
@@ -126,17 +129,25 @@ describe("the operator commands of docs/operating.md", () => {
 
   afterAll(() => killAllFos())
 
-  it("run as written, in order, against a running server, each exiting 0", async () => {
+  it("run as written, in order, against a running server, each exiting 0; the exported file is the server's export, and imports back", async () => {
     expect(lines[0]).toMatch(/^export FOS_OPERATOR_TOKEN=…$/)
     expect(lines.length).toBeGreaterThan(5)
+    // The redirected export and the import of its file are among them.
+    expect(lines).toContain("npx fos snapshots export snp_… > world.json")
+    expect(lines).toContain("npx fos snapshots import --org org_acme world.json")
     const server = await startFos(["--store", "memory", "--port", "0"])
+    // The reader's working directory, where world.json is written: one inside the repository (so npx finds fos), and
+    // ignored by git (.gitignore).
+    const cwd = mkdtempSync(join(root, ".readme-examples-operator-"))
     try {
       // The token fos serve printed, as the README's first line says.
       const token = /^operator token .*: (\S+)$/m.exec(server.stdout())![1]!
+      const env = { ...process.env, FOS_SERVER: server.origin, FOS_OPERATOR_TOKEN: token }
       let lastKey: string | undefined
       let lastSnapshot: string | undefined
+      const answers = new Map<string, any>()
       for (const line of lines.slice(1)) {
-        expect(line, line).toMatch(/^npm run fos -- /)
+        expect(line, line).toMatch(/^npx fos /)
         // The placeholders besides the token: the key that `keys create` printed, the snapshot `snapshots create` did.
         const command = line.replace(/ck_sandbox_…/, () => {
           expect(lastKey, "a key was created before it is revoked").toBeDefined()
@@ -145,12 +156,11 @@ describe("the operator commands of docs/operating.md", () => {
           expect(lastSnapshot, "a snapshot was taken before it is restored").toBeDefined()
           return lastSnapshot!
         })
-        const result = spawnSync("sh", ["-c", command], {
-          cwd: root,
-          env: { ...process.env, FOS_SERVER: server.origin, FOS_OPERATOR_TOKEN: token },
-          encoding: "utf8"
-        })
+        const result = spawnSync("sh", ["-c", command], { cwd, env: { ...env, PATH: readerPath }, encoding: "utf8" })
         expect(result.status, `${line}\n${result.stdout}\n${result.stderr}`).toBe(0)
+        // Today's spelling of every command: no note about an older one.
+        expect(result.stderr, line).toBe("")
+        if (!line.includes(">")) answers.set(line, JSON.parse(result.stdout))
         const key = /"key": "(ck_sandbox_[0-9a-f]{64})"/.exec(result.stdout)?.[1]
         if (key !== undefined) lastKey = key
         const snapshot = /^  "id": "(snp_[0-9a-z]+)"/m.exec(result.stdout)?.[1]
@@ -159,14 +169,20 @@ describe("the operator commands of docs/operating.md", () => {
       // What the sequence did, seen through the server: the revoked key and the suspended organization refuse.
       const me = await fetch(`${server.origin}/sandbox/v2/portal/users/me`, { headers: { "x-api-key": lastKey! } })
       expect(me.status).toBe(401)
-      const orgs = spawnSync(process.execPath, ["adapters/node/bin/fos.js", "orgs", "list"], {
-        cwd: root,
-        env: { ...process.env, FOS_SERVER: server.origin, FOS_OPERATOR_TOKEN: token },
-        encoding: "utf8"
-      })
+      const orgs = spawnSync(process.execPath, ["adapters/node/bin/fos.js", "orgs", "list"], { cwd: root, env, encoding: "utf8" })
       expect(orgs.stdout).toContain("org_acme")
       expect(orgs.stdout).toMatch(/"status": "suspended"/)
+      // The redirected file is what the server exports, byte for byte: no banner or other line before it.
+      const created = answers.get("npx fos snapshots create --org org_acme") as { id: string; rows: number; contents: unknown }
+      const exported = await fetch(`${server.origin}/operator/snapshots/${created.id}/export`, { headers: { authorization: `Bearer ${token}` } })
+      expect(exported.status).toBe(200)
+      expect(readFileSync(join(cwd, "world.json"), "utf8")).toBe(await exported.text())
+      // And it imports back: a new snapshot of the organization's sandbox, holding what the first one held.
+      const imported = answers.get("npx fos snapshots import --org org_acme world.json") as { id: string; organizationId: string; rows: number; contents: unknown }
+      expect(imported.id).not.toBe(created.id)
+      expect(imported).toMatchObject({ organizationId: "org_acme", rows: created.rows, contents: created.contents })
     } finally {
+      rmSync(cwd, { recursive: true, force: true })
       await server.stop()
     }
   }, 240_000)
@@ -231,7 +247,7 @@ const plans: ReadonlyArray<{ readonly holds: RegExp; readonly plan: Plan }> = [
     }
   },
   {
-    holds: /^npm run fos -- listen --forward-to http:\/\/localhost:3000\/webhooks --key \$KEY /,
+    holds: /^npx fos listen --forward-to http:\/\/localhost:3000\/webhooks --key \$KEY /,
     plan: {
       kind: "accounted",
       reason: "it runs until Ctrl-C, forwarding to a receiver the reader runs: test/listen.test.ts runs fos listen with these flags " +

@@ -58,19 +58,19 @@ describe("fos serve's environment", () => {
   it("takes FOS_LOAD's pairs unless the command line loads", () => {
     // A missing file is refused under FOS_LOAD, which shows the pairs were read one by one.
     expect(() => parseServeArgs([], { FOS_LOAD: "org_a=/nonexistent/a.json  org_b=/nonexistent/b.json" })).toThrow(
-      "FOS_LOAD: --load org_a=/nonexistent/a.json: cannot read the file (ENOENT)"
+      "FOS_LOAD: --load \"org_a=/nonexistent/a.json\": cannot read the file (ENOENT)"
     )
     // The command line's --load replaces the list: its own missing file is the one refused.
     expect(() => parseServeArgs(["--load", "org_c=/nonexistent/c.json"], { FOS_LOAD: "org_a=/nonexistent/a.json" })).toThrow(
-      /^--load org_c=\/nonexistent\/c.json: cannot read/
+      /^--load "org_c=\/nonexistent\/c.json": cannot read/
     )
   })
 
   it("takes FOS_SEED as a file's path or as the seed itself", () => {
     const seed = { organizations: [{ id: "org_ci", name: "CI", status: "active", users: [{ id: "usr_ci", email: "ci@ci.test", role: "admin" }] }] }
     expect(parseServeArgs([], { FOS_SEED: JSON.stringify(seed) }).seed?.organizations[0]?.id).toBe("org_ci")
-    expect(() => parseServeArgs([], { FOS_SEED: `{"organizations":[{"id":"org_ci"}]}` })).toThrow(/^--seed \{\.\.\.\}: /)
-    expect(() => parseServeArgs([], { FOS_SEED: "/nonexistent/seed.json" })).toThrow("--seed /nonexistent/seed.json: cannot read the file (ENOENT)")
+    expect(() => parseServeArgs([], { FOS_SEED: `{"organizations":[{"id":"org_ci"}]}` })).toThrow(/^--seed \(the JSON given\): /)
+    expect(() => parseServeArgs([], { FOS_SEED: "/nonexistent/seed.json" })).toThrow("--seed \"/nonexistent/seed.json\": cannot read the file (ENOENT)")
   })
 
   it("names the variable that set a refused value", () => {
@@ -85,7 +85,7 @@ describe("fos serve's environment", () => {
     }
     expect(refused({ FOS_LOG_FORMAT: "xml" })).toBe(`FOS_LOG_FORMAT: --log-format is pretty or json, not "xml"`)
     expect(refused({ FOS_QUIET: "yes" })).toBe(`FOS_QUIET is 1, true, 0 or false, not "yes"`)
-    expect(refused({ FOS_STORE: "redis://x" })).toMatch(/^--store redis:\/\//)
-    expect(refused({ FOS_PORT: "many" })).toBe("--port (FOS_PORT, PORT) is a whole number from 0 to 65535")
+    expect(refused({ FOS_STORE: "redis://x" })).toMatch(/^--store is memory, .*, not a "redis:\/\/" URL$/)
+    expect(refused({ FOS_PORT: "many" })).toBe(`--port (FOS_PORT, PORT) is a whole number from 0 to 65535, not "many"`)
   })
 })

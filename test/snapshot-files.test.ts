@@ -470,7 +470,7 @@ describe("fos snapshots export|import and fos serve --load", { timeout: 240_000 
     // A bad file stops the start with the problem, status 2.
     const broken = join(dir, "broken.json")
     writeFileSync(broken, JSON.stringify({ ...JSON.parse(exported.stdout), version: 7 }))
-    await expect(startFos([...args, "--load", `org_acme=${broken}`])).rejects.toThrow(/--load org_acme=.*broken\.json: UNPROCESSABLE_ENTITY: The file is version 7/)
+    await expect(startFos([...args, "--load", `org_acme=${broken}`])).rejects.toThrow(/--load "org_acme=.*broken\.json": UNPROCESSABLE_ENTITY: The file is version 7/)
     await expect(startFos([...args, "--load", worldFile])).rejects.toThrow(/--load is ORG=FILE/)
   })
 

@@ -49,7 +49,7 @@ describe("fos tail", { timeout: 180_000 }, () => {
       const org = /demo organization (org_\S+) created/.exec(server.stdout())![1]!
       const key = /sandbox key: (ck_sandbox_[0-9a-f]{64})/.exec(server.stdout())![1]!
       const pretty = tail(server.origin, { FOS_API_KEY: key })
-      const json = tail(server.origin, { FOS_OPERATOR_TOKEN: token }, org, "--json", "--types", "events")
+      const json = tail(server.origin, { FOS_OPERATOR_TOKEN: token }, "--org", org, "--json", "--types", "events")
       // Each stream is open once the server has recorded its request; a request made then reaches both.
       const opened = async () => {
         for (let tries = 0; tries < 600; tries++) {

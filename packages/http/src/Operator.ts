@@ -234,8 +234,8 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
     yield* Outcomes.remove(yield* sandboxOf(yield* param("id")), ruleId)
     return json({ deleted: ruleId })
   }))),
-  // What an organization's sandbox shows of itself (docs/inspect.md), for support: `fos timers|events|audit ORG_ID`,
-  // `fos timeline ORG_ID RESOURCE_ID`.
+  // What an organization's sandbox shows of itself (docs/inspect.md), for support: `fos timers|events|audit --org ORG_ID`,
+  // `fos timeline --org ORG_ID RESOURCE_ID`.
   HttpRouter.route("GET", "/operator/organizations/:id/timers", guard(Effect.gen(function*() {
     const organization = yield* Operator.getOrganization(yield* param("id"))
     const page = yield* pageQuery
@@ -266,7 +266,7 @@ export const layerOperatorRoutes: Layer.Layer<never, never, HttpRouter.HttpRoute
     const organization = yield* Operator.getOrganization(yield* param("id"))
     return json(yield* Timeline.timeline(organization.id, yield* param("resourceId")))
   }))),
-  // An organization's recent requests and live stream (LiveFeed.ts, docs/inspect.md), for `fos tail ORG_ID`.
+  // An organization's recent requests and live stream (LiveFeed.ts, docs/inspect.md), for `fos tail --org ORG_ID`.
   HttpRouter.route("GET", "/operator/organizations/:id/requests", guard(Effect.gen(function*() {
     const organization = yield* Operator.getOrganization(yield* param("id"))
     const page = yield* pageQuery

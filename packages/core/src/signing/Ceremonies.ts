@@ -278,7 +278,7 @@ const expireOnTime = (payload: { readonly ceremonyId: string; readonly linkVersi
  * The organization feature that offers webauthn_origin_change. The spec sends that ceremony type "only to
  * organizations using custom domains once enabled", and refuses what an organization's features do not include
  * with 403 FEATURE_NOT_ENABLED (Authentication rule 9: "feature is per account"); the operator sets features
- * (`fos orgs set --features custom_domains ORG_ID`, or the seed).
+ * (`fos orgs set --org ORG_ID --features custom_domains`, or the seed).
  */
 export const customDomainsFeature = "custom_domains"
 
