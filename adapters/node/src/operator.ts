@@ -210,7 +210,7 @@ export const operatorHelp = (name: string): string => {
 /** How a flag's value is written in the command's usage (` ORG_ID`), or "" for a switch. */
 const placeholderOf = (command: Command, flag: string): string => {
   for (const { usage } of Object.values(command.actions)) {
-    const m = new RegExp(`--${flag}( [^\\s[\\]]+)?`).exec(usage)
+    const m = new RegExp(`--${flag}(?![a-z-])( [^\\s[\\]]+)?`).exec(usage)
     if (m !== null) return (m[1] ?? "").replace(/\]$/, "")
   }
   return ""
