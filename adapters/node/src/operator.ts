@@ -284,7 +284,7 @@ const organization = (p: Parsed, label: string, names: ReadonlyArray<string>, no
   if (flag !== undefined) return { org: flag, rest: positionals(p, label, names) }
   const [first, ...rest] = p.positional
   // Only an organization's id is taken for one (`fos outcomes delete rul_…` is a rule's id with --org forgotten).
-  if (first === undefined || !isOrganizationId(first)) throw new UsageError(`${label} needs --org ORG_ID`)
+  if (first === undefined || !isOrganizationId(first)) throw new UsageError("--org is required")
   const after = positionals({ ...p, positional: rest }, label, names)
   note(`note: ${label} takes the organization as --org ORG_ID; the bare ${quoted(first)} still works`)
   return { org: first, rest: after }
