@@ -79,7 +79,9 @@ export class UsageError extends Error {}
  * flag, a command or a variable stands bare, as typed (--org, fos users list, FOS_SERVER): its dashes or capitals
  * already set it apart, and it reads as what to type. A value is quoted because it may be anything: empty, with
  * spaces, or a word that would read as part of the sentence; JSON's quotes show each of those as it is, escapes
- * included, and are what a shell takes back. Backticks and single quotes are used by no message.
+ * included, and are what a shell takes back. Backticks and single quotes are used by no message. An address fos
+ * reports as where it listens or calls (port 4000 on 127.0.0.1, the server at http://127.0.0.1:4000) stands bare
+ * too: a URL or host reads as one word, and is what the user copies. test/cli-flags.test.ts checks a table of refusals against this.
  */
 export const quoted = (value: string): string => JSON.stringify(value)
 
