@@ -361,7 +361,7 @@ describe("one command line", { timeout: 120_000 }, () => {
         expect(text, `fos ${command} --help: ${flag}`).toContain(flag)
       }
     }
-    // The commands of the README and the guides (fos ... and npm run fos -- ...), each flag checked against its command's help.
+    // The commands of the README and the guides (fos ..., npx fos ... and npm run fos -- ...), each flag checked against its command's help.
     const readme = guides.map((g) => g.text).join("\n")
     const used = [...readme.matchAll(/(?:npm run fos --|npx fos|\bfos) (serve|orgs|users|keys|snapshots|reset|faults|outcomes|timers|events|journal|audit|timeline|tail|listen)\b([^`\n#|]*)/g)]
     expect(used.length).toBeGreaterThan(20)

@@ -214,7 +214,7 @@ const keyHint = async (engine: Engine, options: ServeOptions): Promise<string> =
     ? " --server ORIGIN"
     : ` --server http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${options.port}${options.basePath}`
   const origin = options.port === 0 ? "; ORIGIN is this server's address, on the sandbox: line below without /sandbox" : ""
-  return `keys: shown only when created (stored as hashes); make one with: fos keys create --org ${org} --user ${admin?.id ?? "USER_ID"} --env sandbox --access read_write${server} (npm run fos -- ... in the repository; fos users list --org ${org}${server} lists the users${origin})`
+  return `keys: shown only when created (stored as hashes); make one with: fos keys create --org ${org} --user ${admin?.id ?? "USER_ID"} --env sandbox --access read_write${server} (npx fos ... in the repository; fos users list --org ${org}${server} lists the users${origin})`
 }
 
 /**
