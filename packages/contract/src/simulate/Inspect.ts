@@ -26,7 +26,6 @@ export const TimerKinds = [
   "payout.settle",
   "payout.late_references",
   "payout.scripted_return",
-  "order.payout_settle",
   "order.lock_expiry",
   "order.start",
   "order.settle",
@@ -40,8 +39,7 @@ export const TimerKinds = [
   "signing.return_confirmed",
   "signing.claim_provisioning",
   "signing.ceremony_expiry",
-  "webhook.attempt",
-  "webhook.fanout"
+  "webhook.attempt"
 ] as const
 export type TimerKind = typeof TimerKinds[number]
 
