@@ -153,7 +153,6 @@ describe.each(stores)("a store the previous version wrote, on %s", (name) => {
     const taken = await ok(post(engine, "/v2/simulate/snapshots"), 201)
     const exported = await ok(call(engine, `/sandbox/v2/simulate/snapshots/${taken.id}/export`, { key: acmeKey }))
     const timerKinds = (exported.tables.timers as Array<{ kind: string }>).map((t) => t.kind)
-    expect(timerKinds).toContain("payout.start")
     expect(timerKinds.filter((kind) => !registeredKinds.has(kind))).toEqual([])
   }, 120_000)
 
