@@ -43,10 +43,6 @@ export const TimerKinds = [
 ] as const
 export type TimerKind = typeof TimerKinds[number]
 
-const timerKindSet: ReadonlySet<string> = new Set(TimerKinds)
-/** Whether `kind` is one of the engine's own (a host's timers are of kinds of its own). */
-export const isTimerKind = (kind: string): kind is TimerKind => timerKindSet.has(kind)
-
 /**
  * The engine's timer kinds, as the OpenAPI document names them (`TimerKind`). A timer's `kind` is open: a later
  * version adds kinds, and an embedding host schedules its own (`openEnum`).

@@ -215,5 +215,3 @@ export const emitEvent = <T extends EventType, D>(event: {
     yield* Topics.publish(EventWritten, written)
     return written
   })
-
-export const isEventType = (s: string): s is EventType => (EventTypes as ReadonlyArray<string>).includes(s)

@@ -44,7 +44,6 @@ export type RemovalReason = "customer_removed" | "ops_removed"
  * custom_domains feature (Ceremonies.ts).
  */
 export type SignerCeremonyType = "passkey_addition" | "signer_promotion" | "signer_demotion" | "signer_removal"
-export type CeremonyType = SignerCeremonyType | "webauthn_origin_change"
 export type CeremonyStatus = "awaiting_admin_approval" | "completed" | "failed" | "cancelled"
 
 /** The most passkeys a signer holds; a bound like every other. */
