@@ -3,7 +3,6 @@
  * two processes starting at once apply each migration once. A database migrated by a newer fos (a version this
  * code does not know) is refused with a clear message instead of being used.
  */
-import { Outbox } from "@fos/core"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
@@ -29,9 +28,29 @@ const indexStatements = (tbl: string, ord: string, part: string, sort: string, w
      ON CONFLICT (tbl, ord, part) DO UPDATE SET n = EXCLUDED.n`
 ]
 
+/**
+ * The data member naming each event type's resource (packages/core Outbox.ts, `eventResourceMembers`), as it was when
+ * migration 8 indexed the events stored before it. Frozen here: a migration does what it did the day it was written.
+ */
+const eventResourceMembersAtMigration8: Readonly<Record<string, string>> = {
+  application: "applicationId",
+  claim: "claimId",
+  crypto_wallet: "claimId",
+  customer: "customerId",
+  idv_link: "applicationId",
+  order: "orderId",
+  organization: "organizationId",
+  rfi: "rfiId",
+  transaction: "transactionId",
+  virtual_account: "virtualAccountId",
+  wallet: "walletId",
+  wallet_ceremony: "ceremonyId",
+  wallet_signer: "walletSignerId"
+}
+
 /** An outbox row's resource id (packages/core Outbox.ts, `eventResourceId`), or '' when it names none. */
 const eventResourceSql = `coalesce(CASE split_part(r.data->>'type', '.', 1) ${
-  Object.entries(Outbox.eventResourceMembers).map(([resource, member]) => `WHEN '${resource}' THEN r.data->'data'->>'${member}'`).join(" ")
+  Object.entries(eventResourceMembersAtMigration8).map(([resource, member]) => `WHEN '${resource}' THEN r.data->'data'->>'${member}'`).join(" ")
 } END, '')`
 
 /** The entries of the sandbox events stored before `ord` existed, partitioned by `part` after the scope. */
