@@ -113,7 +113,10 @@ const refuse = (refused: Refusal, reason: string): Outcome => ({ refused, reason
 /** Whether the signer holds a credential and so can act (sign, co-stamp, log in). */
 export const isActive = (status: SignerStatus): boolean => status === "enrolled" || status === "approved"
 
-const open = (ceremony: CeremonyState | undefined): boolean => ceremony !== undefined && ceremony.status === "awaiting_admin_approval"
+/** The statuses a ceremony ends in: a decision on it is RESOURCE_TERMINAL. */
+export const ceremonyEndedStatuses: ReadonlySet<CeremonyStatus> = new Set(["completed", "failed", "cancelled"])
+
+const open = (ceremony: CeremonyState | undefined): boolean => ceremony !== undefined && !ceremonyEndedStatuses.has(ceremony.status)
 
 export const transition = (state: RosterState, move: Move): Outcome => {
   const { signer, ceremony } = state
