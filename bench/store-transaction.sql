@@ -15,7 +15,7 @@ SELECT r.data, json_build_array(
 SELECT o_taken, o_tokens FROM fos_take_tokens('org_storebench', 'sandbox/general', 1000000000, 1000000000, 1, 1790000000000);
 -- Idempotency: the claim of a new key with its index entry, which answers the key's record when there is one.
 WITH inserted AS (INSERT INTO fos_rows (tbl, key, data) VALUES ('idempotency', 'org_storebench/sandbox/b-' || :k::text,
-    '{"id":"org_storebench/sandbox/b","fingerprint":"0e1d2c3b4a5968778695a4b3c2d1e0f00e1d2c3b4a5968778695a4b3c2d1e0f0","state":"in_progress","claim":"105493590761647c.0","leaseUntilMs":1790000060000,"expiresAtMs":1790000060000}'::json)
+    '{"id":"org_storebench/sandbox/b","fingerprint":"0e1d2c3b4a5968778695a4b3c2d1e0f00e1d2c3b4a5968778695a4b3c2d1e0f0","state":"in_progress","claim":"105493590761647c.0","expiresAtMs":1790000060000}'::json)
     ON CONFLICT DO NOTHING RETURNING key),
   added AS (INSERT INTO fos_orders (tbl, ord, part, sort, key)
     SELECT v.tbl, v.ord, v.part, v.sort, v.key FROM (VALUES ('idempotency', 'byScope', 'org_storebench/sandbox',
@@ -30,7 +30,7 @@ SELECT r.data FROM fos_orders o JOIN fos_rows r ON r.tbl = o.tbl AND r.key = o.k
 -- locks the claim, checks it is still as this request wrote it, and writes only then.
 WITH locked AS MATERIALIZED (SELECT r.key FROM fos_rows r
     JOIN (VALUES ('idempotency', 'org_storebench/sandbox/b-' || :k::text,
-      '{"id":"org_storebench/sandbox/b","fingerprint":"0e1d2c3b4a5968778695a4b3c2d1e0f00e1d2c3b4a5968778695a4b3c2d1e0f0","state":"in_progress","claim":"105493590761647c.0","leaseUntilMs":1790000060000,"expiresAtMs":1790000060000}')) AS v (tbl, key, text)
+      '{"id":"org_storebench/sandbox/b","fingerprint":"0e1d2c3b4a5968778695a4b3c2d1e0f00e1d2c3b4a5968778695a4b3c2d1e0f0","state":"in_progress","claim":"105493590761647c.0","expiresAtMs":1790000060000}')) AS v (tbl, key, text)
       ON r.tbl = v.tbl AND r.key = v.key
     WHERE r.data::text = v.text ORDER BY r.tbl, r.key FOR UPDATE OF r),
   fresh AS (INSERT INTO fos_rows (tbl, key, data)
@@ -39,7 +39,7 @@ WITH locked AS MATERIALIZED (SELECT r.key FROM fos_rows r
     WHERE (SELECT count(*) FROM locked) = 1 RETURNING 1),
   updated AS (INSERT INTO fos_rows (tbl, key, data)
     SELECT v.tbl, v.key, v.data::json FROM (VALUES ('idempotency', 'org_storebench/sandbox/b-' || :k::text,
-      '{"id":"org_storebench/sandbox/b","fingerprint":"0e1d2c3b4a5968778695a4b3c2d1e0f00e1d2c3b4a5968778695a4b3c2d1e0f0","state":"completed","response":{"status":200,"contentType":"application/json","body":"{\"now\":\"2026-11-21T20:40:00.000Z\",\"mode\":\"virtual\",\"from\":\"2026-11-21T20:40:00.000Z\",\"timersFired\":{\"total\":0,\"by\":{}},\"eventsEmitted\":{\"total\":0,\"by\":{}},\"nextDueAt\":\"2026-12-21T20:40:00.000Z\"}"},"leaseUntilMs":1790000000000,"expiresAtMs":1792592000000}')) AS v (tbl, key, data)
+      '{"id":"org_storebench/sandbox/b","fingerprint":"0e1d2c3b4a5968778695a4b3c2d1e0f00e1d2c3b4a5968778695a4b3c2d1e0f0","state":"completed","response":{"status":200,"contentType":"application/json","body":"{\"now\":\"2026-11-21T20:40:00.000Z\",\"mode\":\"virtual\",\"from\":\"2026-11-21T20:40:00.000Z\",\"timersFired\":{\"total\":0,\"by\":{}},\"eventsEmitted\":{\"total\":0,\"by\":{}},\"nextDueAt\":\"2026-12-21T20:40:00.000Z\"}"},"expiresAtMs":1792592000000}')) AS v (tbl, key, data)
     WHERE (SELECT count(*) FROM locked) = 1
     ON CONFLICT (tbl, key) DO UPDATE SET data = EXCLUDED.data),
   added AS (INSERT INTO fos_orders (tbl, ord, part, sort, key)

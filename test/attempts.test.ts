@@ -22,7 +22,7 @@ const start = async (answers: ReadonlyArray<number>) => {
   const received: Array<Transport.DeliveryRequest> = []
   engine = await createEngine({
     seed,
-    clock: { mode: "virtual", startMs: START_MS },
+    clock: { mode: "virtual", start: START_MS },
     webhookTransport: Transport.callback((request) => {
       received.push(request)
       return { status: answers[received.length - 1] ?? 200 }

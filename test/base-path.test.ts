@@ -58,7 +58,7 @@ const host = (engine: Engine, base: string): Promise<Server> => {
 
 const mounted = async (basePath: string | undefined) => {
   const engine = await createEngine({
-    clock: { mode: "virtual", startMs: START_MS },
+    clock: { mode: "virtual", start: START_MS },
     seed: seedOf(orgSeed("mounted")) as never,
     operatorToken,
     ...(basePath === undefined ? {} : { basePath })
@@ -138,7 +138,7 @@ describe("an engine mounted at /fos in a node:http host", () => {
 
 describe("the base path elsewhere", () => {
   it("the typed client takes <origin>/fos/sandbox as its base URL over engine.fetch", async () => {
-    const engine = await createEngine({ clock: { mode: "virtual", startMs: START_MS }, seed: seedOf(orgSeed("mounted")) as never, basePath: "/fos" })
+    const engine = await createEngine({ clock: { mode: "virtual", start: START_MS }, seed: seedOf(orgSeed("mounted")) as never, basePath: "/fos" })
     try {
       const client = createClient({ baseUrl: "http://fos.test/fos/sandbox", apiKey: keys.sandbox, fetch: engine.fetch })
       expect((await client.portal.me()).organization.id).toBe("org_mounted")
@@ -161,7 +161,7 @@ describe("the base path elsewhere", () => {
   })
 
   it("an Effect host gives the path to layerRoutes", async () => {
-    const routes = layerRoutes(layerEmbedded({ clock: { mode: "virtual", startMs: START_MS }, seed: seedOf(orgSeed("mounted")) as never }), { basePath: "/fos" })
+    const routes = layerRoutes(layerEmbedded({ clock: { mode: "virtual", start: START_MS }, seed: seedOf(orgSeed("mounted")) as never }), { basePath: "/fos" })
     const web = HttpRouter.toWebHandler(routes.pipe(Layer.provide(HttpServer.layerServices)) as never, { disableLogger: true })
     try {
       const handler = web.handler as (request: Request) => Promise<Response>

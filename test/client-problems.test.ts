@@ -18,7 +18,7 @@ describe("the typed client's refusals", () => {
   it("a payload of the wrong shape rejects with the problem error the server would answer, and sends nothing", async () => {
     const engine = after.engine(await createEngine({
       store: "memory",
-      clock: { mode: "virtual", startMs: START_MS },
+      clock: { mode: "virtual", start: START_MS },
       realClock: Timers.makeVirtualClock(START_MS),
       webhookTransport: "memory",
       seed: seedOf(orgSeed("acme")) as never

@@ -6,7 +6,7 @@
  * advance answers.
  */
 import { rmSync } from "node:fs"
-import { Clocks, Store, Tenancy, Timers } from "@fos/core"
+import { Store, Tenancy, Timers } from "@fos/core"
 import { layerPgliteStore } from "@fos/sql"
 import { createEngine, type CreateEngineOptions, type Engine } from "@fos/http"
 import { Deferred, Effect } from "effect"
@@ -32,7 +32,7 @@ afterEach(async () => {
 
 const start = async (options: Partial<CreateEngineOptions> = {}) => {
   engine = await createEngine({
-    clock: { mode: "virtual", startMs: MONDAY },
+    clock: { mode: "virtual", start: MONDAY },
     realClock: Timers.makeVirtualClock(MONDAY),
     webhookTransport: "memory",
     seed: seed as never,
@@ -191,7 +191,7 @@ describe("two organizations on one server", () => {
     await e.close()
     engine = undefined
     // Started again with another start instant: the stored clocks win.
-    const restarted = await start({ store: layerPgliteStore(dir), clock: { mode: "virtual", startMs: MONDAY + 365 * DAY } })
+    const restarted = await start({ store: layerPgliteStore(dir), clock: { mode: "virtual", start: MONDAY + 365 * DAY } })
     expect(await restarted.engine.clockOf("org_acme").now()).toBe(acmeTime)
     expect(await restarted.engine.clockOf("org_rival").now()).toBe(rivalTime)
     expect(await restarted.engine.clock.now()).toBe(MONDAY)
@@ -305,24 +305,6 @@ describe("one advance of a clock at a time", () => {
     expect(await clockOf(slow.acme)).toBe(MONDAY + 60_000)
     expect(await clockOf(slow.rival)).toBe(MONDAY + 5_000)
     expect(slow.fired).toEqual(["slow", "r0", "r1", "r2", "r3", "r4"])
-  })
-
-  it("an advance a fos from before the liveness table left holds the clock until its lease lapses in real time", async () => {
-    const realClock = Timers.makeVirtualClock(MONDAY)
-    const { engine: e, acme } = await start({ realClock })
-    // What a process that crashed mid-advance leaves: the clock's row with its lease.
-    await e.run(Effect.gen(function*() {
-      const store = yield* Store.Store
-      // An older fos wrote the lease alone, without the advance's target.
-      const legacy = { owner: "crashed.0", leaseUntilMs: MONDAY + 60_000 } as unknown as Clocks.AdvanceUnderWay
-      yield* store.insert(Clocks.Clocks, { id: "org_acme/sandbox", nowMs: MONDAY + 10_000, advancing: legacy })
-    }))
-    expectProblem(await advance(acme, { seconds: 1 }), { type: "CONFLICT", status: 409, instance: "/sandbox/v2/simulate/clock/advance" })
-    expect(await clockOf(acme)).toBe(MONDAY + 10_000)
-    realClock.set(MONDAY + 60_000)
-    const resumed = await advance(acme, { seconds: 1 })
-    expect(resumed.status).toBe(200)
-    expect(resumed.json.now).toBe(iso(MONDAY + 11_000))
   })
 })
 

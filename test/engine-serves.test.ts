@@ -17,7 +17,7 @@ afterEach(async () => {
 
 const engineWith = async (options: Partial<CreateEngineOptions> = {}, token: string | null = operatorToken): Promise<Engine> => {
   const engine = await createEngine({
-    clock: { mode: "virtual", startMs: START_MS },
+    clock: { mode: "virtual", start: START_MS },
     realClock: Timers.makeVirtualClock(START_MS),
     seed: seedOf(orgSeed("acme")) as never,
     webhookTransport: "memory",

@@ -33,7 +33,7 @@ beforeEach(async () => {
   log = []
   realClock = Timers.makeVirtualClock(START_MS)
   engine = await createEngine({
-    clock: { mode: "virtual", startMs: START_MS },
+    clock: { mode: "virtual", start: START_MS },
     realClock,
     seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never,
     webhookTransport: "memory",
@@ -333,7 +333,7 @@ describe("on a durable store (PGlite)", () => {
   it("keeps faults in the store: a request fault and a receiver fault apply, are listed, and a reset removes them", async () => {
     const dir = await freshPgliteDirectory("faults")
     const durable = await createEngine({
-      clock: { mode: "virtual", startMs: START_MS },
+      clock: { mode: "virtual", start: START_MS },
       realClock: Timers.makeVirtualClock(START_MS),
       store: layerPgliteStore(dir),
       seed: seedOf(orgSeed("acme")) as never,

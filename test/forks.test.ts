@@ -33,7 +33,7 @@ const start = async (storeName: string, randomSeed: string | undefined = "forks"
   const engine = after.engine(await createEngine({
     store: await after.store(storeName, "forks"),
     ...(randomSeed === undefined ? {} : { randomSeed }),
-    clock: { mode: "virtual", startMs: START_MS },
+    clock: { mode: "virtual", start: START_MS },
     realClock: Timers.makeVirtualClock(START_MS),
     webhookTransport: "memory",
     seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never
@@ -398,7 +398,7 @@ describe("forks on the memory store", () => {
   })
 
   it("is on the embedded engine: fork, forks, deleteFork; snapshot() still names the engine's one organization", async () => {
-    const engine = await createEngine({ clock: { mode: "virtual", startMs: START_MS }, realClock: Timers.makeVirtualClock(START_MS), webhookTransport: "memory", seed: seedOf(orgSeed("acme")) as never })
+    const engine = await createEngine({ clock: { mode: "virtual", start: START_MS }, realClock: Timers.makeVirtualClock(START_MS), webhookTransport: "memory", seed: seedOf(orgSeed("acme")) as never })
     after.engine(engine)
     const acme = clientOf(engine.fetch, "http://fos", keysOf("acme").sandbox)
     const world = await smallWorld(acme)

@@ -104,7 +104,7 @@ describe("a node:http host that names its users' callers", () => {
 
   beforeAll(async () => {
     engine = await createEngine({
-      clock: { mode: "virtual", startMs: START_MS },
+      clock: { mode: "virtual", start: START_MS },
       realClock: Timers.makeVirtualClock(START_MS),
       webhookTransport: "memory",
       operatorToken,
@@ -246,7 +246,7 @@ describe("a host's caller in the engine's own APIs", () => {
   let acme: string
   let userId: string
   beforeAll(async () => {
-    engine = await createEngine({ clock: { mode: "virtual", startMs: START_MS }, realClock: Timers.makeVirtualClock(START_MS) })
+    engine = await createEngine({ clock: { mode: "virtual", start: START_MS }, realClock: Timers.makeVirtualClock(START_MS) })
     acme = (await engine.organizations.create({ name: "Acme", status: "active" })).id
     userId = (await engine.users.create({ organizationId: acme, email: "dev@acme.example", role: "developer" })).id
   })
@@ -313,7 +313,7 @@ describe("rate limits a host sets", () => {
   let engine: Engine
   beforeAll(async () => {
     // Real time stands still: no bucket refills during the test.
-    engine = await createEngine({ clock: { mode: "virtual", startMs: START_MS }, realClock: Timers.makeVirtualClock(START_MS) })
+    engine = await createEngine({ clock: { mode: "virtual", start: START_MS }, realClock: Timers.makeVirtualClock(START_MS) })
   })
   afterAll(() => engine.close())
 
@@ -363,7 +363,7 @@ describe("rate limits a host sets", () => {
 
 describe("an Effect host that names its users' callers", () => {
   // Organizations and users from the seed, and no key.
-  const engine = layerEmbedded({ clock: { mode: "virtual", startMs: START_MS }, seed: seedOf(orgSeed("effecthost", { keys: [] })) as never })
+  const engine = layerEmbedded({ clock: { mode: "virtual", start: START_MS }, seed: seedOf(orgSeed("effecthost", { keys: [] })) as never })
   const caller: Auth.HostCaller = { organizationId: "org_effecthost", environment: "sandbox", access: "read_write", userId: "usr_effecthostadmin" }
   // The host's own sign-in, read where the host serves the routes; a request it does not vouch for has no caller.
   const identify = (request: HttpServerRequest.HttpServerRequest) => (request.headers["x-host-session"] === "ada" ? { caller, clientAddress: "192.0.2.10" } : undefined)

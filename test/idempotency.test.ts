@@ -3,8 +3,8 @@
  * one keyed endpoint so far, whose effect, moving the clock, is easy to count), and at the engine level with
  * `runIdempotent` for what HTTP cannot stage: a concurrent duplicate, 5xx binding, environment scoping.
  */
-import { Idempotency, Problem, Store, Timers } from "@fos/core"
-import { createEngine, type Engine } from "@fos/http"
+import { Idempotency, Problem, Timers } from "@fos/core"
+import type { Engine } from "@fos/http"
 import { Deferred, Effect, Fiber, Result } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { call, expectProblem, keysOf, makeEngine, orgSeed, type Reply, seedOf, START_MS } from "./support.ts"
@@ -297,38 +297,6 @@ describe("runIdempotent (engine level)", () => {
     expect(codeOf(outcome.duplicate)).toBe("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS")
     expect(outcome.firstResult).toEqual({ response: response('{"first":true}'), replayed: false })
     expect(outcome.runs).toBe(1)
-  })
-
-  it("a claim left by a request that never finished holds until its lease is over in real time, then the same body runs", async () => {
-    // Real time is a clock the test moves; the engine's virtual clocks are moved apart from it.
-    const realClock = Timers.makeVirtualClock(START_MS)
-    await engine.close()
-    engine = await createEngine({ clock: { mode: "virtual", startMs: START_MS }, realClock, seed: seed as never })
-    const leased = (request: { scope: string; key: string; fingerprint: string }) =>
-      engine.run(Effect.result(Idempotency.runIdempotent(request, Effect.sync(() => response('{"ran":true}')))))
-    // What a process that crashed mid-request leaves behind: an in-progress claim that no running request holds,
-    // its lease on real time.
-    await engine.run(Effect.gen(function*() {
-      const store = yield* Store.Store
-      yield* store.transaction(store.insert(Idempotency.IdempotencyRecords, {
-        id: "org_a/sandbox/crashed",
-        fingerprint: "body-1",
-        state: "in_progress",
-        response: undefined,
-        leaseUntilMs: START_MS + 60_000,
-        expiresAtMs: START_MS + 60_000
-      }))
-    }))
-    const request = { scope: "org_a/sandbox", key: "crashed", fingerprint: "body-1" }
-    expect(codeOf(await leased(request))).toBe("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS")
-    // A virtual clock moved by a day does not end the hold: it guards a crash, which real time ends.
-    await engine.clock.advance("1 day")
-    await engine.clockOf("org_a").advance("1 day")
-    expect(codeOf(await leased(request))).toBe("IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS")
-    realClock.set(START_MS + 60_000)
-    expect(codeOf(await leased({ ...request, fingerprint: "body-2" }))).toBe("IDEMPOTENCY_KEY_CONFLICT")
-    const afterLease = await leased(request)
-    expect(afterLease).toEqual(Result.succeed({ response: response('{"ran":true}'), replayed: false }))
   })
 
   it("a request interrupted mid-run (its client gone) leaves nothing committed, and its retry runs at once", async () => {

@@ -272,7 +272,7 @@ describe("on PGlite", () => {
     const dir = await freshPgliteDirectory("inspect")
     engine = await createEngine({
       store: layerPgliteStore(dir),
-      clock: { mode: "virtual", startMs: START_MS },
+      clock: { mode: "virtual", start: START_MS },
       realClock: Timers.makeVirtualClock(START_MS),
       seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never
     })

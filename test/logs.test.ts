@@ -27,7 +27,7 @@ describe("the logger option", () => {
 
   it("receives a record per request, with its correlation id and organization, and the engine's errors with what is known of them", async () => {
     const records: Array<LogRecord> = []
-    const engine = await createEngine({ clock: { mode: "virtual", startMs: START_MS }, seed: seedOf(orgSeed("logs")) as never, logger: (record) => records.push(record) })
+    const engine = await createEngine({ clock: { mode: "virtual", start: START_MS }, seed: seedOf(orgSeed("logs")) as never, logger: (record) => records.push(record) })
     try {
       const answered = await engine.fetch("http://fos.test/sandbox/v2/customers", { headers: { "x-api-key": key } })
       expect(answered.status).toBe(200)

@@ -32,7 +32,7 @@ afterAll(killAllFos)
 
 const start = async () => {
   const engine = await createEngine({
-    clock: { mode: "virtual", startMs: START_MS },
+    clock: { mode: "virtual", start: START_MS },
     realClock: Timers.makeVirtualClock(START_MS),
     seed,
     webhookTransport: "memory",
@@ -245,7 +245,7 @@ describe("metrics", () => {
   it("counts into the host's own registry when the host provides one", async () => {
     const registry: Metric.MetricRegistry = new Map()
     const web = HttpRouter.toWebHandler(
-      layerRoutes(layerEmbedded({ clock: { mode: "virtual", startMs: START_MS }, seed, webhookTransport: "memory" })).pipe(
+      layerRoutes(layerEmbedded({ clock: { mode: "virtual", start: START_MS }, seed, webhookTransport: "memory" })).pipe(
         Layer.provide(HttpServer.layerServices),
         Layer.provide(Layer.succeed(Metric.MetricRegistry, registry))
       ),

@@ -441,14 +441,14 @@ export async function journey(fetch: (request: Request) => Promise<Response>, ap
   const created: components["schemas"]["EventType"] = "customer.created"
   // @ts-expect-error an event type the API does not have
   const noEvent: components["schemas"]["EventType"] = "customer.creatd"
-  const fanout: components["schemas"]["TimerKind"] = "webhook.fanout"
+  const attempt: components["schemas"]["TimerKind"] = "webhook.attempt"
   // @ts-expect-error a timer kind the engine does not have
-  const noTimer: components["schemas"]["TimerKind"] = "webhook.fanot"
+  const noTimer: components["schemas"]["TimerKind"] = "webhook.attemp"
   const timers = await fos.GET("/v2/simulate/timers", { params: { query: { limit: 100 } } })
   if (timers.error !== undefined) throw new Error("timers: " + timers.error.type)
   const kinds: Array<string> = timers.data.data.map((timer) => timer.kind)
   if (kinds.includes(noTimer) || kinds.includes(noEvent)) throw new Error("no timer is of a kind the engine does not have")
-  if (logged.data.data.some((entry) => entry.type !== created) || fanout !== "webhook.fanout") throw new Error("the log answers customer.created")
+  if (logged.data.data.some((entry) => entry.type !== created) || attempt !== "webhook.attempt") throw new Error("the log answers customer.created")
   return recorded
 }
 `

@@ -12,7 +12,7 @@ let engine: Engine
 afterEach(async () => engine?.close())
 
 const start = async (options: { readonly operatorSurface: boolean } = { operatorSurface: true }) => {
-  engine = await createEngine({ clock: { mode: "virtual", startMs: t0 }, ...(options.operatorSurface ? { operatorToken: token } : {}) })
+  engine = await createEngine({ clock: { mode: "virtual", start: t0 }, ...(options.operatorSurface ? { operatorToken: token } : {}) })
   return engine
 }
 

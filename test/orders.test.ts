@@ -8,7 +8,7 @@
  */
 import { formatAmount, parseAmount, type AssetCode } from "@fos/contract"
 import type { WorldModel } from "@fos/core"
-import { AutoPayouts, Ledger, Pricing, Quotes, Store, Tenancy, Timers, Transactions } from "@fos/core"
+import { Ledger, Pricing, Quotes, Store, Tenancy, Timers } from "@fos/core"
 import { layerPostgresStore } from "@fos/sql"
 import { adminUrl, freshDatabase } from "../adapters/sql/test/databases.ts"
 import { createEngine, type Engine } from "@fos/http"
@@ -32,7 +32,7 @@ const start = async (options: { startMs?: number; worldModel?: WorldModel.WorldM
   const startMs = options.startMs ?? MONDAY
   engine = await createEngine({
     ...(options.databaseUrl === undefined ? {} : { store: layerPostgresStore(options.databaseUrl, { maxConnections: 4 }) }),
-    clock: { mode: "virtual", startMs },
+    clock: { mode: "virtual", start: startMs },
     realClock: Timers.makeVirtualClock(startMs),
     seed: seedOf(orgSeed("acme", options.markup === true ? { features: ["client_markup"] } : {}), orgSeed("rival")) as never,
     // Fast bank rails, so funding a virtual account takes seconds whatever the day.
@@ -1467,45 +1467,6 @@ describe("autoPayout", () => {
     expect(await payoutEvents(id)).toEqual(["transaction.created", "transaction.under_review"])
     await advance(30 * 60_000 + 10_000)
     expect((await readTransaction(id)).status).toBe("completed")
-    await expectBalancedLedger()
-  })
-
-  it("still sends and settles a minimal autoPayout withdrawal of before, whose timer (order.payout_settle) a database may hold", async () => {
-    await start()
-    const a = await customerWithAccounts()
-    await fund({ type: "wallet", walletId: a.base }, { code: "USDC", amount: "10", chain: "base" })
-    const scope = Tenancy.scopeOf("org_acme", "sandbox")
-    const assetAmount = { code: "USDC", amount: "10.000000", chain: "base" } as const
-    const dueAtMs = (await now()) + 60_000
-    // What Orders.ts stored before autoPayouts were payouts: a pending withdrawal, and its settle timer.
-    const id = await engine.run(Effect.gen(function*() {
-      const t = yield* Effect.orDie(Transactions.open({
-        organizationId: "org_acme",
-        environment: "sandbox",
-        customerId: a.customerId as never,
-        type: "withdrawal",
-        source: { type: "wallet", walletId: a.base as never, assetAmount },
-        destination: { type: "external_crypto", address: checksummed, assetAmount },
-        fees: [],
-        holds: (id) => [{
-          kind: "pending",
-          id: `${id}/payout`,
-          debit: { scope, type: "wallet", id: a.base },
-          credit: { scope, type: "world", id: "chain:base" },
-          asset: { code: "USDC", chain: "base" },
-          amount: 10_000_000n,
-          code: "withdrawal",
-          transactionId: id
-        }]
-      }))
-      yield* Timers.schedule(AutoPayouts.legacyPayoutSettleTimer, dueAtMs, { transactionId: t.id }, scope)
-      return t.id
-    }))
-    await advance(59_000)
-    expect((await readTransaction(id)).status).toBe("pending")
-    await advance(1_000)
-    expect((await readTransaction(id)).status).toBe("completed")
-    expect(await balances("wallet", a.base)).toEqual([{ code: "USDC", chain: "base", available: "0.000000", pending: "0.000000" }])
     await expectBalancedLedger()
   })
 

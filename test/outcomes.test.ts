@@ -367,7 +367,7 @@ describe("on a durable store (PGlite)", () => {
   it("keeps the rules in the store: one fails a deposit at settlement, is listed as applied, and a reset removes it", async () => {
     const dir = await freshPgliteDirectory("outcomes")
     const durable = await createEngine({
-      clock: { mode: "virtual", startMs: START_MS },
+      clock: { mode: "virtual", start: START_MS },
       realClock: Timers.makeVirtualClock(START_MS),
       store: layerPgliteStore(dir),
       seed: seedOf(orgSeed("acme")) as never,

@@ -702,7 +702,7 @@ describe("rate limits", () => {
 
   it("buckets refill as real time passes under a virtual clock, and a clock advance refills them too (a real clock of the test's own)", async () => {
     const real = Timers.makeVirtualClock(START_MS)
-    const own = await createEngine({ clock: { mode: "virtual", startMs: START_MS }, realClock: real, seed: seed as never })
+    const own = await createEngine({ clock: { mode: "virtual", start: START_MS }, realClock: real, seed: seed as never })
     try {
       const status = async (key?: string) => (await call(own, me, key === undefined ? {} : { key })).status
       const burst = async (key: string | undefined, n: number) => {

@@ -36,7 +36,7 @@ describe.each(Object.keys(stores) as Array<keyof typeof stores>)("sandbox reset 
     cleanup = made.cleanup
     engine = await createEngine({
       store: made.store,
-      clock: { mode: "virtual", startMs: START_MS },
+      clock: { mode: "virtual", start: START_MS },
       realClock: Timers.makeVirtualClock(START_MS),
       webhookTransport: "memory",
       seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never

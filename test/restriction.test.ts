@@ -20,7 +20,7 @@ let rival: Client
 
 beforeEach(async () => {
   engine = await createEngine({
-    clock: { mode: "virtual", startMs: START_MS },
+    clock: { mode: "virtual", start: START_MS },
     realClock: Timers.makeVirtualClock(START_MS),
     webhookTransport: "memory",
     operatorToken,

@@ -35,7 +35,7 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("an idempotent write 
     relay = await relayTo(new URL(database.url), protocolReader(wires))
     engine = await createEngine({
       store: layerPostgresStore(throughRelay(database.url, relay)),
-      clock: { mode: "virtual", startMs: START_MS },
+      clock: { mode: "virtual", start: START_MS },
       realClock: Timers.makeVirtualClock(START_MS),
       seed: seedOf(orgSeed("a", { rateLimit: { sustainedPerSecond: 100_000, burst: 100_000 } })) as never
     })

@@ -36,7 +36,7 @@ const open = async (store: StoreOption, names: ReadonlyArray<string>, randomSeed
   const engine = await createEngine({
     store,
     ...(randomSeed === undefined ? {} : { randomSeed }),
-    clock: { mode: "virtual", startMs: START_MS },
+    clock: { mode: "virtual", start: START_MS },
     realClock: Timers.makeVirtualClock(START_MS),
     webhookTransport: "memory",
     operatorToken,

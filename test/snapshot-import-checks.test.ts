@@ -23,7 +23,7 @@ const open = async (): Promise<{ engine: Engine; client: Client }> => {
   const engine = after.engine(await createEngine({
     store: "memory",
     randomSeed: "import-checks",
-    clock: { mode: "virtual", startMs: START_MS },
+    clock: { mode: "virtual", start: START_MS },
     realClock: Timers.makeVirtualClock(START_MS),
     webhookTransport: "memory",
     seed: seedOf(orgSeed("acme")) as never

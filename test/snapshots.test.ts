@@ -30,7 +30,7 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
     createEngine({
       store,
       ...(randomSeed === undefined ? {} : { randomSeed }),
-      clock: { mode: "virtual", startMs: START_MS },
+      clock: { mode: "virtual", start: START_MS },
       realClock: Timers.makeVirtualClock(START_MS),
       webhookTransport: "memory",
       operatorToken,

@@ -257,7 +257,7 @@ describe("the live stream on PGlite", () => {
     const dir = await freshPgliteDirectory("stream")
     engine = await createEngine({
       store: layerPgliteStore(dir),
-      clock: { mode: "virtual", startMs: START_MS },
+      clock: { mode: "virtual", start: START_MS },
       realClock: Timers.makeVirtualClock(START_MS),
       seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never
     })
@@ -417,7 +417,7 @@ describe("a resource's actions", () => {
   })
 
   it("offer a delivery's retry once it has failed, and not before", async () => {
-    const hooked = await createEngine({ clock: { mode: "virtual", startMs: START_MS }, webhookTransport: "memory", seed: seedOf(orgSeed("acme")) as never })
+    const hooked = await createEngine({ clock: { mode: "virtual", start: START_MS }, webhookTransport: "memory", seed: seedOf(orgSeed("acme")) as never })
     try {
       hooked.deliveries.answerWith(500)
       const client = clientOf(hooked.fetch, "http://fos", keysOf("acme").sandbox)

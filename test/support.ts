@@ -95,7 +95,7 @@ export const makeEngine = (
   options: { idempotencyRetentionMs?: number; startMs?: number; domains?: ReadonlyArray<Domain.Domain> } = {}
 ): Promise<Engine> =>
   createEngine({
-    clock: { mode: "virtual", startMs: options.startMs ?? START_MS },
+    clock: { mode: "virtual", start: options.startMs ?? START_MS },
     // Real time stands still in these engines, so their buckets refill only on clock advances and a slow machine
     // cannot give a test a token it did not expect.
     realClock: Timers.makeVirtualClock(options.startMs ?? START_MS),

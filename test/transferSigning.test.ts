@@ -958,7 +958,7 @@ describe.skipIf(adminUrl === undefined || adminUrl === "")("signing on PostgreSQ
     try {
       engine = await createEngine({
         store: layerPostgresStore(database.url, { maxConnections: 4 }),
-        clock: { mode: "virtual", startMs: MONDAY },
+        clock: { mode: "virtual", start: MONDAY },
         realClock: Timers.makeVirtualClock(MONDAY),
         seed: seedOf(orgSeed("acme"), orgSeed("rival")) as never
       })

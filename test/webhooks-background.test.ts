@@ -51,7 +51,7 @@ const setUp = async (clock: "virtual" | "system") => {
   const receiver = holdingReceiver()
   engine = await createEngine({
     seed,
-    clock: clock === "virtual" ? { mode: "virtual", startMs: START_MS } : "system",
+    clock: clock === "virtual" ? { mode: "virtual", start: START_MS } : "system",
     webhookTransport: receiver.transport
   })
   expect((await call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.example.com/fos" })).status).toBe(201)

@@ -30,7 +30,7 @@ const start = async (
   const received: Array<Received> = []
   engine = await createEngine({
     seed,
-    clock: { mode: "virtual", startMs: START_MS },
+    clock: { mode: "virtual", start: START_MS },
     ...options,
     webhookTransport: Transport.callback(async (request) => {
       received.push({ ...request, atMs: await engine.clock.now() })
@@ -155,7 +155,7 @@ describe("webhook endpoints", () => {
     const sent: Array<string> = []
     engine = await createEngine({
       seed,
-      clock: { mode: "virtual", startMs: START_MS },
+      clock: { mode: "virtual", start: START_MS },
       resolveHost: (host) => Effect.succeed(dns.get(host) ?? []),
       webhookTransport: Transport.callback((request) => {
         sent.push(request.url)
@@ -200,7 +200,7 @@ describe("webhook endpoints", () => {
     ])
     engine = await createEngine({
       seed,
-      clock: { mode: "virtual", startMs: START_MS },
+      clock: { mode: "virtual", start: START_MS },
       resolveHost: (host) => Effect.succeed(dns.get(host) ?? []),
       webhookTransport: Transport.callback(() => ({ status: 200 }))
     })

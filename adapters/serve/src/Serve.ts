@@ -123,7 +123,7 @@ export const openEngine = async (options: ServeOptions, write: (line: string) =>
         catch: (e) => new Transport.TransportError({ message: `cannot resolve ${host}: ${(e as NodeJS.ErrnoException).code ?? "error"}` })
       }),
     clock: options.clock === "virtual"
-      ? (options.clockStartMs === undefined ? { mode: "virtual" } : { mode: "virtual", startMs: options.clockStartMs })
+      ? (options.clockStartMs === undefined ? { mode: "virtual" } : { mode: "virtual", start: options.clockStartMs })
       : { mode: "system" },
     ...(options.idempotencyRetentionMs === undefined ? {} : { idempotencyRetentionMs: options.idempotencyRetentionMs }),
     ...(options.seed === undefined ? {} : { seed: options.seed }),

@@ -143,7 +143,7 @@ describe("the engine sends to the address its check resolved", () => {
     const seen: Array<Transport.DeliveryRequest> = []
     const key = `ck_sandbox_${"5e".repeat(32)}`
     const engine = await createEngine({
-      clock: { mode: "virtual", startMs: Date.parse("2026-03-01T12:00:00.000Z") },
+      clock: { mode: "virtual", start: Date.parse("2026-03-01T12:00:00.000Z") },
       resolveHost: () => Effect.sync(() => [answers[Math.min(calls++, answers.length - 1)]!]),
       webhookTransport: Transport.callback((request) => {
         seen.push(request)
@@ -181,7 +181,7 @@ describe("the engine sends to the address its check resolved", () => {
     const resolved: Array<string> = []
     const key = `ck_sandbox_${"6f".repeat(32)}`
     const engine = await createEngine({
-      clock: { mode: "virtual", startMs: Date.parse("2026-03-01T12:00:00.000Z") },
+      clock: { mode: "virtual", start: Date.parse("2026-03-01T12:00:00.000Z") },
       insecureWebhooks: true,
       resolveHost: (host) => Effect.sync(() => {
         resolved.push(host)
@@ -226,7 +226,7 @@ describe("createEngine's default transport (fetch)", () => {
     const { hits, port } = await receiver()
     const key = `ck_sandbox_${"7a".repeat(32)}`
     const engine = await createEngine({
-      clock: { mode: "virtual", startMs: Date.parse("2026-03-01T12:00:00.000Z") },
+      clock: { mode: "virtual", start: Date.parse("2026-03-01T12:00:00.000Z") },
       insecureWebhooks: true,
       seed: {
         organizations: [{

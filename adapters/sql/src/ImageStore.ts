@@ -299,14 +299,11 @@ const imageWriter = (
       },
       catch: (e: unknown) => new Store.StoreUnavailable({ message: `PGlite: cannot write (${(e as Error).message})` })
     }).pipe(Effect.orDie)
-  return { commit, touch }
+  return { commit, touch, fold }
 }
 
-/** The image's rows, copies and sequence as the database holds them (its tables, then its log), read once when the store opens. */
-const load = async (db: PGlite, foldAt: number): Promise<MemoryStore.Image> => {
-  // Once, for a directory the SQL store wrote: the index tables are the memory store's to make now.
-  const indexed = await db.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM fos_orders) OR EXISTS (SELECT 1 FROM fos_uniques) AS any`)
-  if (indexed.rows[0]?.any === true) await db.exec(`TRUNCATE fos_orders, fos_uniques, fos_counts, fos_count_shards`)
+/** The rows, copies and sequence the database holds (its tables, then its log replayed over them), and its writer. */
+const read = async (db: PGlite, foldAt: number) => {
   const held: Held = { rows: new Map(), copies: new Map(), sequence: 0 }
   for (const r of (await db.query<{ tbl: string; key: string; data: string }>(`SELECT tbl, key, data::text AS data FROM fos_rows ORDER BY tbl, key`)).rows) {
     let table = held.rows.get(r.tbl)
@@ -331,6 +328,33 @@ const load = async (db: PGlite, foldAt: number): Promise<MemoryStore.Image> => {
     logged.chars += r.record.length
     logged.next = Number(r.n) + 1
   }
+  return { held, logged, writer }
+}
+
+/** `held` as the store holds it now, for a fold. */
+const nowOf = (held: Held): MemoryStore.Now => ({
+  row: (table, key) => held.rows.get(table)?.get(key),
+  copy: (id) => {
+    const copy = held.copies.get(id)
+    return copy === undefined ? undefined : [...copy.values()]
+  }
+})
+
+/**
+ * Folds the log of `db` (a directory at migration 19 or later) into its tables, and empties it: a migration that
+ * converts stored rows then finds every row in them (Stores.ts runs it before such a migration).
+ */
+export const foldLog = async (db: PGlite): Promise<void> => {
+  const { held, logged, writer } = await read(db, foldAtChars)
+  if (logged.next > 1) await writer.fold(nowOf(held), held.sequence)
+}
+
+/** The image's rows, copies and sequence as the database holds them (its tables, then its log), read once when the store opens. */
+const load = async (db: PGlite, foldAt: number): Promise<MemoryStore.Image> => {
+  // Once, for a directory the SQL store wrote: the index tables are the memory store's to make now.
+  const indexed = await db.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM fos_orders) OR EXISTS (SELECT 1 FROM fos_uniques) AS any`)
+  if (indexed.rows[0]?.any === true) await db.exec(`TRUNCATE fos_orders, fos_uniques, fos_counts, fos_count_shards`)
+  const { held, writer } = await read(db, foldAt)
   // A table's rows in key order, as the memory store indexes them.
   const rows = new Map([...held.rows].map(([table, byKey]) => [table, new Map([...byKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))]))
   return {

@@ -3,7 +3,6 @@
  * two processes starting at once apply each migration once. A database migrated by a newer fos (a version this
  * code does not know) is refused with a clear message instead of being used.
  */
-import { Outbox } from "@fos/core"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
@@ -29,9 +28,29 @@ const indexStatements = (tbl: string, ord: string, part: string, sort: string, w
      ON CONFLICT (tbl, ord, part) DO UPDATE SET n = EXCLUDED.n`
 ]
 
+/**
+ * The data member naming each event type's resource (packages/core Outbox.ts, `eventResourceMembers`), as it was when
+ * migration 8 indexed the events stored before it. Frozen here: a migration does what it did the day it was written.
+ */
+const eventResourceMembersAtMigration8: Readonly<Record<string, string>> = {
+  application: "applicationId",
+  claim: "claimId",
+  crypto_wallet: "claimId",
+  customer: "customerId",
+  idv_link: "applicationId",
+  order: "orderId",
+  organization: "organizationId",
+  rfi: "rfiId",
+  transaction: "transactionId",
+  virtual_account: "virtualAccountId",
+  wallet: "walletId",
+  wallet_ceremony: "ceremonyId",
+  wallet_signer: "walletSignerId"
+}
+
 /** An outbox row's resource id (packages/core Outbox.ts, `eventResourceId`), or '' when it names none. */
 const eventResourceSql = `coalesce(CASE split_part(r.data->>'type', '.', 1) ${
-  Object.entries(Outbox.eventResourceMembers).map(([resource, member]) => `WHEN '${resource}' THEN r.data->'data'->>'${member}'`).join(" ")
+  Object.entries(eventResourceMembersAtMigration8).map(([resource, member]) => `WHEN '${resource}' THEN r.data->'data'->>'${member}'`).join(" ")
 } END, '')`
 
 /** The entries of the sandbox events stored before `ord` existed, partitioned by `part` after the scope. */
@@ -125,6 +144,61 @@ const transactionColumns: ReadonlyArray<readonly [string, string]> = [
   ["failure_code", text("failureCode")],
   ...stamped
 ]
+
+/**
+ * Migration 21's statements over one table of rows, `fos_rows` or `fos_copy_rows` (a snapshot's copies hold the same
+ * rows, and a restore puts them back as they are); `same` ties two rows of one copy. It converts the rows only
+ * earlier builds wrote to what this code reads:
+ * - a minimal autoPayout withdrawal's `order.payout_settle` timer becomes its payout's `payout.start`, and the
+ *   withdrawal gets the route a payout is sent and settled by (its destination's chain; an offramp's rail, from its
+ *   order's autoPayout), so it goes on as any payout;
+ * - a `webhook.fanout` timer goes: a fan-out runs in its event's transaction now, and nothing fires that kind;
+ * - a clock's advance written before advances kept their target is finished where its clock stands, as the code
+ *   that read it did, and a lease's own time limit goes: a lease holds while its process's row says it lives
+ *   (Liveness.ts), and a process with no row is dead;
+ * - an Idempotency-Key's in-progress claim that names no process is a request that never answered: `failed`, which
+ *   the same body takes over as it took the claim over; no record keeps a lease of its own.
+ */
+const legacyRowStatements = (rows: "fos_rows" | "fos_copy_rows"): ReadonlyArray<string> => {
+  const same = (a: string, b: string) => (rows === "fos_copy_rows" ? `${a}.copy = ${b}.copy` : "true")
+  // Each row's JSON is changed as text, the rest of it kept as written: a restore compares a row with its copy by text.
+  const edited = (pattern: string, replacement: string) => `regexp_replace(data::text, '${pattern}', ${replacement})::json`
+  return [
+    `UPDATE ${rows} t SET data = regexp_replace(t.data::text, '\\}\\s*$', ',"route":' || r.route || '}')::json
+       FROM (SELECT w.tbl, w.key, ${rows === "fos_copy_rows" ? "w.copy" : "NULL::text AS copy"},
+               CASE WHEN w.data->'destination'->>'type' = 'external_crypto'
+                 THEN '{"chain":' || to_json(w.data->'destination'->'assetAmount'->>'chain')::text || '}'
+                 ELSE (SELECT '{"rail":' || to_json(o.data->'autoPayout'->>'rail')::text || '}' FROM ${rows} o
+                         WHERE o.tbl = 'orders' AND o.key = w.data->>'linkedOrderId' AND ${same("o", "w")}) END AS route
+             FROM ${rows} w JOIN ${rows} timer ON timer.tbl = 'timers' AND timer.data->>'kind' = 'order.payout_settle'
+               AND timer.data->'payload'->>'transactionId' = w.key AND ${same("timer", "w")}
+             WHERE w.tbl = 'transactions' AND w.data->'route' IS NULL) r
+       WHERE t.tbl = r.tbl AND t.key = r.key AND ${rows === "fos_copy_rows" ? "t.copy = r.copy" : "true"} AND r.route IS NOT NULL`,
+    `UPDATE ${rows} SET data = ${edited(`"kind"\\s*:\\s*"order\\.payout_settle"`, `'"kind":"payout.start"'`)}
+       WHERE tbl = 'timers' AND data->>'kind' = 'order.payout_settle'`,
+    ...(rows === "fos_rows"
+      ? [
+        `DELETE FROM fos_orders WHERE tbl = 'timers' AND key IN (SELECT key FROM fos_rows WHERE tbl = 'timers' AND data->>'kind' = 'webhook.fanout')`,
+        `DELETE FROM fos_uniques WHERE tbl = 'timers' AND key IN (SELECT key FROM fos_rows WHERE tbl = 'timers' AND data->>'kind' = 'webhook.fanout')`
+      ]
+      : []),
+    `DELETE FROM ${rows} WHERE tbl = 'timers' AND data->>'kind' = 'webhook.fanout'`,
+    ...(rows === "fos_copy_rows" ? [`UPDATE fos_copies c SET rows = (SELECT count(*) FROM fos_copy_rows r WHERE r.copy = c.copy)`] : []),
+    `UPDATE ${rows} SET data = ${
+      edited(
+        `"advancing"\\s*:\\s*\\{[^{}]*\\}`,
+        `'"advancing":{"owner":' || to_json(data->'advancing'->>'owner')::text || ',"fromMs":' || (data->>'nowMs') || ',"targetMs":' || (data->>'nowMs')
+          || ',"firstSequence":${Number.MAX_SAFE_INTEGER},"timersFired":{}}'`
+      )
+    }
+       WHERE tbl = 'clocks' AND data->'advancing' IS NOT NULL AND data->'advancing'->'targetMs' IS NULL`,
+    `UPDATE ${rows} SET data = ${edited(`,\\s*"leaseUntilMs"\\s*:\\s*[0-9]+`, `''`)}
+       WHERE tbl = 'clocks' AND data->'advancing'->'leaseUntilMs' IS NOT NULL`,
+    `UPDATE ${rows} SET data = ${edited(`"state"\\s*:\\s*"in_progress"`, `'"state":"failed"'`)}
+       WHERE tbl = 'idempotency' AND data->>'state' = 'in_progress' AND data->'claim' IS NULL`,
+    `UPDATE ${rows} SET data = ${edited(`,\\s*"leaseUntilMs"\\s*:\\s*[0-9]+`, `''`)} WHERE tbl = 'idempotency' AND data->'leaseUntilMs' IS NOT NULL`
+  ]
+}
 
 export const migrations: ReadonlyArray<Migration> = [
   {
@@ -587,6 +661,13 @@ export const migrations: ReadonlyArray<Migration> = [
         ["amount", inUnits(text("amount"), text("asset"))], ["created_at", "to_timestamp((r.d->>'createdAt')::numeric / 1000)"]
       ])
     ]
+  },
+  {
+    // The rows only earlier builds wrote, as this code reads them (`legacyRowStatements`), in the tables and in the
+    // copies. A PGlite directory's log is folded into its tables before (Stores.ts), so these statements see every row.
+    version: 21,
+    name: "rows earlier builds wrote, as this fos reads them",
+    statements: [...legacyRowStatements("fos_rows"), ...legacyRowStatements("fos_copy_rows")]
   }
 ]
 

@@ -15,7 +15,7 @@ import { PGlite } from "@electric-sql/pglite"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { Store } from "@fos/core"
 import { Duration, Effect, Layer, Redacted } from "effect"
-import { makeImageStore } from "./ImageStore.ts"
+import { foldLog, makeImageStore } from "./ImageStore.ts"
 import { layerPgliteSqlClient } from "./PgliteClient.ts"
 import { latestVersion, migrate } from "./Migrations.ts"
 import { makeSharedState } from "./SharedState.ts"
@@ -330,5 +330,7 @@ const migratePglite = (db: PGlite) =>
       return Number((await db.query<{ version: number | null }>(`SELECT max(version) AS version FROM fos_migrations`)).rows[0]?.version ?? 0)
     })
     if (version === latestVersion) return
+    // The rows the log holds are not in the tables yet: a migration that converts stored rows must see them.
+    if (version >= 19) yield* Effect.promise(() => foldLog(db))
     yield* Effect.provide(migrate, layerPgliteSqlClient(db))
   })

@@ -17,7 +17,6 @@ import * as AttemptRequests from "./webhooks/AttemptRequests.ts"
 import * as Deliveries from "./webhooks/Deliveries.ts"
 import * as Dispatch from "./webhooks/Dispatch.ts"
 import * as Endpoints from "./webhooks/Endpoints.ts"
-import * as FanOut from "./webhooks/FanOut.ts"
 import * as Listeners from "./webhooks/Listeners.ts"
 import * as Faults from "./simulate/Faults.ts"
 import * as Outcomes from "./simulate/Outcomes.ts"
@@ -26,7 +25,6 @@ import * as ApplicationTimers from "./onboarding/ApplicationTimers.ts"
 import * as Cancellation from "./onboarding/Cancellation.ts"
 import * as Customers from "./onboarding/Customers.ts"
 import * as Documents from "./onboarding/Documents.ts"
-import * as AutoPayouts from "./money/AutoPayouts.ts"
 import * as DepositReturns from "./money/DepositReturns.ts"
 import * as Deposits from "./money/Deposits.ts"
 import * as Ledger from "./money/Ledger.ts"
@@ -58,7 +56,6 @@ export const all = [
   Deliveries.domain,
   AttemptRequests.domain,
   Listeners.domain,
-  FanOut.domain,
   Dispatch.domain,
   Faults.domain,
   Outcomes.domain,
@@ -74,7 +71,6 @@ export const all = [
   Deposits.domain,
   DepositReturns.domain,
   Payouts.domain,
-  AutoPayouts.domain,
   Pricing.domain,
   Quotes.domain,
   Orders.domain,

@@ -28,6 +28,7 @@ import {
   TransactionTypes,
   UtcTimestamp
 } from "@fos/contract"
+import * as Outbox from "../src/kernel/Outbox.ts"
 import * as Wire from "../src/kernel/Wire.ts"
 import { specFacts } from "./spec.ts"
 
@@ -126,6 +127,17 @@ describe("event types against the spec", () => {
     expect(Object.keys(EventData).sort()).toEqual([...EventTypes].sort())
     expect(Object.keys(EventExamples).sort()).toEqual([...EventTypes].sort())
     for (const type of EventTypes) expect(EventData[type].ast._tag, type).toBe("Objects")
+  })
+
+  it("names the resource of every type: a member its data requires (the sandbox's event log finds the event by it)", () => {
+    for (const type of EventTypes) {
+      const member = Outbox.eventResourceMembers[type.slice(0, type.indexOf(".")) as Outbox.EventResource]
+      const example = EventExamples[type] as Record<string, unknown>
+      expect(Outbox.eventResourceId({ type, data: example }), type).toBe(example[member])
+      expect(typeof example[member], `${type}.${member}`).toBe("string")
+      const { [member]: _, ...without } = example
+      expect(decodesData(type, without), `${type} without ${member}`).toBe(false)
+    }
   })
 
   it("decodes the type names with the EventType schema only", () => {

@@ -86,7 +86,7 @@ describe("durable timers", () => {
       const clock = Timers.makeVirtualClock(yield* Clocks.loadRoot(yield* Store.Store, t0))
       // One process alone: its own advances' leases are the only ones.
       let owners = 0
-      const liveness = { processId: "p", newOwner: () => `p.${owners++}`, isOwn: (owner: string) => owner.startsWith("p."), isAlive: () => Effect.succeed(undefined) }
+      const liveness = { processId: "p", newOwner: () => `p.${owners++}`, isOwn: (owner: string) => owner.startsWith("p."), isAlive: () => Effect.succeed(false) }
       const time = Clocks.makeVirtualTimeControl(clock, Timers.makeVirtualClock(t0), liveness)
       yield* Timers.schedule("chain", t0 + 10_000, { name: "x", left: 3, atMs: t0 + 10_000 })
       yield* Timers.schedule("record", t0 + 45_000, { name: "y" })

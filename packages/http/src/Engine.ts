@@ -56,7 +56,7 @@ export {
 
 /**
  * The engine's time: `"system"`, or `"virtual"`, which stands still until told to move and starts at `start` (an ISO
- * 8601 instant with its zone, a Date, or epoch milliseconds; `startMs` is the older spelling of the last). Without a
+ * 8601 instant with its zone, a Date, or epoch milliseconds). Without a
  * `randomSeed` the default is `"system"` and a virtual clock starts at the real time; with one, the default is
  * `"virtual"` and it starts at `Clocks.seededStartMs` (Tuesday 2026-03-03T09:00:00.000Z), so that the seed alone
  * reproduces a run whatever the day and hour it runs (docs/testing.md).
@@ -65,7 +65,7 @@ export type ClockOption =
   | "system"
   | "virtual"
   | { readonly mode: "system" }
-  | { readonly mode: "virtual"; readonly start?: string | number | Date; readonly startMs?: number }
+  | { readonly mode: "virtual"; readonly start?: string | number | Date }
 
 /**
  * How webhook deliveries leave the engine: `"http"` (the default: POSTs to the endpoints' URLs), `"memory"` (an
@@ -178,9 +178,7 @@ const clockOf = (clock: ClockOption | undefined, seeded: boolean): NonNullable<E
   if (clock === "system") return { mode: "system" }
   if (clock === "virtual") return unstarted
   if (clock.mode === "system") return clock
-  if (clock.start !== undefined && clock.startMs !== undefined) throw new TypeError("clock: give start or startMs, not both")
-  const start = clock.start ?? clock.startMs
-  return start === undefined ? unstarted : { mode: "virtual", startMs: EngineTime.instantMs(start, "clock.start") }
+  return clock.start === undefined ? unstarted : { mode: "virtual", startMs: EngineTime.instantMs(clock.start, "clock.start") }
 }
 
 // --- the engine as a Layer ---------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ import { UtcTimestamp } from "./Primitives.ts"
 
 /** Which kind of gap an `errors[]` entry names; set by the requirements validator only. */
 export const ErrorCategories = ["field", "document", "individual"] as const
-export type ErrorCategory = typeof ErrorCategories[number]
 
 /** One entry of a problem's `errors[]`: a JSON Pointer and a detail that never echoes the rejected value. */
 export const ProblemEntry = Schema.Struct({

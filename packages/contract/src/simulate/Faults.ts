@@ -44,7 +44,6 @@ export const InjectableProblems = [
   "RATE_UNAVAILABLE",
   "IDEMPOTENCY_KEY_REQUEST_IN_PROGRESS"
 ] as const
-export type InjectableProblem = typeof InjectableProblems[number]
 
 export const FaultMethods = ["GET", "POST", "PATCH", "PUT", "DELETE"] as const
 

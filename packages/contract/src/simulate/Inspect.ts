@@ -26,7 +26,6 @@ export const TimerKinds = [
   "payout.settle",
   "payout.late_references",
   "payout.scripted_return",
-  "order.payout_settle",
   "order.lock_expiry",
   "order.start",
   "order.settle",
@@ -40,14 +39,9 @@ export const TimerKinds = [
   "signing.return_confirmed",
   "signing.claim_provisioning",
   "signing.ceremony_expiry",
-  "webhook.attempt",
-  "webhook.fanout"
+  "webhook.attempt"
 ] as const
 export type TimerKind = typeof TimerKinds[number]
-
-const timerKindSet: ReadonlySet<string> = new Set(TimerKinds)
-/** Whether `kind` is one of the engine's own (a host's timers are of kinds of its own). */
-export const isTimerKind = (kind: string): kind is TimerKind => timerKindSet.has(kind)
 
 /**
  * The engine's timer kinds, as the OpenAPI document names them (`TimerKind`). A timer's `kind` is open: a later

@@ -41,7 +41,6 @@ export const outcomeRuleTransactionsShown = 20
  * and an order's conversion legs (`onramp`, `offramp`, `conversion`, `fiat_conversion`), which end through their order.
  */
 export const ScriptableTransactionTypes = ["withdrawal", "deposit", "onramp", "offramp", "conversion", "fiat_conversion"] as const
-export type ScriptableTransactionType = typeof ScriptableTransactionTypes[number]
 
 /** An order's conversion legs: they fail at settlement only, through the order (order.failed with its reasonCode). */
 export const orderLegTypes: ReadonlySet<string> = new Set(["onramp", "offramp", "conversion", "fiat_conversion"])

@@ -18,7 +18,6 @@ export const Subscription = Schema.Union([
 export type Subscription = typeof Subscription.Type
 
 export const EndpointStatuses = ["active", "disabled"] as const
-export type EndpointStatus = typeof EndpointStatuses[number]
 
 /** How deliveries are signed, as the scheme returned on create and rotate says it. */
 export const signatureScheme = {

@@ -1,20 +1,26 @@
 /**
  * The resources the sandbox's read-outs find by id alone (a resource's timeline, Timeline.ts, and its actions,
- * ResourceActions.ts): for each, the prefix of its ids, its table, the statuses it rests in once ended, and its name
- * in a sentence. One table, so a resource the inspector shows is added once.
+ * ResourceActions.ts): for each, the prefix of its ids, its table, the statuses it rests in once ended (its state
+ * machine's, where the machine has them), and its name in a sentence. One table, so a resource the inspector shows is
+ * added once.
  *
  * Here, in the inspect layer, and not in the domains' descriptors (kernel/Domain.ts): what a resource is called in
  * a timeline, and which statuses end its story there, are the inspector's words over the domains, and a timeline's
  * `resourceType` is a closed enumeration of the contract's (`TimelineResourceTypes`), which a host's own domain could
  * not extend anyway.
  */
-import type { TimelineResourceTypes } from "@fos/contract"
+import { ApplicationStatuses, RfiStatuses, type TimelineResourceTypes, WalletSignerStatuses } from "@fos/contract"
 import { Effect } from "effect"
 import * as Applications from "../onboarding/Applications.ts"
+import * as ClaimMachine from "../signing/ClaimMachine.ts"
 import * as Deliveries from "../webhooks/Deliveries.ts"
+import * as DeliveryMachine from "../webhooks/DeliveryMachine.ts"
+import * as OrderMachine from "../money/OrderMachine.ts"
 import * as Orders from "../money/Orders.ts"
+import * as RfiMachine from "../money/RfiMachine.ts"
 import * as Rfis from "../money/Rfis.ts"
 import * as Roster from "../signing/Roster.ts"
+import * as SignerMachine from "../signing/SignerMachine.ts"
 import * as Store from "../kernel/Store.ts"
 import * as TransactionMachine from "../money/TransactionMachine.ts"
 import * as Transactions from "../money/Transactions.ts"
@@ -31,16 +37,20 @@ export interface Resource {
   readonly word: string
 }
 
+/** Statuses a timeline takes as ended where the machine has no such set: some of the resource's own statuses. */
+const endedOf = <S extends string>(_statuses: ReadonlyArray<S>, ended: ReadonlyArray<NoInfer<S>>): ReadonlySet<string> => new Set(ended)
+
 export const resources: Readonly<Record<ResourceType, Resource>> = {
   transaction: { prefix: "txn", table: Transactions.Transactions, ended: TransactionMachine.terminalStatuses, word: "transaction" },
-  order: { prefix: "ord", table: Orders.Orders, ended: new Set(["succeeded", "failed", "cancelled"]), word: "order" },
-  application: { prefix: "app", table: Applications.Applications, ended: new Set(["approved", "rejected", "cancelled"]), word: "application" },
-  rfi: { prefix: "rfi", table: Rfis.Rfis, ended: new Set(["resolved", "cancelled", "expired"]), word: "RFI" },
-  webhook_delivery: { prefix: "wdl", table: Deliveries.WebhookDeliveries, ended: new Set(["succeeded", "failed"]), word: "delivery" },
+  order: { prefix: "ord", table: Orders.Orders, ended: OrderMachine.endedStatuses, word: "order" },
+  // An application cancelled (ended undecided) waits for nothing, though a simulate call may still decide it.
+  application: { prefix: "app", table: Applications.Applications, ended: endedOf(ApplicationStatuses, ["approved", "rejected", "cancelled"]), word: "application" },
+  rfi: { prefix: "rfi", table: Rfis.Rfis, ended: new Set(RfiStatuses.filter((status) => !RfiMachine.openStatuses.has(status))), word: "RFI" },
+  webhook_delivery: { prefix: "wdl", table: Deliveries.WebhookDeliveries, ended: DeliveryMachine.endedStatuses, word: "delivery" },
   // An approved signer is at rest: it waits for nothing of its own.
-  wallet_signer: { prefix: "wsg", table: Roster.WalletSigners, ended: new Set(["approved", "removed"]), word: "signer" },
-  wallet_ceremony: { prefix: "cer", table: Roster.WalletCeremonies, ended: new Set(["completed", "failed", "cancelled"]), word: "ceremony" },
-  claim: { prefix: "clm", table: Roster.Claims, ended: new Set(["completed", "failed"]), word: "claim" }
+  wallet_signer: { prefix: "wsg", table: Roster.WalletSigners, ended: endedOf(WalletSignerStatuses, ["approved", "removed"]), word: "signer" },
+  wallet_ceremony: { prefix: "cer", table: Roster.WalletCeremonies, ended: SignerMachine.ceremonyEndedStatuses, word: "ceremony" },
+  claim: { prefix: "clm", table: Roster.Claims, ended: ClaimMachine.endedStatuses, word: "claim" }
 }
 
 const byPrefix: ReadonlyMap<string, ResourceType> = new Map(

@@ -35,8 +35,6 @@ import * as Timers from "./Timers.ts"
 export interface AdvanceUnderWay {
   /** Who runs it: a lease owner of a process (Liveness.ts). */
   readonly owner: string
-  /** A lease written by a fos from before the liveness table: it holds until then (real time). */
-  readonly leaseUntilMs?: number
   /** Where the clock was when the advance took it, and where it lands. */
   readonly fromMs: number
   readonly targetMs: number
@@ -217,14 +215,13 @@ export const makeVirtualTimeControl = (
   /** Told of every advance, by how far it moved its clock: buckets shared with other processes count it as passed. */
   advanced: (ms: number) => Effect.Effect<void> = () => Effect.void
 ): VirtualTimeControl => {
-  const realNow = () => realClock.currentTimeMillisUnsafe()
   // The advances this process runs now: its own leases hold for exactly as long, whatever real time says.
   const running = new Set<string>()
   let advancedMs = 0
   const holds = (advance: AdvanceUnderWay): Effect.Effect<boolean> =>
     liveness.isOwn(advance.owner)
       ? Effect.succeed(running.has(advance.owner))
-      : Effect.map(liveness.isAlive(advance.owner), (alive) => alive ?? (advance.leaseUntilMs ?? 0) > realNow())
+      : liveness.isAlive(advance.owner)
   // Root advances take turns; they are the embedder's, in one process.
   const rootTurn = Semaphore.makeUnsafe(1).withPermits(1)
 
@@ -296,7 +293,7 @@ export const makeVirtualTimeControl = (
         const row = yield* store.getForUpdate(Clocks, scope)
         if (row?.advancing === undefined) return undefined
         if (yield* holds(row.advancing)) return yield* inProgress()
-        const advance = resumable(row, owner)
+        const advance: AdvanceUnderWay = { ...row.advancing, owner }
         yield* Effect.orDie(store.update(Clocks, { ...row, advancing: advance }))
         return { row, advance }
       }))
@@ -477,19 +474,3 @@ export const makeVirtualTimeControl = (
 
 /** The `keyedAdvances` member of a clock's row, present only when there are some. */
 const keptOf = (kept: StoredClock["keyedAdvances"]) => kept === undefined || kept.length === 0 ? {} : { keyedAdvances: kept }
-
-/**
- * The advance of `row` to finish, now owned by `owner`. One written by a fos from before advances kept their target
- * has none: it is finished where its clock stands, firing what is due there.
- */
-const resumable = (row: StoredClock, owner: string): AdvanceUnderWay => {
-  const advance = row.advancing as Partial<AdvanceUnderWay>
-  return {
-    owner,
-    fromMs: advance.fromMs ?? row.nowMs,
-    targetMs: Math.max(row.nowMs, advance.targetMs ?? row.nowMs),
-    ...(advance.key === undefined ? {} : { key: advance.key }),
-    firstSequence: advance.firstSequence ?? Number.MAX_SAFE_INTEGER,
-    timersFired: advance.timersFired ?? {}
-  }
-}

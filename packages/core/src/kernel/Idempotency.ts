@@ -40,13 +40,11 @@ export interface IdempotencyRecord {
   readonly fingerprint: string
   readonly state: "in_progress" | "completed" | "failed"
   readonly response: StoredResponse | undefined
-  /** The in-progress claim's token, by which the engine that took it knows it is its own and still running. */
-  readonly claim?: string
   /**
-   * An in-progress claim of another engine older than this (real time) was left by a crashed request and counts as
-   * failed.
+   * The in-progress claim's token, a lease owner of the process running its request (Liveness.ts): by it the engine
+   * that took it knows it is its own and still running, and another knows it holds while that process lives.
    */
-  readonly leaseUntilMs: number
+  readonly claim?: string
   readonly expiresAtMs: number
 }
 
@@ -54,7 +52,6 @@ const recordFields = {
   id: Schema.String,
   fingerprint: Schema.String.check(Schema.isPattern(/^[0-9a-f]{64}$/, { fosDetail: "must be a SHA-256 in lower-case hex" })),
   claim: Schema.optionalKey(Schema.String),
-  leaseUntilMs: Wire.epochMillis,
   expiresAtMs: Wire.epochMillis
 }
 const CompletedRecord = Schema.Struct({
@@ -96,8 +93,8 @@ export class IdempotencyRetention extends Context.Reference<number>("fos/Idempot
   defaultValue: () => 30 * 24 * 60 * 60 * 1000
 }) {}
 
-/** How long a claim of a process with no liveness row holds, for other engines, before it counts as abandoned. */
-const leaseMs = 60_000
+/** When an in-progress claim's record says it expires (`expiresAtMs`); its process's liveness decides whether it holds. */
+const claimExpiryMs = 60_000
 
 /** The claims whose requests this engine is running now. */
 export interface RunningClaimsService {
@@ -106,9 +103,9 @@ export interface RunningClaimsService {
   readonly release: (token: string) => void
   /**
    * Whether an in-progress claim is still running: this engine's while its request runs, another's while its process
-   * is alive (or, when that process has no liveness row, until the claim's lease is over).
+   * is alive.
    */
-  readonly holds: (record: IdempotencyRecord, nowMs: number) => Effect.Effect<boolean>
+  readonly holds: (record: IdempotencyRecord) => Effect.Effect<boolean>
 }
 
 export class RunningClaims extends Context.Service<RunningClaims, RunningClaimsService>()("fos/RunningClaims") {}
@@ -124,11 +121,9 @@ export const layerRunningClaims: Layer.Layer<RunningClaims, never, Liveness.Live
         return token
       },
       release: (token) => void running.delete(token),
-      holds: (record, nowMs) => {
-        if (record.state !== "in_progress") return Effect.succeed(false)
-        if (record.claim !== undefined && liveness.isOwn(record.claim)) return Effect.succeed(running.has(record.claim))
-        if (record.claim === undefined) return Effect.succeed(record.leaseUntilMs > nowMs)
-        return Effect.map(liveness.isAlive(record.claim), (alive) => alive ?? record.leaseUntilMs > nowMs)
+      holds: (record) => {
+        if (record.state !== "in_progress" || record.claim === undefined) return Effect.succeed(false)
+        return liveness.isOwn(record.claim) ? Effect.succeed(running.has(record.claim)) : liveness.isAlive(record.claim)
       }
     }
   })
@@ -214,8 +209,7 @@ const runClaimed = <R>(
       state: "in_progress",
       response: undefined,
       claim,
-      leaseUntilMs: realNow() + leaseMs,
-      expiresAtMs: realNow() + leaseMs
+      expiresAtMs: realNow() + claimExpiryMs
     })
     // A key seen for the first time is claimed by one insert, which answers the key's record when there is one: a
     // duplicate of a running request, a replay and a conflict are answered from committed state without waiting for
@@ -229,7 +223,7 @@ const runClaimed = <R>(
         if (seen.fingerprint !== request.fingerprint) return yield* conflict()
         return { response: seen.response!, replayed: true }
       }
-      if (yield* claims.holds(seen, realNow())) return yield* inProgress()
+      if (yield* claims.holds(seen)) return yield* inProgress()
     }
     // Whether this request takes the key over from one that never answered (its process died, or it ended in a 5xx).
     let resumed = false
@@ -243,7 +237,7 @@ const runClaimed = <R>(
             if (existing.fingerprint !== request.fingerprint) return yield* conflict()
             return existing.response
           }
-          if (yield* claims.holds(existing, realNow())) return yield* inProgress()
+          if (yield* claims.holds(existing)) return yield* inProgress()
           if (existing.fingerprint !== request.fingerprint) return yield* conflict()
         }
         ours = claimRecord()
@@ -278,7 +272,6 @@ const runClaimed = <R>(
           fingerprint: request.fingerprint,
           state: "completed",
           response,
-          leaseUntilMs: now,
           expiresAtMs
         }))
         yield* Timers.schedule(expireTimer, expiresAtMs, { id }, request.scope, { housekeeping: true })
@@ -306,7 +299,6 @@ const runClaimed = <R>(
         fingerprint: request.fingerprint,
         state: "failed",
         response: undefined,
-        leaseUntilMs: now,
         expiresAtMs
       }))
       yield* Timers.schedule(expireTimer, expiresAtMs, { id }, request.scope, { housekeeping: true })

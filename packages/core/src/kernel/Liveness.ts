@@ -12,8 +12,8 @@
  * safe where its lease is used: an advance checks at each step that it still owns its clock, and a keyed request
  * checks that it still owns its claim when it commits, so a taken-over owner stops instead of acting twice.
  *
- * A lease whose process has no row (written by a fos from before this table) keeps the time limit it was written
- * with. Rows of processes dead for a day are removed when an engine starts, so the table does not grow with restarts.
+ * A lease whose process has no row is dead: rows of processes dead for a day are removed when an engine starts, so
+ * the table does not grow with restarts.
  */
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import * as Domain from "./Domain.ts"
@@ -71,11 +71,8 @@ export interface LivenessService {
   readonly newOwner: () => string
   /** Whether `owner` (a lease owner) is this process's. */
   readonly isOwn: (owner: string) => boolean
-  /**
-   * Whether the process that holds `owner` is alive: true or false from its row, undefined when it has none (a
-   * lease from a fos before this table: its own time limit decides).
-   */
-  readonly isAlive: (owner: string) => Effect.Effect<boolean | undefined>
+  /** Whether the process that holds `owner` (a lease owner) is alive: its row says so (a process with none is dead). */
+  readonly isAlive: (owner: string) => Effect.Effect<boolean>
 }
 
 export class Liveness extends Context.Service<Liveness, LivenessService>()("fos/Liveness") {}
@@ -121,7 +118,7 @@ export const layer = (realClock: Clock.Clock): Layer.Layer<Liveness, never, Stor
         newOwner: () => `${processId}.${owners++}`,
         isOwn: (owner) => owner.startsWith(`${processId}.`),
         isAlive: (owner) =>
-          Effect.map(store.get(Processes, owner.split(".", 1)[0]!), (row) => row === undefined ? undefined : row.aliveUntilMs > realNow())
+          Effect.map(store.get(Processes, owner.split(".", 1)[0]!), (row) => row !== undefined && row.aliveUntilMs > realNow())
       }
       return service
     })

@@ -25,13 +25,16 @@ export interface OutboxEvent {
   readonly data: unknown
 }
 
+/** The resource an event type is about: the part of the type before the dot (`transaction` of `transaction.completed`). */
+export type EventResource = EventType extends `${infer Resource}.${string}` ? Resource : never
+
 /**
- * The member of an event's `data` that names the resource the event is about, by the type's resource (the part
- * before the dot): `transaction.completed` is about `data.transactionId`. One table, so the sandbox's event log
- * (`listEvents`) and the migration that indexed the events stored before it (adapters/sql Migrations.ts, version 8)
- * agree.
+ * The member of an event's `data` that names the resource the event is about, by the type's resource:
+ * `transaction.completed` is about `data.transactionId`. One entry per resource of the catalogue (a resource the
+ * catalogue gains is a compile error here), each a member every one of its types' data has (packages/core
+ * test/Events.test.ts), so the sandbox's event log (`listEvents`) finds every event of the catalogue by its resource.
  */
-export const eventResourceMembers: Readonly<Record<string, string>> = {
+export const eventResourceMembers: Readonly<Record<EventResource, string>> = {
   application: "applicationId",
   claim: "claimId",
   crypto_wallet: "claimId",
@@ -47,9 +50,12 @@ export const eventResourceMembers: Readonly<Record<string, string>> = {
   wallet_signer: "walletSignerId"
 }
 
-/** The id of the resource an event is about (`eventResourceMembers`), or undefined when its data names none. */
+/**
+ * The id of the resource an event is about (`eventResourceMembers`): every event of the catalogue has one; undefined
+ * only for a type the catalogue does not have.
+ */
 export const eventResourceId = (event: { readonly type: string; readonly data: unknown }): string | undefined => {
-  const member = eventResourceMembers[event.type.slice(0, event.type.indexOf("."))]
+  const member = (eventResourceMembers as Readonly<Record<string, string | undefined>>)[event.type.slice(0, event.type.indexOf("."))]
   const value = member === undefined || typeof event.data !== "object" || event.data === null
     ? undefined
     : (event.data as Record<string, unknown>)[member]
@@ -215,5 +221,3 @@ export const emitEvent = <T extends EventType, D>(event: {
     yield* Topics.publish(EventWritten, written)
     return written
   })
-
-export const isEventType = (s: string): s is EventType => (EventTypes as ReadonlyArray<string>).includes(s)

@@ -13,8 +13,7 @@
  * service admits what one process would, whatever the number of processes (docs/decisions.md, "Rate limits across
  * processes").
  */
-import { Context, Deferred, Effect, Exit, Layer } from "effect"
-import * as RealClock from "./RealClock.ts"
+import { Context, Deferred, Effect, Exit } from "effect"
 import type { BucketSpec, SharedBuckets } from "./SharedState.ts"
 
 export type { BucketSpec } from "./SharedState.ts"
@@ -210,9 +209,3 @@ export const makeSharedRateLimiter = (store: SharedBuckets, realNow: () => numbe
     refund: (scope, name, spec) => Effect.asVoid(store.take(scope, name, spec, -1, realNow()))
   }
 }
-
-/** The limiter on real time alone (the RealClock of the layer's context). */
-export const layerRateLimiter: Layer.Layer<RateLimiter, never, RealClock.RealClock> = Layer.effect(
-  RateLimiter,
-  Effect.map(RealClock.RealClock, (clock) => makeRateLimiter(() => clock.currentTimeMillisUnsafe()))
-)

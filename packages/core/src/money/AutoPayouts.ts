@@ -19,15 +19,14 @@ import {
   type CustomerId,
   type OrderId,
   parseAmount,
-  TransactionId,
+  type TransactionId,
   withArticle
 } from "@fos/contract"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import * as Addresses from "./Addresses.ts"
 import type * as Auth from "../tenancy/Auth.ts"
 import * as Customers from "../onboarding/Customers.ts"
 import * as Documents from "../onboarding/Documents.ts"
-import * as Domain from "../kernel/Domain.ts"
 import * as PayoutRequirements from "./PayoutRequirements.ts"
 import * as Payouts from "./Payouts.ts"
 import * as Problem from "../kernel/Problem.ts"
@@ -35,7 +34,6 @@ import * as Quotes from "./Quotes.ts"
 import * as Rates from "./Rates.ts"
 import * as Recipients from "./Recipients.ts"
 import * as Store from "../kernel/Store.ts"
-import * as Timers from "../kernel/Timers.ts"
 import * as Transactions from "./Transactions.ts"
 
 import { accountSide, type OrderAccountOf } from "./OrderAccounts.ts"
@@ -214,25 +212,3 @@ export const openAutoPayout = (order: AutoPayoutOrder): Effect.Effect<Transactio
     }
     return opened.id
   })
-
-/**
- * The timer of the minimal autoPayout withdrawal that orders chained before autoPayouts were payouts. None is
- * scheduled any more, but a database may still hold one (with its pending withdrawal): it does the old job, so that
- * withdrawal is sent (processing) and settles (completed).
- */
-export const legacyPayoutSettleTimer = Timers.kind("order.payout_settle", Schema.Struct({ transactionId: TransactionId }), "transactionId")
-
-const legacyPayoutSettled = (payload: { readonly transactionId: TransactionId }) =>
-  Effect.gen(function*() {
-    const store = yield* Store.Store
-    const transaction = yield* store.get(Transactions.Transactions, payload.transactionId)
-    if (transaction === undefined || transaction.status !== "pending") return
-    yield* Effect.orDie(Transactions.move(payload.transactionId, { type: "start" }))
-    yield* Effect.orDie(Transactions.move(payload.transactionId, { type: "settle" }))
-  })
-
-/** The legacy autoPayout withdrawal's timer, still fired for the databases that hold one. */
-export const domain = Domain.make({
-  name: "money/AutoPayouts",
-  timers: [Timers.handle(legacyPayoutSettleTimer, legacyPayoutSettled, (id) => `sends and settles the autoPayout withdrawal ${id}`)]
-})

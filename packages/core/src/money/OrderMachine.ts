@@ -77,8 +77,11 @@ export const initialState = (lockExpiresAtMs: number, depositFunded = false): St
 
 const unchanged = { unchanged: true } as const
 
+/** The statuses an order ends in: no move changes it from there. */
+export const endedStatuses: ReadonlySet<OrderStatus> = new Set(["succeeded", "failed", "cancelled"])
+
 export const transition = (state: State, move: Move): Outcome => {
-  const pending = state.status === "pending"
+  const pending = !endedStatuses.has(state.status)
   switch (move.type) {
     case "execute":
       if (state.status === "cancelled" && state.cancellationReason === "expired") return { refused: "ORDER_EXPIRED" }

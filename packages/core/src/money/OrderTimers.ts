@@ -11,8 +11,7 @@
  *   succeeds the order, or fails it with the failure the sandbox armed (`simulate/orders/{id}/fail`, or an outcome
  *   rule matching its transaction, simulate/Outcomes.ts).
  *
- * The chain confirming an order's deposit_return and the legacy autoPayout withdrawal are timers of their own
- * modules (DepositReturns.ts, AutoPayouts.ts).
+ * The chain confirming an order's deposit_return is a timer of its own module (DepositReturns.ts).
  *
  * A timer that finds its order moved on (cancelled, failed, already sent) does nothing: it asks the order table
  * (OrderMachine.ts `moves`), which holds every guard, rather than checking the order itself.

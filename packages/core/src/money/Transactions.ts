@@ -47,9 +47,7 @@ import {
   TransactionSorts,
   type TransactionStage,
   type TransactionStatus,
-  TransactionStatuses,
   type TransactionType,
-  TransactionTypes,
   toIso,
   type WireReceiveDetails
 } from "@fos/contract"
@@ -275,9 +273,6 @@ export const partitionIn = (scope: string, filter: TransactionFilter) => {
   const keys = filterKeys.filter((k) => filter[k] !== undefined)
   return { order: Paging.filterOrderName("createdAt", keys), partition: Paging.filterPartition(scope, keys, (k) => filter[k]!) }
 }
-
-export const isTransactionType = (s: string): s is TransactionType => (TransactionTypes as ReadonlyArray<string>).includes(s)
-export const isTransactionStatus = (s: string): s is TransactionStatus => (TransactionStatuses as ReadonlyArray<string>).includes(s)
 
 // --- events --------------------------------------------------------------------------------------------------------
 

@@ -263,17 +263,6 @@ export const get = (caller: Auth.Caller, id: DocumentId): Effect.Effect<Document
     return document
   })
 
-/** A document's bytes, for the caller that owns it (404 NOT_FOUND otherwise). */
-export const readDocumentContent = (caller: Auth.Caller, id: DocumentId): Effect.Effect<Uint8Array, Problem.ApiError, Store.Store> =>
-  Effect.gen(function*() {
-    yield* get(caller, id)
-    const content = yield* (yield* Store.Store).get(DocumentContents, id)
-    if (content === undefined) return yield* Effect.die(new Error(`document ${id} has no content row`))
-    const bytes = Base64.decode(content.base64)
-    if (bytes._tag === "Failure") return yield* Effect.die(bytes.failure)
-    return bytes.success
-  })
-
 /**
  * The documents a submission references, in the order given (one per id). Each must exist in the caller's
  * organization and environment and be usable for `customerId`: a document attached to a customer is usable only

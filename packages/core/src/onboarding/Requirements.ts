@@ -177,8 +177,6 @@ export const CountryRequirementSets: Readonly<Record<string, CountryRequirements
   }
 }
 
-export const SupportedCountries = Object.keys(CountryRequirementSets)
-
 /** Brazil's CNPJ and CPF carry two mod-11 check digits; a typo is caught before review. */
 const brazilCheckDigitsOk = (digits: string): boolean => {
   const nums = [...digits].map(Number)

@@ -37,8 +37,11 @@ export type Outcome =
 /** An accepted claim (202): pending, its wallets not yet provisioned. */
 export const initialState: State = { status: "pending", provisioned: false }
 
+/** The statuses a claim ends in: every move on it is RESOURCE_TERMINAL. */
+export const endedStatuses: ReadonlySet<Status> = new Set(["completed", "failed"])
+
 export const transition = (state: State, move: Move): Outcome => {
-  if (state.status !== "pending") return { refused: "RESOURCE_TERMINAL", reason: `The claim is already ${state.status}.` }
+  if (endedStatuses.has(state.status)) return { refused: "RESOURCE_TERMINAL", reason: `The claim is already ${state.status}.` }
   switch (move.type) {
     case "provisioned":
       if (state.provisioned) return { refused: "CONFLICT", reason: "The claim's wallets are already provisioned; it waits for its signers to enroll." }

@@ -44,7 +44,6 @@ export type RemovalReason = "customer_removed" | "ops_removed"
  * custom_domains feature (Ceremonies.ts).
  */
 export type SignerCeremonyType = "passkey_addition" | "signer_promotion" | "signer_demotion" | "signer_removal"
-export type CeremonyType = SignerCeremonyType | "webauthn_origin_change"
 export type CeremonyStatus = "awaiting_admin_approval" | "completed" | "failed" | "cancelled"
 
 /** The most passkeys a signer holds; a bound like every other. */
@@ -114,7 +113,10 @@ const refuse = (refused: Refusal, reason: string): Outcome => ({ refused, reason
 /** Whether the signer holds a credential and so can act (sign, co-stamp, log in). */
 export const isActive = (status: SignerStatus): boolean => status === "enrolled" || status === "approved"
 
-const open = (ceremony: CeremonyState | undefined): boolean => ceremony !== undefined && ceremony.status === "awaiting_admin_approval"
+/** The statuses a ceremony ends in: a decision on it is RESOURCE_TERMINAL. */
+export const ceremonyEndedStatuses: ReadonlySet<CeremonyStatus> = new Set(["completed", "failed", "cancelled"])
+
+const open = (ceremony: CeremonyState | undefined): boolean => ceremony !== undefined && !ceremonyEndedStatuses.has(ceremony.status)
 
 export const transition = (state: RosterState, move: Move): Outcome => {
   const { signer, ceremony } = state

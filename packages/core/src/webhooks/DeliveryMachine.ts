@@ -85,6 +85,9 @@ const unchanged = { unchanged: true } as const
 
 const attemptAfter = (afterMs: number): Timer => ({ kind: "attempt", afterMs })
 
+/** The statuses a delivery ends in: nothing acts on it next (a manual retry of a failed one starts a run anew). */
+export const endedStatuses: ReadonlySet<DeliveryStatus> = new Set(["succeeded", "failed"])
+
 export const transition = (state: State | undefined, move: Move): Outcome => {
   if (state === undefined) {
     return move.type === "open" ? { next: { status: "pending", run: 1, attemptsInRun: 0 }, timer: attemptAfter(0) } : unchanged
@@ -106,7 +109,7 @@ export const transition = (state: State | undefined, move: Move): Outcome => {
       return { next: { ...state, status: "pending", attemptsInRun: number }, timer: attemptAfter(retryDelaysSeconds[number - 1]! * 1000) }
     }
     case "abandon":
-      if (state.status !== "pending" && state.status !== "processing") return unchanged
+      if (endedStatuses.has(state.status)) return unchanged
       return { next: { ...state, status: "failed" }, timer: undefined }
     case "retry":
       if (state.status !== "failed") {

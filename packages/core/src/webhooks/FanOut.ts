@@ -8,15 +8,13 @@
  * get a delivery each, with its first attempt's timer, so an endpoint created after the change does not get the
  * event. Each delivery carries the envelope serialised once, so every attempt sends the same bytes.
  */
-import { Clock, Effect, Schema } from "effect"
+import { Clock, Effect } from "effect"
 import type { EventType } from "@fos/contract"
 import * as Deliveries from "./Deliveries.ts"
-import * as Domain from "../kernel/Domain.ts"
 import * as Endpoints from "./Endpoints.ts"
 import * as Outbox from "../kernel/Outbox.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "../tenancy/Tenancy.ts"
-import * as Timers from "../kernel/Timers.ts"
 
 /** The envelope receivers get; serialised once per delivery, so every attempt sends the same bytes. */
 export const envelopeOf = (event: Outbox.OutboxEvent) => ({
@@ -50,22 +48,3 @@ export const fanOut = (event: Outbox.OutboxEvent): Effect.Effect<void, never, St
       yield* Deliveries.open(event, endpoint.id, body, nowMs)
     }
   })
-
-/** An event's fan-out, as an earlier fos scheduled it per event (none is scheduled now; stored ones still fire). */
-export const fanoutTimer = Timers.kind("webhook.fanout", Schema.Struct({ eventId: Schema.String }), "eventId")
-
-/**
- * Fan-out timers stored by an earlier fos (which fanned out on a timer per event) still fire: they fan their
- * event out as `emitEvent` now does inline.
- */
-const fanOutStored = (payload: { readonly eventId: string }) =>
-  Effect.gen(function*() {
-    const event = yield* Effect.flatMap(Store.Store, (store) => store.get(Outbox.OutboxEvents, payload.eventId))
-    if (event !== undefined) yield* fanOut(event)
-  })
-
-/** The fan-out timers an earlier fos stored, still fired. */
-export const domain = Domain.make({
-  name: "webhooks/FanOut",
-  timers: [Timers.handle(fanoutTimer, fanOutStored, (id) => `fans event ${id} out to the subscribed webhook endpoints`)]
-})
