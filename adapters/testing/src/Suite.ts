@@ -10,10 +10,9 @@
  * order, so that with a seed worker N gets the same organization and ids every run.
  */
 import { createHash } from "node:crypto"
-import { createClient } from "@fos/client"
 import { type Fork, maxForksPerOrganization, maxSnapshotLabelLength, type Snapshot, type SnapshotFile } from "@fos/contract"
 import type { ClockOption, CreateEngineOptions } from "@fos/http"
-import { buildFixture, connect, type Fixture, forkedWorld, type ForkedWorld, forkWorld, loadFixture, type PendingRequest, type World } from "./World.ts"
+import { buildFixture, clientFor, connect, type Fixture, forkedWorld, type ForkedWorld, forkWorld, loadFixture, type PendingRequest, type World } from "./World.ts"
 
 // --- labels ------------------------------------------------------------------------------------------------------
 
@@ -293,14 +292,24 @@ const takenError = (world: World<unknown>, file: string, holder: { readonly snap
       `test file at a time: give each runner process its own worker number (Vitest's VITEST_POOL_ID), or fork a world for the file (joinSuite without a worker)`
   )
 
+export interface JoinOptions {
+  /** The test file taking the world, for the refusal of a world another file holds. */
+  readonly file?: string
+  /**
+   * For a world forked now (no `worker`): the fork's stream name (`?stream=`), so that on a seeded engine the world
+   * and its ids follow from the seed, the fixture and the name alone. The adapters give the test file's path.
+   */
+  readonly stream?: string
+}
+
 /**
  * A worker's world: the set-up's fork for worker `worker` (from 1), restored to its making so that what an earlier
  * test file of the same worker did is gone; or, without one (node:test, which has no worker ids, or more workers than
  * forks), a fork made now, which `leave` deletes. `file` names the test file taking it: a world another file of the
  * suite holds (its starting point saved and not deleted yet) is refused, before anything of it changes.
  */
-export const joinSuite = async <F>(info: SuiteInfo<F>, worker?: number, options: { readonly file?: string } = {}): Promise<JoinedWorld<F>> => {
-  const parent = { baseUrl: info.baseUrl, apiKey: info.apiKey, fetch: (input: Request | string | URL, init?: RequestInit) => globalThis.fetch(input, init) }
+export const joinSuite = async <F>(info: SuiteInfo<F>, worker?: number, options: JoinOptions = {}): Promise<JoinedWorld<F>> => {
+  const parent = { baseUrl: info.baseUrl, apiKey: info.apiKey }
   const made = worker === undefined ? undefined : info.worlds[worker - 1]
   if (made !== undefined) {
     const world = forkedWorld(parent, made.fork, info.fixture)
@@ -313,7 +322,7 @@ export const joinSuite = async <F>(info: SuiteInfo<F>, worker?: number, options:
     await world.restore(made.snapshotId)
     return { world, leave: world.close, claim: { file, owner: info.owner ?? defaultOwner(), expires: info.expires ?? new Date(Date.now() + defaultTtlMs).toISOString() } }
   }
-  const fork = await createClient(parent).simulate.createFork({ params: { id: info.snapshotId } })
+  const fork = await clientFor(parent).simulate.createFork({ params: { id: info.snapshotId }, query: options.stream === undefined ? {} : { stream: options.stream } })
   const world: ForkedWorld<F> = forkedWorld(parent, fork, info.fixture)
   return { world, leave: world.discard, claim: undefined }
 }

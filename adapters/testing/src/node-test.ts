@@ -13,6 +13,7 @@
  * const world = await useWorld<{ customerId: string }>()
  * ```
  */
+import { relative, sep } from "node:path"
 import { after, afterEach, beforeEach } from "node:test"
 import { eachTest, joinSuite, type StartedSuite, type SuiteInfo, type SuiteOptions, startSuite } from "./Suite.ts"
 import type { World } from "./World.ts"
@@ -46,7 +47,11 @@ export const useWorld = async <F = unknown>(): Promise<World<F>> => {
   if (text === undefined) {
     throw new Error(`useWorld: ${suiteVariable} is not set: run node --test with --test-global-setup=<a file exporting fosGlobalSetup(...)'s globalSetup and globalTeardown>`)
   }
-  const { world, leave } = await joinSuite(JSON.parse(text) as SuiteInfo<F>)
+  // The fork's stream named after the file (relative to the directory node --test started in): the file's ids
+  // follow from the seed, the fixture and the file alone.
+  const entry = process.argv[1]
+  const file = entry === undefined ? undefined : relative(process.cwd(), entry).split(sep).join("/")
+  const { world, leave } = await joinSuite(JSON.parse(text) as SuiteInfo<F>, undefined, file === undefined ? {} : { file, stream: file })
   const hooks = eachTest(world)
   beforeEach((context) => hooks.beforeEach(context.name))
   afterEach((context) => hooks.afterEach(context.name))
