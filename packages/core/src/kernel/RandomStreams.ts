@@ -57,8 +57,8 @@ export interface RandomStreamsService {
   /**
    * Drops the stream of `key`, for a scope that no longer exists (a deleted fork's, Forks.ts): kept, each would stay
    * for the life of the engine (an ISAAC generator, about 4.6 KB). A key used again afterwards starts its stream anew
-   * from the seed, which would mint its first ids again: only a scope that cannot come back may be forgotten, and only
-   * once its end has committed (`Store.afterCommit`).
+   * from the seed, which mints its first ids again: only a scope whose rows are all gone may be forgotten (a fork of
+   * a stream name made again wants exactly that), and only once its end has committed (`Store.afterCommit`).
    */
   readonly forget: (key: string) => void
   /** Where the stream of `key` stands now (`StreamPosition`). */
