@@ -1,0 +1,179 @@
+/**
+ * `npm run bench:testing-start`: what a test file pays to start with `@fos/testing`, each figure beside its baseline,
+ * measured in one run. Nothing here asserts a time; the table goes to stdout and to docs/performance.md
+ * (`bench:testing-start`, unless `BENCH_NO_DOCS=1`).
+ *
+ * 1. **A process**: `node -e 0`, beside a Node process that imports `@fos/testing` and takes a world from a running
+ *    suite (`joinSuite` with the file's stream name, and the save before its first test), each part timed inside it.
+ * 2. **Vitest**: a project of `BENCH_TESTING_FILES` (8) test files on one worker (`--maxWorkers=1`, so files add up),
+ *    each file empty (one passing test), and each file taking a world first (`await useWorld()`, the fixture a webhook
+ *    endpoint), run in turns; the difference per file is what importing the package and taking a world cost it.
+ * 3. **A fork**: of one fixture snapshot (a webhook endpoint and 5 of them more), through the package (`forkWorld`:
+ *    the fork over the served engine, and its world) beside `engine.fork` of the same snapshot, each deleted after.
+ *
+ * `BENCH_TESTING_ROUNDS` (5) rounds of each, alternating; the median.
+ */
+import { execFileSync, spawnSync } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { forkWorld, startEngine, startSuite } from "@fos/testing"
+import { measuredAt, recordSection } from "./record.ts"
+
+const root = join(import.meta.dirname, "..")
+const rounds = Number(process.env.BENCH_TESTING_ROUNDS ?? 5)
+const files = Number(process.env.BENCH_TESTING_FILES ?? 8)
+const node = process.execPath
+
+const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const fmt = (ms: number): string => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(1))
+const timed = (run: () => void): number => {
+  const started = performance.now()
+  run()
+  return performance.now() - started
+}
+
+// --- 1. a process ---------------------------------------------------------------------------------------------
+
+const suite = await startSuite({
+  randomSeed: 7,
+  fixture: async (world) => {
+    await world.client.webhooks.createEndpoint({ payload: { url: "https://hooks.bench.test/fixture" } })
+    return undefined
+  }
+})
+const child = `
+const t0 = performance.now()
+const { joinSuite, eachTest } = await import("@fos/testing")
+const t1 = performance.now()
+const { world, leave } = await joinSuite(JSON.parse(process.env.SUITE), undefined, { stream: process.env.STREAM })
+const hooks = eachTest(world)
+await hooks.beforeEach("first")
+const t2 = performance.now()
+await hooks.after()
+await leave()
+console.log(JSON.stringify({ importMs: t1 - t0, worldMs: t2 - t1 }))
+`
+const processRuns: Array<{ readonly empty: number; readonly importMs: number; readonly worldMs: number; readonly wall: number }> = []
+for (let round = 0; round < rounds; round++) {
+  const empty = timed(() => execFileSync(node, ["-e", "0"]))
+  let inside = { importMs: 0, worldMs: 0 }
+  const wall = timed(() => {
+    const out = execFileSync(node, ["--conditions=@fos/source", "--input-type=module", "-e", child], {
+      cwd: root,
+      env: { ...process.env, SUITE: JSON.stringify(suite.info), STREAM: `bench/file-${round}.test.ts` },
+      encoding: "utf8"
+    })
+    inside = JSON.parse(out.trim().split("\n").at(-1)!)
+  })
+  processRuns.push({ empty, wall, ...inside })
+}
+await suite.close()
+
+// --- 2. Vitest -------------------------------------------------------------------------------------------------
+
+const dir = mkdtempSync(join(root, ".bench-testing-start-"))
+const conditions = `["@fos/source", "module", "node", "development|production"]`
+const project = (name: string, withWorld: boolean) => {
+  const at = join(dir, name)
+  execFileSync("mkdir", ["-p", at])
+  writeFileSync(join(at, "vitest.config.ts"), `import { defineConfig } from "vitest/config"
+const conditions = ${conditions}
+export default defineConfig({
+  resolve: { conditions }, ssr: { resolve: { conditions } }, environments: { __vitest__: { resolve: { conditions } } },
+  test: { include: ["*.test.ts"], ${withWorld ? `globalSetup: ["./fos.setup.ts"], ` : ""}testTimeout: 60_000, hookTimeout: 60_000 }
+})
+`)
+  if (withWorld) {
+    writeFileSync(join(at, "fos.setup.ts"), `import { fosGlobalSetup } from "@fos/testing/vitest"
+export default fosGlobalSetup({ randomSeed: 7, fixture: async (world) => { await world.client.webhooks.createEndpoint({ payload: { url: "https://hooks.bench.test/f" } }); return undefined } })
+`)
+  }
+  for (let n = 0; n < files; n++) {
+    writeFileSync(join(at, `file-${n}.test.ts`), withWorld
+      ? `import { expect, it } from "vitest"\nimport { useWorld } from "@fos/testing/vitest"\nconst world = await useWorld()\nit("has a world", () => expect(world.organizationId).toMatch(/^org_/))\n`
+      : `import { expect, it } from "vitest"\nit("passes", () => expect(1).toBe(1))\n`)
+  }
+  return at
+}
+const emptyProject = project("empty", false)
+const worldProject = project("world", true)
+const vitest = (at: string) =>
+  timed(() => {
+    const result = spawnSync(node, [join(root, "node_modules/vitest/vitest.mjs"), "run", "--root", at, "--maxWorkers=1"], { cwd: at, encoding: "utf8" })
+    if (result.status !== 0) throw new Error(`${result.stdout}\n${result.stderr}`)
+  })
+const vitestRuns: Array<{ readonly empty: number; readonly world: number }> = []
+try {
+  vitest(emptyProject)
+  vitest(worldProject)
+  for (let round = 0; round < rounds; round++) vitestRuns.push({ empty: vitest(emptyProject), world: vitest(worldProject) })
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}
+
+// --- 3. a fork -------------------------------------------------------------------------------------------------
+
+const fos = await startEngine({
+  randomSeed: 7,
+  fixture: async (world) => {
+    for (let n = 0; n < 6; n++) await world.client.webhooks.createEndpoint({ payload: { url: `https://hooks.bench.test/${n}` } })
+    return undefined
+  }
+})
+const served = await fos.serve()
+const { connect } = await import("@fos/testing")
+const overHttp = await connect({ baseUrl: served.baseUrl, apiKey: fos.world.apiKey, organizationId: fos.world.organizationId })
+const snapshotId = fos.fixture!.snapshotId
+const forkRuns: Array<{ readonly pkg: number; readonly pkgEmbedded: number; readonly engine: number }> = []
+const time = async (run: () => Promise<void>) => {
+  const started = performance.now()
+  await run()
+  return performance.now() - started
+}
+// One of each first, untimed: the snapshot's template is made by the first fork.
+await (await forkWorld(overHttp, snapshotId)).discard()
+for (let round = 0; round < rounds * 4; round++) {
+  let made: Awaited<ReturnType<typeof forkWorld>> | undefined
+  const pkg = await time(async () => {
+    made = await forkWorld(overHttp, snapshotId, { stream: `bench-${round}` })
+  })
+  await made!.discard()
+  const pkgEmbedded = await time(async () => {
+    made = await forkWorld(fos.world, snapshotId, { stream: `bench-embedded-${round}` })
+  })
+  await made!.discard()
+  let forked: { organizationId: string } | undefined
+  const engine = await time(async () => {
+    forked = await fos.engine.fork(snapshotId, { stream: `bench-engine-${round}` })
+  })
+  await fos.engine.deleteFork(forked!.organizationId)
+  forkRuns.push({ pkg, pkgEmbedded, engine })
+}
+await served.close()
+await fos.close()
+
+// --- the table -------------------------------------------------------------------------------------------------
+
+const nodeEmpty = median(processRuns.map((r) => r.empty))
+const vitestEmpty = median(vitestRuns.map((r) => r.empty))
+const vitestWorld = median(vitestRuns.map((r) => r.world))
+const perFile = (vitestWorld - vitestEmpty) / files
+const engineFork = median(forkRuns.map((r) => r.engine))
+const table = [
+  `Measured at ${measuredAt()} on Node ${process.version}. ${rounds} rounds (forks ${rounds * 4}); medians.`,
+  "",
+  "| A test file's start | median ms | beside |",
+  "|---|---:|---|",
+  `| \`node -e 0\` | ${fmt(nodeEmpty)} | |`,
+  `| a Node process that imports @fos/testing and takes a world, spawn to exit | ${fmt(median(processRuns.map((r) => r.wall)))} | ${(median(processRuns.map((r) => r.wall)) / nodeEmpty).toFixed(1)}× \`node -e 0\` |`,
+  `| … of which the import | ${fmt(median(processRuns.map((r) => r.importMs)))} | |`,
+  `| … of which the world (a fork named after the file, and the save before its first test) | ${fmt(median(processRuns.map((r) => r.worldMs)))} | |`,
+  `| Vitest, ${files} empty files, one worker | ${fmt(vitestEmpty)} | ${fmt(vitestEmpty / files)} a file |`,
+  `| Vitest, ${files} files each taking a world (\`await useWorld()\`), one worker | ${fmt(vitestWorld)} | ${fmt(vitestWorld / files)} a file |`,
+  `| … what importing @fos/testing and taking a world add to a file | ${fmt(perFile)} | |`,
+  `| \`engine.fork\` of a fixture snapshot (7 rows) | ${fmt(engineFork)} | 1.0× |`,
+  `| \`forkWorld\` of it over the served engine (HTTP, and the world) | ${fmt(median(forkRuns.map((r) => r.pkg)))} | ${(median(forkRuns.map((r) => r.pkg)) / engineFork).toFixed(2)}× \`engine.fork\` |`,
+  `| \`forkWorld\` of it over \`engine.fetch\` | ${fmt(median(forkRuns.map((r) => r.pkgEmbedded)))} | ${(median(forkRuns.map((r) => r.pkgEmbedded)) / engineFork).toFixed(2)}× \`engine.fork\` |`
+].join("\n")
+console.log(table)
+if (process.env.BENCH_NO_DOCS !== "1") recordSection("testing-start", table)
