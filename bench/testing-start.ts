@@ -8,21 +8,25 @@
  * 2. **Vitest**: a project of `BENCH_TESTING_FILES` (8) test files on one worker (`--maxWorkers=1`, so files add up),
  *    each file empty (one passing test), and each file taking a world first (`await useWorld()`, the fixture a webhook
  *    endpoint), run in turns; the difference per file is what importing the package and taking a world cost it.
- * 3. **A fork**: of one fixture snapshot (a webhook endpoint and 5 of them more), through the package (`forkWorld`:
- *    the fork over the served engine, and its world) beside `engine.fork` of the same snapshot, each deleted after.
+ * 3. **A fork**: of a 7-row fixture snapshot (six webhook endpoints) and of the tester benches' fixture
+ *    (bench/fixture.ts, about 900 rows), through the package (`forkWorld`: the fork over `engine.fetch` and over the
+ *    served engine, and its world) beside `engine.fork` of the same snapshot, each deleted after (not timed).
  *
  * `BENCH_TESTING_ROUNDS` (5) rounds of each, alternating; the median.
  */
-import { execFileSync, spawnSync } from "node:child_process"
+import { execFile, execFileSync, spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { promisify } from "node:util"
 import { forkWorld, startEngine, startSuite } from "@fos/testing"
+import { buildFixture as buildTesterFixture } from "./fixture.ts"
 import { measuredAt, recordSection } from "./record.ts"
 
 const root = join(import.meta.dirname, "..")
 const rounds = Number(process.env.BENCH_TESTING_ROUNDS ?? 5)
 const files = Number(process.env.BENCH_TESTING_FILES ?? 8)
 const node = process.execPath
+const execFileAsync = promisify(execFile)
 
 const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const fmt = (ms: number): string => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(1))
@@ -56,15 +60,15 @@ console.log(JSON.stringify({ importMs: t1 - t0, worldMs: t2 - t1 }))
 const processRuns: Array<{ readonly empty: number; readonly importMs: number; readonly worldMs: number; readonly wall: number }> = []
 for (let round = 0; round < rounds; round++) {
   const empty = timed(() => execFileSync(node, ["-e", "0"]))
-  let inside = { importMs: 0, worldMs: 0 }
-  const wall = timed(() => {
-    const out = execFileSync(node, ["--conditions=@fos/source", "--input-type=module", "-e", child], {
-      cwd: root,
-      env: { ...process.env, SUITE: JSON.stringify(suite.info), STREAM: `bench/file-${round}.test.ts` },
-      encoding: "utf8"
-    })
-    inside = JSON.parse(out.trim().split("\n").at(-1)!)
+  // Spawned without blocking: the suite's engine, in this process, answers the child.
+  const started = performance.now()
+  const { stdout } = await execFileAsync(node, ["--conditions=@fos/source", "--input-type=module", "-e", child], {
+    cwd: root,
+    env: { ...process.env, SUITE: JSON.stringify(suite.info), STREAM: `bench/file-${round}.test.ts` },
+    encoding: "utf8"
   })
+  const wall = performance.now() - started
+  const inside = JSON.parse(stdout.trim().split("\n").at(-1)!) as { importMs: number; worldMs: number }
   processRuns.push({ empty, wall, ...inside })
 }
 await suite.close()
@@ -123,31 +127,37 @@ const fos = await startEngine({
 const served = await fos.serve()
 const { connect } = await import("@fos/testing")
 const overHttp = await connect({ baseUrl: served.baseUrl, apiKey: fos.world.apiKey, organizationId: fos.world.organizationId })
-const snapshotId = fos.fixture!.snapshotId
-const forkRuns: Array<{ readonly pkg: number; readonly pkgEmbedded: number; readonly engine: number }> = []
+const small = fos.fixture!.snapshotId
+// The tester benches' world (bench/fixture.ts) on top: 3 customers, 6 wallets, 20 settled deposits.
+await buildTesterFixture(fos.engine, fos.world.apiKey, 1)
+const large = await fos.world.snapshot()
 const time = async (run: () => Promise<void>) => {
   const started = performance.now()
   await run()
   return performance.now() - started
 }
-// One of each first, untimed: the snapshot's template is made by the first fork.
-await (await forkWorld(overHttp, snapshotId)).discard()
-for (let round = 0; round < rounds * 4; round++) {
-  let made: Awaited<ReturnType<typeof forkWorld>> | undefined
-  const pkg = await time(async () => {
-    made = await forkWorld(overHttp, snapshotId, { stream: `bench-${round}` })
-  })
-  await made!.discard()
-  const pkgEmbedded = await time(async () => {
-    made = await forkWorld(fos.world, snapshotId, { stream: `bench-embedded-${round}` })
-  })
-  await made!.discard()
-  let forked: { organizationId: string } | undefined
-  const engine = await time(async () => {
-    forked = await fos.engine.fork(snapshotId, { stream: `bench-engine-${round}` })
-  })
-  await fos.engine.deleteFork(forked!.organizationId)
-  forkRuns.push({ pkg, pkgEmbedded, engine })
+interface ForkRun { readonly pkg: number; readonly pkgEmbedded: number; readonly engine: number }
+const forkRuns = new Map<string, Array<ForkRun>>([[small, []], [large.id, []]])
+for (const snapshotId of forkRuns.keys()) {
+  // One of each first, untimed: the snapshot's template is made by the first fork.
+  await (await forkWorld(overHttp, snapshotId)).discard()
+  for (let round = 0; round < rounds * 4; round++) {
+    let made: Awaited<ReturnType<typeof forkWorld>> | undefined
+    const pkg = await time(async () => {
+      made = await forkWorld(overHttp, snapshotId, { stream: `bench-${round}` })
+    })
+    await made!.discard()
+    const pkgEmbedded = await time(async () => {
+      made = await forkWorld(fos.world, snapshotId, { stream: `bench-embedded-${round}` })
+    })
+    await made!.discard()
+    let forked: { organizationId: string } | undefined
+    const engine = await time(async () => {
+      forked = await fos.engine.fork(snapshotId, { stream: `bench-engine-${round}` })
+    })
+    await fos.engine.deleteFork(forked!.organizationId)
+    forkRuns.get(snapshotId)!.push({ pkg, pkgEmbedded, engine })
+  }
 }
 await served.close()
 await fos.close()
@@ -158,7 +168,17 @@ const nodeEmpty = median(processRuns.map((r) => r.empty))
 const vitestEmpty = median(vitestRuns.map((r) => r.empty))
 const vitestWorld = median(vitestRuns.map((r) => r.world))
 const perFile = (vitestWorld - vitestEmpty) / files
-const engineFork = median(forkRuns.map((r) => r.engine))
+const forkLines = [...forkRuns.entries()].flatMap(([snapshotId, runs]) => {
+  const what = snapshotId === small ? "a 7-row fixture" : `the tester benches' fixture (${large.rows} rows)`
+  const engine = median(runs.map((r) => r.engine))
+  const pkg = median(runs.map((r) => r.pkg))
+  const embedded = median(runs.map((r) => r.pkgEmbedded))
+  return [
+    `| \`engine.fork\` of ${what} | ${fmt(engine)} | 1.0× |`,
+    `| \`forkWorld\` of it over \`engine.fetch\` (the wire's pipeline, and the world) | ${fmt(embedded)} | ${(embedded / engine).toFixed(2)}× \`engine.fork\` |`,
+    `| \`forkWorld\` of it over the served engine (HTTP on 127.0.0.1 too) | ${fmt(pkg)} | ${(pkg / engine).toFixed(2)}× \`engine.fork\` |`
+  ]
+})
 const table = [
   `Measured at ${measuredAt()} on Node ${process.version}. ${rounds} rounds (forks ${rounds * 4}); medians.`,
   "",
@@ -171,9 +191,7 @@ const table = [
   `| Vitest, ${files} empty files, one worker | ${fmt(vitestEmpty)} | ${fmt(vitestEmpty / files)} a file |`,
   `| Vitest, ${files} files each taking a world (\`await useWorld()\`), one worker | ${fmt(vitestWorld)} | ${fmt(vitestWorld / files)} a file |`,
   `| … what importing @fos/testing and taking a world add to a file | ${fmt(perFile)} | |`,
-  `| \`engine.fork\` of a fixture snapshot (7 rows) | ${fmt(engineFork)} | 1.0× |`,
-  `| \`forkWorld\` of it over the served engine (HTTP, and the world) | ${fmt(median(forkRuns.map((r) => r.pkg)))} | ${(median(forkRuns.map((r) => r.pkg)) / engineFork).toFixed(2)}× \`engine.fork\` |`,
-  `| \`forkWorld\` of it over \`engine.fetch\` | ${fmt(median(forkRuns.map((r) => r.pkgEmbedded)))} | ${(median(forkRuns.map((r) => r.pkgEmbedded)) / engineFork).toFixed(2)}× \`engine.fork\` |`
+  ...forkLines
 ].join("\n")
 console.log(table)
 if (process.env.BENCH_NO_DOCS !== "1") recordSection("testing-start", table)
