@@ -1,13 +1,14 @@
 /**
- * A suite across processes, whatever the test runner: a set-up process that starts fos (or reaches a running one),
- * builds or loads the fixture once and forks it into one world per worker; workers that take their world, restore
- * it at the start of each test file, and return to each file's starting point before each test. The Vitest and
- * node:test adapters (`@fos/testing/vitest`, `@fos/testing/node-test`) are these calls wired to their hooks.
+ * A suite across processes, whatever the test runner: a set-up process that starts fos (or reaches a running one)
+ * and builds or loads the fixture once; test files that each fork the fixture for themselves, the fork's stream named
+ * after the file, and return to the file's starting point before each test. The Vitest and node:test adapters
+ * (`@fos/testing/vitest`, `@fos/testing/node-test`) are these calls wired to their hooks.
  *
  * A set-up process and its workers share no memory, so workers reach fos over HTTP: the set-up serves its embedded
  * engine on 127.0.0.1 (`serveEngine`), and hands the workers `SuiteInfo`, plain JSON: the address, the fixture's
- * organization, snapshot and data, and the forks it made, each with its key. The forks are made in the set-up, in
- * order, so that with a seed worker N gets the same organization and ids every run.
+ * organization, snapshot and data, and the forks it made for a runner that wants one per worker (`workers`). A file's
+ * own fork, named after it, is what makes a seeded suite's ids independent of the runner's schedule: its world
+ * follows from the seed, the fixture and the file alone, not from the worker nor the files that ran there before.
  */
 import { createHash } from "node:crypto"
 import { type Fork, maxForksPerOrganization, maxSnapshotLabelLength, type Snapshot, type SnapshotFile } from "@fos/contract"
