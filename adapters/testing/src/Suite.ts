@@ -141,7 +141,7 @@ export interface SuiteOptions<F = undefined> {
   readonly server?: { readonly baseUrl: string; readonly apiKey: string }
   /** The world every test starts from: built once by a function, or an exported snapshot file (a path, or its JSON). */
   readonly fixture?: ((world: World<unknown>) => Promise<F>) | string | URL | SnapshotFile
-  /** How many worlds to fork at set-up: one per worker (at most 64, the bound of forks per organization). */
+  /** How many worlds to fork at set-up, for a runner that takes one per worker (at most 64, the bound of forks per organization; the adapters fork per file and take none). */
   readonly workers?: number
   /** The embedded engine's seed (1 when omitted; docs/testing.md). */
   readonly randomSeed?: string | number
