@@ -16,10 +16,11 @@ import { closedAfterEach, storeMakers } from "./stores.ts"
 
 const after = closedAfterEach()
 
-const start = async (storeName = "memory", randomSeed: string | undefined = "streams") => {
+/** An engine with acme, seeded with `randomSeed` (none for null). */
+const start = async (storeName = "memory", randomSeed: string | null = "streams") => {
   const engine = after.engine(await createEngine({
     store: await after.store(storeName, "restore-streams"),
-    ...(randomSeed === undefined ? {} : { randomSeed }),
+    ...(randomSeed === null ? {} : { randomSeed }),
     clock: { mode: "virtual", startMs: START_MS },
     realClock: Timers.makeVirtualClock(START_MS),
     webhookTransport: "memory",
@@ -124,12 +125,14 @@ describe("a seeded stream and forks", () => {
     expect((await ok(acme.call("GET", "/v2/simulate/forks"))).data).toEqual([])
   })
 
-  it("keeps an engine without a seed working: restores and named forks", async () => {
-    const { acme } = await start("memory", undefined)
+  it("leaves an engine without a seed drawing at random: a restore and a named fork rewind nothing", async () => {
+    const { acme } = await start("memory", null)
     const snapshot = await ok(acme.call("POST", "/v2/simulate/snapshots"), 201)
-    await mint(acme, "u")
+    const first = await mint(acme, "u")
     await ok(acme.call("POST", `/v2/simulate/snapshots/${snapshot.id}/restore`))
-    expect((await mint(acme, "u")).listed).toHaveLength(2)
+    const again = await mint(acme, "u")
+    expect(again.listed).toHaveLength(2)
+    expect(again.made.filter((value) => first.made.includes(value))).toEqual([])
     const a = await ok(acme.call("POST", `/v2/simulate/snapshots/${snapshot.id}/fork?stream=s`), 201)
     expect(a.organizationId).toMatch(/^org_/)
   })
