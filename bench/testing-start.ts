@@ -144,21 +144,41 @@ for (const snapshotId of forkRuns.keys()) {
   // One of each first, untimed: the snapshot's template is made by the first fork.
   await (await forkWorld(overHttp, snapshotId)).discard()
   for (let round = 0; round < rounds * 4; round++) {
-    let made: Awaited<ReturnType<typeof forkWorld>> | undefined
-    const pkg = await time(async () => {
-      made = await forkWorld(overHttp, snapshotId, { stream: `bench-${round}` })
-    })
-    await made!.discard()
-    const pkgEmbedded = await time(async () => {
-      made = await forkWorld(fos.world, snapshotId, { stream: `bench-embedded-${round}` })
-    })
-    await made!.discard()
-    let forked: { organizationId: string } | undefined
-    const engine = await time(async () => {
-      forked = await fos.engine.fork(snapshotId, { stream: `bench-engine-${round}` })
-    })
-    await fos.engine.deleteFork(forked!.organizationId)
-    forkRuns.get(snapshotId)!.push({ pkg, pkgEmbedded, engine })
+    // Each target a fork and its deletion (untimed); the first moving on by one each round, so each meets the same
+    // drift and the garbage of the forks before it alike.
+    const targets: Record<keyof ForkRun, () => Promise<number>> = {
+      pkg: async () => {
+        let made: Awaited<ReturnType<typeof forkWorld>> | undefined
+        const ms = await time(async () => {
+          made = await forkWorld(overHttp, snapshotId, { stream: `bench-${round}` })
+        })
+        await made!.discard()
+        return ms
+      },
+      pkgEmbedded: async () => {
+        let made: Awaited<ReturnType<typeof forkWorld>> | undefined
+        const ms = await time(async () => {
+          made = await forkWorld(fos.world, snapshotId, { stream: `bench-embedded-${round}` })
+        })
+        await made!.discard()
+        return ms
+      },
+      engine: async () => {
+        let forked: { organizationId: string } | undefined
+        const ms = await time(async () => {
+          forked = await fos.engine.fork(snapshotId, { stream: `bench-engine-${round}` })
+        })
+        await fos.engine.deleteFork(forked!.organizationId)
+        return ms
+      }
+    }
+    const names = Object.keys(targets) as Array<keyof ForkRun>
+    const measured: Partial<Record<keyof ForkRun, number>> = {}
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(round + i) % names.length]!
+      measured[name] = await targets[name]()
+    }
+    forkRuns.get(snapshotId)!.push(measured as ForkRun)
   }
 }
 await served.close()

@@ -1,2 +1,0 @@
-import { expect, it } from "vitest"
-it("passes", () => expect(1).toBe(1))
