@@ -362,6 +362,9 @@ const makeTracker = (send: Fetch): Tracker => {
 /** A tracker's `fetch` to the `fetch` it sends with: a fork of a world sends as its parent does, tracked apart. */
 const untracked = new WeakMap<Fetch, Fetch>()
 
+/** How to send for a `fetch` given: a world's own (a tracker's) sends as the one it wraps, the global one when none. */
+const sendOf = (fetch: Fetch | undefined): Fetch => (fetch === undefined ? globalFetch : untracked.get(fetch) ?? fetch)
+
 const channelOf = (baseUrl: string, send: Fetch): Channel => {
   let bySend = channels.get(baseUrl)
   if (bySend === undefined) channels.set(baseUrl, (bySend = new WeakMap()))
@@ -390,7 +393,7 @@ const trackerOf = (channel: Channel, apiKey: string): Tracker => {
  * call for them): a world, a fork or a test file's own calls cost no client of their own.
  */
 export const clientFor = (options: { readonly baseUrl: string; readonly apiKey: string; readonly fetch?: Fetch | undefined }): PromiseClient => {
-  const channel = channelOf(options.baseUrl.replace(/\/+$/, ""), options.fetch ?? globalFetch)
+  const channel = channelOf(options.baseUrl.replace(/\/+$/, ""), sendOf(options.fetch))
   trackerOf(channel, options.apiKey)
   const shared = channel.client as unknown as Record<string, Record<string, (request: unknown, callOptions?: CallOptions) => Promise<unknown>>>
   const keyed = { "x-api-key": options.apiKey }
@@ -408,7 +411,7 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
   const baseUrl = options.baseUrl.replace(/\/+$/, "")
   // Every request the world sends is known until its answer's head arrives (a streamed body does not hold it), so
   // that a restore can wait for what a test sent and did not await.
-  const channel = channelOf(baseUrl, options.fetch ?? globalFetch)
+  const channel = channelOf(baseUrl, sendOf(options.fetch))
   const { inFlight, inFlightAnswers, fetch } = trackerOf(channel, options.apiKey)
   const pending = () => [...inFlight.values()]
   const client = clientFor({ baseUrl, apiKey: options.apiKey, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) })
@@ -751,7 +754,7 @@ export const forkedWorld = <F>(
   const world = makeWorld<F>({
     baseUrl: parent.baseUrl,
     apiKey: fork.apiKey,
-    ...(parent.fetch === undefined ? {} : { fetch: untracked.get(parent.fetch) ?? parent.fetch }),
+    ...(parent.fetch === undefined ? {} : { fetch: sendOf(parent.fetch) }),
     organizationId: fork.organizationId,
     ids: fork.ids,
     fixture
