@@ -103,6 +103,43 @@ describe("the request log of fos serve", () => {
     expectClean(entries.map((e) => JSON.stringify(e)), s)
   }, 60_000)
 
+  it("keeps the body of a sandbox request in the recent requests, never a live one's", async () => {
+    const server: RunningFos = await startFos(["--store", "memory", "--port", "0", "--clock", "virtual", "--quiet"], { FOS_OPERATOR_TOKEN: token })
+    try {
+      const out = server.stdout()
+      const sandboxKey = /sandbox key: (ck_sandbox_[0-9a-f]{64})/.exec(out)![1]!
+      const liveKey = /live key: +(ck_live_[0-9a-f]{64})/.exec(out)![1]!
+      const body = { url: "https://hooks.body-text.test/fos", description: "customer data" }
+      const answers: Array<number> = []
+      for (const [environment, key] of [["sandbox", sandboxKey], ["live", liveKey]] as const) {
+        const sent = await fetch(`${server.origin}/${environment}/v2/webhooks/endpoints`, {
+          method: "POST",
+          headers: { "x-api-key": key, "content-type": "application/json" },
+          body: JSON.stringify(body)
+        })
+        answers.push(sent.status)
+        await sent.body?.cancel()
+      }
+      const me = (await (await fetch(`${server.origin}/sandbox/v2/portal/users/me`, { headers: { "x-api-key": sandboxKey } })).json()) as { organization: { id: string } }
+      const recent = async (environment: "sandbox" | "live") => {
+        const page = await fetch(`${server.origin}/operator/organizations/${me.organization.id}/requests?environment=${environment}`, { headers: { authorization: `Bearer ${token}` } })
+        expect(page.status).toBe(200)
+        const { data } = (await page.json()) as { data: Array<Record<string, unknown>> }
+        return data.filter((r) => r.method === "POST")
+      }
+      const [sandbox] = await recent("sandbox")
+      const [live] = await recent("live")
+      // Whatever each answered, both were logged: the sandbox's with its body, the live one's without.
+      expect(sandbox, JSON.stringify(answers)).toMatchObject({ path: "/sandbox/v2/webhooks/endpoints", body })
+      expect(live, JSON.stringify(answers)).toMatchObject({ path: "/live/v2/webhooks/endpoints" })
+      expect(live).not.toHaveProperty("body")
+      expect(live).not.toHaveProperty("bodyBytes")
+      expect(JSON.stringify(live)).not.toContain("customer data")
+    } finally {
+      await server.stop()
+    }
+  }, 60_000)
+
   it("prints no request lines with --quiet", async () => {
     const s = await session(["--quiet"])
     expect(s.logLines).toEqual([])

@@ -1,19 +1,19 @@
 /**
- * A suite across processes, whatever the test runner: a set-up process that starts fos (or reaches a running one),
- * builds or loads the fixture once and forks it into one world per worker; workers that take their world, restore
- * it at the start of each test file, and return to each file's starting point before each test. The Vitest and
- * node:test adapters (`@fos/testing/vitest`, `@fos/testing/node-test`) are these calls wired to their hooks.
+ * A suite across processes, whatever the test runner: a set-up process that starts fos (or reaches a running one)
+ * and builds or loads the fixture once; test files that each fork the fixture for themselves, the fork's stream named
+ * after the file, and return to the file's starting point before each test. The Vitest and node:test adapters
+ * (`@fos/testing/vitest`, `@fos/testing/node-test`) are these calls wired to their hooks.
  *
  * A set-up process and its workers share no memory, so workers reach fos over HTTP: the set-up serves its embedded
  * engine on 127.0.0.1 (`serveEngine`), and hands the workers `SuiteInfo`, plain JSON: the address, the fixture's
- * organization, snapshot and data, and the forks it made, each with its key. The forks are made in the set-up, in
- * order, so that with a seed worker N gets the same organization and ids every run.
+ * organization, snapshot and data, and the forks it made for a runner that wants one per worker (`workers`). A file's
+ * own fork, named after it, is what makes a seeded suite's ids independent of the runner's schedule: its world
+ * follows from the seed, the fixture and the file alone, not from the worker nor the files that ran there before.
  */
 import { createHash } from "node:crypto"
-import { createClient } from "@fos/client"
 import { type Fork, maxForksPerOrganization, maxSnapshotLabelLength, type Snapshot, type SnapshotFile } from "@fos/contract"
 import type { ClockOption, CreateEngineOptions } from "@fos/http"
-import { buildFixture, connect, type Fixture, forkedWorld, type ForkedWorld, forkWorld, loadFixture, type PendingRequest, type World } from "./World.ts"
+import { buildFixture, clientFor, connect, type Fixture, forkedWorld, type ForkedWorld, forkWorld, loadFixture, type PendingRequest, type World } from "./World.ts"
 
 // --- labels ------------------------------------------------------------------------------------------------------
 
@@ -141,7 +141,7 @@ export interface SuiteOptions<F = undefined> {
   readonly server?: { readonly baseUrl: string; readonly apiKey: string }
   /** The world every test starts from: built once by a function, or an exported snapshot file (a path, or its JSON). */
   readonly fixture?: ((world: World<unknown>) => Promise<F>) | string | URL | SnapshotFile
-  /** How many worlds to fork at set-up: one per worker (at most 64, the bound of forks per organization). */
+  /** How many worlds to fork at set-up, for a runner that takes one per worker (at most 64, the bound of forks per organization; the adapters fork per file and take none). */
   readonly workers?: number
   /** The embedded engine's seed (1 when omitted; docs/testing.md). */
   readonly randomSeed?: string | number
@@ -293,14 +293,24 @@ const takenError = (world: World<unknown>, file: string, holder: { readonly snap
       `test file at a time: give each runner process its own worker number (Vitest's VITEST_POOL_ID), or fork a world for the file (joinSuite without a worker)`
   )
 
+export interface JoinOptions {
+  /** The test file taking the world, for the refusal of a world another file holds. */
+  readonly file?: string
+  /**
+   * For a world forked now (no `worker`): the fork's stream name (`?stream=`), so that on a seeded engine the world
+   * and its ids follow from the seed, the fixture and the name alone. The adapters give the test file's path.
+   */
+  readonly stream?: string
+}
+
 /**
  * A worker's world: the set-up's fork for worker `worker` (from 1), restored to its making so that what an earlier
  * test file of the same worker did is gone; or, without one (node:test, which has no worker ids, or more workers than
  * forks), a fork made now, which `leave` deletes. `file` names the test file taking it: a world another file of the
  * suite holds (its starting point saved and not deleted yet) is refused, before anything of it changes.
  */
-export const joinSuite = async <F>(info: SuiteInfo<F>, worker?: number, options: { readonly file?: string } = {}): Promise<JoinedWorld<F>> => {
-  const parent = { baseUrl: info.baseUrl, apiKey: info.apiKey, fetch: (input: Request | string | URL, init?: RequestInit) => globalThis.fetch(input, init) }
+export const joinSuite = async <F>(info: SuiteInfo<F>, worker?: number, options: JoinOptions = {}): Promise<JoinedWorld<F>> => {
+  const parent = { baseUrl: info.baseUrl, apiKey: info.apiKey }
   const made = worker === undefined ? undefined : info.worlds[worker - 1]
   if (made !== undefined) {
     const world = forkedWorld(parent, made.fork, info.fixture)
@@ -313,7 +323,7 @@ export const joinSuite = async <F>(info: SuiteInfo<F>, worker?: number, options:
     await world.restore(made.snapshotId)
     return { world, leave: world.close, claim: { file, owner: info.owner ?? defaultOwner(), expires: info.expires ?? new Date(Date.now() + defaultTtlMs).toISOString() } }
   }
-  const fork = await createClient(parent).simulate.createFork({ params: { id: info.snapshotId } })
+  const fork = await clientFor(parent).simulate.createFork({ params: { id: info.snapshotId }, query: options.stream === undefined ? {} : { stream: options.stream } })
   const world: ForkedWorld<F> = forkedWorld(parent, fork, info.fixture)
   return { world, leave: world.discard, claim: undefined }
 }

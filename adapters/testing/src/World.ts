@@ -10,7 +10,7 @@
  * server (docs/clock.md: each sandbox has its own clock).
  */
 import { readFile, writeFile } from "node:fs/promises"
-import { createClient, type Problem, ProblemError, type PromiseClient } from "@fos/client"
+import { type CallOptions, createClient, type Problem, ProblemError, type PromiseClient } from "@fos/client"
 import type { ClockAdvanced, EventType, Fork, LoggedEvent, RecentRequest, Snapshot, SnapshotFile, WebhookFlush } from "@fos/contract"
 import { Duration, Option } from "effect"
 import { type Receiver, type ReceiverOptions, startReceiver } from "./Receiver.ts"
@@ -297,12 +297,42 @@ export interface WorldOptions<F = undefined> {
   readonly fixture?: F
 }
 
-/** A world over a key (see `connect`); the organization already known. */
-export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly organizationId: string }): World<F> => {
-  const baseUrl = options.baseUrl.replace(/\/+$/, "")
-  const send: Fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
-  // Every request the world sends is known until its answer's head arrives (a streamed body does not hold it), so
-  // that a restore can wait for what a test sent and did not await.
+// --- the typed client, one per process -------------------------------------------------------------------------
+
+/** The requests of one key sent through a `Channel` that have had no answer yet, and the `fetch` that keeps them. */
+interface Tracker {
+  readonly inFlight: Map<number, PendingRequest>
+  readonly inFlightAnswers: Map<number, Promise<unknown>>
+  readonly fetch: Fetch
+}
+
+/**
+ * A base address and a way to send: the typed client over it, built once (building one costs tens of milliseconds,
+ * more than a fork), and each key's requests in flight. Every world of the process on the same address and `fetch`
+ * shares it: its client is the shared one sending its key, and the shared client's requests are kept with the key
+ * they carry, so `pending` and a restore see the world's own requests whichever of its clients sent them.
+ */
+interface Channel {
+  readonly client: PromiseClient
+  readonly trackers: Map<string, Tracker>
+  readonly send: Fetch
+}
+
+const channels = new Map<string, WeakMap<Fetch, Channel>>()
+const globalFetch: Fetch = (input, init) => globalThis.fetch(input, init)
+
+/** The `x-api-key` a request carries (the typed client sends headers as a plain record, a `fetch` caller as any `HeadersInit`). */
+const keyOf = (input: Request | string | URL, init: RequestInit | undefined): string | undefined => {
+  const headers = init?.headers ?? (input instanceof Request ? input.headers : undefined)
+  if (headers === undefined) return undefined
+  if (headers instanceof Headers) return headers.get("x-api-key") ?? undefined
+  if (Array.isArray(headers)) return headers.find(([name]) => name.toLowerCase() === "x-api-key")?.[1]
+  const record = headers as Record<string, string>
+  return record["x-api-key"] ?? Object.entries(record).find(([name]) => name.toLowerCase() === "x-api-key")?.[1]
+}
+
+/** A `fetch` that keeps each request it sends until its answer's head arrives (`Tracker`). */
+const makeTracker = (send: Fetch): Tracker => {
   const inFlight = new Map<number, PendingRequest>()
   const inFlightAnswers = new Map<number, Promise<unknown>>()
   let sent = 0
@@ -325,8 +355,66 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
     inFlightAnswers.set(n, settled)
     return settled
   }
+  untracked.set(fetch, send)
+  return { inFlight, inFlightAnswers, fetch }
+}
+
+/** A tracker's `fetch` to the `fetch` it sends with: a fork of a world sends as its parent does, tracked apart. */
+const untracked = new WeakMap<Fetch, Fetch>()
+
+/** How to send for a `fetch` given: a world's own (a tracker's) sends as the one it wraps, the global one when none. */
+const sendOf = (fetch: Fetch | undefined): Fetch => (fetch === undefined ? globalFetch : untracked.get(fetch) ?? fetch)
+
+const channelOf = (baseUrl: string, send: Fetch): Channel => {
+  let bySend = channels.get(baseUrl)
+  if (bySend === undefined) channels.set(baseUrl, (bySend = new WeakMap()))
+  let channel = bySend.get(send)
+  if (channel === undefined) {
+    const trackers = new Map<string, Tracker>()
+    const routed: Fetch = (input, init) => {
+      const key = keyOf(input, init)
+      const tracker = key === undefined ? undefined : trackers.get(key)
+      return tracker === undefined ? send(input, init) : tracker.fetch(input, init)
+    }
+    channel = { client: createClient({ baseUrl, fetch: routed }), trackers, send }
+    bySend.set(send, channel)
+  }
+  return channel
+}
+
+const trackerOf = (channel: Channel, apiKey: string): Tracker => {
+  let tracker = channel.trackers.get(apiKey)
+  if (tracker === undefined) channel.trackers.set(apiKey, (tracker = makeTracker(channel.send)))
+  return tracker
+}
+
+/**
+ * The typed client sending `apiKey`, over the process's one client for `baseUrl` and `fetch` (built at the first
+ * call for them): a world, a fork or a test file's own calls cost no client of their own.
+ */
+export const clientFor = (options: { readonly baseUrl: string; readonly apiKey: string; readonly fetch?: Fetch | undefined }): PromiseClient => {
+  const channel = channelOf(options.baseUrl.replace(/\/+$/, ""), sendOf(options.fetch))
+  trackerOf(channel, options.apiKey)
+  const shared = channel.client as unknown as Record<string, Record<string, (request: unknown, callOptions?: CallOptions) => Promise<unknown>>>
+  const keyed = { "x-api-key": options.apiKey }
+  return Object.fromEntries(Object.entries(shared).map(([group, methods]) => [
+    group,
+    Object.fromEntries(Object.entries(methods).map(([name, method]) => [
+      name,
+      (request: unknown, callOptions: CallOptions = {}) => method(request, { ...callOptions, headers: { ...callOptions.headers, ...keyed } })
+    ]))
+  ])) as unknown as PromiseClient
+}
+
+/** A world over a key (see `connect`); the organization already known. */
+export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly organizationId: string }): World<F> => {
+  const baseUrl = options.baseUrl.replace(/\/+$/, "")
+  // Every request the world sends is known until its answer's head arrives (a streamed body does not hold it), so
+  // that a restore can wait for what a test sent and did not await.
+  const channel = channelOf(baseUrl, sendOf(options.fetch))
+  const { inFlight, inFlightAnswers, fetch } = trackerOf(channel, options.apiKey)
   const pending = () => [...inFlight.values()]
-  const client = createClient({ baseUrl, apiKey: options.apiKey, fetch })
+  const client = clientFor({ baseUrl, apiKey: options.apiKey, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) })
   const ids = options.ids ?? {}
   const organizationId = options.organizationId
   const receivers = new Set<Receiver>()
@@ -654,19 +742,19 @@ export interface ForkedWorld<F = unknown> extends World<F> {
  * its own clock and its own key, on the same server. The fork's world answers `id(fixtureId)` with the fork's id,
  * and carries `world`'s fixture data with its ids translated. An organization has at most 64 forks at a time.
  */
-export const forkWorld = async <F>(world: World<F>, snapshotId: string): Promise<ForkedWorld<F>> =>
-  forkedWorld(world, await world.client.simulate.createFork({ params: { id: snapshotId } }), world.fixture)
+export const forkWorld = async <F>(world: World<F>, snapshotId: string, options: { readonly stream?: string } = {}): Promise<ForkedWorld<F>> =>
+  forkedWorld(world, await world.client.simulate.createFork({ params: { id: snapshotId }, query: options.stream === undefined ? {} : { stream: options.stream } }), world.fixture)
 
 /** The world of a fork made already (its key is shown once, at its making). */
 export const forkedWorld = <F>(
-  parent: { readonly baseUrl: string; readonly apiKey: string; readonly fetch: Fetch },
+  parent: { readonly baseUrl: string; readonly apiKey: string; readonly fetch?: Fetch | undefined },
   fork: Fork,
   fixture: F
 ): ForkedWorld<F> => {
   const world = makeWorld<F>({
     baseUrl: parent.baseUrl,
     apiKey: fork.apiKey,
-    fetch: parent.fetch,
+    ...(parent.fetch === undefined ? {} : { fetch: sendOf(parent.fetch) }),
     organizationId: fork.organizationId,
     ids: fork.ids,
     fixture
@@ -676,7 +764,7 @@ export const forkedWorld = <F>(
     fork,
     discard: async () => {
       await world.close()
-      await createClient(parent).simulate.deleteFork({ params: { organizationId: fork.organizationId } })
+      await clientFor(parent).simulate.deleteFork({ params: { organizationId: fork.organizationId } })
     }
   }
 }

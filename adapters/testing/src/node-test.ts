@@ -13,9 +13,13 @@
  * const world = await useWorld<{ customerId: string }>()
  * ```
  */
+import { relative, sep } from "node:path"
 import { after, afterEach, beforeEach } from "node:test"
 import { eachTest, joinSuite, type StartedSuite, type SuiteInfo, type SuiteOptions, startSuite } from "./Suite.ts"
 import type { World } from "./World.ts"
+
+/** The stream names this process's worlds took (`useWorld`). */
+const namedHere = new Set<string>()
 
 /** The environment variable the set-up hands the test processes the suite in. */
 export const suiteVariable = "FOS_TESTING_SUITE"
@@ -46,7 +50,14 @@ export const useWorld = async <F = unknown>(): Promise<World<F>> => {
   if (text === undefined) {
     throw new Error(`useWorld: ${suiteVariable} is not set: run node --test with --test-global-setup=<a file exporting fosGlobalSetup(...)'s globalSetup and globalTeardown>`)
   }
-  const { world, leave } = await joinSuite(JSON.parse(text) as SuiteInfo<F>)
+  // The fork's stream named after the file (relative to the directory node --test started in): the file's ids
+  // follow from the seed, the fixture and the file alone. Files sharing one process (--test-isolation=none) share
+  // its entry point: the first names its fork after it, the others fork unnamed.
+  const entry = process.argv[1]
+  const file = entry === undefined ? undefined : relative(process.cwd(), entry).split(sep).join("/")
+  const stream = file === undefined || namedHere.has(file) ? undefined : file
+  if (stream !== undefined) namedHere.add(stream)
+  const { world, leave } = await joinSuite(JSON.parse(text) as SuiteInfo<F>, undefined, stream === undefined ? {} : { file: stream, stream })
   const hooks = eachTest(world)
   beforeEach((context) => hooks.beforeEach(context.name))
   afterEach((context) => hooks.afterEach(context.name))

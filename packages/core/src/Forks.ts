@@ -11,7 +11,10 @@
  * - a sandbox holding the snapshot's rows, rewritten (below) and written in one store write (`Store.insertRows`), each
  *   indexed as any insert indexes it, with its own clock at the snapshot's time (the snapshot's clock, or one made at
  *   its `createdAt`, as an import makes one) and its own seeded stream (its scope's). The parent's sandbox and the
- *   snapshot are as they were.
+ *   snapshot are as they were; its stream too, since the fork's organization, user and key are minted from the
+ *   parent's lasting stream (RandomStreams.ts), or, for a fork given a stream name (`?stream=`), from a generator of
+ *   the seed, the parent and the name alone: a suite that names each test file's fork after the file gets the same
+ *   fork, with the same ids, whatever else was forked before it.
  *
  * Rewriting. A row's key is its id across the store, so two organizations of one store cannot hold one id: every id
  * of the world gets a new one, and the answer maps each old id to its new one (`ids`; docs/decisions.md, "A fork's
@@ -45,7 +48,7 @@
  *
  * The refusals of a fork, in this order (docs/decisions.md, "The order of refusals"): a snapshot that is not the
  * caller's organization's is 404 NOT_FOUND, as its read and restore are; an organization that holds
- * `maxForksPerOrganization` forks already is 409 CONFLICT. The parent's row is locked first, so its forks, snapshots,
+ * `maxForksPerOrganization` forks already is 409 CONFLICT; a stream name whose fork exists is 409 CONFLICT. The parent's row is locked first, so its forks, snapshots,
  * restores and deletes take turns, and the bound is never passed by two forks made at once.
  *
  * A fork is its parent's to list and delete. Deleting one (`remove`) removes its organization with everything of it:
@@ -314,12 +317,26 @@ const fill = (store: Store.StoreService, template: Template, to: string, parent:
     const tables = template.tables.map(({ step, rows, plans }) => ({ table: step.table, rows: rows.map((row, i) => applyPlan(row, plans[i], words)) }))
     return { tables: tables as Array<{ readonly table: Store.Table<any>; readonly rows: ReadonlyArray<unknown> }>, shown }
   })
+export interface MakeOptions {
+  /**
+   * A name for the fork's streams (`?stream=`, such as a test file's path): on a seeded engine the fork's
+   * organization, its ids and everything its sandbox mints then follow from the seed, the parent and the name alone,
+   * not from what the parent or its other forks did before (RandomStreams.ts). One fork of a name at a time: another
+   * while it exists is 409 CONFLICT.
+   */
+  readonly stream?: string | undefined
+}
+
 /**
  * Forks the snapshot `snapshotId` of the organization (see the module comment): a new organization whose sandbox is
  * the snapshot's world, its key and the map of the world's ids to its own. Refused, in this order: 404 for a snapshot
- * that is not the organization's, 409 past `maxForksPerOrganization`.
+ * that is not the organization's, 409 past `maxForksPerOrganization`, 409 for a stream whose fork exists.
  */
-export const make = (organizationId: OrganizationId | string, snapshotId: string): Effect.Effect<Fork, Problem.ApiError, Store.Store | Domain.Domains> =>
+export const make = (
+  organizationId: OrganizationId | string,
+  snapshotId: string,
+  options: MakeOptions = {}
+): Effect.Effect<Fork, Problem.ApiError, Store.Store | Domain.Domains> =>
   Effect.flatMap(Effect.all([Store.Store, Domain.Domains]), ([store, registry]) =>
     store.transaction(Effect.gen(function*() {
       const parent = yield* lockOrganization(store, organizationId)
@@ -334,7 +351,15 @@ export const make = (organizationId: OrganizationId | string, snapshotId: string
       }
       const template = yield* templateFor(store, registry, snapshot)
       const forkId = (yield* IdGenerator.newId("org")) as OrganizationId
+      if (options.stream !== undefined && (yield* store.get(Tenancy.Organizations, forkId)) !== undefined) {
+        return yield* Problem.apiError("CONFLICT", `A fork made with the stream ${JSON.stringify(options.stream)} exists already (${forkId}): a stream's fork is one organization at a time.`, {
+          resolution: `Delete it (DELETE /v2/simulate/forks/${forkId}) before forking with this stream again, or fork with another stream.`
+        })
+      }
       const scope = Tenancy.scopeOf(forkId, "sandbox")
+      // Its streams start from the seed: a stream's fork made again after its deletion mints what it minted before.
+      yield* RandomStreams.forget(scope)
+      yield* RandomStreams.forget(RandomStreams.lastingStream(scope))
       const { tables, shown } = yield* fill(store, template, forkId, organizationId).pipe(RandomStreams.withStream(scope))
       // The world's time travels with it: a sandbox that followed its engine's root clock gets one of its own.
       const clocks = registry.sandboxTables.find((step) => step.table === Clocks.Clocks)
@@ -373,7 +398,12 @@ export const make = (organizationId: OrganizationId | string, snapshotId: string
         ids,
         createdAt: snapshot.createdAt
       }
-    }))).pipe(
+    }).pipe(
+      // The fork's organization, user and key: from its stream name's own generator, or the parent's lasting stream.
+      options.stream === undefined
+        ? RandomStreams.withStream(RandomStreams.lastingStream(Tenancy.scopeOf(organizationId, "sandbox")))
+        : RandomStreams.withFreshStream(RandomStreams.namedStream(organizationId, options.stream))
+    ))).pipe(
     Effect.tap((fork) => Telemetry.annotate({ [Telemetry.Attribute.forkOrganization]: fork.organizationId })),
     Telemetry.withSpan(Telemetry.SpanName.fork, { attributes: { [Telemetry.Attribute.organization]: organizationId, [Telemetry.Attribute.snapshotId]: snapshotId } })
   )

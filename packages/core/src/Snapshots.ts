@@ -27,6 +27,7 @@ import * as Domain from "./kernel/Domain.ts"
 import * as IdGenerator from "./kernel/IdGenerator.ts"
 import * as Paging from "./kernel/Paging.ts"
 import * as Problem from "./kernel/Problem.ts"
+import * as RandomStreams from "./kernel/RandomStreams.ts"
 import * as Reset from "./Reset.ts"
 import * as Store from "./kernel/Store.ts"
 import * as Telemetry from "./kernel/Telemetry.ts"
@@ -73,6 +74,12 @@ export interface StoredSnapshot extends Wire.Stored<Snapshot, "id" | "organizati
    * writes again (SnapshotFiles.ts): a file imported and exported again is the same bytes.
    */
   readonly file?: ImportedFile
+  /**
+   * On a seeded engine, where the sandbox's stream stood when it was taken (RandomStreams.ts): a restore puts it back
+   * there, so the same requests after each restore mint the same ids. Absent on an imported snapshot, whose restore
+   * starts the stream as its import did (salted with its id), and on a snapshot taken before streams were recorded.
+   */
+  readonly stream?: RandomStreams.StreamPosition
 }
 
 /** What an imported snapshot keeps of its file's head (`StoredSnapshot.file`). */
@@ -150,13 +157,17 @@ const traced = <E, R>(name: string, organizationId: string, id: string | undefin
     Telemetry.withSpan(name, { attributes: { [Telemetry.Attribute.organization]: organizationId, [Telemetry.Attribute.snapshotId]: id } })
   )
 
+/** A snapshot's id, from the organization's stream that a restore never rewinds (RandomStreams.ts, `lastingStream`). */
+const newSnapshotId = (organizationId: string) =>
+  IdGenerator.newId("snp").pipe(RandomStreams.withStream(RandomStreams.lastingStream(Tenancy.scopeOf(organizationId, "sandbox"))))
+
 /** Saves the organization's whole sandbox, with the label the caller gave it (fos never reads one); answers the snapshot. */
 export const take = (organizationId: OrganizationId | string, options: { readonly label?: string | undefined } = {}): Effect.Effect<Snapshot, Problem.ApiError, Store.Store | Domain.Domains> =>
   traced(Telemetry.SpanName.snapshot, organizationId, undefined, Effect.flatMap(Effect.all([Store.Store, Domain.Domains]), ([store, registry]) =>
     store.transaction(Effect.gen(function*() {
       yield* lockOrganization(store, organizationId)
       yield* refuseOverLimit(store, organizationId)
-      const id = yield* IdGenerator.newId("snp")
+      const id = yield* newSnapshotId(organizationId)
       const scope = Tenancy.scopeOf(organizationId, "sandbox")
       const contents: { -readonly [K in keyof SandboxCounts]: number } = { ...Reset.emptyCounts }
       const count = (step: Domain.SandboxTable, added: number) => {
@@ -183,6 +194,7 @@ export const take = (organizationId: OrganizationId | string, options: { readonl
           resolution: "Snapshot a smaller sandbox: reset it, or build the world the tests need in a fresh organization."
         })
       }
+      const stream = yield* RandomStreams.positionOf(scope)
       const snapshot: StoredSnapshot = {
         id,
         organizationId,
@@ -191,7 +203,8 @@ export const take = (organizationId: OrganizationId | string, options: { readonl
         rows,
         contents,
         ...(options.label === undefined ? {} : { label: options.label }),
-        copied: true
+        copied: true,
+        ...(stream === undefined ? {} : { stream })
       }
       yield* Effect.orDie(store.insert(Snapshots, snapshot))
       return toWire(snapshot)
@@ -233,7 +246,7 @@ const unknownTable = (table: string) =>
 /**
  * Puts the organization's sandbox back as the snapshot saved it, in one transaction: the snapshot's copy in place of
  * every sandbox row (a reset's, and the tables a reset keeps), all at once, so that a store writes only what changed
- * since. The snapshot stays, to be restored again.
+ * since; on a seeded engine, its stream too (`StoredSnapshot.stream`). The snapshot stays, to be restored again.
  */
 export const restore = (organizationId: OrganizationId | string, id: string): Effect.Effect<Snapshot, Problem.ApiError, Store.Store | Domain.Domains> =>
   traced(Telemetry.SpanName.restore, organizationId, id, Effect.flatMap(Effect.all([Store.Store, Domain.Domains]), ([store, registry]) =>
@@ -250,6 +263,10 @@ export const restore = (organizationId: OrganizationId | string, id: string): Ef
       )
       // The timers put back may be due at the clock put back with them.
       yield* Timers.markDue
+      // The sandbox's stream back where the snapshot found it, once the rows it minted are surely back too.
+      const scope = Tenancy.scopeOf(organizationId, "sandbox")
+      if (snapshot.stream !== undefined) yield* store.afterCommit(RandomStreams.rewind(scope, snapshot.stream))
+      else if (snapshot.file !== undefined) yield* store.afterCommit(RandomStreams.reseed(scope, snapshot.id))
       return toWire(snapshot)
     }))))
 
@@ -346,7 +363,7 @@ export const keepImported = (organizationId: string, imported: ImportedRows): Ef
     store.transaction(Effect.gen(function*() {
       yield* lockOrganization(store, organizationId)
       yield* refuseOverLimit(store, organizationId)
-      const id = yield* IdGenerator.newId("snp")
+      const id = yield* newSnapshotId(organizationId)
       const contents: { -readonly [K in keyof SandboxCounts]: number } = { ...Reset.emptyCounts }
       let rows = 0
       for (const { step, rows: saved } of yield* renumber(store, imported.tables)) {

@@ -1,7 +1,8 @@
 /**
  * The seeded streams (RandomStreams.ts): one stream per key, the same for the same seed, apart for different keys,
  * salts and seeds; a timer draws from its organization's stream whoever fires it; an unseeded engine's draws are
- * left to the ambient `Random`.
+ * left to the ambient `Random`; a stream's position counts its draws and a rewind replays what followed it (a
+ * position of another engine salt starts a stream of its own); a fresh generator moves no stream.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Random } from "effect"
@@ -77,5 +78,54 @@ describe("ids minted at once", () => {
     for (const id of atOnce) expect(id).toMatch(new RegExp(`^${IdGenerator.mintedIdSource}$`))
     expect(draws(many)).toEqual(draws(one))
     expect(Effect.runSync(IdGenerator.newPlainIds("cus", 0))).toEqual([])
+  })
+})
+
+describe("a stream's position", () => {
+  it("counts its draws, doubles and integers alike, and a rewind replays what followed it", () => {
+    const streams = RandomStreams.seededStreams("42", "")
+    const stream = streams.of("org_a/sandbox")
+    draws(stream, 3)
+    stream.nextIntUnsafe()
+    const at = streams.position("org_a/sandbox")
+    expect(at).toEqual({ salt: "", draws: 4 })
+    const after = draws(stream, 5)
+    streams.rewind("org_a/sandbox", at)
+    expect(draws(streams.of("org_a/sandbox"), 5)).toEqual(after)
+    expect(streams.position("org_a/sandbox")).toEqual({ salt: "", draws: 9 })
+  })
+
+  it("keeps a reseed's salt, and rewinds within the reseeded stream", () => {
+    const streams = RandomStreams.seededStreams("42", "")
+    streams.reseed("org_a/sandbox", "snp_imported")
+    draws(streams.of("org_a/sandbox"), 2)
+    const at = streams.position("org_a/sandbox")
+    expect(at).toEqual({ salt: "", origin: "snp_imported", draws: 2 })
+    const after = draws(streams.of("org_a/sandbox"))
+    draws(streams.of("org_a/sandbox"), 7)
+    streams.rewind("org_a/sandbox", at)
+    expect(draws(streams.of("org_a/sandbox"))).toEqual(after)
+  })
+
+  it("of another engine salt starts a stream of its own, the same for each rewind to it", () => {
+    const first = RandomStreams.seededStreams("42", "")
+    draws(first.of("org_a/sandbox"), 3)
+    const at = first.position("org_a/sandbox")
+    const minted = draws(first.of("org_a/sandbox"))
+    const restarted = RandomStreams.seededStreams("42", "17")
+    restarted.rewind("org_a/sandbox", at)
+    const anew = draws(restarted.of("org_a/sandbox"))
+    expect(anew).not.toEqual(minted)
+    expect(anew).not.toEqual(draws(RandomStreams.seededStreams("42", "17").of("org_a/sandbox")))
+    restarted.rewind("org_a/sandbox", at)
+    expect(draws(restarted.of("org_a/sandbox"))).toEqual(anew)
+  })
+
+  it("is not moved by a fresh generator, which gives the same draws at each call", () => {
+    const streams = RandomStreams.seededStreams("42", "")
+    const fresh = draws(streams.fresh("named"))
+    expect(draws(streams.fresh("named"))).toEqual(fresh)
+    expect(draws(streams.fresh("other"))).not.toEqual(fresh)
+    expect(streams.held()).toEqual([])
   })
 })

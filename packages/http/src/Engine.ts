@@ -380,9 +380,10 @@ export interface Engine {
    * Forks a snapshot (docs/snapshots.md, "Forks"): a new organization whose sandbox holds the snapshot's world, with
    * its own clock and seeded stream; answers its id, a read-write sandbox key and the map of the world's ids to its
    * own, as `POST /sandbox/v2/simulate/snapshots/{id}/fork` does. The snapshot's id names its organization;
-   * `organizationId`, when given, must be it. Rejects with the problem's `ApiError` (404, or 409 past the bound).
+   * `organizationId`, when given, must be it; `stream` names the fork's seeded streams, as `?stream=` does. Rejects
+   * with the problem's `ApiError` (404, or 409 past the bound or for a stream whose fork exists).
    */
-  readonly fork: (snapshotId: string, options?: { readonly organizationId?: string }) => Promise<Fork>
+  readonly fork: (snapshotId: string, options?: { readonly organizationId?: string; readonly stream?: string }) => Promise<Fork>
   /** An organization's forks (the engine's only one, its forks aside, when not given), oldest first. */
   readonly forks: (options?: { readonly organizationId?: string }) => Promise<ReadonlyArray<ForkSummary>>
   /** Deletes a fork with everything in it: its sandbox, snapshots, keys and user. */
@@ -563,7 +564,7 @@ export const createEngine = async (options: CreateEngineOptions = {}): Promise<E
     fork: (snapshotId, forkOptions) =>
       run(Effect.flatMap(
         forkOptions?.organizationId === undefined ? Snapshots.owner(snapshotId) : Effect.succeed(forkOptions.organizationId),
-        (organizationId) => Forks.make(organizationId, snapshotId)
+        (organizationId) => Forks.make(organizationId, snapshotId, { stream: forkOptions?.stream })
       )),
     forks: (listOptions) => run(Effect.flatMap(organizationOf(listOptions), Forks.list)),
     deleteFork: (forkOrganizationId) => run(Effect.flatMap(Forks.parentOf(forkOrganizationId), (parent) => Forks.remove(parent, forkOrganizationId))),

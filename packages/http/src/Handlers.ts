@@ -208,7 +208,7 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
     .handle("importSnapshot", ({ payload }) =>
       CurrentCaller.use((caller) => SnapshotFiles.importFile(caller.organization.id, payload as unknown)).pipe(Effect.map(mutable)))
     // Forks of the caller's snapshots, each an organization of its own (Forks.ts, docs/snapshots.md, "Forks").
-    .handle("createFork", ({ params }) => CurrentCaller.use((caller) => Forks.make(caller.organization.id, params.id)).pipe(Effect.map(mutable)))
+    .handle("createFork", ({ params, query }) => CurrentCaller.use((caller) => Forks.make(caller.organization.id, params.id, { stream: query.stream })).pipe(Effect.map(mutable)))
     .handle("listForks", () => CurrentCaller.use((caller) => Effect.map(Forks.list(caller.organization.id), (forks) => ({ data: [...forks], meta: wholeList(forks).meta }))))
     .handle("deleteFork", ({ params }) => CurrentCaller.use((caller) => Forks.remove(caller.organization.id, params.organizationId)))
     // The caller's clock: the request runs on it (Gate.ts reads it once under the virtual clock).

@@ -29,6 +29,7 @@ import {
   SnapshotQuery,
   maxSnapshotFileBytes,
   Fork,
+  ForkQuery,
   ForkSummary,
   maxForksPerOrganization
 } from "../simulate/Simulate.ts"
@@ -179,9 +180,10 @@ export const Simulate = HttpApiGroup.make("simulate")
   // Forks: a snapshot's world in a new organization of its own, one per parallel test worker (docs/snapshots.md, "Forks").
   .add(HttpApiEndpoint.post("createFork", "/v2/simulate/snapshots/:id/fork", {
     params: { id: SnapshotId },
+    query: ForkQuery,
     success: Fork.pipe(HttpApiSchema.status(201)),
     error: withBody
-  }).annotateMerge(documented("Fork a snapshot", `Makes a new organization whose sandbox holds the snapshot's world, with its own clock (at the snapshot's time) and its own seeded stream, and answers its id, a read-write sandbox key (shown once) and the map of every id of the world to the fork's. The caller's sandbox and the snapshot are unchanged. Refused in this order: a snapshot that is not the organization's 404, an organization holding ${maxForksPerOrganization} forks already 409.`)))
+  }).annotateMerge(documented("Fork a snapshot", `Makes a new organization whose sandbox holds the snapshot's world, with its own clock (at the snapshot's time) and its own seeded stream, and answers its id, a read-write sandbox key (shown once) and the map of every id of the world to the fork's. The caller's sandbox and the snapshot are unchanged. \`stream\` (1 to 500 characters, such as a test file's path) names the fork's seeded streams: on a seeded engine its organization, key and ids then follow from the seed, the caller's organization and the name alone. Refused in this order: a snapshot that is not the organization's 404, an organization holding ${maxForksPerOrganization} forks already 409, a stream whose fork exists 409.`)))
   .add(HttpApiEndpoint.get("listForks", "/v2/simulate/forks", {
     success: listOf(ForkSummary),
     error: common

@@ -218,6 +218,18 @@ export const SnapshotQuery = Schema.Struct({
   label: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(maxSnapshotLabelLength)))
 })
 
+/** The longest stream name a fork takes (`?stream=`), in characters. */
+export const maxForkStreamLength = 500
+
+/**
+ * How a fork may be made (`POST /v2/simulate/snapshots/{id}/fork?stream=…`): a name for its seeded streams, such as a
+ * test file's path, so that on a seeded engine its organization and its ids follow from the seed, the parent and the
+ * name alone (docs/snapshots.md, "Forks").
+ */
+export const ForkQuery = Schema.Struct({
+  stream: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(maxForkStreamLength)))
+})
+
 /** The most forks one organization holds at a time (docs/snapshots.md, "Forks"): one more is 409 CONFLICT. */
 export const maxForksPerOrganization = 64
 
