@@ -21,7 +21,7 @@ const start = async (storeName = "memory", randomSeed: string | null = "streams"
   const engine = after.engine(await createEngine({
     store: await after.store(storeName, "restore-streams"),
     ...(randomSeed === null ? {} : { randomSeed }),
-    clock: { mode: "virtual", startMs: START_MS },
+    clock: { mode: "virtual", start: START_MS },
     realClock: Timers.makeVirtualClock(START_MS),
     webhookTransport: "memory",
     seed: seedOf(orgSeed("acme")) as never
