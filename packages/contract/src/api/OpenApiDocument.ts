@@ -269,12 +269,15 @@ const addWebhooks = (spec: Json): void => {
   }
   // An entry of the sandbox's event log is the event as delivered, and the resource it is about: typed by its `type`
   // as the webhooks are, so a generated client narrows `data` on it (the contract's own schema keeps `data` opaque,
-  // since the log answers the stored envelope as it is).
+  // since the log answers the stored envelope as it is). It is open like the envelopes: said outright, since the
+  // members' properties are not its own, and a validator that closes every object not said to be open (Redocly's
+  // example rules) would otherwise refuse the envelope's own fields beside `resourceId`.
   if (schemas.LoggedEvent !== undefined) {
     schemas.LoggedEvent = {
       description: "An emitted event, as its webhook delivers it (one of the envelopes, told apart by `type`), with the resource it is about.",
       type: "object",
       properties: { resourceId: { type: "string", description: "The resource the event is about, when it is about one." } },
+      additionalProperties: true,
       oneOf: EventTypes.map((type) => ({ $ref: mapping[type] })),
       discriminator: { propertyName: "type", mapping }
     }
