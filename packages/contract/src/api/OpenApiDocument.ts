@@ -19,7 +19,6 @@
 import { Context, Schema } from "effect"
 import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "effect/http-api"
 import { DeprecatedEventTypes, envelopeSchema, EventExamples, type EventType, EventTypes } from "../events/Events.ts"
-import { errorReference, inlineMarkdown } from "../kernel/ErrorReference.ts"
 import { ErrorCatalog, type ErrorCode, errorReferencePath } from "../kernel/Errors.ts"
 import { defaultPageSize, maxPageSize } from "../kernel/Lists.ts"
 import type { Environment } from "../tenancy/Tenancy.ts"
@@ -284,16 +283,16 @@ const addWebhooks = (spec: Json): void => {
   }
 }
 
-/** The error reference, as the document's introduction shows it: every code with its status, title and resolution. */
+/**
+ * The document introduction's word on errors: what a problem is and where the codes are. The reference itself is the
+ * page at `errorsAt`, not a table here: a row per code above the operations would put them, and Authorize, thousands
+ * of pixels down the page a reader opens.
+ */
 const errorsSection = (errorsAt: string): string =>
   [
     "## Errors",
     "",
-    `Every error is an RFC 9457 problem (the Problem schema). Match on \`type\`, the stable code below; each problem's \`docs\` links its entry on the [error reference](${errorsAt}).`,
-    "",
-    "| type | status | title | what to do |",
-    "| --- | --- | --- | --- |",
-    ...errorReference().map((e) => `| ${e.code} | ${e.status} | ${inlineMarkdown(e.title)} | ${inlineMarkdown(e.resolution).replaceAll("|", "\\|")} |`)
+    `Every error is an RFC 9457 problem (the Problem schema). Match on \`type\`, its stable code; every code, with its status, title and what to do, is on the [error reference](${errorsAt}), where each problem's \`docs\` links its entry.`
   ].join("\n")
 
 // --- the document ------------------------------------------------------------------------------------------------
