@@ -1,8 +1,10 @@
 /**
  * The API reference at `/docs`, through the real server: the page and Swagger UI's files are served by fos with
  * their content types and cache headers and no key, they name no other host, and headless Chromium, with every
- * other host unreachable, renders the page listing every operation of the OpenAPI document. Also the document
- * itself: every problem response is the Problem schema, never an empty `{}`.
+ * other host unreachable, renders the page listing every operation of the OpenAPI document, Authorize and the first
+ * operation on its first screen, laid out at a phone's width on a phone. The error reference is its own page,
+ * `/docs/errors`, listing every problem type. Also the document itself: every problem response is the Problem
+ * schema, never an empty `{}`, and the part of it Swagger UI's resolver is handed resolves as the whole does.
  *
  * Chromium is Debian's `chromium`; without it the browser test is skipped, unless FOS_REQUIRE_CHROMIUM=1 (as CI
  * sets), when it fails. The screenshot of one opened operation (its description, its request example and its
