@@ -1,8 +1,10 @@
 /**
  * The API reference at `/docs`, through the real server: the page and Swagger UI's files are served by fos with
  * their content types and cache headers and no key, they name no other host, and headless Chromium, with every
- * other host unreachable, renders the page listing every operation of the OpenAPI document. Also the document
- * itself: every problem response is the Problem schema, never an empty `{}`.
+ * other host unreachable, renders the page listing every operation of the OpenAPI document, Authorize and the first
+ * operation on its first screen, laid out at a phone's width on a phone. The error reference is its own page,
+ * `/docs/errors`, listing every problem type. Also the document itself: every problem response is the Problem
+ * schema, never an empty `{}`, and the part of it Swagger UI's resolver is handed resolves as the whole does.
  *
  * Chromium is Debian's `chromium`; without it the browser test is skipped, unless FOS_REQUIRE_CHROMIUM=1 (as CI
  * sets), when it fails. The screenshot of one opened operation (its description, its request example and its
@@ -13,7 +15,7 @@ import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
 import { ErrorCatalog, type ErrorCode } from "@fos/contract"
-import { createEngine } from "@fos/http"
+import { createEngine, resolvablePartSource } from "@fos/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { killAllFos, repoRoot, type RunningFos, startFos } from "./fosProcess.ts"
 
@@ -49,6 +51,8 @@ describe("/docs", () => {
     expect(response.headers.get("x-correlation-id")).toMatch(/^[0-9a-f]{32}$/)
     const html = await response.text()
     expect(foreignUrls(html)).toEqual([])
+    // Laid out at the device's width: without it a phone lays the page out 980 px wide and shrinks it.
+    expect(html).toContain(`<meta name="viewport" content="width=device-width, initial-scale=1">`)
     expect(referencedFiles(html).sort()).toEqual([
       "/docs/favicon-16x16.png",
       "/docs/favicon-32x32.png",
@@ -102,6 +106,9 @@ describe("/docs", () => {
     expect(script).toContain(`"/live/v2/openapi.json"`)
     // Swagger UI's default would send the document's address to validator.swagger.io.
     expect(script).toContain("validatorUrl: null")
+    // Swagger UI's resolver is handed the part of the document it resolves, not the whole (the test below).
+    expect(script).toContain(resolvablePartSource)
+    expect(script).toMatch(/plugins: \[[^\]]*ResolveThePartOnly\]/)
     for (const base of ["/sandbox", "/live"]) {
       const document = await fetch(`${origin}${base}/v2/openapi.json`)
       expect(document.status, base).toBe(200)
@@ -143,9 +150,13 @@ describe("/docs/errors", () => {
     expect(response.headers.get("x-correlation-id")).toMatch(/^[0-9a-f]{32}$/)
     const html = await response.text()
     expect(foreignUrls(html)).toEqual([])
+    expect(html).toContain(`<meta name="viewport" content="width=device-width, initial-scale=1">`)
     const ids = idsOf(html)
     for (const code of codes) expect(ids.has(code.toLowerCase()), code).toBe(true)
     expect(ids.size).toBe(codes.length)
+    // Its table lists every problem type with its status, each linking its entry.
+    const rows = [...html.matchAll(/<tr><td><a href="#([^"]+)"><code>([A-Z_0-9]+)<\/code><\/a><\/td><td>(\d+)<\/td>/g)].map((m) => `${m[2]} ${m[3]} #${m[1]}`)
+    expect(rows).toEqual(codes.map((code) => `${code} ${ErrorCatalog[code].status} #${code.toLowerCase()}`))
     expect((await fetch(`${origin}/docs/errors`, { method: "HEAD" })).status).toBe(200)
   })
 
@@ -193,6 +204,59 @@ describe("the OpenAPI document", () => {
     if (!Array.isArray(schema) && Object.keys(schema).length === 0) return [at]
     return Object.entries(schema).flatMap(([key, value]) => emptySchemas(value, `${at}/${key}`))
   }
+
+  it("introduces itself with a link to the error reference, not a table of every code above the operations", async () => {
+    const document = await (await fetch(`${origin}/sandbox/v2/openapi.json`)).json()
+    const description: string = document.info.description
+    expect(description).toContain("[error reference](/docs/errors)")
+    expect(description).not.toMatch(/^\|/m)
+    const codes = Object.keys(ErrorCatalog).filter((code) => description.includes(code))
+    expect(codes).toEqual([])
+  })
+
+  /** `value` with every `#/components/...` reference of `spec` put in its place (a reference back into itself kept). */
+  const inlined = (value: unknown, spec: any, open: ReadonlyArray<string> = []): unknown => {
+    if (Array.isArray(value)) return value.map((v) => inlined(v, spec, open))
+    if (typeof value !== "object" || value === null) return value
+    const { $ref, ...rest } = value as Record<string, unknown>
+    const own = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, inlined(v, spec, open)]))
+    if (typeof $ref !== "string") return own
+    if (open.includes($ref)) return { ...own, $ref }
+    const [, , kind, name] = $ref.split("/")
+    return { ...own, "(ref)": $ref, "(is)": inlined(spec.components[kind!][name!], spec, [...open, $ref]) }
+  }
+
+  it("hands Swagger UI's resolver a part of the document that resolves as the whole does, and is a fraction of it", async () => {
+    const resolvablePart = new Function(`return ${resolvablePartSource}`)() as (spec: any, path: ReadonlyArray<string>) => any
+    const document = await (await fetch(`${origin}/sandbox/v2/openapi.json`)).json()
+    const whole = JSON.stringify(document).length
+    const parts: Array<ReadonlyArray<string>> = [
+      ...operations(document).flatMap(([method, path]) => [["paths", path, method], ["paths", path]]),
+      ...Object.entries(document.webhooks as Record<string, object>).map(([type]) => ["webhooks", type, "post"]),
+      ["components", "securitySchemes"],
+      ...["Order", "LoggedEvent", "Problem"].map((name) => ["components", "schemas", name])
+    ]
+    const sizes: Array<number> = []
+    for (const path of parts) {
+      const part = resolvablePart(document, path)
+      const at = (spec: any) => path.reduce((v: any, key) => v?.[key], spec)
+      expect(at(part), path.join(" ")).toBeDefined()
+      expect(inlined(at(part), part), path.join(" ")).toEqual(inlined(at(document), document))
+      // What normalizing an operation reads beside it: the document's security, servers and security schemes.
+      expect([part.security, part.servers, part.components.securitySchemes], path.join(" ")).toEqual([document.security, document.servers, document.components.securitySchemes])
+      if (path[0] !== "components") expect(Object.keys(part[path[0]!]), path.join(" ")).toEqual([path[1]])
+      sizes.push(JSON.stringify(part).length)
+    }
+    // An operation's part is a few percent of the document; the largest (the event log's, every envelope) a fifth.
+    expect(sizes.sort((a, b) => a - b)[Math.floor(sizes.length / 2)]! / whole).toBeLessThan(0.05)
+    expect(Math.max(...sizes) / whole).toBeLessThan(0.25)
+    // A part it cannot tell from the rest (the whole document, a section) is the whole document.
+    for (const path of [[], ["paths"], ["components", "nothing"], ["info", "title"]]) expect(resolvablePart(document, path)).toBe(document)
+    // So is a part that reaches outside the components.
+    const elsewhere = structuredClone(document)
+    elsewhere.paths["/v2/customers"].get.responses["200"] = { $ref: "#/paths/~1v2~1customers/post/responses/201" }
+    expect(resolvablePart(elsewhere, ["paths", "/v2/customers", "get"])).toBe(elsewhere)
+  })
 
   it("documents every problem response as the Problem schema, and no response as an empty {}", async () => {
     const document = await (await fetch(`${origin}/sandbox/v2/openapi.json`)).json()
@@ -290,12 +354,13 @@ const renderInChromium = (binary: string, url: string): Promise<{ dom: string; l
 
 /**
  * Opens `url` in headless Chromium driven over the DevTools protocol (Node's WebSocket), waits until `ready` (a
- * script) is true, and returns the page's DOM, the visible text (`innerText`) of the element whose id is `id` and a
- * PNG of it, from its top down to the bottom of `until` inside it (Chromium's own --screenshot captures a viewport,
- * and the page scrolls to a deep-linked operation after load, which that capture does not wait for). One Chromium
- * gives all three: each start of it is seconds of CPU.
+ * script) is true, and returns the page's DOM, the value of `measure` (a script), the visible text (`innerText`) of
+ * the element whose id is `id` and a PNG of it, from its top down to the bottom of `until` inside it (Chromium's own
+ * --screenshot captures a viewport, and the page scrolls to a deep-linked operation after load, which that capture
+ * does not wait for); then, the window made a phone's (390 CSS pixels wide, mobile), the width the page is laid out
+ * at. One Chromium gives all of it: each start of it is seconds of CPU.
  */
-const inspectInChromium = async (binary: string, url: string, id: string, until: string, ready: string): Promise<{ dom: string; text: string; png: Buffer }> => {
+const inspectInChromium = async (binary: string, url: string, id: string, until: string, ready: string, measure: string): Promise<{ dom: string; measured: any; text: string; png: Buffer; phoneLayoutWidth: number }> => {
   const profile = mkdtempSync(join(tmpdir(), "fos-chromium-"))
   const child = spawn(binary, [
     "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update",
@@ -353,10 +418,13 @@ const inspectInChromium = async (binary: string, url: string, id: string, until:
       return { text: element.innerText, x: 0, y: top, width: document.documentElement.clientWidth, height: bottom - top }
     })()`)
     const dom = await evaluate("document.documentElement.outerHTML")
+    const measured = await evaluate(measure)
     const shot = await send("Page.captureScreenshot", { format: "png", captureBeyondViewport: true, clip: { x: box.x, y: box.y, width: box.width, height: box.height, scale: 1 } }, sessionId)
+    await send("Emulation.setDeviceMetricsOverride", { width: 390, height: 844, deviceScaleFactor: 3, mobile: true }, sessionId)
+    const phoneLayoutWidth = await evaluate("document.documentElement.clientWidth")
     await send("Browser.close").catch(() => undefined)
     socket.close()
-    return { dom, text: box.text, png: Buffer.from(shot.data, "base64") }
+    return { dom, measured, text: box.text, png: Buffer.from(shot.data, "base64"), phoneLayoutWidth }
   } finally {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once("exit", resolve))
@@ -392,7 +460,7 @@ describe("/docs in headless Chromium", () => {
     expect(log.split("\n").filter((line) => line.includes(":CONSOLE"))).toEqual([])
   }, 120_000)
 
-  it("shows an opened operation's description, its rules, its request and response examples, the webhooks and the error reference; its screenshot is an artifact", async (context) => {
+  it("shows Authorize and the operations first, an opened operation's description, its rules, its request and response examples and the webhooks, and fits a phone; its screenshot is an artifact", async (context) => {
     if (chromium === undefined) {
       if (chromiumRequired) throw new Error("FOS_REQUIRE_CHROMIUM=1 but there is no chromium on the PATH (apt-get install chromium)")
       context.skip("chromium is not on the PATH (apt-get install chromium); FOS_REQUIRE_CHROMIUM=1 makes this a failure")
@@ -402,12 +470,24 @@ describe("/docs in headless Chromium", () => {
     const page = `${origin}/docs#/orders/orders.create`
     // Swagger UI's id of the operation's block (it escapes the dot of the operation id).
     const block = "operations-orders-orders\\.create"
-    const { dom, text: visible, png } = await inspectInChromium(
+    // Where on the page Authorize and the first operation are, and what the introduction holds.
+    const layout = `(() => {
+      const top = (element) => element === null ? null : element.getBoundingClientRect().top + window.scrollY
+      const info = document.querySelector(".information-container")
+      return {
+        authorize: top(document.querySelector(".auth-wrapper .authorize")),
+        firstOperation: top(document.querySelector(".opblock")),
+        tablesInTheIntroduction: info.querySelectorAll("table").length,
+        errorReferenceLinks: [...info.querySelectorAll("a")].map((a) => a.getAttribute("href")).filter((href) => href.includes("/docs/errors"))
+      }
+    })()`
+    const { dom, measured, text: visible, png, phoneLayoutWidth } = await inspectInChromium(
       chromium,
       page,
       block,
       ".responses-table .response",
-      `document.getElementById(${JSON.stringify(block)})?.matches(".is-open") && !!document.getElementById(${JSON.stringify(block)}).querySelector(".responses-table .response .microlight")`
+      `document.getElementById(${JSON.stringify(block)})?.matches(".is-open") && !!document.getElementById(${JSON.stringify(block)}).querySelector(".responses-table .response .microlight")`,
+      layout
     )
     const document = await (await fetch(`${origin}/sandbox/v2/openapi.json`)).json()
     const operation = document.paths["/v2/orders"].post
@@ -426,11 +506,18 @@ describe("/docs in headless Chromium", () => {
     const created = operation.responses["201"].content["application/json"].example
     expect(text).toMatch(member("id", created.id))
     expect(text).toMatch(member("direction", created.direction))
-    // The webhooks, one per event type, and the error reference with its link.
+    // The webhooks, one per event type.
     expect(text).toContain("Webhooks")
     expect(text).toContain("wallet_signer.removed")
-    expect(text).toContain("ORGANIZATION_ACCESS_SUSPENDED")
-    expect(dom).toContain(`href="/docs/errors"`)
+    // Operations first: Authorize, then the first operation within the first screen (of 900 px); the introduction
+    // links the error reference, which is its own page (/docs/errors, above), and holds no table of codes.
+    expect(measured.authorize).toBeGreaterThan(0)
+    expect(measured.firstOperation).toBeGreaterThan(measured.authorize)
+    expect(measured.firstOperation).toBeLessThan(900)
+    expect(measured.tablesInTheIntroduction).toBe(0)
+    expect(measured.errorReferenceLinks).toEqual(["/docs/errors"])
+    // A phone lays the page out at its own width (the viewport tag), not at 980 px.
+    expect(phoneLayoutWidth).toBe(390)
 
     // What a reader sees of the opened operation: its visible text holds the description and both examples, and its
     // picture, from its summary down to its 201 response's example, is kept as the run's artifact.

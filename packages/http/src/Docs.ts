@@ -44,6 +44,7 @@ const pageOf = (base: string) => `<!DOCTYPE html>
 <html lang="en">
   <head>
     <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
     <title>fos API reference</title>
     <link rel="stylesheet" href="${base}/docs/swagger-ui.css">
     <link rel="stylesheet" href="${base}/docs/index.css">
@@ -59,8 +60,60 @@ const pageOf = (base: string) => `<!DOCTYPE html>
 </html>
 `
 
-// validatorUrl: null, because Swagger UI's default sends the document's address to validator.swagger.io.
-const initializerOf = (base: string) => `window.onload = function () {
+/**
+ * The source of `resolvablePart(spec, path)`, a function the page runs (so it names nothing outside itself): what
+ * Swagger UI's resolver is given to resolve the part of the document at `path` (an operation, a path item, a webhook,
+ * the security schemes, a schema). It is the document without its other paths and webhooks, and with only the
+ * components that part reaches through `$ref`s, the security schemes among them; the whole document when the part
+ * reaches anything outside `#/components/` (resolving follows only `$ref`s, so the part resolves as it would in the
+ * whole).
+ *
+ * Why: Swagger UI resolves a part of an OpenAPI 3.1 document by refracting, dereferencing and normalizing the whole
+ * document it is handed, on the page's one thread, once after the first render (the security schemes) and again
+ * each time an operation opens. Handed the sandbox's whole document (1.45 MB), each took 5 to 11 s of a 2-core
+ * machine, with the page frozen (docs/performance.md, "The reference page").
+ */
+export const resolvablePartSource = `function resolvablePart(spec, path) {
+  const [section, name] = path
+  const own = section === "components" ? spec.components?.[name] : section === "paths" || section === "webhooks" ? spec[section]?.[name] : undefined
+  if (path.length < 2 || own === undefined) return spec
+  const reached = { securitySchemes: spec.components?.securitySchemes ?? {} }
+  const pending = [own]
+  while (pending.length > 0) {
+    const value = pending.pop()
+    if (typeof value !== "object" || value === null) continue
+    if (typeof value.$ref === "string") {
+      if (!value.$ref.startsWith("#/components/")) return spec
+      const [, , kind, key] = value.$ref.split("/")
+      const component = spec.components?.[kind]?.[key]
+      if (component === undefined) return spec
+      if (reached[kind]?.[key] === undefined) {
+        (reached[kind] ??= {})[key] = component
+        pending.push(component)
+      }
+    }
+    for (const member of Object.values(value)) pending.push(member)
+  }
+  const { paths, webhooks, components, ...rest } = spec
+  const part = { ...rest, components: reached }
+  if (section === "components") part.components[name] = own
+  else part[section] = { [name]: own }
+  return part
+}`
+
+// validatorUrl: null, because Swagger UI's default sends the document's address to validator.swagger.io. The plugin
+// hands Swagger UI's resolver only the part it resolves (resolvablePartSource); `this` of `afterLoad` is the system,
+// whose `fn` the resolver is read from on each call.
+const initializerOf = (base: string) => `${resolvablePartSource}
+
+const ResolveThePartOnly = {
+  afterLoad() {
+    const resolveSubtree = this.fn.resolveSubtree
+    this.fn.resolveSubtree = (spec, path, options) => resolveSubtree(resolvablePart(spec, path), path, options)
+  }
+}
+
+window.onload = function () {
   window.ui = SwaggerUIBundle({
     urls: ${JSON.stringify(documentsOf(base))},
     "urls.primaryName": ${JSON.stringify(documentsOf(base)[0]!.name)},
@@ -68,7 +121,7 @@ const initializerOf = (base: string) => `window.onload = function () {
     deepLinking: true,
     validatorUrl: null,
     presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
-    plugins: [SwaggerUIBundle.plugins.DownloadUrl],
+    plugins: [SwaggerUIBundle.plugins.DownloadUrl, ResolveThePartOnly],
     layout: "StandaloneLayout"
   })
 }

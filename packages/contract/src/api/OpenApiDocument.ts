@@ -19,7 +19,6 @@
 import { Context, Schema } from "effect"
 import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "effect/http-api"
 import { DeprecatedEventTypes, envelopeSchema, EventExamples, type EventType, EventTypes } from "../events/Events.ts"
-import { errorReference, inlineMarkdown } from "../kernel/ErrorReference.ts"
 import { ErrorCatalog, type ErrorCode, errorReferencePath } from "../kernel/Errors.ts"
 import { defaultPageSize, maxPageSize } from "../kernel/Lists.ts"
 import type { Environment } from "../tenancy/Tenancy.ts"
@@ -269,28 +268,31 @@ const addWebhooks = (spec: Json): void => {
   }
   // An entry of the sandbox's event log is the event as delivered, and the resource it is about: typed by its `type`
   // as the webhooks are, so a generated client narrows `data` on it (the contract's own schema keeps `data` opaque,
-  // since the log answers the stored envelope as it is).
+  // since the log answers the stored envelope as it is). It is open like the envelopes: said outright, since the
+  // members' properties are not its own, and a validator that closes every object not said to be open (Redocly's
+  // example rules) would otherwise refuse the envelope's own fields beside `resourceId`.
   if (schemas.LoggedEvent !== undefined) {
     schemas.LoggedEvent = {
       description: "An emitted event, as its webhook delivers it (one of the envelopes, told apart by `type`), with the resource it is about.",
       type: "object",
       properties: { resourceId: { type: "string", description: "The resource the event is about, when it is about one." } },
+      additionalProperties: true,
       oneOf: EventTypes.map((type) => ({ $ref: mapping[type] })),
       discriminator: { propertyName: "type", mapping }
     }
   }
 }
 
-/** The error reference, as the document's introduction shows it: every code with its status, title and resolution. */
+/**
+ * The document introduction's word on errors: what a problem is and where the codes are. The reference itself is the
+ * page at `errorsAt`, not a table here: a row per code above the operations would put them, and Authorize, thousands
+ * of pixels down the page a reader opens.
+ */
 const errorsSection = (errorsAt: string): string =>
   [
     "## Errors",
     "",
-    `Every error is an RFC 9457 problem (the Problem schema). Match on \`type\`, the stable code below; each problem's \`docs\` links its entry on the [error reference](${errorsAt}).`,
-    "",
-    "| type | status | title | what to do |",
-    "| --- | --- | --- | --- |",
-    ...errorReference().map((e) => `| ${e.code} | ${e.status} | ${inlineMarkdown(e.title)} | ${inlineMarkdown(e.resolution).replaceAll("|", "\\|")} |`)
+    `Every error is an RFC 9457 problem (the Problem schema). Match on \`type\`, its stable code; every code, with its status, title and what to do, is on the [error reference](${errorsAt}), where each problem's \`docs\` links its entry.`
   ].join("\n")
 
 // --- the document ------------------------------------------------------------------------------------------------
