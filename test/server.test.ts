@@ -15,7 +15,7 @@ import { expectProblem, httpCall, type Reply, keysOf, noRateHeaders, orgSeed, ra
 import { pgliteDirectoryAt } from "../adapters/sql/test/pgliteDirectory.ts"
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const bin = ["adapters/node/bin/fos.js"]
+const bin = [path.join(repoRoot, "adapters/node/bin/fos.js")]
 const tmp = mkdtempSync(path.join(tmpdir(), "fos-server-test-"))
 const children = new Set<ChildProcess>()
 
@@ -37,9 +37,9 @@ type Running = RunningFos
 const startServer = (args: ReadonlyArray<string>): Promise<Running> => startFos(["--store", "memory", ...args])
 
 /** Runs the CLI to its exit. */
-const runCli = (args: ReadonlyArray<string>): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+const runCli = (args: ReadonlyArray<string>, cwd = repoRoot): Promise<{ code: number | null; stdout: string; stderr: string }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...bin, ...args], { cwd: repoRoot, env: env(), stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [...bin, ...args], { cwd, env: env(), stdio: ["ignore", "pipe", "pipe"] })
     children.add(child)
     let stdout = ""
     let stderr = ""
@@ -490,15 +490,17 @@ describe("fos serve's manners", () => {
   })
 
   it("--store with a URL scheme other than postgres: exit 2 naming the scheme, nothing written", async () => {
-    const before = readdirSync(repoRoot)
+    // In a directory of its own: the repository's root is shared with other test files, which make directories there.
+    const cwd = mkdtempSync(path.join(tmpdir(), "fos-bad-store-"))
     for (const url of ["mysql://localhost/db", "sqlite:///tmp/x.db", "http://127.0.0.1:5432/db"]) {
-      const r = await runCli(["serve", "--port", "0", "--store", url])
+      const r = await runCli(["serve", "--port", "0", "--store", url], cwd)
       expect(r.code, url).toBe(2)
       expect(r.stderr).toContain("--store")
       expect(r.stderr).toContain(url.slice(0, url.indexOf(":")))
       expect(r.stdout).toBe("")
     }
-    expect(readdirSync(repoRoot)).toEqual(before)
+    expect(readdirSync(cwd)).toEqual([])
+    rmSync(cwd, { recursive: true, force: true })
   })
 
   it("--help prints the usage and --version the package's version, each exiting 0, for fos and fos serve", async () => {
