@@ -2,7 +2,8 @@
  * @fos/testing's worlds guarding themselves, each against an embedded engine: tests of one file run concurrently
  * sharing one starting point (taken once, none left behind); a restore waiting for a request a test did not await;
  * two files refused one world; a suite's saves labelled with their owner and expiry, swept by the next set-up after
- * a run killed before its teardown, and torn down by SIGINT and SIGTERM; a timed-out wait rewinding what it
+ * a run killed before its teardown, and torn down by SIGINT and SIGTERM; a fixture file's import and its forks swept
+ * alike; a timed-out wait rewinding what it
  * stepped; `waitForEvent`'s `after`; `startReceiver`'s port.
  */
 import { spawn } from "node:child_process"
@@ -10,7 +11,7 @@ import { once } from "node:events"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
-import { eachTest, type FosEngine, formatSaveLabel, joinSuite, parseSaveLabel, startEngine, startReceiver, startSuite, type World } from "@fos/testing"
+import { eachTest, type FosEngine, formatSaveLabel, joinSuite, parseSaveLabel, saveFixture, startEngine, startReceiver, startSuite, type World } from "@fos/testing"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { storeMakers } from "./stores.ts"
 
@@ -176,7 +177,7 @@ describe("two files on one world", () => {
 describe("a snapshot's label", () => {
   // PGlite keeps rows as PostgreSQL does (SqlStore.ts, one `json` column per row): not started again here, for its start's cost.
   for (const [name, make] of Object.entries(storeMakers("testing_guards_label")).filter(([name]) => name !== "PGlite")) {
-    it(`is kept with the snapshot on ${name}: read, listed, exported; past 200 characters a 400 that writes nothing`, async () => {
+    it(`is kept with the snapshot on ${name}: read, listed, exported; an import's too; past 200 characters a 400 that writes nothing`, async () => {
       const made = await make()
       try {
         const { world } = await start({ engine: { store: made.store } })
@@ -195,6 +196,22 @@ describe("a snapshot's label", () => {
         expect(await snapshotsOf(world)).toHaveLength(1)
         const plain = await world.snapshot()
         expect(plain).not.toHaveProperty("label")
+
+        // An import takes a label as a save does; its export is the file it came from, the file's own label and all.
+        const importLabel = formatSaveLabel({ owner: "suite", role: "fixture", expires: "2026-12-02T06:00:00.000Z" })
+        const importing = (query: string) =>
+          world.fetch(`${world.baseUrl}/v2/simulate/snapshots/import${query}`, { method: "POST", headers: { "x-api-key": world.apiKey, "content-type": "application/json" }, body: JSON.stringify(exported) })
+        const imported = await importing(`?label=${encodeURIComponent(importLabel)}`)
+        expect(imported.status).toBe(201)
+        const importedId = ((await imported.json()) as { id: string; label: string }).id
+        expect(await world.client.simulate.getSnapshot({ params: { id: importedId } })).toMatchObject({ label: importLabel })
+        expect((await snapshotsOf(world)).find((s) => s.id === importedId)).toMatchObject({ label: importLabel })
+        const importedExport = await (await world.fetch(`${world.baseUrl}/v2/simulate/snapshots/${importedId}/export`, { headers: { "x-api-key": world.apiKey } })).json()
+        expect(importedExport).toMatchObject({ snapshot: { label } })
+        const importTooLong = await importing(`?label=${"x".repeat(201)}`)
+        expect(importTooLong.status).toBe(400)
+        expect(await importTooLong.json()).toMatchObject({ type: "VALIDATION_ERROR" })
+        expect(await snapshotsOf(world)).toHaveLength(3)
       } finally {
         for (const fos of started.splice(0).reverse()) await fos.close()
         await made.cleanup()
@@ -267,6 +284,51 @@ setInterval(() => {}, 1_000)
       await leave()
       await again.close()
       expect((await ownerOf()).forks).toEqual([])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it("a run with a fixture file: what a run stopped before its teardown left, or whose files never left, the next set-up sweeps", async () => {
+    const source = await start({
+      randomSeed: 8,
+      organizationId: "org_source",
+      fixture: async (world) => ({ endpointId: (await world.client.webhooks.createEndpoint({ payload: { url: "https://hooks.sweep.test/fos" } })).id })
+    })
+    const server = await start({ randomSeed: 21 })
+    const served = await server.serve()
+    const parent = server.world
+    const dir = mkdtempSync(join(root, ".testing-guards-"))
+    try {
+      const path = join(dir, "world.json")
+      await saveFixture(source.world, source.fixture!, path)
+      const options = { server: { baseUrl: served.baseUrl, apiKey: parent.apiKey }, fixture: path, workers: 0, owner: "filed", teardownOnSignal: false } as const
+      const file = "test/filed.test.ts"
+      const held = async () => ({
+        snapshots: (await snapshotsOf(parent)).map((s) => s.id),
+        forks: (await parent.client.simulate.listForks()).data.map((f) => f.snapshotId)
+      })
+      // A run killed before its teardown and before its file left (kill -9): the import and the file's fork stay.
+      const killed = await startSuite(options)
+      await joinSuite(killed.info, undefined, { file, stream: file })
+      expect(await held()).toEqual({ snapshots: [killed.info.snapshotId], forks: [killed.info.snapshotId] })
+
+      // The next run forks the same file's stream: the set-up swept the killed run's fork and import first.
+      const stopped = await startSuite<{ endpointId: string }>(options)
+      const joined = await joinSuite(stopped.info, undefined, { file, stream: file })
+      expect(await held()).toEqual({ snapshots: [stopped.info.snapshotId], forks: [stopped.info.snapshotId] })
+      expect(parseSaveLabel((await snapshotsOf(parent))[0]!.label)).toMatchObject({ owner: "filed", role: "fixture" })
+      expect((await joined.world.client.webhooks.listEndpoints({ query: {} })).data.map((e) => e.id)).toEqual([joined.world.fixture.endpointId])
+
+      // A run whose teardown ran while its file never left (the worker killed): the forks of the import go with it.
+      await stopped.close()
+      expect(await held()).toEqual({ snapshots: [], forks: [] })
+      const again = await startSuite(options)
+      const rejoined = await joinSuite(again.info, undefined, { file, stream: file })
+      expect(await held()).toEqual({ snapshots: [again.info.snapshotId], forks: [again.info.snapshotId] })
+      await rejoined.leave()
+      await again.close()
+      expect(await held()).toEqual({ snapshots: [], forks: [] })
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

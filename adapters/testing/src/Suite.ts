@@ -18,9 +18,9 @@ import { buildFixture, clientFor, connect, type Fixture, forkedWorld, type Forke
 // --- labels ------------------------------------------------------------------------------------------------------
 
 /**
- * What the package writes in the label of each save it takes on a server (`?label=`, which fos keeps and never
- * reads): that it made it, for which suite (`owner`), what it is (the fixture, a fork's making, a test file's
- * starting point), until when a run needs it (`expires`, real time), and for a file's starting point, the file.
+ * What the package writes in the label of each save it takes and each file it imports on a server (`?label=`, which
+ * fos keeps and never reads): that it made it, for which suite (`owner`), what it is (the fixture, built or imported;
+ * a fork's making; a test file's starting point), until when a run needs it (`expires`, real time), and for a file's starting point, the file.
  */
 export interface SaveLabel {
   readonly owner: string
@@ -86,10 +86,10 @@ export interface Swept {
 }
 
 /**
- * Removes what earlier runs left in `world`'s organization: every fork and save the package made for `owner`
- * (an earlier run of the same suite, interrupted before its teardown), and every one of another owner whose expiry
- * has passed. A fork is the owner's when the snapshot it was forked from is; forks go first, while their
- * snapshots still say whose they are. What the package did not make (no label of its own) is never touched.
+ * Removes what earlier runs left in `world`'s organization: every fork and snapshot the package made for `owner`
+ * (an earlier run of the same suite, interrupted before its teardown: its saves, and a fixture file's import, which
+ * carries the same label), and every one of another owner whose expiry has passed. A fork is the owner's when the
+ * snapshot it was forked from is; forks go first, while their snapshots still say whose they are. What the package did not make (no label of its own) is never touched.
  */
 export const sweep = async (world: World<unknown>, owner: string, now = Date.now()): Promise<Swept> => {
   const snapshots = await allSnapshots(world)
@@ -97,10 +97,16 @@ export const sweep = async (world: World<unknown>, owner: string, now = Date.now
     const label = parseSaveLabel(s.label)
     return label !== undefined && (label.owner === owner || !(Date.parse(label.expires) > now))
   }).map((s) => s.id))
-  const forks = (await world.client.simulate.listForks()).data.filter((f) => stale.has(f.snapshotId)).map((f) => f.organizationId)
-  for (const organizationId of forks) await world.client.simulate.deleteFork({ params: { organizationId } }).catch(ignoreGone)
+  const forks = await removeForks(world, stale)
   for (const id of stale) await world.deleteSnapshot(id).catch(ignoreGone)
   return { forks, snapshots: [...stale] }
+}
+
+/** Deletes every fork of `world` made from one of `snapshots`; answers their organizations. */
+const removeForks = async (world: World<unknown>, snapshots: ReadonlySet<string>): Promise<Array<string>> => {
+  const forks = (await world.client.simulate.listForks()).data.filter((f) => snapshots.has(f.snapshotId)).map((f) => f.organizationId)
+  for (const organizationId of forks) await world.client.simulate.deleteFork({ params: { organizationId } }).catch(ignoreGone)
+  return forks
 }
 
 /** A 404 while removing: another sweep or teardown removed it first. */
@@ -219,11 +225,15 @@ export const startSuite = async <F = undefined>(options: SuiteOptions<F> = {}): 
     let fixture: Fixture<unknown>
     const labelled: World<unknown> = options.server === undefined ? world : { ...world, snapshot: () => world.snapshot({ label: label("fixture") }) }
     if (typeof source === "function") fixture = await buildFixture(labelled, source)
-    else if (source !== undefined) fixture = await loadFixture(world, source)
+    else if (source !== undefined) fixture = await loadFixture(world, source, options.server === undefined ? {} : { label: label("fixture") })
     else fixture = await buildFixture(labelled, async () => undefined)
     if (options.server !== undefined) {
-      // An imported file's snapshot carries no label of the package's: a run's teardown deletes it, a sweep cannot.
-      cleanups.push(() => world.deleteSnapshot(fixture.snapshotId).catch(ignoreGone))
+      // The fixture's forks go before it, whoever made them (a file's own fork, left by a worker that never reached
+      // its end, included): a fork whose snapshot is gone says no more whose it is, and a sweep cannot find it.
+      cleanups.push(async () => {
+        await removeForks(world, new Set([fixture.snapshotId]))
+        await world.deleteSnapshot(fixture.snapshotId).catch(ignoreGone)
+      })
     }
 
     const workers = Math.min(Math.max(options.workers ?? 1, 0), maxForksPerOrganization)

@@ -705,10 +705,12 @@ export const buildFixture = async <F>(world: World<unknown>, build: (world: Worl
  * Imports an exported snapshot file (docs/snapshots.md, "Files": a path, or the file's JSON already parsed) as a
  * snapshot of `world`'s sandbox, and answers it with the file's `data` (what `saveFixture` wrote: the build's answer,
  * in the file's ids; undefined for a file without it); `world.restore(fixture.snapshotId)` puts its world in place.
+ * `label` is the snapshot's, as a save's (`?label=`).
  */
-export const loadFixture = async <F = unknown>(world: World<unknown>, file: string | URL | SnapshotFile): Promise<Fixture<F>> => {
+export const loadFixture = async <F = unknown>(world: World<unknown>, file: string | URL | SnapshotFile, options: { readonly label?: string } = {}): Promise<Fixture<F>> => {
   const text = typeof file === "string" || file instanceof URL ? await readFile(file, "utf8") : JSON.stringify(file)
-  const snapshot = await requestJson<Snapshot>(world, "POST", "/v2/simulate/snapshots/import", text)
+  const query = options.label === undefined ? "" : `?label=${encodeURIComponent(options.label)}`
+  const snapshot = await requestJson<Snapshot>(world, "POST", `/v2/simulate/snapshots/import${query}`, text)
   // The server took the file whole, so it is a JSON object; its `data` is the fixture's.
   return { snapshotId: snapshot.id, data: (JSON.parse(text) as { data?: F }).data as F }
 }

@@ -566,15 +566,20 @@ export const read = (organizationId: string, input: unknown): Effect.Effect<{ re
   })
 
 /**
- * Imports a file (its JSON, parsed) as a new snapshot of the organization's sandbox; answers the snapshot, which a
- * restore puts in place. Nothing is written unless all of it is. On a seeded engine the sandbox's random stream
+ * Imports a file (its JSON, parsed) as a new snapshot of the organization's sandbox, with the label the caller gave it
+ * (as a save's: kept and listed, never read by fos; its export writes the file's own head again); answers the
+ * snapshot, which a restore puts in place. Nothing is written unless all of it is. On a seeded engine the sandbox's random stream
  * starts anew, salted with the new snapshot's id: the file's ids came from a stream this engine may hold too (the
  * same seed and organization), and would be minted again.
  */
-export const importFile = (organizationId: string, input: unknown): Effect.Effect<Snapshot, Problem.ApiError, Store.Store | Domain.Domains> =>
+export const importFile = (
+  organizationId: string,
+  input: unknown,
+  options: { readonly label?: string | undefined } = {}
+): Effect.Effect<Snapshot, Problem.ApiError, Store.Store | Domain.Domains> =>
   Effect.gen(function*() {
     const { rows } = yield* read(organizationId, input)
-    const snapshot = yield* Snapshots.keepImported(organizationId, rows)
+    const snapshot = yield* Snapshots.keepImported(organizationId, { ...rows, label: options.label })
     yield* RandomStreams.reseed(Tenancy.scopeOf(organizationId, "sandbox"), snapshot.id)
     return snapshot
   })

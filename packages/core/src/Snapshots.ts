@@ -307,6 +307,8 @@ export interface ImportedRows {
   /** The source store's sequence when it was taken: above every number the rows hold. */
   readonly sequence: number
   readonly loadedFrom?: string | undefined
+  /** What the importer said of the snapshot (`?label=`), as a save's label: kept as given, never read by fos. */
+  readonly label?: string | undefined
   /** The file's `data`, kept with the snapshot. */
   readonly data?: unknown
   /** The file's head, kept with the snapshot (`StoredSnapshot.file`). */
@@ -392,6 +394,7 @@ export const keepImported = (organizationId: string, imported: ImportedRows): Ef
         createdAt: imported.createdAt,
         rows,
         contents,
+        ...(imported.label === undefined ? {} : { label: imported.label }),
         copied: true,
         ...(imported.loadedFrom === undefined ? {} : { loadedFrom: imported.loadedFrom }),
         ...(imported.data === undefined ? {} : { data: imported.data }),

@@ -205,8 +205,8 @@ const SimulateLive = group(ServerApi, "simulate", (handlers) =>
     .handle("exportSnapshot", ({ params }) =>
       CurrentCaller.use((caller) => SnapshotFiles.exportFile(caller.organization.id, params.id)).pipe(Effect.map((exported) => exported.text as never)))
     // The engine decodes the file itself, its format and version first (Policies.ts, `DecodedByEngine`).
-    .handle("importSnapshot", ({ payload }) =>
-      CurrentCaller.use((caller) => SnapshotFiles.importFile(caller.organization.id, payload as unknown)).pipe(Effect.map(mutable)))
+    .handle("importSnapshot", ({ payload, query }) =>
+      CurrentCaller.use((caller) => SnapshotFiles.importFile(caller.organization.id, payload as unknown, { label: query.label })).pipe(Effect.map(mutable)))
     // Forks of the caller's snapshots, each an organization of its own (Forks.ts, docs/snapshots.md, "Forks").
     .handle("createFork", ({ params, query }) => CurrentCaller.use((caller) => Forks.make(caller.organization.id, params.id, { stream: query.stream })).pipe(Effect.map(mutable)))
     .handle("listForks", () => CurrentCaller.use((caller) => Effect.map(Forks.list(caller.organization.id), (forks) => ({ data: [...forks], meta: wholeList(forks).meta }))))

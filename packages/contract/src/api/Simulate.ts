@@ -173,10 +173,11 @@ export const Simulate = HttpApiGroup.make("simulate")
     .annotateMerge(documented("Export a snapshot", "Answers the snapshot as one file (`SnapshotFile`, JSON, as an attachment): its format and version, the fos version that wrote it, and every row it holds, in an order that makes the same world the same bytes. Import it into any fos of the same major version."))
     .annotate(Attachment, (params) => `${String(params.id)}.fos-snapshot.json`))
   .add(HttpApiEndpoint.post("importSnapshot", "/v2/simulate/snapshots/import", {
+    query: SnapshotQuery,
     payload: SnapshotFile,
     success: Snapshot.pipe(HttpApiSchema.status(201)),
     error: [...withBody, problem(422)]
-  }).annotateMerge(documented("Import a snapshot", "Makes a snapshot of the caller's sandbox from a file an export answered, on this fos or another of the same major version; restore it to put its world in place. The file's organization becomes the caller's. The file is checked whole before anything is written: a file of another format is 400, of a newer format version or another major version of fos 422, one whose ids are taken by another organization's rows 409.")).annotate(MaxBodyBytes, maxSnapshotFileBytes).annotate(DecodedByEngine, true).annotate(OutsideTransaction, true))
+  }).annotateMerge(documented("Import a snapshot", "Makes a snapshot of the caller's sandbox from a file an export answered, on this fos or another of the same major version; restore it to put its world in place. The file's organization becomes the caller's. The file is checked whole before anything is written: a file of another format is 400, of a newer format version or another major version of fos 422, one whose ids are taken by another organization's rows 409. `label` (1 to 200 characters) is carried with the snapshot and listed with it, as a save's, and never read by fos; its export writes the file's own snapshot again.")).annotate(MaxBodyBytes, maxSnapshotFileBytes).annotate(DecodedByEngine, true).annotate(OutsideTransaction, true))
   // Forks: a snapshot's world in a new organization of its own, one per parallel test worker (docs/snapshots.md, "Forks").
   .add(HttpApiEndpoint.post("createFork", "/v2/simulate/snapshots/:id/fork", {
     params: { id: SnapshotId },

@@ -211,8 +211,9 @@ export type Snapshot = typeof Snapshot.Type
 export const maxSnapshotLabelLength = 200
 
 /**
- * What a save may say of itself (`POST /v2/simulate/snapshots?label=…`): a label it carries and lists with, which fos
- * never reads (a test package writes who made the save and until when it is needed, docs/testing.md).
+ * What a save or an import may say of the snapshot it makes (`POST /v2/simulate/snapshots?label=…`,
+ * `POST /v2/simulate/snapshots/import?label=…`): a label it carries and lists with, which fos never reads (a test
+ * package writes who made the snapshot and until when it is needed, docs/testing.md).
  */
 export const SnapshotQuery = Schema.Struct({
   label: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(maxSnapshotLabelLength)))
