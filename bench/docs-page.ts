@@ -15,9 +15,8 @@
  * `<!-- bench:docs-page:end -->` (BENCH_NO_DOCS=1 leaves the docs alone). Nothing here asserts a time.
  */
 import { spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { resolve } from "node:path"
+import { withChromiumPage } from "../test/chromium.ts"
 import { killAllFos, repoRoot, startArgsOf, startFos } from "../test/fosProcess.ts"
 import { measuredAt, recordSection } from "./record.ts"
 
@@ -52,74 +51,18 @@ const pages = [
  * Opens `url` in a fresh headless Chromium and resolves with the milliseconds until `shown` is on the screen and its
  * distance from the top of the page, in CSS pixels.
  */
-const timeUntilShown = async (url: string, shown: string): Promise<{ readonly at: number; readonly top: number }> => {
-  const profile = mkdtempSync(join(tmpdir(), "fos-bench-chromium-"))
-  const child = spawn("chromium", [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--window-size=1280,900", `--user-data-dir=${profile}`, "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-    "--remote-debugging-port=0", "about:blank"
-  ], { stdio: ["ignore", "ignore", "pipe"] })
-  try {
-    const endpoint = await new Promise<string>((resolve, reject) => {
-      let err = ""
-      child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
-        err += chunk
-        const m = /DevTools listening on (ws:\/\/\S+)/.exec(err)
-        if (m !== null) resolve(m[1]!)
-      })
-      child.on("exit", (code) => reject(new Error(`chromium exited (${code}) before listening: ${err}`)))
-    })
-    const socket = new WebSocket(endpoint)
-    await new Promise((resolve, reject) => {
-      socket.onopen = resolve
-      socket.onerror = reject
-    })
-    let next = 0
-    const waiting = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>()
-    socket.onmessage = (message) => {
-      const reply = JSON.parse(String(message.data))
-      const caller = waiting.get(reply.id)
-      if (caller === undefined) return
-      waiting.delete(reply.id)
-      if (reply.error !== undefined) caller.reject(new Error(`${reply.error.message}`))
-      else caller.resolve(reply.result)
-    }
-    // A Chromium that dies leaves no request waiting on it.
-    socket.onclose = () => {
-      for (const caller of waiting.values()) caller.reject(new Error("chromium closed its DevTools connection"))
-      waiting.clear()
-    }
-    const send = (method: string, params: object = {}, sessionId?: string): Promise<any> =>
-      new Promise((resolve, reject) => {
-        const id = ++next
-        waiting.set(id, { resolve, reject })
-        socket.send(JSON.stringify({ id, method, params, ...(sessionId === undefined ? {} : { sessionId }) }))
-      })
-    const { targetId } = await send("Target.createTarget", { url: "about:blank" })
-    const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true })
-    await send("Page.enable", {}, sessionId)
-    await send("Page.addScriptToEvaluateOnNewDocument", { source: watchFor(shown) }, sessionId)
-    await send("Page.navigate", { url }, sessionId)
+const timeUntilShown = (url: string, shown: string): Promise<{ readonly at: number; readonly top: number }> =>
+  withChromiumPage("chromium", { width: 1280, height: 900 }, async ({ send, evaluate }) => {
+    await send("Page.addScriptToEvaluateOnNewDocument", { source: watchFor(shown) })
+    await send("Page.navigate", { url })
     const started = performance.now()
     for (;;) {
-      const { result } = await send("Runtime.evaluate", { expression: "window.__shown", returnByValue: true }, sessionId)
-      if (typeof result.value?.at === "number") {
-        await send("Browser.close").catch(() => undefined)
-        socket.close()
-        return result.value
-      }
+      const value = await evaluate("window.__shown")
+      if (typeof value?.at === "number") return value
       if (performance.now() - started > 120_000) throw new Error(`${url} showed nothing in 120 s`)
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
-  } finally {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once("exit", resolve))
-      child.kill("SIGKILL")
-      await exited
-    }
-    rmSync(profile, { recursive: true, force: true, maxRetries: 5 })
-  }
-}
+  })
 
 /** Starts `fos serve --store memory` of the checkout `root`; resolves once it listens. */
 const start = async (root: string) => {

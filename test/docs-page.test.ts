@@ -10,13 +10,14 @@
  * sets), when it fails. The screenshot of one opened operation (its description, its request example and its
  * response example) is saved as an artifact: `test-artifacts/docs-operation.png`, or in FOS_ARTIFACTS_DIR.
  */
-import { execFile, spawn } from "node:child_process"
+import { execFile } from "node:child_process"
 import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
 import { ErrorCatalog, type ErrorCode } from "@fos/contract"
 import { createEngine, resolvablePartSource } from "@fos/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { withChromiumPage } from "./chromium.ts"
 import { killAllFos, repoRoot, type RunningFos, startFos } from "./fosProcess.ts"
 
 let server: RunningFos
@@ -353,56 +354,16 @@ const renderInChromium = (binary: string, url: string): Promise<{ dom: string; l
 }
 
 /**
- * Opens `url` in headless Chromium driven over the DevTools protocol (Node's WebSocket), waits until `ready` (a
+ * Opens `url` in headless Chromium (`withChromiumPage`), waits until `ready` (a
  * script) is true, and returns the page's DOM, the value of `measure` (a script), the visible text (`innerText`) of
  * the element whose id is `id` and a PNG of it, from its top down to the bottom of `until` inside it (Chromium's own
  * --screenshot captures a viewport, and the page scrolls to a deep-linked operation after load, which that capture
  * does not wait for); then, the window made a phone's (390 CSS pixels wide, mobile), the width the page is laid out
  * at. One Chromium gives all of it: each start of it is seconds of CPU.
  */
-const inspectInChromium = async (binary: string, url: string, id: string, until: string, ready: string, measure: string): Promise<{ dom: string; measured: any; text: string; png: Buffer; phoneLayoutWidth: number }> => {
-  const profile = mkdtempSync(join(tmpdir(), "fos-chromium-"))
-  const child = spawn(binary, [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--hide-scrollbars", "--window-size=1280,2200", `--user-data-dir=${profile}`,
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1", "--remote-debugging-port=0", "about:blank"
-  ], { stdio: ["ignore", "ignore", "pipe"] })
-  try {
-    const endpoint = await new Promise<string>((resolve, reject) => {
-      let err = ""
-      child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
-        err += chunk
-        const m = /DevTools listening on (ws:\/\/\S+)/.exec(err)
-        if (m !== null) resolve(m[1]!)
-      })
-      child.on("exit", (code) => reject(new Error(`chromium exited (${code}) before listening: ${err}`)))
-    })
-    const socket = new WebSocket(endpoint)
-    await new Promise((resolve, reject) => {
-      socket.onopen = resolve
-      socket.onerror = reject
-    })
-    let next = 0
-    const waiting = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>()
-    socket.onmessage = (message) => {
-      const reply = JSON.parse(String(message.data))
-      const caller = waiting.get(reply.id)
-      if (caller === undefined) return
-      waiting.delete(reply.id)
-      if (reply.error !== undefined) caller.reject(new Error(`${reply.error.message}`))
-      else caller.resolve(reply.result)
-    }
-    const send = (method: string, params: object = {}, sessionId?: string): Promise<any> =>
-      new Promise((resolve, reject) => {
-        const id = ++next
-        waiting.set(id, { resolve, reject })
-        socket.send(JSON.stringify({ id, method, params, ...(sessionId === undefined ? {} : { sessionId }) }))
-      })
-    const { targetId } = await send("Target.createTarget", { url: "about:blank" })
-    const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true })
-    await send("Page.enable", {}, sessionId)
-    await send("Page.navigate", { url }, sessionId)
-    const evaluate = async (expression: string) => (await send("Runtime.evaluate", { expression, returnByValue: true }, sessionId)).result.value
+const inspectInChromium = (binary: string, url: string, id: string, until: string, ready: string, measure: string): Promise<{ dom: string; measured: any; text: string; png: Buffer; phoneLayoutWidth: number }> =>
+  withChromiumPage(binary, { width: 1280, height: 2200, flags: ["--hide-scrollbars"] }, async ({ send, evaluate }) => {
+    await send("Page.navigate", { url })
     const deadline = Date.now() + 60_000
     while (!(await evaluate(ready))) {
       if (Date.now() > deadline) {
@@ -419,21 +380,11 @@ const inspectInChromium = async (binary: string, url: string, id: string, until:
     })()`)
     const dom = await evaluate("document.documentElement.outerHTML")
     const measured = await evaluate(measure)
-    const shot = await send("Page.captureScreenshot", { format: "png", captureBeyondViewport: true, clip: { x: box.x, y: box.y, width: box.width, height: box.height, scale: 1 } }, sessionId)
-    await send("Emulation.setDeviceMetricsOverride", { width: 390, height: 844, deviceScaleFactor: 3, mobile: true }, sessionId)
+    const shot = await send("Page.captureScreenshot", { format: "png", captureBeyondViewport: true, clip: { x: box.x, y: box.y, width: box.width, height: box.height, scale: 1 } })
+    await send("Emulation.setDeviceMetricsOverride", { width: 390, height: 844, deviceScaleFactor: 3, mobile: true })
     const phoneLayoutWidth = await evaluate("document.documentElement.clientWidth")
-    await send("Browser.close").catch(() => undefined)
-    socket.close()
     return { dom, measured, text: box.text, png: Buffer.from(shot.data, "base64"), phoneLayoutWidth }
-  } finally {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once("exit", resolve))
-      child.kill("SIGKILL")
-      await exited
-    }
-    rmSync(profile, { recursive: true, force: true, maxRetries: 5 })
-  }
-}
+  })
 
 describe("/docs in headless Chromium", () => {
   it("renders the reference, listing every operation of the document, with nothing loaded from elsewhere", async (context) => {
