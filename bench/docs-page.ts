@@ -17,7 +17,7 @@
 import { spawn } from "node:child_process"
 import { resolve } from "node:path"
 import { withChromiumPage } from "../test/chromium.ts"
-import { killAllFos, repoRoot, startArgsOf, startFos } from "../test/fosProcess.ts"
+import { killAllFos, listeningOrigin, repoRoot, startArgsOf, startFos } from "../test/fosProcess.ts"
 import { measuredAt, recordSection } from "./record.ts"
 
 const rounds = Number(process.env.BENCH_DOCS_ROUNDS ?? 5)
@@ -68,15 +68,7 @@ const timeUntilShown = (url: string, shown: string): Promise<{ readonly at: numb
 const start = async (root: string) => {
   if (root === repoRoot) return startFos(["--store", "memory", "--port", "0"])
   const child = spawn(process.execPath, [...startArgsOf(root), "--store", "memory", "--port", "0", "--quiet"], { cwd: root, stdio: ["ignore", "pipe", "inherit"] })
-  const origin = await new Promise<string>((ok, fail) => {
-    let out = ""
-    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-      out += chunk
-      const m = /^sandbox: (http:\/\/\S+)\/sandbox$/m.exec(out)
-      if (m !== null) ok(m[1]!)
-    })
-    child.on("exit", (code) => fail(new Error(`fos serve exited ${code}: ${out}`)))
-  })
+  const origin = await listeningOrigin(child)
   return { origin, stop: async () => void child.kill("SIGKILL") }
 }
 

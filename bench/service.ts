@@ -16,7 +16,7 @@ import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
-import { nodeStartArgs } from "../test/fosProcess.ts"
+import { listeningOrigin, nodeStartArgs } from "../test/fosProcess.ts"
 import { recordSection } from "./record.ts"
 import { median } from "./rounds.ts"
 
@@ -61,15 +61,7 @@ const start = async (root: string) => {
     cwd: root,
     stdio: ["ignore", "pipe", "inherit"]
   })
-  const origin = await new Promise<string>((ok, fail) => {
-    let out = ""
-    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-      out += chunk
-      const m = /^sandbox: (http:\/\/\S+)\/sandbox$/m.exec(out)
-      if (m !== null) ok(m[1]!)
-    })
-    child.on("exit", (code) => fail(new Error(`fos serve exited ${code}: ${out}`)))
-  })
+  const origin = await listeningOrigin(child)
   return { origin, stop: async () => { child.kill("SIGKILL"); await database.drop() } }
 }
 

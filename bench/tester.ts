@@ -43,7 +43,7 @@ import { join, resolve } from "node:path"
 import { createEngine, type Engine } from "@fos/http"
 import { layerPgliteStore, layerPostgresStore, userTemplateCache } from "@fos/sql"
 import { freshDatabase } from "../adapters/sql/test/databases.ts"
-import { startArgsOf, v8StartFlags } from "../test/fosProcess.ts"
+import { listeningOrigin, startArgsOf, v8StartFlags } from "../test/fosProcess.ts"
 import { acmeKey, journey, journeySeed } from "../test/journey.ts"
 import { deuSubmission } from "../test/onboardingFixtures.ts"
 import { protocolReader, relayTo, throughRelay, type Wire } from "../test/pgRelay.ts"
@@ -254,14 +254,7 @@ const commandTime = (cwd: string, args: ReadonlyArray<string>, env: Record<strin
 
 const measureCommands = async () => {
   const server = spawn(process.execPath, [...serveArgsOf(root), "--store", "memory"], { cwd: root, stdio: ["ignore", "pipe", "inherit"] })
-  const origin = await new Promise<string>((ok) => {
-    let out = ""
-    server.stdout!.on("data", (c: Buffer) => {
-      out += c
-      const m = /^sandbox: (http:\/\/\S+)\/sandbox$/m.exec(out)
-      if (m !== null) ok(m[1]!)
-    })
-  })
+  const origin = await listeningOrigin(server)
   try {
     const env = { FOS_SERVER: origin, FOS_OPERATOR_TOKEN: token }
     const commands: Array<[string, string, ReadonlyArray<string>]> = [["node -e 0", root, ["-e", "0"]]]

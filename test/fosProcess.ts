@@ -25,6 +25,21 @@ export const startArgsOf = (checkout: string): ReadonlyArray<string> => {
 export const nodeStartArgs: ReadonlyArray<string> = startArgsOf(repoRoot)
 
 /**
+ * The origin a `fos serve` child prints on its `sandbox:` start line, once it has (its stdout piped); rejects if it
+ * exits first. For a server the caller spawned itself (another checkout's, a bench's): `startFos` does more.
+ */
+export const listeningOrigin = (child: ChildProcess): Promise<string> =>
+  new Promise((ok, fail) => {
+    let out = ""
+    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+      out += chunk
+      const m = /^sandbox: (http:\/\/\S+)\/sandbox$/m.exec(out)
+      if (m !== null) ok(m[1]!)
+    })
+    child.on("exit", (code) => fail(new Error(`fos serve exited ${code}: ${out}`)))
+  })
+
+/**
  * The flag that makes a runtime read the workspace packages' TypeScript sources instead of a build (the
  * "@fos/source" export condition), as `npm start` gives it to Node; Bun and Deno take the same flag.
  */
