@@ -115,9 +115,13 @@ export const unknownFlag = (flag: string, known: ReadonlyArray<string>, command:
   return new UsageError(`unknown flag --${name}${closest === undefined ? "" : `; did you mean --${closest.k}?`} (${command} --help lists every flag)`)
 }
 
-/** fos's version: this package's own (src/ and an installed dist/ both sit one folder below its package.json). */
+/**
+ * fos's version: this package's own, its manifest found by module resolution (the package exports
+ * "./package.json"), so that the answer is the same from src/, an installed dist/, or the server's bundle
+ * (scripts/bundle-server.ts), which sits in neither package's folder.
+ */
 export const fosVersion = (): string =>
-  (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version
+  (JSON.parse(readFileSync(new URL(import.meta.resolve("@fos/serve/package.json")), "utf8")) as { version: string }).version
 
 /** What `--help` and `--version` print, when `args` asks for either (whatever else it holds); else undefined. */
 export const infoRequested = (args: ReadonlyArray<string>, usage: string): string | undefined =>

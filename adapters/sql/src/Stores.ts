@@ -254,7 +254,8 @@ const templates = new Map<string, Promise<string | undefined>>()
 
 const makeTemplate = async (cache: string): Promise<string | undefined> => {
   try {
-    const pin = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { dependencies: Record<string, string> })
+    // This package's manifest by module resolution, which finds it from the server's bundle too (scripts/bundle-server.ts).
+    const pin = (JSON.parse(readFileSync(new URL(import.meta.resolve("@fos/sql/package.json")), "utf8")) as { dependencies: Record<string, string> })
       .dependencies["@electric-sql/pglite"]
     const template = join(cache, `pglite-cluster-${pin}-${templateRecipe}`)
     if (existsSync(join(template, "PG_VERSION"))) return template
