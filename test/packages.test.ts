@@ -3,7 +3,8 @@
  * packed (`npm pack`), and installed from its tarball into a fresh project in the system's temporary directory,
  * with nothing else of this repository. There, a consumer file type-checks under `tsc --init`'s defaults, the
  * docs/embedding.md's first example runs on plain Node 24, on Bun and on Deno against the installed JavaScript,
- * `npx fos serve` answers a request and stops, and docs/testing.md's @fos/testing example type-checks and runs with
+ * `npx fos serve` answers a request and stops, `fos serve` runs the server's bundle on the memory store and on PGlite
+ * (with no module of effect or of fos's packages loaded beside it), and docs/testing.md's @fos/testing example type-checks and runs with
  * Vitest and 4 workers in parallel. A second project installs the client alone, which must not bring the engine.
  * Two more are hosts with an Effect of their own, one on the lowest version of the packages' peer range and one on
  * the newest published in it: each has one copy of effect, type-checks an Effect host that uses the engine's layer
@@ -17,9 +18,10 @@ import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { pathToFileURL } from "node:url"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { repoRoot } from "./fosProcess.ts"
+import { listeningOrigin, repoRoot } from "./fosProcess.ts"
 import { testingExample, withOrganizationReport } from "./testingExample.ts"
 import { blocksOf } from "./guides.ts"
 
@@ -241,7 +243,7 @@ const hosts: Array<{ readonly effect: string; readonly dir: string }> = []
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "fos-packages-"))
-  const build = await run(join(bin, "tsc"), ["-b", "tsconfig.build.json"], repoRoot)
+  const build = await run("npm", ["run", "build"], repoRoot)
   expect(build.code, build.stdout + build.stderr).toBe(0)
   const packs = join(work, "tarballs")
   mkdirSync(packs)
@@ -300,6 +302,8 @@ describe("the packed packages", () => {
       const shipped = files.filter((f) => !["package.json", "README.md", "LICENSE", ...commands].includes(f))
       expect(shipped.length, name).toBeGreaterThan(0)
       for (const file of shipped) expect(file, name).toMatch(/^dist\/.*(?<!\.test)\.(js|d\.ts)$/)
+      // The server's bundle, which bin/fos.js runs (scripts/bundle-server.ts).
+      if (name === "@fos/node") expect(files, name).toContain("dist/server/fos.js")
     }
   })
 
@@ -419,6 +423,36 @@ describe("a project outside this repository", () => {
     // The server is gone with it: nothing answers on its port any more.
     await expect(fetch(`${base}/v2/portal/users/me`)).rejects.toThrow()
   })
+
+  it("runs fos serve from the server's bundle, on the memory store and on PGlite, with no module of effect or of fos's packages beside it", async () => {
+    const hook = join(repoRoot, "test/fixtures/loadedModules.mjs")
+    for (const store of ["memory", join(work, "bundle-pglite")]) {
+      const list = join(work, `bundle-modules-${store === "memory" ? "memory" : "pglite"}.txt`)
+      const child = spawn(join(bin, "node"), [join(full, "node_modules/@fos/node/bin/fos.js"), "serve", "--port", "0", "--store", store, "--quiet"], {
+        cwd: full,
+        env: { ...userEnv(), NODE_OPTIONS: `--import=${hook}`, FOS_LOADED_MODULES: list },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let err = ""
+      child.stderr!.on("data", (chunk) => (err += chunk))
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+      const origin = await listeningOrigin(child)
+      try {
+        expect((await fetch(`${origin}/healthz`)).status, err).toBe(200)
+        // Swagger UI's files, which the bundle finds by module resolution.
+        expect((await fetch(`${origin}/docs/swagger-ui.css`)).status, err).toBe(200)
+      } finally {
+        child.kill("SIGTERM")
+      }
+      expect(await exited, err).toBe(0)
+      const loaded = readFileSync(list, "utf8").split("\n").filter((url) => url.startsWith("file:"))
+      const installed = `${pathToFileURL(join(full, "node_modules")).href}/`
+      expect(loaded, store).toContain(`${installed}@fos/node/dist/server/fos.js`)
+      // Effect and fos's packages are in the bundle; the one package it imports is PGlite, for a PGlite store.
+      const beside = loaded.filter((url) => !url.startsWith(`${installed}@fos/node/`)).map((url) => url.slice(installed.length).split("/").slice(0, 2).join("/"))
+      expect([...new Set(beside)], store).toEqual(store === "memory" ? [] : ["@electric-sql/pglite"])
+    }
+  }, 240_000)
 
   it("runs docs/testing.md's @fos/testing example with Vitest, 4 workers in parallel, each in an organization of its own", async () => {
     const files = testingExample()
