@@ -109,7 +109,7 @@ export const readBundleManifest = (): BundleManifest | undefined => {
   }
 }
 
-const isFresh = (manifest: BundleManifest | undefined): manifest is BundleManifest => {
+const isFresh = (manifest: BundleManifest | undefined): boolean => {
   if (manifest === undefined) return false
   for (const source of manifest.sources) {
     const stat = statSync(join(root, source), { throwIfNoEntry: false })
