@@ -109,8 +109,10 @@ export const readBundleManifest = (): BundleManifest | undefined => {
   }
 }
 
+/** Whether the bundle `manifest` describes is whole and was made from the sources as they are. */
 const isFresh = (manifest: BundleManifest | undefined): boolean => {
   if (manifest === undefined) return false
+  for (const file of Object.keys(manifest.inputsOf)) if (statSync(join(repositoryBundleDir, file), { throwIfNoEntry: false }) === undefined) return false
   for (const source of manifest.sources) {
     const stat = statSync(join(root, source), { throwIfNoEntry: false })
     if (stat === undefined || stat.ctimeMs >= manifest.builtAt || stat.mtimeMs >= manifest.builtAt) return false
@@ -152,8 +154,7 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
 export const serverBundle = async (): Promise<URL | undefined> => {
   const entry = pathToFileURL(join(repositoryBundleDir, entryName))
   for (;;) {
-    const manifest = readBundleManifest()
-    if (isFresh(manifest)) return entry
+    if (isFresh(readBundleManifest())) return entry
     try {
       mkdirSync(repositoryBundleDir, { recursive: true })
       mkdirSync(lockDir)
@@ -166,7 +167,9 @@ export const serverBundle = async (): Promise<URL | undefined> => {
       continue
     }
     try {
-      if (isFresh(readBundleManifest())) return entry
+      // Made by the process that held the lock before, perhaps.
+      const previous = readBundleManifest()
+      if (isFresh(previous)) return entry
       const builtAt = Date.now() - 100
       const built = await bundle()
       for (const [name, content] of built.files) {
@@ -175,7 +178,7 @@ export const serverBundle = async (): Promise<URL | undefined> => {
       writeWhole(join(repositoryBundleDir, entryName), built.files.get(entryName)!)
       const next: BundleManifest = { builtAt, sources: sourcesOf(Object.values(built.inputsOf).flat()), inputsOf: built.inputsOf }
       writeWhole(manifestFile, JSON.stringify(next))
-      const kept = new Set(["manifest.json", "building", ...Object.keys(next.inputsOf), ...Object.keys(manifest?.inputsOf ?? {})])
+      const kept = new Set(["manifest.json", "building", ...Object.keys(next.inputsOf), ...Object.keys(previous?.inputsOf ?? {})])
       for (const name of readdirSync(repositoryBundleDir)) if (!kept.has(name)) rmSync(join(repositoryBundleDir, name), { force: true })
       return entry
     } catch {
