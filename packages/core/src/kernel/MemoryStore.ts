@@ -28,7 +28,17 @@ export interface Image {
   readonly sequence: number
   /** Makes `changes` durable; `now` reads the store as the transaction leaves it, any row or copy, changed or not. */
   readonly commit: (changes: Changes, now: Now) => Effect.Effect<void>
+  /**
+   * Lets the rest of the process run for a moment (`Effect.void` for none): after each commit, and every
+   * `pauseEveryRows` rows of a bulk write (a restore, a reset, an import). For an image whose work runs on the
+   * process's own thread (PGlite's WebAssembly), so that a long run of it does not keep every other request waiting
+   * (docs/storage.md, "Long work and other requests"). Without it the store runs as the memory store does.
+   */
+  readonly pause?: Effect.Effect<void>
 }
+
+/** How many rows a bulk write changes between two of its image's pauses. */
+export const pauseEveryRows = 500
 
 /** The store's rows and copies as they are, for an image's `commit`. */
 export interface Now {
@@ -108,6 +118,34 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
   /** What the open transaction asked to run once it has committed (`afterCommit`); one transaction is open at a time. */
   const afterCommits: Array<Effect.Effect<void>> = []
   const rowId = (t: Store.Table<any> | string, key: string) => `${typeof t === "string" ? t : t.name}\u0000${key}`
+  const pause = image?.pause
+
+  /**
+   * `f` over `items` in order, stopping at the first answer that is not undefined, which it answers. With an image
+   * that pauses, it pauses after every `pauseEveryRows` items; the transaction holds the store's lock throughout, so
+   * what a pause lets run reads committed rows or waits, as it would for any running transaction.
+   */
+  const inSteps = <A, B>(items: ReadonlyArray<A>, f: (item: A) => B | undefined): Effect.Effect<B | undefined> => {
+    if (pause === undefined) {
+      return Effect.sync(() => {
+        for (const item of items) {
+          const answer = f(item)
+          if (answer !== undefined) return answer
+        }
+        return undefined
+      })
+    }
+    const from = (start: number): Effect.Effect<B | undefined> =>
+      Effect.suspend(() => {
+        const end = Math.min(items.length, start + pauseEveryRows)
+        for (let i = start; i < end; i++) {
+          const answer = f(items[i]!)
+          if (answer !== undefined) return Effect.succeed(answer)
+        }
+        return end === items.length ? Effect.succeed(undefined) : Effect.andThen(pause!, from(end))
+      })
+    return from(0)
+  }
 
   /**
    * A read outside any transaction sees committed data only: `get` reads a row the open transaction has written as
@@ -280,9 +318,12 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
         size: copies.get(id)?.size ?? 0
       }))
       const handed = sequence
-      return Effect.map(image.commit({ rows, copies: copied, sequence: handed }, now), () => {
+      const committed = Effect.map(image.commit({ rows, copies: copied, sequence: handed }, now), () => {
         durableSequence = handed
       })
+      // Before the lock is released: what the pause lets run meanwhile waits for this transaction or reads what it
+      // committed, as after the release, and the next transaction's work begins after the pause.
+      return pause === undefined ? committed : Effect.andThen(committed, pause)
     })
 
   // The commonest call (every request authenticates with two of these), so one step that never waits: outside the
@@ -359,7 +400,7 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
   }
 
   /** Adds rows to a copy; answers how many were not in it yet. */
-  const saveInto = (id: string, t: Store.Table<any>, rows: ReadonlyArray<readonly [key: string, row: unknown]>, undo: Array<() => void>): number => {
+  const saveInto = (id: string, t: Store.Table<any>, rows: ReadonlyArray<readonly [key: string, row: unknown]>, undo: Array<() => void>): Effect.Effect<number> => {
     let copy = copies.get(id)
     if (copy === undefined) {
       const made = (copy = new Map())
@@ -371,16 +412,16 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
     touchedTables.add("\u0000copies")
     let added = 0
     const change = image === undefined ? undefined : changeOf(id)
-    for (const [key, row] of rows) {
+    const into = copy
+    return Effect.map(inSteps(rows, ([key, row]) => {
       const entry = rowId(t, key)
-      if (copy.has(entry)) continue
+      if (into.has(entry)) return
       const copied = { table: t.name, key, row }
-      copy.set(entry, copied)
+      into.set(entry, copied)
       change?.added.push(copied)
-      undo.push(() => copy.delete(entry))
+      undo.push(() => into.delete(entry))
       added++
-    }
-    return added
+    }), () => added)
   }
 
   /** A copy's rows in table and key order (code point order, as the SQL stores' "C" collation sorts). */
@@ -390,14 +431,14 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
   const copiesOf: Store.Copies = {
     save: (id, selections) =>
       writeOp((undo) =>
-        Effect.sync(() =>
-          selectAll(selections).map((keys, i) => {
+        Effect.suspend(() =>
+          Effect.forEach(selectAll(selections), (keys, i) => {
             const t = selections[i]!.table
             return saveInto(id, t, keys.map((key) => [key, state(t).rows.get(key)] as const), undo)
           })
         )
       ),
-    saveRows: (id, t, rows) => writeOp((undo) => Effect.sync(() => saveInto(id, t, rows.map((row) => [t.key(row), row] as const), undo))),
+    saveRows: (id, t, rows) => writeOp((undo) => Effect.suspend(() => saveInto(id, t, rows.map((row) => [t.key(row), row] as const), undo))),
     // A row the copy holds as it is (the same object: rows are never changed in place) stays where it is; a refusal
     // takes back what the restore had done.
     restore: (id, { tables, replacing }) =>
@@ -408,26 +449,24 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
         if (unknown !== undefined) return Effect.fail(new Store.UnknownTable({ table: unknown.table }))
         const copy = copies.get(id)
         const mark = undo.length
-        selectAll(replacing).forEach((keys, i) => {
-          const t = replacing[i]!.table
-          for (const key of keys) {
-            if (copy?.get(rowId(t, key))?.row !== state(t).rows.get(key)) write(t, key, undefined, undo)
-          }
+        const replaced = selectAll(replacing).flatMap((keys, i) => keys.map((key) => [replacing[i]!.table, key] as const))
+        const removed = inSteps(replaced, ([t, key]) => {
+          if (copy?.get(rowId(t, key))?.row !== state(t).rows.get(key)) write(t, key, undefined, undo)
         })
-        for (const entry of saved) {
+        const putBack = inSteps(saved, (entry) => {
           const t = byName.get(entry.table)!
           const current = state(t).rows.get(entry.key)
-          if (current === entry.row) continue
+          if (current === entry.row) return
           const taken = current !== undefined ? "primary" : uniqueTaken(t, entry.row, entry.key)
           if (taken !== undefined) {
             for (let i = undo.length - 1; i >= mark; i--) undo[i]!()
             undo.length = mark
-            return Effect.fail(new Store.UniqueViolation({ table: t.name, unique: taken, key: entry.key }))
+            return new Store.UniqueViolation({ table: t.name, unique: taken, key: entry.key })
           }
           write(t, entry.key, entry.row, undo)
           if (image !== undefined) restoredFrom.set(rowId(t, entry.key), id)
-        }
-        return Effect.succeed(saved.length)
+        })
+        return Effect.flatMap(Effect.andThen(removed, putBack), (refused) => refused === undefined ? Effect.succeed(saved.length) : Effect.fail(refused))
       }),
     // What `restore` would refuse, found as it finds it: a row outside `replacing` holding a key or a unique value of
     // a row the copy does not hold as it is.
@@ -527,8 +566,7 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
             }
           }
         }
-        for (const { table: t, rows } of groups) for (const row of rows) write(t, t.key(row), row, undo)
-        return Effect.void
+        return Effect.asVoid(inSteps(groups.flatMap(({ table: t, rows }) => rows.map((row) => [t, row] as const)), ([t, row]) => write(t, t.key(row), row, undo)))
       }),
     insertFresh: (t, row) => Effect.orDie(store.insert(t, row)),
     // A key taken by a committed row is answered from the committed rows, without waiting for a running transaction
@@ -566,12 +604,11 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
     // The keys first, every selection's: each removal changes the indexes being read.
     removeRows: (selections) =>
       writeOp((undo) =>
-        Effect.sync(() =>
-          selectAll(selections).map((keys, i) => {
-            for (const key of keys) write(selections[i]!.table, key, undefined, undo)
-            return keys.length
-          })
-        )
+        Effect.suspend(() => {
+          const found = selectAll(selections)
+          const removals = found.flatMap((keys, i) => keys.map((key) => [selections[i]!.table, key] as const))
+          return Effect.as(inSteps(removals, ([t, key]) => write(t, key, undefined, undo)), found.map((keys) => keys.length))
+        })
       ),
     copies: copiesOf,
     page,
