@@ -115,6 +115,9 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
    */
   const committedRows = new Map<string, unknown>()
   const touchedTables = new Set<string>()
+  /** The partitions of orders (`partitionId`) the open transaction moved an entry into or out of. */
+  const touchedPartitions = new Set<string>()
+  const partitionId = (table: string, order: string, partition: string) => `${table}\u0000${order}\u0000${partition}`
   /** What the open transaction asked to run once it has committed (`afterCommit`); one transaction is open at a time. */
   const afterCommits: Array<Effect.Effect<void>> = []
   const rowId = (t: Store.Table<any> | string, key: string) => `${typeof t === "string" ? t : t.name}\u0000${key}`
@@ -149,9 +152,11 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
 
   /**
    * A read outside any transaction sees committed data only: `get` reads a row the open transaction has written as
-   * it was committed, and a scan of a table that transaction has written waits for it to end. Everything else is
-   * read at once, so a long transaction does not stall unrelated reads. Reads inside a transaction see its own
-   * writes.
+   * it was committed, and so does a page or a count of a partition that transaction has not moved an entry into or
+   * out of (its rows' entries are as committed; a row it changed in place is read as committed); a page or a count
+   * of a partition it has moved entries of, or a lookup of a unique value in a table it has written, waits for it to
+   * end. Everything else is read at once, so a long transaction (one organization's restore) does not stall
+   * unrelated reads (another organization's lists). Reads inside a transaction see its own writes.
    */
   const read = <A>(dirty: () => boolean, f: () => A): Effect.Effect<A> =>
     Effect.withFiber((fiber) =>
@@ -182,7 +187,7 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
    * entry whose partition and sort did not change stays where it is, so an update costs only the orders it moves
    * (a delivery's status change moves four of its eight).
    */
-  const reindex = (t: Store.Table<any>, s: TableState, before: unknown, after: unknown, key: string) => {
+  const reindex = (t: Store.Table<any>, s: TableState, before: unknown, after: unknown, key: string, inTransaction = false) => {
     for (const [name, u] of Object.entries(t.unique)) {
       const uniques = s.uniques.get(name)!
       if (before !== undefined) {
@@ -201,6 +206,10 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
       const newPartition = after === undefined ? undefined : o.partition(after)
       const newSort = newPartition === undefined ? undefined : o.sort(after)
       if (oldPartition === newPartition && oldSort === newSort) continue
+      if (inTransaction) {
+        if (oldPartition !== undefined) touchedPartitions.add(partitionId(t.name, name, oldPartition))
+        if (newPartition !== undefined) touchedPartitions.add(partitionId(t.name, name, newPartition))
+      }
       if (oldPartition !== undefined) {
         const index = byPartition.get(oldPartition)
         // A partition left empty goes: partitions come and go with resources (a delivery's attempts, a fork's
@@ -219,7 +228,7 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
   const write = (t: Store.Table<any>, key: string, row: unknown | undefined, undo: Array<() => void> | undefined) => {
     const s = state(t)
     const before = s.rows.get(key)
-    reindex(t, s, before, row, key)
+    reindex(t, s, before, row, key, undo !== undefined)
     if (row === undefined) s.rows.delete(key)
     else s.rows.set(key, row)
     if (undo !== undefined) {
@@ -262,6 +271,7 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
                   if (Exit.isFailure(exit)) for (let i = undo.length - 1; i >= 0; i--) undo[i]!()
                   committedRows.clear()
                   touchedTables.clear()
+                  touchedPartitions.clear()
                   copyChanges.clear()
                   restoredFrom.clear()
                   const after = afterCommits.splice(0)
@@ -339,14 +349,17 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
   const get = <Row>(t: Store.Table<Row>, key: string): Effect.Effect<Row | undefined> => Effect.sync(() => rowNow(t, key))
   const tableDirty = (t: Store.Table<any>) => () => touchedTables.has(t.name)
 
+  const partitionDirty = (t: Store.Table<any>, order: string, partition: string) => () =>
+    touchedPartitions.size > 0 && touchedPartitions.has(partitionId(t.name, order, partition))
+
   const page = <Row>(t: Store.Table<Row>, q: Store.PageQuery) =>
-    read(tableDirty(t), (): ReadonlyArray<Row> => {
+    read(partitionDirty(t, q.order, q.partition), (): ReadonlyArray<Row> => {
       const s = state(t)
       const index = s.orders.get(q.order)?.get(q.partition)
       if (index === undefined) return []
       // Walking "towards the end" of the order means ascending positions for an ascending order.
       const ascending = q.descending === q.backward
-      const rows = index.take(q.from, ascending, q.limit).map((p) => s.rows.get(p.key) as Row)
+      const rows = index.take(q.from, ascending, q.limit).map((p) => rowNow(t, p.key) as Row)
       return q.backward ? rows.reverse() : rows
     })
 
@@ -622,7 +635,7 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
         if (sequence < atLeast) sequence = atLeast
       }),
     count: <Row>(t: Store.Table<Row>, order: string, partition: string) =>
-      read(tableDirty(t), () => state(t).orders.get(order)?.get(partition)?.size ?? 0)
+      read(partitionDirty(t, order, partition), () => state(t).orders.get(order)?.get(partition)?.size ?? 0)
   }
   heldPartitions.set(store, () => {
     let n = 0
