@@ -100,7 +100,7 @@ describe("reads while a transaction runs", () => {
         commit: (changes) => Effect.sync(() => void (committed += changes.rows.length)),
         pause: Effect.sync(() => void pauses++)
       })
-      const many = Array.from({ length: 2 * MemoryStore.pauseEveryRows + 1 }, (_, i) => attempt(`p${String(i).padStart(5, "0")}`, "d1"))
+      const many = Array.from({ length: 2 * Store.pauseEveryRows + 1 }, (_, i) => attempt(`p${String(i).padStart(5, "0")}`, "d1"))
       yield* Effect.orDie(store.insertMany(Attempts, many))
       // Two pauses within the insert's 1,001 rows, one after its commit.
       expect([pauses, committed]).toEqual([3, many.length])

@@ -30,15 +30,12 @@ export interface Image {
   readonly commit: (changes: Changes, now: Now) => Effect.Effect<void>
   /**
    * Lets the rest of the process run for a moment (`Effect.void` for none): after each commit, and every
-   * `pauseEveryRows` rows of a bulk write (a restore, a reset, an import). For an image whose work runs on the
+   * `Store.pauseEveryRows` rows of a bulk write (a restore, a reset, an import). For an image whose work runs on the
    * process's own thread (PGlite's WebAssembly), so that a long run of it does not keep every other request waiting
    * (docs/storage.md, "Long work and other requests"). Without it the store runs as the memory store does.
    */
   readonly pause?: Effect.Effect<void>
 }
-
-/** How many rows a bulk write changes between two of its image's pauses. */
-export const pauseEveryRows = 500
 
 /** The store's rows and copies as they are, for an image's `commit`. */
 export interface Now {
@@ -125,8 +122,8 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
 
   /**
    * `f` over `items` in order, stopping at the first answer that is not undefined, which it answers. With an image
-   * that pauses, it pauses after every `pauseEveryRows` items; the transaction holds the store's lock throughout, so
-   * what a pause lets run reads committed rows or waits, as it would for any running transaction.
+   * that pauses, it pauses after every `Store.pauseEveryRows` items; the transaction holds the store's lock
+   * throughout, so what a pause lets run reads committed rows or waits, as it would for any running transaction.
    */
   const inSteps = <A, B>(items: ReadonlyArray<A>, f: (item: A) => B | undefined): Effect.Effect<B | undefined> => {
     if (pause === undefined) {
@@ -140,7 +137,7 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
     }
     const from = (start: number): Effect.Effect<B | undefined> =>
       Effect.suspend(() => {
-        const end = Math.min(items.length, start + pauseEveryRows)
+        const end = Math.min(items.length, start + Store.pauseEveryRows)
         for (let i = start; i < end; i++) {
           const answer = f(items[i]!)
           if (answer !== undefined) return Effect.succeed(answer)
@@ -634,6 +631,7 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
       Effect.sync(() => {
         if (sequence < atLeast) sequence = atLeast
       }),
+    ...(pause === undefined ? {} : { pause }),
     count: <Row>(t: Store.Table<Row>, order: string, partition: string) =>
       read(partitionDirty(t, order, partition), () => state(t).orders.get(order)?.get(partition)?.size ?? 0)
   }
