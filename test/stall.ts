@@ -128,14 +128,12 @@ export const measureStalls = async (options: { readonly store: string; readonly 
     }
     const healthz = probe(`${origin}/healthz`, {})
     const other = probe(`${origin}/sandbox/v2/customers`, { "x-api-key": rivalKey })
-    const phases: Array<Phase> = []
+    const windows: Array<{ readonly name: Phase["name"]; readonly from: number; readonly to: number }> = []
     const timed = async <A>(name: Phase["name"], work: () => Promise<A>): Promise<A> => {
-      // The requests of the phase before have all answered.
       await new Promise((resolve) => setTimeout(resolve, 100))
       const from = performance.now()
       const answer = await work()
-      const to = performance.now()
-      phases.push({ name, ms: to - from, healthz: healthz.between(from, to), otherOrganization: other.between(from, to) })
+      windows.push({ name, from, to: performance.now() })
       return answer
     }
     try {
@@ -162,7 +160,8 @@ export const measureStalls = async (options: { readonly store: string; readonly 
       await healthz.stop()
       await other.stop()
     }
-    return phases
+    // Once every request has answered: those sent while a phase ran and answered after it are its own too.
+    return windows.map(({ name, from, to }) => ({ name, ms: to - from, healthz: healthz.between(from, to), otherOrganization: other.between(from, to) }))
   } finally {
     child.kill("SIGTERM")
     await exited
