@@ -9,6 +9,7 @@
  * keeps them; the index tables stay empty, because the memory store indexes the rows as it reads them.
  */
 import type { PGlite } from "@electric-sql/pglite"
+import { clearImmediate, setImmediate } from "node:timers"
 import { MemoryStore, Store } from "@fos/core"
 import { Clock, Effect } from "effect"
 import { latestVersion } from "./Migrations.ts"
@@ -115,7 +116,8 @@ const sendCopies = async (run: Run, changes: MemoryStore.Changes) => {
  * One turn of the event loop, the image's pause (MemoryStore.ts, `Image.pause`): PGlite runs its statements on this
  * thread, and a statement's promise resumes its caller in the same turn, so a run of commits (an advance's timers)
  * or a bulk write kept every other request of the process, and its sockets, waiting for the whole run. A macrotask,
- * not a fiber's yield, so that the sockets are read in it (docs/storage.md, "Long work and other requests").
+ * not a fiber's yield, so that the sockets are read in it (docs/storage.md, "Long work and other requests"); from
+ * `node:timers`, which Bun and Deno have as Node does.
  */
 const eventLoopTurn: Effect.Effect<void> = Effect.callback<void>((resume) => {
   const turn = setImmediate(() => resume(Effect.void))

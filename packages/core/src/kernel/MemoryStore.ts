@@ -29,7 +29,7 @@ export interface Image {
   /** Makes `changes` durable; `now` reads the store as the transaction leaves it, any row or copy, changed or not. */
   readonly commit: (changes: Changes, now: Now) => Effect.Effect<void>
   /**
-   * Lets the rest of the process run for a moment (`Effect.void` for none): after each commit, and every
+   * Lets the rest of the process run for a moment (absent: never): after each commit, and every
    * `Store.pauseEveryRows` rows of a bulk write (a restore, a reset, an import). For an image whose work runs on the
    * process's own thread (PGlite's WebAssembly), so that a long run of it does not keep every other request waiting
    * (docs/storage.md, "Long work and other requests"). Without it the store runs as the memory store does.
