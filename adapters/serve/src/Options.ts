@@ -303,7 +303,8 @@ const otlpHeaders = (text: string | undefined): Record<string, string> => {
 /**
  * The store a `--store` value names: memory, PostgreSQL by URL (with `timeoutMs`, `--store-timeout-seconds`), or
  * PGlite in a directory. The server keeps a new PGlite directory's template cluster in the user's cache
- * (docs/storage.md, "A new directory's cluster"), where an embedded engine keeps none. The SQL stores' modules
+ * (docs/storage.md, "A new directory's cluster"), where an embedded engine keeps none, and its long work pauses for
+ * the requests of other clients (docs/storage.md, "Long work and other requests"). The SQL stores' modules
  * (`@fos/sql`, PGlite, `@effect/sql-pg`) are loaded only for a store that needs them, so that a start on the memory
  * store does not pay for them (docs/decisions/0010-a-start-loads-what-it-uses.md).
  */
@@ -317,5 +318,5 @@ export const storeLayer = async (store: string, timeoutMs?: number): Promise<{
   const { layerPgliteStore, layerPostgresStore, redactUrl, userTemplateCache } = await import("@fos/sql")
   if (/^postgres(ql)?:\/\//i.test(store)) return { layer: layerPostgresStore(store, timeoutMs === undefined ? {} : { timeout: timeoutMs }), where: `PostgreSQL ${redactUrl(store)}` }
   const dir = resolve(store)
-  return { layer: layerPgliteStore(dir, { templateCache: userTemplateCache() }), where: `PGlite directory ${dir}`, directory: dir }
+  return { layer: layerPgliteStore(dir, { templateCache: userTemplateCache(), pauses: true }), where: `PGlite directory ${dir}`, directory: dir }
 }

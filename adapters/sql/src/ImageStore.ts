@@ -9,6 +9,7 @@
  * keeps them; the index tables stay empty, because the memory store indexes the rows as it reads them.
  */
 import type { PGlite } from "@electric-sql/pglite"
+import { clearImmediate, setImmediate } from "node:timers"
 import { MemoryStore, Store } from "@fos/core"
 import { Clock, Effect } from "effect"
 import { latestVersion } from "./Migrations.ts"
@@ -110,6 +111,18 @@ const sendCopies = async (run: Run, changes: MemoryStore.Changes) => {
     }
   }
 }
+
+/**
+ * One turn of the event loop, the image's pause (MemoryStore.ts, `Image.pause`): PGlite runs its statements on this
+ * thread, and a statement's promise resumes its caller in the same turn, so a run of commits (an advance's timers)
+ * or a bulk write kept every other request of the process, and its sockets, waiting for the whole run. A macrotask,
+ * not a fiber's yield, so that the sockets are read in it (docs/storage.md, "Long work and other requests"); from
+ * `node:timers`, which Bun and Deno have as Node does.
+ */
+const eventLoopTurn: Effect.Effect<void> = Effect.callback<void>((resume) => {
+  const turn = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(turn))
+})
 
 /** Keys (or entries of them) grouped by table name, so that a record names each table once. */
 type ByTable<A> = Record<string, Array<A>>
@@ -350,7 +363,7 @@ export const foldLog = async (db: PGlite): Promise<void> => {
 }
 
 /** The image's rows, copies and sequence as the database holds them (its tables, then its log), read once when the store opens. */
-const load = async (db: PGlite, foldAt: number): Promise<MemoryStore.Image> => {
+const load = async (db: PGlite, foldAt: number, pauses: boolean): Promise<MemoryStore.Image> => {
   // Once, for a directory the SQL store wrote: the index tables are the memory store's to make now.
   const indexed = await db.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM fos_orders) OR EXISTS (SELECT 1 FROM fos_uniques) AS any`)
   if (indexed.rows[0]?.any === true) await db.exec(`TRUNCATE fos_orders, fos_uniques, fos_counts, fos_count_shards`)
@@ -361,13 +374,15 @@ const load = async (db: PGlite, foldAt: number): Promise<MemoryStore.Image> => {
     rows,
     copies: new Map([...held.copies].map(([id, copy]) => [id, [...copy.values()]])),
     sequence: held.sequence,
-    commit: writer.commit
+    commit: writer.commit,
+    ...(pauses ? { pause: eventLoopTurn } : {})
   }
 }
 
 /**
  * The memory store over the (migrated) PGlite database `db`, starting from the rows it holds. `foldAtChars` (for
- * tests) folds the log sooner.
+ * tests) folds the log sooner; `pauses`: its long work pauses for the event loop (`eventLoopTurn`).
  */
-export const makeImageStore = (db: PGlite, options: { readonly foldAtChars?: number } = {}): Effect.Effect<Store.StoreService> =>
-  Effect.flatMap(Clock.Clock, (clock) => Effect.map(Effect.promise(() => load(db, options.foldAtChars ?? foldAtChars)), (image) => MemoryStore.make(image, clock)))
+export const makeImageStore = (db: PGlite, options: { readonly foldAtChars?: number; readonly pauses?: boolean } = {}): Effect.Effect<Store.StoreService> =>
+  Effect.flatMap(Clock.Clock, (clock) =>
+    Effect.map(Effect.promise(() => load(db, options.foldAtChars ?? foldAtChars, options.pauses === true)), (image) => MemoryStore.make(image, clock)))

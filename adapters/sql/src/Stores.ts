@@ -202,6 +202,14 @@ export interface PgliteOptions {
    * (`userTemplateCache`).
    */
   readonly templateCache?: string | undefined
+  /**
+   * True: the store's long work pauses for the event loop after each commit and every few hundred rows of a bulk
+   * write, so that other requests of the process are answered meanwhile (docs/storage.md, "Long work and other
+   * requests"); what the process runs during a pause is whatever is ready, its own background work (webhook sends)
+   * included. False (the default): it runs as it always has, the order of an embedded engine's work decided by its
+   * caller alone. `fos serve` passes true.
+   */
+  readonly pauses?: boolean | undefined
 }
 
 /** The user's cache for fos: `$XDG_CACHE_HOME/fos`, else `~/.cache/fos` (where `fos serve` keeps the template). */
@@ -297,7 +305,7 @@ export const layerPgliteStore = (dir: string, options: PgliteOptions = {}) =>
     Effect.gen(function*() {
       const db = yield* openPglite(dir, options)
       yield* migratePglite(db)
-      return yield* makeImageStore(db)
+      return yield* makeImageStore(db, { pauses: options.pauses === true })
     })
   )
 

@@ -255,7 +255,7 @@ const scoped = /^(org_[0-9A-Za-z]{1,64})(\/.*)$/su
  * (`organizationId` members, and the scopes and keys under `<organization>/sandbox`), checked, by table; or the
  * problems found, with pointers, at most `Wire.maxErrorEntries`.
  */
-const checkRows = (file: SnapshotFile, registry: Domain.Registry, organizationId: string) => {
+const checkRows = (file: SnapshotFile, registry: Domain.Registry, organizationId: string) => Effect.gen(function*() {
   const from = file.snapshot.organizationId
   const errors: Array<ErrorEntry> = []
   const problem = (path: ReadonlyArray<string | number>, detail: string) => {
@@ -307,7 +307,7 @@ const checkRows = (file: SnapshotFile, registry: Domain.Registry, organizationId
     const of = steps.get(name)!
     const step = of[0]!
     const keys: Array<string | undefined> = []
-    const out = rows.map((row, i) => {
+    const rewriteRow = (row: unknown, i: number) => {
       const next = rewrite(row, ["tables", name, i], undefined) as Record<string, unknown>
       let key: unknown
       try {
@@ -319,7 +319,12 @@ const checkRows = (file: SnapshotFile, registry: Domain.Registry, organizationId
       else if (of.some((t) => t.renumberedOnImport === true && t.sequenced?.numberOf(key) === undefined)) problem(["tables", name, i], `is not a row of ${name}: its key ${key} is not one fos makes`)
       keys.push(typeof key === "string" && key !== "" ? key : undefined)
       return next
-    })
+    }
+    const out: Array<Record<string, unknown>> = []
+    for (let i = 0; i < rows.length; i++) {
+      out.push(rewriteRow(rows[i], i))
+      if (i % Store.pauseEveryRows === Store.pauseEveryRows - 1) yield* Store.pause
+    }
     rewritten.set(name, { steps: of, rows: out, keys })
   }
 
@@ -359,7 +364,7 @@ const checkRows = (file: SnapshotFile, registry: Domain.Registry, organizationId
     const seen = new Map<string, number>()
     const written = new Map<string, number>()
     const values = new Map<string, number>()
-    rows.forEach((row, i) => {
+    const checkRow = (row: Record<string, unknown>, i: number) => {
       const key = keys[i]
       if (key === undefined) return
       const at = ["tables", name, i]
@@ -391,12 +396,16 @@ const checkRows = (file: SnapshotFile, registry: Domain.Registry, organizationId
       const list = placed.get(step)
       if (list === undefined) placed.set(step, [kept])
       else list.push(kept)
-    })
+    }
+    for (let i = 0; i < rows.length; i++) {
+      checkRow(rows[i]!, i)
+      if (i % Store.pauseEveryRows === Store.pauseEveryRows - 1) yield* Store.pause
+    }
   }
   for (const found of ledger.amountProblems()) problem(found.path, found.detail)
   // In the registry's order, each table's rows in the file's.
   return { errors, ledger, tables: registry.sandboxTables.flatMap((step) => placed.has(step) ? [{ step, rows: placed.get(step)! }] : []) }
-}
+})
 
 /** A problem of one row, at a path within it. */
 interface RowProblem {
@@ -533,13 +542,18 @@ export const digestOf = (file: SnapshotFile): string => Auth.sha256Hex(JSON.stri
  * A file as the rows of a snapshot of `organizationId`'s sandbox: decoded and checked (steps 1 to 6 of the module
  * comment), or the first refusal. Writes nothing.
  */
-export const read = (organizationId: string, input: unknown): Effect.Effect<{ readonly file: SnapshotFile; readonly rows: Snapshots.ImportedRows }, Problem.ApiError, Domain.Domains> =>
+export const read = (organizationId: string, input: unknown): Effect.Effect<{ readonly file: SnapshotFile; readonly rows: Snapshots.ImportedRows }, Problem.ApiError, Domain.Domains | Store.Store> =>
   Effect.gen(function*() {
     const registry = yield* Domain.Domains
     const file = yield* decode(input, registry)
     const createdAtMs = parseIso(file.snapshot.createdAt)
     if (createdAtMs === undefined) return yield* invalid("/snapshot/createdAt", "must be an ISO 8601 timestamp with a time zone, such as 2026-03-01T12:00:00.000Z")
-    const checked = checkRows(file, registry, organizationId)
+    // A file of 10,000 rows takes tens of milliseconds to decode and as many to check: the other requests of a server
+    // whose store pauses are answered between the two, and every few hundred rows of the check (docs/storage.md,
+    // "Long work and other requests").
+    yield* Store.pause
+    const checked = yield* checkRows(file, registry, organizationId)
+    yield* Store.pause
     if (checked.errors.length > 0) return yield* Problem.invalidRequest(checked.errors)
     const unbalanced = checked.ledger.unbalanced()
     if (unbalanced.length > 0) {
@@ -578,6 +592,8 @@ export const importFile = (
   options: { readonly label?: string | undefined } = {}
 ): Effect.Effect<Snapshot, Problem.ApiError, Store.Store | Domain.Domains> =>
   Effect.gen(function*() {
+    // After the request's own parse of the file's text, before its decode.
+    yield* Store.pause
     const { rows } = yield* read(organizationId, input)
     const snapshot = yield* Snapshots.keepImported(organizationId, { ...rows, label: options.label })
     yield* RandomStreams.reseed(Tenancy.scopeOf(organizationId, "sandbox"), snapshot.id)

@@ -368,13 +368,17 @@ export const keepImported = (organizationId: string, imported: ImportedRows): Ef
       const id = yield* newSnapshotId(organizationId)
       const contents: { -readonly [K in keyof SandboxCounts]: number } = { ...Reset.emptyCounts }
       let rows = 0
-      for (const { step, rows: saved } of yield* renumber(store, imported.tables)) {
+      const renumbered = yield* renumber(store, imported.tables)
+      // Between the long steps of a large file's import (docs/storage.md, "Long work and other requests").
+      yield* Store.pause
+      for (const { step, rows: saved } of renumbered) {
         if (saved.length === 0) continue
         const added = yield* store.copies.saveRows(id, step.table, saved)
         if (step.counted !== undefined) contents[step.counted] += added
         rows += added
       }
       const scope = Tenancy.scopeOf(organizationId, "sandbox")
+      yield* Store.pause
       const taken = yield* store.copies.conflict(id, { tables: [...tablesByName(registry).values()], replacing: Reset.sandboxSelections(registry, scope) }).pipe(
         Effect.catchTag("UnknownTable", (u) => Effect.die(new Error(`an imported snapshot holds rows of ${u.table}, which its file's check let through`)))
       )

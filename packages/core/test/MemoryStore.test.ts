@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Deferred, Effect, Fiber } from "effect"
 import * as MemoryStore from "../src/kernel/MemoryStore.ts"
 import * as Store from "../src/kernel/Store.ts"
 import { describeStoreContract } from "@fos/core/store-contract/vitest"
@@ -58,5 +58,53 @@ describe("the memory store's footprint", () => {
       expect(MemoryStore.partitionsHeld(store)).toBe(3)
       yield* Effect.orDie(store.copies.restore("empty", { tables: [Attempts], replacing: [sandbox] }))
       expect(MemoryStore.partitionsHeld(store)).toBe(0)
+    }))
+})
+
+const pageOf = (store: Store.StoreService, order: "byDelivery" | "byStatus", partition: string) =>
+  Effect.map(store.page(Attempts, { order, partition, from: undefined, limit: 100, descending: false, backward: false }), (rows) => rows.map((a) => `${a.id}:${a.status}`))
+
+describe("reads while a transaction runs", () => {
+  it.effect("answers a page or a count of a partition the transaction moved no entry of at once, with the rows as committed, and waits for the others", () =>
+    Effect.gen(function*() {
+      const store = MemoryStore.make()
+      yield* Effect.orDie(store.insertMany(Attempts, [attempt("a1", "d1"), attempt("a2", "d2"), attempt("a3", "d2")]))
+      const go = yield* Deferred.make<void>()
+      const inside = yield* Deferred.make<void>()
+      // d1's attempt fails (an entry moves from pending to failed); a2 is written again as it was, in place.
+      const running = yield* Effect.forkChild(store.transaction(Effect.gen(function*() {
+        yield* Effect.orDie(store.update(Attempts, attempt("a1", "d1", "failed")))
+        yield* Effect.orDie(store.update(Attempts, { ...attempt("a2", "d2"), status: "pending" }))
+        yield* Deferred.succeed(inside, undefined)
+        yield* Deferred.await(go)
+      })))
+      yield* Deferred.await(inside)
+      expect(yield* pageOf(store, "byDelivery", "d2")).toEqual(["a2:pending", "a3:pending"])
+      expect(yield* store.count(Attempts, "byDelivery", "d2")).toBe(2)
+      const waiting = yield* Effect.forkChild(pageOf(store, "byStatus", "pending"))
+      yield* Effect.yieldNow
+      expect(waiting.pollUnsafe()).toBeUndefined()
+      yield* Deferred.succeed(go, undefined)
+      yield* Fiber.join(running)
+      expect(yield* Fiber.join(waiting)).toEqual(["a2:pending", "a3:pending"])
+    }))
+
+  it.effect("with an image that pauses: pauses within a bulk write and after its commit, and commits it whole", () =>
+    Effect.gen(function*() {
+      let pauses = 0
+      let committed = 0
+      const store = MemoryStore.make({
+        rows: new Map(),
+        copies: new Map(),
+        sequence: 0,
+        commit: (changes) => Effect.sync(() => void (committed += changes.rows.length)),
+        pause: Effect.sync(() => void pauses++)
+      })
+      const many = Array.from({ length: 2 * Store.pauseEveryRows + 1 }, (_, i) => attempt(`p${String(i).padStart(5, "0")}`, "d1"))
+      yield* Effect.orDie(store.insertMany(Attempts, many))
+      // Two pauses within the insert's 1,001 rows, one after its commit.
+      expect([pauses, committed]).toEqual([3, many.length])
+      expect(yield* store.removePartition(Attempts, "byDelivery", "d1")).toBe(many.length)
+      expect(pauses).toBe(6)
     }))
 })

@@ -28,6 +28,13 @@ export interface Image {
   readonly sequence: number
   /** Makes `changes` durable; `now` reads the store as the transaction leaves it, any row or copy, changed or not. */
   readonly commit: (changes: Changes, now: Now) => Effect.Effect<void>
+  /**
+   * Lets the rest of the process run for a moment (absent: never): after each commit, and every
+   * `Store.pauseEveryRows` rows of a bulk write (a restore, a reset, an import). For an image whose work runs on the
+   * process's own thread (PGlite's WebAssembly), so that a long run of it does not keep every other request waiting
+   * (docs/storage.md, "Long work and other requests"). Without it the store runs as the memory store does.
+   */
+  readonly pause?: Effect.Effect<void>
 }
 
 /** The store's rows and copies as they are, for an image's `commit`. */
@@ -105,15 +112,48 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
    */
   const committedRows = new Map<string, unknown>()
   const touchedTables = new Set<string>()
+  /** The partitions of orders (`partitionId`) the open transaction moved an entry into or out of. */
+  const touchedPartitions = new Set<string>()
+  const partitionId = (table: string, order: string, partition: string) => `${table}\u0000${order}\u0000${partition}`
   /** What the open transaction asked to run once it has committed (`afterCommit`); one transaction is open at a time. */
   const afterCommits: Array<Effect.Effect<void>> = []
   const rowId = (t: Store.Table<any> | string, key: string) => `${typeof t === "string" ? t : t.name}\u0000${key}`
+  const pause = image?.pause
+
+  /**
+   * `f` over `items` in order, stopping at the first answer that is not undefined, which it answers. With an image
+   * that pauses, it pauses after every `Store.pauseEveryRows` items; the transaction holds the store's lock
+   * throughout, so what a pause lets run reads committed rows or waits, as it would for any running transaction.
+   */
+  const inSteps = <A, B>(items: ReadonlyArray<A>, f: (item: A) => B | undefined): Effect.Effect<B | undefined> => {
+    if (pause === undefined) {
+      return Effect.sync(() => {
+        for (const item of items) {
+          const answer = f(item)
+          if (answer !== undefined) return answer
+        }
+        return undefined
+      })
+    }
+    const from = (start: number): Effect.Effect<B | undefined> =>
+      Effect.suspend(() => {
+        const end = Math.min(items.length, start + Store.pauseEveryRows)
+        for (let i = start; i < end; i++) {
+          const answer = f(items[i]!)
+          if (answer !== undefined) return Effect.succeed(answer)
+        }
+        return end === items.length ? Effect.succeed(undefined) : Effect.andThen(pause!, from(end))
+      })
+    return from(0)
+  }
 
   /**
    * A read outside any transaction sees committed data only: `get` reads a row the open transaction has written as
-   * it was committed, and a scan of a table that transaction has written waits for it to end. Everything else is
-   * read at once, so a long transaction does not stall unrelated reads. Reads inside a transaction see its own
-   * writes.
+   * it was committed, and so does a page or a count of a partition that transaction has not moved an entry into or
+   * out of (its rows' entries are as committed; a row it changed in place is read as committed); a page or a count
+   * of a partition it has moved entries of, or a lookup of a unique value in a table it has written, waits for it to
+   * end. Everything else is read at once, so a long transaction (one organization's restore) does not stall
+   * unrelated reads (another organization's lists). Reads inside a transaction see its own writes.
    */
   const read = <A>(dirty: () => boolean, f: () => A): Effect.Effect<A> =>
     Effect.withFiber((fiber) =>
@@ -144,7 +184,7 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
    * entry whose partition and sort did not change stays where it is, so an update costs only the orders it moves
    * (a delivery's status change moves four of its eight).
    */
-  const reindex = (t: Store.Table<any>, s: TableState, before: unknown, after: unknown, key: string) => {
+  const reindex = (t: Store.Table<any>, s: TableState, before: unknown, after: unknown, key: string, inTransaction = false) => {
     for (const [name, u] of Object.entries(t.unique)) {
       const uniques = s.uniques.get(name)!
       if (before !== undefined) {
@@ -163,6 +203,10 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
       const newPartition = after === undefined ? undefined : o.partition(after)
       const newSort = newPartition === undefined ? undefined : o.sort(after)
       if (oldPartition === newPartition && oldSort === newSort) continue
+      if (inTransaction) {
+        if (oldPartition !== undefined) touchedPartitions.add(partitionId(t.name, name, oldPartition))
+        if (newPartition !== undefined) touchedPartitions.add(partitionId(t.name, name, newPartition))
+      }
       if (oldPartition !== undefined) {
         const index = byPartition.get(oldPartition)
         // A partition left empty goes: partitions come and go with resources (a delivery's attempts, a fork's
@@ -181,7 +225,7 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
   const write = (t: Store.Table<any>, key: string, row: unknown | undefined, undo: Array<() => void> | undefined) => {
     const s = state(t)
     const before = s.rows.get(key)
-    reindex(t, s, before, row, key)
+    reindex(t, s, before, row, key, undo !== undefined)
     if (row === undefined) s.rows.delete(key)
     else s.rows.set(key, row)
     if (undo !== undefined) {
@@ -224,6 +268,7 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
                   if (Exit.isFailure(exit)) for (let i = undo.length - 1; i >= 0; i--) undo[i]!()
                   committedRows.clear()
                   touchedTables.clear()
+                  touchedPartitions.clear()
                   copyChanges.clear()
                   restoredFrom.clear()
                   const after = afterCommits.splice(0)
@@ -280,9 +325,12 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
         size: copies.get(id)?.size ?? 0
       }))
       const handed = sequence
-      return Effect.map(image.commit({ rows, copies: copied, sequence: handed }, now), () => {
+      const committed = Effect.map(image.commit({ rows, copies: copied, sequence: handed }, now), () => {
         durableSequence = handed
       })
+      // Before the lock is released: what the pause lets run meanwhile waits for this transaction or reads what it
+      // committed, as after the release, and the next transaction's work begins after the pause.
+      return pause === undefined ? committed : Effect.andThen(committed, pause)
     })
 
   // The commonest call (every request authenticates with two of these), so one step that never waits: outside the
@@ -298,14 +346,17 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
   const get = <Row>(t: Store.Table<Row>, key: string): Effect.Effect<Row | undefined> => Effect.sync(() => rowNow(t, key))
   const tableDirty = (t: Store.Table<any>) => () => touchedTables.has(t.name)
 
+  const partitionDirty = (t: Store.Table<any>, order: string, partition: string) => () =>
+    touchedPartitions.size > 0 && touchedPartitions.has(partitionId(t.name, order, partition))
+
   const page = <Row>(t: Store.Table<Row>, q: Store.PageQuery) =>
-    read(tableDirty(t), (): ReadonlyArray<Row> => {
+    read(partitionDirty(t, q.order, q.partition), (): ReadonlyArray<Row> => {
       const s = state(t)
       const index = s.orders.get(q.order)?.get(q.partition)
       if (index === undefined) return []
       // Walking "towards the end" of the order means ascending positions for an ascending order.
       const ascending = q.descending === q.backward
-      const rows = index.take(q.from, ascending, q.limit).map((p) => s.rows.get(p.key) as Row)
+      const rows = index.take(q.from, ascending, q.limit).map((p) => rowNow(t, p.key) as Row)
       return q.backward ? rows.reverse() : rows
     })
 
@@ -359,7 +410,7 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
   }
 
   /** Adds rows to a copy; answers how many were not in it yet. */
-  const saveInto = (id: string, t: Store.Table<any>, rows: ReadonlyArray<readonly [key: string, row: unknown]>, undo: Array<() => void>): number => {
+  const saveInto = (id: string, t: Store.Table<any>, rows: ReadonlyArray<readonly [key: string, row: unknown]>, undo: Array<() => void>): Effect.Effect<number> => {
     let copy = copies.get(id)
     if (copy === undefined) {
       const made = (copy = new Map())
@@ -371,16 +422,16 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
     touchedTables.add("\u0000copies")
     let added = 0
     const change = image === undefined ? undefined : changeOf(id)
-    for (const [key, row] of rows) {
+    const into = copy
+    return Effect.map(inSteps(rows, ([key, row]) => {
       const entry = rowId(t, key)
-      if (copy.has(entry)) continue
+      if (into.has(entry)) return
       const copied = { table: t.name, key, row }
-      copy.set(entry, copied)
+      into.set(entry, copied)
       change?.added.push(copied)
-      undo.push(() => copy.delete(entry))
+      undo.push(() => into.delete(entry))
       added++
-    }
-    return added
+    }), () => added)
   }
 
   /** A copy's rows in table and key order (code point order, as the SQL stores' "C" collation sorts). */
@@ -390,14 +441,14 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
   const copiesOf: Store.Copies = {
     save: (id, selections) =>
       writeOp((undo) =>
-        Effect.sync(() =>
-          selectAll(selections).map((keys, i) => {
+        Effect.suspend(() =>
+          Effect.forEach(selectAll(selections), (keys, i) => {
             const t = selections[i]!.table
             return saveInto(id, t, keys.map((key) => [key, state(t).rows.get(key)] as const), undo)
           })
         )
       ),
-    saveRows: (id, t, rows) => writeOp((undo) => Effect.sync(() => saveInto(id, t, rows.map((row) => [t.key(row), row] as const), undo))),
+    saveRows: (id, t, rows) => writeOp((undo) => Effect.suspend(() => saveInto(id, t, rows.map((row) => [t.key(row), row] as const), undo))),
     // A row the copy holds as it is (the same object: rows are never changed in place) stays where it is; a refusal
     // takes back what the restore had done.
     restore: (id, { tables, replacing }) =>
@@ -408,26 +459,24 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
         if (unknown !== undefined) return Effect.fail(new Store.UnknownTable({ table: unknown.table }))
         const copy = copies.get(id)
         const mark = undo.length
-        selectAll(replacing).forEach((keys, i) => {
-          const t = replacing[i]!.table
-          for (const key of keys) {
-            if (copy?.get(rowId(t, key))?.row !== state(t).rows.get(key)) write(t, key, undefined, undo)
-          }
+        const replaced = selectAll(replacing).flatMap((keys, i) => keys.map((key) => [replacing[i]!.table, key] as const))
+        const removed = inSteps(replaced, ([t, key]) => {
+          if (copy?.get(rowId(t, key))?.row !== state(t).rows.get(key)) write(t, key, undefined, undo)
         })
-        for (const entry of saved) {
+        const putBack = inSteps(saved, (entry) => {
           const t = byName.get(entry.table)!
           const current = state(t).rows.get(entry.key)
-          if (current === entry.row) continue
+          if (current === entry.row) return
           const taken = current !== undefined ? "primary" : uniqueTaken(t, entry.row, entry.key)
           if (taken !== undefined) {
             for (let i = undo.length - 1; i >= mark; i--) undo[i]!()
             undo.length = mark
-            return Effect.fail(new Store.UniqueViolation({ table: t.name, unique: taken, key: entry.key }))
+            return new Store.UniqueViolation({ table: t.name, unique: taken, key: entry.key })
           }
           write(t, entry.key, entry.row, undo)
           if (image !== undefined) restoredFrom.set(rowId(t, entry.key), id)
-        }
-        return Effect.succeed(saved.length)
+        })
+        return Effect.flatMap(Effect.andThen(removed, putBack), (refused) => refused === undefined ? Effect.succeed(saved.length) : Effect.fail(refused))
       }),
     // What `restore` would refuse, found as it finds it: a row outside `replacing` holding a key or a unique value of
     // a row the copy does not hold as it is.
@@ -527,8 +576,7 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
             }
           }
         }
-        for (const { table: t, rows } of groups) for (const row of rows) write(t, t.key(row), row, undo)
-        return Effect.void
+        return Effect.asVoid(inSteps(groups.flatMap(({ table: t, rows }) => rows.map((row) => [t, row] as const)), ([t, row]) => write(t, t.key(row), row, undo)))
       }),
     insertFresh: (t, row) => Effect.orDie(store.insert(t, row)),
     // A key taken by a committed row is answered from the committed rows, without waiting for a running transaction
@@ -566,12 +614,11 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
     // The keys first, every selection's: each removal changes the indexes being read.
     removeRows: (selections) =>
       writeOp((undo) =>
-        Effect.sync(() =>
-          selectAll(selections).map((keys, i) => {
-            for (const key of keys) write(selections[i]!.table, key, undefined, undo)
-            return keys.length
-          })
-        )
+        Effect.suspend(() => {
+          const found = selectAll(selections)
+          const removals = found.flatMap((keys, i) => keys.map((key) => [selections[i]!.table, key] as const))
+          return Effect.as(inSteps(removals, ([t, key]) => write(t, key, undefined, undo)), found.map((keys) => keys.length))
+        })
       ),
     copies: copiesOf,
     page,
@@ -584,8 +631,9 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
       Effect.sync(() => {
         if (sequence < atLeast) sequence = atLeast
       }),
+    ...(pause === undefined ? {} : { pause }),
     count: <Row>(t: Store.Table<Row>, order: string, partition: string) =>
-      read(tableDirty(t), () => state(t).orders.get(order)?.get(partition)?.size ?? 0)
+      read(partitionDirty(t, order, partition), () => state(t).orders.get(order)?.get(partition)?.size ?? 0)
   }
   heldPartitions.set(store, () => {
     let n = 0

@@ -310,9 +310,22 @@ export interface StoreService {
    * processes may share (PostgreSQL), absent on one that serves one process (memory, PGlite).
    */
   readonly shared?: SharedState | undefined
+  /**
+   * Lets the rest of the process run for a moment, between the steps of long work that holds the thread (an import's
+   * checks): present on a store whose own work runs on the process's thread and pauses (a PGlite server's,
+   * MemoryStore.ts `Image.pause`), absent on the others, where the work runs on as it always has (docs/storage.md,
+   * "Long work and other requests"). Callers use `pause` below.
+   */
+  readonly pause?: Effect.Effect<void> | undefined
 }
 
 export class Store extends Context.Service<Store, StoreService>()("fos/Store") {}
+
+/** How many rows long work (a bulk write, an import's check) goes through between two of its store's pauses. */
+export const pauseEveryRows = 500
+
+/** The store's `pause`, or nothing: between the steps of long work that holds the process's thread. */
+export const pause: Effect.Effect<void, never, Store> = Effect.flatMap(Store, (store) => store.pause ?? Effect.void)
 
 /**
  * Runs a committed transaction's `afterCommit` effects, in the order they were given, each on its own: a defect of one
