@@ -11,7 +11,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { type VerificationFailure, verifyWebhook, type WebhookEvent, WebhookVerificationError } from "@fos/client"
+import type { VerificationFailure, WebhookEvent } from "@fos/client"
 import type { EventType } from "@fos/contract"
 
 /** The most a delivery's body may hold: fos's own request bound, which no event comes near. */
@@ -96,6 +96,8 @@ const readBody = (request: IncomingMessage): Promise<Uint8Array | undefined> =>
 
 /** Starts a receiver on 127.0.0.1, on `port` or a port the system picks. */
 export const startReceiver = async (options: ReceiverOptions = {}): Promise<Receiver> => {
+  // The verifier alone (`@fos/client/webhooks`, Web Crypto and Effect's Clock), loaded by the first receiver.
+  const { verifyWebhook, WebhookVerificationError } = await import("@fos/client/webhooks")
   let secret = options.secret
   const events: Array<WebhookEvent> = []
   const seen = new Set<string>()
