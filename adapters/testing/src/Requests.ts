@@ -7,6 +7,7 @@
  */
 import type { Problem } from "@fos/client"
 import type { Fork, ListMeta, Snapshot } from "@fos/contract"
+import { load } from "./Load.ts"
 import type { Fetch } from "./World.ts"
 
 /** Where a request goes, and the key it carries. */
@@ -37,7 +38,7 @@ export const requestJson = async <A>(
     const problem = parsed as Problem | undefined
     if (problem !== undefined && typeof problem.type === "string") {
       // The client's class, loaded on the way to throwing it: a caller's `instanceof ProblemError` holds.
-      const { ProblemError } = await import("@fos/client")
+      const { ProblemError } = await load(() => import("@fos/client"))
       throw new ProblemError(problem)
     }
     throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 200)}`)

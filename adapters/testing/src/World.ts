@@ -13,6 +13,7 @@ import { readFile, writeFile } from "node:fs/promises"
 import type { CallOptions, PromiseClient } from "@fos/client"
 import type { ClockAdvanced, EventType, Fork, LoggedEvent, Me, RecentRequest, Snapshot, SnapshotFile, WebhookFlush } from "@fos/contract"
 import type { Duration } from "effect"
+import { load } from "./Load.ts"
 import type { Receiver, ReceiverOptions } from "./Receiver.ts"
 import { createFork, createSnapshot, deleteFork, deleteSnapshot, globalFetch, requestJson, restoreSnapshot } from "./Requests.ts"
 
@@ -202,7 +203,7 @@ const durationMs = async (input: DurationInput, what: string): Promise<number> =
   let ms: number | undefined
   if (iso !== null) ms = ((Number(iso[1] ?? 0) * 24 + Number(iso[2] ?? 0)) * 60 + Number(iso[3] ?? 0)) * 60_000 + Math.round(Number(iso[4] ?? 0) * 1000)
   else if (!(typeof input === "string" && input.startsWith("P"))) {
-    const { fromInput, toMillis } = await import("effect/Duration")
+    const { fromInput, toMillis } = await load(() => import("effect/Duration"))
     const duration = fromInput(input as Duration.Input)
     ms = duration._tag === "Some" ? toMillis(duration.value) : undefined
   }
@@ -361,7 +362,7 @@ const channelOf = (baseUrl: string, send: Fetch): Channel => {
     }
     let client: Promise<PromiseClient> | undefined
     channel = {
-      client: () => (client ??= import("@fos/client").then(({ createClient }) => createClient({ baseUrl, fetch: routed }))),
+      client: () => (client ??= load(() => import("@fos/client")).then(({ createClient }) => createClient({ baseUrl, fetch: routed }))),
       trackers,
       send
     }
@@ -764,7 +765,7 @@ export const loadFixture = async <F = unknown>(world: World<unknown>, file: stri
 export const saveFixture = async <F>(world: World<unknown>, fixture: Fixture<F>, path?: string | URL): Promise<string> => {
   const file = await requestJson<SnapshotFile>(world, "GET", `/v2/simulate/snapshots/${encodeURIComponent(fixture.snapshotId)}/export`)
   // The file's writer is the engine's, loaded only here: a suite that never saves a fixture does not pay for it.
-  const { SnapshotFiles } = await import("@fos/core")
+  const { SnapshotFiles } = await load(() => import("@fos/core"))
   const text = SnapshotFiles.fileText(fixture.data === undefined ? file : { ...file, data: JSON.parse(JSON.stringify(fixture.data)) })
   if (path !== undefined) await writeFile(path, text)
   return text
