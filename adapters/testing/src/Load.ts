@@ -1,8 +1,9 @@
 /**
  * What the package loads only when a test uses it (the typed client, the engine, the receiver's verifier, Effect's
- * `Duration`), loaded through Node's compile cache: V8's code for those modules, kept on disk, makes the next
- * process's import of them about a quarter cheaper (docs/performance.md, `bench:testing-start`), and under Vitest
- * every test file is a process of its own.
+ * `Duration`), loaded through Node's compile cache: V8's code for those modules, kept on disk, spares the next
+ * process compiling them again (a tenth of a Vitest file's first typed call, a quarter of the client's import in a
+ * plain Node process: docs/performance.md, `bench:testing-start`), and under Vitest every test file is a process of
+ * its own.
  *
  * The cache is written inside the project's own node_modules, in `node_modules/.cache/fos-testing` (where tools keep
  * their caches, and what version control already leaves out), never in the system's temporary directory (Node's
