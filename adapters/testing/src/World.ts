@@ -303,6 +303,7 @@ interface Channel {
   readonly trackers: Map<string, Tracker>
   readonly send: Fetch
 }
+
 const channels = new Map<string, WeakMap<Fetch, Channel>>()
 
 /** The `x-api-key` a request carries (the typed client sends headers as a plain record, a `fetch` caller as any `HeadersInit`). */
