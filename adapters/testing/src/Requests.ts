@@ -8,7 +8,9 @@
 import type { Problem } from "@fos/client"
 import type { Fork, ListMeta, Snapshot } from "@fos/contract"
 import { load } from "./Load.ts"
-import type { Fetch } from "./World.ts"
+
+/** `fetch`'s signature: the global one for a server, an engine's `engine.fetch` for an embedded one. */
+export type Fetch = (input: Request | string | URL, init?: RequestInit) => Promise<Response>
 
 /** Where a request goes, and the key it carries. */
 export interface Target {

@@ -15,10 +15,9 @@ import type { ClockAdvanced, EventType, Fork, LoggedEvent, Me, RecentRequest, Sn
 import type { Duration } from "effect"
 import { load } from "./Load.ts"
 import type { Receiver, ReceiverOptions } from "./Receiver.ts"
-import { createFork, createSnapshot, deleteFork, deleteSnapshot, globalFetch, requestJson, restoreSnapshot } from "./Requests.ts"
+import { createFork, createSnapshot, deleteFork, deleteSnapshot, type Fetch, globalFetch, requestJson, restoreSnapshot } from "./Requests.ts"
 
-/** `fetch`'s signature: the global one for a server, an engine's `engine.fetch` for an embedded one. */
-export type Fetch = (input: Request | string | URL, init?: RequestInit) => Promise<Response>
+export type { Fetch } from "./Requests.ts"
 
 /**
  * A length of time: milliseconds, as Effect's `Duration` writes it ("30 seconds", "15 minutes", "2 days"), or an ISO
