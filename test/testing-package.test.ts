@@ -366,6 +366,51 @@ describe("forks", () => {
   })
 })
 
+describe("what a test file loads", () => {
+  it("takes its world, saves and restores it, and deletes it with none of Effect, the contract's schemas, the client or the engine; its first typed call loads the client", async () => {
+    const { startSuite } = await import("@fos/testing")
+    const suite = await startSuite({ randomSeed: 4 })
+    try {
+      // A test file's process, as a runner starts one: its modules listed by Node's module hooks, before and after
+      // the first call of the typed client.
+      const child = `
+import { registerHooks } from "node:module"
+const loaded = []
+registerHooks({ load: (url, context, next) => (loaded.push(url), next(url, context)) })
+const { eachTest, joinSuite } = await import("@fos/testing")
+const { world, leave } = await joinSuite(JSON.parse(process.env.SUITE), undefined, { stream: "loads.test.ts" })
+const hooks = eachTest(world)
+await hooks.beforeEach("first")
+hooks.afterEach("first")
+await hooks.beforeEach("second")
+hooks.afterEach("second")
+await hooks.after()
+const before = loaded.length
+const { data } = await world.client.webhooks.listEndpoints({ query: {} })
+await leave()
+console.log(JSON.stringify({ before: loaded.slice(0, before), after: loaded.slice(before), endpoints: data.length }))
+`
+      const { stdout } = await exec(process.execPath, ["--conditions=@fos/source", "--input-type=module", "-e", child], {
+        cwd: root,
+        env: { ...process.env, SUITE: JSON.stringify(suite.info) },
+        timeout: 60_000
+      })
+      const { before, after, endpoints } = JSON.parse(stdout.trim().split("\n").at(-1)!) as { before: Array<string>; after: Array<string>; endpoints: number }
+      expect(endpoints).toBe(0)
+      expect(before.some((url) => url.includes("/adapters/testing/src/Requests.ts"))).toBe(true)
+      const heavy = (url: string) =>
+        url.includes("/node_modules/effect/") || url.includes("/packages/core/") || url.includes("/packages/http/") ||
+        url.includes("/packages/client/") || (url.includes("/packages/contract/") && !url.endsWith("/simulate/Limits.ts"))
+      expect(before.filter(heavy)).toEqual([])
+      expect(after.some((url) => url.includes("/packages/client/src/Client.ts"))).toBe(true)
+      expect(after.some((url) => url.includes("/node_modules/effect/"))).toBe(true)
+      expect(after.filter((url) => url.includes("/packages/core/") || url.includes("/packages/http/"))).toEqual([])
+    } finally {
+      await suite.close()
+    }
+  }, 60_000)
+})
+
 describe("a suite on a running server", () => {
   it("builds its fixture and forks in the key's organization, and its teardown deletes the forks and the fixture's snapshot", async () => {
     const { startSuite, joinSuite } = await import("@fos/testing")

@@ -12,7 +12,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net"
 import { Readable } from "node:stream"
 import type { SnapshotFile } from "@fos/contract"
-import { type ClockOption, type CreateEngineOptions, createEngine, type Engine } from "@fos/http"
+import type { ClockOption, CreateEngineOptions, Engine } from "@fos/http"
+import { load } from "./Load.ts"
 import { buildFixture, type Fixture, loadFixture, makeWorld, type World } from "./World.ts"
 
 /** The seed an engine of `startEngine` gets unless given one: tests reproduce by default (docs/testing.md). */
@@ -79,6 +80,8 @@ const newSandboxKey = (): string =>
 export const startEngine = async <F = undefined>(options: StartEngineOptions<F> = {}): Promise<FosEngine<F>> => {
   const organizationId = options.organizationId ?? "org_test"
   const apiKey = newSandboxKey()
+  // The engine, loaded by the first call: a suite against a running server, and every test file, loads none of it.
+  const { createEngine } = await load(() => import("@fos/http"))
   const engine = await createEngine({
     insecureWebhooks: true,
     ...options.engine,

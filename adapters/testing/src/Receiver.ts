@@ -11,8 +11,9 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { type VerificationFailure, verifyWebhook, type WebhookEvent, WebhookVerificationError } from "@fos/client"
+import type { VerificationFailure, WebhookEvent } from "@fos/client"
 import type { EventType } from "@fos/contract"
+import { load } from "./Load.ts"
 
 /** The most a delivery's body may hold: fos's own request bound, which no event comes near. */
 const maxBodyBytes = 1024 * 1024
@@ -76,7 +77,7 @@ export interface Receiver {
 let resourceIdOf: ((event: WebhookEvent) => string | undefined) | undefined
 const loadResourceIdOf = async () => {
   if (resourceIdOf === undefined) {
-    const { Outbox } = await import("@fos/core")
+    const { Outbox } = await load(() => import("@fos/core"))
     resourceIdOf = Outbox.eventResourceId
   }
   return resourceIdOf
@@ -96,6 +97,8 @@ const readBody = (request: IncomingMessage): Promise<Uint8Array | undefined> =>
 
 /** Starts a receiver on 127.0.0.1, on `port` or a port the system picks. */
 export const startReceiver = async (options: ReceiverOptions = {}): Promise<Receiver> => {
+  // The verifier alone (`@fos/client/webhooks`, Web Crypto and Effect's Clock), loaded by the first receiver.
+  const { verifyWebhook, WebhookVerificationError } = await load(() => import("@fos/client/webhooks"))
   let secret = options.secret
   const events: Array<WebhookEvent> = []
   const seen = new Set<string>()

@@ -11,9 +11,11 @@
  * follows from the seed, the fixture and the file alone, not from the worker nor the files that ran there before.
  */
 import { createHash } from "node:crypto"
-import { type Fork, maxForksPerOrganization, maxSnapshotLabelLength, type Snapshot, type SnapshotFile } from "@fos/contract"
+import type { Fork, Snapshot, SnapshotFile } from "@fos/contract"
+import { maxForksPerOrganization, maxSnapshotLabelLength } from "@fos/contract/limits"
 import type { ClockOption, CreateEngineOptions } from "@fos/http"
-import { buildFixture, clientFor, connect, type Fixture, forkedWorld, type ForkedWorld, forkWorld, loadFixture, type PendingRequest, type World } from "./World.ts"
+import { createFork, globalFetch, listSnapshots } from "./Requests.ts"
+import { buildFixture, connect, type Fixture, forkedWorld, type ForkedWorld, forkWorld, loadFixture, type PendingRequest, type World } from "./World.ts"
 
 // --- labels ------------------------------------------------------------------------------------------------------
 
@@ -72,7 +74,7 @@ const allSnapshots = async (world: World<unknown>): Promise<Array<Snapshot>> => 
   const all: Array<Snapshot> = []
   let cursor: string | undefined
   for (;;) {
-    const { data, meta } = await world.client.simulate.listSnapshots({ query: { limit: 100, ...(cursor === undefined ? {} : { cursor }) } })
+    const { data, meta } = await listSnapshots(world, { limit: 100, cursor })
     all.push(...data)
     if (meta.nextCursor === null || meta.nextCursor === undefined) return all
     cursor = meta.nextCursor
@@ -333,7 +335,7 @@ export const joinSuite = async <F>(info: SuiteInfo<F>, worker?: number, options:
     await world.restore(made.snapshotId)
     return { world, leave: world.close, claim: { file, owner: info.owner ?? defaultOwner(), expires: info.expires ?? new Date(Date.now() + defaultTtlMs).toISOString() } }
   }
-  const fork = await clientFor(parent).simulate.createFork({ params: { id: info.snapshotId }, query: options.stream === undefined ? {} : { stream: options.stream } })
+  const fork = await createFork({ ...parent, fetch: globalFetch }, info.snapshotId, options.stream)
   const world: ForkedWorld<F> = forkedWorld(parent, fork, info.fixture)
   return { world, leave: world.discard, claim: undefined }
 }

@@ -10,13 +10,14 @@
  * server (docs/clock.md: each sandbox has its own clock).
  */
 import { readFile, writeFile } from "node:fs/promises"
-import { type CallOptions, createClient, type Problem, ProblemError, type PromiseClient } from "@fos/client"
-import type { ClockAdvanced, EventType, Fork, LoggedEvent, RecentRequest, Snapshot, SnapshotFile, WebhookFlush } from "@fos/contract"
-import { Duration, Option } from "effect"
-import { type Receiver, type ReceiverOptions, startReceiver } from "./Receiver.ts"
+import type { CallOptions, PromiseClient } from "@fos/client"
+import type { ClockAdvanced, EventType, Fork, LoggedEvent, Me, RecentRequest, Snapshot, SnapshotFile, WebhookFlush } from "@fos/contract"
+import type { Duration } from "effect"
+import { load } from "./Load.ts"
+import type { Receiver, ReceiverOptions } from "./Receiver.ts"
+import { createFork, createSnapshot, deleteFork, deleteSnapshot, type Fetch, globalFetch, requestJson, restoreSnapshot } from "./Requests.ts"
 
-/** `fetch`'s signature: the global one for a server, an engine's `engine.fetch` for an embedded one. */
-export type Fetch = (input: Request | string | URL, init?: RequestInit) => Promise<Response>
+export type { Fetch } from "./Requests.ts"
 
 /**
  * A length of time: milliseconds, as Effect's `Duration` writes it ("30 seconds", "15 minutes", "2 days"), or an ISO
@@ -192,46 +193,29 @@ export interface World<F = unknown> {
 
 // --- requests ----------------------------------------------------------------------------------------------------
 
-/** Milliseconds of a duration, whole and not negative. */
-const durationMs = (input: DurationInput, what: string): number => {
+/**
+ * Milliseconds of a duration, whole and not negative. Effect's `Duration` reads what is not ISO 8601, loaded at the
+ * first such duration: a test file that never moves the clock loads none of Effect.
+ */
+const durationMs = async (input: DurationInput, what: string): Promise<number> => {
   const iso = typeof input === "string" && input !== "P" && !input.endsWith("T") ? isoDuration.exec(input) : null
-  const ms = iso !== null
-    ? Option.some(((Number(iso[1] ?? 0) * 24 + Number(iso[2] ?? 0)) * 60 + Number(iso[3] ?? 0)) * 60_000 + Math.round(Number(iso[4] ?? 0) * 1000))
-    : typeof input === "string" && input.startsWith("P")
-    ? Option.none()
-    : Option.map(Duration.fromInput(input as Duration.Input), Duration.toMillis)
-  if (Option.isNone(ms) || !Number.isSafeInteger(ms.value) || ms.value < 0) {
+  let ms: number | undefined
+  if (iso !== null) ms = ((Number(iso[1] ?? 0) * 24 + Number(iso[2] ?? 0)) * 60 + Number(iso[3] ?? 0)) * 60_000 + Math.round(Number(iso[4] ?? 0) * 1000)
+  else if (!(typeof input === "string" && input.startsWith("P"))) {
+    const { fromInput, toMillis } = await load(() => import("effect/Duration"))
+    const duration = fromInput(input as Duration.Input)
+    ms = duration._tag === "Some" ? toMillis(duration.value) : undefined
+  }
+  if (ms === undefined || !Number.isSafeInteger(ms) || ms < 0) {
     throw new RangeError(`${what}: ${JSON.stringify(input)} is not a whole, non-negative number of milliseconds ("30 seconds", "15 minutes", "PT15M", 900000)`)
   }
-  return ms.value
+  return ms
 }
 
 const isoOf = (instant: Instant, what: string): string => {
   const ms = typeof instant === "string" ? Date.parse(instant) : typeof instant === "number" ? instant : instant.getTime()
   if (!Number.isFinite(ms)) throw new RangeError(`${what}: ${String(instant)} is not an instant`)
   return new Date(ms).toISOString()
-}
-
-/** A JSON request with the key; a problem answer rejects with its `ProblemError`, as the typed client does. */
-const requestJson = async <A>(
-  target: { readonly baseUrl: string; readonly apiKey: string; readonly fetch: Fetch },
-  method: string,
-  path: string,
-  body?: string
-): Promise<A> => {
-  const response = await target.fetch(`${target.baseUrl}${path}`, {
-    method,
-    headers: { "x-api-key": target.apiKey, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body })
-  })
-  const text = await response.text()
-  const parsed: unknown = text === "" ? undefined : JSON.parse(text)
-  if (!response.ok) {
-    const problem = parsed as Problem | undefined
-    if (problem !== undefined && typeof problem.type === "string") throw new ProblemError(problem)
-    throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 200)}`)
-  }
-  return parsed as A
 }
 
 /** `value` with every string that is a key of `ids` replaced by its value, through arrays and plain objects. */
@@ -307,19 +291,19 @@ interface Tracker {
 }
 
 /**
- * A base address and a way to send: the typed client over it, built once (building one costs tens of milliseconds,
- * more than a fork), and each key's requests in flight. Every world of the process on the same address and `fetch`
- * shares it: its client is the shared one sending its key, and the shared client's requests are kept with the key
- * they carry, so `pending` and a restore see the world's own requests whichever of its clients sent them.
+ * A base address and a way to send: the typed client over it, built once at its first call (building one costs tens
+ * of milliseconds, more than a fork, and importing it some hundreds: `lazyClient`), and each key's requests in
+ * flight. Every world of the process on the same address and `fetch` shares it: its client is the shared one sending
+ * its key, and the shared client's requests are kept with the key they carry, so `pending` and a restore see the
+ * world's own requests whichever of its clients sent them.
  */
 interface Channel {
-  readonly client: PromiseClient
+  readonly client: () => Promise<PromiseClient>
   readonly trackers: Map<string, Tracker>
   readonly send: Fetch
 }
 
 const channels = new Map<string, WeakMap<Fetch, Channel>>()
-const globalFetch: Fetch = (input, init) => globalThis.fetch(input, init)
 
 /** The `x-api-key` a request carries (the typed client sends headers as a plain record, a `fetch` caller as any `HeadersInit`). */
 const keyOf = (input: Request | string | URL, init: RequestInit | undefined): string | undefined => {
@@ -376,7 +360,12 @@ const channelOf = (baseUrl: string, send: Fetch): Channel => {
       const tracker = key === undefined ? undefined : trackers.get(key)
       return tracker === undefined ? send(input, init) : tracker.fetch(input, init)
     }
-    channel = { client: createClient({ baseUrl, fetch: routed }), trackers, send }
+    let client: Promise<PromiseClient> | undefined
+    channel = {
+      client: () => (client ??= load(() => import("@fos/client")).then(({ createClient }) => createClient({ baseUrl, fetch: routed }))),
+      trackers,
+      send
+    }
     bySend.set(send, channel)
   }
   return channel
@@ -389,21 +378,73 @@ const trackerOf = (channel: Channel, apiKey: string): Tracker => {
 }
 
 /**
- * The typed client sending `apiKey`, over the process's one client for `baseUrl` and `fetch` (built at the first
- * call for them): a world, a fork or a test file's own calls cost no client of their own.
+ * The typed client sending `apiKey`, over the process's one client for `baseUrl` and `fetch`: a world, a fork or a
+ * test file's own calls cost no client of their own.
  */
 export const clientFor = (options: { readonly baseUrl: string; readonly apiKey: string; readonly fetch?: Fetch | undefined }): PromiseClient => {
   const channel = channelOf(options.baseUrl.replace(/\/+$/, ""), sendOf(options.fetch))
   trackerOf(channel, options.apiKey)
-  const shared = channel.client as unknown as Record<string, Record<string, (request: unknown, callOptions?: CallOptions) => Promise<unknown>>>
-  const keyed = { "x-api-key": options.apiKey }
-  return Object.fromEntries(Object.entries(shared).map(([group, methods]) => [
-    group,
-    Object.fromEntries(Object.entries(methods).map(([name, method]) => [
-      name,
-      (request: unknown, callOptions: CallOptions = {}) => method(request, { ...callOptions, headers: { ...callOptions.headers, ...keyed } })
-    ]))
-  ])) as unknown as PromiseClient
+  return lazyClient(channel, { "x-api-key": options.apiKey })
+}
+
+type Method = (request: unknown, callOptions?: CallOptions) => Promise<unknown>
+type Groups = Readonly<Record<string, Readonly<Record<string, Method>>>>
+
+/**
+ * The channel's client, sending `keyed` with every call, as the typed client it is (`client.customers.get(...)`)
+ * but built at its first call: `@fos/client` is imported then, with the contract's every schema and Effect's HTTP
+ * client (about 300 ms on Node, most of what the package costs a test file), so a file that calls fos only through
+ * its world's own methods never loads it. Until then a group or a method is whatever is asked for (no `then`: it is
+ * no promise); a name the API has not rejects at the call, as a call of a method that is not there would fail.
+ * Once built, it is the built client's groups, keyed.
+ */
+const lazyClient = (channel: Channel, keyed: Readonly<Record<string, string>>): PromiseClient => {
+  let built: Groups | undefined
+  const build = () =>
+    channel.client().then((client) => {
+      const shared = client as unknown as Groups
+      built ??= Object.fromEntries(Object.entries(shared).map(([group, methods]) => [
+        group,
+        Object.fromEntries(Object.entries(methods).map(([name, method]) => [
+          name,
+          (request: unknown, callOptions: CallOptions = {}) => method(request, { ...callOptions, headers: { ...callOptions.headers, ...keyed } })
+        ]))
+      ]))
+      return built
+    })
+  const call = (group: string, name: string): Method => async (request, callOptions) => {
+    const method = (await build())[group]?.[name]
+    if (method === undefined) throw new TypeError(`client.${group}.${name} is not an operation of the API`)
+    return method(request, callOptions)
+  }
+  const unbuilt = new Map<string, Readonly<Record<string, Method>>>()
+  const groupOf = (group: string) => {
+    let methods = unbuilt.get(group)
+    if (methods === undefined) {
+      const made = new Map<string, Method>()
+      methods = new Proxy({} as Record<string, Method>, {
+        get: (_, name) => {
+          if (built !== undefined) return built[group]?.[name as string]
+          if (typeof name !== "string" || name === "then" || name === "toJSON") return undefined
+          let method = made.get(name)
+          if (method === undefined) made.set(name, (method = call(group, name)))
+          return method
+        }
+      })
+      unbuilt.set(group, methods)
+    }
+    return methods
+  }
+  return new Proxy({} as Groups, {
+    get: (_, group) => {
+      if (built !== undefined) return built[group as string]
+      if (typeof group !== "string" || group === "then" || group === "toJSON") return undefined
+      return groupOf(group)
+    },
+    has: (_, group) => built !== undefined && group in built,
+    ownKeys: () => (built === undefined ? [] : Reflect.ownKeys(built)),
+    getOwnPropertyDescriptor: (_, group) => (built === undefined ? undefined : Reflect.getOwnPropertyDescriptor(built, group))
+  }) as unknown as PromiseClient
 }
 
 /** A world over a key (see `connect`); the organization already known. */
@@ -418,12 +459,14 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
   const ids = options.ids ?? {}
   const organizationId = options.organizationId
   const receivers = new Set<Receiver>()
+  // The world's own requests (`Requests.ts`) go over its tracked `fetch`, as its client's do.
+  const self = { baseUrl, apiKey: options.apiKey, fetch }
 
   const readClock = () => client.simulate.clock()
   const now = async () => Date.parse((await readClock()).now)
   const advanceTo = (instant: Instant) => client.simulate.advanceClock({ payload: { to: isoOf(instant, "advanceTo") } })
   const advance = async (by: DurationInput) => {
-    const ms = durationMs(by, "advance")
+    const ms = await durationMs(by, "advance")
     // Whole seconds as the endpoint takes them; a part of a second as the instant it leads to.
     return ms % 1000 === 0
       ? client.simulate.advanceClock({ payload: { seconds: ms / 1000 } })
@@ -494,7 +537,7 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
             `until it moves: advance it, or pass within (such as "1 hour") to step it timer by timer`
         )
       }
-      const horizon = Date.parse(clock.now) + durationMs(options.within, "waitForEvent within")
+      const horizon = Date.parse(clock.now) + (await durationMs(options.within, "waitForEvent within"))
       const rewind = options.onTimeout !== "keep"
       // Taken only once a step is due, so that a wait answered without one costs no snapshot.
       let saved: string | undefined
@@ -622,7 +665,7 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
         )
       }
     }
-    const restored = await client.simulate.restoreSnapshot({ params: { id: snapshotId } })
+    const restored = await restoreSnapshot(self, snapshotId)
     for (const receiver of receivers) receiver.clear()
     return { ...restored, waitedFor }
   }
@@ -639,19 +682,17 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
     now,
     advance,
     advanceTo,
-    snapshot: (snapshotOptions = {}) =>
-      client.simulate.createSnapshot({ query: snapshotOptions.label === undefined ? {} : { label: snapshotOptions.label } }),
+    snapshot: (snapshotOptions = {}) => createSnapshot(self, snapshotOptions.label),
     restore,
     pending,
     requests,
     verify,
-    deleteSnapshot: async (snapshotId) => {
-      await client.simulate.deleteSnapshot({ params: { id: snapshotId } })
-    },
+    deleteSnapshot: (snapshotId) => deleteSnapshot(self, snapshotId),
     waitForEvent,
     flushWebhooks: () => client.simulate.flushWebhooks(),
     startReceiver: async (receiverOptions = {}) => {
       const { eventTypes, ...rest } = receiverOptions
+      const { startReceiver } = await import("./Receiver.ts")
       const receiver = await startReceiver(rest)
       receivers.add(receiver)
       const endpoint = await client.webhooks.createEndpoint({
@@ -675,7 +716,7 @@ export const makeWorld = <F = undefined>(options: WorldOptions<F> & { readonly o
 export const connect = async <F = undefined>(options: WorldOptions<F>): Promise<World<F>> => {
   if (options.organizationId !== undefined) return makeWorld({ ...options, organizationId: options.organizationId })
   const probe = makeWorld({ ...options, organizationId: "" })
-  const me = await probe.client.portal.me()
+  const me = await requestJson<Me>(probe, "GET", "/v2/portal/users/me")
   if (me.apiKey.environment !== "sandbox" || me.apiKey.access !== "read_write") {
     throw new TypeError(`connect: a read-write sandbox key is needed, not a ${me.apiKey.access} ${me.apiKey.environment} key`)
   }
@@ -724,7 +765,7 @@ export const loadFixture = async <F = unknown>(world: World<unknown>, file: stri
 export const saveFixture = async <F>(world: World<unknown>, fixture: Fixture<F>, path?: string | URL): Promise<string> => {
   const file = await requestJson<SnapshotFile>(world, "GET", `/v2/simulate/snapshots/${encodeURIComponent(fixture.snapshotId)}/export`)
   // The file's writer is the engine's, loaded only here: a suite that never saves a fixture does not pay for it.
-  const { SnapshotFiles } = await import("@fos/core")
+  const { SnapshotFiles } = await load(() => import("@fos/core"))
   const text = SnapshotFiles.fileText(fixture.data === undefined ? file : { ...file, data: JSON.parse(JSON.stringify(fixture.data)) })
   if (path !== undefined) await writeFile(path, text)
   return text
@@ -745,7 +786,7 @@ export interface ForkedWorld<F = unknown> extends World<F> {
  * and carries `world`'s fixture data with its ids translated. An organization has at most 64 forks at a time.
  */
 export const forkWorld = async <F>(world: World<F>, snapshotId: string, options: { readonly stream?: string } = {}): Promise<ForkedWorld<F>> =>
-  forkedWorld(world, await world.client.simulate.createFork({ params: { id: snapshotId }, query: options.stream === undefined ? {} : { stream: options.stream } }), world.fixture)
+  forkedWorld(world, await createFork(world, snapshotId, options.stream), world.fixture)
 
 /** The world of a fork made already (its key is shown once, at its making). */
 export const forkedWorld = <F>(
@@ -766,7 +807,7 @@ export const forkedWorld = <F>(
     fork,
     discard: async () => {
       await world.close()
-      await clientFor(parent).simulate.deleteFork({ params: { organizationId: fork.organizationId } })
+      await deleteFork({ baseUrl: parent.baseUrl, apiKey: parent.apiKey, fetch: parent.fetch ?? globalFetch }, fork.organizationId)
     }
   }
 }

@@ -30,9 +30,9 @@ import {
   maxSnapshotFileBytes,
   Fork,
   ForkQuery,
-  ForkSummary,
-  maxForksPerOrganization
+  ForkSummary
 } from "../simulate/Simulate.ts"
+import { maxForksPerOrganization } from "../simulate/Limits.ts"
 import { Event } from "../webhooks/Webhooks.ts"
 import {
   AdminApproval,

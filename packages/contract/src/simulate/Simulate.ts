@@ -9,6 +9,7 @@ import { NonBlankString } from "../kernel/Primitives.ts"
 import { AssetAmount, PayoutRail, TransactionFailureCode, WireReceiveDetails } from "../money/Transactions.ts"
 import { ApplicationFailureCodes, RejectionCategories } from "../onboarding/Applications.ts"
 import { WebhookDelivery } from "../webhooks/Webhooks.ts"
+import { maxForkStreamLength, maxSnapshotLabelLength } from "./Limits.ts"
 
 /** The clock's time, and which clock it is: only a `virtual` one can be advanced. */
 export const ClockNow = Schema.Struct({ now: Schema.String, mode: Schema.Literals(["system", "virtual"]) }).annotate({ identifier: "ClockNow", description: "The sandbox's virtual time." })
@@ -207,9 +208,6 @@ export const Snapshot = Schema.Struct({
 }).annotate({ identifier: "Snapshot", description: "A saved copy of an organization's whole sandbox." })
 export type Snapshot = typeof Snapshot.Type
 
-/** The longest label a snapshot carries, in characters. */
-export const maxSnapshotLabelLength = 200
-
 /**
  * What a save or an import may say of the snapshot it makes (`POST /v2/simulate/snapshots?label=…`,
  * `POST /v2/simulate/snapshots/import?label=…`): a label it carries and lists with, which fos never reads (a test
@@ -219,9 +217,6 @@ export const SnapshotQuery = Schema.Struct({
   label: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(maxSnapshotLabelLength)))
 })
 
-/** The longest stream name a fork takes (`?stream=`), in characters. */
-export const maxForkStreamLength = 500
-
 /**
  * How a fork may be made (`POST /v2/simulate/snapshots/{id}/fork?stream=…`): a name for its seeded streams, such as a
  * test file's path, so that on a seeded engine its organization and its ids follow from the seed, the parent and the
@@ -230,9 +225,6 @@ export const maxForkStreamLength = 500
 export const ForkQuery = Schema.Struct({
   stream: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(maxForkStreamLength)))
 })
-
-/** The most forks one organization holds at a time (docs/snapshots.md, "Forks"): one more is 409 CONFLICT. */
-export const maxForksPerOrganization = 64
 
 /**
  * A fork in a list (`GET /v2/simulate/forks`): an organization of its own whose sandbox began as a snapshot of the
