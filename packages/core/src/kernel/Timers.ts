@@ -79,15 +79,22 @@ export interface Handling<P, R = never, N extends string = string> {
   readonly kind: Kind<P, N>
   readonly fire: (payload: P) => Effect.Effect<void | AfterCommit, never, Store.Store | R>
   readonly action: (id: string, payload: P, route: string) => string
+  /**
+   * The row its firing locks first, when the payload names it (a webhook attempt's delivery): the timers that fire
+   * together lock theirs in one statement per table with the timers themselves (`fireDue`), where each firing's own
+   * lock was a round trip on a SQL store.
+   */
+  readonly locks?: ((payload: P) => { readonly table: Store.Table<any>; readonly key: string }) | undefined
 }
 
 export const handle = <P, R, const N extends string>(
   kind: Kind<P, N>,
   fire: (payload: P) => Effect.Effect<void | AfterCommit, never, R>,
-  action: (id: string, payload: P, route: string) => string
+  action: (id: string, payload: P, route: string) => string,
+  options: { readonly locks?: Handling<P>["locks"] } = {}
 ): Handling<P, Exclude<R, Store.Store>, N> =>
   // R is Store | Exclude<R, Store> for every R the handler may need; TypeScript does not see it of a generic R.
-  ({ kind, fire: fire as Handling<P, Exclude<R, Store.Store>, N>["fire"], action })
+  ({ kind, fire: fire as Handling<P, Exclude<R, Store.Store>, N>["fire"], action, ...(options.locks === undefined ? {} : { locks: options.locks }) })
 
 /**
  * A kind only a name and a handler declare (a host's own, `EngineOptions.timerHandlers`): its payload is whatever
@@ -327,6 +334,24 @@ export const resumeKept: Effect.Effect<number, never, Store.Store | TimerHandler
   return kept.length
 })
 
+/**
+ * Locks the rows the handlers of `timers` lock first (`Handling.locks`), in one statement per table; a payload that
+ * does not decode locks nothing here (its firing keeps the timer).
+ */
+const lockFirst = (handlers: ReadonlyMap<string, Handling<any>>, timers: ReadonlyArray<Timer>) =>
+  Effect.flatMap(Store.Store, (store) => {
+    const byTable = new Map<Store.Table<any>, Array<string>>()
+    for (const timer of timers) {
+      const handling = handlers.get(timer.kind)
+      if (handling?.locks === undefined) continue
+      const payload = Schema.decodeUnknownExit(handling.kind.payload)(timer.payload)
+      if (Exit.isFailure(payload)) continue
+      const { table, key } = handling.locks(payload.value)
+      byTable.set(table, [...(byTable.get(table) ?? []), key])
+    }
+    return Effect.forEach(byTable, ([table, keys]) => store.getManyForUpdate(table, keys), { discard: true })
+  })
+
 /** How many timers one sweep takes at most before looking again. */
 const sweepBatch = 100
 
@@ -433,9 +458,11 @@ export const fireDue = (
       // transaction each, so that the failing one alone is retried later and the others' work stands.
       const batched = due.length > 1 && !lifecycle.closing()
         ? yield* store.transaction(Effect.gen(function*() {
-          // The first lock begins the transaction (`lockNow`); the rest are taken in one statement, in key order.
+          // The first lock begins the transaction (`lockNow`); the rest are taken in one statement, in key order,
+          // and then the rows the handlers lock first (`Handling.locks`), one statement per table.
           yield* store.getForUpdate(Timers, due[0]!.id, { lockNow: true })
           yield* store.getManyForUpdate(Timers, due.map((t) => t.id))
+          yield* lockFirst(handlers, due)
           const results: Array<readonly [Timer, AfterCommit | "kept" | undefined]> = []
           for (const timer of due) {
             if (lifecycle.closing()) break
