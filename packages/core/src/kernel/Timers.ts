@@ -439,9 +439,13 @@ export const fireDue = (
     let limit = options.knownDue === true ? sweepBatch : 1
     while (true) {
       const batch = yield* store.page(Timers, { ...lane, descending: false, backward: false, from: undefined, limit })
-      limit = sweepBatch
       const due = batch.filter((t) => t.dueAtMs <= nowMs)
       if (due.length === 0) return fired
+      // The page ended before `nowMs` (it held a later timer, or fewer rows than it asked for): once these fire, no
+      // timer is due unless their firing made one due at once (`DueAtOnce`), so the next page is read only then.
+      const lastPage = due.length < batch.length || batch.length < limit
+      const madeDue: DueMark = { due: false }
+      limit = sweepBatch
       const afterCommit: Array<AfterCommit> = []
       const taken = (timer: Timer, after: AfterCommit | "kept" | undefined) => {
         // Kept for want of a handler: nothing fired, and the timer is out of the lane now.
@@ -457,7 +461,7 @@ export const fireDue = (
       // each paid those for every timer. A handler that fails rolls the whole batch back, and they fire again one
       // transaction each, so that the failing one alone is retried later and the others' work stands.
       const batched = due.length > 1 && !lifecycle.closing()
-        ? yield* store.transaction(Effect.gen(function*() {
+        ? yield* Effect.provideService(store.transaction(Effect.gen(function*() {
           // The first lock begins the transaction (`lockNow`); the rest are taken in one statement, in key order,
           // and then the rows the handlers lock first (`Handling.locks`), one statement per table.
           yield* store.getForUpdate(Timers, due[0]!.id, { lockNow: true })
@@ -469,7 +473,7 @@ export const fireDue = (
             results.push([timer, yield* inSpan(timer, fireIn(timer))] as const)
           }
           return results
-        })).pipe(Effect.catchCause(() => Effect.succeed(undefined)))
+        })), DueAtOnce, madeDue).pipe(Effect.catchCause(() => Effect.succeed(undefined)))
         : undefined
       if (batched !== undefined) {
         for (const [timer, after] of batched) taken(timer, after)
@@ -478,6 +482,7 @@ export const fireDue = (
           // A closing engine fires no more: the timer under way finishes, the rest wait for the next start.
           if (lifecycle.closing()) break
           const after = yield* inSpan(timer, store.transaction(fireIn(timer)).pipe(
+            Effect.provideService(DueAtOnce, madeDue),
             Effect.catchCause((cause) => Effect.as(retryLater(timer, nowMs, cause), undefined))
           ))
           taken(timer, after)
@@ -487,8 +492,8 @@ export const fireDue = (
         Effect.logError("After-commit work of a timer failed", cause)), {
         concurrency: afterCommitConcurrency,
         discard: true
-      })
-      if (lifecycle.closing()) return fired
+      }).pipe(Effect.provideService(DueAtOnce, madeDue))
+      if (lifecycle.closing() || (lastPage && !madeDue.due)) return fired
     }
   })
 
