@@ -347,7 +347,9 @@ const lockFirst = (handlers: ReadonlyMap<string, Handling<any>>, timers: Readonl
       const payload = Schema.decodeUnknownExit(handling.kind.payload)(timer.payload)
       if (Exit.isFailure(payload)) continue
       const { table, key } = handling.locks(payload.value)
-      byTable.set(table, [...(byTable.get(table) ?? []), key])
+      const keys = byTable.get(table)
+      if (keys === undefined) byTable.set(table, [key])
+      else keys.push(key)
     }
     return Effect.forEach(byTable, ([table, keys]) => store.getManyForUpdate(table, keys), { discard: true })
   })

@@ -31,8 +31,10 @@ import * as Timers from "../kernel/Timers.ts"
 const workerCount = 64
 /** How many sends may wait for a worker; past it an attempt waits for its lease instead (logged). */
 const queueCapacity = 10_000
-/** How many workers record at once, per engine: each transaction takes every record waiting when it begins. */
+/** How many workers record at once, per engine: each transaction takes the records waiting when it begins. */
 const recorderCount = 4
+/** How many records one transaction takes at most, as a sweep fires at most `sweepBatch` timers (Timers.ts). */
+const recordBatch = 100
 
 /**
  * What a send leaves to record once its outcome is known: the body of a store transaction on `store` (`record`),
@@ -79,7 +81,13 @@ const recordTogether = (store: Store.StoreService, jobs: ReadonlyArray<readonly 
     )
   if (jobs.length === 1) return alone(...jobs[0]!)
   const byTable = new Map<Store.Table<any>, Array<string>>()
-  for (const [, { locks }] of jobs) for (const { table, key } of locks) byTable.set(table, [...(byTable.get(table) ?? []), key])
+  for (const [, { locks }] of jobs) {
+    for (const { table, key } of locks) {
+      const keys = byTable.get(table)
+      if (keys === undefined) byTable.set(table, [key])
+      else keys.push(key)
+    }
+  }
   return store.transaction(Effect.gen(function*() {
     for (const [table, keys] of byTable) yield* store.getManyForUpdate(table, keys)
     for (const [, { record }] of jobs) yield* record
@@ -113,13 +121,17 @@ export const make: Effect.Effect<DeliveryWorkerService> = Effect.gen(function*()
    */
   const record = (): Effect.Effect<void> =>
     Effect.suspend(() => {
-      const taken = recordable.splice(0)
+      const taken = recordable.splice(0, recordBatch)
       if (taken.length === 0) {
         recorders--
         return Effect.void
       }
       const byStore = new Map<Store.StoreService, Array<readonly [Job, Recording]>>()
-      for (const item of taken) byStore.set(item[1].store, [...(byStore.get(item[1].store) ?? []), item])
+      for (const item of taken) {
+        const jobs = byStore.get(item[1].store)
+        if (jobs === undefined) byStore.set(item[1].store, [item])
+        else jobs.push(item)
+      }
       return Effect.forEach(byStore, ([store, jobs]) => recordTogether(store, jobs), { discard: true }).pipe(
         Effect.ensuring(Effect.forEach(taken, ([job]) => finish(job), { discard: true })),
         Effect.onInterrupt(() => Effect.sync(() => void recorders--)),
