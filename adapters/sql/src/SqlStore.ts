@@ -99,6 +99,8 @@ interface TransactionState {
   readonly sequences: Array<number>
   /** Whether the transaction has taken its first block (with its first read by key, or its first number). */
   blockTaken: boolean
+  /** How many blocks it has taken for want of numbers (`nextSequence`): each is twice the one before, up to a bound. */
+  refills: number
   /**
    * What this transaction read without a lock, by table and key (`value` undefined: no such row), and the pages it
    * read, by table and query: a second read in the transaction is answered from here, until the transaction writes
@@ -427,11 +429,16 @@ export const makeSqlStore = Effect.gen(function*() {
     current?.pages.clear()
   })
 
-  /** The next number of `fos_sequence`; inside a store transaction, from its current block (see `sequenceBlock`). */
+  /**
+   * The next number of `fos_sequence`; inside a store transaction, from its current block (see `sequenceBlock`). A
+   * transaction that runs out takes a block twice the size of the one it took last for want of numbers, up to 32
+   * times `sequenceBlock`: one that fires a batch of timers numbers hundreds of rows, a round trip per 8 of them at a
+   * fixed size, and the gaps it leaves stay under what it used.
+   */
   const nextSequence = Effect.flatMap(CurrentTransaction, (current) => {
     if (current !== undefined && current.sequences.length > 0) return Effect.succeed(current.sequences.shift()!)
     if (current !== undefined) current.blockTaken = true
-    const size = current === undefined ? 1 : sequenceBlock
+    const size = current === undefined ? 1 : sequenceBlock * 2 ** Math.min(current.refills++, 5)
     return dieOnSql(Effect.map(
       sql<{ n: string | number }>`SELECT nextval('fos_sequence') AS n FROM generate_series(1, ${size})`,
       (rows) => {
@@ -1428,6 +1435,7 @@ export const makeSqlStore = Effect.gen(function*() {
           heldTables: new Set<string>(),
           sequences: [],
           blockTaken: false,
+          refills: 0,
           seen: new Map(),
           pages: new Map(),
           begun: false,

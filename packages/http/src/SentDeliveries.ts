@@ -69,11 +69,14 @@ export const makeRecorder = (inner: Transport.WebhookTransportService | undefine
   let sends = 0
   let sent: Array<{ readonly order: number; readonly delivery: SentDelivery }> = []
 
-  const sentAtOf = (row: { readonly organizationId: string; readonly environment: Environment } | undefined) =>
+  const sentAtOf = (row: { readonly organizationId: string; readonly environment: Environment } | undefined, sending: Transport.SendingValue | undefined) =>
     Effect.gen(function*() {
       const { store, time, handlers } = services!
       if (row === undefined) return yield* time.now
-      const clock = yield* time.clockFor(Tenancy.scopeOf(row.organizationId, row.environment)).pipe(
+      const scope = Tenancy.scopeOf(row.organizationId, row.environment)
+      // A sandbox clock stands still while its send is under way: the claim's time is its time, unread.
+      if (sending !== undefined && time.mode === "virtual" && !Timers.isRealTimeScope(scope)) return sending.nowMs
+      const clock = yield* time.clockFor(scope).pipe(
         Effect.provideService(Store.Store, store),
         Effect.provideService(Timers.TimerHandlers, handlers)
       )
@@ -83,7 +86,10 @@ export const makeRecorder = (inner: Transport.WebhookTransportService | undefine
   const attemptOf = (request: Transport.DeliveryRequest) =>
     Effect.gen(function*() {
       if (services === undefined) return yield* Effect.die(new Error("the delivery recorder was used before its engine was built"))
-      const row = yield* services.store.get(DeliveriesModule.WebhookDeliveries, request.deliveryId)
+      // The engine's own sends name their delivery as claimed (`Transport.Sending`); another's is read.
+      const claimed = yield* Transport.Sending
+      const sending = claimed?.delivery.id === request.deliveryId ? claimed : undefined
+      const row = sending?.delivery ?? (yield* services.store.get(DeliveriesModule.WebhookDeliveries, request.deliveryId))
       const attempt: DeliveryAttempt = {
         deliveryId: request.deliveryId,
         attemptId: request.attemptId,
@@ -95,7 +101,7 @@ export const makeRecorder = (inner: Transport.WebhookTransportService | undefine
         run: row?.run ?? 1,
         attempt: (row?.attemptsInRun ?? 0) + 1,
         // The clock of the delivery's scope: its sandbox's on a virtual clock (the send itself runs on real time).
-        sentAt: toIso(yield* sentAtOf(row))
+        sentAt: toIso(yield* sentAtOf(row, sending))
       }
       return attempt
     })

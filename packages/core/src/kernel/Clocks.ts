@@ -256,8 +256,11 @@ export const makeVirtualTimeControl = (
       const timersFired: Record<string, number> = { ...advance.timersFired }
       const count = (timer: Timers.Timer) => void (timersFired[timer.kind] = (timersFired[timer.kind] ?? 0) + 1)
       let nowMs = fromNowMs
+      // Whether a step has just fired what was due at `nowMs`: the next timer is then later, or made by the sends the
+      // clock waits for, so it is read once, after them.
+      let stepped = false
       while (true) {
-        let next = yield* Timers.nextTimerIn(lane)
+        let next = stepped && advance.targetMs > nowMs ? undefined : yield* Timers.nextTimerIn(lane)
         if (advance.targetMs > nowMs && (next === undefined || next.dueAtMs > nowMs)) {
           // The clock is about to move: the sends in flight end first, and may schedule or remove timers.
           yield* settled(scope)
@@ -269,6 +272,7 @@ export const makeVirtualTimeControl = (
         // that finishes the advance after a crash starts from it.
         yield* writeIfOwned(store, scope, owner, { id: scope, nowMs, advancing: { ...advance, timersFired: { ...timersFired } }, ...keptOf(kept) })
         yield* Timers.fireDue(nowMs, lane, count, { knownDue: true }).pipe(Effect.provideService(Clock.Clock, fixedClock(nowMs, realClock)))
+        stepped = true
       }
       // The report is read once the sends of the last instant have ended: whatever they schedule (a retry) is the
       // clock's next timer, on every store and however fast the receivers answer.

@@ -79,15 +79,22 @@ export interface Handling<P, R = never, N extends string = string> {
   readonly kind: Kind<P, N>
   readonly fire: (payload: P) => Effect.Effect<void | AfterCommit, never, Store.Store | R>
   readonly action: (id: string, payload: P, route: string) => string
+  /**
+   * The row its firing locks first, when the payload names it (a webhook attempt's delivery): the timers that fire
+   * together lock theirs in one statement per table with the timers themselves (`fireDue`), where each firing's own
+   * lock was a round trip on a SQL store.
+   */
+  readonly locks?: ((payload: P) => { readonly table: Store.Table<any>; readonly key: string }) | undefined
 }
 
 export const handle = <P, R, const N extends string>(
   kind: Kind<P, N>,
   fire: (payload: P) => Effect.Effect<void | AfterCommit, never, R>,
-  action: (id: string, payload: P, route: string) => string
+  action: (id: string, payload: P, route: string) => string,
+  options: { readonly locks?: Handling<P>["locks"] } = {}
 ): Handling<P, Exclude<R, Store.Store>, N> =>
   // R is Store | Exclude<R, Store> for every R the handler may need; TypeScript does not see it of a generic R.
-  ({ kind, fire: fire as Handling<P, Exclude<R, Store.Store>, N>["fire"], action })
+  ({ kind, fire: fire as Handling<P, Exclude<R, Store.Store>, N>["fire"], action, ...(options.locks === undefined ? {} : { locks: options.locks }) })
 
 /**
  * A kind only a name and a handler declare (a host's own, `EngineOptions.timerHandlers`): its payload is whatever
@@ -327,6 +334,26 @@ export const resumeKept: Effect.Effect<number, never, Store.Store | TimerHandler
   return kept.length
 })
 
+/**
+ * Locks the rows the handlers of `timers` lock first (`Handling.locks`), in one statement per table; a payload that
+ * does not decode locks nothing here (its firing keeps the timer).
+ */
+const lockFirst = (handlers: ReadonlyMap<string, Handling<any>>, timers: ReadonlyArray<Timer>) =>
+  Effect.flatMap(Store.Store, (store) => {
+    const byTable = new Map<Store.Table<any>, Array<string>>()
+    for (const timer of timers) {
+      const handling = handlers.get(timer.kind)
+      if (handling?.locks === undefined) continue
+      const payload = Schema.decodeUnknownExit(handling.kind.payload)(timer.payload)
+      if (Exit.isFailure(payload)) continue
+      const { table, key } = handling.locks(payload.value)
+      const keys = byTable.get(table)
+      if (keys === undefined) byTable.set(table, [key])
+      else keys.push(key)
+    }
+    return Effect.forEach(byTable, ([table, keys]) => store.getManyForUpdate(table, keys), { discard: true })
+  })
+
 /** How many timers one sweep takes at most before looking again. */
 const sweepBatch = 100
 
@@ -414,9 +441,13 @@ export const fireDue = (
     let limit = options.knownDue === true ? sweepBatch : 1
     while (true) {
       const batch = yield* store.page(Timers, { ...lane, descending: false, backward: false, from: undefined, limit })
-      limit = sweepBatch
       const due = batch.filter((t) => t.dueAtMs <= nowMs)
       if (due.length === 0) return fired
+      // The page ended before `nowMs` (it held a later timer, or fewer rows than it asked for): once these fire, no
+      // timer is due unless their firing made one due at once (`DueAtOnce`), so the next page is read only then.
+      const lastPage = due.length < batch.length || batch.length < limit
+      const madeDue: DueMark = { due: false }
+      limit = sweepBatch
       const afterCommit: Array<AfterCommit> = []
       const taken = (timer: Timer, after: AfterCommit | "kept" | undefined) => {
         // Kept for want of a handler: nothing fired, and the timer is out of the lane now.
@@ -432,17 +463,19 @@ export const fireDue = (
       // each paid those for every timer. A handler that fails rolls the whole batch back, and they fire again one
       // transaction each, so that the failing one alone is retried later and the others' work stands.
       const batched = due.length > 1 && !lifecycle.closing()
-        ? yield* store.transaction(Effect.gen(function*() {
-          // The first lock begins the transaction (`lockNow`); the rest are taken in one statement, in key order.
+        ? yield* Effect.provideService(store.transaction(Effect.gen(function*() {
+          // The first lock begins the transaction (`lockNow`); the rest are taken in one statement, in key order,
+          // and then the rows the handlers lock first (`Handling.locks`), one statement per table.
           yield* store.getForUpdate(Timers, due[0]!.id, { lockNow: true })
           yield* store.getManyForUpdate(Timers, due.map((t) => t.id))
+          yield* lockFirst(handlers, due)
           const results: Array<readonly [Timer, AfterCommit | "kept" | undefined]> = []
           for (const timer of due) {
             if (lifecycle.closing()) break
             results.push([timer, yield* inSpan(timer, fireIn(timer))] as const)
           }
           return results
-        })).pipe(Effect.catchCause(() => Effect.succeed(undefined)))
+        })), DueAtOnce, madeDue).pipe(Effect.catchCause(() => Effect.succeed(undefined)))
         : undefined
       if (batched !== undefined) {
         for (const [timer, after] of batched) taken(timer, after)
@@ -451,6 +484,7 @@ export const fireDue = (
           // A closing engine fires no more: the timer under way finishes, the rest wait for the next start.
           if (lifecycle.closing()) break
           const after = yield* inSpan(timer, store.transaction(fireIn(timer)).pipe(
+            Effect.provideService(DueAtOnce, madeDue),
             Effect.catchCause((cause) => Effect.as(retryLater(timer, nowMs, cause), undefined))
           ))
           taken(timer, after)
@@ -460,8 +494,8 @@ export const fireDue = (
         Effect.logError("After-commit work of a timer failed", cause)), {
         concurrency: afterCommitConcurrency,
         discard: true
-      })
-      if (lifecycle.closing()) return fired
+      }).pipe(Effect.provideService(DueAtOnce, madeDue))
+      if (lifecycle.closing() || (lastPage && !madeDue.due)) return fired
     }
   })
 

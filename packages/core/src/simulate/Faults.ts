@@ -280,9 +280,11 @@ export const takeRequestFault = (caller: FaultOwner, request: FaultedRequest): E
 /** The receiver fault of a delivery's endpoint, used once; undefined when it has none. */
 const takeReceiverFault = (store: Store.StoreService, deliveryId: string): Effect.Effect<ReceiverFaultEffect | undefined> =>
   Effect.gen(function*() {
-    const delivery = yield* store.get(Deliveries.WebhookDeliveries, deliveryId)
+    // The engine's own sends name their delivery (`Transport.Sending`); a send from elsewhere reads it.
+    const sending = yield* Transport.Sending
+    const delivery = sending?.delivery.id === deliveryId ? sending.delivery : yield* store.get(Deliveries.WebhookDeliveries, deliveryId)
     if (delivery === undefined) return undefined
-    // Read first without a transaction: an attempt to an endpoint without a fault (nearly all) pays two reads.
+    // Read first without a transaction: an attempt to an endpoint without a fault (nearly all) pays one read.
     const found = yield* store.findUnique(SimulatedFaults, "receiver", delivery.endpointId)
     if (found === undefined) return undefined
     return yield* store.transaction(Effect.gen(function*() {

@@ -4,8 +4,10 @@
  * receiver's limit, not the caller's wait).
  *
  * An attempt's timer claims the delivery in its transaction (Dispatch.ts) and, once that commits, hands the send
- * to this worker: a bounded queue and a fixed pool of fibers forked in the engine's scope. Each send records its
- * attempt in a transaction of its own, as before, where the DeliveryMachine decides what comes next. The queue is
+ * to this worker: a bounded queue and a fixed pool of fibers forked in the engine's scope. A send hands back what it
+ * records (`Recording`), and the records of the sends that ended meanwhile share one store transaction, where the
+ * DeliveryMachine decides what comes next for each: an advance's instant fires tens of attempts at once, and a
+ * transaction each paid a SQL store a commit and a read per row for every one (`recordTogether`). The queue is
  * memory only, and need not be more: a claimed attempt holds its 60-second recovery lease (DeliveryMachine.leaseMs),
  * so an attempt in flight when the process stops, or one the full queue had no room for, is sent again when the
  * lease runs out, as a crash between sending and recording always was.
@@ -17,7 +19,7 @@
  *
  * `flushDeliveries` is the testers' wait: until every delivery caused so far has had its attempt.
  */
-import { Clock, Context, Deferred, Duration, Effect, Queue, type Scope } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Queue, type Scope } from "effect"
 import type { Environment } from "@fos/contract"
 import * as Deliveries from "./Deliveries.ts"
 import * as RealClock from "../kernel/RealClock.ts"
@@ -29,14 +31,29 @@ import * as Timers from "../kernel/Timers.ts"
 const workerCount = 64
 /** How many sends may wait for a worker; past it an attempt waits for its lease instead (logged). */
 const queueCapacity = 10_000
+/** How many workers record at once, per engine: each transaction takes the records waiting when it begins. */
+const recorderCount = 4
+/** How many records one transaction takes at most, as a sweep fires at most `sweepBatch` timers (Timers.ts). */
+const recordBatch = 100
+
+/**
+ * What a send leaves to record once its outcome is known: the body of a store transaction on `store` (`record`),
+ * which another send's may share, and the rows it locks (`locks`), which the shared transaction locks up front, one
+ * statement per table, so the records then find them held. Everything `record` needs is provided already.
+ */
+export interface Recording {
+  readonly store: Store.StoreService
+  readonly locks: ReadonlyArray<{ readonly table: Store.Table<any>; readonly key: string }>
+  readonly record: Effect.Effect<void>
+}
 
 export interface DeliveryWorkerService {
   /**
-   * Queues a send of the delivery scope `scope` (scopeOf), with everything it needs already provided; never waits.
-   * A send that finds the queue full is left to its recovery lease.
+   * Queues a send of the delivery scope `scope` (scopeOf), with everything it needs already provided, and what it
+   * answers to record, if anything; never waits. A send that finds the queue full is left to its recovery lease.
    */
-  readonly submit: (scope: string, send: Effect.Effect<void>) => Effect.Effect<void>
-  /** Waits until the sends queued or running now (of `scope`, or of every scope) have ended. */
+  readonly submit: (scope: string, send: Effect.Effect<Recording | void>) => Effect.Effect<void>
+  /** Waits until the sends queued or running now (of `scope`, or of every scope) have ended, their records committed. */
   readonly settled: (scope?: string) => Effect.Effect<void>
   /** Waits until the next send of this process ends: a flush's cue to look again. */
   readonly nextEnd: Effect.Effect<void>
@@ -48,27 +65,92 @@ export class DeliveryWorker extends Context.Service<DeliveryWorker, DeliveryWork
 
 interface Job {
   readonly scope: string
-  readonly send: Effect.Effect<void>
+  readonly send: Effect.Effect<Recording | void>
   readonly done: Deferred.Deferred<void>
+}
+
+/**
+ * Runs the records of `jobs` (all of one store) in one transaction: their rows locked first, one statement per table,
+ * then each record in the order its send ended. A batch that fails (a record's defect, a deadlock past the store's
+ * retries) rolls back whole, and each record then runs in a transaction of its own, so one bad record loses no other.
+ */
+const recordTogether = (store: Store.StoreService, jobs: ReadonlyArray<readonly [Job, Recording]>) => {
+  const alone = (job: Job, recording: Recording) =>
+    store.transaction(recording.record).pipe(
+      Effect.catchCause((cause) => Effect.logError("A webhook send failed", cause).pipe(Effect.annotateLogs(Tenancy.scopeLogAnnotations(job.scope))))
+    )
+  if (jobs.length === 1) return alone(...jobs[0]!)
+  const byTable = new Map<Store.Table<any>, Array<string>>()
+  for (const [, { locks }] of jobs) {
+    for (const { table, key } of locks) {
+      const keys = byTable.get(table)
+      if (keys === undefined) byTable.set(table, [key])
+      else keys.push(key)
+    }
+  }
+  return store.transaction(Effect.gen(function*() {
+    for (const [table, keys] of byTable) yield* store.getManyForUpdate(table, keys)
+    for (const [, { record }] of jobs) yield* record
+  })).pipe(
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.forEach(jobs, ([job, recording]) => alone(job, recording), { discard: true })
+    )
+  )
 }
 
 export const make: Effect.Effect<DeliveryWorkerService> = Effect.gen(function*() {
   const queue = yield* Queue.dropping<Job>(queueCapacity)
-  // Every job queued or running, so that `settled` knows what to wait for.
+  // The sends that ended and wait for their records to commit, in the order they ended.
+  const recordable: Array<readonly [Job, Recording]> = []
+  // How many workers are recording now (at most `recorderCount`).
+  let recorders = 0
+  // Every job queued, running or waiting for its record, so that `settled` knows what to wait for.
   const open = new Set<Job>()
   let ended = Deferred.makeUnsafe<void>()
   const finish = (job: Job) =>
     Effect.sync(() => {
-      open.delete(job)
+      if (!open.delete(job)) return
       Deferred.doneUnsafe(job.done, Effect.void)
       const cue = ended
       ended = Deferred.makeUnsafe<void>()
       Deferred.doneUnsafe(cue, Effect.void)
     })
+  /**
+   * Records what waits, a transaction per store, again until nothing does: the records of the sends that ended while
+   * one transaction ran go together in the next (a group commit), and a lone send's record runs at once.
+   */
+  const record = (): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const taken = recordable.splice(0, recordBatch)
+      if (taken.length === 0) {
+        recorders--
+        return Effect.void
+      }
+      const byStore = new Map<Store.StoreService, Array<readonly [Job, Recording]>>()
+      for (const item of taken) {
+        const jobs = byStore.get(item[1].store)
+        if (jobs === undefined) byStore.set(item[1].store, [item])
+        else jobs.push(item)
+      }
+      return Effect.forEach(byStore, ([store, jobs]) => recordTogether(store, jobs), { discard: true }).pipe(
+        Effect.ensuring(Effect.forEach(taken, ([job]) => finish(job), { discard: true })),
+        Effect.onInterrupt(() => Effect.sync(() => void recorders--)),
+        Effect.flatMap(record)
+      )
+    })
+  /** Hands a send's record on: this worker records it, with what else waits, unless enough workers are recording. */
+  const toRecord = (job: Job, recording: Recording) =>
+    Effect.suspend(() => {
+      recordable.push([job, recording])
+      if (recorders >= recorderCount) return Effect.void
+      recorders++
+      return record()
+    })
   const work = Effect.forever(Effect.flatMap(Queue.take(queue), (job) =>
     job.send.pipe(
-      Effect.catchCause((cause) => Effect.logError("A webhook send failed", cause).pipe(Effect.annotateLogs(Tenancy.scopeLogAnnotations(job.scope)))),
-      Effect.ensuring(finish(job))
+      Effect.catchCause((cause) => Effect.as(Effect.logError("A webhook send failed", cause).pipe(Effect.annotateLogs(Tenancy.scopeLogAnnotations(job.scope))), undefined)),
+      Effect.flatMap((recording) => recording === undefined ? finish(job) : toRecord(job, recording)),
+      Effect.onInterrupt(() => finish(job))
     )))
   return {
     submit: (scope, send) =>

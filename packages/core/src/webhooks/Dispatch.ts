@@ -15,8 +15,9 @@
  * Every attempt is a durable timer (`webhook.attempt`): it claims the delivery in its transaction (processing, plus
  * a recovery lease: the same timer kind again, 60 s on), and after that transaction commits hands the send to the
  * delivery worker (DeliveryWorker.ts), so the request or advance that fired the timer never waits for the receiver.
- * The worker sends the signed body and records the attempt in a new transaction, which schedules the next attempt
- * (30 s, 2 min, 15 min, 1 h) or ends the run; the DeliveryMachine decides which. A crash between sending and
+ * The worker sends the signed body and records the attempt in a new transaction (shared with the records of the other
+ * sends that ended meanwhile), which schedules the next attempt (30 s, 2 min, 15 min, 1 h) or ends the run; the
+ * DeliveryMachine decides which. A crash between sending and
  * recording leaves the lease, which sends the same event again: at least once. In a sandbox, the same transaction
  * keeps what the attempt sent (URL and headers, the signature among them; AttemptRequests.ts).
  */
@@ -49,7 +50,7 @@ export const signatureHeader = (t: number, body: string, secrets: ReadonlyArray<
 /** A claimed attempt's send, and the scope (scopeOf) of its delivery. */
 interface Send {
   readonly scope: string
-  readonly send: Timers.AfterCommit
+  readonly send: Effect.Effect<DeliveryWorker.Recording, never, Store.Store | Transport.WebhookTransport | RealClock.RealClock>
 }
 
 const attempt = (payload: { readonly deliveryId: string }): Effect.Effect<Send | undefined, never, Store.Store> =>
@@ -84,8 +85,11 @@ const attempt = (payload: { readonly deliveryId: string }): Effect.Effect<Send |
     return { scope: Tenancy.scopeOf(delivery.organizationId, delivery.environment), send: sendAndRecord(claimed, request, nowMs) }
   })
 
-/** Sends one attempt and records it; the next attempt, or the end of the run, is scheduled in the same transaction. */
-const sendAndRecord = (claimed: Deliveries.Claimed, request: Transport.DeliveryRequest, startedMs: number): Timers.AfterCommit =>
+/**
+ * Sends one attempt and answers its record (DeliveryWorker.ts, `Recording`), which the worker runs in a transaction
+ * that may hold other attempts' records too; the next attempt, or the end of the run, is scheduled in it.
+ */
+const sendAndRecord = (claimed: Deliveries.Claimed, request: Transport.DeliveryRequest, startedMs: number): Effect.Effect<DeliveryWorker.Recording, never, Store.Store | Transport.WebhookTransport | RealClock.RealClock> =>
   Effect.gen(function*() {
     const transport = yield* Transport.WebhookTransport
     const settings = yield* Transport.WebhookSettings
@@ -106,6 +110,7 @@ const sendAndRecord = (claimed: Deliveries.Claimed, request: Transport.DeliveryR
           orElse: () => Effect.fail(new Transport.TransportError({ message: `no answer within ${receiverTimeoutMs / 1000} seconds` }))
         }),
         Effect.provideService(Clock.Clock, realClock),
+        Effect.provideService(Transport.Sending, { delivery: claimed.delivery, nowMs: startedMs }),
         Effect.match({
           onFailure: (e) => ({ status: null, error: e.message, latencyMs: undefined }),
           onSuccess: (r) => ({ status: r.status, error: r.status >= 200 && r.status < 300 ? null : `answered ${r.status}`, latencyMs: r.latencyMs })
@@ -119,14 +124,26 @@ const sendAndRecord = (claimed: Deliveries.Claimed, request: Transport.DeliveryR
       [Telemetry.Attribute.errorType]: outcome.error === null ? undefined : outcome.status === null ? "no_answer" : String(outcome.status)
     })
     const store = yield* Store.Store
-    yield* store.transaction(Effect.gen(function*() {
+    const record = Effect.gen(function*() {
       const current = yield* store.getForUpdate(Deliveries.WebhookDeliveries, claimed.delivery.id)
       // Another process took this delivery over after our lease ran out: its attempt is the one that counts.
       if (current === undefined || current.timerId !== claimed.lease) return
       const recorded = yield* Deliveries.recordAttempt(current, { id: claimed.attemptId, startedMs, responseStatus: outcome.status, latencyMs, error: outcome.error })
       // What a sandbox attempt sent, in the same transaction as its result (AttemptRequests.ts).
       if (recorded !== undefined) yield* AttemptRequests.keep(current, recorded, request)
-    }))
+    })
+    // The record runs later, on the worker, with what the send ran with: the store, the timer's clock and random
+    // stream, and this attempt's span as its parent.
+    const context = yield* Effect.context<Store.Store>()
+    return {
+      store,
+      // The delivery, and the lease the record cancels (`Deliveries.recordAttempt`).
+      locks: [
+        { table: Deliveries.WebhookDeliveries, key: claimed.delivery.id },
+        ...(claimed.lease === undefined ? [] : [{ table: Timers.Timers, key: claimed.lease }])
+      ],
+      record: Effect.provideContext(record, context)
+    } satisfies DeliveryWorker.Recording
   }).pipe(
     Telemetry.withSpan(Telemetry.SpanName.webhookAttempt, {
       kind: "client",
@@ -139,7 +156,7 @@ const sendAndRecord = (claimed: Deliveries.Claimed, request: Transport.DeliveryR
         [Telemetry.Attribute.environment]: claimed.delivery.environment
       })
     })
-  ) as Timers.AfterCommit
+  )
 
 /**
  * An attempt's timer, over the transport the engine delivers with (`Transport.WebhookTransport`, its settings and
@@ -160,7 +177,7 @@ const fireAttempt = (payload: { readonly deliveryId: string }) =>
       )
     const claimed = yield* provide(attempt(payload))
     if (claimed === undefined) return undefined
-    const send = provide(claimed.send as Effect.Effect<void, never, Store.Store | Transport.WebhookTransport | RealClock.RealClock>)
+    const send = provide(claimed.send)
     const handOff: Timers.AfterCommit = Effect.flatMap(Effect.context<Store.Store>(), (context) => worker.submit(claimed.scope, Effect.provideContext(send, context)))
     return handOff
   })
@@ -168,5 +185,7 @@ const fireAttempt = (payload: { readonly deliveryId: string }) =>
 /** A delivery's attempts, sent through the engine's transport on its delivery worker. */
 export const domain = Domain.make({
   name: "webhooks/Dispatch",
-  timers: [Timers.handle(Deliveries.attemptTimer, fireAttempt, (id) => `sends the next attempt of webhook delivery ${id}`)]
+  timers: [Timers.handle(Deliveries.attemptTimer, fireAttempt, (id) => `sends the next attempt of webhook delivery ${id}`, {
+    locks: (payload) => ({ table: Deliveries.WebhookDeliveries, key: payload.deliveryId })
+  })]
 })

@@ -5,6 +5,7 @@
  * in the servers (adapters/serve), or a callback in process for hosts and tests.
  */
 import { Clock, Context, Data, Effect } from "effect"
+import type { WebhookDelivery } from "./Deliveries.ts"
 
 export interface DeliveryRequest {
   /** The delivery (wdl_) and this attempt of it (wda_, sent as X-Service-Delivery-Id). */
@@ -35,6 +36,19 @@ export interface WebhookTransportService {
 }
 
 export class WebhookTransport extends Context.Service<WebhookTransport, WebhookTransportService>()("fos/WebhookTransport") {}
+
+/**
+ * The delivery a send is for, as its attempt's claim left it, and the time of the claim (`nowMs`, on the delivery's
+ * clock): set around every send the engine makes, so that what wraps the transport (receiver faults, the host's
+ * record of what was sent) reads the delivery's endpoint, run and clock from here instead of the store. On a virtual
+ * clock the clock stands still while a send is under way (DeliveryWorker.ts), so `nowMs` is its time for the whole send.
+ */
+export interface SendingValue {
+  readonly delivery: WebhookDelivery
+  readonly nowMs: number
+}
+
+export class Sending extends Context.Reference<SendingValue | undefined>("fos/webhooks/Sending", { defaultValue: () => undefined }) {}
 
 /** A transport that hands each delivery to a function in this process, for hosts and tests. */
 export const callback = (
