@@ -36,6 +36,7 @@ const makeSpans = (tracer: Tracer.Tracer, failure: Exit.Exit<unknown, unknown>, 
   const values: Record<string, unknown> = {
     text: "caf\u00e9 \"quoted\" \\ line\nbreak \u2028 \ud83d\ude00 \u0001",
     empty: "",
+    lone: "\ud800 alone",
     int: 200,
     negative: -42,
     zero: -0,

@@ -52,11 +52,17 @@ const int64Bound = 2 ** 63
 /** OTLP/JSON writes NaN and the infinities as strings, where `JSON.stringify` writes null. */
 const nonFiniteToString = (_key: string, value: unknown) => typeof value === "number" && !Number.isFinite(value) ? String(value) : value
 
+/** What JSON escapes in a string (and a surrogate, which `JSON.stringify` escapes when it is alone). */
+const escaped = /["\\\u0000-\u001f\ud800-\udfff]/
+
+/** `text` as a JSON string: most of a span's texts (names, paths, ids) need no escape, and a test is cheaper. */
+const quoted = (text: string): string => escaped.test(text) ? JSON.stringify(text) : `"${text}"`
+
 /** An attribute's value as OTLP/JSON's AnyValue, as Effect's `unknownToAttributeValue` makes it. */
 const anyValue = (value: unknown): string => {
   switch (typeof value) {
     case "string":
-      return `{"stringValue":${JSON.stringify(value)}}`
+      return `{"stringValue":${quoted(value)}}`
     case "boolean":
       return value ? `{"boolValue":true}` : `{"boolValue":false}`
     case "number":
@@ -71,11 +77,23 @@ const anyValue = (value: unknown): string => {
   }
 }
 
+/** `{"key":…,"value":` for each attribute name seen, which are few (kernel/Telemetry.ts's, Effect's). */
+const keyPrefixes = new Map<string, string>()
+const keyPrefix = (key: string): string => {
+  let prefix = keyPrefixes.get(key)
+  if (prefix === undefined) {
+    prefix = `{"key":${JSON.stringify(key)},"value":`
+    // A span may be given names without end (an annotation's); those are written each time.
+    if (keyPrefixes.size < 1_000) keyPrefixes.set(key, prefix)
+  }
+  return prefix
+}
+
 const attributesOf = (entries: Iterable<readonly [string, unknown]>, extra = ""): string => {
-  let json = "["
-  for (const [key, value] of entries) json += `${json.length === 1 ? "" : ","}{"key":${JSON.stringify(key)},"value":${anyValue(value)}}`
-  if (extra !== "") json += json.length === 1 ? extra : `,${extra}`
-  return `${json}]`
+  let json = ""
+  for (const [key, value] of entries) json += `${json === "" ? "" : ","}${keyPrefix(key)}${anyValue(value)}}`
+  if (extra !== "") json += json === "" ? extra : `,${extra}`
+  return `[${json}]`
 }
 
 const entriesOf = (attributes: Readonly<Record<string, unknown>> | undefined) => attributes === undefined ? [] : Object.entries(attributes)
@@ -85,7 +103,7 @@ const spanKind: Record<Tracer.SpanKind, number> = { internal: 1, server: 2, clie
 type Event = readonly [name: string, startTime: bigint, attributes: Record<string, unknown> | undefined]
 
 const eventJson = ([name, time, attributes]: Event) =>
-  `{"name":${JSON.stringify(name)},"timeUnixNano":"${time}","attributes":${attributesOf(entriesOf(attributes))},"droppedAttributesCount":0}`
+  `{"name":${quoted(name)},"timeUnixNano":"${time}","attributes":${attributesOf(entriesOf(attributes))},"droppedAttributesCount":0}`
 
 /** A span's OTLP/JSON Span message, ended at `endTime` with `exit`. */
 const spanJson = (span: OtlpSpan, startTime: bigint, endTime: bigint, exit: Exit.Exit<unknown, unknown>): string => {
@@ -115,7 +133,7 @@ const spanJson = (span: OtlpSpan, startTime: bigint, endTime: bigint, exit: Exit
       `"attributes":${attributesOf(Object.entries(link.attributes))},"droppedAttributesCount":0}`
   }
   const parent = span.parent._tag === "Some" ? `"parentSpanId":${JSON.stringify(span.parent.value.spanId)},` : ""
-  return `{"traceId":${JSON.stringify(span.traceId.padStart(32, "0"))},"spanId":"${span.spanId}",${parent}"name":${JSON.stringify(span.name)},` +
+  return `{"traceId":${JSON.stringify(span.traceId.padStart(32, "0"))},"spanId":"${span.spanId}",${parent}"name":${quoted(span.name)},` +
     `"kind":${spanKind[span.kind]},"startTimeUnixNano":"${startTime}","endTimeUnixNano":"${endTime}",` +
     `"attributes":${attributesOf(span.attributeMap ?? [], interrupted)},"droppedAttributesCount":0,"events":[${events}],"droppedEventsCount":0,` +
     `"status":${status},"links":[${links}],"droppedLinksCount":0}`
