@@ -29,26 +29,34 @@ export const nodeOtlpClient: Layer.Layer<HttpClient.HttpClient> = Layer.effect(
         const failed = (cause: unknown) =>
           resume(Effect.fail(new HttpClientError.HttpClientError({ reason: new HttpClientError.TransportError({ request, cause }) })))
         const options = { method: request.method, headers: request.headers, signal }
-        const sent = url.protocol === "https:" ? httpsRequest(url, { ...options, agent: agents.https }) : httpRequest(url, { ...options, agent: agents.http })
-        sent.on("error", failed)
-        sent.on("response", (answer: IncomingMessage) => {
-          const chunks: Array<Buffer> = []
-          answer.on("data", (chunk: Buffer) => chunks.push(chunk))
-          answer.on("error", failed)
-          answer.on("end", () => {
-            const headers = new Headers()
-            for (const [name, value] of Object.entries(answer.headers)) {
-              if (typeof value === "string") headers.set(name, value)
-              else if (value !== undefined) for (const one of value) headers.append(name, one)
-            }
-            const status = answer.statusCode ?? 500
-            const content = status === 204 || status === 304 || chunks.length === 0 ? null : Buffer.concat(chunks)
-            resume(Effect.succeed(HttpClientResponse.fromWeb(request, new Response(content, { status, headers }))))
+        const send = (again: boolean) => {
+          const sent = url.protocol === "https:" ? httpsRequest(url, { ...options, agent: agents.https }) : httpRequest(url, { ...options, agent: agents.http })
+          sent.on("error", (error: NodeJS.ErrnoException) => {
+            // A kept-alive connection the collector closed while it was idle (between two exports): Node's own
+            // advice is to send again, once, on a new connection.
+            if (!again && sent.reusedSocket && error.code === "ECONNRESET") send(true)
+            else failed(error)
           })
-        })
-        // A text body is written as it is: node:http encodes it onto the socket, with no copy of its bytes first.
-        if (body._tag === "Empty") sent.end()
-        else sent.end(body.text ?? body.body)
+          sent.on("response", (answer: IncomingMessage) => {
+            const chunks: Array<Buffer> = []
+            answer.on("data", (chunk: Buffer) => chunks.push(chunk))
+            answer.on("error", failed)
+            answer.on("end", () => {
+              const headers = new Headers()
+              for (const [name, value] of Object.entries(answer.headers)) {
+                if (typeof value === "string") headers.set(name, value)
+                else if (value !== undefined) for (const one of value) headers.append(name, one)
+              }
+              const status = answer.statusCode ?? 500
+              const content = status === 204 || status === 304 || chunks.length === 0 ? null : Buffer.concat(chunks)
+              resume(Effect.succeed(HttpClientResponse.fromWeb(request, new Response(content, { status, headers }))))
+            })
+          })
+          // A text body is written as it is: node:http encodes it onto the socket, with no copy of its bytes first.
+          if (body._tag === "Empty") sent.end()
+          else sent.end(body.text ?? body.body)
+        }
+        send(false)
       })
     })
   })
