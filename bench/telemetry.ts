@@ -5,8 +5,9 @@
  *
  * Three engines answer in the same rounds, the first of them moving on by one each round so that a machine's drift
  * falls on all three alike: `before`, the engine of another checkout (BENCH_COMPARE, the build before a change; left
- * out when not given), `off`, this checkout's with no telemetry, and `on`, this checkout's with spans exported by
- * Effect's OtlpTracer (OTLP/HTTP JSON, every 5 s) to a sink on 127.0.0.1 that reads and drops what it is sent. Each
+ * out when not given), `off`, this checkout's with no telemetry, and `on`, this checkout's exporting its traces,
+ * metrics and logs as `fos serve --otlp` does (`telemetry.otlp`, sent by node:http) to a sink on 127.0.0.1, in
+ * this process, that reads and drops what it is sent. Each
  * figure is the median over the rounds of microseconds per request; the ratios are the medians of each round's
  * ratio. Results go to stdout and to docs/performance.md between `<!-- bench:telemetry:start -->` and
  * `<!-- bench:telemetry:end -->` (BENCH_NO_DOCS=1 leaves the docs alone). Nothing here asserts a time.
@@ -16,9 +17,7 @@ import type { AddressInfo } from "node:net"
 import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { createEngine } from "@fos/http"
-import { Effect, Layer, ManagedRuntime } from "effect"
-import { FetchHttpClient } from "effect/http"
-import { OtlpSerialization, OtlpTracer } from "effect/observability"
+import { nodeOtlpClient } from "../adapters/serve/src/OtlpClient.ts"
 import { measuredAt, recordSection } from "./record.ts"
 
 const key = `ck_sandbox_${"ab".repeat(32)}`
@@ -77,13 +76,7 @@ const main = async () => {
     request.on("data", (chunk: Buffer) => (exported += chunk.length)).on("end", () => response.writeHead(200, { "content-type": "application/json" }).end("{}"))
   })
   await new Promise<void>((done) => sink.listen(0, "127.0.0.1", done))
-  const url = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/v1/traces`
-  const otlp = ManagedRuntime.make(OtlpTracer.layer({ url, resource: { serviceName: "fos-bench" } }).pipe(
-    Layer.provide(OtlpSerialization.layerJson),
-    Layer.provide(FetchHttpClient.layer)
-  ))
-  const tracer = await otlp.runPromise(Effect.tracer)
-
+  const url = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`
   const targets: Array<{ readonly name: string; readonly fetch: Fetch; readonly close: () => Promise<void> }> = []
   if (compare !== undefined) {
     const before = await import(pathToFileURL(resolve(compare, "packages/http/src/index.ts")).href) as { createEngine: typeof createEngine }
@@ -92,7 +85,7 @@ const main = async () => {
   }
   const off = await createEngine({ seed })
   targets.push({ name: "off", fetch: off.fetch, close: () => off.close() })
-  const on = await createEngine({ seed, telemetry: { tracer } })
+  const on = await createEngine({ seed, telemetry: { otlp: url, otlpClient: nodeOtlpClient } })
   targets.push({ name: "on", fetch: on.fetch, close: () => on.close() })
 
   const kinds = [{ name: "GET users/me", make: read }, { name: "POST quotes", make: write }]
@@ -111,7 +104,6 @@ const main = async () => {
     results[kind.name] = perTarget
   }
   for (const t of targets) await t.close()
-  await otlp.dispose()
   sink.close()
 
   const ratio = (kind: string, a: string, b: string) => median(results[kind]![a]!.map((v, i) => v / results[kind]![b]![i]!))

@@ -33,6 +33,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { makeDemoCustomer } from "./Demo.ts"
 import { readDocsAssets } from "./DocsAssets.ts"
 import { ListenError, quoted, type ServeOptions, StoreError, storeLayer, UsageError } from "./Options.ts"
+import { nodeOtlpClient } from "./OtlpClient.ts"
 import { nodeWebhookTransport } from "./Transport.ts"
 
 /** Every address `host` resolves to, by the system's resolver (so /etc/hosts counts, as it would for curl). */
@@ -113,7 +114,7 @@ export const openEngine = async (options: ServeOptions, write: (line: string) =>
     logger: (record) => {
       if (!isEngineRequest(record)) printer.record(record)
     },
-    ...(options.otlp === undefined ? {} : { telemetry: { otlp: options.otlp } }),
+    ...(options.otlp === undefined ? {} : { telemetry: { otlp: options.otlp, otlpClient: nodeOtlpClient } }),
     insecureWebhooks: options.insecureWebhooks,
     // Deliveries go to the addresses checked before each send, with the delivery's headers only.
     webhookTransport: nodeWebhookTransport,

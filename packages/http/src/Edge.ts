@@ -23,7 +23,7 @@ import type { Engine } from "@fos/core"
 import { IdGenerator, Lifecycle, Metrics, Problem, RandomStreams, Readiness, Store, Telemetry, Tenancy } from "@fos/core"
 import { type Environment, toIso } from "@fos/contract"
 import { Cause, type Clock, Context, Effect, Exit, type Fiber, Layer, Option, Random, Tracer } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse, HttpTraceContext } from "effect/http"
+import { type Headers, HttpRouter, HttpServerRequest, HttpServerResponse, HttpTraceContext } from "effect/http"
 import { underBase } from "./BasePath.ts"
 import { errorReferencePage } from "./Docs.ts"
 import type { Admit } from "./Gate.ts"
@@ -363,12 +363,30 @@ export const makeLogged = (
 
 // --- the request's span ------------------------------------------------------------------------------------------
 
+/** The headers a remote parent is read from (W3C's `traceparent`, B3's single and multiple headers). */
+const traceHeaders = ["traceparent", "b3", "x-b3-traceid", "x-b3-spanid", "x-b3-sampled", "x-b3-flags"] as const
+
+/**
+ * The remote parent a request's trace headers name, read by Effect's own decoder, or undefined. Only those headers
+ * are read: `request.headers` would copy every header of the request on Node, for a span that most requests start
+ * with no parent.
+ */
+const remoteParent = (request: HttpServerRequest.HttpServerRequest): Tracer.AnySpan | undefined => {
+  let headers: Record<string, string> | undefined
+  for (const name of traceHeaders) {
+    const value = headerOf(request, name)
+    if (value !== undefined) (headers ??= {})[name] = value
+  }
+  return headers === undefined ? undefined : Option.getOrUndefined(HttpTraceContext.fromHeaders(headers as Headers.Headers))
+}
+
 /**
  * `answered` in the request's span (kernel/Telemetry.ts), a server span named by the operation. Its parent is the
  * span the request runs in when there is one (a host's own server span, which read the request's `traceparent`
- * already), else the remote parent the request's `traceparent` (or `b3`) names, read by Effect's own decoder: so the
- * header is read once, by whichever server span comes first. Its attributes are the request's and, at its end, the
- * answer's: the status, the problem's code, and who the caller turned out to be. A 5xx answer marks it as an error.
+ * already), else the remote parent the request's `traceparent` (or `b3`) names: so the header is read once, by
+ * whichever server span comes first. Its attributes, the request's and the answer's (the status, the problem's
+ * code, who the caller turned out to be), are set once, at its end, when all of them are known; a 5xx answer marks
+ * it as an error.
  */
 const traced = <R>(
   fiber: Fiber.Fiber<unknown, unknown>,
@@ -379,35 +397,39 @@ const traced = <R>(
   answered: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> => {
   const request = info.request
-  const parent = fiber.cache.span ?? Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers))
   const { span, end } = Telemetry.start(fiber, tracer, Telemetry.requestSpanName(request.method, operationId, route), {
     kind: "server",
-    parent,
-    attributes: {
-      [Telemetry.Attribute.httpMethod]: request.method,
-      [Telemetry.Attribute.urlPath]: info.instance,
-      [Telemetry.Attribute.httpRoute]: route,
-      [Telemetry.Attribute.operationId]: operationId,
-      [Telemetry.Attribute.clientAddress]: info.clientIp,
-      [Telemetry.Attribute.userAgent]: headerOf(request, "user-agent"),
-      [Telemetry.Attribute.clientCorrelationId]: info.clientCorrelationId
-    }
+    parent: fiber.cache.span ?? remoteParent(request)
   })
-  return Effect.onExit(Effect.provideService(answered, Tracer.ParentSpan, span), (exit) =>
-    Effect.sync(() => {
-      // The correlation id is read once the answer carries it: a seeded engine draws it on its first read.
-      span.attribute(Telemetry.Attribute.correlationId, info.correlationId)
-      if (info.organizationId !== undefined) span.attribute(Telemetry.Attribute.organization, info.organizationId)
-      if (info.environment !== undefined) span.attribute(Telemetry.Attribute.environment, info.environment)
-      if (Exit.isFailure(exit)) return end(exit)
-      const status = exit.value.status
-      span.attribute(Telemetry.Attribute.httpStatus, status)
-      const code = problemTypeOf(exit.value)
-      if (code !== undefined) span.attribute(Telemetry.Attribute.errorCode, code)
-      if (status < 500) return end(Exit.void)
-      span.attribute(Telemetry.Attribute.errorType, code ?? String(status))
-      end(Telemetry.failed(`${status} ${code ?? ""}`.trim()))
-    }))
+  return Effect.onExit(Effect.provideService(answered, Tracer.ParentSpan, span), (exit) => {
+    span.attribute(Telemetry.Attribute.httpMethod, request.method)
+    span.attribute(Telemetry.Attribute.urlPath, info.instance)
+    if (route !== undefined) span.attribute(Telemetry.Attribute.httpRoute, route)
+    if (operationId !== undefined) span.attribute(Telemetry.Attribute.operationId, operationId)
+    span.attribute(Telemetry.Attribute.clientAddress, info.clientIp)
+    const userAgent = headerOf(request, "user-agent")
+    if (userAgent !== undefined) span.attribute(Telemetry.Attribute.userAgent, userAgent)
+    if (info.clientCorrelationId !== undefined) span.attribute(Telemetry.Attribute.clientCorrelationId, info.clientCorrelationId)
+    // The correlation id is read once the answer carries it: a seeded engine draws it on its first read.
+    span.attribute(Telemetry.Attribute.correlationId, info.correlationId)
+    if (info.organizationId !== undefined) span.attribute(Telemetry.Attribute.organization, info.organizationId)
+    if (info.environment !== undefined) span.attribute(Telemetry.Attribute.environment, info.environment)
+    if (Exit.isFailure(exit)) {
+      end(exit)
+      return Effect.void
+    }
+    const status = exit.value.status
+    span.attribute(Telemetry.Attribute.httpStatus, status)
+    const code = problemTypeOf(exit.value)
+    if (code !== undefined) span.attribute(Telemetry.Attribute.errorCode, code)
+    if (status < 500) {
+      end(Exit.void)
+      return Effect.void
+    }
+    span.attribute(Telemetry.Attribute.errorType, code ?? String(status))
+    end(Telemetry.failed(`${status} ${code ?? ""}`.trim()))
+    return Effect.void
+  })
 }
 
 // --- the edge ----------------------------------------------------------------------------------------------------

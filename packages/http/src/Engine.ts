@@ -248,7 +248,7 @@ const layerObserved = (logger: EngineLogger | undefined, telemetry: TelemetryOpt
     if (telemetry?.otlp === undefined) return loggers
     // One registry for the exporter to read and the engine to count into (kernel/Metrics.ts takes the context's).
     const registry = Layer.effect(Metric.MetricRegistry, Effect.sync((): Metric.MetricRegistry => new Map()))
-    return Layer.flatMap(Layer.provideMerge(layerOtlp(telemetry.otlp), Layer.merge(loggers, registry)), (context) => Layer.succeedContext(Context.omit(OtlpExporter.Flusher)(context)))
+    return Layer.flatMap(Layer.provideMerge(layerOtlp(telemetry.otlp, telemetry.otlpClient), Layer.merge(loggers, registry)), (context) => Layer.succeedContext(Context.omit(OtlpExporter.Flusher)(context)))
   }))
 }
 

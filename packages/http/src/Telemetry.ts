@@ -17,9 +17,10 @@
  * `otlpShutdownTimeoutMs`.
  */
 import { Cause, type Clock, Context, Effect, Layer, Logger, References, type Tracer } from "effect"
-import { FetchHttpClient, HttpClient } from "effect/http"
-import { Otlp, type OtlpExporter } from "effect/observability"
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
+import { type OtlpExporter, OtlpLogger, OtlpMetrics, OtlpSerialization } from "effect/observability"
 import { toIso } from "@fos/contract"
+import * as OtlpSpans from "./OtlpSpans.ts"
 
 /** A record's level, as OpenTelemetry's severity texts name them (lower case). */
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal"
@@ -67,6 +68,11 @@ export interface TelemetryOptions {
   /** Receives every span of the engine; an Effect host may instead provide its `Tracer` to `layerEmbedded`. */
   readonly tracer?: Tracer.Tracer
   readonly otlp?: OtlpOption
+  /**
+   * The HTTP client the OTLP export sends with: `fetch`, which every runtime has, when not given. `fos serve` gives
+   * `node:http`'s, which sends a batch for a fraction of `fetch`'s CPU (adapters/serve's OtlpClient.ts).
+   */
+  readonly otlpClient?: Layer.Layer<HttpClient.HttpClient> | undefined
 }
 
 /** How long a close waits for the last export of each signal: then what is left is dropped. */
@@ -152,11 +158,11 @@ export const checkOtlp = (otlp: OtlpOption): void => {
 }
 
 /**
- * OTLP/HTTP export of the traces, metrics and logs of everything built under it (JSON encoding, `fetch`, which every
- * runtime has). Its own requests are not traced. The first export that fails is logged once, at warning level; the
+ * OTLP/HTTP export of the traces, metrics and logs of everything built under it (JSON encoding, sent by `sender`:
+ * `fetch`, which every runtime has, unless given another). Its own requests are not traced. The first export that fails is logged once, at warning level; the
  * exporter drops what it could not send.
  */
-export const layerOtlp = (otlp: OtlpOption): Layer.Layer<OtlpExporter.Flusher> => {
+export const layerOtlp = (otlp: OtlpOption, sender: Layer.Layer<HttpClient.HttpClient> = FetchHttpClient.layer): Layer.Layer<OtlpExporter.Flusher> => {
   const target = otlpTarget(otlp)
   let warned = false
   const client = Layer.effect(
@@ -169,12 +175,15 @@ export const layerOtlp = (otlp: OtlpOption): Layer.Layer<OtlpExporter.Flusher> =
           Effect.annotateLogs({ reason: redactSecrets(error.message) })
         )
       }))
-  ).pipe(Layer.provide(FetchHttpClient.layer))
-  return Otlp.layerJson({
-    baseUrl: target.url.replace(/\/+$/, ""),
-    headers: target.headers,
-    resource: { serviceName: target.serviceName ?? "fos" },
-    shutdownTimeout: `${otlpShutdownTimeoutMs} millis`,
-    loggerMergeWithExisting: true
-  }).pipe(Layer.provide(client))
+  ).pipe(Layer.provide(sender))
+  const base = HttpClientRequest.get(target.url.replace(/\/+$/, ""))
+  const url = (path: string) => HttpClientRequest.appendUrl(base, path).url
+  const resource = { serviceName: target.serviceName ?? "fos" }
+  const shutdownTimeout = `${otlpShutdownTimeoutMs} millis` as const
+  // Effect's `Otlp.layerJson`, but for its tracer: fos's writes each span's JSON once, at its end (OtlpSpans.ts).
+  return Layer.mergeAll(
+    OtlpLogger.layer({ url: url("/v1/logs"), resource, headers: target.headers, shutdownTimeout, mergeWithExisting: true }),
+    OtlpMetrics.layer({ url: url("/v1/metrics"), resource, headers: target.headers, shutdownTimeout }),
+    OtlpSpans.layer({ url: url("/v1/traces"), resource, headers: target.headers, shutdownTimeout })
+  ).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(client))
 }
