@@ -66,6 +66,9 @@ describe.each(Object.keys(stores))("sandbox snapshots on %s", (storeName) => {
     await ok(client.call("POST", `/v2/simulate/transactions/${coins.id}/settle`))
     // Left open: its settlement timer is pending at the snapshot.
     const open = await ok(client.call("POST", "/v2/simulate/deposits", { destination: { type: "virtual_account", virtualAccountId: accountId }, assetAmount: { code: "EUR", amount: "5.00" } }), 201)
+    // At rest: the sends these requests caused run in the background, and one that ends between two reads of the
+    // world would read as a change the snapshot made.
+    await engine.deliveries.flush()
     return { customerId, accountId, walletId: wallet.id as string, endpointId: endpoint.id as string, openDepositId: open.id as string }
   }
 
