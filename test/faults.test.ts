@@ -327,6 +327,35 @@ describe("a receiver fault", () => {
     // No receiver was called: the transport answered for it.
     expect(engine.deliveries.list()).toEqual([])
   })
+
+  it("applies while armed only, and a snapshot file written before endpoints carried its mark keeps it", async () => {
+    const endpoint = await acme.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.example.com/a" }, idem())
+    const armed = await acme.call("POST", `/v2/simulate/webhooks/endpoints/${endpoint.json.id}/faults`, { effect: { type: "status", status: 503 } })
+    expect(armed.status, armed.text).toBe(201)
+    const snapshot = await acme.call("POST", "/v2/simulate/snapshots")
+    expect(snapshot.status, snapshot.text).toBe(201)
+    const exported = await acme.call("GET", `/v2/simulate/snapshots/${snapshot.json.id}/export`)
+    expect(exported.status, exported.text).toBe(200)
+    const file = exported.json
+    expect(file.tables.webhook_endpoints).toMatchObject([{ id: endpoint.json.id, receiverFault: true }])
+    for (const row of file.tables.webhook_endpoints) delete row.receiverFault
+
+    // Deleted, the fault no longer applies: the next attempt goes to the receiver.
+    expect((await acme.call("DELETE", `/v2/simulate/faults/${armed.json.id}`)).status).toBe(204)
+    expect((await acme.call("POST", "/v2/simulate/events", { type: "customer.created" })).status).toBe(201)
+    await engine.deliveries.flush()
+    expect(engine.deliveries.list()).toHaveLength(1)
+
+    // The file's world, its endpoint unmarked, put back: its receiver fault answers for the receiver again.
+    const imported = await acme.call("POST", "/v2/simulate/snapshots/import", file)
+    expect(imported.status, imported.text).toBe(201)
+    expect((await acme.call("POST", `/v2/simulate/snapshots/${imported.json.id}/restore`)).status).toBe(200)
+    expect((await acme.call("POST", "/v2/simulate/events", { type: "customer.created" })).status).toBe(201)
+    await engine.deliveries.flush()
+    expect(engine.deliveries.list()).toHaveLength(1)
+    const [delivery] = (await acme.call("GET", "/v2/webhooks/deliveries")).json.data
+    expect((await acme.call("GET", `/v2/webhooks/deliveries/${delivery.id}`)).json.attemptList.map((a: any) => a.responseStatus)).toEqual([503])
+  })
 })
 
 describe("on a durable store (PGlite)", () => {

@@ -317,6 +317,25 @@ const takeReceiverFault = (store: Store.StoreService, deliveryId: string): Effec
     }))
   })
 
+/**
+ * Rows a snapshot file brings, each endpoint that one of their receiver faults names carrying the receiver-fault mark:
+ * a file written before endpoints carried it has none, and its receiver faults would never apply.
+ */
+export const markFaultedEndpoints = <T extends { readonly step: { readonly table: Store.Table<any> }; readonly rows: ReadonlyArray<unknown> }>(
+  tables: ReadonlyArray<T>
+): Array<T> => {
+  const faulted = new Set<string>()
+  for (const t of tables) {
+    if (t.step.table !== SimulatedFaults) continue
+    for (const f of t.rows as ReadonlyArray<FaultRow>) if (f.target === "receiver" && f.webhookEndpointId !== undefined) faulted.add(f.webhookEndpointId)
+  }
+  return tables.map((t) =>
+    faulted.size === 0 || t.step.table !== Endpoints.WebhookEndpoints
+      ? t
+      : { ...t, rows: (t.rows as ReadonlyArray<Endpoints.WebhookEndpoint>).map((e) => (faulted.has(e.id) && e.receiverFault !== true ? { ...e, receiverFault: true as const } : e)) }
+  )
+}
+
 /** What a receiver that never answers makes the transport report: the words of Dispatch's own time limit. */
 export const receiverTimeoutError = (timeoutMs: number) => new Transport.TransportError({ message: `no answer within ${timeoutMs / 1000} seconds` })
 
