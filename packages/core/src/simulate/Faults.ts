@@ -260,7 +260,9 @@ export const takeRequestFault = (caller: FaultOwner, request: FaultedRequest): E
       const scope = Tenancy.scopeOf(caller.organization.id, "sandbox")
       const requestFaults = (yield* scopeFaults(store, scope)).filter((f) => f.target === "request")
       if (requestFaults.length === 0) {
-        const organization = yield* store.getForUpdate(Tenancy.Organizations, caller.organization.id)
+        // The lock now, not deferred to the commit (Store.ts, `getForUpdate`): an arming that finds the mark set writes
+        // no organization, so a commit's check that the row is unchanged would let this clear the mark of its fault.
+        const organization = yield* store.getForUpdate(Tenancy.Organizations, caller.organization.id, { lockNow: true })
         // Read again under the organization's lock, which arming takes too.
         const left = (yield* scopeFaults(store, scope)).some((f) => f.target === "request")
         if (!left && organization?.sandboxFaults === true) yield* Tenancy.setSandboxFaults(organization, false)
@@ -289,7 +291,8 @@ export const takeRequestFault = (caller: FaultOwner, request: FaultedRequest): E
  */
 const clearReceiverMark = (store: Store.StoreService, endpointId: string): Effect.Effect<undefined> =>
   store.transaction(Effect.gen(function*() {
-    const endpoint = yield* store.getForUpdate(Endpoints.WebhookEndpoints, endpointId)
+    // The lock now, as for the organization's mark (`takeRequestFault`).
+    const endpoint = yield* store.getForUpdate(Endpoints.WebhookEndpoints, endpointId, { lockNow: true })
     if (endpoint?.receiverFault !== true) return undefined
     if ((yield* store.findUnique(SimulatedFaults, "receiver", endpointId)) === undefined) yield* Endpoints.setReceiverFault(endpoint, false)
     return undefined
