@@ -46,7 +46,8 @@ export interface WebhookEndpoint {
   readonly deletedAt: string | undefined
   /**
    * The endpoint may have a receiver fault (simulate/Faults.ts): only a marked endpoint's attempts look one up. Set in
-   * the transaction that arms one, cleared by the look-up that finds none; never on the wire.
+   * the transaction that arms one, cleared by the look-up that finds none. Never in an endpoint's answers; a snapshot
+   * file, which holds the rows as kept, carries it.
    */
   readonly receiverFault?: true
 }
