@@ -273,6 +273,39 @@ describe("arming faults", () => {
   })
 })
 
+/**
+ * A receiver fault applies while armed only (its endpoint's mark, simulate/Faults.ts, is cleared by the attempt that
+ * finds it gone), and a snapshot file written before endpoints carried the mark keeps its receiver fault.
+ */
+const markedWhileArmed = async (on: Engine, client: Client) => {
+  const endpoint = await client.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.example.com/a" }, idem())
+  const armed = await client.call("POST", `/v2/simulate/webhooks/endpoints/${endpoint.json.id}/faults`, { effect: { type: "status", status: 503 } })
+  expect(armed.status, armed.text).toBe(201)
+  const snapshot = await client.call("POST", "/v2/simulate/snapshots")
+  expect(snapshot.status, snapshot.text).toBe(201)
+  const exported = await client.call("GET", `/v2/simulate/snapshots/${snapshot.json.id}/export`)
+  expect(exported.status, exported.text).toBe(200)
+  const file = exported.json
+  expect(file.tables.webhook_endpoints).toMatchObject([{ id: endpoint.json.id, receiverFault: true }])
+  for (const row of file.tables.webhook_endpoints) delete row.receiverFault
+
+  // Deleted, the fault no longer applies: the next attempt goes to the receiver.
+  expect((await client.call("DELETE", `/v2/simulate/faults/${armed.json.id}`)).status).toBe(204)
+  expect((await client.call("POST", "/v2/simulate/events", { type: "customer.created" })).status).toBe(201)
+  await on.deliveries.flush()
+  expect(on.deliveries.list()).toHaveLength(1)
+
+  // The file's world, its endpoint unmarked, put back: its receiver fault answers for the receiver again.
+  const imported = await client.call("POST", "/v2/simulate/snapshots/import", file)
+  expect(imported.status, imported.text).toBe(201)
+  expect((await client.call("POST", `/v2/simulate/snapshots/${imported.json.id}/restore`)).status).toBe(200)
+  expect((await client.call("POST", "/v2/simulate/events", { type: "customer.created" })).status).toBe(201)
+  await on.deliveries.flush()
+  expect(on.deliveries.list()).toHaveLength(1)
+  const [delivery] = (await client.call("GET", "/v2/webhooks/deliveries")).json.data
+  expect((await client.call("GET", `/v2/webhooks/deliveries/${delivery.id}`)).json.attemptList.map((a: any) => a.responseStatus)).toEqual([503])
+}
+
 describe("a receiver fault", () => {
   it("fails the endpoint's five attempts at the retry table's times, and the delivery ends failed", async () => {
     const endpoint = await acme.call("POST", "/v2/webhooks/endpoints", { url: "https://hooks.example.com/a" }, idem())
@@ -327,6 +360,24 @@ describe("a receiver fault", () => {
     // No receiver was called: the transport answered for it.
     expect(engine.deliveries.list()).toEqual([])
   })
+
+  it("applies while armed only, and a snapshot file written before endpoints carried its mark keeps it", () => markedWhileArmed(engine, acme))
+
+  it.skipIf(process.env.DATABASE_URL === undefined || process.env.DATABASE_URL === "")("the same on PostgreSQL", async () => {
+    const database = await freshDatabase("receiver")
+    const onPostgres = await createEngine({
+      clock: { mode: "virtual", start: START_MS },
+      seed: seedOf(orgSeed("acme")) as never,
+      webhookTransport: "memory",
+      store: layerPostgresStore(database.url)
+    })
+    try {
+      await markedWhileArmed(onPostgres, clientOf(onPostgres.fetch, "http://fos", keysOf("acme").sandbox))
+    } finally {
+      await onPostgres.close()
+      await database.drop()
+    }
+  }, 120_000)
 })
 
 describe("on a durable store (PGlite)", () => {

@@ -668,6 +668,17 @@ export const migrations: ReadonlyArray<Migration> = [
     version: 21,
     name: "rows earlier builds wrote, as this fos reads them",
     statements: [...legacyRowStatements("fos_rows"), ...legacyRowStatements("fos_copy_rows")]
+  },
+  {
+    // An attempt looks a receiver fault up only when its endpoint carries the mark (packages/core simulate/Faults.ts):
+    // the endpoints with a receiver fault armed before get it, in the tables and in the copies, so their faults apply.
+    version: 22,
+    name: "receiver faults marked on their endpoints",
+    statements: (["fos_rows", "fos_copy_rows"] as const).map((rows) =>
+      `UPDATE ${rows} e SET data = regexp_replace(e.data::text, '\\}\\s*$', ',"receiverFault":true}')::json
+         FROM ${rows} f WHERE e.tbl = 'webhook_endpoints' AND f.tbl = 'simulated_faults' AND f.data->>'target' = 'receiver'
+           AND f.data->>'webhookEndpointId' = e.key AND ${rows === "fos_copy_rows" ? "f.copy = e.copy" : "true"} AND e.data->'receiverFault' IS NULL`
+    )
   }
 ]
 

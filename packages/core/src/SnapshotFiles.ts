@@ -56,6 +56,7 @@ import * as Timers from "./kernel/Timers.ts"
 import * as Transactions from "./money/Transactions.ts"
 import * as Wire from "./kernel/Wire.ts"
 import * as Snapshots from "./Snapshots.ts"
+import * as Faults from "./simulate/Faults.ts"
 import * as Auth from "./tenancy/Auth.ts"
 import * as Tenancy from "./tenancy/Tenancy.ts"
 
@@ -562,7 +563,7 @@ export const read = (organizationId: string, input: unknown): Effect.Effect<{ re
         resolution: "Every balance a file holds must be what its ledger's transfers add up to: export the snapshot again rather than editing its amounts, or edit the transfers and the accounts' totals together."
       })
     }
-    const tables: Array<{ readonly step: Domain.SandboxTable; readonly rows: ReadonlyArray<unknown> }> = [...checked.tables]
+    const tables: Array<{ readonly step: Domain.SandboxTable; readonly rows: ReadonlyArray<unknown> }> = Faults.markFaultedEndpoints(checked.tables)
     // The world's time travels with it: a sandbox that followed its engine's root clock (no clock row of its own) is
     // imported with a clock at the snapshot's time, rather than taking the importing engine's (docs/snapshots.md).
     const scope = Tenancy.scopeOf(organizationId, "sandbox")

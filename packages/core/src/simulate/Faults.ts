@@ -6,7 +6,9 @@
  * organization with request faults carries a mark (`Organization.sandboxFaults`), which authentication reads anyway:
  * only a marked organization's sandbox requests look faults up. Arming a request fault sets the mark in the same
  * transaction; the look-up that finds no request fault left (deleted, used up, or reset) clears it, under the
- * organization's row lock, so a fault armed meanwhile is never missed.
+ * organization's row lock, so a fault armed meanwhile is never missed. Receiver faults do the same on the webhook
+ * endpoint (`WebhookEndpoint.receiverFault`), which an attempt's claim reads anyway: on PostgreSQL the look-up was
+ * one statement in every attempt, nearly half of what an advance of failing deliveries sent.
  *
  * A fault with a count applies to that many matches and is then removed; one without applies until it is deleted.
  *
@@ -138,6 +140,10 @@ const arm = (caller: FaultOwner, fault: Omit<FaultRow, "id" | "organizationId" |
       if (mark && organization !== undefined && organization.sandboxFaults !== true) {
         yield* Tenancy.setSandboxFaults(organization, true)
       }
+      if (row.webhookEndpointId !== undefined) {
+        const endpoint = yield* store.getForUpdate(Endpoints.WebhookEndpoints, row.webhookEndpointId)
+        if (endpoint !== undefined && endpoint.receiverFault !== true) yield* Endpoints.setReceiverFault(endpoint, true)
+      }
       return toWire(row)
     }))
   })
@@ -254,7 +260,9 @@ export const takeRequestFault = (caller: FaultOwner, request: FaultedRequest): E
       const scope = Tenancy.scopeOf(caller.organization.id, "sandbox")
       const requestFaults = (yield* scopeFaults(store, scope)).filter((f) => f.target === "request")
       if (requestFaults.length === 0) {
-        const organization = yield* store.getForUpdate(Tenancy.Organizations, caller.organization.id)
+        // The lock now, not deferred to the commit (Store.ts, `getForUpdate`): an arming that finds the mark set writes
+        // no organization, so a commit's check that the row is unchanged would let this clear the mark of its fault.
+        const organization = yield* store.getForUpdate(Tenancy.Organizations, caller.organization.id, { lockNow: true })
         // Read again under the organization's lock, which arming takes too.
         const left = (yield* scopeFaults(store, scope)).some((f) => f.target === "request")
         if (!left && organization?.sandboxFaults === true) yield* Tenancy.setSandboxFaults(organization, false)
@@ -277,16 +285,33 @@ export const takeRequestFault = (caller: FaultOwner, request: FaultedRequest): E
     }))
   })
 
+/**
+ * Clears the receiver-fault mark of an endpoint whose fault is gone (deleted, used up, or cleared), under the
+ * endpoint's row lock, which arming takes too, so a fault armed meanwhile keeps its mark.
+ */
+const clearReceiverMark = (store: Store.StoreService, endpointId: string): Effect.Effect<undefined> =>
+  store.transaction(Effect.gen(function*() {
+    // The lock now, as for the organization's mark (`takeRequestFault`).
+    const endpoint = yield* store.getForUpdate(Endpoints.WebhookEndpoints, endpointId, { lockNow: true })
+    if (endpoint?.receiverFault !== true) return undefined
+    if ((yield* store.findUnique(SimulatedFaults, "receiver", endpointId)) === undefined) yield* Endpoints.setReceiverFault(endpoint, false)
+    return undefined
+  })).pipe(Effect.provideService(Store.Store, store))
+
 /** The receiver fault of a delivery's endpoint, used once; undefined when it has none. */
 const takeReceiverFault = (store: Store.StoreService, deliveryId: string): Effect.Effect<ReceiverFaultEffect | undefined> =>
   Effect.gen(function*() {
-    // The engine's own sends name their delivery (`Transport.Sending`); a send from elsewhere reads it.
+    // The engine's own sends name their delivery and endpoint (`Transport.Sending`); a send from elsewhere reads them.
     const sending = yield* Transport.Sending
-    const delivery = sending?.delivery.id === deliveryId ? sending.delivery : yield* store.get(Deliveries.WebhookDeliveries, deliveryId)
+    const own = sending?.delivery.id === deliveryId ? sending : undefined
+    // An endpoint without the mark has no receiver fault: nearly every attempt looks nothing up. The mark is as the
+    // attempt's claim read it, so a fault armed after the claim applies from the next attempt on.
+    if (own !== undefined && own.endpoint.receiverFault !== true) return undefined
+    const delivery = own?.delivery ?? (yield* store.get(Deliveries.WebhookDeliveries, deliveryId))
     if (delivery === undefined) return undefined
-    // Read first without a transaction: an attempt to an endpoint without a fault (nearly all) pays one read.
+    // Read first without a transaction: a marked endpoint's attempt with no fault left pays one read, and clears the mark.
     const found = yield* store.findUnique(SimulatedFaults, "receiver", delivery.endpointId)
-    if (found === undefined) return undefined
+    if (found === undefined) return yield* clearReceiverMark(store, delivery.endpointId)
     return yield* store.transaction(Effect.gen(function*() {
       const row = yield* store.getForUpdate(SimulatedFaults, found.id)
       if (row === undefined) return undefined
@@ -294,6 +319,25 @@ const takeReceiverFault = (store: Store.StoreService, deliveryId: string): Effec
       return row.effect as ReceiverFaultEffect
     }))
   })
+
+/**
+ * Rows a snapshot file brings, each endpoint that one of their receiver faults names carrying the receiver-fault mark:
+ * a file written before endpoints carried it has none, and its receiver faults would never apply.
+ */
+export const markFaultedEndpoints = <T extends { readonly step: { readonly table: Store.Table<any> }; readonly rows: ReadonlyArray<unknown> }>(
+  tables: ReadonlyArray<T>
+): Array<T> => {
+  const faulted = new Set<string>()
+  for (const t of tables) {
+    if (t.step.table !== SimulatedFaults) continue
+    for (const f of t.rows as ReadonlyArray<FaultRow>) if (f.target === "receiver" && f.webhookEndpointId !== undefined) faulted.add(f.webhookEndpointId)
+  }
+  return tables.map((t) =>
+    faulted.size === 0 || t.step.table !== Endpoints.WebhookEndpoints
+      ? t
+      : { ...t, rows: (t.rows as ReadonlyArray<Endpoints.WebhookEndpoint>).map((e) => (faulted.has(e.id) && e.receiverFault !== true ? { ...e, receiverFault: true as const } : e)) }
+  )
+}
 
 /** What a receiver that never answers makes the transport report: the words of Dispatch's own time limit. */
 export const receiverTimeoutError = (timeoutMs: number) => new Transport.TransportError({ message: `no answer within ${timeoutMs / 1000} seconds` })

@@ -82,14 +82,14 @@ const attempt = (payload: { readonly deliveryId: string }): Effect.Effect<Send |
         "user-agent": "fos-webhooks/2"
       }
     }
-    return { scope: Tenancy.scopeOf(delivery.organizationId, delivery.environment), send: sendAndRecord(claimed, request, nowMs) }
+    return { scope: Tenancy.scopeOf(delivery.organizationId, delivery.environment), send: sendAndRecord(claimed, endpoint, request, nowMs) }
   })
 
 /**
  * Sends one attempt and answers its record (DeliveryWorker.ts, `Recording`), which the worker runs in a transaction
  * that may hold other attempts' records too; the next attempt, or the end of the run, is scheduled in it.
  */
-const sendAndRecord = (claimed: Deliveries.Claimed, request: Transport.DeliveryRequest, startedMs: number): Effect.Effect<DeliveryWorker.Recording, never, Store.Store | Transport.WebhookTransport | RealClock.RealClock> =>
+const sendAndRecord = (claimed: Deliveries.Claimed, endpoint: Endpoints.WebhookEndpoint, request: Transport.DeliveryRequest, startedMs: number): Effect.Effect<DeliveryWorker.Recording, never, Store.Store | Transport.WebhookTransport | RealClock.RealClock> =>
   Effect.gen(function*() {
     const transport = yield* Transport.WebhookTransport
     const settings = yield* Transport.WebhookSettings
@@ -110,7 +110,7 @@ const sendAndRecord = (claimed: Deliveries.Claimed, request: Transport.DeliveryR
           orElse: () => Effect.fail(new Transport.TransportError({ message: `no answer within ${receiverTimeoutMs / 1000} seconds` }))
         }),
         Effect.provideService(Clock.Clock, realClock),
-        Effect.provideService(Transport.Sending, { delivery: claimed.delivery, nowMs: startedMs }),
+        Effect.provideService(Transport.Sending, { delivery: claimed.delivery, endpoint, nowMs: startedMs }),
         Effect.match({
           onFailure: (e) => ({ status: null, error: e.message, latencyMs: undefined }),
           onSuccess: (r) => ({ status: r.status, error: r.status >= 200 && r.status < 300 ? null : `answered ${r.status}`, latencyMs: r.latencyMs })

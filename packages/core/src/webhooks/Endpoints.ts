@@ -44,6 +44,12 @@ export interface WebhookEndpoint {
   readonly createdAt: string
   readonly updatedAt: string
   readonly deletedAt: string | undefined
+  /**
+   * The endpoint may have a receiver fault (simulate/Faults.ts): only a marked endpoint's attempts look one up. Set in
+   * the transaction that arms one, cleared by the look-up that finds none. Never in an endpoint's answers; a snapshot
+   * file, which holds the rows as kept, carries it.
+   */
+  readonly receiverFault?: true
 }
 
 export const WebhookEndpoints = Store.table<WebhookEndpoint>({
@@ -173,6 +179,16 @@ export const deleteEndpoint = (caller: Auth.Caller, id: string) =>
       const now = yield* nowIso
       yield* Effect.orDie(store.update(WebhookEndpoints, { ...endpoint, status: "disabled", deletedAt: now, updatedAt: now }))
     })))
+
+/**
+ * Sets or clears the endpoint's receiver-fault mark (`receiverFault`), on its row as read under its lock: cleared, the
+ * member is gone from the row rather than false, as a row never marked has none.
+ */
+export const setReceiverFault = (endpoint: WebhookEndpoint, marked: boolean): Effect.Effect<void, never, Store.Store> =>
+  Effect.flatMap(Store.Store, (store) => {
+    const { receiverFault: _, ...unmarked } = endpoint
+    return Effect.orDie(store.update(WebhookEndpoints, marked ? { ...unmarked, receiverFault: true } : unmarked))
+  })
 
 /** A new secret, returned once; the previous one keeps signing for the grace period. */
 export const rotateSecret = (caller: Auth.Caller, id: string) =>

@@ -45,6 +45,8 @@ export class WebhookTransport extends Context.Service<WebhookTransport, WebhookT
  */
 export interface SendingValue {
   readonly delivery: WebhookDelivery
+  /** The delivery's endpoint as the claim read it: whether it carries the receiver-fault mark (webhooks/Endpoints.ts). */
+  readonly endpoint: { readonly receiverFault?: true }
   readonly nowMs: number
 }
 
