@@ -1,9 +1,8 @@
 /**
  * What the package loads only when a test uses it (the typed client, the engine, the receiver's verifier, Effect's
  * `Duration`), loaded through Node's compile cache: V8's code for those modules, kept on disk, spares the next
- * process compiling them again (a tenth to a quarter of what a Vitest file's first typed call adds, a quarter of the
- * client's import in a plain Node process: docs/performance.md, `bench:testing-start`), and under Vitest every test file is a process of
- * its own.
+ * process compiling them again, and under Vitest every test file is a process of its own (a tenth to a quarter of
+ * what a file's first typed call adds, a quarter of the client's import in plain Node: `bench:testing-start`).
  *
  * The cache is written inside the project's own node_modules, in `node_modules/.cache/fos-testing` (where tools keep
  * their caches, and what version control already leaves out), never in the system's temporary directory (Node's
