@@ -18,7 +18,8 @@
  *    back), and a fork of the snapshot (every row written into a new organization, its ids new; docs/snapshots.md,
  *    "Forks"), beside that restore. The fixture is built once through the API on the memory store and carried to the
  *    SQL stores as its snapshot's copy (bench/carry.ts). `BENCH_TESTER_SNAPSHOT_ROUNDS` (15) rounds, going round
- *    the stores.
+ *    the stores. On PostgreSQL, each round also times the floor the goal is held to: psql copying the same rows
+ *    with their index entries (`copyFloor`).
  * 4. **The journey** (test/journey.ts: about 40 requests, from a webhook endpoint and onboarding to an order and a
  *    payout, with clock advances) on each store, embedded, beside the memory store. On PostgreSQL one more journey,
  *    untimed, goes through a relay that reads the protocol (test/pgRelay.ts) and counts the statements fos sent: in
@@ -297,6 +298,7 @@ const storeNames: ReadonlyArray<StoreName> = ["memory", "PGlite", ...(postgres =
  */
 const open = async (name: StoreName, seedFile: unknown, randomSeed = 2, wires?: Array<Wire>) => {
   let remove = async () => {}
+  let url: string | undefined
   let store: "memory" | ReturnType<typeof layerPgliteStore> | ReturnType<typeof layerPostgresStore> = "memory"
   if (name === "PGlite") {
     const dir = mkdtempSync(join(work, "pglite-"))
@@ -306,6 +308,7 @@ const open = async (name: StoreName, seedFile: unknown, randomSeed = 2, wires?: 
   }
   if (name === "PostgreSQL") {
     const database = await freshDatabase("bench_tester")
+    url = database.url
     if (wires === undefined) {
       store = layerPostgresStore(database.url)
       remove = database.drop
@@ -322,7 +325,42 @@ const open = async (name: StoreName, seedFile: unknown, randomSeed = 2, wires?: 
   // accounts fell differently, 914 to 916 rows). The fixture's engine has a seed of its own: an engine given the
   // same seed would mint the fixture's ids again (its snapshots' first of all).
   const engine = await createEngine({ store, clock: { mode: "virtual", start: "2026-03-03T09:00:00.000Z" }, webhookTransport: "memory", seed: seedFile as never, randomSeed })
-  return { engine, close: async () => { await engine.close(); await remove() } }
+  return { engine, url, close: async () => { await engine.close(); await remove() } }
+}
+
+/** The tables a store's row and its index entries live in, on PostgreSQL (adapters/sql/src/Migrations.ts). */
+const rowTables = ["fos_rows", "fos_orders", "fos_uniques"] as const
+
+/**
+ * PostgreSQL's floor for writing a world: the time psql takes to copy the same rows with their index entries (the
+ * rows a snapshot's copy holds, and their orders and unique values) into tables made like the store's, with the same
+ * keys and indexes, in one transaction. `stage` selects them once into tables of their own (untimed); each `copy`
+ * makes the target tables, then times the copy's statements by psql's `\timing` (each statement's round trip), and
+ * drops them.
+ */
+const copyFloor = (url: string) => {
+  const psql = (script: string) => execFileSync("psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", url], { input: script }).toString()
+  return {
+    stage: () => {
+      const copied = "EXISTS (SELECT 1 FROM fos_copy_rows c WHERE c.tbl = t.tbl AND c.key = t.key)"
+      psql(rowTables.map((table) => `CREATE TABLE ${table}_floor_source AS SELECT * FROM ${table} t WHERE ${copied};`).join("\n"))
+      const [rows, entries] = psql(`\\t on\nSELECT (SELECT count(*) FROM fos_rows_floor_source), (SELECT count(*) FROM fos_orders_floor_source) + (SELECT count(*) FROM fos_uniques_floor_source);`)
+        .trim().split("|").map((n) => Number(n.trim()))
+      return { rows: rows!, entries: entries! }
+    },
+    copy: (): number => {
+      const out = psql([
+        ...rowTables.map((table) => `CREATE TABLE ${table}_floor (LIKE ${table} INCLUDING ALL);`),
+        "\\timing on",
+        "BEGIN;",
+        ...rowTables.map((table) => `INSERT INTO ${table}_floor SELECT * FROM ${table}_floor_source;`),
+        "COMMIT;",
+        "\\timing off",
+        `DROP TABLE ${rowTables.map((table) => `${table}_floor`).join(", ")};`
+      ].join("\n"))
+      return [...out.matchAll(/^Time: ([\d.]+) ms/gm)].reduce((sum, [, t]) => sum + Number(t), 0)
+    }
+  }
 }
 
 /** Puts a carried snapshot into `engine`'s store and restores it once (untimed); answers the snapshot's id. */
@@ -340,6 +378,11 @@ const putAndRestore = async (engine: Engine, world: Carried) => {
  * `BENCH_TESTER_SNAPSHOT_ROUNDS` (15) rounds, since one is a few milliseconds on the small fixture.
  */
 const measureSnapshots = async () => {
+  const floors = [
+    "",
+    "| PostgreSQL's floor: psql copying the same rows with their index entries | rows + entries | psql, median ms | snapshot × the floor | restore after a reset × the floor | reset × the floor |",
+    "|---|---:|---:|---:|---:|---:|"
+  ]
   const lines = [
     "| Snapshot, restore and fork | rows | store | snapshot, median ms | × memory | restore after a test's deposit | × memory | reset | × memory | restore after a reset | × memory | fork | × memory | fork ÷ restore after a reset |",
     "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -355,10 +398,15 @@ const measureSnapshots = async () => {
     }
     const address = (world.rows.find((r) => r.table === "wallets")!.row as { address: string }).address
     const stores: Array<{ name: StoreName; opened: Awaited<ReturnType<typeof open>>; id: string; times: Record<"snapshot" | "afterTest" | "reset" | "afterReset" | "fork", Array<number>> }> = []
+    let floor: { readonly copy: () => number; readonly times: Array<number>; readonly rows: number; readonly entries: number } | undefined
     try {
       for (const name of storeNames) {
         const opened = await open(name, seed)
         stores.push({ name, opened, id: await putAndRestore(opened.engine, world), times: { snapshot: [], afterTest: [], reset: [], afterReset: [], fork: [] } })
+        if (name === "PostgreSQL") {
+          const psql = copyFloor(opened.url!)
+          floor = { copy: psql.copy, times: [], ...psql.stage() }
+        }
       }
       for (let round = 0; round <= snapshotRounds; round++) {
         for (const { opened: { engine }, id, times } of stores) {
@@ -380,6 +428,10 @@ const measureSnapshots = async () => {
           await timed(times.fork, async () => (forked = (await engine.fork(id)).organizationId))
           await engine.deleteFork(forked)
         }
+        if (floor !== undefined) {
+          const took = floor.copy()
+          if (round > 0) floor.times.push(took)
+        }
       }
     } finally {
       for (const { opened } of stores) await opened.close()
@@ -393,8 +445,14 @@ const measureSnapshots = async () => {
     for (const [name, r] of results) {
       lines.push(`| ${scale === 1 ? "3 customers, 6 wallets, 20 deposits" : "ten times that"} | ${world.rows.length.toLocaleString("en-US")} | ${name} | ${ms(r.snapshot)} | ${ratio(r.snapshot, base.snapshot)} | ${ms(r.afterTest)} | ${ratio(r.afterTest, base.afterTest)} | ${ms(r.reset)} | ${ratio(r.reset, base.reset)} | ${ms(r.afterReset)} | ${ratio(r.afterReset, base.afterReset)} | ${ms(r.fork)} | ${ratio(r.fork, base.fork)} | ${(r.fork / r.afterReset).toFixed(2)} |`)
     }
+    const onPostgres = results.get("PostgreSQL")
+    if (floor !== undefined && onPostgres !== undefined) {
+      const copy = median(floor.times)
+      log(`snapshots: ${scale}× psql's copy of ${floor.rows} rows and ${floor.entries} index entries: ${ms(copy)} ms`)
+      floors.push(`| ${scale === 1 ? "3 customers, 6 wallets, 20 deposits" : "ten times that"} | ${floor.rows.toLocaleString("en-US")} + ${floor.entries.toLocaleString("en-US")} | ${ms(copy)} | ${ratio(onPostgres.snapshot, copy)} | ${ratio(onPostgres.afterReset, copy)} | ${ratio(onPostgres.reset, copy)} |`)
+    }
   }
-  return lines
+  return floors.length > 3 ? [...lines, ...floors] : lines
 }
 
 /** How many statements `wires` hold: every exchange's, on every connection. */
