@@ -363,12 +363,16 @@ const onSettle = (payload: { readonly transactionId: TransactionId }) =>
     yield* Effect.ignore(Transactions.move(payload.transactionId, { type: "settle" }))
   })
 
+/** The row a deposit's confirmation or settlement locks first: its transaction. */
+const lockTransaction = (payload: { readonly transactionId: TransactionId }) => ({ table: Transactions.Transactions, key: payload.transactionId })
+
 /** A deposit's confirmation and settlement on the world model's clock, and its sender information's window. */
 export const domain = Domain.make({
   name: "money/Deposits",
   timers: [
-    Timers.handle(confirmTimer, onConfirm, (id, _p, route) => `confirms deposit ${id}${route} (it starts processing)`),
-    Timers.handle(settleTimer, onSettle, (id, _p, route) => `settles deposit ${id}${route} (it completes)`),
+    // The deposits that confirm or settle together are locked in one statement with their timers (`Handling.locks`).
+    Timers.handle(confirmTimer, onConfirm, (id, _p, route) => `confirms deposit ${id}${route} (it starts processing)`, { locks: lockTransaction }),
+    Timers.handle(settleTimer, onSettle, (id, _p, route) => `settles deposit ${id}${route} (it completes)`, { locks: lockTransaction }),
     Timers.handle(
       senderInformationExpiryTimer,
       senderInformationExpired,
