@@ -84,6 +84,18 @@ const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A
   return out
 }
 
+/**
+ * Lists go into a statement as one JSON parameter (`json_to_recordset`, `json_array_elements_text`), never as a
+ * VALUES or IN list of their length: one statement text whatever their number, so a connection parses and plans each
+ * statement once (a list of each length was a statement of its own, parsed again on every connection that met it,
+ * and crowding the others out of its prepared statements).
+ */
+const jsonText = JSON.stringify
+
+/** Rows as `[{"tbl":…,"key":…,"data":<the row's JSON as written>}, …]`: a `json` member keeps its text as written. */
+const rowsJsonOf = (rows: ReadonlyArray<{ readonly tbl: string; readonly key: string; readonly json: string }>): string =>
+  `[${rows.map((r) => `{"tbl":${jsonText(r.tbl)},"key":${jsonText(r.key)},"data":${r.json}}`).join(",")}]`
+
 /** How many rows a partition's count is spread over (`fos_count_shards`). */
 const countShards = 32
 
@@ -287,7 +299,7 @@ export const makeSqlStore = Effect.gen(function*() {
   /** Locks, in key order, the rows read for update before the transaction began that are still as they were read. */
   const lockUnchanged = (expected: ReadonlyArray<{ readonly tbl: string; readonly key: string; readonly text: string }>) =>
     sql`SELECT r.key FROM fos_rows r
-      JOIN (VALUES ${sql.csv(expected.map((e) => sql`(${e.tbl}, ${e.key}, ${e.text})`))}) AS v (tbl, key, text)
+      JOIN json_to_recordset(${jsonText(expected.map((e) => ({ tbl: e.tbl, key: e.key, text: e.text })))}::json) AS v (tbl text, key text, text text)
         ON r.tbl = v.tbl AND r.key = v.key
       WHERE r.data::text = v.text ORDER BY r.tbl, r.key FOR UPDATE OF r`
 
@@ -567,13 +579,13 @@ export const makeSqlStore = Effect.gen(function*() {
     rows: ReadonlyArray<{ readonly t: Store.Table<any>; readonly key: string; readonly before: unknown | undefined; readonly after: unknown | undefined }>,
     guard: Statement.Fragment = sql`true`
   ): Array<Statement.Fragment> => {
-    const removed: Array<Statement.Fragment> = []
-    const added: Array<Statement.Fragment> = []
+    const removed: Array<{ tbl: string; ord: string; part: string; sort: string; key: string }> = []
+    const added: Array<{ tbl: string; ord: string; part: string; sort: string; key: string }> = []
     const counts = new Map<string, { tbl: string; ord: string; part: string; n: number }>()
     for (const r of rows) {
       const changes = indexChanges(r.t, r.before, r.after)
-      for (const e of changes.removed) removed.push(sql`(${r.t.name}, ${e.ord}, ${e.part}, ${e.sort}, ${r.key})`)
-      for (const e of changes.added) added.push(sql`(${r.t.name}, ${e.ord}, ${e.part}, ${e.sort}, ${r.key})`)
+      for (const e of changes.removed) removed.push({ tbl: r.t.name, ord: e.ord, part: e.part, sort: e.sort, key: r.key })
+      for (const e of changes.added) added.push({ tbl: r.t.name, ord: e.ord, part: e.part, sort: e.sort, key: r.key })
       for (const d of changes.counts) {
         const id = JSON.stringify([r.t.name, d.ord, d.part])
         const sum = counts.get(id) ?? { tbl: r.t.name, ord: d.ord, part: d.part, n: 0 }
@@ -587,17 +599,19 @@ export const makeSqlStore = Effect.gen(function*() {
     })
     const parts: Array<Statement.Fragment> = []
     if (removed.length > 0) {
-      parts.push(sql`removed AS (DELETE FROM fos_orders o USING (VALUES ${sql.csv(removed)}) AS v (tbl, ord, part, sort, key)
+      parts.push(sql`removed AS (DELETE FROM fos_orders o
+        USING json_to_recordset(${jsonText(removed)}::json) AS v (tbl text, ord text, part text, sort text, key text)
         WHERE o.tbl = v.tbl AND o.ord = v.ord AND o.part = v.part AND o.sort = v.sort AND o.key = v.key AND ${guard})`)
     }
     if (added.length > 0) {
       parts.push(sql`added AS (INSERT INTO fos_orders (tbl, ord, part, sort, key)
-        SELECT v.tbl, v.ord, v.part, v.sort, v.key FROM (VALUES ${sql.csv(added)}) AS v (tbl, ord, part, sort, key) WHERE ${guard})`)
+        SELECT v.tbl, v.ord, v.part, v.sort, v.key
+        FROM json_to_recordset(${jsonText(added)}::json) AS v (tbl text, ord text, part text, sort text, key text) WHERE ${guard})`)
     }
     if (moved.length > 0) {
       parts.push(sql`counted AS (INSERT INTO fos_count_shards (tbl, ord, part, shard, n)
         SELECT v.tbl, v.ord, v.part, pg_backend_pid() % ${countShards}, v.n
-        FROM (VALUES ${sql.csv(moved.map((d) => sql`(${d.tbl}, ${d.ord}, ${d.part}, ${d.n}::bigint)`))}) AS v (tbl, ord, part, n)
+        FROM json_to_recordset(${jsonText(moved)}::json) AS v (tbl text, ord text, part text, n bigint)
         WHERE ${guard}
         ON CONFLICT (tbl, ord, part, shard) DO UPDATE SET n = fos_count_shards.n + EXCLUDED.n)`)
     }
@@ -617,24 +631,25 @@ export const makeSqlStore = Effect.gen(function*() {
     const fresh = rows.filter((r) => r.fresh)
     const updated = rows.filter((r) => !r.fresh && r.after !== undefined)
     const removed = rows.filter((r) => r.after === undefined)
-    const values = (list: ReadonlyArray<Held>) => sql.csv(list.map((r) => sql`(${r.t.name}, ${r.key}, ${r.json!}::json)`))
+    const rowsOf = (list: ReadonlyArray<Held>) =>
+      sql`json_to_recordset(${rowsJsonOf(list.map((r) => ({ tbl: r.t.name, key: r.key, json: r.json! })))}::json) AS v (tbl text, key text, data json)`
     const parts: Array<Statement.Fragment> = []
     const checked = unchanged !== undefined && unchanged.length > 0
     if (checked) parts.push(sql`locked AS MATERIALIZED (${lockUnchanged(unchanged)})`)
     const guard = checked ? sql`(SELECT count(*) FROM locked) = ${unchanged.length}` : sql`true`
     if (removed.length > 0) {
-      parts.push(sql`gone AS (DELETE FROM fos_rows r USING (VALUES ${sql.csv(removed.map((h) => sql`(${h.t.name}, ${h.key})`))}) AS v (tbl, key)
+      parts.push(sql`gone AS (DELETE FROM fos_rows r USING json_to_recordset(${jsonText(removed.map((h) => ({ tbl: h.t.name, key: h.key })))}::json) AS v (tbl text, key text)
         WHERE r.tbl = v.tbl AND r.key = v.key AND ${guard})`)
     }
     if (unchanged !== undefined) {
       if (fresh.length > 0) {
         parts.push(sql`fresh AS (INSERT INTO fos_rows (tbl, key, data)
-          SELECT v.tbl, v.key, v.data::json FROM (VALUES ${sql.csv(fresh.map((r) => sql`(${r.t.name}, ${r.key}, ${r.json})`))}) AS v (tbl, key, data)
+          SELECT v.tbl, v.key, v.data FROM ${rowsOf(fresh)}
           WHERE ${guard} RETURNING 1)`)
       }
       if (updated.length > 0) {
         parts.push(sql`updated AS (INSERT INTO fos_rows (tbl, key, data)
-          SELECT v.tbl, v.key, v.data::json FROM (VALUES ${sql.csv(updated.map((r) => sql`(${r.t.name}, ${r.key}, ${r.json})`))}) AS v (tbl, key, data)
+          SELECT v.tbl, v.key, v.data FROM ${rowsOf(updated)}
           WHERE ${guard}
           ON CONFLICT (tbl, key) DO UPDATE SET data = EXCLUDED.data)`)
       }
@@ -644,10 +659,10 @@ export const makeSqlStore = Effect.gen(function*() {
       )
     }
     if (fresh.length > 0) {
-      parts.push(sql`fresh AS (INSERT INTO fos_rows (tbl, key, data) VALUES ${values(fresh)} ON CONFLICT DO NOTHING RETURNING 1)`)
+      parts.push(sql`fresh AS (INSERT INTO fos_rows (tbl, key, data) SELECT v.tbl, v.key, v.data FROM ${rowsOf(fresh)} ON CONFLICT DO NOTHING RETURNING 1)`)
     }
     if (updated.length > 0) {
-      parts.push(sql`updated AS (INSERT INTO fos_rows (tbl, key, data) VALUES ${values(updated)}
+      parts.push(sql`updated AS (INSERT INTO fos_rows (tbl, key, data) SELECT v.tbl, v.key, v.data FROM ${rowsOf(updated)}
         ON CONFLICT (tbl, key) DO UPDATE SET data = EXCLUDED.data)`)
     }
     parts.push(...indexPartsOfRows(rows))
@@ -738,13 +753,14 @@ export const makeSqlStore = Effect.gen(function*() {
       // A held fresh row under one of these keys must be in the database for the conflict to show.
       yield* sendHeldOf(t)
       const rowPart = sql`inserted AS (INSERT INTO fos_rows (tbl, key, data)
-        VALUES ${sql.csv(written.map((w) => sql`(${t.name}, ${w.key}, ${w.json}::json)`))}
+        SELECT v.tbl, v.key, v.data FROM json_to_recordset(${rowsJsonOf(written.map((w) => ({ tbl: t.name, key: w.key, json: w.json })))}::json)
+          AS v (tbl text, key text, data json)
         ON CONFLICT DO NOTHING RETURNING key)`
       const parts: Array<Statement.Fragment> = [rowPart]
       if (uniques.length > 0) {
         parts.push(sql`taken AS (INSERT INTO fos_uniques (tbl, name, value, key)
           SELECT ${t.name}, v.name, v.value, v.key
-          FROM (VALUES ${sql.csv(uniques.map((u) => sql`(${u.name}, ${u.value}, ${u.key})`))}) AS v (name, value, key)
+          FROM json_to_recordset(${jsonText(uniques)}::json) AS v (name text, value text, key text)
           WHERE v.key IN (SELECT key FROM inserted)
           ON CONFLICT DO NOTHING RETURNING name, key)`)
       }
@@ -969,6 +985,9 @@ export const makeSqlStore = Effect.gen(function*() {
     }))
   }
 
+  /** Keys as an array of one JSON parameter, for `key = ANY (…)`: an index scan of the keys, whatever their number. */
+  const keysIn = (keys: ReadonlyArray<string>) => sql`ARRAY(SELECT json_array_elements_text(${jsonText(keys)}::json))`
+
   /**
    * Locks the rows of `keys` that exist, in key order, in one statement; remembers them for this transaction. The
    * rows this transaction already holds (locked, written or held) are answered from memory and not asked for.
@@ -984,7 +1003,7 @@ export const makeSqlStore = Effect.gen(function*() {
         // Before the transaction began: read, with a fresh block, and expected unchanged (`readBeforeBegin`).
         state.blockTaken = true
         const rows = yield* dieOnSql(sql<{ key: string | null; data: string | null; block: string | null }>`SELECT key, data::text AS data, NULL AS block
-            FROM fos_rows WHERE tbl = ${t.name} AND key IN ${sql.in(missing)}
+            FROM fos_rows WHERE tbl = ${t.name} AND key = ANY (${keysIn(missing)})
           UNION ALL SELECT NULL, NULL, (${blockNow})`)
         for (const r of rows) {
           if (r.block !== null) {
@@ -1002,11 +1021,11 @@ export const makeSqlStore = Effect.gen(function*() {
         const block = state !== undefined
         const rows = yield* dieOnSql(block
           ? sql<{ key: string | null; data: unknown; block: string | null }>`WITH found AS MATERIALIZED (SELECT key, data
-                FROM fos_rows WHERE tbl = ${t.name} AND key IN ${sql.in(missing)} ORDER BY key FOR UPDATE)
+                FROM fos_rows WHERE tbl = ${t.name} AND key = ANY (${keysIn(missing)}) ORDER BY key FOR UPDATE)
               SELECT key, data, NULL AS block FROM found
               UNION ALL SELECT NULL, NULL, (${blockAfter(sql`found`)})`
           : sql<{ key: string | null; data: unknown; block: string | null }>`SELECT key, data, NULL AS block FROM fos_rows
-              WHERE tbl = ${t.name} AND key IN ${sql.in(missing)} ORDER BY key FOR UPDATE`)
+              WHERE tbl = ${t.name} AND key = ANY (${keysIn(missing)}) ORDER BY key FOR UPDATE`)
         for (const r of rows) {
           if (r.block !== null) {
             state!.blockTaken = true
