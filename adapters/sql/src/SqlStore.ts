@@ -445,10 +445,9 @@ export const makeSqlStore = Effect.gen(function*() {
    * The next number of `fos_sequence`; inside a store transaction, from its current block (see `sequenceBlock`). A
    * transaction that runs out takes a block twice the size of the one it took last for want of numbers, up to 32
    * times `sequenceBlock`, and at least as many as the rows it holds (locked, read for update or written; up to
-   * `maxRefill`): one that
-   * fires a batch of timers numbers about as many rows as it locked (each attempt's lease, history and retry), a
-   * round trip per 8 of them at a fixed size, and 4 refills of a batch of 40 attempts doubling from 8; the gaps it
-   * leaves stay under what it used.
+   * `maxRefill`): one that fires a batch of timers numbers about as many rows as it locked (each attempt's lease,
+   * history and retry), which cost a round trip per 8 of them at a fixed size, and 4 refills for a batch of 40
+   * attempts doubling from 8. The gaps it leaves stay under what it used.
    */
   const maxRefill = 1024
   const nextSequence = Effect.flatMap(CurrentTransaction, (current) => {
