@@ -1134,11 +1134,14 @@ export const makeSqlStore = Effect.gen(function*() {
       const parts = selectedParts(selections)
       if (keeping === undefined) parts.push(sql`doomed AS MATERIALIZED (SELECT i, tbl, key FROM firsts)`)
       else {
-        // The rows the copy holds as they are, then the rest: as two sets, so the planner joins them by hash (a
-        // NOT EXISTS per row was planned as a scan of the copy per row).
+        // The selected rows the copy holds as they are, then the rest: as two sets, so the planner joins them by hash
+        // (a NOT EXISTS per row was planned as a scan of the copy per row). Found from the selected rows, not the
+        // copy's: after a reset a few are selected, and a copy of 9,000 rows was read to keep none.
         parts.push(
-          sql`same AS MATERIALIZED (SELECT c.tbl, c.key FROM fos_copy_rows c JOIN fos_rows r ON r.tbl = c.tbl AND r.key = c.key
-            WHERE c.copy = ${keeping} AND c.data::text = r.data::text)`,
+          sql`same AS MATERIALIZED (SELECT DISTINCT f.tbl, f.key FROM firsts f
+            JOIN fos_copy_rows c ON c.copy = ${keeping} AND c.tbl = f.tbl AND c.key = f.key
+            JOIN fos_rows r ON r.tbl = f.tbl AND r.key = f.key
+            WHERE c.data::text = r.data::text)`,
           sql`doomed AS MATERIALIZED (SELECT f.i, f.tbl, f.key FROM firsts f LEFT JOIN same s ON s.tbl = f.tbl AND s.key = f.key
             WHERE s.key IS NULL)`
         )
