@@ -100,32 +100,53 @@ export type Begin = (request: HttpServerRequest.HttpServerRequest, environment: 
  * `Begin` over the engine's correlation ids and the real clock, which times the request, and what an embedding host
  * says of the request beside it (`identify`, HostIdentity.ts): its caller and its client's address.
  */
-export const makeBegin = (correlation: CorrelationIds, realClock: Clock.Clock, identify?: IdentifyRequest): Begin => (request, environment) => {
-  const clientHeader = headerOf(request, "x-client-correlation-id")
-  const identity = identify?.(request)
-  const info: RequestInfo = {
-    correlationId: correlation.perScope ? "" : correlation.next(undefined),
-    clientCorrelationId: clientHeader !== undefined && visible.test(clientHeader) ? clientHeader : undefined,
-    environment,
-    instance: pathOf(request.url),
-    clientIp: identity?.clientAddress ?? Option.getOrElse(request.remoteAddress, () => "127.0.0.1"),
-    hostCaller: identity?.caller,
-    rate: undefined,
-    organizationId: undefined,
-    clock: undefined,
-    startedNs: realClock.monotonicTimeNanosUnsafe(),
-    request,
-    injected: undefined
+export const makeBegin = (correlation: CorrelationIds, realClock: Clock.Clock, identify?: IdentifyRequest): Begin => (request, environment) =>
+  new EdgeRequest(correlation, request, environment, realClock.monotonicTimeNanosUnsafe(), identify?.(request))
+
+/**
+ * The edge's `RequestInfo`: one shape for every request, each field set in the constructor, so the code that reads
+ * it sees one kind of object. A seeded engine draws a request's id from its organization's ids when it is first
+ * read: after authentication when there is a caller (every read of it is for the answer or the log).
+ */
+class EdgeRequest implements RequestInfo {
+  readonly clientCorrelationId: string | undefined
+  readonly instance: string
+  readonly clientIp: string
+  readonly hostCaller: RequestInfo["hostCaller"]
+  rate: RequestInfo["rate"] = undefined
+  organizationId: string | undefined = undefined
+  clock: Clock.Clock | undefined = undefined
+  injected: string | undefined = undefined
+  route: string | undefined = undefined
+  operation: string | undefined = undefined
+  body: string | undefined = undefined
+  replayed: boolean | undefined = undefined
+  readonly request: HttpServerRequest.HttpServerRequest
+  readonly environment: Environment | undefined
+  readonly startedNs: bigint
+  private readonly ids: CorrelationIds
+  private id: string | undefined
+  constructor(
+    ids: CorrelationIds,
+    request: HttpServerRequest.HttpServerRequest,
+    environment: Environment | undefined,
+    startedNs: bigint,
+    identity: ReturnType<IdentifyRequest> | undefined
+  ) {
+    this.request = request
+    this.environment = environment
+    this.startedNs = startedNs
+    this.ids = ids
+    const clientHeader = headerOf(request, "x-client-correlation-id")
+    this.clientCorrelationId = clientHeader !== undefined && visible.test(clientHeader) ? clientHeader : undefined
+    this.instance = pathOf(request.url)
+    this.clientIp = identity?.clientAddress ?? Option.getOrElse(request.remoteAddress, () => "127.0.0.1")
+    this.hostCaller = identity?.caller
+    this.id = ids.perScope ? undefined : ids.next(undefined)
   }
-  // A seeded engine draws a request's id from its organization's ids when it is first read: after authentication
-  // when there is a caller (every read of it is for the answer or the log).
-  if (correlation.perScope) {
-    let id: string | undefined
-    Object.defineProperty(info, "correlationId", {
-      get: () => (id ??= correlation.next(info.organizationId === undefined || environment === undefined ? undefined : Tenancy.scopeOf(info.organizationId, environment)))
-    })
+  get correlationId(): string {
+    return this.id ??= this.ids.next(this.organizationId === undefined || this.environment === undefined ? undefined : Tenancy.scopeOf(this.organizationId, this.environment))
   }
-  return info
 }
 
 /** The base address of a path: an environment or the operator surface. */
@@ -312,14 +333,15 @@ export const makeLogged = (
 ): Logged => {
   const recorded: Logged = (request, info, response) => {
     if (metrics !== undefined) {
-      Metrics.recordRequestUnsafe(metrics, {
-        method: request.method,
-        route: info.route,
-        operation: info.operation,
-        status: response.status,
-        code: problemTypeOf(response),
-        durationSeconds: Number(realClock.monotonicTimeNanosUnsafe() - info.startedNs) / 1e9
-      })
+      Metrics.recordRequestUnsafe(
+        metrics,
+        request.method,
+        info.route,
+        info.operation,
+        response.status,
+        problemTypeOf(response),
+        Number(realClock.monotonicTimeNanosUnsafe() - info.startedNs) / 1e9
+      )
     }
     if (info.organizationId !== undefined && info.environment !== undefined) {
       feed.record({
@@ -508,11 +530,17 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
   }
   const noRoute = Problem.apiError("NOT_FOUND", `No such route. Base addresses are ${basePath}/sandbox and ${basePath}/live.`)
   /** `answer` as a request in flight, which a close waits for; once the engine is closing, the 503 instead. */
-  const inFlight = <R>(request: HttpServerRequest.HttpServerRequest, info: RequestInfo, answer: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>) =>
+  const inFlight = <R>(
+    request: HttpServerRequest.HttpServerRequest,
+    info: RequestInfo,
+    answer: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>,
+    end?: (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.HttpServerResponse
+  ) =>
     lifecycle.admit(
       answer,
       Effect.sync(() => logged(request, info, finish(info, problemResponse(closingProblem, info, nowMs(), basePath)))),
-      Effect.sync(() => logged(request, info, finish(info, problemResponse(overtakenProblem, info, nowMs(), basePath))))
+      Effect.sync(() => logged(request, info, finish(info, problemResponse(overtakenProblem, info, nowMs(), basePath)))),
+      end
     )
 
   /**
@@ -547,13 +575,14 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
         info = begin(request, environment)
         info.route = route?.path
         info.operation = operationId
+        const ended = info
+        // The answer, a problem's too, is finished and recorded as it leaves the requests in flight, in the same
+        // step of the fiber (kernel/Lifecycle.ts).
         answered = inFlight(
           request,
           info,
-          Effect.matchCauseEffect(refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info), {
-            onSuccess: (response) => Effect.succeed(logged(request, info, finish(info, response))),
-            onFailure: (cause) => Effect.map(recover(info, cause, clock, basePath), (response) => logged(request, info, finish(info, response)))
-          })
+          Effect.catchCause(refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info), (cause) => recover(ended, cause, clock, basePath)),
+          (response) => logged(request, ended, finish(ended, response))
         )
       }
       const tracer = Telemetry.tracerOf(fiber)

@@ -137,12 +137,8 @@ const utf8Bytes = (text: string): number => {
   return bytes
 }
 
-/** What a recent request keeps of a body's text: the text when small enough, and its size. */
-const keptBody = (text: string | undefined): { readonly body: string | undefined; readonly bodyBytes: number } => {
-  if (text === undefined || text === "") return { body: undefined, bodyBytes: 0 }
-  const bodyBytes = utf8Bytes(text)
-  return { body: bodyBytes <= maxKeptBodyBytes ? text : undefined, bodyBytes }
-}
+/** The size a recent request keeps of a body's text, in UTF-8 bytes: 0 for none. */
+const bodyBytesOf = (text: string | undefined): number => (text === undefined || text === "" ? 0 : utf8Bytes(text))
 
 /** The body members of a recent request, redacted (the text was JSON: the write checked it). */
 const bodyMembers = (r: Recorded): { body?: unknown; bodyBytes?: number } =>
@@ -448,6 +444,7 @@ export const make = (realClock: Clock.Clock, options: FeedOptions = {}): LiveFee
   let recordedCount = 0
 
   const record: LiveFeedService["record"] = ({ organizationId, environment, method, path, response, startedNs, correlationId, clientAddress, injected, operationId, body, replayed }) => {
+    const bodyBytes = bodyBytesOf(body)
     const recorded: Recorded = {
       seq: 0,
       endMs: realClock.currentTimeMillisUnsafe(),
@@ -461,7 +458,10 @@ export const make = (realClock: Clock.Clock, options: FeedOptions = {}): LiveFee
       clientAddress,
       injected,
       operationId,
-      ...keptBody(body),
+      // The text when small enough, and its size: set here rather than spread from an object of their own, so the
+      // record is made in one go.
+      body: bodyBytes > 0 && bodyBytes <= maxKeptBodyBytes ? body : undefined,
+      bodyBytes,
       replayed: replayed === true
     }
     if (shared !== undefined) {

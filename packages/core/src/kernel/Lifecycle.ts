@@ -24,12 +24,15 @@ export interface LifecycleService {
    * Runs `work` as work in flight, which a drain waits for; once the engine is closing, `refused` instead. The
    * refusal is decided when the effect starts, so work admitted before a close finishes even as the close begins.
    * Work that ends after a drain's deadline passed is answered with `late` (`refused` when not given) instead of
-   * its own result: the close has resolved by then.
+   * its own result: the close has resolved by then. `end`, when given, is what becomes of the work's value as it
+   * ends, before it leaves the work in flight (a request's answer recorded): in the same step of the fiber as the
+   * count, rather than one of its own.
    */
   readonly admit: <A, E, R, A2, E2, R2>(
     work: Effect.Effect<A, E, R>,
     refused: Effect.Effect<A2, E2, R2>,
-    late?: Effect.Effect<A2, E2, R2>
+    late?: Effect.Effect<A2, E2, R2>,
+    end?: (value: A) => A
   ) => Effect.Effect<A | A2, E | E2, R | R2>
   /**
    * Stops taking work and waits until what is in flight has finished, or `deadlineMs` of real time has passed,
@@ -56,20 +59,25 @@ export const make = (realClock: Clock.Clock): LifecycleService => {
     // Every request runs through here, so it takes as few steps of the fiber as it can (about 900 instructions
     // each, docs/performance.md): the count goes down in the match's own continuations, which see every end of
     // the work (a success, a failure, an interruption), rather than in a finalizer and a second look at its exit.
-    // The mask keeps an interruption from falling between the count going up and the match being in place.
-    admit: <A, E, R, A2, E2, R2>(work: Effect.Effect<A, E, R>, refused: Effect.Effect<A2, E2, R2>, late = refused) =>
-      Effect.uninterruptibleMask((restore) =>
-        Effect.suspend((): Effect.Effect<A | A2, E | E2, R | R2> => {
-          if (closing) return restore(refused)
-          inFlight++
-          // Work that ends past a close's deadline is answered `late`: the close has resolved by then, and nothing
-          // may answer as if the engine were still open.
-          return Effect.matchCauseEffect(restore(work), {
-            onSuccess: (value): Effect.Effect<A | A2, E2, R2> => (leave() ? restore(late) : Effect.succeed(value)),
-            onFailure: (cause): Effect.Effect<A2, E | E2, R2> => (leave() ? restore(late) : Effect.failCause(cause))
-          })
+    // The mask keeps an interruption from falling between the count going up and the match being in place; its
+    // function runs when the effect does, so the refusal is decided then without a step of its own.
+    admit: <A, E, R, A2, E2, R2>(work: Effect.Effect<A, E, R>, refused: Effect.Effect<A2, E2, R2>, late = refused, end?: (value: A) => A) =>
+      Effect.uninterruptibleMask((restore): Effect.Effect<A | A2, E | E2, R | R2> => {
+        if (closing) return restore(refused)
+        inFlight++
+        // Work that ends past a close's deadline is answered `late`: the close has resolved by then, and nothing
+        // may answer as if the engine were still open.
+        return Effect.matchCauseEffect(restore(work), {
+          onSuccess: (value): Effect.Effect<A | A2, E2, R2> => {
+            // It leaves first, so that an `end` that throws cannot keep it in flight; a late answer's own value
+            // still ends (is recorded) as it did.
+            const overtaken = leave()
+            const ended = end === undefined ? value : end(value)
+            return overtaken ? restore(late) : Effect.succeed(ended)
+          },
+          onFailure: (cause): Effect.Effect<A2, E | E2, R2> => (leave() ? restore(late) : Effect.failCause(cause))
         })
-      ),
+      }),
     drain: (deadlineMs = defaultDeadlineMs) =>
       Effect.suspend(() => {
         closing = true
@@ -92,5 +100,5 @@ export const make = (realClock: Clock.Clock): LifecycleService => {
  * waits for nothing: the scheduler and the pipeline run as they did in tests that build them alone.
  */
 export class Lifecycle extends Context.Reference<LifecycleService>("fos/Lifecycle", {
-  defaultValue: () => ({ closing: () => false, admit: (work) => work, drain: () => Effect.void })
+  defaultValue: () => ({ closing: () => false, admit: (work, _refused, _late, end) => (end === undefined ? work : Effect.map(work, end)), drain: () => Effect.void })
 }) {}
