@@ -200,6 +200,9 @@ class Ring {
   private lengths = new Uint8Array(0)
   private chars = new Uint8Array(0)
   private readonly strings: Array<string | undefined> = []
+  /** The last path and address pushed, which a slot may share (`push`). */
+  private lastPath: string | undefined = undefined
+  private lastAddress: string | undefined = undefined
   constructor(capacity: number) {
     this.capacity = capacity
   }
@@ -246,15 +249,32 @@ class Ring {
     const strings = this.strings
     strings[base] = code === 0 ? recorded.method : undefined
     const at = slot * slotWidth
-    const pathFits = this.put(recorded.path, at, pathWidth)
-    strings[base + 1] = pathFits ? undefined : recorded.path
-    this.lengths[slot * 3] = pathFits ? recorded.path.length : 0
+    // A path or an address the same as the last one is kept as that one string, which the ring holds already, and
+    // the request's own is left to die young: a client polling one route from one address costs a comparison, not
+    // a copy of its characters.
+    const path = recorded.path
+    if (path === this.lastPath) {
+      strings[base + 1] = this.lastPath
+      this.lengths[slot * 3] = 0
+    } else {
+      const pathFits = this.put(path, at, pathWidth)
+      strings[base + 1] = pathFits ? undefined : path
+      this.lengths[slot * 3] = pathFits ? path.length : 0
+      this.lastPath = path
+    }
     const idFits = this.put(recorded.correlationId, at + pathWidth, idWidth)
     strings[base + 2] = idFits ? undefined : recorded.correlationId
     this.lengths[slot * 3 + 1] = idFits ? recorded.correlationId.length : 0
-    const addressFits = this.put(recorded.clientAddress, at + pathWidth + idWidth, addressWidth)
-    strings[base + 5] = addressFits ? undefined : recorded.clientAddress
-    this.lengths[slot * 3 + 2] = addressFits ? recorded.clientAddress.length : 0
+    const address = recorded.clientAddress
+    if (address === this.lastAddress) {
+      strings[base + 5] = this.lastAddress
+      this.lengths[slot * 3 + 2] = 0
+    } else {
+      const addressFits = this.put(address, at + pathWidth + idWidth, addressWidth)
+      strings[base + 5] = addressFits ? undefined : address
+      this.lengths[slot * 3 + 2] = addressFits ? address.length : 0
+      this.lastAddress = address
+    }
     strings[base + 3] = recorded.type
     strings[base + 4] = recorded.injected
     strings[base + 6] = recorded.operationId
