@@ -534,13 +534,15 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
     request: HttpServerRequest.HttpServerRequest,
     info: RequestInfo,
     answer: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>,
-    end?: (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.HttpServerResponse
+    end?: (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.HttpServerResponse,
+    rescue?: (cause: Cause.Cause<never>) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>
   ) =>
     lifecycle.admit(
       answer,
       Effect.sync(() => logged(request, info, finish(info, problemResponse(closingProblem, info, nowMs(), basePath)))),
       Effect.sync(() => logged(request, info, finish(info, problemResponse(overtakenProblem, info, nowMs(), basePath)))),
-      end
+      end,
+      rescue
     )
 
   /**
@@ -576,13 +578,14 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
         info.route = route?.path
         info.operation = operationId
         const ended = info
-        // The answer, a problem's too, is finished and recorded as it leaves the requests in flight, in the same
-        // step of the fiber (kernel/Lifecycle.ts).
+        // A failure becomes its problem, and the answer is finished and recorded as it leaves the requests in
+        // flight, in the same step of the fiber (kernel/Lifecycle.ts).
         answered = inFlight(
           request,
           info,
-          Effect.catchCause(refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info), (cause) => recover(ended, cause, clock, basePath)),
-          (response) => logged(request, ended, finish(ended, response))
+          (refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info)) as Effect.Effect<HttpServerResponse.HttpServerResponse, never, Engine.EngineServices>,
+          (response) => logged(request, ended, finish(ended, response)),
+          (cause) => recover(ended, cause as Cause.Cause<Problem.ApiError>, clock, basePath)
         )
       }
       const tracer = Telemetry.tracerOf(fiber)

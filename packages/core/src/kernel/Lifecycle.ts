@@ -9,7 +9,7 @@
  * One drain serves every way an engine ends: `engine.close()`, the scope of `layerEmbedded`, and `fos serve` on
  * SIGTERM, which all reach `drain`.
  */
-import { Clock, Context, Deferred, Duration, Effect } from "effect"
+import { type Cause, Clock, Context, Deferred, Duration, Effect } from "effect"
 
 /** How long a close waits for the work in flight when not told: 10 seconds. */
 export const defaultDeadlineMs = 10_000
@@ -26,13 +26,15 @@ export interface LifecycleService {
    * Work that ends after a drain's deadline passed is answered with `late` (`refused` when not given) instead of
    * its own result: the close has resolved by then. `end`, when given, is what becomes of the work's value as it
    * ends, before it leaves the work in flight (a request's answer recorded): in the same step of the fiber as the
-   * count, rather than one of its own.
+   * count, rather than one of its own; `rescue`, what a failure of the work becomes (a request's problem), whose
+   * value ends as the work's would: so the work needs no handler of its own around it.
    */
   readonly admit: <A, E, R, A2, E2, R2>(
     work: Effect.Effect<A, E, R>,
     refused: Effect.Effect<A2, E2, R2>,
     late?: Effect.Effect<A2, E2, R2>,
-    end?: (value: A) => A
+    end?: (value: A) => A,
+    rescue?: (cause: Cause.Cause<E>) => Effect.Effect<A, E, R>
   ) => Effect.Effect<A | A2, E | E2, R | R2>
   /**
    * Stops taking work and waits until what is in flight has finished, or `deadlineMs` of real time has passed,
@@ -61,21 +63,29 @@ export const make = (realClock: Clock.Clock): LifecycleService => {
     // the work (a success, a failure, an interruption), rather than in a finalizer and a second look at its exit.
     // The mask keeps an interruption from falling between the count going up and the match being in place; its
     // function runs when the effect does, so the refusal is decided then without a step of its own.
-    admit: <A, E, R, A2, E2, R2>(work: Effect.Effect<A, E, R>, refused: Effect.Effect<A2, E2, R2>, late = refused, end?: (value: A) => A) =>
+    admit: <A, E, R, A2, E2, R2>(
+      work: Effect.Effect<A, E, R>,
+      refused: Effect.Effect<A2, E2, R2>,
+      late = refused,
+      end?: (value: A) => A,
+      rescue?: (cause: Cause.Cause<E>) => Effect.Effect<A, E, R>
+    ) =>
       Effect.uninterruptibleMask((restore): Effect.Effect<A | A2, E | E2, R | R2> => {
         if (closing) return restore(refused)
         inFlight++
         // Work that ends past a close's deadline is answered `late`: the close has resolved by then, and nothing
         // may answer as if the engine were still open.
+        const onSuccess = (value: A): Effect.Effect<A | A2, E2, R2> => {
+          // It leaves first, so that an `end` that throws cannot keep it in flight; a late answer's own value
+          // still ends (is recorded) as it did.
+          const overtaken = leave()
+          const ended = end === undefined ? value : end(value)
+          return overtaken ? restore(late) : Effect.succeed(ended)
+        }
+        const onFailure = (cause: Cause.Cause<E>): Effect.Effect<A2, E | E2, R2> => (leave() ? restore(late) : Effect.failCause(cause))
         return Effect.matchCauseEffect(restore(work), {
-          onSuccess: (value): Effect.Effect<A | A2, E2, R2> => {
-            // It leaves first, so that an `end` that throws cannot keep it in flight; a late answer's own value
-            // still ends (is recorded) as it did.
-            const overtaken = leave()
-            const ended = end === undefined ? value : end(value)
-            return overtaken ? restore(late) : Effect.succeed(ended)
-          },
-          onFailure: (cause): Effect.Effect<A2, E | E2, R2> => (leave() ? restore(late) : Effect.failCause(cause))
+          onSuccess,
+          onFailure: rescue === undefined ? onFailure : (cause) => Effect.matchCauseEffect(restore(rescue(cause)), { onSuccess, onFailure })
         })
       }),
     drain: (deadlineMs = defaultDeadlineMs) =>
@@ -100,5 +110,8 @@ export const make = (realClock: Clock.Clock): LifecycleService => {
  * waits for nothing: the scheduler and the pipeline run as they did in tests that build them alone.
  */
 export class Lifecycle extends Context.Reference<LifecycleService>("fos/Lifecycle", {
-  defaultValue: () => ({ closing: () => false, admit: (work, _refused, _late, end) => (end === undefined ? work : Effect.map(work, end)), drain: () => Effect.void })
+  defaultValue: () => ({ closing: () => false, admit: (work, _refused, _late, end, rescue) => {
+    const rescued = rescue === undefined ? work : Effect.catchCause(work, rescue)
+    return end === undefined ? rescued : Effect.map(rescued, end)
+  }, drain: () => Effect.void })
 }) {}
