@@ -463,27 +463,42 @@ export const make = (realClock: Clock.Clock, options: FeedOptions = {}): LiveFee
   }
   let recordedCount = 0
 
-  const record: LiveFeedService["record"] = ({ organizationId, environment, method, path, response, startedNs, correlationId, clientAddress, injected, operationId, body, replayed }) => {
+  // The request being recorded: one object for every request, filled anew, since the ring copies it into its arrays
+  // and the text of a stream's line is made from it at once (`Ring.push`, `toRecentRequest`).
+  const recorded: { -readonly [K in keyof Recorded]: Recorded[K] } = {
+    seq: 0,
+    endMs: 0,
+    durationNs: 0,
+    method: "",
+    path: "",
+    status: 0,
+    type: undefined,
+    correlationId: "",
+    clientAddress: "",
+    injected: undefined,
+    operationId: undefined,
+    body: undefined,
+    bodyBytes: 0,
+    replayed: false
+  }
+  const record: LiveFeedService["record"] = (answered) => {
+    const { organizationId, environment, response, body } = answered
     const bodyBytes = bodyBytesOf(body)
-    const recorded: Recorded = {
-      seq: 0,
-      endMs: realClock.currentTimeMillisUnsafe(),
-      durationNs: Number(realClock.monotonicTimeNanosUnsafe() - startedNs),
-      method,
-      path,
-      status: response.status,
-      // Only an error's body is read for its type.
-      type: response.status >= 400 ? problemTypeOf(response) : undefined,
-      correlationId,
-      clientAddress,
-      injected,
-      operationId,
-      // The text when small enough, and its size: set here rather than spread from an object of their own, so the
-      // record is made in one go.
-      body: bodyBytes > 0 && bodyBytes <= maxKeptBodyBytes ? body : undefined,
-      bodyBytes,
-      replayed: replayed === true
-    }
+    recorded.endMs = realClock.currentTimeMillisUnsafe()
+    recorded.durationNs = Number(realClock.monotonicTimeNanosUnsafe() - answered.startedNs)
+    recorded.method = answered.method
+    recorded.path = answered.path
+    recorded.status = response.status
+    // Only an error's body is read for its type.
+    recorded.type = response.status >= 400 ? problemTypeOf(response) : undefined
+    recorded.correlationId = answered.correlationId
+    recorded.clientAddress = answered.clientAddress
+    recorded.injected = answered.injected
+    recorded.operationId = answered.operationId
+    // The text when small enough, and its size.
+    recorded.body = bodyBytes > 0 && bodyBytes <= maxKeptBodyBytes ? body : undefined
+    recorded.bodyBytes = bodyBytes
+    recorded.replayed = answered.replayed === true
     if (shared !== undefined) {
       // The service keeps it; the text is made once, for the store and for this process's streams.
       const json = JSON.stringify(toRecentRequest(recorded, processId))
