@@ -508,6 +508,44 @@ export interface EdgeOptions {
   readonly pathMethods?: (() => PathMethods) | undefined
 }
 
+/** What a request's `Answering` needs of its edge, made once per edge. */
+interface EdgeParts {
+  readonly logged: Logged
+  readonly clock: Clock.Clock
+  readonly basePath: string
+  readonly nowMs: () => number
+}
+
+/**
+ * How a routed request ends, as it leaves the requests in flight (`Lifecycle.admitWith`): its answer finished and
+ * recorded; a failure, its problem (`recover`); a closing engine's 503, and the close's deadline's. One object a
+ * request, where closures would be four, and two effects besides.
+ */
+class Answering implements Lifecycle.Admission<HttpServerResponse.HttpServerResponse, Problem.ApiError, never, HttpServerResponse.HttpServerResponse, never, never> {
+  readonly parts: EdgeParts
+  readonly info: RequestInfo
+  constructor(parts: EdgeParts, info: RequestInfo) {
+    this.parts = parts
+    this.info = info
+  }
+  end(response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse {
+    return this.parts.logged(this.info.request, this.info, finish(this.info, response))
+  }
+  rescue(cause: Cause.Cause<Problem.ApiError>): Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError> {
+    return recover(this.info, cause, this.parts.clock, this.parts.basePath)
+  }
+  refused(): Effect.Effect<HttpServerResponse.HttpServerResponse> {
+    return Effect.sync(() => this.problem(closingProblem))
+  }
+  late(): Effect.Effect<HttpServerResponse.HttpServerResponse> {
+    return Effect.sync(() => this.problem(overtakenProblem))
+  }
+  private problem(error: Problem.ApiError): HttpServerResponse.HttpServerResponse {
+    const { parts, info } = this
+    return parts.logged(info.request, info, finish(info, problemResponse(error, info, parts.nowMs(), parts.basePath)))
+  }
+}
+
 /** The order a 404's detail names a path's methods in. */
 const methodOrder = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
@@ -552,20 +590,13 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
   }
   const noRoute = Problem.apiError("NOT_FOUND", `No such route. Base addresses are ${basePath}/sandbox and ${basePath}/live.`)
   /** `answer` as a request in flight, which a close waits for; once the engine is closing, the 503 instead. */
-  const inFlight = <R>(
-    request: HttpServerRequest.HttpServerRequest,
-    info: RequestInfo,
-    answer: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>,
-    end?: (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.HttpServerResponse,
-    rescue?: (cause: Cause.Cause<never>) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>
-  ) =>
+  const inFlight = <R>(request: HttpServerRequest.HttpServerRequest, info: RequestInfo, answer: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>) =>
     lifecycle.admit(
       answer,
       Effect.sync(() => logged(request, info, finish(info, problemResponse(closingProblem, info, nowMs(), basePath)))),
-      Effect.sync(() => logged(request, info, finish(info, problemResponse(overtakenProblem, info, nowMs(), basePath)))),
-      end,
-      rescue
+      Effect.sync(() => logged(request, info, finish(info, problemResponse(overtakenProblem, info, nowMs(), basePath))))
     )
+  const parts: EdgeParts = { logged, clock, basePath, nowMs }
 
   /**
    * What answers a path that is no route (or only the router's lenient reading of one): `/healthz` and `/docs`
@@ -599,16 +630,12 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
         info = begin(request, environment)
         info.route = route?.path
         info.operation = operationId
-        const ended = info
         // A failure becomes its problem, and the answer is finished and recorded as it leaves the requests in
         // flight, in the same step of the fiber (kernel/Lifecycle.ts).
-        answered = inFlight(
-          request,
-          info,
-          (refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info)) as Effect.Effect<HttpServerResponse.HttpServerResponse, never, Engine.EngineServices>,
-          (response) => logged(request, ended, finish(ended, response)),
-          (cause) => recover(ended, cause as Cause.Cause<Problem.ApiError>, clock, basePath)
-        )
+        answered = lifecycle.admitWith(
+          refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info),
+          new Answering(parts, info)
+        ) as Effect.Effect<HttpServerResponse.HttpServerResponse, never, Engine.EngineServices>
       }
       const tracer = Telemetry.tracerOf(fiber)
       if (tracer !== undefined) answered = traced(fiber, tracer, info, exact ? operationId : undefined, exact ? route?.path : undefined, answered)

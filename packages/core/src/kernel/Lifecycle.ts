@@ -24,24 +24,45 @@ export interface LifecycleService {
    * Runs `work` as work in flight, which a drain waits for; once the engine is closing, `refused` instead. The
    * refusal is decided when the effect starts, so work admitted before a close finishes even as the close begins.
    * Work that ends after a drain's deadline passed is answered with `late` (`refused` when not given) instead of
-   * its own result: the close has resolved by then. `end`, when given, is what becomes of the work's value as it
-   * ends, before it leaves the work in flight (a request's answer recorded): in the same step of the fiber as the
-   * count, rather than one of its own; `rescue`, what a failure of the work becomes (a request's problem), whose
-   * value ends as the work's would: so the work needs no handler of its own around it.
+   * its own result: the close has resolved by then.
    */
   readonly admit: <A, E, R, A2, E2, R2>(
     work: Effect.Effect<A, E, R>,
     refused: Effect.Effect<A2, E2, R2>,
-    late?: Effect.Effect<A2, E2, R2>,
-    end?: (value: A) => A,
-    rescue?: (cause: Cause.Cause<E>) => Effect.Effect<A, E, R>
+    late?: Effect.Effect<A2, E2, R2>
   ) => Effect.Effect<A | A2, E | E2, R | R2>
+  /**
+   * `admit`, with what the work's end becomes told by `admission` (`Admission`): the request pipeline's, whose
+   * answer is finished and recorded in the same step of the fiber as the count goes down.
+   */
+  readonly admitWith: <A, E, R, A2, E2, R2>(work: Effect.Effect<A, E, R>, admission: Admission<A, E, R, A2, E2, R2>) => Effect.Effect<A | A2, E | E2, R | R2>
   /**
    * Stops taking work and waits until what is in flight has finished, or `deadlineMs` of real time has passed,
    * whichever is first. A second drain waits on the same work with its own deadline.
    */
   readonly drain: (deadlineMs?: number) => Effect.Effect<void>
 }
+
+/**
+ * What becomes of work in flight besides its own run (`admitWith`), as methods, so that one object made per piece
+ * of work (a request's) is all it takes: `end`, its value as it ends, before it leaves the work in flight (a
+ * request's answer finished and recorded); `rescue`, what a failure of it becomes (a request's problem), whose value
+ * ends as the work's would; `refused` and `late`, the answer once the engine is closing and past a close's deadline.
+ */
+export interface Admission<A, E, R, A2, E2, R2> {
+  end(value: A): A
+  rescue(cause: Cause.Cause<E>): Effect.Effect<A, E, R>
+  refused(): Effect.Effect<A2, E2, R2>
+  late(): Effect.Effect<A2, E2, R2>
+}
+
+/** What plain `admit` makes of its work: the work's own end, `refused` and `late`. */
+const plainAdmission = <A, E, R, A2, E2, R2>(refused: Effect.Effect<A2, E2, R2>, late: Effect.Effect<A2, E2, R2>): Admission<A, E, R, A2, E2, R2> => ({
+  end: (value) => value,
+  rescue: (cause) => Effect.failCause(cause),
+  refused: () => refused,
+  late: () => late
+})
 
 /** A lifecycle that measures its deadline on `realClock` (the engine's real time, whatever its own clock). */
 export const make = (realClock: Clock.Clock): LifecycleService => {
@@ -56,38 +77,35 @@ export const make = (realClock: Clock.Clock): LifecycleService => {
     if (closing && inFlight === 0) Deferred.doneUnsafe(idle, Effect.void)
     return expired
   }
+  // Every request runs through here, so it takes as few steps of the fiber as it can (about 900 instructions
+  // each, docs/performance.md): the count goes down in the match's own continuations, which see every end of the
+  // work (a success, a failure, an interruption), rather than in a finalizer and a second look at its exit. The
+  // mask keeps an interruption from falling between the count going up and the match being in place; its function
+  // runs when the effect does, so the refusal is decided then without a step of its own.
+  const admitWith = <A, E, R, A2, E2, R2>(work: Effect.Effect<A, E, R>, admission: Admission<A, E, R, A2, E2, R2>) =>
+    Effect.uninterruptibleMask((restore): Effect.Effect<A | A2, E | E2, R | R2> => {
+      if (closing) return restore(admission.refused())
+      inFlight++
+      // Work that ends past a close's deadline is answered `late`: the close has resolved by then, and nothing may
+      // answer as if the engine were still open.
+      const onSuccess = (value: A): Effect.Effect<A | A2, E2, R2> => {
+        // It leaves first, so that an `end` that throws cannot keep it in flight; a late answer's own value still
+        // ends (is recorded) as it did.
+        const overtaken = leave()
+        const ended = admission.end(value)
+        return overtaken ? restore(admission.late()) : Effect.succeed(ended)
+      }
+      const onFailure = (cause: Cause.Cause<E>): Effect.Effect<A2, E | E2, R2> => (leave() ? restore(admission.late()) : Effect.failCause(cause))
+      return Effect.matchCauseEffect(restore(work), {
+        onSuccess,
+        // Suspended, so that a rescue that throws still meets the match that leaves.
+        onFailure: (cause) => Effect.matchCauseEffect(restore(Effect.suspend(() => admission.rescue(cause))), { onSuccess, onFailure })
+      })
+    })
   return {
     closing: () => closing,
-    // Every request runs through here, so it takes as few steps of the fiber as it can (about 900 instructions
-    // each, docs/performance.md): the count goes down in the match's own continuations, which see every end of
-    // the work (a success, a failure, an interruption), rather than in a finalizer and a second look at its exit.
-    // The mask keeps an interruption from falling between the count going up and the match being in place; its
-    // function runs when the effect does, so the refusal is decided then without a step of its own.
-    admit: <A, E, R, A2, E2, R2>(
-      work: Effect.Effect<A, E, R>,
-      refused: Effect.Effect<A2, E2, R2>,
-      late = refused,
-      end?: (value: A) => A,
-      rescue?: (cause: Cause.Cause<E>) => Effect.Effect<A, E, R>
-    ) =>
-      Effect.uninterruptibleMask((restore): Effect.Effect<A | A2, E | E2, R | R2> => {
-        if (closing) return restore(refused)
-        inFlight++
-        // Work that ends past a close's deadline is answered `late`: the close has resolved by then, and nothing
-        // may answer as if the engine were still open.
-        const onSuccess = (value: A): Effect.Effect<A | A2, E2, R2> => {
-          // It leaves first, so that an `end` that throws cannot keep it in flight; a late answer's own value
-          // still ends (is recorded) as it did.
-          const overtaken = leave()
-          const ended = end === undefined ? value : end(value)
-          return overtaken ? restore(late) : Effect.succeed(ended)
-        }
-        const onFailure = (cause: Cause.Cause<E>): Effect.Effect<A2, E | E2, R2> => (leave() ? restore(late) : Effect.failCause(cause))
-        return Effect.matchCauseEffect(restore(work), {
-          onSuccess,
-          onFailure: rescue === undefined ? onFailure : (cause) => Effect.matchCauseEffect(restore(rescue(cause)), { onSuccess, onFailure })
-        })
-      }),
+    admit: (work, refused, late = refused) => admitWith(work, plainAdmission(refused, late)),
+    admitWith,
     drain: (deadlineMs = defaultDeadlineMs) =>
       Effect.suspend(() => {
         closing = true
@@ -110,8 +128,10 @@ export const make = (realClock: Clock.Clock): LifecycleService => {
  * waits for nothing: the scheduler and the pipeline run as they did in tests that build them alone.
  */
 export class Lifecycle extends Context.Reference<LifecycleService>("fos/Lifecycle", {
-  defaultValue: () => ({ closing: () => false, admit: (work, _refused, _late, end, rescue) => {
-    const rescued = rescue === undefined ? work : Effect.catchCause(work, rescue)
-    return end === undefined ? rescued : Effect.map(rescued, end)
-  }, drain: () => Effect.void })
+  defaultValue: () => ({
+    closing: () => false,
+    admit: (work) => work,
+    admitWith: (work, admission) => Effect.map(Effect.catchCause(work, (cause) => admission.rescue(cause)), (value) => admission.end(value)),
+    drain: () => Effect.void
+  })
 }) {}
