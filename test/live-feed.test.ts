@@ -77,6 +77,24 @@ describe("recent requests of one process", () => {
     expect(page(feed, undefined, kept).data.map((r) => r.path)).toEqual(Array.from({ length: kept }, (_, k) => `/sandbox/v2/fit/${kept - 1 - k}`))
   })
 
+  it("reads back a path and an address the same as the last request's, fitting or not, as they were sent", () => {
+    const feed = LiveFeed.make(steppingClock(0, 1_000n))
+    const long = `/sandbox/v2/${"q".repeat(200)}`
+    const longAddress = `${"a".repeat(60)}`
+    const sent = [
+      ["/sandbox/v2/portal/users/me", "127.0.0.1"],
+      ["/sandbox/v2/portal/users/me", "127.0.0.1"],
+      [long, longAddress],
+      [long, longAddress],
+      ["/sandbox/v2/portal/users/me", "127.0.0.1"],
+      [long, "127.0.0.1"],
+      ["/sandbox/v2/customers", longAddress],
+      ["/sandbox/v2/customers", longAddress]
+    ] as const
+    for (const [path, clientAddress] of sent) feed.record(answered({ path, clientAddress }))
+    expect(page(feed).data.map((r) => [r.path, r.clientAddress])).toEqual([...sent].reverse())
+  })
+
   it("holds no object of a request in V8's heap: a full ring is numbers and characters", () => {
     setFlagsFromString("--expose-gc")
     const gc = runInNewContext("gc") as () => void

@@ -29,7 +29,7 @@ import { errorReferencePage } from "./Docs.ts"
 import type { Admit } from "./Gate.ts"
 import type { IdentifyRequest } from "./HostIdentity.ts"
 import { inspectorPage } from "./Inspector.ts"
-import type { LiveFeedService } from "./LiveFeed.ts"
+import type { AnsweredRequest, LiveFeedService } from "./LiveFeed.ts"
 import { problemTypeOf, type RequestLogger } from "./RequestLog.ts"
 import { headerOf, jsonType, pathOf, type RequestInfo, type RouteRun } from "./RequestInfo.ts"
 import type { PathMethods } from "./Served.ts"
@@ -100,32 +100,53 @@ export type Begin = (request: HttpServerRequest.HttpServerRequest, environment: 
  * `Begin` over the engine's correlation ids and the real clock, which times the request, and what an embedding host
  * says of the request beside it (`identify`, HostIdentity.ts): its caller and its client's address.
  */
-export const makeBegin = (correlation: CorrelationIds, realClock: Clock.Clock, identify?: IdentifyRequest): Begin => (request, environment) => {
-  const clientHeader = headerOf(request, "x-client-correlation-id")
-  const identity = identify?.(request)
-  const info: RequestInfo = {
-    correlationId: correlation.perScope ? "" : correlation.next(undefined),
-    clientCorrelationId: clientHeader !== undefined && visible.test(clientHeader) ? clientHeader : undefined,
-    environment,
-    instance: pathOf(request.url),
-    clientIp: identity?.clientAddress ?? Option.getOrElse(request.remoteAddress, () => "127.0.0.1"),
-    hostCaller: identity?.caller,
-    rate: undefined,
-    organizationId: undefined,
-    clock: undefined,
-    startedNs: realClock.monotonicTimeNanosUnsafe(),
-    request,
-    injected: undefined
+export const makeBegin = (correlation: CorrelationIds, realClock: Clock.Clock, identify?: IdentifyRequest): Begin => (request, environment) =>
+  new EdgeRequest(correlation, request, environment, realClock.monotonicTimeNanosUnsafe(), identify?.(request))
+
+/**
+ * The edge's `RequestInfo`: one shape for every request, each field set in the constructor, so the code that reads
+ * it sees one kind of object. A seeded engine draws a request's id from its organization's ids when it is first
+ * read: after authentication when there is a caller (every read of it is for the answer or the log).
+ */
+class EdgeRequest implements RequestInfo {
+  readonly clientCorrelationId: string | undefined
+  readonly instance: string
+  readonly clientIp: string
+  readonly hostCaller: RequestInfo["hostCaller"]
+  rate: RequestInfo["rate"] = undefined
+  organizationId: string | undefined = undefined
+  clock: Clock.Clock | undefined = undefined
+  injected: string | undefined = undefined
+  route: string | undefined = undefined
+  operation: string | undefined = undefined
+  body: string | undefined = undefined
+  replayed: boolean | undefined = undefined
+  readonly request: HttpServerRequest.HttpServerRequest
+  readonly environment: Environment | undefined
+  readonly startedNs: bigint
+  private readonly ids: CorrelationIds
+  private id: string | undefined
+  constructor(
+    ids: CorrelationIds,
+    request: HttpServerRequest.HttpServerRequest,
+    environment: Environment | undefined,
+    startedNs: bigint,
+    identity: ReturnType<IdentifyRequest> | undefined
+  ) {
+    this.request = request
+    this.environment = environment
+    this.startedNs = startedNs
+    this.ids = ids
+    const clientHeader = headerOf(request, "x-client-correlation-id")
+    this.clientCorrelationId = clientHeader !== undefined && visible.test(clientHeader) ? clientHeader : undefined
+    this.instance = pathOf(request.url)
+    this.clientIp = identity?.clientAddress ?? Option.getOrElse(request.remoteAddress, () => "127.0.0.1")
+    this.hostCaller = identity?.caller
+    this.id = ids.perScope ? undefined : ids.next(undefined)
   }
-  // A seeded engine draws a request's id from its organization's ids when it is first read: after authentication
-  // when there is a caller (every read of it is for the answer or the log).
-  if (correlation.perScope) {
-    let id: string | undefined
-    Object.defineProperty(info, "correlationId", {
-      get: () => (id ??= correlation.next(info.organizationId === undefined || environment === undefined ? undefined : Tenancy.scopeOf(info.organizationId, environment)))
-    })
+  get correlationId(): string {
+    return this.id ??= this.ids.next(this.organizationId === undefined || this.environment === undefined ? undefined : Tenancy.scopeOf(this.organizationId, this.environment))
   }
-  return info
 }
 
 /** The base address of a path: an environment or the operator surface. */
@@ -277,18 +298,22 @@ export const recover = (info: RequestInfo, cause: Cause.Cause<Problem.ApiError>,
 }
 
 /**
- * The headers every answer carries: correlation ids, and the rate limit once a key was accepted. As name and value
- * pairs, which Effect's Headers take without listing an object's entries first: a third less than a record on
- * every answer (docs/performance.md).
+ * The headers every answer carries: correlation ids, and the rate limit once a key was accepted: one copy of the
+ * answer's headers, with all of them added (docs/performance.md).
  */
 export const finish = (info: RequestInfo, response: HttpServerResponse.HttpServerResponse) => {
-  const headers: Array<readonly [string, string]> = [["x-correlation-id", info.correlationId]]
-  if (info.clientCorrelationId !== undefined) headers.push(["x-client-correlation-id", info.clientCorrelationId])
+  const finished = HttpServerResponse.setHeader(response, "x-correlation-id", info.correlationId)
+  // `setHeader` made the answer a headers object of its own, which nothing else holds yet: the other headers join it
+  // in place, in the order a `setHeaders` would add them, rather than each copying it again.
+  const headers = finished.headers as Record<string, string>
+  if (info.clientCorrelationId !== undefined) headers["x-client-correlation-id"] = info.clientCorrelationId
   const rate = info.rate
   if (rate !== undefined) {
-    headers.push(["x-ratelimit-limit", String(rate.limit)], ["x-ratelimit-remaining", String(rate.remaining)], ["x-ratelimit-reset", String(rate.resetSeconds)])
+    headers["x-ratelimit-limit"] = String(rate.limit)
+    headers["x-ratelimit-remaining"] = String(rate.remaining)
+    headers["x-ratelimit-reset"] = String(rate.resetSeconds)
   }
-  return HttpServerResponse.setHeaders(response, headers)
+  return finished
 }
 
 /** Records an answered request and hands its response on unchanged. */
@@ -310,33 +335,52 @@ export const makeLogged = (
   realClock: Clock.Clock,
   metrics?: Context.Context<never>
 ): Logged => {
+  // What the feed is handed of each answered request: one object, filled anew each time, which `record` reads at
+  // once and keeps nothing of (LiveFeed.ts).
+  const answered: { -readonly [K in keyof AnsweredRequest]-?: AnsweredRequest[K] } = {
+    organizationId: "",
+    environment: "sandbox",
+    method: "",
+    path: "",
+    response: undefined as never,
+    startedNs: 0n,
+    correlationId: "",
+    clientAddress: "",
+    injected: undefined,
+    operationId: undefined,
+    body: undefined,
+    replayed: false
+  }
   const recorded: Logged = (request, info, response) => {
     if (metrics !== undefined) {
-      Metrics.recordRequestUnsafe(metrics, {
-        method: request.method,
-        route: info.route,
-        operation: info.operation,
-        status: response.status,
-        code: problemTypeOf(response),
-        durationSeconds: Number(realClock.monotonicTimeNanosUnsafe() - info.startedNs) / 1e9
-      })
+      Metrics.recordRequestUnsafe(
+        metrics,
+        request.method,
+        info.route,
+        info.operation,
+        response.status,
+        problemTypeOf(response),
+        Number(realClock.monotonicTimeNanosUnsafe() - info.startedNs) / 1e9
+      )
     }
     if (info.organizationId !== undefined && info.environment !== undefined) {
-      feed.record({
-        organizationId: info.organizationId,
-        environment: info.environment,
-        method: request.method,
-        path: info.instance,
-        response,
-        startedNs: info.startedNs,
-        correlationId: info.correlationId,
-        clientAddress: info.clientIp,
-        injected: info.injected,
-        operationId: info.operation,
-        // A live request's body may hold a real customer's data: only the sandbox's are kept.
-        body: info.environment === "sandbox" ? info.body : undefined,
-        replayed: info.replayed === true
-      })
+      answered.organizationId = info.organizationId
+      answered.environment = info.environment
+      answered.method = request.method
+      answered.path = info.instance
+      answered.response = response
+      answered.startedNs = info.startedNs
+      answered.correlationId = info.correlationId
+      answered.clientAddress = info.clientIp
+      answered.injected = info.injected
+      answered.operationId = info.operation
+      // A live request's body may hold a real customer's data: only the sandbox's are kept.
+      answered.body = info.environment === "sandbox" ? info.body : undefined
+      answered.replayed = info.replayed === true
+      feed.record(answered)
+      // Nothing of the request is held past its answer.
+      answered.response = undefined as never
+      answered.body = undefined
     }
     return response
   }
@@ -464,6 +508,44 @@ export interface EdgeOptions {
   readonly pathMethods?: (() => PathMethods) | undefined
 }
 
+/** What a request's `Answering` needs of its edge, made once per edge. */
+interface EdgeParts {
+  readonly logged: Logged
+  readonly clock: Clock.Clock
+  readonly basePath: string
+  readonly nowMs: () => number
+}
+
+/**
+ * How a routed request ends, as it leaves the requests in flight (`Lifecycle.admitWith`): its answer finished and
+ * recorded; a failure, its problem (`recover`); a closing engine's 503, and the close's deadline's. One object a
+ * request, where closures would be four, and two effects besides.
+ */
+class Answering implements Lifecycle.Admission<HttpServerResponse.HttpServerResponse, Problem.ApiError, never, HttpServerResponse.HttpServerResponse, never, never> {
+  readonly parts: EdgeParts
+  readonly info: RequestInfo
+  constructor(parts: EdgeParts, info: RequestInfo) {
+    this.parts = parts
+    this.info = info
+  }
+  end(response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse {
+    return this.parts.logged(this.info.request, this.info, finish(this.info, response))
+  }
+  rescue(cause: Cause.Cause<Problem.ApiError>): Effect.Effect<HttpServerResponse.HttpServerResponse, Problem.ApiError> {
+    return recover(this.info, cause, this.parts.clock, this.parts.basePath)
+  }
+  refused(): Effect.Effect<HttpServerResponse.HttpServerResponse> {
+    return Effect.sync(() => this.problem(closingProblem))
+  }
+  late(): Effect.Effect<HttpServerResponse.HttpServerResponse> {
+    return Effect.sync(() => this.problem(overtakenProblem))
+  }
+  private problem(error: Problem.ApiError): HttpServerResponse.HttpServerResponse {
+    const { parts, info } = this
+    return parts.logged(info.request, info, finish(info, problemResponse(error, info, parts.nowMs(), parts.basePath)))
+  }
+}
+
 /** The order a 404's detail names a path's methods in. */
 const methodOrder = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
@@ -514,6 +596,7 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
       Effect.sync(() => logged(request, info, finish(info, problemResponse(closingProblem, info, nowMs(), basePath)))),
       Effect.sync(() => logged(request, info, finish(info, problemResponse(overtakenProblem, info, nowMs(), basePath))))
     )
+  const parts: EdgeParts = { logged, clock, basePath, nowMs }
 
   /**
    * What answers a path that is no route (or only the router's lenient reading of one): `/healthz` and `/docs`
@@ -547,14 +630,12 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
         info = begin(request, environment)
         info.route = route?.path
         info.operation = operationId
-        answered = inFlight(
-          request,
-          info,
-          Effect.matchCauseEffect(refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info), {
-            onSuccess: (response) => Effect.succeed(logged(request, info, finish(info, response))),
-            onFailure: (cause) => Effect.map(recover(info, cause, clock, basePath), (response) => logged(request, info, finish(info, response)))
-          })
-        )
+        // A failure becomes its problem, and the answer is finished and recorded as it leaves the requests in
+        // flight, in the same step of the fiber (kernel/Lifecycle.ts).
+        answered = lifecycle.admitWith(
+          refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info),
+          new Answering(parts, info)
+        ) as Effect.Effect<HttpServerResponse.HttpServerResponse, never, Engine.EngineServices>
       }
       const tracer = Telemetry.tracerOf(fiber)
       if (tracer !== undefined) answered = traced(fiber, tracer, info, exact ? operationId : undefined, exact ? route?.path : undefined, answered)

@@ -67,14 +67,14 @@ import { ListenersLive } from "./ListenerHandlers.ts"
 import { group } from "./HandlerGroups.ts"
 import { InspectLive } from "./InspectHandlers.ts"
 import { OutcomesLive } from "./OutcomeHandlers.ts"
-import { CurrentCaller, CurrentUpload, ServerApi } from "./ServerApi.ts"
+import { CurrentCaller, CurrentUpload, ServerApi, withCaller } from "./ServerApi.ts"
 
 const PortalLive = group(ServerApi, "portal", (handlers) =>
   // The cheapest authenticated route, so the one a client polls: a short chain of effects rather than a generator,
   // over the engine's store taken once.
   Effect.map(Store.Store, (store) =>
     handlers.handle("me", () =>
-      CurrentCaller.use((caller) => {
+      withCaller((caller) => {
         const key = caller.key
         // A caller its host named (Auth.HostCaller) is its user, if the host named one, and has no key: its
         // `apiKey` tells the access the host granted, and no last four characters.

@@ -137,12 +137,8 @@ const utf8Bytes = (text: string): number => {
   return bytes
 }
 
-/** What a recent request keeps of a body's text: the text when small enough, and its size. */
-const keptBody = (text: string | undefined): { readonly body: string | undefined; readonly bodyBytes: number } => {
-  if (text === undefined || text === "") return { body: undefined, bodyBytes: 0 }
-  const bodyBytes = utf8Bytes(text)
-  return { body: bodyBytes <= maxKeptBodyBytes ? text : undefined, bodyBytes }
-}
+/** The size a recent request keeps of a body's text, in UTF-8 bytes: 0 for none. */
+const bodyBytesOf = (text: string | undefined): number => (text === undefined || text === "" ? 0 : utf8Bytes(text))
 
 /** The body members of a recent request, redacted (the text was JSON: the write checked it). */
 const bodyMembers = (r: Recorded): { body?: unknown; bodyBytes?: number } =>
@@ -204,6 +200,9 @@ class Ring {
   private lengths = new Uint8Array(0)
   private chars = new Uint8Array(0)
   private readonly strings: Array<string | undefined> = []
+  /** The last path and address pushed, which a slot may share (`push`). */
+  private lastPath: string | undefined = undefined
+  private lastAddress: string | undefined = undefined
   constructor(capacity: number) {
     this.capacity = capacity
   }
@@ -250,15 +249,32 @@ class Ring {
     const strings = this.strings
     strings[base] = code === 0 ? recorded.method : undefined
     const at = slot * slotWidth
-    const pathFits = this.put(recorded.path, at, pathWidth)
-    strings[base + 1] = pathFits ? undefined : recorded.path
-    this.lengths[slot * 3] = pathFits ? recorded.path.length : 0
+    // A path or an address the same as the last one is kept as that one string, which the ring holds already, and
+    // the request's own is left to die young: a client polling one route from one address costs a comparison, not
+    // a copy of its characters.
+    const path = recorded.path
+    if (path === this.lastPath) {
+      strings[base + 1] = this.lastPath
+      this.lengths[slot * 3] = 0
+    } else {
+      const pathFits = this.put(path, at, pathWidth)
+      strings[base + 1] = pathFits ? undefined : path
+      this.lengths[slot * 3] = pathFits ? path.length : 0
+      this.lastPath = path
+    }
     const idFits = this.put(recorded.correlationId, at + pathWidth, idWidth)
     strings[base + 2] = idFits ? undefined : recorded.correlationId
     this.lengths[slot * 3 + 1] = idFits ? recorded.correlationId.length : 0
-    const addressFits = this.put(recorded.clientAddress, at + pathWidth + idWidth, addressWidth)
-    strings[base + 5] = addressFits ? undefined : recorded.clientAddress
-    this.lengths[slot * 3 + 2] = addressFits ? recorded.clientAddress.length : 0
+    const address = recorded.clientAddress
+    if (address === this.lastAddress) {
+      strings[base + 5] = this.lastAddress
+      this.lengths[slot * 3 + 2] = 0
+    } else {
+      const addressFits = this.put(address, at + pathWidth + idWidth, addressWidth)
+      strings[base + 5] = addressFits ? undefined : address
+      this.lengths[slot * 3 + 2] = addressFits ? address.length : 0
+      this.lastAddress = address
+    }
     strings[base + 3] = recorded.type
     strings[base + 4] = recorded.injected
     strings[base + 6] = recorded.operationId
@@ -447,23 +463,42 @@ export const make = (realClock: Clock.Clock, options: FeedOptions = {}): LiveFee
   }
   let recordedCount = 0
 
-  const record: LiveFeedService["record"] = ({ organizationId, environment, method, path, response, startedNs, correlationId, clientAddress, injected, operationId, body, replayed }) => {
-    const recorded: Recorded = {
-      seq: 0,
-      endMs: realClock.currentTimeMillisUnsafe(),
-      durationNs: Number(realClock.monotonicTimeNanosUnsafe() - startedNs),
-      method,
-      path,
-      status: response.status,
-      // Only an error's body is read for its type.
-      type: response.status >= 400 ? problemTypeOf(response) : undefined,
-      correlationId,
-      clientAddress,
-      injected,
-      operationId,
-      ...keptBody(body),
-      replayed: replayed === true
-    }
+  // The request being recorded: one object for every request, filled anew, since the ring copies it into its arrays
+  // and the text of a stream's line is made from it at once (`Ring.push`, `toRecentRequest`).
+  const recorded: { -readonly [K in keyof Recorded]: Recorded[K] } = {
+    seq: 0,
+    endMs: 0,
+    durationNs: 0,
+    method: "",
+    path: "",
+    status: 0,
+    type: undefined,
+    correlationId: "",
+    clientAddress: "",
+    injected: undefined,
+    operationId: undefined,
+    body: undefined,
+    bodyBytes: 0,
+    replayed: false
+  }
+  const record: LiveFeedService["record"] = (answered) => {
+    const { organizationId, environment, response, body } = answered
+    const bodyBytes = bodyBytesOf(body)
+    recorded.endMs = realClock.currentTimeMillisUnsafe()
+    recorded.durationNs = Number(realClock.monotonicTimeNanosUnsafe() - answered.startedNs)
+    recorded.method = answered.method
+    recorded.path = answered.path
+    recorded.status = response.status
+    // Only an error's body is read for its type.
+    recorded.type = response.status >= 400 ? problemTypeOf(response) : undefined
+    recorded.correlationId = answered.correlationId
+    recorded.clientAddress = answered.clientAddress
+    recorded.injected = answered.injected
+    recorded.operationId = answered.operationId
+    // The text when small enough, and its size.
+    recorded.body = bodyBytes > 0 && bodyBytes <= maxKeptBodyBytes ? body : undefined
+    recorded.bodyBytes = bodyBytes
+    recorded.replayed = answered.replayed === true
     if (shared !== undefined) {
       // The service keeps it; the text is made once, for the store and for this process's streams.
       const json = JSON.stringify(toRecentRequest(recorded, processId))

@@ -7,11 +7,22 @@
 import { Api } from "@fos/contract"
 import type { Auth, Documents } from "@fos/core"
 import { Problem } from "@fos/core"
-import { Context, Schema, SchemaGetter } from "effect"
+import { Context, type Effect, Fiber, Schema, SchemaGetter } from "effect"
 import { type HttpApi, type HttpApiGroup, HttpApiMiddleware } from "effect/http-api"
 
 /** The authenticated caller, for handlers; the gate provides it. */
 export class CurrentCaller extends Context.Service<CurrentCaller, Auth.Caller>()("fos/http/CurrentCaller") {}
+
+/**
+ * `CurrentCaller.use(f)` without its step of the fiber: the router adds the caller to the request's context before
+ * it calls the handler (Router.ts), so a handler that asks at once finds it there; called anywhere else (no fiber,
+ * or none with a caller), it is `CurrentCaller.use`.
+ */
+export const withCaller = <A, E, R>(f: (caller: Auth.Caller) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R | CurrentCaller> => {
+  const fiber = Fiber.getCurrent()
+  const caller = fiber === undefined ? undefined : Context.getOrUndefined(fiber.context, CurrentCaller)
+  return caller === undefined ? CurrentCaller.use(f) : f(caller)
+}
 
 /** The parsed form of an upload endpoint's request, set by the gate; undefined on every other endpoint. */
 export class CurrentUpload extends Context.Reference<ReadonlyArray<Documents.FormPart> | undefined>("fos/http/CurrentUpload", {

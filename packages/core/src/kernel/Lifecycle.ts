@@ -9,7 +9,7 @@
  * One drain serves every way an engine ends: `engine.close()`, the scope of `layerEmbedded`, and `fos serve` on
  * SIGTERM, which all reach `drain`.
  */
-import { Clock, Context, Deferred, Duration, Effect } from "effect"
+import { type Cause, Clock, Context, Deferred, Duration, Effect } from "effect"
 
 /** How long a close waits for the work in flight when not told: 10 seconds. */
 export const defaultDeadlineMs = 10_000
@@ -32,11 +32,37 @@ export interface LifecycleService {
     late?: Effect.Effect<A2, E2, R2>
   ) => Effect.Effect<A | A2, E | E2, R | R2>
   /**
+   * `admit`, with what the work's end becomes told by `admission` (`Admission`): the request pipeline's, whose
+   * answer is finished and recorded in the same step of the fiber as the count goes down.
+   */
+  readonly admitWith: <A, E, R, A2, E2, R2>(work: Effect.Effect<A, E, R>, admission: Admission<A, E, R, A2, E2, R2>) => Effect.Effect<A | A2, E | E2, R | R2>
+  /**
    * Stops taking work and waits until what is in flight has finished, or `deadlineMs` of real time has passed,
    * whichever is first. A second drain waits on the same work with its own deadline.
    */
   readonly drain: (deadlineMs?: number) => Effect.Effect<void>
 }
+
+/**
+ * What becomes of work in flight besides its own run (`admitWith`), as methods, so that one object made per piece
+ * of work (a request's) is all it takes: `end`, its value as it ends, before it leaves the work in flight (a
+ * request's answer finished and recorded); `rescue`, what a failure of it becomes (a request's problem), whose value
+ * ends as the work's would; `refused` and `late`, the answer once the engine is closing and past a close's deadline.
+ */
+export interface Admission<A, E, R, A2, E2, R2> {
+  end(value: A): A
+  rescue(cause: Cause.Cause<E>): Effect.Effect<A, E, R>
+  refused(): Effect.Effect<A2, E2, R2>
+  late(): Effect.Effect<A2, E2, R2>
+}
+
+/** What plain `admit` makes of its work: the work's own end, `refused` and `late`. */
+const plainAdmission = <A, E, R, A2, E2, R2>(refused: Effect.Effect<A2, E2, R2>, late: Effect.Effect<A2, E2, R2>): Admission<A, E, R, A2, E2, R2> => ({
+  end: (value) => value,
+  rescue: (cause) => Effect.failCause(cause),
+  refused: () => refused,
+  late: () => late
+})
 
 /** A lifecycle that measures its deadline on `realClock` (the engine's real time, whatever its own clock). */
 export const make = (realClock: Clock.Clock): LifecycleService => {
@@ -51,25 +77,35 @@ export const make = (realClock: Clock.Clock): LifecycleService => {
     if (closing && inFlight === 0) Deferred.doneUnsafe(idle, Effect.void)
     return expired
   }
+  // Every request runs through here, so it takes as few steps of the fiber as it can (about 900 instructions
+  // each, docs/performance.md): the count goes down in the match's own continuations, which see every end of the
+  // work (a success, a failure, an interruption), rather than in a finalizer and a second look at its exit. The
+  // mask keeps an interruption from falling between the count going up and the match being in place; its function
+  // runs when the effect does, so the refusal is decided then without a step of its own.
+  const admitWith = <A, E, R, A2, E2, R2>(work: Effect.Effect<A, E, R>, admission: Admission<A, E, R, A2, E2, R2>) =>
+    Effect.uninterruptibleMask((restore): Effect.Effect<A | A2, E | E2, R | R2> => {
+      if (closing) return restore(admission.refused())
+      inFlight++
+      // Work that ends past a close's deadline is answered `late`: the close has resolved by then, and nothing may
+      // answer as if the engine were still open.
+      const onSuccess = (value: A): Effect.Effect<A | A2, E2, R2> => {
+        // It leaves first, so that an `end` that throws cannot keep it in flight; a late answer's own value still
+        // ends (is recorded) as it did.
+        const overtaken = leave()
+        const ended = admission.end(value)
+        return overtaken ? restore(admission.late()) : Effect.succeed(ended)
+      }
+      const onFailure = (cause: Cause.Cause<E>): Effect.Effect<A2, E | E2, R2> => (leave() ? restore(admission.late()) : Effect.failCause(cause))
+      return Effect.matchCauseEffect(restore(work), {
+        onSuccess,
+        // Suspended, so that a rescue that throws still meets the match that leaves.
+        onFailure: (cause) => Effect.matchCauseEffect(restore(Effect.suspend(() => admission.rescue(cause))), { onSuccess, onFailure })
+      })
+    })
   return {
     closing: () => closing,
-    // Every request runs through here, so it takes as few steps of the fiber as it can (about 900 instructions
-    // each, docs/performance.md): the count goes down in the match's own continuations, which see every end of
-    // the work (a success, a failure, an interruption), rather than in a finalizer and a second look at its exit.
-    // The mask keeps an interruption from falling between the count going up and the match being in place.
-    admit: <A, E, R, A2, E2, R2>(work: Effect.Effect<A, E, R>, refused: Effect.Effect<A2, E2, R2>, late = refused) =>
-      Effect.uninterruptibleMask((restore) =>
-        Effect.suspend((): Effect.Effect<A | A2, E | E2, R | R2> => {
-          if (closing) return restore(refused)
-          inFlight++
-          // Work that ends past a close's deadline is answered `late`: the close has resolved by then, and nothing
-          // may answer as if the engine were still open.
-          return Effect.matchCauseEffect(restore(work), {
-            onSuccess: (value): Effect.Effect<A | A2, E2, R2> => (leave() ? restore(late) : Effect.succeed(value)),
-            onFailure: (cause): Effect.Effect<A2, E | E2, R2> => (leave() ? restore(late) : Effect.failCause(cause))
-          })
-        })
-      ),
+    admit: (work, refused, late = refused) => admitWith(work, plainAdmission(refused, late)),
+    admitWith,
     drain: (deadlineMs = defaultDeadlineMs) =>
       Effect.suspend(() => {
         closing = true
@@ -92,5 +128,10 @@ export const make = (realClock: Clock.Clock): LifecycleService => {
  * waits for nothing: the scheduler and the pipeline run as they did in tests that build them alone.
  */
 export class Lifecycle extends Context.Reference<LifecycleService>("fos/Lifecycle", {
-  defaultValue: () => ({ closing: () => false, admit: (work) => work, drain: () => Effect.void })
+  defaultValue: () => ({
+    closing: () => false,
+    admit: (work) => work,
+    admitWith: (work, admission) => Effect.map(Effect.catchCause(work, (cause) => admission.rescue(cause)), (value) => admission.end(value)),
+    drain: () => Effect.void
+  })
 }) {}

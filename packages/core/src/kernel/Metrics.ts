@@ -12,9 +12,9 @@
  * `_seconds`.
  *
  * What they cost: an update is a lookup in the registry's map and an addition (a histogram's bucket search besides),
- * on series made once per label set and kept (`series`), so nothing is built per request. Two numbers are read only
- * when the metrics are read (`observe`): the pending timers (a count of the store's index) and the open streams,
- * which no update path pays for.
+ * on series made once per label set and kept (`series`; a request's, found by their label values, `nestedSeries`),
+ * so nothing is built per request. Two numbers are read only when the metrics are read (`observe`): the pending
+ * timers (a count of the store's index) and the open streams, which no update path pays for.
  */
 import { type Clock, Context, Effect, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
@@ -153,8 +153,6 @@ const counterOf = (definition: Definition) =>
 const histogramOf = (definition: Definition) =>
   series((attributes) => Metric.histogram(definition.name, { description: definition.description, attributes, boundaries: durationBoundariesSeconds }))
 
-const requestDurationSeries = histogramOf(requestDuration)
-const requestSeries = counterOf(requests)
 const rateLimitedSeries = counterOf(rateLimited)
 const transactionDurationMetric = histogramOf(transactionDuration)("", () => ({}))
 const retrySeries = counterOf(transactionRetries)
@@ -169,36 +167,64 @@ const knownMethods = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "
 
 // --- updates -----------------------------------------------------------------------------------------------------
 
-/** What the edge knows of an answered request. */
-export interface AnsweredRequest {
-  readonly method: string
-  /** The route's pattern (`/sandbox/v2/customers/:id`), undefined when no route matched. */
-  readonly route: string | undefined
-  /** The OpenAPI operation id (`customers.get`), undefined off the API (the operator surface, `/healthz`). */
-  readonly operation: string | undefined
-  readonly status: number
-  /** The problem's code (`RATE_LIMITED`), undefined on a success. */
-  readonly code: string | undefined
-  readonly durationSeconds: number
+/**
+ * Series of a metric with three labels, found by their values through nested maps, a level a label: an update on a
+ * series made already builds no key and no object.
+ */
+const nestedSeries = <A, B, C, M>(make: (a: A, b: B, c: C) => M) => {
+  const root = new Map<A, Map<B, Map<C, M>>>()
+  return (a: A, b: B, c: C): M => {
+    let byB = root.get(a)
+    if (byB === undefined) root.set(a, byB = new Map())
+    let byC = byB.get(b)
+    if (byC === undefined) byB.set(b, byC = new Map())
+    let metric = byC.get(c)
+    if (metric === undefined) byC.set(c, metric = make(a, b, c))
+    return metric
+  }
 }
 
-/** Records an answered request in the registry of `context` (a context that holds the engine's registry). */
-export const recordRequestUnsafe = (context: Context.Context<never>, answered: AnsweredRequest): void => {
-  const method = knownMethods.has(answered.method) ? answered.method : "_OTHER"
-  const status = answered.status
-  const route = answered.route
-  const operation = answered.operation
-  const code = answered.code
-  requestDurationSeries(`${method} ${status} ${route ?? ""}`, () => ({
-    "http.request.method": method,
-    "http.response.status_code": String(status),
-    ...(route === undefined ? {} : { "http.route": route })
-  })).updateUnsafe(answered.durationSeconds, context)
-  requestSeries(`${operation ?? ""} ${status} ${code ?? ""}`, () => ({
-    ...(operation === undefined ? {} : { "fos.operation": operation }),
-    "http.response.status_code": String(status),
-    ...(code === undefined ? {} : { "fos.error.code": code })
-  })).updateUnsafe(1, context)
+/** By method, status and route. */
+const durationSeriesOf = nestedSeries((method: string, status: number, route: string | undefined) =>
+  Metric.histogram(requestDuration.name, {
+    description: requestDuration.description,
+    attributes: {
+      "http.request.method": method,
+      "http.response.status_code": String(status),
+      ...(route === undefined ? {} : { "http.route": route })
+    },
+    boundaries: durationBoundariesSeconds
+  }))
+/** By operation, status and the problem's code. */
+const requestSeriesOf = nestedSeries((operation: string | undefined, status: number, code: string | undefined) =>
+  Metric.counter(requests.name, {
+    description: requests.description,
+    attributes: {
+      ...(operation === undefined ? {} : { "fos.operation": operation }),
+      "http.response.status_code": String(status),
+      ...(code === undefined ? {} : { "fos.error.code": code })
+    },
+    incremental: true
+  }))
+
+/**
+ * Records an answered request in the registry of `context` (a context that holds the engine's registry): its method,
+ * its route's pattern (`/sandbox/v2/customers/:id`, undefined when no route matched), its OpenAPI operation id
+ * (`customers.get`, undefined off the API: the operator surface, `/healthz`), its status, the problem's code
+ * (`RATE_LIMITED`, undefined on a success) and its duration. Positional, so that the edge builds no object for it.
+ */
+export const recordRequestUnsafe = (
+  context: Context.Context<never>,
+  method: string,
+  route: string | undefined,
+  operation: string | undefined,
+  status: number,
+  code: string | undefined,
+  durationSeconds: number
+): void => {
+  const known = knownMethods.has(method) ? method : "_OTHER"
+  durationSeriesOf(known, status, route).updateUnsafe(durationSeconds, context)
+  requestSeriesOf(operation, status, code).updateUnsafe(1, context)
   if (code === "RATE_LIMITED") {
     rateLimitedSeries(operation ?? "", () => (operation === undefined ? {} : { "fos.operation": operation })).updateUnsafe(1, context)
   }

@@ -197,6 +197,10 @@ const admitKey = (
   return { organization, key, environment: credentials.environment, linked }
 }
 
+const noRows: ReadonlyArray<unknown> = []
+/** The rows read with a key after its organization: most requests read none, and share one empty list. */
+const restOf = (linked: ReadonlyArray<unknown>): ReadonlyArray<unknown> => (linked.length <= 1 ? noRows : linked.slice(1))
+
 /**
  * Authentication over given services: the caller goes straight on to `then`. It runs on every request, so it is
  * written as a short chain of effects (one store read, and a bucket only when refusing) rather than a generator; each
@@ -261,10 +265,11 @@ export const makeAuthenticate = (
     // A well-formed key of the other environment is told so: that is what its text says, not what the store holds.
     if (hash !== undefined && apiKey.startsWith(keyPrefixes[otherEnvironment[environment]])) return invalid(credentials, wrongEnvironment[environment])
     if (hash === undefined || !apiKey.startsWith(keyPrefixes[environment])) return invalid(credentials)
-    return Effect.flatMap(store.getLinked(Tenancy.ApiKeys, hash, links[environment]), ({ row: key, linked: [organization, ...rest] }): Effect.Effect<A, Problem.ApiError | E, R> => {
+    return Effect.flatMap(store.getLinked(Tenancy.ApiKeys, hash, links[environment]), ({ row: key, linked }): Effect.Effect<A, Problem.ApiError | E, R> => {
       if (key === undefined || key.revokedAt !== undefined || key.environment !== environment) return invalid(credentials)
+      const organization = linked[0]
       if (organization === undefined) return invalid(credentials)
-      return admitOrRefuse(credentials, key, organization as Tenancy.Organization, rest, then)
+      return admitOrRefuse(credentials, key, organization as Tenancy.Organization, restOf(linked), then)
     })
   }
 }
