@@ -29,6 +29,9 @@ import { CurrentUpload } from "./ServerApi.ts"
  */
 export const maxJsonBodyBytes = 1024 * 1024
 
+/** A body longer than this many characters is read in steps, with yields between them (`readJsonBody`). */
+const longBodyChars = 256 * 1024
+
 /** Reads and checks a JSON body: media type, size (at most `maxBytes`) and syntax. Returns the raw text. */
 export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: number = maxJsonBodyBytes): Effect.Effect<string, Problem.ApiError> =>
   Effect.gen(function*() {
@@ -44,6 +47,11 @@ export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBy
       Effect.provideService(HttpIncomingMessage.MaxBodySize, BigInt(maxBytes) as never),
       Effect.mapError(tooLarge)
     )
+    // A long body (a snapshot file's, megabytes) is read, parsed and then hashed and parsed again by the endpoint,
+    // each holding the thread for tens of milliseconds: the fiber yields between them, so that other requests are
+    // answered meanwhile (docs/storage.md, "Long work and other requests").
+    const long = text.length > longBodyChars
+    if (long) yield* Effect.yieldNow
     if (text.length > 0) {
       try {
         JSON.parse(text)
@@ -51,6 +59,7 @@ export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBy
         return yield* Problem.apiError("MALFORMED_JSON", "The request body is not valid JSON.")
       }
     }
+    if (long) yield* Effect.yieldNow
     return text
   })
 
@@ -195,12 +204,11 @@ const makeKeyedWrite = (policy: EndpointPolicy) => {
           errors: [{ pointer: "/headers/idempotency-key", detail: "must be 1 to 255 visible ASCII characters" }]
         })
       }
+      // A long body (a snapshot file's) is hashed in pieces, so that other requests are answered meanwhile.
+      const fingerprinted = `${request.method} ${info.instance}\n${body}`
+      const fingerprint = fingerprinted.length > Auth.hashPieceChars ? yield* Auth.sha256HexInPieces(fingerprinted) : Auth.sha256Hex(fingerprinted)
       const result = yield* Idempotency.runIdempotent(
-        {
-          scope: `${caller.organization.id}/${caller.environment}`,
-          key,
-          fingerprint: Auth.sha256Hex(`${request.method} ${info.instance}\n${body}`)
-        },
+        { scope: `${caller.organization.id}/${caller.environment}`, key, fingerprint },
         Effect.map(run, toStored),
         { transactional }
       )
