@@ -18,7 +18,7 @@ import type { EndpointPolicy, ReplayRead, UploadPolicy } from "@fos/contract"
 import { ByteSize, Clock, type Context, Effect, Stream } from "effect"
 import { HttpIncomingMessage, type HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { FaultTarget, RequestFaults } from "./Faults.ts"
-import { type EndpointRun, headerOf, jsonType, type RequestInfo } from "./RequestInfo.ts"
+import { type EndpointRun, headerOf, jsonType, keepParsedBody, type RequestInfo } from "./RequestInfo.ts"
 import { CurrentUpload } from "./ServerApi.ts"
 
 // --- the body ----------------------------------------------------------------------------------------------------
@@ -47,14 +47,15 @@ export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBy
       Effect.provideService(HttpIncomingMessage.MaxBodySize, BigInt(maxBytes) as never),
       Effect.mapError(tooLarge)
     )
-    // A long body (a snapshot file's, megabytes) is read, parsed and then hashed and parsed again by the endpoint,
-    // each holding the thread for tens of milliseconds: the fiber yields between them, so that other requests are
-    // answered meanwhile (docs/storage.md, "Long work and other requests").
+    // A long body (a snapshot file's, megabytes) is read, parsed (the value kept for the endpoint, `keepParsedBody`)
+    // and hashed, each holding the thread for tens of milliseconds: the fiber yields between them, so that other
+    // requests are answered meanwhile (docs/storage.md, "Long work and other requests").
     const long = text.length > longBodyChars
     if (long) yield* Effect.yieldNow
     if (text.length > 0) {
       try {
-        JSON.parse(text)
+        const value: unknown = JSON.parse(text)
+        if (long) keepParsedBody(request, text, value)
       } catch {
         return yield* Problem.apiError("MALFORMED_JSON", "The request body is not valid JSON.")
       }
