@@ -193,6 +193,88 @@ const recordOf = (changes: MemoryStore.Changes, now: MemoryStore.Now): LogRecord
   }
 }
 
+/** A commit of more entries than this (rows and copies' rows) is written as several records (`piecesOf`). */
+const entriesPerRecord = 500
+
+/**
+ * A record of many entries as records of at most `most` each, which replayed one after another change the store as
+ * the record does: its rows' pieces first, then its copies' (a copy's saved row reads the rows as the transaction
+ * left them), a copy replaced in its first piece only and added to in the others; every piece with the sequence.
+ * A key is in at most one of `w`, `d` and `r`, so the order of those pieces does not matter.
+ */
+const piecesOf = (record: LogRecord, most: number): ReadonlyArray<LogRecord> => {
+  let entries = 0
+  const count = (byTable: ByTable<unknown> | undefined) => eachOf(byTable, () => void entries++)
+  count(record.w)
+  count(record.d)
+  for (const [, keys] of record.r ?? []) keys === null ? entries++ : count(keys)
+  for (const copy of record.c ?? []) {
+    count(copy.stored)
+    count(copy.sent)
+  }
+  if (entries <= most) return [record]
+  type Copy = NonNullable<LogRecord["c"]>[number]
+  type Piece = { w?: ByTable<readonly [string, unknown]>; d?: ByTable<string>; r?: Array<[string, ByTable<string> | null]>; c?: Array<Copy>; s: number }
+  const pieces: Array<Piece> = []
+  let piece: Piece = { s: record.s }
+  let size = 0
+  /** Room for one more entry in the current piece. */
+  const room = () => {
+    if (size < most) return
+    pieces.push(piece)
+    piece = { s: record.s }
+    size = 0
+  }
+  eachOf(record.w, (table, item) => {
+    room()
+    addTo((piece.w ??= byTable()), table, item)
+    size++
+  })
+  eachOf(record.d, (table, key) => {
+    room()
+    addTo((piece.d ??= byTable()), table, key)
+    size++
+  })
+  for (const [copy, keys] of record.r ?? []) {
+    if (keys === null) {
+      room()
+      ;(piece.r ??= []).push([copy, null])
+      size++
+      continue
+    }
+    let into: ByTable<string> | undefined
+    eachOf(keys, (table, key) => {
+      if (size >= most || into === undefined) {
+        room()
+        ;(piece.r ??= []).push([copy, (into = byTable())])
+      }
+      addTo(into, table, key)
+      size++
+    })
+  }
+  for (const copy of record.c ?? []) {
+    let into: { -readonly [K in keyof Copy]: Copy[K] } | undefined
+    const part = () => {
+      if (into !== undefined && size < most) return into
+      room()
+      into = { id: copy.id, replaced: into === undefined ? copy.replaced : false, stored: byTable(), sent: byTable(), size: copy.size }
+      ;(piece.c ??= []).push(into)
+      return into
+    }
+    part()
+    eachOf(copy.stored, (table, key) => {
+      addTo(part().stored, table, key)
+      size++
+    })
+    eachOf(copy.sent, (table, item) => {
+      addTo(part().sent, table, item)
+      size++
+    })
+  }
+  pieces.push(piece)
+  return pieces
+}
+
 /** What the database holds as a store: the tables' rows and the copies (each by table and key), and the sequence. */
 interface Held {
   readonly rows: Map<string, Map<string, unknown>>
@@ -255,8 +337,11 @@ const refusedByTheTables = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/
 const imageWriter = (
   run: Run,
   logged: { chars: number; next: number; rows: Map<string, Set<string>>; copies: Set<string> },
-  foldAt: number
+  foldAt: number,
+  pauses: boolean
 ) => {
+  /** Between the pieces of a commit written as several records, when the store pauses (`eventLoopTurn`). */
+  const turn = (): Promise<void> => (pauses ? new Promise((resolve) => setImmediate(resolve)) : Promise.resolve())
   /** Adds what `record` changed to what the log has touched; `copyRows` reads a copy's rows (for a whole-copy restore). */
   const touch = (record: LogRecord, copyRows: (id: string) => Iterable<MemoryStore.CopiedRow>) => {
     const row = (table: string, key: string) => {
@@ -299,15 +384,39 @@ const imageWriter = (
     Effect.tryPromise({
       try: async () => {
         const record = recordOf(changes, now)
-        const text = JSON.stringify(record)
-        if (refusedByTheTables.test(text)) throw new Error("a row holds a NUL character or half a surrogate pair, which PostgreSQL does not store")
-        if (logged.chars + text.length > foldAt) {
+        // A commit of many entries (an import's copy of 10,000 rows) as several records, each encoded and written in
+        // a turn of its own, in one PGlite transaction: one record of megabytes held the thread while it was encoded
+        // and written (docs/storage.md, "Long work and other requests").
+        const pieces = piecesOf(record, entriesPerRecord)
+        const texts: Array<string> = []
+        let chars = 0
+        for (const piece of pieces) {
+          if (texts.length > 0) await turn()
+          const text = JSON.stringify(piece)
+          if (refusedByTheTables.test(text)) throw new Error("a row holds a NUL character or half a surrogate pair, which PostgreSQL does not store")
+          texts.push(text)
+          chars += text.length
+        }
+        if (logged.chars + chars > foldAt) {
           touch(record, (id) => now.copy(id) ?? [])
           return await fold(now, changes.sequence)
         }
-        await run(`INSERT INTO fos_log (n, record) VALUES ($1, $2)`, [logged.next, text])
-        logged.next++
-        logged.chars += text.length
+        if (texts.length === 1) await run(`INSERT INTO fos_log (n, record) VALUES ($1, $2)`, [logged.next, texts[0]])
+        else {
+          await run("BEGIN", [])
+          try {
+            for (let i = 0; i < texts.length; i++) {
+              if (i > 0) await turn()
+              await run(`INSERT INTO fos_log (n, record) VALUES ($1, $2)`, [logged.next + i, texts[i]])
+            }
+            await run("COMMIT", [])
+          } catch (e) {
+            await run("ROLLBACK", []).catch(() => undefined)
+            throw e
+          }
+        }
+        logged.next += texts.length
+        logged.chars += chars
         touch(record, (id) => now.copy(id) ?? [])
       },
       catch: (e: unknown) => new Store.StoreUnavailable({ message: `PGlite: cannot write (${(e as Error).message})` })
@@ -316,7 +425,7 @@ const imageWriter = (
 }
 
 /** The rows, copies and sequence the database holds (its tables, then its log replayed over them), and its writer. */
-const read = async (db: PGlite, foldAt: number) => {
+const read = async (db: PGlite, foldAt: number, pauses = false) => {
   const held: Held = { rows: new Map(), copies: new Map(), sequence: 0 }
   for (const r of (await db.query<{ tbl: string; key: string; data: string }>(`SELECT tbl, key, data::text AS data FROM fos_rows ORDER BY tbl, key`)).rows) {
     let table = held.rows.get(r.tbl)
@@ -333,7 +442,7 @@ const read = async (db: PGlite, foldAt: number) => {
   const sequence = (await db.query<{ last_value: string | number; is_called: boolean }>(`SELECT last_value, is_called FROM fos_sequence`)).rows[0]
   held.sequence = sequence === undefined || !sequence.is_called ? 0 : Number(sequence.last_value)
   const logged = { chars: 0, next: 1, rows: new Map<string, Set<string>>(), copies: new Set<string>() }
-  const writer = imageWriter(runWith(preparedStatements(db)), logged, foldAt)
+  const writer = imageWriter(runWith(preparedStatements(db)), logged, foldAt, pauses)
   for (const r of (await db.query<{ n: string | number; record: string }>(`SELECT n, record FROM fos_log ORDER BY n`)).rows) {
     const record = JSON.parse(r.record) as LogRecord
     replay(held, record)
@@ -367,7 +476,7 @@ const load = async (db: PGlite, foldAt: number, pauses: boolean): Promise<Memory
   // Once, for a directory the SQL store wrote: the index tables are the memory store's to make now.
   const indexed = await db.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM fos_orders) OR EXISTS (SELECT 1 FROM fos_uniques) AS any`)
   if (indexed.rows[0]?.any === true) await db.exec(`TRUNCATE fos_orders, fos_uniques, fos_counts, fos_count_shards`)
-  const { held, writer } = await read(db, foldAt)
+  const { held, writer } = await read(db, foldAt, pauses)
   // A table's rows in key order, as the memory store indexes them.
   const rows = new Map([...held.rows].map(([table, byKey]) => [table, new Map([...byKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))]))
   return {

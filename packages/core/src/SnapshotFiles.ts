@@ -80,21 +80,6 @@ export const compareCodePoints = (a: string, b: string): number => {
   return a.length - b.length
 }
 
-/** How many bytes a text is in UTF-8, without encoding it. */
-const utf8Length = (text: string): number => {
-  let bytes = 0
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (c < 0x80) bytes += 1
-    else if (c < 0x800) bytes += 2
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      bytes += 4
-      i++
-    } else bytes += 3
-  }
-  return bytes
-}
-
 /** A snapshot's file, with its text: what an export answers, byte for byte. */
 export interface Exported {
   readonly file: SnapshotFile
@@ -149,7 +134,7 @@ export const exportFile = (organizationId: string, id: string): Effect.Effect<Ex
       tables
     }
     const text = fileText(file)
-    const bytes = utf8Length(text)
+    const bytes = Wire.utf8Length(text)
     if (bytes > maxSnapshotFileBytes) {
       return yield* Problem.apiError("UNPROCESSABLE_ENTITY", `The snapshot's file would be ${bytes} bytes, more than the ${maxSnapshotFileBytes} an import takes.`, {
         resolution: "Snapshot a smaller sandbox: documents' bytes and delivered webhooks are most of a large one; reset it, or build the world the tests need in a fresh organization."
@@ -242,11 +227,24 @@ const decode = (input: unknown, registry: Domain.Registry) =>
         })
       }
     }
-    // 5. Its shape.
-    return yield* Schema.decodeUnknownEffect(SnapshotFile)(input, { errors: "all", onExcessProperty: "error" }).pipe(
-      Effect.mapError((e) => Problem.invalidRequest(Wire.decodeFailure(e.issue).errors))
-    )
+    // 5. Its shape. Rows that are all objects are what the schema takes (any members), and are kept as they came,
+    // not copied: the schema would build each of 10,000 rows again, member by member, in one step. The rest of the
+    // file is decoded without them; a file with a row of another kind is decoded whole, for the schema's own words.
+    const decodeShape = (value: unknown) =>
+      Schema.decodeUnknownEffect(SnapshotFile)(value, { errors: "all", onExcessProperty: "error" }).pipe(
+        Effect.mapError((e) => Problem.invalidRequest(Wire.decodeFailure(e.issue).errors))
+      )
+    if (!isObject(tables) || !Object.values(tables).every((list) => Array.isArray(list) && list.every(isObject))) return yield* decodeShape(input)
+    const head = yield* decodeShape({ ...input, tables: {} })
+    return { ...head, tables: tables as SnapshotFile["tables"] }
   })
+
+/**
+ * How many of a file's rows its check goes through between two of its store's pauses: fewer than a bulk write's
+ * (`Store.pauseEveryRows`), since checking a row (its schema's encode, its selection, its rewrite) costs more than
+ * writing it.
+ */
+const checkedBetweenPauses = 100
 
 /** A string that begins with an organization's id and a slash: a scope, or a key under one. */
 const scoped = /^(org_[0-9A-Za-z]{1,64})(\/.*)$/su
@@ -282,13 +280,41 @@ const checkRows = (file: SnapshotFile, registry: Domain.Registry, organizationId
     }
     return organizationId + rest
   }
-  const rewrite = (value: unknown, path: Array<string | number>, member: string | undefined): unknown => {
+  /**
+   * A value with its strings rewritten (`rewriteString`); the value itself when none changed (an import into the
+   * organization that exported the file changes none), else a copy of it and of what holds a change. `path` is where
+   * the value is, kept as a stack, since problems are few and values many.
+   */
+  const path: Array<string | number> = []
+  const rewrite = (value: unknown, member: string | undefined): unknown => {
     if (typeof value === "string") return rewriteString(value, path, member === "organizationId") ?? value
-    if (Array.isArray(value)) return value.map((item, i) => rewrite(item, [...path, i], undefined))
+    if (Array.isArray(value)) {
+      let out: Array<unknown> | undefined
+      for (let i = 0; i < value.length; i++) {
+        path.push(i)
+        const next = rewrite(value[i], undefined)
+        path.pop()
+        if (out === undefined && next !== value[i]) out = value.slice(0, i)
+        if (out !== undefined) out.push(next)
+      }
+      return out ?? value
+    }
     if (value !== null && typeof value === "object") {
-      const out: Record<string, unknown> = {}
-      for (const [name, inner] of Object.entries(value)) out[rewriteString(name, [...path, name], false) ?? name] = rewrite(inner, [...path, name], name)
-      return out
+      let out: Record<string, unknown> | undefined
+      const members = Object.entries(value)
+      for (let m = 0; m < members.length; m++) {
+        const [name, inner] = members[m]!
+        path.push(name)
+        const renamed = rewriteString(name, path, false) ?? name
+        const next = rewrite(inner, name)
+        path.pop()
+        if (out === undefined && (renamed !== name || next !== inner)) {
+          out = {}
+          for (let before = 0; before < m; before++) out[members[before]![0]] = members[before]![1]
+        }
+        if (out !== undefined) out[renamed] = next
+      }
+      return out ?? value
     }
     return value
   }
@@ -309,7 +335,9 @@ const checkRows = (file: SnapshotFile, registry: Domain.Registry, organizationId
     const step = of[0]!
     const keys: Array<string | undefined> = []
     const rewriteRow = (row: unknown, i: number) => {
-      const next = rewrite(row, ["tables", name, i], undefined) as Record<string, unknown>
+      path.push("tables", name, i)
+      const next = rewrite(row, undefined) as Record<string, unknown>
+      path.length = 0
       let key: unknown
       try {
         key = step.table.key(next)
@@ -324,7 +352,7 @@ const checkRows = (file: SnapshotFile, registry: Domain.Registry, organizationId
     const out: Array<Record<string, unknown>> = []
     for (let i = 0; i < rows.length; i++) {
       out.push(rewriteRow(rows[i], i))
-      if (i % Store.pauseEveryRows === Store.pauseEveryRows - 1) yield* Store.pause
+      if (i % checkedBetweenPauses === checkedBetweenPauses - 1) yield* Store.pause
     }
     rewritten.set(name, { steps: of, rows: out, keys })
   }
@@ -400,7 +428,7 @@ const checkRows = (file: SnapshotFile, registry: Domain.Registry, organizationId
     }
     for (let i = 0; i < rows.length; i++) {
       checkRow(rows[i]!, i)
-      if (i % Store.pauseEveryRows === Store.pauseEveryRows - 1) yield* Store.pause
+      if (i % checkedBetweenPauses === checkedBetweenPauses - 1) yield* Store.pause
     }
   }
   for (const found of ledger.amountProblems()) problem(found.path, found.detail)

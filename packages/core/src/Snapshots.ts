@@ -350,7 +350,20 @@ const renumber = (store: Store.StoreService, tables: ImportedRows["tables"]): Ef
     numbered.sort((a, b) => a.number - b.number)
     const taken = yield* store.takeNumbers(numbered.length)
     const moved = new Map(numbered.map(({ key, keys }, i) => [key, keys.withNumber(key, taken[i]!)]))
-    return tables.map(({ step, rows }) => ({ step, rows: rows.map((row) => swapStrings(row, moved)) }))
+    // Every row is rebuilt: a few hundred at a time, with the store's pauses between (docs/storage.md, "Long work and
+    // other requests").
+    const pause = store.pause ?? Effect.void
+    const renumbered: Array<ImportedRows["tables"][number]> = []
+    let done = 0
+    for (const { step, rows } of tables) {
+      const out: Array<unknown> = []
+      for (const row of rows) {
+        out.push(swapStrings(row, moved))
+        if (++done % Store.pauseEveryRows === 0) yield* pause
+      }
+      renumbered.push({ step, rows: out })
+    }
+    return renumbered
   })
 
 /**

@@ -36,6 +36,7 @@ import {
 } from "@fos/contract"
 import * as IdGenerator from "../src/kernel/IdGenerator.ts"
 import * as Wire from "../src/kernel/Wire.ts"
+import * as Auth from "../src/tenancy/Auth.ts"
 
 import { specFacts } from "./spec.ts"
 
@@ -451,6 +452,30 @@ describe("Geo", () => {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Wire
+
+describe("long texts", () => {
+  // Long: past one piece of the hash and the length's count; a surrogate pair and a lone half on a piece's edge.
+  const piece = Auth.hashPieceChars
+  const texts = [
+    "a".repeat(piece),
+    "a".repeat(piece + 1),
+    `${"a".repeat(piece - 1)}\u{1F600}${"é".repeat(piece)}`,
+    `${"b".repeat(piece - 1)}\ud800x${"€".repeat(3000)}\udc00`,
+    "short \u{1F600} \ud800"
+  ]
+
+  it.effect("hashes a text in pieces to the digest of the whole", () =>
+    Effect.gen(function*() {
+      for (const text of texts) expect(yield* Auth.sha256HexInPieces(text)).toBe(Auth.sha256Hex(text))
+    }))
+
+  it("counts a text's UTF-8 bytes as its encoding has them", () => {
+    for (const text of [...texts, "", "x".repeat(1024), `${"x".repeat(1023)}\u{1F600}`]) {
+      expect(Wire.utf8Length(text)).toBe(new TextEncoder().encode(text).length)
+      expect(Wire.utf8Length(text.slice(0, 1000))).toBe(new TextEncoder().encode(text.slice(0, 1000)).length)
+    }
+  })
+})
 
 describe("Wire.toWire", () => {
   it("drops undefined members, keeps null, keeps empty arrays", () => {

@@ -429,10 +429,20 @@ const organizationOf = (options: { readonly organizationId?: string } | undefine
         : Effect.die(new TypeError(`this engine holds ${organizations.length} organizations: name one, as { organizationId }`))
     })
 
-/** A snapshot file given as text, parsed: 400 MALFORMED_JSON for text that is not JSON, as the HTTP import answers. */
+/**
+ * A snapshot file given as text, parsed: 400 MALFORMED_JSON for text that is not JSON, as the HTTP import answers. A
+ * file given as a value is copied, since the import keeps its rows as they come (SnapshotFiles.ts, `decode`) and the
+ * caller may change the value afterwards; one that cannot be copied (it holds a function) is read as it is.
+ */
 const parsedFile = (file: unknown) =>
   typeof file !== "string"
-    ? Effect.succeed(file)
+    ? Effect.sync(() => {
+      try {
+        return structuredClone(file)
+      } catch {
+        return file
+      }
+    })
     : Effect.try({ try: () => JSON.parse(file) as unknown, catch: () => Problem.apiError("MALFORMED_JSON", "The snapshot file is not valid JSON.") })
 
 export const createEngine = async (options: CreateEngineOptions = {}): Promise<Engine> => {

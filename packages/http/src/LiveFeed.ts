@@ -28,7 +28,7 @@
  * stream whose client reads too slowly to take `streamBufferMessages` messages is ended (reconnect with
  * `Last-Event-ID`). Closing the connection ends the stream's fibers and unregisters it.
  */
-import { EventLog, Liveness, Outbox, Paging, Problem, RealClock, SharedState, Store, Tenancy } from "@fos/core"
+import { EventLog, Liveness, Outbox, Paging, Problem, RealClock, SharedState, Store, Tenancy, Wire } from "@fos/core"
 import { defaultPageSize, type Environment, toIso } from "@fos/contract"
 import { Clock, Context, Deferred, Effect, Layer, Queue, Stream } from "effect"
 import type { HttpServerResponse } from "effect/http"
@@ -122,23 +122,8 @@ export const redactBody = (value: unknown): unknown => {
   return out
 }
 
-/** The UTF-8 length of a text, without encoding it. */
-const utf8Bytes = (text: string): number => {
-  let bytes = 0
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (c < 0x80) bytes += 1
-    else if (c < 0x800) bytes += 2
-    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length) {
-      bytes += 4
-      i++
-    } else bytes += 3
-  }
-  return bytes
-}
-
 /** The size a recent request keeps of a body's text, in UTF-8 bytes: 0 for none. */
-const bodyBytesOf = (text: string | undefined): number => (text === undefined || text === "" ? 0 : utf8Bytes(text))
+const bodyBytesOf = (text: string | undefined): number => (text === undefined || text === "" ? 0 : Wire.utf8Length(text))
 
 /** The body members of a recent request, redacted (the text was JSON: the write checked it). */
 const bodyMembers = (r: Recorded): { body?: unknown; bodyBytes?: number } =>

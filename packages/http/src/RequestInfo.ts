@@ -66,6 +66,25 @@ export type EndpointRun = (
 export const jsonType = "application/json"
 
 /**
+ * A long JSON body's value, as the write's check parsed it (Write.ts, `readJsonBody`), by its request: the endpoint
+ * run takes it (`parsedBody`) rather than parse megabytes again, which held the thread as long as the first parse.
+ */
+const parsedLongBodies = new WeakMap<HttpServerRequest.HttpServerRequest, { readonly text: string; readonly value: unknown }>()
+
+/** Keeps the value a long body's check parsed, for `parsedBody`. */
+export const keepParsedBody = (request: HttpServerRequest.HttpServerRequest, text: string, value: unknown): void => {
+  parsedLongBodies.set(request, { text, value })
+}
+
+/** The value of the request's body `text`: the one its check kept (once), else parsed now. */
+export const parsedBody = (request: HttpServerRequest.HttpServerRequest, text: string): unknown => {
+  const kept = parsedLongBodies.get(request)
+  if (kept === undefined || kept.text !== text) return JSON.parse(text)
+  parsedLongBodies.delete(request)
+  return kept.value
+}
+
+/**
  * One request header, by its lower-case name. Effect's `request.headers` copies every header of the request into a
  * record of its own on first read, lower-casing each name, and the edge reads two or three headers on every
  * request. Node's server holds that record already, with the names lower-cased and a repeated header's values

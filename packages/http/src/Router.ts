@@ -30,7 +30,7 @@ import { handlersOf, type HandlerItem } from "./HandlerGroups.ts"
 import { faultTargetOf } from "./Faults.ts"
 import { compileJsonWriter } from "./JsonWriter.ts"
 import { Edge } from "./Pipeline.ts"
-import { type EndpointRun, fromSchemaError, type SchemaFailureKind } from "./RequestInfo.ts"
+import { type EndpointRun, fromSchemaError, parsedBody, type SchemaFailureKind } from "./RequestInfo.ts"
 import { pathMethodsOf, servedApi, servedEnvironments, ServedParts } from "./Served.ts"
 
 /** The status of a success schema: its `HttpApiSchema.status` annotation (on the schema, a check, or its key), else 200. */
@@ -215,9 +215,9 @@ export const compileEndpoint = (
     }
     if (policy.decodedByEngine) {
       // The engine decodes this body itself, in its own order (Policies.ts, `DecodedByEngine`).
-      input.payload = body === undefined || body === "" ? undefined : JSON.parse(body)
+      input.payload = body === undefined || body === "" ? undefined : parsedBody(request, body)
     } else if (decodePayload !== undefined) {
-      const decoded = decodePayload(body === undefined || body === "" ? (nullOnEmpty ? null : undefined) : JSON.parse(body))
+      const decoded = decodePayload(body === undefined || body === "" ? (nullOnEmpty ? null : undefined) : parsedBody(request, body))
       if (Exit.isFailure(decoded)) return failed(decoded)
       input.payload = decoded.value
     } else if (takesNoBody && body !== undefined && body !== "") {

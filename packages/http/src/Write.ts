@@ -18,7 +18,7 @@ import type { EndpointPolicy, ReplayRead, UploadPolicy } from "@fos/contract"
 import { ByteSize, Clock, type Context, Effect, Stream } from "effect"
 import { HttpIncomingMessage, type HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { FaultTarget, RequestFaults } from "./Faults.ts"
-import { type EndpointRun, headerOf, jsonType, type RequestInfo } from "./RequestInfo.ts"
+import { type EndpointRun, headerOf, jsonType, keepParsedBody, type RequestInfo } from "./RequestInfo.ts"
 import { CurrentUpload } from "./ServerApi.ts"
 
 // --- the body ----------------------------------------------------------------------------------------------------
@@ -28,6 +28,9 @@ import { CurrentUpload } from "./ServerApi.ts"
  * (`MaxBodyBytes`: a snapshot file's import, docs/snapshots.md).
  */
 export const maxJsonBodyBytes = 1024 * 1024
+
+/** A body longer than this many characters is read in steps, with yields between them (`readJsonBody`). */
+const longBodyChars = 256 * 1024
 
 /** Reads and checks a JSON body: media type, size (at most `maxBytes`) and syntax. Returns the raw text. */
 export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: number = maxJsonBodyBytes): Effect.Effect<string, Problem.ApiError> =>
@@ -44,13 +47,20 @@ export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBy
       Effect.provideService(HttpIncomingMessage.MaxBodySize, BigInt(maxBytes) as never),
       Effect.mapError(tooLarge)
     )
+    // A long body (a snapshot file's, megabytes) is read, parsed (the value kept for the endpoint, `keepParsedBody`)
+    // and hashed, each holding the thread for tens of milliseconds: the fiber yields between them, so that other
+    // requests are answered meanwhile (docs/storage.md, "Long work and other requests").
+    const long = text.length > longBodyChars
+    if (long) yield* Effect.yieldNow
     if (text.length > 0) {
       try {
-        JSON.parse(text)
+        const value: unknown = JSON.parse(text)
+        if (long) keepParsedBody(request, text, value)
       } catch {
         return yield* Problem.apiError("MALFORMED_JSON", "The request body is not valid JSON.")
       }
     }
+    if (long) yield* Effect.yieldNow
     return text
   })
 
@@ -195,12 +205,11 @@ const makeKeyedWrite = (policy: EndpointPolicy) => {
           errors: [{ pointer: "/headers/idempotency-key", detail: "must be 1 to 255 visible ASCII characters" }]
         })
       }
+      // A long body (a snapshot file's) is hashed in pieces, so that other requests are answered meanwhile.
+      const fingerprinted = `${request.method} ${info.instance}\n${body}`
+      const fingerprint = fingerprinted.length > Auth.hashPieceChars ? yield* Auth.sha256HexInPieces(fingerprinted) : Auth.sha256Hex(fingerprinted)
       const result = yield* Idempotency.runIdempotent(
-        {
-          scope: `${caller.organization.id}/${caller.environment}`,
-          key,
-          fingerprint: Auth.sha256Hex(`${request.method} ${info.instance}\n${body}`)
-        },
+        { scope: `${caller.organization.id}/${caller.environment}`, key, fingerprint },
         Effect.map(run, toStored),
         { transactional }
       )

@@ -480,10 +480,27 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
       }),
     // What `restore` would refuse, found as it finds it: a row outside `replacing` holding a key or a unique value of
     // a row the copy does not hold as it is.
+    // Inside a transaction (an import's), which holds the lock, the entries are checked in steps (`inSteps`), so a
+    // store that pauses pauses between them; outside one, in one step, since a pause would let a transaction begin.
     conflict: (id, { tables, replacing }) =>
-      Effect.flatMap(
-        read(() => copiesDirty() || touchedTables.size > 0, (): Store.UniqueViolation | Store.UnknownTable | undefined => {
-          const byName = new Map(tables.map((t) => [t.name, t]))
+      Effect.withFiber((fiber) => {
+        const byName = new Map(tables.map((t) => [t.name, t]))
+        const check = (replaced: ReadonlySet<string>) => (entry: CopiedRow): Store.UniqueViolation | undefined => {
+          const t = byName.get(entry.table)!
+          const s = state(t)
+          const current = s.rows.get(entry.key)
+          if (current === entry.row) return undefined
+          if (current !== undefined && !replaced.has(rowId(t, entry.key))) return new Store.UniqueViolation({ table: t.name, unique: "primary", key: entry.key })
+          for (const name of Object.keys(t.unique).sort()) {
+            const value = t.unique[name]!(entry.row)
+            const holder = value === undefined ? undefined : s.uniques.get(name)!.get(value)
+            if (holder !== undefined && holder !== entry.key && !replaced.has(rowId(t, holder))) {
+              return new Store.UniqueViolation({ table: t.name, unique: name, key: entry.key })
+            }
+          }
+          return undefined
+        }
+        const prepared = (): { readonly saved: ReadonlyArray<CopiedRow>; readonly replaced: ReadonlySet<string> } | Store.UnknownTable => {
           const saved = [...(copies.get(id)?.values() ?? [])].sort(byTableAndKey)
           const unknown = saved.find((entry) => !byName.has(entry.table))
           if (unknown !== undefined) return new Store.UnknownTable({ table: unknown.table })
@@ -491,24 +508,23 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
           selectAll(replacing).forEach((keys, i) => {
             for (const key of keys) replaced.add(rowId(replacing[i]!.table, key))
           })
-          for (const entry of saved) {
-            const t = byName.get(entry.table)!
-            const s = state(t)
-            const current = s.rows.get(entry.key)
-            if (current === entry.row) continue
-            if (current !== undefined && !replaced.has(rowId(t, entry.key))) return new Store.UniqueViolation({ table: t.name, unique: "primary", key: entry.key })
-            for (const name of Object.keys(t.unique).sort()) {
-              const value = t.unique[name]!(entry.row)
-              const holder = value === undefined ? undefined : s.uniques.get(name)!.get(value)
-              if (holder !== undefined && holder !== entry.key && !replaced.has(rowId(t, holder))) {
-                return new Store.UniqueViolation({ table: t.name, unique: name, key: entry.key })
-              }
+          return { saved, replaced }
+        }
+        const found: Effect.Effect<Store.UniqueViolation | Store.UnknownTable | undefined> = fiber.getRef(CurrentTx) !== undefined && pause !== undefined
+          ? Effect.flatMap(Effect.sync(prepared), (ready): Effect.Effect<Store.UniqueViolation | Store.UnknownTable | undefined> =>
+            "_tag" in ready ? Effect.succeed(ready) : Effect.andThen(pause, inSteps(ready.saved, check(ready.replaced))))
+          : read(() => copiesDirty() || touchedTables.size > 0, () => {
+            const ready = prepared()
+            if ("_tag" in ready) return ready
+            const checked = check(ready.replaced)
+            for (const entry of ready.saved) {
+              const violation = checked(entry)
+              if (violation !== undefined) return violation
             }
-          }
-          return undefined
-        }),
-        (found) => (found?._tag === "UnknownTable" ? Effect.fail(found) : Effect.succeed(found))
-      ),
+            return undefined
+          })
+        return Effect.flatMap(found, (answer) => (answer?._tag === "UnknownTable" ? Effect.fail(answer) : Effect.succeed(answer)))
+      }),
     rows: (id) =>
       read(copiesDirty, () =>
         [...(copies.get(id)?.values() ?? [])]

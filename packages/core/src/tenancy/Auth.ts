@@ -28,6 +28,32 @@ import { type DedicatedBucket, type Environment, Environments, KeyAccess, type U
 /** Lower-case hex SHA-256 of a text. */
 export const sha256Hex = (text: string): string => bytesToHex(sha256(utf8ToBytes(text)))
 
+/** How many characters of a text `sha256HexInPieces` hashes between two yields. */
+export const hashPieceChars = 256 * 1024
+
+/**
+ * `sha256Hex` of a text, the same digest, hashed `hashPieceChars` characters at a time with a yield of the fiber
+ * between pieces: a body of megabytes (a snapshot file's import) held the thread for tens of milliseconds in one
+ * hash, and every other request of the process waited (docs/storage.md, "Long work and other requests"). A shorter
+ * text is hashed at once, in one step. A piece never ends between the two halves of a surrogate pair, which encoded
+ * apart would be two replacement characters.
+ */
+export const sha256HexInPieces = (text: string): Effect.Effect<string> => {
+  if (text.length <= hashPieceChars) return Effect.sync(() => sha256Hex(text))
+  return Effect.suspend(() => {
+    const hash = sha256.create()
+    const from = (start: number): Effect.Effect<string> =>
+      Effect.suspend(() => {
+        let end = Math.min(text.length, start + hashPieceChars)
+        const last = text.charCodeAt(end - 1)
+        if (end < text.length && last >= 0xd800 && last <= 0xdbff) end++
+        hash.update(utf8ToBytes(text.slice(start, end)))
+        return end === text.length ? Effect.succeed(bytesToHex(hash.digest())) : Effect.andThen(Effect.yieldNow, from(end))
+      })
+    return from(0)
+  })
+}
+
 /**
  * The hash of a presented key of the right shape (undefined for any other text), remembered for the keys seen
  * lately: hashing is the largest single cost of authenticating a request, and a remembered key needs no second
