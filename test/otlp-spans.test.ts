@@ -195,6 +195,7 @@ describe("telemetry.otlp's spans", () => {
     const sink = collecting()
     const runtime = ManagedRuntime.make(OtlpSpans.layer({ url, resource }).pipe(Layer.provide(sink.layer)))
     const tracer = await runtime.runPromise(Effect.tracer)
+    const ended: Array<[string, string]> = []
     for (let i = 0; i < 2_500; i++) {
       const span = tracer.span({ name: `span ${i} ${"ü".repeat(i % 7)}`, parent: Option.none(), annotations: Context.empty(), links: [], startTime: BigInt(i), kind: "internal", root: false, sampled: true })
       span.attribute("i", i)
@@ -202,10 +203,13 @@ describe("telemetry.otlp's spans", () => {
       span.attribute("same", "repeated")
       span.attribute("run", i >> 2)
       span.end(BigInt(i + 1), Exit.void)
+      // Ids read only after the end (drawn as the span was written) are the ones it was sent with.
+      if (i < 3) ended.push([span.traceId, span.spanId])
     }
     await runtime.dispose()
     const batches = sink.bodies.map((body) => JSON.parse(body).resourceSpans[0].scopeSpans[0].spans as Array<any>)
     expect(batches.map((b) => b.length)).toEqual([1_000, 1_000, 500])
+    expect(batches[0]!.slice(0, 3).map((s) => [s.traceId, s.spanId])).toEqual(ended)
     expect(batches.flat().map((s) => s.name)).toEqual(Array.from({ length: 2_500 }, (_, i) => `span ${i} ${"ü".repeat(i % 7)}`))
     expect(batches.flat().map((s) => s.attributes)).toEqual(Array.from({ length: 2_500 }, (_, i) => [
       { key: "i", value: { intValue: i } },

@@ -44,6 +44,13 @@ const randomHex = (bytes: number): string => {
   return hex
 }
 
+/** Each byte's two hex digits, as ASCII. */
+const hexDigits = new Uint8Array(512)
+for (let byte = 0; byte < 256; byte++) {
+  hexDigits[byte * 2] = hexOfByte[byte]!.charCodeAt(0)
+  hexDigits[byte * 2 + 1] = hexOfByte[byte]!.charCodeAt(1)
+}
+
 // --- OTLP/JSON, written as UTF-8 ----------------------------------------------------------------------------------
 
 const encoder = new TextEncoder()
@@ -148,21 +155,49 @@ class Writer {
     }
     this.bytes(quote)
     const high = this.timeHigh
-    let rest = Number(low)
+    const rest = Number(low)
     if (high.length === 0) this.ascii(String(rest))
     else {
       this.bytes(high)
-      // 15 digits, zeros first: exact, as a number below 2^53 is.
+      // 15 digits, zeros first, in two runs that small-integer arithmetic takes (a number below 2^53 is exact).
       this.room(15)
-      const block = this.block
-      for (let at = this.at + 14; at >= this.at; at--) {
-        const digit = rest % 10
-        block[at] = 0x30 + digit
-        rest = (rest - digit) / 10
-      }
-      this.at += 15
+      const upper = Math.floor(rest / 1e8)
+      this.digits(upper, 7)
+      this.digits(rest - upper * 1e8, 8)
     }
     this.bytes(quote)
+  }
+
+  /** `value` (below 10^count, at most 10^9) as `count` decimal digits, zeros first. */
+  private digits(value: number, count: number): void {
+    const block = this.block
+    let rest = value | 0
+    const at = this.at
+    for (let i = at + count - 1; i >= at; i--) {
+      const tenth = (rest / 10) | 0
+      block[i] = 0x30 + rest - tenth * 10
+      rest = tenth
+    }
+    this.at = at + count
+  }
+
+  /** `bytes` random bytes as a JSON string of hex digits: an id nobody read, which needs no string. */
+  randomId(bytes: number): void {
+    if (drawn + bytes > pool.length) {
+      globalThis.crypto.getRandomValues(pool)
+      drawn = 0
+    }
+    this.room(bytes * 2 + 2)
+    const block = this.block
+    let at = this.at
+    block[at++] = 0x22
+    for (const end = drawn + bytes; drawn < end; drawn++) {
+      const byte = pool[drawn]! * 2
+      block[at++] = hexDigits[byte]!
+      block[at++] = hexDigits[byte + 1]!
+    }
+    block[at++] = 0x22
+    this.at = at
   }
 
   /** An attribute's value as OTLP/JSON's AnyValue, as Effect's `unknownToAttributeValue` makes it. */
@@ -290,10 +325,20 @@ const writeSpan = (w: Writer, span: OtlpSpan, startTime: bigint, endTime: bigint
     if (Cause.hasInterruptsOnly(exit.cause)) interruptedOnly = true
     else errors = Cause.prettyErrors(exit.cause, { includeCauseInStack: true })
   }
+  // A root span's ids that nothing read (no child, no propagation) are drawn here, straight into the block.
+  // Where they are is kept, so that one read later (a log after the end) is the id that was sent.
   w.bytes(traceIdOpen)
-  w.string(span.traceId.padStart(32, "0"))
+  let traceAt = -1
+  if (span.traceIdValue === undefined && span.parent._tag === "None") {
+    traceAt = w.at - w.start + 1
+    w.randomId(16)
+  } else w.string(span.traceId.padStart(32, "0"))
   w.bytes(spanIdOpen)
-  w.string(span.spanId)
+  let spanAt = -1
+  if (span.spanIdValue === undefined) {
+    spanAt = w.at - w.start + 1
+    w.randomId(8)
+  } else w.string(span.spanId)
   if (span.parent._tag === "Some") {
     w.bytes(parentOpen)
     w.string(span.parent.value.spanId)
@@ -344,8 +389,13 @@ const writeSpan = (w: Writer, span: OtlpSpan, startTime: bigint, endTime: bigint
     w.string(errors[0]!.message)
     w.bytes(closeTwo)
   } else w.bytes(closeBrace)
-  return w.done()
+  const written = w.done()
+  if (traceAt >= 0 || spanAt >= 0) span.wroteIds(written, traceAt, spanAt)
+  return written
 }
+
+/** Hex digits written to a block, read back as text. */
+const textOf = (bytes: Uint8Array, at: number, length: number): string => String.fromCharCode.apply(null, bytes.subarray(at, at + length) as unknown as Array<number>)
 
 // --- the span ----------------------------------------------------------------------------------------------------
 
@@ -363,8 +413,9 @@ class OtlpSpan implements Tracer.Span {
   status: Tracer.SpanStatus
   attributeMap: Map<string, unknown> | undefined = undefined
   eventList: Array<Event> | undefined = undefined
-  private traceIdValue: string | undefined = undefined
-  private spanIdValue: string | undefined = undefined
+  /** The ids once read; a span whose ids are never read has them written at its end, with no string made. */
+  traceIdValue: string | undefined = undefined
+  spanIdValue: string | undefined = undefined
   private readonly writer: Writer
   private readonly push: (span: Uint8Array) => void
 
@@ -380,12 +431,25 @@ class OtlpSpan implements Tracer.Span {
     this.push = push
   }
 
+  private written: Uint8Array | undefined = undefined
+  private writtenTraceAt = -1
+  private writtenSpanAt = -1
+
   get traceId(): string {
-    return this.traceIdValue ??= this.parent._tag === "Some" ? this.parent.value.traceId : randomHex(16)
+    return this.traceIdValue ??= this.writtenTraceAt >= 0
+      ? textOf(this.written!, this.writtenTraceAt, 32)
+      : this.parent._tag === "Some" ? this.parent.value.traceId : randomHex(16)
   }
 
   get spanId(): string {
-    return this.spanIdValue ??= randomHex(8)
+    return this.spanIdValue ??= this.writtenSpanAt >= 0 ? textOf(this.written!, this.writtenSpanAt, 16) : randomHex(8)
+  }
+
+  /** The ids `writeSpan` drew, where they are in the span's bytes: read from there if asked for later. */
+  wroteIds(written: Uint8Array, traceAt: number, spanAt: number): void {
+    this.written = written
+    this.writtenTraceAt = traceAt
+    this.writtenSpanAt = spanAt
   }
 
   get attributes(): Map<string, unknown> {
