@@ -11,6 +11,8 @@
 # BENCH_CALLGRIND_OUT=<dir> keeps callgrind's output files there, for callgrind_annotate.
 # BENCH_OTLP=1 runs fos with `--otlp` to bench/otlp-sink.ts, as bench/run.ts's telemetry rounds do, and adds the
 # OTLP bytes exported per request (traces, and all three signals) over every request of the run.
+# BENCH_CONNECTIONS=<n> (default 8): autocannon's connections. On a busy machine more requests arrive per read with
+# 8, which moves the count per request; 1 takes that out, for an A/B in the same run.
 #
 # fos starts under callgrind with instrumentation off, takes the warm-up requests (so that V8 has compiled what it
 # will compile), then counts the instructions of every thread over the measured requests. The count is split into
@@ -37,7 +39,7 @@ otlp=()
 if [ "${BENCH_OTLP:-}" = 1 ]; then
   node_modules/.bin/node bench/otlp-sink.ts > "$tmp/sink" 2>&1 &
   sink=$!
-  for _ in $(seq 1 100); do grep -q '^otlp: ' "$tmp/sink" && break; sleep 0.1; done
+  for _ in $(seq 1 100); do grep -q '^otlp: ' "$tmp/sink" 2>/dev/null && break; sleep 0.1; done
   otlp=(--otlp "$(sed -n 's|^otlp: ||p' "$tmp/sink")")
   [ -n "${otlp[1]}" ] || { cat "$tmp/sink" >&2; echo "the OTLP sink did not start" >&2; exit 1; }
 fi
@@ -47,13 +49,13 @@ valgrind --tool=callgrind --instr-atstart=no --smc-check=all-non-file --callgrin
 pid=$!
 origin=""
 for _ in $(seq 1 600); do
-  origin="$(sed -n 's|^sandbox: \(http://[^/]*\)/sandbox$|\1|p' "$tmp/log")"
+  origin="$(sed -n 's|^sandbox: \(http://[^/]*\)/sandbox$|\1|p' "$tmp/log" 2>/dev/null)"
   [ -n "$origin" ] && break
   sleep 0.5
 done
 [ -n "$origin" ] || { cat "$tmp/log" >&2; echo "fos did not start" >&2; exit 1; }
 url="$origin/sandbox/v2/portal/users/me"
-load() { node_modules/.bin/node node_modules/autocannon/autocannon.js -c 8 -a "$1" -H "x-api-key: $key" "$url" > "$tmp/load" 2>&1; }
+load() { node_modules/.bin/node node_modules/autocannon/autocannon.js -c "${BENCH_CONNECTIONS:-8}" -a "$1" -H "x-api-key: $key" "$url" > "$tmp/load" 2>&1; }
 load "$warm"
 callgrind_control -i on "$pid" > /dev/null 2>&1
 load "$measured"

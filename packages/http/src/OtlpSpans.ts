@@ -1,15 +1,21 @@
 /**
  * The tracer of `telemetry.otlp` (Telemetry.ts's `layerOtlp`): spans exported over OTLP/HTTP in the JSON encoding,
- * the bytes Effect's `OtlpTracer` sends (the same resource, scope, ids, kinds, status, attributes, events and links,
- * in the same batches through Effect's `OtlpExporter`), made for less.
+ * what Effect's `OtlpTracer` sends (the same resource, scope, ids, kinds, status, attributes, events and links, in
+ * the same batches through Effect's `OtlpExporter`), made for less.
  *
  * Effect's tracer keeps each ended span as an OTLP object graph (an object per attribute and per value) until its
  * batch is sent, then `JSON.stringify`s the batch: on a request that answers in some 30 µs, that graph, its garbage
- * and its stringify cost as much as the request again. Here a span is written as its OTLP/JSON text once, when it
- * ends, and the batch is those texts joined: what waits for the export is one string a span.
+ * and its stringify cost as much as the request again. Here a span is written once, when it ends, as UTF-8 bytes
+ * straight into a block it shares with the spans ended next to it, and the batch copies those bytes: no string is
+ * made for a span, to concatenate or to encode. Three things keep the writing short. A field at its default (a
+ * count of nothing dropped, an empty list, an UNSET status) is left out, as OTLP/JSON, proto3's JSON mapping, allows:
+ * a receiver reads it as the default, and a request's span is a tenth smaller. A KeyValue that repeats the last of
+ * its key (the method, the route, the organization, from one request to the next) is its bytes copied. And a time
+ * is its digits below 10^15 ns written from a number, with those above kept as long as they stay the same.
  *
  * Ids are 16 and 8 random bytes drawn from the runtime's `crypto.getRandomValues` in blocks, never from the engine's
- * `Random`, so a seeded engine answers the same bytes traced or not (kernel/Telemetry.ts).
+ * `Random`, so a seeded engine answers the same bytes traced or not (kernel/Telemetry.ts). An id nothing read before
+ * the span ended is written as hex from those bytes, and read back from what was written if asked for later.
  */
 import { Cause, Duration, Effect, type Exit, Layer, Option, type Scope, Tracer, Version } from "effect"
 import { type Headers, HttpBody, type HttpClient } from "effect/http"
