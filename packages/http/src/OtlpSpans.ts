@@ -254,7 +254,12 @@ class Writer {
   /** `"name":[KeyValue,…]` and `prefix`, left out when there are none (an empty list is OTLP's default). */
   attributes(entries: Iterable<readonly [string, unknown]> | undefined, extra?: Uint8Array): void {
     let first = true
-    if (entries !== undefined) {
+    if (entries instanceof Map) {
+      // A span's own: walked with `forEach`, which makes no array for each entry.
+      this.listed = 0
+      entries.forEach(this.mapEntry)
+      first = this.listed === 0
+    } else if (entries !== undefined) {
       for (const [key, value] of entries) {
         this.bytes(first ? attributesOpen : comma)
         first = false
@@ -267,6 +272,13 @@ class Writer {
       this.bytes(extra)
     }
     if (!first) this.bytes(closeBracket)
+  }
+
+  /** How many entries `mapEntry` has written of the list being written. */
+  private listed = 0
+  private readonly mapEntry = (value: unknown, key: string): void => {
+    this.bytes(this.listed++ === 0 ? attributesOpen : comma)
+    this.keyValue(key, value)
   }
 
   /** The span's bytes: a view of its block, the next span written after it. */
