@@ -202,6 +202,8 @@ describe("telemetry.otlp's spans", () => {
       // A value repeated from the span before is copied as written then: it must read back as set.
       span.attribute("same", "repeated")
       span.attribute("run", i >> 2)
+      // Larger than a block of 64 KB, now and then: moved to a block of its own as it is written.
+      if (i % 1_000 === 500) span.attribute("large", `${"x".repeat(100_000)}\u00e9${i}`)
       span.end(BigInt(i + 1), Exit.void)
       // Ids read only after the end (drawn as the span was written) are the ones it was sent with.
       if (i < 3) ended.push([span.traceId, span.spanId])
@@ -214,8 +216,23 @@ describe("telemetry.otlp's spans", () => {
     expect(batches.flat().map((s) => s.attributes)).toEqual(Array.from({ length: 2_500 }, (_, i) => [
       { key: "i", value: { intValue: i } },
       { key: "same", value: { stringValue: "repeated" } },
-      { key: "run", value: { intValue: i >> 2 } }
+      { key: "run", value: { intValue: i >> 2 } },
+      ...(i % 1_000 === 500 ? [{ key: "large", value: { stringValue: `${"x".repeat(100_000)}\u00e9${i}` } }] : [])
     ]))
     expect(batches.flat().map((s) => s.startTimeUnixNano)).toEqual(Array.from({ length: 2_500 }, (_, i) => String(i)))
+  })
+
+  it("write each time's decimal digits exactly, across the digits they keep from one span to the next", async () => {
+    const sink = collecting()
+    const runtime = ManagedRuntime.make(OtlpSpans.layer({ url, resource }).pipe(Layer.provide(sink.layer)))
+    const tracer = await runtime.runPromise(Effect.tracer)
+    const times = [1_764_999_999_999_999_999n, 1_765_000_000_000_000_001n, 1_765_000_000_000_000_000n, 7n, 10n ** 15n, 2n ** 64n - 1n, 1_765_000_123_456_789_012n]
+    for (const time of times) {
+      const span = tracer.span({ name: "t", parent: Option.none(), annotations: Context.empty(), links: [], startTime: time, kind: "internal", root: false, sampled: true })
+      span.end(time, Exit.void)
+    }
+    await runtime.dispose()
+    const spans = JSON.parse(sink.bodies[0]!).resourceSpans[0].scopeSpans[0].spans as Array<any>
+    expect(spans.map((s) => [s.startTimeUnixNano, s.endTimeUnixNano])).toEqual(times.map((t) => [String(t), String(t)]))
   })
 })
