@@ -91,6 +91,34 @@ const exported = async (layer: (client: Layer.Layer<HttpClient.HttpClient>) => L
   return sink.bodies
 }
 
+/**
+ * `body` as a receiver decodes it: OTLP/JSON (proto3's JSON mapping) may leave out a field at its default (an empty
+ * list, a zero count, an UNSET status), which fos's tracer does and Effect's does not.
+ */
+const withDefaults = (body: any) => {
+  const keyValues = (of: any) => {
+    of.attributes ??= []
+    of.droppedAttributesCount ??= 0
+  }
+  for (const rs of body.resourceSpans) {
+    keyValues(rs.resource)
+    for (const ss of rs.scopeSpans) {
+      for (const span of ss.spans) {
+        keyValues(span)
+        span.events ??= []
+        for (const event of span.events) keyValues(event)
+        span.droppedEventsCount ??= 0
+        span.status ??= {}
+        span.status.code ??= 0
+        span.links ??= []
+        for (const link of span.links) keyValues(link)
+        span.droppedLinksCount ??= 0
+      }
+    }
+  }
+  return body
+}
+
 /** `body` with each id replaced by its first-seen order, so that two exports of the same spans compare equal. */
 const withIdsInOrder = (body: any) => {
   const seen = new Map<string, string>()
@@ -124,7 +152,7 @@ describe("telemetry.otlp's spans", () => {
     expect(fos).toHaveLength(1)
     expect(effects).toHaveLength(1)
     const decoded = JSON.parse(fos[0]!)
-    expect(withIdsInOrder(structuredClone(decoded))).toEqual(withIdsInOrder(JSON.parse(effects[0]!)))
+    expect(withIdsInOrder(withDefaults(structuredClone(decoded)))).toEqual(withIdsInOrder(JSON.parse(effects[0]!)))
 
     // As the specification encodes them, not merely as Effect does.
     const spans = decoded.resourceSpans[0].scopeSpans[0].spans
@@ -142,7 +170,10 @@ describe("telemetry.otlp's spans", () => {
     expect(client.parentSpanId).toBe("b7ad6b7169203331")
     expect(request.parentSpanId).toBeUndefined()
     expect(request.status).toEqual({ code: 1 })
-    expect(client.status).toEqual({ code: 0 })
+    // UNSET, the default, left out; nothing dropped, no empty list written.
+    expect(client.status).toBeUndefined()
+    expect(consumer.links).toBeUndefined()
+    expect(fos[0]).not.toContain("dropped")
     expect(client.attributes).toEqual([{ key: "effect.fiber.interrupted", value: { boolValue: true } }])
     expect(child.status).toEqual({ code: 2, message: "boom" })
     expect(child.events.map((e: any) => e.name)).toEqual(["exception"])
@@ -164,14 +195,44 @@ describe("telemetry.otlp's spans", () => {
     const sink = collecting()
     const runtime = ManagedRuntime.make(OtlpSpans.layer({ url, resource }).pipe(Layer.provide(sink.layer)))
     const tracer = await runtime.runPromise(Effect.tracer)
+    const ended: Array<[string, string]> = []
     for (let i = 0; i < 2_500; i++) {
       const span = tracer.span({ name: `span ${i} ${"ü".repeat(i % 7)}`, parent: Option.none(), annotations: Context.empty(), links: [], startTime: BigInt(i), kind: "internal", root: false, sampled: true })
       span.attribute("i", i)
+      // A value repeated from the span before is copied as written then: it must read back as set.
+      span.attribute("same", "repeated")
+      span.attribute("run", i >> 2)
+      // Larger than a block of 64 KB, now and then: moved to a block of its own as it is written.
+      if (i % 1_000 === 500) span.attribute("large", `${"x".repeat(100_000)}\u00e9${i}`)
       span.end(BigInt(i + 1), Exit.void)
+      // Ids read only after the end (drawn as the span was written) are the ones it was sent with.
+      if (i < 3) ended.push([span.traceId, span.spanId])
     }
     await runtime.dispose()
     const batches = sink.bodies.map((body) => JSON.parse(body).resourceSpans[0].scopeSpans[0].spans as Array<any>)
     expect(batches.map((b) => b.length)).toEqual([1_000, 1_000, 500])
+    expect(batches[0]!.slice(0, 3).map((s) => [s.traceId, s.spanId])).toEqual(ended)
     expect(batches.flat().map((s) => s.name)).toEqual(Array.from({ length: 2_500 }, (_, i) => `span ${i} ${"ü".repeat(i % 7)}`))
+    expect(batches.flat().map((s) => s.attributes)).toEqual(Array.from({ length: 2_500 }, (_, i) => [
+      { key: "i", value: { intValue: i } },
+      { key: "same", value: { stringValue: "repeated" } },
+      { key: "run", value: { intValue: i >> 2 } },
+      ...(i % 1_000 === 500 ? [{ key: "large", value: { stringValue: `${"x".repeat(100_000)}\u00e9${i}` } }] : [])
+    ]))
+    expect(batches.flat().map((s) => s.startTimeUnixNano)).toEqual(Array.from({ length: 2_500 }, (_, i) => String(i)))
+  })
+
+  it("write each time's decimal digits exactly, across the digits they keep from one span to the next", async () => {
+    const sink = collecting()
+    const runtime = ManagedRuntime.make(OtlpSpans.layer({ url, resource }).pipe(Layer.provide(sink.layer)))
+    const tracer = await runtime.runPromise(Effect.tracer)
+    const times = [1_764_999_999_999_999_999n, 1_765_000_000_000_000_001n, 1_765_000_000_000_000_000n, 7n, 10n ** 15n, 2n ** 64n - 1n, 1_765_000_123_456_789_012n]
+    for (const time of times) {
+      const span = tracer.span({ name: "t", parent: Option.none(), annotations: Context.empty(), links: [], startTime: time, kind: "internal", root: false, sampled: true })
+      span.end(time, Exit.void)
+    }
+    await runtime.dispose()
+    const spans = JSON.parse(sink.bodies[0]!).resourceSpans[0].scopeSpans[0].spans as Array<any>
+    expect(spans.map((s) => [s.startTimeUnixNano, s.endTimeUnixNano])).toEqual(times.map((t) => [String(t), String(t)]))
   })
 })
