@@ -237,7 +237,7 @@ if (adminUrl !== undefined && adminUrl !== "") {
         const replacing = [{ table: Attempts, order: "byScope", partition: "odd-given" }, { table: Attempts, order: "byScope", partition: "odd-copied" }]
         expect(yield* Effect.orDie(store.copies.restore("odd-world", { tables: [Attempts], replacing }))).toBe(2 * odd.length)
         for (const a of [...given, ...copied]) {
-          expect(yield* store.page(Attempts, { order: "byDelivery", partition: a.delivery, limit: 5, descending: false, backward: false })).toEqual([a])
+          expect(yield* store.page(Attempts, { order: "byDelivery", partition: a.delivery, from: undefined, limit: 5, descending: false, backward: false })).toEqual([a])
           expect(yield* store.count(Attempts, "byDelivery", a.delivery)).toBe(1)
         }
         expect(yield* store.count(Attempts, "byScope", "odd-given")).toBe(odd.length)
