@@ -94,14 +94,14 @@ const sendCopies = async (run: Run, changes: MemoryStore.Changes) => {
     const stored = copy.added.filter((c) => c.stored).map((c) => [c.table, c.key])
     if (stored.length > 0) {
       const params: Array<unknown> = [copy.id]
-      await run(`INSERT INTO fos_copy_rows (copy, tbl, key, data, entries, uniques)
-        SELECT $1, r.tbl, r.key, r.data, '[]', '[]' FROM fos_rows r ${byKeys(stored, "r", params)}`, params)
+      await run(`INSERT INTO fos_copy_rows (copy, tbl, key, data, uniques)
+        SELECT $1, r.tbl, r.key, r.data, '[]' FROM fos_rows r ${byKeys(stored, "r", params)}`, params)
     }
     const sent = copy.added.filter((c) => !c.stored).map((c) => [c.table, c.key, JSON.stringify(c.row)])
     if (sent.length > 0) {
       const params: Array<unknown> = [copy.id]
-      await run(`INSERT INTO fos_copy_rows (copy, tbl, key, data, entries, uniques)
-        SELECT $1, v.*, '[]', '[]' FROM ${relation(sent, ["tbl", "key", "data"], params)}`, params)
+      await run(`INSERT INTO fos_copy_rows (copy, tbl, key, data, uniques)
+        SELECT $1, v.*, '[]' FROM ${relation(sent, ["tbl", "key", "data"], params)}`, params)
     }
     if (copy.size > 0) {
       await run(

@@ -679,6 +679,22 @@ export const migrations: ReadonlyArray<Migration> = [
          FROM ${rows} f WHERE e.tbl = 'webhook_endpoints' AND f.tbl = 'simulated_faults' AND f.data->>'target' = 'receiver'
            AND f.data->>'webhookEndpointId' = e.key AND ${rows === "fos_copy_rows" ? "f.copy = e.copy" : "true"} AND e.data->'receiverFault' IS NULL`
     )
+  },
+  {
+    // A copy keeps its rows' index entries as three arrays beside each row (order, partition, sort value: the i-th
+    // of each make one entry), no longer as a JSON array of triples: a restore puts them back with unnest(), where
+    // the JSON was parsed again for every entry and every member read of it, most of a restore's own work after a
+    // reset (SqlStore.ts, `restoreCopy`). The copies saved before are older than this version, so their entries are
+    // made again from their rows at their next restore, as after any migration; they need none here.
+    version: 23,
+    name: "copies keep their rows' index entries as arrays",
+    statements: [
+      `ALTER TABLE fos_copy_rows
+         ADD COLUMN ords text[] COLLATE "C" NOT NULL DEFAULT '{}',
+         ADD COLUMN parts text[] COLLATE "C" NOT NULL DEFAULT '{}',
+         ADD COLUMN sorts text[] COLLATE "C" NOT NULL DEFAULT '{}',
+         DROP COLUMN entries`
+    ]
   }
 ]
 

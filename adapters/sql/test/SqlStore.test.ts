@@ -221,5 +221,28 @@ if (adminUrl !== undefined && adminUrl !== "") {
         expect(yield* store.count(Attempts, "byScope", "s1")).toBe(2)
       }))
     }, 30_000)
+
+    // A copy keeps its rows' entries as text arrays: partitions and sort values that an array literal must quote come
+    // back as they were, from rows given by value (`saveRows`) as from rows the database copied (`save`).
+    it("a copy's entries come back exactly, whatever characters their partitions and sort values hold", async () => {
+      const odd = ["a\"b", "back\\slash", "{x,y}", "NULL", "", " spaced ", "comma,", "\u00e9t\u00e9"]
+      await runtime.runPromise(Effect.gen(function*() {
+        const store = yield* Store.Store
+        const given = odd.map((text, i) => ({ id: `odd${i}`, delivery: text, scope: "odd-given" }))
+        const copied = odd.map((text, i) => ({ id: `oddc${i}`, delivery: `c${text}`, scope: "odd-copied" }))
+        expect(yield* store.copies.saveRows("odd-world", Attempts, given)).toBe(odd.length)
+        for (const a of copied) yield* Effect.orDie(store.insert(Attempts, a))
+        yield* store.copies.save("odd-world", [{ table: Attempts, order: "byScope", partition: "odd-copied" }])
+        yield* store.removePartition(Attempts, "byScope", "odd-copied")
+        const replacing = [{ table: Attempts, order: "byScope", partition: "odd-given" }, { table: Attempts, order: "byScope", partition: "odd-copied" }]
+        expect(yield* Effect.orDie(store.copies.restore("odd-world", { tables: [Attempts], replacing }))).toBe(2 * odd.length)
+        for (const a of [...given, ...copied]) {
+          expect(yield* store.page(Attempts, { order: "byDelivery", partition: a.delivery, from: undefined, limit: 5, descending: false, backward: false })).toEqual([a])
+          expect(yield* store.count(Attempts, "byDelivery", a.delivery)).toBe(1)
+        }
+        expect(yield* store.count(Attempts, "byScope", "odd-given")).toBe(odd.length)
+        expect(yield* store.count(Attempts, "byScope", "odd-copied")).toBe(odd.length)
+      }))
+    }, 30_000)
   })
 }
