@@ -2,12 +2,13 @@
  * An embedded engine's requests stay in V8's young generation, whatever the engine's start left V8 to decide
  * (ScopeSites.ts; docs/performance.md, "An embedded engine's memory"): in a host process with no V8 flags, the
  * scavenges during the requests promote about as little as a bare Effect handler's (kilobytes), not the megabytes
- * (or megabytes) of a process where V8 allocates each request's scopes in the old generation.
+ * (or megabytes) of a process where V8 allocates each request's scopes or contexts in the old generation.
  */
 import { execFileSync } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { resolve } from "node:path"
 import { describe, expect, it } from "vitest"
-import { settleScopeSites, settlingScopes } from "../packages/http/src/ScopeSites.ts"
+import { settleScopeSites, settlingScopes, settlingServices } from "../packages/http/src/ScopeSites.ts"
 
 const repoRoot = resolve(import.meta.dirname, "..")
 // A host's environment, not the test runner's (vitest sets NODE_ENV=test).
@@ -27,6 +28,14 @@ describe("the scope sites an engine settles", () => {
     expect(settlingScopes).toBeGreaterThanOrEqual(1_000)
     expect(settleScopeSites()).toBe(true)
     expect(settleScopeSites()).toBe(false)
+  })
+
+  it("settle a context's literal as @fos/http loads, before the contract's modules add their annotations", () => {
+    // Enough for V8 to decide (100), few enough that V8 counts them all (it does not count optimized code's).
+    expect(settlingServices).toBeGreaterThanOrEqual(200)
+    expect(settlingServices).toBeLessThanOrEqual(500)
+    const index = readFileSync(resolve(repoRoot, "packages/http/src/index.ts"), "utf8")
+    expect(index.split("\n")[0]).toBe('import "./ScopeSites.ts"')
   })
 
   // V8's decision follows the timing of its background threads: without ScopeSites.ts, about half the hosts (and

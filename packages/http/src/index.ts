@@ -1,3 +1,4 @@
+import "./ScopeSites.ts"
 export * from "./ServerApi.ts"
 export * from "./App.ts"
 export * from "./Docs.ts"
