@@ -274,19 +274,6 @@ class Writer {
     if (!first) this.bytes(closeBracket)
   }
 
-  /** `attributes` of a span's keys and values, the one list at the same places in the other. */
-  attributeLists(keys: ReadonlyArray<string>, values: ReadonlyArray<unknown>, extra?: Uint8Array): void {
-    for (let i = 0; i < keys.length; i++) {
-      this.bytes(i === 0 ? attributesOpen : comma)
-      this.keyValue(keys[i]!, values[i])
-    }
-    if (extra !== undefined) {
-      this.bytes(keys.length === 0 ? attributesOpen : comma)
-      this.bytes(extra)
-    }
-    if (keys.length > 0 || extra !== undefined) this.bytes(closeBracket)
-  }
-
   /** How many entries `mapEntry` has written of the list being written. */
   private listed = 0
   private readonly mapEntry = (value: unknown, key: string): void => {
@@ -380,8 +367,7 @@ const writeSpan = (w: Writer, span: OtlpSpan, startTime: bigint, endTime: bigint
   w.time(startTime)
   w.bytes(endOpen)
   w.time(endTime)
-  if (span.attributeMap === undefined) w.attributeLists(span.attributeKeys, span.attributeValues, interruptedOnly ? interrupted : undefined)
-  else w.attributes(span.attributeMap, interruptedOnly ? interrupted : undefined)
+  w.attributes(span.attributeMap, interruptedOnly ? interrupted : undefined)
   const hasExceptions = errors !== undefined && errors.length > 0
   if (span.eventList !== undefined || hasExceptions) {
     w.bytes(eventsOpen)
@@ -443,12 +429,6 @@ class OtlpSpan implements Tracer.Span {
   readonly kind: Tracer.SpanKind
   readonly sampled: boolean
   status: Tracer.SpanStatus
-  /**
-   * The attributes set until `attributes` is read, as two lists in the order they were first set: a request's span
-   * is given a dozen, and a Map's hashing and growth for them cost more than writing them (docs/performance.md).
-   */
-  attributeKeys: Array<string> = []
-  attributeValues: Array<unknown> = []
   attributeMap: Map<string, unknown> | undefined = undefined
   eventList: Array<Event> | undefined = undefined
   /** The ids once read; a span whose ids are never read has them written at its end, with no string made. */
@@ -490,19 +470,8 @@ class OtlpSpan implements Tracer.Span {
     this.writtenSpanAt = spanAt
   }
 
-  /**
-   * The span's attributes as Effect's `Span` shows them: made from `attributeKeys` and `attributeValues` when first
-   * read, and kept from then on instead of them.
-   */
   get attributes(): Map<string, unknown> {
-    if (this.attributeMap === undefined) {
-      const map = new Map<string, unknown>()
-      for (let i = 0; i < this.attributeKeys.length; i++) map.set(this.attributeKeys[i]!, this.attributeValues[i])
-      this.attributeMap = map
-      this.attributeKeys = []
-      this.attributeValues = []
-    }
-    return this.attributeMap
+    return this.attributeMap ??= new Map()
   }
 
   end(endTime: bigint, exit: Exit.Exit<unknown, unknown>): void {
@@ -514,20 +483,7 @@ class OtlpSpan implements Tracer.Span {
 
   attribute(key: string, value: unknown): void {
     if (this.status._tag === "Ended") return
-    if (this.attributeMap !== undefined) {
-      this.attributeMap.set(key, value)
-      return
-    }
-    // A Map's semantics (a key set again keeps its place) over a dozen keys, most of them the same constant strings.
-    const keys = this.attributeKeys
-    for (let i = 0; i < keys.length; i++) {
-      if (keys[i] === key) {
-        this.attributeValues[i] = value
-        return
-      }
-    }
-    keys.push(key)
-    this.attributeValues.push(value)
+    this.attributes.set(key, value)
   }
 
   event(name: string, startTime: bigint, attributes?: Record<string, unknown>): void {
