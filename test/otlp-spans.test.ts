@@ -64,6 +64,12 @@ const makeSpans = (tracer: Tracer.Tracer, failure: Exit.Exit<unknown, unknown>, 
 
   const child = open("fos.store.transaction", request, "internal", 1_764_000_000_000_000_004n, true, [{ span: remote, attributes: { why: "follows", n: 3 } }])
   child.addLinks([{ span: request, attributes: {} }])
+  // Attributes set, then read as the span's Map, then set again: the Map has them all and keeps what follows.
+  child.attribute("before", 1)
+  child.attribute("replaced", "first")
+  if (child.attributes.get("before") !== 1) throw new Error("a span's attributes do not show what was set")
+  child.attribute("replaced", "second")
+  child.attribute("after", true)
   child.end(1_764_000_000_000_000_005n, failure)
 
   const client = open("fos.webhook.attempt", remote, "client", 1_764_000_000_000_000_006n)
