@@ -93,8 +93,16 @@ export const refusesClientCorrelation = (request: HttpServerRequest.HttpServerRe
 
 // --- the request's beginning -------------------------------------------------------------------------------------
 
+/**
+ * What the edge knows of a request as it begins: its `RequestInfo`, and whether it sent a client correlation id that
+ * is refused (`refusesClientCorrelation`), read with the id itself, so the header is read once.
+ */
+export interface BegunRequest extends RequestInfo {
+  readonly refusesClientCorrelation: boolean
+}
+
 /** The edge's `RequestInfo` of a request, for the environment of its base address (undefined: the operator's). */
-export type Begin = (request: HttpServerRequest.HttpServerRequest, environment: Environment | undefined) => RequestInfo
+export type Begin = (request: HttpServerRequest.HttpServerRequest, environment: Environment | undefined) => BegunRequest
 
 /**
  * `Begin` over the engine's correlation ids and the real clock, which times the request, and what an embedding host
@@ -108,8 +116,9 @@ export const makeBegin = (correlation: CorrelationIds, realClock: Clock.Clock, i
  * it sees one kind of object. A seeded engine draws a request's id from its organization's ids when it is first
  * read: after authentication when there is a caller (every read of it is for the answer or the log).
  */
-class EdgeRequest implements RequestInfo {
+class EdgeRequest implements BegunRequest {
   readonly clientCorrelationId: string | undefined
+  readonly refusesClientCorrelation: boolean
   readonly instance: string
   readonly clientIp: string
   readonly hostCaller: RequestInfo["hostCaller"]
@@ -138,7 +147,9 @@ class EdgeRequest implements RequestInfo {
     this.startedNs = startedNs
     this.ids = ids
     const clientHeader = headerOf(request, "x-client-correlation-id")
-    this.clientCorrelationId = clientHeader !== undefined && visible.test(clientHeader) ? clientHeader : undefined
+    const echoed = clientHeader !== undefined && visible.test(clientHeader)
+    this.clientCorrelationId = echoed ? clientHeader : undefined
+    this.refusesClientCorrelation = clientHeader !== undefined && !echoed
     this.instance = pathOf(request.url)
     this.clientIp = identity?.clientAddress ?? Option.getOrElse(request.remoteAddress, () => "127.0.0.1")
     this.hostCaller = identity?.caller
@@ -621,7 +632,7 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
       const path = pathOf(request.url)
       const route = Context.getOrUndefined(fiber.context, HttpRouter.RouteContext)?.route
       let answered: Effect.Effect<HttpServerResponse.HttpServerResponse, never, Engine.EngineServices>
-      let info: RequestInfo
+      let info: BegunRequest
       const exact = route === undefined || isExactPath(route.path, path)
       if (!exact) {
         info = begin(request, baseUnder(path)?.environment)
@@ -633,7 +644,7 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
         // A failure becomes its problem, and the answer is finished and recorded as it leaves the requests in
         // flight, in the same step of the fiber (kernel/Lifecycle.ts).
         answered = lifecycle.admitWith(
-          refusesClientCorrelation(request) ? Effect.fail(badClientCorrelationId) : run(request, info),
+          info.refusesClientCorrelation ? Effect.fail(badClientCorrelationId) : run(request, info),
           new Answering(parts, info)
         ) as Effect.Effect<HttpServerResponse.HttpServerResponse, never, Engine.EngineServices>
       }
@@ -660,7 +671,7 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
       const done = (response: HttpServerResponse.HttpServerResponse) => logged(request, info, finish(info, response))
       // A closing engine answers what no route matched with the same 503 as its routes, `/healthz` first of all.
       const answer = inFlight(request, info, Effect.suspend(() => {
-        if (refusesClientCorrelation(request)) return Effect.succeed(done(problemResponse(badClientCorrelationId, info, nowMs(), basePath)))
+        if (info.refusesClientCorrelation) return Effect.succeed(done(problemResponse(badClientCorrelationId, info, nowMs(), basePath)))
         if (rest === "/healthz") return Effect.succeed(done(HttpServerResponse.jsonUnsafe({ status: "ok" })))
         if (rest === "/readyz") return Effect.map(Effect.provideContext(Readiness.check, engineContext), (readiness) => done(readyResponse(readiness, info, nowMs(), basePath)))
         // The reference pages are public documentation, like the OpenAPI documents they show: no key. The error

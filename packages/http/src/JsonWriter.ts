@@ -46,6 +46,15 @@ const quote = (text: string): string => {
   return `"${text}"`
 }
 
+/** A string's characters as they stand between a JSON string's quotes: its own when nothing needs escaping. */
+const escaped = (text: string): string => {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(text).slice(1, -1)
+  }
+  return text
+}
+
 /** A scalar: a union may hold these only, so that which member a value matches is never in doubt. */
 const scalarNode = (ast: SchemaAST.AST): Node | undefined => {
   if (!plain(ast)) return undefined
@@ -176,73 +185,144 @@ const compileNode = (ast: SchemaAST.AST): Node | undefined => {
 }
 
 /**
- * The source of a writer's body for a schema node: statements that append the JSON text of the value in variable
- * `value` to `o`, or `return undefined` when the value does not fit. The same decisions as the node's `write`, in
- * the same order, spelt out for one schema: no closure per field, no megamorphic call per value, and the constant
- * text between values (`,"name":`) written as one literal.
+ * What a writer's source is written with: statements, and the constant text not yet appended to `o`. Constant text
+ * waits for the next value and is appended with it (`o += "\",\"email\":\"" + v1`), so that a field costs one
+ * concatenation for the text before it and its value together rather than several: a string field's quotes, the
+ * separator and the next key are one literal.
  */
-const sourceOf = (ast: SchemaAST.AST, value: string, fresh: () => string): string => {
-  const literal = (text: string) => JSON.stringify(text)
+interface Emitter {
+  readonly lines: Array<string>
+  pending: string
+}
+
+/** Appends constant text (written with the next value or at the end). */
+const text = (emit: Emitter, constant: string) => {
+  emit.pending += constant
+}
+
+/** Appends the value of the expression `expression`, with the constant text before it. */
+const value = (emit: Emitter, expression: string) => {
+  emit.lines.push(emit.pending === "" ? `o += ${expression};` : `o += ${JSON.stringify(emit.pending)} + ${expression};`)
+  emit.pending = ""
+}
+
+/** Appends the constant text waiting, before a statement whose effect on `o` depends on the value. */
+const flush = (emit: Emitter) => {
+  if (emit.pending !== "") emit.lines.push(`o += ${JSON.stringify(emit.pending)};`)
+  emit.pending = ""
+}
+
+/**
+ * The source of a writer's body for a schema node: statements that append the JSON text of the value in variable
+ * `input` to `o`, or `return undefined` when the value does not fit. The same decisions as the node's `write`, in
+ * the same order, spelt out for one schema: no closure per field, no megamorphic call per value, and the constant
+ * text between values (`","name":"`) written as one literal.
+ */
+const sourceOf = (ast: SchemaAST.AST, input: string, fresh: () => string, emit: Emitter): void => {
+  const literal = (constant: string) => JSON.stringify(constant)
+  const { lines } = emit
   switch (ast._tag) {
     case "String":
-      return `if (typeof ${value} !== "string") return undefined; o += q(${value});`
+      // The quotes are constant text; the characters between them are the string's own when nothing in them needs
+      // escaping (`e`).
+      lines.push(`if (typeof ${input} !== "string") return undefined;`)
+      text(emit, "\"")
+      value(emit, `e(${input})`)
+      text(emit, "\"")
+      return
     case "Number":
       // JSON.stringify's text for a number: its shortest round-trip form, and null for NaN and the infinities.
-      return `if (typeof ${value} !== "number") return undefined; o += Number.isFinite(${value}) ? "" + ${value} : "null";`
+      lines.push(`if (typeof ${input} !== "number") return undefined;`)
+      value(emit, `(Number.isFinite(${input}) ? "" + ${input} : "null")`)
+      return
     case "Boolean":
-      return `if (${value} === true) o += "true"; else if (${value} === false) o += "false"; else return undefined;`
+      lines.push(`if (${input} !== true && ${input} !== false) return undefined;`)
+      value(emit, `(${input} ? "true" : "false")`)
+      return
     case "Null":
-      return `if (${value} !== null) return undefined; o += "null";`
+      lines.push(`if (${input} !== null) return undefined;`)
+      text(emit, "null")
+      return
     case "Literal":
-      return `if (${value} !== ${JSON.stringify(ast.literal)}) return undefined; o += ${literal(JSON.stringify(ast.literal))};`
+      lines.push(`if (${input} !== ${JSON.stringify(ast.literal)}) return undefined;`)
+      text(emit, JSON.stringify(ast.literal))
+      return
     case "Objects": {
       const record = fresh()
-      const separator = fresh()
-      const lines = [`const ${record} = ${value};`, `if (typeof ${record} !== "object" || ${record} === null || Array.isArray(${record})) return undefined;`, `let ${separator} = "{";`]
+      lines.push(`const ${record} = ${input};`, `if (typeof ${record} !== "object" || ${record} === null || Array.isArray(${record})) return undefined;`)
+      // The separator before a field is known while every field before it is required: "{" before the first, ","
+      // after. From the first optional field on it is a variable.
+      let separator: string | undefined
+      let first = true
       for (const property of ast.propertySignatures) {
         const name = property.name as string
         const field = fresh()
-        const write = `const ${field} = ${record}[${literal(name)}]; o += ${separator} + ${literal(`${JSON.stringify(name)}:`)}; ${separator} = ","; ${sourceOf(property.type, field, fresh)}`
-        // As the encoder reads a struct: a key counts as present when `in` finds it.
-        lines.push(property.type.context?.isOptional === true
-          ? `if (${literal(name)} in ${record}) { ${write} }`
-          : `if (!(${literal(name)} in ${record})) return undefined; { ${write} }`)
+        const key = `${JSON.stringify(name)}:`
+        if (property.type.context?.isOptional === true) {
+          if (separator === undefined) {
+            separator = fresh()
+            lines.push(`let ${separator} = ${literal(first ? "{" : ",")};`)
+          }
+          flush(emit)
+          lines.push(`if (${literal(name)} in ${record}) {`, `const ${field} = ${record}[${literal(name)}]; o += ${separator} + ${literal(key)}; ${separator} = ",";`)
+          sourceOf(property.type, field, fresh, emit)
+          flush(emit)
+          lines.push(`}`)
+        } else {
+          // As the encoder reads a struct: a key counts as present when `in` finds it.
+          lines.push(`if (!(${literal(name)} in ${record})) return undefined;`, `const ${field} = ${record}[${literal(name)}];`)
+          if (separator === undefined) text(emit, (first ? "{" : ",") + key)
+          else {
+            flush(emit)
+            lines.push(`o += ${separator} + ${literal(key)}; ${separator} = ",";`)
+          }
+          sourceOf(property.type, field, fresh, emit)
+        }
+        first = false
       }
-      lines.push(`o += ${separator} === "{" ? "{}" : "}";`)
-      return lines.join("\n")
+      if (separator === undefined) text(emit, first ? "{}" : "}")
+      else {
+        flush(emit)
+        lines.push(`o += ${separator} === "{" ? "{}" : "}";`)
+      }
+      return
     }
     case "Arrays": {
       const array = fresh()
       const index = fresh()
       const item = fresh()
-      return [
-        `const ${array} = ${value};`,
-        `if (!Array.isArray(${array})) return undefined;`,
-        `o += "[";`,
-        `for (let ${index} = 0; ${index} < ${array}.length; ${index}++) { if (${index} > 0) o += ","; const ${item} = ${array}[${index}]; ${sourceOf(ast.rest[0]!, item, fresh)} }`,
-        `o += "]";`
-      ].join("\n")
+      lines.push(`const ${array} = ${input};`, `if (!Array.isArray(${array})) return undefined;`)
+      text(emit, "[")
+      flush(emit)
+      lines.push(`for (let ${index} = 0; ${index} < ${array}.length; ${index}++) {`, `if (${index} > 0) o += ",";`, `const ${item} = ${array}[${index}];`)
+      sourceOf(ast.rest[0]!, item, fresh, emit)
+      flush(emit)
+      lines.push(`}`)
+      text(emit, "]")
+      return
     }
     case "Union": {
       // Scalars only (compileNode's rule), and every member that takes a value writes the same text for it, so
       // the first that takes it is as good as any.
+      flush(emit)
       const tests = ast.types.map((member) => {
         switch (member._tag) {
           case "String":
-            return `if (typeof ${value} === "string") o += q(${value});`
+            return `if (typeof ${input} === "string") o += q(${input});`
           case "Number":
-            return `if (typeof ${value} === "number") o += Number.isFinite(${value}) ? "" + ${value} : "null";`
+            return `if (typeof ${input} === "number") o += Number.isFinite(${input}) ? "" + ${input} : "null";`
           case "Boolean":
-            return `if (typeof ${value} === "boolean") o += ${value} ? "true" : "false";`
+            return `if (typeof ${input} === "boolean") o += ${input} ? "true" : "false";`
           case "Null":
-            return `if (${value} === null) o += "null";`
+            return `if (${input} === null) o += "null";`
           case "Literal":
-            return `if (${value} === ${JSON.stringify(member.literal)}) o += ${literal(JSON.stringify(member.literal))};`
+            return `if (${input} === ${JSON.stringify(member.literal)}) o += ${literal(JSON.stringify(member.literal))};`
           default:
             throw new Error(`no writer source for a union member ${member._tag}`)
         }
       })
-      return `${tests.join(" else ")} else return undefined;`
+      lines.push(`${tests.join(" else ")} else return undefined;`)
+      return
     }
     default:
       throw new Error(`no writer source for ${ast._tag}`)
@@ -256,8 +336,11 @@ const sourceOf = (ast: SchemaAST.AST, value: string, fresh: () => string): strin
 const generated = (ast: SchemaAST.AST): JsonWriter | undefined => {
   let count = 0
   try {
-    const source = `let o = "";\n${sourceOf(ast, "input", () => `v${count++}`)}\nreturn o;`
-    return new Function("q", `return (input) => {\n${source}\n}`)(quote) as JsonWriter
+    const emit: Emitter = { lines: [], pending: "" }
+    sourceOf(ast, "input", () => `v${count++}`, emit)
+    flush(emit)
+    const source = `let o = "";\n${emit.lines.join("\n")}\nreturn o;`
+    return new Function("q", "e", `return (input) => {\n${source}\n}`)(quote, escaped) as JsonWriter
   } catch {
     return undefined
   }
