@@ -29,7 +29,7 @@ const tableWrites = ["insert", "insertMany", "insertFresh", "insertIfAbsent", "u
 const wholeStoreWrites = ["removeRows", "insertRows", "copies.restore"]
 /** The rest: reads, and the writes of copies, whose rows are in no table until a restore puts them back. */
 const others = [
-  ...["transaction", "afterCommit", "get", "getForUpdate", "getLinked", "getManyForUpdate", "findUnique", "page", "count", "nextSequence", "nextNumber", "takeNumbers", "raiseSequence", "ready", "shared", "pause"],
+  ...["transaction", "afterCommit", "get", "getNow", "getForUpdate", "getLinked", "getLinkedNow", "getManyForUpdate", "findUnique", "page", "count", "nextSequence", "nextNumber", "takeNumbers", "raiseSequence", "ready", "shared", "pause"],
   ...["copies", "copies.save", "copies.saveRows", "copies.conflict", "copies.rows", "copies.remove"]
 ]
 

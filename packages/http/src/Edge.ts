@@ -355,6 +355,7 @@ export const makeLogged = (
     path: "",
     response: undefined as never,
     startedNs: 0n,
+    durationNs: undefined,
     correlationId: "",
     clientAddress: "",
     injected: undefined,
@@ -363,24 +364,21 @@ export const makeLogged = (
     replayed: false
   }
   const recorded: Logged = (request, info, response) => {
+    // Read once, for the metrics and the recent requests both.
+    const { organizationId, environment } = info
+    const known = organizationId !== undefined && environment !== undefined
+    const durationNs = metrics !== undefined || known ? Number(realClock.monotonicTimeNanosUnsafe() - info.startedNs) : 0
     if (metrics !== undefined) {
-      Metrics.recordRequestUnsafe(
-        metrics,
-        request.method,
-        info.route,
-        info.operation,
-        response.status,
-        problemTypeOf(response),
-        Number(realClock.monotonicTimeNanosUnsafe() - info.startedNs) / 1e9
-      )
+      Metrics.recordRequestUnsafe(metrics, request.method, info.route, info.operation, response.status, problemTypeOf(response), durationNs / 1e9)
     }
-    if (info.organizationId !== undefined && info.environment !== undefined) {
-      answered.organizationId = info.organizationId
-      answered.environment = info.environment
+    if (organizationId !== undefined && environment !== undefined) {
+      answered.organizationId = organizationId
+      answered.environment = environment
       answered.method = request.method
       answered.path = info.instance
       answered.response = response
       answered.startedNs = info.startedNs
+      answered.durationNs = durationNs
       answered.correlationId = info.correlationId
       answered.clientAddress = info.clientIp
       answered.injected = info.injected

@@ -80,7 +80,7 @@ const PortalLive = group(ServerApi, "portal", (handlers) =>
         // `apiKey` tells the access the host granted, and no last four characters.
         const userId = Auth.isApiKey(key) ? key.createdBy : key.userId
         if (userId === undefined) return Effect.fail(Problem.apiError("USER_NOT_FOUND", "The host that embeds the engine named no user for this caller."))
-        return Effect.map(store.get(Tenancy.Users, userId), (user) => {
+        const answer = (user: Tenancy.User | undefined) => {
           // A key's creator is never removed, and the gate admitted the host's user; if it were missing, this throw
           // is a defect (a 500).
           if (user === undefined) throw new Error(`caller's user ${userId} missing`)
@@ -90,7 +90,10 @@ const PortalLive = group(ServerApi, "portal", (handlers) =>
             organization: { id: org.id, name: org.name, status: org.status, features: [...org.features], createdAt: org.createdAt },
             apiKey: { access: key.access, environment: caller.environment, last4: Auth.isApiKey(key) ? key.last4 : "" }
           }
-        })
+        }
+        // A store that reads at once (memory) is read in the step that answers.
+        const now = store.getNow
+        return now === undefined ? Effect.map(store.get(Tenancy.Users, userId), answer) : Effect.sync(() => answer(now(Tenancy.Users, userId)))
       }))))
 
 const CustomersLive = group(ServerApi, "customers", (handlers) =>

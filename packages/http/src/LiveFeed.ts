@@ -337,6 +337,8 @@ export interface AnsweredRequest {
   readonly response: HttpServerResponse.HttpServerResponse
   /** When the request reached the edge, on the real clock's monotonic nanoseconds. */
   readonly startedNs: bigint
+  /** How long it took, in nanoseconds, when its caller measured it already (the edge, for its metrics); else measured here. */
+  readonly durationNs?: number | undefined
   readonly correlationId: string
   /** The client's IP address: the connection's, or the one the embedding host gave (HostIdentity.ts). */
   readonly clientAddress: string
@@ -470,7 +472,7 @@ export const make = (realClock: Clock.Clock, options: FeedOptions = {}): LiveFee
     const { organizationId, environment, response, body } = answered
     const bodyBytes = bodyBytesOf(body)
     recorded.endMs = realClock.currentTimeMillisUnsafe()
-    recorded.durationNs = Number(realClock.monotonicTimeNanosUnsafe() - answered.startedNs)
+    recorded.durationNs = answered.durationNs ?? Number(realClock.monotonicTimeNanosUnsafe() - answered.startedNs)
     recorded.method = answered.method
     recorded.path = answered.path
     recorded.status = response.status

@@ -344,6 +344,15 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
     return committedRows.get(id) as Row | undefined
   }
   const get = <Row>(t: Store.Table<Row>, key: string): Effect.Effect<Row | undefined> => Effect.sync(() => rowNow(t, key))
+  /** `getLinked`'s rows, read at once. */
+  const linkedNow = <Row>(t: Store.Table<Row>, key: string, links: ReadonlyArray<Store.Link>) => {
+    const row = rowNow(t, key)
+    const linked = links.map((link) => {
+      const named = row === undefined ? undefined : (row as Record<string, unknown>)[link.member]
+      return typeof named === "string" ? rowNow(link.table, named + (link.suffix ?? "")) : undefined
+    })
+    return { row, linked }
+  }
   const tableDirty = (t: Store.Table<any>) => () => touchedTables.has(t.name)
 
   const partitionDirty = (t: Store.Table<any>, order: string, partition: string) => () =>
@@ -552,15 +561,9 @@ export const make = (image?: Image, clock?: Clock.Clock): Store.StoreService => 
     getForUpdate: get,
     // Every authenticated request reads its key and organization (and its sandbox's clock) here: one step of the
     // fiber for all of them, where a get per row and a loop over the links took several (docs/performance.md).
-    getLinked: <Row>(t: Store.Table<Row>, key: string, links: ReadonlyArray<Store.Link>) =>
-      Effect.sync(() => {
-        const row = rowNow(t, key)
-        const linked = links.map((link) => {
-          const named = row === undefined ? undefined : (row as Record<string, unknown>)[link.member]
-          return typeof named === "string" ? rowNow(link.table, named + (link.suffix ?? "")) : undefined
-        })
-        return { row, linked }
-      }),
+    getLinked: <Row>(t: Store.Table<Row>, key: string, links: ReadonlyArray<Store.Link>) => Effect.sync(() => linkedNow(t, key, links)),
+    getNow: rowNow,
+    getLinkedNow: linkedNow,
     getManyForUpdate: <Row>(t: Store.Table<Row>, keys: ReadonlyArray<string>) =>
       Effect.map(Effect.forEach([...new Set(keys)].sort(), (key) => get(t, key)), (rows) => rows.filter((r): r is Row => r !== undefined)),
     findUnique: <Row>(t: Store.Table<Row>, unique: string, value: string) =>

@@ -223,6 +223,18 @@ export interface StoreService {
     links: ReadonlyArray<Link>
   ) => Effect.Effect<{ readonly row: Row | undefined; readonly linked: ReadonlyArray<unknown> }>
   /**
+   * `get` and `getLinked` answered at once, by a store that can answer without waiting (the memory store's maps);
+   * absent on one that cannot (SQL). Called while an effect runs, each finds what the effect form would find there
+   * (a transaction's own writes in it): so a caller that runs on every request reads in the step it is in, rather
+   * than in two more of the fiber (docs/performance.md).
+   */
+  readonly getNow?: <Row>(table: Table<Row>, key: string) => Row | undefined
+  readonly getLinkedNow?: <Row>(
+    table: Table<Row>,
+    key: string,
+    links: ReadonlyArray<Link>
+  ) => { readonly row: Row | undefined; readonly linked: ReadonlyArray<unknown> }
+  /**
    * The rows of `keys` that exist, locked in key order (so two callers locking overlapping sets cannot deadlock),
    * returned in key order.
    */

@@ -291,12 +291,17 @@ export const makeAuthenticate = (
     // A well-formed key of the other environment is told so: that is what its text says, not what the store holds.
     if (hash !== undefined && apiKey.startsWith(keyPrefixes[otherEnvironment[environment]])) return invalid(credentials, wrongEnvironment[environment])
     if (hash === undefined || !apiKey.startsWith(keyPrefixes[environment])) return invalid(credentials)
-    return Effect.flatMap(store.getLinked(Tenancy.ApiKeys, hash, links[environment]), ({ row: key, linked }): Effect.Effect<A, Problem.ApiError | E, R> => {
+    const found = ({ row: key, linked }: { readonly row: Tenancy.ApiKey | undefined; readonly linked: ReadonlyArray<unknown> }): Effect.Effect<A, Problem.ApiError | E, R> => {
       if (key === undefined || key.revokedAt !== undefined || key.environment !== environment) return invalid(credentials)
       const organization = linked[0]
       if (organization === undefined) return invalid(credentials)
       return admitOrRefuse(credentials, key, organization as Tenancy.Organization, restOf(linked), then)
-    })
+    }
+    // A store that reads at once (memory) is read in one step; another, through its effect.
+    const now = store.getLinkedNow
+    return now === undefined
+      ? Effect.flatMap(store.getLinked(Tenancy.ApiKeys, hash, links[environment]), found)
+      : Effect.suspend(() => found(now(Tenancy.ApiKeys, hash, links[environment])))
   }
 }
 
