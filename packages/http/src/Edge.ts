@@ -111,6 +111,9 @@ export type Begin = (request: HttpServerRequest.HttpServerRequest, environment: 
 export const makeBegin = (correlation: CorrelationIds, realClock: Clock.Clock, identify?: IdentifyRequest): Begin => (request, environment) =>
   new EdgeRequest(correlation, request, environment, realClock.monotonicTimeNanosUnsafe(), identify?.(request))
 
+/** The client's address when the connection has none (a request handed to the web handler). */
+const loopback = () => "127.0.0.1"
+
 /**
  * The edge's `RequestInfo`: one shape for every request, each field set in the constructor, so the code that reads
  * it sees one kind of object. A seeded engine draws a request's id from its organization's ids when it is first
@@ -151,7 +154,7 @@ class EdgeRequest implements BegunRequest {
     this.clientCorrelationId = echoed ? clientHeader : undefined
     this.refusesClientCorrelation = clientHeader !== undefined && !echoed
     this.instance = pathOf(request.url)
-    this.clientIp = identity?.clientAddress ?? Option.getOrElse(request.remoteAddress, () => "127.0.0.1")
+    this.clientIp = identity?.clientAddress ?? Option.getOrElse(request.remoteAddress, loopback)
     this.hostCaller = identity?.caller
     this.id = ids.perScope ? undefined : ids.next(undefined)
   }
