@@ -101,15 +101,18 @@ export interface BegunRequest extends RequestInfo {
   readonly refusesClientCorrelation: boolean
 }
 
-/** The edge's `RequestInfo` of a request, for the environment of its base address (undefined: the operator's). */
-export type Begin = (request: HttpServerRequest.HttpServerRequest, environment: Environment | undefined) => BegunRequest
+/**
+ * The edge's `RequestInfo` of a request, for the environment of its base address (undefined: the operator's);
+ * `path`, its path (`pathOf` of its URL), when the caller has it already.
+ */
+export type Begin = (request: HttpServerRequest.HttpServerRequest, environment: Environment | undefined, path?: string) => BegunRequest
 
 /**
  * `Begin` over the engine's correlation ids and the real clock, which times the request, and what an embedding host
  * says of the request beside it (`identify`, HostIdentity.ts): its caller and its client's address.
  */
-export const makeBegin = (correlation: CorrelationIds, realClock: Clock.Clock, identify?: IdentifyRequest): Begin => (request, environment) =>
-  new EdgeRequest(correlation, request, environment, realClock.monotonicTimeNanosUnsafe(), identify?.(request))
+export const makeBegin = (correlation: CorrelationIds, realClock: Clock.Clock, identify?: IdentifyRequest): Begin => (request, environment, path) =>
+  new EdgeRequest(correlation, request, environment, realClock.monotonicTimeNanosUnsafe(), identify?.(request), path ?? pathOf(request.url))
 
 /** The client's address when the connection has none (a request handed to the web handler). */
 const loopback = () => "127.0.0.1"
@@ -143,7 +146,8 @@ class EdgeRequest implements BegunRequest {
     request: HttpServerRequest.HttpServerRequest,
     environment: Environment | undefined,
     startedNs: bigint,
-    identity: ReturnType<IdentifyRequest> | undefined
+    identity: ReturnType<IdentifyRequest> | undefined,
+    path: string
   ) {
     this.request = request
     this.environment = environment
@@ -153,7 +157,7 @@ class EdgeRequest implements BegunRequest {
     const echoed = clientHeader !== undefined && visible.test(clientHeader)
     this.clientCorrelationId = echoed ? clientHeader : undefined
     this.refusesClientCorrelation = clientHeader !== undefined && !echoed
-    this.instance = pathOf(request.url)
+    this.instance = path
     this.clientIp = identity?.clientAddress ?? Option.getOrElse(request.remoteAddress, loopback)
     this.hostCaller = identity?.caller
     this.id = ids.perScope ? undefined : ids.next(undefined)
@@ -636,10 +640,10 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
       let info: BegunRequest
       const exact = route === undefined || isExactPath(route.path, path)
       if (!exact) {
-        info = begin(request, baseUnder(path)?.environment)
+        info = begin(request, baseUnder(path)?.environment, path)
         answered = inFlight(request, info, unknownRoute(request, path, info))
       } else {
-        info = begin(request, environment)
+        info = begin(request, environment, path)
         info.route = route?.path
         info.operation = operationId
         // A failure becomes its problem, and the answer is finished and recorded as it leaves the requests in
@@ -668,7 +672,7 @@ export const makeEdge = (options: EdgeOptions): EdgeRoutes => {
       const path = pathOf(request.url)
       // What the path is under the base path; the pages are found by it.
       const rest = underBase(basePath, path)
-      const info = begin(request, rest === undefined ? undefined : baseOf(rest)?.environment)
+      const info = begin(request, rest === undefined ? undefined : baseOf(rest)?.environment, path)
       const done = (response: HttpServerResponse.HttpServerResponse) => logged(request, info, finish(info, response))
       // A closing engine answers what no route matched with the same 503 as its routes, `/healthz` first of all.
       const answer = inFlight(request, info, Effect.suspend(() => {
