@@ -47,7 +47,7 @@ const cell = (build: string, name: (typeof phases)[number]) => {
 }
 // One line, so that the page stays within its length (test/reference-docs.test.ts).
 const lines = [
-  `Measured at ${measuredAt()} on Node ${process.version}; ${rounds} rounds, a file of ${file.rows.toLocaleString("en-US")} rows; the 1-minute load average was ${ms(median(loads))} on 2 cores. Each phase's median duration, then the medians of its p99s of \`GET /healthz\` / of the other organization's list read (goal: 50 ms): ${
+  `**\`npm run bench:stall\`: what other requests wait for on a PGlite server while one organization's import, restore, reset (10,000 rows) and 3-day advance run** (docs/storage.md, "Long work and other requests"). Measured at ${measuredAt()} on Node ${process.version}; ${rounds} rounds, a file of ${file.rows.toLocaleString("en-US")} rows; the 1-minute load average was ${ms(median(loads))} on 2 cores. Each phase's median duration, then the medians of its p99s of \`GET /healthz\` / of the other organization's list read (goal: 50 ms): ${
     builds.map((b) => `**${b.name}**: ${phases.map((name) => `${name} ${cell(b.name, name)}`).join("; ")}`).join(". ")
   }.`
 ]
