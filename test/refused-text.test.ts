@@ -1,10 +1,10 @@
 /**
  * Text the API refuses (packages/http/src/RefusedText.ts): a NUL character or an unpaired surrogate, which PostgreSQL
  * keeps in no text or jsonb column, anywhere in a JSON body (a value that becomes an index entry, a name, a URL, a
- * member name), in a query value or in a path parameter, is 400 VALIDATION_ERROR naming where it is, and a body that
- * is not UTF-8 is 400 MALFORMED_JSON; the same answer, byte for byte but for the correlation id, on the memory
- * store, on PGlite and, when DATABASE_URL is set, on PostgreSQL, and nothing is written. A whole surrogate pair (an
- * emoji) is kept, and read back as sent, everywhere.
+ * member name), in a query value or in a path parameter, on the API and on the operator surface, is 400
+ * VALIDATION_ERROR naming where it is, and a body that is not UTF-8 is 400 MALFORMED_JSON; the same answer, byte for
+ * byte but for the correlation id, on the memory store, on PGlite and, when DATABASE_URL is set, on PostgreSQL, and
+ * nothing is written. A whole surrogate pair (an emoji) is kept, and read back as sent, everywhere.
  */
 import { Timers } from "@fos/core"
 import { createEngine } from "@fos/http"
@@ -16,6 +16,7 @@ import { closedAfterEach, storeMakers } from "./stores.ts"
 const stores = storeMakers("refused_text")
 const after = closedAfterEach()
 const key = keysOf("acme").sandbox
+const operatorToken = "refused-text-operator-token"
 
 /** Every store's answers to the refused requests, by store, for the comparison at the end. */
 const answers: Record<string, Array<unknown>> = {}
@@ -32,6 +33,7 @@ describe.each(Object.keys(stores))("on the %s store", (name) => {
       clock: { mode: "virtual", start: START_MS },
       realClock: Timers.makeVirtualClock(START_MS),
       webhookTransport: "memory",
+      operatorToken,
       seed: seedOf(orgSeed("acme")) as never
     }))
     const acme = clientOf(engine.fetch, "http://fos", key)
@@ -98,6 +100,31 @@ describe.each(Object.keys(stores))("on the %s store", (name) => {
       "/sandbox/v2/applications/app_0000000000000000000000000/persons/a%00b/idv-link",
       [{ pointer: "/referenceId", detail: nulDetail }]
     )
+    // The operator surface's path and query parameters (PostgreSQL answered 500 on these reads), and its bodies.
+    const operator = async (method: string, path: string, body?: string) => {
+      const response = await engine.fetch(new Request(`http://fos${path}`, {
+        method,
+        headers: { authorization: `Bearer ${operatorToken}`, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body })
+      }))
+      const text = await response.text()
+      return { status: response.status, headers: response.headers, text, json: JSON.parse(text), url: `http://fos${path}` }
+    }
+    refused(await operator("GET", "/operator/snapshots/a%00b/export"), "VALIDATION_ERROR", "/operator/snapshots/a%00b/export", [
+      { pointer: "/id", detail: nulDetail }
+    ])
+    refused(
+      await operator("GET", "/operator/organizations/org_acme/ledger/accounts/a%00b/journal"),
+      "VALIDATION_ERROR",
+      "/operator/organizations/org_acme/ledger/accounts/a%00b/journal",
+      [{ pointer: "/holderId", detail: nulDetail }]
+    )
+    refused(await operator("GET", "/operator/organizations/org_acme/events?type=a%00b"), "VALIDATION_ERROR", "/operator/organizations/org_acme/events", [
+      { pointer: "/type", detail: nulDetail }
+    ])
+    refused(await operator("POST", "/operator/organizations", '{"name":"a\\u0000b"}'), "VALIDATION_ERROR", "/operator/organizations", [
+      { pointer: "/name", detail: nulDetail }
+    ])
 
     // Nothing was written.
     expect((await acme.call("GET", "/v2/applications")).json.data).toEqual([])

@@ -3,7 +3,8 @@
  * alone). PostgreSQL keeps neither in its text or jsonb columns, so a store on it would refuse such a row at the
  * commit while the memory store kept it; the edge refuses it in every request instead, the same on every store
  * (docs/decisions.md, "Text the API refuses"). A JSON body (Write.ts, `readJsonBody`) names each string that holds it
- * in a 400 VALIDATION_ERROR's errors[]; the query and the path parameters are checked by the endpoint run (Router.ts).
+ * in a 400 VALIDATION_ERROR's errors[]; the query and the path parameters are checked by the endpoint run (Router.ts)
+ * and by the operator surface's readers of them (Operator.ts).
  */
 import { Problem } from "@fos/core"
 import type { ErrorEntry } from "@fos/contract"
