@@ -130,6 +130,18 @@ describe.each(Object.keys(stores))("on the %s store", (name) => {
     expect((await acme.call("GET", "/v2/applications")).json.data).toEqual([])
     expect((await acme.call("GET", "/v2/webhooks/endpoints")).json.data).toEqual([])
 
+    // A snapshot file given to the embedded engine, as text or as a value; the import keeps nothing.
+    const snapshot = await engine.snapshot({ organizationId: "org_acme" })
+    const file = JSON.parse(await engine.exportSnapshot(snapshot.id))
+    const text = JSON.stringify(file)
+    expect(text).toContain('.pdf"')
+    // A document's file name, which its upload could not have held.
+    const imported = await engine.importSnapshot(text.replace('.pdf"', '\\u0000.pdf"')).then(() => undefined, (e) => e)
+    expect(imported).toMatchObject({ code: "VALIDATION_ERROR" })
+    expect(imported.errors).toEqual([{ pointer: "/tables/documents/0/fileName", detail: nulDetail }])
+    await expect(engine.importSnapshot({ ...file, note: lone })).rejects.toMatchObject({ code: "VALIDATION_ERROR", errors: [{ pointer: "/note", detail: loneDetail }] })
+    expect(await engine.snapshots({ organizationId: "org_acme" })).toHaveLength(1)
+
     // A surrogate pair is text like any other, in a body, an index entry and a query.
     const kept = await acme.call("POST", "/v2/onboarding", deuSubmission(docs, { clientReferenceId: emoji }), idem())
     expect(kept.status, kept.text).toBe(201)

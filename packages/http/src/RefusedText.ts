@@ -34,25 +34,41 @@ export const refusedTextOf = (s: string): string | undefined =>
 /**
  * An errors[] entry per string of a parsed JSON value that holds refused text, at any depth: a value by its own
  * pointer, a member name by its object's (the name itself is not echoed). Walked without recursion, so the deepest
- * body JSON.parse accepts is walked too.
+ * body JSON.parse accepts is walked too, and each object once, so a value given to the embedded engine may hold
+ * cycles.
  */
 export const refusedTextErrors = (value: unknown): Array<ErrorEntry> => {
   const errors: Array<ErrorEntry> = []
-  const stack: Array<readonly [unknown, string]> = [[value, ""]]
+  // Each place as its parent's and its own key, its pointer spelt out only for an error.
+  interface Place {
+    readonly parent: Place | undefined
+    readonly key: string
+  }
+  const pointerOf = (place: Place | undefined): string => {
+    const tokens: Array<string> = []
+    for (let p = place; p !== undefined; p = p.parent) tokens.push(`/${Problem.pointerToken(p.key)}`)
+    return tokens.reverse().join("")
+  }
+  const stack: Array<readonly [unknown, Place | undefined]> = [[value, undefined]]
+  const seen = new Set<object>()
   while (stack.length > 0) {
-    const [v, pointer] = stack.pop()!
+    const [v, place] = stack.pop()!
     if (typeof v === "string") {
       const detail = refusedTextOf(v)
-      if (detail !== undefined) errors.push({ pointer, detail })
-    } else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${pointer}/${i}`])
-    } else if (typeof v === "object" && v !== null) {
-      const keys = Object.keys(v)
-      for (let i = keys.length - 1; i >= 0; i--) stack.push([(v as Record<string, unknown>)[keys[i]!], `${pointer}/${Problem.pointerToken(keys[i]!)}`])
-      for (const key of keys) {
-        const detail = refusedTextOf(key)
-        if (detail !== undefined) errors.push({ pointer, detail: `has a member name that ${detail}` })
-      }
+      if (detail !== undefined) errors.push({ pointer: pointerOf(place), detail })
+      continue
+    }
+    if (typeof v !== "object" || v === null || seen.has(v)) continue
+    seen.add(v)
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], { parent: place, key: String(i) }])
+      continue
+    }
+    const keys = Object.keys(v)
+    for (let i = keys.length - 1; i >= 0; i--) stack.push([(v as Record<string, unknown>)[keys[i]!], { parent: place, key: keys[i]! }])
+    for (const key of keys) {
+      const detail = refusedTextOf(key)
+      if (detail !== undefined) errors.push({ pointer: pointerOf(place), detail: `has a member name that ${detail}` })
     }
   }
   return errors
