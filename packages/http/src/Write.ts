@@ -1,8 +1,8 @@
 /**
  * The write: what a request with a body does once the gate (Gate.ts) has admitted its caller, in this order:
  *
- * 1. The body: a JSON body's media type, size, encoding and syntax (`readJsonBody`), or on an endpoint marked `Upload` its
- *    multipart form (`readUpload`), which the handler then reads as `CurrentUpload`.
+ * 1. The body: a JSON body's media type, size, encoding and syntax (`readJsonBody`), or on an endpoint marked
+ *    `Upload` its multipart form (`readUpload`), which the handler then reads as `CurrentUpload`.
  * 2. The sandbox's request faults, when the caller's organization has any (Faults.ts): an injected problem commits
  *    nothing, and a lost answer comes after the commit.
  * 3. Idempotency, as the endpoint declares it (`keyedWrite`): a key is claimed, the endpoint runs and its answer is
@@ -33,7 +33,7 @@ export const maxJsonBodyBytes = 1024 * 1024
 /** A body longer than this many characters is read in steps, with yields between them (`readJsonBody`). */
 const longBodyChars = 256 * 1024
 
-/** UTF-8 as Effect's `request.text` decodes it (a leading byte order mark dropped), but failing on bytes that are not. */
+/** UTF-8 as Effect's `request.text` decodes it (a leading byte order mark dropped), but failing on bytes it is not. */
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 /**
