@@ -21,6 +21,7 @@ import * as EngineTime from "./EngineTime.ts"
 import type { HostIdentity } from "./HostIdentity.ts"
 import type { ServeOptions } from "./Served.ts"
 import * as LiveFeed from "./LiveFeed.ts"
+import { mayHoldRefusedText, refusedTextErrors } from "./RefusedText.ts"
 import { metricsText } from "./Metrics.ts"
 import { requestRecord, type RequestLogger } from "./RequestLog.ts"
 import { Deliveries, type DeliveriesService, flushWebhooks, type FlushOptions, makeRecorder } from "./SentDeliveries.ts"
@@ -432,18 +433,26 @@ const organizationOf = (options: { readonly organizationId?: string } | undefine
 /**
  * A snapshot file given as text, parsed: 400 MALFORMED_JSON for text that is not JSON, as the HTTP import answers. A
  * file given as a value is copied, since the import keeps its rows as they come (SnapshotFiles.ts, `decode`) and the
- * caller may change the value afterwards; one that cannot be copied (it holds a function) is read as it is.
+ * caller may change the value afterwards; one that cannot be copied (it holds a function) is read as it is. Either
+ * holding text the API refuses (a NUL character, an unpaired surrogate: RefusedText.ts) is 400 VALIDATION_ERROR, as
+ * the HTTP import's body is; a value is walked whole, text only when it holds such an escape.
  */
 const parsedFile = (file: unknown) =>
-  typeof file !== "string"
-    ? Effect.sync(() => {
-      try {
-        return structuredClone(file)
-      } catch {
-        return file
-      }
-    })
-    : Effect.try({ try: () => JSON.parse(file) as unknown, catch: () => Problem.apiError("MALFORMED_JSON", "The snapshot file is not valid JSON.") })
+  Effect.flatMap(
+    typeof file !== "string"
+      ? Effect.sync(() => {
+        try {
+          return structuredClone(file)
+        } catch {
+          return file
+        }
+      })
+      : Effect.try({ try: () => JSON.parse(file) as unknown, catch: () => Problem.apiError("MALFORMED_JSON", "The snapshot file is not valid JSON.") }),
+    (value) => {
+      const errors = typeof file === "string" && !mayHoldRefusedText(file) ? [] : refusedTextErrors(value)
+      return errors.length === 0 ? Effect.succeed(value) : Effect.fail(Problem.invalidRequest(errors))
+    }
+  )
 
 export const createEngine = async (options: CreateEngineOptions = {}): Promise<Engine> => {
   const basePath = basePathOf(options.basePath)

@@ -32,6 +32,7 @@ import { checkMatch } from "./FaultHandlers.ts"
 import { LiveFeed, parseTopics, recentPage } from "./LiveFeed.ts"
 import { metricsResponse } from "./Metrics.ts"
 import { Edge } from "./Pipeline.ts"
+import { refusedParameters } from "./RefusedText.ts"
 import { readJsonBody } from "./Write.ts"
 
 /** The operator token, or only its SHA-256 hash (as a store keeps it, `keepOperatorToken`). */
@@ -132,18 +133,30 @@ const guarded = (edge: Edge["Service"], token: OperatorSecret | undefined, servi
     >
   })
 
-const param = (name: string) => Effect.map(HttpRouter.params, (p) => p[name] ?? "")
+/**
+ * A path parameter of the operator request, "" when absent. One holding text the API refuses (RefusedText.ts) is
+ * 400 VALIDATION_ERROR, as on the API.
+ */
+const param = (name: string) =>
+  Effect.flatMap(HttpRouter.params, (p) => {
+    const value = p[name] ?? ""
+    const refused = refusedParameters({ [name]: value }, "path")
+    return refused === undefined ? Effect.succeed(value) : Effect.fail(refused)
+  })
 
 /** An organization's sandbox, as the owner of its faults. */
 const sandboxOf = (organizationId: string) =>
   Effect.map(Operator.getOrganization(organizationId), (organization) => ({ organization, environment: "sandbox" as const }))
 
-/** A query parameter of the operator request, or undefined. */
+/** A query parameter of the operator request, or undefined; one holding text the API refuses is refused, as `param`. */
 const queryParam = (name: string) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const at = request.url.indexOf("?")
-    return (at < 0 ? undefined : new URLSearchParams(request.url.slice(at + 1)).get(name)) ?? undefined
+    const value = (at < 0 ? undefined : new URLSearchParams(request.url.slice(at + 1)).get(name)) ?? undefined
+    const refused = value === undefined ? undefined : refusedParameters({ [name]: value }, "query")
+    if (refused !== undefined) return yield* refused
+    return value
   })
 
 /** `limit` and `cursor` of an operator read of an organization's sandbox, as its API list takes them (oldest first). */

@@ -31,6 +31,7 @@ import { faultTargetOf } from "./Faults.ts"
 import { compileJsonWriter } from "./JsonWriter.ts"
 import { Edge } from "./Pipeline.ts"
 import { type EndpointRun, fromSchemaError, parsedBody, type SchemaFailureKind } from "./RequestInfo.ts"
+import { refusedParameters } from "./RefusedText.ts"
 import { pathMethodsOf, servedApi, servedEnvironments, ServedParts } from "./Served.ts"
 
 /** The status of a success schema: its `HttpApiSchema.status` annotation (on the schema, a check, or its key), else 200. */
@@ -195,6 +196,8 @@ export const compileEndpoint = (
     if (decodeParams !== undefined) {
       const params = decodeParams(Context.getUnsafe(context!, HttpRouter.RouteContext).params)
       if (Exit.isFailure(params)) return failed(params)
+      const refused = refusedParameters(params.value as Readonly<Record<string, unknown>>, "path")
+      if (refused !== undefined) return Effect.fail(refused)
       input.params = params.value
     }
     if (decodeHeaders !== undefined) {
@@ -208,6 +211,8 @@ export const compileEndpoint = (
       if (missing !== undefined) return missing
       const query = decodeQuery(searchParams)
       if (Exit.isFailure(query)) return failed(query)
+      const refused = refusedParameters(searchParams, "query", request.url)
+      if (refused !== undefined) return Effect.fail(refused)
       input.query = query.value
     } else if (context !== undefined && hasQuery(request.url)) {
       const query = decodeQuery(Context.getUnsafe(context, HttpServerRequest.ParsedSearchParams))

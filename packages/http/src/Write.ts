@@ -1,8 +1,8 @@
 /**
  * The write: what a request with a body does once the gate (Gate.ts) has admitted its caller, in this order:
  *
- * 1. The body: a JSON body's media type, size and syntax (`readJsonBody`), or on an endpoint marked `Upload` its
- *    multipart form (`readUpload`), which the handler then reads as `CurrentUpload`.
+ * 1. The body: a JSON body's media type, size, encoding and syntax (`readJsonBody`), or on an endpoint marked
+ *    `Upload` its multipart form (`readUpload`), which the handler then reads as `CurrentUpload`.
  * 2. The sandbox's request faults, when the caller's organization has any (Faults.ts): an injected problem commits
  *    nothing, and a lost answer comes after the commit.
  * 3. Idempotency, as the endpoint declares it (`keyedWrite`): a key is claimed, the endpoint runs and its answer is
@@ -19,6 +19,7 @@ import { ByteSize, Clock, type Context, Effect, Stream } from "effect"
 import { HttpIncomingMessage, type HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { FaultTarget, RequestFaults } from "./Faults.ts"
 import { type EndpointRun, headerOf, jsonType, keepParsedBody, type RequestInfo } from "./RequestInfo.ts"
+import { mayHoldRefusedText, refusedTextErrors } from "./RefusedText.ts"
 import { CurrentUpload } from "./ServerApi.ts"
 
 // --- the body ----------------------------------------------------------------------------------------------------
@@ -32,7 +33,13 @@ export const maxJsonBodyBytes = 1024 * 1024
 /** A body longer than this many characters is read in steps, with yields between them (`readJsonBody`). */
 const longBodyChars = 256 * 1024
 
-/** Reads and checks a JSON body: media type, size (at most `maxBytes`) and syntax. Returns the raw text. */
+/** UTF-8 as Effect's `request.text` decodes it (a leading byte order mark dropped), but failing on bytes it is not. */
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+
+/**
+ * Reads and checks a JSON body: media type, size (at most `maxBytes`), UTF-8 and syntax, and no string holding
+ * text the API refuses (RefusedText.ts). Returns the raw text.
+ */
 export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: number = maxJsonBodyBytes): Effect.Effect<string, Problem.ApiError> =>
   Effect.gen(function*() {
     const contentType = headerOf(request, "content-type")
@@ -43,22 +50,35 @@ export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBy
     const tooLarge = () => Problem.apiError("PAYLOAD_TOO_LARGE", `The request body is larger than ${maxBytes} bytes.`)
     const declared = Number(headerOf(request, "content-length"))
     if (Number.isFinite(declared) && declared > maxBytes) return yield* tooLarge()
-    const text = yield* request.text.pipe(
+    const bytes = yield* request.arrayBuffer.pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, BigInt(maxBytes) as never),
       Effect.mapError(tooLarge)
     )
+    // JSON text is UTF-8 (RFC 8259, 8.1): bytes that are not are refused, not read as U+FFFD.
+    let text: string
+    try {
+      text = utf8.decode(bytes)
+    } catch {
+      return yield* Problem.apiError("MALFORMED_JSON", "The request body is not valid UTF-8, which JSON text must be.")
+    }
     // A long body (a snapshot file's, megabytes) is read, parsed (the value kept for the endpoint, `keepParsedBody`)
     // and hashed, each holding the thread for tens of milliseconds: the fiber yields between them, so that other
     // requests are answered meanwhile (docs/storage.md, "Long work and other requests").
     const long = text.length > longBodyChars
     if (long) yield* Effect.yieldNow
     if (text.length > 0) {
+      let value: unknown
       try {
-        const value: unknown = JSON.parse(text)
-        if (long) keepParsedBody(request, text, value)
+        value = JSON.parse(text)
       } catch {
         return yield* Problem.apiError("MALFORMED_JSON", "The request body is not valid JSON.")
       }
+      // A NUL character or an unpaired surrogate, which no store keeps alike (RefusedText.ts), in any string.
+      if (mayHoldRefusedText(text)) {
+        const errors = refusedTextErrors(value)
+        if (errors.length > 0) return yield* Problem.invalidRequest(errors)
+      }
+      if (long) keepParsedBody(request, text, value)
     }
     if (long) yield* Effect.yieldNow
     return text

@@ -37,6 +37,12 @@ const precedence = "A request that breaks several rules gets one problem, always
   "then what the request says on its own; then whether what it names exists and belongs to the caller (404); " +
   "then the state of what it names (409, and 422 for a business rule); funds (422 `INSUFFICIENT_FUNDS`) come last."
 
+/** The text the API refuses in every request, whatever its schema (packages/http/src/RefusedText.ts). */
+const text = "A JSON body is UTF-8 text; one that is not is `MALFORMED_JSON`. " +
+  "A NUL character (U+0000) or an unpaired surrogate (a lone escape such as `\\ud800`) in any string of a JSON body, member names included, " +
+  "or in a query value or path parameter, is `VALIDATION_ERROR` with an `errors[]` entry naming where: no store keeps such text, so the API accepts none. " +
+  "A query whose percent-encoding is not UTF-8 is `BAD_REQUEST`, as such a path is."
+
 /**
  * The catalog's text as Markdown: outside its code spans, an angle bracket or ampersand is written as an entity, since
  * a renderer takes `<prefix>` for an HTML tag and drops it.
@@ -56,6 +62,8 @@ export const renderErrorsMarkdown = (): string => {
     `The server serves this reference at \`${errorReferencePath}\`, where each problem's \`docs\` points.`,
     "",
     precedence,
+    "",
+    text,
     "",
     "| Code | HTTP status | Title |",
     "|---|---|---|",
@@ -107,6 +115,7 @@ export const renderErrorsHtml = (basePath = ""): string => {
     <h1>Error codes</h1>
     <p>${inlineHtml(intro)} <a href="${basePath}/docs">The API reference</a>.</p>
     <p>${inlineHtml(precedence)}</p>
+    <p>${inlineHtml(text)}</p>
     <table>
       <thead><tr><th>Code</th><th>HTTP status</th><th>Title</th></tr></thead>
       <tbody>
