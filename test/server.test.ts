@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { request } from "node:http"
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
@@ -584,6 +585,69 @@ describe("fos serve lifecycle", () => {
     expect(exit.code).toBe(0)
     await expect(fetch(`${server.origin}/healthz`)).rejects.toThrow()
   })
+
+  // Node's `close` waits for every connection that is not idle at that moment; a keep-alive client that sends its next
+  // request at once never lets its connection be idle, and the stop used to wait out the whole graceful shutdown (20
+  // s): `podman stop -t 5` then killed the container (docs/container.md, "Stop").
+  it("stops on SIGTERM within 5 s while writes keep arriving on keep-alive connections, closing each at its next answer, with every 201 kept", async () => {
+    const store = await pgliteDirectoryAt(mkdtempSync(path.join(tmp, "stop-")))
+    const first = await startFos(["--port", "0", "--store", store, "--clock", "virtual"])
+    const exported = /^ {2}for the quick start: export (.+)$/m.exec(first.stdout())![1]!
+    const { FOS_API_KEY: key, ACCOUNT: account } = Object.fromEntries(exported.split(" ").map((pair) => pair.split("=") as [string, string]))
+    const headers = { "x-api-key": key!, "content-type": "application/json" }
+    const deposit = (i: number) => JSON.stringify({ destination: { type: "virtual_account", virtualAccountId: account }, assetAmount: { code: "USD", amount: `${i + 1}.00` }, rail: "rtp" })
+    const url = new URL(`${first.origin}/sandbox/v2/simulate/deposits`)
+    // A deposit whose body is still arriving when the signal comes holds the stop open a while, so that the writer
+    // below is answered during it.
+    const body = deposit(0)
+    const held = request({ hostname: url.hostname, port: url.port, path: url.pathname, method: "POST", agent: false, headers: { ...headers, "content-length": String(Buffer.byteLength(body)) } })
+    const heldAnswer = new Promise<{ status: number; id?: string }>((ok, fail) => {
+      held.on("response", (res) => {
+        let text = ""
+        res.setEncoding("utf8").on("data", (c: string) => (text += c)).on("end", () => ok({ status: res.statusCode!, id: res.statusCode === 201 ? JSON.parse(text).id : undefined }))
+      })
+      held.on("error", fail)
+    })
+    held.write(body.slice(0, 10))
+    const acknowledged: Array<string> = []
+    const afterSignal: Array<{ status: number; connection: string | null }> = []
+    let signalled = false
+    let writing = true
+    const writer = (async () => {
+      for (let i = 1; writing; i++) {
+        const response = await fetch(url, { method: "POST", headers, body: deposit(i) }).catch(() => undefined)
+        if (response === undefined) {
+          await new Promise((r) => setTimeout(r, 5))
+          continue
+        }
+        if (signalled) afterSignal.push({ status: response.status, connection: response.headers.get("connection") })
+        if (response.status === 201) acknowledged.push((await response.json()).id)
+        else await response.arrayBuffer()
+      }
+    })()
+    while (acknowledged.length < 5) await new Promise((r) => setTimeout(r, 20))
+    const sent = performance.now()
+    signalled = true
+    first.child.kill("SIGTERM")
+    while (afterSignal.filter((a) => a.status === 503).length < 3 && performance.now() - sent < 3_000) await new Promise((r) => setTimeout(r, 10))
+    held.end(body.slice(10))
+    const exit = await first.exited
+    const stoppedMs = performance.now() - sent
+    writing = false
+    await writer
+    expect(exit).toEqual({ code: 0, signal: null })
+    expect(stoppedMs).toBeLessThan(5_000)
+    // The writer was refused during the stop, and each refusal ended its connection.
+    const refused = afterSignal.filter((a) => a.status !== 201)
+    expect(refused.length).toBeGreaterThan(0)
+    expect(refused).toEqual(refused.map(() => ({ status: 503, connection: "close" })))
+    const last = await heldAnswer
+    if (last.id !== undefined) acknowledged.push(last.id)
+
+    const second = await startFos(["--port", "0", "--store", store, "--clock", "virtual"])
+    for (const id of acknowledged) expect((await httpCall(second.origin, `/sandbox/v2/transactions/${id}`, { key: key! })).status, id).toBe(200)
+    expect((await second.stop()).code).toBe(0)
+  }, 60_000)
 
   // A terminal's Ctrl-C, or `npm start` passing on the signal its process group got, reaches the server twice or
   // more; the later ones can land while the process is exiting, after the runtime has removed its own handlers.

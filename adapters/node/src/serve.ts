@@ -50,9 +50,21 @@ const refuse = (engine: ServedEngine, socket: Duplex, code: string | undefined, 
   socket.end(rawAnswer(bareProblem(engine, bareDetail(code), bareInstance(requestTarget), origin)))
 }
 
-/** Node's HTTP server, with problems for what its parser refuses. */
+/**
+ * Node's HTTP server, with problems for what its parser refuses, and no connection kept alive once a stop has begun.
+ *
+ * Node's `close` stops listening and closes the connections idle at that moment, then waits for the others to end;
+ * a keep-alive connection whose client sends its next request at once is never idle, and was answered 503 with
+ * `Connection: keep-alive` for as long as the client went on: the stop took the whole graceful shutdown (20
+ * seconds) instead of milliseconds, and `podman stop` killed the process. Every answer given once the engine is
+ * closing says `Connection: close` and ends its connection, so each connection ends at its next answer at the latest.
+ */
 const makeServer = (engine: ServedEngine): Server => {
   const server = createServer()
+  // Before the application's listener, so the answer's headers, written later, carry it.
+  server.prependListener("request", (_request, response) => {
+    if (engine.closing()) response.shouldKeepAlive = false
+  })
   server.on("clientError", (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
     const head = error.rawPacket?.toString("latin1")
     refuse(engine, socket, error.code, requestTargetOf(head), bareOrigin(hostOf(head), listeningOn(server)))

@@ -84,8 +84,11 @@ const printerOf = (options: ServeOptions, write: (line: string) => void) => ({
   record: (record: LogRecord) => write(options.logFormat === "json" ? JSON.stringify(record) : formatLogRecord(record))
 })
 
-/** An engine as `fos serve` runs it: with the secret its operator surface checks. */
-export type ServedEngine = Engine & { readonly operatorSecret: OperatorSecret }
+/**
+ * An engine as `fos serve` runs it: with the secret its operator surface checks, and whether it is closing (a stop
+ * has begun: new requests answer 503), which the runtime's server reads to close each connection after its answer.
+ */
+export type ServedEngine = Engine & { readonly operatorSecret: OperatorSecret; readonly closing: () => boolean }
 
 /**
  * Opens the store and builds the engine; on a first start without a seed, creates the demo organization and
@@ -173,7 +176,8 @@ export const openEngine = async (options: ServeOptions, write: (line: string) =>
   out(options.clock === "virtual"
     ? `clock: virtual, at ${toIso(await (demoSandbox === undefined ? engine.clock : engine.clockOf(demoSandbox)).now())}; time moves only through POST ${options.basePath}/sandbox/v2/simulate/clock/advance`
     : "clock: system (real time)")
-  return { ...engine, operatorSecret }
+  const lifecycle = Context.get(engine.context, Lifecycle.Lifecycle)
+  return { ...engine, operatorSecret, closing: lifecycle.closing }
 }
 
 /**
