@@ -51,20 +51,11 @@ const refuse = (engine: ServedEngine, socket: Duplex, code: string | undefined, 
 }
 
 /**
- * Node's HTTP server, with problems for what its parser refuses, and no connection kept alive once a stop has begun.
- *
- * Node's `close` stops listening and closes the connections idle at that moment, then waits for the others to end;
- * a keep-alive connection whose client sends its next request at once is never idle, and was answered 503 with
- * `Connection: keep-alive` for as long as the client went on: the stop took the whole graceful shutdown (20
- * seconds) instead of milliseconds, and `podman stop` killed the process. Every answer given once the engine is
- * closing says `Connection: close` and ends its connection, so each connection ends at its next answer at the latest.
+ * Node's HTTP server, with problems for what its parser refuses, and no connection kept alive once a stop has begun
+ * (`closeKeptConnections`).
  */
 const makeServer = (engine: ServedEngine): Server => {
   const server = createServer()
-  // Before the application's listener, so the answer's headers, written later, carry it.
-  server.prependListener("request", (_request, response) => {
-    if (engine.closing()) response.shouldKeepAlive = false
-  })
   server.on("clientError", (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
     const head = error.rawPacket?.toString("latin1")
     refuse(engine, socket, error.code, requestTargetOf(head), bareOrigin(hostOf(head), listeningOn(server)))
@@ -90,20 +81,36 @@ const dropConnection = (request: HttpServerRequest.HttpServerRequest): boolean =
   return true
 }
 
+/**
+ * Makes every answer `server` gives from now on say `Connection: close` and end its connection; called as a stop
+ * begins. Node's `close` stops listening and closes the connections idle at that moment, then waits for the others
+ * to end; a keep-alive connection whose client sends its next request at once is never idle, and was answered 503
+ * with `Connection: keep-alive` for as long as the client went on: the stop took the whole graceful shutdown (20
+ * seconds) instead of milliseconds, and `podman stop` killed the process. Each connection now ends at its next
+ * answer at the latest. The listener is added only then, so a request before a stop pays nothing for it.
+ */
+const closeKeptConnections = (server: Server | undefined): void => {
+  // Before the application's listener, so the answer's headers, written later, carry it.
+  server?.prependListener("request", (_request, response) => {
+    response.shouldKeepAlive = false
+  })
+}
+
 /** A stop signal once the runtime's own handling has begun (see `serve`). */
 const ignoreStopSignal = (): void => {}
 
 /** Starts the server and runs until SIGTERM or SIGINT. */
 export const serve = async (options: ServeOptions, out: (line: string) => void): Promise<void> => {
   const engine = await openEngine(options, out)
-  const server = NodeHttpServer.layer(() => makeServer(engine), { port: options.port, host: options.host, gracefulShutdownTimeout: "20 seconds" })
+  let node: Server | undefined
+  const server = NodeHttpServer.layer(() => (node = makeServer(engine)), { port: options.port, host: options.host, gracefulShutdownTimeout: "20 seconds" })
   // The runtime stops on the first SIGTERM or SIGINT and removes its handlers when the server's fiber ends, before
   // `process.exit` has finished. A stop signal arriving after that would kill the process by the default action, and
   // one does arrive when the signal went to the whole process group: a terminal's Ctrl-C, or `npm start`, which
   // passes the group's signal on to the server a second time. The server then died of the signal instead of exiting
   // 0, and npm reported that. These handlers ignore every stop signal but the runtime's own handling of the first.
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, ignoreStopSignal)
-  NodeRuntime.runMain(serveEngine(engine, options, server, out, dropConnection), {
+  NodeRuntime.runMain(serveEngine(engine, options, server, out, dropConnection, () => closeKeptConnections(node)), {
     // A stop by SIGTERM or SIGINT is the normal end of a server.
     teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
   })

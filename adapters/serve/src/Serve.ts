@@ -84,11 +84,8 @@ const printerOf = (options: ServeOptions, write: (line: string) => void) => ({
   record: (record: LogRecord) => write(options.logFormat === "json" ? JSON.stringify(record) : formatLogRecord(record))
 })
 
-/**
- * An engine as `fos serve` runs it: with the secret its operator surface checks, and whether it is closing (a stop
- * has begun: new requests answer 503), which the runtime's server reads to close each connection after its answer.
- */
-export type ServedEngine = Engine & { readonly operatorSecret: OperatorSecret; readonly closing: () => boolean }
+/** An engine as `fos serve` runs it: with the secret its operator surface checks. */
+export type ServedEngine = Engine & { readonly operatorSecret: OperatorSecret }
 
 /**
  * Opens the store and builds the engine; on a first start without a seed, creates the demo organization and
@@ -176,8 +173,7 @@ export const openEngine = async (options: ServeOptions, write: (line: string) =>
   out(options.clock === "virtual"
     ? `clock: virtual, at ${toIso(await (demoSandbox === undefined ? engine.clock : engine.clockOf(demoSandbox)).now())}; time moves only through POST ${options.basePath}/sandbox/v2/simulate/clock/advance`
     : "clock: system (real time)")
-  const lifecycle = Context.get(engine.context, Lifecycle.Lifecycle)
-  return { ...engine, operatorSecret, closing: lifecycle.closing }
+  return { ...engine, operatorSecret }
 }
 
 /**
@@ -233,7 +229,9 @@ export const serveEngine = <E>(
   server: Layer.Layer<HttpServer.HttpServer, E>,
   write: (line: string) => void,
   /** How the runtime's server drops a connection with no answer (a sandbox fault's `dropped_connection`), if it can. */
-  dropConnection?: ConnectionDropper
+  dropConnection?: ConnectionDropper,
+  /** What the runtime's server does as a stop begins, before the engine refuses new requests. */
+  stopping?: () => void
 ): Effect.Effect<never, E> => {
   const feed = LiveFeed.makeOf(engine.context)
   const out = printerOf(options, write).line
@@ -268,7 +266,8 @@ export const serveEngine = <E>(
       yield* Effect.promise(() => engine.run(exportOnly(Effect.logInfo("fos serving").pipe(Effect.annotateLogs({ sandbox: `${origin}/sandbox`, live: `${origin}/live` })))))
     }
     // A stop ends the live streams and answers the `fos listen` polls waiting first, so that the wait for the
-    // requests in flight is not held up by them (LiveFeed.ts, webhooks/Listeners.ts). Then the engine's drain, the
+    // requests in flight is not held up by them (LiveFeed.ts, webhooks/Listeners.ts). Then the runtime's server is
+    // told (`stopping`: Node's ends each connection at its next answer), and the engine's drain, the
     // one `engine.close()` runs (kernel/Lifecycle.ts): a request on a connection still open answers 503 from now
     // on, and those in flight finish; the server then stops with nothing left to wait for, and the engine closes.
     return yield* Effect.onInterrupt(
@@ -276,7 +275,7 @@ export const serveEngine = <E>(
       () =>
         Effect.andThen(
           Effect.andThen(feed.closeAll, Context.get(engine.context, Listeners.ListenerHub).close),
-          Context.get(engine.context, Lifecycle.Lifecycle).drain()
+          Effect.andThen(Effect.sync(() => stopping?.()), Context.get(engine.context, Lifecycle.Lifecycle).drain())
         )
     )
   }).pipe(Effect.provide(app), Effect.ensuring(Effect.promise(() => engine.close())))
