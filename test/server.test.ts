@@ -589,8 +589,9 @@ describe("fos serve lifecycle", () => {
 
   // Node's `close` waits for every connection that is not idle at that moment; a keep-alive client that sends its next
   // request at once never lets its connection be idle, and the stop used to wait out the whole graceful shutdown (20
-  // s): `podman stop -t 5` then killed the container (docs/container.md, "Stop"). Bun's `stop` and Deno's `shutdown`
-  // end such a connection themselves, with no `Connection: close` on the 503s before; the same case guards them.
+  // s): `podman stop -t 5` then killed the container (docs/container.md, "The image", its Stop row). Bun's `stop` and
+  // Deno's `shutdown` end such a connection themselves, with no `Connection: close` on the 503s before; the same case
+  // guards them.
   it.each(["node", "bun", "deno"] as const)("stops on SIGTERM within 5 s on %s while writes keep arriving on keep-alive connections, refusing each with 503, with every 201 kept", async (runtime) => {
     const store = await pgliteDirectoryAt(mkdtempSync(path.join(tmp, `stop-${runtime}-`)))
     const first = await startFos(["--port", "0", "--store", store, "--clock", "virtual"], {}, runtime)
