@@ -2,8 +2,8 @@
  * A connection keeps the plan it made for a statement while the tables were small, and a test suite's database is
  * never analyzed: the store's statements must find their rows by key under any plan (docs/storage.md, "One statement
  * per write"). PostgreSQL counts every scan of a whole table (`pg_stat_user_tables.seq_scan`); the webhook retries
- * below made one or two such scans of the rows and of the index entries at every write (142 and 87 here) before the lists a write
- * joins were declared small and pages read their rows by key.
+ * below made one or two such scans of the rows and of the index entries at every write (142 and 87 in all) before
+ * the lists a write joins were declared small and pages read their rows by key.
  */
 import { createEngine } from "@fos/http"
 import { Effect, ManagedRuntime } from "effect"
