@@ -296,6 +296,13 @@ describe("the served documents", () => {
     }
   })
 
+  it("list 400 BAD_REQUEST among every operation's errors: any request line or header can be one not understood", () => {
+    for (const { method, path, operation } of operations(documents.sandbox)) {
+      expect(operation.responses["400"], `${method} ${path}`).toBeDefined()
+      expect(operation.description, `${method} ${path}`).toContain("- 400 BAD_REQUEST: Bad request")
+    }
+  })
+
   it("declare the response headers: correlation id and rate limit on every answer, Retry-After on 429 and 503, Idempotency-Replayed on a keyed write's success", () => {
     for (const { method, path, operation } of operations(documents.sandbox)) {
       for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {

@@ -54,7 +54,9 @@ const bucketNames: Record<string, string> = {
 /** The problems an endpoint's shape and policies imply, by status, before its own. */
 const impliedCodes = (endpoint: HttpApiEndpoint.Top, policy: EndpointPolicy, paged: boolean): ReadonlyArray<ErrorCode> => {
   const write = endpoint.method !== "GET"
-  const codes: Array<ErrorCode> = ["VALIDATION_ERROR"]
+  // Any request line or header can be one the service does not understand: a path or query whose
+  // percent-encoding is not UTF-8, an x-client-correlation-id past its limit.
+  const codes: Array<ErrorCode> = ["BAD_REQUEST", "VALIDATION_ERROR"]
   if (write) codes.push("MALFORMED_JSON")
   if (endpoint.params !== undefined) codes.push("INVALID_OID_FORMAT")
   if (paged) codes.push("INVALID_CURSOR")
