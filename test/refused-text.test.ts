@@ -1,10 +1,11 @@
 /**
- * Text the API refuses (packages/http/src/RefusedText.ts): a NUL character or an unpaired surrogate, which PostgreSQL
- * keeps in no text or jsonb column, anywhere in a JSON body (a value that becomes an index entry, a name, a URL, a
- * member name), in a query value or in a path parameter, on the API and on the operator surface, is 400
- * VALIDATION_ERROR naming where it is, and a body that is not UTF-8 is 400 MALFORMED_JSON; the same answer, byte for
- * byte but for the correlation id, on the memory store, on PGlite and, when DATABASE_URL is set, on PostgreSQL, and
- * nothing is written. A whole surrogate pair (an emoji) is kept, and read back as sent, everywhere.
+ * Text the API refuses (packages/core/src/kernel/RefusedText.ts, packages/http/src/RefusedText.ts): a NUL character
+ * or an unpaired surrogate, which PostgreSQL keeps in no text or jsonb column, anywhere in a JSON body (a value that
+ * becomes an index entry, a name, a URL, a member name), in a query value or in a path parameter, on the API and on
+ * the operator surface, is 400 VALIDATION_ERROR naming where it is, and a body that is not UTF-8 is 400
+ * MALFORMED_JSON; the same answer, byte for byte but for the correlation id, on the memory store, on PGlite and,
+ * when DATABASE_URL is set, on PostgreSQL, and nothing is written. A whole surrogate pair (an emoji) is kept, and
+ * read back as sent, everywhere.
  */
 import { Timers } from "@fos/core"
 import { createEngine } from "@fos/http"

@@ -33,6 +33,32 @@ it("names the first problem of a malformed seed with its pointer", async () => {
   expect(error.detail).toBe("Seed file: /organizations/0/name is required.")
 })
 
+it("refuses a seed holding a NUL character or an unpaired surrogate, as text and as a value, on every store, naming each string", async () => {
+  // As `fos serve --seed` reads it: the text's escapes.
+  const text = JSON.stringify({ organizations: [{ id: "org_nul", name: "Nul\u0000Org", users: [{ id: "usr_nul", email: "n\ud800@nul.test", role: "admin" }] }] })
+  const parsed = await Effect.runPromise(Effect.flip(Seed.parse(text)))
+  expect(parsed.code).toBe("VALIDATION_ERROR")
+  expect(parsed.detail).toBe("Seed file: /organizations/0/name holds a NUL character (U+0000), which the API does not accept.")
+  expect(parsed.errors?.map((e) => e.pointer)).toEqual(["/organizations/0/name", "/organizations/0/users/0/email"])
+  // The embedded engine's value, on the memory store and PostgreSQL alike (PostgreSQL failed at the commit with an
+  // opaque SQL error, the memory store kept the name).
+  const value = { organizations: [{ id: "org_nul", name: "Nul\u0000Org", users: [{ id: "usr_nul", email: "n\udc00@nul.test", role: "admin" as const }] }] }
+  const database = process.env.DATABASE_URL === undefined ? undefined : await freshDatabase("seednul")
+  try {
+    for (const store of ["memory" as const, ...(database === undefined ? [] : [layerPostgresStore(database.url)])]) {
+      const refused = await createEngine({ store, seed: value }).then(
+        (engine) => engine.close().then(() => undefined),
+        (e: unknown) => e as Error & { code?: string; errors?: ReadonlyArray<{ pointer: string }> }
+      )
+      expect(refused?.message).toContain("Seed file: /organizations/0/name holds a NUL character (U+0000)")
+      expect(refused?.code).toBe("VALIDATION_ERROR")
+      expect(refused?.errors?.map((e) => e.pointer)).toEqual(["/organizations/0/name", "/organizations/0/users/0/email"])
+    }
+  } finally {
+    await database?.drop()
+  }
+})
+
 it.skipIf(process.env.DATABASE_URL === undefined)("applies a seed once when processes start with it together on one PostgreSQL", { timeout: 120_000 }, async () => {
   // Each engine is a process of its own, as far as the database is concerned: its own pool and transactions.
   const database = await freshDatabase("seedrace")

@@ -7,7 +7,7 @@
  * engines can run side by side in one process; they share nothing.
  */
 import type { Tenancy, Transport, WorldModel } from "@fos/core"
-import { Auth, Clocks, Engine as EngineModule, Forks, Lifecycle, Listeners, MemoryStore, Operator, Problem, RandomStreams, Readiness, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
+import { Auth, Clocks, Engine as EngineModule, Forks, Lifecycle, Listeners, MemoryStore, Operator, Problem, RandomStreams, Readiness, RefusedText, Seed, SnapshotFiles, Snapshots, Store, Timers } from "@fos/core"
 import { createClient, type PromiseClient } from "@fos/client"
 import type { Fork, ForkSummary, Snapshot, WebhookFlush } from "@fos/contract"
 import { Clock, Context, Duration, Effect, Layer, ManagedRuntime, Metric, Tracer } from "effect"
@@ -21,7 +21,6 @@ import * as EngineTime from "./EngineTime.ts"
 import type { HostIdentity } from "./HostIdentity.ts"
 import type { ServeOptions } from "./Served.ts"
 import * as LiveFeed from "./LiveFeed.ts"
-import { mayHoldRefusedText, refusedTextErrors } from "./RefusedText.ts"
 import { metricsText } from "./Metrics.ts"
 import { requestRecord, type RequestLogger } from "./RequestLog.ts"
 import { Deliveries, type DeliveriesService, flushWebhooks, type FlushOptions, makeRecorder } from "./SentDeliveries.ts"
@@ -449,7 +448,7 @@ const parsedFile = (file: unknown) =>
       })
       : Effect.try({ try: () => JSON.parse(file) as unknown, catch: () => Problem.apiError("MALFORMED_JSON", "The snapshot file is not valid JSON.") }),
     (value) => {
-      const errors = typeof file === "string" && !mayHoldRefusedText(file) ? [] : refusedTextErrors(value)
+      const errors = typeof file === "string" && !RefusedText.mayHoldRefusedText(file) ? [] : RefusedText.refusedTextErrors(value)
       return errors.length === 0 ? Effect.succeed(value) : Effect.fail(Problem.invalidRequest(errors))
     }
   )

@@ -13,13 +13,12 @@
  *    before the answer (`makeSettle`).
  */
 import type { Engine } from "@fos/core"
-import { Auth, Documents, History, Idempotency, Payouts, Problem, Store, Tenancy, Timers } from "@fos/core"
+import { Auth, Documents, History, Idempotency, Payouts, Problem, RefusedText, Store, Tenancy, Timers } from "@fos/core"
 import type { EndpointPolicy, ReplayRead, UploadPolicy } from "@fos/contract"
 import { ByteSize, Clock, type Context, Effect, Stream } from "effect"
 import { HttpIncomingMessage, type HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import type { FaultTarget, RequestFaults } from "./Faults.ts"
 import { type EndpointRun, headerOf, jsonType, keepParsedBody, type RequestInfo } from "./RequestInfo.ts"
-import { mayHoldRefusedText, refusedTextErrors } from "./RefusedText.ts"
 import { CurrentUpload } from "./ServerApi.ts"
 
 // --- the body ----------------------------------------------------------------------------------------------------
@@ -74,8 +73,8 @@ export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBy
         return yield* Problem.apiError("MALFORMED_JSON", "The request body is not valid JSON.")
       }
       // A NUL character or an unpaired surrogate, which no store keeps alike (RefusedText.ts), in any string.
-      if (mayHoldRefusedText(text)) {
-        const errors = refusedTextErrors(value)
+      if (RefusedText.mayHoldRefusedText(text)) {
+        const errors = RefusedText.refusedTextErrors(value)
         if (errors.length > 0) return yield* Problem.invalidRequest(errors)
       }
       if (long) keepParsedBody(request, text, value)

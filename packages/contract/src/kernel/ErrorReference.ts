@@ -37,7 +37,7 @@ const precedence = "A request that breaks several rules gets one problem, always
   "then what the request says on its own; then whether what it names exists and belongs to the caller (404); " +
   "then the state of what it names (409, and 422 for a business rule); funds (422 `INSUFFICIENT_FUNDS`) come last."
 
-/** The text the API refuses in every request, whatever its schema (packages/http/src/RefusedText.ts). */
+/** The text the API refuses in every request, whatever its schema (packages/core/src/kernel/RefusedText.ts). */
 const text = "A JSON body is UTF-8 text; one that is not is `MALFORMED_JSON`. " +
   "A NUL character (U+0000) or an unpaired surrogate (a lone escape such as `\\ud800`) in any string of a JSON body, member names included, " +
   "or in a query value or path parameter, is `VALIDATION_ERROR` with an `errors[]` entry naming where: no store keeps such text, so the API accepts none. " +

@@ -9,11 +9,12 @@ import { Effect, Schema } from "effect"
 import * as Operator from "./Operator.ts"
 import * as Problem from "../kernel/Problem.ts"
 import * as RandomStreams from "../kernel/RandomStreams.ts"
+import * as RefusedText from "../kernel/RefusedText.ts"
 import * as Store from "../kernel/Store.ts"
 import * as Tenancy from "./Tenancy.ts"
 import * as Wire from "../kernel/Wire.ts"
 
-import { AssetCodes, Chains, Country, KeyAccess, OrderDirections, OrganizationStatus, PayoutRails, UserRole } from "@fos/contract"
+import { AssetCodes, Chains, Country, type ErrorEntry, KeyAccess, OrderDirections, OrganizationStatus, PayoutRails, UserRole } from "@fos/contract"
 
 const SeedUser = Schema.Struct({
   id: Schema.String,
@@ -108,13 +109,23 @@ export const parse = (text: string): Effect.Effect<SeedFile, Problem.ApiError> =
       return Effect.fail(Problem.apiError("MALFORMED_JSON", "The seed file is not valid JSON."))
     }
     return Schema.decodeUnknownEffect(SeedFile)(json, { onExcessProperty: "error" }).pipe(
-      Effect.mapError((e) => {
-        const failure = Wire.decodeFailure(e.issue)
-        const first = failure.errors[0]!
-        return Problem.apiError("VALIDATION_ERROR", `Seed file: ${first.pointer || "/"} ${first.detail}.`, { errors: failure.errors })
-      })
+      Effect.mapError((e) => invalidSeed(Wire.decodeFailure(e.issue).errors)),
+      Effect.tap(refused)
     )
   })
+
+/** A seed's VALIDATION_ERROR: its first problem in the detail, with its pointer, and every problem in errors[]. */
+const invalidSeed = (errors: ReadonlyArray<ErrorEntry>): Problem.ApiError =>
+  Problem.apiError("VALIDATION_ERROR", `Seed file: ${errors[0]!.pointer || "/"} ${errors[0]!.detail}.`, { errors })
+
+/**
+ * Fails when a string of the seed holds text the API refuses (a NUL character, an unpaired surrogate:
+ * kernel/RefusedText.ts), which the memory store would keep and PostgreSQL refuse at the commit.
+ */
+const refused = (seed: SeedFile): Effect.Effect<void, Problem.ApiError> => {
+  const errors = RefusedText.refusedTextErrors(seed)
+  return errors.length === 0 ? Effect.void : Effect.fail(invalidSeed(errors))
+}
 
 /**
  * Applies a seed in one transaction; any error leaves the store as it was. Several processes of one deployment
@@ -124,7 +135,7 @@ export const parse = (text: string): Effect.Effect<SeedFile, Problem.ApiError> =
  * seed applied.
  */
 export const apply = (seed: SeedFile): Effect.Effect<"applied" | "already applied", Problem.ApiError, Store.Store> =>
-  applyOnce(seed).pipe(Effect.catchIf((e) => e.code === "CONFLICT", () => applyOnce(seed)))
+  Effect.andThen(refused(seed), applyOnce(seed).pipe(Effect.catchIf((e) => e.code === "CONFLICT", () => applyOnce(seed))))
 
 const applyOnce = (seed: SeedFile): Effect.Effect<"applied" | "already applied", Problem.ApiError, Store.Store> =>
   Effect.flatMap(Store.Store, (store) =>
